@@ -1,0 +1,98 @@
+# gpulabel - one Makefile for the agent, the scheduler, the tests and the fuzzers.
+#
+#   make            build/gpulabel, build/gpusched, test helpers
+#   make check      every test; ends with "N passed, N failed"
+#   make check-san  the same under ASan+UBSan (build-san/)
+#   make fuzz       libFuzzer targets with clang (build-fuzz/)
+#   make demo       the seed's walkthrough, offline
+#   make bench      benchmarks (see docs/benchmarks.md)
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD ?= build
+SANFLAGS =
+endif
+
+CC ?= cc
+OPT ?= -O2 -g
+WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wformat=2 -Wvla -Werror
+CPPFLAGS += -D_GNU_SOURCE -Isrc
+CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
+LDFLAGS += $(SANFLAGS)
+LDLIBS = -lcurl -ljansson -lyaml -lpthread -ldl -lm
+
+LIB_SRC := $(filter-out %/main.c,$(wildcard src/kube/*.c src/gpu/*.c src/labeler/*.c src/sched/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
+FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
+
+BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
+ALL := $(BINS) $(BUILD)/unit-tests $(FUZZ_REPLAY)
+ifneq ($(FAKE_NVML_SRC),)
+ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1
+endif
+
+.PHONY: all check check-san fuzz demo bench clean format
+all: $(ALL)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libgpulabel.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/gpulabel: $(BUILD)/obj/src/labeler/main.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gpusched: $(BUILD)/obj/src/sched/main.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The fake NVML is a test double for the driver library: never built with sanitizers, since
+# it is dlopen()ed into the binaries under test like the real one.
+$(BUILD)/fake-nvml/libnvidia-ml.so.1: $(FAKE_NVML_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
+		-Wl,-soname,libnvidia-ml.so.1 -o $@ $^
+
+check: all
+	python3 tests/run.py --build $(BUILD)
+
+check-san:
+	$(MAKE) SAN=1 check
+
+FUZZ_BUILD = build-fuzz
+fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
+$(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+
+demo: all
+	sh examples/demo.sh $(BUILD)
+
+bench: all
+	sh bench/run.sh $(BUILD)
+
+format:
+	clang-format -i $(wildcard src/*/*.c src/*/*.h tests/*/*.c tests/*/*.h)
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

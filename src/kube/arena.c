@@ -1,0 +1,82 @@
+/* arena.c - bump allocator in growing blocks. */
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kube_arena_block {
+    struct kube_arena_block *next;
+    size_t size;
+    size_t off;
+    _Alignas(16) unsigned char data[];
+};
+
+void *kube_arena_alloc(struct kube_arena *a, size_t n)
+{
+    struct kube_arena_block *b = a->head;
+    size_t sz;
+    void *p;
+
+    n = (n + 15) & ~(size_t)15;
+    if (!n)
+        n = 16;
+    if (!b || b->size - b->off < n) {
+        sz = b ? b->size * 2 : 4096;
+        if (sz > (size_t)1 << 20)
+            sz = (size_t)1 << 20;
+        if (sz < n)
+            sz = n;
+        b = malloc(sizeof(*b) + sz);
+        if (!b)
+            return NULL;
+        b->size = sz;
+        b->off = 0;
+        /* A large one-off allocation goes behind the current block so the current block
+         * keeps serving small ones. */
+        if (a->head && sz == n) {
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+    }
+    p = b->data + b->off;
+    b->off += n;
+    a->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *kube_arena_strndup(struct kube_arena *a, const char *s, size_t n)
+{
+    char *p;
+
+    if (!s)
+        return NULL;
+    p = kube_arena_alloc(a, n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *kube_arena_strdup(struct kube_arena *a, const char *s)
+{
+    return s ? kube_arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+void kube_arena_free(struct kube_arena *a)
+{
+    struct kube_arena_block *b = a->head, *next;
+
+    while (b) {
+        next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->used = 0;
+}

@@ -1,0 +1,79 @@
+/* client.h - a small Kubernetes REST client over libcurl.
+ *
+ * Credentials come from a kubeconfig (explicit path, then $KUBECONFIG merged, then
+ * ~/.kube/config) or the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT, token
+ * re-read when it rotates and on 401, ca.crt). TLS is verified unless the kubeconfig says
+ * insecure-skip-tls-verify. Tokens are never logged or put into error messages.
+ *
+ * A client is safe to use from several threads at once: each call takes its own connection
+ * from a pool and one token-bucket rate limiter (qps/burst) is shared. */
+#ifndef KUBE_CLIENT_H
+#define KUBE_CLIENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "err.h"
+
+struct kube_client;
+
+struct kube_client_opts {
+    const char *kubeconfig; /* explicit --kubeconfig path, or NULL */
+    const char *context;    /* --context, or NULL for current-context */
+    double qps;             /* <= 0: no rate limit */
+    int burst;
+    const char *user_agent; /* e.g. "gpulabel/0.1 (linux/amd64)" */
+    long timeout_ms;        /* per request (not watches); 0 = 30 s */
+};
+
+/* kube_client_new loads credentials as described above. Errors name the kubeconfig file and
+ * line, or the missing in-cluster file. Caller frees with kube_client_free(). */
+int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
+                    struct kube_err *err);
+void kube_client_free(struct kube_client *c);
+
+/* kube_client_server returns the API server URL ("https://10.0.0.1:443"). */
+const char *kube_client_server(const struct kube_client *c);
+
+struct kube_response {
+    long status;          /* HTTP status, 0 when the request never got an answer */
+    struct kube_buf body; /* raw body (capped) */
+    json_t *json;         /* parsed body when it is JSON, else NULL */
+};
+
+/* kube_response_release frees body and json. */
+void kube_response_release(struct kube_response *r);
+
+/* kube_client_request sends one request. path starts with "/api" or "/apis" and may carry a
+ * query string. body may be NULL. On a 2xx answer returns 0 with resp filled. Otherwise
+ * returns a negative code: for an HTTP error, err->http_status, err->reason, err->msg (the
+ * Status message) and err->retry_after are set and resp still holds the answer; for a
+ * transport error (refused, timeout, TLS) http_status is 0 and msg says what happened.
+ * The caller releases resp in every case. No retries happen here: see kube_err_transient. */
+int kube_client_request(struct kube_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len,
+                        struct kube_response *resp, struct kube_err *err);
+
+/* kube_err_transient tells whether an error is worth retrying soon: transport errors,
+ * 409, 429, 5xx. 401/403/404/422 are permanent. */
+bool kube_err_transient(const struct kube_err *e);
+
+/* Watch events are handed over one at a time. type is "ADDED", "MODIFIED", "DELETED",
+ * "BOOKMARK" or "ERROR"; object is borrowed for the call. Return non-zero to stop the watch. */
+typedef int (*kube_watch_fn)(void *ud, const char *type, json_t *object);
+
+/* kube_client_watch GETs path (which must include watch=1 and any resourceVersion) and
+ * streams newline-delimited events to fn until the server ends the stream (returns 0), fn
+ * returns non-zero (returns that value), *stop becomes non-zero (returns 0 within about a
+ * second), or an error occurs (negative, err filled). Each event line is capped at 16 MiB. */
+int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn, void *ud,
+                      volatile sig_atomic_t *stop, struct kube_err *err);
+
+/* kube_path_escape percent-encodes s for use in a URL path segment or query value. */
+const char *kube_path_escape(const char *s, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,227 @@
+/* object.h - the Kubernetes objects gpusched and gpulabel reason about, decoded from JSON.
+ *
+ * Only the fields that scheduling and labelling read are kept. Every string and array of one
+ * object lives in the arena passed to its decoder, so an object is freed with its arena.
+ * Quantities are already converted: cpu in millicores, everything else in base units (bytes,
+ * counts), as int64. Label lists are sorted by key (strcmp) and keys are unique. */
+#ifndef KUBE_OBJECT_H
+#define KUBE_OBJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "arena.h"
+#include "err.h"
+
+struct kube_label {
+    const char *key;
+    const char *value;
+};
+
+struct kube_labels {
+    struct kube_label *v; /* sorted by key */
+    size_t n;
+};
+
+/* kube_labels_get returns the value of key, or NULL when absent (binary search). */
+const char *kube_labels_get(const struct kube_labels *l, const char *key);
+
+enum kube_taint_effect {
+    KUBE_EFFECT_ANY = 0, /* only in tolerations: empty effect matches every effect */
+    KUBE_EFFECT_NO_SCHEDULE,
+    KUBE_EFFECT_PREFER_NO_SCHEDULE,
+    KUBE_EFFECT_NO_EXECUTE,
+};
+
+struct kube_taint {
+    const char *key;
+    const char *value; /* "" when unset */
+    enum kube_taint_effect effect;
+};
+
+enum kube_toleration_op { KUBE_TOL_EQUAL = 0, KUBE_TOL_EXISTS };
+
+struct kube_toleration {
+    const char *key; /* "" matches every key (only with Exists) */
+    enum kube_toleration_op op;
+    const char *value; /* "" when unset */
+    enum kube_taint_effect effect; /* KUBE_EFFECT_ANY when empty */
+    bool has_seconds;
+    int64_t seconds;
+};
+
+/* A resource list (requests, limits, allocatable, overhead). The four native resources have
+ * their own members; every other name (nvidia.com/gpu, hugepages-2Mi, ...) is a scalar. */
+enum {
+    KUBE_RES_CPU = 1u << 0,
+    KUBE_RES_MEMORY = 1u << 1,
+    KUBE_RES_EPHEMERAL = 1u << 2,
+    KUBE_RES_PODS = 1u << 3,
+};
+
+struct kube_scalar {
+    const char *name;
+    int64_t value; /* integer base units; extended resources are whole numbers */
+};
+
+struct kube_resources {
+    unsigned set; /* KUBE_RES_* bits of the native members that were given */
+    int64_t cpu_milli;
+    int64_t memory;
+    int64_t ephemeral;
+    int64_t pods;
+    struct kube_scalar *scalars; /* sorted by name */
+    size_t nscalars;
+};
+
+/* kube_resources_scalar returns the value of a scalar resource, 0 when absent. */
+int64_t kube_resources_scalar(const struct kube_resources *r, const char *name);
+
+enum kube_selector_op {
+    KUBE_OP_IN = 0,
+    KUBE_OP_NOT_IN,
+    KUBE_OP_EXISTS,
+    KUBE_OP_DOES_NOT_EXIST,
+    KUBE_OP_GT,
+    KUBE_OP_LT,
+    KUBE_OP_EQUALS,        /* label-selector strings only: "=" */
+    KUBE_OP_DOUBLE_EQUALS, /* "==" */
+    KUBE_OP_NOT_EQUALS,    /* "!=" */
+};
+
+/* One requirement of a node selector term or of a label selector. */
+struct kube_requirement {
+    const char *key;
+    enum kube_selector_op op;
+    const char **values; /* sorted, unique for In/NotIn; one value for Gt/Lt/=/==/!= */
+    size_t nvalues;
+    bool invalid; /* set at decode when the requirement cannot match (e.g. Gt with a
+                     non-integer value): the term that holds it matches no node */
+};
+
+struct kube_node_selector_term {
+    struct kube_requirement *exprs; /* matchExpressions, on labels */
+    size_t nexprs;
+    struct kube_requirement *fields; /* matchFields, only metadata.name */
+    size_t nfields;
+};
+
+struct kube_node_selector {
+    struct kube_node_selector_term *terms; /* ORed */
+    size_t nterms;
+};
+
+struct kube_preferred_term {
+    int32_t weight; /* 1..100 */
+    struct kube_node_selector_term term;
+};
+
+enum kube_protocol { KUBE_PROTO_TCP = 0, KUBE_PROTO_UDP, KUBE_PROTO_SCTP };
+
+struct kube_port {
+    int32_t container_port;
+    int32_t host_port; /* 0 when none */
+    const char *host_ip; /* "0.0.0.0" when empty */
+    enum kube_protocol protocol;
+};
+
+struct kube_container {
+    const char *name;
+    struct kube_resources requests; /* API defaulting applied: a limit without a request
+                                       makes request = limit */
+    struct kube_resources limits;
+    struct kube_port *ports;
+    size_t nports;
+    bool restart_always; /* init containers: restartPolicy: Always (a sidecar) */
+};
+
+/* metav1.LabelSelector */
+struct kube_label_selector {
+    bool present; /* false: nil selector (matches nothing where that matters) */
+    struct kube_requirement *reqs; /* matchLabels as KUBE_OP_IN with one value, then
+                                      matchExpressions */
+    size_t nreqs;
+};
+
+struct kube_owner {
+    const char *kind; /* "Deployment", "Job", ... of the manifest that produced the pod;
+                         NULL for a bare Pod */
+    const char *name;
+};
+
+struct kube_pod {
+    const char *namespace_; /* "default" when unset */
+    const char *name;
+    const char *uid;               /* "" when unset */
+    const char *resource_version;  /* "" when unset */
+    struct kube_labels labels;
+    const char *node_name;         /* "" when unbound */
+    const char *scheduler_name;    /* "default-scheduler" when unset */
+    const char *nominated_node_name; /* status.nominatedNodeName, "" when unset */
+    bool has_priority;
+    int32_t priority;              /* spec.priority (0 when unset and no class resolves it) */
+    const char *priority_class_name; /* "" when unset */
+    bool preempt_never;            /* preemptionPolicy: Never */
+    struct kube_labels node_selector;
+    bool has_required_affinity;
+    struct kube_node_selector required; /* requiredDuringSchedulingIgnoredDuringExecution */
+    struct kube_preferred_term *preferred;
+    size_t npreferred;
+    struct kube_toleration *tolerations;
+    size_t ntolerations;
+    struct kube_container *containers;
+    size_t ncontainers;
+    struct kube_container *init_containers;
+    size_t ninit_containers;
+    struct kube_resources overhead;
+    bool host_network;
+    bool terminating;  /* metadata.deletionTimestamp set */
+    const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
+    size_t nscheduling_gates;
+    struct kube_owner owner;
+    const char *source_file; /* manifest the pod came from, NULL from the API */
+    int source_line;
+};
+
+struct kube_node {
+    const char *name;
+    const char *uid;
+    const char *resource_version;
+    struct kube_labels labels;
+    struct kube_taint *taints;
+    size_t ntaints;
+    bool unschedulable;
+    struct kube_resources allocatable; /* capacity when allocatable is absent */
+    struct kube_resources capacity;
+    const char *source_file;
+    int source_line;
+};
+
+struct kube_priority_class {
+    const char *name;
+    int32_t value;
+    bool global_default;
+    bool preempt_never;
+};
+
+/* Where a decoded JSON value came from, for error messages: manifests are parsed with line
+ * numbers (see manifest.h), API responses without. kube_lines_find returns the 1-based line
+ * of a json_t in the source, 0 when unknown. May be NULL. */
+struct kube_lines;
+int kube_lines_find(const struct kube_lines *l, const json_t *v);
+
+/* Decoders: turn one JSON object into the struct, allocating from a. They validate what the
+ * API server would (label syntax, quantity syntax, field types) and fail with err naming the
+ * field path and, when lines is given, the line. file is copied into err and source_file. */
+int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct kube_err *err);
+int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_node *out, struct kube_err *err);
+int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
+                               const struct kube_lines *lines, const char *file,
+                               struct kube_priority_class *out, struct kube_err *err);
+
+#endif

@@ -1,0 +1,486 @@
+/* yaml.c - libyaml event stream to jansson values, with a pointer-to-line side table.
+ *
+ * The side table is an open-addressing hash keyed by the json_t pointer. It only lives as
+ * long as the values it describes (the caller frees both together). */
+#include "yaml.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yaml.h>
+
+#define YAML_MAX_DEPTH 128
+
+struct kube_lines {
+    const json_t **keys;
+    int *lines;
+    size_t cap; /* power of two */
+    size_t n;
+};
+
+static size_t lines_hash(const json_t *v, size_t cap)
+{
+    uintptr_t x = (uintptr_t)v;
+
+    x ^= x >> 33;
+    x *= (uintptr_t)0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (cap - 1);
+}
+
+static int lines_grow(struct kube_lines *l)
+{
+    size_t ncap = l->cap ? l->cap * 2 : 1024, i, h;
+    const json_t **nk = calloc(ncap, sizeof(*nk));
+    int *nl = calloc(ncap, sizeof(*nl));
+
+    if (!nk || !nl) {
+        free(nk);
+        free(nl);
+        return -ENOMEM;
+    }
+    for (i = 0; i < l->cap; i++) {
+        if (!l->keys[i])
+            continue;
+        h = lines_hash(l->keys[i], ncap);
+        while (nk[h])
+            h = (h + 1) & (ncap - 1);
+        nk[h] = l->keys[i];
+        nl[h] = l->lines[i];
+    }
+    free(l->keys);
+    free(l->lines);
+    l->keys = nk;
+    l->lines = nl;
+    l->cap = ncap;
+    return 0;
+}
+
+int kube_lines_add(struct kube_lines *l, const json_t *v, int line)
+{
+    size_t h;
+
+    if (!l || !v)
+        return 0;
+    if ((l->n + 1) * 2 > l->cap && lines_grow(l))
+        return -ENOMEM;
+    h = lines_hash(v, l->cap);
+    while (l->keys[h] && l->keys[h] != v)
+        h = (h + 1) & (l->cap - 1);
+    if (!l->keys[h])
+        l->n++;
+    l->keys[h] = v;
+    l->lines[h] = line;
+    return 0;
+}
+
+int kube_lines_find(const struct kube_lines *l, const json_t *v)
+{
+    size_t h;
+
+    if (!l || !v || !l->cap)
+        return 0;
+    h = lines_hash(v, l->cap);
+    while (l->keys[h]) {
+        if (l->keys[h] == v)
+            return l->lines[h];
+        h = (h + 1) & (l->cap - 1);
+    }
+    return 0;
+}
+
+void kube_lines_free(struct kube_lines *l)
+{
+    if (!l)
+        return;
+    free(l->keys);
+    free(l->lines);
+    free(l);
+}
+
+struct anchor {
+    char *name;
+    json_t *value;
+};
+
+struct loader {
+    yaml_parser_t parser;
+    struct kube_lines *lines;
+    const char *file;
+    struct kube_err *err;
+    struct anchor *anchors;
+    size_t nanchors;
+};
+
+static bool is_one_of(const char *s, const char *const *set)
+{
+    for (; *set; set++)
+        if (!strcmp(s, *set))
+            return true;
+    return false;
+}
+
+static bool scan_int(const char *s, json_int_t *out)
+{
+    const char *p = s;
+    int neg = 0, base = 10;
+    unsigned long long v = 0, lim;
+    int digits = 0;
+
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    }
+    lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
+    for (; *p; p++) {
+        int d;
+
+        if (*p >= '0' && *p <= '9')
+            d = *p - '0';
+        else if (base == 16 && *p >= 'a' && *p <= 'f')
+            d = *p - 'a' + 10;
+        else if (base == 16 && *p >= 'A' && *p <= 'F')
+            d = *p - 'A' + 10;
+        else
+            return false;
+        if (v > (lim - (unsigned long long)d) / (unsigned long long)base)
+            return false;
+        v = v * (unsigned long long)base + (unsigned long long)d;
+        digits++;
+    }
+    if (!digits)
+        return false;
+    *out = neg ? (json_int_t)(0 - v) : (json_int_t)v;
+    return true;
+}
+
+static bool scan_float(const char *s, double *out)
+{
+    const char *p = s;
+    int digits = 0;
+    char *end;
+
+    if (!strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF") || !strcmp(s, "+.inf") ||
+        !strcmp(s, "-.inf") || !strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))
+        return false; /* JSON cannot carry them; keep as strings */
+    if (*p == '+' || *p == '-')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits++;
+    }
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p)
+        return false;
+    *out = strtod(s, &end);
+    return *end == '\0';
+}
+
+static json_t *resolve_scalar(const yaml_event_t *ev)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True",
+                                        "TRUE", "on", "On", "ON", NULL};
+    static const char *const falses[] = {"n", "N", "no", "No", "NO", "false", "False",
+                                         "FALSE", "off", "Off", "OFF", NULL};
+    const char *s = (const char *)ev->data.scalar.value;
+    size_t len = ev->data.scalar.length;
+    const char *tag = (const char *)ev->data.scalar.tag;
+    json_int_t i;
+    double d;
+
+    if (tag && !strcmp(tag, YAML_STR_TAG))
+        return json_stringn(s, len);
+    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || strlen(s) != len)
+        return json_stringn(s, len);
+    if (is_one_of(s, nulls))
+        return json_null();
+    if (is_one_of(s, trues))
+        return json_true();
+    if (is_one_of(s, falses))
+        return json_false();
+    if (scan_int(s, &i))
+        return json_integer(i);
+    if (scan_float(s, &d))
+        return json_real(d);
+    return json_stringn(s, len);
+}
+
+static int load_fail(struct loader *ld, int line, const char *msg)
+{
+    kube_err_set(ld->err, -EINVAL, "%s", msg);
+    kube_err_at(ld->err, ld->file, line, 0);
+    return -EINVAL;
+}
+
+static int parser_fail(struct loader *ld)
+{
+    yaml_parser_t *p = &ld->parser;
+    const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->context_mark;
+
+    kube_err_set(ld->err, -EINVAL, "%s%s%s", p->problem ? p->problem : "invalid YAML",
+                 p->context ? " " : "", p->context ? p->context : "");
+    kube_err_at(ld->err, ld->file, (int)m->line + 1, (int)m->column + 1);
+    return -EINVAL;
+}
+
+static int remember_anchor(struct loader *ld, const yaml_char_t *name, json_t *v)
+{
+    struct anchor *na;
+
+    if (!name)
+        return 0;
+    na = realloc(ld->anchors, (ld->nanchors + 1) * sizeof(*na));
+    if (!na)
+        return -ENOMEM;
+    ld->anchors = na;
+    na[ld->nanchors].name = strdup((const char *)name);
+    if (!na[ld->nanchors].name)
+        return -ENOMEM;
+    na[ld->nanchors].value = json_incref(v);
+    ld->nanchors++;
+    return 0;
+}
+
+static json_t *find_anchor(struct loader *ld, const yaml_char_t *name)
+{
+    size_t i = ld->nanchors;
+
+    while (i-- > 0)
+        if (!strcmp(ld->anchors[i].name, (const char *)name))
+            return ld->anchors[i].value;
+    return NULL;
+}
+
+/* load_node consumes the events of one node (whose first event is ev, already parsed) and
+ * returns a new reference in *out. */
+static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **out)
+{
+    int line = (int)ev->start_mark.line + 1;
+    yaml_event_t sub;
+    json_t *v = NULL;
+    int rc;
+
+    *out = NULL;
+    if (depth > YAML_MAX_DEPTH)
+        return load_fail(ld, line, "document nested too deeply");
+    switch (ev->type) {
+    case YAML_ALIAS_EVENT:
+        v = find_anchor(ld, ev->data.alias.anchor);
+        if (!v)
+            return load_fail(ld, line, "unknown anchor referenced");
+        *out = json_incref(v);
+        return 0;
+    case YAML_SCALAR_EVENT:
+        v = resolve_scalar(ev);
+        if (!v)
+            return -ENOMEM;
+        if (remember_anchor(ld, ev->data.scalar.anchor, v))
+            goto nomem;
+        break;
+    case YAML_SEQUENCE_START_EVENT:
+        v = json_array();
+        if (!v || remember_anchor(ld, ev->data.sequence_start.anchor, v))
+            goto nomem;
+        for (;;) {
+            json_t *item;
+
+            if (!yaml_parser_parse(&ld->parser, &sub)) {
+                json_decref(v);
+                return parser_fail(ld);
+            }
+            if (sub.type == YAML_SEQUENCE_END_EVENT) {
+                yaml_event_delete(&sub);
+                break;
+            }
+            rc = load_node(ld, &sub, depth + 1, &item);
+            yaml_event_delete(&sub);
+            if (rc) {
+                json_decref(v);
+                return rc;
+            }
+            if (json_array_append_new(v, item))
+                goto nomem;
+        }
+        break;
+    case YAML_MAPPING_START_EVENT:
+        v = json_object();
+        if (!v || remember_anchor(ld, ev->data.mapping_start.anchor, v))
+            goto nomem;
+        for (;;) {
+            json_t *key, *val;
+            int kline;
+
+            if (!yaml_parser_parse(&ld->parser, &sub)) {
+                json_decref(v);
+                return parser_fail(ld);
+            }
+            if (sub.type == YAML_MAPPING_END_EVENT) {
+                yaml_event_delete(&sub);
+                break;
+            }
+            kline = (int)sub.start_mark.line + 1;
+            rc = load_node(ld, &sub, depth + 1, &key);
+            yaml_event_delete(&sub);
+            if (rc) {
+                json_decref(v);
+                return rc;
+            }
+            if (!yaml_parser_parse(&ld->parser, &sub)) {
+                json_decref(key);
+                json_decref(v);
+                return parser_fail(ld);
+            }
+            rc = load_node(ld, &sub, depth + 1, &val);
+            yaml_event_delete(&sub);
+            if (rc) {
+                json_decref(key);
+                json_decref(v);
+                return rc;
+            }
+            if (json_is_string(key) && !strcmp(json_string_value(key), "<<") &&
+                json_is_object(val)) {
+                /* merge key: fields not already present come from the merged map */
+                const char *k;
+                json_t *mv;
+
+                json_object_foreach(val, k, mv) {
+                    if (!json_object_get(v, k))
+                        json_object_set(v, k, mv);
+                }
+                json_decref(key);
+                json_decref(val);
+                continue;
+            }
+            if (!json_is_string(key)) {
+                /* JSON object keys are strings: sigs.k8s.io/yaml prints non-string keys */
+                char kb[64];
+
+                if (json_is_integer(key))
+                    snprintf(kb, sizeof(kb), "%" JSON_INTEGER_FORMAT, json_integer_value(key));
+                else if (json_is_true(key) || json_is_false(key))
+                    snprintf(kb, sizeof(kb), "%s", json_is_true(key) ? "true" : "false");
+                else {
+                    json_decref(key);
+                    json_decref(val);
+                    json_decref(v);
+                    return load_fail(ld, kline, "mapping key must be a scalar");
+                }
+                json_decref(key);
+                key = json_string(kb);
+                if (!key) {
+                    json_decref(val);
+                    goto nomem;
+                }
+            }
+            rc = json_object_set_new(v, json_string_value(key), val);
+            json_decref(key);
+            if (rc)
+                goto nomem;
+        }
+        break;
+    default:
+        return load_fail(ld, line, "unexpected YAML event");
+    }
+    if (kube_lines_add(ld->lines, v, line))
+        goto nomem;
+    *out = v;
+    return 0;
+nomem:
+    json_decref(v);
+    return kube_err_set(ld->err, -ENOMEM, "out of memory");
+}
+
+int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
+                   struct kube_lines **lines, struct kube_err *err)
+{
+    struct loader ld;
+    yaml_event_t ev;
+    json_t *arr = NULL;
+    int rc = 0, done = 0;
+    size_t i;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.file = file;
+    ld.err = err;
+    *docs = NULL;
+    if (lines) {
+        *lines = NULL;
+        ld.lines = calloc(1, sizeof(*ld.lines));
+        if (!ld.lines)
+            return kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    arr = json_array();
+    if (!arr || !yaml_parser_initialize(&ld.parser)) {
+        json_decref(arr);
+        kube_lines_free(ld.lines);
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    yaml_parser_set_input_string(&ld.parser, (const unsigned char *)data, len);
+    while (!done) {
+        if (!yaml_parser_parse(&ld.parser, &ev)) {
+            rc = parser_fail(&ld);
+            break;
+        }
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        case YAML_SCALAR_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+        case YAML_ALIAS_EVENT: {
+            json_t *v;
+
+            rc = load_node(&ld, &ev, 0, &v);
+            if (rc) {
+                done = 1;
+                break;
+            }
+            if (json_is_null(v))
+                json_decref(v); /* an empty document ("---" alone) */
+            else if (json_array_append_new(arr, v)) {
+                rc = kube_err_set(err, -ENOMEM, "out of memory");
+                done = 1;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&ld.parser);
+    for (i = 0; i < ld.nanchors; i++) {
+        free(ld.anchors[i].name);
+        json_decref(ld.anchors[i].value);
+    }
+    free(ld.anchors);
+    if (rc) {
+        json_decref(arr);
+        kube_lines_free(ld.lines);
+        return rc;
+    }
+    *docs = arr;
+    if (lines)
+        *lines = ld.lines;
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* yaml.h - YAML (and JSON) documents to jansson values, remembering source lines.
+ *
+ * Scalars are resolved the way Kubernetes' YAML decoder (go-yaml v2 via sigs.k8s.io/yaml)
+ * resolves them: plain null/~/empty to null; true/false/yes/no/on/off (any of the usual
+ * casings) to booleans; decimal and 0x integers to integers; floats to reals; everything
+ * quoted, block or otherwise to strings. Anchors and aliases are supported. Every value
+ * produced is recorded in a struct kube_lines so decoders can name the line of a bad field. */
+#ifndef KUBE_YAML_H
+#define KUBE_YAML_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "object.h"
+
+/* kube_yaml_load parses every document in data (len bytes). On success *docs is a new JSON
+ * array (caller json_decref()s it) holding one value per non-empty document, and *lines (when
+ * lines is not NULL) a new table the caller frees with kube_lines_free(). file is only used in
+ * error messages ("line 7: mapping values are not allowed in this context"). */
+int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
+                   struct kube_lines **lines, struct kube_err *err);
+
+/* kube_lines_free releases a table; NULL is fine. */
+void kube_lines_free(struct kube_lines *l);
+
+/* kube_lines_add records that v came from line (used by kube_yaml_load; exposed for tests). */
+int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
+
+#endif
