@@ -19,7 +19,7 @@ endif
 CC ?= cc
 OPT ?= -O2 -g
 WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-       -Wformat=2 -Wvla -Werror
+       -Wformat=2 -Wvla -Werror -Wno-format-truncation
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
