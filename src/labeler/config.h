@@ -1,0 +1,28 @@
+/* config.h - gpulabel's settings, filled from flags and GPULABEL_* environment variables by
+ * main.c and read by the detection, labelling, sync and daemon modules. Strings are borrowed
+ * from argv/environ and live as long as the process. */
+#ifndef LABELER_CONFIG_H
+#define LABELER_CONFIG_H
+
+#include <stdbool.h>
+
+enum {
+    LABELER_SCHEMA_ACK = 1u << 0, /* aliyun.accelerator/nvidia_{count,mem,name} */
+    LABELER_SCHEMA_GFD = 1u << 1, /* nvidia.com/... GPU Feature Discovery keys */
+};
+
+struct labeler_config {
+    const char *node_name;         /* --node-name / $NODE_NAME */
+    const char *kubeconfig;        /* --kubeconfig / $KUBECONFIG; NULL: in-cluster or ~/.kube/config */
+    const char *nvml_lib;          /* --nvml-lib; default "libnvidia-ml.so.1" */
+    unsigned schemas;              /* --schema ack,gfd; default LABELER_SCHEMA_ACK */
+    const char *output;            /* --output PATH or "-" (stdout); NULL: none */
+    const char *feature_file;      /* --feature-file PATH; NULL: none */
+    const char *machine_type_file; /* --machine-type-file; default /sys/class/dmi/id/product_name */
+    bool oneshot;                  /* --oneshot: detect, output, (sync unless --no-sync) and exit */
+    bool no_sync;                  /* --no-sync: never talk to the API server */
+    long sleep_interval_ms;        /* --sleep-interval (60s) */
+    int verbosity;                 /* -v N */
+};
+
+#endif
