@@ -224,4 +224,25 @@ int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
                                const struct kube_lines *lines, const char *file,
                                struct kube_priority_class *out, struct kube_err *err);
 
+/* Shared matching rules (implemented in object.c, used by the scheduler's filters and by the
+ * DaemonSet expansion in the manifest loader). */
+
+/* kube_toleration_tolerates: v1.Toleration.ToleratesTaint (empty effect matches any effect,
+ * empty key with Exists matches any key, Equal compares values). */
+bool kube_toleration_tolerates(const struct kube_toleration *t, const struct kube_taint *taint);
+
+/* kube_node_selector_term_matches: all matchExpressions hold on the node's labels and all
+ * matchFields on its name; a term with neither matches nothing; an invalid requirement
+ * fails the term. */
+bool kube_node_selector_term_matches(const struct kube_node_selector_term *t,
+                                     const struct kube_node *node);
+
+/* kube_node_selector_matches: the terms ORed. */
+bool kube_node_selector_matches(const struct kube_node_selector *s, const struct kube_node *node);
+
+/* kube_pod_requests computes the effective request of a pod as the scheduler counts it:
+ * max(sum of containers + sidecars, each init container + the sidecars before it) + overhead.
+ * Scalars are allocated from a. */
+int kube_pod_requests(const struct kube_pod *p, struct kube_arena *a, struct kube_resources *out);
+
 #endif
