@@ -33,14 +33,15 @@ struct dec {
 /* path_push appends ".name" (or "name" at the root) and returns the length to pop back to. */
 static size_t path_push(struct dec *d, const char *name)
 {
-    size_t old = d->plen;
-    int n;
+    size_t old = d->plen, n = strlen(name), dot = old ? 1 : 0;
 
-    if (old >= PATH_MAX_LEN)
+    /* a path that no longer fits is cut short; messages stay readable */
+    if (old + dot + n >= PATH_MAX_LEN)
         return old;
-    n = snprintf(d->path + old, PATH_MAX_LEN - old, "%s%s", old ? "." : "", name);
-    if (n > 0)
-        d->plen = old + (size_t)n >= PATH_MAX_LEN ? PATH_MAX_LEN - 1 : old + (size_t)n;
+    if (dot)
+        d->path[old] = '.';
+    memcpy(d->path + old + dot, name, n + 1);
+    d->plen = old + dot + n;
     return old;
 }
 
@@ -305,7 +306,6 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
             path_pop(d, o2);
             goto out;
         }
-        kube_err_clear(&lerr);
         if (validate && kube_label_key_validate(k, &lerr)) {
             rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), lerr.msg);
             goto out;
@@ -426,7 +426,6 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
             continue;
         o2 = path_push(d, k);
         if (container) {
-            kube_err_clear(&qerr);
             if (kube_label_key_validate(k, &qerr)) {
                 rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), qerr.msg);
                 goto out;
@@ -447,7 +446,6 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
                               type_name(v));
             goto out;
         }
-        kube_err_clear(&qerr);
         rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
         if (rc == -ERANGE && !cpu) {
             /* only the milli value overflowed: the amount is far beyond any fraction */
@@ -846,7 +844,6 @@ static int decode_toleration(struct dec *d, const json_t *t, struct kube_tolerat
                      &out->has_seconds);
     if (rc)
         return rc;
-    kube_err_clear(&lerr);
     if (out->key[0] && kube_label_key_validate(out->key, &lerr)) {
         old = path_push(d, "key");
         rc = dec_fail(d, json_object_get(t, "key"), t, "Invalid value: %s: %s",
@@ -883,7 +880,6 @@ static int decode_toleration(struct dec *d, const json_t *t, struct kube_tolerat
         path_pop(d, old);
         return rc;
     }
-    kube_err_clear(&lerr);
     if (out->op == KUBE_TOL_EQUAL && kube_label_value_validate(out->value, &lerr)) {
         old = path_push(d, "value");
         rc = dec_fail(d, json_object_get(t, "value"), t, "Invalid value: %s: %s",
@@ -993,7 +989,6 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
     path_pop(d, old);
     if (rc)
         return rc;
-    kube_err_clear(&lerr);
     if (field && strcmp(out->key, "metadata.name")) {
         old = path_push(d, "key");
         rc = dec_fail(d, json_object_get(r, "key"), r,
@@ -1022,7 +1017,6 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
         if (!json_is_string(v)) {
             rc = dec_fail(d, v, vals, "expected string, got %s", type_name(v));
         } else {
-            kube_err_clear(&lerr);
             if (!field && kube_label_value_validate(json_string_value(v), &lerr))
                 rc = dec_fail(d, v, vals, "Invalid value: %s: %s",
                               quote(json_string_value(v), q, sizeof(q)), lerr.msg);
@@ -1436,7 +1430,6 @@ static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
         rc = get_string(d, t, "effect", &effect, "");
     if (rc)
         return rc;
-    kube_err_clear(&lerr);
     if (kube_label_key_validate(out->key, &lerr)) {
         old = path_push(d, "key");
         if (!out->key[0])
@@ -1447,7 +1440,6 @@ static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
         path_pop(d, old);
         return rc;
     }
-    kube_err_clear(&lerr);
     if (kube_label_value_validate(out->value, &lerr)) {
         old = path_push(d, "value");
         rc = dec_fail(d, json_object_get(t, "value"), t, "Invalid value: %s: %s",
