@@ -231,9 +231,9 @@ static void gpu_non_ascii_name_passes_through(void)
     struct gpu_inventory inv;
     struct kube_err err;
 
-    CHECK_INT_EQ(detect("fake-nvml", "device name=\"NVIDIA GeForce RTX\\xe2\\x84\\xa2 3090\"\n",
-                        &inv, &err),
-                 0);
+    CHECK_INT_EQ(
+        detect("fake-nvml", "device name=\"NVIDIA GeForce RTX\\xe2\\x84\\xa2 3090\"\n", &inv, &err),
+        0);
     if (inv.ndevices == 1)
         CHECK_STR_EQ(inv.devices[0].name, "NVIDIA GeForce RTX\xe2\x84\xa2 3090");
     gpu_inventory_release(&inv);
