@@ -1,0 +1,50 @@
+/* cmd.h - the offline gpusched commands (simulate, explain, nodes) and their shared flag parser.
+ *
+ * Each command takes its own argv (argv[0] is the command name), prints its result on stdout
+ * and its errors as one line on stderr ("gpusched: FILE: line N: FIELD: what is wrong"), and
+ * returns the process exit status: 0 success, 1 runtime failure, 2 usage error. */
+#ifndef SCHED_CMD_H
+#define SCHED_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+int sched_cmd_simulate(int argc, char **argv);
+int sched_cmd_explain(int argc, char **argv);
+int sched_cmd_nodes(int argc, char **argv);
+
+/* Flags, kubectl (cobra/pflag) style: --name VALUE, --name=VALUE, -n VALUE, -n=VALUE,
+ * -nVALUE; a bare "--" ends the flags; flags and positional arguments may be mixed. A
+ * CMD_FLAG_LIST flag may repeat and splits its values on commas (like -f a,b). */
+enum sched_cmd_flag_type { CMD_FLAG_BOOL, CMD_FLAG_STRING, CMD_FLAG_LIST };
+
+struct sched_cmd_list {
+    const char **v; /* borrowed from argv (comma-split copies are owned by the list) */
+    size_t n;
+    char **owned; /* copies made by comma splitting, freed by sched_cmd_list_release */
+    size_t nowned;
+};
+
+struct sched_cmd_flag {
+    const char *name; /* long name without "--" */
+    char shorthand;   /* 0 when none */
+    enum sched_cmd_flag_type type;
+    void *dest; /* bool *, const char **, struct sched_cmd_list * */
+};
+
+/* sched_cmd_flags_parse parses argv[1..] against flags. Positional arguments are collected in
+ * *pos (borrowed from argv). On -h/--help it sets *help and stops. Usage errors are printed on
+ * stderr in cobra's words ("gpusched: unknown flag: --x", followed by "See 'gpusched CMD
+ * --help' for usage.") and return 2; 0 otherwise. */
+int sched_cmd_flags_parse(const char *cmd, const struct sched_cmd_flag *flags, size_t nflags,
+                          int argc, char **argv, struct sched_cmd_list *pos, bool *help);
+
+/* sched_cmd_list_release frees the list's arrays and copies (not the argv strings). */
+void sched_cmd_list_release(struct sched_cmd_list *l);
+
+/* sched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
+ * returns 2. */
+int sched_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
