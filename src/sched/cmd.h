@@ -8,7 +8,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "sched/manifest.h"
+#include "sched/sched.h"
 
 int sched_cmd_simulate(int argc, char **argv);
 int sched_cmd_explain(int argc, char **argv);
@@ -46,5 +50,32 @@ void sched_cmd_list_release(struct sched_cmd_list *l);
 /* sched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */
 int sched_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* sched_cmd_load initialises in and loads every path of files into it (files, directories
+ * or "-"), then finishes it. Loader warnings are printed on stderr as "gpusched: warning:
+ * ...". On failure the error is printed as one line and 1 is returned (in is released);
+ * 0 otherwise, and the caller releases in with sched_input_release. */
+int sched_cmd_load(const struct sched_cmd_list *files, struct sched_input *in);
+
+/* sched_cmd_pod_terminal: phase Succeeded or Failed (such pods hold no resources and are
+ * never scheduled). */
+bool sched_cmd_pod_terminal(const struct kube_pod *p);
+
+/* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in and every
+ * bound, non-terminal pod (spec.nodeName set). Prints the error and returns 1 on failure;
+ * the caller frees *out with sched_cluster_free. */
+int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out);
+
+/* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value
+ * they print the usage error and return 2. */
+int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
+int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
+
+/* The default --seed: fixed, so two runs on the same input give the same placement. */
+#define SCHED_CMD_DEFAULT_SEED 1
+
+/* sched_cmd_queue_order fills order[0..n) with the indexes of pods[] in kube-scheduler's queue
+ * order: priority descending, then input order (a stable sort). */
+void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order);
 
 #endif
