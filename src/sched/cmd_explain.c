@@ -134,8 +134,8 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
 
     printf("Pod %s/%s: priority %" PRId32 ", schedulerName %s, profile %s\n", pod->namespace_,
            pod->name, pod->priority, pod->scheduler_name, profile->name);
-    printf("Evaluated after the %zu pending pod(s) ahead of it in the queue; %zu of %zu nodes "
-           "pass the filters.\n\n",
+    printf("Pending pods placed before it (queue order): %zu. Nodes passing the filters: %zu of "
+           "%zu.\n\n",
            ahead, x->nfeasible, x->nnodes);
 
     for (i = 0; i < x->nnodes; i++)

@@ -98,11 +98,14 @@ size_t out_text_width(const char *s)
 
 static void out_table_print_row(char *const *cells, size_t ncols, const size_t *width, FILE *f)
 {
-    size_t i, w;
+    size_t i, w, last = ncols;
 
-    for (i = 0; i < ncols; i++) {
+    /* trailing empty cells add no padding, so no line ends in blanks */
+    while (last > 1 && !cells[last - 1][0])
+        last--;
+    for (i = 0; i < last; i++) {
         fputs(cells[i], f);
-        if (i + 1 == ncols)
+        if (i + 1 == last)
             break;
         for (w = out_text_width(cells[i]); w < width[i]; w++)
             fputc(' ', f);
