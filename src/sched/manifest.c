@@ -430,7 +430,8 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
     memset(&p, 0, sizeof(p));
     if (!jstr(md, "name") || !*jstr(md, "name")) {
         /* only generateName: the API server picks the name; decode a copy that has one */
-        name = generated_name(c, ns, gen, 0);
+        /* the pod count so far varies the hash between pods of the same generateName */
+        name = generated_name(c, ns, gen, c->in->npods);
         copy = json_copy(obj);
         mdcopy = json_copy(md);
         if (!name || !copy || !mdcopy || json_object_set_new(mdcopy, "name", json_string(name)) ||
@@ -1132,14 +1133,21 @@ static int json_stream_split(const char *data, size_t len, struct kube_buf *out)
     return 1;
 }
 
-/* load_buffer loads without rolling back; the public functions wrap it. */
+static int load_document(json_t *doc, struct kube_lines *lines, void *ctx)
+{
+    struct load_ctx *c = ctx;
+
+    c->lines = lines;
+    return load_object(c, doc, 0, NULL, NULL, 0);
+}
+
+/* load_buffer loads without rolling back; the public functions wrap it. Documents are parsed
+ * and decoded one at a time, so only one document's JSON tree exists at any moment. */
 static int load_buffer(struct sched_input *in, const char *name, const char *data, size_t len,
                        struct kube_err *err)
 {
     struct kube_buf split = KUBE_BUF_INIT(0);
     struct load_ctx c;
-    json_t *docs = NULL;
-    size_t i;
     int rc;
 
     c.in = in;
@@ -1148,7 +1156,7 @@ static int load_buffer(struct sched_input *in, const char *name, const char *dat
     c.file = kube_arena_strdup(&in->arena, name);
     if (!c.file)
         return kube_err_set(err, -ENOMEM, "out of memory");
-    /* the split copy may be as large as the input */
+    /* the split copy grows by at most 5 bytes per value of at least 2 bytes */
     kube_buf_init(&split, len * 3 + 64);
     rc = json_stream_split(data, len, &split);
     if (rc < 0) {
@@ -1159,20 +1167,10 @@ static int load_buffer(struct sched_input *in, const char *name, const char *dat
         data = split.data;
         len = split.len;
     }
-    rc = kube_yaml_load(data, len, c.file, &docs, &c.lines, err);
-    if (rc) {
-        if (err && !err->file[0])
-            kube_err_at(err, c.file, err->line, err->column);
-        goto out;
-    }
-    for (i = 0; i < json_array_size(docs); i++) {
-        rc = load_object(&c, json_array_get(docs, i), 0, NULL, NULL, 0);
-        if (rc)
-            goto out;
-    }
+    rc = kube_yaml_each(data, len, c.file, load_document, &c, err);
+    if (rc && err && !err->file[0])
+        kube_err_at(err, c.file, err->line, err->column);
 out:
-    json_decref(docs);
-    kube_lines_free(c.lines);
     kube_buf_release(&split);
     return rc;
 }
