@@ -87,8 +87,8 @@ static void table_trailing_empty_cells_are_not_padded(void)
     CHECK_INT_EQ(out_table_add_row(&t, r1), 0);
     CHECK_INT_EQ(out_table_add_row(&t, r2), 0);
     s = table_text(&t);
-    CHECK_STR_EQ(s, "NODE      FILTER       REASON\n"
-                    "n1        NodePorts    node(s) didn't have free ports\n"
+    CHECK_STR_EQ(s, "NODE      FILTER      REASON\n"
+                    "n1        NodePorts   node(s) didn't have free ports\n"
                     "n2        passed\n");
     free(s);
     out_table_release(&t);
