@@ -37,7 +37,7 @@ FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
 ALL := $(BINS) $(BUILD)/unit-tests $(FUZZ_REPLAY)
 ifneq ($(FAKE_NVML_SRC),)
-ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1
+ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
 
 .PHONY: all check check-san fuzz demo bench clean format
@@ -69,6 +69,12 @@ $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz
 $(BUILD)/fake-nvml/libnvidia-ml.so.1: $(FAKE_NVML_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
+		-Wl,-soname,libnvidia-ml.so.1 -o $@ $^
+
+# The same double without the symbols an old driver lacks (see tests/fake-nvml/fake_nvml.c).
+$(BUILD)/fake-nvml-old/libnvidia-ml.so.1: $(FAKE_NVML_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -DFAKE_NVML_OLD -fPIC -shared \
 		-Wl,-soname,libnvidia-ml.so.1 -o $@ $^
 
 check: all

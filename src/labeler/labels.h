@@ -9,8 +9,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gpu/gpu.h"
+#include "kube/buf.h"
 #include "kube/err.h"
 #include "labeler/config.h"
+
+#define LABELER_ACK_COUNT "aliyun.accelerator/nvidia_count"
+#define LABELER_ACK_MEM "aliyun.accelerator/nvidia_mem"
+#define LABELER_ACK_NAME "aliyun.accelerator/nvidia_name"
+
+/* The default of cfg->machine_type_file (gfd schema, nvidia.com/gpu.machine). */
+#define LABELER_MACHINE_TYPE_FILE "/sys/class/dmi/id/product_name"
 
 struct labeler_label {
     char key[128];
@@ -22,6 +31,7 @@ struct labeler_labels {
     struct labeler_label *v;
     size_t n;
     size_t alloc;
+    bool nvml_simulated; /* labeler_detect read the fake NVML test double, not a driver */
 };
 
 /* labeler_labels_release frees the array; the set is empty afterwards. */
@@ -29,6 +39,27 @@ void labeler_labels_release(struct labeler_labels *l);
 
 /* labeler_labels_get returns the value of key or NULL. */
 const char *labeler_labels_get(const struct labeler_labels *l, const char *key);
+
+/* labeler_labels_set adds or replaces key=value, keeping the set sorted. The key must be
+ * shorter than 128 bytes and the value a valid label value (see sanitize.h), else -EINVAL. */
+int labeler_labels_set(struct labeler_labels *l, const char *key, const char *value,
+                       struct kube_err *err);
+
+/* labeler_labels_from_inventory computes the labels of the given schemas for inv into out
+ * (emptied first). machine_type_file (NULL = LABELER_MACHINE_TYPE_FILE) is read only for the
+ * gfd schema. Rules (docs/labels.md): zero GPUs = no label; name and memory come from GPU 0;
+ * the ack count is every GPU, the gfd count the GPUs of GPU 0's model; MIG-enabled GPUs count
+ * as the physical GPUs they are; memory NVML cannot report leaves its label out. */
+int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned schemas,
+                                  const char *machine_type_file, struct labeler_labels *out,
+                                  struct kube_err *err);
+
+/* labeler_labels_format appends the set as sorted "key=value\n" lines to b. */
+int labeler_labels_format(const struct labeler_labels *l, struct kube_buf *b);
+
+/* labeler_schemas_parse parses a comma-separated schema list ("ack", "gfd", "ack,gfd") into
+ * LABELER_SCHEMA_* bits; -EINVAL naming the unknown schema otherwise. */
+int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err);
 
 /* labeler_detect opens NVML (cfg->nvml_lib), detects the GPUs and computes the labels of the
  * schemas in cfg->schemas into out (emptied first). Fails (negative, err saying why: library

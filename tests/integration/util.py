@@ -27,3 +27,9 @@ def run(args, env=None, timeout=60, input=None):
 def check_eq(got, want, what=""):
     if got != want:
         raise AssertionError("%s: got %r, want %r" % (what or "value", got, want))
+
+
+# The Kubernetes API server double (tests/apiserver/fake_apiserver.py) is importable as
+# `from fake_apiserver import FakeApiServer` once this module is imported.
+import sys as _sys  # noqa: E402
+_sys.path.insert(0, os.path.join(SRC, "tests", "apiserver"))

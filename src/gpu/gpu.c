@@ -1,0 +1,187 @@
+/* gpu.c - one detection pass over NVML: init, read every device, shutdown, unload.
+ *
+ * Optional queries that fail are recorded as unknown; GPU_IS_LOST on any query fails the pass,
+ * because a lost GPU makes the count wrong. nvmlShutdown always follows a successful init. */
+#include "gpu/gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/nvml.h"
+
+/* Copies an NVML string buffer, which the driver NUL-terminates, defensively anyway. */
+static void copy_nvml_string(char *dst, size_t size, const char *src)
+{
+    size_t n = strnlen(src, size - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* lost_gpu fails the pass for GPU_IS_LOST; every other error of an optional query just leaves
+ * the attribute unknown. */
+static int lost_gpu(const struct gpu_nvml *n, unsigned idx, const char *what, nvmlReturn_t rc,
+                    struct kube_err *err)
+{
+    if (rc != NVML_ERROR_GPU_IS_LOST)
+        return 0;
+    return kube_err_set(err, GPU_ERR_NVML, "GPU %u: %s: %s", idx, what,
+                        gpu_nvml_error_string(n, rc));
+}
+
+static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_device *d,
+                         struct kube_err *err)
+{
+    char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE + 1];
+    nvmlDevice_t h = NULL;
+    nvmlReturn_t rc;
+
+    memset(d, 0, sizeof(*d));
+    rc = n->device_get_handle_by_index(idx, &h);
+    if (rc != NVML_SUCCESS)
+        return kube_err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", idx,
+                            gpu_nvml_error_string(n, rc));
+    memset(buf, 0, sizeof(buf));
+    rc = n->device_get_name(h, buf, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+    if (rc != NVML_SUCCESS)
+        return kube_err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetName: %s", idx,
+                            gpu_nvml_error_string(n, rc));
+    copy_nvml_string(d->name, sizeof(d->name), buf);
+
+    if (n->device_get_memory_info) {
+        nvmlMemory_t mem;
+
+        memset(&mem, 0, sizeof(mem));
+        rc = n->device_get_memory_info(h, &mem);
+        if (lost_gpu(n, idx, "nvmlDeviceGetMemoryInfo", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        if (rc == NVML_SUCCESS) {
+            d->memory_total = mem.total;
+            d->memory_known = true;
+        }
+    }
+    if (n->device_get_uuid) {
+        memset(buf, 0, sizeof(buf));
+        rc = n->device_get_uuid(h, buf, NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+        if (lost_gpu(n, idx, "nvmlDeviceGetUUID", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        if (rc == NVML_SUCCESS)
+            copy_nvml_string(d->uuid, sizeof(d->uuid), buf);
+    }
+    if (n->device_get_pci_info) {
+        nvmlPciInfo_t pci;
+
+        memset(&pci, 0, sizeof(pci));
+        rc = n->device_get_pci_info(h, &pci);
+        if (lost_gpu(n, idx, "nvmlDeviceGetPciInfo_v3", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        if (rc == NVML_SUCCESS)
+            copy_nvml_string(d->pci_bus_id, sizeof(d->pci_bus_id), pci.busId);
+    }
+    if (n->device_get_cuda_compute_capability) {
+        int major = 0, minor = 0;
+
+        rc = n->device_get_cuda_compute_capability(h, &major, &minor);
+        if (lost_gpu(n, idx, "nvmlDeviceGetCudaComputeCapability", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        if (rc == NVML_SUCCESS && major > 0 && minor >= 0) {
+            d->cc_major = major;
+            d->cc_minor = minor;
+            d->cc_known = true;
+        }
+    }
+    if (n->device_get_mig_mode) {
+        unsigned current = 0, pending = 0;
+
+        rc = n->device_get_mig_mode(h, &current, &pending);
+        if (lost_gpu(n, idx, "nvmlDeviceGetMigMode", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        /* NOT_SUPPORTED means no MIG on this GPU; other errors say nothing either way */
+        if (rc == NVML_SUCCESS) {
+            d->mig_capable = true;
+            d->mig_enabled = current == NVML_DEVICE_MIG_ENABLE;
+        }
+    }
+    return 0;
+}
+
+static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *inv,
+                              struct kube_err *err)
+{
+    unsigned count = 0, i;
+    nvmlReturn_t rc;
+    int ret;
+
+    if (n->system_get_driver_version) {
+        char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE + 1];
+
+        memset(buf, 0, sizeof(buf));
+        if (n->system_get_driver_version(buf, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE) ==
+            NVML_SUCCESS)
+            copy_nvml_string(inv->driver_version, sizeof(inv->driver_version), buf);
+    }
+    if (n->system_get_cuda_driver_version) {
+        int v = 0;
+
+        if (n->system_get_cuda_driver_version(&v) == NVML_SUCCESS && v > 0)
+            inv->cuda_driver_version = v;
+    }
+    rc = n->device_get_count(&count);
+    if (rc != NVML_SUCCESS)
+        return kube_err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %s",
+                            gpu_nvml_error_string(n, rc));
+    if (count > GPU_MAX_DEVICES)
+        return kube_err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %u GPUs, more than %d",
+                            count, GPU_MAX_DEVICES);
+    if (!count)
+        return 0;
+    inv->devices = calloc(count, sizeof(*inv->devices));
+    if (!inv->devices)
+        return kube_err_set(err, -ENOMEM, "out of memory for %u GPUs", count);
+    for (i = 0; i < count; i++) {
+        ret = detect_device(n, i, &inv->devices[i], err);
+        if (ret)
+            return ret;
+        inv->ndevices++;
+    }
+    return 0;
+}
+
+int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct kube_err *err)
+{
+    struct gpu_nvml n;
+    nvmlReturn_t rc;
+    int ret;
+
+    memset(inv, 0, sizeof(*inv));
+    ret = gpu_nvml_open(lib_path, &n, err);
+    if (ret)
+        return ret;
+    inv->simulated = n.simulated;
+    rc = n.init();
+    if (rc == NVML_ERROR_DRIVER_NOT_LOADED) {
+        ret = kube_err_set(err, GPU_ERR_DRIVER_NOT_LOADED,
+                           "NVML cannot start: the NVIDIA driver is not loaded "
+                           "(nvmlInit_v2: %s)",
+                           gpu_nvml_error_string(&n, rc));
+        goto out;
+    }
+    if (rc != NVML_SUCCESS) {
+        ret = kube_err_set(err, GPU_ERR_NVML, "NVML cannot start: nvmlInit_v2: %s",
+                           gpu_nvml_error_string(&n, rc));
+        goto out;
+    }
+    ret = detect_initialised(&n, inv, err);
+    n.shutdown();
+out:
+    gpu_nvml_close(&n);
+    return ret;
+}
+
+void gpu_inventory_release(struct gpu_inventory *inv)
+{
+    if (!inv)
+        return;
+    free(inv->devices);
+    memset(inv, 0, sizeof(*inv));
+}

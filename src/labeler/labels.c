@@ -1,0 +1,470 @@
+/* labels.c - the label set, the ack and gfd schemas, and writing labels out.
+ *
+ * Every value goes through labeler_labels_set, which refuses invalid label values, so a set
+ * built here can always be sent to the API server. The set stays sorted by key. */
+#include "labeler/labels.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "labeler/sanitize.h"
+
+#define GFD_PREFIX "nvidia.com/"
+#define MACHINE_TYPE_MAX 4096
+#define FEATURE_FILE_MAX 65536 /* NFD ignores larger local feature files */
+
+static const char *const ack_keys[] = {LABELER_ACK_COUNT, LABELER_ACK_MEM, LABELER_ACK_NAME};
+
+static const char *const gfd_keys[] = {
+    GFD_PREFIX "cuda.driver-version.full",
+    GFD_PREFIX "cuda.driver-version.major",
+    GFD_PREFIX "cuda.driver-version.minor",
+    GFD_PREFIX "cuda.driver-version.revision",
+    GFD_PREFIX "cuda.driver.major",
+    GFD_PREFIX "cuda.driver.minor",
+    GFD_PREFIX "cuda.driver.rev",
+    GFD_PREFIX "cuda.runtime-version.full",
+    GFD_PREFIX "cuda.runtime-version.major",
+    GFD_PREFIX "cuda.runtime-version.minor",
+    GFD_PREFIX "cuda.runtime.major",
+    GFD_PREFIX "cuda.runtime.minor",
+    GFD_PREFIX "gpu.compute.major",
+    GFD_PREFIX "gpu.compute.minor",
+    GFD_PREFIX "gpu.count",
+    GFD_PREFIX "gpu.family",
+    GFD_PREFIX "gpu.machine",
+    GFD_PREFIX "gpu.memory",
+    GFD_PREFIX "gpu.product",
+    GFD_PREFIX "gpu.replicas",
+    GFD_PREFIX "gpu.sharing-strategy",
+    GFD_PREFIX "mig.capable",
+    GFD_PREFIX "mps.capable",
+};
+
+void labeler_labels_release(struct labeler_labels *l)
+{
+    if (!l)
+        return;
+    free(l->v);
+    l->v = NULL;
+    l->n = l->alloc = 0;
+}
+
+static size_t labels_find(const struct labeler_labels *l, const char *key, bool *found)
+{
+    size_t lo = 0, hi = l->n;
+
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(l->v[mid].key, key);
+
+        if (!c) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const char *labeler_labels_get(const struct labeler_labels *l, const char *key)
+{
+    bool found;
+    size_t i;
+
+    if (!l || !key)
+        return NULL;
+    i = labels_find(l, key, &found);
+    return found ? l->v[i].value : NULL;
+}
+
+int labeler_labels_set(struct labeler_labels *l, const char *key, const char *value,
+                       struct kube_err *err)
+{
+    bool found;
+    size_t i;
+
+    if (!key[0] || strlen(key) >= sizeof(l->v[0].key))
+        return kube_err_set(err, -EINVAL, "label key '%s': empty or too long", key);
+    if (!labeler_value_is_valid(value))
+        return kube_err_set(err, -EINVAL, "label %s: invalid value '%s'", key, value);
+    i = labels_find(l, key, &found);
+    if (!found) {
+        if (l->n == l->alloc) {
+            size_t alloc = l->alloc ? l->alloc * 2 : 16;
+            struct labeler_label *v = realloc(l->v, alloc * sizeof(*v));
+
+            if (!v)
+                return kube_err_set(err, -ENOMEM, "out of memory for labels");
+            l->v = v;
+            l->alloc = alloc;
+        }
+        memmove(&l->v[i + 1], &l->v[i], (l->n - i) * sizeof(l->v[0]));
+        l->n++;
+        snprintf(l->v[i].key, sizeof(l->v[i].key), "%s", key);
+    }
+    snprintf(l->v[i].value, sizeof(l->v[i].value), "%s", value);
+    return 0;
+}
+
+bool labeler_key_in_schemas(const char *key, unsigned schemas)
+{
+    size_t i;
+
+    if (!key)
+        return false;
+    if (schemas & LABELER_SCHEMA_ACK)
+        for (i = 0; i < sizeof(ack_keys) / sizeof(ack_keys[0]); i++)
+            if (!strcmp(key, ack_keys[i]))
+                return true;
+    if (schemas & LABELER_SCHEMA_GFD)
+        for (i = 0; i < sizeof(gfd_keys) / sizeof(gfd_keys[0]); i++)
+            if (!strcmp(key, gfd_keys[i]))
+                return true;
+    return false;
+}
+
+int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err)
+{
+    unsigned bits = 0;
+    const char *p = s ? s : "";
+
+    for (;;) {
+        size_t n = strcspn(p, ",");
+
+        if (n == 3 && !strncmp(p, "ack", 3))
+            bits |= LABELER_SCHEMA_ACK;
+        else if (n == 3 && !strncmp(p, "gfd", 3))
+            bits |= LABELER_SCHEMA_GFD;
+        else
+            return kube_err_set(err, -EINVAL, "unknown schema '%.*s' (want ack, gfd or ack,gfd)",
+                                (int)n, p);
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    *out = bits;
+    return 0;
+}
+
+/* Sets key to the sanitised form of text; "unknown" when nothing usable is left, so a GPU
+ * node never loses a label that DoesNotExist selectors rely on. */
+static int set_sanitized(struct labeler_labels *l, const char *key, const char *text,
+                         struct kube_err *err)
+{
+    char v[LABELER_VALUE_MAX + 1];
+
+    labeler_value_sanitize(text, v, sizeof(v));
+    return labeler_labels_set(l, key, v[0] ? v : "unknown", err);
+}
+
+static int set_ull(struct labeler_labels *l, const char *key, unsigned long long n,
+                   const char *suffix, struct kube_err *err)
+{
+    char v[LABELER_VALUE_MAX + 1];
+
+    snprintf(v, sizeof(v), "%llu%s", n, suffix);
+    return labeler_labels_set(l, key, v, err);
+}
+
+static int schema_ack(const struct gpu_inventory *inv, struct labeler_labels *l,
+                      struct kube_err *err)
+{
+    const struct gpu_device *d0 = &inv->devices[0];
+    int rc;
+
+    rc = set_ull(l, LABELER_ACK_COUNT, inv->ndevices, "", err);
+    if (!rc)
+        rc = set_sanitized(l, LABELER_ACK_NAME, d0->name, err);
+    if (!rc && d0->memory_known)
+        rc = set_ull(l, LABELER_ACK_MEM, d0->memory_total / 1048576u, "MiB", err);
+    return rc;
+}
+
+/* GFD's getArchFamily: compute capability major (minor) to architecture family. */
+static const char *gfd_family(int major, int minor)
+{
+    switch (major) {
+    case 1: return "tesla";
+    case 2: return "fermi";
+    case 3: return "kepler";
+    case 5: return "maxwell";
+    case 6: return "pascal";
+    case 7: return minor < 5 ? "volta" : "turing";
+    case 8: return minor < 9 ? "ampere" : "ada-lovelace";
+    case 9: return "hopper";
+    case 10:
+    case 12: return "blackwell";
+    case 13: return "rubin";
+    default: return "undefined";
+    }
+}
+
+/* GFD splits the driver version on '.' and wants 2 or 3 parts; rev is "" with 2 parts.
+ * Any other shape leaves the driver labels out instead of failing the whole set. */
+static int gfd_driver(const char *version, struct labeler_labels *l, struct kube_err *err)
+{
+    char parts[3][LABELER_VALUE_MAX + 1];
+    char copy[80];
+    char *save = NULL, *tok;
+    int n = 0, rc = 0;
+
+    snprintf(copy, sizeof(copy), "%s", version);
+    if (!copy[0] || copy[0] == '.' || copy[strlen(copy) - 1] == '.' || strstr(copy, ".."))
+        return 0;
+    for (tok = strtok_r(copy, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+        if (n == 3)
+            return 0;
+        labeler_value_sanitize(tok, parts[n], sizeof(parts[n]));
+        if (strcmp(parts[n], tok))
+            return 0; /* a part that is not a clean label value: leave the labels out */
+        n++;
+    }
+    if (n < 2)
+        return 0;
+    if (n == 2)
+        parts[2][0] = '\0';
+    rc = labeler_labels_set(l, GFD_PREFIX "cuda.driver.major", parts[0], err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "cuda.driver.minor", parts[1], err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "cuda.driver.rev", parts[2], err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "cuda.driver-version.major", parts[0], err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "cuda.driver-version.minor", parts[1], err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "cuda.driver-version.revision", parts[2], err);
+    if (!rc)
+        rc = set_sanitized(l, GFD_PREFIX "cuda.driver-version.full", version, err);
+    return rc;
+}
+
+static int gfd_runtime(int v, struct labeler_labels *l, struct kube_err *err)
+{
+    char full[LABELER_VALUE_MAX + 1];
+    int rc;
+
+    if (v <= 0)
+        return 0;
+    snprintf(full, sizeof(full), "%d.%d", v / 1000, v % 1000 / 10);
+    rc = set_ull(l, GFD_PREFIX "cuda.runtime.major", (unsigned long long)(v / 1000), "", err);
+    if (!rc)
+        rc = set_ull(l, GFD_PREFIX "cuda.runtime.minor", (unsigned long long)(v % 1000 / 10), "",
+                     err);
+    if (!rc)
+        rc = set_ull(l, GFD_PREFIX "cuda.runtime-version.major", (unsigned long long)(v / 1000),
+                     "", err);
+    if (!rc)
+        rc = set_ull(l, GFD_PREFIX "cuda.runtime-version.minor",
+                     (unsigned long long)(v % 1000 / 10), "", err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "cuda.runtime-version.full", full, err);
+    return rc;
+}
+
+static int gfd_machine(const char *path, struct labeler_labels *l, struct kube_err *err)
+{
+    struct kube_buf b = KUBE_BUF_INIT(MACHINE_TYPE_MAX);
+    int rc;
+
+    if (kube_read_file(path ? path : LABELER_MACHINE_TYPE_FILE, &b))
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.machine", "unknown", err);
+    else
+        rc = set_sanitized(l, GFD_PREFIX "gpu.machine", b.data ? b.data : "", err);
+    kube_buf_release(&b);
+    return rc;
+}
+
+static int schema_gfd(const struct gpu_inventory *inv, const char *machine_type_file,
+                      struct labeler_labels *l, struct kube_err *err)
+{
+    const struct gpu_device *d0 = &inv->devices[0];
+    size_t same_model = 0, i;
+    bool mig_capable = false;
+    int rc;
+
+    for (i = 0; i < inv->ndevices; i++) {
+        if (!strcmp(inv->devices[i].name, d0->name))
+            same_model++;
+        mig_capable |= inv->devices[i].mig_capable;
+    }
+    rc = set_ull(l, GFD_PREFIX "gpu.count", same_model, "", err);
+    if (!rc)
+        rc = set_sanitized(l, GFD_PREFIX "gpu.product", d0->name, err);
+    if (!rc && d0->memory_known)
+        rc = set_ull(l, GFD_PREFIX "gpu.memory", d0->memory_total / 1048576u, "", err);
+    if (!rc && d0->cc_known) {
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.family", gfd_family(d0->cc_major, d0->cc_minor),
+                                err);
+        if (!rc)
+            rc = set_ull(l, GFD_PREFIX "gpu.compute.major", (unsigned long long)d0->cc_major, "",
+                         err);
+        if (!rc)
+            rc = set_ull(l, GFD_PREFIX "gpu.compute.minor", (unsigned long long)d0->cc_minor, "",
+                         err);
+    }
+    /* GFD with its default config: no time-slicing, so one replica and strategy "none" */
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.replicas", "1", err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.sharing-strategy", "none", err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "mig.capable", mig_capable ? "true" : "false", err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "mps.capable", "false", err);
+    if (!rc)
+        rc = gfd_driver(inv->driver_version, l, err);
+    if (!rc)
+        rc = gfd_runtime(inv->cuda_driver_version, l, err);
+    if (!rc)
+        rc = gfd_machine(machine_type_file, l, err);
+    return rc;
+}
+
+int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned schemas,
+                                  const char *machine_type_file, struct labeler_labels *out,
+                                  struct kube_err *err)
+{
+    int rc = 0;
+
+    out->n = 0;
+    out->nvml_simulated = inv->simulated;
+    if (!inv->ndevices)
+        return 0;
+    if (schemas & LABELER_SCHEMA_ACK)
+        rc = schema_ack(inv, out, err);
+    if (!rc && (schemas & LABELER_SCHEMA_GFD))
+        rc = schema_gfd(inv, machine_type_file, out, err);
+    if (rc)
+        out->n = 0;
+    return rc;
+}
+
+int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
+                   struct kube_err *err)
+{
+    struct gpu_inventory inv;
+    int rc;
+
+    out->n = 0;
+    rc = gpu_detect(cfg->nvml_lib, &inv, err);
+    out->nvml_simulated = inv.simulated;
+    if (!rc)
+        rc = labeler_labels_from_inventory(&inv, cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK,
+                                           cfg->machine_type_file, out, err);
+    gpu_inventory_release(&inv);
+    return rc;
+}
+
+int labeler_labels_format(const struct labeler_labels *l, struct kube_buf *b)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < l->n && !rc; i++)
+        rc = kube_buf_printf(b, "%s=%s\n", l->v[i].key, l->v[i].value);
+    return rc;
+}
+
+/* Writes data to path through a dot-file in the same directory: write, fsync, rename, so a
+ * reader (nfd-worker) sees the old file or the new one, never a partial one. */
+static int write_atomic(const char *path, const char *data, size_t len, struct kube_err *err)
+{
+    char tmp[4096], dir[4096];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dirlen = slash ? (size_t)(slash - path) : 0;
+    int fd = -1, rc = 0;
+    size_t off = 0;
+
+    if (!*base)
+        return kube_err_set(err, -EINVAL, "cannot write '%s': not a file name", path);
+    if (dirlen >= sizeof(dir) || strlen(path) + 32 >= sizeof(tmp))
+        return kube_err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
+    if (slash) {
+        memcpy(dir, path, dirlen);
+        dir[dirlen ? dirlen : 1] = '\0';
+        if (!dirlen)
+            dir[0] = '/';
+    } else {
+        snprintf(dir, sizeof(dir), ".");
+    }
+    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, base, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return kube_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = kube_err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+            goto out;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd)) {
+        rc = kube_err_set(err, -errno, "cannot sync '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (close(fd)) {
+        fd = -1;
+        rc = kube_err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path)) {
+        rc = kube_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path,
+                          strerror(errno));
+        goto out;
+    }
+    /* make the rename itself durable; failure here does not undo a visible, complete file */
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0)
+        fsync(fd);
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler_labels *l,
+                          struct kube_err *err)
+{
+    struct kube_buf b = KUBE_BUF_INIT(FEATURE_FILE_MAX);
+    int rc;
+
+    rc = labeler_labels_format(l, &b);
+    if (rc) {
+        rc = kube_err_set(err, rc, "labels do not fit in %d bytes", FEATURE_FILE_MAX);
+        goto out;
+    }
+    if (cfg->output && !strcmp(cfg->output, "-")) {
+        if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout))) {
+            rc = kube_err_set(err, -EIO, "cannot write labels to standard output: %s",
+                              strerror(errno));
+            goto out;
+        }
+    } else if (cfg->output) {
+        rc = write_atomic(cfg->output, b.data ? b.data : "", b.len, err);
+        if (rc)
+            goto out;
+    }
+    if (cfg->feature_file)
+        rc = write_atomic(cfg->feature_file, b.data ? b.data : "", b.len, err);
+out:
+    kube_buf_release(&b);
+    return rc;
+}

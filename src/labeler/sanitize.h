@@ -1,0 +1,24 @@
+/* sanitize.h - turning free text (GPU product names, DMI machine names) into valid Kubernetes
+ * label values: at most 63 characters, [A-Za-z0-9] at both ends, [-_.A-Za-z0-9] inside.
+ *
+ * The rule, in order: drop every byte outside [A-Za-z0-9-_.] and whitespace (so '(' ')' '/'
+ * and non-ASCII bytes go), turn each whitespace run into one '-' (leading and trailing
+ * whitespace vanish), trim non-alphanumerics from both ends, keep the first 63 characters and
+ * trim the end again. "NVIDIA TITAN X (Pascal)" -> "NVIDIA-TITAN-X-Pascal". */
+#ifndef LABELER_SANITIZE_H
+#define LABELER_SANITIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LABELER_VALUE_MAX 63
+
+/* labeler_value_sanitize writes the valid form of in into out (size >= LABELER_VALUE_MAX + 1;
+ * smaller sizes truncate further, still valid). The result may be "" when in has no usable
+ * character. Returns out. */
+char *labeler_value_sanitize(const char *in, char *out, size_t size);
+
+/* labeler_value_is_valid tells whether v is a valid label value ("" is valid). */
+bool labeler_value_is_valid(const char *v);
+
+#endif

@@ -1,0 +1,545 @@
+/* fake_nvml.c - a test double for the NVIDIA driver's libnvidia-ml.so.1.
+ *
+ * It exports the NVML symbols gpulabel binds, so tests exercise the real dlopen/dlsym path, and
+ * serves devices and failures described by the file named in $FAKE_NVML_CONFIG (read again at
+ * every first nvmlInit_v2). Without the variable it serves the demo node: one "Tesla M40" with
+ * 12209 MiB, driver 418.67, CUDA 10010. It also exports `fake_nvml_is_simulated`, which tells
+ * gpulabel that no real GPU is behind it. Built with -DFAKE_NVML_OLD it leaves out the symbols
+ * an old driver lacks (nvmlErrorString, nvmlSystemGetCudaDriverVersion, nvmlDeviceGetPciInfo_v3,
+ * nvmlDeviceGetCudaComputeCapability, nvmlDeviceGetMigMode): dlsym really fails for them.
+ *
+ * Config format, one setting per line, '#' starts a comment line:
+ *   driver=550.107.02        nvmlSystemGetDriverVersion (absent: NOT_SUPPORTED)
+ *   cuda=12050               nvmlSystemGetCudaDriverVersion (absent: NOT_SUPPORTED)
+ *   init=DRIVER_NOT_LOADED   nvmlInit_v2 returns this code (any NVML_ERROR_ name without prefix)
+ *   count_error=UNKNOWN      nvmlDeviceGetCount_v2 returns this code
+ *   device KEY=VALUE ...     one GPU per line, in index order; keys:
+ *     name="Tesla M40"       quoted (may hold spaces and \xNN escapes) or a bare word
+ *     memory=12802064384     total bytes (absent: nvmlDeviceGetMemoryInfo returns NOT_SUPPORTED)
+ *     memory_error=CODE      nvmlDeviceGetMemoryInfo returns CODE
+ *     uuid=GPU-...           (absent: generated from the index)
+ *     pci=00000000:00:08.0   (absent: generated from the index)
+ *     cc=8.0                 compute capability (absent: NOT_SUPPORTED)
+ *     mig=unsupported|disabled|enabled   (absent: unsupported)
+ *     lost=1                 every query on the device returns GPU_IS_LOST
+ *     handle_error=CODE      nvmlDeviceGetHandleByIndex_v2 returns CODE
+ *     repeat=N               this line stands for N identical GPUs
+ * A config file without device lines means a node with zero GPUs. A config that cannot be read
+ * or parsed makes nvmlInit_v2 fail with UNKNOWN and prints why on stderr. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define FAKE_MAX_DEVICES 64
+
+typedef int nvmlReturn_t;
+enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_UNKNOWN = 999,
+};
+
+static const struct {
+    const char *name;
+    int code;
+    const char *text;
+} fake_codes[] = {
+    {"SUCCESS", 0, "Success"},
+    {"UNINITIALIZED", 1, "Uninitialized"},
+    {"INVALID_ARGUMENT", 2, "Invalid Argument"},
+    {"NOT_SUPPORTED", 3, "Not Supported"},
+    {"NO_PERMISSION", 4, "Insufficient Permissions"},
+    {"ALREADY_INITIALIZED", 5, "Already Initialized"},
+    {"NOT_FOUND", 6, "Not Found"},
+    {"INSUFFICIENT_SIZE", 7, "Insufficient Size"},
+    {"INSUFFICIENT_POWER", 8, "Insufficient External Power"},
+    {"DRIVER_NOT_LOADED", 9, "Driver Not Loaded"},
+    {"TIMEOUT", 10, "Timeout"},
+    {"IRQ_ISSUE", 11, "Interrupt Request Issue"},
+    {"LIBRARY_NOT_FOUND", 12, "NVML Shared Library Not Found"},
+    {"FUNCTION_NOT_FOUND", 13, "Function Not Found"},
+    {"CORRUPTED_INFOROM", 14, "Corrupted infoROM"},
+    {"GPU_IS_LOST", 15, "GPU is lost"},
+    {"RESET_REQUIRED", 16, "GPU requires reset"},
+    {"OPERATING_SYSTEM", 17, "GPU access blocked by the operating system"},
+    {"LIB_RM_VERSION_MISMATCH", 18, "Driver/library version mismatch"},
+    {"IN_USE", 19, "In use by another client"},
+    {"MEMORY", 20, "Insufficient Memory"},
+    {"NO_DATA", 21, "No data"},
+    {"UNKNOWN", 999, "Unknown Error"},
+};
+
+struct nvmlDevice_st {
+    char name[128];
+    unsigned long long memory;
+    int has_memory;
+    int memory_error;
+    char uuid[96];
+    char pci[32];
+    int cc_major, cc_minor, has_cc;
+    int mig; /* -1 unsupported, 0 disabled, 1 enabled */
+    int lost;
+    int handle_error;
+};
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+typedef struct {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+
+static int fake_active; /* nvmlInit_v2 calls minus nvmlShutdown calls */
+
+static struct fake_state {
+    char driver[80];
+    int has_driver;
+    int cuda, has_cuda;
+    int init_error;
+    int count_error;
+    unsigned ndevices;
+    struct nvmlDevice_st devices[FAKE_MAX_DEVICES];
+} fake;
+
+/* Markers for tests: the library is simulated; how many inits are not yet shut down. */
+EXPORT const int fake_nvml_is_simulated = 1;
+EXPORT int fake_nvml_active_inits(void);
+int fake_nvml_active_inits(void)
+{
+    return fake_active;
+}
+
+static int fake_code(const char *name)
+{
+    size_t i;
+
+    if (!strncmp(name, "NVML_ERROR_", 11))
+        name += 11;
+    for (i = 0; i < sizeof(fake_codes) / sizeof(fake_codes[0]); i++)
+        if (!strcmp(fake_codes[i].name, name))
+            return fake_codes[i].code;
+    return -1;
+}
+
+static void fake_device_defaults(struct nvmlDevice_st *d, unsigned idx)
+{
+    memset(d, 0, sizeof(*d));
+    d->mig = -1;
+    snprintf(d->uuid, sizeof(d->uuid), "GPU-00000000-fa4e-4e00-8000-%012x", idx);
+    snprintf(d->pci, sizeof(d->pci), "00000000:00:%02X.0", 8 + idx);
+}
+
+static void fake_defaults(void)
+{
+    struct nvmlDevice_st *d = &fake.devices[0];
+
+    memset(&fake, 0, sizeof(fake));
+    snprintf(fake.driver, sizeof(fake.driver), "418.67");
+    fake.has_driver = 1;
+    fake.cuda = 10010;
+    fake.has_cuda = 1;
+    fake.ndevices = 1;
+    fake_device_defaults(d, 0);
+    snprintf(d->name, sizeof(d->name), "Tesla M40");
+    d->memory = 12209ull * 1048576ull + 393216ull;
+    d->has_memory = 1;
+    d->cc_major = 5;
+    d->cc_minor = 2;
+    d->has_cc = 1;
+}
+
+/* Reads one value at *p: a "quoted string" with \xNN, \" and \\ escapes, or a bare word. */
+static int fake_value(char **p, char *out, size_t size)
+{
+    char *s = *p;
+    size_t n = 0;
+
+    if (*s == '"') {
+        s++;
+        while (*s && *s != '"') {
+            int c = (unsigned char)*s++;
+
+            if (c == '\\' && *s == 'x' && s[1] && s[2]) {
+                char hex[3] = {s[1], s[2], 0};
+
+                c = (int)strtol(hex, NULL, 16);
+                s += 3;
+            } else if (c == '\\' && *s) {
+                c = (unsigned char)*s++;
+            }
+            if (n + 1 >= size)
+                return -1;
+            out[n++] = (char)c;
+        }
+        if (*s != '"')
+            return -1;
+        s++;
+    } else {
+        while (*s && *s != ' ' && *s != '\t') {
+            if (n + 1 >= size)
+                return -1;
+            out[n++] = *s++;
+        }
+    }
+    out[n] = '\0';
+    *p = s;
+    return 0;
+}
+
+static void fake_copy(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src) < size - 1 ? strlen(src) : size - 1;
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static int fake_parse_device(char *s, const char *path, int lineno)
+{
+    struct nvmlDevice_st d;
+    unsigned repeat = 1, i;
+    char key[64], val[256];
+    int custom_uuid = 0, custom_pci = 0;
+
+    fake_device_defaults(&d, 0);
+    for (;;) {
+        size_t k = 0;
+
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        while (*s && *s != '=' && k + 1 < sizeof(key))
+            key[k++] = *s++;
+        key[k] = '\0';
+        if (*s++ != '=' || fake_value(&s, val, sizeof(val)))
+            goto bad;
+        if (!strcmp(key, "name")) {
+            fake_copy(d.name, sizeof(d.name), val);
+        } else if (!strcmp(key, "memory")) {
+            d.memory = strtoull(val, NULL, 10);
+            d.has_memory = 1;
+        } else if (!strcmp(key, "memory_error")) {
+            if ((d.memory_error = fake_code(val)) < 0)
+                goto bad;
+        } else if (!strcmp(key, "uuid")) {
+            fake_copy(d.uuid, sizeof(d.uuid), val);
+            custom_uuid = 1;
+        } else if (!strcmp(key, "pci")) {
+            fake_copy(d.pci, sizeof(d.pci), val);
+            custom_pci = 1;
+        } else if (!strcmp(key, "cc")) {
+            if (sscanf(val, "%d.%d", &d.cc_major, &d.cc_minor) != 2)
+                goto bad;
+            d.has_cc = 1;
+        } else if (!strcmp(key, "mig")) {
+            if (!strcmp(val, "unsupported"))
+                d.mig = -1;
+            else if (!strcmp(val, "disabled"))
+                d.mig = 0;
+            else if (!strcmp(val, "enabled"))
+                d.mig = 1;
+            else
+                goto bad;
+        } else if (!strcmp(key, "lost")) {
+            d.lost = atoi(val);
+        } else if (!strcmp(key, "handle_error")) {
+            if ((d.handle_error = fake_code(val)) < 0)
+                goto bad;
+        } else if (!strcmp(key, "repeat")) {
+            repeat = (unsigned)strtoul(val, NULL, 10);
+        } else {
+            goto bad;
+        }
+    }
+    for (i = 0; i < repeat; i++) {
+        struct nvmlDevice_st *t;
+        unsigned idx = fake.ndevices;
+
+        if (fake.ndevices >= FAKE_MAX_DEVICES)
+            goto bad;
+        t = &fake.devices[fake.ndevices++];
+        fake_device_defaults(t, idx);
+        memcpy(t->name, d.name, sizeof(t->name));
+        t->memory = d.memory;
+        t->has_memory = d.has_memory;
+        t->memory_error = d.memory_error;
+        if (custom_uuid)
+            memcpy(t->uuid, d.uuid, sizeof(t->uuid));
+        if (custom_pci)
+            memcpy(t->pci, d.pci, sizeof(t->pci));
+        t->cc_major = d.cc_major;
+        t->cc_minor = d.cc_minor;
+        t->has_cc = d.has_cc;
+        t->mig = d.mig;
+        t->lost = d.lost;
+        t->handle_error = d.handle_error;
+    }
+    return 0;
+bad:
+    fprintf(stderr, "fake NVML: %s: line %d: bad device setting\n", path, lineno);
+    return -1;
+}
+
+static int fake_load(void)
+{
+    const char *path = getenv("FAKE_NVML_CONFIG");
+    char line[4096];
+    int lineno = 0, rc = 0;
+    FILE *f;
+
+    fake_defaults();
+    if (!path || !*path)
+        return 0;
+    memset(&fake, 0, sizeof(fake));
+    f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "fake NVML: cannot read FAKE_NVML_CONFIG '%s'\n", path);
+        return -1;
+    }
+    while (!rc && fgets(line, sizeof(line), f)) {
+        char *s = line, *v;
+
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s || *s == '#')
+            continue;
+        if (!strncmp(s, "device ", 7) || !strcmp(s, "device")) {
+            rc = fake_parse_device(s + 6, path, lineno);
+            continue;
+        }
+        v = strchr(s, '=');
+        if (!v) {
+            rc = -1;
+            break;
+        }
+        *v++ = '\0';
+        if (!strcmp(s, "driver")) {
+            snprintf(fake.driver, sizeof(fake.driver), "%s", v);
+            fake.has_driver = 1;
+        } else if (!strcmp(s, "cuda")) {
+            fake.cuda = atoi(v);
+            fake.has_cuda = 1;
+        } else if (!strcmp(s, "init")) {
+            rc = (fake.init_error = fake_code(v)) < 0 ? -1 : 0;
+        } else if (!strcmp(s, "count_error")) {
+            rc = (fake.count_error = fake_code(v)) < 0 ? -1 : 0;
+        } else {
+            rc = -1;
+        }
+    }
+    fclose(f);
+    if (rc)
+        fprintf(stderr, "fake NVML: %s: line %d: cannot parse\n", path, lineno);
+    return rc;
+}
+
+/* Common guard: NVML must be initialised and the handle one of ours. */
+static nvmlReturn_t fake_check(nvmlDevice_t d)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!d || d < fake.devices || d >= fake.devices + fake.ndevices)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (d->lost)
+        return NVML_ERROR_GPU_IS_LOST;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t fake_string(const char *s, char *out, unsigned int length)
+{
+    if (!out)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(s) + 1 > length)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(out, s, strlen(s) + 1);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlInit_v2(void)
+{
+    if (!fake_active) {
+        if (fake_load())
+            return NVML_ERROR_UNKNOWN;
+        if (fake.init_error)
+            return fake.init_error;
+    }
+    fake_active++;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlShutdown(void);
+nvmlReturn_t nvmlShutdown(void)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    fake_active--;
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+EXPORT const char *nvmlErrorString(nvmlReturn_t result);
+const char *nvmlErrorString(nvmlReturn_t result)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(fake_codes) / sizeof(fake_codes[0]); i++)
+        if (fake_codes[i].code == result)
+            return fake_codes[i].text;
+    return "Unknown Error";
+}
+#endif
+
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!fake.has_driver)
+        return NVML_ERROR_NOT_SUPPORTED;
+    return fake_string(fake.driver, version, length);
+}
+
+#ifndef FAKE_NVML_OLD
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+    if (!v)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!fake.has_cuda)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *v = fake.cuda;
+    return NVML_SUCCESS;
+}
+#endif
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (fake.count_error)
+        return fake.count_error;
+    *count = fake.ndevices;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (index >= fake.ndevices || !device)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (fake.devices[index].handle_error)
+        return fake.devices[index].handle_error;
+    *device = &fake.devices[index];
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+    nvmlReturn_t rc = fake_check(device);
+
+    return rc ? rc : fake_string(device->name, name, length);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+    nvmlReturn_t rc = fake_check(device);
+
+    return rc ? rc : fake_string(device->uuid, uuid, length);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
+{
+    nvmlReturn_t rc = fake_check(device);
+
+    if (rc)
+        return rc;
+    if (!memory)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (device->memory_error)
+        return device->memory_error;
+    if (!device->has_memory)
+        return NVML_ERROR_NOT_SUPPORTED;
+    memory->total = device->memory;
+    memory->used = device->memory / 100;
+    memory->free = device->memory - memory->used;
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
+    nvmlReturn_t rc = fake_check(device);
+    unsigned dom = 0, bus = 0, dev = 0;
+
+    if (rc)
+        return rc;
+    if (!pci)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    memset(pci, 0, sizeof(*pci));
+    sscanf(device->pci, "%x:%x:%x", &dom, &bus, &dev);
+    pci->domain = dom;
+    pci->bus = bus;
+    pci->device = dev;
+    pci->pciDeviceId = 0x17fd10de; /* Tesla M40 24GB id, vendor 0x10de */
+    snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0", dom & 0xffff,
+             bus & 0xff, dev & 0xff);
+    snprintf(pci->busId, sizeof(pci->busId), "%s", device->pci);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
+                                                       int *minor);
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+{
+    nvmlReturn_t rc = fake_check(device);
+
+    if (rc)
+        return rc;
+    if (!major || !minor)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!device->has_cc)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *major = device->cc_major;
+    *minor = device->cc_minor;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current,
+                                         unsigned int *pending);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current,
+                                  unsigned int *pending)
+{
+    nvmlReturn_t rc = fake_check(device);
+
+    if (rc)
+        return rc;
+    if (!current || !pending)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (device->mig < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *current = *pending = (unsigned)device->mig;
+    return NVML_SUCCESS;
+}
+#endif

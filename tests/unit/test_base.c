@@ -1,0 +1,200 @@
+/* test_base.c - the shared building blocks: errors, capped buffers, arena, YAML loading with
+ * line numbers. */
+#include "test.h"
+
+#include <errno.h>
+
+#include "kube/arena.h"
+#include "kube/buf.h"
+#include "kube/err.h"
+#include "kube/yaml.h"
+
+static void err_formats_location_and_field(void)
+{
+    struct kube_err e;
+    char buf[512];
+
+    kube_err_clear(&e);
+    CHECK_INT_EQ(kube_err_set(&e, -EINVAL, "bad %s", "thing"), -EINVAL);
+    kube_err_at(&e, "a.yaml", 7, 3);
+    kube_err_field(&e, "spec.nodeSelector");
+    CHECK_STR_EQ(kube_err_format(&e, buf, sizeof(buf)), "a.yaml: line 7: spec.nodeSelector: bad thing");
+    kube_err_prefix(&e, "cannot load");
+    CHECK_STR_EQ(kube_err_format(&e, buf, sizeof(buf)),
+                 "a.yaml: line 7: spec.nodeSelector: cannot load: bad thing");
+    CHECK_INT_EQ(kube_err_set(NULL, -ENOENT, "x"), -ENOENT);
+}
+
+static void err_format_truncates_safely(void)
+{
+    struct kube_err e;
+    char small[8];
+
+    kube_err_clear(&e);
+    kube_err_set(&e, -EINVAL, "a long message that does not fit");
+    kube_err_format(&e, small, sizeof(small));
+    CHECK_INT_EQ(strlen(small), 7);
+}
+
+static void buf_respects_cap(void)
+{
+    struct kube_buf b = KUBE_BUF_INIT(8);
+
+    CHECK_INT_EQ(kube_buf_puts(&b, "12345678"), 0);
+    CHECK_INT_EQ(kube_buf_puts(&b, "9"), -E2BIG);
+    CHECK_STR_EQ(b.data, "12345678");
+    kube_buf_consume(&b, 3);
+    CHECK_STR_EQ(b.data, "45678");
+    CHECK_INT_EQ(kube_buf_printf(&b, "%d", 12), 0);
+    CHECK_STR_EQ(b.data, "4567812");
+    CHECK_INT_EQ(kube_buf_printf(&b, "%d", 123), -E2BIG);
+    kube_buf_release(&b);
+}
+
+static void arena_allocates_aligned_and_large(void)
+{
+    struct kube_arena a = KUBE_ARENA_INIT;
+    char *s = kube_arena_strdup(&a, "hello");
+    void *big = kube_arena_alloc(&a, 3u << 20);
+    void *small = kube_arena_alloc(&a, 3);
+
+    CHECK_STR_EQ(s, "hello");
+    CHECK(big != NULL);
+    CHECK(small != NULL);
+    CHECK(((uintptr_t)small & 15) == 0);
+    CHECK(kube_arena_strdup(&a, NULL) == NULL);
+    kube_arena_free(&a);
+    CHECK(a.head == NULL);
+}
+
+static json_t *load_one(const char *text, struct kube_lines **lines)
+{
+    json_t *docs = NULL, *v;
+    struct kube_err e;
+
+    kube_err_clear(&e);
+    if (kube_yaml_load(text, strlen(text), "t.yaml", &docs, lines, &e))
+        return NULL;
+    v = json_incref(json_array_get(docs, 0));
+    json_decref(docs);
+    return v;
+}
+
+static void yaml_resolves_scalars_like_kubernetes(void)
+{
+    json_t *v = load_one("a: 1\nb: \"1\"\nc: true\nd: yes\ne: off\nf: 0.5\ng: 129e6\nh: ~\n"
+                         "i: Tesla-M40\nj: 12209MiB\nk: 0x10\nl: ''\n",
+                         NULL);
+
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    CHECK(json_is_integer(json_object_get(v, "a")));
+    CHECK(json_is_string(json_object_get(v, "b")));
+    CHECK(json_is_true(json_object_get(v, "c")));
+    CHECK(json_is_true(json_object_get(v, "d")));
+    CHECK(json_is_false(json_object_get(v, "e")));
+    CHECK(json_is_real(json_object_get(v, "f")));
+    CHECK(json_is_real(json_object_get(v, "g")));
+    CHECK(json_is_null(json_object_get(v, "h")));
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "i")), "Tesla-M40");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "j")), "12209MiB");
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "k")), 16);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "l")), "");
+    json_decref(v);
+}
+
+static void yaml_records_lines(void)
+{
+    struct kube_lines *lines = NULL;
+    json_t *v = load_one("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+                         "  containers:\n  - name: c\n    image: x\n",
+                         &lines);
+    json_t *c;
+
+    CHECK(v != NULL && lines != NULL);
+    if (!v)
+        return;
+    CHECK_INT_EQ(kube_lines_find(lines, json_object_get(v, "kind")), 2);
+    c = json_array_get(json_object_get(json_object_get(v, "spec"), "containers"), 0);
+    CHECK_INT_EQ(kube_lines_find(lines, c), 7);
+    CHECK_INT_EQ(kube_lines_find(lines, json_object_get(c, "image")), 8);
+    CHECK_INT_EQ(kube_lines_find(lines, NULL), 0);
+    json_decref(v);
+    kube_lines_free(lines);
+}
+
+static void yaml_multi_documents_and_json(void)
+{
+    const char *text = "---\na: 1\n---\n---\n{\"b\": [1, 2, {\"c\": null}]}\n";
+    json_t *docs = NULL;
+    struct kube_err e;
+
+    kube_err_clear(&e);
+    CHECK_INT_EQ(kube_yaml_load(text, strlen(text), "t", &docs, NULL, &e), 0);
+    CHECK_INT_EQ(json_array_size(docs), 2);
+    json_decref(docs);
+}
+
+static void yaml_error_names_line(void)
+{
+    const char *text = "a: 1\nb: [1, 2\nc: 3\n";
+    json_t *docs = NULL;
+    struct kube_err e;
+    char buf[512];
+
+    kube_err_clear(&e);
+    CHECK(kube_yaml_load(text, strlen(text), "bad.yaml", &docs, NULL, &e) < 0);
+    CHECK(docs == NULL);
+    CHECK(e.line >= 2);
+    CHECK(strstr(kube_err_format(&e, buf, sizeof(buf)), "bad.yaml: line ") == buf);
+}
+
+static void yaml_anchors_and_merge_keys(void)
+{
+    json_t *v = load_one("base: &b {x: 1, z: 2}\nderived:\n  <<: *b\n  z: 3\nref: *b\n", NULL);
+    json_t *d;
+
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    d = json_object_get(v, "derived");
+    CHECK_INT_EQ(json_integer_value(json_object_get(d, "x")), 1);
+    CHECK_INT_EQ(json_integer_value(json_object_get(d, "z")), 3);
+    CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(v, "ref"), "z")), 2);
+    json_decref(v);
+    /* YAML 1.1, as Kubernetes reads it: a plain "y" is a boolean, so as a key it is "true" */
+    v = load_one("y: 1\n", NULL);
+    CHECK(v && json_object_get(v, "true") != NULL);
+    json_decref(v);
+}
+
+static void yaml_rejects_unknown_alias_and_deep_nesting(void)
+{
+    char deep[1200];
+    json_t *docs = NULL;
+    struct kube_err e;
+    int i;
+
+    kube_err_clear(&e);
+    CHECK(kube_yaml_load("a: *nope\n", 9, "t", &docs, NULL, &e) < 0);
+    for (i = 0; i < 600; i++)
+        deep[i] = '[';
+    deep[600] = '\0';
+    CHECK(kube_yaml_load(deep, strlen(deep), "t", &docs, NULL, &e) < 0);
+}
+
+static const struct test_case cases[] = {
+    {"err formats location and field", err_formats_location_and_field},
+    {"err format truncates safely", err_format_truncates_safely},
+    {"buf respects cap", buf_respects_cap},
+    {"arena allocates aligned and large", arena_allocates_aligned_and_large},
+    {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
+    {"yaml records lines", yaml_records_lines},
+    {"yaml multi documents and json", yaml_multi_documents_and_json},
+    {"yaml error names line", yaml_error_names_line},
+    {"yaml anchors and merge keys", yaml_anchors_and_merge_keys},
+    {"yaml rejects unknown alias and deep nesting", yaml_rejects_unknown_alias_and_deep_nesting},
+};
+
+TEST_SUITE(base, cases)
