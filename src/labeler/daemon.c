@@ -399,6 +399,7 @@ struct daemon {
     struct labeler_labels written; /* last content written to the outputs */
     bool have_written;
     bool detect_failing;
+    bool simulated_logged;
     struct daemon_errlog detect_log, output_log, sync_log;
     struct labeler_backoff backoff;
     long interval_ms;
@@ -451,6 +452,10 @@ static long daemon_cycle(struct daemon *d)
         errlog_report(&d->detect_log, msg, tail);
         d->detect_failing = true;
         goto out;
+    }
+    if (desired.nvml_simulated && !d->simulated_logged) {
+        log_line(0, "using a simulated NVML (test double), not a real GPU driver");
+        d->simulated_logged = true;
     }
     if (d->detect_failing) {
         errlog_clear(&d->detect_log);
