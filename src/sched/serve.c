@@ -1,12 +1,1334 @@
-/* serve.c - placeholder until the live scheduler lands. */
+/* serve.c - gpusched serve: flags, wiring, and the scheduling loop of the secondary scheduler.
+ *
+ * Threads: one informer per resource (nodes, pods) applies watch events straight into the
+ * cluster state and the queue under one mutex (serve.mu); the main thread is the scheduling
+ * loop (pop, schedule_one, assume, hand the bind to the binder) under the same mutex; a pool
+ * of bind workers sends binds, events, status patches and deletions and reports back under
+ * the mutex; a signal thread turns SIGTERM/SIGINT into a graceful stop; the leader elector
+ * and the metrics server have a thread each. Design notes: docs/serve.md. */
 #include "sched/serve.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "kube/arena.h"
+#include "kube/client.h"
+#include "kube/object.h"
+#include "sched/binder.h"
+#include "sched/events.h"
+#include "sched/httpd.h"
+#include "sched/informer.h"
+#include "sched/keymap.h"
+#include "sched/leader.h"
+#include "sched/metrics.h"
+#include "sched/queue.h"
+#include "sched/sched.h"
+
+#define SERVE_VERSION "0.1"
+#define SERVE_POD_JSON_MAX (1 << 20)
+
+struct serve_opts {
+    const char *scheduler_name;
+    const char *profile;
+    const char *kubeconfig;
+    const char *context;
+    double qps;
+    int burst;
+    bool leader_elect;
+    int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
+    const char *lease_name, *lease_namespace;
+    const char *metrics_addr;
+    int verbosity;
+    int bind_workers;
+    int64_t max_unschedulable_ms;
+    int64_t initial_backoff_ms, max_backoff_ms;
+};
+
+/* A pending pod of ours, as kept in the queue: its JSON (decoded again at each attempt, which
+ * keeps the resident size of a large backlog small) and what was last reported about it. */
+struct pending_pod {
+    char *json;
+    char *namespace_, *name, *uid;
+    char *last_message;  /* last FailedScheduling text written to the status, NULL if none */
+    char *last_nominated;
+};
+
+struct node_fp {
+    uint64_t fp;
+    char name[];
+};
+
+struct serve {
+    struct serve_opts o;
+    const struct sched_profile *profile;
+    char instance[320];
+    struct kube_client *client;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu */
+    struct sched_cluster *cluster;
+    struct sched_queue *queue;
+    struct sched_keymap node_fps; /* name -> struct node_fp */
+    struct sched_keymap assumed;  /* key -> strdup'd key: binds in flight or unconfirmed */
+    struct sched_rng rng;
+    bool nodes_synced, pods_synced;
+    bool stopping, lost_leadership;
+    /* threads */
+    volatile sig_atomic_t informer_stop;
+    struct sched_informer *nodes_inf, *pods_inf;
+    struct sched_binder *binder;
+    struct sched_leader *leader;
+    struct sched_httpd *httpd;
+    struct sched_metrics metrics;
+    pthread_t signal_thread;
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Logging: klog-like lines on stderr, "-v N" decides how chatty. Level 0 always prints.
+ * ------------------------------------------------------------------------------------- */
+
+static int serve_verbosity;
+
+static void serve_log(char sev, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void serve_log(char sev, int v, const char *fmt, ...)
+{
+    char line[4096];
+    struct timespec ts;
+    struct tm tm;
+    va_list ap;
+    int n;
+
+    if (v > serve_verbosity)
+        return;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    n = snprintf(line, sizeof(line), "%c%02d%02d %02d:%02d:%02d.%06ld %7d serve] ", sev,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
+                 (int)getpid());
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    n = (int)strlen(line);
+    line[n] = '\n';
+    fwrite(line, 1, (size_t)n + 1, stderr);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Small JSON helpers
+ * ------------------------------------------------------------------------------------- */
+
+static const char *jstr(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = json_object_get(obj, a);
+
+    if (b)
+        v = json_object_get(v, b);
+    return json_string_value(v);
+}
+
+static bool pod_terminal(json_t *pod)
+{
+    const char *phase = jstr(pod, "status", "phase");
+
+    return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+}
+
+static const char *pod_node_name(json_t *pod)
+{
+    const char *n = jstr(pod, "spec", "nodeName");
+
+    return n ? n : "";
+}
+
+static const char *pod_scheduler_name(json_t *pod)
+{
+    const char *n = jstr(pod, "spec", "schedulerName");
+
+    return n && *n ? n : "default-scheduler";
+}
+
+static void pending_free(void *p)
+{
+    struct pending_pod *pp = p;
+
+    if (!pp)
+        return;
+    free(pp->json);
+    free(pp->namespace_);
+    free(pp->name);
+    free(pp->uid);
+    free(pp->last_message);
+    free(pp->last_nominated);
+    free(pp);
+}
+
+/* pending_new keeps what scheduling needs from a pod: the JSON without managedFields and
+ * status (except status.nominatedNodeName). */
+static struct pending_pod *pending_new(json_t *obj)
+{
+    struct pending_pod *pp = calloc(1, sizeof(*pp));
+    json_t *copy = json_copy(obj), *md = json_copy(json_object_get(obj, "metadata"));
+    const char *ns = jstr(obj, "metadata", "namespace"), *name = jstr(obj, "metadata", "name");
+    const char *uid = jstr(obj, "metadata", "uid"), *nom = jstr(obj, "status", "nominatedNodeName");
+
+    if (!pp || !copy || !md)
+        goto fail;
+    json_object_del(md, "managedFields");
+    json_object_set_new(copy, "metadata", md);
+    md = NULL;
+    json_object_del(copy, "status");
+    if (nom && *nom)
+        json_object_set_new(copy, "status", json_pack("{s:s}", "nominatedNodeName", nom));
+    pp->json = json_dumps(copy, JSON_COMPACT);
+    pp->namespace_ = strdup(ns && *ns ? ns : "default");
+    pp->name = strdup(name ? name : "");
+    pp->uid = strdup(uid ? uid : "");
+    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid)
+        goto fail;
+    json_decref(copy);
+    return pp;
+fail:
+    json_decref(md);
+    json_decref(copy);
+    pending_free(pp);
+    return NULL;
+}
+
+/* node_fingerprint hashes what can change a node's fitness: labels, taints, unschedulable,
+ * allocatable (status heartbeats change none of them). */
+static uint64_t node_fingerprint(json_t *node)
+{
+    json_t *parts = json_pack("[O?,O?,O?,O?]", json_object_get(json_object_get(node, "metadata"), "labels"),
+                              json_object_get(json_object_get(node, "spec"), "taints"),
+                              json_object_get(json_object_get(node, "spec"), "unschedulable"),
+                              json_object_get(json_object_get(node, "status"), "allocatable"));
+    char *s = parts ? json_dumps(parts, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    uint64_t h = 1469598103934665603ULL;
+    const char *p;
+
+    for (p = s; p && *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= 1099511628211ULL;
+    }
+    free(s);
+    json_decref(parts);
+    return h;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Informer handlers (informer threads)
+ * ------------------------------------------------------------------------------------- */
+
+static void informer_log_cb(void *ud, int level, const char *resource, const char *msg)
+{
+    (void)ud;
+    serve_log(level == 0 ? 'W' : 'I', level, "\"informer\" resource=\"%s\" msg=\"%s\"", resource,
+              msg);
+}
+
+static void serve_update_gauges(struct serve *s)
+{
+    pthread_mutex_lock(&s->metrics.mu);
+    s->metrics.pending_active = sched_queue_count(s->queue, SCHED_QUEUE_ACTIVE);
+    s->metrics.pending_backoff = sched_queue_count(s->queue, SCHED_QUEUE_BACKOFF);
+    s->metrics.pending_unschedulable = sched_queue_count(s->queue, SCHED_QUEUE_UNSCHEDULABLE);
+    s->metrics.cache_nodes = sched_cluster_node_count(s->cluster);
+    s->metrics.ready = s->nodes_synced && s->pods_synced;
+    pthread_mutex_unlock(&s->metrics.mu);
+}
+
+static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct kube_node node;
+    struct kube_err err;
+    char msg[1200];
+    uint64_t fp = 0;
+    int rc = 0;
+
+    kube_err_clear(&err);
+    if (op == SCHED_INFORMER_ADD || op == SCHED_INFORMER_UPDATE) {
+        fp = node_fingerprint(obj);
+        rc = kube_node_decode(obj, &a, NULL, NULL, &node, &err);
+        if (rc) {
+            serve_log('E', 0, "\"Cannot decode node\" node=\"%s\" err=\"%s\"", key,
+                      kube_err_format(&err, msg, sizeof(msg)));
+            goto out;
+        }
+    }
+    pthread_mutex_lock(&s->mu);
+    switch (op) {
+    case SCHED_INFORMER_ADD:
+    case SCHED_INFORMER_UPDATE: {
+        struct node_fp *f = sched_keymap_get(&s->node_fps, key);
+
+        rc = sched_cluster_update_node(s->cluster, &node, &err);
+        if (rc) {
+            serve_log('E', 0, "\"Cannot add node to the cache\" node=\"%s\" err=\"%s\"", key,
+                      kube_err_format(&err, msg, sizeof(msg)));
+            break;
+        }
+        if (!f) {
+            f = malloc(sizeof(*f) + strlen(key) + 1);
+            if (f) {
+                strcpy(f->name, key);
+                f->fp = fp;
+                if (sched_keymap_put(&s->node_fps, f->name, f, NULL))
+                    free(f);
+            }
+            sched_queue_move_all(s->queue, now_ms());
+        } else if (f->fp != fp) {
+            f->fp = fp;
+            sched_queue_move_all(s->queue, now_ms());
+        }
+        serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == SCHED_INFORMER_ADD ? "added" : "updated",
+                  key);
+        break;
+    }
+    case SCHED_INFORMER_DELETE:
+        sched_cluster_remove_node(s->cluster, key);
+        free(sched_keymap_del(&s->node_fps, key));
+        serve_log('I', 4, "\"Node deleted\" node=\"%s\"", key);
+        break;
+    case SCHED_INFORMER_SYNCED:
+        if (!s->nodes_synced)
+            serve_log('I', 0, "\"Node cache synced\" nodes=%zu", sched_cluster_node_count(s->cluster));
+        s->nodes_synced = true;
+        break;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+out:
+    kube_arena_free(&a);
+}
+
+static bool pod_filter(void *ud, json_t *obj)
+{
+    struct serve *s = ud;
+
+    if (pod_terminal(obj))
+        return false;
+    if (*pod_node_name(obj))
+        return true;
+    return !strcmp(pod_scheduler_name(obj), s->o.scheduler_name);
+}
+
+/* serve_unassume drops key from the assumed set (caller holds mu). */
+static void serve_unassume(struct serve *s, const char *key)
+{
+    free(sched_keymap_del(&s->assumed, key));
+}
+
+static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct kube_pod pod;
+    struct kube_err err;
+    struct pending_pod *pp = NULL;
+    char msg[1200], ns[256], name[256];
+    const char *slash;
+    int rc;
+
+    kube_err_clear(&err);
+    if (op == SCHED_INFORMER_SYNCED) {
+        pthread_mutex_lock(&s->mu);
+        if (!s->pods_synced)
+            serve_log('I', 0, "\"Pod cache synced\" pending=%zu",
+                      sched_queue_count(s->queue, SCHED_QUEUE_ACTIVE));
+        s->pods_synced = true;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    slash = strchr(key, '/');
+    if (!slash || (size_t)(slash - key) >= sizeof(ns) || strlen(slash + 1) >= sizeof(name))
+        return;
+    memcpy(ns, key, (size_t)(slash - key));
+    ns[slash - key] = '\0';
+    strcpy(name, slash + 1);
+
+    if (op == SCHED_INFORMER_DELETE) {
+        pthread_mutex_lock(&s->mu);
+        pending_free(sched_queue_delete(s->queue, key));
+        serve_unassume(s, key);
+        if (!sched_cluster_remove_pod(s->cluster, ns, name))
+            sched_queue_move_all(s->queue, now_ms()); /* its resources are free again */
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        serve_log('I', 4, "\"Pod deleted\" pod=\"%s\"", key);
+        return;
+    }
+    if (*pod_node_name(obj)) {
+        rc = kube_pod_decode(obj, &a, NULL, NULL, &pod, &err);
+        if (rc) {
+            serve_log('E', 0, "\"Cannot decode pod\" pod=\"%s\" err=\"%s\"", key,
+                      kube_err_format(&err, msg, sizeof(msg)));
+            goto out;
+        }
+        pthread_mutex_lock(&s->mu);
+        rc = sched_cluster_add_pod(s->cluster, &pod, &err);
+        if (rc)
+            serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
+                      kube_err_format(&err, msg, sizeof(msg)));
+        /* bound: by us (this confirms the assumed pod) or by someone else */
+        pending_free(sched_queue_delete(s->queue, key));
+        serve_unassume(s, key);
+        pthread_mutex_unlock(&s->mu);
+        goto out;
+    }
+    /* one of ours, pending */
+    if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")) {
+        pthread_mutex_lock(&s->mu);
+        pending_free(sched_queue_delete(s->queue, key));
+        pthread_mutex_unlock(&s->mu);
+        serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
+        goto out;
+    }
+    pp = pending_new(obj);
+    if (!pp) {
+        serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
+        goto out;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (sched_keymap_get(&s->assumed, key)) {
+        /* its bind is in flight or done: the update is our own status write or the bind */
+        pthread_mutex_unlock(&s->mu);
+        pending_free(pp);
+        goto out;
+    }
+    {
+        void *old = NULL;
+        json_t *prio = json_object_get(json_object_get(obj, "spec"), "priority");
+
+        rc = sched_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, now_ms(), &old);
+        if (rc) {
+            serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
+            pending_free(pp);
+        } else if (old) {
+            struct pending_pod *op_ = old;
+
+            /* keep what was reported, so an unchanged message is not written again */
+            pp->last_message = op_->last_message;
+            pp->last_nominated = op_->last_nominated;
+            op_->last_message = op_->last_nominated = NULL;
+            pending_free(op_);
+        }
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    serve_log('I', 4, "\"Pod queued\" pod=\"%s\"", key);
+out:
+    kube_arena_free(&a);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * API writes (bind workers)
+ * ------------------------------------------------------------------------------------- */
+
+static void serve_submit(struct serve *s, struct sched_task *t, const char *key)
+{
+    if (!t) {
+        serve_log('E', 0, "\"Out of memory building a request\" pod=\"%s\"", key);
+        return;
+    }
+    t->ud = s;
+    t->key = strdup(key);
+    sched_binder_submit(s->binder, t);
+}
+
+static void serve_event(struct serve *s, const char *ns, const char *name, const char *uid,
+                        const char *type, const char *reason, const char *action, const char *note)
+{
+    struct sched_event ev = {ns, name, uid, type, reason, action, note, s->o.scheduler_name,
+                             s->instance};
+    struct timespec now;
+    char path[600], nsesc[300], key[600];
+    char *body;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    body = sched_event_json(&ev, &now);
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
+             kube_path_escape(ns, nsesc, sizeof(nsesc)));
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    serve_submit(s, body ? sched_task_new(SCHED_TASK_EVENT, "POST", path, "application/json", body)
+                         : NULL,
+                 key);
+    free(body);
+}
+
+static void pod_path(char *buf, size_t size, const char *ns, const char *name, const char *sub)
+{
+    char e1[300], e2[300];
+
+    snprintf(buf, size, "/api/v1/namespaces/%s/pods/%s%s%s", kube_path_escape(ns, e1, sizeof(e1)),
+             kube_path_escape(name, e2, sizeof(e2)), sub ? "/" : "", sub ? sub : "");
+}
+
+static void serve_status_patch(struct serve *s, const char *ns, const char *name,
+                               const char *reason, const char *message, const char *nominated)
+{
+    struct timespec now;
+    char path[700], key[600];
+    char *body;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    body = sched_condition_patch_json(reason, message, nominated, &now);
+    pod_path(path, sizeof(path), ns, name, "status");
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (body) {
+        struct sched_task *t = sched_task_new(SCHED_TASK_STATUS, "PATCH", path,
+                                              "application/strategic-merge-patch+json", body);
+
+        if (t)
+            t->retry_transient = true;
+        serve_submit(s, t, key);
+    } else {
+        serve_submit(s, NULL, key);
+    }
+    free(body);
+}
+
+static void split_key(const char *key, char *ns, size_t nsz, char *name, size_t namesz)
+{
+    const char *slash = strchr(key, '/');
+
+    if (!slash) {
+        snprintf(ns, nsz, "default");
+        snprintf(name, namesz, "%s", key);
+        return;
+    }
+    snprintf(ns, nsz, "%.*s", (int)(slash - key), key);
+    snprintf(name, namesz, "%s", slash + 1);
+}
+
+static void on_task_done(void *ud, struct sched_task *t)
+{
+    struct serve *s = ud;
+    char msg[1200], ns[256], name[256];
+    const char *what = "";
+
+    split_key(t->key ? t->key : "", ns, sizeof(ns), name, sizeof(name));
+    if (t->kind == SCHED_TASK_BIND) {
+        double took = (double)(now_ms() - t->bind_start_ms) / 1000.0;
+
+        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(&s->metrics.mu);
+        sched_histogram_observe(&s->metrics.bind_duration, took);
+        s->metrics.in_flight_binds--;
+        if (!t->rc) {
+            s->metrics.binds_total++;
+            sched_histogram_observe(&s->metrics.e2e_duration,
+                                    (double)(now_ms() - t->queued_ms) / 1000.0);
+        } else {
+            s->metrics.bind_errors++;
+            if (t->err.http_status == 409)
+                s->metrics.bind_conflicts++;
+            if (t->err.http_status == 404)
+                s->metrics.bind_not_found++;
+        }
+        pthread_mutex_unlock(&s->metrics.mu);
+        if (!t->rc) {
+            pending_free(sched_queue_done(s->queue, t->key));
+            pthread_mutex_unlock(&s->mu);
+            serve_log('I', 2, "\"Successfully bound pod to node\" pod=\"%s\" node=\"%s\"", t->key,
+                      t->node);
+            {
+                char note[1200];
+
+                snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", ns, name, t->node);
+                serve_event(s, ns, name, t->uid, "Normal", "Scheduled", "Binding", note);
+            }
+        } else {
+            sched_cluster_forget_pod(s->cluster, ns, name);
+            serve_unassume(s, t->key);
+            if (t->err.http_status == 404) {
+                /* the pod is gone; the informer will say so too */
+                pending_free(sched_queue_delete(s->queue, t->key));
+            } else if (sched_queue_get(s->queue, t->key)) {
+                /* 409 included: if the pod really is bound, the informer removes it from the
+                 * queue before the backoff ends; otherwise it is tried again. */
+                sched_queue_backoff(s->queue, t->key, now_ms());
+            }
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            serve_log(t->err.http_status == 409 || t->err.http_status == 404 ? 'I' : 'E',
+                      t->err.http_status == 409 || t->err.http_status == 404 ? 2 : 0,
+                      "\"Failed to bind pod\" pod=\"%s\" node=\"%s\" err=\"%s\"", t->key, t->node,
+                      kube_err_format(&t->err, msg, sizeof(msg)));
+        }
+        sched_task_free(t);
+        return;
+    }
+    switch (t->kind) {
+    case SCHED_TASK_STATUS:
+        sched_metrics_add(&s->metrics, t->rc ? &s->metrics.status_patch_errors
+                                              : &s->metrics.status_patches, 1);
+        what = "patch pod status";
+        break;
+    case SCHED_TASK_EVENT:
+        sched_metrics_add(&s->metrics, t->rc ? &s->metrics.event_errors : &s->metrics.events_sent,
+                          1);
+        what = "write event";
+        break;
+    case SCHED_TASK_DELETE:
+        if (!t->rc)
+            sched_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
+        what = "delete preemption victim";
+        break;
+    case SCHED_TASK_BIND:
+        break;
+    }
+    if (t->rc)
+        serve_log(t->err.http_status == 404 ? 'I' : 'E', t->err.http_status == 404 ? 2 : 0,
+                  "\"Cannot %s\" pod=\"%s\" err=\"%s\"", what, t->key,
+                  kube_err_format(&t->err, msg, sizeof(msg)));
+    sched_task_free(t);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The scheduling loop (main thread, holds mu except while waiting)
+ * ------------------------------------------------------------------------------------- */
+
+static bool str_eq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* serve_report_failure writes the FailedScheduling event every time and the PodScheduled
+ * condition when its message or the nomination changed (kube-scheduler skips unchanged
+ * status updates too). */
+static void serve_report_failure(struct serve *s, struct pending_pod *pp, const char *reason,
+                                 const char *message, const char *nominated)
+{
+    if (strcmp(reason, "SchedulingGated"))
+        serve_event(s, pp->namespace_, pp->name, pp->uid, "Warning", "FailedScheduling",
+                    "Scheduling", message);
+    if (!str_eq(pp->last_message, message) || (nominated && !str_eq(pp->last_nominated, nominated))) {
+        free(pp->last_message);
+        pp->last_message = strdup(message);
+        if (nominated) {
+            free(pp->last_nominated);
+            pp->last_nominated = strdup(nominated);
+        }
+        serve_status_patch(s, pp->namespace_, pp->name, reason, message, nominated);
+    }
+}
+
+static void serve_schedule_one(struct serve *s, const struct sched_queue_item *it)
+{
+    struct pending_pod *pp = it->data;
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct sched_result res;
+    struct kube_pod pod;
+    struct kube_err err;
+    json_error_t jerr;
+    json_t *obj = NULL;
+    char msg[1200], key[600];
+    double t0, t1;
+    size_t i;
+    int rc;
+
+    memset(&res, 0, sizeof(res));
+    kube_err_clear(&err);
+    snprintf(key, sizeof(key), "%s", it->key);
+    t0 = now_s();
+    obj = json_loads(pp->json, 0, &jerr);
+    if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
+        serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
+                  obj ? kube_err_format(&err, msg, sizeof(msg)) : jerr.text);
+        sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
+        sched_queue_unschedulable(s->queue, key, now_ms());
+        goto out;
+    }
+    rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
+    t1 = now_s();
+    sched_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
+    if (rc) {
+        serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
+                  kube_err_format(&err, msg, sizeof(msg)));
+        sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
+        sched_queue_backoff(s->queue, key, now_ms());
+        goto out;
+    }
+    switch (res.outcome) {
+    case SCHED_SCHEDULED: {
+        struct sched_task *t;
+        char path[700], *body, *akey;
+
+        rc = sched_cluster_assume_pod(s->cluster, &pod, res.node, &err);
+        if (rc == -EEXIST) {
+            /* already in the cache: bound meanwhile */
+            pending_free(sched_queue_done(s->queue, key));
+            break;
+        }
+        if (rc) {
+            serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
+                      kube_err_format(&err, msg, sizeof(msg)));
+            sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
+            sched_queue_backoff(s->queue, key, now_ms());
+            break;
+        }
+        akey = strdup(key);
+        if (akey && sched_keymap_put(&s->assumed, akey, akey, NULL))
+            free(akey);
+        body = sched_binding_json(pp->namespace_, pp->name, pp->uid, res.node);
+        pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
+        t = body ? sched_task_new(SCHED_TASK_BIND, "POST", path, "application/json", body) : NULL;
+        free(body);
+        if (!t || !(t->node = strdup(res.node)) || !(t->uid = strdup(pp->uid))) {
+            sched_task_free(t);
+            sched_cluster_forget_pod(s->cluster, pp->namespace_, pp->name);
+            serve_unassume(s, key);
+            sched_queue_backoff(s->queue, key, now_ms());
+            break;
+        }
+        t->queued_ms = it->added_ms;
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.attempts[SCHED_RESULT_SCHEDULED]++;
+        s->metrics.in_flight_binds++;
+        sched_histogram_observe(&s->metrics.attempt_duration, now_s() - t0);
+        pthread_mutex_unlock(&s->metrics.mu);
+        serve_log('I', 3, "\"Attempting to bind pod to node\" pod=\"%s\" node=\"%s\"", key, res.node);
+        serve_submit(s, t, key);
+        break;
+    }
+    case SCHED_UNSCHEDULABLE:
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.attempts[SCHED_RESULT_UNSCHEDULABLE]++;
+        sched_histogram_observe(&s->metrics.attempt_duration, now_s() - t0);
+        if (res.nvictims)
+            s->metrics.preemption_attempts++;
+        pthread_mutex_unlock(&s->metrics.mu);
+        for (i = 0; i < res.nvictims; i++) {
+            const struct sched_victim *v = &res.victims[i];
+            char path[700], vkey[600], note[1200];
+
+            pod_path(path, sizeof(path), v->namespace_, v->name, NULL);
+            snprintf(vkey, sizeof(vkey), "%s/%s", v->namespace_, v->name);
+            serve_submit(s, sched_task_new(SCHED_TASK_DELETE, "DELETE", path, NULL, NULL), vkey);
+            snprintf(note, sizeof(note), "Preempted by pod %s on node %s", pp->uid,
+                     res.nominated_node ? res.nominated_node : "");
+            serve_event(s, v->namespace_, v->name, NULL, "Normal", "Preempted", "Preempting", note);
+            serve_log('I', 2, "\"Preempting pod\" victim=\"%s\" preemptor=\"%s\" node=\"%s\"",
+                      vkey, key, res.nominated_node ? res.nominated_node : "");
+        }
+        serve_log('I', 2, "\"Unable to schedule pod; no fit; waiting\" pod=\"%s\" err=\"%s\"", key,
+                  res.message ? res.message : "");
+        serve_report_failure(s, pp, "Unschedulable", res.message ? res.message : "",
+                             res.nominated_node);
+        sched_queue_unschedulable(s->queue, key, now_ms());
+        break;
+    case SCHED_GATED:
+        serve_report_failure(s, pp, "SchedulingGated",
+                             "Scheduling is blocked due to non-empty scheduling gates", NULL);
+        sched_queue_unschedulable(s->queue, key, now_ms());
+        break;
+    }
+out:
+    sched_result_release(&res);
+    json_decref(obj);
+    kube_arena_free(&a);
+}
+
+static bool serve_leading(struct serve *s)
+{
+    return !s->leader || sched_leader_is_leader(s->leader);
+}
+
+static void serve_wait(struct serve *s, int64_t ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+}
+
+static void serve_loop(struct serve *s)
+{
+    int64_t last_flush = now_ms();
+
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        const struct sched_queue_item *it;
+        int64_t t = now_ms(), next;
+
+        serve_update_gauges(s);
+        if (!s->nodes_synced || !s->pods_synced || !serve_leading(s)) {
+            serve_wait(s, 200);
+            continue;
+        }
+        if (t - last_flush >= 1000) {
+            sched_queue_flush(s->queue, t);
+            last_flush = t;
+        }
+        it = sched_queue_pop(s->queue, t);
+        if (!it) {
+            next = sched_queue_next_ms(s->queue, t);
+            serve_wait(s, next < 0 || next > 1000 ? 1000 : next + 1);
+            continue;
+        }
+        serve_schedule_one(s, it);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Probes and metrics
+ * ------------------------------------------------------------------------------------- */
+
+static int serve_http(void *ud, const char *path, struct kube_buf *body, const char **ctype)
+{
+    struct serve *s = ud;
+    bool ready;
+
+    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
+        kube_buf_puts(body, "ok");
+        return 200;
+    }
+    if (!strcmp(path, "/readyz")) {
+        pthread_mutex_lock(&s->mu);
+        ready = s->nodes_synced && s->pods_synced && !s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        kube_buf_puts(body, ready ? "ok" : "informers not synced");
+        return ready ? 200 : 503;
+    }
+    if (!strcmp(path, "/metrics")) {
+        pthread_mutex_lock(&s->mu);
+        serve_update_gauges(s);
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.leader = serve_leading(s);
+        if (s->nodes_inf && s->pods_inf) {
+            s->metrics.relists_nodes = sched_informer_lists(s->nodes_inf);
+            s->metrics.relists_pods = sched_informer_lists(s->pods_inf);
+        }
+        pthread_mutex_unlock(&s->metrics.mu);
+        *ctype = "text/plain; version=0.0.4; charset=utf-8";
+        return sched_metrics_render(&s->metrics, body) ? 500 : 200;
+    }
+    kube_buf_puts(body, "404 page not found\n");
+    return 404;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Leadership and signals
+ * ------------------------------------------------------------------------------------- */
+
+static void on_leader_change(void *ud, bool leading)
+{
+    struct serve *s = ud;
+
+    pthread_mutex_lock(&s->mu);
+    if (!leading) {
+        s->lost_leadership = true;
+        s->stopping = true;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_leader_log(void *ud, int level, const char *msg)
+{
+    (void)ud;
+    serve_log(level == 0 ? 'E' : 'I', level, "\"leaderelection\" msg=\"%s\"", msg);
+}
+
+static void *signal_thread(void *arg)
+{
+    struct serve *s = arg;
+    sigset_t set;
+    int sig = 0;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1); /* internal: wakes this thread at exit */
+    sigwait(&set, &sig);
+    pthread_mutex_lock(&s->mu);
+    if (sig != SIGUSR1 && !s->stopping)
+        serve_log('I', 0, "\"Received %s; shutting down\"", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    s->stopping = true;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Flags
+ * ------------------------------------------------------------------------------------- */
+
+static const char serve_usage[] =
+    "Usage: gpusched serve [flags]\n"
+    "\n"
+    "Run as a secondary Kubernetes scheduler: schedule the pending pods whose\n"
+    "spec.schedulerName is --scheduler-name, with kube-scheduler's filters and scores, and\n"
+    "bind them through the API.\n"
+    "\n"
+    "Flags:\n"
+    "      --scheduler-name NAME          pods to schedule and event reportingController (default gpusched)\n"
+    "      --profile default|gpu          scoring profile (default \"default\")\n"
+    "      --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
+    "      --context NAME                 kubeconfig context (default: current-context)\n"
+    "      --kube-api-qps N               client rate limit, requests/s; 0 = unlimited (default 50)\n"
+    "      --kube-api-burst N             client burst (default 100)\n"
+    "      --bind-workers N               concurrent API writes (default 16)\n"
+    "      --leader-elect[=true|false]    elect a leader with a Lease before scheduling (default false)\n"
+    "      --leader-elect-lease-duration D   (default 15s)\n"
+    "      --leader-elect-renew-deadline D   (default 10s)\n"
+    "      --leader-elect-retry-period D     (default 2s)\n"
+    "      --leader-elect-resource-name NAME       Lease name (default gpusched)\n"
+    "      --leader-elect-resource-namespace NS    Lease namespace (default kube-system)\n"
+    "      --metrics-addr HOST:PORT       /healthz, /readyz, /metrics; \"\" or 0 disables\n"
+    "                                     (default 0.0.0.0:10251)\n"
+    "      --pod-max-in-unschedulable-pods-duration D   periodic retry of unschedulable pods (default 5m)\n"
+    "  -v, --v N                          log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug\n"
+    "  -h, --help                         show this help\n"
+    "\n"
+    "Durations: 1h, 5m, 15s, 500ms. SIGTERM stops taking pods, finishes the binds in flight,\n"
+    "releases the lease and exits 0.\n";
+
+/* parse_duration_ms parses a Go-style duration ("15s", "1.5s", "500ms", "2m", "1h", "1m30s"). */
+static int parse_duration_ms(const char *s, int64_t *out)
+{
+    double total = 0;
+    const char *p = s;
+
+    if (!*p)
+        return -EINVAL;
+    if (!strcmp(p, "0")) {
+        *out = 0;
+        return 0;
+    }
+    while (*p) {
+        char *end;
+        double v = strtod(p, &end);
+        double mult;
+
+        if (end == p || v < 0)
+            return -EINVAL;
+        p = end;
+        if (!strncmp(p, "ms", 2)) {
+            mult = 1;
+            p += 2;
+        } else if (*p == 's') {
+            mult = 1000;
+            p++;
+        } else if (*p == 'm') {
+            mult = 60000;
+            p++;
+        } else if (*p == 'h') {
+            mult = 3600000;
+            p++;
+        } else {
+            return -EINVAL;
+        }
+        total += v * mult;
+    }
+    *out = (int64_t)(total + 0.5);
+    return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
+        *out = true;
+        return 0;
+    }
+    if (!strcmp(v, "false") || !strcmp(v, "0")) {
+        *out = false;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+static int parse_int(const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < lo || n > hi)
+        return -EINVAL;
+    *out = n;
+    return 0;
+}
+
+enum {
+    OPT_SCHEDULER_NAME = 1000,
+    OPT_PROFILE,
+    OPT_KUBECONFIG,
+    OPT_CONTEXT,
+    OPT_QPS,
+    OPT_BURST,
+    OPT_BIND_WORKERS,
+    OPT_LEADER_ELECT,
+    OPT_LEASE_DURATION,
+    OPT_RENEW_DEADLINE,
+    OPT_RETRY_PERIOD,
+    OPT_LEASE_NAME,
+    OPT_LEASE_NAMESPACE,
+    OPT_METRICS_ADDR,
+    OPT_MAX_UNSCHED,
+    OPT_V,
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("gpusched serve: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (see gpusched serve --help)\n", stderr);
+    return 2;
+}
+
+/* serve_parse_flags returns -1 to go on, else the exit status. */
+static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
+{
+    static const struct option longopts[] = {
+        {"scheduler-name", required_argument, NULL, OPT_SCHEDULER_NAME},
+        {"profile", required_argument, NULL, OPT_PROFILE},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"kube-api-qps", required_argument, NULL, OPT_QPS},
+        {"kube-api-burst", required_argument, NULL, OPT_BURST},
+        {"bind-workers", required_argument, NULL, OPT_BIND_WORKERS},
+        {"leader-elect", optional_argument, NULL, OPT_LEADER_ELECT},
+        {"leader-elect-lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
+        {"leader-elect-renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE},
+        {"leader-elect-retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
+        {"leader-elect-resource-name", required_argument, NULL, OPT_LEASE_NAME},
+        {"leader-elect-resource-namespace", required_argument, NULL, OPT_LEASE_NAMESPACE},
+        {"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
+        {"pod-max-in-unschedulable-pods-duration", required_argument, NULL, OPT_MAX_UNSCHED},
+        {"v", required_argument, NULL, OPT_V},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    long n;
+    char *endp;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hv:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(serve_usage, stdout);
+            return 0;
+        case OPT_SCHEDULER_NAME:
+            if (!*optarg)
+                return usage_error("--scheduler-name: must not be empty");
+            o->scheduler_name = optarg;
+            break;
+        case OPT_PROFILE:
+            o->profile = optarg;
+            if (!sched_profile_find(optarg))
+                return usage_error("--profile: unknown profile '%s' (want default or gpu)",
+                                   optarg);
+            break;
+        case OPT_KUBECONFIG:
+            o->kubeconfig = optarg;
+            break;
+        case OPT_CONTEXT:
+            o->context = optarg;
+            break;
+        case OPT_QPS:
+            o->qps = strtod(optarg, &endp);
+            if (endp == optarg || *endp || o->qps < 0)
+                return usage_error("--kube-api-qps: '%s' is not a non-negative number", optarg);
+            break;
+        case OPT_BURST:
+            if (parse_int(optarg, 0, 1000000, &n))
+                return usage_error("--kube-api-burst: '%s' is not a non-negative integer", optarg);
+            o->burst = (int)n;
+            break;
+        case OPT_BIND_WORKERS:
+            if (parse_int(optarg, 1, 64, &n))
+                return usage_error("--bind-workers: '%s' is not an integer in 1..64", optarg);
+            o->bind_workers = (int)n;
+            break;
+        case OPT_LEADER_ELECT:
+            if (parse_bool(optarg, &o->leader_elect))
+                return usage_error("--leader-elect: '%s' is not true or false", optarg);
+            break;
+        case OPT_LEASE_DURATION:
+        case OPT_RENEW_DEADLINE:
+        case OPT_RETRY_PERIOD:
+        case OPT_MAX_UNSCHED: {
+            int64_t ms;
+
+            if (parse_duration_ms(optarg, &ms) || ms <= 0)
+                return usage_error("--%s: '%s' is not a positive duration such as 15s or 500ms",
+                                   c == OPT_LEASE_DURATION   ? "leader-elect-lease-duration"
+                                   : c == OPT_RENEW_DEADLINE ? "leader-elect-renew-deadline"
+                                   : c == OPT_RETRY_PERIOD   ? "leader-elect-retry-period"
+                                                             : "pod-max-in-unschedulable-pods-duration",
+                                   optarg);
+            if (c == OPT_LEASE_DURATION)
+                o->lease_duration_ms = ms;
+            else if (c == OPT_RENEW_DEADLINE)
+                o->renew_deadline_ms = ms;
+            else if (c == OPT_RETRY_PERIOD)
+                o->retry_period_ms = ms;
+            else
+                o->max_unschedulable_ms = ms;
+            break;
+        }
+        case OPT_LEASE_NAME:
+            o->lease_name = optarg;
+            break;
+        case OPT_LEASE_NAMESPACE:
+            o->lease_namespace = optarg;
+            break;
+        case OPT_METRICS_ADDR:
+            o->metrics_addr = optarg;
+            break;
+        case 'v':
+        case OPT_V:
+            if (parse_int(optarg, 0, 10, &n))
+                return usage_error("-v: '%s' is not a level 0..10", optarg);
+            o->verbosity = (int)n;
+            break;
+        case ':':
+            return usage_error("%s: needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown flag %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Main
+ * ------------------------------------------------------------------------------------- */
 
 int sched_serve_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "gpusched serve: not built yet\n");
-    return 1;
+    struct serve_opts o = {
+        .scheduler_name = "gpusched",
+        .profile = "default",
+        .qps = 50,
+        .burst = 100,
+        .lease_duration_ms = 15000,
+        .renew_deadline_ms = 10000,
+        .retry_period_ms = 2000,
+        .lease_name = "gpusched",
+        .lease_namespace = "kube-system",
+        .metrics_addr = "0.0.0.0:10251",
+        .bind_workers = 16,
+        .max_unschedulable_ms = 300000,
+    };
+    struct kube_client_opts co;
+    struct sched_queue_opts qo;
+    struct sched_informer_opts io;
+    struct kube_err err;
+    struct serve *s = NULL;
+    char msg[1400], host[256] = "unknown", identity[320];
+    sigset_t sigs;
+    int rc, status = 1;
+    bool signal_started = false;
+
+    rc = serve_parse_flags(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    serve_verbosity = o.verbosity;
+    kube_err_clear(&err);
+
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        fprintf(stderr, "gpusched serve: out of memory\n");
+        return 1;
+    }
+    s->o = o;
+    s->profile = sched_profile_find(o.profile);
+    gethostname(host, sizeof(host) - 1);
+    snprintf(s->instance, sizeof(s->instance), "%s-%s", o.scheduler_name, host);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    sched_metrics_init(&s->metrics, s->profile->name);
+    sched_rng_seed(&s->rng, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
+
+    if (o.leader_elect) {
+        struct sched_leader_opts lo = {o.lease_namespace, o.lease_name, "", o.lease_duration_ms,
+                                       o.renew_deadline_ms, o.retry_period_ms, NULL, NULL, NULL};
+
+        if (sched_leader_check(&lo, &err)) {
+            fprintf(stderr, "gpusched serve: %s\n", err.msg);
+            status = 2;
+            goto out;
+        }
+    }
+
+    /* Every thread started from here on inherits the blocked signals; only the signal
+     * thread receives them. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (pthread_create(&s->signal_thread, NULL, signal_thread, s)) {
+        fprintf(stderr, "gpusched serve: cannot start the signal thread\n");
+        goto out;
+    }
+    signal_started = true;
+
+    memset(&co, 0, sizeof(co));
+    co.kubeconfig = o.kubeconfig;
+    co.context = o.context;
+    co.qps = o.qps;
+    co.burst = o.burst;
+    co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
+    if (kube_client_new(&co, &s->client, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", kube_err_format(&err, msg, sizeof(msg)));
+        goto out;
+    }
+
+    s->cluster = sched_cluster_new();
+    memset(&qo, 0, sizeof(qo));
+    qo.max_unschedulable_ms = o.max_unschedulable_ms;
+    s->queue = sched_queue_new(&qo);
+    if (!s->cluster || !s->queue) {
+        fprintf(stderr, "gpusched serve: out of memory\n");
+        goto out;
+    }
+
+    if (o.metrics_addr && *o.metrics_addr && strcmp(o.metrics_addr, "0")) {
+        if (sched_httpd_start(o.metrics_addr, serve_http, s, &s->httpd, &err)) {
+            fprintf(stderr, "gpusched serve: --metrics-addr: %s\n", err.msg);
+            goto out;
+        }
+    }
+    if (sched_binder_new(s->client, o.bind_workers, on_task_done, s, &s->binder, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
+    serve_log('I', 0,
+              "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
+              "server=\"%s\" qps=%g burst=%d metricsPort=%d",
+              SERVE_VERSION, o.scheduler_name, s->profile->name, kube_client_server(s->client),
+              o.qps, o.burst, s->httpd ? sched_httpd_port(s->httpd) : 0);
+
+    memset(&io, 0, sizeof(io));
+    io.resource = "nodes";
+    io.path = "/api/v1/nodes";
+    io.fn = on_node;
+    io.log = informer_log_cb;
+    io.ud = s;
+    io.stop = &s->informer_stop;
+    if (sched_informer_start(s->client, &io, &s->nodes_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
+    io.resource = "pods";
+    io.path = "/api/v1/pods";
+    io.fn = on_pod;
+    io.filter = pod_filter;
+    if (sched_informer_start(s->client, &io, &s->pods_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
+    if (o.leader_elect) {
+        struct sched_leader_opts lo = {o.lease_namespace, o.lease_name,
+                                       sched_leader_identity(identity, sizeof(identity)),
+                                       o.lease_duration_ms, o.renew_deadline_ms,
+                                       o.retry_period_ms, on_leader_change, on_leader_log, s};
+
+        serve_log('I', 0, "\"Leader election\" lease=\"%s/%s\" identity=\"%s\"", o.lease_namespace,
+                  o.lease_name, identity);
+        if (sched_leader_start(s->client, &lo, &s->leader, &err)) {
+            fprintf(stderr, "gpusched serve: %s\n", err.msg);
+            goto out;
+        }
+    }
+
+    serve_loop(s);
+
+    /* Graceful stop: no new pods are taken; binds in flight finish, then the rest of the
+     * writes get a short grace period. */
+    serve_log('I', 0, "\"Stopping\" bindsInFlight=%d", sched_binder_pending(s->binder, true));
+    if (sched_binder_drain(s->binder, false, 30000))
+        serve_log('W', 0, "\"Binds still in flight after 30s; exiting anyway\"");
+    sched_binder_drain(s->binder, true, 5000);
+    status = s->lost_leadership ? 1 : 0;
+out:
+    if (s) {
+        s->informer_stop = 1;
+        sched_informer_free(s->nodes_inf);
+        sched_informer_free(s->pods_inf);
+        sched_leader_stop(s->leader);
+        sched_binder_free(s->binder);
+        sched_httpd_stop(s->httpd);
+        if (signal_started) {
+            pthread_kill(s->signal_thread, SIGUSR1);
+            pthread_join(s->signal_thread, NULL);
+        }
+        if (s->queue)
+            sched_queue_free(s->queue, pending_free);
+        {
+            size_t i;
+
+            for (i = 0; i < s->node_fps.cap; i++)
+                if (s->node_fps.slots[i].key)
+                    free(s->node_fps.slots[i].value);
+            for (i = 0; i < s->assumed.cap; i++)
+                if (s->assumed.slots[i].key)
+                    free(s->assumed.slots[i].value);
+        }
+        sched_keymap_release(&s->node_fps);
+        sched_keymap_release(&s->assumed);
+        sched_cluster_free(s->cluster);
+        kube_client_free(s->client);
+        sched_metrics_destroy(&s->metrics);
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        if (status == 0)
+            serve_log('I', 0, "\"Stopped\"");
+        free(s);
+    }
+    return status;
 }

@@ -1,0 +1,72 @@
+/* binder.h - a small pool of worker threads sending the scheduler's API writes.
+ *
+ * Binds go first; events, status patches and deletions queue behind them (a status update
+ * must never hold up a bind). Every request passes through the shared client and so its
+ * rate limiter (qps/burst). A request answered 429 or 5xx with Retry-After is retried after
+ * that many seconds, up to 10 times, as client-go does; tasks marked retry_transient (status
+ * patches, events) are also retried on other transient errors with a short backoff. The
+ * outcome goes to the task's callback on the worker thread. */
+#ifndef SCHED_BINDER_H
+#define SCHED_BINDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kube/client.h"
+#include "kube/err.h"
+
+enum sched_task_kind {
+    SCHED_TASK_BIND = 0,  /* high priority */
+    SCHED_TASK_STATUS,    /* condition patch */
+    SCHED_TASK_EVENT,
+    SCHED_TASK_DELETE,    /* preemption victim */
+};
+
+struct sched_task {
+    enum sched_task_kind kind;
+    char *method, *path, *content_type, *body; /* owned by the task */
+    bool retry_transient;
+    /* Caller's context, owned by the task (freed with it). */
+    char *key;         /* "namespace/name" of the pod */
+    char *node;        /* the chosen node, binds only */
+    char *uid;
+    int64_t queued_ms; /* when the pod first entered the queue (for e2e latency) */
+    int64_t bind_start_ms;
+    void *ud;          /* borrowed */
+    /* Outcome, filled before the callback */
+    int rc;
+    struct kube_err err;
+    int attempts;
+    struct sched_task *next; /* the binder's queue link */
+};
+
+/* The callback owns t and frees it with sched_task_free. */
+typedef void (*sched_task_done_fn)(void *ud, struct sched_task *t);
+
+struct sched_binder;
+
+/* sched_binder_new starts nworkers threads (1..64). c is borrowed. */
+int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn done, void *ud,
+                     struct sched_binder **out, struct kube_err *err);
+
+/* sched_task_new allocates a task with copies of method, path, content type (may be NULL)
+ * and body (may be NULL). Returns NULL when out of memory. */
+struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method, const char *path,
+                                  const char *content_type, const char *body);
+void sched_task_free(struct sched_task *t);
+
+/* sched_binder_submit queues t (ownership moves to the binder). */
+void sched_binder_submit(struct sched_binder *b, struct sched_task *t);
+
+/* sched_binder_pending returns queued + running tasks (binds_only: only binds). */
+int sched_binder_pending(struct sched_binder *b, bool binds_only);
+
+/* sched_binder_drain waits until no bind (and, with all, no task at all) is queued or running,
+ * or timeout_ms passes. Returns 0 when drained, -ETIMEDOUT otherwise. */
+int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms);
+
+/* sched_binder_free stops the workers (tasks still queued are freed without being sent, and
+ * without callbacks) and frees b; NULL is fine. */
+void sched_binder_free(struct sched_binder *b);
+
+#endif

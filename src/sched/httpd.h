@@ -1,0 +1,30 @@
+/* httpd.h - a tiny HTTP/1.0-style server for /healthz, /readyz and /metrics.
+ *
+ * One thread accepts connections and answers GET requests one at a time, closing each
+ * connection after the answer. Requests are capped at 8 KiB and 2 s; anything else gets 400.
+ * Enough for probes and a Prometheus scraper; not a general web server. */
+#ifndef SCHED_HTTPD_H
+#define SCHED_HTTPD_H
+
+#include "kube/buf.h"
+#include "kube/err.h"
+
+struct sched_httpd;
+
+/* The handler fills body (and *content_type, default "text/plain; charset=utf-8") for a GET
+ * of path (query string stripped) and returns the HTTP status. Called on the server thread. */
+typedef int (*sched_httpd_fn)(void *ud, const char *path, struct kube_buf *body,
+                              const char **content_type);
+
+/* sched_httpd_start listens on addr ("HOST:PORT", ":PORT", "[V6]:PORT"; port 0 picks a free
+ * one) and starts the thread. Free with sched_httpd_stop(). */
+int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sched_httpd **out,
+                      struct kube_err *err);
+
+/* sched_httpd_port returns the port actually bound. */
+int sched_httpd_port(const struct sched_httpd *h);
+
+/* sched_httpd_stop stops the thread, closes the socket and frees h; NULL is fine. */
+void sched_httpd_stop(struct sched_httpd *h);
+
+#endif

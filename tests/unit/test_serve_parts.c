@@ -1,0 +1,192 @@
+/* test_serve_parts.c - the request bodies (events.c), the metrics text and the probe server
+ * of gpusched serve. */
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sched/events.h"
+#include "sched/httpd.h"
+#include "sched/metrics.h"
+#include "test.h"
+
+static void events_note_truncates_like_kube_scheduler(void)
+{
+    char big[2000], *n;
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    n = sched_event_note(big);
+    CHECK_INT_EQ(strlen(n), 1024);
+    CHECK_STR_EQ(n + 1020, " ...");
+    CHECK(n[1019] == 'x');
+    free(n);
+    big[1024] = '\0';
+    n = sched_event_note(big);
+    CHECK_INT_EQ(strlen(n), 1024);
+    CHECK(n[1023] == 'x');
+    free(n);
+}
+
+static void events_binding_body(void)
+{
+    char *b = sched_binding_json("default", "job-0", "u-1", "gpu-1");
+
+    CHECK_STR_EQ(b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"job-0\","
+                    "\"namespace\":\"default\",\"uid\":\"u-1\"},\"target\":{\"apiVersion\":\"v1\","
+                    "\"kind\":\"Node\",\"name\":\"gpu-1\"}}");
+    free(b);
+}
+
+static void events_event_body(void)
+{
+    struct sched_event ev = {"default", "job-0", "u-1", "Warning", "FailedScheduling",
+                             "Scheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+                             "gpusched", "gpusched-host1"};
+    struct timespec t = {1787140800, 123456789}; /* 2026-08-19T12:00:00.123456Z */
+    char *b = sched_event_json(&ev, &t);
+    json_t *j = json_loads(b, 0, NULL);
+
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "apiVersion")), "events.k8s.io/v1");
+    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
+                 "job-0.18cd3316caf74d15");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "eventTime")), "2026-08-19T12:00:00.123456Z");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "reportingController")), "gpusched");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "reportingInstance")), "gpusched-host1");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "reason")), "FailedScheduling");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "action")), "Scheduling");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "type")), "Warning");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "note")), ev.note);
+    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "uid")), "u-1");
+    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "kind")), "Pod");
+    json_decref(j);
+    free(b);
+}
+
+static void events_condition_patch(void)
+{
+    struct timespec t = {1787140800, 0};
+    char *b = sched_condition_patch_json("Unschedulable", "0/1 nodes are available: x.", "n1", &t);
+
+    CHECK_STR_EQ(b, "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                    "\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: x.\","
+                    "\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-08-19T12:00:00Z\"}],"
+                    "\"nominatedNodeName\":\"n1\"}}");
+    free(b);
+}
+
+static void events_lease_body(void)
+{
+    struct sched_lease l = {"kube-system", "gpusched", "812", "host1_ab", 15,
+                            {1787140800, 0}, {1787140808, 500000}, 3};
+    char *b = sched_lease_json(&l);
+
+    CHECK_STR_EQ(b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":"
+                    "{\"name\":\"gpusched\",\"namespace\":\"kube-system\",\"resourceVersion\":\"812\"},"
+                    "\"spec\":{\"holderIdentity\":\"host1_ab\",\"leaseDurationSeconds\":15,"
+                    "\"acquireTime\":\"2026-08-19T12:00:00.000000Z\",\"renewTime\":"
+                    "\"2026-08-19T12:00:08.000500Z\",\"leaseTransitions\":3}}");
+    free(b);
+}
+
+static void metrics_render_has_families(void)
+{
+    struct sched_metrics m;
+    struct kube_buf out = KUBE_BUF_INIT(0);
+
+    sched_metrics_init(&m, "gpu");
+    m.attempts[SCHED_RESULT_SCHEDULED] = 7;
+    sched_metrics_observe(&m, &m.algorithm_duration, 0.00015);
+    sched_metrics_observe(&m, &m.algorithm_duration, 0.5);
+    CHECK_INT_EQ(sched_metrics_render(&m, &out), 0);
+    CHECK(strstr(out.data, "scheduler_schedule_attempts_total{profile=\"gpu\",result=\"scheduled\"} 7\n"));
+    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0001\"} 0\n"));
+    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0002\"} 1\n"));
+    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
+    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_count{} 2\n"));
+    CHECK(strstr(out.data, "scheduler_pending_pods{queue=\"unschedulable\"} 0\n"));
+    CHECK(strstr(out.data, "process_resident_memory_bytes "));
+    CHECK(sched_histogram_quantile(&m.algorithm_duration, 0.5) < 0.00021);
+    kube_buf_release(&out);
+    sched_metrics_destroy(&m);
+}
+
+static int probe_handler(void *ud, const char *path, struct kube_buf *body, const char **ctype)
+{
+    (void)ud;
+    (void)ctype;
+    if (!strcmp(path, "/healthz")) {
+        kube_buf_puts(body, "ok");
+        return 200;
+    }
+    kube_buf_puts(body, "nope");
+    return 404;
+}
+
+static int http_get(int port, const char *req, char *out, size_t size)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    size_t len = 0;
+    ssize_t r;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (write(fd, req, strlen(req)) < 0) {
+        close(fd);
+        return -1;
+    }
+    while (len < size - 1 && (r = read(fd, out + len, size - 1 - len)) > 0)
+        len += (size_t)r;
+    out[len] = '\0';
+    close(fd);
+    return 0;
+}
+
+static void httpd_answers_probes(void)
+{
+    struct sched_httpd *h = NULL;
+    struct kube_err err;
+    char buf[4096];
+
+    kube_err_clear(&err);
+    CHECK_INT_EQ(sched_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
+    if (!h)
+        return;
+    CHECK(sched_httpd_port(h) > 0);
+    CHECK_INT_EQ(http_get(sched_httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
+                          sizeof(buf)), 0);
+    CHECK(!strncmp(buf, "HTTP/1.1 200 OK\r\n", 17));
+    CHECK(strstr(buf, "\r\n\r\nok") != NULL);
+    CHECK_INT_EQ(http_get(sched_httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK(!strncmp(buf, "HTTP/1.1 404", 12));
+    CHECK_INT_EQ(http_get(sched_httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK(!strncmp(buf, "HTTP/1.1 405", 12));
+    sched_httpd_stop(h);
+    CHECK(sched_httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
+    CHECK(strstr(err.msg, "not HOST:PORT") != NULL);
+}
+
+static const struct test_case cases[] = {
+    {"event note truncated at 1024 bytes with ' ...'", events_note_truncates_like_kube_scheduler},
+    {"binding body", events_binding_body},
+    {"events.k8s.io/v1 event body", events_event_body},
+    {"PodScheduled condition patch", events_condition_patch},
+    {"lease body", events_lease_body},
+    {"metrics text exposition", metrics_render_has_families},
+    {"probe server answers GET", httpd_answers_probes},
+};
+
+TEST_SUITE(sched_serve_parts, cases)
