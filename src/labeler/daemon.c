@@ -118,6 +118,9 @@ static void sync_err_describe(struct kube_err *err, const char *verb, const char
         cause = cause_buf;
     }
     memcpy(old, err->msg, sizeof(old));
+    /* the Status message may end in a full stop; a hint or "; retrying" follows it */
+    if (old[0] && old[strlen(old) - 1] == '.')
+        old[strlen(old) - 1] = '\0';
     if (cause)
         snprintf(err->msg, sizeof(err->msg), "cannot %s node \"%s\": %s: %s%s", verb, node, cause,
                  old[0] ? old : "(no message)", hint);
@@ -474,7 +477,7 @@ static long daemon_cycle(struct daemon *d)
     if (!rc) {
         labeler_backoff_reset(&d->backoff);
         if (errlog_clear(&d->sync_log))
-            log_line(0, "node \"%s\" is reachable again", cfg->node_name);
+            log_line(0, "node \"%s\" in sync again", cfg->node_name);
         if (res.wrote)
             log_line(0, "labelled node \"%s\": %s", cfg->node_name, res.summary);
         else

@@ -353,7 +353,7 @@ def test_daemon_retries_409_429_503_and_dropped_connections():
         if p.poll() is not None:
             raise AssertionError("daemon ended")
         err = stderr_of(p)
-        for part in ("too many requests", "retrying in 1s", "server error 503", "reachable again"):
+        for part in ("too many requests", "retrying in 1s", "server error 503", "in sync again"):
             if part not in err:
                 raise AssertionError("%r not in the log:\n%s" % (part, err))
         if TOKEN in err:
@@ -375,7 +375,7 @@ def test_daemon_forbidden_logs_once_and_recovers():
             raise AssertionError("line %r" % lines[0])
         c.api.allow("patch", "nodes")
         wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "1", "labels", p)
-        wait_for(lambda: "reachable again" in stderr_of(p), "recovery line", p)
+        wait_for(lambda: "in sync again" in stderr_of(p), "recovery line", p)
         stop(p)
 
 
