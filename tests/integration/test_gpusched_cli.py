@@ -518,3 +518,14 @@ def test_stdout_is_only_the_result():
                                              "unschedulable": []}, "stdout")
         if "skipping kind ConfigMap" not in p.stderr:
             raise AssertionError("no warning on stderr: %r" % p.stderr)
+
+
+def test_explain_gated_pod_and_empty_cluster():
+    gates = os.path.join(util.SRC, "tests", "scenarios", "json-input-and-gates", "cluster.json")
+    p = gpusched("explain", "-f", gates, "batch/gated", "-o", "json")
+    expect_exit(p, 0, "explain gated")
+    util.check_eq(json.loads(p.stdout)["result"], {"status": "SchedulingGated"}, "gated")
+    p = gpusched("explain", "-f", "-", "lonely", input=POD % "lonely")
+    expect_exit(p, 0, "explain without nodes")
+    if "FailedScheduling: no nodes available to schedule pods\n" not in p.stdout:
+        raise AssertionError(p.stdout)
