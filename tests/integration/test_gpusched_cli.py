@@ -216,10 +216,13 @@ def test_nodes_label_columns_and_no_match():
     header = p.stdout.splitlines()[0].split()
     util.check_eq(header[-2:], ["NVIDIA_NAME", "INSTANCE-TYPE"], "-L headers")
     util.check_eq(p.stdout.splitlines()[1].split()[-2:], ["Tesla-M40", "ecs.gn4-c4g1.xlarge"], "-L cells")
-    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100")
-    expect_exit(p, 0, "no match")
-    util.check_eq(p.stdout, "", "stdout")
-    util.check_eq(p.stderr, "No resources found\n", "stderr")
+    for fmt in ("wide", "name"):
+        p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100", "-o", fmt)
+        expect_exit(p, 0, "no match")
+        util.check_eq(p.stdout, "", "stdout")
+        util.check_eq(p.stderr, "No resources found\n", "stderr")
+    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100", "-o", "json")
+    util.check_eq(json.loads(p.stdout), {"apiVersion": "v1", "kind": "List", "items": []}, "json")
 
 
 def test_nodes_free_gpus_count_bound_pods():
