@@ -74,6 +74,7 @@ struct serve {
     const struct sched_profile *profile;
     char instance[320];
     struct kube_client *client;
+    struct kube_client *event_client; /* events only: a rate limit of their own */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* under mu */
@@ -480,9 +481,14 @@ static void serve_event(struct serve *s, const char *ns, const char *name, const
     snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
              kube_path_escape(ns, nsesc, sizeof(nsesc)));
     snprintf(key, sizeof(key), "%s/%s", ns, name);
-    serve_submit(s, body ? sched_task_new(SCHED_TASK_EVENT, "POST", path, "application/json", body)
-                         : NULL,
-                 key);
+    {
+        struct sched_task *t =
+            body ? sched_task_new(SCHED_TASK_EVENT, "POST", path, "application/json", body) : NULL;
+
+        if (t)
+            t->client = s->event_client;
+        serve_submit(s, t, key);
+    }
     free(body);
 }
 
@@ -1223,7 +1229,7 @@ int sched_serve_main(int argc, char **argv)
     co.qps = o.qps;
     co.burst = o.burst;
     co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
-    if (kube_client_new(&co, &s->client, &err)) {
+    if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", kube_err_format(&err, msg, sizeof(msg)));
         goto out;
     }
@@ -1323,6 +1329,7 @@ out:
         sched_keymap_release(&s->assumed);
         sched_cluster_free(s->cluster);
         kube_client_free(s->client);
+        kube_client_free(s->event_client);
         sched_metrics_destroy(&s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
