@@ -41,6 +41,7 @@ ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.
 endif
 
 .PHONY: all check check-san fuzz demo bench clean format
+.SECONDARY:
 all: $(ALL)
 
 $(BUILD)/obj/%.o: %.c

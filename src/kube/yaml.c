@@ -298,7 +298,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
         break;
     case YAML_SEQUENCE_START_EVENT:
         v = json_array();
-        if (!v || remember_anchor(ld, ev->data.sequence_start.anchor, v))
+        if (!v)
             goto nomem;
         for (;;) {
             json_t *item;
@@ -323,7 +323,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
         break;
     case YAML_MAPPING_START_EVENT:
         v = json_object();
-        if (!v || remember_anchor(ld, ev->data.mapping_start.anchor, v))
+        if (!v)
             goto nomem;
         for (;;) {
             json_t *key, *val;
@@ -400,6 +400,14 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     default:
         return load_fail(ld, line, "unexpected YAML event");
     }
+    /* A collection's anchor is known only once the collection is complete, so an alias
+     * inside it cannot refer to it: a value containing itself would be a reference cycle. */
+    if (ev->type == YAML_SEQUENCE_START_EVENT &&
+        remember_anchor(ld, ev->data.sequence_start.anchor, v))
+        goto nomem;
+    if (ev->type == YAML_MAPPING_START_EVENT &&
+        remember_anchor(ld, ev->data.mapping_start.anchor, v))
+        goto nomem;
     if (kube_lines_add(ld->lines, v, line))
         goto nomem;
     *out = v;
