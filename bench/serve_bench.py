@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of gpusched serve against the API server double (not a test).
 
-Starts tests/apiserver/fake_apiserver.py standalone (plain HTTP, no auth) with N nodes and P
+Starts tests/apiserver/fake_apiserver.py standalone (plain HTTP, a bearer token) with N nodes and P
 pending pods for gpusched, starts `gpusched serve`, and reads its /metrics until every pod is
 bound. Reports end-to-end pods bound per second, the scheduling-latency quantiles from the
 scheduler's histograms, the scheduler's CPU time per pod (from /proc/PID/stat) and its peak
@@ -117,9 +117,12 @@ def main():
     kc = os.path.join(tmp, "kubeconfig")
     gen_state(state, a.nodes, a.pods)
     api = subprocess.Popen([sys.executable, os.path.join(SRC, "tests", "apiserver", "fake_apiserver.py"),
-                            "--port", "0", "--plain-http", "--no-auth", "--state", state,
+                            "--port", "0", "--plain-http", "--token", "bench-token", "--state", state,
                             "--print-kubeconfig", kc], stdout=subprocess.PIPE, text=True)
-    line = api.stdout.readline()
+    for _ in range(5):
+        line = api.stdout.readline()
+        if line.startswith("READY") or not line:
+            break
     if not line.startswith("READY"):
         sys.exit("fake API server did not start: %r" % line)
     sched = None
