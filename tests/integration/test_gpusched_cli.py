@@ -495,3 +495,37 @@ spec: {ports: [{port: 80}]}
         expect_exit(p, 0, "unknown kind")
         util.check_eq(p.stderr, "gpusched: warning: %s: line 7: skipping kind Service\n" % f, "stderr")
         util.check_eq(json.loads(p.stdout), {"scheduled": [], "unschedulable": []}, "stdout")
+
+
+def test_wrong_field_type_names_line_and_field():
+    with TempDir() as t:
+        f = t.write("t.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: {name: c}\n")
+        p = gpusched("simulate", "-f", f)
+        expect_exit(p, 1, "wrong type")
+        line = one_error_line(p, "wrong type")
+        if not line.startswith("gpusched: %s: line 5: spec.containers: " % f):
+            raise AssertionError("wrong type: %r" % line)
+
+
+def test_stdout_is_only_the_result():
+    """Warnings and progress go to stderr: stdout of -o json parses as one document."""
+    with TempDir() as t:
+        t.write("a.yaml", NODE % "n1" + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                + "---\n" + POD % "p1")
+        p = gpusched("simulate", "-f", t.path, "-o", "json")
+        expect_exit(p, 0, "simulate")
+        util.check_eq(json.loads(p.stdout), {"scheduled": [{"pod": "default/p1", "node": "n1"}],
+                                             "unschedulable": []}, "stdout")
+        if "skipping kind ConfigMap" not in p.stderr:
+            raise AssertionError("no warning on stderr: %r" % p.stderr)
+
+
+def test_explain_gated_pod_and_empty_cluster():
+    gates = os.path.join(util.SRC, "tests", "scenarios", "json-input-and-gates", "cluster.json")
+    p = gpusched("explain", "-f", gates, "batch/gated", "-o", "json")
+    expect_exit(p, 0, "explain gated")
+    util.check_eq(json.loads(p.stdout)["result"], {"status": "SchedulingGated"}, "gated")
+    p = gpusched("explain", "-f", "-", "lonely", input=POD % "lonely")
+    expect_exit(p, 0, "explain without nodes")
+    if "FailedScheduling: no nodes available to schedule pods\n" not in p.stdout:
+        raise AssertionError(p.stdout)
