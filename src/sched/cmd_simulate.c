@@ -379,8 +379,10 @@ int sched_cmd_simulate(int argc, char **argv)
         goto out;
 
     run.pods = calloc(in.npods ? in.npods : 1, sizeof(*run.pods));
-    if (!run.pods)
-        goto oom;
+    if (!run.pods) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < in.npods; i++) {
         const struct kube_pod *p = &in.pods[i];
         if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
@@ -391,8 +393,10 @@ int sched_cmd_simulate(int argc, char **argv)
     }
     run.results = calloc(run.npods ? run.npods : 1, sizeof(*run.results));
     run.order = calloc(run.npods ? run.npods : 1, sizeof(*run.order));
-    if (!run.results || !run.order)
-        goto oom;
+    if (!run.results || !run.order) {
+        rc = -ENOMEM;
+        goto out;
+    }
 
     memset(&pr, 0, sizeof(pr));
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
@@ -409,18 +413,20 @@ int sched_cmd_simulate(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if (simulate_sort_by_attempt(&run))
-        goto oom;
+    if (simulate_sort_by_attempt(&run)) {
+        rc = -ENOMEM;
+        goto out;
+    }
     rc = fmt == OUT_JSON ? simulate_print_json(&run) : simulate_print_table(&run, fmt == OUT_WIDE);
     if (!rc && fflush(stdout)) {
         fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }
-    goto out;
-oom:
-    fprintf(stderr, "gpusched: out of memory\n");
-    rc = 1;
 out:
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+    }
     if (run.results)
         for (i = 0; i < run.npods; i++)
             sched_result_release(&run.results[i]);
