@@ -44,7 +44,7 @@ static const char explain_usage[] =
     "  -h, --help                 help for explain\n";
 
 struct explain_target {
-    const char *ns;   /* NULL: default namespace */
+    const char *ns; /* NULL: default namespace */
     const char *name;
     char buf[512];
 };
@@ -387,8 +387,8 @@ int sched_cmd_explain(int argc, char **argv)
 
     memset(&x, 0, sizeof(x));
     kube_err_clear(&err);
-    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                               &pos, &help);
+    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
+                               &help);
     if (rc)
         goto out;
     if (help) {
@@ -403,8 +403,9 @@ int sched_cmd_explain(int argc, char **argv)
         goto out;
     }
     if (explain_parse_pod(pos.v[0], &target)) {
-        rc = sched_cmd_usage_error("explain", "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
-                                              "pod/NAME",
+        rc = sched_cmd_usage_error("explain",
+                                   "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
+                                   "pod/NAME",
                                    pos.v[0]);
         goto out;
     }
