@@ -12,6 +12,7 @@ import base64
 import bisect
 import copy
 import datetime
+import gzip
 import http.server
 import json
 import os
@@ -692,14 +693,15 @@ class FakeApiServer:
         with self._lock:
             self.requests = []
 
-    def inject(self, method, path_regex, status, times=1, retry_after=None, message=None, reason=None):
+    def inject(self, method, path_regex, status, times=1, retry_after=None, message=None, reason=None,
+               raw=None):
         """The next `times` requests (None: all) whose method matches (or "*") and whose path
         matches path_regex (re.search) get `status` with a Status body. status 0 drops the
-        connection without an answer."""
+        connection without an answer. raw (bytes) replaces the body as is (malformed answers)."""
         with self._lock:
             self._faults.append({"method": method, "re": re.compile(path_regex), "status": status,
                                  "times": times, "retry_after": retry_after, "message": message,
-                                 "reason": reason})
+                                 "reason": reason, "raw": raw})
 
     def delay(self, method, path_regex, seconds, times=1):
         """The next `times` matching requests wait `seconds` before being served."""
@@ -885,10 +887,16 @@ class FakeApiServer:
         n = int(h.headers.get("Content-Length") or 0)
         return h.rfile.read(n) if n else b""
 
-    def _send_json(self, h, code, body, headers=None):
-        data = json.dumps(body, separators=(",", ":")).encode()
+    def _send_json(self, h, code, body, headers=None, raw=None):
+        data = raw if raw is not None else json.dumps(body, separators=(",", ":")).encode()
         h.send_response(code)
         h.send_header("Content-Type", "application/json")
+        # like kube-apiserver (APIResponseCompression): gzip answers over 128 KiB when asked
+        if len(data) > 128 * 1024 and "gzip" in h.headers.get("Accept-Encoding", ""):
+            data = gzip.compress(data, compresslevel=1)
+            h.send_header("Content-Encoding", "gzip")
+            if getattr(h, "log_entry", None) is not None:
+                h.log_entry["gzip"] = True
         h.send_header("Content-Length", str(len(data)))
         h.send_header("Cache-Control", "no-cache, private")
         for k, v in (headers or {}).items():
@@ -935,8 +943,9 @@ class FakeApiServer:
                 body = raw.decode("utf-8", "replace")
         entry = {"method": method, "path": path, "query": query, "content_type": ctype.split(";")[0].strip(),
                  "body": body, "user_agent": h.headers.get("User-Agent", ""), "time": t,
-                 "peer": "%s:%d" % h.client_address[:2],
+                 "peer": "%s:%d" % h.client_address[:2], "gzip": False,
                  "authenticated": False}
+        h.log_entry = entry
         with self._lock:
             self.requests.append(entry)
             delay = self._match_rule(self._delays, method, path)
@@ -953,6 +962,9 @@ class FakeApiServer:
                         pass
                     return
                 code = fault["status"]
+                if fault["raw"] is not None:
+                    self._send_json(h, code, None, raw=fault["raw"])
+                    return
                 reason, msg = DEFAULT_REASONS.get(code, ("", "injected fault"))
                 headers = {}
                 if fault["retry_after"] is not None:

@@ -428,6 +428,32 @@ def test_watch_401_rereads_token():
     eq(out.splitlines()[-1], "ENDED rc=0 events=0", "watch ran (%s)" % err)
 
 
+def test_watch_malformed_event():
+    a = api()
+    a.inject("GET", "nodes", 200, raw=b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{not json\n')
+    p = start_watch(a, "/api/v1/nodes?watch=1")
+    out, _ = p.communicate(timeout=30)
+    eq(out.splitlines()[0], "EVENT ADDED a -", "the good event first")
+    e = parse_error(out)
+    eq((e["code"], e["http"]), (-71, 0), "EPROTO")
+    if not e["msg"].startswith("malformed watch event: "):
+        raise AssertionError(e["msg"])
+
+
+def test_large_list_gzip_and_non_json_error_body():
+    a = api()
+    for i in range(400):
+        a.add(node("node-%04d" % i, {"k%d" % j: "v" * 40 for j in range(8)}))
+    p = tool("--kubeconfig", kubeconfig(a), "GET", "/api/v1/nodes")
+    st, body = status_and_body(p.stdout)
+    eq((st, len(body["items"])), (200, 400), "decoded list")
+    eq(a.requests[-1]["gzip"], True, "answer was compressed on the wire")
+    a.inject("GET", "nodes", 502, raw=b"<html>bad gateway</html>")
+    e = parse_error(tool("--kubeconfig", kubeconfig(a), "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["http"], e["reason"], e["transient"]), (-5, 502, "-", True), "502 from a proxy")
+    eq(e["msg"], "HTTP 502 from the API server: <html>bad gateway</html>", "message")
+
+
 def test_help_and_usage():
     p = tool("--help")
     eq(p.returncode, 0, "help")
