@@ -505,7 +505,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     struct daemon d;
     struct kube_err err;
     char ival[32], schemas[16], msg[KUBE_ERR_MSG_MAX + 64];
-    int rc, status = 1;
+    int rc;
 
     memset(&d, 0, sizeof(d));
     d.cfg = cfg;
@@ -514,7 +514,12 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     labeler_backoff_init(&d.backoff, d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
                          BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));
     kube_err_clear(&err);
-
+    /* first, so that a SIGTERM arriving while the client is set up still ends us cleanly */
+    rc = daemon_signals_install();
+    if (rc) {
+        log_line(0, "cannot install signal handlers: %s", strerror(-rc));
+        return 1;
+    }
     if (!cfg->no_sync) {
         rc = need_node_name(cfg, &err);
         if (rc) {
@@ -526,11 +531,6 @@ int labeler_daemon_run(const struct labeler_config *cfg)
             log_line(0, "cannot set up the API client: %s", kube_err_format(&err, msg, sizeof(msg)));
             return 1;
         }
-    }
-    rc = daemon_signals_install();
-    if (rc) {
-        log_line(0, "cannot install signal handlers: %s", strerror(-rc));
-        goto out;
     }
     fmt_ms(d.interval_ms, ival, sizeof(ival));
     fmt_schemas(cfg->schemas, schemas, sizeof(schemas));
@@ -548,9 +548,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     }
     log_line(0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
-    status = 0;
-out:
     labeler_labels_release(&d.written);
     kube_client_free(d.client);
-    return status;
+    return 0;
 }

@@ -480,3 +480,33 @@ def test_daemon_writes_feature_file_only_when_changed():
         wait_for(lambda: "aliyun.accelerator/nvidia_count=4" in open(ff).read(), "new content", p)
         util.check_eq(c.api.requests, [], "requests with --no-sync")
         stop(p)
+
+
+def test_daemon_unauthorized_then_rotated_token():
+    with Cluster() as c:
+        token_file = os.path.join(c.dir, "token")
+        with open(token_file, "w") as f:
+            f.write(TOKEN + "\n")
+        kc = c.api.write_kubeconfig(os.path.join(c.dir, "kubeconfig-file"), token=None,
+                                    token_file=token_file)
+        argv = [util.binary("gpulabel"), "--kubeconfig", kc, "--node-name", NODE,
+                "--nvml-lib", util.fake_nvml(), "--sleep-interval", "200ms"]
+        p = c.start(argv=argv)
+        wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "1", "labels", p)
+        c.api.set_tokens("rotated-token")  # the old token is revoked
+        wait_for(lambda: len([r for r in c.api.requests if not r["authenticated"]]) >= 3,
+                 "three refused requests", p)
+        lines = [l for l in stderr_of(p).splitlines() if "unauthorized" in l]
+        util.check_eq(len(lines), 1, "unauthorized lines")
+        if "(check the service account token or the kubeconfig credentials)" not in lines[0]:
+            raise AssertionError("line %r" % lines[0])
+        with open(token_file + ".tmp", "w") as f:
+            f.write("rotated-token\n")
+        os.rename(token_file + ".tmp", token_file)  # as the kubelet does: a new file
+        c.set_gpus('device name="Tesla M40" memory=12802064384 repeat=2\n')
+        wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "2",
+                 "labels with the rotated token", p)
+        err = stderr_of(p)
+        if "in sync again" not in err or TOKEN in err or "rotated-token" in err:
+            raise AssertionError("log:\n" + err)
+        stop(p)
