@@ -1470,14 +1470,14 @@ def main(argv=None):
     for path in a.state:
         for obj in load_state(path):
             api.add(obj)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())  # before READY: callers may stop us at once
+    signal.signal(signal.SIGINT, lambda *_: done.set())
     api.start()
     if a.print_kubeconfig:
         api.write_kubeconfig(a.print_kubeconfig, token=(tokens or [None])[0])
         print("KUBECONFIG %s" % a.print_kubeconfig, flush=True)
     print("READY %s" % api.url, flush=True)
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
     while not done.wait(0.5):
         pass
     api.stop()

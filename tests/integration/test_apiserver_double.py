@@ -624,7 +624,7 @@ def test_standalone_serves_state(tmp=None):
                           "--plain-http", "--state", state, "--print-kubeconfig", kc,
                           "--log-requests", os.path.join(d, "log.jsonl"),
                           "--dump-state", os.path.join(d, "dump.json")],
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = None
         for line in p.stdout:
@@ -640,7 +640,8 @@ def test_standalone_serves_state(tmp=None):
             raise AssertionError("kubeconfig lacks server")
     finally:
         p.terminate()
-        p.wait(10)
+        _, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, "exit after SIGTERM (stderr: %s)" % err[-1000:])
     log = [json.loads(l) for l in open(os.path.join(d, "log.jsonl"))]
     eq([(r["method"], r["path"]) for r in log], [("GET", "/api/v1/pods")], "request log")
     if "test-token" in open(os.path.join(d, "log.jsonl")).read():
