@@ -17,14 +17,18 @@ static void sched_cmd_print_err(const struct kube_err *err)
     fprintf(stderr, "gpusched: %s\n", kube_err_format(err, buf, sizeof(buf)));
 }
 
-int sched_cmd_load(const struct sched_cmd_list *files, struct sched_input *in)
+int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
+                   struct sched_input *in)
 {
+    struct sched_input_opts o;
     struct kube_err err;
     size_t i;
     int rc = 0;
 
     kube_err_clear(&err);
-    sched_input_init(in, NULL);
+    memset(&o, 0, sizeof(o));
+    o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
+    sched_input_init(in, &o);
     for (i = 0; i < files->n && !rc; i++) {
         rc = sched_input_load_file(in, files->v[i], &err);
         /* the loader names the file when the fault is inside one; a path that cannot be

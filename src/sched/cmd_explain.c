@@ -22,7 +22,7 @@ static const char explain_usage[] =
     "pod's turn: the pending pods ahead of it (higher priority, or earlier in the input) are\n"
     "placed first.\n"
     "\n"
-    "POD is NAME (namespace default), NAMESPACE/NAME or pod/NAME.\n"
+    "POD is NAME (in the -n namespace, default \"default\"), NAMESPACE/NAME or pod/NAME.\n"
     "\n"
     "Examples:\n"
     "  # Why the pod lands where it does\n"
@@ -37,6 +37,7 @@ static const char explain_usage[] =
     "Flags:\n"
     "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
     "  -o, --output FORMAT        table (default), wide (scores as weight x normalized) or json\n"
+    "  -n, --namespace NS         namespace of the objects that name none (default \"default\")\n"
     "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
     "      --scheduler-name NAME  only pods whose spec.schedulerName is NAME are queued\n"
     "      --seed N               tie-break seed, as for simulate (default 1)\n"
@@ -356,12 +357,14 @@ int sched_cmd_explain(int argc, char **argv)
 {
     struct sched_cmd_list files = {0}, pos = {0};
     const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
+    const char *namespace_ = NULL;
     struct sched_cmd_flag flags[] = {
         {"filename", 'f', CMD_FLAG_LIST, &files},
         {"output", 'o', CMD_FLAG_STRING, &output},
         {"profile", 0, CMD_FLAG_STRING, &profile_name},
         {"seed", 0, CMD_FLAG_STRING, &seed_s},
         {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
+        {"namespace", 'n', CMD_FLAG_STRING, &namespace_},
     };
     struct explain_target target;
     struct sched_input in;
@@ -418,11 +421,13 @@ int sched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&files, &in);
+    rc = sched_cmd_load(&files, namespace_, &in);
     if (rc)
         goto out;
     loaded = true;
     rc = 1;
+    if (!target.ns && namespace_ && *namespace_)
+        target.ns = namespace_;
     pod = sched_input_find_pod(&in, target.ns, target.name);
     if (!pod) {
         fprintf(stderr, "gpusched: pods \"%s\" not found in namespace \"%s\"\n", target.name,

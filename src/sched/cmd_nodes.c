@@ -436,7 +436,7 @@ int sched_cmd_nodes(int argc, char **argv)
         goto out;
     }
 
-    rc = sched_cmd_load(&files, &in);
+    rc = sched_cmd_load(&files, NULL, &in);
     if (rc)
         goto out;
     loaded = true;

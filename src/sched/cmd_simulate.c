@@ -37,6 +37,7 @@ static const char simulate_usage[] =
     "Flags:\n"
     "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
     "  -o, --output FORMAT        table (default), wide or json\n"
+    "  -n, --namespace NS         namespace of the objects that name none (default \"default\")\n"
     "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
     "      --scheduler-name NAME  only schedule pods whose spec.schedulerName is NAME\n"
     "      --seed N               seed for breaking ties between equally scored nodes\n"
@@ -321,12 +322,14 @@ int sched_cmd_simulate(int argc, char **argv)
 {
     struct sched_cmd_list files = {0}, pos = {0};
     const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
+    const char *namespace_ = NULL;
     struct sched_cmd_flag flags[] = {
         {"filename", 'f', CMD_FLAG_LIST, &files},
         {"output", 'o', CMD_FLAG_STRING, &output},
         {"profile", 0, CMD_FLAG_STRING, &profile_name},
         {"seed", 0, CMD_FLAG_STRING, &seed_s},
         {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
+        {"namespace", 'n', CMD_FLAG_STRING, &namespace_},
     };
     struct sched_input in;
     struct sched_cluster *cluster = NULL;
@@ -367,7 +370,7 @@ int sched_cmd_simulate(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&files, &in);
+    rc = sched_cmd_load(&files, namespace_, &in);
     if (rc)
         goto out;
     loaded = true;

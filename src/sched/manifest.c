@@ -1166,21 +1166,32 @@ static int source_filter(struct source *s, const char *raw, size_t n)
                     rc = source_emit(s, &ch, 1);
                 break;
             }
-            if (s->in_str) {
-                if (s->esc)
-                    s->esc = 0;
-                else if (ch == '\\')
-                    s->esc = 1;
-                else if (ch == '"')
-                    s->in_str = 0;
-            } else if (ch == '"') {
-                s->in_str = 1;
-            } else if (ch == '{' || ch == '[') {
-                s->depth++;
-            } else if ((ch == '}' || ch == ']') && !--s->depth) {
-                s->between = 1;
+            {
+                /* inside a value: scan as far as it goes, then copy the span at once */
+                size_t from = i;
+
+                for (; i < n; i++) {
+                    ch = raw[i];
+                    if (s->in_str) {
+                        if (s->esc)
+                            s->esc = 0;
+                        else if (ch == '\\')
+                            s->esc = 1;
+                        else if (ch == '"')
+                            s->in_str = 0;
+                    } else if (ch == '"') {
+                        s->in_str = 1;
+                    } else if (ch == '{' || ch == '[') {
+                        s->depth++;
+                    } else if ((ch == '}' || ch == ']') && !--s->depth) {
+                        s->between = 1;
+                        break;
+                    }
+                }
+                if (i == n)
+                    i--; /* the loop's i++ ends the chunk */
+                rc = source_emit(s, raw + from, i - from + 1);
             }
-            rc = source_emit(s, &ch, 1);
             break;
         }
     }

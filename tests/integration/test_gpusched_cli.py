@@ -529,3 +529,17 @@ def test_explain_gated_pod_and_empty_cluster():
     expect_exit(p, 0, "explain without nodes")
     if "FailedScheduling: no nodes available to schedule pods\n" not in p.stdout:
         raise AssertionError(p.stdout)
+
+
+def test_namespace_flag():
+    p = gpusched("simulate", "-f", SEED, "-n", "ml", "-o", "json")
+    expect_exit(p, 0, "simulate -n ml")
+    pods = [e["pod"] for e in json.loads(p.stdout)["scheduled"]]
+    util.check_eq(sorted(p.split("/")[0] for p in pods), ["ml", "ml"], "namespaces")
+    p = gpusched("explain", "-f", SEED, "--namespace=ml", "not-in-gpu-node", "-o", "json")
+    expect_exit(p, 0, "explain -n ml")
+    util.check_eq(json.loads(p.stdout)["pod"], "ml/not-in-gpu-node", "pod")
+    p = gpusched("explain", "-f", SEED, "not-in-gpu-node", "-n", "ml")
+    expect_exit(p, 0, "explain NAME -n ml")
+    p = gpusched("explain", "-f", SEED, "-n", "ml", "default/not-in-gpu-node")
+    expect_exit(p, 1, "explain default/NAME -n ml")

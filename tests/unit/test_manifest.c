@@ -793,6 +793,37 @@ static void reads_stdin(void)
     sched_input_release(&in);
 }
 
+/* A long stream of JSON values crossing the reader's 64 KiB chunks, with braces, quotes and
+ * backslashes inside strings: every value is an object, lines stay right. */
+static void json_stream_across_chunks(void)
+{
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct sched_input in;
+    struct kube_err err;
+    const struct kube_node *n;
+    int i, j;
+
+    for (i = 0; i < 300; i++) {
+        kube_buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
+                            "\"name\": \"n%d\", \"annotations\": {\"x\": \"",
+                        i % 3 ? "  " : "", i);
+        for (j = 0; j < 60; j++)
+            kube_buf_puts(&b, "}{][ \\\" \\\\");
+        kube_buf_puts(&b, "\"}}}\n");
+    }
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK(b.len > 3 * 65536);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "s.json", b.data, b.len, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 300);
+    n = sched_input_find_node(&in, "n299");
+    CHECK(n != NULL);
+    if (n)
+        CHECK_INT_EQ(n->source_line, 2 * 299 + 1);
+    sched_input_release(&in);
+    kube_buf_release(&b);
+}
+
 static const struct test_case cases[] = {
     {"loads every kind", loads_every_kind},
     {"names like controllers", names_like_controllers},
@@ -814,6 +845,7 @@ static const struct test_case cases[] = {
     {"yaml each splits items", yaml_each_splits_items},
     {"list items streamed", list_items_streamed},
     {"reads stdin", reads_stdin},
+    {"json stream across chunks", json_stream_across_chunks},
 };
 
 TEST_SUITE(manifest, cases)
