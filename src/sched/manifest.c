@@ -1692,6 +1692,7 @@ static int finish_priorities(struct sched_input *in, struct kube_err *err)
 
 int sched_input_finish(struct sched_input *in, struct kube_err *err)
 {
+    size_t i;
     int rc;
 
     if (in->finished)
@@ -1700,6 +1701,15 @@ int sched_input_finish(struct sched_input *in, struct kube_err *err)
         return rc;
     if ((rc = finish_daemonsets(in, err)) || (rc = finish_priorities(in, err)))
         return rc;
+    for (i = 0; i < in->npods; i++) {
+        const struct kube_pod *p = &in->pods[i];
+
+        if (p->node_name && *p->node_name && node_set_find(in, p->node_name) < 0 &&
+            add_warning(in, "%s: line %d: pod %s/%s is bound to node %s, which is not in the input",
+                        p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
+                        p->name, p->node_name))
+            return kube_err_set(err, -ENOMEM, "out of memory");
+    }
     if (in->priv->warnings_dropped) {
         size_t dropped = in->priv->warnings_dropped;
 
