@@ -445,6 +445,8 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     }
     if (c->connect_to)
         curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+    if (c->cfg.proxy_url)
+        curl_easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 out:
@@ -587,7 +589,8 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
             goto out;
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
         /* large lists come compressed when asked (the cap applies to the decoded body) */
-        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+        if (!c->cfg.disable_compression)
+            curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
         if (!strcmp(method, "POST")) {

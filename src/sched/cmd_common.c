@@ -139,8 +139,8 @@ void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t 
             size_t hi = i + 2 * width < n ? i + 2 * width : n;
             size_t a = lo, b = mid, k = lo;
             while (a < mid && b < hi)
-                tmp[k++] = pods[order[b]]->priority > pods[order[a]]->priority ? order[b++]
-                                                                               : order[a++];
+                tmp[k++] =
+                    pods[order[b]]->priority > pods[order[a]]->priority ? order[b++] : order[a++];
             while (a < mid)
                 tmp[k++] = order[a++];
             while (b < hi)

@@ -44,7 +44,7 @@ static const char explain_usage[] =
     "  -h, --help                 help for explain\n";
 
 struct explain_target {
-    const char *ns;   /* NULL: default namespace */
+    const char *ns; /* NULL: default namespace */
     const char *name;
     char buf[512];
 };
@@ -162,7 +162,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         kube_buf_release(&reasons);
     }
     if (rc)
-        goto oom;
+        goto out;
     if (x->nnodes)
         out_table_print(&ft, stdout);
     else
@@ -207,7 +207,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         }
         if (rc) {
             out_table_release(&st);
-            goto oom;
+            goto out;
         }
         printf("\nScores (weight x normalized score, summed):\n");
         out_table_print(&st, stdout);
@@ -241,12 +241,13 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         printf("Result: not attempted, the pod has scheduling gates (SchedulingGated)\n");
         break;
     }
+out:
     out_table_release(&ft);
+    if (rc) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
     return 0;
-oom:
-    out_table_release(&ft);
-    fprintf(stderr, "gpusched: out of memory\n");
-    return 1;
 }
 
 static int explain_print_json(const struct kube_pod *pod, const struct sched_profile *profile,
@@ -386,8 +387,8 @@ int sched_cmd_explain(int argc, char **argv)
 
     memset(&x, 0, sizeof(x));
     kube_err_clear(&err);
-    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                               &pos, &help);
+    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
+                               &help);
     if (rc)
         goto out;
     if (help) {
@@ -402,8 +403,9 @@ int sched_cmd_explain(int argc, char **argv)
         goto out;
     }
     if (explain_parse_pod(pos.v[0], &target)) {
-        rc = sched_cmd_usage_error("explain", "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
-                                              "pod/NAME",
+        rc = sched_cmd_usage_error("explain",
+                                   "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
+                                   "pod/NAME",
                                    pos.v[0]);
         goto out;
     }
@@ -457,8 +459,10 @@ int sched_cmd_explain(int argc, char **argv)
     queue = calloc(in.npods ? in.npods : 1, sizeof(*queue));
     order = calloc(in.npods ? in.npods : 1, sizeof(*order));
     results = calloc(in.npods ? in.npods : 1, sizeof(*results));
-    if (!pending || !queue || !order || !results)
-        goto oom;
+    if (!pending || !queue || !order || !results) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < in.npods; i++) {
         const struct kube_pod *p = &in.pods[i];
         if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
@@ -471,8 +475,10 @@ int sched_cmd_explain(int argc, char **argv)
     /* pods ahead of ours, kept in input order (sched_simulate orders them again the same
      * way): those whose queue position is before ours. rank[k] = queue position of pending[k] */
     rank = calloc(npending ? npending : 1, sizeof(*rank));
-    if (!rank)
-        goto oom;
+    if (!rank) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < npending; i++)
         rank[order[i]] = i;
     for (i = 0; i < npending; i++)
@@ -512,11 +518,11 @@ int sched_cmd_explain(int argc, char **argv)
         fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }
-    goto out;
-oom:
-    fprintf(stderr, "gpusched: out of memory\n");
-    rc = 1;
 out:
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+    }
     for (i = 0; i < nresults; i++)
         sched_result_release(&results[i]);
     if (explained)

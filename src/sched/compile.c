@@ -423,6 +423,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
                 goto out;
             cp->ports[cp->nports].proto = (uint8_t)k->ports[j].protocol;
             cp->ports[cp->nports].port = hp;
+            cp->portmask |= SCHED_PORT_BIT(hp, k->ports[j].protocol);
             cp->nports++;
         }
     }

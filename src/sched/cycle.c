@@ -72,17 +72,15 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
 }
 
 /* dyn_get returns the node's fit reasons and resource scores for the pod's shape */
-static const struct sched_dyn *dyn_get(const struct sched_cluster *c, const struct sched_profile *p,
-                                       const struct sched_cpod *cp, struct sched_shape *sh,
-                                       uint32_t slot, bool bal_skip)
+static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
+                                               const struct sched_profile *p,
+                                               const struct sched_cpod *cp, struct sched_dyn *d,
+                                               uint32_t slot, bool bal_skip)
 {
-    struct sched_dyn *d = &sh->dyn[slot];
     const struct sched_hot *h;
     struct sched_nodeuse use;
     bool un;
 
-    if (d->gen == c->lite[slot].gen)
-        return d;
     h = &c->hot[slot];
     use.req_cpu = h->req_cpu;
     use.req_mem = h->req_mem;
@@ -102,6 +100,17 @@ static const struct sched_dyn *dyn_get(const struct sched_cluster *c, const stru
                                    : 0;
     }
     d->gen = c->lite[slot].gen;
+}
+
+static inline const struct sched_dyn *dyn_get(const struct sched_cluster *c,
+                                              const struct sched_profile *p,
+                                              const struct sched_cpod *cp, struct sched_shape *sh,
+                                              uint32_t slot, bool bal_skip)
+{
+    struct sched_dyn *d = &sh->dyn[slot];
+
+    if (d->gen != c->lite[slot].gen)
+        dyn_fill(c, p, cp, d, slot, bal_skip);
     return d;
 }
 
@@ -144,7 +153,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         return;
     }
     o->unresolvable = false;
-    if (cp->nports && l->nports &&
+    if ((cp->portmask & l->portmask) &&
         !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp)) {
         o->plugin = SCHED_PL_PORTS;
         o->reason = SCHED_R_PORTS;
@@ -257,6 +266,13 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         }
         qsort(pins, npins, sizeof(*pins), cmp_u32);
     }
+    /* static filters once per live class; vc_done[cls] = 1 when the class passes them */
+    for (i = 0; i < c->nclasses; i++) {
+        if (!c->classes[i].refs)
+            continue;
+        sched_filter_class(c, p, cp, i, &vc[i]);
+        vc_done[i] = !vc[i].plugin;
+    }
     for (k = 0; k < (pins ? npins : n); k++) {
         uint32_t oi = pins ? pins[k] : k, slot = c->order[oi];
         const struct sched_lite *l = &c->lite[slot];
@@ -264,16 +280,14 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         const struct sched_dyn *d;
         int32_t aff;
 
-        if (!vc_done[l->cls]) {
-            sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
-            vc_done[l->cls] = 1;
-        }
+        if (!vc_done[l->cls])
+            continue; /* its class failed a static filter */
         v = &vc[l->cls];
-        if (v->plugin || (cp->has_node_name && l->name != cp->node_name))
+        if (cp->has_node_name && l->name != cp->node_name)
             continue;
         if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name))
             continue;
-        if (cp->nports && l->nports &&
+        if ((cp->portmask & l->portmask) &&
             !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
             continue;
         d = dyn_get(c, p, cp, sh, slot, bal_skip);

@@ -116,7 +116,10 @@ struct sched_lite {
     uint32_t gen;    /* bumped on every change of usage or allocatable; never 0 */
     uint32_t name;   /* interned node name */
     uint32_t nports; /* host ports in use */
+    uint32_t portmask; /* SCHED_PORT_BIT of each host port in use: no shared bit, no conflict */
 };
+
+#define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port) * 3u + (uint32_t)(proto)) & 31u))
 
 /* The dynamic part of one node's verdict for one pod shape (requests): NodeResourcesFit's
  * reasons and the resource scores. Valid while gen equals the slot's generation. */
@@ -299,6 +302,7 @@ struct sched_cpod {
     int64_t gpu; /* request of the profile's GPU resource */
     struct sched_port *ports;
     uint32_t nports;
+    uint32_t portmask;
     bool all_zero; /* cpu, memory, ephemeral and scalars all zero */
     /* PreFilter NodeAffinity name pin */
     bool prefilter_names;

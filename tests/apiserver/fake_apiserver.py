@@ -542,6 +542,7 @@ class FakeApiServer:
         self.history_max = history
         self.bookmark_interval = bookmark_interval
         self.requests = []
+        self.log_requests = True  # False: keep no request log (long benchmark runs)
         self._own_tls_dir = None
         if tls:
             if tls_dir is None:
@@ -947,7 +948,8 @@ class FakeApiServer:
                  "authenticated": False}
         h.log_entry = entry
         with self._lock:
-            self.requests.append(entry)
+            if self.log_requests:
+                self.requests.append(entry)
             delay = self._match_rule(self._delays, method, path)
             fault = self._match_rule(self._faults, method, path)
         if delay:
@@ -1457,24 +1459,32 @@ def main(argv=None):
                     help="write a kubeconfig for this server to PATH (and print its path)")
     ap.add_argument("--history", type=int, default=100000, help="watch events retained (default 100000)")
     ap.add_argument("--dump-state", metavar="PATH", help="write every object to PATH at exit")
+    ap.add_argument("--log-requests", metavar="PATH",
+                    help="write the request log (JSON lines, never tokens) to PATH at exit; "
+                         "without it no log is kept")
     a = ap.parse_args(argv)
     tokens = None if a.no_auth else (a.token or ["test-token"])
     api = FakeApiServer(tls=not a.plain_http, tokens=tokens, host=a.host, port=a.port,
                         history=a.history, tls_dir=a.tls_dir)
+    api.log_requests = bool(a.log_requests)
     for path in a.state:
         for obj in load_state(path):
             api.add(obj)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())  # before READY: callers may stop us at once
+    signal.signal(signal.SIGINT, lambda *_: done.set())
     api.start()
     if a.print_kubeconfig:
         api.write_kubeconfig(a.print_kubeconfig, token=(tokens or [None])[0])
         print("KUBECONFIG %s" % a.print_kubeconfig, flush=True)
     print("READY %s" % api.url, flush=True)
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
     while not done.wait(0.5):
         pass
     api.stop()
+    if a.log_requests:
+        with open(a.log_requests, "w") as f:
+            for r in api.requests:
+                f.write(json.dumps(r) + "\n")
     if a.dump_state:
         items = []
         for res in RESOURCES:

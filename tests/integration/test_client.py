@@ -219,6 +219,26 @@ def test_in_cluster_ipv6_server_and_missing_token():
         raise AssertionError(e["msg"])
 
 
+def test_in_cluster_over_ipv6():
+    with FakeApiServer(tls=True, tokens=["v6-token"], host="::1") as a:
+        a.add(node("gpu-6"))
+        env = in_cluster_env(a, sa_dir(a, "v6-token"))
+        env["KUBERNETES_SERVICE_HOST"] = "::1"
+        p = tool("GET", "/api/v1/nodes/gpu-6", env=env)
+        eq(status_and_body(p.stdout)[0], 200, "GET over https://[::1] (%s)" % p.stdout)
+
+
+def test_disable_compression():
+    a = api()
+    for i in range(300):
+        a.add(node("node-%04d" % i, {"k%d" % j: "v" * 60 for j in range(8)}))
+    kc = kubeconfig(a, "kc-nozip")
+    text = open(kc).read().replace("    server:", "    disable-compression: true\n    server:")
+    open(kc, "w").write(text)
+    eq(status_and_body(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)[0], 200, "list")
+    eq(a.requests[-1]["gzip"], False, "not compressed")
+
+
 # ---- Status and transport errors ------------------------------------------------------------
 
 def test_status_parsing():

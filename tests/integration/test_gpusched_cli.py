@@ -252,6 +252,11 @@ spec:
         row = p.stdout.splitlines()[1].split()
         util.check_eq(row, ["gpu", "Ready,SchedulingDisabled", "<none>", "Tesla-T4", "<none>",
                             "<none>", "1"], "row")
+        p = gpusched("nodes", "-f", t.path, "-o", "wide")
+        expect_exit(p, 0, "nodes -o wide")
+        util.check_eq(p.stdout.splitlines()[0].split()[7:],
+                      ["GPU-ALLOCATABLE", "CPU-REQUESTS", "MEMORY-REQUESTS", "PODS", "TAINTS"], "wide header")
+        util.check_eq(p.stdout.splitlines()[1].split()[7:], ["4", "0/8", "0/32Gi", "1/110", "<none>"], "wide row")
         p = gpusched("nodes", "-f", t.path, "-o", "json")
         expect_exit(p, 0, "nodes -o json")
         doc = json.loads(p.stdout)
