@@ -352,7 +352,9 @@ def test_daemon_retries_409_429_503_and_dropped_connections():
             raise AssertionError("retried %.3f s after a 429 with Retry-After: 1" % gap)
         if p.poll() is not None:
             raise AssertionError("daemon ended")
-        err = stderr_of(p)
+        # the double stores the labels before it answers the PATCH: the daemon logs its
+        # recovery a moment after the labels are visible
+        err = wait_for(lambda: (lambda e: "in sync again" in e and e)(stderr_of(p)), "the recovery log", p)
         for part in ("too many requests", "retrying in 1s", "server error 503", "in sync again"):
             if part not in err:
                 raise AssertionError("%r not in the log:\n%s" % (part, err))

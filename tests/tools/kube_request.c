@@ -188,7 +188,8 @@ int main(int argc, char **argv)
     if (repeat == 1 && threads == 1) {
         struct kube_response r;
 
-        rc = kube_client_request(c, pos[0], pos[1], ctype, pos[2], pos[2] ? strlen(pos[2]) : 0, &r, &e);
+        rc = kube_client_request(c, pos[0], pos[1], ctype, pos[2], pos[2] ? strlen(pos[2]) : 0, &r,
+                                 &e);
         if (rc)
             print_err(&e);
         printf("STATUS %ld\n", r.status);
@@ -212,8 +213,9 @@ int main(int argc, char **argv)
         pthread_t tids[64];
 
         for (i = 0; i < threads; i++) {
-            jobs[i] = (struct job){c, pos[0], pos[1], ctype, pos[2],
-                                   repeat / threads + (i < repeat % threads), 0, &lock};
+            jobs[i] = (struct job){c,     pos[0], pos[1],
+                                   ctype, pos[2], repeat / threads + (i < repeat % threads),
+                                   0,     &lock};
             pthread_create(&tids[i], NULL, run_job, &jobs[i]);
         }
         for (i = 0; i < threads; i++) {
