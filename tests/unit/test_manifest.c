@@ -824,6 +824,28 @@ static void json_stream_across_chunks(void)
     kube_buf_release(&b);
 }
 
+static void warns_about_pods_on_unknown_nodes(void)
+{
+    static const char doc[] = "apiVersion: v1\nkind: Node\nmetadata: {name: real}\n---\n"
+                              "apiVersion: v1\nkind: Pod\nmetadata: {name: here}\n"
+                              "spec: {nodeName: real, containers: [{name: c, image: x}]}\n---\n"
+                              "apiVersion: v1\nkind: Pod\nmetadata: {name: lost, namespace: ns}\n"
+                              "spec: {nodeName: ghost, containers: [{name: c, image: x}]}\n";
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "b.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.npods, 2);
+    CHECK_INT_EQ(in.nwarnings, 1);
+    if (in.nwarnings)
+        CHECK_STR_EQ(in.warnings[0],
+                     "b.yaml: line 10: pod ns/lost is bound to node ghost, which is not in the input");
+    sched_input_release(&in);
+}
+
 static const struct test_case cases[] = {
     {"loads every kind", loads_every_kind},
     {"names like controllers", names_like_controllers},
@@ -846,6 +868,7 @@ static const struct test_case cases[] = {
     {"list items streamed", list_items_streamed},
     {"reads stdin", reads_stdin},
     {"json stream across chunks", json_stream_across_chunks},
+    {"warns about pods on unknown nodes", warns_about_pods_on_unknown_nodes},
 };
 
 TEST_SUITE(manifest, cases)
