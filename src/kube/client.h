@@ -6,7 +6,11 @@
  * insecure-skip-tls-verify. Tokens are never logged or put into error messages.
  *
  * A client is safe to use from several threads at once: each call takes its own connection
- * from a pool and one token-bucket rate limiter (qps/burst) is shared. */
+ * from a pool and one token-bucket rate limiter (qps/burst) is shared.
+ *
+ * Programs using it must ignore SIGPIPE (signal(SIGPIPE, SIG_IGN)): libcurl runs with
+ * CURLOPT_NOSIGNAL, and OpenSSL may write (e.g. close_notify) to a socket the server has
+ * closed. The library does not change signal dispositions itself. */
 #ifndef KUBE_CLIENT_H
 #define KUBE_CLIENT_H
 

@@ -163,6 +163,7 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* see client.h: TLS writes to a closed socket */
 
     if (kube_client_new(&o, &c, &e)) {
         print_err(&e);
