@@ -21,7 +21,7 @@ static bool shape_matches(const struct sched_shape *sh, const struct sched_profi
 
     if (!sh->used || sh->cpu != cp->cpu || sh->mem != cp->mem || sh->eph != cp->eph ||
         sh->nz_cpu != cp->nz_cpu || sh->nz_mem != cp->nz_mem || sh->nsc != cp->nscalars ||
-        sh->gpu_aware != (p && p->gpu_aware))
+        sh->gpu_aware != (p && p->gpu_aware) || sh->gpu_rid != cp->gpu_rid)
         return false;
     for (i = 0; i < sh->nsc; i++)
         if (sh->sc[i].rid != cp->scalars[i].rid || sh->sc[i].req != cp->scalars[i].req)
@@ -68,6 +68,7 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     sh->nsc = cp->nscalars;
     memcpy(sh->sc, cp->scalars, cp->nscalars * sizeof(cp->scalars[0]));
     sh->gpu_aware = p && p->gpu_aware;
+    sh->gpu_rid = cp->gpu_rid;
     return sh;
 }
 
@@ -96,8 +97,17 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
         d->bal = bal_skip ? 0
                           : (uint8_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
                                                           h->alloc_mem, h->req_mem + cp->mem);
-        d->gpu = p && p->gpu_aware ? (uint8_t)sched_score_gpu(p, h->alloc_gpu, h->req_gpu, cp->gpu)
-                                   : 0;
+        if (p && p->gpu_aware) {
+            int64_t ga = h->alloc_gpu, gr = h->req_gpu;
+            if (cp->gpu_rid != c->rid_gpu) {
+                /* a profile naming another GPU resource than nvidia.com/gpu */
+                const struct sched_scalar *x =
+                    cp->gpu_rid == SCHED_NOID ? NULL : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
+                ga = x ? x->alloc : 0;
+                gr = x ? x->req : 0;
+            }
+            d->gpu = (uint8_t)sched_score_gpu(p, ga, gr, cp->gpu);
+        }
     }
     d->gen = c->lite[slot].gen;
 }

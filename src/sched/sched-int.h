@@ -137,6 +137,7 @@ struct sched_shape {
     struct sched_scalar sc[SCHED_MAX_POD_SCALARS];
     uint32_t nsc;
     bool gpu_aware;
+    uint32_t gpu_rid;
     struct sched_dyn *dyn; /* per slot */
 };
 
@@ -300,6 +301,7 @@ struct sched_cpod {
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS]; /* req only, nonzero */
     uint32_t nscalars;
     int64_t gpu; /* request of the profile's GPU resource */
+    uint32_t gpu_rid; /* the profile's GPU resource (interned), SCHED_NOID if no node has it */
     struct sched_port *ports;
     uint32_t nports;
     uint32_t portmask;
