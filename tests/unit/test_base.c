@@ -4,6 +4,8 @@
 
 #include <errno.h>
 
+#include <stdint.h>
+
 #include "kube/arena.h"
 #include "kube/buf.h"
 #include "kube/err.h"
@@ -49,6 +51,37 @@ static void buf_respects_cap(void)
     CHECK_STR_EQ(b.data, "4567812");
     CHECK_INT_EQ(kube_buf_printf(&b, "%d", 123), -E2BIG);
     kube_buf_release(&b);
+}
+
+/* Strings are packed (a 2-byte string takes 2 bytes); blocks still keep 16-byte alignment
+ * for everything else. */
+static void arena_packs_strings(void)
+{
+    struct kube_arena a = KUBE_ARENA_INIT;
+    char *x = kube_arena_strdup(&a, "x");
+    char *y = kube_arena_strdup(&a, "yz");
+    void *o = kube_arena_alloc(&a, 8);
+    char *z = kube_arena_strndup(&a, "zzzz", 2);
+    size_t i;
+
+    CHECK(y == x + 2);
+    CHECK_STR_EQ(x, "x");
+    CHECK_STR_EQ(y, "yz");
+    CHECK_STR_EQ(z, "zz");
+    CHECK(((uintptr_t)o & 15) == 0);
+    CHECK_INT_EQ(a.used, 2 + 3 + 16 + 3);
+    /* crossing into new blocks keeps both kinds intact */
+    for (i = 0; i < 5000; i++) {
+        char *s = kube_arena_strdup(&a, "abcdefg");
+        unsigned char *v = kube_arena_alloc(&a, 5);
+
+        if (!s || !v || strcmp(s, "abcdefg") || ((uintptr_t)v & 15) || v[0] || v[4]) {
+            CHECK(0);
+            break;
+        }
+        v[4] = 1;
+    }
+    kube_arena_free(&a);
 }
 
 static void arena_allocates_aligned_and_large(void)
@@ -189,6 +222,7 @@ static const struct test_case cases[] = {
     {"err format truncates safely", err_format_truncates_safely},
     {"buf respects cap", buf_respects_cap},
     {"arena allocates aligned and large", arena_allocates_aligned_and_large},
+    {"arena packs strings", arena_packs_strings},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},
