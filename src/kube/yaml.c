@@ -92,6 +92,11 @@ int kube_lines_find(const struct kube_lines *l, const json_t *v)
     return 0;
 }
 
+size_t kube_lines_count(const struct kube_lines *l)
+{
+    return l ? l->n : 0;
+}
+
 void kube_lines_free(struct kube_lines *l)
 {
     if (!l)
@@ -287,6 +292,39 @@ static json_t *find_anchor(struct loader *ld, const yaml_char_t *name)
 
 static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **out);
 
+/* load_key is load_node for a mapping key: a scalar key is not recorded in the line table,
+ * since it is turned into an object key and freed right away (its line is kline). */
+static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out)
+{
+    json_t *v;
+
+    if (ev->type != YAML_SCALAR_EVENT)
+        return load_node(ld, ev, depth, out);
+    *out = NULL;
+    v = resolve_scalar(ev);
+    if (!v || remember_anchor(ld, ev->data.scalar.anchor, v)) {
+        json_decref(v);
+        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+    }
+    *out = v;
+    return 0;
+}
+
+/* lines_clear empties a table for the next document or item, keeping its storage unless a
+ * large document made it big. */
+static void lines_clear(struct kube_lines *l)
+{
+    if (l->cap > 4096) {
+        free(l->keys);
+        free(l->lines);
+        memset(l, 0, sizeof(*l));
+        return;
+    }
+    if (l->n)
+        memset(l->keys, 0, l->cap * sizeof(*l->keys));
+    l->n = 0;
+}
+
 /* load_items streams the "items" sequence of a root mapping (ev is its start): each element
  * is built with its own line table, handed to item_fn with the root as parsed so far, and
  * dropped. *out is an empty array that takes the sequence's place in the root. */
@@ -316,9 +354,7 @@ static int load_items(struct loader *ld, yaml_event_t *ev, json_t *list, json_t 
             break;
         rc = ld->item_fn(ld, item, list);
         json_decref(item);
-        free(ld->lines->keys);
-        free(ld->lines->lines);
-        memset(ld->lines, 0, sizeof(*ld->lines));
+        lines_clear(ld->lines);
         if (rc)
             break;
     }
@@ -402,7 +438,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                 break;
             }
             kline = (int)sub.start_mark.line + 1;
-            rc = load_node(ld, &sub, depth + 1, &key);
+            rc = load_key(ld, &sub, depth + 1, &key);
             yaml_event_delete(&sub);
             if (rc) {
                 json_decref(v);
@@ -614,9 +650,7 @@ static int take_each(struct loader *ld, json_t *doc, void *ctx)
 
     json_decref(doc);
     /* the next document starts with an empty table and no anchors */
-    free(ld->lines->keys);
-    free(ld->lines->lines);
-    memset(ld->lines, 0, sizeof(*ld->lines));
+    lines_clear(ld->lines);
     anchors_clear(ld);
     return rc;
 }

@@ -49,6 +49,10 @@ int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, un
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);
 
+/* kube_lines_count returns how many values the table records (NULL: 0). Only values are
+ * recorded, not mapping keys. */
+size_t kube_lines_count(const struct kube_lines *l);
+
 /* kube_lines_add records that v came from line (used by kube_yaml_load; exposed for tests). */
 int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
 

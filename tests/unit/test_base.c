@@ -153,6 +153,10 @@ static void yaml_records_lines(void)
     CHECK_INT_EQ(kube_lines_find(lines, c), 7);
     CHECK_INT_EQ(kube_lines_find(lines, json_object_get(c, "image")), 8);
     CHECK_INT_EQ(kube_lines_find(lines, NULL), 0);
+    /* values only: the root, metadata, spec, containers, c and 5 scalars; the 8 keys were
+     * freed after use, and a freed key's address must not stay in the table (a new value
+     * allocated there would be given the key's line) */
+    CHECK_INT_EQ(kube_lines_count(lines), 10);
     json_decref(v);
     kube_lines_free(lines);
 }
