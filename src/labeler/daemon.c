@@ -252,8 +252,10 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
     if (rc)
         goto out;
     rc = client_open(cfg, &c, err);
-    if (rc)
+    if (rc) {
+        kube_err_prefix(err, "cannot set up the API client");
         goto out;
+    }
     rc = sync_node(c, cfg->node_name, cfg->schemas, desired, &res, err);
 out:
     kube_client_free(c);
