@@ -26,7 +26,6 @@
 #define SYNC_REQUEST_TIMEOUT_MS 10000 /* per request; a hung server must not stall the loop */
 #define BACKOFF_BASE_MS 1000
 #define BACKOFF_CAP_MS 60000
-#define SUMMARY_CAP 8192
 #define USER_AGENT "gpulabel/0.1 (linux)"
 
 struct sync_result {
@@ -164,6 +163,8 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     int attempt, rc;
 
     memset(res, 0, sizeof(*res));
+    if (!schemas) /* as labeler_detect: no schema given means the default */
+        schemas = LABELER_SCHEMA_ACK;
     if (!kube_path_escape(node, esc, sizeof(esc)))
         return kube_err_set(err, -ENAMETOOLONG, "node name \"%.64s...\" is too long", node);
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", esc);
