@@ -55,8 +55,7 @@ static const struct sync_row rows[] = {
      M40_DESIRED, ACK, 1, 0, NULL, 0, 0},
     /* 2: steady state among foreign labels and annotations */
     {"{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{" FOREIGN "," M40_LABELS
-     "},\"annotations\":{\"node.alpha.kubernetes.io/ttl\":\"0\",\"" OWNED "\":\"" M40_OWNED
-     "\"}}}",
+     "},\"annotations\":{\"node.alpha.kubernetes.io/ttl\":\"0\",\"" OWNED "\":\"" M40_OWNED "\"}}}",
      M40_DESIRED, ACK, 1, 0, NULL, 0, 0},
     /* 3: one value changed: only that label, annotation untouched */
     {"{\"metadata\":{\"resourceVersion\":\"7\",\"labels\":{" M40_LABELS
@@ -71,8 +70,9 @@ static const struct sync_row rows[] = {
      "\":null,\"" A_NAME "\":null},\"resourceVersion\":\"8\"}}",
      0, 3},
     /* 5: schema gfd switched off: its keys go, ack stays */
-    {"{\"metadata\":{\"resourceVersion\":\"9\",\"labels\":{" M40_LABELS ",\"" G_COUNT "\":\"1\",\"" G_PRODUCT
-     "\":\"Tesla-M40\"},\"annotations\":{\"" OWNED "\":\"" M40_OWNED "," G_COUNT "," G_PRODUCT "\"}}}",
+    {"{\"metadata\":{\"resourceVersion\":\"9\",\"labels\":{" M40_LABELS ",\"" G_COUNT
+     "\":\"1\",\"" G_PRODUCT "\":\"Tesla-M40\"},\"annotations\":{\"" OWNED "\":\"" M40_OWNED
+     "," G_COUNT "," G_PRODUCT "\"}}}",
      M40_DESIRED, ACK, 1, 0,
      "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" M40_OWNED "\"},\"labels\":{\"" G_COUNT
      "\":null,\"" G_PRODUCT "\":null},\"resourceVersion\":\"9\"}}",
@@ -82,20 +82,23 @@ static const struct sync_row rows[] = {
      "},\"annotations\":{\"" OWNED "\":\"" M40_OWNED "\"}}}",
      M40_DESIRED G_COUNT "=1\n" G_PRODUCT "=Tesla-M40\n", ACK | GFD, 1, 0,
      "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" M40_OWNED "," G_COUNT "," G_PRODUCT
-     "\"},\"labels\":{\"" G_COUNT "\":\"1\",\"" G_PRODUCT "\":\"Tesla-M40\"},\"resourceVersion\":\"10\"}}",
+     "\"},\"labels\":{\"" G_COUNT "\":\"1\",\"" G_PRODUCT
+     "\":\"Tesla-M40\"},\"resourceVersion\":\"10\"}}",
      2, 0},
     /* 7: an annotation edited to list foreign keys never removes them */
-    {"{\"metadata\":{\"resourceVersion\":\"11\",\"labels\":{" FOREIGN
-     "},\"annotations\":{\"" OWNED "\":\"kubernetes.io/hostname,team.example.com/owner\"}}}",
+    {"{\"metadata\":{\"resourceVersion\":\"11\",\"labels\":{" FOREIGN "},\"annotations\":{\"" OWNED
+     "\":\"kubernetes.io/hostname,team.example.com/owner\"}}}",
      "", ACK, 1, 0,
      "{\"metadata\":{\"annotations\":{\"" OWNED "\":null},\"resourceVersion\":\"11\"}}", 0, 0},
     /* 8: labels already right but not yet recorded (adoption): annotation only */
-    {"{\"metadata\":{\"resourceVersion\":\"12\",\"labels\":{" M40_LABELS "}}}", M40_DESIRED, ACK, 1, 0,
-     "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" M40_OWNED "\"},\"resourceVersion\":\"12\"}}",
+    {"{\"metadata\":{\"resourceVersion\":\"12\",\"labels\":{" M40_LABELS "}}}", M40_DESIRED, ACK, 1,
+     0,
+     "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" M40_OWNED
+     "\"},\"resourceVersion\":\"12\"}}",
      0, 0},
     /* 9: ack labels someone else set are not ours to remove when no GPU is found */
-    {"{\"metadata\":{\"resourceVersion\":\"13\",\"labels\":{" M40_LABELS "}}}", "", ACK, 1, 0, NULL, 0,
-     0},
+    {"{\"metadata\":{\"resourceVersion\":\"13\",\"labels\":{" M40_LABELS "}}}", "", ACK, 1, 0, NULL,
+     0, 0},
     /* 10: owned key already removed by someone: no null for it, annotation fixed */
     {"{\"metadata\":{\"resourceVersion\":\"14\",\"labels\":{\"" A_COUNT
      "\":\"1\"},\"annotations\":{\"" OWNED "\":\"" M40_OWNED "\"}}}",
@@ -104,20 +107,23 @@ static const struct sync_row rows[] = {
      "\":null},\"resourceVersion\":\"14\"}}",
      0, 1},
     /* 11: non-canonical annotation (spaces, order, duplicates) is rewritten, labels kept */
-    {"{\"metadata\":{\"resourceVersion\":\"15\",\"labels\":{" M40_LABELS "},\"annotations\":{\"" OWNED
-     "\":\" " A_NAME " ,," A_COUNT "," A_MEM "," A_COUNT "\"}}}",
+    {"{\"metadata\":{\"resourceVersion\":\"15\",\"labels\":{" M40_LABELS
+     "},\"annotations\":{\"" OWNED "\":\" " A_NAME " ,," A_COUNT "," A_MEM "," A_COUNT "\"}}}",
      M40_DESIRED, ACK, 1, 0,
-     "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" M40_OWNED "\"},\"resourceVersion\":\"15\"}}",
+     "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" M40_OWNED
+     "\"},\"resourceVersion\":\"15\"}}",
      0, 0},
     /* 12: GPU-less node never labelled: nothing at all */
-    {"{\"metadata\":{\"resourceVersion\":\"16\",\"labels\":{" FOREIGN "}}}", "", ACK, 1, 0, NULL, 0, 0},
+    {"{\"metadata\":{\"resourceVersion\":\"16\",\"labels\":{" FOREIGN "}}}", "", ACK, 1, 0, NULL, 0,
+     0},
     /* 13: no pinning asked: no resourceVersion in the body */
     {"{\"metadata\":{\"resourceVersion\":\"17\"}}", A_COUNT "=1\n", ACK, 0, 0,
      "{\"metadata\":{\"annotations\":{\"" OWNED "\":\"" A_COUNT "\"},\"labels\":{\"" A_COUNT
      "\":\"1\"}}}",
      1, 0},
     /* 14: a label of ours holding a non-string value (broken object) is overwritten */
-    {"{\"metadata\":{\"labels\":{\"" A_COUNT "\":1},\"annotations\":{\"" OWNED "\":\"" A_COUNT "\"}}}",
+    {"{\"metadata\":{\"labels\":{\"" A_COUNT "\":1},\"annotations\":{\"" OWNED "\":\"" A_COUNT
+     "\"}}}",
      A_COUNT "=1\n", ACK, 1, 0, "{\"metadata\":{\"labels\":{\"" A_COUNT "\":\"1\"}}}", 1, 0},
     /* 15: empty annotation with nothing desired is removed */
     {"{\"metadata\":{\"annotations\":{\"" OWNED "\":\"\"}}}", "", ACK, 1, 0,
@@ -185,14 +191,18 @@ static void run_row(size_t i)
     json_decref(node);
 }
 
-#define ROW(n)                                                                             \
-    static void sync_row_##n(void) { run_row(n); }
-ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9)
-ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15) ROW(16) ROW(17) ROW(18) ROW(19)
+#define ROW(n)                                                                                     \
+    static void sync_row_##n(void)                                                                 \
+    {                                                                                              \
+        run_row(n);                                                                                \
+    }
+ROW(0)
+ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13)
+    ROW(14) ROW(15) ROW(16) ROW(17) ROW(18) ROW(19)
 
-/* Applying the plan's patch (RFC 7386 on metadata) and planning again yields nothing:
- * one write always reaches the steady state. */
-static void sync_patch_converges(void)
+    /* Applying the plan's patch (RFC 7386 on metadata) and planning again yields nothing:
+     * one write always reaches the steady state. */
+    static void sync_patch_converges(void)
 {
     size_t i;
 
@@ -212,7 +222,8 @@ static void sync_patch_converges(void)
         CHECK_INT_EQ(labeler_sync_plan_compute(node, &desired, rows[i].schemas, 1, &plan, NULL), 0);
         meta = json_object_get(node, "metadata");
         pmeta = json_object_get(plan.patch, "metadata");
-        json_object_foreach(pmeta, section, v) {
+        json_object_foreach(pmeta, section, v)
+        {
             const char *k;
             json_t *val, *dst;
 
@@ -223,14 +234,16 @@ static void sync_patch_converges(void)
                 dst = json_object();
                 json_object_set_new(meta, section, dst);
             }
-            json_object_foreach(v, k, val) {
+            json_object_foreach(v, k, val)
+            {
                 if (json_is_null(val))
                     json_object_del(dst, k);
                 else
                     json_object_set(dst, k, val);
             }
         }
-        CHECK_INT_EQ(labeler_sync_plan_compute(node, &desired, rows[i].schemas, 1, &again, NULL), 0);
+        CHECK_INT_EQ(labeler_sync_plan_compute(node, &desired, rows[i].schemas, 1, &again, NULL),
+                     0);
         if (again.patch) {
             char *s = labeler_sync_patch_dump(&again);
 
@@ -324,7 +337,8 @@ static json_t *doc_of_kind(json_t *docs, const char *api_version, const char *ki
     size_t i;
     json_t *d;
 
-    json_array_foreach(docs, i, d) {
+    json_array_foreach(docs, i, d)
+    {
         if (!strcmp(JSTR(json_object_get(d, "apiVersion")), api_version) &&
             !strcmp(JSTR(json_object_get(d, "kind")), kind))
             return d;
@@ -386,19 +400,21 @@ static void deploy_daemonset_wiring(void)
     CHECK_STR_EQ(JSTR(JGET(pod, "serviceAccountName")), JSTR(JGET(JGET(sa, "metadata"), "name")));
     CHECK_STR_EQ(JSTR(JGET(pod, "priorityClassName")), "system-node-critical");
     /* the selector must match the template's labels, or the API server rejects the DaemonSet */
-    json_object_foreach(JGET(JGET(spec, "selector"), "matchLabels"), k, v)
-        CHECK_STR_EQ(JSTR(JGET(JGET(JGET(JGET(spec, "template"), "metadata"), "labels"), k)), JSTR(v));
+    json_object_foreach(JGET(JGET(spec, "selector"), "matchLabels"), k, v) CHECK_STR_EQ(
+        JSTR(JGET(JGET(JGET(JGET(spec, "template"), "metadata"), "labels"), k)), JSTR(v));
     terms = JGET(JGET(JGET(JGET(pod, "affinity"), "nodeAffinity"),
-                      "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+                      "requiredDuringSchedulingIgnoredDuringExecution"),
+                 "nodeSelectorTerms");
     CHECK(json_array_size(terms) >= 2);
-    json_array_foreach(JGET(pod, "tolerations"), i, tol)
-        gpu_toleration |= !strcmp(JSTR(JGET(tol, "key")), "nvidia.com/gpu") &&
-                          !strcmp(JSTR(JGET(tol, "operator")), "Exists");
+    json_array_foreach(JGET(pod, "tolerations"), i, tol) gpu_toleration |=
+        !strcmp(JSTR(JGET(tol, "key")), "nvidia.com/gpu") &&
+        !strcmp(JSTR(JGET(tol, "operator")), "Exists");
     CHECK(gpu_toleration);
     CHECK_INT_EQ(json_array_size(JGET(pod, "containers")), 1);
     c = json_array_get(JGET(pod, "containers"), 0);
     env = JGET(c, "env");
-    json_array_foreach(env, i, e) {
+    json_array_foreach(env, i, e)
+    {
         const char *name = JSTR(JGET(e, "name"));
 
         if (!strcmp(name, "NODE_NAME")) {
