@@ -2,7 +2,8 @@
  *
  * Scalars are resolved the way Kubernetes' YAML decoder (go-yaml v2 via sigs.k8s.io/yaml)
  * resolves them: plain null/~/empty to null; true/false/yes/no/on/off (any of the usual
- * casings) to booleans; decimal and 0x integers to integers; floats to reals; everything
+ * casings) to booleans; integers as Go's ParseInt(s, 0, 64) reads them once '_' are dropped
+ * (0x, 0o, 0b, and a leading 0 for octal: "010" is 8); floats to reals; everything
  * quoted, block or otherwise to strings. Anchors and aliases are supported. Every value
  * produced is recorded in a struct kube_lines so decoders can name the line of a bad field. */
 #ifndef KUBE_YAML_H

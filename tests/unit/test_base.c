@@ -135,6 +135,29 @@ static void yaml_resolves_scalars_like_kubernetes(void)
     CHECK_INT_EQ(json_integer_value(json_object_get(v, "k")), 16);
     CHECK_STR_EQ(json_string_value(json_object_get(v, "l")), "");
     json_decref(v);
+    /* go-yaml v2: '_' dropped, then strconv.ParseInt(s, 0, 64); words not starting with a
+     * digit, sign or '.' are never numbers */
+    v = load_one("a: 010\nb: 0o17\nc: 0b101\nd: 1_000\ne: -0x1F\nf: 08\ng: 0x\nh: _1\n"
+                 "i: +12\nj: 1_000.5\nk: 0\nl: -0\nm: 9223372036854775807\nx: 0X1f\n",
+                 NULL);
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "a")), 8);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "b")), 15);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "c")), 5);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "d")), 1000);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "e")), -31);
+    CHECK(json_is_real(json_object_get(v, "f"))); /* not octal, but a float */
+    CHECK(json_real_value(json_object_get(v, "f")) == 8.0);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "g")), "0x");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "h")), "_1");
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "i")), 12);
+    CHECK(json_real_value(json_object_get(v, "j")) == 1000.5);
+    CHECK(json_is_integer(json_object_get(v, "k")) && json_is_integer(json_object_get(v, "l")));
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "m")), INT64_MAX);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "x")), 31);
+    json_decref(v);
 }
 
 static void yaml_records_lines(void)
