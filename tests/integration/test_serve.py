@@ -277,3 +277,19 @@ def test_preemption_deletes_victims_and_nominates():
             util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_sigterm_finishes_binds_in_flight():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.delay("POST", r"/pods/slow/binding$", 2.0)
+        api.add(pod("slow"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("the bind to be in flight", lambda: binding_posts(api).get("slow"))
+            util.check_eq(sv.stop(signal.SIGTERM), 0, "exit status after SIGTERM")
+            util.check_eq(bound(api).get("slow"), "n1", "pod whose bind was in flight at SIGTERM")
+            if not sv.grep(r'"Successfully bound pod to node" pod="default/slow"'):
+                raise AssertionError("the in-flight bind was not reported: " + sv.log_tail())
+        finally:
+            sv.kill()
