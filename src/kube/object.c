@@ -231,6 +231,24 @@ static int get_bool(struct dec *d, const json_t *obj, const char *key, bool *out
 }
 
 /* get_int: an integer field within [min, max]; *present tells whether it was set. */
+bool kube_json_int64(const json_t *v, int64_t *out)
+{
+    double r;
+
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    if (!json_is_real(v))
+        return false;
+    r = json_real_value(v);
+    /* range first: converting an out-of-range double to int64 is undefined */
+    if (!(r >= -9e18 && r <= 9e18) || r != (double)(int64_t)r)
+        return false;
+    *out = (int64_t)r;
+    return true;
+}
+
 static int get_int(struct dec *d, const json_t *obj, const char *key, int64_t min, int64_t max,
                    int64_t *out, bool *present)
 {
@@ -244,14 +262,9 @@ static int get_int(struct dec *d, const json_t *obj, const char *key, int64_t mi
     if (!v || json_is_null(v))
         return 0;
     old = path_push(d, key);
-    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v) &&
-        json_real_value(v) >= -9e18 && json_real_value(v) <= 9e18) {
-        *out = (int64_t)json_real_value(v);
-    } else if (!json_is_integer(v)) {
+    if (!kube_json_int64(v, out)) {
         rc = dec_fail(d, v, obj, "expected integer, got %s", type_name(v));
         goto out;
-    } else {
-        *out = json_integer_value(v);
     }
     if (*out < min || *out > max) {
         rc = dec_fail(d, v, obj, "integer %lld out of range [%lld, %lld]", (long long)*out,

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -565,27 +566,21 @@ static int spec_int(struct load_ctx *c, const json_t *spec, const char *key, int
     const json_t *v = json_object_get(spec, key);
     char field[64];
     int vl = line_of(c, v, line);
+    int64_t n;
 
     snprintf(field, sizeof(field), "spec.%s", key);
     if (!v || json_is_null(v))
         return 0;
-    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v) &&
-        json_real_value(v) >= 0 && json_real_value(v) <= INT32_MAX) {
-        *out = (int64_t)json_real_value(v);
-        return 0;
-    }
-    if (!json_is_integer(v))
+    if (!kube_json_int64(v, &n))
         return fail(c, vl, field, -EINVAL, "Invalid value: expected an integer, got %s",
                     json_type_name(v));
-    if (json_integer_value(v) < 0)
+    if (n < 0)
         return fail(c, vl, field, -EINVAL,
-                    "Invalid value: %" JSON_INTEGER_FORMAT ": must be greater than or equal to 0",
-                    json_integer_value(v));
-    if (json_integer_value(v) > INT32_MAX)
-        return fail(c, vl, field, -EINVAL,
-                    "Invalid value: %" JSON_INTEGER_FORMAT ": must fit in a 32-bit integer",
-                    json_integer_value(v));
-    *out = json_integer_value(v);
+                    "Invalid value: %" PRId64 ": must be greater than or equal to 0", n);
+    if (n > INT32_MAX)
+        return fail(c, vl, field, -EINVAL, "Invalid value: %" PRId64 ": must fit in a 32-bit integer",
+                    n);
+    *out = n;
     return 0;
 }
 
