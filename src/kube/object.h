@@ -229,6 +229,10 @@ int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
  * for anything else, without undefined behaviour on huge numbers. */
 bool kube_json_int64(const json_t *v, int64_t *out);
 
+/* kube_json_type_name names v's JSON type for messages: "object", "array", "string",
+ * "integer", "number" (a real), "boolean" or "null". */
+const char *kube_json_type_name(const json_t *v);
+
 /* Shared matching rules (implemented in object.c, used by the scheduler's filters and by the
  * DaemonSet expansion in the manifest loader). */
 
