@@ -1676,21 +1676,31 @@ bool kube_node_selector_matches(const struct kube_node_selector *s, const struct
  * scalar names. */
 #define NNATIVE 4
 
+/* sat_add: requests are non-negative and each fits in int64 (binary quantities are capped
+ * at 2^63-1 like maxAllowed), but their sum may not: it saturates instead of overflowing.
+ * Kubernetes switches to arbitrary precision there; a saturated total compares the same
+ * against any node. */
+static void sat_add(int64_t *dst, int64_t v)
+{
+    if (__builtin_add_overflow(*dst, v, dst))
+        *dst = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static void rvec_add_res(int64_t *v, const struct kube_resources *r, const char *const *names,
                          size_t nnames)
 {
     size_t i, j = 0;
 
-    v[0] += r->cpu_milli;
-    v[1] += r->memory;
-    v[2] += r->ephemeral;
-    v[3] += r->pods;
+    sat_add(&v[0], r->cpu_milli);
+    sat_add(&v[1], r->memory);
+    sat_add(&v[2], r->ephemeral);
+    sat_add(&v[3], r->pods);
     /* both sorted: merge walk */
     for (i = 0; i < r->nscalars; i++) {
         while (j < nnames && strcmp(names[j], r->scalars[i].name) < 0)
             j++;
         if (j < nnames && !strcmp(names[j], r->scalars[i].name))
-            v[NNATIVE + j] += r->scalars[i].value;
+            sat_add(&v[NNATIVE + j], r->scalars[i].value);
     }
 }
 
