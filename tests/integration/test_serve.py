@@ -248,7 +248,8 @@ def test_flags():
         util.check_eq(p.returncode, 2, "exit status of %r" % args)
         if msg not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
             raise AssertionError("stderr of %r: %r" % (args, p.stderr))
-    p = util.run([gs, "serve", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-addr", "0"])
+    # klog-style -v=2 (as in deploy/gpusched/deployment.yaml) is accepted
+    p = util.run([gs, "serve", "-v=2", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-addr", "0"])
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
