@@ -15,29 +15,29 @@
 #define GPU_MAX_DEVICES 256
 
 struct gpu_device {
-    char name[96];                  /* NVML product name, e.g. "Tesla M40" */
+    char name[96];                   /* NVML product name, e.g. "Tesla M40" */
     unsigned long long memory_total; /* bytes; valid when memory_known */
-    bool memory_known;              /* false: NVML could not report it (NOT_SUPPORTED, ...) */
-    char uuid[96];                  /* "GPU-..."; "" when unknown */
-    char pci_bus_id[32];            /* "00000000:00:08.0"; "" when unknown */
-    int cc_major, cc_minor;         /* CUDA compute capability; valid when cc_known */
+    bool memory_known;               /* false: NVML could not report it (NOT_SUPPORTED, ...) */
+    char uuid[96];                   /* "GPU-..."; "" when unknown */
+    char pci_bus_id[32];             /* "00000000:00:08.0"; "" when unknown */
+    int cc_major, cc_minor;          /* CUDA compute capability; valid when cc_known */
     bool cc_known;
-    bool mig_capable;               /* nvmlDeviceGetMigMode answered (not NOT_SUPPORTED) */
-    bool mig_enabled;               /* current MIG mode is enabled */
+    bool mig_capable; /* nvmlDeviceGetMigMode answered (not NOT_SUPPORTED) */
+    bool mig_enabled; /* current MIG mode is enabled */
 };
 
 struct gpu_inventory {
-    struct gpu_device *devices;  /* ndevices entries in NVML index order; owned */
+    struct gpu_device *devices; /* ndevices entries in NVML index order; owned */
     size_t ndevices;
-    char driver_version[80];     /* nvmlSystemGetDriverVersion, e.g. "550.107.02"; "" unknown */
-    int cuda_driver_version;     /* nvmlSystemGetCudaDriverVersion, e.g. 12050; 0 unknown */
-    bool simulated;              /* read from gpulabel's fake NVML test double */
+    char driver_version[80]; /* nvmlSystemGetDriverVersion, e.g. "550.107.02"; "" unknown */
+    int cuda_driver_version; /* nvmlSystemGetCudaDriverVersion, e.g. 12050; 0 unknown */
+    bool simulated;          /* read from gpulabel's fake NVML test double */
 };
 
 /* Error codes of gpu_detect (negative, in err->code). */
-#define GPU_ERR_NO_LIBRARY (-ENOENT) /* the library cannot be loaded or is not NVML */
+#define GPU_ERR_NO_LIBRARY (-ENOENT)        /* the library cannot be loaded or is not NVML */
 #define GPU_ERR_DRIVER_NOT_LOADED (-ENODEV) /* nvmlInit says the driver is not running */
-#define GPU_ERR_NVML (-EIO)     /* any other NVML failure (GPU lost, ...) */
+#define GPU_ERR_NVML (-EIO)                 /* any other NVML failure (GPU lost, ...) */
 
 /* gpu_detect reads the GPUs through the NVML library at lib_path (NULL = the default
  * "libnvidia-ml.so.1") into inv, which it resets first. Zero GPUs is a success with

@@ -17,7 +17,9 @@ struct nvml_symbol {
     bool required;
 };
 
+/* clang-format off */
 #define SYM(name_, member_, req_) {name_, offsetof(struct gpu_nvml, member_), req_}
+/* clang-format on */
 
 static const struct nvml_symbol nvml_symbols[] = {
     SYM("nvmlInit_v2", init, true),
@@ -89,28 +91,51 @@ const char *gpu_nvml_error_string(const struct gpu_nvml *n, nvmlReturn_t rc)
             return s;
     }
     switch (rc) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT: return "Timeout";
-    case NVML_ERROR_IRQ_ISSUE: return "Interrupt Request Issue";
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-    case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_RESET_REQUIRED: return "GPU requires reset";
-    case NVML_ERROR_OPERATING_SYSTEM: return "GPU access blocked by the operating system";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "Driver/library version mismatch";
-    case NVML_ERROR_IN_USE: return "In use by another client";
-    case NVML_ERROR_MEMORY: return "Insufficient Memory";
-    case NVML_ERROR_NO_DATA: return "No data";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+        return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+        return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+        return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+        return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+        return "Insufficient Permissions";
+    case NVML_ERROR_ALREADY_INITIALIZED:
+        return "Already Initialized";
+    case NVML_ERROR_NOT_FOUND:
+        return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+        return "Insufficient Size";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+        return "Insufficient External Power";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+        return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+        return "Timeout";
+    case NVML_ERROR_IRQ_ISSUE:
+        return "Interrupt Request Issue";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+        return "NVML Shared Library Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+        return "Function Not Found";
+    case NVML_ERROR_CORRUPTED_INFOROM:
+        return "Corrupted infoROM";
+    case NVML_ERROR_GPU_IS_LOST:
+        return "GPU is lost";
+    case NVML_ERROR_RESET_REQUIRED:
+        return "GPU requires reset";
+    case NVML_ERROR_OPERATING_SYSTEM:
+        return "GPU access blocked by the operating system";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+        return "Driver/library version mismatch";
+    case NVML_ERROR_IN_USE:
+        return "In use by another client";
+    case NVML_ERROR_MEMORY:
+        return "Insufficient Memory";
+    case NVML_ERROR_NO_DATA:
+        return "No data";
+    default:
+        return "Unknown Error";
     }
 }

@@ -72,19 +72,20 @@ struct gpu_nvml {
     bool simulated; /* the library is gpulabel's fake NVML test double */
 
     /* required */
-    nvmlReturn_t (*init)(void);                                       /* nvmlInit_v2 */
-    nvmlReturn_t (*shutdown)(void);                                   /* nvmlShutdown */
-    nvmlReturn_t (*device_get_count)(unsigned int *);                 /* nvmlDeviceGetCount_v2 */
+    nvmlReturn_t (*init)(void);                       /* nvmlInit_v2 */
+    nvmlReturn_t (*shutdown)(void);                   /* nvmlShutdown */
+    nvmlReturn_t (*device_get_count)(unsigned int *); /* nvmlDeviceGetCount_v2 */
     nvmlReturn_t (*device_get_handle_by_index)(unsigned int, nvmlDevice_t *); /* ..._v2 */
     nvmlReturn_t (*device_get_name)(nvmlDevice_t, char *, unsigned int);
 
     /* optional */
-    const char *(*error_string)(nvmlReturn_t);                        /* nvmlErrorString */
+    const char *(*error_string)(nvmlReturn_t); /* nvmlErrorString */
     nvmlReturn_t (*system_get_driver_version)(char *, unsigned int);
     nvmlReturn_t (*system_get_cuda_driver_version)(int *);
     nvmlReturn_t (*device_get_memory_info)(nvmlDevice_t, nvmlMemory_t *);
     nvmlReturn_t (*device_get_uuid)(nvmlDevice_t, char *, unsigned int);
-    nvmlReturn_t (*device_get_pci_info)(nvmlDevice_t, nvmlPciInfo_t *); /* nvmlDeviceGetPciInfo_v3 */
+    nvmlReturn_t (*device_get_pci_info)(nvmlDevice_t,
+                                        nvmlPciInfo_t *); /* nvmlDeviceGetPciInfo_v3 */
     nvmlReturn_t (*device_get_cuda_compute_capability)(nvmlDevice_t, int *, int *);
     nvmlReturn_t (*device_get_mig_mode)(nvmlDevice_t, unsigned int *, unsigned int *);
 };

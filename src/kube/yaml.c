@@ -211,11 +211,12 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
         return json_stringn(s, len);
     if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || strlen(s) != len)
         return json_stringn(s, len);
-    if (is_one_of(s, nulls))
+    /* the longest null or boolean word has 5 characters: skip the lists for the rest */
+    if (len <= 5 && is_one_of(s, nulls))
         return json_null();
-    if (is_one_of(s, trues))
+    if (len <= 5 && is_one_of(s, trues))
         return json_true();
-    if (is_one_of(s, falses))
+    if (len <= 5 && is_one_of(s, falses))
         return json_false();
     if (scan_int(s, &i))
         return json_integer(i);
@@ -298,7 +299,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
         break;
     case YAML_SEQUENCE_START_EVENT:
         v = json_array();
-        if (!v || remember_anchor(ld, ev->data.sequence_start.anchor, v))
+        if (!v)
             goto nomem;
         for (;;) {
             json_t *item;
@@ -323,7 +324,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
         break;
     case YAML_MAPPING_START_EVENT:
         v = json_object();
-        if (!v || remember_anchor(ld, ev->data.mapping_start.anchor, v))
+        if (!v)
             goto nomem;
         for (;;) {
             json_t *key, *val;
@@ -400,6 +401,14 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     default:
         return load_fail(ld, line, "unexpected YAML event");
     }
+    /* A collection's anchor is known only once the collection is complete, so an alias
+     * inside it cannot refer to it: a value containing itself would be a reference cycle. */
+    if (ev->type == YAML_SEQUENCE_START_EVENT &&
+        remember_anchor(ld, ev->data.sequence_start.anchor, v))
+        goto nomem;
+    if (ev->type == YAML_MAPPING_START_EVENT &&
+        remember_anchor(ld, ev->data.mapping_start.anchor, v))
+        goto nomem;
     if (kube_lines_add(ld->lines, v, line))
         goto nomem;
     *out = v;
@@ -409,35 +418,33 @@ nomem:
     return kube_err_set(ld->err, -ENOMEM, "out of memory");
 }
 
-int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
-                   struct kube_lines **lines, struct kube_err *err)
+static void anchors_clear(struct loader *ld)
 {
-    struct loader ld;
-    yaml_event_t ev;
-    json_t *arr = NULL;
-    int rc = 0, done = 0;
     size_t i;
 
-    memset(&ld, 0, sizeof(ld));
-    ld.file = file;
-    ld.err = err;
-    *docs = NULL;
-    if (lines) {
-        *lines = NULL;
-        ld.lines = calloc(1, sizeof(*ld.lines));
-        if (!ld.lines)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+    for (i = 0; i < ld->nanchors; i++) {
+        free(ld->anchors[i].name);
+        json_decref(ld->anchors[i].value);
     }
-    arr = json_array();
-    if (!arr || !yaml_parser_initialize(&ld.parser)) {
-        json_decref(arr);
-        kube_lines_free(ld.lines);
-        return kube_err_set(err, -ENOMEM, "out of memory");
-    }
-    yaml_parser_set_input_string(&ld.parser, (const unsigned char *)data, len);
+    free(ld->anchors);
+    ld->anchors = NULL;
+    ld->nanchors = 0;
+}
+
+/* parse_stream runs the parser over data and hands each non-empty document's root (a new
+ * reference) to take(), which owns it from then on. */
+static int parse_stream(struct loader *ld, const char *data, size_t len,
+                        int (*take)(struct loader *ld, json_t *doc, void *ctx), void *ctx)
+{
+    yaml_event_t ev;
+    int rc = 0, done = 0;
+
+    if (!yaml_parser_initialize(&ld->parser))
+        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&ld->parser, (const unsigned char *)data, len);
     while (!done) {
-        if (!yaml_parser_parse(&ld.parser, &ev)) {
-            rc = parser_fail(&ld);
+        if (!yaml_parser_parse(&ld->parser, &ev)) {
+            rc = parser_fail(ld);
             break;
         }
         switch (ev.type) {
@@ -450,17 +457,15 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
         case YAML_ALIAS_EVENT: {
             json_t *v;
 
-            rc = load_node(&ld, &ev, 0, &v);
+            rc = load_node(ld, &ev, 0, &v);
             if (rc) {
                 done = 1;
                 break;
             }
             if (json_is_null(v))
                 json_decref(v); /* an empty document ("---" alone) */
-            else if (json_array_append_new(arr, v)) {
-                rc = kube_err_set(err, -ENOMEM, "out of memory");
+            else if ((rc = take(ld, v, ctx)))
                 done = 1;
-            }
             break;
         }
         default:
@@ -468,12 +473,41 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
         }
         yaml_event_delete(&ev);
     }
-    yaml_parser_delete(&ld.parser);
-    for (i = 0; i < ld.nanchors; i++) {
-        free(ld.anchors[i].name);
-        json_decref(ld.anchors[i].value);
+    yaml_parser_delete(&ld->parser);
+    anchors_clear(ld);
+    return rc;
+}
+
+static int take_append(struct loader *ld, json_t *doc, void *ctx)
+{
+    if (json_array_append_new(ctx, doc))
+        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+    return 0;
+}
+
+int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
+                   struct kube_lines **lines, struct kube_err *err)
+{
+    struct loader ld;
+    json_t *arr;
+    int rc;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.file = file;
+    ld.err = err;
+    *docs = NULL;
+    if (lines) {
+        *lines = NULL;
+        ld.lines = calloc(1, sizeof(*ld.lines));
+        if (!ld.lines)
+            return kube_err_set(err, -ENOMEM, "out of memory");
     }
-    free(ld.anchors);
+    arr = json_array();
+    if (!arr) {
+        kube_lines_free(ld.lines);
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    rc = parse_stream(&ld, data, len, take_append, arr);
     if (rc) {
         json_decref(arr);
         kube_lines_free(ld.lines);
@@ -483,4 +517,41 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
     if (lines)
         *lines = ld.lines;
     return 0;
+}
+
+struct each_ctx {
+    kube_yaml_doc_fn fn;
+    void *ctx;
+};
+
+static int take_each(struct loader *ld, json_t *doc, void *ctx)
+{
+    struct each_ctx *e = ctx;
+    int rc = e->fn(doc, ld->lines, e->ctx);
+
+    json_decref(doc);
+    /* the next document starts with an empty table and no anchors */
+    free(ld->lines->keys);
+    free(ld->lines->lines);
+    memset(ld->lines, 0, sizeof(*ld->lines));
+    anchors_clear(ld);
+    return rc;
+}
+
+int kube_yaml_each(const char *data, size_t len, const char *file, kube_yaml_doc_fn fn,
+                   void *ctx, struct kube_err *err)
+{
+    struct each_ctx e = {fn, ctx};
+    struct loader ld;
+    int rc;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.file = file;
+    ld.err = err;
+    ld.lines = calloc(1, sizeof(*ld.lines));
+    if (!ld.lines)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    rc = parse_stream(&ld, data, len, take_each, &e);
+    kube_lines_free(ld.lines);
+    return rc;
 }

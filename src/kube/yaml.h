@@ -22,6 +22,16 @@
 int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
                    struct kube_lines **lines, struct kube_err *err);
 
+/* kube_yaml_each parses the documents of data one at a time, so memory holds one document's
+ * values, not the whole file's. For each non-empty document it calls fn with the document
+ * (borrowed: released when fn returns) and a line table of that document only (fn may add
+ * entries with kube_lines_add). Anchors do not carry from one document to the next. A non-zero
+ * return from fn stops parsing and is returned as it is; parse errors are reported as by
+ * kube_yaml_load. */
+typedef int (*kube_yaml_doc_fn)(json_t *doc, struct kube_lines *lines, void *ctx);
+int kube_yaml_each(const char *data, size_t len, const char *file, kube_yaml_doc_fn fn,
+                   void *ctx, struct kube_err *err);
+
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);
 

@@ -193,18 +193,29 @@ static int schema_ack(const struct gpu_inventory *inv, struct labeler_labels *l,
 static const char *gfd_family(int major, int minor)
 {
     switch (major) {
-    case 1: return "tesla";
-    case 2: return "fermi";
-    case 3: return "kepler";
-    case 5: return "maxwell";
-    case 6: return "pascal";
-    case 7: return minor < 5 ? "volta" : "turing";
-    case 8: return minor < 9 ? "ampere" : "ada-lovelace";
-    case 9: return "hopper";
+    case 1:
+        return "tesla";
+    case 2:
+        return "fermi";
+    case 3:
+        return "kepler";
+    case 5:
+        return "maxwell";
+    case 6:
+        return "pascal";
+    case 7:
+        return minor < 5 ? "volta" : "turing";
+    case 8:
+        return minor < 9 ? "ampere" : "ada-lovelace";
+    case 9:
+        return "hopper";
     case 10:
-    case 12: return "blackwell";
-    case 13: return "rubin";
-    default: return "undefined";
+    case 12:
+        return "blackwell";
+    case 13:
+        return "rubin";
+    default:
+        return "undefined";
     }
 }
 
@@ -261,8 +272,8 @@ static int gfd_runtime(int v, struct labeler_labels *l, struct kube_err *err)
         rc = set_ull(l, GFD_PREFIX "cuda.runtime.minor", (unsigned long long)(v % 1000 / 10), "",
                      err);
     if (!rc)
-        rc = set_ull(l, GFD_PREFIX "cuda.runtime-version.major", (unsigned long long)(v / 1000),
-                     "", err);
+        rc = set_ull(l, GFD_PREFIX "cuda.runtime-version.major", (unsigned long long)(v / 1000), "",
+                     err);
     if (!rc)
         rc = set_ull(l, GFD_PREFIX "cuda.runtime-version.minor",
                      (unsigned long long)(v % 1000 / 10), "", err);
@@ -424,8 +435,8 @@ static int write_atomic(const char *path, const char *data, size_t len, struct k
     }
     fd = -1;
     if (rename(tmp, path)) {
-        rc = kube_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path,
-                          strerror(errno));
+        rc =
+            kube_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         goto out;
     }
     /* make the rename itself durable; failure here does not undo a visible, complete file */

@@ -63,8 +63,10 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err);
 
 /* labeler_detect opens NVML (cfg->nvml_lib), detects the GPUs and computes the labels of the
  * schemas in cfg->schemas into out (emptied first). Fails (negative, err saying why: library
- * missing, driver not loaded, ...) when NVML cannot start; a node with zero GPUs succeeds
- * with an empty set. */
+ * missing, driver not loaded, ...) when NVML cannot start; err->code is then one of
+ * GPU_ERR_NO_LIBRARY, GPU_ERR_DRIVER_NOT_LOADED, GPU_ERR_NVML (gpu/gpu.h), all worth retrying
+ * later. A node with zero GPUs succeeds with an empty set. out->nvml_simulated is set, also
+ * on failure, when the library was the fake NVML test double. */
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
                    struct kube_err *err);
 

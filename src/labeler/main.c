@@ -4,6 +4,7 @@
  * Environment variables are read first and flags override them; NODE_NAME and KUBECONFIG are
  * fallbacks when neither is given. Usage errors print one line and exit 2. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,12 @@ struct opt {
     char shortname;   /* 0: none */
     const char *env;  /* GPULABEL_... */
     enum opt_kind kind;
-    size_t offset;    /* of the member in struct labeler_config */
+    size_t offset; /* of the member in struct labeler_config */
 };
 
+/* clang-format off */
 #define OPT(n_, s_, e_, k_, m_) {n_, s_, e_, k_, offsetof(struct labeler_config, m_)}
+/* clang-format on */
 
 static const struct opt opts[] = {
     OPT("oneshot", 0, "GPULABEL_ONESHOT", OPT_BOOL, oneshot),
@@ -57,7 +60,8 @@ static const char usage_text[] =
     "                            [GPULABEL_ONESHOT=true]\n"
     "  -o, --output PATH|-       write sorted key=value lines to PATH or stdout (-)\n"
     "                            [GPULABEL_OUTPUT]; --oneshot with nothing else to do prints\n"
-    "  --feature-file PATH       write an NFD local feature file atomically [GPULABEL_FEATURE_FILE]\n"
+    "  --feature-file PATH       write an NFD local feature file atomically "
+    "[GPULABEL_FEATURE_FILE]\n"
     "  --schema LIST             ack, gfd or ack,gfd (default ack) [GPULABEL_SCHEMA]\n"
     "  --nvml-lib PATH           NVML library (default libnvidia-ml.so.1) [GPULABEL_NVML_LIB]\n"
     "  --node-name NAME          Node to label (default $NODE_NAME) [GPULABEL_NODE_NAME]\n"
@@ -106,8 +110,8 @@ static int opt_apply(const struct opt *o, const char *what, const char *value,
         bool b;
 
         if (parse_bool(value, &b))
-            return kube_err_set(err, -EINVAL, "%s: invalid boolean '%s' (want true or false)",
-                                what, value);
+            return kube_err_set(err, -EINVAL, "%s: invalid boolean '%s' (want true or false)", what,
+                                value);
         memcpy(member, &b, sizeof(b));
         return 0;
     }
@@ -145,8 +149,7 @@ static int opt_apply(const struct opt *o, const char *what, const char *value,
         errno = 0;
         n = strtol(value, &end, 10);
         if (!*value || *end || errno || n < 0 || n > 10)
-            return kube_err_set(err, -EINVAL, "%s: invalid level '%s' (want 0 to 10)", what,
-                                value);
+            return kube_err_set(err, -EINVAL, "%s: invalid level '%s' (want 0 to 10)", what, value);
         {
             int v = (int)n;
 
@@ -194,8 +197,7 @@ static const struct opt *opt_find_short(char c)
 enum { PARSE_OK = 0, PARSE_HELP = 1, PARSE_VERSION = 2 };
 
 /* Returns PARSE_* or -EINVAL with err naming the flag. */
-static int config_from_args(int argc, char **argv, struct labeler_config *cfg,
-                            struct kube_err *err)
+static int config_from_args(int argc, char **argv, struct labeler_config *cfg, struct kube_err *err)
 {
     int i;
 
@@ -226,14 +228,12 @@ static int config_from_args(int argc, char **argv, struct labeler_config *cfg,
         } else if (a[0] == '-' && a[1] && a[1] != '-') {
             o = opt_find_short(a[1]);
             if (!o)
-                return kube_err_set(err, -EINVAL, "unknown flag '-%c' (see gpulabel --help)",
-                                    a[1]);
+                return kube_err_set(err, -EINVAL, "unknown flag '-%c' (see gpulabel --help)", a[1]);
             snprintf(what, sizeof(what), "-%c", o->shortname);
             if (a[2])
                 value = a[2] == '=' ? a + 3 : a + 2;
         } else {
-            return kube_err_set(err, -EINVAL, "unexpected argument '%s' (see gpulabel --help)",
-                                a);
+            return kube_err_set(err, -EINVAL, "unexpected argument '%s' (see gpulabel --help)", a);
         }
         if (!value && o->kind == OPT_BOOL)
             value = "true";

@@ -509,8 +509,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
-                                                       int *minor);
+EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
 {
     nvmlReturn_t rc = fake_check(device);
@@ -528,8 +527,7 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
 
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current,
                                          unsigned int *pending);
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current,
-                                  unsigned int *pending)
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current, unsigned int *pending)
 {
     nvmlReturn_t rc = fake_check(device);
 

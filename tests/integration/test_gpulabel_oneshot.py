@@ -201,6 +201,21 @@ def test_feature_file_atomic_write():
         util.check_eq(sorted(os.listdir(d)), ["gpulabel"], "directory: no dot-file left")
 
 
+def test_output_to_file_and_feature_file():
+    with tempfile.TemporaryDirectory() as d:
+        out, ff = os.path.join(d, "labels.txt"), os.path.join(d, "features")
+        p = gpulabel(["--oneshot", "--output", out, "--feature-file", ff, "--schema", "ack,gfd",
+                      "--machine-type-file", "/nonexistent"])
+        util.check_eq(p.returncode, 0, "exit status: %s" % p.stderr)
+        util.check_eq(p.stdout, "", "stdout")
+        with open(out) as f:
+            text = f.read()
+        with open(ff) as f:
+            util.check_eq(f.read(), text, "feature file == output file")
+        util.check_eq(len(text.splitlines()), 26, "ack + gfd label count")
+        util.check_eq(sorted(os.listdir(d)), ["features", "labels.txt"], "directory")
+
+
 def test_feature_file_unwritable_dir():
     p = gpulabel(["--oneshot", "--feature-file", "/nonexistent-dir/gpulabel"])
     util.check_eq(p.returncode, 1, "exit status")

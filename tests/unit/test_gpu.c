@@ -231,9 +231,9 @@ static void gpu_non_ascii_name_passes_through(void)
     struct gpu_inventory inv;
     struct kube_err err;
 
-    CHECK_INT_EQ(detect("fake-nvml", "device name=\"NVIDIA GeForce RTX\\xe2\\x84\\xa2 3090\"\n",
-                        &inv, &err),
-                 0);
+    CHECK_INT_EQ(
+        detect("fake-nvml", "device name=\"NVIDIA GeForce RTX\\xe2\\x84\\xa2 3090\"\n", &inv, &err),
+        0);
     if (inv.ndevices == 1)
         CHECK_STR_EQ(inv.devices[0].name, "NVIDIA GeForce RTX\xe2\x84\xa2 3090");
     gpu_inventory_release(&inv);
@@ -329,6 +329,18 @@ static void gpu_shutdown_always_follows_init(void)
     dlclose(dl);
 }
 
+/* A broken test configuration must not look like a working node. */
+static void gpu_fake_bad_config(void)
+{
+    struct gpu_inventory inv;
+    struct kube_err err;
+
+    CHECK_INT_EQ(detect("fake-nvml", "device name=\"Tesla M40\" colour=green\n", &inv, &err),
+                 GPU_ERR_NVML);
+    CHECK_STR_EQ(err.msg, "NVML cannot start: nvmlInit_v2: Unknown Error");
+    gpu_inventory_release(&inv);
+}
+
 static void gpu_release_null(void)
 {
     gpu_inventory_release(NULL);
@@ -352,6 +364,7 @@ static const struct test_case cases[] = {
     {"missing library", gpu_missing_library},
     {"not an NVML library", gpu_not_an_nvml_library},
     {"shutdown always follows init", gpu_shutdown_always_follows_init},
+    {"fake bad config", gpu_fake_bad_config},
     {"release NULL", gpu_release_null},
 };
 

@@ -110,8 +110,10 @@ static void value_validity(void)
     CHECK(!labeler_value_is_valid("a b"));
     CHECK(!labeler_value_is_valid("NVIDIA-TITAN-X-(Pascal)"));
     CHECK(!labeler_value_is_valid("X9SRA/X9SRA-3"));
-    CHECK(labeler_value_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
-    CHECK(!labeler_value_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+    CHECK(
+        labeler_value_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+    CHECK(!labeler_value_is_valid(
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 }
 
 /* --- schemas from inventories --- */
@@ -350,10 +352,10 @@ static void gfd_family_table(void)
         int major, minor;
         const char *want;
     } t[] = {
-        {1, 3, "tesla"},   {2, 1, "fermi"},    {3, 7, "kepler"},       {5, 2, "maxwell"},
-        {6, 1, "pascal"},  {7, 0, "volta"},    {7, 2, "volta"},        {7, 5, "turing"},
-        {8, 0, "ampere"},  {8, 6, "ampere"},   {8, 9, "ada-lovelace"}, {9, 0, "hopper"},
-        {10, 0, "blackwell"}, {12, 0, "blackwell"}, {13, 0, "rubin"},  {4, 0, "undefined"},
+        {1, 3, "tesla"},      {2, 1, "fermi"},      {3, 7, "kepler"},       {5, 2, "maxwell"},
+        {6, 1, "pascal"},     {7, 0, "volta"},      {7, 2, "volta"},        {7, 5, "turing"},
+        {8, 0, "ampere"},     {8, 6, "ampere"},     {8, 9, "ada-lovelace"}, {9, 0, "hopper"},
+        {10, 0, "blackwell"}, {12, 0, "blackwell"}, {13, 0, "rubin"},       {4, 0, "undefined"},
         {11, 0, "undefined"}, {99, 0, "undefined"},
     };
     size_t i;
@@ -386,14 +388,10 @@ static void gfd_driver_versions(void)
         const char *version;
         const char *major, *minor, *rev; /* NULL: labels left out */
     } t[] = {
-        {"550.107.02", "550", "107", "02"},
-        {"418.67", "418", "67", ""},
-        {"455.06", "455", "06", ""},
-        {"1.2.3.4", NULL, NULL, NULL},
-        {"550", NULL, NULL, NULL},
-        {"", NULL, NULL, NULL},
-        {"550..1", NULL, NULL, NULL},
-        {"550.1a b.2", NULL, NULL, NULL},
+        {"550.107.02", "550", "107", "02"}, {"418.67", "418", "67", ""},
+        {"455.06", "455", "06", ""},        {"1.2.3.4", NULL, NULL, NULL},
+        {"550", NULL, NULL, NULL},          {"", NULL, NULL, NULL},
+        {"550..1", NULL, NULL, NULL},       {"550.1a b.2", NULL, NULL, NULL},
     };
     size_t i;
 
@@ -407,9 +405,8 @@ static void gfd_driver_versions(void)
         inv.devices = d;
         inv.ndevices = 1;
         snprintf(inv.driver_version, sizeof(inv.driver_version), "%s", t[i].version);
-        CHECK_INT_EQ(labeler_labels_from_inventory(&inv, LABELER_SCHEMA_GFD, "/nonexistent", &l,
-                                                   &err),
-                     0);
+        CHECK_INT_EQ(
+            labeler_labels_from_inventory(&inv, LABELER_SCHEMA_GFD, "/nonexistent", &l, &err), 0);
         if (t[i].major) {
             CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/cuda.driver.major"), t[i].major);
             CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/cuda.driver.minor"), t[i].minor);
@@ -438,7 +435,9 @@ static void gfd_runtime_versions(void)
         int v;
         const char *major, *minor, *full;
     } t[] = {
-        {12050, "12", "5", "12.5"}, {10010, "10", "1", "10.1"}, {11080, "11", "8", "11.8"},
+        {12050, "12", "5", "12.5"},
+        {10010, "10", "1", "10.1"},
+        {11080, "11", "8", "11.8"},
         {13000, "13", "0", "13.0"},
     };
     size_t i;
@@ -452,9 +451,8 @@ static void gfd_runtime_versions(void)
         inv.devices = d;
         inv.ndevices = 1;
         inv.cuda_driver_version = t[i].v;
-        CHECK_INT_EQ(labeler_labels_from_inventory(&inv, LABELER_SCHEMA_GFD, "/nonexistent", &l,
-                                                   NULL),
-                     0);
+        CHECK_INT_EQ(
+            labeler_labels_from_inventory(&inv, LABELER_SCHEMA_GFD, "/nonexistent", &l, NULL), 0);
         CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/cuda.runtime.major"), t[i].major);
         CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/cuda.runtime.minor"), t[i].minor);
         CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/cuda.runtime-version.major"), t[i].major);
@@ -565,7 +563,8 @@ static void key_in_schemas(void)
     CHECK(!labeler_key_in_schemas("nvidia.com/gpu.product", LABELER_SCHEMA_ACK));
     CHECK(!labeler_key_in_schemas("nvidia.com/gfd.timestamp", LABELER_SCHEMA_GFD));
     CHECK(!labeler_key_in_schemas("nvidia.com/gpu.present", LABELER_SCHEMA_GFD));
-    CHECK(!labeler_key_in_schemas("kubernetes.io/hostname", LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD));
+    CHECK(
+        !labeler_key_in_schemas("kubernetes.io/hostname", LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD));
     CHECK(!labeler_key_in_schemas(NULL, LABELER_SCHEMA_ACK));
 }
 
@@ -674,10 +673,10 @@ static void durations(void)
         const char *s;
         long ms; /* -1: rejected */
     } t[] = {
-        {"30s", 30000}, {"1m", 60000}, {"1m30s", 90000}, {"500ms", 500}, {"1h", 3600000},
-        {"1.5s", 1500}, {"2h45m", 9900000}, {"1000us", 1}, {"0", 0}, {"", -1}, {"5", -1},
-        {"5x", -1}, {"s", -1}, {"-1s", -1}, {"0s", -1}, {"999us", -1}, {"101d", -1},
-        {"2500h", -1}, {"1m 30s", -1},
+        {"30s", 30000}, {"1m", 60000},      {"1m30s", 90000}, {"500ms", 500}, {"1h", 3600000},
+        {"1.5s", 1500}, {"2h45m", 9900000}, {"1000us", 1},    {"0", 0},       {"", -1},
+        {"5", -1},      {"5x", -1},         {"s", -1},        {"-1s", -1},    {"0s", -1},
+        {"999us", -1},  {"101d", -1},       {"2500h", -1},    {"1m 30s", -1},
     };
     size_t i;
 
