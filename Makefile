@@ -35,7 +35,7 @@ FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
 FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
-ALL := $(BINS) $(BUILD)/unit-tests $(FUZZ_REPLAY)
+ALL := $(BINS) $(BUILD)/unit-tests $(FUZZ_REPLAY) $(BUILD)/kube-request
 ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
@@ -63,6 +63,10 @@ $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# kube-request: the REST client as a command, for tests/integration/test_client.py
+$(BUILD)/kube-request: $(BUILD)/obj/tests/tools/kube_request.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fake NVML is a test double for the driver library: never built with sanitizers, since

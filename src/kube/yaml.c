@@ -113,6 +113,14 @@ struct loader {
     struct kube_err *err;
     struct anchor *anchors;
     size_t nanchors;
+    /* kube_yaml_each_read only */
+    kube_yaml_read_fn rd;
+    void *rd_ctx;
+    int rd_err;
+    /* KUBE_YAML_SPLIT_ITEMS: elements of a root's "items" go to item_fn one by one */
+    int (*item_fn)(struct loader *ld, json_t *item, json_t *list);
+    struct kube_lines *item_lines;
+    void *each;
 };
 
 static bool is_one_of(const char *s, const char *const *set)
@@ -237,6 +245,12 @@ static int parser_fail(struct loader *ld)
     yaml_parser_t *p = &ld->parser;
     const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->context_mark;
 
+    if (ld->rd_err) {
+        kube_err_set(ld->err, ld->rd_err, "cannot read: %s", strerror(-ld->rd_err));
+        kube_err_at(ld->err, ld->file, 0, 0);
+        return ld->rd_err;
+    }
+
     kube_err_set(ld->err, -EINVAL, "%s%s%s", p->problem ? p->problem : "invalid YAML",
                  p->context ? " " : "", p->context ? p->context : "");
     kube_err_at(ld->err, ld->file, (int)m->line + 1, (int)m->column + 1);
@@ -269,6 +283,55 @@ static json_t *find_anchor(struct loader *ld, const yaml_char_t *name)
         if (!strcmp(ld->anchors[i].name, (const char *)name))
             return ld->anchors[i].value;
     return NULL;
+}
+
+static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **out);
+
+/* load_items streams the "items" sequence of a root mapping (ev is its start): each element
+ * is built with its own line table, handed to item_fn with the root as parsed so far, and
+ * dropped. *out is an empty array that takes the sequence's place in the root. */
+static int load_items(struct loader *ld, yaml_event_t *ev, json_t *list, json_t **out)
+{
+    struct kube_lines *root_lines = ld->lines;
+    int line = (int)ev->start_mark.line + 1;
+    yaml_event_t sub;
+    int rc = 0;
+
+    *out = NULL;
+    ld->lines = ld->item_lines;
+    for (;;) {
+        json_t *item;
+
+        if (!yaml_parser_parse(&ld->parser, &sub)) {
+            rc = parser_fail(ld);
+            break;
+        }
+        if (sub.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete(&sub);
+            break;
+        }
+        rc = load_node(ld, &sub, 2, &item);
+        yaml_event_delete(&sub);
+        if (rc)
+            break;
+        rc = ld->item_fn(ld, item, list);
+        json_decref(item);
+        free(ld->lines->keys);
+        free(ld->lines->lines);
+        memset(ld->lines, 0, sizeof(*ld->lines));
+        if (rc)
+            break;
+    }
+    ld->lines = root_lines;
+    if (rc)
+        return rc;
+    *out = json_array();
+    if (!*out || kube_lines_add(ld->lines, *out, line)) {
+        json_decref(*out);
+        *out = NULL;
+        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+    }
+    return 0;
 }
 
 /* load_node consumes the events of one node (whose first event is ev, already parsed) and
@@ -350,7 +413,11 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                 json_decref(v);
                 return parser_fail(ld);
             }
-            rc = load_node(ld, &sub, depth + 1, &val);
+            if (depth == 0 && ld->item_fn && sub.type == YAML_SEQUENCE_START_EVENT &&
+                json_is_string(key) && !strcmp(json_string_value(key), "items"))
+                rc = load_items(ld, &sub, v, &val);
+            else
+                rc = load_node(ld, &sub, depth + 1, &val);
             yaml_event_delete(&sub);
             if (rc) {
                 json_decref(key);
@@ -433,6 +500,19 @@ static void anchors_clear(struct loader *ld)
 
 /* parse_stream runs the parser over data and hands each non-empty document's root (a new
  * reference) to take(), which owns it from then on. */
+static int read_handler(void *data, unsigned char *buffer, size_t size, size_t *size_read)
+{
+    struct loader *ld = data;
+    long n = ld->rd(ld->rd_ctx, (char *)buffer, size);
+
+    if (n < 0) {
+        ld->rd_err = (int)n;
+        return 0;
+    }
+    *size_read = (size_t)n;
+    return 1;
+}
+
 static int parse_stream(struct loader *ld, const char *data, size_t len,
                         int (*take)(struct loader *ld, json_t *doc, void *ctx), void *ctx)
 {
@@ -441,7 +521,10 @@ static int parse_stream(struct loader *ld, const char *data, size_t len,
 
     if (!yaml_parser_initialize(&ld->parser))
         return kube_err_set(ld->err, -ENOMEM, "out of memory");
-    yaml_parser_set_input_string(&ld->parser, (const unsigned char *)data, len);
+    if (ld->rd)
+        yaml_parser_set_input(&ld->parser, read_handler, ld);
+    else
+        yaml_parser_set_input_string(&ld->parser, (const unsigned char *)data, len);
     while (!done) {
         if (!yaml_parser_parse(&ld->parser, &ev)) {
             rc = parser_fail(ld);
@@ -527,7 +610,7 @@ struct each_ctx {
 static int take_each(struct loader *ld, json_t *doc, void *ctx)
 {
     struct each_ctx *e = ctx;
-    int rc = e->fn(doc, ld->lines, e->ctx);
+    int rc = e->fn(doc, ld->lines, NULL, e->ctx);
 
     json_decref(doc);
     /* the next document starts with an empty table and no anchors */
@@ -538,20 +621,54 @@ static int take_each(struct loader *ld, json_t *doc, void *ctx)
     return rc;
 }
 
-int kube_yaml_each(const char *data, size_t len, const char *file, kube_yaml_doc_fn fn,
-                   void *ctx, struct kube_err *err)
+static int take_item(struct loader *ld, json_t *item, json_t *list)
+{
+    struct each_ctx *e = ld->each;
+
+    return e->fn(item, ld->lines, list, e->ctx);
+}
+
+static int each_run(struct loader *ld, const char *data, size_t len, unsigned flags,
+                    kube_yaml_doc_fn fn, void *ctx)
 {
     struct each_ctx e = {fn, ctx};
-    struct loader ld;
     int rc;
+
+    ld->each = &e;
+    ld->lines = calloc(1, sizeof(*ld->lines));
+    if (flags & KUBE_YAML_SPLIT_ITEMS) {
+        ld->item_fn = take_item;
+        ld->item_lines = calloc(1, sizeof(*ld->item_lines));
+    }
+    if (!ld->lines || ((flags & KUBE_YAML_SPLIT_ITEMS) && !ld->item_lines))
+        rc = kube_err_set(ld->err, -ENOMEM, "out of memory");
+    else
+        rc = parse_stream(ld, data, len, take_each, &e);
+    kube_lines_free(ld->lines);
+    kube_lines_free(ld->item_lines);
+    return rc;
+}
+
+int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flags,
+                   kube_yaml_doc_fn fn, void *ctx, struct kube_err *err)
+{
+    struct loader ld;
 
     memset(&ld, 0, sizeof(ld));
     ld.file = file;
     ld.err = err;
-    ld.lines = calloc(1, sizeof(*ld.lines));
-    if (!ld.lines)
-        return kube_err_set(err, -ENOMEM, "out of memory");
-    rc = parse_stream(&ld, data, len, take_each, &e);
-    kube_lines_free(ld.lines);
-    return rc;
+    return each_run(&ld, data, len, flags, fn, ctx);
+}
+
+int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
+                        kube_yaml_doc_fn fn, void *ctx, struct kube_err *err)
+{
+    struct loader ld;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.file = file;
+    ld.err = err;
+    ld.rd = rd;
+    ld.rd_ctx = rd_ctx;
+    return each_run(&ld, NULL, 0, flags, fn, ctx);
 }

@@ -23,14 +23,28 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
                    struct kube_lines **lines, struct kube_err *err);
 
 /* kube_yaml_each parses the documents of data one at a time, so memory holds one document's
- * values, not the whole file's. For each non-empty document it calls fn with the document
- * (borrowed: released when fn returns) and a line table of that document only (fn may add
- * entries with kube_lines_add). Anchors do not carry from one document to the next. A non-zero
- * return from fn stops parsing and is returned as it is; parse errors are reported as by
- * kube_yaml_load. */
-typedef int (*kube_yaml_doc_fn)(json_t *doc, struct kube_lines *lines, void *ctx);
-int kube_yaml_each(const char *data, size_t len, const char *file, kube_yaml_doc_fn fn,
-                   void *ctx, struct kube_err *err);
+ * values, not the whole file's. For each non-empty document it calls fn(doc, lines, NULL,
+ * ctx) with the document (borrowed: released when fn returns) and a line table of that
+ * document only (fn may add entries with kube_lines_add). Anchors do not carry from one
+ * document to the next. A non-zero return from fn stops parsing and is returned as it is;
+ * parse errors are reported as by kube_yaml_load.
+ *
+ * With KUBE_YAML_SPLIT_ITEMS, the elements of the "items" sequence of a document's root
+ * mapping (a List) are not kept in the root either: each is passed as it is parsed, as
+ * fn(item, item_lines, list, ctx) where list is the root mapping with the keys that came
+ * before "items" (so "kind" may not be there yet); the root itself follows at its end, with
+ * "items" an empty array. */
+#define KUBE_YAML_SPLIT_ITEMS 1u
+typedef int (*kube_yaml_doc_fn)(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx);
+int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flags,
+                   kube_yaml_doc_fn fn, void *ctx, struct kube_err *err);
+
+/* kube_yaml_each_read is kube_yaml_each on input pulled through rd, which fills up to size
+ * bytes of buf and returns how many (0 at the end), or a negative errno-style code that
+ * stops the parse with "cannot read: ..." in err. The whole input is never in memory. */
+typedef long (*kube_yaml_read_fn)(void *rd_ctx, char *buf, size_t size);
+int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
+                        kube_yaml_doc_fn fn, void *ctx, struct kube_err *err);
 
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);

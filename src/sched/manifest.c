@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,11 +78,18 @@ struct sched_input_priv {
     size_t warnings_dropped;
 };
 
+struct snapshot {
+    size_t nnodes, npods, nclasses, nwarnings, nds, dropped;
+};
+
 struct load_ctx {
     struct sched_input *in;
     const char *file; /* arena copy */
     struct kube_lines *lines;
     struct kube_err *err;
+    int in_items;      /* items of a root list are being loaded */
+    int items_dropped; /* ... but the root is not a list */
+    struct snapshot items_snap;
 };
 
 /* ---- small helpers ---- */
@@ -1025,10 +1033,6 @@ static int load_object_at(struct load_ctx *c, json_t *obj, int depth,
     }
 }
 
-struct snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped;
-};
-
 static void snapshot_take(const struct sched_input *in, struct snapshot *s)
 {
     s->nnodes = in->nnodes;
@@ -1071,146 +1075,274 @@ static int ensure_priv(struct sched_input *in, struct kube_err *err)
     return 0;
 }
 
-/* json_stream_split: kubectl reads a file of concatenated JSON values ("{...}\n{...}") as
- * several objects, which is not YAML. When data is such a stream of two or more objects or
- * arrays, *out receives a copy where every value after the first starts a YAML document
- * ("--- {...}" on the value's own line, so line numbers stay; two values on one line get a
- * line break, shifting later lines by one). Returns 1 when out was filled, 0 when data is to
- * be parsed as it is, or a negative code. */
-static int json_stream_split(const char *data, size_t len, struct kube_buf *out)
+/* ---- input: a file, standard input or a buffer, pulled by the YAML parser ---- */
+
+/* struct source feeds the parser in chunks. When the input starts with '{' or '[' it is
+ * treated as kubectl treats JSON: possibly several values one after the other, which YAML
+ * does not allow, so each value after the first is made a YAML document by writing "--- " at
+ * the start of its line (line numbers stay; two values on one line get a line break, which
+ * shifts the following lines by one). */
+enum { SRC_UNDECIDED, SRC_JSON, SRC_PLAIN };
+
+#define SOURCE_HELD_MAX 65536
+
+struct source {
+    int fd;          /* -1 for memory */
+    const char *mem; /* memory input */
+    size_t memlen, mempos;
+    size_t total, cap; /* bytes read so far; more than cap is an error */
+    int err;           /* negative code of a read failure */
+    int mode;
+    int depth, in_str, esc, between; /* JSON scanner state; between: after a top-level value */
+    struct kube_buf out;             /* transformed bytes not yet handed to the parser */
+    size_t outpos;
+    struct kube_buf held; /* whitespace after a top-level value, until we know what follows */
+};
+
+static int source_emit(struct source *s, const char *p, size_t n)
 {
-    size_t i = 0, prev_end = 0, copied = 0, nvalues = 0, depth, ls;
-    int rc;
+    return kube_buf_append(&s->out, p, n);
+}
 
-    if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3))
-        i = 3;
-    for (;;) {
-        while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
-            i++;
-        if (i == len)
+/* source_filter passes n raw bytes through the JSON-stream scanner into s->out. */
+static int source_filter(struct source *s, const char *raw, size_t n)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < n && !rc; i++) {
+        char ch = raw[i];
+        int ws = ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+
+        switch (s->mode) {
+        case SRC_UNDECIDED:
+            if (ch == '{' || ch == '[') {
+                s->mode = SRC_JSON;
+                s->depth = 1;
+            } else if (!ws && (unsigned char)ch != 0xef && (unsigned char)ch != 0xbb &&
+                       (unsigned char)ch != 0xbf) {
+                s->mode = SRC_PLAIN;
+            }
+            rc = source_emit(s, &ch, 1);
             break;
-        if (data[i] != '{' && data[i] != '[')
-            return 0;
-        if (nvalues) {
-            ls = i;
-            while (ls > prev_end && data[ls - 1] != '\n')
-                ls--;
-            if ((rc = kube_buf_append(out, data + copied, ls - copied)) ||
-                (rc = kube_buf_puts(out, ls > prev_end ? "--- " : "\n--- ")))
-                return rc;
-            copied = ls;
-        }
-        depth = 0;
-        for (; i < len; i++) {
-            char ch = data[i];
-
-            if (ch == '"') {
-                for (i++; i < len && data[i] != '"'; i++)
-                    if (data[i] == '\\')
-                        i++;
-                if (i >= len)
-                    return 0;
-            } else if (ch == '{' || ch == '[') {
-                depth++;
-            } else if (ch == '}' || ch == ']') {
-                if (!depth)
-                    return 0;
-                if (!--depth) {
-                    i++;
+        case SRC_PLAIN:
+            /* the rest of this chunk in one go */
+            rc = source_emit(s, raw + i, n - i);
+            i = n;
+            break;
+        default:
+            if (s->between) {
+                if (ws && s->held.len < SOURCE_HELD_MAX) {
+                    rc = kube_buf_append(&s->held, &ch, 1);
                     break;
                 }
+                if (ch == '{' || ch == '[') {
+                    const char *h = s->held.data ? s->held.data : "";
+                    const char *nl = memrchr(h, '\n', s->held.len);
+
+                    if (nl) {
+                        size_t k = (size_t)(nl - h) + 1;
+
+                        rc = source_emit(s, h, k);
+                        if (!rc)
+                            rc = source_emit(s, "--- ", 4);
+                        if (!rc)
+                            rc = source_emit(s, h + k, s->held.len - k);
+                    } else {
+                        rc = source_emit(s, h, s->held.len);
+                        if (!rc)
+                            rc = source_emit(s, "\n--- ", 5);
+                    }
+                    s->between = 0;
+                    s->depth = 1;
+                } else {
+                    /* not a JSON stream after all: let the parser judge the rest */
+                    rc = source_emit(s, s->held.data ? s->held.data : "", s->held.len);
+                    s->mode = SRC_PLAIN;
+                    s->between = 0;
+                }
+                kube_buf_reset(&s->held);
+                if (!rc)
+                    rc = source_emit(s, &ch, 1);
+                break;
             }
+            if (s->in_str) {
+                if (s->esc)
+                    s->esc = 0;
+                else if (ch == '\\')
+                    s->esc = 1;
+                else if (ch == '"')
+                    s->in_str = 0;
+            } else if (ch == '"') {
+                s->in_str = 1;
+            } else if (ch == '{' || ch == '[') {
+                s->depth++;
+            } else if ((ch == '}' || ch == ']') && !--s->depth) {
+                s->between = 1;
+            }
+            rc = source_emit(s, &ch, 1);
+            break;
         }
-        if (depth)
-            return 0;
-        prev_end = i;
-        nvalues++;
     }
-    if (nvalues < 2)
-        return 0;
-    if ((rc = kube_buf_append(out, data + copied, len - copied)))
-        return rc;
-    return 1;
-}
-
-static int load_document(json_t *doc, struct kube_lines *lines, void *ctx)
-{
-    struct load_ctx *c = ctx;
-
-    c->lines = lines;
-    return load_object(c, doc, 0, NULL, NULL, 0);
-}
-
-/* load_buffer loads without rolling back; the public functions wrap it. Documents are parsed
- * and decoded one at a time, so only one document's JSON tree exists at any moment. */
-static int load_buffer(struct sched_input *in, const char *name, const char *data, size_t len,
-                       struct kube_err *err)
-{
-    struct kube_buf split = KUBE_BUF_INIT(0);
-    struct load_ctx c;
-    int rc;
-
-    c.in = in;
-    c.err = err;
-    c.lines = NULL;
-    c.file = kube_arena_strdup(&in->arena, name);
-    if (!c.file)
-        return kube_err_set(err, -ENOMEM, "out of memory");
-    /* the split copy grows by at most 5 bytes per value of at least 2 bytes */
-    kube_buf_init(&split, len * 3 + 64);
-    rc = json_stream_split(data, len, &split);
-    if (rc < 0) {
-        rc = kube_err_set(err, rc, "out of memory");
-        goto out;
-    }
-    if (rc > 0) {
-        data = split.data;
-        len = split.len;
-    }
-    rc = kube_yaml_each(data, len, c.file, load_document, &c, err);
-    if (rc && err && !err->file[0])
-        kube_err_at(err, c.file, err->line, err->column);
-out:
-    kube_buf_release(&split);
     return rc;
 }
 
-static int read_stdin(struct kube_buf *b)
+static long source_read(void *ctx, char *buf, size_t size)
 {
-    char chunk[65536];
-    ssize_t n;
+    struct source *s = ctx;
+    char raw[65536];
+    size_t n;
+
+    while (s->outpos == s->out.len) {
+        ssize_t got;
+
+        kube_buf_reset(&s->out);
+        s->outpos = 0;
+        if (s->fd >= 0) {
+            got = read(s->fd, raw, sizeof(raw));
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0)
+                return s->err = -errno;
+        } else {
+            got = (ssize_t)(s->memlen - s->mempos < sizeof(raw) ? s->memlen - s->mempos
+                                                                 : sizeof(raw));
+            memcpy(raw, s->mem + s->mempos, (size_t)got);
+            s->mempos += (size_t)got;
+        }
+        if (got == 0) {
+            if (!s->held.len)
+                return 0;
+            if ((s->err = source_emit(s, s->held.data, s->held.len)))
+                return s->err;
+            kube_buf_reset(&s->held);
+            continue;
+        }
+        s->total += (size_t)got;
+        if (s->total > s->cap)
+            return s->err = -EFBIG;
+        if ((s->err = source_filter(s, raw, (size_t)got)))
+            return s->err;
+    }
+    n = s->out.len - s->outpos < size ? s->out.len - s->outpos : size;
+    memcpy(buf, s->out.data + s->outpos, n);
+    s->outpos += n;
+    return (long)n;
+}
+
+/* Items of a root List arrive before the root is complete: they are loaded as they come,
+ * inferring their kind from the list's kind when it came first, and kept or dropped once the
+ * root shows whether it really is a list. */
+static int list_kind(const char *kind, char *item, size_t size)
+{
+    size_t klen = kind ? strlen(kind) : 0;
+
+    item[0] = '\0';
+    if (!kind || klen < 4 || strcmp(kind + klen - 4, "List"))
+        return 0;
+    if (klen > 4)
+        snprintf(item, size, "%.*s", (int)(klen - 4), kind);
+    return 1;
+}
+
+static int load_document(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
+{
+    struct load_ctx *c = ctx;
+    const char *kind;
+    char item[128];
     int rc;
 
-    for (;;) {
-        n = read(STDIN_FILENO, chunk, sizeof(chunk));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
+    c->lines = lines;
+    if (list) {
+        const char *lk = jstr(list, "kind");
+
+        if (!c->in_items) {
+            c->in_items = 1;
+            c->items_dropped = 0;
+            snapshot_take(c->in, &c->items_snap);
+        }
+        if (lk && !list_kind(lk, item, sizeof(item))) {
+            c->items_dropped = 1; /* not a list: its items mean nothing */
             return 0;
-        rc = kube_buf_append(b, chunk, (size_t)n);
-        if (rc)
-            return rc;
+        }
+        return load_object(c, doc, 1, item[0] ? item : NULL, jstr(list, "apiVersion"), 0);
     }
+    if (c->in_items) {
+        c->in_items = 0;
+        kind = jstr(doc, "kind");
+        if (!list_kind(kind, item, sizeof(item)) || c->items_dropped)
+            snapshot_restore(c->in, &c->items_snap);
+    }
+    rc = load_object(c, doc, 0, NULL, NULL, 0);
+    return rc;
+}
+
+static int load_source(struct sched_input *in, const char *name, struct source *src,
+                       struct kube_err *err)
+{
+    struct load_ctx c;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    c.in = in;
+    c.err = err;
+    c.file = kube_arena_strdup(&in->arena, name);
+    if (!c.file)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    kube_buf_init(&src->out, 0);
+    kube_buf_init(&src->held, 0);
+    rc = kube_yaml_each_read(source_read, src, c.file, KUBE_YAML_SPLIT_ITEMS, load_document, &c,
+                             err);
+    if (rc && src->err) {
+        kube_err_clear(err);
+        if (src->err == -EFBIG)
+            kube_err_set(err, -EFBIG, "cannot read: larger than %zu MiB", src->cap >> 20);
+        else
+            kube_err_set(err, src->err, "cannot read: %s", strerror(-src->err));
+        kube_err_at(err, c.file, 0, 0);
+        rc = src->err;
+    } else if (rc && err && !err->file[0]) {
+        kube_err_at(err, c.file, err->line, err->column);
+    }
+    kube_buf_release(&src->out);
+    kube_buf_release(&src->held);
+    return rc;
+}
+
+/* load_buffer loads without rolling back; the public functions wrap it. Documents are parsed
+ * and decoded one at a time (and a List's items one by one), so only one object's JSON tree
+ * exists at any moment. */
+static int load_buffer(struct sched_input *in, const char *name, const char *data, size_t len,
+                       struct kube_err *err)
+{
+    struct source src;
+
+    memset(&src, 0, sizeof(src));
+    src.fd = -1;
+    src.mem = data;
+    src.memlen = len;
+    src.cap = (size_t)-1;
+    return load_source(in, name, &src, err);
 }
 
 static int load_one_file(struct sched_input *in, const char *path, struct kube_err *err)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
     const char *name = strcmp(path, "-") ? path : "STDIN";
+    struct source src;
     int rc;
 
-    rc = strcmp(path, "-") ? kube_read_file(path, &b) : read_stdin(&b);
-    if (rc) {
-        kube_err_set(err, rc, "cannot read: %s",
-                     rc == -E2BIG ? "file larger than 64 MiB" : strerror(-rc));
+    memset(&src, 0, sizeof(src));
+    src.cap = SCHED_INPUT_MAX_FILE;
+    src.fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (src.fd < 0) {
+        rc = -errno;
+        kube_err_set(err, rc, "cannot read: %s", strerror(-rc));
         kube_err_at(err, name, 0, 0);
-        goto out;
+        return rc;
     }
-    rc = load_buffer(in, name, b.data ? b.data : "", b.len, err);
-out:
-    kube_buf_release(&b);
+    rc = load_source(in, name, &src, err);
+    if (src.fd != STDIN_FILENO)
+        close(src.fd);
     return rc;
 }
 

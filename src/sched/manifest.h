@@ -3,8 +3,10 @@
  * A struct sched_input collects the nodes, pods and PriorityClasses of every -f argument, in
  * input order. Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
  * DaemonSet) are expanded to the pods their controllers would create, with deterministic names.
- * Every string and object lives in one arena; the JSON trees are dropped after decoding. Loading
- * is all-or-nothing per call: on error nothing of that call is visible in the input. */
+ * Every string and object lives in one arena. Files are parsed as they are read, one document
+ * (or one item of a List) at a time, and each JSON tree is dropped once decoded, so memory
+ * grows with the objects, not with the files. Loading is all-or-nothing per call: on error
+ * nothing of that call is visible in the input. */
 #ifndef SCHED_MANIFEST_H
 #define SCHED_MANIFEST_H
 
@@ -16,6 +18,7 @@
 
 #define SCHED_INPUT_MAX_PODS 1000000
 #define SCHED_INPUT_MAX_NODES 100000
+#define SCHED_INPUT_MAX_FILE ((size_t)1 << 30) /* bytes of one file */
 
 /* Settings fixed for the life of one input (sched_input_init). */
 struct sched_input_opts {

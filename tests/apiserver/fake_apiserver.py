@@ -484,6 +484,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        self.run_gen = self.server.api._run_gen  # stop() ends the watches of older runs
         self.server.api._track(self.connection, True)
 
     def finish(self):
@@ -672,6 +673,20 @@ class FakeApiServer:
         """Replaces the accepted bearer tokens (for rotation tests)."""
         with self._lock:
             self.tokens = set(tokens)
+
+    def reset(self, tokens=("test-token",)):
+        """Back to an empty store with no faults, denials or logged requests; accepted tokens
+        set to `tokens`. The resourceVersion keeps counting up."""
+        with self._cond:
+            for res in self._store:
+                self._store[res].clear()
+                self._sorted_keys[res] = None
+            self._forbidden.clear()
+            self._faults = []
+            self._delays = []
+            self.requests = []
+            self.tokens = set(tokens) if tokens is not None else None
+            self.compact()
 
     def clear_requests(self):
         with self._lock:
@@ -920,6 +935,7 @@ class FakeApiServer:
                 body = raw.decode("utf-8", "replace")
         entry = {"method": method, "path": path, "query": query, "content_type": ctype.split(";")[0].strip(),
                  "body": body, "user_agent": h.headers.get("User-Agent", ""), "time": t,
+                 "peer": "%s:%d" % h.client_address[:2],
                  "authenticated": False}
         with self._lock:
             self.requests.append(entry)
@@ -1345,7 +1361,7 @@ class FakeApiServer:
                         chunk(b"")
                         h.close_connection = True
                         return
-                run_gen, expire_gen = self._run_gen, self._expire_gen
+                run_gen, expire_gen = h.run_gen, self._expire_gen
             for o in snapshot or ():
                 event("ADDED", o)
             if initial and bookmarks:

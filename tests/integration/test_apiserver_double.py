@@ -25,14 +25,7 @@ def api():
 
 def fresh():
     a = api()
-    with a._lock:
-        for res in a._store:
-            a._store[res].clear()
-            a._sorted_keys[res] = None
-        a._forbidden.clear()
-        a.tokens = {TOKEN}
-    a.clear_faults()
-    a.clear_requests()
+    a.reset(tokens=[TOKEN])
     return a
 
 

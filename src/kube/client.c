@@ -1,0 +1,821 @@
+/* client.c - the Kubernetes REST client: libcurl easy handles in a pool, one rate limiter.
+ *
+ * Invariants: every field of struct kube_client except the pool, the token and the bucket is
+ * read-only after kube_client_new, and those three are only touched under c->lock. A bearer
+ * token lives in the client and in the one header list of the request using it; it never
+ * reaches an error message. Every response body is capped (lists 256 MiB, watch lines
+ * 16 MiB, error bodies 1 MiB). */
+#include "client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "kubeconfig.h"
+
+#define CLIENT_POOL_MAX 16
+#define CLIENT_BODY_MAX ((size_t)256 << 20)
+#define CLIENT_ERRBODY_MAX ((size_t)1 << 20)
+#define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
+#define CLIENT_TOKEN_PERIOD 60.0 /* seconds between token file re-reads (client-go: 1 min) */
+#define CLIENT_CONNECT_TIMEOUT_MS 10000L
+#define CLIENT_DEFAULT_TIMEOUT_MS 30000L
+
+struct kube_client {
+    struct kube_config cfg;
+    char *user_agent;
+    char *url_base;            /* server URL; host replaced by tls-server-name when set */
+    struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
+    long timeout_ms;
+    double qps;
+    double burst;
+
+    pthread_mutex_t lock; /* guards everything below */
+    CURL *pool[CLIENT_POOL_MAX];
+    size_t npool;
+    char *token;          /* current bearer token, NULL when none */
+    double token_read_at; /* monotonic seconds of the last token file read */
+    double bucket;        /* rate-limit tokens available (may go negative: reservations) */
+    double bucket_at;
+};
+
+static pthread_once_t client_global_once = PTHREAD_ONCE_INIT;
+static CURLcode client_global_rc;
+
+static void client_global_init(void)
+{
+    client_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static double client_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* client_route sets url_base and, with tls-server-name, a CONNECT_TO entry so libcurl sends
+ * that name as SNI and verifies the certificate against it while connecting to the real
+ * host. */
+static int client_route(struct kube_client *c, struct kube_err *err)
+{
+    const char *s = c->cfg.server, *hp = strstr(s, "://") + 3, *host_end, *rest;
+    const char *port = NULL;
+    char host[512], portbuf[16], entry[1200];
+    size_t hl, n;
+
+    if (!c->cfg.tls_server_name) {
+        c->url_base = strdup(s);
+        return c->url_base ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    if (*hp == '[') {
+        host_end = strchr(hp, ']');
+        if (!host_end)
+            return kube_err_set(err, -EINVAL, "server '%s': unterminated IPv6 address", s);
+        host_end++;
+    } else {
+        host_end = hp + strcspn(hp, ":/");
+    }
+    hl = (size_t)(host_end - hp);
+    if (hl == 0 || hl >= sizeof(host))
+        return kube_err_set(err, -EINVAL, "server '%s': bad host", s);
+    memcpy(host, hp, hl);
+    host[hl] = '\0';
+    rest = host_end;
+    if (*rest == ':') {
+        port = rest + 1;
+        rest = port + strcspn(port, "/");
+        n = (size_t)(rest - port);
+        if (n == 0 || n >= sizeof(portbuf))
+            return kube_err_set(err, -EINVAL, "server '%s': bad port", s);
+        memcpy(portbuf, port, n);
+        portbuf[n] = '\0';
+    } else {
+        snprintf(portbuf, sizeof(portbuf), "%s", strncmp(s, "https", 5) ? "80" : "443");
+    }
+    n = strlen(s) + strlen(c->cfg.tls_server_name) + 16;
+    c->url_base = malloc(n);
+    if (!c->url_base)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    snprintf(c->url_base, n, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf, rest);
+    snprintf(entry, sizeof(entry), "%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
+    c->connect_to = curl_slist_append(NULL, entry);
+    return c->connect_to ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
+}
+
+int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
+                    struct kube_err *err)
+{
+    struct kube_client *c;
+    int rc;
+
+    *out = NULL;
+    kube_err_clear(err);
+    pthread_once(&client_global_once, client_global_init);
+    if (client_global_rc != CURLE_OK)
+        return kube_err_set(err, -EIO, "cannot initialise libcurl: %s",
+                            curl_easy_strerror(client_global_rc));
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    if (pthread_mutex_init(&c->lock, NULL)) {
+        free(c);
+        return kube_err_set(err, -ENOMEM, "cannot create a mutex");
+    }
+    rc = kube_config_load(o ? o->kubeconfig : NULL, o ? o->context : NULL, &c->cfg, err);
+    if (rc)
+        goto out;
+    c->user_agent = strdup(o && o->user_agent ? o->user_agent : "gpulabel (linux)");
+    c->token = c->cfg.token ? strdup(c->cfg.token) : NULL;
+    if (!c->user_agent || (c->cfg.token && !c->token)) {
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    c->token_read_at = client_now();
+    c->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : CLIENT_DEFAULT_TIMEOUT_MS;
+    c->qps = o && o->qps > 0 ? o->qps : 0;
+    c->burst = o && o->burst > 1 ? o->burst : 1;
+    c->bucket = c->burst;
+    c->bucket_at = client_now();
+    rc = client_route(c, err);
+out:
+    if (rc) {
+        kube_client_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+    size_t i;
+
+    if (!c)
+        return;
+    for (i = 0; i < c->npool; i++)
+        curl_easy_cleanup(c->pool[i]);
+    if (c->token)
+        memset(c->token, 0, strlen(c->token));
+    free(c->token);
+    kube_config_release(&c->cfg);
+    free(c->user_agent);
+    free(c->url_base);
+    curl_slist_free_all(c->connect_to);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+const char *kube_client_server(const struct kube_client *c)
+{
+    return c->cfg.server;
+}
+
+void kube_response_release(struct kube_response *r)
+{
+    if (!r)
+        return;
+    kube_buf_release(&r->body);
+    json_decref(r->json);
+    r->json = NULL;
+    r->status = 0;
+}
+
+bool kube_err_transient(const struct kube_err *e)
+{
+    if (!e)
+        return false;
+    if (e->http_status)
+        return e->http_status == 409 || e->http_status == 429 || e->http_status >= 500;
+    switch (e->code) {
+    case -ECONNREFUSED:
+    case -ECONNRESET:
+    case -ETIMEDOUT:
+    case -EHOSTUNREACH:
+    case -EPROTO:
+        return true;
+    default:
+        return false;
+    }
+}
+
+const char *kube_path_escape(const char *s, char *buf, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    if (!size)
+        return NULL;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                     (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~';
+
+        if (n + (plain ? 1 : 3) >= size) {
+            buf[0] = '\0';
+            return NULL;
+        }
+        if (plain) {
+            buf[n++] = (char)ch;
+        } else {
+            buf[n++] = '%';
+            buf[n++] = hex[ch >> 4];
+            buf[n++] = hex[ch & 15];
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* ---- pool, rate limit, token ---------------------------------------------------------- */
+
+static CURL *client_handle_take(struct kube_client *c)
+{
+    CURL *h = NULL;
+
+    pthread_mutex_lock(&c->lock);
+    if (c->npool)
+        h = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->lock);
+    return h ? h : curl_easy_init();
+}
+
+/* client_handle_put returns a handle (and the live connection it caches) to the pool. */
+static void client_handle_put(struct kube_client *c, CURL *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (c->npool < CLIENT_POOL_MAX) {
+        c->pool[c->npool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+/* client_throttle blocks until the token bucket allows one more request. Each caller
+ * reserves its slot under the lock, then sleeps outside it, so waits are served in order. */
+static void client_throttle(struct kube_client *c)
+{
+    double now, wait = 0;
+
+    if (c->qps <= 0)
+        return;
+    pthread_mutex_lock(&c->lock);
+    now = client_now();
+    c->bucket += (now - c->bucket_at) * c->qps;
+    if (c->bucket > c->burst)
+        c->bucket = c->burst;
+    c->bucket_at = now;
+    c->bucket -= 1;
+    if (c->bucket < 0)
+        wait = -c->bucket / c->qps;
+    pthread_mutex_unlock(&c->lock);
+    if (wait > 0) {
+        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+    }
+}
+
+/* client_token_copy returns a copy of the bearer token (caller frees; NULL when there is
+ * none or out of memory). The token file is re-read when the copy in memory is older than
+ * CLIENT_TOKEN_PERIOD, or always when force is set (after a 401). A failed read keeps the
+ * last good token, like client-go's cached file token source. */
+static char *client_token_copy(struct kube_client *c, bool force)
+{
+    char *tok = NULL, *fresh = NULL;
+    double now = client_now();
+
+    pthread_mutex_lock(&c->lock);
+    if (c->cfg.token_file && (force || now - c->token_read_at >= CLIENT_TOKEN_PERIOD)) {
+        c->token_read_at = now;
+        if (!kube_token_read(c->cfg.token_file, &fresh, NULL)) {
+            if (c->token)
+                memset(c->token, 0, strlen(c->token));
+            free(c->token);
+            c->token = fresh;
+        }
+    }
+    if (c->token)
+        tok = strdup(c->token);
+    pthread_mutex_unlock(&c->lock);
+    return tok;
+}
+
+static void client_token_free(char *tok)
+{
+    if (tok) {
+        memset(tok, 0, strlen(tok));
+        free(tok);
+    }
+}
+
+/* ---- one transfer --------------------------------------------------------------------- */
+
+struct client_xfer {
+    struct kube_buf *body; /* where 2xx (and error) bodies go */
+    bool too_big;
+    int retry_after; /* Retry-After header in seconds, -1 when absent */
+    char errbuf[CURL_ERROR_SIZE];
+    struct curl_slist *headers;
+    char *auth; /* "Authorization: Bearer ..." (wiped on release) */
+};
+
+static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct client_xfer *x = ud;
+
+    if (kube_buf_append(x->body, data, size * n)) {
+        x->too_big = true;
+        return 0;
+    }
+    return size * n;
+}
+
+static size_t client_on_header(char *data, size_t size, size_t n, void *ud)
+{
+    struct client_xfer *x = ud;
+    size_t len = size * n;
+
+    if (len > 12 && !strncasecmp(data, "Retry-After:", 12)) {
+        char tmp[32];
+        size_t i = 12, k = 0;
+
+        while (i < len && (data[i] == ' ' || data[i] == '\t'))
+            i++;
+        while (i < len && k < sizeof(tmp) - 1 && data[i] >= '0' && data[i] <= '9')
+            tmp[k++] = data[i++];
+        tmp[k] = '\0';
+        if (k && k < 9)
+            x->retry_after = atoi(tmp);
+    }
+    return len;
+}
+
+static void client_xfer_release(struct client_xfer *x)
+{
+    curl_slist_free_all(x->headers);
+    x->headers = NULL;
+    if (x->auth) {
+        memset(x->auth, 0, strlen(x->auth));
+        free(x->auth);
+        x->auth = NULL;
+    }
+}
+
+/* client_prepare resets h and sets everything common to requests and watches. */
+static int client_prepare(struct kube_client *c, CURL *h, const char *path, const char *token,
+                          const char *content_type, struct client_xfer *x, struct kube_err *err)
+{
+    struct kube_buf url = KUBE_BUF_INIT(1 << 20);
+    struct curl_slist *l;
+    int rc = 0;
+
+    curl_easy_reset(h);
+    x->retry_after = -1;
+    x->errbuf[0] = '\0';
+    if (kube_buf_puts(&url, c->url_base) || kube_buf_puts(&url, path)) {
+        rc = kube_err_set(err, -E2BIG, "request path too long");
+        goto out;
+    }
+    l = curl_slist_append(NULL, "Accept: application/json");
+    x->headers = l;
+    if (l && content_type) {
+        char ct[256];
+
+        snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
+        l = curl_slist_append(x->headers, ct);
+        if (l)
+            x->headers = l;
+    }
+    if (l)
+        l = curl_slist_append(x->headers, "Expect:");
+    if (l && token) {
+        size_t n = strlen(token) + 32;
+
+        x->auth = malloc(n);
+        if (x->auth) {
+            snprintf(x->auth, n, "Authorization: Bearer %s", token);
+            l = curl_slist_append(x->headers, x->auth);
+        } else {
+            l = NULL;
+        }
+    }
+    if (!l) {
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url.data);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->headers);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
+    if (c->cfg.ca_pem) {
+        struct curl_blob b = {c->cfg.ca_pem, c->cfg.ca_len, CURL_BLOB_COPY};
+
+        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+    }
+    if (c->cfg.cert_pem) {
+        struct curl_blob cert = {c->cfg.cert_pem, c->cfg.cert_len, CURL_BLOB_COPY};
+        struct curl_blob key = {c->cfg.key_pem, c->cfg.key_len, CURL_BLOB_COPY};
+
+        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (c->connect_to)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+out:
+    kube_buf_release(&url);
+    return rc;
+}
+
+/* client_transport_err turns a libcurl failure into an errno-style code and a message that
+ * names the server (never the token: libcurl's error buffer does not hold headers). */
+static int client_transport_err(struct kube_client *c, CURLcode cc, const struct client_xfer *x,
+                                const char *method, const char *path, long timeout_ms,
+                                struct kube_err *err)
+{
+    const char *why = x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc);
+    const char *server = c->cfg.server;
+
+    switch (cc) {
+    case CURLE_COULDNT_CONNECT:
+        return kube_err_set(err, -ECONNREFUSED, "cannot connect to API server %s: %s", server, why);
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return kube_err_set(err, -EHOSTUNREACH, "cannot resolve API server %s: %s", server, why);
+    case CURLE_OPERATION_TIMEDOUT:
+        return kube_err_set(err, -ETIMEDOUT, "%s %s on %s timed out after %ld ms: %s", method, path,
+                            server, timeout_ms, why);
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_USE_SSL_FAILED:
+        return kube_err_set(err, -EPROTO, "TLS with API server %s failed: %s", server, why);
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+        return kube_err_set(err, -ECONNRESET, "%s %s on %s: connection lost: %s", method, path,
+                            server, why);
+    case CURLE_OUT_OF_MEMORY:
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    default:
+        return kube_err_set(err, -EPROTO, "%s %s on %s failed: %s", method, path, server, why);
+    }
+}
+
+static int client_status_code(long status, const char *reason)
+{
+    switch (status) {
+    case 400:
+    case 415:
+    case 422:
+        return -EINVAL;
+    case 401:
+        return -EACCES;
+    case 403:
+        return -EPERM;
+    case 404:
+        return -ENOENT;
+    case 409:
+        return reason && !strcmp(reason, "AlreadyExists") ? -EEXIST : -EBUSY;
+    case 410:
+        return -ESTALE;
+    case 429:
+    case 503:
+        return -EAGAIN;
+    default:
+        return -EIO;
+    }
+}
+
+/* client_http_err fills err from an error answer: the Status object when there is one (its
+ * message, reason and details.retryAfterSeconds), else the start of the body. */
+static int client_http_err(long status, const json_t *js, const struct kube_buf *body,
+                           int retry_after, struct kube_err *err)
+{
+    const char *msg = json_string_value(json_object_get(js, "message"));
+    const char *reason = json_string_value(json_object_get(js, "reason"));
+    json_t *ra = json_object_get(json_object_get(js, "details"), "retryAfterSeconds");
+    int code = client_status_code(status, reason);
+
+    if (msg && msg[0])
+        kube_err_set(err, code, "%s", msg);
+    else if (body->len)
+        kube_err_set(err, code, "HTTP %ld from the API server: %.200s", status, body->data);
+    else
+        kube_err_set(err, code, "HTTP %ld from the API server", status);
+    if (err) {
+        err->http_status = (int)status;
+        snprintf(err->reason, sizeof(err->reason), "%s", reason ? reason : "");
+        err->retry_after = retry_after >= 0 ? retry_after
+                           : json_is_integer(ra) && json_integer_value(ra) >= 0 && json_integer_value(ra) < 86400
+                               ? (int)json_integer_value(ra)
+                               : -1;
+    }
+    return code;
+}
+
+static json_t *client_parse_json(const struct kube_buf *b)
+{
+    size_t i = 0;
+
+    while (i < b->len && strchr(" \t\r\n", b->data[i]))
+        i++;
+    if (i == b->len || (b->data[i] != '{' && b->data[i] != '['))
+        return NULL;
+    return json_loadb(b->data, b->len, 0, NULL);
+}
+
+int kube_client_request(struct kube_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len,
+                        struct kube_response *resp, struct kube_err *err)
+{
+    struct client_xfer x;
+    CURL *h = NULL;
+    char *token = NULL;
+    CURLcode cc;
+    int rc = 0, attempt;
+
+    memset(&x, 0, sizeof(x));
+    resp->status = 0;
+    resp->json = NULL;
+    kube_buf_init(&resp->body, CLIENT_BODY_MAX);
+    kube_err_clear(err);
+    if (!path || path[0] != '/')
+        return kube_err_set(err, -EINVAL, "request path must start with '/'");
+    h = client_handle_take(c);
+    if (!h)
+        return kube_err_set(err, -ENOMEM, "cannot create a libcurl handle");
+    token = client_token_copy(c, false);
+    for (attempt = 0; attempt < 2; attempt++) {
+        client_throttle(c);
+        client_xfer_release(&x);
+        kube_buf_reset(&resp->body);
+        x.body = &resp->body;
+        x.too_big = false;
+        rc = client_prepare(c, h, path, token, content_type, &x, err);
+        if (rc)
+            goto out;
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+        if (!strcmp(method, "POST")) {
+            curl_easy_setopt(h, CURLOPT_POST, 1L);
+        } else if (strcmp(method, "GET")) {
+            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        }
+        if (body || !strcmp(method, "POST")) {
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+        }
+        cc = curl_easy_perform(h);
+        if (cc == CURLE_WRITE_ERROR && x.too_big) {
+            rc = kube_err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
+                              CLIENT_BODY_MAX >> 20);
+            goto out;
+        }
+        if (cc != CURLE_OK) {
+            rc = client_transport_err(c, cc, &x, method, path, c->timeout_ms, err);
+            goto out;
+        }
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+        if (resp->status == 401 && attempt == 0 && c->cfg.token_file) {
+            /* the token may have rotated under us: re-read it now and try once more */
+            char *fresh = client_token_copy(c, true);
+            bool changed = fresh && (!token || strcmp(fresh, token));
+
+            client_token_free(token);
+            token = fresh;
+            if (changed)
+                continue;
+        }
+        break;
+    }
+    resp->json = client_parse_json(&resp->body);
+    if (resp->status < 200 || resp->status > 299)
+        rc = client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
+out:
+    client_xfer_release(&x);
+    client_token_free(token);
+    if (h) {
+        /* drop the body pointers this handle still holds before it goes back to the pool */
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+        client_handle_put(c, h);
+    }
+    return rc;
+}
+
+/* ---- watch ---------------------------------------------------------------------------- */
+
+struct client_watch {
+    CURL *h;
+    kube_watch_fn fn;
+    void *ud;
+    volatile sig_atomic_t *stop;
+    long status;
+    struct kube_buf line;    /* partial event line (capped) */
+    struct kube_buf errbody; /* body of a non-200 answer (capped, truncated silently) */
+    unsigned long events;
+    int fn_rc;     /* what fn returned when it asked to stop */
+    int bad;       /* our own failure (line cap, malformed event) */
+    bool stopped;  /* *stop was seen */
+    struct kube_err *err;
+};
+
+/* client_watch_event parses one line and hands it to fn. Returns 0 to continue. */
+static int client_watch_event(struct client_watch *w, const char *p, size_t n)
+{
+    json_error_t je;
+    json_t *ev, *obj;
+    const char *type;
+    int r;
+
+    while (n && (p[n - 1] == '\r' || p[n - 1] == ' '))
+        n--;
+    if (!n)
+        return 0;
+    ev = json_loadb(p, n, 0, &je);
+    type = json_string_value(json_object_get(ev, "type"));
+    obj = json_object_get(ev, "object");
+    if (!type || !json_is_object(obj)) {
+        w->bad = kube_err_set(w->err, -EPROTO, "malformed watch event: %s",
+                              ev ? "needs a string \"type\" and an object \"object\"" : je.text);
+        json_decref(ev);
+        return -1;
+    }
+    w->events++;
+    r = w->fn(w->ud, type, obj);
+    json_decref(ev);
+    if (r) {
+        w->fn_rc = r;
+        return -1;
+    }
+    return 0;
+}
+
+static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct client_watch *w = ud;
+    size_t len = size * n, off = 0;
+
+    if (w->stop && *w->stop) {
+        w->stopped = true;
+        return 0;
+    }
+    if (!w->status)
+        curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
+    if (w->status != 200) {
+        size_t room = CLIENT_ERRBODY_MAX - w->errbody.len;
+
+        kube_buf_append(&w->errbody, data, len < room ? len : room);
+        return len;
+    }
+    while (off < len) {
+        const char *nl = memchr(data + off, '\n', len - off);
+        size_t chunk = nl ? (size_t)(nl - (data + off)) : len - off;
+
+        if (kube_buf_append(&w->line, data + off, chunk)) {
+            w->bad = kube_err_set(w->err, -E2BIG, "watch event larger than %zu MiB",
+                                  CLIENT_WATCH_LINE_MAX >> 20);
+            return 0;
+        }
+        off += chunk;
+        if (!nl)
+            break;
+        off++;
+        if (client_watch_event(w, w->line.data, w->line.len))
+            return 0;
+        kube_buf_reset(&w->line);
+    }
+    return len;
+}
+
+/* Called by libcurl about once a second even when the stream is idle: the stop check. */
+static int client_watch_on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
+                                    curl_off_t uln)
+{
+    struct client_watch *w = ud;
+
+    (void)dlt, (void)dln, (void)ult, (void)uln;
+    if (w->stop && *w->stop) {
+        w->stopped = true;
+        return 1;
+    }
+    return 0;
+}
+
+int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn, void *ud,
+                      volatile sig_atomic_t *stop, struct kube_err *err)
+{
+    struct client_watch w;
+    struct client_xfer x;
+    char *token = NULL;
+    CURLcode cc;
+    int rc = 0, attempt;
+
+    memset(&w, 0, sizeof(w));
+    memset(&x, 0, sizeof(x));
+    kube_buf_init(&w.line, CLIENT_WATCH_LINE_MAX);
+    kube_buf_init(&w.errbody, CLIENT_ERRBODY_MAX + 1);
+    w.fn = fn;
+    w.ud = ud;
+    w.stop = stop;
+    w.err = err;
+    kube_err_clear(err);
+    if (!path || path[0] != '/')
+        return kube_err_set(err, -EINVAL, "watch path must start with '/'");
+    w.h = client_handle_take(c);
+    if (!w.h)
+        return kube_err_set(err, -ENOMEM, "cannot create a libcurl handle");
+    token = client_token_copy(c, false);
+    for (attempt = 0; attempt < 2; attempt++) {
+        client_throttle(c);
+        client_xfer_release(&x);
+        kube_buf_reset(&w.line);
+        kube_buf_reset(&w.errbody);
+        w.status = 0;
+        rc = client_prepare(c, w.h, path, token, NULL, &x, err);
+        if (rc)
+            goto out;
+        curl_easy_setopt(w.h, CURLOPT_WRITEFUNCTION, client_watch_on_body);
+        curl_easy_setopt(w.h, CURLOPT_WRITEDATA, &w);
+        curl_easy_setopt(w.h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(w.h, CURLOPT_XFERINFOFUNCTION, client_watch_on_progress);
+        curl_easy_setopt(w.h, CURLOPT_XFERINFODATA, &w);
+        cc = curl_easy_perform(w.h);
+        if (w.fn_rc) {
+            rc = w.fn_rc;
+            goto out;
+        }
+        if (w.stopped) {
+            rc = 0;
+            goto out;
+        }
+        if (w.bad) {
+            rc = w.bad;
+            goto out;
+        }
+        if (cc != CURLE_OK) {
+            rc = client_transport_err(c, cc, &x, "GET", path, 0, err);
+            goto out;
+        }
+        if (!w.status)
+            curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
+        if (w.status == 401 && attempt == 0 && c->cfg.token_file) {
+            char *fresh = client_token_copy(c, true);
+            bool changed = fresh && (!token || strcmp(fresh, token));
+
+            client_token_free(token);
+            token = fresh;
+            if (changed)
+                continue;
+        }
+        break;
+    }
+    if (w.status != 200) {
+        json_t *js = client_parse_json(&w.errbody);
+
+        rc = client_http_err(w.status, js, &w.errbody, x.retry_after, err);
+        json_decref(js);
+        goto out;
+    }
+    /* a last event without its newline still counts */
+    if (w.line.len && client_watch_event(&w, w.line.data, w.line.len))
+        rc = w.fn_rc ? w.fn_rc : w.bad;
+out:
+    client_xfer_release(&x);
+    client_token_free(token);
+    kube_buf_release(&w.line);
+    kube_buf_release(&w.errbody);
+    client_handle_put(c, w.h);
+    return rc;
+}

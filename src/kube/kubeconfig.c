@@ -1,0 +1,741 @@
+/* kubeconfig.c - kubeconfig files and the in-cluster service account to a flat kube_config.
+ *
+ * Files are parsed with kube_yaml_load so every error can name its line. Merging follows
+ * clientcmd: named entries (clusters, users, contexts) come from the first file that defines
+ * them, current-context from the first file that sets it. Only the selected context, cluster
+ * and user are validated in depth; the rest of each file only has to be well-formed. */
+#include "kubeconfig.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yaml.h"
+
+#define KC_FILE_MAX ((size_t)16 << 20) /* a kubeconfig */
+#define KC_PEM_MAX ((size_t)1 << 20)   /* a certificate or key file */
+#define KC_TOKEN_MAX ((size_t)64 << 10)
+#define KC_FILES_MAX 32
+
+struct kc_file {
+    char *path;  /* as given (for messages) */
+    char *dir;   /* directory relative paths are resolved against */
+    json_t *docs;
+    json_t *root; /* first document (borrowed from docs), NULL for an empty file */
+    struct kube_lines *lines;
+};
+
+struct kc_set {
+    struct kc_file files[KC_FILES_MAX];
+    size_t n;
+};
+
+/* kc_fail writes "cannot read kubeconfig 'PATH': line N: FIELD: what" into err. at (a value
+ * of f's tree) gives the line; field may be NULL. Returns code. */
+__attribute__((format(printf, 6, 7))) static int kc_fail(struct kube_err *err, int code,
+                                                         const struct kc_file *f, const json_t *at,
+                                                         const char *field, const char *fmt, ...)
+{
+    char what[KUBE_ERR_MSG_MAX], loc[64] = "";
+    va_list ap;
+    int line = f ? kube_lines_find(f->lines, at) : 0;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    if (line > 0)
+        snprintf(loc, sizeof(loc), "line %d: ", line);
+    return kube_err_set(err, code, "cannot read kubeconfig '%s': %s%s%s%s", f ? f->path : "?", loc,
+                        field ? field : "", field ? ": " : "", what);
+}
+
+static char *kc_strdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void kc_file_release(struct kc_file *f)
+{
+    free(f->path);
+    free(f->dir);
+    json_decref(f->docs);
+    kube_lines_free(f->lines);
+    memset(f, 0, sizeof(*f));
+}
+
+static void kc_set_release(struct kc_set *s)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++)
+        kc_file_release(&s->files[i]);
+    s->n = 0;
+}
+
+static char *kc_dirname(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    char *d;
+
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    d = malloc((size_t)(slash - path) + 1);
+    if (d) {
+        memcpy(d, path, (size_t)(slash - path));
+        d[slash - path] = '\0';
+    }
+    return d;
+}
+
+/* kc_check_section verifies that root[key] is absent, null or a list of mappings with a
+ * string name and a mapping under body_key. */
+static int kc_check_section(const struct kc_file *f, const char *key, const char *body_key,
+                            struct kube_err *err)
+{
+    json_t *list = json_object_get(f->root, key), *item, *name, *body;
+    size_t i;
+    char field[128];
+
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list))
+        return kc_fail(err, -EINVAL, f, list, key, "must be a list");
+    json_array_foreach(list, i, item) {
+        snprintf(field, sizeof(field), "%s[%zu]", key, i);
+        if (!json_is_object(item))
+            return kc_fail(err, -EINVAL, f, item, field, "must be a mapping");
+        name = json_object_get(item, "name");
+        if (!json_is_string(name) || !json_string_value(name)[0])
+            return kc_fail(err, -EINVAL, f, name ? name : item, field,
+                           "name must be a non-empty string");
+        body = json_object_get(item, body_key);
+        if (body && !json_is_object(body) && !json_is_null(body)) {
+            snprintf(field, sizeof(field), "%s[%zu].%s", key, i, body_key);
+            return kc_fail(err, -EINVAL, f, body, field, "must be a mapping");
+        }
+    }
+    return 0;
+}
+
+/* kc_file_parse parses data into f (which takes a copy of path). */
+static int kc_file_parse(struct kc_file *f, const char *data, size_t len, const char *path,
+                         struct kube_err *err)
+{
+    struct kube_err yerr;
+    json_t *cc;
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    f->path = strdup(path ? path : "<memory>");
+    f->dir = kc_dirname(path);
+    if (!f->path || !f->dir)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    kube_err_clear(&yerr);
+    rc = kube_yaml_load(data, len, f->path, &f->docs, &f->lines, &yerr);
+    if (rc) {
+        if (yerr.line > 0)
+            return kube_err_set(err, rc, "cannot read kubeconfig '%s': line %d: %s", f->path,
+                                yerr.line, yerr.msg);
+        return kube_err_set(err, rc, "cannot read kubeconfig '%s': %s", f->path, yerr.msg);
+    }
+    f->root = json_array_get(f->docs, 0);
+    if (!f->root || json_is_null(f->root)) {
+        f->root = NULL;
+        return 0;
+    }
+    if (!json_is_object(f->root))
+        return kc_fail(err, -EINVAL, f, f->root, NULL, "the document must be a mapping");
+    cc = json_object_get(f->root, "current-context");
+    if (cc && !json_is_string(cc) && !json_is_null(cc))
+        return kc_fail(err, -EINVAL, f, cc, "current-context", "must be a string");
+    if ((rc = kc_check_section(f, "clusters", "cluster", err)) ||
+        (rc = kc_check_section(f, "users", "user", err)) ||
+        (rc = kc_check_section(f, "contexts", "context", err)))
+        return rc;
+    return 0;
+}
+
+static int kc_file_read(struct kc_file *f, const char *path, struct kube_err *err)
+{
+    struct kube_buf b = KUBE_BUF_INIT(KC_FILE_MAX);
+    int rc = kube_read_file(path, &b);
+
+    if (rc) {
+        memset(f, 0, sizeof(*f));
+        return kube_err_set(err, rc, "cannot read kubeconfig '%s': %s", path,
+                            rc == -E2BIG ? "larger than 16 MiB" : strerror(-rc));
+    }
+    rc = kc_file_parse(f, b.data, b.len, path, err);
+    kube_buf_release(&b);
+    return rc;
+}
+
+/* kc_find looks up the first entry called name in section key across the files. */
+static json_t *kc_find(const struct kc_set *s, const char *key, const char *name,
+                       const struct kc_file **fout, size_t *idx)
+{
+    size_t i, j;
+    json_t *item;
+
+    for (i = 0; i < s->n; i++) {
+        json_t *list = s->files[i].root ? json_object_get(s->files[i].root, key) : NULL;
+
+        json_array_foreach(list, j, item) {
+            if (!strcmp(json_string_value(json_object_get(item, "name")), name)) {
+                *fout = &s->files[i];
+                *idx = j;
+                return item;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* kc_get_str reads an optional string member; a present non-string is an error. */
+static int kc_get_str(const struct kc_file *f, const json_t *obj, const char *key,
+                      const char *prefix, const char **out, struct kube_err *err)
+{
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    char field[160];
+
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v)) {
+        snprintf(field, sizeof(field), "%s.%s", prefix, key);
+        return kc_fail(err, -EINVAL, f, v, field, "must be a string");
+    }
+    *out = json_string_value(v);
+    if (!(*out)[0])
+        *out = NULL;
+    return 0;
+}
+
+static char *kc_resolve_path(const struct kc_file *f, const char *p)
+{
+    char *out;
+    size_t n;
+
+    if (p[0] == '/')
+        return strdup(p);
+    n = strlen(f->dir) + strlen(p) + 2;
+    out = malloc(n);
+    if (out)
+        snprintf(out, n, "%s/%s", f->dir, p);
+    return out;
+}
+
+/* kc_load_blob fills data and len from a base64 "-data" member or, failing that, from a file
+ * member (resolved against the kubeconfig's directory). pem_tag checks the decoded content
+ * ("CERTIFICATE" or "PRIVATE KEY"). Nothing set when neither member is present. */
+static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *prefix,
+                        const char *file_key, const char *data_key, const char *pem_tag,
+                        char **data, size_t *len, struct kube_err *err)
+{
+    struct kube_buf b = KUBE_BUF_INIT(KC_PEM_MAX);
+    const char *file = NULL, *b64 = NULL;
+    char field[160], *path = NULL;
+    int rc;
+
+    if ((rc = kc_get_str(f, obj, data_key, prefix, &b64, err)) ||
+        (rc = kc_get_str(f, obj, file_key, prefix, &file, err)))
+        return rc;
+    if (b64) {
+        size_t bad = 0;
+
+        snprintf(field, sizeof(field), "%s.%s", prefix, data_key);
+        rc = kube_base64_decode(b64, strlen(b64), &b, &bad);
+        if (rc == -EINVAL)
+            rc = kc_fail(err, rc, f, json_object_get(obj, data_key), field,
+                         "illegal base64 data at input byte %zu", bad);
+        else if (rc)
+            rc = kc_fail(err, rc, f, json_object_get(obj, data_key), field, "%s",
+                         rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
+    } else if (file) {
+        snprintf(field, sizeof(field), "%s.%s", prefix, file_key);
+        path = kc_resolve_path(f, file);
+        if (!path)
+            return kube_err_set(err, -ENOMEM, "out of memory");
+        rc = kube_read_file(path, &b);
+        if (rc)
+            rc = kc_fail(err, rc, f, json_object_get(obj, file_key), field, "cannot read '%s': %s",
+                         path, rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
+    } else {
+        return 0;
+    }
+    if (!rc && !strstr(b.data ? b.data : "", pem_tag))
+        rc = kc_fail(err, -EINVAL, f, json_object_get(obj, b64 ? data_key : file_key), field,
+                     "%s does not hold a PEM %s", b64 ? "the decoded data" : path, pem_tag);
+    if (!rc) {
+        *len = b.len;
+        *data = kube_buf_take(&b);
+        if (!*data)
+            rc = kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    kube_buf_release(&b);
+    free(path);
+    return rc;
+}
+
+static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
+                      struct kube_config *out, struct kube_err *err)
+{
+    json_t *c = json_object_get(item, "cluster"), *insecure;
+    const char *server, *sni;
+    char prefix[64];
+    size_t n;
+    int rc;
+
+    snprintf(prefix, sizeof(prefix), "clusters[%zu].cluster", idx);
+    if ((rc = kc_get_str(f, c, "server", prefix, &server, err)) ||
+        (rc = kc_get_str(f, c, "tls-server-name", prefix, &sni, err)))
+        return rc;
+    if (!server)
+        return kc_fail(err, -EINVAL, f, c ? c : item, prefix, "cluster \"%s\" has no server defined",
+                       json_string_value(json_object_get(item, "name")));
+    if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7))
+        return kc_fail(err, -EINVAL, f, json_object_get(c, "server"), prefix,
+                       "server \"%s\" must be an https:// or http:// URL", server);
+    insecure = json_object_get(c, "insecure-skip-tls-verify");
+    if (insecure && !json_is_boolean(insecure) && !json_is_null(insecure))
+        return kc_fail(err, -EINVAL, f, insecure, prefix,
+                       "insecure-skip-tls-verify must be true or false");
+    out->insecure = json_is_true(insecure);
+    out->server = strdup(server);
+    out->tls_server_name = kc_strdup(sni);
+    if (!out->server || (sni && !out->tls_server_name))
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    n = strlen(out->server);
+    while (n > 8 && out->server[n - 1] == '/')
+        out->server[--n] = '\0';
+    rc = kc_load_blob(f, c, prefix, "certificate-authority", "certificate-authority-data",
+                      "CERTIFICATE", &out->ca_pem, &out->ca_len, err);
+    if (rc)
+        return rc;
+    if (out->insecure && out->ca_pem)
+        return kc_fail(err, -EINVAL, f, insecure, prefix,
+                       "specifying a root certificates file with the insecure flag is not allowed");
+    return 0;
+}
+
+static int kc_user(const struct kc_file *f, const json_t *item, size_t idx,
+                   struct kube_config *out, struct kube_err *err)
+{
+    json_t *u = json_object_get(item, "user");
+    const char *name = json_string_value(json_object_get(item, "name"));
+    const char *token, *token_file, *username;
+    char prefix[64];
+    int rc;
+
+    snprintf(prefix, sizeof(prefix), "users[%zu].user", idx);
+    if (json_object_get(u, "exec") && !json_is_null(json_object_get(u, "exec")))
+        return kc_fail(err, -ENOTSUP, f, json_object_get(u, "exec"), prefix,
+                       "exec credential plugins are not supported; use token, tokenFile or "
+                       "client-certificate/client-key");
+    if (json_object_get(u, "auth-provider") && !json_is_null(json_object_get(u, "auth-provider")))
+        return kc_fail(err, -ENOTSUP, f, json_object_get(u, "auth-provider"), prefix,
+                       "auth-provider plugins are not supported; use token, tokenFile or "
+                       "client-certificate/client-key");
+    if ((rc = kc_get_str(f, u, "username", prefix, &username, err)))
+        return rc;
+    if (username)
+        return kc_fail(err, -ENOTSUP, f, json_object_get(u, "username"), prefix,
+                       "basic authentication (username/password) is not supported");
+    if ((rc = kc_get_str(f, u, "token", prefix, &token, err)) ||
+        (rc = kc_get_str(f, u, "tokenFile", prefix, &token_file, err)))
+        return rc;
+    if ((rc = kc_load_blob(f, u, prefix, "client-certificate", "client-certificate-data",
+                           "CERTIFICATE", &out->cert_pem, &out->cert_len, err)) ||
+        (rc = kc_load_blob(f, u, prefix, "client-key", "client-key-data", "PRIVATE KEY",
+                           &out->key_pem, &out->key_len, err)))
+        return rc;
+    if (!!out->cert_pem != !!out->key_pem)
+        return kc_fail(err, -EINVAL, f, u, prefix, "%s given without %s",
+                       out->cert_pem ? "client-certificate" : "client-key",
+                       out->cert_pem ? "client-key" : "client-certificate");
+    if (token_file) {
+        out->token_file = kc_resolve_path(f, token_file);
+        if (!out->token_file)
+            return kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    if (token) {
+        out->token = strdup(token);
+        if (!out->token)
+            return kube_err_set(err, -ENOMEM, "out of memory");
+    } else if (out->token_file) {
+        struct kube_err terr;
+
+        kube_err_clear(&terr);
+        rc = kube_token_read(out->token_file, &out->token, &terr);
+        if (rc)
+            return kc_fail(err, rc, f, json_object_get(u, "tokenFile"), prefix, "tokenFile: %s",
+                           terr.msg);
+    }
+    if (!out->token && !out->cert_pem)
+        return kc_fail(err, -EINVAL, f, u ? u : item, prefix,
+                       "user \"%s\" has no credentials (token, tokenFile or "
+                       "client-certificate/client-key)", name);
+    return 0;
+}
+
+static int kc_resolve(const struct kc_set *s, const char *context, struct kube_config *out,
+                      struct kube_err *err)
+{
+    const struct kc_file *cf = NULL, *ff, *uf;
+    const char *cluster, *user, *ns;
+    json_t *ctx, *cl, *us, *body;
+    size_t i, ci = 0, fi, ui;
+    char prefix[64];
+    int rc;
+
+    if (!context) {
+        for (i = 0; i < s->n && !context; i++) {
+            json_t *cc = s->files[i].root ? json_object_get(s->files[i].root, "current-context") : NULL;
+
+            if (json_is_string(cc) && json_string_value(cc)[0])
+                context = json_string_value(cc);
+        }
+        if (!context)
+            return kc_fail(err, -EINVAL, &s->files[0], NULL, NULL,
+                           "current-context is not set and no context was given");
+    }
+    ctx = kc_find(s, "contexts", context, &cf, &ci);
+    if (!ctx)
+        return kc_fail(err, -ENOENT, &s->files[0], NULL, NULL, "context \"%s\" not found", context);
+    body = json_object_get(ctx, "context");
+    snprintf(prefix, sizeof(prefix), "contexts[%zu].context", ci);
+    if ((rc = kc_get_str(cf, body, "cluster", prefix, &cluster, err)) ||
+        (rc = kc_get_str(cf, body, "user", prefix, &user, err)) ||
+        (rc = kc_get_str(cf, body, "namespace", prefix, &ns, err)))
+        return rc;
+    if (!cluster)
+        return kc_fail(err, -EINVAL, cf, body ? body : ctx, prefix,
+                       "context \"%s\" names no cluster", context);
+    cl = kc_find(s, "clusters", cluster, &ff, &fi);
+    if (!cl)
+        return kc_fail(err, -ENOENT, cf, json_object_get(body, "cluster"), prefix,
+                       "cluster \"%s\" not found", cluster);
+    if (!user)
+        return kc_fail(err, -EINVAL, cf, body, prefix,
+                       "context \"%s\" names no user, so there are no credentials", context);
+    us = kc_find(s, "users", user, &uf, &ui);
+    if (!us)
+        return kc_fail(err, -ENOENT, cf, json_object_get(body, "user"), prefix,
+                       "user \"%s\" not found", user);
+    if ((rc = kc_cluster(ff, cl, fi, out, err)) || (rc = kc_user(uf, us, ui, out, err)))
+        return rc;
+    out->namespace = strdup(ns ? ns : "default");
+    if (!out->namespace)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    return 0;
+}
+
+static int kc_set_source(struct kube_config *out, const struct kc_set *s)
+{
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    size_t i;
+    int rc = kube_buf_puts(&b, "kubeconfig '");
+
+    for (i = 0; !rc && i < s->n; i++)
+        rc = kube_buf_printf(&b, "%s%s", i ? ":" : "", s->files[i].path);
+    if (!rc)
+        rc = kube_buf_puts(&b, "'");
+    if (!rc)
+        out->source = kube_buf_take(&b);
+    kube_buf_release(&b);
+    return rc || !out->source ? -ENOMEM : 0;
+}
+
+int kube_config_parse(const char *data, size_t len, const char *path, const char *context,
+                      struct kube_config *out, struct kube_err *err)
+{
+    struct kc_set s;
+    int rc;
+
+    kube_err_clear(err);
+    memset(out, 0, sizeof(*out));
+    s.n = 1;
+    rc = kc_file_parse(&s.files[0], data, len, path, err);
+    if (!rc)
+        rc = kc_resolve(&s, context, out, err);
+    if (!rc && kc_set_source(out, &s))
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+    kc_set_release(&s);
+    if (rc)
+        kube_config_release(out);
+    return rc;
+}
+
+/* kc_env_files splits $KUBECONFIG (':'), drops duplicates and empty items, and reads the
+ * files that exist. Missing files are skipped, like clientcmd does. */
+static int kc_env_files(const char *env, struct kc_set *s, struct kube_err *err)
+{
+    char *copy = strdup(env), *save = NULL, *p;
+    int rc = 0;
+
+    if (!copy)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    for (p = strtok_r(copy, ":", &save); p && !rc; p = strtok_r(NULL, ":", &save)) {
+        size_t i;
+        int dup = 0;
+
+        for (i = 0; i < s->n; i++)
+            dup |= !strcmp(s->files[i].path, p);
+        if (dup)
+            continue;
+        if (s->n == KC_FILES_MAX) {
+            rc = kube_err_set(err, -E2BIG, "$KUBECONFIG names more than %d files", KC_FILES_MAX);
+            break;
+        }
+        rc = kc_file_read(&s->files[s->n], p, err);
+        if (rc == -ENOENT) {
+            kube_err_clear(err);
+            rc = 0;
+            continue;
+        }
+        s->n++;
+    }
+    free(copy);
+    return rc;
+}
+
+int kube_config_load(const char *path, const char *context, struct kube_config *out,
+                     struct kube_err *err)
+{
+    struct kc_set s;
+    const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+    char def[4096];
+    int rc = 0;
+
+    kube_err_clear(err);
+    memset(out, 0, sizeof(*out));
+    s.n = 0;
+    if (path) {
+        rc = kc_file_read(&s.files[0], path, err);
+        if (!rc)
+            s.n = 1;
+    } else if (env && env[0]) {
+        rc = kc_env_files(env, &s, err);
+    } else if (home && home[0]) {
+        snprintf(def, sizeof(def), "%s/.kube/config", home);
+        rc = kc_file_read(&s.files[0], def, err);
+        if (!rc)
+            s.n = 1;
+        else if (rc == -ENOENT) {
+            kube_err_clear(err);
+            rc = 0;
+        }
+    }
+    if (rc)
+        goto out;
+    if (!s.n) {
+        if (getenv("KUBERNETES_SERVICE_HOST") && getenv("KUBERNETES_SERVICE_HOST")[0]) {
+            rc = kube_config_in_cluster(out, err);
+            goto out;
+        }
+        rc = kube_err_set(err, -ENOENT, "no kubeconfig found (%s) and not running in a cluster "
+                          "(KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig",
+                          env && env[0] ? "none of the files in $KUBECONFIG exist"
+                                        : "~/.kube/config does not exist");
+        goto out;
+    }
+    rc = kc_resolve(&s, context, out, err);
+    if (!rc && kc_set_source(out, &s))
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+out:
+    kc_set_release(&s);
+    if (rc)
+        kube_config_release(out);
+    return rc;
+}
+
+const char *kube_config_sa_dir(void)
+{
+    const char *d = getenv("GPULABEL_SA_DIR");
+
+    return d && d[0] ? d : KUBE_SA_DIR;
+}
+
+static void kc_trim(char *s)
+{
+    size_t n = strlen(s), i = 0;
+
+    while (n && strchr(" \t\r\n", s[n - 1]))
+        s[--n] = '\0';
+    while (s[i] && strchr(" \t\r\n", s[i]))
+        i++;
+    if (i)
+        memmove(s, s + i, n - i + 1);
+}
+
+int kube_token_read(const char *path, char **out, struct kube_err *err)
+{
+    struct kube_buf b = KUBE_BUF_INIT(KC_TOKEN_MAX);
+    int rc = kube_read_file(path, &b);
+
+    *out = NULL;
+    if (rc)
+        return kube_err_set(err, rc, "cannot read token file '%s': %s", path,
+                            rc == -E2BIG ? "larger than 64 KiB" : strerror(-rc));
+    kc_trim(b.data);
+    if (!b.data[0]) {
+        kube_buf_release(&b);
+        return kube_err_set(err, -ENODATA, "token file '%s' is empty", path);
+    }
+    if (strpbrk(b.data, "\r\n")) {
+        kube_buf_release(&b);
+        return kube_err_set(err, -EINVAL, "token file '%s' holds more than one line", path);
+    }
+    *out = kube_buf_take(&b);
+    kube_buf_release(&b);
+    return *out ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
+}
+
+int kube_config_in_cluster(struct kube_config *out, struct kube_err *err)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *dir = kube_config_sa_dir(), *ns_env = getenv("POD_NAMESPACE");
+    struct kube_buf b = KUBE_BUF_INIT(KC_PEM_MAX);
+    char path[4096];
+    size_t n;
+    int rc;
+
+    kube_err_clear(err);
+    memset(out, 0, sizeof(*out));
+    if (!host || !host[0] || !port || !port[0])
+        return kube_err_set(err, -ENOENT, "unable to load in-cluster configuration, "
+                            "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
+    n = strlen(host) + strlen(port) + 16;
+    out->server = malloc(n);
+    out->source = strdup("in-cluster service account");
+    if (!out->server || !out->source) {
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
+    snprintf(out->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+    out->in_cluster = true;
+    snprintf(path, sizeof(path), "%s/token", dir);
+    out->token_file = strdup(path);
+    if (!out->token_file) {
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = kube_token_read(path, &out->token, err);
+    if (rc) {
+        kube_err_prefix(err, "in-cluster service account");
+        goto out;
+    }
+    snprintf(path, sizeof(path), "%s/ca.crt", dir);
+    if (!kube_read_file(path, &b) && b.len) {
+        out->ca_len = b.len;
+        out->ca_pem = kube_buf_take(&b);
+    }
+    kube_buf_release(&b);
+    if (ns_env && ns_env[0]) {
+        out->namespace = strdup(ns_env);
+    } else {
+        snprintf(path, sizeof(path), "%s/namespace", dir);
+        b.cap = 4096;
+        if (!kube_read_file(path, &b)) {
+            kc_trim(b.data);
+            if (b.data[0])
+                out->namespace = kube_buf_take(&b);
+        }
+        kube_buf_release(&b);
+        if (!out->namespace)
+            out->namespace = strdup("default");
+    }
+    if (!out->namespace)
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+out:
+    if (rc)
+        kube_config_release(out);
+    return rc;
+}
+
+void kube_config_release(struct kube_config *c)
+{
+    if (!c)
+        return;
+    free(c->server);
+    free(c->tls_server_name);
+    free(c->ca_pem);
+    free(c->cert_pem);
+    if (c->key_pem)
+        memset(c->key_pem, 0, c->key_len);
+    free(c->key_pem);
+    if (c->token)
+        memset(c->token, 0, strlen(c->token));
+    free(c->token);
+    free(c->token_file);
+    free(c->namespace);
+    free(c->source);
+    memset(c, 0, sizeof(*c));
+}
+
+static int b64_value(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    if (ch == '+')
+        return 62;
+    if (ch == '/')
+        return 63;
+    return -1;
+}
+
+int kube_base64_decode(const char *in, size_t len, struct kube_buf *out, size_t *bad_at)
+{
+    unsigned int quad = 0;
+    size_t i, q = 0, pad = 0, last = 0;
+    bool ended = false;
+    int v, rc;
+
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)in[i];
+
+        if (ch == '\r' || ch == '\n')
+            continue;
+        last = i;
+        if (ended)
+            goto bad;
+        if (ch == '=') {
+            if (q < 2)
+                goto bad;
+            pad++;
+            v = 0;
+        } else {
+            v = b64_value(ch);
+            if (v < 0 || pad)
+                goto bad;
+        }
+        quad = (quad << 6) | (unsigned int)v;
+        if (++q == 4) {
+            unsigned char bytes[3] = {(unsigned char)(quad >> 16), (unsigned char)(quad >> 8),
+                                      (unsigned char)quad};
+
+            rc = kube_buf_append(out, bytes, 3 - pad);
+            if (rc)
+                return rc;
+            ended = pad > 0;
+            q = 0;
+            quad = 0;
+        }
+    }
+    if (q == 0)
+        return out->data ? 0 : kube_buf_append(out, "", 0);
+    i = q == 1 ? last : len;
+bad:
+    if (bad_at)
+        *bad_at = i;
+    return -EINVAL;
+}

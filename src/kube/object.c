@@ -1,0 +1,1773 @@
+/* object.c - JSON (from the API or from YAML manifests) to struct kube_pod/kube_node/
+ * kube_priority_class, with the API server's defaulting and validation, and the matching rules
+ * the scheduler shares (tolerations, node selector terms, pod requests).
+ *
+ * Decoding is one pass over the JSON tree; everything kept is copied into the caller's arena.
+ * Errors name the field path (spec.containers[0].resources.limits.cpu) and, with a line table,
+ * the source line. Unknown fields are ignored, as kubectl does without --validate=strict. */
+#include "object.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labels.h"
+#include "quantity.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Decoder state: arena, error report, field path                                            */
+
+#define PATH_MAX_LEN 240
+
+struct dec {
+    struct kube_arena *a;
+    const struct kube_lines *lines;
+    const char *file;
+    struct kube_err *err;
+    char path[PATH_MAX_LEN + 16];
+    size_t plen;
+};
+
+/* path_push appends ".name" (or "name" at the root) and returns the length to pop back to. */
+static size_t path_push(struct dec *d, const char *name)
+{
+    size_t old = d->plen, n = strlen(name), dot = old ? 1 : 0;
+
+    /* a path that no longer fits is cut short; messages stay readable */
+    if (old + dot + n >= PATH_MAX_LEN)
+        return old;
+    if (dot)
+        d->path[old] = '.';
+    memcpy(d->path + old + dot, name, n + 1);
+    d->plen = old + dot + n;
+    return old;
+}
+
+static size_t path_index(struct dec *d, size_t i)
+{
+    size_t old = d->plen;
+    int n;
+
+    if (old >= PATH_MAX_LEN)
+        return old;
+    n = snprintf(d->path + old, PATH_MAX_LEN - old, "[%zu]", i);
+    if (n > 0)
+        d->plen = old + (size_t)n >= PATH_MAX_LEN ? PATH_MAX_LEN - 1 : old + (size_t)n;
+    return old;
+}
+
+static void path_pop(struct dec *d, size_t old)
+{
+    d->plen = old;
+    d->path[old] = '\0';
+}
+
+/* line_of: the line of v, else of its container. true/false/null are shared singletons in
+ * jansson, so their recorded line is meaningless and the container's is used. */
+static int line_of(const struct dec *d, const json_t *v, const json_t *parent)
+{
+    int l = 0;
+
+    if (v && !json_is_boolean(v) && !json_is_null(v))
+        l = kube_lines_find(d->lines, v);
+    if (!l && parent)
+        l = kube_lines_find(d->lines, parent);
+    return l;
+}
+
+static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
+{
+    char msg[KUBE_ERR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!d->err)
+        return -EINVAL;
+    kube_err_set(d->err, -EINVAL, "%s", msg);
+    d->err->file[0] = '\0';
+    kube_err_at(d->err, d->file, line_of(d, v, parent), 0);
+    kube_err_field(d->err, d->path);
+    return -EINVAL;
+}
+
+static int dec_nomem(struct dec *d)
+{
+    return kube_err_set(d->err, -ENOMEM, "out of memory");
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER: return "integer";
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    case JSON_NULL: return "null";
+    }
+    return "unknown";
+}
+
+/* quote writes Go's %q of s (what field.Invalid prints for a string value) into buf. */
+static const char *quote(const char *s, char *buf, size_t size)
+{
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (size < 8)
+        return "\"\"";
+    buf[n++] = '"';
+    for (; *p && n + 6 < size; p++) {
+        const char *esc = NULL;
+
+        switch (*p) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\t': esc = "\\t"; break;
+        case '\r': esc = "\\r"; break;
+        default: break;
+        }
+        if (esc) {
+            memcpy(buf + n, esc, 2);
+            n += 2;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", *p);
+        } else {
+            buf[n++] = (char)*p;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+    return buf;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Typed field getters. Absent and null both mean "unset", as in Go's decoder.                */
+
+static char *dup_json_string(struct dec *d, const json_t *v)
+{
+    return kube_arena_strndup(d->a, json_string_value(v), json_string_length(v));
+}
+
+/* get_string: obj[key] as a string copied into the arena, dflt when unset. */
+static int get_string(struct dec *d, const json_t *obj, const char *key, const char **out,
+                      const char *dflt)
+{
+    const json_t *v = json_object_get(obj, key);
+    size_t old;
+    int rc;
+
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_string(v)) {
+        old = path_push(d, key);
+        rc = dec_fail(d, v, obj, "expected string, got %s", type_name(v));
+        path_pop(d, old);
+        return rc;
+    }
+    *out = dup_json_string(d, v);
+    return *out ? 0 : dec_nomem(d);
+}
+
+static int get_typed(struct dec *d, const json_t *obj, const char *key, json_type want,
+                     const char *want_name, const json_t **out)
+{
+    const json_t *v = json_object_get(obj, key);
+    size_t old;
+    int rc;
+
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (json_typeof(v) != want) {
+        old = path_push(d, key);
+        rc = dec_fail(d, v, obj, "expected %s, got %s", want_name, type_name(v));
+        path_pop(d, old);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_object(struct dec *d, const json_t *obj, const char *key, const json_t **out)
+{
+    return get_typed(d, obj, key, JSON_OBJECT, "object", out);
+}
+
+static int get_array(struct dec *d, const json_t *obj, const char *key, const json_t **out)
+{
+    return get_typed(d, obj, key, JSON_ARRAY, "array", out);
+}
+
+static int get_bool(struct dec *d, const json_t *obj, const char *key, bool *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    size_t old;
+    int rc;
+
+    if (!v || json_is_null(v)) {
+        *out = false;
+        return 0;
+    }
+    if (!json_is_boolean(v)) {
+        old = path_push(d, key);
+        rc = dec_fail(d, v, obj, "expected boolean, got %s", type_name(v));
+        path_pop(d, old);
+        return rc;
+    }
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* get_int: an integer field within [min, max]; *present tells whether it was set. */
+static int get_int(struct dec *d, const json_t *obj, const char *key, int64_t min, int64_t max,
+                   int64_t *out, bool *present)
+{
+    const json_t *v = json_object_get(obj, key);
+    size_t old;
+    int rc = 0;
+
+    *out = 0;
+    if (present)
+        *present = false;
+    if (!v || json_is_null(v))
+        return 0;
+    old = path_push(d, key);
+    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v) &&
+        json_real_value(v) >= -9e18 && json_real_value(v) <= 9e18) {
+        *out = (int64_t)json_real_value(v);
+    } else if (!json_is_integer(v)) {
+        rc = dec_fail(d, v, obj, "expected integer, got %s", type_name(v));
+        goto out;
+    } else {
+        *out = json_integer_value(v);
+    }
+    if (*out < min || *out > max) {
+        rc = dec_fail(d, v, obj, "integer %lld out of range [%lld, %lld]", (long long)*out,
+                      (long long)min, (long long)max);
+        goto out;
+    }
+    if (present)
+        *present = true;
+out:
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Labels                                                                                     */
+
+static int cmp_label(const void *x, const void *y)
+{
+    return strcmp(((const struct kube_label *)x)->key, ((const struct kube_label *)y)->key);
+}
+
+/* decode_labels reads a map of strings (metadata.labels, spec.nodeSelector) at obj[key],
+ * validating keys and values like ValidateLabels when validate is set. Sorted by key. */
+static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
+                         struct kube_labels *out)
+{
+    const json_t *m, *v;
+    const char *k;
+    size_t old, n = 0;
+    struct kube_err lerr;
+    char q[512];
+    int rc;
+
+    out->v = NULL;
+    out->n = 0;
+    rc = get_object(d, obj, key, &m);
+    if (rc || !m || !json_object_size(m))
+        return rc;
+    out->v = kube_arena_alloc(d->a, json_object_size(m) * sizeof(*out->v));
+    if (!out->v)
+        return dec_nomem(d);
+    old = path_push(d, key);
+    json_object_foreach((json_t *)m, k, v) {
+        const char *val = "";
+
+        if (json_is_string(v)) {
+            val = json_string_value(v);
+        } else if (!json_is_null(v)) {
+            size_t o2 = path_push(d, k);
+
+            rc = dec_fail(d, v, m, "expected string, got %s", type_name(v));
+            path_pop(d, o2);
+            goto out;
+        }
+        if (validate && kube_label_key_validate(k, &lerr)) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), lerr.msg);
+            goto out;
+        }
+        if (validate && kube_label_value_validate(val, &lerr)) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(val, q, sizeof(q)), lerr.msg);
+            goto out;
+        }
+        out->v[n].key = kube_arena_strdup(d->a, k);
+        out->v[n].value = json_is_string(v) ? dup_json_string(d, v) : "";
+        if (!out->v[n].key || !out->v[n].value) {
+            rc = dec_nomem(d);
+            goto out;
+        }
+        n++;
+    }
+    qsort(out->v, n, sizeof(*out->v), cmp_label);
+    out->n = n;
+out:
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Resources                                                                                  */
+
+/* One parsed entry of a ResourceList, kept until the container's rules are checked. */
+struct res_entry {
+    const char *name; /* points into the JSON tree */
+    const json_t *v;
+    char text[64];    /* the quantity as written (for messages) */
+    int64_t value;    /* base units; millicores for cpu */
+    int64_t milli;
+    bool whole;       /* a whole number of base units */
+};
+
+struct res_list {
+    struct res_entry *e;
+    size_t n;
+    const json_t *obj; /* the JSON map, NULL when absent */
+};
+
+static bool res_is_native(const char *name)
+{
+    return !strchr(name, '/') || strstr(name, "kubernetes.io/");
+}
+
+static bool res_is_hugepages(const char *name)
+{
+    return !strncmp(name, "hugepages-", 10);
+}
+
+/* Requests of these may not differ from their limits (IsOvercommitAllowed is false). */
+static bool res_no_overcommit(const char *name)
+{
+    return !res_is_native(name) || res_is_hugepages(name);
+}
+
+static bool res_is_integer(const char *name)
+{
+    return !res_is_native(name) || !strcmp(name, "pods");
+}
+
+/* quantity_text renders a JSON quantity (string or number) the way it was written. */
+static int quantity_text(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_string(v)) {
+        snprintf(buf, size, "%s", json_string_value(v));
+        return json_string_length(v) < size ? 0 : -E2BIG;
+    }
+    if (json_is_integer(v)) {
+        snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return 0;
+    }
+    if (json_is_real(v)) {
+        /* the shortest text that reads back as the same double: 0.1 stays "0.1" */
+        int prec;
+
+        for (prec = 1; prec <= 17; prec++) {
+            snprintf(buf, size, "%.*g", prec, json_real_value(v));
+            if (strtod(buf, NULL) == json_real_value(v))
+                break;
+        }
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* decode_res_list parses obj[key] (a ResourceList) into l; container says whether the
+ * container resource-name and value rules apply. */
+static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bool container,
+                           struct res_list *l)
+{
+    const json_t *m, *v;
+    const char *k;
+    size_t old, o2;
+    struct kube_err qerr;
+    char q[512];
+    int rc;
+
+    memset(l, 0, sizeof(*l));
+    rc = get_object(d, obj, key, &m);
+    if (rc || !m)
+        return rc;
+    l->obj = m;
+    if (!json_object_size(m))
+        return 0;
+    l->e = kube_arena_alloc(d->a, json_object_size(m) * sizeof(*l->e));
+    if (!l->e)
+        return dec_nomem(d);
+    old = path_push(d, key);
+    o2 = old;
+    json_object_foreach((json_t *)m, k, v) {
+        struct res_entry *e = &l->e[l->n];
+        bool cpu = !strcmp(k, "cpu");
+
+        if (json_is_null(v))
+            continue;
+        o2 = path_push(d, k);
+        if (container) {
+            if (kube_label_key_validate(k, &qerr)) {
+                rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), qerr.msg);
+                goto out;
+            }
+            if (!strchr(k, '/') && strcmp(k, "cpu") && strcmp(k, "memory") &&
+                strcmp(k, "ephemeral-storage") && !res_is_hugepages(k)) {
+                rc = dec_fail(d, v, m, "Invalid value: %s: must be a standard resource for containers",
+                              quote(k, q, sizeof(q)));
+                goto out;
+            }
+        }
+        if (quantity_text(v, e->text, sizeof(e->text))) {
+            if (json_is_string(v))
+                rc = dec_fail(d, v, m, "quantities must match the regular expression "
+                                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+            else
+                rc = dec_fail(d, v, m, "expected quantity (string or number), got %s",
+                              type_name(v));
+            goto out;
+        }
+        rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
+        if (rc == -ERANGE && !cpu) {
+            /* only the milli value overflowed: the amount is far beyond any fraction */
+            rc = kube_quantity_parse(e->text, &e->value, NULL, &qerr);
+            e->milli = 0;
+            e->whole = true;
+        } else if (!rc) {
+            e->whole = e->milli % 1000 == 0;
+        }
+        if (rc) {
+            rc = dec_fail(d, v, m, "%s", qerr.msg);
+            goto out;
+        }
+        if (cpu)
+            e->value = e->milli;
+        if (e->value < 0 || e->milli < 0) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: must be greater than or equal to 0",
+                          quote(e->text, q, sizeof(q)));
+            goto out;
+        }
+        if (container && res_is_integer(k) && !e->whole) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: must be an integer",
+                          quote(e->text, q, sizeof(q)));
+            goto out;
+        }
+        e->name = k;
+        e->v = v;
+        path_pop(d, o2);
+        l->n++;
+    }
+    rc = 0;
+    o2 = old;
+out:
+    path_pop(d, o2);
+    path_pop(d, old);
+    return rc;
+}
+
+static const struct res_entry *res_find(const struct res_list *l, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        if (!strcmp(l->e[i].name, name))
+            return &l->e[i];
+    return NULL;
+}
+
+static int cmp_scalar(const void *x, const void *y)
+{
+    return strcmp(((const struct kube_scalar *)x)->name, ((const struct kube_scalar *)y)->name);
+}
+
+/* res_build turns entries into a struct kube_resources (scalars sorted by name). */
+static int res_build(struct dec *d, const struct res_entry *const *e, size_t n,
+                     struct kube_resources *r)
+{
+    size_t i, ns = 0;
+
+    memset(r, 0, sizeof(*r));
+    for (i = 0; i < n; i++) {
+        const char *k = e[i]->name;
+
+        if (!strcmp(k, "cpu")) {
+            r->cpu_milli = e[i]->value;
+            r->set |= KUBE_RES_CPU;
+        } else if (!strcmp(k, "memory")) {
+            r->memory = e[i]->value;
+            r->set |= KUBE_RES_MEMORY;
+        } else if (!strcmp(k, "ephemeral-storage")) {
+            r->ephemeral = e[i]->value;
+            r->set |= KUBE_RES_EPHEMERAL;
+        } else if (!strcmp(k, "pods")) {
+            r->pods = e[i]->value;
+            r->set |= KUBE_RES_PODS;
+        } else {
+            ns++;
+        }
+    }
+    if (!ns)
+        return 0;
+    r->scalars = kube_arena_alloc(d->a, ns * sizeof(*r->scalars));
+    if (!r->scalars)
+        return dec_nomem(d);
+    for (i = 0; i < n; i++) {
+        const char *k = e[i]->name;
+
+        if (!strcmp(k, "cpu") || !strcmp(k, "memory") || !strcmp(k, "ephemeral-storage") ||
+            !strcmp(k, "pods"))
+            continue;
+        r->scalars[r->nscalars].name = kube_arena_strdup(d->a, k);
+        if (!r->scalars[r->nscalars].name)
+            return dec_nomem(d);
+        r->scalars[r->nscalars++].value = e[i]->value;
+    }
+    qsort(r->scalars, r->nscalars, sizeof(*r->scalars), cmp_scalar);
+    return 0;
+}
+
+static int res_list_build(struct dec *d, const struct res_list *l, struct kube_resources *r)
+{
+    const struct res_entry **p;
+    size_t i;
+    int rc;
+
+    if (!l->n) {
+        memset(r, 0, sizeof(*r));
+        return 0;
+    }
+    p = malloc(l->n * sizeof(*p));
+    if (!p)
+        return dec_nomem(d);
+    for (i = 0; i < l->n; i++)
+        p[i] = &l->e[i];
+    rc = res_build(d, p, l->n, r);
+    free(p);
+    return rc;
+}
+
+/* decode_container_resources: requests and limits with API defaulting (request = limit when
+ * only the limit is given) and ValidateResourceRequirements' rules. */
+static int decode_container_resources(struct dec *d, const json_t *c, struct kube_container *out)
+{
+    const json_t *res;
+    struct res_list req, lim;
+    const struct res_entry **all = NULL;
+    size_t old, o2, o3, i, n = 0;
+    char q[128];
+    int rc;
+
+    memset(&out->requests, 0, sizeof(out->requests));
+    memset(&out->limits, 0, sizeof(out->limits));
+    rc = get_object(d, c, "resources", &res);
+    if (rc || !res)
+        return rc;
+    old = path_push(d, "resources");
+    rc = decode_res_list(d, res, "limits", true, &lim);
+    if (!rc)
+        rc = decode_res_list(d, res, "requests", true, &req);
+    if (rc)
+        goto out;
+    for (i = 0; i < req.n; i++) {
+        const struct res_entry *e = &req.e[i], *l = res_find(&lim, e->name);
+
+        o2 = path_push(d, "requests");
+        o3 = path_push(d, e->name);
+        if (l && res_no_overcommit(e->name) && e->value != l->value) {
+            rc = dec_fail(d, e->v, req.obj, "Invalid value: %s: must be equal to %s limit of %s",
+                          quote(e->text, q, sizeof(q)), e->name, l->text);
+        } else if (l && (e->value > l->value ||
+                         (e->value == l->value && e->milli > l->milli && strcmp(e->name, "cpu")))) {
+            rc = dec_fail(d, e->v, req.obj,
+                          "Invalid value: %s: must be less than or equal to %s limit of %s",
+                          quote(e->text, q, sizeof(q)), e->name, l->text);
+        } else if (!l && res_no_overcommit(e->name)) {
+            path_pop(d, o2);
+            o2 = path_push(d, "limits");
+            rc = dec_fail(d, NULL, res, "Required value: Limit must be set for non overcommitable "
+                                        "resources");
+        }
+        path_pop(d, o3);
+        path_pop(d, o2);
+        if (rc)
+            goto out;
+    }
+    rc = res_list_build(d, &lim, &out->limits);
+    if (rc)
+        goto out;
+    /* requests, then every limit without a request (SetDefaults_Pod) */
+    all = malloc((req.n + lim.n + 1) * sizeof(*all));
+    if (!all) {
+        rc = dec_nomem(d);
+        goto out;
+    }
+    for (i = 0; i < req.n; i++)
+        all[n++] = &req.e[i];
+    for (i = 0; i < lim.n; i++)
+        if (!res_find(&req, lim.e[i].name))
+            all[n++] = &lim.e[i];
+    rc = res_build(d, all, n, &out->requests);
+out:
+    free(all);
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Containers                                                                                 */
+
+static int decode_port(struct dec *d, const json_t *p, bool host_network, struct kube_port *out)
+{
+    const char *proto, *ip;
+    int64_t cp, hp;
+    bool has_cp;
+    char q[128];
+    int rc;
+
+    rc = get_int(d, p, "containerPort", INT32_MIN, INT32_MAX, &cp, &has_cp);
+    if (!rc)
+        rc = get_int(d, p, "hostPort", INT32_MIN, INT32_MAX, &hp, NULL);
+    if (!rc)
+        rc = get_string(d, p, "protocol", &proto, "TCP");
+    if (!rc)
+        rc = get_string(d, p, "hostIP", &ip, "");
+    if (rc)
+        return rc;
+    if (!has_cp || cp == 0) {
+        size_t old = path_push(d, "containerPort");
+
+        rc = dec_fail(d, json_object_get(p, "containerPort"), p, "Required value");
+        path_pop(d, old);
+        return rc;
+    }
+    if (cp < 1 || cp > 65535 || hp < 0 || hp > 65535) {
+        bool bad_cp = cp < 1 || cp > 65535;
+        size_t old = path_push(d, bad_cp ? "containerPort" : "hostPort");
+
+        rc = dec_fail(d, json_object_get(p, bad_cp ? "containerPort" : "hostPort"), p,
+                      "Invalid value: %lld: must be between 1 and 65535, inclusive",
+                      (long long)(bad_cp ? cp : hp));
+        path_pop(d, old);
+        return rc;
+    }
+    /* SetDefaults_PodSpec: hostNetwork pods listen on the container port of the host */
+    if (host_network && hp == 0)
+        hp = cp;
+    if (host_network && hp != cp) {
+        size_t old = path_push(d, "hostPort");
+
+        rc = dec_fail(d, json_object_get(p, "hostPort"), p,
+                      "Invalid value: %lld: must match `containerPort` when `hostNetwork` is true",
+                      (long long)hp);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!strcmp(proto, "TCP") || !proto[0])
+        out->protocol = KUBE_PROTO_TCP;
+    else if (!strcmp(proto, "UDP"))
+        out->protocol = KUBE_PROTO_UDP;
+    else if (!strcmp(proto, "SCTP"))
+        out->protocol = KUBE_PROTO_SCTP;
+    else {
+        size_t old = path_push(d, "protocol");
+
+        rc = dec_fail(d, json_object_get(p, "protocol"), p,
+                      "Unsupported value: %s: supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                      quote(proto, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    out->container_port = (int32_t)cp;
+    out->host_port = (int32_t)hp;
+    out->host_ip = ip[0] ? ip : "0.0.0.0";
+    return 0;
+}
+
+static int decode_container(struct dec *d, const json_t *c, bool init, bool host_network,
+                            struct kube_container *out)
+{
+    const json_t *ports;
+    const char *restart;
+    size_t i, old;
+    char q[128];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, c, "name", &out->name, "");
+    if (rc)
+        return rc;
+    if (!out->name[0]) {
+        old = path_push(d, "name");
+        rc = dec_fail(d, json_object_get(c, "name"), c, "Required value");
+        path_pop(d, old);
+        return rc;
+    }
+    rc = decode_container_resources(d, c, out);
+    if (!rc)
+        rc = get_array(d, c, "ports", &ports);
+    if (!rc && init)
+        rc = get_string(d, c, "restartPolicy", &restart, "");
+    if (rc)
+        return rc;
+    if (init && restart[0]) {
+        if (strcmp(restart, "Always")) {
+            old = path_push(d, "restartPolicy");
+            rc = dec_fail(d, json_object_get(c, "restartPolicy"), c,
+                          "Unsupported value: %s: supported values: \"Always\"",
+                          quote(restart, q, sizeof(q)));
+            path_pop(d, old);
+            return rc;
+        }
+        out->restart_always = true;
+    }
+    if (ports && json_array_size(ports)) {
+        out->ports = kube_arena_alloc(d->a, json_array_size(ports) * sizeof(*out->ports));
+        if (!out->ports)
+            return dec_nomem(d);
+        old = path_push(d, "ports");
+        for (i = 0; i < json_array_size(ports); i++) {
+            const json_t *p = json_array_get(ports, i);
+            size_t o2 = path_index(d, i);
+
+            if (!json_is_object(p))
+                rc = dec_fail(d, p, ports, "expected object, got %s", type_name(p));
+            else
+                rc = decode_port(d, p, host_network, &out->ports[out->nports]);
+            path_pop(d, o2);
+            if (rc)
+                break;
+            out->nports++;
+        }
+        path_pop(d, old);
+    }
+    return rc;
+}
+
+static int decode_containers(struct dec *d, const json_t *spec, const char *key, bool init,
+                             bool host_network, struct kube_container **out, size_t *n)
+{
+    const json_t *arr;
+    size_t i, old;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = get_array(d, spec, key, &arr);
+    if (rc)
+        return rc;
+    if (!arr || !json_array_size(arr)) {
+        if (init)
+            return 0;
+        old = path_push(d, key);
+        rc = dec_fail(d, arr, spec, "Required value");
+        path_pop(d, old);
+        return rc;
+    }
+    *out = kube_arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
+    if (!*out)
+        return dec_nomem(d);
+    old = path_push(d, key);
+    for (i = 0; i < json_array_size(arr); i++) {
+        const json_t *c = json_array_get(arr, i);
+        size_t o2 = path_index(d, i);
+
+        if (!json_is_object(c))
+            rc = dec_fail(d, c, arr, "expected object, got %s", type_name(c));
+        else
+            rc = decode_container(d, c, init, host_network, &(*out)[i]);
+        path_pop(d, o2);
+        if (rc)
+            break;
+        (*n)++;
+    }
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tolerations                                                                                */
+
+static int parse_effect(const char *s, enum kube_taint_effect *e)
+{
+    if (!s[0])
+        *e = KUBE_EFFECT_ANY;
+    else if (!strcmp(s, "NoSchedule"))
+        *e = KUBE_EFFECT_NO_SCHEDULE;
+    else if (!strcmp(s, "PreferNoSchedule"))
+        *e = KUBE_EFFECT_PREFER_NO_SCHEDULE;
+    else if (!strcmp(s, "NoExecute"))
+        *e = KUBE_EFFECT_NO_EXECUTE;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+#define EFFECTS_SUPPORTED "supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""
+
+static int decode_toleration(struct dec *d, const json_t *t, struct kube_toleration *out)
+{
+    const char *op, *effect;
+    struct kube_err lerr;
+    char q[512];
+    size_t old;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, t, "key", &out->key, "");
+    if (!rc)
+        rc = get_string(d, t, "operator", &op, "");
+    if (!rc)
+        rc = get_string(d, t, "value", &out->value, "");
+    if (!rc)
+        rc = get_string(d, t, "effect", &effect, "");
+    if (!rc)
+        rc = get_int(d, t, "tolerationSeconds", INT64_MIN, INT64_MAX, &out->seconds,
+                     &out->has_seconds);
+    if (rc)
+        return rc;
+    if (out->key[0] && kube_label_key_validate(out->key, &lerr)) {
+        old = path_push(d, "key");
+        rc = dec_fail(d, json_object_get(t, "key"), t, "Invalid value: %s: %s",
+                      quote(out->key, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!strcmp(op, "Exists")) {
+        out->op = KUBE_TOL_EXISTS;
+    } else if (!op[0] || !strcmp(op, "Equal")) {
+        out->op = KUBE_TOL_EQUAL;
+    } else {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(t, "operator"), t,
+                      "Unsupported value: %s: supported values: \"Equal\", \"Exists\"",
+                      quote(op, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (!out->key[0] && out->op != KUBE_TOL_EXISTS) {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(t, "operator"), t,
+                      "Invalid value: %s: operator must be Exists when `key` is empty, which "
+                      "means \"match all values and all keys\"",
+                      quote(op, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (out->op == KUBE_TOL_EXISTS && out->value[0]) {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(t, "value"), t,
+                      "Invalid value: %s: value must be empty when `operator` is 'Exists'",
+                      quote(out->value, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (out->op == KUBE_TOL_EQUAL && kube_label_value_validate(out->value, &lerr)) {
+        old = path_push(d, "value");
+        rc = dec_fail(d, json_object_get(t, "value"), t, "Invalid value: %s: %s",
+                      quote(out->value, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (parse_effect(effect, &out->effect)) {
+        old = path_push(d, "effect");
+        rc = dec_fail(d, json_object_get(t, "effect"), t, "Unsupported value: %s: " EFFECTS_SUPPORTED,
+                      quote(effect, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (out->has_seconds && out->effect != KUBE_EFFECT_NO_EXECUTE) {
+        old = path_push(d, "effect");
+        rc = dec_fail(d, json_object_get(t, "effect"), t,
+                      "Invalid value: %s: effect must be 'NoExecute' when `tolerationSeconds` is set",
+                      quote(effect, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Node selector terms                                                                        */
+
+static int cmp_cstr(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* parse_int64_strict is strconv.ParseInt(s, 10, 64) succeeding. */
+static bool parse_int64_strict(const char *s)
+{
+    const char *p = s;
+    unsigned long long v = 0, lim;
+    bool neg = false;
+
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (!*p)
+        return false;
+    lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        if (v > (lim - (unsigned long long)(*p - '0')) / 10)
+            return false;
+        v = v * 10 + (unsigned long long)(*p - '0');
+    }
+    return true;
+}
+
+static int decode_requirement(struct dec *d, const json_t *r, bool field,
+                              struct kube_requirement *out)
+{
+    const char *op;
+    const json_t *vals;
+    struct kube_err lerr;
+    char q[512];
+    size_t i, old, n;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, r, "key", &out->key, "");
+    if (!rc)
+        rc = get_string(d, r, "operator", &op, "");
+    if (!rc)
+        rc = get_array(d, r, "values", &vals);
+    if (rc)
+        return rc;
+    n = vals ? json_array_size(vals) : 0;
+    if (!strcmp(op, "In"))
+        out->op = KUBE_OP_IN;
+    else if (!strcmp(op, "NotIn"))
+        out->op = KUBE_OP_NOT_IN;
+    else if (!field && !strcmp(op, "Exists"))
+        out->op = KUBE_OP_EXISTS;
+    else if (!field && !strcmp(op, "DoesNotExist"))
+        out->op = KUBE_OP_DOES_NOT_EXIST;
+    else if (!field && !strcmp(op, "Gt"))
+        out->op = KUBE_OP_GT;
+    else if (!field && !strcmp(op, "Lt"))
+        out->op = KUBE_OP_LT;
+    else {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(r, "operator"), r,
+                      "Invalid value: %s: not a valid selector operator", quote(op, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    old = path_push(d, "values");
+    if (field && n != 1)
+        rc = dec_fail(d, vals, r, "Required value: must be only one value when `operator` is 'In' "
+                                  "or 'NotIn' for node field selector");
+    else if ((out->op == KUBE_OP_IN || out->op == KUBE_OP_NOT_IN) && n == 0)
+        rc = dec_fail(d, vals, r, "Required value: must be specified when `operator` is 'In' or "
+                                  "'NotIn'");
+    else if ((out->op == KUBE_OP_EXISTS || out->op == KUBE_OP_DOES_NOT_EXIST) && n > 0)
+        rc = dec_fail(d, vals, r, "Forbidden: may not be specified when `operator` is 'Exists' "
+                                  "or 'DoesNotExist'");
+    else if ((out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) && n != 1)
+        rc = dec_fail(d, vals, r, "Required value: must be specified single value when "
+                                  "`operator` is 'Lt' or 'Gt'");
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    if (field && strcmp(out->key, "metadata.name")) {
+        old = path_push(d, "key");
+        rc = dec_fail(d, json_object_get(r, "key"), r,
+                      "Invalid value: %s: not a valid field selector key",
+                      quote(out->key, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (!field && kube_label_key_validate(out->key, &lerr)) {
+        old = path_push(d, "key");
+        rc = dec_fail(d, json_object_get(r, "key"), r, "Invalid value: %s: %s",
+                      quote(out->key, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!n)
+        return 0;
+    out->values = kube_arena_alloc(d->a, n * sizeof(*out->values));
+    if (!out->values)
+        return dec_nomem(d);
+    old = path_push(d, "values");
+    for (i = 0; i < n; i++) {
+        const json_t *v = json_array_get(vals, i);
+        size_t o2 = path_index(d, i);
+
+        if (!json_is_string(v)) {
+            rc = dec_fail(d, v, vals, "expected string, got %s", type_name(v));
+        } else {
+            if (!field && kube_label_value_validate(json_string_value(v), &lerr))
+                rc = dec_fail(d, v, vals, "Invalid value: %s: %s",
+                              quote(json_string_value(v), q, sizeof(q)), lerr.msg);
+        }
+        path_pop(d, o2);
+        if (rc)
+            break;
+        out->values[i] = dup_json_string(d, v);
+        if (!out->values[i]) {
+            rc = dec_nomem(d);
+            break;
+        }
+    }
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    out->nvalues = n;
+    if (n > 1) {
+        size_t w = 1;
+
+        qsort(out->values, n, sizeof(*out->values), cmp_cstr);
+        for (i = 1; i < n; i++)
+            if (strcmp(out->values[i], out->values[w - 1]))
+                out->values[w++] = out->values[i];
+        out->nvalues = w;
+    }
+    /* the API accepts a non-integer Gt/Lt value; at match time NewRequirement fails, so the
+     * term holding it never matches */
+    if ((out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) && !parse_int64_strict(out->values[0]))
+        out->invalid = true;
+    return 0;
+}
+
+static int decode_requirements(struct dec *d, const json_t *term, const char *key, bool field,
+                               struct kube_requirement **out, size_t *n)
+{
+    const json_t *arr;
+    size_t i, old;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = get_array(d, term, key, &arr);
+    if (rc || !arr || !json_array_size(arr))
+        return rc;
+    *out = kube_arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
+    if (!*out)
+        return dec_nomem(d);
+    old = path_push(d, key);
+    for (i = 0; i < json_array_size(arr); i++) {
+        const json_t *r = json_array_get(arr, i);
+        size_t o2 = path_index(d, i);
+
+        if (!json_is_object(r))
+            rc = dec_fail(d, r, arr, "expected object, got %s", type_name(r));
+        else
+            rc = decode_requirement(d, r, field, &(*out)[i]);
+        path_pop(d, o2);
+        if (rc)
+            break;
+        (*n)++;
+    }
+    path_pop(d, old);
+    return rc;
+}
+
+static int decode_term(struct dec *d, const json_t *t, struct kube_node_selector_term *out)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = decode_requirements(d, t, "matchExpressions", false, &out->exprs, &out->nexprs);
+    if (!rc)
+        rc = decode_requirements(d, t, "matchFields", true, &out->fields, &out->nfields);
+    return rc;
+}
+
+static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_pod *p)
+{
+    const json_t *aff, *na, *req, *terms, *pref;
+    size_t o1, o2, o3, o4, i;
+    int rc;
+
+    rc = get_object(d, spec, "affinity", &aff);
+    if (rc || !aff)
+        return rc;
+    o1 = path_push(d, "affinity");
+    rc = get_object(d, aff, "nodeAffinity", &na);
+    if (rc || !na)
+        goto out1;
+    o2 = path_push(d, "nodeAffinity");
+    rc = get_object(d, na, "requiredDuringSchedulingIgnoredDuringExecution", &req);
+    if (rc)
+        goto out2;
+    if (req) {
+        o3 = path_push(d, "requiredDuringSchedulingIgnoredDuringExecution");
+        rc = get_array(d, req, "nodeSelectorTerms", &terms);
+        if (!rc && (!terms || !json_array_size(terms))) {
+            o4 = path_push(d, "nodeSelectorTerms");
+            rc = dec_fail(d, terms, req, "Required value: must have at least one node selector term");
+            path_pop(d, o4);
+        }
+        if (!rc) {
+            p->has_required_affinity = true;
+            p->required.terms = kube_arena_alloc(d->a, json_array_size(terms) * sizeof(*p->required.terms));
+            if (!p->required.terms)
+                rc = dec_nomem(d);
+        }
+        if (!rc) {
+            o4 = path_push(d, "nodeSelectorTerms");
+            for (i = 0; i < json_array_size(terms); i++) {
+                const json_t *t = json_array_get(terms, i);
+                size_t o5 = path_index(d, i);
+
+                if (!json_is_object(t))
+                    rc = dec_fail(d, t, terms, "expected object, got %s", type_name(t));
+                else
+                    rc = decode_term(d, t, &p->required.terms[i]);
+                path_pop(d, o5);
+                if (rc)
+                    break;
+                p->required.nterms++;
+            }
+            path_pop(d, o4);
+        }
+        path_pop(d, o3);
+        if (rc)
+            goto out2;
+    }
+    rc = get_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution", &pref);
+    if (rc || !pref || !json_array_size(pref))
+        goto out2;
+    p->preferred = kube_arena_alloc(d->a, json_array_size(pref) * sizeof(*p->preferred));
+    if (!p->preferred) {
+        rc = dec_nomem(d);
+        goto out2;
+    }
+    o3 = path_push(d, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (i = 0; i < json_array_size(pref); i++) {
+        const json_t *t = json_array_get(pref, i), *prefterm = NULL;
+        struct kube_preferred_term *pt = &p->preferred[i];
+        size_t o5 = path_index(d, i);
+        int64_t w = 0;
+
+        if (!json_is_object(t)) {
+            rc = dec_fail(d, t, pref, "expected object, got %s", type_name(t));
+        } else {
+            rc = get_int(d, t, "weight", INT32_MIN, INT32_MAX, &w, NULL);
+            if (!rc && (w < 1 || w > 100)) {
+                size_t o6 = path_push(d, "weight");
+
+                rc = dec_fail(d, json_object_get(t, "weight"), t,
+                              "Invalid value: %lld: must be in the range 1-100", (long long)w);
+                path_pop(d, o6);
+            }
+            if (!rc)
+                rc = get_object(d, t, "preference", &prefterm);
+            if (!rc) {
+                size_t o6 = path_push(d, "preference");
+
+                if (prefterm)
+                    rc = decode_term(d, prefterm, &pt->term);
+                else
+                    memset(&pt->term, 0, sizeof(pt->term));
+                path_pop(d, o6);
+            }
+            pt->weight = (int32_t)w;
+        }
+        path_pop(d, o5);
+        if (rc)
+            break;
+        p->npreferred++;
+    }
+    path_pop(d, o3);
+out2:
+    path_pop(d, o2);
+out1:
+    path_pop(d, o1);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pod                                                                                        */
+
+static int decode_metadata(struct dec *d, const json_t *obj, const json_t **meta_out,
+                           const char **name, const char **uid, const char **rv,
+                           struct kube_labels *labels)
+{
+    const json_t *meta;
+    size_t old;
+    int rc;
+
+    rc = get_object(d, obj, "metadata", &meta);
+    *meta_out = meta;
+    if (rc)
+        return rc;
+    if (!meta) {
+        *name = "";
+        *uid = "";
+        *rv = "";
+        memset(labels, 0, sizeof(*labels));
+        return 0;
+    }
+    old = path_push(d, "metadata");
+    rc = get_string(d, meta, "name", name, "");
+    if (!rc)
+        rc = get_string(d, meta, "uid", uid, "");
+    if (!rc)
+        rc = get_string(d, meta, "resourceVersion", rv, "");
+    if (!rc)
+        rc = decode_labels(d, meta, "labels", true, labels);
+    path_pop(d, old);
+    return rc;
+}
+
+static void dec_init(struct dec *d, struct kube_arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_err *err)
+{
+    memset(d, 0, sizeof(*d));
+    d->a = a;
+    d->lines = lines;
+    d->file = file;
+    d->err = err;
+}
+
+static int decode_tolerations(struct dec *d, const json_t *spec, struct kube_pod *p)
+{
+    const json_t *arr;
+    size_t i, old;
+    int rc;
+
+    rc = get_array(d, spec, "tolerations", &arr);
+    if (rc || !arr || !json_array_size(arr))
+        return rc;
+    p->tolerations = kube_arena_alloc(d->a, json_array_size(arr) * sizeof(*p->tolerations));
+    if (!p->tolerations)
+        return dec_nomem(d);
+    old = path_push(d, "tolerations");
+    for (i = 0; i < json_array_size(arr); i++) {
+        const json_t *t = json_array_get(arr, i);
+        size_t o2 = path_index(d, i);
+
+        if (!json_is_object(t))
+            rc = dec_fail(d, t, arr, "expected object, got %s", type_name(t));
+        else
+            rc = decode_toleration(d, t, &p->tolerations[i]);
+        path_pop(d, o2);
+        if (rc)
+            break;
+        p->ntolerations++;
+    }
+    path_pop(d, old);
+    return rc;
+}
+
+static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
+{
+    const json_t *refs;
+    size_t i;
+    int rc;
+
+    rc = get_array(d, meta, "ownerReferences", &refs);
+    if (rc || !refs)
+        return rc;
+    for (i = 0; i < json_array_size(refs); i++) {
+        const json_t *r = json_array_get(refs, i);
+
+        if (!json_is_object(r) || !json_is_true(json_object_get(r, "controller")))
+            continue;
+        if (json_is_string(json_object_get(r, "kind")) &&
+            json_is_string(json_object_get(r, "name"))) {
+            p->owner.kind = dup_json_string(d, json_object_get(r, "kind"));
+            p->owner.name = dup_json_string(d, json_object_get(r, "name"));
+            if (!p->owner.kind || !p->owner.name)
+                return dec_nomem(d);
+        }
+        break;
+    }
+    return 0;
+}
+
+int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct kube_err *err)
+{
+    struct dec d;
+    const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
+    const char *policy = "";
+    struct res_list overhead;
+    int64_t prio = 0;
+    size_t old;
+    char q[128];
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj))
+        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? type_name(obj) : "nothing");
+    out->source_line = line_of(&d, obj, NULL);
+    if (file && !(out->source_file = kube_arena_strdup(a, file)))
+        return dec_nomem(&d);
+    rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
+                         &out->labels);
+    if (rc)
+        return rc;
+    out->namespace_ = "default";
+    if (meta) {
+        old = path_push(&d, "metadata");
+        rc = get_string(&d, meta, "namespace", &out->namespace_, "default");
+        if (!rc && !out->namespace_[0])
+            out->namespace_ = "default";
+        dt = json_object_get(meta, "deletionTimestamp");
+        out->terminating = dt && !json_is_null(dt);
+        if (!rc)
+            rc = decode_owner(&d, meta, out);
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    rc = get_object(&d, obj, "spec", &spec);
+    if (!rc)
+        rc = get_object(&d, obj, "status", &status);
+    if (rc)
+        return rc;
+    out->node_name = "";
+    out->scheduler_name = "default-scheduler";
+    out->priority_class_name = "";
+    out->nominated_node_name = "";
+    out->phase = "";
+    if (status) {
+        old = path_push(&d, "status");
+        rc = get_string(&d, status, "nominatedNodeName", &out->nominated_node_name, "");
+        if (!rc)
+            rc = get_string(&d, status, "phase", &out->phase, "");
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    if (!spec) {
+        old = path_push(&d, "spec");
+        rc = dec_fail(&d, NULL, obj, "Required value");
+        path_pop(&d, old);
+        return rc;
+    }
+    old = path_push(&d, "spec");
+    rc = get_string(&d, spec, "nodeName", &out->node_name, "");
+    if (!rc)
+        rc = get_string(&d, spec, "schedulerName", &out->scheduler_name, "default-scheduler");
+    if (!rc && !out->scheduler_name[0])
+        out->scheduler_name = "default-scheduler";
+    if (!rc)
+        rc = get_int(&d, spec, "priority", INT32_MIN, INT32_MAX, &prio, &out->has_priority);
+    out->priority = (int32_t)prio;
+    if (!rc)
+        rc = get_string(&d, spec, "priorityClassName", &out->priority_class_name, "");
+    if (!rc)
+        rc = get_string(&d, spec, "preemptionPolicy", &policy, "");
+    if (rc)
+        goto out;
+    if (!strcmp(policy, "Never")) {
+        out->preempt_never = true;
+    } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {
+        size_t o2 = path_push(&d, "preemptionPolicy");
+
+        rc = dec_fail(&d, json_object_get(spec, "preemptionPolicy"), spec,
+                      "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
+                      quote(policy, q, sizeof(q)));
+        path_pop(&d, o2);
+        goto out;
+    }
+    rc = get_bool(&d, spec, "hostNetwork", &out->host_network);
+    if (!rc)
+        rc = decode_labels(&d, spec, "nodeSelector", true, &out->node_selector);
+    if (!rc)
+        rc = decode_node_affinity(&d, spec, out);
+    if (!rc)
+        rc = decode_tolerations(&d, spec, out);
+    if (!rc)
+        rc = decode_containers(&d, spec, "containers", false, out->host_network, &out->containers,
+                               &out->ncontainers);
+    if (!rc)
+        rc = decode_containers(&d, spec, "initContainers", true, out->host_network,
+                               &out->init_containers, &out->ninit_containers);
+    if (!rc)
+        rc = decode_res_list(&d, spec, "overhead", false, &overhead);
+    if (!rc)
+        rc = res_list_build(&d, &overhead, &out->overhead);
+    if (!rc)
+        rc = get_array(&d, spec, "schedulingGates", &gates);
+    if (!rc && gates)
+        out->nscheduling_gates = json_array_size(gates);
+out:
+    path_pop(&d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Node                                                                                       */
+
+static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
+{
+    const char *effect;
+    struct kube_err lerr;
+    char q[512];
+    size_t old;
+    int rc;
+
+    rc = get_string(d, t, "key", &out->key, "");
+    if (!rc)
+        rc = get_string(d, t, "value", &out->value, "");
+    if (!rc)
+        rc = get_string(d, t, "effect", &effect, "");
+    if (rc)
+        return rc;
+    if (kube_label_key_validate(out->key, &lerr)) {
+        old = path_push(d, "key");
+        if (!out->key[0])
+            rc = dec_fail(d, NULL, t, "Required value");
+        else
+            rc = dec_fail(d, json_object_get(t, "key"), t, "Invalid value: %s: %s",
+                          quote(out->key, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (kube_label_value_validate(out->value, &lerr)) {
+        old = path_push(d, "value");
+        rc = dec_fail(d, json_object_get(t, "value"), t, "Invalid value: %s: %s",
+                      quote(out->value, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!effect[0] || parse_effect(effect, &out->effect)) {
+        old = path_push(d, "effect");
+        if (!effect[0])
+            rc = dec_fail(d, NULL, t, "Required value");
+        else
+            rc = dec_fail(d, json_object_get(t, "effect"), t,
+                          "Unsupported value: %s: " EFFECTS_SUPPORTED, quote(effect, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    return 0;
+}
+
+int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_node *out, struct kube_err *err)
+{
+    struct dec d;
+    const json_t *meta, *spec = NULL, *status = NULL, *taints = NULL;
+    struct res_list cap, alloc;
+    size_t old, i;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj))
+        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? type_name(obj) : "nothing");
+    out->source_line = line_of(&d, obj, NULL);
+    if (file && !(out->source_file = kube_arena_strdup(a, file)))
+        return dec_nomem(&d);
+    rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
+                         &out->labels);
+    if (!rc)
+        rc = get_object(&d, obj, "spec", &spec);
+    if (!rc)
+        rc = get_object(&d, obj, "status", &status);
+    if (rc)
+        return rc;
+    if (spec) {
+        old = path_push(&d, "spec");
+        rc = get_bool(&d, spec, "unschedulable", &out->unschedulable);
+        if (!rc)
+            rc = get_array(&d, spec, "taints", &taints);
+        if (!rc && taints && json_array_size(taints)) {
+            out->taints = kube_arena_alloc(a, json_array_size(taints) * sizeof(*out->taints));
+            if (!out->taints)
+                rc = dec_nomem(&d);
+            for (i = 0; !rc && i < json_array_size(taints); i++) {
+                const json_t *t = json_array_get(taints, i);
+                size_t o2 = path_push(&d, "taints");
+
+                path_index(&d, i);
+                if (!json_is_object(t))
+                    rc = dec_fail(&d, t, taints, "expected object, got %s", type_name(t));
+                else
+                    rc = decode_taint(&d, t, &out->taints[i]);
+                path_pop(&d, o2);
+                if (!rc)
+                    out->ntaints++;
+            }
+        }
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    if (status) {
+        old = path_push(&d, "status");
+        rc = decode_res_list(&d, status, "capacity", false, &cap);
+        if (!rc)
+            rc = decode_res_list(&d, status, "allocatable", false, &alloc);
+        if (!rc)
+            rc = res_list_build(&d, &cap, &out->capacity);
+        /* SetDefaults_NodeStatus: no allocatable means allocatable = capacity */
+        if (!rc && alloc.obj)
+            rc = res_list_build(&d, &alloc, &out->allocatable);
+        else if (!rc)
+            out->allocatable = out->capacity;
+        path_pop(&d, old);
+    }
+    return rc;
+}
+
+int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
+                               const struct kube_lines *lines, const char *file,
+                               struct kube_priority_class *out, struct kube_err *err)
+{
+    struct dec d;
+    const json_t *meta;
+    const char *uid, *rv, *policy;
+    struct kube_labels labels;
+    int64_t value = 0;
+    bool has_value;
+    char q[128];
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj))
+        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? type_name(obj) : "nothing");
+    rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
+    if (!rc)
+        rc = get_int(&d, obj, "value", INT32_MIN, INT32_MAX, &value, &has_value);
+    if (!rc)
+        rc = get_bool(&d, obj, "globalDefault", &out->global_default);
+    if (!rc)
+        rc = get_string(&d, obj, "preemptionPolicy", &policy, "");
+    if (rc)
+        return rc;
+    if (!out->name[0]) {
+        old = path_push(&d, "metadata.name");
+        rc = dec_fail(&d, NULL, meta ? meta : obj, "Required value: name or generateName is required");
+        path_pop(&d, old);
+        return rc;
+    }
+    if (!has_value) {
+        old = path_push(&d, "value");
+        rc = dec_fail(&d, NULL, obj, "Required value");
+        path_pop(&d, old);
+        return rc;
+    }
+    if (policy[0] && strcmp(policy, "Never") && strcmp(policy, "PreemptLowerPriority")) {
+        old = path_push(&d, "preemptionPolicy");
+        rc = dec_fail(&d, json_object_get(obj, "preemptionPolicy"), obj,
+                      "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
+                      quote(policy, q, sizeof(q)));
+        path_pop(&d, old);
+        return rc;
+    }
+    out->value = (int32_t)value;
+    out->preempt_never = !strcmp(policy, "Never");
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Shared matching rules                                                                      */
+
+int64_t kube_resources_scalar(const struct kube_resources *r, const char *name)
+{
+    size_t lo = 0, hi = r ? r->nscalars : 0;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->scalars[mid].name, name);
+
+        if (c == 0)
+            return r->scalars[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+bool kube_toleration_tolerates(const struct kube_toleration *t, const struct kube_taint *taint)
+{
+    if (t->effect != KUBE_EFFECT_ANY && t->effect != taint->effect)
+        return false;
+    if (t->key && t->key[0] && strcmp(t->key, taint->key ? taint->key : ""))
+        return false;
+    if (t->op == KUBE_TOL_EXISTS)
+        return true;
+    return !strcmp(t->value ? t->value : "", taint->value ? taint->value : "");
+}
+
+bool kube_node_selector_term_matches(const struct kube_node_selector_term *t,
+                                     const struct kube_node *node)
+{
+    size_t i;
+
+    if (!t->nexprs && !t->nfields)
+        return false;
+    for (i = 0; i < t->nexprs; i++)
+        if (!kube_requirement_matches(&t->exprs[i], &node->labels))
+            return false;
+    if (t->nfields && node->name && node->name[0]) {
+        struct kube_label f = {"metadata.name", node->name};
+        struct kube_labels fields = {&f, 1};
+
+        for (i = 0; i < t->nfields; i++)
+            if (!kube_requirement_matches(&t->fields[i], &fields))
+                return false;
+    } else {
+        for (i = 0; i < t->nfields; i++)
+            if (t->fields[i].invalid)
+                return false;
+    }
+    return true;
+}
+
+bool kube_node_selector_matches(const struct kube_node_selector *s, const struct kube_node *node)
+{
+    size_t i;
+
+    for (i = 0; i < s->nterms; i++)
+        if (kube_node_selector_term_matches(&s->terms[i], node))
+            return true;
+    return false;
+}
+
+/* Pod requests are computed on dense vectors: the four native resources, then the union of
+ * scalar names. */
+#define NNATIVE 4
+
+static void rvec_add_res(int64_t *v, const struct kube_resources *r, const char *const *names,
+                         size_t nnames)
+{
+    size_t i, j = 0;
+
+    v[0] += r->cpu_milli;
+    v[1] += r->memory;
+    v[2] += r->ephemeral;
+    v[3] += r->pods;
+    /* both sorted: merge walk */
+    for (i = 0; i < r->nscalars; i++) {
+        while (j < nnames && strcmp(names[j], r->scalars[i].name) < 0)
+            j++;
+        if (j < nnames && !strcmp(names[j], r->scalars[i].name))
+            v[NNATIVE + j] += r->scalars[i].value;
+    }
+}
+
+static void rvec_max(int64_t *dst, const int64_t *src, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (src[i] > dst[i])
+            dst[i] = src[i];
+}
+
+int kube_pod_requests(const struct kube_pod *p, struct kube_arena *a, struct kube_resources *out)
+{
+    const char **names = NULL;
+    size_t nnames = 0, cap = 0, i, j, n;
+    int64_t *sum = NULL, *side, *initmax, *tmp;
+    unsigned set = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    /* union of scalar names */
+    for (i = 0; i < p->ncontainers + p->ninit_containers + 1; i++) {
+        const struct kube_resources *r =
+            i < p->ncontainers ? &p->containers[i].requests
+            : i < p->ncontainers + p->ninit_containers ? &p->init_containers[i - p->ncontainers].requests
+                                                       : &p->overhead;
+
+        set |= r->set;
+        for (j = 0; j < r->nscalars; j++) {
+            if (nnames == cap) {
+                size_t ncap = cap ? 2 * cap : 8;
+                const char **nn = realloc(names, ncap * sizeof(*nn));
+
+                if (!nn) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                names = nn;
+                cap = ncap;
+            }
+            names[nnames++] = r->scalars[j].name;
+        }
+    }
+    if (nnames > 1) {
+        size_t w = 1;
+
+        qsort(names, nnames, sizeof(*names), cmp_cstr);
+        for (i = 1; i < nnames; i++)
+            if (strcmp(names[i], names[w - 1]))
+                names[w++] = names[i];
+        nnames = w;
+    }
+    n = NNATIVE + nnames;
+    sum = calloc(4 * n, sizeof(*sum));
+    if (!sum) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    side = sum + n;
+    initmax = side + n;
+    tmp = initmax + n;
+    for (i = 0; i < p->ncontainers; i++)
+        rvec_add_res(sum, &p->containers[i].requests, names, nnames);
+    for (i = 0; i < p->ninit_containers; i++) {
+        const struct kube_container *c = &p->init_containers[i];
+
+        if (c->restart_always) {
+            rvec_add_res(sum, &c->requests, names, nnames);
+            rvec_add_res(side, &c->requests, names, nnames);
+            rvec_max(initmax, side, n);
+        } else {
+            memcpy(tmp, side, n * sizeof(*tmp));
+            rvec_add_res(tmp, &c->requests, names, nnames);
+            rvec_max(initmax, tmp, n);
+        }
+    }
+    rvec_max(sum, initmax, n);
+    rvec_add_res(sum, &p->overhead, names, nnames);
+    out->set = set;
+    out->cpu_milli = sum[0];
+    out->memory = sum[1];
+    out->ephemeral = sum[2];
+    out->pods = sum[3];
+    if (nnames) {
+        out->scalars = kube_arena_alloc(a, nnames * sizeof(*out->scalars));
+        if (!out->scalars) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (i = 0; i < nnames; i++) {
+            out->scalars[i].name = kube_arena_strdup(a, names[i]);
+            if (!out->scalars[i].name) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            out->scalars[i].value = sum[NNATIVE + i];
+        }
+        out->nscalars = nnames;
+    }
+out:
+    free(names);
+    free(sum);
+    return rc;
+}

@@ -1,0 +1,1035 @@
+/* cluster.c - the scheduler's cluster state: interned strings, node slots, node classes and
+ * the pods counted on each node, all updated incrementally.
+ *
+ * Invariants: hot[s] mirrors the sum of the pods in slots[s].pods (requests, non-zero
+ * requests, count, lowest priority); order[] lists the present slots; every present slot's
+ * hot.cls is a live class whose key is (unschedulable, taints, labels on interesting keys). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+
+/* ---------------------------------------------------------------- interning */
+
+static uint32_t hash_bytes(const void *p, size_t n, uint32_t h)
+{
+    const unsigned char *b = p;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static uint32_t hash_str(const char *s)
+{
+    return hash_bytes(s, strlen(s), 2166136261u);
+}
+
+bool sched_parse_int64(const char *s, int64_t *out)
+{
+    bool neg = false;
+    uint64_t v = 0, lim;
+
+    if (*s == '+' || *s == '-')
+        neg = *s++ == '-';
+    if (!*s)
+        return false;
+    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        if (v > (lim - (uint64_t)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+int sched_intern_init(struct sched_intern *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->nslots = 256;
+    t->slots = calloc(t->nslots, sizeof(*t->slots));
+    return t->slots ? 0 : -ENOMEM;
+}
+
+void sched_intern_release(struct sched_intern *t)
+{
+    uint32_t i;
+
+    for (i = 0; i < t->n; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->ival);
+    free(t->ival_ok);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+uint32_t sched_intern_find(const struct sched_intern *t, const char *s)
+{
+    uint32_t m = t->nslots - 1, i = hash_str(s) & m;
+
+    while (t->slots[i]) {
+        uint32_t id = t->slots[i] - 1;
+        if (!strcmp(t->strs[id], s))
+            return id;
+        i = (i + 1) & m;
+    }
+    return SCHED_NOID;
+}
+
+static int intern_grow_slots(struct sched_intern *t)
+{
+    uint32_t n = t->nslots * 2, i, m = n - 1;
+    uint32_t *s = calloc(n, sizeof(*s));
+
+    if (!s)
+        return -ENOMEM;
+    for (i = 0; i < t->n; i++) {
+        uint32_t j = hash_str(t->strs[i]) & m;
+        while (s[j])
+            j = (j + 1) & m;
+        s[j] = i + 1;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->nslots = n;
+    return 0;
+}
+
+uint32_t sched_intern_add(struct sched_intern *t, const char *s)
+{
+    uint32_t id = sched_intern_find(t, s), m, i;
+    char *copy;
+
+    if (id != SCHED_NOID)
+        return id;
+    if ((t->n + 1) * 2 > t->nslots && intern_grow_slots(t))
+        return SCHED_NOID;
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        char **strs = realloc(t->strs, cap * sizeof(*strs));
+        int64_t *iv;
+        bool *ok;
+
+        if (!strs)
+            return SCHED_NOID;
+        t->strs = strs;
+        if (!(iv = realloc(t->ival, cap * sizeof(*iv))))
+            return SCHED_NOID;
+        t->ival = iv;
+        if (!(ok = realloc(t->ival_ok, cap * sizeof(*ok))))
+            return SCHED_NOID;
+        t->ival_ok = ok;
+        t->cap = cap;
+    }
+    if (!(copy = strdup(s)))
+        return SCHED_NOID;
+    id = t->n++;
+    t->strs[id] = copy;
+    t->ival_ok[id] = sched_parse_int64(s, &t->ival[id]);
+    m = t->nslots - 1;
+    i = hash_str(s) & m;
+    while (t->slots[i])
+        i = (i + 1) & m;
+    t->slots[i] = id + 1;
+    return id;
+}
+
+/* ---------------------------------------------------------------- reasons */
+
+static const char *const fixed_reasons[SCHED_R_FIXED_COUNT] = {
+    [SCHED_R_UNSCHEDULABLE] = "node(s) were unschedulable",
+    [SCHED_R_NODE_NAME] = "node(s) didn't match the requested node name",
+    [SCHED_R_AFFINITY] = "node(s) didn't match Pod's node affinity/selector",
+    [SCHED_R_AFFINITY_PREFILTER] = "node(s) didn't satisfy plugin(s) [NodeAffinity]",
+    [SCHED_R_PORTS] = "node(s) didn't have free ports for the requested pod ports",
+    [SCHED_R_TOO_MANY_PODS] = "Too many pods",
+    [SCHED_R_CPU] = "Insufficient cpu",
+    [SCHED_R_MEMORY] = "Insufficient memory",
+    [SCHED_R_EPHEMERAL] = "Insufficient ephemeral-storage",
+    [SCHED_R_TAINT_GENERIC] = "node(s) had untolerated taint(s)",
+    [SCHED_R_NOT_HELPFUL] = "Preemption is not helpful for scheduling",
+    [SCHED_R_NO_VICTIMS] = "No preemption victims found for incoming pod",
+    [SCHED_R_AFFINITY_CONFLICT] = "pod affinity terms conflict",
+};
+
+uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid)
+{
+    char buf[512];
+
+    if (rid >= c->nreason_of_rid) {
+        uint32_t n = c->strs.cap > rid + 1 ? c->strs.cap : rid + 1, i;
+        uint32_t *r = realloc(c->reason_of_rid, n * sizeof(*r));
+
+        if (!r)
+            return SCHED_NOID;
+        for (i = c->nreason_of_rid; i < n; i++)
+            r[i] = SCHED_NOID;
+        c->reason_of_rid = r;
+        c->nreason_of_rid = n;
+    }
+    if (c->reason_of_rid[rid] == SCHED_NOID) {
+        snprintf(buf, sizeof(buf), "Insufficient %s", c->strs.strs[rid]);
+        c->reason_of_rid[rid] = sched_intern_add(&c->reasons, buf);
+    }
+    return c->reason_of_rid[rid];
+}
+
+/* The one place the taint reason is worded (research §4). */
+uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uint32_t ti,
+                            enum sched_taint_wording w)
+{
+    char buf[1024];
+
+    if (w == SCHED_TAINT_WORDING_GENERIC)
+        return SCHED_R_TAINT_GENERIC;
+    if (cl->taint_reason[ti] == SCHED_NOID) {
+        snprintf(buf, sizeof(buf), "node(s) had untolerated taint {%s: %s}",
+                 c->strs.strs[cl->taints[ti].key], c->strs.strs[cl->taints[ti].value]);
+        cl->taint_reason[ti] = sched_intern_add(&c->reasons, buf);
+    }
+    return cl->taint_reason[ti];
+}
+
+const char *sched_plugin_name(int plugin)
+{
+    static const char *const names[] = {NULL,           "NodeUnschedulable", "NodeName",
+                                        "TaintToleration", "NodeAffinity", "NodePorts",
+                                        "NodeResourcesFit"};
+
+    return plugin > 0 && plugin <= SCHED_PL_FIT ? names[plugin] : NULL;
+}
+
+/* ---------------------------------------------------------------- cluster */
+
+struct sched_cluster *sched_cluster_new(void)
+{
+    struct sched_cluster *c = calloc(1, sizeof(*c));
+    uint32_t i;
+
+    if (!c)
+        return NULL;
+    if (sched_intern_init(&c->strs) || sched_intern_init(&c->reasons))
+        goto fail;
+    for (i = 0; i < SCHED_R_FIXED_COUNT; i++)
+        if (sched_intern_add(&c->reasons, fixed_reasons[i]) != i)
+            goto fail;
+    c->nbuckets = 1024;
+    if (!(c->pod_buckets = calloc(c->nbuckets, sizeof(*c->pod_buckets))))
+        goto fail;
+    c->nclass_slots = 256;
+    if (!(c->class_slots = calloc(c->nclass_slots, sizeof(*c->class_slots))))
+        goto fail;
+    c->rid_gpu = sched_intern_add(&c->strs, "nvidia.com/gpu");
+    c->id_bind_all = sched_intern_add(&c->strs, "0.0.0.0");
+    c->id_empty = sched_intern_add(&c->strs, "");
+    c->key_unschedulable_taint = sched_intern_add(&c->strs, "node.kubernetes.io/unschedulable");
+    if (c->rid_gpu == SCHED_NOID || c->id_bind_all == SCHED_NOID || c->id_empty == SCHED_NOID ||
+        c->key_unschedulable_taint == SCHED_NOID)
+        goto fail;
+    return c;
+fail:
+    sched_cluster_free(c);
+    return NULL;
+}
+
+static void pod_free(struct sched_pod *p)
+{
+    if (!p)
+        return;
+    free(p->key);
+    free(p->scalars);
+    free(p->ports);
+    free(p);
+}
+
+static void class_clear(struct sched_class *cl)
+{
+    free(cl->taints);
+    free(cl->labels);
+    free(cl->taint_reason);
+    memset(cl, 0, sizeof(*cl));
+}
+
+void sched_cluster_free(struct sched_cluster *c)
+{
+    uint32_t i;
+
+    if (!c)
+        return;
+    for (i = 0; i < c->nbuckets && c->pod_buckets; i++) {
+        struct sched_pod *p = c->pod_buckets[i], *next;
+        for (; p; p = next) {
+            next = p->hnext;
+            pod_free(p);
+        }
+    }
+    free(c->pod_buckets);
+    for (i = 0; i < c->nslots; i++) {
+        struct sched_slot *s = &c->slots[i];
+        free(s->name);
+        free(s->labels);
+        free(s->taints);
+        free(s->scalars);
+        free(s->ports);
+        free(s->pods);
+    }
+    free(c->slots);
+    free(c->hot);
+    free(c->slot_of_name);
+    free(c->order);
+    for (i = 0; i < c->nclasses; i++)
+        class_clear(&c->classes[i]);
+    free(c->classes);
+    free(c->class_slots);
+    free(c->interesting);
+    free(c->reason_of_rid);
+    free(c->s_out);
+    free(c->s_ties);
+    free(c->s_inset);
+    free(c->s_vc);
+    free(c->s_vc_done);
+    sched_intern_release(&c->strs);
+    sched_intern_release(&c->reasons);
+    free(c);
+}
+
+size_t sched_cluster_node_count(const struct sched_cluster *c)
+{
+    return c->norder;
+}
+
+/* grow an array of elem-sized items to hold at least need */
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    uint32_t n;
+    void *p;
+
+    if (need <= *cap)
+        return 0;
+    n = *cap ? *cap : 4;
+    while (n < need)
+        n *= 2;
+    if (!(p = realloc(*arr, (size_t)n * elem)))
+        return -ENOMEM;
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+/* slot_get returns the slot of node name id, creating it (absent) when create. */
+static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
+{
+    uint32_t s;
+
+    if (name_id == SCHED_NOID)
+        return SCHED_NOID;
+    if (name_id >= c->nslot_of_name) {
+        uint32_t n = c->nslot_of_name, i;
+        if (!create)
+            return SCHED_NOID;
+        if (grow((void **)&c->slot_of_name, &n, name_id + 1, sizeof(uint32_t)))
+            return SCHED_NOID;
+        for (i = c->nslot_of_name; i < n; i++)
+            c->slot_of_name[i] = SCHED_NOID;
+        c->nslot_of_name = n;
+    }
+    if (c->slot_of_name[name_id] != SCHED_NOID || !create)
+        return c->slot_of_name[name_id];
+    if (c->nslots == c->cslots) {
+        uint32_t cap = c->cslots, cap2 = c->cslots;
+        if (grow((void **)&c->slots, &cap, c->nslots + 1, sizeof(*c->slots)) ||
+            grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)))
+            return SCHED_NOID;
+        c->cslots = cap < cap2 ? cap : cap2;
+    }
+    s = c->nslots;
+    memset(&c->slots[s], 0, sizeof(c->slots[s]));
+    memset(&c->hot[s], 0, sizeof(c->hot[s]));
+    if (!(c->slots[s].name = strdup(c->strs.strs[name_id])))
+        return SCHED_NOID;
+    c->hot[s].name = name_id;
+    c->hot[s].min_prio = INT32_MAX;
+    c->hot[s].cls = SCHED_NOID;
+    c->nslots++;
+    c->slot_of_name[name_id] = s;
+    return s;
+}
+
+const struct sched_scalar *sched_slot_scalar(const struct sched_slot *s, uint32_t rid)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nscalars; i++)
+        if (s->scalars[i].rid == rid)
+            return &s->scalars[i];
+    return NULL;
+}
+
+static struct sched_scalar *slot_scalar_add(struct sched_slot *s, uint32_t rid)
+{
+    struct sched_scalar *x = (struct sched_scalar *)sched_slot_scalar(s, rid), *v;
+
+    if (x)
+        return x;
+    if (!(v = realloc(s->scalars, (s->nscalars + 1) * sizeof(*v))))
+        return NULL;
+    s->scalars = v;
+    x = &v[s->nscalars++];
+    x->rid = rid;
+    x->alloc = x->req = 0;
+    return x;
+}
+
+/* ---------------------------------------------------------------- classes */
+
+static bool key_interesting(const struct sched_cluster *c, uint32_t key)
+{
+    return key < c->ninteresting && c->interesting[key];
+}
+
+/* class_key builds the projected labels of slot s into buf (cap entries) and returns count */
+static uint32_t project_labels(const struct sched_cluster *c, const struct sched_slot *s,
+                               struct sched_idlabel *buf)
+{
+    uint32_t i, n = 0;
+
+    for (i = 0; i < s->nlabels; i++)
+        if (key_interesting(c, s->labels[i].key))
+            buf[n++] = s->labels[i];
+    return n;
+}
+
+static uint32_t class_hash(bool unsched, const struct sched_idtaint *t, uint32_t nt,
+                           const struct sched_idlabel *l, uint32_t nl)
+{
+    uint32_t h = 2166136261u, i;
+
+    h = hash_bytes(&unsched, 1, h);
+    for (i = 0; i < nt; i++) {
+        h = hash_bytes(&t[i].key, 4, h);
+        h = hash_bytes(&t[i].value, 4, h);
+        h = hash_bytes(&t[i].effect, 1, h);
+    }
+    h ^= 0x9e3779b9u;
+    for (i = 0; i < nl; i++) {
+        h = hash_bytes(&l[i].key, 4, h);
+        h = hash_bytes(&l[i].value, 4, h);
+    }
+    return h;
+}
+
+static bool class_equal(const struct sched_class *cl, bool unsched, const struct sched_idtaint *t,
+                        uint32_t nt, const struct sched_idlabel *l, uint32_t nl)
+{
+    uint32_t i;
+
+    if (cl->unschedulable != unsched || cl->ntaints != nt || cl->nlabels != nl)
+        return false;
+    for (i = 0; i < nt; i++)
+        if (cl->taints[i].key != t[i].key || cl->taints[i].value != t[i].value ||
+            cl->taints[i].effect != t[i].effect)
+            return false;
+    for (i = 0; i < nl; i++)
+        if (cl->labels[i].key != l[i].key || cl->labels[i].value != l[i].value)
+            return false;
+    return true;
+}
+
+static int class_table_insert(struct sched_cluster *c, uint32_t idx)
+{
+    uint32_t m, i;
+
+    if ((c->nclasses + 1) * 2 > c->nclass_slots) {
+        uint32_t n = c->nclass_slots * 2, j;
+        uint32_t *s = calloc(n, sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        for (j = 0; j < c->nclasses; j++) {
+            if (j == idx)
+                continue;
+            i = c->classes[j].hash & (n - 1);
+            while (s[i])
+                i = (i + 1) & (n - 1);
+            s[i] = j + 1;
+        }
+        free(c->class_slots);
+        c->class_slots = s;
+        c->nclass_slots = n;
+    }
+    m = c->nclass_slots - 1;
+    i = c->classes[idx].hash & m;
+    while (c->class_slots[i])
+        i = (i + 1) & m;
+    c->class_slots[i] = idx + 1;
+    return 0;
+}
+
+/* class_of returns the class of slot s (taking a reference), or SCHED_NOID on ENOMEM. */
+static uint32_t class_of(struct sched_cluster *c, uint32_t slot)
+{
+    struct sched_slot *s = &c->slots[slot];
+    struct sched_idlabel stackbuf[64], *l = stackbuf;
+    struct sched_class *cl;
+    uint32_t nl, h, i, m, idx = SCHED_NOID, cap;
+
+    if (s->nlabels > 64 && !(l = malloc(s->nlabels * sizeof(*l))))
+        return SCHED_NOID;
+    nl = project_labels(c, s, l);
+    h = class_hash(s->unschedulable, s->taints, s->ntaints, l, nl);
+    m = c->nclass_slots - 1;
+    for (i = h & m; c->class_slots[i]; i = (i + 1) & m) {
+        cl = &c->classes[c->class_slots[i] - 1];
+        if (cl->hash == h && class_equal(cl, s->unschedulable, s->taints, s->ntaints, l, nl)) {
+            idx = c->class_slots[i] - 1;
+            break;
+        }
+    }
+    if (idx == SCHED_NOID) {
+        cap = c->cclasses;
+        if (grow((void **)&c->classes, &cap, c->nclasses + 1, sizeof(*c->classes)))
+            goto out;
+        c->cclasses = cap;
+        cl = &c->classes[c->nclasses];
+        memset(cl, 0, sizeof(*cl));
+        cl->hash = h;
+        cl->unschedulable = s->unschedulable;
+        cl->ntaints = s->ntaints;
+        cl->nlabels = nl;
+        cl->taints = malloc((s->ntaints + 1) * sizeof(*cl->taints));
+        cl->taint_reason = malloc((s->ntaints + 1) * sizeof(*cl->taint_reason));
+        cl->labels = malloc((nl + 1) * sizeof(*cl->labels));
+        if (!cl->taints || !cl->labels || !cl->taint_reason) {
+            class_clear(cl);
+            goto out;
+        }
+        memcpy(cl->taints, s->taints, s->ntaints * sizeof(*cl->taints));
+        for (i = 0; i < s->ntaints; i++)
+            cl->taint_reason[i] = SCHED_NOID;
+        memcpy(cl->labels, l, nl * sizeof(*l));
+        if (class_table_insert(c, c->nclasses)) {
+            class_clear(cl);
+            goto out;
+        }
+        idx = c->nclasses++;
+    }
+    c->classes[idx].refs++;
+out:
+    if (l != stackbuf)
+        free(l);
+    return idx;
+}
+
+static void class_unref(struct sched_cluster *c, uint32_t idx)
+{
+    if (idx != SCHED_NOID && c->classes[idx].refs)
+        c->classes[idx].refs--;
+}
+
+/* sched_cluster_refresh_classes recomputes every present node's class from scratch (after
+ * the interesting keys changed, or when too many classes are dead). */
+int sched_cluster_refresh_classes(struct sched_cluster *c)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->nclasses; i++)
+        class_clear(&c->classes[i]);
+    c->nclasses = 0;
+    memset(c->class_slots, 0, c->nclass_slots * sizeof(*c->class_slots));
+    for (i = 0; i < c->norder; i++) {
+        uint32_t s = c->order[i];
+        if ((c->hot[s].cls = class_of(c, s)) == SCHED_NOID)
+            return -ENOMEM;
+    }
+    c->classes_dirty = false;
+    return 0;
+}
+
+int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key)
+{
+    if (key == SCHED_NOID || key_interesting(c, key))
+        return 0;
+    if (key >= c->ninteresting) {
+        uint32_t n = c->ninteresting;
+        if (grow((void **)&c->interesting, &n, key + 1, sizeof(bool)))
+            return -ENOMEM;
+        c->ninteresting = n;
+    }
+    c->interesting[key] = true;
+    /* only nodes that carry the key change class */
+    for (uint32_t i = 0; i < c->norder && !c->classes_dirty; i++) {
+        const struct sched_slot *s = &c->slots[c->order[i]];
+        for (uint32_t j = 0; j < s->nlabels; j++)
+            if (s->labels[j].key == key) {
+                c->classes_dirty = true;
+                break;
+            }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+static int cmp_idlabel(const void *a, const void *b)
+{
+    const struct sched_idlabel *x = a, *y = b;
+
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node,
+                           struct kube_err *err)
+{
+    struct sched_idlabel *labels = NULL;
+    struct sched_idtaint *taints = NULL;
+    struct sched_slot *s;
+    struct sched_hot *h;
+    uint32_t id, slot, i, live = 0;
+    int rc = -ENOMEM;
+
+    if (!node->name || !*node->name)
+        return kube_err_set(err, -EINVAL, "node has no name");
+    if ((id = sched_intern_add(&c->strs, node->name)) == SCHED_NOID ||
+        (slot = slot_get(c, id, true)) == SCHED_NOID)
+        goto out;
+    labels = malloc((node->labels.n + 1) * sizeof(*labels));
+    taints = malloc((node->ntaints + 1) * sizeof(*taints));
+    if (!labels || !taints)
+        goto out;
+    for (i = 0; i < node->labels.n; i++) {
+        labels[i].key = sched_intern_add(&c->strs, node->labels.v[i].key);
+        labels[i].value = sched_intern_add(&c->strs, node->labels.v[i].value);
+        if (labels[i].key == SCHED_NOID || labels[i].value == SCHED_NOID)
+            goto out;
+    }
+    qsort(labels, node->labels.n, sizeof(*labels), cmp_idlabel);
+    for (i = 0; i < node->ntaints; i++) {
+        taints[i].key = sched_intern_add(&c->strs, node->taints[i].key);
+        taints[i].value = sched_intern_add(&c->strs, node->taints[i].value ? node->taints[i].value : "");
+        taints[i].effect = (uint8_t)node->taints[i].effect;
+        if (taints[i].key == SCHED_NOID || taints[i].value == SCHED_NOID)
+            goto out;
+    }
+    s = &c->slots[slot];
+    h = &c->hot[slot];
+    for (i = 0; i < s->nscalars; i++)
+        s->scalars[i].alloc = 0;
+    for (i = 0; i < node->allocatable.nscalars; i++) {
+        uint32_t rid = sched_intern_add(&c->strs, node->allocatable.scalars[i].name);
+        struct sched_scalar *x = rid == SCHED_NOID ? NULL : slot_scalar_add(s, rid);
+        if (!x)
+            goto out;
+        x->alloc = node->allocatable.scalars[i].value;
+    }
+    free(s->labels);
+    free(s->taints);
+    s->labels = labels;
+    s->nlabels = (uint32_t)node->labels.n;
+    s->taints = taints;
+    s->ntaints = (uint32_t)node->ntaints;
+    labels = NULL;
+    taints = NULL;
+    s->unschedulable = node->unschedulable;
+    h->alloc_cpu = node->allocatable.cpu_milli;
+    h->alloc_mem = node->allocatable.memory;
+    h->alloc_eph = node->allocatable.ephemeral;
+    h->alloc_pods = node->allocatable.pods > INT32_MAX ? INT32_MAX : (int32_t)node->allocatable.pods;
+    {
+        const struct sched_scalar *g = sched_slot_scalar(s, c->rid_gpu);
+        h->alloc_gpu = g ? g->alloc : 0;
+    }
+    if (!s->present) {
+        /* order[] grows with the slots array */
+        uint32_t *o = realloc(c->order, c->cslots * sizeof(*o));
+        if (!o)
+            goto out;
+        c->order = o;
+        s->present = true;
+        s->order_index = c->norder;
+        c->order[c->norder++] = slot;
+        h->cls = SCHED_NOID;
+    }
+    class_unref(c, h->cls);
+    h->cls = SCHED_NOID;
+    if (!c->classes_dirty && (h->cls = class_of(c, slot)) == SCHED_NOID)
+        goto out;
+    /* drop dead classes once they outnumber the live ones */
+    for (i = 0; i < c->nclasses; i++)
+        live += c->classes[i].refs > 0;
+    if (c->nclasses > 2 * live + 64)
+        c->classes_dirty = true;
+    rc = 0;
+out:
+    free(labels);
+    free(taints);
+    if (rc)
+        kube_err_set(err, rc, "out of memory adding node %s", node->name);
+    return rc;
+}
+
+int sched_cluster_update_node(struct sched_cluster *c, const struct kube_node *node,
+                              struct kube_err *err)
+{
+    return sched_cluster_add_node(c, node, err);
+}
+
+int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
+{
+    uint32_t slot = slot_get(c, sched_intern_find(&c->strs, name), false), idx, last;
+
+    if (slot == SCHED_NOID || !c->slots[slot].present)
+        return -ENOENT;
+    idx = c->slots[slot].order_index;
+    last = c->order[--c->norder];
+    c->order[idx] = last;
+    c->slots[last].order_index = idx;
+    c->slots[slot].present = false;
+    class_unref(c, c->hot[slot].cls);
+    c->hot[slot].cls = SCHED_NOID;
+    return 0;
+}
+
+static void fill_usage(const struct sched_cluster *c, uint32_t slot, struct sched_node_usage *u)
+{
+    const struct sched_hot *h = &c->hot[slot];
+
+    memset(u, 0, sizeof(*u));
+    u->name = c->slots[slot].name;
+    u->npods = (size_t)h->npods;
+    u->allocatable_pods = h->alloc_pods;
+    u->allocatable_cpu_milli = h->alloc_cpu;
+    u->requested_cpu_milli = h->req_cpu;
+    u->allocatable_memory = h->alloc_mem;
+    u->requested_memory = h->req_mem;
+    u->allocatable_ephemeral = h->alloc_eph;
+    u->requested_ephemeral = h->req_eph;
+    u->allocatable_gpu = h->alloc_gpu;
+    u->requested_gpu = h->req_gpu;
+    u->unschedulable = c->slots[slot].unschedulable;
+}
+
+int sched_cluster_node_usage(const struct sched_cluster *c, const char *name,
+                             struct sched_node_usage *u)
+{
+    uint32_t id = sched_intern_find(&c->strs, name);
+    uint32_t slot = id < c->nslot_of_name ? c->slot_of_name[id] : SCHED_NOID;
+
+    if (slot == SCHED_NOID || !c->slots[slot].present)
+        return -ENOENT;
+    fill_usage(c, slot, u);
+    return 0;
+}
+
+int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_node_usage *u)
+{
+    if (i >= c->norder)
+        return -ENOENT;
+    fill_usage(c, c->order[i], u);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- pods */
+
+static uint32_t pod_bucket(const struct sched_cluster *c, const char *ns, const char *name)
+{
+    uint32_t h = hash_bytes(ns, strlen(ns), 2166136261u);
+
+    h = hash_bytes("/", 1, h);
+    return hash_bytes(name, strlen(name), h) & (c->nbuckets - 1);
+}
+
+struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
+                                         const char *name)
+{
+    struct sched_pod *p;
+
+    for (p = c->pod_buckets[pod_bucket(c, ns, name)]; p; p = p->hnext)
+        if (!strcmp(p->ns, ns) && !strcmp(p->name, name))
+            return p;
+    return NULL;
+}
+
+void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
+                            int sign)
+{
+    struct sched_slot *s = &c->slots[slot];
+    struct sched_hot *h = &c->hot[slot];
+    uint32_t i, j;
+
+    h->req_cpu += sign * p->cpu;
+    h->req_mem += sign * p->mem;
+    h->req_eph += sign * p->eph;
+    h->nz_cpu += sign * p->nz_cpu;
+    h->nz_mem += sign * p->nz_mem;
+    h->npods += sign;
+    for (i = 0; i < p->nscalars; i++) {
+        /* the scalar entry was created when the pod was added */
+        struct sched_scalar *x = (struct sched_scalar *)sched_slot_scalar(s, p->scalars[i].rid);
+        if (x)
+            x->req += sign * p->scalars[i].req;
+        if (p->scalars[i].rid == c->rid_gpu)
+            h->req_gpu += sign * p->scalars[i].req;
+    }
+    for (i = 0; i < p->nports; i++) {
+        for (j = 0; j < s->cports; j++)
+            if (s->ports[j].refs && s->ports[j].ip == p->ports[i].ip &&
+                s->ports[j].proto == p->ports[i].proto && s->ports[j].port == p->ports[i].port)
+                break;
+        if (j == s->cports) {
+            for (j = 0; j < s->cports && s->ports[j].refs; j++)
+                ;
+            if (j == s->cports)
+                continue; /* room was reserved in pod_attach */
+            s->ports[j] = p->ports[i];
+            s->ports[j].refs = 0;
+        }
+        s->ports[j].refs += sign;
+    }
+    h->nports = 0;
+    for (j = 0; j < s->cports; j++)
+        h->nports += s->ports[j].refs > 0;
+}
+
+static void slot_min_prio(struct sched_cluster *c, uint32_t slot)
+{
+    const struct sched_slot *s = &c->slots[slot];
+    int32_t m = INT32_MAX;
+    uint32_t i;
+
+    for (i = 0; i < s->npods; i++)
+        if (s->pods[i]->priority < m)
+            m = s->pods[i]->priority;
+    c->hot[slot].min_prio = m;
+}
+
+static void pod_detach(struct sched_cluster *c, struct sched_pod *p)
+{
+    struct sched_slot *s = &c->slots[p->slot];
+    struct sched_pod **b = &c->pod_buckets[pod_bucket(c, p->ns, p->name)];
+    uint32_t i = p->index_in_slot;
+
+    while (*b != p)
+        b = &(*b)->hnext;
+    *b = p->hnext;
+    c->npods--;
+    s->pods[i] = s->pods[--s->npods];
+    s->pods[i]->index_in_slot = i;
+    sched_slot_usage_apply(c, p->slot, p, -1);
+    if (p->priority == c->hot[p->slot].min_prio)
+        slot_min_prio(c, p->slot);
+}
+
+static int buckets_grow(struct sched_cluster *c)
+{
+    uint32_t n = c->nbuckets * 2, i;
+    struct sched_pod **b = calloc(n, sizeof(*b)), *p, *next;
+
+    if (!b)
+        return -ENOMEM;
+    for (i = 0; i < c->nbuckets; i++)
+        for (p = c->pod_buckets[i]; p; p = next) {
+            uint32_t k;
+            next = p->hnext;
+            c->nbuckets = n; /* pod_bucket reads nbuckets */
+            k = pod_bucket(c, p->ns, p->name);
+            c->nbuckets = n / 2;
+            p->hnext = b[k];
+            b[k] = p;
+        }
+    free(c->pod_buckets);
+    c->pod_buckets = b;
+    c->nbuckets = n;
+    return 0;
+}
+
+/* pod_build makes a cluster pod from pod on node name; NULL on ENOMEM (or -E2BIG scalars). */
+static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_pod *pod,
+                                   const char *node_name, int *rc)
+{
+    struct sched_usage u;
+    struct sched_pod *p = NULL;
+    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), i, j, np = 0;
+    uint32_t slot;
+
+    *rc = sched_pod_usage(c, pod, &u);
+    if (*rc)
+        return NULL;
+    *rc = -ENOMEM;
+    if ((slot = slot_get(c, sched_intern_add(&c->strs, node_name), true)) == SCHED_NOID)
+        return NULL;
+    if (!(p = calloc(1, sizeof(*p))) || !(p->key = malloc(2 * (nl + nn) + 4)))
+        goto fail;
+    memcpy(p->key, pod->namespace_, nl);
+    p->key[nl] = '/';
+    memcpy(p->key + nl + 1, pod->name, nn + 1);
+    p->ns = p->key + nl + nn + 2;
+    memcpy(p->ns, pod->namespace_, nl + 1);
+    p->name = p->ns + nl + 1;
+    memcpy(p->name, pod->name, nn + 1);
+    p->slot = slot;
+    p->terminating = pod->terminating;
+    p->priority = pod->priority;
+    p->seq = c->next_seq++;
+    p->cpu = u.cpu;
+    p->mem = u.mem;
+    p->eph = u.eph;
+    p->nz_cpu = u.nz_cpu;
+    p->nz_mem = u.nz_mem;
+    if (u.nscalars) {
+        if (!(p->scalars = malloc(u.nscalars * sizeof(*p->scalars))))
+            goto fail;
+        memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
+        p->nscalars = u.nscalars;
+    }
+    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
+        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
+                                                              : &pod->init_containers[i - pod->ncontainers];
+        if (i >= pod->ncontainers && !k->restart_always)
+            continue;
+        np += k->nports;
+    }
+    if (np && !(p->ports = calloc(np, sizeof(*p->ports))))
+        goto fail;
+    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
+        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
+                                                              : &pod->init_containers[i - pod->ncontainers];
+        if (i >= pod->ncontainers && !k->restart_always)
+            continue;
+        for (j = 0; j < k->nports; j++) {
+            int32_t hp = k->ports[j].host_port;
+            const char *ip = k->ports[j].host_ip;
+            if (hp <= 0 && pod->host_network)
+                hp = k->ports[j].container_port;
+            if (hp <= 0)
+                continue;
+            p->ports[p->nports].ip = sched_intern_add(&c->strs, ip && *ip ? ip : "0.0.0.0");
+            if (p->ports[p->nports].ip == SCHED_NOID)
+                goto fail;
+            p->ports[p->nports].proto = (uint8_t)k->ports[j].protocol;
+            p->ports[p->nports].port = hp;
+            p->nports++;
+        }
+    }
+    *rc = 0;
+    return p;
+fail:
+    pod_free(p);
+    return NULL;
+}
+
+static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
+{
+    struct sched_slot *s = &c->slots[p->slot];
+    uint32_t i, b;
+
+    if (c->npods + 1 > c->nbuckets && buckets_grow(c))
+        return -ENOMEM;
+    if (grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
+        return -ENOMEM;
+    if (p->nports &&
+        grow((void **)&s->ports, &s->cports, c->hot[p->slot].nports + p->nports, sizeof(*s->ports)))
+        return -ENOMEM;
+    for (i = 0; i < p->nscalars; i++)
+        if (!slot_scalar_add(s, p->scalars[i].rid))
+            return -ENOMEM;
+    b = pod_bucket(c, p->ns, p->name);
+    p->hnext = c->pod_buckets[b];
+    c->pod_buckets[b] = p;
+    c->npods++;
+    p->index_in_slot = s->npods;
+    s->pods[s->npods++] = p;
+    sched_slot_usage_apply(c, p->slot, p, +1);
+    if (p->priority < c->hot[p->slot].min_prio)
+        c->hot[p->slot].min_prio = p->priority;
+    return 0;
+}
+
+static bool pod_terminal(const struct kube_pod *pod)
+{
+    return pod->phase && (!strcmp(pod->phase, "Succeeded") || !strcmp(pod->phase, "Failed"));
+}
+
+int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct kube_err *err)
+{
+    struct sched_pod *old = sched_cluster_find_pod(c, pod->namespace_, pod->name), *p;
+    int rc;
+
+    if (!pod->node_name || !*pod->node_name || pod_terminal(pod)) {
+        if (old && !old->assumed) {
+            pod_detach(c, old);
+            pod_free(old);
+        }
+        return 0;
+    }
+    if (!(p = pod_build(c, pod, pod->node_name, &rc)))
+        goto fail;
+    if (old) {
+        p->seq = old->seq;
+        pod_detach(c, old);
+        pod_free(old);
+    }
+    if ((rc = pod_attach(c, p))) {
+        pod_free(p);
+        goto fail;
+    }
+    return 0;
+fail:
+    return kube_err_set(err, rc, "cannot add pod %s/%s: %s", pod->namespace_, pod->name,
+                        rc == -E2BIG ? "too many extended resources" : "out of memory");
+}
+
+int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, const char *name)
+{
+    struct sched_pod *p = sched_cluster_find_pod(c, namespace_, name);
+
+    if (!p)
+        return -ENOENT;
+    pod_detach(c, p);
+    pod_free(p);
+    return 0;
+}
+
+int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod,
+                             const char *node_name, struct kube_err *err)
+{
+    struct sched_pod *p;
+    int rc;
+
+    if (sched_cluster_find_pod(c, pod->namespace_, pod->name))
+        return kube_err_set(err, -EEXIST, "pod %s/%s is already in the cluster", pod->namespace_,
+                            pod->name);
+    if (!(p = pod_build(c, pod, node_name, &rc)))
+        goto fail;
+    p->assumed = true;
+    if ((rc = pod_attach(c, p))) {
+        pod_free(p);
+        goto fail;
+    }
+    return 0;
+fail:
+    return kube_err_set(err, rc, "cannot assume pod %s/%s: %s", pod->namespace_, pod->name,
+                        rc == -E2BIG ? "too many extended resources" : "out of memory");
+}
+
+int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, const char *name)
+{
+    struct sched_pod *p = sched_cluster_find_pod(c, namespace_, name);
+
+    if (!p)
+        return -ENOENT;
+    if (!p->assumed)
+        return -EINVAL;
+    pod_detach(c, p);
+    pod_free(p);
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* cmd.h - the offline gpusched commands (simulate, explain, nodes) and their shared flag parser.
+ *
+ * Each command takes its own argv (argv[0] is the command name), prints its result on stdout
+ * and its errors as one line on stderr ("gpusched: FILE: line N: FIELD: what is wrong"), and
+ * returns the process exit status: 0 success, 1 runtime failure, 2 usage error. */
+#ifndef SCHED_CMD_H
+#define SCHED_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sched/manifest.h"
+#include "sched/sched.h"
+
+int sched_cmd_simulate(int argc, char **argv);
+int sched_cmd_explain(int argc, char **argv);
+int sched_cmd_nodes(int argc, char **argv);
+
+/* Flags, kubectl (cobra/pflag) style: --name VALUE, --name=VALUE, -n VALUE, -n=VALUE,
+ * -nVALUE; a bare "--" ends the flags; flags and positional arguments may be mixed. A
+ * CMD_FLAG_LIST flag may repeat and splits its values on commas (like -f a,b). */
+enum sched_cmd_flag_type { CMD_FLAG_BOOL, CMD_FLAG_STRING, CMD_FLAG_LIST };
+
+struct sched_cmd_list {
+    const char **v; /* borrowed from argv (comma-split copies are owned by the list) */
+    size_t n;
+    char **owned; /* copies made by comma splitting, freed by sched_cmd_list_release */
+    size_t nowned;
+};
+
+struct sched_cmd_flag {
+    const char *name; /* long name without "--" */
+    char shorthand;   /* 0 when none */
+    enum sched_cmd_flag_type type;
+    void *dest; /* bool *, const char **, struct sched_cmd_list * */
+};
+
+/* sched_cmd_flags_parse parses argv[1..] against flags. Positional arguments are collected in
+ * *pos (borrowed from argv). On -h/--help it sets *help and stops. Usage errors are printed on
+ * stderr in cobra's words ("gpusched: unknown flag: --x", followed by "See 'gpusched CMD
+ * --help' for usage.") and return 2; 0 otherwise. */
+int sched_cmd_flags_parse(const char *cmd, const struct sched_cmd_flag *flags, size_t nflags,
+                          int argc, char **argv, struct sched_cmd_list *pos, bool *help);
+
+/* sched_cmd_list_release frees the list's arrays and copies (not the argv strings). */
+void sched_cmd_list_release(struct sched_cmd_list *l);
+
+/* sched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
+ * returns 2. */
+int sched_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* sched_cmd_load initialises in and loads every path of files into it (files, directories
+ * or "-"), then finishes it. Loader warnings are printed on stderr as "gpusched: warning:
+ * ...". On failure the error is printed as one line and 1 is returned (in is released);
+ * 0 otherwise, and the caller releases in with sched_input_release. */
+int sched_cmd_load(const struct sched_cmd_list *files, struct sched_input *in);
+
+/* sched_cmd_pod_terminal: phase Succeeded or Failed (such pods hold no resources and are
+ * never scheduled). */
+bool sched_cmd_pod_terminal(const struct kube_pod *p);
+
+/* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in and every
+ * bound, non-terminal pod (spec.nodeName set). Prints the error and returns 1 on failure;
+ * the caller frees *out with sched_cluster_free. */
+int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out);
+
+/* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value
+ * they print the usage error and return 2. */
+int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
+int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
+
+/* The default --seed: fixed, so two runs on the same input give the same placement. */
+#define SCHED_CMD_DEFAULT_SEED 1
+
+/* sched_cmd_queue_order fills order[0..n) with the indexes of pods[] in kube-scheduler's queue
+ * order: priority descending, then input order (a stable sort). */
+void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order);
+
+#endif

@@ -1,0 +1,148 @@
+/* cmd_common.c - what simulate, explain and nodes share: loading the -f inputs, building the
+ * cluster of nodes and bound pods, checking --seed and --profile, the queue order.
+ *
+ * These are command-level helpers: unlike the library modules they print their errors (one
+ * line on stderr) and return the exit status to use. */
+#include "sched/cmd.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void sched_cmd_print_err(const struct kube_err *err)
+{
+    char buf[KUBE_ERR_MSG_MAX + 600];
+
+    fprintf(stderr, "gpusched: %s\n", kube_err_format(err, buf, sizeof(buf)));
+}
+
+int sched_cmd_load(const struct sched_cmd_list *files, struct sched_input *in)
+{
+    struct kube_err err;
+    size_t i;
+    int rc = 0;
+
+    kube_err_clear(&err);
+    sched_input_init(in, NULL);
+    for (i = 0; i < files->n && !rc; i++) {
+        rc = sched_input_load_file(in, files->v[i], &err);
+        /* the loader names the file when the fault is inside one; a path that cannot be
+         * opened at all is named here */
+        if (rc && !err.file[0])
+            kube_err_at(&err, files->v[i], 0, 0);
+    }
+    if (!rc)
+        rc = sched_input_finish(in, &err);
+    for (i = 0; i < in->nwarnings; i++)
+        fprintf(stderr, "gpusched: warning: %s\n", in->warnings[i]);
+    if (rc) {
+        sched_cmd_print_err(&err);
+        sched_input_release(in);
+        return 1;
+    }
+    return 0;
+}
+
+bool sched_cmd_pod_terminal(const struct kube_pod *p)
+{
+    return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
+}
+
+int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out)
+{
+    struct sched_cluster *c = sched_cluster_new();
+    struct kube_err err;
+    size_t i;
+    int rc = 0;
+
+    kube_err_clear(&err);
+    *out = NULL;
+    if (!c) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    for (i = 0; i < in->nnodes && !rc; i++)
+        rc = sched_cluster_add_node(c, &in->nodes[i], &err);
+    for (i = 0; i < in->npods && !rc; i++) {
+        const struct kube_pod *p = &in->pods[i];
+        if (p->node_name && p->node_name[0] && !sched_cmd_pod_terminal(p))
+            rc = sched_cluster_add_pod(c, p, &err);
+    }
+    if (rc) {
+        sched_cmd_print_err(&err);
+        sched_cluster_free(c);
+        return 1;
+    }
+    *out = c;
+    return 0;
+}
+
+int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s) {
+        *seed = SCHED_CMD_DEFAULT_SEED;
+        return 0;
+    }
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-')
+        return sched_cmd_usage_error(cmd,
+                                     "invalid argument \"%s\" for \"--seed\" flag: "
+                                     "must be a non-negative integer",
+                                     s);
+    *seed = (uint64_t)v;
+    return 0;
+}
+
+int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p)
+{
+    *p = sched_profile_find(s ? s : "default");
+    if (!*p)
+        return sched_cmd_usage_error(cmd,
+                                     "invalid argument \"%s\" for \"--profile\" flag: "
+                                     "must be default or gpu",
+                                     s);
+    return 0;
+}
+
+void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order)
+{
+    size_t i, j;
+
+    /* a bottom-up merge sort: stable, and O(n log n) for inputs of many thousand pods */
+    size_t *tmp = malloc(n * sizeof(*tmp));
+    size_t width;
+
+    for (i = 0; i < n; i++)
+        order[i] = i;
+    if (!tmp) {
+        /* out of memory: a stable insertion sort still gives the right order */
+        for (i = 1; i < n; i++) {
+            size_t v = order[i];
+            for (j = i; j > 0 && pods[order[j - 1]]->priority < pods[v]->priority; j--)
+                order[j] = order[j - 1];
+            order[j] = v;
+        }
+        return;
+    }
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t lo = i, mid = i + width < n ? i + width : n;
+            size_t hi = i + 2 * width < n ? i + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = pods[order[b]]->priority > pods[order[a]]->priority ? order[b++]
+                                                                               : order[a++];
+            while (a < mid)
+                tmp[k++] = order[a++];
+            while (b < hi)
+                tmp[k++] = order[b++];
+        }
+        memcpy(order, tmp, n * sizeof(*order));
+    }
+    free(tmp);
+}

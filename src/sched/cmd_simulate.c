@@ -1,0 +1,433 @@
+/* cmd_simulate.c - `gpusched simulate`: schedule the pending pods of manifest files onto their
+ * nodes with kube-scheduler's semantics and print where each one lands, or its exact
+ * FailedScheduling message.
+ *
+ * Pending = no spec.nodeName and not Succeeded/Failed (and, with --scheduler-name, that
+ * scheduler's). Bound pods are only counted on their nodes. Rows are printed in scheduling
+ * order (priority, then input order), so a table reads as what happened. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sched/cmd.h"
+#include "sched/output.h"
+
+static const char simulate_usage[] =
+    "Schedule the pending pods of manifest files onto their nodes, the way kube-scheduler\n"
+    "would, and print where each pod lands or kube-scheduler's exact FailedScheduling message.\n"
+    "\n"
+    "Pending pods are the pods without spec.nodeName, whatever their schedulerName (unless\n"
+    "--scheduler-name narrows them); pods bound through spec.nodeName count on their nodes.\n"
+    "Pods are taken by priority, then input order. Workloads (Deployment, ReplicaSet,\n"
+    "StatefulSet, Job, DaemonSet) expand to their pods.\n"
+    "\n"
+    "Examples:\n"
+    "  # Place the seed's workloads on its six nodes\n"
+    "  gpusched simulate -f examples/seed/\n"
+    "\n"
+    "  # The same, as JSON: {\"scheduled\":[...],\"unschedulable\":[...]}\n"
+    "  gpusched simulate -f nodes.yaml -f pods.yaml -o json\n"
+    "\n"
+    "Usage:\n"
+    "  gpusched simulate -f FILE... [flags]\n"
+    "\n"
+    "Flags:\n"
+    "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
+    "  -o, --output FORMAT        table (default), wide or json\n"
+    "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
+    "      --scheduler-name NAME  only schedule pods whose spec.schedulerName is NAME\n"
+    "      --seed N               seed for breaking ties between equally scored nodes\n"
+    "                             (default 1: the same input always gives the same output)\n"
+    "  -h, --help                 help for simulate\n";
+
+/* Progress on stderr once a run takes more than a second: one updating line on a terminal,
+ * a line per second otherwise. stdout stays the result only. */
+struct simulate_progress {
+    struct timespec start;
+    double last;
+    bool tty;
+    bool shown;
+};
+
+static double simulate_elapsed(const struct simulate_progress *pr)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - pr->start.tv_sec) + (double)(now.tv_nsec - pr->start.tv_nsec) / 1e9;
+}
+
+static void simulate_progress_cb(void *arg, size_t done, size_t total)
+{
+    struct simulate_progress *pr = arg;
+    double t = simulate_elapsed(pr);
+
+    if (t < 1.0 || t - pr->last < (pr->tty ? 0.1 : 1.0))
+        return;
+    pr->last = t;
+    pr->shown = true;
+    fprintf(stderr, "%sscheduled %zu/%zu pods...%s", pr->tty ? "\r" : "gpusched: ", done, total,
+            pr->tty ? "" : "\n");
+    fflush(stderr);
+}
+
+static char *simulate_pod_key(const struct kube_pod *p)
+{
+    char *s = NULL;
+
+    if (asprintf(&s, "%s/%s", p->namespace_, p->name) < 0)
+        return NULL;
+    return s;
+}
+
+struct simulate_run {
+    const struct kube_pod **pods; /* pending pods, input order */
+    size_t npods;
+    struct sched_result *results; /* indexed like pods */
+    size_t *order;                /* indexes of pods in attempt order */
+};
+
+struct simulate_rank {
+    size_t attempt;
+    size_t index;
+};
+
+static int simulate_rank_cmp(const void *a, const void *b)
+{
+    const struct simulate_rank *x = a, *y = b;
+
+    if (x->attempt != y->attempt)
+        return x->attempt < y->attempt ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* order[] = pod indexes by attempt (the core's queue position), input order on equal values */
+static int simulate_sort_by_attempt(struct simulate_run *r)
+{
+    struct simulate_rank *rank = calloc(r->npods ? r->npods : 1, sizeof(*rank));
+    size_t i;
+
+    if (!rank)
+        return -ENOMEM;
+    for (i = 0; i < r->npods; i++) {
+        rank[i].attempt = r->results[i].attempt;
+        rank[i].index = i;
+    }
+    qsort(rank, r->npods, sizeof(*rank), simulate_rank_cmp);
+    for (i = 0; i < r->npods; i++)
+        r->order[i] = rank[i].index;
+    free(rank);
+    return 0;
+}
+
+/* json helpers: any allocation failure makes the final document NULL */
+static json_t *simulate_json_entry(const char *k1, const char *v1, const char *k2, const char *v2,
+                                   const char *k3, const char *v3)
+{
+    json_t *o = json_object();
+
+    if (!o)
+        return NULL;
+    if (json_object_set_new(o, k1, json_string(v1)) ||
+        (k2 && json_object_set_new(o, k2, json_string(v2 ? v2 : ""))) ||
+        (k3 && json_object_set_new(o, k3, json_string(v3 ? v3 : "")))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int simulate_print_json(const struct simulate_run *r)
+{
+    json_t *doc = json_object(), *sched = json_array(), *unsched = json_array();
+    json_t *preempted = json_array(), *gated = json_array();
+    int fail = !doc || !sched || !unsched || !preempted || !gated;
+    size_t k, v;
+    int rc = 1;
+
+    for (k = 0; k < r->npods && !fail; k++) {
+        size_t i = r->order[k];
+        const struct sched_result *res = &r->results[i];
+        char *key = simulate_pod_key(r->pods[i]);
+        if (!key) {
+            fail = 1;
+            break;
+        }
+        if (res->outcome == SCHED_SCHEDULED && !res->preempted)
+            fail |= json_array_append_new(sched, simulate_json_entry("pod", key, "node", res->node,
+                                                                     NULL, NULL));
+        else if (res->outcome == SCHED_UNSCHEDULABLE)
+            fail |= json_array_append_new(unsched, simulate_json_entry("pod", key, "message",
+                                                                       res->message, NULL, NULL));
+        else if (res->outcome == SCHED_GATED)
+            fail |= json_array_append_new(gated, simulate_json_entry("pod", key, NULL, NULL, NULL,
+                                                                     NULL));
+        for (v = 0; v < res->nvictims && !fail; v++) {
+            char *vk = NULL;
+            if (asprintf(&vk, "%s/%s", res->victims[v].namespace_, res->victims[v].name) < 0) {
+                fail = 1;
+                break;
+            }
+            fail |= json_array_append_new(preempted,
+                                          simulate_json_entry("pod", vk, "node", res->nominated_node,
+                                                              "by", key));
+            free(vk);
+        }
+        free(key);
+    }
+    if (!fail) {
+        fail |= json_object_set_new(doc, "scheduled", sched);
+        sched = NULL;
+        fail |= json_object_set_new(doc, "unschedulable", unsched);
+        unsched = NULL;
+        /* extra keys only when they have something to say, so the common case is exactly
+         * the documented {"scheduled":[...],"unschedulable":[...]} */
+        if (!fail && json_array_size(preempted)) {
+            fail |= json_object_set_new(doc, "preempted", preempted);
+            preempted = NULL;
+        }
+        if (!fail && json_array_size(gated)) {
+            fail |= json_object_set_new(doc, "gated", gated);
+            gated = NULL;
+        }
+    }
+    if (fail)
+        fprintf(stderr, "gpusched: out of memory\n");
+    else if (out_json_print(doc, 0, stdout))
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+    else
+        rc = 0;
+    json_decref(sched);
+    json_decref(unsched);
+    json_decref(preempted);
+    json_decref(gated);
+    json_decref(doc);
+    return rc;
+}
+
+static void simulate_event(const char *type, const char *reason, const char *msg)
+{
+    printf("  %-7s  %-16s  %s\n", type, reason, msg);
+}
+
+static int simulate_print_table(const struct simulate_run *r, bool wide)
+{
+    static const char *const headers[] = {"NAMESPACE", "NAME", "STATUS", "NODE",
+                                          "NOMINATED NODE", "PRIORITY"};
+    struct out_table t;
+    size_t ncols = wide ? 6 : 4;
+    size_t k, v;
+    bool events = false;
+    int rc;
+
+    rc = out_table_init(&t, ncols, headers);
+    for (k = 0; k < r->npods && !rc; k++) {
+        size_t i = r->order[k];
+        const struct kube_pod *p = r->pods[i];
+        const struct sched_result *res = &r->results[i];
+        const char *status = "Pending", *node = NULL;
+        char prio[24];
+        const char *cells[6];
+
+        if (res->preempted) {
+            status = "Preempted";
+            node = res->node;
+        } else if (res->outcome == SCHED_SCHEDULED) {
+            status = "Scheduled";
+            node = res->node;
+        } else if (res->outcome == SCHED_GATED) {
+            status = "SchedulingGated";
+        }
+        snprintf(prio, sizeof(prio), "%" PRId32, p->priority);
+        cells[0] = p->namespace_;
+        cells[1] = p->name;
+        cells[2] = status;
+        cells[3] = node;
+        cells[4] = res->nominated_node;
+        cells[5] = prio;
+        rc = out_table_add_row(&t, cells);
+        /* victims that were bound before the run get their own row next to the preemptor */
+        for (v = 0; v < res->nvictims && !rc; v++) {
+            const struct sched_victim *vi = &res->victims[v];
+            snprintf(prio, sizeof(prio), "%" PRId32, vi->priority);
+            if (vi->from_input)
+                continue;
+            cells[0] = vi->namespace_;
+            cells[1] = vi->name;
+            cells[2] = "Preempted";
+            cells[3] = res->nominated_node;
+            cells[4] = NULL;
+            cells[5] = prio;
+            rc = out_table_add_row(&t, cells);
+        }
+        if (res->message || res->nvictims || res->preempted)
+            events = true;
+    }
+    if (rc) {
+        out_table_release(&t);
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (r->npods)
+        out_table_print(&t, stdout);
+    else
+        printf("No pending pods.\n");
+    out_table_release(&t);
+    if (!events)
+        return 0;
+
+    /* kube-scheduler's events for the pods that have something to say, in the words
+     * `kubectl describe pod` shows them */
+    for (k = 0; k < r->npods; k++) {
+        size_t i = r->order[k];
+        const struct kube_pod *p = r->pods[i];
+        const struct sched_result *res = &r->results[i];
+        char line[600];
+
+        if (!res->message && !res->nvictims && !res->preempted)
+            continue;
+        printf("\nEvents for %s/%s:\n", p->namespace_, p->name);
+        if (res->message)
+            simulate_event("Warning", "FailedScheduling", res->message);
+        if (res->outcome == SCHED_SCHEDULED) {
+            snprintf(line, sizeof(line), "Successfully assigned %s/%s to %s", p->namespace_,
+                     p->name, res->node);
+            simulate_event("Normal", "Scheduled", line);
+        }
+        if (res->preempted) {
+            const struct kube_pod *by = res->preempted_by < r->npods ? r->pods[res->preempted_by]
+                                                                     : NULL;
+            snprintf(line, sizeof(line), "Preempted by %s/%s on node %s",
+                     by ? by->namespace_ : "?", by ? by->name : "?", res->node);
+            simulate_event("Normal", "Preempted", line);
+        }
+        for (v = 0; v < res->nvictims; v++) {
+            const struct sched_victim *vi = &res->victims[v];
+            if (vi->from_input)
+                continue;
+            printf("\nEvents for %s/%s:\n", vi->namespace_, vi->name);
+            snprintf(line, sizeof(line), "Preempted by %s/%s on node %s", p->namespace_, p->name,
+                     res->nominated_node);
+            simulate_event("Normal", "Preempted", line);
+        }
+    }
+    return 0;
+}
+
+int sched_cmd_simulate(int argc, char **argv)
+{
+    struct sched_cmd_list files = {0}, pos = {0};
+    const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
+    struct sched_cmd_flag flags[] = {
+        {"filename", 'f', CMD_FLAG_LIST, &files},
+        {"output", 'o', CMD_FLAG_STRING, &output},
+        {"profile", 0, CMD_FLAG_STRING, &profile_name},
+        {"seed", 0, CMD_FLAG_STRING, &seed_s},
+        {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
+    };
+    struct sched_input in;
+    struct sched_cluster *cluster = NULL;
+    const struct sched_profile *profile;
+    struct sched_sim_opts so;
+    struct simulate_progress pr;
+    struct simulate_run run = {0};
+    struct kube_err err;
+    enum out_format fmt;
+    bool help, loaded = false;
+    size_t i;
+    int rc;
+
+    kube_err_clear(&err);
+    rc = sched_cmd_flags_parse("simulate", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
+                               &pos, &help);
+    if (rc)
+        goto out;
+    if (help) {
+        fputs(simulate_usage, stdout);
+        goto out;
+    }
+    if (pos.n) {
+        rc = sched_cmd_usage_error("simulate", "unexpected argument \"%s\"", pos.v[0]);
+        goto out;
+    }
+    if (!files.n) {
+        rc = sched_cmd_usage_error("simulate", "must specify -f FILE");
+        goto out;
+    }
+    if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, &fmt, &err)) {
+        rc = sched_cmd_usage_error("simulate", "%s", err.msg);
+        goto out;
+    }
+    rc = sched_cmd_parse_profile("simulate", profile_name, &profile);
+    if (!rc)
+        rc = sched_cmd_parse_seed("simulate", seed_s, &so.seed);
+    if (rc)
+        goto out;
+
+    rc = sched_cmd_load(&files, &in);
+    if (rc)
+        goto out;
+    loaded = true;
+    rc = sched_cmd_cluster_build(&in, &cluster);
+    if (rc)
+        goto out;
+
+    run.pods = calloc(in.npods ? in.npods : 1, sizeof(*run.pods));
+    if (!run.pods)
+        goto oom;
+    for (i = 0; i < in.npods; i++) {
+        const struct kube_pod *p = &in.pods[i];
+        if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
+            continue;
+        if (sched_name && strcmp(p->scheduler_name, sched_name))
+            continue;
+        run.pods[run.npods++] = p;
+    }
+    run.results = calloc(run.npods ? run.npods : 1, sizeof(*run.results));
+    run.order = calloc(run.npods ? run.npods : 1, sizeof(*run.order));
+    if (!run.results || !run.order)
+        goto oom;
+
+    memset(&pr, 0, sizeof(pr));
+    clock_gettime(CLOCK_MONOTONIC, &pr.start);
+    pr.tty = isatty(STDERR_FILENO);
+    so.progress = simulate_progress_cb;
+    so.progress_arg = &pr;
+    rc = sched_simulate(cluster, profile, run.pods, run.npods, &so, run.results, &err);
+    if (pr.shown && pr.tty)
+        fprintf(stderr, "\rscheduled %zu/%zu pods in %.1fs\n", run.npods, run.npods,
+                simulate_elapsed(&pr));
+    if (rc) {
+        char buf[KUBE_ERR_MSG_MAX + 600];
+        fprintf(stderr, "gpusched: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+        rc = 1;
+        goto out;
+    }
+    if (simulate_sort_by_attempt(&run))
+        goto oom;
+    rc = fmt == OUT_JSON ? simulate_print_json(&run) : simulate_print_table(&run, fmt == OUT_WIDE);
+    if (!rc && fflush(stdout)) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
+    goto out;
+oom:
+    fprintf(stderr, "gpusched: out of memory\n");
+    rc = 1;
+out:
+    if (run.results)
+        for (i = 0; i < run.npods; i++)
+            sched_result_release(&run.results[i]);
+    free(run.results);
+    free(run.order);
+    free(run.pods);
+    sched_cluster_free(cluster);
+    if (loaded)
+        sched_input_release(&in);
+    sched_cmd_list_release(&files);
+    sched_cmd_list_release(&pos);
+    return rc;
+}

@@ -1,0 +1,437 @@
+/* compile.c - a pod's scheduling constraints turned into interned integer form, once per
+ * scheduling cycle: node selector, required and preferred node affinity, tolerations, host
+ * ports, and its requests as kube-scheduler counts them (PodRequests, with and without the
+ * 100m / 200MiB non-zero defaults). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+
+/* One resource list being aggregated: native members plus scalars by interned id. */
+struct agg {
+    int64_t cpu, mem, eph;
+    struct sched_scalar sc[SCHED_MAX_POD_SCALARS];
+    uint32_t nsc;
+};
+
+static int64_t *agg_scalar(struct agg *a, uint32_t rid, int *rc)
+{
+    uint32_t i;
+
+    for (i = 0; i < a->nsc; i++)
+        if (a->sc[i].rid == rid)
+            return &a->sc[i].req;
+    if (a->nsc == SCHED_MAX_POD_SCALARS) {
+        *rc = -E2BIG;
+        return NULL;
+    }
+    a->sc[a->nsc].rid = rid;
+    a->sc[a->nsc].req = 0;
+    a->sc[a->nsc].alloc = 0;
+    return &a->sc[a->nsc++].req;
+}
+
+/* container requests as a list; nonzero applies the scoring defaults to missing cpu/memory */
+static int agg_of(struct sched_cluster *c, const struct kube_resources *r, bool nonzero,
+                  struct agg *out)
+{
+    size_t i;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->cpu = r->cpu_milli;
+    out->mem = r->memory;
+    out->eph = r->ephemeral;
+    if (nonzero) {
+        if (!(r->set & KUBE_RES_CPU))
+            out->cpu = SCHED_DEFAULT_MILLI_CPU;
+        if (!(r->set & KUBE_RES_MEMORY))
+            out->mem = SCHED_DEFAULT_MEMORY;
+    }
+    for (i = 0; i < r->nscalars; i++) {
+        uint32_t rid = sched_intern_add(&c->strs, r->scalars[i].name);
+        int64_t *v;
+        if (rid == SCHED_NOID)
+            return -ENOMEM;
+        if (!(v = agg_scalar(out, rid, &rc)))
+            return rc;
+        *v += r->scalars[i].value;
+    }
+    return 0;
+}
+
+static int agg_add(struct agg *dst, const struct agg *src)
+{
+    uint32_t i;
+    int rc = 0;
+
+    dst->cpu += src->cpu;
+    dst->mem += src->mem;
+    dst->eph += src->eph;
+    for (i = 0; i < src->nsc; i++) {
+        int64_t *v = agg_scalar(dst, src->sc[i].rid, &rc);
+        if (!v)
+            return rc;
+        *v += src->sc[i].req;
+    }
+    return 0;
+}
+
+static int agg_max(struct agg *dst, const struct agg *src)
+{
+    uint32_t i;
+    int rc = 0;
+
+    if (src->cpu > dst->cpu)
+        dst->cpu = src->cpu;
+    if (src->mem > dst->mem)
+        dst->mem = src->mem;
+    if (src->eph > dst->eph)
+        dst->eph = src->eph;
+    for (i = 0; i < src->nsc; i++) {
+        int64_t *v = agg_scalar(dst, src->sc[i].rid, &rc);
+        if (!v)
+            return rc;
+        if (src->sc[i].req > *v)
+            *v = src->sc[i].req;
+    }
+    return 0;
+}
+
+/* PodRequests (component-helpers/resource): containers and sidecars summed, each regular init
+ * container with the sidecars started before it, the max of the two, plus overhead. */
+static int pod_requests(struct sched_cluster *c, const struct kube_pod *pod, bool nonzero,
+                        struct agg *out)
+{
+    struct agg sum, side, initmax, k, tmp;
+    size_t i;
+    int rc;
+
+    memset(&sum, 0, sizeof(sum));
+    memset(&side, 0, sizeof(side));
+    memset(&initmax, 0, sizeof(initmax));
+    for (i = 0; i < pod->ncontainers; i++) {
+        if ((rc = agg_of(c, &pod->containers[i].requests, nonzero, &k)) || (rc = agg_add(&sum, &k)))
+            return rc;
+    }
+    for (i = 0; i < pod->ninit_containers; i++) {
+        const struct kube_container *ic = &pod->init_containers[i];
+        if ((rc = agg_of(c, &ic->requests, nonzero, &k)))
+            return rc;
+        if (ic->restart_always) {
+            if ((rc = agg_add(&sum, &k)) || (rc = agg_add(&side, &k)) || (rc = agg_max(&initmax, &side)))
+                return rc;
+        } else {
+            tmp = k;
+            if ((rc = agg_add(&tmp, &side)) || (rc = agg_max(&initmax, &tmp)))
+                return rc;
+        }
+    }
+    if ((rc = agg_max(&sum, &initmax)))
+        return rc;
+    if ((rc = agg_of(c, &pod->overhead, false, &k)) || (rc = agg_add(&sum, &k)))
+        return rc;
+    *out = sum;
+    return 0;
+}
+
+int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u)
+{
+    struct agg req, nz;
+    uint32_t i;
+    int rc;
+
+    memset(u, 0, sizeof(*u));
+    if ((rc = pod_requests(c, pod, false, &req)) || (rc = pod_requests(c, pod, true, &nz)))
+        return rc;
+    u->cpu = req.cpu;
+    u->mem = req.mem;
+    u->eph = req.eph;
+    u->nz_cpu = nz.cpu;
+    u->nz_mem = nz.mem;
+    for (i = 0; i < req.nsc; i++)
+        if (req.sc[i].req != 0)
+            u->scalars[u->nscalars++] = req.sc[i];
+    return 0;
+}
+
+/* ---------------------------------------------------------------- constraints */
+
+static int compile_term(struct sched_cluster *c, const struct kube_node_selector_term *t,
+                        struct kube_arena *a, struct sched_cterm *out, bool *by_name)
+{
+    size_t i, j;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->nexprs = (uint32_t)t->nexprs;
+    out->nfields = (uint32_t)t->nfields;
+    if (t->nexprs && !(out->exprs = kube_arena_alloc(a, t->nexprs * sizeof(*out->exprs))))
+        return -ENOMEM;
+    if (t->nfields && !(out->fields = kube_arena_alloc(a, t->nfields * sizeof(*out->fields))))
+        return -ENOMEM;
+    for (i = 0; i < t->nexprs; i++) {
+        const struct kube_requirement *r = &t->exprs[i];
+        struct sched_creq *e = &out->exprs[i];
+        e->key = sched_intern_find(&c->strs, r->key);
+        if ((rc = sched_cluster_mark_interesting(c, e->key)))
+            return rc;
+        e->op = (uint8_t)r->op;
+        e->invalid = r->invalid;
+        switch (r->op) {
+        case KUBE_OP_IN:
+        case KUBE_OP_NOT_IN:
+        case KUBE_OP_EQUALS:
+        case KUBE_OP_DOUBLE_EQUALS:
+        case KUBE_OP_NOT_EQUALS:
+            if (!r->nvalues)
+                e->invalid = true;
+            break;
+        case KUBE_OP_EXISTS:
+        case KUBE_OP_DOES_NOT_EXIST:
+            if (r->nvalues)
+                e->invalid = true;
+            break;
+        case KUBE_OP_GT:
+        case KUBE_OP_LT:
+            if (r->nvalues != 1 || !sched_parse_int64(r->values[0], &e->num))
+                e->invalid = true;
+            break;
+        default:
+            e->invalid = true;
+        }
+        e->nvalues = (uint32_t)r->nvalues;
+        if (r->nvalues && !(e->values = kube_arena_alloc(a, r->nvalues * sizeof(*e->values))))
+            return -ENOMEM;
+        for (j = 0; j < r->nvalues; j++)
+            e->values[j] = sched_intern_find(&c->strs, r->values[j]);
+    }
+    for (i = 0; i < t->nfields; i++) {
+        const struct kube_requirement *r = &t->fields[i];
+        struct sched_cfield *f = &out->fields[i];
+        f->in = r->op == KUBE_OP_IN;
+        f->invalid = r->invalid || strcmp(r->key, "metadata.name") != 0 || r->nvalues != 1 ||
+                     (r->op != KUBE_OP_IN && r->op != KUBE_OP_NOT_IN);
+        f->name = r->nvalues ? sched_intern_find(&c->strs, r->values[0]) : SCHED_NOID;
+        *by_name = true;
+    }
+    return 0;
+}
+
+static int add_pin(struct sched_cpod *cp, uint32_t *buf, uint32_t *n, uint32_t id)
+{
+    uint32_t i;
+
+    (void)cp;
+    for (i = 0; i < *n; i++)
+        if (buf[i] == id)
+            return 0;
+    buf[(*n)++] = id;
+    return 0;
+}
+
+/* NodeAffinity PreFilter: required terms that all pin metadata.name In [...] give a node set:
+ * intersection inside a term, union across terms. Unknown names are SCHED_NOID-free here:
+ * they are interned so that sets compare by id. */
+static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod,
+                             struct sched_cpod *cp)
+{
+    const struct kube_node_selector *s = &pod->required;
+    uint32_t *all, nall = 0, *term, nterm, *tmp, ntmp, cap = 0;
+    size_t i, j, k, v;
+
+    if (!pod->has_required_affinity || !s->nterms)
+        return 0;
+    for (i = 0; i < s->nterms; i++) {
+        bool pinned = false;
+        for (j = 0; j < s->terms[i].nfields; j++) {
+            const struct kube_requirement *r = &s->terms[i].fields[j];
+            if (!strcmp(r->key, "metadata.name") && r->op == KUBE_OP_IN)
+                pinned = true;
+            cap += (uint32_t)r->nvalues;
+        }
+        if (!pinned)
+            return 0; /* a term without a name pin keeps every node */
+    }
+    all = kube_arena_alloc(&cp->arena, (cap + 1) * sizeof(*all));
+    term = kube_arena_alloc(&cp->arena, (cap + 1) * sizeof(*term));
+    tmp = kube_arena_alloc(&cp->arena, (cap + 1) * sizeof(*tmp));
+    if (!all || !term || !tmp)
+        return -ENOMEM;
+    for (i = 0; i < s->nterms; i++) {
+        bool first = true;
+        nterm = 0;
+        for (j = 0; j < s->terms[i].nfields; j++) {
+            const struct kube_requirement *r = &s->terms[i].fields[j];
+            if (strcmp(r->key, "metadata.name") || r->op != KUBE_OP_IN)
+                continue;
+            ntmp = 0;
+            for (v = 0; v < r->nvalues; v++) {
+                uint32_t id = sched_intern_add(&c->strs, r->values[v]);
+                if (id == SCHED_NOID)
+                    return -ENOMEM;
+                if (first) {
+                    add_pin(cp, tmp, &ntmp, id);
+                } else {
+                    for (k = 0; k < nterm; k++)
+                        if (term[k] == id)
+                            add_pin(cp, tmp, &ntmp, id);
+                }
+            }
+            memcpy(term, tmp, ntmp * sizeof(*tmp));
+            nterm = ntmp;
+            first = false;
+        }
+        for (k = 0; k < nterm; k++)
+            add_pin(cp, all, &nall, term[k]);
+    }
+    cp->prefilter_names = true;
+    cp->pin_names = all;
+    cp->npin_names = nall;
+    cp->prefilter_conflict = nall == 0;
+    return 0;
+}
+
+void sched_cpod_release(struct sched_cpod *cp)
+{
+    kube_arena_free(&cp->arena);
+    memset(cp, 0, sizeof(*cp));
+}
+
+int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
+                      const struct kube_pod *pod, struct sched_cpod *cp, struct kube_err *err)
+{
+    struct sched_usage u;
+    size_t i, j, np = 0;
+    uint32_t rid_gpu;
+    int rc;
+
+    memset(cp, 0, sizeof(*cp));
+    cp->src = pod;
+    cp->priority = pod->priority;
+    cp->preempt_never = pod->preempt_never;
+    cp->node_name = SCHED_NOID;
+    if (pod->node_name && *pod->node_name) {
+        cp->has_node_name = true;
+        cp->node_name = sched_intern_find(&c->strs, pod->node_name);
+    }
+    rc = -ENOMEM;
+    if (pod->node_selector.n &&
+        !(cp->sel = kube_arena_alloc(&cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
+        goto out;
+    cp->nsel = (uint32_t)pod->node_selector.n;
+    for (i = 0; i < pod->node_selector.n; i++) {
+        cp->sel[i].key = sched_intern_find(&c->strs, pod->node_selector.v[i].key);
+        cp->sel[i].value = sched_intern_find(&c->strs, pod->node_selector.v[i].value);
+        if ((rc = sched_cluster_mark_interesting(c, cp->sel[i].key)))
+            goto out;
+    }
+    cp->has_required = pod->has_required_affinity;
+    if (cp->has_required) {
+        if (pod->required.nterms > 64) {
+            rc = kube_err_set(err, -EINVAL, "pod %s/%s: more than 64 node selector terms",
+                              pod->namespace_, pod->name);
+            goto out_noerr;
+        }
+        cp->nreq_terms = (uint32_t)pod->required.nterms;
+        if (cp->nreq_terms &&
+            !(cp->req_terms = kube_arena_alloc(&cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
+            goto out;
+        for (i = 0; i < pod->required.nterms; i++)
+            if ((rc = compile_term(c, &pod->required.terms[i], &cp->arena, &cp->req_terms[i],
+                                   &cp->affinity_by_name)))
+                goto out;
+    }
+    if (pod->npreferred &&
+        !(cp->pref_terms = kube_arena_alloc(&cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
+        goto out;
+    for (i = 0; i < pod->npreferred; i++) {
+        const struct kube_preferred_term *t = &pod->preferred[i];
+        /* a zero weight or an empty preference is skipped, as NewPreferredSchedulingTerms does */
+        if (t->weight == 0 || (!t->term.nexprs && !t->term.nfields))
+            continue;
+        if ((rc = compile_term(c, &t->term, &cp->arena, &cp->pref_terms[cp->npref_terms],
+                               &cp->preferred_by_name)))
+            goto out;
+        cp->pref_terms[cp->npref_terms++].weight = t->weight;
+    }
+    if (pod->ntolerations &&
+        !(cp->tols = kube_arena_alloc(&cp->arena, pod->ntolerations * sizeof(*cp->tols))))
+        goto out;
+    for (i = 0; i < pod->ntolerations; i++) {
+        const struct kube_toleration *t = &pod->tolerations[i];
+        struct sched_ctol *ct = &cp->tols[cp->ntols];
+        if (t->key && *t->key) {
+            ct->key = sched_intern_find(&c->strs, t->key);
+            if (ct->key == SCHED_NOID)
+                continue; /* no taint anywhere has this key */
+        } else {
+            ct->key = SCHED_NOID;
+        }
+        ct->exists = t->op == KUBE_TOL_EXISTS;
+        ct->value = sched_intern_find(&c->strs, t->value ? t->value : "");
+        ct->effect = (uint8_t)t->effect;
+        cp->ntols++;
+    }
+    if ((rc = sched_pod_usage(c, pod, &u))) {
+        if (rc == -E2BIG) {
+            rc = kube_err_set(err, rc, "pod %s/%s: more than %d extended resources",
+                              pod->namespace_, pod->name, SCHED_MAX_POD_SCALARS);
+            goto out_noerr;
+        }
+        goto out;
+    }
+    cp->cpu = u.cpu;
+    cp->mem = u.mem;
+    cp->eph = u.eph;
+    cp->nz_cpu = u.nz_cpu;
+    cp->nz_mem = u.nz_mem;
+    memcpy(cp->scalars, u.scalars, u.nscalars * sizeof(u.scalars[0]));
+    cp->nscalars = u.nscalars;
+    cp->all_zero = !u.cpu && !u.mem && !u.eph && !u.nscalars;
+    rid_gpu = p && p->gpu_resource ? sched_intern_find(&c->strs, p->gpu_resource) : c->rid_gpu;
+    for (i = 0; i < u.nscalars; i++)
+        if (u.scalars[i].rid == rid_gpu)
+            cp->gpu = u.scalars[i].req;
+    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
+        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
+                                                              : &pod->init_containers[i - pod->ncontainers];
+        if (i < pod->ncontainers || k->restart_always)
+            np += k->nports;
+    }
+    if (np && !(cp->ports = kube_arena_alloc(&cp->arena, np * sizeof(*cp->ports))))
+        goto out;
+    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
+        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
+                                                              : &pod->init_containers[i - pod->ncontainers];
+        if (i >= pod->ncontainers && !k->restart_always)
+            continue;
+        for (j = 0; j < k->nports; j++) {
+            int32_t hp = k->ports[j].host_port;
+            const char *ip = k->ports[j].host_ip;
+            if (hp <= 0 && pod->host_network)
+                hp = k->ports[j].container_port;
+            if (hp <= 0)
+                continue;
+            cp->ports[cp->nports].ip = sched_intern_add(&c->strs, ip && *ip ? ip : "0.0.0.0");
+            if (cp->ports[cp->nports].ip == SCHED_NOID)
+                goto out;
+            cp->ports[cp->nports].proto = (uint8_t)k->ports[j].protocol;
+            cp->ports[cp->nports].port = hp;
+            cp->nports++;
+        }
+    }
+    if ((rc = compile_prefilter(c, pod, cp)))
+        goto out;
+    if (c->classes_dirty && (rc = sched_cluster_refresh_classes(c)))
+        goto out;
+    return 0;
+out:
+    if (!rc)
+        rc = -ENOMEM;
+    kube_err_set(err, rc, "out of memory compiling pod %s/%s", pod->namespace_, pod->name);
+out_noerr:
+    sched_cpod_release(cp);
+    return rc;
+}

@@ -1,0 +1,115 @@
+/* message.c - the FailedScheduling text: FitError.Error() of kube-scheduler.
+ *
+ *   "0/N nodes are available: " + histogram entries "<count> <reason>", sorted as whole
+ *   strings (so "10 ..." sorts before "2 ...") and joined with ", ", + "."
+ *
+ * A PreFilter rejection replaces the histogram with its own message. The caller appends
+ * " preemption: ..." when DefaultPreemption has something to say. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+
+int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n)
+{
+    if (reason == SCHED_NOID)
+        return -ENOMEM;
+    if (reason >= h->ncount) {
+        uint32_t cap = (reason + 1) * 2, i;
+        uint32_t *c = realloc(h->count, cap * sizeof(*c));
+        uint32_t *t;
+        if (!c)
+            return -ENOMEM;
+        h->count = c;
+        if (!(t = realloc(h->touched, cap * sizeof(*t))))
+            return -ENOMEM;
+        h->touched = t;
+        for (i = h->ncount; i < cap; i++)
+            c[i] = 0;
+        h->ncount = cap;
+    }
+    if (!h->count[reason])
+        h->touched[h->ntouched++] = reason;
+    h->count[reason] += n;
+    return 0;
+}
+
+void sched_hist_release(struct sched_hist *h)
+{
+    free(h->count);
+    free(h->touched);
+    memset(h, 0, sizeof(*h));
+}
+
+uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, unsigned bit)
+{
+    switch (bit) {
+    case 0:
+        return SCHED_R_TOO_MANY_PODS;
+    case 1:
+        return SCHED_R_CPU;
+    case 2:
+        return SCHED_R_MEMORY;
+    case 3:
+        return SCHED_R_EPHEMERAL;
+    default:
+        return sched_reason_insufficient(c, cp->scalars[bit - SCHED_FIT_SCALAR0].rid);
+    }
+}
+
+int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
+                        const struct sched_nodeout *o)
+{
+    unsigned b;
+    int rc;
+
+    if (o->plugin != SCHED_PL_FIT)
+        return sched_hist_add(h, o->reason, 1);
+    for (b = 0; b < 32; b++)
+        if ((o->reason >> b & 1) && (rc = sched_hist_add(h, sched_fit_reason(c, cp, b), 1)))
+            return rc;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct sched_hist *h,
+                      const char *prefilter_msg)
+{
+    char **entries = NULL, *msg = NULL, *w;
+    size_t len = 64, i;
+
+    if (prefilter_msg) {
+        len += strlen(prefilter_msg);
+        if ((msg = malloc(len)))
+            snprintf(msg, len, "0/%u nodes are available: %s.", nall, prefilter_msg);
+        return msg;
+    }
+    if (h->ntouched && !(entries = calloc(h->ntouched, sizeof(*entries))))
+        return NULL;
+    for (i = 0; i < h->ntouched; i++) {
+        const char *r = c->reasons.strs[h->touched[i]];
+        size_t n = strlen(r) + 16;
+        if (!(entries[i] = malloc(n)))
+            goto out;
+        snprintf(entries[i], n, "%u %s", h->count[h->touched[i]], r);
+        len += strlen(entries[i]) + 2;
+    }
+    qsort(entries, h->ntouched, sizeof(*entries), cmp_str);
+    if (!(msg = malloc(len)))
+        goto out;
+    w = msg + sprintf(msg, "0/%u nodes are available:", nall);
+    for (i = 0; i < h->ntouched; i++)
+        w += sprintf(w, "%s%s", i ? ", " : " ", entries[i]);
+    strcpy(w, ".");
+out:
+    for (i = 0; entries && i < h->ntouched; i++)
+        free(entries[i]);
+    free(entries);
+    return msg;
+}

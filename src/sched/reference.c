@@ -1,0 +1,273 @@
+/* reference.c - the straightforward evaluation of one pod on one node, used as the oracle for
+ * the fast path (tests/unit/test_sched_equiv.c): strings instead of interned ids, the node's
+ * full label set instead of its class, and the node's usage summed from its pods instead of
+ * the running totals. Slow on purpose; never used by the commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+
+void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
+                    const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
+
+static const char *str(const struct sched_cluster *c, uint32_t id)
+{
+    return c->strs.strs[id];
+}
+
+static const char *ref_label(const struct sched_cluster *c, const struct sched_slot *s,
+                             const char *key)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nlabels; i++)
+        if (!strcmp(str(c, s->labels[i].key), key))
+            return str(c, s->labels[i].value);
+    return NULL;
+}
+
+static bool ref_tolerates(const struct kube_pod *pod, const char *key, const char *value,
+                          enum kube_taint_effect effect, bool prefer_only)
+{
+    size_t i;
+
+    for (i = 0; i < pod->ntolerations; i++) {
+        const struct kube_toleration *t = &pod->tolerations[i];
+        const char *tv = t->value ? t->value : "";
+        if (prefer_only && t->effect != KUBE_EFFECT_ANY && t->effect != KUBE_EFFECT_PREFER_NO_SCHEDULE)
+            continue;
+        if (t->effect != KUBE_EFFECT_ANY && t->effect != effect)
+            continue;
+        if (t->key && *t->key && strcmp(t->key, key))
+            continue;
+        if (t->op == KUBE_TOL_EXISTS || !strcmp(tv, value))
+            return true;
+    }
+    return false;
+}
+
+static bool ref_in(const struct kube_requirement *r, const char *v)
+{
+    size_t i;
+
+    for (i = 0; i < r->nvalues; i++)
+        if (!strcmp(r->values[i], v))
+            return true;
+    return false;
+}
+
+static bool ref_req(const struct kube_requirement *r, const char *v /* NULL absent */)
+{
+    int64_t a, b;
+
+    if (r->invalid)
+        return false;
+    switch (r->op) {
+    case KUBE_OP_IN:
+    case KUBE_OP_EQUALS:
+    case KUBE_OP_DOUBLE_EQUALS:
+        return r->nvalues && v && ref_in(r, v);
+    case KUBE_OP_NOT_IN:
+    case KUBE_OP_NOT_EQUALS:
+        return r->nvalues && (!v || !ref_in(r, v));
+    case KUBE_OP_EXISTS:
+        return !r->nvalues && v;
+    case KUBE_OP_DOES_NOT_EXIST:
+        return !r->nvalues && !v;
+    case KUBE_OP_GT:
+    case KUBE_OP_LT:
+        if (r->nvalues != 1 || !sched_parse_int64(r->values[0], &b) || !v ||
+            !sched_parse_int64(v, &a))
+            return false;
+        return r->op == KUBE_OP_GT ? a > b : a < b;
+    }
+    return false;
+}
+
+static bool ref_term(const struct sched_cluster *c, const struct sched_slot *s,
+                     const struct kube_node_selector_term *t)
+{
+    size_t i;
+
+    if (!t->nexprs && !t->nfields)
+        return false;
+    for (i = 0; i < t->nexprs; i++)
+        if (!ref_req(&t->exprs[i], ref_label(c, s, t->exprs[i].key)))
+            return false;
+    for (i = 0; i < t->nfields; i++) {
+        const struct kube_requirement *r = &t->fields[i];
+        if (r->invalid || strcmp(r->key, "metadata.name") || r->nvalues != 1)
+            return false;
+        if (r->op == KUBE_OP_IN && strcmp(r->values[0], s->name))
+            return false;
+        if (r->op == KUBE_OP_NOT_IN && !strcmp(r->values[0], s->name))
+            return false;
+        if (r->op != KUBE_OP_IN && r->op != KUBE_OP_NOT_IN)
+            return false;
+    }
+    return true;
+}
+
+static bool ref_port_conflict(const struct sched_cluster *c, const struct sched_slot *s,
+                              const struct sched_port *w)
+{
+    uint32_t i, j;
+
+    for (i = 0; i < s->npods; i++)
+        for (j = 0; j < s->pods[i]->nports; j++) {
+            const struct sched_port *x = &s->pods[i]->ports[j];
+            if (x->port != w->port || x->proto != w->proto)
+                continue;
+            if (!strcmp(str(c, w->ip), "0.0.0.0") || !strcmp(str(c, x->ip), "0.0.0.0") ||
+                !strcmp(str(c, x->ip), str(c, w->ip)))
+                return true;
+        }
+    return false;
+}
+
+static int64_t slot_alloc_scalar(const struct sched_cluster *c, const struct sched_slot *s,
+                                 const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nscalars; i++)
+        if (!strcmp(str(c, s->scalars[i].rid), name))
+            return s->scalars[i].alloc;
+    return 0;
+}
+
+static int64_t slot_req_scalar(const struct sched_cluster *c, const struct sched_slot *s,
+                               const char *name)
+{
+    int64_t sum = 0;
+    uint32_t i, j;
+
+    for (i = 0; i < s->npods; i++)
+        for (j = 0; j < s->pods[i]->nscalars; j++)
+            if (!strcmp(str(c, s->pods[i]->scalars[j].rid), name))
+                sum += s->pods[i]->scalars[j].req;
+    return sum;
+}
+
+void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
+                    const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o)
+{
+    const struct kube_pod *pod = cp->src;
+    const struct sched_slot *s = &c->slots[slot];
+    const struct sched_hot *h = &c->hot[slot];
+    int64_t cpu = 0, mem = 0, eph = 0, nzc = 0, nzm = 0, gpu_alloc, gpu_req;
+    const char *gpu_name = p && p->gpu_resource ? p->gpu_resource : "nvidia.com/gpu";
+    uint32_t i, mask = 0;
+    size_t k;
+    bool ok, un = false;
+    char buf[1024];
+
+    memset(o, 0, sizeof(*o));
+    o->unresolvable = true;
+    if (s->unschedulable &&
+        !ref_tolerates(pod, "node.kubernetes.io/unschedulable", "", KUBE_EFFECT_NO_SCHEDULE, false)) {
+        o->plugin = SCHED_PL_UNSCHEDULABLE;
+        o->reason = SCHED_R_UNSCHEDULABLE;
+        return;
+    }
+    if (pod->node_name && *pod->node_name && strcmp(pod->node_name, s->name)) {
+        o->plugin = SCHED_PL_NODE_NAME;
+        o->reason = SCHED_R_NODE_NAME;
+        return;
+    }
+    for (i = 0; i < s->ntaints; i++) {
+        const struct sched_idtaint *t = &s->taints[i];
+        if (t->effect != KUBE_EFFECT_NO_SCHEDULE && t->effect != KUBE_EFFECT_NO_EXECUTE)
+            continue;
+        if (ref_tolerates(pod, str(c, t->key), str(c, t->value), t->effect, false))
+            continue;
+        o->plugin = SCHED_PL_TAINT;
+        if (p && p->taint_wording == SCHED_TAINT_WORDING_GENERIC) {
+            o->reason = SCHED_R_TAINT_GENERIC;
+        } else {
+            snprintf(buf, sizeof(buf), "node(s) had untolerated taint {%s: %s}", str(c, t->key),
+                     str(c, t->value));
+            o->reason = sched_intern_add(&c->reasons, buf);
+        }
+        return;
+    }
+    ok = true;
+    for (k = 0; k < pod->node_selector.n && ok; k++) {
+        const char *v = ref_label(c, s, pod->node_selector.v[k].key);
+        ok = v && !strcmp(v, pod->node_selector.v[k].value);
+    }
+    if (ok && pod->has_required_affinity) {
+        ok = false;
+        for (k = 0; k < pod->required.nterms && !ok; k++)
+            ok = ref_term(c, s, &pod->required.terms[k]);
+    }
+    if (!ok) {
+        o->plugin = SCHED_PL_AFFINITY;
+        o->reason = SCHED_R_AFFINITY;
+        return;
+    }
+    o->unresolvable = false;
+    for (i = 0; i < cp->nports; i++)
+        if (ref_port_conflict(c, s, &cp->ports[i])) {
+            o->plugin = SCHED_PL_PORTS;
+            o->reason = SCHED_R_PORTS;
+            return;
+        }
+    for (i = 0; i < s->npods; i++) {
+        cpu += s->pods[i]->cpu;
+        mem += s->pods[i]->mem;
+        eph += s->pods[i]->eph;
+        nzc += s->pods[i]->nz_cpu;
+        nzm += s->pods[i]->nz_mem;
+    }
+    if ((int64_t)s->npods + 1 > h->alloc_pods)
+        mask |= SCHED_FIT_PODS;
+    if (cp->cpu || cp->mem || cp->eph || cp->nscalars) {
+        if (cp->cpu > 0 && cp->cpu > h->alloc_cpu - cpu) {
+            mask |= SCHED_FIT_CPU;
+            un |= cp->cpu > h->alloc_cpu;
+        }
+        if (cp->mem > 0 && cp->mem > h->alloc_mem - mem) {
+            mask |= SCHED_FIT_MEM;
+            un |= cp->mem > h->alloc_mem;
+        }
+        if (cp->eph > 0 && cp->eph > h->alloc_eph - eph) {
+            mask |= SCHED_FIT_EPH;
+            un |= cp->eph > h->alloc_eph;
+        }
+        for (i = 0; i < cp->nscalars; i++) {
+            const char *name = str(c, cp->scalars[i].rid);
+            int64_t a = slot_alloc_scalar(c, s, name), r = slot_req_scalar(c, s, name);
+            if (cp->scalars[i].req > a - r) {
+                mask |= 1u << (SCHED_FIT_SCALAR0 + i);
+                un |= cp->scalars[i].req > a;
+            }
+        }
+    }
+    if (mask) {
+        o->plugin = SCHED_PL_FIT;
+        o->reason = mask;
+        o->unresolvable = un;
+        return;
+    }
+    for (i = 0; i < s->ntaints; i++) {
+        const struct sched_idtaint *t = &s->taints[i];
+        if (t->effect == KUBE_EFFECT_PREFER_NO_SCHEDULE &&
+            !ref_tolerates(pod, str(c, t->key), str(c, t->value), t->effect, true))
+            o->taint_raw++;
+    }
+    for (k = 0; k < pod->npreferred; k++) {
+        const struct kube_preferred_term *t = &pod->preferred[k];
+        if (t->weight && ref_term(c, s, &t->term))
+            o->aff_raw += t->weight;
+    }
+    o->fit_raw = (int32_t)sched_score_least_allocated(h->alloc_cpu, nzc + cp->nz_cpu, h->alloc_mem,
+                                                      nzm + cp->nz_mem);
+    o->bal_raw = cp->cpu == 0 && cp->mem == 0
+                     ? 0
+                     : (int32_t)sched_score_balanced(h->alloc_cpu, cpu + cp->cpu, h->alloc_mem,
+                                                     mem + cp->mem);
+    gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
+    gpu_req = slot_req_scalar(c, s, gpu_name);
+    o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;
+}

@@ -1,0 +1,403 @@
+/* sched-int.h - internals shared by the scheduling core's modules (not for callers).
+ *
+ * Strings (label keys and values, taint keys and values, node names, resource names) are
+ * interned to dense uint32 ids. Nodes live in slots (one per node name ever seen, so pods of a
+ * missing node have somewhere to count); present nodes are listed in order[]. Nodes with the
+ * same unschedulable flag, taints and values of the "interesting" label keys (those some pod
+ * has referenced) share a class: static filters and static scores run once per class. */
+#ifndef SCHED_SCHED_INT_H
+#define SCHED_SCHED_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/sched.h"
+
+#define SCHED_NOID UINT32_MAX
+#define SCHED_MAX_POD_SCALARS 24
+#define SCHED_DEFAULT_MILLI_CPU 100
+#define SCHED_DEFAULT_MEMORY (200LL * 1024 * 1024)
+
+/* ---- interning ---- */
+struct sched_intern {
+    char **strs;      /* id -> string (malloc'ed) */
+    int64_t *ival;    /* id -> value parsed as base-10 int64 (Go ParseInt) */
+    bool *ival_ok;
+    uint32_t n, cap;
+    uint32_t *slots;  /* open addressing: id+1, 0 empty */
+    uint32_t nslots;
+};
+
+int sched_intern_init(struct sched_intern *t);
+void sched_intern_release(struct sched_intern *t);
+/* returns the id of s, adding it; SCHED_NOID when out of memory */
+uint32_t sched_intern_add(struct sched_intern *t, const char *s);
+/* returns the id of s or SCHED_NOID when absent */
+uint32_t sched_intern_find(const struct sched_intern *t, const char *s);
+bool sched_parse_int64(const char *s, int64_t *out);
+
+/* ---- reasons (the strings counted in the FailedScheduling histogram) ---- */
+enum {
+    SCHED_R_UNSCHEDULABLE = 0,
+    SCHED_R_NODE_NAME,
+    SCHED_R_AFFINITY,
+    SCHED_R_AFFINITY_PREFILTER,
+    SCHED_R_PORTS,
+    SCHED_R_TOO_MANY_PODS,
+    SCHED_R_CPU,
+    SCHED_R_MEMORY,
+    SCHED_R_EPHEMERAL,
+    SCHED_R_TAINT_GENERIC,
+    SCHED_R_NOT_HELPFUL,
+    SCHED_R_NO_VICTIMS,
+    SCHED_R_AFFINITY_CONFLICT,
+    SCHED_R_FIXED_COUNT
+};
+
+/* the plugins, in filter order */
+enum sched_plugin {
+    SCHED_PL_NONE = 0,
+    SCHED_PL_UNSCHEDULABLE,
+    SCHED_PL_NODE_NAME,
+    SCHED_PL_TAINT,
+    SCHED_PL_AFFINITY,
+    SCHED_PL_PORTS,
+    SCHED_PL_FIT,
+};
+const char *sched_plugin_name(int plugin);
+
+/* ---- node label / taint storage ---- */
+struct sched_idlabel {
+    uint32_t key, value;
+};
+
+struct sched_idtaint {
+    uint32_t key, value;
+    uint8_t effect; /* enum kube_taint_effect */
+};
+
+struct sched_scalar {
+    uint32_t rid; /* interned resource name */
+    int64_t alloc, req;
+};
+
+struct sched_port {
+    uint32_t ip; /* interned host IP, "0.0.0.0" normalised */
+    uint8_t proto;
+    int32_t port;
+    int32_t refs;
+};
+
+struct sched_class {
+    uint32_t hash;
+    uint32_t refs;         /* nodes in the class; 0 = free entry */
+    bool unschedulable;
+    struct sched_idtaint *taints;
+    uint32_t ntaints;
+    struct sched_idlabel *labels; /* projection on interesting keys, sorted by key id */
+    uint32_t nlabels;
+    uint32_t *taint_reason; /* per taint: reason id, SCHED_NOID until needed */
+};
+
+/* hot per-slot columns, read for every node of every cycle */
+struct sched_hot {
+    int64_t alloc_cpu, req_cpu, nz_cpu;
+    int64_t alloc_mem, req_mem, nz_mem;
+    int64_t alloc_eph, req_eph;
+    int64_t alloc_gpu, req_gpu;
+    int32_t alloc_pods, npods;
+    uint32_t cls;
+    uint32_t name;      /* interned node name */
+    uint32_t nports;    /* entries in slot ports */
+    int32_t min_prio;   /* lowest priority among the node's pods (INT32_MAX when none) */
+};
+
+struct sched_pod;
+struct sched_nodeout;
+struct sched_cverdict;
+
+struct sched_slot {
+    char *name;
+    bool present;
+    uint32_t order_index; /* position in order[] when present */
+    struct sched_idlabel *labels; /* every label, sorted by key id */
+    uint32_t nlabels;
+    struct sched_idtaint *taints; /* node order */
+    uint32_t ntaints;
+    bool unschedulable;
+    struct sched_scalar *scalars; /* allocatable and requested scalar resources */
+    uint32_t nscalars;
+    struct sched_port *ports;
+    uint32_t cports;
+    struct sched_pod **pods;
+    uint32_t npods, cpods;
+};
+
+/* a pod counted in the cluster */
+struct sched_pod {
+    struct sched_pod *hnext; /* hash chain */
+    char *key;  /* "ns/name" */
+    char *ns, *name;
+    uint32_t slot;
+    uint32_t index_in_slot;
+    bool assumed, terminating;
+    int32_t priority;
+    uint64_t seq; /* arrival order: stands for status.startTime (earlier = smaller) */
+    bool from_input; /* sched_simulate: one of its pods[], at input_index */
+    size_t input_index;
+    int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    struct sched_scalar *scalars; /* req only */
+    uint32_t nscalars;
+    struct sched_port *ports; /* refs unused */
+    uint32_t nports;
+};
+
+struct sched_cluster {
+    struct sched_intern strs;    /* labels, taints, names, resources, IPs */
+    struct sched_intern reasons; /* reason strings, ids = SCHED_R_* first */
+    uint32_t *reason_of_rid;     /* resource id -> "Insufficient <name>" reason id */
+    uint32_t nreason_of_rid;
+
+    struct sched_slot *slots;
+    struct sched_hot *hot;
+    uint32_t nslots, cslots;
+    uint32_t *slot_of_name; /* name id -> slot, grown with strs */
+    uint32_t nslot_of_name;
+    uint32_t *order; /* present node slots in node order */
+    uint32_t norder;
+
+    struct sched_class *classes;
+    uint32_t nclasses, cclasses;
+    uint32_t *class_slots; /* open addressing: class index + 1 */
+    uint32_t nclass_slots;
+    bool *interesting; /* by key id */
+    uint32_t ninteresting;
+    bool classes_dirty;
+
+    struct sched_pod **pod_buckets; /* chained hash on key */
+    uint32_t npods, nbuckets;
+    uint64_t next_seq;
+
+    uint32_t rid_gpu;
+    uint32_t id_bind_all; /* "0.0.0.0" */
+    uint32_t id_empty;    /* "" */
+    uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
+
+    /* per-cycle scratch, reused so a cycle allocates nothing in the steady state */
+    struct sched_nodeout *s_out;
+    uint32_t *s_ties;
+    uint8_t *s_inset;
+    uint32_t s_cap;
+    struct sched_cverdict *s_vc;
+    uint8_t *s_vc_done;
+    uint32_t s_vccap;
+};
+
+/* ---- cluster internals (cluster.c) ---- */
+struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
+                                         const char *name);
+int sched_cluster_refresh_classes(struct sched_cluster *c);
+int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key);
+uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid);
+uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uint32_t ti,
+                            enum sched_taint_wording w);
+const struct sched_scalar *sched_slot_scalar(const struct sched_slot *s, uint32_t rid);
+/* remove / re-add a pod's usage on its slot (preemption dry runs use their own copies) */
+void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
+                            int sign);
+
+/* ---- compiled pod (compile.c) ---- */
+struct sched_creq { /* one node selector requirement */
+    uint32_t key;
+    uint8_t op; /* enum kube_selector_op */
+    bool invalid;
+    uint32_t *values; /* ids (SCHED_NOID for values no node has) */
+    uint32_t nvalues;
+    int64_t num; /* Gt/Lt */
+};
+
+struct sched_cfield { /* matchFields metadata.name */
+    bool in; /* In, else NotIn */
+    bool invalid;
+    uint32_t name; /* interned node name or SCHED_NOID */
+};
+
+struct sched_cterm {
+    struct sched_creq *exprs;
+    uint32_t nexprs;
+    struct sched_cfield *fields;
+    uint32_t nfields;
+    int32_t weight; /* preferred terms */
+};
+
+struct sched_ctol {
+    uint32_t key; /* SCHED_NOID: empty key, matches all */
+    bool exists;
+    uint32_t value; /* SCHED_NOID when no taint has this value (and it is non-empty) */
+    uint8_t effect;
+};
+
+struct sched_cpod {
+    const struct kube_pod *src;
+    int32_t priority;
+    bool preempt_never;
+    uint32_t node_name; /* SCHED_NOID: unset; else interned (maybe an unknown name) */
+    bool has_node_name;
+    struct sched_idlabel *sel; /* nodeSelector */
+    uint32_t nsel;
+    bool has_required;
+    struct sched_cterm *req_terms;
+    uint32_t nreq_terms;
+    struct sched_cterm *pref_terms;
+    uint32_t npref_terms;
+    bool affinity_by_name;   /* some required term has matchFields: per node */
+    bool preferred_by_name;  /* some preferred term has matchFields: per node */
+    struct sched_ctol *tols;
+    uint32_t ntols;
+    /* requests */
+    int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    struct sched_scalar scalars[SCHED_MAX_POD_SCALARS]; /* req only, nonzero */
+    uint32_t nscalars;
+    int64_t gpu; /* request of the profile's GPU resource */
+    struct sched_port *ports;
+    uint32_t nports;
+    bool all_zero; /* cpu, memory, ephemeral and scalars all zero */
+    /* PreFilter NodeAffinity name pin */
+    bool prefilter_names;
+    uint32_t *pin_names; /* interned node names, may include unknown ones */
+    uint32_t npin_names;
+    bool prefilter_conflict;
+    struct kube_arena arena;
+};
+
+int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
+                      const struct kube_pod *pod, struct sched_cpod *out, struct kube_err *err);
+void sched_cpod_release(struct sched_cpod *cp);
+
+/* sched_pod_usage computes the request (PodRequests) and the non-zero request of pod. Scalars
+ * with a zero value are left out. Returns -E2BIG with more than SCHED_MAX_POD_SCALARS. */
+struct sched_usage {
+    int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    struct sched_scalar scalars[SCHED_MAX_POD_SCALARS];
+    uint32_t nscalars;
+};
+int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u);
+
+/* ---- filters (filter.c) ---- */
+/* Per class verdict for one pod. */
+struct sched_cverdict {
+    uint8_t plugin;      /* first failing static plugin (UNSCHEDULABLE, TAINT, AFFINITY), or 0 */
+    uint32_t reason;
+    int32_t taint_score; /* untolerated PreferNoSchedule taints */
+    int32_t affinity_score; /* preferred terms' weights (class part) */
+    uint64_t term_mask;  /* required terms whose expressions match (for name-dependent terms) */
+};
+
+void sched_filter_class(struct sched_cluster *c, const struct sched_profile *p,
+                        const struct sched_cpod *cp, uint32_t cls, struct sched_cverdict *v);
+bool sched_filter_affinity_by_name(const struct sched_cpod *cp, uint64_t term_mask, uint32_t name);
+int32_t sched_score_preferred_by_name(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                      uint32_t cls, uint32_t name);
+
+/* dynamic usage of a node, possibly with pods removed (preemption) */
+struct sched_nodeuse {
+    int64_t req_cpu, req_mem, req_eph, req_gpu;
+    int32_t npods;
+};
+
+/* Fit reasons as a bit mask: bit 0 pods, 1 cpu, 2 memory, 3 ephemeral, 4+j pod scalar j. */
+#define SCHED_FIT_PODS 1u
+#define SCHED_FIT_CPU 2u
+#define SCHED_FIT_MEM 4u
+#define SCHED_FIT_EPH 8u
+#define SCHED_FIT_SCALAR0 4
+uint32_t sched_filter_fit(const struct sched_cluster *c, uint32_t slot, const struct sched_cpod *cp,
+                          const struct sched_nodeuse *use, const int64_t *scalar_req,
+                          bool *unresolvable);
+bool sched_filter_ports(const struct sched_cluster *c, const struct sched_port *node_ports,
+                        uint32_t nnode_ports, const struct sched_cpod *cp);
+
+/* ---- scores (score.c) ---- */
+int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                                    int64_t req_mem);
+int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                             int64_t req_mem);
+int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
+                        int64_t pod_gpu);
+int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
+
+/* ---- the cycle (cycle.c) ---- */
+struct sched_nodeout {
+    uint8_t plugin;    /* SCHED_PL_*, 0 feasible */
+    bool unresolvable;
+    uint32_t reason;   /* reason id, or fit mask for SCHED_PL_FIT */
+    int32_t taint_raw, aff_raw;
+    int32_t fit_raw, bal_raw, gpu_raw;
+    int64_t total;
+};
+
+struct sched_cycle {
+    uint32_t n;                /* nodes */
+    struct sched_nodeout *out; /* by order index; cluster scratch, valid until the next cycle */
+    uint32_t nfeasible;
+    int64_t max_taint, max_aff;
+    bool bal_skip;             /* best-effort pod: BalancedAllocation skipped */
+    int32_t chosen;            /* order index, -1 none */
+};
+
+/* sched_cycle_run evaluates every node; ref selects the straightforward reference path. */
+int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
+                    const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
+                    struct sched_cycle *cy, struct kube_err *err);
+void sched_cycle_release(struct sched_cycle *cy);
+
+/* ---- messages (message.c) ---- */
+/* Appends the histogram "0/N nodes are available: ...." from reason counts. */
+struct sched_hist {
+    uint32_t *count; /* by reason id */
+    uint32_t ncount;
+    uint32_t *touched;
+    uint32_t ntouched;
+};
+int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n);
+void sched_hist_release(struct sched_hist *h);
+int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
+                        const struct sched_nodeout *o);
+/* sched_fit_error formats "0/N nodes are available: <sorted hist>." (malloc'ed) */
+char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct sched_hist *h,
+                      const char *prefilter_msg);
+uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, unsigned bit);
+
+/* sched_run is sched_schedule_one / sched_explain (x != NULL), with ref choosing the
+ * reference path for every node (tests). */
+int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
+              struct sched_rng *rng, bool ref, struct sched_result *out,
+              struct sched_explanation *x, struct kube_err *err);
+
+/* ---- preemption (preempt.c) ---- */
+#define SCHED_PN_NO_VICTIMS 100
+#define SCHED_PN_NOT_HELPFUL 101
+struct sched_preempt_node { /* per order index */
+    uint32_t reason_plugin;   /* 0: candidate; else why not (SCHED_PL_PORTS, SCHED_PL_FIT,
+                                 SCHED_PN_NO_VICTIMS, SCHED_PN_NOT_HELPFUL) */
+    uint32_t reason;          /* reason id or fit mask */
+    struct sched_pod **victims;
+    uint32_t nvictims;
+};
+
+struct sched_preemption {
+    bool attempted;
+    const char *ineligible; /* "not eligible due to ..." */
+    int32_t chosen;          /* order index, -1 none */
+    struct sched_preempt_node *nodes; /* n entries, NULL when not attempted */
+    uint32_t n;
+    char *message;           /* "preemption: ..." or NULL on success */
+};
+
+int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
+                  const struct sched_cpod *cp, const struct sched_cycle *cy,
+                  struct sched_preemption *pr, struct kube_err *err);
+void sched_preemption_release(struct sched_preemption *pr);
+
+#endif

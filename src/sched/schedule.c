@@ -1,0 +1,289 @@
+/* schedule.c - the public entry points of one scheduling attempt: sched_schedule_one and
+ * sched_explain (one shared driver: compile the pod, run the cycle, on failure build the
+ * FailedScheduling message and run preemption), plus profiles and the tie-break generator. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+
+const struct sched_profile sched_profile_default = {"default", false, "nvidia.com/gpu", 0,
+                                                    SCHED_TAINT_WORDING_KEY_VALUE};
+const struct sched_profile sched_profile_gpu = {"gpu", true, "nvidia.com/gpu", 10,
+                                                SCHED_TAINT_WORDING_KEY_VALUE};
+
+const struct sched_profile *sched_profile_find(const char *name)
+{
+    if (name && !strcmp(name, "default"))
+        return &sched_profile_default;
+    if (name && !strcmp(name, "gpu"))
+        return &sched_profile_gpu;
+    return NULL;
+}
+
+void sched_rng_seed(struct sched_rng *r, uint64_t seed)
+{
+    r->state = seed;
+}
+
+static uint64_t rng_next(struct sched_rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t sched_rng_below(struct sched_rng *r, uint64_t n)
+{
+    /* rejection sampling keeps the choice uniform */
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n, v;
+
+    do
+        v = rng_next(r);
+    while (v >= lim);
+    return v % n;
+}
+
+void sched_result_release(struct sched_result *r)
+{
+    size_t i;
+
+    if (!r)
+        return;
+    for (i = 0; i < r->nvictims; i++) {
+        free(r->victims[i].namespace_);
+        free(r->victims[i].name);
+    }
+    free(r->victims);
+    free(r->node);
+    free(r->message);
+    free(r->nominated_node);
+    memset(r, 0, sizeof(*r));
+}
+
+void sched_explanation_release(struct sched_explanation *x)
+{
+    if (!x)
+        return;
+    sched_result_release(&x->result);
+    kube_arena_free(&x->arena);
+    memset(x, 0, sizeof(*x));
+}
+
+static char *str_join3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+
+    if (s)
+        snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
+/* reasons of a node status as strings */
+static size_t node_reasons(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t plugin,
+                           uint32_t reason, const char **out)
+{
+    size_t n = 0;
+    unsigned b;
+
+    if (plugin != SCHED_PL_FIT) {
+        out[n++] = c->reasons.strs[reason];
+        return n;
+    }
+    for (b = 0; b < 32; b++)
+        if (reason >> b & 1) {
+            uint32_t r = sched_fit_reason(c, cp, b);
+            out[n++] = r == SCHED_NOID ? "?" : c->reasons.strs[r];
+        }
+    return n;
+}
+
+static int fill_explanation(struct sched_cluster *c, const struct sched_profile *p,
+                            const struct sched_cpod *cp, const struct sched_cycle *cy,
+                            const struct sched_preemption *pr, struct sched_explanation *x)
+{
+    struct kube_arena *a = &x->arena;
+    const char *tmp[40];
+    uint32_t i, k;
+
+    x->nnodes = cy->n;
+    x->nfeasible = cy->nfeasible;
+    if (cy->n && !(x->nodes = kube_arena_alloc(a, cy->n * sizeof(*x->nodes))))
+        return -ENOMEM;
+    for (i = 0; i < cy->n; i++) {
+        const struct sched_nodeout *o = &cy->out[i];
+        struct sched_node_verdict *v = &x->nodes[i];
+        if (!(v->node = kube_arena_strdup(a, c->slots[c->order[i]].name)))
+            return -ENOMEM;
+        v->selected = (int32_t)i == cy->chosen;
+        if (o->plugin) {
+            v->plugin = sched_plugin_name(o->plugin);
+            v->unresolvable = o->unresolvable;
+            v->nreasons = node_reasons(c, cp, o->plugin, o->reason, tmp);
+            if (!(v->reasons = kube_arena_alloc(a, v->nreasons * sizeof(*v->reasons))))
+                return -ENOMEM;
+            for (k = 0; k < v->nreasons; k++)
+                if (!(v->reasons[k] = kube_arena_strdup(a, tmp[k])))
+                    return -ENOMEM;
+        } else {
+            struct sched_score *s = v->scores;
+            s[0] = (struct sched_score){"TaintToleration", o->taint_raw,
+                                        sched_normalize(o->taint_raw, cy->max_taint, true), 3, 0};
+            s[1] = (struct sched_score){"NodeAffinity", o->aff_raw,
+                                        sched_normalize(o->aff_raw, cy->max_aff, false), 2, 0};
+            s[2] = (struct sched_score){"NodeResourcesFit", o->fit_raw, o->fit_raw, 1, 0};
+            s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw, 1, 0};
+            v->nscores = 4;
+            if (p && p->gpu_aware)
+                s[v->nscores++] = (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw,
+                                                       p->gpu_weight, 0};
+            for (k = 0; k < v->nscores; k++)
+                s[k].weighted = s[k].normalized * s[k].weight;
+            v->total = o->total;
+        }
+        if (pr && pr->nodes) {
+            const struct sched_preempt_node *pn = &pr->nodes[i];
+            size_t n, len = 16;
+            char *w;
+            if (pn->reason_plugin == SCHED_PL_NONE) {
+                for (k = 0; k < pn->nvictims; k++)
+                    len += strlen(pn->victims[k]->key) + 2;
+                if (!(w = kube_arena_alloc(a, len)))
+                    return -ENOMEM;
+                v->preemption = w;
+                w += sprintf(w, "victims:");
+                for (k = 0; k < pn->nvictims; k++)
+                    w += sprintf(w, "%s%s", k ? ", " : " ", pn->victims[k]->key);
+            } else {
+                n = node_reasons(c, cp, pn->reason_plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
+                                 pn->reason, tmp);
+                for (k = 0; k < n; k++)
+                    len += strlen(tmp[k]) + 2;
+                if (!(w = kube_arena_alloc(a, len)))
+                    return -ENOMEM;
+                v->preemption = w;
+                for (k = 0; k < n; k++)
+                    w += sprintf(w, "%s%s", k ? ", " : "", tmp[k]);
+            }
+        }
+    }
+    return 0;
+}
+
+int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
+              struct sched_rng *rng, bool ref, struct sched_result *out,
+              struct sched_explanation *x, struct kube_err *err)
+{
+    struct sched_cpod cp;
+    struct sched_cycle cy;
+    struct sched_preemption pr;
+    struct sched_hist h = {0};
+    uint32_t i;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&cy, 0, sizeof(cy));
+    memset(&pr, 0, sizeof(pr));
+    if (!p)
+        p = &sched_profile_default;
+    if (pod->nscheduling_gates) {
+        out->outcome = SCHED_GATED;
+        return 0;
+    }
+    if (!c->norder) {
+        out->outcome = SCHED_UNSCHEDULABLE;
+        if (!(out->message = strdup("no nodes available to schedule pods")))
+            return kube_err_set(err, -ENOMEM, "out of memory");
+        return 0;
+    }
+    if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
+        return rc;
+    if ((rc = sched_cycle_run(c, p, &cp, rng, ref, &cy, err)))
+        goto out_cp;
+    rc = -ENOMEM;
+    if (cy.chosen >= 0) {
+        out->outcome = SCHED_SCHEDULED;
+        if (!(out->node = strdup(c->slots[c->order[cy.chosen]].name)))
+            goto out;
+    } else {
+        out->outcome = SCHED_UNSCHEDULABLE;
+        if (!cp.prefilter_conflict)
+            for (i = 0; i < cy.n; i++)
+                if ((rc = sched_hist_add_node(&h, c, &cp, &cy.out[i])))
+                    goto out;
+        rc = -ENOMEM;
+        if (!(out->message = sched_fit_error(c, cy.n, &h, cp.prefilter_conflict
+                                                             ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
+                                                             : NULL)))
+            goto out;
+        if ((rc = sched_preempt(c, p, &cp, &cy, &pr, err)))
+            goto out_cp;
+        rc = -ENOMEM;
+        if (pr.chosen >= 0) {
+            const struct sched_preempt_node *pn = &pr.nodes[pr.chosen];
+            if (!(out->nominated_node = strdup(c->slots[c->order[pr.chosen]].name)) ||
+                !(out->victims = calloc(pn->nvictims, sizeof(*out->victims))))
+                goto out;
+            for (i = 0; i < pn->nvictims; i++) {
+                struct sched_victim *v = &out->victims[i];
+                v->namespace_ = strdup(pn->victims[i]->ns);
+                v->name = strdup(pn->victims[i]->name);
+                v->priority = pn->victims[i]->priority;
+                out->nvictims++;
+                if (!v->namespace_ || !v->name)
+                    goto out;
+            }
+        } else if (pr.message) {
+            char *m = str_join3(out->message, " ", pr.message);
+            if (!m)
+                goto out;
+            free(out->message);
+            out->message = m;
+        }
+    }
+    if (x) {
+        memset(x, 0, sizeof(*x));
+        if (fill_explanation(c, p, &cp, &cy, &pr, x))
+            goto out;
+    }
+    rc = 0;
+out:
+    if (rc)
+        kube_err_set(err, rc, "out of memory");
+out_cp:
+    if (rc) {
+        sched_result_release(out);
+        if (x)
+            sched_explanation_release(x);
+    }
+    sched_hist_release(&h);
+    sched_preemption_release(&pr);
+    sched_cycle_release(&cy);
+    sched_cpod_release(&cp);
+    return rc;
+}
+
+int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
+                       const struct kube_pod *pod, struct sched_rng *rng,
+                       struct sched_result *out, struct kube_err *err)
+{
+    return sched_run(c, p, pod, rng, false, out, NULL, err);
+}
+
+int sched_explain(struct sched_cluster *c, const struct sched_profile *p,
+                  const struct kube_pod *pod, struct sched_rng *rng,
+                  struct sched_explanation *out, struct kube_err *err)
+{
+    struct sched_result r;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = sched_run(c, p, pod, rng, false, &r, out, err);
+    if (!rc)
+        out->result = r;
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* score.c - the score plugins' formulas, in kube-scheduler's integer (and, for
+ * BalancedAllocation, float64) arithmetic, so that totals match to the point.
+ * MaxNodeScore is 100; resource weights are cpu:1, memory:1. */
+#include <math.h>
+
+#include "sched/sched-int.h"
+
+#define MAX_NODE_SCORE 100
+
+static int64_t least_requested(int64_t req, int64_t cap)
+{
+    if (cap == 0 || req > cap)
+        return 0;
+    return (cap - req) * MAX_NODE_SCORE / cap;
+}
+
+static int64_t most_requested(int64_t req, int64_t cap)
+{
+    if (cap == 0)
+        return 0;
+    if (req > cap)
+        req = cap;
+    return req * MAX_NODE_SCORE / cap;
+}
+
+/* LeastAllocated over cpu and memory, requested = node non-zero requested + pod non-zero */
+int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                                    int64_t req_mem)
+{
+    int64_t score = 0, weights = 0;
+
+    if (alloc_cpu != 0) {
+        score += least_requested(req_cpu, alloc_cpu);
+        weights++;
+    }
+    if (alloc_mem != 0) {
+        score += least_requested(req_mem, alloc_mem);
+        weights++;
+    }
+    return weights ? score / weights : 0;
+}
+
+/* BalancedAllocation over cpu and memory, requested = node requested + pod request */
+int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem, int64_t req_mem)
+{
+    double f[2], std = 0;
+    int n = 0;
+
+    if (alloc_cpu != 0) {
+        f[n] = (double)req_cpu / (double)alloc_cpu;
+        if (f[n] > 1)
+            f[n] = 1;
+        n++;
+    }
+    if (alloc_mem != 0) {
+        f[n] = (double)req_mem / (double)alloc_mem;
+        if (f[n] > 1)
+            f[n] = 1;
+        n++;
+    }
+    if (n == 2)
+        std = fabs((f[0] - f[1]) / 2);
+    return (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+}
+
+/* GPUPlacement (our "gpu" profile): MostAllocated on the GPU resource for GPU pods; for other
+ * pods 0 on GPU nodes and 100 elsewhere. */
+int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
+                        int64_t pod_gpu)
+{
+    (void)p;
+    if (pod_gpu > 0)
+        return most_requested(req_gpu + pod_gpu, alloc_gpu);
+    return alloc_gpu > 0 ? 0 : MAX_NODE_SCORE;
+}
+
+/* helper.DefaultNormalizeScore */
+int64_t sched_normalize(int64_t score, int64_t max, bool reverse)
+{
+    if (max == 0)
+        return reverse ? MAX_NODE_SCORE : 0;
+    score = MAX_NODE_SCORE * score / max;
+    return reverse ? MAX_NODE_SCORE - score : score;
+}

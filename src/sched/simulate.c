@@ -1,0 +1,118 @@
+/* simulate.c - sched_simulate: a queue of pending pods scheduled one after the other into a
+ * cluster, as kube-scheduler's active queue would take them (priority, then arrival), each
+ * placed pod assumed so the next ones see it, preemption victims evicted and the preemptor
+ * retried once at once. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+
+struct qent {
+    int32_t priority;
+    size_t index;
+};
+
+static int cmp_queue(const void *a, const void *b)
+{
+    const struct qent *x = a, *y = b;
+
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* evict the victims of r from c, marking the ones that came from pods[] */
+static void evict(struct sched_cluster *c, struct sched_result *r, struct sched_result *results,
+                  size_t preemptor)
+{
+    size_t i;
+
+    for (i = 0; i < r->nvictims; i++) {
+        struct sched_victim *v = &r->victims[i];
+        struct sched_pod *p = sched_cluster_find_pod(c, v->namespace_, v->name);
+        if (!p)
+            continue;
+        if (p->from_input) {
+            v->from_input = true;
+            v->input_index = p->input_index;
+            results[p->input_index].preempted = true;
+            results[p->input_index].preempted_by = preemptor;
+        }
+        sched_cluster_remove_pod(c, v->namespace_, v->name);
+    }
+}
+
+static int assume(struct sched_cluster *c, const struct kube_pod *pod, const char *node, size_t idx,
+                  struct kube_err *err)
+{
+    struct sched_pod *p;
+    int rc;
+
+    /* a pod evicted earlier in this run may come back under the same name */
+    sched_cluster_remove_pod(c, pod->namespace_, pod->name);
+    if ((rc = sched_cluster_assume_pod(c, pod, node, err)))
+        return rc;
+    if ((p = sched_cluster_find_pod(c, pod->namespace_, pod->name))) {
+        p->from_input = true;
+        p->input_index = idx;
+    }
+    return 0;
+}
+
+int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
+                   const struct kube_pod *const *pods, size_t n, const struct sched_sim_opts *o,
+                   struct sched_result *results, struct kube_err *err)
+{
+    struct sched_rng rng;
+    struct qent *q;
+    size_t i;
+    int rc = 0;
+
+    memset(results, 0, n * sizeof(*results));
+    sched_rng_seed(&rng, o ? o->seed : 0);
+    if (!(q = malloc((n + 1) * sizeof(*q))))
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    for (i = 0; i < n; i++) {
+        q[i].priority = pods[i]->priority;
+        q[i].index = i;
+    }
+    qsort(q, n, sizeof(*q), cmp_queue);
+    for (i = 0; i < n; i++) {
+        size_t idx = q[i].index;
+        struct sched_result *r = &results[idx], retry;
+
+        if (o && o->progress && i && i % 256 == 0)
+            o->progress(o->progress_arg, i, n);
+        if ((rc = sched_schedule_one(c, p, pods[idx], &rng, r, err)))
+            break;
+        r->attempt = i;
+        if (r->outcome == SCHED_SCHEDULED) {
+            if ((rc = assume(c, pods[idx], r->node, idx, err)))
+                break;
+            continue;
+        }
+        if (!r->nominated_node)
+            continue;
+        evict(c, r, results, idx);
+        if ((rc = sched_schedule_one(c, p, pods[idx], &rng, &retry, err)))
+            break;
+        if (retry.outcome == SCHED_SCHEDULED) {
+            r->outcome = SCHED_SCHEDULED;
+            r->node = retry.node;
+            retry.node = NULL;
+            rc = assume(c, pods[idx], r->node, idx, err);
+        } else {
+            free(r->message);
+            r->message = retry.message;
+            retry.message = NULL;
+        }
+        sched_result_release(&retry);
+        if (rc)
+            break;
+    }
+    if (o && o->progress && !rc)
+        o->progress(o->progress_arg, n, n);
+    free(q);
+    return rc;
+}

@@ -1,0 +1,434 @@
+"""End-to-end tests of the REST client (src/kube/client.c, kubeconfig.c) through
+build/kube-request against the API server double: TLS verification, token and certificate
+auth, in-cluster token rotation, Status parsing, transport errors, watches, rate limit and the
+connection pool."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import util
+from fake_apiserver import FakeApiServer
+
+TOKEN = "test-token"
+TOOL = util.binary("kube-request")
+_api = None
+_tmp = tempfile.mkdtemp(prefix="client-test-")
+
+
+def api():
+    global _api
+    if _api is None:
+        _api = FakeApiServer(tls=True, tokens=[TOKEN]).start()
+    _api.reset(tokens=[TOKEN])
+    return _api
+
+
+def kubeconfig(a, name="kc", **kw):
+    return a.write_kubeconfig(os.path.join(_tmp, name), **kw)
+
+
+def clean_env(**extra):
+    """An environment without ambient Kubernetes settings."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT",
+                        "GPULABEL_SA_DIR")}
+    env["HOME"] = _tmp
+    env.update(extra)
+    return env
+
+
+def tool(*args, env=None, timeout=60, input=None):
+    return subprocess.run([TOOL] + list(args), capture_output=True, text=True, timeout=timeout,
+                          env=env or clean_env(), input=input)
+
+
+def parse_error(out):
+    """The ERROR line of kube-request as a dict."""
+    m = re.search(r"^ERROR code=(-?\d+) http=(\d+) reason=(\S+) retry_after=(-?\d+) transient=(\d) msg=(.*)$",
+                  out, re.M)
+    if not m:
+        raise AssertionError("no ERROR line in %r" % out)
+    return {"code": int(m.group(1)), "http": int(m.group(2)), "reason": m.group(3),
+            "retry_after": int(m.group(4)), "transient": m.group(5) == "1", "msg": m.group(6)}
+
+
+def eq(got, want, what="value"):
+    if got != want:
+        raise AssertionError("%s: got %r, want %r" % (what, got, want))
+
+
+def node(name, labels=None):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}}}
+
+
+def status_and_body(out):
+    lines = out.splitlines()
+    st = [l for l in lines if l.startswith("STATUS ")]
+    body = lines[lines.index(st[0]) + 1] if st and lines.index(st[0]) + 1 < len(lines) else ""
+    return int(st[0].split()[1]), (json.loads(body) if body else None)
+
+
+# ---- TLS and credentials --------------------------------------------------------------------
+
+def test_get_with_token_and_ca_data():
+    a = api()
+    a.add(node("gpu-1", {"x": "1"}))
+    p = tool("--kubeconfig", kubeconfig(a), "GET", "/api/v1/nodes/gpu-1")
+    eq(p.returncode, 0, "exit (%s)" % p.stderr)
+    st, body = status_and_body(p.stdout)
+    eq((st, body["metadata"]["labels"]), (200, {"x": "1"}), "answer")
+    r = a.requests[-1]
+    eq((r["method"], r["path"], r["authenticated"], r["user_agent"]),
+       ("GET", "/api/v1/nodes/gpu-1", True, "kube-request/test"), "request seen by the server")
+
+
+def test_ca_file_and_client_certificate():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a, ca="file", token=None, client_cert=True), "GET", "/api/v1/nodes")
+    eq(p.returncode, 0, "exit (%s)" % p.stdout)
+    eq(status_and_body(p.stdout)[0], 200, "status")
+
+
+def test_tls_verification_fails_with_wrong_ca():
+    a = api()
+    other = FakeApiServer(tls=True)
+    try:
+        kc = kubeconfig(a, "kc-wrong-ca")
+        text = open(kc).read()
+        import base64
+        wrong = base64.b64encode(other.ca_pem()).decode()
+        text = re.sub(r"certificate-authority-data: \S+", "certificate-authority-data: " + wrong, text)
+        open(kc, "w").write(text)
+        p = tool("--kubeconfig", kc, "GET", "/api/v1/nodes")
+        eq(p.returncode, 1, "exit")
+        e = parse_error(p.stdout)
+        eq((e["code"], e["http"], e["transient"]), (-71, 0, True), "EPROTO transport error")
+        if "TLS with API server https://127.0.0.1:%d failed" % a.port not in e["msg"]:
+            raise AssertionError(e["msg"])
+        if a.requests:
+            raise AssertionError("a request got through an unverified connection")
+    finally:
+        other.close()
+
+
+def test_tls_system_store_rejects_private_ca():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a, "kc-noca", ca=None), "GET", "/api/v1/nodes")
+    eq(parse_error(p.stdout)["code"], -71, "no CA configured: system store does not trust the double")
+
+
+def test_insecure_skip_tls_verify():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a, "kc-insecure", ca=None, insecure=True), "GET", "/api/v1/nodes")
+    eq(status_and_body(p.stdout)[0], 200, "insecure works")
+
+
+def test_tls_server_name():
+    a = api()
+    kc = kubeconfig(a, "kc-sni")
+    text = open(kc).read()
+    good = text.replace("    server:", "    tls-server-name: kubernetes.default.svc\n    server:")
+    bad = text.replace("    server:", "    tls-server-name: wrong.example\n    server:")
+    open(kc, "w").write(good)
+    eq(status_and_body(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)[0], 200, "SAN name")
+    open(kc, "w").write(bad)
+    eq(parse_error(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)["code"], -71, "wrong name")
+
+
+def test_wrong_token_401_not_retried_and_not_printed():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a, "kc-bad", token="not-the-token-xyz"), "GET", "/api/v1/nodes")
+    e = parse_error(p.stdout)
+    eq((e["code"], e["http"], e["reason"], e["msg"], e["transient"]),
+       (-13, 401, "Unauthorized", "Unauthorized", False), "401")
+    eq(len(a.requests), 1, "a static token is not retried")
+    if "not-the-token-xyz" in p.stdout + p.stderr:
+        raise AssertionError("token printed")
+
+
+def test_kubeconfig_errors_reach_the_user():
+    kc = os.path.join(_tmp, "kc-exec")
+    with open(kc, "w") as f:
+        f.write("clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+                "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
+                "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n")
+    p = tool("--kubeconfig", kc, "GET", "/api/v1/nodes")
+    eq(p.returncode, 1, "exit")
+    eq(parse_error(p.stdout)["msg"], "cannot read kubeconfig '%s': line 5: users[0].user: exec credential "
+       "plugins are not supported; use token, tokenFile or client-certificate/client-key" % kc, "message")
+    p = tool("--kubeconfig", kc, "--context", "nope", "GET", "/api/v1/nodes")
+    eq(parse_error(p.stdout)["msg"], "cannot read kubeconfig '%s': context \"nope\" not found" % kc, "context")
+
+
+# ---- in-cluster and token rotation ----------------------------------------------------------
+
+def sa_dir(a, token):
+    d = tempfile.mkdtemp(dir=_tmp, prefix="sa-")
+    shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
+    with open(os.path.join(d, "token"), "w") as f:
+        f.write(token + "\n")
+    return d
+
+
+def in_cluster_env(a, d):
+    return clean_env(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(a.port),
+                     GPULABEL_SA_DIR=d)
+
+
+def test_in_cluster_token_rotation_reread_after_401():
+    a = api()
+    a.set_tokens("sa-token-1")
+    d = sa_dir(a, "sa-token-1")
+    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin", "GET", "/api/v1/nodes"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=in_cluster_env(a, d))
+    try:
+        first = p.stdout.readline()
+        eq(first.strip(), "STATUS 200", "first request with the mounted token")
+        # the kubelet rotates the projected token; the old one stops working at once
+        with open(os.path.join(d, "token.tmp"), "w") as f:
+            f.write("sa-token-2\n")
+        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
+        a.set_tokens("sa-token-2")
+        out, err = p.communicate("go\n", timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    eq(out.strip(), "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
+    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
+
+
+def test_in_cluster_ipv6_server_and_missing_token():
+    a = api()
+    d = sa_dir(a, TOKEN)
+    os.remove(os.path.join(d, "token"))
+    p = tool("GET", "/api/v1/nodes", env=in_cluster_env(a, d))
+    e = parse_error(p.stdout)
+    if "in-cluster service account: cannot read token file '%s/token'" % d not in e["msg"]:
+        raise AssertionError(e["msg"])
+    env = in_cluster_env(a, sa_dir(a, TOKEN))
+    env["KUBERNETES_SERVICE_HOST"] = "::1"
+    p = tool("GET", "/api/v1/nodes", env=env)
+    # the double listens on 127.0.0.1 only: the client must have dialled https://[::1]:PORT
+    e = parse_error(p.stdout)
+    if "https://[::1]:%d" % a.port not in e["msg"]:
+        raise AssertionError(e["msg"])
+
+
+# ---- Status and transport errors ------------------------------------------------------------
+
+def test_status_parsing():
+    a = api()
+    kc = kubeconfig(a)
+    e = parse_error(tool("--kubeconfig", kc, "GET", "/api/v1/nodes/gpu-9").stdout)
+    eq((e["code"], e["http"], e["reason"], e["msg"], e["transient"]),
+       (-2, 404, "NotFound", 'nodes "gpu-9" not found', False), "404")
+    a.inject("GET", "nodes", 429, retry_after=3)
+    e = parse_error(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)
+    eq((e["http"], e["reason"], e["retry_after"], e["transient"]), (429, "TooManyRequests", 3, True), "429")
+    a.inject("GET", "nodes", 503, message="etcd is down")
+    e = parse_error(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)
+    eq((e["http"], e["reason"], e["msg"], e["retry_after"], e["transient"]),
+       (503, "ServiceUnavailable", "etcd is down", -1, True), "503")
+    a.add(node("gpu-1"))
+    a.forbid("patch", "nodes")
+    e = parse_error(tool("--kubeconfig", kc, "PATCH", "/api/v1/nodes/gpu-1", '{"metadata":{}}').stdout)
+    eq((e["code"], e["http"], e["reason"], e["transient"]), (-1, 403, "Forbidden", False), "403")
+    eq(e["msg"], 'nodes "gpu-1" is forbidden: User "system:serviceaccount:gpu:labeler" cannot patch '
+       'resource "nodes" in API group "" at the cluster scope', "403 message")
+    a.allow("patch", "nodes")
+    stale = '{"metadata":{"resourceVersion":"1","labels":{"a":"b"}}}'
+    e = parse_error(tool("--kubeconfig", kc, "PATCH", "/api/v1/nodes/gpu-1", stale).stdout)
+    eq((e["code"], e["http"], e["reason"], e["transient"]), (-16, 409, "Conflict", True), "409")
+    e = parse_error(tool("--kubeconfig", kc, "--content-type", "application/json-patch+json", "PATCH",
+                         "/api/v1/nodes/gpu-1", '[{"op":"remove","path":"/metadata/labels/zz"}]').stdout)
+    eq((e["code"], e["http"], e["reason"]), (-22, 422, "Invalid"), "422")
+
+
+def test_writes_roundtrip():
+    a = api()
+    kc = kubeconfig(a)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "job-0"},
+           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    p = tool("--kubeconfig", kc, "POST", "/api/v1/namespaces/default/pods", json.dumps(pod))
+    eq(status_and_body(p.stdout)[0], 201, "create")
+    eq(a.requests[-1]["content_type"], "application/json", "content type")
+    b = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "job-0"},
+         "target": {"kind": "Node", "name": "gpu-1"}}
+    p = tool("--kubeconfig", kc, "POST", "/api/v1/namespaces/default/pods/job-0/binding", json.dumps(b))
+    eq(status_and_body(p.stdout), (201, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                         "status": "Success", "code": 201}), "bind")
+    e = parse_error(tool("--kubeconfig", kc, "POST", "/api/v1/namespaces/default/pods/job-0/binding",
+                         json.dumps(b)).stdout)
+    eq((e["http"], e["msg"]), (409, 'Operation cannot be fulfilled on pods/binding "job-0": pod job-0 is '
+                               'already assigned to node "gpu-1"'), "bound twice")
+    p = tool("--kubeconfig", kc, "DELETE", "/api/v1/namespaces/default/pods/job-0")
+    eq(status_and_body(p.stdout)[0], 200, "delete")
+    eq(a.get("pods", "job-0"), None, "gone")
+
+
+def test_connection_refused():
+    a = FakeApiServer(tls=False, tokens=None).start()
+    kc = a.write_kubeconfig(os.path.join(_tmp, "kc-refused"), token="x")
+    port = a.port
+    a.close()
+    e = parse_error(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["http"], e["transient"]), (-111, 0, True), "ECONNREFUSED")
+    if "cannot connect to API server http://127.0.0.1:%d" % port not in e["msg"]:
+        raise AssertionError(e["msg"])
+
+
+def test_timeout_and_dropped_connection():
+    a = api()
+    kc = kubeconfig(a)
+    a.delay("GET", "nodes", 3)
+    e = parse_error(tool("--kubeconfig", kc, "--timeout-ms", "300", "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["transient"]), (-110, True), "ETIMEDOUT")
+    if "GET /api/v1/nodes on https://127.0.0.1:%d timed out after 300 ms" % a.port not in e["msg"]:
+        raise AssertionError(e["msg"])
+    a.inject("GET", "nodes", 0)
+    e = parse_error(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["http"], e["transient"]), (-104, 0, True), "ECONNRESET")
+
+
+# ---- pool and rate limit --------------------------------------------------------------------
+
+def test_threads_share_a_pool_of_kept_alive_connections():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a), "--threads", "4", "--repeat", "120", "GET", "/api/v1/nodes")
+    eq(p.returncode, 0, "exit (%s)" % p.stderr)
+    eq(p.stdout.count("STATUS 200"), 120, "answers")
+    peers = {r["peer"] for r in a.requests}
+    if len(peers) > 4:
+        raise AssertionError("%d connections for 4 threads: keep-alive not reused" % len(peers))
+
+
+def test_rate_limit_not_exceeded():
+    import time
+    a = api()
+    qps, burst, n = 20.0, 3, 15
+    kc = kubeconfig(a)
+    start = time.monotonic()  # the same clock as the double's request log
+    p = tool("--kubeconfig", kc, "--qps", str(qps), "--burst", str(burst), "--threads", "3",
+             "--repeat", str(n), "GET", "/api/v1/nodes")
+    eq(p.stdout.count("STATUS 200"), n, "answers")
+    times = sorted(r["time"] for r in a.requests)
+    # a token bucket that starts full releases request k (0-based) no earlier than
+    # (k - burst + 1) / qps after the first one, which itself comes after `start`
+    for k, t in enumerate(times):
+        earliest = (k - burst + 1) / qps
+        if t - start < earliest - 0.005:
+            raise AssertionError("request %d arrived %.3f s after start, limiter allows %.3f s"
+                                 % (k, t - start, earliest))
+
+
+# ---- watch ----------------------------------------------------------------------------------
+
+def start_watch(a, path, *extra, env=None):
+    p = subprocess.Popen([TOOL, "--kubeconfig", kubeconfig(a, "kc-watch")] + list(extra) + ["--watch", path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or clean_env())
+    eq(p.stdout.readline().strip(), "WATCHING", "tool started")
+    return p
+
+
+def wait_for_watch(a, n=1):
+    import time
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        if sum(1 for r in a.requests if r["query"].get("watch") == "1") >= n:
+            return
+        time.sleep(0.02)
+    raise AssertionError("watch request never arrived")
+
+
+def test_watch_streams_events_and_stops_on_signal():
+    a = api()
+    a.add(node("a"))
+    p = start_watch(a, "/api/v1/nodes?watch=1&resourceVersion=%d&allowWatchBookmarks=true" % a.resource_version)
+    try:
+        wait_for_watch(a)
+        a.add(node("b"))
+        a.add(node("a", {"x": "1"}))
+        a.delete("nodes", "b")
+        got = [p.stdout.readline().split()[:3] for _ in range(3)]
+        eq(got, [["EVENT", "ADDED", "b"], ["EVENT", "MODIFIED", "a"], ["EVENT", "DELETED", "b"]], "events")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=15)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    eq(p.returncode, 0, "exit (%s)" % err)
+    if "STOPPED rc=0" not in out:
+        raise AssertionError("no STOPPED line: %r" % out)
+
+
+def test_watch_callback_stops_stream():
+    a = api()
+    for n in ("a", "b", "c"):
+        a.add(node(n))
+    p = start_watch(a, "/api/v1/nodes?watch=1", "--max-events", "2")
+    out, _ = p.communicate(timeout=30)
+    eq(out.splitlines()[-1], "STOPPED rc=7 events=2", "callback's value returned")
+
+
+def test_watch_expired_rv_error_event():
+    a = api()
+    a.add(node("a"))
+    old = a.resource_version
+    a.add(node("b"))
+    a.compact()
+    p = start_watch(a, "/api/v1/nodes?watch=1&resourceVersion=%d" % old)
+    out, _ = p.communicate(timeout=30)
+    eq(out.splitlines(), ["EVENT ERROR 410 Expired", "ENDED rc=0 events=1"], "410 as an event")
+
+
+def test_watch_http_error_and_timeout_end():
+    a = api()
+    a.forbid("watch", "nodes")
+    p = start_watch(a, "/api/v1/nodes?watch=1")
+    out, _ = p.communicate(timeout=30)
+    e = parse_error(out)
+    eq((e["http"], e["reason"]), (403, "Forbidden"), "watch denied")
+    a.allow("watch", "nodes")
+    p = start_watch(a, "/api/v1/nodes?watch=1&timeoutSeconds=1&resourceVersion=%d" % a.resource_version)
+    out, _ = p.communicate(timeout=30)
+    eq(out.splitlines()[-1], "ENDED rc=0 events=0", "server-side timeout ends the watch cleanly")
+
+
+def test_watch_survives_restart_as_transport_end():
+    a = api()
+    p = start_watch(a, "/api/v1/nodes?watch=1&resourceVersion=%d" % a.resource_version)
+    try:
+        wait_for_watch(a)
+        a.restart()
+        out, _ = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    # the double closes the stream cleanly (last chunk) or drops it: both end the call
+    if not ("ENDED" in out or "ERROR" in out):
+        raise AssertionError(out)
+
+
+def test_watch_401_rereads_token():
+    a = api()
+    a.set_tokens("w-1")
+    d = sa_dir(a, "w-2")  # the file already holds the new token; the server only takes it
+    a.set_tokens("w-2")
+    env = in_cluster_env(a, d)
+    with open(os.path.join(d, "token"), "w") as f:
+        f.write("w-2\n")
+    p = subprocess.Popen([TOOL, "--watch", "/api/v1/nodes?watch=1&timeoutSeconds=1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    out, err = p.communicate(timeout=30)
+    eq(out.splitlines()[-1], "ENDED rc=0 events=0", "watch ran (%s)" % err)
+
+
+def test_help_and_usage():
+    p = tool("--help")
+    eq(p.returncode, 0, "help")
+    eq(tool("GET").returncode, 2, "usage error")

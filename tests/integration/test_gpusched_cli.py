@@ -1,0 +1,494 @@
+"""End-to-end tests of the gpusched command line (simulate, explain, nodes, version, help) on
+examples/seed/ and small inputs written here: outputs, exit codes, error lines."""
+import json
+import os
+import re
+import shutil
+import tempfile
+
+import util
+
+SEED = os.path.join(util.SRC, "examples", "seed")
+M40 = ["cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-2ze8o1a45qdv5q8a7lv0"]
+MASTERS = ["cn-beijing.i-2ze2dy2h9w97v65uuaft", "cn-beijing.i-2ze9xylyn11vop7g5bwe",
+           "cn-beijing.i-2zed5sw8snjniq6mf5e5"]
+WORKER = "cn-beijing.i-2zej9s0zijykp9pwf7lu"
+MASTER_TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/master: }"
+THIRD_REPLICA = (
+    "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+    "2 node(s) didn't have free ports for the requested pod ports, "
+    "3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. "
+    "preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, "
+    "4 Preemption is not helpful for scheduling.")
+
+
+def gpusched(*args, input=None):
+    return util.run([util.binary("gpusched")] + list(args), input=input)
+
+
+def expect_exit(p, code, what):
+    if p.returncode != code:
+        raise AssertionError("%s: exit %d, want %d; stdout %r stderr %r"
+                             % (what, p.returncode, code, p.stdout, p.stderr))
+
+
+def one_error_line(p, what):
+    """The error contract: exactly one line on stderr, starting with "gpusched: "."""
+    lines = p.stderr.splitlines()
+    if len(lines) != 1 or not lines[0].startswith("gpusched: "):
+        raise AssertionError("%s: want one 'gpusched: ...' line on stderr, got %r" % (what, p.stderr))
+    return lines[0]
+
+
+class TempDir:
+    def __enter__(self):
+        self.path = tempfile.mkdtemp(prefix="gpusched-cli-")
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def write(self, name, text):
+        p = os.path.join(self.path, name)
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(text)
+        return p
+
+
+def seed_with_replicas(tmp, n):
+    """A copy of examples/seed/ with tf-notebook scaled to n replicas."""
+    for f in os.listdir(SEED):
+        if f.endswith(".yaml"):
+            with open(os.path.join(SEED, f), encoding="utf-8") as src:
+                text = src.read()
+            if f == "tf-notebook.yaml":
+                text = text.replace("replicas: 1\n", "replicas: %d\n" % n, 1)
+            tmp.write(f, text)
+    return tmp.path
+
+
+NODE = """apiVersion: v1
+kind: Node
+metadata: {name: %s}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+# --- help, version, usage errors ---------------------------------------------------------
+
+def test_help_on_every_command():
+    for args in (["--help"], ["-h"], ["help"], ["simulate", "--help"], ["simulate", "-h"],
+                 ["explain", "--help"], ["nodes", "--help"], ["nodes", "-h"],
+                 ["version", "--help"], ["serve", "--help"]):
+        p = gpusched(*args)
+        expect_exit(p, 0, " ".join(args))
+        if "Usage:" not in p.stdout and "usage:" not in p.stdout.lower():
+            raise AssertionError("%s: no usage on stdout: %r" % (args, p.stdout))
+
+
+def test_help_mentions_every_flag():
+    p = gpusched("simulate", "--help")
+    for flag in ("--filename", "--output", "--profile", "--scheduler-name", "--seed"):
+        if flag not in p.stdout:
+            raise AssertionError("simulate --help lacks %s" % flag)
+    p = gpusched("nodes", "--help")
+    for flag in ("--selector", "--label-columns", "--output"):
+        if flag not in p.stdout:
+            raise AssertionError("nodes --help lacks %s" % flag)
+
+
+def test_no_command_is_a_usage_error():
+    p = gpusched()
+    expect_exit(p, 2, "no arguments")
+    if "Usage:" not in p.stderr:
+        raise AssertionError("want usage on stderr, got %r" % p.stderr)
+
+
+def test_version():
+    p = gpusched("version")
+    expect_exit(p, 0, "version")
+    if not re.match(r"^gpusched \d+\.\d+\.\d+\n$", p.stdout):
+        raise AssertionError("version output %r" % p.stdout)
+
+
+def test_unknown_command():
+    p = gpusched("simulat")
+    expect_exit(p, 2, "unknown command")
+    util.check_eq(p.stderr.splitlines()[0], 'gpusched: unknown command "simulat"', "stderr")
+
+
+def test_unknown_flag_names_it_and_hints():
+    for cmd in ("simulate", "explain", "nodes"):
+        p = gpusched(cmd, "-f", SEED, "--x")
+        expect_exit(p, 2, cmd + " --x")
+        util.check_eq(p.stderr.splitlines(),
+                      ["gpusched: unknown flag: --x", "See 'gpusched %s --help' for usage." % cmd],
+                      "stderr")
+    p = gpusched("nodes", "-f", SEED, "-q")
+    expect_exit(p, 2, "nodes -q")
+    util.check_eq(p.stderr.splitlines()[0], "gpusched: unknown shorthand flag: 'q' in -q", "stderr")
+
+
+def test_missing_flag_value():
+    p = gpusched("simulate", "-f")
+    expect_exit(p, 2, "-f without a value")
+    util.check_eq(p.stderr.splitlines()[0], "gpusched: flag needs an argument: 'f' in -f", "stderr")
+
+
+def test_missing_filename_is_a_usage_error():
+    for args in (["simulate"], ["nodes"], ["explain", "p"]):
+        p = gpusched(*args)
+        expect_exit(p, 2, " ".join(args))
+        util.check_eq(p.stderr.splitlines()[0], "gpusched: must specify -f FILE", "stderr")
+
+
+def test_bad_output_format_seed_and_profile():
+    p = gpusched("simulate", "-f", SEED, "-o", "yaml")
+    expect_exit(p, 2, "-o yaml")
+    util.check_eq(p.stderr.splitlines()[0],
+                  'gpusched: unable to match a printer suitable for the output format "yaml", '
+                  'allowed formats are: json,wide', "stderr")
+    p = gpusched("simulate", "-f", SEED, "--seed", "-3")
+    expect_exit(p, 2, "--seed -3")
+    p = gpusched("simulate", "-f", SEED, "--profile", "fast")
+    expect_exit(p, 2, "--profile fast")
+    if '"fast"' not in p.stderr:
+        raise AssertionError("stderr %r" % p.stderr)
+
+
+def test_explain_needs_exactly_one_pod():
+    expect_exit(gpusched("explain", "-f", SEED), 2, "explain without POD")
+    expect_exit(gpusched("explain", "-f", SEED, "a", "b"), 2, "explain with two PODs")
+
+
+# --- nodes -------------------------------------------------------------------------------
+
+def test_nodes_selector_name_output_is_exactly_the_two_m40_nodes():
+    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-M40", "-o", "name")
+    expect_exit(p, 0, "nodes -l -o name")
+    util.check_eq(p.stdout, "".join("node/%s\n" % n for n in M40), "stdout")
+    util.check_eq(p.stderr, "", "stderr")
+
+
+def test_nodes_selector_grammar():
+    cases = {
+        "!aliyun.accelerator/nvidia_name": MASTERS[:1] + MASTERS[1:] + [WORKER],
+        "aliyun.accelerator/nvidia_name": M40,
+        "aliyun.accelerator/nvidia_name notin (Tesla-M40)": None,  # every non-M40 node
+        "aliyun.accelerator/nvidia_count>0": M40,
+        "aliyun.accelerator/nvidia_name in (Tesla-M40,Tesla-V100),kubernetes.io/hostname=" + M40[1]: M40[1:],
+        "node-role.kubernetes.io/master": MASTERS,
+        "aliyun.accelerator/nvidia_name!=Tesla-M40": None,
+    }
+    for sel, want in cases.items():
+        if want is None:
+            want = [n for n in MASTERS + [WORKER]]
+        p = gpusched("nodes", "-f", SEED, "-l", sel, "-o", "name")
+        expect_exit(p, 0, "-l " + sel)
+        util.check_eq(p.stdout, "".join("node/%s\n" % n for n in sorted(want)), "-l " + sel)
+
+
+def test_nodes_table_like_kubectl():
+    p = gpusched("nodes", "-f", SEED)
+    expect_exit(p, 0, "nodes")
+    # kubectl's tabwriter: every column but the last padded to max(10, widest + 3)
+    want = (
+        "NAME                                STATUS    ROLES     GPU-NAME    GPU-COUNT   GPU-MEM    GPU-FREE\n"
+        "cn-beijing.i-2ze2dy2h9w97v65uuaft   Ready     master    <none>      <none>      <none>     0\n"
+        "cn-beijing.i-2ze8o1a45qdv5q8a7luz   Ready     <none>    Tesla-M40   1           12209MiB   1\n"
+        "cn-beijing.i-2ze8o1a45qdv5q8a7lv0   Ready     <none>    Tesla-M40   1           12209MiB   1\n"
+        "cn-beijing.i-2ze9xylyn11vop7g5bwe   Ready     master    <none>      <none>      <none>     0\n"
+        "cn-beijing.i-2zed5sw8snjniq6mf5e5   Ready     master    <none>      <none>      <none>     0\n"
+        "cn-beijing.i-2zej9s0zijykp9pwf7lu   Ready     <none>    <none>      <none>      <none>     0\n")
+    util.check_eq(p.stdout, want, "nodes table")
+
+
+def test_nodes_label_columns_and_no_match():
+    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name", "-L",
+                 "aliyun.accelerator/nvidia_name,beta.kubernetes.io/instance-type")
+    expect_exit(p, 0, "nodes -L")
+    header = p.stdout.splitlines()[0].split()
+    util.check_eq(header[-2:], ["NVIDIA_NAME", "INSTANCE-TYPE"], "-L headers")
+    util.check_eq(p.stdout.splitlines()[1].split()[-2:], ["Tesla-M40", "ecs.gn4-c4g1.xlarge"], "-L cells")
+    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100")
+    expect_exit(p, 0, "no match")
+    util.check_eq(p.stdout, "", "stdout")
+    util.check_eq(p.stderr, "No resources found\n", "stderr")
+
+
+def test_nodes_free_gpus_count_bound_pods():
+    with TempDir() as t:
+        t.write("nodes.yaml", """apiVersion: v1
+kind: Node
+metadata: {name: gpu, labels: {aliyun.accelerator/nvidia_name: Tesla-T4}}
+spec:
+  unschedulable: true
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "4"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  nodeName: gpu
+  containers: [{name: c, image: t, resources: {limits: {nvidia.com/gpu: 3}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pending}
+spec:
+  containers: [{name: c, image: t, resources: {limits: {nvidia.com/gpu: 1}}}]
+""")
+        p = gpusched("nodes", "-f", t.path)
+        expect_exit(p, 0, "nodes")
+        row = p.stdout.splitlines()[1].split()
+        util.check_eq(row, ["gpu", "Ready,SchedulingDisabled", "<none>", "Tesla-T4", "<none>",
+                            "<none>", "1"], "row")
+        p = gpusched("nodes", "-f", t.path, "-o", "json")
+        expect_exit(p, 0, "nodes -o json")
+        doc = json.loads(p.stdout)
+        util.check_eq((doc["kind"], len(doc["items"])), ("List", 1), "list")
+        item = doc["items"][0]
+        util.check_eq(item["metadata"]["name"], "gpu", "name")
+        util.check_eq(item["spec"].get("unschedulable"), True, "unschedulable")
+        util.check_eq(item["status"]["allocatable"]["nvidia.com/gpu"], "4", "allocatable")
+        util.check_eq(item["gpusched"]["free"]["nvidia.com/gpu"], "1", "free")
+
+
+def test_nodes_bad_selector_is_one_line_exit_1():
+    for sel in ("a in (b", "a=b=c", "!a=b", "a notin b"):
+        p = gpusched("nodes", "-f", SEED, "-l", sel)
+        expect_exit(p, 1, "-l " + sel)
+        line = one_error_line(p, "-l " + sel)
+        if not line.startswith('gpusched: selector "%s": ' % sel):
+            raise AssertionError("-l %s: %r" % (sel, line))
+
+
+# --- simulate ----------------------------------------------------------------------------
+
+def test_simulate_seed_json():
+    p = gpusched("simulate", "-f", SEED, "-o", "json")
+    expect_exit(p, 0, "simulate")
+    util.check_eq(p.stderr, "", "stderr")
+    doc = json.loads(p.stdout)
+    util.check_eq(sorted(doc), ["scheduled", "unschedulable"], "keys")
+    nodes = {e["pod"]: e["node"] for e in doc["scheduled"]}
+    util.check_eq(nodes.get("default/not-in-gpu-node"), WORKER, "not-in-gpu-node")
+    tf = [e for e in doc["scheduled"] if e["pod"].startswith("default/tf-notebook-")]
+    util.check_eq(len(tf), 1, "tf-notebook pods")
+    if tf[0]["node"] not in M40:
+        raise AssertionError("tf-notebook on %s, want a Tesla-M40 node" % tf[0]["node"])
+    util.check_eq(doc["unschedulable"], [], "unschedulable")
+
+
+def test_simulate_seed_table():
+    p = gpusched("simulate", "-f", SEED)
+    expect_exit(p, 0, "simulate")
+    lines = p.stdout.splitlines()
+    util.check_eq(lines[0].split(), ["NAMESPACE", "NAME", "STATUS", "NODE"], "header")
+    rows = {l.split()[1]: l.split() for l in lines[1:]}
+    util.check_eq(rows["not-in-gpu-node"], ["default", "not-in-gpu-node", "Scheduled", WORKER], "row")
+
+
+def test_simulate_three_replicas_message_and_events():
+    with TempDir() as t:
+        d = seed_with_replicas(t, 3)
+        p = gpusched("simulate", "-f", d, "-o", "json")
+        expect_exit(p, 0, "simulate")
+        doc = json.loads(p.stdout)
+        util.check_eq(sorted(e["node"] for e in doc["scheduled"]), sorted(M40 + [WORKER]), "nodes")
+        util.check_eq(len(doc["unschedulable"]), 1, "unschedulable")
+        util.check_eq(doc["unschedulable"][0]["message"], THIRD_REPLICA, "message")
+        pending = doc["unschedulable"][0]["pod"]
+        p = gpusched("simulate", "-f", d)
+        expect_exit(p, 0, "simulate table")
+        if ("Events for %s:" % pending) not in p.stdout:
+            raise AssertionError("no events block for %s in %r" % (pending, p.stdout))
+        want = "  Warning  FailedScheduling  " + THIRD_REPLICA
+        if want not in p.stdout.splitlines():
+            raise AssertionError("no FailedScheduling line in %r" % p.stdout)
+        row = [l.split() for l in p.stdout.splitlines() if pending.split("/")[1] in l.split()][0]
+        util.check_eq(row, ["default", pending.split("/")[1], "Pending", "<none>"], "pending row")
+        p = gpusched("simulate", "-f", d, "-o", "wide")
+        expect_exit(p, 0, "simulate wide")
+        util.check_eq(p.stdout.splitlines()[0].split(),
+                      ["NAMESPACE", "NAME", "STATUS", "NODE", "NOMINATED", "NODE", "PRIORITY"], "wide header")
+
+
+def test_simulate_is_deterministic_and_seeded():
+    with TempDir() as t:
+        t.write("nodes.yaml", "---\n".join(NODE % ("node-%02d" % i) for i in range(12)))
+        t.write("pods.yaml", "---\n".join(POD % ("pod-%02d" % i) for i in range(30)))
+        outs = set()
+        for _ in range(3):
+            p = gpusched("simulate", "-f", t.path, "-o", "json", "--seed", "7")
+            expect_exit(p, 0, "simulate --seed 7")
+            outs.add(p.stdout)
+        util.check_eq(len(outs), 1, "distinct outputs with the same seed")
+        a = gpusched("simulate", "-f", t.path, "-o", "json").stdout
+        b = gpusched("simulate", "-f", t.path, "-o", "json", "--seed", "1").stdout
+        util.check_eq(a, b, "default seed is 1")
+        doc = json.loads(a)
+        util.check_eq(len(doc["scheduled"]), 30, "all scheduled")
+        # 12 equal nodes, 30 equal pods: LeastAllocated spreads them, 2 or 3 per node
+        per = {}
+        for e in doc["scheduled"]:
+            per[e["node"]] = per.get(e["node"], 0) + 1
+        util.check_eq(sorted(set(per.values())), [2, 3], "spread")
+
+
+def test_simulate_reads_stdin_and_file_lists():
+    nodes = NODE % "n1"
+    with TempDir() as t:
+        pods = t.write("pods.yaml", POD % "p1")
+        other = t.write("more.yaml", POD % "p2")
+        p = gpusched("simulate", "-f", "-", "-f", pods + "," + other, "-o", "json", input=nodes)
+        expect_exit(p, 0, "stdin")
+        util.check_eq(json.loads(p.stdout),
+                      {"scheduled": [{"pod": "default/p1", "node": "n1"},
+                                     {"pod": "default/p2", "node": "n1"}], "unschedulable": []},
+                      "json")
+
+
+def test_simulate_no_pending_pods():
+    p = gpusched("simulate", "-f", "-", input=NODE % "n1")
+    expect_exit(p, 0, "no pods")
+    util.check_eq(p.stdout, "No pending pods.\n", "stdout")
+    p = gpusched("simulate", "-f", "-", "-o", "json", input=NODE % "n1")
+    util.check_eq(p.stdout, '{"scheduled":[],"unschedulable":[]}\n', "json")
+
+
+# --- explain -----------------------------------------------------------------------------
+
+def test_explain_seed_pod():
+    for arg in ("not-in-gpu-node", "default/not-in-gpu-node", "pod/not-in-gpu-node"):
+        p = gpusched("explain", "-f", SEED, arg)
+        expect_exit(p, 0, "explain " + arg)
+        out = p.stdout
+        for m in MASTERS:
+            if not re.search(r"^%s\s+TaintToleration\s+%s" % (re.escape(m), re.escape(MASTER_TAINT)), out, re.M):
+                raise AssertionError("master %s not rejected by its taint in %r" % (m, out))
+        for g in M40:
+            if not re.search(r"^%s\s+NodeAffinity\s+node\(s\) didn't match Pod's node affinity/selector$" % re.escape(g), out, re.M):
+                raise AssertionError("%s not rejected by affinity in %r" % (g, out))
+        if not re.search(r"^%s\s+passed" % re.escape(WORKER), out, re.M):
+            raise AssertionError("worker not feasible in %r" % out)
+        if ("Result: scheduled on %s\n" % WORKER) not in out:
+            raise AssertionError("no result line in %r" % out)
+
+
+def test_explain_json_and_third_replica():
+    with TempDir() as t:
+        d = seed_with_replicas(t, 3)
+        sim = json.loads(gpusched("simulate", "-f", d, "-o", "json").stdout)
+        pending = sim["unschedulable"][0]["pod"]
+        p = gpusched("explain", "-f", d, pending, "-o", "json")
+        expect_exit(p, 0, "explain -o json")
+        doc = json.loads(p.stdout)
+        util.check_eq(doc["pod"], pending, "pod")
+        util.check_eq(doc["podsAhead"], 3, "pods ahead")
+        util.check_eq(doc["result"]["status"], "Unschedulable", "status")
+        util.check_eq(doc["result"]["message"], THIRD_REPLICA, "message")
+        by = {n["node"]: n for n in doc["nodes"]}
+        util.check_eq(sorted(by), sorted(MASTERS + M40 + [WORKER]), "nodes")
+        for m in MASTERS:
+            util.check_eq((by[m]["plugin"], by[m]["reasons"], by[m]["unresolvable"]),
+                          ("TaintToleration", [MASTER_TAINT], True), m)
+            util.check_eq(by[m].get("preemption"), "Preemption is not helpful for scheduling", m)
+        for g in M40:
+            util.check_eq((by[g]["plugin"], by[g]["reasons"], by[g]["unresolvable"]),
+                          ("NodePorts", ["node(s) didn't have free ports for the requested pod ports"], False), g)
+            util.check_eq(by[g].get("preemption"), "No preemption victims found for incoming pod", g)
+        util.check_eq(by[WORKER]["plugin"], "NodeAffinity", "worker")
+        # the scheduled replica: same node as simulate, every default plugin scored
+        first = sim["scheduled"][1]
+        p = gpusched("explain", "-f", d, first["pod"], "-o", "json")
+        doc = json.loads(p.stdout)
+        util.check_eq(doc["result"], {"status": "Scheduled", "node": first["node"]}, "result")
+        feasible = [n for n in doc["nodes"] if n["feasible"]]
+        util.check_eq(sorted(n["node"] for n in feasible), sorted(M40), "feasible")
+        util.check_eq([s["plugin"] for s in feasible[0]["scores"]],
+                      ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                       "NodeResourcesBalancedAllocation"], "plugins")
+        for n in feasible:
+            util.check_eq(n["total"], sum(s["weighted"] for s in n["scores"]), "total")
+            for s in n["scores"]:
+                util.check_eq(s["weighted"], s["weight"] * s["normalized"], "weighted")
+
+
+def test_explain_errors():
+    p = gpusched("explain", "-f", SEED, "nope")
+    expect_exit(p, 1, "explain nope")
+    util.check_eq(one_error_line(p, "not found"),
+                  'gpusched: pods "nope" not found in namespace "default"', "stderr")
+    with TempDir() as t:
+        t.write("a.yaml", NODE % "n1" + "---\n" + """apiVersion: v1
+kind: Pod
+metadata: {name: bound}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: app}]
+""")
+        p = gpusched("explain", "-f", t.path, "bound")
+        expect_exit(p, 1, "explain bound")
+        one_error_line(p, "bound pod")
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+def test_bad_yaml_names_file_and_line():
+    with TempDir() as t:
+        f = t.write("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels: a: b\n")
+        for cmd in ("simulate", "nodes"):
+            p = gpusched(cmd, "-f", f)
+            expect_exit(p, 1, cmd + " on bad YAML")
+            line = one_error_line(p, "bad YAML")
+            if not re.match(r"^gpusched: %s: line 5: " % re.escape(f), line):
+                raise AssertionError("bad YAML: %r" % line)
+
+
+def test_bad_quantity_names_field():
+    with TempDir() as t:
+        f = t.write("q.yaml", """apiVersion: v1
+kind: Pod
+metadata: {name: x}
+spec:
+  containers:
+  - name: c
+    image: app
+    resources:
+      requests:
+        cpu: 2 cores
+""")
+        p = gpusched("simulate", "-f", f)
+        expect_exit(p, 1, "bad quantity")
+        line = one_error_line(p, "bad quantity")
+        want = "gpusched: %s: line 10: spec.containers[0].resources.requests.cpu: " % f
+        if not line.startswith(want) or "quantities must match the regular expression" not in line:
+            raise AssertionError("bad quantity: %r" % line)
+
+
+def test_missing_file():
+    p = gpusched("simulate", "-f", "/nonexistent/x.yaml")
+    expect_exit(p, 1, "missing file")
+    line = one_error_line(p, "missing file")
+    if "/nonexistent/x.yaml" not in line:
+        raise AssertionError(line)
+
+
+def test_unknown_kind_is_a_warning():
+    with TempDir() as t:
+        f = t.write("svc.yaml", NODE % "n1" + "---\n" + """apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{port: 80}]}
+""")
+        p = gpusched("simulate", "-f", f, "-o", "json")
+        expect_exit(p, 0, "unknown kind")
+        util.check_eq(p.stderr, "gpusched: warning: %s: line 7: skipping kind Service\n" % f, "stderr")
+        util.check_eq(json.loads(p.stdout), {"scheduled": [], "unschedulable": []}, "stdout")

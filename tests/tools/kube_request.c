@@ -1,0 +1,226 @@
+/* kube_request.c - a tiny kubectl-get-raw over src/kube/client.c, for integration tests.
+ *
+ *   kube-request [opts] METHOD PATH [BODY]      print "STATUS n" then the body
+ *   kube-request [opts] --watch PATH            print one "EVENT TYPE NAME RV" line per event
+ *
+ * Errors print "ERROR code=C http=H reason=R retry_after=A transient=T msg=M" on stdout (so
+ * tests can parse them) and the formatted error on stderr; exit 1. Usage errors exit 2. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/client.h"
+
+static volatile sig_atomic_t stop_flag;
+static long max_events = -1;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kube-request [--kubeconfig F] [--context C] [--qps Q] [--burst B]\n"
+            "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
+            "                    [--threads T] [--wait-stdin] METHOD PATH [BODY]\n"
+            "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
+            "--repeat sends the request N times (spread over --threads); --wait-stdin reads one\n"
+            "line from stdin before every request after the first. A watch stops on SIGTERM,\n"
+            "SIGINT or after --max-events events and then prints STOPPED.\n");
+}
+
+static void print_err(const struct kube_err *e)
+{
+    char buf[2048];
+
+    printf("ERROR code=%d http=%d reason=%s retry_after=%d transient=%d msg=%s\n", e->code,
+           e->http_status, e->reason[0] ? e->reason : "-", e->retry_after,
+           kube_err_transient(e) ? 1 : 0, e->msg);
+    fprintf(stderr, "kube-request: %s\n", kube_err_format(e, buf, sizeof(buf)));
+}
+
+static int on_event(void *ud, const char *type, json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+    long *n = ud;
+
+    if (!strcmp(type, "ERROR"))
+        printf("EVENT ERROR %lld %s\n", json_integer_value(json_object_get(obj, "code")),
+               json_string_value(json_object_get(obj, "reason")));
+    else
+        printf("EVENT %s %s %s\n", type, name ? name : "-", rv ? rv : "-");
+    fflush(stdout);
+    (*n)++;
+    return max_events >= 0 && *n >= max_events ? 7 : 0;
+}
+
+struct job {
+    struct kube_client *c;
+    const char *method, *path, *ctype, *body;
+    int count;
+    int failures;
+    pthread_mutex_t *out_lock;
+};
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    int i;
+
+    for (i = 0; i < j->count; i++) {
+        struct kube_response r;
+        struct kube_err e;
+        int rc = kube_client_request(j->c, j->method, j->path, j->ctype, j->body,
+                                     j->body ? strlen(j->body) : 0, &r, &e);
+
+        pthread_mutex_lock(j->out_lock);
+        if (rc) {
+            j->failures++;
+            print_err(&e);
+        } else {
+            printf("STATUS %ld\n", r.status);
+        }
+        fflush(stdout);
+        pthread_mutex_unlock(j->out_lock);
+        kube_response_release(&r);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    struct kube_client_opts o = {0};
+    struct kube_client *c = NULL;
+    struct kube_err e;
+    const char *watch = NULL, *ctype = NULL, *pos[3] = {0};
+    int npos = 0, repeat = 1, threads = 1, wait_stdin = 0, i, rc = 0;
+    struct sigaction sa;
+
+    o.user_agent = "kube-request/test";
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--wait-stdin")) {
+            wait_stdin = 1;
+            continue;
+        }
+        if (a[0] == '-' && a[1] == '-') {
+            if (!v) {
+                usage(stderr);
+                return 2;
+            }
+            i++;
+            if (!strcmp(a, "--kubeconfig"))
+                o.kubeconfig = v;
+            else if (!strcmp(a, "--context"))
+                o.context = v;
+            else if (!strcmp(a, "--qps"))
+                o.qps = atof(v);
+            else if (!strcmp(a, "--burst"))
+                o.burst = atoi(v);
+            else if (!strcmp(a, "--timeout-ms"))
+                o.timeout_ms = atol(v);
+            else if (!strcmp(a, "--content-type"))
+                ctype = v;
+            else if (!strcmp(a, "--repeat"))
+                repeat = atoi(v);
+            else if (!strcmp(a, "--threads"))
+                threads = atoi(v);
+            else if (!strcmp(a, "--watch"))
+                watch = v;
+            else if (!strcmp(a, "--max-events"))
+                max_events = atol(v);
+            else {
+                fprintf(stderr, "kube-request: unknown flag %s\n", a);
+                return 2;
+            }
+            continue;
+        }
+        if (npos == 3) {
+            usage(stderr);
+            return 2;
+        }
+        pos[npos++] = a;
+    }
+    if ((!watch && npos < 2) || (watch && npos) || repeat < 1 || threads < 1 || threads > 64) {
+        usage(stderr);
+        return 2;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    if (kube_client_new(&o, &c, &e)) {
+        print_err(&e);
+        return 1;
+    }
+    if (watch) {
+        long n = 0;
+
+        printf("WATCHING\n");
+        fflush(stdout);
+        rc = kube_client_watch(c, watch, on_event, &n, &stop_flag, &e);
+        if (rc < 0)
+            print_err(&e);
+        else
+            printf("%s rc=%d events=%ld\n", stop_flag || rc ? "STOPPED" : "ENDED", rc, n);
+        kube_client_free(c);
+        return rc < 0 ? 1 : 0;
+    }
+    if (!ctype && pos[2] && strcmp(pos[0], "PATCH"))
+        ctype = "application/json";
+    if (!ctype && pos[2])
+        ctype = "application/merge-patch+json";
+    if (repeat == 1 && threads == 1) {
+        struct kube_response r;
+
+        rc = kube_client_request(c, pos[0], pos[1], ctype, pos[2], pos[2] ? strlen(pos[2]) : 0, &r, &e);
+        if (rc)
+            print_err(&e);
+        printf("STATUS %ld\n", r.status);
+        if (r.body.len)
+            printf("%s\n", r.body.data);
+        kube_response_release(&r);
+    } else if (threads == 1) {
+        pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        struct job j = {c, pos[0], pos[1], ctype, pos[2], 1, 0, &lock};
+        char line[256];
+
+        for (i = 0; i < repeat; i++) {
+            if (i && wait_stdin && !fgets(line, sizeof(line), stdin))
+                break;
+            run_job(&j);
+        }
+        rc = j.failures;
+    } else {
+        pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        struct job jobs[64];
+        pthread_t tids[64];
+
+        for (i = 0; i < threads; i++) {
+            jobs[i] = (struct job){c, pos[0], pos[1], ctype, pos[2],
+                                   repeat / threads + (i < repeat % threads), 0, &lock};
+            pthread_create(&tids[i], NULL, run_job, &jobs[i]);
+        }
+        for (i = 0; i < threads; i++) {
+            pthread_join(tids[i], NULL);
+            rc += jobs[i].failures;
+        }
+    }
+    kube_client_free(c);
+    return rc ? 1 : 0;
+}

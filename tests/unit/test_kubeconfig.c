@@ -1,0 +1,430 @@
+/* test_kubeconfig.c - kubeconfig parsing, merging, relative paths, in-cluster config and
+ * base64, with the exact error messages users see. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kube/kubeconfig.h"
+#include "test.h"
+
+#define CA_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+#define KEY_B64 "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCkFBQUEKLS0tLS1FTkQgUFJJVkFURSBLRVktLS0tLQo="
+#define CA_PEM "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+
+static const char *tmpdir(void)
+{
+    static char dir[64];
+
+    if (!dir[0]) {
+        snprintf(dir, sizeof(dir), "/tmp/kctest-XXXXXX");
+        if (!mkdtemp(dir))
+            dir[0] = '\0';
+    }
+    return dir;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char paths[8][256];
+    static int next;
+    char *p = paths[next++ % 8];
+    FILE *f;
+
+    snprintf(p, 256, "%s/%s", tmpdir(), name);
+    f = fopen(p, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return p;
+}
+
+static int parse(const char *text, const char *context, struct kube_config *c, struct kube_err *e)
+{
+    kube_err_clear(e);
+    return kube_config_parse(text, strlen(text), "/etc/kc.yaml", context, c, e);
+}
+
+#define CHECK_ERR_HAS(e, s)                                                                  \
+    do {                                                                                     \
+        if (!strstr((e).msg, (s)))                                                           \
+            test_fail(__FILE__, __LINE__, "error \"%s\" lacks \"%s\"", (e).msg, (s));        \
+    } while (0)
+
+static const char *BASIC =
+    "apiVersion: v1\n"
+    "kind: Config\n"
+    "clusters:\n"
+    "- name: c1\n"
+    "  cluster:\n"
+    "    server: https://10.0.0.1:6443/\n"
+    "    certificate-authority-data: " CA_B64 "\n"
+    "- name: c2\n"
+    "  cluster:\n"
+    "    server: http://127.0.0.1:8080\n"
+    "    tls-server-name: api.example\n"
+    "users:\n"
+    "- name: u1\n"
+    "  user:\n"
+    "    token: abc.def\n"
+    "- name: u2\n"
+    "  user:\n"
+    "    client-certificate-data: " CA_B64 "\n"
+    "    client-key-data: " KEY_B64 "\n"
+    "contexts:\n"
+    "- name: x1\n"
+    "  context: {cluster: c1, user: u1, namespace: gpu}\n"
+    "- name: x2\n"
+    "  context: {cluster: c2, user: u2}\n"
+    "current-context: x1\n";
+
+static void kc_basic_current_context(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+
+    CHECK_INT_EQ(parse(BASIC, NULL, &c, &e), 0);
+    CHECK_STR_EQ(c.server, "https://10.0.0.1:6443");
+    CHECK_STR_EQ(c.token, "abc.def");
+    CHECK_STR_EQ(c.namespace, "gpu");
+    CHECK(c.ca_pem && c.ca_len == strlen(CA_PEM) && !memcmp(c.ca_pem, CA_PEM, c.ca_len));
+    CHECK(!c.insecure && !c.cert_pem && !c.token_file && !c.in_cluster);
+    CHECK_STR_EQ(c.source, "kubeconfig '/etc/kc.yaml'");
+    kube_config_release(&c);
+}
+
+static void kc_explicit_context_with_client_cert(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+
+    CHECK_INT_EQ(parse(BASIC, "x2", &c, &e), 0);
+    CHECK_STR_EQ(c.server, "http://127.0.0.1:8080");
+    CHECK_STR_EQ(c.tls_server_name, "api.example");
+    CHECK(c.token == NULL);
+    CHECK(c.cert_pem && strstr(c.cert_pem, "BEGIN CERTIFICATE"));
+    CHECK(c.key_pem && strstr(c.key_pem, "BEGIN PRIVATE KEY"));
+    CHECK_STR_EQ(c.namespace, "default");
+    kube_config_release(&c);
+}
+
+static void kc_missing_context(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+
+    CHECK_INT_EQ(parse(BASIC, "nope", &c, &e), -ENOENT);
+    CHECK_STR_EQ(e.msg, "cannot read kubeconfig '/etc/kc.yaml': context \"nope\" not found");
+    CHECK(c.server == NULL);
+}
+
+static void kc_bad_yaml_line(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+    const char *text = "apiVersion: v1\nclusters:\n- name: c\n  cluster: server: x\n";
+
+    CHECK(parse(text, NULL, &c, &e) < 0);
+    CHECK_ERR_HAS(e, "cannot read kubeconfig '/etc/kc.yaml': line 4: ");
+}
+
+static void kc_base64_error_names_line_and_field(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+    const char *text = "clusters:\n"
+                       "- name: c\n"
+                       "  cluster:\n"
+                       "    server: https://h\n"
+                       "    certificate-authority-data: QUJD$\n"
+                       "users: [{name: u, user: {token: t}}]\n"
+                       "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                       "current-context: x\n";
+
+    CHECK_INT_EQ(parse(text, NULL, &c, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "cannot read kubeconfig '/etc/kc.yaml': line 5: "
+                        "clusters[0].cluster.certificate-authority-data: "
+                        "illegal base64 data at input byte 4");
+}
+
+static void kc_not_pem(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+    const char *text = "clusters: [{name: c, cluster: {server: 'https://h', "
+                       "certificate-authority-data: aGVsbG8=}}]\n"
+                       "users: [{name: u, user: {token: t}}]\n"
+                       "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                       "current-context: x\n";
+
+    CHECK_INT_EQ(parse(text, NULL, &c, &e), -EINVAL);
+    CHECK_ERR_HAS(e, "does not hold a PEM CERTIFICATE");
+}
+
+struct bad_case {
+    const char *yaml;
+    const char *want;
+};
+
+static void kc_semantic_errors(void)
+{
+    static const struct bad_case cases[] = {
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users: [{name: u, user: {}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "line 2: users[0].user: user \"u\" has no credentials"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "line 5: users[0].user: exec credential plugins are not supported"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "auth-provider plugins are not supported"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users: [{name: u, user: {client-certificate-data: " CA_B64 "}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "client-certificate given without client-key"},
+        {"clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: true, "
+         "certificate-authority-data: " CA_B64 "}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "specifying a root certificates file with the insecure flag is not allowed"},
+        {"clusters: [{name: c, cluster: {insecure-skip-tls-verify: true}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "cluster \"c\" has no server defined"},
+        {"clusters: [{name: c, cluster: {server: 'h:443'}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "server \"h:443\" must be an https:// or http:// URL"},
+        {"clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: 'yes'}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "insecure-skip-tls-verify must be true or false"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts:\n- name: x\n  context: {cluster: c2, user: u}\ncurrent-context: x\n",
+         "line 5: contexts[0].context: cluster \"c2\" not found"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: v}}]\ncurrent-context: x\n",
+         "user \"v\" not found"},
+        {"clusters: {c: 1}\n", "line 1: clusters: must be a list"},
+        {"clusters:\n- name: c\n  cluster: [1]\n", "line 3: clusters[0].cluster: must be a mapping"},
+        {"clusters:\n- cluster: {server: 'https://h'}\n", "clusters[0]: name must be a non-empty string"},
+        {"clusters: [{name: c, cluster: {server: [1]}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "line 1: clusters[0].cluster.server: must be a string"},
+        {"- a\n- b\n", "line 1: the document must be a mapping"},
+        {"", "current-context is not set and no context was given"},
+        {"users: [{name: u, user: {username: a, password: b}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "basic authentication (username/password) is not supported"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct kube_config c;
+        struct kube_err e;
+        int rc = parse(cases[i].yaml, NULL, &c, &e);
+
+        if (rc >= 0 || !strstr(e.msg, cases[i].want))
+            test_fail(__FILE__, __LINE__, "case %zu: rc %d, error \"%s\" lacks \"%s\"", i, rc, e.msg,
+                      cases[i].want);
+        if (strncmp(e.msg, "cannot read kubeconfig '/etc/kc.yaml': ", 39))
+            test_fail(__FILE__, __LINE__, "case %zu: message without the file: %s", i, e.msg);
+    }
+}
+
+static void kc_relative_paths(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+    char dir[256];
+    const char *kc;
+
+    snprintf(dir, sizeof(dir), "%s/rel", tmpdir());
+    mkdir(dir, 0700);
+    write_file("rel/ca.crt", CA_PEM);
+    write_file("rel/tok", "  sekrit-token\n");
+    kc = write_file("rel/config",
+                    "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
+                    "users: [{name: u, user: {tokenFile: tok}}]\n"
+                    "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+    kube_err_clear(&e);
+    CHECK_INT_EQ(kube_config_load(kc, NULL, &c, &e), 0);
+    CHECK_STR_EQ(e.msg, "");
+    CHECK(c.ca_pem && !strcmp(c.ca_pem, CA_PEM));
+    CHECK_STR_EQ(c.token, "sekrit-token");
+    CHECK(c.token_file && strstr(c.token_file, "/rel/tok") && c.token_file[0] == '/');
+    kube_config_release(&c);
+
+    kc = write_file("rel/config2",
+                    "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: nope.crt}}]\n"
+                    "users: [{name: u, user: {token: t}}]\n"
+                    "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+    CHECK(kube_config_load(kc, NULL, &c, &e) < 0);
+    CHECK_ERR_HAS(e, "line 1: clusters[0].cluster.certificate-authority: cannot read '");
+    CHECK_ERR_HAS(e, "/rel/nope.crt': No such file or directory");
+}
+
+static void kc_token_file_missing(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+
+    CHECK(parse("clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+                "users: [{name: u, user: {tokenFile: /nonexistent/tok}}]\n"
+                "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                NULL, &c, &e) < 0);
+    CHECK_ERR_HAS(e, "line 2: users[0].user: tokenFile: cannot read token file '/nonexistent/tok'");
+}
+
+static void kc_explicit_path_missing(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+
+    kube_err_clear(&e);
+    CHECK_INT_EQ(kube_config_load("/nonexistent/kc", NULL, &c, &e), -ENOENT);
+    CHECK_STR_EQ(e.msg, "cannot read kubeconfig '/nonexistent/kc': No such file or directory");
+}
+
+static void kc_env_merge_first_wins(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+    char env[1024];
+    const char *a, *b;
+
+    a = write_file("a.yaml", "users: [{name: u, user: {token: from-a}}]\ncurrent-context: x\n");
+    b = write_file("b.yaml",
+                   "clusters: [{name: c, cluster: {server: 'https://b'}}]\n"
+                   "users: [{name: u, user: {token: from-b}}]\n"
+                   "contexts: [{name: x, context: {cluster: c, user: u}}, "
+                   "{name: other, context: {cluster: c, user: u}}]\ncurrent-context: other\n");
+    snprintf(env, sizeof(env), "%s/missing.yaml:%s:%s:%s", tmpdir(), a, b, a);
+    setenv("KUBECONFIG", env, 1);
+    kube_err_clear(&e);
+    CHECK_INT_EQ(kube_config_load(NULL, NULL, &c, &e), 0);
+    CHECK_STR_EQ(e.msg, "");
+    CHECK_STR_EQ(c.server, "https://b");
+    CHECK_STR_EQ(c.token, "from-a"); /* user u and current-context x come from the first file */
+    CHECK(c.source && strstr(c.source, "a.yaml:") && strstr(c.source, "b.yaml"));
+    kube_config_release(&c);
+    unsetenv("KUBECONFIG");
+}
+
+static void kc_in_cluster(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+    char dir[256], *home;
+
+    snprintf(dir, sizeof(dir), "%s/sa", tmpdir());
+    mkdir(dir, 0700);
+    write_file("sa/token", "tok-1\n");
+    write_file("sa/ca.crt", CA_PEM);
+    write_file("sa/namespace", "gpu-system\n");
+    setenv("GPULABEL_SA_DIR", dir, 1);
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    unsetenv("POD_NAMESPACE");
+    kube_err_clear(&e);
+    CHECK_INT_EQ(kube_config_in_cluster(&c, &e), 0);
+    CHECK_STR_EQ(c.server, "https://[fd00::1]:443");
+    CHECK_STR_EQ(c.token, "tok-1");
+    CHECK_STR_EQ(c.namespace, "gpu-system");
+    CHECK(c.in_cluster && c.ca_pem && c.token_file && strstr(c.token_file, "/sa/token"));
+    kube_config_release(&c);
+
+    /* no kubeconfig anywhere: kube_config_load falls back to the service account */
+    home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", dir, 1);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    CHECK_INT_EQ(kube_config_load(NULL, NULL, &c, &e), 0);
+    CHECK_STR_EQ(c.server, "https://10.96.0.1:443");
+    kube_config_release(&c);
+    if (home)
+        setenv("HOME", home, 1);
+    free(home);
+
+    write_file("sa/token", "\n");
+    CHECK_INT_EQ(kube_config_in_cluster(&c, &e), -ENODATA);
+    CHECK_ERR_HAS(e, "in-cluster service account: token file '");
+    CHECK_ERR_HAS(e, "/sa/token' is empty");
+
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    CHECK_INT_EQ(kube_config_in_cluster(&c, &e), -ENOENT);
+    CHECK_ERR_HAS(e, "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("GPULABEL_SA_DIR");
+    CHECK_STR_EQ(kube_config_sa_dir(), KUBE_SA_DIR);
+}
+
+static void kc_base64(void)
+{
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    size_t bad = 0;
+
+    CHECK_INT_EQ(kube_base64_decode("aGVs\nbG8=", 9, &b, NULL), 0);
+    CHECK_STR_EQ(b.data, "hello");
+    kube_buf_release(&b);
+    CHECK_INT_EQ(kube_base64_decode("aGk=", 4, &b, NULL), 0);
+    CHECK_STR_EQ(b.data, "hi");
+    kube_buf_release(&b);
+    CHECK_INT_EQ(kube_base64_decode("", 0, &b, NULL), 0);
+    CHECK_STR_EQ(b.data, "");
+    kube_buf_release(&b);
+    CHECK_INT_EQ(kube_base64_decode("aGk", 3, &b, &bad), -EINVAL);
+    CHECK_INT_EQ(bad, 3);
+    kube_buf_release(&b);
+    CHECK_INT_EQ(kube_base64_decode("aGk=aGk=", 8, &b, &bad), -EINVAL);
+    CHECK_INT_EQ(bad, 4);
+    kube_buf_release(&b);
+    CHECK_INT_EQ(kube_base64_decode("a===", 4, &b, &bad), -EINVAL);
+    CHECK_INT_EQ(bad, 1);
+    kube_buf_release(&b);
+    CHECK_INT_EQ(kube_base64_decode("aG=k", 4, &b, &bad), -EINVAL);
+    CHECK_INT_EQ(bad, 3);
+    kube_buf_release(&b);
+}
+
+static void kc_token_read_trims(void)
+{
+    struct kube_err e;
+    char *tok = NULL;
+    const char *p = write_file("tok2", "\n abc \n");
+
+    CHECK_INT_EQ(kube_token_read(p, &tok, &e), 0);
+    CHECK_STR_EQ(tok, "abc");
+    free(tok);
+    p = write_file("tok3", "a\nb\n");
+    CHECK_INT_EQ(kube_token_read(p, &tok, &e), -EINVAL);
+    CHECK(tok == NULL);
+}
+
+static const struct test_case cases[] = {
+    {"basic current-context", kc_basic_current_context},
+    {"explicit context with client certificate", kc_explicit_context_with_client_cert},
+    {"missing context", kc_missing_context},
+    {"bad YAML names the line", kc_bad_yaml_line},
+    {"bad base64 names line and field", kc_base64_error_names_line_and_field},
+    {"decoded data must be PEM", kc_not_pem},
+    {"semantic errors", kc_semantic_errors},
+    {"relative paths against the kubeconfig dir", kc_relative_paths},
+    {"missing tokenFile", kc_token_file_missing},
+    {"explicit path must exist", kc_explicit_path_missing},
+    {"KUBECONFIG merge: first file wins", kc_env_merge_first_wins},
+    {"in-cluster config", kc_in_cluster},
+    {"base64", kc_base64},
+    {"token file trimmed, one line", kc_token_read_trims},
+};
+
+TEST_SUITE(kubeconfig, cases)

@@ -1,0 +1,819 @@
+/* test_manifest.c - the manifest loader: kinds, lists, expansion of workloads and DaemonSets,
+ * priority resolution, warnings and errors. Fixtures are in tests/fixtures/manifests/; each
+ * file of errors/ names the error it must produce in its first line ("# expect: ..." for
+ * sched_input_load_file, "# expect-finish: ..." for sched_input_finish), so a new error case
+ * needs no C. */
+#include "test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "kube/buf.h"
+#include "kube/yaml.h"
+#include "sched/manifest.h"
+
+static int load_fixture(struct sched_input *in, const char *rel, struct kube_err *err)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s", test_fixture_path(rel));
+    return sched_input_load_file(in, path, err);
+}
+
+static const struct kube_pod *pod(const struct sched_input *in, const char *ns, const char *name)
+{
+    return sched_input_find_pod(in, ns, name);
+}
+
+static size_t count_owned(const struct sched_input *in, const char *kind, const char *name)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < in->npods; i++)
+        if (in->pods[i].owner.kind && !strcmp(in->pods[i].owner.kind, kind) &&
+            !strcmp(in->pods[i].owner.name, name))
+            n++;
+    return n;
+}
+
+/* name_is: prefix followed by n characters of the safe alphabet, then rest. */
+static int safe_chars(const char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (!s[i] || !strchr("bcdfghjklmnpqrstvwxz2456789", s[i]))
+            return 0;
+    return 1;
+}
+
+static void loads_every_kind(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+    const struct kube_pod *p;
+    size_t i;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/kinds.yaml", &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 1);
+    CHECK_STR_EQ(in.nodes[0].name, "node-a");
+    CHECK_INT_EQ(in.nodes[0].source_line, 2);
+    CHECK_INT_EQ(in.nclasses, 1);
+    CHECK_STR_EQ(in.classes[0].name, "high");
+    CHECK_INT_EQ(in.classes[0].value, 1000);
+    /* 1 bare + 3 Deployment + 2 ReplicaSet + 3 StatefulSet + 2 Job(min(2,5)) + 1 Job + 2 RC */
+    CHECK_INT_EQ(in.npods, 14);
+    p = pod(&in, "team", "bare");
+    CHECK(p != NULL);
+    if (p) {
+        CHECK(p->owner.kind == NULL);
+        CHECK_INT_EQ(p->source_line, 9);
+        CHECK(strstr(p->source_file, "kinds.yaml") != NULL);
+    }
+    CHECK_INT_EQ(count_owned(&in, "Deployment", "web"), 3);
+    CHECK_INT_EQ(count_owned(&in, "ReplicaSet", "rs"), 2);
+    CHECK_INT_EQ(count_owned(&in, "StatefulSet", "db"), 3);
+    CHECK_INT_EQ(count_owned(&in, "Job", "train"), 2);
+    CHECK_INT_EQ(count_owned(&in, "Job", "once"), 1);
+    CHECK_INT_EQ(count_owned(&in, "ReplicationController", "rc"), 2);
+    /* input order: bare pod first, then the Deployment's pods */
+    CHECK_STR_EQ(in.pods[0].name, "bare");
+    CHECK_STR_EQ(in.pods[1].owner.name, "web");
+    for (i = 0; i < in.npods; i++) {
+        CHECK(in.pods[i].has_priority);
+        CHECK_INT_EQ(in.pods[i].priority, 0);
+    }
+    /* Service and ConfigMap are skipped with a warning each, naming file and line */
+    CHECK_INT_EQ(in.nwarnings, 2);
+    if (in.nwarnings == 2) {
+        CHECK(strstr(in.warnings[0], "kinds.yaml: line 40: skipping kind Service") != NULL);
+        CHECK(strstr(in.warnings[1], "kinds.yaml: line 127: skipping kind ConfigMap") != NULL);
+    }
+    sched_input_release(&in);
+}
+
+static void names_like_controllers(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+    char hash[16] = "";
+    size_t i, ndep = 0;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/kinds.yaml", &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    for (i = 0; i < in.npods; i++) {
+        const struct kube_pod *p = &in.pods[i];
+        const char *kind = p->owner.kind ? p->owner.kind : "";
+
+        if (!strcmp(kind, "Deployment")) {
+            /* web-<10>-<5>, the same pod-template-hash for every replica, also as a label */
+            CHECK_INT_EQ(strlen(p->name), strlen("web-") + 10 + 1 + 5);
+            CHECK(!strncmp(p->name, "web-", 4) && safe_chars(p->name + 4, 10) &&
+                  p->name[14] == '-' && safe_chars(p->name + 15, 5));
+            if (!ndep++)
+                snprintf(hash, sizeof(hash), "%.10s", p->name + 4);
+            CHECK(!strncmp(p->name + 4, hash, 10));
+            CHECK_STR_EQ(kube_labels_get(&p->labels, "pod-template-hash"), hash);
+            CHECK_STR_EQ(kube_labels_get(&p->labels, "app"), "web");
+            CHECK_STR_EQ(p->namespace_, "default");
+        } else if (!strcmp(kind, "ReplicaSet") || !strcmp(kind, "ReplicationController")) {
+            size_t bl = strlen(p->owner.name) + 1;
+
+            CHECK_INT_EQ(strlen(p->name), bl + 5);
+            CHECK(safe_chars(p->name + bl, 5));
+        } else if (!strcmp(kind, "Job")) {
+            size_t bl = strlen(p->owner.name) + 1;
+
+            CHECK_INT_EQ(strlen(p->name), bl + 5);
+            CHECK(safe_chars(p->name + bl, 5));
+            CHECK_STR_EQ(kube_labels_get(&p->labels, "job-name"), p->owner.name);
+            CHECK_STR_EQ(kube_labels_get(&p->labels, "batch.kubernetes.io/job-name"),
+                         p->owner.name);
+        }
+    }
+    CHECK_STR_EQ(pod(&in, NULL, "db-0") ? "db-0" : NULL, "db-0");
+    CHECK(pod(&in, NULL, "db-2") != NULL);
+    CHECK(pod(&in, NULL, "db-3") == NULL);
+    if (pod(&in, NULL, "db-1")) {
+        CHECK_STR_EQ(kube_labels_get(&pod(&in, NULL, "db-1")->labels,
+                                     "statefulset.kubernetes.io/pod-name"),
+                     "db-1");
+        CHECK_STR_EQ(kube_labels_get(&pod(&in, NULL, "db-1")->labels,
+                                     "apps.kubernetes.io/pod-index"),
+                     "1");
+    }
+    /* the ReplicaSet's pods live in its namespace, whatever the template says */
+    for (i = 0; i < in.npods; i++)
+        if (in.pods[i].owner.kind && !strcmp(in.pods[i].owner.kind, "ReplicaSet"))
+            CHECK_STR_EQ(in.pods[i].namespace_, "team");
+    sched_input_release(&in);
+}
+
+static void names_are_deterministic_and_unique(void)
+{
+    static const char doc[] = "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r}\n"
+                              "spec:\n  replicas: 3000\n  selector: {matchLabels: {a: b}}\n"
+                              "  template:\n    metadata: {labels: {a: b}}\n"
+                              "    spec: {containers: [{name: c, image: x}]}\n";
+    struct sched_input a, b;
+    struct kube_err err;
+    size_t i, same = 1;
+
+    kube_err_clear(&err);
+    sched_input_init(&a, NULL);
+    sched_input_init(&b, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&a, "r.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_load_buffer(&b, "other-name.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&a, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&b, &err), 0);
+    CHECK_INT_EQ(a.npods, 3000);
+    CHECK_INT_EQ(b.npods, 3000);
+    for (i = 0; i < a.npods && i < b.npods; i++)
+        same &= !strcmp(a.pods[i].name, b.pods[i].name);
+    CHECK(same);
+    /* 3000 names drawn from 27^5: collisions are resolved, every pod is findable */
+    for (i = 0; i < a.npods; i++)
+        CHECK(sched_input_find_pod(&a, "default", a.pods[i].name) == &a.pods[i]);
+    sched_input_release(&a);
+    sched_input_release(&b);
+}
+
+static void long_names_are_cut_like_generate_name(void)
+{
+    static const char doc[] =
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n"
+        "  name: a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eight-chars\n"
+        "spec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: c, image: x}]}\n";
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "j.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(in.npods, 1);
+    if (in.npods == 1) {
+        CHECK_INT_EQ(strlen(in.pods[0].name), 63);
+        CHECK(!strncmp(in.pods[0].name, "a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eigh",
+                       58));
+    }
+    sched_input_release(&in);
+}
+
+static void job_counts(void)
+{
+    static const struct {
+        const char *spec;
+        size_t pods;
+    } cases[] = {
+        {"parallelism: 3", 3},
+        {"completions: 2", 1},
+        {"{parallelism: 4, completions: 2}", 2},
+        {"{parallelism: 4, completions: 0}", 0},
+        {"{parallelism: 0}", 0},
+        {"{parallelism: 2, suspend: true}", 0},
+        {"{parallelism: 3, completions: 5, completionMode: Indexed}", 3},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char doc[512];
+        struct sched_input in;
+        struct kube_err err;
+        int n;
+
+        n = snprintf(doc, sizeof(doc),
+                     "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
+                     "  %s\n", cases[i].spec);
+        /* flow-style specs are merged into a block spec with the template */
+        if (cases[i].spec[0] == '{')
+            n = snprintf(doc, sizeof(doc),
+                         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: "
+                         "%.*s, template: {spec: {containers: [{name: c, image: x}]}}}\n",
+                         (int)strlen(cases[i].spec) - 1, cases[i].spec);
+        else
+            n += snprintf(doc + n, sizeof(doc) - (size_t)n,
+                          "  template: {spec: {containers: [{name: c, image: x}]}}\n");
+        kube_err_clear(&err);
+        sched_input_init(&in, NULL);
+        CHECK_INT_EQ(sched_input_load_buffer(&in, "j.yaml", doc, strlen(doc), &err), 0);
+        if (in.npods != cases[i].pods)
+            test_fail(__FILE__, __LINE__, "spec %s: %zu pods, expected %zu (%s)", cases[i].spec,
+                      in.npods, cases[i].pods, err.msg);
+        if (strstr(cases[i].spec, "Indexed") && in.npods == 3) {
+            CHECK(!strncmp(in.pods[2].name, "j-2-", 4));
+            CHECK_STR_EQ(kube_labels_get(&in.pods[2].labels,
+                                         "batch.kubernetes.io/job-completion-index"),
+                         "2");
+        }
+        sched_input_release(&in);
+    }
+}
+
+static void lists_and_json(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+    const struct kube_pod *p;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/list.yaml", &err), 0);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/nodelist.json", &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 3);
+    CHECK(sched_input_find_node(&in, "list-node") != NULL);
+    CHECK(sched_input_find_node(&in, "json-node-1") != NULL);
+    CHECK(sched_input_find_node(&in, "json-node-2") != NULL);
+    if (sched_input_find_node(&in, "json-node-2")) {
+        CHECK(sched_input_find_node(&in, "json-node-2")->unschedulable);
+        CHECK_INT_EQ(sched_input_find_node(&in, "json-node-2")->source_line, 7);
+    }
+    CHECK_INT_EQ(in.npods, 3);
+    CHECK(pod(&in, "default", "list-pod") != NULL);
+    CHECK(pod(&in, "default", "nested-pod") != NULL);
+    p = pod(&in, "default", "json-pod");
+    CHECK(p != NULL);
+    if (p)
+        CHECK_STR_EQ(p->node_name, "json-node-1");
+    CHECK_INT_EQ(in.nwarnings, 1);
+    if (in.nwarnings)
+        CHECK(strstr(in.warnings[0], "list.yaml: line 17: skipping kind Secret") != NULL);
+    sched_input_release(&in);
+}
+
+static void directory_in_name_order(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/dir", &err), 0);
+    CHECK_INT_EQ(in.npods, 2);
+    CHECK_INT_EQ(in.nnodes, 1);
+    if (in.npods == 2) {
+        CHECK_STR_EQ(in.pods[0].name, "a-json");
+        CHECK_STR_EQ(in.pods[1].name, "b-yaml");
+        CHECK(strstr(in.pods[1].source_file, "dir/b.yaml") != NULL);
+    }
+    sched_input_release(&in);
+}
+
+static void missing_file_and_empty_dir(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+    char buf[1024];
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_file(&in, "/nonexistent/x.yaml", &err), -ENOENT);
+    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+                 "/nonexistent/x.yaml: cannot read: No such file or directory");
+    kube_err_clear(&err);
+    CHECK(sched_input_load_file(&in, test_fixture_path("unit"), &err) < 0);
+    CHECK(strstr(err.msg, "recognized file extensions are [.json .yaml .yml]") != NULL);
+    sched_input_release(&in);
+}
+
+static const struct kube_pod *ds_pod_on(const struct sched_input *in, const char *ds,
+                                        const char *node)
+{
+    size_t i;
+
+    for (i = 0; i < in->npods; i++) {
+        const struct kube_pod *p = &in->pods[i];
+
+        if (p->owner.kind && !strcmp(p->owner.kind, "DaemonSet") && !strcmp(p->owner.name, ds) &&
+            p->has_required_affinity && p->required.nterms == 1 &&
+            p->required.terms[0].nfields == 1 && p->required.terms[0].nexprs == 0 &&
+            p->required.terms[0].fields[0].nvalues == 1 &&
+            !strcmp(p->required.terms[0].fields[0].values[0], node))
+            return p;
+    }
+    return NULL;
+}
+
+static void daemonset_one_pod_per_eligible_node(void)
+{
+    static const struct {
+        const char *ds, *nodes;
+    } want[] = {
+        {"agent", "plain gpu cordoned not-ready"},
+        {"gpulabel", "gpu"},
+        {"net", "plain no-network"},
+        {"everywhere", "plain master gpu cordoned not-ready no-network evicting"},
+    };
+    static const char *const all[] = {"plain",     "master",     "gpu",     "cordoned",
+                                      "not-ready", "no-network", "evicting"};
+    struct sched_input in;
+    struct kube_err err;
+    size_t i, j, total = 0;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/daemonset.yaml", &err), 0);
+    CHECK_INT_EQ(in.npods, 2); /* DaemonSets wait for every node */
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        for (j = 0; j < sizeof(all) / sizeof(all[0]); j++) {
+            char padded[128];
+            int expect, got;
+
+            snprintf(padded, sizeof(padded), " %s ", want[i].nodes);
+            {
+                char needle[64];
+
+                snprintf(needle, sizeof(needle), " %s ", all[j]);
+                expect = strstr(padded, needle) != NULL;
+            }
+            got = ds_pod_on(&in, want[i].ds, all[j]) != NULL;
+            total += (size_t)got;
+            if (expect != got)
+                test_fail(__FILE__, __LINE__, "DaemonSet %s on node %s: %s, expected %s",
+                          want[i].ds, all[j], got ? "pod" : "no pod", expect ? "pod" : "no pod");
+        }
+    }
+    CHECK_INT_EQ(total, 14);
+    CHECK_INT_EQ(in.npods, 16);
+    /* each DaemonSet's pods sit where the DaemonSet appeared */
+    if (in.npods == 16) {
+        CHECK_STR_EQ(in.pods[0].name, "before");
+        CHECK_STR_EQ(in.pods[1].owner.name, "agent");
+        CHECK_STR_EQ(in.pods[4].owner.name, "agent");
+        CHECK_STR_EQ(in.pods[5].owner.name, "gpulabel");
+        CHECK_STR_EQ(in.pods[6].name, "after");
+        CHECK_STR_EQ(in.pods[7].owner.name, "net");
+        CHECK_STR_EQ(in.pods[9].owner.name, "everywhere");
+        CHECK_STR_EQ(in.pods[1].namespace_, "kube-system");
+        CHECK(!strncmp(in.pods[1].name, "agent-", 6) && strlen(in.pods[1].name) == 11);
+    }
+    /* the controller's tolerations: the template's not-ready one is replaced, not doubled,
+     * and loses its tolerationSeconds; network-unavailable only with hostNetwork */
+    {
+        const struct kube_pod *p = ds_pod_on(&in, "agent", "plain");
+        const struct kube_pod *q = ds_pod_on(&in, "net", "plain");
+
+        CHECK(p != NULL && q != NULL);
+        if (p) {
+            int notready = 0, netun = 0;
+
+            CHECK_INT_EQ(p->ntolerations, 6);
+            for (j = 0; j < p->ntolerations; j++) {
+                if (!strcmp(p->tolerations[j].key, "node.kubernetes.io/not-ready")) {
+                    notready++;
+                    CHECK(!p->tolerations[j].has_seconds);
+                    CHECK(p->tolerations[j].effect == KUBE_EFFECT_NO_EXECUTE);
+                }
+                netun += !strcmp(p->tolerations[j].key, "node.kubernetes.io/network-unavailable");
+            }
+            CHECK_INT_EQ(notready, 1);
+            CHECK_INT_EQ(netun, 0);
+        }
+        if (q)
+            CHECK_INT_EQ(q->ntolerations, 7);
+        p = ds_pod_on(&in, "gpulabel", "gpu");
+        /* the template's required terms are replaced by the node pin */
+        if (p)
+            CHECK_STR_EQ(p->required.terms[0].fields[0].key, "metadata.name");
+    }
+    sched_input_release(&in);
+}
+
+static void priority_resolution(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+    const struct kube_pod *p;
+    size_t i;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/priority.yaml", &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    p = pod(&in, NULL, "with-class");
+    CHECK(p && p->priority == 1000 && p->preempt_never);
+    p = pod(&in, NULL, "without-class");
+    CHECK(p && p->priority == 10 && !p->preempt_never);
+    if (p)
+        CHECK_STR_EQ(p->priority_class_name, "low-default");
+    p = pod(&in, NULL, "explicit");
+    CHECK(p && p->priority == 5);
+    p = pod(&in, "kube-system", "critical");
+    CHECK(p && p->priority == 2000001000);
+    for (i = 0; i < in.npods; i++)
+        if (in.pods[i].owner.kind)
+            CHECK_INT_EQ(in.pods[i].priority, 2000000000);
+    sched_input_release(&in);
+}
+
+static void generate_name_and_default_namespace(void)
+{
+    static const char doc[] = "apiVersion: v1\nkind: Pod\nmetadata: {generateName: worker-}\n"
+                              "spec: {containers: [{name: c, image: x}]}\n---\n"
+                              "apiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: ns1}\n"
+                              "spec: {containers: [{name: c, image: x}]}\n";
+    struct sched_input_opts o = {"team", 0, 0};
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, &o);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "g.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(in.npods, 2);
+    if (in.npods == 2) {
+        CHECK(!strncmp(in.pods[0].name, "worker-", 7) && safe_chars(in.pods[0].name + 7, 5));
+        CHECK_INT_EQ(strlen(in.pods[0].name), 12);
+        CHECK_STR_EQ(in.pods[0].namespace_, "team");
+        CHECK_STR_EQ(in.pods[1].namespace_, "ns1");
+    }
+    CHECK(sched_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "") != NULL);
+    sched_input_release(&in);
+}
+
+static void failed_load_leaves_input_unchanged(void)
+{
+    static const char good[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n";
+    static const char bad[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n---\n"
+                              "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
+                              "spec: {containers: [{name: c, image: x}]}\n---\n"
+                              "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n"
+                              "spec: {selector: {matchLabels: {a: b}}, template: "
+                              "{metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n"
+                              "---\nkind: Pod\n";
+    static const char again[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n---\n"
+                                "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
+                                "spec: {containers: [{name: c, image: x}]}\n";
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "good.yaml", good, sizeof(good) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "bad.yaml", bad, sizeof(bad) - 1, &err), -EINVAL);
+    CHECK_INT_EQ(err.line, 15);
+    CHECK_INT_EQ(in.nnodes, 1);
+    CHECK_INT_EQ(in.npods, 0);
+    CHECK(sched_input_find_node(&in, "n2") == NULL);
+    /* the names of the failed load are free again */
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "again.yaml", again, sizeof(again) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 2);
+    CHECK_INT_EQ(in.npods, 1); /* the DaemonSet of the failed load is gone too */
+    sched_input_release(&in);
+}
+
+static void empty_input_and_empty_documents(void)
+{
+    static const char doc[] = "---\n# only a comment\n---\n---\n";
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "e.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "z.yaml", "", 0, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.npods + in.nnodes + in.nwarnings, 0);
+    CHECK(sched_input_finish(&in, &err) < 0); /* only once */
+    sched_input_release(&in);
+}
+
+static void seed_example_loads(void)
+{
+    struct sched_input in;
+    struct kube_err err;
+    const struct kube_node *n;
+    char path[4096];
+    size_t i, masters = 0, gpus = 0;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    snprintf(path, sizeof(path), "%s/../examples/seed", test_fixture_path(""));
+    CHECK_INT_EQ(sched_input_load_file(&in, path, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 6);
+    for (i = 0; i < in.nnodes; i++) {
+        n = &in.nodes[i];
+        if (kube_labels_get(&n->labels, "node-role.kubernetes.io/master")) {
+            masters++;
+            CHECK_INT_EQ(n->ntaints, 1);
+            if (n->ntaints)
+                CHECK_STR_EQ(n->taints[0].key, "node-role.kubernetes.io/master");
+        }
+        if (kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_name")) {
+            gpus++;
+            CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_name"),
+                         "Tesla-M40");
+            CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_mem"),
+                         "12209MiB");
+            CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_count"), "1");
+        }
+    }
+    CHECK_INT_EQ(masters, 3);
+    CHECK_INT_EQ(gpus, 2);
+    CHECK(sched_input_find_node(&in, "cn-beijing.i-2zej9s0zijykp9pwf7lu") != NULL);
+    CHECK_INT_EQ(in.npods, 2);
+    CHECK(pod(&in, NULL, "not-in-gpu-node") != NULL);
+    CHECK_INT_EQ(count_owned(&in, "Deployment", "tf-notebook"), 1);
+    CHECK_INT_EQ(in.nwarnings, 0);
+    sched_input_release(&in);
+}
+
+/* Every errors/ fixture: the formatted error must start with "<path>: <expectation>". */
+static void error_fixtures(void)
+{
+    char dir[4096];
+    DIR *d;
+    struct dirent *de;
+    int n = 0;
+
+    snprintf(dir, sizeof(dir), "%s", test_fixture_path("fixtures/manifests/errors"));
+    d = opendir(dir);
+    CHECK(d != NULL);
+    while (d && (de = readdir(d))) {
+        char path[4096], want[1024], got[2048];
+        struct kube_buf b = KUBE_BUF_INIT(0);
+        struct sched_input_opts o = {NULL, 1000, 0};
+        struct sched_input in;
+        struct kube_err err;
+        const char *exp;
+        char *nl;
+        int finish, rc;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (kube_read_file(path, &b)) {
+            test_fail(__FILE__, __LINE__, "cannot read %s", path);
+            continue;
+        }
+        finish = !strncmp(b.data, "# expect-finish: ", 17);
+        exp = finish ? b.data + 17 : !strncmp(b.data, "# expect: ", 10) ? b.data + 10 : NULL;
+        if (!exp) {
+            test_fail(__FILE__, __LINE__, "%s: no '# expect:' line", de->d_name);
+            kube_buf_release(&b);
+            continue;
+        }
+        nl = strchr(exp, '\n');
+        snprintf(want, sizeof(want), "%s: %.*s", path, nl ? (int)(nl - exp) : (int)strlen(exp),
+                 exp);
+        kube_buf_release(&b);
+        kube_err_clear(&err);
+        sched_input_init(&in, &o);
+        rc = sched_input_load_file(&in, path, &err);
+        if (finish) {
+            if (rc)
+                test_fail(__FILE__, __LINE__, "%s: load failed: %s", de->d_name,
+                          kube_err_format(&err, got, sizeof(got)));
+            else
+                rc = sched_input_finish(&in, &err);
+        } else if (!rc) {
+            CHECK_INT_EQ(in.npods + in.nnodes + in.nclasses, 0);
+        }
+        kube_err_format(&err, got, sizeof(got));
+        if (rc >= 0 || strncmp(got, want, strlen(want)))
+            test_fail(__FILE__, __LINE__, "%s: rc %d, error \"%s\", expected \"%s...\"",
+                      de->d_name, rc, got, want);
+        sched_input_release(&in);
+        n++;
+    }
+    if (d)
+        closedir(d);
+    CHECK(n >= 20);
+}
+
+static void many_pods_share_a_generate_name(void)
+{
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct sched_input in;
+    struct kube_err err;
+    int i;
+
+    for (i = 0; i < 300; i++)
+        kube_buf_puts(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: w-}\n"
+                          "spec: {containers: [{name: c, image: x}]}\n");
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "g.yaml", b.data, b.len, &err), 0);
+    CHECK_INT_EQ(in.npods, 300);
+    sched_input_release(&in);
+    kube_buf_release(&b);
+}
+
+struct each_seen {
+    int docs;
+    int lines[4];
+};
+
+static int each_doc(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
+{
+    struct each_seen *s = ctx;
+
+    (void)list;
+    if (s->docs < 4)
+        s->lines[s->docs] = kube_lines_find(lines, json_object_get(doc, "b"));
+    s->docs++;
+    return s->docs == 3 ? -ECANCELED : 0;
+}
+
+/* kube_yaml_each, which the loader uses to keep one document in memory at a time: lines are
+ * per document, anchors end with their document, the callback can stop the parse. */
+static void yaml_each_document(void)
+{
+    static const char doc[] = "a: &x 1\nb: 2\n---\n\n---\nc: 2\nb: 3\n---\nb: *x\n---\nb: 4\n";
+    struct each_seen s = {0, {0}};
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "e.yaml", 0, each_doc, &s, &err), -22);
+    CHECK_INT_EQ(s.docs, 2);
+    CHECK_INT_EQ(s.lines[0], 2);
+    CHECK_INT_EQ(s.lines[1], 7);
+    CHECK_INT_EQ(err.line, 9); /* *x of the first document is unknown in the third */
+    s.docs = 0;
+    CHECK_INT_EQ(kube_yaml_each("b: 1\n---\nb: 2\n---\nb: 3\n---\nb: 4\n", 32, "f.yaml", 0,
+                                each_doc, &s, &err),
+                 -ECANCELED);
+    CHECK_INT_EQ(s.docs, 3);
+}
+
+struct items_seen {
+    int items, roots, kind_known, root_items, lines[3];
+};
+
+static int items_doc(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
+{
+    struct items_seen *s = ctx;
+
+    if (list) {
+        if (s->items < 3)
+            s->lines[s->items] = kube_lines_find(lines, doc);
+        s->items++;
+        s->kind_known += json_object_get(list, "kind") != NULL;
+    } else {
+        s->roots++;
+        s->root_items = (int)json_array_size(json_object_get(doc, "items"));
+    }
+    return 0;
+}
+
+/* KUBE_YAML_SPLIT_ITEMS hands a List's items over one by one, with their own lines. */
+static void yaml_each_splits_items(void)
+{
+    static const char doc[] = "apiVersion: v1\nitems:\n- a: 1\n- b: 2\n-\n  c: 3\nkind: List\n";
+    struct items_seen s;
+    struct kube_err err;
+
+    memset(&s, 0, sizeof(s));
+    kube_err_clear(&err);
+    CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "l.yaml", KUBE_YAML_SPLIT_ITEMS, items_doc,
+                                &s, &err),
+                 0);
+    CHECK_INT_EQ(s.items, 3);
+    CHECK_INT_EQ(s.roots, 1);
+    CHECK_INT_EQ(s.root_items, 0);
+    CHECK_INT_EQ(s.kind_known, 0); /* kind comes after items here */
+    CHECK_INT_EQ(s.lines[0], 3);
+    CHECK_INT_EQ(s.lines[1], 4);
+    CHECK_INT_EQ(s.lines[2], 6);
+}
+
+/* kubectl get -o json puts "items" before "kind"; a root with items that is no list drops
+ * them; concatenated JSON values on one line are separate objects. */
+static void list_items_streamed(void)
+{
+    static const char kubectl[] =
+        "{\"apiVersion\": \"v1\", \"items\": [\n"
+        "  {\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n1\"}},\n"
+        "  {\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p1\"},\n"
+        "   \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}\n"
+        "], \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"\"}}"
+        "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n2\"}}\n";
+    static const char notlist[] =
+        "apiVersion: example.com/v1\nitems:\n- apiVersion: v1\n  kind: Node\n"
+        "  metadata: {name: fake}\nkind: Inventory\n";
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "k.json", kubectl, sizeof(kubectl) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "i.yaml", notlist, sizeof(notlist) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 2);
+    CHECK(sched_input_find_node(&in, "n1") != NULL);
+    CHECK(sched_input_find_node(&in, "n2") != NULL);
+    CHECK(sched_input_find_node(&in, "fake") == NULL);
+    if (sched_input_find_node(&in, "n1"))
+        CHECK_INT_EQ(sched_input_find_node(&in, "n1")->source_line, 2);
+    if (sched_input_find_node(&in, "n2"))
+        CHECK_INT_EQ(sched_input_find_node(&in, "n2")->source_line, 6);
+    CHECK(pod(&in, NULL, "p1") != NULL);
+    CHECK_INT_EQ(in.nwarnings, 1);
+    if (in.nwarnings)
+        CHECK(strstr(in.warnings[0], "i.yaml: line 6: skipping kind Inventory") != NULL);
+    sched_input_release(&in);
+}
+
+/* "-" reads standard input, named STDIN in messages. */
+static void reads_stdin(void)
+{
+    static const char doc[] = "apiVersion: v1\nkind: Node\nmetadata: {name: from-stdin}\n---\n"
+                              "apiVersion: v1\nkind: Node\nmetadata: {name: from-stdin}\n";
+    struct sched_input in;
+    struct kube_err err;
+    int fds[2], saved;
+    char buf[512];
+
+    if (pipe(fds)) {
+        test_fail(__FILE__, __LINE__, "pipe failed");
+        return;
+    }
+    CHECK_INT_EQ(write(fds[1], doc, sizeof(doc) - 1), (long)sizeof(doc) - 1);
+    close(fds[1]);
+    saved = dup(STDIN_FILENO);
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_file(&in, "-", &err), -EEXIST);
+    CHECK(strncmp(kube_err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) ==
+          0);
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+    sched_input_release(&in);
+}
+
+static const struct test_case cases[] = {
+    {"loads every kind", loads_every_kind},
+    {"names like controllers", names_like_controllers},
+    {"names are deterministic and unique", names_are_deterministic_and_unique},
+    {"long names are cut like generateName", long_names_are_cut_like_generate_name},
+    {"job pod counts", job_counts},
+    {"lists and json", lists_and_json},
+    {"directory in name order", directory_in_name_order},
+    {"missing file and empty dir", missing_file_and_empty_dir},
+    {"daemonset one pod per eligible node", daemonset_one_pod_per_eligible_node},
+    {"priority resolution", priority_resolution},
+    {"generateName and default namespace", generate_name_and_default_namespace},
+    {"failed load leaves input unchanged", failed_load_leaves_input_unchanged},
+    {"empty input and empty documents", empty_input_and_empty_documents},
+    {"seed example loads", seed_example_loads},
+    {"error fixtures", error_fixtures},
+    {"many pods share a generateName", many_pods_share_a_generate_name},
+    {"yaml each document", yaml_each_document},
+    {"yaml each splits items", yaml_each_splits_items},
+    {"list items streamed", list_items_streamed},
+    {"reads stdin", reads_stdin},
+};
+
+TEST_SUITE(manifest, cases)

@@ -1,0 +1,600 @@
+/* test_object.c - object decoders (defaulting, validation messages with field paths and the
+ * source line through kube_yaml_load) and the shared matching rules: tolerations, node
+ * selector terms, pod requests with init containers, sidecars and overhead. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kube/labels.h"
+#include "kube/object.h"
+#include "kube/yaml.h"
+#include "test.h"
+
+/* A decoded manifest: the JSON, its line table and the arena, released together. */
+struct loaded {
+    json_t *docs;
+    struct kube_lines *lines;
+    struct kube_arena a;
+    struct kube_err err;
+    char msg[2048];
+};
+
+static void loaded_free(struct loaded *l)
+{
+    json_decref(l->docs);
+    kube_lines_free(l->lines);
+    kube_arena_free(&l->a);
+}
+
+enum kind { POD, NODE, PCLASS };
+
+/* decode parses yaml (first document) as kind; returns the decoder's rc and leaves the
+ * formatted error ("f.yaml: line N: FIELD: MSG") in l->msg. */
+static int decode(struct loaded *l, enum kind k, const char *yaml, void *out)
+{
+    int rc;
+
+    memset(l, 0, sizeof(*l));
+    kube_err_clear(&l->err);
+    rc = kube_yaml_load(yaml, strlen(yaml), "f.yaml", &l->docs, &l->lines, &l->err);
+    if (rc) {
+        test_fail(__FILE__, __LINE__, "yaml: %s", kube_err_format(&l->err, l->msg, sizeof(l->msg)));
+        return rc;
+    }
+    if (k == POD)
+        rc = kube_pod_decode(json_array_get(l->docs, 0), &l->a, l->lines, "f.yaml", out, &l->err);
+    else if (k == NODE)
+        rc = kube_node_decode(json_array_get(l->docs, 0), &l->a, l->lines, "f.yaml", out, &l->err);
+    else
+        rc = kube_priority_class_decode(json_array_get(l->docs, 0), &l->a, l->lines, "f.yaml", out,
+                                        &l->err);
+    kube_err_format(&l->err, l->msg, sizeof(l->msg));
+    return rc;
+}
+
+/* expect_pod_error decodes a pod and checks the whole formatted error line. */
+#define EXPECT_POD_ERROR(yaml, want)                                                         \
+    do {                                                                                     \
+        struct loaded l_;                                                                    \
+        struct kube_pod p_;                                                                  \
+        int rc_ = decode(&l_, POD, yaml, &p_);                                               \
+        CHECK_INT_EQ(rc_, -EINVAL);                                                          \
+        CHECK_STR_EQ(l_.msg, want);                                                          \
+        loaded_free(&l_);                                                                    \
+    } while (0)
+
+#define POD_HEAD "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+#define ONE_CONTAINER "  containers:\n  - name: c\n"
+
+static void object_pod_defaults(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+    const char *y = "apiVersion: v1\n"
+                    "kind: Pod\n"
+                    "metadata:\n"
+                    "  name: tf-notebook\n"
+                    "  labels:\n"
+                    "    zeta: z\n"
+                    "    app: tf\n"
+                    "spec:\n"
+                    "  hostNetwork: true\n"
+                    "  nodeSelector:\n"
+                    "    aliyun.accelerator/nvidia_name: Tesla-M40\n"
+                    "  containers:\n"
+                    "  - name: c\n"
+                    "    ports:\n"
+                    "    - containerPort: 8888\n"
+                    "    resources:\n"
+                    "      limits:\n"
+                    "        nvidia.com/gpu: 1\n"
+                    "        cpu: 0.1\n"
+                    "        memory: 1Gi\n"
+                    "      requests:\n"
+                    "        cpu: 50m\n";
+
+    CHECK_INT_EQ(decode(&l, POD, y, &p), 0);
+    CHECK_STR_EQ(p.name, "tf-notebook");
+    CHECK_STR_EQ(p.namespace_, "default");
+    CHECK_STR_EQ(p.scheduler_name, "default-scheduler");
+    CHECK_STR_EQ(p.node_name, "");
+    CHECK_STR_EQ(p.source_file, "f.yaml");
+    CHECK_INT_EQ(p.source_line, 1);
+    CHECK_INT_EQ(p.labels.n, 2);
+    CHECK_STR_EQ(p.labels.v[0].key, "app");
+    CHECK_STR_EQ(kube_labels_get(&p.labels, "zeta"), "z");
+    CHECK_STR_EQ(kube_labels_get(&p.node_selector, "aliyun.accelerator/nvidia_name"), "Tesla-M40");
+    CHECK_INT_EQ(p.ncontainers, 1);
+    CHECK_INT_EQ(p.containers[0].nports, 1);
+    CHECK_INT_EQ(p.containers[0].ports[0].host_port, 8888);
+    CHECK_STR_EQ(p.containers[0].ports[0].host_ip, "0.0.0.0");
+    CHECK_INT_EQ(p.containers[0].ports[0].protocol, KUBE_PROTO_TCP);
+    CHECK_INT_EQ(p.containers[0].requests.cpu_milli, 50);
+    CHECK_INT_EQ(p.containers[0].limits.cpu_milli, 100);
+    CHECK_INT_EQ(p.containers[0].requests.memory, 1 << 30); /* defaulted from the limit */
+    CHECK_INT_EQ(p.containers[0].requests.set, KUBE_RES_CPU | KUBE_RES_MEMORY);
+    CHECK_INT_EQ(kube_resources_scalar(&p.containers[0].requests, "nvidia.com/gpu"), 1);
+    CHECK_INT_EQ(kube_resources_scalar(&p.containers[0].requests, "example.com/foo"), 0);
+    CHECK(!p.has_required_affinity);
+    loaded_free(&l);
+}
+
+static void object_pod_fields(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+    const char *y = "metadata:\n"
+                    "  name: p\n"
+                    "  namespace: ml\n"
+                    "  uid: u1\n"
+                    "  resourceVersion: '7'\n"
+                    "  deletionTimestamp: '2024-01-01T00:00:00Z'\n"
+                    "  ownerReferences:\n"
+                    "  - {kind: ReplicaSet, name: rs, controller: true}\n"
+                    "spec:\n"
+                    "  nodeName: n1\n"
+                    "  schedulerName: gpusched\n"
+                    "  priority: 1000\n"
+                    "  priorityClassName: high\n"
+                    "  preemptionPolicy: Never\n"
+                    "  schedulingGates: [{name: a}, {name: b}]\n"
+                    "  overhead: {cpu: 250m, memory: 120Mi}\n"
+                    "  containers:\n"
+                    "  - name: c\n"
+                    "    ports:\n"
+                    "    - {containerPort: 53, hostPort: 53, protocol: UDP, hostIP: 10.0.0.1}\n"
+                    "status:\n"
+                    "  phase: Running\n"
+                    "  nominatedNodeName: n2\n";
+
+    CHECK_INT_EQ(decode(&l, POD, y, &p), 0);
+    CHECK_STR_EQ(p.namespace_, "ml");
+    CHECK_STR_EQ(p.uid, "u1");
+    CHECK_STR_EQ(p.resource_version, "7");
+    CHECK(p.terminating);
+    CHECK_STR_EQ(p.owner.kind, "ReplicaSet");
+    CHECK_STR_EQ(p.node_name, "n1");
+    CHECK_STR_EQ(p.scheduler_name, "gpusched");
+    CHECK(p.has_priority);
+    CHECK_INT_EQ(p.priority, 1000);
+    CHECK_STR_EQ(p.priority_class_name, "high");
+    CHECK(p.preempt_never);
+    CHECK_INT_EQ(p.nscheduling_gates, 2);
+    CHECK_INT_EQ(p.overhead.cpu_milli, 250);
+    CHECK_INT_EQ(p.overhead.memory, 120 << 20);
+    CHECK_INT_EQ(p.containers[0].ports[0].protocol, KUBE_PROTO_UDP);
+    CHECK_STR_EQ(p.containers[0].ports[0].host_ip, "10.0.0.1");
+    CHECK_STR_EQ(p.phase, "Running");
+    CHECK_STR_EQ(p.nominated_node_name, "n2");
+    loaded_free(&l);
+}
+
+static void object_type_errors(void)
+{
+    /* the boolean's own line is unknown (jansson shares true/false), its map's line is used */
+    EXPECT_POD_ERROR(POD_HEAD "  nodeSelector:\n    aliyun.accelerator/nvidia_name: true\n" ONE_CONTAINER,
+                     "f.yaml: line 7: spec.nodeSelector.aliyun.accelerator/nvidia_name: expected "
+                     "string, got boolean");
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  nodeName: 7\n",
+                     "f.yaml: line 8: spec.nodeName: expected string, got integer");
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  hostNetwork: 'yes'\n",
+                     "f.yaml: line 8: spec.hostNetwork: expected boolean, got string");
+    EXPECT_POD_ERROR(POD_HEAD "  containers: {name: c}\n",
+                     "f.yaml: line 6: spec.containers: expected array, got object");
+    EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - name: c\n    ports:\n    - containerPort: 1.5\n",
+                     "f.yaml: line 9: spec.containers[0].ports[0].containerPort: expected integer, "
+                     "got number");
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  priority: 3000000000\n",
+                     "f.yaml: line 8: spec.priority: integer 3000000000 out of range [-2147483648, "
+                     "2147483647]");
+    EXPECT_POD_ERROR("metadata:\n  name: p\n  labels:\n    a: 1\nspec:\n" ONE_CONTAINER,
+                     "f.yaml: line 4: metadata.labels.a: expected string, got integer");
+    EXPECT_POD_ERROR("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n",
+                     "f.yaml: line 1: spec: Required value");
+    EXPECT_POD_ERROR(POD_HEAD "  containers: []\n", "f.yaml: line 6: spec.containers: Required value");
+    EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - image: x\n",
+                     "f.yaml: line 7: spec.containers[0].name: Required value");
+}
+
+static void object_api_json_without_lines(void)
+{
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct kube_err err;
+    struct kube_pod p;
+    char buf[512];
+    json_t *obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                             "\"resources\":{\"limits\":{\"cpu\":\"1 Gi\"}}}]}}",
+                             0, NULL);
+
+    kube_err_clear(&err);
+    CHECK(obj != NULL);
+    CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, &err), -EINVAL);
+    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+                 "spec.containers[0].resources.limits.cpu: quantities must match the regular "
+                 "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    CHECK_INT_EQ(err.line, 0);
+    json_decref(obj);
+    obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}", 0,
+                     NULL);
+    CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, NULL), 0);
+    CHECK(p.source_file == NULL);
+    CHECK_INT_EQ(p.source_line, 0);
+    json_decref(obj);
+    CHECK_INT_EQ(kube_pod_decode(NULL, &a, NULL, NULL, &p, NULL), -EINVAL);
+    kube_arena_free(&a);
+}
+
+#define RES(lines) POD_HEAD "  containers:\n  - name: c\n    resources:\n" lines
+#define QUANTITY_RE "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+static void object_resource_rules(void)
+{
+    EXPECT_POD_ERROR(RES("      limits:\n        cpu: 1 Gi\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.limits.cpu: quantities must "
+                     "match the regular expression " QUANTITY_RE);
+    EXPECT_POD_ERROR(RES("      requests:\n        memory: 1K\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.requests.memory: unable to "
+                     "parse quantity's suffix");
+    EXPECT_POD_ERROR(RES("      limits:\n        cpu: [1]\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.limits.cpu: expected quantity "
+                     "(string or number), got array");
+    EXPECT_POD_ERROR(RES("      limits:\n        nvidia.com/gpu: 1\n      requests:\n        "
+                         "nvidia.com/gpu: 2\n"),
+                     "f.yaml: line 12: spec.containers[0].resources.requests.nvidia.com/gpu: "
+                     "Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1");
+    EXPECT_POD_ERROR(RES("      limits:\n        nvidia.com/gpu: 0.5\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.limits.nvidia.com/gpu: Invalid "
+                     "value: \"0.5\": must be an integer");
+    EXPECT_POD_ERROR(RES("      requests:\n        nvidia.com/gpu: 1\n"),
+                     "f.yaml: line 9: spec.containers[0].resources.limits: Required value: Limit "
+                     "must be set for non overcommitable resources");
+    EXPECT_POD_ERROR(RES("      limits:\n        cpu: 1\n      requests:\n        cpu: 1500m\n"),
+                     "f.yaml: line 12: spec.containers[0].resources.requests.cpu: Invalid value: "
+                     "\"1500m\": must be less than or equal to cpu limit of 1");
+    EXPECT_POD_ERROR(RES("      requests:\n        memory: -1Mi\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.requests.memory: Invalid value: "
+                     "\"-1Mi\": must be greater than or equal to 0");
+    EXPECT_POD_ERROR(RES("      requests:\n        gpu: 1\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.requests.gpu: Invalid value: "
+                     "\"gpu\": must be a standard resource for containers");
+    EXPECT_POD_ERROR(RES("      limits:\n        hugepages-2Mi: 4Mi\n      requests:\n        "
+                         "hugepages-2Mi: 2Mi\n"),
+                     "f.yaml: line 12: spec.containers[0].resources.requests.hugepages-2Mi: Invalid "
+                     "value: \"2Mi\": must be equal to hugepages-2Mi limit of 4Mi");
+}
+
+#define LV_MSG                                                                                 \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "  \
+    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "      \
+    "'my_value',  or '12345', regex used for validation is "                                   \
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+#define QN_MSG                                                                                 \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "     \
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+
+static void object_label_rules(void)
+{
+    EXPECT_POD_ERROR("metadata:\n  name: p\n  labels:\n    -bad: x\nspec:\n" ONE_CONTAINER,
+                     "f.yaml: line 4: metadata.labels: Invalid value: \"-bad\": name part " QN_MSG);
+    EXPECT_POD_ERROR(POD_HEAD "  nodeSelector:\n    gpu: Tesla M40\n" ONE_CONTAINER,
+                     "f.yaml: line 7: spec.nodeSelector: Invalid value: \"Tesla M40\": " LV_MSG);
+    EXPECT_POD_ERROR(POD_HEAD "  nodeSelector:\n    a/b/c: x\n" ONE_CONTAINER,
+                     "f.yaml: line 7: spec.nodeSelector: Invalid value: \"a/b/c\": a qualified name " QN_MSG
+                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+}
+
+#define TOL(lines) POD_HEAD ONE_CONTAINER "  tolerations:\n" lines
+
+static void object_toleration_rules(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+
+    EXPECT_POD_ERROR(TOL("  - key: k\n    operator: Exists\n    value: v\n"),
+                     "f.yaml: line 11: spec.tolerations[0].operator: Invalid value: \"v\": value "
+                     "must be empty when `operator` is 'Exists'");
+    EXPECT_POD_ERROR(TOL("  - operator: Equal\n    value: v\n"),
+                     "f.yaml: line 9: spec.tolerations[0].operator: Invalid value: \"Equal\": "
+                     "operator must be Exists when `key` is empty, which means \"match all values "
+                     "and all keys\"");
+    EXPECT_POD_ERROR(TOL("  - key: k\n    operator: Gte\n"),
+                     "f.yaml: line 10: spec.tolerations[0].operator: Unsupported value: \"Gte\": "
+                     "supported values: \"Equal\", \"Exists\"");
+    EXPECT_POD_ERROR(TOL("  - key: k\n    effect: NoExec\n"),
+                     "f.yaml: line 10: spec.tolerations[0].effect: Unsupported value: \"NoExec\": "
+                     "supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"");
+    EXPECT_POD_ERROR(TOL("  - key: k\n    effect: NoSchedule\n    tolerationSeconds: 5\n"),
+                     "f.yaml: line 10: spec.tolerations[0].effect: Invalid value: \"NoSchedule\": "
+                     "effect must be 'NoExecute' when `tolerationSeconds` is set");
+    EXPECT_POD_ERROR(TOL("  - key: k\n    value: a b\n"),
+                     "f.yaml: line 10: spec.tolerations[0].value: Invalid value: \"a b\": " LV_MSG);
+    CHECK_INT_EQ(decode(&l, POD, TOL("  - operator: Exists\n  - key: k\n    value: v\n    effect: "
+                                     "NoExecute\n    tolerationSeconds: 300\n"),
+                        &p),
+                 0);
+    CHECK_INT_EQ(p.ntolerations, 2);
+    CHECK_INT_EQ(p.tolerations[0].op, KUBE_TOL_EXISTS);
+    CHECK_STR_EQ(p.tolerations[0].key, "");
+    CHECK_INT_EQ(p.tolerations[0].effect, KUBE_EFFECT_ANY);
+    CHECK_INT_EQ(p.tolerations[1].op, KUBE_TOL_EQUAL);
+    CHECK(p.tolerations[1].has_seconds);
+    CHECK_INT_EQ(p.tolerations[1].seconds, 300);
+    CHECK_INT_EQ(p.tolerations[1].effect, KUBE_EFFECT_NO_EXECUTE);
+    loaded_free(&l);
+}
+
+#define AFF(lines)                                                                            \
+    POD_HEAD ONE_CONTAINER "  affinity:\n    nodeAffinity:\n"                                  \
+                           "      requiredDuringSchedulingIgnoredDuringExecution:\n" lines
+#define REQ_PATH "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+static void object_affinity_rules(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms: []\n"),
+                     "f.yaml: line 11: " REQ_PATH ".nodeSelectorTerms: Required value: must have at "
+                                        "least one node selector term");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: "
+                         "num, operator: Gt, values: ['1', '2']}\n"),
+                     "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
+                                        "Required value: must be specified single value when "
+                                        "`operator` is 'Lt' or 'Gt'");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: "
+                         "num, operator: In}\n"),
+                     "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
+                                        "Required value: must be specified when `operator` is 'In' "
+                                        "or 'NotIn'");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - key: "
+                         "num\n            operator: DoesNotExist\n            values: [x]\n"),
+                     "f.yaml: line 15: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
+                                        "Forbidden: may not be specified when `operator` is 'Exists' "
+                                        "or 'DoesNotExist'");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - key: "
+                         "num\n            operator: Equals\n"),
+                     "f.yaml: line 14: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].operator: "
+                                        "Invalid value: \"Equals\": not a valid selector operator");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchFields:\n          - key: "
+                         "metadata.labels\n            operator: In\n            values: [a]\n"),
+                     "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchFields[0].key: Invalid "
+                                        "value: \"metadata.labels\": not a valid field selector key");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchFields:\n          - key: "
+                         "metadata.name\n            operator: In\n            values: [a, b]\n"),
+                     "f.yaml: line 15: " REQ_PATH ".nodeSelectorTerms[0].matchFields[0].values: "
+                                        "Required value: must be only one value when `operator` is "
+                                        "'In' or 'NotIn' for node field selector");
+    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchFields:\n          - key: "
+                         "metadata.name\n            operator: Exists\n"),
+                     "f.yaml: line 14: " REQ_PATH ".nodeSelectorTerms[0].matchFields[0].operator: "
+                                        "Invalid value: \"Exists\": not a valid selector operator");
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  affinity:\n    nodeAffinity:\n"
+                                            "      preferredDuringSchedulingIgnoredDuringExecution:\n"
+                                            "      - weight: 0\n        preference: {}\n",
+                     "f.yaml: line 11: spec.affinity.nodeAffinity."
+                     "preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: "
+                     "must be in the range 1-100");
+
+    /* a non-integer Gt value is accepted and marks the requirement invalid */
+    CHECK_INT_EQ(decode(&l, POD,
+                        AFF("        nodeSelectorTerms:\n"
+                            "        - matchExpressions:\n"
+                            "          - {key: num, operator: Gt, values: [abc]}\n"
+                            "        - matchExpressions:\n"
+                            "          - {key: g, operator: In, values: [b, a, b]}\n"
+                            "          - {key: x, operator: DoesNotExist}\n"
+                            "          matchFields:\n"
+                            "          - {key: metadata.name, operator: NotIn, values: [n9]}\n"),
+                        &p),
+                 0);
+    if (!p.has_required_affinity || l.err.code) {
+        test_fail(__FILE__, __LINE__, "%s", l.msg);
+        loaded_free(&l);
+        return;
+    }
+    CHECK_INT_EQ(p.required.nterms, 2);
+    CHECK(p.required.terms[0].exprs[0].invalid);
+    CHECK_INT_EQ(p.required.terms[1].exprs[0].nvalues, 2);
+    CHECK_STR_EQ(p.required.terms[1].exprs[0].values[0], "a");
+    CHECK_STR_EQ(p.required.terms[1].exprs[0].values[1], "b");
+    CHECK_INT_EQ(p.required.terms[1].exprs[1].op, KUBE_OP_DOES_NOT_EXIST);
+    CHECK_INT_EQ(p.required.terms[1].nfields, 1);
+    {
+        struct kube_label nl[] = {{"g", "a"}, {"num", "5"}};
+        struct kube_node n = {0};
+
+        n.name = "n1";
+        n.labels.v = nl;
+        n.labels.n = 2;
+        CHECK(!kube_node_selector_term_matches(&p.required.terms[0], &n));
+        CHECK(kube_node_selector_term_matches(&p.required.terms[1], &n));
+        CHECK(kube_node_selector_matches(&p.required, &n));
+        n.name = "n9";
+        CHECK(!kube_node_selector_matches(&p.required, &n));
+    }
+    loaded_free(&l);
+}
+
+static void object_ports(void)
+{
+    EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - name: c\n    ports:\n    - {containerPort: 80, "
+                              "protocol: HTTP}\n",
+                     "f.yaml: line 9: spec.containers[0].ports[0].protocol: Unsupported value: "
+                     "\"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\"");
+    EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - name: c\n    ports:\n    - hostPort: 80\n",
+                     "f.yaml: line 9: spec.containers[0].ports[0].containerPort: Required value");
+    EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - name: c\n    ports:\n    - containerPort: 70000\n",
+                     "f.yaml: line 9: spec.containers[0].ports[0].containerPort: Invalid value: "
+                     "70000: must be between 1 and 65535, inclusive");
+    EXPECT_POD_ERROR(POD_HEAD "  hostNetwork: true\n  containers:\n  - name: c\n    ports:\n    - "
+                              "{containerPort: 80, hostPort: 81}\n",
+                     "f.yaml: line 10: spec.containers[0].ports[0].hostPort: Invalid value: 81: must "
+                     "match `containerPort` when `hostNetwork` is true");
+}
+
+static void object_node(void)
+{
+    struct loaded l;
+    struct kube_node n;
+    const char *y = "apiVersion: v1\n"
+                    "kind: Node\n"
+                    "metadata:\n"
+                    "  name: gpu-1\n"
+                    "  labels:\n"
+                    "    aliyun.accelerator/nvidia_name: Tesla-M40\n"
+                    "    aliyun.accelerator/nvidia_count: '1'\n"
+                    "spec:\n"
+                    "  unschedulable: true\n"
+                    "  taints:\n"
+                    "  - {key: node-role.kubernetes.io/master, effect: NoSchedule}\n"
+                    "  - {key: k, value: v, effect: PreferNoSchedule}\n"
+                    "status:\n"
+                    "  capacity: {cpu: '4', memory: 16Gi, pods: '110', nvidia.com/gpu: '1'}\n";
+
+    CHECK_INT_EQ(decode(&l, NODE, y, &n), 0);
+    CHECK_STR_EQ(n.name, "gpu-1");
+    CHECK_STR_EQ(n.labels.v[0].key, "aliyun.accelerator/nvidia_count");
+    CHECK(n.unschedulable);
+    CHECK_INT_EQ(n.ntaints, 2);
+    CHECK_STR_EQ(n.taints[0].key, "node-role.kubernetes.io/master");
+    CHECK_STR_EQ(n.taints[0].value, "");
+    CHECK_INT_EQ(n.taints[0].effect, KUBE_EFFECT_NO_SCHEDULE);
+    CHECK_INT_EQ(n.taints[1].effect, KUBE_EFFECT_PREFER_NO_SCHEDULE);
+    CHECK_INT_EQ(n.allocatable.cpu_milli, 4000);
+    CHECK_INT_EQ(n.allocatable.memory, (int64_t)16 << 30);
+    CHECK_INT_EQ(n.allocatable.pods, 110);
+    CHECK_INT_EQ(kube_resources_scalar(&n.allocatable, "nvidia.com/gpu"), 1);
+    CHECK_INT_EQ(n.source_line, 1);
+    loaded_free(&l);
+
+    CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nstatus:\n  capacity: {cpu: '4'}\n"
+                                  "  allocatable: {cpu: 3800m}\n", &n), 0);
+    CHECK_INT_EQ(n.allocatable.cpu_milli, 3800);
+    CHECK_INT_EQ(n.capacity.cpu_milli, 4000);
+    loaded_free(&l);
+
+    CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nspec:\n  taints:\n  - key: k\n", &n), -EINVAL);
+    CHECK_STR_EQ(l.msg, "f.yaml: line 4: spec.taints[0].effect: Required value");
+    loaded_free(&l);
+    CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nstatus:\n  allocatable:\n    cpu: x\n", &n),
+                 -EINVAL);
+    CHECK_STR_EQ(l.msg, "f.yaml: line 4: status.allocatable.cpu: quantities must match the regular "
+                        "expression " QUANTITY_RE);
+    loaded_free(&l);
+}
+
+static void object_priority_class(void)
+{
+    struct loaded l;
+    struct kube_priority_class pc;
+
+    CHECK_INT_EQ(decode(&l, PCLASS, "kind: PriorityClass\nmetadata: {name: high}\nvalue: 1000000\n"
+                                    "globalDefault: true\npreemptionPolicy: Never\n", &pc), 0);
+    CHECK_STR_EQ(pc.name, "high");
+    CHECK_INT_EQ(pc.value, 1000000);
+    CHECK(pc.global_default);
+    CHECK(pc.preempt_never);
+    loaded_free(&l);
+    CHECK_INT_EQ(decode(&l, PCLASS, "kind: PriorityClass\nmetadata: {name: high}\n", &pc), -EINVAL);
+    CHECK_STR_EQ(l.msg, "f.yaml: line 1: value: Required value");
+    loaded_free(&l);
+}
+
+static void object_tolerates(void)
+{
+    struct kube_taint master = {"node-role.kubernetes.io/master", "", KUBE_EFFECT_NO_SCHEDULE};
+    struct kube_taint gpu = {"nvidia.com/gpu", "present", KUBE_EFFECT_NO_EXECUTE};
+    struct kube_toleration all = {"", KUBE_TOL_EXISTS, "", KUBE_EFFECT_ANY, false, 0};
+    struct kube_toleration key_exists = {"nvidia.com/gpu", KUBE_TOL_EXISTS, "", KUBE_EFFECT_ANY, false, 0};
+    struct kube_toleration eq = {"nvidia.com/gpu", KUBE_TOL_EQUAL, "present", KUBE_EFFECT_NO_EXECUTE,
+                                 false, 0};
+    struct kube_toleration eq_wrong = {"nvidia.com/gpu", KUBE_TOL_EQUAL, "absent", KUBE_EFFECT_ANY,
+                                       false, 0};
+    struct kube_toleration wrong_effect = {"nvidia.com/gpu", KUBE_TOL_EXISTS, "",
+                                           KUBE_EFFECT_NO_SCHEDULE, false, 0};
+    struct kube_toleration master_eq = {"node-role.kubernetes.io/master", KUBE_TOL_EQUAL, "",
+                                        KUBE_EFFECT_NO_SCHEDULE, false, 0};
+
+    CHECK(kube_toleration_tolerates(&all, &master));
+    CHECK(kube_toleration_tolerates(&all, &gpu));
+    CHECK(kube_toleration_tolerates(&key_exists, &gpu));
+    CHECK(!kube_toleration_tolerates(&key_exists, &master));
+    CHECK(kube_toleration_tolerates(&eq, &gpu));
+    CHECK(!kube_toleration_tolerates(&eq_wrong, &gpu));
+    CHECK(!kube_toleration_tolerates(&wrong_effect, &gpu));
+    CHECK(kube_toleration_tolerates(&master_eq, &master));
+}
+
+static void object_term_matching(void)
+{
+    const char *one[] = {"n1"};
+    struct kube_requirement fin = {"metadata.name", KUBE_OP_IN, one, 1, false};
+    struct kube_node_selector_term empty = {NULL, 0, NULL, 0}, byname = {NULL, 0, &fin, 1};
+    struct kube_node_selector none = {NULL, 0};
+    struct kube_node n = {0};
+
+    n.name = "n1";
+    CHECK(!kube_node_selector_term_matches(&empty, &n));
+    CHECK(!kube_node_selector_matches(&none, &n));
+    CHECK(kube_node_selector_term_matches(&byname, &n));
+    n.name = "n2";
+    CHECK(!kube_node_selector_term_matches(&byname, &n));
+    n.name = ""; /* nodeaffinity skips matchFields for a node without a name */
+    CHECK(kube_node_selector_term_matches(&byname, &n));
+}
+
+static void object_pod_requests(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_resources r;
+    struct kube_arena a = KUBE_ARENA_INIT;
+    /* containers: 100m + 200m = 300m. Init: sidecar 50m (sum 350m), then a plain init of 500m
+     * needs 500 + 50 = 550m, then another sidecar 10m (sum 360m, sidecars 60m). max = 550m,
+     * plus 250m overhead = 800m. GPUs: containers 1, init 2 -> 2. */
+    const char *y = POD_HEAD
+        "  overhead: {cpu: 250m}\n"
+        "  containers:\n"
+        "  - {name: a, resources: {requests: {cpu: 100m, memory: 1Gi}, limits: {nvidia.com/gpu: 1}}}\n"
+        "  - {name: b, resources: {requests: {cpu: 200m, example.com/x: 3}, limits: {example.com/x: 3}}}\n"
+        "  initContainers:\n"
+        "  - {name: s1, restartPolicy: Always, resources: {requests: {cpu: 50m, memory: 1Gi}}}\n"
+        "  - {name: i1, resources: {requests: {cpu: 500m}, limits: {nvidia.com/gpu: 2}}}\n"
+        "  - {name: s2, restartPolicy: Always, resources: {requests: {cpu: 10m}}}\n";
+
+    CHECK_INT_EQ(decode(&l, POD, y, &p), 0);
+    CHECK(p.init_containers[0].restart_always);
+    CHECK(!p.init_containers[1].restart_always);
+    CHECK_INT_EQ(kube_pod_requests(&p, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 800);
+    CHECK_INT_EQ(r.memory, (int64_t)2 << 30);
+    CHECK_INT_EQ(kube_resources_scalar(&r, "nvidia.com/gpu"), 2);
+    CHECK_INT_EQ(kube_resources_scalar(&r, "example.com/x"), 3);
+    CHECK_INT_EQ(r.nscalars, 2);
+    CHECK(r.set & KUBE_RES_CPU);
+    CHECK(!(r.set & KUBE_RES_EPHEMERAL));
+    loaded_free(&l);
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  initContainers:\n  - {name: i, restartPolicy: Never}\n",
+                     "f.yaml: line 9: spec.initContainers[0].restartPolicy: Unsupported value: "
+                     "\"Never\": supported values: \"Always\"");
+    kube_arena_free(&a);
+}
+
+static const struct test_case object_cases[] = {
+    {"pod defaults", object_pod_defaults},
+    {"pod fields", object_pod_fields},
+    {"type errors name field and line", object_type_errors},
+    {"API JSON without lines", object_api_json_without_lines},
+    {"resource rules", object_resource_rules},
+    {"label rules", object_label_rules},
+    {"toleration rules", object_toleration_rules},
+    {"node affinity rules", object_affinity_rules},
+    {"ports", object_ports},
+    {"node", object_node},
+    {"priority class", object_priority_class},
+    {"toleration matching", object_tolerates},
+    {"node selector term matching", object_term_matching},
+    {"pod requests: init, sidecars, overhead", object_pod_requests},
+};
+TEST_SUITE(object, object_cases)

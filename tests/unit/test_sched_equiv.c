@@ -1,0 +1,255 @@
+/* test_sched_equiv.c - the fast path (node classes, interned ids, running totals) must give
+ * exactly what the reference path (every node from scratch, strings) gives: per node verdicts,
+ * reasons, every plugin score, the choice, the message and the preemption victims, on
+ * randomized clusters that are also changed incrementally between pods. */
+#include <stdio.h>
+#include <string.h>
+
+#include "sched/sched-int.h"
+#include "sched_tb.h"
+#include "test.h"
+
+static uint64_t rs;
+
+static unsigned rnd(unsigned n)
+{
+    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)((rs >> 33) % n);
+}
+
+static const char *pick(const char *const *v, unsigned n)
+{
+    return v[rnd(n)];
+}
+
+#define PICK(arr) pick(arr, sizeof(arr) / sizeof(arr[0]))
+
+static const char *const zones[] = {"a", "b", "c"};
+static const char *const gpus[] = {"Tesla-M40", "Tesla-P100", "A100"};
+static const char *const cores[] = {"4", "8", "16", "x", "-3"};
+static const char *const taints[] = {"dedicated=gpu:NoSchedule", "a:PreferNoSchedule",
+                                     "b=1:PreferNoSchedule", "c:NoExecute",
+                                     "node-role.kubernetes.io/control-plane:NoSchedule"};
+static const char *const tols[] = {"dedicated=gpu:NoSchedule", "dedicated:Exists:",
+                                   "a:Exists:PreferNoSchedule", "b=1:", "c:Exists:NoExecute",
+                                   ":Exists:", "node.kubernetes.io/unschedulable:Exists:NoSchedule",
+                                   ":Exists:PreferNoSchedule"};
+static const char *const exprs[] = {"zone In a b", "zone NotIn c", "gpu Exists", "gpu DoesNotExist",
+                                    "cores Gt 4", "cores Lt 16", "cores Gt x", "zone In q",
+                                    "gpuname In Tesla-M40", "gpuname NotIn A100"};
+
+static struct kube_node *rand_node(struct kube_arena *a, unsigned i)
+{
+    char name[32], spec[1024];
+    int n = 0;
+    unsigned g = rnd(3), k;
+
+    snprintf(name, sizeof(name), "n%u", i);
+    n += snprintf(spec + n, sizeof(spec) - (size_t)n, "cpu=%u mem=%u pods=%u label:hostname=%s",
+                  2000 * (1 + rnd(3)), 4096 * (1 + rnd(3)), rnd(4) ? 110 : 2 + rnd(3), name);
+    n += snprintf(spec + n, sizeof(spec) - (size_t)n, " label:zone=%s", PICK(zones));
+    if (rnd(3))
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " label:cores=%s", PICK(cores));
+    if (g)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " gpu=%u label:gpu=%u label:gpuname=%s",
+                      1u << rnd(3), g, PICK(gpus));
+    if (rnd(5) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " eph=%u", 100 * (1 + rnd(3)));
+    for (k = rnd(3); k > 0 && rnd(2); k--)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " taint:%s", PICK(taints));
+    if (rnd(12) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " unschedulable");
+    return tb_node(a, name, spec);
+}
+
+static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnodes)
+{
+    char spec[1024], pin[64], e1[64];
+    int n = 0;
+    unsigned k;
+    struct kube_pod *p;
+
+    n += snprintf(spec + n, sizeof(spec) - (size_t)n, "name=ns/p%u prio=%d", i, (int)rnd(3) * 5 - 5);
+    if (rnd(4))
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " cpu=%u", 100 * rnd(30));
+    if (rnd(4))
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " mem=%u", 256 * rnd(20));
+    if (rnd(3) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " gpu=%u", 1 + rnd(2));
+    if (rnd(6) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " eph=%u", 50 * rnd(4));
+    if (rnd(5) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " port:%u%s", 80 + rnd(3),
+                      rnd(2) ? "" : "@10.0.0.1");
+    if (rnd(8) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " init:cpu=%u", 500 * rnd(6));
+    if (rnd(8) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " sidecar:cpu=%u,mem=64", 100 * rnd(6));
+    if (rnd(4) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " sel:zone=%s", PICK(zones));
+    for (k = rnd(4); k > 0; k--)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " tol:%s", PICK(tols));
+    if (rnd(10) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " never");
+    p = tb_pod(a, spec);
+    if (rnd(3) == 0)
+        tb_req_term(a, p, PICK(exprs), rnd(2) ? PICK(exprs) : NULL, (const char *)NULL);
+    if (rnd(5) == 0)
+        tb_req_term(a, p, PICK(exprs), (const char *)NULL);
+    if (rnd(10) == 0) {
+        snprintf(pin, sizeof(pin), "field:metadata.name In n%u", rnd(nnodes + 2));
+        snprintf(e1, sizeof(e1), "field:metadata.name %s n%u", rnd(2) ? "In" : "NotIn", rnd(nnodes));
+        tb_req_term(a, p, pin, rnd(2) ? e1 : NULL, (const char *)NULL);
+    }
+    if (rnd(3) == 0)
+        tb_pref_term(a, p, 1 + (int)rnd(100), PICK(exprs), (const char *)NULL);
+    if (rnd(4) == 0)
+        tb_pref_term(a, p, 1 + (int)rnd(100), PICK(exprs), rnd(2) ? PICK(exprs) : NULL,
+                     (const char *)NULL);
+    if (rnd(15) == 0) {
+        snprintf(pin, sizeof(pin), "field:metadata.name In n%u", rnd(nnodes));
+        tb_pref_term(a, p, 50, pin, (const char *)NULL);
+    }
+    return p;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void compare(const char *what, const struct sched_result *f, const struct sched_explanation *xf,
+                    const struct sched_result *r, const struct sched_explanation *xr)
+{
+    size_t i, k;
+
+    if (f->outcome != r->outcome || !same_str(f->node, r->node) || !same_str(f->message, r->message) ||
+        !same_str(f->nominated_node, r->nominated_node) || f->nvictims != r->nvictims) {
+        test_fail(__FILE__, __LINE__, "%s: fast %d %s [%s] vs ref %d %s [%s]", what, f->outcome,
+                  f->node ? f->node : "-", f->message ? f->message : "-", r->outcome,
+                  r->node ? r->node : "-", r->message ? r->message : "-");
+        return;
+    }
+    for (i = 0; i < f->nvictims; i++)
+        if (strcmp(f->victims[i].name, r->victims[i].name))
+            test_fail(__FILE__, __LINE__, "%s: victim %zu differs", what, i);
+    if (xf->nnodes != xr->nnodes || xf->nfeasible != xr->nfeasible) {
+        test_fail(__FILE__, __LINE__, "%s: node counts differ", what);
+        return;
+    }
+    for (i = 0; i < xf->nnodes; i++) {
+        const struct sched_node_verdict *a = &xf->nodes[i], *b = &xr->nodes[i];
+        int bad = !same_str(a->node, b->node) || !same_str(a->plugin, b->plugin) ||
+                  a->nreasons != b->nreasons || a->unresolvable != b->unresolvable ||
+                  a->nscores != b->nscores || a->total != b->total || a->selected != b->selected ||
+                  !same_str(a->preemption, b->preemption);
+        for (k = 0; !bad && k < a->nreasons; k++)
+            bad = strcmp(a->reasons[k], b->reasons[k]) != 0;
+        for (k = 0; !bad && k < a->nscores; k++)
+            bad = a->scores[k].raw != b->scores[k].raw ||
+                  a->scores[k].normalized != b->scores[k].normalized;
+        if (bad) {
+            test_fail(__FILE__, __LINE__, "%s: node %s: fast %s/%s/%lld vs ref %s/%s/%lld", what,
+                      a->node, a->plugin ? a->plugin : "ok", a->nreasons ? a->reasons[0] : "",
+                      (long long)a->total, b->plugin ? b->plugin : "ok",
+                      b->nreasons ? b->reasons[0] : "", (long long)b->total);
+            return;
+        }
+    }
+}
+
+static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned rounds)
+{
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct sched_cluster *c = sched_cluster_new();
+    struct kube_err err = {0};
+    unsigned nnodes = 5 + (unsigned)(seed % 30), i, next_node;
+    char what[64];
+
+    rs = seed;
+    for (i = 0; i < nnodes; i++)
+        CHECK_INT_EQ(sched_cluster_add_node(c, rand_node(&a, i), &err), 0);
+    next_node = nnodes;
+    for (i = 0; i < rounds; i++) {
+        struct kube_pod *p = rand_pod(&a, i, next_node);
+        struct sched_result rf, rr;
+        struct sched_explanation xf, xr;
+        struct sched_rng g1, g2;
+
+        sched_rng_seed(&g1, i);
+        sched_rng_seed(&g2, i);
+        snprintf(what, sizeof(what), "seed %llu pod %u", (unsigned long long)seed, i);
+        memset(&xf, 0, sizeof(xf));
+        memset(&xr, 0, sizeof(xr));
+        CHECK_INT_EQ(sched_run(c, prof, p, &g1, false, &rf, &xf, &err), 0);
+        CHECK_INT_EQ(sched_run(c, prof, p, &g2, true, &rr, &xr, &err), 0);
+        compare(what, &rf, &xf, &rr, &xr);
+        if (rf.outcome == SCHED_SCHEDULED)
+            CHECK_INT_EQ(sched_cluster_assume_pod(c, p, rf.node, &err), 0);
+        else if (rf.nominated_node && rnd(2))
+            for (size_t v = 0; v < rf.nvictims; v++)
+                sched_cluster_remove_pod(c, rf.victims[v].namespace_, rf.victims[v].name);
+        sched_result_release(&rf);
+        sched_result_release(&rr);
+        sched_explanation_release(&xf);
+        sched_explanation_release(&xr);
+        /* incremental changes between pods */
+        switch (rnd(12)) {
+        case 0: /* relabel / retaint an existing node */
+            sched_cluster_update_node(c, rand_node(&a, rnd(next_node)), &err);
+            break;
+        case 1: {
+            char name[32];
+            snprintf(name, sizeof(name), "n%u", rnd(next_node));
+            sched_cluster_remove_node(c, name);
+            break;
+        }
+        case 2:
+            sched_cluster_add_node(c, rand_node(&a, next_node++), &err);
+            break;
+        case 3: {
+            char name[32];
+            snprintf(name, sizeof(name), "p%u", rnd(i + 1));
+            sched_cluster_remove_pod(c, "ns", name);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    sched_cluster_free(c);
+    kube_arena_free(&a);
+}
+
+static void equiv_default(void)
+{
+    uint64_t s;
+
+    for (s = 1; s <= 40; s++)
+        run_random(s, &sched_profile_default, 60);
+}
+
+static void equiv_gpu(void)
+{
+    uint64_t s;
+
+    for (s = 100; s <= 130; s++)
+        run_random(s, &sched_profile_gpu, 60);
+}
+
+static void equiv_generic_taint_wording(void)
+{
+    struct sched_profile p = sched_profile_default;
+    uint64_t s;
+
+    p.taint_wording = SCHED_TAINT_WORDING_GENERIC;
+    for (s = 200; s <= 210; s++)
+        run_random(s, &p, 40);
+}
+
+static const struct test_case cases[] = {
+    {"fast equals reference, default profile", equiv_default},
+    {"fast equals reference, gpu profile", equiv_gpu},
+    {"fast equals reference, v1.35 taint wording", equiv_generic_taint_wording},
+};
+TEST_SUITE(sched_equiv, cases)
