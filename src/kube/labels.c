@@ -402,14 +402,12 @@ static int fail_at(struct parser *p, const struct token *t, int code, const char
     return code;
 }
 
+/* set_insert adds a value; duplicates are dropped after sorting (set_sort_unique), which keeps
+ * long value lists linear-logarithmic. */
 static int set_insert(struct set *s, const char *lit, size_t len)
 {
-    size_t i;
     char *copy;
 
-    for (i = 0; i < s->n; i++)
-        if (strlen(s->v[i]) == len && !memcmp(s->v[i], lit, len))
-            return 0;
     if (s->n == s->cap) {
         size_t ncap = s->cap ? 2 * s->cap : 8;
         char **nv = realloc(s->v, ncap * sizeof(*nv));
@@ -490,8 +488,18 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
         nerrs++;                                                                             \
     } while (0)
 
-    if (p->set.n > 1)
+    if (p->set.n > 1) {
+        size_t w = 1;
+
         qsort(p->set.v, p->set.n, sizeof(*p->set.v), cmp_str);
+        for (i = 1; i < p->set.n; i++) {
+            if (strcmp(p->set.v[i], p->set.v[w - 1]))
+                p->set.v[w++] = p->set.v[i];
+            else
+                free(p->set.v[i]);
+        }
+        p->set.n = w;
+    }
     switch (op) {
     case KUBE_OP_IN:
     case KUBE_OP_NOT_IN:
@@ -733,18 +741,41 @@ out:
     return rc;
 }
 
-static void sort_reqs_stable(struct kube_requirement *r, size_t n)
+struct req_at {
+    struct kube_requirement r;
+    size_t at; /* position in the input, so equal keys keep their order */
+};
+
+static int cmp_req_at(const void *x, const void *y)
 {
-    size_t i, j;
+    const struct req_at *a = x, *b = y;
+    int c = strcmp(a->r.key, b->r.key);
 
-    /* insertion sort: stable, and selectors are short */
-    for (i = 1; i < n; i++) {
-        struct kube_requirement x = r[i];
+    if (c)
+        return c;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
 
-        for (j = i; j > 0 && strcmp(r[j - 1].key, x.key) > 0; j--)
-            r[j] = r[j - 1];
-        r[j] = x;
+/* sort_reqs_stable sorts by key like sort.Sort(ByKey) does on short selectors (stable). */
+static int sort_reqs_stable(struct kube_requirement *r, size_t n)
+{
+    struct req_at *t;
+    size_t i;
+
+    if (n < 2)
+        return 0;
+    t = malloc(n * sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (i = 0; i < n; i++) {
+        t[i].r = r[i];
+        t[i].at = i;
     }
+    qsort(t, n, sizeof(*t), cmp_req_at);
+    for (i = 0; i < n; i++)
+        r[i] = t[i].r;
+    free(t);
+    return 0;
 }
 
 int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selector *sel,
@@ -793,7 +824,10 @@ int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selecto
             goto out;
         }
     }
-    sort_reqs_stable(p.reqs, p.nreqs);
+    if (sort_reqs_stable(p.reqs, p.nreqs)) {
+        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
     sel->reqs = p.reqs;
     sel->nreqs = p.nreqs;
 out:

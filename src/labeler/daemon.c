@@ -1,18 +1,556 @@
-/* daemon.c - placeholder until node sync lands. */
+/* daemon.c - gpulabel's node-sync loop: detect, write outputs, reconcile the Node, sleep.
+ *
+ * This is the program's loop, kept out of main.c so tests and main share it; unlike the other
+ * library modules it logs, to stderr, one line per event with a "gpulabel: " prefix and no
+ * timestamp (the container runtime adds one). Labels are never removed on exit or when
+ * detection fails: only a successful detection can change what the node carries. */
 #include "labeler/daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/buf.h"
+#include "kube/client.h"
+#include "labeler/backoff.h"
+#include "labeler/sync.h"
+
+#define SYNC_CONFLICT_RETRIES 3       /* re-GET and re-plan after a 409 this many times */
+#define SYNC_REQUEST_TIMEOUT_MS 10000 /* per request; a hung server must not stall the loop */
+#define BACKOFF_BASE_MS 1000
+#define BACKOFF_CAP_MS 60000
+#define SUMMARY_CAP 8192
+#define USER_AGENT "gpulabel/0.1 (linux)"
+
+struct sync_result {
+    bool wrote;
+    size_t nset, nremoved;
+    char summary[512]; /* "key=value, -key" of what changed, truncated */
+};
+
+/* ---- logging ---------------------------------------------------------------------- */
+
+static int log_verbosity;
+
+static void log_line(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void log_line(int level, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    int n;
+
+    if (level > log_verbosity)
+        return;
+    n = snprintf(line, sizeof(line), "gpulabel: ");
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    /* one write per line so lines never interleave */
+    n = (int)strlen(line);
+    line[n++] = '\n';
+    fwrite(line, 1, (size_t)n, stderr);
+}
+
+static const char *fmt_ms(long ms, char *buf, size_t size)
+{
+    if (ms >= 1000 && ms % 1000 == 0)
+        snprintf(buf, size, "%lds", ms / 1000);
+    else if (ms >= 1000)
+        snprintf(buf, size, "%.1fs", (double)ms / 1000.0);
+    else
+        snprintf(buf, size, "%ldms", ms);
+    return buf;
+}
+
+static const char *fmt_schemas(unsigned schemas, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s", schemas & LABELER_SCHEMA_ACK ? "ack" : "",
+             (schemas & LABELER_SCHEMA_ACK) && (schemas & LABELER_SCHEMA_GFD) ? "," : "",
+             schemas & LABELER_SCHEMA_GFD ? "gfd" : "");
+    if (!buf[0])
+        snprintf(buf, size, "none");
+    return buf;
+}
+
+/* ---- talking to the API server ---------------------------------------------------- */
+
+/* Rewrites err->msg as "cannot VERB node "NAME": CAUSE: MESSAGE (HINT)". */
+static void sync_err_describe(struct kube_err *err, const char *verb, const char *node)
+{
+    const char *cause = NULL, *hint = "";
+    char cause_buf[32], old[KUBE_ERR_MSG_MAX];
+    int st = err->http_status;
+
+    switch (st) {
+    case 0:
+        break;
+    case 401:
+        cause = "unauthorized";
+        hint = " (check the service account token or the kubeconfig credentials)";
+        break;
+    case 403:
+        cause = "forbidden";
+        hint = " (check the ClusterRole allows get,patch on nodes)";
+        break;
+    case 404:
+        cause = "not found";
+        hint = " (check that --node-name or NODE_NAME names this node)";
+        break;
+    case 409:
+        cause = "conflict";
+        break;
+    case 422:
+        cause = "invalid";
+        break;
+    case 429:
+        cause = "too many requests";
+        break;
+    default:
+        snprintf(cause_buf, sizeof(cause_buf), st >= 500 ? "server error %d" : "HTTP %d", st);
+        cause = cause_buf;
+    }
+    memcpy(old, err->msg, sizeof(old));
+    /* the Status message may end in a full stop; a hint or "; retrying" follows it */
+    if (old[0] && old[strlen(old) - 1] == '.')
+        old[strlen(old) - 1] = '\0';
+    if (cause)
+        snprintf(err->msg, sizeof(err->msg), "cannot %s node \"%s\": %s: %s%s", verb, node, cause,
+                 old[0] ? old : "(no message)", hint);
+    else
+        snprintf(err->msg, sizeof(err->msg), "cannot %s node \"%s\": %s", verb, node, old);
+}
+
+/* Fills res->summary from the patch's labels: "key=value" for a set, "-key" for a removal. */
+static void sync_summarize(const json_t *patch, struct sync_result *res)
+{
+    const json_t *labels = json_object_get(json_object_get(patch, "metadata"), "labels");
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+
+    res->summary[0] = '\0';
+    json_object_foreach((json_t *)labels, key, v) {
+        int w = json_is_string(v) ? snprintf(res->summary + n, sizeof(res->summary) - n,
+                                             "%s%s=%s", n ? ", " : "", key, json_string_value(v))
+                                  : snprintf(res->summary + n, sizeof(res->summary) - n,
+                                             "%s-%s", n ? ", " : "", key);
+
+        if (w < 0 || (size_t)w >= sizeof(res->summary) - n) {
+            res->summary[sizeof(res->summary) - 1] = '\0';
+            break;
+        }
+        n += (size_t)w;
+    }
+    if (!n)
+        snprintf(res->summary, sizeof(res->summary), "ownership annotation only");
+}
+
+/* One reconcile: GET the node, plan, PATCH when needed. The patch pins the resourceVersion
+ * read, so a node changed in between answers 409 and is read again (a few times) rather than
+ * being patched from a stale ownership list. */
+static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
+                     const struct labeler_labels *desired, struct sync_result *res,
+                     struct kube_err *err)
+{
+    char esc[1024], path[1100];
+    int attempt, rc;
+
+    memset(res, 0, sizeof(*res));
+    if (!kube_path_escape(node, esc, sizeof(esc)))
+        return kube_err_set(err, -ENAMETOOLONG, "node name \"%.64s...\" is too long", node);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", esc);
+
+    for (attempt = 0;; attempt++) {
+        struct kube_response resp;
+        struct labeler_sync_plan plan;
+        char *body;
+
+        memset(&resp, 0, sizeof(resp));
+        kube_err_clear(err);
+        rc = kube_client_request(c, "GET", path, NULL, NULL, 0, &resp, err);
+        if (!rc && !json_is_object(resp.json))
+            rc = kube_err_set(err, -EPROTO, "the API server's answer is not a JSON object");
+        if (rc) {
+            kube_response_release(&resp);
+            sync_err_describe(err, "get", node);
+            return rc;
+        }
+        rc = labeler_sync_plan_compute(resp.json, desired, schemas, true, &plan, err);
+        kube_response_release(&resp);
+        if (rc) {
+            labeler_sync_plan_release(&plan);
+            kube_err_prefix(err, "cannot label node \"%s\"", node);
+            return rc;
+        }
+        if (!plan.patch)
+            return 0;
+        body = labeler_sync_patch_dump(&plan);
+        if (!body) {
+            labeler_sync_plan_release(&plan);
+            return kube_err_set(err, -ENOMEM, "out of memory writing the node patch");
+        }
+        log_line(2, "PATCH %s %s", path, body);
+        rc = kube_client_request(c, "PATCH", path, "application/merge-patch+json", body,
+                                 strlen(body), &resp, err);
+        kube_response_release(&resp);
+        free(body);
+        if (!rc) {
+            res->wrote = true;
+            res->nset = plan.nset;
+            res->nremoved = plan.nremoved;
+            sync_summarize(plan.patch, res);
+        }
+        labeler_sync_plan_release(&plan);
+        if (!rc)
+            return 0;
+        if (err->http_status == 409 && attempt < SYNC_CONFLICT_RETRIES) {
+            log_line(2, "node \"%s\" changed since it was read (409); reading it again", node);
+            continue;
+        }
+        sync_err_describe(err, "patch", node);
+        return rc;
+    }
+}
+
+static int client_open(const struct labeler_config *cfg, struct kube_client **out,
+                       struct kube_err *err)
+{
+    struct kube_client_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.kubeconfig = cfg->kubeconfig;
+    o.user_agent = USER_AGENT;
+    o.timeout_ms = SYNC_REQUEST_TIMEOUT_MS;
+    return kube_client_new(&o, out, err);
+}
+
+static int need_node_name(const struct labeler_config *cfg, struct kube_err *err)
+{
+    if (cfg->node_name && cfg->node_name[0])
+        return 0;
+    return kube_err_set(err, -EINVAL,
+                        "no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it "
+                        "from spec.nodeName), or use --no-sync");
+}
 
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
                       struct kube_err *err)
 {
-    (void)cfg;
-    (void)desired;
-    return kube_err_set(err, -ENOSYS, "node sync is not built yet");
+    struct kube_client *c = NULL;
+    struct sync_result res;
+    int rc;
+
+    rc = need_node_name(cfg, err);
+    if (rc)
+        goto out;
+    rc = client_open(cfg, &c, err);
+    if (rc)
+        goto out;
+    rc = sync_node(c, cfg->node_name, cfg->schemas, desired, &res, err);
+out:
+    kube_client_free(c);
+    return rc;
+}
+
+/* ---- the loop ----------------------------------------------------------------------- */
+
+static volatile sig_atomic_t daemon_stop;
+/* Set while the loop only detects or talks to the API server: nothing half-written can be
+ * left behind then (a PATCH is atomic on the server), so a signal ends the process at once
+ * instead of waiting for a request timeout. Clear while output files are written. */
+static volatile sig_atomic_t daemon_abandonable;
+static int daemon_pipe[2] = {-1, -1};
+
+static void daemon_on_signal(int sig)
+{
+    static const char term[] = "gpulabel: stopping on SIGTERM; the labels stay on the node\n";
+    static const char intr[] = "gpulabel: stopping on SIGINT; the labels stay on the node\n";
+    int saved = errno;
+    ssize_t w;
+
+    daemon_stop = sig;
+    if (daemon_abandonable) {
+        w = write(STDERR_FILENO, sig == SIGINT ? intr : term,
+                  sig == SIGINT ? sizeof(intr) - 1 : sizeof(term) - 1);
+        (void)w;
+        _exit(0);
+    }
+    if (daemon_pipe[1] >= 0) {
+        w = write(daemon_pipe[1], "x", 1);
+        (void)w;
+    }
+    errno = saved;
+}
+
+static int daemon_signals_install(void)
+{
+    struct sigaction sa;
+    int i;
+
+    if (pipe(daemon_pipe))
+        return -errno;
+    for (i = 0; i < 2; i++) {
+        int fl = fcntl(daemon_pipe[i], F_GETFL);
+
+        if (fl < 0 || fcntl(daemon_pipe[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
+            fcntl(daemon_pipe[i], F_SETFD, FD_CLOEXEC) < 0)
+            return -errno;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = daemon_on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+        return -errno;
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sleeps ms, returning early when a stop signal arrives. */
+static void daemon_wait(long ms)
+{
+    long end = now_ms() + ms;
+
+    while (!daemon_stop) {
+        struct pollfd p;
+        long left = end - now_ms();
+        char drain[16];
+
+        if (left <= 0)
+            break;
+        p.fd = daemon_pipe[0];
+        p.events = POLLIN;
+        p.revents = 0;
+        if (poll(&p, 1, left > 1000 ? 1000 : (int)left) > 0) {
+            ssize_t r = read(daemon_pipe[0], drain, sizeof(drain));
+
+            (void)r;
+        }
+    }
+}
+
+static bool labels_equal(const struct labeler_labels *a, const struct labeler_labels *b)
+{
+    size_t i;
+
+    if (a->n != b->n)
+        return false;
+    for (i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].key, b->v[i].key) || strcmp(a->v[i].value, b->v[i].value))
+            return false;
+    return true;
+}
+
+static int labels_copy(struct labeler_labels *dst, const struct labeler_labels *src)
+{
+    struct labeler_label *v = NULL;
+
+    if (src->n) {
+        v = malloc(src->n * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        memcpy(v, src->v, src->n * sizeof(*v));
+    }
+    labeler_labels_release(dst);
+    dst->v = v;
+    dst->n = dst->alloc = src->n;
+    return 0;
+}
+
+/* Remembers the last error line logged, so a failure repeating every cycle is logged at
+ * default verbosity once, and again only when its text changes. */
+struct daemon_errlog {
+    char last[KUBE_ERR_MSG_MAX];
+};
+
+/* Logs msg at level 0 the first time, at level 1 when it repeats. Returns true when it was new. */
+static bool errlog_report(struct daemon_errlog *l, const char *msg, const char *suffix)
+{
+    bool fresh = strcmp(l->last, msg) != 0;
+
+    log_line(fresh ? 0 : 1, "%s%s", msg, suffix);
+    snprintf(l->last, sizeof(l->last), "%s", msg);
+    return fresh;
+}
+
+static bool errlog_clear(struct daemon_errlog *l)
+{
+    bool had = l->last[0] != '\0';
+
+    l->last[0] = '\0';
+    return had;
+}
+
+struct daemon {
+    const struct labeler_config *cfg;
+    struct kube_client *client;
+    struct labeler_labels written; /* last content written to the outputs */
+    bool have_written;
+    bool detect_failing;
+    bool simulated_logged;
+    struct daemon_errlog detect_log, output_log, sync_log;
+    struct labeler_backoff backoff;
+    long interval_ms;
+};
+
+/* Writes the outputs when their content changed since the last successful write. */
+static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
+{
+    struct kube_err err;
+
+    if (!d->cfg->output && !d->cfg->feature_file)
+        return;
+    if (d->have_written && labels_equal(&d->written, l))
+        return;
+    kube_err_clear(&err);
+    if (labeler_write_outputs(d->cfg, l, &err)) {
+        char line[KUBE_ERR_MSG_MAX + 64];
+
+        errlog_report(&d->output_log, kube_err_format(&err, line, sizeof(line)), "");
+        return;
+    }
+    fflush(stdout);
+    if (errlog_clear(&d->output_log))
+        log_line(0, "outputs written again");
+    if (!labels_copy(&d->written, l))
+        d->have_written = true;
+}
+
+/* One cycle; returns how long to wait before the next one. */
+static long daemon_cycle(struct daemon *d)
+{
+    const struct labeler_config *cfg = d->cfg;
+    struct labeler_labels desired;
+    struct sync_result res;
+    struct kube_err err;
+    char ival[32], cause[KUBE_ERR_MSG_MAX], msg[KUBE_ERR_MSG_MAX + 32], tail[128];
+    long wait = d->interval_ms;
+    int rc;
+
+    memset(&desired, 0, sizeof(desired));
+    kube_err_clear(&err);
+    daemon_abandonable = 1;
+    rc = labeler_detect(cfg, &desired, &err);
+    daemon_abandonable = 0;
+    if (rc) {
+        snprintf(msg, sizeof(msg), "cannot detect GPUs: %s",
+                 kube_err_format(&err, cause, sizeof(cause)));
+        snprintf(tail, sizeof(tail), "; keeping the labels already published, retrying every %s",
+                 fmt_ms(d->interval_ms, ival, sizeof(ival)));
+        errlog_report(&d->detect_log, msg, tail);
+        d->detect_failing = true;
+        goto out;
+    }
+    if (desired.nvml_simulated && !d->simulated_logged) {
+        log_line(0, "using a simulated NVML (test double), not a real GPU driver");
+        d->simulated_logged = true;
+    }
+    if (d->detect_failing) {
+        errlog_clear(&d->detect_log);
+        log_line(0, "GPU detection works again: %zu labels", desired.n);
+        d->detect_failing = false;
+    }
+    if (daemon_stop)
+        goto out;
+    daemon_outputs(d, &desired);
+    if (!d->client || daemon_stop)
+        goto out;
+
+    daemon_abandonable = 1;
+    rc = sync_node(d->client, cfg->node_name, cfg->schemas, &desired, &res, &err);
+    daemon_abandonable = 0;
+    if (!rc) {
+        labeler_backoff_reset(&d->backoff);
+        if (errlog_clear(&d->sync_log))
+            log_line(0, "node \"%s\" in sync again", cfg->node_name);
+        if (res.wrote)
+            log_line(0, "labelled node \"%s\": %s", cfg->node_name, res.summary);
+        else
+            log_line(1, "node \"%s\" already carries its %zu labels; nothing written",
+                     cfg->node_name, desired.n);
+        goto out;
+    }
+    if (kube_err_transient(&err)) {
+        wait = labeler_backoff_next(&d->backoff);
+        if (err.retry_after > 0 && (long)err.retry_after * 1000 > wait)
+            wait = (long)err.retry_after * 1000;
+        snprintf(tail, sizeof(tail), "; retrying in %s", fmt_ms(wait, ival, sizeof(ival)));
+    } else {
+        labeler_backoff_reset(&d->backoff);
+        snprintf(tail, sizeof(tail), "; retrying every %s", fmt_ms(wait, ival, sizeof(ival)));
+    }
+    errlog_report(&d->sync_log, err.msg, tail);
+out:
+    labeler_labels_release(&desired);
+    return wait;
 }
 
 int labeler_daemon_run(const struct labeler_config *cfg)
 {
-    (void)cfg;
-    return 1;
+    struct daemon d;
+    struct kube_err err;
+    char ival[32], schemas[16], msg[KUBE_ERR_MSG_MAX + 64];
+    int rc, status = 1;
+
+    memset(&d, 0, sizeof(d));
+    d.cfg = cfg;
+    d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
+    log_verbosity = cfg->verbosity;
+    labeler_backoff_init(&d.backoff, d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
+                         BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));
+    kube_err_clear(&err);
+
+    if (!cfg->no_sync) {
+        rc = need_node_name(cfg, &err);
+        if (rc) {
+            log_line(0, "%s", err.msg);
+            return 2;
+        }
+        rc = client_open(cfg, &d.client, &err);
+        if (rc) {
+            log_line(0, "cannot set up the API client: %s", kube_err_format(&err, msg, sizeof(msg)));
+            return 1;
+        }
+    }
+    rc = daemon_signals_install();
+    if (rc) {
+        log_line(0, "cannot install signal handlers: %s", strerror(-rc));
+        goto out;
+    }
+    fmt_ms(d.interval_ms, ival, sizeof(ival));
+    fmt_schemas(cfg->schemas, schemas, sizeof(schemas));
+    if (d.client)
+        log_line(0, "keeping node \"%s\" labelled through %s (schemas %s, every %s)",
+                 cfg->node_name, kube_client_server(d.client), schemas, ival);
+    else
+        log_line(0, "detecting GPUs every %s (schemas %s, no API sync)", ival, schemas);
+
+    while (!daemon_stop) {
+        long wait = daemon_cycle(&d);
+
+        log_line(2, "next cycle in %s", fmt_ms(wait, ival, sizeof(ival)));
+        daemon_wait(wait);
+    }
+    log_line(0, "stopping on %s; the labels stay on the node",
+             daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
+    status = 0;
+out:
+    labeler_labels_release(&d.written);
+    kube_client_free(d.client);
+    return status;
 }

@@ -285,6 +285,16 @@ void sched_cluster_free(struct sched_cluster *c)
     }
     free(c->slots);
     free(c->hot);
+    free(c->lite);
+    kube_arena_free(&c->cp_arena);
+    for (i = 0; i < SCHED_MAX_SHAPES; i++)
+        free(c->shapes[i].dyn);
+    free(c->s_feas);
+    free(c->s_feas_cls);
+    free(c->s_feas_score);
+    free(c->s_feas_aff);
+    free(c->s_cls_total);
+    free(c->s_cls_stamp);
     free(c->slot_of_name);
     free(c->order);
     for (i = 0; i < c->nclasses; i++)
@@ -327,6 +337,13 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
     return 0;
 }
 
+/* bump_gen invalidates every cached dynamic verdict of the slot */
+static void bump_gen(struct sched_cluster *c, uint32_t slot)
+{
+    if (++c->lite[slot].gen == 0)
+        c->lite[slot].gen = 1;
+}
+
 /* slot_get returns the slot of node name id, creating it (absent) when create. */
 static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
 {
@@ -347,20 +364,24 @@ static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
     if (c->slot_of_name[name_id] != SCHED_NOID || !create)
         return c->slot_of_name[name_id];
     if (c->nslots == c->cslots) {
-        uint32_t cap = c->cslots, cap2 = c->cslots;
+        uint32_t cap = c->cslots, cap2 = c->cslots, cap3 = c->cslots;
         if (grow((void **)&c->slots, &cap, c->nslots + 1, sizeof(*c->slots)) ||
-            grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)))
+            grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)) ||
+            grow((void **)&c->lite, &cap3, c->nslots + 1, sizeof(*c->lite)))
             return SCHED_NOID;
         c->cslots = cap < cap2 ? cap : cap2;
+        c->cslots = c->cslots < cap3 ? c->cslots : cap3;
     }
     s = c->nslots;
     memset(&c->slots[s], 0, sizeof(c->slots[s]));
     memset(&c->hot[s], 0, sizeof(c->hot[s]));
+    memset(&c->lite[s], 0, sizeof(c->lite[s]));
     if (!(c->slots[s].name = strdup(c->strs.strs[name_id])))
         return SCHED_NOID;
-    c->hot[s].name = name_id;
+    c->lite[s].name = name_id;
+    c->lite[s].gen = 1;
     c->hot[s].min_prio = INT32_MAX;
-    c->hot[s].cls = SCHED_NOID;
+    c->lite[s].cls = SCHED_NOID;
     c->nslots++;
     c->slot_of_name[name_id] = s;
     return s;
@@ -548,7 +569,7 @@ int sched_cluster_refresh_classes(struct sched_cluster *c)
     memset(c->class_slots, 0, c->nclass_slots * sizeof(*c->class_slots));
     for (i = 0; i < c->norder; i++) {
         uint32_t s = c->order[i];
-        if ((c->hot[s].cls = class_of(c, s)) == SCHED_NOID)
+        if ((c->lite[s].cls = class_of(c, s)) == SCHED_NOID)
             return -ENOMEM;
     }
     c->classes_dirty = false;
@@ -657,11 +678,12 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
         s->present = true;
         s->order_index = c->norder;
         c->order[c->norder++] = slot;
-        h->cls = SCHED_NOID;
+        c->lite[slot].cls = SCHED_NOID;
     }
-    class_unref(c, h->cls);
-    h->cls = SCHED_NOID;
-    if (!c->classes_dirty && (h->cls = class_of(c, slot)) == SCHED_NOID)
+    bump_gen(c, slot);
+    class_unref(c, c->lite[slot].cls);
+    c->lite[slot].cls = SCHED_NOID;
+    if (!c->classes_dirty && (c->lite[slot].cls = class_of(c, slot)) == SCHED_NOID)
         goto out;
     /* drop dead classes once they outnumber the live ones */
     for (i = 0; i < c->nclasses; i++)
@@ -694,8 +716,9 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
     c->order[idx] = last;
     c->slots[last].order_index = idx;
     c->slots[slot].present = false;
-    class_unref(c, c->hot[slot].cls);
-    c->hot[slot].cls = SCHED_NOID;
+    class_unref(c, c->lite[slot].cls);
+    c->lite[slot].cls = SCHED_NOID;
+    bump_gen(c, slot);
     return 0;
 }
 
@@ -795,9 +818,10 @@ void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct
         }
         s->ports[j].refs += sign;
     }
-    h->nports = 0;
+    c->lite[slot].nports = 0;
     for (j = 0; j < s->cports; j++)
-        h->nports += s->ports[j].refs > 0;
+        c->lite[slot].nports += s->ports[j].refs > 0;
+    bump_gen(c, slot);
 }
 
 static void slot_min_prio(struct sched_cluster *c, uint32_t slot)
@@ -937,7 +961,7 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
     if (grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
         return -ENOMEM;
     if (p->nports &&
-        grow((void **)&s->ports, &s->cports, c->hot[p->slot].nports + p->nports, sizeof(*s->ports)))
+        grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports, sizeof(*s->ports)))
         return -ENOMEM;
     for (i = 0; i < p->nscalars; i++)
         if (!slot_scalar_add(s, p->scalars[i].rid))

@@ -134,6 +134,11 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
 
     printf("Pod %s/%s: priority %" PRId32 ", schedulerName %s, profile %s\n", pod->namespace_,
            pod->name, pod->priority, pod->scheduler_name, profile->name);
+    if (res->outcome == SCHED_GATED) {
+        /* kube-scheduler does not even try: PodScheduled=False, reason SchedulingGated */
+        printf("\nResult: not attempted, the pod has scheduling gates (SchedulingGated)\n");
+        return 0;
+    }
     printf("Pending pods placed before it (queue order): %zu. Nodes passing the filters: %zu of "
            "%zu.\n\n",
            ahead, x->nfeasible, x->nnodes);
@@ -160,7 +165,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
     if (x->nnodes)
         out_table_print(&ft, stdout);
     else
-        printf("No nodes.\n");
+        printf("No nodes in the input.\n");
 
     /* scores of the feasible nodes, one column per plugin of the profile */
     for (i = 0; i < x->nnodes; i++) {

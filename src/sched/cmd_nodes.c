@@ -459,14 +459,14 @@ int sched_cmd_nodes(int argc, char **argv)
     }
     qsort(rows, nrows, sizeof(*rows), nodes_row_cmp);
 
-    if (fmt == OUT_NAME) {
-        for (i = 0; i < nrows; i++)
-            printf("node/%s\n", rows[i].node->name);
-    } else if (fmt == OUT_JSON) {
+    if (fmt == OUT_JSON) {
         rc = nodes_print_json(rows, nrows);
     } else if (!nrows) {
-        /* kubectl's wording when a selector matches nothing */
+        /* kubectl's wording when a selector matches nothing (JSON gets an empty List) */
         fprintf(stderr, "No resources found\n");
+    } else if (fmt == OUT_NAME) {
+        for (i = 0; i < nrows; i++)
+            printf("node/%s\n", rows[i].node->name);
     } else {
         rc = nodes_print_table(rows, nrows, fmt == OUT_WIDE, show_labels, &label_cols);
     }

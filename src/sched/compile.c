@@ -254,9 +254,9 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
         if (!pinned)
             return 0; /* a term without a name pin keeps every node */
     }
-    all = kube_arena_alloc(&cp->arena, (cap + 1) * sizeof(*all));
-    term = kube_arena_alloc(&cp->arena, (cap + 1) * sizeof(*term));
-    tmp = kube_arena_alloc(&cp->arena, (cap + 1) * sizeof(*tmp));
+    all = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*all));
+    term = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*term));
+    tmp = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*tmp));
     if (!all || !term || !tmp)
         return -ENOMEM;
     for (i = 0; i < s->nterms; i++) {
@@ -295,7 +295,7 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
 
 void sched_cpod_release(struct sched_cpod *cp)
 {
-    kube_arena_free(&cp->arena);
+    /* the memory stays in the cluster's compile arena for the next pods */
     memset(cp, 0, sizeof(*cp));
 }
 
@@ -308,6 +308,10 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     int rc;
 
     memset(cp, 0, sizeof(*cp));
+    /* compiled pods live in one arena reused across cycles, dropped once it grows large */
+    if (c->cp_arena.used > ((size_t)1 << 20))
+        kube_arena_free(&c->cp_arena);
+    cp->arena = &c->cp_arena;
     cp->src = pod;
     cp->priority = pod->priority;
     cp->preempt_never = pod->preempt_never;
@@ -318,7 +322,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     }
     rc = -ENOMEM;
     if (pod->node_selector.n &&
-        !(cp->sel = kube_arena_alloc(&cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
+        !(cp->sel = kube_arena_alloc(cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
         goto out;
     cp->nsel = (uint32_t)pod->node_selector.n;
     for (i = 0; i < pod->node_selector.n; i++) {
@@ -336,28 +340,28 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         }
         cp->nreq_terms = (uint32_t)pod->required.nterms;
         if (cp->nreq_terms &&
-            !(cp->req_terms = kube_arena_alloc(&cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
+            !(cp->req_terms = kube_arena_alloc(cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
             goto out;
         for (i = 0; i < pod->required.nterms; i++)
-            if ((rc = compile_term(c, &pod->required.terms[i], &cp->arena, &cp->req_terms[i],
+            if ((rc = compile_term(c, &pod->required.terms[i], cp->arena, &cp->req_terms[i],
                                    &cp->affinity_by_name)))
                 goto out;
     }
     if (pod->npreferred &&
-        !(cp->pref_terms = kube_arena_alloc(&cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
+        !(cp->pref_terms = kube_arena_alloc(cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
         goto out;
     for (i = 0; i < pod->npreferred; i++) {
         const struct kube_preferred_term *t = &pod->preferred[i];
         /* a zero weight or an empty preference is skipped, as NewPreferredSchedulingTerms does */
         if (t->weight == 0 || (!t->term.nexprs && !t->term.nfields))
             continue;
-        if ((rc = compile_term(c, &t->term, &cp->arena, &cp->pref_terms[cp->npref_terms],
+        if ((rc = compile_term(c, &t->term, cp->arena, &cp->pref_terms[cp->npref_terms],
                                &cp->preferred_by_name)))
             goto out;
         cp->pref_terms[cp->npref_terms++].weight = t->weight;
     }
     if (pod->ntolerations &&
-        !(cp->tols = kube_arena_alloc(&cp->arena, pod->ntolerations * sizeof(*cp->tols))))
+        !(cp->tols = kube_arena_alloc(cp->arena, pod->ntolerations * sizeof(*cp->tols))))
         goto out;
     for (i = 0; i < pod->ntolerations; i++) {
         const struct kube_toleration *t = &pod->tolerations[i];
@@ -400,7 +404,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         if (i < pod->ncontainers || k->restart_always)
             np += k->nports;
     }
-    if (np && !(cp->ports = kube_arena_alloc(&cp->arena, np * sizeof(*cp->ports))))
+    if (np && !(cp->ports = kube_arena_alloc(cp->arena, np * sizeof(*cp->ports))))
         goto out;
     for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
         const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]

@@ -12,44 +12,123 @@
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
 
-static void score_dynamic(const struct sched_cluster *c, const struct sched_profile *p,
-                          const struct sched_cpod *cp, uint32_t slot, bool bal_skip,
-                          struct sched_nodeout *o)
-{
-    const struct sched_hot *h = &c->hot[slot];
+/* ---------------------------------------------------------------- shape cache */
 
-    o->fit_raw = (int32_t)sched_score_least_allocated(h->alloc_cpu, h->nz_cpu + cp->nz_cpu,
-                                                      h->alloc_mem, h->nz_mem + cp->nz_mem);
-    o->bal_raw = bal_skip ? 0
-                          : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
-                                                          h->alloc_mem, h->req_mem + cp->mem);
-    o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, h->alloc_gpu, h->req_gpu, cp->gpu)
-                                   : 0;
+static bool shape_matches(const struct sched_shape *sh, const struct sched_profile *p,
+                          const struct sched_cpod *cp)
+{
+    uint32_t i;
+
+    if (!sh->used || sh->cpu != cp->cpu || sh->mem != cp->mem || sh->eph != cp->eph ||
+        sh->nz_cpu != cp->nz_cpu || sh->nz_mem != cp->nz_mem || sh->nsc != cp->nscalars ||
+        sh->gpu_aware != (p && p->gpu_aware))
+        return false;
+    for (i = 0; i < sh->nsc; i++)
+        if (sh->sc[i].rid != cp->scalars[i].rid || sh->sc[i].req != cp->scalars[i].req)
+            return false;
+    return true;
 }
+
+/* shape_get returns the cache column for the pod's requests, reusing the least recently used
+ * one when all are taken; NULL on ENOMEM. */
+static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched_profile *p,
+                                     const struct sched_cpod *cp)
+{
+    struct sched_shape *sh, *victim = NULL;
+    uint32_t i;
+
+    if (c->shape_slots < c->cslots) {
+        /* the slot arrays grew: columns are rebuilt at the new size */
+        for (i = 0; i < SCHED_MAX_SHAPES; i++) {
+            free(c->shapes[i].dyn);
+            memset(&c->shapes[i], 0, sizeof(c->shapes[i]));
+        }
+        c->shape_slots = c->cslots;
+    }
+    for (i = 0; i < SCHED_MAX_SHAPES; i++) {
+        sh = &c->shapes[i];
+        if (shape_matches(sh, p, cp)) {
+            sh->last_use = ++c->shape_clock;
+            return sh;
+        }
+        if (!victim || (victim->used && (!sh->used || sh->last_use < victim->last_use)))
+            victim = sh;
+    }
+    sh = victim;
+    if (!sh->dyn && !(sh->dyn = malloc((size_t)c->shape_slots * sizeof(*sh->dyn))))
+        return NULL;
+    memset(sh->dyn, 0, (size_t)c->shape_slots * sizeof(*sh->dyn));
+    sh->used = true;
+    sh->last_use = ++c->shape_clock;
+    sh->cpu = cp->cpu;
+    sh->mem = cp->mem;
+    sh->eph = cp->eph;
+    sh->nz_cpu = cp->nz_cpu;
+    sh->nz_mem = cp->nz_mem;
+    sh->nsc = cp->nscalars;
+    memcpy(sh->sc, cp->scalars, cp->nscalars * sizeof(cp->scalars[0]));
+    sh->gpu_aware = p && p->gpu_aware;
+    return sh;
+}
+
+/* dyn_get returns the node's fit reasons and resource scores for the pod's shape */
+static const struct sched_dyn *dyn_get(const struct sched_cluster *c, const struct sched_profile *p,
+                                       const struct sched_cpod *cp, struct sched_shape *sh,
+                                       uint32_t slot, bool bal_skip)
+{
+    struct sched_dyn *d = &sh->dyn[slot];
+    const struct sched_hot *h;
+    struct sched_nodeuse use;
+    bool un;
+
+    if (d->gen == c->lite[slot].gen)
+        return d;
+    h = &c->hot[slot];
+    use.req_cpu = h->req_cpu;
+    use.req_mem = h->req_mem;
+    use.req_eph = h->req_eph;
+    use.req_gpu = h->req_gpu;
+    use.npods = h->npods;
+    d->mask = sched_filter_fit(c, slot, cp, &use, NULL, &un);
+    d->unres = un;
+    d->fit = d->bal = d->gpu = 0;
+    if (!d->mask) {
+        d->fit = (uint8_t)sched_score_least_allocated(h->alloc_cpu, h->nz_cpu + cp->nz_cpu,
+                                                      h->alloc_mem, h->nz_mem + cp->nz_mem);
+        d->bal = bal_skip ? 0
+                          : (uint8_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
+                                                          h->alloc_mem, h->req_mem + cp->mem);
+        d->gpu = p && p->gpu_aware ? (uint8_t)sched_score_gpu(p, h->alloc_gpu, h->req_gpu, cp->gpu)
+                                   : 0;
+    }
+    d->gen = c->lite[slot].gen;
+    return d;
+}
+
+/* ---------------------------------------------------------------- detailed cycle */
 
 /* fast path for one node, with the class verdicts computed lazily */
 static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
                       const struct sched_cpod *cp, uint32_t slot, struct sched_cverdict *vc,
-                      uint8_t *vc_done, bool bal_skip, struct sched_nodeout *o)
+                      uint8_t *vc_done, bool bal_skip, struct sched_shape *sh,
+                      struct sched_nodeout *o)
 {
-    const struct sched_hot *h = &c->hot[slot];
+    const struct sched_lite *l = &c->lite[slot];
     const struct sched_cverdict *v;
-    struct sched_nodeuse use;
-    bool un;
-    uint32_t m;
+    const struct sched_dyn *d;
 
-    if (!vc_done[h->cls]) {
-        sched_filter_class(c, p, cp, h->cls, &vc[h->cls]);
-        vc_done[h->cls] = 1;
+    if (!vc_done[l->cls]) {
+        sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
+        vc_done[l->cls] = 1;
     }
-    v = &vc[h->cls];
+    v = &vc[l->cls];
     o->unresolvable = true;
     if (v->plugin == SCHED_PL_UNSCHEDULABLE) {
         o->plugin = SCHED_PL_UNSCHEDULABLE;
         o->reason = v->reason;
         return;
     }
-    if (cp->has_node_name && h->name != cp->node_name) {
+    if (cp->has_node_name && l->name != cp->node_name) {
         o->plugin = SCHED_PL_NODE_NAME;
         o->reason = SCHED_R_NODE_NAME;
         return;
@@ -59,34 +138,32 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->reason = v->reason;
         return;
     }
-    if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, h->name)) {
+    if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name)) {
         o->plugin = SCHED_PL_AFFINITY;
         o->reason = SCHED_R_AFFINITY;
         return;
     }
     o->unresolvable = false;
-    if (cp->nports && h->nports &&
+    if (cp->nports && l->nports &&
         !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp)) {
         o->plugin = SCHED_PL_PORTS;
         o->reason = SCHED_R_PORTS;
         return;
     }
-    use.req_cpu = h->req_cpu;
-    use.req_mem = h->req_mem;
-    use.req_eph = h->req_eph;
-    use.req_gpu = h->req_gpu;
-    use.npods = h->npods;
-    if ((m = sched_filter_fit(c, slot, cp, &use, NULL, &un))) {
+    d = dyn_get(c, p, cp, sh, slot, bal_skip);
+    if (d->mask) {
         o->plugin = SCHED_PL_FIT;
-        o->reason = m;
-        o->unresolvable = un;
+        o->reason = d->mask;
+        o->unresolvable = d->unres;
         return;
     }
     o->taint_raw = v->taint_score;
     o->aff_raw = v->affinity_score;
     if (cp->preferred_by_name)
-        o->aff_raw += sched_score_preferred_by_name(c, cp, h->cls, h->name);
-    score_dynamic(c, p, cp, slot, bal_skip, o);
+        o->aff_raw += sched_score_preferred_by_name(c, cp, l->cls, l->name);
+    o->fit_raw = d->fit;
+    o->bal_raw = d->bal;
+    o->gpu_raw = d->gpu;
 }
 
 void sched_cycle_release(struct sched_cycle *cy)
@@ -101,10 +178,21 @@ static int scratch_reserve(struct sched_cluster *c, uint32_t n, uint32_t ncls)
         free(c->s_out);
         free(c->s_ties);
         free(c->s_inset);
+        free(c->s_feas);
+        free(c->s_feas_cls);
+        free(c->s_feas_score);
+        free(c->s_feas_aff);
         c->s_out = malloc(cap * sizeof(*c->s_out));
         c->s_ties = malloc(cap * sizeof(*c->s_ties));
         c->s_inset = malloc(cap);
-        c->s_cap = c->s_out && c->s_ties && c->s_inset ? cap : 0;
+        c->s_feas = malloc(cap * sizeof(*c->s_feas));
+        c->s_feas_cls = malloc(cap * sizeof(*c->s_feas_cls));
+        c->s_feas_score = malloc(cap * sizeof(*c->s_feas_score));
+        c->s_feas_aff = malloc(cap * sizeof(*c->s_feas_aff));
+        c->s_cap = c->s_out && c->s_ties && c->s_inset && c->s_feas && c->s_feas_cls &&
+                           c->s_feas_score && c->s_feas_aff
+                       ? cap
+                       : 0;
         if (!c->s_cap)
             return -ENOMEM;
     }
@@ -112,12 +200,127 @@ static int scratch_reserve(struct sched_cluster *c, uint32_t n, uint32_t ncls)
         uint32_t cap = (ncls + 1) * 2;
         free(c->s_vc);
         free(c->s_vc_done);
+        free(c->s_cls_total);
+        free(c->s_cls_stamp);
         c->s_vc = malloc(cap * sizeof(*c->s_vc));
         c->s_vc_done = malloc(cap);
-        c->s_vccap = c->s_vc && c->s_vc_done ? cap : 0;
+        c->s_cls_total = malloc(cap * sizeof(*c->s_cls_total));
+        c->s_cls_stamp = calloc(cap, sizeof(*c->s_cls_stamp));
+        c->s_vccap = c->s_vc && c->s_vc_done && c->s_cls_total && c->s_cls_stamp ? cap : 0;
         if (!c->s_vccap)
             return -ENOMEM;
     }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
+                       const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
+                       struct kube_err *err)
+{
+    struct sched_shape *sh;
+    struct sched_cverdict *vc;
+    uint8_t *vc_done;
+    uint32_t n = c->norder, nf = 0, i, k, npins = 0, *pins = NULL, nties = 0;
+    uint32_t *feas, *fcls;
+    int32_t *fscore, *faff;
+    int64_t max_taint = 0, max_aff = 0, best = 0;
+    int32_t gw = p && p->gpu_aware ? p->gpu_weight : 0;
+    bool bal_skip = cp->cpu == 0 && cp->mem == 0;
+
+    *chosen = -1;
+    if (cp->prefilter_conflict)
+        return 0;
+    if (scratch_reserve(c, n, c->nclasses) || !(sh = shape_get(c, p, cp)))
+        return kube_err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
+    vc = c->s_vc;
+    vc_done = c->s_vc_done;
+    memset(vc_done, 0, c->nclasses);
+    feas = c->s_feas;
+    fcls = c->s_feas_cls;
+    fscore = c->s_feas_score;
+    faff = c->s_feas_aff;
+    if (cp->prefilter_names) {
+        /* only the pinned nodes can fit: visit them in node order */
+        pins = c->s_ties;
+        for (i = 0; i < cp->npin_names; i++) {
+            uint32_t id = cp->pin_names[i];
+            uint32_t s = id < c->nslot_of_name ? c->slot_of_name[id] : SCHED_NOID;
+            if (s != SCHED_NOID && c->slots[s].present)
+                pins[npins++] = c->slots[s].order_index;
+        }
+        qsort(pins, npins, sizeof(*pins), cmp_u32);
+    }
+    for (k = 0; k < (pins ? npins : n); k++) {
+        uint32_t oi = pins ? pins[k] : k, slot = c->order[oi];
+        const struct sched_lite *l = &c->lite[slot];
+        const struct sched_cverdict *v;
+        const struct sched_dyn *d;
+        int32_t aff;
+
+        if (!vc_done[l->cls]) {
+            sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
+            vc_done[l->cls] = 1;
+        }
+        v = &vc[l->cls];
+        if (v->plugin || (cp->has_node_name && l->name != cp->node_name))
+            continue;
+        if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name))
+            continue;
+        if (cp->nports && l->nports &&
+            !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
+            continue;
+        d = dyn_get(c, p, cp, sh, slot, bal_skip);
+        if (d->mask)
+            continue;
+        aff = v->affinity_score;
+        if (cp->preferred_by_name)
+            aff += sched_score_preferred_by_name(c, cp, l->cls, l->name);
+        if (v->taint_score > max_taint)
+            max_taint = v->taint_score;
+        if (aff > max_aff)
+            max_aff = aff;
+        feas[nf] = oi;
+        fcls[nf] = l->cls;
+        faff[nf] = aff;
+        fscore[nf++] = (int32_t)d->fit + d->bal + gw * (int32_t)d->gpu;
+    }
+    if (!nf)
+        return 0;
+    /* per class: the normalised static scores, computed once */
+    if (++c->s_stamp == 0) {
+        memset(c->s_cls_stamp, 0, c->s_vccap * sizeof(*c->s_cls_stamp));
+        c->s_stamp = 1;
+    }
+    for (i = 0; i < nf; i++) {
+        uint32_t cls = fcls[i];
+        int64_t total;
+        if (cp->preferred_by_name) {
+            total = 3 * sched_normalize(vc[cls].taint_score, max_taint, true) +
+                    2 * sched_normalize(faff[i], max_aff, false);
+        } else {
+            if (c->s_cls_stamp[cls] != c->s_stamp) {
+                c->s_cls_stamp[cls] = c->s_stamp;
+                c->s_cls_total[cls] = 3 * sched_normalize(vc[cls].taint_score, max_taint, true) +
+                                      2 * sched_normalize(vc[cls].affinity_score, max_aff, false);
+            }
+            total = c->s_cls_total[cls];
+        }
+        total += fscore[i];
+        if (!nties || total > best) {
+            best = total;
+            nties = 0;
+        }
+        if (total == best)
+            c->s_ties[nties++] = feas[i];
+    }
+    *chosen = (int32_t)c->s_ties[nties > 1 && rng ? sched_rng_below(rng, nties) : 0];
     return 0;
 }
 
@@ -126,6 +329,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     struct sched_cycle *cy, struct kube_err *err)
 {
     struct sched_cverdict *vc = NULL;
+    struct sched_shape *sh = NULL;
     uint8_t *vc_done = NULL, *inset = NULL;
     uint32_t i, n = c->norder, nties = 0, *ties = NULL;
     int64_t best = 0;
@@ -137,7 +341,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
     cy->chosen = -1;
     /* BalancedAllocation skips best-effort pods (cpu and memory requests both zero) */
     cy->bal_skip = cp->cpu == 0 && cp->mem == 0;
-    if (scratch_reserve(c, n, c->nclasses))
+    if (scratch_reserve(c, n, c->nclasses) || (!ref && !(sh = shape_get(c, p, cp))))
         goto out;
     cy->out = c->s_out;
     memset(cy->out, 0, n * sizeof(*cy->out));
@@ -168,7 +372,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         if (ref)
             sched_ref_node(c, p, cp, slot, o);
         else
-            fast_node(c, p, cp, slot, vc, vc_done, cy->bal_skip, o);
+            fast_node(c, p, cp, slot, vc, vc_done, cy->bal_skip, sh, o);
         if (!o->plugin) {
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)

@@ -107,10 +107,34 @@ struct sched_hot {
     int64_t alloc_eph, req_eph;
     int64_t alloc_gpu, req_gpu;
     int32_t alloc_pods, npods;
-    uint32_t cls;
-    uint32_t name;      /* interned node name */
-    uint32_t nports;    /* entries in slot ports */
     int32_t min_prio;   /* lowest priority among the node's pods (INT32_MAX when none) */
+};
+
+/* the few per-slot fields every cycle reads for every node, kept small and together */
+struct sched_lite {
+    uint32_t cls;    /* node class, SCHED_NOID when absent */
+    uint32_t gen;    /* bumped on every change of usage or allocatable; never 0 */
+    uint32_t name;   /* interned node name */
+    uint32_t nports; /* host ports in use */
+};
+
+/* The dynamic part of one node's verdict for one pod shape (requests): NodeResourcesFit's
+ * reasons and the resource scores. Valid while gen equals the slot's generation. */
+struct sched_dyn {
+    uint32_t gen;
+    uint32_t mask; /* fit reasons, SCHED_FIT_* */
+    uint8_t unres, fit, bal, gpu;
+};
+
+#define SCHED_MAX_SHAPES 128
+struct sched_shape {
+    bool used;
+    uint64_t last_use;
+    int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    struct sched_scalar sc[SCHED_MAX_POD_SCALARS];
+    uint32_t nsc;
+    bool gpu_aware;
+    struct sched_dyn *dyn; /* per slot */
 };
 
 struct sched_pod;
@@ -161,6 +185,7 @@ struct sched_cluster {
 
     struct sched_slot *slots;
     struct sched_hot *hot;
+    struct sched_lite *lite;
     uint32_t nslots, cslots;
     uint32_t *slot_of_name; /* name id -> slot, grown with strs */
     uint32_t nslot_of_name;
@@ -184,7 +209,19 @@ struct sched_cluster {
     uint32_t id_empty;    /* "" */
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
+    struct kube_arena cp_arena; /* compiled pods (compile.c) */
+    struct sched_shape shapes[SCHED_MAX_SHAPES];
+    uint32_t shape_slots; /* slots the dyn columns were sized for */
+    uint64_t shape_clock;
+
     /* per-cycle scratch, reused so a cycle allocates nothing in the steady state */
+    uint32_t *s_feas;
+    uint32_t *s_feas_cls;
+    int32_t *s_feas_score;
+    int32_t *s_feas_aff;
+    int64_t *s_cls_total;
+    uint32_t *s_cls_stamp;
+    uint32_t s_stamp;
     struct sched_nodeout *s_out;
     uint32_t *s_ties;
     uint8_t *s_inset;
@@ -268,7 +305,7 @@ struct sched_cpod {
     uint32_t *pin_names; /* interned node names, may include unknown ones */
     uint32_t npin_names;
     bool prefilter_conflict;
-    struct kube_arena arena;
+    struct kube_arena *arena; /* the cluster's cp_arena */
 };
 
 int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
@@ -345,6 +382,13 @@ struct sched_cycle {
     bool bal_skip;             /* best-effort pod: BalancedAllocation skipped */
     int32_t chosen;            /* order index, -1 none */
 };
+
+/* sched_cycle_choose is the fast path of a cycle that only wants the chosen node: *chosen is
+ * the order index, or -1 when no node fits (run sched_cycle_run for the statuses). Makes the
+ * same tie-break draws as sched_cycle_run. */
+int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
+                       const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
+                       struct kube_err *err);
 
 /* sched_cycle_run evaluates every node; ref selects the straightforward reference path. */
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,

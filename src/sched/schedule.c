@@ -202,6 +202,17 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
+    if (!ref && !x) {
+        int32_t chosen;
+        if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, err)))
+            goto out_cp;
+        if (chosen >= 0) {
+            out->outcome = SCHED_SCHEDULED;
+            if (!(out->node = strdup(c->slots[c->order[chosen]].name)))
+                rc = kube_err_set(err, -ENOMEM, "out of memory");
+            goto out_cp;
+        }
+    }
     if ((rc = sched_cycle_run(c, p, &cp, rng, ref, &cy, err)))
         goto out_cp;
     rc = -ENOMEM;

@@ -216,10 +216,13 @@ def test_nodes_label_columns_and_no_match():
     header = p.stdout.splitlines()[0].split()
     util.check_eq(header[-2:], ["NVIDIA_NAME", "INSTANCE-TYPE"], "-L headers")
     util.check_eq(p.stdout.splitlines()[1].split()[-2:], ["Tesla-M40", "ecs.gn4-c4g1.xlarge"], "-L cells")
-    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100")
-    expect_exit(p, 0, "no match")
-    util.check_eq(p.stdout, "", "stdout")
-    util.check_eq(p.stderr, "No resources found\n", "stderr")
+    for fmt in ("wide", "name"):
+        p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100", "-o", fmt)
+        expect_exit(p, 0, "no match")
+        util.check_eq(p.stdout, "", "stdout")
+        util.check_eq(p.stderr, "No resources found\n", "stderr")
+    p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name=Tesla-V100", "-o", "json")
+    util.check_eq(json.loads(p.stdout), {"apiVersion": "v1", "kind": "List", "items": []}, "json")
 
 
 def test_nodes_free_gpus_count_bound_pods():
@@ -492,3 +495,37 @@ spec: {ports: [{port: 80}]}
         expect_exit(p, 0, "unknown kind")
         util.check_eq(p.stderr, "gpusched: warning: %s: line 7: skipping kind Service\n" % f, "stderr")
         util.check_eq(json.loads(p.stdout), {"scheduled": [], "unschedulable": []}, "stdout")
+
+
+def test_wrong_field_type_names_line_and_field():
+    with TempDir() as t:
+        f = t.write("t.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: {name: c}\n")
+        p = gpusched("simulate", "-f", f)
+        expect_exit(p, 1, "wrong type")
+        line = one_error_line(p, "wrong type")
+        if not line.startswith("gpusched: %s: line 5: spec.containers: " % f):
+            raise AssertionError("wrong type: %r" % line)
+
+
+def test_stdout_is_only_the_result():
+    """Warnings and progress go to stderr: stdout of -o json parses as one document."""
+    with TempDir() as t:
+        t.write("a.yaml", NODE % "n1" + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                + "---\n" + POD % "p1")
+        p = gpusched("simulate", "-f", t.path, "-o", "json")
+        expect_exit(p, 0, "simulate")
+        util.check_eq(json.loads(p.stdout), {"scheduled": [{"pod": "default/p1", "node": "n1"}],
+                                             "unschedulable": []}, "stdout")
+        if "skipping kind ConfigMap" not in p.stderr:
+            raise AssertionError("no warning on stderr: %r" % p.stderr)
+
+
+def test_explain_gated_pod_and_empty_cluster():
+    gates = os.path.join(util.SRC, "tests", "scenarios", "json-input-and-gates", "cluster.json")
+    p = gpusched("explain", "-f", gates, "batch/gated", "-o", "json")
+    expect_exit(p, 0, "explain gated")
+    util.check_eq(json.loads(p.stdout)["result"], {"status": "SchedulingGated"}, "gated")
+    p = gpusched("explain", "-f", "-", "lonely", input=POD % "lonely")
+    expect_exit(p, 0, "explain without nodes")
+    if "FailedScheduling: no nodes available to schedule pods\n" not in p.stdout:
+        raise AssertionError(p.stdout)

@@ -167,6 +167,31 @@ static void labels_selector_large(void)
     kube_arena_free(&a);
 }
 
+static void labels_selector_many_values(void)
+{
+    /* 20,000 values with duplicates: sorted, deduplicated, no quadratic work */
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct kube_selector sel;
+    size_t cap = 20000 * 8 + 64, n = 0;
+    char *s = malloc(cap);
+    int i;
+
+    if (!s)
+        return;
+    n += (size_t)sprintf(s + n, "k in (");
+    for (i = 0; i < 20000; i++)
+        n += (size_t)sprintf(s + n, "%s%d", i ? "," : "", i % 10000);
+    sprintf(s + n, ")");
+    CHECK_INT_EQ(kube_selector_parse(s, &a, &sel, NULL), 0);
+    CHECK_INT_EQ(sel.nreqs, 1);
+    CHECK_INT_EQ(sel.reqs[0].nvalues, 10000);
+    CHECK_STR_EQ(sel.reqs[0].values[0], "0");
+    CHECK_STR_EQ(sel.reqs[0].values[1], "1");
+    CHECK_STR_EQ(sel.reqs[0].values[2], "10");
+    free(s);
+    kube_arena_free(&a);
+}
+
 /* ---- fixture file ---- */
 
 static void unescape(char *s)
@@ -307,6 +332,7 @@ static const struct test_case labels_cases[] = {
     {"metav1.LabelSelector absent/empty", labels_label_selector},
     {"String() truncates like snprintf", labels_selector_string_truncates},
     {"selector with 100 requirements", labels_selector_large},
+    {"selector with 20000 set values", labels_selector_many_values},
     {"fixtures/selectors.txt", labels_selector_fixtures},
 };
 TEST_SUITE(kube_labels, labels_cases)

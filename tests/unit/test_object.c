@@ -1,10 +1,12 @@
 /* test_object.c - object decoders (defaulting, validation messages with field paths and the
  * source line through kube_yaml_load) and the shared matching rules: tolerations, node
  * selector terms, pod requests with init containers, sidecars and overhead. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kube/buf.h"
 #include "kube/labels.h"
 #include "kube/object.h"
 #include "kube/yaml.h"
@@ -581,6 +583,90 @@ static void object_pod_requests(void)
     kube_arena_free(&a);
 }
 
+
+/* One file of tests/fixtures/objects: every document decoded by its kind; the first error (or
+ * "ok") must equal the file's "# expect: " line. */
+static void object_fixture_file(const char *dir, const char *name)
+{
+    char path[4096], want[2048], got[2048] = "ok", *nl;
+    struct kube_buf b = KUBE_BUF_INIT(1 << 20);
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct kube_lines *lines = NULL;
+    struct kube_err err;
+    json_t *docs = NULL;
+    size_t i;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (kube_read_file(path, &b)) {
+        test_fail(__FILE__, __LINE__, "cannot read %s", path);
+        return;
+    }
+    if (strncmp(b.data, "# expect: ", 10)) {
+        test_fail(__FILE__, __LINE__, "%s: first line is not '# expect: ...'", name);
+        goto out;
+    }
+    snprintf(want, sizeof(want), "%s", b.data + 10);
+    nl = strchr(want, '\n');
+    if (nl)
+        *nl = '\0';
+    kube_err_clear(&err);
+    if (kube_yaml_load(b.data, b.len, name, &docs, &lines, &err)) {
+        kube_err_format(&err, got, sizeof(got));
+    } else {
+        for (i = 0; i < json_array_size(docs); i++) {
+            json_t *o = json_array_get(docs, i);
+            const char *kind = json_string_value(json_object_get(o, "kind"));
+            struct kube_pod p;
+            struct kube_node n;
+            struct kube_priority_class pc;
+            int rc;
+
+            if (kind && !strcmp(kind, "Node"))
+                rc = kube_node_decode(o, &a, lines, name, &n, &err);
+            else if (kind && !strcmp(kind, "PriorityClass"))
+                rc = kube_priority_class_decode(o, &a, lines, name, &pc, &err);
+            else
+                rc = kube_pod_decode(o, &a, lines, name, &p, &err);
+            if (rc) {
+                kube_err_format(&err, got, sizeof(got));
+                break;
+            }
+        }
+    }
+    if (strcmp(got, want))
+        test_fail(__FILE__, __LINE__, "%s: got \"%s\", want \"%s\"", name, got, want);
+out:
+    json_decref(docs);
+    kube_lines_free(lines);
+    kube_arena_free(&a);
+    kube_buf_release(&b);
+}
+
+static void object_fixtures(void)
+{
+    char dir[4096];
+    DIR *d;
+    struct dirent *de;
+    int n = 0;
+
+    snprintf(dir, sizeof(dir), "%s", test_fixture_path("fixtures/objects"));
+    d = opendir(dir);
+    if (!d) {
+        test_fail(__FILE__, __LINE__, "cannot open %s", dir);
+        return;
+    }
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+
+        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml"))
+            continue;
+        object_fixture_file(dir, de->d_name);
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 10);
+}
+
 static const struct test_case object_cases[] = {
     {"pod defaults", object_pod_defaults},
     {"pod fields", object_pod_fields},
@@ -596,5 +682,6 @@ static const struct test_case object_cases[] = {
     {"toleration matching", object_tolerates},
     {"node selector term matching", object_term_matching},
     {"pod requests: init, sidecars, overhead", object_pod_requests},
+    {"fixtures/objects/*.yaml", object_fixtures},
 };
 TEST_SUITE(object, object_cases)

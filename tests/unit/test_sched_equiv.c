@@ -172,18 +172,27 @@ static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned
     next_node = nnodes;
     for (i = 0; i < rounds; i++) {
         struct kube_pod *p = rand_pod(&a, i, next_node);
-        struct sched_result rf, rr;
+        struct sched_result rf, rr, rq;
         struct sched_explanation xf, xr;
-        struct sched_rng g1, g2;
+        struct sched_rng g1, g2, g3;
 
         sched_rng_seed(&g1, i);
         sched_rng_seed(&g2, i);
+        sched_rng_seed(&g3, i);
         snprintf(what, sizeof(what), "seed %llu pod %u", (unsigned long long)seed, i);
         memset(&xf, 0, sizeof(xf));
         memset(&xr, 0, sizeof(xr));
         CHECK_INT_EQ(sched_run(c, prof, p, &g1, false, &rf, &xf, &err), 0);
         CHECK_INT_EQ(sched_run(c, prof, p, &g2, true, &rr, &xr, &err), 0);
         compare(what, &rf, &xf, &rr, &xr);
+        /* the choose-only fast path of sched_schedule_one */
+        CHECK_INT_EQ(sched_run(c, prof, p, &g3, false, &rq, NULL, &err), 0);
+        if (rq.outcome != rr.outcome || !same_str(rq.node, rr.node) ||
+            !same_str(rq.message, rr.message) || rq.nvictims != rr.nvictims)
+            test_fail(__FILE__, __LINE__, "%s: schedule_one %s [%s] vs ref %s [%s]", what,
+                      rq.node ? rq.node : "-", rq.message ? rq.message : "-",
+                      rr.node ? rr.node : "-", rr.message ? rr.message : "-");
+        sched_result_release(&rq);
         if (rf.outcome == SCHED_SCHEDULED)
             CHECK_INT_EQ(sched_cluster_assume_pod(c, p, rf.node, &err), 0);
         else if (rf.nominated_node && rnd(2))
