@@ -88,9 +88,17 @@ check: all
 check-san:
 	$(MAKE) SAN=1 check
 
+# Fuzzers link the library as an archive, so a target only pulls in the objects it uses.
 FUZZ_BUILD = build-fuzz
+FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
-$(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(LIB_SRC)
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+	rm -f $@
+	ar rcs $@ $^
+$(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 

@@ -13,7 +13,7 @@ Writes three JSON manifests (kind: List) into OUTDIR:
                 DoesNotExist, instance-type In / zone NotIn pods, host-port pods, sidecars,
                 and a spread of priorities (preemption happens once the cluster fills).
 
-  python3 bench/gen_cluster.py --nodes 5000 --pods 10000 --seed 1 OUTDIR
+  python3 bench/gen_cluster.py --nodes 5000 --pods 10000 --seed 1 [--gpu-fraction 0.4] OUTDIR
 """
 import argparse
 import json
@@ -56,7 +56,7 @@ def node(name, labels, cpu, mem_gi, gpus=0, taints=None, unschedulable=False):
             "status": {"capacity": dict(alloc), "allocatable": alloc}}
 
 
-def gen_nodes(rng, n):
+def gen_nodes(rng, n, gpu_fraction):
     nodes, gpu_nodes = [], []
     for i in range(min(3, n)):
         name = "master-%d" % i
@@ -71,7 +71,7 @@ def gen_nodes(rng, n):
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                   "kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": zone}
         taints = []
-        if rng.random() < 0.4:
+        if rng.random() < gpu_fraction:
             model, mem = rng.choice(GPU_MODELS)
             count = rng.choice([1, 2, 4, 8])
             itype, cpu, mem_gi = rng.choice(GPU_TYPES)
@@ -191,10 +191,12 @@ def main():
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--gpu-fraction", type=float, default=0.4,
+                    help="share of worker nodes with GPUs (0.05 makes GPUs scarce: preemption)")
     ap.add_argument("outdir")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    nodes, gpu_nodes = gen_nodes(rng, a.nodes)
+    nodes, gpu_nodes = gen_nodes(rng, a.nodes, a.gpu_fraction)
     bound = gen_bound(rng, nodes, gpu_nodes)
     pending = gen_pending(rng, a.pods)
     os.makedirs(a.outdir, exist_ok=True)

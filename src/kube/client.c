@@ -445,6 +445,8 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     }
     if (c->connect_to)
         curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+    if (c->cfg.proxy_url)
+        curl_easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 out:
@@ -586,6 +588,9 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
         if (rc)
             goto out;
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        /* large lists come compressed when asked (the cap applies to the decoded body) */
+        if (!c->cfg.disable_compression)
+            curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
         if (!strcmp(method, "POST")) {
@@ -627,8 +632,10 @@ out:
     client_xfer_release(&x);
     client_token_free(token);
     if (h) {
-        /* drop the body pointers this handle still holds before it goes back to the pool */
+        /* drop the pointers into freed memory (body, header list with the token) before the
+         * handle goes back to the pool */
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
         client_handle_put(c, h);
     }
     return rc;
@@ -812,6 +819,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
     if (w.line.len && client_watch_event(&w, w.line.data, w.line.len))
         rc = w.fn_rc ? w.fn_rc : w.bad;
 out:
+    curl_easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
     client_xfer_release(&x);
     client_token_free(token);
     kube_buf_release(&w.line);

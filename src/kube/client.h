@@ -73,7 +73,8 @@ typedef int (*kube_watch_fn)(void *ud, const char *type, json_t *object);
 int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn, void *ud,
                       volatile sig_atomic_t *stop, struct kube_err *err);
 
-/* kube_path_escape percent-encodes s for use in a URL path segment or query value. */
+/* kube_path_escape percent-encodes s for use in a URL path segment or query value (all but
+ * RFC 3986 unreserved characters). Returns buf, or NULL (buf set to "") when it is too small. */
 const char *kube_path_escape(const char *s, char *buf, size_t size);
 
 #endif

@@ -284,15 +284,16 @@ static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *
 static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
                       struct kube_config *out, struct kube_err *err)
 {
-    json_t *c = json_object_get(item, "cluster"), *insecure;
-    const char *server, *sni;
+    json_t *c = json_object_get(item, "cluster"), *insecure, *nozip;
+    const char *server, *sni, *proxy;
     char prefix[64];
     size_t n;
     int rc;
 
     snprintf(prefix, sizeof(prefix), "clusters[%zu].cluster", idx);
     if ((rc = kc_get_str(f, c, "server", prefix, &server, err)) ||
-        (rc = kc_get_str(f, c, "tls-server-name", prefix, &sni, err)))
+        (rc = kc_get_str(f, c, "tls-server-name", prefix, &sni, err)) ||
+        (rc = kc_get_str(f, c, "proxy-url", prefix, &proxy, err)))
         return rc;
     if (!server)
         return kc_fail(err, -EINVAL, f, c ? c : item, prefix, "cluster \"%s\" has no server defined",
@@ -305,9 +306,18 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
         return kc_fail(err, -EINVAL, f, insecure, prefix,
                        "insecure-skip-tls-verify must be true or false");
     out->insecure = json_is_true(insecure);
+    nozip = json_object_get(c, "disable-compression");
+    if (nozip && !json_is_boolean(nozip) && !json_is_null(nozip))
+        return kc_fail(err, -EINVAL, f, nozip, prefix, "disable-compression must be true or false");
+    out->disable_compression = json_is_true(nozip);
+    if (proxy && strncmp(proxy, "http://", 7) && strncmp(proxy, "https://", 8) &&
+        strncmp(proxy, "socks5://", 9))
+        return kc_fail(err, -EINVAL, f, json_object_get(c, "proxy-url"), prefix,
+                       "proxy-url \"%s\" must be an http://, https:// or socks5:// URL", proxy);
     out->server = strdup(server);
     out->tls_server_name = kc_strdup(sni);
-    if (!out->server || (sni && !out->tls_server_name))
+    out->proxy_url = kc_strdup(proxy);
+    if (!out->server || (sni && !out->tls_server_name) || (proxy && !out->proxy_url))
         return kube_err_set(err, -ENOMEM, "out of memory");
     n = strlen(out->server);
     while (n > 8 && out->server[n - 1] == '/')
@@ -664,6 +674,7 @@ void kube_config_release(struct kube_config *c)
         return;
     free(c->server);
     free(c->tls_server_name);
+    free(c->proxy_url);
     free(c->ca_pem);
     free(c->cert_pem);
     if (c->key_pem)

@@ -372,19 +372,23 @@ static int labels_copy(struct labeler_labels *dst, const struct labeler_labels *
     return 0;
 }
 
-/* Remembers the last error line logged, so a failure repeating every cycle is logged at
- * default verbosity once, and again only when its text changes. */
+/* Remembers what kind of error was logged last, so a failure repeating every cycle is logged
+ * at default verbosity once, and again only when it changes kind. The key is the message for
+ * detection and output errors, and code/status/reason/verb for API errors, whose text may
+ * differ in details from one attempt to the next ("after 1 ms"). */
 struct daemon_errlog {
     char last[KUBE_ERR_MSG_MAX];
 };
 
-/* Logs msg at level 0 the first time, at level 1 when it repeats. Returns true when it was new. */
-static bool errlog_report(struct daemon_errlog *l, const char *msg, const char *suffix)
+/* Logs msg+suffix at level 0 when key differs from the last one, else at level 1. Returns
+ * true when it was new. */
+static bool errlog_report(struct daemon_errlog *l, const char *key, const char *msg,
+                          const char *suffix)
 {
-    bool fresh = strcmp(l->last, msg) != 0;
+    bool fresh = strcmp(l->last, key) != 0;
 
     log_line(fresh ? 0 : 1, "%s%s", msg, suffix);
-    snprintf(l->last, sizeof(l->last), "%s", msg);
+    snprintf(l->last, sizeof(l->last), "%s", key);
     return fresh;
 }
 
@@ -421,7 +425,8 @@ static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
     if (labeler_write_outputs(d->cfg, l, &err)) {
         char line[KUBE_ERR_MSG_MAX + 64];
 
-        errlog_report(&d->output_log, kube_err_format(&err, line, sizeof(line)), "");
+        kube_err_format(&err, line, sizeof(line));
+        errlog_report(&d->output_log, line, line, "");
         return;
     }
     fflush(stdout);
@@ -452,7 +457,7 @@ static long daemon_cycle(struct daemon *d)
                  kube_err_format(&err, cause, sizeof(cause)));
         snprintf(tail, sizeof(tail), "; keeping the labels already published, retrying every %s",
                  fmt_ms(d->interval_ms, ival, sizeof(ival)));
-        errlog_report(&d->detect_log, msg, tail);
+        errlog_report(&d->detect_log, msg, msg, tail);
         d->detect_failing = true;
         goto out;
     }
@@ -494,7 +499,9 @@ static long daemon_cycle(struct daemon *d)
         labeler_backoff_reset(&d->backoff);
         snprintf(tail, sizeof(tail), "; retrying every %s", fmt_ms(wait, ival, sizeof(ival)));
     }
-    errlog_report(&d->sync_log, err.msg, tail);
+    /* "cannot get node" / "cannot patch node" tells the verb apart */
+    snprintf(cause, sizeof(cause), "%d/%d/%s/%.17s", err.code, err.http_status, err.reason, err.msg);
+    errlog_report(&d->sync_log, cause, err.msg, tail);
 out:
     labeler_labels_release(&desired);
     return wait;
@@ -505,7 +512,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     struct daemon d;
     struct kube_err err;
     char ival[32], schemas[16], msg[KUBE_ERR_MSG_MAX + 64];
-    int rc, status = 1;
+    int rc;
 
     memset(&d, 0, sizeof(d));
     d.cfg = cfg;
@@ -514,7 +521,12 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     labeler_backoff_init(&d.backoff, d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
                          BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));
     kube_err_clear(&err);
-
+    /* first, so that a SIGTERM arriving while the client is set up still ends us cleanly */
+    rc = daemon_signals_install();
+    if (rc) {
+        log_line(0, "cannot install signal handlers: %s", strerror(-rc));
+        return 1;
+    }
     if (!cfg->no_sync) {
         rc = need_node_name(cfg, &err);
         if (rc) {
@@ -526,11 +538,6 @@ int labeler_daemon_run(const struct labeler_config *cfg)
             log_line(0, "cannot set up the API client: %s", kube_err_format(&err, msg, sizeof(msg)));
             return 1;
         }
-    }
-    rc = daemon_signals_install();
-    if (rc) {
-        log_line(0, "cannot install signal handlers: %s", strerror(-rc));
-        goto out;
     }
     fmt_ms(d.interval_ms, ival, sizeof(ival));
     fmt_schemas(cfg->schemas, schemas, sizeof(schemas));
@@ -548,9 +555,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     }
     log_line(0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
-    status = 0;
-out:
     labeler_labels_release(&d.written);
     kube_client_free(d.client);
-    return status;
+    return 0;
 }

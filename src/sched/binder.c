@@ -114,7 +114,7 @@ static void binder_send(struct sched_binder *b, struct sched_task *t)
         memset(&resp, 0, sizeof(resp));
         kube_err_clear(&t->err);
         t->attempts++;
-        t->rc = kube_client_request(b->c, t->method, t->path, t->content_type, t->body,
+        t->rc = kube_client_request(t->client ? t->client : b->c, t->method, t->path, t->content_type, t->body,
                                     t->body ? strlen(t->body) : 0, &resp, &t->err);
         kube_response_release(&resp);
         if (!t->rc || t->attempts > BINDER_MAX_RETRIES)

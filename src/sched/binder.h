@@ -26,6 +26,9 @@ struct sched_task {
     enum sched_task_kind kind;
     char *method, *path, *content_type, *body; /* owned by the task */
     bool retry_transient;
+    struct kube_client *client; /* borrowed; NULL: the binder's client. Events use their own
+                                   client, so they have their own rate limit, as in
+                                   kube-scheduler, and never take a bind's token */
     /* Caller's context, owned by the task (freed with it). */
     char *key;         /* "namespace/name" of the pod */
     char *node;        /* the chosen node, binds only */

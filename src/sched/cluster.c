@@ -819,8 +819,12 @@ void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct
         s->ports[j].refs += sign;
     }
     c->lite[slot].nports = 0;
+    c->lite[slot].portmask = 0;
     for (j = 0; j < s->cports; j++)
-        c->lite[slot].nports += s->ports[j].refs > 0;
+        if (s->ports[j].refs > 0) {
+            c->lite[slot].nports++;
+            c->lite[slot].portmask |= SCHED_PORT_BIT(s->ports[j].port, s->ports[j].proto);
+        }
     bump_gen(c, slot);
 }
 

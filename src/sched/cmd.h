@@ -49,13 +49,17 @@ void sched_cmd_list_release(struct sched_cmd_list *l);
 
 /* sched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */
-int sched_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* sched_cmd_load initialises in and loads every path of files into it (files, directories
- * or "-"), then finishes it. Loader warnings are printed on stderr as "gpusched: warning:
- * ...". On failure the error is printed as one line and 1 is returned (in is released);
- * 0 otherwise, and the caller releases in with sched_input_release. */
-int sched_cmd_load(const struct sched_cmd_list *files, struct sched_input *in);
+ * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
+ * "default"), like kubectl -n; the string must outlive in. Loader warnings are printed on
+ * stderr as "gpusched: warning: ...". On failure the error is printed as one line and 1 is
+ * returned (in is released); 0 otherwise, and the caller releases in with
+ * sched_input_release. */
+int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
+                   struct sched_input *in);
 
 /* sched_cmd_pod_terminal: phase Succeeded or Failed (such pods hold no resources and are
  * never scheduled). */

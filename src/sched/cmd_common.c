@@ -17,14 +17,18 @@ static void sched_cmd_print_err(const struct kube_err *err)
     fprintf(stderr, "gpusched: %s\n", kube_err_format(err, buf, sizeof(buf)));
 }
 
-int sched_cmd_load(const struct sched_cmd_list *files, struct sched_input *in)
+int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
+                   struct sched_input *in)
 {
+    struct sched_input_opts o;
     struct kube_err err;
     size_t i;
     int rc = 0;
 
     kube_err_clear(&err);
-    sched_input_init(in, NULL);
+    memset(&o, 0, sizeof(o));
+    o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
+    sched_input_init(in, &o);
     for (i = 0; i < files->n && !rc; i++) {
         rc = sched_input_load_file(in, files->v[i], &err);
         /* the loader names the file when the fault is inside one; a path that cannot be
@@ -135,8 +139,8 @@ void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t 
             size_t hi = i + 2 * width < n ? i + 2 * width : n;
             size_t a = lo, b = mid, k = lo;
             while (a < mid && b < hi)
-                tmp[k++] = pods[order[b]]->priority > pods[order[a]]->priority ? order[b++]
-                                                                               : order[a++];
+                tmp[k++] =
+                    pods[order[b]]->priority > pods[order[a]]->priority ? order[b++] : order[a++];
             while (a < mid)
                 tmp[k++] = order[a++];
             while (b < hi)

@@ -22,7 +22,7 @@ static const char explain_usage[] =
     "pod's turn: the pending pods ahead of it (higher priority, or earlier in the input) are\n"
     "placed first.\n"
     "\n"
-    "POD is NAME (namespace default), NAMESPACE/NAME or pod/NAME.\n"
+    "POD is NAME (in the -n namespace, default \"default\"), NAMESPACE/NAME or pod/NAME.\n"
     "\n"
     "Examples:\n"
     "  # Why the pod lands where it does\n"
@@ -37,13 +37,14 @@ static const char explain_usage[] =
     "Flags:\n"
     "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
     "  -o, --output FORMAT        table (default), wide (scores as weight x normalized) or json\n"
+    "  -n, --namespace NS         namespace of the objects that name none (default \"default\")\n"
     "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
     "      --scheduler-name NAME  only pods whose spec.schedulerName is NAME are queued\n"
     "      --seed N               tie-break seed, as for simulate (default 1)\n"
     "  -h, --help                 help for explain\n";
 
 struct explain_target {
-    const char *ns;   /* NULL: default namespace */
+    const char *ns; /* NULL: default namespace */
     const char *name;
     char buf[512];
 };
@@ -161,7 +162,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         kube_buf_release(&reasons);
     }
     if (rc)
-        goto oom;
+        goto out;
     if (x->nnodes)
         out_table_print(&ft, stdout);
     else
@@ -206,7 +207,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         }
         if (rc) {
             out_table_release(&st);
-            goto oom;
+            goto out;
         }
         printf("\nScores (weight x normalized score, summed):\n");
         out_table_print(&st, stdout);
@@ -240,12 +241,13 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         printf("Result: not attempted, the pod has scheduling gates (SchedulingGated)\n");
         break;
     }
+out:
     out_table_release(&ft);
+    if (rc) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
     return 0;
-oom:
-    out_table_release(&ft);
-    fprintf(stderr, "gpusched: out of memory\n");
-    return 1;
 }
 
 static int explain_print_json(const struct kube_pod *pod, const struct sched_profile *profile,
@@ -356,12 +358,14 @@ int sched_cmd_explain(int argc, char **argv)
 {
     struct sched_cmd_list files = {0}, pos = {0};
     const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
+    const char *namespace_ = NULL;
     struct sched_cmd_flag flags[] = {
         {"filename", 'f', CMD_FLAG_LIST, &files},
         {"output", 'o', CMD_FLAG_STRING, &output},
         {"profile", 0, CMD_FLAG_STRING, &profile_name},
         {"seed", 0, CMD_FLAG_STRING, &seed_s},
         {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
+        {"namespace", 'n', CMD_FLAG_STRING, &namespace_},
     };
     struct explain_target target;
     struct sched_input in;
@@ -383,8 +387,8 @@ int sched_cmd_explain(int argc, char **argv)
 
     memset(&x, 0, sizeof(x));
     kube_err_clear(&err);
-    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                               &pos, &help);
+    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
+                               &help);
     if (rc)
         goto out;
     if (help) {
@@ -399,8 +403,9 @@ int sched_cmd_explain(int argc, char **argv)
         goto out;
     }
     if (explain_parse_pod(pos.v[0], &target)) {
-        rc = sched_cmd_usage_error("explain", "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
-                                              "pod/NAME",
+        rc = sched_cmd_usage_error("explain",
+                                   "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
+                                   "pod/NAME",
                                    pos.v[0]);
         goto out;
     }
@@ -418,11 +423,13 @@ int sched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&files, &in);
+    rc = sched_cmd_load(&files, namespace_, &in);
     if (rc)
         goto out;
     loaded = true;
     rc = 1;
+    if (!target.ns && namespace_ && *namespace_)
+        target.ns = namespace_;
     pod = sched_input_find_pod(&in, target.ns, target.name);
     if (!pod) {
         fprintf(stderr, "gpusched: pods \"%s\" not found in namespace \"%s\"\n", target.name,
@@ -452,8 +459,10 @@ int sched_cmd_explain(int argc, char **argv)
     queue = calloc(in.npods ? in.npods : 1, sizeof(*queue));
     order = calloc(in.npods ? in.npods : 1, sizeof(*order));
     results = calloc(in.npods ? in.npods : 1, sizeof(*results));
-    if (!pending || !queue || !order || !results)
-        goto oom;
+    if (!pending || !queue || !order || !results) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < in.npods; i++) {
         const struct kube_pod *p = &in.pods[i];
         if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
@@ -466,8 +475,10 @@ int sched_cmd_explain(int argc, char **argv)
     /* pods ahead of ours, kept in input order (sched_simulate orders them again the same
      * way): those whose queue position is before ours. rank[k] = queue position of pending[k] */
     rank = calloc(npending ? npending : 1, sizeof(*rank));
-    if (!rank)
-        goto oom;
+    if (!rank) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < npending; i++)
         rank[order[i]] = i;
     for (i = 0; i < npending; i++)
@@ -507,11 +518,11 @@ int sched_cmd_explain(int argc, char **argv)
         fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }
-    goto out;
-oom:
-    fprintf(stderr, "gpusched: out of memory\n");
-    rc = 1;
 out:
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+    }
     for (i = 0; i < nresults; i++)
         sched_result_release(&results[i]);
     if (explained)

@@ -259,14 +259,15 @@ static json_t *nodes_resources_json(const struct kube_resources *r)
     if (fail)
         return NULL;
     if (r->set & KUBE_RES_CPU)
-        fail |= json_object_set_new(o, "cpu",
-                                    json_string(kube_quantity_format_milli(r->cpu_milli, q, sizeof(q))));
+        fail |= json_object_set_new(
+            o, "cpu", json_string(kube_quantity_format_milli(r->cpu_milli, q, sizeof(q))));
     if (r->set & KUBE_RES_EPHEMERAL)
-        fail |= json_object_set_new(o, "ephemeral-storage",
-                                    json_string(kube_quantity_format_bytes(r->ephemeral, q, sizeof(q))));
+        fail |= json_object_set_new(
+            o, "ephemeral-storage",
+            json_string(kube_quantity_format_bytes(r->ephemeral, q, sizeof(q))));
     if (r->set & KUBE_RES_MEMORY)
-        fail |= json_object_set_new(o, "memory",
-                                    json_string(kube_quantity_format_bytes(r->memory, q, sizeof(q))));
+        fail |= json_object_set_new(
+            o, "memory", json_string(kube_quantity_format_bytes(r->memory, q, sizeof(q))));
     for (i = 0; i < r->nscalars; i++) {
         snprintf(q, sizeof(q), "%" PRId64, r->scalars[i].value);
         fail |= json_object_set_new(o, r->scalars[i].name, json_string(q));
@@ -325,10 +326,12 @@ static json_t *nodes_node_json(const struct nodes_row *row)
         fail |= json_object_set_new(item, "status", status);
         status = NULL;
         fail |= json_object_set_new(ext, "pods", json_integer((json_int_t)u->npods));
-        fail |= json_object_set_new(req, "cpu", json_string(kube_quantity_format_milli(
-                                                    u->requested_cpu_milli, q, sizeof(q))));
-        fail |= json_object_set_new(req, "memory", json_string(kube_quantity_format_bytes(
-                                                       u->requested_memory, q, sizeof(q))));
+        fail |= json_object_set_new(
+            req, "cpu",
+            json_string(kube_quantity_format_milli(u->requested_cpu_milli, q, sizeof(q))));
+        fail |= json_object_set_new(
+            req, "memory",
+            json_string(kube_quantity_format_bytes(u->requested_memory, q, sizeof(q))));
         snprintf(q, sizeof(q), "%" PRId64, u->requested_gpu);
         fail |= json_object_set_new(req, NODES_GPU_RESOURCE, json_string(q));
         fail |= json_object_set_new(ext, "requested", req);
@@ -436,7 +439,7 @@ int sched_cmd_nodes(int argc, char **argv)
         goto out;
     }
 
-    rc = sched_cmd_load(&files, &in);
+    rc = sched_cmd_load(&files, NULL, &in);
     if (rc)
         goto out;
     loaded = true;

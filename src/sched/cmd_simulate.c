@@ -37,6 +37,7 @@ static const char simulate_usage[] =
     "Flags:\n"
     "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
     "  -o, --output FORMAT        table (default), wide or json\n"
+    "  -n, --namespace NS         namespace of the objects that name none (default \"default\")\n"
     "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
     "      --scheduler-name NAME  only schedule pods whose spec.schedulerName is NAME\n"
     "      --seed N               seed for breaking ties between equally scored nodes\n"
@@ -57,7 +58,8 @@ static double simulate_elapsed(const struct simulate_progress *pr)
     struct timespec now;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - pr->start.tv_sec) + (double)(now.tv_nsec - pr->start.tv_nsec) / 1e9;
+    return (double)(now.tv_sec - pr->start.tv_sec) +
+           (double)(now.tv_nsec - pr->start.tv_nsec) / 1e9;
 }
 
 static void simulate_progress_cb(void *arg, size_t done, size_t total)
@@ -157,23 +159,22 @@ static int simulate_print_json(const struct simulate_run *r)
             break;
         }
         if (res->outcome == SCHED_SCHEDULED && !res->preempted)
-            fail |= json_array_append_new(sched, simulate_json_entry("pod", key, "node", res->node,
-                                                                     NULL, NULL));
+            fail |= json_array_append_new(
+                sched, simulate_json_entry("pod", key, "node", res->node, NULL, NULL));
         else if (res->outcome == SCHED_UNSCHEDULABLE)
-            fail |= json_array_append_new(unsched, simulate_json_entry("pod", key, "message",
-                                                                       res->message, NULL, NULL));
+            fail |= json_array_append_new(
+                unsched, simulate_json_entry("pod", key, "message", res->message, NULL, NULL));
         else if (res->outcome == SCHED_GATED)
-            fail |= json_array_append_new(gated, simulate_json_entry("pod", key, NULL, NULL, NULL,
-                                                                     NULL));
+            fail |= json_array_append_new(gated,
+                                          simulate_json_entry("pod", key, NULL, NULL, NULL, NULL));
         for (v = 0; v < res->nvictims && !fail; v++) {
             char *vk = NULL;
             if (asprintf(&vk, "%s/%s", res->victims[v].namespace_, res->victims[v].name) < 0) {
                 fail = 1;
                 break;
             }
-            fail |= json_array_append_new(preempted,
-                                          simulate_json_entry("pod", vk, "node", res->nominated_node,
-                                                              "by", key));
+            fail |= json_array_append_new(
+                preempted, simulate_json_entry("pod", vk, "node", res->nominated_node, "by", key));
             free(vk);
         }
         free(key);
@@ -215,8 +216,8 @@ static void simulate_event(const char *type, const char *reason, const char *msg
 
 static int simulate_print_table(const struct simulate_run *r, bool wide)
 {
-    static const char *const headers[] = {"NAMESPACE", "NAME", "STATUS", "NODE",
-                                          "NOMINATED NODE", "PRIORITY"};
+    static const char *const headers[] = {"NAMESPACE", "NAME",           "STATUS",
+                                          "NODE",      "NOMINATED NODE", "PRIORITY"};
     struct out_table t;
     size_t ncols = wide ? 6 : 4;
     size_t k, v;
@@ -298,10 +299,10 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
             simulate_event("Normal", "Scheduled", line);
         }
         if (res->preempted) {
-            const struct kube_pod *by = res->preempted_by < r->npods ? r->pods[res->preempted_by]
-                                                                     : NULL;
-            snprintf(line, sizeof(line), "Preempted by %s/%s on node %s",
-                     by ? by->namespace_ : "?", by ? by->name : "?", res->node);
+            const struct kube_pod *by =
+                res->preempted_by < r->npods ? r->pods[res->preempted_by] : NULL;
+            snprintf(line, sizeof(line), "Preempted by %s/%s on node %s", by ? by->namespace_ : "?",
+                     by ? by->name : "?", res->node);
             simulate_event("Normal", "Preempted", line);
         }
         for (v = 0; v < res->nvictims; v++) {
@@ -321,12 +322,14 @@ int sched_cmd_simulate(int argc, char **argv)
 {
     struct sched_cmd_list files = {0}, pos = {0};
     const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
+    const char *namespace_ = NULL;
     struct sched_cmd_flag flags[] = {
         {"filename", 'f', CMD_FLAG_LIST, &files},
         {"output", 'o', CMD_FLAG_STRING, &output},
         {"profile", 0, CMD_FLAG_STRING, &profile_name},
         {"seed", 0, CMD_FLAG_STRING, &seed_s},
         {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
+        {"namespace", 'n', CMD_FLAG_STRING, &namespace_},
     };
     struct sched_input in;
     struct sched_cluster *cluster = NULL;
@@ -367,7 +370,7 @@ int sched_cmd_simulate(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&files, &in);
+    rc = sched_cmd_load(&files, namespace_, &in);
     if (rc)
         goto out;
     loaded = true;
@@ -376,8 +379,10 @@ int sched_cmd_simulate(int argc, char **argv)
         goto out;
 
     run.pods = calloc(in.npods ? in.npods : 1, sizeof(*run.pods));
-    if (!run.pods)
-        goto oom;
+    if (!run.pods) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < in.npods; i++) {
         const struct kube_pod *p = &in.pods[i];
         if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
@@ -388,8 +393,10 @@ int sched_cmd_simulate(int argc, char **argv)
     }
     run.results = calloc(run.npods ? run.npods : 1, sizeof(*run.results));
     run.order = calloc(run.npods ? run.npods : 1, sizeof(*run.order));
-    if (!run.results || !run.order)
-        goto oom;
+    if (!run.results || !run.order) {
+        rc = -ENOMEM;
+        goto out;
+    }
 
     memset(&pr, 0, sizeof(pr));
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
@@ -406,18 +413,20 @@ int sched_cmd_simulate(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if (simulate_sort_by_attempt(&run))
-        goto oom;
+    if (simulate_sort_by_attempt(&run)) {
+        rc = -ENOMEM;
+        goto out;
+    }
     rc = fmt == OUT_JSON ? simulate_print_json(&run) : simulate_print_table(&run, fmt == OUT_WIDE);
     if (!rc && fflush(stdout)) {
         fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }
-    goto out;
-oom:
-    fprintf(stderr, "gpusched: out of memory\n");
-    rc = 1;
 out:
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+    }
     if (run.results)
         for (i = 0; i < run.npods; i++)
             sched_result_release(&run.results[i]);

@@ -395,6 +395,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     cp->nscalars = u.nscalars;
     cp->all_zero = !u.cpu && !u.mem && !u.eph && !u.nscalars;
     rid_gpu = p && p->gpu_resource ? sched_intern_find(&c->strs, p->gpu_resource) : c->rid_gpu;
+    cp->gpu_rid = rid_gpu;
     for (i = 0; i < u.nscalars; i++)
         if (u.scalars[i].rid == rid_gpu)
             cp->gpu = u.scalars[i].req;
@@ -423,6 +424,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
                 goto out;
             cp->ports[cp->nports].proto = (uint8_t)k->ports[j].protocol;
             cp->ports[cp->nports].port = hp;
+            cp->portmask |= SCHED_PORT_BIT(hp, k->ports[j].protocol);
             cp->nports++;
         }
     }

@@ -21,7 +21,7 @@ static bool shape_matches(const struct sched_shape *sh, const struct sched_profi
 
     if (!sh->used || sh->cpu != cp->cpu || sh->mem != cp->mem || sh->eph != cp->eph ||
         sh->nz_cpu != cp->nz_cpu || sh->nz_mem != cp->nz_mem || sh->nsc != cp->nscalars ||
-        sh->gpu_aware != (p && p->gpu_aware))
+        sh->gpu_aware != (p && p->gpu_aware) || sh->gpu_rid != cp->gpu_rid)
         return false;
     for (i = 0; i < sh->nsc; i++)
         if (sh->sc[i].rid != cp->scalars[i].rid || sh->sc[i].req != cp->scalars[i].req)
@@ -68,21 +68,20 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     sh->nsc = cp->nscalars;
     memcpy(sh->sc, cp->scalars, cp->nscalars * sizeof(cp->scalars[0]));
     sh->gpu_aware = p && p->gpu_aware;
+    sh->gpu_rid = cp->gpu_rid;
     return sh;
 }
 
 /* dyn_get returns the node's fit reasons and resource scores for the pod's shape */
-static const struct sched_dyn *dyn_get(const struct sched_cluster *c, const struct sched_profile *p,
-                                       const struct sched_cpod *cp, struct sched_shape *sh,
-                                       uint32_t slot, bool bal_skip)
+static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
+                                               const struct sched_profile *p,
+                                               const struct sched_cpod *cp, struct sched_dyn *d,
+                                               uint32_t slot, bool bal_skip)
 {
-    struct sched_dyn *d = &sh->dyn[slot];
     const struct sched_hot *h;
     struct sched_nodeuse use;
     bool un;
 
-    if (d->gen == c->lite[slot].gen)
-        return d;
     h = &c->hot[slot];
     use.req_cpu = h->req_cpu;
     use.req_mem = h->req_mem;
@@ -98,10 +97,30 @@ static const struct sched_dyn *dyn_get(const struct sched_cluster *c, const stru
         d->bal = bal_skip ? 0
                           : (uint8_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
                                                           h->alloc_mem, h->req_mem + cp->mem);
-        d->gpu = p && p->gpu_aware ? (uint8_t)sched_score_gpu(p, h->alloc_gpu, h->req_gpu, cp->gpu)
-                                   : 0;
+        if (p && p->gpu_aware) {
+            int64_t ga = h->alloc_gpu, gr = h->req_gpu;
+            if (cp->gpu_rid != c->rid_gpu) {
+                /* a profile naming another GPU resource than nvidia.com/gpu */
+                const struct sched_scalar *x =
+                    cp->gpu_rid == SCHED_NOID ? NULL : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
+                ga = x ? x->alloc : 0;
+                gr = x ? x->req : 0;
+            }
+            d->gpu = (uint8_t)sched_score_gpu(p, ga, gr, cp->gpu);
+        }
     }
     d->gen = c->lite[slot].gen;
+}
+
+static inline const struct sched_dyn *dyn_get(const struct sched_cluster *c,
+                                              const struct sched_profile *p,
+                                              const struct sched_cpod *cp, struct sched_shape *sh,
+                                              uint32_t slot, bool bal_skip)
+{
+    struct sched_dyn *d = &sh->dyn[slot];
+
+    if (d->gen != c->lite[slot].gen)
+        dyn_fill(c, p, cp, d, slot, bal_skip);
     return d;
 }
 
@@ -144,7 +163,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         return;
     }
     o->unresolvable = false;
-    if (cp->nports && l->nports &&
+    if ((cp->portmask & l->portmask) &&
         !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp)) {
         o->plugin = SCHED_PL_PORTS;
         o->reason = SCHED_R_PORTS;
@@ -257,6 +276,13 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         }
         qsort(pins, npins, sizeof(*pins), cmp_u32);
     }
+    /* static filters once per live class; vc_done[cls] = 1 when the class passes them */
+    for (i = 0; i < c->nclasses; i++) {
+        if (!c->classes[i].refs)
+            continue;
+        sched_filter_class(c, p, cp, i, &vc[i]);
+        vc_done[i] = !vc[i].plugin;
+    }
     for (k = 0; k < (pins ? npins : n); k++) {
         uint32_t oi = pins ? pins[k] : k, slot = c->order[oi];
         const struct sched_lite *l = &c->lite[slot];
@@ -264,16 +290,14 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         const struct sched_dyn *d;
         int32_t aff;
 
-        if (!vc_done[l->cls]) {
-            sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
-            vc_done[l->cls] = 1;
-        }
+        if (!vc_done[l->cls])
+            continue; /* its class failed a static filter */
         v = &vc[l->cls];
-        if (v->plugin || (cp->has_node_name && l->name != cp->node_name))
+        if (cp->has_node_name && l->name != cp->node_name)
             continue;
         if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name))
             continue;
-        if (cp->nports && l->nports &&
+        if ((cp->portmask & l->portmask) &&
             !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
             continue;
         d = dyn_get(c, p, cp, sh, slot, bal_skip);

@@ -27,11 +27,10 @@ static const char main_usage[] =
     "\n"
     "Use \"gpusched COMMAND --help\" for more information about a command.\n";
 
-static const char version_usage[] =
-    "Print the version of gpusched.\n"
-    "\n"
-    "Usage:\n"
-    "  gpusched version\n";
+static const char version_usage[] = "Print the version of gpusched.\n"
+                                    "\n"
+                                    "Usage:\n"
+                                    "  gpusched version\n";
 
 int main(int argc, char **argv)
 {

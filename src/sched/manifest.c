@@ -76,6 +76,7 @@ struct sched_input_priv {
     size_t nds, cap_ds;
     struct name_set pod_set, node_set;
     size_t warnings_dropped;
+    const char *last_ns; /* namespace_intern */
 };
 
 struct snapshot {
@@ -417,6 +418,17 @@ static int append_pod(struct load_ctx *c, const struct kube_pod *p, int line, co
     return 0;
 }
 
+/* namespace_intern returns an arena copy of ns, the same one as for the previous pod when
+ * the namespace repeats (pods usually come grouped by namespace). */
+static const char *namespace_intern(struct load_ctx *c, const char *ns)
+{
+    struct sched_input_priv *pv = c->in->priv;
+
+    if (!pv->last_ns || strcmp(pv->last_ns, ns))
+        pv->last_ns = kube_arena_strdup(&c->in->arena, ns);
+    return pv->last_ns;
+}
+
 /* object_namespace: metadata.namespace, or the input's default. */
 static const char *object_namespace(struct load_ctx *c, const json_t *obj)
 {
@@ -450,12 +462,13 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
         }
         obj = copy;
     }
-    rc = kube_pod_decode(obj, &c->in->arena, c->lines, c->file, &p, c->err);
+    /* file NULL: the decoder would copy the name into every object; load_object names it */
+    rc = kube_pod_decode(obj, &c->in->arena, c->lines, NULL, &p, c->err);
     if (rc)
         goto out;
     if (name)
         p.name = name;
-    p.namespace_ = kube_arena_strdup(&c->in->arena, ns);
+    p.namespace_ = namespace_intern(c, ns);
     p.source_file = c->file;
     p.source_line = line;
     if (!p.namespace_) {
@@ -477,7 +490,7 @@ static int load_node(struct load_ctx *c, json_t *obj, int line)
     int rc;
 
     memset(&n, 0, sizeof(n));
-    rc = kube_node_decode(obj, &in->arena, c->lines, c->file, &n, c->err);
+    rc = kube_node_decode(obj, &in->arena, c->lines, NULL, &n, c->err);
     if (rc)
         return rc;
     n.source_file = c->file;
@@ -509,7 +522,7 @@ static int load_priority_class(struct load_ctx *c, json_t *obj, int line)
     int rc;
 
     memset(&pc, 0, sizeof(pc));
-    rc = kube_priority_class_decode(obj, &in->arena, c->lines, c->file, &pc, c->err);
+    rc = kube_priority_class_decode(obj, &in->arena, c->lines, NULL, &pc, c->err);
     if (rc)
         return rc;
     for (i = 0; i < in->nclasses; i++) {
@@ -677,7 +690,7 @@ static int decode_template(struct load_ctx *c, const json_t *tmpl, const char *n
         rc = nomem(c);
         goto out;
     }
-    rc = kube_pod_decode(pod, &c->in->arena, c->lines, c->file, out, c->err);
+    rc = kube_pod_decode(pod, &c->in->arena, c->lines, NULL, out, c->err);
     if (rc) {
         if (c->err) {
             char field[sizeof(c->err->field)];
@@ -692,7 +705,7 @@ static int decode_template(struct load_ctx *c, const json_t *tmpl, const char *n
         }
         goto out;
     }
-    out->namespace_ = kube_arena_strdup(&c->in->arena, ns);
+    out->namespace_ = namespace_intern(c, ns);
     out->owner.kind = owner_kind;
     out->owner.name = kube_arena_strdup(&c->in->arena, owner_name);
     out->source_file = c->file;
@@ -1166,21 +1179,32 @@ static int source_filter(struct source *s, const char *raw, size_t n)
                     rc = source_emit(s, &ch, 1);
                 break;
             }
-            if (s->in_str) {
-                if (s->esc)
-                    s->esc = 0;
-                else if (ch == '\\')
-                    s->esc = 1;
-                else if (ch == '"')
-                    s->in_str = 0;
-            } else if (ch == '"') {
-                s->in_str = 1;
-            } else if (ch == '{' || ch == '[') {
-                s->depth++;
-            } else if ((ch == '}' || ch == ']') && !--s->depth) {
-                s->between = 1;
+            {
+                /* inside a value: scan as far as it goes, then copy the span at once */
+                size_t from = i;
+
+                for (; i < n; i++) {
+                    ch = raw[i];
+                    if (s->in_str) {
+                        if (s->esc)
+                            s->esc = 0;
+                        else if (ch == '\\')
+                            s->esc = 1;
+                        else if (ch == '"')
+                            s->in_str = 0;
+                    } else if (ch == '"') {
+                        s->in_str = 1;
+                    } else if (ch == '{' || ch == '[') {
+                        s->depth++;
+                    } else if ((ch == '}' || ch == ']') && !--s->depth) {
+                        s->between = 1;
+                        break;
+                    }
+                }
+                if (i == n)
+                    i--; /* the loop's i++ ends the chunk */
+                rc = source_emit(s, raw + from, i - from + 1);
             }
-            rc = source_emit(s, &ch, 1);
             break;
         }
     }
@@ -1668,6 +1692,7 @@ static int finish_priorities(struct sched_input *in, struct kube_err *err)
 
 int sched_input_finish(struct sched_input *in, struct kube_err *err)
 {
+    size_t i;
     int rc;
 
     if (in->finished)
@@ -1676,6 +1701,15 @@ int sched_input_finish(struct sched_input *in, struct kube_err *err)
         return rc;
     if ((rc = finish_daemonsets(in, err)) || (rc = finish_priorities(in, err)))
         return rc;
+    for (i = 0; i < in->npods; i++) {
+        const struct kube_pod *p = &in->pods[i];
+
+        if (p->node_name && *p->node_name && node_set_find(in, p->node_name) < 0 &&
+            add_warning(in, "%s: line %d: pod %s/%s is bound to node %s, which is not in the input",
+                        p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
+                        p->name, p->node_name))
+            return kube_err_set(err, -ENOMEM, "out of memory");
+    }
     if (in->priv->warnings_dropped) {
         size_t dropped = in->priv->warnings_dropped;
 

@@ -62,20 +62,26 @@ void sched_metrics_set(struct sched_metrics *m, uint64_t *gauge, uint64_t value)
 
 double sched_histogram_quantile(const struct sched_histogram *h, double q)
 {
-    uint64_t want, seen = 0;
+    double want, seen = 0;
     int i;
 
     if (!h->count)
         return 0;
-    want = (uint64_t)(q * (double)h->count + 0.5);
-    if (want < 1)
-        want = 1;
+    want = q * (double)h->count;
     for (i = 0; i <= SCHED_HIST_BUCKETS; i++) {
-        seen += h->counts[i];
-        if (seen >= want)
-            return i < SCHED_HIST_BUCKETS ? hist_bound(i) : hist_bound(SCHED_HIST_BUCKETS);
+        double lo = i ? hist_bound(i - 1) : 0, hi;
+
+        if (!h->counts[i] || seen + (double)h->counts[i] < want) {
+            seen += (double)h->counts[i];
+            continue;
+        }
+        if (i == SCHED_HIST_BUCKETS)
+            return lo;
+        /* linear inside the bucket, as Prometheus' histogram_quantile */
+        hi = hist_bound(i);
+        return lo + (hi - lo) * (want - seen) / (double)h->counts[i];
     }
-    return hist_bound(SCHED_HIST_BUCKETS);
+    return hist_bound(SCHED_HIST_BUCKETS - 1);
 }
 
 static int render_hist(struct kube_buf *o, const char *name, const char *help, const char *labels,

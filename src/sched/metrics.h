@@ -65,8 +65,8 @@ void sched_metrics_set(struct sched_metrics *m, uint64_t *gauge, uint64_t value)
  * CPU seconds, resident memory) to out. Returns 0 or a negative buffer error. */
 int sched_metrics_render(struct sched_metrics *m, struct kube_buf *out);
 
-/* sched_histogram_quantile estimates quantile q (0..1) from the buckets (upper bound of the
- * bucket holding it), for logs and benchmarks. 0 when empty. */
+/* sched_histogram_quantile estimates quantile q (0..1) from the buckets, interpolating
+ * linearly inside the bucket that holds it (as Prometheus does). 0 when empty. */
 double sched_histogram_quantile(const struct sched_histogram *h, double q);
 
 #endif

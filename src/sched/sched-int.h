@@ -116,7 +116,10 @@ struct sched_lite {
     uint32_t gen;    /* bumped on every change of usage or allocatable; never 0 */
     uint32_t name;   /* interned node name */
     uint32_t nports; /* host ports in use */
+    uint32_t portmask; /* SCHED_PORT_BIT of each host port in use: no shared bit, no conflict */
 };
+
+#define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port) * 3u + (uint32_t)(proto)) & 31u))
 
 /* The dynamic part of one node's verdict for one pod shape (requests): NodeResourcesFit's
  * reasons and the resource scores. Valid while gen equals the slot's generation. */
@@ -134,6 +137,7 @@ struct sched_shape {
     struct sched_scalar sc[SCHED_MAX_POD_SCALARS];
     uint32_t nsc;
     bool gpu_aware;
+    uint32_t gpu_rid;
     struct sched_dyn *dyn; /* per slot */
 };
 
@@ -297,8 +301,10 @@ struct sched_cpod {
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS]; /* req only, nonzero */
     uint32_t nscalars;
     int64_t gpu; /* request of the profile's GPU resource */
+    uint32_t gpu_rid; /* the profile's GPU resource (interned), SCHED_NOID if no node has it */
     struct sched_port *ports;
     uint32_t nports;
+    uint32_t portmask;
     bool all_zero; /* cpu, memory, ephemeral and scalars all zero */
     /* PreFilter NodeAffinity name pin */
     bool prefilter_names;

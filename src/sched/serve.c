@@ -10,8 +10,11 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -74,8 +77,10 @@ struct serve {
     const struct sched_profile *profile;
     char instance[320];
     struct kube_client *client;
+    struct kube_client *event_client; /* events only: a rate limit of their own */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    atomic_int waiters; /* threads blocked in serve_lock: the loop steps aside for them */
     /* under mu */
     struct sched_cluster *cluster;
     struct sched_queue *queue;
@@ -139,6 +144,28 @@ static double now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* serve_lock takes mu for a thread other than the scheduling loop. The loop holds mu for
+ * each cycle and takes it straight back, and mutexes are not fair: so the others announce
+ * themselves and the loop yields between two pods until they have had their turn. */
+static void serve_lock(struct serve *s)
+{
+    atomic_fetch_add(&s->waiters, 1);
+    pthread_mutex_lock(&s->mu);
+    atomic_fetch_sub(&s->waiters, 1);
+}
+
+static void serve_yield(struct serve *s)
+{
+    int spins = 0;
+
+    if (!atomic_load(&s->waiters))
+        return;
+    pthread_mutex_unlock(&s->mu);
+    while (atomic_load(&s->waiters) > 0 && spins++ < 1000)
+        sched_yield();
+    pthread_mutex_lock(&s->mu);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -285,7 +312,7 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
             goto out;
         }
     }
-    pthread_mutex_lock(&s->mu);
+    serve_lock(s);
     switch (op) {
     case SCHED_INFORMER_ADD:
     case SCHED_INFORMER_UPDATE: {
@@ -361,7 +388,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
 
     kube_err_clear(&err);
     if (op == SCHED_INFORMER_SYNCED) {
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         if (!s->pods_synced)
             serve_log('I', 0, "\"Pod cache synced\" pending=%zu",
                       sched_queue_count(s->queue, SCHED_QUEUE_ACTIVE));
@@ -378,7 +405,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     strcpy(name, slash + 1);
 
     if (op == SCHED_INFORMER_DELETE) {
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         pending_free(sched_queue_delete(s->queue, key));
         serve_unassume(s, key);
         if (!sched_cluster_remove_pod(s->cluster, ns, name))
@@ -395,7 +422,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
                       kube_err_format(&err, msg, sizeof(msg)));
             goto out;
         }
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         rc = sched_cluster_add_pod(s->cluster, &pod, &err);
         if (rc)
             serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
@@ -408,7 +435,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     }
     /* one of ours, pending */
     if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")) {
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         pending_free(sched_queue_delete(s->queue, key));
         pthread_mutex_unlock(&s->mu);
         serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
@@ -419,7 +446,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
         goto out;
     }
-    pthread_mutex_lock(&s->mu);
+    serve_lock(s);
     if (sched_keymap_get(&s->assumed, key)) {
         /* its bind is in flight or done: the update is our own status write or the bind */
         pthread_mutex_unlock(&s->mu);
@@ -480,9 +507,14 @@ static void serve_event(struct serve *s, const char *ns, const char *name, const
     snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
              kube_path_escape(ns, nsesc, sizeof(nsesc)));
     snprintf(key, sizeof(key), "%s/%s", ns, name);
-    serve_submit(s, body ? sched_task_new(SCHED_TASK_EVENT, "POST", path, "application/json", body)
-                         : NULL,
-                 key);
+    {
+        struct sched_task *t =
+            body ? sched_task_new(SCHED_TASK_EVENT, "POST", path, "application/json", body) : NULL;
+
+        if (t)
+            t->client = s->event_client;
+        serve_submit(s, t, key);
+    }
     free(body);
 }
 
@@ -541,7 +573,7 @@ static void on_task_done(void *ud, struct sched_task *t)
     if (t->kind == SCHED_TASK_BIND) {
         double took = (double)(now_ms() - t->bind_start_ms) / 1000.0;
 
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         pthread_mutex_lock(&s->metrics.mu);
         sched_histogram_observe(&s->metrics.bind_duration, took);
         s->metrics.in_flight_binds--;
@@ -804,6 +836,7 @@ static void serve_loop(struct serve *s)
             continue;
         }
         serve_schedule_one(s, it);
+        serve_yield(s);
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -822,14 +855,14 @@ static int serve_http(void *ud, const char *path, struct kube_buf *body, const c
         return 200;
     }
     if (!strcmp(path, "/readyz")) {
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         ready = s->nodes_synced && s->pods_synced && !s->stopping;
         pthread_mutex_unlock(&s->mu);
         kube_buf_puts(body, ready ? "ok" : "informers not synced");
         return ready ? 200 : 503;
     }
     if (!strcmp(path, "/metrics")) {
-        pthread_mutex_lock(&s->mu);
+        serve_lock(s);
         serve_update_gauges(s);
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_lock(&s->metrics.mu);
@@ -854,7 +887,7 @@ static void on_leader_change(void *ud, bool leading)
 {
     struct serve *s = ud;
 
-    pthread_mutex_lock(&s->mu);
+    serve_lock(s);
     if (!leading) {
         s->lost_leadership = true;
         s->stopping = true;
@@ -880,7 +913,7 @@ static void *signal_thread(void *arg)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGUSR1); /* internal: wakes this thread at exit */
     sigwait(&set, &sig);
-    pthread_mutex_lock(&s->mu);
+    serve_lock(s);
     if (sig != SIGUSR1 && !s->stopping)
         serve_log('I', 0, "\"Received %s; shutting down\"", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     s->stopping = true;
@@ -1177,6 +1210,9 @@ int sched_serve_main(int argc, char **argv)
         return rc;
     serve_verbosity = o.verbosity;
     kube_err_clear(&err);
+    /* One malloc arena: with a thread per informer and a pool of bind workers, glibc would
+     * otherwise keep a heap per thread and the resident size grows by half for nothing. */
+    mallopt(M_ARENA_MAX, 1);
 
     s = calloc(1, sizeof(*s));
     if (!s) {
@@ -1223,7 +1259,7 @@ int sched_serve_main(int argc, char **argv)
     co.qps = o.qps;
     co.burst = o.burst;
     co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
-    if (kube_client_new(&co, &s->client, &err)) {
+    if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", kube_err_format(&err, msg, sizeof(msg)));
         goto out;
     }
@@ -1323,6 +1359,7 @@ out:
         sched_keymap_release(&s->assumed);
         sched_cluster_free(s->cluster);
         kube_client_free(s->client);
+        kube_client_free(s->event_client);
         sched_metrics_destroy(&s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);

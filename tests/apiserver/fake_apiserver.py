@@ -12,6 +12,7 @@ import base64
 import bisect
 import copy
 import datetime
+import gzip
 import http.server
 import json
 import os
@@ -541,6 +542,7 @@ class FakeApiServer:
         self.history_max = history
         self.bookmark_interval = bookmark_interval
         self.requests = []
+        self.log_requests = True  # False: keep no request log (long benchmark runs)
         self._own_tls_dir = None
         if tls:
             if tls_dir is None:
@@ -692,14 +694,15 @@ class FakeApiServer:
         with self._lock:
             self.requests = []
 
-    def inject(self, method, path_regex, status, times=1, retry_after=None, message=None, reason=None):
+    def inject(self, method, path_regex, status, times=1, retry_after=None, message=None, reason=None,
+               raw=None):
         """The next `times` requests (None: all) whose method matches (or "*") and whose path
         matches path_regex (re.search) get `status` with a Status body. status 0 drops the
-        connection without an answer."""
+        connection without an answer. raw (bytes) replaces the body as is (malformed answers)."""
         with self._lock:
             self._faults.append({"method": method, "re": re.compile(path_regex), "status": status,
                                  "times": times, "retry_after": retry_after, "message": message,
-                                 "reason": reason})
+                                 "reason": reason, "raw": raw})
 
     def delay(self, method, path_regex, seconds, times=1):
         """The next `times` matching requests wait `seconds` before being served."""
@@ -885,10 +888,16 @@ class FakeApiServer:
         n = int(h.headers.get("Content-Length") or 0)
         return h.rfile.read(n) if n else b""
 
-    def _send_json(self, h, code, body, headers=None):
-        data = json.dumps(body, separators=(",", ":")).encode()
+    def _send_json(self, h, code, body, headers=None, raw=None):
+        data = raw if raw is not None else json.dumps(body, separators=(",", ":")).encode()
         h.send_response(code)
         h.send_header("Content-Type", "application/json")
+        # like kube-apiserver (APIResponseCompression): gzip answers over 128 KiB when asked
+        if len(data) > 128 * 1024 and "gzip" in h.headers.get("Accept-Encoding", ""):
+            data = gzip.compress(data, compresslevel=1)
+            h.send_header("Content-Encoding", "gzip")
+            if getattr(h, "log_entry", None) is not None:
+                h.log_entry["gzip"] = True
         h.send_header("Content-Length", str(len(data)))
         h.send_header("Cache-Control", "no-cache, private")
         for k, v in (headers or {}).items():
@@ -935,10 +944,12 @@ class FakeApiServer:
                 body = raw.decode("utf-8", "replace")
         entry = {"method": method, "path": path, "query": query, "content_type": ctype.split(";")[0].strip(),
                  "body": body, "user_agent": h.headers.get("User-Agent", ""), "time": t,
-                 "peer": "%s:%d" % h.client_address[:2],
+                 "peer": "%s:%d" % h.client_address[:2], "gzip": False,
                  "authenticated": False}
+        h.log_entry = entry
         with self._lock:
-            self.requests.append(entry)
+            if self.log_requests:
+                self.requests.append(entry)
             delay = self._match_rule(self._delays, method, path)
             fault = self._match_rule(self._faults, method, path)
         if delay:
@@ -953,6 +964,9 @@ class FakeApiServer:
                         pass
                     return
                 code = fault["status"]
+                if fault["raw"] is not None:
+                    self._send_json(h, code, None, raw=fault["raw"])
+                    return
                 reason, msg = DEFAULT_REASONS.get(code, ("", "injected fault"))
                 headers = {}
                 if fault["retry_after"] is not None:
@@ -1445,24 +1459,32 @@ def main(argv=None):
                     help="write a kubeconfig for this server to PATH (and print its path)")
     ap.add_argument("--history", type=int, default=100000, help="watch events retained (default 100000)")
     ap.add_argument("--dump-state", metavar="PATH", help="write every object to PATH at exit")
+    ap.add_argument("--log-requests", metavar="PATH",
+                    help="write the request log (JSON lines, never tokens) to PATH at exit; "
+                         "without it no log is kept")
     a = ap.parse_args(argv)
     tokens = None if a.no_auth else (a.token or ["test-token"])
     api = FakeApiServer(tls=not a.plain_http, tokens=tokens, host=a.host, port=a.port,
                         history=a.history, tls_dir=a.tls_dir)
+    api.log_requests = bool(a.log_requests)
     for path in a.state:
         for obj in load_state(path):
             api.add(obj)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())  # before READY: callers may stop us at once
+    signal.signal(signal.SIGINT, lambda *_: done.set())
     api.start()
     if a.print_kubeconfig:
         api.write_kubeconfig(a.print_kubeconfig, token=(tokens or [None])[0])
         print("KUBECONFIG %s" % a.print_kubeconfig, flush=True)
     print("READY %s" % api.url, flush=True)
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
     while not done.wait(0.5):
         pass
     api.stop()
+    if a.log_requests:
+        with open(a.log_requests, "w") as f:
+            for r in api.requests:
+                f.write(json.dumps(r) + "\n")
     if a.dump_state:
         items = []
         for res in RESOURCES:

@@ -621,8 +621,10 @@ def test_standalone_serves_state(tmp=None):
         json.dump({"items": [node("s1"), pod("sp")]}, f)
     kc = os.path.join(d, "kc")
     p = subprocess.Popen([sys.executable, os.path.join(util.SRC, "tests", "apiserver", "fake_apiserver.py"),
-                          "--plain-http", "--state", state, "--print-kubeconfig", kc],
-                         stdout=subprocess.PIPE, text=True)
+                          "--plain-http", "--state", state, "--print-kubeconfig", kc,
+                          "--log-requests", os.path.join(d, "log.jsonl"),
+                          "--dump-state", os.path.join(d, "dump.json")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = None
         for line in p.stdout:
@@ -638,4 +640,11 @@ def test_standalone_serves_state(tmp=None):
             raise AssertionError("kubeconfig lacks server")
     finally:
         p.terminate()
-        p.wait(10)
+        _, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, "exit after SIGTERM (stderr: %s)" % err[-1000:])
+    log = [json.loads(l) for l in open(os.path.join(d, "log.jsonl"))]
+    eq([(r["method"], r["path"]) for r in log], [("GET", "/api/v1/pods")], "request log")
+    if "test-token" in open(os.path.join(d, "log.jsonl")).read():
+        raise AssertionError("token in the request log")
+    dump = json.load(open(os.path.join(d, "dump.json")))
+    eq(sorted(i["metadata"]["name"] for i in dump["items"]), ["s1", "sp"], "dumped state")

@@ -219,6 +219,26 @@ def test_in_cluster_ipv6_server_and_missing_token():
         raise AssertionError(e["msg"])
 
 
+def test_in_cluster_over_ipv6():
+    with FakeApiServer(tls=True, tokens=["v6-token"], host="::1") as a:
+        a.add(node("gpu-6"))
+        env = in_cluster_env(a, sa_dir(a, "v6-token"))
+        env["KUBERNETES_SERVICE_HOST"] = "::1"
+        p = tool("GET", "/api/v1/nodes/gpu-6", env=env)
+        eq(status_and_body(p.stdout)[0], 200, "GET over https://[::1] (%s)" % p.stdout)
+
+
+def test_disable_compression():
+    a = api()
+    for i in range(300):
+        a.add(node("node-%04d" % i, {"k%d" % j: "v" * 60 for j in range(8)}))
+    kc = kubeconfig(a, "kc-nozip")
+    text = open(kc).read().replace("    server:", "    disable-compression: true\n    server:")
+    open(kc, "w").write(text)
+    eq(status_and_body(tool("--kubeconfig", kc, "GET", "/api/v1/nodes").stdout)[0], 200, "list")
+    eq(a.requests[-1]["gzip"], False, "not compressed")
+
+
 # ---- Status and transport errors ------------------------------------------------------------
 
 def test_status_parsing():
@@ -426,6 +446,32 @@ def test_watch_401_rereads_token():
                          stderr=subprocess.PIPE, text=True, env=env)
     out, err = p.communicate(timeout=30)
     eq(out.splitlines()[-1], "ENDED rc=0 events=0", "watch ran (%s)" % err)
+
+
+def test_watch_malformed_event():
+    a = api()
+    a.inject("GET", "nodes", 200, raw=b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{not json\n')
+    p = start_watch(a, "/api/v1/nodes?watch=1")
+    out, _ = p.communicate(timeout=30)
+    eq(out.splitlines()[0], "EVENT ADDED a -", "the good event first")
+    e = parse_error(out)
+    eq((e["code"], e["http"]), (-71, 0), "EPROTO")
+    if not e["msg"].startswith("malformed watch event: "):
+        raise AssertionError(e["msg"])
+
+
+def test_large_list_gzip_and_non_json_error_body():
+    a = api()
+    for i in range(400):
+        a.add(node("node-%04d" % i, {"k%d" % j: "v" * 40 for j in range(8)}))
+    p = tool("--kubeconfig", kubeconfig(a), "GET", "/api/v1/nodes")
+    st, body = status_and_body(p.stdout)
+    eq((st, len(body["items"])), (200, 400), "decoded list")
+    eq(a.requests[-1]["gzip"], True, "answer was compressed on the wire")
+    a.inject("GET", "nodes", 502, raw=b"<html>bad gateway</html>")
+    e = parse_error(tool("--kubeconfig", kubeconfig(a), "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["http"], e["reason"], e["transient"]), (-5, 502, "-", True), "502 from a proxy")
+    eq(e["msg"], "HTTP 502 from the API server: <html>bad gateway</html>", "message")
 
 
 def test_help_and_usage():

@@ -6,7 +6,7 @@ the expected body), no write when nothing changed, stale removal, foreign labels
 retries, clear errors, NVML coming up late and SIGTERM. Waits poll for a condition with a
 generous deadline; nothing asserts how fast something happened.
 """
-import json
+import atexit
 import os
 import shutil
 import signal
@@ -15,7 +15,24 @@ import tempfile
 import time
 
 import util
+import fake_apiserver
 from fake_apiserver import FakeApiServer
+
+# One CA and server certificate for the whole module: each FakeApiServer would otherwise run
+# the openssl CLI five times, which dominates this module's run time on a loaded machine.
+_TLS = {}
+_make_tls = fake_apiserver.make_tls
+
+
+def _shared_tls(directory, *args, **kwargs):
+    if not _TLS:
+        d = tempfile.mkdtemp(prefix="gpulabel-sync-tls-")
+        atexit.register(shutil.rmtree, d, True)
+        _TLS.update(_make_tls(d, *args, **kwargs))
+    return dict(_TLS)
+
+
+fake_apiserver.make_tls = _shared_tls
 
 NODE = "gpu-1"
 NODE_PATH = "/api/v1/nodes/" + NODE
@@ -350,10 +367,10 @@ def test_daemon_retries_409_429_503_and_dropped_connections():
         gap = reqs[5]["time"] - reqs[4]["time"]
         if gap < 0.95:
             raise AssertionError("retried %.3f s after a 429 with Retry-After: 1" % gap)
-        if p.poll() is not None:
-            raise AssertionError("daemon ended")
+        # the node is patched a moment before the daemon logs its recovery
+        wait_for(lambda: "in sync again" in stderr_of(p), "the recovery line", p)
         err = stderr_of(p)
-        for part in ("too many requests", "retrying in 1s", "server error 503", "in sync again"):
+        for part in ("too many requests", "retrying in 1s", "server error 503"):
             if part not in err:
                 raise AssertionError("%r not in the log:\n%s" % (part, err))
         if TOKEN in err:
@@ -479,4 +496,58 @@ def test_daemon_writes_feature_file_only_when_changed():
         c.set_gpus('device name="Tesla M40" memory=12802064384 repeat=4\n')
         wait_for(lambda: "aliyun.accelerator/nvidia_count=4" in open(ff).read(), "new content", p)
         util.check_eq(c.api.requests, [], "requests with --no-sync")
+        stop(p)
+
+
+def test_daemon_unauthorized_then_rotated_token():
+    with Cluster() as c:
+        token_file = os.path.join(c.dir, "token")
+        with open(token_file, "w") as f:
+            f.write(TOKEN + "\n")
+        kc = c.api.write_kubeconfig(os.path.join(c.dir, "kubeconfig-file"), token=None,
+                                    token_file=token_file)
+        argv = [util.binary("gpulabel"), "--kubeconfig", kc, "--node-name", NODE,
+                "--nvml-lib", util.fake_nvml(), "--sleep-interval", "200ms"]
+        p = c.start(argv=argv)
+        wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "1", "labels", p)
+        c.api.set_tokens("rotated-token")  # the old token is revoked
+        wait_for(lambda: len([r for r in c.api.requests if not r["authenticated"]]) >= 3,
+                 "three refused requests", p)
+        lines = [l for l in stderr_of(p).splitlines() if "unauthorized" in l]
+        util.check_eq(len(lines), 1, "unauthorized lines")
+        if "(check the service account token or the kubeconfig credentials)" not in lines[0]:
+            raise AssertionError("line %r" % lines[0])
+        with open(token_file + ".tmp", "w") as f:
+            f.write("rotated-token\n")
+        os.rename(token_file + ".tmp", token_file)  # as the kubelet does: a new file
+        c.set_gpus('device name="Tesla M40" memory=12802064384 repeat=2\n')
+        wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "2",
+                 "labels with the rotated token", p)
+        wait_for(lambda: "in sync again" in stderr_of(p), "the recovery line", p)
+        err = stderr_of(p)
+        if TOKEN in err or "rotated-token" in err:
+            raise AssertionError("log:\n" + err)
+        stop(p)
+
+
+def test_daemon_survives_api_server_outage():
+    with Cluster() as c:
+        p = c.start()
+        wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "1", "labels", p)
+        c.api.stop()  # connection refused from now on
+        c.set_gpus('device name="Tesla M40" memory=12802064384 repeat=3\n')
+        wait_for(lambda: "connection refused" in stderr_of(p).lower() or
+                 "couldn't connect" in stderr_of(p).lower(), "the refused line", p)
+        time.sleep(0.5)  # a few more refused attempts with backoff
+        c.api.start()  # same port, same objects
+        wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "3",
+                 "labels after the outage", p)
+        wait_for(lambda: "in sync again" in stderr_of(p), "the recovery line", p)
+        err = stderr_of(p)
+        # once per kind of failure: the kept-alive connection may first be reset, then refused
+        refused = [l for l in err.splitlines() if "cannot get node" in l]
+        if not 1 <= len(refused) <= 2:
+            raise AssertionError("failure lines in %r" % err)
+        if "retrying in" not in refused[0]:
+            raise AssertionError("log:\n" + err)
         stop(p)

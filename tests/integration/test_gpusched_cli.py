@@ -252,6 +252,11 @@ spec:
         row = p.stdout.splitlines()[1].split()
         util.check_eq(row, ["gpu", "Ready,SchedulingDisabled", "<none>", "Tesla-T4", "<none>",
                             "<none>", "1"], "row")
+        p = gpusched("nodes", "-f", t.path, "-o", "wide")
+        expect_exit(p, 0, "nodes -o wide")
+        util.check_eq(p.stdout.splitlines()[0].split()[7:],
+                      ["GPU-ALLOCATABLE", "CPU-REQUESTS", "MEMORY-REQUESTS", "PODS", "TAINTS"], "wide header")
+        util.check_eq(p.stdout.splitlines()[1].split()[7:], ["4", "0/8", "0/32Gi", "1/110", "<none>"], "wide row")
         p = gpusched("nodes", "-f", t.path, "-o", "json")
         expect_exit(p, 0, "nodes -o json")
         doc = json.loads(p.stdout)
@@ -529,3 +534,17 @@ def test_explain_gated_pod_and_empty_cluster():
     expect_exit(p, 0, "explain without nodes")
     if "FailedScheduling: no nodes available to schedule pods\n" not in p.stdout:
         raise AssertionError(p.stdout)
+
+
+def test_namespace_flag():
+    p = gpusched("simulate", "-f", SEED, "-n", "ml", "-o", "json")
+    expect_exit(p, 0, "simulate -n ml")
+    pods = [e["pod"] for e in json.loads(p.stdout)["scheduled"]]
+    util.check_eq(sorted(p.split("/")[0] for p in pods), ["ml", "ml"], "namespaces")
+    p = gpusched("explain", "-f", SEED, "--namespace=ml", "not-in-gpu-node", "-o", "json")
+    expect_exit(p, 0, "explain -n ml")
+    util.check_eq(json.loads(p.stdout)["pod"], "ml/not-in-gpu-node", "pod")
+    p = gpusched("explain", "-f", SEED, "not-in-gpu-node", "-n", "ml")
+    expect_exit(p, 0, "explain NAME -n ml")
+    p = gpusched("explain", "-f", SEED, "-n", "ml", "default/not-in-gpu-node")
+    expect_exit(p, 1, "explain default/NAME -n ml")

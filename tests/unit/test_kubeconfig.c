@@ -96,6 +96,28 @@ static void kc_basic_current_context(void)
     kube_config_release(&c);
 }
 
+static void kc_proxy_and_compression(void)
+{
+    struct kube_config c;
+    struct kube_err e;
+
+    CHECK_INT_EQ(parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: "
+                       "'socks5://p:1080', disable-compression: true}}]\n"
+                       "users: [{name: u, user: {token: t}}]\n"
+                       "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                       NULL, &c, &e),
+                 0);
+    CHECK_STR_EQ(c.proxy_url, "socks5://p:1080");
+    CHECK(c.disable_compression);
+    kube_config_release(&c);
+    CHECK_INT_EQ(parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: 'p:3128'}}]\n"
+                       "users: [{name: u, user: {token: t}}]\n"
+                       "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                       NULL, &c, &e),
+                 -EINVAL);
+    CHECK_ERR_HAS(e, "line 1: clusters[0].cluster: proxy-url \"p:3128\" must be an http://");
+}
+
 static void kc_explicit_context_with_client_cert(void)
 {
     struct kube_config c;
@@ -413,6 +435,7 @@ static void kc_token_read_trims(void)
 static const struct test_case cases[] = {
     {"basic current-context", kc_basic_current_context},
     {"explicit context with client certificate", kc_explicit_context_with_client_cert},
+    {"proxy-url and disable-compression", kc_proxy_and_compression},
     {"missing context", kc_missing_context},
     {"bad YAML names the line", kc_bad_yaml_line},
     {"bad base64 names line and field", kc_base64_error_names_line_and_field},

@@ -793,6 +793,59 @@ static void reads_stdin(void)
     sched_input_release(&in);
 }
 
+/* A long stream of JSON values crossing the reader's 64 KiB chunks, with braces, quotes and
+ * backslashes inside strings: every value is an object, lines stay right. */
+static void json_stream_across_chunks(void)
+{
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct sched_input in;
+    struct kube_err err;
+    const struct kube_node *n;
+    int i, j;
+
+    for (i = 0; i < 300; i++) {
+        kube_buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
+                            "\"name\": \"n%d\", \"annotations\": {\"x\": \"",
+                        i % 3 ? "  " : "", i);
+        for (j = 0; j < 60; j++)
+            kube_buf_puts(&b, "}{][ \\\" \\\\");
+        kube_buf_puts(&b, "\"}}}\n");
+    }
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK(b.len > 3 * 65536);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "s.json", b.data, b.len, &err), 0);
+    CHECK_INT_EQ(in.nnodes, 300);
+    n = sched_input_find_node(&in, "n299");
+    CHECK(n != NULL);
+    if (n)
+        CHECK_INT_EQ(n->source_line, 2 * 299 + 1);
+    sched_input_release(&in);
+    kube_buf_release(&b);
+}
+
+static void warns_about_pods_on_unknown_nodes(void)
+{
+    static const char doc[] = "apiVersion: v1\nkind: Node\nmetadata: {name: real}\n---\n"
+                              "apiVersion: v1\nkind: Pod\nmetadata: {name: here}\n"
+                              "spec: {nodeName: real, containers: [{name: c, image: x}]}\n---\n"
+                              "apiVersion: v1\nkind: Pod\nmetadata: {name: lost, namespace: ns}\n"
+                              "spec: {nodeName: ghost, containers: [{name: c, image: x}]}\n";
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "b.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(in.npods, 2);
+    CHECK_INT_EQ(in.nwarnings, 1);
+    if (in.nwarnings)
+        CHECK_STR_EQ(in.warnings[0],
+                     "b.yaml: line 10: pod ns/lost is bound to node ghost, which is not in the input");
+    sched_input_release(&in);
+}
+
 static const struct test_case cases[] = {
     {"loads every kind", loads_every_kind},
     {"names like controllers", names_like_controllers},
@@ -814,6 +867,8 @@ static const struct test_case cases[] = {
     {"yaml each splits items", yaml_each_splits_items},
     {"list items streamed", list_items_streamed},
     {"reads stdin", reads_stdin},
+    {"json stream across chunks", json_stream_across_chunks},
+    {"warns about pods on unknown nodes", warns_about_pods_on_unknown_nodes},
 };
 
 TEST_SUITE(manifest, cases)

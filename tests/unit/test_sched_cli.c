@@ -175,9 +175,21 @@ static void flags_release(struct flags_run *r)
 
 static void flags_every_spelling(void)
 {
-    char *argv[] = {"nodes", "-f", "a.yaml", "--filename=b.yaml", "-fc.yaml", "-f=d.yaml",
-                    "--filename", "e.yaml,f.yaml", "POD", "-ojson", "--show-labels",
-                    "-L", "x/y,z", "--", "-f"};
+    char *argv[] = {"nodes",
+                    "-f",
+                    "a.yaml",
+                    "--filename=b.yaml",
+                    "-fc.yaml",
+                    "-f=d.yaml",
+                    "--filename",
+                    "e.yaml,f.yaml",
+                    "POD",
+                    "-ojson",
+                    "--show-labels",
+                    "-L",
+                    "x/y,z",
+                    "--",
+                    "-f"};
     struct flags_run r;
 
     flags_parse(&r, (int)(sizeof(argv) / sizeof(argv[0])), argv);

@@ -55,6 +55,8 @@ static struct kube_node *rand_node(struct kube_arena *a, unsigned i)
                       1u << rnd(3), g, PICK(gpus));
     if (rnd(5) == 0)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " eph=%u", 100 * (1 + rnd(3)));
+    if (rnd(4) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " scalar:example.com/foo=%u", 1 + rnd(3));
     for (k = rnd(3); k > 0 && rnd(2); k--)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " taint:%s", PICK(taints));
     if (rnd(12) == 0)
@@ -78,6 +80,8 @@ static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnod
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " gpu=%u", 1 + rnd(2));
     if (rnd(6) == 0)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " eph=%u", 50 * rnd(4));
+    if (rnd(8) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " scalar:example.com/foo=1");
     if (rnd(5) == 0)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " port:%u%s", 80 + rnd(3),
                       rnd(2) ? "" : "@10.0.0.1");
@@ -256,8 +260,19 @@ static void equiv_generic_taint_wording(void)
         run_random(s, &p, 40);
 }
 
+static void equiv_other_gpu_resource(void)
+{
+    struct sched_profile p = sched_profile_gpu;
+    uint64_t s;
+
+    p.gpu_resource = "example.com/foo";
+    for (s = 300; s <= 305; s++)
+        run_random(s, &p, 40);
+}
+
 static const struct test_case cases[] = {
     {"fast equals reference, default profile", equiv_default},
+    {"fast equals reference, gpu profile on another resource", equiv_other_gpu_resource},
     {"fast equals reference, gpu profile", equiv_gpu},
     {"fast equals reference, v1.35 taint wording", equiv_generic_taint_wording},
 };

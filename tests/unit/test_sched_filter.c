@@ -1,5 +1,9 @@
 /* test_sched_filter.c - the filters, one table per plugin, from Kubernetes' documented
  * semantics (research/scheduling.md §3-6): each row is a cluster, a pod and the exact answer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/manifest.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -369,6 +373,60 @@ static const struct tb_row order_rows[] = {
      .want = "no nodes available to schedule pods"},
 };
 
+/* the seed's manifests through the real decoder: limits-only GPU requests (request = limit by
+ * API defaulting), hostPort and nodeSelector on the aliyun labels, DoesNotExist */
+static const char seed_yaml[] =
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels:\n"
+    "    aliyun.accelerator/nvidia_name: Tesla-M40\n    aliyun.accelerator/nvidia_count: '1'\n"
+    "status:\n  allocatable: {cpu: '4', memory: 16Gi, pods: '110', nvidia.com/gpu: '1'}\n"
+    "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: cpu-1\n"
+    "status:\n  allocatable: {cpu: '4', memory: 16Gi, pods: '110'}\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: tf-1}\nspec:\n"
+    "  nodeSelector: {aliyun.accelerator/nvidia_name: Tesla-M40}\n  containers:\n"
+    "  - name: tf\n    image: tf\n    ports: [{containerPort: 8888, hostPort: 8888}]\n"
+    "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: tf-2}\nspec:\n"
+    "  nodeSelector: {aliyun.accelerator/nvidia_name: Tesla-M40}\n  containers:\n"
+    "  - name: tf\n    image: tf\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: not-in-gpu-node}\nspec:\n"
+    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "        nodeSelectorTerms:\n        - matchExpressions:\n"
+    "          - {key: aliyun.accelerator/nvidia_name, operator: DoesNotExist}\n"
+    "  containers:\n  - name: c\n    image: busybox\n    resources: {limits: {cpu: '3', memory: 1Gi}}\n";
+
+static void seed_manifests(void)
+{
+    struct sched_input in;
+    struct kube_err err = {0};
+    struct sched_cluster *c = sched_cluster_new();
+    const struct kube_pod *pods[8];
+    struct sched_result res[8];
+    size_t i, n = 0;
+
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "seed.yaml", seed_yaml, strlen(seed_yaml), &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    for (i = 0; i < in.nnodes; i++)
+        CHECK_INT_EQ(sched_cluster_add_node(c, &in.nodes[i], &err), 0);
+    for (i = 0; i < in.npods && n < 8; i++)
+        pods[n++] = &in.pods[i];
+    CHECK_INT_EQ(n, 3);
+    CHECK_INT_EQ(sched_simulate(c, NULL, pods, n, NULL, res, &err), 0);
+    if (n == 3) {
+        CHECK_STR_EQ(res[0].node, "gpu-1");
+        CHECK_STR_EQ(res[1].message,
+                     "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match "
+                     "Pod's node affinity/selector. preemption: 0/2 nodes are available: 1 No "
+                     "preemption victims found for incoming pod, 1 Preemption is not helpful for "
+                     "scheduling.");
+        CHECK_STR_EQ(res[2].node, "cpu-1");
+        for (i = 0; i < n; i++)
+            sched_result_release(&res[i]);
+    }
+    sched_cluster_free(c);
+    sched_input_release(&in);
+}
+
 static void unschedulable(void) { TB_RUN(unschedulable_rows); }
 static void nodename(void) { TB_RUN(nodename_rows); }
 static void taints(void) { TB_RUN(taint_rows); }
@@ -385,5 +443,6 @@ static const struct test_case cases[] = {
     {"NodePorts", ports},
     {"NodeResourcesFit", fit},
     {"filter order, gates, empty cluster", order},
+    {"seed manifests through the decoder (limits-only GPU, hostPort, DoesNotExist)", seed_manifests},
 };
 TEST_SUITE(sched_filter, cases)

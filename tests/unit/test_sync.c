@@ -1,14 +1,20 @@
-/* test_sync.c - node-sync reconcile (labeler_sync_plan_compute) and backoff, table-driven.
+/* test_sync.c - node-sync reconcile (labeler_sync_plan_compute), backoff and the deploy/
+ * manifests that run it.
  *
  * Each row is a Node as the API server would return it, the labels gpulabel wants now and the
- * exact merge patch expected (compact JSON, sorted keys) or NULL for "nothing to write". */
+ * exact merge patch expected (compact JSON, sorted keys) or NULL for "nothing to write". The
+ * manifest cases load deploy/gpulabel/ YAML files with our YAML loader and check what node sync
+ * relies on (RBAC verbs, NODE_NAME, priority class, service account wiring). */
 #include "test.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kube/buf.h"
+#include "kube/yaml.h"
 #include "labeler/backoff.h"
+#include "labeler/duration.h"
 #include "labeler/sync.h"
 
 #define ACK LABELER_SCHEMA_ACK
@@ -290,6 +296,136 @@ static void backoff_small_base(void)
     CHECK_INT_EQ(labeler_backoff_next(&b), 1);
 }
 
+#define JSTR(v) (json_string_value(v) ? json_string_value(v) : "(none)")
+#define JGET(o, k) json_object_get((o), (k))
+
+/* Loads deploy/gpulabel/NAME; returns the array of documents (caller decrefs) or NULL. */
+static json_t *deploy_load(const char *name)
+{
+    struct kube_buf b = KUBE_BUF_INIT(1 << 20);
+    struct kube_err err;
+    char rel[128];
+    json_t *docs = NULL;
+
+    kube_err_clear(&err);
+    snprintf(rel, sizeof(rel), "../deploy/gpulabel/%s", name);
+    if (kube_read_file(test_fixture_path(rel), &b)) {
+        test_fail(__FILE__, __LINE__, "cannot read %s", test_fixture_path(rel));
+        return NULL;
+    }
+    if (kube_yaml_load(b.data, b.len, name, &docs, NULL, &err))
+        test_fail(__FILE__, __LINE__, "%s: line %d: %s", name, err.line, err.msg);
+    kube_buf_release(&b);
+    return docs;
+}
+
+static json_t *doc_of_kind(json_t *docs, const char *api_version, const char *kind)
+{
+    size_t i;
+    json_t *d;
+
+    json_array_foreach(docs, i, d) {
+        if (!strcmp(JSTR(json_object_get(d, "apiVersion")), api_version) &&
+            !strcmp(JSTR(json_object_get(d, "kind")), kind))
+            return d;
+    }
+    test_fail(__FILE__, __LINE__, "no %s %s", api_version, kind);
+    return NULL;
+}
+
+static void deploy_rbac_nodes_get_patch_only(void)
+{
+    json_t *docs = deploy_load("rbac.yaml"), *sa, *role, *bind, *rule, *subj;
+
+    if (!docs)
+        return;
+    CHECK_INT_EQ(json_array_size(docs), 3);
+    sa = doc_of_kind(docs, "v1", "ServiceAccount");
+    role = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "ClusterRole");
+    bind = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding");
+    if (sa && role && bind) {
+        CHECK_INT_EQ(json_array_size(JGET(role, "rules")), 1);
+        rule = json_array_get(JGET(role, "rules"), 0);
+        CHECK_INT_EQ(json_array_size(JGET(rule, "apiGroups")), 1);
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "apiGroups"), 0)), "");
+        CHECK_INT_EQ(json_array_size(JGET(rule, "resources")), 1);
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "resources"), 0)), "nodes");
+        CHECK_INT_EQ(json_array_size(JGET(rule, "verbs")), 2);
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "verbs"), 0)), "get");
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "verbs"), 1)), "patch");
+        CHECK_STR_EQ(JSTR(JGET(JGET(bind, "roleRef"), "kind")), "ClusterRole");
+        CHECK_STR_EQ(JSTR(JGET(JGET(bind, "roleRef"), "name")),
+                     JSTR(JGET(JGET(role, "metadata"), "name")));
+        CHECK_STR_EQ(JSTR(JGET(JGET(bind, "roleRef"), "apiGroup")), "rbac.authorization.k8s.io");
+        subj = json_array_get(JGET(bind, "subjects"), 0);
+        CHECK_STR_EQ(JSTR(JGET(subj, "kind")), "ServiceAccount");
+        CHECK_STR_EQ(JSTR(JGET(subj, "name")), JSTR(JGET(JGET(sa, "metadata"), "name")));
+        CHECK_STR_EQ(JSTR(JGET(subj, "namespace")), JSTR(JGET(JGET(sa, "metadata"), "namespace")));
+    }
+    json_decref(docs);
+}
+
+static void deploy_daemonset_wiring(void)
+{
+    json_t *docs = deploy_load("daemonset.yaml"), *rbac = deploy_load("rbac.yaml");
+    json_t *ds, *sa, *spec, *pod, *c, *env, *e, *tol, *terms, *v;
+    bool node_name = false, interval = false, gpu_toleration = false;
+    size_t i;
+    const char *k;
+
+    if (!docs || !rbac)
+        goto out;
+    ds = doc_of_kind(docs, "apps/v1", "DaemonSet");
+    sa = doc_of_kind(rbac, "v1", "ServiceAccount");
+    if (!ds || !sa)
+        goto out;
+    spec = JGET(ds, "spec");
+    pod = JGET(JGET(spec, "template"), "spec");
+    CHECK_STR_EQ(JSTR(JGET(JGET(ds, "metadata"), "namespace")),
+                 JSTR(JGET(JGET(sa, "metadata"), "namespace")));
+    CHECK_STR_EQ(JSTR(JGET(pod, "serviceAccountName")), JSTR(JGET(JGET(sa, "metadata"), "name")));
+    CHECK_STR_EQ(JSTR(JGET(pod, "priorityClassName")), "system-node-critical");
+    /* the selector must match the template's labels, or the API server rejects the DaemonSet */
+    json_object_foreach(JGET(JGET(spec, "selector"), "matchLabels"), k, v)
+        CHECK_STR_EQ(JSTR(JGET(JGET(JGET(JGET(spec, "template"), "metadata"), "labels"), k)), JSTR(v));
+    terms = JGET(JGET(JGET(JGET(pod, "affinity"), "nodeAffinity"),
+                      "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+    CHECK(json_array_size(terms) >= 2);
+    json_array_foreach(JGET(pod, "tolerations"), i, tol)
+        gpu_toleration |= !strcmp(JSTR(JGET(tol, "key")), "nvidia.com/gpu") &&
+                          !strcmp(JSTR(JGET(tol, "operator")), "Exists");
+    CHECK(gpu_toleration);
+    CHECK_INT_EQ(json_array_size(JGET(pod, "containers")), 1);
+    c = json_array_get(JGET(pod, "containers"), 0);
+    env = JGET(c, "env");
+    json_array_foreach(env, i, e) {
+        const char *name = JSTR(JGET(e, "name"));
+
+        if (!strcmp(name, "NODE_NAME")) {
+            node_name = true;
+            CHECK_STR_EQ(JSTR(JGET(JGET(JGET(e, "valueFrom"), "fieldRef"), "fieldPath")),
+                         "spec.nodeName");
+        }
+        if (!strcmp(name, "GPULABEL_SLEEP_INTERVAL")) {
+            long ms = 0;
+
+            interval = true;
+            CHECK_INT_EQ(labeler_duration_parse(JSTR(JGET(e, "value")), &ms, NULL), 0);
+            CHECK(ms >= 1000);
+        }
+    }
+    CHECK(node_name);
+    CHECK(interval);
+    CHECK_STR_EQ(JSTR(JGET(JGET(JGET(c, "resources"), "requests"), "cpu")), "5m");
+    CHECK_STR_EQ(JSTR(JGET(JGET(JGET(c, "resources"), "requests"), "memory")), "16Mi");
+    CHECK(json_is_string(JGET(JGET(JGET(c, "resources"), "limits"), "memory")));
+    CHECK(json_is_true(JGET(JGET(c, "securityContext"), "readOnlyRootFilesystem")));
+    CHECK(json_is_false(JGET(JGET(c, "securityContext"), "allowPrivilegeEscalation")));
+out:
+    json_decref(docs);
+    json_decref(rbac);
+}
+
 static const struct test_case cases[] = {
     {"first labelling sets labels and annotation", sync_row_0},
     {"steady state writes nothing", sync_row_1},
@@ -316,5 +452,7 @@ static const struct test_case cases[] = {
     {"backoff doubles to the cap", backoff_doubles_to_cap},
     {"backoff jitter spreads nodes", backoff_jitter_spreads},
     {"backoff clamps a zero base", backoff_small_base},
+    {"deploy rbac grants get and patch on nodes only", deploy_rbac_nodes_get_patch_only},
+    {"deploy daemonset wiring", deploy_daemonset_wiring},
 };
 TEST_SUITE(sync, cases)

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Benchmark of gpusched serve against the API server double (not a test).
+
+Starts tests/apiserver/fake_apiserver.py standalone (plain HTTP, a bearer token) with N nodes and P
+pending pods for gpusched, starts `gpusched serve`, and reads its /metrics until every pod is
+bound. Reports end-to-end pods bound per second, the scheduling-latency quantiles from the
+scheduler's histograms, the scheduler's CPU time per pod (from /proc/PID/stat) and its peak
+RSS (VmHWM), and how busy the double was (if it sat at ~100% of one core, it was the
+bottleneck, not the scheduler).
+
+  python3 bench/serve_bench.py --build build --nodes 5000 --pods 10000 --qps 50 --burst 100
+  python3 bench/serve_bench.py --build build --nodes 5000 --pods 10000 --qps 0
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def gen_state(path, nnodes, npods):
+    items = []
+    for i in range(nnodes):
+        alloc = {"cpu": "4", "memory": "32Gi", "pods": "110"}
+        items.append({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": "node-%05d" % i,
+                                   "labels": {"kubernetes.io/hostname": "node-%05d" % i,
+                                              "topology.kubernetes.io/zone": "zone-%d" % (i % 3)}},
+                      "spec": {}, "status": {"capacity": alloc, "allocatable": alloc}})
+    for i in range(npods):
+        items.append({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": "pod-%05d" % i, "namespace": "default",
+                                   "labels": {"app": "bench"}},
+                      "spec": {"schedulerName": "gpusched", "containers": [
+                          {"name": "c", "image": "registry.k8s.io/pause:3.10",
+                           "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]},
+                      "status": {"phase": "Pending"}})
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def vm_hwm_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def scrape(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        return r.read().decode()
+
+
+def sample(text, name, labels=""):
+    key = name + ("{%s}" % labels if labels else "")
+    for line in text.splitlines():
+        if line.startswith(key + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def quantile(text, name, q, labels=""):
+    """histogram_quantile over NAME_bucket lines (cumulative), linear inside a bucket."""
+    rx = re.compile(r'^%s_bucket\{(.*)\} (\S+)$' % re.escape(name))
+    buckets = []
+    for line in text.splitlines():
+        m = rx.match(line)
+        if not m:
+            continue
+        lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        le = lab.pop("le")
+        if labels and lab != dict(re.findall(r'(\w+)="([^"]*)"', labels)):
+            continue
+        buckets.append((float("inf") if le == "+Inf" else float(le), float(m.group(2))))
+    if not buckets or buckets[-1][1] == 0:
+        return 0.0
+    total = buckets[-1][1]
+    want = q * total
+    lo, prev = 0.0, 0.0
+    for le, cum in buckets:
+        if cum >= want:
+            if le == float("inf"):
+                return lo
+            return lo + (le - lo) * (want - prev) / max(cum - prev, 1e-12)
+        lo, prev = le, cum
+    return lo
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(SRC, "build"))
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=10000)
+    ap.add_argument("--qps", default="50")
+    ap.add_argument("--burst", default="100")
+    ap.add_argument("--bind-workers", default="16")
+    ap.add_argument("--profile", default="default")
+    ap.add_argument("--timeout", type=float, default=900)
+    a = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="serve-bench-")
+    state = os.path.join(tmp, "state.json")
+    kc = os.path.join(tmp, "kubeconfig")
+    gen_state(state, a.nodes, a.pods)
+    api = subprocess.Popen([sys.executable, os.path.join(SRC, "tests", "apiserver", "fake_apiserver.py"),
+                            "--port", "0", "--plain-http", "--token", "bench-token", "--state", state,
+                            "--print-kubeconfig", kc], stdout=subprocess.PIPE, text=True)
+    for _ in range(5):
+        line = api.stdout.readline()
+        if line.startswith("READY") or not line:
+            break
+    if not line.startswith("READY"):
+        sys.exit("fake API server did not start: %r" % line)
+    sched = None
+    try:
+        t0 = time.monotonic()
+        api_cpu0 = cpu_seconds(api.pid)
+        log = open(os.path.join(tmp, "serve.log"), "w")
+        sched = subprocess.Popen([os.path.join(a.build, "gpusched"), "serve", "--kubeconfig", kc,
+                                  "--metrics-addr", "127.0.0.1:0", "--kube-api-qps", a.qps,
+                                  "--kube-api-burst", a.burst, "--bind-workers", a.bind_workers,
+                                  "--profile", a.profile], stderr=subprocess.PIPE, text=True)
+        port = None
+        for line in sched.stderr:
+            log.write(line)
+            m = re.search(r"metricsPort=(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        if not port:
+            sys.exit("gpusched serve did not start")
+        t_ready = cpu_ready = None
+        while True:
+            text = scrape(port)
+            now = time.monotonic()
+            if t_ready is None and sample(text, "gpusched_ready") == 1:
+                t_ready, cpu_ready = now, cpu_seconds(sched.pid)
+            bound = sample(text, "gpusched_binds_total")
+            if bound >= a.pods:
+                t_end = now
+                break
+            if now - t0 > a.timeout:
+                sys.exit("timed out with %d of %d pods bound" % (bound, a.pods))
+            time.sleep(0.2)
+        cpu_end = cpu_seconds(sched.pid)
+        api_cpu = cpu_seconds(api.pid) - api_cpu0
+        hwm = vm_hwm_kib(sched.pid)
+        wall = t_end - t_ready
+        res = {
+            "nodes": a.nodes, "pods": a.pods, "qps": a.qps, "burst": a.burst,
+            "startup_to_ready_s": round(t_ready - t0, 3),
+            "schedule_wall_s": round(wall, 3),
+            "pods_per_s": round(a.pods / wall, 1),
+            "e2e_p50_ms": round(1000 * quantile(text, "scheduler_e2e_scheduling_duration_seconds", 0.5), 2),
+            "e2e_p99_ms": round(1000 * quantile(text, "scheduler_e2e_scheduling_duration_seconds", 0.99), 2),
+            "attempt_p50_ms": round(1000 * quantile(text, "scheduler_scheduling_attempt_duration_seconds", 0.5), 3),
+            "attempt_p99_ms": round(1000 * quantile(text, "scheduler_scheduling_attempt_duration_seconds", 0.99), 3),
+            "bind_p50_ms": round(1000 * quantile(text, "gpusched_binding_duration_seconds", 0.5), 2),
+            "bind_p99_ms": round(1000 * quantile(text, "gpusched_binding_duration_seconds", 0.99), 2),
+            "sched_cpu_total_s": round(cpu_end, 3),
+            "sched_cpu_per_pod_us_total": round(1e6 * cpu_end / a.pods, 1),
+            "sched_cpu_per_pod_us_after_sync": round(1e6 * (cpu_end - cpu_ready) / a.pods, 1),
+            "sched_peak_rss_mib": round(hwm / 1024, 1),
+            "apiserver_cpu_util": round(api_cpu / (t_end - t0), 2),
+        }
+        print(json.dumps(res, indent=1))
+    finally:
+        if sched:
+            sched.terminate()
+            try:
+                sched.wait(30)
+            except subprocess.TimeoutExpired:
+                sched.kill()
+        api.terminate()
+        api.wait(10)
+
+
+if __name__ == "__main__":
+    main()

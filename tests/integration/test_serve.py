@@ -1,0 +1,254 @@
+"""gpusched serve end to end against the API server double: the seed scenario (with gpulabel
+labelling the GPU nodes through the fake NVML), the writes a scheduler makes (binding, events,
+PodScheduled condition), fault handling (409, 404, 429 + Retry-After, a watch expiring with
+410), probes and metrics, flags, and graceful SIGTERM."""
+import os
+import signal
+import subprocess
+import tempfile
+
+import util
+from fake_apiserver import FakeApiServer
+from serve_util import Serve, node, pod, wait_for, bound, binding_posts, events
+
+SEED_MESSAGE = ("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+                "2 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes "
+                "are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims "
+                "found for incoming pod.")
+
+
+def tf_notebook_pod(suffix):
+    p = pod("tf-notebook-6c9f8d7b5-" + suffix, cpu="100m", gpus=1, host_port=8888,
+            node_selector={"aliyun.accelerator/nvidia_name": "Tesla-M40"},
+            labels={"app": "tf-notebook", "pod-template-hash": "6c9f8d7b5"})
+    p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                         "name": "tf-notebook-6c9f8d7b5", "uid": "rs-uid-1",
+                                         "controller": True}]
+    c = p["spec"]["containers"][0]
+    c["name"] = "tf-notebook"
+    c["image"] = "tensorflow/tensorflow:1.4.1-gpu-py3"
+    c["env"] = [{"name": "PASSWORD", "value": "mypassw0rdv"}]
+    return p
+
+
+def not_in_gpu_node_pod():
+    p = pod("not-in-gpu-node", cpu="100m", affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "aliyun.accelerator/nvidia_name",
+                                   "operator": "DoesNotExist"}]}]}}})
+    p["spec"]["containers"][0]["image"] = "nginx"
+    return p
+
+
+def gpulabel_oneshot(api, tmp, node_name):
+    kc = api.write_kubeconfig(os.path.join(tmp, "kc-gpulabel"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPULABEL_") and k not in ("NODE_NAME", "KUBECONFIG", "FAKE_NVML_CONFIG")}
+    p = subprocess.run([util.binary("gpulabel"), "--oneshot", "--node-name", node_name,
+                        "--kubeconfig", kc, "--nvml-lib", util.fake_nvml()],
+                       capture_output=True, text=True, timeout=30, env=env)
+    if p.returncode != 0:
+        raise AssertionError("gpulabel on %s: exit %d: %s" % (node_name, p.returncode, p.stderr))
+
+
+def test_seed_scenario_with_gpulabel():
+    tmp = tempfile.mkdtemp(prefix="serve-seed-")
+    with FakeApiServer() as api:
+        # two GPU nodes (the device plugin advertises one nvidia.com/gpu each) and a worker
+        api.add(node("gpu-node-1", cpu="8", memory="32Gi", gpus=1))
+        api.add(node("gpu-node-2", cpu="8", memory="32Gi", gpus=1))
+        api.add(node("worker-1", cpu="4", memory="16Gi"))
+        gpulabel_oneshot(api, tmp, "gpu-node-1")
+        gpulabel_oneshot(api, tmp, "gpu-node-2")
+        util.check_eq(api.get("nodes", "gpu-node-1")["metadata"]["labels"].get(
+            "aliyun.accelerator/nvidia_name"), "Tesla-M40", "gpulabel's label on gpu-node-1")
+        for s in ("abcde", "fghij", "klmno"):
+            api.add(tf_notebook_pod(s))
+        api.add(not_in_gpu_node_pod())
+        # a pod for another scheduler is left alone
+        api.add(pod("for-default-scheduler", scheduler="default-scheduler"))
+        sv = Serve(api, ["-v", "2"], tmp)
+        try:
+            wait_for("3 pods bound", lambda: len(bound(api)) == 3)
+            failed = wait_for("a FailedScheduling event", lambda: events(api, "FailedScheduling"))
+            placed = bound(api)
+            util.check_eq(placed.get("not-in-gpu-node"), "worker-1", "not-in-gpu-node's node")
+            tf = sorted(n for p, n in placed.items() if p.startswith("tf-notebook"))
+            util.check_eq(tf, ["gpu-node-1", "gpu-node-2"], "nodes of the bound tf-notebook pods")
+            pending = [p for p in api.list("pods") if p["metadata"]["name"].startswith("tf-notebook")
+                       and not p["spec"].get("nodeName")]
+            util.check_eq(len(pending), 1, "pending tf-notebook pods")
+            name = pending[0]["metadata"]["name"]
+            ev = failed[0]
+            util.check_eq(ev["regarding"]["name"], name, "FailedScheduling event's pod")
+            util.check_eq(ev["note"], SEED_MESSAGE, "FailedScheduling note")
+            util.check_eq((ev["type"], ev["action"], ev["reportingController"]),
+                          ("Warning", "Scheduling", "gpusched"), "event type/action/controller")
+            cond = wait_for("the PodScheduled condition", lambda: [
+                c for c in (api.get("pods", name).get("status") or {}).get("conditions", [])
+                if c["type"] == "PodScheduled"])[0]
+            util.check_eq((cond["status"], cond["reason"], cond["message"]),
+                          ("False", "Unschedulable", SEED_MESSAGE), "PodScheduled condition")
+            sched = wait_for("3 Scheduled events", lambda: len(events(api, "Scheduled")) == 3 and
+                             events(api, "Scheduled"))
+            notes = sorted(e["note"] for e in sched)
+            want = sorted("Successfully assigned default/%s to %s" % (p, n) for p, n in placed.items())
+            util.check_eq(notes, want, "Scheduled event notes")
+            util.check_eq(api.get("pods", "for-default-scheduler")["spec"].get("nodeName"), None,
+                          "pod of another scheduler")
+            util.check_eq(binding_posts(api).get("for-default-scheduler"), None,
+                          "bindings of another scheduler's pod")
+            # the GPU frees up: the waiting replica is placed on the node of the deleted one
+            gone = [p for p, n in placed.items() if n == "gpu-node-2"][0]
+            api.delete("pods", gone)
+            wait_for("the third replica bound", lambda: bound(api).get(name) == "gpu-node-2")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status after SIGTERM")
+
+
+def test_bind_conflict_and_not_found_are_not_retried_in_a_storm():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.inject("POST", r"/pods/p-conflict/binding$", 409, times=1,
+                   message='Operation cannot be fulfilled on pods/binding "p-conflict": injected')
+        api.inject("POST", r"/pods/p-gone/binding$", 404, times=1,
+                   message='pods "p-gone" not found')
+        api.add(pod("p-conflict"))
+        api.add(pod("p-gone"))
+        api.add(pod("p-ok"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("p-conflict and p-ok bound",
+                     lambda: "p-conflict" in bound(api) and "p-ok" in bound(api))
+            posts = binding_posts(api)
+            util.check_eq(posts.get("p-conflict"), 2, "binding POSTs for p-conflict (409, then retry)")
+            util.check_eq(posts.get("p-ok"), 1, "binding POSTs for p-ok")
+            # 404: the pod is treated as deleted, not retried (until something changes it)
+            util.check_eq(posts.get("p-gone"), 1, "binding POSTs for p-gone")
+            util.check_eq(sv.metric("gpusched_bind_conflicts_total"), 1.0, "conflicts metric")
+            util.check_eq(sv.metric("gpusched_bind_not_found_total"), 1.0, "not-found metric")
+            # a real conflict: someone else bound the pod first; it stays where it is
+            api.add(pod("p-raced", node_name="n1"))
+            wait_for("p-raced seen", lambda: "p-raced" in bound(api))
+            util.check_eq(binding_posts(api).get("p-raced"), None, "bindings of a bound pod")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_429_with_retry_after_is_honoured():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.inject("POST", r"/pods/p1/binding$", 429, times=2, retry_after=1)
+        api.add(pod("p1"))
+        sv = Serve(api)
+        try:
+            wait_for("p1 bound", lambda: "p1" in bound(api))
+            posts = [r["time"] for r in api.requests
+                     if r["method"] == "POST" and r["path"].endswith("/pods/p1/binding")]
+            util.check_eq(len(posts), 3, "binding POSTs (two 429s, then success)")
+            # the client waited for Retry-After before each retry (not a timing test: a
+            # retry sent earlier than asked would be a protocol violation)
+            if not all(b - a >= 0.9 for a, b in zip(posts, posts[1:])):
+                raise AssertionError("retries did not wait Retry-After: %r" % posts)
+            util.check_eq(sv.metric("gpusched_bind_errors_total"), 0.0, "bind errors")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_watch_expiry_relists_without_losing_or_duplicating():
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="2", pods="110"))
+        for i in range(5):
+            api.add(pod("a%d" % i, cpu="100m"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("first pods bound", lambda: len(bound(api)) == 5)
+            lists_before = sum(1 for r in api.requests if r["path"] == "/api/v1/pods"
+                               and "watch" not in r["query"])
+            # the stream position is compacted away: the watch gets ERROR 410 and must relist
+            api.compact(close_watches=True)
+            for i in range(5):
+                api.add(pod("b%d" % i, cpu="100m"))
+            api.delete("pods", "a0")
+            wait_for("the pods relisted",
+                     lambda: sum(1 for r in api.requests if r["path"] == "/api/v1/pods"
+                                 and "watch" not in r["query"]) > lists_before)
+            wait_for("new pods bound", lambda: len(bound(api)) == 9)
+            # n1 has 2 cpus: 19 pods of 100m fit, 21 do not; the deleted a0 must have been
+            # released from the cache by the relist, the bound ones not counted twice
+            for i in range(12):
+                api.add(pod("c%d" % i, cpu="100m"))
+            wait_for("c pods bound or failed", lambda: len(bound(api)) + len(
+                {e["regarding"]["name"] for e in events(api, "FailedScheduling")}) == 21)
+            util.check_eq(len(bound(api)), 20, "pods bound on a 2-cpu node (100m each)")
+            util.check_eq(max(binding_posts(api).values()), 1, "binding POSTs per pod")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_probes_and_metrics():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.add(pod("p1"))
+        api.add(pod("too-big", cpu="100"))
+        sv = Serve(api, ["--profile", "gpu"])
+        try:
+            util.check_eq(sv.get("/healthz"), (200, "ok"), "/healthz")
+            wait_for("ready", sv.ready)
+            wait_for("p1 bound", lambda: "p1" in bound(api))
+            wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
+            ev = events(api, "FailedScheduling")[0]
+            # more cpu than the node has at all: preemption cannot help (Unresolvable)
+            util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
+                          "nodes are available: 1 Preemption is not helpful for scheduling.",
+                          "FailedScheduling note")
+            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
+                                    'profile="gpu",result="scheduled"'), 1.0, "scheduled attempts")
+            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
+                                    'profile="gpu",result="unschedulable"') >= 1, True,
+                          "unschedulable attempts")
+            util.check_eq(sv.metric("scheduler_pending_pods", 'queue="unschedulable"'), 1.0,
+                          "unschedulable queue depth")
+            util.check_eq(sv.metric("scheduler_e2e_scheduling_duration_seconds_count",
+                                    'profile="gpu"'), 1.0, "e2e latency samples")
+            util.check_eq(sv.metric("gpusched_leader"), 1.0, "leader gauge without election")
+            util.check_eq(sv.get("/nope")[0], 404, "unknown path")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_not_ready_until_synced():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.forbid("list", "pods")
+        sv = Serve(api)
+        try:
+            wait_for("a failed pod list", lambda: sv.grep(r'resource="pods".*list failed'))
+            util.check_eq(sv.get("/readyz")[0], 503, "/readyz before the pod informer synced")
+            util.check_eq(sv.get("/healthz")[0], 200, "/healthz")
+            api.allow("list", "pods")
+            wait_for("ready after the list succeeds", sv.ready)
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_flags():
+    gs = util.binary("gpusched")
+    p = util.run([gs, "serve", "--help"])
+    util.check_eq(p.returncode, 0, "--help exit")
+    if "--scheduler-name" not in p.stdout or "--leader-elect-lease-duration" not in p.stdout:
+        raise AssertionError("help lacks flags: " + p.stdout)
+    for args, msg in ((["--bogus"], "unknown flag --bogus"),
+                      (["--profile", "fast"], "--profile: unknown profile 'fast'"),
+                      (["--leader-elect-lease-duration", "soon"], "--leader-elect-lease-duration: 'soon'"),
+                      (["--kube-api-qps", "x"], "--kube-api-qps: 'x'"),
+                      (["--leader-elect", "--leader-elect-lease-duration", "5s",
+                        "--leader-elect-renew-deadline", "10s"], "must be greater than")):
+        p = util.run([gs, "serve"] + args)
+        util.check_eq(p.returncode, 2, "exit status of %r" % args)
+        if msg not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+            raise AssertionError("stderr of %r: %r" % (args, p.stderr))
+    p = util.run([gs, "serve", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-addr", "0"])
+    util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
+    if "/nonexistent/kubeconfig" not in p.stderr:
+        raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
