@@ -123,16 +123,18 @@ int main(int argc, char **argv)
             preempted += res[i].preempted;
         }
         getrusage(RUSAGE_SELF, &ru);
-        printf("{\"nodes\":%zu,\"pending\":%zu,\"profile\":\"%s\",\"scheduled\":%zu,"
-               "\"unschedulable\":%zu,\"preemptions\":%zu,\"victims\":%zu,\"preempted_pending\":%zu,"
-               "\"load_s\":%.3f,\"simulate_wall_s\":%.4f,\"simulate_cpu_s\":%.4f,\"pods_per_s\":%.0f,\"us_per_pod\":%.2f,"
-               "\"ns_per_node_pod\":%.2f,\"rss_input_kib\":%ld,\"rss_cluster_kib\":%ld,"
-               "\"max_rss_kib\":%ld,\"heap_cluster_bytes\":%ld,\"heap_after_simulate_bytes\":%ld,"
-               "\"bound_pods\":%zu}\n",
-               in.nnodes, np, prof->name, sched, unsched, nominated, victims, preempted, t1 - t0,
-               wall, secs, (double)np / secs, secs * 1e6 / (double)np,
-               secs * 1e9 / ((double)np * (double)(in.nnodes ? in.nnodes : 1)), rss_input,
-               rss_cluster, ru.ru_maxrss, heap_cluster, heap_end, in.npods - np);
+        printf(
+            "{\"nodes\":%zu,\"pending\":%zu,\"profile\":\"%s\",\"scheduled\":%zu,"
+            "\"unschedulable\":%zu,\"preemptions\":%zu,\"victims\":%zu,\"preempted_pending\":%zu,"
+            "\"load_s\":%.3f,\"simulate_wall_s\":%.4f,\"simulate_cpu_s\":%.4f,\"pods_per_s\":%.0f,"
+            "\"us_per_pod\":%.2f,"
+            "\"ns_per_node_pod\":%.2f,\"rss_input_kib\":%ld,\"rss_cluster_kib\":%ld,"
+            "\"max_rss_kib\":%ld,\"heap_cluster_bytes\":%ld,\"heap_after_simulate_bytes\":%ld,"
+            "\"bound_pods\":%zu}\n",
+            in.nnodes, np, prof->name, sched, unsched, nominated, victims, preempted, t1 - t0, wall,
+            secs, (double)np / secs, secs * 1e6 / (double)np,
+            secs * 1e9 / ((double)np * (double)(in.nnodes ? in.nnodes : 1)), rss_input, rss_cluster,
+            ru.ru_maxrss, heap_cluster, heap_end, in.npods - np);
     }
     for (i = 0; i < np; i++)
         sched_result_release(&res[i]);

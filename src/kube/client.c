@@ -30,7 +30,7 @@
 struct kube_client {
     struct kube_config cfg;
     char *user_agent;
-    char *url_base;            /* server URL; host replaced by tls-server-name when set */
+    char *url_base;                /* server URL; host replaced by tls-server-name when set */
     struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
     long timeout_ms;
     double qps;
@@ -104,7 +104,8 @@ static int client_route(struct kube_client *c, struct kube_err *err)
     c->url_base = malloc(n);
     if (!c->url_base)
         return kube_err_set(err, -ENOMEM, "out of memory");
-    snprintf(c->url_base, n, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf, rest);
+    snprintf(c->url_base, n, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf,
+             rest);
     snprintf(entry, sizeof(entry), "%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
     c->connect_to = curl_slist_append(NULL, entry);
     return c->connect_to ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
@@ -538,10 +539,11 @@ static int client_http_err(long status, const json_t *js, const struct kube_buf 
     if (err) {
         err->http_status = (int)status;
         snprintf(err->reason, sizeof(err->reason), "%s", reason ? reason : "");
-        err->retry_after = retry_after >= 0 ? retry_after
-                           : json_is_integer(ra) && json_integer_value(ra) >= 0 && json_integer_value(ra) < 86400
-                               ? (int)json_integer_value(ra)
-                               : -1;
+        err->retry_after =
+            retry_after >= 0 ? retry_after
+            : json_is_integer(ra) && json_integer_value(ra) >= 0 && json_integer_value(ra) < 86400
+                ? (int)json_integer_value(ra)
+                : -1;
     }
     return code;
 }
@@ -652,9 +654,9 @@ struct client_watch {
     struct kube_buf line;    /* partial event line (capped) */
     struct kube_buf errbody; /* body of a non-200 answer (capped, truncated silently) */
     unsigned long events;
-    int fn_rc;     /* what fn returned when it asked to stop */
-    int bad;       /* our own failure (line cap, malformed event) */
-    bool stopped;  /* *stop was seen */
+    int fn_rc;    /* what fn returned when it asked to stop */
+    int bad;      /* our own failure (line cap, malformed event) */
+    bool stopped; /* *stop was seen */
     struct kube_err *err;
 };
 

@@ -6,7 +6,11 @@
  * insecure-skip-tls-verify. Tokens are never logged or put into error messages.
  *
  * A client is safe to use from several threads at once: each call takes its own connection
- * from a pool and one token-bucket rate limiter (qps/burst) is shared. */
+ * from a pool and one token-bucket rate limiter (qps/burst) is shared.
+ *
+ * Programs using it must ignore SIGPIPE (signal(SIGPIPE, SIG_IGN)): libcurl runs with
+ * CURLOPT_NOSIGNAL, and OpenSSL may write (e.g. close_notify) to a socket the server has
+ * closed. The library does not change signal dispositions itself. */
 #ifndef KUBE_CLIENT_H
 #define KUBE_CLIENT_H
 
@@ -53,7 +57,12 @@ void kube_response_release(struct kube_response *r);
  * returns a negative code: for an HTTP error, err->http_status, err->reason, err->msg (the
  * Status message) and err->retry_after are set and resp still holds the answer; for a
  * transport error (refused, timeout, TLS) http_status is 0 and msg says what happened.
- * The caller releases resp in every case. No retries happen here: see kube_err_transient. */
+ * The caller releases resp in every case. No retries happen here: see kube_err_transient.
+ * Codes (docs/api-client.md has the table): 404 -ENOENT, 409 -EBUSY (AlreadyExists -EEXIST),
+ * 401 -EACCES, 403 -EPERM, 410 -ESTALE, 400/415/422 -EINVAL, 429/503 -EAGAIN, other 5xx -EIO;
+ * transport -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -ECONNRESET, -EPROTO (TLS), -E2BIG.
+ * The one exception to "no retries": with a token file, a 401 re-reads the token and the
+ * request is sent once more when the token changed. */
 int kube_client_request(struct kube_client *c, const char *method, const char *path,
                         const char *content_type, const char *body, size_t len,
                         struct kube_response *resp, struct kube_err *err);

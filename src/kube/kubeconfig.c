@@ -20,8 +20,8 @@
 #define KC_FILES_MAX 32
 
 struct kc_file {
-    char *path;  /* as given (for messages) */
-    char *dir;   /* directory relative paths are resolved against */
+    char *path; /* as given (for messages) */
+    char *dir;  /* directory relative paths are resolved against */
     json_t *docs;
     json_t *root; /* first document (borrowed from docs), NULL for an empty file */
     struct kube_lines *lines;
@@ -104,7 +104,8 @@ static int kc_check_section(const struct kc_file *f, const char *key, const char
         return 0;
     if (!json_is_array(list))
         return kc_fail(err, -EINVAL, f, list, key, "must be a list");
-    json_array_foreach(list, i, item) {
+    json_array_foreach(list, i, item)
+    {
         snprintf(field, sizeof(field), "%s[%zu]", key, i);
         if (!json_is_object(item))
             return kc_fail(err, -EINVAL, f, item, field, "must be a mapping");
@@ -184,7 +185,8 @@ static json_t *kc_find(const struct kc_set *s, const char *key, const char *name
     for (i = 0; i < s->n; i++) {
         json_t *list = s->files[i].root ? json_object_get(s->files[i].root, key) : NULL;
 
-        json_array_foreach(list, j, item) {
+        json_array_foreach(list, j, item)
+        {
             if (!strcmp(json_string_value(json_object_get(item, "name")), name)) {
                 *fout = &s->files[i];
                 *idx = j;
@@ -296,7 +298,8 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
         (rc = kc_get_str(f, c, "proxy-url", prefix, &proxy, err)))
         return rc;
     if (!server)
-        return kc_fail(err, -EINVAL, f, c ? c : item, prefix, "cluster \"%s\" has no server defined",
+        return kc_fail(err, -EINVAL, f, c ? c : item, prefix,
+                       "cluster \"%s\" has no server defined",
                        json_string_value(json_object_get(item, "name")));
     if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7))
         return kc_fail(err, -EINVAL, f, json_object_get(c, "server"), prefix,
@@ -332,8 +335,8 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
     return 0;
 }
 
-static int kc_user(const struct kc_file *f, const json_t *item, size_t idx,
-                   struct kube_config *out, struct kube_err *err)
+static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, struct kube_config *out,
+                   struct kube_err *err)
 {
     json_t *u = json_object_get(item, "user");
     const char *name = json_string_value(json_object_get(item, "name"));
@@ -388,7 +391,8 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx,
     if (!out->token && !out->cert_pem)
         return kc_fail(err, -EINVAL, f, u ? u : item, prefix,
                        "user \"%s\" has no credentials (token, tokenFile or "
-                       "client-certificate/client-key)", name);
+                       "client-certificate/client-key)",
+                       name);
     return 0;
 }
 
@@ -404,7 +408,8 @@ static int kc_resolve(const struct kc_set *s, const char *context, struct kube_c
 
     if (!context) {
         for (i = 0; i < s->n && !context; i++) {
-            json_t *cc = s->files[i].root ? json_object_get(s->files[i].root, "current-context") : NULL;
+            json_t *cc =
+                s->files[i].root ? json_object_get(s->files[i].root, "current-context") : NULL;
 
             if (json_is_string(cc) && json_string_value(cc)[0])
                 context = json_string_value(cc);
@@ -547,7 +552,8 @@ int kube_config_load(const char *path, const char *context, struct kube_config *
             rc = kube_config_in_cluster(out, err);
             goto out;
         }
-        rc = kube_err_set(err, -ENOENT, "no kubeconfig found (%s) and not running in a cluster "
+        rc = kube_err_set(err, -ENOENT,
+                          "no kubeconfig found (%s) and not running in a cluster "
                           "(KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig",
                           env && env[0] ? "none of the files in $KUBECONFIG exist"
                                         : "~/.kube/config does not exist");
@@ -617,7 +623,8 @@ int kube_config_in_cluster(struct kube_config *out, struct kube_err *err)
     kube_err_clear(err);
     memset(out, 0, sizeof(*out));
     if (!host || !host[0] || !port || !port[0])
-        return kube_err_set(err, -ENOENT, "unable to load in-cluster configuration, "
+        return kube_err_set(err, -ENOENT,
+                            "unable to load in-cluster configuration, "
                             "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
     n = strlen(host) + strlen(port) + 16;
     out->server = malloc(n);

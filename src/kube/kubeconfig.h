@@ -20,12 +20,12 @@
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct kube_config {
-    char *server;          /* "https://host:port", no trailing slash */
-    char *tls_server_name; /* name to verify the server certificate against, or NULL */
-    bool insecure;         /* insecure-skip-tls-verify */
-    char *proxy_url;       /* proxy-url (http, https or socks5), or NULL for libcurl's env */
+    char *server;             /* "https://host:port", no trailing slash */
+    char *tls_server_name;    /* name to verify the server certificate against, or NULL */
+    bool insecure;            /* insecure-skip-tls-verify */
+    char *proxy_url;          /* proxy-url (http, https or socks5), or NULL for libcurl's env */
     bool disable_compression; /* disable-compression: do not ask for gzip */
-    char *ca_pem;          /* trusted CA bundle (PEM), NULL for the system store */
+    char *ca_pem;             /* trusted CA bundle (PEM), NULL for the system store */
     size_t ca_len;
     char *cert_pem; /* client certificate (PEM) or NULL */
     size_t cert_len;

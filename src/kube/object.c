@@ -336,7 +336,8 @@ out:
 struct res_entry {
     const char *name; /* points into the JSON tree */
     const json_t *v;
-    char text[64];    /* the quantity as written (for messages) */
+    const char *text; /* the quantity as written: the JSON string, or num */
+    char num[40];     /* a JSON number printed back */
     int64_t value;    /* base units; millicores for cpu */
     int64_t milli;
     bool whole;       /* a whole number of base units */
@@ -369,15 +370,17 @@ static bool res_is_integer(const char *name)
     return !res_is_native(name) || !strcmp(name, "pods");
 }
 
-/* quantity_text renders a JSON quantity (string or number) the way it was written. */
-static int quantity_text(const json_t *v, char *buf, size_t size)
+/* quantity_text points e->text at the quantity as written: the JSON string itself, or the
+ * JSON number printed back into e->num. */
+static int quantity_text(const json_t *v, struct res_entry *e)
 {
     if (json_is_string(v)) {
-        snprintf(buf, size, "%s", json_string_value(v));
-        return json_string_length(v) < size ? 0 : -E2BIG;
+        e->text = json_string_value(v);
+        return 0;
     }
+    e->text = e->num;
     if (json_is_integer(v)) {
-        snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        snprintf(e->num, sizeof(e->num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return 0;
     }
     if (json_is_real(v)) {
@@ -385,8 +388,8 @@ static int quantity_text(const json_t *v, char *buf, size_t size)
         int prec;
 
         for (prec = 1; prec <= 17; prec++) {
-            snprintf(buf, size, "%.*g", prec, json_real_value(v));
-            if (strtod(buf, NULL) == json_real_value(v))
+            snprintf(e->num, sizeof(e->num), "%.*g", prec, json_real_value(v));
+            if (strtod(e->num, NULL) == json_real_value(v))
                 break;
         }
         return 0;
@@ -437,13 +440,8 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
                 goto out;
             }
         }
-        if (quantity_text(v, e->text, sizeof(e->text))) {
-            if (json_is_string(v))
-                rc = dec_fail(d, v, m, "quantities must match the regular expression "
-                                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-            else
-                rc = dec_fail(d, v, m, "expected quantity (string or number), got %s",
-                              type_name(v));
+        if (quantity_text(v, e)) {
+            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s", type_name(v));
             goto out;
         }
         rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);

@@ -202,9 +202,9 @@ uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uin
 
 const char *sched_plugin_name(int plugin)
 {
-    static const char *const names[] = {NULL,           "NodeUnschedulable", "NodeName",
-                                        "TaintToleration", "NodeAffinity", "NodePorts",
-                                        "NodeResourcesFit"};
+    static const char *const names[] = {
+        NULL,           "NodeUnschedulable", "NodeName",        "TaintToleration",
+        "NodeAffinity", "NodePorts",         "NodeResourcesFit"};
 
     return plugin > 0 && plugin <= SCHED_PL_FIT ? names[plugin] : NULL;
 }
@@ -636,7 +636,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     qsort(labels, node->labels.n, sizeof(*labels), cmp_idlabel);
     for (i = 0; i < node->ntaints; i++) {
         taints[i].key = sched_intern_add(&c->strs, node->taints[i].key);
-        taints[i].value = sched_intern_add(&c->strs, node->taints[i].value ? node->taints[i].value : "");
+        taints[i].value =
+            sched_intern_add(&c->strs, node->taints[i].value ? node->taints[i].value : "");
         taints[i].effect = (uint8_t)node->taints[i].effect;
         if (taints[i].key == SCHED_NOID || taints[i].value == SCHED_NOID)
             goto out;
@@ -664,7 +665,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     h->alloc_cpu = node->allocatable.cpu_milli;
     h->alloc_mem = node->allocatable.memory;
     h->alloc_eph = node->allocatable.ephemeral;
-    h->alloc_pods = node->allocatable.pods > INT32_MAX ? INT32_MAX : (int32_t)node->allocatable.pods;
+    h->alloc_pods =
+        node->allocatable.pods > INT32_MAX ? INT32_MAX : (int32_t)node->allocatable.pods;
     {
         const struct sched_scalar *g = sched_slot_scalar(s, c->rid_gpu);
         h->alloc_gpu = g ? g->alloc : 0;
@@ -920,8 +922,9 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
         p->nscalars = u.nscalars;
     }
     for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
-                                                              : &pod->init_containers[i - pod->ncontainers];
+        const struct kube_container *k = i < pod->ncontainers
+                                             ? &pod->containers[i]
+                                             : &pod->init_containers[i - pod->ncontainers];
         if (i >= pod->ncontainers && !k->restart_always)
             continue;
         np += k->nports;
@@ -929,8 +932,9 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     if (np && !(p->ports = calloc(np, sizeof(*p->ports))))
         goto fail;
     for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
-                                                              : &pod->init_containers[i - pod->ncontainers];
+        const struct kube_container *k = i < pod->ncontainers
+                                             ? &pod->containers[i]
+                                             : &pod->init_containers[i - pod->ncontainers];
         if (i >= pod->ncontainers && !k->restart_always)
             continue;
         for (j = 0; j < k->nports; j++) {
@@ -964,8 +968,8 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
         return -ENOMEM;
     if (grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
         return -ENOMEM;
-    if (p->nports &&
-        grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports, sizeof(*s->ports)))
+    if (p->nports && grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports,
+                          sizeof(*s->ports)))
         return -ENOMEM;
     for (i = 0; i < p->nscalars; i++)
         if (!slot_scalar_add(s, p->scalars[i].rid))

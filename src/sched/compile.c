@@ -120,7 +120,8 @@ static int pod_requests(struct sched_cluster *c, const struct kube_pod *pod, boo
         if ((rc = agg_of(c, &ic->requests, nonzero, &k)))
             return rc;
         if (ic->restart_always) {
-            if ((rc = agg_add(&sum, &k)) || (rc = agg_add(&side, &k)) || (rc = agg_max(&initmax, &side)))
+            if ((rc = agg_add(&sum, &k)) || (rc = agg_add(&side, &k)) ||
+                (rc = agg_max(&initmax, &side)))
                 return rc;
         } else {
             tmp = k;
@@ -400,16 +401,18 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         if (u.scalars[i].rid == rid_gpu)
             cp->gpu = u.scalars[i].req;
     for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
-                                                              : &pod->init_containers[i - pod->ncontainers];
+        const struct kube_container *k = i < pod->ncontainers
+                                             ? &pod->containers[i]
+                                             : &pod->init_containers[i - pod->ncontainers];
         if (i < pod->ncontainers || k->restart_always)
             np += k->nports;
     }
     if (np && !(cp->ports = kube_arena_alloc(cp->arena, np * sizeof(*cp->ports))))
         goto out;
     for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers ? &pod->containers[i]
-                                                              : &pod->init_containers[i - pod->ncontainers];
+        const struct kube_container *k = i < pod->ncontainers
+                                             ? &pod->containers[i]
+                                             : &pod->init_containers[i - pod->ncontainers];
         if (i >= pod->ncontainers && !k->restart_always)
             continue;
         for (j = 0; j < k->nports; j++) {

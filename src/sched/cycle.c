@@ -102,7 +102,8 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
             if (cp->gpu_rid != c->rid_gpu) {
                 /* a profile naming another GPU resource than nvidia.com/gpu */
                 const struct sched_scalar *x =
-                    cp->gpu_rid == SCHED_NOID ? NULL : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
+                    cp->gpu_rid == SCHED_NOID ? NULL
+                                              : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
                 ga = x ? x->alloc : 0;
                 gr = x ? x->req : 0;
             }

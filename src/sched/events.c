@@ -2,11 +2,14 @@
  * every string is escaped correctly; field names and formats follow client-go. */
 #include "sched/events.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
+
+#include "kube/buf.h"
 
 char *sched_event_note(const char *msg)
 {
@@ -57,15 +60,86 @@ static char *dump_take(json_t *v)
     return s;
 }
 
+/* The two bodies written for every pod (binding, event) are built directly into a buffer: a
+ * jansson tree costs more than the rest of the request. Strings are escaped as JSON requires
+ * (quote, backslash, control characters); UTF-8 passes through unchanged. */
+static int put_json_string(struct kube_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *run = s;
+    int r = kube_buf_puts(b, "\"");
+
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[7];
+
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        r |= kube_buf_append(b, run, (size_t)(s - run));
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            r |= kube_buf_append(b, esc, 2);
+        } else if (c == '\n') {
+            r |= kube_buf_puts(b, "\\n");
+        } else if (c == '\t') {
+            r |= kube_buf_puts(b, "\\t");
+        } else if (c == '\r') {
+            r |= kube_buf_puts(b, "\\r");
+        } else {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            r |= kube_buf_append(b, esc, 6);
+        }
+        run = s + 1;
+    }
+    r |= kube_buf_append(b, run, (size_t)(s - run));
+    r |= kube_buf_puts(b, "\"");
+    return r;
+}
+
+/* put_fields appends `"key":"value"` pairs (key, value, key, value, ..., NULL), comma
+ * separated, each value escaped. */
+static int put_fields(struct kube_buf *b, ...)
+{
+    va_list ap;
+    const char *k;
+    int r = 0, first = 1;
+
+    va_start(ap, b);
+    while ((k = va_arg(ap, const char *))) {
+        const char *v = va_arg(ap, const char *);
+
+        r |= kube_buf_printf(b, "%s\"%s\":", first ? "" : ",", k);
+        r |= put_json_string(b, v);
+        first = 0;
+    }
+    va_end(ap);
+    return r;
+}
+
+static char *buf_take_or_null(struct kube_buf *b, int r)
+{
+    if (r) {
+        kube_buf_release(b);
+        return NULL;
+    }
+    return kube_buf_take(b);
+}
+
 char *sched_binding_json(const char *ns, const char *name, const char *uid, const char *node)
 {
-    json_t *md = json_pack("{s:s, s:s}", "name", name, "namespace", ns);
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    int r = kube_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
 
-    if (md && uid && *uid)
-        json_object_set_new(md, "uid", json_string(uid));
-    return dump_take(json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                               "Binding", "metadata", md, "target", "apiVersion", "v1", "kind",
-                               "Node", "name", node));
+    r |= put_fields(&b, "name", name, "namespace", ns, (const char *)NULL);
+    if (uid && *uid)
+        r |= kube_buf_puts(&b, ",") | put_fields(&b, "uid", uid, (const char *)NULL);
+    r |= kube_buf_puts(&b, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",");
+    r |= put_fields(&b, "name", node, (const char *)NULL);
+    r |= kube_buf_puts(&b, "}}");
+    return buf_take_or_null(&b, r);
 }
 
 char *sched_event_json(const struct sched_event *e, const struct timespec *now)
@@ -73,23 +147,27 @@ char *sched_event_json(const struct sched_event *e, const struct timespec *now)
     char name[512], when[40], *note = sched_event_note(e->note ? e->note : "");
     unsigned long long nanos =
         (unsigned long long)now->tv_sec * 1000000000ULL + (unsigned long long)now->tv_nsec;
-    json_t *regarding, *ev;
+    struct kube_buf b = KUBE_BUF_INIT(0);
+    int r;
 
     if (!note)
         return NULL;
     snprintf(name, sizeof(name), "%s.%llx", e->pod_name, nanos);
-    regarding = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", "Pod", "namespace",
-                          e->namespace_, "name", e->pod_name);
-    if (regarding && e->pod_uid && *e->pod_uid)
-        json_object_set_new(regarding, "uid", json_string(e->pod_uid));
-    ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s}",
-                   "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", name,
-                   "namespace", e->namespace_, "eventTime", sched_time_micro(now, when, sizeof(when)),
-                   "reportingController", e->controller, "reportingInstance", e->instance,
-                   "action", e->action, "reason", e->reason, "type", e->type, "regarding",
-                   regarding, "note", note);
+    r = kube_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{");
+    r |= put_fields(&b, "name", name, "namespace", e->namespace_, (const char *)NULL);
+    r |= kube_buf_puts(&b, "},");
+    r |= put_fields(&b, "eventTime", sched_time_micro(now, when, sizeof(when)),
+                    "reportingController", e->controller, "reportingInstance", e->instance,
+                    "action", e->action, "reason", e->reason, "type", e->type, (const char *)NULL);
+    r |= kube_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",");
+    r |= put_fields(&b, "namespace", e->namespace_, "name", e->pod_name, (const char *)NULL);
+    if (e->pod_uid && *e->pod_uid)
+        r |= kube_buf_puts(&b, ",") | put_fields(&b, "uid", e->pod_uid, (const char *)NULL);
+    r |= kube_buf_puts(&b, "},");
+    r |= put_fields(&b, "note", note, (const char *)NULL);
+    r |= kube_buf_puts(&b, "}");
     free(note);
-    return dump_take(ev);
+    return buf_take_or_null(&b, r);
 }
 
 char *sched_condition_patch_json(const char *reason, const char *message, const char *nominated,

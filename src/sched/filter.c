@@ -138,8 +138,9 @@ void sched_filter_class(struct sched_cluster *c, const struct sched_profile *p,
         }
     }
     for (i = 0; i < cp->nsel; i++) {
-        const struct sched_idlabel *x =
-            cp->sel[i].key == SCHED_NOID ? NULL : label_find(cl->labels, cl->nlabels, cp->sel[i].key);
+        const struct sched_idlabel *x = cp->sel[i].key == SCHED_NOID
+                                            ? NULL
+                                            : label_find(cl->labels, cl->nlabels, cp->sel[i].key);
         if (!x || x->value != cp->sel[i].value) {
             sel_ok = false;
             break;
@@ -233,7 +234,8 @@ uint32_t sched_filter_fit(const struct sched_cluster *c, uint32_t slot, const st
                 alloc = h->alloc_gpu;
                 req = scalar_req ? scalar_req[j] : use->req_gpu;
             } else {
-                const struct sched_scalar *x = sched_slot_scalar(&c->slots[slot], cp->scalars[j].rid);
+                const struct sched_scalar *x =
+                    sched_slot_scalar(&c->slots[slot], cp->scalars[j].rid);
                 alloc = x ? x->alloc : 0;
                 req = scalar_req ? scalar_req[j] : x ? x->req : 0;
             }

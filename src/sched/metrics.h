@@ -12,7 +12,7 @@
 
 #include "kube/buf.h"
 
-#define SCHED_HIST_BUCKETS 20 /* 100 us doubling: 0.0001 .. 52.4 s, then +Inf */
+#define SCHED_HIST_BUCKETS 24 /* 100 us doubling: 0.0001 .. 838.9 s, then +Inf */
 
 struct sched_histogram {
     uint64_t counts[SCHED_HIST_BUCKETS + 1]; /* per bucket, not cumulative; last is +Inf */

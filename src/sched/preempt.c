@@ -106,8 +106,7 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         pn->reason = SCHED_R_NO_VICTIMS;
         return 0;
     }
-    if (!(lower = malloc(s->npods * sizeof(*lower))) ||
-        !(d.on = malloc(s->npods * sizeof(*d.on))))
+    if (!(lower = malloc(s->npods * sizeof(*lower))) || !(d.on = malloc(s->npods * sizeof(*d.on))))
         goto out;
     d.use.req_cpu = h->req_cpu;
     d.use.req_mem = h->req_mem;

@@ -34,7 +34,8 @@ static bool ref_tolerates(const struct kube_pod *pod, const char *key, const cha
     for (i = 0; i < pod->ntolerations; i++) {
         const struct kube_toleration *t = &pod->tolerations[i];
         const char *tv = t->value ? t->value : "";
-        if (prefer_only && t->effect != KUBE_EFFECT_ANY && t->effect != KUBE_EFFECT_PREFER_NO_SCHEDULE)
+        if (prefer_only && t->effect != KUBE_EFFECT_ANY &&
+            t->effect != KUBE_EFFECT_PREFER_NO_SCHEDULE)
             continue;
         if (t->effect != KUBE_EFFECT_ANY && t->effect != effect)
             continue;
@@ -164,8 +165,8 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
 
     memset(o, 0, sizeof(*o));
     o->unresolvable = true;
-    if (s->unschedulable &&
-        !ref_tolerates(pod, "node.kubernetes.io/unschedulable", "", KUBE_EFFECT_NO_SCHEDULE, false)) {
+    if (s->unschedulable && !ref_tolerates(pod, "node.kubernetes.io/unschedulable", "",
+                                           KUBE_EFFECT_NO_SCHEDULE, false)) {
         o->plugin = SCHED_PL_UNSCHEDULABLE;
         o->reason = SCHED_R_UNSCHEDULABLE;
         return;

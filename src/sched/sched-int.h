@@ -21,11 +21,11 @@
 
 /* ---- interning ---- */
 struct sched_intern {
-    char **strs;      /* id -> string (malloc'ed) */
-    int64_t *ival;    /* id -> value parsed as base-10 int64 (Go ParseInt) */
+    char **strs;   /* id -> string (malloc'ed) */
+    int64_t *ival; /* id -> value parsed as base-10 int64 (Go ParseInt) */
     bool *ival_ok;
     uint32_t n, cap;
-    uint32_t *slots;  /* open addressing: id+1, 0 empty */
+    uint32_t *slots; /* open addressing: id+1, 0 empty */
     uint32_t nslots;
 };
 
@@ -91,7 +91,7 @@ struct sched_port {
 
 struct sched_class {
     uint32_t hash;
-    uint32_t refs;         /* nodes in the class; 0 = free entry */
+    uint32_t refs; /* nodes in the class; 0 = free entry */
     bool unschedulable;
     struct sched_idtaint *taints;
     uint32_t ntaints;
@@ -107,19 +107,19 @@ struct sched_hot {
     int64_t alloc_eph, req_eph;
     int64_t alloc_gpu, req_gpu;
     int32_t alloc_pods, npods;
-    int32_t min_prio;   /* lowest priority among the node's pods (INT32_MAX when none) */
+    int32_t min_prio; /* lowest priority among the node's pods (INT32_MAX when none) */
 };
 
 /* the few per-slot fields every cycle reads for every node, kept small and together */
 struct sched_lite {
-    uint32_t cls;    /* node class, SCHED_NOID when absent */
-    uint32_t gen;    /* bumped on every change of usage or allocatable; never 0 */
-    uint32_t name;   /* interned node name */
-    uint32_t nports; /* host ports in use */
+    uint32_t cls;      /* node class, SCHED_NOID when absent */
+    uint32_t gen;      /* bumped on every change of usage or allocatable; never 0 */
+    uint32_t name;     /* interned node name */
+    uint32_t nports;   /* host ports in use */
     uint32_t portmask; /* SCHED_PORT_BIT of each host port in use: no shared bit, no conflict */
 };
 
-#define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port) * 3u + (uint32_t)(proto)) & 31u))
+#define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port)*3u + (uint32_t)(proto)) & 31u))
 
 /* The dynamic part of one node's verdict for one pod shape (requests): NodeResourcesFit's
  * reasons and the resource scores. Valid while gen equals the slot's generation. */
@@ -148,7 +148,7 @@ struct sched_cverdict;
 struct sched_slot {
     char *name;
     bool present;
-    uint32_t order_index; /* position in order[] when present */
+    uint32_t order_index;         /* position in order[] when present */
     struct sched_idlabel *labels; /* every label, sorted by key id */
     uint32_t nlabels;
     struct sched_idtaint *taints; /* node order */
@@ -165,13 +165,13 @@ struct sched_slot {
 /* a pod counted in the cluster */
 struct sched_pod {
     struct sched_pod *hnext; /* hash chain */
-    char *key;  /* "ns/name" */
+    char *key;               /* "ns/name" */
     char *ns, *name;
     uint32_t slot;
     uint32_t index_in_slot;
     bool assumed, terminating;
     int32_t priority;
-    uint64_t seq; /* arrival order: stands for status.startTime (earlier = smaller) */
+    uint64_t seq;    /* arrival order: stands for status.startTime (earlier = smaller) */
     bool from_input; /* sched_simulate: one of its pods[], at input_index */
     size_t input_index;
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
@@ -209,8 +209,8 @@ struct sched_cluster {
     uint64_t next_seq;
 
     uint32_t rid_gpu;
-    uint32_t id_bind_all; /* "0.0.0.0" */
-    uint32_t id_empty;    /* "" */
+    uint32_t id_bind_all;             /* "0.0.0.0" */
+    uint32_t id_empty;                /* "" */
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
     struct kube_arena cp_arena; /* compiled pods (compile.c) */
@@ -259,7 +259,7 @@ struct sched_creq { /* one node selector requirement */
 };
 
 struct sched_cfield { /* matchFields metadata.name */
-    bool in; /* In, else NotIn */
+    bool in;          /* In, else NotIn */
     bool invalid;
     uint32_t name; /* interned node name or SCHED_NOID */
 };
@@ -292,15 +292,15 @@ struct sched_cpod {
     uint32_t nreq_terms;
     struct sched_cterm *pref_terms;
     uint32_t npref_terms;
-    bool affinity_by_name;   /* some required term has matchFields: per node */
-    bool preferred_by_name;  /* some preferred term has matchFields: per node */
+    bool affinity_by_name;  /* some required term has matchFields: per node */
+    bool preferred_by_name; /* some preferred term has matchFields: per node */
     struct sched_ctol *tols;
     uint32_t ntols;
     /* requests */
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS]; /* req only, nonzero */
     uint32_t nscalars;
-    int64_t gpu; /* request of the profile's GPU resource */
+    int64_t gpu;      /* request of the profile's GPU resource */
     uint32_t gpu_rid; /* the profile's GPU resource (interned), SCHED_NOID if no node has it */
     struct sched_port *ports;
     uint32_t nports;
@@ -330,11 +330,11 @@ int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct 
 /* ---- filters (filter.c) ---- */
 /* Per class verdict for one pod. */
 struct sched_cverdict {
-    uint8_t plugin;      /* first failing static plugin (UNSCHEDULABLE, TAINT, AFFINITY), or 0 */
+    uint8_t plugin; /* first failing static plugin (UNSCHEDULABLE, TAINT, AFFINITY), or 0 */
     uint32_t reason;
-    int32_t taint_score; /* untolerated PreferNoSchedule taints */
+    int32_t taint_score;    /* untolerated PreferNoSchedule taints */
     int32_t affinity_score; /* preferred terms' weights (class part) */
-    uint64_t term_mask;  /* required terms whose expressions match (for name-dependent terms) */
+    uint64_t term_mask;     /* required terms whose expressions match (for name-dependent terms) */
 };
 
 void sched_filter_class(struct sched_cluster *c, const struct sched_profile *p,
@@ -372,9 +372,9 @@ int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
 
 /* ---- the cycle (cycle.c) ---- */
 struct sched_nodeout {
-    uint8_t plugin;    /* SCHED_PL_*, 0 feasible */
+    uint8_t plugin; /* SCHED_PL_*, 0 feasible */
     bool unresolvable;
-    uint32_t reason;   /* reason id, or fit mask for SCHED_PL_FIT */
+    uint32_t reason; /* reason id, or fit mask for SCHED_PL_FIT */
     int32_t taint_raw, aff_raw;
     int32_t fit_raw, bal_raw, gpu_raw;
     int64_t total;
@@ -385,8 +385,8 @@ struct sched_cycle {
     struct sched_nodeout *out; /* by order index; cluster scratch, valid until the next cycle */
     uint32_t nfeasible;
     int64_t max_taint, max_aff;
-    bool bal_skip;             /* best-effort pod: BalancedAllocation skipped */
-    int32_t chosen;            /* order index, -1 none */
+    bool bal_skip;  /* best-effort pod: BalancedAllocation skipped */
+    int32_t chosen; /* order index, -1 none */
 };
 
 /* sched_cycle_choose is the fast path of a cycle that only wants the chosen node: *chosen is
@@ -429,20 +429,20 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
 #define SCHED_PN_NO_VICTIMS 100
 #define SCHED_PN_NOT_HELPFUL 101
 struct sched_preempt_node { /* per order index */
-    uint32_t reason_plugin;   /* 0: candidate; else why not (SCHED_PL_PORTS, SCHED_PL_FIT,
-                                 SCHED_PN_NO_VICTIMS, SCHED_PN_NOT_HELPFUL) */
-    uint32_t reason;          /* reason id or fit mask */
+    uint32_t reason_plugin; /* 0: candidate; else why not (SCHED_PL_PORTS, SCHED_PL_FIT,
+                               SCHED_PN_NO_VICTIMS, SCHED_PN_NOT_HELPFUL) */
+    uint32_t reason;        /* reason id or fit mask */
     struct sched_pod **victims;
     uint32_t nvictims;
 };
 
 struct sched_preemption {
     bool attempted;
-    const char *ineligible; /* "not eligible due to ..." */
-    int32_t chosen;          /* order index, -1 none */
+    const char *ineligible;           /* "not eligible due to ..." */
+    int32_t chosen;                   /* order index, -1 none */
     struct sched_preempt_node *nodes; /* n entries, NULL when not attempted */
     uint32_t n;
-    char *message;           /* "preemption: ..." or NULL on success */
+    char *message; /* "preemption: ..." or NULL on success */
 };
 
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,

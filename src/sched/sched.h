@@ -39,10 +39,10 @@ enum sched_taint_wording {
  * pod requesting none, 0 on nodes whose allocatable has gpu_resource > 0 and 100 elsewhere
  * (a penalty, never a filter). See docs/scheduling.md, "GPU-aware profile". */
 struct sched_profile {
-    const char *name;          /* "default" or "gpu" */
-    bool gpu_aware;            /* GPUPlacement score on */
-    const char *gpu_resource;  /* "nvidia.com/gpu" */
-    int32_t gpu_weight;        /* 10 in the "gpu" profile */
+    const char *name;         /* "default" or "gpu" */
+    bool gpu_aware;           /* GPUPlacement score on */
+    const char *gpu_resource; /* "nvidia.com/gpu" */
+    int32_t gpu_weight;       /* 10 in the "gpu" profile */
     enum sched_taint_wording taint_wording;
 };
 
@@ -125,8 +125,8 @@ size_t sched_cluster_node_count(const struct sched_cluster *c);
 
 /* What a node has and what its pods request, for `gpusched nodes`. */
 struct sched_node_usage {
-    const char *name;         /* borrowed from the cluster; valid until the node changes */
-    size_t npods;             /* pods counted on the node (bound + assumed) */
+    const char *name; /* borrowed from the cluster; valid until the node changes */
+    size_t npods;     /* pods counted on the node (bound + assumed) */
     int64_t allocatable_pods;
     int64_t allocatable_cpu_milli, requested_cpu_milli;
     int64_t allocatable_memory, requested_memory;
@@ -148,17 +148,17 @@ int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_
  * ------------------------------------------------------------------------------------- */
 
 enum sched_outcome {
-    SCHED_SCHEDULED = 0,   /* node set */
-    SCHED_UNSCHEDULABLE,   /* message set: the FailedScheduling text */
-    SCHED_GATED,           /* the pod has schedulingGates: not attempted (PodScheduled=False,
-                              reason SchedulingGated); message NULL */
+    SCHED_SCHEDULED = 0, /* node set */
+    SCHED_UNSCHEDULABLE, /* message set: the FailedScheduling text */
+    SCHED_GATED,         /* the pod has schedulingGates: not attempted (PodScheduled=False,
+                            reason SchedulingGated); message NULL */
 };
 
 struct sched_victim {
     char *namespace_;
     char *name;
     int32_t priority;
-    bool from_input; /* sched_simulate: the victim was one of the pending pods it scheduled */
+    bool from_input;    /* sched_simulate: the victim was one of the pending pods it scheduled */
     size_t input_index; /* when from_input: its index in sched_simulate's pods[] */
 };
 
@@ -184,8 +184,8 @@ struct sched_result {
     struct sched_victim *victims;
     size_t nvictims;
     /* sched_simulate only */
-    size_t attempt;     /* 0-based position in the scheduling order (priority, input order) */
-    bool preempted;     /* the pod was scheduled and later evicted by a preemptor */
+    size_t attempt;      /* 0-based position in the scheduling order (priority, input order) */
+    bool preempted;      /* the pod was scheduled and later evicted by a preemptor */
     size_t preempted_by; /* when preempted: input index of the preemptor */
 };
 
@@ -201,8 +201,8 @@ void sched_result_release(struct sched_result *r);
  * Returns 0 with *out filled (release it with sched_result_release), or -ENOMEM with err set
  * and *out zeroed. */
 int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
-                       const struct kube_pod *pod, struct sched_rng *rng,
-                       struct sched_result *out, struct kube_err *err);
+                       const struct kube_pod *pod, struct sched_rng *rng, struct sched_result *out,
+                       struct kube_err *err);
 
 /* ---------------------------------------------------------------------------------------
  * Explaining one pod
@@ -212,12 +212,12 @@ int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
 
 /* One score plugin on one node. */
 struct sched_score {
-    const char *plugin;  /* "TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                            "NodeResourcesBalancedAllocation", "GPUPlacement" (static) */
-    int64_t raw;         /* the plugin's Score() */
-    int64_t normalized;  /* after NormalizeScore, 0-100 */
+    const char *plugin; /* "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                           "NodeResourcesBalancedAllocation", "GPUPlacement" (static) */
+    int64_t raw;        /* the plugin's Score() */
+    int64_t normalized; /* after NormalizeScore, 0-100 */
     int32_t weight;
-    int64_t weighted;    /* normalized * weight */
+    int64_t weighted; /* normalized * weight */
 };
 
 /* One node's verdict for the pod. */
@@ -256,8 +256,8 @@ struct sched_explanation {
  * verdict, plugin scores and preemption outcome. Returns 0 with *out filled (release with
  * sched_explanation_release), or -ENOMEM with err set. */
 int sched_explain(struct sched_cluster *c, const struct sched_profile *p,
-                  const struct kube_pod *pod, struct sched_rng *rng,
-                  struct sched_explanation *out, struct kube_err *err);
+                  const struct kube_pod *pod, struct sched_rng *rng, struct sched_explanation *out,
+                  struct kube_err *err);
 
 /* sched_explanation_release frees what x owns and zeroes it; safe on a zeroed value. */
 void sched_explanation_release(struct sched_explanation *x);

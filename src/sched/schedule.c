@@ -136,11 +136,12 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             s[1] = (struct sched_score){"NodeAffinity", o->aff_raw,
                                         sched_normalize(o->aff_raw, cy->max_aff, false), 2, 0};
             s[2] = (struct sched_score){"NodeResourcesFit", o->fit_raw, o->fit_raw, 1, 0};
-            s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw, 1, 0};
+            s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw,
+                                        1, 0};
             v->nscores = 4;
             if (p && p->gpu_aware)
-                s[v->nscores++] = (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw,
-                                                       p->gpu_weight, 0};
+                s[v->nscores++] =
+                    (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};
             for (k = 0; k < v->nscores; k++)
                 s[k].weighted = s[k].normalized * s[k].weight;
             v->total = o->total;
@@ -227,9 +228,9 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                 if ((rc = sched_hist_add_node(&h, c, &cp, &cy.out[i])))
                     goto out;
         rc = -ENOMEM;
-        if (!(out->message = sched_fit_error(c, cy.n, &h, cp.prefilter_conflict
-                                                             ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
-                                                             : NULL)))
+        if (!(out->message = sched_fit_error(
+                  c, cy.n, &h,
+                  cp.prefilter_conflict ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT] : NULL)))
             goto out;
         if ((rc = sched_preempt(c, p, &cp, &cy, &pr, err)))
             goto out_cp;
@@ -279,15 +280,15 @@ out_cp:
 }
 
 int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
-                       const struct kube_pod *pod, struct sched_rng *rng,
-                       struct sched_result *out, struct kube_err *err)
+                       const struct kube_pod *pod, struct sched_rng *rng, struct sched_result *out,
+                       struct kube_err *err)
 {
     return sched_run(c, p, pod, rng, false, out, NULL, err);
 }
 
 int sched_explain(struct sched_cluster *c, const struct sched_profile *p,
-                  const struct kube_pod *pod, struct sched_rng *rng,
-                  struct sched_explanation *out, struct kube_err *err)
+                  const struct kube_pod *pod, struct sched_rng *rng, struct sched_explanation *out,
+                  struct kube_err *err)
 {
     struct sched_result r;
     int rc;

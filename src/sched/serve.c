@@ -156,16 +156,23 @@ static void serve_lock(struct serve *s)
     atomic_fetch_sub(&s->waiters, 1);
 }
 
+/* serve_unlock releases mu for a thread other than the loop, waking the loop (it may be
+ * stepping aside in serve_yield, or waiting for work). */
+static void serve_unlock(struct serve *s)
+{
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void serve_wait(struct serve *s, int64_t ms);
+
 static void serve_yield(struct serve *s)
 {
-    int spins = 0;
+    int rounds = 0;
 
-    if (!atomic_load(&s->waiters))
-        return;
-    pthread_mutex_unlock(&s->mu);
-    while (atomic_load(&s->waiters) > 0 && spins++ < 1000)
-        sched_yield();
-    pthread_mutex_lock(&s->mu);
+    /* the condition wait releases mu, so the waiters get it; each wakes us on its way out */
+    while (atomic_load(&s->waiters) > 0 && rounds++ < 20)
+        serve_wait(s, 5);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -353,7 +360,7 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
         break;
     }
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    serve_unlock(s);
 out:
     kube_arena_free(&a);
 }
@@ -394,7 +401,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
                       sched_queue_count(s->queue, SCHED_QUEUE_ACTIVE));
         s->pods_synced = true;
         pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         return;
     }
     slash = strchr(key, '/');
@@ -411,7 +418,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         if (!sched_cluster_remove_pod(s->cluster, ns, name))
             sched_queue_move_all(s->queue, now_ms()); /* its resources are free again */
         pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         serve_log('I', 4, "\"Pod deleted\" pod=\"%s\"", key);
         return;
     }
@@ -430,14 +437,14 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         /* bound: by us (this confirms the assumed pod) or by someone else */
         pending_free(sched_queue_delete(s->queue, key));
         serve_unassume(s, key);
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         goto out;
     }
     /* one of ours, pending */
     if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")) {
         serve_lock(s);
         pending_free(sched_queue_delete(s->queue, key));
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
         goto out;
     }
@@ -449,7 +456,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     serve_lock(s);
     if (sched_keymap_get(&s->assumed, key)) {
         /* its bind is in flight or done: the update is our own status write or the bind */
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         pending_free(pp);
         goto out;
     }
@@ -472,7 +479,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         }
     }
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    serve_unlock(s);
     serve_log('I', 4, "\"Pod queued\" pod=\"%s\"", key);
 out:
     kube_arena_free(&a);
@@ -591,7 +598,7 @@ static void on_task_done(void *ud, struct sched_task *t)
         pthread_mutex_unlock(&s->metrics.mu);
         if (!t->rc) {
             pending_free(sched_queue_done(s->queue, t->key));
-            pthread_mutex_unlock(&s->mu);
+            serve_unlock(s);
             serve_log('I', 2, "\"Successfully bound pod to node\" pod=\"%s\" node=\"%s\"", t->key,
                       t->node);
             {
@@ -612,7 +619,7 @@ static void on_task_done(void *ud, struct sched_task *t)
                 sched_queue_backoff(s->queue, t->key, now_ms());
             }
             pthread_cond_broadcast(&s->cv);
-            pthread_mutex_unlock(&s->mu);
+            serve_unlock(s);
             serve_log(t->err.http_status == 409 || t->err.http_status == 404 ? 'I' : 'E',
                       t->err.http_status == 409 || t->err.http_status == 404 ? 2 : 0,
                       "\"Failed to bind pod\" pod=\"%s\" node=\"%s\" err=\"%s\"", t->key, t->node,
@@ -857,14 +864,14 @@ static int serve_http(void *ud, const char *path, struct kube_buf *body, const c
     if (!strcmp(path, "/readyz")) {
         serve_lock(s);
         ready = s->nodes_synced && s->pods_synced && !s->stopping;
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         kube_buf_puts(body, ready ? "ok" : "informers not synced");
         return ready ? 200 : 503;
     }
     if (!strcmp(path, "/metrics")) {
         serve_lock(s);
         serve_update_gauges(s);
-        pthread_mutex_unlock(&s->mu);
+        serve_unlock(s);
         pthread_mutex_lock(&s->metrics.mu);
         s->metrics.leader = serve_leading(s);
         if (s->nodes_inf && s->pods_inf) {
@@ -893,7 +900,7 @@ static void on_leader_change(void *ud, bool leading)
         s->stopping = true;
     }
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    serve_unlock(s);
 }
 
 static void on_leader_log(void *ud, int level, const char *msg)
@@ -918,7 +925,7 @@ static void *signal_thread(void *arg)
         serve_log('I', 0, "\"Received %s; shutting down\"", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     s->stopping = true;
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    serve_unlock(s);
     return NULL;
 }
 

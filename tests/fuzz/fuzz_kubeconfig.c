@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char buf[2048];
 
     kube_err_clear(&e);
-    if (kube_config_parse((const char *)data, size, "/nonexistent-fuzz-dir/config", NULL, &c, &e) == 0) {
+    if (kube_config_parse((const char *)data, size, "/nonexistent-fuzz-dir/config", NULL, &c, &e) ==
+        0) {
         /* a success must be usable: a server URL and some credential */
         if (!c.server || (!c.token && !c.cert_pem) || !c.namespace)
             __builtin_trap();

@@ -410,7 +410,9 @@ def test_watch_http_error_and_timeout_end():
     a = api()
     a.forbid("watch", "nodes")
     p = start_watch(a, "/api/v1/nodes?watch=1")
-    out, _ = p.communicate(timeout=30)
+    out, err = p.communicate(timeout=30)
+    if "ERROR" not in out:
+        raise AssertionError("exit %s, stdout %r, stderr %r" % (p.returncode, out, err))
     e = parse_error(out)
     eq((e["http"], e["reason"]), (403, "Forbidden"), "watch denied")
     a.allow("watch", "nodes")

@@ -252,3 +252,28 @@ def test_flags():
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
+
+
+def test_preemption_deletes_victims_and_nominates():
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("low", cpu="1", node_name="n1", priority=0))
+        api.add(pod("high", cpu="1", priority=1000))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("high bound", lambda: bound(api).get("high") == "n1")
+            util.check_eq(api.get("pods", "low"), None, "the victim")
+            patches = [r["body"] for r in api.requests if r["method"] == "PATCH"
+                       and r["path"].endswith("/pods/high/status")]
+            util.check_eq([p["status"].get("nominatedNodeName") for p in patches][:1], ["n1"],
+                          "nominatedNodeName patched")
+            util.check_eq(patches[0]["status"]["conditions"][0]["message"],
+                          "0/1 nodes are available: 1 Insufficient cpu.",
+                          "condition message when preemption found victims")
+            uid = api.get("pods", "high")["metadata"]["uid"]
+            pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))
+            util.check_eq((pre[0]["regarding"]["name"], pre[0]["note"]),
+                          ("low", "Preempted by pod %s on node n1" % uid), "Preempted event")
+            util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")

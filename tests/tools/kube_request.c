@@ -163,6 +163,7 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* see client.h: TLS writes to a closed socket */
 
     if (kube_client_new(&o, &c, &e)) {
         print_err(&e);
@@ -188,7 +189,8 @@ int main(int argc, char **argv)
     if (repeat == 1 && threads == 1) {
         struct kube_response r;
 
-        rc = kube_client_request(c, pos[0], pos[1], ctype, pos[2], pos[2] ? strlen(pos[2]) : 0, &r, &e);
+        rc = kube_client_request(c, pos[0], pos[1], ctype, pos[2], pos[2] ? strlen(pos[2]) : 0, &r,
+                                 &e);
         if (rc)
             print_err(&e);
         printf("STATUS %ld\n", r.status);
@@ -212,8 +214,9 @@ int main(int argc, char **argv)
         pthread_t tids[64];
 
         for (i = 0; i < threads; i++) {
-            jobs[i] = (struct job){c, pos[0], pos[1], ctype, pos[2],
-                                   repeat / threads + (i < repeat % threads), 0, &lock};
+            jobs[i] = (struct job){c,     pos[0], pos[1],
+                                   ctype, pos[2], repeat / threads + (i < repeat % threads),
+                                   0,     &lock};
             pthread_create(&tids[i], NULL, run_job, &jobs[i]);
         }
         for (i = 0; i < threads; i++) {

@@ -166,9 +166,9 @@ static void add_port(struct kube_arena *a, struct kube_container *k, const char 
     }
     if ((slash = strchr(buf, '/'))) {
         *slash = 0;
-        p->protocol = !strcmp(slash + 1, "UDP") ? KUBE_PROTO_UDP
+        p->protocol = !strcmp(slash + 1, "UDP")    ? KUBE_PROTO_UDP
                       : !strcmp(slash + 1, "SCTP") ? KUBE_PROTO_SCTP
-                                                  : KUBE_PROTO_TCP;
+                                                   : KUBE_PROTO_TCP;
     }
     if (hostnet)
         p->container_port = atoi(buf);
@@ -252,7 +252,8 @@ struct kube_pod *tb_pod(struct kube_arena *a, const char *spec)
         } else if (!strncmp(w, "c2:", 3)) {
             res_list(a, &add_container(a, &p->containers, &p->ncontainers)->requests, w + 3);
         } else if (!strncmp(w, "init:", 5)) {
-            res_list(a, &add_container(a, &p->init_containers, &p->ninit_containers)->requests, w + 5);
+            res_list(a, &add_container(a, &p->init_containers, &p->ninit_containers)->requests,
+                     w + 5);
         } else if (!strncmp(w, "sidecar:", 8)) {
             struct kube_container *k = add_container(a, &p->init_containers, &p->ninit_containers);
             k->restart_always = true;
@@ -321,7 +322,8 @@ void tb_req_term(struct kube_arena *a, struct kube_pod *p, ...)
     va_list ap;
 
     p->has_required_affinity = true;
-    p->required.terms = grow_arr(a, p->required.terms, p->required.nterms, sizeof(*p->required.terms));
+    p->required.terms =
+        grow_arr(a, p->required.terms, p->required.nterms, sizeof(*p->required.terms));
     va_start(ap, p);
     build_term(a, &p->required.terms[p->required.nterms++], ap);
     va_end(ap);
@@ -406,8 +408,8 @@ struct kube_pod *tb_row_pod(struct kube_arena *a, const struct tb_row *r)
         if (!strcmp(r->req[t][0], "-")) /* "-" gives an empty term */
             tb_req_term(a, p, (const char *)NULL);
         else
-            tb_req_term(a, p, r->req[t][0], r->req[t][1], r->req[t][2], r->req[t][3],
-                        r->req[t][4], (const char *)NULL);
+            tb_req_term(a, p, r->req[t][0], r->req[t][1], r->req[t][2], r->req[t][3], r->req[t][4],
+                        (const char *)NULL);
     }
     for (t = 0; t < 2 && r->pref[t][0]; t++)
         tb_pref_term(a, p, r->pref_weight[t], r->pref[t][0], r->pref[t][1], r->pref[t][2],

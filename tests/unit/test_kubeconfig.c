@@ -48,38 +48,37 @@ static int parse(const char *text, const char *context, struct kube_config *c, s
     return kube_config_parse(text, strlen(text), "/etc/kc.yaml", context, c, e);
 }
 
-#define CHECK_ERR_HAS(e, s)                                                                  \
-    do {                                                                                     \
-        if (!strstr((e).msg, (s)))                                                           \
-            test_fail(__FILE__, __LINE__, "error \"%s\" lacks \"%s\"", (e).msg, (s));        \
+#define CHECK_ERR_HAS(e, s)                                                                        \
+    do {                                                                                           \
+        if (!strstr((e).msg, (s)))                                                                 \
+            test_fail(__FILE__, __LINE__, "error \"%s\" lacks \"%s\"", (e).msg, (s));              \
     } while (0)
 
-static const char *BASIC =
-    "apiVersion: v1\n"
-    "kind: Config\n"
-    "clusters:\n"
-    "- name: c1\n"
-    "  cluster:\n"
-    "    server: https://10.0.0.1:6443/\n"
-    "    certificate-authority-data: " CA_B64 "\n"
-    "- name: c2\n"
-    "  cluster:\n"
-    "    server: http://127.0.0.1:8080\n"
-    "    tls-server-name: api.example\n"
-    "users:\n"
-    "- name: u1\n"
-    "  user:\n"
-    "    token: abc.def\n"
-    "- name: u2\n"
-    "  user:\n"
-    "    client-certificate-data: " CA_B64 "\n"
-    "    client-key-data: " KEY_B64 "\n"
-    "contexts:\n"
-    "- name: x1\n"
-    "  context: {cluster: c1, user: u1, namespace: gpu}\n"
-    "- name: x2\n"
-    "  context: {cluster: c2, user: u2}\n"
-    "current-context: x1\n";
+static const char *BASIC = "apiVersion: v1\n"
+                           "kind: Config\n"
+                           "clusters:\n"
+                           "- name: c1\n"
+                           "  cluster:\n"
+                           "    server: https://10.0.0.1:6443/\n"
+                           "    certificate-authority-data: " CA_B64 "\n"
+                           "- name: c2\n"
+                           "  cluster:\n"
+                           "    server: http://127.0.0.1:8080\n"
+                           "    tls-server-name: api.example\n"
+                           "users:\n"
+                           "- name: u1\n"
+                           "  user:\n"
+                           "    token: abc.def\n"
+                           "- name: u2\n"
+                           "  user:\n"
+                           "    client-certificate-data: " CA_B64 "\n"
+                           "    client-key-data: " KEY_B64 "\n"
+                           "contexts:\n"
+                           "- name: x1\n"
+                           "  context: {cluster: c1, user: u1, namespace: gpu}\n"
+                           "- name: x2\n"
+                           "  context: {cluster: c2, user: u2}\n"
+                           "current-context: x1\n";
 
 static void kc_basic_current_context(void)
 {
@@ -101,20 +100,22 @@ static void kc_proxy_and_compression(void)
     struct kube_config c;
     struct kube_err e;
 
-    CHECK_INT_EQ(parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: "
-                       "'socks5://p:1080', disable-compression: true}}]\n"
-                       "users: [{name: u, user: {token: t}}]\n"
-                       "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-                       NULL, &c, &e),
-                 0);
+    CHECK_INT_EQ(
+        parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: "
+              "'socks5://p:1080', disable-compression: true}}]\n"
+              "users: [{name: u, user: {token: t}}]\n"
+              "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+              NULL, &c, &e),
+        0);
     CHECK_STR_EQ(c.proxy_url, "socks5://p:1080");
     CHECK(c.disable_compression);
     kube_config_release(&c);
-    CHECK_INT_EQ(parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: 'p:3128'}}]\n"
-                       "users: [{name: u, user: {token: t}}]\n"
-                       "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-                       NULL, &c, &e),
-                 -EINVAL);
+    CHECK_INT_EQ(
+        parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: 'p:3128'}}]\n"
+              "users: [{name: u, user: {token: t}}]\n"
+              "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+              NULL, &c, &e),
+        -EINVAL);
     CHECK_ERR_HAS(e, "line 1: clusters[0].cluster: proxy-url \"p:3128\" must be an http://");
 }
 
@@ -236,8 +237,10 @@ static void kc_semantic_errors(void)
          "contexts: [{name: x, context: {cluster: c, user: v}}]\ncurrent-context: x\n",
          "user \"v\" not found"},
         {"clusters: {c: 1}\n", "line 1: clusters: must be a list"},
-        {"clusters:\n- name: c\n  cluster: [1]\n", "line 3: clusters[0].cluster: must be a mapping"},
-        {"clusters:\n- cluster: {server: 'https://h'}\n", "clusters[0]: name must be a non-empty string"},
+        {"clusters:\n- name: c\n  cluster: [1]\n",
+         "line 3: clusters[0].cluster: must be a mapping"},
+        {"clusters:\n- cluster: {server: 'https://h'}\n",
+         "clusters[0]: name must be a non-empty string"},
         {"clusters: [{name: c, cluster: {server: [1]}}]\n"
          "users: [{name: u, user: {token: t}}]\n"
          "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
@@ -257,8 +260,8 @@ static void kc_semantic_errors(void)
         int rc = parse(cases[i].yaml, NULL, &c, &e);
 
         if (rc >= 0 || !strstr(e.msg, cases[i].want))
-            test_fail(__FILE__, __LINE__, "case %zu: rc %d, error \"%s\" lacks \"%s\"", i, rc, e.msg,
-                      cases[i].want);
+            test_fail(__FILE__, __LINE__, "case %zu: rc %d, error \"%s\" lacks \"%s\"", i, rc,
+                      e.msg, cases[i].want);
         if (strncmp(e.msg, "cannot read kubeconfig '/etc/kc.yaml': ", 39))
             test_fail(__FILE__, __LINE__, "case %zu: message without the file: %s", i, e.msg);
     }
@@ -275,10 +278,11 @@ static void kc_relative_paths(void)
     mkdir(dir, 0700);
     write_file("rel/ca.crt", CA_PEM);
     write_file("rel/tok", "  sekrit-token\n");
-    kc = write_file("rel/config",
-                    "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
-                    "users: [{name: u, user: {tokenFile: tok}}]\n"
-                    "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+    kc = write_file(
+        "rel/config",
+        "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
+        "users: [{name: u, user: {tokenFile: tok}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
     kube_err_clear(&e);
     CHECK_INT_EQ(kube_config_load(kc, NULL, &c, &e), 0);
     CHECK_STR_EQ(e.msg, "");
@@ -287,10 +291,11 @@ static void kc_relative_paths(void)
     CHECK(c.token_file && strstr(c.token_file, "/rel/tok") && c.token_file[0] == '/');
     kube_config_release(&c);
 
-    kc = write_file("rel/config2",
-                    "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: nope.crt}}]\n"
-                    "users: [{name: u, user: {token: t}}]\n"
-                    "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+    kc = write_file(
+        "rel/config2",
+        "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: nope.crt}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
     CHECK(kube_config_load(kc, NULL, &c, &e) < 0);
     CHECK_ERR_HAS(e, "line 1: clusters[0].cluster.certificate-authority: cannot read '");
     CHECK_ERR_HAS(e, "/rel/nope.crt': No such file or directory");

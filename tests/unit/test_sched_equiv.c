@@ -30,13 +30,17 @@ static const char *const cores[] = {"4", "8", "16", "x", "-3"};
 static const char *const taints[] = {"dedicated=gpu:NoSchedule", "a:PreferNoSchedule",
                                      "b=1:PreferNoSchedule", "c:NoExecute",
                                      "node-role.kubernetes.io/control-plane:NoSchedule"};
-static const char *const tols[] = {"dedicated=gpu:NoSchedule", "dedicated:Exists:",
-                                   "a:Exists:PreferNoSchedule", "b=1:", "c:Exists:NoExecute",
-                                   ":Exists:", "node.kubernetes.io/unschedulable:Exists:NoSchedule",
+static const char *const tols[] = {"dedicated=gpu:NoSchedule",
+                                   "dedicated:Exists:",
+                                   "a:Exists:PreferNoSchedule",
+                                   "b=1:",
+                                   "c:Exists:NoExecute",
+                                   ":Exists:",
+                                   "node.kubernetes.io/unschedulable:Exists:NoSchedule",
                                    ":Exists:PreferNoSchedule"};
-static const char *const exprs[] = {"zone In a b", "zone NotIn c", "gpu Exists", "gpu DoesNotExist",
-                                    "cores Gt 4", "cores Lt 16", "cores Gt x", "zone In q",
-                                    "gpuname In Tesla-M40", "gpuname NotIn A100"};
+static const char *const exprs[] = {
+    "zone In a b", "zone NotIn c", "gpu Exists", "gpu DoesNotExist",     "cores Gt 4",
+    "cores Lt 16", "cores Gt x",   "zone In q",  "gpuname In Tesla-M40", "gpuname NotIn A100"};
 
 static struct kube_node *rand_node(struct kube_arena *a, unsigned i)
 {
@@ -71,7 +75,8 @@ static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnod
     unsigned k;
     struct kube_pod *p;
 
-    n += snprintf(spec + n, sizeof(spec) - (size_t)n, "name=ns/p%u prio=%d", i, (int)rnd(3) * 5 - 5);
+    n +=
+        snprintf(spec + n, sizeof(spec) - (size_t)n, "name=ns/p%u prio=%d", i, (int)rnd(3) * 5 - 5);
     if (rnd(4))
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " cpu=%u", 100 * rnd(30));
     if (rnd(4))
@@ -102,7 +107,8 @@ static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnod
         tb_req_term(a, p, PICK(exprs), (const char *)NULL);
     if (rnd(10) == 0) {
         snprintf(pin, sizeof(pin), "field:metadata.name In n%u", rnd(nnodes + 2));
-        snprintf(e1, sizeof(e1), "field:metadata.name %s n%u", rnd(2) ? "In" : "NotIn", rnd(nnodes));
+        snprintf(e1, sizeof(e1), "field:metadata.name %s n%u", rnd(2) ? "In" : "NotIn",
+                 rnd(nnodes));
         tb_req_term(a, p, pin, rnd(2) ? e1 : NULL, (const char *)NULL);
     }
     if (rnd(3) == 0)
@@ -122,13 +128,15 @@ static int same_str(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-static void compare(const char *what, const struct sched_result *f, const struct sched_explanation *xf,
-                    const struct sched_result *r, const struct sched_explanation *xr)
+static void compare(const char *what, const struct sched_result *f,
+                    const struct sched_explanation *xf, const struct sched_result *r,
+                    const struct sched_explanation *xr)
 {
     size_t i, k;
 
-    if (f->outcome != r->outcome || !same_str(f->node, r->node) || !same_str(f->message, r->message) ||
-        !same_str(f->nominated_node, r->nominated_node) || f->nvictims != r->nvictims) {
+    if (f->outcome != r->outcome || !same_str(f->node, r->node) ||
+        !same_str(f->message, r->message) || !same_str(f->nominated_node, r->nominated_node) ||
+        f->nvictims != r->nvictims) {
         test_fail(__FILE__, __LINE__, "%s: fast %d %s [%s] vs ref %d %s [%s]", what, f->outcome,
                   f->node ? f->node : "-", f->message ? f->message : "-", r->outcome,
                   r->node ? r->node : "-", r->message ? r->message : "-");

@@ -47,14 +47,16 @@ static const struct tb_row nodename_rows[] = {
     {.name = "spec.nodeName of an unknown node",
      .nodes = {N1},
      .pod = "cpu=100 node=nx",
-     .want = "0/1 nodes are available: 1 node(s) didn't match the requested node name." NOT_HELPFUL_1},
+     .want =
+         "0/1 nodes are available: 1 node(s) didn't match the requested node name." NOT_HELPFUL_1},
 };
 
 static const struct tb_row taint_rows[] = {
     {.name = "untolerated NoSchedule taint with its key and value",
      .nodes = {N1 " taint:dedicated=gpu:NoSchedule"},
      .pod = "cpu=100",
-     .want = "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}." NOT_HELPFUL_1},
+     .want = "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: "
+             "gpu}." NOT_HELPFUL_1},
     {.name = "empty taint value prints as '{key: }'",
      .nodes = {N1 " taint:node-role.kubernetes.io/control-plane:NoSchedule"},
      .pod = "cpu=100",
@@ -76,7 +78,8 @@ static const struct tb_row taint_rows[] = {
     {.name = "Equal toleration with another value",
      .nodes = {N1 " taint:dedicated=gpu:NoSchedule"},
      .pod = "cpu=100 tol:dedicated=cpu:NoSchedule",
-     .want = "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}." NOT_HELPFUL_1},
+     .want = "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: "
+             "gpu}." NOT_HELPFUL_1},
     {.name = "Exists toleration ignores the value",
      .nodes = {N1 " taint:dedicated=gpu:NoSchedule"},
      .pod = "cpu=100 tol:dedicated:Exists:NoSchedule",
@@ -88,7 +91,8 @@ static const struct tb_row taint_rows[] = {
     {.name = "NoSchedule toleration does not match NoExecute",
      .nodes = {N1 " taint:dedicated=gpu:NoExecute"},
      .pod = "cpu=100 tol:dedicated=gpu:NoSchedule",
-     .want = "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}." NOT_HELPFUL_1},
+     .want = "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: "
+             "gpu}." NOT_HELPFUL_1},
     {.name = "empty key with Exists tolerates every taint",
      .nodes = {N1 " taint:a=1:NoSchedule taint:b:NoExecute"},
      .pod = "cpu=100 tol::Exists:",
@@ -107,8 +111,9 @@ static const struct tb_row taint_rows[] = {
                "m3: cpu=4000 mem=8192 taint:node-role.kubernetes.io/master:NoSchedule",
                "w1: cpu=4000 mem=8192"},
      .pod = "cpu=100 gpu=1",
-     .want = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) had untolerated taint "
-             "{node-role.kubernetes.io/master: }. preemption: 0/4 nodes are available: 4 " NH "."},
+     .want =
+         "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) had untolerated taint "
+         "{node-role.kubernetes.io/master: }. preemption: 0/4 nodes are available: 4 " NH "."},
 };
 
 static const struct tb_row affinity_rows[] = {
@@ -119,7 +124,8 @@ static const struct tb_row affinity_rows[] = {
     {.name = "nodeSelector with a missing key",
      .nodes = {N1},
      .pod = "cpu=100 sel:gpu=p100",
-     .want = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." NOT_HELPFUL_1},
+     .want = "0/1 nodes are available: 1 node(s) didn't match Pod's node "
+             "affinity/selector." NOT_HELPFUL_1},
     {.name = "In",
      .nodes = {N1 " label:zone=a", "n2: cpu=4000 mem=8192 label:zone=b"},
      .pod = "cpu=100",
@@ -165,7 +171,8 @@ static const struct tb_row affinity_rows[] = {
      .nodes = {N1},
      .pod = "cpu=100",
      .req = {{"t Lt 100"}},
-     .want = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." NOT_HELPFUL_1},
+     .want = "0/1 nodes are available: 1 node(s) didn't match Pod's node "
+             "affinity/selector." NOT_HELPFUL_1},
     {.name = "expressions of a term are ANDed",
      .nodes = {N1 " label:a=1", "n2: cpu=4000 mem=8192 label:a=1 label:b=2"},
      .pod = "cpu=100",
@@ -181,7 +188,8 @@ static const struct tb_row affinity_rows[] = {
      .nodes = {N1},
      .pod = "cpu=100",
      .req = {{"-"}},
-     .want = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." NOT_HELPFUL_1},
+     .want = "0/1 nodes are available: 1 node(s) didn't match Pod's node "
+             "affinity/selector." NOT_HELPFUL_1},
     {.name = "nodeSelector is ANDed with required affinity",
      .nodes = {N1 " label:a=1 label:b=2", "n2: cpu=4000 mem=8192 label:a=1"},
      .pod = "cpu=100 sel:b=2",
@@ -284,7 +292,8 @@ static const struct tb_row fit_rows[] = {
      .nodes = {N1 " pods=1"},
      .bound = {"name=x/a node=n1"},
      .pod = "",
-     .want = "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 " NV "."},
+     .want = "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 " NV
+             "."},
     {.name = "a pod with zero requests fits an overcommitted node",
      .nodes = {N1},
      .bound = {"name=x/a node=n1 cpu=9000 mem=9000"},
@@ -355,22 +364,20 @@ static const struct tb_row fit_rows[] = {
 static const struct tb_row order_rows[] = {
     {.name = "each node reports only its first failing filter",
      .nodes = {N1 " unschedulable taint:a:NoSchedule label:x=1",
-               "n2: cpu=10 mem=8192 taint:a:NoSchedule",
-               "n3: cpu=10 mem=8192 label:y=1",
+               "n2: cpu=10 mem=8192 taint:a:NoSchedule", "n3: cpu=10 mem=8192 label:y=1",
                "n4: cpu=10 mem=8192 label:x=1"},
      .bound = {"name=x/a node=n4 port:80"},
      .pod = "cpu=100 sel:x=1 port:80",
-     .want = "0/4 nodes are available: 1 node(s) didn't have free ports for the requested pod "
-             "ports, 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated "
-             "taint {a: }, 1 node(s) were unschedulable. preemption: 0/4 nodes are available: 1 " NV
-             ", 3 " NH "."},
+     .want =
+         "0/4 nodes are available: 1 node(s) didn't have free ports for the requested pod "
+         "ports, 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated "
+         "taint {a: }, 1 node(s) were unschedulable. preemption: 0/4 nodes are available: 1 " NV
+         ", 3 " NH "."},
     {.name = "gated pods are not attempted",
      .nodes = {N1},
      .pod = "cpu=100 gated",
      .want = "gated"},
-    {.name = "no nodes",
-     .pod = "cpu=100",
-     .want = "no nodes available to schedule pods"},
+    {.name = "no nodes", .pod = "cpu=100", .want = "no nodes available to schedule pods"},
 };
 
 /* the seed's manifests through the real decoder: limits-only GPU requests (request = limit by
@@ -392,7 +399,8 @@ static const char seed_yaml[] =
     "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
     "        nodeSelectorTerms:\n        - matchExpressions:\n"
     "          - {key: aliyun.accelerator/nvidia_name, operator: DoesNotExist}\n"
-    "  containers:\n  - name: c\n    image: busybox\n    resources: {limits: {cpu: '3', memory: 1Gi}}\n";
+    "  containers:\n  - name: c\n    image: busybox\n    resources: {limits: {cpu: '3', memory: "
+    "1Gi}}\n";
 
 static void seed_manifests(void)
 {
@@ -414,11 +422,12 @@ static void seed_manifests(void)
     CHECK_INT_EQ(sched_simulate(c, NULL, pods, n, NULL, res, &err), 0);
     if (n == 3) {
         CHECK_STR_EQ(res[0].node, "gpu-1");
-        CHECK_STR_EQ(res[1].message,
-                     "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match "
-                     "Pod's node affinity/selector. preemption: 0/2 nodes are available: 1 No "
-                     "preemption victims found for incoming pod, 1 Preemption is not helpful for "
-                     "scheduling.");
+        CHECK_STR_EQ(
+            res[1].message,
+            "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match "
+            "Pod's node affinity/selector. preemption: 0/2 nodes are available: 1 No "
+            "preemption victims found for incoming pod, 1 Preemption is not helpful for "
+            "scheduling.");
         CHECK_STR_EQ(res[2].node, "cpu-1");
         for (i = 0; i < n; i++)
             sched_result_release(&res[i]);
@@ -427,13 +436,34 @@ static void seed_manifests(void)
     sched_input_release(&in);
 }
 
-static void unschedulable(void) { TB_RUN(unschedulable_rows); }
-static void nodename(void) { TB_RUN(nodename_rows); }
-static void taints(void) { TB_RUN(taint_rows); }
-static void affinity(void) { TB_RUN(affinity_rows); }
-static void ports(void) { TB_RUN(ports_rows); }
-static void fit(void) { TB_RUN(fit_rows); }
-static void order(void) { TB_RUN(order_rows); }
+static void unschedulable(void)
+{
+    TB_RUN(unschedulable_rows);
+}
+static void nodename(void)
+{
+    TB_RUN(nodename_rows);
+}
+static void taints(void)
+{
+    TB_RUN(taint_rows);
+}
+static void affinity(void)
+{
+    TB_RUN(affinity_rows);
+}
+static void ports(void)
+{
+    TB_RUN(ports_rows);
+}
+static void fit(void)
+{
+    TB_RUN(fit_rows);
+}
+static void order(void)
+{
+    TB_RUN(order_rows);
+}
 
 static const struct test_case cases[] = {
     {"NodeUnschedulable", unschedulable},
@@ -443,6 +473,7 @@ static const struct test_case cases[] = {
     {"NodePorts", ports},
     {"NodeResourcesFit", fit},
     {"filter order, gates, empty cluster", order},
-    {"seed manifests through the decoder (limits-only GPU, hostPort, DoesNotExist)", seed_manifests},
+    {"seed manifests through the decoder (limits-only GPU, hostPort, DoesNotExist)",
+     seed_manifests},
 };
 TEST_SUITE(sched_filter, cases)

@@ -56,10 +56,11 @@ static void generic_taint_wording(void)
     CHECK_STR_EQ(tb_schedule(c, &p, tb_pod(&a, "cpu=100")),
                  "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 "
                  "nodes are available: 2 Preemption is not helpful for scheduling.");
-    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "cpu=100")),
-                 "0/2 nodes are available: 1 node(s) had untolerated taint {a: b}, 1 node(s) had "
-                 "untolerated taint {c: }. preemption: 0/2 nodes are available: 2 Preemption is not "
-                 "helpful for scheduling.");
+    CHECK_STR_EQ(
+        tb_schedule(c, NULL, tb_pod(&a, "cpu=100")),
+        "0/2 nodes are available: 1 node(s) had untolerated taint {a: b}, 1 node(s) had "
+        "untolerated taint {c: }. preemption: 0/2 nodes are available: 2 Preemption is not "
+        "helpful for scheduling.");
     sched_cluster_free(c);
     kube_arena_free(&a);
 }

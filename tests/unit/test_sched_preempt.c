@@ -21,7 +21,9 @@ static const struct tb_row rows[] = {
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=10 cpu=4000"},
      .pod = "prio=10 cpu=1000",
-     .want = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 " NV "."},
+     .want =
+         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 " NV
+         "."},
     {.name = "preemptionPolicy Never",
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=0 cpu=4000"},
@@ -60,7 +62,9 @@ static const struct tb_row rows[] = {
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/lo node=n1 prio=0 cpu=500"},
      .pod = "prio=10 cpu=5000",
-     .want = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 " NH "."},
+     .want =
+         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 " NH
+         "."},
     {.name = "Too many pods is resolved by evicting one pod",
      .nodes = {"n1: cpu=4000 mem=8192 pods=2"},
      .bound = {"name=x/a node=n1 prio=0", "name=x/b node=n1 prio=5"},
@@ -74,18 +78,23 @@ static const struct tb_row rows[] = {
      .want = "nominated:g2 victims:ml/batch | 0/3 nodes are available: 1 node(s) had untolerated "
              "taint {node-role.kubernetes.io/master: }, 2 Insufficient nvidia.com/gpu."},
     {.name = "canonical GPU + control-plane message",
-     .nodes = {"g1: cpu=8000 mem=8192 gpu=1", "g2: cpu=8000 mem=8192 gpu=1", "g3: cpu=8000 mem=8192 gpu=1",
+     .nodes = {"g1: cpu=8000 mem=8192 gpu=1", "g2: cpu=8000 mem=8192 gpu=1",
+               "g3: cpu=8000 mem=8192 gpu=1",
                "c1: cpu=8000 mem=8192 taint:node-role.kubernetes.io/control-plane:NoSchedule",
                "c2: cpu=8000 mem=8192 taint:node-role.kubernetes.io/control-plane:NoSchedule",
                "c3: cpu=8000 mem=8192 taint:node-role.kubernetes.io/control-plane:NoSchedule"},
      .bound = {"name=a/x node=g1 gpu=1", "name=a/y node=g2 gpu=1", "name=a/z node=g3 gpu=1"},
      .pod = "gpu=1",
-     .want = "0/6 nodes are available: 3 Insufficient nvidia.com/gpu, 3 node(s) had untolerated taint "
-             "{node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 3 " NV
-             ", 3 " NH "."},
+     .want =
+         "0/6 nodes are available: 3 Insufficient nvidia.com/gpu, 3 node(s) had untolerated taint "
+         "{node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 3 " NV
+         ", 3 " NH "."},
 };
 
-static void table(void) { TB_RUN(rows); }
+static void table(void)
+{
+    TB_RUN(rows);
+}
 
 static void simulate_evicts_and_retries(void)
 {
@@ -125,8 +134,8 @@ static void simulate_evicts_and_retries(void)
 
 static void simulate_same_seed_same_output(void)
 {
-    const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192", "n3: cpu=4000 mem=8192",
-                           "n4: cpu=4000 mem=8192", NULL};
+    const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192",
+                           "n3: cpu=4000 mem=8192", "n4: cpu=4000 mem=8192", NULL};
     char first[64][32];
     int run, i;
 
@@ -193,20 +202,25 @@ static void node_updates(void)
     struct kube_err err = {0};
     struct kube_pod *p = tb_pod(&a, "cpu=100 sel:gpu=yes");
 
-    CHECK_STR_EQ(tb_schedule(c, NULL, p),
-                 "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. "
-                 "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
-    CHECK_INT_EQ(sched_cluster_update_node(c, tb_node(&a, "n1", "cpu=2000 mem=8192 label:gpu=yes"), &err), 0);
+    CHECK_STR_EQ(
+        tb_schedule(c, NULL, p),
+        "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
+    CHECK_INT_EQ(
+        sched_cluster_update_node(c, tb_node(&a, "n1", "cpu=2000 mem=8192 label:gpu=yes"), &err),
+        0);
     CHECK_STR_EQ(tb_schedule(c, NULL, p), "node:n1");
     /* pods of a removed node come back with it */
     CHECK_INT_EQ(sched_cluster_add_pod(c, tb_pod(&a, "name=x/big node=n1 cpu=2000"), &err), 0);
     CHECK_INT_EQ(sched_cluster_remove_node(c, "n1"), 0);
     CHECK_INT_EQ(sched_cluster_node_count(c), 0);
     CHECK_STR_EQ(tb_schedule(c, NULL, p), "no nodes available to schedule pods");
-    CHECK_INT_EQ(sched_cluster_add_node(c, tb_node(&a, "n1", "cpu=2000 mem=8192 label:gpu=yes"), &err), 0);
-    CHECK_STR_EQ(tb_schedule(c, NULL, p),
-                 "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-                 "1 No preemption victims found for incoming pod.");
+    CHECK_INT_EQ(
+        sched_cluster_add_node(c, tb_node(&a, "n1", "cpu=2000 mem=8192 label:gpu=yes"), &err), 0);
+    CHECK_STR_EQ(
+        tb_schedule(c, NULL, p),
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.");
     sched_cluster_free(c);
     kube_arena_free(&a);
 }

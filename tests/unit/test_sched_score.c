@@ -112,9 +112,9 @@ static void taint_score(void)
     struct ex e;
 
     memset(&e, 0, sizeof(e));
-    const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192 taint:a:PreferNoSchedule",
-                           "n3: cpu=4000 mem=8192 taint:a:PreferNoSchedule taint:b=1:PreferNoSchedule",
-                           NULL};
+    const char *nodes[] = {
+        "n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192 taint:a:PreferNoSchedule",
+        "n3: cpu=4000 mem=8192 taint:a:PreferNoSchedule taint:b=1:PreferNoSchedule", NULL};
 
     /* a toleration with effect NoSchedule does not count for the score */
     ex_run(&e, nodes, NULL, tb_pod(&e.a, "cpu=100 tol:b:Exists:NoSchedule"), NULL);
@@ -145,7 +145,8 @@ static void affinity_score(void)
     struct ex e;
 
     memset(&e, 0, sizeof(e));
-    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:zone=a", "n2: cpu=4000 mem=8192 label:gpu=1",
+    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:zone=a",
+                           "n2: cpu=4000 mem=8192 label:gpu=1",
                            "n3: cpu=4000 mem=8192 label:zone=a label:gpu=1", NULL};
     struct kube_pod *p;
 
@@ -168,8 +169,8 @@ static void affinity_normalized_integer_division(void)
     struct ex e;
 
     memset(&e, 0, sizeof(e));
-    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:zone=a", "n2: cpu=4000 mem=8192 label:gpu=1",
-                           NULL};
+    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:zone=a",
+                           "n2: cpu=4000 mem=8192 label:gpu=1", NULL};
     struct kube_pod *p = tb_pod(&e.a, "cpu=100");
 
     tb_pref_term(&e.a, p, 30, "zone In a", (const char *)NULL);
@@ -189,8 +190,8 @@ static void infeasible_nodes_do_not_normalize(void)
 
     memset(&e, 0, sizeof(e));
     /* n2 has the most preferred weight but does not fit: the max is taken over n1 only */
-    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:zone=a", "n2: cpu=10 mem=8192 label:zone=a label:gpu=1",
-                           NULL};
+    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:zone=a",
+                           "n2: cpu=10 mem=8192 label:zone=a label:gpu=1", NULL};
     struct kube_pod *p = tb_pod(&e.a, "cpu=100");
 
     tb_pref_term(&e.a, p, 30, "zone In a", (const char *)NULL);
@@ -256,8 +257,8 @@ static void gpu_profile_scores_in_explain(void)
 
 static void tie_break_is_seeded(void)
 {
-    const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192", "n3: cpu=4000 mem=8192",
-                           NULL};
+    const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192",
+                           "n3: cpu=4000 mem=8192", NULL};
     struct kube_arena a = KUBE_ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     struct kube_pod *pod = tb_pod(&a, "cpu=100");
@@ -301,7 +302,8 @@ static const struct test_case cases[] = {
     {"NodeAffinity normalisation uses integer division", affinity_normalized_integer_division},
     {"normalisation only over feasible nodes", infeasible_nodes_do_not_normalize},
     {"gpu profile bin-packs GPU pods", gpu_profile_bin_packs},
-    {"gpu profile keeps CPU pods off GPU nodes (penalty only)", gpu_profile_keeps_cpu_pods_off_gpu_nodes},
+    {"gpu profile keeps CPU pods off GPU nodes (penalty only)",
+     gpu_profile_keeps_cpu_pods_off_gpu_nodes},
     {"gpu profile scores in explain", gpu_profile_scores_in_explain},
     {"tie-break follows the seed", tie_break_is_seeded},
 };

@@ -68,6 +68,28 @@ static void events_event_body(void)
     free(b);
 }
 
+static void events_strings_are_escaped(void)
+{
+    struct sched_event ev = {"ns", "p", NULL, "Warning", "FailedScheduling", "Scheduling",
+                             "quote \" backslash \\ newline \n tab \t bell \a caf\xc3\xa9 {x: }",
+                             "gpusched", "gpusched-h"};
+    struct timespec t = {0, 0};
+    char *b = sched_event_json(&ev, &t);
+    json_t *j = json_loads(b, 0, NULL);
+
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "note")), ev.note);
+    CHECK(json_object_get(json_object_get(j, "regarding"), "uid") == NULL);
+    CHECK(strstr(b, "\\u0007") != NULL);
+    json_decref(j);
+    free(b);
+    b = sched_binding_json("d\"ns", "n", "", "node");
+    CHECK_STR_EQ(b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"n\","
+                    "\"namespace\":\"d\\\"ns\"},\"target\":{\"apiVersion\":\"v1\","
+                    "\"kind\":\"Node\",\"name\":\"node\"}}");
+    free(b);
+}
+
 static void events_condition_patch(void)
 {
     struct timespec t = {1787140800, 0};
@@ -183,6 +205,7 @@ static const struct test_case cases[] = {
     {"event note truncated at 1024 bytes with ' ...'", events_note_truncates_like_kube_scheduler},
     {"binding body", events_binding_body},
     {"events.k8s.io/v1 event body", events_event_body},
+    {"JSON strings escaped", events_strings_are_escaped},
     {"PodScheduled condition patch", events_condition_patch},
     {"lease body", events_lease_body},
     {"metrics text exposition", metrics_render_has_families},

@@ -406,6 +406,12 @@ static void deploy_daemonset_wiring(void)
             CHECK_STR_EQ(JSTR(JGET(JGET(JGET(e, "valueFrom"), "fieldRef"), "fieldPath")),
                          "spec.nodeName");
         }
+        if (!strcmp(name, "GPULABEL_SCHEMA")) {
+            unsigned bits = 0;
+
+            CHECK_INT_EQ(labeler_schemas_parse(JSTR(JGET(e, "value")), &bits, NULL), 0);
+            CHECK(bits & LABELER_SCHEMA_ACK);
+        }
         if (!strcmp(name, "GPULABEL_SLEEP_INTERVAL")) {
             long ms = 0;
 
