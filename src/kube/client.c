@@ -179,6 +179,11 @@ const char *kube_client_server(const struct kube_client *c)
     return c->cfg.server;
 }
 
+const char *kube_client_namespace(const struct kube_client *c)
+{
+    return c->cfg.namespace ? c->cfg.namespace : "default";
+}
+
 void kube_response_release(struct kube_response *r)
 {
     if (!r)
@@ -559,9 +564,9 @@ static json_t *client_parse_json(const struct kube_buf *b)
     return json_loadb(b->data, b->len, 0, NULL);
 }
 
-int kube_client_request(struct kube_client *c, const char *method, const char *path,
-                        const char *content_type, const char *body, size_t len,
-                        struct kube_response *resp, struct kube_err *err)
+static int client_request(struct kube_client *c, const char *method, const char *path,
+                          const char *content_type, const char *body, size_t len,
+                          struct kube_response *resp, struct kube_err *err)
 {
     struct client_xfer x;
     CURL *h = NULL;
@@ -640,6 +645,20 @@ out:
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
         client_handle_put(c, h);
     }
+    return rc;
+}
+
+int kube_client_request(struct kube_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len,
+                        struct kube_response *resp, struct kube_err *err)
+{
+    struct kube_response scratch;
+    int rc;
+
+    if (resp)
+        return client_request(c, method, path, content_type, body, len, resp, err);
+    rc = client_request(c, method, path, content_type, body, len, &scratch, err);
+    kube_response_release(&scratch);
     return rc;
 }
 

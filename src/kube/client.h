@@ -43,6 +43,10 @@ void kube_client_free(struct kube_client *c);
 /* kube_client_server returns the API server URL ("https://10.0.0.1:443"). */
 const char *kube_client_server(const struct kube_client *c);
 
+/* kube_client_namespace returns the context's namespace, the in-cluster namespace
+ * ($POD_NAMESPACE, then the service account's namespace file) or "default". Borrowed. */
+const char *kube_client_namespace(const struct kube_client *c);
+
 struct kube_response {
     long status;          /* HTTP status, 0 when the request never got an answer */
     struct kube_buf body; /* raw body (capped) */
@@ -57,7 +61,7 @@ void kube_response_release(struct kube_response *r);
  * returns a negative code: for an HTTP error, err->http_status, err->reason, err->msg (the
  * Status message) and err->retry_after are set and resp still holds the answer; for a
  * transport error (refused, timeout, TLS) http_status is 0 and msg says what happened.
- * The caller releases resp in every case. No retries happen here: see kube_err_transient.
+ * The caller releases resp in every case (resp may be NULL when the answer is not needed). No retries happen here: see kube_err_transient.
  * Codes (docs/api-client.md has the table): 404 -ENOENT, 409 -EBUSY (AlreadyExists -EEXIST),
  * 401 -EACCES, 403 -EPERM, 410 -ESTALE, 400/415/422 -EINVAL, 429/503 -EAGAIN, other 5xx -EIO;
  * transport -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -ECONNRESET, -EPROTO (TLS), -E2BIG.

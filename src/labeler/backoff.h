@@ -7,9 +7,9 @@
 #define LABELER_BACKOFF_H
 
 struct labeler_backoff {
-    long base_ms;   /* first delay */
-    long cap_ms;    /* largest delay */
-    long step_ms;   /* current step before jitter; 0 after a reset */
+    long base_ms;      /* first delay */
+    long cap_ms;       /* largest delay */
+    long step_ms;      /* current step before jitter; 0 after a reset */
     unsigned long rng; /* xorshift state; never 0 */
 };
 

@@ -26,7 +26,6 @@
 #define SYNC_REQUEST_TIMEOUT_MS 10000 /* per request; a hung server must not stall the loop */
 #define BACKOFF_BASE_MS 1000
 #define BACKOFF_CAP_MS 60000
-#define SUMMARY_CAP 8192
 #define USER_AGENT "gpulabel/0.1 (linux)"
 
 struct sync_result {
@@ -137,11 +136,12 @@ static void sync_summarize(const json_t *patch, struct sync_result *res)
     size_t n = 0;
 
     res->summary[0] = '\0';
-    json_object_foreach((json_t *)labels, key, v) {
-        int w = json_is_string(v) ? snprintf(res->summary + n, sizeof(res->summary) - n,
-                                             "%s%s=%s", n ? ", " : "", key, json_string_value(v))
-                                  : snprintf(res->summary + n, sizeof(res->summary) - n,
-                                             "%s-%s", n ? ", " : "", key);
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        int w = json_is_string(v) ? snprintf(res->summary + n, sizeof(res->summary) - n, "%s%s=%s",
+                                             n ? ", " : "", key, json_string_value(v))
+                                  : snprintf(res->summary + n, sizeof(res->summary) - n, "%s-%s",
+                                             n ? ", " : "", key);
 
         if (w < 0 || (size_t)w >= sizeof(res->summary) - n) {
             res->summary[sizeof(res->summary) - 1] = '\0';
@@ -164,6 +164,8 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     int attempt, rc;
 
     memset(res, 0, sizeof(*res));
+    if (!schemas) /* as labeler_detect: no schema given means the default */
+        schemas = LABELER_SCHEMA_ACK;
     if (!kube_path_escape(node, esc, sizeof(esc)))
         return kube_err_set(err, -ENAMETOOLONG, "node name \"%.64s...\" is too long", node);
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", esc);
@@ -252,8 +254,10 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
     if (rc)
         goto out;
     rc = client_open(cfg, &c, err);
-    if (rc)
+    if (rc) {
+        kube_err_prefix(err, "cannot set up the API client");
         goto out;
+    }
     rc = sync_node(c, cfg->node_name, cfg->schemas, desired, &res, err);
 out:
     kube_client_free(c);
@@ -500,7 +504,8 @@ static long daemon_cycle(struct daemon *d)
         snprintf(tail, sizeof(tail), "; retrying every %s", fmt_ms(wait, ival, sizeof(ival)));
     }
     /* "cannot get node" / "cannot patch node" tells the verb apart */
-    snprintf(cause, sizeof(cause), "%d/%d/%s/%.17s", err.code, err.http_status, err.reason, err.msg);
+    snprintf(cause, sizeof(cause), "%d/%d/%s/%.17s", err.code, err.http_status, err.reason,
+             err.msg);
     errlog_report(&d->sync_log, cause, err.msg, tail);
 out:
     labeler_labels_release(&desired);
@@ -518,7 +523,8 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     d.cfg = cfg;
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
     log_verbosity = cfg->verbosity;
-    labeler_backoff_init(&d.backoff, d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
+    labeler_backoff_init(&d.backoff,
+                         d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
                          BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));
     kube_err_clear(&err);
     /* first, so that a SIGTERM arriving while the client is set up still ends us cleanly */
@@ -535,7 +541,8 @@ int labeler_daemon_run(const struct labeler_config *cfg)
         }
         rc = client_open(cfg, &d.client, &err);
         if (rc) {
-            log_line(0, "cannot set up the API client: %s", kube_err_format(&err, msg, sizeof(msg)));
+            log_line(0, "cannot set up the API client: %s",
+                     kube_err_format(&err, msg, sizeof(msg)));
             return 1;
         }
     }

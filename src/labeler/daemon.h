@@ -1,4 +1,5 @@
-/* daemon.h - keeping the Node's labels right through the API server.
+/* daemon.h - keeping the Node's labels right through the API server (the reconcile step
+ * itself is labeler/sync.h).
  *
  * labeler_sync_once reconciles once: it reads the Node, sets the desired labels, removes the
  * stale labels gpulabel itself wrote earlier (and only those), and sends no write when the
@@ -11,11 +12,18 @@
 #include "labeler/config.h"
 #include "labeler/labels.h"
 
-/* labeler_sync_once returns 0 when the node carries desired (written or already right). */
+/* labeler_sync_once returns 0 when the node carries desired (written or already right): one
+ * GET, and one merge PATCH only when something differs (re-read and retried up to 3 times on
+ * 409). Needs cfg->node_name; the client comes from cfg->kubeconfig (NULL: $KUBECONFIG,
+ * in-cluster, ~/.kube/config). On failure err's message is complete and names the node, e.g.
+ * `cannot patch node "gpu-1": forbidden: ... (check the ClusterRole allows get,patch on
+ * nodes)`, with err->http_status set for API errors. */
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
                       struct kube_err *err);
 
-/* labeler_daemon_run runs the loop; returns the process exit status. */
+/* labeler_daemon_run runs the loop (docs/node-sync.md), logging to stderr, and returns the
+ * process exit status: 0 after SIGTERM/SIGINT, 2 without a node name (unless cfg->no_sync),
+ * 1 when the API client cannot be set up. API and NVML failures never end it. */
 int labeler_daemon_run(const struct labeler_config *cfg);
 
 #endif

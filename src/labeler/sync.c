@@ -72,11 +72,10 @@ static int check_desired(const struct labeler_labels *desired, unsigned schemas,
         const char *key = desired->v[i].key;
 
         if (!key[0] || memchr(key, ',', strlen(key)))
-            return kube_err_set(err, -EINVAL, "label key \"%s\" cannot be recorded as owned",
-                                key);
+            return kube_err_set(err, -EINVAL, "label key \"%s\" cannot be recorded as owned", key);
         if (!labeler_key_in_schemas(key, schemas))
-            return kube_err_set(err, -EINVAL,
-                                "label \"%s\" is not a key of the enabled schemas", key);
+            return kube_err_set(err, -EINVAL, "label \"%s\" is not a key of the enabled schemas",
+                                key);
         if (i && strcmp(desired->v[i - 1].key, key) >= 0)
             return kube_err_set(err, -EINVAL,
                                 "desired labels are not sorted with unique keys at \"%s\"", key);

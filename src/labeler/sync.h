@@ -25,10 +25,10 @@
 #define LABELER_SCHEMAS_ALL (LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD)
 
 struct labeler_sync_plan {
-    json_t *patch;     /* merge patch body; NULL when nothing is to be written. Owned. */
-    size_t nset;       /* labels added or given a new value */
-    size_t nremoved;   /* owned labels removed (set to null) */
-    bool annotation;   /* the ownership annotation is written or removed */
+    json_t *patch;   /* merge patch body; NULL when nothing is to be written. Owned. */
+    size_t nset;     /* labels added or given a new value */
+    size_t nremoved; /* owned labels removed (set to null) */
+    bool annotation; /* the ownership annotation is written or removed */
 };
 
 /* labeler_sync_plan_compute compares node (a v1 Node object, borrowed) with desired (sorted,

@@ -284,6 +284,36 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         sched_filter_class(c, p, cp, i, &vc[i]);
         vc_done[i] = !vc[i].plugin;
     }
+    if (!pins && !cp->has_node_name && !cp->affinity_by_name && !cp->preferred_by_name) {
+        /* the common case, unswitched: no per-node name checks */
+        const uint32_t *order = c->order;
+        const struct sched_lite *lite = c->lite;
+        const uint32_t portmask = cp->portmask;
+
+        for (k = 0; k < n; k++) {
+            uint32_t slot = order[k];
+            const struct sched_lite *l = &lite[slot];
+            const uint32_t cls = l->cls;
+            const struct sched_dyn *d;
+
+            if (!vc_done[cls])
+                continue;
+            if ((portmask & l->portmask) &&
+                !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
+                continue;
+            d = dyn_get(c, p, cp, sh, slot, bal_skip);
+            if (d->mask)
+                continue;
+            if (vc[cls].taint_score > max_taint)
+                max_taint = vc[cls].taint_score;
+            if (vc[cls].affinity_score > max_aff)
+                max_aff = vc[cls].affinity_score;
+            feas[nf] = k;
+            fcls[nf] = cls;
+            fscore[nf++] = (int32_t)d->fit + d->bal + gw * (int32_t)d->gpu;
+        }
+        n = 0; /* the general loop below has nothing left to do */
+    }
     for (k = 0; k < (pins ? npins : n); k++) {
         uint32_t oi = pins ? pins[k] : k, slot = c->order[oi];
         const struct sched_lite *l = &c->lite[slot];

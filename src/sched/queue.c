@@ -18,7 +18,8 @@ struct queue_entry {
     enum sched_queue_state state;
     int64_t backoff_until_ms;
     int64_t unsched_since_ms;
-    size_t idx; /* index in its heap or in the unschedulable array */
+    size_t idx; /* index in its heap */
+    struct queue_entry *uprev, *unext; /* unschedulable list, oldest first */
     char key[];
 };
 
@@ -32,8 +33,10 @@ struct sched_queue {
     struct sched_queue_opts o;
     struct sched_keymap map;
     struct queue_heap active, backoff;
-    struct queue_entry **unsched;
-    size_t nunsched, capunsched;
+    /* Unschedulable pods in the order they were parked (unsched_since_ms never decreases),
+     * so the periodic flush and the next deadline only look at the head. */
+    struct queue_entry *uhead, *utail;
+    size_t nunsched;
     size_t ninflight;
     uint64_t seq;
 };
@@ -132,10 +135,15 @@ static void queue_detach(struct sched_queue *q, struct queue_entry *e)
         break;
     case SCHED_QUEUE_UNSCHEDULABLE:
         q->nunsched--;
-        if (e->idx != q->nunsched) {
-            q->unsched[e->idx] = q->unsched[q->nunsched];
-            q->unsched[e->idx]->idx = e->idx;
-        }
+        if (e->uprev)
+            e->uprev->unext = e->unext;
+        else
+            q->uhead = e->unext;
+        if (e->unext)
+            e->unext->uprev = e->uprev;
+        else
+            q->utail = e->uprev;
+        e->uprev = e->unext = NULL;
         break;
     case SCHED_QUEUE_IN_FLIGHT:
         q->ninflight--;
@@ -159,8 +167,14 @@ static void queue_attach(struct sched_queue *q, struct queue_entry *e, enum sche
         (void)heap_push(&q->backoff, e);
         break;
     case SCHED_QUEUE_UNSCHEDULABLE:
-        e->idx = q->nunsched;
-        q->unsched[q->nunsched++] = e;
+        e->uprev = q->utail;
+        e->unext = NULL;
+        if (q->utail)
+            q->utail->unext = e;
+        else
+            q->uhead = e;
+        q->utail = e;
+        q->nunsched++;
         break;
     case SCHED_QUEUE_IN_FLIGHT:
         q->ninflight++;
@@ -189,18 +203,6 @@ static int queue_reserve(struct sched_queue *q)
             h->v = nv;
             h->cap = ncap;
         }
-    }
-    if (q->capunsched < need) {
-        size_t ncap = q->capunsched ? q->capunsched : 64;
-        struct queue_entry **nv;
-
-        while (ncap < need)
-            ncap *= 2;
-        nv = realloc(q->unsched, ncap * sizeof(*nv));
-        if (!nv)
-            return -ENOMEM;
-        q->unsched = nv;
-        q->capunsched = ncap;
     }
     return 0;
 }
@@ -242,7 +244,6 @@ void sched_queue_free(struct sched_queue *q, void (*free_data)(void *data))
     sched_keymap_release(&q->map);
     free(q->active.v);
     free(q->backoff.v);
-    free(q->unsched);
     free(q);
 }
 
@@ -380,16 +381,14 @@ void sched_queue_backoff(struct sched_queue *q, const char *key, int64_t now_ms)
 
 static size_t queue_move(struct sched_queue *q, int64_t now_ms, int64_t older_than_ms)
 {
-    size_t i = 0, moved = 0;
+    size_t moved = 0;
 
-    while (i < q->nunsched) {
-        struct queue_entry *e = q->unsched[i];
+    while (q->uhead) {
+        struct queue_entry *e = q->uhead;
 
-        if (older_than_ms >= 0 && e->unsched_since_ms > older_than_ms) {
-            i++;
-            continue;
-        }
-        /* detach swaps the last member into slot i, so i is examined again */
+        /* oldest first: the first one young enough ends a flush */
+        if (older_than_ms >= 0 && e->unsched_since_ms > older_than_ms)
+            break;
         queue_detach(q, e);
         queue_attach(q, e,
                      e->backoff_until_ms <= now_ms ? SCHED_QUEUE_ACTIVE : SCHED_QUEUE_BACKOFF);
@@ -413,7 +412,6 @@ size_t sched_queue_flush(struct sched_queue *q, int64_t now_ms)
 int64_t sched_queue_next_ms(const struct sched_queue *q, int64_t now_ms)
 {
     int64_t best = -1, t;
-    size_t i;
 
     if (q->active.n)
         return 0;
@@ -421,8 +419,8 @@ int64_t sched_queue_next_ms(const struct sched_queue *q, int64_t now_ms)
         t = q->backoff.v[0]->backoff_until_ms - now_ms;
         best = t < 0 ? 0 : t;
     }
-    for (i = 0; i < q->nunsched; i++) {
-        t = q->unsched[i]->unsched_since_ms + q->o.max_unschedulable_ms - now_ms;
+    if (q->uhead) {
+        t = q->uhead->unsched_since_ms + q->o.max_unschedulable_ms - now_ms;
         if (t < 0)
             t = 0;
         if (best < 0 || t < best)

@@ -198,6 +198,9 @@ void sched_result_release(struct sched_result *r);
  * fits, DefaultPreemption runs (see docs/scheduling.md, "Preemption"). The pod's own
  * node_name is used only by the NodeName filter; assigned pods never reach a real scheduler.
  * The cluster is not changed (call sched_cluster_assume_pod to take the node).
+ * Not modelled: PodDisruptionBudgets in victim choice, and room held on a node for a pod
+ * nominated there by an earlier preemption (kube-scheduler's RunFilterPluginsWithNominatedPods):
+ * a caller that nominates should retry the preemptor soon after its victims are gone.
  * Returns 0 with *out filled (release it with sched_result_release), or -ENOMEM with err set
  * and *out zeroed. */
 int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,

@@ -1167,6 +1167,8 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
             break;
         case 'v':
         case OPT_V:
+            if (c == 'v' && optarg[0] == '=') /* klog style: -v=2 */
+                optarg++;
             if (parse_int(optarg, 0, 10, &n))
                 return usage_error("-v: '%s' is not a level 0..10", optarg);
             o->verbosity = (int)n;

@@ -1040,6 +1040,8 @@ class FakeApiServer:
                                             "the server does not allow this method on the requested resource"))
         self._authorize(user, verb, res, sub, name, ns)
 
+        if method == "GET" and not name:
+            self._check_list_options(query, watch)
         if method == "GET" and watch:
             self._watch(h, res, ns, query)
             return None, None, None
@@ -1105,13 +1107,45 @@ class FakeApiServer:
             return True
         return match if (lsel or fsel) else None
 
+    @staticmethod
+    def _check_list_options(query, watch):
+        """ListOptions validation the API server does before anything else (422s)."""
+        rvm = query.get("resourceVersionMatch")
+        if "sendInitialEvents" in query:
+            if not watch:
+                raise ApiError(422, status_body(422, "Invalid", "sendInitialEvents: Forbidden: "
+                                                "sendInitialEvents is forbidden for list"))
+            if rvm != "NotOlderThan":
+                raise ApiError(422, status_body(422, "Invalid", "resourceVersionMatch: Forbidden: "
+                                                "sendInitialEvents requires setting resourceVersionMatch "
+                                                "to NotOlderThan"))
+        elif rvm and not query.get("resourceVersion"):
+            raise ApiError(422, status_body(422, "Invalid", "resourceVersionMatch: Forbidden: "
+                                            "resourceVersionMatch is forbidden unless resourceVersion "
+                                            "is provided"))
+        if rvm not in (None, "", "Exact", "NotOlderThan"):
+            raise ApiError(422, status_body(422, "Invalid", 'resourceVersionMatch: Unsupported value: "%s": '
+                                            'supported values: "Exact", "NotOlderThan"' % rvm))
+        for k in ("limit", "timeoutSeconds"):
+            if query.get(k) and not query[k].isdigit():
+                raise err_bad_request("%s: invalid value %r" % (k, query[k]))
+
     def _list(self, res, ns, query):
         match = self._selectors(res, query)
         limit = int(query.get("limit") or 0)
         cont = query.get("continue") or ""
+        rv_param = query.get("resourceVersion") or ""
         with self._lock:
             list_rv = self._rv
             start_key = None
+            # resourceVersion=N served exactly (with limit, or resourceVersionMatch=Exact):
+            # history older than the compaction point is gone
+            exact = rv_param not in ("", "0") and (limit or query.get("resourceVersionMatch") == "Exact")
+            if exact and not cont:
+                if not rv_param.isdigit():
+                    raise err_bad_request("resourceVersion: Invalid value: %r: must be an integer" % rv_param)
+                if int(rv_param) < self._compacted_rv:
+                    raise err_expired("too old resource version: %s (%d)" % (rv_param, self._compacted_rv + 1))
             if cont:
                 try:
                     tok = json.loads(base64.urlsafe_b64decode(cont.encode()).decode())

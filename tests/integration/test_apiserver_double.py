@@ -226,6 +226,38 @@ def test_list_pagination_and_expired_continue():
     eq((st, js["reason"], js["code"]), (410, "Expired", 410), "expired continue")
 
 
+def test_list_options_validation_and_exact_rv():
+    a = fresh()
+    a.add(node("a"))
+    old = a.resource_version
+    c = Conn(a)
+    st, js, _ = c.req("GET", "/api/v1/nodes?sendInitialEvents=true")
+    eq((st, js["reason"]), (422, "Invalid"), "sendInitialEvents on a list")
+    if "sendInitialEvents is forbidden for list" not in js["message"]:
+        raise AssertionError(js["message"])
+    st, js, _ = c.req("GET", "/api/v1/nodes?watch=1&sendInitialEvents=true")
+    eq(st, 422, "sendInitialEvents without resourceVersionMatch")
+    if "requires setting resourceVersionMatch to NotOlderThan" not in js["message"]:
+        raise AssertionError(js["message"])
+    eq(c.req("GET", "/api/v1/nodes?resourceVersionMatch=Exact")[0], 422, "match without RV")
+    eq(c.req("GET", "/api/v1/nodes?resourceVersion=%d&limit=5" % old)[0], 200, "exact RV within history")
+    a.add(node("b"))
+    a.compact()
+    st, js, _ = c.req("GET", "/api/v1/nodes?resourceVersion=%d&limit=5" % old)
+    eq((st, js["reason"]), (410, "Expired"), "exact RV compacted away")
+    eq(c.req("GET", "/api/v1/nodes?resourceVersion=%d" % old)[0], 200, "NotOlderThan without limit")
+
+
+def test_watch_send_initial_events_bookmark():
+    a = fresh()
+    a.add(node("a"))
+    w = Watch(a, "/api/v1/nodes?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                 "&allowWatchBookmarks=true&timeoutSeconds=20")
+    w.wait_for(2)
+    eq([e["type"] for e in w.events[:2]], ["ADDED", "BOOKMARK"], "initial events then bookmark")
+    eq(w.events[1]["object"]["metadata"]["annotations"], {"k8s.io/initial-events-end": "true"}, "annotation")
+
+
 # ---- writes ---------------------------------------------------------------------------------
 
 def test_create_and_already_exists():

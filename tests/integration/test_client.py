@@ -219,6 +219,29 @@ def test_in_cluster_ipv6_server_and_missing_token():
         raise AssertionError(e["msg"])
 
 
+def test_namespace_resolution():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a, "kc-ns", namespace="gpu-jobs"), "--print-config")
+    eq(p.stdout.splitlines(), ["SERVER " + a.url, "NAMESPACE gpu-jobs"], "kubeconfig context namespace")
+    d = sa_dir(a, TOKEN)
+    with open(os.path.join(d, "namespace"), "w") as f:
+        f.write("gpu-system\n")
+    p = tool("--print-config", env=in_cluster_env(a, d))
+    eq(p.stdout.splitlines()[1], "NAMESPACE gpu-system", "service account namespace file")
+    env = in_cluster_env(a, d)
+    env["POD_NAMESPACE"] = "from-env"
+    eq(tool("--print-config", env=env).stdout.splitlines()[1], "NAMESPACE from-env", "POD_NAMESPACE first")
+
+
+def test_request_without_response_struct_is_fine():
+    a = api()
+    a.add(node("gpu-1"))
+    p = tool("--kubeconfig", kubeconfig(a), "--discard", "--repeat", "2", "GET", "/api/v1/nodes/gpu-1")
+    eq(p.stdout.splitlines(), ["DONE", "DONE"], "answers dropped")
+    p = tool("--kubeconfig", kubeconfig(a), "--discard", "--repeat", "2", "GET", "/api/v1/nodes/nope")
+    eq(parse_error(p.stdout)["http"], 404, "errors still reported")
+
+
 def test_in_cluster_over_ipv6():
     with FakeApiServer(tls=True, tokens=["v6-token"], host="::1") as a:
         a.add(node("gpu-6"))

@@ -248,7 +248,8 @@ def test_flags():
         util.check_eq(p.returncode, 2, "exit status of %r" % args)
         if msg not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
             raise AssertionError("stderr of %r: %r" % (args, p.stderr))
-    p = util.run([gs, "serve", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-addr", "0"])
+    # klog-style -v=2 (as in deploy/gpusched/deployment.yaml) is accepted
+    p = util.run([gs, "serve", "-v=2", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-addr", "0"])
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
@@ -277,3 +278,19 @@ def test_preemption_deletes_victims_and_nominates():
             util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_sigterm_finishes_binds_in_flight():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.delay("POST", r"/pods/slow/binding$", 2.0)
+        api.add(pod("slow"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("the bind to be in flight", lambda: binding_posts(api).get("slow"))
+            util.check_eq(sv.stop(signal.SIGTERM), 0, "exit status after SIGTERM")
+            util.check_eq(bound(api).get("slow"), "n1", "pod whose bind was in flight at SIGTERM")
+            if not sv.grep(r'"Successfully bound pod to node" pod="default/slow"'):
+                raise AssertionError("the in-flight bind was not reported: " + sv.log_tail())
+        finally:
+            sv.kill()

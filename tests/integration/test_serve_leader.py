@@ -72,3 +72,26 @@ def test_sigterm_releases_the_lease():
             util.check_eq(b.stop(), 0, "exit status of b")
         finally:
             a.kill()
+
+
+def test_a_leader_that_cannot_renew_stops():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        a = Serve(api, LE, name="a")
+        try:
+            wait_for("a to lead", lambda: holder(api) == identity(a))
+            api.forbid("update", "leases.coordination.k8s.io")
+            # renew deadline 2 s: the leader gives up, stops scheduling and exits 1 so that its
+            # Deployment restarts it as a standby (kube-scheduler does the same)
+            rc = wait_for("a to exit", lambda: a.p.poll() is not None and (a.p.returncode,),
+                          timeout=30)[0]
+            util.check_eq(rc, 1, "exit status after losing the lease")
+            if not a.grep(r"leader election lost"):
+                raise AssertionError("no 'leader election lost' line: " + a.log_tail())
+            api.allow("update", "leases.coordination.k8s.io")
+            api.add(pod("p-after"))
+            b = Serve(api, LE, name="b")
+            wait_for("b bound the new pod", lambda: bound(api).get("p-after") == "n1", timeout=30)
+            util.check_eq(b.stop(), 0, "exit status of b")
+        finally:
+            a.kill()

@@ -15,6 +15,7 @@
 #include "kube/client.h"
 
 static volatile sig_atomic_t stop_flag;
+static int discard; /* --discard: pass no response struct (the answer is dropped) */
 static long max_events = -1;
 
 static void on_signal(int sig)
@@ -28,8 +29,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kube-request [--kubeconfig F] [--context C] [--qps Q] [--burst B]\n"
             "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
-            "                    [--threads T] [--wait-stdin] METHOD PATH [BODY]\n"
+            "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
             "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
+            "       kube-request [--kubeconfig F] --print-config   (server and namespace)\n"
             "--repeat sends the request N times (spread over --threads); --wait-stdin reads one\n"
             "line from stdin before every request after the first. A watch stops on SIGTERM,\n"
             "SIGINT or after --max-events events and then prints STOPPED.\n");
@@ -76,15 +78,17 @@ static void *run_job(void *arg)
     int i;
 
     for (i = 0; i < j->count; i++) {
-        struct kube_response r;
+        struct kube_response r = {0};
         struct kube_err e;
         int rc = kube_client_request(j->c, j->method, j->path, j->ctype, j->body,
-                                     j->body ? strlen(j->body) : 0, &r, &e);
+                                     j->body ? strlen(j->body) : 0, discard ? NULL : &r, &e);
 
         pthread_mutex_lock(j->out_lock);
         if (rc) {
             j->failures++;
             print_err(&e);
+        } else if (discard) {
+            printf("DONE\n");
         } else {
             printf("STATUS %ld\n", r.status);
         }
@@ -101,7 +105,7 @@ int main(int argc, char **argv)
     struct kube_client *c = NULL;
     struct kube_err e;
     const char *watch = NULL, *ctype = NULL, *pos[3] = {0};
-    int npos = 0, repeat = 1, threads = 1, wait_stdin = 0, i, rc = 0;
+    int npos = 0, repeat = 1, threads = 1, wait_stdin = 0, print_config = 0, i, rc = 0;
     struct sigaction sa;
 
     o.user_agent = "kube-request/test";
@@ -115,6 +119,14 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--wait-stdin")) {
             wait_stdin = 1;
+            continue;
+        }
+        if (!strcmp(a, "--discard")) {
+            discard = 1;
+            continue;
+        }
+        if (!strcmp(a, "--print-config")) {
+            print_config = 1;
             continue;
         }
         if (a[0] == '-' && a[1] == '-') {
@@ -155,7 +167,8 @@ int main(int argc, char **argv)
         }
         pos[npos++] = a;
     }
-    if ((!watch && npos < 2) || (watch && npos) || repeat < 1 || threads < 1 || threads > 64) {
+    if ((!watch && !print_config && npos < 2) || (watch && npos) || repeat < 1 || threads < 1 ||
+        threads > 64) {
         usage(stderr);
         return 2;
     }
@@ -168,6 +181,11 @@ int main(int argc, char **argv)
     if (kube_client_new(&o, &c, &e)) {
         print_err(&e);
         return 1;
+    }
+    if (print_config) {
+        printf("SERVER %s\nNAMESPACE %s\n", kube_client_server(c), kube_client_namespace(c));
+        kube_client_free(c);
+        return 0;
     }
     if (watch) {
         long n = 0;
@@ -197,7 +215,7 @@ int main(int argc, char **argv)
         if (r.body.len)
             printf("%s\n", r.body.data);
         kube_response_release(&r);
-    } else if (threads == 1) {
+    } else if (threads == 1 || discard) {
         pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
         struct job j = {c, pos[0], pos[1], ctype, pos[2], 1, 0, &lock};
         char line[256];

@@ -106,6 +106,34 @@ static void queue_flush_moves_old_pods(void)
     sched_queue_free(q, NULL);
 }
 
+static void queue_unschedulable_list_keeps_age_order(void)
+{
+    struct sched_queue_opts o = {0, 0, 1000};
+    struct sched_queue *q = sched_queue_new(&o);
+    const char *keys[] = {"a/0", "a/1", "a/2", "a/3"};
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        sched_queue_add(q, keys[i], 0, NULL, 0, NULL);
+        pop_key(q, 0);
+        sched_queue_unschedulable(q, keys[i], i * 100);
+    }
+    sched_queue_delete(q, "a/1");       /* from the middle */
+    sched_queue_add(q, "a/0", 0, NULL, 350, NULL); /* updated: leaves the list, goes active */
+    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 2);
+    CHECK_INT_EQ(sched_queue_next_ms(q, 350), 0); /* a/0 is active */
+    CHECK_STR_EQ(pop_key(q, 350), "a/0");
+    CHECK_INT_EQ(sched_queue_next_ms(q, 350), 850); /* a/2 parked at 200, flushed at 1200 */
+    CHECK_INT_EQ(sched_queue_flush(q, 1250), 1);
+    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 1);
+    sched_queue_unschedulable(q, "a/0", 1300); /* re-parked at the tail */
+    CHECK_INT_EQ(sched_queue_flush(q, 1300), 1); /* only a/3 (parked at 300) */
+    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 1);
+    CHECK_INT_EQ(sched_queue_move_all(q, 5000), 1);
+    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 0);
+    sched_queue_free(q, NULL);
+}
+
 static void queue_update_and_delete(void)
 {
     struct sched_queue *q = sched_queue_new(NULL);
@@ -189,6 +217,7 @@ static const struct test_case cases[] = {
     {"backoff pods wait their time", queue_backoff_waits},
     {"unschedulable pods move on cluster events", queue_unschedulable_moves_on_event},
     {"flush moves pods parked too long", queue_flush_moves_old_pods},
+    {"unschedulable list keeps age order", queue_unschedulable_list_keeps_age_order},
     {"update and delete", queue_update_and_delete},
     {"5000 pods keep priority order", queue_many_pods_keep_order},
     {"keymap put/get/del", keymap_put_get_del},
