@@ -12,16 +12,17 @@ struct kube_arena_block {
     _Alignas(16) unsigned char data[];
 };
 
-void *kube_arena_alloc(struct kube_arena *a, size_t n)
+/* arena_bump hands out n bytes aligned to align (a power of two, at most 16) from the
+ * current block, or from a new one. */
+static void *arena_bump(struct kube_arena *a, size_t n, size_t align)
 {
     struct kube_arena_block *b = a->head;
-    size_t sz;
+    size_t sz, off = 0;
     void *p;
 
-    n = (n + 15) & ~(size_t)15;
-    if (!n)
-        n = 16;
-    if (!b || b->size - b->off < n) {
+    if (b)
+        off = (b->off + align - 1) & ~(align - 1);
+    if (!b || off > b->size || b->size - off < n) {
         sz = b ? b->size * 2 : 4096;
         if (sz > (size_t)1 << 20)
             sz = (size_t)1 << 20;
@@ -32,6 +33,7 @@ void *kube_arena_alloc(struct kube_arena *a, size_t n)
             return NULL;
         b->size = sz;
         b->off = 0;
+        off = 0;
         /* A large one-off allocation goes behind the current block so the current block
          * keeps serving small ones. */
         if (a->head && sz == n) {
@@ -42,20 +44,34 @@ void *kube_arena_alloc(struct kube_arena *a, size_t n)
             a->head = b;
         }
     }
-    p = b->data + b->off;
-    b->off += n;
+    p = b->data + off;
+    b->off = off + n;
     a->used += n;
-    memset(p, 0, n);
     return p;
 }
 
+void *kube_arena_alloc(struct kube_arena *a, size_t n)
+{
+    void *p;
+
+    n = (n + 15) & ~(size_t)15;
+    if (!n)
+        n = 16;
+    p = arena_bump(a, n, 16);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+/* Strings are packed byte by byte: with 16-byte alignment the names, label keys and values
+ * of a decoded cluster wasted ~8 bytes each. */
 char *kube_arena_strndup(struct kube_arena *a, const char *s, size_t n)
 {
     char *p;
 
     if (!s)
         return NULL;
-    p = kube_arena_alloc(a, n + 1);
+    p = arena_bump(a, n + 1, 1);
     if (!p)
         return NULL;
     memcpy(p, s, n);

@@ -19,7 +19,8 @@ struct kube_arena {
 
 /* kube_arena_alloc returns n zeroed bytes aligned to 16, or NULL. */
 void *kube_arena_alloc(struct kube_arena *a, size_t n);
-/* kube_arena_strdup / strndup copy into the arena; NULL in gives NULL out. */
+/* kube_arena_strdup / strndup copy into the arena, packed (no alignment); NULL in gives NULL
+ * out. */
 char *kube_arena_strdup(struct kube_arena *a, const char *s);
 char *kube_arena_strndup(struct kube_arena *a, const char *s, size_t n);
 /* kube_arena_free releases every block; the arena is empty and reusable afterwards. */

@@ -416,7 +416,8 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
     l->obj = m;
     if (!json_object_size(m))
         return 0;
-    l->e = kube_arena_alloc(d->a, json_object_size(m) * sizeof(*l->e));
+    /* entries are scratch for this decode: on the heap, not in the object's arena */
+    l->e = calloc(json_object_size(m), sizeof(*l->e));
     if (!l->e)
         return dec_nomem(d);
     old = path_push(d, key);
@@ -480,6 +481,14 @@ out:
     path_pop(d, o2);
     path_pop(d, old);
     return rc;
+}
+
+/* res_list_release frees what decode_res_list allocated; l may be zeroed or half-filled. */
+static void res_list_release(struct res_list *l)
+{
+    free(l->e);
+    l->e = NULL;
+    l->n = 0;
 }
 
 static const struct res_entry *res_find(const struct res_list *l, const char *name)
@@ -576,6 +585,8 @@ static int decode_container_resources(struct dec *d, const json_t *c, struct kub
 
     memset(&out->requests, 0, sizeof(out->requests));
     memset(&out->limits, 0, sizeof(out->limits));
+    memset(&req, 0, sizeof(req));
+    memset(&lim, 0, sizeof(lim));
     rc = get_object(d, c, "resources", &res);
     if (rc || !res)
         return rc;
@@ -626,6 +637,8 @@ static int decode_container_resources(struct dec *d, const json_t *c, struct kub
     rc = res_build(d, all, n, &out->requests);
 out:
     free(all);
+    res_list_release(&req);
+    res_list_release(&lim);
     path_pop(d, old);
     return rc;
 }
@@ -1302,7 +1315,7 @@ int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_l
     struct dec d;
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
     const char *policy = "";
-    struct res_list overhead;
+    struct res_list overhead = { NULL, 0, NULL };
     int64_t prio = 0;
     size_t old;
     char q[128];
@@ -1401,6 +1414,7 @@ int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_l
         rc = decode_res_list(&d, spec, "overhead", false, &overhead);
     if (!rc)
         rc = res_list_build(&d, &overhead, &out->overhead);
+    res_list_release(&overhead);
     if (!rc)
         rc = get_array(&d, spec, "schedulingGates", &gates);
     if (!rc && gates)
@@ -1463,7 +1477,7 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
 {
     struct dec d;
     const json_t *meta, *spec = NULL, *status = NULL, *taints = NULL;
-    struct res_list cap, alloc;
+    struct res_list cap = { NULL, 0, NULL }, alloc = { NULL, 0, NULL };
     size_t old, i;
     int rc;
 
@@ -1521,6 +1535,8 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
             rc = res_list_build(&d, &alloc, &out->allocatable);
         else if (!rc)
             out->allocatable = out->capacity;
+        res_list_release(&cap);
+        res_list_release(&alloc);
         path_pop(&d, old);
     }
     return rc;

@@ -92,6 +92,11 @@ int kube_lines_find(const struct kube_lines *l, const json_t *v)
     return 0;
 }
 
+size_t kube_lines_count(const struct kube_lines *l)
+{
+    return l ? l->n : 0;
+}
+
 void kube_lines_free(struct kube_lines *l)
 {
     if (!l)
@@ -131,18 +136,31 @@ static bool is_one_of(const char *s, const char *const *set)
     return false;
 }
 
+/* scan_int is strconv.ParseInt(s, 0, 64) as go-yaml v2 calls it (underscores already
+ * removed): an optional sign, then 0x/0o/0b prefixes, a leading 0 meaning octal ("010" is
+ * 8), decimal otherwise. */
 static bool scan_int(const char *s, json_int_t *out)
 {
     const char *p = s;
     int neg = 0, base = 10;
     unsigned long long v = 0, lim;
-    int digits = 0;
 
     if (*p == '+' || *p == '-')
         neg = *p++ == '-';
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+    if (!*p)
+        return false;
+    if (p[0] == '0' && p[1] && p[2] && (p[1] == 'x' || p[1] == 'X')) {
         base = 16;
         p += 2;
+    } else if (p[0] == '0' && p[1] && p[2] && (p[1] == 'o' || p[1] == 'O')) {
+        base = 8;
+        p += 2;
+    } else if (p[0] == '0' && p[1] && p[2] && (p[1] == 'b' || p[1] == 'B')) {
+        base = 2;
+        p += 2;
+    } else if (p[0] == '0') {
+        base = 8;
+        p++;
     }
     lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
     for (; *p; p++) {
@@ -150,19 +168,18 @@ static bool scan_int(const char *s, json_int_t *out)
 
         if (*p >= '0' && *p <= '9')
             d = *p - '0';
-        else if (base == 16 && *p >= 'a' && *p <= 'f')
+        else if (*p >= 'a' && *p <= 'z')
             d = *p - 'a' + 10;
-        else if (base == 16 && *p >= 'A' && *p <= 'F')
+        else if (*p >= 'A' && *p <= 'Z')
             d = *p - 'A' + 10;
         else
+            return false;
+        if (d >= base)
             return false;
         if (v > (lim - (unsigned long long)d) / (unsigned long long)base)
             return false;
         v = v * (unsigned long long)base + (unsigned long long)d;
-        digits++;
     }
-    if (!digits)
-        return false;
     *out = neg ? (json_int_t)(0 - v) : (json_int_t)v;
     return true;
 }
@@ -226,10 +243,28 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
         return json_true();
     if (len <= 5 && is_one_of(s, falses))
         return json_false();
-    if (scan_int(s, &i))
-        return json_integer(i);
-    if (scan_float(s, &d))
-        return json_real(d);
+    /* go-yaml only tries numbers on words starting with a digit, a sign or '.', and drops
+     * every '_' first ("1_000" is 1000) */
+    if ((s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '-' || s[0] == '.') {
+        char stack[64], *plain = len < sizeof(stack) ? stack : malloc(len + 1);
+        size_t k, n = 0;
+        json_t *num = NULL;
+
+        if (!plain)
+            return NULL;
+        for (k = 0; k < len; k++)
+            if (s[k] != '_' || s[0] == '.')
+                plain[n++] = s[k];
+        plain[n] = '\0';
+        if (s[0] != '.' && scan_int(plain, &i))
+            num = json_integer(i);
+        else if (scan_float(plain, &d))
+            num = json_real(d);
+        if (plain != stack)
+            free(plain);
+        if (num)
+            return num;
+    }
     return json_stringn(s, len);
 }
 
@@ -287,6 +322,39 @@ static json_t *find_anchor(struct loader *ld, const yaml_char_t *name)
 
 static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **out);
 
+/* load_key is load_node for a mapping key: a scalar key is not recorded in the line table,
+ * since it is turned into an object key and freed right away (its line is kline). */
+static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out)
+{
+    json_t *v;
+
+    if (ev->type != YAML_SCALAR_EVENT)
+        return load_node(ld, ev, depth, out);
+    *out = NULL;
+    v = resolve_scalar(ev);
+    if (!v || remember_anchor(ld, ev->data.scalar.anchor, v)) {
+        json_decref(v);
+        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+    }
+    *out = v;
+    return 0;
+}
+
+/* lines_clear empties a table for the next document or item, keeping its storage unless a
+ * large document made it big. */
+static void lines_clear(struct kube_lines *l)
+{
+    if (l->cap > 4096) {
+        free(l->keys);
+        free(l->lines);
+        memset(l, 0, sizeof(*l));
+        return;
+    }
+    if (l->n)
+        memset(l->keys, 0, l->cap * sizeof(*l->keys));
+    l->n = 0;
+}
+
 /* load_items streams the "items" sequence of a root mapping (ev is its start): each element
  * is built with its own line table, handed to item_fn with the root as parsed so far, and
  * dropped. *out is an empty array that takes the sequence's place in the root. */
@@ -316,9 +384,7 @@ static int load_items(struct loader *ld, yaml_event_t *ev, json_t *list, json_t 
             break;
         rc = ld->item_fn(ld, item, list);
         json_decref(item);
-        free(ld->lines->keys);
-        free(ld->lines->lines);
-        memset(ld->lines, 0, sizeof(*ld->lines));
+        lines_clear(ld->lines);
         if (rc)
             break;
     }
@@ -402,7 +468,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                 break;
             }
             kline = (int)sub.start_mark.line + 1;
-            rc = load_node(ld, &sub, depth + 1, &key);
+            rc = load_key(ld, &sub, depth + 1, &key);
             yaml_event_delete(&sub);
             if (rc) {
                 json_decref(v);
@@ -614,9 +680,7 @@ static int take_each(struct loader *ld, json_t *doc, void *ctx)
 
     json_decref(doc);
     /* the next document starts with an empty table and no anchors */
-    free(ld->lines->keys);
-    free(ld->lines->lines);
-    memset(ld->lines, 0, sizeof(*ld->lines));
+    lines_clear(ld->lines);
     anchors_clear(ld);
     return rc;
 }

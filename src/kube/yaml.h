@@ -2,7 +2,8 @@
  *
  * Scalars are resolved the way Kubernetes' YAML decoder (go-yaml v2 via sigs.k8s.io/yaml)
  * resolves them: plain null/~/empty to null; true/false/yes/no/on/off (any of the usual
- * casings) to booleans; decimal and 0x integers to integers; floats to reals; everything
+ * casings) to booleans; integers as Go's ParseInt(s, 0, 64) reads them once '_' are dropped
+ * (0x, 0o, 0b, and a leading 0 for octal: "010" is 8); floats to reals; everything
  * quoted, block or otherwise to strings. Anchors and aliases are supported. Every value
  * produced is recorded in a struct kube_lines so decoders can name the line of a bad field. */
 #ifndef KUBE_YAML_H
@@ -48,6 +49,10 @@ int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, un
 
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);
+
+/* kube_lines_count returns how many values the table records (NULL: 0). Only values are
+ * recorded, not mapping keys. */
+size_t kube_lines_count(const struct kube_lines *l);
 
 /* kube_lines_add records that v came from line (used by kube_yaml_load; exposed for tests). */
 int kube_lines_add(struct kube_lines *l, const json_t *v, int line);

@@ -171,8 +171,8 @@ struct sched_pod {
     uint32_t index_in_slot;
     bool assumed, terminating;
     int32_t priority;
-    uint64_t seq;    /* arrival order: stands for status.startTime (earlier = smaller) */
-    bool from_input; /* sched_simulate: one of its pods[], at input_index */
+    uint64_t seq;     /* arrival order: stands for status.startTime (earlier = smaller) */
+    uint64_t sim_run; /* sched_simulate: the run that placed it (0: none), at input_index */
     size_t input_index;
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar *scalars; /* req only */
@@ -214,6 +214,7 @@ struct sched_cluster {
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
     struct kube_arena cp_arena; /* compiled pods (compile.c) */
+    uint64_t sim_runs;          /* sched_simulate calls so far */
     struct sched_shape shapes[SCHED_MAX_SHAPES];
     uint32_t shape_slots; /* slots the dyn columns were sized for */
     uint64_t shape_clock;

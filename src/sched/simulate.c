@@ -24,7 +24,7 @@ static int cmp_queue(const void *a, const void *b)
 
 /* evict the victims of r from c, marking the ones that came from pods[] */
 static void evict(struct sched_cluster *c, struct sched_result *r, struct sched_result *results,
-                  size_t preemptor)
+                  size_t n, size_t preemptor)
 {
     size_t i;
 
@@ -33,7 +33,8 @@ static void evict(struct sched_cluster *c, struct sched_result *r, struct sched_
         struct sched_pod *p = sched_cluster_find_pod(c, v->namespace_, v->name);
         if (!p)
             continue;
-        if (p->from_input) {
+        /* only pods placed by this run are in results[] */
+        if (p->sim_run == c->sim_runs && p->input_index < n) {
             v->from_input = true;
             v->input_index = p->input_index;
             results[p->input_index].preempted = true;
@@ -54,7 +55,7 @@ static int assume(struct sched_cluster *c, const struct kube_pod *pod, const cha
     if ((rc = sched_cluster_assume_pod(c, pod, node, err)))
         return rc;
     if ((p = sched_cluster_find_pod(c, pod->namespace_, pod->name))) {
-        p->from_input = true;
+        p->sim_run = c->sim_runs;
         p->input_index = idx;
     }
     return 0;
@@ -70,6 +71,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
     int rc = 0;
 
     memset(results, 0, n * sizeof(*results));
+    c->sim_runs++;
     sched_rng_seed(&rng, o ? o->seed : 0);
     if (!(q = malloc((n + 1) * sizeof(*q))))
         return kube_err_set(err, -ENOMEM, "out of memory");
@@ -94,7 +96,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
         }
         if (!r->nominated_node)
             continue;
-        evict(c, r, results, idx);
+        evict(c, r, results, n, idx);
         if ((rc = sched_schedule_one(c, p, pods[idx], &rng, &retry, err)))
             break;
         if (retry.outcome == SCHED_SCHEDULED) {

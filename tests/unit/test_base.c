@@ -4,6 +4,8 @@
 
 #include <errno.h>
 
+#include <stdint.h>
+
 #include "kube/arena.h"
 #include "kube/buf.h"
 #include "kube/err.h"
@@ -49,6 +51,37 @@ static void buf_respects_cap(void)
     CHECK_STR_EQ(b.data, "4567812");
     CHECK_INT_EQ(kube_buf_printf(&b, "%d", 123), -E2BIG);
     kube_buf_release(&b);
+}
+
+/* Strings are packed (a 2-byte string takes 2 bytes); blocks still keep 16-byte alignment
+ * for everything else. */
+static void arena_packs_strings(void)
+{
+    struct kube_arena a = KUBE_ARENA_INIT;
+    char *x = kube_arena_strdup(&a, "x");
+    char *y = kube_arena_strdup(&a, "yz");
+    void *o = kube_arena_alloc(&a, 8);
+    char *z = kube_arena_strndup(&a, "zzzz", 2);
+    size_t i;
+
+    CHECK(y == x + 2);
+    CHECK_STR_EQ(x, "x");
+    CHECK_STR_EQ(y, "yz");
+    CHECK_STR_EQ(z, "zz");
+    CHECK(((uintptr_t)o & 15) == 0);
+    CHECK_INT_EQ(a.used, 2 + 3 + 16 + 3);
+    /* crossing into new blocks keeps both kinds intact */
+    for (i = 0; i < 5000; i++) {
+        char *s = kube_arena_strdup(&a, "abcdefg");
+        unsigned char *v = kube_arena_alloc(&a, 5);
+
+        if (!s || !v || strcmp(s, "abcdefg") || ((uintptr_t)v & 15) || v[0] || v[4]) {
+            CHECK(0);
+            break;
+        }
+        v[4] = 1;
+    }
+    kube_arena_free(&a);
 }
 
 static void arena_allocates_aligned_and_large(void)
@@ -102,6 +135,29 @@ static void yaml_resolves_scalars_like_kubernetes(void)
     CHECK_INT_EQ(json_integer_value(json_object_get(v, "k")), 16);
     CHECK_STR_EQ(json_string_value(json_object_get(v, "l")), "");
     json_decref(v);
+    /* go-yaml v2: '_' dropped, then strconv.ParseInt(s, 0, 64); words not starting with a
+     * digit, sign or '.' are never numbers */
+    v = load_one("a: 010\nb: 0o17\nc: 0b101\nd: 1_000\ne: -0x1F\nf: 08\ng: 0x\nh: _1\n"
+                 "i: +12\nj: 1_000.5\nk: 0\nl: -0\nm: 9223372036854775807\nx: 0X1f\n",
+                 NULL);
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "a")), 8);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "b")), 15);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "c")), 5);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "d")), 1000);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "e")), -31);
+    CHECK(json_is_real(json_object_get(v, "f"))); /* not octal, but a float */
+    CHECK(json_real_value(json_object_get(v, "f")) == 8.0);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "g")), "0x");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "h")), "_1");
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "i")), 12);
+    CHECK(json_real_value(json_object_get(v, "j")) == 1000.5);
+    CHECK(json_is_integer(json_object_get(v, "k")) && json_is_integer(json_object_get(v, "l")));
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "m")), INT64_MAX);
+    CHECK_INT_EQ(json_integer_value(json_object_get(v, "x")), 31);
+    json_decref(v);
 }
 
 static void yaml_records_lines(void)
@@ -120,6 +176,10 @@ static void yaml_records_lines(void)
     CHECK_INT_EQ(kube_lines_find(lines, c), 7);
     CHECK_INT_EQ(kube_lines_find(lines, json_object_get(c, "image")), 8);
     CHECK_INT_EQ(kube_lines_find(lines, NULL), 0);
+    /* values only: the root, metadata, spec, containers, c and 5 scalars; the 8 keys were
+     * freed after use, and a freed key's address must not stay in the table (a new value
+     * allocated there would be given the key's line) */
+    CHECK_INT_EQ(kube_lines_count(lines), 10);
     json_decref(v);
     kube_lines_free(lines);
 }
@@ -189,6 +249,7 @@ static const struct test_case cases[] = {
     {"err format truncates safely", err_format_truncates_safely},
     {"buf respects cap", buf_respects_cap},
     {"arena allocates aligned and large", arena_allocates_aligned_and_large},
+    {"arena packs strings", arena_packs_strings},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},

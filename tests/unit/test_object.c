@@ -642,6 +642,39 @@ out:
     kube_buf_release(&b);
 }
 
+/* The arena holds only what the decoded object keeps: the per-entry scratch of resource
+ * lists (quantity text, JSON pointers) is not part of it. A pod with 4 requests, 4 limits and
+ * an overhead once used >1 KiB of scratch from the arena; what it keeps is ~300 bytes. */
+static void object_arena_holds_only_the_object(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_node n;
+
+    CHECK_INT_EQ(decode(&l, POD,
+                        "kind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: 10m, memory: 1Mi}\n"
+                        "  containers:\n  - name: c\n    resources:\n"
+                        "      requests: {cpu: 1, memory: 1Gi, ephemeral-storage: 1Gi, example.com/a: 1}\n"
+                        "      limits: {cpu: 2, memory: 2Gi, ephemeral-storage: 2Gi, example.com/a: 1}\n",
+                        &p),
+                 0);
+    CHECK_INT_EQ(p.containers[0].requests.cpu_milli, 1000);
+    CHECK_INT_EQ(p.containers[0].limits.memory, 2LL << 30);
+    CHECK_INT_EQ(p.overhead.cpu_milli, 10);
+    CHECK(l.a.used <= 512);
+    loaded_free(&l);
+    CHECK_INT_EQ(decode(&l, NODE,
+                        "kind: Node\nmetadata: {name: node1}\nstatus:\n"
+                        "  capacity: {cpu: 4, memory: 8Gi, pods: 110, nvidia.com/gpu: 1}\n"
+                        "  allocatable: {cpu: 3, memory: 7Gi, pods: 110, nvidia.com/gpu: 1}\n",
+                        &n),
+                 0);
+    CHECK_INT_EQ(n.allocatable.cpu_milli, 3000);
+    CHECK_INT_EQ(n.capacity.cpu_milli, 4000);
+    CHECK(l.a.used <= 256);
+    loaded_free(&l);
+}
+
 static void object_fixtures(void)
 {
     char dir[4096];
@@ -682,6 +715,7 @@ static const struct test_case object_cases[] = {
     {"toleration matching", object_tolerates},
     {"node selector term matching", object_term_matching},
     {"pod requests: init, sidecars, overhead", object_pod_requests},
+    {"arena holds only the object", object_arena_holds_only_the_object},
     {"fixtures/objects/*.yaml", object_fixtures},
 };
 TEST_SUITE(object, object_cases)
