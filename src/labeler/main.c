@@ -279,8 +279,7 @@ static int run_oneshot(struct labeler_config *cfg)
         goto out;
     }
     if (sync && labeler_sync_once(cfg, &labels, &err)) {
-        kube_err_prefix(&err, "node %s", cfg->node_name);
-        print_err(&err);
+        print_err(&err); /* the sync error already names the node */
         goto out;
     }
     status = 0;

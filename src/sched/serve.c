@@ -89,6 +89,7 @@ struct serve {
     struct sched_rng rng;
     bool nodes_synced, pods_synced;
     bool stopping, lost_leadership;
+    bool yielding; /* the loop waits in serve_yield for the other threads' turn */
     /* threads */
     volatile sig_atomic_t informer_stop;
     struct sched_informer *nodes_inf, *pods_inf;
@@ -160,7 +161,11 @@ static void serve_lock(struct serve *s)
  * stepping aside in serve_yield, or waiting for work). */
 static void serve_unlock(struct serve *s)
 {
-    pthread_cond_broadcast(&s->cv);
+    /* Only a loop that stepped aside is woken here; work for the loop (a queued or moved
+     * pod, a sync, leadership, a stop) broadcasts explicitly. Waking it for every bound
+     * pod's watch event and every answered write would cost a context switch each. */
+    if (s->yielding)
+        pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -171,8 +176,10 @@ static void serve_yield(struct serve *s)
     int rounds = 0;
 
     /* the condition wait releases mu, so the waiters get it; each wakes us on its way out */
+    s->yielding = true;
     while (atomic_load(&s->waiters) > 0 && rounds++ < 20)
         serve_wait(s, 5);
+    s->yielding = false;
 }
 
 /* ---------------------------------------------------------------------------------------
