@@ -23,7 +23,7 @@ WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS = -lcurl -ljansson -lyaml -lpthread -ldl -lm
+LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
 
 LIB_SRC := $(filter-out %/main.c,$(wildcard src/kube/*.c src/gpu/*.c src/labeler/*.c src/sched/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

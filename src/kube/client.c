@@ -15,8 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
+#include "curl_dl.h"
 #include "kubeconfig.h"
 
 #define CLIENT_POOL_MAX 16
@@ -51,14 +50,6 @@ struct kube_client {
     double bucket; /* rate-limit tokens available (may go negative: reservations) */
     double bucket_at;
 };
-
-static pthread_once_t client_global_once = PTHREAD_ONCE_INIT;
-static CURLcode client_global_rc;
-
-static void client_global_init(void)
-{
-    client_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static double client_now(void)
 {
@@ -114,7 +105,7 @@ static int client_route(struct kube_client *c, struct kube_err *err)
     snprintf(c->url_base, n, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf,
              rest);
     snprintf(entry, sizeof(entry), "%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
-    c->connect_to = curl_slist_append(NULL, entry);
+    c->connect_to = kube_curl.slist_append(NULL, entry);
     return c->connect_to ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
 }
 
@@ -126,10 +117,10 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
 
     *out = NULL;
     kube_err_clear(err);
-    pthread_once(&client_global_once, client_global_init);
-    if (client_global_rc != CURLE_OK)
-        return kube_err_set(err, -EIO, "cannot initialise libcurl: %s",
-                            curl_easy_strerror(client_global_rc));
+    /* libcurl is loaded on first use, not linked: see curl_dl.h. */
+    rc = kube_curl_load(err);
+    if (rc)
+        return rc;
     c = calloc(1, sizeof(*c));
     if (!c)
         return kube_err_set(err, -ENOMEM, "out of memory");
@@ -182,7 +173,7 @@ void kube_client_free(struct kube_client *c)
     if (!c)
         return;
     for (i = 0; i < c->npool; i++)
-        curl_easy_cleanup(c->pool[i]);
+        kube_curl.easy_cleanup(c->pool[i]);
     if (c->token)
         memset(c->token, 0, strlen(c->token));
     free(c->token);
@@ -190,7 +181,7 @@ void kube_client_free(struct kube_client *c)
     kube_config_release(&c->cfg);
     free(c->user_agent);
     free(c->url_base);
-    curl_slist_free_all(c->connect_to);
+    kube_curl.slist_free_all(c->connect_to);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -271,7 +262,7 @@ static CURL *client_handle_take(struct kube_client *c)
     if (c->npool)
         h = c->pool[--c->npool];
     pthread_mutex_unlock(&c->lock);
-    return h ? h : curl_easy_init();
+    return h ? h : kube_curl.easy_init();
 }
 
 /* client_handle_put returns a handle (and the live connection it caches) to the pool. */
@@ -286,7 +277,7 @@ static void client_handle_put(struct kube_client *c, CURL *h)
     }
     pthread_mutex_unlock(&c->lock);
     if (h)
-        curl_easy_cleanup(h);
+        kube_curl.easy_cleanup(h);
 }
 
 /* client_throttle blocks until the token bucket allows one more request. Each caller
@@ -392,7 +383,7 @@ static size_t client_on_header(char *data, size_t size, size_t n, void *ud)
 
 static void client_xfer_release(struct client_xfer *x)
 {
-    curl_slist_free_all(x->headers);
+    kube_curl.slist_free_all(x->headers);
     x->headers = NULL;
     if (x->auth) {
         memset(x->auth, 0, strlen(x->auth));
@@ -429,7 +420,7 @@ static void client_ca_apply(struct kube_client *c, CURL *h)
     if (c->ca_pem) {
         struct curl_blob blob = {c->ca_pem, c->ca_len, CURL_BLOB_COPY};
 
-        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+        kube_curl.easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
     }
     pthread_mutex_unlock(&c->lock);
 }
@@ -442,32 +433,32 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     struct curl_slist *l;
     int rc = 0;
 
-    curl_easy_reset(h);
+    kube_curl.easy_reset(h);
     x->retry_after = -1;
     x->errbuf[0] = '\0';
     if (kube_buf_puts(&url, c->url_base) || kube_buf_puts(&url, path)) {
         rc = kube_err_set(err, -E2BIG, "request path too long");
         goto out;
     }
-    l = curl_slist_append(NULL, "Accept: application/json");
+    l = kube_curl.slist_append(NULL, "Accept: application/json");
     x->headers = l;
     if (l && content_type) {
         char ct[256];
 
         snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
-        l = curl_slist_append(x->headers, ct);
+        l = kube_curl.slist_append(x->headers, ct);
         if (l)
             x->headers = l;
     }
     if (l)
-        l = curl_slist_append(x->headers, "Expect:");
+        l = kube_curl.slist_append(x->headers, "Expect:");
     if (l && token) {
         size_t n = strlen(token) + 32;
 
         x->auth = malloc(n);
         if (x->auth) {
             snprintf(x->auth, n, "Authorization: Bearer %s", token);
-            l = curl_slist_append(x->headers, x->auth);
+            l = kube_curl.slist_append(x->headers, x->auth);
         } else {
             l = NULL;
         }
@@ -476,35 +467,35 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
         rc = kube_err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
-    curl_easy_setopt(h, CURLOPT_URL, url.data);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->headers);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
+    kube_curl.easy_setopt(h, CURLOPT_URL, url.data);
+    kube_curl.easy_setopt(h, CURLOPT_HTTPHEADER, x->headers);
+    kube_curl.easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    kube_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    kube_curl.easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
+    kube_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    kube_curl.easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    kube_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
+    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+    kube_curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
+    kube_curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
     client_ca_apply(c, h);
     if (c->cfg.cert_pem) {
         struct curl_blob cert = {c->cfg.cert_pem, c->cfg.cert_len, CURL_BLOB_COPY};
         struct curl_blob key = {c->cfg.key_pem, c->cfg.key_len, CURL_BLOB_COPY};
 
-        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
-        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+        kube_curl.easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+        kube_curl.easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        kube_curl.easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+        kube_curl.easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
     if (c->connect_to)
-        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+        kube_curl.easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
     if (c->cfg.proxy_url)
-        curl_easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+        kube_curl.easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
+    kube_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
+    kube_curl.easy_setopt(h, CURLOPT_HEADERDATA, x);
 out:
     kube_buf_release(&url);
     return rc;
@@ -516,7 +507,7 @@ static int client_transport_err(struct kube_client *c, CURLcode cc, const struct
                                 const char *method, const char *path, long timeout_ms,
                                 struct kube_err *err)
 {
-    const char *why = x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc);
+    const char *why = x->errbuf[0] ? x->errbuf : kube_curl.easy_strerror(cc);
     const char *server = c->cfg.server;
 
     switch (cc) {
@@ -644,22 +635,22 @@ static int client_request(struct kube_client *c, const char *method, const char 
         rc = client_prepare(c, h, path, token, content_type, &x, err);
         if (rc)
             goto out;
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
         /* large lists come compressed when asked (the cap applies to the decoded body) */
         if (!c->cfg.disable_compression)
-            curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+            kube_curl.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+        kube_curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
+        kube_curl.easy_setopt(h, CURLOPT_WRITEDATA, &x);
         if (!strcmp(method, "POST")) {
-            curl_easy_setopt(h, CURLOPT_POST, 1L);
+            kube_curl.easy_setopt(h, CURLOPT_POST, 1L);
         } else if (strcmp(method, "GET")) {
-            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+            kube_curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
         }
         if (body || !strcmp(method, "POST")) {
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+            kube_curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+            kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
         }
-        cc = curl_easy_perform(h);
+        cc = kube_curl.easy_perform(h);
         if (cc == CURLE_WRITE_ERROR && x.too_big) {
             rc = kube_err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
                               CLIENT_BODY_MAX >> 20);
@@ -669,7 +660,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
             rc = client_transport_err(c, cc, &x, method, path, c->timeout_ms, err);
             goto out;
         }
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+        kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
         if (resp->status == 401 && attempt == 0 && c->cfg.token_file) {
             /* the token may have rotated under us: re-read it now and try once more */
             char *fresh = client_token_copy(c, true);
@@ -691,8 +682,8 @@ out:
     if (h) {
         /* drop the pointers into freed memory (body, header list with the token) before the
          * handle goes back to the pool */
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+        kube_curl.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
         client_handle_put(c, h);
     }
     return rc;
@@ -770,7 +761,7 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
         return 0;
     }
     if (!w->status)
-        curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
+        kube_curl.easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
     if (w->status != 200) {
         size_t room = CLIENT_ERRBODY_MAX - w->errbody.len;
 
@@ -844,12 +835,12 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
         rc = client_prepare(c, w.h, path, token, NULL, &x, err);
         if (rc)
             goto out;
-        curl_easy_setopt(w.h, CURLOPT_WRITEFUNCTION, client_watch_on_body);
-        curl_easy_setopt(w.h, CURLOPT_WRITEDATA, &w);
-        curl_easy_setopt(w.h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(w.h, CURLOPT_XFERINFOFUNCTION, client_watch_on_progress);
-        curl_easy_setopt(w.h, CURLOPT_XFERINFODATA, &w);
-        cc = curl_easy_perform(w.h);
+        kube_curl.easy_setopt(w.h, CURLOPT_WRITEFUNCTION, client_watch_on_body);
+        kube_curl.easy_setopt(w.h, CURLOPT_WRITEDATA, &w);
+        kube_curl.easy_setopt(w.h, CURLOPT_NOPROGRESS, 0L);
+        kube_curl.easy_setopt(w.h, CURLOPT_XFERINFOFUNCTION, client_watch_on_progress);
+        kube_curl.easy_setopt(w.h, CURLOPT_XFERINFODATA, &w);
+        cc = kube_curl.easy_perform(w.h);
         if (w.fn_rc) {
             rc = w.fn_rc;
             goto out;
@@ -867,7 +858,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
             goto out;
         }
         if (!w.status)
-            curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
+            kube_curl.easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
         if (w.status == 401 && attempt == 0 && c->cfg.token_file) {
             char *fresh = client_token_copy(c, true);
             bool changed = fresh && (!token || strcmp(fresh, token));
@@ -890,7 +881,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
     if (w.line.len && client_watch_event(&w, w.line.data, w.line.len))
         rc = w.fn_rc ? w.fn_rc : w.bad;
 out:
-    curl_easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
+    kube_curl.easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
     client_xfer_release(&x);
     client_token_free(token);
     kube_buf_release(&w.line);
