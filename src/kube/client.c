@@ -24,6 +24,8 @@
 #define CLIENT_ERRBODY_MAX ((size_t)1 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
 #define CLIENT_TOKEN_PERIOD 60.0 /* seconds between token file re-reads (client-go: 1 min) */
+#define CLIENT_CA_PERIOD 300.0   /* seconds between CA file re-reads (client-go: 5 min) */
+#define CLIENT_CA_MAX ((size_t)1 << 20)
 #define CLIENT_CONNECT_TIMEOUT_MS 10000L
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000L
 
@@ -41,7 +43,12 @@ struct kube_client {
     size_t npool;
     char *token;          /* current bearer token, NULL when none */
     double token_read_at; /* monotonic seconds of the last token file read */
-    double bucket;        /* rate-limit tokens available (may go negative: reservations) */
+    double token_period;
+    char *ca_pem; /* current CA bundle (starts as cfg.ca_pem), NULL: system store */
+    size_t ca_len;
+    double ca_read_at;
+    double ca_period;
+    double bucket; /* rate-limit tokens available (may go negative: reservations) */
     double bucket_at;
 };
 
@@ -140,6 +147,19 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
         goto out;
     }
     c->token_read_at = client_now();
+    c->token_period =
+        o && o->token_refresh_ms > 0 ? (double)o->token_refresh_ms / 1000 : CLIENT_TOKEN_PERIOD;
+    c->ca_period = o && o->ca_refresh_ms > 0 ? (double)o->ca_refresh_ms / 1000 : CLIENT_CA_PERIOD;
+    c->ca_read_at = client_now();
+    if (c->cfg.ca_pem) {
+        c->ca_pem = malloc(c->cfg.ca_len + 1);
+        if (!c->ca_pem) {
+            rc = kube_err_set(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+        memcpy(c->ca_pem, c->cfg.ca_pem, c->cfg.ca_len + 1);
+        c->ca_len = c->cfg.ca_len;
+    }
     c->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : CLIENT_DEFAULT_TIMEOUT_MS;
     c->qps = o && o->qps > 0 ? o->qps : 0;
     c->burst = o && o->burst > 1 ? o->burst : 1;
@@ -166,6 +186,7 @@ void kube_client_free(struct kube_client *c)
     if (c->token)
         memset(c->token, 0, strlen(c->token));
     free(c->token);
+    free(c->ca_pem);
     kube_config_release(&c->cfg);
     free(c->user_agent);
     free(c->url_base);
@@ -296,7 +317,7 @@ static void client_throttle(struct kube_client *c)
 
 /* client_token_copy returns a copy of the bearer token (caller frees; NULL when there is
  * none or out of memory). The token file is re-read when the copy in memory is older than
- * CLIENT_TOKEN_PERIOD, or always when force is set (after a 401). A failed read keeps the
+ * the token period (60 s), or always when force is set (after a 401). A failed read keeps the
  * last good token, like client-go's cached file token source. */
 static char *client_token_copy(struct kube_client *c, bool force)
 {
@@ -304,7 +325,7 @@ static char *client_token_copy(struct kube_client *c, bool force)
     double now = client_now();
 
     pthread_mutex_lock(&c->lock);
-    if (c->cfg.token_file && (force || now - c->token_read_at >= CLIENT_TOKEN_PERIOD)) {
+    if (c->cfg.token_file && (force || now - c->token_read_at >= c->token_period)) {
         c->token_read_at = now;
         if (!kube_token_read(c->cfg.token_file, &fresh, NULL)) {
             if (c->token)
@@ -380,6 +401,39 @@ static void client_xfer_release(struct client_xfer *x)
     }
 }
 
+/* client_ca_apply hands the CA bundle to h, first re-reading the CA file when the copy in
+ * memory is older than the CA period: the cluster CA rotates (kube-root-ca.crt). A failed or
+ * implausible read keeps the bundle we have. libcurl copies the blob, so the lock covers
+ * only the swap and the copy. */
+static void client_ca_apply(struct kube_client *c, CURL *h)
+{
+    double now = client_now();
+
+    pthread_mutex_lock(&c->lock);
+    if (c->cfg.ca_file && now - c->ca_read_at >= c->ca_period) {
+        struct kube_buf b = KUBE_BUF_INIT(CLIENT_CA_MAX);
+
+        c->ca_read_at = now;
+        if (!kube_read_file(c->cfg.ca_file, &b) && strstr(b.data, "CERTIFICATE")) {
+            size_t n = b.len;
+            char *fresh = kube_buf_take(&b);
+
+            if (fresh) {
+                free(c->ca_pem);
+                c->ca_pem = fresh;
+                c->ca_len = n;
+            }
+        }
+        kube_buf_release(&b);
+    }
+    if (c->ca_pem) {
+        struct curl_blob blob = {c->ca_pem, c->ca_len, CURL_BLOB_COPY};
+
+        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
 /* client_prepare resets h and sets everything common to requests and watches. */
 static int client_prepare(struct kube_client *c, CURL *h, const char *path, const char *token,
                           const char *content_type, struct client_xfer *x, struct kube_err *err)
@@ -435,11 +489,7 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
-    if (c->cfg.ca_pem) {
-        struct curl_blob b = {c->cfg.ca_pem, c->cfg.ca_len, CURL_BLOB_COPY};
-
-        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-    }
+    client_ca_apply(c, h);
     if (c->cfg.cert_pem) {
         struct curl_blob cert = {c->cfg.cert_pem, c->cfg.cert_len, CURL_BLOB_COPY};
         struct curl_blob key = {c->cfg.key_pem, c->cfg.key_len, CURL_BLOB_COPY};

@@ -2,8 +2,9 @@
  *
  * Credentials come from a kubeconfig (explicit path, then $KUBECONFIG merged, then
  * ~/.kube/config) or the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT, token
- * re-read when it rotates and on 401, ca.crt). TLS is verified unless the kubeconfig says
- * insecure-skip-tls-verify. Tokens are never logged or put into error messages.
+ * re-read when it rotates and on 401, ca.crt re-read every 5 min). TLS is verified unless
+ * the kubeconfig says insecure-skip-tls-verify. Tokens are never logged or put into error
+ * messages.
  *
  * A client is safe to use from several threads at once: each call takes its own connection
  * from a pool and one token-bucket rate limiter (qps/burst) is shared.
@@ -32,6 +33,8 @@ struct kube_client_opts {
     int burst;
     const char *user_agent; /* e.g. "gpulabel/0.1 (linux/amd64)" */
     long timeout_ms;        /* per request (not watches); 0 = 30 s */
+    long token_refresh_ms;  /* token file re-read period; 0 = 60 s (client-go's) */
+    long ca_refresh_ms;     /* CA file re-read period; 0 = 5 min (client-go's) */
 };
 
 /* kube_client_new loads credentials as described above. Errors name the kubeconfig file and

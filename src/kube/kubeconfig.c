@@ -233,10 +233,11 @@ static char *kc_resolve_path(const struct kc_file *f, const char *p)
 
 /* kc_load_blob fills data and len from a base64 "-data" member or, failing that, from a file
  * member (resolved against the kubeconfig's directory). pem_tag checks the decoded content
- * ("CERTIFICATE" or "PRIVATE KEY"). Nothing set when neither member is present. */
+ * ("CERTIFICATE" or "PRIVATE KEY"). Nothing set when neither member is present. When the
+ * content came from a file and file_out is not NULL, *file_out takes the absolute path. */
 static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *prefix,
                         const char *file_key, const char *data_key, const char *pem_tag,
-                        char **data, size_t *len, struct kube_err *err)
+                        char **data, size_t *len, char **file_out, struct kube_err *err)
 {
     struct kube_buf b = KUBE_BUF_INIT(KC_PEM_MAX);
     const char *file = NULL, *b64 = NULL;
@@ -277,6 +278,10 @@ static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *
         *data = kube_buf_take(&b);
         if (!*data)
             rc = kube_err_set(err, -ENOMEM, "out of memory");
+    }
+    if (!rc && path && file_out) {
+        *file_out = path;
+        path = NULL;
     }
     kube_buf_release(&b);
     free(path);
@@ -326,7 +331,7 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
     while (n > 8 && out->server[n - 1] == '/')
         out->server[--n] = '\0';
     rc = kc_load_blob(f, c, prefix, "certificate-authority", "certificate-authority-data",
-                      "CERTIFICATE", &out->ca_pem, &out->ca_len, err);
+                      "CERTIFICATE", &out->ca_pem, &out->ca_len, &out->ca_file, err);
     if (rc)
         return rc;
     if (out->insecure && out->ca_pem)
@@ -362,9 +367,9 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
         (rc = kc_get_str(f, u, "tokenFile", prefix, &token_file, err)))
         return rc;
     if ((rc = kc_load_blob(f, u, prefix, "client-certificate", "client-certificate-data",
-                           "CERTIFICATE", &out->cert_pem, &out->cert_len, err)) ||
+                           "CERTIFICATE", &out->cert_pem, &out->cert_len, NULL, err)) ||
         (rc = kc_load_blob(f, u, prefix, "client-key", "client-key-data", "PRIVATE KEY",
-                           &out->key_pem, &out->key_len, err)))
+                           &out->key_pem, &out->key_len, NULL, err)))
         return rc;
     if (!!out->cert_pem != !!out->key_pem)
         return kc_fail(err, -EINVAL, f, u, prefix, "%s given without %s",
@@ -651,6 +656,7 @@ int kube_config_in_cluster(struct kube_config *out, struct kube_err *err)
     if (!kube_read_file(path, &b) && b.len) {
         out->ca_len = b.len;
         out->ca_pem = kube_buf_take(&b);
+        out->ca_file = strdup(path);
     }
     kube_buf_release(&b);
     if (ns_env && ns_env[0]) {
@@ -683,6 +689,7 @@ void kube_config_release(struct kube_config *c)
     free(c->tls_server_name);
     free(c->proxy_url);
     free(c->ca_pem);
+    free(c->ca_file);
     free(c->cert_pem);
     if (c->key_pem)
         memset(c->key_pem, 0, c->key_len);

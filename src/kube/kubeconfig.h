@@ -27,6 +27,7 @@ struct kube_config {
     bool disable_compression; /* disable-compression: do not ask for gzip */
     char *ca_pem;             /* trusted CA bundle (PEM), NULL for the system store */
     size_t ca_len;
+    char *ca_file;  /* absolute path the CA was read from (re-read as it rotates), or NULL */
     char *cert_pem; /* client certificate (PEM) or NULL */
     size_t cert_len;
     char *key_pem; /* client key (PEM) or NULL */

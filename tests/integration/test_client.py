@@ -202,6 +202,56 @@ def test_in_cluster_token_rotation_reread_after_401():
     eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
 
 
+def run_twice(env, between, *extra):
+    """kube-request sending GET /api/v1/nodes twice, calling between() in the middle."""
+    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin"] + list(extra) + ["GET", "/api/v1/nodes"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        first = p.stdout.readline()
+        between()
+        out, _ = p.communicate("go\n", timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return first.strip(), out.strip()
+
+
+def test_token_file_reread_periodically():
+    import time
+    a = api()
+    a.set_tokens("p-1")
+    d = sa_dir(a, "p-1")
+
+    def rotate():
+        with open(os.path.join(d, "token"), "w") as f:
+            f.write("p-2\n")
+        a.set_tokens("p-1", "p-2")
+        time.sleep(0.4)  # longer than the refresh period below
+        a.set_tokens("p-2")
+    first, second = run_twice(in_cluster_env(a, d), rotate, "--token-refresh-ms", "200")
+    eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
+    eq([r["authenticated"] for r in a.requests], [True, True], "the new token was read before any 401")
+
+
+def test_ca_file_reread_periodically():
+    import time
+    a = api()
+    other = FakeApiServer(tls=True)
+    try:
+        d = sa_dir(a, TOKEN)
+        shutil.copy(other.ca_file, os.path.join(d, "ca.crt"))  # not (yet) the server's CA
+
+        def rotate():
+            shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
+            time.sleep(0.4)
+        first, second = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200")
+    finally:
+        other.close()
+    eq(parse_error(first)["code"], -71, "first request: TLS fails with the old CA")
+    eq(second, "STATUS 200", "second request trusts the rotated CA")
+
+
 def test_in_cluster_ipv6_server_and_missing_token():
     a = api()
     d = sa_dir(a, TOKEN)

@@ -29,6 +29,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kube-request [--kubeconfig F] [--context C] [--qps Q] [--burst B]\n"
             "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
+            "                    [--token-refresh-ms MS] [--ca-refresh-ms MS]\n"
             "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
             "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
             "       kube-request [--kubeconfig F] --print-config   (server and namespace)\n"
@@ -145,6 +146,10 @@ int main(int argc, char **argv)
                 o.burst = atoi(v);
             else if (!strcmp(a, "--timeout-ms"))
                 o.timeout_ms = atol(v);
+            else if (!strcmp(a, "--token-refresh-ms"))
+                o.token_refresh_ms = atol(v);
+            else if (!strcmp(a, "--ca-refresh-ms"))
+                o.ca_refresh_ms = atol(v);
             else if (!strcmp(a, "--content-type"))
                 ctype = v;
             else if (!strcmp(a, "--repeat"))

@@ -90,7 +90,7 @@ static void kc_basic_current_context(void)
     CHECK_STR_EQ(c.token, "abc.def");
     CHECK_STR_EQ(c.namespace, "gpu");
     CHECK(c.ca_pem && c.ca_len == strlen(CA_PEM) && !memcmp(c.ca_pem, CA_PEM, c.ca_len));
-    CHECK(!c.insecure && !c.cert_pem && !c.token_file && !c.in_cluster);
+    CHECK(!c.insecure && !c.cert_pem && !c.token_file && !c.in_cluster && !c.ca_file);
     CHECK_STR_EQ(c.source, "kubeconfig '/etc/kc.yaml'");
     kube_config_release(&c);
 }
@@ -287,6 +287,7 @@ static void kc_relative_paths(void)
     CHECK_INT_EQ(kube_config_load(kc, NULL, &c, &e), 0);
     CHECK_STR_EQ(e.msg, "");
     CHECK(c.ca_pem && !strcmp(c.ca_pem, CA_PEM));
+    CHECK(c.ca_file && c.ca_file[0] == '/' && strstr(c.ca_file, "/rel/ca.crt"));
     CHECK_STR_EQ(c.token, "sekrit-token");
     CHECK(c.token_file && strstr(c.token_file, "/rel/tok") && c.token_file[0] == '/');
     kube_config_release(&c);
@@ -369,6 +370,7 @@ static void kc_in_cluster(void)
     CHECK_STR_EQ(c.token, "tok-1");
     CHECK_STR_EQ(c.namespace, "gpu-system");
     CHECK(c.in_cluster && c.ca_pem && c.token_file && strstr(c.token_file, "/sa/token"));
+    CHECK(c.ca_file && strstr(c.ca_file, "/sa/ca.crt"));
     kube_config_release(&c);
 
     /* no kubeconfig anywhere: kube_config_load falls back to the service account */
