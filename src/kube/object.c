@@ -101,7 +101,7 @@ static int dec_nomem(struct dec *d)
     return kube_err_set(d->err, -ENOMEM, "out of memory");
 }
 
-static const char *type_name(const json_t *v)
+const char *kube_json_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "object";
@@ -158,24 +158,33 @@ static char *dup_json_string(struct dec *d, const json_t *v)
     return kube_arena_strndup(d->a, json_string_value(v), json_string_length(v));
 }
 
+/* check_type fails with "KEY: expected WANT, got TYPE" unless ok (v is obj[key]). */
+static int check_type(struct dec *d, const json_t *obj, const char *key, const json_t *v, bool ok,
+                      const char *want_name)
+{
+    size_t old;
+    int rc;
+
+    if (ok)
+        return 0;
+    old = path_push(d, key);
+    rc = dec_fail(d, v, obj, "expected %s, got %s", want_name, kube_json_type_name(v));
+    path_pop(d, old);
+    return rc;
+}
+
 /* get_string: obj[key] as a string copied into the arena, dflt when unset. */
 static int get_string(struct dec *d, const json_t *obj, const char *key, const char **out,
                       const char *dflt)
 {
     const json_t *v = json_object_get(obj, key);
-    size_t old;
     int rc;
 
-    if (!v || json_is_null(v)) {
-        *out = dflt;
+    *out = dflt;
+    if (!v || json_is_null(v))
         return 0;
-    }
-    if (!json_is_string(v)) {
-        old = path_push(d, key);
-        rc = dec_fail(d, v, obj, "expected string, got %s", type_name(v));
-        path_pop(d, old);
+    if ((rc = check_type(d, obj, key, v, json_is_string(v), "string")))
         return rc;
-    }
     *out = dup_json_string(d, v);
     return *out ? 0 : dec_nomem(d);
 }
@@ -184,18 +193,13 @@ static int get_typed(struct dec *d, const json_t *obj, const char *key, json_typ
                      const char *want_name, const json_t **out)
 {
     const json_t *v = json_object_get(obj, key);
-    size_t old;
     int rc;
 
     *out = NULL;
     if (!v || json_is_null(v))
         return 0;
-    if (json_typeof(v) != want) {
-        old = path_push(d, key);
-        rc = dec_fail(d, v, obj, "expected %s, got %s", want_name, type_name(v));
-        path_pop(d, old);
+    if ((rc = check_type(d, obj, key, v, json_typeof(v) == want, want_name)))
         return rc;
-    }
     *out = v;
     return 0;
 }
@@ -213,21 +217,33 @@ static int get_array(struct dec *d, const json_t *obj, const char *key, const js
 static int get_bool(struct dec *d, const json_t *obj, const char *key, bool *out)
 {
     const json_t *v = json_object_get(obj, key);
-    size_t old;
     int rc;
 
-    if (!v || json_is_null(v)) {
-        *out = false;
+    *out = false;
+    if (!v || json_is_null(v))
         return 0;
-    }
-    if (!json_is_boolean(v)) {
-        old = path_push(d, key);
-        rc = dec_fail(d, v, obj, "expected boolean, got %s", type_name(v));
-        path_pop(d, old);
+    if ((rc = check_type(d, obj, key, v, json_is_boolean(v), "boolean")))
         return rc;
-    }
     *out = json_is_true(v);
     return 0;
+}
+
+bool kube_json_int64(const json_t *v, int64_t *out)
+{
+    double r;
+
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    if (!json_is_real(v))
+        return false;
+    r = json_real_value(v);
+    /* range first: converting an out-of-range double to int64 is undefined */
+    if (!(r >= -9e18 && r <= 9e18) || r != (double)(int64_t)r)
+        return false;
+    *out = (int64_t)r;
+    return true;
 }
 
 /* get_int: an integer field within [min, max]; *present tells whether it was set. */
@@ -244,14 +260,9 @@ static int get_int(struct dec *d, const json_t *obj, const char *key, int64_t mi
     if (!v || json_is_null(v))
         return 0;
     old = path_push(d, key);
-    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v) &&
-        json_real_value(v) >= -9e18 && json_real_value(v) <= 9e18) {
-        *out = (int64_t)json_real_value(v);
-    } else if (!json_is_integer(v)) {
-        rc = dec_fail(d, v, obj, "expected integer, got %s", type_name(v));
+    if (!kube_json_int64(v, out)) {
+        rc = dec_fail(d, v, obj, "expected integer, got %s", kube_json_type_name(v));
         goto out;
-    } else {
-        *out = json_integer_value(v);
     }
     if (*out < min || *out > max) {
         rc = dec_fail(d, v, obj, "integer %lld out of range [%lld, %lld]", (long long)*out,
@@ -302,7 +313,7 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
         } else if (!json_is_null(v)) {
             size_t o2 = path_push(d, k);
 
-            rc = dec_fail(d, v, m, "expected string, got %s", type_name(v));
+            rc = dec_fail(d, v, m, "expected string, got %s", kube_json_type_name(v));
             path_pop(d, o2);
             goto out;
         }
@@ -442,7 +453,7 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
             }
         }
         if (quantity_text(v, e)) {
-            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s", type_name(v));
+            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s", kube_json_type_name(v));
             goto out;
         }
         rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
@@ -760,7 +771,7 @@ static int decode_container(struct dec *d, const json_t *c, bool init, bool host
             size_t o2 = path_index(d, i);
 
             if (!json_is_object(p))
-                rc = dec_fail(d, p, ports, "expected object, got %s", type_name(p));
+                rc = dec_fail(d, p, ports, "expected object, got %s", kube_json_type_name(p));
             else
                 rc = decode_port(d, p, host_network, &out->ports[out->nports]);
             path_pop(d, o2);
@@ -802,7 +813,7 @@ static int decode_containers(struct dec *d, const json_t *spec, const char *key,
         size_t o2 = path_index(d, i);
 
         if (!json_is_object(c))
-            rc = dec_fail(d, c, arr, "expected object, got %s", type_name(c));
+            rc = dec_fail(d, c, arr, "expected object, got %s", kube_json_type_name(c));
         else
             rc = decode_container(d, c, init, host_network, &(*out)[i]);
         path_pop(d, o2);
@@ -1026,7 +1037,7 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
         size_t o2 = path_index(d, i);
 
         if (!json_is_string(v)) {
-            rc = dec_fail(d, v, vals, "expected string, got %s", type_name(v));
+            rc = dec_fail(d, v, vals, "expected string, got %s", kube_json_type_name(v));
         } else {
             if (!field && kube_label_value_validate(json_string_value(v), &lerr))
                 rc = dec_fail(d, v, vals, "Invalid value: %s: %s",
@@ -1082,7 +1093,7 @@ static int decode_requirements(struct dec *d, const json_t *term, const char *ke
         size_t o2 = path_index(d, i);
 
         if (!json_is_object(r))
-            rc = dec_fail(d, r, arr, "expected object, got %s", type_name(r));
+            rc = dec_fail(d, r, arr, "expected object, got %s", kube_json_type_name(r));
         else
             rc = decode_requirement(d, r, field, &(*out)[i]);
         path_pop(d, o2);
@@ -1143,7 +1154,7 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
                 size_t o5 = path_index(d, i);
 
                 if (!json_is_object(t))
-                    rc = dec_fail(d, t, terms, "expected object, got %s", type_name(t));
+                    rc = dec_fail(d, t, terms, "expected object, got %s", kube_json_type_name(t));
                 else
                     rc = decode_term(d, t, &p->required.terms[i]);
                 path_pop(d, o5);
@@ -1173,7 +1184,7 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
         int64_t w = 0;
 
         if (!json_is_object(t)) {
-            rc = dec_fail(d, t, pref, "expected object, got %s", type_name(t));
+            rc = dec_fail(d, t, pref, "expected object, got %s", kube_json_type_name(t));
         } else {
             rc = get_int(d, t, "weight", INT32_MIN, INT32_MAX, &w, NULL);
             if (!rc && (w < 1 || w > 100)) {
@@ -1271,7 +1282,7 @@ static int decode_tolerations(struct dec *d, const json_t *spec, struct kube_pod
         size_t o2 = path_index(d, i);
 
         if (!json_is_object(t))
-            rc = dec_fail(d, t, arr, "expected object, got %s", type_name(t));
+            rc = dec_fail(d, t, arr, "expected object, got %s", kube_json_type_name(t));
         else
             rc = decode_toleration(d, t, &p->tolerations[i]);
         path_pop(d, o2);
@@ -1324,7 +1335,7 @@ int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_l
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? type_name(obj) : "nothing");
+        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
     out->source_line = line_of(&d, obj, NULL);
     if (file && !(out->source_file = kube_arena_strdup(a, file)))
         return dec_nomem(&d);
@@ -1484,7 +1495,7 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? type_name(obj) : "nothing");
+        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
     out->source_line = line_of(&d, obj, NULL);
     if (file && !(out->source_file = kube_arena_strdup(a, file)))
         return dec_nomem(&d);
@@ -1511,7 +1522,7 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
 
                 path_index(&d, i);
                 if (!json_is_object(t))
-                    rc = dec_fail(&d, t, taints, "expected object, got %s", type_name(t));
+                    rc = dec_fail(&d, t, taints, "expected object, got %s", kube_json_type_name(t));
                 else
                     rc = decode_taint(&d, t, &out->taints[i]);
                 path_pop(&d, o2);
@@ -1559,7 +1570,7 @@ int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? type_name(obj) : "nothing");
+        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
     rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
     if (!rc)
         rc = get_int(&d, obj, "value", INT32_MIN, INT32_MAX, &value, &has_value);
@@ -1665,21 +1676,31 @@ bool kube_node_selector_matches(const struct kube_node_selector *s, const struct
  * scalar names. */
 #define NNATIVE 4
 
+/* sat_add: requests are non-negative and each fits in int64 (binary quantities are capped
+ * at 2^63-1 like maxAllowed), but their sum may not: it saturates instead of overflowing.
+ * Kubernetes switches to arbitrary precision there; a saturated total compares the same
+ * against any node. */
+static void sat_add(int64_t *dst, int64_t v)
+{
+    if (__builtin_add_overflow(*dst, v, dst))
+        *dst = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static void rvec_add_res(int64_t *v, const struct kube_resources *r, const char *const *names,
                          size_t nnames)
 {
     size_t i, j = 0;
 
-    v[0] += r->cpu_milli;
-    v[1] += r->memory;
-    v[2] += r->ephemeral;
-    v[3] += r->pods;
+    sat_add(&v[0], r->cpu_milli);
+    sat_add(&v[1], r->memory);
+    sat_add(&v[2], r->ephemeral);
+    sat_add(&v[3], r->pods);
     /* both sorted: merge walk */
     for (i = 0; i < r->nscalars; i++) {
         while (j < nnames && strcmp(names[j], r->scalars[i].name) < 0)
             j++;
         if (j < nnames && !strcmp(names[j], r->scalars[i].name))
-            v[NNATIVE + j] += r->scalars[i].value;
+            sat_add(&v[NNATIVE + j], r->scalars[i].value);
     }
 }
 

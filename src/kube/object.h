@@ -224,6 +224,15 @@ int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
                                const struct kube_lines *lines, const char *file,
                                struct kube_priority_class *out, struct kube_err *err);
 
+/* kube_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
+ * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
+ * for anything else, without undefined behaviour on huge numbers. */
+bool kube_json_int64(const json_t *v, int64_t *out);
+
+/* kube_json_type_name names v's JSON type for messages: "object", "array", "string",
+ * "integer", "number" (a real), "boolean" or "null". */
+const char *kube_json_type_name(const json_t *v);
+
 /* Shared matching rules (implemented in object.c, used by the scheduler's filters and by the
  * DaemonSet expansion in the manifest loader). */
 

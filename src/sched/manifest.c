@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -175,20 +176,6 @@ static int fail(struct load_ctx *c, int line, const char *field, int code, const
 static int nomem(struct load_ctx *c)
 {
     return fail(c, 0, NULL, -ENOMEM, "out of memory");
-}
-
-static const char *json_type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER: return "integer";
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return "null";
-    }
 }
 
 static int add_warning(struct sched_input *in, const char *fmt, ...)
@@ -565,27 +552,21 @@ static int spec_int(struct load_ctx *c, const json_t *spec, const char *key, int
     const json_t *v = json_object_get(spec, key);
     char field[64];
     int vl = line_of(c, v, line);
+    int64_t n;
 
     snprintf(field, sizeof(field), "spec.%s", key);
     if (!v || json_is_null(v))
         return 0;
-    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v) &&
-        json_real_value(v) >= 0 && json_real_value(v) <= INT32_MAX) {
-        *out = (int64_t)json_real_value(v);
-        return 0;
-    }
-    if (!json_is_integer(v))
+    if (!kube_json_int64(v, &n))
         return fail(c, vl, field, -EINVAL, "Invalid value: expected an integer, got %s",
-                    json_type_name(v));
-    if (json_integer_value(v) < 0)
+                    kube_json_type_name(v));
+    if (n < 0)
         return fail(c, vl, field, -EINVAL,
-                    "Invalid value: %" JSON_INTEGER_FORMAT ": must be greater than or equal to 0",
-                    json_integer_value(v));
-    if (json_integer_value(v) > INT32_MAX)
-        return fail(c, vl, field, -EINVAL,
-                    "Invalid value: %" JSON_INTEGER_FORMAT ": must fit in a 32-bit integer",
-                    json_integer_value(v));
-    *out = json_integer_value(v);
+                    "Invalid value: %" PRId64 ": must be greater than or equal to 0", n);
+    if (n > INT32_MAX)
+        return fail(c, vl, field, -EINVAL, "Invalid value: %" PRId64 ": must fit in a 32-bit integer",
+                    n);
+    *out = n;
     return 0;
 }
 
@@ -661,7 +642,7 @@ static int check_selector(struct load_ctx *c, const json_t *spec, const json_t *
         return fail(c, line_of(c, spec, line), "spec.selector", -EINVAL, "Required value");
     if (!json_is_object(sel))
         return fail(c, line_of(c, sel, line), "spec.selector", -EINVAL,
-                    "Invalid value: expected an object, got %s", json_type_name(sel));
+                    "Invalid value: expected an object, got %s", kube_json_type_name(sel));
     if (!json_object_size(json_object_get(sel, "matchLabels")) &&
         !json_array_size(json_object_get(sel, "matchExpressions")))
         return fail(c, line_of(c, sel, line), "spec.selector", -EINVAL,
@@ -688,7 +669,7 @@ static int decode_template(struct load_ctx *c, const json_t *tmpl, const char *n
     memset(out, 0, sizeof(*out));
     if (md && !json_is_object(md) && !json_is_null(md)) {
         rc = fail(c, line_of(c, md, line), "spec.template.metadata", -EINVAL,
-                  "Invalid value: expected an object, got %s", json_type_name(md));
+                  "Invalid value: expected an object, got %s", kube_json_type_name(md));
         goto out;
     }
     pmd = json_is_object(md) ? json_copy(md) : json_object();
@@ -952,7 +933,7 @@ static int load_list(struct load_ctx *c, json_t *obj, const char *kind, const ch
         return 0;
     if (!json_is_array(items))
         return fail(c, line_of(c, items, line), "items", -EINVAL,
-                    "Invalid value: expected a list, got %s", json_type_name(items));
+                    "Invalid value: expected a list, got %s", kube_json_type_name(items));
     /* items of a typed list (PodList from the API) may leave out their kind */
     if (strcmp(kind, "List") && klen - 4 < sizeof(item_kind))
         snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(klen - 4), kind);
@@ -996,15 +977,15 @@ static int load_object_at(struct load_ctx *c, json_t *obj, int depth,
 
     if (!json_is_object(obj))
         return fail(c, line, NULL, -EINVAL, "expected a Kubernetes object (a mapping), got %s",
-                    json_type_name(obj));
+                    kube_json_type_name(obj));
     kv = json_object_get(obj, "kind");
     avv = json_object_get(obj, "apiVersion");
     if (kv && !json_is_string(kv))
         return fail(c, line_of(c, kv, line), "kind", -EINVAL,
-                    "Invalid value: expected a string, got %s", json_type_name(kv));
+                    "Invalid value: expected a string, got %s", kube_json_type_name(kv));
     if (avv && !json_is_string(avv))
         return fail(c, line_of(c, avv, line), "apiVersion", -EINVAL,
-                    "Invalid value: expected a string, got %s", json_type_name(avv));
+                    "Invalid value: expected a string, got %s", kube_json_type_name(avv));
     kind = kv ? json_string_value(kv) : inferred_kind;
     av = avv ? json_string_value(avv) : inferred_av;
     if (!kind || !*kind)
@@ -1034,7 +1015,7 @@ static int load_object_at(struct load_ctx *c, json_t *obj, int depth,
     md = json_object_get(obj, "metadata");
     if (md && !json_is_object(md))
         return fail(c, line_of(c, md, line), "metadata", -EINVAL,
-                    "Invalid value: expected an object, got %s", json_type_name(md));
+                    "Invalid value: expected an object, got %s", kube_json_type_name(md));
     name = jstr(md, "name");
     if (!name || !*name) {
         const char *gen = jstr(md, "generateName");
@@ -1042,7 +1023,7 @@ static int load_object_at(struct load_ctx *c, json_t *obj, int depth,
         if (json_object_get(md, "name") && !json_is_string(json_object_get(md, "name")))
             return fail(c, line_of(c, json_object_get(md, "name"), line), "metadata.name",
                         -EINVAL, "Invalid value: expected a string, got %s",
-                        json_type_name(json_object_get(md, "name")));
+                        kube_json_type_name(json_object_get(md, "name")));
         if (k->id != KIND_POD || !gen || !*gen)
             return fail(c, line_of(c, md, line), "metadata.name", -EINVAL,
                         k->id == KIND_POD ? "Required value: name or generateName is required"

@@ -580,6 +580,19 @@ static void object_pod_requests(void)
     EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  initContainers:\n  - {name: i, restartPolicy: Never}\n",
                      "f.yaml: line 9: spec.initContainers[0].restartPolicy: Unsupported value: "
                      "\"Never\": supported values: \"Always\"");
+    /* each request fits in int64 (8Ei is capped at 2^63-1), their sum does not: it saturates
+     * instead of overflowing (signed overflow was undefined behaviour) */
+    CHECK_INT_EQ(decode(&l, POD,
+                        POD_HEAD "  overhead: {memory: 8Ei, example.com/x: 9e18}\n  containers:\n"
+                                 "  - {name: a, resources: {requests: {memory: 8Ei}}}\n"
+                                 "  - {name: b, resources: {requests: {memory: 8Ei, example.com/x: 9e18}, "
+                                 "limits: {example.com/x: 9e18}}}\n",
+                        &p),
+                 0);
+    CHECK_INT_EQ(kube_pod_requests(&p, &a, &r), 0);
+    CHECK_INT_EQ(r.memory, INT64_MAX);
+    CHECK_INT_EQ(kube_resources_scalar(&r, "example.com/x"), INT64_MAX);
+    loaded_free(&l);
     kube_arena_free(&a);
 }
 
