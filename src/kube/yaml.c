@@ -5,6 +5,7 @@
 #include "yaml.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,11 @@ static void format_float_key(double d, char *buf, size_t size)
     char e[32];
     int prec, exp;
 
+    /* beyond float32's range: Go prints +Inf/-Inf, which sigs.k8s.io/yaml maps to .inf */
+    if (isinf(f)) {
+        snprintf(buf, size, "%s", f > 0 ? ".inf" : "-.inf");
+        return;
+    }
     for (prec = 1; prec < 9; prec++) {
         snprintf(e, sizeof(e), "%.*e", prec - 1, (double)f);
         if (strtof(e, NULL) == f)
