@@ -5,6 +5,7 @@
 #include "yaml.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,33 @@ static json_t *find_anchor(struct loader *ld, const yaml_char_t *name)
     return NULL;
 }
 
+/* format_float_key prints a float mapping key as sigs.k8s.io/yaml does:
+ * strconv.FormatFloat(f, 'g', -1, 32), the shortest text that reads back as the same
+ * float32, in exponent form when the exponent is < -4 or >= 6 ("1.5", "1000", "1e+06"). */
+static void format_float_key(double d, char *buf, size_t size)
+{
+    float f = (float)d;
+    char e[32];
+    int prec, exp;
+
+    /* beyond float32's range: Go prints +Inf/-Inf, which sigs.k8s.io/yaml maps to .inf */
+    if (isinf(f)) {
+        snprintf(buf, size, "%s", f > 0 ? ".inf" : "-.inf");
+        return;
+    }
+    for (prec = 1; prec < 9; prec++) {
+        snprintf(e, sizeof(e), "%.*e", prec - 1, (double)f);
+        if (strtof(e, NULL) == f)
+            break;
+    }
+    snprintf(e, sizeof(e), "%.*e", prec - 1, (double)f);
+    exp = atoi(strchr(e, 'e') + 1);
+    if (exp < -4 || exp >= 6)
+        snprintf(buf, size, "%s", e);
+    else
+        snprintf(buf, size, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, (double)f);
+}
+
 static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **out);
 
 /* load_key is load_node for a mapping key: a scalar key is not recorded in the line table,
@@ -510,6 +538,8 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 
                 if (json_is_integer(key))
                     snprintf(kb, sizeof(kb), "%" JSON_INTEGER_FORMAT, json_integer_value(key));
+                else if (json_is_real(key))
+                    format_float_key(json_real_value(key), kb, sizeof(kb));
                 else if (json_is_true(key) || json_is_false(key))
                     snprintf(kb, sizeof(kb), "%s", json_is_true(key) ? "true" : "false");
                 else {

@@ -10,8 +10,9 @@ static const struct {
     const char *unit;
     double ns;
 } duration_units[] = {
-    {"ns", 1.0}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6},
-    {"s", 1e9},  {"m", 60e9}, {"h", 3600e9},
+    /* Go's unitMap: both micro signs, U+00B5 and U+03BC */
+    {"ns", 1.0}, {"us", 1e3},  {"\xc2\xb5s", 1e3},   {"\xce\xbcs", 1e3},
+    {"ms", 1e6}, {"s", 1e9},   {"m", 60e9},          {"h", 3600e9},
 };
 
 int labeler_duration_parse(const char *s, long *ms, struct kube_err *err)

@@ -67,6 +67,12 @@ struct pending_pod {
     char *last_nominated;
 };
 
+/* A pod assumed on a node: its bind is in flight, or done and not yet seen by the informer. */
+struct assumed_pod {
+    char *uid; /* points into key's allocation */
+    char key[];
+};
+
 struct node_fp {
     uint64_t fp;
     char name[];
@@ -85,7 +91,7 @@ struct serve {
     struct sched_cluster *cluster;
     struct sched_queue *queue;
     struct sched_keymap node_fps; /* name -> struct node_fp */
-    struct sched_keymap assumed;  /* key -> strdup'd key: binds in flight or unconfirmed */
+    struct sched_keymap assumed;  /* key -> struct assumed_pod: binds in flight or unconfirmed */
     struct sched_rng rng;
     bool nodes_synced, pods_synced;
     bool stopping, lost_leadership;
@@ -577,6 +583,16 @@ static void split_key(const char *key, char *ns, size_t nsz, char *name, size_t 
     snprintf(name, namesz, "%s", slash + 1);
 }
 
+/* queued_same_pod: the queue holds key, and for the same pod (uid) the task was made for, not
+ * a pod re-created under that name since. */
+static bool queued_same_pod(struct serve *s, const struct sched_task *t)
+{
+    const struct sched_queue_item *it = sched_queue_get(s->queue, t->key);
+    const struct pending_pod *pp = it ? it->data : NULL;
+
+    return pp && !strcmp(pp->uid, t->uid ? t->uid : "");
+}
+
 static void on_task_done(void *ud, struct sched_task *t)
 {
     struct serve *s = ud;
@@ -604,7 +620,8 @@ static void on_task_done(void *ud, struct sched_task *t)
         }
         pthread_mutex_unlock(&s->metrics.mu);
         if (!t->rc) {
-            pending_free(sched_queue_done(s->queue, t->key));
+            if (queued_same_pod(s, t))
+                pending_free(sched_queue_done(s->queue, t->key));
             serve_unlock(s);
             serve_log('I', 2, "\"Successfully bound pod to node\" pod=\"%s\" node=\"%s\"", t->key,
                       t->node);
@@ -615,12 +632,19 @@ static void on_task_done(void *ud, struct sched_task *t)
                 serve_event(s, ns, name, t->uid, "Normal", "Scheduled", "Binding", note);
             }
         } else {
-            sched_cluster_forget_pod(s->cluster, ns, name);
-            serve_unassume(s, t->key);
-            if (t->err.http_status == 404) {
+            const struct assumed_pod *ap = sched_keymap_get(&s->assumed, t->key);
+
+            /* forget our assumption only: a pod re-created under this name may have its own */
+            if (ap && !strcmp(ap->uid, t->uid ? t->uid : "")) {
+                sched_cluster_forget_pod(s->cluster, ns, name);
+                serve_unassume(s, t->key);
+            }
+            if (!queued_same_pod(s, t)) {
+                /* gone from the queue already, or re-created under the same name */
+            } else if (t->err.http_status == 404) {
                 /* the pod is gone; the informer will say so too */
                 pending_free(sched_queue_delete(s->queue, t->key));
-            } else if (sched_queue_get(s->queue, t->key)) {
+            } else {
                 /* 409 included: if the pod really is bound, the informer removes it from the
                  * queue before the backoff ends; otherwise it is tried again. */
                 sched_queue_backoff(s->queue, t->key, now_ms());
@@ -729,7 +753,9 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     switch (res.outcome) {
     case SCHED_SCHEDULED: {
         struct sched_task *t;
-        char path[700], *body, *akey;
+        struct assumed_pod *ap;
+        void *old_ap = NULL;
+        char path[700], *body;
 
         rc = sched_cluster_assume_pod(s->cluster, &pod, res.node, &err);
         if (rc == -EEXIST) {
@@ -744,9 +770,15 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
             sched_queue_backoff(s->queue, key, now_ms());
             break;
         }
-        akey = strdup(key);
-        if (akey && sched_keymap_put(&s->assumed, akey, akey, NULL))
-            free(akey);
+        ap = malloc(sizeof(*ap) + strlen(key) + strlen(pp->uid) + 2);
+        if (ap) {
+            strcpy(ap->key, key);
+            ap->uid = ap->key + strlen(key) + 1;
+            strcpy(ap->uid, pp->uid);
+            if (sched_keymap_put(&s->assumed, ap->key, ap, &old_ap))
+                free(ap);
+            free(old_ap);
+        }
         body = sched_binding_json(pp->namespace_, pp->name, pp->uid, res.node);
         pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
         t = body ? sched_task_new(SCHED_TASK_BIND, "POST", path, "application/json", body) : NULL;

@@ -158,6 +158,27 @@ static void yaml_resolves_scalars_like_kubernetes(void)
     CHECK_INT_EQ(json_integer_value(json_object_get(v, "m")), INT64_MAX);
     CHECK_INT_EQ(json_integer_value(json_object_get(v, "x")), 31);
     json_decref(v);
+    /* non-string keys are printed as sigs.k8s.io/yaml prints them; floats through
+     * FormatFloat(f, 'g', -1, 32) */
+    v = load_one("1.5: a\n1e3: b\n1e6: c\n0.1: d\n0.0001: e\n0.00001: f\n123456789.0: g\n"
+                 "yes: h\n0x10: i\n-2.5e-3: j\n1e300: k\n-1e300: l\n",
+                 NULL);
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "1.5")), "a");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "1000")), "b");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "1e+06")), "c");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "0.1")), "d");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "0.0001")), "e");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "1e-05")), "f");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "1.2345679e+08")), "g");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "true")), "h");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "16")), "i");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "-0.0025")), "j");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, ".inf")), "k"); /* float32 overflow */
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "-.inf")), "l");
+    json_decref(v);
 }
 
 static void yaml_records_lines(void)
