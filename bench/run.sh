@@ -1,0 +1,15 @@
+#!/bin/sh
+# Runs every benchmark and regenerates its report under docs/ (see docs/benchmarks.md).
+# Usage: sh bench/run.sh [BUILD_DIR]. Takes about 10 minutes on 2 cores; run it on an idle
+# machine, since wall-clock figures depend on load.
+set -e
+B=${1:-build}
+cd "$(dirname "$0")/.."
+echo "== gpulabel: one oneshot cycle (docs/benchmarks-gpulabel.md)"
+sh bench/gpulabel_oneshot.sh "$B"
+echo "== gpulabel: node sync steady state (docs/benchmarks-gpulabel-sync.md)"
+python3 bench/gpulabel_sync_steady.py "$B" 50
+echo "== gpusched simulate: scheduling core (docs/benchmarks-sched.md)"
+sh bench/sched_bench.sh "$B"
+echo "== gpusched serve: end to end against the API server double (docs/benchmarks-serve.md)"
+sh bench/serve_bench.sh "$B"
