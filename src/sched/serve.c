@@ -602,6 +602,14 @@ static void on_task_done(void *ud, struct sched_task *t)
     split_key(t->key ? t->key : "", ns, sizeof(ns), name, sizeof(name));
     if (t->kind == SCHED_TASK_BIND) {
         double took = (double)(now_ms() - t->bind_start_ms) / 1000.0;
+        char bound_here[400];
+
+        /* A 409 saying the pod is already on the node we chose means an earlier attempt of
+         * this bind landed (its answer was lost): that is a success. */
+        snprintf(bound_here, sizeof(bound_here), "is already assigned to node \"%s\"",
+                 t->node ? t->node : "");
+        if (t->rc && t->err.http_status == 409 && strstr(t->err.msg, bound_here))
+            t->rc = 0;
 
         serve_lock(s);
         pthread_mutex_lock(&s->metrics.mu);
@@ -634,8 +642,11 @@ static void on_task_done(void *ud, struct sched_task *t)
         } else {
             const struct assumed_pod *ap = sched_keymap_get(&s->assumed, t->key);
 
-            /* forget our assumption only: a pod re-created under this name may have its own */
-            if (ap && !strcmp(ap->uid, t->uid ? t->uid : "")) {
+            /* forget our assumption only: a pod re-created under this name may have its own.
+             * When the bind got no answer at all (connection lost, API server restarting) it
+             * may have landed: keep the node's room reserved until the informer shows the pod
+             * bound, or until the pod is taken from the queue again (serve_schedule_one). */
+            if (ap && !strcmp(ap->uid, t->uid ? t->uid : "") && t->err.http_status != 0) {
                 sched_cluster_forget_pod(s->cluster, ns, name);
                 serve_unassume(s, t->key);
             }
@@ -723,7 +734,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     struct kube_err err;
     json_error_t jerr;
     json_t *obj = NULL;
-    char msg[1200], key[600];
+    char msg[1200], key[600], ns_buf[256], name_buf[256];
     double t0, t1;
     size_t i;
     int rc;
@@ -732,6 +743,21 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     kube_err_clear(&err);
     snprintf(key, sizeof(key), "%s", it->key);
     t0 = now_s();
+    {
+        /* a reservation left by a bind whose outcome was unknown: drop it before trying
+         * again; if the pod turned out bound meanwhile, it is done */
+        const struct assumed_pod *ap = sched_keymap_get(&s->assumed, key);
+
+        if (ap && !strcmp(ap->uid, pp->uid)) {
+            split_key(key, ns_buf, sizeof(ns_buf), name_buf, sizeof(name_buf));
+            if (sched_cluster_forget_pod(s->cluster, ns_buf, name_buf) == -EINVAL) {
+                serve_unassume(s, key);
+                pending_free(sched_queue_done(s->queue, key));
+                goto out;
+            }
+            serve_unassume(s, key);
+        }
+    }
     obj = json_loads(pp->json, 0, &jerr);
     if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
