@@ -888,7 +888,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p = NULL;
-    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), i, j, np = 0;
+    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), np = 0;
     uint32_t slot;
 
     *rc = sched_pod_usage(c, pod, &u);
@@ -921,37 +921,11 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
         memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
         p->nscalars = u.nscalars;
     }
-    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers
-                                             ? &pod->containers[i]
-                                             : &pod->init_containers[i - pod->ncontainers];
-        if (i >= pod->ncontainers && !k->restart_always)
-            continue;
-        np += k->nports;
-    }
+    np = sched_pod_count_host_ports(pod);
     if (np && !(p->ports = calloc(np, sizeof(*p->ports))))
         goto fail;
-    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers
-                                             ? &pod->containers[i]
-                                             : &pod->init_containers[i - pod->ncontainers];
-        if (i >= pod->ncontainers && !k->restart_always)
-            continue;
-        for (j = 0; j < k->nports; j++) {
-            int32_t hp = k->ports[j].host_port;
-            const char *ip = k->ports[j].host_ip;
-            if (hp <= 0 && pod->host_network)
-                hp = k->ports[j].container_port;
-            if (hp <= 0)
-                continue;
-            p->ports[p->nports].ip = sched_intern_add(&c->strs, ip && *ip ? ip : "0.0.0.0");
-            if (p->ports[p->nports].ip == SCHED_NOID)
-                goto fail;
-            p->ports[p->nports].proto = (uint8_t)k->ports[j].protocol;
-            p->ports[p->nports].port = hp;
-            p->nports++;
-        }
-    }
+    if (sched_pod_host_ports(c, pod, p->ports, &p->nports))
+        goto fail;
     *rc = 0;
     return p;
 fail:

@@ -157,6 +157,64 @@ int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct 
     return 0;
 }
 
+/* host_port_container returns pod's i-th container (containers, then init containers) if its
+ * ports count toward host ports (every container, and init containers that restart), else NULL. */
+static const struct kube_container *host_port_container(const struct kube_pod *pod, size_t i)
+{
+    const struct kube_container *k;
+
+    if (i < pod->ncontainers)
+        return &pod->containers[i];
+    k = &pod->init_containers[i - pod->ncontainers];
+    return k->restart_always ? k : NULL;
+}
+
+uint32_t sched_pod_count_host_ports(const struct kube_pod *pod)
+{
+    const struct kube_container *k;
+    uint32_t n = 0;
+    size_t i;
+
+    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++)
+        if ((k = host_port_container(pod, i)))
+            n += (uint32_t)k->nports;
+    return n;
+}
+
+int sched_pod_host_ports(struct sched_cluster *c, const struct kube_pod *pod,
+                         struct sched_port *out, uint32_t *nout)
+{
+    const struct kube_container *k;
+    uint32_t n = 0;
+    size_t i, j;
+    int rc = 0;
+
+    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
+        if (!(k = host_port_container(pod, i)))
+            continue;
+        for (j = 0; j < k->nports; j++) {
+            int32_t hp = k->ports[j].host_port;
+            const char *ip = k->ports[j].host_ip;
+            if (hp <= 0 && pod->host_network)
+                hp = k->ports[j].container_port;
+            if (hp <= 0)
+                continue;
+            out[n].ip = sched_intern_add(&c->strs, ip && *ip ? ip : "0.0.0.0");
+            if (out[n].ip == SCHED_NOID) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            out[n].proto = (uint8_t)k->ports[j].protocol;
+            out[n].port = hp;
+            out[n].refs = 0;
+            n++;
+        }
+    }
+out:
+    *nout = n;
+    return rc;
+}
+
 /* ---------------------------------------------------------------- constraints */
 
 static int compile_term(struct sched_cluster *c, const struct kube_node_selector_term *t,
@@ -304,7 +362,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
                       const struct kube_pod *pod, struct sched_cpod *cp, struct kube_err *err)
 {
     struct sched_usage u;
-    size_t i, j, np = 0;
+    size_t i, np = 0;
     uint32_t rid_gpu;
     int rc;
 
@@ -400,37 +458,13 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     for (i = 0; i < u.nscalars; i++)
         if (u.scalars[i].rid == rid_gpu)
             cp->gpu = u.scalars[i].req;
-    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers
-                                             ? &pod->containers[i]
-                                             : &pod->init_containers[i - pod->ncontainers];
-        if (i < pod->ncontainers || k->restart_always)
-            np += k->nports;
-    }
+    np = sched_pod_count_host_ports(pod);
     if (np && !(cp->ports = kube_arena_alloc(cp->arena, np * sizeof(*cp->ports))))
         goto out;
-    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        const struct kube_container *k = i < pod->ncontainers
-                                             ? &pod->containers[i]
-                                             : &pod->init_containers[i - pod->ncontainers];
-        if (i >= pod->ncontainers && !k->restart_always)
-            continue;
-        for (j = 0; j < k->nports; j++) {
-            int32_t hp = k->ports[j].host_port;
-            const char *ip = k->ports[j].host_ip;
-            if (hp <= 0 && pod->host_network)
-                hp = k->ports[j].container_port;
-            if (hp <= 0)
-                continue;
-            cp->ports[cp->nports].ip = sched_intern_add(&c->strs, ip && *ip ? ip : "0.0.0.0");
-            if (cp->ports[cp->nports].ip == SCHED_NOID)
-                goto out;
-            cp->ports[cp->nports].proto = (uint8_t)k->ports[j].protocol;
-            cp->ports[cp->nports].port = hp;
-            cp->portmask |= SCHED_PORT_BIT(hp, k->ports[j].protocol);
-            cp->nports++;
-        }
-    }
+    if (sched_pod_host_ports(c, pod, cp->ports, &cp->nports))
+        goto out;
+    for (i = 0; i < cp->nports; i++)
+        cp->portmask |= SCHED_PORT_BIT(cp->ports[i].port, cp->ports[i].proto);
     if ((rc = compile_prefilter(c, pod, cp)))
         goto out;
     if (c->classes_dirty && (rc = sched_cluster_refresh_classes(c)))

@@ -328,6 +328,17 @@ struct sched_usage {
 };
 int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u);
 
+/* sched_pod_count_host_ports bounds the host ports of pod: the ports declared by its containers
+ * and its restartable (sidecar) init containers. */
+uint32_t sched_pod_count_host_ports(const struct kube_pod *pod);
+
+/* sched_pod_host_ports writes pod's host ports into out (room for sched_pod_count_host_ports)
+ * as kube-scheduler counts them: hostNetwork uses containerPort when hostPort is unset, ports
+ * still <= 0 are skipped, an empty hostIP is "0.0.0.0" (interned in c->strs); refs are 0. Sets
+ * *nout. Returns 0 or -ENOMEM (interning failed). */
+int sched_pod_host_ports(struct sched_cluster *c, const struct kube_pod *pod,
+                         struct sched_port *out, uint32_t *nout);
+
 /* ---- filters (filter.c) ---- */
 /* Per class verdict for one pod. */
 struct sched_cverdict {
