@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "sched/manifest.h"
+#include "sched/output.h"
 #include "sched/sched.h"
 
 int sched_cmd_simulate(int argc, char **argv);
@@ -74,6 +75,36 @@ int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster *
  * they print the usage error and return 2. */
 int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
+
+/* The flags simulate and explain share. The strings are borrowed from argv; the caller
+ * releases files with sched_cmd_list_release. */
+struct sched_cmd_sim_flags {
+    struct sched_cmd_list files;
+    const char *output, *profile, *seed, *sched_name, *namespace_;
+};
+
+/* sched_cmd_sim_parse parses argv for cmd against -f/--filename, -o/--output, --profile,
+ * --seed, --scheduler-name and -n/--namespace into f (zeroed first); pos, help and the return
+ * value are sched_cmd_flags_parse's. */
+int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
+                        struct sched_cmd_list *pos, bool *help);
+
+/* sched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
+ * --profile (into *profile), --seed (into *seed). Prints the usage error and returns 2 on the
+ * first bad one; 0 otherwise. */
+int sched_cmd_sim_check(const char *cmd, const struct sched_cmd_sim_flags *f,
+                        enum out_format *fmt, const struct sched_profile **profile,
+                        uint64_t *seed);
+
+/* sched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
+ * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name
+ * (any when NULL). Returns how many. */
+size_t sched_cmd_pending_pods(const struct sched_input *in, const char *sched_name,
+                              const struct kube_pod **out);
+
+/* sched_cmd_print_json prints doc on stdout with out_json_print(doc, indent), or "out of
+ * memory" when fail is set. Errors go to stderr as one line; returns 0 or 1. */
+int sched_cmd_print_json(const json_t *doc, int fail, int indent);
 
 /* The default --seed: fixed, so two runs on the same input give the same placement. */
 #define SCHED_CMD_DEFAULT_SEED 1

@@ -150,3 +150,68 @@ void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t 
     }
     free(tmp);
 }
+
+int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
+                        struct sched_cmd_list *pos, bool *help)
+{
+    struct sched_cmd_flag flags[] = {
+        {"filename", 'f', CMD_FLAG_LIST, &f->files},
+        {"output", 'o', CMD_FLAG_STRING, &f->output},
+        {"profile", 0, CMD_FLAG_STRING, &f->profile},
+        {"seed", 0, CMD_FLAG_STRING, &f->seed},
+        {"scheduler-name", 0, CMD_FLAG_STRING, &f->sched_name},
+        {"namespace", 'n', CMD_FLAG_STRING, &f->namespace_},
+    };
+
+    memset(f, 0, sizeof(*f));
+    return sched_cmd_flags_parse(cmd, flags, sizeof(flags) / sizeof(flags[0]), argc, argv, pos,
+                                 help);
+}
+
+int sched_cmd_sim_check(const char *cmd, const struct sched_cmd_sim_flags *f,
+                        enum out_format *fmt, const struct sched_profile **profile,
+                        uint64_t *seed)
+{
+    struct kube_err err;
+    int rc;
+
+    kube_err_clear(&err);
+    if (!f->files.n)
+        return sched_cmd_usage_error(cmd, "must specify -f FILE");
+    if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt,
+                         &err))
+        return sched_cmd_usage_error(cmd, "%s", err.msg);
+    rc = sched_cmd_parse_profile(cmd, f->profile, profile);
+    if (!rc)
+        rc = sched_cmd_parse_seed(cmd, f->seed, seed);
+    return rc;
+}
+
+size_t sched_cmd_pending_pods(const struct sched_input *in, const char *sched_name,
+                              const struct kube_pod **out)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < in->npods; i++) {
+        const struct kube_pod *p = &in->pods[i];
+        if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
+            continue;
+        if (sched_name && strcmp(p->scheduler_name, sched_name))
+            continue;
+        out[n++] = p;
+    }
+    return n;
+}
+
+int sched_cmd_print_json(const json_t *doc, int fail, int indent)
+{
+    if (fail) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (out_json_print(doc, indent, stdout)) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
+}

@@ -317,12 +317,7 @@ static int explain_print_json(const struct kube_pod *pod, const struct sched_pro
     nodes = NULL;
     fail |= json_object_set_new(doc, "result", result);
     result = NULL;
-    if (fail)
-        fprintf(stderr, "gpusched: out of memory\n");
-    else if (out_json_print(doc, 2, stdout))
-        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
-    else
-        rc = 0;
+    rc = sched_cmd_print_json(doc, fail, 2);
     json_decref(nodes);
     json_decref(result);
     json_decref(doc);
@@ -356,17 +351,8 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
 
 int sched_cmd_explain(int argc, char **argv)
 {
-    struct sched_cmd_list files = {0}, pos = {0};
-    const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
-    const char *namespace_ = NULL;
-    struct sched_cmd_flag flags[] = {
-        {"filename", 'f', CMD_FLAG_LIST, &files},
-        {"output", 'o', CMD_FLAG_STRING, &output},
-        {"profile", 0, CMD_FLAG_STRING, &profile_name},
-        {"seed", 0, CMD_FLAG_STRING, &seed_s},
-        {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
-        {"namespace", 'n', CMD_FLAG_STRING, &namespace_},
-    };
+    struct sched_cmd_list pos = {0};
+    struct sched_cmd_sim_flags f;
     struct explain_target target;
     struct sched_input in;
     struct sched_cluster *before = NULL, *full = NULL;
@@ -387,8 +373,7 @@ int sched_cmd_explain(int argc, char **argv)
 
     memset(&x, 0, sizeof(x));
     kube_err_clear(&err);
-    rc = sched_cmd_flags_parse("explain", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
-                               &help);
+    rc = sched_cmd_sim_parse("explain", argc, argv, &f, &pos, &help);
     if (rc)
         goto out;
     if (help) {
@@ -409,27 +394,17 @@ int sched_cmd_explain(int argc, char **argv)
                                    pos.v[0]);
         goto out;
     }
-    if (!files.n) {
-        rc = sched_cmd_usage_error("explain", "must specify -f FILE");
-        goto out;
-    }
-    if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, &fmt, &err)) {
-        rc = sched_cmd_usage_error("explain", "%s", err.msg);
-        goto out;
-    }
-    rc = sched_cmd_parse_profile("explain", profile_name, &profile);
-    if (!rc)
-        rc = sched_cmd_parse_seed("explain", seed_s, &seed);
+    rc = sched_cmd_sim_check("explain", &f, &fmt, &profile, &seed);
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&files, namespace_, &in);
+    rc = sched_cmd_load(&f.files, f.namespace_, &in);
     if (rc)
         goto out;
     loaded = true;
     rc = 1;
-    if (!target.ns && namespace_ && *namespace_)
-        target.ns = namespace_;
+    if (!target.ns && f.namespace_ && *f.namespace_)
+        target.ns = f.namespace_;
     pod = sched_input_find_pod(&in, target.ns, target.name);
     if (!pod) {
         fprintf(stderr, "gpusched: pods \"%s\" not found in namespace \"%s\"\n", target.name,
@@ -448,9 +423,9 @@ int sched_cmd_explain(int argc, char **argv)
                 pod->namespace_, pod->name, pod->phase);
         goto out;
     }
-    if (sched_name && strcmp(pod->scheduler_name, sched_name)) {
+    if (f.sched_name && strcmp(pod->scheduler_name, f.sched_name)) {
         fprintf(stderr, "gpusched: pod %s/%s has schedulerName %s, not %s\n", pod->namespace_,
-                pod->name, pod->scheduler_name, sched_name);
+                pod->name, pod->scheduler_name, f.sched_name);
         goto out;
     }
 
@@ -463,14 +438,7 @@ int sched_cmd_explain(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
-    for (i = 0; i < in.npods; i++) {
-        const struct kube_pod *p = &in.pods[i];
-        if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
-            continue;
-        if (sched_name && strcmp(p->scheduler_name, sched_name))
-            continue;
-        pending[npending++] = p;
-    }
+    npending = sched_cmd_pending_pods(&in, f.sched_name, pending);
     sched_cmd_queue_order(pending, npending, order);
     /* pods ahead of ours, kept in input order (sched_simulate orders them again the same
      * way): those whose queue position is before ours. rank[k] = queue position of pending[k] */
@@ -536,7 +504,7 @@ out:
     sched_cluster_free(full);
     if (loaded)
         sched_input_release(&in);
-    sched_cmd_list_release(&files);
+    sched_cmd_list_release(&f.files);
     sched_cmd_list_release(&pos);
     return rc;
 }

@@ -372,12 +372,7 @@ static int nodes_print_json(const struct nodes_row *rows, size_t n)
         fail |= json_object_set_new(doc, "items", items);
         items = NULL;
     }
-    if (fail)
-        fprintf(stderr, "gpusched: out of memory\n");
-    else if (out_json_print(doc, 4, stdout))
-        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
-    else
-        rc = 0;
+    rc = sched_cmd_print_json(doc, fail, 4);
     json_decref(items);
     json_decref(doc);
     return rc;

@@ -195,12 +195,7 @@ static int simulate_print_json(const struct simulate_run *r)
             gated = NULL;
         }
     }
-    if (fail)
-        fprintf(stderr, "gpusched: out of memory\n");
-    else if (out_json_print(doc, 0, stdout))
-        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
-    else
-        rc = 0;
+    rc = sched_cmd_print_json(doc, fail, 0);
     json_decref(sched);
     json_decref(unsched);
     json_decref(preempted);
@@ -320,17 +315,8 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
 
 int sched_cmd_simulate(int argc, char **argv)
 {
-    struct sched_cmd_list files = {0}, pos = {0};
-    const char *output = NULL, *profile_name = NULL, *seed_s = NULL, *sched_name = NULL;
-    const char *namespace_ = NULL;
-    struct sched_cmd_flag flags[] = {
-        {"filename", 'f', CMD_FLAG_LIST, &files},
-        {"output", 'o', CMD_FLAG_STRING, &output},
-        {"profile", 0, CMD_FLAG_STRING, &profile_name},
-        {"seed", 0, CMD_FLAG_STRING, &seed_s},
-        {"scheduler-name", 0, CMD_FLAG_STRING, &sched_name},
-        {"namespace", 'n', CMD_FLAG_STRING, &namespace_},
-    };
+    struct sched_cmd_list pos = {0};
+    struct sched_cmd_sim_flags f;
     struct sched_input in;
     struct sched_cluster *cluster = NULL;
     const struct sched_profile *profile;
@@ -344,8 +330,7 @@ int sched_cmd_simulate(int argc, char **argv)
     int rc;
 
     kube_err_clear(&err);
-    rc = sched_cmd_flags_parse("simulate", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                               &pos, &help);
+    rc = sched_cmd_sim_parse("simulate", argc, argv, &f, &pos, &help);
     if (rc)
         goto out;
     if (help) {
@@ -356,21 +341,11 @@ int sched_cmd_simulate(int argc, char **argv)
         rc = sched_cmd_usage_error("simulate", "unexpected argument \"%s\"", pos.v[0]);
         goto out;
     }
-    if (!files.n) {
-        rc = sched_cmd_usage_error("simulate", "must specify -f FILE");
-        goto out;
-    }
-    if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, &fmt, &err)) {
-        rc = sched_cmd_usage_error("simulate", "%s", err.msg);
-        goto out;
-    }
-    rc = sched_cmd_parse_profile("simulate", profile_name, &profile);
-    if (!rc)
-        rc = sched_cmd_parse_seed("simulate", seed_s, &so.seed);
+    rc = sched_cmd_sim_check("simulate", &f, &fmt, &profile, &so.seed);
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&files, namespace_, &in);
+    rc = sched_cmd_load(&f.files, f.namespace_, &in);
     if (rc)
         goto out;
     loaded = true;
@@ -383,14 +358,7 @@ int sched_cmd_simulate(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
-    for (i = 0; i < in.npods; i++) {
-        const struct kube_pod *p = &in.pods[i];
-        if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
-            continue;
-        if (sched_name && strcmp(p->scheduler_name, sched_name))
-            continue;
-        run.pods[run.npods++] = p;
-    }
+    run.npods = sched_cmd_pending_pods(&in, f.sched_name, run.pods);
     run.results = calloc(run.npods ? run.npods : 1, sizeof(*run.results));
     run.order = calloc(run.npods ? run.npods : 1, sizeof(*run.order));
     if (!run.results || !run.order) {
@@ -436,7 +404,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         sched_input_release(&in);
-    sched_cmd_list_release(&files);
+    sched_cmd_list_release(&f.files);
     sched_cmd_list_release(&pos);
     return rc;
 }
