@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void sched_cmd_print_err(const struct kube_err *err)
+void sched_cmd_print_err(const struct kube_err *err)
 {
     char buf[KUBE_ERR_MSG_MAX + 600];
 

@@ -340,8 +340,7 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
     kube_err_clear(&err);
     rc = sched_simulate(c, p, pods, n, &so, results, &err);
     if (rc) {
-        char buf[KUBE_ERR_MSG_MAX + 600];
-        fprintf(stderr, "gpusched: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+        sched_cmd_print_err(&err);
         for (i = 0; i < n; i++)
             sched_result_release(&results[i]);
         return 1;
@@ -465,8 +464,7 @@ int sched_cmd_explain(int argc, char **argv)
 
     sched_rng_seed(&rng, seed);
     if (sched_explain(before, profile, pod, &rng, &x, &err)) {
-        char buf[KUBE_ERR_MSG_MAX + 600];
-        fprintf(stderr, "gpusched: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+        sched_cmd_print_err(&err);
         goto out;
     }
     explained = true;

@@ -376,8 +376,7 @@ int sched_cmd_simulate(int argc, char **argv)
         fprintf(stderr, "\rscheduled %zu/%zu pods in %.1fs\n", run.npods, run.npods,
                 simulate_elapsed(&pr));
     if (rc) {
-        char buf[KUBE_ERR_MSG_MAX + 600];
-        fprintf(stderr, "gpusched: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+        sched_cmd_print_err(&err);
         rc = 1;
         goto out;
     }
