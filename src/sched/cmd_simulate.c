@@ -76,15 +76,6 @@ static void simulate_progress_cb(void *arg, size_t done, size_t total)
     fflush(stderr);
 }
 
-static char *simulate_pod_key(const struct kube_pod *p)
-{
-    char *s = NULL;
-
-    if (asprintf(&s, "%s/%s", p->namespace_, p->name) < 0)
-        return NULL;
-    return s;
-}
-
 struct simulate_run {
     const struct kube_pod **pods; /* pending pods, input order */
     size_t npods;
@@ -125,83 +116,99 @@ static int simulate_sort_by_attempt(struct simulate_run *r)
     return 0;
 }
 
-/* json helpers: any allocation failure makes the final document NULL */
-static json_t *simulate_json_entry(const char *k1, const char *v1, const char *k2, const char *v2,
-                                   const char *k3, const char *v3)
-{
-    json_t *o = json_object();
+/* The JSON document is written as it goes, one array per pass over the results, so its size
+ * never adds to the peak memory of a large run (a jansson tree of 10,000 entries held ~3 MB). */
+enum simulate_section { SEC_SCHEDULED, SEC_UNSCHEDULABLE, SEC_PREEMPTED, SEC_GATED };
 
-    if (!o)
-        return NULL;
-    if (json_object_set_new(o, k1, json_string(v1)) ||
-        (k2 && json_object_set_new(o, k2, json_string(v2 ? v2 : ""))) ||
-        (k3 && json_object_set_new(o, k3, json_string(v3 ? v3 : "")))) {
-        json_decref(o);
-        return NULL;
+static void simulate_json_key(FILE *f, const struct kube_pod *p)
+{
+    fputs("\"pod\":\"", f);
+    out_json_string_raw(f, p->namespace_);
+    putc('/', f);
+    out_json_string_raw(f, p->name);
+    putc('"', f);
+}
+
+/* simulate_json_section writes the entries of one section; returns how many */
+static size_t simulate_json_section(FILE *f, const struct simulate_run *r, enum simulate_section s)
+{
+    size_t k, v, n = 0;
+
+    for (k = 0; k < r->npods; k++) {
+        size_t i = r->order[k];
+        const struct sched_result *res = &r->results[i];
+
+        if (s == SEC_PREEMPTED) {
+            for (v = 0; v < res->nvictims; v++) {
+                fputs(n++ ? ",{\"pod\":\"" : "{\"pod\":\"", f);
+                out_json_string_raw(f, res->victims[v].namespace_);
+                putc('/', f);
+                out_json_string_raw(f, res->victims[v].name);
+                fputs("\",\"node\":", f);
+                out_json_string(f, res->nominated_node ? res->nominated_node : "");
+                fputs(",\"by\":\"", f);
+                out_json_string_raw(f, r->pods[i]->namespace_);
+                putc('/', f);
+                out_json_string_raw(f, r->pods[i]->name);
+                fputs("\"}", f);
+            }
+            continue;
+        }
+        if (s == SEC_SCHEDULED ? res->outcome != SCHED_SCHEDULED || res->preempted
+            : s == SEC_UNSCHEDULABLE ? res->outcome != SCHED_UNSCHEDULABLE
+                                     : res->outcome != SCHED_GATED)
+            continue;
+        fputs(n++ ? ",{" : "{", f);
+        simulate_json_key(f, r->pods[i]);
+        if (s == SEC_SCHEDULED) {
+            fputs(",\"node\":", f);
+            out_json_string(f, res->node ? res->node : "");
+        } else if (s == SEC_UNSCHEDULABLE) {
+            fputs(",\"message\":", f);
+            out_json_string(f, res->message ? res->message : "");
+        }
+        putc('}', f);
     }
-    return o;
+    return n;
+}
+
+static bool simulate_has(const struct simulate_run *r, enum simulate_section s)
+{
+    size_t i;
+
+    for (i = 0; i < r->npods; i++)
+        if (s == SEC_PREEMPTED ? r->results[i].nvictims > 0 : r->results[i].outcome == SCHED_GATED)
+            return true;
+    return false;
 }
 
 static int simulate_print_json(const struct simulate_run *r)
 {
-    json_t *doc = json_object(), *sched = json_array(), *unsched = json_array();
-    json_t *preempted = json_array(), *gated = json_array();
-    int fail = !doc || !sched || !unsched || !preempted || !gated;
-    size_t k, v;
-    int rc = 1;
+    FILE *f = stdout;
 
-    for (k = 0; k < r->npods && !fail; k++) {
-        size_t i = r->order[k];
-        const struct sched_result *res = &r->results[i];
-        char *key = simulate_pod_key(r->pods[i]);
-        if (!key) {
-            fail = 1;
-            break;
-        }
-        if (res->outcome == SCHED_SCHEDULED && !res->preempted)
-            fail |= json_array_append_new(
-                sched, simulate_json_entry("pod", key, "node", res->node, NULL, NULL));
-        else if (res->outcome == SCHED_UNSCHEDULABLE)
-            fail |= json_array_append_new(
-                unsched, simulate_json_entry("pod", key, "message", res->message, NULL, NULL));
-        else if (res->outcome == SCHED_GATED)
-            fail |= json_array_append_new(gated,
-                                          simulate_json_entry("pod", key, NULL, NULL, NULL, NULL));
-        for (v = 0; v < res->nvictims && !fail; v++) {
-            char *vk = NULL;
-            if (asprintf(&vk, "%s/%s", res->victims[v].namespace_, res->victims[v].name) < 0) {
-                fail = 1;
-                break;
-            }
-            fail |= json_array_append_new(
-                preempted, simulate_json_entry("pod", vk, "node", res->nominated_node, "by", key));
-            free(vk);
-        }
-        free(key);
+    fputs("{\"scheduled\":[", f);
+    simulate_json_section(f, r, SEC_SCHEDULED);
+    fputs("],\"unschedulable\":[", f);
+    simulate_json_section(f, r, SEC_UNSCHEDULABLE);
+    putc(']', f);
+    /* extra keys only when they have something to say, so the common case is exactly the
+     * documented {"scheduled":[...],"unschedulable":[...]} */
+    if (simulate_has(r, SEC_PREEMPTED)) {
+        fputs(",\"preempted\":[", f);
+        simulate_json_section(f, r, SEC_PREEMPTED);
+        putc(']', f);
     }
-    if (!fail) {
-        fail |= json_object_set_new(doc, "scheduled", sched);
-        sched = NULL;
-        fail |= json_object_set_new(doc, "unschedulable", unsched);
-        unsched = NULL;
-        /* extra keys only when they have something to say, so the common case is exactly
-         * the documented {"scheduled":[...],"unschedulable":[...]} */
-        if (!fail && json_array_size(preempted)) {
-            fail |= json_object_set_new(doc, "preempted", preempted);
-            preempted = NULL;
-        }
-        if (!fail && json_array_size(gated)) {
-            fail |= json_object_set_new(doc, "gated", gated);
-            gated = NULL;
-        }
+    if (simulate_has(r, SEC_GATED)) {
+        fputs(",\"gated\":[", f);
+        simulate_json_section(f, r, SEC_GATED);
+        putc(']', f);
     }
-    rc = sched_cmd_print_json(doc, fail, 0);
-    json_decref(sched);
-    json_decref(unsched);
-    json_decref(preempted);
-    json_decref(gated);
-    json_decref(doc);
-    return rc;
+    fputs("}\n", f);
+    if (ferror(f)) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
 }
 
 static void simulate_event(const char *type, const char *reason, const char *msg)

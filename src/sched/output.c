@@ -157,3 +157,39 @@ int out_json_print(const json_t *v, int indent, FILE *f)
         return -EIO;
     return 0;
 }
+
+void out_json_string_raw(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+
+    for (; *p; p++) {
+        const char *esc = NULL;
+        char u[8];
+
+        switch (*p) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default:
+            if (*p >= 0x20)
+                continue;
+            snprintf(u, sizeof(u), "\\u%04X", *p);
+            esc = u;
+        }
+        fwrite(run, 1, (size_t)(p - run), f);
+        fputs(esc, f);
+        run = p + 1;
+    }
+    fwrite(run, 1, (size_t)(p - run), f);
+}
+
+void out_json_string(FILE *f, const char *s)
+{
+    putc('"', f);
+    out_json_string_raw(f, s);
+    putc('"', f);
+}
