@@ -37,13 +37,15 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     struct sched_shape *sh, *victim = NULL;
     uint32_t i;
 
-    if (c->shape_slots < c->cslots) {
-        /* the slot arrays grew: columns are rebuilt at the new size */
+    if (c->shape_slots < c->nslots) {
+        /* more slots than the columns hold: they are rebuilt at the new size, with room for
+         * an eighth more nodes (sized by slots in use, not by the slot arrays' capacity,
+         * which may be twice as large) */
         for (i = 0; i < SCHED_MAX_SHAPES; i++) {
             free(c->shapes[i].dyn);
             memset(&c->shapes[i], 0, sizeof(c->shapes[i]));
         }
-        c->shape_slots = c->cslots;
+        c->shape_slots = c->nslots + c->nslots / 8 + 64;
     }
     for (i = 0; i < SCHED_MAX_SHAPES; i++) {
         sh = &c->shapes[i];
@@ -72,6 +74,22 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     return sh;
 }
 
+/* dyn_mask_full is NodeResourcesFit's reasons for the pod on the node as it is now (also
+ * what a cache entry marked SCHED_DYN_WIDE stands for) */
+static uint32_t dyn_mask_full(const struct sched_cluster *c, const struct sched_cpod *cp,
+                              uint32_t slot, bool *unresolvable)
+{
+    const struct sched_hot *h = &c->hot[slot];
+    struct sched_nodeuse use;
+
+    use.req_cpu = h->req_cpu;
+    use.req_mem = h->req_mem;
+    use.req_eph = h->req_eph;
+    use.req_gpu = h->req_gpu;
+    use.npods = h->npods;
+    return sched_filter_fit(c, slot, cp, &use, NULL, unresolvable);
+}
+
 /* dyn_get returns the node's fit reasons and resource scores for the pod's shape */
 static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
                                                const struct sched_profile *p,
@@ -79,19 +97,15 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
                                                uint32_t slot, bool bal_skip)
 {
     const struct sched_hot *h;
-    struct sched_nodeuse use;
+    uint32_t mask;
     bool un;
 
     h = &c->hot[slot];
-    use.req_cpu = h->req_cpu;
-    use.req_mem = h->req_mem;
-    use.req_eph = h->req_eph;
-    use.req_gpu = h->req_gpu;
-    use.npods = h->npods;
-    d->mask = sched_filter_fit(c, slot, cp, &use, NULL, &un);
+    mask = dyn_mask_full(c, cp, slot, &un);
+    d->mask = mask < SCHED_DYN_WIDE ? mask : (mask & (SCHED_DYN_WIDE - 1)) | SCHED_DYN_WIDE;
     d->unres = un;
     d->fit = d->bal = d->gpu = 0;
-    if (!d->mask) {
+    if (!mask) {
         d->fit = (uint8_t)sched_score_least_allocated(h->alloc_cpu, h->nz_cpu + cp->nz_cpu,
                                                       h->alloc_mem, h->nz_mem + cp->nz_mem);
         d->bal = bal_skip ? 0
@@ -136,6 +150,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
     const struct sched_lite *l = &c->lite[slot];
     const struct sched_cverdict *v;
     const struct sched_dyn *d;
+    bool un;
 
     if (!vc_done[l->cls]) {
         sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
@@ -173,7 +188,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
     d = dyn_get(c, p, cp, sh, slot, bal_skip);
     if (d->mask) {
         o->plugin = SCHED_PL_FIT;
-        o->reason = d->mask;
+        o->reason = d->mask & SCHED_DYN_WIDE ? dyn_mask_full(c, cp, slot, &un) : d->mask;
         o->unresolvable = d->unres;
         return;
     }

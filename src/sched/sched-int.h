@@ -122,12 +122,16 @@ struct sched_lite {
 #define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port)*3u + (uint32_t)(proto)) & 31u))
 
 /* The dynamic part of one node's verdict for one pod shape (requests): NodeResourcesFit's
- * reasons and the resource scores. Valid while gen equals the slot's generation. */
+ * reasons and the resource scores (0-100), packed into 8 bytes (a 5,000-node cluster keeps
+ * one per node for each of up to SCHED_MAX_SHAPES shapes). Valid while gen equals the slot's
+ * generation. mask holds the SCHED_FIT_* bits 0-6; SCHED_DYN_WIDE in it stands for any
+ * higher bit (a fifth or later extended resource that does not fit): whoever needs the exact
+ * reasons then recomputes them (sched_filter_fit). */
 struct sched_dyn {
     uint32_t gen;
-    uint32_t mask; /* fit reasons, SCHED_FIT_* */
-    uint8_t unres, fit, bal, gpu;
+    uint32_t mask : 8, unres : 1, fit : 7, bal : 7, gpu : 7;
 };
+#define SCHED_DYN_WIDE 0x80u
 
 #define SCHED_MAX_SHAPES 128
 struct sched_shape {
