@@ -96,3 +96,33 @@ void kube_arena_free(struct kube_arena *a)
     a->head = NULL;
     a->used = 0;
 }
+
+void kube_arena_mark(const struct kube_arena *a, struct kube_arena_mark *m)
+{
+    m->head = a->head;
+    m->next = a->head ? a->head->next : NULL;
+    m->off = a->head ? a->head->off : 0;
+    m->used = a->used;
+}
+
+void kube_arena_rewind(struct kube_arena *a, const struct kube_arena_mark *m)
+{
+    struct kube_arena_block *b;
+
+    /* newer blocks are pushed in front of the marked one; large one-off blocks may also have
+     * been slotted in right behind it */
+    while (a->head != m->head) {
+        b = a->head;
+        a->head = b->next;
+        free(b);
+    }
+    if (a->head) {
+        while (a->head->next != m->next) {
+            b = a->head->next;
+            a->head->next = b->next;
+            free(b);
+        }
+        a->head->off = m->off;
+    }
+    a->used = m->used;
+}

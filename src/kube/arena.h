@@ -26,4 +26,16 @@ char *kube_arena_strndup(struct kube_arena *a, const char *s, size_t n);
 /* kube_arena_free releases every block; the arena is empty and reusable afterwards. */
 void kube_arena_free(struct kube_arena *a);
 
+/* A point to roll an arena back to: kube_arena_rewind(a, &m) frees (or reuses) everything
+ * allocated after kube_arena_mark(a, &m), as if it never happened, so a caller can decode an
+ * object, hand its contents on, and give the memory back. Allocations made before the mark
+ * stay valid; pointers into what came after it must not be used again. */
+struct kube_arena_mark {
+    struct kube_arena_block *head, *next;
+    size_t off, used;
+};
+
+void kube_arena_mark(const struct kube_arena *a, struct kube_arena_mark *m);
+void kube_arena_rewind(struct kube_arena *a, const struct kube_arena_mark *m);
+
 #endif

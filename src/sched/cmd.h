@@ -55,20 +55,24 @@ int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 
 /* sched_cmd_load initialises in and loads every path of files into it (files, directories
  * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
- * "default"), like kubectl -n; the string must outlive in. Loader warnings are printed on
- * stderr as "gpusched: warning: ...". On failure the error is printed as one line and 1 is
- * returned (in is released); 0 otherwise, and the caller releases in with
- * sched_input_release. */
+ * "default"), like kubectl -n; the string must outlive in. With bound_into set, bound pods
+ * go straight into that cluster as they are read (see sched_input_opts.take_bound) rather
+ * than into in->pods; terminal ones are dropped. Loader warnings are printed on stderr as
+ * "gpusched: warning: ...". On failure the error is printed as one line and 1 is returned
+ * (in is released; bound_into holds part of the input and should be freed); 0 otherwise, and
+ * the caller releases in with sched_input_release. */
 int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
-                   struct sched_input *in);
+                   struct sched_input *in, struct sched_cluster *bound_into);
 
 /* sched_cmd_pod_terminal: phase Succeeded or Failed (such pods hold no resources and are
  * never scheduled). */
 bool sched_cmd_pod_terminal(const struct kube_pod *p);
 
-/* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in and every
- * bound, non-terminal pod (spec.nodeName set). Prints the error and returns 1 on failure;
- * the caller frees *out with sched_cluster_free. */
+/* sched_cmd_cluster_fill adds every node of in, then every bound, non-terminal pod of in
+ * (spec.nodeName set) to c. sched_cmd_cluster_build does the same into a new cluster,
+ * returned in *out. Both print the error and return 1 on failure; the caller frees the
+ * cluster with sched_cluster_free. */
+int sched_cmd_cluster_fill(const struct sched_input *in, struct sched_cluster *c);
 int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out);
 
 /* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value

@@ -17,8 +17,14 @@ void sched_cmd_print_err(const struct kube_err *err)
     fprintf(stderr, "gpusched: %s\n", kube_err_format(err, buf, sizeof(buf)));
 }
 
+/* the take_bound consumer of sched_cmd_load: the pod counts on its node */
+static int cmd_take_bound(void *arg, const struct kube_pod *p, struct kube_err *err)
+{
+    return sched_cmd_pod_terminal(p) ? 0 : sched_cluster_add_pod(arg, p, err);
+}
+
 int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
-                   struct sched_input *in)
+                   struct sched_input *in, struct sched_cluster *bound_into)
 {
     struct sched_input_opts o;
     struct kube_err err;
@@ -28,6 +34,10 @@ int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
     kube_err_clear(&err);
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
+    if (bound_into) {
+        o.take_bound = cmd_take_bound;
+        o.take_arg = bound_into;
+    }
     sched_input_init(in, &o);
     for (i = 0; i < files->n && !rc; i++) {
         rc = sched_input_load_file(in, files->v[i], &err);
@@ -53,19 +63,13 @@ bool sched_cmd_pod_terminal(const struct kube_pod *p)
     return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
 }
 
-int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out)
+int sched_cmd_cluster_fill(const struct sched_input *in, struct sched_cluster *c)
 {
-    struct sched_cluster *c = sched_cluster_new();
     struct kube_err err;
     size_t i;
     int rc = 0;
 
     kube_err_clear(&err);
-    *out = NULL;
-    if (!c) {
-        fprintf(stderr, "gpusched: out of memory\n");
-        return 1;
-    }
     for (i = 0; i < in->nnodes && !rc; i++)
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
     for (i = 0; i < in->npods && !rc; i++) {
@@ -75,6 +79,21 @@ int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster *
     }
     if (rc) {
         sched_cmd_print_err(&err);
+        return 1;
+    }
+    return 0;
+}
+
+int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out)
+{
+    struct sched_cluster *c = sched_cluster_new();
+
+    *out = NULL;
+    if (!c) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (sched_cmd_cluster_fill(in, c)) {
         sched_cluster_free(c);
         return 1;
     }

@@ -397,7 +397,7 @@ int sched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&f.files, f.namespace_, &in);
+    rc = sched_cmd_load(&f.files, f.namespace_, &in, NULL);
     if (rc)
         goto out;
     loaded = true;

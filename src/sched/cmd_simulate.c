@@ -352,13 +352,21 @@ int sched_cmd_simulate(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&f.files, f.namespace_, &in);
+    /* bound pods go into the cluster as they are read: only the pending ones are kept */
+    cluster = sched_cluster_new();
+    if (!cluster) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = sched_cmd_load(&f.files, f.namespace_, &in, cluster);
     if (rc)
         goto out;
     loaded = true;
-    rc = sched_cmd_cluster_build(&in, &cluster);
+    rc = sched_cmd_cluster_fill(&in, cluster);
     if (rc)
         goto out;
+    /* the cluster has its own copy of the nodes; what they took is reused from here on */
+    sched_input_trim(&in);
 
     run.pods = calloc(in.npods ? in.npods : 1, sizeof(*run.pods));
     if (!run.pods) {

@@ -64,7 +64,16 @@ struct pending_ds {
     size_t pos;           /* pod index where the DaemonSet appeared */
 };
 
-/* Open-addressing set of indices (+1; 0 = empty) into in->pods or in->nodes. */
+/* A bound pod passed to opts.take_bound: what is kept of it (strings in stub_arena). */
+struct pod_stub {
+    const char *ns, *name, *node, *file;
+    int line;
+};
+
+/* Open-addressing set of indices (+1; 0 = empty) into in->pods or in->nodes; in the pod set,
+ * an index with STUB_BIT set is one of priv->stubs. */
+#define STUB_BIT 0x80000000u
+
 struct name_set {
     uint32_t *slots;
     size_t cap; /* power of two */
@@ -78,10 +87,16 @@ struct sched_input_priv {
     struct name_set pod_set, node_set;
     size_t warnings_dropped;
     const char *last_ns; /* namespace_intern */
+    struct pod_stub *stubs; /* bound pods passed to opts.take_bound, input order */
+    size_t nstubs, cap_stubs;
+    struct kube_arena stub_arena;
+    struct kube_arena node_arena; /* decoded nodes, apart so sched_input_trim can free them */
+    const char *stub_ns, *stub_node; /* the last ones copied, reused while they repeat */
+    int bound_kept; /* a bound pod went to pods[]: no more hand-offs */
 };
 
 struct snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped;
+    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken;
 };
 
 struct load_ctx {
@@ -220,6 +235,32 @@ static int set_grow(struct name_set *s, size_t need)
     return -EAGAIN; /* the caller rebuilds with a larger table */
 }
 
+/* pod_key gives the namespace and name of pod set entry i (a pod or a stub) */
+static void pod_key(const struct sched_input *in, uint32_t i, const char **ns, const char **name)
+{
+    if (i & STUB_BIT) {
+        *ns = in->priv->stubs[i & ~STUB_BIT].ns;
+        *name = in->priv->stubs[i & ~STUB_BIT].name;
+    } else {
+        *ns = in->pods[i].namespace_;
+        *name = in->pods[i].name;
+    }
+}
+
+/* pod_where gives the file and line pod set entry i came from */
+static void pod_where(const struct sched_input *in, uint32_t i, const char **file, int *line)
+{
+    if (i & STUB_BIT) {
+        *file = in->priv->stubs[i & ~STUB_BIT].file;
+        *line = in->priv->stubs[i & ~STUB_BIT].line;
+    } else {
+        *file = in->pods[i].source_file;
+        *line = in->pods[i].source_line;
+    }
+    if (!*file)
+        *file = "?";
+}
+
 /* set_find returns the slot holding (ns, name), or the empty slot where it would go.
  * ns == NULL means the node set. */
 static size_t set_slot(const struct sched_input *in, const struct name_set *s, const char *ns,
@@ -229,10 +270,13 @@ static size_t set_slot(const struct sched_input *in, const struct name_set *s, c
 
     h &= s->cap - 1;
     while (s->slots[h]) {
-        size_t i = s->slots[h] - 1;
+        uint32_t i = s->slots[h] - 1;
 
         if (ns) {
-            if (!strcmp(in->pods[i].name, name) && !strcmp(in->pods[i].namespace_, ns))
+            const char *ins, *iname;
+
+            pod_key(in, i, &ins, &iname);
+            if (!strcmp(iname, name) && !strcmp(ins, ns))
                 return h;
         } else if (!strcmp(in->nodes[i].name, name)) {
             return h;
@@ -247,9 +291,9 @@ static size_t set_slot(const struct sched_input *in, const struct name_set *s, c
 static int set_rebuild(struct sched_input *in, struct name_set *s, int pods, size_t n,
                        size_t room)
 {
-    size_t cap = 64, i;
+    size_t cap = 64, i, nstubs = pods && in->priv ? in->priv->nstubs : 0;
 
-    while (cap < (n + room + 1) * 2)
+    while (cap < (n + nstubs + room + 1) * 2)
         cap *= 2;
     free(s->slots);
     s->slots = calloc(cap, sizeof(*s->slots));
@@ -266,9 +310,18 @@ static int set_rebuild(struct sched_input *in, struct name_set *s, int pods, siz
             s->n++;
         }
     }
+    for (i = 0; i < nstubs; i++) {
+        size_t h = set_slot(in, s, in->priv->stubs[i].ns, in->priv->stubs[i].name);
+
+        if (!s->slots[h]) {
+            s->slots[h] = ((uint32_t)i | STUB_BIT) + 1;
+            s->n++;
+        }
+    }
     return 0;
 }
 
+/* pod_set_find returns the pod set entry of ns/name (STUB_BIT set for a stub), or -1 */
 static long pod_set_find(const struct sched_input *in, const char *ns, const char *name)
 {
     const struct name_set *s = &in->priv->pod_set;
@@ -291,18 +344,23 @@ static long node_set_find(const struct sched_input *in, const char *name)
     return s->slots[h] ? (long)s->slots[h] - 1 : -1;
 }
 
-/* set_add_last records the last pod (or node) of the array, already checked to be new. */
-static int set_add_last(struct sched_input *in, int pods)
+/* set_add_last records the last pod (or node, or stub when stub is set) of its array,
+ * already checked to be new. */
+static int set_add_last(struct sched_input *in, int pods, int stub)
 {
     struct name_set *s = pods ? &in->priv->pod_set : &in->priv->node_set;
     size_t n = pods ? in->npods : in->nnodes;
+    const struct pod_stub *st = stub ? &in->priv->stubs[in->priv->nstubs - 1] : NULL;
     size_t h;
 
     if (!s->cap || set_grow(s, s->n + 1))
-        return set_rebuild(in, s, pods, n, n);
-    h = pods ? set_slot(in, s, in->pods[n - 1].namespace_, in->pods[n - 1].name)
-             : set_slot(in, s, NULL, in->nodes[n - 1].name);
-    s->slots[h] = (uint32_t)n;
+        return set_rebuild(in, s, pods, n, n + in->priv->nstubs);
+    if (st)
+        h = set_slot(in, s, st->ns, st->name);
+    else
+        h = pods ? set_slot(in, s, in->pods[n - 1].namespace_, in->pods[n - 1].name)
+                 : set_slot(in, s, NULL, in->nodes[n - 1].name);
+    s->slots[h] = st ? ((uint32_t)(in->priv->nstubs - 1) | STUB_BIT) + 1 : (uint32_t)n;
     s->n++;
     return 0;
 }
@@ -385,37 +443,112 @@ static int check_capacity(struct load_ctx *c, int line, const char *field, size_
 {
     struct sched_input *in = c->in;
 
-    if (add_pods > in->opts.max_pods || in->npods > in->opts.max_pods - add_pods)
+    size_t have = in->npods + in->ntaken;
+
+    if (add_pods > in->opts.max_pods || have > in->opts.max_pods - add_pods)
         return fail(c, line, field, -E2BIG, "the input would hold more than %zu pods",
                     in->opts.max_pods);
     return 0;
+}
+
+/* check_new_pod fails when ns/name is already taken */
+static int check_new_pod(struct load_ctx *c, const char *ns, const char *name, int line,
+                         const char *field)
+{
+    long dup = pod_set_find(c->in, ns, name);
+    const char *file;
+    int dline;
+
+    if (dup < 0)
+        return 0;
+    pod_where(c->in, (uint32_t)dup, &file, &dline);
+    return fail(c, line, field, -EEXIST,
+                "pods \"%s\" already exists in namespace \"%s\" (defined at %s: line %d)", name,
+                ns, file, dline);
 }
 
 /* append_pod adds p as the next pod; its name must not be in use in its namespace. */
 static int append_pod(struct load_ctx *c, const struct kube_pod *p, int line, const char *field)
 {
     struct sched_input *in = c->in;
-    long dup;
     int rc;
 
-    dup = pod_set_find(in, p->namespace_, p->name);
-    if (dup >= 0) {
-        const struct kube_pod *o = &in->pods[dup];
-
-        return fail(c, line, field, -EEXIST,
-                    "pods \"%s\" already exists in namespace \"%s\" (defined at %s: line %d)",
-                    p->name, p->namespace_, o->source_file ? o->source_file : "?",
-                    o->source_line);
-    }
-    if ((rc = check_capacity(c, line, field, 1)))
+    if ((rc = check_new_pod(c, p->namespace_, p->name, line, field)) ||
+        (rc = check_capacity(c, line, field, 1)))
         return rc;
     if (grow((void **)&in->pods, &in->priv->cap_pods, in->npods + 1, sizeof(*in->pods)))
         return nomem(c);
     in->pods[in->npods++] = *p;
-    if (set_add_last(in, 1)) {
+    if (set_add_last(in, 1, 0)) {
         in->npods--;
         return nomem(c);
     }
+    if (p->node_name && *p->node_name)
+        in->priv->bound_kept = 1;
+    return 0;
+}
+
+/* stub_str copies s into the stub arena, or reuses *last when it is the same string */
+static const char *stub_str(struct sched_input_priv *pv, const char **last, const char *s)
+{
+    if (last && *last && !strcmp(*last, s))
+        return *last;
+    s = kube_arena_strdup(&pv->stub_arena, s);
+    if (last && s)
+        *last = s;
+    return s;
+}
+
+/* can_hand_off: the pod is bound and nothing about it will change before the input is
+ * finished (its priority resolves now), and no bound pod was kept before it */
+static bool can_hand_off(const struct sched_input *in, const struct kube_pod *p)
+{
+    const char *pc = p->priority_class_name;
+    size_t i;
+
+    if (!in->opts.take_bound || in->priv->bound_kept || !p->node_name || !*p->node_name ||
+        !p->has_priority)
+        return false;
+    if (!pc || !*pc || !strcmp(pc, "system-cluster-critical") ||
+        !strcmp(pc, "system-node-critical"))
+        return true;
+    for (i = 0; i < in->nclasses; i++)
+        if (!strcmp(in->classes[i].name, pc))
+            return true;
+    return false;
+}
+
+/* hand_off passes a bound pod to opts.take_bound and keeps its stub. */
+static int hand_off(struct load_ctx *c, const struct kube_pod *p, int line)
+{
+    struct sched_input *in = c->in;
+    struct sched_input_priv *pv = in->priv;
+    struct pod_stub st;
+    int rc;
+
+    if ((rc = check_new_pod(c, p->namespace_, p->name, line, "metadata.name")) ||
+        (rc = check_capacity(c, line, "metadata.name", 1)))
+        return rc;
+    st.ns = stub_str(pv, &pv->stub_ns, p->namespace_);
+    st.name = stub_str(pv, NULL, p->name);
+    st.node = stub_str(pv, &pv->stub_node, p->node_name);
+    st.file = c->file;
+    st.line = line;
+    if (!st.ns || !st.name || !st.node ||
+        grow((void **)&pv->stubs, &pv->cap_stubs, pv->nstubs + 1, sizeof(*pv->stubs)))
+        return nomem(c);
+    pv->stubs[pv->nstubs++] = st;
+    if (set_add_last(in, 1, 1)) {
+        pv->nstubs--;
+        return nomem(c);
+    }
+    rc = in->opts.take_bound(in->opts.take_arg, p, c->err);
+    if (rc) {
+        if (c->err && !c->err->file[0])
+            kube_err_at(c->err, c->file, line, 0);
+        return rc;
+    }
+    in->ntaken++;
     return 0;
 }
 
@@ -445,10 +578,12 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
     const char *ns = object_namespace(c, obj);
     json_t *copy = NULL, *mdcopy = NULL;
     const char *name = NULL;
+    struct kube_arena_mark mark;
     struct kube_pod p;
     int rc;
 
     memset(&p, 0, sizeof(p));
+    kube_arena_mark(&c->in->arena, &mark);
     if (!jstr(md, "name") || !*jstr(md, "name")) {
         /* only generateName: the API server picks the name; decode a copy that has one */
         /* the pod count so far varies the hash between pods of the same generateName */
@@ -469,6 +604,15 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
         goto out;
     if (name)
         p.name = name;
+    if (can_hand_off(c->in, &p)) {
+        /* counted by the consumer; what was decoded is given back to the arena */
+        p.namespace_ = ns;
+        p.source_file = c->file;
+        p.source_line = line;
+        rc = hand_off(c, &p, line);
+        kube_arena_rewind(&c->in->arena, &mark);
+        goto out;
+    }
     p.namespace_ = namespace_intern(c, ns);
     p.source_file = c->file;
     p.source_line = line;
@@ -491,7 +635,7 @@ static int load_node(struct load_ctx *c, json_t *obj, int line)
     int rc;
 
     memset(&n, 0, sizeof(n));
-    rc = kube_node_decode(obj, &in->arena, c->lines, NULL, &n, c->err);
+    rc = kube_node_decode(obj, &in->priv->node_arena, c->lines, NULL, &n, c->err);
     if (rc)
         return rc;
     n.source_file = c->file;
@@ -508,7 +652,7 @@ static int load_node(struct load_ctx *c, json_t *obj, int line)
     if (grow((void **)&in->nodes, &in->priv->cap_nodes, in->nnodes + 1, sizeof(*in->nodes)))
         return nomem(c);
     in->nodes[in->nnodes++] = n;
-    if (set_add_last(in, 0)) {
+    if (set_add_last(in, 0, 0)) {
         in->nnodes--;
         return nomem(c);
     }
@@ -1049,11 +1193,14 @@ static void snapshot_take(const struct sched_input *in, struct snapshot *s)
     s->nwarnings = in->nwarnings;
     s->nds = in->priv->nds;
     s->dropped = in->priv->warnings_dropped;
+    s->nstubs = in->priv->nstubs;
+    s->ntaken = in->ntaken;
 }
 
 static void snapshot_restore(struct sched_input *in, const struct snapshot *s)
 {
-    int rebuild = in->npods != s->npods || in->nnodes != s->nnodes;
+    int rebuild = in->npods != s->npods || in->nnodes != s->nnodes ||
+                  in->priv->nstubs != s->nstubs;
 
     in->nnodes = s->nnodes;
     in->npods = s->npods;
@@ -1061,6 +1208,8 @@ static void snapshot_restore(struct sched_input *in, const struct snapshot *s)
     in->nwarnings = s->nwarnings;
     in->priv->nds = s->nds;
     in->priv->warnings_dropped = s->dropped;
+    in->priv->nstubs = s->nstubs;
+    in->ntaken = s->ntaken;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))
@@ -1289,8 +1438,14 @@ static int load_document(json_t *doc, struct kube_lines *lines, json_t *list, vo
     if (c->in_items) {
         c->in_items = 0;
         kind = jstr(doc, "kind");
-        if (!list_kind(kind, item, sizeof(item)) || c->items_dropped)
+        if (!list_kind(kind, item, sizeof(item)) || c->items_dropped) {
+            if (c->in->ntaken != c->items_snap.ntaken)
+                /* their pods are with the consumer already: it cannot take them back */
+                return fail(c, line_of(c, doc, 0), "items", -EINVAL,
+                            "only a List may have items (kind %s%s%s)", kind ? "\"" : "",
+                            kind ? kind : "missing", kind ? "\"" : "");
             snapshot_restore(c->in, &c->items_snap);
+        }
     }
     rc = load_object(c, doc, 0, NULL, NULL, 0);
     return rc;
@@ -1553,7 +1708,9 @@ static int ds_pin(struct kube_arena *a, struct kube_pod *p, const char *node)
     struct kube_requirement *r = kube_arena_alloc(a, sizeof(*r));
     const char **vals = kube_arena_alloc(a, sizeof(*vals));
 
-    if (!t || !r || !vals)
+    /* a copy: the nodes may be trimmed away before the pods are used */
+    node = kube_arena_strdup(a, node);
+    if (!t || !r || !vals || !node)
         return -ENOMEM;
     vals[0] = node;
     r->key = "metadata.name";
@@ -1696,6 +1853,15 @@ int sched_input_finish(struct sched_input *in, struct kube_err *err)
         return rc;
     if ((rc = finish_daemonsets(in, err)) || (rc = finish_priorities(in, err)))
         return rc;
+    /* stubs first: every one of them came before every bound pod of pods[] */
+    for (i = 0; i < in->priv->nstubs; i++) {
+        const struct pod_stub *st = &in->priv->stubs[i];
+
+        if (node_set_find(in, st->node) < 0 &&
+            add_warning(in, "%s: line %d: pod %s/%s is bound to node %s, which is not in the input",
+                        st->file, st->line, st->ns, st->name, st->node))
+            return kube_err_set(err, -ENOMEM, "out of memory");
+    }
     for (i = 0; i < in->npods; i++) {
         const struct kube_pod *p = &in->pods[i];
 
@@ -1729,7 +1895,7 @@ const struct kube_pod *sched_input_find_pod(const struct sched_input *in, const 
     if (!in->priv || !name)
         return NULL;
     i = pod_set_find(in, ns ? ns : in->opts.default_namespace, name);
-    return i >= 0 ? &in->pods[i] : NULL;
+    return i >= 0 && !(i & STUB_BIT) ? &in->pods[i] : NULL;
 }
 
 const struct kube_node *sched_input_find_node(const struct sched_input *in, const char *name)
@@ -1740,6 +1906,28 @@ const struct kube_node *sched_input_find_node(const struct sched_input *in, cons
         return NULL;
     i = node_set_find(in, name);
     return i >= 0 ? &in->nodes[i] : NULL;
+}
+
+void sched_input_trim(struct sched_input *in)
+{
+    struct sched_input_priv *pv = in->priv;
+
+    if (!pv || !in->finished)
+        return;
+    kube_arena_free(&pv->node_arena);
+    free(in->nodes);
+    in->nodes = NULL;
+    in->nnodes = 0;
+    pv->cap_nodes = 0;
+    free(pv->stubs);
+    pv->stubs = NULL;
+    pv->nstubs = pv->cap_stubs = 0;
+    kube_arena_free(&pv->stub_arena);
+    pv->stub_ns = pv->stub_node = NULL;
+    free(pv->pod_set.slots);
+    free(pv->node_set.slots);
+    memset(&pv->pod_set, 0, sizeof(pv->pod_set));
+    memset(&pv->node_set, 0, sizeof(pv->node_set));
 }
 
 void sched_input_release(struct sched_input *in)
@@ -1758,6 +1946,9 @@ void sched_input_release(struct sched_input *in)
         free(in->priv->ds);
         free(in->priv->pod_set.slots);
         free(in->priv->node_set.slots);
+        free(in->priv->stubs);
+        kube_arena_free(&in->priv->stub_arena);
+        kube_arena_free(&in->priv->node_arena);
         free(in->priv);
     }
     sched_input_init(in, &o);

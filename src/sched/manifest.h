@@ -3,7 +3,8 @@
  * A struct sched_input collects the nodes, pods and PriorityClasses of every -f argument, in
  * input order. Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
  * DaemonSet) are expanded to the pods their controllers would create, with deterministic names.
- * Every string and object lives in one arena. Files are parsed as they are read, one document
+ * Strings and objects live in arenas: the input's (pods, classes, warnings) and one for the
+ * nodes, which sched_input_trim can give back once they are copied elsewhere. Files are parsed as they are read, one document
  * (or one item of a List) at a time, and each JSON tree is dropped once decoded, so memory
  * grows with the objects, not with the files. Loading is all-or-nothing per call: on error
  * nothing of that call is visible in the input. */
@@ -25,18 +26,35 @@ struct sched_input_opts {
     const char *default_namespace; /* namespace of objects that name none; NULL = "default" */
     size_t max_pods;  /* a load or finish that would exceed it fails; 0 = SCHED_INPUT_MAX_PODS */
     size_t max_nodes; /* 0 = SCHED_INPUT_MAX_NODES */
+    /* Optional: where bound pods go instead of pods[]. When take_bound is set, a Pod object
+     * (not a workload's pod) with spec.nodeName set whose priority is final when it is read
+     * (spec.priority given; priorityClassName empty, built in, or a class already loaded) is
+     * passed to take_bound(take_arg, pod, err) as soon as it is decoded, and its memory is
+     * reused: the pod and its strings are valid during the call only, and it never appears
+     * in pods[]. Only its namespace, name, node, file and line are kept, so duplicates and
+     * the "not in the input" warning work as before. Once a bound pod has had to be kept in
+     * pods[] (or a workload made one), later ones are kept too, so the bound pods reach the
+     * consumer, then pods[], in input order. take_bound returns 0, or a negative code with
+     * err set, which fails the load. A consumer cannot take pods back: after a failed load
+     * or a List whose kind turns out not to be a List (an error in this mode), discard the
+     * consumer's state with the input. `gpusched simulate` counts bound pods this way, so a
+     * cluster's worth of them costs a few dozen bytes each instead of a decoded pod. */
+    int (*take_bound)(void *arg, const struct kube_pod *pod, struct kube_err *err);
+    void *take_arg;
 };
 
 struct sched_input_priv; /* workloads waiting for sched_input_finish, lookup tables */
 
 struct sched_input {
     struct kube_arena arena; /* owns every string and array reachable from the members below
-                                except the five top-level arrays, which are malloc()ed */
+                                except the nodes' (a private arena) and the top-level arrays,
+                                which are malloc()ed */
     struct kube_node *nodes; /* input order */
     size_t nnodes;
     struct kube_pod *pods; /* input order, workloads expanded in place; bound pods
                               (spec.nodeName set) included */
     size_t npods;
+    size_t ntaken; /* bound pods passed to opts.take_bound (not in pods[]) */
     struct kube_priority_class *classes; /* PriorityClass objects of the input, input order */
     size_t nclasses;
     /* Warnings, each one line without the program name or "warning: ", e.g.
@@ -82,12 +100,19 @@ int sched_input_load_buffer(struct sched_input *in, const char *name, const char
  * input is unusable except for sched_input_release. Call it exactly once. */
 int sched_input_finish(struct sched_input *in, struct kube_err *err);
 
-/* sched_input_find_pod returns the pod ns/name (ns NULL = the default namespace), or NULL. */
+/* sched_input_find_pod returns the pod ns/name (ns NULL = the default namespace), or NULL
+ * (also for a pod passed to opts.take_bound). */
 const struct kube_pod *sched_input_find_pod(const struct sched_input *in, const char *ns,
                                             const char *name);
 
 /* sched_input_find_node returns the node called name, or NULL. */
 const struct kube_node *sched_input_find_node(const struct sched_input *in, const char *name);
+
+/* sched_input_trim frees, after a successful sched_input_finish, what only the loading and
+ * the lookups needed: the nodes (nodes[] is empty afterwards; copy what you need first, e.g.
+ * into a scheduling cluster) and the name tables (sched_input_find_pod and _find_node find
+ * nothing afterwards). pods[] and classes[] stay. Does nothing on an unfinished input. */
+void sched_input_trim(struct sched_input *in);
 
 /* sched_input_release frees everything the input holds; it can be init'ed again. */
 void sched_input_release(struct sched_input *in);

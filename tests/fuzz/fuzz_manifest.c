@@ -1,6 +1,8 @@
 /* fuzz_manifest.c - libFuzzer target for the manifest loader: any bytes are loaded as one
  * manifest file, then the input is finished (DaemonSet expansion, priorities) and released.
- * The limits keep one input's work small; errors are expected, crashes and leaks are not. */
+ * Each input is loaded twice: keeping every pod, and handing bound pods to a consumer as
+ * `gpusched simulate` does. The limits keep one input's work small; errors are expected,
+ * crashes and leaks are not. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -9,15 +11,28 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* a consumer that reads everything it is given, so a dangling string shows under ASan */
+static int take(void *arg, const struct kube_pod *p, struct kube_err *err)
 {
-    struct sched_input_opts o = {NULL, 5000, 500};
+    size_t *n = arg;
+
+    (void)err;
+    *n += strlen(p->namespace_) + strlen(p->name) + strlen(p->node_name) + p->ncontainers;
+    return 0;
+}
+
+static void load_once(const uint8_t *data, size_t size, int hand_off)
+{
+    struct sched_input_opts o = {.max_pods = 5000, .max_nodes = 500};
     struct sched_input in;
     struct kube_err err;
     char buf[2048];
+    size_t taken = 0;
 
-    if (size > (1u << 20))
-        return 0;
+    if (hand_off) {
+        o.take_bound = take;
+        o.take_arg = &taken;
+    }
     kube_err_clear(&err);
     sched_input_init(&in, &o);
     if (!sched_input_load_buffer(&in, "fuzz.yaml", (const char *)data, size, &err)) {
@@ -29,5 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (err.code && (strchr(buf, '\n') || strncmp(buf, "fuzz.yaml", 9)))
         __builtin_trap();
     sched_input_release(&in);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > (1u << 20))
+        return 0;
+    load_once(data, size, 0);
+    load_once(data, size, 1);
     return 0;
 }

@@ -84,6 +84,44 @@ static void arena_packs_strings(void)
     kube_arena_free(&a);
 }
 
+static void arena_rewinds_to_a_mark(void)
+{
+    struct kube_arena a = KUBE_ARENA_INIT, empty = KUBE_ARENA_INIT;
+    struct kube_arena_mark m, m0;
+    char *keep, *again;
+    size_t used;
+    int i;
+
+    /* back to empty: every block goes */
+    kube_arena_mark(&empty, &m0);
+    CHECK(kube_arena_alloc(&empty, 100) != NULL);
+    kube_arena_rewind(&empty, &m0);
+    CHECK(empty.head == NULL);
+    CHECK_INT_EQ(empty.used, 0);
+
+    keep = kube_arena_strdup(&a, "kept");
+    used = a.used;
+    kube_arena_mark(&a, &m);
+    /* small allocations in the marked block, new blocks in front of it, and a large
+     * one-off slotted in behind the current block */
+    for (i = 0; i < 2000; i++)
+        CHECK(kube_arena_strdup(&a, "some string that fills blocks") != NULL);
+    CHECK(kube_arena_alloc(&a, 2u << 20) != NULL);
+    CHECK(kube_arena_alloc(&a, 16) != NULL);
+    kube_arena_rewind(&a, &m);
+    CHECK_INT_EQ(a.used, used);
+    CHECK_STR_EQ(keep, "kept");
+    /* the next allocation reuses the space right after the mark */
+    again = kube_arena_strdup(&a, "x");
+    CHECK(again == keep + 5);
+    /* a rewind with nothing allocated since the mark changes nothing */
+    kube_arena_mark(&a, &m);
+    kube_arena_rewind(&a, &m);
+    CHECK_STR_EQ(again, "x");
+    kube_arena_free(&a);
+    kube_arena_free(&empty);
+}
+
 static void arena_allocates_aligned_and_large(void)
 {
     struct kube_arena a = KUBE_ARENA_INIT;
@@ -271,6 +309,7 @@ static const struct test_case cases[] = {
     {"buf respects cap", buf_respects_cap},
     {"arena allocates aligned and large", arena_allocates_aligned_and_large},
     {"arena packs strings", arena_packs_strings},
+    {"arena rewinds to a mark", arena_rewinds_to_a_mark},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},

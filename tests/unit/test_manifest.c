@@ -461,7 +461,7 @@ static void generate_name_and_default_namespace(void)
                               "spec: {containers: [{name: c, image: x}]}\n---\n"
                               "apiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: ns1}\n"
                               "spec: {containers: [{name: c, image: x}]}\n";
-    struct sched_input_opts o = {"team", 0, 0};
+    struct sched_input_opts o = {.default_namespace = "team"};
     struct sched_input in;
     struct kube_err err;
 
@@ -476,6 +476,158 @@ static void generate_name_and_default_namespace(void)
         CHECK_STR_EQ(in.pods[1].namespace_, "ns1");
     }
     CHECK(sched_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "") != NULL);
+    sched_input_release(&in);
+}
+
+/* the take_bound consumer of the hand-off tests: records "ns/name@node" of each pod */
+struct taken {
+    char keys[8][64];
+    size_t n;
+    int fail_on; /* 1-based pod to refuse, 0: none */
+};
+
+static int take_rec(void *arg, const struct kube_pod *p, struct kube_err *err)
+{
+    struct taken *t = arg;
+
+    if (t->fail_on && (size_t)t->fail_on == t->n + 1)
+        return kube_err_set(err, -ENOMEM, "out of memory");
+    if (t->n < 8)
+        snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s/%s@%s", p->namespace_, p->name,
+                 p->node_name);
+    t->n++;
+    return 0;
+}
+
+#define POD(name, extra) \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name "}\nspec: {containers: [{name: c}]" \
+    extra "}\n"
+
+static void bound_pods_handed_off(void)
+{
+    static const char doc[] = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                              "metadata: {name: early}\nvalue: 5\n"
+        POD("a", ", nodeName: n1, priority: 0")
+        POD("pending", "")
+        POD("b", ", nodeName: n9, priority: 7, priorityClassName: early")
+        POD("c", ", nodeName: n1, priority: 1, priorityClassName: system-node-critical")
+        POD("later-class", ", nodeName: n1, priority: 3, priorityClassName: late")
+        POD("after-kept", ", nodeName: n1, priority: 0")
+        "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+        "metadata: {name: late}\nvalue: 3\n"
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n";
+    struct taken t = {0};
+    struct sched_input_opts o = {.take_bound = take_rec, .take_arg = &t};
+    struct sched_input in;
+    struct kube_err err;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, &o);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "h.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    /* bound with a final priority: handed off; a class not loaded yet keeps its pod, and
+     * every bound pod after it, in pods[] */
+    CHECK_INT_EQ(t.n, 3);
+    CHECK_INT_EQ(in.ntaken, 3);
+    CHECK_STR_EQ(t.keys[0], "default/a@n1");
+    CHECK_STR_EQ(t.keys[1], "default/b@n9");
+    CHECK_STR_EQ(t.keys[2], "default/c@n1");
+    CHECK_INT_EQ(in.npods, 3);
+    if (in.npods == 3) {
+        CHECK_STR_EQ(in.pods[0].name, "pending");
+        CHECK_STR_EQ(in.pods[1].name, "later-class");
+        CHECK_INT_EQ(in.pods[1].priority, 3);
+        CHECK_STR_EQ(in.pods[2].name, "after-kept");
+    }
+    CHECK(sched_input_find_pod(&in, NULL, "a") == NULL);
+    CHECK(sched_input_find_pod(&in, NULL, "after-kept") != NULL);
+    /* a handed-off pod still gets the missing-node warning, with its own file and line */
+    CHECK_INT_EQ(in.nwarnings, 1);
+    if (in.nwarnings)
+        CHECK_STR_EQ(in.warnings[0],
+                     "h.yaml: line 16: pod default/b is bound to node n9, which is not in the input");
+    sched_input_release(&in);
+}
+
+static void handed_off_pods_keep_names_taken(void)
+{
+    static const char first[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+                                "spec: {containers: [{name: c}], nodeName: n1, priority: 0}\n";
+    static const char dup[] = POD("b", "") POD("a", "");
+    static const char list_late_kind[] =
+        "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: x}, spec: "
+        "{containers: [{name: c}], nodeName: n1, priority: 0}}\nkind: List\n";
+    static const char not_a_list[] =
+        "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: yy}, spec: "
+        "{containers: [{name: c}], nodeName: n1, priority: 0}}\nkind: Service\n";
+    struct taken t = {0};
+    struct sched_input_opts o = {.take_bound = take_rec, .take_arg = &t};
+    struct sched_input in;
+    struct kube_err err;
+    char buf[512];
+
+    kube_err_clear(&err);
+    sched_input_init(&in, &o);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err), 0);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "two.yaml", dup, sizeof(dup) - 1, &err), -EEXIST);
+    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+                 "two.yaml: line 7: metadata.name: pods \"a\" already exists in namespace "
+                 "\"default\" (defined at one.yaml: line 1)");
+    /* the failed load is rolled back: b is free again, a is still taken */
+    CHECK_INT_EQ(in.npods, 0);
+    CHECK(sched_input_find_pod(&in, NULL, "b") == NULL);
+    /* a List's items are handed off even when its kind comes last, as kubectl writes it */
+    kube_err_clear(&err);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "l.yaml", list_late_kind,
+                                         sizeof(list_late_kind) - 1, &err), 0);
+    CHECK_INT_EQ(t.n, 2);
+    /* ... and a document that is not a List after all cannot give them back */
+    CHECK(sched_input_load_buffer(&in, "s.yaml", not_a_list, sizeof(not_a_list) - 1, &err) < 0);
+    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+                 "s.yaml: line 1: items: only a List may have items (kind \"Service\")");
+    sched_input_release(&in);
+
+    /* a consumer's error fails the load at the pod's line */
+    memset(&t, 0, sizeof(t));
+    t.fail_on = 1;
+    kube_err_clear(&err);
+    sched_input_init(&in, &o);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err),
+                 -ENOMEM);
+    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)), "one.yaml: line 1: out of memory");
+    sched_input_release(&in);
+}
+
+static void trim_keeps_pods(void)
+{
+    static const char doc[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
+                              "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n"
+                              "spec: {selector: {matchLabels: {a: b}}, template: "
+                              "{metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n";
+    struct sched_input in;
+    struct kube_err err;
+    char *copy;
+
+    kube_err_clear(&err);
+    sched_input_init(&in, NULL);
+    CHECK_INT_EQ(sched_input_load_buffer(&in, "t.yaml", doc, sizeof(doc) - 1, &err), 0);
+    sched_input_trim(&in); /* not finished: nothing happens */
+    CHECK_INT_EQ(in.nnodes, 1);
+    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK(sched_input_find_node(&in, "n1") != NULL);
+    sched_input_trim(&in);
+    CHECK_INT_EQ(in.nnodes, 0);
+    CHECK(sched_input_find_node(&in, "n1") == NULL);
+    CHECK(sched_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "x") == NULL);
+    /* the DaemonSet's pod keeps its own copy of the node it is pinned to; scribble over
+     * freed memory first so a dangling pointer would show even without ASan */
+    copy = malloc(1 << 16);
+    if (copy)
+        memset(copy, 'x', 1 << 16);
+    CHECK_INT_EQ(in.npods, 1);
+    if (in.npods == 1 && in.pods[0].required.nterms == 1)
+        CHECK_STR_EQ(in.pods[0].required.terms[0].fields[0].values[0], "n1");
+    free(copy);
     sched_input_release(&in);
 }
 
@@ -582,7 +734,7 @@ static void error_fixtures(void)
     while (d && (de = readdir(d))) {
         char path[4096], want[1024], got[2048];
         struct kube_buf b = KUBE_BUF_INIT(0);
-        struct sched_input_opts o = {NULL, 1000, 0};
+        struct sched_input_opts o = {.max_pods = 1000};
         struct sched_input in;
         struct kube_err err;
         const char *exp;
@@ -858,6 +1010,9 @@ static const struct test_case cases[] = {
     {"daemonset one pod per eligible node", daemonset_one_pod_per_eligible_node},
     {"priority resolution", priority_resolution},
     {"generateName and default namespace", generate_name_and_default_namespace},
+    {"bound pods handed off", bound_pods_handed_off},
+    {"handed-off pods keep their names taken", handed_off_pods_keep_names_taken},
+    {"trim keeps the pods", trim_keeps_pods},
     {"failed load leaves input unchanged", failed_load_leaves_input_unchanged},
     {"empty input and empty documents", empty_input_and_empty_documents},
     {"seed example loads", seed_example_loads},
