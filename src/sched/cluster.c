@@ -340,8 +340,16 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 /* bump_gen invalidates every cached dynamic verdict of the slot */
 static void bump_gen(struct sched_cluster *c, uint32_t slot)
 {
-    if (++c->lite[slot].gen == 0)
-        c->lite[slot].gen = 1;
+    uint32_t g = c->lite[slot].gen + 1, i;
+
+    if (!(g & SCHED_DYN_GEN_MASK)) {
+        /* the cache keeps the low bits only: entries from 2^20 changes ago would match */
+        g++;
+        for (i = 0; i < SCHED_MAX_SHAPES; i++)
+            if (c->shapes[i].dyn && slot < c->shape_slots)
+                c->shapes[i].dyn[slot] = 0;
+    }
+    c->lite[slot].gen = g;
 }
 
 /* slot_get returns the slot of node name id, creating it (absent) when create. */

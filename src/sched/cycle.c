@@ -74,10 +74,17 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     return sh;
 }
 
-/* dyn_mask_full is NodeResourcesFit's reasons for the pod on the node as it is now (also
- * what a cache entry marked SCHED_DYN_WIDE stands for) */
-static uint32_t dyn_mask_full(const struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, bool *unresolvable)
+/* NodeResourcesFit's reasons and the resource scores of one node for one pod */
+struct dyn {
+    uint32_t mask; /* SCHED_FIT_* */
+    bool unres;
+    int32_t fit, bal, gpu;
+};
+
+static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
+                                               const struct sched_profile *p,
+                                               const struct sched_cpod *cp, struct dyn *d,
+                                               uint32_t slot, bool bal_skip)
 {
     const struct sched_hot *h = &c->hot[slot];
     struct sched_nodeuse use;
@@ -87,56 +94,64 @@ static uint32_t dyn_mask_full(const struct sched_cluster *c, const struct sched_
     use.req_eph = h->req_eph;
     use.req_gpu = h->req_gpu;
     use.npods = h->npods;
-    return sched_filter_fit(c, slot, cp, &use, NULL, unresolvable);
-}
-
-/* dyn_get returns the node's fit reasons and resource scores for the pod's shape */
-static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
-                                               const struct sched_profile *p,
-                                               const struct sched_cpod *cp, struct sched_dyn *d,
-                                               uint32_t slot, bool bal_skip)
-{
-    const struct sched_hot *h;
-    uint32_t mask;
-    bool un;
-
-    h = &c->hot[slot];
-    mask = dyn_mask_full(c, cp, slot, &un);
-    d->mask = mask < SCHED_DYN_WIDE ? mask : (mask & (SCHED_DYN_WIDE - 1)) | SCHED_DYN_WIDE;
-    d->unres = un;
+    d->mask = sched_filter_fit(c, slot, cp, &use, NULL, &d->unres);
     d->fit = d->bal = d->gpu = 0;
-    if (!mask) {
-        d->fit = (uint8_t)sched_score_least_allocated(h->alloc_cpu, h->nz_cpu + cp->nz_cpu,
-                                                      h->alloc_mem, h->nz_mem + cp->nz_mem);
-        d->bal = bal_skip ? 0
-                          : (uint8_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
-                                                          h->alloc_mem, h->req_mem + cp->mem);
-        if (p && p->gpu_aware) {
-            int64_t ga = h->alloc_gpu, gr = h->req_gpu;
-            if (cp->gpu_rid != c->rid_gpu) {
-                /* a profile naming another GPU resource than nvidia.com/gpu */
-                const struct sched_scalar *x =
-                    cp->gpu_rid == SCHED_NOID ? NULL
-                                              : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
-                ga = x ? x->alloc : 0;
-                gr = x ? x->req : 0;
-            }
-            d->gpu = (uint8_t)sched_score_gpu(p, ga, gr, cp->gpu);
+    if (d->mask)
+        return;
+    d->fit = (int32_t)sched_score_least_allocated(h->alloc_cpu, h->nz_cpu + cp->nz_cpu,
+                                                  h->alloc_mem, h->nz_mem + cp->nz_mem);
+    d->bal = bal_skip ? 0
+                      : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
+                                                      h->alloc_mem, h->req_mem + cp->mem);
+    if (p && p->gpu_aware) {
+        int64_t ga = h->alloc_gpu, gr = h->req_gpu;
+        if (cp->gpu_rid != c->rid_gpu) {
+            /* a profile naming another GPU resource than nvidia.com/gpu */
+            const struct sched_scalar *x =
+                cp->gpu_rid == SCHED_NOID ? NULL
+                                          : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
+            ga = x ? x->alloc : 0;
+            gr = x ? x->req : 0;
         }
+        d->gpu = (int32_t)sched_score_gpu(p, ga, gr, cp->gpu);
     }
-    d->gen = c->lite[slot].gen;
 }
 
-static inline const struct sched_dyn *dyn_get(const struct sched_cluster *c,
-                                              const struct sched_profile *p,
-                                              const struct sched_cpod *cp, struct sched_shape *sh,
-                                              uint32_t slot, bool bal_skip)
+/* dyn_refill computes and caches the entry dyn_score wants */
+static __attribute__((noinline)) int32_t dyn_refill(const struct sched_cluster *c,
+                                                    const struct sched_profile *p,
+                                                    const struct sched_cpod *cp,
+                                                    struct sched_shape *sh, uint32_t slot,
+                                                    bool bal_skip, int32_t gw)
 {
-    struct sched_dyn *d = &sh->dyn[slot];
+    uint32_t gen = c->lite[slot].gen & SCHED_DYN_GEN_MASK;
+    struct dyn d;
+    int32_t score;
 
-    if (d->gen != c->lite[slot].gen)
-        dyn_fill(c, p, cp, d, slot, bal_skip);
-    return d;
+    dyn_fill(c, p, cp, &d, slot, bal_skip);
+    if (d.mask) {
+        sh->dyn[slot] = gen;
+        return -1;
+    }
+    score = d.fit + d.bal + gw * d.gpu;
+    /* a score the entry cannot hold (a profile weighting GPUs far more) is not cached */
+    sh->dyn[slot] = score <= SCHED_DYN_SCORE_MAX
+                        ? gen | SCHED_DYN_FITS | (uint32_t)score << SCHED_DYN_SCORE_SHIFT
+                        : 0;
+    return score;
+}
+
+/* dyn_score is the fast path's view of the node: -1 when the pod's requests do not fit, else
+ * the sum of its resource scores (gw = GPUPlacement's weight, 0 when off) */
+static inline int32_t dyn_score(const struct sched_cluster *c, const struct sched_profile *p,
+                                const struct sched_cpod *cp, struct sched_shape *sh,
+                                uint32_t slot, bool bal_skip, int32_t gw)
+{
+    uint32_t e = sh->dyn[slot];
+
+    if ((e & SCHED_DYN_GEN_MASK) != (c->lite[slot].gen & SCHED_DYN_GEN_MASK))
+        return dyn_refill(c, p, cp, sh, slot, bal_skip, gw);
+    return e & SCHED_DYN_FITS ? (int32_t)(e >> SCHED_DYN_SCORE_SHIFT) : -1;
 }
 
 /* ---------------------------------------------------------------- detailed cycle */
@@ -144,13 +159,11 @@ static inline const struct sched_dyn *dyn_get(const struct sched_cluster *c,
 /* fast path for one node, with the class verdicts computed lazily */
 static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
                       const struct sched_cpod *cp, uint32_t slot, struct sched_cverdict *vc,
-                      uint8_t *vc_done, bool bal_skip, struct sched_shape *sh,
-                      struct sched_nodeout *o)
+                      uint8_t *vc_done, bool bal_skip, struct sched_nodeout *o)
 {
     const struct sched_lite *l = &c->lite[slot];
     const struct sched_cverdict *v;
-    const struct sched_dyn *d;
-    bool un;
+    struct dyn d;
 
     if (!vc_done[l->cls]) {
         sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
@@ -185,20 +198,21 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->reason = SCHED_R_PORTS;
         return;
     }
-    d = dyn_get(c, p, cp, sh, slot, bal_skip);
-    if (d->mask) {
+    /* not from the fast path's cache, which keeps only what choosing a node needs */
+    dyn_fill(c, p, cp, &d, slot, bal_skip);
+    if (d.mask) {
         o->plugin = SCHED_PL_FIT;
-        o->reason = d->mask & SCHED_DYN_WIDE ? dyn_mask_full(c, cp, slot, &un) : d->mask;
-        o->unresolvable = d->unres;
+        o->reason = d.mask;
+        o->unresolvable = d.unres;
         return;
     }
     o->taint_raw = v->taint_score;
     o->aff_raw = v->affinity_score;
     if (cp->preferred_by_name)
         o->aff_raw += sched_score_preferred_by_name(c, cp, l->cls, l->name);
-    o->fit_raw = d->fit;
-    o->bal_raw = d->bal;
-    o->gpu_raw = d->gpu;
+    o->fit_raw = d.fit;
+    o->bal_raw = d.bal;
+    o->gpu_raw = d.gpu;
 }
 
 void sched_cycle_release(struct sched_cycle *cy)
@@ -309,15 +323,15 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
             uint32_t slot = order[k];
             const struct sched_lite *l = &lite[slot];
             const uint32_t cls = l->cls;
-            const struct sched_dyn *d;
+            int32_t score;
 
             if (!vc_done[cls])
                 continue;
             if ((portmask & l->portmask) &&
                 !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
                 continue;
-            d = dyn_get(c, p, cp, sh, slot, bal_skip);
-            if (d->mask)
+            score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
+            if (score < 0)
                 continue;
             if (vc[cls].taint_score > max_taint)
                 max_taint = vc[cls].taint_score;
@@ -325,7 +339,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                 max_aff = vc[cls].affinity_score;
             feas[nf] = k;
             fcls[nf] = cls;
-            fscore[nf++] = (int32_t)d->fit + d->bal + gw * (int32_t)d->gpu;
+            fscore[nf++] = score;
         }
         n = 0; /* the general loop below has nothing left to do */
     }
@@ -333,8 +347,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         uint32_t oi = pins ? pins[k] : k, slot = c->order[oi];
         const struct sched_lite *l = &c->lite[slot];
         const struct sched_cverdict *v;
-        const struct sched_dyn *d;
-        int32_t aff;
+        int32_t aff, score;
 
         if (!vc_done[l->cls])
             continue; /* its class failed a static filter */
@@ -346,8 +359,8 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         if ((cp->portmask & l->portmask) &&
             !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
             continue;
-        d = dyn_get(c, p, cp, sh, slot, bal_skip);
-        if (d->mask)
+        score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
+        if (score < 0)
             continue;
         aff = v->affinity_score;
         if (cp->preferred_by_name)
@@ -359,7 +372,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         feas[nf] = oi;
         fcls[nf] = l->cls;
         faff[nf] = aff;
-        fscore[nf++] = (int32_t)d->fit + d->bal + gw * (int32_t)d->gpu;
+        fscore[nf++] = score;
     }
     if (!nf)
         return 0;
@@ -399,7 +412,6 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     struct sched_cycle *cy, struct kube_err *err)
 {
     struct sched_cverdict *vc = NULL;
-    struct sched_shape *sh = NULL;
     uint8_t *vc_done = NULL, *inset = NULL;
     uint32_t i, n = c->norder, nties = 0, *ties = NULL;
     int64_t best = 0;
@@ -411,7 +423,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
     cy->chosen = -1;
     /* BalancedAllocation skips best-effort pods (cpu and memory requests both zero) */
     cy->bal_skip = cp->cpu == 0 && cp->mem == 0;
-    if (scratch_reserve(c, n, c->nclasses) || (!ref && !(sh = shape_get(c, p, cp))))
+    if (scratch_reserve(c, n, c->nclasses))
         goto out;
     cy->out = c->s_out;
     memset(cy->out, 0, n * sizeof(*cy->out));
@@ -442,7 +454,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         if (ref)
             sched_ref_node(c, p, cp, slot, o);
         else
-            fast_node(c, p, cp, slot, vc, vc_done, cy->bal_skip, sh, o);
+            fast_node(c, p, cp, slot, vc, vc_done, cy->bal_skip, o);
         if (!o->plugin) {
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)

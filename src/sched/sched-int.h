@@ -121,17 +121,19 @@ struct sched_lite {
 
 #define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port)*3u + (uint32_t)(proto)) & 31u))
 
-/* The dynamic part of one node's verdict for one pod shape (requests): NodeResourcesFit's
- * reasons and the resource scores (0-100), packed into 8 bytes (a 5,000-node cluster keeps
- * one per node for each of up to SCHED_MAX_SHAPES shapes). Valid while gen equals the slot's
- * generation. mask holds the SCHED_FIT_* bits 0-6; SCHED_DYN_WIDE in it stands for any
- * higher bit (a fifth or later extended resource that does not fit): whoever needs the exact
- * reasons then recomputes them (sched_filter_fit). */
-struct sched_dyn {
-    uint32_t gen;
-    uint32_t mask : 8, unres : 1, fit : 7, bal : 7, gpu : 7;
-};
-#define SCHED_DYN_WIDE 0x80u
+/* The fast path's cache of NodeResourcesFit and the resource scores, one 32-bit entry per
+ * node slot for each pod shape (request vector) recently scheduled: a 5,000-node cluster
+ * keeps up to SCHED_MAX_SHAPES columns of them. An entry holds the low SCHED_DYN_GEN_BITS of
+ * the slot's generation when it was filled (0 = empty), whether the shape fits
+ * (SCHED_DYN_FITS) and, if so, the sum of the resource scores (LeastAllocated + Balanced +
+ * GPU weight x GPUPlacement, at most 100 + 100 + 10 x 100 < 2^11). Generations only ever go
+ * up; when their low bits come round to 0 the slot's entries are cleared in every column
+ * (cluster.c, bump_gen), so an entry never matches a later state of its node. */
+#define SCHED_DYN_GEN_BITS 20
+#define SCHED_DYN_GEN_MASK ((1u << SCHED_DYN_GEN_BITS) - 1)
+#define SCHED_DYN_FITS (1u << SCHED_DYN_GEN_BITS)
+#define SCHED_DYN_SCORE_SHIFT (SCHED_DYN_GEN_BITS + 1)
+#define SCHED_DYN_SCORE_MAX ((1 << (32 - SCHED_DYN_SCORE_SHIFT)) - 1)
 
 #define SCHED_MAX_SHAPES 128
 struct sched_shape {
@@ -142,7 +144,7 @@ struct sched_shape {
     uint32_t nsc;
     bool gpu_aware;
     uint32_t gpu_rid;
-    struct sched_dyn *dyn; /* per slot */
+    uint32_t *dyn; /* per slot, see SCHED_DYN_GEN_BITS */
 };
 
 struct sched_pod;

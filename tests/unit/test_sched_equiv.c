@@ -278,7 +278,43 @@ static void equiv_other_gpu_resource(void)
         run_random(s, &p, 40);
 }
 
+/* The fast path caches each node's fit under the low bits of the node's generation; when they
+ * come round again the stale entry must not answer for the node's new state. */
+static void cache_survives_generation_wrap(void)
+{
+    static const char *const nodes[] = {"n1: cpu=1000 mem=1024 pods=110", NULL};
+    struct kube_arena a = KUBE_ARENA_INIT;
+    struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
+    struct kube_pod *big = tb_pod(&a, "name=default/big cpu=1000 mem=10");
+    struct kube_pod *filler = tb_pod(&a, "name=default/filler cpu=600 mem=10 node=n1");
+    struct kube_pod *blip = tb_pod(&a, "name=default/blip cpu=1 mem=1 node=n1");
+    struct kube_err err;
+    uint32_t slot = c->order[0], g0;
+    unsigned long i;
+
+    kube_err_clear(&err);
+    /* the empty node fits, and the fast path caches that */
+    CHECK_STR_EQ(tb_schedule(c, NULL, big), "node:n1");
+    g0 = c->lite[slot].gen & SCHED_DYN_GEN_MASK;
+    CHECK_INT_EQ(sched_cluster_add_pod(c, filler, &err), 0);
+    /* change the node until its generation's low bits are back where the entry was made */
+    for (i = 0; i < (1ul << (SCHED_DYN_GEN_BITS + 1)) &&
+                (c->lite[slot].gen & SCHED_DYN_GEN_MASK) != g0;
+         i++) {
+        if (i & 1)
+            (void)sched_cluster_remove_pod(c, "default", "blip");
+        else
+            (void)sched_cluster_add_pod(c, blip, &err);
+    }
+    CHECK_INT_EQ(c->lite[slot].gen & SCHED_DYN_GEN_MASK, g0);
+    /* 600m of the 1000m are taken: the 1000m pod fits no more */
+    CHECK(!strncmp(tb_schedule(c, NULL, big), "0/1 nodes are available: 1 Insufficient cpu.", 44));
+    sched_cluster_free(c);
+    kube_arena_free(&a);
+}
+
 static const struct test_case cases[] = {
+    {"fit cache survives a generation wrap", cache_survives_generation_wrap},
     {"fast equals reference, default profile", equiv_default},
     {"fast equals reference, gpu profile on another resource", equiv_other_gpu_resource},
     {"fast equals reference, gpu profile", equiv_gpu},
