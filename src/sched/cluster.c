@@ -244,11 +244,6 @@ fail:
 
 static void pod_free(struct sched_pod *p)
 {
-    if (!p)
-        return;
-    free(p->key);
-    free(p->scalars);
-    free(p->ports);
     free(p);
 }
 
@@ -895,9 +890,10 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
                                    const char *node_name, int *rc)
 {
     struct sched_usage u;
-    struct sched_pod *p = NULL;
-    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), np = 0;
-    uint32_t slot;
+    struct sched_pod *p;
+    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size;
+    uint32_t slot, np;
+    char *str;
 
     *rc = sched_pod_usage(c, pod, &u);
     if (*rc)
@@ -905,15 +901,16 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     *rc = -ENOMEM;
     if ((slot = slot_get(c, sched_intern_add(&c->strs, node_name), true)) == SCHED_NOID)
         return NULL;
-    if (!(p = calloc(1, sizeof(*p))) || !(p->key = malloc(2 * (nl + nn) + 4)))
-        goto fail;
-    memcpy(p->key, pod->namespace_, nl);
-    p->key[nl] = '/';
-    memcpy(p->key + nl + 1, pod->name, nn + 1);
-    p->ns = p->key + nl + nn + 2;
-    memcpy(p->ns, pod->namespace_, nl + 1);
-    p->name = p->ns + nl + 1;
-    memcpy(p->name, pod->name, nn + 1);
+    /* one block: the record, its scalars (8-aligned like it), its ports, then the names */
+    np = sched_pod_count_host_ports(pod);
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) + nl + nn + 2;
+    if (!(p = calloc(1, size)))
+        return NULL;
+    p->scalars = (struct sched_scalar *)(p + 1);
+    p->ports = (struct sched_port *)(p->scalars + u.nscalars);
+    str = (char *)(p->ports + np);
+    p->ns = memcpy(str, pod->namespace_, nl + 1);
+    p->name = memcpy(str + nl + 1, pod->name, nn + 1);
     p->slot = slot;
     p->terminating = pod->terminating;
     p->priority = pod->priority;
@@ -923,22 +920,14 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->eph = u.eph;
     p->nz_cpu = u.nz_cpu;
     p->nz_mem = u.nz_mem;
-    if (u.nscalars) {
-        if (!(p->scalars = malloc(u.nscalars * sizeof(*p->scalars))))
-            goto fail;
-        memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
-        p->nscalars = u.nscalars;
+    memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
+    p->nscalars = u.nscalars;
+    if (sched_pod_host_ports(c, pod, p->ports, &p->nports)) {
+        free(p);
+        return NULL;
     }
-    np = sched_pod_count_host_ports(pod);
-    if (np && !(p->ports = calloc(np, sizeof(*p->ports))))
-        goto fail;
-    if (sched_pod_host_ports(c, pod, p->ports, &p->nports))
-        goto fail;
     *rc = 0;
     return p;
-fail:
-    pod_free(p);
-    return NULL;
 }
 
 static int pod_attach(struct sched_cluster *c, struct sched_pod *p)

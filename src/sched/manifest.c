@@ -488,6 +488,26 @@ static int append_pod(struct load_ctx *c, const struct kube_pod *p, int line, co
     return 0;
 }
 
+/* find_class returns the PriorityClass called name: one of the input's so far, or a built-in
+ * one; NULL when there is none (yet). */
+static const struct kube_priority_class *find_class(const struct sched_input *in,
+                                                    const char *name)
+{
+    static const struct kube_priority_class builtin[] = {
+        {"system-cluster-critical", 2000000000, false, false},
+        {"system-node-critical", 2000001000, false, false},
+    };
+    size_t i;
+
+    for (i = 0; i < in->nclasses; i++)
+        if (!strcmp(in->classes[i].name, name))
+            return &in->classes[i];
+    for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+        if (!strcmp(builtin[i].name, name))
+            return &builtin[i];
+    return NULL;
+}
+
 /* stub_str copies s into the stub arena, or reuses *last when it is the same string */
 static const char *stub_str(struct sched_input_priv *pv, const char **last, const char *s)
 {
@@ -499,23 +519,26 @@ static const char *stub_str(struct sched_input_priv *pv, const char **last, cons
     return s;
 }
 
-/* can_hand_off: the pod is bound and nothing about it will change before the input is
- * finished (its priority resolves now), and no bound pod was kept before it */
-static bool can_hand_off(const struct sched_input *in, const struct kube_pod *p)
+/* can_hand_off: the pod is bound, no bound pod was kept before it, and its priority is final
+ * now: given, or from a class already known. Sets the priority from the class (as
+ * finish_priorities would) when it is not given. */
+static bool can_hand_off(const struct sched_input *in, struct kube_pod *p)
 {
-    const char *pc = p->priority_class_name;
-    size_t i;
+    const struct kube_priority_class *pc;
+    const char *name = p->priority_class_name;
 
-    if (!in->opts.take_bound || in->priv->bound_kept || !p->node_name || !*p->node_name ||
-        !p->has_priority)
+    if (!in->opts.take_bound || in->priv->bound_kept || !p->node_name || !*p->node_name)
         return false;
-    if (!pc || !*pc || !strcmp(pc, "system-cluster-critical") ||
-        !strcmp(pc, "system-node-critical"))
-        return true;
-    for (i = 0; i < in->nclasses; i++)
-        if (!strcmp(in->classes[i].name, pc))
-            return true;
-    return false;
+    if (!name || !*name)
+        return p->has_priority; /* else a globalDefault class read later would decide it */
+    pc = find_class(in, name);
+    if (!pc)
+        return false; /* read later, or missing: finish reports that */
+    if (!p->has_priority)
+        p->priority = pc->value;
+    p->has_priority = true;
+    p->preempt_never = p->preempt_never || pc->preempt_never;
+    return true;
 }
 
 /* hand_off passes a bound pod to opts.take_bound and keeps its stub. */
@@ -1800,10 +1823,6 @@ out:
 
 static int finish_priorities(struct sched_input *in, struct kube_err *err)
 {
-    static const struct kube_priority_class builtin[] = {
-        {"system-cluster-critical", 2000000000, false, false},
-        {"system-node-critical", 2000001000, false, false},
-    };
     const struct kube_priority_class *def = NULL;
     size_t i, j;
 
@@ -1815,12 +1834,7 @@ static int finish_priorities(struct sched_input *in, struct kube_err *err)
         const struct kube_priority_class *pc = NULL;
 
         if (p->priority_class_name && *p->priority_class_name) {
-            for (j = 0; j < in->nclasses && !pc; j++)
-                if (!strcmp(in->classes[j].name, p->priority_class_name))
-                    pc = &in->classes[j];
-            for (j = 0; j < 2 && !pc; j++)
-                if (!strcmp(builtin[j].name, p->priority_class_name))
-                    pc = &builtin[j];
+            pc = find_class(in, p->priority_class_name);
             if (!pc) {
                 kube_err_set(err, -ENOENT, "no PriorityClass with name %s was found",
                              p->priority_class_name);

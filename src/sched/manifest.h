@@ -28,7 +28,8 @@ struct sched_input_opts {
     size_t max_nodes; /* 0 = SCHED_INPUT_MAX_NODES */
     /* Optional: where bound pods go instead of pods[]. When take_bound is set, a Pod object
      * (not a workload's pod) with spec.nodeName set whose priority is final when it is read
-     * (spec.priority given; priorityClassName empty, built in, or a class already loaded) is
+     * (priorityClassName, if any, names a built-in class or one already loaded, and gives the
+     * priority when spec.priority does not; without a class name spec.priority is needed) is
      * passed to take_bound(take_arg, pod, err) as soon as it is decoded, and its memory is
      * reused: the pod and its strings are valid during the call only, and it never appears
      * in pods[]. Only its namespace, name, node, file and line are kept, so duplicates and

@@ -168,23 +168,22 @@ struct sched_slot {
     uint32_t npods, cpods;
 };
 
-/* a pod counted in the cluster */
+/* a pod counted in the cluster: one allocation, the scalars, ports and "ns\0name" after it */
 struct sched_pod {
     struct sched_pod *hnext; /* hash chain */
-    char *key;               /* "ns/name" */
     char *ns, *name;
     uint32_t slot;
     uint32_t index_in_slot;
     bool assumed, terminating;
     int32_t priority;
-    uint64_t seq;     /* arrival order: stands for status.startTime (earlier = smaller) */
-    uint64_t sim_run; /* sched_simulate: the run that placed it (0: none), at input_index */
-    size_t input_index;
+    uint64_t seq;         /* arrival order: stands for status.startTime (earlier = smaller) */
+    uint32_t sim_run;     /* sched_simulate: the run that placed it (0: none), at input_index */
+    uint32_t input_index; /* (sched_simulate takes fewer than 2^32 pods) */
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar *scalars; /* req only */
     uint32_t nscalars;
-    struct sched_port *ports; /* refs unused */
     uint32_t nports;
+    struct sched_port *ports; /* refs unused */
 };
 
 struct sched_cluster {
@@ -220,7 +219,7 @@ struct sched_cluster {
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
     struct kube_arena cp_arena; /* compiled pods (compile.c) */
-    uint64_t sim_runs;          /* sched_simulate calls so far */
+    uint32_t sim_runs;          /* sched_simulate calls so far */
     struct sched_shape shapes[SCHED_MAX_SHAPES];
     uint32_t shape_slots; /* slots the dyn columns were sized for */
     uint64_t shape_clock;

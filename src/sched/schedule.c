@@ -152,13 +152,14 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             char *w;
             if (pn->reason_plugin == SCHED_PL_NONE) {
                 for (k = 0; k < pn->nvictims; k++)
-                    len += strlen(pn->victims[k]->key) + 2;
+                    len += strlen(pn->victims[k]->ns) + strlen(pn->victims[k]->name) + 3;
                 if (!(w = kube_arena_alloc(a, len)))
                     return -ENOMEM;
                 v->preemption = w;
                 w += sprintf(w, "victims:");
                 for (k = 0; k < pn->nvictims; k++)
-                    w += sprintf(w, "%s%s", k ? ", " : " ", pn->victims[k]->key);
+                    w += sprintf(w, "%s%s/%s", k ? ", " : " ", pn->victims[k]->ns,
+                                 pn->victims[k]->name);
             } else {
                 n = node_reasons(c, cp, pn->reason_plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
                                  pn->reason, tmp);

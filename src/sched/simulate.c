@@ -56,7 +56,7 @@ static int assume(struct sched_cluster *c, const struct kube_pod *pod, const cha
         return rc;
     if ((p = sched_cluster_find_pod(c, pod->namespace_, pod->name))) {
         p->sim_run = c->sim_runs;
-        p->input_index = idx;
+        p->input_index = (uint32_t)idx;
     }
     return 0;
 }
@@ -71,7 +71,11 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
     int rc = 0;
 
     memset(results, 0, n * sizeof(*results));
-    c->sim_runs++;
+    if (n > UINT32_MAX)
+        return kube_err_set(err, -E2BIG, "more than %u pods to simulate", UINT32_MAX);
+    /* 0 marks pods no run placed */
+    if (++c->sim_runs == 0)
+        c->sim_runs = 1;
     sched_rng_seed(&rng, o ? o->seed : 0);
     if (!(q = malloc((n + 1) * sizeof(*q))))
         return kube_err_set(err, -ENOMEM, "out of memory");

@@ -479,7 +479,7 @@ static void generate_name_and_default_namespace(void)
     sched_input_release(&in);
 }
 
-/* the take_bound consumer of the hand-off tests: records "ns/name@node" of each pod */
+/* the take_bound consumer of the hand-off tests: records "ns/name@node:priority" */
 struct taken {
     char keys[8][64];
     size_t n;
@@ -493,8 +493,8 @@ static int take_rec(void *arg, const struct kube_pod *p, struct kube_err *err)
     if (t->fail_on && (size_t)t->fail_on == t->n + 1)
         return kube_err_set(err, -ENOMEM, "out of memory");
     if (t->n < 8)
-        snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s/%s@%s", p->namespace_, p->name,
-                 p->node_name);
+        snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s/%s@%s:%d", p->namespace_, p->name,
+                 p->node_name, (int)p->priority);
     t->n++;
     return 0;
 }
@@ -511,6 +511,7 @@ static void bound_pods_handed_off(void)
         POD("pending", "")
         POD("b", ", nodeName: n9, priority: 7, priorityClassName: early")
         POD("c", ", nodeName: n1, priority: 1, priorityClassName: system-node-critical")
+        POD("from-class", ", nodeName: n1, priorityClassName: early")
         POD("later-class", ", nodeName: n1, priority: 3, priorityClassName: late")
         POD("after-kept", ", nodeName: n1, priority: 0")
         "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
@@ -527,11 +528,12 @@ static void bound_pods_handed_off(void)
     CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
     /* bound with a final priority: handed off; a class not loaded yet keeps its pod, and
      * every bound pod after it, in pods[] */
-    CHECK_INT_EQ(t.n, 3);
-    CHECK_INT_EQ(in.ntaken, 3);
-    CHECK_STR_EQ(t.keys[0], "default/a@n1");
-    CHECK_STR_EQ(t.keys[1], "default/b@n9");
-    CHECK_STR_EQ(t.keys[2], "default/c@n1");
+    CHECK_INT_EQ(t.n, 4);
+    CHECK_INT_EQ(in.ntaken, 4);
+    CHECK_STR_EQ(t.keys[0], "default/a@n1:0");
+    CHECK_STR_EQ(t.keys[1], "default/b@n9:7");
+    CHECK_STR_EQ(t.keys[2], "default/c@n1:1");
+    CHECK_STR_EQ(t.keys[3], "default/from-class@n1:5"); /* the class's value */
     CHECK_INT_EQ(in.npods, 3);
     if (in.npods == 3) {
         CHECK_STR_EQ(in.pods[0].name, "pending");
