@@ -595,7 +595,6 @@ static int decode_container_resources(struct dec *d, const json_t *c, struct kub
     int rc;
 
     memset(&out->requests, 0, sizeof(out->requests));
-    memset(&out->limits, 0, sizeof(out->limits));
     memset(&req, 0, sizeof(req));
     memset(&lim, 0, sizeof(lim));
     rc = get_object(d, c, "resources", &res);
@@ -631,9 +630,6 @@ static int decode_container_resources(struct dec *d, const json_t *c, struct kub
         if (rc)
             goto out;
     }
-    rc = res_list_build(d, &lim, &out->limits);
-    if (rc)
-        goto out;
     /* requests, then every limit without a request (SetDefaults_Pod) */
     all = malloc((req.n + lim.n + 1) * sizeof(*all));
     if (!all) {

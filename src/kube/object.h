@@ -131,8 +131,9 @@ struct kube_port {
 struct kube_container {
     const char *name;
     struct kube_resources requests; /* API defaulting applied: a limit without a request
-                                       makes request = limit */
-    struct kube_resources limits;
+                                       makes request = limit. Limits are validated against
+                                       the requests but not kept: no scheduling rule reads
+                                       them */
     struct kube_port *ports;
     size_t nports;
     bool restart_always; /* init containers: restartPolicy: Always (a sidecar) */
@@ -161,12 +162,16 @@ struct kube_pod {
     const char *node_name;         /* "" when unbound */
     const char *scheduler_name;    /* "default-scheduler" when unset */
     const char *nominated_node_name; /* status.nominatedNodeName, "" when unset */
-    bool has_priority;
-    int32_t priority;              /* spec.priority (0 when unset and no class resolves it) */
     const char *priority_class_name; /* "" when unset */
+    int32_t priority;              /* spec.priority (0 when unset and no class resolves it) */
+    /* the flags together, so the record has no padding holes (10,000 pending pods) */
+    bool has_priority;
     bool preempt_never;            /* preemptionPolicy: Never */
-    struct kube_labels node_selector;
     bool has_required_affinity;
+    bool host_network;
+    bool terminating;  /* metadata.deletionTimestamp set */
+    int source_line;
+    struct kube_labels node_selector;
     struct kube_node_selector required; /* requiredDuringSchedulingIgnoredDuringExecution */
     struct kube_preferred_term *preferred;
     size_t npreferred;
@@ -177,13 +182,10 @@ struct kube_pod {
     struct kube_container *init_containers;
     size_t ninit_containers;
     struct kube_resources overhead;
-    bool host_network;
-    bool terminating;  /* metadata.deletionTimestamp set */
     const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
     size_t nscheduling_gates;
     struct kube_owner owner;
     const char *source_file; /* manifest the pod came from, NULL from the API */
-    int source_line;
 };
 
 struct kube_node {

@@ -367,8 +367,9 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     int rc;
 
     memset(cp, 0, sizeof(*cp));
-    /* compiled pods live in one arena reused across cycles, dropped once it grows large */
-    if (c->cp_arena.used > ((size_t)1 << 20))
+    /* compiled pods live in one arena reused across cycles, dropped once it holds 64 KiB
+     * (a hundred pods or so: a few frees per thousand cycles, and at most ~128 KiB held) */
+    if (c->cp_arena.used > ((size_t)64 << 10))
         kube_arena_free(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
