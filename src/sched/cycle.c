@@ -1,8 +1,9 @@
-/* cycle.c - one scheduling cycle over every node: PreFilter (NodeAffinity's name pin),
- * filters in kube-scheduler's order stopping at the first failure, scores of the feasible
- * nodes, normalisation and the tie-break. The fast path evaluates static filters once per
- * node class; the reference path (reference.c) evaluates each node from scratch, and both
- * must fill identical sched_nodeout rows. */
+/* cycle.c - one scheduling cycle: PreFilter (NodeAffinity's name pin), filters in
+ * kube-scheduler's order stopping at the first failure, on every node or, with node sampling,
+ * from a rotating start until enough feasible nodes are found; scores of the feasible nodes,
+ * normalisation and the tie-break. The fast path evaluates static filters once per node
+ * class; the reference path (reference.c) evaluates each node from scratch, and both must
+ * fill identical sched_nodeout rows. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,14 +270,79 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* ---------------------------------------------------------------- node sampling */
+
+bool sched_sampling_on(const struct sched_profile *p)
+{
+    return p && p->percentage_of_nodes_to_score < 100;
+}
+
+uint32_t sched_num_feasible_nodes_to_find(int32_t percentage, uint32_t nnodes)
+{
+    uint64_t pct, n;
+
+    if (nnodes < 100 || percentage >= 100)
+        return nnodes;
+    pct = percentage > 0 ? (uint64_t)percentage : 0;
+    if (!pct) {
+        /* adaptive: 50% of 100 nodes down to 10% of 5,000 and 5% from 5,625 on */
+        int64_t a = 50 - (int64_t)(nnodes / 125);
+        pct = a < 5 ? 5 : (uint64_t)a;
+    }
+    n = (uint64_t)nnodes * pct / 100;
+    return n < 100 ? 100 : (uint32_t)n;
+}
+
+/* sample_plan: a cycle over m candidate nodes starts at position *start of them and stops
+ * once *limit feasible nodes are found; without sampling, position 0 and no early stop. */
+static void sample_plan(const struct sched_cluster *c, const struct sched_profile *p, uint32_t m,
+                        uint32_t *start, uint32_t *limit)
+{
+    *start = 0;
+    *limit = m;
+    if (!sched_sampling_on(p) || !m)
+        return;
+    *start = c->next_start % m;
+    *limit = sched_num_feasible_nodes_to_find(p->percentage_of_nodes_to_score, m);
+}
+
+/* nominated_first returns the order index of the node named by the pod's
+ * status.nominatedNodeName when node sampling filters it before the others: sampling is on,
+ * the node exists and NodeAffinity's PreFilter keeps it. SCHED_NOID otherwise. */
+static uint32_t nominated_first(const struct sched_cluster *c, const struct sched_profile *p,
+                                const struct sched_cpod *cp)
+{
+    const char *name = cp->src ? cp->src->nominated_node_name : NULL;
+    uint32_t id, slot, i;
+
+    if (!name || !*name || !sched_sampling_on(p) || cp->prefilter_conflict)
+        return SCHED_NOID;
+    id = sched_intern_find(&c->strs, name);
+    if (id == SCHED_NOID || id >= c->nslot_of_name)
+        return SCHED_NOID;
+    slot = c->slot_of_name[id];
+    if (slot == SCHED_NOID || !c->slots[slot].present)
+        return SCHED_NOID;
+    if (cp->prefilter_names) {
+        for (i = 0; i < cp->npin_names && cp->pin_names[i] != id; i++)
+            ;
+        if (i == cp->npin_names)
+            return SCHED_NOID;
+    }
+    return c->slots[slot].order_index;
+}
+
+/* ---------------------------------------------------------------- the cycle */
+
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
-                       struct kube_err *err)
+                       uint32_t *processed, struct kube_err *err)
 {
     struct sched_shape *sh;
     struct sched_cverdict *vc;
     uint8_t *vc_done;
     uint32_t n = c->norder, nf = 0, i, k, npins = 0, *pins = NULL, nties = 0;
+    uint32_t m, start, limit, nom, done;
     uint32_t *feas, *fcls;
     int32_t *fscore, *faff;
     int64_t max_taint = 0, max_aff = 0, best = 0;
@@ -284,6 +350,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     bool bal_skip = cp->cpu == 0 && cp->mem == 0;
 
     *chosen = -1;
+    *processed = 0;
     if (cp->prefilter_conflict)
         return 0;
     if (scratch_reserve(c, n, c->nclasses) || !(sh = shape_get(c, p, cp)))
@@ -295,6 +362,19 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     fcls = c->s_feas_cls;
     fscore = c->s_feas_score;
     faff = c->s_feas_aff;
+    if ((nom = nominated_first(c, p, cp)) != SCHED_NOID) {
+        /* the node a preemption nominated: when it passes, it is the only feasible node and
+         * is taken without scoring (and the rotating start does not move) */
+        struct sched_nodeout o;
+
+        memset(&o, 0, sizeof(o));
+        fast_node(c, p, cp, c->order[nom], vc, vc_done, bal_skip, &o);
+        if (!o.plugin) {
+            *chosen = (int32_t)nom;
+            return 0;
+        }
+        memset(vc_done, 0, c->nclasses);
+    }
     if (cp->prefilter_names) {
         /* only the pinned nodes can fit: visit them in node order */
         pins = c->s_ties;
@@ -313,69 +393,96 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
         sched_filter_class(c, p, cp, i, &vc[i]);
         vc_done[i] = !vc[i].plugin;
     }
+    m = pins ? npins : n;
+    sample_plan(c, p, m, &start, &limit);
+    done = m;
     if (!pins && !cp->has_node_name && !cp->affinity_by_name && !cp->preferred_by_name) {
-        /* the common case, unswitched: no per-node name checks */
+        /* the common case, unswitched: no per-node name checks; nodes [start, n) then
+         * [0, start) */
         const uint32_t *order = c->order;
         const struct sched_lite *lite = c->lite;
         const uint32_t portmask = cp->portmask;
+        uint32_t lo = start, hi = n;
 
-        for (k = 0; k < n; k++) {
-            uint32_t slot = order[k];
-            const struct sched_lite *l = &lite[slot];
-            const uint32_t cls = l->cls;
-            int32_t score;
+        for (;;) {
+            for (k = lo; k < hi; k++) {
+                uint32_t slot = order[k];
+                const struct sched_lite *l = &lite[slot];
+                const uint32_t cls = l->cls;
+                int32_t score;
 
-            if (!vc_done[cls])
+                if (!vc_done[cls])
+                    continue;
+                if ((portmask & l->portmask) &&
+                    !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
+                    continue;
+                score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
+                if (score < 0)
+                    continue;
+                if (vc[cls].taint_score > max_taint)
+                    max_taint = vc[cls].taint_score;
+                if (vc[cls].affinity_score > max_aff)
+                    max_aff = vc[cls].affinity_score;
+                feas[nf] = k;
+                fcls[nf] = cls;
+                fscore[nf++] = score;
+                if (nf == limit) {
+                    done = (k >= start ? k - start : n - start + k) + 1;
+                    goto scanned;
+                }
+            }
+            if (!lo)
+                break;
+            hi = lo;
+            lo = 0;
+        }
+    } else {
+        for (k = 0; k < m; k++) {
+            uint32_t j = start + k < m ? start + k : start + k - m;
+            uint32_t oi = pins ? pins[j] : j, slot = c->order[oi];
+            const struct sched_lite *l = &c->lite[slot];
+            const struct sched_cverdict *v;
+            int32_t aff, score;
+
+            if (!vc_done[l->cls])
+                continue; /* its class failed a static filter */
+            v = &vc[l->cls];
+            if (cp->has_node_name && l->name != cp->node_name)
                 continue;
-            if ((portmask & l->portmask) &&
+            if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name))
+                continue;
+            if ((cp->portmask & l->portmask) &&
                 !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
                 continue;
             score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
             if (score < 0)
                 continue;
-            if (vc[cls].taint_score > max_taint)
-                max_taint = vc[cls].taint_score;
-            if (vc[cls].affinity_score > max_aff)
-                max_aff = vc[cls].affinity_score;
-            feas[nf] = k;
-            fcls[nf] = cls;
+            aff = v->affinity_score;
+            if (cp->preferred_by_name)
+                aff += sched_score_preferred_by_name(c, cp, l->cls, l->name);
+            if (v->taint_score > max_taint)
+                max_taint = v->taint_score;
+            if (aff > max_aff)
+                max_aff = aff;
+            feas[nf] = oi;
+            fcls[nf] = l->cls;
+            faff[nf] = aff;
             fscore[nf++] = score;
+            if (nf == limit) {
+                done = k + 1;
+                break;
+            }
         }
-        n = 0; /* the general loop below has nothing left to do */
     }
-    for (k = 0; k < (pins ? npins : n); k++) {
-        uint32_t oi = pins ? pins[k] : k, slot = c->order[oi];
-        const struct sched_lite *l = &c->lite[slot];
-        const struct sched_cverdict *v;
-        int32_t aff, score;
-
-        if (!vc_done[l->cls])
-            continue; /* its class failed a static filter */
-        v = &vc[l->cls];
-        if (cp->has_node_name && l->name != cp->node_name)
-            continue;
-        if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name))
-            continue;
-        if ((cp->portmask & l->portmask) &&
-            !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
-            continue;
-        score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
-        if (score < 0)
-            continue;
-        aff = v->affinity_score;
-        if (cp->preferred_by_name)
-            aff += sched_score_preferred_by_name(c, cp, l->cls, l->name);
-        if (v->taint_score > max_taint)
-            max_taint = v->taint_score;
-        if (aff > max_aff)
-            max_aff = aff;
-        feas[nf] = oi;
-        fcls[nf] = l->cls;
-        faff[nf] = aff;
-        fscore[nf++] = score;
-    }
+scanned:
+    *processed = done;
     if (!nf)
         return 0;
+    if (nf == 1) {
+        /* exactly one feasible node: chosen without scoring */
+        *chosen = (int32_t)feas[0];
+        return 0;
+    }
     /* per class: the normalised static scores, computed once */
     if (++c->s_stamp == 0) {
         memset(c->s_cls_stamp, 0, c->s_vccap * sizeof(*c->s_cls_stamp));
@@ -407,13 +514,20 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     return 0;
 }
 
+static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeout *o, int32_t gw)
+{
+    return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
+           2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
+           (int64_t)gw * o->gpu_raw;
+}
+
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
                     struct sched_cycle *cy, struct kube_err *err)
 {
     struct sched_cverdict *vc = NULL;
     uint8_t *vc_done = NULL, *inset = NULL;
-    uint32_t i, n = c->norder, nties = 0, *ties = NULL;
+    uint32_t i, k, n = c->norder, m = 0, start, limit, nom, nties = 0, *ties = NULL, *cand;
     int64_t best = 0;
     int32_t gw = p && p->gpu_aware ? p->gpu_weight : 0;
     int rc = -ENOMEM;
@@ -431,6 +545,18 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
     vc_done = c->s_vc_done;
     memset(vc_done, 0, c->nclasses);
     ties = c->s_ties;
+    cand = c->s_feas;
+    rc = 0;
+    if (cp->prefilter_conflict) {
+        /* PreFilter rejected the pod: every node carries its status (reported through the
+         * PreFilter message, not the histogram) */
+        for (i = 0; i < n; i++) {
+            cy->out[i].plugin = SCHED_PL_AFFINITY;
+            cy->out[i].reason = SCHED_R_AFFINITY_CONFLICT;
+            cy->out[i].unresolvable = true;
+        }
+        goto out;
+    }
     if (cp->prefilter_names) {
         inset = c->s_inset;
         memset(inset, 0, n);
@@ -441,8 +567,8 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                 inset[c->slots[s].order_index] = 1;
         }
     }
+    /* the candidates, in node order: every node, or the ones the PreFilter keeps */
     for (i = 0; i < n; i++) {
-        uint32_t slot = c->order[i];
         struct sched_nodeout *o = &cy->out[i];
 
         if (inset && !inset[i]) {
@@ -451,45 +577,75 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             o->unresolvable = true;
             continue;
         }
+        cand[m++] = i;
+    }
+    if ((nom = nominated_first(c, p, cp)) != SCHED_NOID) {
+        struct sched_nodeout *o = &cy->out[nom];
+
         if (ref)
-            sched_ref_node(c, p, cp, slot, o);
+            sched_ref_node(c, p, cp, c->order[nom], o);
         else
-            fast_node(c, p, cp, slot, vc, vc_done, cy->bal_skip, o);
+            fast_node(c, p, cp, c->order[nom], vc, vc_done, cy->bal_skip, o);
+        if (!o->plugin) {
+            /* taken without filtering the others (see sched_cycle_choose) */
+            for (k = 0; k < m; k++)
+                if (cand[k] != nom) {
+                    cy->out[cand[k]].plugin = SCHED_PL_SKIPPED;
+                    cy->nskipped++;
+                }
+            cy->nfeasible = 1;
+            cy->max_taint = o->taint_raw;
+            cy->max_aff = o->aff_raw;
+            o->total = row_total(cy, o, gw);
+            cy->chosen = (int32_t)nom;
+            goto out;
+        }
+        memset(o, 0, sizeof(*o));
+    }
+    sample_plan(c, p, m, &start, &limit);
+    cy->processed = m;
+    for (k = 0; k < m; k++) {
+        uint32_t j = start + k < m ? start + k : start + k - m;
+        struct sched_nodeout *o = &cy->out[cand[j]];
+
+        if (ref)
+            sched_ref_node(c, p, cp, c->order[cand[j]], o);
+        else
+            fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
         if (!o->plugin) {
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)
                 cy->max_taint = o->taint_raw;
             if (o->aff_raw > cy->max_aff)
                 cy->max_aff = o->aff_raw;
+            if (cy->nfeasible == limit) {
+                cy->processed = k + 1;
+                break;
+            }
         }
     }
-    if (cp->prefilter_conflict) {
-        /* PreFilter rejected the pod: every node carries its status (reported through the
-         * PreFilter message, not the histogram) */
-        cy->nfeasible = 0;
-        for (i = 0; i < n; i++) {
-            cy->out[i].plugin = SCHED_PL_AFFINITY;
-            cy->out[i].reason = SCHED_R_AFFINITY_CONFLICT;
-            cy->out[i].unresolvable = true;
-        }
+    for (k = cy->processed; k < m; k++) {
+        uint32_t j = start + k < m ? start + k : start + k - m;
+        cy->out[cand[j]].plugin = SCHED_PL_SKIPPED;
+        cy->nskipped++;
     }
-    for (i = 0; i < n && cy->nfeasible; i++) {
-        struct sched_nodeout *o = &cy->out[i];
+    /* scores, in the order the nodes were filtered: sched_cycle_choose's tie order */
+    for (k = 0; k < cy->processed && cy->nfeasible; k++) {
+        uint32_t j = start + k < m ? start + k : start + k - m;
+        struct sched_nodeout *o = &cy->out[cand[j]];
+
         if (o->plugin)
             continue;
-        o->total = 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
-                   2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-                   (int64_t)gw * o->gpu_raw;
+        o->total = row_total(cy, o, gw);
         if (!nties || o->total > best) {
             best = o->total;
             nties = 0;
         }
         if (o->total == best)
-            ties[nties++] = i;
+            ties[nties++] = cand[j];
     }
     if (nties)
         cy->chosen = (int32_t)ties[nties > 1 && rng ? sched_rng_below(rng, nties) : 0];
-    rc = 0;
 out:
     if (rc) {
         sched_cycle_release(cy);

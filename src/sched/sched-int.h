@@ -64,6 +64,7 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
+    SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
 };
 const char *sched_plugin_name(int plugin);
 
@@ -239,6 +240,10 @@ struct sched_cluster {
     struct sched_cverdict *s_vc;
     uint8_t *s_vc_done;
     uint32_t s_vccap;
+
+    /* node sampling: kube-scheduler's nextStartNodeIndex, where the next sampled cycle starts
+     * (taken modulo the candidate count); moved by sched_run only */
+    uint32_t next_start;
 };
 
 /* ---- cluster internals (cluster.c) ---- */
@@ -401,19 +406,27 @@ struct sched_cycle {
     uint32_t n;                /* nodes */
     struct sched_nodeout *out; /* by order index; cluster scratch, valid until the next cycle */
     uint32_t nfeasible;
+    uint32_t nskipped;  /* rows SCHED_PL_SKIPPED (node sampling) */
+    uint32_t processed; /* node sampling: nodes the rotating scan filtered (0: none, e.g. the
+                           nominated node was taken), what next_start moves by */
     int64_t max_taint, max_aff;
     bool bal_skip;  /* best-effort pod: BalancedAllocation skipped */
     int32_t chosen; /* order index, -1 none */
 };
 
+/* sched_sampling_on: p samples nodes (percentage_of_nodes_to_score below 100). */
+bool sched_sampling_on(const struct sched_profile *p);
+
 /* sched_cycle_choose is the fast path of a cycle that only wants the chosen node: *chosen is
  * the order index, or -1 when no node fits (run sched_cycle_run for the statuses). Makes the
- * same tie-break draws as sched_cycle_run. */
+ * same tie-break draws as sched_cycle_run and visits the same nodes; *processed is
+ * sched_cycle's processed. */
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
-                       struct kube_err *err);
+                       uint32_t *processed, struct kube_err *err);
 
-/* sched_cycle_run evaluates every node; ref selects the straightforward reference path. */
+/* sched_cycle_run evaluates every node, or with node sampling the nodes sched_cycle_choose
+ * visits (the others get SCHED_PL_SKIPPED); ref selects the straightforward reference path. */
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
                     struct sched_cycle *cy, struct kube_err *err);
@@ -437,7 +450,7 @@ char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct
 uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, unsigned bit);
 
 /* sched_run is sched_schedule_one / sched_explain (x != NULL), with ref choosing the
- * reference path for every node (tests). */
+ * reference path for every node (tests). With node sampling it moves c->next_start once. */
 int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
               struct sched_rng *rng, bool ref, struct sched_result *out,
               struct sched_explanation *x, struct kube_err *err);

@@ -2,11 +2,13 @@
  * (v1.32 and later) over an incrementally maintained cluster state.
  *
  * Used by `gpusched simulate|explain|nodes` (offline, on manifest files) and by `gpusched
- * serve` (live, fed by watch events). Every node is evaluated for every pod: there is no
- * node sampling, so answers and explanations are deterministic; ties between the best nodes
- * are broken by a caller-seeded generator. The semantics, the reason strings and the GPU-aware
- * profile are documented in docs/scheduling.md. Nothing here prints, exits or locks: a cluster
- * is used by one thread at a time. */
+ * serve` (live, fed by watch events). With the built-in profiles every node is evaluated for
+ * every pod, so answers and explanations are deterministic; a profile with
+ * percentage_of_nodes_to_score below 100 samples nodes as kube-scheduler does (serve's
+ * default). Ties between the best nodes are broken by a caller-seeded generator. The
+ * semantics, the reason strings and the GPU-aware profile are documented in
+ * docs/scheduling.md. Nothing here prints, exits or locks: a cluster is used by one thread at
+ * a time. */
 #ifndef SCHED_SCHED_H
 #define SCHED_SCHED_H
 
@@ -44,6 +46,11 @@ struct sched_profile {
     const char *gpu_resource; /* "nvidia.com/gpu" */
     int32_t gpu_weight;       /* 10 in the "gpu" profile */
     enum sched_taint_wording taint_wording;
+    /* percentageOfNodesToScore, 0..100 (see "Node sampling" below): 100, the built-in
+     * profiles' value, filters every node; below 100 a cycle stops filtering once it has
+     * sched_num_feasible_nodes_to_find feasible nodes; 0 is kube-scheduler's adaptive default.
+     * Values above 100 act as 100, negative ones as 0. */
+    int32_t percentage_of_nodes_to_score;
 };
 
 /* The two built-in profiles (static storage, never freed). */
@@ -51,8 +58,29 @@ extern const struct sched_profile sched_profile_default;
 extern const struct sched_profile sched_profile_gpu;
 
 /* sched_profile_find returns the built-in profile called name ("default" or "gpu"), or NULL.
- * Callers that want another taint wording copy the profile and change the member. */
+ * Callers that want another taint wording or node sampling copy the profile and change the
+ * member. */
 const struct sched_profile *sched_profile_find(const char *name);
+
+/* Node sampling (kube-scheduler's percentageOfNodesToScore, pkg/scheduler/schedule_one.go).
+ * When a profile's percentage_of_nodes_to_score is below 100, a cycle of sched_schedule_one or
+ * sched_explain:
+ * - first filters the node named by the pod's status.nominatedNodeName, if that node exists
+ *   (and is not cut out by NodeAffinity's PreFilter); when it passes, it is chosen at once;
+ * - otherwise filters the candidate nodes (all nodes, or the ones NodeAffinity's PreFilter
+ *   keeps) in node order starting at a position that rotates between cycles, and stops once
+ *   sched_num_feasible_nodes_to_find(percentage, candidates) feasible nodes are found; only
+ *   those are scored. The next cycle starts where this one stopped (kube-scheduler's
+ *   nextStartNodeIndex = (start + nodes filtered) % all nodes, kept in the cluster).
+ * A pod that fits nowhere has had every node filtered, so its FailedScheduling message ("0/N"
+ * with N = all nodes) and preemption are the same as without sampling. At 100 none of this
+ * happens: every node is filtered in node order and the nominated node gets no precedence. */
+
+/* sched_num_feasible_nodes_to_find is kube-scheduler's numFeasibleNodesToFind: nnodes when
+ * nnodes < 100 or percentage >= 100; else nnodes * pct / 100 but at least 100, where pct is
+ * percentage, or for 0 (adaptive) 50 - nnodes / 125 but at least 5. E.g. 1,000 nodes -> 420,
+ * 5,000 -> 500, 10,000 -> 500. */
+uint32_t sched_num_feasible_nodes_to_find(int32_t percentage, uint32_t nnodes);
 
 /* ---------------------------------------------------------------------------------------
  * Tie-break generator
@@ -193,11 +221,13 @@ struct sched_result {
 void sched_result_release(struct sched_result *r);
 
 /* sched_schedule_one runs one scheduling cycle for pod against the cluster with profile p
- * (NULL = default): filters on every node, scores on the feasible ones, highest total wins;
+ * (NULL = default): filters on every node (or on a sample, see "Node sampling"), scores on
+ * the feasible ones, highest total wins;
  * among equal totals one is picked with rng (NULL = the first in node order). When no node
  * fits, DefaultPreemption runs (see docs/scheduling.md, "Preemption"). The pod's own
  * node_name is used only by the NodeName filter; assigned pods never reach a real scheduler.
- * The cluster is not changed (call sched_cluster_assume_pod to take the node).
+ * The cluster's nodes and pods are not changed (call sched_cluster_assume_pod to take the
+ * node); with sampling, the cycle moves the cluster's rotating start position.
  * Not modelled: PodDisruptionBudgets in victim choice, and room held on a node for a pod
  * nominated there by an earlier preemption (kube-scheduler's RunFilterPluginsWithNominatedPods):
  * a caller that nominates should retry the preemptor soon after its victims are gone.
@@ -235,6 +265,9 @@ struct sched_node_verdict {
     const char **reasons;
     size_t nreasons;
     bool unresolvable; /* status UnschedulableAndUnresolvable: preemption cannot help here */
+    /* Node sampling only: the node was not filtered because the cycle had found enough
+     * feasible nodes first (plugin NULL, no reasons, no scores). Never set at 100%. */
+    bool skipped;
     /* Scoring (feasible nodes only) */
     struct sched_score scores[SCHED_MAX_SCORES];
     size_t nscores;
@@ -251,6 +284,7 @@ struct sched_explanation {
     struct sched_node_verdict *nodes; /* one per node, in node order */
     size_t nnodes;
     size_t nfeasible;
+    size_t nskipped;            /* nodes with skipped set (node sampling) */
     struct sched_result result; /* what sched_schedule_one gives with the same rng */
     struct kube_arena arena;    /* owns every string and array above except result's */
 };
@@ -280,11 +314,12 @@ struct sched_sim_opts {
  * descending, then input order. Each scheduled pod is assumed onto its node, so later pods
  * see it. When a pod fits nowhere and preemption finds victims, the victims are removed from
  * the cluster (a victim that is one of pods[] gets preempted=true), and the pod is retried
- * once immediately: results[i] then has node (or the retry's message), nominated_node,
- * victims and, as message, the first attempt's FailedScheduling text. Pods with scheduling
- * gates get SCHED_GATED. results[] (n entries, caller-allocated, indexed like pods[]) is
- * filled; release each with sched_result_release. Returns 0, or -ENOMEM with err set (the
- * results filled so far are valid and must be released; the rest are zeroed). */
+ * once immediately, as nominated to that node (which node sampling filters first):
+ * results[i] then has node (or the retry's message), nominated_node, victims and, as message,
+ * the first attempt's FailedScheduling text. Pods with scheduling gates get SCHED_GATED.
+ * results[] (n entries, caller-allocated, indexed like pods[]) is filled; release each with
+ * sched_result_release. Returns 0, or -ENOMEM with err set (the results filled so far are
+ * valid and must be released; the rest are zeroed). */
 int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
                    const struct kube_pod *const *pods, size_t n, const struct sched_sim_opts *o,
                    struct sched_result *results, struct kube_err *err);

@@ -8,10 +8,10 @@
 
 #include "sched/sched-int.h"
 
-const struct sched_profile sched_profile_default = {"default", false, "nvidia.com/gpu", 0,
-                                                    SCHED_TAINT_WORDING_KEY_VALUE};
-const struct sched_profile sched_profile_gpu = {"gpu", true, "nvidia.com/gpu", 10,
-                                                SCHED_TAINT_WORDING_KEY_VALUE};
+const struct sched_profile sched_profile_default = {
+    "default", false, "nvidia.com/gpu", 0, SCHED_TAINT_WORDING_KEY_VALUE, 100};
+const struct sched_profile sched_profile_gpu = {
+    "gpu", true, "nvidia.com/gpu", 10, SCHED_TAINT_WORDING_KEY_VALUE, 100};
 
 const struct sched_profile *sched_profile_find(const char *name)
 {
@@ -112,6 +112,7 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
 
     x->nnodes = cy->n;
     x->nfeasible = cy->nfeasible;
+    x->nskipped = cy->nskipped;
     if (cy->n && !(x->nodes = kube_arena_alloc(a, cy->n * sizeof(*x->nodes))))
         return -ENOMEM;
     for (i = 0; i < cy->n; i++) {
@@ -120,7 +121,9 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
         if (!(v->node = kube_arena_strdup(a, c->slots[c->order[i]].name)))
             return -ENOMEM;
         v->selected = (int32_t)i == cy->chosen;
-        if (o->plugin) {
+        if (o->plugin == SCHED_PL_SKIPPED) {
+            v->skipped = true;
+        } else if (o->plugin) {
             v->plugin = sched_plugin_name(o->plugin);
             v->unresolvable = o->unresolvable;
             v->nreasons = node_reasons(c, cp, o->plugin, o->reason, tmp);
@@ -176,6 +179,15 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
     return 0;
 }
 
+/* next_start_advance moves kube-scheduler's nextStartNodeIndex past the nodes a sampled cycle
+ * filtered. */
+static void next_start_advance(struct sched_cluster *c, const struct sched_profile *p,
+                               uint32_t processed)
+{
+    if (sched_sampling_on(p) && c->norder)
+        c->next_start = (uint32_t)(((uint64_t)c->next_start + processed) % c->norder);
+}
+
 int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
               struct sched_rng *rng, bool ref, struct sched_result *out,
               struct sched_explanation *x, struct kube_err *err)
@@ -206,9 +218,11 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         return rc;
     if (!ref && !x) {
         int32_t chosen;
-        if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, err)))
+        uint32_t processed;
+        if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, &processed, err)))
             goto out_cp;
         if (chosen >= 0) {
+            next_start_advance(c, p, processed);
             out->outcome = SCHED_SCHEDULED;
             if (!(out->node = strdup(c->slots[c->order[chosen]].name)))
                 rc = kube_err_set(err, -ENOMEM, "out of memory");
@@ -217,6 +231,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_cycle_run(c, p, &cp, rng, ref, &cy, err)))
         goto out_cp;
+    next_start_advance(c, p, cy.processed);
     rc = -ENOMEM;
     if (cy.chosen >= 0) {
         out->outcome = SCHED_SCHEDULED;

@@ -101,8 +101,15 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
         if (!r->nominated_node)
             continue;
         evict(c, r, results, n, idx);
-        if ((rc = sched_schedule_one(c, p, pods[idx], &rng, &retry, err)))
-            break;
+        {
+            /* kube-scheduler's retry sees status.nominatedNodeName, which node sampling
+             * filters first */
+            struct kube_pod nominated = *pods[idx];
+
+            nominated.nominated_node_name = r->nominated_node;
+            if ((rc = sched_schedule_one(c, p, &nominated, &rng, &retry, err)))
+                break;
+        }
         if (retry.outcome == SCHED_SCHEDULED) {
             r->outcome = SCHED_SCHEDULED;
             r->node = retry.node;

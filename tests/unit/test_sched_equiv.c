@@ -1,7 +1,8 @@
 /* test_sched_equiv.c - the fast path (node classes, interned ids, running totals) must give
  * exactly what the reference path (every node from scratch, strings) gives: per node verdicts,
  * reasons, every plugin score, the choice, the message and the preemption victims, on
- * randomized clusters that are also changed incrementally between pods. */
+ * randomized clusters that are also changed incrementally between pods; with node sampling,
+ * also which nodes were filtered and where the next cycle starts. */
 #include <stdio.h>
 #include <string.h>
 
@@ -68,7 +69,7 @@ static struct kube_node *rand_node(struct kube_arena *a, unsigned i)
     return tb_node(a, name, spec);
 }
 
-static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnodes)
+static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnodes, bool nominate)
 {
     char spec[1024], pin[64], e1[64];
     int n = 0;
@@ -100,6 +101,8 @@ static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnod
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " tol:%s", PICK(tols));
     if (rnd(10) == 0)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " never");
+    if (nominate && rnd(3) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " nominated=n%u", rnd(nnodes + 2));
     p = tb_pod(a, spec);
     if (rnd(3) == 0)
         tb_req_term(a, p, PICK(exprs), rnd(2) ? PICK(exprs) : NULL, (const char *)NULL);
@@ -145,7 +148,8 @@ static void compare(const char *what, const struct sched_result *f,
     for (i = 0; i < f->nvictims; i++)
         if (strcmp(f->victims[i].name, r->victims[i].name))
             test_fail(__FILE__, __LINE__, "%s: victim %zu differs", what, i);
-    if (xf->nnodes != xr->nnodes || xf->nfeasible != xr->nfeasible) {
+    if (xf->nnodes != xr->nnodes || xf->nfeasible != xr->nfeasible ||
+        xf->nskipped != xr->nskipped) {
         test_fail(__FILE__, __LINE__, "%s: node counts differ", what);
         return;
     }
@@ -154,7 +158,7 @@ static void compare(const char *what, const struct sched_result *f,
         int bad = !same_str(a->node, b->node) || !same_str(a->plugin, b->plugin) ||
                   a->nreasons != b->nreasons || a->unresolvable != b->unresolvable ||
                   a->nscores != b->nscores || a->total != b->total || a->selected != b->selected ||
-                  !same_str(a->preemption, b->preemption);
+                  a->skipped != b->skipped || !same_str(a->preemption, b->preemption);
         for (k = 0; !bad && k < a->nreasons; k++)
             bad = strcmp(a->reasons[k], b->reasons[k]) != 0;
         for (k = 0; !bad && k < a->nscores; k++)
@@ -170,12 +174,17 @@ static void compare(const char *what, const struct sched_result *f,
     }
 }
 
-static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned rounds)
+static unsigned stopped_early, nominated_taken; /* sampled cycles seen, for equiv_sampling */
+
+/* run_sized: rounds random pods on a random cluster of nnodes nodes; nominate gives some pods
+ * a status.nominatedNodeName */
+static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned rounds,
+                      unsigned nnodes, bool nominate)
 {
     struct kube_arena a = KUBE_ARENA_INIT;
     struct sched_cluster *c = sched_cluster_new();
     struct kube_err err = {0};
-    unsigned nnodes = 5 + (unsigned)(seed % 30), i, next_node;
+    unsigned i, next_node;
     char what[64];
 
     rs = seed;
@@ -183,10 +192,11 @@ static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned
         CHECK_INT_EQ(sched_cluster_add_node(c, rand_node(&a, i), &err), 0);
     next_node = nnodes;
     for (i = 0; i < rounds; i++) {
-        struct kube_pod *p = rand_pod(&a, i, next_node);
+        struct kube_pod *p = rand_pod(&a, i, next_node, nominate);
         struct sched_result rf, rr, rq;
         struct sched_explanation xf, xr;
         struct sched_rng g1, g2, g3;
+        uint32_t start = c->next_start, after_fast, after_ref;
 
         sched_rng_seed(&g1, i);
         sched_rng_seed(&g2, i);
@@ -195,10 +205,20 @@ static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned
         memset(&xf, 0, sizeof(xf));
         memset(&xr, 0, sizeof(xr));
         CHECK_INT_EQ(sched_run(c, prof, p, &g1, false, &rf, &xf, &err), 0);
+        after_fast = c->next_start;
+        c->next_start = start;
         CHECK_INT_EQ(sched_run(c, prof, p, &g2, true, &rr, &xr, &err), 0);
+        after_ref = c->next_start;
+        c->next_start = start;
         compare(what, &rf, &xf, &rr, &xr);
+        stopped_early += xf.nskipped > 0;
+        nominated_taken += xf.nskipped > 0 && xf.nfeasible == 1 && p->nominated_node_name[0] &&
+                           rf.node && !strcmp(rf.node, p->nominated_node_name);
         /* the choose-only fast path of sched_schedule_one */
         CHECK_INT_EQ(sched_run(c, prof, p, &g3, false, &rq, NULL, &err), 0);
+        if (after_fast != after_ref || after_ref != c->next_start)
+            test_fail(__FILE__, __LINE__, "%s: next start %u (fast) %u (ref) %u (choose)", what,
+                      (unsigned)after_fast, (unsigned)after_ref, (unsigned)c->next_start);
         if (rq.outcome != rr.outcome || !same_str(rq.node, rr.node) ||
             !same_str(rq.message, rr.message) || rq.nvictims != rr.nvictims)
             test_fail(__FILE__, __LINE__, "%s: schedule_one %s [%s] vs ref %s [%s]", what,
@@ -240,6 +260,11 @@ static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned
     }
     sched_cluster_free(c);
     kube_arena_free(&a);
+}
+
+static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned rounds)
+{
+    run_sized(seed, prof, rounds, 5 + (unsigned)(seed % 30), false);
 }
 
 static void equiv_default(void)
@@ -313,9 +338,34 @@ static void cache_survives_generation_wrap(void)
     kube_arena_free(&a);
 }
 
+/* node sampling on clusters over 100 nodes, where a cycle stops early: the same nodes are
+ * filtered, skipped and chosen on every path, and the start moves the same */
+static void equiv_sampling(void)
+{
+    static const int32_t pcts[] = {0, 10, 40, 99};
+    struct sched_profile p;
+    uint64_t s;
+
+    stopped_early = nominated_taken = 0;
+    for (s = 400; s < 412; s++) {
+        p = s % 2 ? sched_profile_gpu : sched_profile_default;
+        p.percentage_of_nodes_to_score = pcts[s % 4];
+        run_sized(s, &p, 40, 100 + (unsigned)(s % 5) * 40, true);
+    }
+    /* the random cases did exercise both shortcuts */
+    CHECK(stopped_early > 50);
+    CHECK(nominated_taken > 5);
+    /* under 100 nodes every node is filtered, but the start rotates and nominations count */
+    p = sched_profile_default;
+    p.percentage_of_nodes_to_score = 0;
+    for (s = 420; s < 430; s++)
+        run_sized(s, &p, 40, 5 + (unsigned)(s % 30), true);
+}
+
 static const struct test_case cases[] = {
     {"fit cache survives a generation wrap", cache_survives_generation_wrap},
     {"fast equals reference, default profile", equiv_default},
+    {"fast equals reference, node sampling", equiv_sampling},
     {"fast equals reference, gpu profile on another resource", equiv_other_gpu_resource},
     {"fast equals reference, gpu profile", equiv_gpu},
     {"fast equals reference, v1.35 taint wording", equiv_generic_taint_wording},
