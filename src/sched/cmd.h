@@ -85,20 +85,26 @@ int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_p
 struct sched_cmd_sim_flags {
     struct sched_cmd_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
+    const char *percentage;    /* --percentage-of-nodes-to-score */
+    struct sched_profile prof; /* filled by sched_cmd_sim_check */
 };
 
 /* sched_cmd_sim_parse parses argv for cmd against -f/--filename, -o/--output, --profile,
- * --seed, --scheduler-name and -n/--namespace into f (zeroed first); pos, help and the return
- * value are sched_cmd_flags_parse's. */
+ * --seed, --scheduler-name, -n/--namespace and --percentage-of-nodes-to-score into f (zeroed
+ * first); pos, help and the return value are sched_cmd_flags_parse's. */
 int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
                         struct sched_cmd_list *pos, bool *help);
 
 /* sched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
- * --profile (into *profile), --seed (into *seed). Prints the usage error and returns 2 on the
- * first bad one; 0 otherwise. */
-int sched_cmd_sim_check(const char *cmd, const struct sched_cmd_sim_flags *f,
-                        enum out_format *fmt, const struct sched_profile **profile,
-                        uint64_t *seed);
+ * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).
+ * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
+ * error and returns 2 on the first bad one; 0 otherwise. */
+int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out_format *fmt,
+                        const struct sched_profile **profile, uint64_t *seed);
+
+/* sched_cmd_parse_percentage checks --percentage-of-nodes-to-score: an integer 0..100 (NULL:
+ * dflt). On a bad value it prints the usage error and returns 2. */
+int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out);
 
 /* sched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
  * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name

@@ -180,6 +180,7 @@ int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd
         {"seed", 0, CMD_FLAG_STRING, &f->seed},
         {"scheduler-name", 0, CMD_FLAG_STRING, &f->sched_name},
         {"namespace", 'n', CMD_FLAG_STRING, &f->namespace_},
+        {"percentage-of-nodes-to-score", 0, CMD_FLAG_STRING, &f->percentage},
     };
 
     memset(f, 0, sizeof(*f));
@@ -187,10 +188,31 @@ int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd
                                  help);
 }
 
-int sched_cmd_sim_check(const char *cmd, const struct sched_cmd_sim_flags *f,
-                        enum out_format *fmt, const struct sched_profile **profile,
-                        uint64_t *seed)
+int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)
 {
+    char *end;
+    long v;
+
+    if (!s) {
+        *out = dflt;
+        return 0;
+    }
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < 0 || v > 100 || !(s[0] >= '0' && s[0] <= '9'))
+        return sched_cmd_usage_error(cmd,
+                                     "invalid argument \"%s\" for "
+                                     "\"--percentage-of-nodes-to-score\" flag: "
+                                     "must be an integer from 0 to 100",
+                                     s);
+    *out = (int32_t)v;
+    return 0;
+}
+
+int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out_format *fmt,
+                        const struct sched_profile **profile, uint64_t *seed)
+{
+    const struct sched_profile *builtin;
     struct kube_err err;
     int rc;
 
@@ -200,7 +222,14 @@ int sched_cmd_sim_check(const char *cmd, const struct sched_cmd_sim_flags *f,
     if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt,
                          &err))
         return sched_cmd_usage_error(cmd, "%s", err.msg);
-    rc = sched_cmd_parse_profile(cmd, f->profile, profile);
+    rc = sched_cmd_parse_profile(cmd, f->profile, &builtin);
+    if (!rc) {
+        /* offline answers are meant to be reproducible: every node unless asked */
+        f->prof = *builtin;
+        *profile = &f->prof;
+        rc = sched_cmd_parse_percentage(cmd, f->percentage, 100,
+                                        &f->prof.percentage_of_nodes_to_score);
+    }
     if (!rc)
         rc = sched_cmd_parse_seed(cmd, f->seed, seed);
     return rc;

@@ -41,6 +41,8 @@ static const char explain_usage[] =
     "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
     "      --scheduler-name NAME  only pods whose spec.schedulerName is NAME are queued\n"
     "      --seed N               tie-break seed, as for simulate (default 1)\n"
+    "      --percentage-of-nodes-to-score N\n"
+    "                             node sampling, as for simulate (default 100: every node)\n"
     "  -h, --help                 help for explain\n";
 
 struct explain_target {
@@ -98,7 +100,7 @@ static size_t explain_tied(const struct sched_explanation *x, int64_t *best)
     *best = INT64_MIN;
     for (i = 0; i < x->nnodes; i++) {
         const struct sched_node_verdict *v = &x->nodes[i];
-        if (v->plugin)
+        if (v->plugin || v->skipped)
             continue;
         if (v->total > *best) {
             *best = v->total;
@@ -141,8 +143,13 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         return 0;
     }
     printf("Pending pods placed before it (queue order): %zu. Nodes passing the filters: %zu of "
-           "%zu.\n\n",
+           "%zu",
            ahead, x->nfeasible, x->nnodes);
+    if (x->nskipped)
+        printf(" (%zu not evaluated: --percentage-of-nodes-to-score %" PRId32
+               " stops at enough feasible nodes)",
+               x->nskipped, profile->percentage_of_nodes_to_score);
+    printf(".\n\n");
 
     for (i = 0; i < x->nnodes; i++)
         if (x->nodes[i].preemption)
@@ -154,8 +161,8 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         const char *cells[4];
         rc = explain_join_reasons(v, &reasons);
         cells[0] = v->node;
-        cells[1] = v->plugin ? v->plugin : "passed";
-        cells[2] = v->plugin ? reasons.data : "";
+        cells[1] = v->skipped ? "-" : v->plugin ? v->plugin : "passed";
+        cells[2] = v->skipped ? "not evaluated" : v->plugin ? reasons.data : "";
         cells[3] = v->preemption ? v->preemption : "";
         if (!rc)
             rc = out_table_add_row(&ft, cells);
@@ -170,7 +177,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
 
     /* scores of the feasible nodes, one column per plugin of the profile */
     for (i = 0; i < x->nnodes; i++) {
-        if (!x->nodes[i].plugin) {
+        if (!x->nodes[i].plugin && !x->nodes[i].skipped) {
             nscore = x->nodes[i].nscores;
             sh[0] = "NODE";
             for (j = 0; j < nscore; j++)
@@ -185,7 +192,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
             const struct sched_node_verdict *v = &x->nodes[i];
             char cellbuf[SCHED_MAX_SCORES + 1][96];
             const char *cells[SCHED_MAX_SCORES + 2];
-            if (v->plugin)
+            if (v->plugin || v->skipped)
                 continue;
             cells[0] = v->node;
             for (j = 0; j < nscore && j < v->nscores; j++) {
@@ -265,8 +272,14 @@ static int explain_print_json(const struct kube_pod *pod, const struct sched_pro
         json_t *n = json_object(), *arr = json_array();
         fail |= !n || !arr;
         fail |= json_object_set_new(n, "node", json_string(v->node));
-        fail |= json_object_set_new(n, "feasible", json_boolean(!v->plugin));
-        if (v->plugin) {
+        if (v->skipped)
+            /* node sampling stopped before this node: no verdict */
+            fail |= json_object_set_new(n, "evaluated", json_false());
+        else
+            fail |= json_object_set_new(n, "feasible", json_boolean(!v->plugin));
+        if (v->skipped) {
+            json_decref(arr);
+        } else if (v->plugin) {
             for (j = 0; j < v->nreasons; j++)
                 fail |= json_array_append_new(arr, json_string(v->reasons[j]));
             fail |= json_object_set_new(n, "plugin", json_string(v->plugin));
@@ -312,6 +325,9 @@ static int explain_print_json(const struct kube_pod *pod, const struct sched_pro
     fail |= json_object_set_new(doc, "pod", json_string(key));
     fail |= json_object_set_new(doc, "priority", json_integer(pod->priority));
     fail |= json_object_set_new(doc, "profile", json_string(profile->name));
+    if (profile->percentage_of_nodes_to_score < 100)
+        fail |= json_object_set_new(doc, "percentageOfNodesToScore",
+                                    json_integer(profile->percentage_of_nodes_to_score));
     fail |= json_object_set_new(doc, "podsAhead", json_integer((json_int_t)ahead));
     fail |= json_object_set_new(doc, "nodes", nodes);
     nodes = NULL;

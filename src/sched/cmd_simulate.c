@@ -42,6 +42,10 @@ static const char simulate_usage[] =
     "      --scheduler-name NAME  only schedule pods whose spec.schedulerName is NAME\n"
     "      --seed N               seed for breaking ties between equally scored nodes\n"
     "                             (default 1: the same input always gives the same output)\n"
+    "      --percentage-of-nodes-to-score N\n"
+    "                             stop filtering once N% of the nodes (at least 100) fit,\n"
+    "                             as kube-scheduler does; 0: its adaptive share\n"
+    "                             (default 100: every node, see docs/gpusched.md)\n"
     "  -h, --help                 help for simulate\n";
 
 /* Progress on stderr once a run takes more than a second: one updating line on a terminal,

@@ -56,6 +56,7 @@ struct serve_opts {
     int bind_workers;
     int64_t max_unschedulable_ms;
     int64_t initial_backoff_ms, max_backoff_ms;
+    int percentage_of_nodes_to_score; /* 0..100, 0 adaptive */
 };
 
 /* A pending pod of ours, as kept in the queue: its JSON (decoded again at each attempt, which
@@ -80,7 +81,8 @@ struct node_fp {
 
 struct serve {
     struct serve_opts o;
-    const struct sched_profile *profile;
+    const struct sched_profile *profile; /* &profile_buf */
+    struct sched_profile profile_buf;    /* the built-in profile with the node sampling flag */
     char instance[320];
     struct kube_client *client;
     struct kube_client *event_client; /* events only: a rate limit of their own */
@@ -1022,6 +1024,9 @@ static const char serve_usage[] =
     "      --metrics-addr HOST:PORT       /healthz, /readyz, /metrics; \"\" or 0 disables\n"
     "                                     (default 0.0.0.0:10251)\n"
     "      --pod-max-in-unschedulable-pods-duration D   periodic retry of unschedulable pods (default 5m)\n"
+    "      --percentage-of-nodes-to-score N   stop filtering once N% of the nodes (at least 100)\n"
+    "                                     fit; 0 = kube-scheduler's adaptive share, 100 = every\n"
+    "                                     node (default 0)\n"
     "  -v, --v N                          log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug\n"
     "  -h, --help                         show this help\n"
     "\n"
@@ -1111,6 +1116,7 @@ enum {
     OPT_LEASE_NAMESPACE,
     OPT_METRICS_ADDR,
     OPT_MAX_UNSCHED,
+    OPT_PERCENTAGE,
     OPT_V,
 };
 
@@ -1147,6 +1153,7 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
         {"leader-elect-resource-namespace", required_argument, NULL, OPT_LEASE_NAMESPACE},
         {"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
         {"pod-max-in-unschedulable-pods-duration", required_argument, NULL, OPT_MAX_UNSCHED},
+        {"percentage-of-nodes-to-score", required_argument, NULL, OPT_PERCENTAGE},
         {"v", required_argument, NULL, OPT_V},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -1221,6 +1228,13 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
                 o->max_unschedulable_ms = ms;
             break;
         }
+        case OPT_PERCENTAGE:
+            if (parse_int(optarg, 0, 100, &n))
+                return usage_error("--percentage-of-nodes-to-score: '%s' is not an integer in "
+                                   "0..100",
+                                   optarg);
+            o->percentage_of_nodes_to_score = (int)n;
+            break;
         case OPT_LEASE_NAME:
             o->lease_name = optarg;
             break;
@@ -1268,6 +1282,7 @@ int sched_serve_main(int argc, char **argv)
         .metrics_addr = "0.0.0.0:10251",
         .bind_workers = 16,
         .max_unschedulable_ms = 300000,
+        .percentage_of_nodes_to_score = 0, /* kube-scheduler's default: adaptive */
     };
     struct kube_client_opts co;
     struct sched_queue_opts qo;
@@ -1294,7 +1309,9 @@ int sched_serve_main(int argc, char **argv)
         return 1;
     }
     s->o = o;
-    s->profile = sched_profile_find(o.profile);
+    s->profile_buf = *sched_profile_find(o.profile);
+    s->profile_buf.percentage_of_nodes_to_score = o.percentage_of_nodes_to_score;
+    s->profile = &s->profile_buf;
     gethostname(host, sizeof(host) - 1);
     snprintf(s->instance, sizeof(s->instance), "%s-%s", o.scheduler_name, host);
     pthread_mutex_init(&s->mu, NULL);
@@ -1359,9 +1376,10 @@ int sched_serve_main(int argc, char **argv)
     }
     serve_log('I', 0,
               "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
-              "server=\"%s\" qps=%g burst=%d metricsPort=%d",
-              SERVE_VERSION, o.scheduler_name, s->profile->name, kube_client_server(s->client),
-              o.qps, o.burst, s->httpd ? sched_httpd_port(s->httpd) : 0);
+              "percentageOfNodesToScore=%d server=\"%s\" qps=%g burst=%d metricsPort=%d",
+              SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
+              kube_client_server(s->client), o.qps, o.burst,
+              s->httpd ? sched_httpd_port(s->httpd) : 0);
 
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";

@@ -162,6 +162,21 @@ def test_bad_output_format_seed_and_profile():
         raise AssertionError("stderr %r" % p.stderr)
 
 
+def test_bad_percentage_of_nodes_to_score():
+    for cmd in ("simulate", "explain"):
+        for v in ("101", "-1", "x", "", "5.5"):
+            args = [cmd, "-f", SEED, "--percentage-of-nodes-to-score", v] + (["p"] if cmd == "explain" else [])
+            p = gpusched(*args)
+            expect_exit(p, 2, "%s --percentage-of-nodes-to-score %r" % (cmd, v))
+            util.check_eq(p.stderr.splitlines(),
+                          ['gpusched: invalid argument "%s" for "--percentage-of-nodes-to-score" '
+                           'flag: must be an integer from 0 to 100' % v,
+                           "See 'gpusched %s --help' for usage." % cmd], "stderr")
+        p = gpusched(cmd, "--help")
+        if "--percentage-of-nodes-to-score" not in p.stdout:
+            raise AssertionError("%s --help lacks --percentage-of-nodes-to-score" % cmd)
+
+
 def test_explain_needs_exactly_one_pod():
     expect_exit(gpusched("explain", "-f", SEED), 2, "explain without POD")
     expect_exit(gpusched("explain", "-f", SEED, "a", "b"), 2, "explain with two PODs")
@@ -388,6 +403,57 @@ def test_explain_seed_pod():
             raise AssertionError("worker not feasible in %r" % out)
         if ("Result: scheduled on %s\n" % WORKER) not in out:
             raise AssertionError("no result line in %r" % out)
+
+
+def test_simulate_sampling_under_100_nodes_changes_nothing():
+    """Under 100 nodes kube-scheduler's sampling filters every node: same placement."""
+    for d in (SEED,):
+        want = gpusched("simulate", "-f", d, "-o", "json").stdout
+        for pct in ("0", "1", "50", "100"):
+            p = gpusched("simulate", "-f", d, "-o", "json", "--percentage-of-nodes-to-score", pct)
+            expect_exit(p, 0, "simulate --percentage-of-nodes-to-score " + pct)
+            util.check_eq(p.stdout, want, "output with --percentage-of-nodes-to-score " + pct)
+
+
+def test_explain_with_sampling_marks_nodes_not_evaluated():
+    with TempDir() as t:
+        # 150 equal nodes: the adaptive share is 49% (73), so 100 feasible nodes end the cycle
+        t.write("nodes.yaml", "---\n".join(NODE % ("node-%03d" % i) for i in range(150)))
+        t.write("pods.yaml", "---\n".join(POD % ("pod-%d" % i) for i in range(3)) + "---\n" + """apiVersion: v1
+kind: Pod
+metadata: {name: huge}
+spec:
+  containers: [{name: c, image: app, resources: {requests: {cpu: "8"}}}]
+""")
+        p = gpusched("explain", "-f", t.path, "pod-2", "-o", "json")
+        doc = json.loads(p.stdout)
+        util.check_eq(len([n for n in doc["nodes"] if n.get("feasible")]), 150, "every node at 100")
+        util.check_eq("percentageOfNodesToScore" in doc, False, "no percentage at 100")
+        p = gpusched("explain", "-f", t.path, "pod-2", "-o", "json",
+                     "--percentage-of-nodes-to-score", "0")
+        expect_exit(p, 0, "explain --percentage-of-nodes-to-score 0")
+        doc = json.loads(p.stdout)
+        util.check_eq(doc["percentageOfNodesToScore"], 0, "percentage in the JSON")
+        skipped = [n for n in doc["nodes"] if n.get("evaluated") is False]
+        feasible = [n for n in doc["nodes"] if n.get("feasible")]
+        util.check_eq((len(skipped), len(feasible)), (50, 100), "not evaluated, feasible")
+        util.check_eq(skipped[0], {"node": skipped[0]["node"], "evaluated": False}, "a skipped row")
+        # pods 0 and 1 went first, 100 nodes each: pod-2 starts at (0 + 100 + 100) % 150 = 50
+        util.check_eq([n["node"] for n in feasible], ["node-%03d" % i for i in range(50, 150)],
+                      "filtered")
+        util.check_eq([n["node"] for n in skipped], ["node-%03d" % i for i in range(50)],
+                      "not evaluated")
+        util.check_eq(doc["result"]["node"] in [n["node"] for n in feasible], True, "chosen among the filtered")
+        p = gpusched("explain", "-f", t.path, "pod-2", "--percentage-of-nodes-to-score", "0")
+        expect_exit(p, 0, "explain table")
+        if "Nodes passing the filters: 100 of 150 (50 not evaluated" not in p.stdout:
+            raise AssertionError("summary line: %r" % p.stdout[:600])
+        # a pod that fits nowhere: every node filtered, the full message
+        p = gpusched("explain", "-f", t.path, "huge", "-o", "json", "--percentage-of-nodes-to-score", "0")
+        doc = json.loads(p.stdout)
+        util.check_eq([n for n in doc["nodes"] if "evaluated" in n], [], "no skipped node")
+        if not doc["result"]["message"].startswith("0/150 nodes are available: 150 Insufficient cpu."):
+            raise AssertionError("message %r" % doc["result"]["message"])
 
 
 def test_explain_json_and_third_replica():

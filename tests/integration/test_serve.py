@@ -240,12 +240,17 @@ def test_flags():
     gs = util.binary("gpusched")
     p = util.run([gs, "serve", "--help"])
     util.check_eq(p.returncode, 0, "--help exit")
-    if "--scheduler-name" not in p.stdout or "--leader-elect-lease-duration" not in p.stdout:
-        raise AssertionError("help lacks flags: " + p.stdout)
+    for flag in ("--scheduler-name", "--leader-elect-lease-duration", "--percentage-of-nodes-to-score"):
+        if flag not in p.stdout:
+            raise AssertionError("help lacks %s: %s" % (flag, p.stdout))
     for args, msg in ((["--bogus"], "unknown flag --bogus"),
                       (["--profile", "fast"], "--profile: unknown profile 'fast'"),
                       (["--leader-elect-lease-duration", "soon"], "--leader-elect-lease-duration: 'soon'"),
                       (["--kube-api-qps", "x"], "--kube-api-qps: 'x'"),
+                      (["--percentage-of-nodes-to-score", "101"],
+                       "--percentage-of-nodes-to-score: '101' is not an integer in 0..100"),
+                      (["--percentage-of-nodes-to-score", "-1"], "--percentage-of-nodes-to-score: '-1'"),
+                      (["--percentage-of-nodes-to-score", "ten"], "--percentage-of-nodes-to-score: 'ten'"),
                       (["--leader-elect", "--leader-elect-lease-duration", "5s",
                         "--leader-elect-renew-deadline", "10s"], "must be greater than")):
         p = util.run([gs, "serve"] + args)
@@ -257,6 +262,34 @@ def test_flags():
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
+
+
+def test_node_sampling_by_default_keeps_the_full_message():
+    with FakeApiServer() as api:
+        # 120 nodes: kube-scheduler's adaptive share stops a cycle at 100 feasible nodes
+        for i in range(120):
+            api.add(node("n%03d" % i, cpu="1"))
+        for i in range(10):
+            api.add(pod("p%d" % i))
+        api.add(pod("too-big", cpu="2"))
+        sv = Serve(api)
+        try:
+            util.check_eq(sv.grep(r"percentageOfNodesToScore=(\d+)"), ("0",), "default percentage")
+            wait_for("10 pods bound", lambda: len(bound(api)) == 10)
+            ev = wait_for("too-big reported", lambda: events(api, "FailedScheduling"))[0]
+            # it fits nowhere, so every node was filtered and N counts them all
+            util.check_eq(ev["note"], "0/120 nodes are available: 120 Insufficient cpu. preemption: "
+                          "0/120 nodes are available: 120 Preemption is not helpful for scheduling.",
+                          "FailedScheduling note")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        sv = Serve(api, ["--percentage-of-nodes-to-score", "100"])
+        try:
+            util.check_eq(sv.grep(r"percentageOfNodesToScore=(\d+)"), ("100",), "explicit percentage")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
 
 
 def test_preemption_deletes_victims_and_nominates():
