@@ -1,9 +1,10 @@
 /* sched_bench.c - throughput of the scheduling core on manifest files (bench/sched_bench.sh
  * builds and runs it; not part of `make`). Loads the files with the manifest loader, adds the
  * nodes and bound pods to a cluster, then times sched_simulate over the pending pods (every
- * node evaluated for every pod) and prints one JSON line with the figures.
+ * node evaluated for every pod, unless --percentage-of-nodes-to-score samples them) and
+ * prints one JSON line with the figures.
  *
- *   sched_bench [--profile default|gpu] [--seed N] FILE...                                */
+ *   sched_bench [--profile default|gpu] [--seed N] [--percentage-of-nodes-to-score N] FILE... */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ static long rss_kib(void)
 int main(int argc, char **argv)
 {
     const struct sched_profile *prof = &sched_profile_default;
+    struct sched_profile sampled;
     struct sched_sim_opts opts = {0};
     struct sched_input in;
     struct kube_err err = {0};
@@ -74,6 +76,11 @@ int main(int argc, char **argv)
             return 2;
         if (!strcmp(argv[a], "--seed"))
             opts.seed = strtoull(argv[a + 1], NULL, 10);
+        if (!strcmp(argv[a], "--percentage-of-nodes-to-score")) {
+            sampled = *prof;
+            sampled.percentage_of_nodes_to_score = atoi(argv[a + 1]);
+            prof = &sampled;
+        }
     }
     sched_input_init(&in, NULL);
     t0 = now();
@@ -124,15 +131,16 @@ int main(int argc, char **argv)
         }
         getrusage(RUSAGE_SELF, &ru);
         printf(
-            "{\"nodes\":%zu,\"pending\":%zu,\"profile\":\"%s\",\"scheduled\":%zu,"
+            "{\"nodes\":%zu,\"pending\":%zu,\"profile\":\"%s\",\"percentage\":%d,\"scheduled\":%zu,"
             "\"unschedulable\":%zu,\"preemptions\":%zu,\"victims\":%zu,\"preempted_pending\":%zu,"
             "\"load_s\":%.3f,\"simulate_wall_s\":%.4f,\"simulate_cpu_s\":%.4f,\"pods_per_s\":%.0f,"
             "\"us_per_pod\":%.2f,"
             "\"ns_per_node_pod\":%.2f,\"rss_input_kib\":%ld,\"rss_cluster_kib\":%ld,"
             "\"max_rss_kib\":%ld,\"heap_cluster_bytes\":%ld,\"heap_after_simulate_bytes\":%ld,"
             "\"bound_pods\":%zu}\n",
-            in.nnodes, np, prof->name, sched, unsched, nominated, victims, preempted, t1 - t0, wall,
-            secs, (double)np / secs, secs * 1e6 / (double)np,
+            in.nnodes, np, prof->name, (int)prof->percentage_of_nodes_to_score, sched, unsched,
+            nominated, victims, preempted, t1 - t0, wall, secs, (double)np / secs,
+            secs * 1e6 / (double)np,
             secs * 1e9 / ((double)np * (double)(in.nnodes ? in.nnodes : 1)), rss_input, rss_cluster,
             ru.ru_maxrss, heap_cluster, heap_end, in.npods - np);
     }

@@ -10,6 +10,7 @@ bottleneck, not the scheduler).
 
   python3 bench/serve_bench.py --build build --nodes 5000 --pods 10000 --qps 50 --burst 100
   python3 bench/serve_bench.py --build build --nodes 5000 --pods 10000 --qps 0
+  python3 bench/serve_bench.py --build build --qps 0 --percentage-of-nodes-to-score 100  # every node
 """
 import argparse
 import json
@@ -73,6 +74,16 @@ def sample(text, name, labels=""):
     return 0.0
 
 
+def mean_us(text, name):
+    """a histogram's exact mean (NAME_sum / NAME_count, any labels) in microseconds"""
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r'^%s_(sum|count)(?:\{[^}]*\})? (\S+)$' % re.escape(name), line)
+        if m:
+            got[m.group(1)] = float(m.group(2))
+    return round(1e6 * got["sum"] / got["count"], 1) if got.get("count") else 0.0
+
+
 def quantile(text, name, q, labels=""):
     """histogram_quantile over NAME_bucket lines (cumulative), linear inside a bucket."""
     rx = re.compile(r'^%s_bucket\{(.*)\} (\S+)$' % re.escape(name))
@@ -109,6 +120,8 @@ def main():
     ap.add_argument("--burst", default="100")
     ap.add_argument("--bind-workers", default="16")
     ap.add_argument("--profile", default="default")
+    ap.add_argument("--percentage-of-nodes-to-score", default=None,
+                    help="passed to gpusched serve (its default: 0, adaptive)")
     ap.add_argument("--timeout", type=float, default=900)
     a = ap.parse_args()
 
@@ -133,7 +146,10 @@ def main():
         sched = subprocess.Popen([os.path.join(a.build, "gpusched"), "serve", "--kubeconfig", kc,
                                   "--metrics-addr", "127.0.0.1:0", "--kube-api-qps", a.qps,
                                   "--kube-api-burst", a.burst, "--bind-workers", a.bind_workers,
-                                  "--profile", a.profile], stderr=subprocess.PIPE, text=True)
+                                  "--profile", a.profile] +
+                                 (["--percentage-of-nodes-to-score", a.percentage_of_nodes_to_score]
+                                  if a.percentage_of_nodes_to_score is not None else []),
+                                 stderr=subprocess.PIPE, text=True)
         port = None
         for line in sched.stderr:
             log.write(line)
@@ -169,6 +185,10 @@ def main():
             "e2e_p99_ms": round(1000 * quantile(text, "scheduler_e2e_scheduling_duration_seconds", 0.99), 2),
             "attempt_p50_ms": round(1000 * quantile(text, "scheduler_scheduling_attempt_duration_seconds", 0.5), 3),
             "attempt_p99_ms": round(1000 * quantile(text, "scheduler_scheduling_attempt_duration_seconds", 0.99), 3),
+            # the histograms' first bucket is 100 us, so the p50 above is interpolated inside it;
+            # the means are exact
+            "attempt_mean_us": mean_us(text, "scheduler_scheduling_attempt_duration_seconds"),
+            "algorithm_mean_us": mean_us(text, "scheduler_scheduling_algorithm_duration_seconds"),
             "bind_p50_ms": round(1000 * quantile(text, "gpusched_binding_duration_seconds", 0.5), 2),
             "bind_p99_ms": round(1000 * quantile(text, "gpusched_binding_duration_seconds", 0.99), 2),
             "sched_cpu_total_s": round(cpu_end, 3),
