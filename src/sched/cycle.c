@@ -307,15 +307,15 @@ static void sample_plan(const struct sched_cluster *c, const struct sched_profil
 }
 
 /* nominated_first returns the order index of the node named by the pod's
- * status.nominatedNodeName when node sampling filters it before the others: sampling is on,
- * the node exists and NodeAffinity's PreFilter keeps it. SCHED_NOID otherwise. */
-static uint32_t nominated_first(const struct sched_cluster *c, const struct sched_profile *p,
-                                const struct sched_cpod *cp)
+ * status.nominatedNodeName, which kube-scheduler filters before the others (PreferNominatedNode,
+ * whatever percentageOfNodesToScore says) when the node exists and NodeAffinity's PreFilter
+ * keeps it. SCHED_NOID otherwise. */
+static uint32_t nominated_first(const struct sched_cluster *c, const struct sched_cpod *cp)
 {
     const char *name = cp->src ? cp->src->nominated_node_name : NULL;
     uint32_t id, slot, i;
 
-    if (!name || !*name || !sched_sampling_on(p) || cp->prefilter_conflict)
+    if (!name || !*name || cp->prefilter_conflict)
         return SCHED_NOID;
     id = sched_intern_find(&c->strs, name);
     if (id == SCHED_NOID || id >= c->nslot_of_name)
@@ -362,7 +362,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     fcls = c->s_feas_cls;
     fscore = c->s_feas_score;
     faff = c->s_feas_aff;
-    if ((nom = nominated_first(c, p, cp)) != SCHED_NOID) {
+    if ((nom = nominated_first(c, cp)) != SCHED_NOID) {
         /* the node a preemption nominated: when it passes, it is the only feasible node and
          * is taken without scoring (and the rotating start does not move) */
         struct sched_nodeout o;
@@ -579,7 +579,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         }
         cand[m++] = i;
     }
-    if ((nom = nominated_first(c, p, cp)) != SCHED_NOID) {
+    if ((nom = nominated_first(c, cp)) != SCHED_NOID) {
         struct sched_nodeout *o = &cy->out[nom];
 
         if (ref)
