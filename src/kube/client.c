@@ -1,11 +1,11 @@
 /* client.c - the Kubernetes REST client: libcurl easy handles in a pool, one rate limiter.
  *
- * Invariants: every field of struct kube_client except the pool, the token and the bucket is
- * read-only after kube_client_new, and those three are only touched under c->lock. A bearer
- * token lives in the client and in the one header list of the request using it; it never
- * reaches an error message. Every response body is capped (lists 256 MiB, watch lines
- * 16 MiB, error bodies 1 MiB). */
-#include "client.h"
+ * Invariants: every field of struct kube_client (client-int.h) except the pool, the token,
+ * the CA bundle and the bucket is read-only after kube_client_new, and those are only touched
+ * under c->lock. A bearer token lives in the client and in the header lists of the requests
+ * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
+ * watch lines 16 MiB, error bodies 1 MiB). */
+#include "client-int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,12 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "curl_dl.h"
-#include "kubeconfig.h"
-
-#define CLIENT_POOL_MAX 16
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
-#define CLIENT_ERRBODY_MAX ((size_t)1 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
 #define CLIENT_TOKEN_PERIOD 60.0 /* seconds between token file re-reads (client-go: 1 min) */
 #define CLIENT_CA_PERIOD 300.0   /* seconds between CA file re-reads (client-go: 5 min) */
@@ -28,30 +23,7 @@
 #define CLIENT_CONNECT_TIMEOUT_MS 10000L
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000L
 
-struct kube_client {
-    struct kube_config cfg;
-    char *user_agent;
-    char *url_base;                /* server URL; host replaced by tls-server-name when set */
-    struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
-    long timeout_ms;
-    double qps;
-    double burst;
-
-    pthread_mutex_t lock; /* guards everything below */
-    CURL *pool[CLIENT_POOL_MAX];
-    size_t npool;
-    char *token;          /* current bearer token, NULL when none */
-    double token_read_at; /* monotonic seconds of the last token file read */
-    double token_period;
-    char *ca_pem; /* current CA bundle (starts as cfg.ca_pem), NULL: system store */
-    size_t ca_len;
-    double ca_read_at;
-    double ca_period;
-    double bucket; /* rate-limit tokens available (may go negative: reservations) */
-    double bucket_at;
-};
-
-static double client_now(void)
+double kube_client_now(void)
 {
     struct timespec ts;
 
@@ -137,11 +109,13 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
         rc = kube_err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
-    c->token_read_at = client_now();
+    c->token_gen = 1;
+    c->ca_gen = 1;
+    c->token_read_at = kube_client_now();
     c->token_period =
         o && o->token_refresh_ms > 0 ? (double)o->token_refresh_ms / 1000 : CLIENT_TOKEN_PERIOD;
     c->ca_period = o && o->ca_refresh_ms > 0 ? (double)o->ca_refresh_ms / 1000 : CLIENT_CA_PERIOD;
-    c->ca_read_at = client_now();
+    c->ca_read_at = kube_client_now();
     if (c->cfg.ca_pem) {
         c->ca_pem = malloc(c->cfg.ca_len + 1);
         if (!c->ca_pem) {
@@ -155,7 +129,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
     c->qps = o && o->qps > 0 ? o->qps : 0;
     c->burst = o && o->burst > 1 ? o->burst : 1;
     c->bucket = c->burst;
-    c->bucket_at = client_now();
+    c->bucket_at = kube_client_now();
     rc = client_route(c, err);
 out:
     if (rc) {
@@ -174,9 +148,7 @@ void kube_client_free(struct kube_client *c)
         return;
     for (i = 0; i < c->npool; i++)
         kube_curl.easy_cleanup(c->pool[i]);
-    if (c->token)
-        memset(c->token, 0, strlen(c->token));
-    free(c->token);
+    kube_client_wipe_free(c->token);
     free(c->ca_pem);
     kube_config_release(&c->cfg);
     free(c->user_agent);
@@ -271,7 +243,7 @@ static void client_handle_put(struct kube_client *c, CURL *h)
     if (!h)
         return;
     pthread_mutex_lock(&c->lock);
-    if (c->npool < CLIENT_POOL_MAX) {
+    if (c->npool < KUBE_CLIENT_POOL_MAX) {
         c->pool[c->npool++] = h;
         h = NULL;
     }
@@ -280,16 +252,14 @@ static void client_handle_put(struct kube_client *c, CURL *h)
         kube_curl.easy_cleanup(h);
 }
 
-/* client_throttle blocks until the token bucket allows one more request. Each caller
- * reserves its slot under the lock, then sleeps outside it, so waits are served in order. */
-static void client_throttle(struct kube_client *c)
+double kube_client_reserve(struct kube_client *c)
 {
     double now, wait = 0;
 
     if (c->qps <= 0)
-        return;
+        return 0;
     pthread_mutex_lock(&c->lock);
-    now = client_now();
+    now = kube_client_now();
     c->bucket += (now - c->bucket_at) * c->qps;
     if (c->bucket > c->burst)
         c->bucket = c->burst;
@@ -298,6 +268,15 @@ static void client_throttle(struct kube_client *c)
     if (c->bucket < 0)
         wait = -c->bucket / c->qps;
     pthread_mutex_unlock(&c->lock);
+    return wait;
+}
+
+/* client_throttle blocks until the token bucket allows one more request. Each caller
+ * reserves its slot under the lock, then sleeps outside it, so waits are served in order. */
+static void client_throttle(struct kube_client *c)
+{
+    double wait = kube_client_reserve(c);
+
     if (wait > 0) {
         struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
 
@@ -306,37 +285,78 @@ static void client_throttle(struct kube_client *c)
     }
 }
 
-/* client_token_copy returns a copy of the bearer token (caller frees; NULL when there is
- * none or out of memory). The token file is re-read when the copy in memory is older than
- * the token period (60 s), or always when force is set (after a 401). A failed read keeps the
- * last good token, like client-go's cached file token source. */
+void kube_client_wipe_free(char *s)
+{
+    if (s) {
+        memset(s, 0, strlen(s));
+        free(s);
+    }
+}
+
+/* client_token_refresh_locked re-reads the token file when the copy in memory is older than
+ * the token period (60 s), or always when force is set (after a 401), and moves the token
+ * generation on when the token changed. A failed read keeps the last good token, like
+ * client-go's cached file token source. Caller holds c->lock. */
+static void client_token_refresh_locked(struct kube_client *c, bool force)
+{
+    double now = kube_client_now();
+    char *fresh = NULL;
+
+    if (!c->cfg.token_file || (!force && now - c->token_read_at < c->token_period))
+        return;
+    c->token_read_at = now;
+    if (kube_token_read(c->cfg.token_file, &fresh, NULL))
+        return;
+    if (c->token && !strcmp(c->token, fresh)) {
+        kube_client_wipe_free(fresh);
+        return;
+    }
+    kube_client_wipe_free(c->token);
+    c->token = fresh;
+    if (++c->token_gen == 0)
+        c->token_gen = 1;
+}
+
+/* client_token_copy returns a copy of the bearer token (caller frees with
+ * kube_client_wipe_free; NULL when there is none or out of memory), re-reading the token file
+ * first as client_token_refresh_locked says. */
 static char *client_token_copy(struct kube_client *c, bool force)
 {
-    char *tok = NULL, *fresh = NULL;
-    double now = client_now();
+    char *tok = NULL;
 
     pthread_mutex_lock(&c->lock);
-    if (c->cfg.token_file && (force || now - c->token_read_at >= c->token_period)) {
-        c->token_read_at = now;
-        if (!kube_token_read(c->cfg.token_file, &fresh, NULL)) {
-            if (c->token)
-                memset(c->token, 0, strlen(c->token));
-            free(c->token);
-            c->token = fresh;
-        }
-    }
+    client_token_refresh_locked(c, force);
     if (c->token)
         tok = strdup(c->token);
     pthread_mutex_unlock(&c->lock);
     return tok;
 }
 
-static void client_token_free(char *tok)
+int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char **line)
 {
-    if (tok) {
-        memset(tok, 0, strlen(tok));
-        free(tok);
+    int rc = 0;
+
+    pthread_mutex_lock(&c->lock);
+    client_token_refresh_locked(c, force);
+    if (*gen != c->token_gen) {
+        kube_client_wipe_free(*line);
+        *line = NULL;
+        *gen = c->token_gen;
+        rc = 1;
+        if (c->token) {
+            size_t n = strlen(c->token) + 32;
+
+            *line = malloc(n);
+            if (*line) {
+                snprintf(*line, n, "Authorization: Bearer %s", c->token);
+            } else {
+                *gen = 0;
+                rc = -ENOMEM;
+            }
+        }
     }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
 }
 
 /* ---- one transfer --------------------------------------------------------------------- */
@@ -361,51 +381,54 @@ static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
     return size * n;
 }
 
+int kube_client_retry_after(const char *data, size_t len)
+{
+    char tmp[32];
+    size_t i = 12, k = 0;
+
+    if (len <= 12 || strncasecmp(data, "Retry-After:", 12))
+        return -1;
+    while (i < len && (data[i] == ' ' || data[i] == '\t'))
+        i++;
+    while (i < len && k < sizeof(tmp) - 1 && data[i] >= '0' && data[i] <= '9')
+        tmp[k++] = data[i++];
+    tmp[k] = '\0';
+    return k && k < 9 ? atoi(tmp) : -1;
+}
+
 static size_t client_on_header(char *data, size_t size, size_t n, void *ud)
 {
     struct client_xfer *x = ud;
-    size_t len = size * n;
+    int ra = kube_client_retry_after(data, size * n);
 
-    if (len > 12 && !strncasecmp(data, "Retry-After:", 12)) {
-        char tmp[32];
-        size_t i = 12, k = 0;
-
-        while (i < len && (data[i] == ' ' || data[i] == '\t'))
-            i++;
-        while (i < len && k < sizeof(tmp) - 1 && data[i] >= '0' && data[i] <= '9')
-            tmp[k++] = data[i++];
-        tmp[k] = '\0';
-        if (k && k < 9)
-            x->retry_after = atoi(tmp);
-    }
-    return len;
+    if (ra >= 0)
+        x->retry_after = ra;
+    return size * n;
 }
 
 static void client_xfer_release(struct client_xfer *x)
 {
     kube_curl.slist_free_all(x->headers);
     x->headers = NULL;
-    if (x->auth) {
-        memset(x->auth, 0, strlen(x->auth));
-        free(x->auth);
-        x->auth = NULL;
-    }
+    kube_client_wipe_free(x->auth);
+    x->auth = NULL;
 }
 
-/* client_ca_apply hands the CA bundle to h, first re-reading the CA file when the copy in
- * memory is older than the CA period: the cluster CA rotates (kube-root-ca.crt). A failed or
+/* The CA bundle is handed over as a blob: the cluster CA rotates (kube-root-ca.crt), so a
+ * file CA is re-read when the copy in memory is older than the CA period; a failed or
  * implausible read keeps the bundle we have. libcurl copies the blob, so the lock covers
  * only the swap and the copy. */
-static void client_ca_apply(struct kube_client *c, CURL *h)
+void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen)
 {
-    double now = client_now();
+    double now = kube_client_now();
 
     pthread_mutex_lock(&c->lock);
     if (c->cfg.ca_file && now - c->ca_read_at >= c->ca_period) {
         struct kube_buf b = KUBE_BUF_INIT(CLIENT_CA_MAX);
 
         c->ca_read_at = now;
-        if (!kube_read_file(c->cfg.ca_file, &b) && strstr(b.data, "CERTIFICATE")) {
+        if (!kube_read_file(c->cfg.ca_file, &b) && strstr(b.data, "CERTIFICATE") &&
+            (b.len != c->ca_len || !c->ca_pem || memcmp(b.data, c->ca_pem, b.len))) {
             size_t n = b.len;
             char *fresh = kube_buf_take(&b);
 
@@ -413,16 +436,48 @@ static void client_ca_apply(struct kube_client *c, CURL *h)
                 free(c->ca_pem);
                 c->ca_pem = fresh;
                 c->ca_len = n;
+                if (++c->ca_gen == 0)
+                    c->ca_gen = 1;
             }
         }
         kube_buf_release(&b);
     }
-    if (c->ca_pem) {
+    if (c->ca_pem && (!gen || *gen != c->ca_gen)) {
         struct curl_blob blob = {c->ca_pem, c->ca_len, CURL_BLOB_COPY};
 
         kube_curl.easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
     }
+    if (gen)
+        *gen = c->ca_gen;
     pthread_mutex_unlock(&c->lock);
+}
+
+void kube_client_handle_setup(struct kube_client *c, CURL *h, char *errbuf)
+{
+    kube_curl.easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    kube_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    kube_curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    kube_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    kube_curl.easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    kube_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
+    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+    kube_curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
+    kube_curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
+    if (c->cfg.cert_pem) {
+        struct curl_blob cert = {c->cfg.cert_pem, c->cfg.cert_len, CURL_BLOB_COPY};
+        struct curl_blob key = {c->cfg.key_pem, c->cfg.key_len, CURL_BLOB_COPY};
+
+        kube_curl.easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+        kube_curl.easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        kube_curl.easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+        kube_curl.easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (c->connect_to)
+        kube_curl.easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+    if (c->cfg.proxy_url)
+        kube_curl.easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
 }
 
 /* client_prepare resets h and sets everything common to requests and watches. */
@@ -469,31 +524,8 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     }
     kube_curl.easy_setopt(h, CURLOPT_URL, url.data);
     kube_curl.easy_setopt(h, CURLOPT_HTTPHEADER, x->headers);
-    kube_curl.easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-    kube_curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    kube_curl.easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
-    kube_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    kube_curl.easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    kube_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
-    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
-    kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
-    kube_curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
-    kube_curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
-    client_ca_apply(c, h);
-    if (c->cfg.cert_pem) {
-        struct curl_blob cert = {c->cfg.cert_pem, c->cfg.cert_len, CURL_BLOB_COPY};
-        struct curl_blob key = {c->cfg.key_pem, c->cfg.key_len, CURL_BLOB_COPY};
-
-        kube_curl.easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-        kube_curl.easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-        kube_curl.easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
-        kube_curl.easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-    }
-    if (c->connect_to)
-        kube_curl.easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-    if (c->cfg.proxy_url)
-        kube_curl.easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
+    kube_client_handle_setup(c, h, x->errbuf);
+    kube_client_ca_apply(c, h, NULL);
     kube_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
     kube_curl.easy_setopt(h, CURLOPT_HEADERDATA, x);
 out:
@@ -501,13 +533,11 @@ out:
     return rc;
 }
 
-/* client_transport_err turns a libcurl failure into an errno-style code and a message that
- * names the server (never the token: libcurl's error buffer does not hold headers). */
-static int client_transport_err(struct kube_client *c, CURLcode cc, const struct client_xfer *x,
-                                const char *method, const char *path, long timeout_ms,
-                                struct kube_err *err)
+int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *errbuf,
+                              const char *method, const char *path, long timeout_ms,
+                              struct kube_err *err)
 {
-    const char *why = x->errbuf[0] ? x->errbuf : kube_curl.easy_strerror(cc);
+    const char *why = errbuf[0] ? errbuf : kube_curl.easy_strerror(cc);
     const char *server = c->cfg.server;
 
     switch (cc) {
@@ -566,10 +596,8 @@ static int client_status_code(long status, const char *reason)
     }
 }
 
-/* client_http_err fills err from an error answer: the Status object when there is one (its
- * message, reason and details.retryAfterSeconds), else the start of the body. */
-static int client_http_err(long status, const json_t *js, const struct kube_buf *body,
-                           int retry_after, struct kube_err *err)
+int kube_client_http_err(long status, const json_t *js, const struct kube_buf *body,
+                         int retry_after, struct kube_err *err)
 {
     const char *msg = json_string_value(json_object_get(js, "message"));
     const char *reason = json_string_value(json_object_get(js, "reason"));
@@ -594,7 +622,7 @@ static int client_http_err(long status, const json_t *js, const struct kube_buf 
     return code;
 }
 
-static json_t *client_parse_json(const struct kube_buf *b)
+json_t *kube_client_parse_json(const struct kube_buf *b)
 {
     size_t i = 0;
 
@@ -657,7 +685,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
             goto out;
         }
         if (cc != CURLE_OK) {
-            rc = client_transport_err(c, cc, &x, method, path, c->timeout_ms, err);
+            rc = kube_client_transport_err(c, cc, x.errbuf, method, path, c->timeout_ms, err);
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
@@ -666,19 +694,19 @@ static int client_request(struct kube_client *c, const char *method, const char 
             char *fresh = client_token_copy(c, true);
             bool changed = fresh && (!token || strcmp(fresh, token));
 
-            client_token_free(token);
+            kube_client_wipe_free(token);
             token = fresh;
             if (changed)
                 continue;
         }
         break;
     }
-    resp->json = client_parse_json(&resp->body);
+    resp->json = kube_client_parse_json(&resp->body);
     if (resp->status < 200 || resp->status > 299)
-        rc = client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
+        rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
 out:
     client_xfer_release(&x);
-    client_token_free(token);
+    kube_client_wipe_free(token);
     if (h) {
         /* drop the pointers into freed memory (body, header list with the token) before the
          * handle goes back to the pool */
@@ -763,7 +791,7 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
     if (!w->status)
         kube_curl.easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
     if (w->status != 200) {
-        size_t room = CLIENT_ERRBODY_MAX - w->errbody.len;
+        size_t room = KUBE_CLIENT_ERRBODY_MAX - w->errbody.len;
 
         kube_buf_append(&w->errbody, data, len < room ? len : room);
         return len;
@@ -814,7 +842,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
     memset(&w, 0, sizeof(w));
     memset(&x, 0, sizeof(x));
     kube_buf_init(&w.line, CLIENT_WATCH_LINE_MAX);
-    kube_buf_init(&w.errbody, CLIENT_ERRBODY_MAX + 1);
+    kube_buf_init(&w.errbody, KUBE_CLIENT_ERRBODY_MAX + 1);
     w.fn = fn;
     w.ud = ud;
     w.stop = stop;
@@ -854,7 +882,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
             goto out;
         }
         if (cc != CURLE_OK) {
-            rc = client_transport_err(c, cc, &x, "GET", path, 0, err);
+            rc = kube_client_transport_err(c, cc, x.errbuf, "GET", path, 0, err);
             goto out;
         }
         if (!w.status)
@@ -863,7 +891,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
             char *fresh = client_token_copy(c, true);
             bool changed = fresh && (!token || strcmp(fresh, token));
 
-            client_token_free(token);
+            kube_client_wipe_free(token);
             token = fresh;
             if (changed)
                 continue;
@@ -871,9 +899,9 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
         break;
     }
     if (w.status != 200) {
-        json_t *js = client_parse_json(&w.errbody);
+        json_t *js = kube_client_parse_json(&w.errbody);
 
-        rc = client_http_err(w.status, js, &w.errbody, x.retry_after, err);
+        rc = kube_client_http_err(w.status, js, &w.errbody, x.retry_after, err);
         json_decref(js);
         goto out;
     }
@@ -883,7 +911,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
 out:
     kube_curl.easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
     client_xfer_release(&x);
-    client_token_free(token);
+    kube_client_wipe_free(token);
     kube_buf_release(&w.line);
     kube_buf_release(&w.errbody);
     client_handle_put(c, w.h);

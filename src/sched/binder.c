@@ -1,5 +1,8 @@
-/* binder.c - worker pool for binds and the other writes (see binder.h). Two FIFO lists, binds
- * and the rest; a worker always takes a bind when one is waiting. */
+/* binder.c - the thread sending the scheduler's writes (see binder.h). Two FIFO lists, binds
+ * and the rest, filled by any thread under mu; the binder's thread moves tasks from them into
+ * its kube_async set while fewer than max are in flight (a bind whenever one waits), runs the
+ * set, and decides on each answer: retry (back into the set after a delay, keeping its slot)
+ * or report (the callback, then the slot is free). */
 #include "sched/binder.h"
 
 #include <errno.h>
@@ -10,6 +13,7 @@
 
 #define BINDER_MAX_WORKERS 64
 #define BINDER_MAX_RETRIES 10
+#define BINDER_IDLE_WAIT_MS 1000
 
 struct task_list {
     struct sched_task *head, *tail;
@@ -20,13 +24,15 @@ struct sched_binder {
     struct kube_client *c;
     sched_task_done_fn done;
     void *ud;
-    pthread_mutex_t mu;
-    pthread_cond_t cv, idle;
+    struct kube_async *async; /* the binder thread's own */
+    pthread_mutex_t mu;       /* guards everything below */
+    pthread_cond_t idle;
     struct task_list binds, rest;
-    int running_binds, running_rest;
+    int running_binds, running_rest; /* taken from the lists and not reported yet */
+    int max;                         /* requests in flight at once */
     bool stop;
-    int nworkers;
-    pthread_t workers[BINDER_MAX_WORKERS];
+    bool started;
+    pthread_t thread;
 };
 
 static int64_t binder_now_ms(void)
@@ -35,14 +41,6 @@ static int64_t binder_now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void binder_sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
 }
 
 struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method, const char *path,
@@ -102,74 +100,96 @@ static struct sched_task *list_pop(struct task_list *l)
     return n;
 }
 
-/* binder_send runs one task to completion, with the retries binder.h describes. */
-static void binder_send(struct sched_binder *b, struct sched_task *t)
+static struct kube_client *task_client(struct sched_binder *b, struct sched_task *t)
 {
-    int64_t backoff = 100;
-
-    for (;;) {
-        struct kube_response resp;
-        int wait_s;
-
-        memset(&resp, 0, sizeof(resp));
-        kube_err_clear(&t->err);
-        t->attempts++;
-        t->rc = kube_client_request(t->client ? t->client : b->c, t->method, t->path, t->content_type, t->body,
-                                    t->body ? strlen(t->body) : 0, &resp, &t->err);
-        kube_response_release(&resp);
-        if (!t->rc || t->attempts > BINDER_MAX_RETRIES)
-            return;
-        wait_s = t->err.retry_after;
-        if ((t->err.http_status == 429 || t->err.http_status >= 500) && wait_s >= 0) {
-            binder_sleep_ms(wait_s > 0 ? (int64_t)wait_s * 1000 : 1000);
-            continue;
-        }
-        if (t->retry_transient && kube_err_transient(&t->err) && t->attempts < 4) {
-            binder_sleep_ms(backoff);
-            backoff *= 2;
-            continue;
-        }
-        return;
-    }
+    return t->client ? t->client : b->c;
 }
 
-static void *binder_worker(void *arg)
+/* binder_send hands t to the set, after delay_ms. */
+static void binder_send(struct sched_binder *b, struct sched_task *t, int64_t delay_ms)
+{
+    t->req.method = t->method;
+    t->req.path = t->path;
+    t->req.content_type = t->content_type;
+    t->req.body = t->body;
+    t->req.len = t->body ? strlen(t->body) : 0;
+    t->req.ud = t;
+    t->req.err = &t->err;
+    kube_async_add(b->async, task_client(b, t), &t->req, delay_ms);
+}
+
+/* binder_on_answer runs on the binder's thread for every answered (or failed) request: a
+ * retry goes back into the set with the delay binder.h describes, anything else is reported
+ * and frees its slot. */
+static void binder_on_answer(void *ud, struct kube_async_req *r)
+{
+    struct sched_binder *b = ud;
+    struct sched_task *t = r->ud;
+    bool is_bind = t->kind == SCHED_TASK_BIND;
+
+    t->attempts++;
+    t->rc = r->rc;
+    if (t->rc && t->attempts <= BINDER_MAX_RETRIES) {
+        int wait_s = t->err.retry_after;
+
+        if ((t->err.http_status == 429 || t->err.http_status >= 500) && wait_s >= 0) {
+            binder_send(b, t, wait_s > 0 ? (int64_t)wait_s * 1000 : 1000);
+            return;
+        }
+        if (t->retry_transient && kube_err_transient(&t->err) && t->attempts < 4) {
+            t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : 100;
+            binder_send(b, t, t->backoff_ms);
+            return;
+        }
+    }
+    b->done(b->ud, t);
+    pthread_mutex_lock(&b->mu);
+    if (is_bind)
+        b->running_binds--;
+    else
+        b->running_rest--;
+    pthread_cond_broadcast(&b->idle);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void binder_drop(void *ud, struct kube_async_req *r)
+{
+    (void)ud;
+    sched_task_free(r->ud);
+}
+
+static void *binder_thread(void *arg)
 {
     struct sched_binder *b = arg;
 
     for (;;) {
-        struct sched_task *n;
-        bool is_bind;
+        struct sched_task *start = NULL, **tail = &start, *t;
 
         pthread_mutex_lock(&b->mu);
-        while (!b->stop && !b->binds.n && !b->rest.n)
-            pthread_cond_wait(&b->cv, &b->mu);
         if (b->stop) {
             pthread_mutex_unlock(&b->mu);
             return NULL;
         }
-        n = list_pop(&b->binds);
-        is_bind = n != NULL;
-        if (!n)
-            n = list_pop(&b->rest);
-        if (is_bind)
-            b->running_binds++;
-        else
-            b->running_rest++;
+        while (b->running_binds + b->running_rest < b->max) {
+            t = list_pop(&b->binds);
+            if (t)
+                b->running_binds++;
+            else if ((t = list_pop(&b->rest)))
+                b->running_rest++;
+            else
+                break;
+            *tail = t;
+            tail = &t->next;
+        }
+        *tail = NULL;
         pthread_mutex_unlock(&b->mu);
-
-        if (is_bind)
-            n->bind_start_ms = binder_now_ms();
-        binder_send(b, n);
-        b->done(b->ud, n);
-
-        pthread_mutex_lock(&b->mu);
-        if (is_bind)
-            b->running_binds--;
-        else
-            b->running_rest--;
-        pthread_cond_broadcast(&b->idle);
-        pthread_mutex_unlock(&b->mu);
+        while ((t = start)) {
+            start = t->next;
+            if (t->kind == SCHED_TASK_BIND)
+                t->bind_start_ms = binder_now_ms();
+            binder_send(b, t, 0);
+        }
+        kube_async_run(b->async, BINDER_IDLE_WAIT_MS, binder_on_answer, b);
     }
 }
 
@@ -177,7 +197,7 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
                      struct sched_binder **out, struct kube_err *err)
 {
     struct sched_binder *b = calloc(1, sizeof(*b));
-    int i;
+    int rc;
 
     *out = NULL;
     if (!b)
@@ -189,27 +209,34 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
     b->c = c;
     b->done = done;
     b->ud = ud;
+    b->max = nworkers;
     pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->cv, NULL);
     pthread_cond_init(&b->idle, NULL);
-    for (i = 0; i < nworkers; i++) {
-        if (pthread_create(&b->workers[i], NULL, binder_worker, b)) {
-            b->nworkers = i;
-            sched_binder_free(b);
-            return kube_err_set(err, -EAGAIN, "cannot start bind worker threads");
-        }
+    rc = kube_async_new(nworkers, &b->async, err);
+    if (rc) {
+        sched_binder_free(b);
+        return rc;
     }
-    b->nworkers = nworkers;
+    if (pthread_create(&b->thread, NULL, binder_thread, b)) {
+        sched_binder_free(b);
+        return kube_err_set(err, -EAGAIN, "cannot start the binder thread");
+    }
+    b->started = true;
     *out = b;
     return 0;
 }
 
 void sched_binder_submit(struct sched_binder *b, struct sched_task *t)
 {
+    bool wake;
+
     pthread_mutex_lock(&b->mu);
     list_push(t->kind == SCHED_TASK_BIND ? &b->binds : &b->rest, t);
-    pthread_cond_signal(&b->cv);
+    /* with every slot taken, the thread looks at the lists when an answer frees one */
+    wake = b->running_binds + b->running_rest < b->max;
     pthread_mutex_unlock(&b->mu);
+    if (wake)
+        kube_async_wakeup(b->async);
 }
 
 int sched_binder_pending(struct sched_binder *b, bool binds_only)
@@ -254,20 +281,20 @@ int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms)
 void sched_binder_free(struct sched_binder *b)
 {
     struct sched_task *n;
-    int i;
 
     if (!b)
         return;
-    pthread_mutex_lock(&b->mu);
-    b->stop = true;
-    pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
-    for (i = 0; i < b->nworkers; i++)
-        pthread_join(b->workers[i], NULL);
+    if (b->started) {
+        pthread_mutex_lock(&b->mu);
+        b->stop = true;
+        pthread_mutex_unlock(&b->mu);
+        kube_async_wakeup(b->async);
+        pthread_join(b->thread, NULL);
+    }
+    kube_async_free(b->async, binder_drop, NULL);
     while ((n = list_pop(&b->binds)) || (n = list_pop(&b->rest)))
         sched_task_free(n);
     pthread_mutex_destroy(&b->mu);
-    pthread_cond_destroy(&b->cv);
     pthread_cond_destroy(&b->idle);
     free(b);
 }

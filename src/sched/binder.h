@@ -1,17 +1,20 @@
-/* binder.h - a small pool of worker threads sending the scheduler's API writes.
+/* binder.h - the thread sending the scheduler's API writes, many at once.
  *
  * Binds go first; events, status patches and deletions queue behind them (a status update
- * must never hold up a bind). Every request passes through the shared client and so its
- * rate limiter (qps/burst). A request answered 429 or 5xx with Retry-After is retried after
- * that many seconds, up to 10 times, as client-go does; tasks marked retry_transient (status
- * patches, events) are also retried on other transient errors with a short backoff. The
- * outcome goes to the task's callback on the worker thread. */
+ * must never hold up a bind). One thread keeps up to N requests in flight over a kube_async
+ * set (kept-alive connections, one poll for all of them): N is --bind-workers. Every request
+ * passes through its client's rate limiter (qps/burst), waiting without holding the thread.
+ * A request answered 429 or 5xx with Retry-After is retried after that many seconds, up to 10
+ * times, as client-go does; tasks marked retry_transient (status patches, events) are also
+ * retried on other transient errors with a short backoff. A task keeps its slot while it
+ * waits to be retried. The outcome goes to the task's callback on the binder's thread. */
 #ifndef SCHED_BINDER_H
 #define SCHED_BINDER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kube/async.h"
 #include "kube/client.h"
 #include "kube/err.h"
 
@@ -40,7 +43,10 @@ struct sched_task {
     int rc;
     struct kube_err err;
     int attempts;
-    struct sched_task *next; /* the binder's queue link */
+    /* the binder's own */
+    struct kube_async_req req;
+    int64_t backoff_ms;
+    struct sched_task *next; /* queue link */
 };
 
 /* The callback owns t and frees it with sched_task_free. */
@@ -48,7 +54,8 @@ typedef void (*sched_task_done_fn)(void *ud, struct sched_task *t);
 
 struct sched_binder;
 
-/* sched_binder_new starts nworkers threads (1..64). c is borrowed. */
+/* sched_binder_new starts the binder's thread, which keeps up to nworkers (1..64) requests
+ * in flight. c is borrowed. */
 int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn done, void *ud,
                      struct sched_binder **out, struct kube_err *err);
 
@@ -58,7 +65,8 @@ struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method,
                                   const char *content_type, const char *body);
 void sched_task_free(struct sched_task *t);
 
-/* sched_binder_submit queues t (ownership moves to the binder). */
+/* sched_binder_submit queues t (ownership moves to the binder). Safe from any thread,
+ * the callback included. */
 void sched_binder_submit(struct sched_binder *b, struct sched_task *t);
 
 /* sched_binder_pending returns queued + running tasks (binds_only: only binds). */
@@ -68,8 +76,8 @@ int sched_binder_pending(struct sched_binder *b, bool binds_only);
  * or timeout_ms passes. Returns 0 when drained, -ETIMEDOUT otherwise. */
 int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms);
 
-/* sched_binder_free stops the workers (tasks still queued are freed without being sent, and
- * without callbacks) and frees b; NULL is fine. */
+/* sched_binder_free stops the thread and frees b; tasks still queued or in flight are
+ * freed without callbacks (a request in flight is abandoned). NULL is fine. */
 void sched_binder_free(struct sched_binder *b);
 
 #endif

@@ -549,7 +549,146 @@ def test_large_list_gzip_and_non_json_error_body():
     eq(e["msg"], "HTTP 502 from the API server: <html>bad gateway</html>", "message")
 
 
+# ---- asynchronous requests (src/kube/async.c) ----------------------------------------------
+
+def statuses(out):
+    return [int(l.split()[1]) for l in out.splitlines() if l.startswith("STATUS ")]
+
+
+def test_async_requests_share_kept_alive_connections():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a), "--repeat", "120", "--async", "4", "GET", "/api/v1/nodes")
+    eq(p.returncode, 0, "exit (%s)" % p.stderr)
+    eq(statuses(p.stdout), [200] * 120, "answers")
+    peers = {r["peer"] for r in a.requests}
+    if len(peers) > 4:
+        raise AssertionError("%d connections for 4 requests in flight: keep-alive not reused" % len(peers))
+    eq({(r["authenticated"], r["user_agent"]) for r in a.requests}, {(True, "kube-request/test")},
+       "token and user agent on every request")
+
+
+def test_async_methods_and_bodies_on_one_reused_connection():
+    a = api()
+    kc = kubeconfig(a)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "job-a"},
+           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    b = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "job-a"},
+         "target": {"kind": "Node", "name": "gpu-1"}}
+    patch = '{"metadata":{"labels":{"l":"v"}}}'
+    p = tool("--kubeconfig", kc, "--async", "1",
+             "POST", "/api/v1/namespaces/default/pods", json.dumps(pod), "--and",
+             "GET", "/api/v1/namespaces/default/pods/job-a", "--and",
+             "POST", "/api/v1/namespaces/default/pods/job-a/binding", json.dumps(b), "--and",
+             "PATCH", "/api/v1/namespaces/default/pods/job-a", patch, "--and",
+             "DELETE", "/api/v1/namespaces/default/pods/job-a", "--and",
+             "GET", "/api/v1/namespaces/default/pods/job-a")
+    eq(statuses(p.stdout), [201, 200, 201, 200, 200], "answers in order (%s)" % p.stderr)
+    eq(parse_error(p.stdout)["http"], 404, "gone after the delete")
+    eq([(r["method"], r["content_type"], r["body"]) for r in a.requests],
+       [("POST", "application/json", pod), ("GET", "", None), ("POST", "application/json", b),
+        ("PATCH", "application/merge-patch+json", json.loads(patch)), ("DELETE", "", None),
+        ("GET", "", None)], "what the server saw")
+    eq(len({r["peer"] for r in a.requests}), 1, "one kept-alive connection")
+
+
+def test_async_errors_are_reported_like_sync_ones():
+    a = api()
+    kc = kubeconfig(a)
+    e = parse_error(tool("--kubeconfig", kc, "--async", "2", "GET", "/api/v1/nodes/gpu-9").stdout)
+    eq((e["code"], e["http"], e["reason"], e["msg"], e["transient"]),
+       (-2, 404, "NotFound", 'nodes "gpu-9" not found', False), "404")
+    a.inject("GET", "nodes", 429, retry_after=3)
+    e = parse_error(tool("--kubeconfig", kc, "--async", "2", "GET", "/api/v1/nodes").stdout)
+    eq((e["http"], e["reason"], e["retry_after"], e["transient"]), (429, "TooManyRequests", 3, True), "429")
+    eq(len(a.requests), 2, "no retry of its own")
+    a.inject("GET", "nodes", 502, raw=b"<html>bad gateway</html>")
+    e = parse_error(tool("--kubeconfig", kc, "--async", "2", "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["http"], e["msg"]), (-5, 502, "HTTP 502 from the API server: <html>bad gateway</html>"),
+       "non-JSON error body")
+    a.delay("GET", "nodes", 3)
+    e = parse_error(tool("--kubeconfig", kc, "--timeout-ms", "300", "--async", "2", "GET", "/api/v1/nodes").stdout)
+    eq((e["code"], e["transient"]), (-110, True), "ETIMEDOUT")
+    if "GET /api/v1/nodes on https://127.0.0.1:%d timed out after 300 ms" % a.port not in e["msg"]:
+        raise AssertionError(e["msg"])
+
+
+def test_async_tls_verification():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a, "kc-async-noca", ca=None), "--async", "1", "GET", "/api/v1/nodes")
+    e = parse_error(p.stdout)
+    eq((e["code"], e["http"]), (-71, 0), "the system store does not trust the double")
+    if "TLS with API server https://127.0.0.1:%d failed" % a.port not in e["msg"]:
+        raise AssertionError(e["msg"])
+    eq(a.requests, [], "nothing sent over an unverified connection")
+    p = tool("--kubeconfig", kubeconfig(a, "kc-async-cert", ca="file", token=None, client_cert=True),
+             "--async", "1", "GET", "/api/v1/nodes")
+    eq(statuses(p.stdout), [200], "CA file and client certificate (%s)" % p.stdout)
+    kc = kubeconfig(a, "kc-async-sni")
+    text = open(kc).read()
+    open(kc, "w").write(text.replace("    server:", "    tls-server-name: wrong.example\n    server:"))
+    eq(parse_error(tool("--kubeconfig", kc, "--async", "1", "GET", "/api/v1/nodes").stdout)["code"], -71,
+       "tls-server-name is checked")
+
+
+def test_async_token_rotation_reread_after_401():
+    a = api()
+    a.set_tokens("as-token-1")
+    d = sa_dir(a, "as-token-1")
+    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin", "--async", "1", "GET", "/api/v1/nodes"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=in_cluster_env(a, d))
+    try:
+        eq(p.stdout.readline().strip(), "STATUS 200", "first request with the mounted token")
+        with open(os.path.join(d, "token.tmp"), "w") as f:
+            f.write("as-token-2\n")
+        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
+        a.set_tokens("as-token-2")
+        out, err = p.communicate("go\n", timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    eq(out.strip(), "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
+    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
+    if "as-token" in out + err:
+        raise AssertionError("token printed")
+
+
+def test_async_ca_file_reread_on_a_kept_handle():
+    import time
+    a = api()
+    other = FakeApiServer(tls=True)
+    try:
+        d = sa_dir(a, TOKEN)
+        shutil.copy(other.ca_file, os.path.join(d, "ca.crt"))
+
+        def rotate():
+            shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
+            time.sleep(0.4)
+        first, second = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200", "--async", "1")
+    finally:
+        other.close()
+    eq(parse_error(first)["code"], -71, "first request: TLS fails with the old CA")
+    eq(second, "STATUS 200", "second request trusts the rotated CA")
+
+
+def test_async_rate_limit_not_exceeded():
+    import time
+    a = api()
+    qps, burst, n = 20.0, 3, 15
+    start = time.monotonic()
+    p = tool("--kubeconfig", kubeconfig(a), "--qps", str(qps), "--burst", str(burst), "--repeat", str(n),
+             "--async", "8", "GET", "/api/v1/nodes")
+    eq(statuses(p.stdout), [200] * n, "answers")
+    times = sorted(r["time"] for r in a.requests)
+    for k, t in enumerate(times):
+        earliest = (k - burst + 1) / qps
+        if t - start < earliest - 0.005:
+            raise AssertionError("request %d arrived %.3f s after start, limiter allows %.3f s"
+                                 % (k, t - start, earliest))
+
+
 def test_help_and_usage():
     p = tool("--help")
     eq(p.returncode, 0, "help")
     eq(tool("GET").returncode, 2, "usage error")
+    eq(tool("--async", "2").returncode, 2, "--async without a request")

@@ -2,6 +2,9 @@
  *
  *   kube-request [opts] METHOD PATH [BODY]      print "STATUS n" then the body
  *   kube-request [opts] --watch PATH            print one "EVENT TYPE NAME RV" line per event
+ *   kube-request [opts] --async N METHOD PATH [BODY] [--and METHOD PATH [BODY]]...
+ *                                               the requests through a kube_async set, up to N
+ *                                               in flight; "STATUS n" per answer (no body)
  *
  * Errors print "ERROR code=C http=H reason=R retry_after=A transient=T msg=M" on stdout (so
  * tests can parse them) and the formatted error on stderr; exit 1. Usage errors exit 2. */
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/async.h"
 #include "kube/client.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -31,10 +35,15 @@ static void usage(FILE *f)
             "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
             "                    [--token-refresh-ms MS] [--ca-refresh-ms MS]\n"
             "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
+            "       kube-request [opts] [--repeat N] [--wait-stdin] --async INFLIGHT\n"
+            "                    METHOD PATH [BODY] [--and METHOD PATH [BODY]]...\n"
             "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
             "       kube-request [--kubeconfig F] --print-config   (server and namespace)\n"
             "--repeat sends the request N times (spread over --threads); --wait-stdin reads one\n"
-            "line from stdin before every request after the first. A watch stops on SIGTERM,\n"
+            "line from stdin before every request after the first. --async sends the requests\n"
+            "(each --repeat times, in order) through one kube_async set, up to INFLIGHT at once,\n"
+            "and prints STATUS or ERROR per answer, in the order they come; with --wait-stdin\n"
+            "every request waits for the answers before it. A watch stops on SIGTERM,\n"
             "SIGINT or after --max-events events and then prints STOPPED.\n");
 }
 
@@ -100,6 +109,100 @@ static void *run_job(void *arg)
     return NULL;
 }
 
+struct async_run {
+    size_t done;
+    int failures;
+};
+
+static void on_async_done(void *ud, struct kube_async_req *r)
+{
+    struct async_run *run = ud;
+
+    if (r->rc) {
+        run->failures++;
+        print_err(r->err);
+    } else {
+        printf("STATUS %ld\n", r->status);
+    }
+    fflush(stdout);
+    run->done++;
+}
+
+/* run_async sends args (METHOD PATH [BODY], separated by "--and"), each one `repeat` times,
+ * through a kube_async set with up to inflight requests at once. */
+static int run_async(struct kube_client *c, int inflight, int repeat, int wait_stdin,
+                     const char *ctype_flag, char **args, int nargs)
+{
+    struct async_run run = {0, 0};
+    struct kube_async_req *reqs;
+    struct kube_err *errs, e;
+    struct kube_async *a;
+    size_t n = 0, total, sent = 0;
+    int i, k;
+    char line[256];
+
+    for (i = 0; i < nargs; i++)
+        n += !strcmp(args[i], "--and");
+    total = (n + 1) * (size_t)repeat;
+    reqs = calloc(total, sizeof(*reqs));
+    errs = calloc(total, sizeof(*errs));
+    if (!reqs || !errs || kube_async_new(inflight, &a, &e)) {
+        fprintf(stderr, "kube-request: cannot set up the async requests\n");
+        free(reqs);
+        free(errs);
+        return 1;
+    }
+    n = 0;
+    for (i = 0; i < nargs;) {
+        int j = i, m;
+
+        while (j < nargs && strcmp(args[j], "--and"))
+            j++;
+        m = j - i;
+        if (m < 2 || m > 3) {
+            fprintf(stderr, "kube-request: --async wants METHOD PATH [BODY] per request\n");
+            kube_async_free(a, NULL, NULL);
+            free(reqs);
+            free(errs);
+            return 2;
+        }
+        for (k = 0; k < repeat; k++, n++) {
+            struct kube_async_req *r = &reqs[n];
+
+            r->method = args[i];
+            r->path = args[i + 1];
+            r->body = m == 3 ? args[i + 2] : NULL;
+            r->len = r->body ? strlen(r->body) : 0;
+            r->content_type = ctype_flag ? ctype_flag
+                              : !r->body ? NULL
+                              : strcmp(r->method, "PATCH") ? "application/json"
+                                                            : "application/merge-patch+json";
+            r->err = &errs[n];
+        }
+        i = j + 1;
+    }
+    while (run.done < total) {
+        while (sent < total && sent - run.done < (size_t)inflight) {
+            if (sent && wait_stdin) {
+                if (run.done < sent)
+                    break;
+                if (!fgets(line, sizeof(line), stdin)) {
+                    total = sent;
+                    break;
+                }
+            }
+            kube_async_add(a, c, &reqs[sent++], 0);
+        }
+        if (run.done >= total)
+            break;
+        kube_async_run(a, 1000, on_async_done, &run);
+    }
+    kube_async_free(a, NULL, NULL);
+    free(reqs);
+    free(errs);
+    return run.failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct kube_client_opts o = {0};
@@ -107,6 +210,7 @@ int main(int argc, char **argv)
     struct kube_err e;
     const char *watch = NULL, *ctype = NULL, *pos[3] = {0};
     int npos = 0, repeat = 1, threads = 1, wait_stdin = 0, print_config = 0, i, rc = 0;
+    int async = 0, async_at = 0;
     struct sigaction sa;
 
     o.user_agent = "kube-request/test";
@@ -160,7 +264,11 @@ int main(int argc, char **argv)
                 watch = v;
             else if (!strcmp(a, "--max-events"))
                 max_events = atol(v);
-            else {
+            else if (!strcmp(a, "--async")) {
+                async = atoi(v);
+                async_at = i + 1;
+                break; /* the rest are requests */
+            } else {
                 fprintf(stderr, "kube-request: unknown flag %s\n", a);
                 return 2;
             }
@@ -172,8 +280,8 @@ int main(int argc, char **argv)
         }
         pos[npos++] = a;
     }
-    if ((!watch && !print_config && npos < 2) || (watch && npos) || repeat < 1 || threads < 1 ||
-        threads > 64) {
+    if ((!watch && !print_config && !async && npos < 2) || (watch && npos) || repeat < 1 ||
+        threads < 1 || threads > 64 || (async_at && (async < 1 || npos || async_at >= argc))) {
         usage(stderr);
         return 2;
     }
@@ -191,6 +299,11 @@ int main(int argc, char **argv)
         printf("SERVER %s\nNAMESPACE %s\n", kube_client_server(c), kube_client_namespace(c));
         kube_client_free(c);
         return 0;
+    }
+    if (async) {
+        rc = run_async(c, async, repeat, wait_stdin, ctype, argv + async_at, argc - async_at);
+        kube_client_free(c);
+        return rc;
     }
     if (watch) {
         long n = 0;

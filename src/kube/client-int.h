@@ -1,0 +1,95 @@
+/* client-int.h - what the REST client (client.c) shares with its asynchronous side (async.c);
+ * not for callers.
+ *
+ * Every field of struct kube_client except those under `lock` is read-only after
+ * kube_client_new. The token and the CA bundle carry a generation number that changes each
+ * time they are replaced, so a libcurl handle kept between requests (async.c) can tell
+ * whether its Authorization header or its CA blob is out of date without copying either. */
+#ifndef KUBE_CLIENT_INT_H
+#define KUBE_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "client.h"
+#include "curl_dl.h"
+#include "kubeconfig.h"
+
+#define KUBE_CLIENT_ERRBODY_MAX ((size_t)1 << 20) /* an error answer's body */
+#define KUBE_CLIENT_POOL_MAX 16                   /* idle handles kept for the next call */
+
+struct kube_client {
+    struct kube_config cfg;
+    char *user_agent;
+    char *url_base;                /* server URL; host replaced by tls-server-name when set */
+    struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
+    long timeout_ms;
+    double qps;
+    double burst;
+
+    pthread_mutex_t lock; /* guards everything below */
+    CURL *pool[KUBE_CLIENT_POOL_MAX];
+    size_t npool;
+    char *token;          /* current bearer token, NULL when none */
+    unsigned token_gen;   /* changes whenever token does; never 0 */
+    double token_read_at; /* monotonic seconds of the last token file read */
+    double token_period;
+    char *ca_pem; /* current CA bundle (starts as cfg.ca_pem), NULL: system store */
+    size_t ca_len;
+    unsigned ca_gen; /* changes whenever ca_pem does; never 0 */
+    double ca_read_at;
+    double ca_period;
+    double bucket; /* rate-limit tokens available (may go negative: reservations) */
+    double bucket_at;
+};
+
+/* kube_client_now returns monotonic seconds. */
+double kube_client_now(void);
+
+/* kube_client_reserve takes one request's slot from the rate limiter and returns how many
+ * seconds the caller must wait before sending it (0: at once). Reservations are served in
+ * the order they were made. */
+double kube_client_reserve(struct kube_client *c);
+
+/* kube_client_handle_setup sets on h the options every request of c shares (user agent,
+ * TLS verification and client certificate, tls-server-name routing, proxy, timeouts, TCP
+ * keep-alive, HTTP/1.1, no signals, no redirects) and errbuf as its error buffer (it must
+ * outlive the handle's use). The CA bundle is set by kube_client_ca_apply. */
+void kube_client_handle_setup(struct kube_client *c, CURL *h, char *errbuf);
+
+/* kube_client_ca_apply re-reads the CA file when the copy in memory is older than the CA
+ * period, then hands the bundle to h, unless gen is non-NULL and already names the bundle
+ * in use (*gen is updated). */
+void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen);
+
+/* kube_client_auth_line keeps *line ("Authorization: Bearer ...", or NULL without a token)
+ * in step with the client's token: the token file is re-read first when due, or always with
+ * force (after a 401). When *gen is the current token generation nothing changes and 0 is
+ * returned; otherwise *line is rebuilt (the old one wiped and freed), *gen updated and 1
+ * returned. -ENOMEM leaves *line NULL and *gen 0. */
+int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char **line);
+
+/* kube_client_wipe_free overwrites a secret string with zeros and frees it; NULL is fine. */
+void kube_client_wipe_free(char *s);
+
+/* kube_client_retry_after reads a "Retry-After: N" header line (delta-seconds); -1 when
+ * the line is another header or the value is not a small number. */
+int kube_client_retry_after(const char *data, size_t len);
+
+/* kube_client_transport_err turns a libcurl failure into an errno-style code and a message
+ * that names the server (never the token: libcurl's error buffer does not hold headers). */
+int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *errbuf,
+                              const char *method, const char *path, long timeout_ms,
+                              struct kube_err *err);
+
+/* kube_client_parse_json parses a body that looks like JSON (an object or array); NULL
+ * otherwise. Caller decrefs. */
+json_t *kube_client_parse_json(const struct kube_buf *b);
+
+/* kube_client_http_err fills err from an error answer: the Status object js (may be NULL)
+ * when there is one (message, reason, details.retryAfterSeconds), else the start of the
+ * body; retry_after is the Retry-After header (-1: none). Returns the code. */
+int kube_client_http_err(long status, const json_t *js, const struct kube_buf *body,
+                         int retry_after, struct kube_err *err);
+
+#endif
