@@ -51,7 +51,8 @@ struct kube_async {
     struct kube_async_req *waiting; /* not sent yet, by due time */
     struct async_handle *idle, *all;
     size_t nidle;
-    size_t count; /* added and not done */
+    size_t count;    /* added and not done */
+    unsigned long finished; /* requests done so far (a run that saw some does not wait) */
     atomic_int sleeping, woken;
 };
 
@@ -436,6 +437,7 @@ static void async_finish(struct kube_async *a, struct async_handle *hd, CURLcode
     r->rc = rc;
     async_handle_put(a, hd);
     a->count--;
+    a->finished++;
     done(ud, r);
 }
 
@@ -479,6 +481,7 @@ static void async_start_due(struct kube_async *a, kube_async_done_fn done, void 
         r->rc = async_send(a, r);
         if (r->rc) {
             a->count--;
+            a->finished++;
             done(ud, r);
         }
     }
@@ -508,12 +511,16 @@ static int async_wait_ms(const struct kube_async *a, int64_t timeout_ms)
 size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_fn done,
                       void *ud)
 {
+    unsigned long finished = a->finished;
     size_t i, nready = 0;
     int ms, n, running;
 
     async_start_due(a, done, ud);
     async_timer(a); /* a request just added asks for a call at once */
     async_collect(a, done, ud);
+    /* a request may be sent and answered within that call: the caller may have new work */
+    if (a->finished != finished)
+        return a->count;
     ms = async_wait_ms(a, timeout_ms);
     atomic_store(&a->sleeping, 1);
     if (atomic_load(&a->woken))

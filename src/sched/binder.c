@@ -6,6 +6,7 @@
 #include "sched/binder.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@ struct sched_binder {
     struct task_list binds, rest;
     int running_binds, running_rest; /* taken from the lists and not reported yet */
     int max;                         /* requests in flight at once */
+    /* the binder thread's own: one error report per slot in flight */
+    struct kube_err errs[BINDER_MAX_WORKERS];
+    uint64_t errs_used;
     bool stop;
     bool started;
     pthread_t thread;
@@ -46,19 +50,25 @@ static int64_t binder_now_ms(void)
 struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method, const char *path,
                                   const char *content_type, const char *body)
 {
-    struct sched_task *t = calloc(1, sizeof(*t));
+    size_t lm = strlen(method) + 1, lp = strlen(path) + 1;
+    size_t lc = content_type ? strlen(content_type) + 1 : 0, lb = body ? strlen(body) + 1 : 0;
+    struct sched_task *t = calloc(1, sizeof(*t) + lm + lp + lc + lb);
+    char *p;
 
     if (!t)
         return NULL;
+    /* one allocation: the strings follow the task (a queue of thousands stays compact) */
+    p = (char *)(t + 1);
     t->kind = kind;
-    t->method = strdup(method);
-    t->path = strdup(path);
-    t->content_type = content_type ? strdup(content_type) : NULL;
-    t->body = body ? strdup(body) : NULL;
-    if (!t->method || !t->path || (content_type && !t->content_type) || (body && !t->body)) {
-        sched_task_free(t);
-        return NULL;
+    t->method = memcpy(p, method, lm);
+    t->path = memcpy(p += lm, path, lp);
+    p += lp;
+    if (content_type) {
+        t->content_type = memcpy(p, content_type, lc);
+        p += lc;
     }
+    if (body)
+        t->body = memcpy(p, body, lb);
     return t;
 }
 
@@ -66,10 +76,6 @@ void sched_task_free(struct sched_task *t)
 {
     if (!t)
         return;
-    free(t->method);
-    free(t->path);
-    free(t->content_type);
-    free(t->body);
     free(t->key);
     free(t->node);
     free(t->uid);
@@ -114,7 +120,7 @@ static void binder_send(struct sched_binder *b, struct sched_task *t, int64_t de
     t->req.body = t->body;
     t->req.len = t->body ? strlen(t->body) : 0;
     t->req.ud = t;
-    t->req.err = &t->err;
+    t->req.err = t->err;
     kube_async_add(b->async, task_client(b, t), &t->req, delay_ms);
 }
 
@@ -126,23 +132,26 @@ static void binder_on_answer(void *ud, struct kube_async_req *r)
     struct sched_binder *b = ud;
     struct sched_task *t = r->ud;
     bool is_bind = t->kind == SCHED_TASK_BIND;
+    int slot;
 
     t->attempts++;
     t->rc = r->rc;
     if (t->rc && t->attempts <= BINDER_MAX_RETRIES) {
-        int wait_s = t->err.retry_after;
+        int wait_s = t->err->retry_after;
 
-        if ((t->err.http_status == 429 || t->err.http_status >= 500) && wait_s >= 0) {
+        if ((t->err->http_status == 429 || t->err->http_status >= 500) && wait_s >= 0) {
             binder_send(b, t, wait_s > 0 ? (int64_t)wait_s * 1000 : 1000);
             return;
         }
-        if (t->retry_transient && kube_err_transient(&t->err) && t->attempts < 4) {
+        if (t->retry_transient && kube_err_transient(t->err) && t->attempts < 4) {
             t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : 100;
             binder_send(b, t, t->backoff_ms);
             return;
         }
     }
-    b->done(b->ud, t);
+    slot = (int)(t->err - b->errs);
+    b->done(b->ud, t); /* t is the callback's now */
+    b->errs_used &= ~((uint64_t)1 << slot);
     pthread_mutex_lock(&b->mu);
     if (is_bind)
         b->running_binds--;
@@ -154,8 +163,11 @@ static void binder_on_answer(void *ud, struct kube_async_req *r)
 
 static void binder_drop(void *ud, struct kube_async_req *r)
 {
+    struct sched_task *t = r->ud;
+
     (void)ud;
-    sched_task_free(r->ud);
+    t->err = NULL;
+    sched_task_free(t);
 }
 
 static void *binder_thread(void *arg)
@@ -164,6 +176,7 @@ static void *binder_thread(void *arg)
 
     for (;;) {
         struct sched_task *start = NULL, **tail = &start, *t;
+        int slot;
 
         pthread_mutex_lock(&b->mu);
         if (b->stop) {
@@ -187,6 +200,10 @@ static void *binder_thread(void *arg)
             start = t->next;
             if (t->kind == SCHED_TASK_BIND)
                 t->bind_start_ms = binder_now_ms();
+            /* fewer than max are in flight, so a slot is free */
+            slot = __builtin_ctzll(~b->errs_used);
+            b->errs_used |= (uint64_t)1 << slot;
+            t->err = &b->errs[slot];
             binder_send(b, t, 0);
         }
         kube_async_run(b->async, BINDER_IDLE_WAIT_MS, binder_on_answer, b);

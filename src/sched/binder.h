@@ -27,7 +27,7 @@ enum sched_task_kind {
 
 struct sched_task {
     enum sched_task_kind kind;
-    char *method, *path, *content_type, *body; /* owned by the task */
+    char *method, *path, *content_type, *body; /* part of the task's allocation */
     bool retry_transient;
     struct kube_client *client; /* borrowed; NULL: the binder's client. Events use their own
                                    client, so they have their own rate limit, as in
@@ -41,7 +41,8 @@ struct sched_task {
     void *ud;          /* borrowed */
     /* Outcome, filled before the callback */
     int rc;
-    struct kube_err err;
+    struct kube_err *err; /* while in flight: the binder's, valid until the callback returns
+                             (a queued task carries none: a kube_err is 1.6 KiB) */
     int attempts;
     /* the binder's own */
     struct kube_async_req req;

@@ -111,7 +111,11 @@ static int put_fields(struct kube_buf *b, ...)
     while ((k = va_arg(ap, const char *))) {
         const char *v = va_arg(ap, const char *);
 
-        r |= kube_buf_printf(b, "%s\"%s\":", first ? "" : ",", k);
+        /* keys are our own literals: no escaping, and no printf (it costs more than the
+         * rest of the body) */
+        if (!first)
+            r |= kube_buf_append(b, ",", 1);
+        r |= kube_buf_append(b, "\"", 1) | kube_buf_puts(b, k) | kube_buf_append(b, "\":", 2);
         r |= put_json_string(b, v);
         first = 0;
     }

@@ -610,7 +610,7 @@ static void on_task_done(void *ud, struct sched_task *t)
          * this bind landed (its answer was lost): that is a success. */
         snprintf(bound_here, sizeof(bound_here), "is already assigned to node \"%s\"",
                  t->node ? t->node : "");
-        if (t->rc && t->err.http_status == 409 && strstr(t->err.msg, bound_here))
+        if (t->rc && t->err->http_status == 409 && strstr(t->err->msg, bound_here))
             t->rc = 0;
 
         serve_lock(s);
@@ -623,9 +623,9 @@ static void on_task_done(void *ud, struct sched_task *t)
                                     (double)(now_ms() - t->queued_ms) / 1000.0);
         } else {
             s->metrics.bind_errors++;
-            if (t->err.http_status == 409)
+            if (t->err->http_status == 409)
                 s->metrics.bind_conflicts++;
-            if (t->err.http_status == 404)
+            if (t->err->http_status == 404)
                 s->metrics.bind_not_found++;
         }
         pthread_mutex_unlock(&s->metrics.mu);
@@ -648,13 +648,13 @@ static void on_task_done(void *ud, struct sched_task *t)
              * When the bind got no answer at all (connection lost, API server restarting) it
              * may have landed: keep the node's room reserved until the informer shows the pod
              * bound, or until the pod is taken from the queue again (serve_schedule_one). */
-            if (ap && !strcmp(ap->uid, t->uid ? t->uid : "") && t->err.http_status != 0) {
+            if (ap && !strcmp(ap->uid, t->uid ? t->uid : "") && t->err->http_status != 0) {
                 sched_cluster_forget_pod(s->cluster, ns, name);
                 serve_unassume(s, t->key);
             }
             if (!queued_same_pod(s, t)) {
                 /* gone from the queue already, or re-created under the same name */
-            } else if (t->err.http_status == 404) {
+            } else if (t->err->http_status == 404) {
                 /* the pod is gone; the informer will say so too */
                 pending_free(sched_queue_delete(s->queue, t->key));
             } else {
@@ -664,10 +664,10 @@ static void on_task_done(void *ud, struct sched_task *t)
             }
             pthread_cond_broadcast(&s->cv);
             serve_unlock(s);
-            serve_log(t->err.http_status == 409 || t->err.http_status == 404 ? 'I' : 'E',
-                      t->err.http_status == 409 || t->err.http_status == 404 ? 2 : 0,
+            serve_log(t->err->http_status == 409 || t->err->http_status == 404 ? 'I' : 'E',
+                      t->err->http_status == 409 || t->err->http_status == 404 ? 2 : 0,
                       "\"Failed to bind pod\" pod=\"%s\" node=\"%s\" err=\"%s\"", t->key, t->node,
-                      kube_err_format(&t->err, msg, sizeof(msg)));
+                      kube_err_format(t->err, msg, sizeof(msg)));
         }
         sched_task_free(t);
         return;
@@ -692,9 +692,9 @@ static void on_task_done(void *ud, struct sched_task *t)
         break;
     }
     if (t->rc)
-        serve_log(t->err.http_status == 404 ? 'I' : 'E', t->err.http_status == 404 ? 2 : 0,
+        serve_log(t->err->http_status == 404 ? 'I' : 'E', t->err->http_status == 404 ? 2 : 0,
                   "\"Cannot %s\" pod=\"%s\" err=\"%s\"", what, t->key,
-                  kube_err_format(&t->err, msg, sizeof(msg)));
+                  kube_err_format(t->err, msg, sizeof(msg)));
     sched_task_free(t);
 }
 
@@ -1299,7 +1299,7 @@ int sched_serve_main(int argc, char **argv)
         return rc;
     serve_verbosity = o.verbosity;
     kube_err_clear(&err);
-    /* One malloc arena: with a thread per informer and a pool of bind workers, glibc would
+    /* One malloc arena: with a thread per informer, the binder and the others, glibc would
      * otherwise keep a heap per thread and the resident size grows by half for nothing. */
     mallopt(M_ARENA_MAX, 1);
 
