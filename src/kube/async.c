@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "client-int.h"
 
@@ -53,6 +54,10 @@ struct kube_async {
     size_t nidle;
     size_t count;    /* added and not done */
     unsigned long finished; /* requests done so far (a run that saw some does not wait) */
+    size_t nbusy;       /* requests handed to libcurl */
+    double window;      /* kube_async_coalesce: seconds, 0 when off */
+    size_t window_busy; /* ... from this many requests in flight */
+    double last_wait;   /* when the last poll returned */
     atomic_int sleeping, woken;
 };
 
@@ -243,6 +248,14 @@ size_t kube_async_count(const struct kube_async *a)
     return a->count;
 }
 
+void kube_async_coalesce(struct kube_async *a, int64_t window_us, size_t min_busy)
+{
+    a->window = window_us > 0 ? (double)window_us / 1e6 : 0;
+    if (a->window > 0.5)
+        a->window = 0.5;
+    a->window_busy = min_busy;
+}
+
 void kube_async_wakeup(struct kube_async *a)
 {
     uint64_t one = 1;
@@ -396,6 +409,7 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
         async_handle_put(a, hd);
         return kube_err_set(r->err, -ENOMEM, "cannot start a request");
     }
+    a->nbusy++;
     return 0;
 }
 
@@ -410,6 +424,7 @@ static void async_finish(struct kube_async *a, struct async_handle *hd, CURLcode
     int rc = 0;
 
     kube_curl.multi_remove_handle(a->m, hd->h);
+    a->nbusy--;
     if (cc == CURLE_OK)
         kube_curl.easy_getinfo(hd->h, CURLINFO_RESPONSE_CODE, &status);
     r->status = status;
@@ -522,10 +537,22 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
     if (a->finished != finished)
         return a->count;
     ms = async_wait_ms(a, timeout_ms);
+    if (ms > 0 && a->window > 0 && a->nbusy >= a->window_busy) {
+        /* busy: let the answers gather (one wakeup for them all, not one each) */
+        double left = a->last_wait + a->window - kube_client_now();
+
+        if (left > 0) {
+            struct timespec ts = {0, (long)(left * 1e9)};
+
+            nanosleep(&ts, NULL);
+            ms = async_wait_ms(a, timeout_ms);
+        }
+    }
     atomic_store(&a->sleeping, 1);
     if (atomic_load(&a->woken))
         ms = 0;
     n = poll(a->fds, a->nfds, ms);
+    a->last_wait = kube_client_now();
     atomic_store(&a->sleeping, 0);
     atomic_store(&a->woken, 0);
     if (n > 0) {

@@ -80,6 +80,13 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
  * waiting. Safe from any thread; it costs a system call only when the owner sleeps. */
 void kube_async_wakeup(struct kube_async *a);
 
+/* kube_async_coalesce trades latency for CPU under load: while at least min_busy requests
+ * are in flight, kube_async_run lets window_us (at most 0.5 s) pass between two waits for
+ * answers, so the answers that arrive meanwhile are handled after one wakeup of the thread
+ * instead of one each; an answer may be seen up to window_us late. With fewer requests in
+ * flight every answer is handled as it comes. 0 turns it off (the default). */
+void kube_async_coalesce(struct kube_async *a, int64_t window_us, size_t min_busy);
+
 /* kube_async_count returns the number of requests added and not done. */
 size_t kube_async_count(const struct kube_async *a);
 
