@@ -6,8 +6,8 @@
 #include "sched/binder.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
