@@ -1,6 +1,7 @@
 /* binder.c - the thread sending the scheduler's writes (see binder.h). Two FIFO lists, binds
  * and the rest, filled by any thread under mu; the binder's thread moves tasks from them into
- * its kube_async set while fewer than max are in flight (a bind whenever one waits), runs the
+ * its kube_async set while fewer than max are in flight (a bind whenever one waits, except
+ * that a quarter of the slots stay for the others while any of them waits), runs the
  * set, and decides on each answer: retry (back into the set after a delay, keeping its slot)
  * or report (the callback, then the slot is free). */
 #include "sched/binder.h"
@@ -189,13 +190,21 @@ static void *binder_thread(void *arg)
             return NULL;
         }
         while (b->running_binds + b->running_rest < b->max) {
-            t = list_pop(&b->binds);
-            if (t)
+            /* binds first, but neither kind may hold every slot while the other waits: under
+             * a rate limit each write holds its slot until it gets a token, and the events
+             * (tokens of their own, as kube-scheduler's event client) would otherwise only
+             * start after the last bind */
+            int reserve = b->max >= 4 ? b->max / 4 : b->max > 1;
+
+            if (b->binds.n && (!b->rest.n || b->running_binds < b->max - reserve)) {
+                t = list_pop(&b->binds);
                 b->running_binds++;
-            else if ((t = list_pop(&b->rest)))
+            } else if (b->rest.n && (!b->binds.n || b->running_rest < b->max - reserve)) {
+                t = list_pop(&b->rest);
                 b->running_rest++;
-            else
+            } else {
                 break;
+            }
             *tail = t;
             tail = &t->next;
         }

@@ -135,6 +135,32 @@ def test_bind_conflict_and_not_found_are_not_retried_in_a_storm():
             util.check_eq(sv.stop(), 0, "exit status")
 
 
+def test_events_are_written_while_binds_wait_for_the_rate_limit():
+    # Under the client limit every bind holds a write slot while it waits for its token; the
+    # Scheduled events (a limiter of their own) must still go out meanwhile, not only once
+    # the binds run out (an ordering check on the double's request log, not a timing test).
+    n = 30
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for i in range(n):
+            api.add(pod("p%02d" % i))
+        sv = Serve(api, ["--kube-api-qps", "10", "--kube-api-burst", "1", "--bind-workers", "4"])
+        try:
+            wait_for("every pod bound and reported",
+                     lambda: len(bound(api)) == n and len(events(api, "Scheduled")) == n)
+            reqs = list(api.requests)  # in the order the double received them
+            binds = [i for i, r in enumerate(reqs)
+                     if r["method"] == "POST" and r["path"].endswith("/binding")]
+            evs = [i for i, r in enumerate(reqs)
+                   if r["method"] == "POST" and r["path"].startswith("/apis/events.k8s.io/")]
+            util.check_eq(len(binds), n, "binding POSTs")
+            # the first events follow the first binds, not the last ones
+            if not evs or min(evs) > binds[n // 2]:
+                raise AssertionError("no Scheduled event was written before half the binds")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
 def test_429_with_retry_after_is_honoured():
     with FakeApiServer() as api:
         api.add(node("n1"))
