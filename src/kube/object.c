@@ -189,6 +189,21 @@ static int get_string(struct dec *d, const json_t *obj, const char *key, const c
     return *out ? 0 : dec_nomem(d);
 }
 
+/* peek_string: obj[key] as a string borrowed from the JSON ("" when unset), not copied. */
+static int peek_string(struct dec *d, const json_t *obj, const char *key, const char **out)
+{
+    const json_t *v = json_object_get(obj, key);
+    int rc;
+
+    *out = "";
+    if (!v || json_is_null(v))
+        return 0;
+    if ((rc = check_type(d, obj, key, v, json_is_string(v), "string")))
+        return rc;
+    *out = json_string_value(v);
+    return 0;
+}
+
 static int get_typed(struct dec *d, const json_t *obj, const char *key, json_type want,
                      const char *want_name, const json_t **out)
 {
@@ -1479,6 +1494,38 @@ static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
     return 0;
 }
 
+/* decode_node_ready reads the Ready entry of status.conditions (the last one, if repeated) */
+static int decode_node_ready(struct dec *d, const json_t *status, enum kube_node_ready *out)
+{
+    const json_t *conds;
+    size_t i, old;
+    int rc;
+
+    *out = KUBE_READY_UNKNOWN;
+    rc = get_array(d, status, "conditions", &conds);
+    if (rc || !conds)
+        return rc;
+    old = path_push(d, "conditions");
+    for (i = 0; !rc && i < json_array_size(conds); i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *type = NULL, *st = NULL;
+        size_t o2 = path_index(d, i);
+
+        if (!json_is_object(c))
+            rc = dec_fail(d, c, conds, "expected object, got %s", kube_json_type_name(c));
+        /* read in place: nothing of a condition is kept but this one verdict */
+        if (!rc)
+            rc = peek_string(d, c, "type", &type);
+        if (!rc)
+            rc = peek_string(d, c, "status", &st);
+        if (!rc && !strcmp(type, "Ready"))
+            *out = !strcmp(st, "True") ? KUBE_READY_TRUE : KUBE_READY_NOT;
+        path_pop(d, o2);
+    }
+    path_pop(d, old);
+    return rc;
+}
+
 int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
                      const char *file, struct kube_node *out, struct kube_err *err)
 {
@@ -1544,6 +1591,8 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
             out->allocatable = out->capacity;
         res_list_release(&cap);
         res_list_release(&alloc);
+        if (!rc)
+            rc = decode_node_ready(&d, status, &out->ready);
         path_pop(&d, old);
     }
     return rc;

@@ -188,6 +188,13 @@ struct kube_pod {
     const char *source_file; /* manifest the pod came from, NULL from the API */
 };
 
+/* The node's Ready condition (status.conditions[type=Ready]), as `kubectl get nodes` reads it. */
+enum kube_node_ready {
+    KUBE_READY_UNKNOWN = 0, /* no Ready condition */
+    KUBE_READY_TRUE,        /* status "True" */
+    KUBE_READY_NOT,         /* any other status ("False", "Unknown") */
+};
+
 struct kube_node {
     const char *name;
     const char *uid;
@@ -198,6 +205,7 @@ struct kube_node {
     bool unschedulable;
     struct kube_resources allocatable; /* capacity when allocatable is absent */
     struct kube_resources capacity;
+    enum kube_node_ready ready; /* shown by `gpusched nodes`; no scheduling rule reads it */
     const char *source_file;
     int source_line;
 };

@@ -57,6 +57,19 @@ static int nodes_row_cmp(const void *a, const void *b)
 
 /* kubectl's findNodeRoles: node-role.kubernetes.io/ROLE keys and kubernetes.io/role=ROLE,
  * sorted and unique, joined with ","; "<none>" when there is none. */
+/* nodes_status is kubectl's STATUS column: the Ready condition ("Ready", "NotReady", or
+ * "Unknown" when the node has none), then ",SchedulingDisabled" for a cordoned node */
+static const char *nodes_status(const struct kube_node *n)
+{
+    static const char *const words[][2] = {
+        [KUBE_READY_UNKNOWN] = {"Unknown", "Unknown,SchedulingDisabled"},
+        [KUBE_READY_TRUE] = {"Ready", "Ready,SchedulingDisabled"},
+        [KUBE_READY_NOT] = {"NotReady", "NotReady,SchedulingDisabled"},
+    };
+
+    return words[n->ready][n->unschedulable];
+}
+
 static void nodes_roles(const struct kube_node *n, char *buf, size_t size)
 {
     const char *roles[64];
@@ -199,7 +212,7 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
                  rows[i].has_use ? u->allocatable_gpu - u->requested_gpu
                                  : kube_resources_scalar(&node->allocatable, NODES_GPU_RESOURCE));
         cells[c++] = node->name;
-        cells[c++] = node->unschedulable ? "Ready,SchedulingDisabled" : "Ready";
+        cells[c++] = nodes_status(node);
         cells[c++] = roles;
         cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_name");
         cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_count");

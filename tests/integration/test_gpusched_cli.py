@@ -265,7 +265,8 @@ spec:
         p = gpusched("nodes", "-f", t.path)
         expect_exit(p, 0, "nodes")
         row = p.stdout.splitlines()[1].split()
-        util.check_eq(row, ["gpu", "Ready,SchedulingDisabled", "<none>", "Tesla-T4", "<none>",
+        # no Ready condition in the manifest: kubectl says Unknown
+        util.check_eq(row, ["gpu", "Unknown,SchedulingDisabled", "<none>", "Tesla-T4", "<none>",
                             "<none>", "1"], "row")
         p = gpusched("nodes", "-f", t.path, "-o", "wide")
         expect_exit(p, 0, "nodes -o wide")
@@ -281,6 +282,30 @@ spec:
         util.check_eq(item["spec"].get("unschedulable"), True, "unschedulable")
         util.check_eq(item["status"]["allocatable"]["nvidia.com/gpu"], "4", "allocatable")
         util.check_eq(item["gpusched"]["free"]["nvidia.com/gpu"], "1", "free")
+
+
+def test_nodes_status_is_the_ready_condition_like_kubectl():
+    def n(name, cond, cordoned=False):
+        conds = "" if cond is None else \
+            ", conditions: [{type: MemoryPressure, status: 'False'}, {type: Ready, status: '%s'}]" % cond
+        return ("---\napiVersion: v1\nkind: Node\nmetadata: {name: %s}\nspec: {unschedulable: %s}\n"
+                "status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}%s}\n"
+                % (name, "true" if cordoned else "false", conds))
+    with TempDir() as t:
+        t.write("nodes.yaml", n("a-ready", "True") + n("b-false", "False") + n("c-unknown", "Unknown")
+                + n("d-none", None) + n("e-cordoned", "True", cordoned=True))
+        p = gpusched("nodes", "-f", t.path)
+        expect_exit(p, 0, "nodes")
+        got = [line.split()[:2] for line in p.stdout.splitlines()[1:]]
+        util.check_eq(got, [["a-ready", "Ready"], ["b-false", "NotReady"], ["c-unknown", "NotReady"],
+                            ["d-none", "Unknown"], ["e-cordoned", "Ready,SchedulingDisabled"]],
+                      "STATUS column")
+        t.write("nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: x}\n"
+                "status: {conditions: [{type: Ready, status: true}]}\n")
+        p = gpusched("nodes", "-f", t.path)
+        expect_exit(p, 1, "a condition status that is not a string")
+        util.check_eq(p.stderr.strip(), "gpusched: %s: line 4: status.conditions[0].status: "
+                      "expected string, got boolean" % os.path.join(t.path, "nodes.yaml"), "error")
 
 
 def test_nodes_bad_selector_is_one_line_exit_1():
