@@ -118,16 +118,6 @@ static size_t async_on_body(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-static size_t async_on_header(char *data, size_t size, size_t n, void *ud)
-{
-    struct async_handle *hd = ud;
-    int ra = kube_client_retry_after(data, size * n);
-
-    if (ra >= 0)
-        hd->retry_after = ra;
-    return size * n;
-}
-
 int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err)
 {
     struct kube_async *a;
@@ -295,8 +285,8 @@ static struct async_handle *async_handle_take(struct kube_async *a, struct kube_
     kube_curl.easy_setopt(hd->h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
     kube_curl.easy_setopt(hd->h, CURLOPT_WRITEFUNCTION, async_on_body);
     kube_curl.easy_setopt(hd->h, CURLOPT_WRITEDATA, hd);
-    kube_curl.easy_setopt(hd->h, CURLOPT_HEADERFUNCTION, async_on_header);
-    kube_curl.easy_setopt(hd->h, CURLOPT_HEADERDATA, hd);
+    kube_curl.easy_setopt(hd->h, CURLOPT_HEADERFUNCTION, kube_client_on_header);
+    kube_curl.easy_setopt(hd->h, CURLOPT_HEADERDATA, &hd->retry_after);
     kube_curl.easy_setopt(hd->h, CURLOPT_PRIVATE, hd);
     hd->next_all = a->all;
     a->all = hd;

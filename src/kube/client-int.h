@@ -72,9 +72,11 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
 /* kube_client_wipe_free overwrites a secret string with zeros and frees it; NULL is fine. */
 void kube_client_wipe_free(char *s);
 
-/* kube_client_retry_after reads a "Retry-After: N" header line (delta-seconds); -1 when
- * the line is another header or the value is not a small number. */
-int kube_client_retry_after(const char *data, size_t len);
+/* kube_client_on_header is the CURLOPT_HEADERFUNCTION of every transfer: with
+ * CURLOPT_HEADERDATA pointing at an int (set to -1 before the transfer), it stores the
+ * delta-seconds of a "Retry-After: N" header there; other headers, and values that are not a
+ * small number, leave it as it is. */
+size_t kube_client_on_header(char *data, size_t size, size_t n, void *retry_after);
 
 /* kube_client_transport_err turns a libcurl failure into an errno-style code and a message
  * that names the server (never the token: libcurl's error buffer does not hold headers). */

@@ -381,7 +381,8 @@ static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-int kube_client_retry_after(const char *data, size_t len)
+/* client_retry_after reads a "Retry-After: N" header line; -1 for anything else */
+static int client_retry_after(const char *data, size_t len)
 {
     char tmp[32];
     size_t i = 12, k = 0;
@@ -396,13 +397,12 @@ int kube_client_retry_after(const char *data, size_t len)
     return k && k < 9 ? atoi(tmp) : -1;
 }
 
-static size_t client_on_header(char *data, size_t size, size_t n, void *ud)
+size_t kube_client_on_header(char *data, size_t size, size_t n, void *retry_after)
 {
-    struct client_xfer *x = ud;
-    int ra = kube_client_retry_after(data, size * n);
+    int ra = client_retry_after(data, size * n);
 
     if (ra >= 0)
-        x->retry_after = ra;
+        *(int *)retry_after = ra;
     return size * n;
 }
 
@@ -526,8 +526,8 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     kube_curl.easy_setopt(h, CURLOPT_HTTPHEADER, x->headers);
     kube_client_handle_setup(c, h, x->errbuf);
     kube_client_ca_apply(c, h, NULL);
-    kube_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
-    kube_curl.easy_setopt(h, CURLOPT_HEADERDATA, x);
+    kube_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, kube_client_on_header);
+    kube_curl.easy_setopt(h, CURLOPT_HEADERDATA, &x->retry_after);
 out:
     kube_buf_release(&url);
     return rc;
