@@ -189,21 +189,6 @@ static int get_string(struct dec *d, const json_t *obj, const char *key, const c
     return *out ? 0 : dec_nomem(d);
 }
 
-/* peek_string: obj[key] as a string borrowed from the JSON ("" when unset), not copied. */
-static int peek_string(struct dec *d, const json_t *obj, const char *key, const char **out)
-{
-    const json_t *v = json_object_get(obj, key);
-    int rc;
-
-    *out = "";
-    if (!v || json_is_null(v))
-        return 0;
-    if ((rc = check_type(d, obj, key, v, json_is_string(v), "string")))
-        return rc;
-    *out = json_string_value(v);
-    return 0;
-}
-
 static int get_typed(struct dec *d, const json_t *obj, const char *key, json_type want,
                      const char *want_name, const json_t **out)
 {
@@ -217,6 +202,16 @@ static int get_typed(struct dec *d, const json_t *obj, const char *key, json_typ
         return rc;
     *out = v;
     return 0;
+}
+
+/* peek_string: obj[key] as a string borrowed from the JSON ("" when unset), not copied. */
+static int peek_string(struct dec *d, const json_t *obj, const char *key, const char **out)
+{
+    const json_t *v;
+    int rc = get_typed(d, obj, key, JSON_STRING, "string", &v);
+
+    *out = v ? json_string_value(v) : "";
+    return rc;
 }
 
 static int get_object(struct dec *d, const json_t *obj, const char *key, const json_t **out)

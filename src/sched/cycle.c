@@ -88,13 +88,8 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
                                                uint32_t slot, bool bal_skip)
 {
     const struct sched_hot *h = &c->hot[slot];
-    struct sched_nodeuse use;
+    struct sched_nodeuse use = sched_nodeuse_of(h);
 
-    use.req_cpu = h->req_cpu;
-    use.req_mem = h->req_mem;
-    use.req_eph = h->req_eph;
-    use.req_gpu = h->req_gpu;
-    use.npods = h->npods;
     d->mask = sched_filter_fit(c, slot, cp, &use, NULL, &d->unres);
     d->fit = d->bal = d->gpu = 0;
     if (d->mask)

@@ -108,11 +108,7 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     }
     if (!(lower = malloc(s->npods * sizeof(*lower))) || !(d.on = malloc(s->npods * sizeof(*d.on))))
         goto out;
-    d.use.req_cpu = h->req_cpu;
-    d.use.req_mem = h->req_mem;
-    d.use.req_eph = h->req_eph;
-    d.use.req_gpu = h->req_gpu;
-    d.use.npods = h->npods;
+    d.use = sched_nodeuse_of(h);
     for (j = 0; j < cp->nscalars; j++) {
         const struct sched_scalar *x = sched_slot_scalar(s, cp->scalars[j].rid);
         d.sreq[j] = x ? x->req : 0;

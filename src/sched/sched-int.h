@@ -371,6 +371,14 @@ struct sched_nodeuse {
     int32_t npods;
 };
 
+/* sched_nodeuse_of is the node's usage as it stands (its hot column) */
+static inline struct sched_nodeuse sched_nodeuse_of(const struct sched_hot *h)
+{
+    struct sched_nodeuse u = {h->req_cpu, h->req_mem, h->req_eph, h->req_gpu, h->npods};
+
+    return u;
+}
+
 /* Fit reasons as a bit mask: bit 0 pods, 1 cpu, 2 memory, 3 ephemeral, 4+j pod scalar j. */
 #define SCHED_FIT_PODS 1u
 #define SCHED_FIT_CPU 2u
