@@ -627,18 +627,16 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
         goto out;
     if (name)
         p.name = name;
+    p.source_file = c->file;
+    p.source_line = line;
     if (can_hand_off(c->in, &p)) {
         /* counted by the consumer; what was decoded is given back to the arena */
         p.namespace_ = ns;
-        p.source_file = c->file;
-        p.source_line = line;
         rc = hand_off(c, &p, line);
         kube_arena_rewind(&c->in->arena, &mark);
         goto out;
     }
     p.namespace_ = namespace_intern(c, ns);
-    p.source_file = c->file;
-    p.source_line = line;
     if (!p.namespace_) {
         rc = nomem(c);
         goto out;
