@@ -68,12 +68,17 @@ int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
  * never scheduled). */
 bool sched_cmd_pod_terminal(const struct kube_pod *p);
 
-/* sched_cmd_cluster_fill adds every node of in, then every bound, non-terminal pod of in
- * (spec.nodeName set) to c. sched_cmd_cluster_build does the same into a new cluster,
- * returned in *out. Both print the error and return 1 on failure; the caller frees the
- * cluster with sched_cluster_free. */
-int sched_cmd_cluster_fill(const struct sched_input *in, struct sched_cluster *c);
+/* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
+ * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
+ * failure; the caller frees *out with sched_cluster_free. */
 int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out);
+
+/* sched_cmd_load_cluster is sched_cmd_load handing the bound pods to a new cluster as they
+ * are read, then sched_cmd_cluster_build's filling of that cluster: for the commands that
+ * need the bound pods only as usage on their nodes. On failure it prints the error, releases
+ * in and returns 1 (*out NULL); otherwise the caller releases in and frees *out. */
+int sched_cmd_load_cluster(const struct sched_cmd_list *files, const char *namespace_,
+                           struct sched_input *in, struct sched_cluster **out);
 
 /* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value
  * they print the usage error and return 2. */

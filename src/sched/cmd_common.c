@@ -63,7 +63,9 @@ bool sched_cmd_pod_terminal(const struct kube_pod *p)
     return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
 }
 
-int sched_cmd_cluster_fill(const struct sched_input *in, struct sched_cluster *c)
+/* cluster_fill adds the nodes of in, then its bound, non-terminal pods, to c; prints the
+ * error and returns 1 on failure */
+static int cluster_fill(const struct sched_input *in, struct sched_cluster *c)
 {
     struct kube_err err;
     size_t i;
@@ -93,8 +95,31 @@ int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster *
         fprintf(stderr, "gpusched: out of memory\n");
         return 1;
     }
-    if (sched_cmd_cluster_fill(in, c)) {
+    if (cluster_fill(in, c)) {
         sched_cluster_free(c);
+        return 1;
+    }
+    *out = c;
+    return 0;
+}
+
+int sched_cmd_load_cluster(const struct sched_cmd_list *files, const char *namespace_,
+                           struct sched_input *in, struct sched_cluster **out)
+{
+    struct sched_cluster *c = sched_cluster_new();
+
+    *out = NULL;
+    if (!c) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (sched_cmd_load(files, namespace_, in, c)) {
+        sched_cluster_free(c);
+        return 1;
+    }
+    if (cluster_fill(in, c)) {
+        sched_cluster_free(c);
+        sched_input_release(in);
         return 1;
     }
     *out = c;

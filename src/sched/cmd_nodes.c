@@ -448,19 +448,10 @@ int sched_cmd_nodes(int argc, char **argv)
     }
 
     /* bound pods only count on their nodes: they go into the cluster as they are read */
-    cluster = sched_cluster_new();
-    if (!cluster) {
-        fprintf(stderr, "gpusched: out of memory\n");
-        rc = 1;
-        goto out;
-    }
-    rc = sched_cmd_load(&files, NULL, &in, cluster);
+    rc = sched_cmd_load_cluster(&files, NULL, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
-    rc = sched_cmd_cluster_fill(&in, cluster);
-    if (rc)
-        goto out;
     rows = calloc(in.nnodes ? in.nnodes : 1, sizeof(*rows));
     if (!rows) {
         fprintf(stderr, "gpusched: out of memory\n");

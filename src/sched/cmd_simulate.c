@@ -357,18 +357,10 @@ int sched_cmd_simulate(int argc, char **argv)
         goto out;
 
     /* bound pods go into the cluster as they are read: only the pending ones are kept */
-    cluster = sched_cluster_new();
-    if (!cluster) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    rc = sched_cmd_load(&f.files, f.namespace_, &in, cluster);
+    rc = sched_cmd_load_cluster(&f.files, f.namespace_, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
-    rc = sched_cmd_cluster_fill(&in, cluster);
-    if (rc)
-        goto out;
     /* the cluster has its own copy of the nodes; what they took is reused from here on */
     sched_input_trim(&in);
 
