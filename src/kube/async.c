@@ -1,11 +1,16 @@
-/* async.c - requests in flight at once over one libcurl multi handle (see async.h).
+/* async.c - requests in flight at once over kept-alive HTTP/1.1 connections (see async.h).
  *
- * libcurl is driven with curl_multi_socket_action: it tells us through the socket callback
- * which sockets to watch and through the timer callback when it needs a call, we poll() them
- * all at once, and each ready socket runs only the transfer that owns it (without the
- * zero-timeout poll libcurl's easy interface makes per transfer step). An eventfd in the same
- * poll set is the wakeup. Requests not yet sent wait in one list sorted by due time; easy
- * handles are kept idle between requests, each bound to the client it was set up for. */
+ * Why not libcurl's multi interface: it cost about 80 us of CPU per request in the serve
+ * benchmark (handle setup, two zero-timeout polls per request, header building), which was
+ * most of gpusched's CPU per pod (docs/benchmarks-serve.md). Here libcurl opens a connection
+ * (CURLOPT_CONNECT_ONLY: TCP, TLS, proxy tunnel) and the set writes requests and parses
+ * answers itself: a request costs one send and its answer usually one read.
+ *
+ * Each client has a peer: its connections, its Authorization line, the host and path prefix
+ * of its server URL. A connection keeps its requests in the order they were written; answers
+ * come in that order (RFC 9112, 9.3.2), parsed by a small state machine (status line and
+ * headers, then a Content-Length, chunked or close-delimited body). Requests not yet sent
+ * wait in one list sorted by due time. An eventfd in the poll set is the wakeup. */
 #include "async.h"
 
 #include <errno.h>
@@ -13,110 +18,84 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
-#include <unistd.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client-int.h"
 
-#define ASYNC_IDLE_MAX 64 /* idle easy handles kept */
-#define ASYNC_URL_MAX ((size_t)1 << 20)
+#define ASYNC_RECV_CHUNK ((size_t)16384)
+#define ASYNC_HEAD_MAX ((size_t)64 << 10) /* an answer's status line and headers */
+#define ASYNC_OUT_MAX ((size_t)64 << 20)  /* requests written and not yet sent */
 
-struct async_handle {
-    CURL *h;
-    struct kube_client *c;
-    struct kube_async_req *r; /* the request in flight, NULL when idle */
-    struct curl_slist *headers;
-    char *auth; /* the Authorization line in headers (wiped when replaced) */
-    unsigned token_gen, ca_gen;
-    bool headers_stale; /* the token changed since headers were built */
-    char *ctype;        /* the content type in headers, NULL: none */
-    struct kube_buf url;
-    struct kube_buf errbody; /* body of a non-2xx answer (capped, truncated silently) */
-    long status;             /* HTTP status, 0 until the body starts */
-    int retry_after;         /* Retry-After in seconds, -1 when absent */
+enum async_rx {
+    RX_HEAD,       /* status line and headers */
+    RX_BODY,       /* Content-Length bytes */
+    RX_CHUNK_SIZE, /* a chunk-size line */
+    RX_CHUNK_DATA,
+    RX_CHUNK_END, /* the CRLF after a chunk's data */
+    RX_TRAILER,   /* trailer lines up to the empty one */
+    RX_TO_CLOSE,  /* no length: the body ends when the server closes */
+};
+
+struct async_peer;
+
+struct async_conn {
+    struct async_peer *p;
+    CURL *h; /* owns the connection (CONNECT_ONLY) */
+    curl_socket_t fd;
+    bool raw; /* plain TCP straight to the server: send(2)/recv(2), not libcurl's wrappers */
+    struct kube_buf out; /* requests written, not sent yet (from out_off) */
+    size_t out_off;
+    char *in; /* bytes read and not parsed */
+    size_t in_len, in_alloc;
+    struct kube_async_req *head, *tail; /* written on it, not answered, oldest first */
+    size_t depth;
+    /* the answer to head */
+    enum async_rx rx;
+    long status;
+    int retry_after;
+    bool keep;         /* the connection stays open after this answer */
+    bool got_bytes;    /* some of this answer has arrived */
+    uint64_t left;     /* body or chunk bytes still to come */
+    struct kube_buf body; /* an error answer's body (capped, truncated silently) */
     char errbuf[CURL_ERROR_SIZE];
-    struct async_handle *next;     /* the idle list */
-    struct async_handle *next_all; /* every handle of the set */
+    struct async_conn *next;
+};
+
+struct async_peer {
+    struct kube_client *c;
+    char *auth; /* "Authorization: Bearer ..." or NULL (wiped when replaced) */
+    unsigned token_gen;
+    const char *host, *prefix; /* into c->url_base: authority and path prefix */
+    size_t host_len, prefix_len;
+    bool tls;
+    struct async_conn *conns;
+    size_t nconns;
+    struct async_peer *next;
 };
 
 struct kube_async {
-    CURLM *m;
     int wake_fd;
-    struct pollfd *fds; /* fds[0] is wake_fd, then libcurl's sockets */
-    struct pollfd *ready;
-    size_t nfds, cap;
-    double timer_at; /* when libcurl wants socket_action(CURL_SOCKET_TIMEOUT); < 0: never */
+    struct pollfd *fds; /* fds[0] is wake_fd, then one per connection */
+    struct async_conn **fd_conn;
+    size_t cap;
+    struct async_peer *peers;
+    size_t max_conns; /* per client */
     struct kube_async_req *waiting; /* not sent yet, by due time */
-    struct async_handle *idle, *all;
-    size_t nidle;
-    size_t count;    /* added and not done */
+    size_t count;           /* added and not done */
     unsigned long finished; /* requests done so far (a run that saw some does not wait) */
-    size_t nbusy;       /* requests handed to libcurl */
-    double window;      /* kube_async_coalesce: seconds, 0 when off */
-    size_t window_busy; /* ... from this many requests in flight */
-    double last_wait;   /* when the last poll returned */
+    size_t nbusy;           /* requests written on a connection */
+    double window;          /* kube_async_coalesce: seconds, 0 when off */
+    size_t window_busy;     /* ... from this many requests in flight */
+    double last_wait;       /* when the last poll returned */
     atomic_int sleeping, woken;
 };
-
-static int async_on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
-{
-    struct kube_async *a = ud;
-    size_t i;
-
-    (void)e, (void)sockp;
-    for (i = 1; i < a->nfds && a->fds[i].fd != s; i++)
-        ;
-    if (what == CURL_POLL_REMOVE) {
-        if (i < a->nfds)
-            a->fds[i] = a->fds[--a->nfds];
-        return 0;
-    }
-    if (i == a->nfds) {
-        if (a->nfds == a->cap) {
-            size_t cap = a->cap * 2;
-            struct pollfd *f = realloc(a->fds, cap * sizeof(*f));
-            struct pollfd *r = f ? realloc(a->ready, cap * sizeof(*r)) : NULL;
-
-            if (f)
-                a->fds = f;
-            if (!r)
-                return -1;
-            a->ready = r;
-            a->cap = cap;
-        }
-        a->fds[a->nfds++].fd = s;
-    }
-    a->fds[i].events =
-        (short)(((what & CURL_POLL_IN) ? POLLIN : 0) | ((what & CURL_POLL_OUT) ? POLLOUT : 0));
-    a->fds[i].revents = 0;
-    return 0;
-}
-
-static int async_on_timer(CURLM *m, long timeout_ms, void *ud)
-{
-    struct kube_async *a = ud;
-
-    (void)m;
-    a->timer_at = timeout_ms < 0 ? -1 : kube_client_now() + (double)timeout_ms / 1000;
-    return 0;
-}
-
-static size_t async_on_body(char *data, size_t size, size_t n, void *ud)
-{
-    struct async_handle *hd = ud;
-    size_t len = size * n, room;
-
-    if (!hd->status)
-        kube_curl.easy_getinfo(hd->h, CURLINFO_RESPONSE_CODE, &hd->status);
-    if (hd->status >= 200 && hd->status <= 299)
-        return len;
-    room = KUBE_CLIENT_ERRBODY_MAX - hd->errbody.len;
-    kube_buf_append(&hd->errbody, data, len < room ? len : room);
-    return len;
-}
 
 int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err)
 {
@@ -130,83 +109,15 @@ int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err)
     a = calloc(1, sizeof(*a));
     if (!a)
         return kube_err_set(err, -ENOMEM, "out of memory");
-    a->wake_fd = -1;
-    a->timer_at = -1;
-    a->cap = 16;
-    a->fds = calloc(a->cap, sizeof(*a->fds));
-    a->ready = calloc(a->cap, sizeof(*a->ready));
-    a->m = kube_curl.multi_init();
-    if (!a->fds || !a->ready || !a->m) {
-        kube_async_free(a, NULL, NULL);
-        return kube_err_set(err, -ENOMEM, "out of memory");
-    }
+    a->max_conns = max_conns > 0 ? (size_t)max_conns : 16;
     a->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (a->wake_fd < 0) {
         rc = kube_err_set(err, -errno, "cannot create an eventfd: %s", strerror(errno));
-        kube_async_free(a, NULL, NULL);
+        free(a);
         return rc;
     }
-    a->fds[0].fd = a->wake_fd;
-    a->fds[0].events = POLLIN;
-    a->nfds = 1;
-    kube_curl.multi_setopt(a->m, CURLMOPT_SOCKETFUNCTION, async_on_socket);
-    kube_curl.multi_setopt(a->m, CURLMOPT_SOCKETDATA, a);
-    kube_curl.multi_setopt(a->m, CURLMOPT_TIMERFUNCTION, async_on_timer);
-    kube_curl.multi_setopt(a->m, CURLMOPT_TIMERDATA, a);
-    /* without it the cache keeps 4 idle connections per handle *added*, and a finished
-     * request's handle is removed: connections would be closed between bursts */
-    kube_curl.multi_setopt(a->m, CURLMOPT_MAXCONNECTS, (long)(max_conns > 0 ? max_conns : 16));
     *out = a;
     return 0;
-}
-
-static void async_handle_free(struct async_handle *hd)
-{
-    kube_curl.easy_cleanup(hd->h);
-    kube_curl.slist_free_all(hd->headers);
-    kube_client_wipe_free(hd->auth);
-    free(hd->ctype);
-    kube_buf_release(&hd->url);
-    kube_buf_release(&hd->errbody);
-    free(hd);
-}
-
-void kube_async_free(struct kube_async *a, kube_async_done_fn drop, void *ud)
-{
-    struct async_handle *hd, *next;
-    struct kube_async_req *r;
-
-    if (!a)
-        return;
-    for (hd = a->all; hd; hd = hd->next_all) {
-        if (!hd->r)
-            continue;
-        r = hd->r;
-        hd->r = NULL;
-        kube_curl.multi_remove_handle(a->m, hd->h);
-        if (drop) {
-            r->rc = kube_err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
-            drop(ud, r);
-        }
-    }
-    while ((r = a->waiting)) {
-        a->waiting = r->priv.next;
-        if (drop) {
-            r->rc = kube_err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
-            drop(ud, r);
-        }
-    }
-    if (a->m)
-        kube_curl.multi_cleanup(a->m);
-    for (hd = a->all; hd; hd = next) {
-        next = hd->next_all;
-        async_handle_free(hd);
-    }
-    if (a->wake_fd >= 0)
-        close(a->wake_fd);
-    free(a->fds);
-    free(a->ready);
-    free(a);
 }
 
 static void async_wait_insert(struct kube_async *a, struct kube_async_req *r)
@@ -219,6 +130,85 @@ static void async_wait_insert(struct kube_async *a, struct kube_async_req *r)
     *pp = r;
 }
 
+static void async_conn_free(struct async_conn *cn)
+{
+    kube_curl.easy_cleanup(cn->h);
+    kube_buf_release(&cn->out);
+    kube_buf_release(&cn->body);
+    free(cn->in);
+    free(cn);
+}
+
+/* async_conn_close takes cn out of its peer's list and frees it; its requests must have
+ * been taken off it. */
+static void async_conn_close(struct async_conn *cn)
+{
+    struct async_conn **pp;
+
+    for (pp = &cn->p->conns; *pp != cn; pp = &(*pp)->next)
+        ;
+    *pp = cn->next;
+    cn->p->nconns--;
+    async_conn_free(cn);
+}
+
+static struct kube_async_req *async_conn_pop(struct kube_async *a, struct async_conn *cn)
+{
+    struct kube_async_req *r = cn->head;
+
+    cn->head = r->priv.next;
+    if (!cn->head)
+        cn->tail = NULL;
+    cn->depth--;
+    a->nbusy--;
+    return r;
+}
+
+static void async_report(struct kube_async *a, struct kube_async_req *r, kube_async_done_fn done,
+                         void *ud)
+{
+    a->count--;
+    a->finished++;
+    done(ud, r);
+}
+
+void kube_async_free(struct kube_async *a, kube_async_done_fn drop, void *ud)
+{
+    struct async_peer *p;
+    struct kube_async_req *r;
+
+    if (!a)
+        return;
+    while ((p = a->peers)) {
+        a->peers = p->next;
+        while (p->conns) {
+            struct async_conn *cn = p->conns;
+
+            while (cn->head) {
+                r = async_conn_pop(a, cn);
+                if (drop) {
+                    r->rc = kube_err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
+                    drop(ud, r);
+                }
+            }
+            async_conn_close(cn);
+        }
+        kube_client_wipe_free(p->auth);
+        free(p);
+    }
+    while ((r = a->waiting)) {
+        a->waiting = r->priv.next;
+        if (drop) {
+            r->rc = kube_err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
+            drop(ud, r);
+        }
+    }
+    close(a->wake_fd);
+    free(a->fds);
+    free(a->fd_conn);
+    free(a);
+}
+
 void kube_async_add(struct kube_async *a, struct kube_client *c, struct kube_async_req *r,
                     int64_t delay_ms)
 {
@@ -227,8 +217,10 @@ void kube_async_add(struct kube_async *a, struct kube_client *c, struct kube_asy
     kube_err_clear(r->err);
     r->priv.c = c;
     r->priv.due = kube_client_now() + (delay_ms > 0 ? (double)delay_ms / 1000 : 0);
+    r->priv.sent = 0;
     r->priv.reserved = false;
     r->priv.retried_401 = false;
+    r->priv.resent = false;
     async_wait_insert(a, r);
     a->count++;
 }
@@ -257,210 +249,525 @@ void kube_async_wakeup(struct kube_async *a)
     }
 }
 
-/* async_handle_take returns an idle handle set up for c, or a new one. */
-static struct async_handle *async_handle_take(struct kube_async *a, struct kube_client *c)
+/* async_peer_get returns c's peer, made on first use: the server URL is split once into the
+ * Host header's value and the path prefix every request path goes under. */
+static struct async_peer *async_peer_get(struct kube_async *a, struct kube_client *c)
 {
-    struct async_handle **pp, *hd;
+    struct async_peer *p;
+    const char *u = c->url_base, *s;
 
-    for (pp = &a->idle; *pp; pp = &(*pp)->next) {
-        if ((*pp)->c == c) {
-            hd = *pp;
-            *pp = hd->next;
-            a->nidle--;
-            return hd;
-        }
-    }
-    hd = calloc(1, sizeof(*hd));
-    if (!hd)
+    for (p = a->peers; p; p = p->next)
+        if (p->c == c)
+            return p;
+    p = calloc(1, sizeof(*p));
+    if (!p)
         return NULL;
-    hd->h = kube_curl.easy_init();
-    if (!hd->h) {
-        free(hd);
+    p->c = c;
+    p->tls = !strncasecmp(u, "https://", 8);
+    s = strstr(u, "://");
+    p->host = s ? s + 3 : u;
+    p->host_len = strcspn(p->host, "/?#");
+    p->prefix = p->host + p->host_len;
+    p->prefix_len = strcspn(p->prefix, "?#");
+    while (p->prefix_len && p->prefix[p->prefix_len - 1] == '/')
+        p->prefix_len--;
+    p->next = a->peers;
+    a->peers = p;
+    return p;
+}
+
+/* async_conn_open connects a new connection of p, blocking for the connect and the TLS
+ * handshake. On failure r's outcome is set from libcurl's error and NULL returned. */
+static struct async_conn *async_conn_open(struct async_peer *p, struct kube_async_req *r)
+{
+    struct kube_client *c = p->c;
+    struct async_conn *cn = calloc(1, sizeof(*cn));
+    curl_socket_t fd = CURL_SOCKET_BAD;
+    CURLcode cc;
+
+    if (!cn) {
+        r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
         return NULL;
     }
-    hd->c = c;
-    kube_buf_init(&hd->url, ASYNC_URL_MAX);
-    kube_buf_init(&hd->errbody, KUBE_CLIENT_ERRBODY_MAX + 1);
-    kube_client_handle_setup(c, hd->h, hd->errbuf);
-    kube_curl.easy_setopt(hd->h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-    kube_curl.easy_setopt(hd->h, CURLOPT_WRITEFUNCTION, async_on_body);
-    kube_curl.easy_setopt(hd->h, CURLOPT_WRITEDATA, hd);
-    kube_curl.easy_setopt(hd->h, CURLOPT_HEADERFUNCTION, kube_client_on_header);
-    kube_curl.easy_setopt(hd->h, CURLOPT_HEADERDATA, &hd->retry_after);
-    kube_curl.easy_setopt(hd->h, CURLOPT_PRIVATE, hd);
-    hd->next_all = a->all;
-    a->all = hd;
-    return hd;
+    cn->h = kube_curl.easy_init();
+    if (!cn->h) {
+        free(cn);
+        r->rc = kube_err_set(r->err, -ENOMEM, "cannot create a libcurl handle");
+        return NULL;
+    }
+    kube_client_handle_setup(c, cn->h, cn->errbuf);
+    kube_client_ca_apply(c, cn->h, NULL);
+    kube_curl.easy_setopt(cn->h, CURLOPT_URL, c->url_base);
+    kube_curl.easy_setopt(cn->h, CURLOPT_CONNECT_ONLY, 1L);
+    if (c->cfg.proxy_url) /* the requests are ours, in origin form: tunnel through */
+        kube_curl.easy_setopt(cn->h, CURLOPT_HTTPPROXYTUNNEL, 1L);
+    cc = kube_curl.easy_perform(cn->h);
+    if (cc == CURLE_OK)
+        cc = kube_curl.easy_getinfo(cn->h, CURLINFO_ACTIVESOCKET, &fd);
+    if (cc != CURLE_OK || fd == CURL_SOCKET_BAD) {
+        r->rc = kube_client_transport_err(c, cc != CURLE_OK ? cc : CURLE_COULDNT_CONNECT,
+                                          cn->errbuf, r->method, r->path, c->timeout_ms, r->err);
+        kube_curl.easy_cleanup(cn->h);
+        free(cn);
+        return NULL;
+    }
+    cn->p = p;
+    cn->fd = fd;
+    cn->raw = !p->tls && !c->cfg.proxy_url;
+    kube_buf_init(&cn->out, ASYNC_OUT_MAX);
+    kube_buf_init(&cn->body, KUBE_CLIENT_ERRBODY_MAX + 1);
+    cn->retry_after = -1;
+    cn->keep = true;
+    cn->next = p->conns;
+    p->conns = cn;
+    p->nconns++;
+    return cn;
 }
 
-/* async_handle_put makes hd idle again, or frees it when enough are idle. */
-static void async_handle_put(struct kube_async *a, struct async_handle *hd)
+/* async_conn_pick returns the connection r goes on: an idle one, or a new one while the
+ * client has fewer than max_conns; else (or when it cannot be opened) r waits behind the
+ * requests of the least busy one (pipelined: the server answers in order). */
+static struct async_conn *async_conn_pick(struct kube_async *a, struct async_peer *p,
+                                          struct kube_async_req *r)
 {
-    struct async_handle **pp;
+    struct async_conn *cn, *best = NULL;
 
-    hd->r = NULL;
-    /* the body pointer must not outlive the request's strings */
-    kube_curl.easy_setopt(hd->h, CURLOPT_POSTFIELDS, NULL);
-    if (hd->errbody.alloc > 65536)
-        kube_buf_release(&hd->errbody);
-    else
-        kube_buf_reset(&hd->errbody);
-    if (a->nidle < ASYNC_IDLE_MAX) {
-        hd->next = a->idle;
-        a->idle = hd;
-        a->nidle++;
-        return;
+    for (cn = p->conns; cn; cn = cn->next)
+        if (!best || cn->depth < best->depth)
+            best = cn;
+    if (best && (!best->depth || p->nconns >= a->max_conns))
+        return best;
+    cn = async_conn_open(p, r);
+    if (!cn && best) {
+        /* the others still work: queue it behind them */
+        r->rc = 0;
+        kube_err_clear(r->err);
+        return best;
     }
-    for (pp = &a->all; *pp != hd; pp = &(*pp)->next_all)
-        ;
-    *pp = hd->next_all;
-    async_handle_free(hd);
+    return cn;
 }
 
-/* async_headers rebuilds hd's header list when the token or the content type changed. */
-static int async_headers(struct async_handle *hd, const char *ctype)
+/* async_put appends n bytes of p to b unless an earlier append failed (*rc). */
+static void async_put(struct kube_buf *b, const char *p, size_t n, int *rc)
 {
-    struct curl_slist *l, *all;
-    char ct[256];
-    int changed;
-
-    changed = kube_client_auth_line(hd->c, false, &hd->token_gen, &hd->auth);
-    if (changed < 0)
-        return changed;
-    if (hd->headers && !changed && !hd->headers_stale &&
-        (ctype ? hd->ctype && !strcmp(ctype, hd->ctype) : !hd->ctype))
-        return 0;
-    all = kube_curl.slist_append(NULL, "Accept: application/json");
-    l = all;
-    if (l && ctype) {
-        snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
-        l = kube_curl.slist_append(all, ct);
-    }
-    if (l)
-        l = kube_curl.slist_append(all, "Expect:");
-    if (l && hd->auth)
-        l = kube_curl.slist_append(all, hd->auth);
-    free(hd->ctype);
-    hd->ctype = ctype ? strdup(ctype) : NULL;
-    if (!l || (ctype && !hd->ctype)) {
-        kube_curl.slist_free_all(all);
-        return -ENOMEM;
-    }
-    kube_curl.easy_setopt(hd->h, CURLOPT_HTTPHEADER, all);
-    kube_curl.slist_free_all(hd->headers);
-    hd->headers = all;
-    hd->headers_stale = false;
-    return 0;
+    if (!*rc)
+        *rc = kube_buf_append(b, p, n);
 }
 
-/* async_send hands r to libcurl on a handle of its client. */
+#define ASYNC_PUTS(b_, s_, rc_) async_put((b_), (s_), strlen(s_), (rc_))
+
+/* async_write appends r's request to cn's output. */
+static int async_write(struct async_conn *cn, const struct kube_async_req *r)
+{
+    struct async_peer *p = cn->p;
+    struct kube_buf *b = &cn->out;
+    bool has_body = r->body || (strcmp(r->method, "GET") && strcmp(r->method, "DELETE"));
+    char len[48];
+    int rc = 0;
+
+    ASYNC_PUTS(b, r->method, &rc);
+    async_put(b, " ", 1, &rc);
+    async_put(b, p->prefix, p->prefix_len, &rc);
+    ASYNC_PUTS(b, r->path, &rc);
+    ASYNC_PUTS(b, " HTTP/1.1\r\nHost: ", &rc);
+    async_put(b, p->host, p->host_len, &rc);
+    ASYNC_PUTS(b, "\r\nUser-Agent: ", &rc);
+    ASYNC_PUTS(b, p->c->user_agent, &rc);
+    ASYNC_PUTS(b, "\r\nAccept: application/json\r\n", &rc);
+    if (p->auth) {
+        ASYNC_PUTS(b, p->auth, &rc);
+        async_put(b, "\r\n", 2, &rc);
+    }
+    if (r->content_type) {
+        ASYNC_PUTS(b, "Content-Type: ", &rc);
+        ASYNC_PUTS(b, r->content_type, &rc);
+        async_put(b, "\r\n", 2, &rc);
+    }
+    if (has_body) {
+        snprintf(len, sizeof(len), "Content-Length: %zu\r\n", r->body ? r->len : 0);
+        ASYNC_PUTS(b, len, &rc);
+    }
+    async_put(b, "\r\n", 2, &rc);
+    if (r->body && r->len)
+        async_put(b, r->body, r->len, &rc);
+    return rc;
+}
+
+/* async_send writes r on a connection of its client (opened if needed). Returns 0, or the
+ * failure already set in r->rc. */
 static int async_send(struct kube_async *a, struct kube_async_req *r)
 {
     struct kube_client *c = r->priv.c;
-    struct async_handle *hd;
-    CURL *h;
+    struct async_peer *p;
+    struct async_conn *cn;
+    size_t mark;
     int rc;
 
     if (!r->path || r->path[0] != '/')
-        return kube_err_set(r->err, -EINVAL, "request path must start with '/'");
-    hd = async_handle_take(a, c);
-    if (!hd)
-        return kube_err_set(r->err, -ENOMEM, "cannot create a libcurl handle");
-    h = hd->h;
-    kube_buf_reset(&hd->url);
-    if (kube_buf_puts(&hd->url, c->url_base) || kube_buf_puts(&hd->url, r->path)) {
-        async_handle_put(a, hd);
-        return kube_err_set(r->err, -E2BIG, "request path too long");
-    }
-    rc = async_headers(hd, r->content_type);
+        return r->rc = kube_err_set(r->err, -EINVAL, "request path must start with '/'");
+    if (strpbrk(r->path, " \r\n") || (r->content_type && strpbrk(r->content_type, "\r\n")))
+        return r->rc = kube_err_set(r->err, -EINVAL, "request path or content type holds a "
+                                                     "space or a line break");
+    p = async_peer_get(a, c);
+    if (!p)
+        return r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
+    rc = kube_client_auth_line(c, false, &p->token_gen, &p->auth);
+    if (rc < 0)
+        return r->rc = kube_err_set(r->err, rc, "out of memory");
+    cn = async_conn_pick(a, p, r);
+    if (!cn)
+        return r->rc;
+    mark = cn->out.len;
+    rc = async_write(cn, r);
     if (rc) {
-        async_handle_put(a, hd);
-        return kube_err_set(r->err, rc, "out of memory");
+        cn->out.len = mark;
+        if (cn->out.data)
+            cn->out.data[mark] = '\0';
+        return r->rc = kube_err_set(r->err, rc, rc == -E2BIG ? "request too large" : "out of memory");
     }
-    kube_client_ca_apply(c, h, &hd->ca_gen);
-    kube_curl.easy_setopt(h, CURLOPT_URL, hd->url.data);
-    if (!strcmp(r->method, "GET")) {
-        kube_curl.easy_setopt(h, CURLOPT_HTTPGET, 1L);
-        kube_curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
-    } else if (!strcmp(r->method, "POST") || r->body) {
-        kube_curl.easy_setopt(h, CURLOPT_POST, 1L);
-        kube_curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, strcmp(r->method, "POST") ? r->method : NULL);
-        kube_curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->len : 0));
-        kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-    } else {
-        kube_curl.easy_setopt(h, CURLOPT_HTTPGET, 1L);
-        kube_curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
-    }
-    hd->status = 0;
-    hd->retry_after = -1;
-    hd->errbuf[0] = '\0';
-    hd->r = r;
-    if (kube_curl.multi_add_handle(a->m, h) != CURLM_OK) {
-        async_handle_put(a, hd);
-        return kube_err_set(r->err, -ENOMEM, "cannot start a request");
-    }
+    r->priv.sent = kube_client_now();
+    r->priv.next = NULL;
+    if (cn->tail)
+        cn->tail->priv.next = r;
+    else
+        cn->head = r;
+    cn->tail = r;
+    cn->depth++;
     a->nbusy++;
     return 0;
 }
 
-/* async_finish turns a finished transfer into r's outcome and hands it to done, or sends r
- * once more after a 401 when the token file held a new token. */
-static void async_finish(struct kube_async *a, struct async_handle *hd, CURLcode cc,
-                         kube_async_done_fn done, void *ud)
+/* async_fail_conn ends cn after a transport failure cc (or the server closing it): the
+ * request whose answer had begun fails with cc, the others, never answered, are sent once
+ * more on another connection (a second time they fail with cc too). */
+static void async_fail_conn(struct kube_async *a, struct async_conn *cn, CURLcode cc,
+                            const char *why, kube_async_done_fn done, void *ud)
 {
-    struct kube_async_req *r = hd->r;
-    struct kube_client *c = hd->c;
-    long status = 0;
-    int rc = 0;
+    struct kube_client *c = cn->p->c;
+    bool partial = cn->got_bytes;
+    char errbuf[CURL_ERROR_SIZE];
 
-    kube_curl.multi_remove_handle(a->m, hd->h);
-    a->nbusy--;
-    if (cc == CURLE_OK)
-        kube_curl.easy_getinfo(hd->h, CURLINFO_RESPONSE_CODE, &status);
-    r->status = status;
-    if (cc != CURLE_OK) {
-        rc = kube_client_transport_err(c, cc, hd->errbuf, r->method, r->path, c->timeout_ms,
-                                       r->err);
-    } else if (status == 401 && c->cfg.token_file && !r->priv.retried_401) {
-        /* the token may have rotated under us: re-read it now and try once more */
-        if (kube_client_auth_line(c, true, &hd->token_gen, &hd->auth) == 1) {
-            hd->headers_stale = true;
-            async_handle_put(a, hd);
-            r->priv.retried_401 = true;
-            r->priv.reserved = false;
+    snprintf(errbuf, sizeof(errbuf), "%s", why);
+    while (cn->head) {
+        struct kube_async_req *r = async_conn_pop(a, cn);
+
+        if (!partial && !r->priv.resent) {
+            r->priv.resent = true;
             r->priv.due = 0;
-            async_wait_insert(a, r);
-            return;
+            async_wait_insert(a, r); /* reserved stays: no second rate-limit slot */
+            continue;
         }
+        partial = false;
+        r->status = 0;
+        r->rc = kube_client_transport_err(c, cc, errbuf, r->method, r->path, c->timeout_ms, r->err);
+        async_report(a, r, done, ud);
     }
-    if (!rc && (status < 200 || status > 299)) {
-        json_t *js = kube_client_parse_json(&hd->errbody);
-
-        rc = kube_client_http_err(status, js, &hd->errbody, hd->retry_after, r->err);
-        json_decref(js);
-    }
-    r->rc = rc;
-    async_handle_put(a, hd);
-    a->count--;
-    a->finished++;
-    done(ud, r);
+    async_conn_close(cn);
 }
 
-static void async_collect(struct kube_async *a, kube_async_done_fn done, void *ud)
+/* async_answer hands the answer parsed on cn to its request. */
+static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async_done_fn done,
+                         void *ud)
 {
-    CURLMsg *msg;
-    int left;
+    struct kube_async_req *r = async_conn_pop(a, cn);
+    struct kube_client *c = cn->p->c;
+    long status = cn->status;
+    int rc = 0;
 
-    while ((msg = kube_curl.multi_info_read(a->m, &left))) {
-        struct async_handle *hd;
-        char *p = NULL;
+    r->status = status;
+    if (status == 401 && c->cfg.token_file && !r->priv.retried_401 &&
+        kube_client_auth_line(c, true, &cn->p->token_gen, &cn->p->auth) == 1) {
+        /* the token may have rotated under us: it was re-read, and changed; once more */
+        r->priv.retried_401 = true;
+        r->priv.due = 0;
+        async_wait_insert(a, r);
+    } else {
+        if (status < 200 || status > 299) {
+            json_t *js = kube_client_parse_json(&cn->body);
 
-        if (msg->msg != CURLMSG_DONE)
+            rc = kube_client_http_err(status, js, &cn->body, cn->retry_after, r->err);
+            json_decref(js);
+        }
+        r->rc = rc;
+        async_report(a, r, done, ud);
+    }
+    if (cn->body.alloc > 65536)
+        kube_buf_release(&cn->body);
+    else
+        kube_buf_reset(&cn->body);
+    cn->rx = RX_HEAD;
+    cn->status = 0;
+    cn->retry_after = -1;
+    cn->got_bytes = false;
+}
+
+static void async_body(struct async_conn *cn, const char *p, size_t n)
+{
+    size_t room = KUBE_CLIENT_ERRBODY_MAX - cn->body.len;
+
+    if ((cn->status < 200 || cn->status > 299) && room)
+        kube_buf_append(&cn->body, p, n < room ? n : room);
+}
+
+static const char *async_eol(const char *p, const char *end)
+{
+    const char *q = memchr(p, '\n', (size_t)(end - p));
+
+    return q && q > p && q[-1] == '\r' ? q - 1 : q;
+}
+
+/* async_head parses a status line and headers (p..end, the blank line excluded) into cn's
+ * answer state. Returns false when they are not HTTP/1.x. */
+static bool async_head(struct async_conn *cn, const char *p, const char *end)
+{
+    const char *eol = async_eol(p, end), *v;
+    bool http10, has_len = false, chunked = false, close = false;
+    uint64_t len = 0;
+    size_t n;
+
+    if (!eol)
+        eol = end;
+    if (eol - p < 12 || memcmp(p, "HTTP/1.", 7) || p[8] != ' ' || p[9] < '1' || p[9] > '5' ||
+        p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
+        return false;
+    http10 = p[7] == '0';
+    cn->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+    cn->retry_after = -1;
+    for (p = eol < end ? eol + (*eol == '\r' ? 2 : 1) : end; p < end; p = eol + (*eol == '\r' ? 2 : 1)) {
+        eol = async_eol(p, end);
+        if (!eol)
+            eol = end;
+        v = memchr(p, ':', (size_t)(eol - p));
+        if (!v)
             continue;
-        kube_curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p);
-        hd = (struct async_handle *)(void *)p;
-        if (hd && hd->r)
-            async_finish(a, hd, msg->data.result, done, ud);
+        n = (size_t)(v - p);
+        for (v++; v < eol && (*v == ' ' || *v == '\t'); v++)
+            ;
+        if (n == 14 && !strncasecmp(p, "Content-Length", n)) {
+            has_len = true;
+            for (len = 0; v < eol && *v >= '0' && *v <= '9' && len < (UINT64_C(1) << 60); v++)
+                len = len * 10 + (uint64_t)(*v - '0');
+        } else if (n == 17 && !strncasecmp(p, "Transfer-Encoding", n)) {
+            chunked = memmem(v, (size_t)(eol - v), "chunked", 7) != NULL;
+        } else if (n == 10 && !strncasecmp(p, "Connection", n)) {
+            close = memmem(v, (size_t)(eol - v), "close", 5) != NULL;
+            if (http10 && memmem(v, (size_t)(eol - v), "keep-alive", 10))
+                http10 = false;
+        } else if (n == 11 && !strncasecmp(p, "Retry-After", n)) {
+            kube_client_on_header((char *)p, 1, (size_t)(eol - p) + 2, &cn->retry_after);
+        }
+        if (eol == end)
+            break;
+    }
+    cn->keep = !http10 && !close;
+    cn->left = 0;
+    if ((cn->status >= 100 && cn->status <= 199) || cn->status == 204 || cn->status == 304)
+        cn->rx = RX_HEAD; /* no body (an interim answer is skipped by the caller) */
+    else if (chunked)
+        cn->rx = RX_CHUNK_SIZE;
+    else if (has_len)
+        cn->rx = len ? RX_BODY : RX_HEAD, cn->left = len;
+    else
+        cn->rx = RX_TO_CLOSE, cn->keep = false;
+    return true;
+}
+
+/* async_parse consumes what cn has read: answers are handed to their requests as they
+ * complete. Returns false after a protocol error (cn must be failed). */
+static bool async_parse(struct kube_async *a, struct async_conn *cn, kube_async_done_fn done,
+                        void *ud)
+{
+    const char *p = cn->in, *end = cn->in + cn->in_len, *eol, *q;
+    bool ok = true;
+
+    while (p < end && ok && cn->head) {
+        cn->got_bytes = true;
+        switch (cn->rx) {
+        case RX_HEAD:
+            q = memmem(p, (size_t)(end - p), "\r\n\r\n", 4);
+            if (!q) {
+                ok = (size_t)(end - p) <= ASYNC_HEAD_MAX;
+                goto out;
+            }
+            if (!async_head(cn, p, q)) {
+                ok = false;
+                goto out;
+            }
+            p = q + 4;
+            if (cn->status >= 100 && cn->status <= 199) {
+                cn->got_bytes = false; /* 100 Continue and the like: the answer is next */
+                ok = cn->status != 101;
+            } else if (cn->rx == RX_HEAD) {
+                bool keep = cn->keep;
+
+                async_answer(a, cn, done, ud);
+                if (!keep)
+                    goto out;
+            }
+            break;
+        case RX_BODY:
+        case RX_CHUNK_DATA: {
+            size_t n = (size_t)(end - p) < cn->left ? (size_t)(end - p) : (size_t)cn->left;
+
+            async_body(cn, p, n);
+            p += n;
+            cn->left -= n;
+            if (cn->left)
+                break;
+            if (cn->rx == RX_CHUNK_DATA) {
+                cn->rx = RX_CHUNK_END;
+            } else {
+                bool keep = cn->keep;
+
+                async_answer(a, cn, done, ud);
+                if (!keep)
+                    goto out;
+            }
+            break;
+        }
+        case RX_CHUNK_END:
+            if (end - p < 2)
+                goto out;
+            ok = p[0] == '\r' && p[1] == '\n';
+            p += 2;
+            cn->rx = RX_CHUNK_SIZE;
+            break;
+        case RX_CHUNK_SIZE: {
+            uint64_t n = 0;
+            int digits = 0;
+
+            eol = memchr(p, '\n', (size_t)(end - p));
+            if (!eol) {
+                ok = end - p < 1024;
+                goto out;
+            }
+            for (q = p; q < eol && digits < 15 && *q && strchr("0123456789abcdefABCDEF", *q);
+                 q++, digits++)
+                n = n * 16 + (uint64_t)(*q <= '9' ? *q - '0' : (*q | 0x20) - 'a' + 10);
+            ok = digits > 0;
+            p = eol + 1;
+            cn->left = n;
+            cn->rx = n ? RX_CHUNK_DATA : RX_TRAILER;
+            break;
+        }
+        case RX_TRAILER:
+            eol = memchr(p, '\n', (size_t)(end - p));
+            if (!eol) {
+                ok = end - p < 8192;
+                goto out;
+            }
+            q = p;
+            p = eol + 1;
+            if (eol == q || (eol == q + 1 && *q == '\r')) {
+                bool keep = cn->keep;
+
+                async_answer(a, cn, done, ud);
+                if (!keep)
+                    goto out;
+            }
+            break;
+        case RX_TO_CLOSE:
+            async_body(cn, p, (size_t)(end - p));
+            p = end;
+            break;
+        }
+    }
+out:
+    if (ok && !cn->head && p < end && cn->keep)
+        ok = false; /* bytes nobody asked for */
+    cn->in_len = (size_t)(end - p);
+    memmove(cn->in, p, cn->in_len);
+    return ok;
+}
+
+/* async_io sends or receives through libcurl (TLS, proxies) or, on a plain connection,
+ * straight on the socket, with libcurl's result codes either way. */
+static CURLcode async_io(struct async_conn *cn, bool out, char *buf, size_t len, size_t *n)
+{
+    ssize_t r;
+
+    if (!cn->raw)
+        return out ? kube_curl.easy_send(cn->h, buf, len, n) : kube_curl.easy_recv(cn->h, buf, len, n);
+    r = out ? send(cn->fd, buf, len, MSG_NOSIGNAL) : recv(cn->fd, buf, len, 0);
+    if (r >= 0) {
+        *n = (size_t)r;
+        return CURLE_OK;
+    }
+    *n = 0;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return CURLE_AGAIN;
+    return out ? CURLE_SEND_ERROR : CURLE_RECV_ERROR;
+}
+
+/* async_flush sends what cn has written. Returns false when the connection failed. */
+static bool async_flush(struct async_conn *cn)
+{
+    while (cn->out_off < cn->out.len) {
+        size_t n = 0;
+        CURLcode cc = async_io(cn, true, cn->out.data + cn->out_off, cn->out.len - cn->out_off, &n);
+
+        if (cc == CURLE_AGAIN)
+            return true;
+        if (cc != CURLE_OK)
+            return false;
+        cn->out_off += n;
+    }
+    kube_buf_reset(&cn->out);
+    cn->out_off = 0;
+    return true;
+}
+
+/* async_read reads what cn's socket holds and parses it. Returns false when cn was ended. */
+static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_done_fn done,
+                       void *ud)
+{
+    for (;;) {
+        size_t room, n = 0;
+        CURLcode cc;
+
+        if (cn->in_alloc - cn->in_len < ASYNC_RECV_CHUNK) {
+            char *in = realloc(cn->in, cn->in_len + ASYNC_RECV_CHUNK);
+
+            if (!in) {
+                async_fail_conn(a, cn, CURLE_OUT_OF_MEMORY, "out of memory", done, ud);
+                return false;
+            }
+            cn->in = in;
+            cn->in_alloc = cn->in_len + ASYNC_RECV_CHUNK;
+        }
+        room = cn->in_alloc - cn->in_len;
+        cc = async_io(cn, false, cn->in + cn->in_len, room, &n);
+        if (cc == CURLE_AGAIN)
+            return true;
+        if (cc != CURLE_OK) {
+            async_fail_conn(a, cn, CURLE_RECV_ERROR, kube_curl.easy_strerror(cc), done, ud);
+            return false;
+        }
+        if (n == 0) {
+            /* closed by the server: the end of a close-delimited answer, or of the
+             * connection under requests it never answered */
+            if (cn->head && cn->rx == RX_TO_CLOSE)
+                async_answer(a, cn, done, ud);
+            async_fail_conn(a, cn, cn->got_bytes ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING,
+                            cn->got_bytes ? "connection closed in the middle of an answer"
+                                          : "connection closed before an answer",
+                            done, ud);
+            return false;
+        }
+        cn->in_len += n;
+        if (!async_parse(a, cn, done, ud)) {
+            async_fail_conn(a, cn, CURLE_WEIRD_SERVER_REPLY, "malformed HTTP answer", done, ud);
+            return false;
+        }
+        if (!cn->keep && cn->rx == RX_HEAD) {
+            /* the last answer said Connection: close; anything queued behind it is resent */
+            async_fail_conn(a, cn, CURLE_GOT_NOTHING, "connection closed by the server", done,
+                            ud);
+            return false;
+        }
+        /* a short read drained a plain socket; TLS may hold decrypted bytes back */
+        if (n < room && !cn->p->tls)
+            return true;
     }
 }
 
@@ -483,50 +790,105 @@ static void async_start_due(struct kube_async *a, kube_async_done_fn done, void 
                 continue;
             }
         }
-        r->rc = async_send(a, r);
-        if (r->rc) {
-            a->count--;
-            a->finished++;
-            done(ud, r);
-        }
+        if (async_send(a, r))
+            async_report(a, r, done, ud);
     }
 }
 
-static void async_timer(struct kube_async *a)
+/* async_flush_all sends every connection's output; a connection that fails is ended. */
+static void async_flush_all(struct kube_async *a, kube_async_done_fn done, void *ud)
 {
-    int running;
+    struct async_peer *p;
+    struct async_conn *cn, *next;
 
-    if (a->timer_at >= 0 && kube_client_now() >= a->timer_at) {
-        a->timer_at = -1;
-        kube_curl.multi_socket_action(a->m, CURL_SOCKET_TIMEOUT, 0, &running);
+    for (p = a->peers; p; p = p->next)
+        for (cn = p->conns; cn; cn = next) {
+            next = cn->next;
+            if (cn->out.len && !async_flush(cn))
+                async_fail_conn(a, cn, CURLE_SEND_ERROR, "cannot send the request", done, ud);
+        }
+}
+
+/* async_expire fails the oldest request of a connection that has waited longer than its
+ * client's timeout for an answer; the connection is closed (its other requests resent). */
+static void async_expire(struct kube_async *a, kube_async_done_fn done, void *ud)
+{
+    double now = kube_client_now();
+    struct async_peer *p;
+    struct async_conn *cn, *next;
+
+    for (p = a->peers; p; p = p->next) {
+        double limit = p->c->timeout_ms > 0 ? (double)p->c->timeout_ms / 1000 : 0;
+
+        for (cn = p->conns; cn; cn = next) {
+            next = cn->next;
+            if (!limit || !cn->head || now - cn->head->priv.sent < limit)
+                continue;
+            cn->got_bytes = true; /* the head fails, the rest are resent */
+            async_fail_conn(a, cn, CURLE_OPERATION_TIMEDOUT, "no answer in time", done, ud);
+        }
     }
 }
 
 static int async_wait_ms(const struct kube_async *a, int64_t timeout_ms)
 {
     double now = kube_client_now(), wait = timeout_ms > 0 ? (double)timeout_ms / 1000 : 0;
+    const struct async_peer *p;
+    const struct async_conn *cn;
 
-    if (a->timer_at >= 0 && a->timer_at - now < wait)
-        wait = a->timer_at - now;
     if (a->waiting && a->waiting->priv.due - now < wait)
         wait = a->waiting->priv.due - now;
+    for (p = a->peers; p; p = p->next)
+        for (cn = p->conns; cn; cn = cn->next)
+            if (cn->head && p->c->timeout_ms > 0 &&
+                cn->head->priv.sent + (double)p->c->timeout_ms / 1000 - now < wait)
+                wait = cn->head->priv.sent + (double)p->c->timeout_ms / 1000 - now;
     return wait > 0 ? (int)ceil(wait * 1000) : 0;
+}
+
+/* async_poll_set fills fds with the wakeup and every connection. Returns their count. */
+static size_t async_poll_set(struct kube_async *a)
+{
+    struct async_peer *p;
+    struct async_conn *cn;
+    size_t n = 1, need = 1;
+
+    for (p = a->peers; p; p = p->next)
+        need += p->nconns;
+    if (need > a->cap) {
+        size_t cap = need * 2;
+        struct pollfd *f = realloc(a->fds, cap * sizeof(*f));
+        struct async_conn **c = f ? realloc(a->fd_conn, cap * sizeof(*c)) : NULL;
+
+        if (f)
+            a->fds = f;
+        if (!c)
+            return 0;
+        a->fd_conn = c;
+        a->cap = cap;
+    }
+    a->fds[0] = (struct pollfd){.fd = a->wake_fd, .events = POLLIN};
+    a->fd_conn[0] = NULL;
+    for (p = a->peers; p; p = p->next)
+        for (cn = p->conns; cn; cn = cn->next, n++) {
+            a->fds[n] = (struct pollfd){.fd = cn->fd,
+                                        .events = (short)(POLLIN | (cn->out.len ? POLLOUT : 0))};
+            a->fd_conn[n] = cn;
+        }
+    return n;
 }
 
 size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_fn done,
                       void *ud)
 {
     unsigned long finished = a->finished;
-    size_t i, nready = 0;
-    int ms, n, running;
+    size_t i, nfds;
+    int ms, n;
 
     async_start_due(a, done, ud);
-    async_timer(a); /* a request just added asks for a call at once */
-    async_collect(a, done, ud);
-    /* a request may be sent and answered within that call: the caller may have new work */
-    if (a->finished != finished)
-        return a->count;
-    ms = async_wait_ms(a, timeout_ms);
+    async_flush_all(a, done, ud);
+    /* a request that failed at once may have given the caller new work: no waiting then */
+    ms = a->finished != finished ? 0 : async_wait_ms(a, timeout_ms);
     if (ms > 0 && a->window > 0 && a->nbusy >= a->window_busy) {
         /* busy: let the answers gather (one wakeup for them all, not one each) */
         double left = a->last_wait + a->window - kube_client_now();
@@ -535,43 +897,49 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
             struct timespec ts = {0, (long)(left * 1e9)};
 
             nanosleep(&ts, NULL);
-            ms = async_wait_ms(a, timeout_ms);
+            ms = 0;
         }
+    }
+    nfds = async_poll_set(a);
+    if (!nfds) {
+        struct timespec ts = {0, 1000000}; /* out of memory: try again shortly */
+
+        nanosleep(&ts, NULL);
+        return a->count;
     }
     atomic_store(&a->sleeping, 1);
     if (atomic_load(&a->woken))
         ms = 0;
-    n = poll(a->fds, a->nfds, ms);
+    n = poll(a->fds, nfds, ms);
     a->last_wait = kube_client_now();
     atomic_store(&a->sleeping, 0);
     atomic_store(&a->woken, 0);
-    if (n > 0) {
-        /* libcurl's callbacks change fds while it runs: act on a copy */
-        for (i = 0; i < a->nfds; i++)
-            if (a->fds[i].revents)
-                a->ready[nready++] = a->fds[i];
-        for (i = 0; i < nready; i++) {
-            const struct pollfd *p = &a->ready[i];
-            int ev = 0;
+    for (i = 0; n > 0 && i < nfds; i++) {
+        struct pollfd *pf = &a->fds[i];
+        struct async_conn *cn = a->fd_conn[i];
 
-            if (p->fd == a->wake_fd) {
-                uint64_t v;
+        if (!pf->revents)
+            continue;
+        if (!cn) {
+            uint64_t v;
 
-                if (read(a->wake_fd, &v, sizeof(v)) < 0) {
-                    /* nothing to read: another poll saw it first */
-                }
-                continue;
+            if (read(a->wake_fd, &v, sizeof(v)) < 0) {
+                /* nothing to read: another poll saw it first */
             }
-            if (p->revents & (POLLIN | POLLHUP))
-                ev |= CURL_CSELECT_IN;
-            if (p->revents & POLLOUT)
-                ev |= CURL_CSELECT_OUT;
-            if (p->revents & (POLLERR | POLLNVAL))
-                ev |= CURL_CSELECT_ERR;
-            kube_curl.multi_socket_action(a->m, p->fd, ev, &running);
+            continue;
+        }
+        /* a connection ended below is not in a later slot: each connection has one */
+        if ((pf->revents & POLLOUT) && !async_flush(cn)) {
+            async_fail_conn(a, cn, CURLE_SEND_ERROR, "cannot send the request", done, ud);
+            continue;
+        }
+        if (pf->revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
+            if (!async_read(a, cn, done, ud))
+                continue;
+            if (!cn->head && (pf->revents & (POLLERR | POLLNVAL)))
+                async_conn_close(cn);
         }
     }
-    async_timer(a);
-    async_collect(a, done, ud);
+    async_expire(a, done, ud);
     return a->count;
 }

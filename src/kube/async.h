@@ -1,20 +1,26 @@
-/* async.h - many API requests in flight at once on one thread (libcurl's multi interface).
+/* async.h - many API requests in flight at once on one thread, over kept-alive connections.
  *
  * A set (struct kube_async) sends the requests added to it concurrently from the thread that
- * calls kube_async_run: one poll() watches every connection, no thread blocks per request,
- * and the kept-alive connections are shared by all the requests of the set. Requests of
- * several clients may share a set (the scheduler's binds and events have a client each, for
- * their own rate limits). The libcurl handles keep their client's settings from one request
- * to the next, so a request sets only its URL, method and body, and its headers when the
- * content type or the token changed.
+ * calls kube_async_run: one poll() watches every connection and no thread blocks per request.
+ * libcurl opens each connection (TCP, TLS with the client's CA and certificate,
+ * tls-server-name, proxy tunnel) and then only carries bytes (CURLOPT_CONNECT_ONLY with
+ * curl_easy_send/recv, or the socket itself when it is plain TCP to the server); the set
+ * writes the HTTP/1.1 requests and parses the answers itself. A client has one request at a
+ * time per connection and up to max_conns connections; past that (or when a new connection
+ * cannot be opened) requests queue behind others on a connection (pipelined, answered in
+ * order). Requests of several clients may share a set (the scheduler's binds and events
+ * have a client each, for their own rate limits).
  *
  * Meant for writes whose answer is not needed: a 2xx answer is reduced to its status (the
  * body is read and dropped, never parsed); an error answer is reported as
  * kube_client_request reports it (code, HTTP status, the Status message and reason,
  * Retry-After), its body capped at 1 MiB. Each request waits for its client's rate limiter
  * inside the set, never blocking the thread, and with a token file a 401 re-reads the token
- * and sends the request once more when it changed. No other retries happen here. TLS, the CA
- * file re-read, proxies and tls-server-name are the client's (docs/api-client.md).
+ * and sends the request once more when it changed. A request left without an answer because
+ * its kept-alive connection closed is sent once more on a new connection (as libcurl does for
+ * a reused connection); no other retries happen here. TLS, the CA file re-read, proxies and
+ * tls-server-name are the client's (docs/api-client.md); opening a connection blocks the
+ * owner's thread for up to the client's connect timeout.
  *
  * Every function except kube_async_wakeup is called by one thread at a time, the set's
  * owner; done callbacks run on it, inside kube_async_run. */
@@ -46,8 +52,10 @@ struct kube_async_req {
     struct {
         struct kube_client *c;
         double due;        /* monotonic seconds before which it is not sent */
+        double sent;       /* when it was queued on a connection */
         bool reserved;     /* the rate limiter has given it its slot */
         bool retried_401;  /* sent again after a 401 re-read the token */
+        bool resent;       /* sent again after its connection closed unanswered */
         struct kube_async_req *next;
     } priv;
 };
@@ -56,7 +64,7 @@ struct kube_async_req {
  * callback may add requests, this one included. */
 typedef void (*kube_async_done_fn)(void *ud, struct kube_async_req *r);
 
-/* kube_async_new creates a set keeping up to max_conns idle connections alive. Returns 0,
+/* kube_async_new creates a set opening up to max_conns connections per client. Returns 0,
  * or -ENOMEM/-EIO with err filled. Free with kube_async_free. */
 int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err);
 

@@ -24,14 +24,8 @@ struct kube_curl {
     const char *(*easy_strerror)(CURLcode code);
     struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
     void (*slist_free_all)(struct curl_slist *list);
-    CURLM *(*multi_init)(void);
-    CURLMcode (*multi_cleanup)(CURLM *m);
-    CURLMcode (*multi_setopt)(CURLM *m, CURLMoption option, ...);
-    CURLMcode (*multi_add_handle)(CURLM *m, CURL *h);
-    CURLMcode (*multi_remove_handle)(CURLM *m, CURL *h);
-    CURLMcode (*multi_socket_action)(CURLM *m, curl_socket_t s, int ev_bitmask,
-                                     int *running_handles);
-    CURLMsg *(*multi_info_read)(CURLM *m, int *msgs_in_queue);
+    CURLcode (*easy_send)(CURL *h, const void *buf, size_t len, size_t *sent);
+    CURLcode (*easy_recv)(CURL *h, void *buf, size_t len, size_t *got);
 };
 
 /* The table; all members are NULL until kube_curl_load has returned 0, read-only after. */

@@ -687,6 +687,273 @@ def test_async_rate_limit_not_exceeded():
                                  % (k, t - start, earliest))
 
 
+class ScriptedHttp:
+    """A plain-HTTP server that answers each request with the next scripted answer, written in
+    the pieces given (with a pause between them), then closes the connection when the answer
+    says so; an answer of None closes without answering. It stands in for what the API server
+    double does not do on the wire: chunked and close-delimited bodies, interim answers,
+    answers split anywhere, connections closed under a request."""
+
+    def __init__(self, answers):
+        import socket
+        import threading
+        self.answers = list(answers)
+        self.requests = []  # (connection number, head, body)
+        self.conns = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.conns += 1
+                n = self.conns
+            threading.Thread(target=self._serve, args=(c, n), daemon=True).start()
+
+    def _serve(self, c, n):
+        import time
+        buf = b""
+        with c:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    data = c.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                m = re.search(rb"(?im)^content-length: *(\d+)", head)
+                need = int(m.group(1)) if m else 0
+                while len(buf) < need:
+                    buf += c.recv(65536)
+                body, buf = buf[:need], buf[need:]
+                with self.lock:
+                    self.requests.append((n, head.decode(), body.decode()))
+                    answer = self.answers.pop(0) if self.answers else None
+                if answer is None:
+                    return
+                pieces, close = answer
+                for i, piece in enumerate(pieces):
+                    if i:
+                        time.sleep(0.02)
+                    c.sendall(piece)
+                if close:
+                    return
+
+    def kubeconfig(self, name):
+        path = os.path.join(_tmp, name)
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n"
+                    "    server: http://127.0.0.1:%d/prefix/\nusers:\n- name: u\n  user:\n"
+                    "    token: %s\ncontexts:\n- name: s\n  context:\n    cluster: s\n"
+                    "    user: u\ncurrent-context: s\n" % (self.port, TOKEN))
+        return path
+
+    def close(self):
+        self.sock.close()
+
+
+def bytewise(b):
+    return [b[i:i + 1] for i in range(len(b))]
+
+
+def results(out):
+    """STATUS n or (http, code, reason, retry_after, msg) per answer, in order."""
+    res = []
+    for line in out.splitlines():
+        if line.startswith("STATUS "):
+            res.append(int(line.split()[1]))
+        elif line.startswith("ERROR "):
+            e = parse_error(line)
+            res.append((e["http"], e["code"], e["reason"], e["retry_after"], e["msg"]))
+    return res
+
+
+def test_async_answer_framings_and_split_answers():
+    status = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                         "message": 'pods "a" already exists', "reason": "AlreadyExists",
+                         "code": 409}).encode()
+    too_many = json.dumps({"kind": "Status", "message": "slow down", "reason": "TooManyRequests",
+                           "code": 429}).encode()
+    s = ScriptedHttp([
+        (bytewise(b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}"), False),
+        ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+          b"lo\r\n0\r\n\r\n"], False),
+        ([b"HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n",
+          b"%x;ext=1\r\n%s\r\n" % (10, status[:10]),
+          b"%X\r\n%s\r\n0\r\nX-Trailer: t\r\n\r\n" % (len(status) - 10, status[10:])], False),
+        ([b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n"], False),
+        ([b"HTTP/1.1 204 No Content\r\n\r\n"], False),
+        ([b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Length: %d\r\n\r\n"
+          % len(too_many) + too_many], False),
+        ([b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n\r\noo", b"ps"], True),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"], False),
+    ])
+    try:
+        body = '{"kind":"Binding"}'
+        reqs = ["POST", "/api/v1/namespaces/default/pods/a/binding", body]
+        for _ in range(5):
+            reqs += ["--and", "GET", "/api/v1/nodes"]
+        reqs += ["--and", "DELETE", "/api/v1/namespaces/default/pods/a", "--and", "GET", "/api/v1/nodes"]
+        p = tool("--kubeconfig", s.kubeconfig("kc-scripted"), "--async", "1", *reqs)
+        eq(results(p.stdout), [201, 200, (409, -17, "AlreadyExists", -1, 'pods "a" already exists'),
+                               201, 204, (429, -11, "TooManyRequests", 7, "slow down"),
+                               (500, -5, "-", -1, "HTTP 500 from the API server: oops"), 200],
+           "answers (%s)" % p.stderr)
+        eq([n for n, _, _ in s.requests], [1] * 7 + [2], "one connection until the server closed it")
+        head, sent = s.requests[0][1:]
+        lines = head.split("\r\n")
+        eq(lines[0], "POST /prefix/api/v1/namespaces/default/pods/a/binding HTTP/1.1", "request line")
+        want = {"Host: 127.0.0.1:%d" % s.port, "Authorization: Bearer %s" % TOKEN,
+                "Content-Type: application/json", "Content-Length: %d" % len(body),
+                "Accept: application/json"}
+        if not want <= set(lines):
+            raise AssertionError("headers %r lack %r" % (lines, want - set(lines)))
+        eq(sent, body, "body")
+        get_head = s.requests[1][1]
+        eq(get_head.split("\r\n")[0], "GET /prefix/api/v1/nodes HTTP/1.1", "GET request line")
+        if "content-length" in get_head.lower():
+            raise AssertionError("a GET without a body carries a Content-Length: %r" % get_head)
+    finally:
+        s.close()
+
+
+def test_async_unanswered_request_sent_once_more():
+    ok = ([b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"], False)
+    # closed under the request: sent again on a new connection, once
+    s = ScriptedHttp([None, ok])
+    try:
+        p = tool("--kubeconfig", s.kubeconfig("kc-resend"), "--async", "1", "GET", "/api/v1/nodes")
+        eq(results(p.stdout), [200], "answered the second time (%s)" % p.stderr)
+        eq([n for n, _, _ in s.requests], [1, 2], "two connections")
+    finally:
+        s.close()
+    s = ScriptedHttp([None, None, ok])
+    try:
+        p = tool("--kubeconfig", s.kubeconfig("kc-resend2"), "--async", "1", "GET", "/api/v1/nodes")
+        e = parse_error(p.stdout)
+        eq((e["code"], e["http"], e["transient"]), (-104, 0, True), "connection lost twice")
+        if "connection lost: connection closed before an answer" not in e["msg"]:
+            raise AssertionError(e["msg"])
+        eq(len(s.requests), 2, "sent twice, not more")
+    finally:
+        s.close()
+    # half an answer, then the connection closes: the server saw it, no second send
+    s = ScriptedHttp([([b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"], True), ok])
+    try:
+        p = tool("--kubeconfig", s.kubeconfig("kc-partial"), "--async", "1", "GET", "/api/v1/nodes")
+        e = parse_error(p.stdout)
+        eq(e["code"], -104, "ECONNRESET")
+        if "connection closed in the middle of an answer" not in e["msg"]:
+            raise AssertionError(e["msg"])
+        eq(len(s.requests), 1, "not sent again")
+    finally:
+        s.close()
+
+
+def test_async_malformed_answer():
+    s = ScriptedHttp([([b"HTTP/2 200\r\n\r\n"], False),
+                      ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"], False),
+                      ([b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nextra"], False)])
+    try:
+        kc = s.kubeconfig("kc-malformed")
+        for what in ("status line", "chunk size", "bytes after the answer"):
+            p = tool("--kubeconfig", kc, "--async", "1", "GET", "/api/v1/nodes")
+            if what == "bytes after the answer":
+                # the answer itself is fine; the connection is dropped for the bytes after it
+                eq(results(p.stdout), [200], what)
+                continue
+            e = parse_error(p.stdout)
+            eq(e["code"], -71, "EPROTO for a bad %s" % what)
+            if "malformed HTTP answer" not in e["msg"]:
+                raise AssertionError(e["msg"])
+    finally:
+        s.close()
+
+
+def connect_proxy():
+    """A forward proxy that takes only CONNECT (a tunnel) and counts the tunnels it opened."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    tunnels = []
+
+    def pipe(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def serve(c):
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            d = c.recv(4096)
+            if not d:
+                c.close()
+                return
+            buf += d
+        line = buf.split(b"\r\n", 1)[0].decode()
+        method, target, _ = line.split(" ", 2)
+        if method != "CONNECT":
+            c.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            c.close()
+            return
+        host, port = target.rsplit(":", 1)
+        up = socket.create_connection((host, int(port)))
+        tunnels.append(target)
+        c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        threading.Thread(target=pipe, args=(c, up), daemon=True).start()
+        threading.Thread(target=pipe, args=(up, c), daemon=True).start()
+
+    def accept():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv, tunnels
+
+
+def test_async_through_a_proxy_tunnel():
+    a = api()
+    srv, tunnels = connect_proxy()
+    try:
+        kc = kubeconfig(a, "kc-async-proxy")
+        with open(kc) as f:
+            text = f.read()
+        with open(kc, "w") as f:
+            f.write(text.replace("    server: %s\n" % a.url, "    server: %s\n    proxy-url: http://127.0.0.1:%d\n"
+                                 % (a.url, srv.getsockname()[1])))
+        p = tool("--kubeconfig", kc, "--repeat", "3", "--async", "1", "GET", "/api/v1/nodes")
+        eq(statuses(p.stdout), [200] * 3, "answers through the tunnel (%s)" % p.stderr)
+        eq(tunnels, ["127.0.0.1:%d" % a.port], "one TLS tunnel, kept alive")
+        eq(len(a.requests), 3, "the server saw them")
+    finally:
+        srv.close()
+
+
 def test_help_and_usage():
     p = tool("--help")
     eq(p.returncode, 0, "help")
