@@ -21,6 +21,7 @@
 #define CLIENT_CA_PERIOD 300.0   /* seconds between CA file re-reads (client-go: 5 min) */
 #define CLIENT_CA_MAX ((size_t)1 << 20)
 #define CLIENT_CONNECT_TIMEOUT_MS 10000L
+#define CLIENT_WATCH_GATHER_US 2000 /* client_watch_gather's window */
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000L
 
 double kube_client_now(void)
@@ -742,6 +743,7 @@ struct client_watch {
     struct kube_buf line;    /* partial event line (capped) */
     struct kube_buf errbody; /* body of a non-200 answer (capped, truncated silently) */
     unsigned long events;
+    double last_read; /* when the last bytes of the stream were handled */
     int fn_rc;    /* what fn returned when it asked to stop */
     int bad;      /* our own failure (line cap, malformed event) */
     bool stopped; /* *stop was seen */
@@ -779,6 +781,23 @@ static int client_watch_event(struct client_watch *w, const char *p, size_t n)
     return 0;
 }
 
+/* client_watch_gather lets a busy stream's events gather: when the previous bytes came less
+ * than CLIENT_WATCH_GATHER_US ago, the next read waits out the rest of that time, so one
+ * wakeup and one read take the events of a window, not one each (an event is seen at most
+ * that late, and only while events keep coming). */
+static void client_watch_gather(struct client_watch *w)
+{
+    double now = kube_client_now(), left = w->last_read + CLIENT_WATCH_GATHER_US / 1e6 - now;
+
+    if (left > 0) {
+        struct timespec ts = {0, (long)(left * 1e9)};
+
+        nanosleep(&ts, NULL);
+        now = kube_client_now();
+    }
+    w->last_read = now;
+}
+
 static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct client_watch *w = ud;
@@ -813,6 +832,7 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
             return 0;
         kube_buf_reset(&w->line);
     }
+    client_watch_gather(w);
     return len;
 }
 

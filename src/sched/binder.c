@@ -18,8 +18,8 @@
 #define BINDER_IDLE_WAIT_MS 1000
 /* With this many writes in flight, answers are handled in batches at most once per window:
  * one wakeup per batch instead of one per answer cut the scheduler's CPU per pod by a fifth
- * (docs/benchmarks-serve.md); a write's answer is seen at most 1 ms late, and only then. */
-#define BINDER_COALESCE_US 1000
+ * (docs/benchmarks-serve.md); a write's answer is seen at most 2 ms late, and only then. */
+#define BINDER_COALESCE_US 2000
 #define BINDER_COALESCE_BUSY 4
 
 struct task_list {
