@@ -253,6 +253,7 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
         sched_binder_free(b);
         return kube_err_set(err, -EAGAIN, "cannot start the binder thread");
     }
+    pthread_setname_np(b->thread, "binder");
     b->started = true;
     *out = b;
     return 0;

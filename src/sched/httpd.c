@@ -203,6 +203,7 @@ int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sche
         rc = kube_err_set(err, -EAGAIN, "cannot start the metrics server thread");
         goto out;
     }
+    pthread_setname_np(h->thread, "metrics");
     *out = h;
     return 0;
 out:

@@ -395,6 +395,12 @@ int sched_informer_start(struct kube_client *c, const struct sched_informer_opts
         free(inf);
         return kube_err_set(err, -EAGAIN, "cannot start the %s informer thread", o->resource);
     }
+    {
+        char name[16];
+
+        snprintf(name, sizeof(name), "inf-%s", o->resource);
+        pthread_setname_np(inf->thread, name); /* 15 characters at most; top -H shows it */
+    }
     inf->started = true;
     *out = inf;
     return 0;

@@ -315,6 +315,7 @@ int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
         rc = kube_err_set(err, -EAGAIN, "cannot start the leader election thread");
         goto fail;
     }
+    pthread_setname_np(l->thread, "leader");
     *out = l;
     return 0;
 fail:

@@ -1343,6 +1343,7 @@ int sched_serve_main(int argc, char **argv)
         goto out;
     }
     signal_started = true;
+    pthread_setname_np(s->signal_thread, "signals");
 
     memset(&co, 0, sizeof(co));
     co.kubeconfig = o.kubeconfig;
