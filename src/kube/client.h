@@ -79,7 +79,12 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
 bool kube_err_transient(const struct kube_err *e);
 
 /* Watch events are handed over one at a time. type is "ADDED", "MODIFIED", "DELETED",
- * "BOOKMARK" or "ERROR"; object is borrowed for the call. Return non-zero to stop the watch. */
+ * "BOOKMARK" or "ERROR"; object is borrowed for the call. Return non-zero to stop the watch.
+ * The event is parsed into an arena of the calling thread that is rewound after the call:
+ * neither object nor anything in it may be kept (json_incref does not keep it alive; use
+ * json_deep_copy, which allocates outside the arena). jansson's allocator is the process's:
+ * the first watch installs one (json_set_alloc_funcs) that serves every other thread from
+ * malloc as before. */
 typedef int (*kube_watch_fn)(void *ud, const char *type, json_t *object);
 
 /* kube_client_watch GETs path (which must include watch=1 and any resourceVersion) and

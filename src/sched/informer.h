@@ -28,7 +28,9 @@ enum sched_informer_op {
 };
 
 /* The handler runs on the informer's thread. key is "namespace/name" (or "name" for
- * cluster-scoped objects); obj is borrowed for the call (json_incref to keep it). */
+ * cluster-scoped objects); obj is borrowed for the call and must not be kept past it, not
+ * even with json_incref: a watch event's objects live in an arena rewound after the call
+ * (kube_watch_fn); json_deep_copy what must stay. */
 typedef void (*sched_informer_fn)(void *ud, enum sched_informer_op op, const char *key,
                                   json_t *obj);
 

@@ -101,6 +101,10 @@ struct serve {
     /* threads */
     volatile sig_atomic_t informer_stop;
     struct sched_informer *nodes_inf, *pods_inf;
+    /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
+     * after it, so its first block serves every event (no malloc/free per event) */
+    struct kube_arena pod_arena;
+    struct kube_arena_mark pod_arena_empty;
     struct sched_binder *binder;
     struct sched_leader *leader;
     struct sched_httpd *httpd;
@@ -400,7 +404,6 @@ static void serve_unassume(struct serve *s, const char *key)
 static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
 {
     struct serve *s = ud;
-    struct kube_arena a = KUBE_ARENA_INIT;
     struct kube_pod pod;
     struct kube_err err;
     struct pending_pod *pp = NULL;
@@ -438,7 +441,11 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         return;
     }
     if (*pod_node_name(obj)) {
-        rc = kube_pod_decode(obj, &a, NULL, NULL, &pod, &err);
+        if (!s->pod_arena.head) {
+            kube_arena_alloc(&s->pod_arena, 1); /* the block every event reuses */
+            kube_arena_mark(&s->pod_arena, &s->pod_arena_empty);
+        }
+        rc = kube_pod_decode(obj, &s->pod_arena, NULL, NULL, &pod, &err);
         if (rc) {
             serve_log('E', 0, "\"Cannot decode pod\" pod=\"%s\" err=\"%s\"", key,
                       kube_err_format(&err, msg, sizeof(msg)));
@@ -497,7 +504,8 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     serve_unlock(s);
     serve_log('I', 4, "\"Pod queued\" pod=\"%s\"", key);
 out:
-    kube_arena_free(&a);
+    if (s->pod_arena.head)
+        kube_arena_rewind(&s->pod_arena, &s->pod_arena_empty);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1451,6 +1459,7 @@ out:
         sched_keymap_release(&s->node_fps);
         sched_keymap_release(&s->assumed);
         sched_cluster_free(s->cluster);
+        kube_arena_free(&s->pod_arena);
         kube_client_free(s->client);
         kube_client_free(s->event_client);
         sched_metrics_destroy(&s->metrics);
