@@ -76,7 +76,7 @@ struct async_peer {
     size_t host_len, prefix_len;
     bool tls;
     struct async_conn *conns;
-    size_t nconns;
+    size_t nconns, max_conns;
     struct async_peer *next;
 };
 
@@ -263,6 +263,7 @@ static struct async_peer *async_peer_get(struct kube_async *a, struct kube_clien
     if (!p)
         return NULL;
     p->c = c;
+    p->max_conns = a->max_conns;
     p->tls = !strncasecmp(u, "https://", 8);
     s = strstr(u, "://");
     p->host = s ? s + 3 : u;
@@ -274,6 +275,16 @@ static struct async_peer *async_peer_get(struct kube_async *a, struct kube_clien
     p->next = a->peers;
     a->peers = p;
     return p;
+}
+
+int kube_async_conns(struct kube_async *a, struct kube_client *c, size_t max_conns)
+{
+    struct async_peer *p = async_peer_get(a, c);
+
+    if (!p)
+        return -ENOMEM;
+    p->max_conns = max_conns ? max_conns : a->max_conns;
+    return 0;
 }
 
 /* async_conn_open connects a new connection of p, blocking for the connect and the TLS
@@ -327,15 +338,14 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
 /* async_conn_pick returns the connection r goes on: an idle one, or a new one while the
  * client has fewer than max_conns; else (or when it cannot be opened) r waits behind the
  * requests of the least busy one (pipelined: the server answers in order). */
-static struct async_conn *async_conn_pick(struct kube_async *a, struct async_peer *p,
-                                          struct kube_async_req *r)
+static struct async_conn *async_conn_pick(struct async_peer *p, struct kube_async_req *r)
 {
     struct async_conn *cn, *best = NULL;
 
     for (cn = p->conns; cn; cn = cn->next)
         if (!best || cn->depth < best->depth)
             best = cn;
-    if (best && (!best->depth || p->nconns >= a->max_conns))
+    if (best && (!best->depth || p->nconns >= p->max_conns))
         return best;
     cn = async_conn_open(p, r);
     if (!cn && best) {
@@ -414,7 +424,7 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
     rc = kube_client_auth_line(c, false, &p->token_gen, &p->auth);
     if (rc < 0)
         return r->rc = kube_err_set(r->err, rc, "out of memory");
-    cn = async_conn_pick(a, p, r);
+    cn = async_conn_pick(p, r);
     if (!cn)
         return r->rc;
     mark = cn->out.len;

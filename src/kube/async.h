@@ -95,6 +95,12 @@ void kube_async_wakeup(struct kube_async *a);
  * flight every answer is handled as it comes. 0 turns it off (the default). */
 void kube_async_coalesce(struct kube_async *a, int64_t window_us, size_t min_busy);
 
+/* kube_async_conns caps c's connections in a at max_conns (0: back to kube_async_new's);
+ * past the cap c's requests are pipelined behind each other. For writes whose order and
+ * latency matter little, such as events (kube-scheduler's recorder sends them one after the
+ * other): fewer connections, and several requests per send. Returns 0 or -ENOMEM. */
+int kube_async_conns(struct kube_async *a, struct kube_client *c, size_t max_conns);
+
 /* kube_async_count returns the number of requests added and not done. */
 size_t kube_async_count(const struct kube_async *a);
 

@@ -21,6 +21,10 @@
  * (docs/benchmarks-serve.md); a write's answer is seen at most 2 ms late, and only then. */
 #define BINDER_COALESCE_US 2000
 #define BINDER_COALESCE_BUSY 4
+/* Events on their own client go over at most this many connections, pipelined past them:
+ * kube-scheduler's event recorder sends them one after the other, and nothing waits on them;
+ * binds keep a connection each, since the API server answers a connection's requests in turn. */
+#define BINDER_EVENT_CONNS 2
 
 struct task_list {
     struct sched_task *head, *tail;
@@ -127,6 +131,8 @@ static void binder_send(struct sched_binder *b, struct sched_task *t, int64_t de
     t->req.len = t->body ? strlen(t->body) : 0;
     t->req.ud = t;
     t->req.err = t->err;
+    if (t->kind == SCHED_TASK_EVENT && t->client && t->client != b->c)
+        kube_async_conns(b->async, t->client, BINDER_EVENT_CONNS);
     kube_async_add(b->async, task_client(b, t), &t->req, delay_ms);
 }
 

@@ -859,6 +859,26 @@ def test_async_unanswered_request_sent_once_more():
         s.close()
 
 
+def test_async_pipelined_past_the_connection_cap():
+    a = api()
+    p = tool("--kubeconfig", kubeconfig(a), "--repeat", "40", "--conns", "1", "--async", "8",
+             "GET", "/api/v1/nodes", "--and", "GET", "/api/v1/nodes/none")
+    eq(p.returncode, 1, "exit: the 404s (%s)" % p.stderr)
+    out = [l.split()[0] for l in p.stdout.splitlines() if l.startswith(("STATUS", "ERROR"))]
+    eq(out, ["STATUS"] * 40 + ["ERROR"] * 40, "every answer to its own request, in order")
+    eq(len({r["peer"] for r in a.requests}), 1, "one connection")
+    # a server that closes after an answer: what was queued behind it goes out again
+    ok = [b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"]
+    s = ScriptedHttp([(ok, False), (ok, True), (ok, False), (ok, False), (ok, False)])
+    try:
+        p = tool("--kubeconfig", s.kubeconfig("kc-pipe"), "--repeat", "5", "--conns", "1",
+                 "--async", "5", "GET", "/api/v1/nodes")
+        eq(results(p.stdout), [200] * 5, "all answered (%s)" % p.stderr)
+        eq([n for n, _, _ in s.requests], [1, 1, 2, 2, 2], "the last three resent on a new connection")
+    finally:
+        s.close()
+
+
 def test_async_malformed_answer():
     s = ScriptedHttp([([b"HTTP/2 200\r\n\r\n"], False),
                       ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"], False),

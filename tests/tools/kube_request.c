@@ -20,6 +20,7 @@
 
 static volatile sig_atomic_t stop_flag;
 static int discard; /* --discard: pass no response struct (the answer is dropped) */
+static int async_conns; /* --conns: kube_async_conns for the client (0: as many as INFLIGHT) */
 static long max_events = -1;
 
 static void on_signal(int sig)
@@ -35,14 +36,15 @@ static void usage(FILE *f)
             "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
             "                    [--token-refresh-ms MS] [--ca-refresh-ms MS]\n"
             "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
-            "       kube-request [opts] [--repeat N] [--wait-stdin] --async INFLIGHT\n"
+            "       kube-request [opts] [--repeat N] [--wait-stdin] [--conns C] --async INFLIGHT\n"
             "                    METHOD PATH [BODY] [--and METHOD PATH [BODY]]...\n"
             "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
             "       kube-request [--kubeconfig F] --print-config   (server and namespace)\n"
             "--repeat sends the request N times (spread over --threads); --wait-stdin reads one\n"
             "line from stdin before every request after the first. --async sends the requests\n"
             "(each --repeat times, in order) through one kube_async set, up to INFLIGHT at once,\n"
-            "and prints STATUS or ERROR per answer, in the order they come; with --wait-stdin\n"
+            "and prints STATUS or ERROR per answer, in the order they come (--conns caps the\n"
+            "connections, pipelining the requests past them); with --wait-stdin\n"
             "every request waits for the answers before it. A watch stops on SIGTERM,\n"
             "SIGINT or after --max-events events and then prints STOPPED.\n");
 }
@@ -146,7 +148,8 @@ static int run_async(struct kube_client *c, int inflight, int repeat, int wait_s
     total = (n + 1) * (size_t)repeat;
     reqs = calloc(total, sizeof(*reqs));
     errs = calloc(total, sizeof(*errs));
-    if (!reqs || !errs || kube_async_new(inflight, &a, &e)) {
+    if (!reqs || !errs || kube_async_new(inflight, &a, &e) ||
+        (async_conns && kube_async_conns(a, c, (size_t)async_conns))) {
         fprintf(stderr, "kube-request: cannot set up the async requests\n");
         free(reqs);
         free(errs);
@@ -264,6 +267,8 @@ int main(int argc, char **argv)
                 watch = v;
             else if (!strcmp(a, "--max-events"))
                 max_events = atol(v);
+            else if (!strcmp(a, "--conns"))
+                async_conns = atoi(v);
             else if (!strcmp(a, "--async")) {
                 async = atoi(v);
                 async_at = i + 1;
