@@ -32,6 +32,11 @@
 #define ASYNC_RECV_CHUNK ((size_t)16384)
 #define ASYNC_HEAD_MAX ((size_t)64 << 10) /* an answer's status line and headers */
 #define ASYNC_OUT_MAX ((size_t)64 << 20)  /* requests written and not yet sent */
+/* When opening a connection failed slowly (a server that drops packets: the connect timeout),
+ * requests that would need a new connection fail at once with the same error for as long as
+ * that attempt took, instead of each blocking the thread for a connect timeout of its own.
+ * Quick failures (refused, TLS) are not held: the next request tries again. */
+#define ASYNC_SLOW_CONNECT 1.0
 
 enum async_rx {
     RX_HEAD,       /* status line and headers */
@@ -77,6 +82,9 @@ struct async_peer {
     bool tls;
     struct async_conn *conns;
     size_t nconns, max_conns;
+    double down_until;                   /* after a slow failed connect (ASYNC_SLOW_CONNECT) */
+    CURLcode down_cc;                    /* ... and why it failed */
+    char down_errbuf[CURL_ERROR_SIZE];
     struct async_peer *next;
 };
 
@@ -294,10 +302,17 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     struct kube_client *c = p->c;
     struct async_conn *cn = calloc(1, sizeof(*cn));
     curl_socket_t fd = CURL_SOCKET_BAD;
+    double start;
     CURLcode cc;
 
     if (!cn) {
         r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (kube_client_now() < p->down_until) {
+        r->rc = kube_client_transport_err(c, p->down_cc, p->down_errbuf, r->method, r->path,
+                                          c->timeout_ms, r->err);
+        free(cn);
         return NULL;
     }
     cn->h = kube_curl.easy_init();
@@ -312,12 +327,18 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     kube_curl.easy_setopt(cn->h, CURLOPT_CONNECT_ONLY, 1L);
     if (c->cfg.proxy_url) /* the requests are ours, in origin form: tunnel through */
         kube_curl.easy_setopt(cn->h, CURLOPT_HTTPPROXYTUNNEL, 1L);
+    start = kube_client_now();
     cc = kube_curl.easy_perform(cn->h);
     if (cc == CURLE_OK)
         cc = kube_curl.easy_getinfo(cn->h, CURLINFO_ACTIVESOCKET, &fd);
     if (cc != CURLE_OK || fd == CURL_SOCKET_BAD) {
-        r->rc = kube_client_transport_err(c, cc != CURLE_OK ? cc : CURLE_COULDNT_CONNECT,
-                                          cn->errbuf, r->method, r->path, c->timeout_ms, r->err);
+        double took = kube_client_now() - start;
+
+        p->down_until = took >= ASYNC_SLOW_CONNECT ? start + 2 * took : 0;
+        p->down_cc = cc != CURLE_OK ? cc : CURLE_COULDNT_CONNECT;
+        memcpy(p->down_errbuf, cn->errbuf, sizeof(p->down_errbuf));
+        r->rc = kube_client_transport_err(c, p->down_cc, p->down_errbuf, r->method, r->path,
+                                          c->timeout_ms, r->err);
         kube_curl.easy_cleanup(cn->h);
         free(cn);
         return NULL;

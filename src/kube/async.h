@@ -20,7 +20,8 @@
  * its kept-alive connection closed is sent once more on a new connection (as libcurl does for
  * a reused connection); no other retries happen here. TLS, the CA file re-read, proxies and
  * tls-server-name are the client's (docs/api-client.md); opening a connection blocks the
- * owner's thread for up to the client's connect timeout.
+ * owner's thread for up to the client's connect timeout, and after an attempt that failed
+ * that slowly the requests needing a new connection fail at once for as long again.
  *
  * Every function except kube_async_wakeup is called by one thread at a time, the set's
  * owner; done callbacks run on it, inside kube_async_run. */

@@ -373,6 +373,13 @@ def test_connection_refused():
     eq((e["code"], e["http"], e["transient"]), (-111, 0, True), "ECONNREFUSED")
     if "cannot connect to API server http://127.0.0.1:%d" % port not in e["msg"]:
         raise AssertionError(e["msg"])
+    # kube_async: every request gets the error, none is lost
+    p = tool("--kubeconfig", kc, "--repeat", "8", "--async", "4", "POST", "/api/v1/namespaces/default/events", "{}")
+    errs = [parse_error(l) for l in p.stdout.splitlines() if l.startswith("ERROR ")]
+    eq((p.returncode, len(errs)), (1, 8), "eight failures (%s)" % p.stdout)
+    eq({(e["code"], e["transient"]) for e in errs}, {(-111, True)}, "ECONNREFUSED each")
+    if any("cannot connect to API server http://127.0.0.1:%d" % port not in e["msg"] for e in errs):
+        raise AssertionError(errs)
 
 
 def test_timeout_and_dropped_connection():
@@ -877,6 +884,35 @@ def test_async_pipelined_past_the_connection_cap():
         eq([n for n, _, _ in s.requests], [1, 1, 2, 2, 2], "the last three resent on a new connection")
     finally:
         s.close()
+
+
+def test_async_server_dropping_connects_does_not_stall_every_request():
+    import socket
+    # a listener whose accept queue is full: the kernel drops further SYNs, so a connect
+    # hangs until libcurl's 10 s connect timeout, as with a server behind a black hole
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    filler = socket.create_connection(srv.getsockname())
+    try:
+        path = os.path.join(_tmp, "kc-blackhole")
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n"
+                    "    server: http://127.0.0.1:%d\nusers:\n- name: u\n  user:\n"
+                    "    token: %s\ncontexts:\n- name: s\n  context:\n    cluster: s\n"
+                    "    user: u\ncurrent-context: s\n" % (srv.getsockname()[1], TOKEN))
+        # one connect waits out the timeout; the other seven fail with its error at once
+        # (one connect timeout each would take 80 s, past this tool's 60 s)
+        p = tool("--kubeconfig", path, "--repeat", "8", "--async", "4", "GET", "/api/v1/nodes")
+        errs = [parse_error(l) for l in p.stdout.splitlines() if l.startswith("ERROR ")]
+        eq(len(errs), 8, "every request failed (%s)" % p.stdout)
+        eq({(e["code"], e["transient"]) for e in errs}, {(-110, True)}, "ETIMEDOUT each")
+        if any("GET /api/v1/nodes on http://127.0.0.1:%d timed out" % srv.getsockname()[1] not in e["msg"]
+               for e in errs):
+            raise AssertionError(errs)
+    finally:
+        filler.close()
+        srv.close()
 
 
 def test_async_malformed_answer():
