@@ -712,7 +712,9 @@ class ScriptedHttp:
         self.sock.listen(8)
         self.port = self.sock.getsockname()[1]
         self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.live = []  # accepted sockets, so close() can end their threads
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
 
     def _accept(self):
         import threading
@@ -724,7 +726,10 @@ class ScriptedHttp:
             with self.lock:
                 self.conns += 1
                 n = self.conns
-            threading.Thread(target=self._serve, args=(c, n), daemon=True).start()
+                self.live.append(c)
+                t = threading.Thread(target=self._serve, args=(c, n), daemon=True)
+                self.threads.append(t)
+            t.start()
 
     def _serve(self, c, n):
         import time
@@ -765,6 +770,17 @@ class ScriptedHttp:
         return path
 
     def close(self):
+        """Stops listening and ends every thread: no thread may outlive the test blocked on a
+        descriptor number that the process hands out again (it would take another socket's
+        connections or bytes)."""
+        import socket
+        for s in [self.sock] + self.live:
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in accept or recv
+            except OSError:
+                pass
+        for t in self.threads:
+            t.join(5)
         self.sock.close()
 
 
@@ -943,6 +959,12 @@ def connect_proxy():
     srv.bind(("127.0.0.1", 0))
     srv.listen(8)
     tunnels = []
+    live, threads = [], []
+
+    def spawn(fn, *args):
+        t = threading.Thread(target=fn, args=args, daemon=True)
+        threads.append(t)
+        t.start()
 
     def pipe(a, b):
         try:
@@ -975,10 +997,11 @@ def connect_proxy():
             return
         host, port = target.rsplit(":", 1)
         up = socket.create_connection((host, int(port)))
+        live.append(up)
         tunnels.append(target)
         c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        threading.Thread(target=pipe, args=(c, up), daemon=True).start()
-        threading.Thread(target=pipe, args=(up, c), daemon=True).start()
+        spawn(pipe, c, up)
+        spawn(pipe, up, c)
 
     def accept():
         while True:
@@ -986,28 +1009,41 @@ def connect_proxy():
                 c, _ = srv.accept()
             except OSError:
                 return
-            threading.Thread(target=serve, args=(c,), daemon=True).start()
+            live.append(c)
+            spawn(serve, c)
 
-    threading.Thread(target=accept, daemon=True).start()
-    return srv, tunnels
+    def close():
+        """Ends every thread and socket (see ScriptedHttp.close)."""
+        for s in [srv] + live:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for t in list(threads):
+            t.join(5)
+        for s in [srv] + live:
+            s.close()
+
+    spawn(accept)
+    return close, srv.getsockname()[1], tunnels
 
 
 def test_async_through_a_proxy_tunnel():
     a = api()
-    srv, tunnels = connect_proxy()
+    close_proxy, proxy_port, tunnels = connect_proxy()
     try:
         kc = kubeconfig(a, "kc-async-proxy")
         with open(kc) as f:
             text = f.read()
         with open(kc, "w") as f:
             f.write(text.replace("    server: %s\n" % a.url, "    server: %s\n    proxy-url: http://127.0.0.1:%d\n"
-                                 % (a.url, srv.getsockname()[1])))
+                                 % (a.url, proxy_port)))
         p = tool("--kubeconfig", kc, "--repeat", "3", "--async", "1", "GET", "/api/v1/nodes")
         eq(statuses(p.stdout), [200] * 3, "answers through the tunnel (%s)" % p.stderr)
         eq(tunnels, ["127.0.0.1:%d" % a.port], "one TLS tunnel, kept alive")
         eq(len(a.requests), 3, "the server saw them")
     finally:
-        srv.close()
+        close_proxy()
 
 
 def test_help_and_usage():
