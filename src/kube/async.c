@@ -300,19 +300,19 @@ int kube_async_conns(struct kube_async *a, struct kube_client *c, size_t max_con
 static struct async_conn *async_conn_open(struct async_peer *p, struct kube_async_req *r)
 {
     struct kube_client *c = p->c;
-    struct async_conn *cn = calloc(1, sizeof(*cn));
+    struct async_conn *cn;
     curl_socket_t fd = CURL_SOCKET_BAD;
     double start;
     CURLcode cc;
 
-    if (!cn) {
-        r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
-        return NULL;
-    }
     if (kube_client_now() < p->down_until) {
         r->rc = kube_client_transport_err(c, p->down_cc, p->down_errbuf, r->method, r->path,
                                           c->timeout_ms, r->err);
-        free(cn);
+        return NULL;
+    }
+    cn = calloc(1, sizeof(*cn));
+    if (!cn) {
+        r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
         return NULL;
     }
     cn->h = kube_curl.easy_init();
@@ -476,9 +476,7 @@ static void async_fail_conn(struct kube_async *a, struct async_conn *cn, CURLcod
 {
     struct kube_client *c = cn->p->c;
     bool partial = cn->got_bytes;
-    char errbuf[CURL_ERROR_SIZE];
 
-    snprintf(errbuf, sizeof(errbuf), "%s", why);
     while (cn->head) {
         struct kube_async_req *r = async_conn_pop(a, cn);
 
@@ -490,13 +488,14 @@ static void async_fail_conn(struct kube_async *a, struct async_conn *cn, CURLcod
         }
         partial = false;
         r->status = 0;
-        r->rc = kube_client_transport_err(c, cc, errbuf, r->method, r->path, c->timeout_ms, r->err);
+        r->rc = kube_client_transport_err(c, cc, why, r->method, r->path, c->timeout_ms, r->err);
         async_report(a, r, done, ud);
     }
     async_conn_close(cn);
 }
 
-/* async_answer hands the answer parsed on cn to its request. */
+/* async_answer hands the answer parsed on cn to its request and readies cn for the next one;
+ * cn->keep stays as the answer said, for the caller to act on. */
 static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async_done_fn done,
                          void *ud)
 {
@@ -629,10 +628,8 @@ static bool async_parse(struct kube_async *a, struct async_conn *cn, kube_async_
                 cn->got_bytes = false; /* 100 Continue and the like: the answer is next */
                 ok = cn->status != 101;
             } else if (cn->rx == RX_HEAD) {
-                bool keep = cn->keep;
-
                 async_answer(a, cn, done, ud);
-                if (!keep)
+                if (!cn->keep)
                     goto out;
             }
             break;
@@ -648,10 +645,8 @@ static bool async_parse(struct kube_async *a, struct async_conn *cn, kube_async_
             if (cn->rx == RX_CHUNK_DATA) {
                 cn->rx = RX_CHUNK_END;
             } else {
-                bool keep = cn->keep;
-
                 async_answer(a, cn, done, ud);
-                if (!keep)
+                if (!cn->keep)
                     goto out;
             }
             break;
@@ -690,10 +685,8 @@ static bool async_parse(struct kube_async *a, struct async_conn *cn, kube_async_
             q = p;
             p = eol + 1;
             if (eol == q || (eol == q + 1 && *q == '\r')) {
-                bool keep = cn->keep;
-
                 async_answer(a, cn, done, ud);
-                if (!keep)
+                if (!cn->keep)
                     goto out;
             }
             break;
