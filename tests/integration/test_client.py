@@ -694,6 +694,33 @@ def test_async_rate_limit_not_exceeded():
                                  % (k, t - start, earliest))
 
 
+def plain_kubeconfig(name, server):
+    """A kubeconfig for a plain-HTTP server URL with the test token."""
+    path = os.path.join(_tmp, name)
+    with open(path, "w") as f:
+        f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n"
+                "    server: %s\nusers:\n- name: u\n  user:\n"
+                "    token: %s\ncontexts:\n- name: s\n  context:\n    cluster: s\n"
+                "    user: u\ncurrent-context: s\n" % (server, TOKEN))
+    return path
+
+
+def shut_down(sockets, threads):
+    """Ends a test helper's threads: no thread may outlive its test blocked on a descriptor
+    number that the process hands out again (it would take another socket's connections or
+    bytes). shutdown() wakes a thread blocked in accept or recv; then join, then close."""
+    import socket
+    for s in sockets:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    for t in list(threads):
+        t.join(5)
+    for s in sockets:
+        s.close()
+
+
 class ScriptedHttp:
     """A plain-HTTP server that answers each request with the next scripted answer, written in
     the pieces given (with a pause between them), then closes the connection when the answer
@@ -761,27 +788,10 @@ class ScriptedHttp:
                     return
 
     def kubeconfig(self, name):
-        path = os.path.join(_tmp, name)
-        with open(path, "w") as f:
-            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n"
-                    "    server: http://127.0.0.1:%d/prefix/\nusers:\n- name: u\n  user:\n"
-                    "    token: %s\ncontexts:\n- name: s\n  context:\n    cluster: s\n"
-                    "    user: u\ncurrent-context: s\n" % (self.port, TOKEN))
-        return path
+        return plain_kubeconfig(name, "http://127.0.0.1:%d/prefix/" % self.port)
 
     def close(self):
-        """Stops listening and ends every thread: no thread may outlive the test blocked on a
-        descriptor number that the process hands out again (it would take another socket's
-        connections or bytes)."""
-        import socket
-        for s in [self.sock] + self.live:
-            try:
-                s.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in accept or recv
-            except OSError:
-                pass
-        for t in self.threads:
-            t.join(5)
-        self.sock.close()
+        shut_down([self.sock] + self.live, self.threads)
 
 
 def bytewise(b):
@@ -911,12 +921,7 @@ def test_async_server_dropping_connects_does_not_stall_every_request():
     srv.listen(0)
     filler = socket.create_connection(srv.getsockname())
     try:
-        path = os.path.join(_tmp, "kc-blackhole")
-        with open(path, "w") as f:
-            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n"
-                    "    server: http://127.0.0.1:%d\nusers:\n- name: u\n  user:\n"
-                    "    token: %s\ncontexts:\n- name: s\n  context:\n    cluster: s\n"
-                    "    user: u\ncurrent-context: s\n" % (srv.getsockname()[1], TOKEN))
+        path = plain_kubeconfig("kc-blackhole", "http://127.0.0.1:%d" % srv.getsockname()[1])
         # one connect waits out the timeout; the other seven fail with its error at once
         # (one connect timeout each would take 80 s, past this tool's 60 s)
         p = tool("--kubeconfig", path, "--repeat", "8", "--async", "4", "GET", "/api/v1/nodes")
@@ -1012,20 +1017,8 @@ def connect_proxy():
             live.append(c)
             spawn(serve, c)
 
-    def close():
-        """Ends every thread and socket (see ScriptedHttp.close)."""
-        for s in [srv] + live:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for t in list(threads):
-            t.join(5)
-        for s in [srv] + live:
-            s.close()
-
     spawn(accept)
-    return close, srv.getsockname()[1], tunnels
+    return (lambda: shut_down([srv] + live, threads)), srv.getsockname()[1], tunnels
 
 
 def test_async_through_a_proxy_tunnel():
