@@ -805,11 +805,13 @@ static void async_start_due(struct kube_async *a, kube_async_done_fn done, void 
     while ((r = a->waiting) && r->priv.due <= now) {
         a->waiting = r->priv.next;
         if (!r->priv.reserved) {
-            double wait = kube_client_reserve(r->priv.c);
+            /* the slot's time is absolute: a connect that blocked earlier in this pass
+             * makes now stale, which may only delay the request, never send it early */
+            double at = kube_client_reserve(r->priv.c);
 
             r->priv.reserved = true;
-            if (wait > 0) {
-                r->priv.due = now + wait;
+            if (at > now) {
+                r->priv.due = at;
                 async_wait_insert(a, r);
                 continue;
             }

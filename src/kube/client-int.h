@@ -46,9 +46,11 @@ struct kube_client {
 /* kube_client_now returns monotonic seconds. */
 double kube_client_now(void);
 
-/* kube_client_reserve takes one request's slot from the rate limiter and returns how many
- * seconds the caller must wait before sending it (0: at once). Reservations are served in
- * the order they were made. */
+/* kube_client_reserve takes one request's slot from the rate limiter and returns the time
+ * (kube_client_now's clock) before which the request must not be sent, or 0: at once. The
+ * time is absolute so that a caller delayed between reading its own clock and reserving (a
+ * connect that blocked) cannot send early. Reservations are served in the order they were
+ * made. */
 double kube_client_reserve(struct kube_client *c);
 
 /* kube_client_handle_setup sets on h the options every request of c shares (user agent,

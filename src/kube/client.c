@@ -256,7 +256,7 @@ static void client_handle_put(struct kube_client *c, CURL *h)
 
 double kube_client_reserve(struct kube_client *c)
 {
-    double now, wait = 0;
+    double now, at;
 
     if (c->qps <= 0)
         return 0;
@@ -267,22 +267,22 @@ double kube_client_reserve(struct kube_client *c)
         c->bucket = c->burst;
     c->bucket_at = now;
     c->bucket -= 1;
-    if (c->bucket < 0)
-        wait = -c->bucket / c->qps;
+    at = c->bucket < 0 ? now - c->bucket / c->qps : 0;
     pthread_mutex_unlock(&c->lock);
-    return wait;
+    return at;
 }
 
 /* client_throttle blocks until the token bucket allows one more request. Each caller
- * reserves its slot under the lock, then sleeps outside it, so waits are served in order. */
+ * reserves its slot under the lock, then sleeps outside it until the slot's time, so waits
+ * are served in order. */
 static void client_throttle(struct kube_client *c)
 {
-    double wait = kube_client_reserve(c);
+    double at = kube_client_reserve(c);
 
-    if (wait > 0) {
-        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    if (at > 0) {
+        struct timespec ts = {(time_t)at, (long)((at - (double)(time_t)at) * 1e9)};
 
-        while (nanosleep(&ts, &ts) && errno == EINTR)
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
     }
 }

@@ -956,10 +956,12 @@ def test_async_malformed_answer():
         s.close()
 
 
-def connect_proxy():
-    """A forward proxy that takes only CONNECT (a tunnel) and counts the tunnels it opened."""
+def connect_proxy(delay=0.0):
+    """A forward proxy that takes only CONNECT (a tunnel) and counts the tunnels it opened;
+    with delay, it waits that many seconds before answering each CONNECT (a slow connect)."""
     import socket
     import threading
+    import time
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(8)
@@ -1004,6 +1006,8 @@ def connect_proxy():
         up = socket.create_connection((host, int(port)))
         live.append(up)
         tunnels.append(target)
+        if delay:
+            time.sleep(delay)
         c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         spawn(pipe, c, up)
         spawn(pipe, up, c)
@@ -1035,6 +1039,36 @@ def test_async_through_a_proxy_tunnel():
         eq(statuses(p.stdout), [200] * 3, "answers through the tunnel (%s)" % p.stderr)
         eq(tunnels, ["127.0.0.1:%d" % a.port], "one TLS tunnel, kept alive")
         eq(len(a.requests), 3, "the server saw them")
+    finally:
+        close_proxy()
+
+
+def test_async_rate_limit_holds_when_connects_are_slow():
+    """The first request's connect blocks the sending thread 300 ms (a slow CONNECT tunnel)
+    while the others wait their turn at the limiter: none may go out before its slot, which
+    the limiter counts from its own clock, not from before the connect."""
+    import time
+    a = api()
+    close_proxy, proxy_port, tunnels = connect_proxy(delay=0.3)
+    try:
+        kc = kubeconfig(a, "kc-async-slow-proxy")
+        with open(kc) as f:
+            text = f.read()
+        with open(kc, "w") as f:
+            f.write(text.replace("    server: %s\n" % a.url, "    server: %s\n    proxy-url: http://127.0.0.1:%d\n"
+                                 % (a.url, proxy_port)))
+        qps, burst, n = 5.0, 3, 9
+        start = time.monotonic()
+        p = tool("--kubeconfig", kc, "--qps", str(qps), "--burst", str(burst), "--repeat", str(n),
+                 "--conns", "1", "--async", "16", "GET", "/api/v1/nodes")
+        eq(statuses(p.stdout), [200] * n, "answers (%s)" % p.stderr)
+        eq(len(tunnels), 1, "one slow connect")
+        times = sorted(r["time"] for r in a.requests)
+        for k, t in enumerate(times):
+            earliest = (k - burst + 1) / qps
+            if t - start < earliest - 0.005:
+                raise AssertionError("request %d arrived %.3f s after start, limiter allows %.3f s"
+                                     % (k, t - start, earliest))
     finally:
         close_proxy()
 
