@@ -40,7 +40,7 @@ ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
 
-.PHONY: all check check-san fuzz demo bench clean format
+.PHONY: all check check-san fuzz demo bench clean format k8s
 .SECONDARY:
 all: $(ALL)
 
@@ -101,6 +101,16 @@ $(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+
+# The real Kubernetes components (kube-apiserver, kube-scheduler, kubectl) and our Go test
+# tools, from the pinned module in tests/k8s/: the test oracle and peer, never shipped.
+# A second run is a no-op; Go's caches make a rebuild after a change fast.
+K8S_DIR = $(BUILD)/k8s
+K8S_GO_SRC := $(shell find tests/k8s -name '*.go' -o -name go.mod -o -name go.sum -o -name build)
+k8s: $(K8S_DIR)/.built
+$(K8S_DIR)/.built: $(K8S_GO_SRC)
+	tests/k8s/build $(abspath $(K8S_DIR))
+	touch $@
 
 demo: all
 	sh examples/demo.sh $(BUILD)
