@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     struct sched_profile sampled;
     struct sched_sim_opts opts = {0};
     struct sched_input in;
-    struct kube_err err = {0};
+    struct err err = {0};
     struct sched_cluster *c;
     const struct kube_pod **pending;
     struct sched_result *res;
@@ -86,11 +86,11 @@ int main(int argc, char **argv)
     t0 = now();
     for (; a < argc; a++)
         if (sched_input_load_file(&in, argv[a], &err)) {
-            fprintf(stderr, "sched_bench: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+            fprintf(stderr, "sched_bench: %s\n", err_format(&err, buf, sizeof(buf)));
             return 1;
         }
     if (sched_input_finish(&in, &err)) {
-        fprintf(stderr, "sched_bench: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+        fprintf(stderr, "sched_bench: %s\n", err_format(&err, buf, sizeof(buf)));
         return 1;
     }
     rss_input = rss_kib();

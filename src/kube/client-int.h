@@ -84,16 +84,16 @@ size_t kube_client_on_header(char *data, size_t size, size_t n, void *retry_afte
  * that names the server (never the token: libcurl's error buffer does not hold headers). */
 int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *errbuf,
                               const char *method, const char *path, long timeout_ms,
-                              struct kube_err *err);
+                              struct err *err);
 
 /* kube_client_parse_json parses a body that looks like JSON (an object or array); NULL
  * otherwise. Caller decrefs. */
-json_t *kube_client_parse_json(const struct kube_buf *b);
+json_t *kube_client_parse_json(const struct buf *b);
 
 /* kube_client_http_err fills err from an error answer: the Status object js (may be NULL)
  * when there is one (message, reason, details.retryAfterSeconds), else the start of the
  * body; retry_after is the Retry-After header (-1: none). Returns the code. */
-int kube_client_http_err(long status, const json_t *js, const struct kube_buf *body,
-                         int retry_after, struct kube_err *err);
+int kube_client_http_err(long status, const json_t *js, const struct buf *body,
+                         int retry_after, struct err *err);
 
 #endif

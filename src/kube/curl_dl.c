@@ -74,10 +74,10 @@ static void curl_dl_load(void)
     kube_curl = t;
 }
 
-int kube_curl_load(struct kube_err *err)
+int kube_curl_load(struct err *err)
 {
     pthread_once(&curl_dl_once, curl_dl_load);
     if (curl_dl_rc)
-        return kube_err_set(err, curl_dl_rc, "%s", curl_dl_msg);
+        return err_set(err, curl_dl_rc, "%s", curl_dl_msg);
     return 0;
 }

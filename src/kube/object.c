@@ -22,10 +22,10 @@
 #define PATH_MAX_LEN 240
 
 struct dec {
-    struct kube_arena *a;
+    struct arena *a;
     const struct kube_lines *lines;
     const char *file;
-    struct kube_err *err;
+    struct err *err;
     char path[PATH_MAX_LEN + 16];
     size_t plen;
 };
@@ -81,7 +81,7 @@ static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const 
     __attribute__((format(printf, 4, 5)));
 static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
 {
-    char msg[KUBE_ERR_MSG_MAX];
+    char msg[ERR_MSG_MAX];
     va_list ap;
 
     va_start(ap, fmt);
@@ -89,16 +89,16 @@ static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const 
     va_end(ap);
     if (!d->err)
         return -EINVAL;
-    kube_err_set(d->err, -EINVAL, "%s", msg);
+    err_set(d->err, -EINVAL, "%s", msg);
     d->err->file[0] = '\0';
-    kube_err_at(d->err, d->file, line_of(d, v, parent), 0);
-    kube_err_field(d->err, d->path);
+    err_at(d->err, d->file, line_of(d, v, parent), 0);
+    err_field(d->err, d->path);
     return -EINVAL;
 }
 
 static int dec_nomem(struct dec *d)
 {
-    return kube_err_set(d->err, -ENOMEM, "out of memory");
+    return err_set(d->err, -ENOMEM, "out of memory");
 }
 
 const char *kube_json_type_name(const json_t *v)
@@ -155,7 +155,7 @@ static const char *quote(const char *s, char *buf, size_t size)
 
 static char *dup_json_string(struct dec *d, const json_t *v)
 {
-    return kube_arena_strndup(d->a, json_string_value(v), json_string_length(v));
+    return arena_strndup(d->a, json_string_value(v), json_string_length(v));
 }
 
 /* check_type fails with "KEY: expected WANT, got TYPE" unless ok (v is obj[key]). */
@@ -302,7 +302,7 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
     const json_t *m, *v;
     const char *k;
     size_t old, n = 0;
-    struct kube_err lerr;
+    struct err lerr;
     char q[512];
     int rc;
 
@@ -311,7 +311,7 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
     rc = get_object(d, obj, key, &m);
     if (rc || !m || !json_object_size(m))
         return rc;
-    out->v = kube_arena_alloc(d->a, json_object_size(m) * sizeof(*out->v));
+    out->v = arena_alloc(d->a, json_object_size(m) * sizeof(*out->v));
     if (!out->v)
         return dec_nomem(d);
     old = path_push(d, key);
@@ -335,7 +335,7 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
             rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(val, q, sizeof(q)), lerr.msg);
             goto out;
         }
-        out->v[n].key = kube_arena_strdup(d->a, k);
+        out->v[n].key = arena_strdup(d->a, k);
         out->v[n].value = json_is_string(v) ? dup_json_string(d, v) : "";
         if (!out->v[n].key || !out->v[n].value) {
             rc = dec_nomem(d);
@@ -426,7 +426,7 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
     const json_t *m, *v;
     const char *k;
     size_t old, o2;
-    struct kube_err qerr;
+    struct err qerr;
     char q[512];
     int rc;
 
@@ -555,7 +555,7 @@ static int res_build(struct dec *d, const struct res_entry *const *e, size_t n,
     }
     if (!ns)
         return 0;
-    r->scalars = kube_arena_alloc(d->a, ns * sizeof(*r->scalars));
+    r->scalars = arena_alloc(d->a, ns * sizeof(*r->scalars));
     if (!r->scalars)
         return dec_nomem(d);
     for (i = 0; i < n; i++) {
@@ -564,7 +564,7 @@ static int res_build(struct dec *d, const struct res_entry *const *e, size_t n,
         if (!strcmp(k, "cpu") || !strcmp(k, "memory") || !strcmp(k, "ephemeral-storage") ||
             !strcmp(k, "pods"))
             continue;
-        r->scalars[r->nscalars].name = kube_arena_strdup(d->a, k);
+        r->scalars[r->nscalars].name = arena_strdup(d->a, k);
         if (!r->scalars[r->nscalars].name)
             return dec_nomem(d);
         r->scalars[r->nscalars++].value = e[i]->value;
@@ -768,7 +768,7 @@ static int decode_container(struct dec *d, const json_t *c, bool init, bool host
         out->restart_always = true;
     }
     if (ports && json_array_size(ports)) {
-        out->ports = kube_arena_alloc(d->a, json_array_size(ports) * sizeof(*out->ports));
+        out->ports = arena_alloc(d->a, json_array_size(ports) * sizeof(*out->ports));
         if (!out->ports)
             return dec_nomem(d);
         old = path_push(d, "ports");
@@ -810,7 +810,7 @@ static int decode_containers(struct dec *d, const json_t *spec, const char *key,
         path_pop(d, old);
         return rc;
     }
-    *out = kube_arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
+    *out = arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
     if (!*out)
         return dec_nomem(d);
     old = path_push(d, key);
@@ -854,7 +854,7 @@ static int parse_effect(const char *s, enum kube_taint_effect *e)
 static int decode_toleration(struct dec *d, const json_t *t, struct kube_toleration *out)
 {
     const char *op, *effect;
-    struct kube_err lerr;
+    struct err lerr;
     char q[512];
     size_t old;
     int rc;
@@ -968,7 +968,7 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
 {
     const char *op;
     const json_t *vals;
-    struct kube_err lerr;
+    struct err lerr;
     char q[512];
     size_t i, old, n;
     int rc;
@@ -1034,7 +1034,7 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
     }
     if (!n)
         return 0;
-    out->values = kube_arena_alloc(d->a, n * sizeof(*out->values));
+    out->values = arena_alloc(d->a, n * sizeof(*out->values));
     if (!out->values)
         return dec_nomem(d);
     old = path_push(d, "values");
@@ -1090,7 +1090,7 @@ static int decode_requirements(struct dec *d, const json_t *term, const char *ke
     rc = get_array(d, term, key, &arr);
     if (rc || !arr || !json_array_size(arr))
         return rc;
-    *out = kube_arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
+    *out = arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
     if (!*out)
         return dec_nomem(d);
     old = path_push(d, key);
@@ -1149,7 +1149,7 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
         }
         if (!rc) {
             p->has_required_affinity = true;
-            p->required.terms = kube_arena_alloc(d->a, json_array_size(terms) * sizeof(*p->required.terms));
+            p->required.terms = arena_alloc(d->a, json_array_size(terms) * sizeof(*p->required.terms));
             if (!p->required.terms)
                 rc = dec_nomem(d);
         }
@@ -1177,7 +1177,7 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
     rc = get_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution", &pref);
     if (rc || !pref || !json_array_size(pref))
         goto out2;
-    p->preferred = kube_arena_alloc(d->a, json_array_size(pref) * sizeof(*p->preferred));
+    p->preferred = arena_alloc(d->a, json_array_size(pref) * sizeof(*p->preferred));
     if (!p->preferred) {
         rc = dec_nomem(d);
         goto out2;
@@ -1260,8 +1260,8 @@ static int decode_metadata(struct dec *d, const json_t *obj, const json_t **meta
     return rc;
 }
 
-static void dec_init(struct dec *d, struct kube_arena *a, const struct kube_lines *lines,
-                     const char *file, struct kube_err *err)
+static void dec_init(struct dec *d, struct arena *a, const struct kube_lines *lines,
+                     const char *file, struct err *err)
 {
     memset(d, 0, sizeof(*d));
     d->a = a;
@@ -1279,7 +1279,7 @@ static int decode_tolerations(struct dec *d, const json_t *spec, struct kube_pod
     rc = get_array(d, spec, "tolerations", &arr);
     if (rc || !arr || !json_array_size(arr))
         return rc;
-    p->tolerations = kube_arena_alloc(d->a, json_array_size(arr) * sizeof(*p->tolerations));
+    p->tolerations = arena_alloc(d->a, json_array_size(arr) * sizeof(*p->tolerations));
     if (!p->tolerations)
         return dec_nomem(d);
     old = path_push(d, "tolerations");
@@ -1326,8 +1326,8 @@ static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
     return 0;
 }
 
-int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pod *out, struct kube_err *err)
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct err *err)
 {
     struct dec d;
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
@@ -1343,7 +1343,7 @@ int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_l
     if (!json_is_object(obj))
         return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
     out->source_line = line_of(&d, obj, NULL);
-    if (file && !(out->source_file = kube_arena_strdup(a, file)))
+    if (file && !(out->source_file = arena_strdup(a, file)))
         return dec_nomem(&d);
     rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
                          &out->labels);
@@ -1447,7 +1447,7 @@ out:
 static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
 {
     const char *effect;
-    struct kube_err lerr;
+    struct err lerr;
     char q[512];
     size_t old;
     int rc;
@@ -1521,8 +1521,8 @@ static int decode_node_ready(struct dec *d, const json_t *status, enum kube_node
     return rc;
 }
 
-int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
-                     const char *file, struct kube_node *out, struct kube_err *err)
+int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_node *out, struct err *err)
 {
     struct dec d;
     const json_t *meta, *spec = NULL, *status = NULL, *taints = NULL;
@@ -1535,7 +1535,7 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
     if (!json_is_object(obj))
         return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
     out->source_line = line_of(&d, obj, NULL);
-    if (file && !(out->source_file = kube_arena_strdup(a, file)))
+    if (file && !(out->source_file = arena_strdup(a, file)))
         return dec_nomem(&d);
     rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
                          &out->labels);
@@ -1551,7 +1551,7 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
         if (!rc)
             rc = get_array(&d, spec, "taints", &taints);
         if (!rc && taints && json_array_size(taints)) {
-            out->taints = kube_arena_alloc(a, json_array_size(taints) * sizeof(*out->taints));
+            out->taints = arena_alloc(a, json_array_size(taints) * sizeof(*out->taints));
             if (!out->taints)
                 rc = dec_nomem(&d);
             for (i = 0; !rc && i < json_array_size(taints); i++) {
@@ -1593,9 +1593,9 @@ int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_
     return rc;
 }
 
-int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
+int kube_priority_class_decode(const json_t *obj, struct arena *a,
                                const struct kube_lines *lines, const char *file,
-                               struct kube_priority_class *out, struct kube_err *err)
+                               struct kube_priority_class *out, struct err *err)
 {
     struct dec d;
     const json_t *meta;
@@ -1753,7 +1753,7 @@ static void rvec_max(int64_t *dst, const int64_t *src, size_t n)
             dst[i] = src[i];
 }
 
-int kube_pod_requests(const struct kube_pod *p, struct kube_arena *a, struct kube_resources *out)
+int kube_pod_requests(const struct kube_pod *p, struct arena *a, struct kube_resources *out)
 {
     const char **names = NULL;
     size_t nnames = 0, cap = 0, i, j, n;
@@ -1826,13 +1826,13 @@ int kube_pod_requests(const struct kube_pod *p, struct kube_arena *a, struct kub
     out->ephemeral = sum[2];
     out->pods = sum[3];
     if (nnames) {
-        out->scalars = kube_arena_alloc(a, nnames * sizeof(*out->scalars));
+        out->scalars = arena_alloc(a, nnames * sizeof(*out->scalars));
         if (!out->scalars) {
             rc = -ENOMEM;
             goto out;
         }
         for (i = 0; i < nnames; i++) {
-            out->scalars[i].name = kube_arena_strdup(a, names[i]);
+            out->scalars[i].name = arena_strdup(a, names[i]);
             if (!out->scalars[i].name) {
                 rc = -ENOMEM;
                 goto out;

@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "arena.h"
-#include "err.h"
+#include "base/arena.h"
+#include "base/err.h"
 
 struct kube_label {
     const char *key;
@@ -226,13 +226,13 @@ int kube_lines_find(const struct kube_lines *l, const json_t *v);
 /* Decoders: turn one JSON object into the struct, allocating from a. They validate what the
  * API server would (label syntax, quantity syntax, field types) and fail with err naming the
  * field path and, when lines is given, the line. file is copied into err and source_file. */
-int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pod *out, struct kube_err *err);
-int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
-                     const char *file, struct kube_node *out, struct kube_err *err);
-int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct err *err);
+int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_node *out, struct err *err);
+int kube_priority_class_decode(const json_t *obj, struct arena *a,
                                const struct kube_lines *lines, const char *file,
-                               struct kube_priority_class *out, struct kube_err *err);
+                               struct kube_priority_class *out, struct err *err);
 
 /* kube_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
  * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
@@ -262,6 +262,6 @@ bool kube_node_selector_matches(const struct kube_node_selector *s, const struct
 /* kube_pod_requests computes the effective request of a pod as the scheduler counts it:
  * max(sum of containers + sidecars, each init container + the sidecars before it) + overhead.
  * Scalars are allocated from a. */
-int kube_pod_requests(const struct kube_pod *p, struct kube_arena *a, struct kube_resources *out);
+int kube_pod_requests(const struct kube_pod *p, struct arena *a, struct kube_resources *out);
 
 #endif

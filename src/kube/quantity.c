@@ -209,12 +209,12 @@ static int ceil_scaled(const unsigned char *d, size_t off, size_t len, int64_t p
     return 0;
 }
 
-static int quantity_fail(struct kube_err *err, const char *msg)
+static int quantity_fail(struct err *err, const char *msg)
 {
-    return kube_err_set(err, -EINVAL, "%s", msg);
+    return err_set(err, -EINVAL, "%s", msg);
 }
 
-int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct kube_err *err)
+int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct err *err)
 {
     struct quantity_parts q;
     enum quantity_format fmt;
@@ -248,7 +248,7 @@ int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct ku
     if (cap > sizeof(stackbuf)) {
         d = malloc(cap);
         if (!d)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     off = cap - ndig;
     for (i = 0; i < q.nnum; i++)
@@ -290,7 +290,7 @@ int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct ku
         *milli = mv;
     goto out;
 range:
-    rc = kube_err_set(err, -ERANGE, "quantity '%s' is too large", s);
+    rc = err_set(err, -ERANGE, "quantity '%s' is too large", s);
 out:
     if (d != stackbuf)
         free(d);

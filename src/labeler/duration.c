@@ -15,7 +15,7 @@ static const struct {
     {"ms", 1e6}, {"s", 1e9},   {"m", 60e9},          {"h", 3600e9},
 };
 
-int labeler_duration_parse(const char *s, long *ms, struct kube_err *err)
+int labeler_duration_parse(const char *s, long *ms, struct err *err)
 {
     const char *p = s ? s : "";
     double total = 0;
@@ -59,13 +59,13 @@ int labeler_duration_parse(const char *s, long *ms, struct kube_err *err)
         p += best;
         total += (whole + frac) * unit_ns;
         if (total > DURATION_MAX_NS)
-            return kube_err_set(err, -EINVAL, "duration '%s' is too long (at most 100 days)", s);
+            return err_set(err, -EINVAL, "duration '%s' is too long (at most 100 days)", s);
     }
     if (total < 1e6)
-        return kube_err_set(err, -EINVAL, "duration '%s' is shorter than 1ms", s);
+        return err_set(err, -EINVAL, "duration '%s' is shorter than 1ms", s);
     *ms = (long)(total / 1e6);
     return 0;
 bad:
-    return kube_err_set(err, -EINVAL, "invalid duration '%s' (want e.g. 30s, 1m30s, 500ms)",
+    return err_set(err, -EINVAL, "invalid duration '%s' (want e.g. 30s, 1m30s, 500ms)",
                         s ? s : "");
 }

@@ -2,11 +2,11 @@
 #ifndef LABELER_DURATION_H
 #define LABELER_DURATION_H
 
-#include "kube/err.h"
+#include "base/err.h"
 
 /* labeler_duration_parse reads s as a sequence of decimal numbers with units (ns, us, µs, ms,
  * s, m, h) into whole milliseconds. A bare "0" is 0. Fails with -EINVAL (err says why) on
  * anything else, on overflow (more than 100 days) and on a non-zero duration under 1ms. */
-int labeler_duration_parse(const char *s, long *ms, struct kube_err *err);
+int labeler_duration_parse(const char *s, long *ms, struct err *err);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 #include "labeler/config.h"
 #include "labeler/daemon.h"
 #include "labeler/duration.h"
@@ -101,7 +101,7 @@ static int parse_bool(const char *s, bool *out)
 /* Stores value into the member of cfg that o names. `what` ("--schema", "GPULABEL_SCHEMA")
  * goes into the one-line message on failure. */
 static int opt_apply(const struct opt *o, const char *what, const char *value,
-                     struct labeler_config *cfg, struct kube_err *err)
+                     struct labeler_config *cfg, struct err *err)
 {
     char *member = (char *)cfg + o->offset;
 
@@ -110,21 +110,21 @@ static int opt_apply(const struct opt *o, const char *what, const char *value,
         bool b;
 
         if (parse_bool(value, &b))
-            return kube_err_set(err, -EINVAL, "%s: invalid boolean '%s' (want true or false)", what,
+            return err_set(err, -EINVAL, "%s: invalid boolean '%s' (want true or false)", what,
                                 value);
         memcpy(member, &b, sizeof(b));
         return 0;
     }
     case OPT_STRING:
         if (!*value)
-            return kube_err_set(err, -EINVAL, "%s: empty value", what);
+            return err_set(err, -EINVAL, "%s: empty value", what);
         memcpy(member, &value, sizeof(value));
         return 0;
     case OPT_SCHEMA: {
         unsigned bits;
 
         if (labeler_schemas_parse(value, &bits, err)) {
-            kube_err_prefix(err, "%s", what);
+            err_prefix(err, "%s", what);
             return -EINVAL;
         }
         memcpy(member, &bits, sizeof(bits));
@@ -134,11 +134,11 @@ static int opt_apply(const struct opt *o, const char *what, const char *value,
         long ms;
 
         if (labeler_duration_parse(value, &ms, err)) {
-            kube_err_prefix(err, "%s", what);
+            err_prefix(err, "%s", what);
             return -EINVAL;
         }
         if (ms <= 0)
-            return kube_err_set(err, -EINVAL, "%s: duration must be positive", what);
+            return err_set(err, -EINVAL, "%s: duration must be positive", what);
         memcpy(member, &ms, sizeof(ms));
         return 0;
     }
@@ -149,7 +149,7 @@ static int opt_apply(const struct opt *o, const char *what, const char *value,
         errno = 0;
         n = strtol(value, &end, 10);
         if (!*value || *end || errno || n < 0 || n > 10)
-            return kube_err_set(err, -EINVAL, "%s: invalid level '%s' (want 0 to 10)", what, value);
+            return err_set(err, -EINVAL, "%s: invalid level '%s' (want 0 to 10)", what, value);
         {
             int v = (int)n;
 
@@ -161,7 +161,7 @@ static int opt_apply(const struct opt *o, const char *what, const char *value,
     return -EINVAL;
 }
 
-static int config_from_env(struct labeler_config *cfg, struct kube_err *err)
+static int config_from_env(struct labeler_config *cfg, struct err *err)
 {
     size_t i;
 
@@ -197,7 +197,7 @@ static const struct opt *opt_find_short(char c)
 enum { PARSE_OK = 0, PARSE_HELP = 1, PARSE_VERSION = 2 };
 
 /* Returns PARSE_* or -EINVAL with err naming the flag. */
-static int config_from_args(int argc, char **argv, struct labeler_config *cfg, struct kube_err *err)
+static int config_from_args(int argc, char **argv, struct labeler_config *cfg, struct err *err)
 {
     int i;
 
@@ -212,7 +212,7 @@ static int config_from_args(int argc, char **argv, struct labeler_config *cfg, s
             return PARSE_VERSION;
         if (!strcmp(a, "--")) {
             if (i + 1 < argc)
-                return kube_err_set(err, -EINVAL, "unexpected argument '%s'", argv[i + 1]);
+                return err_set(err, -EINVAL, "unexpected argument '%s'", argv[i + 1]);
             break;
         }
         if (a[0] == '-' && a[1] == '-' && a[2]) {
@@ -220,7 +220,7 @@ static int config_from_args(int argc, char **argv, struct labeler_config *cfg, s
 
             o = opt_find_long(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
             if (!o)
-                return kube_err_set(err, -EINVAL, "unknown flag '%.*s' (see gpulabel --help)",
+                return err_set(err, -EINVAL, "unknown flag '%.*s' (see gpulabel --help)",
                                     eq ? (int)(eq - a) : (int)strlen(a), a);
             snprintf(what, sizeof(what), "--%s", o->name);
             if (eq)
@@ -228,18 +228,18 @@ static int config_from_args(int argc, char **argv, struct labeler_config *cfg, s
         } else if (a[0] == '-' && a[1] && a[1] != '-') {
             o = opt_find_short(a[1]);
             if (!o)
-                return kube_err_set(err, -EINVAL, "unknown flag '-%c' (see gpulabel --help)", a[1]);
+                return err_set(err, -EINVAL, "unknown flag '-%c' (see gpulabel --help)", a[1]);
             snprintf(what, sizeof(what), "-%c", o->shortname);
             if (a[2])
                 value = a[2] == '=' ? a + 3 : a + 2;
         } else {
-            return kube_err_set(err, -EINVAL, "unexpected argument '%s' (see gpulabel --help)", a);
+            return err_set(err, -EINVAL, "unexpected argument '%s' (see gpulabel --help)", a);
         }
         if (!value && o->kind == OPT_BOOL)
             value = "true";
         if (!value) {
             if (i + 1 >= argc)
-                return kube_err_set(err, -EINVAL, "%s: missing value", what);
+                return err_set(err, -EINVAL, "%s: missing value", what);
             value = argv[++i];
         }
         if (opt_apply(o, what, value, cfg, err))
@@ -248,21 +248,21 @@ static int config_from_args(int argc, char **argv, struct labeler_config *cfg, s
     return PARSE_OK;
 }
 
-static void print_err(const struct kube_err *err)
+static void print_err(const struct err *err)
 {
-    char buf[KUBE_ERR_MSG_MAX + 600];
+    char buf[ERR_MSG_MAX + 600];
 
-    fprintf(stderr, "gpulabel: %s\n", kube_err_format(err, buf, sizeof(buf)));
+    fprintf(stderr, "gpulabel: %s\n", err_format(err, buf, sizeof(buf)));
 }
 
 static int run_oneshot(struct labeler_config *cfg)
 {
     struct labeler_labels labels = {0};
-    struct kube_err err;
+    struct err err;
     bool sync = cfg->node_name && !cfg->no_sync;
     int status = 1;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (!cfg->output && !cfg->feature_file && !sync)
         cfg->output = "-";
     if (labeler_detect(cfg, &labels, &err)) {
@@ -291,13 +291,13 @@ out:
 int main(int argc, char **argv)
 {
     struct labeler_config cfg;
-    struct kube_err err;
+    struct err err;
     int rc;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
-    kube_err_clear(&err);
+    err_clear(&err);
     if (config_from_env(&cfg, &err)) {
         print_err(&err);
         return 2;

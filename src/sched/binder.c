@@ -42,7 +42,7 @@ struct sched_binder {
     int running_binds, running_rest; /* taken from the lists and not reported yet */
     int max;                         /* requests in flight at once */
     /* the binder thread's own: one error report per slot in flight */
-    struct kube_err errs[BINDER_MAX_WORKERS];
+    struct err errs[BINDER_MAX_WORKERS];
     uint64_t errs_used;
     bool stop;
     bool started;
@@ -231,14 +231,14 @@ static void *binder_thread(void *arg)
 }
 
 int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn done, void *ud,
-                     struct sched_binder **out, struct kube_err *err)
+                     struct sched_binder **out, struct err *err)
 {
     struct sched_binder *b = calloc(1, sizeof(*b));
     int rc;
 
     *out = NULL;
     if (!b)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     if (nworkers < 1)
         nworkers = 1;
     if (nworkers > BINDER_MAX_WORKERS)
@@ -257,7 +257,7 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
     kube_async_coalesce(b->async, BINDER_COALESCE_US, BINDER_COALESCE_BUSY);
     if (pthread_create(&b->thread, NULL, binder_thread, b)) {
         sched_binder_free(b);
-        return kube_err_set(err, -EAGAIN, "cannot start the binder thread");
+        return err_set(err, -EAGAIN, "cannot start the binder thread");
     }
     pthread_setname_np(b->thread, "binder");
     b->started = true;

@@ -16,7 +16,7 @@
 
 #include "kube/async.h"
 #include "kube/client.h"
-#include "kube/err.h"
+#include "base/err.h"
 
 enum sched_task_kind {
     SCHED_TASK_BIND = 0,  /* high priority */
@@ -41,8 +41,8 @@ struct sched_task {
     void *ud;          /* borrowed */
     /* Outcome, filled before the callback */
     int rc;
-    struct kube_err *err; /* while in flight: the binder's, valid until the callback returns
-                             (a queued task carries none: a kube_err is 1.6 KiB) */
+    struct err *err; /* while in flight: the binder's, valid until the callback returns
+                             (a queued task carries none: a err is 1.6 KiB) */
     int attempts;
     /* the binder's own */
     struct kube_async_req req;
@@ -58,7 +58,7 @@ struct sched_binder;
 /* sched_binder_new starts the binder's thread, which keeps up to nworkers (1..64) requests
  * in flight. c is borrowed. */
 int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn done, void *ud,
-                     struct sched_binder **out, struct kube_err *err);
+                     struct sched_binder **out, struct err *err);
 
 /* sched_task_new allocates a task with copies of method, path, content type (may be NULL)
  * and body (may be NULL). Returns NULL when out of memory. */

@@ -281,7 +281,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->slots);
     free(c->hot);
     free(c->lite);
-    kube_arena_free(&c->cp_arena);
+    arena_free(&c->cp_arena);
     for (i = 0; i < SCHED_MAX_SHAPES; i++)
         free(c->shapes[i].dyn);
     free(c->s_feas);
@@ -612,7 +612,7 @@ static int cmp_idlabel(const void *a, const void *b)
 }
 
 int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node,
-                           struct kube_err *err)
+                           struct err *err)
 {
     struct sched_idlabel *labels = NULL;
     struct sched_idtaint *taints = NULL;
@@ -622,7 +622,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     int rc = -ENOMEM;
 
     if (!node->name || !*node->name)
-        return kube_err_set(err, -EINVAL, "node has no name");
+        return err_set(err, -EINVAL, "node has no name");
     if ((id = sched_intern_add(&c->strs, node->name)) == SCHED_NOID ||
         (slot = slot_get(c, id, true)) == SCHED_NOID)
         goto out;
@@ -700,12 +700,12 @@ out:
     free(labels);
     free(taints);
     if (rc)
-        kube_err_set(err, rc, "out of memory adding node %s", node->name);
+        err_set(err, rc, "out of memory adding node %s", node->name);
     return rc;
 }
 
 int sched_cluster_update_node(struct sched_cluster *c, const struct kube_node *node,
-                              struct kube_err *err)
+                              struct err *err)
 {
     return sched_cluster_add_node(c, node, err);
 }
@@ -962,7 +962,7 @@ static bool pod_terminal(const struct kube_pod *pod)
     return pod->phase && (!strcmp(pod->phase, "Succeeded") || !strcmp(pod->phase, "Failed"));
 }
 
-int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct kube_err *err)
+int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct err *err)
 {
     struct sched_pod *old = sched_cluster_find_pod(c, pod->namespace_, pod->name), *p;
     int rc;
@@ -987,7 +987,7 @@ int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, s
     }
     return 0;
 fail:
-    return kube_err_set(err, rc, "cannot add pod %s/%s: %s", pod->namespace_, pod->name,
+    return err_set(err, rc, "cannot add pod %s/%s: %s", pod->namespace_, pod->name,
                         rc == -E2BIG ? "too many extended resources" : "out of memory");
 }
 
@@ -1003,13 +1003,13 @@ int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, co
 }
 
 int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod,
-                             const char *node_name, struct kube_err *err)
+                             const char *node_name, struct err *err)
 {
     struct sched_pod *p;
     int rc;
 
     if (sched_cluster_find_pod(c, pod->namespace_, pod->name))
-        return kube_err_set(err, -EEXIST, "pod %s/%s is already in the cluster", pod->namespace_,
+        return err_set(err, -EEXIST, "pod %s/%s is already in the cluster", pod->namespace_,
                             pod->name);
     if (!(p = pod_build(c, pod, node_name, &rc)))
         goto fail;
@@ -1020,7 +1020,7 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
     }
     return 0;
 fail:
-    return kube_err_set(err, rc, "cannot assume pod %s/%s: %s", pod->namespace_, pod->name,
+    return err_set(err, rc, "cannot assume pod %s/%s: %s", pod->namespace_, pod->name,
                         rc == -E2BIG ? "too many extended resources" : "out of memory");
 }
 

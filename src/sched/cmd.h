@@ -118,7 +118,7 @@ size_t sched_cmd_pending_pods(const struct sched_input *in, const char *sched_na
                               const struct kube_pod **out);
 
 /* sched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */
-void sched_cmd_print_err(const struct kube_err *err);
+void sched_cmd_print_err(const struct err *err);
 
 /* sched_cmd_print_json prints doc on stdout with out_json_print(doc, indent), or "out of
  * memory" when fail is set. Errors go to stderr as one line; returns 0 or 1. */

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sched_cmd_print_err(const struct kube_err *err)
+void sched_cmd_print_err(const struct err *err)
 {
-    char buf[KUBE_ERR_MSG_MAX + 600];
+    char buf[ERR_MSG_MAX + 600];
 
-    fprintf(stderr, "gpusched: %s\n", kube_err_format(err, buf, sizeof(buf)));
+    fprintf(stderr, "gpusched: %s\n", err_format(err, buf, sizeof(buf)));
 }
 
 /* the take_bound consumer of sched_cmd_load: the pod counts on its node */
-static int cmd_take_bound(void *arg, const struct kube_pod *p, struct kube_err *err)
+static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
     return sched_cmd_pod_terminal(p) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
@@ -27,11 +27,11 @@ int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
                    struct sched_input *in, struct sched_cluster *bound_into)
 {
     struct sched_input_opts o;
-    struct kube_err err;
+    struct err err;
     size_t i;
     int rc = 0;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
     if (bound_into) {
@@ -44,7 +44,7 @@ int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
         /* the loader names the file when the fault is inside one; a path that cannot be
          * opened at all is named here */
         if (rc && !err.file[0])
-            kube_err_at(&err, files->v[i], 0, 0);
+            err_at(&err, files->v[i], 0, 0);
     }
     if (!rc)
         rc = sched_input_finish(in, &err);
@@ -67,11 +67,11 @@ bool sched_cmd_pod_terminal(const struct kube_pod *p)
  * error and returns 1 on failure */
 static int cluster_fill(const struct sched_input *in, struct sched_cluster *c)
 {
-    struct kube_err err;
+    struct err err;
     size_t i;
     int rc = 0;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     for (i = 0; i < in->nnodes && !rc; i++)
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
     for (i = 0; i < in->npods && !rc; i++) {
@@ -238,10 +238,10 @@ int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out
                         const struct sched_profile **profile, uint64_t *seed)
 {
     const struct sched_profile *builtin;
-    struct kube_err err;
+    struct err err;
     int rc;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (!f->files.n)
         return sched_cmd_usage_error(cmd, "must specify -f FILE");
     if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt,

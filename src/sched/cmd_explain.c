@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 #include "sched/cmd.h"
 #include "sched/output.h"
 
@@ -112,13 +112,13 @@ static size_t explain_tied(const struct sched_explanation *x, int64_t *best)
     return n;
 }
 
-static int explain_join_reasons(const struct sched_node_verdict *v, struct kube_buf *b)
+static int explain_join_reasons(const struct sched_node_verdict *v, struct buf *b)
 {
     size_t i;
     int rc = 0;
 
     for (i = 0; i < v->nreasons && !rc; i++)
-        rc = kube_buf_printf(b, "%s%s", i ? ", " : "", v->reasons[i]);
+        rc = buf_printf(b, "%s%s", i ? ", " : "", v->reasons[i]);
     return rc;
 }
 
@@ -157,7 +157,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
     rc = out_table_init(&ft, any_preempt ? 4 : 3, fh);
     for (i = 0; i < x->nnodes && !rc; i++) {
         const struct sched_node_verdict *v = &x->nodes[i];
-        struct kube_buf reasons = KUBE_BUF_INIT(1 << 20);
+        struct buf reasons = BUF_INIT(1 << 20);
         const char *cells[4];
         rc = explain_join_reasons(v, &reasons);
         cells[0] = v->node;
@@ -166,7 +166,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         cells[3] = v->preemption ? v->preemption : "";
         if (!rc)
             rc = out_table_add_row(&ft, cells);
-        kube_buf_release(&reasons);
+        buf_release(&reasons);
     }
     if (rc)
         goto out;
@@ -347,13 +347,13 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
                          struct sched_result *results)
 {
     struct sched_sim_opts so;
-    struct kube_err err;
+    struct err err;
     size_t i;
     int rc;
 
     memset(&so, 0, sizeof(so));
     so.seed = seed;
-    kube_err_clear(&err);
+    err_clear(&err);
     rc = sched_simulate(c, p, pods, n, &so, results, &err);
     if (rc) {
         sched_cmd_print_err(&err);
@@ -379,7 +379,7 @@ int sched_cmd_explain(int argc, char **argv)
     size_t *order = NULL, *rank = NULL, mypos = 0;
     struct sched_explanation x;
     struct sched_rng rng;
-    struct kube_err err;
+    struct err err;
     enum out_format fmt;
     uint64_t seed;
     bool help, loaded = false, explained = false;
@@ -387,7 +387,7 @@ int sched_cmd_explain(int argc, char **argv)
     int rc;
 
     memset(&x, 0, sizeof(x));
-    kube_err_clear(&err);
+    err_clear(&err);
     rc = sched_cmd_sim_parse("explain", argc, argv, &f, &pos, &help);
     if (rc)
         goto out;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
 #include "sched/cmd.h"
@@ -123,30 +123,30 @@ static const char *nodes_taint_effect(enum kube_taint_effect e)
 }
 
 /* Taints the way kubectl describe writes them: key=value:Effect (key:Effect without value). */
-static int nodes_taints(const struct kube_node *n, struct kube_buf *b)
+static int nodes_taints(const struct kube_node *n, struct buf *b)
 {
     size_t i;
     int rc = 0;
 
     for (i = 0; i < n->ntaints && !rc; i++) {
         const struct kube_taint *t = &n->taints[i];
-        rc = kube_buf_printf(b, "%s%s%s%s:%s", i ? "," : "", t->key, t->value[0] ? "=" : "",
+        rc = buf_printf(b, "%s%s%s%s:%s", i ? "," : "", t->key, t->value[0] ? "=" : "",
                              t->value, nodes_taint_effect(t->effect));
     }
     if (!rc && !n->ntaints)
-        rc = kube_buf_puts(b, "<none>");
+        rc = buf_puts(b, "<none>");
     return rc;
 }
 
-static int nodes_labels_string(const struct kube_node *n, struct kube_buf *b)
+static int nodes_labels_string(const struct kube_node *n, struct buf *b)
 {
     size_t i;
     int rc = 0;
 
     for (i = 0; i < n->labels.n && !rc; i++)
-        rc = kube_buf_printf(b, "%s%s=%s", i ? "," : "", n->labels.v[i].key, n->labels.v[i].value);
+        rc = buf_printf(b, "%s%s=%s", i ? "," : "", n->labels.v[i].key, n->labels.v[i].value);
     if (!rc && !n->labels.n)
-        rc = kube_buf_puts(b, "<none>");
+        rc = buf_puts(b, "<none>");
     return rc;
 }
 
@@ -204,7 +204,7 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
         const char *cells[OUT_TABLE_MAX_COLS];
         char roles[256], free_gpu[24], alloc_gpu[24], cpu[64], mem[64], pods[48];
         char q1[32], q2[32];
-        struct kube_buf taints = KUBE_BUF_INIT(1 << 20), labels = KUBE_BUF_INIT(1 << 20);
+        struct buf taints = BUF_INIT(1 << 20), labels = BUF_INIT(1 << 20);
         size_t c = 0;
 
         nodes_roles(node, roles, sizeof(roles));
@@ -246,8 +246,8 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
         }
         if (!rc)
             rc = out_table_add_row(&t, cells);
-        kube_buf_release(&taints);
-        kube_buf_release(&labels);
+        buf_release(&taints);
+        buf_release(&labels);
     }
     if (rc) {
         out_table_release(&t);
@@ -403,17 +403,17 @@ int sched_cmd_nodes(int argc, char **argv)
         {"show-labels", 0, CMD_FLAG_BOOL, &show_labels},
         {"output", 'o', CMD_FLAG_STRING, &output},
     };
-    struct kube_arena arena = KUBE_ARENA_INIT;
+    struct arena arena = ARENA_INIT;
     struct kube_selector sel = {0};
     struct sched_input in;
     struct sched_cluster *cluster = NULL;
     struct nodes_row *rows = NULL;
-    struct kube_err err;
+    struct err err;
     enum out_format fmt;
     size_t i, nrows = 0;
     int rc;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     rc = sched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
                                &help);
     if (rc)
@@ -488,7 +488,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         sched_input_release(&in);
-    kube_arena_free(&arena);
+    arena_free(&arena);
     sched_cmd_list_release(&files);
     sched_cmd_list_release(&pos);
     sched_cmd_list_release(&label_cols);

@@ -334,13 +334,13 @@ int sched_cmd_simulate(int argc, char **argv)
     struct sched_sim_opts so;
     struct simulate_progress pr;
     struct simulate_run run = {0};
-    struct kube_err err;
+    struct err err;
     enum out_format fmt;
     bool help, loaded = false;
     size_t i;
     int rc;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     rc = sched_cmd_sim_parse("simulate", argc, argv, &f, &pos, &help);
     if (rc)
         goto out;

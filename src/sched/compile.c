@@ -218,7 +218,7 @@ out:
 /* ---------------------------------------------------------------- constraints */
 
 static int compile_term(struct sched_cluster *c, const struct kube_node_selector_term *t,
-                        struct kube_arena *a, struct sched_cterm *out, bool *by_name)
+                        struct arena *a, struct sched_cterm *out, bool *by_name)
 {
     size_t i, j;
     int rc;
@@ -226,9 +226,9 @@ static int compile_term(struct sched_cluster *c, const struct kube_node_selector
     memset(out, 0, sizeof(*out));
     out->nexprs = (uint32_t)t->nexprs;
     out->nfields = (uint32_t)t->nfields;
-    if (t->nexprs && !(out->exprs = kube_arena_alloc(a, t->nexprs * sizeof(*out->exprs))))
+    if (t->nexprs && !(out->exprs = arena_alloc(a, t->nexprs * sizeof(*out->exprs))))
         return -ENOMEM;
-    if (t->nfields && !(out->fields = kube_arena_alloc(a, t->nfields * sizeof(*out->fields))))
+    if (t->nfields && !(out->fields = arena_alloc(a, t->nfields * sizeof(*out->fields))))
         return -ENOMEM;
     for (i = 0; i < t->nexprs; i++) {
         const struct kube_requirement *r = &t->exprs[i];
@@ -261,7 +261,7 @@ static int compile_term(struct sched_cluster *c, const struct kube_node_selector
             e->invalid = true;
         }
         e->nvalues = (uint32_t)r->nvalues;
-        if (r->nvalues && !(e->values = kube_arena_alloc(a, r->nvalues * sizeof(*e->values))))
+        if (r->nvalues && !(e->values = arena_alloc(a, r->nvalues * sizeof(*e->values))))
             return -ENOMEM;
         for (j = 0; j < r->nvalues; j++)
             e->values[j] = sched_intern_find(&c->strs, r->values[j]);
@@ -313,9 +313,9 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
         if (!pinned)
             return 0; /* a term without a name pin keeps every node */
     }
-    all = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*all));
-    term = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*term));
-    tmp = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*tmp));
+    all = arena_alloc(cp->arena, (cap + 1) * sizeof(*all));
+    term = arena_alloc(cp->arena, (cap + 1) * sizeof(*term));
+    tmp = arena_alloc(cp->arena, (cap + 1) * sizeof(*tmp));
     if (!all || !term || !tmp)
         return -ENOMEM;
     for (i = 0; i < s->nterms; i++) {
@@ -359,7 +359,7 @@ void sched_cpod_release(struct sched_cpod *cp)
 }
 
 int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
-                      const struct kube_pod *pod, struct sched_cpod *cp, struct kube_err *err)
+                      const struct kube_pod *pod, struct sched_cpod *cp, struct err *err)
 {
     struct sched_usage u;
     size_t i, np = 0;
@@ -370,7 +370,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     /* compiled pods live in one arena reused across cycles, dropped once it holds 64 KiB
      * (a hundred pods or so: a few frees per thousand cycles, and at most ~128 KiB held) */
     if (c->cp_arena.used > ((size_t)64 << 10))
-        kube_arena_free(&c->cp_arena);
+        arena_free(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
     cp->priority = pod->priority;
@@ -382,7 +382,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     }
     rc = -ENOMEM;
     if (pod->node_selector.n &&
-        !(cp->sel = kube_arena_alloc(cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
+        !(cp->sel = arena_alloc(cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
         goto out;
     cp->nsel = (uint32_t)pod->node_selector.n;
     for (i = 0; i < pod->node_selector.n; i++) {
@@ -394,13 +394,13 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     cp->has_required = pod->has_required_affinity;
     if (cp->has_required) {
         if (pod->required.nterms > 64) {
-            rc = kube_err_set(err, -EINVAL, "pod %s/%s: more than 64 node selector terms",
+            rc = err_set(err, -EINVAL, "pod %s/%s: more than 64 node selector terms",
                               pod->namespace_, pod->name);
             goto out_noerr;
         }
         cp->nreq_terms = (uint32_t)pod->required.nterms;
         if (cp->nreq_terms &&
-            !(cp->req_terms = kube_arena_alloc(cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
+            !(cp->req_terms = arena_alloc(cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
             goto out;
         for (i = 0; i < pod->required.nterms; i++)
             if ((rc = compile_term(c, &pod->required.terms[i], cp->arena, &cp->req_terms[i],
@@ -408,7 +408,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
                 goto out;
     }
     if (pod->npreferred &&
-        !(cp->pref_terms = kube_arena_alloc(cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
+        !(cp->pref_terms = arena_alloc(cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
         goto out;
     for (i = 0; i < pod->npreferred; i++) {
         const struct kube_preferred_term *t = &pod->preferred[i];
@@ -421,7 +421,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         cp->pref_terms[cp->npref_terms++].weight = t->weight;
     }
     if (pod->ntolerations &&
-        !(cp->tols = kube_arena_alloc(cp->arena, pod->ntolerations * sizeof(*cp->tols))))
+        !(cp->tols = arena_alloc(cp->arena, pod->ntolerations * sizeof(*cp->tols))))
         goto out;
     for (i = 0; i < pod->ntolerations; i++) {
         const struct kube_toleration *t = &pod->tolerations[i];
@@ -440,7 +440,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     }
     if ((rc = sched_pod_usage(c, pod, &u))) {
         if (rc == -E2BIG) {
-            rc = kube_err_set(err, rc, "pod %s/%s: more than %d extended resources",
+            rc = err_set(err, rc, "pod %s/%s: more than %d extended resources",
                               pod->namespace_, pod->name, SCHED_MAX_POD_SCALARS);
             goto out_noerr;
         }
@@ -460,7 +460,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         if (u.scalars[i].rid == rid_gpu)
             cp->gpu = u.scalars[i].req;
     np = sched_pod_count_host_ports(pod);
-    if (np && !(cp->ports = kube_arena_alloc(cp->arena, np * sizeof(*cp->ports))))
+    if (np && !(cp->ports = arena_alloc(cp->arena, np * sizeof(*cp->ports))))
         goto out;
     if (sched_pod_host_ports(c, pod, cp->ports, &cp->nports))
         goto out;
@@ -474,7 +474,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
 out:
     if (!rc)
         rc = -ENOMEM;
-    kube_err_set(err, rc, "out of memory compiling pod %s/%s", pod->namespace_, pod->name);
+    err_set(err, rc, "out of memory compiling pod %s/%s", pod->namespace_, pod->name);
 out_noerr:
     sched_cpod_release(cp);
     return rc;

@@ -331,7 +331,7 @@ static uint32_t nominated_first(const struct sched_cluster *c, const struct sche
 
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
-                       uint32_t *processed, struct kube_err *err)
+                       uint32_t *processed, struct err *err)
 {
     struct sched_shape *sh;
     struct sched_cverdict *vc;
@@ -349,7 +349,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     if (cp->prefilter_conflict)
         return 0;
     if (scratch_reserve(c, n, c->nclasses) || !(sh = shape_get(c, p, cp)))
-        return kube_err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
+        return err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
     vc = c->s_vc;
     vc_done = c->s_vc_done;
     memset(vc_done, 0, c->nclasses);
@@ -518,7 +518,7 @@ static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeou
 
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
-                    struct sched_cycle *cy, struct kube_err *err)
+                    struct sched_cycle *cy, struct err *err)
 {
     struct sched_cverdict *vc = NULL;
     uint8_t *vc_done = NULL, *inset = NULL;
@@ -644,7 +644,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
 out:
     if (rc) {
         sched_cycle_release(cy);
-        kube_err_set(err, rc, "out of memory in a scheduling cycle");
+        err_set(err, rc, "out of memory in a scheduling cycle");
     }
     return rc;
 }

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 
 char *sched_event_note(const char *msg)
 {
@@ -63,11 +63,11 @@ static char *dump_take(json_t *v)
 /* The two bodies written for every pod (binding, event) are built directly into a buffer: a
  * jansson tree costs more than the rest of the request. Strings are escaped as JSON requires
  * (quote, backslash, control characters); UTF-8 passes through unchanged. */
-static int put_json_string(struct kube_buf *b, const char *s)
+static int put_json_string(struct buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const char *run = s;
-    int r = kube_buf_puts(b, "\"");
+    int r = buf_puts(b, "\"");
 
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -75,33 +75,33 @@ static int put_json_string(struct kube_buf *b, const char *s)
 
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        r |= kube_buf_append(b, run, (size_t)(s - run));
+        r |= buf_append(b, run, (size_t)(s - run));
         if (c == '"' || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
-            r |= kube_buf_append(b, esc, 2);
+            r |= buf_append(b, esc, 2);
         } else if (c == '\n') {
-            r |= kube_buf_puts(b, "\\n");
+            r |= buf_puts(b, "\\n");
         } else if (c == '\t') {
-            r |= kube_buf_puts(b, "\\t");
+            r |= buf_puts(b, "\\t");
         } else if (c == '\r') {
-            r |= kube_buf_puts(b, "\\r");
+            r |= buf_puts(b, "\\r");
         } else {
             memcpy(esc, "\\u00", 4);
             esc[4] = hex[c >> 4];
             esc[5] = hex[c & 15];
-            r |= kube_buf_append(b, esc, 6);
+            r |= buf_append(b, esc, 6);
         }
         run = s + 1;
     }
-    r |= kube_buf_append(b, run, (size_t)(s - run));
-    r |= kube_buf_puts(b, "\"");
+    r |= buf_append(b, run, (size_t)(s - run));
+    r |= buf_puts(b, "\"");
     return r;
 }
 
 /* put_fields appends `"key":"value"` pairs (key, value, key, value, ..., NULL), comma
  * separated, each value escaped. */
-static int put_fields(struct kube_buf *b, ...)
+static int put_fields(struct buf *b, ...)
 {
     va_list ap;
     const char *k;
@@ -114,8 +114,8 @@ static int put_fields(struct kube_buf *b, ...)
         /* keys are our own literals: no escaping, and no printf (it costs more than the
          * rest of the body) */
         if (!first)
-            r |= kube_buf_append(b, ",", 1);
-        r |= kube_buf_append(b, "\"", 1) | kube_buf_puts(b, k) | kube_buf_append(b, "\":", 2);
+            r |= buf_append(b, ",", 1);
+        r |= buf_append(b, "\"", 1) | buf_puts(b, k) | buf_append(b, "\":", 2);
         r |= put_json_string(b, v);
         first = 0;
     }
@@ -123,26 +123,26 @@ static int put_fields(struct kube_buf *b, ...)
     return r;
 }
 
-static char *buf_take_or_null(struct kube_buf *b, int r)
+static char *buf_take_or_null(struct buf *b, int r)
 {
     if (r) {
-        kube_buf_release(b);
+        buf_release(b);
         return NULL;
     }
-    return kube_buf_take(b);
+    return buf_take(b);
 }
 
 char *sched_binding_json(const char *ns, const char *name, const char *uid, const char *node)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
-    int r = kube_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
+    struct buf b = BUF_INIT(0);
+    int r = buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
 
     r |= put_fields(&b, "name", name, "namespace", ns, (const char *)NULL);
     if (uid && *uid)
-        r |= kube_buf_puts(&b, ",") | put_fields(&b, "uid", uid, (const char *)NULL);
-    r |= kube_buf_puts(&b, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",");
+        r |= buf_puts(&b, ",") | put_fields(&b, "uid", uid, (const char *)NULL);
+    r |= buf_puts(&b, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",");
     r |= put_fields(&b, "name", node, (const char *)NULL);
-    r |= kube_buf_puts(&b, "}}");
+    r |= buf_puts(&b, "}}");
     return buf_take_or_null(&b, r);
 }
 
@@ -151,25 +151,25 @@ char *sched_event_json(const struct sched_event *e, const struct timespec *now)
     char name[512], when[40], *note = sched_event_note(e->note ? e->note : "");
     unsigned long long nanos =
         (unsigned long long)now->tv_sec * 1000000000ULL + (unsigned long long)now->tv_nsec;
-    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct buf b = BUF_INIT(0);
     int r;
 
     if (!note)
         return NULL;
     snprintf(name, sizeof(name), "%s.%llx", e->pod_name, nanos);
-    r = kube_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{");
+    r = buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{");
     r |= put_fields(&b, "name", name, "namespace", e->namespace_, (const char *)NULL);
-    r |= kube_buf_puts(&b, "},");
+    r |= buf_puts(&b, "},");
     r |= put_fields(&b, "eventTime", sched_time_micro(now, when, sizeof(when)),
                     "reportingController", e->controller, "reportingInstance", e->instance,
                     "action", e->action, "reason", e->reason, "type", e->type, (const char *)NULL);
-    r |= kube_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",");
+    r |= buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",");
     r |= put_fields(&b, "namespace", e->namespace_, "name", e->pod_name, (const char *)NULL);
     if (e->pod_uid && *e->pod_uid)
-        r |= kube_buf_puts(&b, ",") | put_fields(&b, "uid", e->pod_uid, (const char *)NULL);
-    r |= kube_buf_puts(&b, "},");
+        r |= buf_puts(&b, ",") | put_fields(&b, "uid", e->pod_uid, (const char *)NULL);
+    r |= buf_puts(&b, "},");
     r |= put_fields(&b, "note", note, (const char *)NULL);
-    r |= kube_buf_puts(&b, "}");
+    r |= buf_puts(&b, "}");
     free(note);
     return buf_take_or_null(&b, r);
 }

@@ -85,7 +85,7 @@ static void httpd_serve_one(struct sched_httpd *h, int fd)
     char req[HTTPD_REQ_MAX + 1], method[16], path[1024];
     size_t len = 0;
     int64_t deadline = httpd_now_ms() + HTTPD_REQ_TIMEOUT_MS;
-    struct kube_buf body = KUBE_BUF_INIT(64 << 20);
+    struct buf body = BUF_INIT(64 << 20);
     const char *ctype = "text/plain; charset=utf-8";
     char *q;
     int status;
@@ -121,7 +121,7 @@ static void httpd_serve_one(struct sched_httpd *h, int fd)
 bad:
     httpd_answer(fd, 400, ctype, "bad request\n", 12);
 out:
-    kube_buf_release(&body);
+    buf_release(&body);
 }
 
 static void *httpd_thread(void *arg)
@@ -144,7 +144,7 @@ static void *httpd_thread(void *arg)
 }
 
 int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sched_httpd **out,
-                      struct kube_err *err)
+                      struct err *err)
 {
     char host[256] = "", port[16];
     const char *colon = strrchr(addr, ':');
@@ -156,7 +156,7 @@ int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sche
 
     *out = NULL;
     if (!colon || strlen(colon + 1) >= sizeof(port) || (size_t)(colon - addr) >= sizeof(host))
-        return kube_err_set(err, -EINVAL, "metrics address '%s' is not HOST:PORT", addr);
+        return err_set(err, -EINVAL, "metrics address '%s' is not HOST:PORT", addr);
     memcpy(host, addr, (size_t)(colon - addr));
     host[colon - addr] = '\0';
     if (host[0] == '[' && host[strlen(host) - 1] == ']') {
@@ -170,7 +170,7 @@ int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sche
     hints.ai_flags = AI_PASSIVE;
     rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
     if (rc)
-        return kube_err_set(err, -EINVAL, "metrics address '%s': %s", addr, gai_strerror(rc));
+        return err_set(err, -EINVAL, "metrics address '%s': %s", addr, gai_strerror(rc));
     rc = -EADDRNOTAVAIL;
     for (ai = res; ai; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
@@ -185,12 +185,12 @@ int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sche
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        kube_err_set(err, rc, "cannot listen on %s: %s", addr, strerror(-rc));
+        err_set(err, rc, "cannot listen on %s: %s", addr, strerror(-rc));
         goto out;
     }
     h = calloc(1, sizeof(*h));
     if (!h) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     h->fd = fd;
@@ -200,7 +200,7 @@ int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sche
         h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                  : ((struct sockaddr_in *)&ss)->sin_port);
     if (pthread_create(&h->thread, NULL, httpd_thread, h)) {
-        rc = kube_err_set(err, -EAGAIN, "cannot start the metrics server thread");
+        rc = err_set(err, -EAGAIN, "cannot start the metrics server thread");
         goto out;
     }
     pthread_setname_np(h->thread, "metrics");

@@ -6,20 +6,20 @@
 #ifndef SCHED_HTTPD_H
 #define SCHED_HTTPD_H
 
-#include "kube/buf.h"
-#include "kube/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 struct sched_httpd;
 
 /* The handler fills body (and *content_type, default "text/plain; charset=utf-8") for a GET
  * of path (query string stripped) and returns the HTTP status. Called on the server thread. */
-typedef int (*sched_httpd_fn)(void *ud, const char *path, struct kube_buf *body,
+typedef int (*sched_httpd_fn)(void *ud, const char *path, struct buf *body,
                               const char **content_type);
 
 /* sched_httpd_start listens on addr ("HOST:PORT", ":PORT", "[V6]:PORT"; port 0 picks a free
  * one) and starts the thread. Free with sched_httpd_stop(). */
 int sched_httpd_start(const char *addr, sched_httpd_fn fn, void *ud, struct sched_httpd **out,
-                      struct kube_err *err);
+                      struct err *err);
 
 /* sched_httpd_port returns the port actually bound. */
 int sched_httpd_port(const struct sched_httpd *h);

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sched/keymap.h"
+#include "base/keymap.h"
 
 #define INFORMER_KEY_MAX 512
 #define INFORMER_RV_MAX 64
@@ -32,7 +32,7 @@ struct sched_informer {
     struct sched_informer_opts o;
     char *path;
     char *field_selector;
-    struct sched_keymap store;
+    struct keymap store;
     uint64_t gen;
     char rv[INFORMER_RV_MAX]; /* last resourceVersion seen (list, event or bookmark) */
     atomic_bool synced;
@@ -127,11 +127,11 @@ static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
         informer_log(inf, 0, "skipping an object without metadata.name");
         return 0;
     }
-    e = sched_keymap_get(&inf->store, key);
+    e = keymap_get(&inf->store, key);
     wanted = !deleted && (!inf->o.filter || inf->o.filter(inf->o.ud, obj));
     if (!wanted) {
         if (e) {
-            sched_keymap_del(&inf->store, e->key);
+            keymap_del(&inf->store, e->key);
             inf->o.fn(inf->o.ud, SCHED_INFORMER_DELETE, key, obj);
             free(e);
         }
@@ -151,7 +151,7 @@ static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
     strcpy(e->key, key);
     snprintf(e->rv, sizeof(e->rv), "%s", rv);
     e->gen = inf->gen;
-    if (sched_keymap_put(&inf->store, e->key, e, NULL)) {
+    if (keymap_put(&inf->store, e->key, e, NULL)) {
         free(e);
         return -ENOMEM;
     }
@@ -160,7 +160,7 @@ static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
 }
 
 /* informer_list does a full paginated list and then deletes what the list no longer holds. */
-static int informer_list(struct sched_informer *inf, struct kube_err *err)
+static int informer_list(struct sched_informer *inf, struct err *err)
 {
     char path[4096], cont_esc[2048];
     const char *cont = NULL;
@@ -190,7 +190,7 @@ static int informer_list(struct sched_informer *inf, struct kube_err *err)
         md = json_object_get(resp.json, "metadata");
         if (!json_is_array(items)) {
             kube_response_release(&resp);
-            rc = kube_err_set(err, -EPROTO, "list of %s: the answer has no items array",
+            rc = err_set(err, -EPROTO, "list of %s: the answer has no items array",
                               inf->o.resource);
             goto out;
         }
@@ -198,7 +198,7 @@ static int informer_list(struct sched_informer *inf, struct kube_err *err)
             rc = informer_apply(inf, item, false);
             if (rc) {
                 kube_response_release(&resp);
-                kube_err_set(err, rc, "out of memory");
+                err_set(err, rc, "out of memory");
                 goto out;
             }
         }
@@ -218,7 +218,7 @@ static int informer_list(struct sched_informer *inf, struct kube_err *err)
     /* Everything the store holds that this list did not mention was deleted meanwhile. */
     gone = calloc(inf->store.len + 1, sizeof(*gone));
     if (!gone) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     for (i = 0; i < inf->store.cap; i++) {
@@ -228,7 +228,7 @@ static int informer_list(struct sched_informer *inf, struct kube_err *err)
             gone[ngone++] = e->key;
     }
     for (i = 0; i < ngone; i++) {
-        struct store_entry *e = sched_keymap_del(&inf->store, gone[i]);
+        struct store_entry *e = keymap_del(&inf->store, gone[i]);
 
         inf->o.fn(inf->o.ud, SCHED_INFORMER_DELETE, e->key, NULL);
         free(e);
@@ -297,11 +297,11 @@ static void *informer_thread(void *arg)
     char path[4096];
 
     while (!*inf->o.stop) {
-        struct kube_err err;
+        struct err err;
         int64_t started;
         int rc, timeout;
 
-        kube_err_clear(&err);
+        err_clear(&err);
         if (need_list) {
             rc = informer_list(inf, &err);
             if (*inf->o.stop)
@@ -310,7 +310,7 @@ static void *informer_thread(void *arg)
                 char msg[1200];
 
                 informer_log(inf, 0, "list failed (retrying in %lld ms): %s",
-                             (long long)backoff, kube_err_format(&err, msg, sizeof(msg)));
+                             (long long)backoff, err_format(&err, msg, sizeof(msg)));
                 if (informer_sleep(inf, informer_jitter(inf, backoff)))
                     break;
                 backoff = backoff * 2 > inf->o.backoff_max_ms ? inf->o.backoff_max_ms : backoff * 2;
@@ -349,7 +349,7 @@ static void *informer_thread(void *arg)
             if (rc == WATCH_FAILED)
                 snprintf(msg, sizeof(msg), "watch error event: %s", inf->watch_error);
             else if (rc)
-                kube_err_format(&err, msg, sizeof(msg));
+                err_format(&err, msg, sizeof(msg));
             else
                 snprintf(msg, sizeof(msg), "watch ended at once without events");
             informer_log(inf, 0, "%s; relisting in %lld ms", msg, (long long)backoff);
@@ -363,13 +363,13 @@ static void *informer_thread(void *arg)
 }
 
 int sched_informer_start(struct kube_client *c, const struct sched_informer_opts *o,
-                         struct sched_informer **out, struct kube_err *err)
+                         struct sched_informer **out, struct err *err)
 {
     struct sched_informer *inf = calloc(1, sizeof(*inf));
 
     *out = NULL;
     if (!inf)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     inf->c = c;
     inf->o = *o;
     if (inf->o.page_size <= 0)
@@ -387,13 +387,13 @@ int sched_informer_start(struct kube_client *c, const struct sched_informer_opts
     inf->rand_state = (unsigned)time(NULL) ^ (unsigned)getpid() ^ (unsigned)(uintptr_t)inf;
     if (!inf->path || (o->field_selector && !inf->field_selector)) {
         sched_informer_free(inf);
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     }
     if (pthread_create(&inf->thread, NULL, informer_thread, inf)) {
         free(inf->path);
         free(inf->field_selector);
         free(inf);
-        return kube_err_set(err, -EAGAIN, "cannot start the %s informer thread", o->resource);
+        return err_set(err, -EAGAIN, "cannot start the %s informer thread", o->resource);
     }
     {
         char name[16];
@@ -417,7 +417,7 @@ void sched_informer_free(struct sched_informer *inf)
     for (i = 0; i < inf->store.cap; i++)
         if (inf->store.slots[i].key)
             free(inf->store.slots[i].value);
-    sched_keymap_release(&inf->store);
+    keymap_release(&inf->store);
     free(inf->path);
     free(inf->field_selector);
     free(inf);

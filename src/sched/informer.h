@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "kube/client.h"
-#include "kube/err.h"
+#include "base/err.h"
 
 struct sched_informer;
 
@@ -61,7 +61,7 @@ struct sched_informer_opts {
 /* sched_informer_start starts the thread. The client is borrowed and must outlive the
  * informer. Free with sched_informer_free(), which joins the thread (set *stop first). */
 int sched_informer_start(struct kube_client *c, const struct sched_informer_opts *o,
-                         struct sched_informer **out, struct kube_err *err);
+                         struct sched_informer **out, struct err *err);
 void sched_informer_free(struct sched_informer *inf);
 
 /* sched_informer_synced: a first list has been delivered completely. */

@@ -85,23 +85,23 @@ const char *sched_leader_identity(char *buf, size_t size)
     return buf;
 }
 
-int sched_leader_check(const struct sched_leader_opts *o, struct kube_err *err)
+int sched_leader_check(const struct sched_leader_opts *o, struct err *err)
 {
     if (o->lease_duration_ms <= o->renew_deadline_ms)
-        return kube_err_set(err, -EINVAL, "--leader-elect-lease-duration must be greater than "
+        return err_set(err, -EINVAL, "--leader-elect-lease-duration must be greater than "
                                           "--leader-elect-renew-deadline");
     if ((double)o->renew_deadline_ms <= 1.2 * (double)o->retry_period_ms)
-        return kube_err_set(err, -EINVAL, "--leader-elect-renew-deadline must be greater than "
+        return err_set(err, -EINVAL, "--leader-elect-renew-deadline must be greater than "
                                           "1.2 x --leader-elect-retry-period");
     if (o->retry_period_ms < 1)
-        return kube_err_set(err, -EINVAL, "--leader-elect-retry-period must be positive");
+        return err_set(err, -EINVAL, "--leader-elect-retry-period must be positive");
     return 0;
 }
 
 /* leader_write PUTs (rv set) or POSTs (rv NULL) our record; returns 0 or the error code. */
 static int leader_write(struct sched_leader *l, const char *rv, const char *holder,
                         int32_t duration_s, int32_t transitions, const struct timespec *acquire,
-                        struct kube_err *err)
+                        struct err *err)
 {
     struct sched_lease rec;
     struct kube_response resp;
@@ -120,7 +120,7 @@ static int leader_write(struct sched_leader *l, const char *rv, const char *hold
     rec.transitions = transitions;
     body = sched_lease_json(&rec);
     if (!body)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     memset(&resp, 0, sizeof(resp));
     rc = kube_client_request(l->c, rv ? "PUT" : "POST", rv ? l->path : l->create_path,
                              "application/json", body, strlen(body), &resp, err);
@@ -146,7 +146,7 @@ static int32_t lease_seconds(int64_t ms)
 static bool leader_try(struct sched_leader *l)
 {
     struct kube_response resp;
-    struct kube_err err;
+    struct err err;
     json_t *spec;
     const char *holder, *rv;
     int32_t dur, transitions;
@@ -155,17 +155,17 @@ static bool leader_try(struct sched_leader *l)
     int rc;
     char msg[1200];
 
-    kube_err_clear(&err);
+    err_clear(&err);
     memset(&resp, 0, sizeof(resp));
     rc = kube_client_request(l->c, "GET", l->path, NULL, NULL, 0, &resp, &err);
     if (rc && err.http_status == 404) {
         kube_response_release(&resp);
-        kube_err_clear(&err);
+        err_clear(&err);
         rc = leader_write(l, NULL, l->identity, lease_seconds(l->o.lease_duration_ms), 0, NULL,
                           &err);
         if (rc) {
             leader_log(l, 2, "cannot create lease %s/%s: %s", l->ns, l->name,
-                       kube_err_format(&err, msg, sizeof(msg)));
+                       err_format(&err, msg, sizeof(msg)));
             return false;
         }
         snprintf(l->observed_rv, sizeof(l->observed_rv), "%s", l->my_rv);
@@ -176,7 +176,7 @@ static bool leader_try(struct sched_leader *l)
     }
     if (rc) {
         leader_log(l, 2, "cannot read lease %s/%s: %s", l->ns, l->name,
-                   kube_err_format(&err, msg, sizeof(msg)));
+                   err_format(&err, msg, sizeof(msg)));
         kube_response_release(&resp);
         return false;
     }
@@ -199,13 +199,13 @@ static bool leader_try(struct sched_leader *l)
         leader_log(l, 4, "lease %s/%s is held by %s", l->ns, l->name, holder);
         goto out;
     }
-    kube_err_clear(&err);
+    err_clear(&err);
     rc = leader_write(l, rv, l->identity, lease_seconds(l->o.lease_duration_ms),
                       mine ? transitions : transitions + 1, mine ? &l->acquire : NULL, &err);
     if (rc) {
         leader_log(l, err.http_status == 409 ? 4 : 2, "cannot %s lease %s/%s: %s",
                    mine ? "renew" : "take", l->ns, l->name,
-                   kube_err_format(&err, msg, sizeof(msg)));
+                   err_format(&err, msg, sizeof(msg)));
         goto out;
     }
     if (!mine)
@@ -279,7 +279,7 @@ static void *leader_thread(void *arg)
 }
 
 int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
-                       struct sched_leader **out, struct kube_err *err)
+                       struct sched_leader **out, struct err *err)
 {
     struct sched_leader *l;
     char ens[256], ename[256];
@@ -291,14 +291,14 @@ int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
         return rc;
     l = calloc(1, sizeof(*l));
     if (!l)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     l->c = c;
     l->o = *o;
     l->ns = strdup(o->namespace_);
     l->name = strdup(o->name);
     l->identity = strdup(o->identity);
     if (!l->ns || !l->name || !l->identity) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
     kube_path_escape(l->ns, ens, sizeof(ens));
@@ -312,7 +312,7 @@ int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
     if (pthread_create(&l->thread, NULL, leader_thread, l)) {
         pthread_mutex_destroy(&l->mu);
         pthread_cond_destroy(&l->cv);
-        rc = kube_err_set(err, -EAGAIN, "cannot start the leader election thread");
+        rc = err_set(err, -EAGAIN, "cannot start the leader election thread");
         goto fail;
     }
     pthread_setname_np(l->thread, "leader");
@@ -342,14 +342,14 @@ void sched_leader_stop(struct sched_leader *l)
     pthread_mutex_unlock(&l->mu);
     pthread_join(l->thread, NULL);
     if (atomic_load(&l->leading) && l->my_rv[0]) {
-        struct kube_err err;
+        struct err err;
         char msg[1200];
 
-        kube_err_clear(&err);
+        err_clear(&err);
         atomic_store(&l->leading, false);
         if (leader_write(l, l->my_rv, "", 1, l->observed_transitions, NULL, &err))
             leader_log(l, 0, "cannot release lease %s/%s: %s", l->ns, l->name,
-                       kube_err_format(&err, msg, sizeof(msg)));
+                       err_format(&err, msg, sizeof(msg)));
         else
             leader_log(l, 2, "released lease %s/%s", l->ns, l->name);
     }

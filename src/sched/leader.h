@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "kube/client.h"
-#include "kube/err.h"
+#include "base/err.h"
 
 struct sched_leader;
 
@@ -34,11 +34,11 @@ struct sched_leader_opts {
 };
 
 /* sched_leader_check validates the three durations; -EINVAL with err naming the flag. */
-int sched_leader_check(const struct sched_leader_opts *o, struct kube_err *err);
+int sched_leader_check(const struct sched_leader_opts *o, struct err *err);
 
 /* sched_leader_start starts the election thread. c is borrowed and must outlive l. */
 int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
-                       struct sched_leader **out, struct kube_err *err);
+                       struct sched_leader **out, struct err *err);
 
 /* sched_leader_is_leader: this replica holds the lease and renewed it within the renew
  * deadline. Safe from any thread. */

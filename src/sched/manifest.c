@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 #include "kube/yaml.h"
 
 #define LIST_MAX_DEPTH 8
@@ -89,8 +89,8 @@ struct sched_input_priv {
     const char *last_ns; /* namespace_intern */
     struct pod_stub *stubs; /* bound pods passed to opts.take_bound, input order */
     size_t nstubs, cap_stubs;
-    struct kube_arena stub_arena;
-    struct kube_arena node_arena; /* decoded nodes, apart so sched_input_trim can free them */
+    struct arena stub_arena;
+    struct arena node_arena; /* decoded nodes, apart so sched_input_trim can free them */
     const char *stub_ns, *stub_node; /* the last ones copied, reused while they repeat */
     int bound_kept; /* a bound pod went to pods[]: no more hand-offs */
 };
@@ -103,7 +103,7 @@ struct load_ctx {
     struct sched_input *in;
     const char *file; /* arena copy */
     struct kube_lines *lines;
-    struct kube_err *err;
+    struct err *err;
     int in_items;      /* items of a root list are being loaded */
     int items_dropped; /* ... but the root is not a list */
     struct snapshot items_snap;
@@ -183,8 +183,8 @@ static int fail(struct load_ctx *c, int line, const char *field, int code, const
     va_start(ap, fmt);
     vsnprintf(c->err->msg, sizeof(c->err->msg), fmt, ap);
     va_end(ap);
-    kube_err_at(c->err, c->file, line, 0);
-    kube_err_field(c->err, field);
+    err_at(c->err, c->file, line, 0);
+    err_field(c->err, field);
     return code;
 }
 
@@ -212,7 +212,7 @@ static int add_warning(struct sched_input *in, const char *fmt, ...)
     if (grow((void **)&in->warnings, &in->priv->cap_warnings, in->nwarnings + 1,
              sizeof(*in->warnings)))
         return -ENOMEM;
-    s = kube_arena_strdup(&in->arena, buf);
+    s = arena_strdup(&in->arena, buf);
     if (!s)
         return -ENOMEM;
     in->warnings[in->nwarnings++] = s;
@@ -432,7 +432,7 @@ static const char *generated_name(struct load_ctx *c, const char *ns, const char
     for (attempt = 0; attempt < NAME_ATTEMPTS; attempt++) {
         suffix5(buf + blen, ns, base, index, attempt);
         if (pod_set_find(c->in, ns, buf) < 0)
-            return kube_arena_strdup(&c->in->arena, buf);
+            return arena_strdup(&c->in->arena, buf);
     }
     return NULL;
 }
@@ -513,7 +513,7 @@ static const char *stub_str(struct sched_input_priv *pv, const char **last, cons
 {
     if (last && *last && !strcmp(*last, s))
         return *last;
-    s = kube_arena_strdup(&pv->stub_arena, s);
+    s = arena_strdup(&pv->stub_arena, s);
     if (last && s)
         *last = s;
     return s;
@@ -568,7 +568,7 @@ static int hand_off(struct load_ctx *c, const struct kube_pod *p, int line)
     rc = in->opts.take_bound(in->opts.take_arg, p, c->err);
     if (rc) {
         if (c->err && !c->err->file[0])
-            kube_err_at(c->err, c->file, line, 0);
+            err_at(c->err, c->file, line, 0);
         return rc;
     }
     in->ntaken++;
@@ -582,7 +582,7 @@ static const char *namespace_intern(struct load_ctx *c, const char *ns)
     struct sched_input_priv *pv = c->in->priv;
 
     if (!pv->last_ns || strcmp(pv->last_ns, ns))
-        pv->last_ns = kube_arena_strdup(&c->in->arena, ns);
+        pv->last_ns = arena_strdup(&c->in->arena, ns);
     return pv->last_ns;
 }
 
@@ -601,12 +601,12 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
     const char *ns = object_namespace(c, obj);
     json_t *copy = NULL, *mdcopy = NULL;
     const char *name = NULL;
-    struct kube_arena_mark mark;
+    struct arena_mark mark;
     struct kube_pod p;
     int rc;
 
     memset(&p, 0, sizeof(p));
-    kube_arena_mark(&c->in->arena, &mark);
+    arena_mark(&c->in->arena, &mark);
     if (!jstr(md, "name") || !*jstr(md, "name")) {
         /* only generateName: the API server picks the name; decode a copy that has one */
         /* the pod count so far varies the hash between pods of the same generateName */
@@ -633,7 +633,7 @@ static int load_pod(struct load_ctx *c, json_t *obj, int line)
         /* counted by the consumer; what was decoded is given back to the arena */
         p.namespace_ = ns;
         rc = hand_off(c, &p, line);
-        kube_arena_rewind(&c->in->arena, &mark);
+        arena_rewind(&c->in->arena, &mark);
         goto out;
     }
     p.namespace_ = namespace_intern(c, ns);
@@ -857,17 +857,17 @@ static int decode_template(struct load_ctx *c, const json_t *tmpl, const char *n
 
             snprintf(field, sizeof(field), "spec.template%s%s", c->err->field[0] ? "." : "",
                      c->err->field);
-            kube_err_field(c->err, field);
+            err_field(c->err, field);
             if (!c->err->line)
                 c->err->line = line_of(c, tmpl, line);
             if (!c->err->file[0])
-                kube_err_at(c->err, c->file, c->err->line, c->err->column);
+                err_at(c->err, c->file, c->err->line, c->err->column);
         }
         goto out;
     }
     out->namespace_ = namespace_intern(c, ns);
     out->owner.kind = owner_kind;
-    out->owner.name = kube_arena_strdup(&c->in->arena, owner_name);
+    out->owner.name = arena_strdup(&c->in->arena, owner_name);
     out->source_file = c->file;
     out->source_line = line;
     if (!out->namespace_ || !out->owner.name)
@@ -879,10 +879,10 @@ out:
 }
 
 /* labels_with returns base plus the extra pairs (replacing equal keys), sorted by key. */
-static int labels_with(struct kube_arena *a, const struct kube_labels *base,
+static int labels_with(struct arena *a, const struct kube_labels *base,
                        const struct kube_label *extra, size_t nextra, struct kube_labels *out)
 {
-    struct kube_label *v = kube_arena_alloc(a, (base->n + nextra) * sizeof(*v));
+    struct kube_label *v = arena_alloc(a, (base->n + nextra) * sizeof(*v));
     size_t i, j, n = 0;
 
     if (!v)
@@ -995,7 +995,7 @@ static int load_workload(struct load_ctx *c, json_t *obj, const struct kind_info
 
         template_hash(hash, tmpl);
         l.key = "pod-template-hash";
-        l.value = kube_arena_strdup(&in->arena, hash);
+        l.value = arena_strdup(&in->arena, hash);
         if (!l.value || labels_with(&in->arena, &tp.labels, &l, 1, &shared))
             return nomem(c);
         snprintf(base, sizeof(base), "%s-%s-", name, hash);
@@ -1021,9 +1021,9 @@ static int load_workload(struct load_ctx *c, json_t *obj, const struct kind_info
 
             snprintf(buf, sizeof(buf), "%s-%zu", name, i);
             snprintf(idx, sizeof(idx), "%zu", i);
-            p.name = kube_arena_strdup(&in->arena, buf);
+            p.name = arena_strdup(&in->arena, buf);
             l[0].key = "apps.kubernetes.io/pod-index";
-            l[0].value = kube_arena_strdup(&in->arena, idx);
+            l[0].value = arena_strdup(&in->arena, idx);
             l[1].key = "statefulset.kubernetes.io/pod-name";
             l[1].value = p.name;
             if (!p.name || !l[0].value || labels_with(&in->arena, &tp.labels, l, 2, &p.labels))
@@ -1036,7 +1036,7 @@ static int load_workload(struct load_ctx *c, json_t *obj, const struct kind_info
             snprintf(buf, sizeof(buf), "%s-%zu-", name, i);
             p.name = generated_name(c, ns, buf, i);
             l[0].key = "batch.kubernetes.io/job-completion-index";
-            l[0].value = kube_arena_strdup(&in->arena, idx);
+            l[0].value = arena_strdup(&in->arena, idx);
             l[1].key = "batch.kubernetes.io/job-name";
             l[1].value = tp.owner.name;
             l[2].key = "job-name";
@@ -1125,7 +1125,7 @@ static int load_object(struct load_ctx *c, json_t *obj, int depth, const char *i
     /* decoders may not know the line of a field they found missing: name the object's */
     if (rc && c->err) {
         if (!c->err->file[0])
-            kube_err_at(c->err, c->file, c->err->line, c->err->column);
+            err_at(c->err, c->file, c->err->line, c->err->column);
         if (c->err->line <= 0)
             c->err->line = line;
     }
@@ -1240,16 +1240,16 @@ static void snapshot_restore(struct sched_input *in, const struct snapshot *s)
     }
 }
 
-static int ensure_priv(struct sched_input *in, struct kube_err *err)
+static int ensure_priv(struct sched_input *in, struct err *err)
 {
     if (!in->priv) {
         in->priv = calloc(1, sizeof(*in->priv));
         if (!in->priv)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     if ((!in->priv->pod_set.cap && set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0)) ||
         (!in->priv->node_set.cap && set_rebuild(in, &in->priv->node_set, 0, in->nnodes, 0)))
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -1272,14 +1272,14 @@ struct source {
     int err;           /* negative code of a read failure */
     int mode;
     int depth, in_str, esc, between; /* JSON scanner state; between: after a top-level value */
-    struct kube_buf out;             /* transformed bytes not yet handed to the parser */
+    struct buf out;             /* transformed bytes not yet handed to the parser */
     size_t outpos;
-    struct kube_buf held; /* whitespace after a top-level value, until we know what follows */
+    struct buf held; /* whitespace after a top-level value, until we know what follows */
 };
 
 static int source_emit(struct source *s, const char *p, size_t n)
 {
-    return kube_buf_append(&s->out, p, n);
+    return buf_append(&s->out, p, n);
 }
 
 /* source_filter passes n raw bytes through the JSON-stream scanner into s->out. */
@@ -1311,7 +1311,7 @@ static int source_filter(struct source *s, const char *raw, size_t n)
         default:
             if (s->between) {
                 if (ws && s->held.len < SOURCE_HELD_MAX) {
-                    rc = kube_buf_append(&s->held, &ch, 1);
+                    rc = buf_append(&s->held, &ch, 1);
                     break;
                 }
                 if (ch == '{' || ch == '[') {
@@ -1339,7 +1339,7 @@ static int source_filter(struct source *s, const char *raw, size_t n)
                     s->mode = SRC_PLAIN;
                     s->between = 0;
                 }
-                kube_buf_reset(&s->held);
+                buf_reset(&s->held);
                 if (!rc)
                     rc = source_emit(s, &ch, 1);
                 break;
@@ -1385,7 +1385,7 @@ static long source_read(void *ctx, char *buf, size_t size)
     while (s->outpos == s->out.len) {
         ssize_t got;
 
-        kube_buf_reset(&s->out);
+        buf_reset(&s->out);
         s->outpos = 0;
         if (s->fd >= 0) {
             got = read(s->fd, raw, sizeof(raw));
@@ -1404,7 +1404,7 @@ static long source_read(void *ctx, char *buf, size_t size)
                 return 0;
             if ((s->err = source_emit(s, s->held.data, s->held.len)))
                 return s->err;
-            kube_buf_reset(&s->held);
+            buf_reset(&s->held);
             continue;
         }
         s->total += (size_t)got;
@@ -1473,7 +1473,7 @@ static int load_document(json_t *doc, struct kube_lines *lines, json_t *list, vo
 }
 
 static int load_source(struct sched_input *in, const char *name, struct source *src,
-                       struct kube_err *err)
+                       struct err *err)
 {
     struct load_ctx c;
     int rc;
@@ -1481,26 +1481,26 @@ static int load_source(struct sched_input *in, const char *name, struct source *
     memset(&c, 0, sizeof(c));
     c.in = in;
     c.err = err;
-    c.file = kube_arena_strdup(&in->arena, name);
+    c.file = arena_strdup(&in->arena, name);
     if (!c.file)
-        return kube_err_set(err, -ENOMEM, "out of memory");
-    kube_buf_init(&src->out, 0);
-    kube_buf_init(&src->held, 0);
+        return err_set(err, -ENOMEM, "out of memory");
+    buf_init(&src->out, 0);
+    buf_init(&src->held, 0);
     rc = kube_yaml_each_read(source_read, src, c.file, KUBE_YAML_SPLIT_ITEMS, load_document, &c,
                              err);
     if (rc && src->err) {
-        kube_err_clear(err);
+        err_clear(err);
         if (src->err == -EFBIG)
-            kube_err_set(err, -EFBIG, "cannot read: larger than %zu MiB", src->cap >> 20);
+            err_set(err, -EFBIG, "cannot read: larger than %zu MiB", src->cap >> 20);
         else
-            kube_err_set(err, src->err, "cannot read: %s", strerror(-src->err));
-        kube_err_at(err, c.file, 0, 0);
+            err_set(err, src->err, "cannot read: %s", strerror(-src->err));
+        err_at(err, c.file, 0, 0);
         rc = src->err;
     } else if (rc && err && !err->file[0]) {
-        kube_err_at(err, c.file, err->line, err->column);
+        err_at(err, c.file, err->line, err->column);
     }
-    kube_buf_release(&src->out);
-    kube_buf_release(&src->held);
+    buf_release(&src->out);
+    buf_release(&src->held);
     return rc;
 }
 
@@ -1508,7 +1508,7 @@ static int load_source(struct sched_input *in, const char *name, struct source *
  * and decoded one at a time (and a List's items one by one), so only one object's JSON tree
  * exists at any moment. */
 static int load_buffer(struct sched_input *in, const char *name, const char *data, size_t len,
-                       struct kube_err *err)
+                       struct err *err)
 {
     struct source src;
 
@@ -1520,7 +1520,7 @@ static int load_buffer(struct sched_input *in, const char *name, const char *dat
     return load_source(in, name, &src, err);
 }
 
-static int load_one_file(struct sched_input *in, const char *path, struct kube_err *err)
+static int load_one_file(struct sched_input *in, const char *path, struct err *err)
 {
     const char *name = strcmp(path, "-") ? path : "STDIN";
     struct source src;
@@ -1531,8 +1531,8 @@ static int load_one_file(struct sched_input *in, const char *path, struct kube_e
     src.fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
     if (src.fd < 0) {
         rc = -errno;
-        kube_err_set(err, rc, "cannot read: %s", strerror(-rc));
-        kube_err_at(err, name, 0, 0);
+        err_set(err, rc, "cannot read: %s", strerror(-rc));
+        err_at(err, name, 0, 0);
         return rc;
     }
     rc = load_source(in, name, &src, err);
@@ -1554,7 +1554,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int load_dir(struct sched_input *in, const char *path, DIR *d, struct kube_err *err)
+static int load_dir(struct sched_input *in, const char *path, DIR *d, struct err *err)
 {
     char **names = NULL;
     size_t n = 0, cap = 0, i;
@@ -1566,16 +1566,16 @@ static int load_dir(struct sched_input *in, const char *path, DIR *d, struct kub
             continue;
         if (grow((void **)&names, &cap, n + 1, sizeof(*names)) ||
             !(names[n] = strdup(de->d_name))) {
-            rc = kube_err_set(err, -ENOMEM, "out of memory");
+            rc = err_set(err, -ENOMEM, "out of memory");
             goto out;
         }
         n++;
     }
     if (!n) {
-        rc = kube_err_set(err, -ENOENT,
+        rc = err_set(err, -ENOENT,
                           "no manifests in directory: recognized file extensions are "
                           "[.json .yaml .yml]");
-        kube_err_at(err, path, 0, 0);
+        err_at(err, path, 0, 0);
         goto out;
     }
     qsort(names, n, sizeof(*names), cmp_str);
@@ -1609,13 +1609,13 @@ void sched_input_init(struct sched_input *in, const struct sched_input_opts *o)
 }
 
 int sched_input_load_buffer(struct sched_input *in, const char *name, const char *data,
-                            size_t len, struct kube_err *err)
+                            size_t len, struct err *err)
 {
     struct snapshot s;
     int rc;
 
     if (in->finished)
-        return kube_err_set(err, -EINVAL, "input already finished");
+        return err_set(err, -EINVAL, "input already finished");
     if ((rc = ensure_priv(in, err)))
         return rc;
     snapshot_take(in, &s);
@@ -1625,14 +1625,14 @@ int sched_input_load_buffer(struct sched_input *in, const char *name, const char
     return rc;
 }
 
-int sched_input_load_file(struct sched_input *in, const char *path, struct kube_err *err)
+int sched_input_load_file(struct sched_input *in, const char *path, struct err *err)
 {
     struct snapshot s;
     DIR *d = NULL;
     int rc;
 
     if (in->finished)
-        return kube_err_set(err, -EINVAL, "input already finished");
+        return err_set(err, -EINVAL, "input already finished");
     if ((rc = ensure_priv(in, err)))
         return rc;
     snapshot_take(in, &s);
@@ -1678,7 +1678,7 @@ static bool ds_may_run(const struct kube_pod *p, const struct kube_node *n)
 
 /* ds_add_tolerations: AddOrUpdateDaemonPodTolerations. A toleration equal in key, operator,
  * value and effect is replaced (losing tolerationSeconds), others are appended. */
-static int ds_add_tolerations(struct kube_arena *a, struct kube_pod *p)
+static int ds_add_tolerations(struct arena *a, struct kube_pod *p)
 {
     static const struct {
         const char *key;
@@ -1693,7 +1693,7 @@ static int ds_add_tolerations(struct kube_arena *a, struct kube_pod *p)
         {"node.kubernetes.io/network-unavailable", KUBE_EFFECT_NO_SCHEDULE},
     };
     size_t nd = sizeof(defaults) / sizeof(defaults[0]) - (p->host_network ? 0 : 1);
-    struct kube_toleration *v = kube_arena_alloc(a, (p->ntolerations + nd) * sizeof(*v));
+    struct kube_toleration *v = arena_alloc(a, (p->ntolerations + nd) * sizeof(*v));
     size_t n = p->ntolerations, i, j;
 
     if (!v)
@@ -1723,14 +1723,14 @@ static int ds_add_tolerations(struct kube_arena *a, struct kube_pod *p)
 
 /* ds_pin: ReplaceDaemonSetPodNodeNameNodeAffinity: the required terms become the single term
  * matchFields metadata.name In [node]. */
-static int ds_pin(struct kube_arena *a, struct kube_pod *p, const char *node)
+static int ds_pin(struct arena *a, struct kube_pod *p, const char *node)
 {
-    struct kube_node_selector_term *t = kube_arena_alloc(a, sizeof(*t));
-    struct kube_requirement *r = kube_arena_alloc(a, sizeof(*r));
-    const char **vals = kube_arena_alloc(a, sizeof(*vals));
+    struct kube_node_selector_term *t = arena_alloc(a, sizeof(*t));
+    struct kube_requirement *r = arena_alloc(a, sizeof(*r));
+    const char **vals = arena_alloc(a, sizeof(*vals));
 
     /* a copy: the nodes may be trimmed away before the pods are used */
-    node = kube_arena_strdup(a, node);
+    node = arena_strdup(a, node);
     if (!t || !r || !vals || !node)
         return -ENOMEM;
     vals[0] = node;
@@ -1746,7 +1746,7 @@ static int ds_pin(struct kube_arena *a, struct kube_pod *p, const char *node)
     return 0;
 }
 
-static int finish_daemonsets(struct sched_input *in, struct kube_err *err)
+static int finish_daemonsets(struct sched_input *in, struct err *err)
 {
     struct sched_input_priv *pv = in->priv;
     struct load_ctx c;
@@ -1760,7 +1760,7 @@ static int finish_daemonsets(struct sched_input *in, struct kube_err *err)
     c.err = err;
     count = calloc(pv->nds ? pv->nds : 1, sizeof(*count));
     if (!count)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     for (d = 0; d < pv->nds; d++) {
         struct kube_pod *tp = &pv->ds[d].tmpl;
         char base[320];
@@ -1793,7 +1793,7 @@ static int finish_daemonsets(struct sched_input *in, struct kube_err *err)
     /* move each DaemonSet's pods to where the DaemonSet appeared */
     merged = malloc(in->npods * sizeof(*merged));
     if (!merged) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     k = 0;
@@ -1812,14 +1812,14 @@ static int finish_daemonsets(struct sched_input *in, struct kube_err *err)
     }
     memcpy(in->pods, merged, in->npods * sizeof(*merged));
     if (set_rebuild(in, &pv->pod_set, 1, in->npods, 0))
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
 out:
     free(merged);
     free(count);
     return rc;
 }
 
-static int finish_priorities(struct sched_input *in, struct kube_err *err)
+static int finish_priorities(struct sched_input *in, struct err *err)
 {
     const struct kube_priority_class *def = NULL;
     size_t i, j;
@@ -1834,10 +1834,10 @@ static int finish_priorities(struct sched_input *in, struct kube_err *err)
         if (p->priority_class_name && *p->priority_class_name) {
             pc = find_class(in, p->priority_class_name);
             if (!pc) {
-                kube_err_set(err, -ENOENT, "no PriorityClass with name %s was found",
+                err_set(err, -ENOENT, "no PriorityClass with name %s was found",
                              p->priority_class_name);
-                kube_err_at(err, p->source_file, p->source_line, 0);
-                kube_err_field(err, p->owner.kind ? "spec.template.spec.priorityClassName"
+                err_at(err, p->source_file, p->source_line, 0);
+                err_field(err, p->owner.kind ? "spec.template.spec.priorityClassName"
                                                   : "spec.priorityClassName");
                 return -ENOENT;
             }
@@ -1854,13 +1854,13 @@ static int finish_priorities(struct sched_input *in, struct kube_err *err)
     return 0;
 }
 
-int sched_input_finish(struct sched_input *in, struct kube_err *err)
+int sched_input_finish(struct sched_input *in, struct err *err)
 {
     size_t i;
     int rc;
 
     if (in->finished)
-        return kube_err_set(err, -EINVAL, "input already finished");
+        return err_set(err, -EINVAL, "input already finished");
     if ((rc = ensure_priv(in, err)))
         return rc;
     if ((rc = finish_daemonsets(in, err)) || (rc = finish_priorities(in, err)))
@@ -1872,7 +1872,7 @@ int sched_input_finish(struct sched_input *in, struct kube_err *err)
         if (node_set_find(in, st->node) < 0 &&
             add_warning(in, "%s: line %d: pod %s/%s is bound to node %s, which is not in the input",
                         st->file, st->line, st->ns, st->name, st->node))
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     for (i = 0; i < in->npods; i++) {
         const struct kube_pod *p = &in->pods[i];
@@ -1881,7 +1881,7 @@ int sched_input_finish(struct sched_input *in, struct kube_err *err)
             add_warning(in, "%s: line %d: pod %s/%s is bound to node %s, which is not in the input",
                         p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
                         p->name, p->node_name))
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     if (in->priv->warnings_dropped) {
         size_t dropped = in->priv->warnings_dropped;
@@ -1889,7 +1889,7 @@ int sched_input_finish(struct sched_input *in, struct kube_err *err)
         in->priv->warnings_dropped = 0;
         in->nwarnings = WARNINGS_MAX - 1;
         if (add_warning(in, "%zu more warnings not shown", dropped + 1))
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     /* nothing is appended after finish: give back the doubling slack (at 20,000 pods the
      * array had room for 32,768, 4 MB unused for the whole run) */
@@ -1926,7 +1926,7 @@ void sched_input_trim(struct sched_input *in)
 
     if (!pv || !in->finished)
         return;
-    kube_arena_free(&pv->node_arena);
+    arena_free(&pv->node_arena);
     free(in->nodes);
     in->nodes = NULL;
     in->nnodes = 0;
@@ -1934,7 +1934,7 @@ void sched_input_trim(struct sched_input *in)
     free(pv->stubs);
     pv->stubs = NULL;
     pv->nstubs = pv->cap_stubs = 0;
-    kube_arena_free(&pv->stub_arena);
+    arena_free(&pv->stub_arena);
     pv->stub_ns = pv->stub_node = NULL;
     free(pv->pod_set.slots);
     free(pv->node_set.slots);
@@ -1949,7 +1949,7 @@ void sched_input_release(struct sched_input *in)
     if (!in)
         return;
     o = in->opts;
-    kube_arena_free(&in->arena);
+    arena_free(&in->arena);
     free(in->nodes);
     free(in->pods);
     free(in->classes);
@@ -1959,8 +1959,8 @@ void sched_input_release(struct sched_input *in)
         free(in->priv->pod_set.slots);
         free(in->priv->node_set.slots);
         free(in->priv->stubs);
-        kube_arena_free(&in->priv->stub_arena);
-        kube_arena_free(&in->priv->node_arena);
+        arena_free(&in->priv->stub_arena);
+        arena_free(&in->priv->node_arena);
         free(in->priv);
     }
     sched_input_init(in, &o);

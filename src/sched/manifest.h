@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-#include "kube/arena.h"
-#include "kube/err.h"
+#include "base/arena.h"
+#include "base/err.h"
 #include "kube/object.h"
 
 #define SCHED_INPUT_MAX_PODS 1000000
@@ -40,14 +40,14 @@ struct sched_input_opts {
      * or a List whose kind turns out not to be a List (an error in this mode), discard the
      * consumer's state with the input. `gpusched simulate` counts bound pods this way, so a
      * cluster's worth of them costs a few dozen bytes each instead of a decoded pod. */
-    int (*take_bound)(void *arg, const struct kube_pod *pod, struct kube_err *err);
+    int (*take_bound)(void *arg, const struct kube_pod *pod, struct err *err);
     void *take_arg;
 };
 
 struct sched_input_priv; /* workloads waiting for sched_input_finish, lookup tables */
 
 struct sched_input {
-    struct kube_arena arena; /* owns every string and array reachable from the members below
+    struct arena arena; /* owns every string and array reachable from the members below
                                 except the nodes' (a private arena) and the top-level arrays,
                                 which are malloc()ed */
     struct kube_node *nodes; /* input order */
@@ -80,12 +80,12 @@ void sched_input_init(struct sched_input *in, const struct sched_input_opts *o);
  * the file, line and field at fault ("a.yaml", 12, "spec.replicas", "Invalid value: ...").
  * On error the input is as it was before the call (arena memory may have been used).
  * Must not be called after sched_input_finish. */
-int sched_input_load_file(struct sched_input *in, const char *path, struct kube_err *err);
+int sched_input_load_file(struct sched_input *in, const char *path, struct err *err);
 
 /* sched_input_load_buffer is the same for len bytes at data, named name in messages (the
  * name is copied). */
 int sched_input_load_buffer(struct sched_input *in, const char *name, const char *data,
-                            size_t len, struct kube_err *err);
+                            size_t len, struct err *err);
 
 /* sched_input_finish completes the input once every file is loaded:
  * - expands each DaemonSet to one pod per node it may run on (nodeSelector and required
@@ -99,7 +99,7 @@ int sched_input_load_buffer(struct sched_input *in, const char *name, const char
  * - rejects duplicate node names and duplicate namespace/name pods.
  * Returns 0 or a negative code with err naming the file and line at fault; on error the
  * input is unusable except for sched_input_release. Call it exactly once. */
-int sched_input_finish(struct sched_input *in, struct kube_err *err);
+int sched_input_finish(struct sched_input *in, struct err *err);
 
 /* sched_input_find_pod returns the pod ns/name (ns NULL = the default namespace), or NULL
  * (also for a pod passed to opts.take_bound). */

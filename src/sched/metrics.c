@@ -84,30 +84,30 @@ double sched_histogram_quantile(const struct sched_histogram *h, double q)
     return hist_bound(SCHED_HIST_BUCKETS - 1);
 }
 
-static int render_hist(struct kube_buf *o, const char *name, const char *help, const char *labels,
+static int render_hist(struct buf *o, const char *name, const char *help, const char *labels,
                        const struct sched_histogram *h)
 {
     uint64_t cum = 0;
     int i, r = 0;
 
-    r |= kube_buf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    r |= buf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     for (i = 0; i < SCHED_HIST_BUCKETS; i++) {
         cum += h->counts[i];
-        r |= kube_buf_printf(o, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, *labels ? "," : "",
+        r |= buf_printf(o, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, *labels ? "," : "",
                              hist_bound(i), (unsigned long long)cum);
     }
     cum += h->counts[SCHED_HIST_BUCKETS];
-    r |= kube_buf_printf(o, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, *labels ? "," : "",
+    r |= buf_printf(o, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, *labels ? "," : "",
                          (unsigned long long)cum);
-    r |= kube_buf_printf(o, "%s_sum{%s} %.9g\n%s_count{%s} %llu\n", name, labels, h->sum, name,
+    r |= buf_printf(o, "%s_sum{%s} %.9g\n%s_count{%s} %llu\n", name, labels, h->sum, name,
                          labels, (unsigned long long)h->count);
     return r;
 }
 
-static int render_one(struct kube_buf *o, const char *type, const char *name, const char *help,
+static int render_one(struct buf *o, const char *type, const char *name, const char *help,
                       uint64_t v)
 {
-    return kube_buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type,
+    return buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type,
                            name, (unsigned long long)v);
 }
 
@@ -125,7 +125,7 @@ static long long process_rss_bytes(void)
     return rss * sysconf(_SC_PAGESIZE);
 }
 
-int sched_metrics_render(struct sched_metrics *m, struct kube_buf *o)
+int sched_metrics_render(struct sched_metrics *m, struct buf *o)
 {
     static const char *results[SCHED_RESULT_COUNT] = {"scheduled", "unschedulable", "error"};
     char labels[160];
@@ -133,11 +133,11 @@ int sched_metrics_render(struct sched_metrics *m, struct kube_buf *o)
     int r = 0, i;
 
     pthread_mutex_lock(&m->mu);
-    r |= kube_buf_printf(o, "# HELP scheduler_schedule_attempts_total Number of attempts to "
+    r |= buf_printf(o, "# HELP scheduler_schedule_attempts_total Number of attempts to "
                             "schedule pods, by the result.\n"
                             "# TYPE scheduler_schedule_attempts_total counter\n");
     for (i = 0; i < SCHED_RESULT_COUNT; i++)
-        r |= kube_buf_printf(o, "scheduler_schedule_attempts_total{profile=\"%s\",result=\"%s\"} %llu\n",
+        r |= buf_printf(o, "scheduler_schedule_attempts_total{profile=\"%s\",result=\"%s\"} %llu\n",
                              m->profile, results[i], (unsigned long long)m->attempts[i]);
     snprintf(labels, sizeof(labels), "profile=\"%s\"", m->profile);
     r |= render_hist(o, "scheduler_scheduling_attempt_duration_seconds",
@@ -151,7 +151,7 @@ int sched_metrics_render(struct sched_metrics *m, struct kube_buf *o)
                      labels, &m->e2e_duration);
     r |= render_hist(o, "gpusched_binding_duration_seconds",
                      "Latency of the binding POST in seconds.", "", &m->bind_duration);
-    r |= kube_buf_printf(o, "# HELP scheduler_pending_pods Number of pending pods, by the queue "
+    r |= buf_printf(o, "# HELP scheduler_pending_pods Number of pending pods, by the queue "
                             "type.\n# TYPE scheduler_pending_pods gauge\n"
                             "scheduler_pending_pods{queue=\"active\"} %llu\n"
                             "scheduler_pending_pods{queue=\"backoff\"} %llu\n"
@@ -179,7 +179,7 @@ int sched_metrics_render(struct sched_metrics *m, struct kube_buf *o)
                     "PodScheduled condition patches written.", m->status_patches);
     r |= render_one(o, "counter", "gpusched_pod_status_patch_errors_total",
                     "PodScheduled condition patches the API refused.", m->status_patch_errors);
-    r |= kube_buf_printf(o, "# HELP gpusched_informer_relists_total Full lists, by resource.\n"
+    r |= buf_printf(o, "# HELP gpusched_informer_relists_total Full lists, by resource.\n"
                             "# TYPE gpusched_informer_relists_total counter\n"
                             "gpusched_informer_relists_total{resource=\"nodes\"} %llu\n"
                             "gpusched_informer_relists_total{resource=\"pods\"} %llu\n",
@@ -197,16 +197,16 @@ int sched_metrics_render(struct sched_metrics *m, struct kube_buf *o)
         double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
                      ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 
-        r |= kube_buf_printf(o, "# HELP process_cpu_seconds_total Total user and system CPU time "
+        r |= buf_printf(o, "# HELP process_cpu_seconds_total Total user and system CPU time "
                                 "spent in seconds.\n# TYPE process_cpu_seconds_total counter\n"
                                 "process_cpu_seconds_total %.6f\n",
                              cpu);
-        r |= kube_buf_printf(o, "# HELP process_max_resident_memory_bytes Peak resident memory "
+        r |= buf_printf(o, "# HELP process_max_resident_memory_bytes Peak resident memory "
                                 "in bytes.\n# TYPE process_max_resident_memory_bytes gauge\n"
                                 "process_max_resident_memory_bytes %lld\n",
                              (long long)ru.ru_maxrss * 1024);
     }
-    r |= kube_buf_printf(o, "# HELP process_resident_memory_bytes Resident memory in bytes.\n"
+    r |= buf_printf(o, "# HELP process_resident_memory_bytes Resident memory in bytes.\n"
                             "# TYPE process_resident_memory_bytes gauge\n"
                             "process_resident_memory_bytes %lld\n",
                          process_rss_bytes());

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 
 #define SCHED_HIST_BUCKETS 24 /* 100 us doubling: 0.0001 .. 838.9 s, then +Inf */
 
@@ -63,7 +63,7 @@ void sched_metrics_set(struct sched_metrics *m, uint64_t *gauge, uint64_t value)
 
 /* sched_metrics_render appends the Prometheus text exposition of m (and process metrics:
  * CPU seconds, resident memory) to out. Returns 0 or a negative buffer error. */
-int sched_metrics_render(struct sched_metrics *m, struct kube_buf *out);
+int sched_metrics_render(struct sched_metrics *m, struct buf *out);
 
 /* sched_histogram_quantile estimates quantile q (0..1) from the buckets, interpolating
  * linearly inside the bucket that holds it (as Prometheus does). 0 when empty. */

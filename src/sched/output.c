@@ -15,7 +15,7 @@
 static const char *const out_format_names[] = {"table", "wide", "json", "name"};
 static const unsigned out_format_order[] = {OUT_JSON, OUT_NAME, OUT_WIDE};
 
-int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, struct kube_err *err)
+int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, struct err *err)
 {
     char list[64] = "";
     size_t i;
@@ -36,7 +36,7 @@ int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, stru
             strcat(list, ",");
         strcat(list, out_format_names[out_format_order[i]]);
     }
-    return kube_err_set(err, -EINVAL,
+    return err_set(err, -EINVAL,
                         "unable to match a printer suitable for the output format \"%s\", "
                         "allowed formats are: %s",
                         s, list);

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 
 #define OUT_TABLE_MAX_COLS 16
 
@@ -34,7 +34,7 @@ enum out_format {
  * bitmask of (1u << OUT_*) the command accepts. Returns 0, or -EINVAL with a kubectl-like
  * message in err ("unable to match a printer suitable for the output format \"x\", allowed
  * formats are: json,name,wide"). */
-int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, struct kube_err *err);
+int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, struct err *err);
 
 /* out_table_init prepares an empty table with ncols (1..OUT_TABLE_MAX_COLS) headers, which
  * are copied. -EINVAL for a bad ncols, -ENOMEM. Release with out_table_release(). */

@@ -190,7 +190,7 @@ void sched_preemption_release(struct sched_preemption *pr)
 
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  struct sched_preemption *pr, struct kube_err *err)
+                  struct sched_preemption *pr, struct err *err)
 {
     struct sched_hist h = {0};
     uint32_t i, npotential = 0;
@@ -273,6 +273,6 @@ out:
     free(inner);
     sched_hist_release(&h);
     if (rc)
-        kube_err_set(err, rc, "out of memory during preemption");
+        err_set(err, rc, "out of memory during preemption");
     return rc;
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/keymap.h"
+#include "base/keymap.h"
 
 struct queue_entry {
     struct sched_queue_item item; /* item.key points at key below */
@@ -31,7 +31,7 @@ struct queue_heap {
 
 struct sched_queue {
     struct sched_queue_opts o;
-    struct sched_keymap map;
+    struct keymap map;
     struct queue_heap active, backoff;
     /* Unschedulable pods in the order they were parked (unsched_since_ms never decreases),
      * so the periodic flush and the next deadline only look at the head. */
@@ -241,7 +241,7 @@ void sched_queue_free(struct sched_queue *q, void (*free_data)(void *data))
             free_data(e->item.data);
         free(e);
     }
-    sched_keymap_release(&q->map);
+    keymap_release(&q->map);
     free(q->active.v);
     free(q->backoff.v);
     free(q);
@@ -250,7 +250,7 @@ void sched_queue_free(struct sched_queue *q, void (*free_data)(void *data))
 int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, void *data,
                     int64_t now_ms, void **old_data)
 {
-    struct queue_entry *e = sched_keymap_get(&q->map, key);
+    struct queue_entry *e = keymap_get(&q->map, key);
     enum sched_queue_state was;
     size_t klen;
 
@@ -286,7 +286,7 @@ int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, vo
     e->item.added_ms = now_ms;
     e->item.data = data;
     e->seq = q->seq++;
-    if (sched_keymap_put(&q->map, e->key, e, NULL)) {
+    if (keymap_put(&q->map, e->key, e, NULL)) {
         free(e);
         return -ENOMEM;
     }
@@ -298,14 +298,14 @@ int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, vo
 
 void *sched_queue_delete(struct sched_queue *q, const char *key)
 {
-    struct queue_entry *e = sched_keymap_get(&q->map, key);
+    struct queue_entry *e = keymap_get(&q->map, key);
     void *data;
 
     if (!e)
         return NULL;
     queue_detach(q, e);
     q->ninflight--;
-    sched_keymap_del(&q->map, key);
+    keymap_del(&q->map, key);
     data = e->item.data;
     free(e);
     return data;
@@ -318,7 +318,7 @@ void *sched_queue_done(struct sched_queue *q, const char *key)
 
 const struct sched_queue_item *sched_queue_get(const struct sched_queue *q, const char *key)
 {
-    struct queue_entry *e = sched_keymap_get(&q->map, key);
+    struct queue_entry *e = keymap_get(&q->map, key);
 
     return e ? &e->item : NULL;
 }
@@ -358,7 +358,7 @@ int64_t sched_queue_backoff_ms(const struct sched_queue *q, int attempts)
 static void queue_fail(struct sched_queue *q, const char *key, int64_t now_ms,
                        enum sched_queue_state to)
 {
-    struct queue_entry *e = sched_keymap_get(&q->map, key);
+    struct queue_entry *e = keymap_get(&q->map, key);
 
     if (!e)
         return;

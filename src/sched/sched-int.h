@@ -219,7 +219,7 @@ struct sched_cluster {
     uint32_t id_empty;                /* "" */
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
-    struct kube_arena cp_arena; /* compiled pods (compile.c) */
+    struct arena cp_arena; /* compiled pods (compile.c) */
     uint32_t sim_runs;          /* sched_simulate calls so far */
     struct sched_shape shapes[SCHED_MAX_SHAPES];
     uint32_t shape_slots; /* slots the dyn columns were sized for */
@@ -322,11 +322,11 @@ struct sched_cpod {
     uint32_t *pin_names; /* interned node names, may include unknown ones */
     uint32_t npin_names;
     bool prefilter_conflict;
-    struct kube_arena *arena; /* the cluster's cp_arena */
+    struct arena *arena; /* the cluster's cp_arena */
 };
 
 int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
-                      const struct kube_pod *pod, struct sched_cpod *out, struct kube_err *err);
+                      const struct kube_pod *pod, struct sched_cpod *out, struct err *err);
 void sched_cpod_release(struct sched_cpod *cp);
 
 /* sched_pod_usage computes the request (PodRequests) and the non-zero request of pod. Scalars
@@ -431,13 +431,13 @@ bool sched_sampling_on(const struct sched_profile *p);
  * sched_cycle's processed. */
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
-                       uint32_t *processed, struct kube_err *err);
+                       uint32_t *processed, struct err *err);
 
 /* sched_cycle_run evaluates every node, or with node sampling the nodes sched_cycle_choose
  * visits (the others get SCHED_PL_SKIPPED); ref selects the straightforward reference path. */
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
-                    struct sched_cycle *cy, struct kube_err *err);
+                    struct sched_cycle *cy, struct err *err);
 void sched_cycle_release(struct sched_cycle *cy);
 
 /* ---- messages (message.c) ---- */
@@ -461,7 +461,7 @@ uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, 
  * reference path for every node (tests). With node sampling it moves c->next_start once. */
 int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
               struct sched_rng *rng, bool ref, struct sched_result *out,
-              struct sched_explanation *x, struct kube_err *err);
+              struct sched_explanation *x, struct err *err);
 
 /* ---- preemption (preempt.c) ---- */
 #define SCHED_PN_NO_VICTIMS 100
@@ -485,7 +485,7 @@ struct sched_preemption {
 
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  struct sched_preemption *pr, struct kube_err *err);
+                  struct sched_preemption *pr, struct err *err);
 void sched_preemption_release(struct sched_preemption *pr);
 
 #endif

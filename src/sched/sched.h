@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/arena.h"
-#include "kube/err.h"
+#include "base/arena.h"
+#include "base/err.h"
 #include "kube/object.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -119,9 +119,9 @@ void sched_cluster_free(struct sched_cluster *c);
  * unschedulable, allocatable) keeping its pods. Returns 0, or -ENOMEM / -EINVAL (empty name)
  * with err set. sched_cluster_update_node is the same call under the name serve uses. */
 int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node,
-                           struct kube_err *err);
+                           struct err *err);
 int sched_cluster_update_node(struct sched_cluster *c, const struct kube_node *node,
-                              struct kube_err *err);
+                              struct err *err);
 
 /* sched_cluster_remove_node removes the node called name. Returns 0, or -ENOENT. */
 int sched_cluster_remove_node(struct sched_cluster *c, const char *name);
@@ -132,7 +132,7 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name);
  * phase Succeeded/Failed removes a bound entry of that name but leaves an assumed entry in
  * place (its bind is still in flight). Returns 0 or -ENOMEM with err set. */
 int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod,
-                          struct kube_err *err);
+                          struct err *err);
 
 /* sched_cluster_remove_pod removes the pod namespace/name (bound or assumed). Returns 0, or
  * -ENOENT. */
@@ -142,7 +142,7 @@ int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, co
  * the next scheduling cycles see its resources and ports (pod->node_name is ignored). Returns
  * 0, -EEXIST when the pod is already in the cluster, or -ENOMEM. */
 int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod,
-                             const char *node_name, struct kube_err *err);
+                             const char *node_name, struct err *err);
 
 /* sched_cluster_forget_pod drops an assumed pod whose bind failed. Returns 0, -ENOENT when
  * absent, or -EINVAL when the pod is bound (confirmed) rather than assumed. */
@@ -235,7 +235,7 @@ void sched_result_release(struct sched_result *r);
  * and *out zeroed. */
 int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
                        const struct kube_pod *pod, struct sched_rng *rng, struct sched_result *out,
-                       struct kube_err *err);
+                       struct err *err);
 
 /* ---------------------------------------------------------------------------------------
  * Explaining one pod
@@ -286,7 +286,7 @@ struct sched_explanation {
     size_t nfeasible;
     size_t nskipped;            /* nodes with skipped set (node sampling) */
     struct sched_result result; /* what sched_schedule_one gives with the same rng */
-    struct kube_arena arena;    /* owns every string and array above except result's */
+    struct arena arena;    /* owns every string and array above except result's */
 };
 
 /* sched_explain runs the same cycle as sched_schedule_one and keeps every node's filter
@@ -294,7 +294,7 @@ struct sched_explanation {
  * sched_explanation_release), or -ENOMEM with err set. */
 int sched_explain(struct sched_cluster *c, const struct sched_profile *p,
                   const struct kube_pod *pod, struct sched_rng *rng, struct sched_explanation *out,
-                  struct kube_err *err);
+                  struct err *err);
 
 /* sched_explanation_release frees what x owns and zeroes it; safe on a zeroed value. */
 void sched_explanation_release(struct sched_explanation *x);
@@ -322,6 +322,6 @@ struct sched_sim_opts {
  * valid and must be released; the rest are zeroed). */
 int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
                    const struct kube_pod *const *pods, size_t n, const struct sched_sim_opts *o,
-                   struct sched_result *results, struct kube_err *err);
+                   struct sched_result *results, struct err *err);
 
 #endif

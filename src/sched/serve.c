@@ -25,14 +25,14 @@
 
 #include <jansson.h>
 
-#include "kube/arena.h"
+#include "base/arena.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "sched/binder.h"
 #include "sched/events.h"
 #include "sched/httpd.h"
 #include "sched/informer.h"
-#include "sched/keymap.h"
+#include "base/keymap.h"
 #include "sched/leader.h"
 #include "sched/metrics.h"
 #include "sched/queue.h"
@@ -92,8 +92,8 @@ struct serve {
     /* under mu */
     struct sched_cluster *cluster;
     struct sched_queue *queue;
-    struct sched_keymap node_fps; /* name -> struct node_fp */
-    struct sched_keymap assumed;  /* key -> struct assumed_pod: binds in flight or unconfirmed */
+    struct keymap node_fps; /* name -> struct node_fp */
+    struct keymap assumed;  /* key -> struct assumed_pod: binds in flight or unconfirmed */
     struct sched_rng rng;
     bool nodes_synced, pods_synced;
     bool stopping, lost_leadership;
@@ -103,8 +103,8 @@ struct serve {
     struct sched_informer *nodes_inf, *pods_inf;
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
-    struct kube_arena pod_arena;
-    struct kube_arena_mark pod_arena_empty;
+    struct arena pod_arena;
+    struct arena_mark pod_arena_empty;
     struct sched_binder *binder;
     struct sched_leader *leader;
     struct sched_httpd *httpd;
@@ -321,20 +321,20 @@ static void serve_update_gauges(struct serve *s)
 static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
 {
     struct serve *s = ud;
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct kube_node node;
-    struct kube_err err;
+    struct err err;
     char msg[1200];
     uint64_t fp = 0;
     int rc = 0;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (op == SCHED_INFORMER_ADD || op == SCHED_INFORMER_UPDATE) {
         fp = node_fingerprint(obj);
         rc = kube_node_decode(obj, &a, NULL, NULL, &node, &err);
         if (rc) {
             serve_log('E', 0, "\"Cannot decode node\" node=\"%s\" err=\"%s\"", key,
-                      kube_err_format(&err, msg, sizeof(msg)));
+                      err_format(&err, msg, sizeof(msg)));
             goto out;
         }
     }
@@ -342,12 +342,12 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
     switch (op) {
     case SCHED_INFORMER_ADD:
     case SCHED_INFORMER_UPDATE: {
-        struct node_fp *f = sched_keymap_get(&s->node_fps, key);
+        struct node_fp *f = keymap_get(&s->node_fps, key);
 
         rc = sched_cluster_update_node(s->cluster, &node, &err);
         if (rc) {
             serve_log('E', 0, "\"Cannot add node to the cache\" node=\"%s\" err=\"%s\"", key,
-                      kube_err_format(&err, msg, sizeof(msg)));
+                      err_format(&err, msg, sizeof(msg)));
             break;
         }
         if (!f) {
@@ -355,7 +355,7 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
             if (f) {
                 strcpy(f->name, key);
                 f->fp = fp;
-                if (sched_keymap_put(&s->node_fps, f->name, f, NULL))
+                if (keymap_put(&s->node_fps, f->name, f, NULL))
                     free(f);
             }
             sched_queue_move_all(s->queue, now_ms());
@@ -369,7 +369,7 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
     }
     case SCHED_INFORMER_DELETE:
         sched_cluster_remove_node(s->cluster, key);
-        free(sched_keymap_del(&s->node_fps, key));
+        free(keymap_del(&s->node_fps, key));
         serve_log('I', 4, "\"Node deleted\" node=\"%s\"", key);
         break;
     case SCHED_INFORMER_SYNCED:
@@ -381,7 +381,7 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
 out:
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static bool pod_filter(void *ud, json_t *obj)
@@ -398,20 +398,20 @@ static bool pod_filter(void *ud, json_t *obj)
 /* serve_unassume drops key from the assumed set (caller holds mu). */
 static void serve_unassume(struct serve *s, const char *key)
 {
-    free(sched_keymap_del(&s->assumed, key));
+    free(keymap_del(&s->assumed, key));
 }
 
 static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
 {
     struct serve *s = ud;
     struct kube_pod pod;
-    struct kube_err err;
+    struct err err;
     struct pending_pod *pp = NULL;
     char msg[1200], ns[256], name[256];
     const char *slash;
     int rc;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (op == SCHED_INFORMER_SYNCED) {
         serve_lock(s);
         if (!s->pods_synced)
@@ -442,20 +442,20 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     }
     if (*pod_node_name(obj)) {
         if (!s->pod_arena.head) {
-            kube_arena_alloc(&s->pod_arena, 1); /* the block every event reuses */
-            kube_arena_mark(&s->pod_arena, &s->pod_arena_empty);
+            arena_alloc(&s->pod_arena, 1); /* the block every event reuses */
+            arena_mark(&s->pod_arena, &s->pod_arena_empty);
         }
         rc = kube_pod_decode(obj, &s->pod_arena, NULL, NULL, &pod, &err);
         if (rc) {
             serve_log('E', 0, "\"Cannot decode pod\" pod=\"%s\" err=\"%s\"", key,
-                      kube_err_format(&err, msg, sizeof(msg)));
+                      err_format(&err, msg, sizeof(msg)));
             goto out;
         }
         serve_lock(s);
         rc = sched_cluster_add_pod(s->cluster, &pod, &err);
         if (rc)
             serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
-                      kube_err_format(&err, msg, sizeof(msg)));
+                      err_format(&err, msg, sizeof(msg)));
         /* bound: by us (this confirms the assumed pod) or by someone else */
         pending_free(sched_queue_delete(s->queue, key));
         serve_unassume(s, key);
@@ -476,7 +476,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         goto out;
     }
     serve_lock(s);
-    if (sched_keymap_get(&s->assumed, key)) {
+    if (keymap_get(&s->assumed, key)) {
         /* its bind is in flight or done: the update is our own status write or the bind */
         serve_unlock(s);
         pending_free(pp);
@@ -505,7 +505,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     serve_log('I', 4, "\"Pod queued\" pod=\"%s\"", key);
 out:
     if (s->pod_arena.head)
-        kube_arena_rewind(&s->pod_arena, &s->pod_arena_empty);
+        arena_rewind(&s->pod_arena, &s->pod_arena_empty);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -650,7 +650,7 @@ static void on_task_done(void *ud, struct sched_task *t)
                 serve_event(s, ns, name, t->uid, "Normal", "Scheduled", "Binding", note);
             }
         } else {
-            const struct assumed_pod *ap = sched_keymap_get(&s->assumed, t->key);
+            const struct assumed_pod *ap = keymap_get(&s->assumed, t->key);
 
             /* forget our assumption only: a pod re-created under this name may have its own.
              * When the bind got no answer at all (connection lost, API server restarting) it
@@ -675,7 +675,7 @@ static void on_task_done(void *ud, struct sched_task *t)
             serve_log(t->err->http_status == 409 || t->err->http_status == 404 ? 'I' : 'E',
                       t->err->http_status == 409 || t->err->http_status == 404 ? 2 : 0,
                       "\"Failed to bind pod\" pod=\"%s\" node=\"%s\" err=\"%s\"", t->key, t->node,
-                      kube_err_format(t->err, msg, sizeof(msg)));
+                      err_format(t->err, msg, sizeof(msg)));
         }
         sched_task_free(t);
         return;
@@ -702,7 +702,7 @@ static void on_task_done(void *ud, struct sched_task *t)
     if (t->rc)
         serve_log(t->err->http_status == 404 ? 'I' : 'E', t->err->http_status == 404 ? 2 : 0,
                   "\"Cannot %s\" pod=\"%s\" err=\"%s\"", what, t->key,
-                  kube_err_format(t->err, msg, sizeof(msg)));
+                  err_format(t->err, msg, sizeof(msg)));
     sched_task_free(t);
 }
 
@@ -738,10 +738,10 @@ static void serve_report_failure(struct serve *s, struct pending_pod *pp, const 
 static void serve_schedule_one(struct serve *s, const struct sched_queue_item *it)
 {
     struct pending_pod *pp = it->data;
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_result res;
     struct kube_pod pod;
-    struct kube_err err;
+    struct err err;
     json_error_t jerr;
     json_t *obj = NULL;
     char msg[1200], key[600], ns_buf[256], name_buf[256];
@@ -750,13 +750,13 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     int rc;
 
     memset(&res, 0, sizeof(res));
-    kube_err_clear(&err);
+    err_clear(&err);
     snprintf(key, sizeof(key), "%s", it->key);
     t0 = now_s();
     {
         /* a reservation left by a bind whose outcome was unknown: drop it before trying
          * again; if the pod turned out bound meanwhile, it is done */
-        const struct assumed_pod *ap = sched_keymap_get(&s->assumed, key);
+        const struct assumed_pod *ap = keymap_get(&s->assumed, key);
 
         if (ap && !strcmp(ap->uid, pp->uid)) {
             split_key(key, ns_buf, sizeof(ns_buf), name_buf, sizeof(name_buf));
@@ -771,7 +771,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     obj = json_loads(pp->json, 0, &jerr);
     if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
-                  obj ? kube_err_format(&err, msg, sizeof(msg)) : jerr.text);
+                  obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
         sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
         sched_queue_unschedulable(s->queue, key, now_ms());
         goto out;
@@ -781,7 +781,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     sched_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
     if (rc) {
         serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
-                  kube_err_format(&err, msg, sizeof(msg)));
+                  err_format(&err, msg, sizeof(msg)));
         sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
         sched_queue_backoff(s->queue, key, now_ms());
         goto out;
@@ -801,7 +801,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
         }
         if (rc) {
             serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
-                      kube_err_format(&err, msg, sizeof(msg)));
+                      err_format(&err, msg, sizeof(msg)));
             sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
             sched_queue_backoff(s->queue, key, now_ms());
             break;
@@ -811,7 +811,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
             strcpy(ap->key, key);
             ap->uid = ap->key + strlen(key) + 1;
             strcpy(ap->uid, pp->uid);
-            if (sched_keymap_put(&s->assumed, ap->key, ap, &old_ap))
+            if (keymap_put(&s->assumed, ap->key, ap, &old_ap))
                 free(ap);
             free(old_ap);
         }
@@ -871,7 +871,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
 out:
     sched_result_release(&res);
     json_decref(obj);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static bool serve_leading(struct serve *s)
@@ -927,20 +927,20 @@ static void serve_loop(struct serve *s)
  * Probes and metrics
  * ------------------------------------------------------------------------------------- */
 
-static int serve_http(void *ud, const char *path, struct kube_buf *body, const char **ctype)
+static int serve_http(void *ud, const char *path, struct buf *body, const char **ctype)
 {
     struct serve *s = ud;
     bool ready;
 
     if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
-        kube_buf_puts(body, "ok");
+        buf_puts(body, "ok");
         return 200;
     }
     if (!strcmp(path, "/readyz")) {
         serve_lock(s);
         ready = s->nodes_synced && s->pods_synced && !s->stopping;
         serve_unlock(s);
-        kube_buf_puts(body, ready ? "ok" : "informers not synced");
+        buf_puts(body, ready ? "ok" : "informers not synced");
         return ready ? 200 : 503;
     }
     if (!strcmp(path, "/metrics")) {
@@ -957,7 +957,7 @@ static int serve_http(void *ud, const char *path, struct kube_buf *body, const c
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
         return sched_metrics_render(&s->metrics, body) ? 500 : 200;
     }
-    kube_buf_puts(body, "404 page not found\n");
+    buf_puts(body, "404 page not found\n");
     return 404;
 }
 
@@ -1295,7 +1295,7 @@ int sched_serve_main(int argc, char **argv)
     struct kube_client_opts co;
     struct sched_queue_opts qo;
     struct sched_informer_opts io;
-    struct kube_err err;
+    struct err err;
     struct serve *s = NULL;
     char msg[1400], host[256] = "unknown", identity[320];
     sigset_t sigs;
@@ -1306,7 +1306,7 @@ int sched_serve_main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     serve_verbosity = o.verbosity;
-    kube_err_clear(&err);
+    err_clear(&err);
     /* One malloc arena: with a thread per informer, the binder and the others, glibc would
      * otherwise keep a heap per thread and the resident size grows by half for nothing. */
     mallopt(M_ARENA_MAX, 1);
@@ -1360,7 +1360,7 @@ int sched_serve_main(int argc, char **argv)
     co.burst = o.burst;
     co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
     if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err)) {
-        fprintf(stderr, "gpusched serve: %s\n", kube_err_format(&err, msg, sizeof(msg)));
+        fprintf(stderr, "gpusched serve: %s\n", err_format(&err, msg, sizeof(msg)));
         goto out;
     }
 
@@ -1456,10 +1456,10 @@ out:
                 if (s->assumed.slots[i].key)
                     free(s->assumed.slots[i].value);
         }
-        sched_keymap_release(&s->node_fps);
-        sched_keymap_release(&s->assumed);
+        keymap_release(&s->node_fps);
+        keymap_release(&s->assumed);
         sched_cluster_free(s->cluster);
-        kube_arena_free(&s->pod_arena);
+        arena_free(&s->pod_arena);
         kube_client_free(s->client);
         kube_client_free(s->event_client);
         sched_metrics_destroy(&s->metrics);

@@ -6,62 +6,62 @@
 
 #include <stdint.h>
 
-#include "kube/arena.h"
-#include "kube/buf.h"
-#include "kube/err.h"
+#include "base/arena.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "kube/yaml.h"
 
 static void err_formats_location_and_field(void)
 {
-    struct kube_err e;
+    struct err e;
     char buf[512];
 
-    kube_err_clear(&e);
-    CHECK_INT_EQ(kube_err_set(&e, -EINVAL, "bad %s", "thing"), -EINVAL);
-    kube_err_at(&e, "a.yaml", 7, 3);
-    kube_err_field(&e, "spec.nodeSelector");
-    CHECK_STR_EQ(kube_err_format(&e, buf, sizeof(buf)), "a.yaml: line 7: spec.nodeSelector: bad thing");
-    kube_err_prefix(&e, "cannot load");
-    CHECK_STR_EQ(kube_err_format(&e, buf, sizeof(buf)),
+    err_clear(&e);
+    CHECK_INT_EQ(err_set(&e, -EINVAL, "bad %s", "thing"), -EINVAL);
+    err_at(&e, "a.yaml", 7, 3);
+    err_field(&e, "spec.nodeSelector");
+    CHECK_STR_EQ(err_format(&e, buf, sizeof(buf)), "a.yaml: line 7: spec.nodeSelector: bad thing");
+    err_prefix(&e, "cannot load");
+    CHECK_STR_EQ(err_format(&e, buf, sizeof(buf)),
                  "a.yaml: line 7: spec.nodeSelector: cannot load: bad thing");
-    CHECK_INT_EQ(kube_err_set(NULL, -ENOENT, "x"), -ENOENT);
+    CHECK_INT_EQ(err_set(NULL, -ENOENT, "x"), -ENOENT);
 }
 
 static void err_format_truncates_safely(void)
 {
-    struct kube_err e;
+    struct err e;
     char small[8];
 
-    kube_err_clear(&e);
-    kube_err_set(&e, -EINVAL, "a long message that does not fit");
-    kube_err_format(&e, small, sizeof(small));
+    err_clear(&e);
+    err_set(&e, -EINVAL, "a long message that does not fit");
+    err_format(&e, small, sizeof(small));
     CHECK_INT_EQ(strlen(small), 7);
 }
 
 static void buf_respects_cap(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(8);
+    struct buf b = BUF_INIT(8);
 
-    CHECK_INT_EQ(kube_buf_puts(&b, "12345678"), 0);
-    CHECK_INT_EQ(kube_buf_puts(&b, "9"), -E2BIG);
+    CHECK_INT_EQ(buf_puts(&b, "12345678"), 0);
+    CHECK_INT_EQ(buf_puts(&b, "9"), -E2BIG);
     CHECK_STR_EQ(b.data, "12345678");
-    kube_buf_consume(&b, 3);
+    buf_consume(&b, 3);
     CHECK_STR_EQ(b.data, "45678");
-    CHECK_INT_EQ(kube_buf_printf(&b, "%d", 12), 0);
+    CHECK_INT_EQ(buf_printf(&b, "%d", 12), 0);
     CHECK_STR_EQ(b.data, "4567812");
-    CHECK_INT_EQ(kube_buf_printf(&b, "%d", 123), -E2BIG);
-    kube_buf_release(&b);
+    CHECK_INT_EQ(buf_printf(&b, "%d", 123), -E2BIG);
+    buf_release(&b);
 }
 
 /* Strings are packed (a 2-byte string takes 2 bytes); blocks still keep 16-byte alignment
  * for everything else. */
 static void arena_packs_strings(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
-    char *x = kube_arena_strdup(&a, "x");
-    char *y = kube_arena_strdup(&a, "yz");
-    void *o = kube_arena_alloc(&a, 8);
-    char *z = kube_arena_strndup(&a, "zzzz", 2);
+    struct arena a = ARENA_INIT;
+    char *x = arena_strdup(&a, "x");
+    char *y = arena_strdup(&a, "yz");
+    void *o = arena_alloc(&a, 8);
+    char *z = arena_strndup(&a, "zzzz", 2);
     size_t i;
 
     CHECK(y == x + 2);
@@ -72,8 +72,8 @@ static void arena_packs_strings(void)
     CHECK_INT_EQ(a.used, 2 + 3 + 16 + 3);
     /* crossing into new blocks keeps both kinds intact */
     for (i = 0; i < 5000; i++) {
-        char *s = kube_arena_strdup(&a, "abcdefg");
-        unsigned char *v = kube_arena_alloc(&a, 5);
+        char *s = arena_strdup(&a, "abcdefg");
+        unsigned char *v = arena_alloc(&a, 5);
 
         if (!s || !v || strcmp(s, "abcdefg") || ((uintptr_t)v & 15) || v[0] || v[4]) {
             CHECK(0);
@@ -81,69 +81,69 @@ static void arena_packs_strings(void)
         }
         v[4] = 1;
     }
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void arena_rewinds_to_a_mark(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT, empty = KUBE_ARENA_INIT;
-    struct kube_arena_mark m, m0;
+    struct arena a = ARENA_INIT, empty = ARENA_INIT;
+    struct arena_mark m, m0;
     char *keep, *again;
     size_t used;
     int i;
 
     /* back to empty: every block goes */
-    kube_arena_mark(&empty, &m0);
-    CHECK(kube_arena_alloc(&empty, 100) != NULL);
-    kube_arena_rewind(&empty, &m0);
+    arena_mark(&empty, &m0);
+    CHECK(arena_alloc(&empty, 100) != NULL);
+    arena_rewind(&empty, &m0);
     CHECK(empty.head == NULL);
     CHECK_INT_EQ(empty.used, 0);
 
-    keep = kube_arena_strdup(&a, "kept");
+    keep = arena_strdup(&a, "kept");
     used = a.used;
-    kube_arena_mark(&a, &m);
+    arena_mark(&a, &m);
     /* small allocations in the marked block, new blocks in front of it, and a large
      * one-off slotted in behind the current block */
     for (i = 0; i < 2000; i++)
-        CHECK(kube_arena_strdup(&a, "some string that fills blocks") != NULL);
-    CHECK(kube_arena_alloc(&a, 2u << 20) != NULL);
-    CHECK(kube_arena_alloc(&a, 16) != NULL);
-    kube_arena_rewind(&a, &m);
+        CHECK(arena_strdup(&a, "some string that fills blocks") != NULL);
+    CHECK(arena_alloc(&a, 2u << 20) != NULL);
+    CHECK(arena_alloc(&a, 16) != NULL);
+    arena_rewind(&a, &m);
     CHECK_INT_EQ(a.used, used);
     CHECK_STR_EQ(keep, "kept");
     /* the next allocation reuses the space right after the mark */
-    again = kube_arena_strdup(&a, "x");
+    again = arena_strdup(&a, "x");
     CHECK(again == keep + 5);
     /* a rewind with nothing allocated since the mark changes nothing */
-    kube_arena_mark(&a, &m);
-    kube_arena_rewind(&a, &m);
+    arena_mark(&a, &m);
+    arena_rewind(&a, &m);
     CHECK_STR_EQ(again, "x");
-    kube_arena_free(&a);
-    kube_arena_free(&empty);
+    arena_free(&a);
+    arena_free(&empty);
 }
 
 static void arena_allocates_aligned_and_large(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
-    char *s = kube_arena_strdup(&a, "hello");
-    void *big = kube_arena_alloc(&a, 3u << 20);
-    void *small = kube_arena_alloc(&a, 3);
+    struct arena a = ARENA_INIT;
+    char *s = arena_strdup(&a, "hello");
+    void *big = arena_alloc(&a, 3u << 20);
+    void *small = arena_alloc(&a, 3);
 
     CHECK_STR_EQ(s, "hello");
     CHECK(big != NULL);
     CHECK(small != NULL);
     CHECK(((uintptr_t)small & 15) == 0);
-    CHECK(kube_arena_strdup(&a, NULL) == NULL);
-    kube_arena_free(&a);
+    CHECK(arena_strdup(&a, NULL) == NULL);
+    arena_free(&a);
     CHECK(a.head == NULL);
 }
 
 static json_t *load_one(const char *text, struct kube_lines **lines)
 {
     json_t *docs = NULL, *v;
-    struct kube_err e;
+    struct err e;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     if (kube_yaml_load(text, strlen(text), "t.yaml", &docs, lines, &e))
         return NULL;
     v = json_incref(json_array_get(docs, 0));
@@ -247,9 +247,9 @@ static void yaml_multi_documents_and_json(void)
 {
     const char *text = "---\na: 1\n---\n---\n{\"b\": [1, 2, {\"c\": null}]}\n";
     json_t *docs = NULL;
-    struct kube_err e;
+    struct err e;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK_INT_EQ(kube_yaml_load(text, strlen(text), "t", &docs, NULL, &e), 0);
     CHECK_INT_EQ(json_array_size(docs), 2);
     json_decref(docs);
@@ -259,14 +259,14 @@ static void yaml_error_names_line(void)
 {
     const char *text = "a: 1\nb: [1, 2\nc: 3\n";
     json_t *docs = NULL;
-    struct kube_err e;
+    struct err e;
     char buf[512];
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK(kube_yaml_load(text, strlen(text), "bad.yaml", &docs, NULL, &e) < 0);
     CHECK(docs == NULL);
     CHECK(e.line >= 2);
-    CHECK(strstr(kube_err_format(&e, buf, sizeof(buf)), "bad.yaml: line ") == buf);
+    CHECK(strstr(err_format(&e, buf, sizeof(buf)), "bad.yaml: line ") == buf);
 }
 
 static void yaml_anchors_and_merge_keys(void)
@@ -292,10 +292,10 @@ static void yaml_rejects_unknown_alias_and_deep_nesting(void)
 {
     char deep[1200];
     json_t *docs = NULL;
-    struct kube_err e;
+    struct err e;
     int i;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK(kube_yaml_load("a: *nope\n", 9, "t", &docs, NULL, &e) < 0);
     for (i = 0; i < 600; i++)
         deep[i] = '[';

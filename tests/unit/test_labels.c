@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
-#include "kube/buf.h"
+#include "base/buf.h"
 #include "labeler/duration.h"
 #include "labeler/labels.h"
 #include "labeler/sanitize.h"
@@ -136,14 +136,14 @@ static int labels_of(struct gpu_device *devs, size_t n, unsigned schemas,
                      struct labeler_labels *out)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     memset(&inv, 0, sizeof(inv));
     inv.devices = devs;
     inv.ndevices = n;
     snprintf(inv.driver_version, sizeof(inv.driver_version), "550.107.02");
     inv.cuda_driver_version = 12050;
-    kube_err_clear(&err);
+    err_clear(&err);
     return labeler_labels_from_inventory(&inv, schemas, "/nonexistent/product_name", out, &err);
 }
 
@@ -399,7 +399,7 @@ static void gfd_driver_versions(void)
         struct gpu_device d[1] = {dev("GPU", MiB, 8, 0)};
         struct gpu_inventory inv;
         struct labeler_labels l = {0};
-        struct kube_err err;
+        struct err err;
 
         memset(&inv, 0, sizeof(inv));
         inv.devices = d;
@@ -519,10 +519,10 @@ static void gfd_machine_type(void)
 static void set_sorted_unique_validated(void)
 {
     struct labeler_labels l = {0};
-    struct kube_err err;
+    struct err err;
     size_t i;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(labeler_labels_set(&l, "b", "2", &err), 0);
     CHECK_INT_EQ(labeler_labels_set(&l, "a", "1", &err), 0);
     CHECK_INT_EQ(labeler_labels_set(&l, "c", "3", &err), 0);
@@ -571,9 +571,9 @@ static void key_in_schemas(void)
 static void schemas_parse(void)
 {
     unsigned bits = 0;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(labeler_schemas_parse("ack", &bits, &err), 0);
     CHECK_INT_EQ(bits, LABELER_SCHEMA_ACK);
     CHECK_INT_EQ(labeler_schemas_parse("gfd", &bits, &err), 0);
@@ -592,11 +592,11 @@ static void schemas_parse(void)
 
 static char *read_all(const char *path)
 {
-    struct kube_buf b = KUBE_BUF_INIT(1 << 20);
+    struct buf b = BUF_INIT(1 << 20);
 
-    if (kube_read_file(path, &b))
+    if (buf_read_file(path, &b))
         return NULL;
-    return kube_buf_take(&b);
+    return buf_take(&b);
 }
 
 static int count_entries(const char *dir)
@@ -619,7 +619,7 @@ static void feature_file_atomic(void)
     struct gpu_device d[1] = {dev("Tesla M40", 12209 * MiB, 5, 2)};
     struct labeler_labels l = {0};
     struct labeler_config cfg;
-    struct kube_err err;
+    struct err err;
     char dir[64], path[128], *text;
     struct stat st;
 
@@ -629,7 +629,7 @@ static void feature_file_atomic(void)
     memset(&cfg, 0, sizeof(cfg));
     cfg.feature_file = path;
     CHECK_INT_EQ(labels_of(d, 1, LABELER_SCHEMA_ACK, &l), 0);
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(labeler_write_outputs(&cfg, &l, &err), 0);
     text = read_all(path);
     CHECK_STR_EQ(text, "aliyun.accelerator/nvidia_count=1\n"
@@ -655,11 +655,11 @@ static void feature_file_missing_dir(void)
 {
     struct labeler_labels l = {0};
     struct labeler_config cfg;
-    struct kube_err err;
+    struct err err;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.feature_file = "/nonexistent-dir/features.d/gpulabel";
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK(labeler_write_outputs(&cfg, &l, &err) < 0);
     CHECK(strstr(err.msg, "cannot create '/nonexistent-dir/features.d/.gpulabel.tmp.") != NULL);
     CHECK(strstr(err.msg, "No such file or directory") != NULL);

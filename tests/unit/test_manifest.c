@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 #include "kube/yaml.h"
 #include "sched/manifest.h"
 
-static int load_fixture(struct sched_input *in, const char *rel, struct kube_err *err)
+static int load_fixture(struct sched_input *in, const char *rel, struct err *err)
 {
     char path[4096];
 
@@ -53,11 +53,11 @@ static int safe_chars(const char *s, size_t n)
 static void loads_every_kind(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     const struct kube_pod *p;
     size_t i;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/kinds.yaml", &err), 0);
     CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
@@ -101,11 +101,11 @@ static void loads_every_kind(void)
 static void names_like_controllers(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     char hash[16] = "";
     size_t i, ndep = 0;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/kinds.yaml", &err), 0);
     CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
@@ -164,10 +164,10 @@ static void names_are_deterministic_and_unique(void)
                               "  template:\n    metadata: {labels: {a: b}}\n"
                               "    spec: {containers: [{name: c, image: x}]}\n";
     struct sched_input a, b;
-    struct kube_err err;
+    struct err err;
     size_t i, same = 1;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&a, NULL);
     sched_input_init(&b, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&a, "r.yaml", doc, sizeof(doc) - 1, &err), 0);
@@ -193,9 +193,9 @@ static void long_names_are_cut_like_generate_name(void)
         "  name: a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eight-chars\n"
         "spec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: c, image: x}]}\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "j.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(in.npods, 1);
@@ -226,7 +226,7 @@ static void job_counts(void)
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char doc[512];
         struct sched_input in;
-        struct kube_err err;
+        struct err err;
         int n;
 
         n = snprintf(doc, sizeof(doc),
@@ -241,7 +241,7 @@ static void job_counts(void)
         else
             n += snprintf(doc + n, sizeof(doc) - (size_t)n,
                           "  template: {spec: {containers: [{name: c, image: x}]}}\n");
-        kube_err_clear(&err);
+        err_clear(&err);
         sched_input_init(&in, NULL);
         CHECK_INT_EQ(sched_input_load_buffer(&in, "j.yaml", doc, strlen(doc), &err), 0);
         if (in.npods != cases[i].pods)
@@ -260,10 +260,10 @@ static void job_counts(void)
 static void lists_and_json(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     const struct kube_pod *p;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/list.yaml", &err), 0);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/nodelist.json", &err), 0);
@@ -292,9 +292,9 @@ static void lists_and_json(void)
 static void directory_in_name_order(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/dir", &err), 0);
     CHECK_INT_EQ(in.npods, 2);
@@ -310,15 +310,15 @@ static void directory_in_name_order(void)
 static void missing_file_and_empty_dir(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     char buf[1024];
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_file(&in, "/nonexistent/x.yaml", &err), -ENOENT);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "/nonexistent/x.yaml: cannot read: No such file or directory");
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK(sched_input_load_file(&in, test_fixture_path("unit"), &err) < 0);
     CHECK(strstr(err.msg, "recognized file extensions are [.json .yaml .yml]") != NULL);
     sched_input_release(&in);
@@ -355,10 +355,10 @@ static void daemonset_one_pod_per_eligible_node(void)
     static const char *const all[] = {"plain",     "master",     "gpu",     "cordoned",
                                       "not-ready", "no-network", "evicting"};
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     size_t i, j, total = 0;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/daemonset.yaml", &err), 0);
     CHECK_INT_EQ(in.npods, 2); /* DaemonSets wait for every node */
@@ -431,11 +431,11 @@ static void daemonset_one_pod_per_eligible_node(void)
 static void priority_resolution(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     const struct kube_pod *p;
     size_t i;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/priority.yaml", &err), 0);
     CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
@@ -463,9 +463,9 @@ static void generate_name_and_default_namespace(void)
                               "spec: {containers: [{name: c, image: x}]}\n";
     struct sched_input_opts o = {.default_namespace = "team"};
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, &o);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "g.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(in.npods, 2);
@@ -486,12 +486,12 @@ struct taken {
     int fail_on; /* 1-based pod to refuse, 0: none */
 };
 
-static int take_rec(void *arg, const struct kube_pod *p, struct kube_err *err)
+static int take_rec(void *arg, const struct kube_pod *p, struct err *err)
 {
     struct taken *t = arg;
 
     if (t->fail_on && (size_t)t->fail_on == t->n + 1)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     if (t->n < 8)
         snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s/%s@%s:%d", p->namespace_, p->name,
                  p->node_name, (int)p->priority);
@@ -520,9 +520,9 @@ static void bound_pods_handed_off(void)
     struct taken t = {0};
     struct sched_input_opts o = {.take_bound = take_rec, .take_arg = &t};
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, &o);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "h.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
@@ -565,38 +565,38 @@ static void handed_off_pods_keep_names_taken(void)
     struct taken t = {0};
     struct sched_input_opts o = {.take_bound = take_rec, .take_arg = &t};
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     char buf[512];
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, &o);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err), 0);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "two.yaml", dup, sizeof(dup) - 1, &err), -EEXIST);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "two.yaml: line 7: metadata.name: pods \"a\" already exists in namespace "
                  "\"default\" (defined at one.yaml: line 1)");
     /* the failed load is rolled back: b is free again, a is still taken */
     CHECK_INT_EQ(in.npods, 0);
     CHECK(sched_input_find_pod(&in, NULL, "b") == NULL);
     /* a List's items are handed off even when its kind comes last, as kubectl writes it */
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "l.yaml", list_late_kind,
                                          sizeof(list_late_kind) - 1, &err), 0);
     CHECK_INT_EQ(t.n, 2);
     /* ... and a document that is not a List after all cannot give them back */
     CHECK(sched_input_load_buffer(&in, "s.yaml", not_a_list, sizeof(not_a_list) - 1, &err) < 0);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "s.yaml: line 1: items: only a List may have items (kind \"Service\")");
     sched_input_release(&in);
 
     /* a consumer's error fails the load at the pod's line */
     memset(&t, 0, sizeof(t));
     t.fail_on = 1;
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, &o);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err),
                  -ENOMEM);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)), "one.yaml: line 1: out of memory");
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)), "one.yaml: line 1: out of memory");
     sched_input_release(&in);
 }
 
@@ -607,10 +607,10 @@ static void trim_keeps_pods(void)
                               "spec: {selector: {matchLabels: {a: b}}, template: "
                               "{metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     char *copy;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "t.yaml", doc, sizeof(doc) - 1, &err), 0);
     sched_input_trim(&in); /* not finished: nothing happens */
@@ -647,9 +647,9 @@ static void failed_load_leaves_input_unchanged(void)
                                 "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
                                 "spec: {containers: [{name: c, image: x}]}\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "good.yaml", good, sizeof(good) - 1, &err), 0);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "bad.yaml", bad, sizeof(bad) - 1, &err), -EINVAL);
@@ -669,9 +669,9 @@ static void empty_input_and_empty_documents(void)
 {
     static const char doc[] = "---\n# only a comment\n---\n---\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "e.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "z.yaml", "", 0, &err), 0);
@@ -684,12 +684,12 @@ static void empty_input_and_empty_documents(void)
 static void seed_example_loads(void)
 {
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     const struct kube_node *n;
     char path[4096];
     size_t i, masters = 0, gpus = 0;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     snprintf(path, sizeof(path), "%s/../examples/seed", test_fixture_path(""));
     CHECK_INT_EQ(sched_input_load_file(&in, path, &err), 0);
@@ -735,10 +735,10 @@ static void error_fixtures(void)
     CHECK(d != NULL);
     while (d && (de = readdir(d))) {
         char path[4096], want[1024], got[2048];
-        struct kube_buf b = KUBE_BUF_INIT(0);
+        struct buf b = BUF_INIT(0);
         struct sched_input_opts o = {.max_pods = 1000};
         struct sched_input in;
-        struct kube_err err;
+        struct err err;
         const char *exp;
         char *nl;
         int finish, rc;
@@ -746,7 +746,7 @@ static void error_fixtures(void)
         if (de->d_name[0] == '.')
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        if (kube_read_file(path, &b)) {
+        if (buf_read_file(path, &b)) {
             test_fail(__FILE__, __LINE__, "cannot read %s", path);
             continue;
         }
@@ -754,26 +754,26 @@ static void error_fixtures(void)
         exp = finish ? b.data + 17 : !strncmp(b.data, "# expect: ", 10) ? b.data + 10 : NULL;
         if (!exp) {
             test_fail(__FILE__, __LINE__, "%s: no '# expect:' line", de->d_name);
-            kube_buf_release(&b);
+            buf_release(&b);
             continue;
         }
         nl = strchr(exp, '\n');
         snprintf(want, sizeof(want), "%s: %.*s", path, nl ? (int)(nl - exp) : (int)strlen(exp),
                  exp);
-        kube_buf_release(&b);
-        kube_err_clear(&err);
+        buf_release(&b);
+        err_clear(&err);
         sched_input_init(&in, &o);
         rc = sched_input_load_file(&in, path, &err);
         if (finish) {
             if (rc)
                 test_fail(__FILE__, __LINE__, "%s: load failed: %s", de->d_name,
-                          kube_err_format(&err, got, sizeof(got)));
+                          err_format(&err, got, sizeof(got)));
             else
                 rc = sched_input_finish(&in, &err);
         } else if (!rc) {
             CHECK_INT_EQ(in.npods + in.nnodes + in.nclasses, 0);
         }
-        kube_err_format(&err, got, sizeof(got));
+        err_format(&err, got, sizeof(got));
         if (rc >= 0 || strncmp(got, want, strlen(want)))
             test_fail(__FILE__, __LINE__, "%s: rc %d, error \"%s\", expected \"%s...\"",
                       de->d_name, rc, got, want);
@@ -787,20 +787,20 @@ static void error_fixtures(void)
 
 static void many_pods_share_a_generate_name(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct buf b = BUF_INIT(0);
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     int i;
 
     for (i = 0; i < 300; i++)
-        kube_buf_puts(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: w-}\n"
+        buf_puts(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: w-}\n"
                           "spec: {containers: [{name: c, image: x}]}\n");
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "g.yaml", b.data, b.len, &err), 0);
     CHECK_INT_EQ(in.npods, 300);
     sched_input_release(&in);
-    kube_buf_release(&b);
+    buf_release(&b);
 }
 
 struct each_seen {
@@ -825,9 +825,9 @@ static void yaml_each_document(void)
 {
     static const char doc[] = "a: &x 1\nb: 2\n---\n\n---\nc: 2\nb: 3\n---\nb: *x\n---\nb: 4\n";
     struct each_seen s = {0, {0}};
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "e.yaml", 0, each_doc, &s, &err), -22);
     CHECK_INT_EQ(s.docs, 2);
     CHECK_INT_EQ(s.lines[0], 2);
@@ -865,10 +865,10 @@ static void yaml_each_splits_items(void)
 {
     static const char doc[] = "apiVersion: v1\nitems:\n- a: 1\n- b: 2\n-\n  c: 3\nkind: List\n";
     struct items_seen s;
-    struct kube_err err;
+    struct err err;
 
     memset(&s, 0, sizeof(s));
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "l.yaml", KUBE_YAML_SPLIT_ITEMS, items_doc,
                                 &s, &err),
                  0);
@@ -896,9 +896,9 @@ static void list_items_streamed(void)
         "apiVersion: example.com/v1\nitems:\n- apiVersion: v1\n  kind: Node\n"
         "  metadata: {name: fake}\nkind: Inventory\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "k.json", kubectl, sizeof(kubectl) - 1, &err), 0);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "i.yaml", notlist, sizeof(notlist) - 1, &err), 0);
@@ -924,7 +924,7 @@ static void reads_stdin(void)
     static const char doc[] = "apiVersion: v1\nkind: Node\nmetadata: {name: from-stdin}\n---\n"
                               "apiVersion: v1\nkind: Node\nmetadata: {name: from-stdin}\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     int fds[2], saved;
     char buf[512];
 
@@ -937,10 +937,10 @@ static void reads_stdin(void)
     saved = dup(STDIN_FILENO);
     dup2(fds[0], STDIN_FILENO);
     close(fds[0]);
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_file(&in, "-", &err), -EEXIST);
-    CHECK(strncmp(kube_err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) ==
+    CHECK(strncmp(err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) ==
           0);
     dup2(saved, STDIN_FILENO);
     close(saved);
@@ -951,21 +951,21 @@ static void reads_stdin(void)
  * backslashes inside strings: every value is an object, lines stay right. */
 static void json_stream_across_chunks(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct buf b = BUF_INIT(0);
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
     const struct kube_node *n;
     int i, j;
 
     for (i = 0; i < 300; i++) {
-        kube_buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
+        buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
                             "\"name\": \"n%d\", \"annotations\": {\"x\": \"",
                         i % 3 ? "  " : "", i);
         for (j = 0; j < 60; j++)
-            kube_buf_puts(&b, "}{][ \\\" \\\\");
-        kube_buf_puts(&b, "\"}}}\n");
+            buf_puts(&b, "}{][ \\\" \\\\");
+        buf_puts(&b, "\"}}}\n");
     }
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK(b.len > 3 * 65536);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "s.json", b.data, b.len, &err), 0);
@@ -975,7 +975,7 @@ static void json_stream_across_chunks(void)
     if (n)
         CHECK_INT_EQ(n->source_line, 2 * 299 + 1);
     sched_input_release(&in);
-    kube_buf_release(&b);
+    buf_release(&b);
 }
 
 static void warns_about_pods_on_unknown_nodes(void)
@@ -986,9 +986,9 @@ static void warns_about_pods_on_unknown_nodes(void)
                               "apiVersion: v1\nkind: Pod\nmetadata: {name: lost, namespace: ns}\n"
                               "spec: {nodeName: ghost, containers: [{name: c, image: x}]}\n";
     struct sched_input in;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     sched_input_init(&in, NULL);
     CHECK_INT_EQ(sched_input_load_buffer(&in, "b.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(sched_input_finish(&in, &err), 0);

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sched/keymap.h"
+#include "base/keymap.h"
 #include "sched/queue.h"
 #include "test.h"
 
@@ -192,23 +192,23 @@ static void queue_many_pods_keep_order(void)
 
 static void keymap_put_get_del(void)
 {
-    struct sched_keymap m = SCHED_KEYMAP_INIT;
+    struct keymap m = KEYMAP_INIT;
     static char keys[2000][16];
     int i, ok = 1;
 
     for (i = 0; i < 2000; i++) {
         snprintf(keys[i], sizeof(keys[i]), "k%d", i);
-        CHECK_INT_EQ(sched_keymap_put(&m, keys[i], keys[i], NULL), 0);
+        CHECK_INT_EQ(keymap_put(&m, keys[i], keys[i], NULL), 0);
     }
     for (i = 0; i < 2000; i += 2)
-        if (sched_keymap_del(&m, keys[i]) != keys[i])
+        if (keymap_del(&m, keys[i]) != keys[i])
             ok = 0;
     for (i = 0; i < 2000; i++)
-        if (sched_keymap_get(&m, keys[i]) != (i % 2 ? keys[i] : NULL))
+        if (keymap_get(&m, keys[i]) != (i % 2 ? keys[i] : NULL))
             ok = 0;
     CHECK(ok);
     CHECK_INT_EQ(m.len, 1000);
-    sched_keymap_release(&m);
+    keymap_release(&m);
 }
 
 static const struct test_case cases[] = {

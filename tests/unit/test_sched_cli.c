@@ -107,7 +107,7 @@ static void format_names(void)
 {
     const unsigned all = 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON | 1u << OUT_NAME;
     enum out_format f = OUT_NAME;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(out_format_parse(NULL, all, &f, NULL), 0);
     CHECK_INT_EQ(f, OUT_TABLE);
@@ -117,7 +117,7 @@ static void format_names(void)
     CHECK_INT_EQ(f, OUT_JSON);
     CHECK_INT_EQ(out_format_parse("name", all, &f, NULL), 0);
     CHECK_INT_EQ(f, OUT_NAME);
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK(out_format_parse("name", 1u << OUT_TABLE | 1u << OUT_JSON, &f, &err) < 0);
     CHECK_STR_EQ(err.msg, "unable to match a printer suitable for the output format \"name\", "
                           "allowed formats are: json");

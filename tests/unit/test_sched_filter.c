@@ -405,7 +405,7 @@ static const char seed_yaml[] =
 static void seed_manifests(void)
 {
     struct sched_input in;
-    struct kube_err err = {0};
+    struct err err = {0};
     struct sched_cluster *c = sched_cluster_new();
     const struct kube_pod *pods[8];
     struct sched_result res[8];

@@ -119,7 +119,7 @@ static void events_lease_body(void)
 static void metrics_render_has_families(void)
 {
     struct sched_metrics m;
-    struct kube_buf out = KUBE_BUF_INIT(0);
+    struct buf out = BUF_INIT(0);
 
     sched_metrics_init(&m, "gpu");
     m.attempts[SCHED_RESULT_SCHEDULED] = 7;
@@ -134,19 +134,19 @@ static void metrics_render_has_families(void)
     CHECK(strstr(out.data, "scheduler_pending_pods{queue=\"unschedulable\"} 0\n"));
     CHECK(strstr(out.data, "process_resident_memory_bytes "));
     CHECK(sched_histogram_quantile(&m.algorithm_duration, 0.5) < 0.00021);
-    kube_buf_release(&out);
+    buf_release(&out);
     sched_metrics_destroy(&m);
 }
 
-static int probe_handler(void *ud, const char *path, struct kube_buf *body, const char **ctype)
+static int probe_handler(void *ud, const char *path, struct buf *body, const char **ctype)
 {
     (void)ud;
     (void)ctype;
     if (!strcmp(path, "/healthz")) {
-        kube_buf_puts(body, "ok");
+        buf_puts(body, "ok");
         return 200;
     }
-    kube_buf_puts(body, "nope");
+    buf_puts(body, "nope");
     return 404;
 }
 
@@ -180,10 +180,10 @@ static int http_get(int port, const char *req, char *out, size_t size)
 static void httpd_answers_probes(void)
 {
     struct sched_httpd *h = NULL;
-    struct kube_err err;
+    struct err err;
     char buf[4096];
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(sched_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
     if (!h)
         return;

@@ -1,11 +1,11 @@
-/* err.c - filling and formatting struct kube_err. */
-#include "err.h"
+/* err.c - filling and formatting struct err. */
+#include "base/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-void kube_err_clear(struct kube_err *e)
+void err_clear(struct err *e)
 {
     if (!e)
         return;
@@ -13,7 +13,7 @@ void kube_err_clear(struct kube_err *e)
     e->retry_after = -1;
 }
 
-int kube_err_set(struct kube_err *e, int code, const char *fmt, ...)
+int err_set(struct err *e, int code, const char *fmt, ...)
 {
     va_list ap;
 
@@ -26,7 +26,7 @@ int kube_err_set(struct kube_err *e, int code, const char *fmt, ...)
     return code;
 }
 
-void kube_err_at(struct kube_err *e, const char *file, int line, int column)
+void err_at(struct err *e, const char *file, int line, int column)
 {
     if (!e)
         return;
@@ -36,16 +36,16 @@ void kube_err_at(struct kube_err *e, const char *file, int line, int column)
     e->column = column;
 }
 
-void kube_err_field(struct kube_err *e, const char *field)
+void err_field(struct err *e, const char *field)
 {
     if (!e)
         return;
     snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
 }
 
-void kube_err_prefix(struct kube_err *e, const char *fmt, ...)
+void err_prefix(struct err *e, const char *fmt, ...)
 {
-    char pre[512], old[KUBE_ERR_MSG_MAX];
+    char pre[512], old[ERR_MSG_MAX];
     va_list ap;
 
     if (!e)
@@ -57,7 +57,7 @@ void kube_err_prefix(struct kube_err *e, const char *fmt, ...)
     snprintf(e->msg, sizeof(e->msg), "%s: %s", pre, old);
 }
 
-const char *kube_err_format(const struct kube_err *e, char *buf, size_t size)
+const char *err_format(const struct err *e, char *buf, size_t size)
 {
     size_t n = 0;
 

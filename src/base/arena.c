@@ -1,12 +1,12 @@
 /* arena.c - bump allocator in growing blocks. */
-#include "arena.h"
+#include "base/arena.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct kube_arena_block {
-    struct kube_arena_block *next;
+struct arena_block {
+    struct arena_block *next;
     size_t size;
     size_t off;
     _Alignas(16) unsigned char data[];
@@ -14,9 +14,9 @@ struct kube_arena_block {
 
 /* arena_bump hands out n bytes aligned to align (a power of two, at most 16) from the
  * current block, or from a new one. */
-static void *arena_bump(struct kube_arena *a, size_t n, size_t align)
+static void *arena_bump(struct arena *a, size_t n, size_t align)
 {
-    struct kube_arena_block *b = a->head;
+    struct arena_block *b = a->head;
     size_t sz, off = 0;
     void *p;
 
@@ -50,7 +50,7 @@ static void *arena_bump(struct kube_arena *a, size_t n, size_t align)
     return p;
 }
 
-void *kube_arena_alloc(struct kube_arena *a, size_t n)
+void *arena_alloc(struct arena *a, size_t n)
 {
     void *p;
 
@@ -65,7 +65,7 @@ void *kube_arena_alloc(struct kube_arena *a, size_t n)
 
 /* Strings are packed byte by byte: with 16-byte alignment the names, label keys and values
  * of a decoded cluster wasted ~8 bytes each. */
-char *kube_arena_strndup(struct kube_arena *a, const char *s, size_t n)
+char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
     char *p;
 
@@ -79,14 +79,14 @@ char *kube_arena_strndup(struct kube_arena *a, const char *s, size_t n)
     return p;
 }
 
-char *kube_arena_strdup(struct kube_arena *a, const char *s)
+char *arena_strdup(struct arena *a, const char *s)
 {
-    return s ? kube_arena_strndup(a, s, strlen(s)) : NULL;
+    return s ? arena_strndup(a, s, strlen(s)) : NULL;
 }
 
-void kube_arena_free(struct kube_arena *a)
+void arena_free(struct arena *a)
 {
-    struct kube_arena_block *b = a->head, *next;
+    struct arena_block *b = a->head, *next;
 
     while (b) {
         next = b->next;
@@ -97,7 +97,7 @@ void kube_arena_free(struct kube_arena *a)
     a->used = 0;
 }
 
-void kube_arena_mark(const struct kube_arena *a, struct kube_arena_mark *m)
+void arena_mark(const struct arena *a, struct arena_mark *m)
 {
     m->head = a->head;
     m->next = a->head ? a->head->next : NULL;
@@ -105,9 +105,9 @@ void kube_arena_mark(const struct kube_arena *a, struct kube_arena_mark *m)
     m->used = a->used;
 }
 
-void kube_arena_rewind(struct kube_arena *a, const struct kube_arena_mark *m)
+void arena_rewind(struct arena *a, const struct arena_mark *m)
 {
-    struct kube_arena_block *b;
+    struct arena_block *b;
 
     /* newer blocks are pushed in front of the marked one; large one-off blocks may also have
      * been slotted in right behind it */

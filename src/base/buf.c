@@ -1,5 +1,5 @@
 /* buf.c - growable byte buffer with a cap. */
-#include "buf.h"
+#include "base/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t buf_cap(const struct kube_buf *b)
+static size_t buf_cap(const struct buf *b)
 {
-    return b->cap ? b->cap : KUBE_BUF_DEFAULT_CAP;
+    return b->cap ? b->cap : BUF_DEFAULT_CAP;
 }
 
-void kube_buf_init(struct kube_buf *b, size_t cap)
+void buf_init(struct buf *b, size_t cap)
 {
     b->data = NULL;
     b->len = 0;
@@ -20,7 +20,7 @@ void kube_buf_init(struct kube_buf *b, size_t cap)
     b->cap = cap;
 }
 
-void kube_buf_release(struct kube_buf *b)
+void buf_release(struct buf *b)
 {
     free(b->data);
     b->data = NULL;
@@ -28,14 +28,14 @@ void kube_buf_release(struct kube_buf *b)
     b->alloc = 0;
 }
 
-void kube_buf_reset(struct kube_buf *b)
+void buf_reset(struct buf *b)
 {
     b->len = 0;
     if (b->data)
         b->data[0] = '\0';
 }
 
-static int buf_grow(struct kube_buf *b, size_t extra)
+static int buf_grow(struct buf *b, size_t extra)
 {
     size_t need, na;
     char *p;
@@ -56,7 +56,7 @@ static int buf_grow(struct kube_buf *b, size_t extra)
     return 0;
 }
 
-int kube_buf_append(struct kube_buf *b, const void *p, size_t n)
+int buf_append(struct buf *b, const void *p, size_t n)
 {
     int rc = buf_grow(b, n);
 
@@ -69,12 +69,12 @@ int kube_buf_append(struct kube_buf *b, const void *p, size_t n)
     return 0;
 }
 
-int kube_buf_puts(struct kube_buf *b, const char *s)
+int buf_puts(struct buf *b, const char *s)
 {
-    return kube_buf_append(b, s, strlen(s));
+    return buf_append(b, s, strlen(s));
 }
 
-int kube_buf_printf(struct kube_buf *b, const char *fmt, ...)
+int buf_printf(struct buf *b, const char *fmt, ...)
 {
     va_list ap;
     int n, rc;
@@ -94,10 +94,10 @@ int kube_buf_printf(struct kube_buf *b, const char *fmt, ...)
     return 0;
 }
 
-void kube_buf_consume(struct kube_buf *b, size_t n)
+void buf_consume(struct buf *b, size_t n)
 {
     if (n >= b->len) {
-        kube_buf_reset(b);
+        buf_reset(b);
         return;
     }
     memmove(b->data, b->data + n, b->len - n);
@@ -105,7 +105,7 @@ void kube_buf_consume(struct kube_buf *b, size_t n)
     b->data[b->len] = '\0';
 }
 
-char *kube_buf_take(struct kube_buf *b)
+char *buf_take(struct buf *b)
 {
     char *p = b->data;
 
@@ -117,19 +117,19 @@ char *kube_buf_take(struct kube_buf *b)
     return p;
 }
 
-int kube_read_file(const char *path, struct kube_buf *b)
+int buf_read_file(const char *path, struct buf *b)
 {
     char chunk[65536];
     FILE *f;
     size_t n;
     int rc = 0;
 
-    kube_buf_reset(b);
+    buf_reset(b);
     f = fopen(path, "rb");
     if (!f)
         return -errno;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        rc = kube_buf_append(b, chunk, n);
+        rc = buf_append(b, chunk, n);
         if (rc)
             break;
     }
@@ -137,8 +137,8 @@ int kube_read_file(const char *path, struct kube_buf *b)
         rc = -EIO;
     fclose(f);
     if (rc)
-        kube_buf_reset(b);
+        buf_reset(b);
     else if (!b->data)
-        rc = kube_buf_append(b, "", 0);
+        rc = buf_append(b, "", 0);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* keymap.c - open-addressing string hash map (FNV-1a, linear probing, backward shift). */
-#include "sched/keymap.h"
+#include "base/keymap.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@ static size_t keymap_hash(const char *s)
     return (size_t)h;
 }
 
-static size_t keymap_find(const struct sched_keymap *m, const char *key, size_t h)
+static size_t keymap_find(const struct keymap *m, const char *key, size_t h)
 {
     size_t mask = m->cap - 1, i = h & mask;
 
@@ -29,7 +29,7 @@ static size_t keymap_find(const struct sched_keymap *m, const char *key, size_t 
     return i;
 }
 
-void *sched_keymap_get(const struct sched_keymap *m, const char *key)
+void *keymap_get(const struct keymap *m, const char *key)
 {
     size_t i;
 
@@ -39,15 +39,15 @@ void *sched_keymap_get(const struct sched_keymap *m, const char *key)
     return m->slots[i].key ? m->slots[i].value : NULL;
 }
 
-static int keymap_grow(struct sched_keymap *m)
+static int keymap_grow(struct keymap *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 16, i;
-    struct sched_keymap_slot *ns = calloc(ncap, sizeof(*ns));
+    struct keymap_slot *ns = calloc(ncap, sizeof(*ns));
 
     if (!ns)
         return -ENOMEM;
     for (i = 0; i < m->cap; i++) {
-        struct sched_keymap_slot *s = &m->slots[i];
+        struct keymap_slot *s = &m->slots[i];
         size_t j;
 
         if (!s->key)
@@ -63,7 +63,7 @@ static int keymap_grow(struct sched_keymap *m)
     return 0;
 }
 
-int sched_keymap_put(struct sched_keymap *m, const char *key, void *value, void **old)
+int keymap_put(struct keymap *m, const char *key, void *value, void **old)
 {
     size_t h = keymap_hash(key), i;
 
@@ -86,7 +86,7 @@ int sched_keymap_put(struct sched_keymap *m, const char *key, void *value, void 
     return 0;
 }
 
-void *sched_keymap_del(struct sched_keymap *m, const char *key)
+void *keymap_del(struct keymap *m, const char *key)
 {
     size_t mask, i, j;
     void *v;
@@ -119,7 +119,7 @@ void *sched_keymap_del(struct sched_keymap *m, const char *key)
     return v;
 }
 
-void sched_keymap_release(struct sched_keymap *m)
+void keymap_release(struct keymap *m)
 {
     free(m->slots);
     m->slots = NULL;
