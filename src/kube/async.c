@@ -11,7 +11,7 @@
  * come in that order (RFC 9112, 9.3.2), parsed by a small state machine (status line and
  * headers, then a Content-Length, chunked or close-delimited body). Requests not yet sent
  * wait in one list sorted by due time. An eventfd in the poll set is the wakeup. */
-#include "async.h"
+#include "kube/async.h"
 
 #include <errno.h>
 #include <math.h>
@@ -27,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client-int.h"
+#include "base/clock.h"
+#include "kube/client-int.h"
 
 #define ASYNC_RECV_CHUNK ((size_t)16384)
 #define ASYNC_HEAD_MAX ((size_t)64 << 10) /* an answer's status line and headers */
@@ -224,7 +225,7 @@ void kube_async_add(struct kube_async *a, struct kube_client *c, struct kube_asy
     r->status = 0;
     err_clear(r->err);
     r->priv.c = c;
-    r->priv.due = kube_client_now() + (delay_ms > 0 ? (double)delay_ms / 1000 : 0);
+    r->priv.due = mono_now() + (delay_ms > 0 ? (double)delay_ms / 1000 : 0);
     r->priv.sent = 0;
     r->priv.reserved = false;
     r->priv.retried_401 = false;
@@ -305,7 +306,7 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     double start;
     CURLcode cc;
 
-    if (kube_client_now() < p->down_until) {
+    if (mono_now() < p->down_until) {
         r->rc = kube_client_transport_err(c, p->down_cc, p->down_errbuf, r->method, r->path,
                                           c->timeout_ms, r->err);
         return NULL;
@@ -327,12 +328,12 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     kube_curl.easy_setopt(cn->h, CURLOPT_CONNECT_ONLY, 1L);
     if (c->cfg.proxy_url) /* the requests are ours, in origin form: tunnel through */
         kube_curl.easy_setopt(cn->h, CURLOPT_HTTPPROXYTUNNEL, 1L);
-    start = kube_client_now();
+    start = mono_now();
     cc = kube_curl.easy_perform(cn->h);
     if (cc == CURLE_OK)
         cc = kube_curl.easy_getinfo(cn->h, CURLINFO_ACTIVESOCKET, &fd);
     if (cc != CURLE_OK || fd == CURL_SOCKET_BAD) {
-        double took = kube_client_now() - start;
+        double took = mono_now() - start;
 
         p->down_until = took >= ASYNC_SLOW_CONNECT ? start + 2 * took : 0;
         p->down_cc = cc != CURLE_OK ? cc : CURLE_COULDNT_CONNECT;
@@ -456,7 +457,7 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
             cn->out.data[mark] = '\0';
         return r->rc = err_set(r->err, rc, rc == -E2BIG ? "request too large" : "out of memory");
     }
-    r->priv.sent = kube_client_now();
+    r->priv.sent = mono_now();
     r->priv.next = NULL;
     if (cn->tail)
         cn->tail->priv.next = r;
@@ -799,7 +800,7 @@ static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_d
  * takes its slot from the rate limiter, which may put it back to wait. */
 static void async_start_due(struct kube_async *a, kube_async_done_fn done, void *ud)
 {
-    double now = kube_client_now();
+    double now = mono_now();
     struct kube_async_req *r;
 
     while ((r = a->waiting) && r->priv.due <= now) {
@@ -839,7 +840,7 @@ static void async_flush_all(struct kube_async *a, kube_async_done_fn done, void 
  * client's timeout for an answer; the connection is closed (its other requests resent). */
 static void async_expire(struct kube_async *a, kube_async_done_fn done, void *ud)
 {
-    double now = kube_client_now();
+    double now = mono_now();
     struct async_peer *p;
     struct async_conn *cn, *next;
 
@@ -858,7 +859,7 @@ static void async_expire(struct kube_async *a, kube_async_done_fn done, void *ud
 
 static int async_wait_ms(const struct kube_async *a, int64_t timeout_ms)
 {
-    double now = kube_client_now(), wait = timeout_ms > 0 ? (double)timeout_ms / 1000 : 0;
+    double now = mono_now(), wait = timeout_ms > 0 ? (double)timeout_ms / 1000 : 0;
     const struct async_peer *p;
     const struct async_conn *cn;
 
@@ -917,12 +918,10 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
     ms = a->finished != finished ? 0 : async_wait_ms(a, timeout_ms);
     if (ms > 0 && a->window > 0 && a->nbusy >= a->window_busy) {
         /* busy: let the answers gather (one wakeup for them all, not one each) */
-        double left = a->last_wait + a->window - kube_client_now();
+        double until = a->last_wait + a->window;
 
-        if (left > 0) {
-            struct timespec ts = {0, (long)(left * 1e9)};
-
-            nanosleep(&ts, NULL);
+        if (until > mono_now()) {
+            mono_sleep_until(until);
             ms = 0;
         }
     }
@@ -937,7 +936,7 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
     if (atomic_load(&a->woken))
         ms = 0;
     n = poll(a->fds, nfds, ms);
-    a->last_wait = kube_client_now();
+    a->last_wait = mono_now();
     atomic_store(&a->sleeping, 0);
     atomic_store(&a->woken, 0);
     for (i = 0; n > 0 && i < nfds; i++) {

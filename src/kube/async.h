@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "client.h"
 #include "base/err.h"
+#include "kube/client.h"
 
 struct kube_async;
 

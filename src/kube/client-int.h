@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "client.h"
-#include "curl_dl.h"
-#include "kubeconfig.h"
+#include "kube/client.h"
+#include "kube/curl_dl.h"
+#include "kube/kubeconfig.h"
 
 #define KUBE_CLIENT_ERRBODY_MAX ((size_t)1 << 20) /* an error answer's body */
 #define KUBE_CLIENT_POOL_MAX 16                   /* idle handles kept for the next call */
@@ -43,11 +43,8 @@ struct kube_client {
     double bucket_at;
 };
 
-/* kube_client_now returns monotonic seconds. */
-double kube_client_now(void);
-
 /* kube_client_reserve takes one request's slot from the rate limiter and returns the time
- * (kube_client_now's clock) before which the request must not be sent, or 0: at once. The
+ * (mono_now's clock) before which the request must not be sent, or 0: at once. The
  * time is absolute so that a caller delayed between reading its own clock and reserving (a
  * connect that blocked) cannot send early. Reservations are served in the order they were
  * made. */

@@ -5,7 +5,7 @@
  * under c->lock. A bearer token lives in the client and in the header lists of the requests
  * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
  * watch lines 16 MiB, error bodies 1 MiB). */
-#include "client-int.h"
+#include "kube/client-int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
@@ -24,14 +25,6 @@
 #define CLIENT_CONNECT_TIMEOUT_MS 10000L
 #define CLIENT_WATCH_GATHER_US 2000 /* client_watch_gather's window */
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000L
-
-double kube_client_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* client_route sets url_base and, with tls-server-name, a CONNECT_TO entry so libcurl sends
  * that name as SNI and verifies the certificate against it while connecting to the real
@@ -113,11 +106,11 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
     }
     c->token_gen = 1;
     c->ca_gen = 1;
-    c->token_read_at = kube_client_now();
+    c->token_read_at = mono_now();
     c->token_period =
         o && o->token_refresh_ms > 0 ? (double)o->token_refresh_ms / 1000 : CLIENT_TOKEN_PERIOD;
     c->ca_period = o && o->ca_refresh_ms > 0 ? (double)o->ca_refresh_ms / 1000 : CLIENT_CA_PERIOD;
-    c->ca_read_at = kube_client_now();
+    c->ca_read_at = mono_now();
     if (c->cfg.ca_pem) {
         c->ca_pem = malloc(c->cfg.ca_len + 1);
         if (!c->ca_pem) {
@@ -131,7 +124,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
     c->qps = o && o->qps > 0 ? o->qps : 0;
     c->burst = o && o->burst > 1 ? o->burst : 1;
     c->bucket = c->burst;
-    c->bucket_at = kube_client_now();
+    c->bucket_at = mono_now();
     rc = client_route(c, err);
 out:
     if (rc) {
@@ -261,7 +254,7 @@ double kube_client_reserve(struct kube_client *c)
     if (c->qps <= 0)
         return 0;
     pthread_mutex_lock(&c->lock);
-    now = kube_client_now();
+    now = mono_now();
     c->bucket += (now - c->bucket_at) * c->qps;
     if (c->bucket > c->burst)
         c->bucket = c->burst;
@@ -277,14 +270,7 @@ double kube_client_reserve(struct kube_client *c)
  * are served in order. */
 static void client_throttle(struct kube_client *c)
 {
-    double at = kube_client_reserve(c);
-
-    if (at > 0) {
-        struct timespec ts = {(time_t)at, (long)((at - (double)(time_t)at) * 1e9)};
-
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            ;
-    }
+    mono_sleep_until(kube_client_reserve(c));
 }
 
 void kube_client_wipe_free(char *s)
@@ -301,7 +287,7 @@ void kube_client_wipe_free(char *s)
  * client-go's cached file token source. Caller holds c->lock. */
 static void client_token_refresh_locked(struct kube_client *c, bool force)
 {
-    double now = kube_client_now();
+    double now = mono_now();
     char *fresh = NULL;
 
     if (!c->cfg.token_file || (!force && now - c->token_read_at < c->token_period))
@@ -422,7 +408,7 @@ static void client_xfer_release(struct client_xfer *x)
  * only the swap and the copy. */
 void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen)
 {
-    double now = kube_client_now();
+    double now = mono_now();
 
     pthread_mutex_lock(&c->lock);
     if (c->cfg.ca_file && now - c->ca_read_at >= c->ca_period) {
@@ -864,13 +850,11 @@ static int client_watch_event(struct client_watch *w, const char *p, size_t n)
  * that late, and only while events keep coming). */
 static void client_watch_gather(struct client_watch *w)
 {
-    double now = kube_client_now(), left = w->last_read + CLIENT_WATCH_GATHER_US / 1e6 - now;
+    double now = mono_now(), until = w->last_read + CLIENT_WATCH_GATHER_US / 1e6;
 
-    if (left > 0) {
-        struct timespec ts = {0, (long)(left * 1e9)};
-
-        nanosleep(&ts, NULL);
-        now = kube_client_now();
+    if (until > now) {
+        mono_sleep_until(until);
+        now = mono_now();
     }
     w->last_read = now;
 }

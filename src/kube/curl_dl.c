@@ -2,7 +2,7 @@
  * see curl_dl.h). The outcome of the one load, including its error message, is kept so every
  * later kube_curl_load reports the same thing. Pointers are copied out of dlsym's void * with
  * memcpy, the one conversion ISO C allows between object and function pointers. */
-#include "curl_dl.h"
+#include "kube/curl_dl.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * clientcmd: named entries (clusters, users, contexts) come from the first file that defines
  * them, current-context from the first file that sets it. Only the selected context, cluster
  * and user are validated in depth; the rest of each file only has to be well-formed. */
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "yaml.h"
+#include "kube/yaml.h"
 
 #define KC_FILE_MAX ((size_t)16 << 20) /* a kubeconfig */
 #define KC_PEM_MAX ((size_t)1 << 20)   /* a certificate or key file */

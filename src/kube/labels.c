@@ -4,7 +4,7 @@
  * apimachinery lexer and recursive-descent parser transcribed: same tokens, same lookahead
  * contexts (in/notin are identifiers except where an operator is expected), same messages,
  * plus the 1-based column of the offending token. Parsed selectors live in the caller's arena. */
-#include "labels.h"
+#include "kube/labels.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "object.h"
+#include "kube/object.h"
 
 /* kube_label_key_validate / kube_label_value_validate return 0 when valid, else -EINVAL with
  * the API server's message in err (e.g. "name part must consist of alphanumeric characters,

@@ -5,7 +5,7 @@
  * Decoding is one pass over the JSON tree; everything kept is copied into the caller's arena.
  * Errors name the field path (spec.containers[0].resources.limits.cpu) and, with a line table,
  * the source line. Unknown fields are ignored, as kubectl does without --validate=strict. */
-#include "object.h"
+#include "kube/object.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "labels.h"
-#include "quantity.h"
+#include "kube/labels.h"
+#include "kube/quantity.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Decoder state: arena, error report, field path                                            */

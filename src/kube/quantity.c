@@ -3,7 +3,7 @@
  * The scanner reproduces the Go one step by step (including what it quietly accepts, such as
  * "-" or "Mi" meaning 0); the value is then computed exactly on a decimal digit string, so
  * there is no floating point anywhere, and rounded up like Quantity.Value()/MilliValue(). */
-#include "quantity.h"
+#include "kube/quantity.h"
 
 #include <errno.h>
 #include <stdbool.h>

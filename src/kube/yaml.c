@@ -2,7 +2,7 @@
  *
  * The side table is an open-addressing hash keyed by the json_t pointer. It only lives as
  * long as the values it describes (the caller frees both together). */
-#include "yaml.h"
+#include "kube/yaml.h"
 
 #include <errno.h>
 #include <math.h>

@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "base/err.h"
-#include "object.h"
+#include "kube/object.h"
 
 /* kube_yaml_load parses every document in data (len bytes). On success *docs is a new JSON
  * array (caller json_decref()s it) holding one value per non-empty document, and *lines (when

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
 #include "labeler/sync.h"
@@ -317,22 +318,14 @@ static int daemon_signals_install(void)
     return 0;
 }
 
-static long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sleeps ms, returning early when a stop signal arrives. */
 static void daemon_wait(long ms)
 {
-    long end = now_ms() + ms;
+    long end = mono_ms() + ms;
 
     while (!daemon_stop) {
         struct pollfd p;
-        long left = end - now_ms();
+        long left = end - mono_ms();
         char drain[16];
 
         if (left <= 0)

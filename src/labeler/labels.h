@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gpu/gpu.h"
 #include "base/buf.h"
 #include "base/err.h"
+#include "gpu/gpu.h"
 #include "labeler/config.h"
 
 #define LABELER_ACK_COUNT "aliyun.accelerator/nvidia_count"

@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 #define BINDER_MAX_WORKERS 64
 #define BINDER_MAX_RETRIES 10
@@ -48,14 +49,6 @@ struct sched_binder {
     bool started;
     pthread_t thread;
 };
-
-static int64_t binder_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method, const char *path,
                                   const char *content_type, const char *body)
@@ -219,7 +212,7 @@ static void *binder_thread(void *arg)
         while ((t = start)) {
             start = t->next;
             if (t->kind == SCHED_TASK_BIND)
-                t->bind_start_ms = binder_now_ms();
+                t->bind_start_ms = mono_ms();
             /* fewer than max are in flight, so a slot is free */
             slot = __builtin_ctzll(~b->errs_used);
             b->errs_used |= (uint64_t)1 << slot;
@@ -247,8 +240,11 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
     b->done = done;
     b->ud = ud;
     b->max = nworkers;
+    if ((rc = mono_cond_init(&b->idle))) {
+        free(b);
+        return err_set(err, rc, "cannot create a condition variable");
+    }
     pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->idle, NULL);
     rc = kube_async_new(nworkers, &b->async, err);
     if (rc) {
         sched_binder_free(b);
@@ -292,26 +288,16 @@ int sched_binder_pending(struct sched_binder *b, bool binds_only)
 
 int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms)
 {
-    int64_t end = binder_now_ms() + timeout_ms;
+    int64_t end = mono_ms() + timeout_ms;
     int rc = 0;
 
     pthread_mutex_lock(&b->mu);
     while (b->binds.n + b->running_binds + (all ? b->rest.n + b->running_rest : 0) > 0) {
-        int64_t left = end - binder_now_ms();
-        struct timespec ts;
-
-        if (left <= 0) {
+        if (mono_ms() >= end) {
             rc = -ETIMEDOUT;
             break;
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)(left / 1000);
-        ts.tv_nsec += (long)(left % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&b->idle, &b->mu, &ts);
+        mono_cond_wait_until(&b->idle, &b->mu, end);
     }
     pthread_mutex_unlock(&b->mu);
     return rc;

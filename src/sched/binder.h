@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/err.h"
 #include "kube/async.h"
 #include "kube/client.h"
-#include "base/err.h"
 
 enum sched_task_kind {
     SCHED_TASK_BIND = 0,  /* high priority */

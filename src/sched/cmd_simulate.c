@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "sched/cmd.h"
 #include "sched/output.h"
 
@@ -51,7 +52,7 @@ static const char simulate_usage[] =
 /* Progress on stderr once a run takes more than a second: one updating line on a terminal,
  * a line per second otherwise. stdout stays the result only. */
 struct simulate_progress {
-    struct timespec start;
+    double start; /* mono_now() */
     double last;
     bool tty;
     bool shown;
@@ -59,11 +60,7 @@ struct simulate_progress {
 
 static double simulate_elapsed(const struct simulate_progress *pr)
 {
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - pr->start.tv_sec) +
-           (double)(now.tv_nsec - pr->start.tv_nsec) / 1e9;
+    return mono_now() - pr->start;
 }
 
 static void simulate_progress_cb(void *arg, size_t done, size_t total)
@@ -378,7 +375,7 @@ int sched_cmd_simulate(int argc, char **argv)
     }
 
     memset(&pr, 0, sizeof(pr));
-    clock_gettime(CLOCK_MONOTONIC, &pr.start);
+    pr.start = mono_now();
     pr.tty = isatty(STDERR_FILENO);
     so.progress = simulate_progress_cb;
     so.progress_arg = &pr;

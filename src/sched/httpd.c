@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "base/clock.h"
 
 #define HTTPD_REQ_MAX 8192
 #define HTTPD_REQ_TIMEOUT_MS 2000
@@ -25,14 +26,6 @@ struct sched_httpd {
     atomic_int stop;
     pthread_t thread;
 };
-
-static int64_t httpd_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void httpd_write_all(int fd, const char *p, size_t n)
 {
@@ -84,7 +77,7 @@ static void httpd_serve_one(struct sched_httpd *h, int fd)
 {
     char req[HTTPD_REQ_MAX + 1], method[16], path[1024];
     size_t len = 0;
-    int64_t deadline = httpd_now_ms() + HTTPD_REQ_TIMEOUT_MS;
+    int64_t deadline = mono_ms() + HTTPD_REQ_TIMEOUT_MS;
     struct buf body = BUF_INIT(64 << 20);
     const char *ctype = "text/plain; charset=utf-8";
     char *q;
@@ -94,7 +87,7 @@ static void httpd_serve_one(struct sched_httpd *h, int fd)
     req[0] = '\0';
     while (!strstr(req, "\r\n\r\n") && !strstr(req, "\n\n")) {
         struct pollfd p = {fd, POLLIN, 0};
-        int64_t left = deadline - httpd_now_ms();
+        int64_t left = deadline - mono_ms();
         ssize_t r;
 
         if (left <= 0 || len >= HTTPD_REQ_MAX || poll(&p, 1, (int)left) <= 0)

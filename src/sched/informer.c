@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/keymap.h"
 
 #define INFORMER_KEY_MAX 512
@@ -69,14 +70,6 @@ static const char *object_rv(json_t *obj)
     return rv ? rv : "";
 }
 
-static int64_t informer_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void informer_log(struct sched_informer *inf, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -96,19 +89,15 @@ static void informer_log(struct sched_informer *inf, int level, const char *fmt,
 /* informer_sleep waits ms, waking early when asked to stop; returns non-zero on stop. */
 static int informer_sleep(struct sched_informer *inf, int64_t ms)
 {
-    int64_t end = informer_now_ms() + ms;
+    double end = mono_now() + (double)ms / 1000;
 
+    /* the stop flag is a plain variable, looked at every 100 ms */
     while (!*inf->o.stop) {
-        int64_t left = end - informer_now_ms();
-        struct timespec ts;
+        double now = mono_now();
 
-        if (left <= 0)
+        if (now >= end)
             return 0;
-        if (left > 100)
-            left = 100;
-        ts.tv_sec = 0;
-        ts.tv_nsec = (long)left * 1000000L;
-        nanosleep(&ts, NULL);
+        mono_sleep_until(end - now > 0.1 ? now + 0.1 : end);
     }
     return 1;
 }
@@ -328,7 +317,7 @@ static void *informer_thread(void *arg)
                  inf->field_selector ? inf->field_selector : "");
         inf->watch_events = 0;
         inf->watch_error[0] = '\0';
-        started = informer_now_ms();
+        started = mono_ms();
         atomic_fetch_add(&inf->watches, 1);
         rc = kube_client_watch(inf->c, path, informer_on_event, inf, inf->o.stop, &err);
         if (*inf->o.stop)
@@ -338,7 +327,7 @@ static void *informer_thread(void *arg)
             need_list = true;
             continue;
         }
-        if (rc == 0 && (inf->watch_events > 0 || informer_now_ms() - started >= 1000)) {
+        if (rc == 0 && (inf->watch_events > 0 || mono_ms() - started >= 1000)) {
             /* a clean end (timeoutSeconds): resume from the last resourceVersion */
             backoff = inf->o.backoff_initial_ms;
             continue;

@@ -15,8 +15,8 @@
 
 #include <jansson.h>
 
-#include "kube/client.h"
 #include "base/err.h"
+#include "kube/client.h"
 
 struct sched_informer;
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "sched/events.h"
 
 struct sched_leader {
@@ -35,14 +36,6 @@ struct sched_leader {
     char my_rv[64]; /* resourceVersion of our last successful write */
     unsigned rnd;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void leader_log(struct sched_leader *l, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -223,19 +216,12 @@ out:
 /* leader_wait sleeps ms unless stopped; returns true when stopped. */
 static bool leader_wait(struct sched_leader *l, int64_t ms)
 {
-    struct timespec ts;
+    int64_t deadline = mono_ms() + ms;
     bool stop;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&l->mu);
     if (!l->stop)
-        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+        mono_cond_wait_until(&l->cv, &l->mu, deadline);
     stop = l->stop;
     pthread_mutex_unlock(&l->mu);
     return stop;
@@ -308,7 +294,11 @@ int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
     snprintf(l->path, sizeof(l->path), "%s/%s", l->create_path, ename);
     l->rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
     pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
+    if ((rc = mono_cond_init(&l->cv))) {
+        pthread_mutex_destroy(&l->mu);
+        err_set(err, rc, "cannot create a condition variable");
+        goto fail;
+    }
     if (pthread_create(&l->thread, NULL, leader_thread, l)) {
         pthread_mutex_destroy(&l->mu);
         pthread_cond_destroy(&l->cv);

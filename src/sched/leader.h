@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kube/client.h"
 #include "base/err.h"
+#include "kube/client.h"
 
 struct sched_leader;
 

@@ -4,7 +4,7 @@
  * decoded into the input's arena and the trees are dropped. Pod names of expanded workloads
  * are derived from hashes, so the same input always gives the same names. A set of pod and
  * node names keeps names unique; a failed load rolls the counters back and rebuilds the sets. */
-#include "manifest.h"
+#include "sched/manifest.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -26,13 +26,14 @@
 #include <jansson.h>
 
 #include "base/arena.h"
+#include "base/clock.h"
+#include "base/keymap.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "sched/binder.h"
 #include "sched/events.h"
 #include "sched/httpd.h"
 #include "sched/informer.h"
-#include "base/keymap.h"
 #include "sched/leader.h"
 #include "sched/metrics.h"
 #include "sched/queue.h"
@@ -141,22 +142,6 @@ static void serve_log(char sev, int v, const char *fmt, ...)
     n = (int)strlen(line);
     line[n] = '\n';
     fwrite(line, 1, (size_t)n + 1, stderr);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* serve_lock takes mu for a thread other than the scheduling loop. The loop holds mu for
@@ -358,10 +343,10 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
                 if (keymap_put(&s->node_fps, f->name, f, NULL))
                     free(f);
             }
-            sched_queue_move_all(s->queue, now_ms());
+            sched_queue_move_all(s->queue, mono_ms());
         } else if (f->fp != fp) {
             f->fp = fp;
-            sched_queue_move_all(s->queue, now_ms());
+            sched_queue_move_all(s->queue, mono_ms());
         }
         serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == SCHED_INFORMER_ADD ? "added" : "updated",
                   key);
@@ -434,7 +419,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         pending_free(sched_queue_delete(s->queue, key));
         serve_unassume(s, key);
         if (!sched_cluster_remove_pod(s->cluster, ns, name))
-            sched_queue_move_all(s->queue, now_ms()); /* its resources are free again */
+            sched_queue_move_all(s->queue, mono_ms()); /* its resources are free again */
         pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
         serve_log('I', 4, "\"Pod deleted\" pod=\"%s\"", key);
@@ -486,7 +471,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
         void *old = NULL;
         json_t *prio = json_object_get(json_object_get(obj, "spec"), "priority");
 
-        rc = sched_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, now_ms(), &old);
+        rc = sched_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, mono_ms(), &old);
         if (rc) {
             serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
             pending_free(pp);
@@ -611,7 +596,7 @@ static void on_task_done(void *ud, struct sched_task *t)
 
     split_key(t->key ? t->key : "", ns, sizeof(ns), name, sizeof(name));
     if (t->kind == SCHED_TASK_BIND) {
-        double took = (double)(now_ms() - t->bind_start_ms) / 1000.0;
+        double took = (double)(mono_ms() - t->bind_start_ms) / 1000.0;
         char bound_here[400];
 
         /* A 409 saying the pod is already on the node we chose means an earlier attempt of
@@ -628,7 +613,7 @@ static void on_task_done(void *ud, struct sched_task *t)
         if (!t->rc) {
             s->metrics.binds_total++;
             sched_histogram_observe(&s->metrics.e2e_duration,
-                                    (double)(now_ms() - t->queued_ms) / 1000.0);
+                                    (double)(mono_ms() - t->queued_ms) / 1000.0);
         } else {
             s->metrics.bind_errors++;
             if (t->err->http_status == 409)
@@ -668,7 +653,7 @@ static void on_task_done(void *ud, struct sched_task *t)
             } else {
                 /* 409 included: if the pod really is bound, the informer removes it from the
                  * queue before the backoff ends; otherwise it is tried again. */
-                sched_queue_backoff(s->queue, t->key, now_ms());
+                sched_queue_backoff(s->queue, t->key, mono_ms());
             }
             pthread_cond_broadcast(&s->cv);
             serve_unlock(s);
@@ -752,7 +737,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     memset(&res, 0, sizeof(res));
     err_clear(&err);
     snprintf(key, sizeof(key), "%s", it->key);
-    t0 = now_s();
+    t0 = mono_now();
     {
         /* a reservation left by a bind whose outcome was unknown: drop it before trying
          * again; if the pod turned out bound meanwhile, it is done */
@@ -773,17 +758,17 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
                   obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
         sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
-        sched_queue_unschedulable(s->queue, key, now_ms());
+        sched_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
     rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
-    t1 = now_s();
+    t1 = mono_now();
     sched_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
     if (rc) {
         serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
                   err_format(&err, msg, sizeof(msg)));
         sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
-        sched_queue_backoff(s->queue, key, now_ms());
+        sched_queue_backoff(s->queue, key, mono_ms());
         goto out;
     }
     switch (res.outcome) {
@@ -803,7 +788,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
             serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
                       err_format(&err, msg, sizeof(msg)));
             sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
-            sched_queue_backoff(s->queue, key, now_ms());
+            sched_queue_backoff(s->queue, key, mono_ms());
             break;
         }
         ap = malloc(sizeof(*ap) + strlen(key) + strlen(pp->uid) + 2);
@@ -823,14 +808,14 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
             sched_task_free(t);
             sched_cluster_forget_pod(s->cluster, pp->namespace_, pp->name);
             serve_unassume(s, key);
-            sched_queue_backoff(s->queue, key, now_ms());
+            sched_queue_backoff(s->queue, key, mono_ms());
             break;
         }
         t->queued_ms = it->added_ms;
         pthread_mutex_lock(&s->metrics.mu);
         s->metrics.attempts[SCHED_RESULT_SCHEDULED]++;
         s->metrics.in_flight_binds++;
-        sched_histogram_observe(&s->metrics.attempt_duration, now_s() - t0);
+        sched_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
         pthread_mutex_unlock(&s->metrics.mu);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=\"%s\" node=\"%s\"", key, res.node);
         serve_submit(s, t, key);
@@ -839,7 +824,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     case SCHED_UNSCHEDULABLE:
         pthread_mutex_lock(&s->metrics.mu);
         s->metrics.attempts[SCHED_RESULT_UNSCHEDULABLE]++;
-        sched_histogram_observe(&s->metrics.attempt_duration, now_s() - t0);
+        sched_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
         if (res.nvictims)
             s->metrics.preemption_attempts++;
         pthread_mutex_unlock(&s->metrics.mu);
@@ -860,12 +845,12 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
                   res.message ? res.message : "");
         serve_report_failure(s, pp, "Unschedulable", res.message ? res.message : "",
                              res.nominated_node);
-        sched_queue_unschedulable(s->queue, key, now_ms());
+        sched_queue_unschedulable(s->queue, key, mono_ms());
         break;
     case SCHED_GATED:
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);
-        sched_queue_unschedulable(s->queue, key, now_ms());
+        sched_queue_unschedulable(s->queue, key, mono_ms());
         break;
     }
 out:
@@ -881,26 +866,17 @@ static bool serve_leading(struct serve *s)
 
 static void serve_wait(struct serve *s, int64_t ms)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    mono_cond_wait_until(&s->cv, &s->mu, mono_ms() + ms);
 }
 
 static void serve_loop(struct serve *s)
 {
-    int64_t last_flush = now_ms();
+    int64_t last_flush = mono_ms();
 
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         const struct sched_queue_item *it;
-        int64_t t = now_ms(), next;
+        int64_t t = mono_ms(), next;
 
         serve_update_gauges(s);
         if (!s->nodes_synced || !s->pods_synced || !serve_leading(s)) {
@@ -1323,7 +1299,12 @@ int sched_serve_main(int argc, char **argv)
     gethostname(host, sizeof(host) - 1);
     snprintf(s->instance, sizeof(s->instance), "%s-%s", o.scheduler_name, host);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    if (mono_cond_init(&s->cv)) {
+        fprintf(stderr, "gpusched serve: cannot create a condition variable\n");
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return 1;
+    }
     sched_metrics_init(&s->metrics, s->profile->name);
     sched_rng_seed(&s->rng, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
 

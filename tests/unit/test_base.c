@@ -1,13 +1,14 @@
-/* test_base.c - the shared building blocks: errors, capped buffers, arena, YAML loading with
- * line numbers. */
+/* test_base.c - the shared building blocks: errors, capped buffers, arena, the monotonic
+ * clock, YAML loading with line numbers. */
 #include "test.h"
 
 #include <errno.h>
-
+#include <pthread.h>
 #include <stdint.h>
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "kube/yaml.h"
 
@@ -303,6 +304,35 @@ static void yaml_rejects_unknown_alias_and_deep_nesting(void)
     CHECK(kube_yaml_load(deep, strlen(deep), "t", &docs, NULL, &e) < 0);
 }
 
+/* --- the monotonic clock --- */
+
+static void clock_waits_reach_their_deadline(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv;
+    int64_t t0 = mono_ms(), deadline;
+    double s0 = mono_now();
+
+    CHECK(s0 >= (double)t0 / 1000 - 0.001);
+    CHECK_INT_EQ(mono_cond_init(&cv), 0);
+    pthread_mutex_lock(&mu);
+    /* a deadline already past ends the wait at once */
+    CHECK_INT_EQ(mono_cond_wait_until(&cv, &mu, t0 - 1000), -ETIMEDOUT);
+    /* an absolute deadline on the monotonic clock: never early (spurious wakeups aside,
+     * which the loop absorbs as every caller's does) */
+    deadline = mono_ms() + 30;
+    while (mono_cond_wait_until(&cv, &mu, deadline) == 0)
+        ;
+    CHECK(mono_ms() >= deadline);
+    pthread_mutex_unlock(&mu);
+    pthread_cond_destroy(&cv);
+    s0 = mono_now();
+    mono_sleep_until(s0 + 0.02);
+    CHECK(mono_now() >= s0 + 0.02);
+    mono_sleep_until(0); /* in the past: returns */
+    CHECK(mono_ms() >= t0);
+}
+
 static const struct test_case cases[] = {
     {"err formats location and field", err_formats_location_and_field},
     {"err format truncates safely", err_format_truncates_safely},
@@ -310,6 +340,7 @@ static const struct test_case cases[] = {
     {"arena allocates aligned and large", arena_allocates_aligned_and_large},
     {"arena packs strings", arena_packs_strings},
     {"arena rewinds to a mark", arena_rewinds_to_a_mark},
+    {"clock waits reach their deadline", clock_waits_reach_their_deadline},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu/gpu.h"
 #include "base/buf.h"
+#include "gpu/gpu.h"
 #include "labeler/duration.h"
 #include "labeler/labels.h"
 #include "labeler/sanitize.h"
