@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/goparse.h"
 
 #define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 #define QNAME_MSG                                                                             \
@@ -440,32 +441,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* parse_int64 is strconv.ParseInt(s, 10, 64) == nil. */
-static bool parse_int64(const char *s, int64_t *out)
-{
-    const char *p = s;
-    bool neg = false;
-    uint64_t v = 0, lim;
-
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!*p)
-        return false;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *p; p++) {
-        unsigned d;
-
-        if (*p < '0' || *p > '9')
-            return false;
-        d = (unsigned)(*p - '0');
-        if (v > (lim - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
 /* new_requirement is labels.NewRequirement: validates and appends to p->reqs. The values are
  * p->set, sorted. Errors are field errors aggregated like ToAggregate() prints them. */
 static int new_requirement(struct parser *p, const struct token *keytok, const char *key,
@@ -516,7 +491,7 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
         for (i = 0; i < p->set.n; i++) {
             int64_t dummy;
 
-            if (!parse_int64(p->set.v[i], &dummy)) {
+            if (go_parse_int(p->set.v[i], strlen(p->set.v[i]), 10, 64, &dummy, NULL)) {
                 struct buf q = BUF_INIT(4096);
 
                 go_quote(&q, p->set.v[i]);
@@ -902,7 +877,8 @@ bool kube_requirement_matches(const struct kube_requirement *r, const struct kub
         return v == NULL;
     case KUBE_OP_GT:
     case KUBE_OP_LT:
-        if (!v || r->nvalues != 1 || !parse_int64(v, &lv) || !parse_int64(r->values[0], &rv))
+        if (!v || r->nvalues != 1 || go_parse_int(v, strlen(v), 10, 64, &lv, NULL) ||
+            go_parse_int(r->values[0], strlen(r->values[0]), 10, 64, &rv, NULL))
             return false;
         return r->op == KUBE_OP_GT ? lv > rv : lv < rv;
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
 
@@ -941,28 +942,6 @@ static int cmp_cstr(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-/* parse_int64_strict is strconv.ParseInt(s, 10, 64) succeeding. */
-static bool parse_int64_strict(const char *s)
-{
-    const char *p = s;
-    unsigned long long v = 0, lim;
-    bool neg = false;
-
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!*p)
-        return false;
-    lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
-        if (v > (lim - (unsigned long long)(*p - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned long long)(*p - '0');
-    }
-    return true;
-}
-
 static int decode_requirement(struct dec *d, const json_t *r, bool field,
                               struct kube_requirement *out)
 {
@@ -1073,8 +1052,11 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
     }
     /* the API accepts a non-integer Gt/Lt value; at match time NewRequirement fails, so the
      * term holding it never matches */
-    if ((out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) && !parse_int64_strict(out->values[0]))
-        out->invalid = true;
+    if (out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) {
+        int64_t num;
+
+        out->invalid = go_parse_int(out->values[0], strlen(out->values[0]), 10, 64, &num, NULL);
+    }
     return 0;
 }
 

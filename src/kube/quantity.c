@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
+
 #define QUANTITY_FORMAT_MSG                                                                   \
     "quantities must match the regular expression "                                          \
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -120,9 +122,7 @@ static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_
         {"Ei", 2, 60},
     };
     size_t i;
-    const char *p, *end;
-    bool neg = false;
-    unsigned long long v = 0;
+    int64_t v;
 
     for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (suffix_is(q, table[i].s)) {
@@ -135,23 +135,10 @@ static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_
     if (q->nsuffix < 2 || (q->suffix[0] != 'e' && q->suffix[0] != 'E'))
         return false;
     /* strconv.ParseInt(suffix[1:], 10, 64), then Go's int32() conversion (it wraps) */
-    p = q->suffix + 1;
-    end = q->suffix + q->nsuffix;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (p == end)
-        return false;
-    for (; p < end; p++) {
-        if (!is_digit(*p))
-            return false;
-        if (v > ((unsigned long long)INT64_MAX + 1 - (unsigned long long)(*p - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned long long)(*p - '0');
-    }
-    if (!neg && v > (unsigned long long)INT64_MAX)
+    if (go_parse_int(q->suffix + 1, q->nsuffix - 1, 10, 64, &v, NULL))
         return false;
     *base = 10;
-    *exponent = (int32_t)(uint32_t)(neg ? 0 - v : v);
+    *exponent = (int32_t)(uint32_t)(uint64_t)v;
     *fmt = FMT_DECIMAL_EXPONENT;
     return true;
 }

@@ -13,6 +13,8 @@
 
 #include <yaml.h>
 
+#include "base/goparse.h"
+
 #define YAML_MAX_DEPTH 128
 
 struct kube_lines {
@@ -137,54 +139,6 @@ static bool is_one_of(const char *s, const char *const *set)
     return false;
 }
 
-/* scan_int is strconv.ParseInt(s, 0, 64) as go-yaml v2 calls it (underscores already
- * removed): an optional sign, then 0x/0o/0b prefixes, a leading 0 meaning octal ("010" is
- * 8), decimal otherwise. */
-static bool scan_int(const char *s, json_int_t *out)
-{
-    const char *p = s;
-    int neg = 0, base = 10;
-    unsigned long long v = 0, lim;
-
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!*p)
-        return false;
-    if (p[0] == '0' && p[1] && p[2] && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    } else if (p[0] == '0' && p[1] && p[2] && (p[1] == 'o' || p[1] == 'O')) {
-        base = 8;
-        p += 2;
-    } else if (p[0] == '0' && p[1] && p[2] && (p[1] == 'b' || p[1] == 'B')) {
-        base = 2;
-        p += 2;
-    } else if (p[0] == '0') {
-        base = 8;
-        p++;
-    }
-    lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
-    for (; *p; p++) {
-        int d;
-
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'z')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'Z')
-            d = *p - 'A' + 10;
-        else
-            return false;
-        if (d >= base)
-            return false;
-        if (v > (lim - (unsigned long long)d) / (unsigned long long)base)
-            return false;
-        v = v * (unsigned long long)base + (unsigned long long)d;
-    }
-    *out = neg ? (json_int_t)(0 - v) : (json_int_t)v;
-    return true;
-}
-
 static bool scan_float(const char *s, double *out)
 {
     const char *p = s;
@@ -230,7 +184,7 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
     const char *s = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     const char *tag = (const char *)ev->data.scalar.tag;
-    json_int_t i;
+    int64_t i;
     double d;
 
     if (tag && !strcmp(tag, YAML_STR_TAG))
@@ -257,7 +211,8 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
             if (s[k] != '_' || s[0] == '.')
                 plain[n++] = s[k];
         plain[n] = '\0';
-        if (s[0] != '.' && scan_int(plain, &i))
+        /* strconv.ParseInt(plain, 0, 64), as go-yaml v2 calls it */
+        if (s[0] != '.' && !go_parse_int(plain, n, 0, 64, &i, NULL))
             num = json_integer(i);
         else if (scan_float(plain, &d))
             num = json_real(d);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
 #include "sched/sched-int.h"
 
 /* ---------------------------------------------------------------- interning */
@@ -29,27 +30,6 @@ static uint32_t hash_bytes(const void *p, size_t n, uint32_t h)
 static uint32_t hash_str(const char *s)
 {
     return hash_bytes(s, strlen(s), 2166136261u);
-}
-
-bool sched_parse_int64(const char *s, int64_t *out)
-{
-    bool neg = false;
-    uint64_t v = 0, lim;
-
-    if (*s == '+' || *s == '-')
-        neg = *s++ == '-';
-    if (!*s)
-        return false;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        if (v > (lim - (uint64_t)(*s - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
 }
 
 int sched_intern_init(struct sched_intern *t)
@@ -135,7 +115,7 @@ uint32_t sched_intern_add(struct sched_intern *t, const char *s)
         return SCHED_NOID;
     id = t->n++;
     t->strs[id] = copy;
-    t->ival_ok[id] = sched_parse_int64(s, &t->ival[id]);
+    t->ival_ok[id] = !go_parse_int(s, strlen(s), 10, 64, &t->ival[id], NULL);
     m = t->nslots - 1;
     i = hash_str(s) & m;
     while (t->slots[i])

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
+
 void sched_cmd_print_err(const struct err *err)
 {
     char buf[ERR_MSG_MAX + 600];
@@ -128,21 +130,15 @@ int sched_cmd_load_cluster(const struct sched_cmd_list *files, const char *names
 
 int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
 {
-    char *end;
-    unsigned long long v;
-
     if (!s) {
         *seed = SCHED_CMD_DEFAULT_SEED;
         return 0;
     }
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-')
+    if (go_parse_uint(s, strlen(s), 10, 64, seed, NULL))
         return sched_cmd_usage_error(cmd,
                                      "invalid argument \"%s\" for \"--seed\" flag: "
                                      "must be a non-negative integer",
                                      s);
-    *seed = (uint64_t)v;
     return 0;
 }
 
@@ -215,16 +211,13 @@ int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd
 
 int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)
 {
-    char *end;
-    long v;
+    int64_t v;
 
     if (!s) {
         *out = dflt;
         return 0;
     }
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v > 100 || !(s[0] >= '0' && s[0] <= '9'))
+    if (go_parse_int(s, strlen(s), 10, 32, &v, NULL) || v < 0 || v > 100)
         return sched_cmd_usage_error(cmd,
                                      "invalid argument \"%s\" for "
                                      "\"--percentage-of-nodes-to-score\" flag: "

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
+
 int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -80,17 +82,16 @@ void sched_cmd_list_release(struct sched_cmd_list *l)
 static int sched_cmd_flag_set(const char *cmd, const struct sched_cmd_flag *f, const char *value)
 {
     switch (f->type) {
-    case CMD_FLAG_BOOL:
-        if (!value || !strcmp(value, "true") || !strcmp(value, "1"))
+    case CMD_FLAG_BOOL: {
+        struct err err;
+
+        if (!value)
             *(bool *)f->dest = true;
-        else if (!strcmp(value, "false") || !strcmp(value, "0"))
-            *(bool *)f->dest = false;
-        else
-            return sched_cmd_usage_error(cmd,
-                                         "invalid argument \"%s\" for \"--%s\" flag: "
-                                         "strconv.ParseBool: parsing \"%s\": invalid syntax",
-                                         value, f->name, value);
+        else if (go_parse_bool(value, (bool *)f->dest, &err))
+            return sched_cmd_usage_error(cmd, "invalid argument \"%s\" for \"--%s\" flag: %s",
+                                         value, f->name, err.msg);
         return 0;
+    }
     case CMD_FLAG_STRING:
         *(const char **)f->dest = value;
         return 0;

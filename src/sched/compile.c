@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
 #include "sched/sched-int.h"
 
 /* One resource list being aggregated: native members plus scalars by interned id. */
@@ -254,7 +255,8 @@ static int compile_term(struct sched_cluster *c, const struct kube_node_selector
             break;
         case KUBE_OP_GT:
         case KUBE_OP_LT:
-            if (r->nvalues != 1 || !sched_parse_int64(r->values[0], &e->num))
+            if (r->nvalues != 1 ||
+                go_parse_int(r->values[0], strlen(r->values[0]), 10, 64, &e->num, NULL))
                 e->invalid = true;
             break;
         default:

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/goparse.h"
 #include "sched/sched-int.h"
 
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
@@ -77,8 +78,8 @@ static bool ref_req(const struct kube_requirement *r, const char *v /* NULL abse
         return !r->nvalues && !v;
     case KUBE_OP_GT:
     case KUBE_OP_LT:
-        if (r->nvalues != 1 || !sched_parse_int64(r->values[0], &b) || !v ||
-            !sched_parse_int64(v, &a))
+        if (r->nvalues != 1 || go_parse_int(r->values[0], strlen(r->values[0]), 10, 64, &b, NULL) ||
+            !v || go_parse_int(v, strlen(v), 10, 64, &a, NULL))
             return false;
         return r->op == KUBE_OP_GT ? a > b : a < b;
     }

@@ -35,7 +35,6 @@ void sched_intern_release(struct sched_intern *t);
 uint32_t sched_intern_add(struct sched_intern *t, const char *s);
 /* returns the id of s or SCHED_NOID when absent */
 uint32_t sched_intern_find(const struct sched_intern *t, const char *s);
-bool sched_parse_int64(const char *s, int64_t *out);
 
 /* ---- reasons (the strings counted in the FailedScheduling histogram) ---- */
 enum {

@@ -27,6 +27,7 @@
 
 #include "base/arena.h"
 #include "base/clock.h"
+#include "base/goparse.h"
 #include "base/keymap.h"
 #include "kube/client.h"
 #include "kube/object.h"
@@ -1017,70 +1018,25 @@ static const char serve_usage[] =
     "Durations: 1h, 5m, 15s, 500ms. SIGTERM stops taking pods, finishes the binds in flight,\n"
     "releases the lease and exits 0.\n";
 
-/* parse_duration_ms parses a Go-style duration ("15s", "1.5s", "500ms", "2m", "1h", "1m30s"). */
+/* parse_duration_ms reads a Go duration (time.ParseDuration) into whole milliseconds. */
 static int parse_duration_ms(const char *s, int64_t *out)
 {
-    double total = 0;
-    const char *p = s;
+    int64_t ns;
 
-    if (!*p)
+    if (go_parse_duration(s, &ns, NULL))
         return -EINVAL;
-    if (!strcmp(p, "0")) {
-        *out = 0;
-        return 0;
-    }
-    while (*p) {
-        char *end;
-        double v = strtod(p, &end);
-        double mult;
-
-        if (end == p || v < 0)
-            return -EINVAL;
-        p = end;
-        if (!strncmp(p, "ms", 2)) {
-            mult = 1;
-            p += 2;
-        } else if (*p == 's') {
-            mult = 1000;
-            p++;
-        } else if (*p == 'm') {
-            mult = 60000;
-            p++;
-        } else if (*p == 'h') {
-            mult = 3600000;
-            p++;
-        } else {
-            return -EINVAL;
-        }
-        total += v * mult;
-    }
-    *out = (int64_t)(total + 0.5);
+    *out = ns / 1000000;
     return 0;
 }
 
-static int parse_bool(const char *v, bool *out)
-{
-    if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
-        *out = true;
-        return 0;
-    }
-    if (!strcmp(v, "false") || !strcmp(v, "0")) {
-        *out = false;
-        return 0;
-    }
-    return -EINVAL;
-}
-
+/* parse_int reads a pflag-style integer (strconv.ParseInt(s, 0, 64)) within [lo, hi]. */
 static int parse_int(const char *v, long lo, long hi, long *out)
 {
-    char *end;
-    long n;
+    int64_t n;
 
-    errno = 0;
-    n = strtol(v, &end, 10);
-    if (errno || end == v || *end || n < lo || n > hi)
+    if (go_parse_int(v, strlen(v), 0, 64, &n, NULL) || n < lo || n > hi)
         return -EINVAL;
-    *out = n;
+    *out = (long)n;
     return 0;
 }
 
@@ -1186,7 +1142,8 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
             o->bind_workers = (int)n;
             break;
         case OPT_LEADER_ELECT:
-            if (parse_bool(optarg, &o->leader_elect))
+            o->leader_elect = true;
+            if (optarg && go_parse_bool(optarg, &o->leader_elect, NULL))
                 return usage_error("--leader-elect: '%s' is not true or false", optarg);
             break;
         case OPT_LEASE_DURATION:

@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/goparse.h"
 #include "kube/yaml.h"
 
 static void err_formats_location_and_field(void)
@@ -304,6 +305,201 @@ static void yaml_rejects_unknown_alias_and_deep_nesting(void)
     CHECK(kube_yaml_load(deep, strlen(deep), "t", &docs, NULL, &e) < 0);
 }
 
+/* --- Go's number, boolean and duration grammars --- */
+
+static void goparse_int_like_strconv(void)
+{
+    static const struct {
+        const char *s;
+        int base, bits;
+        int rc;
+        int64_t v; /* also checked on -ERANGE: Go returns the nearest limit */
+    } t[] = {
+        {"0", 10, 64, 0, 0},
+        {"-0", 10, 64, 0, 0},
+        {"+17", 10, 64, 0, 17},
+        {"-17", 10, 64, 0, -17},
+        {"9223372036854775807", 10, 64, 0, INT64_MAX},
+        {"9223372036854775808", 10, 64, -ERANGE, INT64_MAX},
+        {"-9223372036854775808", 10, 64, 0, INT64_MIN},
+        {"-9223372036854775809", 10, 64, -ERANGE, INT64_MIN},
+        {"99999999999999999999999", 10, 64, -ERANGE, INT64_MAX},
+        {"", 10, 64, -EINVAL, 0},
+        {"-", 10, 64, -EINVAL, 0},
+        {" 1", 10, 64, -EINVAL, 0},
+        {"12a", 10, 64, -EINVAL, 0},
+        {"1_000", 10, 64, -EINVAL, 0},
+        {"0x10", 10, 64, -EINVAL, 0},
+        {"127", 10, 8, 0, 127},
+        {"128", 10, 8, -ERANGE, 127},
+        {"-128", 10, 8, 0, -128},
+        {"-129", 10, 8, -ERANGE, -128},
+        {"ff", 16, 64, 0, 255},
+        {"z", 36, 64, 0, 35},
+        /* base 0: the prefix decides, '_' separates digits */
+        {"0x1f", 0, 64, 0, 31},
+        {"0X1F", 0, 64, 0, 31},
+        {"-0x10", 0, 64, 0, -16},
+        {"0o17", 0, 64, 0, 15},
+        {"017", 0, 64, 0, 15},
+        {"0b101", 0, 64, 0, 5},
+        {"0", 0, 64, 0, 0},
+        {"08", 0, 64, -EINVAL, 0},
+        {"0x", 0, 64, -EINVAL, 0},
+        {"1_000", 0, 64, 0, 1000},
+        {"0x_1f", 0, 64, 0, 31},
+        {"1__0", 0, 64, -EINVAL, 0},
+        {"_1", 0, 64, -EINVAL, 0},
+        {"1_", 0, 64, -EINVAL, 0},
+    };
+    struct err e;
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        int64_t v = 42;
+        int rc = go_parse_int(t[i].s, strlen(t[i].s), t[i].base, t[i].bits, &v, NULL);
+
+        if (rc != t[i].rc || v != t[i].v)
+            test_fail(__FILE__, __LINE__, "ParseInt(\"%s\", %d, %d) = %lld, %d; want %lld, %d",
+                      t[i].s, t[i].base, t[i].bits, (long long)v, rc, (long long)t[i].v,
+                      t[i].rc);
+    }
+    /* a length, not a NUL, ends the text */
+    {
+        int64_t v;
+
+        CHECK_INT_EQ(go_parse_int("12e3", 2, 10, 64, &v, NULL), 0);
+        CHECK_INT_EQ(v, 12);
+    }
+    err_clear(&e);
+    CHECK_INT_EQ(go_parse_int("x1", 2, 10, 64, &(int64_t){0}, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "strconv.ParseInt: parsing \"x1\": invalid syntax");
+    CHECK_INT_EQ(go_parse_int("300", 3, 10, 8, &(int64_t){0}, &e), -ERANGE);
+    CHECK_STR_EQ(e.msg, "strconv.ParseInt: parsing \"300\": value out of range");
+}
+
+static void goparse_uint_like_strconv(void)
+{
+    uint64_t v = 1;
+    struct err e;
+
+    CHECK_INT_EQ(go_parse_uint("18446744073709551615", 20, 10, 64, &v, NULL), 0);
+    CHECK(v == UINT64_MAX);
+    CHECK_INT_EQ(go_parse_uint("18446744073709551616", 20, 10, 64, &v, NULL), -ERANGE);
+    CHECK(v == UINT64_MAX);
+    CHECK_INT_EQ(go_parse_uint("255", 3, 10, 8, &v, NULL), 0);
+    CHECK_INT_EQ(go_parse_uint("256", 3, 10, 8, &v, NULL), -ERANGE);
+    CHECK_INT_EQ(v, 255);
+    err_clear(&e);
+    CHECK_INT_EQ(go_parse_uint("-1", 2, 10, 64, &v, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "strconv.ParseUint: parsing \"-1\": invalid syntax");
+    CHECK_INT_EQ(go_parse_uint("+1", 2, 10, 64, &v, NULL), -EINVAL);
+    CHECK_INT_EQ(go_parse_uint("0x_ff", 5, 0, 64, &v, NULL), 0);
+    CHECK_INT_EQ(v, 255);
+    CHECK_INT_EQ(go_parse_uint("7", 1, 1, 64, &v, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "strconv.ParseUint: parsing \"7\": invalid base 1");
+}
+
+static void goparse_bool_like_strconv(void)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    static const char *const bad[] = {"", "yes", "on", "tRUE", "2", " true", "true "};
+    struct err e;
+    size_t i;
+    bool b;
+
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        b = false;
+        CHECK_INT_EQ(go_parse_bool(yes[i], &b, NULL), 0);
+        CHECK(b);
+        CHECK_INT_EQ(go_parse_bool(no[i], &b, NULL), 0);
+        CHECK(!b);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (go_parse_bool(bad[i], &b, NULL) != -EINVAL)
+            test_fail(__FILE__, __LINE__, "ParseBool(\"%s\") accepted", bad[i]);
+    err_clear(&e);
+    go_parse_bool("maybe", &b, &e);
+    CHECK_STR_EQ(e.msg, "strconv.ParseBool: parsing \"maybe\": invalid syntax");
+}
+
+static void goparse_duration_like_time(void)
+{
+    static const struct {
+        const char *s;
+        int64_t ns;
+    } ok[] = {
+        {"0", 0},
+        {"-0", 0},
+        {"+0", 0},
+        {"5s", 5000000000LL},
+        {"30s", 30000000000LL},
+        {"1478s", 1478000000000LL},
+        {"-5s", -5000000000LL},
+        {"+5s", 5000000000LL},
+        {"0s", 0},
+        {"5.0s", 5000000000LL},
+        {"5.6s", 5600000000LL},
+        {"5.s", 5000000000LL},
+        {".5s", 500000000LL},
+        {"1.004s", 1004000000LL},
+        {"100.00100s", 100001000000LL},
+        {"10ns", 10},
+        {"11us", 11000},
+        {"12\xc2\xb5s", 12000}, /* U+00B5 */
+        {"12\xce\xbcs", 12000}, /* U+03BC */
+        {"13ms", 13000000},
+        {"15m", 900000000000LL},
+        {"16h", 57600000000000LL},
+        {"3h30m", 12600000000000LL},
+        {"10.5s4m", 250500000000LL},
+        {"-2m3.4s", -123400000000LL},
+        {"1h2m3s4ms5us6ns", 3723004005006LL},
+        {"39h9m14.425s", 140954425000000LL},
+        {"52763797000ns", 52763797000LL},
+        {"0.3333333333333333333h", 1200000000000LL},
+        {"9007199254740993ns", 9007199254740993LL},
+        {"9223372036854775807ns", INT64_MAX},
+        {"9223372036854775.807us", INT64_MAX},
+        {"9223372036s854ms775us807ns", INT64_MAX},
+        {"-9223372036854775808ns", INT64_MIN},
+        {"0.100000000000000000000h", 360000000000LL},
+        {"0.830103483285477580700h", 2988372539827LL},
+    };
+    static const char *const bad[] = {
+        "", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "1m 30s", " 1s", "1s ",
+        "\x85\x85", "9223372036854775808ns", "9223372036854775810ns", "-9223372036854775809ns",
+        "9223372036854776us", "3000000h",
+    };
+    struct err e;
+    size_t i;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        int64_t ns = 42;
+
+        if (go_parse_duration(ok[i].s, &ns, NULL) || ns != ok[i].ns)
+            test_fail(__FILE__, __LINE__, "ParseDuration(\"%s\") = %lld, want %lld", ok[i].s,
+                      (long long)ns, (long long)ok[i].ns);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int64_t ns;
+
+        if (go_parse_duration(bad[i], &ns, NULL) != -EINVAL)
+            test_fail(__FILE__, __LINE__, "ParseDuration(\"%s\") accepted as %lld", bad[i],
+                      (long long)ns);
+    }
+    err_clear(&e);
+    go_parse_duration("3", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: missing unit in duration \"3\"");
+    go_parse_duration("1d", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: unknown unit \"d\" in duration \"1d\"");
+    go_parse_duration("-", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: invalid duration \"-\"");
+    go_parse_duration("1\x85s", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: unknown unit \"\\x85s\" in duration \"1\\x85s\"");
+}
+
 /* --- the monotonic clock --- */
 
 static void clock_waits_reach_their_deadline(void)
@@ -341,6 +537,10 @@ static const struct test_case cases[] = {
     {"arena packs strings", arena_packs_strings},
     {"arena rewinds to a mark", arena_rewinds_to_a_mark},
     {"clock waits reach their deadline", clock_waits_reach_their_deadline},
+    {"goparse int like strconv", goparse_int_like_strconv},
+    {"goparse uint like strconv", goparse_uint_like_strconv},
+    {"goparse bool like strconv", goparse_bool_like_strconv},
+    {"goparse duration like time", goparse_duration_like_time},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},
