@@ -1,4 +1,4 @@
-/* cmd.h - the offline gpusched commands (simulate, explain, nodes) and their shared flag parser.
+/* cmd.h - the offline gpusched commands (simulate, explain, nodes) and what they share.
  *
  * Each command takes its own argv (argv[0] is the command name), prints its result on stdout
  * and its errors as one line on stderr ("gpusched: FILE: line N: FIELD: what is wrong"), and
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/flag.h"
 #include "sched/manifest.h"
 #include "sched/output.h"
 #include "sched/sched.h"
@@ -19,34 +20,16 @@ int sched_cmd_simulate(int argc, char **argv);
 int sched_cmd_explain(int argc, char **argv);
 int sched_cmd_nodes(int argc, char **argv);
 
-/* Flags, kubectl (cobra/pflag) style: --name VALUE, --name=VALUE, -n VALUE, -n=VALUE,
- * -nVALUE; a bare "--" ends the flags; flags and positional arguments may be mixed. A
- * CMD_FLAG_LIST flag may repeat and splits its values on commas (like -f a,b). */
-enum sched_cmd_flag_type { CMD_FLAG_BOOL, CMD_FLAG_STRING, CMD_FLAG_LIST };
+/* sched_cmd_flags_parse parses argv[1..] against flags (base/flag.h: kubectl's spellings).
+ * Positional arguments are collected in *pos (borrowed from argv). On -h/--help it sets *help
+ * and stops. Usage errors are printed on stderr in cobra's words ("gpusched: unknown flag:
+ * --x", followed by "See 'gpusched CMD --help' for usage.") and return 2; 0 otherwise. */
+int sched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
+                          char **argv, struct flag_list *pos, bool *help);
 
-struct sched_cmd_list {
-    const char **v; /* borrowed from argv (comma-split copies are owned by the list) */
-    size_t n;
-    char **owned; /* copies made by comma splitting, freed by sched_cmd_list_release */
-    size_t nowned;
-};
-
-struct sched_cmd_flag {
-    const char *name; /* long name without "--" */
-    char shorthand;   /* 0 when none */
-    enum sched_cmd_flag_type type;
-    void *dest; /* bool *, const char **, struct sched_cmd_list * */
-};
-
-/* sched_cmd_flags_parse parses argv[1..] against flags. Positional arguments are collected in
- * *pos (borrowed from argv). On -h/--help it sets *help and stops. Usage errors are printed on
- * stderr in cobra's words ("gpusched: unknown flag: --x", followed by "See 'gpusched CMD
- * --help' for usage.") and return 2; 0 otherwise. */
-int sched_cmd_flags_parse(const char *cmd, const struct sched_cmd_flag *flags, size_t nflags,
-                          int argc, char **argv, struct sched_cmd_list *pos, bool *help);
-
-/* sched_cmd_list_release frees the list's arrays and copies (not the argv strings). */
-void sched_cmd_list_release(struct sched_cmd_list *l);
+/* sched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
+ * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
+void sched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
 
 /* sched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */
@@ -61,7 +44,7 @@ int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
  * "gpusched: warning: ...". On failure the error is printed as one line and 1 is returned
  * (in is released; bound_into holds part of the input and should be freed); 0 otherwise, and
  * the caller releases in with sched_input_release. */
-int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
+int sched_cmd_load(const struct flag_list *files, const char *namespace_,
                    struct sched_input *in, struct sched_cluster *bound_into);
 
 /* sched_cmd_pod_terminal: phase Succeeded or Failed (such pods hold no resources and are
@@ -77,7 +60,7 @@ int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster *
  * are read, then sched_cmd_cluster_build's filling of that cluster: for the commands that
  * need the bound pods only as usage on their nodes. On failure it prints the error, releases
  * in and returns 1 (*out NULL); otherwise the caller releases in and frees *out. */
-int sched_cmd_load_cluster(const struct sched_cmd_list *files, const char *namespace_,
+int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                            struct sched_input *in, struct sched_cluster **out);
 
 /* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value
@@ -85,20 +68,24 @@ int sched_cmd_load_cluster(const struct sched_cmd_list *files, const char *names
 int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
+#define SCHED_CMD_SIM_NFLAGS 7
+
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
- * releases files with sched_cmd_list_release. */
+ * releases files with flag_list_release. */
 struct sched_cmd_sim_flags {
-    struct sched_cmd_list files;
+    struct flag_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
     const char *percentage;    /* --percentage-of-nodes-to-score */
     struct sched_profile prof; /* filled by sched_cmd_sim_check */
+    struct flag table[SCHED_CMD_SIM_NFLAGS]; /* the flags, for sched_cmd_help */
 };
 
-/* sched_cmd_sim_parse parses argv for cmd against -f/--filename, -o/--output, --profile,
- * --seed, --scheduler-name, -n/--namespace and --percentage-of-nodes-to-score into f (zeroed
- * first); pos, help and the return value are sched_cmd_flags_parse's. */
+/* sched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
+ * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
+ * --seed and --percentage-of-nodes-to-score into f (zeroed first, f->table filled); pos, help
+ * and the return value are sched_cmd_flags_parse's. */
 int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
-                        struct sched_cmd_list *pos, bool *help);
+                        struct flag_list *pos, bool *help);
 
 /* sched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
  * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).

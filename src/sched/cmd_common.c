@@ -7,10 +7,75 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/goparse.h"
+
+int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("gpusched: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nSee 'gpusched %s%s--help' for usage.\n", cmd ? cmd : "", cmd ? " " : "");
+    return 2;
+}
+
+int sched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
+                          char **argv, struct flag_list *pos, bool *help)
+{
+    struct flag_fault ff;
+    bool is_short;
+
+    *help = false;
+    switch (flag_parse(flags, nflags, argc, argv, pos, &ff)) {
+    case FLAG_OK:
+        return 0;
+    case FLAG_HELP:
+        *help = true;
+        return 0;
+    case FLAG_UNKNOWN:
+        if (ff.shorthand)
+            return sched_cmd_usage_error(cmd, "unknown shorthand flag: '%c' in %s", ff.shorthand,
+                                         ff.word);
+        return sched_cmd_usage_error(cmd, "unknown flag: %s", ff.name);
+    case FLAG_NO_VALUE:
+        is_short = ff.shorthand != 0;
+        if (is_short)
+            return sched_cmd_usage_error(cmd, "flag needs an argument: '%c' in -%c", ff.shorthand,
+                                         ff.shorthand);
+        return sched_cmd_usage_error(cmd, "flag needs an argument: %s", ff.name);
+    case FLAG_BAD_VALUE:
+        /* pflag's words: invalid argument "V" for "--name" flag: <why> */
+        return sched_cmd_usage_error(cmd, "invalid argument \"%s\" for \"--%s\" flag: %s",
+                                     ff.value ? ff.value : "", ff.flag->name, ff.err.msg);
+    case FLAG_EXTRA:
+        return sched_cmd_usage_error(cmd, "unexpected argument \"%s\"", ff.word);
+    case FLAG_NOMEM:
+        break;
+    }
+    fprintf(stderr, "gpusched: out of memory\n");
+    return 1;
+}
+
+void sched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags)
+{
+    struct buf b = BUF_INIT(0);
+    char help[64];
+
+    snprintf(help, sizeof(help), "help for %s", cmd);
+    fputs(intro, stdout);
+    fputs("Flags:\n", stdout);
+    if (flag_usage(flags, nflags, help, 0, &b))
+        fputs("(out of memory)\n", stdout);
+    else
+        fputs(b.data, stdout);
+    buf_release(&b);
+}
 
 void sched_cmd_print_err(const struct err *err)
 {
@@ -25,7 +90,7 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
     return sched_cmd_pod_terminal(p) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
-int sched_cmd_load(const struct sched_cmd_list *files, const char *namespace_,
+int sched_cmd_load(const struct flag_list *files, const char *namespace_,
                    struct sched_input *in, struct sched_cluster *bound_into)
 {
     struct sched_input_opts o;
@@ -105,7 +170,7 @@ int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster *
     return 0;
 }
 
-int sched_cmd_load_cluster(const struct sched_cmd_list *files, const char *namespace_,
+int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                            struct sched_input *in, struct sched_cluster **out)
 {
     struct sched_cluster *c = sched_cluster_new();
@@ -192,21 +257,36 @@ void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t 
 }
 
 int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
-                        struct sched_cmd_list *pos, bool *help)
+                        struct flag_list *pos, bool *help)
 {
-    struct sched_cmd_flag flags[] = {
-        {"filename", 'f', CMD_FLAG_LIST, &f->files},
-        {"output", 'o', CMD_FLAG_STRING, &f->output},
-        {"profile", 0, CMD_FLAG_STRING, &f->profile},
-        {"seed", 0, CMD_FLAG_STRING, &f->seed},
-        {"scheduler-name", 0, CMD_FLAG_STRING, &f->sched_name},
-        {"namespace", 'n', CMD_FLAG_STRING, &f->namespace_},
-        {"percentage-of-nodes-to-score", 0, CMD_FLAG_STRING, &f->percentage},
+    bool explain = !strcmp(cmd, "explain");
+    const struct flag table[SCHED_CMD_SIM_NFLAGS] = {
+        {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
+         "manifest file, directory or - (stdin); repeatable, or a,b"},
+        {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
+         explain ? "table (default), wide (scores as weight x normalized) or json"
+                 : "table (default), wide or json"},
+        {"namespace", 'n', FLAG_STRING, &f->namespace_, NULL, NULL, "NS",
+         "namespace of the objects that name none (default \"default\")"},
+        {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
+         "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
+        {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
+         explain ? "only pods whose spec.schedulerName is NAME are queued"
+                 : "only schedule pods whose spec.schedulerName is NAME"},
+        {"seed", 0, FLAG_STRING, &f->seed, NULL, NULL, "N",
+         explain ? "tie-break seed, as for simulate (default 1)"
+                 : "seed for breaking ties between equally scored nodes\n"
+                   "(default 1: the same input always gives the same output)"},
+        {"percentage-of-nodes-to-score", 0, FLAG_STRING, &f->percentage, NULL, NULL, "N",
+         explain ? "node sampling, as for simulate (default 100: every node)"
+                 : "stop filtering once N% of the nodes (at least 100) fit,\n"
+                   "as kube-scheduler does; 0: its adaptive share\n"
+                   "(default 100: every node, see docs/gpusched.md)"},
     };
 
     memset(f, 0, sizeof(*f));
-    return sched_cmd_flags_parse(cmd, flags, sizeof(flags) / sizeof(flags[0]), argc, argv, pos,
-                                 help);
+    memcpy(f->table, table, sizeof(table));
+    return sched_cmd_flags_parse(cmd, f->table, SCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
 }
 
 int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)

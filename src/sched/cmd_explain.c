@@ -33,17 +33,7 @@ static const char explain_usage[] =
     "\n"
     "Usage:\n"
     "  gpusched explain -f FILE... POD [flags]\n"
-    "\n"
-    "Flags:\n"
-    "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
-    "  -o, --output FORMAT        table (default), wide (scores as weight x normalized) or json\n"
-    "  -n, --namespace NS         namespace of the objects that name none (default \"default\")\n"
-    "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
-    "      --scheduler-name NAME  only pods whose spec.schedulerName is NAME are queued\n"
-    "      --seed N               tie-break seed, as for simulate (default 1)\n"
-    "      --percentage-of-nodes-to-score N\n"
-    "                             node sampling, as for simulate (default 100: every node)\n"
-    "  -h, --help                 help for explain\n";
+    "\n";
 
 struct explain_target {
     const char *ns; /* NULL: default namespace */
@@ -366,7 +356,7 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
 
 int sched_cmd_explain(int argc, char **argv)
 {
-    struct sched_cmd_list pos = {0};
+    struct flag_list pos = {0};
     struct sched_cmd_sim_flags f;
     struct explain_target target;
     struct sched_input in;
@@ -392,7 +382,7 @@ int sched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
     if (help) {
-        fputs(explain_usage, stdout);
+        sched_cmd_help("explain", explain_usage, f.table, SCHED_CMD_SIM_NFLAGS);
         goto out;
     }
     if (pos.n != 1) {
@@ -518,7 +508,7 @@ out:
     sched_cluster_free(full);
     if (loaded)
         sched_input_release(&in);
-    sched_cmd_list_release(&f.files);
-    sched_cmd_list_release(&pos);
+    flag_list_release(&f.files);
+    flag_list_release(&pos);
     return rc;
 }

@@ -33,14 +33,7 @@ static const char nodes_usage[] =
     "\n"
     "Usage:\n"
     "  gpusched nodes -f FILE... [flags]\n"
-    "\n"
-    "Flags:\n"
-    "  -f, --filename FILE          manifest file, directory or - (stdin); repeatable, or a,b\n"
-    "  -l, --selector SELECTOR      label selector (=, ==, !=, in, notin, key, !key, >, <)\n"
-    "  -L, --label-columns KEY,...  add a column with the value of each label\n"
-    "      --show-labels            add a LABELS column with every label\n"
-    "  -o, --output FORMAT          table (default), wide, name or json\n"
-    "  -h, --help                   help for nodes\n";
+    "\n";
 
 struct nodes_row {
     const struct kube_node *node;
@@ -163,7 +156,7 @@ static void nodes_label_header(const char *key, char *buf, size_t size)
 }
 
 static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, bool show_labels,
-                             const struct sched_cmd_list *label_cols)
+                             const struct flag_list *label_cols)
 {
     const char *headers[OUT_TABLE_MAX_COLS];
     char lhead[OUT_TABLE_MAX_COLS][64];
@@ -393,15 +386,20 @@ static int nodes_print_json(const struct nodes_row *rows, size_t n)
 
 int sched_cmd_nodes(int argc, char **argv)
 {
-    struct sched_cmd_list files = {0}, pos = {0}, label_cols = {0};
+    struct flag_list files = {0}, pos = {0}, label_cols = {0};
     const char *output = NULL, *selector = NULL;
     bool show_labels = false, help, loaded = false;
-    struct sched_cmd_flag flags[] = {
-        {"filename", 'f', CMD_FLAG_LIST, &files},
-        {"selector", 'l', CMD_FLAG_STRING, &selector},
-        {"label-columns", 'L', CMD_FLAG_LIST, &label_cols},
-        {"show-labels", 0, CMD_FLAG_BOOL, &show_labels},
-        {"output", 'o', CMD_FLAG_STRING, &output},
+    const struct flag flags[] = {
+        {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
+         "manifest file, directory or - (stdin); repeatable, or a,b"},
+        {"selector", 'l', FLAG_STRING, &selector, NULL, NULL, "SELECTOR",
+         "label selector (=, ==, !=, in, notin, key, !key, >, <)"},
+        {"label-columns", 'L', FLAG_LIST, &label_cols, NULL, NULL, "KEY,...",
+         "add a column with the value of each label"},
+        {"show-labels", 0, FLAG_BOOL, &show_labels, NULL, NULL, NULL,
+         "add a LABELS column with every label"},
+        {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT",
+         "table (default), wide, name or json"},
     };
     struct arena arena = ARENA_INIT;
     struct kube_selector sel = {0};
@@ -419,7 +417,7 @@ int sched_cmd_nodes(int argc, char **argv)
     if (rc)
         goto out;
     if (help) {
-        fputs(nodes_usage, stdout);
+        sched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
         goto out;
     }
     if (pos.n) {
@@ -489,8 +487,8 @@ out:
     if (loaded)
         sched_input_release(&in);
     arena_free(&arena);
-    sched_cmd_list_release(&files);
-    sched_cmd_list_release(&pos);
-    sched_cmd_list_release(&label_cols);
+    flag_list_release(&files);
+    flag_list_release(&pos);
+    flag_list_release(&label_cols);
     return rc;
 }

@@ -34,20 +34,7 @@ static const char simulate_usage[] =
     "\n"
     "Usage:\n"
     "  gpusched simulate -f FILE... [flags]\n"
-    "\n"
-    "Flags:\n"
-    "  -f, --filename FILE        manifest file, directory or - (stdin); repeatable, or a,b\n"
-    "  -o, --output FORMAT        table (default), wide or json\n"
-    "  -n, --namespace NS         namespace of the objects that name none (default \"default\")\n"
-    "      --profile NAME         default (kube-scheduler's plugins) or gpu (GPU bin-packing)\n"
-    "      --scheduler-name NAME  only schedule pods whose spec.schedulerName is NAME\n"
-    "      --seed N               seed for breaking ties between equally scored nodes\n"
-    "                             (default 1: the same input always gives the same output)\n"
-    "      --percentage-of-nodes-to-score N\n"
-    "                             stop filtering once N% of the nodes (at least 100) fit,\n"
-    "                             as kube-scheduler does; 0: its adaptive share\n"
-    "                             (default 100: every node, see docs/gpusched.md)\n"
-    "  -h, --help                 help for simulate\n";
+    "\n";
 
 /* Progress on stderr once a run takes more than a second: one updating line on a terminal,
  * a line per second otherwise. stdout stays the result only. */
@@ -323,7 +310,7 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
 
 int sched_cmd_simulate(int argc, char **argv)
 {
-    struct sched_cmd_list pos = {0};
+    struct flag_list pos = {0};
     struct sched_cmd_sim_flags f;
     struct sched_input in;
     struct sched_cluster *cluster = NULL;
@@ -342,7 +329,7 @@ int sched_cmd_simulate(int argc, char **argv)
     if (rc)
         goto out;
     if (help) {
-        fputs(simulate_usage, stdout);
+        sched_cmd_help("simulate", simulate_usage, f.table, SCHED_CMD_SIM_NFLAGS);
         goto out;
     }
     if (pos.n) {
@@ -411,7 +398,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         sched_input_release(&in);
-    sched_cmd_list_release(&f.files);
-    sched_cmd_list_release(&pos);
+    flag_list_release(&f.files);
+    flag_list_release(&pos);
     return rc;
 }

@@ -9,7 +9,6 @@
 #include "sched/serve.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,6 +26,7 @@
 
 #include "base/arena.h"
 #include "base/clock.h"
+#include "base/flag.h"
 #include "base/goparse.h"
 #include "base/keymap.h"
 #include "kube/client.h"
@@ -985,81 +985,6 @@ static void *signal_thread(void *arg)
  * Flags
  * ------------------------------------------------------------------------------------- */
 
-static const char serve_usage[] =
-    "Usage: gpusched serve [flags]\n"
-    "\n"
-    "Run as a secondary Kubernetes scheduler: schedule the pending pods whose\n"
-    "spec.schedulerName is --scheduler-name, with kube-scheduler's filters and scores, and\n"
-    "bind them through the API.\n"
-    "\n"
-    "Flags:\n"
-    "      --scheduler-name NAME          pods to schedule and event reportingController (default gpusched)\n"
-    "      --profile default|gpu          scoring profile (default \"default\")\n"
-    "      --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
-    "      --context NAME                 kubeconfig context (default: current-context)\n"
-    "      --kube-api-qps N               client rate limit, requests/s; 0 = unlimited (default 50)\n"
-    "      --kube-api-burst N             client burst (default 100)\n"
-    "      --bind-workers N               concurrent API writes (default 16)\n"
-    "      --leader-elect[=true|false]    elect a leader with a Lease before scheduling (default false)\n"
-    "      --leader-elect-lease-duration D   (default 15s)\n"
-    "      --leader-elect-renew-deadline D   (default 10s)\n"
-    "      --leader-elect-retry-period D     (default 2s)\n"
-    "      --leader-elect-resource-name NAME       Lease name (default gpusched)\n"
-    "      --leader-elect-resource-namespace NS    Lease namespace (default kube-system)\n"
-    "      --metrics-addr HOST:PORT       /healthz, /readyz, /metrics; \"\" or 0 disables\n"
-    "                                     (default 0.0.0.0:10251)\n"
-    "      --pod-max-in-unschedulable-pods-duration D   periodic retry of unschedulable pods (default 5m)\n"
-    "      --percentage-of-nodes-to-score N   stop filtering once N% of the nodes (at least 100)\n"
-    "                                     fit; 0 = kube-scheduler's adaptive share, 100 = every\n"
-    "                                     node (default 0)\n"
-    "  -v, --v N                          log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug\n"
-    "  -h, --help                         show this help\n"
-    "\n"
-    "Durations: 1h, 5m, 15s, 500ms. SIGTERM stops taking pods, finishes the binds in flight,\n"
-    "releases the lease and exits 0.\n";
-
-/* parse_duration_ms reads a Go duration (time.ParseDuration) into whole milliseconds. */
-static int parse_duration_ms(const char *s, int64_t *out)
-{
-    int64_t ns;
-
-    if (go_parse_duration(s, &ns, NULL))
-        return -EINVAL;
-    *out = ns / 1000000;
-    return 0;
-}
-
-/* parse_int reads a pflag-style integer (strconv.ParseInt(s, 0, 64)) within [lo, hi]. */
-static int parse_int(const char *v, long lo, long hi, long *out)
-{
-    int64_t n;
-
-    if (go_parse_int(v, strlen(v), 0, 64, &n, NULL) || n < lo || n > hi)
-        return -EINVAL;
-    *out = (long)n;
-    return 0;
-}
-
-enum {
-    OPT_SCHEDULER_NAME = 1000,
-    OPT_PROFILE,
-    OPT_KUBECONFIG,
-    OPT_CONTEXT,
-    OPT_QPS,
-    OPT_BURST,
-    OPT_BIND_WORKERS,
-    OPT_LEADER_ELECT,
-    OPT_LEASE_DURATION,
-    OPT_RENEW_DEADLINE,
-    OPT_RETRY_PERIOD,
-    OPT_LEASE_NAME,
-    OPT_LEASE_NAMESPACE,
-    OPT_METRICS_ADDR,
-    OPT_MAX_UNSCHED,
-    OPT_PERCENTAGE,
-    OPT_V,
-};
-
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
@@ -1074,134 +999,168 @@ static int usage_error(const char *fmt, ...)
     return 2;
 }
 
+static const char serve_intro[] =
+    "Usage: gpusched serve [flags]\n"
+    "\n"
+    "Run as a secondary Kubernetes scheduler: schedule the pending pods whose\n"
+    "spec.schedulerName is --scheduler-name, with kube-scheduler's filters and scores, and\n"
+    "bind them through the API.\n"
+    "\n";
+
+static const char serve_outro[] =
+    "\n"
+    "Durations: 1h, 5m, 15s, 500ms. SIGTERM stops taking pods, finishes the binds in flight,\n"
+    "releases the lease and exits 0.\n";
+
+/* Flag values. Each setter words why a value is refused; the caller puts the flag's name in
+ * front. */
+
+static int set_name(void *dest, const char *v, struct err *err)
+{
+    if (!*v)
+        return err_set(err, -EINVAL, "must not be empty");
+    *(const char **)dest = v;
+    return 0;
+}
+
+static int set_profile(void *dest, const char *v, struct err *err)
+{
+    if (!sched_profile_find(v))
+        return err_set(err, -EINVAL, "unknown profile '%s' (want default or gpu)", v);
+    *(const char **)dest = v;
+    return 0;
+}
+
+static int set_qps(void *dest, const char *v, struct err *err)
+{
+    char *end;
+    double q = strtod(v, &end);
+
+    if (end == v || *end || !(q >= 0))
+        return err_set(err, -EINVAL, "'%s' is not a non-negative number", v);
+    *(double *)dest = q;
+    return 0;
+}
+
+/* set_int_in reads a pflag integer (strconv.ParseInt(v, 0, 64)) within [lo, hi]. */
+static int set_int_in(int *dest, const char *v, long lo, long hi)
+{
+    int64_t n;
+
+    if (go_parse_int(v, strlen(v), 0, 64, &n, NULL) || n < lo || n > hi)
+        return -EINVAL;
+    *dest = (int)n;
+    return 0;
+}
+
+static int set_burst(void *dest, const char *v, struct err *err)
+{
+    if (set_int_in(dest, v, 0, 1000000))
+        return err_set(err, -EINVAL, "'%s' is not a non-negative integer", v);
+    return 0;
+}
+
+static int set_workers(void *dest, const char *v, struct err *err)
+{
+    if (set_int_in(dest, v, 1, 64))
+        return err_set(err, -EINVAL, "'%s' is not an integer in 1..64", v);
+    return 0;
+}
+
+static int set_percentage(void *dest, const char *v, struct err *err)
+{
+    if (set_int_in(dest, v, 0, 100))
+        return err_set(err, -EINVAL, "'%s' is not an integer in 0..100", v);
+    return 0;
+}
+
+static int set_level(void *dest, const char *v, struct err *err)
+{
+    if (set_int_in(dest, v, 0, 10))
+        return err_set(err, -EINVAL, "'%s' is not a level 0..10", v);
+    return 0;
+}
+
+/* set_duration reads a Go duration (time.ParseDuration) into positive whole milliseconds. */
+static int set_duration(void *dest, const char *v, struct err *err)
+{
+    int64_t ns;
+
+    if (go_parse_duration(v, &ns, NULL) || ns / 1000000 <= 0)
+        return err_set(err, -EINVAL, "'%s' is not a positive duration such as 15s or 500ms", v);
+    *(int64_t *)dest = ns / 1000000;
+    return 0;
+}
+
 /* serve_parse_flags returns -1 to go on, else the exit status. */
 static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
 {
-    static const struct option longopts[] = {
-        {"scheduler-name", required_argument, NULL, OPT_SCHEDULER_NAME},
-        {"profile", required_argument, NULL, OPT_PROFILE},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"kube-api-qps", required_argument, NULL, OPT_QPS},
-        {"kube-api-burst", required_argument, NULL, OPT_BURST},
-        {"bind-workers", required_argument, NULL, OPT_BIND_WORKERS},
-        {"leader-elect", optional_argument, NULL, OPT_LEADER_ELECT},
-        {"leader-elect-lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
-        {"leader-elect-renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE},
-        {"leader-elect-retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
-        {"leader-elect-resource-name", required_argument, NULL, OPT_LEASE_NAME},
-        {"leader-elect-resource-namespace", required_argument, NULL, OPT_LEASE_NAMESPACE},
-        {"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
-        {"pod-max-in-unschedulable-pods-duration", required_argument, NULL, OPT_MAX_UNSCHED},
-        {"percentage-of-nodes-to-score", required_argument, NULL, OPT_PERCENTAGE},
-        {"v", required_argument, NULL, OPT_V},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const struct flag flags[] = {
+        {"scheduler-name", 0, FLAG_FUNC, &o->scheduler_name, set_name, NULL, "NAME",
+         "pods to schedule and event reportingController (default gpusched)"},
+        {"profile", 0, FLAG_FUNC, &o->profile, set_profile, NULL, "default|gpu",
+         "scoring profile (default \"default\")"},
+        {"kubeconfig", 0, FLAG_STRING, &o->kubeconfig, NULL, NULL, "FILE",
+         "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"},
+        {"context", 0, FLAG_STRING, &o->context, NULL, NULL, "NAME",
+         "kubeconfig context (default: current-context)"},
+        {"kube-api-qps", 0, FLAG_FUNC, &o->qps, set_qps, NULL, "N",
+         "client rate limit, requests/s; 0 = unlimited (default 50)"},
+        {"kube-api-burst", 0, FLAG_FUNC, &o->burst, set_burst, NULL, "N",
+         "client burst (default 100)"},
+        {"bind-workers", 0, FLAG_FUNC, &o->bind_workers, set_workers, NULL, "N",
+         "concurrent API writes (default 16)"},
+        {"leader-elect", 0, FLAG_BOOL, &o->leader_elect, NULL, NULL, NULL,
+         "elect a leader with a Lease before scheduling (default false)"},
+        {"leader-elect-lease-duration", 0, FLAG_FUNC, &o->lease_duration_ms, set_duration, NULL,
+         "D", "how long a lease holds without renewal (default 15s)"},
+        {"leader-elect-renew-deadline", 0, FLAG_FUNC, &o->renew_deadline_ms, set_duration, NULL,
+         "D", "how long the leader tries to renew before it gives up\n(default 10s)"},
+        {"leader-elect-retry-period", 0, FLAG_FUNC, &o->retry_period_ms, set_duration, NULL, "D",
+         "time between two tries to take or renew the lease\n(default 2s)"},
+        {"leader-elect-resource-name", 0, FLAG_STRING, &o->lease_name, NULL, NULL, "NAME",
+         "Lease name (default gpusched)"},
+        {"leader-elect-resource-namespace", 0, FLAG_STRING, &o->lease_namespace, NULL, NULL, "NS",
+         "Lease namespace (default kube-system)"},
+        {"metrics-addr", 0, FLAG_STRING, &o->metrics_addr, NULL, NULL, "HOST:PORT",
+         "/healthz, /readyz, /metrics; \"\" or 0 disables\n(default 0.0.0.0:10251)"},
+        {"pod-max-in-unschedulable-pods-duration", 0, FLAG_FUNC, &o->max_unschedulable_ms,
+         set_duration, NULL, "D", "periodic retry of unschedulable pods (default 5m)"},
+        {"percentage-of-nodes-to-score", 0, FLAG_FUNC, &o->percentage_of_nodes_to_score,
+         set_percentage, NULL, "N",
+         "stop filtering once N% of the nodes (at least 100)\n"
+         "fit; 0 = kube-scheduler's adaptive share, 100 = every\nnode (default 0)"},
+        {"v", 'v', FLAG_FUNC, &o->verbosity, set_level, NULL, "N",
+         "log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug"},
     };
-    int c;
-    long n;
-    char *endp;
+    size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct flag_fault ff;
+    struct buf help = BUF_INIT(0);
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hv:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(serve_usage, stdout);
-            return 0;
-        case OPT_SCHEDULER_NAME:
-            if (!*optarg)
-                return usage_error("--scheduler-name: must not be empty");
-            o->scheduler_name = optarg;
-            break;
-        case OPT_PROFILE:
-            o->profile = optarg;
-            if (!sched_profile_find(optarg))
-                return usage_error("--profile: unknown profile '%s' (want default or gpu)",
-                                   optarg);
-            break;
-        case OPT_KUBECONFIG:
-            o->kubeconfig = optarg;
-            break;
-        case OPT_CONTEXT:
-            o->context = optarg;
-            break;
-        case OPT_QPS:
-            o->qps = strtod(optarg, &endp);
-            if (endp == optarg || *endp || o->qps < 0)
-                return usage_error("--kube-api-qps: '%s' is not a non-negative number", optarg);
-            break;
-        case OPT_BURST:
-            if (parse_int(optarg, 0, 1000000, &n))
-                return usage_error("--kube-api-burst: '%s' is not a non-negative integer", optarg);
-            o->burst = (int)n;
-            break;
-        case OPT_BIND_WORKERS:
-            if (parse_int(optarg, 1, 64, &n))
-                return usage_error("--bind-workers: '%s' is not an integer in 1..64", optarg);
-            o->bind_workers = (int)n;
-            break;
-        case OPT_LEADER_ELECT:
-            o->leader_elect = true;
-            if (optarg && go_parse_bool(optarg, &o->leader_elect, NULL))
-                return usage_error("--leader-elect: '%s' is not true or false", optarg);
-            break;
-        case OPT_LEASE_DURATION:
-        case OPT_RENEW_DEADLINE:
-        case OPT_RETRY_PERIOD:
-        case OPT_MAX_UNSCHED: {
-            int64_t ms;
-
-            if (parse_duration_ms(optarg, &ms) || ms <= 0)
-                return usage_error("--%s: '%s' is not a positive duration such as 15s or 500ms",
-                                   c == OPT_LEASE_DURATION   ? "leader-elect-lease-duration"
-                                   : c == OPT_RENEW_DEADLINE ? "leader-elect-renew-deadline"
-                                   : c == OPT_RETRY_PERIOD   ? "leader-elect-retry-period"
-                                                             : "pod-max-in-unschedulable-pods-duration",
-                                   optarg);
-            if (c == OPT_LEASE_DURATION)
-                o->lease_duration_ms = ms;
-            else if (c == OPT_RENEW_DEADLINE)
-                o->renew_deadline_ms = ms;
-            else if (c == OPT_RETRY_PERIOD)
-                o->retry_period_ms = ms;
-            else
-                o->max_unschedulable_ms = ms;
-            break;
-        }
-        case OPT_PERCENTAGE:
-            if (parse_int(optarg, 0, 100, &n))
-                return usage_error("--percentage-of-nodes-to-score: '%s' is not an integer in "
-                                   "0..100",
-                                   optarg);
-            o->percentage_of_nodes_to_score = (int)n;
-            break;
-        case OPT_LEASE_NAME:
-            o->lease_name = optarg;
-            break;
-        case OPT_LEASE_NAMESPACE:
-            o->lease_namespace = optarg;
-            break;
-        case OPT_METRICS_ADDR:
-            o->metrics_addr = optarg;
-            break;
-        case 'v':
-        case OPT_V:
-            if (c == 'v' && optarg[0] == '=') /* klog style: -v=2 */
-                optarg++;
-            if (parse_int(optarg, 0, 10, &n))
-                return usage_error("-v: '%s' is not a level 0..10", optarg);
-            o->verbosity = (int)n;
-            break;
-        case ':':
-            return usage_error("%s: needs a value", argv[optind - 1]);
-        default:
-            return usage_error("unknown flag %s", argv[optind - 1]);
-        }
+    switch (flag_parse(flags, nflags, argc, argv, NULL, &ff)) {
+    case FLAG_OK:
+        return -1;
+    case FLAG_HELP:
+        if (flag_usage(flags, nflags, "show this help", 37, &help))
+            return usage_error("out of memory");
+        printf("%sFlags:\n%s%s", serve_intro, help.data, serve_outro);
+        buf_release(&help);
+        return 0;
+    case FLAG_UNKNOWN:
+        return usage_error("unknown flag %s", ff.name);
+    case FLAG_NO_VALUE:
+        return usage_error("%s: needs a value", ff.name);
+    case FLAG_BAD_VALUE:
+        if (ff.flag->type == FLAG_BOOL)
+            return usage_error("%s: '%s' is not true or false", ff.name, ff.value);
+        return usage_error("%s: %s", ff.name, ff.err.msg);
+    case FLAG_EXTRA:
+        return usage_error("unexpected argument '%s'", ff.word);
+    case FLAG_NOMEM:
+        break;
     }
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
-    return -1;
+    fprintf(stderr, "gpusched serve: out of memory\n");
+    return 1;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 /* fuzz_labelvalue.c - libFuzzer target for the text that becomes label values: any bytes
  * through labeler_value_sanitize must give a valid label value (and be stable when sanitised
- * again), and labeler_duration_parse must never accept a value it cannot represent. */
+ * again), and labeler_interval_parse (--sleep-interval) must never accept a value out of its range. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "labeler/duration.h"
+#include "labeler/config.h"
 #include "labeler/sanitize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     labeler_value_sanitize(s, small, sizeof(small));
     if (!labeler_value_is_valid(small) || strlen(small) >= sizeof(small))
         abort();
-    if (labeler_duration_parse(s, &ms, NULL) == 0 && (ms < 0 || ms > 100L * 86400 * 1000))
+    if (labeler_interval_parse(s, &ms, NULL) == 0 && (ms < 1 || ms > LABELER_INTERVAL_MAX_MS))
         abort();
     free(s);
     return 0;

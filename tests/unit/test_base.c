@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "base/arena.h"
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/flag.h"
 #include "base/goparse.h"
 #include "kube/yaml.h"
 
@@ -500,6 +502,142 @@ static void goparse_duration_like_time(void)
     CHECK_STR_EQ(e.msg, "time: unknown unit \"\\x85s\" in duration \"1\\x85s\"");
 }
 
+/* --- flags --- */
+
+struct flag_test {
+    bool on;
+    const char *name;
+    struct flag_list files;
+    int level;
+};
+
+static int set_test_level(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (go_parse_int(v, strlen(v), 10, 32, &n, NULL) || n < 0 || n > 9)
+        return err_set(err, -EINVAL, "'%s' is not a level 0..9", v);
+    *(int *)dest = (int)n;
+    return 0;
+}
+
+#define FLAG_TEST_TABLE(t)                                                                     \
+    const struct flag flags[] = {                                                              \
+        {"on", 0, FLAG_BOOL, &(t).on, NULL, "FLAG_TEST_ON", NULL, "turn it on"},              \
+        {"name", 'n', FLAG_STRING, &(t).name, NULL, "FLAG_TEST_NAME", "NAME", "a name"},      \
+        {"file", 'f', FLAG_LIST, &(t).files, NULL, NULL, "FILE", "files;\nrepeatable"},       \
+        {"level", 'v', FLAG_FUNC, &(t).level, set_test_level, NULL, "N", "how loud"},         \
+    };                                                                                         \
+    const size_t nflags = sizeof(flags) / sizeof(flags[0])
+
+static void flag_reads_every_spelling(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    char *argv[] = {"cmd", "--on", "-n", "a", "--name=b", "-f", "x,y", "--file", "z", "-fw",
+                    "-f=v", "POS", "-v3", "-", "--", "--on=false", "-f"};
+    struct flag_list pos = {0};
+    struct flag_fault ff;
+
+    CHECK_INT_EQ(flag_parse(flags, nflags, (int)(sizeof(argv) / sizeof(argv[0])), argv, &pos, &ff),
+                 FLAG_OK);
+    CHECK(t.on);
+    CHECK_STR_EQ(t.name, "b");
+    CHECK_INT_EQ(t.level, 3);
+    CHECK_INT_EQ(t.files.n, 5);
+    if (t.files.n == 5) {
+        CHECK_STR_EQ(t.files.v[0], "x");
+        CHECK_STR_EQ(t.files.v[1], "y");
+        CHECK_STR_EQ(t.files.v[2], "z");
+        CHECK_STR_EQ(t.files.v[3], "w");
+        CHECK_STR_EQ(t.files.v[4], "v");
+    }
+    CHECK_INT_EQ(pos.n, 4); /* POS, "-", and the two words after "--" */
+    if (pos.n == 4) {
+        CHECK_STR_EQ(pos.v[0], "POS");
+        CHECK_STR_EQ(pos.v[1], "-");
+        CHECK_STR_EQ(pos.v[2], "--on=false");
+        CHECK_STR_EQ(pos.v[3], "-f");
+    }
+    flag_list_release(&t.files);
+    flag_list_release(&pos);
+}
+
+static void flag_faults_say_what_and_where(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    char *unknown[] = {"cmd", "--bogus=1"}, *unknown_short[] = {"cmd", "-q"};
+    char *missing[] = {"cmd", "--name"}, *missing_short[] = {"cmd", "-n"};
+    char *badbool[] = {"cmd", "--on=maybe"}, *badfunc[] = {"cmd", "-v", "12"};
+    char *extra[] = {"cmd", "word"}, *after[] = {"cmd", "--", "x"};
+    char *help[] = {"cmd", "-f", "x", "--help", "--bogus"}, *h[] = {"cmd", "-h"};
+    struct flag_fault ff;
+
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, unknown, NULL, &ff), FLAG_UNKNOWN);
+    CHECK_STR_EQ(ff.name, "--bogus");
+    CHECK_STR_EQ(ff.word, "--bogus=1");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, unknown_short, NULL, &ff), FLAG_UNKNOWN);
+    CHECK_STR_EQ(ff.name, "-q");
+    CHECK_INT_EQ(ff.shorthand, 'q');
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, missing, NULL, &ff), FLAG_NO_VALUE);
+    CHECK_STR_EQ(ff.name, "--name");
+    CHECK(ff.flag == &flags[1]);
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, missing_short, NULL, &ff), FLAG_NO_VALUE);
+    CHECK_STR_EQ(ff.name, "-n");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, badbool, NULL, &ff), FLAG_BAD_VALUE);
+    CHECK_STR_EQ(ff.value, "maybe");
+    CHECK_STR_EQ(ff.err.msg, "strconv.ParseBool: parsing \"maybe\": invalid syntax");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 3, badfunc, NULL, &ff), FLAG_BAD_VALUE);
+    CHECK_STR_EQ(ff.name, "-v");
+    CHECK_STR_EQ(ff.err.msg, "'12' is not a level 0..9");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, extra, NULL, &ff), FLAG_EXTRA);
+    CHECK_STR_EQ(ff.word, "word");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 3, after, NULL, &ff), FLAG_EXTRA);
+    CHECK_STR_EQ(ff.word, "x");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 5, help, NULL, &ff), FLAG_HELP);
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, h, NULL, &ff), FLAG_HELP);
+    flag_list_release(&t.files);
+}
+
+static void flag_env_first_then_argv(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    char *argv[] = {"cmd", "--name", "from-argv"};
+    struct flag_fault ff;
+
+    setenv("FLAG_TEST_ON", "true", 1);
+    setenv("FLAG_TEST_NAME", "from-env", 1);
+    CHECK_INT_EQ(flag_parse_env(flags, nflags, &ff), FLAG_OK);
+    CHECK(t.on);
+    CHECK_STR_EQ(t.name, "from-env");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 3, argv, NULL, &ff), FLAG_OK);
+    CHECK_STR_EQ(t.name, "from-argv");
+    setenv("FLAG_TEST_ON", "sometimes", 1);
+    CHECK_INT_EQ(flag_parse_env(flags, nflags, &ff), FLAG_BAD_VALUE);
+    CHECK_STR_EQ(ff.name, "FLAG_TEST_ON");
+    CHECK_STR_EQ(ff.value, "sometimes");
+    unsetenv("FLAG_TEST_ON");
+    unsetenv("FLAG_TEST_NAME");
+}
+
+static void flag_usage_lines_up_like_kubectl(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    struct buf b = BUF_INIT(0);
+
+    CHECK_INT_EQ(flag_usage(flags, nflags, "help for cmd", 0, &b), 0);
+    CHECK_STR_EQ(b.data, "      --on         turn it on [FLAG_TEST_ON]\n"
+                         "  -n, --name NAME  a name [FLAG_TEST_NAME]\n"
+                         "  -f, --file FILE  files;\n"
+                         "                   repeatable\n"
+                         "  -v, --level N    how loud\n"
+                         "  -h, --help       help for cmd\n");
+    buf_release(&b);
+}
+
 /* --- the monotonic clock --- */
 
 static void clock_waits_reach_their_deadline(void)
@@ -541,6 +679,10 @@ static const struct test_case cases[] = {
     {"goparse uint like strconv", goparse_uint_like_strconv},
     {"goparse bool like strconv", goparse_bool_like_strconv},
     {"goparse duration like time", goparse_duration_like_time},
+    {"flag reads every spelling", flag_reads_every_spelling},
+    {"flag faults say what and where", flag_faults_say_what_and_where},
+    {"flag env first then argv", flag_env_first_then_argv},
+    {"flag usage lines up like kubectl", flag_usage_lines_up_like_kubectl},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},

@@ -146,7 +146,7 @@ static void json_is_compact_and_ordered(void)
 }
 
 struct flags_run {
-    struct sched_cmd_list files, pos, cols;
+    struct flag_list files, pos, cols;
     const char *output;
     bool wide, help;
     int rc;
@@ -154,11 +154,11 @@ struct flags_run {
 
 static void flags_parse(struct flags_run *r, int argc, char **argv)
 {
-    struct sched_cmd_flag flags[] = {
-        {"filename", 'f', CMD_FLAG_LIST, &r->files},
-        {"label-columns", 'L', CMD_FLAG_LIST, &r->cols},
-        {"output", 'o', CMD_FLAG_STRING, &r->output},
-        {"show-labels", 0, CMD_FLAG_BOOL, &r->wide},
+    const struct flag flags[] = {
+        {"filename", 'f', FLAG_LIST, &r->files, NULL, NULL, NULL, NULL},
+        {"label-columns", 'L', FLAG_LIST, &r->cols, NULL, NULL, NULL, NULL},
+        {"output", 'o', FLAG_STRING, &r->output, NULL, NULL, NULL, NULL},
+        {"show-labels", 0, FLAG_BOOL, &r->wide, NULL, NULL, NULL, NULL},
     };
 
     memset(r, 0, sizeof(*r));
@@ -168,9 +168,9 @@ static void flags_parse(struct flags_run *r, int argc, char **argv)
 
 static void flags_release(struct flags_run *r)
 {
-    sched_cmd_list_release(&r->files);
-    sched_cmd_list_release(&r->pos);
-    sched_cmd_list_release(&r->cols);
+    flag_list_release(&r->files);
+    flag_list_release(&r->pos);
+    flag_list_release(&r->cols);
 }
 
 static void flags_every_spelling(void)

@@ -15,7 +15,7 @@
 #include "base/buf.h"
 #include "kube/yaml.h"
 #include "labeler/backoff.h"
-#include "labeler/duration.h"
+#include "labeler/config.h"
 #include "labeler/sync.h"
 
 #define CASES_FIXTURE "fixtures/sync/cases.json"
@@ -372,7 +372,7 @@ static void deploy_daemonset_wiring(void)
             long ms = 0;
 
             interval = true;
-            CHECK_INT_EQ(labeler_duration_parse(JSTR(JGET(e, "value")), &ms, NULL), 0);
+            CHECK_INT_EQ(labeler_interval_parse(JSTR(JGET(e, "value")), &ms, NULL), 0);
             CHECK(ms >= 1000);
         }
     }
