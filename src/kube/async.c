@@ -506,10 +506,8 @@ static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async
     int rc = 0;
 
     r->status = status;
-    if (status == 401 && c->cfg.token_file && !r->priv.retried_401 &&
-        kube_client_auth_line(c, true, &cn->p->token_gen, &cn->p->auth) == 1) {
-        /* the token may have rotated under us: it was re-read, and changed; once more */
-        r->priv.retried_401 = true;
+    if (kube_client_retry_401(c, status, &r->priv.retried_401, &cn->p->token_gen,
+                              &cn->p->auth)) {
         r->priv.due = 0;
         async_wait_insert(a, r);
     } else {

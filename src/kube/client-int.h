@@ -68,6 +68,14 @@ void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen);
  * returned. -ENOMEM leaves *line NULL and *gen 0. */
 int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char **line);
 
+/* kube_client_retry_401 is the one rule for a 401 Unauthorized answer: with a token file,
+ * the token may have been rotated since the request's header was made, so the file is re-read
+ * at once (kube_client_auth_line with force); when that gives a token other than the one
+ * *gen names (*line is then rebuilt), the request is worth sending once more and true is
+ * returned. *retried is set on the first 401, so a request is sent again at most once. */
+bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,
+                           char **line);
+
 /* kube_client_wipe_free overwrites a secret string with zeros and frees it; NULL is fine. */
 void kube_client_wipe_free(char *s);
 

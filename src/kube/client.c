@@ -305,21 +305,6 @@ static void client_token_refresh_locked(struct kube_client *c, bool force)
         c->token_gen = 1;
 }
 
-/* client_token_copy returns a copy of the bearer token (caller frees with
- * kube_client_wipe_free; NULL when there is none or out of memory), re-reading the token file
- * first as client_token_refresh_locked says. */
-static char *client_token_copy(struct kube_client *c, bool force)
-{
-    char *tok = NULL;
-
-    pthread_mutex_lock(&c->lock);
-    client_token_refresh_locked(c, force);
-    if (c->token)
-        tok = strdup(c->token);
-    pthread_mutex_unlock(&c->lock);
-    return tok;
-}
-
 int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char **line)
 {
     int rc = 0;
@@ -347,6 +332,16 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
     return rc;
 }
 
+bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,
+                           char **line)
+{
+    if (status != 401 || !c->cfg.token_file || *retried)
+        return false;
+    /* the token may have rotated under us: re-read it now, and try once more if it changed */
+    *retried = true;
+    return kube_client_auth_line(c, true, gen, line) == 1;
+}
+
 /* ---- one transfer --------------------------------------------------------------------- */
 
 struct client_xfer {
@@ -355,7 +350,6 @@ struct client_xfer {
     int retry_after; /* Retry-After header in seconds, -1 when absent */
     char errbuf[CURL_ERROR_SIZE];
     struct curl_slist *headers;
-    char *auth; /* "Authorization: Bearer ..." (wiped on release) */
 };
 
 static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
@@ -398,8 +392,6 @@ static void client_xfer_release(struct client_xfer *x)
 {
     kube_curl.slist_free_all(x->headers);
     x->headers = NULL;
-    kube_client_wipe_free(x->auth);
-    x->auth = NULL;
 }
 
 /* The CA bundle is handed over as a blob: the cluster CA rotates (kube-root-ca.crt), so a
@@ -469,7 +461,7 @@ void kube_client_handle_setup(struct kube_client *c, CURL *h, char *errbuf)
 }
 
 /* client_prepare resets h and sets everything common to requests and watches. */
-static int client_prepare(struct kube_client *c, CURL *h, const char *path, const char *token,
+static int client_prepare(struct kube_client *c, CURL *h, const char *path, const char *auth,
                           const char *content_type, struct client_xfer *x, struct err *err)
 {
     struct buf url = BUF_INIT(1 << 20);
@@ -495,17 +487,8 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     }
     if (l)
         l = kube_curl.slist_append(x->headers, "Expect:");
-    if (l && token) {
-        size_t n = strlen(token) + 32;
-
-        x->auth = malloc(n);
-        if (x->auth) {
-            snprintf(x->auth, n, "Authorization: Bearer %s", token);
-            l = kube_curl.slist_append(x->headers, x->auth);
-        } else {
-            l = NULL;
-        }
-    }
+    if (l && auth)
+        l = kube_curl.slist_append(x->headers, auth);
     if (!l) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
@@ -627,9 +610,11 @@ static int client_request(struct kube_client *c, const char *method, const char 
 {
     struct client_xfer x;
     CURL *h = NULL;
-    char *token = NULL;
+    char *auth = NULL;
+    unsigned gen = 0;
+    bool retried = false;
     CURLcode cc;
-    int rc = 0, attempt;
+    int rc = 0;
 
     memset(&x, 0, sizeof(x));
     resp->status = 0;
@@ -641,14 +626,17 @@ static int client_request(struct kube_client *c, const char *method, const char 
     h = client_handle_take(c);
     if (!h)
         return err_set(err, -ENOMEM, "cannot create a libcurl handle");
-    token = client_token_copy(c, false);
-    for (attempt = 0; attempt < 2; attempt++) {
+    if (kube_client_auth_line(c, false, &gen, &auth) < 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (;;) {
         client_throttle(c);
         client_xfer_release(&x);
         buf_reset(&resp->body);
         x.body = &resp->body;
         x.too_big = false;
-        rc = client_prepare(c, h, path, token, content_type, &x, err);
+        rc = client_prepare(c, h, path, auth, content_type, &x, err);
         if (rc)
             goto out;
         kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
@@ -677,16 +665,8 @@ static int client_request(struct kube_client *c, const char *method, const char 
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
-        if (resp->status == 401 && attempt == 0 && c->cfg.token_file) {
-            /* the token may have rotated under us: re-read it now and try once more */
-            char *fresh = client_token_copy(c, true);
-            bool changed = fresh && (!token || strcmp(fresh, token));
-
-            kube_client_wipe_free(token);
-            token = fresh;
-            if (changed)
-                continue;
-        }
+        if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth))
+            continue;
         break;
     }
     resp->json = kube_client_parse_json(&resp->body);
@@ -694,7 +674,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
 out:
     client_xfer_release(&x);
-    kube_client_wipe_free(token);
+    kube_client_wipe_free(auth);
     if (h) {
         /* drop the pointers into freed memory (body, header list with the token) before the
          * handle goes back to the pool */
@@ -916,9 +896,11 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
 {
     struct client_watch w;
     struct client_xfer x;
-    char *token = NULL;
+    char *auth = NULL;
+    unsigned gen = 0;
+    bool retried = false;
     CURLcode cc;
-    int rc = 0, attempt;
+    int rc = 0;
 
     pthread_once(&watch_json_once, watch_json_setup);
     memset(&w, 0, sizeof(w));
@@ -935,14 +917,17 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
     w.h = client_handle_take(c);
     if (!w.h)
         return err_set(err, -ENOMEM, "cannot create a libcurl handle");
-    token = client_token_copy(c, false);
-    for (attempt = 0; attempt < 2; attempt++) {
+    if (kube_client_auth_line(c, false, &gen, &auth) < 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (;;) {
         client_throttle(c);
         client_xfer_release(&x);
         buf_reset(&w.line);
         buf_reset(&w.errbody);
         w.status = 0;
-        rc = client_prepare(c, w.h, path, token, NULL, &x, err);
+        rc = client_prepare(c, w.h, path, auth, NULL, &x, err);
         if (rc)
             goto out;
         kube_curl.easy_setopt(w.h, CURLOPT_WRITEFUNCTION, client_watch_on_body);
@@ -969,15 +954,8 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
         }
         if (!w.status)
             kube_curl.easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
-        if (w.status == 401 && attempt == 0 && c->cfg.token_file) {
-            char *fresh = client_token_copy(c, true);
-            bool changed = fresh && (!token || strcmp(fresh, token));
-
-            kube_client_wipe_free(token);
-            token = fresh;
-            if (changed)
-                continue;
-        }
+        if (kube_client_retry_401(c, w.status, &retried, &gen, &auth))
+            continue;
         break;
     }
     if (w.status != 200) {
@@ -993,7 +971,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
 out:
     kube_curl.easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
     client_xfer_release(&x);
-    kube_client_wipe_free(token);
+    kube_client_wipe_free(auth);
     buf_release(&w.line);
     buf_release(&w.errbody);
     client_handle_put(c, w.h);

@@ -20,6 +20,9 @@
 int kube_label_key_validate(const char *key, struct err *err);
 int kube_label_value_validate(const char *value, struct err *err);
 
+/* kube_labels_get returns the value of key in l (sorted by key), or NULL when absent. */
+const char *kube_labels_get(const struct kube_labels *l, const char *key);
+
 /* A parsed label selector: requirements ANDed, sorted by key. Zero requirements match
  * everything. */
 struct kube_selector {

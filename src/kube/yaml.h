@@ -14,7 +14,9 @@
 #include <jansson.h>
 
 #include "base/err.h"
-#include "kube/object.h"
+
+/* A line table: where each value of a parsed document came from. */
+struct kube_lines;
 
 /* kube_yaml_load parses every document in data (len bytes). On success *docs is a new JSON
  * array (caller json_decref()s it) holding one value per non-empty document, and *lines (when
@@ -46,6 +48,10 @@ int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flag
 typedef long (*kube_yaml_read_fn)(void *rd_ctx, char *buf, size_t size);
 int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
                         kube_yaml_doc_fn fn, void *ctx, struct err *err);
+
+/* kube_lines_find returns the 1-based line of a value produced by the parse, 0 when unknown
+ * (l may be NULL: API responses have no lines). */
+int kube_lines_find(const struct kube_lines *l, const json_t *v);
 
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kube/labels.h"
 #include "labeler/sanitize.h"
 
 #define GFD_PREFIX "nvidia.com/"
@@ -94,7 +95,7 @@ int labeler_labels_set(struct labeler_labels *l, const char *key, const char *va
 
     if (!key[0] || strlen(key) >= sizeof(l->v[0].key))
         return err_set(err, -EINVAL, "label key '%s': empty or too long", key);
-    if (!labeler_value_is_valid(value))
+    if (kube_label_value_validate(value, NULL))
         return err_set(err, -EINVAL, "label %s: invalid value '%s'", key, value);
     i = labels_find(l, key, &found);
     if (!found) {

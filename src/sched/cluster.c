@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
+#include "kube/rules.h"
 #include "sched/sched-int.h"
 
 /* ---------------------------------------------------------------- interning */
@@ -937,17 +938,12 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
     return 0;
 }
 
-static bool pod_terminal(const struct kube_pod *pod)
-{
-    return pod->phase && (!strcmp(pod->phase, "Succeeded") || !strcmp(pod->phase, "Failed"));
-}
-
 int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct err *err)
 {
     struct sched_pod *old = sched_cluster_find_pod(c, pod->namespace_, pod->name), *p;
     int rc;
 
-    if (!pod->node_name || !*pod->node_name || pod_terminal(pod)) {
+    if (!pod->node_name || !*pod->node_name || kube_pod_phase_terminal(pod->phase)) {
         if (old && !old->assumed) {
             pod_detach(c, old);
             pod_free(old);

@@ -47,10 +47,6 @@ int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 int sched_cmd_load(const struct flag_list *files, const char *namespace_,
                    struct sched_input *in, struct sched_cluster *bound_into);
 
-/* sched_cmd_pod_terminal: phase Succeeded or Failed (such pods hold no resources and are
- * never scheduled). */
-bool sched_cmd_pod_terminal(const struct kube_pod *p);
-
 /* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
  * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
  * failure; the caller frees *out with sched_cluster_free. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
+#include "kube/rules.h"
 
 int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -87,7 +88,7 @@ void sched_cmd_print_err(const struct err *err)
 /* the take_bound consumer of sched_cmd_load: the pod counts on its node */
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
-    return sched_cmd_pod_terminal(p) ? 0 : sched_cluster_add_pod(arg, p, err);
+    return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
 int sched_cmd_load(const struct flag_list *files, const char *namespace_,
@@ -125,11 +126,6 @@ int sched_cmd_load(const struct flag_list *files, const char *namespace_,
     return 0;
 }
 
-bool sched_cmd_pod_terminal(const struct kube_pod *p)
-{
-    return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
-}
-
 /* cluster_fill adds the nodes of in, then its bound, non-terminal pods, to c; prints the
  * error and returns 1 on failure */
 static int cluster_fill(const struct sched_input *in, struct sched_cluster *c)
@@ -143,7 +139,7 @@ static int cluster_fill(const struct sched_input *in, struct sched_cluster *c)
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
     for (i = 0; i < in->npods && !rc; i++) {
         const struct kube_pod *p = &in->pods[i];
-        if (p->node_name && p->node_name[0] && !sched_cmd_pod_terminal(p))
+        if (p->node_name && p->node_name[0] && !kube_pod_phase_terminal(p->phase))
             rc = sched_cluster_add_pod(c, p, &err);
     }
     if (rc) {
@@ -340,7 +336,7 @@ size_t sched_cmd_pending_pods(const struct sched_input *in, const char *sched_na
 
     for (i = 0; i < in->npods; i++) {
         const struct kube_pod *p = &in->pods[i];
-        if ((p->node_name && p->node_name[0]) || sched_cmd_pod_terminal(p))
+        if ((p->node_name && p->node_name[0]) || kube_pod_phase_terminal(p->phase))
             continue;
         if (sched_name && strcmp(p->scheduler_name, sched_name))
             continue;

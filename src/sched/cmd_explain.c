@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "kube/rules.h"
 #include "sched/cmd.h"
 #include "sched/output.h"
 
@@ -423,7 +424,7 @@ int sched_cmd_explain(int argc, char **argv)
                 pod->namespace_, pod->name, pod->node_name);
         goto out;
     }
-    if (sched_cmd_pod_terminal(pod)) {
+    if (kube_pod_phase_terminal(pod->phase)) {
         fprintf(stderr, "gpusched: pod %s/%s has phase %s and is never scheduled\n",
                 pod->namespace_, pod->name, pod->phase);
         goto out;

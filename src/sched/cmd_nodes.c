@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
+#include "kube/rules.h"
 #include "sched/cmd.h"
 #include "sched/output.h"
 

@@ -1,161 +1,55 @@
 /* compile.c - a pod's scheduling constraints turned into interned integer form, once per
  * scheduling cycle: node selector, required and preferred node affinity, tolerations, host
- * ports, and its requests as kube-scheduler counts them (PodRequests, with and without the
- * 100m / 200MiB non-zero defaults). */
+ * ports, and its requests as kube-scheduler counts them (kube_pod_requests, with and without
+ * the 100m / 200MiB non-zero defaults). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/goparse.h"
+#include "kube/rules.h"
 #include "sched/sched-int.h"
-
-/* One resource list being aggregated: native members plus scalars by interned id. */
-struct agg {
-    int64_t cpu, mem, eph;
-    struct sched_scalar sc[SCHED_MAX_POD_SCALARS];
-    uint32_t nsc;
-};
-
-static int64_t *agg_scalar(struct agg *a, uint32_t rid, int *rc)
-{
-    uint32_t i;
-
-    for (i = 0; i < a->nsc; i++)
-        if (a->sc[i].rid == rid)
-            return &a->sc[i].req;
-    if (a->nsc == SCHED_MAX_POD_SCALARS) {
-        *rc = -E2BIG;
-        return NULL;
-    }
-    a->sc[a->nsc].rid = rid;
-    a->sc[a->nsc].req = 0;
-    a->sc[a->nsc].alloc = 0;
-    return &a->sc[a->nsc++].req;
-}
-
-/* container requests as a list; nonzero applies the scoring defaults to missing cpu/memory */
-static int agg_of(struct sched_cluster *c, const struct kube_resources *r, bool nonzero,
-                  struct agg *out)
-{
-    size_t i;
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
-    out->cpu = r->cpu_milli;
-    out->mem = r->memory;
-    out->eph = r->ephemeral;
-    if (nonzero) {
-        if (!(r->set & KUBE_RES_CPU))
-            out->cpu = SCHED_DEFAULT_MILLI_CPU;
-        if (!(r->set & KUBE_RES_MEMORY))
-            out->mem = SCHED_DEFAULT_MEMORY;
-    }
-    for (i = 0; i < r->nscalars; i++) {
-        uint32_t rid = sched_intern_add(&c->strs, r->scalars[i].name);
-        int64_t *v;
-        if (rid == SCHED_NOID)
-            return -ENOMEM;
-        if (!(v = agg_scalar(out, rid, &rc)))
-            return rc;
-        *v += r->scalars[i].value;
-    }
-    return 0;
-}
-
-static int agg_add(struct agg *dst, const struct agg *src)
-{
-    uint32_t i;
-    int rc = 0;
-
-    dst->cpu += src->cpu;
-    dst->mem += src->mem;
-    dst->eph += src->eph;
-    for (i = 0; i < src->nsc; i++) {
-        int64_t *v = agg_scalar(dst, src->sc[i].rid, &rc);
-        if (!v)
-            return rc;
-        *v += src->sc[i].req;
-    }
-    return 0;
-}
-
-static int agg_max(struct agg *dst, const struct agg *src)
-{
-    uint32_t i;
-    int rc = 0;
-
-    if (src->cpu > dst->cpu)
-        dst->cpu = src->cpu;
-    if (src->mem > dst->mem)
-        dst->mem = src->mem;
-    if (src->eph > dst->eph)
-        dst->eph = src->eph;
-    for (i = 0; i < src->nsc; i++) {
-        int64_t *v = agg_scalar(dst, src->sc[i].rid, &rc);
-        if (!v)
-            return rc;
-        if (src->sc[i].req > *v)
-            *v = src->sc[i].req;
-    }
-    return 0;
-}
-
-/* PodRequests (component-helpers/resource): containers and sidecars summed, each regular init
- * container with the sidecars started before it, the max of the two, plus overhead. */
-static int pod_requests(struct sched_cluster *c, const struct kube_pod *pod, bool nonzero,
-                        struct agg *out)
-{
-    struct agg sum, side, initmax, k, tmp;
-    size_t i;
-    int rc;
-
-    memset(&sum, 0, sizeof(sum));
-    memset(&side, 0, sizeof(side));
-    memset(&initmax, 0, sizeof(initmax));
-    for (i = 0; i < pod->ncontainers; i++) {
-        if ((rc = agg_of(c, &pod->containers[i].requests, nonzero, &k)) || (rc = agg_add(&sum, &k)))
-            return rc;
-    }
-    for (i = 0; i < pod->ninit_containers; i++) {
-        const struct kube_container *ic = &pod->init_containers[i];
-        if ((rc = agg_of(c, &ic->requests, nonzero, &k)))
-            return rc;
-        if (ic->restart_always) {
-            if ((rc = agg_add(&sum, &k)) || (rc = agg_add(&side, &k)) ||
-                (rc = agg_max(&initmax, &side)))
-                return rc;
-        } else {
-            tmp = k;
-            if ((rc = agg_add(&tmp, &side)) || (rc = agg_max(&initmax, &tmp)))
-                return rc;
-        }
-    }
-    if ((rc = agg_max(&sum, &initmax)))
-        return rc;
-    if ((rc = agg_of(c, &pod->overhead, false, &k)) || (rc = agg_add(&sum, &k)))
-        return rc;
-    *out = sum;
-    return 0;
-}
 
 int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u)
 {
-    struct agg req, nz;
-    uint32_t i;
+    static const struct kube_requests_opts nonzero = {SCHED_DEFAULT_MILLI_CPU,
+                                                      SCHED_DEFAULT_MEMORY};
+    struct kube_resources req, nz;
+    struct arena_mark mark;
+    size_t i;
     int rc;
 
     memset(u, 0, sizeof(*u));
-    if ((rc = pod_requests(c, pod, false, &req)) || (rc = pod_requests(c, pod, true, &nz)))
-        return rc;
-    u->cpu = req.cpu;
-    u->mem = req.mem;
-    u->eph = req.eph;
-    u->nz_cpu = nz.cpu;
-    u->nz_mem = nz.mem;
-    for (i = 0; i < req.nsc; i++)
-        if (req.sc[i].req != 0)
-            u->scalars[u->nscalars++] = req.sc[i];
-    return 0;
+    /* the scalars' arrays are scratch: given back before returning */
+    arena_mark(&c->cp_arena, &mark);
+    if ((rc = kube_pod_requests(pod, NULL, &c->cp_arena, &req)) ||
+        (rc = kube_pod_requests(pod, &nonzero, &c->cp_arena, &nz)))
+        goto out;
+    if (req.nscalars > SCHED_MAX_POD_SCALARS) {
+        rc = -E2BIG;
+        goto out;
+    }
+    u->cpu = req.cpu_milli;
+    u->mem = req.memory;
+    u->eph = req.ephemeral;
+    u->nz_cpu = nz.cpu_milli;
+    u->nz_mem = nz.memory;
+    for (i = 0; i < req.nscalars; i++) {
+        uint32_t rid = sched_intern_add(&c->strs, req.scalars[i].name);
+
+        if (rid == SCHED_NOID) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (req.scalars[i].value != 0) {
+            u->scalars[u->nscalars].rid = rid;
+            u->scalars[u->nscalars].alloc = 0;
+            u->scalars[u->nscalars++].req = req.scalars[i].value;
+        }
+    }
+out:
+    arena_rewind(&c->cp_arena, &mark);
+    return rc;
 }
 
 /* host_port_container returns pod's i-th container (containers, then init containers) if its

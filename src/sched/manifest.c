@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "kube/decode.h"
+#include "kube/labels.h"
+#include "kube/rules.h"
 #include "kube/yaml.h"
 
 #define LIST_MAX_DEPTH 8
@@ -735,73 +738,14 @@ static int spec_int(struct load_ctx *c, const json_t *spec, const char *key, int
     return 0;
 }
 
-/* selector_matches tells whether a metav1.LabelSelector (JSON) selects the labels (JSON
- * object of strings). Returns 1, 0, or -1 with *why set when the selector is malformed. */
-static int selector_matches(const json_t *sel, const json_t *labels, const char **why)
-{
-    const json_t *ml = json_object_get(sel, "matchLabels");
-    const json_t *me = json_object_get(sel, "matchExpressions");
-    const char *k;
-    json_t *v;
-    size_t i, j;
-
-    if (ml && !json_is_object(ml) && !json_is_null(ml)) {
-        *why = "matchLabels must be an object";
-        return -1;
-    }
-    if (me && !json_is_array(me) && !json_is_null(me)) {
-        *why = "matchExpressions must be a list";
-        return -1;
-    }
-    json_object_foreach((json_t *)ml, k, v) {
-        const char *lv = jstr(labels, k);
-
-        if (!json_is_string(v) || !lv || strcmp(lv, json_string_value(v)))
-            return 0;
-    }
-    for (i = 0; i < json_array_size(me); i++) {
-        const json_t *e = json_array_get(me, i), *vals = json_object_get(e, "values");
-        const char *key = jstr(e, "key"), *op = jstr(e, "operator"), *lv;
-        int found = 0;
-
-        if (!key || !op) {
-            *why = "matchExpressions entries need key and operator";
-            return -1;
-        }
-        lv = jstr(labels, key);
-        for (j = 0; lv && j < json_array_size(vals); j++)
-            if (json_is_string(json_array_get(vals, j)) &&
-                !strcmp(json_string_value(json_array_get(vals, j)), lv))
-                found = 1;
-        if (!strcmp(op, "In")) {
-            if (!found)
-                return 0;
-        } else if (!strcmp(op, "NotIn")) {
-            if (found)
-                return 0;
-        } else if (!strcmp(op, "Exists")) {
-            if (!lv)
-                return 0;
-        } else if (!strcmp(op, "DoesNotExist")) {
-            if (lv)
-                return 0;
-        } else {
-            *why = "matchExpressions operator must be In, NotIn, Exists or DoesNotExist";
-            return -1;
-        }
-    }
-    return 1;
-}
-
-/* check_selector applies the apps/v1 validation: spec.selector is required, not empty, and
- * selects the template's labels. */
-static int check_selector(struct load_ctx *c, const json_t *spec, const json_t *tmpl,
-                          const char *kind, int line)
+/* check_selector applies the apps/v1 validation to spec.selector: required, not empty and a
+ * valid metav1.LabelSelector, decoded into *ls (from the input's arena). Whether it selects
+ * the template's labels is checked once the template is decoded (selector_selects). */
+static int check_selector(struct load_ctx *c, const json_t *spec, const char *kind, int line,
+                          struct kube_label_selector *ls)
 {
     const json_t *sel = json_object_get(spec, "selector");
-    const json_t *labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
-    const char *why = NULL;
-    int m;
+    char field[sizeof(c->err->field)];
 
     if (!sel || json_is_null(sel))
         return fail(c, line_of(c, spec, line), "spec.selector", -EINVAL, "Required value");
@@ -812,13 +756,30 @@ static int check_selector(struct load_ctx *c, const json_t *spec, const json_t *
         !json_array_size(json_object_get(sel, "matchExpressions")))
         return fail(c, line_of(c, sel, line), "spec.selector", -EINVAL,
                     "Invalid value: empty selector is invalid for %s", kind);
-    m = selector_matches(sel, labels, &why);
-    if (m < 0)
-        return fail(c, line_of(c, sel, line), "spec.selector", -EINVAL, "Invalid value: %s", why);
-    if (!m)
-        return fail(c, line_of(c, labels ? labels : tmpl, line), "spec.template.metadata.labels",
-                    -EINVAL, "Invalid value: `selector` does not match template `labels`");
-    return 0;
+    if (!kube_label_selector_decode(sel, &c->in->arena, c->lines, NULL, ls, c->err))
+        return 0;
+    if (!c->err)
+        return -EINVAL;
+    snprintf(field, sizeof(field), "spec.selector%s%s", c->err->field[0] ? "." : "",
+             c->err->field);
+    err_field(c->err, field);
+    if (!c->err->line)
+        c->err->line = line_of(c, sel, line);
+    if (!c->err->file[0])
+        err_at(c->err, c->file, c->err->line, c->err->column);
+    return c->err->code;
+}
+
+/* selector_selects fails unless the workload's selector picks its template's labels. */
+static int selector_selects(struct load_ctx *c, const struct kube_label_selector *ls,
+                            const json_t *tmpl, const struct kube_labels *labels, int line)
+{
+    const json_t *jl = json_object_get(json_object_get(tmpl, "metadata"), "labels");
+
+    if (kube_label_selector_matches(ls, labels))
+        return 0;
+    return fail(c, line_of(c, jl ? jl : tmpl, line), "spec.template.metadata.labels", -EINVAL,
+                "Invalid value: `selector` does not match template `labels`");
 }
 
 /* decode_template decodes spec.template as the pod a controller would create, in namespace
@@ -918,6 +879,7 @@ static int load_workload(struct load_ctx *c, json_t *obj, const struct kind_info
     const char *name = jstr(json_object_get(obj, "metadata"), "name");
     const char *ns = object_namespace(c, obj);
     int64_t replicas = 1, completions = -1;
+    struct kube_label_selector sel = {0};
     struct kube_pod tp;
     struct kube_labels shared;
     char base[320], hash[11];
@@ -936,13 +898,11 @@ static int load_workload(struct load_ctx *c, json_t *obj, const struct kind_info
     case KIND_STATEFULSET:
         if ((rc = spec_int(c, spec, "replicas", line, &replicas)))
             return rc;
-        if (!strncmp(av, "apps/", 5) &&
-            (rc = check_selector(c, spec, tmpl, k->kind, line)))
+        if (!strncmp(av, "apps/", 5) && (rc = check_selector(c, spec, k->kind, line, &sel)))
             return rc;
         break;
     case KIND_DAEMONSET:
-        if (!strncmp(av, "apps/", 5) &&
-            (rc = check_selector(c, spec, tmpl, k->kind, line)))
+        if (!strncmp(av, "apps/", 5) && (rc = check_selector(c, spec, k->kind, line, &sel)))
             return rc;
         break;
     case KIND_REPLICATION_CONTROLLER:
@@ -976,6 +936,8 @@ static int load_workload(struct load_ctx *c, json_t *obj, const struct kind_info
         return rc;
     rc = decode_template(c, tmpl, ns, k->kind, name, line, &tp);
     if (rc)
+        return rc;
+    if (sel.present && (rc = selector_selects(c, &sel, tmpl, &tp.labels, line)))
         return rc;
     if (k->id == KIND_DAEMONSET) {
         struct sched_input_priv *pv = in->priv;

@@ -30,11 +30,13 @@
 #include "base/goparse.h"
 #include "base/keymap.h"
 #include "kube/client.h"
+#include "kube/decode.h"
+#include "kube/informer.h"
 #include "kube/object.h"
+#include "kube/rules.h"
 #include "sched/binder.h"
 #include "sched/events.h"
 #include "sched/httpd.h"
-#include "sched/informer.h"
 #include "sched/leader.h"
 #include "sched/metrics.h"
 #include "sched/queue.h"
@@ -102,7 +104,7 @@ struct serve {
     bool yielding; /* the loop waits in serve_yield for the other threads' turn */
     /* threads */
     volatile sig_atomic_t informer_stop;
-    struct sched_informer *nodes_inf, *pods_inf;
+    struct kube_informer *nodes_inf, *pods_inf;
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;
@@ -191,13 +193,6 @@ static const char *jstr(json_t *obj, const char *a, const char *b)
     if (b)
         v = json_object_get(v, b);
     return json_string_value(v);
-}
-
-static bool pod_terminal(json_t *pod)
-{
-    const char *phase = jstr(pod, "status", "phase");
-
-    return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 }
 
 static const char *pod_node_name(json_t *pod)
@@ -304,7 +299,7 @@ static void serve_update_gauges(struct serve *s)
     pthread_mutex_unlock(&s->metrics.mu);
 }
 
-static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
+static void on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
 {
     struct serve *s = ud;
     struct arena a = ARENA_INIT;
@@ -315,7 +310,7 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
     int rc = 0;
 
     err_clear(&err);
-    if (op == SCHED_INFORMER_ADD || op == SCHED_INFORMER_UPDATE) {
+    if (op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE) {
         fp = node_fingerprint(obj);
         rc = kube_node_decode(obj, &a, NULL, NULL, &node, &err);
         if (rc) {
@@ -326,8 +321,8 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
     }
     serve_lock(s);
     switch (op) {
-    case SCHED_INFORMER_ADD:
-    case SCHED_INFORMER_UPDATE: {
+    case KUBE_INFORMER_ADD:
+    case KUBE_INFORMER_UPDATE: {
         struct node_fp *f = keymap_get(&s->node_fps, key);
 
         rc = sched_cluster_update_node(s->cluster, &node, &err);
@@ -349,16 +344,16 @@ static void on_node(void *ud, enum sched_informer_op op, const char *key, json_t
             f->fp = fp;
             sched_queue_move_all(s->queue, mono_ms());
         }
-        serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == SCHED_INFORMER_ADD ? "added" : "updated",
+        serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == KUBE_INFORMER_ADD ? "added" : "updated",
                   key);
         break;
     }
-    case SCHED_INFORMER_DELETE:
+    case KUBE_INFORMER_DELETE:
         sched_cluster_remove_node(s->cluster, key);
         free(keymap_del(&s->node_fps, key));
         serve_log('I', 4, "\"Node deleted\" node=\"%s\"", key);
         break;
-    case SCHED_INFORMER_SYNCED:
+    case KUBE_INFORMER_SYNCED:
         if (!s->nodes_synced)
             serve_log('I', 0, "\"Node cache synced\" nodes=%zu", sched_cluster_node_count(s->cluster));
         s->nodes_synced = true;
@@ -374,7 +369,7 @@ static bool pod_filter(void *ud, json_t *obj)
 {
     struct serve *s = ud;
 
-    if (pod_terminal(obj))
+    if (kube_pod_phase_terminal(jstr(obj, "status", "phase")))
         return false;
     if (*pod_node_name(obj))
         return true;
@@ -387,7 +382,7 @@ static void serve_unassume(struct serve *s, const char *key)
     free(keymap_del(&s->assumed, key));
 }
 
-static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t *obj)
+static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
 {
     struct serve *s = ud;
     struct kube_pod pod;
@@ -398,7 +393,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     int rc;
 
     err_clear(&err);
-    if (op == SCHED_INFORMER_SYNCED) {
+    if (op == KUBE_INFORMER_SYNCED) {
         serve_lock(s);
         if (!s->pods_synced)
             serve_log('I', 0, "\"Pod cache synced\" pending=%zu",
@@ -415,7 +410,7 @@ static void on_pod(void *ud, enum sched_informer_op op, const char *key, json_t 
     ns[slash - key] = '\0';
     strcpy(name, slash + 1);
 
-    if (op == SCHED_INFORMER_DELETE) {
+    if (op == KUBE_INFORMER_DELETE) {
         serve_lock(s);
         pending_free(sched_queue_delete(s->queue, key));
         serve_unassume(s, key);
@@ -927,8 +922,8 @@ static int serve_http(void *ud, const char *path, struct buf *body, const char *
         pthread_mutex_lock(&s->metrics.mu);
         s->metrics.leader = serve_leading(s);
         if (s->nodes_inf && s->pods_inf) {
-            s->metrics.relists_nodes = sched_informer_lists(s->nodes_inf);
-            s->metrics.relists_pods = sched_informer_lists(s->pods_inf);
+            s->metrics.relists_nodes = kube_informer_lists(s->nodes_inf);
+            s->metrics.relists_pods = kube_informer_lists(s->pods_inf);
         }
         pthread_mutex_unlock(&s->metrics.mu);
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
@@ -1186,7 +1181,7 @@ int sched_serve_main(int argc, char **argv)
     };
     struct kube_client_opts co;
     struct sched_queue_opts qo;
-    struct sched_informer_opts io;
+    struct kube_informer_opts io;
     struct err err;
     struct serve *s = NULL;
     char msg[1400], host[256] = "unknown", identity[320];
@@ -1294,7 +1289,7 @@ int sched_serve_main(int argc, char **argv)
     io.log = informer_log_cb;
     io.ud = s;
     io.stop = &s->informer_stop;
-    if (sched_informer_start(s->client, &io, &s->nodes_inf, &err)) {
+    if (kube_informer_start(s->client, &io, &s->nodes_inf, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
@@ -1302,7 +1297,7 @@ int sched_serve_main(int argc, char **argv)
     io.path = "/api/v1/pods";
     io.fn = on_pod;
     io.filter = pod_filter;
-    if (sched_informer_start(s->client, &io, &s->pods_inf, &err)) {
+    if (kube_informer_start(s->client, &io, &s->pods_inf, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
@@ -1332,8 +1327,8 @@ int sched_serve_main(int argc, char **argv)
 out:
     if (s) {
         s->informer_stop = 1;
-        sched_informer_free(s->nodes_inf);
-        sched_informer_free(s->pods_inf);
+        kube_informer_free(s->nodes_inf);
+        kube_informer_free(s->pods_inf);
         sched_leader_stop(s->leader);
         sched_binder_free(s->binder);
         sched_httpd_stop(s->httpd);

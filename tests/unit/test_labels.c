@@ -9,6 +9,7 @@
 
 #include "base/buf.h"
 #include "gpu/gpu.h"
+#include "kube/labels.h"
 #include "labeler/config.h"
 #include "labeler/labels.h"
 #include "labeler/sanitize.h"
@@ -41,7 +42,7 @@ static void sanitize_real_product_names(void)
         char out[64];
 
         CHECK_STR_EQ(labeler_value_sanitize(t[i].in, out, sizeof(out)), t[i].want);
-        CHECK(labeler_value_is_valid(out));
+        CHECK(!kube_label_value_validate(out, NULL));
     }
 }
 
@@ -71,7 +72,7 @@ static void sanitize_invalid_characters(void)
         char out[64];
 
         CHECK_STR_EQ(labeler_value_sanitize(t[i].in, out, sizeof(out)), t[i].want);
-        CHECK(labeler_value_is_valid(out));
+        CHECK(!kube_label_value_validate(out, NULL));
     }
 }
 
@@ -83,17 +84,17 @@ static void sanitize_truncates_to_63_valid(void)
     labeler_value_sanitize(name100, out, sizeof(out));
     CHECK_INT_EQ(strlen(out), 63);
     CHECK_STR_EQ(out, "NVIDIA-Imaginary-Accelerator-Ultra-Extreme-Edition-With-An-Extr");
-    CHECK(labeler_value_is_valid(out));
+    CHECK(!kube_label_value_validate(out, NULL));
     /* the 63rd character is '.', so the cut leaves it off too (NVIDIA/k8s-device-plugin#1880) */
     labeler_value_sanitize("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition MIG 1g.24gb",
                            out, sizeof(out));
     CHECK_STR_EQ(out, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition-MIG-1g");
-    CHECK(labeler_value_is_valid(out));
+    CHECK(!kube_label_value_validate(out, NULL));
     /* a cut right after a whitespace run never leaves a trailing '-' */
     labeler_value_sanitize("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  b", out,
                            sizeof(out));
     CHECK_INT_EQ(strlen(out), 62);
-    CHECK(labeler_value_is_valid(out));
+    CHECK(!kube_label_value_validate(out, NULL));
     /* a small output buffer truncates further, still valid */
     labeler_value_sanitize("Tesla M40", out, 7);
     CHECK_STR_EQ(out, "Tesla");
@@ -101,19 +102,19 @@ static void sanitize_truncates_to_63_valid(void)
 
 static void value_validity(void)
 {
-    CHECK(labeler_value_is_valid(""));
-    CHECK(labeler_value_is_valid("a"));
-    CHECK(labeler_value_is_valid("12209MiB"));
-    CHECK(labeler_value_is_valid("a-b_c.d"));
-    CHECK(!labeler_value_is_valid("-a"));
-    CHECK(!labeler_value_is_valid("a-"));
-    CHECK(!labeler_value_is_valid("a b"));
-    CHECK(!labeler_value_is_valid("NVIDIA-TITAN-X-(Pascal)"));
-    CHECK(!labeler_value_is_valid("X9SRA/X9SRA-3"));
+    CHECK(!kube_label_value_validate("", NULL));
+    CHECK(!kube_label_value_validate("a", NULL));
+    CHECK(!kube_label_value_validate("12209MiB", NULL));
+    CHECK(!kube_label_value_validate("a-b_c.d", NULL));
+    CHECK(kube_label_value_validate("-a", NULL));
+    CHECK(kube_label_value_validate("a-", NULL));
+    CHECK(kube_label_value_validate("a b", NULL));
+    CHECK(kube_label_value_validate("NVIDIA-TITAN-X-(Pascal)", NULL));
+    CHECK(kube_label_value_validate("X9SRA/X9SRA-3", NULL));
     CHECK(
-        labeler_value_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
-    CHECK(!labeler_value_is_valid(
-        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+        !kube_label_value_validate("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
+    CHECK(kube_label_value_validate(
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
 }
 
 /* --- schemas from inventories --- */
@@ -294,7 +295,7 @@ static void long_and_odd_names_valid(void)
 
         CHECK_INT_EQ(labels_of(d, 1, LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD, &l), 0);
         for (j = 0; j < l.n; j++)
-            CHECK(labeler_value_is_valid(l.v[j].value));
+            CHECK(!kube_label_value_validate(l.v[j].value, NULL));
         CHECK_STR_EQ(labeler_labels_get(&l, "aliyun.accelerator/nvidia_name"),
                      labeler_labels_get(&l, "nvidia.com/gpu.product"));
         labeler_labels_release(&l);

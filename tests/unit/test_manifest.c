@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "kube/labels.h"
 #include "kube/yaml.h"
 #include "sched/manifest.h"
 

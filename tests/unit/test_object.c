@@ -7,8 +7,10 @@
 #include <stdlib.h>
 
 #include "base/buf.h"
+#include "kube/decode.h"
 #include "kube/labels.h"
 #include "kube/object.h"
+#include "kube/rules.h"
 #include "kube/yaml.h"
 #include "test.h"
 
@@ -567,7 +569,7 @@ static void object_pod_requests(void)
     CHECK_INT_EQ(decode(&l, POD, y, &p), 0);
     CHECK(p.init_containers[0].restart_always);
     CHECK(!p.init_containers[1].restart_always);
-    CHECK_INT_EQ(kube_pod_requests(&p, &a, &r), 0);
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
     CHECK_INT_EQ(r.cpu_milli, 800);
     CHECK_INT_EQ(r.memory, (int64_t)2 << 30);
     CHECK_INT_EQ(kube_resources_scalar(&r, "nvidia.com/gpu"), 2);
@@ -588,7 +590,7 @@ static void object_pod_requests(void)
                                  "limits: {example.com/x: 9e18}}}\n",
                         &p),
                  0);
-    CHECK_INT_EQ(kube_pod_requests(&p, &a, &r), 0);
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
     CHECK_INT_EQ(r.memory, INT64_MAX);
     CHECK_INT_EQ(kube_resources_scalar(&r, "example.com/x"), INT64_MAX);
     loaded_free(&l);

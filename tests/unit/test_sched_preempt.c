@@ -2,6 +2,7 @@
  * SelectVictimsOnNode (reprieve most important first), candidate ordering, the
  * "preemption: ..." text, and sched_simulate's evict-and-retry. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sched_tb.h"

@@ -1,6 +1,7 @@
 /* test_sched_score.c - score plugins, normalisation, weights, the GPU-aware profile and the
  * seeded tie-break, checked through sched_explain's per-node scores against hand-computed
  * values of kube-scheduler's formulas (research/scheduling.md §3-5). */
+#include <stdio.h>
 #include <string.h>
 
 #include "sched_tb.h"

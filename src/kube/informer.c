@@ -4,7 +4,7 @@
  * already seen: objects whose resourceVersion is unchanged are skipped, new ones are ADDs,
  * changed ones UPDATEs, and store keys absent from the list DELETEs. The store is touched
  * only by the informer's own thread. */
-#include "sched/informer.h"
+#include "kube/informer.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,9 +28,9 @@ struct store_entry {
     char key[];
 };
 
-struct sched_informer {
+struct kube_informer {
     struct kube_client *c;
-    struct sched_informer_opts o;
+    struct kube_informer_opts o;
     char *path;
     char *field_selector;
     struct keymap store;
@@ -46,7 +46,7 @@ struct sched_informer {
     char watch_error[256];
 };
 
-const char *sched_object_key(json_t *obj, char *buf, size_t size)
+const char *kube_object_key(json_t *obj, char *buf, size_t size)
 {
     json_t *md = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(md, "namespace"));
@@ -70,10 +70,10 @@ static const char *object_rv(json_t *obj)
     return rv ? rv : "";
 }
 
-static void informer_log(struct sched_informer *inf, int level, const char *fmt, ...)
+static void informer_log(struct kube_informer *inf, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void informer_log(struct sched_informer *inf, int level, const char *fmt, ...)
+static void informer_log(struct kube_informer *inf, int level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -87,7 +87,7 @@ static void informer_log(struct sched_informer *inf, int level, const char *fmt,
 }
 
 /* informer_sleep waits ms, waking early when asked to stop; returns non-zero on stop. */
-static int informer_sleep(struct sched_informer *inf, int64_t ms)
+static int informer_sleep(struct kube_informer *inf, int64_t ms)
 {
     double end = mono_now() + (double)ms / 1000;
 
@@ -104,10 +104,10 @@ static int informer_sleep(struct sched_informer *inf, int64_t ms)
 
 /* informer_apply delivers one observed state of an object. When listing, gen marks it
  * seen; the watch passes gen 0 (keeps the mark). */
-static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
+static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
 {
     char kbuf[INFORMER_KEY_MAX];
-    const char *key = sched_object_key(obj, kbuf, sizeof(kbuf));
+    const char *key = kube_object_key(obj, kbuf, sizeof(kbuf));
     const char *rv = object_rv(obj);
     struct store_entry *e;
     bool wanted;
@@ -121,7 +121,7 @@ static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
     if (!wanted) {
         if (e) {
             keymap_del(&inf->store, e->key);
-            inf->o.fn(inf->o.ud, SCHED_INFORMER_DELETE, key, obj);
+            inf->o.fn(inf->o.ud, KUBE_INFORMER_DELETE, key, obj);
             free(e);
         }
         return 0;
@@ -131,7 +131,7 @@ static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
         if (!strcmp(e->rv, rv))
             return 0;
         snprintf(e->rv, sizeof(e->rv), "%s", rv);
-        inf->o.fn(inf->o.ud, SCHED_INFORMER_UPDATE, key, obj);
+        inf->o.fn(inf->o.ud, KUBE_INFORMER_UPDATE, key, obj);
         return 0;
     }
     e = calloc(1, sizeof(*e) + strlen(key) + 1);
@@ -144,12 +144,12 @@ static int informer_apply(struct sched_informer *inf, json_t *obj, bool deleted)
         free(e);
         return -ENOMEM;
     }
-    inf->o.fn(inf->o.ud, SCHED_INFORMER_ADD, key, obj);
+    inf->o.fn(inf->o.ud, KUBE_INFORMER_ADD, key, obj);
     return 0;
 }
 
 /* informer_list does a full paginated list and then deletes what the list no longer holds. */
-static int informer_list(struct sched_informer *inf, struct err *err)
+static int informer_list(struct kube_informer *inf, struct err *err)
 {
     char path[4096], cont_esc[2048];
     const char *cont = NULL;
@@ -219,11 +219,11 @@ static int informer_list(struct sched_informer *inf, struct err *err)
     for (i = 0; i < ngone; i++) {
         struct store_entry *e = keymap_del(&inf->store, gone[i]);
 
-        inf->o.fn(inf->o.ud, SCHED_INFORMER_DELETE, e->key, NULL);
+        inf->o.fn(inf->o.ud, KUBE_INFORMER_DELETE, e->key, NULL);
         free(e);
     }
     atomic_fetch_add(&inf->lists, 1);
-    inf->o.fn(inf->o.ud, SCHED_INFORMER_SYNCED, NULL, NULL);
+    inf->o.fn(inf->o.ud, KUBE_INFORMER_SYNCED, NULL, NULL);
     atomic_store(&inf->synced, true);
 out:
     free(gone);
@@ -236,7 +236,7 @@ enum { WATCH_EXPIRED = 1, WATCH_FAILED = 2 };
 
 static int informer_on_event(void *ud, const char *type, json_t *obj)
 {
-    struct sched_informer *inf = ud;
+    struct kube_informer *inf = ud;
 
     inf->watch_events++;
     if (!strcmp(type, "BOOKMARK")) {
@@ -272,7 +272,7 @@ static int informer_on_event(void *ud, const char *type, json_t *obj)
     return 0;
 }
 
-static int64_t informer_jitter(struct sched_informer *inf, int64_t ms)
+static int64_t informer_jitter(struct kube_informer *inf, int64_t ms)
 {
     /* up to +25%, so replicas and informers do not reconnect in lockstep */
     return ms + (int64_t)(rand_r(&inf->rand_state) % (unsigned)(ms / 4 + 1));
@@ -280,7 +280,7 @@ static int64_t informer_jitter(struct sched_informer *inf, int64_t ms)
 
 static void *informer_thread(void *arg)
 {
-    struct sched_informer *inf = arg;
+    struct kube_informer *inf = arg;
     int64_t backoff = inf->o.backoff_initial_ms;
     bool need_list = true;
     char path[4096];
@@ -351,10 +351,10 @@ static void *informer_thread(void *arg)
     return NULL;
 }
 
-int sched_informer_start(struct kube_client *c, const struct sched_informer_opts *o,
-                         struct sched_informer **out, struct err *err)
+int kube_informer_start(struct kube_client *c, const struct kube_informer_opts *o,
+                         struct kube_informer **out, struct err *err)
 {
-    struct sched_informer *inf = calloc(1, sizeof(*inf));
+    struct kube_informer *inf = calloc(1, sizeof(*inf));
 
     *out = NULL;
     if (!inf)
@@ -375,7 +375,7 @@ int sched_informer_start(struct kube_client *c, const struct sched_informer_opts
     }
     inf->rand_state = (unsigned)time(NULL) ^ (unsigned)getpid() ^ (unsigned)(uintptr_t)inf;
     if (!inf->path || (o->field_selector && !inf->field_selector)) {
-        sched_informer_free(inf);
+        kube_informer_free(inf);
         return err_set(err, -ENOMEM, "out of memory");
     }
     if (pthread_create(&inf->thread, NULL, informer_thread, inf)) {
@@ -395,7 +395,7 @@ int sched_informer_start(struct kube_client *c, const struct sched_informer_opts
     return 0;
 }
 
-void sched_informer_free(struct sched_informer *inf)
+void kube_informer_free(struct kube_informer *inf)
 {
     size_t i;
 
@@ -412,17 +412,17 @@ void sched_informer_free(struct sched_informer *inf)
     free(inf);
 }
 
-bool sched_informer_synced(const struct sched_informer *inf)
+bool kube_informer_synced(const struct kube_informer *inf)
 {
-    return atomic_load(&((struct sched_informer *)inf)->synced);
+    return atomic_load(&((struct kube_informer *)inf)->synced);
 }
 
-uint64_t sched_informer_lists(const struct sched_informer *inf)
+uint64_t kube_informer_lists(const struct kube_informer *inf)
 {
-    return atomic_load(&((struct sched_informer *)inf)->lists);
+    return atomic_load(&((struct kube_informer *)inf)->lists);
 }
 
-uint64_t sched_informer_watches(const struct sched_informer *inf)
+uint64_t kube_informer_watches(const struct kube_informer *inf)
 {
-    return atomic_load(&((struct sched_informer *)inf)->watches);
+    return atomic_load(&((struct kube_informer *)inf)->watches);
 }

@@ -1,11 +1,13 @@
-/* object.c - JSON (from the API or from YAML manifests) to struct kube_pod/kube_node/
- * kube_priority_class, with the API server's defaulting and validation, and the matching rules
- * the scheduler shares (tolerations, node selector terms, pod requests).
+/* decode.c - JSON (from the API or from YAML manifests) to struct kube_pod, kube_node,
+ * kube_priority_class and kube_label_selector, with the API server's defaulting and
+ * validation.
  *
  * Decoding is one pass over the JSON tree; everything kept is copied into the caller's arena.
  * Errors name the field path (spec.containers[0].resources.limits.cpu) and, with a line table,
- * the source line. Unknown fields are ignored, as kubectl does without --validate=strict. */
-#include "kube/object.h"
+ * the source line. Unknown fields are ignored, as kubectl does without --validate=strict.
+ * Every list of the object model is read by decode_array, so a list's element type, path and
+ * length are handled in one place. */
+#include "kube/decode.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include "base/goparse.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
+#include "kube/yaml.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Decoder state: arena, error report, field path                                            */
@@ -237,6 +240,50 @@ static int get_bool(struct dec *d, const json_t *obj, const char *key, bool *out
         return rc;
     *out = json_is_true(v);
     return 0;
+}
+
+/* An element decoder of decode_array: v is the element (already of the wanted JSON type), out
+ * its slot in the array (NULL when the elements are not kept), ctx the caller's. The path
+ * names the element ("spec.tolerations[2]"). */
+typedef int (*dec_elem_fn)(struct dec *d, const json_t *v, void *out, void *ctx);
+
+/* decode_array reads obj[key], a list whose elements must be of JSON type want (want_name in
+ * the message), decoding each with fn into an array of elem-sized slots allocated from the
+ * arena (none when elem is 0). Returns the array (NULL when the list is absent, null or
+ * empty) with *n the elements decoded; on failure *rc is the error and *n counts the
+ * elements decoded before it. */
+static void *decode_array(struct dec *d, const json_t *obj, const char *key, json_type want,
+                          const char *want_name, size_t elem, dec_elem_fn fn, void *ctx,
+                          size_t *n, int *rc)
+{
+    const json_t *arr;
+    char *out = NULL;
+    size_t i, old;
+
+    *n = 0;
+    *rc = get_array(d, obj, key, &arr);
+    if (*rc || !arr || !json_array_size(arr))
+        return NULL;
+    if (elem && !(out = arena_alloc(d->a, json_array_size(arr) * elem))) {
+        *rc = dec_nomem(d);
+        return NULL;
+    }
+    old = path_push(d, key);
+    for (i = 0; i < json_array_size(arr); i++) {
+        const json_t *v = json_array_get(arr, i);
+        size_t o2 = path_index(d, i);
+
+        if (json_typeof(v) != want)
+            *rc = dec_fail(d, v, arr, "expected %s, got %s", want_name, kube_json_type_name(v));
+        else
+            *rc = fn(d, v, elem ? out + i * elem : NULL, ctx);
+        path_pop(d, o2);
+        if (*rc)
+            break;
+        (*n)++;
+    }
+    path_pop(d, old);
+    return out;
 }
 
 bool kube_json_int64(const json_t *v, int64_t *out)
@@ -664,8 +711,10 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Containers                                                                                 */
 
-static int decode_port(struct dec *d, const json_t *p, bool host_network, struct kube_port *out)
+static int decode_port(struct dec *d, const json_t *p, void *slot, void *ctx)
 {
+    struct kube_port *out = slot;
+    bool host_network = *(const bool *)ctx;
     const char *proto, *ip;
     int64_t cp, hp;
     bool has_cp;
@@ -731,12 +780,19 @@ static int decode_port(struct dec *d, const json_t *p, bool host_network, struct
     return 0;
 }
 
-static int decode_container(struct dec *d, const json_t *c, bool init, bool host_network,
-                            struct kube_container *out)
+/* How decode_container reads the containers of one list. */
+struct container_ctx {
+    bool init;
+    bool host_network;
+};
+
+static int decode_container(struct dec *d, const json_t *c, void *slot, void *ctx)
 {
-    const json_t *ports;
+    const struct container_ctx *cc = ctx;
+    struct kube_container *out = slot;
+    bool init = cc->init, host_network = cc->host_network;
     const char *restart;
-    size_t i, old;
+    size_t old;
     char q[128];
     int rc;
 
@@ -751,8 +807,6 @@ static int decode_container(struct dec *d, const json_t *c, bool init, bool host
         return rc;
     }
     rc = decode_container_resources(d, c, out);
-    if (!rc)
-        rc = get_array(d, c, "ports", &ports);
     if (!rc && init)
         rc = get_string(d, c, "restartPolicy", &restart, "");
     if (rc)
@@ -768,67 +822,25 @@ static int decode_container(struct dec *d, const json_t *c, bool init, bool host
         }
         out->restart_always = true;
     }
-    if (ports && json_array_size(ports)) {
-        out->ports = arena_alloc(d->a, json_array_size(ports) * sizeof(*out->ports));
-        if (!out->ports)
-            return dec_nomem(d);
-        old = path_push(d, "ports");
-        for (i = 0; i < json_array_size(ports); i++) {
-            const json_t *p = json_array_get(ports, i);
-            size_t o2 = path_index(d, i);
-
-            if (!json_is_object(p))
-                rc = dec_fail(d, p, ports, "expected object, got %s", kube_json_type_name(p));
-            else
-                rc = decode_port(d, p, host_network, &out->ports[out->nports]);
-            path_pop(d, o2);
-            if (rc)
-                break;
-            out->nports++;
-        }
-        path_pop(d, old);
-    }
+    out->ports = decode_array(d, c, "ports", JSON_OBJECT, "object", sizeof(*out->ports),
+                              decode_port, &host_network, &out->nports, &rc);
     return rc;
 }
 
 static int decode_containers(struct dec *d, const json_t *spec, const char *key, bool init,
                              bool host_network, struct kube_container **out, size_t *n)
 {
-    const json_t *arr;
-    size_t i, old;
+    struct container_ctx cc = {init, host_network};
     int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = get_array(d, spec, key, &arr);
-    if (rc)
-        return rc;
-    if (!arr || !json_array_size(arr)) {
-        if (init)
-            return 0;
-        old = path_push(d, key);
-        rc = dec_fail(d, arr, spec, "Required value");
-        path_pop(d, old);
-        return rc;
-    }
-    *out = arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
-    if (!*out)
-        return dec_nomem(d);
-    old = path_push(d, key);
-    for (i = 0; i < json_array_size(arr); i++) {
-        const json_t *c = json_array_get(arr, i);
-        size_t o2 = path_index(d, i);
+    *out = decode_array(d, spec, key, JSON_OBJECT, "object", sizeof(**out), decode_container, &cc,
+                        n, &rc);
+    if (!rc && !*n && !init) {
+        size_t old = path_push(d, key);
 
-        if (!json_is_object(c))
-            rc = dec_fail(d, c, arr, "expected object, got %s", kube_json_type_name(c));
-        else
-            rc = decode_container(d, c, init, host_network, &(*out)[i]);
-        path_pop(d, o2);
-        if (rc)
-            break;
-        (*n)++;
+        rc = dec_fail(d, json_object_get(spec, key), spec, "Required value");
+        path_pop(d, old);
     }
-    path_pop(d, old);
     return rc;
 }
 
@@ -852,14 +864,16 @@ static int parse_effect(const char *s, enum kube_taint_effect *e)
 
 #define EFFECTS_SUPPORTED "supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""
 
-static int decode_toleration(struct dec *d, const json_t *t, struct kube_toleration *out)
+static int decode_toleration(struct dec *d, const json_t *t, void *slot, void *ctx)
 {
+    struct kube_toleration *out = slot;
     const char *op, *effect;
     struct err lerr;
     char q[512];
     size_t old;
     int rc;
 
+    (void)ctx;
     memset(out, 0, sizeof(*out));
     rc = get_string(d, t, "key", &out->key, "");
     if (!rc)
@@ -942,9 +956,30 @@ static int cmp_cstr(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static int decode_requirement(struct dec *d, const json_t *r, bool field,
-                              struct kube_requirement *out)
+/* The three kinds of requirement: a node selector term's matchExpressions (on labels) and
+ * matchFields (on metadata.name), and a metav1.LabelSelector's matchExpressions. */
+enum req_kind { REQ_NODE_LABEL, REQ_NODE_FIELD, REQ_LABEL_SELECTOR };
+
+/* decode_value reads one value of a requirement: a label value unless a field's. */
+static int decode_value(struct dec *d, const json_t *v, void *slot, void *ctx)
 {
+    const char **out = slot;
+    struct err lerr;
+    char q[512];
+
+    if (*(const enum req_kind *)ctx != REQ_NODE_FIELD &&
+        kube_label_value_validate(json_string_value(v), &lerr))
+        return dec_fail(d, v, NULL, "Invalid value: %s: %s",
+                        quote(json_string_value(v), q, sizeof(q)), lerr.msg);
+    *out = dup_json_string(d, v);
+    return *out ? 0 : dec_nomem(d);
+}
+
+static int decode_requirement(struct dec *d, const json_t *r, void *slot, void *ctx)
+{
+    struct kube_requirement *out = slot;
+    enum req_kind kind = *(const enum req_kind *)ctx;
+    bool field = kind == REQ_NODE_FIELD, node = kind == REQ_NODE_LABEL;
     const char *op;
     const json_t *vals;
     struct err lerr;
@@ -969,9 +1004,9 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
         out->op = KUBE_OP_EXISTS;
     else if (!field && !strcmp(op, "DoesNotExist"))
         out->op = KUBE_OP_DOES_NOT_EXIST;
-    else if (!field && !strcmp(op, "Gt"))
+    else if (node && !strcmp(op, "Gt"))
         out->op = KUBE_OP_GT;
-    else if (!field && !strcmp(op, "Lt"))
+    else if (node && !strcmp(op, "Lt"))
         out->op = KUBE_OP_LT;
     else {
         old = path_push(d, "operator");
@@ -1013,34 +1048,10 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
     }
     if (!n)
         return 0;
-    out->values = arena_alloc(d->a, n * sizeof(*out->values));
-    if (!out->values)
-        return dec_nomem(d);
-    old = path_push(d, "values");
-    for (i = 0; i < n; i++) {
-        const json_t *v = json_array_get(vals, i);
-        size_t o2 = path_index(d, i);
-
-        if (!json_is_string(v)) {
-            rc = dec_fail(d, v, vals, "expected string, got %s", kube_json_type_name(v));
-        } else {
-            if (!field && kube_label_value_validate(json_string_value(v), &lerr))
-                rc = dec_fail(d, v, vals, "Invalid value: %s: %s",
-                              quote(json_string_value(v), q, sizeof(q)), lerr.msg);
-        }
-        path_pop(d, o2);
-        if (rc)
-            break;
-        out->values[i] = dup_json_string(d, v);
-        if (!out->values[i]) {
-            rc = dec_nomem(d);
-            break;
-        }
-    }
-    path_pop(d, old);
+    out->values = decode_array(d, r, "values", JSON_STRING, "string", sizeof(*out->values),
+                               decode_value, &kind, &out->nvalues, &rc);
     if (rc)
         return rc;
-    out->nvalues = n;
     if (n > 1) {
         size_t w = 1;
 
@@ -1060,54 +1071,59 @@ static int decode_requirement(struct dec *d, const json_t *r, bool field,
     return 0;
 }
 
-static int decode_requirements(struct dec *d, const json_t *term, const char *key, bool field,
-                               struct kube_requirement **out, size_t *n)
+static int decode_term(struct dec *d, const json_t *t, void *slot, void *ctx)
 {
-    const json_t *arr;
-    size_t i, old;
+    struct kube_node_selector_term *out = slot;
+    enum req_kind labels = REQ_NODE_LABEL, fields = REQ_NODE_FIELD;
     int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = get_array(d, term, key, &arr);
-    if (rc || !arr || !json_array_size(arr))
-        return rc;
-    *out = arena_alloc(d->a, json_array_size(arr) * sizeof(**out));
-    if (!*out)
-        return dec_nomem(d);
-    old = path_push(d, key);
-    for (i = 0; i < json_array_size(arr); i++) {
-        const json_t *r = json_array_get(arr, i);
-        size_t o2 = path_index(d, i);
-
-        if (!json_is_object(r))
-            rc = dec_fail(d, r, arr, "expected object, got %s", kube_json_type_name(r));
-        else
-            rc = decode_requirement(d, r, field, &(*out)[i]);
-        path_pop(d, o2);
-        if (rc)
-            break;
-        (*n)++;
-    }
-    path_pop(d, old);
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    out->exprs = decode_array(d, t, "matchExpressions", JSON_OBJECT, "object",
+                              sizeof(*out->exprs), decode_requirement, &labels, &out->nexprs, &rc);
+    if (!rc)
+        out->fields = decode_array(d, t, "matchFields", JSON_OBJECT, "object",
+                                   sizeof(*out->fields), decode_requirement, &fields,
+                                   &out->nfields, &rc);
     return rc;
 }
 
-static int decode_term(struct dec *d, const json_t *t, struct kube_node_selector_term *out)
+/* decode_preferred reads one preferredDuringSchedulingIgnoredDuringExecution entry. */
+static int decode_preferred(struct dec *d, const json_t *t, void *slot, void *ctx)
 {
+    struct kube_preferred_term *pt = slot;
+    const json_t *prefterm = NULL;
+    int64_t w = 0;
     int rc;
 
-    memset(out, 0, sizeof(*out));
-    rc = decode_requirements(d, t, "matchExpressions", false, &out->exprs, &out->nexprs);
+    (void)ctx;
+    rc = get_int(d, t, "weight", INT32_MIN, INT32_MAX, &w, NULL);
+    if (!rc && (w < 1 || w > 100)) {
+        size_t old = path_push(d, "weight");
+
+        rc = dec_fail(d, json_object_get(t, "weight"), t,
+                      "Invalid value: %lld: must be in the range 1-100", (long long)w);
+        path_pop(d, old);
+    }
     if (!rc)
-        rc = decode_requirements(d, t, "matchFields", true, &out->fields, &out->nfields);
+        rc = get_object(d, t, "preference", &prefterm);
+    if (!rc) {
+        size_t old = path_push(d, "preference");
+
+        if (prefterm)
+            rc = decode_term(d, prefterm, &pt->term, NULL);
+        else
+            memset(&pt->term, 0, sizeof(pt->term));
+        path_pop(d, old);
+    }
+    pt->weight = (int32_t)w;
     return rc;
 }
 
 static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_pod *p)
 {
-    const json_t *aff, *na, *req, *terms, *pref;
-    size_t o1, o2, o3, o4, i;
+    const json_t *aff, *na, *req, *terms;
+    size_t o1, o2, o3, o4;
     int rc;
 
     rc = get_object(d, spec, "affinity", &aff);
@@ -1131,76 +1147,17 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
         }
         if (!rc) {
             p->has_required_affinity = true;
-            p->required.terms = arena_alloc(d->a, json_array_size(terms) * sizeof(*p->required.terms));
-            if (!p->required.terms)
-                rc = dec_nomem(d);
-        }
-        if (!rc) {
-            o4 = path_push(d, "nodeSelectorTerms");
-            for (i = 0; i < json_array_size(terms); i++) {
-                const json_t *t = json_array_get(terms, i);
-                size_t o5 = path_index(d, i);
-
-                if (!json_is_object(t))
-                    rc = dec_fail(d, t, terms, "expected object, got %s", kube_json_type_name(t));
-                else
-                    rc = decode_term(d, t, &p->required.terms[i]);
-                path_pop(d, o5);
-                if (rc)
-                    break;
-                p->required.nterms++;
-            }
-            path_pop(d, o4);
+            p->required.terms = decode_array(d, req, "nodeSelectorTerms", JSON_OBJECT, "object",
+                                             sizeof(*p->required.terms), decode_term, NULL,
+                                             &p->required.nterms, &rc);
         }
         path_pop(d, o3);
         if (rc)
             goto out2;
     }
-    rc = get_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution", &pref);
-    if (rc || !pref || !json_array_size(pref))
-        goto out2;
-    p->preferred = arena_alloc(d->a, json_array_size(pref) * sizeof(*p->preferred));
-    if (!p->preferred) {
-        rc = dec_nomem(d);
-        goto out2;
-    }
-    o3 = path_push(d, "preferredDuringSchedulingIgnoredDuringExecution");
-    for (i = 0; i < json_array_size(pref); i++) {
-        const json_t *t = json_array_get(pref, i), *prefterm = NULL;
-        struct kube_preferred_term *pt = &p->preferred[i];
-        size_t o5 = path_index(d, i);
-        int64_t w = 0;
-
-        if (!json_is_object(t)) {
-            rc = dec_fail(d, t, pref, "expected object, got %s", kube_json_type_name(t));
-        } else {
-            rc = get_int(d, t, "weight", INT32_MIN, INT32_MAX, &w, NULL);
-            if (!rc && (w < 1 || w > 100)) {
-                size_t o6 = path_push(d, "weight");
-
-                rc = dec_fail(d, json_object_get(t, "weight"), t,
-                              "Invalid value: %lld: must be in the range 1-100", (long long)w);
-                path_pop(d, o6);
-            }
-            if (!rc)
-                rc = get_object(d, t, "preference", &prefterm);
-            if (!rc) {
-                size_t o6 = path_push(d, "preference");
-
-                if (prefterm)
-                    rc = decode_term(d, prefterm, &pt->term);
-                else
-                    memset(&pt->term, 0, sizeof(pt->term));
-                path_pop(d, o6);
-            }
-            pt->weight = (int32_t)w;
-        }
-        path_pop(d, o5);
-        if (rc)
-            break;
-        p->npreferred++;
-    }
-    path_pop(d, o3);
+    p->preferred = decode_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution",
+                                JSON_OBJECT, "object", sizeof(*p->preferred), decode_preferred,
+                                NULL, &p->npreferred, &rc);
 out2:
     path_pop(d, o2);
 out1:
@@ -1250,36 +1207,6 @@ static void dec_init(struct dec *d, struct arena *a, const struct kube_lines *li
     d->lines = lines;
     d->file = file;
     d->err = err;
-}
-
-static int decode_tolerations(struct dec *d, const json_t *spec, struct kube_pod *p)
-{
-    const json_t *arr;
-    size_t i, old;
-    int rc;
-
-    rc = get_array(d, spec, "tolerations", &arr);
-    if (rc || !arr || !json_array_size(arr))
-        return rc;
-    p->tolerations = arena_alloc(d->a, json_array_size(arr) * sizeof(*p->tolerations));
-    if (!p->tolerations)
-        return dec_nomem(d);
-    old = path_push(d, "tolerations");
-    for (i = 0; i < json_array_size(arr); i++) {
-        const json_t *t = json_array_get(arr, i);
-        size_t o2 = path_index(d, i);
-
-        if (!json_is_object(t))
-            rc = dec_fail(d, t, arr, "expected object, got %s", kube_json_type_name(t));
-        else
-            rc = decode_toleration(d, t, &p->tolerations[i]);
-        path_pop(d, o2);
-        if (rc)
-            break;
-        p->ntolerations++;
-    }
-    path_pop(d, old);
-    return rc;
 }
 
 static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
@@ -1402,7 +1329,9 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     if (!rc)
         rc = decode_node_affinity(&d, spec, out);
     if (!rc)
-        rc = decode_tolerations(&d, spec, out);
+        out->tolerations = decode_array(&d, spec, "tolerations", JSON_OBJECT, "object",
+                                        sizeof(*out->tolerations), decode_toleration, NULL,
+                                        &out->ntolerations, &rc);
     if (!rc)
         rc = decode_containers(&d, spec, "containers", false, out->host_network, &out->containers,
                                &out->ncontainers);
@@ -1426,14 +1355,16 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Node                                                                                       */
 
-static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
+static int decode_taint(struct dec *d, const json_t *t, void *slot, void *ctx)
 {
+    struct kube_taint *out = slot;
     const char *effect;
     struct err lerr;
     char q[512];
     size_t old;
     int rc;
 
+    (void)ctx;
     rc = get_string(d, t, "key", &out->key, "");
     if (!rc)
         rc = get_string(d, t, "value", &out->value, "");
@@ -1471,35 +1402,20 @@ static int decode_taint(struct dec *d, const json_t *t, struct kube_taint *out)
     return 0;
 }
 
-/* decode_node_ready reads the Ready entry of status.conditions (the last one, if repeated) */
-static int decode_node_ready(struct dec *d, const json_t *status, enum kube_node_ready *out)
+/* decode_condition reads one of status.conditions in place (nothing of a condition is kept)
+ * and, for the Ready one, sets the verdict ctx points at: the last Ready entry wins. */
+static int decode_condition(struct dec *d, const json_t *c, void *slot, void *ctx)
 {
-    const json_t *conds;
-    size_t i, old;
+    enum kube_node_ready *ready = ctx;
+    const char *type = NULL, *st = NULL;
     int rc;
 
-    *out = KUBE_READY_UNKNOWN;
-    rc = get_array(d, status, "conditions", &conds);
-    if (rc || !conds)
-        return rc;
-    old = path_push(d, "conditions");
-    for (i = 0; !rc && i < json_array_size(conds); i++) {
-        const json_t *c = json_array_get(conds, i);
-        const char *type = NULL, *st = NULL;
-        size_t o2 = path_index(d, i);
-
-        if (!json_is_object(c))
-            rc = dec_fail(d, c, conds, "expected object, got %s", kube_json_type_name(c));
-        /* read in place: nothing of a condition is kept but this one verdict */
-        if (!rc)
-            rc = peek_string(d, c, "type", &type);
-        if (!rc)
-            rc = peek_string(d, c, "status", &st);
-        if (!rc && !strcmp(type, "Ready"))
-            *out = !strcmp(st, "True") ? KUBE_READY_TRUE : KUBE_READY_NOT;
-        path_pop(d, o2);
-    }
-    path_pop(d, old);
+    (void)slot;
+    rc = peek_string(d, c, "type", &type);
+    if (!rc)
+        rc = peek_string(d, c, "status", &st);
+    if (!rc && !strcmp(type, "Ready"))
+        *ready = !strcmp(st, "True") ? KUBE_READY_TRUE : KUBE_READY_NOT;
     return rc;
 }
 
@@ -1507,9 +1423,9 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
                      const char *file, struct kube_node *out, struct err *err)
 {
     struct dec d;
-    const json_t *meta, *spec = NULL, *status = NULL, *taints = NULL;
+    const json_t *meta, *spec = NULL, *status = NULL;
     struct res_list cap = { NULL, 0, NULL }, alloc = { NULL, 0, NULL };
-    size_t old, i;
+    size_t old;
     int rc;
 
     dec_init(&d, a, lines, file, err);
@@ -1531,25 +1447,9 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
         old = path_push(&d, "spec");
         rc = get_bool(&d, spec, "unschedulable", &out->unschedulable);
         if (!rc)
-            rc = get_array(&d, spec, "taints", &taints);
-        if (!rc && taints && json_array_size(taints)) {
-            out->taints = arena_alloc(a, json_array_size(taints) * sizeof(*out->taints));
-            if (!out->taints)
-                rc = dec_nomem(&d);
-            for (i = 0; !rc && i < json_array_size(taints); i++) {
-                const json_t *t = json_array_get(taints, i);
-                size_t o2 = path_push(&d, "taints");
-
-                path_index(&d, i);
-                if (!json_is_object(t))
-                    rc = dec_fail(&d, t, taints, "expected object, got %s", kube_json_type_name(t));
-                else
-                    rc = decode_taint(&d, t, &out->taints[i]);
-                path_pop(&d, o2);
-                if (!rc)
-                    out->ntaints++;
-            }
-        }
+            out->taints = decode_array(&d, spec, "taints", JSON_OBJECT, "object",
+                                       sizeof(*out->taints), decode_taint, NULL, &out->ntaints,
+                                       &rc);
         path_pop(&d, old);
         if (rc)
             return rc;
@@ -1568,8 +1468,13 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
             out->allocatable = out->capacity;
         res_list_release(&cap);
         res_list_release(&alloc);
-        if (!rc)
-            rc = decode_node_ready(&d, status, &out->ready);
+        if (!rc) {
+            size_t nconds;
+
+            out->ready = KUBE_READY_UNKNOWN;
+            decode_array(&d, status, "conditions", JSON_OBJECT, "object", 0, decode_condition,
+                         &out->ready, &nconds, &rc);
+        }
         path_pop(&d, old);
     }
     return rc;
@@ -1627,204 +1532,49 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a,
     return 0;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Shared matching rules                                                                      */
-
-int64_t kube_resources_scalar(const struct kube_resources *r, const char *name)
+int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_label_selector *out, struct err *err)
 {
-    size_t lo = 0, hi = r ? r->nscalars : 0;
+    enum req_kind kind = REQ_LABEL_SELECTOR;
+    struct kube_requirement *exprs;
+    struct kube_labels ml;
+    struct dec d;
+    size_t i, nexprs;
+    int rc;
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(r->scalars[mid].name, name);
-
-        if (c == 0)
-            return r->scalars[mid].value;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 0;
-}
-
-bool kube_toleration_tolerates(const struct kube_toleration *t, const struct kube_taint *taint)
-{
-    if (t->effect != KUBE_EFFECT_ANY && t->effect != taint->effect)
-        return false;
-    if (t->key && t->key[0] && strcmp(t->key, taint->key ? taint->key : ""))
-        return false;
-    if (t->op == KUBE_TOL_EXISTS)
-        return true;
-    return !strcmp(t->value ? t->value : "", taint->value ? taint->value : "");
-}
-
-bool kube_node_selector_term_matches(const struct kube_node_selector_term *t,
-                                     const struct kube_node *node)
-{
-    size_t i;
-
-    if (!t->nexprs && !t->nfields)
-        return false;
-    for (i = 0; i < t->nexprs; i++)
-        if (!kube_requirement_matches(&t->exprs[i], &node->labels))
-            return false;
-    if (t->nfields && node->name && node->name[0]) {
-        struct kube_label f = {"metadata.name", node->name};
-        struct kube_labels fields = {&f, 1};
-
-        for (i = 0; i < t->nfields; i++)
-            if (!kube_requirement_matches(&t->fields[i], &fields))
-                return false;
-    } else {
-        for (i = 0; i < t->nfields; i++)
-            if (t->fields[i].invalid)
-                return false;
-    }
-    return true;
-}
-
-bool kube_node_selector_matches(const struct kube_node_selector *s, const struct kube_node *node)
-{
-    size_t i;
-
-    for (i = 0; i < s->nterms; i++)
-        if (kube_node_selector_term_matches(&s->terms[i], node))
-            return true;
-    return false;
-}
-
-/* Pod requests are computed on dense vectors: the four native resources, then the union of
- * scalar names. */
-#define NNATIVE 4
-
-/* sat_add: requests are non-negative and each fits in int64 (binary quantities are capped
- * at 2^63-1 like maxAllowed), but their sum may not: it saturates instead of overflowing.
- * Kubernetes switches to arbitrary precision there; a saturated total compares the same
- * against any node. */
-static void sat_add(int64_t *dst, int64_t v)
-{
-    if (__builtin_add_overflow(*dst, v, dst))
-        *dst = v > 0 ? INT64_MAX : INT64_MIN;
-}
-
-static void rvec_add_res(int64_t *v, const struct kube_resources *r, const char *const *names,
-                         size_t nnames)
-{
-    size_t i, j = 0;
-
-    sat_add(&v[0], r->cpu_milli);
-    sat_add(&v[1], r->memory);
-    sat_add(&v[2], r->ephemeral);
-    sat_add(&v[3], r->pods);
-    /* both sorted: merge walk */
-    for (i = 0; i < r->nscalars; i++) {
-        while (j < nnames && strcmp(names[j], r->scalars[i].name) < 0)
-            j++;
-        if (j < nnames && !strcmp(names[j], r->scalars[i].name))
-            sat_add(&v[NNATIVE + j], r->scalars[i].value);
-    }
-}
-
-static void rvec_max(int64_t *dst, const int64_t *src, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        if (src[i] > dst[i])
-            dst[i] = src[i];
-}
-
-int kube_pod_requests(const struct kube_pod *p, struct arena *a, struct kube_resources *out)
-{
-    const char **names = NULL;
-    size_t nnames = 0, cap = 0, i, j, n;
-    int64_t *sum = NULL, *side, *initmax, *tmp;
-    unsigned set = 0;
-    int rc = 0;
-
+    dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
-    /* union of scalar names */
-    for (i = 0; i < p->ncontainers + p->ninit_containers + 1; i++) {
-        const struct kube_resources *r =
-            i < p->ncontainers ? &p->containers[i].requests
-            : i < p->ncontainers + p->ninit_containers ? &p->init_containers[i - p->ncontainers].requests
-                                                       : &p->overhead;
+    if (!obj || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return dec_fail(&d, obj, NULL, "expected object, got %s", kube_json_type_name(obj));
+    rc = decode_labels(&d, obj, "matchLabels", true, &ml);
+    if (rc)
+        return rc;
+    exprs = decode_array(&d, obj, "matchExpressions", JSON_OBJECT, "object", sizeof(*exprs),
+                         decode_requirement, &kind, &nexprs, &rc);
+    if (rc)
+        return rc;
+    out->present = true;
+    if (!ml.n && !nexprs)
+        return 0;
+    /* matchLabels as In with one value each, then matchExpressions (LabelSelectorAsSelector) */
+    if (!(out->reqs = arena_alloc(a, (ml.n + nexprs) * sizeof(*out->reqs))))
+        return dec_nomem(&d);
+    for (i = 0; i < ml.n; i++) {
+        struct kube_requirement *r = &out->reqs[i];
+        const char **v = arena_alloc(a, sizeof(*v));
 
-        set |= r->set;
-        for (j = 0; j < r->nscalars; j++) {
-            if (nnames == cap) {
-                size_t ncap = cap ? 2 * cap : 8;
-                const char **nn = realloc(names, ncap * sizeof(*nn));
-
-                if (!nn) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                names = nn;
-                cap = ncap;
-            }
-            names[nnames++] = r->scalars[j].name;
-        }
+        if (!v)
+            return dec_nomem(&d);
+        v[0] = ml.v[i].value;
+        r->key = ml.v[i].key;
+        r->op = KUBE_OP_IN;
+        r->values = v;
+        r->nvalues = 1;
     }
-    if (nnames > 1) {
-        size_t w = 1;
-
-        qsort(names, nnames, sizeof(*names), cmp_cstr);
-        for (i = 1; i < nnames; i++)
-            if (strcmp(names[i], names[w - 1]))
-                names[w++] = names[i];
-        nnames = w;
-    }
-    n = NNATIVE + nnames;
-    sum = calloc(4 * n, sizeof(*sum));
-    if (!sum) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    side = sum + n;
-    initmax = side + n;
-    tmp = initmax + n;
-    for (i = 0; i < p->ncontainers; i++)
-        rvec_add_res(sum, &p->containers[i].requests, names, nnames);
-    for (i = 0; i < p->ninit_containers; i++) {
-        const struct kube_container *c = &p->init_containers[i];
-
-        if (c->restart_always) {
-            rvec_add_res(sum, &c->requests, names, nnames);
-            rvec_add_res(side, &c->requests, names, nnames);
-            rvec_max(initmax, side, n);
-        } else {
-            memcpy(tmp, side, n * sizeof(*tmp));
-            rvec_add_res(tmp, &c->requests, names, nnames);
-            rvec_max(initmax, tmp, n);
-        }
-    }
-    rvec_max(sum, initmax, n);
-    rvec_add_res(sum, &p->overhead, names, nnames);
-    out->set = set;
-    out->cpu_milli = sum[0];
-    out->memory = sum[1];
-    out->ephemeral = sum[2];
-    out->pods = sum[3];
-    if (nnames) {
-        out->scalars = arena_alloc(a, nnames * sizeof(*out->scalars));
-        if (!out->scalars) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        for (i = 0; i < nnames; i++) {
-            out->scalars[i].name = arena_strdup(a, names[i]);
-            if (!out->scalars[i].name) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            out->scalars[i].value = sum[NNATIVE + i];
-        }
-        out->nscalars = nnames;
-    }
-out:
-    free(names);
-    free(sum);
-    return rc;
+    if (nexprs)
+        memcpy(out->reqs + ml.n, exprs, nexprs * sizeof(*exprs));
+    out->nreqs = ml.n + nexprs;
+    return 0;
 }

@@ -6,8 +6,8 @@
  * leads to a fresh list. A relist is diffed against the informer's store (key ->
  * resourceVersion), so the handler sees exactly the adds, updates and deletes that happened,
  * never a duplicate and never a loss. Failures back off from 800 ms doubling to 30 s. */
-#ifndef SCHED_INFORMER_H
-#define SCHED_INFORMER_H
+#ifndef KUBE_INFORMER_H
+#define KUBE_INFORMER_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -18,32 +18,32 @@
 #include "base/err.h"
 #include "kube/client.h"
 
-struct sched_informer;
+struct kube_informer;
 
-enum sched_informer_op {
-    SCHED_INFORMER_ADD = 0,
-    SCHED_INFORMER_UPDATE,
-    SCHED_INFORMER_DELETE, /* obj is the last state, or NULL when found missing at a relist */
-    SCHED_INFORMER_SYNCED, /* a list finished: every object in it was delivered (key NULL) */
+enum kube_informer_op {
+    KUBE_INFORMER_ADD = 0,
+    KUBE_INFORMER_UPDATE,
+    KUBE_INFORMER_DELETE, /* obj is the last state, or NULL when found missing at a relist */
+    KUBE_INFORMER_SYNCED, /* a list finished: every object in it was delivered (key NULL) */
 };
 
 /* The handler runs on the informer's thread. key is "namespace/name" (or "name" for
  * cluster-scoped objects); obj is borrowed for the call and must not be kept past it, not
  * even with json_incref: a watch event's objects live in an arena rewound after the call
  * (kube_watch_fn); json_deep_copy what must stay. */
-typedef void (*sched_informer_fn)(void *ud, enum sched_informer_op op, const char *key,
+typedef void (*kube_informer_fn)(void *ud, enum kube_informer_op op, const char *key,
                                   json_t *obj);
 
 /* The filter says whether the cache wants an object. An object that stops passing (a pod
  * that finished) is delivered as a DELETE. NULL: every object passes. */
-typedef bool (*sched_informer_filter_fn)(void *ud, json_t *obj);
+typedef bool (*kube_informer_filter_fn)(void *ud, json_t *obj);
 
 /* Diagnostics for the program's log (the library never prints). level 0 = error, 2 = info,
  * 4 = debug. */
-typedef void (*sched_informer_log_fn)(void *ud, int level, const char *resource,
+typedef void (*kube_informer_log_fn)(void *ud, int level, const char *resource,
                                       const char *msg);
 
-struct sched_informer_opts {
+struct kube_informer_opts {
     const char *resource;   /* "nodes", "pods": for messages */
     const char *path;       /* "/api/v1/nodes" */
     const char *field_selector; /* optional, e.g. "status.phase!=Succeeded" (unescaped) */
@@ -51,28 +51,28 @@ struct sched_informer_opts {
     int watch_timeout_s;    /* 0: random in [300, 600) as client-go's reflector */
     int64_t backoff_initial_ms; /* 800 when 0 */
     int64_t backoff_max_ms;     /* 30000 when 0 */
-    sched_informer_fn fn;
-    sched_informer_filter_fn filter;
-    sched_informer_log_fn log;
+    kube_informer_fn fn;
+    kube_informer_filter_fn filter;
+    kube_informer_log_fn log;
     void *ud;
     volatile sig_atomic_t *stop; /* the informer ends soon after *stop becomes non-zero */
 };
 
-/* sched_informer_start starts the thread. The client is borrowed and must outlive the
- * informer. Free with sched_informer_free(), which joins the thread (set *stop first). */
-int sched_informer_start(struct kube_client *c, const struct sched_informer_opts *o,
-                         struct sched_informer **out, struct err *err);
-void sched_informer_free(struct sched_informer *inf);
+/* kube_informer_start starts the thread. The client is borrowed and must outlive the
+ * informer. Free with kube_informer_free(), which joins the thread (set *stop first). */
+int kube_informer_start(struct kube_client *c, const struct kube_informer_opts *o,
+                         struct kube_informer **out, struct err *err);
+void kube_informer_free(struct kube_informer *inf);
 
-/* sched_informer_synced: a first list has been delivered completely. */
-bool sched_informer_synced(const struct sched_informer *inf);
+/* kube_informer_synced: a first list has been delivered completely. */
+bool kube_informer_synced(const struct kube_informer *inf);
 
 /* Counters for metrics: full lists done, watches started. */
-uint64_t sched_informer_lists(const struct sched_informer *inf);
-uint64_t sched_informer_watches(const struct sched_informer *inf);
+uint64_t kube_informer_lists(const struct kube_informer *inf);
+uint64_t kube_informer_watches(const struct kube_informer *inf);
 
-/* sched_object_key writes "namespace/name" or "name" of an API object into buf; returns buf,
+/* kube_object_key writes "namespace/name" or "name" of an API object into buf; returns buf,
  * or NULL when metadata.name is missing or the key does not fit. */
-const char *sched_object_key(json_t *obj, char *buf, size_t size);
+const char *kube_object_key(json_t *obj, char *buf, size_t size);
 
 #endif
