@@ -25,7 +25,7 @@ CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
 
-LIB_SRC := $(filter-out %/main.c,$(wildcard src/base/*.c src/kube/*.c src/gpu/*.c src/labeler/*.c src/sched/*.c))
+LIB_SRC := $(filter-out %/main.c,$(wildcard src/base/*.c src/kube/*.c src/gpu/*.c src/labeler/*.c src/manifest/*.c src/sched/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)

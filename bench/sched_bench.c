@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "base/clock.h"
-#include "sched/manifest.h"
+#include "manifest/manifest.h"
 #include "sched/sched.h"
 
 static double cpu_now(void)
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     const struct sched_profile *prof = &sched_profile_default;
     struct sched_profile sampled;
     struct sched_sim_opts opts = {0};
-    struct sched_input in;
+    struct manifest_input in;
     struct err err = {0};
     struct sched_cluster *c;
     const struct kube_pod **pending;
@@ -75,14 +75,14 @@ int main(int argc, char **argv)
             prof = &sampled;
         }
     }
-    sched_input_init(&in, NULL);
+    manifest_input_init(&in, NULL);
     t0 = mono_now();
     for (; a < argc; a++)
-        if (sched_input_load_file(&in, argv[a], &err)) {
+        if (manifest_input_load_file(&in, argv[a], &err)) {
             fprintf(stderr, "sched_bench: %s\n", err_format(&err, buf, sizeof(buf)));
             return 1;
         }
-    if (sched_input_finish(&in, &err)) {
+    if (manifest_input_finish(&in, &err)) {
         fprintf(stderr, "sched_bench: %s\n", err_format(&err, buf, sizeof(buf)));
         return 1;
     }
@@ -142,6 +142,6 @@ int main(int argc, char **argv)
     free(res);
     free(pending);
     sched_cluster_free(c);
-    sched_input_release(&in);
+    manifest_input_release(&in);
     return 0;
 }

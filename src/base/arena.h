@@ -15,7 +15,10 @@ struct arena {
     size_t used; /* bytes handed out, for memory accounting */
 };
 
-#define ARENA_INIT { NULL, 0 }
+#define ARENA_INIT                                                                                 \
+    {                                                                                              \
+        NULL, 0                                                                                    \
+    }
 
 /* arena_alloc returns n zeroed bytes aligned to 16, or NULL. */
 void *arena_alloc(struct arena *a, size_t n);

@@ -15,7 +15,10 @@ struct buf {
     size_t cap;   /* most bytes len may reach; 0 means the default (64 MiB) */
 };
 
-#define BUF_INIT(cap_) { NULL, 0, 0, (cap_) }
+#define BUF_INIT(cap_)                                                                             \
+    {                                                                                              \
+        NULL, 0, 0, (cap_)                                                                         \
+    }
 #define BUF_DEFAULT_CAP ((size_t)64 << 20)
 
 /* buf_init sets an empty buffer with the given cap (0 = default). */

@@ -66,11 +66,11 @@ const char *err_format(const struct err *e, char *buf, size_t size)
     buf[0] = '\0';
     if (!e)
         return buf;
-#define APPEND(...)                                                          \
-    do {                                                                     \
-        int w_ = snprintf(buf + n, size - n, __VA_ARGS__);                   \
-        if (w_ > 0)                                                          \
-            n = (size_t)w_ >= size - n ? size - 1 : n + (size_t)w_;          \
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        int w_ = snprintf(buf + n, size - n, __VA_ARGS__);                                         \
+        if (w_ > 0)                                                                                \
+            n = (size_t)w_ >= size - n ? size - 1 : n + (size_t)w_;                                \
     } while (0)
     if (e->file[0])
         APPEND("%s: ", e->file);

@@ -233,8 +233,7 @@ static int usage_left(const struct flag *f, char *buf, size_t size)
         n = snprintf(buf, size, "  -%c, --%s%s%s", f->shorthand, f->name, f->arg ? " " : "",
                      f->arg ? f->arg : "");
     else
-        n = snprintf(buf, size, "      --%s%s%s", f->name, f->arg ? " " : "",
-                     f->arg ? f->arg : "");
+        n = snprintf(buf, size, "      --%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
     return n < 0 ? 0 : n >= (int)size ? (int)size - 1 : n;
 }
 

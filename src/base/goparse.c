@@ -84,8 +84,8 @@ static bool underscore_ok(const char *s, size_t n)
 }
 
 /* parse_uint is ParseUint's body; fn names the Go function in messages. */
-static int parse_uint(const char *fn, const char *s0, size_t n0, int base, int bits,
-                      uint64_t *out, struct err *err)
+static int parse_uint(const char *fn, const char *s0, size_t n0, int base, int bits, uint64_t *out,
+                      struct err *err)
 {
     const char *s = s0;
     size_t n = n0, i;
@@ -223,14 +223,9 @@ static const struct {
     const char *name;
     uint64_t ns;
 } duration_units[] = {
-    {"ns", 1},
-    {"us", 1000},
-    {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-    {"\xce\xbcs", 1000}, /* U+03BC Greek small letter mu */
-    {"ms", 1000000},
-    {"s", 1000000000},
-    {"m", 60ULL * 1000000000},
-    {"h", 3600ULL * 1000000000},
+    {"ns", 1},           {"us", 1000},      {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+    {"\xce\xbcs", 1000},                                         /* U+03BC Greek small letter mu */
+    {"ms", 1000000},     {"s", 1000000000}, {"m", 60ULL * 1000000000}, {"h", 3600ULL * 1000000000},
 };
 
 static int duration_error(struct err *err, const char *what, const char *unit, size_t ulen,

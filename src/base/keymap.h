@@ -20,7 +20,10 @@ struct keymap {
     size_t len;
 };
 
-#define KEYMAP_INIT { NULL, 0, 0 }
+#define KEYMAP_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* keymap_get returns the value for key, or NULL. */
 void *keymap_get(const struct keymap *m, const char *key);

@@ -108,14 +108,21 @@ static int dec_nomem(struct dec *d)
 const char *kube_json_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER: return "integer";
-    case JSON_REAL: return "number";
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
     case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_NULL: return "null";
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        return "null";
     }
     return "unknown";
 }
@@ -133,12 +140,23 @@ static const char *quote(const char *s, char *buf, size_t size)
         const char *esc = NULL;
 
         switch (*p) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\t': esc = "\\t"; break;
-        case '\r': esc = "\\r"; break;
-        default: break;
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        default:
+            break;
         }
         if (esc) {
             memcpy(buf + n, esc, 2);
@@ -253,8 +271,8 @@ typedef int (*dec_elem_fn)(struct dec *d, const json_t *v, void *out, void *ctx)
  * empty) with *n the elements decoded; on failure *rc is the error and *n counts the
  * elements decoded before it. */
 static void *decode_array(struct dec *d, const json_t *obj, const char *key, json_type want,
-                          const char *want_name, size_t elem, dec_elem_fn fn, void *ctx,
-                          size_t *n, int *rc)
+                          const char *want_name, size_t elem, dec_elem_fn fn, void *ctx, size_t *n,
+                          int *rc)
 {
     const json_t *arr;
     char *out = NULL;
@@ -363,7 +381,8 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
     if (!out->v)
         return dec_nomem(d);
     old = path_push(d, key);
-    json_object_foreach((json_t *)m, k, v) {
+    json_object_foreach((json_t *)m, k, v)
+    {
         const char *val = "";
 
         if (json_is_string(v)) {
@@ -409,7 +428,7 @@ struct res_entry {
     char num[40];     /* a JSON number printed back */
     int64_t value;    /* base units; millicores for cpu */
     int64_t milli;
-    bool whole;       /* a whole number of base units */
+    bool whole; /* a whole number of base units */
 };
 
 struct res_list {
@@ -491,7 +510,8 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
         return dec_nomem(d);
     old = path_push(d, key);
     o2 = old;
-    json_object_foreach((json_t *)m, k, v) {
+    json_object_foreach((json_t *)m, k, v)
+    {
         struct res_entry *e = &l->e[l->n];
         bool cpu = !strcmp(k, "cpu");
 
@@ -505,13 +525,15 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
             }
             if (!strchr(k, '/') && strcmp(k, "cpu") && strcmp(k, "memory") &&
                 strcmp(k, "ephemeral-storage") && !res_is_hugepages(k)) {
-                rc = dec_fail(d, v, m, "Invalid value: %s: must be a standard resource for containers",
+                rc = dec_fail(d, v, m,
+                              "Invalid value: %s: must be a standard resource for containers",
                               quote(k, q, sizeof(q)));
                 goto out;
             }
         }
         if (quantity_text(v, e)) {
-            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s", kube_json_type_name(v));
+            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s",
+                          kube_json_type_name(v));
             goto out;
         }
         rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
@@ -680,8 +702,9 @@ static int decode_container_resources(struct dec *d, const json_t *c, struct kub
         } else if (!l && res_no_overcommit(e->name)) {
             path_pop(d, o2);
             o2 = path_push(d, "limits");
-            rc = dec_fail(d, NULL, res, "Required value: Limit must be set for non overcommitable "
-                                        "resources");
+            rc = dec_fail(d, NULL, res,
+                          "Required value: Limit must be set for non overcommitable "
+                          "resources");
         }
         path_pop(d, o3);
         path_pop(d, o2);
@@ -932,16 +955,17 @@ static int decode_toleration(struct dec *d, const json_t *t, void *slot, void *c
     }
     if (parse_effect(effect, &out->effect)) {
         old = path_push(d, "effect");
-        rc = dec_fail(d, json_object_get(t, "effect"), t, "Unsupported value: %s: " EFFECTS_SUPPORTED,
-                      quote(effect, q, sizeof(q)));
+        rc = dec_fail(d, json_object_get(t, "effect"), t,
+                      "Unsupported value: %s: " EFFECTS_SUPPORTED, quote(effect, q, sizeof(q)));
         path_pop(d, old);
         return rc;
     }
     if (out->has_seconds && out->effect != KUBE_EFFECT_NO_EXECUTE) {
         old = path_push(d, "effect");
-        rc = dec_fail(d, json_object_get(t, "effect"), t,
-                      "Invalid value: %s: effect must be 'NoExecute' when `tolerationSeconds` is set",
-                      quote(effect, q, sizeof(q)));
+        rc = dec_fail(
+            d, json_object_get(t, "effect"), t,
+            "Invalid value: %s: effect must be 'NoExecute' when `tolerationSeconds` is set",
+            quote(effect, q, sizeof(q)));
         path_pop(d, old);
         return rc;
     }
@@ -1017,17 +1041,21 @@ static int decode_requirement(struct dec *d, const json_t *r, void *slot, void *
     }
     old = path_push(d, "values");
     if (field && n != 1)
-        rc = dec_fail(d, vals, r, "Required value: must be only one value when `operator` is 'In' "
-                                  "or 'NotIn' for node field selector");
+        rc = dec_fail(d, vals, r,
+                      "Required value: must be only one value when `operator` is 'In' "
+                      "or 'NotIn' for node field selector");
     else if ((out->op == KUBE_OP_IN || out->op == KUBE_OP_NOT_IN) && n == 0)
-        rc = dec_fail(d, vals, r, "Required value: must be specified when `operator` is 'In' or "
-                                  "'NotIn'");
+        rc = dec_fail(d, vals, r,
+                      "Required value: must be specified when `operator` is 'In' or "
+                      "'NotIn'");
     else if ((out->op == KUBE_OP_EXISTS || out->op == KUBE_OP_DOES_NOT_EXIST) && n > 0)
-        rc = dec_fail(d, vals, r, "Forbidden: may not be specified when `operator` is 'Exists' "
-                                  "or 'DoesNotExist'");
+        rc = dec_fail(d, vals, r,
+                      "Forbidden: may not be specified when `operator` is 'Exists' "
+                      "or 'DoesNotExist'");
     else if ((out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) && n != 1)
-        rc = dec_fail(d, vals, r, "Required value: must be specified single value when "
-                                  "`operator` is 'Lt' or 'Gt'");
+        rc = dec_fail(d, vals, r,
+                      "Required value: must be specified single value when "
+                      "`operator` is 'Lt' or 'Gt'");
     path_pop(d, old);
     if (rc)
         return rc;
@@ -1079,12 +1107,11 @@ static int decode_term(struct dec *d, const json_t *t, void *slot, void *ctx)
 
     (void)ctx;
     memset(out, 0, sizeof(*out));
-    out->exprs = decode_array(d, t, "matchExpressions", JSON_OBJECT, "object",
-                              sizeof(*out->exprs), decode_requirement, &labels, &out->nexprs, &rc);
+    out->exprs = decode_array(d, t, "matchExpressions", JSON_OBJECT, "object", sizeof(*out->exprs),
+                              decode_requirement, &labels, &out->nexprs, &rc);
     if (!rc)
-        out->fields = decode_array(d, t, "matchFields", JSON_OBJECT, "object",
-                                   sizeof(*out->fields), decode_requirement, &fields,
-                                   &out->nfields, &rc);
+        out->fields = decode_array(d, t, "matchFields", JSON_OBJECT, "object", sizeof(*out->fields),
+                                   decode_requirement, &fields, &out->nfields, &rc);
     return rc;
 }
 
@@ -1142,7 +1169,8 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
         rc = get_array(d, req, "nodeSelectorTerms", &terms);
         if (!rc && (!terms || !json_array_size(terms))) {
             o4 = path_push(d, "nodeSelectorTerms");
-            rc = dec_fail(d, terms, req, "Required value: must have at least one node selector term");
+            rc = dec_fail(d, terms, req,
+                          "Required value: must have at least one node selector term");
             path_pop(d, o4);
         }
         if (!rc) {
@@ -1155,9 +1183,9 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
         if (rc)
             goto out2;
     }
-    p->preferred = decode_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution",
-                                JSON_OBJECT, "object", sizeof(*p->preferred), decode_preferred,
-                                NULL, &p->npreferred, &rc);
+    p->preferred =
+        decode_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT,
+                     "object", sizeof(*p->preferred), decode_preferred, NULL, &p->npreferred, &rc);
 out2:
     path_pop(d, o2);
 out1:
@@ -1241,7 +1269,7 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     struct dec d;
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
     const char *policy = "";
-    struct res_list overhead = { NULL, 0, NULL };
+    struct res_list overhead = {NULL, 0, NULL};
     int64_t prio = 0;
     size_t old;
     char q[128];
@@ -1250,7 +1278,8 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
+        return dec_fail(&d, obj, NULL, "expected object, got %s",
+                        obj ? kube_json_type_name(obj) : "nothing");
     out->source_line = line_of(&d, obj, NULL);
     if (file && !(out->source_file = arena_strdup(a, file)))
         return dec_nomem(&d);
@@ -1317,9 +1346,10 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {
         size_t o2 = path_push(&d, "preemptionPolicy");
 
-        rc = dec_fail(&d, json_object_get(spec, "preemptionPolicy"), spec,
-                      "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
-                      quote(policy, q, sizeof(q)));
+        rc =
+            dec_fail(&d, json_object_get(spec, "preemptionPolicy"), spec,
+                     "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
+                     quote(policy, q, sizeof(q)));
         path_pop(&d, o2);
         goto out;
     }
@@ -1329,9 +1359,9 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     if (!rc)
         rc = decode_node_affinity(&d, spec, out);
     if (!rc)
-        out->tolerations = decode_array(&d, spec, "tolerations", JSON_OBJECT, "object",
-                                        sizeof(*out->tolerations), decode_toleration, NULL,
-                                        &out->ntolerations, &rc);
+        out->tolerations =
+            decode_array(&d, spec, "tolerations", JSON_OBJECT, "object", sizeof(*out->tolerations),
+                         decode_toleration, NULL, &out->ntolerations, &rc);
     if (!rc)
         rc = decode_containers(&d, spec, "containers", false, out->host_network, &out->containers,
                                &out->ncontainers);
@@ -1424,14 +1454,15 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
 {
     struct dec d;
     const json_t *meta, *spec = NULL, *status = NULL;
-    struct res_list cap = { NULL, 0, NULL }, alloc = { NULL, 0, NULL };
+    struct res_list cap = {NULL, 0, NULL}, alloc = {NULL, 0, NULL};
     size_t old;
     int rc;
 
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
+        return dec_fail(&d, obj, NULL, "expected object, got %s",
+                        obj ? kube_json_type_name(obj) : "nothing");
     out->source_line = line_of(&d, obj, NULL);
     if (file && !(out->source_file = arena_strdup(a, file)))
         return dec_nomem(&d);
@@ -1447,9 +1478,9 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
         old = path_push(&d, "spec");
         rc = get_bool(&d, spec, "unschedulable", &out->unschedulable);
         if (!rc)
-            out->taints = decode_array(&d, spec, "taints", JSON_OBJECT, "object",
-                                       sizeof(*out->taints), decode_taint, NULL, &out->ntaints,
-                                       &rc);
+            out->taints =
+                decode_array(&d, spec, "taints", JSON_OBJECT, "object", sizeof(*out->taints),
+                             decode_taint, NULL, &out->ntaints, &rc);
         path_pop(&d, old);
         if (rc)
             return rc;
@@ -1480,9 +1511,8 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
     return rc;
 }
 
-int kube_priority_class_decode(const json_t *obj, struct arena *a,
-                               const struct kube_lines *lines, const char *file,
-                               struct kube_priority_class *out, struct err *err)
+int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_priority_class *out, struct err *err)
 {
     struct dec d;
     const json_t *meta;
@@ -1497,7 +1527,8 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a,
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", obj ? kube_json_type_name(obj) : "nothing");
+        return dec_fail(&d, obj, NULL, "expected object, got %s",
+                        obj ? kube_json_type_name(obj) : "nothing");
     rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
     if (!rc)
         rc = get_int(&d, obj, "value", INT32_MIN, INT32_MAX, &value, &has_value);
@@ -1509,7 +1540,8 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a,
         return rc;
     if (!out->name[0]) {
         old = path_push(&d, "metadata.name");
-        rc = dec_fail(&d, NULL, meta ? meta : obj, "Required value: name or generateName is required");
+        rc = dec_fail(&d, NULL, meta ? meta : obj,
+                      "Required value: name or generateName is required");
         path_pop(&d, old);
         return rc;
     }
@@ -1521,9 +1553,10 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a,
     }
     if (policy[0] && strcmp(policy, "Never") && strcmp(policy, "PreemptLowerPriority")) {
         old = path_push(&d, "preemptionPolicy");
-        rc = dec_fail(&d, json_object_get(obj, "preemptionPolicy"), obj,
-                      "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
-                      quote(policy, q, sizeof(q)));
+        rc =
+            dec_fail(&d, json_object_get(obj, "preemptionPolicy"), obj,
+                     "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
+                     quote(policy, q, sizeof(q)));
         path_pop(&d, old);
         return rc;
     }

@@ -24,9 +24,8 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
                     const char *file, struct kube_pod *out, struct err *err);
 int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                      const char *file, struct kube_node *out, struct err *err);
-int kube_priority_class_decode(const json_t *obj, struct arena *a,
-                               const struct kube_lines *lines, const char *file,
-                               struct kube_priority_class *out, struct err *err);
+int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_priority_class *out, struct err *err);
 
 /* kube_label_selector_decode reads a metav1.LabelSelector (a workload's spec.selector) with
  * ValidateLabelSelector's rules: matchLabels as labels, matchExpressions with In, NotIn,

@@ -64,8 +64,8 @@ const char *kube_object_key(json_t *obj, char *buf, size_t size)
 
 static const char *object_rv(json_t *obj)
 {
-    const char *rv = json_string_value(
-        json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 
     return rv ? rv : "";
 }
@@ -166,7 +166,8 @@ static int informer_list(struct kube_informer *inf, struct err *err)
         const char *next, *rv;
 
         snprintf(path, sizeof(path), "%s?limit=%d%s%s%s%s", inf->path, inf->o.page_size,
-                 cont ? "&continue=" : "", cont ? kube_path_escape(cont, cont_esc, sizeof(cont_esc)) : "",
+                 cont ? "&continue=" : "",
+                 cont ? kube_path_escape(cont, cont_esc, sizeof(cont_esc)) : "",
                  inf->field_selector ? "&fieldSelector=" : "",
                  inf->field_selector ? inf->field_selector : "");
         memset(&resp, 0, sizeof(resp));
@@ -179,11 +180,12 @@ static int informer_list(struct kube_informer *inf, struct err *err)
         md = json_object_get(resp.json, "metadata");
         if (!json_is_array(items)) {
             kube_response_release(&resp);
-            rc = err_set(err, -EPROTO, "list of %s: the answer has no items array",
-                              inf->o.resource);
+            rc =
+                err_set(err, -EPROTO, "list of %s: the answer has no items array", inf->o.resource);
             goto out;
         }
-        json_array_foreach(items, idx, item) {
+        json_array_foreach(items, idx, item)
+        {
             rc = informer_apply(inf, item, false);
             if (rc) {
                 kube_response_release(&resp);
@@ -298,8 +300,8 @@ static void *informer_thread(void *arg)
             if (rc) {
                 char msg[1200];
 
-                informer_log(inf, 0, "list failed (retrying in %lld ms): %s",
-                             (long long)backoff, err_format(&err, msg, sizeof(msg)));
+                informer_log(inf, 0, "list failed (retrying in %lld ms): %s", (long long)backoff,
+                             err_format(&err, msg, sizeof(msg)));
                 if (informer_sleep(inf, informer_jitter(inf, backoff)))
                     break;
                 backoff = backoff * 2 > inf->o.backoff_max_ms ? inf->o.backoff_max_ms : backoff * 2;
@@ -352,7 +354,7 @@ static void *informer_thread(void *arg)
 }
 
 int kube_informer_start(struct kube_client *c, const struct kube_informer_opts *o,
-                         struct kube_informer **out, struct err *err)
+                        struct kube_informer **out, struct err *err)
 {
     struct kube_informer *inf = calloc(1, sizeof(*inf));
 

@@ -31,8 +31,7 @@ enum kube_informer_op {
  * cluster-scoped objects); obj is borrowed for the call and must not be kept past it, not
  * even with json_incref: a watch event's objects live in an arena rewound after the call
  * (kube_watch_fn); json_deep_copy what must stay. */
-typedef void (*kube_informer_fn)(void *ud, enum kube_informer_op op, const char *key,
-                                  json_t *obj);
+typedef void (*kube_informer_fn)(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
 
 /* The filter says whether the cache wants an object. An object that stops passing (a pod
  * that finished) is delivered as a DELETE. NULL: every object passes. */
@@ -40,15 +39,14 @@ typedef bool (*kube_informer_filter_fn)(void *ud, json_t *obj);
 
 /* Diagnostics for the program's log (the library never prints). level 0 = error, 2 = info,
  * 4 = debug. */
-typedef void (*kube_informer_log_fn)(void *ud, int level, const char *resource,
-                                      const char *msg);
+typedef void (*kube_informer_log_fn)(void *ud, int level, const char *resource, const char *msg);
 
 struct kube_informer_opts {
-    const char *resource;   /* "nodes", "pods": for messages */
-    const char *path;       /* "/api/v1/nodes" */
+    const char *resource;       /* "nodes", "pods": for messages */
+    const char *path;           /* "/api/v1/nodes" */
     const char *field_selector; /* optional, e.g. "status.phase!=Succeeded" (unescaped) */
-    int page_size;          /* 500 when 0 */
-    int watch_timeout_s;    /* 0: random in [300, 600) as client-go's reflector */
+    int page_size;              /* 500 when 0 */
+    int watch_timeout_s;        /* 0: random in [300, 600) as client-go's reflector */
     int64_t backoff_initial_ms; /* 800 when 0 */
     int64_t backoff_max_ms;     /* 30000 when 0 */
     kube_informer_fn fn;
@@ -61,7 +59,7 @@ struct kube_informer_opts {
 /* kube_informer_start starts the thread. The client is borrowed and must outlive the
  * informer. Free with kube_informer_free(), which joins the thread (set *stop first). */
 int kube_informer_start(struct kube_client *c, const struct kube_informer_opts *o,
-                         struct kube_informer **out, struct err *err);
+                        struct kube_informer **out, struct err *err);
 void kube_informer_free(struct kube_informer *inf);
 
 /* kube_informer_synced: a first list has been delivered completely. */

@@ -156,8 +156,8 @@ static int name_insert(const char **names, size_t *n, size_t cap, const char *na
     return 0;
 }
 
-int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts *o,
-                      struct arena *a, struct kube_resources *out)
+int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts *o, struct arena *a,
+                      struct kube_resources *out)
 {
     const char *names_stack[REQ_STACK_NAMES], **names = names_stack;
     int64_t vec_stack[4 * (NNATIVE + REQ_STACK_NAMES)], *sum = vec_stack, *side, *initmax, *tmp;

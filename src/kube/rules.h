@@ -48,7 +48,7 @@ struct kube_requests_opts {
  * anywhere, sorted, including those that add up to 0; their array is allocated from a, the
  * names are the pod's own strings. Sums saturate at INT64_MAX instead of overflowing.
  * Returns 0 or -ENOMEM. */
-int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts *o,
-                      struct arena *a, struct kube_resources *out);
+int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts *o, struct arena *a,
+                      struct kube_resources *out);
 
 #endif

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "base/flag.h"
-#include "sched/manifest.h"
+#include "manifest/manifest.h"
 #include "sched/output.h"
 #include "sched/sched.h"
 
@@ -39,25 +39,25 @@ int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 /* sched_cmd_load initialises in and loads every path of files into it (files, directories
  * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
  * "default"), like kubectl -n; the string must outlive in. With bound_into set, bound pods
- * go straight into that cluster as they are read (see sched_input_opts.take_bound) rather
+ * go straight into that cluster as they are read (see manifest_input_opts.take_bound) rather
  * than into in->pods; terminal ones are dropped. Loader warnings are printed on stderr as
  * "gpusched: warning: ...". On failure the error is printed as one line and 1 is returned
  * (in is released; bound_into holds part of the input and should be freed); 0 otherwise, and
- * the caller releases in with sched_input_release. */
+ * the caller releases in with manifest_input_release. */
 int sched_cmd_load(const struct flag_list *files, const char *namespace_,
-                   struct sched_input *in, struct sched_cluster *bound_into);
+                   struct manifest_input *in, struct sched_cluster *bound_into);
 
 /* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
  * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
  * failure; the caller frees *out with sched_cluster_free. */
-int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out);
+int sched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out);
 
 /* sched_cmd_load_cluster is sched_cmd_load handing the bound pods to a new cluster as they
  * are read, then sched_cmd_cluster_build's filling of that cluster: for the commands that
  * need the bound pods only as usage on their nodes. On failure it prints the error, releases
  * in and returns 1 (*out NULL); otherwise the caller releases in and frees *out. */
 int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
-                           struct sched_input *in, struct sched_cluster **out);
+                           struct manifest_input *in, struct sched_cluster **out);
 
 /* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value
  * they print the usage error and return 2. */
@@ -97,7 +97,7 @@ int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int
 /* sched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
  * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name
  * (any when NULL). Returns how many. */
-size_t sched_cmd_pending_pods(const struct sched_input *in, const char *sched_name,
+size_t sched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
                               const struct kube_pod **out);
 
 /* sched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */

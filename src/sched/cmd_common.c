@@ -92,9 +92,9 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 }
 
 int sched_cmd_load(const struct flag_list *files, const char *namespace_,
-                   struct sched_input *in, struct sched_cluster *bound_into)
+                   struct manifest_input *in, struct sched_cluster *bound_into)
 {
-    struct sched_input_opts o;
+    struct manifest_input_opts o;
     struct err err;
     size_t i;
     int rc = 0;
@@ -106,21 +106,21 @@ int sched_cmd_load(const struct flag_list *files, const char *namespace_,
         o.take_bound = cmd_take_bound;
         o.take_arg = bound_into;
     }
-    sched_input_init(in, &o);
+    manifest_input_init(in, &o);
     for (i = 0; i < files->n && !rc; i++) {
-        rc = sched_input_load_file(in, files->v[i], &err);
+        rc = manifest_input_load_file(in, files->v[i], &err);
         /* the loader names the file when the fault is inside one; a path that cannot be
          * opened at all is named here */
         if (rc && !err.file[0])
             err_at(&err, files->v[i], 0, 0);
     }
     if (!rc)
-        rc = sched_input_finish(in, &err);
+        rc = manifest_input_finish(in, &err);
     for (i = 0; i < in->nwarnings; i++)
         fprintf(stderr, "gpusched: warning: %s\n", in->warnings[i]);
     if (rc) {
         sched_cmd_print_err(&err);
-        sched_input_release(in);
+        manifest_input_release(in);
         return 1;
     }
     return 0;
@@ -128,7 +128,7 @@ int sched_cmd_load(const struct flag_list *files, const char *namespace_,
 
 /* cluster_fill adds the nodes of in, then its bound, non-terminal pods, to c; prints the
  * error and returns 1 on failure */
-static int cluster_fill(const struct sched_input *in, struct sched_cluster *c)
+static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c)
 {
     struct err err;
     size_t i;
@@ -149,7 +149,7 @@ static int cluster_fill(const struct sched_input *in, struct sched_cluster *c)
     return 0;
 }
 
-int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster **out)
+int sched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
 {
     struct sched_cluster *c = sched_cluster_new();
 
@@ -167,7 +167,7 @@ int sched_cmd_cluster_build(const struct sched_input *in, struct sched_cluster *
 }
 
 int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
-                           struct sched_input *in, struct sched_cluster **out)
+                           struct manifest_input *in, struct sched_cluster **out)
 {
     struct sched_cluster *c = sched_cluster_new();
 
@@ -182,7 +182,7 @@ int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_
     }
     if (cluster_fill(in, c)) {
         sched_cluster_free(c);
-        sched_input_release(in);
+        manifest_input_release(in);
         return 1;
     }
     *out = c;
@@ -329,7 +329,7 @@ int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out
     return rc;
 }
 
-size_t sched_cmd_pending_pods(const struct sched_input *in, const char *sched_name,
+size_t sched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
                               const struct kube_pod **out)
 {
     size_t i, n = 0;

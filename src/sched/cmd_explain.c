@@ -360,7 +360,7 @@ int sched_cmd_explain(int argc, char **argv)
     struct flag_list pos = {0};
     struct sched_cmd_sim_flags f;
     struct explain_target target;
-    struct sched_input in;
+    struct manifest_input in;
     struct sched_cluster *before = NULL, *full = NULL;
     const struct sched_profile *profile;
     const struct kube_pod *pod;
@@ -411,7 +411,7 @@ int sched_cmd_explain(int argc, char **argv)
     rc = 1;
     if (!target.ns && f.namespace_ && *f.namespace_)
         target.ns = f.namespace_;
-    pod = sched_input_find_pod(&in, target.ns, target.name);
+    pod = manifest_input_find_pod(&in, target.ns, target.name);
     if (!pod) {
         fprintf(stderr, "gpusched: pods \"%s\" not found in namespace \"%s\"\n", target.name,
                 target.ns ? target.ns : "default");
@@ -508,7 +508,7 @@ out:
     sched_cluster_free(before);
     sched_cluster_free(full);
     if (loaded)
-        sched_input_release(&in);
+        manifest_input_release(&in);
     flag_list_release(&f.files);
     flag_list_release(&pos);
     return rc;

@@ -404,7 +404,7 @@ int sched_cmd_nodes(int argc, char **argv)
     };
     struct arena arena = ARENA_INIT;
     struct kube_selector sel = {0};
-    struct sched_input in;
+    struct manifest_input in;
     struct sched_cluster *cluster = NULL;
     struct nodes_row *rows = NULL;
     struct err err;
@@ -486,7 +486,7 @@ out:
     free(rows);
     sched_cluster_free(cluster);
     if (loaded)
-        sched_input_release(&in);
+        manifest_input_release(&in);
     arena_free(&arena);
     flag_list_release(&files);
     flag_list_release(&pos);

@@ -312,7 +312,7 @@ int sched_cmd_simulate(int argc, char **argv)
 {
     struct flag_list pos = {0};
     struct sched_cmd_sim_flags f;
-    struct sched_input in;
+    struct manifest_input in;
     struct sched_cluster *cluster = NULL;
     const struct sched_profile *profile;
     struct sched_sim_opts so;
@@ -346,7 +346,7 @@ int sched_cmd_simulate(int argc, char **argv)
         goto out;
     loaded = true;
     /* the cluster has its own copy of the nodes; what they took is reused from here on */
-    sched_input_trim(&in);
+    manifest_input_trim(&in);
 
     run.pods = calloc(in.npods ? in.npods : 1, sizeof(*run.pods));
     if (!run.pods) {
@@ -397,7 +397,7 @@ out:
     free(run.pods);
     sched_cluster_free(cluster);
     if (loaded)
-        sched_input_release(&in);
+        manifest_input_release(&in);
     flag_list_release(&f.files);
     flag_list_release(&pos);
     return rc;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sched/manifest.h"
+#include "manifest/manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,8 +23,8 @@ static int take(void *arg, const struct kube_pod *p, struct err *err)
 
 static void load_once(const uint8_t *data, size_t size, int hand_off)
 {
-    struct sched_input_opts o = {.max_pods = 5000, .max_nodes = 500};
-    struct sched_input in;
+    struct manifest_input_opts o = {.max_pods = 5000, .max_nodes = 500};
+    struct manifest_input in;
     struct err err;
     char buf[2048];
     size_t taken = 0;
@@ -34,16 +34,16 @@ static void load_once(const uint8_t *data, size_t size, int hand_off)
         o.take_arg = &taken;
     }
     err_clear(&err);
-    sched_input_init(&in, &o);
-    if (!sched_input_load_buffer(&in, "fuzz.yaml", (const char *)data, size, &err)) {
-        if (!sched_input_finish(&in, &err) && in.npods)
-            (void)sched_input_find_pod(&in, in.pods[0].namespace_, in.pods[0].name);
+    manifest_input_init(&in, &o);
+    if (!manifest_input_load_buffer(&in, "fuzz.yaml", (const char *)data, size, &err)) {
+        if (!manifest_input_finish(&in, &err) && in.npods)
+            (void)manifest_input_find_pod(&in, in.pods[0].namespace_, in.pods[0].name);
     }
     /* an error must always format to one line naming the file */
     err_format(&err, buf, sizeof(buf));
     if (err.code && (strchr(buf, '\n') || strncmp(buf, "fuzz.yaml", 9)))
         __builtin_trap();
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,15 +1,15 @@
 /* manifest.h - the input files of `gpusched simulate|explain|nodes` loaded into the object model.
  *
- * A struct sched_input collects the nodes, pods and PriorityClasses of every -f argument, in
+ * A struct manifest_input collects the nodes, pods and PriorityClasses of every -f argument, in
  * input order. Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
  * DaemonSet) are expanded to the pods their controllers would create, with deterministic names.
  * Strings and objects live in arenas: the input's (pods, classes, warnings) and one for the
- * nodes, which sched_input_trim can give back once they are copied elsewhere. Files are parsed as they are read, one document
- * (or one item of a List) at a time, and each JSON tree is dropped once decoded, so memory
- * grows with the objects, not with the files. Loading is all-or-nothing per call: on error
- * nothing of that call is visible in the input. */
-#ifndef SCHED_MANIFEST_H
-#define SCHED_MANIFEST_H
+ * nodes, which manifest_input_trim can give back once they are copied elsewhere. Files are parsed
+ * as they are read, one document (or one item of a List) at a time, and each JSON tree is dropped
+ * once decoded, so memory grows with the objects, not with the files. Loading is all-or-nothing per
+ * call: on error nothing of that call is visible in the input. */
+#ifndef MANIFEST_MANIFEST_H
+#define MANIFEST_MANIFEST_H
 
 #include <stddef.h>
 
@@ -17,15 +17,15 @@
 #include "base/err.h"
 #include "kube/object.h"
 
-#define SCHED_INPUT_MAX_PODS 1000000
-#define SCHED_INPUT_MAX_NODES 100000
-#define SCHED_INPUT_MAX_FILE ((size_t)1 << 30) /* bytes of one file */
+#define MANIFEST_INPUT_MAX_PODS 1000000
+#define MANIFEST_INPUT_MAX_NODES 100000
+#define MANIFEST_INPUT_MAX_FILE ((size_t)1 << 30) /* bytes of one file */
 
-/* Settings fixed for the life of one input (sched_input_init). */
-struct sched_input_opts {
+/* Settings fixed for the life of one input (manifest_input_init). */
+struct manifest_input_opts {
     const char *default_namespace; /* namespace of objects that name none; NULL = "default" */
-    size_t max_pods;  /* a load or finish that would exceed it fails; 0 = SCHED_INPUT_MAX_PODS */
-    size_t max_nodes; /* 0 = SCHED_INPUT_MAX_NODES */
+    size_t max_pods;  /* a load or finish that would exceed it fails; 0 = MANIFEST_INPUT_MAX_PODS */
+    size_t max_nodes; /* 0 = MANIFEST_INPUT_MAX_NODES */
     /* Optional: where bound pods go instead of pods[]. When take_bound is set, a Pod object
      * (not a workload's pod) with spec.nodeName set whose priority is final when it is read
      * (priorityClassName, if any, names a built-in class or one already loaded, and gives the
@@ -44,34 +44,34 @@ struct sched_input_opts {
     void *take_arg;
 };
 
-struct sched_input_priv; /* workloads waiting for sched_input_finish, lookup tables */
+struct manifest_input_priv; /* workloads waiting for manifest_input_finish, lookup tables */
 
-struct sched_input {
-    struct arena arena; /* owns every string and array reachable from the members below
-                                except the nodes' (a private arena) and the top-level arrays,
-                                which are malloc()ed */
+struct manifest_input {
+    struct arena arena;      /* owns every string and array reachable from the members below
+                                     except the nodes' (a private arena) and the top-level arrays,
+                                     which are malloc()ed */
     struct kube_node *nodes; /* input order */
     size_t nnodes;
     struct kube_pod *pods; /* input order, workloads expanded in place; bound pods
                               (spec.nodeName set) included */
     size_t npods;
-    size_t ntaken; /* bound pods passed to opts.take_bound (not in pods[]) */
+    size_t ntaken;                       /* bound pods passed to opts.take_bound (not in pods[]) */
     struct kube_priority_class *classes; /* PriorityClass objects of the input, input order */
     size_t nclasses;
     /* Warnings, each one line without the program name or "warning: ", e.g.
      * "a.yaml: line 40: skipping kind Service"; print as "gpusched: warning: %s\n". */
     char **warnings;
     size_t nwarnings;
-    int finished; /* set by a successful sched_input_finish */
-    struct sched_input_opts opts;
-    struct sched_input_priv *priv;
+    int finished; /* set by a successful manifest_input_finish */
+    struct manifest_input_opts opts;
+    struct manifest_input_priv *priv;
 };
 
-/* sched_input_init prepares an empty input; o may be NULL for the defaults (copied; the
+/* manifest_input_init prepares an empty input; o may be NULL for the defaults (copied; the
  * default_namespace string is borrowed and must outlive the input). */
-void sched_input_init(struct sched_input *in, const struct sched_input_opts *o);
+void manifest_input_init(struct manifest_input *in, const struct manifest_input_opts *o);
 
-/* sched_input_load_file loads one -f argument: a file, "-" for standard input, or a directory,
+/* manifest_input_load_file loads one -f argument: a file, "-" for standard input, or a directory,
  * whose *.yaml, *.yml and *.json files (not recursive, hidden files skipped) load in strcmp
  * order like `kubectl -f DIR`. Each file may hold several YAML documents or JSON values. Kinds:
  * Node, Pod, Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, DaemonSet,
@@ -79,15 +79,15 @@ void sched_input_init(struct sched_input *in, const struct sched_input_opts *o);
  * kinds are skipped with a warning. Returns 0, or a negative errno-style code with err naming
  * the file, line and field at fault ("a.yaml", 12, "spec.replicas", "Invalid value: ...").
  * On error the input is as it was before the call (arena memory may have been used).
- * Must not be called after sched_input_finish. */
-int sched_input_load_file(struct sched_input *in, const char *path, struct err *err);
+ * Must not be called after manifest_input_finish. */
+int manifest_input_load_file(struct manifest_input *in, const char *path, struct err *err);
 
-/* sched_input_load_buffer is the same for len bytes at data, named name in messages (the
+/* manifest_input_load_buffer is the same for len bytes at data, named name in messages (the
  * name is copied). */
-int sched_input_load_buffer(struct sched_input *in, const char *name, const char *data,
-                            size_t len, struct err *err);
+int manifest_input_load_buffer(struct manifest_input *in, const char *name, const char *data,
+                               size_t len, struct err *err);
 
-/* sched_input_finish completes the input once every file is loaded:
+/* manifest_input_finish completes the input once every file is loaded:
  * - expands each DaemonSet to one pod per node it may run on (nodeSelector and required
  *   node affinity match, no untolerated NoSchedule/NoExecute taint after the controller's
  *   default tolerations), pinned with matchFields metadata.name In [node], placed in pod
@@ -98,24 +98,24 @@ int sched_input_load_buffer(struct sched_input *in, const char *name, const char
  *   globalDefault class, else 0;
  * - rejects duplicate node names and duplicate namespace/name pods.
  * Returns 0 or a negative code with err naming the file and line at fault; on error the
- * input is unusable except for sched_input_release. Call it exactly once. */
-int sched_input_finish(struct sched_input *in, struct err *err);
+ * input is unusable except for manifest_input_release. Call it exactly once. */
+int manifest_input_finish(struct manifest_input *in, struct err *err);
 
-/* sched_input_find_pod returns the pod ns/name (ns NULL = the default namespace), or NULL
+/* manifest_input_find_pod returns the pod ns/name (ns NULL = the default namespace), or NULL
  * (also for a pod passed to opts.take_bound). */
-const struct kube_pod *sched_input_find_pod(const struct sched_input *in, const char *ns,
-                                            const char *name);
+const struct kube_pod *manifest_input_find_pod(const struct manifest_input *in, const char *ns,
+                                               const char *name);
 
-/* sched_input_find_node returns the node called name, or NULL. */
-const struct kube_node *sched_input_find_node(const struct sched_input *in, const char *name);
+/* manifest_input_find_node returns the node called name, or NULL. */
+const struct kube_node *manifest_input_find_node(const struct manifest_input *in, const char *name);
 
-/* sched_input_trim frees, after a successful sched_input_finish, what only the loading and
+/* manifest_input_trim frees, after a successful manifest_input_finish, what only the loading and
  * the lookups needed: the nodes (nodes[] is empty afterwards; copy what you need first, e.g.
- * into a scheduling cluster) and the name tables (sched_input_find_pod and _find_node find
+ * into a scheduling cluster) and the name tables (manifest_input_find_pod and _find_node find
  * nothing afterwards). pods[] and classes[] stay. Does nothing on an unfinished input. */
-void sched_input_trim(struct sched_input *in);
+void manifest_input_trim(struct manifest_input *in);
 
-/* sched_input_release frees everything the input holds; it can be init'ed again. */
-void sched_input_release(struct sched_input *in);
+/* manifest_input_release frees everything the input holds; it can be init'ed again. */
+void manifest_input_release(struct manifest_input *in);
 
 #endif
