@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cmd.h"
-#include "sched/output.h"
+#include "gpusched/cmd.h"
+#include "gpusched/output.h"
 #include "test.h"
 
 /* Print t into a string (caller frees). */
@@ -162,7 +162,7 @@ static void flags_parse(struct flags_run *r, int argc, char **argv)
     };
 
     memset(r, 0, sizeof(*r));
-    r->rc = sched_cmd_flags_parse("test", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
+    r->rc = gpusched_cmd_flags_parse("test", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
                                   &r->pos, &r->help);
 }
 
@@ -254,7 +254,7 @@ static void queue_order_is_priority_then_input(void)
         p[i].priority = prio[i];
         pp[i] = &p[i];
     }
-    sched_cmd_queue_order(pp, 6, order);
+    gpusched_cmd_queue_order(pp, 6, order);
     CHECK_INT_EQ(order[0], 5);
     CHECK_INT_EQ(order[1], 1);
     CHECK_INT_EQ(order[2], 4);

@@ -3,8 +3,8 @@
  * Each command takes its own argv (argv[0] is the command name), prints its result on stdout
  * and its errors as one line on stderr ("gpusched: FILE: line N: FIELD: what is wrong"), and
  * returns the process exit status: 0 success, 1 runtime failure, 2 usage error. */
-#ifndef SCHED_CMD_H
-#define SCHED_CMD_H
+#ifndef GPUSCHED_CMD_H
+#define GPUSCHED_CMD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,31 +12,31 @@
 #include <stdio.h>
 
 #include "base/flag.h"
+#include "gpusched/output.h"
 #include "manifest/manifest.h"
-#include "sched/output.h"
 #include "sched/sched.h"
 
-int sched_cmd_simulate(int argc, char **argv);
-int sched_cmd_explain(int argc, char **argv);
-int sched_cmd_nodes(int argc, char **argv);
+int gpusched_cmd_simulate(int argc, char **argv);
+int gpusched_cmd_explain(int argc, char **argv);
+int gpusched_cmd_nodes(int argc, char **argv);
 
-/* sched_cmd_flags_parse parses argv[1..] against flags (base/flag.h: kubectl's spellings).
+/* gpusched_cmd_flags_parse parses argv[1..] against flags (base/flag.h: kubectl's spellings).
  * Positional arguments are collected in *pos (borrowed from argv). On -h/--help it sets *help
  * and stops. Usage errors are printed on stderr in cobra's words ("gpusched: unknown flag:
  * --x", followed by "See 'gpusched CMD --help' for usage.") and return 2; 0 otherwise. */
-int sched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
+int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
                           char **argv, struct flag_list *pos, bool *help);
 
-/* sched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
+/* gpusched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
  * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
-void sched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
+void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
 
-/* sched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
+/* gpusched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */
-int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
+int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* sched_cmd_load initialises in and loads every path of files into it (files, directories
+/* gpusched_cmd_load initialises in and loads every path of files into it (files, directories
  * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
  * "default"), like kubectl -n; the string must outlive in. With bound_into set, bound pods
  * go straight into that cluster as they are read (see manifest_input_opts.take_bound) rather
@@ -44,74 +44,74 @@ int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
  * "gpusched: warning: ...". On failure the error is printed as one line and 1 is returned
  * (in is released; bound_into holds part of the input and should be freed); 0 otherwise, and
  * the caller releases in with manifest_input_release. */
-int sched_cmd_load(const struct flag_list *files, const char *namespace_,
+int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
                    struct manifest_input *in, struct sched_cluster *bound_into);
 
-/* sched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
+/* gpusched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
  * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
  * failure; the caller frees *out with sched_cluster_free. */
-int sched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out);
+int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out);
 
-/* sched_cmd_load_cluster is sched_cmd_load handing the bound pods to a new cluster as they
- * are read, then sched_cmd_cluster_build's filling of that cluster: for the commands that
+/* gpusched_cmd_load_cluster is gpusched_cmd_load handing the bound pods to a new cluster as they
+ * are read, then gpusched_cmd_cluster_build's filling of that cluster: for the commands that
  * need the bound pods only as usage on their nodes. On failure it prints the error, releases
  * in and returns 1 (*out NULL); otherwise the caller releases in and frees *out. */
-int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
+int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                            struct manifest_input *in, struct sched_cluster **out);
 
-/* sched_cmd_parse_seed / sched_cmd_parse_profile check --seed and --profile; on a bad value
+/* gpusched_cmd_parse_seed / gpusched_cmd_parse_profile check --seed and --profile; on a bad value
  * they print the usage error and return 2. */
-int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
-int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
+int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
+int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define SCHED_CMD_SIM_NFLAGS 7
+#define GPUSCHED_CMD_SIM_NFLAGS 7
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
-struct sched_cmd_sim_flags {
+struct gpusched_cmd_sim_flags {
     struct flag_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
     const char *percentage;    /* --percentage-of-nodes-to-score */
-    struct sched_profile prof; /* filled by sched_cmd_sim_check */
-    struct flag table[SCHED_CMD_SIM_NFLAGS]; /* the flags, for sched_cmd_help */
+    struct sched_profile prof; /* filled by gpusched_cmd_sim_check */
+    struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
 };
 
-/* sched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
+/* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
  * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
  * --seed and --percentage-of-nodes-to-score into f (zeroed first, f->table filled); pos, help
- * and the return value are sched_cmd_flags_parse's. */
-int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
+ * and the return value are gpusched_cmd_flags_parse's. */
+int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
                         struct flag_list *pos, bool *help);
 
-/* sched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
+/* gpusched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
  * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).
  * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
  * error and returns 2 on the first bad one; 0 otherwise. */
-int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out_format *fmt,
+int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
                         const struct sched_profile **profile, uint64_t *seed);
 
-/* sched_cmd_parse_percentage checks --percentage-of-nodes-to-score: an integer 0..100 (NULL:
+/* gpusched_cmd_parse_percentage checks --percentage-of-nodes-to-score: an integer 0..100 (NULL:
  * dflt). On a bad value it prints the usage error and returns 2. */
-int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out);
+int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out);
 
-/* sched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
+/* gpusched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
  * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name
  * (any when NULL). Returns how many. */
-size_t sched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
+size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
                               const struct kube_pod **out);
 
-/* sched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */
-void sched_cmd_print_err(const struct err *err);
+/* gpusched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */
+void gpusched_cmd_print_err(const struct err *err);
 
-/* sched_cmd_print_json prints doc on stdout with out_json_print(doc, indent), or "out of
+/* gpusched_cmd_print_json prints doc on stdout with out_json_print(doc, indent), or "out of
  * memory" when fail is set. Errors go to stderr as one line; returns 0 or 1. */
-int sched_cmd_print_json(const json_t *doc, int fail, int indent);
+int gpusched_cmd_print_json(const json_t *doc, int fail, int indent);
 
 /* The default --seed: fixed, so two runs on the same input give the same placement. */
-#define SCHED_CMD_DEFAULT_SEED 1
+#define GPUSCHED_CMD_DEFAULT_SEED 1
 
-/* sched_cmd_queue_order fills order[0..n) with the indexes of pods[] in kube-scheduler's queue
+/* gpusched_cmd_queue_order fills order[0..n) with the indexes of pods[] in kube-scheduler's queue
  * order: priority descending, then input order (a stable sort). */
-void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order);
+void gpusched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order);
 
 #endif

@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "gpusched/cmd.h"
+#include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
 #include "kube/rules.h"
-#include "sched/cmd.h"
-#include "sched/output.h"
 
 #define NODES_ROLE_PREFIX "node-role.kubernetes.io/"
 #define NODES_ROLE_LABEL "kubernetes.io/role"
@@ -379,13 +379,13 @@ static int nodes_print_json(const struct nodes_row *rows, size_t n)
         fail |= json_object_set_new(doc, "items", items);
         items = NULL;
     }
-    rc = sched_cmd_print_json(doc, fail, 4);
+    rc = gpusched_cmd_print_json(doc, fail, 4);
     json_decref(items);
     json_decref(doc);
     return rc;
 }
 
-int sched_cmd_nodes(int argc, char **argv)
+int gpusched_cmd_nodes(int argc, char **argv)
 {
     struct flag_list files = {0}, pos = {0}, label_cols = {0};
     const char *output = NULL, *selector = NULL;
@@ -413,26 +413,26 @@ int sched_cmd_nodes(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    rc = sched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
+    rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
                                &help);
     if (rc)
         goto out;
     if (help) {
-        sched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
+        gpusched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
         goto out;
     }
     if (pos.n) {
-        rc = sched_cmd_usage_error("nodes", "unexpected argument \"%s\" (select nodes with -l)",
+        rc = gpusched_cmd_usage_error("nodes", "unexpected argument \"%s\" (select nodes with -l)",
                                    pos.v[0]);
         goto out;
     }
     if (!files.n) {
-        rc = sched_cmd_usage_error("nodes", "must specify -f FILE");
+        rc = gpusched_cmd_usage_error("nodes", "must specify -f FILE");
         goto out;
     }
     if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON | 1u << OUT_NAME,
                          &fmt, &err)) {
-        rc = sched_cmd_usage_error("nodes", "%s", err.msg);
+        rc = gpusched_cmd_usage_error("nodes", "%s", err.msg);
         goto out;
     }
     /* a bad selector is bad input (exit 1), found before any file is read, like kubectl */
@@ -447,7 +447,7 @@ int sched_cmd_nodes(int argc, char **argv)
     }
 
     /* bound pods only count on their nodes: they go into the cluster as they are read */
-    rc = sched_cmd_load_cluster(&files, NULL, &in, &cluster);
+    rc = gpusched_cmd_load_cluster(&files, NULL, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;

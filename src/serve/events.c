@@ -1,6 +1,6 @@
 /* events.c - JSON bodies of the scheduler's writes (see events.h). Built with jansson so
  * every string is escaped correctly; field names and formats follow client-go. */
-#include "sched/events.h"
+#include "serve/events.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,22 +11,22 @@
 
 #include "base/buf.h"
 
-char *sched_event_note(const char *msg)
+char *serve_event_note(const char *msg)
 {
     size_t n = strlen(msg);
     char *out;
 
-    if (n <= SCHED_EVENT_NOTE_MAX)
+    if (n <= SERVE_EVENT_NOTE_MAX)
         return strdup(msg);
-    out = malloc(SCHED_EVENT_NOTE_MAX + 1);
+    out = malloc(SERVE_EVENT_NOTE_MAX + 1);
     if (!out)
         return NULL;
-    memcpy(out, msg, SCHED_EVENT_NOTE_MAX - 4);
-    memcpy(out + SCHED_EVENT_NOTE_MAX - 4, " ...", 5);
+    memcpy(out, msg, SERVE_EVENT_NOTE_MAX - 4);
+    memcpy(out + SERVE_EVENT_NOTE_MAX - 4, " ...", 5);
     return out;
 }
 
-const char *sched_time_micro(const struct timespec *t, char *buf, size_t size)
+const char *serve_time_micro(const struct timespec *t, char *buf, size_t size)
 {
     struct tm tm;
     time_t s = t->tv_sec;
@@ -37,7 +37,7 @@ const char *sched_time_micro(const struct timespec *t, char *buf, size_t size)
     return buf;
 }
 
-const char *sched_time_rfc3339(const struct timespec *t, char *buf, size_t size)
+const char *serve_time_rfc3339(const struct timespec *t, char *buf, size_t size)
 {
     struct tm tm;
     time_t s = t->tv_sec;
@@ -132,7 +132,7 @@ static char *buf_take_or_null(struct buf *b, int r)
     return buf_take(b);
 }
 
-char *sched_binding_json(const char *ns, const char *name, const char *uid, const char *node)
+char *serve_binding_json(const char *ns, const char *name, const char *uid, const char *node)
 {
     struct buf b = BUF_INIT(0);
     int r = buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
@@ -146,9 +146,9 @@ char *sched_binding_json(const char *ns, const char *name, const char *uid, cons
     return buf_take_or_null(&b, r);
 }
 
-char *sched_event_json(const struct sched_event *e, const struct timespec *now)
+char *serve_event_json(const struct serve_event *e, const struct timespec *now)
 {
-    char name[512], when[40], *note = sched_event_note(e->note ? e->note : "");
+    char name[512], when[40], *note = serve_event_note(e->note ? e->note : "");
     unsigned long long nanos =
         (unsigned long long)now->tv_sec * 1000000000ULL + (unsigned long long)now->tv_nsec;
     struct buf b = BUF_INIT(0);
@@ -160,7 +160,7 @@ char *sched_event_json(const struct sched_event *e, const struct timespec *now)
     r = buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{");
     r |= put_fields(&b, "name", name, "namespace", e->namespace_, (const char *)NULL);
     r |= buf_puts(&b, "},");
-    r |= put_fields(&b, "eventTime", sched_time_micro(now, when, sizeof(when)),
+    r |= put_fields(&b, "eventTime", serve_time_micro(now, when, sizeof(when)),
                     "reportingController", e->controller, "reportingInstance", e->instance,
                     "action", e->action, "reason", e->reason, "type", e->type, (const char *)NULL);
     r |= buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",");
@@ -174,7 +174,7 @@ char *sched_event_json(const struct sched_event *e, const struct timespec *now)
     return buf_take_or_null(&b, r);
 }
 
-char *sched_condition_patch_json(const char *reason, const char *message, const char *nominated,
+char *serve_condition_patch_json(const char *reason, const char *message, const char *nominated,
                                  const struct timespec *now)
 {
     char when[40];
@@ -182,14 +182,14 @@ char *sched_condition_patch_json(const char *reason, const char *message, const 
 
     cond = json_pack("{s:s, s:s, s:s, s:s, s:n, s:s}", "type", "PodScheduled", "status", "False",
                      "reason", reason, "message", message ? message : "", "lastProbeTime",
-                     "lastTransitionTime", sched_time_rfc3339(now, when, sizeof(when)));
+                     "lastTransitionTime", serve_time_rfc3339(now, when, sizeof(when)));
     status = json_pack("{s:[o]}", "conditions", cond);
     if (status && nominated)
         json_object_set_new(status, "nominatedNodeName", json_string(nominated));
     return dump_take(json_pack("{s:o}", "status", status));
 }
 
-char *sched_lease_json(const struct sched_lease *l)
+char *serve_lease_json(const struct serve_lease *l)
 {
     char acq[40], ren[40];
     json_t *md = json_pack("{s:s, s:s}", "name", l->name, "namespace", l->namespace_);
@@ -200,7 +200,7 @@ char *sched_lease_json(const struct sched_lease *l)
                                "coordination.k8s.io/v1", "kind", "Lease", "metadata", md, "spec",
                                "holderIdentity", l->holder, "leaseDurationSeconds",
                                (int)l->duration_s, "acquireTime",
-                               sched_time_micro(&l->acquire, acq, sizeof(acq)), "renewTime",
-                               sched_time_micro(&l->renew, ren, sizeof(ren)), "leaseTransitions",
+                               serve_time_micro(&l->acquire, acq, sizeof(acq)), "renewTime",
+                               serve_time_micro(&l->renew, ren, sizeof(ren)), "leaseTransitions",
                                (int)l->transitions));
 }

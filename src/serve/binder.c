@@ -4,7 +4,7 @@
  * that a quarter of the slots stay for the others while any of them waits), runs the
  * set, and decides on each answer: retry (back into the set after a delay, keeping its slot)
  * or report (the callback, then the slot is free). */
-#include "sched/binder.h"
+#include "serve/binder.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,13 +28,13 @@
 #define BINDER_EVENT_CONNS 2
 
 struct task_list {
-    struct sched_task *head, *tail;
+    struct serve_task *head, *tail;
     int n;
 };
 
-struct sched_binder {
+struct serve_binder {
     struct kube_client *c;
-    sched_task_done_fn done;
+    serve_task_done_fn done;
     void *ud;
     struct kube_async *async; /* the binder thread's own */
     pthread_mutex_t mu;       /* guards everything below */
@@ -50,12 +50,12 @@ struct sched_binder {
     pthread_t thread;
 };
 
-struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method, const char *path,
+struct serve_task *serve_task_new(enum serve_task_kind kind, const char *method, const char *path,
                                   const char *content_type, const char *body)
 {
     size_t lm = strlen(method) + 1, lp = strlen(path) + 1;
     size_t lc = content_type ? strlen(content_type) + 1 : 0, lb = body ? strlen(body) + 1 : 0;
-    struct sched_task *t = calloc(1, sizeof(*t) + lm + lp + lc + lb);
+    struct serve_task *t = calloc(1, sizeof(*t) + lm + lp + lc + lb);
     char *p;
 
     if (!t)
@@ -75,7 +75,7 @@ struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method,
     return t;
 }
 
-void sched_task_free(struct sched_task *t)
+void serve_task_free(struct serve_task *t)
 {
     if (!t)
         return;
@@ -85,7 +85,7 @@ void sched_task_free(struct sched_task *t)
     free(t);
 }
 
-static void list_push(struct task_list *l, struct sched_task *n)
+static void list_push(struct task_list *l, struct serve_task *n)
 {
     n->next = NULL;
     if (l->tail)
@@ -96,9 +96,9 @@ static void list_push(struct task_list *l, struct sched_task *n)
     l->n++;
 }
 
-static struct sched_task *list_pop(struct task_list *l)
+static struct serve_task *list_pop(struct task_list *l)
 {
-    struct sched_task *n = l->head;
+    struct serve_task *n = l->head;
 
     if (!n)
         return NULL;
@@ -109,13 +109,13 @@ static struct sched_task *list_pop(struct task_list *l)
     return n;
 }
 
-static struct kube_client *task_client(struct sched_binder *b, struct sched_task *t)
+static struct kube_client *task_client(struct serve_binder *b, struct serve_task *t)
 {
     return t->client ? t->client : b->c;
 }
 
 /* binder_send hands t to the set, after delay_ms. */
-static void binder_send(struct sched_binder *b, struct sched_task *t, int64_t delay_ms)
+static void binder_send(struct serve_binder *b, struct serve_task *t, int64_t delay_ms)
 {
     t->req.method = t->method;
     t->req.path = t->path;
@@ -124,7 +124,7 @@ static void binder_send(struct sched_binder *b, struct sched_task *t, int64_t de
     t->req.len = t->body ? strlen(t->body) : 0;
     t->req.ud = t;
     t->req.err = t->err;
-    if (t->kind == SCHED_TASK_EVENT && t->client && t->client != b->c)
+    if (t->kind == SERVE_TASK_EVENT && t->client && t->client != b->c)
         kube_async_conns(b->async, t->client, BINDER_EVENT_CONNS);
     kube_async_add(b->async, task_client(b, t), &t->req, delay_ms);
 }
@@ -134,9 +134,9 @@ static void binder_send(struct sched_binder *b, struct sched_task *t, int64_t de
  * and frees its slot. */
 static void binder_on_answer(void *ud, struct kube_async_req *r)
 {
-    struct sched_binder *b = ud;
-    struct sched_task *t = r->ud;
-    bool is_bind = t->kind == SCHED_TASK_BIND;
+    struct serve_binder *b = ud;
+    struct serve_task *t = r->ud;
+    bool is_bind = t->kind == SERVE_TASK_BIND;
     int slot;
 
     t->attempts++;
@@ -168,19 +168,19 @@ static void binder_on_answer(void *ud, struct kube_async_req *r)
 
 static void binder_drop(void *ud, struct kube_async_req *r)
 {
-    struct sched_task *t = r->ud;
+    struct serve_task *t = r->ud;
 
     (void)ud;
     t->err = NULL;
-    sched_task_free(t);
+    serve_task_free(t);
 }
 
 static void *binder_thread(void *arg)
 {
-    struct sched_binder *b = arg;
+    struct serve_binder *b = arg;
 
     for (;;) {
-        struct sched_task *start = NULL, **tail = &start, *t;
+        struct serve_task *start = NULL, **tail = &start, *t;
         int slot;
 
         pthread_mutex_lock(&b->mu);
@@ -211,7 +211,7 @@ static void *binder_thread(void *arg)
         pthread_mutex_unlock(&b->mu);
         while ((t = start)) {
             start = t->next;
-            if (t->kind == SCHED_TASK_BIND)
+            if (t->kind == SERVE_TASK_BIND)
                 t->bind_start_ms = mono_ms();
             /* fewer than max are in flight, so a slot is free */
             slot = __builtin_ctzll(~b->errs_used);
@@ -223,10 +223,10 @@ static void *binder_thread(void *arg)
     }
 }
 
-int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn done, void *ud,
-                     struct sched_binder **out, struct err *err)
+int serve_binder_new(struct kube_client *c, int nworkers, serve_task_done_fn done, void *ud,
+                     struct serve_binder **out, struct err *err)
 {
-    struct sched_binder *b = calloc(1, sizeof(*b));
+    struct serve_binder *b = calloc(1, sizeof(*b));
     int rc;
 
     *out = NULL;
@@ -247,12 +247,12 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
     pthread_mutex_init(&b->mu, NULL);
     rc = kube_async_new(nworkers, &b->async, err);
     if (rc) {
-        sched_binder_free(b);
+        serve_binder_free(b);
         return rc;
     }
     kube_async_coalesce(b->async, BINDER_COALESCE_US, BINDER_COALESCE_BUSY);
     if (pthread_create(&b->thread, NULL, binder_thread, b)) {
-        sched_binder_free(b);
+        serve_binder_free(b);
         return err_set(err, -EAGAIN, "cannot start the binder thread");
     }
     pthread_setname_np(b->thread, "binder");
@@ -261,12 +261,12 @@ int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn don
     return 0;
 }
 
-void sched_binder_submit(struct sched_binder *b, struct sched_task *t)
+void serve_binder_submit(struct serve_binder *b, struct serve_task *t)
 {
     bool wake;
 
     pthread_mutex_lock(&b->mu);
-    list_push(t->kind == SCHED_TASK_BIND ? &b->binds : &b->rest, t);
+    list_push(t->kind == SERVE_TASK_BIND ? &b->binds : &b->rest, t);
     /* with every slot taken, the thread looks at the lists when an answer frees one */
     wake = b->running_binds + b->running_rest < b->max;
     pthread_mutex_unlock(&b->mu);
@@ -274,7 +274,7 @@ void sched_binder_submit(struct sched_binder *b, struct sched_task *t)
         kube_async_wakeup(b->async);
 }
 
-int sched_binder_pending(struct sched_binder *b, bool binds_only)
+int serve_binder_pending(struct serve_binder *b, bool binds_only)
 {
     int n;
 
@@ -286,7 +286,7 @@ int sched_binder_pending(struct sched_binder *b, bool binds_only)
     return n;
 }
 
-int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms)
+int serve_binder_drain(struct serve_binder *b, bool all, int64_t timeout_ms)
 {
     int64_t end = mono_ms() + timeout_ms;
     int rc = 0;
@@ -303,9 +303,9 @@ int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms)
     return rc;
 }
 
-void sched_binder_free(struct sched_binder *b)
+void serve_binder_free(struct serve_binder *b)
 {
-    struct sched_task *n;
+    struct serve_task *n;
 
     if (!b)
         return;
@@ -318,7 +318,7 @@ void sched_binder_free(struct sched_binder *b)
     }
     kube_async_free(b->async, binder_drop, NULL);
     while ((n = list_pop(&b->binds)) || (n = list_pop(&b->rest)))
-        sched_task_free(n);
+        serve_task_free(n);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->idle);
     free(b);

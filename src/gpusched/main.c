@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sched/cmd.h"
-#include "sched/serve.h"
+#include "gpusched/cmd.h"
+#include "serve/serve.h"
 
 #ifndef GPUSCHED_VERSION
 #define GPUSCHED_VERSION "0.1.0"
@@ -46,24 +46,24 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "simulate"))
-        return sched_cmd_simulate(argc - 1, argv + 1);
+        return gpusched_cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))
-        return sched_cmd_explain(argc - 1, argv + 1);
+        return gpusched_cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "nodes"))
-        return sched_cmd_nodes(argc - 1, argv + 1);
+        return gpusched_cmd_nodes(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
-        return sched_serve_main(argc - 1, argv + 1);
+        return serve_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
             fputs(version_usage, stdout);
             return 0;
         }
         if (argc > 2)
-            return sched_cmd_usage_error("version", "unknown argument: %s", argv[2]);
+            return gpusched_cmd_usage_error("version", "unknown argument: %s", argv[2]);
         printf("gpusched %s\n", GPUSCHED_VERSION);
         return 0;
     }
     if (cmd[0] == '-')
-        return sched_cmd_usage_error(NULL, "unknown flag: %s", cmd);
-    return sched_cmd_usage_error(NULL, "unknown command \"%s\"", cmd);
+        return gpusched_cmd_usage_error(NULL, "unknown flag: %s", cmd);
+    return gpusched_cmd_usage_error(NULL, "unknown command \"%s\"", cmd);
 }

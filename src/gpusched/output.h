@@ -3,8 +3,8 @@
  * A table is filled row by row (cells are copied) and printed the way kubectl's tabwriter
  * prints `kubectl get`: every column but the last is padded to max(10, widest cell + 3)
  * characters, the last column is not padded. Widths count UTF-8 characters, not bytes. */
-#ifndef SCHED_OUTPUT_H
-#define SCHED_OUTPUT_H
+#ifndef GPUSCHED_OUTPUT_H
+#define GPUSCHED_OUTPUT_H
 
 #include <stdio.h>
 

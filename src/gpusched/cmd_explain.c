@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "gpusched/cmd.h"
+#include "gpusched/output.h"
 #include "kube/rules.h"
-#include "sched/cmd.h"
-#include "sched/output.h"
 
 static const char explain_usage[] =
     "Explain, node by node, where a pod of manifest files can go: for every node the filter\n"
@@ -324,7 +324,7 @@ static int explain_print_json(const struct kube_pod *pod, const struct sched_pro
     nodes = NULL;
     fail |= json_object_set_new(doc, "result", result);
     result = NULL;
-    rc = sched_cmd_print_json(doc, fail, 2);
+    rc = gpusched_cmd_print_json(doc, fail, 2);
     json_decref(nodes);
     json_decref(result);
     json_decref(doc);
@@ -347,7 +347,7 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
     err_clear(&err);
     rc = sched_simulate(c, p, pods, n, &so, results, &err);
     if (rc) {
-        sched_cmd_print_err(&err);
+        gpusched_cmd_print_err(&err);
         for (i = 0; i < n; i++)
             sched_result_release(&results[i]);
         return 1;
@@ -355,10 +355,10 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
     return 0;
 }
 
-int sched_cmd_explain(int argc, char **argv)
+int gpusched_cmd_explain(int argc, char **argv)
 {
     struct flag_list pos = {0};
-    struct sched_cmd_sim_flags f;
+    struct gpusched_cmd_sim_flags f;
     struct explain_target target;
     struct manifest_input in;
     struct sched_cluster *before = NULL, *full = NULL;
@@ -379,32 +379,32 @@ int sched_cmd_explain(int argc, char **argv)
 
     memset(&x, 0, sizeof(x));
     err_clear(&err);
-    rc = sched_cmd_sim_parse("explain", argc, argv, &f, &pos, &help);
+    rc = gpusched_cmd_sim_parse("explain", argc, argv, &f, &pos, &help);
     if (rc)
         goto out;
     if (help) {
-        sched_cmd_help("explain", explain_usage, f.table, SCHED_CMD_SIM_NFLAGS);
+        gpusched_cmd_help("explain", explain_usage, f.table, GPUSCHED_CMD_SIM_NFLAGS);
         goto out;
     }
     if (pos.n != 1) {
         if (pos.n)
-            rc = sched_cmd_usage_error("explain", "expected one POD, got %zu arguments", pos.n);
+            rc = gpusched_cmd_usage_error("explain", "expected one POD, got %zu arguments", pos.n);
         else
-            rc = sched_cmd_usage_error("explain", "must specify the POD to explain");
+            rc = gpusched_cmd_usage_error("explain", "must specify the POD to explain");
         goto out;
     }
     if (explain_parse_pod(pos.v[0], &target)) {
-        rc = sched_cmd_usage_error("explain",
+        rc = gpusched_cmd_usage_error("explain",
                                    "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
                                    "pod/NAME",
                                    pos.v[0]);
         goto out;
     }
-    rc = sched_cmd_sim_check("explain", &f, &fmt, &profile, &seed);
+    rc = gpusched_cmd_sim_check("explain", &f, &fmt, &profile, &seed);
     if (rc)
         goto out;
 
-    rc = sched_cmd_load(&f.files, f.namespace_, &in, NULL);
+    rc = gpusched_cmd_load(&f.files, f.namespace_, &in, NULL);
     if (rc)
         goto out;
     loaded = true;
@@ -444,8 +444,8 @@ int sched_cmd_explain(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
-    npending = sched_cmd_pending_pods(&in, f.sched_name, pending);
-    sched_cmd_queue_order(pending, npending, order);
+    npending = gpusched_cmd_pending_pods(&in, f.sched_name, pending);
+    gpusched_cmd_queue_order(pending, npending, order);
     /* pods ahead of ours, kept in input order (sched_simulate orders them again the same
      * way): those whose queue position is before ours. rank[k] = queue position of pending[k] */
     rank = calloc(npending ? npending : 1, sizeof(*rank));
@@ -462,7 +462,7 @@ int sched_cmd_explain(int argc, char **argv)
         if (rank[i] < mypos)
             queue[ahead++] = pending[i];
 
-    if (sched_cmd_cluster_build(&in, &before) || sched_cmd_cluster_build(&in, &full))
+    if (gpusched_cmd_cluster_build(&in, &before) || gpusched_cmd_cluster_build(&in, &full))
         goto out;
     if (explain_place(before, profile, queue, ahead, seed, results))
         goto out;
@@ -471,7 +471,7 @@ int sched_cmd_explain(int argc, char **argv)
 
     sched_rng_seed(&rng, seed);
     if (sched_explain(before, profile, pod, &rng, &x, &err)) {
-        sched_cmd_print_err(&err);
+        gpusched_cmd_print_err(&err);
         goto out;
     }
     explained = true;

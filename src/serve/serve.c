@@ -6,7 +6,7 @@
  * of bind workers sends binds, events, status patches and deletions and reports back under
  * the mutex; a signal thread turns SIGTERM/SIGINT into a graceful stop; the leader elector
  * and the metrics server have a thread each. Design notes: docs/serve.md. */
-#include "sched/serve.h"
+#include "serve/serve.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -34,13 +34,13 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "kube/rules.h"
-#include "sched/binder.h"
-#include "sched/events.h"
-#include "sched/httpd.h"
-#include "sched/leader.h"
-#include "sched/metrics.h"
-#include "sched/queue.h"
 #include "sched/sched.h"
+#include "serve/binder.h"
+#include "serve/events.h"
+#include "serve/httpd.h"
+#include "serve/leader.h"
+#include "serve/metrics.h"
+#include "serve/queue.h"
 
 #define SERVE_VERSION "0.1"
 #define SERVE_POD_JSON_MAX (1 << 20)
@@ -95,7 +95,7 @@ struct serve {
     atomic_int waiters; /* threads blocked in serve_lock: the loop steps aside for them */
     /* under mu */
     struct sched_cluster *cluster;
-    struct sched_queue *queue;
+    struct serve_queue *queue;
     struct keymap node_fps; /* name -> struct node_fp */
     struct keymap assumed;  /* key -> struct assumed_pod: binds in flight or unconfirmed */
     struct sched_rng rng;
@@ -109,10 +109,10 @@ struct serve {
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;
     struct arena_mark pod_arena_empty;
-    struct sched_binder *binder;
-    struct sched_leader *leader;
-    struct sched_httpd *httpd;
-    struct sched_metrics metrics;
+    struct serve_binder *binder;
+    struct serve_leader *leader;
+    struct serve_httpd *httpd;
+    struct serve_metrics metrics;
     pthread_t signal_thread;
 };
 
@@ -291,9 +291,9 @@ static void informer_log_cb(void *ud, int level, const char *resource, const cha
 static void serve_update_gauges(struct serve *s)
 {
     pthread_mutex_lock(&s->metrics.mu);
-    s->metrics.pending_active = sched_queue_count(s->queue, SCHED_QUEUE_ACTIVE);
-    s->metrics.pending_backoff = sched_queue_count(s->queue, SCHED_QUEUE_BACKOFF);
-    s->metrics.pending_unschedulable = sched_queue_count(s->queue, SCHED_QUEUE_UNSCHEDULABLE);
+    s->metrics.pending_active = serve_queue_count(s->queue, SERVE_QUEUE_ACTIVE);
+    s->metrics.pending_backoff = serve_queue_count(s->queue, SERVE_QUEUE_BACKOFF);
+    s->metrics.pending_unschedulable = serve_queue_count(s->queue, SERVE_QUEUE_UNSCHEDULABLE);
     s->metrics.cache_nodes = sched_cluster_node_count(s->cluster);
     s->metrics.ready = s->nodes_synced && s->pods_synced;
     pthread_mutex_unlock(&s->metrics.mu);
@@ -339,10 +339,10 @@ static void on_node(void *ud, enum kube_informer_op op, const char *key, json_t 
                 if (keymap_put(&s->node_fps, f->name, f, NULL))
                     free(f);
             }
-            sched_queue_move_all(s->queue, mono_ms());
+            serve_queue_move_all(s->queue, mono_ms());
         } else if (f->fp != fp) {
             f->fp = fp;
-            sched_queue_move_all(s->queue, mono_ms());
+            serve_queue_move_all(s->queue, mono_ms());
         }
         serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == KUBE_INFORMER_ADD ? "added" : "updated",
                   key);
@@ -397,7 +397,7 @@ static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *
         serve_lock(s);
         if (!s->pods_synced)
             serve_log('I', 0, "\"Pod cache synced\" pending=%zu",
-                      sched_queue_count(s->queue, SCHED_QUEUE_ACTIVE));
+                      serve_queue_count(s->queue, SERVE_QUEUE_ACTIVE));
         s->pods_synced = true;
         pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
@@ -412,10 +412,10 @@ static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *
 
     if (op == KUBE_INFORMER_DELETE) {
         serve_lock(s);
-        pending_free(sched_queue_delete(s->queue, key));
+        pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
         if (!sched_cluster_remove_pod(s->cluster, ns, name))
-            sched_queue_move_all(s->queue, mono_ms()); /* its resources are free again */
+            serve_queue_move_all(s->queue, mono_ms()); /* its resources are free again */
         pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
         serve_log('I', 4, "\"Pod deleted\" pod=\"%s\"", key);
@@ -438,7 +438,7 @@ static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *
             serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
                       err_format(&err, msg, sizeof(msg)));
         /* bound: by us (this confirms the assumed pod) or by someone else */
-        pending_free(sched_queue_delete(s->queue, key));
+        pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
         serve_unlock(s);
         goto out;
@@ -446,7 +446,7 @@ static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *
     /* one of ours, pending */
     if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")) {
         serve_lock(s);
-        pending_free(sched_queue_delete(s->queue, key));
+        pending_free(serve_queue_delete(s->queue, key));
         serve_unlock(s);
         serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
         goto out;
@@ -467,7 +467,7 @@ static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *
         void *old = NULL;
         json_t *prio = json_object_get(json_object_get(obj, "spec"), "priority");
 
-        rc = sched_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, mono_ms(), &old);
+        rc = serve_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, mono_ms(), &old);
         if (rc) {
             serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
             pending_free(pp);
@@ -493,7 +493,7 @@ out:
  * API writes (bind workers)
  * ------------------------------------------------------------------------------------- */
 
-static void serve_submit(struct serve *s, struct sched_task *t, const char *key)
+static void serve_write_submit(struct serve *s, struct serve_task *t, const char *key)
 {
     if (!t) {
         serve_log('E', 0, "\"Out of memory building a request\" pod=\"%s\"", key);
@@ -501,30 +501,30 @@ static void serve_submit(struct serve *s, struct sched_task *t, const char *key)
     }
     t->ud = s;
     t->key = strdup(key);
-    sched_binder_submit(s->binder, t);
+    serve_binder_submit(s->binder, t);
 }
 
-static void serve_event(struct serve *s, const char *ns, const char *name, const char *uid,
+static void serve_write_event(struct serve *s, const char *ns, const char *name, const char *uid,
                         const char *type, const char *reason, const char *action, const char *note)
 {
-    struct sched_event ev = {ns, name, uid, type, reason, action, note, s->o.scheduler_name,
+    struct serve_event ev = {ns, name, uid, type, reason, action, note, s->o.scheduler_name,
                              s->instance};
     struct timespec now;
     char path[600], nsesc[300], key[600];
     char *body;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    body = sched_event_json(&ev, &now);
+    body = serve_event_json(&ev, &now);
     snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
              kube_path_escape(ns, nsesc, sizeof(nsesc)));
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     {
-        struct sched_task *t =
-            body ? sched_task_new(SCHED_TASK_EVENT, "POST", path, "application/json", body) : NULL;
+        struct serve_task *t =
+            body ? serve_task_new(SERVE_TASK_EVENT, "POST", path, "application/json", body) : NULL;
 
         if (t)
             t->client = s->event_client;
-        serve_submit(s, t, key);
+        serve_write_submit(s, t, key);
     }
     free(body);
 }
@@ -537,7 +537,7 @@ static void pod_path(char *buf, size_t size, const char *ns, const char *name, c
              kube_path_escape(name, e2, sizeof(e2)), sub ? "/" : "", sub ? sub : "");
 }
 
-static void serve_status_patch(struct serve *s, const char *ns, const char *name,
+static void serve_write_status(struct serve *s, const char *ns, const char *name,
                                const char *reason, const char *message, const char *nominated)
 {
     struct timespec now;
@@ -545,18 +545,18 @@ static void serve_status_patch(struct serve *s, const char *ns, const char *name
     char *body;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    body = sched_condition_patch_json(reason, message, nominated, &now);
+    body = serve_condition_patch_json(reason, message, nominated, &now);
     pod_path(path, sizeof(path), ns, name, "status");
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     if (body) {
-        struct sched_task *t = sched_task_new(SCHED_TASK_STATUS, "PATCH", path,
+        struct serve_task *t = serve_task_new(SERVE_TASK_STATUS, "PATCH", path,
                                               "application/strategic-merge-patch+json", body);
 
         if (t)
             t->retry_transient = true;
-        serve_submit(s, t, key);
+        serve_write_submit(s, t, key);
     } else {
-        serve_submit(s, NULL, key);
+        serve_write_submit(s, NULL, key);
     }
     free(body);
 }
@@ -576,22 +576,22 @@ static void split_key(const char *key, char *ns, size_t nsz, char *name, size_t 
 
 /* queued_same_pod: the queue holds key, and for the same pod (uid) the task was made for, not
  * a pod re-created under that name since. */
-static bool queued_same_pod(struct serve *s, const struct sched_task *t)
+static bool queued_same_pod(struct serve *s, const struct serve_task *t)
 {
-    const struct sched_queue_item *it = sched_queue_get(s->queue, t->key);
+    const struct serve_queue_item *it = serve_queue_get(s->queue, t->key);
     const struct pending_pod *pp = it ? it->data : NULL;
 
     return pp && !strcmp(pp->uid, t->uid ? t->uid : "");
 }
 
-static void on_task_done(void *ud, struct sched_task *t)
+static void on_task_done(void *ud, struct serve_task *t)
 {
     struct serve *s = ud;
     char msg[1200], ns[256], name[256];
     const char *what = "";
 
     split_key(t->key ? t->key : "", ns, sizeof(ns), name, sizeof(name));
-    if (t->kind == SCHED_TASK_BIND) {
+    if (t->kind == SERVE_TASK_BIND) {
         double took = (double)(mono_ms() - t->bind_start_ms) / 1000.0;
         char bound_here[400];
 
@@ -604,11 +604,11 @@ static void on_task_done(void *ud, struct sched_task *t)
 
         serve_lock(s);
         pthread_mutex_lock(&s->metrics.mu);
-        sched_histogram_observe(&s->metrics.bind_duration, took);
+        serve_histogram_observe(&s->metrics.bind_duration, took);
         s->metrics.in_flight_binds--;
         if (!t->rc) {
             s->metrics.binds_total++;
-            sched_histogram_observe(&s->metrics.e2e_duration,
+            serve_histogram_observe(&s->metrics.e2e_duration,
                                     (double)(mono_ms() - t->queued_ms) / 1000.0);
         } else {
             s->metrics.bind_errors++;
@@ -620,7 +620,7 @@ static void on_task_done(void *ud, struct sched_task *t)
         pthread_mutex_unlock(&s->metrics.mu);
         if (!t->rc) {
             if (queued_same_pod(s, t))
-                pending_free(sched_queue_done(s->queue, t->key));
+                pending_free(serve_queue_done(s->queue, t->key));
             serve_unlock(s);
             serve_log('I', 2, "\"Successfully bound pod to node\" pod=\"%s\" node=\"%s\"", t->key,
                       t->node);
@@ -628,7 +628,7 @@ static void on_task_done(void *ud, struct sched_task *t)
                 char note[1200];
 
                 snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", ns, name, t->node);
-                serve_event(s, ns, name, t->uid, "Normal", "Scheduled", "Binding", note);
+                serve_write_event(s, ns, name, t->uid, "Normal", "Scheduled", "Binding", note);
             }
         } else {
             const struct assumed_pod *ap = keymap_get(&s->assumed, t->key);
@@ -645,11 +645,11 @@ static void on_task_done(void *ud, struct sched_task *t)
                 /* gone from the queue already, or re-created under the same name */
             } else if (t->err->http_status == 404) {
                 /* the pod is gone; the informer will say so too */
-                pending_free(sched_queue_delete(s->queue, t->key));
+                pending_free(serve_queue_delete(s->queue, t->key));
             } else {
                 /* 409 included: if the pod really is bound, the informer removes it from the
                  * queue before the backoff ends; otherwise it is tried again. */
-                sched_queue_backoff(s->queue, t->key, mono_ms());
+                serve_queue_backoff(s->queue, t->key, mono_ms());
             }
             pthread_cond_broadcast(&s->cv);
             serve_unlock(s);
@@ -658,33 +658,33 @@ static void on_task_done(void *ud, struct sched_task *t)
                       "\"Failed to bind pod\" pod=\"%s\" node=\"%s\" err=\"%s\"", t->key, t->node,
                       err_format(t->err, msg, sizeof(msg)));
         }
-        sched_task_free(t);
+        serve_task_free(t);
         return;
     }
     switch (t->kind) {
-    case SCHED_TASK_STATUS:
-        sched_metrics_add(&s->metrics, t->rc ? &s->metrics.status_patch_errors
+    case SERVE_TASK_STATUS:
+        serve_metrics_add(&s->metrics, t->rc ? &s->metrics.status_patch_errors
                                               : &s->metrics.status_patches, 1);
         what = "patch pod status";
         break;
-    case SCHED_TASK_EVENT:
-        sched_metrics_add(&s->metrics, t->rc ? &s->metrics.event_errors : &s->metrics.events_sent,
+    case SERVE_TASK_EVENT:
+        serve_metrics_add(&s->metrics, t->rc ? &s->metrics.event_errors : &s->metrics.events_sent,
                           1);
         what = "write event";
         break;
-    case SCHED_TASK_DELETE:
+    case SERVE_TASK_DELETE:
         if (!t->rc)
-            sched_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
+            serve_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
         what = "delete preemption victim";
         break;
-    case SCHED_TASK_BIND:
+    case SERVE_TASK_BIND:
         break;
     }
     if (t->rc)
         serve_log(t->err->http_status == 404 ? 'I' : 'E', t->err->http_status == 404 ? 2 : 0,
                   "\"Cannot %s\" pod=\"%s\" err=\"%s\"", what, t->key,
                   err_format(t->err, msg, sizeof(msg)));
-    sched_task_free(t);
+    serve_task_free(t);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -703,7 +703,7 @@ static void serve_report_failure(struct serve *s, struct pending_pod *pp, const 
                                  const char *message, const char *nominated)
 {
     if (strcmp(reason, "SchedulingGated"))
-        serve_event(s, pp->namespace_, pp->name, pp->uid, "Warning", "FailedScheduling",
+        serve_write_event(s, pp->namespace_, pp->name, pp->uid, "Warning", "FailedScheduling",
                     "Scheduling", message);
     if (!str_eq(pp->last_message, message) || (nominated && !str_eq(pp->last_nominated, nominated))) {
         free(pp->last_message);
@@ -712,11 +712,11 @@ static void serve_report_failure(struct serve *s, struct pending_pod *pp, const 
             free(pp->last_nominated);
             pp->last_nominated = strdup(nominated);
         }
-        serve_status_patch(s, pp->namespace_, pp->name, reason, message, nominated);
+        serve_write_status(s, pp->namespace_, pp->name, reason, message, nominated);
     }
 }
 
-static void serve_schedule_one(struct serve *s, const struct sched_queue_item *it)
+static void serve_schedule_one(struct serve *s, const struct serve_queue_item *it)
 {
     struct pending_pod *pp = it->data;
     struct arena a = ARENA_INIT;
@@ -743,7 +743,7 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
             split_key(key, ns_buf, sizeof(ns_buf), name_buf, sizeof(name_buf));
             if (sched_cluster_forget_pod(s->cluster, ns_buf, name_buf) == -EINVAL) {
                 serve_unassume(s, key);
-                pending_free(sched_queue_done(s->queue, key));
+                pending_free(serve_queue_done(s->queue, key));
                 goto out;
             }
             serve_unassume(s, key);
@@ -753,23 +753,23 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
     if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
                   obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
-        sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
-        sched_queue_unschedulable(s->queue, key, mono_ms());
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
     rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
     t1 = mono_now();
-    sched_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
+    serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
     if (rc) {
         serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
                   err_format(&err, msg, sizeof(msg)));
-        sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
-        sched_queue_backoff(s->queue, key, mono_ms());
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+        serve_queue_backoff(s->queue, key, mono_ms());
         goto out;
     }
     switch (res.outcome) {
     case SCHED_SCHEDULED: {
-        struct sched_task *t;
+        struct serve_task *t;
         struct assumed_pod *ap;
         void *old_ap = NULL;
         char path[700], *body;
@@ -777,14 +777,14 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
         rc = sched_cluster_assume_pod(s->cluster, &pod, res.node, &err);
         if (rc == -EEXIST) {
             /* already in the cache: bound meanwhile */
-            pending_free(sched_queue_done(s->queue, key));
+            pending_free(serve_queue_done(s->queue, key));
             break;
         }
         if (rc) {
             serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
                       err_format(&err, msg, sizeof(msg)));
-            sched_metrics_add(&s->metrics, &s->metrics.attempts[SCHED_RESULT_ERROR], 1);
-            sched_queue_backoff(s->queue, key, mono_ms());
+            serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+            serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
         ap = malloc(sizeof(*ap) + strlen(key) + strlen(pp->uid) + 2);
@@ -796,31 +796,31 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
                 free(ap);
             free(old_ap);
         }
-        body = sched_binding_json(pp->namespace_, pp->name, pp->uid, res.node);
+        body = serve_binding_json(pp->namespace_, pp->name, pp->uid, res.node);
         pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
-        t = body ? sched_task_new(SCHED_TASK_BIND, "POST", path, "application/json", body) : NULL;
+        t = body ? serve_task_new(SERVE_TASK_BIND, "POST", path, "application/json", body) : NULL;
         free(body);
         if (!t || !(t->node = strdup(res.node)) || !(t->uid = strdup(pp->uid))) {
-            sched_task_free(t);
+            serve_task_free(t);
             sched_cluster_forget_pod(s->cluster, pp->namespace_, pp->name);
             serve_unassume(s, key);
-            sched_queue_backoff(s->queue, key, mono_ms());
+            serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
         t->queued_ms = it->added_ms;
         pthread_mutex_lock(&s->metrics.mu);
-        s->metrics.attempts[SCHED_RESULT_SCHEDULED]++;
+        s->metrics.attempts[SERVE_RESULT_SCHEDULED]++;
         s->metrics.in_flight_binds++;
-        sched_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
+        serve_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
         pthread_mutex_unlock(&s->metrics.mu);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=\"%s\" node=\"%s\"", key, res.node);
-        serve_submit(s, t, key);
+        serve_write_submit(s, t, key);
         break;
     }
     case SCHED_UNSCHEDULABLE:
         pthread_mutex_lock(&s->metrics.mu);
-        s->metrics.attempts[SCHED_RESULT_UNSCHEDULABLE]++;
-        sched_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
+        s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE]++;
+        serve_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
         if (res.nvictims)
             s->metrics.preemption_attempts++;
         pthread_mutex_unlock(&s->metrics.mu);
@@ -830,10 +830,10 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
 
             pod_path(path, sizeof(path), v->namespace_, v->name, NULL);
             snprintf(vkey, sizeof(vkey), "%s/%s", v->namespace_, v->name);
-            serve_submit(s, sched_task_new(SCHED_TASK_DELETE, "DELETE", path, NULL, NULL), vkey);
+            serve_write_submit(s, serve_task_new(SERVE_TASK_DELETE, "DELETE", path, NULL, NULL), vkey);
             snprintf(note, sizeof(note), "Preempted by pod %s on node %s", pp->uid,
                      res.nominated_node ? res.nominated_node : "");
-            serve_event(s, v->namespace_, v->name, NULL, "Normal", "Preempted", "Preempting", note);
+            serve_write_event(s, v->namespace_, v->name, NULL, "Normal", "Preempted", "Preempting", note);
             serve_log('I', 2, "\"Preempting pod\" victim=\"%s\" preemptor=\"%s\" node=\"%s\"",
                       vkey, key, res.nominated_node ? res.nominated_node : "");
         }
@@ -841,12 +841,12 @@ static void serve_schedule_one(struct serve *s, const struct sched_queue_item *i
                   res.message ? res.message : "");
         serve_report_failure(s, pp, "Unschedulable", res.message ? res.message : "",
                              res.nominated_node);
-        sched_queue_unschedulable(s->queue, key, mono_ms());
+        serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
     case SCHED_GATED:
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);
-        sched_queue_unschedulable(s->queue, key, mono_ms());
+        serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
     }
 out:
@@ -857,7 +857,7 @@ out:
 
 static bool serve_leading(struct serve *s)
 {
-    return !s->leader || sched_leader_is_leader(s->leader);
+    return !s->leader || serve_leader_is_leader(s->leader);
 }
 
 static void serve_wait(struct serve *s, int64_t ms)
@@ -871,7 +871,7 @@ static void serve_loop(struct serve *s)
 
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
-        const struct sched_queue_item *it;
+        const struct serve_queue_item *it;
         int64_t t = mono_ms(), next;
 
         serve_update_gauges(s);
@@ -880,12 +880,12 @@ static void serve_loop(struct serve *s)
             continue;
         }
         if (t - last_flush >= 1000) {
-            sched_queue_flush(s->queue, t);
+            serve_queue_flush(s->queue, t);
             last_flush = t;
         }
-        it = sched_queue_pop(s->queue, t);
+        it = serve_queue_pop(s->queue, t);
         if (!it) {
-            next = sched_queue_next_ms(s->queue, t);
+            next = serve_queue_next_ms(s->queue, t);
             serve_wait(s, next < 0 || next > 1000 ? 1000 : next + 1);
             continue;
         }
@@ -927,7 +927,7 @@ static int serve_http(void *ud, const char *path, struct buf *body, const char *
         }
         pthread_mutex_unlock(&s->metrics.mu);
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
-        return sched_metrics_render(&s->metrics, body) ? 500 : 200;
+        return serve_metrics_render(&s->metrics, body) ? 500 : 200;
     }
     buf_puts(body, "404 page not found\n");
     return 404;
@@ -1162,7 +1162,7 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
  * Main
  * ------------------------------------------------------------------------------------- */
 
-int sched_serve_main(int argc, char **argv)
+int serve_main(int argc, char **argv)
 {
     struct serve_opts o = {
         .scheduler_name = "gpusched",
@@ -1180,7 +1180,7 @@ int sched_serve_main(int argc, char **argv)
         .percentage_of_nodes_to_score = 0, /* kube-scheduler's default: adaptive */
     };
     struct kube_client_opts co;
-    struct sched_queue_opts qo;
+    struct serve_queue_opts qo;
     struct kube_informer_opts io;
     struct err err;
     struct serve *s = NULL;
@@ -1216,14 +1216,14 @@ int sched_serve_main(int argc, char **argv)
         free(s);
         return 1;
     }
-    sched_metrics_init(&s->metrics, s->profile->name);
+    serve_metrics_init(&s->metrics, s->profile->name);
     sched_rng_seed(&s->rng, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
 
     if (o.leader_elect) {
-        struct sched_leader_opts lo = {o.lease_namespace, o.lease_name, "", o.lease_duration_ms,
+        struct serve_leader_opts lo = {o.lease_namespace, o.lease_name, "", o.lease_duration_ms,
                                        o.renew_deadline_ms, o.retry_period_ms, NULL, NULL, NULL};
 
-        if (sched_leader_check(&lo, &err)) {
+        if (serve_leader_check(&lo, &err)) {
             fprintf(stderr, "gpusched serve: %s\n", err.msg);
             status = 2;
             goto out;
@@ -1259,19 +1259,19 @@ int sched_serve_main(int argc, char **argv)
     s->cluster = sched_cluster_new();
     memset(&qo, 0, sizeof(qo));
     qo.max_unschedulable_ms = o.max_unschedulable_ms;
-    s->queue = sched_queue_new(&qo);
+    s->queue = serve_queue_new(&qo);
     if (!s->cluster || !s->queue) {
         fprintf(stderr, "gpusched serve: out of memory\n");
         goto out;
     }
 
     if (o.metrics_addr && *o.metrics_addr && strcmp(o.metrics_addr, "0")) {
-        if (sched_httpd_start(o.metrics_addr, serve_http, s, &s->httpd, &err)) {
+        if (serve_httpd_start(o.metrics_addr, serve_http, s, &s->httpd, &err)) {
             fprintf(stderr, "gpusched serve: --metrics-addr: %s\n", err.msg);
             goto out;
         }
     }
-    if (sched_binder_new(s->client, o.bind_workers, on_task_done, s, &s->binder, &err)) {
+    if (serve_binder_new(s->client, o.bind_workers, on_task_done, s, &s->binder, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
@@ -1280,7 +1280,7 @@ int sched_serve_main(int argc, char **argv)
               "percentageOfNodesToScore=%d server=\"%s\" qps=%g burst=%d metricsPort=%d",
               SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
               kube_client_server(s->client), o.qps, o.burst,
-              s->httpd ? sched_httpd_port(s->httpd) : 0);
+              s->httpd ? serve_httpd_port(s->httpd) : 0);
 
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";
@@ -1302,14 +1302,14 @@ int sched_serve_main(int argc, char **argv)
         goto out;
     }
     if (o.leader_elect) {
-        struct sched_leader_opts lo = {o.lease_namespace, o.lease_name,
-                                       sched_leader_identity(identity, sizeof(identity)),
+        struct serve_leader_opts lo = {o.lease_namespace, o.lease_name,
+                                       serve_leader_identity(identity, sizeof(identity)),
                                        o.lease_duration_ms, o.renew_deadline_ms,
                                        o.retry_period_ms, on_leader_change, on_leader_log, s};
 
         serve_log('I', 0, "\"Leader election\" lease=\"%s/%s\" identity=\"%s\"", o.lease_namespace,
                   o.lease_name, identity);
-        if (sched_leader_start(s->client, &lo, &s->leader, &err)) {
+        if (serve_leader_start(s->client, &lo, &s->leader, &err)) {
             fprintf(stderr, "gpusched serve: %s\n", err.msg);
             goto out;
         }
@@ -1319,25 +1319,25 @@ int sched_serve_main(int argc, char **argv)
 
     /* Graceful stop: no new pods are taken; binds in flight finish, then the rest of the
      * writes get a short grace period. */
-    serve_log('I', 0, "\"Stopping\" bindsInFlight=%d", sched_binder_pending(s->binder, true));
-    if (sched_binder_drain(s->binder, false, 30000))
+    serve_log('I', 0, "\"Stopping\" bindsInFlight=%d", serve_binder_pending(s->binder, true));
+    if (serve_binder_drain(s->binder, false, 30000))
         serve_log('W', 0, "\"Binds still in flight after 30s; exiting anyway\"");
-    sched_binder_drain(s->binder, true, 5000);
+    serve_binder_drain(s->binder, true, 5000);
     status = s->lost_leadership ? 1 : 0;
 out:
     if (s) {
         s->informer_stop = 1;
         kube_informer_free(s->nodes_inf);
         kube_informer_free(s->pods_inf);
-        sched_leader_stop(s->leader);
-        sched_binder_free(s->binder);
-        sched_httpd_stop(s->httpd);
+        serve_leader_stop(s->leader);
+        serve_binder_free(s->binder);
+        serve_httpd_stop(s->httpd);
         if (signal_started) {
             pthread_kill(s->signal_thread, SIGUSR1);
             pthread_join(s->signal_thread, NULL);
         }
         if (s->queue)
-            sched_queue_free(s->queue, pending_free);
+            serve_queue_free(s->queue, pending_free);
         {
             size_t i;
 
@@ -1354,7 +1354,7 @@ out:
         arena_free(&s->pod_arena);
         kube_client_free(s->client);
         kube_client_free(s->event_client);
-        sched_metrics_destroy(&s->metrics);
+        serve_metrics_destroy(&s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
         if (status == 0)

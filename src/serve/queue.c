@@ -3,7 +3,7 @@
  * Every entry sits in the key map; heap members also record their heap index so that a
  * delete or update is O(log n). Arrival order breaks priority ties through a sequence
  * number, so pods of equal priority are tried first come, first served. */
-#include "sched/queue.h"
+#include "serve/queue.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -13,9 +13,9 @@
 #include "base/keymap.h"
 
 struct queue_entry {
-    struct sched_queue_item item; /* item.key points at key below */
+    struct serve_queue_item item; /* item.key points at key below */
     uint64_t seq;
-    enum sched_queue_state state;
+    enum serve_queue_state state;
     int64_t backoff_until_ms;
     int64_t unsched_since_ms;
     size_t idx; /* index in its heap */
@@ -29,8 +29,8 @@ struct queue_heap {
     bool (*less)(const struct queue_entry *, const struct queue_entry *);
 };
 
-struct sched_queue {
-    struct sched_queue_opts o;
+struct serve_queue {
+    struct serve_queue_opts o;
     struct keymap map;
     struct queue_heap active, backoff;
     /* Unschedulable pods in the order they were parked (unsched_since_ms never decreases),
@@ -124,16 +124,16 @@ static void heap_remove(struct queue_heap *h, size_t i)
 }
 
 /* queue_detach takes an entry out of whatever part holds it; it is then "in flight". */
-static void queue_detach(struct sched_queue *q, struct queue_entry *e)
+static void queue_detach(struct serve_queue *q, struct queue_entry *e)
 {
     switch (e->state) {
-    case SCHED_QUEUE_ACTIVE:
+    case SERVE_QUEUE_ACTIVE:
         heap_remove(&q->active, e->idx);
         break;
-    case SCHED_QUEUE_BACKOFF:
+    case SERVE_QUEUE_BACKOFF:
         heap_remove(&q->backoff, e->idx);
         break;
-    case SCHED_QUEUE_UNSCHEDULABLE:
+    case SERVE_QUEUE_UNSCHEDULABLE:
         q->nunsched--;
         if (e->uprev)
             e->uprev->unext = e->unext;
@@ -145,28 +145,28 @@ static void queue_detach(struct sched_queue *q, struct queue_entry *e)
             q->utail = e->uprev;
         e->uprev = e->unext = NULL;
         break;
-    case SCHED_QUEUE_IN_FLIGHT:
+    case SERVE_QUEUE_IN_FLIGHT:
         q->ninflight--;
         break;
     }
-    e->state = SCHED_QUEUE_IN_FLIGHT;
+    e->state = SERVE_QUEUE_IN_FLIGHT;
     q->ninflight++;
 }
 
 /* The attach functions expect a detached (in-flight) entry. Heaps reserve their room ahead
  * (queue_reserve) so that moving an entry between parts cannot fail. */
-static void queue_attach(struct sched_queue *q, struct queue_entry *e, enum sched_queue_state s)
+static void queue_attach(struct serve_queue *q, struct queue_entry *e, enum serve_queue_state s)
 {
     q->ninflight--;
     e->state = s;
     switch (s) {
-    case SCHED_QUEUE_ACTIVE:
+    case SERVE_QUEUE_ACTIVE:
         (void)heap_push(&q->active, e);
         break;
-    case SCHED_QUEUE_BACKOFF:
+    case SERVE_QUEUE_BACKOFF:
         (void)heap_push(&q->backoff, e);
         break;
-    case SCHED_QUEUE_UNSCHEDULABLE:
+    case SERVE_QUEUE_UNSCHEDULABLE:
         e->uprev = q->utail;
         e->unext = NULL;
         if (q->utail)
@@ -176,13 +176,13 @@ static void queue_attach(struct sched_queue *q, struct queue_entry *e, enum sche
         q->utail = e;
         q->nunsched++;
         break;
-    case SCHED_QUEUE_IN_FLIGHT:
+    case SERVE_QUEUE_IN_FLIGHT:
         q->ninflight++;
         break;
     }
 }
 
-static int queue_reserve(struct sched_queue *q)
+static int queue_reserve(struct serve_queue *q)
 {
     size_t need = q->map.len + 1;
     struct queue_heap *hs[2] = {&q->active, &q->backoff};
@@ -207,9 +207,9 @@ static int queue_reserve(struct sched_queue *q)
     return 0;
 }
 
-struct sched_queue *sched_queue_new(const struct sched_queue_opts *o)
+struct serve_queue *serve_queue_new(const struct serve_queue_opts *o)
 {
-    struct sched_queue *q = calloc(1, sizeof(*q));
+    struct serve_queue *q = calloc(1, sizeof(*q));
 
     if (!q)
         return NULL;
@@ -226,7 +226,7 @@ struct sched_queue *sched_queue_new(const struct sched_queue_opts *o)
     return q;
 }
 
-void sched_queue_free(struct sched_queue *q, void (*free_data)(void *data))
+void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data))
 {
     size_t i;
 
@@ -247,11 +247,11 @@ void sched_queue_free(struct sched_queue *q, void (*free_data)(void *data))
     free(q);
 }
 
-int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, void *data,
+int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, void *data,
                     int64_t now_ms, void **old_data)
 {
     struct queue_entry *e = keymap_get(&q->map, key);
-    enum sched_queue_state was;
+    enum serve_queue_state was;
     size_t klen;
 
     if (old_data)
@@ -262,7 +262,7 @@ int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, vo
         if (old_data)
             *old_data = e->item.data;
         e->item.data = data;
-        if (e->state == SCHED_QUEUE_IN_FLIGHT) {
+        if (e->state == SERVE_QUEUE_IN_FLIGHT) {
             e->item.priority = priority;
             return 0;
         }
@@ -271,9 +271,9 @@ int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, vo
         e->item.priority = priority;
         /* An updated pod may fit now: an unschedulable one goes back to be tried. */
         queue_attach(q, e,
-                     was == SCHED_QUEUE_UNSCHEDULABLE || e->backoff_until_ms <= now_ms
-                         ? SCHED_QUEUE_ACTIVE
-                         : SCHED_QUEUE_BACKOFF);
+                     was == SERVE_QUEUE_UNSCHEDULABLE || e->backoff_until_ms <= now_ms
+                         ? SERVE_QUEUE_ACTIVE
+                         : SERVE_QUEUE_BACKOFF);
         return 0;
     }
     klen = strlen(key);
@@ -290,13 +290,13 @@ int sched_queue_add(struct sched_queue *q, const char *key, int32_t priority, vo
         free(e);
         return -ENOMEM;
     }
-    e->state = SCHED_QUEUE_IN_FLIGHT;
+    e->state = SERVE_QUEUE_IN_FLIGHT;
     q->ninflight++;
-    queue_attach(q, e, SCHED_QUEUE_ACTIVE);
+    queue_attach(q, e, SERVE_QUEUE_ACTIVE);
     return 0;
 }
 
-void *sched_queue_delete(struct sched_queue *q, const char *key)
+void *serve_queue_delete(struct serve_queue *q, const char *key)
 {
     struct queue_entry *e = keymap_get(&q->map, key);
     void *data;
@@ -311,29 +311,29 @@ void *sched_queue_delete(struct sched_queue *q, const char *key)
     return data;
 }
 
-void *sched_queue_done(struct sched_queue *q, const char *key)
+void *serve_queue_done(struct serve_queue *q, const char *key)
 {
-    return sched_queue_delete(q, key);
+    return serve_queue_delete(q, key);
 }
 
-const struct sched_queue_item *sched_queue_get(const struct sched_queue *q, const char *key)
+const struct serve_queue_item *serve_queue_get(const struct serve_queue *q, const char *key)
 {
     struct queue_entry *e = keymap_get(&q->map, key);
 
     return e ? &e->item : NULL;
 }
 
-static void queue_promote_backoff(struct sched_queue *q, int64_t now_ms)
+static void queue_promote_backoff(struct serve_queue *q, int64_t now_ms)
 {
     while (q->backoff.n && q->backoff.v[0]->backoff_until_ms <= now_ms) {
         struct queue_entry *e = q->backoff.v[0];
 
         queue_detach(q, e);
-        queue_attach(q, e, SCHED_QUEUE_ACTIVE);
+        queue_attach(q, e, SERVE_QUEUE_ACTIVE);
     }
 }
 
-const struct sched_queue_item *sched_queue_pop(struct sched_queue *q, int64_t now_ms)
+const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t now_ms)
 {
     struct queue_entry *e;
 
@@ -345,7 +345,7 @@ const struct sched_queue_item *sched_queue_pop(struct sched_queue *q, int64_t no
     return &e->item;
 }
 
-int64_t sched_queue_backoff_ms(const struct sched_queue *q, int attempts)
+int64_t serve_queue_backoff_ms(const struct serve_queue *q, int attempts)
 {
     int64_t b = q->o.initial_backoff_ms;
     int i;
@@ -355,8 +355,8 @@ int64_t sched_queue_backoff_ms(const struct sched_queue *q, int attempts)
     return b < q->o.max_backoff_ms ? b : q->o.max_backoff_ms;
 }
 
-static void queue_fail(struct sched_queue *q, const char *key, int64_t now_ms,
-                       enum sched_queue_state to)
+static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
+                       enum serve_queue_state to)
 {
     struct queue_entry *e = keymap_get(&q->map, key);
 
@@ -364,22 +364,22 @@ static void queue_fail(struct sched_queue *q, const char *key, int64_t now_ms,
         return;
     queue_detach(q, e);
     e->item.attempts++;
-    e->backoff_until_ms = now_ms + sched_queue_backoff_ms(q, e->item.attempts);
+    e->backoff_until_ms = now_ms + serve_queue_backoff_ms(q, e->item.attempts);
     e->unsched_since_ms = now_ms;
     queue_attach(q, e, to);
 }
 
-void sched_queue_unschedulable(struct sched_queue *q, const char *key, int64_t now_ms)
+void serve_queue_unschedulable(struct serve_queue *q, const char *key, int64_t now_ms)
 {
-    queue_fail(q, key, now_ms, SCHED_QUEUE_UNSCHEDULABLE);
+    queue_fail(q, key, now_ms, SERVE_QUEUE_UNSCHEDULABLE);
 }
 
-void sched_queue_backoff(struct sched_queue *q, const char *key, int64_t now_ms)
+void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms)
 {
-    queue_fail(q, key, now_ms, SCHED_QUEUE_BACKOFF);
+    queue_fail(q, key, now_ms, SERVE_QUEUE_BACKOFF);
 }
 
-static size_t queue_move(struct sched_queue *q, int64_t now_ms, int64_t older_than_ms)
+static size_t queue_move(struct serve_queue *q, int64_t now_ms, int64_t older_than_ms)
 {
     size_t moved = 0;
 
@@ -391,25 +391,25 @@ static size_t queue_move(struct sched_queue *q, int64_t now_ms, int64_t older_th
             break;
         queue_detach(q, e);
         queue_attach(q, e,
-                     e->backoff_until_ms <= now_ms ? SCHED_QUEUE_ACTIVE : SCHED_QUEUE_BACKOFF);
+                     e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
         moved++;
     }
     return moved;
 }
 
-size_t sched_queue_move_all(struct sched_queue *q, int64_t now_ms)
+size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms)
 {
     return queue_move(q, now_ms, -1);
 }
 
-size_t sched_queue_flush(struct sched_queue *q, int64_t now_ms)
+size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
 {
     int64_t limit = now_ms - q->o.max_unschedulable_ms;
 
     return limit < 0 ? 0 : queue_move(q, now_ms, limit);
 }
 
-int64_t sched_queue_next_ms(const struct sched_queue *q, int64_t now_ms)
+int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms)
 {
     int64_t best = -1, t;
 
@@ -429,16 +429,16 @@ int64_t sched_queue_next_ms(const struct sched_queue *q, int64_t now_ms)
     return best;
 }
 
-size_t sched_queue_count(const struct sched_queue *q, enum sched_queue_state s)
+size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)
 {
     switch (s) {
-    case SCHED_QUEUE_ACTIVE:
+    case SERVE_QUEUE_ACTIVE:
         return q->active.n;
-    case SCHED_QUEUE_BACKOFF:
+    case SERVE_QUEUE_BACKOFF:
         return q->backoff.n;
-    case SCHED_QUEUE_UNSCHEDULABLE:
+    case SERVE_QUEUE_UNSCHEDULABLE:
         return q->nunsched;
-    case SCHED_QUEUE_IN_FLIGHT:
+    case SERVE_QUEUE_IN_FLIGHT:
         return q->ninflight;
     }
     return 0;

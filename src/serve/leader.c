@@ -1,6 +1,6 @@
 /* leader.c - Lease-based leader election (see leader.h; algorithm per client-go's
  * leaderelection.tryAcquireOrRenew). */
-#include "sched/leader.h"
+#include "serve/leader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "sched/events.h"
+#include "serve/events.h"
 
-struct sched_leader {
+struct serve_leader {
     struct kube_client *c;
-    struct sched_leader_opts o;
+    struct serve_leader_opts o;
     char *ns, *name, *identity;
     char path[512], create_path[512];
     pthread_t thread;
@@ -37,10 +37,10 @@ struct sched_leader {
     unsigned rnd;
 };
 
-static void leader_log(struct sched_leader *l, int level, const char *fmt, ...)
+static void leader_log(struct serve_leader *l, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void leader_log(struct sched_leader *l, int level, const char *fmt, ...)
+static void leader_log(struct serve_leader *l, int level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -53,7 +53,7 @@ static void leader_log(struct sched_leader *l, int level, const char *fmt, ...)
     l->o.log(l->o.ud, level, msg);
 }
 
-const char *sched_leader_identity(char *buf, size_t size)
+const char *serve_leader_identity(char *buf, size_t size)
 {
     char host[256] = "unknown";
     unsigned char r[8] = {0};
@@ -78,7 +78,7 @@ const char *sched_leader_identity(char *buf, size_t size)
     return buf;
 }
 
-int sched_leader_check(const struct sched_leader_opts *o, struct err *err)
+int serve_leader_check(const struct serve_leader_opts *o, struct err *err)
 {
     if (o->lease_duration_ms <= o->renew_deadline_ms)
         return err_set(err, -EINVAL, "--leader-elect-lease-duration must be greater than "
@@ -92,11 +92,11 @@ int sched_leader_check(const struct sched_leader_opts *o, struct err *err)
 }
 
 /* leader_write PUTs (rv set) or POSTs (rv NULL) our record; returns 0 or the error code. */
-static int leader_write(struct sched_leader *l, const char *rv, const char *holder,
+static int leader_write(struct serve_leader *l, const char *rv, const char *holder,
                         int32_t duration_s, int32_t transitions, const struct timespec *acquire,
                         struct err *err)
 {
-    struct sched_lease rec;
+    struct serve_lease rec;
     struct kube_response resp;
     struct timespec now;
     char *body;
@@ -111,7 +111,7 @@ static int leader_write(struct sched_leader *l, const char *rv, const char *hold
     rec.acquire = acquire ? *acquire : now;
     rec.renew = now;
     rec.transitions = transitions;
-    body = sched_lease_json(&rec);
+    body = serve_lease_json(&rec);
     if (!body)
         return err_set(err, -ENOMEM, "out of memory");
     memset(&resp, 0, sizeof(resp));
@@ -136,7 +136,7 @@ static int32_t lease_seconds(int64_t ms)
 }
 
 /* leader_try is tryAcquireOrRenew: true when we hold the lease after the call. */
-static bool leader_try(struct sched_leader *l)
+static bool leader_try(struct serve_leader *l)
 {
     struct kube_response resp;
     struct err err;
@@ -214,7 +214,7 @@ out:
 }
 
 /* leader_wait sleeps ms unless stopped; returns true when stopped. */
-static bool leader_wait(struct sched_leader *l, int64_t ms)
+static bool leader_wait(struct serve_leader *l, int64_t ms)
 {
     int64_t deadline = mono_ms() + ms;
     bool stop;
@@ -229,7 +229,7 @@ static bool leader_wait(struct sched_leader *l, int64_t ms)
 
 static void *leader_thread(void *arg)
 {
-    struct sched_leader *l = arg;
+    struct serve_leader *l = arg;
 
     /* acquire */
     for (;;) {
@@ -264,15 +264,15 @@ static void *leader_thread(void *arg)
     }
 }
 
-int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
-                       struct sched_leader **out, struct err *err)
+int serve_leader_start(struct kube_client *c, const struct serve_leader_opts *o,
+                       struct serve_leader **out, struct err *err)
 {
-    struct sched_leader *l;
+    struct serve_leader *l;
     char ens[256], ename[256];
     int rc;
 
     *out = NULL;
-    rc = sched_leader_check(o, err);
+    rc = serve_leader_check(o, err);
     if (rc)
         return rc;
     l = calloc(1, sizeof(*l));
@@ -316,13 +316,13 @@ fail:
     return rc;
 }
 
-bool sched_leader_is_leader(struct sched_leader *l)
+bool serve_leader_is_leader(struct serve_leader *l)
 {
     return atomic_load(&l->leading) &&
            mono_ms() - atomic_load(&l->last_renew_ms) < l->o.renew_deadline_ms;
 }
 
-void sched_leader_stop(struct sched_leader *l)
+void serve_leader_stop(struct serve_leader *l)
 {
     if (!l)
         return;

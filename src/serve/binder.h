@@ -8,8 +8,8 @@
  * times, as client-go does; tasks marked retry_transient (status patches, events) are also
  * retried on other transient errors with a short backoff. A task keeps its slot while it
  * waits to be retried. The outcome goes to the task's callback on the binder's thread. */
-#ifndef SCHED_BINDER_H
-#define SCHED_BINDER_H
+#ifndef SERVE_BINDER_H
+#define SERVE_BINDER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,15 +18,15 @@
 #include "kube/async.h"
 #include "kube/client.h"
 
-enum sched_task_kind {
-    SCHED_TASK_BIND = 0,  /* high priority */
-    SCHED_TASK_STATUS,    /* condition patch */
-    SCHED_TASK_EVENT,
-    SCHED_TASK_DELETE,    /* preemption victim */
+enum serve_task_kind {
+    SERVE_TASK_BIND = 0,  /* high priority */
+    SERVE_TASK_STATUS,    /* condition patch */
+    SERVE_TASK_EVENT,
+    SERVE_TASK_DELETE,    /* preemption victim */
 };
 
-struct sched_task {
-    enum sched_task_kind kind;
+struct serve_task {
+    enum serve_task_kind kind;
     char *method, *path, *content_type, *body; /* part of the task's allocation */
     bool retry_transient;
     struct kube_client *client; /* borrowed; NULL: the binder's client. Events use their own
@@ -47,38 +47,38 @@ struct sched_task {
     /* the binder's own */
     struct kube_async_req req;
     int64_t backoff_ms;
-    struct sched_task *next; /* queue link */
+    struct serve_task *next; /* queue link */
 };
 
-/* The callback owns t and frees it with sched_task_free. */
-typedef void (*sched_task_done_fn)(void *ud, struct sched_task *t);
+/* The callback owns t and frees it with serve_task_free. */
+typedef void (*serve_task_done_fn)(void *ud, struct serve_task *t);
 
-struct sched_binder;
+struct serve_binder;
 
-/* sched_binder_new starts the binder's thread, which keeps up to nworkers (1..64) requests
+/* serve_binder_new starts the binder's thread, which keeps up to nworkers (1..64) requests
  * in flight. c is borrowed. */
-int sched_binder_new(struct kube_client *c, int nworkers, sched_task_done_fn done, void *ud,
-                     struct sched_binder **out, struct err *err);
+int serve_binder_new(struct kube_client *c, int nworkers, serve_task_done_fn done, void *ud,
+                     struct serve_binder **out, struct err *err);
 
-/* sched_task_new allocates a task with copies of method, path, content type (may be NULL)
+/* serve_task_new allocates a task with copies of method, path, content type (may be NULL)
  * and body (may be NULL). Returns NULL when out of memory. */
-struct sched_task *sched_task_new(enum sched_task_kind kind, const char *method, const char *path,
+struct serve_task *serve_task_new(enum serve_task_kind kind, const char *method, const char *path,
                                   const char *content_type, const char *body);
-void sched_task_free(struct sched_task *t);
+void serve_task_free(struct serve_task *t);
 
-/* sched_binder_submit queues t (ownership moves to the binder). Safe from any thread,
+/* serve_binder_submit queues t (ownership moves to the binder). Safe from any thread,
  * the callback included. */
-void sched_binder_submit(struct sched_binder *b, struct sched_task *t);
+void serve_binder_submit(struct serve_binder *b, struct serve_task *t);
 
-/* sched_binder_pending returns queued + running tasks (binds_only: only binds). */
-int sched_binder_pending(struct sched_binder *b, bool binds_only);
+/* serve_binder_pending returns queued + running tasks (binds_only: only binds). */
+int serve_binder_pending(struct serve_binder *b, bool binds_only);
 
-/* sched_binder_drain waits until no bind (and, with all, no task at all) is queued or running,
+/* serve_binder_drain waits until no bind (and, with all, no task at all) is queued or running,
  * or timeout_ms passes. Returns 0 when drained, -ETIMEDOUT otherwise. */
-int sched_binder_drain(struct sched_binder *b, bool all, int64_t timeout_ms);
+int serve_binder_drain(struct serve_binder *b, bool all, int64_t timeout_ms);
 
-/* sched_binder_free stops the thread and frees b; tasks still queued or in flight are
+/* serve_binder_free stops the thread and frees b; tasks still queued or in flight are
  * freed without callbacks (a request in flight is abandoned). NULL is fine. */
-void sched_binder_free(struct sched_binder *b);
+void serve_binder_free(struct serve_binder *b);
 
 #endif

@@ -3,7 +3,7 @@
  * kubectl prints `get` tables through Go's text/tabwriter with minwidth 10, padding 3 and
  * blanks as padding; the same rule is applied here so columns line up exactly like kubectl's.
  * Cells are copied into the table, so callers may pass temporary strings. */
-#include "sched/output.h"
+#include "gpusched/output.h"
 
 #include <errno.h>
 #include <stdlib.h>

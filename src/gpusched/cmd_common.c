@@ -3,7 +3,7 @@
  *
  * These are command-level helpers: unlike the library modules they print their errors (one
  * line on stderr) and return the exit status to use. */
-#include "sched/cmd.h"
+#include "gpusched/cmd.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +14,7 @@
 #include "base/goparse.h"
 #include "kube/rules.h"
 
-int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
+int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
@@ -26,7 +26,7 @@ int sched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     return 2;
 }
 
-int sched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
+int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
                           char **argv, struct flag_list *pos, bool *help)
 {
     struct flag_fault ff;
@@ -41,21 +41,21 @@ int sched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nfla
         return 0;
     case FLAG_UNKNOWN:
         if (ff.shorthand)
-            return sched_cmd_usage_error(cmd, "unknown shorthand flag: '%c' in %s", ff.shorthand,
+            return gpusched_cmd_usage_error(cmd, "unknown shorthand flag: '%c' in %s", ff.shorthand,
                                          ff.word);
-        return sched_cmd_usage_error(cmd, "unknown flag: %s", ff.name);
+        return gpusched_cmd_usage_error(cmd, "unknown flag: %s", ff.name);
     case FLAG_NO_VALUE:
         is_short = ff.shorthand != 0;
         if (is_short)
-            return sched_cmd_usage_error(cmd, "flag needs an argument: '%c' in -%c", ff.shorthand,
+            return gpusched_cmd_usage_error(cmd, "flag needs an argument: '%c' in -%c", ff.shorthand,
                                          ff.shorthand);
-        return sched_cmd_usage_error(cmd, "flag needs an argument: %s", ff.name);
+        return gpusched_cmd_usage_error(cmd, "flag needs an argument: %s", ff.name);
     case FLAG_BAD_VALUE:
         /* pflag's words: invalid argument "V" for "--name" flag: <why> */
-        return sched_cmd_usage_error(cmd, "invalid argument \"%s\" for \"--%s\" flag: %s",
+        return gpusched_cmd_usage_error(cmd, "invalid argument \"%s\" for \"--%s\" flag: %s",
                                      ff.value ? ff.value : "", ff.flag->name, ff.err.msg);
     case FLAG_EXTRA:
-        return sched_cmd_usage_error(cmd, "unexpected argument \"%s\"", ff.word);
+        return gpusched_cmd_usage_error(cmd, "unexpected argument \"%s\"", ff.word);
     case FLAG_NOMEM:
         break;
     }
@@ -63,7 +63,7 @@ int sched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nfla
     return 1;
 }
 
-void sched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags)
+void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags)
 {
     struct buf b = BUF_INIT(0);
     char help[64];
@@ -78,20 +78,20 @@ void sched_cmd_help(const char *cmd, const char *intro, const struct flag *flags
     buf_release(&b);
 }
 
-void sched_cmd_print_err(const struct err *err)
+void gpusched_cmd_print_err(const struct err *err)
 {
     char buf[ERR_MSG_MAX + 600];
 
     fprintf(stderr, "gpusched: %s\n", err_format(err, buf, sizeof(buf)));
 }
 
-/* the take_bound consumer of sched_cmd_load: the pod counts on its node */
+/* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
     return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
-int sched_cmd_load(const struct flag_list *files, const char *namespace_,
+int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
                    struct manifest_input *in, struct sched_cluster *bound_into)
 {
     struct manifest_input_opts o;
@@ -119,7 +119,7 @@ int sched_cmd_load(const struct flag_list *files, const char *namespace_,
     for (i = 0; i < in->nwarnings; i++)
         fprintf(stderr, "gpusched: warning: %s\n", in->warnings[i]);
     if (rc) {
-        sched_cmd_print_err(&err);
+        gpusched_cmd_print_err(&err);
         manifest_input_release(in);
         return 1;
     }
@@ -143,13 +143,13 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
             rc = sched_cluster_add_pod(c, p, &err);
     }
     if (rc) {
-        sched_cmd_print_err(&err);
+        gpusched_cmd_print_err(&err);
         return 1;
     }
     return 0;
 }
 
-int sched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
+int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
 {
     struct sched_cluster *c = sched_cluster_new();
 
@@ -166,7 +166,7 @@ int sched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluste
     return 0;
 }
 
-int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
+int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                            struct manifest_input *in, struct sched_cluster **out)
 {
     struct sched_cluster *c = sched_cluster_new();
@@ -176,7 +176,7 @@ int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_
         fprintf(stderr, "gpusched: out of memory\n");
         return 1;
     }
-    if (sched_cmd_load(files, namespace_, in, c)) {
+    if (gpusched_cmd_load(files, namespace_, in, c)) {
         sched_cluster_free(c);
         return 1;
     }
@@ -189,32 +189,32 @@ int sched_cmd_load_cluster(const struct flag_list *files, const char *namespace_
     return 0;
 }
 
-int sched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
+int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
 {
     if (!s) {
-        *seed = SCHED_CMD_DEFAULT_SEED;
+        *seed = GPUSCHED_CMD_DEFAULT_SEED;
         return 0;
     }
     if (go_parse_uint(s, strlen(s), 10, 64, seed, NULL))
-        return sched_cmd_usage_error(cmd,
+        return gpusched_cmd_usage_error(cmd,
                                      "invalid argument \"%s\" for \"--seed\" flag: "
                                      "must be a non-negative integer",
                                      s);
     return 0;
 }
 
-int sched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p)
+int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p)
 {
     *p = sched_profile_find(s ? s : "default");
     if (!*p)
-        return sched_cmd_usage_error(cmd,
+        return gpusched_cmd_usage_error(cmd,
                                      "invalid argument \"%s\" for \"--profile\" flag: "
                                      "must be default or gpu",
                                      s);
     return 0;
 }
 
-void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order)
+void gpusched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order)
 {
     size_t i, j;
 
@@ -252,11 +252,11 @@ void sched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t 
     free(tmp);
 }
 
-int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd_sim_flags *f,
+int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
                         struct flag_list *pos, bool *help)
 {
     bool explain = !strcmp(cmd, "explain");
-    const struct flag table[SCHED_CMD_SIM_NFLAGS] = {
+    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS] = {
         {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
@@ -282,10 +282,10 @@ int sched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct sched_cmd
 
     memset(f, 0, sizeof(*f));
     memcpy(f->table, table, sizeof(table));
-    return sched_cmd_flags_parse(cmd, f->table, SCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
+    return gpusched_cmd_flags_parse(cmd, f->table, GPUSCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
 }
 
-int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)
+int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)
 {
     int64_t v;
 
@@ -294,7 +294,7 @@ int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int
         return 0;
     }
     if (go_parse_int(s, strlen(s), 10, 32, &v, NULL) || v < 0 || v > 100)
-        return sched_cmd_usage_error(cmd,
+        return gpusched_cmd_usage_error(cmd,
                                      "invalid argument \"%s\" for "
                                      "\"--percentage-of-nodes-to-score\" flag: "
                                      "must be an integer from 0 to 100",
@@ -303,7 +303,7 @@ int sched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int
     return 0;
 }
 
-int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out_format *fmt,
+int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
                         const struct sched_profile **profile, uint64_t *seed)
 {
     const struct sched_profile *builtin;
@@ -312,24 +312,24 @@ int sched_cmd_sim_check(const char *cmd, struct sched_cmd_sim_flags *f, enum out
 
     err_clear(&err);
     if (!f->files.n)
-        return sched_cmd_usage_error(cmd, "must specify -f FILE");
+        return gpusched_cmd_usage_error(cmd, "must specify -f FILE");
     if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt,
                          &err))
-        return sched_cmd_usage_error(cmd, "%s", err.msg);
-    rc = sched_cmd_parse_profile(cmd, f->profile, &builtin);
+        return gpusched_cmd_usage_error(cmd, "%s", err.msg);
+    rc = gpusched_cmd_parse_profile(cmd, f->profile, &builtin);
     if (!rc) {
         /* offline answers are meant to be reproducible: every node unless asked */
         f->prof = *builtin;
         *profile = &f->prof;
-        rc = sched_cmd_parse_percentage(cmd, f->percentage, 100,
+        rc = gpusched_cmd_parse_percentage(cmd, f->percentage, 100,
                                         &f->prof.percentage_of_nodes_to_score);
     }
     if (!rc)
-        rc = sched_cmd_parse_seed(cmd, f->seed, seed);
+        rc = gpusched_cmd_parse_seed(cmd, f->seed, seed);
     return rc;
 }
 
-size_t sched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
+size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
                               const struct kube_pod **out)
 {
     size_t i, n = 0;
@@ -345,7 +345,7 @@ size_t sched_cmd_pending_pods(const struct manifest_input *in, const char *sched
     return n;
 }
 
-int sched_cmd_print_json(const json_t *doc, int fail, int indent)
+int gpusched_cmd_print_json(const json_t *doc, int fail, int indent)
 {
     if (fail) {
         fprintf(stderr, "gpusched: out of memory\n");

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "sched/cmd.h"
-#include "sched/output.h"
+#include "gpusched/cmd.h"
+#include "gpusched/output.h"
 
 static const char simulate_usage[] =
     "Schedule the pending pods of manifest files onto their nodes, the way kube-scheduler\n"
@@ -308,10 +308,10 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
     return 0;
 }
 
-int sched_cmd_simulate(int argc, char **argv)
+int gpusched_cmd_simulate(int argc, char **argv)
 {
     struct flag_list pos = {0};
-    struct sched_cmd_sim_flags f;
+    struct gpusched_cmd_sim_flags f;
     struct manifest_input in;
     struct sched_cluster *cluster = NULL;
     const struct sched_profile *profile;
@@ -325,23 +325,23 @@ int sched_cmd_simulate(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    rc = sched_cmd_sim_parse("simulate", argc, argv, &f, &pos, &help);
+    rc = gpusched_cmd_sim_parse("simulate", argc, argv, &f, &pos, &help);
     if (rc)
         goto out;
     if (help) {
-        sched_cmd_help("simulate", simulate_usage, f.table, SCHED_CMD_SIM_NFLAGS);
+        gpusched_cmd_help("simulate", simulate_usage, f.table, GPUSCHED_CMD_SIM_NFLAGS);
         goto out;
     }
     if (pos.n) {
-        rc = sched_cmd_usage_error("simulate", "unexpected argument \"%s\"", pos.v[0]);
+        rc = gpusched_cmd_usage_error("simulate", "unexpected argument \"%s\"", pos.v[0]);
         goto out;
     }
-    rc = sched_cmd_sim_check("simulate", &f, &fmt, &profile, &so.seed);
+    rc = gpusched_cmd_sim_check("simulate", &f, &fmt, &profile, &so.seed);
     if (rc)
         goto out;
 
     /* bound pods go into the cluster as they are read: only the pending ones are kept */
-    rc = sched_cmd_load_cluster(&f.files, f.namespace_, &in, &cluster);
+    rc = gpusched_cmd_load_cluster(&f.files, f.namespace_, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
@@ -353,7 +353,7 @@ int sched_cmd_simulate(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
-    run.npods = sched_cmd_pending_pods(&in, f.sched_name, run.pods);
+    run.npods = gpusched_cmd_pending_pods(&in, f.sched_name, run.pods);
     run.results = calloc(run.npods ? run.npods : 1, sizeof(*run.results));
     run.order = calloc(run.npods ? run.npods : 1, sizeof(*run.order));
     if (!run.results || !run.order) {
@@ -371,7 +371,7 @@ int sched_cmd_simulate(int argc, char **argv)
         fprintf(stderr, "\rscheduled %zu/%zu pods in %.1fs\n", run.npods, run.npods,
                 simulate_elapsed(&pr));
     if (rc) {
-        sched_cmd_print_err(&err);
+        gpusched_cmd_print_err(&err);
         rc = 1;
         goto out;
     }

@@ -7,8 +7,8 @@
  * Writes are PUTs of the whole object with the resourceVersion read, so a race gives 409.
  * On release the holder is cleared and the duration set to 1 s so a standby takes over at
  * once. Constraint checked at start: lease duration > renew deadline > 1.2 x retry period. */
-#ifndef SCHED_LEADER_H
-#define SCHED_LEADER_H
+#ifndef SERVE_LEADER_H
+#define SERVE_LEADER_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -17,9 +17,9 @@
 #include "base/err.h"
 #include "kube/client.h"
 
-struct sched_leader;
+struct serve_leader;
 
-struct sched_leader_opts {
+struct serve_leader_opts {
     const char *namespace_;  /* "kube-system" */
     const char *name;        /* "gpusched" */
     const char *identity;    /* "<hostname>_<random>" */
@@ -33,22 +33,22 @@ struct sched_leader_opts {
     void *ud;
 };
 
-/* sched_leader_check validates the three durations; -EINVAL with err naming the flag. */
-int sched_leader_check(const struct sched_leader_opts *o, struct err *err);
+/* serve_leader_check validates the three durations; -EINVAL with err naming the flag. */
+int serve_leader_check(const struct serve_leader_opts *o, struct err *err);
 
-/* sched_leader_start starts the election thread. c is borrowed and must outlive l. */
-int sched_leader_start(struct kube_client *c, const struct sched_leader_opts *o,
-                       struct sched_leader **out, struct err *err);
+/* serve_leader_start starts the election thread. c is borrowed and must outlive l. */
+int serve_leader_start(struct kube_client *c, const struct serve_leader_opts *o,
+                       struct serve_leader **out, struct err *err);
 
-/* sched_leader_is_leader: this replica holds the lease and renewed it within the renew
+/* serve_leader_is_leader: this replica holds the lease and renewed it within the renew
  * deadline. Safe from any thread. */
-bool sched_leader_is_leader(struct sched_leader *l);
+bool serve_leader_is_leader(struct serve_leader *l);
 
-/* sched_leader_stop ends the thread and, when leading, releases the lease; then frees l.
+/* serve_leader_stop ends the thread and, when leading, releases the lease; then frees l.
  * NULL is fine. */
-void sched_leader_stop(struct sched_leader *l);
+void serve_leader_stop(struct serve_leader *l);
 
-/* sched_leader_identity builds "<hostname>_<16 random hex digits>" into buf. */
-const char *sched_leader_identity(char *buf, size_t size);
+/* serve_leader_identity builds "<hostname>_<16 random hex digits>" into buf. */
+const char *serve_leader_identity(char *buf, size_t size);
 
 #endif

@@ -1,5 +1,5 @@
 /* metrics.c - Prometheus text rendering of gpusched serve's metrics (see metrics.h). */
-#include "sched/metrics.h"
+#include "serve/metrics.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,23 +15,23 @@ static double hist_bound(int i)
     return b;
 }
 
-void sched_metrics_init(struct sched_metrics *m, const char *profile)
+void serve_metrics_init(struct serve_metrics *m, const char *profile)
 {
     memset(m, 0, sizeof(*m));
     pthread_mutex_init(&m->mu, NULL);
     m->profile = profile;
 }
 
-void sched_metrics_destroy(struct sched_metrics *m)
+void serve_metrics_destroy(struct serve_metrics *m)
 {
     pthread_mutex_destroy(&m->mu);
 }
 
-void sched_histogram_observe(struct sched_histogram *h, double seconds)
+void serve_histogram_observe(struct serve_histogram *h, double seconds)
 {
     int i;
 
-    for (i = 0; i < SCHED_HIST_BUCKETS; i++)
+    for (i = 0; i < SERVE_HIST_BUCKETS; i++)
         if (seconds <= hist_bound(i))
             break;
     h->counts[i]++;
@@ -39,28 +39,28 @@ void sched_histogram_observe(struct sched_histogram *h, double seconds)
     h->sum += seconds;
 }
 
-void sched_metrics_observe(struct sched_metrics *m, struct sched_histogram *h, double seconds)
+void serve_metrics_observe(struct serve_metrics *m, struct serve_histogram *h, double seconds)
 {
     pthread_mutex_lock(&m->mu);
-    sched_histogram_observe(h, seconds);
+    serve_histogram_observe(h, seconds);
     pthread_mutex_unlock(&m->mu);
 }
 
-void sched_metrics_add(struct sched_metrics *m, uint64_t *counter, uint64_t delta)
+void serve_metrics_add(struct serve_metrics *m, uint64_t *counter, uint64_t delta)
 {
     pthread_mutex_lock(&m->mu);
     *counter += delta;
     pthread_mutex_unlock(&m->mu);
 }
 
-void sched_metrics_set(struct sched_metrics *m, uint64_t *gauge, uint64_t value)
+void serve_metrics_set(struct serve_metrics *m, uint64_t *gauge, uint64_t value)
 {
     pthread_mutex_lock(&m->mu);
     *gauge = value;
     pthread_mutex_unlock(&m->mu);
 }
 
-double sched_histogram_quantile(const struct sched_histogram *h, double q)
+double serve_histogram_quantile(const struct serve_histogram *h, double q)
 {
     double want, seen = 0;
     int i;
@@ -68,35 +68,35 @@ double sched_histogram_quantile(const struct sched_histogram *h, double q)
     if (!h->count)
         return 0;
     want = q * (double)h->count;
-    for (i = 0; i <= SCHED_HIST_BUCKETS; i++) {
+    for (i = 0; i <= SERVE_HIST_BUCKETS; i++) {
         double lo = i ? hist_bound(i - 1) : 0, hi;
 
         if (!h->counts[i] || seen + (double)h->counts[i] < want) {
             seen += (double)h->counts[i];
             continue;
         }
-        if (i == SCHED_HIST_BUCKETS)
+        if (i == SERVE_HIST_BUCKETS)
             return lo;
         /* linear inside the bucket, as Prometheus' histogram_quantile */
         hi = hist_bound(i);
         return lo + (hi - lo) * (want - seen) / (double)h->counts[i];
     }
-    return hist_bound(SCHED_HIST_BUCKETS - 1);
+    return hist_bound(SERVE_HIST_BUCKETS - 1);
 }
 
 static int render_hist(struct buf *o, const char *name, const char *help, const char *labels,
-                       const struct sched_histogram *h)
+                       const struct serve_histogram *h)
 {
     uint64_t cum = 0;
     int i, r = 0;
 
     r |= buf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    for (i = 0; i < SCHED_HIST_BUCKETS; i++) {
+    for (i = 0; i < SERVE_HIST_BUCKETS; i++) {
         cum += h->counts[i];
         r |= buf_printf(o, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, *labels ? "," : "",
                              hist_bound(i), (unsigned long long)cum);
     }
-    cum += h->counts[SCHED_HIST_BUCKETS];
+    cum += h->counts[SERVE_HIST_BUCKETS];
     r |= buf_printf(o, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, *labels ? "," : "",
                          (unsigned long long)cum);
     r |= buf_printf(o, "%s_sum{%s} %.9g\n%s_count{%s} %llu\n", name, labels, h->sum, name,
@@ -125,9 +125,9 @@ static long long process_rss_bytes(void)
     return rss * sysconf(_SC_PAGESIZE);
 }
 
-int sched_metrics_render(struct sched_metrics *m, struct buf *o)
+int serve_metrics_render(struct serve_metrics *m, struct buf *o)
 {
-    static const char *results[SCHED_RESULT_COUNT] = {"scheduled", "unschedulable", "error"};
+    static const char *results[SERVE_RESULT_COUNT] = {"scheduled", "unschedulable", "error"};
     char labels[160];
     struct rusage ru;
     int r = 0, i;
@@ -136,7 +136,7 @@ int sched_metrics_render(struct sched_metrics *m, struct buf *o)
     r |= buf_printf(o, "# HELP scheduler_schedule_attempts_total Number of attempts to "
                             "schedule pods, by the result.\n"
                             "# TYPE scheduler_schedule_attempts_total counter\n");
-    for (i = 0; i < SCHED_RESULT_COUNT; i++)
+    for (i = 0; i < SERVE_RESULT_COUNT; i++)
         r |= buf_printf(o, "scheduler_schedule_attempts_total{profile=\"%s\",result=\"%s\"} %llu\n",
                              m->profile, results[i], (unsigned long long)m->attempts[i]);
     snprintf(labels, sizeof(labels), "profile=\"%s\"", m->profile);
