@@ -25,7 +25,7 @@ int gpusched_cmd_nodes(int argc, char **argv);
  * and stops. Usage errors are printed on stderr in cobra's words ("gpusched: unknown flag:
  * --x", followed by "See 'gpusched CMD --help' for usage.") and return 2; 0 otherwise. */
 int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
-                          char **argv, struct flag_list *pos, bool *help);
+                             char **argv, struct flag_list *pos, bool *help);
 
 /* gpusched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
  * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
@@ -45,7 +45,7 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
  * (in is released; bound_into holds part of the input and should be freed); 0 otherwise, and
  * the caller releases in with manifest_input_release. */
 int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
-                   struct manifest_input *in, struct sched_cluster *bound_into);
+                      struct manifest_input *in, struct sched_cluster *bound_into);
 
 /* gpusched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
  * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
@@ -57,7 +57,7 @@ int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_clu
  * need the bound pods only as usage on their nodes. On failure it prints the error, releases
  * in and returns 1 (*out NULL); otherwise the caller releases in and frees *out. */
 int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
-                           struct manifest_input *in, struct sched_cluster **out);
+                              struct manifest_input *in, struct sched_cluster **out);
 
 /* gpusched_cmd_parse_seed / gpusched_cmd_parse_profile check --seed and --profile; on a bad value
  * they print the usage error and return 2. */
@@ -71,8 +71,8 @@ int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sche
 struct gpusched_cmd_sim_flags {
     struct flag_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
-    const char *percentage;    /* --percentage-of-nodes-to-score */
-    struct sched_profile prof; /* filled by gpusched_cmd_sim_check */
+    const char *percentage;                     /* --percentage-of-nodes-to-score */
+    struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
     struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
 };
 
@@ -81,14 +81,14 @@ struct gpusched_cmd_sim_flags {
  * --seed and --percentage-of-nodes-to-score into f (zeroed first, f->table filled); pos, help
  * and the return value are gpusched_cmd_flags_parse's. */
 int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
-                        struct flag_list *pos, bool *help);
+                           struct flag_list *pos, bool *help);
 
 /* gpusched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
  * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).
  * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
  * error and returns 2 on the first bad one; 0 otherwise. */
 int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
-                        const struct sched_profile **profile, uint64_t *seed);
+                           const struct sched_profile **profile, uint64_t *seed);
 
 /* gpusched_cmd_parse_percentage checks --percentage-of-nodes-to-score: an integer 0..100 (NULL:
  * dflt). On a bad value it prints the usage error and returns 2. */
@@ -98,7 +98,7 @@ int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, 
  * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name
  * (any when NULL). Returns how many. */
 size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
-                              const struct kube_pod **out);
+                                 const struct kube_pod **out);
 
 /* gpusched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */
 void gpusched_cmd_print_err(const struct err *err);

@@ -27,7 +27,7 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 }
 
 int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
-                          char **argv, struct flag_list *pos, bool *help)
+                             char **argv, struct flag_list *pos, bool *help)
 {
     struct flag_fault ff;
     bool is_short;
@@ -42,18 +42,18 @@ int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t n
     case FLAG_UNKNOWN:
         if (ff.shorthand)
             return gpusched_cmd_usage_error(cmd, "unknown shorthand flag: '%c' in %s", ff.shorthand,
-                                         ff.word);
+                                            ff.word);
         return gpusched_cmd_usage_error(cmd, "unknown flag: %s", ff.name);
     case FLAG_NO_VALUE:
         is_short = ff.shorthand != 0;
         if (is_short)
-            return gpusched_cmd_usage_error(cmd, "flag needs an argument: '%c' in -%c", ff.shorthand,
-                                         ff.shorthand);
+            return gpusched_cmd_usage_error(cmd, "flag needs an argument: '%c' in -%c",
+                                            ff.shorthand, ff.shorthand);
         return gpusched_cmd_usage_error(cmd, "flag needs an argument: %s", ff.name);
     case FLAG_BAD_VALUE:
         /* pflag's words: invalid argument "V" for "--name" flag: <why> */
         return gpusched_cmd_usage_error(cmd, "invalid argument \"%s\" for \"--%s\" flag: %s",
-                                     ff.value ? ff.value : "", ff.flag->name, ff.err.msg);
+                                        ff.value ? ff.value : "", ff.flag->name, ff.err.msg);
     case FLAG_EXTRA:
         return gpusched_cmd_usage_error(cmd, "unexpected argument \"%s\"", ff.word);
     case FLAG_NOMEM:
@@ -92,7 +92,7 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 }
 
 int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
-                   struct manifest_input *in, struct sched_cluster *bound_into)
+                      struct manifest_input *in, struct sched_cluster *bound_into)
 {
     struct manifest_input_opts o;
     struct err err;
@@ -167,7 +167,7 @@ int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_clu
 }
 
 int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
-                           struct manifest_input *in, struct sched_cluster **out)
+                              struct manifest_input *in, struct sched_cluster **out)
 {
     struct sched_cluster *c = sched_cluster_new();
 
@@ -197,9 +197,9 @@ int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
     }
     if (go_parse_uint(s, strlen(s), 10, 64, seed, NULL))
         return gpusched_cmd_usage_error(cmd,
-                                     "invalid argument \"%s\" for \"--seed\" flag: "
-                                     "must be a non-negative integer",
-                                     s);
+                                        "invalid argument \"%s\" for \"--seed\" flag: "
+                                        "must be a non-negative integer",
+                                        s);
     return 0;
 }
 
@@ -208,9 +208,9 @@ int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sche
     *p = sched_profile_find(s ? s : "default");
     if (!*p)
         return gpusched_cmd_usage_error(cmd,
-                                     "invalid argument \"%s\" for \"--profile\" flag: "
-                                     "must be default or gpu",
-                                     s);
+                                        "invalid argument \"%s\" for \"--profile\" flag: "
+                                        "must be default or gpu",
+                                        s);
     return 0;
 }
 
@@ -253,7 +253,7 @@ void gpusched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size
 }
 
 int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
-                        struct flag_list *pos, bool *help)
+                           struct flag_list *pos, bool *help)
 {
     bool explain = !strcmp(cmd, "explain");
     const struct flag table[GPUSCHED_CMD_SIM_NFLAGS] = {
@@ -295,16 +295,16 @@ int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, 
     }
     if (go_parse_int(s, strlen(s), 10, 32, &v, NULL) || v < 0 || v > 100)
         return gpusched_cmd_usage_error(cmd,
-                                     "invalid argument \"%s\" for "
-                                     "\"--percentage-of-nodes-to-score\" flag: "
-                                     "must be an integer from 0 to 100",
-                                     s);
+                                        "invalid argument \"%s\" for "
+                                        "\"--percentage-of-nodes-to-score\" flag: "
+                                        "must be an integer from 0 to 100",
+                                        s);
     *out = (int32_t)v;
     return 0;
 }
 
 int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
-                        const struct sched_profile **profile, uint64_t *seed)
+                           const struct sched_profile **profile, uint64_t *seed)
 {
     const struct sched_profile *builtin;
     struct err err;
@@ -313,8 +313,7 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
     err_clear(&err);
     if (!f->files.n)
         return gpusched_cmd_usage_error(cmd, "must specify -f FILE");
-    if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt,
-                         &err))
+    if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt, &err))
         return gpusched_cmd_usage_error(cmd, "%s", err.msg);
     rc = gpusched_cmd_parse_profile(cmd, f->profile, &builtin);
     if (!rc) {
@@ -322,7 +321,7 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
         f->prof = *builtin;
         *profile = &f->prof;
         rc = gpusched_cmd_parse_percentage(cmd, f->percentage, 100,
-                                        &f->prof.percentage_of_nodes_to_score);
+                                           &f->prof.percentage_of_nodes_to_score);
     }
     if (!rc)
         rc = gpusched_cmd_parse_seed(cmd, f->seed, seed);
@@ -330,7 +329,7 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
 }
 
 size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
-                              const struct kube_pod **out)
+                                 const struct kube_pod **out)
 {
     size_t i, n = 0;
 

@@ -395,9 +395,9 @@ int gpusched_cmd_explain(int argc, char **argv)
     }
     if (explain_parse_pod(pos.v[0], &target)) {
         rc = gpusched_cmd_usage_error("explain",
-                                   "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
-                                   "pod/NAME",
-                                   pos.v[0]);
+                                      "invalid POD \"%s\": want NAME, NAMESPACE/NAME or "
+                                      "pod/NAME",
+                                      pos.v[0]);
         goto out;
     }
     rc = gpusched_cmd_sim_check("explain", &f, &fmt, &profile, &seed);

@@ -124,8 +124,8 @@ static int nodes_taints(const struct kube_node *n, struct buf *b)
 
     for (i = 0; i < n->ntaints && !rc; i++) {
         const struct kube_taint *t = &n->taints[i];
-        rc = buf_printf(b, "%s%s%s%s:%s", i ? "," : "", t->key, t->value[0] ? "=" : "",
-                             t->value, nodes_taint_effect(t->effect));
+        rc = buf_printf(b, "%s%s%s%s:%s", i ? "," : "", t->key, t->value[0] ? "=" : "", t->value,
+                        nodes_taint_effect(t->effect));
     }
     if (!rc && !n->ntaints)
         rc = buf_puts(b, "<none>");
@@ -413,8 +413,8 @@ int gpusched_cmd_nodes(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &pos,
-                               &help);
+    rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
+                                  &pos, &help);
     if (rc)
         goto out;
     if (help) {
@@ -423,7 +423,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
     }
     if (pos.n) {
         rc = gpusched_cmd_usage_error("nodes", "unexpected argument \"%s\" (select nodes with -l)",
-                                   pos.v[0]);
+                                      pos.v[0]);
         goto out;
     }
     if (!files.n) {

@@ -142,7 +142,7 @@ static size_t simulate_json_section(FILE *f, const struct simulate_run *r, enum 
             }
             continue;
         }
-        if (s == SEC_SCHEDULED ? res->outcome != SCHED_SCHEDULED || res->preempted
+        if (s == SEC_SCHEDULED       ? res->outcome != SCHED_SCHEDULED || res->preempted
             : s == SEC_UNSCHEDULABLE ? res->outcome != SCHED_UNSCHEDULABLE
                                      : res->outcome != SCHED_GATED)
             continue;

@@ -37,9 +37,9 @@ int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, stru
         strcat(list, out_format_names[out_format_order[i]]);
     }
     return err_set(err, -EINVAL,
-                        "unable to match a printer suitable for the output format \"%s\", "
-                        "allowed formats are: %s",
-                        s, list);
+                   "unable to match a printer suitable for the output format \"%s\", "
+                   "allowed formats are: %s",
+                   s, list);
 }
 
 int out_table_init(struct out_table *t, size_t ncols, const char *const *headers)
@@ -167,13 +167,27 @@ void out_json_string_raw(FILE *f, const char *s)
         char u[8];
 
         switch (*p) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
         default:
             if (*p >= 0x20)
                 continue;

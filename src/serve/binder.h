@@ -19,10 +19,10 @@
 #include "kube/client.h"
 
 enum serve_task_kind {
-    SERVE_TASK_BIND = 0,  /* high priority */
-    SERVE_TASK_STATUS,    /* condition patch */
+    SERVE_TASK_BIND = 0, /* high priority */
+    SERVE_TASK_STATUS,   /* condition patch */
     SERVE_TASK_EVENT,
-    SERVE_TASK_DELETE,    /* preemption victim */
+    SERVE_TASK_DELETE, /* preemption victim */
 };
 
 struct serve_task {
@@ -33,12 +33,12 @@ struct serve_task {
                                    client, so they have their own rate limit, as in
                                    kube-scheduler, and never take a bind's token */
     /* Caller's context, owned by the task (freed with it). */
-    char *key;         /* "namespace/name" of the pod */
-    char *node;        /* the chosen node, binds only */
+    char *key;  /* "namespace/name" of the pod */
+    char *node; /* the chosen node, binds only */
     char *uid;
     int64_t queued_ms; /* when the pod first entered the queue (for e2e latency) */
     int64_t bind_start_ms;
-    void *ud;          /* borrowed */
+    void *ud; /* borrowed */
     /* Outcome, filled before the callback */
     int rc;
     struct err *err; /* while in flight: the binder's, valid until the callback returns

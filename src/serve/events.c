@@ -196,11 +196,10 @@ char *serve_lease_json(const struct serve_lease *l)
 
     if (md && l->resource_version)
         json_object_set_new(md, "resourceVersion", json_string(l->resource_version));
-    return dump_take(json_pack("{s:s, s:s, s:o, s:{s:s, s:i, s:s, s:s, s:i}}", "apiVersion",
-                               "coordination.k8s.io/v1", "kind", "Lease", "metadata", md, "spec",
-                               "holderIdentity", l->holder, "leaseDurationSeconds",
-                               (int)l->duration_s, "acquireTime",
-                               serve_time_micro(&l->acquire, acq, sizeof(acq)), "renewTime",
-                               serve_time_micro(&l->renew, ren, sizeof(ren)), "leaseTransitions",
-                               (int)l->transitions));
+    return dump_take(json_pack(
+        "{s:s, s:s, s:o, s:{s:s, s:i, s:s, s:s, s:i}}", "apiVersion", "coordination.k8s.io/v1",
+        "kind", "Lease", "metadata", md, "spec", "holderIdentity", l->holder,
+        "leaseDurationSeconds", (int)l->duration_s, "acquireTime",
+        serve_time_micro(&l->acquire, acq, sizeof(acq)), "renewTime",
+        serve_time_micro(&l->renew, ren, sizeof(ren)), "leaseTransitions", (int)l->transitions));
 }

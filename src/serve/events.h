@@ -28,15 +28,15 @@ char *serve_binding_json(const char *ns, const char *name, const char *uid, cons
 
 /* The event a scheduler writes about a pod. */
 struct serve_event {
-    const char *namespace_;  /* the pod's */
+    const char *namespace_; /* the pod's */
     const char *pod_name;
-    const char *pod_uid;     /* may be NULL */
-    const char *type;        /* "Normal" or "Warning" */
-    const char *reason;      /* "Scheduled", "FailedScheduling", "Preempted" */
-    const char *action;      /* "Binding", "Scheduling", "Preempting" */
-    const char *note;        /* truncated here to 1024 bytes */
-    const char *controller;  /* reportingController: the scheduler name */
-    const char *instance;    /* reportingInstance: "<controller>-<hostname>" */
+    const char *pod_uid;    /* may be NULL */
+    const char *type;       /* "Normal" or "Warning" */
+    const char *reason;     /* "Scheduled", "FailedScheduling", "Preempted" */
+    const char *action;     /* "Binding", "Scheduling", "Preempting" */
+    const char *note;       /* truncated here to 1024 bytes */
+    const char *controller; /* reportingController: the scheduler name */
+    const char *instance;   /* reportingInstance: "<controller>-<hostname>" */
 };
 
 /* serve_event_json builds the events.k8s.io/v1 Event, named "<pod>.<hex UnixNano of now>"

@@ -81,11 +81,13 @@ const char *serve_leader_identity(char *buf, size_t size)
 int serve_leader_check(const struct serve_leader_opts *o, struct err *err)
 {
     if (o->lease_duration_ms <= o->renew_deadline_ms)
-        return err_set(err, -EINVAL, "--leader-elect-lease-duration must be greater than "
-                                          "--leader-elect-renew-deadline");
+        return err_set(err, -EINVAL,
+                       "--leader-elect-lease-duration must be greater than "
+                       "--leader-elect-renew-deadline");
     if ((double)o->renew_deadline_ms <= 1.2 * (double)o->retry_period_ms)
-        return err_set(err, -EINVAL, "--leader-elect-renew-deadline must be greater than "
-                                          "1.2 x --leader-elect-retry-period");
+        return err_set(err, -EINVAL,
+                       "--leader-elect-renew-deadline must be greater than "
+                       "1.2 x --leader-elect-retry-period");
     if (o->retry_period_ms < 1)
         return err_set(err, -EINVAL, "--leader-elect-retry-period must be positive");
     return 0;
@@ -178,8 +180,8 @@ static bool leader_try(struct serve_leader *l)
     holder = holder ? holder : "";
     dur = (int32_t)json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
     transitions = (int32_t)json_integer_value(json_object_get(spec, "leaseTransitions"));
-    rv = json_string_value(json_object_get(json_object_get(resp.json, "metadata"),
-                                           "resourceVersion"));
+    rv = json_string_value(
+        json_object_get(json_object_get(resp.json, "metadata"), "resourceVersion"));
     rv = rv ? rv : "";
     if (strcmp(rv, l->observed_rv)) {
         snprintf(l->observed_rv, sizeof(l->observed_rv), "%s", rv);
@@ -197,8 +199,7 @@ static bool leader_try(struct serve_leader *l)
                       mine ? transitions : transitions + 1, mine ? &l->acquire : NULL, &err);
     if (rc) {
         leader_log(l, err.http_status == 409 ? 4 : 2, "cannot %s lease %s/%s: %s",
-                   mine ? "renew" : "take", l->ns, l->name,
-                   err_format(&err, msg, sizeof(msg)));
+                   mine ? "renew" : "take", l->ns, l->name, err_format(&err, msg, sizeof(msg)));
         goto out;
     }
     if (!mine)

@@ -20,9 +20,9 @@
 struct serve_leader;
 
 struct serve_leader_opts {
-    const char *namespace_;  /* "kube-system" */
-    const char *name;        /* "gpusched" */
-    const char *identity;    /* "<hostname>_<random>" */
+    const char *namespace_;    /* "kube-system" */
+    const char *name;          /* "gpusched" */
+    const char *identity;      /* "<hostname>_<random>" */
     int64_t lease_duration_ms; /* 15000 */
     int64_t renew_deadline_ms; /* 10000 */
     int64_t retry_period_ms;   /* 2000 */

@@ -94,21 +94,21 @@ static int render_hist(struct buf *o, const char *name, const char *help, const 
     for (i = 0; i < SERVE_HIST_BUCKETS; i++) {
         cum += h->counts[i];
         r |= buf_printf(o, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, *labels ? "," : "",
-                             hist_bound(i), (unsigned long long)cum);
+                        hist_bound(i), (unsigned long long)cum);
     }
     cum += h->counts[SERVE_HIST_BUCKETS];
     r |= buf_printf(o, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, *labels ? "," : "",
-                         (unsigned long long)cum);
-    r |= buf_printf(o, "%s_sum{%s} %.9g\n%s_count{%s} %llu\n", name, labels, h->sum, name,
-                         labels, (unsigned long long)h->count);
+                    (unsigned long long)cum);
+    r |= buf_printf(o, "%s_sum{%s} %.9g\n%s_count{%s} %llu\n", name, labels, h->sum, name, labels,
+                    (unsigned long long)h->count);
     return r;
 }
 
 static int render_one(struct buf *o, const char *type, const char *name, const char *help,
                       uint64_t v)
 {
-    return buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type,
-                           name, (unsigned long long)v);
+    return buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name,
+                      (unsigned long long)v);
 }
 
 /* process_rss_bytes reads the resident set from /proc/self/statm. */
@@ -134,11 +134,11 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
 
     pthread_mutex_lock(&m->mu);
     r |= buf_printf(o, "# HELP scheduler_schedule_attempts_total Number of attempts to "
-                            "schedule pods, by the result.\n"
-                            "# TYPE scheduler_schedule_attempts_total counter\n");
+                       "schedule pods, by the result.\n"
+                       "# TYPE scheduler_schedule_attempts_total counter\n");
     for (i = 0; i < SERVE_RESULT_COUNT; i++)
         r |= buf_printf(o, "scheduler_schedule_attempts_total{profile=\"%s\",result=\"%s\"} %llu\n",
-                             m->profile, results[i], (unsigned long long)m->attempts[i]);
+                        m->profile, results[i], (unsigned long long)m->attempts[i]);
     snprintf(labels, sizeof(labels), "profile=\"%s\"", m->profile);
     r |= render_hist(o, "scheduler_scheduling_attempt_duration_seconds",
                      "Scheduling attempt latency in seconds (algorithm + assume).", labels,
@@ -151,14 +151,14 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
                      labels, &m->e2e_duration);
     r |= render_hist(o, "gpusched_binding_duration_seconds",
                      "Latency of the binding POST in seconds.", "", &m->bind_duration);
-    r |= buf_printf(o, "# HELP scheduler_pending_pods Number of pending pods, by the queue "
-                            "type.\n# TYPE scheduler_pending_pods gauge\n"
-                            "scheduler_pending_pods{queue=\"active\"} %llu\n"
-                            "scheduler_pending_pods{queue=\"backoff\"} %llu\n"
-                            "scheduler_pending_pods{queue=\"unschedulable\"} %llu\n",
-                         (unsigned long long)m->pending_active,
-                         (unsigned long long)m->pending_backoff,
-                         (unsigned long long)m->pending_unschedulable);
+    r |= buf_printf(o,
+                    "# HELP scheduler_pending_pods Number of pending pods, by the queue "
+                    "type.\n# TYPE scheduler_pending_pods gauge\n"
+                    "scheduler_pending_pods{queue=\"active\"} %llu\n"
+                    "scheduler_pending_pods{queue=\"backoff\"} %llu\n"
+                    "scheduler_pending_pods{queue=\"unschedulable\"} %llu\n",
+                    (unsigned long long)m->pending_active, (unsigned long long)m->pending_backoff,
+                    (unsigned long long)m->pending_unschedulable);
     r |= render_one(o, "gauge", "gpusched_binds_in_flight", "Bindings sent and not yet answered.",
                     m->in_flight_binds);
     r |= render_one(o, "counter", "gpusched_binds_total", "Successful bindings.", m->binds_total);
@@ -179,11 +179,12 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
                     "PodScheduled condition patches written.", m->status_patches);
     r |= render_one(o, "counter", "gpusched_pod_status_patch_errors_total",
                     "PodScheduled condition patches the API refused.", m->status_patch_errors);
-    r |= buf_printf(o, "# HELP gpusched_informer_relists_total Full lists, by resource.\n"
-                            "# TYPE gpusched_informer_relists_total counter\n"
-                            "gpusched_informer_relists_total{resource=\"nodes\"} %llu\n"
-                            "gpusched_informer_relists_total{resource=\"pods\"} %llu\n",
-                         (unsigned long long)m->relists_nodes, (unsigned long long)m->relists_pods);
+    r |= buf_printf(o,
+                    "# HELP gpusched_informer_relists_total Full lists, by resource.\n"
+                    "# TYPE gpusched_informer_relists_total counter\n"
+                    "gpusched_informer_relists_total{resource=\"nodes\"} %llu\n"
+                    "gpusched_informer_relists_total{resource=\"pods\"} %llu\n",
+                    (unsigned long long)m->relists_nodes, (unsigned long long)m->relists_pods);
     r |= render_one(o, "gauge", "gpusched_cache_nodes", "Nodes in the scheduler cache.",
                     m->cache_nodes);
     r |= render_one(o, "gauge", "gpusched_cache_pods", "Pods in the scheduler cache.",
@@ -197,18 +198,21 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
         double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
                      ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 
-        r |= buf_printf(o, "# HELP process_cpu_seconds_total Total user and system CPU time "
-                                "spent in seconds.\n# TYPE process_cpu_seconds_total counter\n"
-                                "process_cpu_seconds_total %.6f\n",
-                             cpu);
-        r |= buf_printf(o, "# HELP process_max_resident_memory_bytes Peak resident memory "
-                                "in bytes.\n# TYPE process_max_resident_memory_bytes gauge\n"
-                                "process_max_resident_memory_bytes %lld\n",
-                             (long long)ru.ru_maxrss * 1024);
+        r |= buf_printf(o,
+                        "# HELP process_cpu_seconds_total Total user and system CPU time "
+                        "spent in seconds.\n# TYPE process_cpu_seconds_total counter\n"
+                        "process_cpu_seconds_total %.6f\n",
+                        cpu);
+        r |= buf_printf(o,
+                        "# HELP process_max_resident_memory_bytes Peak resident memory "
+                        "in bytes.\n# TYPE process_max_resident_memory_bytes gauge\n"
+                        "process_max_resident_memory_bytes %lld\n",
+                        (long long)ru.ru_maxrss * 1024);
     }
-    r |= buf_printf(o, "# HELP process_resident_memory_bytes Resident memory in bytes.\n"
-                            "# TYPE process_resident_memory_bytes gauge\n"
-                            "process_resident_memory_bytes %lld\n",
-                         process_rss_bytes());
+    r |= buf_printf(o,
+                    "# HELP process_resident_memory_bytes Resident memory in bytes.\n"
+                    "# TYPE process_resident_memory_bytes gauge\n"
+                    "process_resident_memory_bytes %lld\n",
+                    process_rss_bytes());
     return r ? -1 : 0;
 }

@@ -41,8 +41,8 @@ struct serve_metrics {
     uint64_t events_sent, event_errors, status_patches, status_patch_errors;
     uint64_t relists_nodes, relists_pods, watch_restarts;
     uint64_t cache_nodes, cache_pods;
-    int leader;     /* 1 when this replica holds the lease (or leader election is off) */
-    int ready;      /* informers synced */
+    int leader; /* 1 when this replica holds the lease (or leader election is off) */
+    int ready;  /* informers synced */
 };
 
 /* serve_metrics_init zeroes m and sets the profile label; _destroy frees the mutex. */

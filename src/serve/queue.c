@@ -18,7 +18,7 @@ struct queue_entry {
     enum serve_queue_state state;
     int64_t backoff_until_ms;
     int64_t unsched_since_ms;
-    size_t idx; /* index in its heap */
+    size_t idx;                        /* index in its heap */
     struct queue_entry *uprev, *unext; /* unschedulable list, oldest first */
     char key[];
 };

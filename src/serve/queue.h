@@ -21,8 +21,8 @@ enum serve_queue_state {
 };
 
 struct serve_queue_opts {
-    int64_t initial_backoff_ms; /* 1000 when 0 */
-    int64_t max_backoff_ms;     /* 10000 when 0 */
+    int64_t initial_backoff_ms;   /* 1000 when 0 */
+    int64_t max_backoff_ms;       /* 10000 when 0 */
     int64_t max_unschedulable_ms; /* periodic flush age, 300000 (5 min) when 0 */
 };
 
@@ -30,8 +30,8 @@ struct serve_queue_opts {
 struct serve_queue_item {
     const char *key; /* "namespace/name", owned by the queue */
     int32_t priority;
-    int64_t added_ms;    /* when the pod first entered the queue */
-    int attempts;        /* scheduling attempts so far */
+    int64_t added_ms; /* when the pod first entered the queue */
+    int attempts;     /* scheduling attempts so far */
     void *data;
 };
 
