@@ -3,7 +3,7 @@
  *
  * These are command-level helpers: unlike the library modules they print their errors (one
  * line on stderr) and return the exit status to use. */
-#include "gpusched/cmd.h"
+#include "gpusched/cmd_common.h"
 
 #include <errno.h>
 #include <inttypes.h>

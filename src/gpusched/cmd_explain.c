@@ -4,13 +4,15 @@
  *
  * The pod is explained in the cluster as simulate leaves it just before the pod's turn: the
  * pending pods ahead of it in queue order (priority, then input order) are placed first. */
+#include "gpusched/cmd_explain.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
-#include "gpusched/cmd.h"
+#include "gpusched/cmd_common.h"
 #include "gpusched/output.h"
 #include "kube/rules.h"
 

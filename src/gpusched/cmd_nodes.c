@@ -4,13 +4,15 @@
  * Nodes are listed by name (the API server's order). Free GPUs are nvidia.com/gpu allocatable
  * minus the requests of the pods bound there through spec.nodeName; pending pods are not
  * placed (that is `gpusched simulate`). */
+#include "gpusched/cmd_nodes.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
-#include "gpusched/cmd.h"
+#include "gpusched/cmd_common.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"

@@ -5,6 +5,8 @@
  * Pending = no spec.nodeName and not Succeeded/Failed (and, with --scheduler-name, that
  * scheduler's). Bound pods are only counted on their nodes. Rows are printed in scheduling
  * order (priority, then input order), so a table reads as what happened. */
+#include "gpusched/cmd_simulate.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "gpusched/cmd.h"
+#include "gpusched/cmd_common.h"
 #include "gpusched/output.h"
 
 static const char simulate_usage[] =

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpusched/cmd.h"
+#include "gpusched/cmd_common.h"
+#include "gpusched/cmd_explain.h"
+#include "gpusched/cmd_nodes.h"
+#include "gpusched/cmd_simulate.h"
 #include "serve/serve.h"
 
 #ifndef GPUSCHED_VERSION

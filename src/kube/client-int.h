@@ -11,7 +11,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "kube/client.h"
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
 #include "kube/curl_dl.h"
 #include "kube/kubeconfig.h"
 

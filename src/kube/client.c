@@ -5,7 +5,7 @@
  * under c->lock. A bearer token lives in the client and in the header lists of the requests
  * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
  * watch lines 16 MiB, error bodies 1 MiB). */
-#include "kube/client-int.h"
+#include "kube/client.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "base/clock.h"
+#include "kube/client-int.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)

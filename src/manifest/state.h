@@ -3,7 +3,7 @@
  * and node names unique, snapshots that roll a failed load back, and the reporting of errors
  * and warnings with file, line and field.
  *
- * The loader: input.c (the API of manifest.h) reads through source.c (files, standard input,
+ * The loader: manifest.c (the API of manifest.h) reads through source.c (files, standard input,
  * JSON streams), which hands each document to kinds.c; kinds.c sends each object to
  * objects.c (Pod, Node, PriorityClass) or workload.c (controllers expanded to pods), which
  * name pods with names.c. Everything here is below all of them. */

@@ -4,14 +4,20 @@
  * normalisation and the tie-break. The fast path evaluates static filters once per node
  * class; the reference path (reference.c) evaluates each node from scratch, and both must
  * fill identical sched_nodeout rows. */
+#include "sched/cycle.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/filter.h"
+#include "sched/intern.h"
+#include "sched/profile.h"
+#include "sched/reference.h"
 #include "sched/sched-int.h"
+#include "sched/score.h"
 
-void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
-                    const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
 
 /* ---------------------------------------------------------------- shape cache */
 
@@ -263,29 +269,6 @@ static int cmp_u32(const void *a, const void *b)
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
     return x < y ? -1 : x > y;
-}
-
-/* ---------------------------------------------------------------- node sampling */
-
-bool sched_sampling_on(const struct sched_profile *p)
-{
-    return p && p->percentage_of_nodes_to_score < 100;
-}
-
-uint32_t sched_num_feasible_nodes_to_find(int32_t percentage, uint32_t nnodes)
-{
-    uint64_t pct, n;
-
-    if (nnodes < 100 || percentage >= 100)
-        return nnodes;
-    pct = percentage > 0 ? (uint64_t)percentage : 0;
-    if (!pct) {
-        /* adaptive: 50% of 100 nodes down to 10% of 5,000 and 5% from 5,625 on */
-        int64_t a = 50 - (int64_t)(nnodes / 125);
-        pct = a < 5 ? 5 : (uint64_t)a;
-    }
-    n = (uint64_t)nnodes * pct / 100;
-    return n < 100 ? 100 : (uint32_t)n;
 }
 
 /* sample_plan: a cycle over m candidate nodes starts at position *start of them and stops

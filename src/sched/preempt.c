@@ -5,13 +5,20 @@
  * SelectVictimsOnNode: remove every lower-priority pod, check the pod fits, then reprieve the
  * removed pods most important first while it still fits. Candidates are ranked by
  * pickOneNodeForPreemption's criteria without PDBs. Nothing here changes the cluster. */
+#include "sched/preempt.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/filter.h"
+#include "sched/intern.h"
+#include "sched/message.h"
 #include "sched/sched-int.h"
+
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
 static int cmp_importance(const void *a, const void *b)

@@ -2,14 +2,15 @@
  * the fast path (tests/unit/test_sched_equiv.c): strings instead of interned ids, the node's
  * full label set instead of its class, and the node's usage summed from its pods instead of
  * the running totals. Slow on purpose; never used by the commands. */
+#include "sched/reference.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "base/goparse.h"
+#include "sched/intern.h"
 #include "sched/sched-int.h"
-
-void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
-                    const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
+#include "sched/score.h"
 
 static const char *str(const struct sched_cluster *c, uint32_t id)
 {

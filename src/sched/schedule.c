@@ -1,51 +1,23 @@
 /* schedule.c - the public entry points of one scheduling attempt: sched_schedule_one and
  * sched_explain (one shared driver: compile the pod, run the cycle, on failure build the
  * FailedScheduling message and run preemption), plus profiles and the tie-break generator. */
+#include "sched/schedule.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/compile.h"
+#include "sched/cycle.h"
+#include "sched/message.h"
+#include "sched/preempt.h"
+#include "sched/profile.h"
 #include "sched/sched-int.h"
+#include "sched/schedule.h"
+#include "sched/score.h"
 
-const struct sched_profile sched_profile_default = {
-    "default", false, "nvidia.com/gpu", 0, SCHED_TAINT_WORDING_KEY_VALUE, 100};
-const struct sched_profile sched_profile_gpu = {
-    "gpu", true, "nvidia.com/gpu", 10, SCHED_TAINT_WORDING_KEY_VALUE, 100};
-
-const struct sched_profile *sched_profile_find(const char *name)
-{
-    if (name && !strcmp(name, "default"))
-        return &sched_profile_default;
-    if (name && !strcmp(name, "gpu"))
-        return &sched_profile_gpu;
-    return NULL;
-}
-
-void sched_rng_seed(struct sched_rng *r, uint64_t seed)
-{
-    r->state = seed;
-}
-
-static uint64_t rng_next(struct sched_rng *r)
-{
-    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint64_t sched_rng_below(struct sched_rng *r, uint64_t n)
-{
-    /* rejection sampling keeps the choice uniform */
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n, v;
-
-    do
-        v = rng_next(r);
-    while (v >= lim);
-    return v % n;
-}
 
 void sched_result_release(struct sched_result *r)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpusched/cmd.h"
+#include "gpusched/cmd_common.h"
 #include "gpusched/output.h"
 #include "test.h"
 

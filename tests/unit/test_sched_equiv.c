@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sched/sched-int.h"
+#include "sched/schedule.h"
 #include "sched_tb.h"
 #include "test.h"
 

@@ -1,10 +1,12 @@
-/* cmd.h - the offline gpusched commands (simulate, explain, nodes) and what they share.
+/* cmd_common.h - what the offline gpusched commands (simulate, explain, nodes) share: flag
+ * parsing and help in cobra's words, loading the -f inputs, building the cluster, checking
+ * --seed, --profile and --percentage-of-nodes-to-score, the queue order, printing errors.
  *
- * Each command takes its own argv (argv[0] is the command name), prints its result on stdout
- * and its errors as one line on stderr ("gpusched: FILE: line N: FIELD: what is wrong"), and
- * returns the process exit status: 0 success, 1 runtime failure, 2 usage error. */
-#ifndef GPUSCHED_CMD_H
-#define GPUSCHED_CMD_H
+ * These are command-level helpers: unlike the library modules they print their errors (one
+ * line on stderr, "gpusched: FILE: line N: FIELD: what is wrong") and return the exit status
+ * to use: 0 success, 1 runtime failure, 2 usage error. */
+#ifndef GPUSCHED_CMD_COMMON_H
+#define GPUSCHED_CMD_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,10 +17,6 @@
 #include "gpusched/output.h"
 #include "manifest/manifest.h"
 #include "sched/sched.h"
-
-int gpusched_cmd_simulate(int argc, char **argv);
-int gpusched_cmd_explain(int argc, char **argv);
-int gpusched_cmd_nodes(int argc, char **argv);
 
 /* gpusched_cmd_flags_parse parses argv[1..] against flags (base/flag.h: kubectl's spellings).
  * Positional arguments are collected in *pos (borrowed from argv). On -h/--help it sets *help

@@ -1,4 +1,4 @@
-/* input.c - the manifest loader's API (manifest.h): an input filled file by file, all or
+/* manifest.c - the manifest loader's API (manifest.h): an input filled file by file, all or
  * nothing per call, then finished once (DaemonSets expanded, priorities resolved, duplicates
  * and missing nodes reported).
  *
