@@ -356,3 +356,21 @@ int gpusched_cmd_print_json(const json_t *doc, int fail, int indent)
     }
     return 0;
 }
+
+int gpusched_cmd_flush(int rc)
+{
+    if (!rc && fflush(stdout)) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}
+
+int gpusched_cmd_status(int rc)
+{
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+    }
+    return rc;
+}

@@ -105,6 +105,12 @@ void gpusched_cmd_print_err(const struct err *err);
  * memory" when fail is set. Errors go to stderr as one line; returns 0 or 1. */
 int gpusched_cmd_print_json(const json_t *doc, int fail, int indent);
 
+/* gpusched_cmd_flush ends a command's output: when rc is 0 it flushes stdout, and a failure
+ * there is reported ("cannot write the output: ...") and gives 1; rc otherwise.
+ * gpusched_cmd_status turns -ENOMEM into the exit status 1, reporting it; rc otherwise. */
+int gpusched_cmd_flush(int rc);
+int gpusched_cmd_status(int rc);
+
 /* The default --seed: fixed, so two runs on the same input give the same placement. */
 #define GPUSCHED_CMD_DEFAULT_SEED 1
 

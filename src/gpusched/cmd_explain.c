@@ -489,15 +489,9 @@ int gpusched_cmd_explain(int argc, char **argv)
     rc = fmt == OUT_JSON
              ? explain_print_json(pod, profile, ahead, &x, &results[ahead])
              : explain_print_table(pod, profile, ahead, &x, &results[ahead], seed, fmt == OUT_WIDE);
-    if (!rc && fflush(stdout)) {
-        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
-        rc = 1;
-    }
+    rc = gpusched_cmd_flush(rc);
 out:
-    if (rc == -ENOMEM) {
-        fprintf(stderr, "gpusched: out of memory\n");
-        rc = 1;
-    }
+    rc = gpusched_cmd_status(rc);
     for (i = 0; i < nresults; i++)
         sched_result_release(&results[i]);
     if (explained)

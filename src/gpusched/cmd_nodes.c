@@ -480,10 +480,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
     } else {
         rc = nodes_print_table(rows, nrows, fmt == OUT_WIDE, show_labels, &label_cols);
     }
-    if (!rc && fflush(stdout)) {
-        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
-        rc = 1;
-    }
+    rc = gpusched_cmd_flush(rc);
 out:
     free(rows);
     sched_cluster_free(cluster);

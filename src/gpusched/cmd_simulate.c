@@ -382,15 +382,9 @@ int gpusched_cmd_simulate(int argc, char **argv)
         goto out;
     }
     rc = fmt == OUT_JSON ? simulate_print_json(&run) : simulate_print_table(&run, fmt == OUT_WIDE);
-    if (!rc && fflush(stdout)) {
-        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
-        rc = 1;
-    }
+    rc = gpusched_cmd_flush(rc);
 out:
-    if (rc == -ENOMEM) {
-        fprintf(stderr, "gpusched: out of memory\n");
-        rc = 1;
-    }
+    rc = gpusched_cmd_status(rc);
     if (run.results)
         for (i = 0; i < run.npods; i++)
             sched_result_release(&run.results[i]);

@@ -1196,6 +1196,20 @@ out1:
 /* ---------------------------------------------------------------------------------------- */
 /* Pod                                                                                        */
 
+/* decode_source starts every decoder: obj must be an object; its line and the file (copied
+ * into the arena) are noted when line and file are not NULL. */
+static int decode_source(struct dec *d, const json_t *obj, int *line, const char **file)
+{
+    if (!json_is_object(obj))
+        return dec_fail(d, obj, NULL, "expected object, got %s",
+                        obj ? kube_json_type_name(obj) : "nothing");
+    if (line)
+        *line = line_of(d, obj, NULL);
+    if (file && d->file && !(*file = arena_strdup(d->a, d->file)))
+        return dec_nomem(d);
+    return 0;
+}
+
 static int decode_metadata(struct dec *d, const json_t *obj, const json_t **meta_out,
                            const char **name, const char **uid, const char **rv,
                            struct kube_labels *labels)
@@ -1277,12 +1291,8 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
 
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s",
-                        obj ? kube_json_type_name(obj) : "nothing");
-    out->source_line = line_of(&d, obj, NULL);
-    if (file && !(out->source_file = arena_strdup(a, file)))
-        return dec_nomem(&d);
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)))
+        return rc;
     rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
                          &out->labels);
     if (rc)
@@ -1460,12 +1470,8 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
 
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s",
-                        obj ? kube_json_type_name(obj) : "nothing");
-    out->source_line = line_of(&d, obj, NULL);
-    if (file && !(out->source_file = arena_strdup(a, file)))
-        return dec_nomem(&d);
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)))
+        return rc;
     rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
                          &out->labels);
     if (!rc)
@@ -1526,9 +1532,8 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct 
 
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s",
-                        obj ? kube_json_type_name(obj) : "nothing");
+    if ((rc = decode_source(&d, obj, NULL, NULL)))
+        return rc;
     rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
     if (!rc)
         rc = get_int(&d, obj, "value", INT32_MIN, INT32_MAX, &value, &has_value);

@@ -30,37 +30,47 @@ void manifest_input_init(struct manifest_input *in, const struct manifest_input_
         in->opts.max_nodes = MANIFEST_INPUT_MAX_NODES;
 }
 
-int manifest_input_load_buffer(struct manifest_input *in, const char *name, const char *data,
-                               size_t len, struct err *err)
+/* load_begin checks a load may start and notes where a failed one must roll back to. */
+static int load_begin(struct manifest_input *in, struct manifest_snapshot *s, struct err *err)
 {
-    struct manifest_snapshot s;
     int rc;
 
     if (in->finished)
         return err_set(err, -EINVAL, "input already finished");
     if ((rc = manifest_priv_ensure(in, err)))
         return rc;
-    manifest_snapshot_take(in, &s);
-    rc = manifest_load_buffer(in, name ? name : "-", data ? data : "", data ? len : 0, err);
+    manifest_snapshot_take(in, s);
+    return 0;
+}
+
+/* load_end rolls a failed load back: nothing of it stays visible. */
+static int load_end(struct manifest_input *in, const struct manifest_snapshot *s, int rc)
+{
     if (rc)
-        manifest_snapshot_restore(in, &s);
+        manifest_snapshot_restore(in, s);
     return rc;
+}
+
+int manifest_input_load_buffer(struct manifest_input *in, const char *name, const char *data,
+                               size_t len, struct err *err)
+{
+    struct manifest_snapshot s;
+    int rc = load_begin(in, &s, err);
+
+    if (rc)
+        return rc;
+    rc = manifest_load_buffer(in, name ? name : "-", data ? data : "", data ? len : 0, err);
+    return load_end(in, &s, rc);
 }
 
 int manifest_input_load_file(struct manifest_input *in, const char *path, struct err *err)
 {
     struct manifest_snapshot s;
-    int rc;
+    int rc = load_begin(in, &s, err);
 
-    if (in->finished)
-        return err_set(err, -EINVAL, "input already finished");
-    if ((rc = manifest_priv_ensure(in, err)))
-        return rc;
-    manifest_snapshot_take(in, &s);
-    rc = manifest_load_path(in, path, err);
     if (rc)
-        manifest_snapshot_restore(in, &s);
-    return rc;
+        return rc;
+    return load_end(in, &s, manifest_load_path(in, path, err));
 }
 
 int manifest_input_finish(struct manifest_input *in, struct err *err)

@@ -93,43 +93,36 @@ static int set_qps(void *dest, const char *v, struct err *err)
     return 0;
 }
 
-/* set_int_in reads a pflag integer (strconv.ParseInt(v, 0, 64)) within [lo, hi]. */
-static int set_int_in(int *dest, const char *v, long lo, long hi)
+/* set_int_in reads a pflag integer (strconv.ParseInt(v, 0, 64)) within [lo, hi] into *dest;
+ * what says what it must be when it is not. */
+static int set_int_in(int *dest, const char *v, long lo, long hi, const char *what, struct err *err)
 {
     int64_t n;
 
     if (go_parse_int(v, strlen(v), 0, 64, &n, NULL) || n < lo || n > hi)
-        return -EINVAL;
+        return err_set(err, -EINVAL, "'%s' is not %s", v, what);
     *dest = (int)n;
     return 0;
 }
 
 static int set_burst(void *dest, const char *v, struct err *err)
 {
-    if (set_int_in(dest, v, 0, 1000000))
-        return err_set(err, -EINVAL, "'%s' is not a non-negative integer", v);
-    return 0;
+    return set_int_in(dest, v, 0, 1000000, "a non-negative integer", err);
 }
 
 static int set_workers(void *dest, const char *v, struct err *err)
 {
-    if (set_int_in(dest, v, 1, 64))
-        return err_set(err, -EINVAL, "'%s' is not an integer in 1..64", v);
-    return 0;
+    return set_int_in(dest, v, 1, 64, "an integer in 1..64", err);
 }
 
 static int set_percentage(void *dest, const char *v, struct err *err)
 {
-    if (set_int_in(dest, v, 0, 100))
-        return err_set(err, -EINVAL, "'%s' is not an integer in 0..100", v);
-    return 0;
+    return set_int_in(dest, v, 0, 100, "an integer in 0..100", err);
 }
 
 static int set_level(void *dest, const char *v, struct err *err)
 {
-    if (set_int_in(dest, v, 0, 10))
-        return err_set(err, -EINVAL, "'%s' is not a level 0..10", v);
-    return 0;
+    return set_int_in(dest, v, 0, 10, "a level 0..10", err);
 }
 
 /* set_duration reads a Go duration (time.ParseDuration) into positive whole milliseconds. */
