@@ -25,7 +25,9 @@ CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
 
-LIB_SRC := $(filter-out %/main.c,$(wildcard src/kube/*.c src/gpu/*.c src/labeler/*.c src/sched/*.c))
+# One folder per part, in layer order (docs/design.md): each may include only those before it.
+LIB_DIRS := base kube gpu labeler manifest sched gpusched serve
+LIB_SRC := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -56,7 +58,7 @@ $(BUILD)/libgpulabel.a: $(LIB_OBJ)
 $(BUILD)/gpulabel: $(BUILD)/obj/src/labeler/main.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gpusched: $(BUILD)/obj/src/sched/main.o $(BUILD)/libgpulabel.a
+$(BUILD)/gpusched: $(BUILD)/obj/src/gpusched/main.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a

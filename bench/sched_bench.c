@@ -12,16 +12,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "sched/manifest.h"
+#include "base/clock.h"
+#include "manifest/manifest.h"
 #include "sched/sched.h"
-
-static double now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double cpu_now(void)
 {
@@ -57,8 +50,8 @@ int main(int argc, char **argv)
     const struct sched_profile *prof = &sched_profile_default;
     struct sched_profile sampled;
     struct sched_sim_opts opts = {0};
-    struct sched_input in;
-    struct kube_err err = {0};
+    struct manifest_input in;
+    struct err err = {0};
     struct sched_cluster *c;
     const struct kube_pod **pending;
     struct sched_result *res;
@@ -82,19 +75,19 @@ int main(int argc, char **argv)
             prof = &sampled;
         }
     }
-    sched_input_init(&in, NULL);
-    t0 = now();
+    manifest_input_init(&in, NULL);
+    t0 = mono_now();
     for (; a < argc; a++)
-        if (sched_input_load_file(&in, argv[a], &err)) {
-            fprintf(stderr, "sched_bench: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+        if (manifest_input_load_file(&in, argv[a], &err)) {
+            fprintf(stderr, "sched_bench: %s\n", err_format(&err, buf, sizeof(buf)));
             return 1;
         }
-    if (sched_input_finish(&in, &err)) {
-        fprintf(stderr, "sched_bench: %s\n", kube_err_format(&err, buf, sizeof(buf)));
+    if (manifest_input_finish(&in, &err)) {
+        fprintf(stderr, "sched_bench: %s\n", err_format(&err, buf, sizeof(buf)));
         return 1;
     }
     rss_input = rss_kib();
-    t1 = now();
+    t1 = mono_now();
     heap0 = heap_bytes();
     if (!(c = sched_cluster_new()))
         return 1;
@@ -113,14 +106,14 @@ int main(int argc, char **argv)
     rss_cluster = rss_kib();
     heap_cluster = heap_bytes() - heap0;
     res = calloc(np + 1, sizeof(*res));
-    t2 = now();
+    t2 = mono_now();
     c2 = cpu_now();
     if (sched_simulate(c, prof, pending, np, &opts, res, &err)) {
         fprintf(stderr, "sched_bench: %s\n", err.msg);
         return 1;
     }
     {
-        double t3 = now(), wall = t3 - t2, secs = cpu_now() - c2;
+        double t3 = mono_now(), wall = t3 - t2, secs = cpu_now() - c2;
         heap_end = heap_bytes() - heap0;
         for (i = 0; i < np; i++) {
             sched += res[i].outcome == SCHED_SCHEDULED;
@@ -149,6 +142,6 @@ int main(int argc, char **argv)
     free(res);
     free(pending);
     sched_cluster_free(c);
-    sched_input_release(&in);
+    manifest_input_release(&in);
     return 0;
 }

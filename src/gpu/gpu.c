@@ -21,16 +21,16 @@ static void copy_nvml_string(char *dst, size_t size, const char *src)
 /* lost_gpu fails the pass for GPU_IS_LOST; every other error of an optional query just leaves
  * the attribute unknown. */
 static int lost_gpu(const struct gpu_nvml *n, unsigned idx, const char *what, nvmlReturn_t rc,
-                    struct kube_err *err)
+                    struct err *err)
 {
     if (rc != NVML_ERROR_GPU_IS_LOST)
         return 0;
-    return kube_err_set(err, GPU_ERR_NVML, "GPU %u: %s: %s", idx, what,
+    return err_set(err, GPU_ERR_NVML, "GPU %u: %s: %s", idx, what,
                         gpu_nvml_error_string(n, rc));
 }
 
 static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_device *d,
-                         struct kube_err *err)
+                         struct err *err)
 {
     char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE + 1];
     nvmlDevice_t h = NULL;
@@ -39,12 +39,12 @@ static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_devi
     memset(d, 0, sizeof(*d));
     rc = n->device_get_handle_by_index(idx, &h);
     if (rc != NVML_SUCCESS)
-        return kube_err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", idx,
+        return err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", idx,
                             gpu_nvml_error_string(n, rc));
     memset(buf, 0, sizeof(buf));
     rc = n->device_get_name(h, buf, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
     if (rc != NVML_SUCCESS)
-        return kube_err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetName: %s", idx,
+        return err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetName: %s", idx,
                             gpu_nvml_error_string(n, rc));
     copy_nvml_string(d->name, sizeof(d->name), buf);
 
@@ -106,7 +106,7 @@ static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_devi
 }
 
 static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *inv,
-                              struct kube_err *err)
+                              struct err *err)
 {
     unsigned count = 0, i;
     nvmlReturn_t rc;
@@ -128,16 +128,16 @@ static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *in
     }
     rc = n->device_get_count(&count);
     if (rc != NVML_SUCCESS)
-        return kube_err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %s",
+        return err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %s",
                             gpu_nvml_error_string(n, rc));
     if (count > GPU_MAX_DEVICES)
-        return kube_err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %u GPUs, more than %d",
+        return err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %u GPUs, more than %d",
                             count, GPU_MAX_DEVICES);
     if (!count)
         return 0;
     inv->devices = calloc(count, sizeof(*inv->devices));
     if (!inv->devices)
-        return kube_err_set(err, -ENOMEM, "out of memory for %u GPUs", count);
+        return err_set(err, -ENOMEM, "out of memory for %u GPUs", count);
     for (i = 0; i < count; i++) {
         ret = detect_device(n, i, &inv->devices[i], err);
         if (ret)
@@ -147,7 +147,7 @@ static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *in
     return 0;
 }
 
-int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct kube_err *err)
+int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err)
 {
     struct gpu_nvml n;
     nvmlReturn_t rc;
@@ -160,14 +160,14 @@ int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct kube_err 
     inv->simulated = n.simulated;
     rc = n.init();
     if (rc == NVML_ERROR_DRIVER_NOT_LOADED) {
-        ret = kube_err_set(err, GPU_ERR_DRIVER_NOT_LOADED,
+        ret = err_set(err, GPU_ERR_DRIVER_NOT_LOADED,
                            "NVML cannot start: the NVIDIA driver is not loaded "
                            "(nvmlInit_v2: %s)",
                            gpu_nvml_error_string(&n, rc));
         goto out;
     }
     if (rc != NVML_SUCCESS) {
-        ret = kube_err_set(err, GPU_ERR_NVML, "NVML cannot start: nvmlInit_v2: %s",
+        ret = err_set(err, GPU_ERR_NVML, "NVML cannot start: nvmlInit_v2: %s",
                            gpu_nvml_error_string(&n, rc));
         goto out;
     }

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 
 #define GPU_MAX_DEVICES 256
 
@@ -45,7 +45,7 @@ struct gpu_inventory {
  * "GPU 3: nvmlDeviceGetName: GPU is lost": a lost GPU fails the whole detection so that no
  * wrong count is ever published. The caller frees inv with gpu_inventory_release (also after
  * a failure). */
-int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct kube_err *err);
+int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err);
 
 /* gpu_inventory_release frees the devices; inv is empty afterwards. Safe on NULL. */
 void gpu_inventory_release(struct gpu_inventory *inv);

@@ -37,7 +37,7 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYM("nvmlDeviceGetMigMode", device_get_mig_mode, false),
 };
 
-int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct kube_err *err)
+int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)
 {
     const char *lib = path && *path ? path : NVML_DEFAULT_LIB;
     size_t i;
@@ -49,7 +49,7 @@ int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct kube_err *err)
     if (!n->dl) {
         const char *why = dlerror();
 
-        return kube_err_set(err, -ENOENT, "cannot load NVML library '%s': %s", lib,
+        return err_set(err, -ENOENT, "cannot load NVML library '%s': %s", lib,
                             why ? why : "unknown dlopen error");
     }
     for (i = 0; i < sizeof(nvml_symbols) / sizeof(nvml_symbols[0]); i++) {
@@ -57,7 +57,7 @@ int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct kube_err *err)
         void *p = dlsym(n->dl, s->name);
 
         if (!p && s->required) {
-            rc = kube_err_set(err, -ENOENT,
+            rc = err_set(err, -ENOENT,
                               "cannot use NVML library '%s': it has no symbol '%s' "
                               "(not an NVIDIA driver library, or a driver older than 5.319)",
                               lib, s->name);

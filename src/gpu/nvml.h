@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 
 /* nvmlReturn_t: a 4-byte enum in the driver header; the values callers look at. */
 typedef int nvmlReturn_t;
@@ -94,7 +94,7 @@ struct gpu_nvml {
  * RTLD_NOW|RTLD_LOCAL and binds the symbols. On failure n is left closed and err says why:
  * "cannot load NVML library 'PATH': <dlerror>" or "... has no symbol 'nvmlInit_v2' ...".
  * Release with gpu_nvml_close. Does not call nvmlInit. */
-int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct kube_err *err);
+int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err);
 
 /* gpu_nvml_close unloads the library; safe on a closed or zeroed struct. */
 void gpu_nvml_close(struct gpu_nvml *n);

@@ -11,7 +11,7 @@
  * come in that order (RFC 9112, 9.3.2), parsed by a small state machine (status line and
  * headers, then a Content-Length, chunked or close-delimited body). Requests not yet sent
  * wait in one list sorted by due time. An eventfd in the poll set is the wakeup. */
-#include "async.h"
+#include "kube/async.h"
 
 #include <errno.h>
 #include <math.h>
@@ -27,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client-int.h"
+#include "base/clock.h"
+#include "kube/client-int.h"
 
 #define ASYNC_RECV_CHUNK ((size_t)16384)
 #define ASYNC_HEAD_MAX ((size_t)64 << 10) /* an answer's status line and headers */
@@ -55,7 +56,7 @@ struct async_conn {
     CURL *h; /* owns the connection (CONNECT_ONLY) */
     curl_socket_t fd;
     bool raw; /* plain TCP straight to the server: send(2)/recv(2), not libcurl's wrappers */
-    struct kube_buf out; /* requests written, not sent yet (from out_off) */
+    struct buf out; /* requests written, not sent yet (from out_off) */
     size_t out_off;
     char *in; /* bytes read and not parsed */
     size_t in_len, in_alloc;
@@ -68,7 +69,7 @@ struct async_conn {
     bool keep;         /* the connection stays open after this answer */
     bool got_bytes;    /* some of this answer has arrived */
     uint64_t left;     /* body or chunk bytes still to come */
-    struct kube_buf body; /* an error answer's body (capped, truncated silently) */
+    struct buf body; /* an error answer's body (capped, truncated silently) */
     char errbuf[CURL_ERROR_SIZE];
     struct async_conn *next;
 };
@@ -105,7 +106,7 @@ struct kube_async {
     atomic_int sleeping, woken;
 };
 
-int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err)
+int kube_async_new(int max_conns, struct kube_async **out, struct err *err)
 {
     struct kube_async *a;
     int rc;
@@ -116,11 +117,11 @@ int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err)
         return rc;
     a = calloc(1, sizeof(*a));
     if (!a)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     a->max_conns = max_conns > 0 ? (size_t)max_conns : 16;
     a->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (a->wake_fd < 0) {
-        rc = kube_err_set(err, -errno, "cannot create an eventfd: %s", strerror(errno));
+        rc = err_set(err, -errno, "cannot create an eventfd: %s", strerror(errno));
         free(a);
         return rc;
     }
@@ -141,8 +142,8 @@ static void async_wait_insert(struct kube_async *a, struct kube_async_req *r)
 static void async_conn_free(struct async_conn *cn)
 {
     kube_curl.easy_cleanup(cn->h);
-    kube_buf_release(&cn->out);
-    kube_buf_release(&cn->body);
+    buf_release(&cn->out);
+    buf_release(&cn->body);
     free(cn->in);
     free(cn);
 }
@@ -195,7 +196,7 @@ void kube_async_free(struct kube_async *a, kube_async_done_fn drop, void *ud)
             while (cn->head) {
                 r = async_conn_pop(a, cn);
                 if (drop) {
-                    r->rc = kube_err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
+                    r->rc = err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
                     drop(ud, r);
                 }
             }
@@ -207,7 +208,7 @@ void kube_async_free(struct kube_async *a, kube_async_done_fn drop, void *ud)
     while ((r = a->waiting)) {
         a->waiting = r->priv.next;
         if (drop) {
-            r->rc = kube_err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
+            r->rc = err_set(r->err, -ECANCELED, "%s %s: abandoned", r->method, r->path);
             drop(ud, r);
         }
     }
@@ -222,9 +223,9 @@ void kube_async_add(struct kube_async *a, struct kube_client *c, struct kube_asy
 {
     r->rc = 0;
     r->status = 0;
-    kube_err_clear(r->err);
+    err_clear(r->err);
     r->priv.c = c;
-    r->priv.due = kube_client_now() + (delay_ms > 0 ? (double)delay_ms / 1000 : 0);
+    r->priv.due = mono_now() + (delay_ms > 0 ? (double)delay_ms / 1000 : 0);
     r->priv.sent = 0;
     r->priv.reserved = false;
     r->priv.retried_401 = false;
@@ -305,20 +306,20 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     double start;
     CURLcode cc;
 
-    if (kube_client_now() < p->down_until) {
+    if (mono_now() < p->down_until) {
         r->rc = kube_client_transport_err(c, p->down_cc, p->down_errbuf, r->method, r->path,
                                           c->timeout_ms, r->err);
         return NULL;
     }
     cn = calloc(1, sizeof(*cn));
     if (!cn) {
-        r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
+        r->rc = err_set(r->err, -ENOMEM, "out of memory");
         return NULL;
     }
     cn->h = kube_curl.easy_init();
     if (!cn->h) {
         free(cn);
-        r->rc = kube_err_set(r->err, -ENOMEM, "cannot create a libcurl handle");
+        r->rc = err_set(r->err, -ENOMEM, "cannot create a libcurl handle");
         return NULL;
     }
     kube_client_handle_setup(c, cn->h, cn->errbuf);
@@ -327,12 +328,12 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     kube_curl.easy_setopt(cn->h, CURLOPT_CONNECT_ONLY, 1L);
     if (c->cfg.proxy_url) /* the requests are ours, in origin form: tunnel through */
         kube_curl.easy_setopt(cn->h, CURLOPT_HTTPPROXYTUNNEL, 1L);
-    start = kube_client_now();
+    start = mono_now();
     cc = kube_curl.easy_perform(cn->h);
     if (cc == CURLE_OK)
         cc = kube_curl.easy_getinfo(cn->h, CURLINFO_ACTIVESOCKET, &fd);
     if (cc != CURLE_OK || fd == CURL_SOCKET_BAD) {
-        double took = kube_client_now() - start;
+        double took = mono_now() - start;
 
         p->down_until = took >= ASYNC_SLOW_CONNECT ? start + 2 * took : 0;
         p->down_cc = cc != CURLE_OK ? cc : CURLE_COULDNT_CONNECT;
@@ -346,8 +347,8 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     cn->p = p;
     cn->fd = fd;
     cn->raw = !p->tls && !c->cfg.proxy_url;
-    kube_buf_init(&cn->out, ASYNC_OUT_MAX);
-    kube_buf_init(&cn->body, KUBE_CLIENT_ERRBODY_MAX + 1);
+    buf_init(&cn->out, ASYNC_OUT_MAX);
+    buf_init(&cn->body, KUBE_CLIENT_ERRBODY_MAX + 1);
     cn->retry_after = -1;
     cn->keep = true;
     cn->next = p->conns;
@@ -372,17 +373,17 @@ static struct async_conn *async_conn_pick(struct async_peer *p, struct kube_asyn
     if (!cn && best) {
         /* the others still work: queue it behind them */
         r->rc = 0;
-        kube_err_clear(r->err);
+        err_clear(r->err);
         return best;
     }
     return cn;
 }
 
 /* async_put appends n bytes of p to b unless an earlier append failed (*rc). */
-static void async_put(struct kube_buf *b, const char *p, size_t n, int *rc)
+static void async_put(struct buf *b, const char *p, size_t n, int *rc)
 {
     if (!*rc)
-        *rc = kube_buf_append(b, p, n);
+        *rc = buf_append(b, p, n);
 }
 
 #define ASYNC_PUTS(b_, s_, rc_) async_put((b_), (s_), strlen(s_), (rc_))
@@ -391,7 +392,7 @@ static void async_put(struct kube_buf *b, const char *p, size_t n, int *rc)
 static int async_write(struct async_conn *cn, const struct kube_async_req *r)
 {
     struct async_peer *p = cn->p;
-    struct kube_buf *b = &cn->out;
+    struct buf *b = &cn->out;
     bool has_body = r->body || (strcmp(r->method, "GET") && strcmp(r->method, "DELETE"));
     char len[48];
     int rc = 0;
@@ -435,16 +436,16 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
     int rc;
 
     if (!r->path || r->path[0] != '/')
-        return r->rc = kube_err_set(r->err, -EINVAL, "request path must start with '/'");
+        return r->rc = err_set(r->err, -EINVAL, "request path must start with '/'");
     if (strpbrk(r->path, " \r\n") || (r->content_type && strpbrk(r->content_type, "\r\n")))
-        return r->rc = kube_err_set(r->err, -EINVAL, "request path or content type holds a "
+        return r->rc = err_set(r->err, -EINVAL, "request path or content type holds a "
                                                      "space or a line break");
     p = async_peer_get(a, c);
     if (!p)
-        return r->rc = kube_err_set(r->err, -ENOMEM, "out of memory");
+        return r->rc = err_set(r->err, -ENOMEM, "out of memory");
     rc = kube_client_auth_line(c, false, &p->token_gen, &p->auth);
     if (rc < 0)
-        return r->rc = kube_err_set(r->err, rc, "out of memory");
+        return r->rc = err_set(r->err, rc, "out of memory");
     cn = async_conn_pick(p, r);
     if (!cn)
         return r->rc;
@@ -454,9 +455,9 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
         cn->out.len = mark;
         if (cn->out.data)
             cn->out.data[mark] = '\0';
-        return r->rc = kube_err_set(r->err, rc, rc == -E2BIG ? "request too large" : "out of memory");
+        return r->rc = err_set(r->err, rc, rc == -E2BIG ? "request too large" : "out of memory");
     }
-    r->priv.sent = kube_client_now();
+    r->priv.sent = mono_now();
     r->priv.next = NULL;
     if (cn->tail)
         cn->tail->priv.next = r;
@@ -505,10 +506,8 @@ static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async
     int rc = 0;
 
     r->status = status;
-    if (status == 401 && c->cfg.token_file && !r->priv.retried_401 &&
-        kube_client_auth_line(c, true, &cn->p->token_gen, &cn->p->auth) == 1) {
-        /* the token may have rotated under us: it was re-read, and changed; once more */
-        r->priv.retried_401 = true;
+    if (kube_client_retry_401(c, status, &r->priv.retried_401, &cn->p->token_gen,
+                              &cn->p->auth)) {
         r->priv.due = 0;
         async_wait_insert(a, r);
     } else {
@@ -522,9 +521,9 @@ static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async
         async_report(a, r, done, ud);
     }
     if (cn->body.alloc > 65536)
-        kube_buf_release(&cn->body);
+        buf_release(&cn->body);
     else
-        kube_buf_reset(&cn->body);
+        buf_reset(&cn->body);
     cn->rx = RX_HEAD;
     cn->status = 0;
     cn->retry_after = -1;
@@ -536,7 +535,7 @@ static void async_body(struct async_conn *cn, const char *p, size_t n)
     size_t room = KUBE_CLIENT_ERRBODY_MAX - cn->body.len;
 
     if ((cn->status < 200 || cn->status > 299) && room)
-        kube_buf_append(&cn->body, p, n < room ? n : room);
+        buf_append(&cn->body, p, n < room ? n : room);
 }
 
 static const char *async_eol(const char *p, const char *end)
@@ -736,7 +735,7 @@ static bool async_flush(struct async_conn *cn)
             return false;
         cn->out_off += n;
     }
-    kube_buf_reset(&cn->out);
+    buf_reset(&cn->out);
     cn->out_off = 0;
     return true;
 }
@@ -799,7 +798,7 @@ static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_d
  * takes its slot from the rate limiter, which may put it back to wait. */
 static void async_start_due(struct kube_async *a, kube_async_done_fn done, void *ud)
 {
-    double now = kube_client_now();
+    double now = mono_now();
     struct kube_async_req *r;
 
     while ((r = a->waiting) && r->priv.due <= now) {
@@ -839,7 +838,7 @@ static void async_flush_all(struct kube_async *a, kube_async_done_fn done, void 
  * client's timeout for an answer; the connection is closed (its other requests resent). */
 static void async_expire(struct kube_async *a, kube_async_done_fn done, void *ud)
 {
-    double now = kube_client_now();
+    double now = mono_now();
     struct async_peer *p;
     struct async_conn *cn, *next;
 
@@ -858,7 +857,7 @@ static void async_expire(struct kube_async *a, kube_async_done_fn done, void *ud
 
 static int async_wait_ms(const struct kube_async *a, int64_t timeout_ms)
 {
-    double now = kube_client_now(), wait = timeout_ms > 0 ? (double)timeout_ms / 1000 : 0;
+    double now = mono_now(), wait = timeout_ms > 0 ? (double)timeout_ms / 1000 : 0;
     const struct async_peer *p;
     const struct async_conn *cn;
 
@@ -917,12 +916,10 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
     ms = a->finished != finished ? 0 : async_wait_ms(a, timeout_ms);
     if (ms > 0 && a->window > 0 && a->nbusy >= a->window_busy) {
         /* busy: let the answers gather (one wakeup for them all, not one each) */
-        double left = a->last_wait + a->window - kube_client_now();
+        double until = a->last_wait + a->window;
 
-        if (left > 0) {
-            struct timespec ts = {0, (long)(left * 1e9)};
-
-            nanosleep(&ts, NULL);
+        if (until > mono_now()) {
+            mono_sleep_until(until);
             ms = 0;
         }
     }
@@ -937,7 +934,7 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
     if (atomic_load(&a->woken))
         ms = 0;
     n = poll(a->fds, nfds, ms);
-    a->last_wait = kube_client_now();
+    a->last_wait = mono_now();
     atomic_store(&a->sleeping, 0);
     atomic_store(&a->woken, 0);
     for (i = 0; n > 0 && i < nfds; i++) {

@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "client.h"
-#include "err.h"
+#include "base/err.h"
+#include "kube/client.h"
 
 struct kube_async;
 
@@ -45,7 +45,7 @@ struct kube_async_req {
     const char *body;         /* NULL: none */
     size_t len;
     void *ud;
-    struct kube_err *err; /* where a failure is described (cleared when added); may be NULL */
+    struct err *err; /* where a failure is described (cleared when added); may be NULL */
     /* The outcome, set before the done callback. */
     int rc;      /* 0 for a 2xx answer, else a negative code as kube_client_request's */
     long status; /* HTTP status, 0 when there was no answer */
@@ -67,7 +67,7 @@ typedef void (*kube_async_done_fn)(void *ud, struct kube_async_req *r);
 
 /* kube_async_new creates a set opening up to max_conns connections per client. Returns 0,
  * or -ENOMEM/-EIO with err filled. Free with kube_async_free. */
-int kube_async_new(int max_conns, struct kube_async **out, struct kube_err *err);
+int kube_async_new(int max_conns, struct kube_async **out, struct err *err);
 
 /* kube_async_free abandons the requests not done yet, calling drop (when not NULL) for each
  * of them, closes the connections and frees a; NULL is fine. */

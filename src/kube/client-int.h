@@ -11,9 +11,13 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "client.h"
-#include "curl_dl.h"
-#include "kubeconfig.h"
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
+#include "kube/curl_dl.h"
+#include "kube/kubeconfig.h"
 
 #define KUBE_CLIENT_ERRBODY_MAX ((size_t)1 << 20) /* an error answer's body */
 #define KUBE_CLIENT_POOL_MAX 16                   /* idle handles kept for the next call */
@@ -43,11 +47,8 @@ struct kube_client {
     double bucket_at;
 };
 
-/* kube_client_now returns monotonic seconds. */
-double kube_client_now(void);
-
 /* kube_client_reserve takes one request's slot from the rate limiter and returns the time
- * (kube_client_now's clock) before which the request must not be sent, or 0: at once. The
+ * (mono_now's clock) before which the request must not be sent, or 0: at once. The
  * time is absolute so that a caller delayed between reading its own clock and reserving (a
  * connect that blocked) cannot send early. Reservations are served in the order they were
  * made. */
@@ -71,6 +72,14 @@ void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen);
  * returned. -ENOMEM leaves *line NULL and *gen 0. */
 int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char **line);
 
+/* kube_client_retry_401 is the one rule for a 401 Unauthorized answer: with a token file,
+ * the token may have been rotated since the request's header was made, so the file is re-read
+ * at once (kube_client_auth_line with force); when that gives a token other than the one
+ * *gen names (*line is then rebuilt), the request is worth sending once more and true is
+ * returned. *retried is set on the first 401, so a request is sent again at most once. */
+bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,
+                           char **line);
+
 /* kube_client_wipe_free overwrites a secret string with zeros and frees it; NULL is fine. */
 void kube_client_wipe_free(char *s);
 
@@ -84,16 +93,16 @@ size_t kube_client_on_header(char *data, size_t size, size_t n, void *retry_afte
  * that names the server (never the token: libcurl's error buffer does not hold headers). */
 int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *errbuf,
                               const char *method, const char *path, long timeout_ms,
-                              struct kube_err *err);
+                              struct err *err);
 
 /* kube_client_parse_json parses a body that looks like JSON (an object or array); NULL
  * otherwise. Caller decrefs. */
-json_t *kube_client_parse_json(const struct kube_buf *b);
+json_t *kube_client_parse_json(const struct buf *b);
 
 /* kube_client_http_err fills err from an error answer: the Status object js (may be NULL)
  * when there is one (message, reason, details.retryAfterSeconds), else the start of the
  * body; retry_after is the Retry-After header (-1: none). Returns the code. */
-int kube_client_http_err(long status, const json_t *js, const struct kube_buf *body,
-                         int retry_after, struct kube_err *err);
+int kube_client_http_err(long status, const json_t *js, const struct buf *body,
+                         int retry_after, struct err *err);
 
 #endif

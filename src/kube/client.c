@@ -5,7 +5,7 @@
  * under c->lock. A bearer token lives in the client and in the header lists of the requests
  * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
  * watch lines 16 MiB, error bodies 1 MiB). */
-#include "client-int.h"
+#include "kube/client.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
+
+#include "base/clock.h"
+#include "kube/client-int.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
@@ -25,18 +27,10 @@
 #define CLIENT_WATCH_GATHER_US 2000 /* client_watch_gather's window */
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000L
 
-double kube_client_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* client_route sets url_base and, with tls-server-name, a CONNECT_TO entry so libcurl sends
  * that name as SNI and verifies the certificate against it while connecting to the real
  * host. */
-static int client_route(struct kube_client *c, struct kube_err *err)
+static int client_route(struct kube_client *c, struct err *err)
 {
     const char *s = c->cfg.server, *hp = strstr(s, "://") + 3, *host_end, *rest;
     const char *port = NULL;
@@ -45,19 +39,19 @@ static int client_route(struct kube_client *c, struct kube_err *err)
 
     if (!c->cfg.tls_server_name) {
         c->url_base = strdup(s);
-        return c->url_base ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
+        return c->url_base ? 0 : err_set(err, -ENOMEM, "out of memory");
     }
     if (*hp == '[') {
         host_end = strchr(hp, ']');
         if (!host_end)
-            return kube_err_set(err, -EINVAL, "server '%s': unterminated IPv6 address", s);
+            return err_set(err, -EINVAL, "server '%s': unterminated IPv6 address", s);
         host_end++;
     } else {
         host_end = hp + strcspn(hp, ":/");
     }
     hl = (size_t)(host_end - hp);
     if (hl == 0 || hl >= sizeof(host))
-        return kube_err_set(err, -EINVAL, "server '%s': bad host", s);
+        return err_set(err, -EINVAL, "server '%s': bad host", s);
     memcpy(host, hp, hl);
     host[hl] = '\0';
     rest = host_end;
@@ -66,7 +60,7 @@ static int client_route(struct kube_client *c, struct kube_err *err)
         rest = port + strcspn(port, "/");
         n = (size_t)(rest - port);
         if (n == 0 || n >= sizeof(portbuf))
-            return kube_err_set(err, -EINVAL, "server '%s': bad port", s);
+            return err_set(err, -EINVAL, "server '%s': bad port", s);
         memcpy(portbuf, port, n);
         portbuf[n] = '\0';
     } else {
@@ -75,32 +69,32 @@ static int client_route(struct kube_client *c, struct kube_err *err)
     n = strlen(s) + strlen(c->cfg.tls_server_name) + 16;
     c->url_base = malloc(n);
     if (!c->url_base)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     snprintf(c->url_base, n, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf,
              rest);
     snprintf(entry, sizeof(entry), "%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
     c->connect_to = kube_curl.slist_append(NULL, entry);
-    return c->connect_to ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
+    return c->connect_to ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
-                    struct kube_err *err)
+                    struct err *err)
 {
     struct kube_client *c;
     int rc;
 
     *out = NULL;
-    kube_err_clear(err);
+    err_clear(err);
     /* libcurl is loaded on first use, not linked: see curl_dl.h. */
     rc = kube_curl_load(err);
     if (rc)
         return rc;
     c = calloc(1, sizeof(*c));
     if (!c)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     if (pthread_mutex_init(&c->lock, NULL)) {
         free(c);
-        return kube_err_set(err, -ENOMEM, "cannot create a mutex");
+        return err_set(err, -ENOMEM, "cannot create a mutex");
     }
     rc = kube_config_load(o ? o->kubeconfig : NULL, o ? o->context : NULL, &c->cfg, err);
     if (rc)
@@ -108,20 +102,20 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
     c->user_agent = strdup(o && o->user_agent ? o->user_agent : "gpulabel (linux)");
     c->token = c->cfg.token ? strdup(c->cfg.token) : NULL;
     if (!c->user_agent || (c->cfg.token && !c->token)) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     c->token_gen = 1;
     c->ca_gen = 1;
-    c->token_read_at = kube_client_now();
+    c->token_read_at = mono_now();
     c->token_period =
         o && o->token_refresh_ms > 0 ? (double)o->token_refresh_ms / 1000 : CLIENT_TOKEN_PERIOD;
     c->ca_period = o && o->ca_refresh_ms > 0 ? (double)o->ca_refresh_ms / 1000 : CLIENT_CA_PERIOD;
-    c->ca_read_at = kube_client_now();
+    c->ca_read_at = mono_now();
     if (c->cfg.ca_pem) {
         c->ca_pem = malloc(c->cfg.ca_len + 1);
         if (!c->ca_pem) {
-            rc = kube_err_set(err, -ENOMEM, "out of memory");
+            rc = err_set(err, -ENOMEM, "out of memory");
             goto out;
         }
         memcpy(c->ca_pem, c->cfg.ca_pem, c->cfg.ca_len + 1);
@@ -131,7 +125,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
     c->qps = o && o->qps > 0 ? o->qps : 0;
     c->burst = o && o->burst > 1 ? o->burst : 1;
     c->bucket = c->burst;
-    c->bucket_at = kube_client_now();
+    c->bucket_at = mono_now();
     rc = client_route(c, err);
 out:
     if (rc) {
@@ -174,13 +168,13 @@ void kube_response_release(struct kube_response *r)
 {
     if (!r)
         return;
-    kube_buf_release(&r->body);
+    buf_release(&r->body);
     json_decref(r->json);
     r->json = NULL;
     r->status = 0;
 }
 
-bool kube_err_transient(const struct kube_err *e)
+bool kube_err_transient(const struct err *e)
 {
     if (!e)
         return false;
@@ -261,7 +255,7 @@ double kube_client_reserve(struct kube_client *c)
     if (c->qps <= 0)
         return 0;
     pthread_mutex_lock(&c->lock);
-    now = kube_client_now();
+    now = mono_now();
     c->bucket += (now - c->bucket_at) * c->qps;
     if (c->bucket > c->burst)
         c->bucket = c->burst;
@@ -277,14 +271,7 @@ double kube_client_reserve(struct kube_client *c)
  * are served in order. */
 static void client_throttle(struct kube_client *c)
 {
-    double at = kube_client_reserve(c);
-
-    if (at > 0) {
-        struct timespec ts = {(time_t)at, (long)((at - (double)(time_t)at) * 1e9)};
-
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            ;
-    }
+    mono_sleep_until(kube_client_reserve(c));
 }
 
 void kube_client_wipe_free(char *s)
@@ -301,7 +288,7 @@ void kube_client_wipe_free(char *s)
  * client-go's cached file token source. Caller holds c->lock. */
 static void client_token_refresh_locked(struct kube_client *c, bool force)
 {
-    double now = kube_client_now();
+    double now = mono_now();
     char *fresh = NULL;
 
     if (!c->cfg.token_file || (!force && now - c->token_read_at < c->token_period))
@@ -317,21 +304,6 @@ static void client_token_refresh_locked(struct kube_client *c, bool force)
     c->token = fresh;
     if (++c->token_gen == 0)
         c->token_gen = 1;
-}
-
-/* client_token_copy returns a copy of the bearer token (caller frees with
- * kube_client_wipe_free; NULL when there is none or out of memory), re-reading the token file
- * first as client_token_refresh_locked says. */
-static char *client_token_copy(struct kube_client *c, bool force)
-{
-    char *tok = NULL;
-
-    pthread_mutex_lock(&c->lock);
-    client_token_refresh_locked(c, force);
-    if (c->token)
-        tok = strdup(c->token);
-    pthread_mutex_unlock(&c->lock);
-    return tok;
 }
 
 int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char **line)
@@ -361,22 +333,31 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
     return rc;
 }
 
+bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,
+                           char **line)
+{
+    if (status != 401 || !c->cfg.token_file || *retried)
+        return false;
+    /* the token may have rotated under us: re-read it now, and try once more if it changed */
+    *retried = true;
+    return kube_client_auth_line(c, true, gen, line) == 1;
+}
+
 /* ---- one transfer --------------------------------------------------------------------- */
 
 struct client_xfer {
-    struct kube_buf *body; /* where 2xx (and error) bodies go */
+    struct buf *body; /* where 2xx (and error) bodies go */
     bool too_big;
     int retry_after; /* Retry-After header in seconds, -1 when absent */
     char errbuf[CURL_ERROR_SIZE];
     struct curl_slist *headers;
-    char *auth; /* "Authorization: Bearer ..." (wiped on release) */
 };
 
 static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct client_xfer *x = ud;
 
-    if (kube_buf_append(x->body, data, size * n)) {
+    if (buf_append(x->body, data, size * n)) {
         x->too_big = true;
         return 0;
     }
@@ -412,8 +393,6 @@ static void client_xfer_release(struct client_xfer *x)
 {
     kube_curl.slist_free_all(x->headers);
     x->headers = NULL;
-    kube_client_wipe_free(x->auth);
-    x->auth = NULL;
 }
 
 /* The CA bundle is handed over as a blob: the cluster CA rotates (kube-root-ca.crt), so a
@@ -422,17 +401,17 @@ static void client_xfer_release(struct client_xfer *x)
  * only the swap and the copy. */
 void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen)
 {
-    double now = kube_client_now();
+    double now = mono_now();
 
     pthread_mutex_lock(&c->lock);
     if (c->cfg.ca_file && now - c->ca_read_at >= c->ca_period) {
-        struct kube_buf b = KUBE_BUF_INIT(CLIENT_CA_MAX);
+        struct buf b = BUF_INIT(CLIENT_CA_MAX);
 
         c->ca_read_at = now;
-        if (!kube_read_file(c->cfg.ca_file, &b) && strstr(b.data, "CERTIFICATE") &&
+        if (!buf_read_file(c->cfg.ca_file, &b) && strstr(b.data, "CERTIFICATE") &&
             (b.len != c->ca_len || !c->ca_pem || memcmp(b.data, c->ca_pem, b.len))) {
             size_t n = b.len;
-            char *fresh = kube_buf_take(&b);
+            char *fresh = buf_take(&b);
 
             if (fresh) {
                 free(c->ca_pem);
@@ -442,7 +421,7 @@ void kube_client_ca_apply(struct kube_client *c, CURL *h, unsigned *gen)
                     c->ca_gen = 1;
             }
         }
-        kube_buf_release(&b);
+        buf_release(&b);
     }
     if (c->ca_pem && (!gen || *gen != c->ca_gen)) {
         struct curl_blob blob = {c->ca_pem, c->ca_len, CURL_BLOB_COPY};
@@ -483,18 +462,18 @@ void kube_client_handle_setup(struct kube_client *c, CURL *h, char *errbuf)
 }
 
 /* client_prepare resets h and sets everything common to requests and watches. */
-static int client_prepare(struct kube_client *c, CURL *h, const char *path, const char *token,
-                          const char *content_type, struct client_xfer *x, struct kube_err *err)
+static int client_prepare(struct kube_client *c, CURL *h, const char *path, const char *auth,
+                          const char *content_type, struct client_xfer *x, struct err *err)
 {
-    struct kube_buf url = KUBE_BUF_INIT(1 << 20);
+    struct buf url = BUF_INIT(1 << 20);
     struct curl_slist *l;
     int rc = 0;
 
     kube_curl.easy_reset(h);
     x->retry_after = -1;
     x->errbuf[0] = '\0';
-    if (kube_buf_puts(&url, c->url_base) || kube_buf_puts(&url, path)) {
-        rc = kube_err_set(err, -E2BIG, "request path too long");
+    if (buf_puts(&url, c->url_base) || buf_puts(&url, path)) {
+        rc = err_set(err, -E2BIG, "request path too long");
         goto out;
     }
     l = kube_curl.slist_append(NULL, "Accept: application/json");
@@ -509,19 +488,10 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     }
     if (l)
         l = kube_curl.slist_append(x->headers, "Expect:");
-    if (l && token) {
-        size_t n = strlen(token) + 32;
-
-        x->auth = malloc(n);
-        if (x->auth) {
-            snprintf(x->auth, n, "Authorization: Bearer %s", token);
-            l = kube_curl.slist_append(x->headers, x->auth);
-        } else {
-            l = NULL;
-        }
-    }
+    if (l && auth)
+        l = kube_curl.slist_append(x->headers, auth);
     if (!l) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     kube_curl.easy_setopt(h, CURLOPT_URL, url.data);
@@ -531,25 +501,25 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     kube_curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, kube_client_on_header);
     kube_curl.easy_setopt(h, CURLOPT_HEADERDATA, &x->retry_after);
 out:
-    kube_buf_release(&url);
+    buf_release(&url);
     return rc;
 }
 
 int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *errbuf,
                               const char *method, const char *path, long timeout_ms,
-                              struct kube_err *err)
+                              struct err *err)
 {
     const char *why = errbuf[0] ? errbuf : kube_curl.easy_strerror(cc);
     const char *server = c->cfg.server;
 
     switch (cc) {
     case CURLE_COULDNT_CONNECT:
-        return kube_err_set(err, -ECONNREFUSED, "cannot connect to API server %s: %s", server, why);
+        return err_set(err, -ECONNREFUSED, "cannot connect to API server %s: %s", server, why);
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
-        return kube_err_set(err, -EHOSTUNREACH, "cannot resolve API server %s: %s", server, why);
+        return err_set(err, -EHOSTUNREACH, "cannot resolve API server %s: %s", server, why);
     case CURLE_OPERATION_TIMEDOUT:
-        return kube_err_set(err, -ETIMEDOUT, "%s %s on %s timed out after %ld ms: %s", method, path,
+        return err_set(err, -ETIMEDOUT, "%s %s on %s timed out after %ld ms: %s", method, path,
                             server, timeout_ms, why);
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CONNECT_ERROR:
@@ -559,17 +529,17 @@ int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *er
     case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_CRL_BADFILE:
     case CURLE_USE_SSL_FAILED:
-        return kube_err_set(err, -EPROTO, "TLS with API server %s failed: %s", server, why);
+        return err_set(err, -EPROTO, "TLS with API server %s failed: %s", server, why);
     case CURLE_GOT_NOTHING:
     case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR:
     case CURLE_PARTIAL_FILE:
-        return kube_err_set(err, -ECONNRESET, "%s %s on %s: connection lost: %s", method, path,
+        return err_set(err, -ECONNRESET, "%s %s on %s: connection lost: %s", method, path,
                             server, why);
     case CURLE_OUT_OF_MEMORY:
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     default:
-        return kube_err_set(err, -EPROTO, "%s %s on %s failed: %s", method, path, server, why);
+        return err_set(err, -EPROTO, "%s %s on %s failed: %s", method, path, server, why);
     }
 }
 
@@ -598,8 +568,8 @@ static int client_status_code(long status, const char *reason)
     }
 }
 
-int kube_client_http_err(long status, const json_t *js, const struct kube_buf *body,
-                         int retry_after, struct kube_err *err)
+int kube_client_http_err(long status, const json_t *js, const struct buf *body,
+                         int retry_after, struct err *err)
 {
     const char *msg = json_string_value(json_object_get(js, "message"));
     const char *reason = json_string_value(json_object_get(js, "reason"));
@@ -607,11 +577,11 @@ int kube_client_http_err(long status, const json_t *js, const struct kube_buf *b
     int code = client_status_code(status, reason);
 
     if (msg && msg[0])
-        kube_err_set(err, code, "%s", msg);
+        err_set(err, code, "%s", msg);
     else if (body->len)
-        kube_err_set(err, code, "HTTP %ld from the API server: %.200s", status, body->data);
+        err_set(err, code, "HTTP %ld from the API server: %.200s", status, body->data);
     else
-        kube_err_set(err, code, "HTTP %ld from the API server", status);
+        err_set(err, code, "HTTP %ld from the API server", status);
     if (err) {
         err->http_status = (int)status;
         snprintf(err->reason, sizeof(err->reason), "%s", reason ? reason : "");
@@ -624,7 +594,7 @@ int kube_client_http_err(long status, const json_t *js, const struct kube_buf *b
     return code;
 }
 
-json_t *kube_client_parse_json(const struct kube_buf *b)
+json_t *kube_client_parse_json(const struct buf *b)
 {
     size_t i = 0;
 
@@ -637,32 +607,37 @@ json_t *kube_client_parse_json(const struct kube_buf *b)
 
 static int client_request(struct kube_client *c, const char *method, const char *path,
                           const char *content_type, const char *body, size_t len,
-                          struct kube_response *resp, struct kube_err *err)
+                          struct kube_response *resp, struct err *err)
 {
     struct client_xfer x;
     CURL *h = NULL;
-    char *token = NULL;
+    char *auth = NULL;
+    unsigned gen = 0;
+    bool retried = false;
     CURLcode cc;
-    int rc = 0, attempt;
+    int rc = 0;
 
     memset(&x, 0, sizeof(x));
     resp->status = 0;
     resp->json = NULL;
-    kube_buf_init(&resp->body, CLIENT_BODY_MAX);
-    kube_err_clear(err);
+    buf_init(&resp->body, CLIENT_BODY_MAX);
+    err_clear(err);
     if (!path || path[0] != '/')
-        return kube_err_set(err, -EINVAL, "request path must start with '/'");
+        return err_set(err, -EINVAL, "request path must start with '/'");
     h = client_handle_take(c);
     if (!h)
-        return kube_err_set(err, -ENOMEM, "cannot create a libcurl handle");
-    token = client_token_copy(c, false);
-    for (attempt = 0; attempt < 2; attempt++) {
+        return err_set(err, -ENOMEM, "cannot create a libcurl handle");
+    if (kube_client_auth_line(c, false, &gen, &auth) < 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (;;) {
         client_throttle(c);
         client_xfer_release(&x);
-        kube_buf_reset(&resp->body);
+        buf_reset(&resp->body);
         x.body = &resp->body;
         x.too_big = false;
-        rc = client_prepare(c, h, path, token, content_type, &x, err);
+        rc = client_prepare(c, h, path, auth, content_type, &x, err);
         if (rc)
             goto out;
         kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
@@ -682,7 +657,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
         }
         cc = kube_curl.easy_perform(h);
         if (cc == CURLE_WRITE_ERROR && x.too_big) {
-            rc = kube_err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
+            rc = err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
                               CLIENT_BODY_MAX >> 20);
             goto out;
         }
@@ -691,16 +666,8 @@ static int client_request(struct kube_client *c, const char *method, const char 
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
-        if (resp->status == 401 && attempt == 0 && c->cfg.token_file) {
-            /* the token may have rotated under us: re-read it now and try once more */
-            char *fresh = client_token_copy(c, true);
-            bool changed = fresh && (!token || strcmp(fresh, token));
-
-            kube_client_wipe_free(token);
-            token = fresh;
-            if (changed)
-                continue;
-        }
+        if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth))
+            continue;
         break;
     }
     resp->json = kube_client_parse_json(&resp->body);
@@ -708,7 +675,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
 out:
     client_xfer_release(&x);
-    kube_client_wipe_free(token);
+    kube_client_wipe_free(auth);
     if (h) {
         /* drop the pointers into freed memory (body, header list with the token) before the
          * handle goes back to the pool */
@@ -721,7 +688,7 @@ out:
 
 int kube_client_request(struct kube_client *c, const char *method, const char *path,
                         const char *content_type, const char *body, size_t len,
-                        struct kube_response *resp, struct kube_err *err)
+                        struct kube_response *resp, struct err *err)
 {
     struct kube_response scratch;
     int rc;
@@ -741,14 +708,14 @@ struct client_watch {
     void *ud;
     volatile sig_atomic_t *stop;
     long status;
-    struct kube_buf line;    /* partial event line (capped) */
-    struct kube_buf errbody; /* body of a non-200 answer (capped, truncated silently) */
+    struct buf line;    /* partial event line (capped) */
+    struct buf errbody; /* body of a non-200 answer (capped, truncated silently) */
     unsigned long events;
     double last_read; /* when the last bytes of the stream were handled */
     int fn_rc;    /* what fn returned when it asked to stop */
     int bad;      /* our own failure (line cap, malformed event) */
     bool stopped; /* *stop was seen */
-    struct kube_err *err;
+    struct err *err;
 };
 
 /* Watch events are parsed into a per-thread bump arena. jansson allocates every value of a
@@ -842,7 +809,7 @@ static int client_watch_event(struct client_watch *w, const char *p, size_t n)
     type = json_string_value(json_object_get(ev, "type"));
     obj = json_object_get(ev, "object");
     if (!type || !json_is_object(obj)) {
-        w->bad = kube_err_set(w->err, -EPROTO, "malformed watch event: %s",
+        w->bad = err_set(w->err, -EPROTO, "malformed watch event: %s",
                               ev ? "needs a string \"type\" and an object \"object\"" : je.text);
         json_decref(ev);
         return -1;
@@ -864,13 +831,11 @@ static int client_watch_event(struct client_watch *w, const char *p, size_t n)
  * that late, and only while events keep coming). */
 static void client_watch_gather(struct client_watch *w)
 {
-    double now = kube_client_now(), left = w->last_read + CLIENT_WATCH_GATHER_US / 1e6 - now;
+    double now = mono_now(), until = w->last_read + CLIENT_WATCH_GATHER_US / 1e6;
 
-    if (left > 0) {
-        struct timespec ts = {0, (long)(left * 1e9)};
-
-        nanosleep(&ts, NULL);
-        now = kube_client_now();
+    if (until > now) {
+        mono_sleep_until(until);
+        now = mono_now();
     }
     w->last_read = now;
 }
@@ -889,15 +854,15 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
     if (w->status != 200) {
         size_t room = KUBE_CLIENT_ERRBODY_MAX - w->errbody.len;
 
-        kube_buf_append(&w->errbody, data, len < room ? len : room);
+        buf_append(&w->errbody, data, len < room ? len : room);
         return len;
     }
     while (off < len) {
         const char *nl = memchr(data + off, '\n', len - off);
         size_t chunk = nl ? (size_t)(nl - (data + off)) : len - off;
 
-        if (kube_buf_append(&w->line, data + off, chunk)) {
-            w->bad = kube_err_set(w->err, -E2BIG, "watch event larger than %zu MiB",
+        if (buf_append(&w->line, data + off, chunk)) {
+            w->bad = err_set(w->err, -E2BIG, "watch event larger than %zu MiB",
                                   CLIENT_WATCH_LINE_MAX >> 20);
             return 0;
         }
@@ -907,7 +872,7 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
         off++;
         if (client_watch_event(w, w->line.data, w->line.len))
             return 0;
-        kube_buf_reset(&w->line);
+        buf_reset(&w->line);
     }
     client_watch_gather(w);
     return len;
@@ -928,37 +893,42 @@ static int client_watch_on_progress(void *ud, curl_off_t dlt, curl_off_t dln, cu
 }
 
 int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn, void *ud,
-                      volatile sig_atomic_t *stop, struct kube_err *err)
+                      volatile sig_atomic_t *stop, struct err *err)
 {
     struct client_watch w;
     struct client_xfer x;
-    char *token = NULL;
+    char *auth = NULL;
+    unsigned gen = 0;
+    bool retried = false;
     CURLcode cc;
-    int rc = 0, attempt;
+    int rc = 0;
 
     pthread_once(&watch_json_once, watch_json_setup);
     memset(&w, 0, sizeof(w));
     memset(&x, 0, sizeof(x));
-    kube_buf_init(&w.line, CLIENT_WATCH_LINE_MAX);
-    kube_buf_init(&w.errbody, KUBE_CLIENT_ERRBODY_MAX + 1);
+    buf_init(&w.line, CLIENT_WATCH_LINE_MAX);
+    buf_init(&w.errbody, KUBE_CLIENT_ERRBODY_MAX + 1);
     w.fn = fn;
     w.ud = ud;
     w.stop = stop;
     w.err = err;
-    kube_err_clear(err);
+    err_clear(err);
     if (!path || path[0] != '/')
-        return kube_err_set(err, -EINVAL, "watch path must start with '/'");
+        return err_set(err, -EINVAL, "watch path must start with '/'");
     w.h = client_handle_take(c);
     if (!w.h)
-        return kube_err_set(err, -ENOMEM, "cannot create a libcurl handle");
-    token = client_token_copy(c, false);
-    for (attempt = 0; attempt < 2; attempt++) {
+        return err_set(err, -ENOMEM, "cannot create a libcurl handle");
+    if (kube_client_auth_line(c, false, &gen, &auth) < 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (;;) {
         client_throttle(c);
         client_xfer_release(&x);
-        kube_buf_reset(&w.line);
-        kube_buf_reset(&w.errbody);
+        buf_reset(&w.line);
+        buf_reset(&w.errbody);
         w.status = 0;
-        rc = client_prepare(c, w.h, path, token, NULL, &x, err);
+        rc = client_prepare(c, w.h, path, auth, NULL, &x, err);
         if (rc)
             goto out;
         kube_curl.easy_setopt(w.h, CURLOPT_WRITEFUNCTION, client_watch_on_body);
@@ -985,15 +955,8 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
         }
         if (!w.status)
             kube_curl.easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
-        if (w.status == 401 && attempt == 0 && c->cfg.token_file) {
-            char *fresh = client_token_copy(c, true);
-            bool changed = fresh && (!token || strcmp(fresh, token));
-
-            kube_client_wipe_free(token);
-            token = fresh;
-            if (changed)
-                continue;
-        }
+        if (kube_client_retry_401(c, w.status, &retried, &gen, &auth))
+            continue;
         break;
     }
     if (w.status != 200) {
@@ -1009,9 +972,9 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
 out:
     kube_curl.easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
     client_xfer_release(&x);
-    kube_client_wipe_free(token);
-    kube_buf_release(&w.line);
-    kube_buf_release(&w.errbody);
+    kube_client_wipe_free(auth);
+    buf_release(&w.line);
+    buf_release(&w.errbody);
     client_handle_put(c, w.h);
     watch_arena_release();
     return rc;

@@ -21,8 +21,8 @@
 
 #include <jansson.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 struct kube_client;
 
@@ -40,7 +40,7 @@ struct kube_client_opts {
 /* kube_client_new loads credentials as described above. Errors name the kubeconfig file and
  * line, or the missing in-cluster file. Caller frees with kube_client_free(). */
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
-                    struct kube_err *err);
+                    struct err *err);
 void kube_client_free(struct kube_client *c);
 
 /* kube_client_server returns the API server URL ("https://10.0.0.1:443"). */
@@ -52,7 +52,7 @@ const char *kube_client_namespace(const struct kube_client *c);
 
 struct kube_response {
     long status;          /* HTTP status, 0 when the request never got an answer */
-    struct kube_buf body; /* raw body (capped) */
+    struct buf body; /* raw body (capped) */
     json_t *json;         /* parsed body when it is JSON, else NULL */
 };
 
@@ -72,11 +72,11 @@ void kube_response_release(struct kube_response *r);
  * request is sent once more when the token changed. */
 int kube_client_request(struct kube_client *c, const char *method, const char *path,
                         const char *content_type, const char *body, size_t len,
-                        struct kube_response *resp, struct kube_err *err);
+                        struct kube_response *resp, struct err *err);
 
 /* kube_err_transient tells whether an error is worth retrying soon: transport errors,
  * 409, 429, 5xx. 401/403/404/422 are permanent. */
-bool kube_err_transient(const struct kube_err *e);
+bool kube_err_transient(const struct err *e);
 
 /* Watch events are handed over one at a time. type is "ADDED", "MODIFIED", "DELETED",
  * "BOOKMARK" or "ERROR"; object is borrowed for the call. Return non-zero to stop the watch.
@@ -92,7 +92,7 @@ typedef int (*kube_watch_fn)(void *ud, const char *type, json_t *object);
  * returns non-zero (returns that value), *stop becomes non-zero (returns 0 within about a
  * second), or an error occurs (negative, err filled). Each event line is capped at 16 MiB. */
 int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn, void *ud,
-                      volatile sig_atomic_t *stop, struct kube_err *err);
+                      volatile sig_atomic_t *stop, struct err *err);
 
 /* kube_path_escape percent-encodes s for use in a URL path segment or query value (all but
  * RFC 3986 unreserved characters). Returns buf, or NULL (buf set to "") when it is too small. */

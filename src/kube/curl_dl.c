@@ -2,7 +2,7 @@
  * see curl_dl.h). The outcome of the one load, including its error message, is kept so every
  * later kube_curl_load reports the same thing. Pointers are copied out of dlsym's void * with
  * memcpy, the one conversion ISO C allows between object and function pointers. */
-#include "curl_dl.h"
+#include "kube/curl_dl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -74,10 +74,10 @@ static void curl_dl_load(void)
     kube_curl = t;
 }
 
-int kube_curl_load(struct kube_err *err)
+int kube_curl_load(struct err *err)
 {
     pthread_once(&curl_dl_once, curl_dl_load);
     if (curl_dl_rc)
-        return kube_err_set(err, curl_dl_rc, "%s", curl_dl_msg);
+        return err_set(err, curl_dl_rc, "%s", curl_dl_msg);
     return 0;
 }

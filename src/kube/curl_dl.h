@@ -10,7 +10,7 @@
 
 #include <curl/curl.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* The libcurl functions the client calls, named after curl_<member>. */
 struct kube_curl {
@@ -35,6 +35,6 @@ extern struct kube_curl kube_curl;
  * process (thread safe: later and concurrent calls wait for and return the first call's
  * result). Returns 0, or -ENOENT/-EIO with err naming the library and why it failed. The
  * library stays loaded until the process exits. */
-int kube_curl_load(struct kube_err *err);
+int kube_curl_load(struct err *err);
 
 #endif

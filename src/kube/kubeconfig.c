@@ -4,7 +4,7 @@
  * clientcmd: named entries (clusters, users, contexts) come from the first file that defines
  * them, current-context from the first file that sets it. Only the selected context, cluster
  * and user are validated in depth; the rest of each file only has to be well-formed. */
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "yaml.h"
+#include "kube/yaml.h"
 
 #define KC_FILE_MAX ((size_t)16 << 20) /* a kubeconfig */
 #define KC_PEM_MAX ((size_t)1 << 20)   /* a certificate or key file */
@@ -34,11 +34,11 @@ struct kc_set {
 
 /* kc_fail writes "cannot read kubeconfig 'PATH': line N: FIELD: what" into err. at (a value
  * of f's tree) gives the line; field may be NULL. Returns code. */
-__attribute__((format(printf, 6, 7))) static int kc_fail(struct kube_err *err, int code,
+__attribute__((format(printf, 6, 7))) static int kc_fail(struct err *err, int code,
                                                          const struct kc_file *f, const json_t *at,
                                                          const char *field, const char *fmt, ...)
 {
-    char what[KUBE_ERR_MSG_MAX], loc[64] = "";
+    char what[ERR_MSG_MAX], loc[64] = "";
     va_list ap;
     int line = f ? kube_lines_find(f->lines, at) : 0;
 
@@ -47,7 +47,7 @@ __attribute__((format(printf, 6, 7))) static int kc_fail(struct kube_err *err, i
     va_end(ap);
     if (line > 0)
         snprintf(loc, sizeof(loc), "line %d: ", line);
-    return kube_err_set(err, code, "cannot read kubeconfig '%s': %s%s%s%s", f ? f->path : "?", loc,
+    return err_set(err, code, "cannot read kubeconfig '%s': %s%s%s%s", f ? f->path : "?", loc,
                         field ? field : "", field ? ": " : "", what);
 }
 
@@ -94,7 +94,7 @@ static char *kc_dirname(const char *path)
 /* kc_check_section verifies that root[key] is absent, null or a list of mappings with a
  * string name and a mapping under body_key. */
 static int kc_check_section(const struct kc_file *f, const char *key, const char *body_key,
-                            struct kube_err *err)
+                            struct err *err)
 {
     json_t *list = json_object_get(f->root, key), *item, *name, *body;
     size_t i;
@@ -124,9 +124,9 @@ static int kc_check_section(const struct kc_file *f, const char *key, const char
 
 /* kc_file_parse parses data into f (which takes a copy of path). */
 static int kc_file_parse(struct kc_file *f, const char *data, size_t len, const char *path,
-                         struct kube_err *err)
+                         struct err *err)
 {
-    struct kube_err yerr;
+    struct err yerr;
     json_t *cc;
     int rc;
 
@@ -134,14 +134,14 @@ static int kc_file_parse(struct kc_file *f, const char *data, size_t len, const 
     f->path = strdup(path ? path : "<memory>");
     f->dir = kc_dirname(path);
     if (!f->path || !f->dir)
-        return kube_err_set(err, -ENOMEM, "out of memory");
-    kube_err_clear(&yerr);
+        return err_set(err, -ENOMEM, "out of memory");
+    err_clear(&yerr);
     rc = kube_yaml_load(data, len, f->path, &f->docs, &f->lines, &yerr);
     if (rc) {
         if (yerr.line > 0)
-            return kube_err_set(err, rc, "cannot read kubeconfig '%s': line %d: %s", f->path,
+            return err_set(err, rc, "cannot read kubeconfig '%s': line %d: %s", f->path,
                                 yerr.line, yerr.msg);
-        return kube_err_set(err, rc, "cannot read kubeconfig '%s': %s", f->path, yerr.msg);
+        return err_set(err, rc, "cannot read kubeconfig '%s': %s", f->path, yerr.msg);
     }
     f->root = json_array_get(f->docs, 0);
     if (!f->root || json_is_null(f->root)) {
@@ -160,18 +160,18 @@ static int kc_file_parse(struct kc_file *f, const char *data, size_t len, const 
     return 0;
 }
 
-static int kc_file_read(struct kc_file *f, const char *path, struct kube_err *err)
+static int kc_file_read(struct kc_file *f, const char *path, struct err *err)
 {
-    struct kube_buf b = KUBE_BUF_INIT(KC_FILE_MAX);
-    int rc = kube_read_file(path, &b);
+    struct buf b = BUF_INIT(KC_FILE_MAX);
+    int rc = buf_read_file(path, &b);
 
     if (rc) {
         memset(f, 0, sizeof(*f));
-        return kube_err_set(err, rc, "cannot read kubeconfig '%s': %s", path,
+        return err_set(err, rc, "cannot read kubeconfig '%s': %s", path,
                             rc == -E2BIG ? "larger than 16 MiB" : strerror(-rc));
     }
     rc = kc_file_parse(f, b.data, b.len, path, err);
-    kube_buf_release(&b);
+    buf_release(&b);
     return rc;
 }
 
@@ -199,7 +199,7 @@ static json_t *kc_find(const struct kc_set *s, const char *key, const char *name
 
 /* kc_get_str reads an optional string member; a present non-string is an error. */
 static int kc_get_str(const struct kc_file *f, const json_t *obj, const char *key,
-                      const char *prefix, const char **out, struct kube_err *err)
+                      const char *prefix, const char **out, struct err *err)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     char field[160];
@@ -237,9 +237,9 @@ static char *kc_resolve_path(const struct kc_file *f, const char *p)
  * content came from a file and file_out is not NULL, *file_out takes the absolute path. */
 static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *prefix,
                         const char *file_key, const char *data_key, const char *pem_tag,
-                        char **data, size_t *len, char **file_out, struct kube_err *err)
+                        char **data, size_t *len, char **file_out, struct err *err)
 {
-    struct kube_buf b = KUBE_BUF_INIT(KC_PEM_MAX);
+    struct buf b = BUF_INIT(KC_PEM_MAX);
     const char *file = NULL, *b64 = NULL;
     char field[160], *path = NULL;
     int rc;
@@ -262,8 +262,8 @@ static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *
         snprintf(field, sizeof(field), "%s.%s", prefix, file_key);
         path = kc_resolve_path(f, file);
         if (!path)
-            return kube_err_set(err, -ENOMEM, "out of memory");
-        rc = kube_read_file(path, &b);
+            return err_set(err, -ENOMEM, "out of memory");
+        rc = buf_read_file(path, &b);
         if (rc)
             rc = kc_fail(err, rc, f, json_object_get(obj, file_key), field, "cannot read '%s': %s",
                          path, rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
@@ -275,21 +275,21 @@ static int kc_load_blob(const struct kc_file *f, const json_t *obj, const char *
                      "%s does not hold a PEM %s", b64 ? "the decoded data" : path, pem_tag);
     if (!rc) {
         *len = b.len;
-        *data = kube_buf_take(&b);
+        *data = buf_take(&b);
         if (!*data)
-            rc = kube_err_set(err, -ENOMEM, "out of memory");
+            rc = err_set(err, -ENOMEM, "out of memory");
     }
     if (!rc && path && file_out) {
         *file_out = path;
         path = NULL;
     }
-    kube_buf_release(&b);
+    buf_release(&b);
     free(path);
     return rc;
 }
 
 static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
-                      struct kube_config *out, struct kube_err *err)
+                      struct kube_config *out, struct err *err)
 {
     json_t *c = json_object_get(item, "cluster"), *insecure, *nozip;
     const char *server, *sni, *proxy;
@@ -326,7 +326,7 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
     out->tls_server_name = kc_strdup(sni);
     out->proxy_url = kc_strdup(proxy);
     if (!out->server || (sni && !out->tls_server_name) || (proxy && !out->proxy_url))
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     n = strlen(out->server);
     while (n > 8 && out->server[n - 1] == '/')
         out->server[--n] = '\0';
@@ -341,7 +341,7 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
 }
 
 static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, struct kube_config *out,
-                   struct kube_err *err)
+                   struct err *err)
 {
     json_t *u = json_object_get(item, "user");
     const char *name = json_string_value(json_object_get(item, "name"));
@@ -378,16 +378,16 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
     if (token_file) {
         out->token_file = kc_resolve_path(f, token_file);
         if (!out->token_file)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     if (token) {
         out->token = strdup(token);
         if (!out->token)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     } else if (out->token_file) {
-        struct kube_err terr;
+        struct err terr;
 
-        kube_err_clear(&terr);
+        err_clear(&terr);
         rc = kube_token_read(out->token_file, &out->token, &terr);
         if (rc)
             return kc_fail(err, rc, f, json_object_get(u, "tokenFile"), prefix, "tokenFile: %s",
@@ -402,7 +402,7 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
 }
 
 static int kc_resolve(const struct kc_set *s, const char *context, struct kube_config *out,
-                      struct kube_err *err)
+                      struct err *err)
 {
     const struct kc_file *cf = NULL, *ff, *uf;
     const char *cluster, *user, *ns;
@@ -450,40 +450,40 @@ static int kc_resolve(const struct kc_set *s, const char *context, struct kube_c
         return rc;
     out->namespace = strdup(ns ? ns : "default");
     if (!out->namespace)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     return 0;
 }
 
 static int kc_set_source(struct kube_config *out, const struct kc_set *s)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct buf b = BUF_INIT(0);
     size_t i;
-    int rc = kube_buf_puts(&b, "kubeconfig '");
+    int rc = buf_puts(&b, "kubeconfig '");
 
     for (i = 0; !rc && i < s->n; i++)
-        rc = kube_buf_printf(&b, "%s%s", i ? ":" : "", s->files[i].path);
+        rc = buf_printf(&b, "%s%s", i ? ":" : "", s->files[i].path);
     if (!rc)
-        rc = kube_buf_puts(&b, "'");
+        rc = buf_puts(&b, "'");
     if (!rc)
-        out->source = kube_buf_take(&b);
-    kube_buf_release(&b);
+        out->source = buf_take(&b);
+    buf_release(&b);
     return rc || !out->source ? -ENOMEM : 0;
 }
 
 int kube_config_parse(const char *data, size_t len, const char *path, const char *context,
-                      struct kube_config *out, struct kube_err *err)
+                      struct kube_config *out, struct err *err)
 {
     struct kc_set s;
     int rc;
 
-    kube_err_clear(err);
+    err_clear(err);
     memset(out, 0, sizeof(*out));
     s.n = 1;
     rc = kc_file_parse(&s.files[0], data, len, path, err);
     if (!rc)
         rc = kc_resolve(&s, context, out, err);
     if (!rc && kc_set_source(out, &s))
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
     kc_set_release(&s);
     if (rc)
         kube_config_release(out);
@@ -492,13 +492,13 @@ int kube_config_parse(const char *data, size_t len, const char *path, const char
 
 /* kc_env_files splits $KUBECONFIG (':'), drops duplicates and empty items, and reads the
  * files that exist. Missing files are skipped, like clientcmd does. */
-static int kc_env_files(const char *env, struct kc_set *s, struct kube_err *err)
+static int kc_env_files(const char *env, struct kc_set *s, struct err *err)
 {
     char *copy = strdup(env), *save = NULL, *p;
     int rc = 0;
 
     if (!copy)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     for (p = strtok_r(copy, ":", &save); p && !rc; p = strtok_r(NULL, ":", &save)) {
         size_t i;
         int dup = 0;
@@ -508,12 +508,12 @@ static int kc_env_files(const char *env, struct kc_set *s, struct kube_err *err)
         if (dup)
             continue;
         if (s->n == KC_FILES_MAX) {
-            rc = kube_err_set(err, -E2BIG, "$KUBECONFIG names more than %d files", KC_FILES_MAX);
+            rc = err_set(err, -E2BIG, "$KUBECONFIG names more than %d files", KC_FILES_MAX);
             break;
         }
         rc = kc_file_read(&s->files[s->n], p, err);
         if (rc == -ENOENT) {
-            kube_err_clear(err);
+            err_clear(err);
             rc = 0;
             continue;
         }
@@ -524,14 +524,14 @@ static int kc_env_files(const char *env, struct kc_set *s, struct kube_err *err)
 }
 
 int kube_config_load(const char *path, const char *context, struct kube_config *out,
-                     struct kube_err *err)
+                     struct err *err)
 {
     struct kc_set s;
     const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
     char def[4096];
     int rc = 0;
 
-    kube_err_clear(err);
+    err_clear(err);
     memset(out, 0, sizeof(*out));
     s.n = 0;
     if (path) {
@@ -546,7 +546,7 @@ int kube_config_load(const char *path, const char *context, struct kube_config *
         if (!rc)
             s.n = 1;
         else if (rc == -ENOENT) {
-            kube_err_clear(err);
+            err_clear(err);
             rc = 0;
         }
     }
@@ -557,7 +557,7 @@ int kube_config_load(const char *path, const char *context, struct kube_config *
             rc = kube_config_in_cluster(out, err);
             goto out;
         }
-        rc = kube_err_set(err, -ENOENT,
+        rc = err_set(err, -ENOENT,
                           "no kubeconfig found (%s) and not running in a cluster "
                           "(KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig",
                           env && env[0] ? "none of the files in $KUBECONFIG exist"
@@ -566,7 +566,7 @@ int kube_config_load(const char *path, const char *context, struct kube_config *
     }
     rc = kc_resolve(&s, context, out, err);
     if (!rc && kc_set_source(out, &s))
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
 out:
     kc_set_release(&s);
     if (rc)
@@ -593,49 +593,49 @@ static void kc_trim(char *s)
         memmove(s, s + i, n - i + 1);
 }
 
-int kube_token_read(const char *path, char **out, struct kube_err *err)
+int kube_token_read(const char *path, char **out, struct err *err)
 {
-    struct kube_buf b = KUBE_BUF_INIT(KC_TOKEN_MAX);
-    int rc = kube_read_file(path, &b);
+    struct buf b = BUF_INIT(KC_TOKEN_MAX);
+    int rc = buf_read_file(path, &b);
 
     *out = NULL;
     if (rc)
-        return kube_err_set(err, rc, "cannot read token file '%s': %s", path,
+        return err_set(err, rc, "cannot read token file '%s': %s", path,
                             rc == -E2BIG ? "larger than 64 KiB" : strerror(-rc));
     kc_trim(b.data);
     if (!b.data[0]) {
-        kube_buf_release(&b);
-        return kube_err_set(err, -ENODATA, "token file '%s' is empty", path);
+        buf_release(&b);
+        return err_set(err, -ENODATA, "token file '%s' is empty", path);
     }
     if (strpbrk(b.data, "\r\n")) {
-        kube_buf_release(&b);
-        return kube_err_set(err, -EINVAL, "token file '%s' holds more than one line", path);
+        buf_release(&b);
+        return err_set(err, -EINVAL, "token file '%s' holds more than one line", path);
     }
-    *out = kube_buf_take(&b);
-    kube_buf_release(&b);
-    return *out ? 0 : kube_err_set(err, -ENOMEM, "out of memory");
+    *out = buf_take(&b);
+    buf_release(&b);
+    return *out ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
-int kube_config_in_cluster(struct kube_config *out, struct kube_err *err)
+int kube_config_in_cluster(struct kube_config *out, struct err *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     const char *dir = kube_config_sa_dir(), *ns_env = getenv("POD_NAMESPACE");
-    struct kube_buf b = KUBE_BUF_INIT(KC_PEM_MAX);
+    struct buf b = BUF_INIT(KC_PEM_MAX);
     char path[4096];
     size_t n;
     int rc;
 
-    kube_err_clear(err);
+    err_clear(err);
     memset(out, 0, sizeof(*out));
     if (!host || !host[0] || !port || !port[0])
-        return kube_err_set(err, -ENOENT,
+        return err_set(err, -ENOENT,
                             "unable to load in-cluster configuration, "
                             "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
     n = strlen(host) + strlen(port) + 16;
     out->server = malloc(n);
     out->source = strdup("in-cluster service account");
     if (!out->server || !out->source) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
@@ -644,37 +644,37 @@ int kube_config_in_cluster(struct kube_config *out, struct kube_err *err)
     snprintf(path, sizeof(path), "%s/token", dir);
     out->token_file = strdup(path);
     if (!out->token_file) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     rc = kube_token_read(path, &out->token, err);
     if (rc) {
-        kube_err_prefix(err, "in-cluster service account");
+        err_prefix(err, "in-cluster service account");
         goto out;
     }
     snprintf(path, sizeof(path), "%s/ca.crt", dir);
-    if (!kube_read_file(path, &b) && b.len) {
+    if (!buf_read_file(path, &b) && b.len) {
         out->ca_len = b.len;
-        out->ca_pem = kube_buf_take(&b);
+        out->ca_pem = buf_take(&b);
         out->ca_file = strdup(path);
     }
-    kube_buf_release(&b);
+    buf_release(&b);
     if (ns_env && ns_env[0]) {
         out->namespace = strdup(ns_env);
     } else {
         snprintf(path, sizeof(path), "%s/namespace", dir);
         b.cap = 4096;
-        if (!kube_read_file(path, &b)) {
+        if (!buf_read_file(path, &b)) {
             kc_trim(b.data);
             if (b.data[0])
-                out->namespace = kube_buf_take(&b);
+                out->namespace = buf_take(&b);
         }
-        kube_buf_release(&b);
+        buf_release(&b);
         if (!out->namespace)
             out->namespace = strdup("default");
     }
     if (!out->namespace)
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
 out:
     if (rc)
         kube_config_release(out);
@@ -718,7 +718,7 @@ static int b64_value(unsigned char ch)
     return -1;
 }
 
-int kube_base64_decode(const char *in, size_t len, struct kube_buf *out, size_t *bad_at)
+int kube_base64_decode(const char *in, size_t len, struct buf *out, size_t *bad_at)
 {
     unsigned int quad = 0;
     size_t i, q = 0, pad = 0, last = 0;
@@ -748,7 +748,7 @@ int kube_base64_decode(const char *in, size_t len, struct kube_buf *out, size_t 
             unsigned char bytes[3] = {(unsigned char)(quad >> 16), (unsigned char)(quad >> 8),
                                       (unsigned char)quad};
 
-            rc = kube_buf_append(out, bytes, 3 - pad);
+            rc = buf_append(out, bytes, 3 - pad);
             if (rc)
                 return rc;
             ended = pad > 0;
@@ -757,7 +757,7 @@ int kube_base64_decode(const char *in, size_t len, struct kube_buf *out, size_t 
         }
     }
     if (q == 0)
-        return out->data ? 0 : kube_buf_append(out, "", 0);
+        return out->data ? 0 : buf_append(out, "", 0);
     i = q == 1 ? last : len;
 bad:
     if (bad_at)

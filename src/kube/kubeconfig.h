@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 /* The service-account directory used in a cluster; $GPULABEL_SA_DIR overrides it (a test
  * hook: tests point it at a temp dir holding token, ca.crt and namespace). */
@@ -43,18 +43,18 @@ struct kube_config {
  * (must exist) or NULL; context overrides current-context when not NULL. On success out owns
  * its strings; release with kube_config_release(). On failure out is left empty. */
 int kube_config_load(const char *path, const char *context, struct kube_config *out,
-                     struct kube_err *err);
+                     struct err *err);
 
 /* kube_config_parse resolves one kubeconfig held in memory (data, len). path names it in
  * messages and its directory anchors relative paths (NULL: current directory). Same
  * ownership as kube_config_load. */
 int kube_config_parse(const char *data, size_t len, const char *path, const char *context,
-                      struct kube_config *out, struct kube_err *err);
+                      struct kube_config *out, struct err *err);
 
 /* kube_config_in_cluster builds the config from KUBERNETES_SERVICE_HOST/PORT and the
  * service-account directory (KUBE_SA_DIR or $GPULABEL_SA_DIR). A missing ca.crt falls back
  * to the system trust store, as client-go does; a missing or empty token is an error. */
-int kube_config_in_cluster(struct kube_config *out, struct kube_err *err);
+int kube_config_in_cluster(struct kube_config *out, struct err *err);
 
 /* kube_config_release frees every member and zeroes c; NULL is fine. */
 void kube_config_release(struct kube_config *c);
@@ -64,11 +64,11 @@ const char *kube_config_sa_dir(void);
 
 /* kube_token_read reads a bearer token file (capped at 64 KiB), trimming surrounding
  * whitespace. *out is a new string the caller frees. -ENODATA for an empty file. */
-int kube_token_read(const char *path, char **out, struct kube_err *err);
+int kube_token_read(const char *path, char **out, struct err *err);
 
 /* kube_base64_decode decodes standard base64 (padding required, CR/LF ignored) from in
  * (len bytes) and appends to out. On bad input returns -EINVAL and, when bad_at is not
  * NULL, the offset of the first illegal byte (Go's "illegal base64 data at input byte N"). */
-int kube_base64_decode(const char *in, size_t len, struct kube_buf *out, size_t *bad_at);
+int kube_base64_decode(const char *in, size_t len, struct buf *out, size_t *bad_at);
 
 #endif

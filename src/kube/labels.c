@@ -4,7 +4,7 @@
  * apimachinery lexer and recursive-descent parser transcribed: same tokens, same lookahead
  * contexts (in/notin are identifiers except where an operator is expected), same messages,
  * plus the 1-based column of the offending token. Parsed selectors live in the caller's arena. */
-#include "labels.h"
+#include "kube/labels.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
+#include "base/goparse.h"
 
 #define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 #define QNAME_MSG                                                                             \
@@ -143,7 +144,7 @@ static int value_messages(const char *value, char *buf, size_t size)
 
 /* The API server reports each message as its own field error; callers here want one line,
  * so the first message (the most specific one) is kept. */
-static int first_message(int count, const char *joined, struct kube_err *err)
+static int first_message(int count, const char *joined, struct err *err)
 {
     const char *sep;
 
@@ -151,18 +152,18 @@ static int first_message(int count, const char *joined, struct kube_err *err)
         return 0;
     sep = strstr(joined, "; ");
     if (count > 1 && sep)
-        return kube_err_set(err, -EINVAL, "%.*s", (int)(sep - joined), joined);
-    return kube_err_set(err, -EINVAL, "%s", joined);
+        return err_set(err, -EINVAL, "%.*s", (int)(sep - joined), joined);
+    return err_set(err, -EINVAL, "%s", joined);
 }
 
-int kube_label_key_validate(const char *key, struct kube_err *err)
+int kube_label_key_validate(const char *key, struct err *err)
 {
     char buf[2048];
 
     return first_message(key_messages(key ? key : "", buf, sizeof(buf)), buf, err);
 }
 
-int kube_label_value_validate(const char *value, struct kube_err *err)
+int kube_label_value_validate(const char *value, struct err *err)
 {
     char buf[1024];
 
@@ -172,48 +173,48 @@ int kube_label_value_validate(const char *value, struct kube_err *err)
 /* ---------------------------------------------------------------------------------------- */
 /* Go's %q for the strings that appear in field errors                                        */
 
-static void go_quote(struct kube_buf *b, const char *s)
+static void go_quote(struct buf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
 
-    kube_buf_puts(b, "\"");
+    buf_puts(b, "\"");
     for (; *p; p++) {
         switch (*p) {
         case '"':
-            kube_buf_puts(b, "\\\"");
+            buf_puts(b, "\\\"");
             break;
         case '\\':
-            kube_buf_puts(b, "\\\\");
+            buf_puts(b, "\\\\");
             break;
         case '\a':
-            kube_buf_puts(b, "\\a");
+            buf_puts(b, "\\a");
             break;
         case '\b':
-            kube_buf_puts(b, "\\b");
+            buf_puts(b, "\\b");
             break;
         case '\f':
-            kube_buf_puts(b, "\\f");
+            buf_puts(b, "\\f");
             break;
         case '\n':
-            kube_buf_puts(b, "\\n");
+            buf_puts(b, "\\n");
             break;
         case '\r':
-            kube_buf_puts(b, "\\r");
+            buf_puts(b, "\\r");
             break;
         case '\t':
-            kube_buf_puts(b, "\\t");
+            buf_puts(b, "\\t");
             break;
         case '\v':
-            kube_buf_puts(b, "\\v");
+            buf_puts(b, "\\v");
             break;
         default:
             if (*p < 0x20 || *p == 0x7f)
-                kube_buf_printf(b, "\\x%02x", *p);
+                buf_printf(b, "\\x%02x", *p);
             else
-                kube_buf_append(b, p, 1);
+                buf_append(b, p, 1);
         }
     }
-    kube_buf_puts(b, "\"");
+    buf_puts(b, "\"");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -351,8 +352,8 @@ struct parser {
     const char *src;
     struct token *t;
     size_t nt, i;
-    struct kube_arena *a;
-    struct kube_err *err;
+    struct arena *a;
+    struct err *err;
     struct kube_requirement *reqs;
     size_t nreqs, capreqs;
     struct set set; /* values of the requirement being parsed */
@@ -391,12 +392,12 @@ static int fail_at(struct parser *p, const struct token *t, int code, const char
 static int fail_at(struct parser *p, const struct token *t, int code, const char *fmt, ...)
 {
     va_list ap;
-    char msg[KUBE_ERR_MSG_MAX];
+    char msg[ERR_MSG_MAX];
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    kube_err_set(p->err, code, "%s", msg);
+    err_set(p->err, code, "%s", msg);
     if (p->err)
         p->err->column = (int)(t->pos + 1);
     return code;
@@ -440,38 +441,12 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* parse_int64 is strconv.ParseInt(s, 10, 64) == nil. */
-static bool parse_int64(const char *s, int64_t *out)
-{
-    const char *p = s;
-    bool neg = false;
-    uint64_t v = 0, lim;
-
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!*p)
-        return false;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *p; p++) {
-        unsigned d;
-
-        if (*p < '0' || *p > '9')
-            return false;
-        d = (unsigned)(*p - '0');
-        if (v > (lim - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
 /* new_requirement is labels.NewRequirement: validates and appends to p->reqs. The values are
  * p->set, sorted. Errors are field errors aggregated like ToAggregate() prints them. */
 static int new_requirement(struct parser *p, const struct token *keytok, const char *key,
                            enum kube_selector_op op, const struct token *valtok)
 {
-    struct kube_buf msg = KUBE_BUF_INIT(16384);
+    struct buf msg = BUF_INIT(16384);
     char tmp[2048];
     int nerrs = 0, rc = 0;
     size_t i;
@@ -480,11 +455,11 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
 
 #define FIELD_ERR(path_fmt, path_arg, badq, detail)                                          \
     do {                                                                                     \
-        kube_buf_puts(&msg, nerrs ? ", " : "");                                              \
-        kube_buf_printf(&msg, path_fmt, path_arg);                                           \
-        kube_buf_puts(&msg, ": Invalid value: ");                                            \
-        kube_buf_puts(&msg, badq);                                                           \
-        kube_buf_printf(&msg, ": %s", detail);                                               \
+        buf_puts(&msg, nerrs ? ", " : "");                                              \
+        buf_printf(&msg, path_fmt, path_arg);                                           \
+        buf_puts(&msg, ": Invalid value: ");                                            \
+        buf_puts(&msg, badq);                                                           \
+        buf_printf(&msg, ": %s", detail);                                               \
         nerrs++;                                                                             \
     } while (0)
 
@@ -516,13 +491,13 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
         for (i = 0; i < p->set.n; i++) {
             int64_t dummy;
 
-            if (!parse_int64(p->set.v[i], &dummy)) {
-                struct kube_buf q = KUBE_BUF_INIT(4096);
+            if (go_parse_int(p->set.v[i], strlen(p->set.v[i]), 10, 64, &dummy, NULL)) {
+                struct buf q = BUF_INIT(4096);
 
                 go_quote(&q, p->set.v[i]);
                 FIELD_ERR("values[%zu]", i, q.data ? q.data : "\"\"",
                           "for 'Gt', 'Lt' operators, the value must be an integer");
-                kube_buf_release(&q);
+                buf_release(&q);
             }
         }
         break;
@@ -531,13 +506,13 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
     }
     for (i = 0; i < p->set.n; i++) {
         if (value_messages(p->set.v[i], tmp, sizeof(tmp))) {
-            struct kube_buf q = KUBE_BUF_INIT(4096);
+            struct buf q = BUF_INIT(4096);
             char path[512];
 
             go_quote(&q, p->set.v[i]);
             snprintf(path, sizeof(path), "values[%zu][%s]", i, key);
             FIELD_ERR("%s", path, q.data ? q.data : "\"\"", tmp);
-            kube_buf_release(&q);
+            buf_release(&q);
         }
     }
 #undef FIELD_ERR
@@ -549,10 +524,10 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
     }
     if (p->nreqs == p->capreqs) {
         size_t ncap = p->capreqs ? 2 * p->capreqs : 8;
-        struct kube_requirement *nr = kube_arena_alloc(p->a, ncap * sizeof(*nr));
+        struct kube_requirement *nr = arena_alloc(p->a, ncap * sizeof(*nr));
 
         if (!nr) {
-            rc = kube_err_set(p->err, -ENOMEM, "out of memory");
+            rc = err_set(p->err, -ENOMEM, "out of memory");
             goto out;
         }
         if (p->nreqs)
@@ -562,24 +537,24 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
     }
     r = &p->reqs[p->nreqs];
     memset(r, 0, sizeof(*r));
-    r->key = kube_arena_strdup(p->a, key);
+    r->key = arena_strdup(p->a, key);
     r->op = op;
     r->nvalues = p->set.n;
-    r->values = p->set.n ? kube_arena_alloc(p->a, p->set.n * sizeof(*r->values)) : NULL;
+    r->values = p->set.n ? arena_alloc(p->a, p->set.n * sizeof(*r->values)) : NULL;
     if (!r->key || (p->set.n && !r->values)) {
-        rc = kube_err_set(p->err, -ENOMEM, "out of memory");
+        rc = err_set(p->err, -ENOMEM, "out of memory");
         goto out;
     }
     for (i = 0; i < p->set.n; i++) {
-        r->values[i] = kube_arena_strdup(p->a, p->set.v[i]);
+        r->values[i] = arena_strdup(p->a, p->set.v[i]);
         if (!r->values[i]) {
-            rc = kube_err_set(p->err, -ENOMEM, "out of memory");
+            rc = err_set(p->err, -ENOMEM, "out of memory");
             goto out;
         }
     }
     p->nreqs++;
 out:
-    kube_buf_release(&msg);
+    buf_release(&msg);
     return rc;
 }
 
@@ -616,7 +591,7 @@ static int parse_values(struct parser *p)
             t = consume(p, CTX_VALUES, &tok);
             if (tok == TOK_IDENT) {
                 if (set_insert(&p->set, t->lit, t->len))
-                    return kube_err_set(p->err, -ENOMEM, "out of memory");
+                    return err_set(p->err, -ENOMEM, "out of memory");
                 t2 = lookahead(p, CTX_VALUES, &tok2);
                 if (tok2 == TOK_COMMA)
                     continue;
@@ -625,17 +600,17 @@ static int parse_values(struct parser *p)
                 return fail_at(p, t2, -EINVAL, "found '%.*s', expected: ',' or ')'", LIT(t2));
             } else if (tok == TOK_COMMA) {
                 if (p->set.n == 0 && set_insert(&p->set, "", 0))
-                    return kube_err_set(p->err, -ENOMEM, "out of memory");
+                    return err_set(p->err, -ENOMEM, "out of memory");
                 lookahead(p, CTX_VALUES, &tok2);
                 if (tok2 == TOK_CLOSE_PAR) {
                     if (set_insert(&p->set, "", 0))
-                        return kube_err_set(p->err, -ENOMEM, "out of memory");
+                        return err_set(p->err, -ENOMEM, "out of memory");
                     break;
                 }
                 if (tok2 == TOK_COMMA) {
                     consume(p, CTX_VALUES, &tok2);
                     if (set_insert(&p->set, "", 0))
-                        return kube_err_set(p->err, -ENOMEM, "out of memory");
+                        return err_set(p->err, -ENOMEM, "out of memory");
                 }
             } else {
                 return fail_at(p, t, -EINVAL, "found '%.*s', expected: ',', or identifier",
@@ -649,7 +624,7 @@ static int parse_values(struct parser *p)
     case TOK_CLOSE_PAR:
         consume(p, CTX_VALUES, &tok);
         if (set_insert(&p->set, "", 0))
-            return kube_err_set(p->err, -ENOMEM, "out of memory");
+            return err_set(p->err, -ENOMEM, "out of memory");
         return 0;
     default:
         return fail_at(p, first, -EINVAL, "found '%.*s', expected: ',', ')' or identifier",
@@ -679,14 +654,14 @@ static int parse_requirement(struct parser *p)
     keytok = t;
     key = tok_dup(t);
     if (!key)
-        return kube_err_set(p->err, -ENOMEM, "out of memory");
+        return err_set(p->err, -ENOMEM, "out of memory");
     if (key_messages(key, buf, sizeof(buf))) {
-        struct kube_buf q = KUBE_BUF_INIT(4096);
+        struct buf q = BUF_INIT(4096);
 
         go_quote(&q, key);
         rc = fail_at(p, keytok, -EINVAL, "<nil>: Invalid value: %s: %s", q.data ? q.data : "",
                      buf);
-        kube_buf_release(&q);
+        buf_release(&q);
         goto out;
     }
     lookahead(p, CTX_VALUES, &tok);
@@ -719,7 +694,7 @@ static int parse_requirement(struct parser *p)
             if (tok == TOK_END || tok == TOK_COMMA) {
                 rc = set_insert(&p->set, "", 0);
                 if (rc) {
-                    rc = kube_err_set(p->err, -ENOMEM, "out of memory");
+                    rc = err_set(p->err, -ENOMEM, "out of memory");
                     goto out;
                 }
             } else {
@@ -729,7 +704,7 @@ static int parse_requirement(struct parser *p)
                     goto out;
                 }
                 if (set_insert(&p->set, t->lit, t->len)) {
-                    rc = kube_err_set(p->err, -ENOMEM, "out of memory");
+                    rc = err_set(p->err, -ENOMEM, "out of memory");
                     goto out;
                 }
             }
@@ -778,8 +753,8 @@ static int sort_reqs_stable(struct kube_requirement *r, size_t n)
     return 0;
 }
 
-int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selector *sel,
-                        struct kube_err *err)
+int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *sel,
+                        struct err *err)
 {
     struct parser p;
     enum tok tok;
@@ -793,7 +768,7 @@ int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selecto
     p.err = err;
     rc = lex_all(p.src, &p.t, &p.nt);
     if (rc) {
-        kube_err_set(err, rc, "out of memory");
+        err_set(err, rc, "out of memory");
         return rc;
     }
     for (;;) {
@@ -808,7 +783,7 @@ int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selecto
         rc = parse_requirement(&p);
         if (rc) {
             if (rc == -EINVAL)
-                kube_err_prefix(err, "unable to parse requirement");
+                err_prefix(err, "unable to parse requirement");
             goto out;
         }
         t = consume(&p, CTX_VALUES, &tok);
@@ -825,7 +800,7 @@ int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selecto
         }
     }
     if (sort_reqs_stable(p.reqs, p.nreqs)) {
-        rc = kube_err_set(err, -ENOMEM, "out of memory");
+        rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     sel->reqs = p.reqs;
@@ -902,7 +877,8 @@ bool kube_requirement_matches(const struct kube_requirement *r, const struct kub
         return v == NULL;
     case KUBE_OP_GT:
     case KUBE_OP_LT:
-        if (!v || r->nvalues != 1 || !parse_int64(v, &lv) || !parse_int64(r->values[0], &rv))
+        if (!v || r->nvalues != 1 || go_parse_int(v, strlen(v), 10, 64, &lv, NULL) ||
+            go_parse_int(r->values[0], strlen(r->values[0]), 10, 64, &rv, NULL))
             return false;
         return r->op == KUBE_OP_GT ? lv > rv : lv < rv;
     }
@@ -936,7 +912,7 @@ bool kube_label_selector_matches(const struct kube_label_selector *sel, const st
 
 const char *kube_selector_string(const struct kube_selector *sel, char *buf, size_t size)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct buf b = BUF_INIT(0);
     size_t i, j;
 
     if (!size)
@@ -945,32 +921,32 @@ const char *kube_selector_string(const struct kube_selector *sel, char *buf, siz
         const struct kube_requirement *r = &sel->reqs[i];
 
         if (i)
-            kube_buf_puts(&b, ",");
+            buf_puts(&b, ",");
         if (r->op == KUBE_OP_DOES_NOT_EXIST)
-            kube_buf_puts(&b, "!");
-        kube_buf_puts(&b, r->key);
+            buf_puts(&b, "!");
+        buf_puts(&b, r->key);
         switch (r->op) {
-        case KUBE_OP_EQUALS: kube_buf_puts(&b, "="); break;
-        case KUBE_OP_DOUBLE_EQUALS: kube_buf_puts(&b, "=="); break;
-        case KUBE_OP_NOT_EQUALS: kube_buf_puts(&b, "!="); break;
-        case KUBE_OP_IN: kube_buf_puts(&b, " in ("); break;
-        case KUBE_OP_NOT_IN: kube_buf_puts(&b, " notin ("); break;
-        case KUBE_OP_GT: kube_buf_puts(&b, ">"); break;
-        case KUBE_OP_LT: kube_buf_puts(&b, "<"); break;
+        case KUBE_OP_EQUALS: buf_puts(&b, "="); break;
+        case KUBE_OP_DOUBLE_EQUALS: buf_puts(&b, "=="); break;
+        case KUBE_OP_NOT_EQUALS: buf_puts(&b, "!="); break;
+        case KUBE_OP_IN: buf_puts(&b, " in ("); break;
+        case KUBE_OP_NOT_IN: buf_puts(&b, " notin ("); break;
+        case KUBE_OP_GT: buf_puts(&b, ">"); break;
+        case KUBE_OP_LT: buf_puts(&b, "<"); break;
         case KUBE_OP_EXISTS:
         case KUBE_OP_DOES_NOT_EXIST:
             continue;
         }
         for (j = 0; j < r->nvalues; j++) {
             if (j)
-                kube_buf_puts(&b, ",");
-            kube_buf_puts(&b, r->values[j]);
+                buf_puts(&b, ",");
+            buf_puts(&b, r->values[j]);
         }
         if (r->op == KUBE_OP_IN || r->op == KUBE_OP_NOT_IN)
-            kube_buf_puts(&b, ")");
+            buf_puts(&b, ")");
     }
     /* a string longer than the caller's buffer is cut short, like snprintf */
     snprintf(buf, size, "%s", b.data ? b.data : "");
-    kube_buf_release(&b);
+    buf_release(&b);
     return buf;
 }

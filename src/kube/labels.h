@@ -10,15 +10,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "arena.h"
-#include "err.h"
-#include "object.h"
+#include "base/arena.h"
+#include "base/err.h"
+#include "kube/object.h"
 
 /* kube_label_key_validate / kube_label_value_validate return 0 when valid, else -EINVAL with
  * the API server's message in err (e.g. "name part must consist of alphanumeric characters,
  * ..."). */
-int kube_label_key_validate(const char *key, struct kube_err *err);
-int kube_label_value_validate(const char *value, struct kube_err *err);
+int kube_label_key_validate(const char *key, struct err *err);
+int kube_label_value_validate(const char *value, struct err *err);
+
+/* kube_labels_get returns the value of key in l (sorted by key), or NULL when absent. */
+const char *kube_labels_get(const struct kube_labels *l, const char *key);
 
 /* A parsed label selector: requirements ANDed, sorted by key. Zero requirements match
  * everything. */
@@ -29,8 +32,8 @@ struct kube_selector {
 
 /* kube_selector_parse parses a kubectl -l string into sel, allocating from a. Errors carry
  * kubectl's message and err->column set to the 1-based position of the offending token. */
-int kube_selector_parse(const char *s, struct kube_arena *a, struct kube_selector *sel,
-                        struct kube_err *err);
+int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *sel,
+                        struct err *err);
 
 /* kube_requirement_matches tells whether one requirement holds for a label set, with
  * labels.Requirement.Matches semantics. A requirement marked invalid never matches. */

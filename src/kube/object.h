@@ -1,20 +1,17 @@
-/* object.h - the Kubernetes objects gpusched and gpulabel reason about, decoded from JSON.
+/* object.h - the Kubernetes objects gpusched and gpulabel reason about: the types only.
  *
- * Only the fields that scheduling and labelling read are kept. Every string and array of one
- * object lives in the arena passed to its decoder, so an object is freed with its arena.
- * Quantities are already converted: cpu in millicores, everything else in base units (bytes,
- * counts), as int64. Label lists are sorted by key (strcmp) and keys are unique. */
+ * Only the fields that scheduling and labelling read are kept. decode.h fills them from JSON,
+ * rules.h holds the rules of Kubernetes that read them (tolerations, node selector terms, pod
+ * requests), labels.h the label and selector ones. Every string and array of one object lives
+ * in the arena passed to its decoder, so an object is freed with its arena. Quantities are
+ * already converted: cpu in millicores, everything else in base units (bytes, counts), as
+ * int64. Label lists are sorted by key (strcmp) and keys are unique. */
 #ifndef KUBE_OBJECT_H
 #define KUBE_OBJECT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <jansson.h>
-
-#include "arena.h"
-#include "err.h"
 
 struct kube_label {
     const char *key;
@@ -25,9 +22,6 @@ struct kube_labels {
     struct kube_label *v; /* sorted by key */
     size_t n;
 };
-
-/* kube_labels_get returns the value of key, or NULL when absent (binary search). */
-const char *kube_labels_get(const struct kube_labels *l, const char *key);
 
 enum kube_taint_effect {
     KUBE_EFFECT_ANY = 0, /* only in tolerations: empty effect matches every effect */
@@ -76,9 +70,6 @@ struct kube_resources {
     struct kube_scalar *scalars; /* sorted by name */
     size_t nscalars;
 };
-
-/* kube_resources_scalar returns the value of a scalar resource, 0 when absent. */
-int64_t kube_resources_scalar(const struct kube_resources *r, const char *name);
 
 enum kube_selector_op {
     KUBE_OP_IN = 0,
@@ -216,52 +207,5 @@ struct kube_priority_class {
     bool global_default;
     bool preempt_never;
 };
-
-/* Where a decoded JSON value came from, for error messages: manifests are parsed with line
- * numbers (see manifest.h), API responses without. kube_lines_find returns the 1-based line
- * of a json_t in the source, 0 when unknown. May be NULL. */
-struct kube_lines;
-int kube_lines_find(const struct kube_lines *l, const json_t *v);
-
-/* Decoders: turn one JSON object into the struct, allocating from a. They validate what the
- * API server would (label syntax, quantity syntax, field types) and fail with err naming the
- * field path and, when lines is given, the line. file is copied into err and source_file. */
-int kube_pod_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pod *out, struct kube_err *err);
-int kube_node_decode(const json_t *obj, struct kube_arena *a, const struct kube_lines *lines,
-                     const char *file, struct kube_node *out, struct kube_err *err);
-int kube_priority_class_decode(const json_t *obj, struct kube_arena *a,
-                               const struct kube_lines *lines, const char *file,
-                               struct kube_priority_class *out, struct kube_err *err);
-
-/* kube_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
- * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
- * for anything else, without undefined behaviour on huge numbers. */
-bool kube_json_int64(const json_t *v, int64_t *out);
-
-/* kube_json_type_name names v's JSON type for messages: "object", "array", "string",
- * "integer", "number" (a real), "boolean" or "null". */
-const char *kube_json_type_name(const json_t *v);
-
-/* Shared matching rules (implemented in object.c, used by the scheduler's filters and by the
- * DaemonSet expansion in the manifest loader). */
-
-/* kube_toleration_tolerates: v1.Toleration.ToleratesTaint (empty effect matches any effect,
- * empty key with Exists matches any key, Equal compares values). */
-bool kube_toleration_tolerates(const struct kube_toleration *t, const struct kube_taint *taint);
-
-/* kube_node_selector_term_matches: all matchExpressions hold on the node's labels and all
- * matchFields on its name; a term with neither matches nothing; an invalid requirement
- * fails the term. */
-bool kube_node_selector_term_matches(const struct kube_node_selector_term *t,
-                                     const struct kube_node *node);
-
-/* kube_node_selector_matches: the terms ORed. */
-bool kube_node_selector_matches(const struct kube_node_selector *s, const struct kube_node *node);
-
-/* kube_pod_requests computes the effective request of a pod as the scheduler counts it:
- * max(sum of containers + sidecars, each init container + the sidecars before it) + overhead.
- * Scalars are allocated from a. */
-int kube_pod_requests(const struct kube_pod *p, struct kube_arena *a, struct kube_resources *out);
 
 #endif

@@ -3,13 +3,15 @@
  * The scanner reproduces the Go one step by step (including what it quietly accepts, such as
  * "-" or "Mi" meaning 0); the value is then computed exactly on a decimal digit string, so
  * there is no floating point anywhere, and rounded up like Quantity.Value()/MilliValue(). */
-#include "quantity.h"
+#include "kube/quantity.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/goparse.h"
 
 #define QUANTITY_FORMAT_MSG                                                                   \
     "quantities must match the regular expression "                                          \
@@ -120,9 +122,7 @@ static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_
         {"Ei", 2, 60},
     };
     size_t i;
-    const char *p, *end;
-    bool neg = false;
-    unsigned long long v = 0;
+    int64_t v;
 
     for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (suffix_is(q, table[i].s)) {
@@ -135,23 +135,10 @@ static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_
     if (q->nsuffix < 2 || (q->suffix[0] != 'e' && q->suffix[0] != 'E'))
         return false;
     /* strconv.ParseInt(suffix[1:], 10, 64), then Go's int32() conversion (it wraps) */
-    p = q->suffix + 1;
-    end = q->suffix + q->nsuffix;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (p == end)
-        return false;
-    for (; p < end; p++) {
-        if (!is_digit(*p))
-            return false;
-        if (v > ((unsigned long long)INT64_MAX + 1 - (unsigned long long)(*p - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned long long)(*p - '0');
-    }
-    if (!neg && v > (unsigned long long)INT64_MAX)
+    if (go_parse_int(q->suffix + 1, q->nsuffix - 1, 10, 64, &v, NULL))
         return false;
     *base = 10;
-    *exponent = (int32_t)(uint32_t)(neg ? 0 - v : v);
+    *exponent = (int32_t)(uint32_t)(uint64_t)v;
     *fmt = FMT_DECIMAL_EXPONENT;
     return true;
 }
@@ -209,12 +196,12 @@ static int ceil_scaled(const unsigned char *d, size_t off, size_t len, int64_t p
     return 0;
 }
 
-static int quantity_fail(struct kube_err *err, const char *msg)
+static int quantity_fail(struct err *err, const char *msg)
 {
-    return kube_err_set(err, -EINVAL, "%s", msg);
+    return err_set(err, -EINVAL, "%s", msg);
 }
 
-int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct kube_err *err)
+int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct err *err)
 {
     struct quantity_parts q;
     enum quantity_format fmt;
@@ -248,7 +235,7 @@ int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct ku
     if (cap > sizeof(stackbuf)) {
         d = malloc(cap);
         if (!d)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     off = cap - ndig;
     for (i = 0; i < q.nnum; i++)
@@ -290,7 +277,7 @@ int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct ku
         *milli = mv;
     goto out;
 range:
-    rc = kube_err_set(err, -ERANGE, "quantity '%s' is too large", s);
+    rc = err_set(err, -ERANGE, "quantity '%s' is too large", s);
 out:
     if (d != stackbuf)
         free(d);

@@ -9,14 +9,14 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* kube_quantity_parse parses s. On success *value is the quantity in base units (ceil) and
  * *milli is 1000 x the quantity (ceil); either pointer may be NULL. Errors use
  * Kubernetes' messages ("quantities must match the regular expression
  * '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") with code -EINVAL, or -ERANGE when the
  * value does not fit. */
-int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct kube_err *err);
+int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct err *err);
 
 /* kube_quantity_format writes v (base units) the way kubectl prints it for the given resource:
  * cpu from millicores ("500m", "2"), memory in the largest exact binary suffix ("12Gi",

@@ -2,7 +2,7 @@
  *
  * The side table is an open-addressing hash keyed by the json_t pointer. It only lives as
  * long as the values it describes (the caller frees both together). */
-#include "yaml.h"
+#include "kube/yaml.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,6 +12,8 @@
 #include <strings.h>
 
 #include <yaml.h>
+
+#include "base/goparse.h"
 
 #define YAML_MAX_DEPTH 128
 
@@ -116,7 +118,7 @@ struct loader {
     yaml_parser_t parser;
     struct kube_lines *lines;
     const char *file;
-    struct kube_err *err;
+    struct err *err;
     struct anchor *anchors;
     size_t nanchors;
     /* kube_yaml_each_read only */
@@ -135,54 +137,6 @@ static bool is_one_of(const char *s, const char *const *set)
         if (!strcmp(s, *set))
             return true;
     return false;
-}
-
-/* scan_int is strconv.ParseInt(s, 0, 64) as go-yaml v2 calls it (underscores already
- * removed): an optional sign, then 0x/0o/0b prefixes, a leading 0 meaning octal ("010" is
- * 8), decimal otherwise. */
-static bool scan_int(const char *s, json_int_t *out)
-{
-    const char *p = s;
-    int neg = 0, base = 10;
-    unsigned long long v = 0, lim;
-
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!*p)
-        return false;
-    if (p[0] == '0' && p[1] && p[2] && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    } else if (p[0] == '0' && p[1] && p[2] && (p[1] == 'o' || p[1] == 'O')) {
-        base = 8;
-        p += 2;
-    } else if (p[0] == '0' && p[1] && p[2] && (p[1] == 'b' || p[1] == 'B')) {
-        base = 2;
-        p += 2;
-    } else if (p[0] == '0') {
-        base = 8;
-        p++;
-    }
-    lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
-    for (; *p; p++) {
-        int d;
-
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'z')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'Z')
-            d = *p - 'A' + 10;
-        else
-            return false;
-        if (d >= base)
-            return false;
-        if (v > (lim - (unsigned long long)d) / (unsigned long long)base)
-            return false;
-        v = v * (unsigned long long)base + (unsigned long long)d;
-    }
-    *out = neg ? (json_int_t)(0 - v) : (json_int_t)v;
-    return true;
 }
 
 static bool scan_float(const char *s, double *out)
@@ -230,7 +184,7 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
     const char *s = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     const char *tag = (const char *)ev->data.scalar.tag;
-    json_int_t i;
+    int64_t i;
     double d;
 
     if (tag && !strcmp(tag, YAML_STR_TAG))
@@ -257,7 +211,8 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
             if (s[k] != '_' || s[0] == '.')
                 plain[n++] = s[k];
         plain[n] = '\0';
-        if (s[0] != '.' && scan_int(plain, &i))
+        /* strconv.ParseInt(plain, 0, 64), as go-yaml v2 calls it */
+        if (s[0] != '.' && !go_parse_int(plain, n, 0, 64, &i, NULL))
             num = json_integer(i);
         else if (scan_float(plain, &d))
             num = json_real(d);
@@ -271,8 +226,8 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
 
 static int load_fail(struct loader *ld, int line, const char *msg)
 {
-    kube_err_set(ld->err, -EINVAL, "%s", msg);
-    kube_err_at(ld->err, ld->file, line, 0);
+    err_set(ld->err, -EINVAL, "%s", msg);
+    err_at(ld->err, ld->file, line, 0);
     return -EINVAL;
 }
 
@@ -282,14 +237,14 @@ static int parser_fail(struct loader *ld)
     const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->context_mark;
 
     if (ld->rd_err) {
-        kube_err_set(ld->err, ld->rd_err, "cannot read: %s", strerror(-ld->rd_err));
-        kube_err_at(ld->err, ld->file, 0, 0);
+        err_set(ld->err, ld->rd_err, "cannot read: %s", strerror(-ld->rd_err));
+        err_at(ld->err, ld->file, 0, 0);
         return ld->rd_err;
     }
 
-    kube_err_set(ld->err, -EINVAL, "%s%s%s", p->problem ? p->problem : "invalid YAML",
+    err_set(ld->err, -EINVAL, "%s%s%s", p->problem ? p->problem : "invalid YAML",
                  p->context ? " " : "", p->context ? p->context : "");
-    kube_err_at(ld->err, ld->file, (int)m->line + 1, (int)m->column + 1);
+    err_at(ld->err, ld->file, (int)m->line + 1, (int)m->column + 1);
     return -EINVAL;
 }
 
@@ -362,7 +317,7 @@ static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out
     v = resolve_scalar(ev);
     if (!v || remember_anchor(ld, ev->data.scalar.anchor, v)) {
         json_decref(v);
-        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+        return err_set(ld->err, -ENOMEM, "out of memory");
     }
     *out = v;
     return 0;
@@ -423,7 +378,7 @@ static int load_items(struct loader *ld, yaml_event_t *ev, json_t *list, json_t 
     if (!*out || kube_lines_add(ld->lines, *out, line)) {
         json_decref(*out);
         *out = NULL;
-        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+        return err_set(ld->err, -ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -578,7 +533,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     return 0;
 nomem:
     json_decref(v);
-    return kube_err_set(ld->err, -ENOMEM, "out of memory");
+    return err_set(ld->err, -ENOMEM, "out of memory");
 }
 
 static void anchors_clear(struct loader *ld)
@@ -616,7 +571,7 @@ static int parse_stream(struct loader *ld, const char *data, size_t len,
     int rc = 0, done = 0;
 
     if (!yaml_parser_initialize(&ld->parser))
-        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+        return err_set(ld->err, -ENOMEM, "out of memory");
     if (ld->rd)
         yaml_parser_set_input(&ld->parser, read_handler, ld);
     else
@@ -660,12 +615,12 @@ static int parse_stream(struct loader *ld, const char *data, size_t len,
 static int take_append(struct loader *ld, json_t *doc, void *ctx)
 {
     if (json_array_append_new(ctx, doc))
-        return kube_err_set(ld->err, -ENOMEM, "out of memory");
+        return err_set(ld->err, -ENOMEM, "out of memory");
     return 0;
 }
 
 int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
-                   struct kube_lines **lines, struct kube_err *err)
+                   struct kube_lines **lines, struct err *err)
 {
     struct loader ld;
     json_t *arr;
@@ -679,12 +634,12 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
         *lines = NULL;
         ld.lines = calloc(1, sizeof(*ld.lines));
         if (!ld.lines)
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
     }
     arr = json_array();
     if (!arr) {
         kube_lines_free(ld.lines);
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     }
     rc = parse_stream(&ld, data, len, take_append, arr);
     if (rc) {
@@ -735,7 +690,7 @@ static int each_run(struct loader *ld, const char *data, size_t len, unsigned fl
         ld->item_lines = calloc(1, sizeof(*ld->item_lines));
     }
     if (!ld->lines || ((flags & KUBE_YAML_SPLIT_ITEMS) && !ld->item_lines))
-        rc = kube_err_set(ld->err, -ENOMEM, "out of memory");
+        rc = err_set(ld->err, -ENOMEM, "out of memory");
     else
         rc = parse_stream(ld, data, len, take_each, &e);
     kube_lines_free(ld->lines);
@@ -744,7 +699,7 @@ static int each_run(struct loader *ld, const char *data, size_t len, unsigned fl
 }
 
 int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flags,
-                   kube_yaml_doc_fn fn, void *ctx, struct kube_err *err)
+                   kube_yaml_doc_fn fn, void *ctx, struct err *err)
 {
     struct loader ld;
 
@@ -755,7 +710,7 @@ int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flag
 }
 
 int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
-                        kube_yaml_doc_fn fn, void *ctx, struct kube_err *err)
+                        kube_yaml_doc_fn fn, void *ctx, struct err *err)
 {
     struct loader ld;
 

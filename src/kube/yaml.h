@@ -13,15 +13,17 @@
 
 #include <jansson.h>
 
-#include "err.h"
-#include "object.h"
+#include "base/err.h"
+
+/* A line table: where each value of a parsed document came from. */
+struct kube_lines;
 
 /* kube_yaml_load parses every document in data (len bytes). On success *docs is a new JSON
  * array (caller json_decref()s it) holding one value per non-empty document, and *lines (when
  * lines is not NULL) a new table the caller frees with kube_lines_free(). file is only used in
  * error messages ("line 7: mapping values are not allowed in this context"). */
 int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs,
-                   struct kube_lines **lines, struct kube_err *err);
+                   struct kube_lines **lines, struct err *err);
 
 /* kube_yaml_each parses the documents of data one at a time, so memory holds one document's
  * values, not the whole file's. For each non-empty document it calls fn(doc, lines, NULL,
@@ -38,14 +40,18 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
 #define KUBE_YAML_SPLIT_ITEMS 1u
 typedef int (*kube_yaml_doc_fn)(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx);
 int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flags,
-                   kube_yaml_doc_fn fn, void *ctx, struct kube_err *err);
+                   kube_yaml_doc_fn fn, void *ctx, struct err *err);
 
 /* kube_yaml_each_read is kube_yaml_each on input pulled through rd, which fills up to size
  * bytes of buf and returns how many (0 at the end), or a negative errno-style code that
  * stops the parse with "cannot read: ..." in err. The whole input is never in memory. */
 typedef long (*kube_yaml_read_fn)(void *rd_ctx, char *buf, size_t size);
 int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
-                        kube_yaml_doc_fn fn, void *ctx, struct kube_err *err);
+                        kube_yaml_doc_fn fn, void *ctx, struct err *err);
+
+/* kube_lines_find returns the 1-based line of a value produced by the parse, 0 when unknown
+ * (l may be NULL: API responses have no lines). */
+int kube_lines_find(const struct kube_lines *l, const json_t *v);
 
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);

@@ -1,10 +1,13 @@
 /* config.h - gpulabel's settings, filled from flags and GPULABEL_* environment variables by
- * main.c and read by the detection, labelling, sync and daemon modules. Strings are borrowed
- * from argv/environ and live as long as the process. */
+ * main.c and read by the detection, labelling, sync and daemon modules, and the rules of the
+ * values that are more than a string. Strings are borrowed from argv/environ and live as long
+ * as the process. */
 #ifndef LABELER_CONFIG_H
 #define LABELER_CONFIG_H
 
 #include <stdbool.h>
+
+#include "base/err.h"
 
 enum {
     LABELER_SCHEMA_ACK = 1u << 0, /* aliyun.accelerator/nvidia_{count,mem,name} */
@@ -24,5 +27,12 @@ struct labeler_config {
     long sleep_interval_ms;        /* --sleep-interval (60s) */
     int verbosity;                 /* -v N */
 };
+
+#define LABELER_INTERVAL_MAX_MS (100L * 86400 * 1000)
+
+/* labeler_interval_parse reads --sleep-interval: a Go duration (time.ParseDuration: "30s",
+ * "1m30s", "500ms") from 1ms to 100 days, into whole milliseconds. Returns 0, or -EINVAL with
+ * err saying why (not naming the flag). */
+int labeler_interval_parse(const char *s, long *ms, struct err *err);
 
 #endif

@@ -17,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
+#include "base/clock.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
 #include "labeler/sync.h"
@@ -82,10 +83,10 @@ static const char *fmt_schemas(unsigned schemas, char *buf, size_t size)
 /* ---- talking to the API server ---------------------------------------------------- */
 
 /* Rewrites err->msg as "cannot VERB node "NAME": CAUSE: MESSAGE (HINT)". */
-static void sync_err_describe(struct kube_err *err, const char *verb, const char *node)
+static void sync_err_describe(struct err *err, const char *verb, const char *node)
 {
     const char *cause = NULL, *hint = "";
-    char cause_buf[32], old[KUBE_ERR_MSG_MAX];
+    char cause_buf[32], old[ERR_MSG_MAX];
     int st = err->http_status;
 
     switch (st) {
@@ -158,7 +159,7 @@ static void sync_summarize(const json_t *patch, struct sync_result *res)
  * being patched from a stale ownership list. */
 static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
                      const struct labeler_labels *desired, struct sync_result *res,
-                     struct kube_err *err)
+                     struct err *err)
 {
     char esc[1024], path[1100];
     int attempt, rc;
@@ -167,7 +168,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     if (!schemas) /* as labeler_detect: no schema given means the default */
         schemas = LABELER_SCHEMA_ACK;
     if (!kube_path_escape(node, esc, sizeof(esc)))
-        return kube_err_set(err, -ENAMETOOLONG, "node name \"%.64s...\" is too long", node);
+        return err_set(err, -ENAMETOOLONG, "node name \"%.64s...\" is too long", node);
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", esc);
 
     for (attempt = 0;; attempt++) {
@@ -176,10 +177,10 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
         char *body;
 
         memset(&resp, 0, sizeof(resp));
-        kube_err_clear(err);
+        err_clear(err);
         rc = kube_client_request(c, "GET", path, NULL, NULL, 0, &resp, err);
         if (!rc && !json_is_object(resp.json))
-            rc = kube_err_set(err, -EPROTO, "the API server's answer is not a JSON object");
+            rc = err_set(err, -EPROTO, "the API server's answer is not a JSON object");
         if (rc) {
             kube_response_release(&resp);
             sync_err_describe(err, "get", node);
@@ -189,7 +190,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
         kube_response_release(&resp);
         if (rc) {
             labeler_sync_plan_release(&plan);
-            kube_err_prefix(err, "cannot label node \"%s\"", node);
+            err_prefix(err, "cannot label node \"%s\"", node);
             return rc;
         }
         if (!plan.patch)
@@ -197,7 +198,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
         body = labeler_sync_patch_dump(&plan);
         if (!body) {
             labeler_sync_plan_release(&plan);
-            return kube_err_set(err, -ENOMEM, "out of memory writing the node patch");
+            return err_set(err, -ENOMEM, "out of memory writing the node patch");
         }
         log_line(2, "PATCH %s %s", path, body);
         rc = kube_client_request(c, "PATCH", path, "application/merge-patch+json", body,
@@ -223,7 +224,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
 }
 
 static int client_open(const struct labeler_config *cfg, struct kube_client **out,
-                       struct kube_err *err)
+                       struct err *err)
 {
     struct kube_client_opts o;
 
@@ -234,17 +235,17 @@ static int client_open(const struct labeler_config *cfg, struct kube_client **ou
     return kube_client_new(&o, out, err);
 }
 
-static int need_node_name(const struct labeler_config *cfg, struct kube_err *err)
+static int need_node_name(const struct labeler_config *cfg, struct err *err)
 {
     if (cfg->node_name && cfg->node_name[0])
         return 0;
-    return kube_err_set(err, -EINVAL,
+    return err_set(err, -EINVAL,
                         "no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it "
                         "from spec.nodeName), or use --no-sync");
 }
 
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
-                      struct kube_err *err)
+                      struct err *err)
 {
     struct kube_client *c = NULL;
     struct sync_result res;
@@ -255,7 +256,7 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
         goto out;
     rc = client_open(cfg, &c, err);
     if (rc) {
-        kube_err_prefix(err, "cannot set up the API client");
+        err_prefix(err, "cannot set up the API client");
         goto out;
     }
     rc = sync_node(c, cfg->node_name, cfg->schemas, desired, &res, err);
@@ -317,22 +318,14 @@ static int daemon_signals_install(void)
     return 0;
 }
 
-static long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sleeps ms, returning early when a stop signal arrives. */
 static void daemon_wait(long ms)
 {
-    long end = now_ms() + ms;
+    long end = mono_ms() + ms;
 
     while (!daemon_stop) {
         struct pollfd p;
-        long left = end - now_ms();
+        long left = end - mono_ms();
         char drain[16];
 
         if (left <= 0)
@@ -381,7 +374,7 @@ static int labels_copy(struct labeler_labels *dst, const struct labeler_labels *
  * detection and output errors, and code/status/reason/verb for API errors, whose text may
  * differ in details from one attempt to the next ("after 1 ms"). */
 struct daemon_errlog {
-    char last[KUBE_ERR_MSG_MAX];
+    char last[ERR_MSG_MAX];
 };
 
 /* Logs msg+suffix at level 0 when key differs from the last one, else at level 1. Returns
@@ -419,17 +412,17 @@ struct daemon {
 /* Writes the outputs when their content changed since the last successful write. */
 static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
 {
-    struct kube_err err;
+    struct err err;
 
     if (!d->cfg->output && !d->cfg->feature_file)
         return;
     if (d->have_written && labels_equal(&d->written, l))
         return;
-    kube_err_clear(&err);
+    err_clear(&err);
     if (labeler_write_outputs(d->cfg, l, &err)) {
-        char line[KUBE_ERR_MSG_MAX + 64];
+        char line[ERR_MSG_MAX + 64];
 
-        kube_err_format(&err, line, sizeof(line));
+        err_format(&err, line, sizeof(line));
         errlog_report(&d->output_log, line, line, "");
         return;
     }
@@ -446,19 +439,19 @@ static long daemon_cycle(struct daemon *d)
     const struct labeler_config *cfg = d->cfg;
     struct labeler_labels desired;
     struct sync_result res;
-    struct kube_err err;
-    char ival[32], cause[KUBE_ERR_MSG_MAX], msg[KUBE_ERR_MSG_MAX + 32], tail[128];
+    struct err err;
+    char ival[32], cause[ERR_MSG_MAX], msg[ERR_MSG_MAX + 32], tail[128];
     long wait = d->interval_ms;
     int rc;
 
     memset(&desired, 0, sizeof(desired));
-    kube_err_clear(&err);
+    err_clear(&err);
     daemon_abandonable = 1;
     rc = labeler_detect(cfg, &desired, &err);
     daemon_abandonable = 0;
     if (rc) {
         snprintf(msg, sizeof(msg), "cannot detect GPUs: %s",
-                 kube_err_format(&err, cause, sizeof(cause)));
+                 err_format(&err, cause, sizeof(cause)));
         snprintf(tail, sizeof(tail), "; keeping the labels already published, retrying every %s",
                  fmt_ms(d->interval_ms, ival, sizeof(ival)));
         errlog_report(&d->detect_log, msg, msg, tail);
@@ -515,8 +508,8 @@ out:
 int labeler_daemon_run(const struct labeler_config *cfg)
 {
     struct daemon d;
-    struct kube_err err;
-    char ival[32], schemas[16], msg[KUBE_ERR_MSG_MAX + 64];
+    struct err err;
+    char ival[32], schemas[16], msg[ERR_MSG_MAX + 64];
     int rc;
 
     memset(&d, 0, sizeof(d));
@@ -526,7 +519,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     labeler_backoff_init(&d.backoff,
                          d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
                          BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));
-    kube_err_clear(&err);
+    err_clear(&err);
     /* first, so that a SIGTERM arriving while the client is set up still ends us cleanly */
     rc = daemon_signals_install();
     if (rc) {
@@ -542,7 +535,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
         rc = client_open(cfg, &d.client, &err);
         if (rc) {
             log_line(0, "cannot set up the API client: %s",
-                     kube_err_format(&err, msg, sizeof(msg)));
+                     err_format(&err, msg, sizeof(msg)));
             return 1;
         }
     }

@@ -8,7 +8,7 @@
 #ifndef LABELER_DAEMON_H
 #define LABELER_DAEMON_H
 
-#include "kube/err.h"
+#include "base/err.h"
 #include "labeler/config.h"
 #include "labeler/labels.h"
 
@@ -19,7 +19,7 @@
  * `cannot patch node "gpu-1": forbidden: ... (check the ClusterRole allows get,patch on
  * nodes)`, with err->http_status set for API errors. */
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
-                      struct kube_err *err);
+                      struct err *err);
 
 /* labeler_daemon_run runs the loop (docs/node-sync.md), logging to stderr, and returns the
  * process exit status: 0 after SIGTERM/SIGINT, 2 without a node name (unless cfg->no_sync),

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kube/labels.h"
 #include "labeler/sanitize.h"
 
 #define GFD_PREFIX "nvidia.com/"
@@ -87,15 +88,15 @@ const char *labeler_labels_get(const struct labeler_labels *l, const char *key)
 }
 
 int labeler_labels_set(struct labeler_labels *l, const char *key, const char *value,
-                       struct kube_err *err)
+                       struct err *err)
 {
     bool found;
     size_t i;
 
     if (!key[0] || strlen(key) >= sizeof(l->v[0].key))
-        return kube_err_set(err, -EINVAL, "label key '%s': empty or too long", key);
-    if (!labeler_value_is_valid(value))
-        return kube_err_set(err, -EINVAL, "label %s: invalid value '%s'", key, value);
+        return err_set(err, -EINVAL, "label key '%s': empty or too long", key);
+    if (kube_label_value_validate(value, NULL))
+        return err_set(err, -EINVAL, "label %s: invalid value '%s'", key, value);
     i = labels_find(l, key, &found);
     if (!found) {
         if (l->n == l->alloc) {
@@ -103,7 +104,7 @@ int labeler_labels_set(struct labeler_labels *l, const char *key, const char *va
             struct labeler_label *v = realloc(l->v, alloc * sizeof(*v));
 
             if (!v)
-                return kube_err_set(err, -ENOMEM, "out of memory for labels");
+                return err_set(err, -ENOMEM, "out of memory for labels");
             l->v = v;
             l->alloc = alloc;
         }
@@ -132,7 +133,7 @@ bool labeler_key_in_schemas(const char *key, unsigned schemas)
     return false;
 }
 
-int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err)
+int labeler_schemas_parse(const char *s, unsigned *out, struct err *err)
 {
     unsigned bits = 0;
     const char *p = s ? s : "";
@@ -145,7 +146,7 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err)
         else if (n == 3 && !strncmp(p, "gfd", 3))
             bits |= LABELER_SCHEMA_GFD;
         else
-            return kube_err_set(err, -EINVAL, "unknown schema '%.*s' (want ack, gfd or ack,gfd)",
+            return err_set(err, -EINVAL, "unknown schema '%.*s' (want ack, gfd or ack,gfd)",
                                 (int)n, p);
         if (!p[n])
             break;
@@ -158,7 +159,7 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err)
 /* Sets key to the sanitised form of text; "unknown" when nothing usable is left, so a GPU
  * node never loses a label that DoesNotExist selectors rely on. */
 static int set_sanitized(struct labeler_labels *l, const char *key, const char *text,
-                         struct kube_err *err)
+                         struct err *err)
 {
     char v[LABELER_VALUE_MAX + 1];
 
@@ -167,7 +168,7 @@ static int set_sanitized(struct labeler_labels *l, const char *key, const char *
 }
 
 static int set_ull(struct labeler_labels *l, const char *key, unsigned long long n,
-                   const char *suffix, struct kube_err *err)
+                   const char *suffix, struct err *err)
 {
     char v[LABELER_VALUE_MAX + 1];
 
@@ -176,7 +177,7 @@ static int set_ull(struct labeler_labels *l, const char *key, unsigned long long
 }
 
 static int schema_ack(const struct gpu_inventory *inv, struct labeler_labels *l,
-                      struct kube_err *err)
+                      struct err *err)
 {
     const struct gpu_device *d0 = &inv->devices[0];
     int rc;
@@ -221,7 +222,7 @@ static const char *gfd_family(int major, int minor)
 
 /* GFD splits the driver version on '.' and wants 2 or 3 parts; rev is "" with 2 parts.
  * Any other shape leaves the driver labels out instead of failing the whole set. */
-static int gfd_driver(const char *version, struct labeler_labels *l, struct kube_err *err)
+static int gfd_driver(const char *version, struct labeler_labels *l, struct err *err)
 {
     char parts[3][LABELER_VALUE_MAX + 1];
     char copy[80];
@@ -259,7 +260,7 @@ static int gfd_driver(const char *version, struct labeler_labels *l, struct kube
     return rc;
 }
 
-static int gfd_runtime(int v, struct labeler_labels *l, struct kube_err *err)
+static int gfd_runtime(int v, struct labeler_labels *l, struct err *err)
 {
     char full[LABELER_VALUE_MAX + 1];
     int rc;
@@ -282,21 +283,21 @@ static int gfd_runtime(int v, struct labeler_labels *l, struct kube_err *err)
     return rc;
 }
 
-static int gfd_machine(const char *path, struct labeler_labels *l, struct kube_err *err)
+static int gfd_machine(const char *path, struct labeler_labels *l, struct err *err)
 {
-    struct kube_buf b = KUBE_BUF_INIT(MACHINE_TYPE_MAX);
+    struct buf b = BUF_INIT(MACHINE_TYPE_MAX);
     int rc;
 
-    if (kube_read_file(path ? path : LABELER_MACHINE_TYPE_FILE, &b))
+    if (buf_read_file(path ? path : LABELER_MACHINE_TYPE_FILE, &b))
         rc = labeler_labels_set(l, GFD_PREFIX "gpu.machine", "unknown", err);
     else
         rc = set_sanitized(l, GFD_PREFIX "gpu.machine", b.data ? b.data : "", err);
-    kube_buf_release(&b);
+    buf_release(&b);
     return rc;
 }
 
 static int schema_gfd(const struct gpu_inventory *inv, const char *machine_type_file,
-                      struct labeler_labels *l, struct kube_err *err)
+                      struct labeler_labels *l, struct err *err)
 {
     const struct gpu_device *d0 = &inv->devices[0];
     size_t same_model = 0, i;
@@ -343,7 +344,7 @@ static int schema_gfd(const struct gpu_inventory *inv, const char *machine_type_
 
 int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned schemas,
                                   const char *machine_type_file, struct labeler_labels *out,
-                                  struct kube_err *err)
+                                  struct err *err)
 {
     int rc = 0;
 
@@ -361,7 +362,7 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
 }
 
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
-                   struct kube_err *err)
+                   struct err *err)
 {
     struct gpu_inventory inv;
     int rc;
@@ -376,19 +377,19 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
     return rc;
 }
 
-int labeler_labels_format(const struct labeler_labels *l, struct kube_buf *b)
+int labeler_labels_format(const struct labeler_labels *l, struct buf *b)
 {
     size_t i;
     int rc = 0;
 
     for (i = 0; i < l->n && !rc; i++)
-        rc = kube_buf_printf(b, "%s=%s\n", l->v[i].key, l->v[i].value);
+        rc = buf_printf(b, "%s=%s\n", l->v[i].key, l->v[i].value);
     return rc;
 }
 
 /* Writes data to path through a dot-file in the same directory: write, fsync, rename, so a
  * reader (nfd-worker) sees the old file or the new one, never a partial one. */
-static int write_atomic(const char *path, const char *data, size_t len, struct kube_err *err)
+static int write_atomic(const char *path, const char *data, size_t len, struct err *err)
 {
     char tmp[4096], dir[4096];
     const char *slash = strrchr(path, '/');
@@ -398,9 +399,9 @@ static int write_atomic(const char *path, const char *data, size_t len, struct k
     size_t off = 0;
 
     if (!*base)
-        return kube_err_set(err, -EINVAL, "cannot write '%s': not a file name", path);
+        return err_set(err, -EINVAL, "cannot write '%s': not a file name", path);
     if (dirlen >= sizeof(dir) || strlen(path) + 32 >= sizeof(tmp))
-        return kube_err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
+        return err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
     if (slash) {
         memcpy(dir, path, dirlen);
         dir[dirlen ? dirlen : 1] = '\0';
@@ -412,31 +413,31 @@ static int write_atomic(const char *path, const char *data, size_t len, struct k
     snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, base, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return kube_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+        return err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
     while (off < len) {
         ssize_t w = write(fd, data + off, len - off);
 
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0) {
-            rc = kube_err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+            rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
             goto out;
         }
         off += (size_t)w;
     }
     if (fsync(fd)) {
-        rc = kube_err_set(err, -errno, "cannot sync '%s': %s", tmp, strerror(errno));
+        rc = err_set(err, -errno, "cannot sync '%s': %s", tmp, strerror(errno));
         goto out;
     }
     if (close(fd)) {
         fd = -1;
-        rc = kube_err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+        rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
         goto out;
     }
     fd = -1;
     if (rename(tmp, path)) {
         rc =
-            kube_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+            err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         goto out;
     }
     /* make the rename itself durable; failure here does not undo a visible, complete file */
@@ -452,19 +453,19 @@ out:
 }
 
 int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler_labels *l,
-                          struct kube_err *err)
+                          struct err *err)
 {
-    struct kube_buf b = KUBE_BUF_INIT(FEATURE_FILE_MAX);
+    struct buf b = BUF_INIT(FEATURE_FILE_MAX);
     int rc;
 
     rc = labeler_labels_format(l, &b);
     if (rc) {
-        rc = kube_err_set(err, rc, "labels do not fit in %d bytes", FEATURE_FILE_MAX);
+        rc = err_set(err, rc, "labels do not fit in %d bytes", FEATURE_FILE_MAX);
         goto out;
     }
     if (cfg->output && !strcmp(cfg->output, "-")) {
         if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout))) {
-            rc = kube_err_set(err, -EIO, "cannot write labels to standard output: %s",
+            rc = err_set(err, -EIO, "cannot write labels to standard output: %s",
                               strerror(errno));
             goto out;
         }
@@ -476,6 +477,6 @@ int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler
     if (cfg->feature_file)
         rc = write_atomic(cfg->feature_file, b.data ? b.data : "", b.len, err);
 out:
-    kube_buf_release(&b);
+    buf_release(&b);
     return rc;
 }

@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/buf.h"
+#include "base/err.h"
 #include "gpu/gpu.h"
-#include "kube/buf.h"
-#include "kube/err.h"
 #include "labeler/config.h"
 
 #define LABELER_ACK_COUNT "aliyun.accelerator/nvidia_count"
@@ -43,7 +43,7 @@ const char *labeler_labels_get(const struct labeler_labels *l, const char *key);
 /* labeler_labels_set adds or replaces key=value, keeping the set sorted. The key must be
  * shorter than 128 bytes and the value a valid label value (see sanitize.h), else -EINVAL. */
 int labeler_labels_set(struct labeler_labels *l, const char *key, const char *value,
-                       struct kube_err *err);
+                       struct err *err);
 
 /* labeler_labels_from_inventory computes the labels of the given schemas for inv into out
  * (emptied first). machine_type_file (NULL = LABELER_MACHINE_TYPE_FILE) is read only for the
@@ -52,14 +52,14 @@ int labeler_labels_set(struct labeler_labels *l, const char *key, const char *va
  * as the physical GPUs they are; memory NVML cannot report leaves its label out. */
 int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned schemas,
                                   const char *machine_type_file, struct labeler_labels *out,
-                                  struct kube_err *err);
+                                  struct err *err);
 
 /* labeler_labels_format appends the set as sorted "key=value\n" lines to b. */
-int labeler_labels_format(const struct labeler_labels *l, struct kube_buf *b);
+int labeler_labels_format(const struct labeler_labels *l, struct buf *b);
 
 /* labeler_schemas_parse parses a comma-separated schema list ("ack", "gfd", "ack,gfd") into
  * LABELER_SCHEMA_* bits; -EINVAL naming the unknown schema otherwise. */
-int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err);
+int labeler_schemas_parse(const char *s, unsigned *out, struct err *err);
 
 /* labeler_detect opens NVML (cfg->nvml_lib), detects the GPUs and computes the labels of the
  * schemas in cfg->schemas into out (emptied first). Fails (negative, err saying why: library
@@ -68,7 +68,7 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct kube_err *err);
  * later. A node with zero GPUs succeeds with an empty set. out->nvml_simulated is set, also
  * on failure, when the library was the fake NVML test double. */
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
-                   struct kube_err *err);
+                   struct err *err);
 
 /* labeler_key_in_schemas tells whether key is one that the given schemas may write
  * (e.g. "aliyun.accelerator/nvidia_mem" for LABELER_SCHEMA_ACK). */
@@ -78,6 +78,6 @@ bool labeler_key_in_schemas(const char *key, unsigned schemas);
  * and cfg->feature_file (NFD local feature file, written to a dot-file then renamed), each
  * when set. */
 int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler_labels *l,
-                          struct kube_err *err);
+                          struct err *err);
 
 #endif

@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/err.h"
+#include "base/err.h"
+#include "base/flag.h"
+#include "base/goparse.h"
 #include "labeler/config.h"
 #include "labeler/daemon.h"
-#include "labeler/duration.h"
 #include "labeler/labels.h"
 
 #ifndef GPULABEL_VERSION
@@ -21,248 +22,88 @@
 
 #define DEFAULT_SLEEP_INTERVAL_MS 60000L
 
-enum opt_kind { OPT_BOOL, OPT_STRING, OPT_SCHEMA, OPT_DURATION, OPT_INT };
-
-struct opt {
-    const char *name; /* long flag without "--" */
-    char shortname;   /* 0: none */
-    const char *env;  /* GPULABEL_... */
-    enum opt_kind kind;
-    size_t offset; /* of the member in struct labeler_config */
-};
-
-/* clang-format off */
-#define OPT(n_, s_, e_, k_, m_) {n_, s_, e_, k_, offsetof(struct labeler_config, m_)}
-/* clang-format on */
-
-static const struct opt opts[] = {
-    OPT("oneshot", 0, "GPULABEL_ONESHOT", OPT_BOOL, oneshot),
-    OPT("output", 'o', "GPULABEL_OUTPUT", OPT_STRING, output),
-    OPT("feature-file", 0, "GPULABEL_FEATURE_FILE", OPT_STRING, feature_file),
-    OPT("schema", 0, "GPULABEL_SCHEMA", OPT_SCHEMA, schemas),
-    OPT("nvml-lib", 0, "GPULABEL_NVML_LIB", OPT_STRING, nvml_lib),
-    OPT("node-name", 0, "GPULABEL_NODE_NAME", OPT_STRING, node_name),
-    OPT("kubeconfig", 0, "GPULABEL_KUBECONFIG", OPT_STRING, kubeconfig),
-    OPT("sleep-interval", 0, "GPULABEL_SLEEP_INTERVAL", OPT_DURATION, sleep_interval_ms),
-    OPT("machine-type-file", 0, "GPULABEL_MACHINE_TYPE_FILE", OPT_STRING, machine_type_file),
-    OPT("no-sync", 0, "GPULABEL_NO_SYNC", OPT_BOOL, no_sync),
-    OPT("v", 'v', "GPULABEL_V", OPT_INT, verbosity),
-};
-
-static const char usage_text[] =
+static const char usage_intro[] =
     "Usage: gpulabel [flags]\n"
     "\n"
     "Detects the NVIDIA GPUs of this node through NVML and keeps them on its Node as labels\n"
     "(aliyun.accelerator/nvidia_count, nvidia_mem, nvidia_name; nvidia.com/... with gfd).\n"
     "\n"
-    "Flags (each also from the environment variable shown; flags win):\n"
-    "  --oneshot                 detect once, write the outputs, sync the node, exit\n"
-    "                            [GPULABEL_ONESHOT=true]\n"
-    "  -o, --output PATH|-       write sorted key=value lines to PATH or stdout (-)\n"
-    "                            [GPULABEL_OUTPUT]; --oneshot with nothing else to do prints\n"
-    "  --feature-file PATH       write an NFD local feature file atomically "
-    "[GPULABEL_FEATURE_FILE]\n"
-    "  --schema LIST             ack, gfd or ack,gfd (default ack) [GPULABEL_SCHEMA]\n"
-    "  --nvml-lib PATH           NVML library (default libnvidia-ml.so.1) [GPULABEL_NVML_LIB]\n"
-    "  --node-name NAME          Node to label (default $NODE_NAME) [GPULABEL_NODE_NAME]\n"
-    "  --kubeconfig PATH         credentials (default $KUBECONFIG, then in-cluster)\n"
-    "                            [GPULABEL_KUBECONFIG]\n"
-    "  --sleep-interval DURATION time between detections, e.g. 30s, 1m30s (default 60s)\n"
-    "                            [GPULABEL_SLEEP_INTERVAL]\n"
-    "  --machine-type-file PATH  source of nvidia.com/gpu.machine\n"
-    "                            (default /sys/class/dmi/id/product_name)\n"
-    "                            [GPULABEL_MACHINE_TYPE_FILE]\n"
-    "  --no-sync                 never talk to the API server [GPULABEL_NO_SYNC=true]\n"
-    "  -v N                      log verbosity (default 0) [GPULABEL_V]\n"
-    "  -h, --help                show this help\n"
-    "  --version                 show the version\n"
-    "\n"
-    "Exit status: 0 success, 1 runtime failure, 2 usage error.\n";
+    "Flags (each also from the environment variable shown; flags win):\n";
 
-static int parse_bool(const char *s, bool *out)
+static const char usage_outro[] = "\n"
+                                  "Exit status: 0 success, 1 runtime failure, 2 usage error.\n";
+
+/* Flag values: each setter says why a value is refused; print_usage_error names the flag. */
+
+static int set_path(void *dest, const char *v, struct err *err)
 {
-    static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
-    static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
-    size_t i;
-
-    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-        if (!strcmp(s, yes[i])) {
-            *out = true;
-            return 0;
-        }
-        if (!strcmp(s, no[i])) {
-            *out = false;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-/* Stores value into the member of cfg that o names. `what` ("--schema", "GPULABEL_SCHEMA")
- * goes into the one-line message on failure. */
-static int opt_apply(const struct opt *o, const char *what, const char *value,
-                     struct labeler_config *cfg, struct kube_err *err)
-{
-    char *member = (char *)cfg + o->offset;
-
-    switch (o->kind) {
-    case OPT_BOOL: {
-        bool b;
-
-        if (parse_bool(value, &b))
-            return kube_err_set(err, -EINVAL, "%s: invalid boolean '%s' (want true or false)", what,
-                                value);
-        memcpy(member, &b, sizeof(b));
-        return 0;
-    }
-    case OPT_STRING:
-        if (!*value)
-            return kube_err_set(err, -EINVAL, "%s: empty value", what);
-        memcpy(member, &value, sizeof(value));
-        return 0;
-    case OPT_SCHEMA: {
-        unsigned bits;
-
-        if (labeler_schemas_parse(value, &bits, err)) {
-            kube_err_prefix(err, "%s", what);
-            return -EINVAL;
-        }
-        memcpy(member, &bits, sizeof(bits));
-        return 0;
-    }
-    case OPT_DURATION: {
-        long ms;
-
-        if (labeler_duration_parse(value, &ms, err)) {
-            kube_err_prefix(err, "%s", what);
-            return -EINVAL;
-        }
-        if (ms <= 0)
-            return kube_err_set(err, -EINVAL, "%s: duration must be positive", what);
-        memcpy(member, &ms, sizeof(ms));
-        return 0;
-    }
-    case OPT_INT: {
-        char *end;
-        long n;
-
-        errno = 0;
-        n = strtol(value, &end, 10);
-        if (!*value || *end || errno || n < 0 || n > 10)
-            return kube_err_set(err, -EINVAL, "%s: invalid level '%s' (want 0 to 10)", what, value);
-        {
-            int v = (int)n;
-
-            memcpy(member, &v, sizeof(v));
-        }
-        return 0;
-    }
-    }
-    return -EINVAL;
-}
-
-static int config_from_env(struct labeler_config *cfg, struct kube_err *err)
-{
-    size_t i;
-
-    for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-        const char *v = getenv(opts[i].env);
-
-        if (v && opt_apply(&opts[i], opts[i].env, v, cfg, err))
-            return -EINVAL;
-    }
+    if (!*v)
+        return err_set(err, -EINVAL, "empty value");
+    *(const char **)dest = v;
     return 0;
 }
 
-static const struct opt *opt_find_long(const char *name, size_t len)
+static int set_schema(void *dest, const char *v, struct err *err)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-        if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
-            return &opts[i];
-    return NULL;
+    return labeler_schemas_parse(v, dest, err) ? -EINVAL : 0;
 }
 
-static const struct opt *opt_find_short(char c)
+static int set_interval(void *dest, const char *v, struct err *err)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-        if (opts[i].shortname && opts[i].shortname == c)
-            return &opts[i];
-    return NULL;
+    return labeler_interval_parse(v, dest, err);
 }
 
-enum { PARSE_OK = 0, PARSE_HELP = 1, PARSE_VERSION = 2 };
-
-/* Returns PARSE_* or -EINVAL with err naming the flag. */
-static int config_from_args(int argc, char **argv, struct labeler_config *cfg, struct kube_err *err)
+static int set_level(void *dest, const char *v, struct err *err)
 {
-    int i;
+    int64_t n;
 
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *value = NULL;
-        const struct opt *o;
-        char what[80];
+    if (go_parse_int(v, strlen(v), 10, 32, &n, NULL) || n < 0 || n > 10)
+        return err_set(err, -EINVAL, "invalid level '%s' (want 0 to 10)", v);
+    *(int *)dest = (int)n;
+    return 0;
+}
 
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return PARSE_HELP;
-        if (!strcmp(a, "--version"))
-            return PARSE_VERSION;
-        if (!strcmp(a, "--")) {
-            if (i + 1 < argc)
-                return kube_err_set(err, -EINVAL, "unexpected argument '%s'", argv[i + 1]);
-            break;
-        }
-        if (a[0] == '-' && a[1] == '-' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
+static void print_err(const struct err *err)
+{
+    char buf[ERR_MSG_MAX + 600];
 
-            o = opt_find_long(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
-            if (!o)
-                return kube_err_set(err, -EINVAL, "unknown flag '%.*s' (see gpulabel --help)",
-                                    eq ? (int)(eq - a) : (int)strlen(a), a);
-            snprintf(what, sizeof(what), "--%s", o->name);
-            if (eq)
-                value = eq + 1;
-        } else if (a[0] == '-' && a[1] && a[1] != '-') {
-            o = opt_find_short(a[1]);
-            if (!o)
-                return kube_err_set(err, -EINVAL, "unknown flag '-%c' (see gpulabel --help)", a[1]);
-            snprintf(what, sizeof(what), "-%c", o->shortname);
-            if (a[2])
-                value = a[2] == '=' ? a + 3 : a + 2;
-        } else {
-            return kube_err_set(err, -EINVAL, "unexpected argument '%s' (see gpulabel --help)", a);
-        }
-        if (!value && o->kind == OPT_BOOL)
-            value = "true";
-        if (!value) {
-            if (i + 1 >= argc)
-                return kube_err_set(err, -EINVAL, "%s: missing value", what);
-            value = argv[++i];
-        }
-        if (opt_apply(o, what, value, cfg, err))
-            return -EINVAL;
+    fprintf(stderr, "gpulabel: %s\n", err_format(err, buf, sizeof(buf)));
+}
+
+/* print_usage_error words a flag fault on one line; the exit status is 2. */
+static void print_usage_error(const struct flag_fault *ff)
+{
+    switch (ff->status) {
+    case FLAG_UNKNOWN:
+        fprintf(stderr, "gpulabel: unknown flag '%s' (see gpulabel --help)\n", ff->name);
+        break;
+    case FLAG_NO_VALUE:
+        fprintf(stderr, "gpulabel: %s: missing value\n", ff->name);
+        break;
+    case FLAG_BAD_VALUE:
+        if (ff->flag->type == FLAG_BOOL)
+            fprintf(stderr, "gpulabel: %s: invalid boolean '%s' (want true or false)\n", ff->name,
+                    ff->value);
+        else
+            fprintf(stderr, "gpulabel: %s: %s\n", ff->name, ff->err.msg);
+        break;
+    case FLAG_EXTRA:
+        fprintf(stderr, "gpulabel: unexpected argument '%s' (see gpulabel --help)\n", ff->word);
+        break;
+    default:
+        fprintf(stderr, "gpulabel: out of memory\n");
+        break;
     }
-    return PARSE_OK;
-}
-
-static void print_err(const struct kube_err *err)
-{
-    char buf[KUBE_ERR_MSG_MAX + 600];
-
-    fprintf(stderr, "gpulabel: %s\n", kube_err_format(err, buf, sizeof(buf)));
 }
 
 static int run_oneshot(struct labeler_config *cfg)
 {
     struct labeler_labels labels = {0};
-    struct kube_err err;
+    struct err err;
     bool sync = cfg->node_name && !cfg->no_sync;
     int status = 1;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (!cfg->output && !cfg->feature_file && !sync)
         cfg->output = "-";
     if (labeler_detect(cfg, &labels, &err)) {
@@ -291,27 +132,62 @@ out:
 int main(int argc, char **argv)
 {
     struct labeler_config cfg;
-    struct kube_err err;
+    struct flag_fault ff;
+    bool version = false;
+    const struct flag flags[] = {
+        {"oneshot", 0, FLAG_BOOL, &cfg.oneshot, NULL, "GPULABEL_ONESHOT", NULL,
+         "detect once, write the outputs, sync the node, exit"},
+        {"output", 'o', FLAG_FUNC, &cfg.output, set_path, "GPULABEL_OUTPUT", "PATH|-",
+         "write sorted key=value lines to PATH or stdout (-);\n"
+         "--oneshot with nothing else to do prints"},
+        {"feature-file", 0, FLAG_FUNC, &cfg.feature_file, set_path, "GPULABEL_FEATURE_FILE",
+         "PATH", "write an NFD local feature file atomically"},
+        {"schema", 0, FLAG_FUNC, &cfg.schemas, set_schema, "GPULABEL_SCHEMA", "LIST",
+         "ack, gfd or ack,gfd (default ack)"},
+        {"nvml-lib", 0, FLAG_FUNC, &cfg.nvml_lib, set_path, "GPULABEL_NVML_LIB", "PATH",
+         "NVML library (default libnvidia-ml.so.1)"},
+        {"node-name", 0, FLAG_FUNC, &cfg.node_name, set_path, "GPULABEL_NODE_NAME", "NAME",
+         "Node to label (default $NODE_NAME)"},
+        {"kubeconfig", 0, FLAG_FUNC, &cfg.kubeconfig, set_path, "GPULABEL_KUBECONFIG", "PATH",
+         "credentials (default $KUBECONFIG, then in-cluster)"},
+        {"sleep-interval", 0, FLAG_FUNC, &cfg.sleep_interval_ms, set_interval,
+         "GPULABEL_SLEEP_INTERVAL", "DURATION",
+         "time between detections, e.g. 30s, 1m30s (default 60s)"},
+        {"machine-type-file", 0, FLAG_FUNC, &cfg.machine_type_file, set_path,
+         "GPULABEL_MACHINE_TYPE_FILE", "PATH",
+         "source of nvidia.com/gpu.machine\n(default /sys/class/dmi/id/product_name)"},
+        {"no-sync", 0, FLAG_BOOL, &cfg.no_sync, NULL, "GPULABEL_NO_SYNC", NULL,
+         "never talk to the API server"},
+        {"v", 'v', FLAG_FUNC, &cfg.verbosity, set_level, "GPULABEL_V", "N",
+         "log verbosity (default 0)"},
+        {"version", 0, FLAG_BOOL, &version, NULL, NULL, NULL, "show the version"},
+    };
+    size_t nflags = sizeof(flags) / sizeof(flags[0]);
     int rc;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
-    kube_err_clear(&err);
-    if (config_from_env(&cfg, &err)) {
-        print_err(&err);
-        return 2;
-    }
-    rc = config_from_args(argc, argv, &cfg, &err);
-    if (rc < 0) {
-        print_err(&err);
-        return 2;
-    }
-    if (rc == PARSE_HELP) {
-        fputs(usage_text, stdout);
+    /* the environment first, so that flags win */
+    rc = flag_parse_env(flags, nflags, &ff);
+    if (rc == FLAG_OK)
+        rc = flag_parse(flags, nflags, argc, argv, NULL, &ff);
+    if (rc == FLAG_HELP) {
+        struct buf help = BUF_INIT(0);
+
+        if (flag_usage(flags, nflags, "show this help", 0, &help)) {
+            fprintf(stderr, "gpulabel: out of memory\n");
+            return 1;
+        }
+        printf("%s%s%s", usage_intro, help.data, usage_outro);
+        buf_release(&help);
         return 0;
     }
-    if (rc == PARSE_VERSION) {
+    if (rc) {
+        print_usage_error(&ff);
+        return 2;
+    }
+    if (version) {
         printf("gpulabel %s\n", GPULABEL_VERSION);
         return 0;
     }

@@ -56,18 +56,3 @@ char *labeler_value_sanitize(const char *in, char *out, size_t size)
     trim_end(out, n);
     return out;
 }
-
-bool labeler_value_is_valid(const char *v)
-{
-    size_t n = strlen(v), i;
-
-    if (n == 0)
-        return true;
-    if (n > LABELER_VALUE_MAX || !is_alnum((unsigned char)v[0]) ||
-        !is_alnum((unsigned char)v[n - 1]))
-        return false;
-    for (i = 0; i < n; i++)
-        if (!is_inner((unsigned char)v[i]))
-            return false;
-    return true;
-}

@@ -4,7 +4,8 @@
  * The rule, in order: drop every byte outside [A-Za-z0-9-_.] and whitespace (so '(' ')' '/'
  * and non-ASCII bytes go), turn each whitespace run into one '-' (leading and trailing
  * whitespace vanish), trim non-alphanumerics from both ends, keep the first 63 characters and
- * trim the end again. "NVIDIA TITAN X (Pascal)" -> "NVIDIA-TITAN-X-Pascal". */
+ * trim the end again. "NVIDIA TITAN X (Pascal)" -> "NVIDIA-TITAN-X-Pascal". Whether a value
+ * is valid is the API's rule, kube_label_value_validate (kube/labels.h). */
 #ifndef LABELER_SANITIZE_H
 #define LABELER_SANITIZE_H
 
@@ -17,8 +18,5 @@
  * smaller sizes truncate further, still valid). The result may be "" when in has no usable
  * character. Returns out. */
 char *labeler_value_sanitize(const char *in, char *out, size_t size);
-
-/* labeler_value_is_valid tells whether v is a valid label value ("" is valid). */
-bool labeler_value_is_valid(const char *v);
 
 #endif

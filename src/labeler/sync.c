@@ -64,7 +64,7 @@ static bool desired_has(const struct labeler_labels *desired, const char *key)
 }
 
 static int check_desired(const struct labeler_labels *desired, unsigned schemas,
-                         struct kube_err *err)
+                         struct err *err)
 {
     size_t i;
 
@@ -72,12 +72,12 @@ static int check_desired(const struct labeler_labels *desired, unsigned schemas,
         const char *key = desired->v[i].key;
 
         if (!key[0] || memchr(key, ',', strlen(key)))
-            return kube_err_set(err, -EINVAL, "label key \"%s\" cannot be recorded as owned", key);
+            return err_set(err, -EINVAL, "label key \"%s\" cannot be recorded as owned", key);
         if (!labeler_key_in_schemas(key, schemas))
-            return kube_err_set(err, -EINVAL, "label \"%s\" is not a key of the enabled schemas",
+            return err_set(err, -EINVAL, "label \"%s\" is not a key of the enabled schemas",
                                 key);
         if (i && strcmp(desired->v[i - 1].key, key) >= 0)
-            return kube_err_set(err, -EINVAL,
+            return err_set(err, -EINVAL,
                                 "desired labels are not sorted with unique keys at \"%s\"", key);
     }
     return 0;
@@ -122,7 +122,7 @@ static int plan_removals(const char *owned, const json_t *labels,
 
 int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *desired,
                               unsigned schemas, bool pin_resource_version,
-                              struct labeler_sync_plan *plan, struct kube_err *err)
+                              struct labeler_sync_plan *plan, struct err *err)
 {
     const json_t *meta, *labels, *annotations, *cur_owned, *rv;
     json_t *patch = NULL, *pmeta = NULL, *plabels = NULL;
@@ -133,7 +133,7 @@ int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *d
 
     memset(plan, 0, sizeof(*plan));
     if (!json_is_object(node))
-        return kube_err_set(err, -EINVAL, "node is not a JSON object");
+        return err_set(err, -EINVAL, "node is not a JSON object");
     rc = check_desired(desired, schemas, err);
     if (rc)
         return rc;
@@ -199,7 +199,7 @@ int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *d
     rc = 0;
 out:
     if (rc == -ENOMEM)
-        kube_err_set(err, rc, "out of memory computing the node patch");
+        err_set(err, rc, "out of memory computing the node patch");
     json_decref(patch);
     json_decref(pmeta);
     json_decref(plabels);

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 #include "labeler/labels.h"
 
 /* Node annotation holding the label keys gpulabel wrote: comma-separated, sorted, no spaces
@@ -46,7 +46,7 @@ struct labeler_sync_plan {
  * labeler_sync_plan_release (also after a failure). */
 int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *desired,
                               unsigned schemas, bool pin_resource_version,
-                              struct labeler_sync_plan *plan, struct kube_err *err);
+                              struct labeler_sync_plan *plan, struct err *err);
 
 /* labeler_sync_plan_release frees the patch; the plan is zeroed. Accepts NULL. */
 void labeler_sync_plan_release(struct labeler_sync_plan *plan);

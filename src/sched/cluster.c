@@ -4,145 +4,20 @@
  * Invariants: hot[s] mirrors the sum of the pods in slots[s].pods (requests, non-zero
  * requests, count, lowest priority); order[] lists the present slots; every present slot's
  * hot.cls is a live class whose key is (unschedulable, taints, labels on interesting keys). */
+#include "sched/cluster.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
+#include "kube/rules.h"
+#include "sched/cluster.h"
+#include "sched/intern.h"
 #include "sched/sched-int.h"
-
-/* ---------------------------------------------------------------- interning */
-
-static uint32_t hash_bytes(const void *p, size_t n, uint32_t h)
-{
-    const unsigned char *b = p;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 16777619u;
-    }
-    return h;
-}
-
-static uint32_t hash_str(const char *s)
-{
-    return hash_bytes(s, strlen(s), 2166136261u);
-}
-
-bool sched_parse_int64(const char *s, int64_t *out)
-{
-    bool neg = false;
-    uint64_t v = 0, lim;
-
-    if (*s == '+' || *s == '-')
-        neg = *s++ == '-';
-    if (!*s)
-        return false;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        if (v > (lim - (uint64_t)(*s - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
-int sched_intern_init(struct sched_intern *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->nslots = 256;
-    t->slots = calloc(t->nslots, sizeof(*t->slots));
-    return t->slots ? 0 : -ENOMEM;
-}
-
-void sched_intern_release(struct sched_intern *t)
-{
-    uint32_t i;
-
-    for (i = 0; i < t->n; i++)
-        free(t->strs[i]);
-    free(t->strs);
-    free(t->ival);
-    free(t->ival_ok);
-    free(t->slots);
-    memset(t, 0, sizeof(*t));
-}
-
-uint32_t sched_intern_find(const struct sched_intern *t, const char *s)
-{
-    uint32_t m = t->nslots - 1, i = hash_str(s) & m;
-
-    while (t->slots[i]) {
-        uint32_t id = t->slots[i] - 1;
-        if (!strcmp(t->strs[id], s))
-            return id;
-        i = (i + 1) & m;
-    }
-    return SCHED_NOID;
-}
-
-static int intern_grow_slots(struct sched_intern *t)
-{
-    uint32_t n = t->nslots * 2, i, m = n - 1;
-    uint32_t *s = calloc(n, sizeof(*s));
-
-    if (!s)
-        return -ENOMEM;
-    for (i = 0; i < t->n; i++) {
-        uint32_t j = hash_str(t->strs[i]) & m;
-        while (s[j])
-            j = (j + 1) & m;
-        s[j] = i + 1;
-    }
-    free(t->slots);
-    t->slots = s;
-    t->nslots = n;
-    return 0;
-}
-
-uint32_t sched_intern_add(struct sched_intern *t, const char *s)
-{
-    uint32_t id = sched_intern_find(t, s), m, i;
-    char *copy;
-
-    if (id != SCHED_NOID)
-        return id;
-    if ((t->n + 1) * 2 > t->nslots && intern_grow_slots(t))
-        return SCHED_NOID;
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 64;
-        char **strs = realloc(t->strs, cap * sizeof(*strs));
-        int64_t *iv;
-        bool *ok;
-
-        if (!strs)
-            return SCHED_NOID;
-        t->strs = strs;
-        if (!(iv = realloc(t->ival, cap * sizeof(*iv))))
-            return SCHED_NOID;
-        t->ival = iv;
-        if (!(ok = realloc(t->ival_ok, cap * sizeof(*ok))))
-            return SCHED_NOID;
-        t->ival_ok = ok;
-        t->cap = cap;
-    }
-    if (!(copy = strdup(s)))
-        return SCHED_NOID;
-    id = t->n++;
-    t->strs[id] = copy;
-    t->ival_ok[id] = sched_parse_int64(s, &t->ival[id]);
-    m = t->nslots - 1;
-    i = hash_str(s) & m;
-    while (t->slots[i])
-        i = (i + 1) & m;
-    t->slots[i] = id + 1;
-    return id;
-}
+#include "sched/usage.h"
 
 /* ---------------------------------------------------------------- reasons */
 
@@ -281,7 +156,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->slots);
     free(c->hot);
     free(c->lite);
-    kube_arena_free(&c->cp_arena);
+    arena_free(&c->cp_arena);
     for (i = 0; i < SCHED_MAX_SHAPES; i++)
         free(c->shapes[i].dyn);
     free(c->s_feas);
@@ -439,16 +314,16 @@ static uint32_t class_hash(bool unsched, const struct sched_idtaint *t, uint32_t
 {
     uint32_t h = 2166136261u, i;
 
-    h = hash_bytes(&unsched, 1, h);
+    h = sched_hash_bytes(&unsched, 1, h);
     for (i = 0; i < nt; i++) {
-        h = hash_bytes(&t[i].key, 4, h);
-        h = hash_bytes(&t[i].value, 4, h);
-        h = hash_bytes(&t[i].effect, 1, h);
+        h = sched_hash_bytes(&t[i].key, 4, h);
+        h = sched_hash_bytes(&t[i].value, 4, h);
+        h = sched_hash_bytes(&t[i].effect, 1, h);
     }
     h ^= 0x9e3779b9u;
     for (i = 0; i < nl; i++) {
-        h = hash_bytes(&l[i].key, 4, h);
-        h = hash_bytes(&l[i].value, 4, h);
+        h = sched_hash_bytes(&l[i].key, 4, h);
+        h = sched_hash_bytes(&l[i].value, 4, h);
     }
     return h;
 }
@@ -612,7 +487,7 @@ static int cmp_idlabel(const void *a, const void *b)
 }
 
 int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node,
-                           struct kube_err *err)
+                           struct err *err)
 {
     struct sched_idlabel *labels = NULL;
     struct sched_idtaint *taints = NULL;
@@ -622,7 +497,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     int rc = -ENOMEM;
 
     if (!node->name || !*node->name)
-        return kube_err_set(err, -EINVAL, "node has no name");
+        return err_set(err, -EINVAL, "node has no name");
     if ((id = sched_intern_add(&c->strs, node->name)) == SCHED_NOID ||
         (slot = slot_get(c, id, true)) == SCHED_NOID)
         goto out;
@@ -700,12 +575,12 @@ out:
     free(labels);
     free(taints);
     if (rc)
-        kube_err_set(err, rc, "out of memory adding node %s", node->name);
+        err_set(err, rc, "out of memory adding node %s", node->name);
     return rc;
 }
 
 int sched_cluster_update_node(struct sched_cluster *c, const struct kube_node *node,
-                              struct kube_err *err)
+                              struct err *err)
 {
     return sched_cluster_add_node(c, node, err);
 }
@@ -770,10 +645,10 @@ int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_
 
 static uint32_t pod_bucket(const struct sched_cluster *c, const char *ns, const char *name)
 {
-    uint32_t h = hash_bytes(ns, strlen(ns), 2166136261u);
+    uint32_t h = sched_hash_bytes(ns, strlen(ns), 2166136261u);
 
-    h = hash_bytes("/", 1, h);
-    return hash_bytes(name, strlen(name), h) & (c->nbuckets - 1);
+    h = sched_hash_bytes("/", 1, h);
+    return sched_hash_bytes(name, strlen(name), h) & (c->nbuckets - 1);
 }
 
 struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
@@ -957,17 +832,12 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
     return 0;
 }
 
-static bool pod_terminal(const struct kube_pod *pod)
-{
-    return pod->phase && (!strcmp(pod->phase, "Succeeded") || !strcmp(pod->phase, "Failed"));
-}
-
-int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct kube_err *err)
+int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct err *err)
 {
     struct sched_pod *old = sched_cluster_find_pod(c, pod->namespace_, pod->name), *p;
     int rc;
 
-    if (!pod->node_name || !*pod->node_name || pod_terminal(pod)) {
+    if (!pod->node_name || !*pod->node_name || kube_pod_phase_terminal(pod->phase)) {
         if (old && !old->assumed) {
             pod_detach(c, old);
             pod_free(old);
@@ -987,7 +857,7 @@ int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, s
     }
     return 0;
 fail:
-    return kube_err_set(err, rc, "cannot add pod %s/%s: %s", pod->namespace_, pod->name,
+    return err_set(err, rc, "cannot add pod %s/%s: %s", pod->namespace_, pod->name,
                         rc == -E2BIG ? "too many extended resources" : "out of memory");
 }
 
@@ -1003,13 +873,13 @@ int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, co
 }
 
 int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod,
-                             const char *node_name, struct kube_err *err)
+                             const char *node_name, struct err *err)
 {
     struct sched_pod *p;
     int rc;
 
     if (sched_cluster_find_pod(c, pod->namespace_, pod->name))
-        return kube_err_set(err, -EEXIST, "pod %s/%s is already in the cluster", pod->namespace_,
+        return err_set(err, -EEXIST, "pod %s/%s is already in the cluster", pod->namespace_,
                             pod->name);
     if (!(p = pod_build(c, pod, node_name, &rc)))
         goto fail;
@@ -1020,7 +890,7 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
     }
     return 0;
 fail:
-    return kube_err_set(err, rc, "cannot assume pod %s/%s: %s", pod->namespace_, pod->name,
+    return err_set(err, rc, "cannot assume pod %s/%s: %s", pod->namespace_, pod->name,
                         rc == -E2BIG ? "too many extended resources" : "out of memory");
 }
 

@@ -1,224 +1,24 @@
 /* compile.c - a pod's scheduling constraints turned into interned integer form, once per
  * scheduling cycle: node selector, required and preferred node affinity, tolerations, host
- * ports, and its requests as kube-scheduler counts them (PodRequests, with and without the
- * 100m / 200MiB non-zero defaults). */
+ * ports, and its requests as kube-scheduler counts them (kube_pod_requests, with and without
+ * the 100m / 200MiB non-zero defaults). */
+#include "sched/compile.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/goparse.h"
+#include "kube/rules.h"
+#include "sched/cluster.h"
+#include "sched/intern.h"
 #include "sched/sched-int.h"
-
-/* One resource list being aggregated: native members plus scalars by interned id. */
-struct agg {
-    int64_t cpu, mem, eph;
-    struct sched_scalar sc[SCHED_MAX_POD_SCALARS];
-    uint32_t nsc;
-};
-
-static int64_t *agg_scalar(struct agg *a, uint32_t rid, int *rc)
-{
-    uint32_t i;
-
-    for (i = 0; i < a->nsc; i++)
-        if (a->sc[i].rid == rid)
-            return &a->sc[i].req;
-    if (a->nsc == SCHED_MAX_POD_SCALARS) {
-        *rc = -E2BIG;
-        return NULL;
-    }
-    a->sc[a->nsc].rid = rid;
-    a->sc[a->nsc].req = 0;
-    a->sc[a->nsc].alloc = 0;
-    return &a->sc[a->nsc++].req;
-}
-
-/* container requests as a list; nonzero applies the scoring defaults to missing cpu/memory */
-static int agg_of(struct sched_cluster *c, const struct kube_resources *r, bool nonzero,
-                  struct agg *out)
-{
-    size_t i;
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
-    out->cpu = r->cpu_milli;
-    out->mem = r->memory;
-    out->eph = r->ephemeral;
-    if (nonzero) {
-        if (!(r->set & KUBE_RES_CPU))
-            out->cpu = SCHED_DEFAULT_MILLI_CPU;
-        if (!(r->set & KUBE_RES_MEMORY))
-            out->mem = SCHED_DEFAULT_MEMORY;
-    }
-    for (i = 0; i < r->nscalars; i++) {
-        uint32_t rid = sched_intern_add(&c->strs, r->scalars[i].name);
-        int64_t *v;
-        if (rid == SCHED_NOID)
-            return -ENOMEM;
-        if (!(v = agg_scalar(out, rid, &rc)))
-            return rc;
-        *v += r->scalars[i].value;
-    }
-    return 0;
-}
-
-static int agg_add(struct agg *dst, const struct agg *src)
-{
-    uint32_t i;
-    int rc = 0;
-
-    dst->cpu += src->cpu;
-    dst->mem += src->mem;
-    dst->eph += src->eph;
-    for (i = 0; i < src->nsc; i++) {
-        int64_t *v = agg_scalar(dst, src->sc[i].rid, &rc);
-        if (!v)
-            return rc;
-        *v += src->sc[i].req;
-    }
-    return 0;
-}
-
-static int agg_max(struct agg *dst, const struct agg *src)
-{
-    uint32_t i;
-    int rc = 0;
-
-    if (src->cpu > dst->cpu)
-        dst->cpu = src->cpu;
-    if (src->mem > dst->mem)
-        dst->mem = src->mem;
-    if (src->eph > dst->eph)
-        dst->eph = src->eph;
-    for (i = 0; i < src->nsc; i++) {
-        int64_t *v = agg_scalar(dst, src->sc[i].rid, &rc);
-        if (!v)
-            return rc;
-        if (src->sc[i].req > *v)
-            *v = src->sc[i].req;
-    }
-    return 0;
-}
-
-/* PodRequests (component-helpers/resource): containers and sidecars summed, each regular init
- * container with the sidecars started before it, the max of the two, plus overhead. */
-static int pod_requests(struct sched_cluster *c, const struct kube_pod *pod, bool nonzero,
-                        struct agg *out)
-{
-    struct agg sum, side, initmax, k, tmp;
-    size_t i;
-    int rc;
-
-    memset(&sum, 0, sizeof(sum));
-    memset(&side, 0, sizeof(side));
-    memset(&initmax, 0, sizeof(initmax));
-    for (i = 0; i < pod->ncontainers; i++) {
-        if ((rc = agg_of(c, &pod->containers[i].requests, nonzero, &k)) || (rc = agg_add(&sum, &k)))
-            return rc;
-    }
-    for (i = 0; i < pod->ninit_containers; i++) {
-        const struct kube_container *ic = &pod->init_containers[i];
-        if ((rc = agg_of(c, &ic->requests, nonzero, &k)))
-            return rc;
-        if (ic->restart_always) {
-            if ((rc = agg_add(&sum, &k)) || (rc = agg_add(&side, &k)) ||
-                (rc = agg_max(&initmax, &side)))
-                return rc;
-        } else {
-            tmp = k;
-            if ((rc = agg_add(&tmp, &side)) || (rc = agg_max(&initmax, &tmp)))
-                return rc;
-        }
-    }
-    if ((rc = agg_max(&sum, &initmax)))
-        return rc;
-    if ((rc = agg_of(c, &pod->overhead, false, &k)) || (rc = agg_add(&sum, &k)))
-        return rc;
-    *out = sum;
-    return 0;
-}
-
-int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u)
-{
-    struct agg req, nz;
-    uint32_t i;
-    int rc;
-
-    memset(u, 0, sizeof(*u));
-    if ((rc = pod_requests(c, pod, false, &req)) || (rc = pod_requests(c, pod, true, &nz)))
-        return rc;
-    u->cpu = req.cpu;
-    u->mem = req.mem;
-    u->eph = req.eph;
-    u->nz_cpu = nz.cpu;
-    u->nz_mem = nz.mem;
-    for (i = 0; i < req.nsc; i++)
-        if (req.sc[i].req != 0)
-            u->scalars[u->nscalars++] = req.sc[i];
-    return 0;
-}
-
-/* host_port_container returns pod's i-th container (containers, then init containers) if its
- * ports count toward host ports (every container, and init containers that restart), else NULL. */
-static const struct kube_container *host_port_container(const struct kube_pod *pod, size_t i)
-{
-    const struct kube_container *k;
-
-    if (i < pod->ncontainers)
-        return &pod->containers[i];
-    k = &pod->init_containers[i - pod->ncontainers];
-    return k->restart_always ? k : NULL;
-}
-
-uint32_t sched_pod_count_host_ports(const struct kube_pod *pod)
-{
-    const struct kube_container *k;
-    uint32_t n = 0;
-    size_t i;
-
-    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++)
-        if ((k = host_port_container(pod, i)))
-            n += (uint32_t)k->nports;
-    return n;
-}
-
-int sched_pod_host_ports(struct sched_cluster *c, const struct kube_pod *pod,
-                         struct sched_port *out, uint32_t *nout)
-{
-    const struct kube_container *k;
-    uint32_t n = 0;
-    size_t i, j;
-    int rc = 0;
-
-    for (i = 0; i < pod->ncontainers + pod->ninit_containers; i++) {
-        if (!(k = host_port_container(pod, i)))
-            continue;
-        for (j = 0; j < k->nports; j++) {
-            int32_t hp = k->ports[j].host_port;
-            const char *ip = k->ports[j].host_ip;
-            if (hp <= 0 && pod->host_network)
-                hp = k->ports[j].container_port;
-            if (hp <= 0)
-                continue;
-            out[n].ip = sched_intern_add(&c->strs, ip && *ip ? ip : "0.0.0.0");
-            if (out[n].ip == SCHED_NOID) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            out[n].proto = (uint8_t)k->ports[j].protocol;
-            out[n].port = hp;
-            out[n].refs = 0;
-            n++;
-        }
-    }
-out:
-    *nout = n;
-    return rc;
-}
+#include "sched/usage.h"
 
 /* ---------------------------------------------------------------- constraints */
 
 static int compile_term(struct sched_cluster *c, const struct kube_node_selector_term *t,
-                        struct kube_arena *a, struct sched_cterm *out, bool *by_name)
+                        struct arena *a, struct sched_cterm *out, bool *by_name)
 {
     size_t i, j;
     int rc;
@@ -226,9 +26,9 @@ static int compile_term(struct sched_cluster *c, const struct kube_node_selector
     memset(out, 0, sizeof(*out));
     out->nexprs = (uint32_t)t->nexprs;
     out->nfields = (uint32_t)t->nfields;
-    if (t->nexprs && !(out->exprs = kube_arena_alloc(a, t->nexprs * sizeof(*out->exprs))))
+    if (t->nexprs && !(out->exprs = arena_alloc(a, t->nexprs * sizeof(*out->exprs))))
         return -ENOMEM;
-    if (t->nfields && !(out->fields = kube_arena_alloc(a, t->nfields * sizeof(*out->fields))))
+    if (t->nfields && !(out->fields = arena_alloc(a, t->nfields * sizeof(*out->fields))))
         return -ENOMEM;
     for (i = 0; i < t->nexprs; i++) {
         const struct kube_requirement *r = &t->exprs[i];
@@ -254,14 +54,15 @@ static int compile_term(struct sched_cluster *c, const struct kube_node_selector
             break;
         case KUBE_OP_GT:
         case KUBE_OP_LT:
-            if (r->nvalues != 1 || !sched_parse_int64(r->values[0], &e->num))
+            if (r->nvalues != 1 ||
+                go_parse_int(r->values[0], strlen(r->values[0]), 10, 64, &e->num, NULL))
                 e->invalid = true;
             break;
         default:
             e->invalid = true;
         }
         e->nvalues = (uint32_t)r->nvalues;
-        if (r->nvalues && !(e->values = kube_arena_alloc(a, r->nvalues * sizeof(*e->values))))
+        if (r->nvalues && !(e->values = arena_alloc(a, r->nvalues * sizeof(*e->values))))
             return -ENOMEM;
         for (j = 0; j < r->nvalues; j++)
             e->values[j] = sched_intern_find(&c->strs, r->values[j]);
@@ -313,9 +114,9 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
         if (!pinned)
             return 0; /* a term without a name pin keeps every node */
     }
-    all = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*all));
-    term = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*term));
-    tmp = kube_arena_alloc(cp->arena, (cap + 1) * sizeof(*tmp));
+    all = arena_alloc(cp->arena, (cap + 1) * sizeof(*all));
+    term = arena_alloc(cp->arena, (cap + 1) * sizeof(*term));
+    tmp = arena_alloc(cp->arena, (cap + 1) * sizeof(*tmp));
     if (!all || !term || !tmp)
         return -ENOMEM;
     for (i = 0; i < s->nterms; i++) {
@@ -359,7 +160,7 @@ void sched_cpod_release(struct sched_cpod *cp)
 }
 
 int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
-                      const struct kube_pod *pod, struct sched_cpod *cp, struct kube_err *err)
+                      const struct kube_pod *pod, struct sched_cpod *cp, struct err *err)
 {
     struct sched_usage u;
     size_t i, np = 0;
@@ -370,7 +171,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     /* compiled pods live in one arena reused across cycles, dropped once it holds 64 KiB
      * (a hundred pods or so: a few frees per thousand cycles, and at most ~128 KiB held) */
     if (c->cp_arena.used > ((size_t)64 << 10))
-        kube_arena_free(&c->cp_arena);
+        arena_free(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
     cp->priority = pod->priority;
@@ -382,7 +183,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     }
     rc = -ENOMEM;
     if (pod->node_selector.n &&
-        !(cp->sel = kube_arena_alloc(cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
+        !(cp->sel = arena_alloc(cp->arena, pod->node_selector.n * sizeof(*cp->sel))))
         goto out;
     cp->nsel = (uint32_t)pod->node_selector.n;
     for (i = 0; i < pod->node_selector.n; i++) {
@@ -394,13 +195,13 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     cp->has_required = pod->has_required_affinity;
     if (cp->has_required) {
         if (pod->required.nterms > 64) {
-            rc = kube_err_set(err, -EINVAL, "pod %s/%s: more than 64 node selector terms",
+            rc = err_set(err, -EINVAL, "pod %s/%s: more than 64 node selector terms",
                               pod->namespace_, pod->name);
             goto out_noerr;
         }
         cp->nreq_terms = (uint32_t)pod->required.nterms;
         if (cp->nreq_terms &&
-            !(cp->req_terms = kube_arena_alloc(cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
+            !(cp->req_terms = arena_alloc(cp->arena, cp->nreq_terms * sizeof(*cp->req_terms))))
             goto out;
         for (i = 0; i < pod->required.nterms; i++)
             if ((rc = compile_term(c, &pod->required.terms[i], cp->arena, &cp->req_terms[i],
@@ -408,7 +209,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
                 goto out;
     }
     if (pod->npreferred &&
-        !(cp->pref_terms = kube_arena_alloc(cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
+        !(cp->pref_terms = arena_alloc(cp->arena, pod->npreferred * sizeof(*cp->pref_terms))))
         goto out;
     for (i = 0; i < pod->npreferred; i++) {
         const struct kube_preferred_term *t = &pod->preferred[i];
@@ -421,7 +222,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         cp->pref_terms[cp->npref_terms++].weight = t->weight;
     }
     if (pod->ntolerations &&
-        !(cp->tols = kube_arena_alloc(cp->arena, pod->ntolerations * sizeof(*cp->tols))))
+        !(cp->tols = arena_alloc(cp->arena, pod->ntolerations * sizeof(*cp->tols))))
         goto out;
     for (i = 0; i < pod->ntolerations; i++) {
         const struct kube_toleration *t = &pod->tolerations[i];
@@ -440,7 +241,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     }
     if ((rc = sched_pod_usage(c, pod, &u))) {
         if (rc == -E2BIG) {
-            rc = kube_err_set(err, rc, "pod %s/%s: more than %d extended resources",
+            rc = err_set(err, rc, "pod %s/%s: more than %d extended resources",
                               pod->namespace_, pod->name, SCHED_MAX_POD_SCALARS);
             goto out_noerr;
         }
@@ -460,7 +261,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         if (u.scalars[i].rid == rid_gpu)
             cp->gpu = u.scalars[i].req;
     np = sched_pod_count_host_ports(pod);
-    if (np && !(cp->ports = kube_arena_alloc(cp->arena, np * sizeof(*cp->ports))))
+    if (np && !(cp->ports = arena_alloc(cp->arena, np * sizeof(*cp->ports))))
         goto out;
     if (sched_pod_host_ports(c, pod, cp->ports, &cp->nports))
         goto out;
@@ -474,7 +275,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
 out:
     if (!rc)
         rc = -ENOMEM;
-    kube_err_set(err, rc, "out of memory compiling pod %s/%s", pod->namespace_, pod->name);
+    err_set(err, rc, "out of memory compiling pod %s/%s", pod->namespace_, pod->name);
 out_noerr:
     sched_cpod_release(cp);
     return rc;

@@ -4,14 +4,20 @@
  * normalisation and the tie-break. The fast path evaluates static filters once per node
  * class; the reference path (reference.c) evaluates each node from scratch, and both must
  * fill identical sched_nodeout rows. */
+#include "sched/cycle.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/filter.h"
+#include "sched/intern.h"
+#include "sched/profile.h"
+#include "sched/reference.h"
 #include "sched/sched-int.h"
+#include "sched/score.h"
 
-void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
-                    const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
 
 /* ---------------------------------------------------------------- shape cache */
 
@@ -265,29 +271,6 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* ---------------------------------------------------------------- node sampling */
-
-bool sched_sampling_on(const struct sched_profile *p)
-{
-    return p && p->percentage_of_nodes_to_score < 100;
-}
-
-uint32_t sched_num_feasible_nodes_to_find(int32_t percentage, uint32_t nnodes)
-{
-    uint64_t pct, n;
-
-    if (nnodes < 100 || percentage >= 100)
-        return nnodes;
-    pct = percentage > 0 ? (uint64_t)percentage : 0;
-    if (!pct) {
-        /* adaptive: 50% of 100 nodes down to 10% of 5,000 and 5% from 5,625 on */
-        int64_t a = 50 - (int64_t)(nnodes / 125);
-        pct = a < 5 ? 5 : (uint64_t)a;
-    }
-    n = (uint64_t)nnodes * pct / 100;
-    return n < 100 ? 100 : (uint32_t)n;
-}
-
 /* sample_plan: a cycle over m candidate nodes starts at position *start of them and stops
  * once *limit feasible nodes are found; without sampling, position 0 and no early stop. */
 static void sample_plan(const struct sched_cluster *c, const struct sched_profile *p, uint32_t m,
@@ -331,7 +314,7 @@ static uint32_t nominated_first(const struct sched_cluster *c, const struct sche
 
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
-                       uint32_t *processed, struct kube_err *err)
+                       uint32_t *processed, struct err *err)
 {
     struct sched_shape *sh;
     struct sched_cverdict *vc;
@@ -349,7 +332,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     if (cp->prefilter_conflict)
         return 0;
     if (scratch_reserve(c, n, c->nclasses) || !(sh = shape_get(c, p, cp)))
-        return kube_err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
+        return err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
     vc = c->s_vc;
     vc_done = c->s_vc_done;
     memset(vc_done, 0, c->nclasses);
@@ -518,7 +501,7 @@ static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeou
 
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
-                    struct sched_cycle *cy, struct kube_err *err)
+                    struct sched_cycle *cy, struct err *err)
 {
     struct sched_cverdict *vc = NULL;
     uint8_t *vc_done = NULL, *inset = NULL;
@@ -644,7 +627,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
 out:
     if (rc) {
         sched_cycle_release(cy);
-        kube_err_set(err, rc, "out of memory in a scheduling cycle");
+        err_set(err, rc, "out of memory in a scheduling cycle");
     }
     return rc;
 }

@@ -1,9 +1,13 @@
 /* filter.c - kube-scheduler's filters on compiled pods: the static ones (NodeUnschedulable,
  * TaintToleration, NodeAffinity) evaluated once per node class, and the dynamic ones
  * (NodePorts, NodeResourcesFit) per node. Reason strings come from cluster.c. */
+#include "sched/filter.h"
+
 #include <string.h>
 
+#include "sched/cluster.h"
 #include "sched/sched-int.h"
+
 
 /* v1.Toleration.ToleratesTaint on interned ids */
 static bool tol_matches(const struct sched_ctol *t, uint32_t key, uint32_t value, uint8_t effect)

@@ -5,13 +5,20 @@
  * SelectVictimsOnNode: remove every lower-priority pod, check the pod fits, then reprieve the
  * removed pods most important first while it still fits. Candidates are ranked by
  * pickOneNodeForPreemption's criteria without PDBs. Nothing here changes the cluster. */
+#include "sched/preempt.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/filter.h"
+#include "sched/intern.h"
+#include "sched/message.h"
 #include "sched/sched-int.h"
+
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
 static int cmp_importance(const void *a, const void *b)
@@ -190,7 +197,7 @@ void sched_preemption_release(struct sched_preemption *pr)
 
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  struct sched_preemption *pr, struct kube_err *err)
+                  struct sched_preemption *pr, struct err *err)
 {
     struct sched_hist h = {0};
     uint32_t i, npotential = 0;
@@ -273,6 +280,6 @@ out:
     free(inner);
     sched_hist_release(&h);
     if (rc)
-        kube_err_set(err, rc, "out of memory during preemption");
+        err_set(err, rc, "out of memory during preemption");
     return rc;
 }

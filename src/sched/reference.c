@@ -2,13 +2,15 @@
  * the fast path (tests/unit/test_sched_equiv.c): strings instead of interned ids, the node's
  * full label set instead of its class, and the node's usage summed from its pods instead of
  * the running totals. Slow on purpose; never used by the commands. */
+#include "sched/reference.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "base/goparse.h"
+#include "sched/intern.h"
 #include "sched/sched-int.h"
-
-void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
-                    const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
+#include "sched/score.h"
 
 static const char *str(const struct sched_cluster *c, uint32_t id)
 {
@@ -77,8 +79,8 @@ static bool ref_req(const struct kube_requirement *r, const char *v /* NULL abse
         return !r->nvalues && !v;
     case KUBE_OP_GT:
     case KUBE_OP_LT:
-        if (r->nvalues != 1 || !sched_parse_int64(r->values[0], &b) || !v ||
-            !sched_parse_int64(v, &a))
+        if (r->nvalues != 1 || go_parse_int(r->values[0], strlen(r->values[0]), 10, 64, &b, NULL) ||
+            !v || go_parse_int(v, strlen(v), 10, 64, &a, NULL))
             return false;
         return r->op == KUBE_OP_GT ? a > b : a < b;
     }

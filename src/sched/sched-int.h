@@ -1,4 +1,7 @@
-/* sched-int.h - internals shared by the scheduling core's modules (not for callers).
+/* sched-int.h - the types the scheduling core's modules share (not for callers); each
+ * module's functions are declared by its own header (intern.h, cluster.h, usage.h,
+ * compile.h, filter.h, score.h, cycle.h, reference.h, message.h, preempt.h,
+ * schedule.h: their last sections).
  *
  * Strings (label keys and values, taint keys and values, node names, resource names) are
  * interned to dense uint32 ids. Nodes live in slots (one per node name ever seen, so pods of a
@@ -12,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched/sched.h"
+#include "base/arena.h"
+#include "kube/object.h"
+#include "sched/profile.h"
 
 #define SCHED_NOID UINT32_MAX
 #define SCHED_MAX_POD_SCALARS 24
@@ -28,14 +33,6 @@ struct sched_intern {
     uint32_t *slots; /* open addressing: id+1, 0 empty */
     uint32_t nslots;
 };
-
-int sched_intern_init(struct sched_intern *t);
-void sched_intern_release(struct sched_intern *t);
-/* returns the id of s, adding it; SCHED_NOID when out of memory */
-uint32_t sched_intern_add(struct sched_intern *t, const char *s);
-/* returns the id of s or SCHED_NOID when absent */
-uint32_t sched_intern_find(const struct sched_intern *t, const char *s);
-bool sched_parse_int64(const char *s, int64_t *out);
 
 /* ---- reasons (the strings counted in the FailedScheduling histogram) ---- */
 enum {
@@ -66,7 +63,6 @@ enum sched_plugin {
     SCHED_PL_FIT,
     SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
 };
-const char *sched_plugin_name(int plugin);
 
 /* ---- node label / taint storage ---- */
 struct sched_idlabel {
@@ -219,7 +215,7 @@ struct sched_cluster {
     uint32_t id_empty;                /* "" */
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
-    struct kube_arena cp_arena; /* compiled pods (compile.c) */
+    struct arena cp_arena; /* compiled pods (compile.c) */
     uint32_t sim_runs;          /* sched_simulate calls so far */
     struct sched_shape shapes[SCHED_MAX_SHAPES];
     uint32_t shape_slots; /* slots the dyn columns were sized for */
@@ -245,19 +241,6 @@ struct sched_cluster {
      * (taken modulo the candidate count); moved by sched_run only */
     uint32_t next_start;
 };
-
-/* ---- cluster internals (cluster.c) ---- */
-struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
-                                         const char *name);
-int sched_cluster_refresh_classes(struct sched_cluster *c);
-int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key);
-uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid);
-uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uint32_t ti,
-                            enum sched_taint_wording w);
-const struct sched_scalar *sched_slot_scalar(const struct sched_slot *s, uint32_t rid);
-/* remove / re-add a pod's usage on its slot (preemption dry runs use their own copies) */
-void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
-                            int sign);
 
 /* ---- compiled pod (compile.c) ---- */
 struct sched_creq { /* one node selector requirement */
@@ -322,32 +305,15 @@ struct sched_cpod {
     uint32_t *pin_names; /* interned node names, may include unknown ones */
     uint32_t npin_names;
     bool prefilter_conflict;
-    struct kube_arena *arena; /* the cluster's cp_arena */
+    struct arena *arena; /* the cluster's cp_arena */
 };
 
-int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
-                      const struct kube_pod *pod, struct sched_cpod *out, struct kube_err *err);
-void sched_cpod_release(struct sched_cpod *cp);
-
-/* sched_pod_usage computes the request (PodRequests) and the non-zero request of pod. Scalars
- * with a zero value are left out. Returns -E2BIG with more than SCHED_MAX_POD_SCALARS. */
+/* A pod's requests in interned form (usage.h). */
 struct sched_usage {
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS];
     uint32_t nscalars;
 };
-int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u);
-
-/* sched_pod_count_host_ports bounds the host ports of pod: the ports declared by its containers
- * and its restartable (sidecar) init containers. */
-uint32_t sched_pod_count_host_ports(const struct kube_pod *pod);
-
-/* sched_pod_host_ports writes pod's host ports into out (room for sched_pod_count_host_ports)
- * as kube-scheduler counts them: hostNetwork uses containerPort when hostPort is unset, ports
- * still <= 0 are skipped, an empty hostIP is "0.0.0.0" (interned in c->strs); refs are 0. Sets
- * *nout. Returns 0 or -ENOMEM (interning failed). */
-int sched_pod_host_ports(struct sched_cluster *c, const struct kube_pod *pod,
-                         struct sched_port *out, uint32_t *nout);
 
 /* ---- filters (filter.c) ---- */
 /* Per class verdict for one pod. */
@@ -358,12 +324,6 @@ struct sched_cverdict {
     int32_t affinity_score; /* preferred terms' weights (class part) */
     uint64_t term_mask;     /* required terms whose expressions match (for name-dependent terms) */
 };
-
-void sched_filter_class(struct sched_cluster *c, const struct sched_profile *p,
-                        const struct sched_cpod *cp, uint32_t cls, struct sched_cverdict *v);
-bool sched_filter_affinity_by_name(const struct sched_cpod *cp, uint64_t term_mask, uint32_t name);
-int32_t sched_score_preferred_by_name(const struct sched_cluster *c, const struct sched_cpod *cp,
-                                      uint32_t cls, uint32_t name);
 
 /* dynamic usage of a node, possibly with pods removed (preemption) */
 struct sched_nodeuse {
@@ -385,20 +345,6 @@ static inline struct sched_nodeuse sched_nodeuse_of(const struct sched_hot *h)
 #define SCHED_FIT_MEM 4u
 #define SCHED_FIT_EPH 8u
 #define SCHED_FIT_SCALAR0 4
-uint32_t sched_filter_fit(const struct sched_cluster *c, uint32_t slot, const struct sched_cpod *cp,
-                          const struct sched_nodeuse *use, const int64_t *scalar_req,
-                          bool *unresolvable);
-bool sched_filter_ports(const struct sched_cluster *c, const struct sched_port *node_ports,
-                        uint32_t nnode_ports, const struct sched_cpod *cp);
-
-/* ---- scores (score.c) ---- */
-int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
-                                    int64_t req_mem);
-int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
-                             int64_t req_mem);
-int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
-                        int64_t pod_gpu);
-int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
 
 /* ---- the cycle (cycle.c) ---- */
 struct sched_nodeout {
@@ -422,24 +368,6 @@ struct sched_cycle {
     int32_t chosen; /* order index, -1 none */
 };
 
-/* sched_sampling_on: p samples nodes (percentage_of_nodes_to_score below 100). */
-bool sched_sampling_on(const struct sched_profile *p);
-
-/* sched_cycle_choose is the fast path of a cycle that only wants the chosen node: *chosen is
- * the order index, or -1 when no node fits (run sched_cycle_run for the statuses). Makes the
- * same tie-break draws as sched_cycle_run and visits the same nodes; *processed is
- * sched_cycle's processed. */
-int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
-                       const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
-                       uint32_t *processed, struct kube_err *err);
-
-/* sched_cycle_run evaluates every node, or with node sampling the nodes sched_cycle_choose
- * visits (the others get SCHED_PL_SKIPPED); ref selects the straightforward reference path. */
-int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
-                    const struct sched_cpod *cp, struct sched_rng *rng, bool ref,
-                    struct sched_cycle *cy, struct kube_err *err);
-void sched_cycle_release(struct sched_cycle *cy);
-
 /* ---- messages (message.c) ---- */
 /* Appends the histogram "0/N nodes are available: ...." from reason counts. */
 struct sched_hist {
@@ -448,20 +376,6 @@ struct sched_hist {
     uint32_t *touched;
     uint32_t ntouched;
 };
-int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n);
-void sched_hist_release(struct sched_hist *h);
-int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
-                        const struct sched_nodeout *o);
-/* sched_fit_error formats "0/N nodes are available: <sorted hist>." (malloc'ed) */
-char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct sched_hist *h,
-                      const char *prefilter_msg);
-uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, unsigned bit);
-
-/* sched_run is sched_schedule_one / sched_explain (x != NULL), with ref choosing the
- * reference path for every node (tests). With node sampling it moves c->next_start once. */
-int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
-              struct sched_rng *rng, bool ref, struct sched_result *out,
-              struct sched_explanation *x, struct kube_err *err);
 
 /* ---- preemption (preempt.c) ---- */
 #define SCHED_PN_NO_VICTIMS 100
@@ -482,10 +396,5 @@ struct sched_preemption {
     uint32_t n;
     char *message; /* "preemption: ..." or NULL on success */
 };
-
-int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
-                  const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  struct sched_preemption *pr, struct kube_err *err);
-void sched_preemption_release(struct sched_preemption *pr);
 
 #endif

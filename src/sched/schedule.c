@@ -1,51 +1,23 @@
 /* schedule.c - the public entry points of one scheduling attempt: sched_schedule_one and
  * sched_explain (one shared driver: compile the pod, run the cycle, on failure build the
  * FailedScheduling message and run preemption), plus profiles and the tie-break generator. */
+#include "sched/schedule.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/compile.h"
+#include "sched/cycle.h"
+#include "sched/message.h"
+#include "sched/preempt.h"
+#include "sched/profile.h"
 #include "sched/sched-int.h"
+#include "sched/schedule.h"
+#include "sched/score.h"
 
-const struct sched_profile sched_profile_default = {
-    "default", false, "nvidia.com/gpu", 0, SCHED_TAINT_WORDING_KEY_VALUE, 100};
-const struct sched_profile sched_profile_gpu = {
-    "gpu", true, "nvidia.com/gpu", 10, SCHED_TAINT_WORDING_KEY_VALUE, 100};
-
-const struct sched_profile *sched_profile_find(const char *name)
-{
-    if (name && !strcmp(name, "default"))
-        return &sched_profile_default;
-    if (name && !strcmp(name, "gpu"))
-        return &sched_profile_gpu;
-    return NULL;
-}
-
-void sched_rng_seed(struct sched_rng *r, uint64_t seed)
-{
-    r->state = seed;
-}
-
-static uint64_t rng_next(struct sched_rng *r)
-{
-    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint64_t sched_rng_below(struct sched_rng *r, uint64_t n)
-{
-    /* rejection sampling keeps the choice uniform */
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n, v;
-
-    do
-        v = rng_next(r);
-    while (v >= lim);
-    return v % n;
-}
 
 void sched_result_release(struct sched_result *r)
 {
@@ -69,7 +41,7 @@ void sched_explanation_release(struct sched_explanation *x)
     if (!x)
         return;
     sched_result_release(&x->result);
-    kube_arena_free(&x->arena);
+    arena_free(&x->arena);
     memset(x, 0, sizeof(*x));
 }
 
@@ -106,19 +78,19 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                             const struct sched_cpod *cp, const struct sched_cycle *cy,
                             const struct sched_preemption *pr, struct sched_explanation *x)
 {
-    struct kube_arena *a = &x->arena;
+    struct arena *a = &x->arena;
     const char *tmp[40];
     uint32_t i, k;
 
     x->nnodes = cy->n;
     x->nfeasible = cy->nfeasible;
     x->nskipped = cy->nskipped;
-    if (cy->n && !(x->nodes = kube_arena_alloc(a, cy->n * sizeof(*x->nodes))))
+    if (cy->n && !(x->nodes = arena_alloc(a, cy->n * sizeof(*x->nodes))))
         return -ENOMEM;
     for (i = 0; i < cy->n; i++) {
         const struct sched_nodeout *o = &cy->out[i];
         struct sched_node_verdict *v = &x->nodes[i];
-        if (!(v->node = kube_arena_strdup(a, c->slots[c->order[i]].name)))
+        if (!(v->node = arena_strdup(a, c->slots[c->order[i]].name)))
             return -ENOMEM;
         v->selected = (int32_t)i == cy->chosen;
         if (o->plugin == SCHED_PL_SKIPPED) {
@@ -127,10 +99,10 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             v->plugin = sched_plugin_name(o->plugin);
             v->unresolvable = o->unresolvable;
             v->nreasons = node_reasons(c, cp, o->plugin, o->reason, tmp);
-            if (!(v->reasons = kube_arena_alloc(a, v->nreasons * sizeof(*v->reasons))))
+            if (!(v->reasons = arena_alloc(a, v->nreasons * sizeof(*v->reasons))))
                 return -ENOMEM;
             for (k = 0; k < v->nreasons; k++)
-                if (!(v->reasons[k] = kube_arena_strdup(a, tmp[k])))
+                if (!(v->reasons[k] = arena_strdup(a, tmp[k])))
                     return -ENOMEM;
         } else {
             struct sched_score *s = v->scores;
@@ -156,7 +128,7 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             if (pn->reason_plugin == SCHED_PL_NONE) {
                 for (k = 0; k < pn->nvictims; k++)
                     len += strlen(pn->victims[k]->ns) + strlen(pn->victims[k]->name) + 3;
-                if (!(w = kube_arena_alloc(a, len)))
+                if (!(w = arena_alloc(a, len)))
                     return -ENOMEM;
                 v->preemption = w;
                 w += sprintf(w, "victims:");
@@ -168,7 +140,7 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                                  pn->reason, tmp);
                 for (k = 0; k < n; k++)
                     len += strlen(tmp[k]) + 2;
-                if (!(w = kube_arena_alloc(a, len)))
+                if (!(w = arena_alloc(a, len)))
                     return -ENOMEM;
                 v->preemption = w;
                 for (k = 0; k < n; k++)
@@ -190,7 +162,7 @@ static void next_start_advance(struct sched_cluster *c, const struct sched_profi
 
 int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
               struct sched_rng *rng, bool ref, struct sched_result *out,
-              struct sched_explanation *x, struct kube_err *err)
+              struct sched_explanation *x, struct err *err)
 {
     struct sched_cpod cp;
     struct sched_cycle cy;
@@ -211,7 +183,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     if (!c->norder) {
         out->outcome = SCHED_UNSCHEDULABLE;
         if (!(out->message = strdup("no nodes available to schedule pods")))
-            return kube_err_set(err, -ENOMEM, "out of memory");
+            return err_set(err, -ENOMEM, "out of memory");
         return 0;
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
@@ -225,7 +197,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             next_start_advance(c, p, processed);
             out->outcome = SCHED_SCHEDULED;
             if (!(out->node = strdup(c->slots[c->order[chosen]].name)))
-                rc = kube_err_set(err, -ENOMEM, "out of memory");
+                rc = err_set(err, -ENOMEM, "out of memory");
             goto out_cp;
         }
     }
@@ -281,7 +253,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     rc = 0;
 out:
     if (rc)
-        kube_err_set(err, rc, "out of memory");
+        err_set(err, rc, "out of memory");
 out_cp:
     if (rc) {
         sched_result_release(out);
@@ -297,14 +269,14 @@ out_cp:
 
 int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
                        const struct kube_pod *pod, struct sched_rng *rng, struct sched_result *out,
-                       struct kube_err *err)
+                       struct err *err)
 {
     return sched_run(c, p, pod, rng, false, out, NULL, err);
 }
 
 int sched_explain(struct sched_cluster *c, const struct sched_profile *p,
                   const struct kube_pod *pod, struct sched_rng *rng, struct sched_explanation *out,
-                  struct kube_err *err)
+                  struct err *err)
 {
     struct sched_result r;
     int rc;

@@ -2,11 +2,17 @@
  * cluster, as kube-scheduler's active queue would take them (priority, then arrival), each
  * placed pod assumed so the next ones see it, preemption victims evicted and the preemptor
  * retried once at once. */
+#include "sched/simulate.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/cluster.h"
+#include "sched/profile.h"
 #include "sched/sched-int.h"
+#include "sched/schedule.h"
+
 
 struct qent {
     int32_t priority;
@@ -45,7 +51,7 @@ static void evict(struct sched_cluster *c, struct sched_result *r, struct sched_
 }
 
 static int assume(struct sched_cluster *c, const struct kube_pod *pod, const char *node, size_t idx,
-                  struct kube_err *err)
+                  struct err *err)
 {
     struct sched_pod *p;
     int rc;
@@ -63,7 +69,7 @@ static int assume(struct sched_cluster *c, const struct kube_pod *pod, const cha
 
 int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
                    const struct kube_pod *const *pods, size_t n, const struct sched_sim_opts *o,
-                   struct sched_result *results, struct kube_err *err)
+                   struct sched_result *results, struct err *err)
 {
     struct sched_rng rng;
     struct qent *q;
@@ -72,13 +78,13 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
 
     memset(results, 0, n * sizeof(*results));
     if (n > UINT32_MAX)
-        return kube_err_set(err, -E2BIG, "more than %u pods to simulate", UINT32_MAX);
+        return err_set(err, -E2BIG, "more than %u pods to simulate", UINT32_MAX);
     /* 0 marks pods no run placed */
     if (++c->sim_runs == 0)
         c->sim_runs = 1;
     sched_rng_seed(&rng, o ? o->seed : 0);
     if (!(q = malloc((n + 1) * sizeof(*q))))
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     for (i = 0; i < n; i++) {
         q[i].priority = pods[i]->priority;
         q[i].index = i;

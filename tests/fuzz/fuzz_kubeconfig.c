@@ -14,10 +14,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     char buf[2048];
 
-    kube_err_clear(&e);
+    err_clear(&e);
     if (kube_config_parse((const char *)data, size, "/nonexistent-fuzz-dir/config", NULL, &c, &e) ==
         0) {
         /* a success must be usable: a server URL and some credential */
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         kube_config_release(&c);
     } else {
-        kube_err_format(&e, buf, sizeof(buf));
+        err_format(&e, buf, sizeof(buf));
         if (!e.msg[0] || strncmp(e.msg, "cannot read kubeconfig '", 24) || c.server)
             __builtin_trap();
     }

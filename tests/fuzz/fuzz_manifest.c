@@ -7,12 +7,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sched/manifest.h"
+#include "manifest/manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* a consumer that reads everything it is given, so a dangling string shows under ASan */
-static int take(void *arg, const struct kube_pod *p, struct kube_err *err)
+static int take(void *arg, const struct kube_pod *p, struct err *err)
 {
     size_t *n = arg;
 
@@ -23,9 +23,9 @@ static int take(void *arg, const struct kube_pod *p, struct kube_err *err)
 
 static void load_once(const uint8_t *data, size_t size, int hand_off)
 {
-    struct sched_input_opts o = {.max_pods = 5000, .max_nodes = 500};
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input_opts o = {.max_pods = 5000, .max_nodes = 500};
+    struct manifest_input in;
+    struct err err;
     char buf[2048];
     size_t taken = 0;
 
@@ -33,17 +33,17 @@ static void load_once(const uint8_t *data, size_t size, int hand_off)
         o.take_bound = take;
         o.take_arg = &taken;
     }
-    kube_err_clear(&err);
-    sched_input_init(&in, &o);
-    if (!sched_input_load_buffer(&in, "fuzz.yaml", (const char *)data, size, &err)) {
-        if (!sched_input_finish(&in, &err) && in.npods)
-            (void)sched_input_find_pod(&in, in.pods[0].namespace_, in.pods[0].name);
+    err_clear(&err);
+    manifest_input_init(&in, &o);
+    if (!manifest_input_load_buffer(&in, "fuzz.yaml", (const char *)data, size, &err)) {
+        if (!manifest_input_finish(&in, &err) && in.npods)
+            (void)manifest_input_find_pod(&in, in.pods[0].namespace_, in.pods[0].name);
     }
     /* an error must always format to one line naming the file */
-    kube_err_format(&err, buf, sizeof(buf));
+    err_format(&err, buf, sizeof(buf));
     if (err.code && (strchr(buf, '\n') || strncmp(buf, "fuzz.yaml", 9)))
         __builtin_trap();
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *s, buf[64];
     int64_t v, m, v2, m2;
-    struct kube_err err;
+    struct err err;
 
     if (size > 4096)
         return 0;
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data, size);
     s[size] = '\0';
-    kube_err_clear(&err);
+    err_clear(&err);
     if (kube_quantity_parse(s, &v, &m, &err) == 0) {
         int64_t q = m / 1000, r = m % 1000;
         int64_t want = r > 0 ? q + 1 : r < 0 ? q - 1 : q;

@@ -15,9 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct kube_label lv[] = {{"a", "1"}, {"b", "x"}, {"gpu", "Tesla-M40"}, {"in", ""}};
     struct kube_labels labels = {lv, sizeof(lv) / sizeof(lv[0])};
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct kube_selector sel, again;
-    struct kube_err err;
+    struct err err;
     char *s, *str = NULL, *str2 = NULL;
     size_t i, cap;
 
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data, size);
     s[size] = '\0';
-    kube_err_clear(&err);
+    err_clear(&err);
     if (kube_selector_parse(s, &a, &sel, &err)) {
         if (!err.msg[0] || err.column < 1 || (size_t)err.column > strlen(s) + 1)
             abort();
@@ -54,6 +54,6 @@ out:
     free(str);
     free(str2);
     free(s);
-    kube_arena_free(&a);
+    arena_free(&a);
     return 0;
 }

@@ -8,21 +8,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int replay_file(const char *path)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
-    int rc = kube_read_file(path, &b);
+    struct buf b = BUF_INIT(0);
+    int rc = buf_read_file(path, &b);
 
     if (rc) {
         fprintf(stderr, "replay: cannot read '%s'\n", path);
         return 1;
     }
     LLVMFuzzerTestOneInput((const uint8_t *)b.data, b.len);
-    kube_buf_release(&b);
+    buf_release(&b);
     return 0;
 }
 

@@ -49,14 +49,14 @@ static void usage(FILE *f)
             "SIGINT or after --max-events events and then prints STOPPED.\n");
 }
 
-static void print_err(const struct kube_err *e)
+static void print_err(const struct err *e)
 {
     char buf[2048];
 
     printf("ERROR code=%d http=%d reason=%s retry_after=%d transient=%d msg=%s\n", e->code,
            e->http_status, e->reason[0] ? e->reason : "-", e->retry_after,
            kube_err_transient(e) ? 1 : 0, e->msg);
-    fprintf(stderr, "kube-request: %s\n", kube_err_format(e, buf, sizeof(buf)));
+    fprintf(stderr, "kube-request: %s\n", err_format(e, buf, sizeof(buf)));
 }
 
 static int on_event(void *ud, const char *type, json_t *obj)
@@ -91,7 +91,7 @@ static void *run_job(void *arg)
 
     for (i = 0; i < j->count; i++) {
         struct kube_response r = {0};
-        struct kube_err e;
+        struct err e;
         int rc = kube_client_request(j->c, j->method, j->path, j->ctype, j->body,
                                      j->body ? strlen(j->body) : 0, discard ? NULL : &r, &e);
 
@@ -137,7 +137,7 @@ static int run_async(struct kube_client *c, int inflight, int repeat, int wait_s
 {
     struct async_run run = {0, 0};
     struct kube_async_req *reqs;
-    struct kube_err *errs, e;
+    struct err *errs, e;
     struct kube_async *a;
     size_t n = 0, total, sent = 0;
     int i, k;
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 {
     struct kube_client_opts o = {0};
     struct kube_client *c = NULL;
-    struct kube_err e;
+    struct err e;
     const char *watch = NULL, *ctype = NULL, *pos[3] = {0};
     int npos = 0, repeat = 1, threads = 1, wait_stdin = 0, print_config = 0, i, rc = 0;
     int async = 0, async_at = 0;

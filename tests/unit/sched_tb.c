@@ -15,9 +15,9 @@ static void die(const char *what, const char *s)
     abort();
 }
 
-static void *grow_arr(struct kube_arena *a, void *old, size_t n, size_t elem)
+static void *grow_arr(struct arena *a, void *old, size_t n, size_t elem)
 {
-    void *p = kube_arena_alloc(a, (n + 1) * elem);
+    void *p = arena_alloc(a, (n + 1) * elem);
 
     if (!p)
         die("out of memory", "");
@@ -40,15 +40,15 @@ static enum kube_taint_effect effect_of(const char *s)
     return KUBE_EFFECT_ANY;
 }
 
-static void add_scalar(struct kube_arena *a, struct kube_resources *r, const char *name, int64_t v)
+static void add_scalar(struct arena *a, struct kube_resources *r, const char *name, int64_t v)
 {
     r->scalars = grow_arr(a, r->scalars, r->nscalars, sizeof(*r->scalars));
-    r->scalars[r->nscalars].name = kube_arena_strdup(a, name);
+    r->scalars[r->nscalars].name = arena_strdup(a, name);
     r->scalars[r->nscalars++].value = v;
 }
 
 /* "cpu=1,mem=2,gpu=1" or a single word into r */
-static void res_word(struct kube_arena *a, struct kube_resources *r, const char *w)
+static void res_word(struct arena *a, struct kube_resources *r, const char *w)
 {
     char key[128];
     const char *eq = strchr(w, '=');
@@ -80,7 +80,7 @@ static void res_word(struct kube_arena *a, struct kube_resources *r, const char 
     }
 }
 
-static void res_list(struct kube_arena *a, struct kube_resources *r, const char *list)
+static void res_list(struct arena *a, struct kube_resources *r, const char *list)
 {
     char buf[256], *save = NULL, *t;
 
@@ -94,24 +94,24 @@ static int cmp_label(const void *x, const void *y)
     return strcmp(((const struct kube_label *)x)->key, ((const struct kube_label *)y)->key);
 }
 
-static void add_label(struct kube_arena *a, struct kube_labels *l, const char *kv)
+static void add_label(struct arena *a, struct kube_labels *l, const char *kv)
 {
     const char *eq = strchr(kv, '=');
 
     if (!eq)
         die("bad label", kv);
     l->v = grow_arr(a, l->v, l->n, sizeof(*l->v));
-    l->v[l->n].key = kube_arena_strndup(a, kv, (size_t)(eq - kv));
-    l->v[l->n++].value = kube_arena_strdup(a, eq + 1);
+    l->v[l->n].key = arena_strndup(a, kv, (size_t)(eq - kv));
+    l->v[l->n++].value = arena_strdup(a, eq + 1);
     qsort(l->v, l->n, sizeof(*l->v), cmp_label);
 }
 
-struct kube_node *tb_node(struct kube_arena *a, const char *name, const char *spec)
+struct kube_node *tb_node(struct arena *a, const char *name, const char *spec)
 {
-    struct kube_node *n = kube_arena_alloc(a, sizeof(*n));
+    struct kube_node *n = arena_alloc(a, sizeof(*n));
     char buf[2048], *save = NULL, *w;
 
-    n->name = kube_arena_strdup(a, name);
+    n->name = arena_strdup(a, name);
     n->uid = "";
     n->resource_version = "";
     n->allocatable.pods = 110;
@@ -128,8 +128,8 @@ struct kube_node *tb_node(struct kube_arena *a, const char *name, const char *sp
             *colon = 0;
             n->taints = grow_arr(a, n->taints, n->ntaints, sizeof(*n->taints));
             eq = strchr(k, '=');
-            n->taints[n->ntaints].key = kube_arena_strndup(a, k, eq ? (size_t)(eq - k) : strlen(k));
-            n->taints[n->ntaints].value = kube_arena_strdup(a, eq ? eq + 1 : "");
+            n->taints[n->ntaints].key = arena_strndup(a, k, eq ? (size_t)(eq - k) : strlen(k));
+            n->taints[n->ntaints].value = arena_strdup(a, eq ? eq + 1 : "");
             n->taints[n->ntaints++].effect = effect_of(colon + 1);
         } else if (!strcmp(w, "unschedulable")) {
             n->unschedulable = true;
@@ -141,7 +141,7 @@ struct kube_node *tb_node(struct kube_arena *a, const char *name, const char *sp
     return n;
 }
 
-static struct kube_container *add_container(struct kube_arena *a, struct kube_container **arr,
+static struct kube_container *add_container(struct arena *a, struct kube_container **arr,
                                             size_t *n)
 {
     *arr = grow_arr(a, *arr, *n, sizeof(**arr));
@@ -150,7 +150,7 @@ static struct kube_container *add_container(struct kube_arena *a, struct kube_co
     return &(*arr)[(*n)++];
 }
 
-static void add_port(struct kube_arena *a, struct kube_container *k, const char *w, bool hostnet)
+static void add_port(struct arena *a, struct kube_container *k, const char *w, bool hostnet)
 {
     struct kube_port *p;
     char buf[128], *at, *slash;
@@ -162,7 +162,7 @@ static void add_port(struct kube_arena *a, struct kube_container *k, const char 
     p->host_ip = "0.0.0.0";
     if ((at = strchr(buf, '@'))) {
         *at = 0;
-        p->host_ip = kube_arena_strdup(a, at + 1);
+        p->host_ip = arena_strdup(a, at + 1);
     }
     if ((slash = strchr(buf, '/'))) {
         *slash = 0;
@@ -176,9 +176,9 @@ static void add_port(struct kube_arena *a, struct kube_container *k, const char 
         p->host_port = p->container_port = atoi(buf);
 }
 
-struct kube_pod *tb_pod(struct kube_arena *a, const char *spec)
+struct kube_pod *tb_pod(struct arena *a, const char *spec)
 {
-    struct kube_pod *p = kube_arena_alloc(a, sizeof(*p));
+    struct kube_pod *p = arena_alloc(a, sizeof(*p));
     struct kube_container *main_c;
     char buf[2048], *save = NULL, *w;
 
@@ -198,10 +198,10 @@ struct kube_pod *tb_pod(struct kube_arena *a, const char *spec)
         if (!strncmp(w, "name=", 5)) {
             char *slash = strchr(w + 5, '/');
             if (slash) {
-                p->namespace_ = kube_arena_strndup(a, w + 5, (size_t)(slash - w - 5));
-                p->name = kube_arena_strdup(a, slash + 1);
+                p->namespace_ = arena_strndup(a, w + 5, (size_t)(slash - w - 5));
+                p->name = arena_strdup(a, slash + 1);
             } else {
-                p->name = kube_arena_strdup(a, w + 5);
+                p->name = arena_strdup(a, w + 5);
             }
         } else if (!strncmp(w, "prio=", 5)) {
             p->priority = atoi(w + 5);
@@ -213,11 +213,11 @@ struct kube_pod *tb_pod(struct kube_arena *a, const char *spec)
         } else if (!strcmp(w, "gated")) {
             p->nscheduling_gates = 1;
         } else if (!strncmp(w, "node=", 5)) {
-            p->node_name = kube_arena_strdup(a, w + 5);
+            p->node_name = arena_strdup(a, w + 5);
         } else if (!strncmp(w, "nominated=", 10)) {
-            p->nominated_node_name = kube_arena_strdup(a, w + 10);
+            p->nominated_node_name = arena_strdup(a, w + 10);
         } else if (!strncmp(w, "phase=", 6)) {
-            p->phase = kube_arena_strdup(a, w + 6);
+            p->phase = arena_strdup(a, w + 6);
         } else if (!strncmp(w, "sel:", 4)) {
             add_label(a, &p->node_selector, w + 4);
         } else if (!strncmp(w, "label:", 6)) {
@@ -234,14 +234,14 @@ struct kube_pod *tb_pod(struct kube_arena *a, const char *spec)
             memset(t, 0, sizeof(*t));
             if (!strncmp(c1 + 1, "Exists:", 7)) {
                 t->op = KUBE_TOL_EXISTS;
-                t->key = kube_arena_strdup(a, k);
+                t->key = arena_strdup(a, k);
                 t->value = "";
                 t->effect = effect_of(c1 + 8);
             } else {
                 eq = strchr(k, '=');
                 t->op = KUBE_TOL_EQUAL;
-                t->key = kube_arena_strndup(a, k, eq ? (size_t)(eq - k) : strlen(k));
-                t->value = kube_arena_strdup(a, eq ? eq + 1 : "");
+                t->key = arena_strndup(a, k, eq ? (size_t)(eq - k) : strlen(k));
+                t->value = arena_strdup(a, eq ? eq + 1 : "");
                 t->effect = effect_of(c1 + 1);
             }
         } else if (!strncmp(w, "port:", 5)) {
@@ -273,7 +273,7 @@ struct kube_pod *tb_pod(struct kube_arena *a, const char *spec)
     return p;
 }
 
-static void parse_expr(struct kube_arena *a, const char *s, struct kube_requirement *r, bool *field)
+static void parse_expr(struct arena *a, const char *s, struct kube_requirement *r, bool *field)
 {
     static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
     char buf[512], *save = NULL, *t;
@@ -284,7 +284,7 @@ static void parse_expr(struct kube_arena *a, const char *s, struct kube_requirem
     snprintf(buf, sizeof(buf), "%s", *field ? s + 6 : s);
     if (!(t = strtok_r(buf, " ", &save)))
         die("bad expression", s);
-    r->key = kube_arena_strdup(a, t);
+    r->key = arena_strdup(a, t);
     if (!(t = strtok_r(NULL, " ", &save)))
         die("bad expression", s);
     for (i = 0; i < 6 && strcmp(ops[i], t); i++)
@@ -294,11 +294,11 @@ static void parse_expr(struct kube_arena *a, const char *s, struct kube_requirem
     r->op = (enum kube_selector_op)i;
     while ((t = strtok_r(NULL, " ", &save))) {
         r->values = grow_arr(a, r->values, r->nvalues, sizeof(*r->values));
-        r->values[r->nvalues++] = kube_arena_strdup(a, t);
+        r->values[r->nvalues++] = arena_strdup(a, t);
     }
 }
 
-static void build_term(struct kube_arena *a, struct kube_node_selector_term *t, va_list ap)
+static void build_term(struct arena *a, struct kube_node_selector_term *t, va_list ap)
 {
     const char *s;
     bool field;
@@ -317,7 +317,7 @@ static void build_term(struct kube_arena *a, struct kube_node_selector_term *t, 
     }
 }
 
-void tb_req_term(struct kube_arena *a, struct kube_pod *p, ...)
+void tb_req_term(struct arena *a, struct kube_pod *p, ...)
 {
     va_list ap;
 
@@ -329,7 +329,7 @@ void tb_req_term(struct kube_arena *a, struct kube_pod *p, ...)
     va_end(ap);
 }
 
-void tb_pref_term(struct kube_arena *a, struct kube_pod *p, int weight, ...)
+void tb_pref_term(struct arena *a, struct kube_pod *p, int weight, ...)
 {
     va_list ap;
 
@@ -340,11 +340,11 @@ void tb_pref_term(struct kube_arena *a, struct kube_pod *p, int weight, ...)
     va_end(ap);
 }
 
-struct sched_cluster *tb_cluster(struct kube_arena *a, const char *const *nodes,
+struct sched_cluster *tb_cluster(struct arena *a, const char *const *nodes,
                                  const char *const *bound)
 {
     struct sched_cluster *c = sched_cluster_new();
-    struct kube_err err = {0};
+    struct err err = {0};
     size_t i;
 
     if (!c)
@@ -371,7 +371,7 @@ const char *tb_schedule(struct sched_cluster *c, const struct sched_profile *p,
     static char buf[8192];
     struct sched_result r;
     struct sched_rng rng;
-    struct kube_err err = {0};
+    struct err err = {0};
     size_t i, n = 0;
 
     sched_rng_seed(&rng, 0);
@@ -397,9 +397,9 @@ const char *tb_schedule(struct sched_cluster *c, const struct sched_profile *p,
     return buf;
 }
 
-struct kube_pod *tb_row_pod(struct kube_arena *a, const struct tb_row *r);
+struct kube_pod *tb_row_pod(struct arena *a, const struct tb_row *r);
 
-struct kube_pod *tb_row_pod(struct kube_arena *a, const struct tb_row *r)
+struct kube_pod *tb_row_pod(struct arena *a, const struct tb_row *r)
 {
     struct kube_pod *p = tb_pod(a, r->pod);
     size_t t;
@@ -424,13 +424,13 @@ void tb_run_rows(const struct tb_row *rows, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++) {
-        struct kube_arena a = KUBE_ARENA_INIT;
+        struct arena a = ARENA_INIT;
         struct sched_cluster *c = tb_cluster(&a, rows[i].nodes, rows[i].bound);
         const char *got = tb_schedule(c, rows[i].profile, tb_row_pod(&a, &rows[i]));
         if (strcmp(got, rows[i].want))
             test_fail(__FILE__, __LINE__, "row '%s': got \"%s\", want \"%s\"", rows[i].name, got,
                       rows[i].want);
         sched_cluster_free(c);
-        kube_arena_free(&a);
+        arena_free(&a);
     }
 }

@@ -13,19 +13,19 @@
 #ifndef TESTS_UNIT_SCHED_TB_H
 #define TESTS_UNIT_SCHED_TB_H
 
-#include "kube/arena.h"
+#include "base/arena.h"
 #include "kube/object.h"
 #include "sched/sched.h"
 
-struct kube_node *tb_node(struct kube_arena *a, const char *name, const char *spec);
-struct kube_pod *tb_pod(struct kube_arena *a, const char *spec);
+struct kube_node *tb_node(struct arena *a, const char *name, const char *spec);
+struct kube_pod *tb_pod(struct arena *a, const char *spec);
 /* adds a required term (ORed with the others) made of the NULL-terminated expressions */
-void tb_req_term(struct kube_arena *a, struct kube_pod *p, ...);
-void tb_pref_term(struct kube_arena *a, struct kube_pod *p, int weight, ...);
+void tb_req_term(struct arena *a, struct kube_pod *p, ...);
+void tb_pref_term(struct arena *a, struct kube_pod *p, int weight, ...);
 
 /* tb_cluster builds a cluster from node specs "NAME: spec" (NULL-terminated array) and bound
  * pod specs (which must carry node=NAME). Aborts the test binary on failure. */
-struct sched_cluster *tb_cluster(struct kube_arena *a, const char *const *nodes,
+struct sched_cluster *tb_cluster(struct arena *a, const char *const *nodes,
                                  const char *const *bound);
 
 /* tb_schedule runs sched_schedule_one (seed 0 tie-break) and returns "node:NAME",

@@ -1,67 +1,71 @@
-/* test_base.c - the shared building blocks: errors, capped buffers, arena, YAML loading with
- * line numbers. */
+/* test_base.c - the shared building blocks: errors, capped buffers, arena, the monotonic
+ * clock, YAML loading with line numbers. */
 #include "test.h"
 
 #include <errno.h>
-
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
-#include "kube/arena.h"
-#include "kube/buf.h"
-#include "kube/err.h"
+#include "base/arena.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "base/flag.h"
+#include "base/goparse.h"
 #include "kube/yaml.h"
 
 static void err_formats_location_and_field(void)
 {
-    struct kube_err e;
+    struct err e;
     char buf[512];
 
-    kube_err_clear(&e);
-    CHECK_INT_EQ(kube_err_set(&e, -EINVAL, "bad %s", "thing"), -EINVAL);
-    kube_err_at(&e, "a.yaml", 7, 3);
-    kube_err_field(&e, "spec.nodeSelector");
-    CHECK_STR_EQ(kube_err_format(&e, buf, sizeof(buf)), "a.yaml: line 7: spec.nodeSelector: bad thing");
-    kube_err_prefix(&e, "cannot load");
-    CHECK_STR_EQ(kube_err_format(&e, buf, sizeof(buf)),
+    err_clear(&e);
+    CHECK_INT_EQ(err_set(&e, -EINVAL, "bad %s", "thing"), -EINVAL);
+    err_at(&e, "a.yaml", 7, 3);
+    err_field(&e, "spec.nodeSelector");
+    CHECK_STR_EQ(err_format(&e, buf, sizeof(buf)), "a.yaml: line 7: spec.nodeSelector: bad thing");
+    err_prefix(&e, "cannot load");
+    CHECK_STR_EQ(err_format(&e, buf, sizeof(buf)),
                  "a.yaml: line 7: spec.nodeSelector: cannot load: bad thing");
-    CHECK_INT_EQ(kube_err_set(NULL, -ENOENT, "x"), -ENOENT);
+    CHECK_INT_EQ(err_set(NULL, -ENOENT, "x"), -ENOENT);
 }
 
 static void err_format_truncates_safely(void)
 {
-    struct kube_err e;
+    struct err e;
     char small[8];
 
-    kube_err_clear(&e);
-    kube_err_set(&e, -EINVAL, "a long message that does not fit");
-    kube_err_format(&e, small, sizeof(small));
+    err_clear(&e);
+    err_set(&e, -EINVAL, "a long message that does not fit");
+    err_format(&e, small, sizeof(small));
     CHECK_INT_EQ(strlen(small), 7);
 }
 
 static void buf_respects_cap(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(8);
+    struct buf b = BUF_INIT(8);
 
-    CHECK_INT_EQ(kube_buf_puts(&b, "12345678"), 0);
-    CHECK_INT_EQ(kube_buf_puts(&b, "9"), -E2BIG);
+    CHECK_INT_EQ(buf_puts(&b, "12345678"), 0);
+    CHECK_INT_EQ(buf_puts(&b, "9"), -E2BIG);
     CHECK_STR_EQ(b.data, "12345678");
-    kube_buf_consume(&b, 3);
+    buf_consume(&b, 3);
     CHECK_STR_EQ(b.data, "45678");
-    CHECK_INT_EQ(kube_buf_printf(&b, "%d", 12), 0);
+    CHECK_INT_EQ(buf_printf(&b, "%d", 12), 0);
     CHECK_STR_EQ(b.data, "4567812");
-    CHECK_INT_EQ(kube_buf_printf(&b, "%d", 123), -E2BIG);
-    kube_buf_release(&b);
+    CHECK_INT_EQ(buf_printf(&b, "%d", 123), -E2BIG);
+    buf_release(&b);
 }
 
 /* Strings are packed (a 2-byte string takes 2 bytes); blocks still keep 16-byte alignment
  * for everything else. */
 static void arena_packs_strings(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
-    char *x = kube_arena_strdup(&a, "x");
-    char *y = kube_arena_strdup(&a, "yz");
-    void *o = kube_arena_alloc(&a, 8);
-    char *z = kube_arena_strndup(&a, "zzzz", 2);
+    struct arena a = ARENA_INIT;
+    char *x = arena_strdup(&a, "x");
+    char *y = arena_strdup(&a, "yz");
+    void *o = arena_alloc(&a, 8);
+    char *z = arena_strndup(&a, "zzzz", 2);
     size_t i;
 
     CHECK(y == x + 2);
@@ -72,8 +76,8 @@ static void arena_packs_strings(void)
     CHECK_INT_EQ(a.used, 2 + 3 + 16 + 3);
     /* crossing into new blocks keeps both kinds intact */
     for (i = 0; i < 5000; i++) {
-        char *s = kube_arena_strdup(&a, "abcdefg");
-        unsigned char *v = kube_arena_alloc(&a, 5);
+        char *s = arena_strdup(&a, "abcdefg");
+        unsigned char *v = arena_alloc(&a, 5);
 
         if (!s || !v || strcmp(s, "abcdefg") || ((uintptr_t)v & 15) || v[0] || v[4]) {
             CHECK(0);
@@ -81,69 +85,69 @@ static void arena_packs_strings(void)
         }
         v[4] = 1;
     }
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void arena_rewinds_to_a_mark(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT, empty = KUBE_ARENA_INIT;
-    struct kube_arena_mark m, m0;
+    struct arena a = ARENA_INIT, empty = ARENA_INIT;
+    struct arena_mark m, m0;
     char *keep, *again;
     size_t used;
     int i;
 
     /* back to empty: every block goes */
-    kube_arena_mark(&empty, &m0);
-    CHECK(kube_arena_alloc(&empty, 100) != NULL);
-    kube_arena_rewind(&empty, &m0);
+    arena_mark(&empty, &m0);
+    CHECK(arena_alloc(&empty, 100) != NULL);
+    arena_rewind(&empty, &m0);
     CHECK(empty.head == NULL);
     CHECK_INT_EQ(empty.used, 0);
 
-    keep = kube_arena_strdup(&a, "kept");
+    keep = arena_strdup(&a, "kept");
     used = a.used;
-    kube_arena_mark(&a, &m);
+    arena_mark(&a, &m);
     /* small allocations in the marked block, new blocks in front of it, and a large
      * one-off slotted in behind the current block */
     for (i = 0; i < 2000; i++)
-        CHECK(kube_arena_strdup(&a, "some string that fills blocks") != NULL);
-    CHECK(kube_arena_alloc(&a, 2u << 20) != NULL);
-    CHECK(kube_arena_alloc(&a, 16) != NULL);
-    kube_arena_rewind(&a, &m);
+        CHECK(arena_strdup(&a, "some string that fills blocks") != NULL);
+    CHECK(arena_alloc(&a, 2u << 20) != NULL);
+    CHECK(arena_alloc(&a, 16) != NULL);
+    arena_rewind(&a, &m);
     CHECK_INT_EQ(a.used, used);
     CHECK_STR_EQ(keep, "kept");
     /* the next allocation reuses the space right after the mark */
-    again = kube_arena_strdup(&a, "x");
+    again = arena_strdup(&a, "x");
     CHECK(again == keep + 5);
     /* a rewind with nothing allocated since the mark changes nothing */
-    kube_arena_mark(&a, &m);
-    kube_arena_rewind(&a, &m);
+    arena_mark(&a, &m);
+    arena_rewind(&a, &m);
     CHECK_STR_EQ(again, "x");
-    kube_arena_free(&a);
-    kube_arena_free(&empty);
+    arena_free(&a);
+    arena_free(&empty);
 }
 
 static void arena_allocates_aligned_and_large(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
-    char *s = kube_arena_strdup(&a, "hello");
-    void *big = kube_arena_alloc(&a, 3u << 20);
-    void *small = kube_arena_alloc(&a, 3);
+    struct arena a = ARENA_INIT;
+    char *s = arena_strdup(&a, "hello");
+    void *big = arena_alloc(&a, 3u << 20);
+    void *small = arena_alloc(&a, 3);
 
     CHECK_STR_EQ(s, "hello");
     CHECK(big != NULL);
     CHECK(small != NULL);
     CHECK(((uintptr_t)small & 15) == 0);
-    CHECK(kube_arena_strdup(&a, NULL) == NULL);
-    kube_arena_free(&a);
+    CHECK(arena_strdup(&a, NULL) == NULL);
+    arena_free(&a);
     CHECK(a.head == NULL);
 }
 
 static json_t *load_one(const char *text, struct kube_lines **lines)
 {
     json_t *docs = NULL, *v;
-    struct kube_err e;
+    struct err e;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     if (kube_yaml_load(text, strlen(text), "t.yaml", &docs, lines, &e))
         return NULL;
     v = json_incref(json_array_get(docs, 0));
@@ -247,9 +251,9 @@ static void yaml_multi_documents_and_json(void)
 {
     const char *text = "---\na: 1\n---\n---\n{\"b\": [1, 2, {\"c\": null}]}\n";
     json_t *docs = NULL;
-    struct kube_err e;
+    struct err e;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK_INT_EQ(kube_yaml_load(text, strlen(text), "t", &docs, NULL, &e), 0);
     CHECK_INT_EQ(json_array_size(docs), 2);
     json_decref(docs);
@@ -259,14 +263,14 @@ static void yaml_error_names_line(void)
 {
     const char *text = "a: 1\nb: [1, 2\nc: 3\n";
     json_t *docs = NULL;
-    struct kube_err e;
+    struct err e;
     char buf[512];
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK(kube_yaml_load(text, strlen(text), "bad.yaml", &docs, NULL, &e) < 0);
     CHECK(docs == NULL);
     CHECK(e.line >= 2);
-    CHECK(strstr(kube_err_format(&e, buf, sizeof(buf)), "bad.yaml: line ") == buf);
+    CHECK(strstr(err_format(&e, buf, sizeof(buf)), "bad.yaml: line ") == buf);
 }
 
 static void yaml_anchors_and_merge_keys(void)
@@ -292,15 +296,375 @@ static void yaml_rejects_unknown_alias_and_deep_nesting(void)
 {
     char deep[1200];
     json_t *docs = NULL;
-    struct kube_err e;
+    struct err e;
     int i;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK(kube_yaml_load("a: *nope\n", 9, "t", &docs, NULL, &e) < 0);
     for (i = 0; i < 600; i++)
         deep[i] = '[';
     deep[600] = '\0';
     CHECK(kube_yaml_load(deep, strlen(deep), "t", &docs, NULL, &e) < 0);
+}
+
+/* --- Go's number, boolean and duration grammars --- */
+
+static void goparse_int_like_strconv(void)
+{
+    static const struct {
+        const char *s;
+        int base, bits;
+        int rc;
+        int64_t v; /* also checked on -ERANGE: Go returns the nearest limit */
+    } t[] = {
+        {"0", 10, 64, 0, 0},
+        {"-0", 10, 64, 0, 0},
+        {"+17", 10, 64, 0, 17},
+        {"-17", 10, 64, 0, -17},
+        {"9223372036854775807", 10, 64, 0, INT64_MAX},
+        {"9223372036854775808", 10, 64, -ERANGE, INT64_MAX},
+        {"-9223372036854775808", 10, 64, 0, INT64_MIN},
+        {"-9223372036854775809", 10, 64, -ERANGE, INT64_MIN},
+        {"99999999999999999999999", 10, 64, -ERANGE, INT64_MAX},
+        {"", 10, 64, -EINVAL, 0},
+        {"-", 10, 64, -EINVAL, 0},
+        {" 1", 10, 64, -EINVAL, 0},
+        {"12a", 10, 64, -EINVAL, 0},
+        {"1_000", 10, 64, -EINVAL, 0},
+        {"0x10", 10, 64, -EINVAL, 0},
+        {"127", 10, 8, 0, 127},
+        {"128", 10, 8, -ERANGE, 127},
+        {"-128", 10, 8, 0, -128},
+        {"-129", 10, 8, -ERANGE, -128},
+        {"ff", 16, 64, 0, 255},
+        {"z", 36, 64, 0, 35},
+        /* base 0: the prefix decides, '_' separates digits */
+        {"0x1f", 0, 64, 0, 31},
+        {"0X1F", 0, 64, 0, 31},
+        {"-0x10", 0, 64, 0, -16},
+        {"0o17", 0, 64, 0, 15},
+        {"017", 0, 64, 0, 15},
+        {"0b101", 0, 64, 0, 5},
+        {"0", 0, 64, 0, 0},
+        {"08", 0, 64, -EINVAL, 0},
+        {"0x", 0, 64, -EINVAL, 0},
+        {"1_000", 0, 64, 0, 1000},
+        {"0x_1f", 0, 64, 0, 31},
+        {"1__0", 0, 64, -EINVAL, 0},
+        {"_1", 0, 64, -EINVAL, 0},
+        {"1_", 0, 64, -EINVAL, 0},
+    };
+    struct err e;
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        int64_t v = 42;
+        int rc = go_parse_int(t[i].s, strlen(t[i].s), t[i].base, t[i].bits, &v, NULL);
+
+        if (rc != t[i].rc || v != t[i].v)
+            test_fail(__FILE__, __LINE__, "ParseInt(\"%s\", %d, %d) = %lld, %d; want %lld, %d",
+                      t[i].s, t[i].base, t[i].bits, (long long)v, rc, (long long)t[i].v,
+                      t[i].rc);
+    }
+    /* a length, not a NUL, ends the text */
+    {
+        int64_t v;
+
+        CHECK_INT_EQ(go_parse_int("12e3", 2, 10, 64, &v, NULL), 0);
+        CHECK_INT_EQ(v, 12);
+    }
+    err_clear(&e);
+    CHECK_INT_EQ(go_parse_int("x1", 2, 10, 64, &(int64_t){0}, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "strconv.ParseInt: parsing \"x1\": invalid syntax");
+    CHECK_INT_EQ(go_parse_int("300", 3, 10, 8, &(int64_t){0}, &e), -ERANGE);
+    CHECK_STR_EQ(e.msg, "strconv.ParseInt: parsing \"300\": value out of range");
+}
+
+static void goparse_uint_like_strconv(void)
+{
+    uint64_t v = 1;
+    struct err e;
+
+    CHECK_INT_EQ(go_parse_uint("18446744073709551615", 20, 10, 64, &v, NULL), 0);
+    CHECK(v == UINT64_MAX);
+    CHECK_INT_EQ(go_parse_uint("18446744073709551616", 20, 10, 64, &v, NULL), -ERANGE);
+    CHECK(v == UINT64_MAX);
+    CHECK_INT_EQ(go_parse_uint("255", 3, 10, 8, &v, NULL), 0);
+    CHECK_INT_EQ(go_parse_uint("256", 3, 10, 8, &v, NULL), -ERANGE);
+    CHECK_INT_EQ(v, 255);
+    err_clear(&e);
+    CHECK_INT_EQ(go_parse_uint("-1", 2, 10, 64, &v, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "strconv.ParseUint: parsing \"-1\": invalid syntax");
+    CHECK_INT_EQ(go_parse_uint("+1", 2, 10, 64, &v, NULL), -EINVAL);
+    CHECK_INT_EQ(go_parse_uint("0x_ff", 5, 0, 64, &v, NULL), 0);
+    CHECK_INT_EQ(v, 255);
+    CHECK_INT_EQ(go_parse_uint("7", 1, 1, 64, &v, &e), -EINVAL);
+    CHECK_STR_EQ(e.msg, "strconv.ParseUint: parsing \"7\": invalid base 1");
+}
+
+static void goparse_bool_like_strconv(void)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    static const char *const bad[] = {"", "yes", "on", "tRUE", "2", " true", "true "};
+    struct err e;
+    size_t i;
+    bool b;
+
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        b = false;
+        CHECK_INT_EQ(go_parse_bool(yes[i], &b, NULL), 0);
+        CHECK(b);
+        CHECK_INT_EQ(go_parse_bool(no[i], &b, NULL), 0);
+        CHECK(!b);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (go_parse_bool(bad[i], &b, NULL) != -EINVAL)
+            test_fail(__FILE__, __LINE__, "ParseBool(\"%s\") accepted", bad[i]);
+    err_clear(&e);
+    go_parse_bool("maybe", &b, &e);
+    CHECK_STR_EQ(e.msg, "strconv.ParseBool: parsing \"maybe\": invalid syntax");
+}
+
+static void goparse_duration_like_time(void)
+{
+    static const struct {
+        const char *s;
+        int64_t ns;
+    } ok[] = {
+        {"0", 0},
+        {"-0", 0},
+        {"+0", 0},
+        {"5s", 5000000000LL},
+        {"30s", 30000000000LL},
+        {"1478s", 1478000000000LL},
+        {"-5s", -5000000000LL},
+        {"+5s", 5000000000LL},
+        {"0s", 0},
+        {"5.0s", 5000000000LL},
+        {"5.6s", 5600000000LL},
+        {"5.s", 5000000000LL},
+        {".5s", 500000000LL},
+        {"1.004s", 1004000000LL},
+        {"100.00100s", 100001000000LL},
+        {"10ns", 10},
+        {"11us", 11000},
+        {"12\xc2\xb5s", 12000}, /* U+00B5 */
+        {"12\xce\xbcs", 12000}, /* U+03BC */
+        {"13ms", 13000000},
+        {"15m", 900000000000LL},
+        {"16h", 57600000000000LL},
+        {"3h30m", 12600000000000LL},
+        {"10.5s4m", 250500000000LL},
+        {"-2m3.4s", -123400000000LL},
+        {"1h2m3s4ms5us6ns", 3723004005006LL},
+        {"39h9m14.425s", 140954425000000LL},
+        {"52763797000ns", 52763797000LL},
+        {"0.3333333333333333333h", 1200000000000LL},
+        {"9007199254740993ns", 9007199254740993LL},
+        {"9223372036854775807ns", INT64_MAX},
+        {"9223372036854775.807us", INT64_MAX},
+        {"9223372036s854ms775us807ns", INT64_MAX},
+        {"-9223372036854775808ns", INT64_MIN},
+        {"0.100000000000000000000h", 360000000000LL},
+        {"0.830103483285477580700h", 2988372539827LL},
+    };
+    static const char *const bad[] = {
+        "", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "1m 30s", " 1s", "1s ",
+        "\x85\x85", "9223372036854775808ns", "9223372036854775810ns", "-9223372036854775809ns",
+        "9223372036854776us", "3000000h",
+    };
+    struct err e;
+    size_t i;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        int64_t ns = 42;
+
+        if (go_parse_duration(ok[i].s, &ns, NULL) || ns != ok[i].ns)
+            test_fail(__FILE__, __LINE__, "ParseDuration(\"%s\") = %lld, want %lld", ok[i].s,
+                      (long long)ns, (long long)ok[i].ns);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int64_t ns;
+
+        if (go_parse_duration(bad[i], &ns, NULL) != -EINVAL)
+            test_fail(__FILE__, __LINE__, "ParseDuration(\"%s\") accepted as %lld", bad[i],
+                      (long long)ns);
+    }
+    err_clear(&e);
+    go_parse_duration("3", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: missing unit in duration \"3\"");
+    go_parse_duration("1d", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: unknown unit \"d\" in duration \"1d\"");
+    go_parse_duration("-", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: invalid duration \"-\"");
+    go_parse_duration("1\x85s", &(int64_t){0}, &e);
+    CHECK_STR_EQ(e.msg, "time: unknown unit \"\\x85s\" in duration \"1\\x85s\"");
+}
+
+/* --- flags --- */
+
+struct flag_test {
+    bool on;
+    const char *name;
+    struct flag_list files;
+    int level;
+};
+
+static int set_test_level(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (go_parse_int(v, strlen(v), 10, 32, &n, NULL) || n < 0 || n > 9)
+        return err_set(err, -EINVAL, "'%s' is not a level 0..9", v);
+    *(int *)dest = (int)n;
+    return 0;
+}
+
+#define FLAG_TEST_TABLE(t)                                                                     \
+    const struct flag flags[] = {                                                              \
+        {"on", 0, FLAG_BOOL, &(t).on, NULL, "FLAG_TEST_ON", NULL, "turn it on"},              \
+        {"name", 'n', FLAG_STRING, &(t).name, NULL, "FLAG_TEST_NAME", "NAME", "a name"},      \
+        {"file", 'f', FLAG_LIST, &(t).files, NULL, NULL, "FILE", "files;\nrepeatable"},       \
+        {"level", 'v', FLAG_FUNC, &(t).level, set_test_level, NULL, "N", "how loud"},         \
+    };                                                                                         \
+    const size_t nflags = sizeof(flags) / sizeof(flags[0])
+
+static void flag_reads_every_spelling(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    char *argv[] = {"cmd", "--on", "-n", "a", "--name=b", "-f", "x,y", "--file", "z", "-fw",
+                    "-f=v", "POS", "-v3", "-", "--", "--on=false", "-f"};
+    struct flag_list pos = {0};
+    struct flag_fault ff;
+
+    CHECK_INT_EQ(flag_parse(flags, nflags, (int)(sizeof(argv) / sizeof(argv[0])), argv, &pos, &ff),
+                 FLAG_OK);
+    CHECK(t.on);
+    CHECK_STR_EQ(t.name, "b");
+    CHECK_INT_EQ(t.level, 3);
+    CHECK_INT_EQ(t.files.n, 5);
+    if (t.files.n == 5) {
+        CHECK_STR_EQ(t.files.v[0], "x");
+        CHECK_STR_EQ(t.files.v[1], "y");
+        CHECK_STR_EQ(t.files.v[2], "z");
+        CHECK_STR_EQ(t.files.v[3], "w");
+        CHECK_STR_EQ(t.files.v[4], "v");
+    }
+    CHECK_INT_EQ(pos.n, 4); /* POS, "-", and the two words after "--" */
+    if (pos.n == 4) {
+        CHECK_STR_EQ(pos.v[0], "POS");
+        CHECK_STR_EQ(pos.v[1], "-");
+        CHECK_STR_EQ(pos.v[2], "--on=false");
+        CHECK_STR_EQ(pos.v[3], "-f");
+    }
+    flag_list_release(&t.files);
+    flag_list_release(&pos);
+}
+
+static void flag_faults_say_what_and_where(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    char *unknown[] = {"cmd", "--bogus=1"}, *unknown_short[] = {"cmd", "-q"};
+    char *missing[] = {"cmd", "--name"}, *missing_short[] = {"cmd", "-n"};
+    char *badbool[] = {"cmd", "--on=maybe"}, *badfunc[] = {"cmd", "-v", "12"};
+    char *extra[] = {"cmd", "word"}, *after[] = {"cmd", "--", "x"};
+    char *help[] = {"cmd", "-f", "x", "--help", "--bogus"}, *h[] = {"cmd", "-h"};
+    struct flag_fault ff;
+
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, unknown, NULL, &ff), FLAG_UNKNOWN);
+    CHECK_STR_EQ(ff.name, "--bogus");
+    CHECK_STR_EQ(ff.word, "--bogus=1");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, unknown_short, NULL, &ff), FLAG_UNKNOWN);
+    CHECK_STR_EQ(ff.name, "-q");
+    CHECK_INT_EQ(ff.shorthand, 'q');
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, missing, NULL, &ff), FLAG_NO_VALUE);
+    CHECK_STR_EQ(ff.name, "--name");
+    CHECK(ff.flag == &flags[1]);
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, missing_short, NULL, &ff), FLAG_NO_VALUE);
+    CHECK_STR_EQ(ff.name, "-n");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, badbool, NULL, &ff), FLAG_BAD_VALUE);
+    CHECK_STR_EQ(ff.value, "maybe");
+    CHECK_STR_EQ(ff.err.msg, "strconv.ParseBool: parsing \"maybe\": invalid syntax");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 3, badfunc, NULL, &ff), FLAG_BAD_VALUE);
+    CHECK_STR_EQ(ff.name, "-v");
+    CHECK_STR_EQ(ff.err.msg, "'12' is not a level 0..9");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, extra, NULL, &ff), FLAG_EXTRA);
+    CHECK_STR_EQ(ff.word, "word");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 3, after, NULL, &ff), FLAG_EXTRA);
+    CHECK_STR_EQ(ff.word, "x");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 5, help, NULL, &ff), FLAG_HELP);
+    CHECK_INT_EQ(flag_parse(flags, nflags, 2, h, NULL, &ff), FLAG_HELP);
+    flag_list_release(&t.files);
+}
+
+static void flag_env_first_then_argv(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    char *argv[] = {"cmd", "--name", "from-argv"};
+    struct flag_fault ff;
+
+    setenv("FLAG_TEST_ON", "true", 1);
+    setenv("FLAG_TEST_NAME", "from-env", 1);
+    CHECK_INT_EQ(flag_parse_env(flags, nflags, &ff), FLAG_OK);
+    CHECK(t.on);
+    CHECK_STR_EQ(t.name, "from-env");
+    CHECK_INT_EQ(flag_parse(flags, nflags, 3, argv, NULL, &ff), FLAG_OK);
+    CHECK_STR_EQ(t.name, "from-argv");
+    setenv("FLAG_TEST_ON", "sometimes", 1);
+    CHECK_INT_EQ(flag_parse_env(flags, nflags, &ff), FLAG_BAD_VALUE);
+    CHECK_STR_EQ(ff.name, "FLAG_TEST_ON");
+    CHECK_STR_EQ(ff.value, "sometimes");
+    unsetenv("FLAG_TEST_ON");
+    unsetenv("FLAG_TEST_NAME");
+}
+
+static void flag_usage_lines_up_like_kubectl(void)
+{
+    struct flag_test t = {0};
+    FLAG_TEST_TABLE(t);
+    struct buf b = BUF_INIT(0);
+
+    CHECK_INT_EQ(flag_usage(flags, nflags, "help for cmd", 0, &b), 0);
+    CHECK_STR_EQ(b.data, "      --on         turn it on [FLAG_TEST_ON]\n"
+                         "  -n, --name NAME  a name [FLAG_TEST_NAME]\n"
+                         "  -f, --file FILE  files;\n"
+                         "                   repeatable\n"
+                         "  -v, --level N    how loud\n"
+                         "  -h, --help       help for cmd\n");
+    buf_release(&b);
+}
+
+/* --- the monotonic clock --- */
+
+static void clock_waits_reach_their_deadline(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv;
+    int64_t t0 = mono_ms(), deadline;
+    double s0 = mono_now();
+
+    CHECK(s0 >= (double)t0 / 1000 - 0.001);
+    CHECK_INT_EQ(mono_cond_init(&cv), 0);
+    pthread_mutex_lock(&mu);
+    /* a deadline already past ends the wait at once */
+    CHECK_INT_EQ(mono_cond_wait_until(&cv, &mu, t0 - 1000), -ETIMEDOUT);
+    /* an absolute deadline on the monotonic clock: never early (spurious wakeups aside,
+     * which the loop absorbs as every caller's does) */
+    deadline = mono_ms() + 30;
+    while (mono_cond_wait_until(&cv, &mu, deadline) == 0)
+        ;
+    CHECK(mono_ms() >= deadline);
+    pthread_mutex_unlock(&mu);
+    pthread_cond_destroy(&cv);
+    s0 = mono_now();
+    mono_sleep_until(s0 + 0.02);
+    CHECK(mono_now() >= s0 + 0.02);
+    mono_sleep_until(0); /* in the past: returns */
+    CHECK(mono_ms() >= t0);
 }
 
 static const struct test_case cases[] = {
@@ -310,6 +674,15 @@ static const struct test_case cases[] = {
     {"arena allocates aligned and large", arena_allocates_aligned_and_large},
     {"arena packs strings", arena_packs_strings},
     {"arena rewinds to a mark", arena_rewinds_to_a_mark},
+    {"clock waits reach their deadline", clock_waits_reach_their_deadline},
+    {"goparse int like strconv", goparse_int_like_strconv},
+    {"goparse uint like strconv", goparse_uint_like_strconv},
+    {"goparse bool like strconv", goparse_bool_like_strconv},
+    {"goparse duration like time", goparse_duration_like_time},
+    {"flag reads every spelling", flag_reads_every_spelling},
+    {"flag faults say what and where", flag_faults_say_what_and_where},
+    {"flag env first then argv", flag_env_first_then_argv},
+    {"flag usage lines up like kubectl", flag_usage_lines_up_like_kubectl},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},

@@ -48,11 +48,11 @@ static void fake_config(const char *text)
 
 /* Runs gpu_detect on the fake with config text; the inventory is the caller's to release. */
 static int detect(const char *variant, const char *text, struct gpu_inventory *inv,
-                  struct kube_err *err)
+                  struct err *err)
 {
     int rc;
 
-    kube_err_clear(err);
+    err_clear(err);
     fake_config(text);
     rc = gpu_detect(fake_lib(variant), inv, err);
     fake_config(NULL);
@@ -62,7 +62,7 @@ static int detect(const char *variant, const char *text, struct gpu_inventory *i
 static void gpu_default_demo_device(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", NULL, &inv, &err), 0);
     CHECK_INT_EQ(inv.ndevices, 1);
@@ -91,7 +91,7 @@ static void gpu_default_demo_device(void)
 static void gpu_eight_devices(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
     size_t i;
 
     CHECK_INT_EQ(detect("fake-nvml",
@@ -117,7 +117,7 @@ static void gpu_eight_devices(void)
 static void gpu_zero_devices(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", "driver=550.107.02\n", &inv, &err), 0);
     CHECK_INT_EQ(inv.ndevices, 0);
@@ -127,7 +127,7 @@ static void gpu_zero_devices(void)
 static void gpu_driver_not_loaded(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", "init=DRIVER_NOT_LOADED\n", &inv, &err),
                  GPU_ERR_DRIVER_NOT_LOADED);
@@ -141,7 +141,7 @@ static void gpu_driver_not_loaded(void)
 static void gpu_init_other_error(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", "init=NO_PERMISSION\n", &inv, &err), GPU_ERR_NVML);
     CHECK_STR_EQ(err.msg, "NVML cannot start: nvmlInit_v2: Insufficient Permissions");
@@ -151,7 +151,7 @@ static void gpu_init_other_error(void)
 static void gpu_count_error(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", "count_error=UNKNOWN\n", &inv, &err), GPU_ERR_NVML);
     CHECK_STR_EQ(err.msg, "nvmlDeviceGetCount_v2: Unknown Error");
@@ -161,7 +161,7 @@ static void gpu_count_error(void)
 static void gpu_lost_fails_detection(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml",
                         "device name=\"Tesla V100-SXM2-16GB\" memory=17163091968 repeat=2\n"
@@ -175,7 +175,7 @@ static void gpu_lost_fails_detection(void)
 static void gpu_handle_error(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", "device name=\"Tesla M40\" handle_error=INSUFFICIENT_POWER\n",
                         &inv, &err),
@@ -187,7 +187,7 @@ static void gpu_handle_error(void)
 static void gpu_memory_not_supported(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml",
                         "device name=\"NVIDIA GB10\" memory_error=NOT_SUPPORTED cc=12.1\n"
@@ -206,7 +206,7 @@ static void gpu_memory_not_supported(void)
 static void gpu_mig_modes(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml",
                         "device name=\"NVIDIA H100 80GB HBM3\" memory=85520809984 cc=9.0 "
@@ -229,7 +229,7 @@ static void gpu_mig_modes(void)
 static void gpu_non_ascii_name_passes_through(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(
         detect("fake-nvml", "device name=\"NVIDIA GeForce RTX\\xe2\\x84\\xa2 3090\"\n", &inv, &err),
@@ -243,7 +243,7 @@ static void gpu_non_ascii_name_passes_through(void)
 static void gpu_old_driver_missing_symbols(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml-old",
                         "driver=384.81\ncuda=9000\n"
@@ -267,7 +267,7 @@ static void gpu_old_driver_missing_symbols(void)
 static void gpu_old_driver_error_strings(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml-old", "device name=\"Tesla M40\" lost=1\n", &inv, &err),
                  GPU_ERR_NVML);
@@ -278,9 +278,9 @@ static void gpu_old_driver_error_strings(void)
 static void gpu_missing_library(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(gpu_detect("/nonexistent/libnvidia-ml.so.1", &inv, &err), GPU_ERR_NO_LIBRARY);
     CHECK(!strncmp(err.msg, "cannot load NVML library '/nonexistent/libnvidia-ml.so.1': ", 59));
     CHECK(strstr(err.msg, "No such file") != NULL);
@@ -290,9 +290,9 @@ static void gpu_missing_library(void)
 static void gpu_not_an_nvml_library(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(gpu_detect("libm.so.6", &inv, &err), GPU_ERR_NO_LIBRARY);
     CHECK(strstr(err.msg, "has no symbol 'nvmlInit_v2'") != NULL);
     gpu_inventory_release(&inv);
@@ -320,7 +320,7 @@ static void gpu_shutdown_always_follows_init(void)
     CHECK(active != NULL);
     for (i = 0; active && i < sizeof(configs) / sizeof(configs[0]); i++) {
         struct gpu_inventory inv;
-        struct kube_err err;
+        struct err err;
 
         detect("fake-nvml", configs[i], &inv, &err);
         CHECK_INT_EQ(active(), 0);
@@ -333,7 +333,7 @@ static void gpu_shutdown_always_follows_init(void)
 static void gpu_fake_bad_config(void)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml", "device name=\"Tesla M40\" colour=green\n", &inv, &err),
                  GPU_ERR_NVML);

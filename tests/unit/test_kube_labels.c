@@ -19,18 +19,18 @@
 
 static void key_ok(const char *k)
 {
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (kube_label_key_validate(k, &err))
         test_fail(__FILE__, __LINE__, "key '%s' rejected: %s", k, err.msg);
 }
 
 static void key_bad(const char *k, const char *msg)
 {
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     if (kube_label_key_validate(k, &err) != -EINVAL || strcmp(err.msg, msg))
         test_fail(__FILE__, __LINE__, "key '%s': got \"%s\", want \"%s\"", k, err.msg, msg);
 }
@@ -73,22 +73,22 @@ static void labels_key_validation(void)
 
 static void labels_value_validation(void)
 {
-    struct kube_err err;
+    struct err err;
     char v[80];
 
     CHECK_INT_EQ(kube_label_value_validate("", NULL), 0);
     CHECK_INT_EQ(kube_label_value_validate("Tesla-M40", NULL), 0);
     CHECK_INT_EQ(kube_label_value_validate("12209MiB", NULL), 0);
     CHECK_INT_EQ(kube_label_value_validate("a_b.c-d", NULL), 0);
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_label_value_validate("Tesla M40", &err), -EINVAL);
     CHECK_STR_EQ(err.msg, LV_MSG);
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_label_value_validate("a/b", &err), -EINVAL);
     CHECK_STR_EQ(err.msg, LV_MSG);
     memset(v, 'v', 64);
     v[64] = '\0';
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_label_value_validate(v, &err), -EINVAL);
     CHECK_STR_EQ(err.msg, "must be no more than 63 characters");
     v[63] = '\0';
@@ -134,7 +134,7 @@ static void labels_label_selector(void)
 
 static void labels_selector_string_truncates(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct kube_selector sel;
     char small[6];
 
@@ -144,13 +144,13 @@ static void labels_selector_string_truncates(void)
     CHECK_STR_EQ(sel.reqs[0].key, "abc");
     CHECK_INT_EQ(sel.reqs[0].op, KUBE_OP_IN);
     CHECK_INT_EQ(sel.reqs[1].op, KUBE_OP_EXISTS);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void labels_selector_large(void)
 {
     /* many requirements: the parser's arrays grow; order is by key */
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct kube_selector sel;
     char s[4096], *p = s;
     int i;
@@ -164,13 +164,13 @@ static void labels_selector_large(void)
     CHECK_STR_EQ(sel.reqs[99].key, "k99");
     CHECK_STR_EQ(sel.reqs[5].values[0], "v5");
     CHECK_STR_EQ(sel.reqs[5].values[1], "w");
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void labels_selector_many_values(void)
 {
     /* 20,000 values with duplicates: sorted, deduplicated, no quadratic work */
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct kube_selector sel;
     size_t cap = 20000 * 8 + 64, n = 0;
     char *s = malloc(cap);
@@ -189,7 +189,7 @@ static void labels_selector_many_values(void)
     CHECK_STR_EQ(sel.reqs[0].values[1], "1");
     CHECK_STR_EQ(sel.reqs[0].values[2], "10");
     free(s);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 /* ---- fixture file ---- */
@@ -252,9 +252,9 @@ static void labels_selector_fixtures(void)
         char *fields[4] = {NULL, NULL, NULL, NULL}, *p = line, *nl;
         struct kube_label lv[64];
         struct kube_labels labels;
-        struct kube_arena a = KUBE_ARENA_INIT;
+        struct arena a = ARENA_INIT;
         struct kube_selector sel;
-        struct kube_err err;
+        struct err err;
         char str[4096];
         int nf = 0, rc;
 
@@ -278,7 +278,7 @@ static void labels_selector_fixtures(void)
         cases++;
         unescape(fields[0]);
         parse_labels(fields[1], lv, 64, &labels);
-        kube_err_clear(&err);
+        err_clear(&err);
         rc = kube_selector_parse(fields[0], &a, &sel, &err);
         if (!strncmp(fields[2], "error:", 6)) {
             if (!rc)
@@ -319,7 +319,7 @@ static void labels_selector_fixtures(void)
                               lineno, str, str2);
             }
         }
-        kube_arena_free(&a);
+        arena_free(&a);
     }
     fclose(f);
     CHECK(cases >= 40);

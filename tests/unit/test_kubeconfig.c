@@ -42,9 +42,9 @@ static const char *write_file(const char *name, const char *text)
     return p;
 }
 
-static int parse(const char *text, const char *context, struct kube_config *c, struct kube_err *e)
+static int parse(const char *text, const char *context, struct kube_config *c, struct err *e)
 {
-    kube_err_clear(e);
+    err_clear(e);
     return kube_config_parse(text, strlen(text), "/etc/kc.yaml", context, c, e);
 }
 
@@ -83,7 +83,7 @@ static const char *BASIC = "apiVersion: v1\n"
 static void kc_basic_current_context(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
 
     CHECK_INT_EQ(parse(BASIC, NULL, &c, &e), 0);
     CHECK_STR_EQ(c.server, "https://10.0.0.1:6443");
@@ -98,7 +98,7 @@ static void kc_basic_current_context(void)
 static void kc_proxy_and_compression(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
 
     CHECK_INT_EQ(
         parse("clusters: [{name: c, cluster: {server: 'https://h', proxy-url: "
@@ -122,7 +122,7 @@ static void kc_proxy_and_compression(void)
 static void kc_explicit_context_with_client_cert(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
 
     CHECK_INT_EQ(parse(BASIC, "x2", &c, &e), 0);
     CHECK_STR_EQ(c.server, "http://127.0.0.1:8080");
@@ -137,7 +137,7 @@ static void kc_explicit_context_with_client_cert(void)
 static void kc_missing_context(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
 
     CHECK_INT_EQ(parse(BASIC, "nope", &c, &e), -ENOENT);
     CHECK_STR_EQ(e.msg, "cannot read kubeconfig '/etc/kc.yaml': context \"nope\" not found");
@@ -147,7 +147,7 @@ static void kc_missing_context(void)
 static void kc_bad_yaml_line(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     const char *text = "apiVersion: v1\nclusters:\n- name: c\n  cluster: server: x\n";
 
     CHECK(parse(text, NULL, &c, &e) < 0);
@@ -157,7 +157,7 @@ static void kc_bad_yaml_line(void)
 static void kc_base64_error_names_line_and_field(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     const char *text = "clusters:\n"
                        "- name: c\n"
                        "  cluster:\n"
@@ -176,7 +176,7 @@ static void kc_base64_error_names_line_and_field(void)
 static void kc_not_pem(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     const char *text = "clusters: [{name: c, cluster: {server: 'https://h', "
                        "certificate-authority-data: aGVsbG8=}}]\n"
                        "users: [{name: u, user: {token: t}}]\n"
@@ -256,7 +256,7 @@ static void kc_semantic_errors(void)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct kube_config c;
-        struct kube_err e;
+        struct err e;
         int rc = parse(cases[i].yaml, NULL, &c, &e);
 
         if (rc >= 0 || !strstr(e.msg, cases[i].want))
@@ -270,7 +270,7 @@ static void kc_semantic_errors(void)
 static void kc_relative_paths(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     char dir[256];
     const char *kc;
 
@@ -283,7 +283,7 @@ static void kc_relative_paths(void)
         "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
         "users: [{name: u, user: {tokenFile: tok}}]\n"
         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK_INT_EQ(kube_config_load(kc, NULL, &c, &e), 0);
     CHECK_STR_EQ(e.msg, "");
     CHECK(c.ca_pem && !strcmp(c.ca_pem, CA_PEM));
@@ -305,7 +305,7 @@ static void kc_relative_paths(void)
 static void kc_token_file_missing(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
 
     CHECK(parse("clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
                 "users: [{name: u, user: {tokenFile: /nonexistent/tok}}]\n"
@@ -317,9 +317,9 @@ static void kc_token_file_missing(void)
 static void kc_explicit_path_missing(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
 
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK_INT_EQ(kube_config_load("/nonexistent/kc", NULL, &c, &e), -ENOENT);
     CHECK_STR_EQ(e.msg, "cannot read kubeconfig '/nonexistent/kc': No such file or directory");
 }
@@ -327,7 +327,7 @@ static void kc_explicit_path_missing(void)
 static void kc_env_merge_first_wins(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     char env[1024];
     const char *a, *b;
 
@@ -339,7 +339,7 @@ static void kc_env_merge_first_wins(void)
                    "{name: other, context: {cluster: c, user: u}}]\ncurrent-context: other\n");
     snprintf(env, sizeof(env), "%s/missing.yaml:%s:%s:%s", tmpdir(), a, b, a);
     setenv("KUBECONFIG", env, 1);
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK_INT_EQ(kube_config_load(NULL, NULL, &c, &e), 0);
     CHECK_STR_EQ(e.msg, "");
     CHECK_STR_EQ(c.server, "https://b");
@@ -352,7 +352,7 @@ static void kc_env_merge_first_wins(void)
 static void kc_in_cluster(void)
 {
     struct kube_config c;
-    struct kube_err e;
+    struct err e;
     char dir[256], *home;
 
     snprintf(dir, sizeof(dir), "%s/sa", tmpdir());
@@ -364,7 +364,7 @@ static void kc_in_cluster(void)
     setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
     unsetenv("POD_NAMESPACE");
-    kube_err_clear(&e);
+    err_clear(&e);
     CHECK_INT_EQ(kube_config_in_cluster(&c, &e), 0);
     CHECK_STR_EQ(c.server, "https://[fd00::1]:443");
     CHECK_STR_EQ(c.token, "tok-1");
@@ -399,35 +399,35 @@ static void kc_in_cluster(void)
 
 static void kc_base64(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
+    struct buf b = BUF_INIT(0);
     size_t bad = 0;
 
     CHECK_INT_EQ(kube_base64_decode("aGVs\nbG8=", 9, &b, NULL), 0);
     CHECK_STR_EQ(b.data, "hello");
-    kube_buf_release(&b);
+    buf_release(&b);
     CHECK_INT_EQ(kube_base64_decode("aGk=", 4, &b, NULL), 0);
     CHECK_STR_EQ(b.data, "hi");
-    kube_buf_release(&b);
+    buf_release(&b);
     CHECK_INT_EQ(kube_base64_decode("", 0, &b, NULL), 0);
     CHECK_STR_EQ(b.data, "");
-    kube_buf_release(&b);
+    buf_release(&b);
     CHECK_INT_EQ(kube_base64_decode("aGk", 3, &b, &bad), -EINVAL);
     CHECK_INT_EQ(bad, 3);
-    kube_buf_release(&b);
+    buf_release(&b);
     CHECK_INT_EQ(kube_base64_decode("aGk=aGk=", 8, &b, &bad), -EINVAL);
     CHECK_INT_EQ(bad, 4);
-    kube_buf_release(&b);
+    buf_release(&b);
     CHECK_INT_EQ(kube_base64_decode("a===", 4, &b, &bad), -EINVAL);
     CHECK_INT_EQ(bad, 1);
-    kube_buf_release(&b);
+    buf_release(&b);
     CHECK_INT_EQ(kube_base64_decode("aG=k", 4, &b, &bad), -EINVAL);
     CHECK_INT_EQ(bad, 3);
-    kube_buf_release(&b);
+    buf_release(&b);
 }
 
 static void kc_token_read_trims(void)
 {
-    struct kube_err e;
+    struct err e;
     char *tok = NULL;
     const char *p = write_file("tok2", "\n abc \n");
 

@@ -7,9 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "gpu/gpu.h"
-#include "kube/buf.h"
-#include "labeler/duration.h"
+#include "kube/labels.h"
+#include "labeler/config.h"
 #include "labeler/labels.h"
 #include "labeler/sanitize.h"
 #include "test.h"
@@ -41,7 +42,7 @@ static void sanitize_real_product_names(void)
         char out[64];
 
         CHECK_STR_EQ(labeler_value_sanitize(t[i].in, out, sizeof(out)), t[i].want);
-        CHECK(labeler_value_is_valid(out));
+        CHECK(!kube_label_value_validate(out, NULL));
     }
 }
 
@@ -71,7 +72,7 @@ static void sanitize_invalid_characters(void)
         char out[64];
 
         CHECK_STR_EQ(labeler_value_sanitize(t[i].in, out, sizeof(out)), t[i].want);
-        CHECK(labeler_value_is_valid(out));
+        CHECK(!kube_label_value_validate(out, NULL));
     }
 }
 
@@ -83,17 +84,17 @@ static void sanitize_truncates_to_63_valid(void)
     labeler_value_sanitize(name100, out, sizeof(out));
     CHECK_INT_EQ(strlen(out), 63);
     CHECK_STR_EQ(out, "NVIDIA-Imaginary-Accelerator-Ultra-Extreme-Edition-With-An-Extr");
-    CHECK(labeler_value_is_valid(out));
+    CHECK(!kube_label_value_validate(out, NULL));
     /* the 63rd character is '.', so the cut leaves it off too (NVIDIA/k8s-device-plugin#1880) */
     labeler_value_sanitize("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition MIG 1g.24gb",
                            out, sizeof(out));
     CHECK_STR_EQ(out, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition-MIG-1g");
-    CHECK(labeler_value_is_valid(out));
+    CHECK(!kube_label_value_validate(out, NULL));
     /* a cut right after a whitespace run never leaves a trailing '-' */
     labeler_value_sanitize("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  b", out,
                            sizeof(out));
     CHECK_INT_EQ(strlen(out), 62);
-    CHECK(labeler_value_is_valid(out));
+    CHECK(!kube_label_value_validate(out, NULL));
     /* a small output buffer truncates further, still valid */
     labeler_value_sanitize("Tesla M40", out, 7);
     CHECK_STR_EQ(out, "Tesla");
@@ -101,19 +102,19 @@ static void sanitize_truncates_to_63_valid(void)
 
 static void value_validity(void)
 {
-    CHECK(labeler_value_is_valid(""));
-    CHECK(labeler_value_is_valid("a"));
-    CHECK(labeler_value_is_valid("12209MiB"));
-    CHECK(labeler_value_is_valid("a-b_c.d"));
-    CHECK(!labeler_value_is_valid("-a"));
-    CHECK(!labeler_value_is_valid("a-"));
-    CHECK(!labeler_value_is_valid("a b"));
-    CHECK(!labeler_value_is_valid("NVIDIA-TITAN-X-(Pascal)"));
-    CHECK(!labeler_value_is_valid("X9SRA/X9SRA-3"));
+    CHECK(!kube_label_value_validate("", NULL));
+    CHECK(!kube_label_value_validate("a", NULL));
+    CHECK(!kube_label_value_validate("12209MiB", NULL));
+    CHECK(!kube_label_value_validate("a-b_c.d", NULL));
+    CHECK(kube_label_value_validate("-a", NULL));
+    CHECK(kube_label_value_validate("a-", NULL));
+    CHECK(kube_label_value_validate("a b", NULL));
+    CHECK(kube_label_value_validate("NVIDIA-TITAN-X-(Pascal)", NULL));
+    CHECK(kube_label_value_validate("X9SRA/X9SRA-3", NULL));
     CHECK(
-        labeler_value_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
-    CHECK(!labeler_value_is_valid(
-        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+        !kube_label_value_validate("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
+    CHECK(kube_label_value_validate(
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
 }
 
 /* --- schemas from inventories --- */
@@ -136,14 +137,14 @@ static int labels_of(struct gpu_device *devs, size_t n, unsigned schemas,
                      struct labeler_labels *out)
 {
     struct gpu_inventory inv;
-    struct kube_err err;
+    struct err err;
 
     memset(&inv, 0, sizeof(inv));
     inv.devices = devs;
     inv.ndevices = n;
     snprintf(inv.driver_version, sizeof(inv.driver_version), "550.107.02");
     inv.cuda_driver_version = 12050;
-    kube_err_clear(&err);
+    err_clear(&err);
     return labeler_labels_from_inventory(&inv, schemas, "/nonexistent/product_name", out, &err);
 }
 
@@ -294,7 +295,7 @@ static void long_and_odd_names_valid(void)
 
         CHECK_INT_EQ(labels_of(d, 1, LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD, &l), 0);
         for (j = 0; j < l.n; j++)
-            CHECK(labeler_value_is_valid(l.v[j].value));
+            CHECK(!kube_label_value_validate(l.v[j].value, NULL));
         CHECK_STR_EQ(labeler_labels_get(&l, "aliyun.accelerator/nvidia_name"),
                      labeler_labels_get(&l, "nvidia.com/gpu.product"));
         labeler_labels_release(&l);
@@ -399,7 +400,7 @@ static void gfd_driver_versions(void)
         struct gpu_device d[1] = {dev("GPU", MiB, 8, 0)};
         struct gpu_inventory inv;
         struct labeler_labels l = {0};
-        struct kube_err err;
+        struct err err;
 
         memset(&inv, 0, sizeof(inv));
         inv.devices = d;
@@ -519,10 +520,10 @@ static void gfd_machine_type(void)
 static void set_sorted_unique_validated(void)
 {
     struct labeler_labels l = {0};
-    struct kube_err err;
+    struct err err;
     size_t i;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(labeler_labels_set(&l, "b", "2", &err), 0);
     CHECK_INT_EQ(labeler_labels_set(&l, "a", "1", &err), 0);
     CHECK_INT_EQ(labeler_labels_set(&l, "c", "3", &err), 0);
@@ -571,9 +572,9 @@ static void key_in_schemas(void)
 static void schemas_parse(void)
 {
     unsigned bits = 0;
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(labeler_schemas_parse("ack", &bits, &err), 0);
     CHECK_INT_EQ(bits, LABELER_SCHEMA_ACK);
     CHECK_INT_EQ(labeler_schemas_parse("gfd", &bits, &err), 0);
@@ -592,11 +593,11 @@ static void schemas_parse(void)
 
 static char *read_all(const char *path)
 {
-    struct kube_buf b = KUBE_BUF_INIT(1 << 20);
+    struct buf b = BUF_INIT(1 << 20);
 
-    if (kube_read_file(path, &b))
+    if (buf_read_file(path, &b))
         return NULL;
-    return kube_buf_take(&b);
+    return buf_take(&b);
 }
 
 static int count_entries(const char *dir)
@@ -619,7 +620,7 @@ static void feature_file_atomic(void)
     struct gpu_device d[1] = {dev("Tesla M40", 12209 * MiB, 5, 2)};
     struct labeler_labels l = {0};
     struct labeler_config cfg;
-    struct kube_err err;
+    struct err err;
     char dir[64], path[128], *text;
     struct stat st;
 
@@ -629,7 +630,7 @@ static void feature_file_atomic(void)
     memset(&cfg, 0, sizeof(cfg));
     cfg.feature_file = path;
     CHECK_INT_EQ(labels_of(d, 1, LABELER_SCHEMA_ACK, &l), 0);
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(labeler_write_outputs(&cfg, &l, &err), 0);
     text = read_all(path);
     CHECK_STR_EQ(text, "aliyun.accelerator/nvidia_count=1\n"
@@ -655,17 +656,18 @@ static void feature_file_missing_dir(void)
 {
     struct labeler_labels l = {0};
     struct labeler_config cfg;
-    struct kube_err err;
+    struct err err;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.feature_file = "/nonexistent-dir/features.d/gpulabel";
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK(labeler_write_outputs(&cfg, &l, &err) < 0);
     CHECK(strstr(err.msg, "cannot create '/nonexistent-dir/features.d/.gpulabel.tmp.") != NULL);
     CHECK(strstr(err.msg, "No such file or directory") != NULL);
 }
 
-/* --- durations --- */
+/* --- durations: --sleep-interval is a Go duration of 1ms to 100 days; "0", which the old
+ * parser read and main.c then refused as not positive, is refused here at once --- */
 
 static void durations(void)
 {
@@ -674,7 +676,7 @@ static void durations(void)
         long ms; /* -1: rejected */
     } t[] = {
         {"30s", 30000}, {"1m", 60000},      {"1m30s", 90000}, {"500ms", 500}, {"1h", 3600000},
-        {"1.5s", 1500}, {"2h45m", 9900000}, {"1000us", 1},    {"0", 0},       {"", -1},
+        {"1.5s", 1500}, {"2h45m", 9900000}, {"1000us", 1},    {"0", -1},      {"", -1},
         {"5", -1},      {"5x", -1},         {"s", -1},        {"-1s", -1},    {"0s", -1},
         {"999us", -1},  {"101d", -1},       {"2500h", -1},    {"1m 30s", -1},
         {"2000\xc2\xb5s", 2}, {"3000\xce\xbcs", 3}, /* both micro signs, like Go */
@@ -683,7 +685,7 @@ static void durations(void)
 
     for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         long ms = -7;
-        int rc = labeler_duration_parse(t[i].s, &ms, NULL);
+        int rc = labeler_interval_parse(t[i].s, &ms, NULL);
 
         if (t[i].ms < 0) {
             if (rc == 0)

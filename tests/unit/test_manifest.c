@@ -1,7 +1,7 @@
 /* test_manifest.c - the manifest loader: kinds, lists, expansion of workloads and DaemonSets,
  * priority resolution, warnings and errors. Fixtures are in tests/fixtures/manifests/; each
  * file of errors/ names the error it must produce in its first line ("# expect: ..." for
- * sched_input_load_file, "# expect-finish: ..." for sched_input_finish), so a new error case
+ * manifest_input_load_file, "# expect-finish: ..." for manifest_input_finish), so a new error case
  * needs no C. */
 #include "test.h"
 
@@ -11,24 +11,25 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
+#include "kube/labels.h"
 #include "kube/yaml.h"
-#include "sched/manifest.h"
+#include "manifest/manifest.h"
 
-static int load_fixture(struct sched_input *in, const char *rel, struct kube_err *err)
+static int load_fixture(struct manifest_input *in, const char *rel, struct err *err)
 {
     char path[4096];
 
     snprintf(path, sizeof(path), "%s", test_fixture_path(rel));
-    return sched_input_load_file(in, path, err);
+    return manifest_input_load_file(in, path, err);
 }
 
-static const struct kube_pod *pod(const struct sched_input *in, const char *ns, const char *name)
+static const struct kube_pod *pod(const struct manifest_input *in, const char *ns, const char *name)
 {
-    return sched_input_find_pod(in, ns, name);
+    return manifest_input_find_pod(in, ns, name);
 }
 
-static size_t count_owned(const struct sched_input *in, const char *kind, const char *name)
+static size_t count_owned(const struct manifest_input *in, const char *kind, const char *name)
 {
     size_t i, n = 0;
 
@@ -52,15 +53,15 @@ static int safe_chars(const char *s, size_t n)
 
 static void loads_every_kind(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     const struct kube_pod *p;
     size_t i;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/kinds.yaml", &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.nnodes, 1);
     CHECK_STR_EQ(in.nodes[0].name, "node-a");
     CHECK_INT_EQ(in.nodes[0].source_line, 2);
@@ -95,20 +96,20 @@ static void loads_every_kind(void)
         CHECK(strstr(in.warnings[0], "kinds.yaml: line 40: skipping kind Service") != NULL);
         CHECK(strstr(in.warnings[1], "kinds.yaml: line 127: skipping kind ConfigMap") != NULL);
     }
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void names_like_controllers(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     char hash[16] = "";
     size_t i, ndep = 0;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/kinds.yaml", &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     for (i = 0; i < in.npods; i++) {
         const struct kube_pod *p = &in.pods[i];
         const char *kind = p->owner.kind ? p->owner.kind : "";
@@ -154,7 +155,7 @@ static void names_like_controllers(void)
     for (i = 0; i < in.npods; i++)
         if (in.pods[i].owner.kind && !strcmp(in.pods[i].owner.kind, "ReplicaSet"))
             CHECK_STR_EQ(in.pods[i].namespace_, "team");
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void names_are_deterministic_and_unique(void)
@@ -163,17 +164,17 @@ static void names_are_deterministic_and_unique(void)
                               "spec:\n  replicas: 3000\n  selector: {matchLabels: {a: b}}\n"
                               "  template:\n    metadata: {labels: {a: b}}\n"
                               "    spec: {containers: [{name: c, image: x}]}\n";
-    struct sched_input a, b;
-    struct kube_err err;
+    struct manifest_input a, b;
+    struct err err;
     size_t i, same = 1;
 
-    kube_err_clear(&err);
-    sched_input_init(&a, NULL);
-    sched_input_init(&b, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&a, "r.yaml", doc, sizeof(doc) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_load_buffer(&b, "other-name.yaml", doc, sizeof(doc) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&a, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&b, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&a, NULL);
+    manifest_input_init(&b, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&a, "r.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&b, "other-name.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&a, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&b, &err), 0);
     CHECK_INT_EQ(a.npods, 3000);
     CHECK_INT_EQ(b.npods, 3000);
     for (i = 0; i < a.npods && i < b.npods; i++)
@@ -181,9 +182,9 @@ static void names_are_deterministic_and_unique(void)
     CHECK(same);
     /* 3000 names drawn from 27^5: collisions are resolved, every pod is findable */
     for (i = 0; i < a.npods; i++)
-        CHECK(sched_input_find_pod(&a, "default", a.pods[i].name) == &a.pods[i]);
-    sched_input_release(&a);
-    sched_input_release(&b);
+        CHECK(manifest_input_find_pod(&a, "default", a.pods[i].name) == &a.pods[i]);
+    manifest_input_release(&a);
+    manifest_input_release(&b);
 }
 
 static void long_names_are_cut_like_generate_name(void)
@@ -192,19 +193,19 @@ static void long_names_are_cut_like_generate_name(void)
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n"
         "  name: a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eight-chars\n"
         "spec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: c, image: x}]}\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "j.yaml", doc, sizeof(doc) - 1, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "j.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(in.npods, 1);
     if (in.npods == 1) {
         CHECK_INT_EQ(strlen(in.pods[0].name), 63);
         CHECK(!strncmp(in.pods[0].name, "a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eigh",
                        58));
     }
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void job_counts(void)
@@ -225,8 +226,8 @@ static void job_counts(void)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char doc[512];
-        struct sched_input in;
-        struct kube_err err;
+        struct manifest_input in;
+        struct err err;
         int n;
 
         n = snprintf(doc, sizeof(doc),
@@ -241,9 +242,9 @@ static void job_counts(void)
         else
             n += snprintf(doc + n, sizeof(doc) - (size_t)n,
                           "  template: {spec: {containers: [{name: c, image: x}]}}\n");
-        kube_err_clear(&err);
-        sched_input_init(&in, NULL);
-        CHECK_INT_EQ(sched_input_load_buffer(&in, "j.yaml", doc, strlen(doc), &err), 0);
+        err_clear(&err);
+        manifest_input_init(&in, NULL);
+        CHECK_INT_EQ(manifest_input_load_buffer(&in, "j.yaml", doc, strlen(doc), &err), 0);
         if (in.npods != cases[i].pods)
             test_fail(__FILE__, __LINE__, "spec %s: %zu pods, expected %zu (%s)", cases[i].spec,
                       in.npods, cases[i].pods, err.msg);
@@ -253,28 +254,28 @@ static void job_counts(void)
                                          "batch.kubernetes.io/job-completion-index"),
                          "2");
         }
-        sched_input_release(&in);
+        manifest_input_release(&in);
     }
 }
 
 static void lists_and_json(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     const struct kube_pod *p;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/list.yaml", &err), 0);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/nodelist.json", &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.nnodes, 3);
-    CHECK(sched_input_find_node(&in, "list-node") != NULL);
-    CHECK(sched_input_find_node(&in, "json-node-1") != NULL);
-    CHECK(sched_input_find_node(&in, "json-node-2") != NULL);
-    if (sched_input_find_node(&in, "json-node-2")) {
-        CHECK(sched_input_find_node(&in, "json-node-2")->unschedulable);
-        CHECK_INT_EQ(sched_input_find_node(&in, "json-node-2")->source_line, 7);
+    CHECK(manifest_input_find_node(&in, "list-node") != NULL);
+    CHECK(manifest_input_find_node(&in, "json-node-1") != NULL);
+    CHECK(manifest_input_find_node(&in, "json-node-2") != NULL);
+    if (manifest_input_find_node(&in, "json-node-2")) {
+        CHECK(manifest_input_find_node(&in, "json-node-2")->unschedulable);
+        CHECK_INT_EQ(manifest_input_find_node(&in, "json-node-2")->source_line, 7);
     }
     CHECK_INT_EQ(in.npods, 3);
     CHECK(pod(&in, "default", "list-pod") != NULL);
@@ -286,16 +287,16 @@ static void lists_and_json(void)
     CHECK_INT_EQ(in.nwarnings, 1);
     if (in.nwarnings)
         CHECK(strstr(in.warnings[0], "list.yaml: line 17: skipping kind Secret") != NULL);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void directory_in_name_order(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/dir", &err), 0);
     CHECK_INT_EQ(in.npods, 2);
     CHECK_INT_EQ(in.nnodes, 1);
@@ -304,27 +305,27 @@ static void directory_in_name_order(void)
         CHECK_STR_EQ(in.pods[1].name, "b-yaml");
         CHECK(strstr(in.pods[1].source_file, "dir/b.yaml") != NULL);
     }
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void missing_file_and_empty_dir(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     char buf[1024];
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_file(&in, "/nonexistent/x.yaml", &err), -ENOENT);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_file(&in, "/nonexistent/x.yaml", &err), -ENOENT);
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "/nonexistent/x.yaml: cannot read: No such file or directory");
-    kube_err_clear(&err);
-    CHECK(sched_input_load_file(&in, test_fixture_path("unit"), &err) < 0);
+    err_clear(&err);
+    CHECK(manifest_input_load_file(&in, test_fixture_path("unit"), &err) < 0);
     CHECK(strstr(err.msg, "recognized file extensions are [.json .yaml .yml]") != NULL);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
-static const struct kube_pod *ds_pod_on(const struct sched_input *in, const char *ds,
+static const struct kube_pod *ds_pod_on(const struct manifest_input *in, const char *ds,
                                         const char *node)
 {
     size_t i;
@@ -354,15 +355,15 @@ static void daemonset_one_pod_per_eligible_node(void)
     };
     static const char *const all[] = {"plain",     "master",     "gpu",     "cordoned",
                                       "not-ready", "no-network", "evicting"};
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     size_t i, j, total = 0;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/daemonset.yaml", &err), 0);
     CHECK_INT_EQ(in.npods, 2); /* DaemonSets wait for every node */
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         for (j = 0; j < sizeof(all) / sizeof(all[0]); j++) {
             char padded[128];
@@ -425,20 +426,20 @@ static void daemonset_one_pod_per_eligible_node(void)
         if (p)
             CHECK_STR_EQ(p->required.terms[0].fields[0].key, "metadata.name");
     }
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void priority_resolution(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     const struct kube_pod *p;
     size_t i;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK_INT_EQ(load_fixture(&in, "fixtures/manifests/priority.yaml", &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     p = pod(&in, NULL, "with-class");
     CHECK(p && p->priority == 1000 && p->preempt_never);
     p = pod(&in, NULL, "without-class");
@@ -452,7 +453,7 @@ static void priority_resolution(void)
     for (i = 0; i < in.npods; i++)
         if (in.pods[i].owner.kind)
             CHECK_INT_EQ(in.pods[i].priority, 2000000000);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void generate_name_and_default_namespace(void)
@@ -461,13 +462,13 @@ static void generate_name_and_default_namespace(void)
                               "spec: {containers: [{name: c, image: x}]}\n---\n"
                               "apiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: ns1}\n"
                               "spec: {containers: [{name: c, image: x}]}\n";
-    struct sched_input_opts o = {.default_namespace = "team"};
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input_opts o = {.default_namespace = "team"};
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, &o);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "g.yaml", doc, sizeof(doc) - 1, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, &o);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "g.yaml", doc, sizeof(doc) - 1, &err), 0);
     CHECK_INT_EQ(in.npods, 2);
     if (in.npods == 2) {
         CHECK(!strncmp(in.pods[0].name, "worker-", 7) && safe_chars(in.pods[0].name + 7, 5));
@@ -475,8 +476,8 @@ static void generate_name_and_default_namespace(void)
         CHECK_STR_EQ(in.pods[0].namespace_, "team");
         CHECK_STR_EQ(in.pods[1].namespace_, "ns1");
     }
-    CHECK(sched_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "") != NULL);
-    sched_input_release(&in);
+    CHECK(manifest_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "") != NULL);
+    manifest_input_release(&in);
 }
 
 /* the take_bound consumer of the hand-off tests: records "ns/name@node:priority" */
@@ -486,12 +487,12 @@ struct taken {
     int fail_on; /* 1-based pod to refuse, 0: none */
 };
 
-static int take_rec(void *arg, const struct kube_pod *p, struct kube_err *err)
+static int take_rec(void *arg, const struct kube_pod *p, struct err *err)
 {
     struct taken *t = arg;
 
     if (t->fail_on && (size_t)t->fail_on == t->n + 1)
-        return kube_err_set(err, -ENOMEM, "out of memory");
+        return err_set(err, -ENOMEM, "out of memory");
     if (t->n < 8)
         snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s/%s@%s:%d", p->namespace_, p->name,
                  p->node_name, (int)p->priority);
@@ -518,14 +519,14 @@ static void bound_pods_handed_off(void)
         "metadata: {name: late}\nvalue: 3\n"
         "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n";
     struct taken t = {0};
-    struct sched_input_opts o = {.take_bound = take_rec, .take_arg = &t};
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input_opts o = {.take_bound = take_rec, .take_arg = &t};
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, &o);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "h.yaml", doc, sizeof(doc) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, &o);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "h.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     /* bound with a final priority: handed off; a class not loaded yet keeps its pod, and
      * every bound pod after it, in pods[] */
     CHECK_INT_EQ(t.n, 4);
@@ -541,14 +542,14 @@ static void bound_pods_handed_off(void)
         CHECK_INT_EQ(in.pods[1].priority, 3);
         CHECK_STR_EQ(in.pods[2].name, "after-kept");
     }
-    CHECK(sched_input_find_pod(&in, NULL, "a") == NULL);
-    CHECK(sched_input_find_pod(&in, NULL, "after-kept") != NULL);
+    CHECK(manifest_input_find_pod(&in, NULL, "a") == NULL);
+    CHECK(manifest_input_find_pod(&in, NULL, "after-kept") != NULL);
     /* a handed-off pod still gets the missing-node warning, with its own file and line */
     CHECK_INT_EQ(in.nwarnings, 1);
     if (in.nwarnings)
         CHECK_STR_EQ(in.warnings[0],
                      "h.yaml: line 16: pod default/b is bound to node n9, which is not in the input");
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void handed_off_pods_keep_names_taken(void)
@@ -563,41 +564,41 @@ static void handed_off_pods_keep_names_taken(void)
         "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: yy}, spec: "
         "{containers: [{name: c}], nodeName: n1, priority: 0}}\nkind: Service\n";
     struct taken t = {0};
-    struct sched_input_opts o = {.take_bound = take_rec, .take_arg = &t};
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input_opts o = {.take_bound = take_rec, .take_arg = &t};
+    struct manifest_input in;
+    struct err err;
     char buf[512];
 
-    kube_err_clear(&err);
-    sched_input_init(&in, &o);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "two.yaml", dup, sizeof(dup) - 1, &err), -EEXIST);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    err_clear(&err);
+    manifest_input_init(&in, &o);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "two.yaml", dup, sizeof(dup) - 1, &err), -EEXIST);
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "two.yaml: line 7: metadata.name: pods \"a\" already exists in namespace "
                  "\"default\" (defined at one.yaml: line 1)");
     /* the failed load is rolled back: b is free again, a is still taken */
     CHECK_INT_EQ(in.npods, 0);
-    CHECK(sched_input_find_pod(&in, NULL, "b") == NULL);
+    CHECK(manifest_input_find_pod(&in, NULL, "b") == NULL);
     /* a List's items are handed off even when its kind comes last, as kubectl writes it */
-    kube_err_clear(&err);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "l.yaml", list_late_kind,
+    err_clear(&err);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "l.yaml", list_late_kind,
                                          sizeof(list_late_kind) - 1, &err), 0);
     CHECK_INT_EQ(t.n, 2);
     /* ... and a document that is not a List after all cannot give them back */
-    CHECK(sched_input_load_buffer(&in, "s.yaml", not_a_list, sizeof(not_a_list) - 1, &err) < 0);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    CHECK(manifest_input_load_buffer(&in, "s.yaml", not_a_list, sizeof(not_a_list) - 1, &err) < 0);
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "s.yaml: line 1: items: only a List may have items (kind \"Service\")");
-    sched_input_release(&in);
+    manifest_input_release(&in);
 
     /* a consumer's error fails the load at the pod's line */
     memset(&t, 0, sizeof(t));
     t.fail_on = 1;
-    kube_err_clear(&err);
-    sched_input_init(&in, &o);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err),
+    err_clear(&err);
+    manifest_input_init(&in, &o);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "one.yaml", first, sizeof(first) - 1, &err),
                  -ENOMEM);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)), "one.yaml: line 1: out of memory");
-    sched_input_release(&in);
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)), "one.yaml: line 1: out of memory");
+    manifest_input_release(&in);
 }
 
 static void trim_keeps_pods(void)
@@ -606,21 +607,21 @@ static void trim_keeps_pods(void)
                               "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n"
                               "spec: {selector: {matchLabels: {a: b}}, template: "
                               "{metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     char *copy;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "t.yaml", doc, sizeof(doc) - 1, &err), 0);
-    sched_input_trim(&in); /* not finished: nothing happens */
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "t.yaml", doc, sizeof(doc) - 1, &err), 0);
+    manifest_input_trim(&in); /* not finished: nothing happens */
     CHECK_INT_EQ(in.nnodes, 1);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
-    CHECK(sched_input_find_node(&in, "n1") != NULL);
-    sched_input_trim(&in);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
+    CHECK(manifest_input_find_node(&in, "n1") != NULL);
+    manifest_input_trim(&in);
     CHECK_INT_EQ(in.nnodes, 0);
-    CHECK(sched_input_find_node(&in, "n1") == NULL);
-    CHECK(sched_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "x") == NULL);
+    CHECK(manifest_input_find_node(&in, "n1") == NULL);
+    CHECK(manifest_input_find_pod(&in, NULL, in.npods ? in.pods[0].name : "x") == NULL);
     /* the DaemonSet's pod keeps its own copy of the node it is pinned to; scribble over
      * freed memory first so a dangling pointer would show even without ASan */
     copy = malloc(1 << 16);
@@ -630,7 +631,7 @@ static void trim_keeps_pods(void)
     if (in.npods == 1 && in.pods[0].required.nterms == 1)
         CHECK_STR_EQ(in.pods[0].required.terms[0].fields[0].values[0], "n1");
     free(copy);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void failed_load_leaves_input_unchanged(void)
@@ -646,54 +647,54 @@ static void failed_load_leaves_input_unchanged(void)
     static const char again[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n---\n"
                                 "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
                                 "spec: {containers: [{name: c, image: x}]}\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "good.yaml", good, sizeof(good) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "bad.yaml", bad, sizeof(bad) - 1, &err), -EINVAL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "good.yaml", good, sizeof(good) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "bad.yaml", bad, sizeof(bad) - 1, &err), -EINVAL);
     CHECK_INT_EQ(err.line, 15);
     CHECK_INT_EQ(in.nnodes, 1);
     CHECK_INT_EQ(in.npods, 0);
-    CHECK(sched_input_find_node(&in, "n2") == NULL);
+    CHECK(manifest_input_find_node(&in, "n2") == NULL);
     /* the names of the failed load are free again */
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "again.yaml", again, sizeof(again) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "again.yaml", again, sizeof(again) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.nnodes, 2);
     CHECK_INT_EQ(in.npods, 1); /* the DaemonSet of the failed load is gone too */
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void empty_input_and_empty_documents(void)
 {
     static const char doc[] = "---\n# only a comment\n---\n---\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "e.yaml", doc, sizeof(doc) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "z.yaml", "", 0, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "e.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "z.yaml", "", 0, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.npods + in.nnodes + in.nwarnings, 0);
-    CHECK(sched_input_finish(&in, &err) < 0); /* only once */
-    sched_input_release(&in);
+    CHECK(manifest_input_finish(&in, &err) < 0); /* only once */
+    manifest_input_release(&in);
 }
 
 static void seed_example_loads(void)
 {
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     const struct kube_node *n;
     char path[4096];
     size_t i, masters = 0, gpus = 0;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     snprintf(path, sizeof(path), "%s/../examples/seed", test_fixture_path(""));
-    CHECK_INT_EQ(sched_input_load_file(&in, path, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_file(&in, path, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.nnodes, 6);
     for (i = 0; i < in.nnodes; i++) {
         n = &in.nodes[i];
@@ -714,12 +715,12 @@ static void seed_example_loads(void)
     }
     CHECK_INT_EQ(masters, 3);
     CHECK_INT_EQ(gpus, 2);
-    CHECK(sched_input_find_node(&in, "cn-beijing.i-2zej9s0zijykp9pwf7lu") != NULL);
+    CHECK(manifest_input_find_node(&in, "cn-beijing.i-2zej9s0zijykp9pwf7lu") != NULL);
     CHECK_INT_EQ(in.npods, 2);
     CHECK(pod(&in, NULL, "not-in-gpu-node") != NULL);
     CHECK_INT_EQ(count_owned(&in, "Deployment", "tf-notebook"), 1);
     CHECK_INT_EQ(in.nwarnings, 0);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 /* Every errors/ fixture: the formatted error must start with "<path>: <expectation>". */
@@ -735,10 +736,10 @@ static void error_fixtures(void)
     CHECK(d != NULL);
     while (d && (de = readdir(d))) {
         char path[4096], want[1024], got[2048];
-        struct kube_buf b = KUBE_BUF_INIT(0);
-        struct sched_input_opts o = {.max_pods = 1000};
-        struct sched_input in;
-        struct kube_err err;
+        struct buf b = BUF_INIT(0);
+        struct manifest_input_opts o = {.max_pods = 1000};
+        struct manifest_input in;
+        struct err err;
         const char *exp;
         char *nl;
         int finish, rc;
@@ -746,7 +747,7 @@ static void error_fixtures(void)
         if (de->d_name[0] == '.')
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        if (kube_read_file(path, &b)) {
+        if (buf_read_file(path, &b)) {
             test_fail(__FILE__, __LINE__, "cannot read %s", path);
             continue;
         }
@@ -754,30 +755,30 @@ static void error_fixtures(void)
         exp = finish ? b.data + 17 : !strncmp(b.data, "# expect: ", 10) ? b.data + 10 : NULL;
         if (!exp) {
             test_fail(__FILE__, __LINE__, "%s: no '# expect:' line", de->d_name);
-            kube_buf_release(&b);
+            buf_release(&b);
             continue;
         }
         nl = strchr(exp, '\n');
         snprintf(want, sizeof(want), "%s: %.*s", path, nl ? (int)(nl - exp) : (int)strlen(exp),
                  exp);
-        kube_buf_release(&b);
-        kube_err_clear(&err);
-        sched_input_init(&in, &o);
-        rc = sched_input_load_file(&in, path, &err);
+        buf_release(&b);
+        err_clear(&err);
+        manifest_input_init(&in, &o);
+        rc = manifest_input_load_file(&in, path, &err);
         if (finish) {
             if (rc)
                 test_fail(__FILE__, __LINE__, "%s: load failed: %s", de->d_name,
-                          kube_err_format(&err, got, sizeof(got)));
+                          err_format(&err, got, sizeof(got)));
             else
-                rc = sched_input_finish(&in, &err);
+                rc = manifest_input_finish(&in, &err);
         } else if (!rc) {
             CHECK_INT_EQ(in.npods + in.nnodes + in.nclasses, 0);
         }
-        kube_err_format(&err, got, sizeof(got));
+        err_format(&err, got, sizeof(got));
         if (rc >= 0 || strncmp(got, want, strlen(want)))
             test_fail(__FILE__, __LINE__, "%s: rc %d, error \"%s\", expected \"%s...\"",
                       de->d_name, rc, got, want);
-        sched_input_release(&in);
+        manifest_input_release(&in);
         n++;
     }
     if (d)
@@ -787,20 +788,20 @@ static void error_fixtures(void)
 
 static void many_pods_share_a_generate_name(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
-    struct sched_input in;
-    struct kube_err err;
+    struct buf b = BUF_INIT(0);
+    struct manifest_input in;
+    struct err err;
     int i;
 
     for (i = 0; i < 300; i++)
-        kube_buf_puts(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: w-}\n"
+        buf_puts(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: w-}\n"
                           "spec: {containers: [{name: c, image: x}]}\n");
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "g.yaml", b.data, b.len, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "g.yaml", b.data, b.len, &err), 0);
     CHECK_INT_EQ(in.npods, 300);
-    sched_input_release(&in);
-    kube_buf_release(&b);
+    manifest_input_release(&in);
+    buf_release(&b);
 }
 
 struct each_seen {
@@ -825,9 +826,9 @@ static void yaml_each_document(void)
 {
     static const char doc[] = "a: &x 1\nb: 2\n---\n\n---\nc: 2\nb: 3\n---\nb: *x\n---\nb: 4\n";
     struct each_seen s = {0, {0}};
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "e.yaml", 0, each_doc, &s, &err), -22);
     CHECK_INT_EQ(s.docs, 2);
     CHECK_INT_EQ(s.lines[0], 2);
@@ -865,10 +866,10 @@ static void yaml_each_splits_items(void)
 {
     static const char doc[] = "apiVersion: v1\nitems:\n- a: 1\n- b: 2\n-\n  c: 3\nkind: List\n";
     struct items_seen s;
-    struct kube_err err;
+    struct err err;
 
     memset(&s, 0, sizeof(s));
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "l.yaml", KUBE_YAML_SPLIT_ITEMS, items_doc,
                                 &s, &err),
                  0);
@@ -895,27 +896,27 @@ static void list_items_streamed(void)
     static const char notlist[] =
         "apiVersion: example.com/v1\nitems:\n- apiVersion: v1\n  kind: Node\n"
         "  metadata: {name: fake}\nkind: Inventory\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "k.json", kubectl, sizeof(kubectl) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "i.yaml", notlist, sizeof(notlist) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "k.json", kubectl, sizeof(kubectl) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "i.yaml", notlist, sizeof(notlist) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.nnodes, 2);
-    CHECK(sched_input_find_node(&in, "n1") != NULL);
-    CHECK(sched_input_find_node(&in, "n2") != NULL);
-    CHECK(sched_input_find_node(&in, "fake") == NULL);
-    if (sched_input_find_node(&in, "n1"))
-        CHECK_INT_EQ(sched_input_find_node(&in, "n1")->source_line, 2);
-    if (sched_input_find_node(&in, "n2"))
-        CHECK_INT_EQ(sched_input_find_node(&in, "n2")->source_line, 6);
+    CHECK(manifest_input_find_node(&in, "n1") != NULL);
+    CHECK(manifest_input_find_node(&in, "n2") != NULL);
+    CHECK(manifest_input_find_node(&in, "fake") == NULL);
+    if (manifest_input_find_node(&in, "n1"))
+        CHECK_INT_EQ(manifest_input_find_node(&in, "n1")->source_line, 2);
+    if (manifest_input_find_node(&in, "n2"))
+        CHECK_INT_EQ(manifest_input_find_node(&in, "n2")->source_line, 6);
     CHECK(pod(&in, NULL, "p1") != NULL);
     CHECK_INT_EQ(in.nwarnings, 1);
     if (in.nwarnings)
         CHECK(strstr(in.warnings[0], "i.yaml: line 6: skipping kind Inventory") != NULL);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 /* "-" reads standard input, named STDIN in messages. */
@@ -923,8 +924,8 @@ static void reads_stdin(void)
 {
     static const char doc[] = "apiVersion: v1\nkind: Node\nmetadata: {name: from-stdin}\n---\n"
                               "apiVersion: v1\nkind: Node\nmetadata: {name: from-stdin}\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
     int fds[2], saved;
     char buf[512];
 
@@ -937,45 +938,45 @@ static void reads_stdin(void)
     saved = dup(STDIN_FILENO);
     dup2(fds[0], STDIN_FILENO);
     close(fds[0]);
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_file(&in, "-", &err), -EEXIST);
-    CHECK(strncmp(kube_err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) ==
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_file(&in, "-", &err), -EEXIST);
+    CHECK(strncmp(err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) ==
           0);
     dup2(saved, STDIN_FILENO);
     close(saved);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 /* A long stream of JSON values crossing the reader's 64 KiB chunks, with braces, quotes and
  * backslashes inside strings: every value is an object, lines stay right. */
 static void json_stream_across_chunks(void)
 {
-    struct kube_buf b = KUBE_BUF_INIT(0);
-    struct sched_input in;
-    struct kube_err err;
+    struct buf b = BUF_INIT(0);
+    struct manifest_input in;
+    struct err err;
     const struct kube_node *n;
     int i, j;
 
     for (i = 0; i < 300; i++) {
-        kube_buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
+        buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
                             "\"name\": \"n%d\", \"annotations\": {\"x\": \"",
                         i % 3 ? "  " : "", i);
         for (j = 0; j < 60; j++)
-            kube_buf_puts(&b, "}{][ \\\" \\\\");
-        kube_buf_puts(&b, "\"}}}\n");
+            buf_puts(&b, "}{][ \\\" \\\\");
+        buf_puts(&b, "\"}}}\n");
     }
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
     CHECK(b.len > 3 * 65536);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "s.json", b.data, b.len, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "s.json", b.data, b.len, &err), 0);
     CHECK_INT_EQ(in.nnodes, 300);
-    n = sched_input_find_node(&in, "n299");
+    n = manifest_input_find_node(&in, "n299");
     CHECK(n != NULL);
     if (n)
         CHECK_INT_EQ(n->source_line, 2 * 299 + 1);
-    sched_input_release(&in);
-    kube_buf_release(&b);
+    manifest_input_release(&in);
+    buf_release(&b);
 }
 
 static void warns_about_pods_on_unknown_nodes(void)
@@ -985,19 +986,19 @@ static void warns_about_pods_on_unknown_nodes(void)
                               "spec: {nodeName: real, containers: [{name: c, image: x}]}\n---\n"
                               "apiVersion: v1\nkind: Pod\nmetadata: {name: lost, namespace: ns}\n"
                               "spec: {nodeName: ghost, containers: [{name: c, image: x}]}\n";
-    struct sched_input in;
-    struct kube_err err;
+    struct manifest_input in;
+    struct err err;
 
-    kube_err_clear(&err);
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "b.yaml", doc, sizeof(doc) - 1, &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "b.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.npods, 2);
     CHECK_INT_EQ(in.nwarnings, 1);
     if (in.nwarnings)
         CHECK_STR_EQ(in.warnings[0],
                      "b.yaml: line 10: pod ns/lost is bound to node ghost, which is not in the input");
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static const struct test_case cases[] = {

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
+#include "kube/decode.h"
 #include "kube/labels.h"
 #include "kube/object.h"
+#include "kube/rules.h"
 #include "kube/yaml.h"
 #include "test.h"
 
@@ -16,8 +18,8 @@
 struct loaded {
     json_t *docs;
     struct kube_lines *lines;
-    struct kube_arena a;
-    struct kube_err err;
+    struct arena a;
+    struct err err;
     char msg[2048];
 };
 
@@ -25,7 +27,7 @@ static void loaded_free(struct loaded *l)
 {
     json_decref(l->docs);
     kube_lines_free(l->lines);
-    kube_arena_free(&l->a);
+    arena_free(&l->a);
 }
 
 enum kind { POD, NODE, PCLASS };
@@ -37,10 +39,10 @@ static int decode(struct loaded *l, enum kind k, const char *yaml, void *out)
     int rc;
 
     memset(l, 0, sizeof(*l));
-    kube_err_clear(&l->err);
+    err_clear(&l->err);
     rc = kube_yaml_load(yaml, strlen(yaml), "f.yaml", &l->docs, &l->lines, &l->err);
     if (rc) {
-        test_fail(__FILE__, __LINE__, "yaml: %s", kube_err_format(&l->err, l->msg, sizeof(l->msg)));
+        test_fail(__FILE__, __LINE__, "yaml: %s", err_format(&l->err, l->msg, sizeof(l->msg)));
         return rc;
     }
     if (k == POD)
@@ -50,7 +52,7 @@ static int decode(struct loaded *l, enum kind k, const char *yaml, void *out)
     else
         rc = kube_priority_class_decode(json_array_get(l->docs, 0), &l->a, l->lines, "f.yaml", out,
                                         &l->err);
-    kube_err_format(&l->err, l->msg, sizeof(l->msg));
+    err_format(&l->err, l->msg, sizeof(l->msg));
     return rc;
 }
 
@@ -199,18 +201,18 @@ static void object_type_errors(void)
 
 static void object_api_json_without_lines(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
-    struct kube_err err;
+    struct arena a = ARENA_INIT;
+    struct err err;
     struct kube_pod p;
     char buf[512];
     json_t *obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
                              "\"resources\":{\"limits\":{\"cpu\":\"1 Gi\"}}}]}}",
                              0, NULL);
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK(obj != NULL);
     CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, &err), -EINVAL);
-    CHECK_STR_EQ(kube_err_format(&err, buf, sizeof(buf)),
+    CHECK_STR_EQ(err_format(&err, buf, sizeof(buf)),
                  "spec.containers[0].resources.limits.cpu: quantities must match the regular "
                  "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
     CHECK_INT_EQ(err.line, 0);
@@ -222,7 +224,7 @@ static void object_api_json_without_lines(void)
     CHECK_INT_EQ(p.source_line, 0);
     json_decref(obj);
     CHECK_INT_EQ(kube_pod_decode(NULL, &a, NULL, NULL, &p, NULL), -EINVAL);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 #define RES(lines) POD_HEAD "  containers:\n  - name: c\n    resources:\n" lines
@@ -550,7 +552,7 @@ static void object_pod_requests(void)
     struct loaded l;
     struct kube_pod p;
     struct kube_resources r;
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     /* containers: 100m + 200m = 300m. Init: sidecar 50m (sum 350m), then a plain init of 500m
      * needs 500 + 50 = 550m, then another sidecar 10m (sum 360m, sidecars 60m). max = 550m,
      * plus 250m overhead = 800m. GPUs: containers 1, init 2 -> 2. */
@@ -567,7 +569,7 @@ static void object_pod_requests(void)
     CHECK_INT_EQ(decode(&l, POD, y, &p), 0);
     CHECK(p.init_containers[0].restart_always);
     CHECK(!p.init_containers[1].restart_always);
-    CHECK_INT_EQ(kube_pod_requests(&p, &a, &r), 0);
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
     CHECK_INT_EQ(r.cpu_milli, 800);
     CHECK_INT_EQ(r.memory, (int64_t)2 << 30);
     CHECK_INT_EQ(kube_resources_scalar(&r, "nvidia.com/gpu"), 2);
@@ -588,11 +590,11 @@ static void object_pod_requests(void)
                                  "limits: {example.com/x: 9e18}}}\n",
                         &p),
                  0);
-    CHECK_INT_EQ(kube_pod_requests(&p, &a, &r), 0);
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
     CHECK_INT_EQ(r.memory, INT64_MAX);
     CHECK_INT_EQ(kube_resources_scalar(&r, "example.com/x"), INT64_MAX);
     loaded_free(&l);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 
@@ -601,15 +603,15 @@ static void object_pod_requests(void)
 static void object_fixture_file(const char *dir, const char *name)
 {
     char path[4096], want[2048], got[2048] = "ok", *nl;
-    struct kube_buf b = KUBE_BUF_INIT(1 << 20);
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct buf b = BUF_INIT(1 << 20);
+    struct arena a = ARENA_INIT;
     struct kube_lines *lines = NULL;
-    struct kube_err err;
+    struct err err;
     json_t *docs = NULL;
     size_t i;
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (kube_read_file(path, &b)) {
+    if (buf_read_file(path, &b)) {
         test_fail(__FILE__, __LINE__, "cannot read %s", path);
         return;
     }
@@ -621,9 +623,9 @@ static void object_fixture_file(const char *dir, const char *name)
     nl = strchr(want, '\n');
     if (nl)
         *nl = '\0';
-    kube_err_clear(&err);
+    err_clear(&err);
     if (kube_yaml_load(b.data, b.len, name, &docs, &lines, &err)) {
-        kube_err_format(&err, got, sizeof(got));
+        err_format(&err, got, sizeof(got));
     } else {
         for (i = 0; i < json_array_size(docs); i++) {
             json_t *o = json_array_get(docs, i);
@@ -640,7 +642,7 @@ static void object_fixture_file(const char *dir, const char *name)
             else
                 rc = kube_pod_decode(o, &a, lines, name, &p, &err);
             if (rc) {
-                kube_err_format(&err, got, sizeof(got));
+                err_format(&err, got, sizeof(got));
                 break;
             }
         }
@@ -650,8 +652,8 @@ static void object_fixture_file(const char *dir, const char *name)
 out:
     json_decref(docs);
     kube_lines_free(lines);
-    kube_arena_free(&a);
-    kube_buf_release(&b);
+    arena_free(&a);
+    buf_release(&b);
 }
 
 /* The arena holds only what the decoded object keeps: the per-entry scratch of resource

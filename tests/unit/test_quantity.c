@@ -37,16 +37,16 @@ static void quantity_memory_forms(void)
 
 static void quantity_error_message(void)
 {
-    struct kube_err err;
+    struct err err;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_quantity_parse("1 Gi", NULL, NULL, &err), -EINVAL);
     CHECK_STR_EQ(err.msg, "quantities must match the regular expression "
                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_quantity_parse("1K", NULL, NULL, &err), -EINVAL);
     CHECK_STR_EQ(err.msg, "unable to parse quantity's suffix");
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK_INT_EQ(kube_quantity_parse("99999999999999999999", NULL, NULL, &err), -ERANGE);
     CHECK_INT_EQ(err.code, -ERANGE);
     CHECK_INT_EQ(kube_quantity_parse(NULL, NULL, NULL, NULL), -EINVAL);
@@ -120,7 +120,7 @@ static void quantity_fixtures(void)
     while (fgets(line, sizeof(line), f)) {
         char *in, *want, *want_milli, *nl;
         int64_t v = 0, m = 0;
-        struct kube_err err;
+        struct err err;
         int rc;
 
         lineno++;
@@ -140,7 +140,7 @@ static void quantity_fixtures(void)
         if (want_milli)
             *want_milli++ = '\0';
         unescape(in);
-        kube_err_clear(&err);
+        err_clear(&err);
         cases++;
         if (!strncmp(want, "error:", 6)) {
             rc = kube_quantity_parse(in, &v, &m, &err);

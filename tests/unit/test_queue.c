@@ -2,213 +2,213 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sched/keymap.h"
-#include "sched/queue.h"
+#include "base/keymap.h"
+#include "serve/queue.h"
 #include "test.h"
 
-static const char *pop_key(struct sched_queue *q, int64_t now)
+static const char *pop_key(struct serve_queue *q, int64_t now)
 {
-    const struct sched_queue_item *it = sched_queue_pop(q, now);
+    const struct serve_queue_item *it = serve_queue_pop(q, now);
 
     return it ? it->key : "(none)";
 }
 
 static void queue_orders_by_priority_then_arrival(void)
 {
-    struct sched_queue *q = sched_queue_new(NULL);
+    struct serve_queue *q = serve_queue_new(NULL);
 
-    CHECK_INT_EQ(sched_queue_add(q, "ns/low", 0, NULL, 1, NULL), 0);
-    CHECK_INT_EQ(sched_queue_add(q, "ns/high-late", 100, NULL, 3, NULL), 0);
-    CHECK_INT_EQ(sched_queue_add(q, "ns/high-early", 100, NULL, 2, NULL), 0);
-    CHECK_INT_EQ(sched_queue_add(q, "ns/low-same-time", 0, NULL, 1, NULL), 0);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_ACTIVE), 4);
+    CHECK_INT_EQ(serve_queue_add(q, "ns/low", 0, NULL, 1, NULL), 0);
+    CHECK_INT_EQ(serve_queue_add(q, "ns/high-late", 100, NULL, 3, NULL), 0);
+    CHECK_INT_EQ(serve_queue_add(q, "ns/high-early", 100, NULL, 2, NULL), 0);
+    CHECK_INT_EQ(serve_queue_add(q, "ns/low-same-time", 0, NULL, 1, NULL), 0);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_ACTIVE), 4);
     CHECK_STR_EQ(pop_key(q, 10), "ns/high-early");
     CHECK_STR_EQ(pop_key(q, 10), "ns/high-late");
     CHECK_STR_EQ(pop_key(q, 10), "ns/low");
     CHECK_STR_EQ(pop_key(q, 10), "ns/low-same-time");
     CHECK_STR_EQ(pop_key(q, 10), "(none)");
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_IN_FLIGHT), 4);
-    sched_queue_free(q, NULL);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_IN_FLIGHT), 4);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_backoff_doubles_to_cap(void)
 {
-    struct sched_queue *q = sched_queue_new(NULL);
+    struct serve_queue *q = serve_queue_new(NULL);
 
-    CHECK_INT_EQ(sched_queue_backoff_ms(q, 1), 1000);
-    CHECK_INT_EQ(sched_queue_backoff_ms(q, 2), 2000);
-    CHECK_INT_EQ(sched_queue_backoff_ms(q, 4), 8000);
-    CHECK_INT_EQ(sched_queue_backoff_ms(q, 5), 10000);
-    CHECK_INT_EQ(sched_queue_backoff_ms(q, 50), 10000);
-    sched_queue_free(q, NULL);
+    CHECK_INT_EQ(serve_queue_backoff_ms(q, 1), 1000);
+    CHECK_INT_EQ(serve_queue_backoff_ms(q, 2), 2000);
+    CHECK_INT_EQ(serve_queue_backoff_ms(q, 4), 8000);
+    CHECK_INT_EQ(serve_queue_backoff_ms(q, 5), 10000);
+    CHECK_INT_EQ(serve_queue_backoff_ms(q, 50), 10000);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_backoff_waits(void)
 {
-    struct sched_queue *q = sched_queue_new(NULL);
+    struct serve_queue *q = serve_queue_new(NULL);
 
-    sched_queue_add(q, "a/p", 0, NULL, 0, NULL);
+    serve_queue_add(q, "a/p", 0, NULL, 0, NULL);
     CHECK_STR_EQ(pop_key(q, 0), "a/p");
-    sched_queue_backoff(q, "a/p", 100);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_BACKOFF), 1);
-    CHECK_INT_EQ(sched_queue_next_ms(q, 100), 1000);
+    serve_queue_backoff(q, "a/p", 100);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_BACKOFF), 1);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 100), 1000);
     CHECK_STR_EQ(pop_key(q, 1099), "(none)");
     CHECK_STR_EQ(pop_key(q, 1100), "a/p");
-    sched_queue_backoff(q, "a/p", 2000);
+    serve_queue_backoff(q, "a/p", 2000);
     CHECK_STR_EQ(pop_key(q, 3999), "(none)");
     CHECK_STR_EQ(pop_key(q, 4000), "a/p");
-    CHECK_INT_EQ(sched_queue_get(q, "a/p")->attempts, 2);
-    sched_queue_free(q, NULL);
+    CHECK_INT_EQ(serve_queue_get(q, "a/p")->attempts, 2);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_unschedulable_moves_on_event(void)
 {
-    struct sched_queue *q = sched_queue_new(NULL);
+    struct serve_queue *q = serve_queue_new(NULL);
 
-    sched_queue_add(q, "a/x", 0, NULL, 0, NULL);
-    sched_queue_add(q, "a/y", 0, NULL, 0, NULL);
+    serve_queue_add(q, "a/x", 0, NULL, 0, NULL);
+    serve_queue_add(q, "a/y", 0, NULL, 0, NULL);
     pop_key(q, 0);
     pop_key(q, 0);
-    sched_queue_unschedulable(q, "a/x", 0);
-    sched_queue_unschedulable(q, "a/y", 0);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 2);
+    serve_queue_unschedulable(q, "a/x", 0);
+    serve_queue_unschedulable(q, "a/y", 0);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 2);
     /* an unschedulable pod is not retried just because its backoff ended */
     CHECK_STR_EQ(pop_key(q, 5000), "(none)");
     /* a node event during the backoff sends it to the backoff heap, not straight back */
-    CHECK_INT_EQ(sched_queue_move_all(q, 500), 2);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_BACKOFF), 2);
+    CHECK_INT_EQ(serve_queue_move_all(q, 500), 2);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_BACKOFF), 2);
     CHECK_STR_EQ(pop_key(q, 999), "(none)");
     CHECK_STR_EQ(pop_key(q, 1000), "a/x");
     CHECK_STR_EQ(pop_key(q, 1000), "a/y");
-    sched_queue_unschedulable(q, "a/x", 2000);
+    serve_queue_unschedulable(q, "a/x", 2000);
     /* after its backoff, a move goes straight to active */
-    CHECK_INT_EQ(sched_queue_move_all(q, 9000), 1);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_ACTIVE), 1);
-    sched_queue_free(q, NULL);
+    CHECK_INT_EQ(serve_queue_move_all(q, 9000), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_ACTIVE), 1);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_flush_moves_old_pods(void)
 {
-    struct sched_queue_opts o = {0, 0, 60000};
-    struct sched_queue *q = sched_queue_new(&o);
+    struct serve_queue_opts o = {0, 0, 60000};
+    struct serve_queue *q = serve_queue_new(&o);
 
-    sched_queue_add(q, "a/old", 0, NULL, 0, NULL);
-    sched_queue_add(q, "a/new", 0, NULL, 0, NULL);
+    serve_queue_add(q, "a/old", 0, NULL, 0, NULL);
+    serve_queue_add(q, "a/new", 0, NULL, 0, NULL);
     pop_key(q, 0);
     pop_key(q, 0);
-    sched_queue_unschedulable(q, "a/old", 0);
-    sched_queue_unschedulable(q, "a/new", 30000);
-    CHECK_INT_EQ(sched_queue_next_ms(q, 50000), 10000);
-    CHECK_INT_EQ(sched_queue_flush(q, 59999), 0);
-    CHECK_INT_EQ(sched_queue_flush(q, 60000), 1);
+    serve_queue_unschedulable(q, "a/old", 0);
+    serve_queue_unschedulable(q, "a/new", 30000);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 50000), 10000);
+    CHECK_INT_EQ(serve_queue_flush(q, 59999), 0);
+    CHECK_INT_EQ(serve_queue_flush(q, 60000), 1);
     CHECK_STR_EQ(pop_key(q, 60000), "a/old");
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 1);
-    sched_queue_free(q, NULL);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_unschedulable_list_keeps_age_order(void)
 {
-    struct sched_queue_opts o = {0, 0, 1000};
-    struct sched_queue *q = sched_queue_new(&o);
+    struct serve_queue_opts o = {0, 0, 1000};
+    struct serve_queue *q = serve_queue_new(&o);
     const char *keys[] = {"a/0", "a/1", "a/2", "a/3"};
     int i;
 
     for (i = 0; i < 4; i++) {
-        sched_queue_add(q, keys[i], 0, NULL, 0, NULL);
+        serve_queue_add(q, keys[i], 0, NULL, 0, NULL);
         pop_key(q, 0);
-        sched_queue_unschedulable(q, keys[i], i * 100);
+        serve_queue_unschedulable(q, keys[i], i * 100);
     }
-    sched_queue_delete(q, "a/1");       /* from the middle */
-    sched_queue_add(q, "a/0", 0, NULL, 350, NULL); /* updated: leaves the list, goes active */
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 2);
-    CHECK_INT_EQ(sched_queue_next_ms(q, 350), 0); /* a/0 is active */
+    serve_queue_delete(q, "a/1");       /* from the middle */
+    serve_queue_add(q, "a/0", 0, NULL, 350, NULL); /* updated: leaves the list, goes active */
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 2);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 350), 0); /* a/0 is active */
     CHECK_STR_EQ(pop_key(q, 350), "a/0");
-    CHECK_INT_EQ(sched_queue_next_ms(q, 350), 850); /* a/2 parked at 200, flushed at 1200 */
-    CHECK_INT_EQ(sched_queue_flush(q, 1250), 1);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 1);
-    sched_queue_unschedulable(q, "a/0", 1300); /* re-parked at the tail */
-    CHECK_INT_EQ(sched_queue_flush(q, 1300), 1); /* only a/3 (parked at 300) */
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 1);
-    CHECK_INT_EQ(sched_queue_move_all(q, 5000), 1);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_UNSCHEDULABLE), 0);
-    sched_queue_free(q, NULL);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 350), 850); /* a/2 parked at 200, flushed at 1200 */
+    CHECK_INT_EQ(serve_queue_flush(q, 1250), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
+    serve_queue_unschedulable(q, "a/0", 1300); /* re-parked at the tail */
+    CHECK_INT_EQ(serve_queue_flush(q, 1300), 1); /* only a/3 (parked at 300) */
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
+    CHECK_INT_EQ(serve_queue_move_all(q, 5000), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 0);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_update_and_delete(void)
 {
-    struct sched_queue *q = sched_queue_new(NULL);
+    struct serve_queue *q = serve_queue_new(NULL);
     int a = 1, b = 2;
     void *old = NULL;
 
-    sched_queue_add(q, "a/p", 0, &a, 0, NULL);
-    sched_queue_add(q, "a/q", 5, NULL, 0, NULL);
+    serve_queue_add(q, "a/p", 0, &a, 0, NULL);
+    serve_queue_add(q, "a/q", 5, NULL, 0, NULL);
     /* raising p's priority reorders the heap */
-    CHECK_INT_EQ(sched_queue_add(q, "a/p", 10, &b, 1, &old), 0);
+    CHECK_INT_EQ(serve_queue_add(q, "a/p", 10, &b, 1, &old), 0);
     CHECK(old == &a);
-    CHECK(sched_queue_get(q, "a/p")->data == &b);
+    CHECK(serve_queue_get(q, "a/p")->data == &b);
     CHECK_STR_EQ(pop_key(q, 1), "a/p");
     /* an update of an in-flight pod keeps it in flight */
-    sched_queue_add(q, "a/p", 10, &a, 1, NULL);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_IN_FLIGHT), 1);
-    CHECK(sched_queue_delete(q, "a/p") == &a);
-    CHECK(sched_queue_delete(q, "a/p") == NULL);
-    CHECK_INT_EQ(sched_queue_count(q, SCHED_QUEUE_IN_FLIGHT), 0);
+    serve_queue_add(q, "a/p", 10, &a, 1, NULL);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_IN_FLIGHT), 1);
+    CHECK(serve_queue_delete(q, "a/p") == &a);
+    CHECK(serve_queue_delete(q, "a/p") == NULL);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_IN_FLIGHT), 0);
     /* an unschedulable pod that is updated goes back to active */
     pop_key(q, 1);
-    sched_queue_unschedulable(q, "a/q", 1);
-    sched_queue_add(q, "a/q", 5, NULL, 2, NULL);
+    serve_queue_unschedulable(q, "a/q", 1);
+    serve_queue_add(q, "a/q", 5, NULL, 2, NULL);
     CHECK_STR_EQ(pop_key(q, 2), "a/q");
-    CHECK(sched_queue_done(q, "a/q") == NULL);
-    CHECK_INT_EQ(sched_queue_next_ms(q, 2), -1);
-    sched_queue_free(q, NULL);
+    CHECK(serve_queue_done(q, "a/q") == NULL);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 2), -1);
+    serve_queue_free(q, NULL);
 }
 
 static void queue_many_pods_keep_order(void)
 {
-    struct sched_queue *q = sched_queue_new(NULL);
+    struct serve_queue *q = serve_queue_new(NULL);
     char key[32];
     int i, prev_prio = 1 << 30, ok = 1, n = 0;
-    const struct sched_queue_item *it;
+    const struct serve_queue_item *it;
 
     for (i = 0; i < 5000; i++) {
         snprintf(key, sizeof(key), "ns/p%d", i);
-        sched_queue_add(q, key, (i * 7919) % 13, NULL, i, NULL);
+        serve_queue_add(q, key, (i * 7919) % 13, NULL, i, NULL);
     }
     for (i = 0; i < 5000; i += 3) {
         snprintf(key, sizeof(key), "ns/p%d", i);
-        sched_queue_delete(q, key);
+        serve_queue_delete(q, key);
     }
-    while ((it = sched_queue_pop(q, 0))) {
+    while ((it = serve_queue_pop(q, 0))) {
         if (it->priority > prev_prio)
             ok = 0;
         prev_prio = it->priority;
-        sched_queue_done(q, it->key);
+        serve_queue_done(q, it->key);
         n++;
     }
     CHECK(ok);
     CHECK_INT_EQ(n, 5000 - 1667);
-    sched_queue_free(q, NULL);
+    serve_queue_free(q, NULL);
 }
 
 static void keymap_put_get_del(void)
 {
-    struct sched_keymap m = SCHED_KEYMAP_INIT;
+    struct keymap m = KEYMAP_INIT;
     static char keys[2000][16];
     int i, ok = 1;
 
     for (i = 0; i < 2000; i++) {
         snprintf(keys[i], sizeof(keys[i]), "k%d", i);
-        CHECK_INT_EQ(sched_keymap_put(&m, keys[i], keys[i], NULL), 0);
+        CHECK_INT_EQ(keymap_put(&m, keys[i], keys[i], NULL), 0);
     }
     for (i = 0; i < 2000; i += 2)
-        if (sched_keymap_del(&m, keys[i]) != keys[i])
+        if (keymap_del(&m, keys[i]) != keys[i])
             ok = 0;
     for (i = 0; i < 2000; i++)
-        if (sched_keymap_get(&m, keys[i]) != (i % 2 ? keys[i] : NULL))
+        if (keymap_get(&m, keys[i]) != (i % 2 ? keys[i] : NULL))
             ok = 0;
     CHECK(ok);
     CHECK_INT_EQ(m.len, 1000);
-    sched_keymap_release(&m);
+    keymap_release(&m);
 }
 
 static const struct test_case cases[] = {
@@ -223,4 +223,4 @@ static const struct test_case cases[] = {
     {"keymap put/get/del", keymap_put_get_del},
 };
 
-TEST_SUITE(sched_queue, cases)
+TEST_SUITE(serve_queue, cases)

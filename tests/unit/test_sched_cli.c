@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cmd.h"
-#include "sched/output.h"
+#include "gpusched/cmd_common.h"
+#include "gpusched/output.h"
 #include "test.h"
 
 /* Print t into a string (caller frees). */
@@ -107,7 +107,7 @@ static void format_names(void)
 {
     const unsigned all = 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON | 1u << OUT_NAME;
     enum out_format f = OUT_NAME;
-    struct kube_err err;
+    struct err err;
 
     CHECK_INT_EQ(out_format_parse(NULL, all, &f, NULL), 0);
     CHECK_INT_EQ(f, OUT_TABLE);
@@ -117,7 +117,7 @@ static void format_names(void)
     CHECK_INT_EQ(f, OUT_JSON);
     CHECK_INT_EQ(out_format_parse("name", all, &f, NULL), 0);
     CHECK_INT_EQ(f, OUT_NAME);
-    kube_err_clear(&err);
+    err_clear(&err);
     CHECK(out_format_parse("name", 1u << OUT_TABLE | 1u << OUT_JSON, &f, &err) < 0);
     CHECK_STR_EQ(err.msg, "unable to match a printer suitable for the output format \"name\", "
                           "allowed formats are: json");
@@ -146,7 +146,7 @@ static void json_is_compact_and_ordered(void)
 }
 
 struct flags_run {
-    struct sched_cmd_list files, pos, cols;
+    struct flag_list files, pos, cols;
     const char *output;
     bool wide, help;
     int rc;
@@ -154,23 +154,23 @@ struct flags_run {
 
 static void flags_parse(struct flags_run *r, int argc, char **argv)
 {
-    struct sched_cmd_flag flags[] = {
-        {"filename", 'f', CMD_FLAG_LIST, &r->files},
-        {"label-columns", 'L', CMD_FLAG_LIST, &r->cols},
-        {"output", 'o', CMD_FLAG_STRING, &r->output},
-        {"show-labels", 0, CMD_FLAG_BOOL, &r->wide},
+    const struct flag flags[] = {
+        {"filename", 'f', FLAG_LIST, &r->files, NULL, NULL, NULL, NULL},
+        {"label-columns", 'L', FLAG_LIST, &r->cols, NULL, NULL, NULL, NULL},
+        {"output", 'o', FLAG_STRING, &r->output, NULL, NULL, NULL, NULL},
+        {"show-labels", 0, FLAG_BOOL, &r->wide, NULL, NULL, NULL, NULL},
     };
 
     memset(r, 0, sizeof(*r));
-    r->rc = sched_cmd_flags_parse("test", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
+    r->rc = gpusched_cmd_flags_parse("test", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
                                   &r->pos, &r->help);
 }
 
 static void flags_release(struct flags_run *r)
 {
-    sched_cmd_list_release(&r->files);
-    sched_cmd_list_release(&r->pos);
-    sched_cmd_list_release(&r->cols);
+    flag_list_release(&r->files);
+    flag_list_release(&r->pos);
+    flag_list_release(&r->cols);
 }
 
 static void flags_every_spelling(void)
@@ -254,7 +254,7 @@ static void queue_order_is_priority_then_input(void)
         p[i].priority = prio[i];
         pp[i] = &p[i];
     }
-    sched_cmd_queue_order(pp, 6, order);
+    gpusched_cmd_queue_order(pp, 6, order);
     CHECK_INT_EQ(order[0], 5);
     CHECK_INT_EQ(order[1], 1);
     CHECK_INT_EQ(order[2], 4);

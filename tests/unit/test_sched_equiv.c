@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sched/sched-int.h"
+#include "sched/schedule.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -43,7 +44,7 @@ static const char *const exprs[] = {
     "zone In a b", "zone NotIn c", "gpu Exists", "gpu DoesNotExist",     "cores Gt 4",
     "cores Lt 16", "cores Gt x",   "zone In q",  "gpuname In Tesla-M40", "gpuname NotIn A100"};
 
-static struct kube_node *rand_node(struct kube_arena *a, unsigned i)
+static struct kube_node *rand_node(struct arena *a, unsigned i)
 {
     char name[32], spec[1024];
     int n = 0;
@@ -69,7 +70,7 @@ static struct kube_node *rand_node(struct kube_arena *a, unsigned i)
     return tb_node(a, name, spec);
 }
 
-static struct kube_pod *rand_pod(struct kube_arena *a, unsigned i, unsigned nnodes, bool nominate)
+static struct kube_pod *rand_pod(struct arena *a, unsigned i, unsigned nnodes, bool nominate)
 {
     char spec[1024], pin[64], e1[64];
     int n = 0;
@@ -181,9 +182,9 @@ static unsigned stopped_early, nominated_taken; /* sampled cycles seen, for equi
 static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned rounds,
                       unsigned nnodes, bool nominate)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = sched_cluster_new();
-    struct kube_err err = {0};
+    struct err err = {0};
     unsigned i, next_node;
     char what[64];
 
@@ -259,7 +260,7 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
         }
     }
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned rounds)
@@ -308,16 +309,16 @@ static void equiv_other_gpu_resource(void)
 static void cache_survives_generation_wrap(void)
 {
     static const char *const nodes[] = {"n1: cpu=1000 mem=1024 pods=110", NULL};
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     struct kube_pod *big = tb_pod(&a, "name=default/big cpu=1000 mem=10");
     struct kube_pod *filler = tb_pod(&a, "name=default/filler cpu=600 mem=10 node=n1");
     struct kube_pod *blip = tb_pod(&a, "name=default/blip cpu=1 mem=1 node=n1");
-    struct kube_err err;
+    struct err err;
     uint32_t slot = c->order[0], g0;
     unsigned long i;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     /* the empty node fits, and the fast path caches that */
     CHECK_STR_EQ(tb_schedule(c, NULL, big), "node:n1");
     g0 = c->lite[slot].gen & SCHED_DYN_GEN_MASK;
@@ -335,7 +336,7 @@ static void cache_survives_generation_wrap(void)
     /* 600m of the 1000m are taken: the 1000m pod fits no more */
     CHECK(!strncmp(tb_schedule(c, NULL, big), "0/1 nodes are available: 1 Insufficient cpu.", 44));
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 /* node sampling on clusters over 100 nodes, where a cycle stops early: the same nodes are

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/manifest.h"
+#include "manifest/manifest.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -404,16 +404,16 @@ static const char seed_yaml[] =
 
 static void seed_manifests(void)
 {
-    struct sched_input in;
-    struct kube_err err = {0};
+    struct manifest_input in;
+    struct err err = {0};
     struct sched_cluster *c = sched_cluster_new();
     const struct kube_pod *pods[8];
     struct sched_result res[8];
     size_t i, n = 0;
 
-    sched_input_init(&in, NULL);
-    CHECK_INT_EQ(sched_input_load_buffer(&in, "seed.yaml", seed_yaml, strlen(seed_yaml), &err), 0);
-    CHECK_INT_EQ(sched_input_finish(&in, &err), 0);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "seed.yaml", seed_yaml, strlen(seed_yaml), &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     for (i = 0; i < in.nnodes; i++)
         CHECK_INT_EQ(sched_cluster_add_node(c, &in.nodes[i], &err), 0);
     for (i = 0; i < in.npods && n < 8; i++)
@@ -433,7 +433,7 @@ static void seed_manifests(void)
             sched_result_release(&res[i]);
     }
     sched_cluster_free(c);
-    sched_input_release(&in);
+    manifest_input_release(&in);
 }
 
 static void unschedulable(void)

@@ -9,9 +9,9 @@
 
 static void sorted_as_strings(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = sched_cluster_new();
-    struct kube_err err = {0};
+    struct err err = {0};
     char name[16];
     int i;
 
@@ -26,14 +26,14 @@ static void sorted_as_strings(void)
                  "cpu. preemption: 0/12 nodes are available: 12 Preemption is not helpful for "
                  "scheduling.");
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void every_reason_counted(void)
 {
     const char *nodes[] = {"n1: cpu=1000 mem=100 pods=1", "n2: cpu=1000 mem=8192", NULL};
     const char *bound[] = {"name=x/a node=n1", NULL};
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, bound);
 
     CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "cpu=2000 mem=200")),
@@ -41,14 +41,14 @@ static void every_reason_counted(void)
                  "cpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
                  "scheduling.");
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void generic_taint_wording(void)
 {
     const char *nodes[] = {"n1: cpu=1000 mem=1000 taint:a=b:NoSchedule",
                            "n2: cpu=1000 mem=1000 taint:c:NoExecute", NULL};
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     struct sched_profile p = sched_profile_default;
 
@@ -62,7 +62,7 @@ static void generic_taint_wording(void)
         "untolerated taint {c: }. preemption: 0/2 nodes are available: 2 Preemption is not "
         "helpful for scheduling.");
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void explain_rows(void)
@@ -70,10 +70,10 @@ static void explain_rows(void)
     const char *nodes[] = {"n1: cpu=1000 mem=100", "n2: cpu=1000 mem=8192 unschedulable",
                            "n3: cpu=4000 mem=8192", NULL};
     const char *bound[] = {"name=x/a node=n3 prio=-5 cpu=3500", NULL};
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, bound);
     struct sched_explanation x;
-    struct kube_err err = {0};
+    struct err err = {0};
 
     CHECK_INT_EQ(sched_explain(c, NULL, tb_pod(&a, "cpu=2000 mem=200"), NULL, &x, &err), 0);
     CHECK_INT_EQ(x.nnodes, 3);
@@ -98,7 +98,7 @@ static void explain_rows(void)
                  "Insufficient cpu.");
     sched_explanation_release(&x);
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static const struct test_case cases[] = {

@@ -2,6 +2,7 @@
  * SelectVictimsOnNode (reprieve most important first), candidate ordering, the
  * "preemption: ..." text, and sched_simulate's evict-and-retry. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sched_tb.h"
@@ -98,14 +99,14 @@ static void table(void)
 
 static void simulate_evicts_and_retries(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     const char *nodes[] = {"n1: cpu=2000 mem=8192", NULL};
     const char *bound[] = {"name=x/low node=n1 prio=0 cpu=2000", NULL};
     struct sched_cluster *c = tb_cluster(&a, nodes, bound);
     const struct kube_pod *pods[2];
     struct sched_result res[2];
     struct sched_sim_opts o = {0};
-    struct kube_err err = {0};
+    struct err err = {0};
     struct sched_node_usage u;
 
     pods[0] = tb_pod(&a, "name=y/small prio=0 cpu=500");
@@ -129,17 +130,17 @@ static void simulate_evicts_and_retries(void)
     sched_result_release(&res[0]);
     sched_result_release(&res[1]);
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void simulate_twice_on_one_cluster(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     const char *nodes[] = {"n1: cpu=2000 mem=8192", NULL};
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     const struct kube_pod *first[3], *second[1];
     struct sched_result r1[3], r2[1];
-    struct kube_err err = {0};
+    struct err err = {0};
     size_t i;
 
     first[0] = tb_pod(&a, "name=y/a prio=0 cpu=100");
@@ -161,7 +162,7 @@ static void simulate_twice_on_one_cluster(void)
         sched_result_release(&r1[i]);
     sched_result_release(&r2[0]);
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void simulate_same_seed_same_output(void)
@@ -172,12 +173,12 @@ static void simulate_same_seed_same_output(void)
     int run, i;
 
     for (run = 0; run < 2; run++) {
-        struct kube_arena a = KUBE_ARENA_INIT;
+        struct arena a = ARENA_INIT;
         struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
         const struct kube_pod *pods[64];
         struct sched_result res[64];
         struct sched_sim_opts o = {.seed = 42};
-        struct kube_err err = {0};
+        struct err err = {0};
 
         for (i = 0; i < 64; i++) {
             char spec[64];
@@ -193,19 +194,19 @@ static void simulate_same_seed_same_output(void)
             sched_result_release(&res[i]);
         }
         sched_cluster_free(c);
-        kube_arena_free(&a);
+        arena_free(&a);
     }
 }
 
 static void assume_and_forget(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     const char *nodes[] = {"n1: cpu=2000 mem=8192", NULL};
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     struct kube_pod *p = tb_pod(&a, "name=x/p cpu=1500");
     struct kube_pod *bound = tb_pod(&a, "name=x/p cpu=1500 node=n1");
     struct kube_pod *unbound_update = tb_pod(&a, "name=x/p cpu=1500");
-    struct kube_err err = {0};
+    struct err err = {0};
 
     CHECK_STR_EQ(tb_schedule(c, NULL, p), "node:n1");
     CHECK_INT_EQ(sched_cluster_assume_pod(c, p, "n1", &err), 0);
@@ -223,15 +224,15 @@ static void assume_and_forget(void)
     CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "p"), 0);
     CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "p"), -ENOENT);
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void node_updates(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     const char *nodes[] = {"n1: cpu=2000 mem=8192", NULL};
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
-    struct kube_err err = {0};
+    struct err err = {0};
     struct kube_pod *p = tb_pod(&a, "cpu=100 sel:gpu=yes");
 
     CHECK_STR_EQ(
@@ -254,7 +255,7 @@ static void node_updates(void)
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod.");
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static const struct test_case cases[] = {

@@ -32,11 +32,11 @@ static void num_feasible_nodes_to_find(void)
 
 /* A cluster of n nodes "n000".."n<n-1>": the first nsmall have 500m cpu (too small for the
  * test pods' 1000m), the rest 4 cpu. */
-static struct sched_cluster *cluster_of(struct kube_arena *a, unsigned n, unsigned nsmall,
+static struct sched_cluster *cluster_of(struct arena *a, unsigned n, unsigned nsmall,
                                         const char *extra)
 {
     struct sched_cluster *c = sched_cluster_new();
-    struct kube_err err = {0};
+    struct err err = {0};
     char name[16], spec[128];
     unsigned i;
 
@@ -56,7 +56,7 @@ static const char *pick(struct sched_cluster *c, const struct sched_profile *p,
 {
     static char buf[1024];
     struct sched_result r;
-    struct kube_err err = {0};
+    struct err err = {0};
 
     if (sched_schedule_one(c, p, pod, NULL, &r, &err))
         return "error";
@@ -83,7 +83,7 @@ static void check_evaluated(struct sched_cluster *c, const struct sched_profile 
                             int line)
 {
     struct sched_explanation x;
-    struct kube_err err = {0};
+    struct err err = {0};
     size_t i, nsk = 0;
 
     if (sched_explain(c, p, pod, NULL, &x, &err)) {
@@ -108,7 +108,7 @@ static void check_evaluated(struct sched_cluster *c, const struct sched_profile 
 
 static void stops_at_enough_feasible_and_rotates(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     /* 200 nodes: adaptive 49% is 98, so 100 feasible nodes end a cycle */
     struct sched_cluster *c = cluster_of(&a, 200, 0, NULL);
     struct sched_profile p = sampled(0);
@@ -132,18 +132,18 @@ static void stops_at_enough_feasible_and_rotates(void)
     check_evaluated(c, &p, pod, 100, 70, 120, __LINE__);
     CHECK_INT_EQ(c->next_start, 70);
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 /* sched_schedule_one (the choose-only path) filters the same nodes as sched_explain */
 static void schedule_one_rotates_like_explain(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = cluster_of(&a, 300, 120, NULL);
     struct sched_profile p = sampled(0); /* 300 nodes: 48% = 144 */
     const struct kube_pod *pod = tb_pod(&a, "cpu=1000");
     struct sched_result r;
-    struct kube_err err = {0};
+    struct err err = {0};
     unsigned i, want = 0;
 
     for (i = 0; i < 5; i++) {
@@ -170,16 +170,16 @@ static void schedule_one_rotates_like_explain(void)
         CHECK_INT_EQ(c->next_start, want);
     }
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void unschedulable_pod_gets_the_full_message(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = cluster_of(&a, 250, 250, NULL);
     struct sched_profile p = sampled(0);
     struct sched_result r0, r100;
-    struct kube_err err = {0};
+    struct err err = {0};
     const struct kube_pod *pod = tb_pod(&a, "cpu=1000");
     struct sched_explanation x;
 
@@ -199,17 +199,17 @@ static void unschedulable_pod_gets_the_full_message(void)
     sched_result_release(&r0);
     sched_result_release(&r100);
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void nominated_node_first(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     /* n150 holds a PreferNoSchedule taint, so it never wins on score */
     struct sched_cluster *c = cluster_of(&a, 200, 0, NULL);
     struct sched_profile p = sampled(0);
     struct sched_explanation x;
-    struct kube_err err = {0};
+    struct err err = {0};
     struct kube_node *tainted = tb_node(&a, "n150", "cpu=4000 mem=8192 taint:t:PreferNoSchedule");
 
     CHECK_INT_EQ(sched_cluster_update_node(c, tainted, &err), 0);
@@ -239,12 +239,12 @@ static void nominated_node_first(void)
         CHECK_INT_EQ(c->next_start, 104); /* one candidate filtered */
     }
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static void one_feasible_node_is_chosen(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = cluster_of(&a, 180, 179, NULL);
     struct sched_profile p = sampled(10);
 
@@ -252,17 +252,17 @@ static void one_feasible_node_is_chosen(void)
     CHECK_STR_EQ(pick(c, &p, tb_pod(&a, "cpu=1000")), "node:n179");
     CHECK_INT_EQ(c->next_start, 179); /* 179 + 180 nodes filtered */
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 /* at 100% (the built-in profiles) the start never moves and every node is filtered: the
  * answers are those of the profile without the setting */
 static void full_percentage_keeps_answers(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = cluster_of(&a, 150, 20, NULL);
     struct sched_profile p = sampled(100);
-    struct kube_err err = {0};
+    struct err err = {0};
     int i;
 
     for (i = 0; i < 30; i++) {
@@ -292,19 +292,19 @@ static void full_percentage_keeps_answers(void)
         sched_result_release(&r2);
     }
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 /* sched_simulate with sampling: deterministic for a seed, and every pod placed */
 static void simulate_with_sampling(void)
 {
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c1 = cluster_of(&a, 400, 0, NULL), *c2 = cluster_of(&a, 400, 0, NULL);
     struct sched_profile p = sampled(0);
     const struct kube_pod *pods[60];
     struct sched_result r1[60], r2[60];
     struct sched_sim_opts o = {7, NULL, NULL};
-    struct kube_err err = {0};
+    struct err err = {0};
     char spec[64];
     size_t i;
 
@@ -325,7 +325,7 @@ static void simulate_with_sampling(void)
     CHECK_INT_EQ(c1->next_start, (60 * 188) % 400);
     sched_cluster_free(c1);
     sched_cluster_free(c2);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static const struct test_case cases[] = {

@@ -1,13 +1,14 @@
 /* test_sched_score.c - score plugins, normalisation, weights, the GPU-aware profile and the
  * seeded tie-break, checked through sched_explain's per-node scores against hand-computed
  * values of kube-scheduler's formulas (research/scheduling.md §3-5). */
+#include <stdio.h>
 #include <string.h>
 
 #include "sched_tb.h"
 #include "test.h"
 
 struct ex {
-    struct kube_arena a;
+    struct arena a;
     struct sched_cluster *c;
     struct sched_explanation x;
 };
@@ -15,7 +16,7 @@ struct ex {
 static void ex_run(struct ex *e, const char *const *nodes, const char *const *bound,
                    struct kube_pod *pod, const struct sched_profile *p)
 {
-    struct kube_err err = {0};
+    struct err err = {0};
     struct sched_rng rng;
 
     e->c = tb_cluster(&e->a, nodes, bound);
@@ -27,7 +28,7 @@ static void ex_done(struct ex *e)
 {
     sched_explanation_release(&e->x);
     sched_cluster_free(e->c);
-    kube_arena_free(&e->a);
+    arena_free(&e->a);
 }
 
 /* score of plugin on node i: which = 0 raw, 1 normalized, 2 weighted */
@@ -207,12 +208,12 @@ static const char *choose(const char *const *nodes, const char *const *bound, co
                           const struct sched_profile *p)
 {
     static char buf[256];
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, bound);
 
     snprintf(buf, sizeof(buf), "%s", tb_schedule(c, p, tb_pod(&a, pod)));
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
     return buf;
 }
 
@@ -259,10 +260,10 @@ static void tie_break_is_seeded(void)
 {
     const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192",
                            "n3: cpu=4000 mem=8192", NULL};
-    struct kube_arena a = KUBE_ARENA_INIT;
+    struct arena a = ARENA_INIT;
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     struct kube_pod *pod = tb_pod(&a, "cpu=100");
-    struct kube_err err = {0};
+    struct err err = {0};
     bool seen[3] = {false, false, false};
     uint64_t seed;
 
@@ -288,7 +289,7 @@ static void tie_break_is_seeded(void)
         sched_result_release(&x);
     }
     sched_cluster_free(c);
-    kube_arena_free(&a);
+    arena_free(&a);
 }
 
 static const struct test_case cases[] = {

@@ -9,9 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sched/events.h"
-#include "sched/httpd.h"
-#include "sched/metrics.h"
+#include "serve/events.h"
+#include "serve/httpd.h"
+#include "serve/metrics.h"
 #include "test.h"
 
 static void events_note_truncates_like_kube_scheduler(void)
@@ -20,13 +20,13 @@ static void events_note_truncates_like_kube_scheduler(void)
 
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    n = sched_event_note(big);
+    n = serve_event_note(big);
     CHECK_INT_EQ(strlen(n), 1024);
     CHECK_STR_EQ(n + 1020, " ...");
     CHECK(n[1019] == 'x');
     free(n);
     big[1024] = '\0';
-    n = sched_event_note(big);
+    n = serve_event_note(big);
     CHECK_INT_EQ(strlen(n), 1024);
     CHECK(n[1023] == 'x');
     free(n);
@@ -34,7 +34,7 @@ static void events_note_truncates_like_kube_scheduler(void)
 
 static void events_binding_body(void)
 {
-    char *b = sched_binding_json("default", "job-0", "u-1", "gpu-1");
+    char *b = serve_binding_json("default", "job-0", "u-1", "gpu-1");
 
     CHECK_STR_EQ(b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"job-0\","
                     "\"namespace\":\"default\",\"uid\":\"u-1\"},\"target\":{\"apiVersion\":\"v1\","
@@ -44,11 +44,11 @@ static void events_binding_body(void)
 
 static void events_event_body(void)
 {
-    struct sched_event ev = {"default", "job-0", "u-1", "Warning", "FailedScheduling",
+    struct serve_event ev = {"default", "job-0", "u-1", "Warning", "FailedScheduling",
                              "Scheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
                              "gpusched", "gpusched-host1"};
     struct timespec t = {1787140800, 123456789}; /* 2026-08-19T12:00:00.123456Z */
-    char *b = sched_event_json(&ev, &t);
+    char *b = serve_event_json(&ev, &t);
     json_t *j = json_loads(b, 0, NULL);
 
     CHECK(j != NULL);
@@ -70,11 +70,11 @@ static void events_event_body(void)
 
 static void events_strings_are_escaped(void)
 {
-    struct sched_event ev = {"ns", "p", NULL, "Warning", "FailedScheduling", "Scheduling",
+    struct serve_event ev = {"ns", "p", NULL, "Warning", "FailedScheduling", "Scheduling",
                              "quote \" backslash \\ newline \n tab \t bell \a caf\xc3\xa9 {x: }",
                              "gpusched", "gpusched-h"};
     struct timespec t = {0, 0};
-    char *b = sched_event_json(&ev, &t);
+    char *b = serve_event_json(&ev, &t);
     json_t *j = json_loads(b, 0, NULL);
 
     CHECK(j != NULL);
@@ -83,7 +83,7 @@ static void events_strings_are_escaped(void)
     CHECK(strstr(b, "\\u0007") != NULL);
     json_decref(j);
     free(b);
-    b = sched_binding_json("d\"ns", "n", "", "node");
+    b = serve_binding_json("d\"ns", "n", "", "node");
     CHECK_STR_EQ(b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"n\","
                     "\"namespace\":\"d\\\"ns\"},\"target\":{\"apiVersion\":\"v1\","
                     "\"kind\":\"Node\",\"name\":\"node\"}}");
@@ -93,7 +93,7 @@ static void events_strings_are_escaped(void)
 static void events_condition_patch(void)
 {
     struct timespec t = {1787140800, 0};
-    char *b = sched_condition_patch_json("Unschedulable", "0/1 nodes are available: x.", "n1", &t);
+    char *b = serve_condition_patch_json("Unschedulable", "0/1 nodes are available: x.", "n1", &t);
 
     CHECK_STR_EQ(b, "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
                     "\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: x.\","
@@ -104,9 +104,9 @@ static void events_condition_patch(void)
 
 static void events_lease_body(void)
 {
-    struct sched_lease l = {"kube-system", "gpusched", "812", "host1_ab", 15,
+    struct serve_lease l = {"kube-system", "gpusched", "812", "host1_ab", 15,
                             {1787140800, 0}, {1787140808, 500000}, 3};
-    char *b = sched_lease_json(&l);
+    char *b = serve_lease_json(&l);
 
     CHECK_STR_EQ(b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":"
                     "{\"name\":\"gpusched\",\"namespace\":\"kube-system\",\"resourceVersion\":\"812\"},"
@@ -118,14 +118,14 @@ static void events_lease_body(void)
 
 static void metrics_render_has_families(void)
 {
-    struct sched_metrics m;
-    struct kube_buf out = KUBE_BUF_INIT(0);
+    struct serve_metrics m;
+    struct buf out = BUF_INIT(0);
 
-    sched_metrics_init(&m, "gpu");
-    m.attempts[SCHED_RESULT_SCHEDULED] = 7;
-    sched_metrics_observe(&m, &m.algorithm_duration, 0.00015);
-    sched_metrics_observe(&m, &m.algorithm_duration, 0.5);
-    CHECK_INT_EQ(sched_metrics_render(&m, &out), 0);
+    serve_metrics_init(&m, "gpu");
+    m.attempts[SERVE_RESULT_SCHEDULED] = 7;
+    serve_metrics_observe(&m, &m.algorithm_duration, 0.00015);
+    serve_metrics_observe(&m, &m.algorithm_duration, 0.5);
+    CHECK_INT_EQ(serve_metrics_render(&m, &out), 0);
     CHECK(strstr(out.data, "scheduler_schedule_attempts_total{profile=\"gpu\",result=\"scheduled\"} 7\n"));
     CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0001\"} 0\n"));
     CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0002\"} 1\n"));
@@ -133,20 +133,20 @@ static void metrics_render_has_families(void)
     CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_count{} 2\n"));
     CHECK(strstr(out.data, "scheduler_pending_pods{queue=\"unschedulable\"} 0\n"));
     CHECK(strstr(out.data, "process_resident_memory_bytes "));
-    CHECK(sched_histogram_quantile(&m.algorithm_duration, 0.5) < 0.00021);
-    kube_buf_release(&out);
-    sched_metrics_destroy(&m);
+    CHECK(serve_histogram_quantile(&m.algorithm_duration, 0.5) < 0.00021);
+    buf_release(&out);
+    serve_metrics_destroy(&m);
 }
 
-static int probe_handler(void *ud, const char *path, struct kube_buf *body, const char **ctype)
+static int probe_handler(void *ud, const char *path, struct buf *body, const char **ctype)
 {
     (void)ud;
     (void)ctype;
     if (!strcmp(path, "/healthz")) {
-        kube_buf_puts(body, "ok");
+        buf_puts(body, "ok");
         return 200;
     }
-    kube_buf_puts(body, "nope");
+    buf_puts(body, "nope");
     return 404;
 }
 
@@ -179,25 +179,25 @@ static int http_get(int port, const char *req, char *out, size_t size)
 
 static void httpd_answers_probes(void)
 {
-    struct sched_httpd *h = NULL;
-    struct kube_err err;
+    struct serve_httpd *h = NULL;
+    struct err err;
     char buf[4096];
 
-    kube_err_clear(&err);
-    CHECK_INT_EQ(sched_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
+    err_clear(&err);
+    CHECK_INT_EQ(serve_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
     if (!h)
         return;
-    CHECK(sched_httpd_port(h) > 0);
-    CHECK_INT_EQ(http_get(sched_httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
+    CHECK(serve_httpd_port(h) > 0);
+    CHECK_INT_EQ(http_get(serve_httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
                           sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 200 OK\r\n", 17));
     CHECK(strstr(buf, "\r\n\r\nok") != NULL);
-    CHECK_INT_EQ(http_get(sched_httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK_INT_EQ(http_get(serve_httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 404", 12));
-    CHECK_INT_EQ(http_get(sched_httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK_INT_EQ(http_get(serve_httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 405", 12));
-    sched_httpd_stop(h);
-    CHECK(sched_httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
+    serve_httpd_stop(h);
+    CHECK(serve_httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
     CHECK(strstr(err.msg, "not HOST:PORT") != NULL);
 }
 

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kube/buf.h"
+#include "base/buf.h"
 #include "kube/yaml.h"
 #include "labeler/backoff.h"
-#include "labeler/duration.h"
+#include "labeler/config.h"
 #include "labeler/sync.h"
 
 #define CASES_FIXTURE "fixtures/sync/cases.json"
@@ -108,13 +108,13 @@ static void sync_fixture_cases(void)
         bool pin = !json_is_false(pin_v);
         struct labeler_sync_plan plan, again;
         struct labeler_labels desired;
-        struct kube_err err;
+        struct err err;
         unsigned schemas = 0;
         char *got = NULL, *exp = NULL;
         json_t *node = json_deep_copy(json_object_get(c, "node"));
         int rc;
 
-        kube_err_clear(&err);
+        err_clear(&err);
         if (!name || !node || desired_from_json(json_object_get(c, "desired"), &desired) ||
             labeler_schemas_parse(json_string_value(json_object_get(c, "schemas")), &schemas,
                                   NULL)) {
@@ -255,20 +255,20 @@ static void backoff_small_base(void)
 /* Loads deploy/gpulabel/NAME; returns the array of documents (caller decrefs) or NULL. */
 static json_t *deploy_load(const char *name)
 {
-    struct kube_buf b = KUBE_BUF_INIT(1 << 20);
-    struct kube_err err;
+    struct buf b = BUF_INIT(1 << 20);
+    struct err err;
     char rel[128];
     json_t *docs = NULL;
 
-    kube_err_clear(&err);
+    err_clear(&err);
     snprintf(rel, sizeof(rel), "../deploy/gpulabel/%s", name);
-    if (kube_read_file(test_fixture_path(rel), &b)) {
+    if (buf_read_file(test_fixture_path(rel), &b)) {
         test_fail(__FILE__, __LINE__, "cannot read %s", test_fixture_path(rel));
         return NULL;
     }
     if (kube_yaml_load(b.data, b.len, name, &docs, NULL, &err))
         test_fail(__FILE__, __LINE__, "%s: line %d: %s", name, err.line, err.msg);
-    kube_buf_release(&b);
+    buf_release(&b);
     return docs;
 }
 
@@ -372,7 +372,7 @@ static void deploy_daemonset_wiring(void)
             long ms = 0;
 
             interval = true;
-            CHECK_INT_EQ(labeler_duration_parse(JSTR(JGET(e, "value")), &ms, NULL), 0);
+            CHECK_INT_EQ(labeler_interval_parse(JSTR(JGET(e, "value")), &ms, NULL), 0);
             CHECK(ms >= 1000);
         }
     }

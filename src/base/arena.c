@@ -1,0 +1,128 @@
+/* arena.c - bump allocator in growing blocks. */
+#include "base/arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct arena_block {
+    struct arena_block *next;
+    size_t size;
+    size_t off;
+    _Alignas(16) unsigned char data[];
+};
+
+/* arena_bump hands out n bytes aligned to align (a power of two, at most 16) from the
+ * current block, or from a new one. */
+static void *arena_bump(struct arena *a, size_t n, size_t align)
+{
+    struct arena_block *b = a->head;
+    size_t sz, off = 0;
+    void *p;
+
+    if (b)
+        off = (b->off + align - 1) & ~(align - 1);
+    if (!b || off > b->size || b->size - off < n) {
+        sz = b ? b->size * 2 : 4096;
+        if (sz > (size_t)1 << 20)
+            sz = (size_t)1 << 20;
+        if (sz < n)
+            sz = n;
+        b = malloc(sizeof(*b) + sz);
+        if (!b)
+            return NULL;
+        b->size = sz;
+        b->off = 0;
+        off = 0;
+        /* A large one-off allocation goes behind the current block so the current block
+         * keeps serving small ones. */
+        if (a->head && sz == n) {
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+    }
+    p = b->data + off;
+    b->off = off + n;
+    a->used += n;
+    return p;
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+    void *p;
+
+    n = (n + 15) & ~(size_t)15;
+    if (!n)
+        n = 16;
+    p = arena_bump(a, n, 16);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+/* Strings are packed byte by byte: with 16-byte alignment the names, label keys and values
+ * of a decoded cluster wasted ~8 bytes each. */
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+    char *p;
+
+    if (!s)
+        return NULL;
+    p = arena_bump(a, n + 1, 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s)
+{
+    return s ? arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+void arena_free(struct arena *a)
+{
+    struct arena_block *b = a->head, *next;
+
+    while (b) {
+        next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->used = 0;
+}
+
+void arena_mark(const struct arena *a, struct arena_mark *m)
+{
+    m->head = a->head;
+    m->next = a->head ? a->head->next : NULL;
+    m->off = a->head ? a->head->off : 0;
+    m->used = a->used;
+}
+
+void arena_rewind(struct arena *a, const struct arena_mark *m)
+{
+    struct arena_block *b;
+
+    /* newer blocks are pushed in front of the marked one; large one-off blocks may also have
+     * been slotted in right behind it */
+    while (a->head != m->head) {
+        b = a->head;
+        a->head = b->next;
+        free(b);
+    }
+    if (a->head) {
+        while (a->head->next != m->next) {
+            b = a->head->next;
+            a->head->next = b->next;
+            free(b);
+        }
+        a->head->off = m->off;
+    }
+    a->used = m->used;
+}

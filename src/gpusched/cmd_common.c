@@ -1,0 +1,376 @@
+/* cmd_common.c - what simulate, explain and nodes share: loading the -f inputs, building the
+ * cluster of nodes and bound pods, checking --seed and --profile, the queue order.
+ *
+ * These are command-level helpers: unlike the library modules they print their errors (one
+ * line on stderr) and return the exit status to use. */
+#include "gpusched/cmd_common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/goparse.h"
+#include "kube/rules.h"
+
+int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("gpusched: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nSee 'gpusched %s%s--help' for usage.\n", cmd ? cmd : "", cmd ? " " : "");
+    return 2;
+}
+
+int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
+                             char **argv, struct flag_list *pos, bool *help)
+{
+    struct flag_fault ff;
+    bool is_short;
+
+    *help = false;
+    switch (flag_parse(flags, nflags, argc, argv, pos, &ff)) {
+    case FLAG_OK:
+        return 0;
+    case FLAG_HELP:
+        *help = true;
+        return 0;
+    case FLAG_UNKNOWN:
+        if (ff.shorthand)
+            return gpusched_cmd_usage_error(cmd, "unknown shorthand flag: '%c' in %s", ff.shorthand,
+                                            ff.word);
+        return gpusched_cmd_usage_error(cmd, "unknown flag: %s", ff.name);
+    case FLAG_NO_VALUE:
+        is_short = ff.shorthand != 0;
+        if (is_short)
+            return gpusched_cmd_usage_error(cmd, "flag needs an argument: '%c' in -%c",
+                                            ff.shorthand, ff.shorthand);
+        return gpusched_cmd_usage_error(cmd, "flag needs an argument: %s", ff.name);
+    case FLAG_BAD_VALUE:
+        /* pflag's words: invalid argument "V" for "--name" flag: <why> */
+        return gpusched_cmd_usage_error(cmd, "invalid argument \"%s\" for \"--%s\" flag: %s",
+                                        ff.value ? ff.value : "", ff.flag->name, ff.err.msg);
+    case FLAG_EXTRA:
+        return gpusched_cmd_usage_error(cmd, "unexpected argument \"%s\"", ff.word);
+    case FLAG_NOMEM:
+        break;
+    }
+    fprintf(stderr, "gpusched: out of memory\n");
+    return 1;
+}
+
+void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags)
+{
+    struct buf b = BUF_INIT(0);
+    char help[64];
+
+    snprintf(help, sizeof(help), "help for %s", cmd);
+    fputs(intro, stdout);
+    fputs("Flags:\n", stdout);
+    if (flag_usage(flags, nflags, help, 0, &b))
+        fputs("(out of memory)\n", stdout);
+    else
+        fputs(b.data, stdout);
+    buf_release(&b);
+}
+
+void gpusched_cmd_print_err(const struct err *err)
+{
+    char buf[ERR_MSG_MAX + 600];
+
+    fprintf(stderr, "gpusched: %s\n", err_format(err, buf, sizeof(buf)));
+}
+
+/* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
+static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
+{
+    return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
+}
+
+int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
+                      struct manifest_input *in, struct sched_cluster *bound_into)
+{
+    struct manifest_input_opts o;
+    struct err err;
+    size_t i;
+    int rc = 0;
+
+    err_clear(&err);
+    memset(&o, 0, sizeof(o));
+    o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
+    if (bound_into) {
+        o.take_bound = cmd_take_bound;
+        o.take_arg = bound_into;
+    }
+    manifest_input_init(in, &o);
+    for (i = 0; i < files->n && !rc; i++) {
+        rc = manifest_input_load_file(in, files->v[i], &err);
+        /* the loader names the file when the fault is inside one; a path that cannot be
+         * opened at all is named here */
+        if (rc && !err.file[0])
+            err_at(&err, files->v[i], 0, 0);
+    }
+    if (!rc)
+        rc = manifest_input_finish(in, &err);
+    for (i = 0; i < in->nwarnings; i++)
+        fprintf(stderr, "gpusched: warning: %s\n", in->warnings[i]);
+    if (rc) {
+        gpusched_cmd_print_err(&err);
+        manifest_input_release(in);
+        return 1;
+    }
+    return 0;
+}
+
+/* cluster_fill adds the nodes of in, then its bound, non-terminal pods, to c; prints the
+ * error and returns 1 on failure */
+static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c)
+{
+    struct err err;
+    size_t i;
+    int rc = 0;
+
+    err_clear(&err);
+    for (i = 0; i < in->nnodes && !rc; i++)
+        rc = sched_cluster_add_node(c, &in->nodes[i], &err);
+    for (i = 0; i < in->npods && !rc; i++) {
+        const struct kube_pod *p = &in->pods[i];
+        if (p->node_name && p->node_name[0] && !kube_pod_phase_terminal(p->phase))
+            rc = sched_cluster_add_pod(c, p, &err);
+    }
+    if (rc) {
+        gpusched_cmd_print_err(&err);
+        return 1;
+    }
+    return 0;
+}
+
+int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
+{
+    struct sched_cluster *c = sched_cluster_new();
+
+    *out = NULL;
+    if (!c) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (cluster_fill(in, c)) {
+        sched_cluster_free(c);
+        return 1;
+    }
+    *out = c;
+    return 0;
+}
+
+int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
+                              struct manifest_input *in, struct sched_cluster **out)
+{
+    struct sched_cluster *c = sched_cluster_new();
+
+    *out = NULL;
+    if (!c) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (gpusched_cmd_load(files, namespace_, in, c)) {
+        sched_cluster_free(c);
+        return 1;
+    }
+    if (cluster_fill(in, c)) {
+        sched_cluster_free(c);
+        manifest_input_release(in);
+        return 1;
+    }
+    *out = c;
+    return 0;
+}
+
+int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
+{
+    if (!s) {
+        *seed = GPUSCHED_CMD_DEFAULT_SEED;
+        return 0;
+    }
+    if (go_parse_uint(s, strlen(s), 10, 64, seed, NULL))
+        return gpusched_cmd_usage_error(cmd,
+                                        "invalid argument \"%s\" for \"--seed\" flag: "
+                                        "must be a non-negative integer",
+                                        s);
+    return 0;
+}
+
+int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p)
+{
+    *p = sched_profile_find(s ? s : "default");
+    if (!*p)
+        return gpusched_cmd_usage_error(cmd,
+                                        "invalid argument \"%s\" for \"--profile\" flag: "
+                                        "must be default or gpu",
+                                        s);
+    return 0;
+}
+
+void gpusched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order)
+{
+    size_t i, j;
+
+    /* a bottom-up merge sort: stable, and O(n log n) for inputs of many thousand pods */
+    size_t *tmp = malloc(n * sizeof(*tmp));
+    size_t width;
+
+    for (i = 0; i < n; i++)
+        order[i] = i;
+    if (!tmp) {
+        /* out of memory: a stable insertion sort still gives the right order */
+        for (i = 1; i < n; i++) {
+            size_t v = order[i];
+            for (j = i; j > 0 && pods[order[j - 1]]->priority < pods[v]->priority; j--)
+                order[j] = order[j - 1];
+            order[j] = v;
+        }
+        return;
+    }
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t lo = i, mid = i + width < n ? i + width : n;
+            size_t hi = i + 2 * width < n ? i + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] =
+                    pods[order[b]]->priority > pods[order[a]]->priority ? order[b++] : order[a++];
+            while (a < mid)
+                tmp[k++] = order[a++];
+            while (b < hi)
+                tmp[k++] = order[b++];
+        }
+        memcpy(order, tmp, n * sizeof(*order));
+    }
+    free(tmp);
+}
+
+int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
+                           struct flag_list *pos, bool *help)
+{
+    bool explain = !strcmp(cmd, "explain");
+    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS] = {
+        {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
+         "manifest file, directory or - (stdin); repeatable, or a,b"},
+        {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
+         explain ? "table (default), wide (scores as weight x normalized) or json"
+                 : "table (default), wide or json"},
+        {"namespace", 'n', FLAG_STRING, &f->namespace_, NULL, NULL, "NS",
+         "namespace of the objects that name none (default \"default\")"},
+        {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
+         "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
+        {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
+         explain ? "only pods whose spec.schedulerName is NAME are queued"
+                 : "only schedule pods whose spec.schedulerName is NAME"},
+        {"seed", 0, FLAG_STRING, &f->seed, NULL, NULL, "N",
+         explain ? "tie-break seed, as for simulate (default 1)"
+                 : "seed for breaking ties between equally scored nodes\n"
+                   "(default 1: the same input always gives the same output)"},
+        {"percentage-of-nodes-to-score", 0, FLAG_STRING, &f->percentage, NULL, NULL, "N",
+         explain ? "node sampling, as for simulate (default 100: every node)"
+                 : "stop filtering once N% of the nodes (at least 100) fit,\n"
+                   "as kube-scheduler does; 0: its adaptive share\n"
+                   "(default 100: every node, see docs/gpusched.md)"},
+    };
+
+    memset(f, 0, sizeof(*f));
+    memcpy(f->table, table, sizeof(table));
+    return gpusched_cmd_flags_parse(cmd, f->table, GPUSCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
+}
+
+int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)
+{
+    int64_t v;
+
+    if (!s) {
+        *out = dflt;
+        return 0;
+    }
+    if (go_parse_int(s, strlen(s), 10, 32, &v, NULL) || v < 0 || v > 100)
+        return gpusched_cmd_usage_error(cmd,
+                                        "invalid argument \"%s\" for "
+                                        "\"--percentage-of-nodes-to-score\" flag: "
+                                        "must be an integer from 0 to 100",
+                                        s);
+    *out = (int32_t)v;
+    return 0;
+}
+
+int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
+                           const struct sched_profile **profile, uint64_t *seed)
+{
+    const struct sched_profile *builtin;
+    struct err err;
+    int rc;
+
+    err_clear(&err);
+    if (!f->files.n)
+        return gpusched_cmd_usage_error(cmd, "must specify -f FILE");
+    if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt, &err))
+        return gpusched_cmd_usage_error(cmd, "%s", err.msg);
+    rc = gpusched_cmd_parse_profile(cmd, f->profile, &builtin);
+    if (!rc) {
+        /* offline answers are meant to be reproducible: every node unless asked */
+        f->prof = *builtin;
+        *profile = &f->prof;
+        rc = gpusched_cmd_parse_percentage(cmd, f->percentage, 100,
+                                           &f->prof.percentage_of_nodes_to_score);
+    }
+    if (!rc)
+        rc = gpusched_cmd_parse_seed(cmd, f->seed, seed);
+    return rc;
+}
+
+size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
+                                 const struct kube_pod **out)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < in->npods; i++) {
+        const struct kube_pod *p = &in->pods[i];
+        if ((p->node_name && p->node_name[0]) || kube_pod_phase_terminal(p->phase))
+            continue;
+        if (sched_name && strcmp(p->scheduler_name, sched_name))
+            continue;
+        out[n++] = p;
+    }
+    return n;
+}
+
+int gpusched_cmd_print_json(const json_t *doc, int fail, int indent)
+{
+    if (fail) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    if (out_json_print(doc, indent, stdout)) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int gpusched_cmd_flush(int rc)
+{
+    if (!rc && fflush(stdout)) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}
+
+int gpusched_cmd_status(int rc)
+{
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+    }
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* cmd_common.h - what the offline gpusched commands (simulate, explain, nodes) share: flag
+ * parsing and help in cobra's words, loading the -f inputs, building the cluster, checking
+ * --seed, --profile and --percentage-of-nodes-to-score, the queue order, printing errors.
+ *
+ * These are command-level helpers: unlike the library modules they print their errors (one
+ * line on stderr, "gpusched: FILE: line N: FIELD: what is wrong") and return the exit status
+ * to use: 0 success, 1 runtime failure, 2 usage error. */
+#ifndef GPUSCHED_CMD_COMMON_H
+#define GPUSCHED_CMD_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/flag.h"
+#include "gpusched/output.h"
+#include "manifest/manifest.h"
+#include "sched/sched.h"
+
+/* gpusched_cmd_flags_parse parses argv[1..] against flags (base/flag.h: kubectl's spellings).
+ * Positional arguments are collected in *pos (borrowed from argv). On -h/--help it sets *help
+ * and stops. Usage errors are printed on stderr in cobra's words ("gpusched: unknown flag:
+ * --x", followed by "See 'gpusched CMD --help' for usage.") and return 2; 0 otherwise. */
+int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
+                             char **argv, struct flag_list *pos, bool *help);
+
+/* gpusched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
+ * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
+void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
+
+/* gpusched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
+ * returns 2. */
+int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* gpusched_cmd_load initialises in and loads every path of files into it (files, directories
+ * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
+ * "default"), like kubectl -n; the string must outlive in. With bound_into set, bound pods
+ * go straight into that cluster as they are read (see manifest_input_opts.take_bound) rather
+ * than into in->pods; terminal ones are dropped. Loader warnings are printed on stderr as
+ * "gpusched: warning: ...". On failure the error is printed as one line and 1 is returned
+ * (in is released; bound_into holds part of the input and should be freed); 0 otherwise, and
+ * the caller releases in with manifest_input_release. */
+int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
+                      struct manifest_input *in, struct sched_cluster *bound_into);
+
+/* gpusched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
+ * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
+ * failure; the caller frees *out with sched_cluster_free. */
+int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out);
+
+/* gpusched_cmd_load_cluster is gpusched_cmd_load handing the bound pods to a new cluster as they
+ * are read, then gpusched_cmd_cluster_build's filling of that cluster: for the commands that
+ * need the bound pods only as usage on their nodes. On failure it prints the error, releases
+ * in and returns 1 (*out NULL); otherwise the caller releases in and frees *out. */
+int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
+                              struct manifest_input *in, struct sched_cluster **out);
+
+/* gpusched_cmd_parse_seed / gpusched_cmd_parse_profile check --seed and --profile; on a bad value
+ * they print the usage error and return 2. */
+int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
+int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
+
+#define GPUSCHED_CMD_SIM_NFLAGS 7
+
+/* The flags simulate and explain share. The strings are borrowed from argv; the caller
+ * releases files with flag_list_release. */
+struct gpusched_cmd_sim_flags {
+    struct flag_list files;
+    const char *output, *profile, *seed, *sched_name, *namespace_;
+    const char *percentage;                     /* --percentage-of-nodes-to-score */
+    struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
+    struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
+};
+
+/* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
+ * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
+ * --seed and --percentage-of-nodes-to-score into f (zeroed first, f->table filled); pos, help
+ * and the return value are gpusched_cmd_flags_parse's. */
+int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
+                           struct flag_list *pos, bool *help);
+
+/* gpusched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
+ * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).
+ * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
+ * error and returns 2 on the first bad one; 0 otherwise. */
+int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
+                           const struct sched_profile **profile, uint64_t *seed);
+
+/* gpusched_cmd_parse_percentage checks --percentage-of-nodes-to-score: an integer 0..100 (NULL:
+ * dflt). On a bad value it prints the usage error and returns 2. */
+int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out);
+
+/* gpusched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
+ * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name
+ * (any when NULL). Returns how many. */
+size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
+                                 const struct kube_pod **out);
+
+/* gpusched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */
+void gpusched_cmd_print_err(const struct err *err);
+
+/* gpusched_cmd_print_json prints doc on stdout with out_json_print(doc, indent), or "out of
+ * memory" when fail is set. Errors go to stderr as one line; returns 0 or 1. */
+int gpusched_cmd_print_json(const json_t *doc, int fail, int indent);
+
+/* gpusched_cmd_flush ends a command's output: when rc is 0 it flushes stdout, and a failure
+ * there is reported ("cannot write the output: ...") and gives 1; rc otherwise.
+ * gpusched_cmd_status turns -ENOMEM into the exit status 1, reporting it; rc otherwise. */
+int gpusched_cmd_flush(int rc);
+int gpusched_cmd_status(int rc);
+
+/* The default --seed: fixed, so two runs on the same input give the same placement. */
+#define GPUSCHED_CMD_DEFAULT_SEED 1
+
+/* gpusched_cmd_queue_order fills order[0..n) with the indexes of pods[] in kube-scheduler's queue
+ * order: priority descending, then input order (a stable sort). */
+void gpusched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size_t *order);
+
+#endif

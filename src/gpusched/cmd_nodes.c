@@ -1,0 +1,494 @@
+/* cmd_nodes.c - `gpusched nodes`: the nodes of manifest files, like `kubectl get nodes -l`,
+ * with the GPU labels and the GPUs still free for new pods.
+ *
+ * Nodes are listed by name (the API server's order). Free GPUs are nvidia.com/gpu allocatable
+ * minus the requests of the pods bound there through spec.nodeName; pending pods are not
+ * placed (that is `gpusched simulate`). */
+#include "gpusched/cmd_nodes.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "gpusched/cmd_common.h"
+#include "gpusched/output.h"
+#include "kube/labels.h"
+#include "kube/quantity.h"
+#include "kube/rules.h"
+
+#define NODES_ROLE_PREFIX "node-role.kubernetes.io/"
+#define NODES_ROLE_LABEL "kubernetes.io/role"
+#define NODES_GPU_RESOURCE "nvidia.com/gpu"
+
+static const char nodes_usage[] =
+    "List the nodes of manifest files like `kubectl get nodes`, with the GPU labels\n"
+    "(aliyun.accelerator/nvidia_name, nvidia_count, nvidia_mem) and the nvidia.com/gpu still\n"
+    "free: allocatable minus the requests of the pods bound to the node.\n"
+    "\n"
+    "Examples:\n"
+    "  # The Tesla-M40 nodes, as kubectl get nodes -l ... -o name prints them\n"
+    "  gpusched nodes -f examples/seed/ -l aliyun.accelerator/nvidia_name=Tesla-M40 -o name\n"
+    "\n"
+    "  # Every node, with a column for the zone label\n"
+    "  gpusched nodes -f nodes.yaml -L topology.kubernetes.io/zone\n"
+    "\n"
+    "Usage:\n"
+    "  gpusched nodes -f FILE... [flags]\n"
+    "\n";
+
+struct nodes_row {
+    const struct kube_node *node;
+    struct sched_node_usage use;
+    bool has_use;
+};
+
+static int nodes_row_cmp(const void *a, const void *b)
+{
+    const struct nodes_row *x = a, *y = b;
+
+    return strcmp(x->node->name, y->node->name);
+}
+
+/* kubectl's findNodeRoles: node-role.kubernetes.io/ROLE keys and kubernetes.io/role=ROLE,
+ * sorted and unique, joined with ","; "<none>" when there is none. */
+/* nodes_status is kubectl's STATUS column: the Ready condition ("Ready", "NotReady", or
+ * "Unknown" when the node has none), then ",SchedulingDisabled" for a cordoned node */
+static const char *nodes_status(const struct kube_node *n)
+{
+    static const char *const words[][2] = {
+        [KUBE_READY_UNKNOWN] = {"Unknown", "Unknown,SchedulingDisabled"},
+        [KUBE_READY_TRUE] = {"Ready", "Ready,SchedulingDisabled"},
+        [KUBE_READY_NOT] = {"NotReady", "NotReady,SchedulingDisabled"},
+    };
+
+    return words[n->ready][n->unschedulable];
+}
+
+static void nodes_roles(const struct kube_node *n, char *buf, size_t size)
+{
+    const char *roles[64];
+    size_t nroles = 0, i, j, len = 0;
+
+    for (i = 0; i < n->labels.n && nroles < 64; i++) {
+        const struct kube_label *l = &n->labels.v[i];
+        const char *role = NULL;
+        if (!strncmp(l->key, NODES_ROLE_PREFIX, strlen(NODES_ROLE_PREFIX)))
+            role = l->key + strlen(NODES_ROLE_PREFIX);
+        else if (!strcmp(l->key, NODES_ROLE_LABEL))
+            role = l->value;
+        if (!role || !*role)
+            continue;
+        for (j = 0; j < nroles && strcmp(roles[j], role); j++)
+            ;
+        if (j == nroles)
+            roles[nroles++] = role;
+    }
+    /* small insertion sort: a node has a handful of roles */
+    for (i = 1; i < nroles; i++) {
+        const char *v = roles[i];
+        for (j = i; j > 0 && strcmp(roles[j - 1], v) > 0; j--)
+            roles[j] = roles[j - 1];
+        roles[j] = v;
+    }
+    buf[0] = '\0';
+    for (i = 0; i < nroles; i++) {
+        int w = snprintf(buf + len, size - len, "%s%s", i ? "," : "", roles[i]);
+        if (w < 0 || (size_t)w >= size - len)
+            break;
+        len += (size_t)w;
+    }
+    if (!nroles)
+        snprintf(buf, size, "<none>");
+}
+
+static const char *nodes_taint_effect(enum kube_taint_effect e)
+{
+    switch (e) {
+    case KUBE_EFFECT_NO_SCHEDULE:
+        return "NoSchedule";
+    case KUBE_EFFECT_PREFER_NO_SCHEDULE:
+        return "PreferNoSchedule";
+    case KUBE_EFFECT_NO_EXECUTE:
+        return "NoExecute";
+    case KUBE_EFFECT_ANY:
+        break;
+    }
+    return "";
+}
+
+/* Taints the way kubectl describe writes them: key=value:Effect (key:Effect without value). */
+static int nodes_taints(const struct kube_node *n, struct buf *b)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < n->ntaints && !rc; i++) {
+        const struct kube_taint *t = &n->taints[i];
+        rc = buf_printf(b, "%s%s%s%s:%s", i ? "," : "", t->key, t->value[0] ? "=" : "", t->value,
+                        nodes_taint_effect(t->effect));
+    }
+    if (!rc && !n->ntaints)
+        rc = buf_puts(b, "<none>");
+    return rc;
+}
+
+static int nodes_labels_string(const struct kube_node *n, struct buf *b)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < n->labels.n && !rc; i++)
+        rc = buf_printf(b, "%s%s=%s", i ? "," : "", n->labels.v[i].key, n->labels.v[i].value);
+    if (!rc && !n->labels.n)
+        rc = buf_puts(b, "<none>");
+    return rc;
+}
+
+/* -L KEY header: the last path segment, upper-cased (kubectl's formatLabelHeaders). */
+static void nodes_label_header(const char *key, char *buf, size_t size)
+{
+    const char *s = strrchr(key, '/');
+    size_t i;
+
+    s = s ? s + 1 : key;
+    for (i = 0; s[i] && i + 1 < size; i++)
+        buf[i] = (char)((s[i] >= 'a' && s[i] <= 'z') ? s[i] - 'a' + 'A' : s[i]);
+    buf[i] = '\0';
+}
+
+static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, bool show_labels,
+                             const struct flag_list *label_cols)
+{
+    const char *headers[OUT_TABLE_MAX_COLS];
+    char lhead[OUT_TABLE_MAX_COLS][64];
+    struct out_table t;
+    size_t ncols = 0, base, i, j;
+    int rc;
+
+    headers[ncols++] = "NAME";
+    headers[ncols++] = "STATUS";
+    headers[ncols++] = "ROLES";
+    headers[ncols++] = "GPU-NAME";
+    headers[ncols++] = "GPU-COUNT";
+    headers[ncols++] = "GPU-MEM";
+    headers[ncols++] = "GPU-FREE";
+    if (wide) {
+        headers[ncols++] = "GPU-ALLOCATABLE";
+        headers[ncols++] = "CPU-REQUESTS";
+        headers[ncols++] = "MEMORY-REQUESTS";
+        headers[ncols++] = "PODS";
+        headers[ncols++] = "TAINTS";
+    }
+    base = ncols;
+    if (base + label_cols->n + (show_labels ? 1 : 0) > OUT_TABLE_MAX_COLS) {
+        fprintf(stderr, "gpusched: too many label columns (at most %zu)\n",
+                (size_t)OUT_TABLE_MAX_COLS - base - (show_labels ? 1 : 0));
+        return 1;
+    }
+    for (i = 0; i < label_cols->n; i++) {
+        nodes_label_header(label_cols->v[i], lhead[i], sizeof(lhead[i]));
+        headers[ncols++] = lhead[i];
+    }
+    if (show_labels)
+        headers[ncols++] = "LABELS";
+    rc = out_table_init(&t, ncols, headers);
+    for (i = 0; i < n && !rc; i++) {
+        const struct kube_node *node = rows[i].node;
+        const struct sched_node_usage *u = &rows[i].use;
+        const char *cells[OUT_TABLE_MAX_COLS];
+        char roles[256], free_gpu[24], alloc_gpu[24], cpu[64], mem[64], pods[48];
+        char q1[32], q2[32];
+        struct buf taints = BUF_INIT(1 << 20), labels = BUF_INIT(1 << 20);
+        size_t c = 0;
+
+        nodes_roles(node, roles, sizeof(roles));
+        snprintf(free_gpu, sizeof(free_gpu), "%" PRId64,
+                 rows[i].has_use ? u->allocatable_gpu - u->requested_gpu
+                                 : kube_resources_scalar(&node->allocatable, NODES_GPU_RESOURCE));
+        cells[c++] = node->name;
+        cells[c++] = nodes_status(node);
+        cells[c++] = roles;
+        cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_name");
+        cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_count");
+        cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_mem");
+        cells[c++] = free_gpu;
+        if (wide) {
+            snprintf(alloc_gpu, sizeof(alloc_gpu), "%" PRId64,
+                     kube_resources_scalar(&node->allocatable, NODES_GPU_RESOURCE));
+            snprintf(cpu, sizeof(cpu), "%s/%s",
+                     kube_quantity_format_milli(u->requested_cpu_milli, q1, sizeof(q1)),
+                     kube_quantity_format_milli(node->allocatable.cpu_milli, q2, sizeof(q2)));
+            snprintf(mem, sizeof(mem), "%s/%s",
+                     kube_quantity_format_bytes(u->requested_memory, q1, sizeof(q1)),
+                     kube_quantity_format_bytes(node->allocatable.memory, q2, sizeof(q2)));
+            snprintf(pods, sizeof(pods), "%zu/%" PRId64, u->npods, node->allocatable.pods);
+            rc = nodes_taints(node, &taints);
+            cells[c++] = alloc_gpu;
+            cells[c++] = cpu;
+            cells[c++] = mem;
+            cells[c++] = pods;
+            cells[c++] = taints.data;
+        }
+        for (j = 0; j < label_cols->n; j++) {
+            const char *v = kube_labels_get(&node->labels, label_cols->v[j]);
+            cells[c++] = v ? v : ""; /* kubectl leaves the cell blank */
+        }
+        if (show_labels) {
+            if (!rc)
+                rc = nodes_labels_string(node, &labels);
+            cells[c++] = labels.data;
+        }
+        if (!rc)
+            rc = out_table_add_row(&t, cells);
+        buf_release(&taints);
+        buf_release(&labels);
+    }
+    if (rc) {
+        out_table_release(&t);
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    out_table_print(&t, stdout);
+    out_table_release(&t);
+    return 0;
+}
+
+/* -o json: a v1 List of the nodes as far as gpusched reads them (labels, taints,
+ * unschedulable, allocatable), each with a "gpusched" member holding what its bound pods
+ * request and what is free. */
+static json_t *nodes_resources_json(const struct kube_resources *r)
+{
+    json_t *o = json_object();
+    char q[32];
+    size_t i;
+    int fail = !o;
+
+    if (fail)
+        return NULL;
+    if (r->set & KUBE_RES_CPU)
+        fail |= json_object_set_new(
+            o, "cpu", json_string(kube_quantity_format_milli(r->cpu_milli, q, sizeof(q))));
+    if (r->set & KUBE_RES_EPHEMERAL)
+        fail |= json_object_set_new(
+            o, "ephemeral-storage",
+            json_string(kube_quantity_format_bytes(r->ephemeral, q, sizeof(q))));
+    if (r->set & KUBE_RES_MEMORY)
+        fail |= json_object_set_new(
+            o, "memory", json_string(kube_quantity_format_bytes(r->memory, q, sizeof(q))));
+    for (i = 0; i < r->nscalars; i++) {
+        snprintf(q, sizeof(q), "%" PRId64, r->scalars[i].value);
+        fail |= json_object_set_new(o, r->scalars[i].name, json_string(q));
+    }
+    if (r->set & KUBE_RES_PODS) {
+        snprintf(q, sizeof(q), "%" PRId64, r->pods);
+        fail |= json_object_set_new(o, "pods", json_string(q));
+    }
+    if (fail) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *nodes_node_json(const struct nodes_row *row)
+{
+    const struct kube_node *n = row->node;
+    const struct sched_node_usage *u = &row->use;
+    json_t *item = json_object(), *meta = json_object(), *labels = json_object();
+    json_t *spec = json_object(), *status = json_object(), *taints = json_array();
+    json_t *ext = json_object(), *req = json_object(), *free_ = json_object();
+    char q[32];
+    size_t i;
+    int fail = !item || !meta || !labels || !spec || !status || !taints || !ext || !req || !free_;
+
+    for (i = 0; i < n->labels.n && !fail; i++)
+        fail |= json_object_set_new(labels, n->labels.v[i].key, json_string(n->labels.v[i].value));
+    for (i = 0; i < n->ntaints && !fail; i++) {
+        const struct kube_taint *t = &n->taints[i];
+        json_t *tj = json_object();
+        fail |= !tj || json_object_set_new(tj, "key", json_string(t->key));
+        if (!fail && t->value[0])
+            fail |= json_object_set_new(tj, "value", json_string(t->value));
+        if (!fail)
+            fail |= json_object_set_new(tj, "effect", json_string(nodes_taint_effect(t->effect)));
+        fail |= json_array_append_new(taints, tj);
+    }
+    if (!fail) {
+        fail |= json_object_set_new(item, "apiVersion", json_string("v1"));
+        fail |= json_object_set_new(item, "kind", json_string("Node"));
+        fail |= json_object_set_new(meta, "name", json_string(n->name));
+        fail |= json_object_set_new(meta, "labels", labels);
+        labels = NULL;
+        fail |= json_object_set_new(item, "metadata", meta);
+        meta = NULL;
+        if (n->unschedulable)
+            fail |= json_object_set_new(spec, "unschedulable", json_true());
+        if (json_array_size(taints)) {
+            fail |= json_object_set_new(spec, "taints", taints);
+            taints = NULL;
+        }
+        fail |= json_object_set_new(item, "spec", spec);
+        spec = NULL;
+        fail |= json_object_set_new(status, "allocatable", nodes_resources_json(&n->allocatable));
+        fail |= json_object_set_new(item, "status", status);
+        status = NULL;
+        fail |= json_object_set_new(ext, "pods", json_integer((json_int_t)u->npods));
+        fail |= json_object_set_new(
+            req, "cpu",
+            json_string(kube_quantity_format_milli(u->requested_cpu_milli, q, sizeof(q))));
+        fail |= json_object_set_new(
+            req, "memory",
+            json_string(kube_quantity_format_bytes(u->requested_memory, q, sizeof(q))));
+        snprintf(q, sizeof(q), "%" PRId64, u->requested_gpu);
+        fail |= json_object_set_new(req, NODES_GPU_RESOURCE, json_string(q));
+        fail |= json_object_set_new(ext, "requested", req);
+        req = NULL;
+        snprintf(q, sizeof(q), "%" PRId64, u->allocatable_gpu - u->requested_gpu);
+        fail |= json_object_set_new(free_, NODES_GPU_RESOURCE, json_string(q));
+        fail |= json_object_set_new(ext, "free", free_);
+        free_ = NULL;
+        fail |= json_object_set_new(item, "gpusched", ext);
+        ext = NULL;
+    }
+    json_decref(meta);
+    json_decref(labels);
+    json_decref(spec);
+    json_decref(status);
+    json_decref(taints);
+    json_decref(ext);
+    json_decref(req);
+    json_decref(free_);
+    if (fail) {
+        json_decref(item);
+        return NULL;
+    }
+    return item;
+}
+
+static int nodes_print_json(const struct nodes_row *rows, size_t n)
+{
+    json_t *doc = json_object(), *items = json_array();
+    size_t i;
+    int fail = !doc || !items, rc = 1;
+
+    for (i = 0; i < n && !fail; i++)
+        fail |= json_array_append_new(items, nodes_node_json(&rows[i]));
+    if (!fail) {
+        fail |= json_object_set_new(doc, "apiVersion", json_string("v1"));
+        fail |= json_object_set_new(doc, "kind", json_string("List"));
+        fail |= json_object_set_new(doc, "items", items);
+        items = NULL;
+    }
+    rc = gpusched_cmd_print_json(doc, fail, 4);
+    json_decref(items);
+    json_decref(doc);
+    return rc;
+}
+
+int gpusched_cmd_nodes(int argc, char **argv)
+{
+    struct flag_list files = {0}, pos = {0}, label_cols = {0};
+    const char *output = NULL, *selector = NULL;
+    bool show_labels = false, help, loaded = false;
+    const struct flag flags[] = {
+        {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
+         "manifest file, directory or - (stdin); repeatable, or a,b"},
+        {"selector", 'l', FLAG_STRING, &selector, NULL, NULL, "SELECTOR",
+         "label selector (=, ==, !=, in, notin, key, !key, >, <)"},
+        {"label-columns", 'L', FLAG_LIST, &label_cols, NULL, NULL, "KEY,...",
+         "add a column with the value of each label"},
+        {"show-labels", 0, FLAG_BOOL, &show_labels, NULL, NULL, NULL,
+         "add a LABELS column with every label"},
+        {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT",
+         "table (default), wide, name or json"},
+    };
+    struct arena arena = ARENA_INIT;
+    struct kube_selector sel = {0};
+    struct manifest_input in;
+    struct sched_cluster *cluster = NULL;
+    struct nodes_row *rows = NULL;
+    struct err err;
+    enum out_format fmt;
+    size_t i, nrows = 0;
+    int rc;
+
+    err_clear(&err);
+    rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
+                                  &pos, &help);
+    if (rc)
+        goto out;
+    if (help) {
+        gpusched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
+        goto out;
+    }
+    if (pos.n) {
+        rc = gpusched_cmd_usage_error("nodes", "unexpected argument \"%s\" (select nodes with -l)",
+                                      pos.v[0]);
+        goto out;
+    }
+    if (!files.n) {
+        rc = gpusched_cmd_usage_error("nodes", "must specify -f FILE");
+        goto out;
+    }
+    if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON | 1u << OUT_NAME,
+                         &fmt, &err)) {
+        rc = gpusched_cmd_usage_error("nodes", "%s", err.msg);
+        goto out;
+    }
+    /* a bad selector is bad input (exit 1), found before any file is read, like kubectl */
+    if (selector && kube_selector_parse(selector, &arena, &sel, &err)) {
+        if (err.column > 0)
+            fprintf(stderr, "gpusched: selector \"%s\": column %d: %s\n", selector, err.column,
+                    err.msg);
+        else
+            fprintf(stderr, "gpusched: selector \"%s\": %s\n", selector, err.msg);
+        rc = 1;
+        goto out;
+    }
+
+    /* bound pods only count on their nodes: they go into the cluster as they are read */
+    rc = gpusched_cmd_load_cluster(&files, NULL, &in, &cluster);
+    if (rc)
+        goto out;
+    loaded = true;
+    rows = calloc(in.nnodes ? in.nnodes : 1, sizeof(*rows));
+    if (!rows) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (i = 0; i < in.nnodes; i++) {
+        const struct kube_node *n = &in.nodes[i];
+        if (selector && !kube_selector_matches(&sel, &n->labels))
+            continue;
+        rows[nrows].node = n;
+        rows[nrows].has_use = sched_cluster_node_usage(cluster, n->name, &rows[nrows].use) == 0;
+        nrows++;
+    }
+    qsort(rows, nrows, sizeof(*rows), nodes_row_cmp);
+
+    if (fmt == OUT_JSON) {
+        rc = nodes_print_json(rows, nrows);
+    } else if (!nrows) {
+        /* kubectl's wording when a selector matches nothing (JSON gets an empty List) */
+        fprintf(stderr, "No resources found\n");
+    } else if (fmt == OUT_NAME) {
+        for (i = 0; i < nrows; i++)
+            printf("node/%s\n", rows[i].node->name);
+    } else {
+        rc = nodes_print_table(rows, nrows, fmt == OUT_WIDE, show_labels, &label_cols);
+    }
+    rc = gpusched_cmd_flush(rc);
+out:
+    free(rows);
+    sched_cluster_free(cluster);
+    if (loaded)
+        manifest_input_release(&in);
+    arena_free(&arena);
+    flag_list_release(&files);
+    flag_list_release(&pos);
+    flag_list_release(&label_cols);
+    return rc;
+}

@@ -1,0 +1,72 @@
+/* main.c - gpusched: dispatch to the offline commands (simulate, explain, nodes), the live
+ * scheduler (serve) and version. Only argument routing lives here; each command parses its
+ * own flags. Exit status: 0 success, 1 runtime failure, 2 usage error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpusched/cmd_common.h"
+#include "gpusched/cmd_explain.h"
+#include "gpusched/cmd_nodes.h"
+#include "gpusched/cmd_simulate.h"
+#include "serve/serve.h"
+
+#ifndef GPUSCHED_VERSION
+#define GPUSCHED_VERSION "0.1.0"
+#endif
+
+static const char main_usage[] =
+    "gpusched places pods the way kube-scheduler (v1.32+) does, offline on manifest files or\n"
+    "live as a secondary scheduler.\n"
+    "\n"
+    "Usage:\n"
+    "  gpusched COMMAND [flags]\n"
+    "\n"
+    "Commands:\n"
+    "  simulate    Schedule the pending pods of manifest files onto their nodes\n"
+    "  explain     Show, node by node, why a pod fits or not, and its scores\n"
+    "  nodes       List the nodes of manifest files, with GPU labels and free GPUs\n"
+    "  serve       Run as a secondary scheduler that binds pods through the API\n"
+    "  version     Print the version\n"
+    "\n"
+    "Use \"gpusched COMMAND --help\" for more information about a command.\n";
+
+static const char version_usage[] = "Print the version of gpusched.\n"
+                                    "\n"
+                                    "Usage:\n"
+                                    "  gpusched version\n";
+
+int main(int argc, char **argv)
+{
+    const char *cmd;
+
+    if (argc < 2) {
+        fputs(main_usage, stderr);
+        return 2;
+    }
+    cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(main_usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "simulate"))
+        return gpusched_cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain"))
+        return gpusched_cmd_explain(argc - 1, argv + 1);
+    if (!strcmp(cmd, "nodes"))
+        return gpusched_cmd_nodes(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return serve_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+            fputs(version_usage, stdout);
+            return 0;
+        }
+        if (argc > 2)
+            return gpusched_cmd_usage_error("version", "unknown argument: %s", argv[2]);
+        printf("gpusched %s\n", GPUSCHED_VERSION);
+        return 0;
+    }
+    if (cmd[0] == '-')
+        return gpusched_cmd_usage_error(NULL, "unknown flag: %s", cmd);
+    return gpusched_cmd_usage_error(NULL, "unknown command \"%s\"", cmd);
+}

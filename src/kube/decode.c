@@ -1,0 +1,1618 @@
+/* decode.c - JSON (from the API or from YAML manifests) to struct kube_pod, kube_node,
+ * kube_priority_class and kube_label_selector, with the API server's defaulting and
+ * validation.
+ *
+ * Decoding is one pass over the JSON tree; everything kept is copied into the caller's arena.
+ * Errors name the field path (spec.containers[0].resources.limits.cpu) and, with a line table,
+ * the source line. Unknown fields are ignored, as kubectl does without --validate=strict.
+ * Every list of the object model is read by decode_array, so a list's element type, path and
+ * length are handled in one place. */
+#include "kube/decode.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/goparse.h"
+#include "kube/labels.h"
+#include "kube/quantity.h"
+#include "kube/yaml.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Decoder state: arena, error report, field path                                            */
+
+#define PATH_MAX_LEN 240
+
+struct dec {
+    struct arena *a;
+    const struct kube_lines *lines;
+    const char *file;
+    struct err *err;
+    char path[PATH_MAX_LEN + 16];
+    size_t plen;
+};
+
+/* path_push appends ".name" (or "name" at the root) and returns the length to pop back to. */
+static size_t path_push(struct dec *d, const char *name)
+{
+    size_t old = d->plen, n = strlen(name), dot = old ? 1 : 0;
+
+    /* a path that no longer fits is cut short; messages stay readable */
+    if (old + dot + n >= PATH_MAX_LEN)
+        return old;
+    if (dot)
+        d->path[old] = '.';
+    memcpy(d->path + old + dot, name, n + 1);
+    d->plen = old + dot + n;
+    return old;
+}
+
+static size_t path_index(struct dec *d, size_t i)
+{
+    size_t old = d->plen;
+    int n;
+
+    if (old >= PATH_MAX_LEN)
+        return old;
+    n = snprintf(d->path + old, PATH_MAX_LEN - old, "[%zu]", i);
+    if (n > 0)
+        d->plen = old + (size_t)n >= PATH_MAX_LEN ? PATH_MAX_LEN - 1 : old + (size_t)n;
+    return old;
+}
+
+static void path_pop(struct dec *d, size_t old)
+{
+    d->plen = old;
+    d->path[old] = '\0';
+}
+
+/* line_of: the line of v, else of its container. true/false/null are shared singletons in
+ * jansson, so their recorded line is meaningless and the container's is used. */
+static int line_of(const struct dec *d, const json_t *v, const json_t *parent)
+{
+    int l = 0;
+
+    if (v && !json_is_boolean(v) && !json_is_null(v))
+        l = kube_lines_find(d->lines, v);
+    if (!l && parent)
+        l = kube_lines_find(d->lines, parent);
+    return l;
+}
+
+static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
+{
+    char msg[ERR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!d->err)
+        return -EINVAL;
+    err_set(d->err, -EINVAL, "%s", msg);
+    d->err->file[0] = '\0';
+    err_at(d->err, d->file, line_of(d, v, parent), 0);
+    err_field(d->err, d->path);
+    return -EINVAL;
+}
+
+static int dec_nomem(struct dec *d)
+{
+    return err_set(d->err, -ENOMEM, "out of memory");
+}
+
+const char *kube_json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "unknown";
+}
+
+/* quote writes Go's %q of s (what field.Invalid prints for a string value) into buf. */
+static const char *quote(const char *s, char *buf, size_t size)
+{
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (size < 8)
+        return "\"\"";
+    buf[n++] = '"';
+    for (; *p && n + 6 < size; p++) {
+        const char *esc = NULL;
+
+        switch (*p) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        default:
+            break;
+        }
+        if (esc) {
+            memcpy(buf + n, esc, 2);
+            n += 2;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", *p);
+        } else {
+            buf[n++] = (char)*p;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+    return buf;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Typed field getters. Absent and null both mean "unset", as in Go's decoder.                */
+
+static char *dup_json_string(struct dec *d, const json_t *v)
+{
+    return arena_strndup(d->a, json_string_value(v), json_string_length(v));
+}
+
+/* check_type fails with "KEY: expected WANT, got TYPE" unless ok (v is obj[key]). */
+static int check_type(struct dec *d, const json_t *obj, const char *key, const json_t *v, bool ok,
+                      const char *want_name)
+{
+    size_t old;
+    int rc;
+
+    if (ok)
+        return 0;
+    old = path_push(d, key);
+    rc = dec_fail(d, v, obj, "expected %s, got %s", want_name, kube_json_type_name(v));
+    path_pop(d, old);
+    return rc;
+}
+
+/* get_string: obj[key] as a string copied into the arena, dflt when unset. */
+static int get_string(struct dec *d, const json_t *obj, const char *key, const char **out,
+                      const char *dflt)
+{
+    const json_t *v = json_object_get(obj, key);
+    int rc;
+
+    *out = dflt;
+    if (!v || json_is_null(v))
+        return 0;
+    if ((rc = check_type(d, obj, key, v, json_is_string(v), "string")))
+        return rc;
+    *out = dup_json_string(d, v);
+    return *out ? 0 : dec_nomem(d);
+}
+
+static int get_typed(struct dec *d, const json_t *obj, const char *key, json_type want,
+                     const char *want_name, const json_t **out)
+{
+    const json_t *v = json_object_get(obj, key);
+    int rc;
+
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if ((rc = check_type(d, obj, key, v, json_typeof(v) == want, want_name)))
+        return rc;
+    *out = v;
+    return 0;
+}
+
+/* peek_string: obj[key] as a string borrowed from the JSON ("" when unset), not copied. */
+static int peek_string(struct dec *d, const json_t *obj, const char *key, const char **out)
+{
+    const json_t *v;
+    int rc = get_typed(d, obj, key, JSON_STRING, "string", &v);
+
+    *out = v ? json_string_value(v) : "";
+    return rc;
+}
+
+static int get_object(struct dec *d, const json_t *obj, const char *key, const json_t **out)
+{
+    return get_typed(d, obj, key, JSON_OBJECT, "object", out);
+}
+
+static int get_array(struct dec *d, const json_t *obj, const char *key, const json_t **out)
+{
+    return get_typed(d, obj, key, JSON_ARRAY, "array", out);
+}
+
+static int get_bool(struct dec *d, const json_t *obj, const char *key, bool *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    int rc;
+
+    *out = false;
+    if (!v || json_is_null(v))
+        return 0;
+    if ((rc = check_type(d, obj, key, v, json_is_boolean(v), "boolean")))
+        return rc;
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* An element decoder of decode_array: v is the element (already of the wanted JSON type), out
+ * its slot in the array (NULL when the elements are not kept), ctx the caller's. The path
+ * names the element ("spec.tolerations[2]"). */
+typedef int (*dec_elem_fn)(struct dec *d, const json_t *v, void *out, void *ctx);
+
+/* decode_array reads obj[key], a list whose elements must be of JSON type want (want_name in
+ * the message), decoding each with fn into an array of elem-sized slots allocated from the
+ * arena (none when elem is 0). Returns the array (NULL when the list is absent, null or
+ * empty) with *n the elements decoded; on failure *rc is the error and *n counts the
+ * elements decoded before it. */
+static void *decode_array(struct dec *d, const json_t *obj, const char *key, json_type want,
+                          const char *want_name, size_t elem, dec_elem_fn fn, void *ctx, size_t *n,
+                          int *rc)
+{
+    const json_t *arr;
+    char *out = NULL;
+    size_t i, old;
+
+    *n = 0;
+    *rc = get_array(d, obj, key, &arr);
+    if (*rc || !arr || !json_array_size(arr))
+        return NULL;
+    if (elem && !(out = arena_alloc(d->a, json_array_size(arr) * elem))) {
+        *rc = dec_nomem(d);
+        return NULL;
+    }
+    old = path_push(d, key);
+    for (i = 0; i < json_array_size(arr); i++) {
+        const json_t *v = json_array_get(arr, i);
+        size_t o2 = path_index(d, i);
+
+        if (json_typeof(v) != want)
+            *rc = dec_fail(d, v, arr, "expected %s, got %s", want_name, kube_json_type_name(v));
+        else
+            *rc = fn(d, v, elem ? out + i * elem : NULL, ctx);
+        path_pop(d, o2);
+        if (*rc)
+            break;
+        (*n)++;
+    }
+    path_pop(d, old);
+    return out;
+}
+
+bool kube_json_int64(const json_t *v, int64_t *out)
+{
+    double r;
+
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    if (!json_is_real(v))
+        return false;
+    r = json_real_value(v);
+    /* range first: converting an out-of-range double to int64 is undefined */
+    if (!(r >= -9e18 && r <= 9e18) || r != (double)(int64_t)r)
+        return false;
+    *out = (int64_t)r;
+    return true;
+}
+
+/* get_int: an integer field within [min, max]; *present tells whether it was set. */
+static int get_int(struct dec *d, const json_t *obj, const char *key, int64_t min, int64_t max,
+                   int64_t *out, bool *present)
+{
+    const json_t *v = json_object_get(obj, key);
+    size_t old;
+    int rc = 0;
+
+    *out = 0;
+    if (present)
+        *present = false;
+    if (!v || json_is_null(v))
+        return 0;
+    old = path_push(d, key);
+    if (!kube_json_int64(v, out)) {
+        rc = dec_fail(d, v, obj, "expected integer, got %s", kube_json_type_name(v));
+        goto out;
+    }
+    if (*out < min || *out > max) {
+        rc = dec_fail(d, v, obj, "integer %lld out of range [%lld, %lld]", (long long)*out,
+                      (long long)min, (long long)max);
+        goto out;
+    }
+    if (present)
+        *present = true;
+out:
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Labels                                                                                     */
+
+static int cmp_label(const void *x, const void *y)
+{
+    return strcmp(((const struct kube_label *)x)->key, ((const struct kube_label *)y)->key);
+}
+
+/* decode_labels reads a map of strings (metadata.labels, spec.nodeSelector) at obj[key],
+ * validating keys and values like ValidateLabels when validate is set. Sorted by key. */
+static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
+                         struct kube_labels *out)
+{
+    const json_t *m, *v;
+    const char *k;
+    size_t old, n = 0;
+    struct err lerr;
+    char q[512];
+    int rc;
+
+    out->v = NULL;
+    out->n = 0;
+    rc = get_object(d, obj, key, &m);
+    if (rc || !m || !json_object_size(m))
+        return rc;
+    out->v = arena_alloc(d->a, json_object_size(m) * sizeof(*out->v));
+    if (!out->v)
+        return dec_nomem(d);
+    old = path_push(d, key);
+    json_object_foreach((json_t *)m, k, v)
+    {
+        const char *val = "";
+
+        if (json_is_string(v)) {
+            val = json_string_value(v);
+        } else if (!json_is_null(v)) {
+            size_t o2 = path_push(d, k);
+
+            rc = dec_fail(d, v, m, "expected string, got %s", kube_json_type_name(v));
+            path_pop(d, o2);
+            goto out;
+        }
+        if (validate && kube_label_key_validate(k, &lerr)) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), lerr.msg);
+            goto out;
+        }
+        if (validate && kube_label_value_validate(val, &lerr)) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(val, q, sizeof(q)), lerr.msg);
+            goto out;
+        }
+        out->v[n].key = arena_strdup(d->a, k);
+        out->v[n].value = json_is_string(v) ? dup_json_string(d, v) : "";
+        if (!out->v[n].key || !out->v[n].value) {
+            rc = dec_nomem(d);
+            goto out;
+        }
+        n++;
+    }
+    qsort(out->v, n, sizeof(*out->v), cmp_label);
+    out->n = n;
+out:
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Resources                                                                                  */
+
+/* One parsed entry of a ResourceList, kept until the container's rules are checked. */
+struct res_entry {
+    const char *name; /* points into the JSON tree */
+    const json_t *v;
+    const char *text; /* the quantity as written: the JSON string, or num */
+    char num[40];     /* a JSON number printed back */
+    int64_t value;    /* base units; millicores for cpu */
+    int64_t milli;
+    bool whole; /* a whole number of base units */
+};
+
+struct res_list {
+    struct res_entry *e;
+    size_t n;
+    const json_t *obj; /* the JSON map, NULL when absent */
+};
+
+static bool res_is_native(const char *name)
+{
+    return !strchr(name, '/') || strstr(name, "kubernetes.io/");
+}
+
+static bool res_is_hugepages(const char *name)
+{
+    return !strncmp(name, "hugepages-", 10);
+}
+
+/* Requests of these may not differ from their limits (IsOvercommitAllowed is false). */
+static bool res_no_overcommit(const char *name)
+{
+    return !res_is_native(name) || res_is_hugepages(name);
+}
+
+static bool res_is_integer(const char *name)
+{
+    return !res_is_native(name) || !strcmp(name, "pods");
+}
+
+/* quantity_text points e->text at the quantity as written: the JSON string itself, or the
+ * JSON number printed back into e->num. */
+static int quantity_text(const json_t *v, struct res_entry *e)
+{
+    if (json_is_string(v)) {
+        e->text = json_string_value(v);
+        return 0;
+    }
+    e->text = e->num;
+    if (json_is_integer(v)) {
+        snprintf(e->num, sizeof(e->num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return 0;
+    }
+    if (json_is_real(v)) {
+        /* the shortest text that reads back as the same double: 0.1 stays "0.1" */
+        int prec;
+
+        for (prec = 1; prec <= 17; prec++) {
+            snprintf(e->num, sizeof(e->num), "%.*g", prec, json_real_value(v));
+            if (strtod(e->num, NULL) == json_real_value(v))
+                break;
+        }
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* decode_res_list parses obj[key] (a ResourceList) into l; container says whether the
+ * container resource-name and value rules apply. */
+static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bool container,
+                           struct res_list *l)
+{
+    const json_t *m, *v;
+    const char *k;
+    size_t old, o2;
+    struct err qerr;
+    char q[512];
+    int rc;
+
+    memset(l, 0, sizeof(*l));
+    rc = get_object(d, obj, key, &m);
+    if (rc || !m)
+        return rc;
+    l->obj = m;
+    if (!json_object_size(m))
+        return 0;
+    /* entries are scratch for this decode: on the heap, not in the object's arena */
+    l->e = calloc(json_object_size(m), sizeof(*l->e));
+    if (!l->e)
+        return dec_nomem(d);
+    old = path_push(d, key);
+    o2 = old;
+    json_object_foreach((json_t *)m, k, v)
+    {
+        struct res_entry *e = &l->e[l->n];
+        bool cpu = !strcmp(k, "cpu");
+
+        if (json_is_null(v))
+            continue;
+        o2 = path_push(d, k);
+        if (container) {
+            if (kube_label_key_validate(k, &qerr)) {
+                rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), qerr.msg);
+                goto out;
+            }
+            if (!strchr(k, '/') && strcmp(k, "cpu") && strcmp(k, "memory") &&
+                strcmp(k, "ephemeral-storage") && !res_is_hugepages(k)) {
+                rc = dec_fail(d, v, m,
+                              "Invalid value: %s: must be a standard resource for containers",
+                              quote(k, q, sizeof(q)));
+                goto out;
+            }
+        }
+        if (quantity_text(v, e)) {
+            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s",
+                          kube_json_type_name(v));
+            goto out;
+        }
+        rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
+        if (rc == -ERANGE && !cpu) {
+            /* only the milli value overflowed: the amount is far beyond any fraction */
+            rc = kube_quantity_parse(e->text, &e->value, NULL, &qerr);
+            e->milli = 0;
+            e->whole = true;
+        } else if (!rc) {
+            e->whole = e->milli % 1000 == 0;
+        }
+        if (rc) {
+            rc = dec_fail(d, v, m, "%s", qerr.msg);
+            goto out;
+        }
+        if (cpu)
+            e->value = e->milli;
+        if (e->value < 0 || e->milli < 0) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: must be greater than or equal to 0",
+                          quote(e->text, q, sizeof(q)));
+            goto out;
+        }
+        if (container && res_is_integer(k) && !e->whole) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: must be an integer",
+                          quote(e->text, q, sizeof(q)));
+            goto out;
+        }
+        e->name = k;
+        e->v = v;
+        path_pop(d, o2);
+        l->n++;
+    }
+    rc = 0;
+    o2 = old;
+out:
+    path_pop(d, o2);
+    path_pop(d, old);
+    return rc;
+}
+
+/* res_list_release frees what decode_res_list allocated; l may be zeroed or half-filled. */
+static void res_list_release(struct res_list *l)
+{
+    free(l->e);
+    l->e = NULL;
+    l->n = 0;
+}
+
+static const struct res_entry *res_find(const struct res_list *l, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        if (!strcmp(l->e[i].name, name))
+            return &l->e[i];
+    return NULL;
+}
+
+static int cmp_scalar(const void *x, const void *y)
+{
+    return strcmp(((const struct kube_scalar *)x)->name, ((const struct kube_scalar *)y)->name);
+}
+
+/* res_build turns entries into a struct kube_resources (scalars sorted by name). */
+static int res_build(struct dec *d, const struct res_entry *const *e, size_t n,
+                     struct kube_resources *r)
+{
+    size_t i, ns = 0;
+
+    memset(r, 0, sizeof(*r));
+    for (i = 0; i < n; i++) {
+        const char *k = e[i]->name;
+
+        if (!strcmp(k, "cpu")) {
+            r->cpu_milli = e[i]->value;
+            r->set |= KUBE_RES_CPU;
+        } else if (!strcmp(k, "memory")) {
+            r->memory = e[i]->value;
+            r->set |= KUBE_RES_MEMORY;
+        } else if (!strcmp(k, "ephemeral-storage")) {
+            r->ephemeral = e[i]->value;
+            r->set |= KUBE_RES_EPHEMERAL;
+        } else if (!strcmp(k, "pods")) {
+            r->pods = e[i]->value;
+            r->set |= KUBE_RES_PODS;
+        } else {
+            ns++;
+        }
+    }
+    if (!ns)
+        return 0;
+    r->scalars = arena_alloc(d->a, ns * sizeof(*r->scalars));
+    if (!r->scalars)
+        return dec_nomem(d);
+    for (i = 0; i < n; i++) {
+        const char *k = e[i]->name;
+
+        if (!strcmp(k, "cpu") || !strcmp(k, "memory") || !strcmp(k, "ephemeral-storage") ||
+            !strcmp(k, "pods"))
+            continue;
+        r->scalars[r->nscalars].name = arena_strdup(d->a, k);
+        if (!r->scalars[r->nscalars].name)
+            return dec_nomem(d);
+        r->scalars[r->nscalars++].value = e[i]->value;
+    }
+    qsort(r->scalars, r->nscalars, sizeof(*r->scalars), cmp_scalar);
+    return 0;
+}
+
+static int res_list_build(struct dec *d, const struct res_list *l, struct kube_resources *r)
+{
+    const struct res_entry **p;
+    size_t i;
+    int rc;
+
+    if (!l->n) {
+        memset(r, 0, sizeof(*r));
+        return 0;
+    }
+    p = malloc(l->n * sizeof(*p));
+    if (!p)
+        return dec_nomem(d);
+    for (i = 0; i < l->n; i++)
+        p[i] = &l->e[i];
+    rc = res_build(d, p, l->n, r);
+    free(p);
+    return rc;
+}
+
+/* decode_container_resources: requests and limits with API defaulting (request = limit when
+ * only the limit is given) and ValidateResourceRequirements' rules. */
+static int decode_container_resources(struct dec *d, const json_t *c, struct kube_container *out)
+{
+    const json_t *res;
+    struct res_list req, lim;
+    const struct res_entry **all = NULL;
+    size_t old, o2, o3, i, n = 0;
+    char q[128];
+    int rc;
+
+    memset(&out->requests, 0, sizeof(out->requests));
+    memset(&req, 0, sizeof(req));
+    memset(&lim, 0, sizeof(lim));
+    rc = get_object(d, c, "resources", &res);
+    if (rc || !res)
+        return rc;
+    old = path_push(d, "resources");
+    rc = decode_res_list(d, res, "limits", true, &lim);
+    if (!rc)
+        rc = decode_res_list(d, res, "requests", true, &req);
+    if (rc)
+        goto out;
+    for (i = 0; i < req.n; i++) {
+        const struct res_entry *e = &req.e[i], *l = res_find(&lim, e->name);
+
+        o2 = path_push(d, "requests");
+        o3 = path_push(d, e->name);
+        if (l && res_no_overcommit(e->name) && e->value != l->value) {
+            rc = dec_fail(d, e->v, req.obj, "Invalid value: %s: must be equal to %s limit of %s",
+                          quote(e->text, q, sizeof(q)), e->name, l->text);
+        } else if (l && (e->value > l->value ||
+                         (e->value == l->value && e->milli > l->milli && strcmp(e->name, "cpu")))) {
+            rc = dec_fail(d, e->v, req.obj,
+                          "Invalid value: %s: must be less than or equal to %s limit of %s",
+                          quote(e->text, q, sizeof(q)), e->name, l->text);
+        } else if (!l && res_no_overcommit(e->name)) {
+            path_pop(d, o2);
+            o2 = path_push(d, "limits");
+            rc = dec_fail(d, NULL, res,
+                          "Required value: Limit must be set for non overcommitable "
+                          "resources");
+        }
+        path_pop(d, o3);
+        path_pop(d, o2);
+        if (rc)
+            goto out;
+    }
+    /* requests, then every limit without a request (SetDefaults_Pod) */
+    all = malloc((req.n + lim.n + 1) * sizeof(*all));
+    if (!all) {
+        rc = dec_nomem(d);
+        goto out;
+    }
+    for (i = 0; i < req.n; i++)
+        all[n++] = &req.e[i];
+    for (i = 0; i < lim.n; i++)
+        if (!res_find(&req, lim.e[i].name))
+            all[n++] = &lim.e[i];
+    rc = res_build(d, all, n, &out->requests);
+out:
+    free(all);
+    res_list_release(&req);
+    res_list_release(&lim);
+    path_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Containers                                                                                 */
+
+static int decode_port(struct dec *d, const json_t *p, void *slot, void *ctx)
+{
+    struct kube_port *out = slot;
+    bool host_network = *(const bool *)ctx;
+    const char *proto, *ip;
+    int64_t cp, hp;
+    bool has_cp;
+    char q[128];
+    int rc;
+
+    rc = get_int(d, p, "containerPort", INT32_MIN, INT32_MAX, &cp, &has_cp);
+    if (!rc)
+        rc = get_int(d, p, "hostPort", INT32_MIN, INT32_MAX, &hp, NULL);
+    if (!rc)
+        rc = get_string(d, p, "protocol", &proto, "TCP");
+    if (!rc)
+        rc = get_string(d, p, "hostIP", &ip, "");
+    if (rc)
+        return rc;
+    if (!has_cp || cp == 0) {
+        size_t old = path_push(d, "containerPort");
+
+        rc = dec_fail(d, json_object_get(p, "containerPort"), p, "Required value");
+        path_pop(d, old);
+        return rc;
+    }
+    if (cp < 1 || cp > 65535 || hp < 0 || hp > 65535) {
+        bool bad_cp = cp < 1 || cp > 65535;
+        size_t old = path_push(d, bad_cp ? "containerPort" : "hostPort");
+
+        rc = dec_fail(d, json_object_get(p, bad_cp ? "containerPort" : "hostPort"), p,
+                      "Invalid value: %lld: must be between 1 and 65535, inclusive",
+                      (long long)(bad_cp ? cp : hp));
+        path_pop(d, old);
+        return rc;
+    }
+    /* SetDefaults_PodSpec: hostNetwork pods listen on the container port of the host */
+    if (host_network && hp == 0)
+        hp = cp;
+    if (host_network && hp != cp) {
+        size_t old = path_push(d, "hostPort");
+
+        rc = dec_fail(d, json_object_get(p, "hostPort"), p,
+                      "Invalid value: %lld: must match `containerPort` when `hostNetwork` is true",
+                      (long long)hp);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!strcmp(proto, "TCP") || !proto[0])
+        out->protocol = KUBE_PROTO_TCP;
+    else if (!strcmp(proto, "UDP"))
+        out->protocol = KUBE_PROTO_UDP;
+    else if (!strcmp(proto, "SCTP"))
+        out->protocol = KUBE_PROTO_SCTP;
+    else {
+        size_t old = path_push(d, "protocol");
+
+        rc = dec_fail(d, json_object_get(p, "protocol"), p,
+                      "Unsupported value: %s: supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                      quote(proto, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    out->container_port = (int32_t)cp;
+    out->host_port = (int32_t)hp;
+    out->host_ip = ip[0] ? ip : "0.0.0.0";
+    return 0;
+}
+
+/* How decode_container reads the containers of one list. */
+struct container_ctx {
+    bool init;
+    bool host_network;
+};
+
+static int decode_container(struct dec *d, const json_t *c, void *slot, void *ctx)
+{
+    const struct container_ctx *cc = ctx;
+    struct kube_container *out = slot;
+    bool init = cc->init, host_network = cc->host_network;
+    const char *restart;
+    size_t old;
+    char q[128];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, c, "name", &out->name, "");
+    if (rc)
+        return rc;
+    if (!out->name[0]) {
+        old = path_push(d, "name");
+        rc = dec_fail(d, json_object_get(c, "name"), c, "Required value");
+        path_pop(d, old);
+        return rc;
+    }
+    rc = decode_container_resources(d, c, out);
+    if (!rc && init)
+        rc = get_string(d, c, "restartPolicy", &restart, "");
+    if (rc)
+        return rc;
+    if (init && restart[0]) {
+        if (strcmp(restart, "Always")) {
+            old = path_push(d, "restartPolicy");
+            rc = dec_fail(d, json_object_get(c, "restartPolicy"), c,
+                          "Unsupported value: %s: supported values: \"Always\"",
+                          quote(restart, q, sizeof(q)));
+            path_pop(d, old);
+            return rc;
+        }
+        out->restart_always = true;
+    }
+    out->ports = decode_array(d, c, "ports", JSON_OBJECT, "object", sizeof(*out->ports),
+                              decode_port, &host_network, &out->nports, &rc);
+    return rc;
+}
+
+static int decode_containers(struct dec *d, const json_t *spec, const char *key, bool init,
+                             bool host_network, struct kube_container **out, size_t *n)
+{
+    struct container_ctx cc = {init, host_network};
+    int rc;
+
+    *out = decode_array(d, spec, key, JSON_OBJECT, "object", sizeof(**out), decode_container, &cc,
+                        n, &rc);
+    if (!rc && !*n && !init) {
+        size_t old = path_push(d, key);
+
+        rc = dec_fail(d, json_object_get(spec, key), spec, "Required value");
+        path_pop(d, old);
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tolerations                                                                                */
+
+static int parse_effect(const char *s, enum kube_taint_effect *e)
+{
+    if (!s[0])
+        *e = KUBE_EFFECT_ANY;
+    else if (!strcmp(s, "NoSchedule"))
+        *e = KUBE_EFFECT_NO_SCHEDULE;
+    else if (!strcmp(s, "PreferNoSchedule"))
+        *e = KUBE_EFFECT_PREFER_NO_SCHEDULE;
+    else if (!strcmp(s, "NoExecute"))
+        *e = KUBE_EFFECT_NO_EXECUTE;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+#define EFFECTS_SUPPORTED "supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""
+
+static int decode_toleration(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    struct kube_toleration *out = slot;
+    const char *op, *effect;
+    struct err lerr;
+    char q[512];
+    size_t old;
+    int rc;
+
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, t, "key", &out->key, "");
+    if (!rc)
+        rc = get_string(d, t, "operator", &op, "");
+    if (!rc)
+        rc = get_string(d, t, "value", &out->value, "");
+    if (!rc)
+        rc = get_string(d, t, "effect", &effect, "");
+    if (!rc)
+        rc = get_int(d, t, "tolerationSeconds", INT64_MIN, INT64_MAX, &out->seconds,
+                     &out->has_seconds);
+    if (rc)
+        return rc;
+    if (out->key[0] && kube_label_key_validate(out->key, &lerr)) {
+        old = path_push(d, "key");
+        rc = dec_fail(d, json_object_get(t, "key"), t, "Invalid value: %s: %s",
+                      quote(out->key, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!strcmp(op, "Exists")) {
+        out->op = KUBE_TOL_EXISTS;
+    } else if (!op[0] || !strcmp(op, "Equal")) {
+        out->op = KUBE_TOL_EQUAL;
+    } else {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(t, "operator"), t,
+                      "Unsupported value: %s: supported values: \"Equal\", \"Exists\"",
+                      quote(op, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (!out->key[0] && out->op != KUBE_TOL_EXISTS) {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(t, "operator"), t,
+                      "Invalid value: %s: operator must be Exists when `key` is empty, which "
+                      "means \"match all values and all keys\"",
+                      quote(op, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (out->op == KUBE_TOL_EXISTS && out->value[0]) {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(t, "value"), t,
+                      "Invalid value: %s: value must be empty when `operator` is 'Exists'",
+                      quote(out->value, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (out->op == KUBE_TOL_EQUAL && kube_label_value_validate(out->value, &lerr)) {
+        old = path_push(d, "value");
+        rc = dec_fail(d, json_object_get(t, "value"), t, "Invalid value: %s: %s",
+                      quote(out->value, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (parse_effect(effect, &out->effect)) {
+        old = path_push(d, "effect");
+        rc = dec_fail(d, json_object_get(t, "effect"), t,
+                      "Unsupported value: %s: " EFFECTS_SUPPORTED, quote(effect, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (out->has_seconds && out->effect != KUBE_EFFECT_NO_EXECUTE) {
+        old = path_push(d, "effect");
+        rc = dec_fail(
+            d, json_object_get(t, "effect"), t,
+            "Invalid value: %s: effect must be 'NoExecute' when `tolerationSeconds` is set",
+            quote(effect, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Node selector terms                                                                        */
+
+static int cmp_cstr(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The three kinds of requirement: a node selector term's matchExpressions (on labels) and
+ * matchFields (on metadata.name), and a metav1.LabelSelector's matchExpressions. */
+enum req_kind { REQ_NODE_LABEL, REQ_NODE_FIELD, REQ_LABEL_SELECTOR };
+
+/* decode_value reads one value of a requirement: a label value unless a field's. */
+static int decode_value(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    const char **out = slot;
+    struct err lerr;
+    char q[512];
+
+    if (*(const enum req_kind *)ctx != REQ_NODE_FIELD &&
+        kube_label_value_validate(json_string_value(v), &lerr))
+        return dec_fail(d, v, NULL, "Invalid value: %s: %s",
+                        quote(json_string_value(v), q, sizeof(q)), lerr.msg);
+    *out = dup_json_string(d, v);
+    return *out ? 0 : dec_nomem(d);
+}
+
+static int decode_requirement(struct dec *d, const json_t *r, void *slot, void *ctx)
+{
+    struct kube_requirement *out = slot;
+    enum req_kind kind = *(const enum req_kind *)ctx;
+    bool field = kind == REQ_NODE_FIELD, node = kind == REQ_NODE_LABEL;
+    const char *op;
+    const json_t *vals;
+    struct err lerr;
+    char q[512];
+    size_t i, old, n;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, r, "key", &out->key, "");
+    if (!rc)
+        rc = get_string(d, r, "operator", &op, "");
+    if (!rc)
+        rc = get_array(d, r, "values", &vals);
+    if (rc)
+        return rc;
+    n = vals ? json_array_size(vals) : 0;
+    if (!strcmp(op, "In"))
+        out->op = KUBE_OP_IN;
+    else if (!strcmp(op, "NotIn"))
+        out->op = KUBE_OP_NOT_IN;
+    else if (!field && !strcmp(op, "Exists"))
+        out->op = KUBE_OP_EXISTS;
+    else if (!field && !strcmp(op, "DoesNotExist"))
+        out->op = KUBE_OP_DOES_NOT_EXIST;
+    else if (node && !strcmp(op, "Gt"))
+        out->op = KUBE_OP_GT;
+    else if (node && !strcmp(op, "Lt"))
+        out->op = KUBE_OP_LT;
+    else {
+        old = path_push(d, "operator");
+        rc = dec_fail(d, json_object_get(r, "operator"), r,
+                      "Invalid value: %s: not a valid selector operator", quote(op, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    old = path_push(d, "values");
+    if (field && n != 1)
+        rc = dec_fail(d, vals, r,
+                      "Required value: must be only one value when `operator` is 'In' "
+                      "or 'NotIn' for node field selector");
+    else if ((out->op == KUBE_OP_IN || out->op == KUBE_OP_NOT_IN) && n == 0)
+        rc = dec_fail(d, vals, r,
+                      "Required value: must be specified when `operator` is 'In' or "
+                      "'NotIn'");
+    else if ((out->op == KUBE_OP_EXISTS || out->op == KUBE_OP_DOES_NOT_EXIST) && n > 0)
+        rc = dec_fail(d, vals, r,
+                      "Forbidden: may not be specified when `operator` is 'Exists' "
+                      "or 'DoesNotExist'");
+    else if ((out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) && n != 1)
+        rc = dec_fail(d, vals, r,
+                      "Required value: must be specified single value when "
+                      "`operator` is 'Lt' or 'Gt'");
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    if (field && strcmp(out->key, "metadata.name")) {
+        old = path_push(d, "key");
+        rc = dec_fail(d, json_object_get(r, "key"), r,
+                      "Invalid value: %s: not a valid field selector key",
+                      quote(out->key, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    if (!field && kube_label_key_validate(out->key, &lerr)) {
+        old = path_push(d, "key");
+        rc = dec_fail(d, json_object_get(r, "key"), r, "Invalid value: %s: %s",
+                      quote(out->key, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!n)
+        return 0;
+    out->values = decode_array(d, r, "values", JSON_STRING, "string", sizeof(*out->values),
+                               decode_value, &kind, &out->nvalues, &rc);
+    if (rc)
+        return rc;
+    if (n > 1) {
+        size_t w = 1;
+
+        qsort(out->values, n, sizeof(*out->values), cmp_cstr);
+        for (i = 1; i < n; i++)
+            if (strcmp(out->values[i], out->values[w - 1]))
+                out->values[w++] = out->values[i];
+        out->nvalues = w;
+    }
+    /* the API accepts a non-integer Gt/Lt value; at match time NewRequirement fails, so the
+     * term holding it never matches */
+    if (out->op == KUBE_OP_GT || out->op == KUBE_OP_LT) {
+        int64_t num;
+
+        out->invalid = go_parse_int(out->values[0], strlen(out->values[0]), 10, 64, &num, NULL);
+    }
+    return 0;
+}
+
+static int decode_term(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    struct kube_node_selector_term *out = slot;
+    enum req_kind labels = REQ_NODE_LABEL, fields = REQ_NODE_FIELD;
+    int rc;
+
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    out->exprs = decode_array(d, t, "matchExpressions", JSON_OBJECT, "object", sizeof(*out->exprs),
+                              decode_requirement, &labels, &out->nexprs, &rc);
+    if (!rc)
+        out->fields = decode_array(d, t, "matchFields", JSON_OBJECT, "object", sizeof(*out->fields),
+                                   decode_requirement, &fields, &out->nfields, &rc);
+    return rc;
+}
+
+/* decode_preferred reads one preferredDuringSchedulingIgnoredDuringExecution entry. */
+static int decode_preferred(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    struct kube_preferred_term *pt = slot;
+    const json_t *prefterm = NULL;
+    int64_t w = 0;
+    int rc;
+
+    (void)ctx;
+    rc = get_int(d, t, "weight", INT32_MIN, INT32_MAX, &w, NULL);
+    if (!rc && (w < 1 || w > 100)) {
+        size_t old = path_push(d, "weight");
+
+        rc = dec_fail(d, json_object_get(t, "weight"), t,
+                      "Invalid value: %lld: must be in the range 1-100", (long long)w);
+        path_pop(d, old);
+    }
+    if (!rc)
+        rc = get_object(d, t, "preference", &prefterm);
+    if (!rc) {
+        size_t old = path_push(d, "preference");
+
+        if (prefterm)
+            rc = decode_term(d, prefterm, &pt->term, NULL);
+        else
+            memset(&pt->term, 0, sizeof(pt->term));
+        path_pop(d, old);
+    }
+    pt->weight = (int32_t)w;
+    return rc;
+}
+
+static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_pod *p)
+{
+    const json_t *aff, *na, *req, *terms;
+    size_t o1, o2, o3, o4;
+    int rc;
+
+    rc = get_object(d, spec, "affinity", &aff);
+    if (rc || !aff)
+        return rc;
+    o1 = path_push(d, "affinity");
+    rc = get_object(d, aff, "nodeAffinity", &na);
+    if (rc || !na)
+        goto out1;
+    o2 = path_push(d, "nodeAffinity");
+    rc = get_object(d, na, "requiredDuringSchedulingIgnoredDuringExecution", &req);
+    if (rc)
+        goto out2;
+    if (req) {
+        o3 = path_push(d, "requiredDuringSchedulingIgnoredDuringExecution");
+        rc = get_array(d, req, "nodeSelectorTerms", &terms);
+        if (!rc && (!terms || !json_array_size(terms))) {
+            o4 = path_push(d, "nodeSelectorTerms");
+            rc = dec_fail(d, terms, req,
+                          "Required value: must have at least one node selector term");
+            path_pop(d, o4);
+        }
+        if (!rc) {
+            p->has_required_affinity = true;
+            p->required.terms = decode_array(d, req, "nodeSelectorTerms", JSON_OBJECT, "object",
+                                             sizeof(*p->required.terms), decode_term, NULL,
+                                             &p->required.nterms, &rc);
+        }
+        path_pop(d, o3);
+        if (rc)
+            goto out2;
+    }
+    p->preferred =
+        decode_array(d, na, "preferredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT,
+                     "object", sizeof(*p->preferred), decode_preferred, NULL, &p->npreferred, &rc);
+out2:
+    path_pop(d, o2);
+out1:
+    path_pop(d, o1);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pod                                                                                        */
+
+/* decode_source starts every decoder: obj must be an object; its line and the file (copied
+ * into the arena) are noted when line and file are not NULL. */
+static int decode_source(struct dec *d, const json_t *obj, int *line, const char **file)
+{
+    if (!json_is_object(obj))
+        return dec_fail(d, obj, NULL, "expected object, got %s",
+                        obj ? kube_json_type_name(obj) : "nothing");
+    if (line)
+        *line = line_of(d, obj, NULL);
+    if (file && d->file && !(*file = arena_strdup(d->a, d->file)))
+        return dec_nomem(d);
+    return 0;
+}
+
+static int decode_metadata(struct dec *d, const json_t *obj, const json_t **meta_out,
+                           const char **name, const char **uid, const char **rv,
+                           struct kube_labels *labels)
+{
+    const json_t *meta;
+    size_t old;
+    int rc;
+
+    rc = get_object(d, obj, "metadata", &meta);
+    *meta_out = meta;
+    if (rc)
+        return rc;
+    if (!meta) {
+        *name = "";
+        *uid = "";
+        *rv = "";
+        memset(labels, 0, sizeof(*labels));
+        return 0;
+    }
+    old = path_push(d, "metadata");
+    rc = get_string(d, meta, "name", name, "");
+    if (!rc)
+        rc = get_string(d, meta, "uid", uid, "");
+    if (!rc)
+        rc = get_string(d, meta, "resourceVersion", rv, "");
+    if (!rc)
+        rc = decode_labels(d, meta, "labels", true, labels);
+    path_pop(d, old);
+    return rc;
+}
+
+static void dec_init(struct dec *d, struct arena *a, const struct kube_lines *lines,
+                     const char *file, struct err *err)
+{
+    memset(d, 0, sizeof(*d));
+    d->a = a;
+    d->lines = lines;
+    d->file = file;
+    d->err = err;
+}
+
+static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
+{
+    const json_t *refs;
+    size_t i;
+    int rc;
+
+    rc = get_array(d, meta, "ownerReferences", &refs);
+    if (rc || !refs)
+        return rc;
+    for (i = 0; i < json_array_size(refs); i++) {
+        const json_t *r = json_array_get(refs, i);
+
+        if (!json_is_object(r) || !json_is_true(json_object_get(r, "controller")))
+            continue;
+        if (json_is_string(json_object_get(r, "kind")) &&
+            json_is_string(json_object_get(r, "name"))) {
+            p->owner.kind = dup_json_string(d, json_object_get(r, "kind"));
+            p->owner.name = dup_json_string(d, json_object_get(r, "name"));
+            if (!p->owner.kind || !p->owner.name)
+                return dec_nomem(d);
+        }
+        break;
+    }
+    return 0;
+}
+
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
+    const char *policy = "";
+    struct res_list overhead = {NULL, 0, NULL};
+    int64_t prio = 0;
+    size_t old;
+    char q[128];
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)))
+        return rc;
+    rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
+                         &out->labels);
+    if (rc)
+        return rc;
+    out->namespace_ = "default";
+    if (meta) {
+        old = path_push(&d, "metadata");
+        rc = get_string(&d, meta, "namespace", &out->namespace_, "default");
+        if (!rc && !out->namespace_[0])
+            out->namespace_ = "default";
+        dt = json_object_get(meta, "deletionTimestamp");
+        out->terminating = dt && !json_is_null(dt);
+        if (!rc)
+            rc = decode_owner(&d, meta, out);
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    rc = get_object(&d, obj, "spec", &spec);
+    if (!rc)
+        rc = get_object(&d, obj, "status", &status);
+    if (rc)
+        return rc;
+    out->node_name = "";
+    out->scheduler_name = "default-scheduler";
+    out->priority_class_name = "";
+    out->nominated_node_name = "";
+    out->phase = "";
+    if (status) {
+        old = path_push(&d, "status");
+        rc = get_string(&d, status, "nominatedNodeName", &out->nominated_node_name, "");
+        if (!rc)
+            rc = get_string(&d, status, "phase", &out->phase, "");
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    if (!spec) {
+        old = path_push(&d, "spec");
+        rc = dec_fail(&d, NULL, obj, "Required value");
+        path_pop(&d, old);
+        return rc;
+    }
+    old = path_push(&d, "spec");
+    rc = get_string(&d, spec, "nodeName", &out->node_name, "");
+    if (!rc)
+        rc = get_string(&d, spec, "schedulerName", &out->scheduler_name, "default-scheduler");
+    if (!rc && !out->scheduler_name[0])
+        out->scheduler_name = "default-scheduler";
+    if (!rc)
+        rc = get_int(&d, spec, "priority", INT32_MIN, INT32_MAX, &prio, &out->has_priority);
+    out->priority = (int32_t)prio;
+    if (!rc)
+        rc = get_string(&d, spec, "priorityClassName", &out->priority_class_name, "");
+    if (!rc)
+        rc = get_string(&d, spec, "preemptionPolicy", &policy, "");
+    if (rc)
+        goto out;
+    if (!strcmp(policy, "Never")) {
+        out->preempt_never = true;
+    } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {
+        size_t o2 = path_push(&d, "preemptionPolicy");
+
+        rc =
+            dec_fail(&d, json_object_get(spec, "preemptionPolicy"), spec,
+                     "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
+                     quote(policy, q, sizeof(q)));
+        path_pop(&d, o2);
+        goto out;
+    }
+    rc = get_bool(&d, spec, "hostNetwork", &out->host_network);
+    if (!rc)
+        rc = decode_labels(&d, spec, "nodeSelector", true, &out->node_selector);
+    if (!rc)
+        rc = decode_node_affinity(&d, spec, out);
+    if (!rc)
+        out->tolerations =
+            decode_array(&d, spec, "tolerations", JSON_OBJECT, "object", sizeof(*out->tolerations),
+                         decode_toleration, NULL, &out->ntolerations, &rc);
+    if (!rc)
+        rc = decode_containers(&d, spec, "containers", false, out->host_network, &out->containers,
+                               &out->ncontainers);
+    if (!rc)
+        rc = decode_containers(&d, spec, "initContainers", true, out->host_network,
+                               &out->init_containers, &out->ninit_containers);
+    if (!rc)
+        rc = decode_res_list(&d, spec, "overhead", false, &overhead);
+    if (!rc)
+        rc = res_list_build(&d, &overhead, &out->overhead);
+    res_list_release(&overhead);
+    if (!rc)
+        rc = get_array(&d, spec, "schedulingGates", &gates);
+    if (!rc && gates)
+        out->nscheduling_gates = json_array_size(gates);
+out:
+    path_pop(&d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Node                                                                                       */
+
+static int decode_taint(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    struct kube_taint *out = slot;
+    const char *effect;
+    struct err lerr;
+    char q[512];
+    size_t old;
+    int rc;
+
+    (void)ctx;
+    rc = get_string(d, t, "key", &out->key, "");
+    if (!rc)
+        rc = get_string(d, t, "value", &out->value, "");
+    if (!rc)
+        rc = get_string(d, t, "effect", &effect, "");
+    if (rc)
+        return rc;
+    if (kube_label_key_validate(out->key, &lerr)) {
+        old = path_push(d, "key");
+        if (!out->key[0])
+            rc = dec_fail(d, NULL, t, "Required value");
+        else
+            rc = dec_fail(d, json_object_get(t, "key"), t, "Invalid value: %s: %s",
+                          quote(out->key, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (kube_label_value_validate(out->value, &lerr)) {
+        old = path_push(d, "value");
+        rc = dec_fail(d, json_object_get(t, "value"), t, "Invalid value: %s: %s",
+                      quote(out->value, q, sizeof(q)), lerr.msg);
+        path_pop(d, old);
+        return rc;
+    }
+    if (!effect[0] || parse_effect(effect, &out->effect)) {
+        old = path_push(d, "effect");
+        if (!effect[0])
+            rc = dec_fail(d, NULL, t, "Required value");
+        else
+            rc = dec_fail(d, json_object_get(t, "effect"), t,
+                          "Unsupported value: %s: " EFFECTS_SUPPORTED, quote(effect, q, sizeof(q)));
+        path_pop(d, old);
+        return rc;
+    }
+    return 0;
+}
+
+/* decode_condition reads one of status.conditions in place (nothing of a condition is kept)
+ * and, for the Ready one, sets the verdict ctx points at: the last Ready entry wins. */
+static int decode_condition(struct dec *d, const json_t *c, void *slot, void *ctx)
+{
+    enum kube_node_ready *ready = ctx;
+    const char *type = NULL, *st = NULL;
+    int rc;
+
+    (void)slot;
+    rc = peek_string(d, c, "type", &type);
+    if (!rc)
+        rc = peek_string(d, c, "status", &st);
+    if (!rc && !strcmp(type, "Ready"))
+        *ready = !strcmp(st, "True") ? KUBE_READY_TRUE : KUBE_READY_NOT;
+    return rc;
+}
+
+int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_node *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *spec = NULL, *status = NULL;
+    struct res_list cap = {NULL, 0, NULL}, alloc = {NULL, 0, NULL};
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)))
+        return rc;
+    rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
+                         &out->labels);
+    if (!rc)
+        rc = get_object(&d, obj, "spec", &spec);
+    if (!rc)
+        rc = get_object(&d, obj, "status", &status);
+    if (rc)
+        return rc;
+    if (spec) {
+        old = path_push(&d, "spec");
+        rc = get_bool(&d, spec, "unschedulable", &out->unschedulable);
+        if (!rc)
+            out->taints =
+                decode_array(&d, spec, "taints", JSON_OBJECT, "object", sizeof(*out->taints),
+                             decode_taint, NULL, &out->ntaints, &rc);
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    if (status) {
+        old = path_push(&d, "status");
+        rc = decode_res_list(&d, status, "capacity", false, &cap);
+        if (!rc)
+            rc = decode_res_list(&d, status, "allocatable", false, &alloc);
+        if (!rc)
+            rc = res_list_build(&d, &cap, &out->capacity);
+        /* SetDefaults_NodeStatus: no allocatable means allocatable = capacity */
+        if (!rc && alloc.obj)
+            rc = res_list_build(&d, &alloc, &out->allocatable);
+        else if (!rc)
+            out->allocatable = out->capacity;
+        res_list_release(&cap);
+        res_list_release(&alloc);
+        if (!rc) {
+            size_t nconds;
+
+            out->ready = KUBE_READY_UNKNOWN;
+            decode_array(&d, status, "conditions", JSON_OBJECT, "object", 0, decode_condition,
+                         &out->ready, &nconds, &rc);
+        }
+        path_pop(&d, old);
+    }
+    return rc;
+}
+
+int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_priority_class *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta;
+    const char *uid, *rv, *policy;
+    struct kube_labels labels;
+    int64_t value = 0;
+    bool has_value;
+    char q[128];
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, NULL, NULL)))
+        return rc;
+    rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
+    if (!rc)
+        rc = get_int(&d, obj, "value", INT32_MIN, INT32_MAX, &value, &has_value);
+    if (!rc)
+        rc = get_bool(&d, obj, "globalDefault", &out->global_default);
+    if (!rc)
+        rc = get_string(&d, obj, "preemptionPolicy", &policy, "");
+    if (rc)
+        return rc;
+    if (!out->name[0]) {
+        old = path_push(&d, "metadata.name");
+        rc = dec_fail(&d, NULL, meta ? meta : obj,
+                      "Required value: name or generateName is required");
+        path_pop(&d, old);
+        return rc;
+    }
+    if (!has_value) {
+        old = path_push(&d, "value");
+        rc = dec_fail(&d, NULL, obj, "Required value");
+        path_pop(&d, old);
+        return rc;
+    }
+    if (policy[0] && strcmp(policy, "Never") && strcmp(policy, "PreemptLowerPriority")) {
+        old = path_push(&d, "preemptionPolicy");
+        rc =
+            dec_fail(&d, json_object_get(obj, "preemptionPolicy"), obj,
+                     "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
+                     quote(policy, q, sizeof(q)));
+        path_pop(&d, old);
+        return rc;
+    }
+    out->value = (int32_t)value;
+    out->preempt_never = !strcmp(policy, "Never");
+    return 0;
+}
+
+int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_label_selector *out, struct err *err)
+{
+    enum req_kind kind = REQ_LABEL_SELECTOR;
+    struct kube_requirement *exprs;
+    struct kube_labels ml;
+    struct dec d;
+    size_t i, nexprs;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if (!obj || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return dec_fail(&d, obj, NULL, "expected object, got %s", kube_json_type_name(obj));
+    rc = decode_labels(&d, obj, "matchLabels", true, &ml);
+    if (rc)
+        return rc;
+    exprs = decode_array(&d, obj, "matchExpressions", JSON_OBJECT, "object", sizeof(*exprs),
+                         decode_requirement, &kind, &nexprs, &rc);
+    if (rc)
+        return rc;
+    out->present = true;
+    if (!ml.n && !nexprs)
+        return 0;
+    /* matchLabels as In with one value each, then matchExpressions (LabelSelectorAsSelector) */
+    if (!(out->reqs = arena_alloc(a, (ml.n + nexprs) * sizeof(*out->reqs))))
+        return dec_nomem(&d);
+    for (i = 0; i < ml.n; i++) {
+        struct kube_requirement *r = &out->reqs[i];
+        const char **v = arena_alloc(a, sizeof(*v));
+
+        if (!v)
+            return dec_nomem(&d);
+        v[0] = ml.v[i].value;
+        r->key = ml.v[i].key;
+        r->op = KUBE_OP_IN;
+        r->values = v;
+        r->nvalues = 1;
+    }
+    if (nexprs)
+        memcpy(out->reqs + ml.n, exprs, nexprs * sizeof(*exprs));
+    out->nreqs = ml.n + nexprs;
+    return 0;
+}

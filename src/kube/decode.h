@@ -1,0 +1,46 @@
+/* decode.h - Kubernetes objects from JSON, validated as the API server validates them.
+ *
+ * The decoders take one JSON object (from the API, or from a manifest parsed by yaml.h) and
+ * fill the struct of object.h, allocating every string and array from the arena a. They
+ * apply the API server's defaulting (a limit without a request, hostNetwork ports, allocatable
+ * from capacity) and validation (label syntax, quantity syntax, field types), and fail with
+ * err naming the field path and, when lines is given, the source line; file is copied into
+ * err and into the object's source_file. */
+#ifndef KUBE_DECODE_H
+#define KUBE_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "kube/object.h"
+
+struct kube_lines; /* yaml.h: where each value of a manifest came from; may be NULL */
+
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct err *err);
+int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                     const char *file, struct kube_node *out, struct err *err);
+int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_priority_class *out, struct err *err);
+
+/* kube_label_selector_decode reads a metav1.LabelSelector (a workload's spec.selector) with
+ * ValidateLabelSelector's rules: matchLabels as labels, matchExpressions with In, NotIn,
+ * Exists or DoesNotExist and the values those take. Absent or null obj is the nil selector
+ * (out->present false). The field path in err is relative to the selector. */
+int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_label_selector *out, struct err *err);
+
+/* kube_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
+ * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
+ * for anything else, without undefined behaviour on huge numbers. */
+bool kube_json_int64(const json_t *v, int64_t *out);
+
+/* kube_json_type_name names v's JSON type for messages: "object", "array", "string",
+ * "integer", "number" (a real), "boolean" or "null". */
+const char *kube_json_type_name(const json_t *v);
+
+#endif

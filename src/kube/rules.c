@@ -1,0 +1,231 @@
+/* rules.c - the shared rules of Kubernetes over the object model (see rules.h). */
+#include "kube/rules.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/labels.h"
+
+int64_t kube_resources_scalar(const struct kube_resources *r, const char *name)
+{
+    size_t lo = 0, hi = r ? r->nscalars : 0;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->scalars[mid].name, name);
+
+        if (c == 0)
+            return r->scalars[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+bool kube_toleration_tolerates(const struct kube_toleration *t, const struct kube_taint *taint)
+{
+    if (t->effect != KUBE_EFFECT_ANY && t->effect != taint->effect)
+        return false;
+    if (t->key && t->key[0] && strcmp(t->key, taint->key ? taint->key : ""))
+        return false;
+    if (t->op == KUBE_TOL_EXISTS)
+        return true;
+    return !strcmp(t->value ? t->value : "", taint->value ? taint->value : "");
+}
+
+bool kube_node_selector_term_matches(const struct kube_node_selector_term *t,
+                                     const struct kube_node *node)
+{
+    size_t i;
+
+    if (!t->nexprs && !t->nfields)
+        return false;
+    for (i = 0; i < t->nexprs; i++)
+        if (!kube_requirement_matches(&t->exprs[i], &node->labels))
+            return false;
+    if (t->nfields && node->name && node->name[0]) {
+        struct kube_label f = {"metadata.name", node->name};
+        struct kube_labels fields = {&f, 1};
+
+        for (i = 0; i < t->nfields; i++)
+            if (!kube_requirement_matches(&t->fields[i], &fields))
+                return false;
+    } else {
+        for (i = 0; i < t->nfields; i++)
+            if (t->fields[i].invalid)
+                return false;
+    }
+    return true;
+}
+
+bool kube_node_selector_matches(const struct kube_node_selector *s, const struct kube_node *node)
+{
+    size_t i;
+
+    for (i = 0; i < s->nterms; i++)
+        if (kube_node_selector_term_matches(&s->terms[i], node))
+            return true;
+    return false;
+}
+
+bool kube_pod_phase_terminal(const char *phase)
+{
+    return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+}
+
+/* Pod requests are computed on dense vectors: the four native resources, then the union of
+ * the scalar names. A pod names few scalars: the vectors live on the stack up to
+ * REQ_STACK_NAMES of them. */
+#define NNATIVE 4
+#define REQ_STACK_NAMES 16
+
+/* sat_add: requests are non-negative and each fits in int64 (binary quantities are capped
+ * at 2^63-1 like maxAllowed), but their sum may not: it saturates instead of overflowing.
+ * Kubernetes switches to arbitrary precision there; a saturated total compares the same
+ * against any node. */
+static void sat_add(int64_t *dst, int64_t v)
+{
+    if (__builtin_add_overflow(*dst, v, dst))
+        *dst = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* rvec_add_res adds a container's requests (r) to v; dflt, when given, stands in for a
+ * missing cpu or memory request. */
+static void rvec_add_res(int64_t *v, const struct kube_resources *r,
+                         const struct kube_requests_opts *dflt, const char *const *names,
+                         size_t nnames)
+{
+    size_t i, j = 0;
+
+    sat_add(&v[0], dflt && !(r->set & KUBE_RES_CPU) ? dflt->default_cpu_milli : r->cpu_milli);
+    sat_add(&v[1], dflt && !(r->set & KUBE_RES_MEMORY) ? dflt->default_memory : r->memory);
+    sat_add(&v[2], r->ephemeral);
+    sat_add(&v[3], r->pods);
+    /* both sorted: merge walk */
+    for (i = 0; i < r->nscalars; i++) {
+        while (j < nnames && strcmp(names[j], r->scalars[i].name) < 0)
+            j++;
+        if (j < nnames && !strcmp(names[j], r->scalars[i].name))
+            sat_add(&v[NNATIVE + j], r->scalars[i].value);
+    }
+}
+
+static void rvec_max(int64_t *dst, const int64_t *src, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (src[i] > dst[i])
+            dst[i] = src[i];
+}
+
+/* pod_list returns the i-th resource list of p: containers, init containers, overhead. */
+static const struct kube_resources *pod_list(const struct kube_pod *p, size_t i)
+{
+    if (i < p->ncontainers)
+        return &p->containers[i].requests;
+    if (i < p->ncontainers + p->ninit_containers)
+        return &p->init_containers[i - p->ncontainers].requests;
+    return &p->overhead;
+}
+
+/* name_insert adds name to the sorted set names[0..*n) (room for cap); -E2BIG when full. */
+static int name_insert(const char **names, size_t *n, size_t cap, const char *name)
+{
+    size_t lo = 0, hi = *n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(names[mid], name);
+
+        if (!c)
+            return 0;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (*n == cap)
+        return -E2BIG;
+    memmove(names + lo + 1, names + lo, (*n - lo) * sizeof(*names));
+    names[lo] = name;
+    (*n)++;
+    return 0;
+}
+
+int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts *o, struct arena *a,
+                      struct kube_resources *out)
+{
+    const char *names_stack[REQ_STACK_NAMES], **names = names_stack;
+    int64_t vec_stack[4 * (NNATIVE + REQ_STACK_NAMES)], *sum = vec_stack, *side, *initmax, *tmp;
+    const struct kube_requests_opts *dflt =
+        o && (o->default_cpu_milli || o->default_memory) ? o : NULL;
+    size_t nlists = p->ncontainers + p->ninit_containers + 1, nnames = 0, total = 0, i, j, n;
+    unsigned set = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < nlists; i++)
+        total += pod_list(p, i)->nscalars;
+    if (total > REQ_STACK_NAMES && !(names = malloc(total * sizeof(*names))))
+        return -ENOMEM;
+    for (i = 0; i < nlists; i++) {
+        const struct kube_resources *r = pod_list(p, i);
+
+        set |= r->set;
+        for (j = 0; j < r->nscalars; j++)
+            name_insert(names, &nnames, total > REQ_STACK_NAMES ? total : REQ_STACK_NAMES,
+                        r->scalars[j].name);
+    }
+    n = NNATIVE + nnames;
+    if (nnames > REQ_STACK_NAMES && !(sum = malloc(4 * n * sizeof(*sum)))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    memset(sum, 0, 4 * n * sizeof(*sum));
+    side = sum + n;
+    initmax = side + n;
+    tmp = initmax + n;
+    for (i = 0; i < p->ncontainers; i++)
+        rvec_add_res(sum, &p->containers[i].requests, dflt, names, nnames);
+    for (i = 0; i < p->ninit_containers; i++) {
+        const struct kube_container *c = &p->init_containers[i];
+
+        if (c->restart_always) {
+            rvec_add_res(sum, &c->requests, dflt, names, nnames);
+            rvec_add_res(side, &c->requests, dflt, names, nnames);
+            rvec_max(initmax, side, n);
+        } else {
+            memcpy(tmp, side, n * sizeof(*tmp));
+            rvec_add_res(tmp, &c->requests, dflt, names, nnames);
+            rvec_max(initmax, tmp, n);
+        }
+    }
+    rvec_max(sum, initmax, n);
+    rvec_add_res(sum, &p->overhead, NULL, names, nnames);
+    out->set = set;
+    out->cpu_milli = sum[0];
+    out->memory = sum[1];
+    out->ephemeral = sum[2];
+    out->pods = sum[3];
+    if (nnames) {
+        if (!(out->scalars = arena_alloc(a, nnames * sizeof(*out->scalars)))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (i = 0; i < nnames; i++) {
+            out->scalars[i].name = names[i];
+            out->scalars[i].value = sum[NNATIVE + i];
+        }
+        out->nscalars = nnames;
+    }
+out:
+    if (names != names_stack)
+        free(names);
+    if (sum != vec_stack)
+        free(sum);
+    return rc;
+}

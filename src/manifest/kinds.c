@@ -1,0 +1,230 @@
+/* kinds.c - a parsed document to the objects it holds (see kinds.h): kind and apiVersion
+ * checked against the kinds the loader knows, Lists unwound, other kinds skipped with a
+ * warning. */
+#include "manifest/kinds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kube/decode.h"
+#include "manifest/objects.h"
+#include "manifest/state.h"
+#include "manifest/workload.h"
+
+#define LIST_MAX_DEPTH 8
+
+static const struct manifest_kind kinds[] = {
+    {"Node", "", NULL, MANIFEST_KIND_NODE},
+    {"Pod", "", NULL, MANIFEST_KIND_POD},
+    {"Deployment", "apps", "extensions", MANIFEST_KIND_DEPLOYMENT},
+    {"ReplicaSet", "apps", "extensions", MANIFEST_KIND_REPLICASET},
+    {"ReplicationController", "", NULL, MANIFEST_KIND_REPLICATION_CONTROLLER},
+    {"StatefulSet", "apps", NULL, MANIFEST_KIND_STATEFULSET},
+    {"Job", "batch", NULL, MANIFEST_KIND_JOB},
+    {"DaemonSet", "apps", "extensions", MANIFEST_KIND_DAEMONSET},
+    {"PriorityClass", "scheduling.k8s.io", NULL, MANIFEST_KIND_PRIORITY_CLASS},
+};
+
+static const struct manifest_kind *kind_lookup(const char *kind)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!strcmp(kinds[i].kind, kind))
+            return &kinds[i];
+    return NULL;
+}
+
+static int api_version_ok(const struct manifest_kind *k, const char *av)
+{
+    const char *slash = strchr(av, '/');
+    size_t glen = slash ? (size_t)(slash - av) : 0;
+
+    if (!*k->group)
+        return !strcmp(av, "v1");
+    if (!slash || !slash[1])
+        return 0;
+    return (strlen(k->group) == glen && !strncmp(av, k->group, glen)) ||
+           (k->group2 && strlen(k->group2) == glen && !strncmp(av, k->group2, glen));
+}
+
+static int load_object(struct manifest_ctx *c, json_t *obj, int depth, const char *inferred_kind,
+                       const char *inferred_av, int parent_line);
+static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const char *inferred_kind,
+                          const char *inferred_av, int line);
+
+static int load_list(struct manifest_ctx *c, json_t *obj, const char *kind, const char *av,
+                     int depth, int line)
+{
+    const json_t *items = json_object_get(obj, "items");
+    char item_kind[128] = "";
+    size_t i, klen = strlen(kind);
+    int rc;
+
+    if (depth >= LIST_MAX_DEPTH)
+        return manifest_fail(c, line, "items", -EINVAL, "lists nested too deeply");
+    if (!items || json_is_null(items))
+        return 0;
+    if (!json_is_array(items))
+        return manifest_fail(c, manifest_line_of(c, items, line), "items", -EINVAL,
+                             "Invalid value: expected a list, got %s", kube_json_type_name(items));
+    /* items of a typed list (PodList from the API) may leave out their kind */
+    if (strcmp(kind, "List") && klen - 4 < sizeof(item_kind))
+        snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(klen - 4), kind);
+    for (i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+
+        rc = load_object(c, it, depth + 1, item_kind[0] ? item_kind : NULL, av,
+                         manifest_line_of(c, items, line));
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int load_object(struct manifest_ctx *c, json_t *obj, int depth, const char *inferred_kind,
+                       const char *inferred_av, int parent_line)
+{
+    int line = manifest_line_of(c, obj, parent_line);
+    int rc = load_object_at(c, obj, depth, inferred_kind, inferred_av, line);
+
+    /* decoders may not know the line of a field they found missing: name the object's */
+    if (rc && c->err) {
+        if (!c->err->file[0])
+            err_at(c->err, c->file, c->err->line, c->err->column);
+        if (c->err->line <= 0)
+            c->err->line = line;
+    }
+    return rc;
+}
+
+static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const char *inferred_kind,
+                          const char *inferred_av, int line)
+{
+    const json_t *kv, *avv, *md;
+    const char *kind, *av, *name;
+    const struct manifest_kind *k;
+    size_t klen;
+
+    if (!json_is_object(obj))
+        return manifest_fail(c, line, NULL, -EINVAL,
+                             "expected a Kubernetes object (a mapping), got %s",
+                             kube_json_type_name(obj));
+    kv = json_object_get(obj, "kind");
+    avv = json_object_get(obj, "apiVersion");
+    if (kv && !json_is_string(kv))
+        return manifest_fail(c, manifest_line_of(c, kv, line), "kind", -EINVAL,
+                             "Invalid value: expected a string, got %s", kube_json_type_name(kv));
+    if (avv && !json_is_string(avv))
+        return manifest_fail(c, manifest_line_of(c, avv, line), "apiVersion", -EINVAL,
+                             "Invalid value: expected a string, got %s", kube_json_type_name(avv));
+    kind = kv ? json_string_value(kv) : inferred_kind;
+    av = avv ? json_string_value(avv) : inferred_av;
+    if (!kind || !*kind)
+        return manifest_fail(c, line, "kind", -EINVAL, "Required value: kind not set");
+    if (!av || !*av)
+        return manifest_fail(c, line, "apiVersion", -EINVAL, "Required value: apiVersion not set");
+    klen = strlen(kind);
+    if (!strcmp(kind, "List"))
+        return load_list(c, obj, kind, av, depth, line);
+    if (klen > 4 && !strcmp(kind + klen - 4, "List")) {
+        char item[128];
+
+        snprintf(item, sizeof(item), "%.*s", (int)(klen - 4), kind);
+        if (kind_lookup(item) || json_is_array(json_object_get(obj, "items")))
+            return load_list(c, obj, kind, av, depth, line);
+    }
+
+    k = kind_lookup(kind);
+    if (!k)
+        return manifest_warn(c->in, "%s: line %d: skipping kind %s", c->file,
+                             manifest_line_of(c, kv, line), kind)
+                   ? manifest_nomem(c)
+                   : 0;
+    if (!api_version_ok(k, av))
+        return manifest_fail(c, manifest_line_of(c, avv, line), "apiVersion", -EINVAL,
+                             "no matches for kind \"%s\" in version \"%s\"", kind, av);
+    md = json_object_get(obj, "metadata");
+    if (md && !json_is_object(md))
+        return manifest_fail(c, manifest_line_of(c, md, line), "metadata", -EINVAL,
+                             "Invalid value: expected an object, got %s", kube_json_type_name(md));
+    name = manifest_jstr(md, "name");
+    if (!name || !*name) {
+        const char *gen = manifest_jstr(md, "generateName");
+
+        if (json_object_get(md, "name") && !json_is_string(json_object_get(md, "name")))
+            return manifest_fail(c, manifest_line_of(c, json_object_get(md, "name"), line),
+                                 "metadata.name", -EINVAL,
+                                 "Invalid value: expected a string, got %s",
+                                 kube_json_type_name(json_object_get(md, "name")));
+        if (k->id != MANIFEST_KIND_POD || !gen || !*gen)
+            return manifest_fail(c, manifest_line_of(c, md, line), "metadata.name", -EINVAL,
+                                 k->id == MANIFEST_KIND_POD
+                                     ? "Required value: name or generateName is required"
+                                     : "Required value: name is required");
+    }
+    switch (k->id) {
+    case MANIFEST_KIND_NODE:
+        return manifest_load_node(c, obj, line);
+    case MANIFEST_KIND_POD:
+        return manifest_load_pod(c, obj, line);
+    case MANIFEST_KIND_PRIORITY_CLASS:
+        return manifest_load_priority_class(c, obj, line);
+    default:
+        return manifest_load_workload(c, obj, k, av, line);
+    }
+}
+
+/* Items of a root List arrive before the root is complete: they are loaded as they come,
+ * inferring their kind from the list's kind when it came first, and kept or dropped once the
+ * root shows whether it really is a list. */
+static int list_kind(const char *kind, char *item, size_t size)
+{
+    size_t klen = kind ? strlen(kind) : 0;
+
+    item[0] = '\0';
+    if (!kind || klen < 4 || strcmp(kind + klen - 4, "List"))
+        return 0;
+    if (klen > 4)
+        snprintf(item, size, "%.*s", (int)(klen - 4), kind);
+    return 1;
+}
+
+int manifest_load_document(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
+{
+    struct manifest_ctx *c = ctx;
+    const char *kind;
+    char item[128];
+    int rc;
+
+    c->lines = lines;
+    if (list) {
+        const char *lk = manifest_jstr(list, "kind");
+
+        if (!c->in_items) {
+            c->in_items = 1;
+            c->items_dropped = 0;
+            manifest_snapshot_take(c->in, &c->items_snap);
+        }
+        if (lk && !list_kind(lk, item, sizeof(item))) {
+            c->items_dropped = 1; /* not a list: its items mean nothing */
+            return 0;
+        }
+        return load_object(c, doc, 1, item[0] ? item : NULL, manifest_jstr(list, "apiVersion"), 0);
+    }
+    if (c->in_items) {
+        c->in_items = 0;
+        kind = manifest_jstr(doc, "kind");
+        if (!list_kind(kind, item, sizeof(item)) || c->items_dropped) {
+            if (c->in->ntaken != c->items_snap.ntaken)
+                /* their pods are with the consumer already: it cannot take them back */
+                return manifest_fail(c, manifest_line_of(c, doc, 0), "items", -EINVAL,
+                                     "only a List may have items (kind %s%s%s)", kind ? "\"" : "",
+                                     kind ? kind : "missing", kind ? "\"" : "");
+            manifest_snapshot_restore(c->in, &c->items_snap);
+        }
+    }
+    rc = load_object(c, doc, 0, NULL, NULL, 0);
+    return rc;
+}

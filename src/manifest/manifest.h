@@ -1,0 +1,121 @@
+/* manifest.h - the input files of `gpusched simulate|explain|nodes` loaded into the object model.
+ *
+ * A struct manifest_input collects the nodes, pods and PriorityClasses of every -f argument, in
+ * input order. Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
+ * DaemonSet) are expanded to the pods their controllers would create, with deterministic names.
+ * Strings and objects live in arenas: the input's (pods, classes, warnings) and one for the
+ * nodes, which manifest_input_trim can give back once they are copied elsewhere. Files are parsed
+ * as they are read, one document (or one item of a List) at a time, and each JSON tree is dropped
+ * once decoded, so memory grows with the objects, not with the files. Loading is all-or-nothing per
+ * call: on error nothing of that call is visible in the input. */
+#ifndef MANIFEST_MANIFEST_H
+#define MANIFEST_MANIFEST_H
+
+#include <stddef.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "kube/object.h"
+
+#define MANIFEST_INPUT_MAX_PODS 1000000
+#define MANIFEST_INPUT_MAX_NODES 100000
+#define MANIFEST_INPUT_MAX_FILE ((size_t)1 << 30) /* bytes of one file */
+
+/* Settings fixed for the life of one input (manifest_input_init). */
+struct manifest_input_opts {
+    const char *default_namespace; /* namespace of objects that name none; NULL = "default" */
+    size_t max_pods;  /* a load or finish that would exceed it fails; 0 = MANIFEST_INPUT_MAX_PODS */
+    size_t max_nodes; /* 0 = MANIFEST_INPUT_MAX_NODES */
+    /* Optional: where bound pods go instead of pods[]. When take_bound is set, a Pod object
+     * (not a workload's pod) with spec.nodeName set whose priority is final when it is read
+     * (priorityClassName, if any, names a built-in class or one already loaded, and gives the
+     * priority when spec.priority does not; without a class name spec.priority is needed) is
+     * passed to take_bound(take_arg, pod, err) as soon as it is decoded, and its memory is
+     * reused: the pod and its strings are valid during the call only, and it never appears
+     * in pods[]. Only its namespace, name, node, file and line are kept, so duplicates and
+     * the "not in the input" warning work as before. Once a bound pod has had to be kept in
+     * pods[] (or a workload made one), later ones are kept too, so the bound pods reach the
+     * consumer, then pods[], in input order. take_bound returns 0, or a negative code with
+     * err set, which fails the load. A consumer cannot take pods back: after a failed load
+     * or a List whose kind turns out not to be a List (an error in this mode), discard the
+     * consumer's state with the input. `gpusched simulate` counts bound pods this way, so a
+     * cluster's worth of them costs a few dozen bytes each instead of a decoded pod. */
+    int (*take_bound)(void *arg, const struct kube_pod *pod, struct err *err);
+    void *take_arg;
+};
+
+struct manifest_input_priv; /* workloads waiting for manifest_input_finish, lookup tables */
+
+struct manifest_input {
+    struct arena arena;      /* owns every string and array reachable from the members below
+                                     except the nodes' (a private arena) and the top-level arrays,
+                                     which are malloc()ed */
+    struct kube_node *nodes; /* input order */
+    size_t nnodes;
+    struct kube_pod *pods; /* input order, workloads expanded in place; bound pods
+                              (spec.nodeName set) included */
+    size_t npods;
+    size_t ntaken;                       /* bound pods passed to opts.take_bound (not in pods[]) */
+    struct kube_priority_class *classes; /* PriorityClass objects of the input, input order */
+    size_t nclasses;
+    /* Warnings, each one line without the program name or "warning: ", e.g.
+     * "a.yaml: line 40: skipping kind Service"; print as "gpusched: warning: %s\n". */
+    char **warnings;
+    size_t nwarnings;
+    int finished; /* set by a successful manifest_input_finish */
+    struct manifest_input_opts opts;
+    struct manifest_input_priv *priv;
+};
+
+/* manifest_input_init prepares an empty input; o may be NULL for the defaults (copied; the
+ * default_namespace string is borrowed and must outlive the input). */
+void manifest_input_init(struct manifest_input *in, const struct manifest_input_opts *o);
+
+/* manifest_input_load_file loads one -f argument: a file, "-" for standard input, or a directory,
+ * whose *.yaml, *.yml and *.json files (not recursive, hidden files skipped) load in strcmp
+ * order like `kubectl -f DIR`. Each file may hold several YAML documents or JSON values. Kinds:
+ * Node, Pod, Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, DaemonSet,
+ * PriorityClass, List and typed lists (NodeList, PodList, ...) through their items. Other
+ * kinds are skipped with a warning. Returns 0, or a negative errno-style code with err naming
+ * the file, line and field at fault ("a.yaml", 12, "spec.replicas", "Invalid value: ...").
+ * On error the input is as it was before the call (arena memory may have been used).
+ * Must not be called after manifest_input_finish. */
+int manifest_input_load_file(struct manifest_input *in, const char *path, struct err *err);
+
+/* manifest_input_load_buffer is the same for len bytes at data, named name in messages (the
+ * name is copied). */
+int manifest_input_load_buffer(struct manifest_input *in, const char *name, const char *data,
+                               size_t len, struct err *err);
+
+/* manifest_input_finish completes the input once every file is loaded:
+ * - expands each DaemonSet to one pod per node it may run on (nodeSelector and required
+ *   node affinity match, no untolerated NoSchedule/NoExecute taint after the controller's
+ *   default tolerations), pinned with matchFields metadata.name In [node], placed in pod
+ *   order where the DaemonSet appeared;
+ * - resolves priorities like the Priority admission plugin: an explicit spec.priority stays;
+ *   priorityClassName takes the class's value (PriorityClasses of the input, plus the
+ *   built-in system-cluster-critical and system-node-critical); no class name takes the
+ *   globalDefault class, else 0;
+ * - rejects duplicate node names and duplicate namespace/name pods.
+ * Returns 0 or a negative code with err naming the file and line at fault; on error the
+ * input is unusable except for manifest_input_release. Call it exactly once. */
+int manifest_input_finish(struct manifest_input *in, struct err *err);
+
+/* manifest_input_find_pod returns the pod ns/name (ns NULL = the default namespace), or NULL
+ * (also for a pod passed to opts.take_bound). */
+const struct kube_pod *manifest_input_find_pod(const struct manifest_input *in, const char *ns,
+                                               const char *name);
+
+/* manifest_input_find_node returns the node called name, or NULL. */
+const struct kube_node *manifest_input_find_node(const struct manifest_input *in, const char *name);
+
+/* manifest_input_trim frees, after a successful manifest_input_finish, what only the loading and
+ * the lookups needed: the nodes (nodes[] is empty afterwards; copy what you need first, e.g.
+ * into a scheduling cluster) and the name tables (manifest_input_find_pod and _find_node find
+ * nothing afterwards). pods[] and classes[] stay. Does nothing on an unfinished input. */
+void manifest_input_trim(struct manifest_input *in);
+
+/* manifest_input_release frees everything the input holds; it can be init'ed again. */
+void manifest_input_release(struct manifest_input *in);
+
+#endif

@@ -1,0 +1,317 @@
+/* objects.c - Pods, Nodes and PriorityClasses of the input (see objects.h). */
+#include "manifest/objects.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "kube/decode.h"
+#include "manifest/names.h"
+
+int manifest_check_capacity(struct manifest_ctx *c, int line, const char *field, size_t add_pods)
+{
+    struct manifest_input *in = c->in;
+
+    size_t have = in->npods + in->ntaken;
+
+    if (add_pods > in->opts.max_pods || have > in->opts.max_pods - add_pods)
+        return manifest_fail(c, line, field, -E2BIG, "the input would hold more than %zu pods",
+                             in->opts.max_pods);
+    return 0;
+}
+
+/* check_new_pod fails when ns/name is already taken */
+static int check_new_pod(struct manifest_ctx *c, const char *ns, const char *name, int line,
+                         const char *field)
+{
+    long dup = manifest_pod_set_find(c->in, ns, name);
+    const char *file;
+    int dline;
+
+    if (dup < 0)
+        return 0;
+    manifest_pod_where(c->in, (uint32_t)dup, &file, &dline);
+    return manifest_fail(c, line, field, -EEXIST,
+                         "pods \"%s\" already exists in namespace \"%s\" (defined at %s: line %d)",
+                         name, ns, file, dline);
+}
+
+/* manifest_append_pod adds p as the next pod; its name must not be in use in its namespace. */
+int manifest_append_pod(struct manifest_ctx *c, const struct kube_pod *p, int line,
+                        const char *field)
+{
+    struct manifest_input *in = c->in;
+    int rc;
+
+    if ((rc = check_new_pod(c, p->namespace_, p->name, line, field)) ||
+        (rc = manifest_check_capacity(c, line, field, 1)))
+        return rc;
+    if (manifest_grow((void **)&in->pods, &in->priv->cap_pods, in->npods + 1, sizeof(*in->pods)))
+        return manifest_nomem(c);
+    in->pods[in->npods++] = *p;
+    if (manifest_set_add_last(in, 1, 0)) {
+        in->npods--;
+        return manifest_nomem(c);
+    }
+    if (p->node_name && *p->node_name)
+        in->priv->bound_kept = 1;
+    return 0;
+}
+
+/* manifest_find_class returns the PriorityClass called name: one of the input's so far, or a
+ * built-in one; NULL when there is none (yet). */
+const struct kube_priority_class *manifest_find_class(const struct manifest_input *in,
+                                                      const char *name)
+{
+    static const struct kube_priority_class builtin[] = {
+        {"system-cluster-critical", 2000000000, false, false},
+        {"system-node-critical", 2000001000, false, false},
+    };
+    size_t i;
+
+    for (i = 0; i < in->nclasses; i++)
+        if (!strcmp(in->classes[i].name, name))
+            return &in->classes[i];
+    for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+        if (!strcmp(builtin[i].name, name))
+            return &builtin[i];
+    return NULL;
+}
+
+/* stub_str copies s into the stub arena, or reuses *last when it is the same string */
+static const char *stub_str(struct manifest_input_priv *pv, const char **last, const char *s)
+{
+    if (last && *last && !strcmp(*last, s))
+        return *last;
+    s = arena_strdup(&pv->stub_arena, s);
+    if (last && s)
+        *last = s;
+    return s;
+}
+
+/* can_hand_off: the pod is bound, no bound pod was kept before it, and its priority is final
+ * now: given, or from a class already known. Sets the priority from the class (as
+ * manifest_finish_priorities would) when it is not given. */
+static bool can_hand_off(const struct manifest_input *in, struct kube_pod *p)
+{
+    const struct kube_priority_class *pc;
+    const char *name = p->priority_class_name;
+
+    if (!in->opts.take_bound || in->priv->bound_kept || !p->node_name || !*p->node_name)
+        return false;
+    if (!name || !*name)
+        return p->has_priority; /* else a globalDefault class read later would decide it */
+    pc = manifest_find_class(in, name);
+    if (!pc)
+        return false; /* read later, or missing: finish reports that */
+    if (!p->has_priority)
+        p->priority = pc->value;
+    p->has_priority = true;
+    p->preempt_never = p->preempt_never || pc->preempt_never;
+    return true;
+}
+
+/* hand_off passes a bound pod to opts.take_bound and keeps its stub. */
+static int hand_off(struct manifest_ctx *c, const struct kube_pod *p, int line)
+{
+    struct manifest_input *in = c->in;
+    struct manifest_input_priv *pv = in->priv;
+    struct manifest_pod_stub st;
+    int rc;
+
+    if ((rc = check_new_pod(c, p->namespace_, p->name, line, "metadata.name")) ||
+        (rc = manifest_check_capacity(c, line, "metadata.name", 1)))
+        return rc;
+    st.ns = stub_str(pv, &pv->stub_ns, p->namespace_);
+    st.name = stub_str(pv, NULL, p->name);
+    st.node = stub_str(pv, &pv->stub_node, p->node_name);
+    st.file = c->file;
+    st.line = line;
+    if (!st.ns || !st.name || !st.node ||
+        manifest_grow((void **)&pv->stubs, &pv->cap_stubs, pv->nstubs + 1, sizeof(*pv->stubs)))
+        return manifest_nomem(c);
+    pv->stubs[pv->nstubs++] = st;
+    if (manifest_set_add_last(in, 1, 1)) {
+        pv->nstubs--;
+        return manifest_nomem(c);
+    }
+    rc = in->opts.take_bound(in->opts.take_arg, p, c->err);
+    if (rc) {
+        if (c->err && !c->err->file[0])
+            err_at(c->err, c->file, line, 0);
+        return rc;
+    }
+    in->ntaken++;
+    return 0;
+}
+
+/* manifest_namespace_intern returns an arena copy of ns, the same one as for the previous pod when
+ * the namespace repeats (pods usually come grouped by namespace). */
+const char *manifest_namespace_intern(struct manifest_ctx *c, const char *ns)
+{
+    struct manifest_input_priv *pv = c->in->priv;
+
+    if (!pv->last_ns || strcmp(pv->last_ns, ns))
+        pv->last_ns = arena_strdup(&c->in->arena, ns);
+    return pv->last_ns;
+}
+
+/* manifest_object_namespace: metadata.namespace, or the input's default. */
+const char *manifest_object_namespace(struct manifest_ctx *c, const json_t *obj)
+{
+    const char *ns = manifest_jstr(json_object_get(obj, "metadata"), "namespace");
+
+    return ns && *ns ? ns : c->in->opts.default_namespace;
+}
+
+int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    const char *gen = manifest_jstr(md, "generateName");
+    const char *ns = manifest_object_namespace(c, obj);
+    json_t *copy = NULL, *mdcopy = NULL;
+    const char *name = NULL;
+    struct arena_mark mark;
+    struct kube_pod p;
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    arena_mark(&c->in->arena, &mark);
+    if (!manifest_jstr(md, "name") || !*manifest_jstr(md, "name")) {
+        /* only generateName: the API server picks the name; decode a copy that has one */
+        /* the pod count so far varies the hash between pods of the same generateName */
+        name = manifest_generated_name(c, ns, gen, c->in->npods);
+        copy = json_copy(obj);
+        mdcopy = json_copy(md);
+        if (!name || !copy || !mdcopy || json_object_set_new(mdcopy, "name", json_string(name)) ||
+            json_object_set(copy, "metadata", mdcopy) || kube_lines_add(c->lines, copy, line) ||
+            kube_lines_add(c->lines, mdcopy, manifest_line_of(c, md, line))) {
+            rc = manifest_nomem(c);
+            goto out;
+        }
+        obj = copy;
+    }
+    /* file NULL: the decoder would copy the name into every object; load_object names it */
+    rc = kube_pod_decode(obj, &c->in->arena, c->lines, NULL, &p, c->err);
+    if (rc)
+        goto out;
+    if (name)
+        p.name = name;
+    p.source_file = c->file;
+    p.source_line = line;
+    if (can_hand_off(c->in, &p)) {
+        /* counted by the consumer; what was decoded is given back to the arena */
+        p.namespace_ = ns;
+        rc = hand_off(c, &p, line);
+        arena_rewind(&c->in->arena, &mark);
+        goto out;
+    }
+    p.namespace_ = manifest_namespace_intern(c, ns);
+    if (!p.namespace_) {
+        rc = manifest_nomem(c);
+        goto out;
+    }
+    rc = manifest_append_pod(c, &p, line, "metadata.name");
+out:
+    json_decref(mdcopy);
+    json_decref(copy);
+    return rc;
+}
+
+int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line)
+{
+    struct manifest_input *in = c->in;
+    struct kube_node n;
+    long dup;
+    int rc;
+
+    memset(&n, 0, sizeof(n));
+    rc = kube_node_decode(obj, &in->priv->node_arena, c->lines, NULL, &n, c->err);
+    if (rc)
+        return rc;
+    n.source_file = c->file;
+    n.source_line = line;
+    dup = manifest_node_set_find(in, n.name);
+    if (dup >= 0)
+        return manifest_fail(c, line, "metadata.name", -EEXIST,
+                             "nodes \"%s\" already exists (defined at %s: line %d)", n.name,
+                             in->nodes[dup].source_file ? in->nodes[dup].source_file : "?",
+                             in->nodes[dup].source_line);
+    if (in->nnodes >= in->opts.max_nodes)
+        return manifest_fail(c, line, NULL, -E2BIG, "the input would hold more than %zu nodes",
+                             in->opts.max_nodes);
+    if (manifest_grow((void **)&in->nodes, &in->priv->cap_nodes, in->nnodes + 1,
+                      sizeof(*in->nodes)))
+        return manifest_nomem(c);
+    in->nodes[in->nnodes++] = n;
+    if (manifest_set_add_last(in, 0, 0)) {
+        in->nnodes--;
+        return manifest_nomem(c);
+    }
+    return 0;
+}
+
+int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line)
+{
+    struct manifest_input *in = c->in;
+    struct kube_priority_class pc;
+    size_t i;
+    int rc;
+
+    memset(&pc, 0, sizeof(pc));
+    rc = kube_priority_class_decode(obj, &in->arena, c->lines, NULL, &pc, c->err);
+    if (rc)
+        return rc;
+    for (i = 0; i < in->nclasses; i++) {
+        if (!strcmp(in->classes[i].name, pc.name))
+            return manifest_fail(c, line, "metadata.name", -EEXIST,
+                                 "priorityclasses.scheduling.k8s.io \"%s\" already exists",
+                                 pc.name);
+        if (pc.global_default && in->classes[i].global_default)
+            return manifest_fail(
+                c, manifest_line_of(c, json_object_get(obj, "globalDefault"), line),
+                "globalDefault", -EINVAL,
+                "Forbidden: PriorityClass %s is already marked as default. Only one "
+                "default can exist",
+                in->classes[i].name);
+    }
+    if (manifest_grow((void **)&in->classes, &in->priv->cap_classes, in->nclasses + 1,
+                      sizeof(*in->classes)))
+        return manifest_nomem(c);
+    in->classes[in->nclasses++] = pc;
+    return 0;
+}
+
+int manifest_finish_priorities(struct manifest_input *in, struct err *err)
+{
+    const struct kube_priority_class *def = NULL;
+    size_t i, j;
+
+    for (j = 0; j < in->nclasses; j++)
+        if (in->classes[j].global_default)
+            def = &in->classes[j];
+    for (i = 0; i < in->npods; i++) {
+        struct kube_pod *p = &in->pods[i];
+        const struct kube_priority_class *pc = NULL;
+
+        if (p->priority_class_name && *p->priority_class_name) {
+            pc = manifest_find_class(in, p->priority_class_name);
+            if (!pc) {
+                err_set(err, -ENOENT, "no PriorityClass with name %s was found",
+                        p->priority_class_name);
+                err_at(err, p->source_file, p->source_line, 0);
+                err_field(err, p->owner.kind ? "spec.template.spec.priorityClassName"
+                                             : "spec.priorityClassName");
+                return -ENOENT;
+            }
+        } else if (def) {
+            pc = def;
+            p->priority_class_name = def->name;
+        }
+        if (pc && pc->preempt_never)
+            p->preempt_never = true;
+        if (!p->has_priority)
+            p->priority = pc ? pc->value : 0;
+        p->has_priority = true;
+    }
+    return 0;
+}

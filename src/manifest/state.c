@@ -1,0 +1,307 @@
+/* state.c - the loader's shared state: error and warning reporting, the name sets, snapshots
+ * (see state.h). */
+#include "manifest/state.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers ---- */
+
+uint64_t manifest_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+
+    while (n--) {
+        h ^= *s++;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+int manifest_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *p;
+
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    p = realloc(*arr, ncap * elem);
+    if (!p)
+        return -ENOMEM;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+/* manifest_shrink reallocates *arr to exactly n elements; on failure it keeps the larger block. */
+void manifest_shrink(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    void *p;
+
+    if (!n || n == *cap)
+        return;
+    p = realloc(*arr, n * elem);
+    if (p) {
+        *arr = p;
+        *cap = n;
+    }
+}
+
+const char *manifest_jstr(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int manifest_line_of(const struct manifest_ctx *c, const json_t *v, int fallback)
+{
+    int l = kube_lines_find(c->lines, v);
+
+    return l > 0 ? l : fallback;
+}
+
+int manifest_fail(struct manifest_ctx *c, int line, const char *field, int code, const char *fmt,
+                  ...)
+{
+    va_list ap;
+
+    if (!c->err)
+        return code;
+    c->err->code = code;
+    va_start(ap, fmt);
+    vsnprintf(c->err->msg, sizeof(c->err->msg), fmt, ap);
+    va_end(ap);
+    err_at(c->err, c->file, line, 0);
+    err_field(c->err, field);
+    return code;
+}
+
+int manifest_nomem(struct manifest_ctx *c)
+{
+    return manifest_fail(c, 0, NULL, -ENOMEM, "out of memory");
+}
+
+int manifest_warn(struct manifest_input *in, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    char *s;
+
+    if (in->nwarnings >= MANIFEST_WARNINGS_MAX) {
+        in->priv->warnings_dropped++;
+        return 0;
+    }
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (manifest_grow((void **)&in->warnings, &in->priv->cap_warnings, in->nwarnings + 1,
+                      sizeof(*in->warnings)))
+        return -ENOMEM;
+    s = arena_strdup(&in->arena, buf);
+    if (!s)
+        return -ENOMEM;
+    in->warnings[in->nwarnings++] = s;
+    return 0;
+}
+
+/* ---- name sets ---- */
+
+uint64_t manifest_pod_key_hash(const char *ns, const char *name)
+{
+    uint64_t h = manifest_fnv1a(MANIFEST_FNV_OFFSET, ns, strlen(ns) + 1);
+
+    return manifest_fnv1a(h, name, strlen(name));
+}
+
+static int set_grow(struct manifest_name_set *s, size_t need)
+{
+    if ((need + 1) * 2 <= s->cap)
+        return 0;
+    return -EAGAIN; /* the caller rebuilds with a larger table */
+}
+
+/* pod_key gives the namespace and name of pod set entry i (a pod or a stub) */
+static void pod_key(const struct manifest_input *in, uint32_t i, const char **ns, const char **name)
+{
+    if (i & MANIFEST_STUB_BIT) {
+        *ns = in->priv->stubs[i & ~MANIFEST_STUB_BIT].ns;
+        *name = in->priv->stubs[i & ~MANIFEST_STUB_BIT].name;
+    } else {
+        *ns = in->pods[i].namespace_;
+        *name = in->pods[i].name;
+    }
+}
+
+/* manifest_pod_where gives the file and line pod set entry i came from */
+void manifest_pod_where(const struct manifest_input *in, uint32_t i, const char **file, int *line)
+{
+    if (i & MANIFEST_STUB_BIT) {
+        *file = in->priv->stubs[i & ~MANIFEST_STUB_BIT].file;
+        *line = in->priv->stubs[i & ~MANIFEST_STUB_BIT].line;
+    } else {
+        *file = in->pods[i].source_file;
+        *line = in->pods[i].source_line;
+    }
+    if (!*file)
+        *file = "?";
+}
+
+/* set_find returns the slot holding (ns, name), or the empty slot where it would go.
+ * ns == NULL means the node set. */
+static size_t set_slot(const struct manifest_input *in, const struct manifest_name_set *s,
+                       const char *ns, const char *name)
+{
+    size_t h = (size_t)(ns ? manifest_pod_key_hash(ns, name)
+                           : manifest_fnv1a(MANIFEST_FNV_OFFSET, name, strlen(name)));
+
+    h &= s->cap - 1;
+    while (s->slots[h]) {
+        uint32_t i = s->slots[h] - 1;
+
+        if (ns) {
+            const char *ins, *iname;
+
+            pod_key(in, i, &ins, &iname);
+            if (!strcmp(iname, name) && !strcmp(ins, ns))
+                return h;
+        } else if (!strcmp(in->nodes[i].name, name)) {
+            return h;
+        }
+        h = (h + 1) & (s->cap - 1);
+    }
+    return h;
+}
+
+/* manifest_set_rebuild makes s index the first n pods (pods != 0) or nodes, with room for more.
+ * Duplicates keep the first. */
+int manifest_set_rebuild(struct manifest_input *in, struct manifest_name_set *s, int pods, size_t n,
+                         size_t room)
+{
+    size_t cap = 64, i, nstubs = pods && in->priv ? in->priv->nstubs : 0;
+
+    while (cap < (n + nstubs + room + 1) * 2)
+        cap *= 2;
+    free(s->slots);
+    s->slots = calloc(cap, sizeof(*s->slots));
+    s->cap = s->slots ? cap : 0;
+    s->n = 0;
+    if (!s->slots)
+        return -ENOMEM;
+    for (i = 0; i < n; i++) {
+        size_t h = pods ? set_slot(in, s, in->pods[i].namespace_, in->pods[i].name)
+                        : set_slot(in, s, NULL, in->nodes[i].name);
+
+        if (!s->slots[h]) {
+            s->slots[h] = (uint32_t)(i + 1);
+            s->n++;
+        }
+    }
+    for (i = 0; i < nstubs; i++) {
+        size_t h = set_slot(in, s, in->priv->stubs[i].ns, in->priv->stubs[i].name);
+
+        if (!s->slots[h]) {
+            s->slots[h] = ((uint32_t)i | MANIFEST_STUB_BIT) + 1;
+            s->n++;
+        }
+    }
+    return 0;
+}
+
+/* manifest_pod_set_find returns the pod set entry of ns/name (MANIFEST_STUB_BIT set for a stub), or
+ * -1 */
+long manifest_pod_set_find(const struct manifest_input *in, const char *ns, const char *name)
+{
+    const struct manifest_name_set *s = &in->priv->pod_set;
+    size_t h;
+
+    if (!s->cap)
+        return -1;
+    h = set_slot(in, s, ns, name);
+    return s->slots[h] ? (long)s->slots[h] - 1 : -1;
+}
+
+long manifest_node_set_find(const struct manifest_input *in, const char *name)
+{
+    const struct manifest_name_set *s = &in->priv->node_set;
+    size_t h;
+
+    if (!s->cap)
+        return -1;
+    h = set_slot(in, s, NULL, name);
+    return s->slots[h] ? (long)s->slots[h] - 1 : -1;
+}
+
+/* manifest_set_add_last records the last pod (or node, or stub when stub is set) of its array,
+ * already checked to be new. */
+int manifest_set_add_last(struct manifest_input *in, int pods, int stub)
+{
+    struct manifest_name_set *s = pods ? &in->priv->pod_set : &in->priv->node_set;
+    size_t n = pods ? in->npods : in->nnodes;
+    const struct manifest_pod_stub *st = stub ? &in->priv->stubs[in->priv->nstubs - 1] : NULL;
+    size_t h;
+
+    if (!s->cap || set_grow(s, s->n + 1))
+        return manifest_set_rebuild(in, s, pods, n, n + in->priv->nstubs);
+    if (st)
+        h = set_slot(in, s, st->ns, st->name);
+    else
+        h = pods ? set_slot(in, s, in->pods[n - 1].namespace_, in->pods[n - 1].name)
+                 : set_slot(in, s, NULL, in->nodes[n - 1].name);
+    s->slots[h] = st ? ((uint32_t)(in->priv->nstubs - 1) | MANIFEST_STUB_BIT) + 1 : (uint32_t)n;
+    s->n++;
+    return 0;
+}
+
+void manifest_snapshot_take(const struct manifest_input *in, struct manifest_snapshot *s)
+{
+    s->nnodes = in->nnodes;
+    s->npods = in->npods;
+    s->nclasses = in->nclasses;
+    s->nwarnings = in->nwarnings;
+    s->nds = in->priv->nds;
+    s->dropped = in->priv->warnings_dropped;
+    s->nstubs = in->priv->nstubs;
+    s->ntaken = in->ntaken;
+}
+
+void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
+{
+    int rebuild = in->npods != s->npods || in->nnodes != s->nnodes || in->priv->nstubs != s->nstubs;
+
+    in->nnodes = s->nnodes;
+    in->npods = s->npods;
+    in->nclasses = s->nclasses;
+    in->nwarnings = s->nwarnings;
+    in->priv->nds = s->nds;
+    in->priv->warnings_dropped = s->dropped;
+    in->priv->nstubs = s->nstubs;
+    in->ntaken = s->ntaken;
+    if (rebuild) {
+        /* best effort: on failure the sets are empty and lookups rebuild them */
+        if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))
+            in->priv->pod_set.cap = 0;
+        if (manifest_set_rebuild(in, &in->priv->node_set, 0, in->nnodes, 0))
+            in->priv->node_set.cap = 0;
+    }
+}
+
+int manifest_priv_ensure(struct manifest_input *in, struct err *err)
+{
+    if (!in->priv) {
+        in->priv = calloc(1, sizeof(*in->priv));
+        if (!in->priv)
+            return err_set(err, -ENOMEM, "out of memory");
+    }
+    if ((!in->priv->pod_set.cap && manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0)) ||
+        (!in->priv->node_set.cap &&
+         manifest_set_rebuild(in, &in->priv->node_set, 0, in->nnodes, 0)))
+        return err_set(err, -ENOMEM, "out of memory");
+    return 0;
+}

@@ -1,0 +1,145 @@
+/* state.h - what the manifest loader's modules share (not for callers of manifest.h): the
+ * load context and the private part of a struct manifest_input, the name sets that keep pod
+ * and node names unique, snapshots that roll a failed load back, and the reporting of errors
+ * and warnings with file, line and field.
+ *
+ * The loader: manifest.c (the API of manifest.h) reads through source.c (files, standard input,
+ * JSON streams), which hands each document to kinds.c; kinds.c sends each object to
+ * objects.c (Pod, Node, PriorityClass) or workload.c (controllers expanded to pods), which
+ * name pods with names.c. Everything here is below all of them. */
+#ifndef MANIFEST_STATE_H
+#define MANIFEST_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "kube/object.h"
+#include "kube/yaml.h"
+#include "manifest/manifest.h"
+
+#define MANIFEST_WARNINGS_MAX 1000
+#define MANIFEST_FNV_OFFSET 0xcbf29ce484222325ULL
+
+enum manifest_kind_id {
+    MANIFEST_KIND_NODE,
+    MANIFEST_KIND_POD,
+    MANIFEST_KIND_DEPLOYMENT,
+    MANIFEST_KIND_REPLICASET,
+    MANIFEST_KIND_REPLICATION_CONTROLLER,
+    MANIFEST_KIND_STATEFULSET,
+    MANIFEST_KIND_JOB,
+    MANIFEST_KIND_DAEMONSET,
+    MANIFEST_KIND_PRIORITY_CLASS,
+};
+
+struct manifest_kind {
+    const char *kind;
+    const char *group;  /* "" = core "v1" */
+    const char *group2; /* older group still accepted, or NULL */
+    enum manifest_kind_id id;
+};
+
+/* A DaemonSet waiting for manifest_input_finish, which knows every node. */
+struct manifest_pending_ds {
+    struct kube_pod tmpl; /* the decoded template, namespace and owner set */
+    size_t pos;           /* pod index where the DaemonSet appeared */
+};
+
+/* A bound pod passed to opts.take_bound: what is kept of it (strings in stub_arena). */
+struct manifest_pod_stub {
+    const char *ns, *name, *node, *file;
+    int line;
+};
+
+/* Open-addressing set of indices (+1; 0 = empty) into in->pods or in->nodes; in the pod set,
+ * an index with MANIFEST_STUB_BIT set is one of priv->stubs. */
+#define MANIFEST_STUB_BIT 0x80000000u
+
+struct manifest_name_set {
+    uint32_t *slots;
+    size_t cap; /* power of two */
+    size_t n;
+};
+
+struct manifest_input_priv {
+    size_t cap_nodes, cap_pods, cap_classes, cap_warnings;
+    struct manifest_pending_ds *ds;
+    size_t nds, cap_ds;
+    struct manifest_name_set pod_set, node_set;
+    size_t warnings_dropped;
+    const char *last_ns;             /* manifest_namespace_intern */
+    struct manifest_pod_stub *stubs; /* bound pods passed to opts.take_bound, input order */
+    size_t nstubs, cap_stubs;
+    struct arena stub_arena;
+    struct arena node_arena;         /* decoded nodes, apart so manifest_input_trim can free them */
+    const char *stub_ns, *stub_node; /* the last ones copied, reused while they repeat */
+    int bound_kept;                  /* a bound pod went to pods[]: no more hand-offs */
+};
+
+struct manifest_snapshot {
+    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken;
+};
+
+struct manifest_ctx {
+    struct manifest_input *in;
+    const char *file; /* arena copy */
+    struct kube_lines *lines;
+    struct err *err;
+    int in_items;      /* items of a root list are being loaded */
+    int items_dropped; /* ... but the root is not a list */
+    struct manifest_snapshot items_snap;
+};
+
+/* manifest_fnv1a hashes n bytes at p into h (start with MANIFEST_FNV_OFFSET). */
+uint64_t manifest_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* manifest_grow makes *arr (elem-sized items, *cap of them) hold at least need, doubling;
+ * 0 or -ENOMEM (the array is unchanged). manifest_shrink reallocates it to exactly n items,
+ * keeping the larger block when that fails. */
+int manifest_grow(void **arr, size_t *cap, size_t need, size_t elem);
+void manifest_shrink(void **arr, size_t *cap, size_t n, size_t elem);
+
+/* manifest_jstr returns o[key] when it is a string, else NULL. */
+const char *manifest_jstr(const json_t *o, const char *key);
+
+/* manifest_line_of returns the source line of v, or fallback when unknown. */
+int manifest_line_of(const struct manifest_ctx *c, const json_t *v, int fallback);
+
+/* manifest_fail fills c->err (file, line, field, code, message) and returns code;
+ * manifest_nomem is manifest_fail's "out of memory". */
+int manifest_fail(struct manifest_ctx *c, int line, const char *field, int code, const char *fmt,
+                  ...) __attribute__((format(printf, 5, 6)));
+int manifest_nomem(struct manifest_ctx *c);
+
+/* manifest_warn appends a warning line to in (at most MANIFEST_WARNINGS_MAX are kept, the rest
+ * counted); 0 or -ENOMEM. */
+int manifest_warn(struct manifest_input *in, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The name sets. manifest_pod_key_hash hashes namespace/name. manifest_pod_set_find returns
+ * the pod set entry of ns/name (MANIFEST_STUB_BIT set for a handed-off pod), or -1;
+ * manifest_node_set_find the node index, or -1. manifest_pod_where gives the file and line a
+ * pod set entry came from. manifest_set_add_last records the last pod (pods != 0, or the last
+ * stub when stub != 0) or node of its array, already checked to be new; manifest_set_rebuild
+ * makes s index the first n pods or nodes with room for more. Both return 0 or -ENOMEM. */
+uint64_t manifest_pod_key_hash(const char *ns, const char *name);
+long manifest_pod_set_find(const struct manifest_input *in, const char *ns, const char *name);
+long manifest_node_set_find(const struct manifest_input *in, const char *name);
+void manifest_pod_where(const struct manifest_input *in, uint32_t i, const char **file, int *line);
+int manifest_set_add_last(struct manifest_input *in, int pods, int stub);
+int manifest_set_rebuild(struct manifest_input *in, struct manifest_name_set *s, int pods, size_t n,
+                         size_t room);
+
+/* manifest_snapshot_take records the input's counters; manifest_snapshot_restore rolls the
+ * input back to them (a failed load leaves nothing behind) and rebuilds the name sets. */
+void manifest_snapshot_take(const struct manifest_input *in, struct manifest_snapshot *s);
+void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s);
+
+/* manifest_priv_ensure allocates in->priv and its name sets when missing; 0 or -ENOMEM. */
+int manifest_priv_ensure(struct manifest_input *in, struct err *err);
+
+#endif

@@ -1,0 +1,122 @@
+/* cluster.h - the scheduler's view of the cluster: nodes and the pods counted on them,
+ * updated incrementally. The last section is for the core's own modules. */
+#ifndef SCHED_CLUSTER_H
+#define SCHED_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "kube/object.h"
+#include "sched/profile.h"
+
+/* The scheduler's view of the cluster: nodes and the pods assigned to them (bound pods and
+ * "assumed" pods whose bind is in flight). Every update is incremental, O(labels + taints)
+ * for a node and O(containers) for a pod; nothing is rebuilt per scheduling cycle. The
+ * cluster copies what it keeps: the objects passed in are borrowed for the call only.
+ *
+ * Node order (the order of sched_explain's rows and of the tie-break scan) is insertion
+ * order; removing a node moves the last node into its place. Pods are keyed by
+ * namespace/name. Pods of a node that is not (or no longer) in the cluster are kept and count
+ * again when a node of that name is added, as kube-scheduler's cache does. */
+struct sched_cluster;
+
+/* sched_cluster_new returns an empty cluster, or NULL when out of memory. Free it with
+ * sched_cluster_free (accepts NULL). */
+struct sched_cluster *sched_cluster_new(void);
+void sched_cluster_free(struct sched_cluster *c);
+
+/* sched_cluster_add_node adds a node, or replaces the node of the same name (labels, taints,
+ * unschedulable, allocatable) keeping its pods. Returns 0, or -ENOMEM / -EINVAL (empty name)
+ * with err set. sched_cluster_update_node is the same call under the name serve uses. */
+int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node, struct err *err);
+int sched_cluster_update_node(struct sched_cluster *c, const struct kube_node *node,
+                              struct err *err);
+
+/* sched_cluster_remove_node removes the node called name. Returns 0, or -ENOENT. */
+int sched_cluster_remove_node(struct sched_cluster *c, const char *name);
+
+/* sched_cluster_add_pod records an assigned pod (pod->node_name set): its requests, host
+ * ports and priority count on that node. An existing entry with the same namespace/name is
+ * replaced, which is how a bound pod confirms an assumed one. A pod with an empty node_name or
+ * phase Succeeded/Failed removes a bound entry of that name but leaves an assumed entry in
+ * place (its bind is still in flight). Returns 0 or -ENOMEM with err set. */
+int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct err *err);
+
+/* sched_cluster_remove_pod removes the pod namespace/name (bound or assumed). Returns 0, or
+ * -ENOENT. */
+int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, const char *name);
+
+/* sched_cluster_assume_pod records pod as running on node_name before its bind completes, so
+ * the next scheduling cycles see its resources and ports (pod->node_name is ignored). Returns
+ * 0, -EEXIST when the pod is already in the cluster, or -ENOMEM. */
+int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod,
+                             const char *node_name, struct err *err);
+
+/* sched_cluster_forget_pod drops an assumed pod whose bind failed. Returns 0, -ENOENT when
+ * absent, or -EINVAL when the pod is bound (confirmed) rather than assumed. */
+int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, const char *name);
+
+/* sched_cluster_node_count returns the number of nodes (N of "0/N nodes are available"). */
+size_t sched_cluster_node_count(const struct sched_cluster *c);
+
+/* What a node has and what its pods request, for `gpusched nodes`. */
+struct sched_node_usage {
+    const char *name; /* borrowed from the cluster; valid until the node changes */
+    size_t npods;     /* pods counted on the node (bound + assumed) */
+    int64_t allocatable_pods;
+    int64_t allocatable_cpu_milli, requested_cpu_milli;
+    int64_t allocatable_memory, requested_memory;
+    int64_t allocatable_ephemeral, requested_ephemeral;
+    int64_t allocatable_gpu, requested_gpu; /* nvidia.com/gpu */
+    bool unschedulable;
+};
+
+/* sched_cluster_node_usage fills u for the node called name. Returns 0 or -ENOENT. */
+int sched_cluster_node_usage(const struct sched_cluster *c, const char *name,
+                             struct sched_node_usage *u);
+
+/* sched_cluster_node_at fills u for the node at index i (< sched_cluster_node_count), in node
+ * order. Returns 0 or -ENOENT. */
+int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_node_usage *u);
+
+/* ---------------------------------------------------------------------------------------
+ * Internal to the scheduling core: pods by key, node classes, the reason strings and a
+ * slot's usage (the types are in sched-int.h)
+ * ------------------------------------------------------------------------------------- */
+
+struct sched_pod;
+struct sched_class;
+struct sched_slot;
+struct sched_scalar;
+
+/* sched_cluster_find_pod returns the pod ns/name counted in the cluster, or NULL. */
+struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
+                                         const char *name);
+
+/* sched_cluster_refresh_classes recomputes every present node's class from scratch (after
+ * the interesting keys changed, or when too many classes are dead); 0 or -ENOMEM.
+ * sched_cluster_mark_interesting makes a label key part of the class key (a pod looked at
+ * it); the classes are refreshed before the next cycle when nodes carry it. */
+int sched_cluster_refresh_classes(struct sched_cluster *c);
+int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key);
+
+/* The reason strings counted in the FailedScheduling message, as ids of c->reasons:
+ * "Insufficient <resource rid>", and the untolerated-taint wording of class cl's taint ti.
+ * SCHED_NOID when out of memory. sched_plugin_name names a SCHED_PL_* plugin (NULL for
+ * none). */
+uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid);
+uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uint32_t ti,
+                            enum sched_taint_wording w);
+const char *sched_plugin_name(int plugin);
+
+/* sched_slot_scalar returns the slot's entry for scalar resource rid, or NULL. */
+const struct sched_scalar *sched_slot_scalar(const struct sched_slot *s, uint32_t rid);
+
+/* sched_slot_usage_apply removes (sign -1) or re-adds (+1) a pod's usage on its slot
+ * (preemption dry runs use their own copies). */
+void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
+                            int sign);
+
+#endif

@@ -1,0 +1,24 @@
+/* intern.h - strings to dense uint32 ids (labels, taints, node and resource names, reasons),
+ * so the core compares and hashes integers; internal to the scheduling core. */
+#ifndef SCHED_INTERN_H
+#define SCHED_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "sched/sched-int.h"
+
+/* sched_intern_init prepares an empty table; 0 or -ENOMEM. sched_intern_release frees it. */
+int sched_intern_init(struct sched_intern *t);
+void sched_intern_release(struct sched_intern *t);
+
+/* sched_intern_add returns the id of s, adding it (with its value as a base-10 int64 when it
+ * is one); SCHED_NOID when out of memory. sched_intern_find returns the id of s, or
+ * SCHED_NOID when absent. */
+uint32_t sched_intern_add(struct sched_intern *t, const char *s);
+uint32_t sched_intern_find(const struct sched_intern *t, const char *s);
+
+/* sched_hash_bytes is the core's hash (32-bit FNV-1a) of n bytes at p, continuing from h
+ * (2166136261 to start). */
+uint32_t sched_hash_bytes(const void *p, size_t n, uint32_t h);
+
+#endif

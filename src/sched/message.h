@@ -1,0 +1,25 @@
+/* message.h - the FailedScheduling text: the histogram of reasons and FitError.Error();
+ * internal to the scheduling core. */
+#ifndef SCHED_MESSAGE_H
+#define SCHED_MESSAGE_H
+
+#include <stdint.h>
+#include "sched/sched-int.h"
+
+/* A histogram of reason ids (struct sched_hist, zero-initialised): sched_hist_add counts n
+ * nodes for reason, sched_hist_add_node a node's row (several reasons for NodeResourcesFit);
+ * 0 or -ENOMEM. sched_hist_release frees it. */
+int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n);
+int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
+                        const struct sched_nodeout *o);
+void sched_hist_release(struct sched_hist *h);
+
+/* sched_fit_error formats "0/N nodes are available: <sorted histogram>." (or the PreFilter's
+ * message instead of the histogram); malloc'ed, NULL when out of memory. */
+char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct sched_hist *h,
+                      const char *prefilter_msg);
+
+/* sched_fit_reason is the reason id of bit of a NodeResourcesFit mask for pod cp. */
+uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, unsigned bit);
+
+#endif

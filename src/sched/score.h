@@ -1,0 +1,21 @@
+/* score.h - the score plugins' formulas, in kube-scheduler's arithmetic; internal to the
+ * scheduling core. */
+#ifndef SCHED_SCORE_H
+#define SCHED_SCORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "sched/profile.h"
+
+/* NodeResourcesFit LeastAllocated and NodeResourcesBalancedAllocation (cpu and memory, weight
+ * 1 each), GPUPlacement of the "gpu" profile, and NormalizeScore to 0..100 (reverse: the
+ * lowest raw score gets 100). */
+int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                                    int64_t req_mem);
+int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                             int64_t req_mem);
+int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
+                        int64_t pod_gpu);
+int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
+
+#endif

@@ -1,0 +1,67 @@
+/* events.h - the request bodies a scheduler writes: Binding, events.k8s.io/v1 Event, the
+ * PodScheduled condition patch and the Lease.
+ *
+ * Pure functions building JSON text exactly as kube-scheduler / client-go send it (research
+ * k8s-api-deviceplugin.md §4, §5). Every returned string is malloc'd and freed by the
+ * caller; NULL means out of memory. */
+#ifndef SERVE_EVENTS_H
+#define SERVE_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* The Event note limit of events.k8s.io/v1 (NoteLengthLimit). */
+#define SERVE_EVENT_NOTE_MAX 1024
+
+/* serve_event_note truncates msg as kube-scheduler does: longer than 1024 bytes becomes its
+ * first 1020 bytes + " ...". Returns a malloc'd copy. */
+char *serve_event_note(const char *msg);
+
+/* serve_time_micro / serve_time_rfc3339 format t (wall clock) as metav1.MicroTime
+ * "2006-01-02T15:04:05.000000Z" / metav1.Time "2006-01-02T15:04:05Z" into buf. */
+const char *serve_time_micro(const struct timespec *t, char *buf, size_t size);
+const char *serve_time_rfc3339(const struct timespec *t, char *buf, size_t size);
+
+/* serve_binding_json: the v1 Binding of pod ns/name (uid may be NULL or "") to node. */
+char *serve_binding_json(const char *ns, const char *name, const char *uid, const char *node);
+
+/* The event a scheduler writes about a pod. */
+struct serve_event {
+    const char *namespace_; /* the pod's */
+    const char *pod_name;
+    const char *pod_uid;    /* may be NULL */
+    const char *type;       /* "Normal" or "Warning" */
+    const char *reason;     /* "Scheduled", "FailedScheduling", "Preempted" */
+    const char *action;     /* "Binding", "Scheduling", "Preempting" */
+    const char *note;       /* truncated here to 1024 bytes */
+    const char *controller; /* reportingController: the scheduler name */
+    const char *instance;   /* reportingInstance: "<controller>-<hostname>" */
+};
+
+/* serve_event_json builds the events.k8s.io/v1 Event, named "<pod>.<hex UnixNano of now>"
+ * like client-go's recorder, with eventTime now. */
+char *serve_event_json(const struct serve_event *e, const struct timespec *now);
+
+/* serve_condition_patch_json builds the strategic merge patch of pods/{name}/status that sets
+ * PodScheduled=False with reason ("Unschedulable", "SchedulerError", "SchedulingGated") and
+ * the full message; nominated, when non-NULL, also sets status.nominatedNodeName ("" clears
+ * it). */
+char *serve_condition_patch_json(const char *reason, const char *message, const char *nominated,
+                                 const struct timespec *now);
+
+/* The coordination.k8s.io/v1 Lease record a leader writes. */
+struct serve_lease {
+    const char *namespace_;
+    const char *name;
+    const char *resource_version; /* NULL for a create */
+    const char *holder;           /* "" when released */
+    int32_t duration_s;
+    struct timespec acquire, renew;
+    int32_t transitions;
+};
+
+/* serve_lease_json builds the whole Lease object for a POST or PUT. */
+char *serve_lease_json(const struct serve_lease *l);
+
+#endif

@@ -1,0 +1,214 @@
+/* loop.c - the scheduling loop (see loop.h). */
+#include "serve/loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/clock.h"
+#include "kube/decode.h"
+#include "serve/events.h"
+#include "serve/log.h"
+#include "serve/objects.h"
+#include "serve/writes.h"
+
+static bool str_eq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* serve_report_failure writes the FailedScheduling event every time and the PodScheduled
+ * condition when its message or the nomination changed (kube-scheduler skips unchanged
+ * status updates too). */
+static void serve_report_failure(struct serve *s, struct serve_pending *pp, const char *reason,
+                                 const char *message, const char *nominated)
+{
+    if (strcmp(reason, "SchedulingGated"))
+        serve_write_event(s, pp->namespace_, pp->name, pp->uid, "Warning", "FailedScheduling",
+                          "Scheduling", message);
+    if (!str_eq(pp->last_message, message) ||
+        (nominated && !str_eq(pp->last_nominated, nominated))) {
+        free(pp->last_message);
+        pp->last_message = strdup(message);
+        if (nominated) {
+            free(pp->last_nominated);
+            pp->last_nominated = strdup(nominated);
+        }
+        serve_write_status(s, pp->namespace_, pp->name, reason, message, nominated);
+    }
+}
+
+static void serve_schedule_one(struct serve *s, const struct serve_queue_item *it)
+{
+    struct serve_pending *pp = it->data;
+    struct arena a = ARENA_INIT;
+    struct sched_result res;
+    struct kube_pod pod;
+    struct err err;
+    json_error_t jerr;
+    json_t *obj = NULL;
+    char msg[1200], key[600], ns_buf[256], name_buf[256];
+    double t0, t1;
+    size_t i;
+    int rc;
+
+    memset(&res, 0, sizeof(res));
+    err_clear(&err);
+    snprintf(key, sizeof(key), "%s", it->key);
+    t0 = mono_now();
+    {
+        /* a reservation left by a bind whose outcome was unknown: drop it before trying
+         * again; if the pod turned out bound meanwhile, it is done */
+        const struct serve_assumed *ap = keymap_get(&s->assumed, key);
+
+        if (ap && !strcmp(ap->uid, pp->uid)) {
+            serve_split_key(key, ns_buf, sizeof(ns_buf), name_buf, sizeof(name_buf));
+            if (sched_cluster_forget_pod(s->cluster, ns_buf, name_buf) == -EINVAL) {
+                serve_unassume(s, key);
+                serve_pending_free(serve_queue_done(s->queue, key));
+                goto out;
+            }
+            serve_unassume(s, key);
+        }
+    }
+    obj = json_loads(pp->json, 0, &jerr);
+    if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
+        serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
+                  obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
+        goto out;
+    }
+    rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
+    t1 = mono_now();
+    serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
+    if (rc) {
+        serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
+                  err_format(&err, msg, sizeof(msg)));
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+        serve_queue_backoff(s->queue, key, mono_ms());
+        goto out;
+    }
+    switch (res.outcome) {
+    case SCHED_SCHEDULED: {
+        struct serve_task *t;
+        struct serve_assumed *ap;
+        void *old_ap = NULL;
+        char path[700], *body;
+
+        rc = sched_cluster_assume_pod(s->cluster, &pod, res.node, &err);
+        if (rc == -EEXIST) {
+            /* already in the cache: bound meanwhile */
+            serve_pending_free(serve_queue_done(s->queue, key));
+            break;
+        }
+        if (rc) {
+            serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
+                      err_format(&err, msg, sizeof(msg)));
+            serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+            serve_queue_backoff(s->queue, key, mono_ms());
+            break;
+        }
+        ap = malloc(sizeof(*ap) + strlen(key) + strlen(pp->uid) + 2);
+        if (ap) {
+            strcpy(ap->key, key);
+            ap->uid = ap->key + strlen(key) + 1;
+            strcpy(ap->uid, pp->uid);
+            if (keymap_put(&s->assumed, ap->key, ap, &old_ap))
+                free(ap);
+            free(old_ap);
+        }
+        body = serve_binding_json(pp->namespace_, pp->name, pp->uid, res.node);
+        serve_pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
+        t = body ? serve_task_new(SERVE_TASK_BIND, "POST", path, "application/json", body) : NULL;
+        free(body);
+        if (!t || !(t->node = strdup(res.node)) || !(t->uid = strdup(pp->uid))) {
+            serve_task_free(t);
+            sched_cluster_forget_pod(s->cluster, pp->namespace_, pp->name);
+            serve_unassume(s, key);
+            serve_queue_backoff(s->queue, key, mono_ms());
+            break;
+        }
+        t->queued_ms = it->added_ms;
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.attempts[SERVE_RESULT_SCHEDULED]++;
+        s->metrics.in_flight_binds++;
+        serve_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
+        pthread_mutex_unlock(&s->metrics.mu);
+        serve_log('I', 3, "\"Attempting to bind pod to node\" pod=\"%s\" node=\"%s\"", key,
+                  res.node);
+        serve_write_submit(s, t, key);
+        break;
+    }
+    case SCHED_UNSCHEDULABLE:
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE]++;
+        serve_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
+        if (res.nvictims)
+            s->metrics.preemption_attempts++;
+        pthread_mutex_unlock(&s->metrics.mu);
+        for (i = 0; i < res.nvictims; i++) {
+            const struct sched_victim *v = &res.victims[i];
+            char path[700], vkey[600], note[1200];
+
+            serve_pod_path(path, sizeof(path), v->namespace_, v->name, NULL);
+            snprintf(vkey, sizeof(vkey), "%s/%s", v->namespace_, v->name);
+            serve_write_submit(s, serve_task_new(SERVE_TASK_DELETE, "DELETE", path, NULL, NULL),
+                               vkey);
+            snprintf(note, sizeof(note), "Preempted by pod %s on node %s", pp->uid,
+                     res.nominated_node ? res.nominated_node : "");
+            serve_write_event(s, v->namespace_, v->name, NULL, "Normal", "Preempted", "Preempting",
+                              note);
+            serve_log('I', 2, "\"Preempting pod\" victim=\"%s\" preemptor=\"%s\" node=\"%s\"", vkey,
+                      key, res.nominated_node ? res.nominated_node : "");
+        }
+        serve_log('I', 2, "\"Unable to schedule pod; no fit; waiting\" pod=\"%s\" err=\"%s\"", key,
+                  res.message ? res.message : "");
+        serve_report_failure(s, pp, "Unschedulable", res.message ? res.message : "",
+                             res.nominated_node);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
+        break;
+    case SCHED_GATED:
+        serve_report_failure(s, pp, "SchedulingGated",
+                             "Scheduling is blocked due to non-empty scheduling gates", NULL);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
+        break;
+    }
+out:
+    sched_result_release(&res);
+    json_decref(obj);
+    arena_free(&a);
+}
+
+void serve_loop(struct serve *s)
+{
+    int64_t last_flush = mono_ms();
+
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        const struct serve_queue_item *it;
+        int64_t t = mono_ms(), next;
+
+        serve_update_gauges(s);
+        if (!s->nodes_synced || !s->pods_synced || !serve_leading(s)) {
+            serve_wait(s, 200);
+            continue;
+        }
+        if (t - last_flush >= 1000) {
+            serve_queue_flush(s->queue, t);
+            last_flush = t;
+        }
+        it = serve_queue_pop(s->queue, t);
+        if (!it) {
+            next = serve_queue_next_ms(s->queue, t);
+            serve_wait(s, next < 0 || next > 1000 ? 1000 : next + 1);
+            continue;
+        }
+        serve_schedule_one(s, it);
+        serve_yield(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+}

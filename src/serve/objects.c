@@ -1,0 +1,99 @@
+/* objects.c - pending pods, node fingerprints and JSON accessors (see objects.h). */
+#include "serve/objects.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *serve_jstr(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = json_object_get(obj, a);
+
+    if (b)
+        v = json_object_get(v, b);
+    return json_string_value(v);
+}
+
+const char *serve_pod_node_name(json_t *pod)
+{
+    const char *n = serve_jstr(pod, "spec", "nodeName");
+
+    return n ? n : "";
+}
+
+const char *serve_pod_scheduler_name(json_t *pod)
+{
+    const char *n = serve_jstr(pod, "spec", "schedulerName");
+
+    return n && *n ? n : "default-scheduler";
+}
+
+void serve_pending_free(void *p)
+{
+    struct serve_pending *pp = p;
+
+    if (!pp)
+        return;
+    free(pp->json);
+    free(pp->namespace_);
+    free(pp->name);
+    free(pp->uid);
+    free(pp->last_message);
+    free(pp->last_nominated);
+    free(pp);
+}
+
+/* serve_pending_new keeps what scheduling needs from a pod: the JSON without managedFields and
+ * status (except status.nominatedNodeName). */
+struct serve_pending *serve_pending_new(json_t *obj)
+{
+    struct serve_pending *pp = calloc(1, sizeof(*pp));
+    json_t *copy = json_copy(obj), *md = json_copy(json_object_get(obj, "metadata"));
+    const char *ns = serve_jstr(obj, "metadata", "namespace"),
+               *name = serve_jstr(obj, "metadata", "name");
+    const char *uid = serve_jstr(obj, "metadata", "uid"),
+               *nom = serve_jstr(obj, "status", "nominatedNodeName");
+
+    if (!pp || !copy || !md)
+        goto fail;
+    json_object_del(md, "managedFields");
+    json_object_set_new(copy, "metadata", md);
+    md = NULL;
+    json_object_del(copy, "status");
+    if (nom && *nom)
+        json_object_set_new(copy, "status", json_pack("{s:s}", "nominatedNodeName", nom));
+    pp->json = json_dumps(copy, JSON_COMPACT);
+    pp->namespace_ = strdup(ns && *ns ? ns : "default");
+    pp->name = strdup(name ? name : "");
+    pp->uid = strdup(uid ? uid : "");
+    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid)
+        goto fail;
+    json_decref(copy);
+    return pp;
+fail:
+    json_decref(md);
+    json_decref(copy);
+    serve_pending_free(pp);
+    return NULL;
+}
+
+/* serve_node_fingerprint hashes what can change a node's fitness: labels, taints, unschedulable,
+ * allocatable (status heartbeats change none of them). */
+uint64_t serve_node_fingerprint(json_t *node)
+{
+    json_t *parts =
+        json_pack("[O?,O?,O?,O?]", json_object_get(json_object_get(node, "metadata"), "labels"),
+                  json_object_get(json_object_get(node, "spec"), "taints"),
+                  json_object_get(json_object_get(node, "spec"), "unschedulable"),
+                  json_object_get(json_object_get(node, "status"), "allocatable"));
+    char *s = parts ? json_dumps(parts, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    uint64_t h = 1469598103934665603ULL;
+    const char *p;
+
+    for (p = s; p && *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= 1099511628211ULL;
+    }
+    free(s);
+    json_decref(parts);
+    return h;
+}

@@ -1,0 +1,38 @@
+/* objects.h - what serve keeps of the API's objects between events: a pending pod as its
+ * JSON (decoded again at each attempt, which keeps a large backlog small), a node's
+ * fingerprint, and the few fields read straight from the JSON of a watch event. */
+#ifndef SERVE_OBJECTS_H
+#define SERVE_OBJECTS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* A pending pod of ours, as kept in the queue: its JSON (decoded again at each attempt, which
+ * keeps the resident size of a large backlog small) and what was last reported about it. */
+struct serve_pending {
+    char *json;
+    char *namespace_, *name, *uid;
+    char *last_message; /* last FailedScheduling text written to the status, NULL if none */
+    char *last_nominated;
+};
+
+/* serve_pending_new keeps what scheduling needs from a pod: its JSON without managedFields
+ * and status (except status.nominatedNodeName), and its namespace, name and uid. NULL when
+ * out of memory. serve_pending_free frees one (NULL is fine; the void * suits the queue). */
+struct serve_pending *serve_pending_new(json_t *obj);
+void serve_pending_free(void *p);
+
+/* serve_node_fingerprint hashes what can change a node's fitness: labels, taints,
+ * unschedulable, allocatable (status heartbeats change none of them). */
+uint64_t serve_node_fingerprint(json_t *node);
+
+/* serve_jstr returns obj[a] (or obj[a][b]) when it is a string, else NULL. */
+const char *serve_jstr(json_t *obj, const char *a, const char *b);
+
+/* A pod's spec.nodeName ("" when unbound) and spec.schedulerName (default-scheduler when
+ * unset). */
+const char *serve_pod_node_name(json_t *pod);
+const char *serve_pod_scheduler_name(json_t *pod);
+
+#endif

@@ -1,0 +1,445 @@
+/* queue.c - active heap, backoff heap and unschedulable set of pending pods (see queue.h).
+ *
+ * Every entry sits in the key map; heap members also record their heap index so that a
+ * delete or update is O(log n). Arrival order breaks priority ties through a sequence
+ * number, so pods of equal priority are tried first come, first served. */
+#include "serve/queue.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/keymap.h"
+
+struct queue_entry {
+    struct serve_queue_item item; /* item.key points at key below */
+    uint64_t seq;
+    enum serve_queue_state state;
+    int64_t backoff_until_ms;
+    int64_t unsched_since_ms;
+    size_t idx;                        /* index in its heap */
+    struct queue_entry *uprev, *unext; /* unschedulable list, oldest first */
+    char key[];
+};
+
+struct queue_heap {
+    struct queue_entry **v;
+    size_t n, cap;
+    bool (*less)(const struct queue_entry *, const struct queue_entry *);
+};
+
+struct serve_queue {
+    struct serve_queue_opts o;
+    struct keymap map;
+    struct queue_heap active, backoff;
+    /* Unschedulable pods in the order they were parked (unsched_since_ms never decreases),
+     * so the periodic flush and the next deadline only look at the head. */
+    struct queue_entry *uhead, *utail;
+    size_t nunsched;
+    size_t ninflight;
+    uint64_t seq;
+};
+
+static bool active_less(const struct queue_entry *a, const struct queue_entry *b)
+{
+    if (a->item.priority != b->item.priority)
+        return a->item.priority > b->item.priority;
+    if (a->item.added_ms != b->item.added_ms)
+        return a->item.added_ms < b->item.added_ms;
+    return a->seq < b->seq;
+}
+
+static bool backoff_less(const struct queue_entry *a, const struct queue_entry *b)
+{
+    if (a->backoff_until_ms != b->backoff_until_ms)
+        return a->backoff_until_ms < b->backoff_until_ms;
+    return a->seq < b->seq;
+}
+
+static void heap_swap(struct queue_heap *h, size_t i, size_t j)
+{
+    struct queue_entry *t = h->v[i];
+
+    h->v[i] = h->v[j];
+    h->v[j] = t;
+    h->v[i]->idx = i;
+    h->v[j]->idx = j;
+}
+
+static void heap_up(struct queue_heap *h, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+
+        if (!h->less(h->v[i], h->v[p]))
+            break;
+        heap_swap(h, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(struct queue_heap *h, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+
+        if (l < h->n && h->less(h->v[l], h->v[m]))
+            m = l;
+        if (r < h->n && h->less(h->v[r], h->v[m]))
+            m = r;
+        if (m == i)
+            break;
+        heap_swap(h, i, m);
+        i = m;
+    }
+}
+
+static int heap_push(struct queue_heap *h, struct queue_entry *e)
+{
+    if (h->n == h->cap) {
+        size_t ncap = h->cap ? h->cap * 2 : 64;
+        struct queue_entry **nv = realloc(h->v, ncap * sizeof(*nv));
+
+        if (!nv)
+            return -ENOMEM;
+        h->v = nv;
+        h->cap = ncap;
+    }
+    h->v[h->n] = e;
+    e->idx = h->n++;
+    heap_up(h, e->idx);
+    return 0;
+}
+
+static void heap_remove(struct queue_heap *h, size_t i)
+{
+    h->n--;
+    if (i != h->n) {
+        h->v[i] = h->v[h->n];
+        h->v[i]->idx = i;
+        heap_down(h, i);
+        heap_up(h, i);
+    }
+}
+
+/* queue_detach takes an entry out of whatever part holds it; it is then "in flight". */
+static void queue_detach(struct serve_queue *q, struct queue_entry *e)
+{
+    switch (e->state) {
+    case SERVE_QUEUE_ACTIVE:
+        heap_remove(&q->active, e->idx);
+        break;
+    case SERVE_QUEUE_BACKOFF:
+        heap_remove(&q->backoff, e->idx);
+        break;
+    case SERVE_QUEUE_UNSCHEDULABLE:
+        q->nunsched--;
+        if (e->uprev)
+            e->uprev->unext = e->unext;
+        else
+            q->uhead = e->unext;
+        if (e->unext)
+            e->unext->uprev = e->uprev;
+        else
+            q->utail = e->uprev;
+        e->uprev = e->unext = NULL;
+        break;
+    case SERVE_QUEUE_IN_FLIGHT:
+        q->ninflight--;
+        break;
+    }
+    e->state = SERVE_QUEUE_IN_FLIGHT;
+    q->ninflight++;
+}
+
+/* The attach functions expect a detached (in-flight) entry. Heaps reserve their room ahead
+ * (queue_reserve) so that moving an entry between parts cannot fail. */
+static void queue_attach(struct serve_queue *q, struct queue_entry *e, enum serve_queue_state s)
+{
+    q->ninflight--;
+    e->state = s;
+    switch (s) {
+    case SERVE_QUEUE_ACTIVE:
+        (void)heap_push(&q->active, e);
+        break;
+    case SERVE_QUEUE_BACKOFF:
+        (void)heap_push(&q->backoff, e);
+        break;
+    case SERVE_QUEUE_UNSCHEDULABLE:
+        e->uprev = q->utail;
+        e->unext = NULL;
+        if (q->utail)
+            q->utail->unext = e;
+        else
+            q->uhead = e;
+        q->utail = e;
+        q->nunsched++;
+        break;
+    case SERVE_QUEUE_IN_FLIGHT:
+        q->ninflight++;
+        break;
+    }
+}
+
+static int queue_reserve(struct serve_queue *q)
+{
+    size_t need = q->map.len + 1;
+    struct queue_heap *hs[2] = {&q->active, &q->backoff};
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        struct queue_heap *h = hs[i];
+
+        if (h->cap < need) {
+            size_t ncap = h->cap ? h->cap : 64;
+            struct queue_entry **nv;
+
+            while (ncap < need)
+                ncap *= 2;
+            nv = realloc(h->v, ncap * sizeof(*nv));
+            if (!nv)
+                return -ENOMEM;
+            h->v = nv;
+            h->cap = ncap;
+        }
+    }
+    return 0;
+}
+
+struct serve_queue *serve_queue_new(const struct serve_queue_opts *o)
+{
+    struct serve_queue *q = calloc(1, sizeof(*q));
+
+    if (!q)
+        return NULL;
+    if (o)
+        q->o = *o;
+    if (q->o.initial_backoff_ms <= 0)
+        q->o.initial_backoff_ms = 1000;
+    if (q->o.max_backoff_ms <= 0)
+        q->o.max_backoff_ms = 10000;
+    if (q->o.max_unschedulable_ms <= 0)
+        q->o.max_unschedulable_ms = 300000;
+    q->active.less = active_less;
+    q->backoff.less = backoff_less;
+    return q;
+}
+
+void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data))
+{
+    size_t i;
+
+    if (!q)
+        return;
+    for (i = 0; i < q->map.cap; i++) {
+        struct queue_entry *e = q->map.slots[i].value;
+
+        if (!q->map.slots[i].key)
+            continue;
+        if (free_data && e->item.data)
+            free_data(e->item.data);
+        free(e);
+    }
+    keymap_release(&q->map);
+    free(q->active.v);
+    free(q->backoff.v);
+    free(q);
+}
+
+int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, void *data,
+                    int64_t now_ms, void **old_data)
+{
+    struct queue_entry *e = keymap_get(&q->map, key);
+    enum serve_queue_state was;
+    size_t klen;
+
+    if (old_data)
+        *old_data = NULL;
+    if (queue_reserve(q))
+        return -ENOMEM;
+    if (e) {
+        if (old_data)
+            *old_data = e->item.data;
+        e->item.data = data;
+        if (e->state == SERVE_QUEUE_IN_FLIGHT) {
+            e->item.priority = priority;
+            return 0;
+        }
+        was = e->state;
+        queue_detach(q, e);
+        e->item.priority = priority;
+        /* An updated pod may fit now: an unschedulable one goes back to be tried. */
+        queue_attach(q, e,
+                     was == SERVE_QUEUE_UNSCHEDULABLE || e->backoff_until_ms <= now_ms
+                         ? SERVE_QUEUE_ACTIVE
+                         : SERVE_QUEUE_BACKOFF);
+        return 0;
+    }
+    klen = strlen(key);
+    e = calloc(1, sizeof(*e) + klen + 1);
+    if (!e)
+        return -ENOMEM;
+    memcpy(e->key, key, klen + 1);
+    e->item.key = e->key;
+    e->item.priority = priority;
+    e->item.added_ms = now_ms;
+    e->item.data = data;
+    e->seq = q->seq++;
+    if (keymap_put(&q->map, e->key, e, NULL)) {
+        free(e);
+        return -ENOMEM;
+    }
+    e->state = SERVE_QUEUE_IN_FLIGHT;
+    q->ninflight++;
+    queue_attach(q, e, SERVE_QUEUE_ACTIVE);
+    return 0;
+}
+
+void *serve_queue_delete(struct serve_queue *q, const char *key)
+{
+    struct queue_entry *e = keymap_get(&q->map, key);
+    void *data;
+
+    if (!e)
+        return NULL;
+    queue_detach(q, e);
+    q->ninflight--;
+    keymap_del(&q->map, key);
+    data = e->item.data;
+    free(e);
+    return data;
+}
+
+void *serve_queue_done(struct serve_queue *q, const char *key)
+{
+    return serve_queue_delete(q, key);
+}
+
+const struct serve_queue_item *serve_queue_get(const struct serve_queue *q, const char *key)
+{
+    struct queue_entry *e = keymap_get(&q->map, key);
+
+    return e ? &e->item : NULL;
+}
+
+static void queue_promote_backoff(struct serve_queue *q, int64_t now_ms)
+{
+    while (q->backoff.n && q->backoff.v[0]->backoff_until_ms <= now_ms) {
+        struct queue_entry *e = q->backoff.v[0];
+
+        queue_detach(q, e);
+        queue_attach(q, e, SERVE_QUEUE_ACTIVE);
+    }
+}
+
+const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t now_ms)
+{
+    struct queue_entry *e;
+
+    queue_promote_backoff(q, now_ms);
+    if (!q->active.n)
+        return NULL;
+    e = q->active.v[0];
+    queue_detach(q, e);
+    return &e->item;
+}
+
+int64_t serve_queue_backoff_ms(const struct serve_queue *q, int attempts)
+{
+    int64_t b = q->o.initial_backoff_ms;
+    int i;
+
+    for (i = 1; i < attempts && b < q->o.max_backoff_ms; i++)
+        b *= 2;
+    return b < q->o.max_backoff_ms ? b : q->o.max_backoff_ms;
+}
+
+static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
+                       enum serve_queue_state to)
+{
+    struct queue_entry *e = keymap_get(&q->map, key);
+
+    if (!e)
+        return;
+    queue_detach(q, e);
+    e->item.attempts++;
+    e->backoff_until_ms = now_ms + serve_queue_backoff_ms(q, e->item.attempts);
+    e->unsched_since_ms = now_ms;
+    queue_attach(q, e, to);
+}
+
+void serve_queue_unschedulable(struct serve_queue *q, const char *key, int64_t now_ms)
+{
+    queue_fail(q, key, now_ms, SERVE_QUEUE_UNSCHEDULABLE);
+}
+
+void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms)
+{
+    queue_fail(q, key, now_ms, SERVE_QUEUE_BACKOFF);
+}
+
+static size_t queue_move(struct serve_queue *q, int64_t now_ms, int64_t older_than_ms)
+{
+    size_t moved = 0;
+
+    while (q->uhead) {
+        struct queue_entry *e = q->uhead;
+
+        /* oldest first: the first one young enough ends a flush */
+        if (older_than_ms >= 0 && e->unsched_since_ms > older_than_ms)
+            break;
+        queue_detach(q, e);
+        queue_attach(q, e,
+                     e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
+        moved++;
+    }
+    return moved;
+}
+
+size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms)
+{
+    return queue_move(q, now_ms, -1);
+}
+
+size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
+{
+    int64_t limit = now_ms - q->o.max_unschedulable_ms;
+
+    return limit < 0 ? 0 : queue_move(q, now_ms, limit);
+}
+
+int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms)
+{
+    int64_t best = -1, t;
+
+    if (q->active.n)
+        return 0;
+    if (q->backoff.n) {
+        t = q->backoff.v[0]->backoff_until_ms - now_ms;
+        best = t < 0 ? 0 : t;
+    }
+    if (q->uhead) {
+        t = q->uhead->unsched_since_ms + q->o.max_unschedulable_ms - now_ms;
+        if (t < 0)
+            t = 0;
+        if (best < 0 || t < best)
+            best = t;
+    }
+    return best;
+}
+
+size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)
+{
+    switch (s) {
+    case SERVE_QUEUE_ACTIVE:
+        return q->active.n;
+    case SERVE_QUEUE_BACKOFF:
+        return q->backoff.n;
+    case SERVE_QUEUE_UNSCHEDULABLE:
+        return q->nunsched;
+    case SERVE_QUEUE_IN_FLIGHT:
+        return q->ninflight;
+    }
+    return 0;
+}

@@ -1,0 +1,88 @@
+/* queue.h - the scheduling queue of gpusched serve: pending pods waiting for a placement.
+ *
+ * Three parts, as in kube-scheduler: the active heap (priority high first, then arrival
+ * order), the backoff heap (pods that failed, waiting 1 s doubling to 10 s) and the
+ * unschedulable set (pods that did not fit, waiting for a cluster event or the periodic
+ * flush). A pod is in exactly one part, or "in flight" between serve_queue_pop() and the
+ * call that reports the outcome. Not thread-safe: the scheduling loop owns it. */
+#ifndef SERVE_QUEUE_H
+#define SERVE_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct serve_queue;
+
+enum serve_queue_state {
+    SERVE_QUEUE_ACTIVE = 0,
+    SERVE_QUEUE_BACKOFF,
+    SERVE_QUEUE_UNSCHEDULABLE,
+    SERVE_QUEUE_IN_FLIGHT,
+};
+
+struct serve_queue_opts {
+    int64_t initial_backoff_ms;   /* 1000 when 0 */
+    int64_t max_backoff_ms;       /* 10000 when 0 */
+    int64_t max_unschedulable_ms; /* periodic flush age, 300000 (5 min) when 0 */
+};
+
+/* One queued pod as seen by the caller. data is the caller's (the queue never frees it). */
+struct serve_queue_item {
+    const char *key; /* "namespace/name", owned by the queue */
+    int32_t priority;
+    int64_t added_ms; /* when the pod first entered the queue */
+    int attempts;     /* scheduling attempts so far */
+    void *data;
+};
+
+/* serve_queue_new returns an empty queue (NULL when out of memory); free with
+ * serve_queue_free(), which hands every remaining item's data to free_data (may be NULL). */
+struct serve_queue *serve_queue_new(const struct serve_queue_opts *o);
+void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data));
+
+/* serve_queue_add adds a new pending pod to the active heap, or updates the priority and data
+ * of a known one (returning the old data through *old_data, else NULL there). An updated pod
+ * waiting as unschedulable is moved back (its spec may now fit); one in flight stays in
+ * flight. Returns 0, or -ENOMEM. */
+int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, void *data,
+                    int64_t now_ms, void **old_data);
+
+/* serve_queue_delete forgets a pod wherever it is and returns its data (NULL if unknown). */
+void *serve_queue_delete(struct serve_queue *q, const char *key);
+
+/* serve_queue_get returns the item for key, or NULL. Borrowed until the next call. */
+const struct serve_queue_item *serve_queue_get(const struct serve_queue *q, const char *key);
+
+/* serve_queue_pop first moves backoff pods whose time has come to the active heap, then
+ * takes the head of the active heap, marks it in flight and returns it (borrowed until the
+ * pod is reported with _done/_unschedulable/_backoff/_delete). NULL when none is active. */
+const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t now_ms);
+
+/* Outcome of an in-flight pod (also valid for a pod in any other part):
+ * _done removes it (bound) and returns its data;
+ * _unschedulable counts an attempt and parks it until a move event or the flush;
+ * _backoff counts an attempt and puts it in the backoff heap (errors, failed binds). */
+void *serve_queue_done(struct serve_queue *q, const char *key);
+void serve_queue_unschedulable(struct serve_queue *q, const char *key, int64_t now_ms);
+void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms);
+
+/* serve_queue_move_all moves every unschedulable pod back: to the active heap when its
+ * backoff is over, else to the backoff heap. Called on cluster events that may make pods
+ * fit (node added or changed, assigned pod deleted). Returns how many moved. */
+size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms);
+
+/* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms.
+ * Returns how many moved. */
+size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms);
+
+/* serve_queue_next_ms returns milliseconds until the next backoff or flush deadline
+ * (0 when a pod is active now, -1 when nothing is waiting). */
+int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms);
+
+/* serve_queue_count returns how many pods are in one part. */
+size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s);
+
+/* serve_queue_backoff_ms: the backoff after n attempts (1 s doubling, capped). */
+int64_t serve_queue_backoff_ms(const struct serve_queue *q, int attempts);
+
+#endif

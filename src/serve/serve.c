@@ -1,0 +1,409 @@
+/* serve.c - gpusched serve: its flags, and the wiring of the secondary scheduler's parts.
+ *
+ * The parts: the informers (kube/informer.c) with their handlers (watch.c), the scheduling
+ * loop (loop.c), the binder and the answers to its writes (binder.c, writes.c), leader
+ * election (leader.c), the probe and metrics server (httpd.c, probes.c) and the signal
+ * thread (signals.c), sharing one struct serve (state.h). Design notes: docs/serve.md. */
+#include "serve/serve.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/flag.h"
+#include "base/goparse.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "sched/sched.h"
+#include "serve/log.h"
+#include "serve/loop.h"
+#include "serve/objects.h"
+#include "serve/probes.h"
+#include "serve/signals.h"
+#include "serve/state.h"
+#include "serve/watch.h"
+#include "serve/writes.h"
+
+#define SERVE_VERSION "0.1"
+
+/* ---------------------------------------------------------------------------------------
+ * Flags
+ * ------------------------------------------------------------------------------------- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("gpusched serve: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (see gpusched serve --help)\n", stderr);
+    return 2;
+}
+
+static const char serve_intro[] =
+    "Usage: gpusched serve [flags]\n"
+    "\n"
+    "Run as a secondary Kubernetes scheduler: schedule the pending pods whose\n"
+    "spec.schedulerName is --scheduler-name, with kube-scheduler's filters and scores, and\n"
+    "bind them through the API.\n"
+    "\n";
+
+static const char serve_outro[] =
+    "\n"
+    "Durations: 1h, 5m, 15s, 500ms. SIGTERM stops taking pods, finishes the binds in flight,\n"
+    "releases the lease and exits 0.\n";
+
+/* Flag values. Each setter words why a value is refused; the caller puts the flag's name in
+ * front. */
+
+static int set_name(void *dest, const char *v, struct err *err)
+{
+    if (!*v)
+        return err_set(err, -EINVAL, "must not be empty");
+    *(const char **)dest = v;
+    return 0;
+}
+
+static int set_profile(void *dest, const char *v, struct err *err)
+{
+    if (!sched_profile_find(v))
+        return err_set(err, -EINVAL, "unknown profile '%s' (want default or gpu)", v);
+    *(const char **)dest = v;
+    return 0;
+}
+
+static int set_qps(void *dest, const char *v, struct err *err)
+{
+    char *end;
+    double q = strtod(v, &end);
+
+    if (end == v || *end || !(q >= 0))
+        return err_set(err, -EINVAL, "'%s' is not a non-negative number", v);
+    *(double *)dest = q;
+    return 0;
+}
+
+/* set_int_in reads a pflag integer (strconv.ParseInt(v, 0, 64)) within [lo, hi] into *dest;
+ * what says what it must be when it is not. */
+static int set_int_in(int *dest, const char *v, long lo, long hi, const char *what, struct err *err)
+{
+    int64_t n;
+
+    if (go_parse_int(v, strlen(v), 0, 64, &n, NULL) || n < lo || n > hi)
+        return err_set(err, -EINVAL, "'%s' is not %s", v, what);
+    *dest = (int)n;
+    return 0;
+}
+
+static int set_burst(void *dest, const char *v, struct err *err)
+{
+    return set_int_in(dest, v, 0, 1000000, "a non-negative integer", err);
+}
+
+static int set_workers(void *dest, const char *v, struct err *err)
+{
+    return set_int_in(dest, v, 1, 64, "an integer in 1..64", err);
+}
+
+static int set_percentage(void *dest, const char *v, struct err *err)
+{
+    return set_int_in(dest, v, 0, 100, "an integer in 0..100", err);
+}
+
+static int set_level(void *dest, const char *v, struct err *err)
+{
+    return set_int_in(dest, v, 0, 10, "a level 0..10", err);
+}
+
+/* set_duration reads a Go duration (time.ParseDuration) into positive whole milliseconds. */
+static int set_duration(void *dest, const char *v, struct err *err)
+{
+    int64_t ns;
+
+    if (go_parse_duration(v, &ns, NULL) || ns / 1000000 <= 0)
+        return err_set(err, -EINVAL, "'%s' is not a positive duration such as 15s or 500ms", v);
+    *(int64_t *)dest = ns / 1000000;
+    return 0;
+}
+
+/* serve_parse_flags returns -1 to go on, else the exit status. */
+static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
+{
+    const struct flag flags[] = {
+        {"scheduler-name", 0, FLAG_FUNC, &o->scheduler_name, set_name, NULL, "NAME",
+         "pods to schedule and event reportingController (default gpusched)"},
+        {"profile", 0, FLAG_FUNC, &o->profile, set_profile, NULL, "default|gpu",
+         "scoring profile (default \"default\")"},
+        {"kubeconfig", 0, FLAG_STRING, &o->kubeconfig, NULL, NULL, "FILE",
+         "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"},
+        {"context", 0, FLAG_STRING, &o->context, NULL, NULL, "NAME",
+         "kubeconfig context (default: current-context)"},
+        {"kube-api-qps", 0, FLAG_FUNC, &o->qps, set_qps, NULL, "N",
+         "client rate limit, requests/s; 0 = unlimited (default 50)"},
+        {"kube-api-burst", 0, FLAG_FUNC, &o->burst, set_burst, NULL, "N",
+         "client burst (default 100)"},
+        {"bind-workers", 0, FLAG_FUNC, &o->bind_workers, set_workers, NULL, "N",
+         "concurrent API writes (default 16)"},
+        {"leader-elect", 0, FLAG_BOOL, &o->leader_elect, NULL, NULL, NULL,
+         "elect a leader with a Lease before scheduling (default false)"},
+        {"leader-elect-lease-duration", 0, FLAG_FUNC, &o->lease_duration_ms, set_duration, NULL,
+         "D", "how long a lease holds without renewal (default 15s)"},
+        {"leader-elect-renew-deadline", 0, FLAG_FUNC, &o->renew_deadline_ms, set_duration, NULL,
+         "D", "how long the leader tries to renew before it gives up\n(default 10s)"},
+        {"leader-elect-retry-period", 0, FLAG_FUNC, &o->retry_period_ms, set_duration, NULL, "D",
+         "time between two tries to take or renew the lease\n(default 2s)"},
+        {"leader-elect-resource-name", 0, FLAG_STRING, &o->lease_name, NULL, NULL, "NAME",
+         "Lease name (default gpusched)"},
+        {"leader-elect-resource-namespace", 0, FLAG_STRING, &o->lease_namespace, NULL, NULL, "NS",
+         "Lease namespace (default kube-system)"},
+        {"metrics-addr", 0, FLAG_STRING, &o->metrics_addr, NULL, NULL, "HOST:PORT",
+         "/healthz, /readyz, /metrics; \"\" or 0 disables\n(default 0.0.0.0:10251)"},
+        {"pod-max-in-unschedulable-pods-duration", 0, FLAG_FUNC, &o->max_unschedulable_ms,
+         set_duration, NULL, "D", "periodic retry of unschedulable pods (default 5m)"},
+        {"percentage-of-nodes-to-score", 0, FLAG_FUNC, &o->percentage_of_nodes_to_score,
+         set_percentage, NULL, "N",
+         "stop filtering once N% of the nodes (at least 100)\n"
+         "fit; 0 = kube-scheduler's adaptive share, 100 = every\nnode (default 0)"},
+        {"v", 'v', FLAG_FUNC, &o->verbosity, set_level, NULL, "N",
+         "log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug"},
+    };
+    size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct flag_fault ff;
+    struct buf help = BUF_INIT(0);
+
+    switch (flag_parse(flags, nflags, argc, argv, NULL, &ff)) {
+    case FLAG_OK:
+        return -1;
+    case FLAG_HELP:
+        if (flag_usage(flags, nflags, "show this help", 37, &help))
+            return usage_error("out of memory");
+        printf("%sFlags:\n%s%s", serve_intro, help.data, serve_outro);
+        buf_release(&help);
+        return 0;
+    case FLAG_UNKNOWN:
+        return usage_error("unknown flag %s", ff.name);
+    case FLAG_NO_VALUE:
+        return usage_error("%s: needs a value", ff.name);
+    case FLAG_BAD_VALUE:
+        if (ff.flag->type == FLAG_BOOL)
+            return usage_error("%s: '%s' is not true or false", ff.name, ff.value);
+        return usage_error("%s: %s", ff.name, ff.err.msg);
+    case FLAG_EXTRA:
+        return usage_error("unexpected argument '%s'", ff.word);
+    case FLAG_NOMEM:
+        break;
+    }
+    fprintf(stderr, "gpusched serve: out of memory\n");
+    return 1;
+}
+
+int serve_main(int argc, char **argv)
+{
+    struct serve_opts o = {
+        .scheduler_name = "gpusched",
+        .profile = "default",
+        .qps = 50,
+        .burst = 100,
+        .lease_duration_ms = 15000,
+        .renew_deadline_ms = 10000,
+        .retry_period_ms = 2000,
+        .lease_name = "gpusched",
+        .lease_namespace = "kube-system",
+        .metrics_addr = "0.0.0.0:10251",
+        .bind_workers = 16,
+        .max_unschedulable_ms = 300000,
+        .percentage_of_nodes_to_score = 0, /* kube-scheduler's default: adaptive */
+    };
+    struct kube_client_opts co;
+    struct serve_queue_opts qo;
+    struct kube_informer_opts io;
+    struct err err;
+    struct serve *s = NULL;
+    char msg[1400], host[256] = "unknown", identity[320];
+    int rc, status = 1;
+
+    rc = serve_parse_flags(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    serve_log_verbosity(o.verbosity);
+    err_clear(&err);
+    /* One malloc arena: with a thread per informer, the binder and the others, glibc would
+     * otherwise keep a heap per thread and the resident size grows by half for nothing. */
+    mallopt(M_ARENA_MAX, 1);
+
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        fprintf(stderr, "gpusched serve: out of memory\n");
+        return 1;
+    }
+    s->o = o;
+    s->profile_buf = *sched_profile_find(o.profile);
+    s->profile_buf.percentage_of_nodes_to_score = o.percentage_of_nodes_to_score;
+    s->profile = &s->profile_buf;
+    gethostname(host, sizeof(host) - 1);
+    snprintf(s->instance, sizeof(s->instance), "%s-%s", o.scheduler_name, host);
+    pthread_mutex_init(&s->mu, NULL);
+    if (mono_cond_init(&s->cv)) {
+        fprintf(stderr, "gpusched serve: cannot create a condition variable\n");
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return 1;
+    }
+    serve_metrics_init(&s->metrics, s->profile->name);
+    sched_rng_seed(&s->rng, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
+
+    if (o.leader_elect) {
+        struct serve_leader_opts lo = {o.lease_namespace,
+                                       o.lease_name,
+                                       "",
+                                       o.lease_duration_ms,
+                                       o.renew_deadline_ms,
+                                       o.retry_period_ms,
+                                       NULL,
+                                       NULL,
+                                       NULL};
+
+        if (serve_leader_check(&lo, &err)) {
+            fprintf(stderr, "gpusched serve: %s\n", err.msg);
+            status = 2;
+            goto out;
+        }
+    }
+
+    /* Every thread started from here on inherits the blocked signals; only the signal
+     * thread receives them. */
+    if (serve_signals_start(s)) {
+        fprintf(stderr, "gpusched serve: cannot start the signal thread\n");
+        goto out;
+    }
+
+    memset(&co, 0, sizeof(co));
+    co.kubeconfig = o.kubeconfig;
+    co.context = o.context;
+    co.qps = o.qps;
+    co.burst = o.burst;
+    co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
+    if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err_format(&err, msg, sizeof(msg)));
+        goto out;
+    }
+
+    s->cluster = sched_cluster_new();
+    memset(&qo, 0, sizeof(qo));
+    qo.max_unschedulable_ms = o.max_unschedulable_ms;
+    s->queue = serve_queue_new(&qo);
+    if (!s->cluster || !s->queue) {
+        fprintf(stderr, "gpusched serve: out of memory\n");
+        goto out;
+    }
+
+    if (o.metrics_addr && *o.metrics_addr && strcmp(o.metrics_addr, "0")) {
+        if (serve_httpd_start(o.metrics_addr, serve_on_http, s, &s->httpd, &err)) {
+            fprintf(stderr, "gpusched serve: --metrics-addr: %s\n", err.msg);
+            goto out;
+        }
+    }
+    if (serve_binder_new(s->client, o.bind_workers, serve_on_task_done, s, &s->binder, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
+    serve_log('I', 0,
+              "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
+              "percentageOfNodesToScore=%d server=\"%s\" qps=%g burst=%d metricsPort=%d",
+              SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
+              kube_client_server(s->client), o.qps, o.burst,
+              s->httpd ? serve_httpd_port(s->httpd) : 0);
+
+    memset(&io, 0, sizeof(io));
+    io.resource = "nodes";
+    io.path = "/api/v1/nodes";
+    io.fn = serve_on_node;
+    io.log = serve_on_informer_log;
+    io.ud = s;
+    io.stop = &s->informer_stop;
+    if (kube_informer_start(s->client, &io, &s->nodes_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
+    io.resource = "pods";
+    io.path = "/api/v1/pods";
+    io.fn = serve_on_pod;
+    io.filter = serve_pod_filter;
+    if (kube_informer_start(s->client, &io, &s->pods_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
+    if (o.leader_elect) {
+        struct serve_leader_opts lo = {o.lease_namespace,
+                                       o.lease_name,
+                                       serve_leader_identity(identity, sizeof(identity)),
+                                       o.lease_duration_ms,
+                                       o.renew_deadline_ms,
+                                       o.retry_period_ms,
+                                       serve_on_leader_change,
+                                       serve_on_leader_log,
+                                       s};
+
+        serve_log('I', 0, "\"Leader election\" lease=\"%s/%s\" identity=\"%s\"", o.lease_namespace,
+                  o.lease_name, identity);
+        if (serve_leader_start(s->client, &lo, &s->leader, &err)) {
+            fprintf(stderr, "gpusched serve: %s\n", err.msg);
+            goto out;
+        }
+    }
+
+    serve_loop(s);
+
+    /* Graceful stop: no new pods are taken; binds in flight finish, then the rest of the
+     * writes get a short grace period. */
+    serve_log('I', 0, "\"Stopping\" bindsInFlight=%d", serve_binder_pending(s->binder, true));
+    if (serve_binder_drain(s->binder, false, 30000))
+        serve_log('W', 0, "\"Binds still in flight after 30s; exiting anyway\"");
+    serve_binder_drain(s->binder, true, 5000);
+    status = s->lost_leadership ? 1 : 0;
+out:
+    if (s) {
+        s->informer_stop = 1;
+        kube_informer_free(s->nodes_inf);
+        kube_informer_free(s->pods_inf);
+        serve_leader_stop(s->leader);
+        serve_binder_free(s->binder);
+        serve_httpd_stop(s->httpd);
+        serve_signals_stop(s);
+        if (s->queue)
+            serve_queue_free(s->queue, serve_pending_free);
+        {
+            size_t i;
+
+            for (i = 0; i < s->node_fps.cap; i++)
+                if (s->node_fps.slots[i].key)
+                    free(s->node_fps.slots[i].value);
+            for (i = 0; i < s->assumed.cap; i++)
+                if (s->assumed.slots[i].key)
+                    free(s->assumed.slots[i].value);
+        }
+        keymap_release(&s->node_fps);
+        keymap_release(&s->assumed);
+        sched_cluster_free(s->cluster);
+        arena_free(&s->pod_arena);
+        kube_client_free(s->client);
+        kube_client_free(s->event_client);
+        serve_metrics_destroy(&s->metrics);
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        if (status == 0)
+            serve_log('I', 0, "\"Stopped\"");
+        free(s);
+    }
+    return status;
+}

@@ -1,0 +1,204 @@
+/* watch.c - node and pod watch events into the cluster state and the queue (see watch.h). */
+#include "serve/watch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "kube/decode.h"
+#include "kube/rules.h"
+#include "serve/log.h"
+#include "serve/objects.h"
+#include "serve/state.h"
+
+void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
+{
+    (void)ud;
+    serve_log(level == 0 ? 'W' : 'I', level, "\"informer\" resource=\"%s\" msg=\"%s\"", resource,
+              msg);
+}
+
+void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct arena a = ARENA_INIT;
+    struct kube_node node;
+    struct err err;
+    char msg[1200];
+    uint64_t fp = 0;
+    int rc = 0;
+
+    err_clear(&err);
+    if (op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE) {
+        fp = serve_node_fingerprint(obj);
+        rc = kube_node_decode(obj, &a, NULL, NULL, &node, &err);
+        if (rc) {
+            serve_log('E', 0, "\"Cannot decode node\" node=\"%s\" err=\"%s\"", key,
+                      err_format(&err, msg, sizeof(msg)));
+            goto out;
+        }
+    }
+    serve_lock(s);
+    switch (op) {
+    case KUBE_INFORMER_ADD:
+    case KUBE_INFORMER_UPDATE: {
+        struct serve_node_fp *f = keymap_get(&s->node_fps, key);
+
+        rc = sched_cluster_update_node(s->cluster, &node, &err);
+        if (rc) {
+            serve_log('E', 0, "\"Cannot add node to the cache\" node=\"%s\" err=\"%s\"", key,
+                      err_format(&err, msg, sizeof(msg)));
+            break;
+        }
+        if (!f) {
+            f = malloc(sizeof(*f) + strlen(key) + 1);
+            if (f) {
+                strcpy(f->name, key);
+                f->fp = fp;
+                if (keymap_put(&s->node_fps, f->name, f, NULL))
+                    free(f);
+            }
+            serve_queue_move_all(s->queue, mono_ms());
+        } else if (f->fp != fp) {
+            f->fp = fp;
+            serve_queue_move_all(s->queue, mono_ms());
+        }
+        serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == KUBE_INFORMER_ADD ? "added" : "updated",
+                  key);
+        break;
+    }
+    case KUBE_INFORMER_DELETE:
+        sched_cluster_remove_node(s->cluster, key);
+        free(keymap_del(&s->node_fps, key));
+        serve_log('I', 4, "\"Node deleted\" node=\"%s\"", key);
+        break;
+    case KUBE_INFORMER_SYNCED:
+        if (!s->nodes_synced)
+            serve_log('I', 0, "\"Node cache synced\" nodes=%zu",
+                      sched_cluster_node_count(s->cluster));
+        s->nodes_synced = true;
+        break;
+    }
+    pthread_cond_broadcast(&s->cv);
+    serve_unlock(s);
+out:
+    arena_free(&a);
+}
+
+bool serve_pod_filter(void *ud, json_t *obj)
+{
+    struct serve *s = ud;
+
+    if (kube_pod_phase_terminal(serve_jstr(obj, "status", "phase")))
+        return false;
+    if (*serve_pod_node_name(obj))
+        return true;
+    return !strcmp(serve_pod_scheduler_name(obj), s->o.scheduler_name);
+}
+
+void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct kube_pod pod;
+    struct err err;
+    struct serve_pending *pp = NULL;
+    char msg[1200], ns[256], name[256];
+    const char *slash;
+    int rc;
+
+    err_clear(&err);
+    if (op == KUBE_INFORMER_SYNCED) {
+        serve_lock(s);
+        if (!s->pods_synced)
+            serve_log('I', 0, "\"Pod cache synced\" pending=%zu",
+                      serve_queue_count(s->queue, SERVE_QUEUE_ACTIVE));
+        s->pods_synced = true;
+        pthread_cond_broadcast(&s->cv);
+        serve_unlock(s);
+        return;
+    }
+    slash = strchr(key, '/');
+    if (!slash || (size_t)(slash - key) >= sizeof(ns) || strlen(slash + 1) >= sizeof(name))
+        return;
+    memcpy(ns, key, (size_t)(slash - key));
+    ns[slash - key] = '\0';
+    strcpy(name, slash + 1);
+
+    if (op == KUBE_INFORMER_DELETE) {
+        serve_lock(s);
+        serve_pending_free(serve_queue_delete(s->queue, key));
+        serve_unassume(s, key);
+        if (!sched_cluster_remove_pod(s->cluster, ns, name))
+            serve_queue_move_all(s->queue, mono_ms()); /* its resources are free again */
+        pthread_cond_broadcast(&s->cv);
+        serve_unlock(s);
+        serve_log('I', 4, "\"Pod deleted\" pod=\"%s\"", key);
+        return;
+    }
+    if (*serve_pod_node_name(obj)) {
+        if (!s->pod_arena.head) {
+            arena_alloc(&s->pod_arena, 1); /* the block every event reuses */
+            arena_mark(&s->pod_arena, &s->pod_arena_empty);
+        }
+        rc = kube_pod_decode(obj, &s->pod_arena, NULL, NULL, &pod, &err);
+        if (rc) {
+            serve_log('E', 0, "\"Cannot decode pod\" pod=\"%s\" err=\"%s\"", key,
+                      err_format(&err, msg, sizeof(msg)));
+            goto out;
+        }
+        serve_lock(s);
+        rc = sched_cluster_add_pod(s->cluster, &pod, &err);
+        if (rc)
+            serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
+                      err_format(&err, msg, sizeof(msg)));
+        /* bound: by us (this confirms the assumed pod) or by someone else */
+        serve_pending_free(serve_queue_delete(s->queue, key));
+        serve_unassume(s, key);
+        serve_unlock(s);
+        goto out;
+    }
+    /* one of ours, pending */
+    if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")) {
+        serve_lock(s);
+        serve_pending_free(serve_queue_delete(s->queue, key));
+        serve_unlock(s);
+        serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
+        goto out;
+    }
+    pp = serve_pending_new(obj);
+    if (!pp) {
+        serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
+        goto out;
+    }
+    serve_lock(s);
+    if (keymap_get(&s->assumed, key)) {
+        /* its bind is in flight or done: the update is our own status write or the bind */
+        serve_unlock(s);
+        serve_pending_free(pp);
+        goto out;
+    }
+    {
+        void *old = NULL;
+        json_t *prio = json_object_get(json_object_get(obj, "spec"), "priority");
+
+        rc = serve_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, mono_ms(), &old);
+        if (rc) {
+            serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
+            serve_pending_free(pp);
+        } else if (old) {
+            struct serve_pending *op_ = old;
+
+            /* keep what was reported, so an unchanged message is not written again */
+            pp->last_message = op_->last_message;
+            pp->last_nominated = op_->last_nominated;
+            op_->last_message = op_->last_nominated = NULL;
+            serve_pending_free(op_);
+        }
+    }
+    pthread_cond_broadcast(&s->cv);
+    serve_unlock(s);
+    serve_log('I', 4, "\"Pod queued\" pod=\"%s\"", key);
+out:
+    if (s->pod_arena.head)
+        arena_rewind(&s->pod_arena, &s->pod_arena_empty);
+}

@@ -1,0 +1,20 @@
+/* watch.h - the informers' handlers: watch events of nodes and pods applied to the cluster
+ * state, the queue and the assumed set (each on its informer's thread, under serve_lock). */
+#ifndef SERVE_WATCH_H
+#define SERVE_WATCH_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "kube/informer.h"
+
+/* serve_on_node and serve_on_pod are kube_informer_fn (ud is the struct serve);
+ * serve_pod_filter keeps the pods serve cares about: not finished, and bound (to anyone) or
+ * for this scheduler; serve_on_informer_log is kube_informer_log_fn. */
+void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
+void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
+bool serve_pod_filter(void *ud, json_t *obj);
+void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg);
+
+#endif

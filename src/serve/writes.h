@@ -1,0 +1,33 @@
+/* writes.h - the scheduler's API writes, handed to the binder: binds, events, PodScheduled
+ * conditions, preemption deletions, and what happens when each is answered. */
+#ifndef SERVE_WRITES_H
+#define SERVE_WRITES_H
+
+#include <stddef.h>
+
+#include "serve/binder.h"
+#include "serve/state.h"
+
+/* serve_write_submit hands t (NULL: out of memory, logged) to the binder for the pod key. */
+void serve_write_submit(struct serve *s, struct serve_task *t, const char *key);
+
+/* serve_write_event writes an events.k8s.io/v1 Event about pod ns/name (uid may be NULL). */
+void serve_write_event(struct serve *s, const char *ns, const char *name, const char *uid,
+                       const char *type, const char *reason, const char *action, const char *note);
+
+/* serve_write_status patches the pod's PodScheduled condition (and nominatedNodeName). */
+void serve_write_status(struct serve *s, const char *ns, const char *name, const char *reason,
+                        const char *message, const char *nominated);
+
+/* serve_pod_path writes /api/v1/namespaces/NS/pods/NAME[/SUB] into buf. */
+void serve_pod_path(char *buf, size_t size, const char *ns, const char *name, const char *sub);
+
+/* serve_split_key splits "ns/name" into ns and name (each cut to its buffer). */
+void serve_split_key(const char *key, char *ns, size_t nsz, char *name, size_t namesz);
+
+/* serve_on_task_done is the binder's serve_task_done_fn (ud is the struct serve): metrics,
+ * the queue and the assumed set follow each answer, and a bind that landed gets its
+ * Scheduled event. */
+void serve_on_task_done(void *ud, struct serve_task *t);
+
+#endif
