@@ -367,6 +367,13 @@ def gpu_node(name, gpus=1, cpu="4", memory="30778040Ki", labels=None, taints=Non
     return n
 
 
+def tmpdir(prefix):
+    """A temporary directory removed when the module's process exits."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 _cluster = None
 
 

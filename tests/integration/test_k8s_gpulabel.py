@@ -6,7 +6,6 @@ refused with one line naming the 403. Writes are counted in the API server's aud
 import os
 import signal
 import subprocess
-import tempfile
 
 import k8s_util
 import util
@@ -23,7 +22,7 @@ A100X2_LABELS = {"aliyun.accelerator/nvidia_count": "2",
 OWNED = "gpulabel.io/owned-labels"
 FOREIGN = {"team.example.com/owner": "ml", "nvidia.com/gpu.present": "true"}
 
-_tmp = tempfile.mkdtemp(prefix="k8s-gpulabel-")
+_tmp = k8s_util.tmpdir("k8s-gpulabel-tmp-")
 _setup = {}
 
 

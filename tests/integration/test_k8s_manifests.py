@@ -6,7 +6,6 @@ nodes). The RBAC of both ServiceAccounts is checked verb by verb against least p
 A directory holding a Chart.yaml (a Helm chart) is not a set of manifests and is left out."""
 import json
 import os
-import tempfile
 
 import k8s_util
 import util
@@ -14,7 +13,7 @@ import util
 # where the objects of a directory go when they name no namespace: the two example sets have
 # the same names (tf-notebook, not-in-gpu-node), so each gets its own
 NAMESPACES = {"examples/seed": "seed-example", "deploy/gpusched/examples": "gpusched-example"}
-_tmp = tempfile.mkdtemp(prefix="k8s-manifests-")
+_tmp = k8s_util.tmpdir("k8s-manifests-tmp-")
 
 
 def manifest_files():

@@ -7,7 +7,6 @@ import atexit
 import os
 import re
 import subprocess
-import tempfile
 
 import k8s_util
 import util
@@ -15,7 +14,7 @@ from k8s_util import wait_for
 from serve_util import Serve
 
 ADMIN = "kubernetes-admin"  # the user of the proxy's own (admin) kubeconfig
-_tmp = tempfile.mkdtemp(prefix="k8s-proxy-")
+_tmp = k8s_util.tmpdir("k8s-proxy-tmp-")
 _state = {}
 
 

@@ -14,10 +14,7 @@ token of its own ServiceAccount and the RBAC of deploy/gpusched/rbac.yaml as it 
 - two replicas with Lease leader election: only the leader binds; killed, the other takes over.
 """
 import os
-import shutil
-import signal
 import subprocess
-import tempfile
 
 import k8s_util
 import util
@@ -30,7 +27,7 @@ WORKER = "cn-beijing.i-2zej9s0zijykp9pwf7lu"
 ALIYUN = ("aliyun.accelerator/nvidia_count", "aliyun.accelerator/nvidia_mem",
           "aliyun.accelerator/nvidia_name")
 
-_tmp = tempfile.mkdtemp(prefix="k8s-serve-")
+_tmp = k8s_util.tmpdir("k8s-serve-tmp-")
 _state = {}
 
 
