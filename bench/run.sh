@@ -13,3 +13,9 @@ echo "== gpusched simulate: scheduling core (docs/benchmarks-sched.md)"
 sh bench/sched_bench.sh "$B"
 echo "== gpusched serve: end to end against the API server double (docs/benchmarks-serve.md)"
 sh bench/serve_bench.sh "$B"
+if [ -f build/k8s/.built ]; then
+    echo "== gpusched serve against kube-scheduler on the real kube-apiserver (docs/benchmarks.md)"
+    python3 bench/k8s_serve_bench.py --build "$B" --nodes 1000 --pods 5000 --paced-pods 1000 --rate 50 --qps 0
+else
+    echo "skipped: gpusched serve against kube-scheduler: build/k8s/ is not built (make k8s)"
+fi

@@ -344,7 +344,6 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
                    struct err *err)
 {
     json_t *u = json_object_get(item, "user");
-    const char *name = json_string_value(json_object_get(item, "name"));
     const char *token, *token_file, *username;
     char prefix[64];
     int rc;
@@ -393,11 +392,8 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
             return kc_fail(err, rc, f, json_object_get(u, "tokenFile"), prefix, "tokenFile: %s",
                            terr.msg);
     }
-    if (!out->token && !out->cert_pem)
-        return kc_fail(err, -EINVAL, f, u ? u : item, prefix,
-                       "user \"%s\" has no credentials (token, tokenFile or "
-                       "client-certificate/client-key)",
-                       name);
+    /* A user with no credentials (`user: {}`, as for `kubectl proxy`) is anonymous: the
+     * requests carry no Authorization header, as kubectl's do. */
     return 0;
 }
 
@@ -439,14 +435,12 @@ static int kc_resolve(const struct kc_set *s, const char *context, struct kube_c
     if (!cl)
         return kc_fail(err, -ENOENT, cf, json_object_get(body, "cluster"), prefix,
                        "cluster \"%s\" not found", cluster);
-    if (!user)
-        return kc_fail(err, -EINVAL, cf, body, prefix,
-                       "context \"%s\" names no user, so there are no credentials", context);
-    us = kc_find(s, "users", user, &uf, &ui);
-    if (!us)
+    /* a context naming no user is the anonymous user, as in kubectl */
+    us = user ? kc_find(s, "users", user, &uf, &ui) : NULL;
+    if (user && !us)
         return kc_fail(err, -ENOENT, cf, json_object_get(body, "user"), prefix,
                        "user \"%s\" not found", user);
-    if ((rc = kc_cluster(ff, cl, fi, out, err)) || (rc = kc_user(uf, us, ui, out, err)))
+    if ((rc = kc_cluster(ff, cl, fi, out, err)) || (us && (rc = kc_user(uf, us, ui, out, err))))
         return rc;
     out->namespace = strdup(ns ? ns : "default");
     if (!out->namespace)

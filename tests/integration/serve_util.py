@@ -91,13 +91,15 @@ def events(api, reason=None):
 class Serve:
     """A running `gpusched serve` against the double. Log lines are collected from stderr."""
 
-    def __init__(self, api, args=(), tmpdir=None, name="serve"):
+    def __init__(self, api, args=(), tmpdir=None, name="serve", kubeconfig=None, wrap=()):
+        """api: the double (it writes the kubeconfig), or None with kubeconfig= a file for
+        another server; wrap: a command prefix (e.g. setpriv --pdeathsig KILL)."""
         self.tmp = tmpdir or tempfile.mkdtemp(prefix="gpusched-serve-")
-        self.kubeconfig = api.write_kubeconfig(os.path.join(self.tmp, "kubeconfig-" + name))
+        self.kubeconfig = kubeconfig or api.write_kubeconfig(os.path.join(self.tmp, "kubeconfig-" + name))
         self.lines = []
         self._lock = threading.Lock()
-        argv = [util.binary("gpusched"), "serve", "--kubeconfig", self.kubeconfig,
-                "--metrics-addr", "127.0.0.1:0"] + list(args)
+        argv = list(wrap) + [util.binary("gpusched"), "serve", "--kubeconfig", self.kubeconfig,
+                             "--metrics-addr", "127.0.0.1:0"] + list(args)
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env=env)

@@ -794,6 +794,36 @@ class ScriptedHttp:
         shut_down([self.sock] + self.live, self.threads)
 
 
+def test_user_without_credentials_sends_no_authorization():
+    """A kubeconfig user of {} (as for `kubectl proxy` or an anonymous plain-HTTP endpoint) is
+    accepted, as kubectl accepts it, and no Authorization header goes out, synchronous or
+    asynchronous; a context naming no user is the same anonymous user."""
+    ok = ([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"], False)
+    s = ScriptedHttp([ok, ok, ok])
+    try:
+        server = "http://127.0.0.1:%d" % s.port
+        kc = os.path.join(_tmp, "kc-anonymous")
+        with open(kc, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n"
+                    "    server: %s\nusers:\n- name: proxy\n  user: {}\ncontexts:\n- name: s\n"
+                    "  context:\n    cluster: s\n    user: proxy\ncurrent-context: s\n" % server)
+        kc_nouser = os.path.join(_tmp, "kc-no-user")
+        with open(kc_nouser, "w") as f:
+            f.write("clusters: [{name: s, cluster: {server: '%s'}}]\n"
+                    "contexts: [{name: s, context: {cluster: s}}]\ncurrent-context: s\n" % server)
+        for args in (["--kubeconfig", kc, "GET", "/api/v1/nodes"],
+                     ["--kubeconfig", kc, "--async", "1", "GET", "/api/v1/nodes"],
+                     ["--kubeconfig", kc_nouser, "GET", "/api/v1/nodes"]):
+            p = tool(*args)
+            eq((p.returncode, results(p.stdout)), (0, [200]), "%s (%s)" % (args, p.stdout + p.stderr))
+        eq(len(s.requests), 3, "requests")
+        for _, head, _ in s.requests:
+            if re.search(r"(?im)^authorization:", head):
+                raise AssertionError("an Authorization header went out: %r" % head)
+    finally:
+        s.close()
+
+
 def bytewise(b):
     return [b[i:i + 1] for i in range(len(b))]
 

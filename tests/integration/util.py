@@ -33,3 +33,32 @@ def check_eq(got, want, what=""):
 # `from fake_apiserver import FakeApiServer` once this module is imported.
 import sys as _sys  # noqa: E402
 _sys.path.insert(0, os.path.join(SRC, "tests", "apiserver"))
+
+
+class KnownBug(Exception):
+    """A test that shows a known bug in src/ (see known_bug)."""
+
+
+class known_bug:
+    """Wraps the assertions of a test that show a bug in src/ not fixed yet:
+
+        with util.known_bug("gpusched ... (issue N)"):
+            util.check_eq(got, want, "...")
+
+    A failed assertion inside is reported by tests/run.py as `KNOWN-BUG name: what: why`,
+    apart from the failures; once nothing inside fails, the case fails, so that the mark goes
+    with the fix. Only the assertions inside are covered: a failure before them is a failure."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, e, tb):
+        if typ is None:
+            raise AssertionError("the known bug no longer shows (%s): remove the known_bug mark"
+                                 % self.what)
+        if issubclass(typ, AssertionError):
+            raise KnownBug("%s: %s" % (self.what, e)) from e
+        return False
