@@ -113,7 +113,7 @@ static void kc_anonymous_user(void)
 
     for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         struct kube_config c;
-        struct kube_err e;
+        struct err e;
 
         CHECK_INT_EQ(parse(texts[i], NULL, &c, &e), 0);
         CHECK_STR_EQ(c.server, "http://127.0.0.1:8001");
