@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -133,6 +134,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_ = fl.Set("v", fmt.Sprint(verbosity))
 	}
 
+	if prof := os.Getenv("ORACLE_CPUPROFILE"); prof != "" {
+		// for the benchmark's own investigation: where the process spends its time
+		if f, err := os.Create(prof); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	c, err := objects.Load(files)
 	if err != nil {
 		fmt.Fprintf(stderr, "kube-scheduler-oracle: %v\n", err)

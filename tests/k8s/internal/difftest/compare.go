@@ -84,6 +84,9 @@ func CompareAttempt(o, g *report.Attempt, followed bool) []Diff {
 			continue
 		}
 		delete(gn, ov.Node)
+		if gv.Plugin == "(not evaluated)" && o.NominatedNode != "" && feasible(o, o.NominatedNode) {
+			continue // explain stops at a nominated node that passes, as kube-scheduler does
+		}
 		if o.ScoreError != "" && ov.Feasible && gv.Feasible {
 			continue // kube-scheduler has no scores to compare (see the result)
 		}

@@ -20,6 +20,8 @@ type Gpusched struct {
 	Render bool // gpusched render -f FILE... -o json
 	Follow bool // gpusched simulate --follow ORACLE.json
 	Trace  bool // gpusched simulate --trace FILE
+	// KubeVersion: simulate and explain take --kube-version; the harness asks for 1.37
+	KubeVersion bool
 }
 
 // Probe finds out what the binary offers from its --help texts.
@@ -31,6 +33,7 @@ func Probe(path string) (*Gpusched, error) {
 	}
 	g.Follow = strings.Contains(out, "--follow")
 	g.Trace = strings.Contains(out, "--trace")
+	g.KubeVersion = strings.Contains(out, "--kube-version")
 	if _, _, err := g.run(10*time.Second, "render", "--help"); err == nil {
 		g.Render = true
 	}
@@ -93,6 +96,7 @@ func (g *Gpusched) Simulate(files []string, extra ...string) (*report.Simulate, 
 	args := append([]string{"simulate"}, fileArgs(files)...)
 	args = append(args, "-o", "json")
 	args = append(args, extra...)
+	args = append(args, g.version()...)
 	out, _, err := g.run(60*time.Second, args...)
 	if err != nil {
 		return nil, err
@@ -107,7 +111,9 @@ func (g *Gpusched) Simulate(files []string, extra ...string) (*report.Simulate, 
 // Explain runs `gpusched explain -o json POD`.
 func (g *Gpusched) Explain(files []string, pod string) (*report.Explain, error) {
 	args := append([]string{"explain"}, fileArgs(files)...)
-	args = append(args, "-o", "json", pod)
+	args = append(args, "-o", "json")
+	args = append(args, g.version()...)
+	args = append(args, pod)
 	out, _, err := g.run(60*time.Second, args...)
 	if err != nil {
 		return nil, err
@@ -117,6 +123,13 @@ func (g *Gpusched) Explain(files []string, pod string) (*report.Explain, error) 
 		return nil, fmt.Errorf("explain -o json: %v", err)
 	}
 	return &x, nil
+}
+
+func (g *Gpusched) version() []string {
+	if g.KubeVersion {
+		return []string{"--kube-version", "1.37"}
+	}
+	return nil
 }
 
 // RenderTo runs `gpusched render -o json` and returns the List it prints.

@@ -158,6 +158,10 @@ func podEdits(c *gen.Case, i int) []edit {
 		podEdit(c, i, func(p *corev1.Pod) bool { return p.Spec.PriorityClassName != "" }, func(p *corev1.Pod) { p.Spec.PriorityClassName = "" }),
 		podEdit(c, i, func(p *corev1.Pod) bool { return p.Spec.RuntimeClassName != nil },
 			func(p *corev1.Pod) { p.Spec.RuntimeClassName, p.Spec.Overhead = nil, nil }),
+		// the overhead the RuntimeClass admission would add, written out: the difference is
+		// then not the admission's
+		podEdit(c, i, func(p *corev1.Pod) bool { return p.Spec.RuntimeClassName != nil && p.Spec.Overhead == nil && overheadOf(c, p) != nil },
+			func(p *corev1.Pod) { p.Spec.Overhead = overheadOf(c, p) }),
 	)
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		es = append(es,
@@ -283,4 +287,13 @@ func Size(c *gen.Case) string {
 		}
 	}
 	return fmt.Sprintf("%d nodes, %d bound and %d pending pods", len(c.Nodes), nb, len(c.Pods)-nb)
+}
+
+func overheadOf(c *gen.Case, p *corev1.Pod) corev1.ResourceList {
+	for _, rc := range c.RuntimeClasses {
+		if rc.Name == *p.Spec.RuntimeClassName && rc.Overhead != nil {
+			return rc.Overhead.PodFixed.DeepCopy()
+		}
+	}
+	return nil
 }

@@ -214,7 +214,11 @@ func Run(ctx context.Context, c *objects.Cluster, o Options) (*Result, error) {
 // setup creates the fake API with every object but the pending pods, builds the scheduler
 // with the default profile and starts it once its informers have synced.
 func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.Pod) error {
-	r.client = fake.NewClientset()
+	// the plain object tracker: NewClientset's field-managed one builds a REST mapper on
+	// every write, which made binding cost more than scheduling (kube-scheduler patches
+	// with strategic merge, never apply)
+	r.client = fake.NewSimpleClientset() //nolint:staticcheck
+
 	tr := r.client.Tracker()
 	add := func(o runtime.Object) error {
 		if err := tr.Add(o); err != nil {
@@ -663,12 +667,17 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 // awaitRetry waits for the victims' deletion to reach the scheduler and for the preemptor's
 // next attempt to start. kube-scheduler retries it when the victims' deletion events move it
 // to the backoff queue, which is popped at once while the active queue is empty
-// (SchedulerPopFromBackoffQ); if no event moves it, the queue's clock (a fake one here) is
-// stepped past the unschedulable pods' flush interval.
+// (SchedulerPopFromBackoffQ). If no event moves it (a deletion event consumed while the pod
+// was still in flight and the preemption still running), kube-scheduler would retry it at
+// the unschedulable pods' flush, minutes later; the oracle then activates it, after 5 s.
 func (r *run) awaitRetry(ctx context.Context, p *corev1.Pod, out *Outcome, victims *[]*corev1.Pod) error {
 	flushed := false
 	for {
-		t := time.NewTimer(2 * time.Second)
+		wait := 5 * time.Second
+		if flushed {
+			wait = r.opts.Timeout
+		}
+		t := time.NewTimer(wait)
 		select {
 		case h := <-r.ch:
 			t.Stop()
@@ -695,6 +704,7 @@ func (r *run) awaitRetry(ctx context.Context, p *corev1.Pod, out *Outcome, victi
 			}
 			flushed = true
 			r.clock.Step(6 * time.Minute)
+			r.sched.SchedulingQueue.Activate(klog.FromContext(ctx), map[string]*corev1.Pod{Key(p): p})
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
