@@ -7,6 +7,7 @@
 #   make demo       the seed's walkthrough, offline
 #   make k8s        the real kube-apiserver, kube-scheduler, kubectl, ... in build/k8s/ (Go)
 #   make bench      benchmarks (see docs/benchmarks.md)
+#   make check-k8s  gpusched against the real kube-scheduler (differential test, docs/testing.md)
 
 SAN ?= 0
 ifeq ($(SAN),1)
@@ -43,7 +44,7 @@ ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
 
-.PHONY: all check check-san fuzz demo bench clean format k8s
+.PHONY: all check check-san fuzz demo bench clean format k8s check-k8s diff-k8s
 .SECONDARY:
 all: $(ALL)
 
@@ -122,6 +123,27 @@ $(K8S_DIR)/.built: $(K8S_GO_SRC)
 	echo "GO=$$go tests/k8s/build $(abspath $(K8S_DIR))"; \
 	GO=$$go tests/k8s/build $(abspath $(K8S_DIR))
 	touch $@
+
+# The differential test against kube-scheduler v1.37.2 (build/k8s/k8s-difftest, the oracle
+# in-process): the Go unit tests of tests/k8s/, 200 random clusters, every tests/scenarios/
+# case through the oracle. Ends with "N passed, N failed". A longer campaign:
+# make diff-k8s SEED=7 N=5000. Reproducers of differences go to $(BUILD)/k8s-diff/.
+GO ?= go
+SEED ?= 1
+N ?= 1000
+check-k8s: all
+	@if ! command -v $(GO) >/dev/null 2>&1; then \
+		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
+	$(MAKE) --no-print-directory k8s && \
+	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
+		--scenarios tests/scenarios --out $(BUILD)/k8s-diff
+diff-k8s: all
+	@if ! command -v $(GO) >/dev/null 2>&1; then \
+		echo "skipped: make diff-k8s: no Go toolchain ($(GO)) on PATH"; exit 0; fi; \
+	$(MAKE) --no-print-directory k8s && \
+	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed $(SEED) --clusters $(N) \
+		--scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
 
 demo: all
 	sh examples/demo.sh $(BUILD)

@@ -1,0 +1,809 @@
+// Package oracle runs the real kube-scheduler (k8s.io/kubernetes/pkg/scheduler, default
+// profile) in-process over a fake clientset and its informers, and schedules a cluster's
+// pending pods one at a time in gpusched's queue order: each pod is created, its attempt
+// awaited (bound, or unschedulable with its FailedScheduling message; after a successful
+// preemption the victims' deletion and exactly one retry), then the next pod follows.
+//
+// The oracle plays the parts of the API server and the kubelet that scheduling depends on:
+// bindings set spec.nodeName (and clear status.nominatedNodeName, as the binding registry
+// does), a bound pod gets status.startTime in the order pods enter the cluster, deletions
+// are immediate. A pod that stays unschedulable is deleted after its turn, so no later event
+// retries it: gpusched's simulate makes one pass over the queue.
+package oracle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"gpulabel.test/k8s/internal/objects"
+	"gpulabel.test/k8s/internal/report"
+)
+
+// Options of one run.
+type Options struct {
+	// PercentageOfNodesToScore as in KubeSchedulerConfiguration; 0 is the adaptive default.
+	PercentageOfNodesToScore int32
+	// Trace: compute every attempt's per-node detail (filters and scores).
+	Trace bool
+	// Explain: also compute the detail of this pod's attempts (NS/NAME), when not tracing.
+	Explain string
+	// SchedulerName: only pods with this spec.schedulerName are scheduled (others are left
+	// out); "" schedules every pending pod, whatever its schedulerName.
+	SchedulerName string
+	// Parallelism of the scheduler's filter and score loops (kube-scheduler's default 16).
+	Parallelism int32
+	// Timeout for one step (a pod's attempt, a retry, the cache catching up).
+	Timeout time.Duration
+	// AllAtOnce: create every pending pod before the scheduler starts and let it schedule
+	// them freely, as scheduler_perf does (benchmark mode: no per-pod waits, no trace, no
+	// one-pass guarantee).
+	AllAtOnce bool
+}
+
+// Outcome of one pending pod.
+type Outcome struct {
+	Pod           *corev1.Pod
+	Gated         bool
+	Scheduled     bool
+	Node          string
+	Message       string // the FailedScheduling text (first attempt, or the failed retry)
+	NominatedNode string
+	Victims       []*corev1.Pod // most important first
+	PreemptedBy   *Outcome      // set when this pod was bound and later preempted
+	Attempts      int
+}
+
+// Result of a run: outcomes in queue order, and the attempts in the order they happened.
+type Result struct {
+	Outcomes []*Outcome
+	Attempts []*report.Attempt
+	Explain  *report.Explain
+	// nodes in input order
+	NodeNames []string
+	// Elapsed: from the scheduler's start to the last outcome (AllAtOnce: to the last bind)
+	Elapsed time.Duration
+}
+
+// Key names a pod NS/NAME.
+func Key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// QueueOrder returns the pending pods (no spec.nodeName, not Succeeded/Failed, with the
+// wanted schedulerName) by priority, highest first, then input order: kube-scheduler's
+// PrioritySort for pods created one after the other, and gpusched's queue.
+func QueueOrder(c *objects.Cluster, schedulerName string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != "" || terminal(p) {
+			continue
+		}
+		if schedulerName != "" && p.Spec.SchedulerName != schedulerName {
+			continue
+		}
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return prio(out[i]) > prio(out[j]) })
+	return out
+}
+
+func prio(p *corev1.Pod) int32 {
+	if p.Spec.Priority == nil {
+		return 0
+	}
+	return *p.Spec.Priority
+}
+
+func terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// a happening the scheduler's goroutines report to the driver
+type happening struct {
+	kind    string // "attempt", "bound", "failed", "deleted", "preempted"
+	pod     *corev1.Pod
+	node    string
+	status  *fwk.Status
+	nominee string
+	attempt *report.Attempt
+	err     error
+}
+
+type run struct {
+	opts     Options
+	client   *fake.Clientset
+	sched    *scheduler.Scheduler
+	factory  informers.SharedInformerFactory
+	ch       chan happening
+	mu       sync.Mutex
+	events   map[types.UID]string // last FailedScheduling note per pod
+	detail   func(p *corev1.Pod) bool
+	nodeIdx  map[string]int
+	names    []string
+	weights  map[string]int64
+	clock    *clocktesting.FakeClock
+	start    time.Time // status.startTime of the next pod entering the cluster
+	byUID    map[types.UID]*Outcome
+	selfDel  map[types.UID]bool // deletions the driver makes itself
+	attempts map[types.UID]int
+	back     *happening // a happening awaitRetry took and hands back to the driver
+	// preemption: the pods kube-scheduler deleted since the current pod's first attempt, and
+	// the number of victims a preemptor's retry waits for
+	deleted []*corev1.Pod
+	retryOf map[types.UID]retry
+}
+
+// retry: what a preemptor's next attempt waits for
+type retry struct {
+	victims int    // DefaultPreemption's "preempting N victims"
+	node    string // the nominated node
+}
+
+const podStartBase = "2026-01-01T00:00:00Z"
+
+// Run schedules the cluster's pending pods with kube-scheduler and returns the outcomes.
+func Run(ctx context.Context, c *objects.Cluster, o Options) (*Result, error) {
+	if o.Parallelism == 0 {
+		o.Parallelism = 16
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &run{opts: o, ch: make(chan happening, 1<<16), events: map[types.UID]string{},
+		nodeIdx: map[string]int{}, byUID: map[types.UID]*Outcome{}, selfDel: map[types.UID]bool{},
+		attempts: map[types.UID]int{}, retryOf: map[types.UID]retry{}}
+	r.start, _ = time.Parse(time.RFC3339, podStartBase)
+	r.clock = clocktesting.NewFakeClock(r.start)
+	for i, n := range c.Nodes {
+		r.nodeIdx[n.Name] = i
+		r.names = append(r.names, n.Name)
+	}
+	r.detail = func(p *corev1.Pod) bool { return o.Trace || (o.Explain != "" && Key(p) == o.Explain) }
+
+	pending := QueueOrder(c, o.SchedulerName)
+	// stop the scheduler and wait for its informers, so no goroutine outlives the run
+	defer func() {
+		cancel()
+		if r.factory != nil {
+			r.factory.Shutdown()
+		}
+	}()
+	if err := r.setup(ctx, c, pending); err != nil {
+		return nil, err
+	}
+	res := &Result{NodeNames: r.names}
+	began := time.Now()
+	var err error
+	if o.AllAtOnce {
+		res.Outcomes, err = r.free(ctx, pending)
+	} else {
+		res.Outcomes, res.Attempts, err = r.oneByOne(ctx, pending)
+	}
+	res.Elapsed = time.Since(began)
+	if err != nil {
+		return nil, err
+	}
+	if o.Explain != "" {
+		res.Explain = explainOf(res, o.Explain, pending)
+	}
+	return res, nil
+}
+
+// setup creates the fake API with every object but the pending pods, builds the scheduler
+// with the default profile and starts it once its informers have synced.
+func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.Pod) error {
+	// the plain object tracker: NewClientset's field-managed one builds a REST mapper on
+	// every write, which made binding cost more than scheduling (kube-scheduler patches
+	// with strategic merge, never apply)
+	r.client = fake.NewSimpleClientset() //nolint:staticcheck
+
+	tr := r.client.Tracker()
+	add := func(o runtime.Object) error {
+		if err := tr.Add(o); err != nil {
+			return fmt.Errorf("cannot create %T: %v", o, err)
+		}
+		return nil
+	}
+	for _, ns := range c.Namespaces {
+		if err := add(ns); err != nil {
+			return err
+		}
+	}
+	for _, pc := range c.PriorityClasses {
+		if err := add(pc); err != nil {
+			return err
+		}
+	}
+	for _, n := range c.Nodes {
+		if err := add(n.DeepCopy()); err != nil {
+			return err
+		}
+	}
+	for _, o := range c.Others {
+		if err := add(o.DeepCopyObject()); err != nil {
+			return err
+		}
+	}
+	nbound := 0
+	for _, p := range c.Pods {
+		if p.Spec.NodeName == "" || terminal(p) {
+			continue
+		}
+		b := p.DeepCopy()
+		if b.Status.StartTime == nil {
+			b.Status.StartTime = r.nextStart()
+		}
+		if err := add(b); err != nil {
+			return err
+		}
+		nbound++
+	}
+	if r.opts.AllAtOnce {
+		for _, p := range pending {
+			if err := add(r.prepare(p)); err != nil {
+				return err
+			}
+		}
+	}
+
+	r.client.PrependReactor("create", "pods", r.bindReactor)
+	r.client.PrependReactor("delete", "pods", r.deleteReactor)
+
+	factory := scheduler.NewInformerFactory(r.client, 0, nil)
+	r.factory = factory
+	pct := r.opts.PercentageOfNodesToScore
+	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &recorder{r: r} })
+	logger := klog.FromContext(ctx)
+	sched, err := scheduler.New(ctx, r.client, factory, nil, recorders,
+		scheduler.WithPercentageOfNodesToScore(&pct),
+		scheduler.WithParallelism(r.opts.Parallelism),
+		scheduler.WithClock(r.clock),
+	)
+	if err != nil {
+		return fmt.Errorf("kube-scheduler: %v", err)
+	}
+	r.sched = sched
+	r.weights = map[string]int64{}
+	for _, f := range sched.Profiles {
+		for _, p := range f.ListPlugins().Score.Enabled {
+			r.weights[p.Name] = int64(p.Weight)
+		}
+	}
+	if r.opts.AllAtOnce {
+		r.wrapFailures()
+	} else {
+		r.wrap()
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return fmt.Errorf("kube-scheduler: informers: %v", err)
+	}
+	// the cache holds every node and bound pod before the first pod is queued
+	if err := r.until(ctx, "the scheduler cache to hold the cluster", func() bool {
+		n, _ := sched.Cache.PodCount()
+		return sched.Cache.NodeCount() == len(c.Nodes) && n == nbound
+	}); err != nil {
+		return err
+	}
+	_ = logger
+	go sched.Run(ctx)
+	return nil
+}
+
+func (r *run) nextStart() *metav1.Time {
+	t := metav1.NewTime(r.start)
+	r.start = r.start.Add(time.Second)
+	return &t
+}
+
+// prepare is the pending pod as created: schedulerName mapped to the default profile (the
+// oracle schedules every pending pod, as gpusched simulate does).
+func (r *run) prepare(p *corev1.Pod) *corev1.Pod {
+	q := p.DeepCopy()
+	q.Spec.SchedulerName = corev1.DefaultSchedulerName
+	if q.CreationTimestamp.IsZero() {
+		q.CreationTimestamp = metav1.NewTime(r.start)
+	}
+	return q
+}
+
+// bindReactor is the API server's pods/binding: spec.nodeName set, nominatedNodeName
+// cleared, and (as the kubelet would) the pod started.
+func (r *run) bindReactor(a clienttesting.Action) (bool, runtime.Object, error) {
+	ca, ok := a.(clienttesting.CreateAction)
+	if !ok || ca.GetSubresource() != "binding" {
+		return false, nil, nil
+	}
+	b, ok := ca.GetObject().(*corev1.Binding)
+	if !ok {
+		return true, nil, fmt.Errorf("binding: unexpected %T", ca.GetObject())
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	obj, err := r.client.Tracker().Get(gvr, ca.GetNamespace(), b.Name, metav1.GetOptions{})
+	if err != nil {
+		return true, nil, err
+	}
+	p := obj.(*corev1.Pod).DeepCopy()
+	if p.Spec.NodeName != "" {
+		return true, nil, apierrors.NewConflict(gvr.GroupResource(), p.Name, fmt.Errorf("pod %s is already assigned to node %q", p.Name, p.Spec.NodeName))
+	}
+	p.Spec.NodeName = b.Target.Name
+	p.Status.NominatedNodeName = ""
+	r.mu.Lock()
+	p.Status.StartTime = r.nextStart()
+	r.mu.Unlock()
+	p.Status.Phase = corev1.PodRunning
+	if err := r.client.Tracker().Update(gvr, p, p.Namespace, metav1.UpdateOptions{}); err != nil {
+		return true, nil, err
+	}
+	r.ch <- happening{kind: "bound", pod: p, node: b.Target.Name}
+	return true, b, nil
+}
+
+// deleteReactor notes the deletions kube-scheduler makes (preemption victims).
+func (r *run) deleteReactor(a clienttesting.Action) (bool, runtime.Object, error) {
+	da, ok := a.(clienttesting.DeleteAction)
+	if !ok {
+		return false, nil, nil
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	obj, err := r.client.Tracker().Get(gvr, da.GetNamespace(), da.GetName(), metav1.GetOptions{})
+	if err == nil {
+		p := obj.(*corev1.Pod).DeepCopy()
+		r.mu.Lock()
+		self := r.selfDel[p.UID]
+		if !self {
+			r.deleted = append(r.deleted, p)
+		}
+		r.mu.Unlock()
+		if !self {
+			r.ch <- happening{kind: "deleted", pod: p}
+		}
+	}
+	return false, nil, nil
+}
+
+// wrap puts the oracle around the scheduler's SchedulePod (to see each attempt and compute
+// its detail on the attempt's snapshot) and FailureHandler (to see each failure).
+func (r *run) wrap() {
+	schedulePod := r.sched.SchedulePod
+	r.sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		r.mu.Lock()
+		rt, isRetry := r.retryOf[pi.Pod.UID]
+		delete(r.retryOf, pi.Pod.UID)
+		if !isRetry {
+			r.deleted = nil
+		}
+		r.mu.Unlock()
+		if isRetry {
+			r.settle(ctx, f, pi, rt)
+		}
+		var a *report.Attempt
+		if r.detail(pi.Pod) {
+			a = r.attemptDetail(ctx, f, pi.Pod)
+		} else {
+			a = &report.Attempt{Pod: Key(pi.Pod), Priority: prio(pi.Pod), NominatedNode: pi.Pod.Status.NominatedNodeName}
+		}
+		res, err := schedulePod(ctx, f, state, pi)
+		r.ch <- happening{kind: "attempt", pod: pi.Pod, attempt: a, node: res.SuggestedHost, err: err}
+		return res, err
+	}
+	failure := r.sched.FailureHandler
+	r.sched.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, st *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
+		failure(ctx, f, pi, st, ni, start)
+		h := happening{kind: "failed", pod: pi.Pod, status: st}
+		if ni != nil && ni.Mode() == fwk.ModeOverride {
+			h.nominee = ni.NominatedNodeName
+		}
+		if h.nominee != "" {
+			n := 0
+			if m := reVictims.FindStringSubmatch(st.Message()); m != nil {
+				n, _ = strconv.Atoi(m[1])
+			}
+			r.mu.Lock()
+			r.retryOf[pi.Pod.UID] = retry{victims: n, node: h.nominee}
+			r.mu.Unlock()
+		}
+		r.ch <- h
+	}
+}
+
+// wrapFailures is the benchmark's only hook: failures end a pod's count too.
+func (r *run) wrapFailures() {
+	failure := r.sched.FailureHandler
+	r.sched.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, st *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
+		failure(ctx, f, pi, st, ni, start)
+		r.ch <- happening{kind: "failed", pod: pi.Pod, status: st}
+	}
+}
+
+// DefaultPreemption's PostFilter message on success
+var reVictims = regexp.MustCompile(`preempting (\d+) victims`)
+
+// settle runs before a preemptor's retry and makes it see the cluster as it is once the
+// preemption is over, as on a real cluster where the victims take seconds to terminate: it
+// waits until the victims kube-scheduler set out to delete are gone from its cache and
+// refreshes the attempt's snapshot (taken before), and gives the queued pod the
+// status.nominatedNodeName the failure handler has patched (the retry may have been popped
+// before that update arrived).
+func (r *run) settle(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, rt retry) {
+	deadline := time.Now().Add(r.opts.Timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		r.mu.Lock()
+		victims := append([]*corev1.Pod(nil), r.deleted...)
+		r.mu.Unlock()
+		ok := len(victims) >= rt.victims
+		for _, v := range victims {
+			if r.inCache(v) {
+				ok = false
+			}
+		}
+		if ok {
+			break
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if snap, ok := f.SnapshotSharedLister().(*internalcache.Snapshot); ok {
+		_ = r.sched.Cache.UpdateSnapshot(klog.FromContext(ctx), snap)
+	}
+	if pi.Pod.Status.NominatedNodeName != rt.node {
+		p := pi.Pod.DeepCopy()
+		p.Status.NominatedNodeName = rt.node
+		if info, err := framework.NewPodInfo(p); err == nil {
+			pi.PodInfo = info
+		}
+	}
+}
+
+// recorder takes the scheduler's events: FailedScheduling notes are the messages.
+type recorder struct{ r *run }
+
+func (e *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	p, ok := regarding.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	msg := fmt.Sprintf(note, args...)
+	switch reason {
+	case "FailedScheduling":
+		e.r.mu.Lock()
+		e.r.events[p.UID] = msg
+		e.r.mu.Unlock()
+	case "Preempted":
+		e.r.ch <- happening{kind: "preempted", pod: p}
+	}
+}
+
+func (e *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return e }
+
+func (r *run) failedMessage(p *corev1.Pod, st *fwk.Status) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m, ok := r.events[p.UID]; ok {
+		delete(r.events, p.UID)
+		return m
+	}
+	return st.Message()
+}
+
+var errTimeout = errors.New("timed out")
+
+func (r *run) next(ctx context.Context, what string) (happening, error) {
+	if r.back != nil {
+		h := *r.back
+		r.back = nil
+		return h, nil
+	}
+	t := time.NewTimer(r.opts.Timeout)
+	defer t.Stop()
+	select {
+	case h := <-r.ch:
+		return h, nil
+	case <-t.C:
+		return happening{}, fmt.Errorf("kube-scheduler: %w waiting for %s", errTimeout, what)
+	case <-ctx.Done():
+		return happening{}, ctx.Err()
+	}
+}
+
+func (r *run) until(ctx context.Context, what string, cond func() bool) error {
+	deadline := time.Now().Add(r.opts.Timeout)
+	for d := 50 * time.Microsecond; !cond(); d = min(2*d, 5*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-scheduler: %w waiting for %s", errTimeout, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
+	return nil
+}
+
+func (r *run) inQueue(p *corev1.Pod) bool {
+	pods, _ := r.sched.SchedulingQueue.PendingPods()
+	for _, q := range pods {
+		if q.UID == p.UID {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) inCache(p *corev1.Pod) bool {
+	q, err := r.sched.Cache.GetPod(p)
+	return err == nil && q != nil
+}
+
+func (r *run) confirmed(p *corev1.Pod) bool {
+	assumed, err := r.sched.Cache.IsAssumedPod(p)
+	return err == nil && !assumed && r.inCache(p)
+}
+
+// oneByOne is the oracle proper: each pending pod created, its attempt (and retry) awaited.
+func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, []*report.Attempt, error) {
+	var outs []*Outcome
+	var attempts []*report.Attempt
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	for _, src := range pending {
+		p := r.prepare(src)
+		out := &Outcome{Pod: src}
+		outs = append(outs, out)
+		r.byUID[p.UID] = out
+		if _, err := r.client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return nil, nil, fmt.Errorf("create pod %s: %v", Key(p), err)
+		}
+		if len(p.Spec.SchedulingGates) > 0 {
+			// SchedulingGates' PreEnqueue keeps it out of the active queue: no attempt
+			out.Gated = true
+			if err := r.until(ctx, "gated pod "+Key(p)+" to be queued", func() bool { return r.inQueue(p) }); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		var cur *report.Attempt
+		var victims []*corev1.Pod
+		retried := false
+		for done := false; !done; {
+			h, err := r.next(ctx, "pod "+Key(p))
+			if err != nil {
+				return nil, nil, err
+			}
+			if h.pod.UID != p.UID && h.kind != "deleted" && h.kind != "preempted" {
+				prev := "not seen before"
+				if o, ok := r.byUID[h.pod.UID]; ok {
+					prev = fmt.Sprintf("earlier: scheduled=%v node=%s message=%q nominated=%s attempts=%d victims=%d", o.Scheduled, o.Node, o.Message, o.NominatedNode, o.Attempts, len(o.Victims))
+				}
+				return nil, nil, fmt.Errorf("kube-scheduler: unexpected %s of pod %s while scheduling %s (%s)", h.kind, Key(h.pod), Key(p), prev)
+			}
+			switch h.kind {
+			case "attempt":
+				out.Attempts++
+				cur = h.attempt
+				cur.Attempt = out.Attempts
+				attempts = append(attempts, cur)
+			case "deleted":
+				r.mu.Lock()
+				self := r.selfDel[h.pod.UID]
+				r.mu.Unlock()
+				if !self {
+					victims = append(victims, h.pod)
+				}
+			case "preempted":
+			case "bound":
+				if cur == nil {
+					return nil, nil, fmt.Errorf("kube-scheduler: pod %s bound without an attempt", Key(p))
+				}
+				out.Scheduled, out.Node = true, h.node
+				cur.Result = report.Result{Status: report.StatusScheduled, Node: h.node}
+				if err := r.until(ctx, "the binding of "+Key(p)+" in the cache", func() bool { return r.confirmed(h.pod) }); err != nil {
+					return nil, nil, err
+				}
+				done = true
+			case "failed":
+				if cur == nil {
+					return nil, nil, fmt.Errorf("kube-scheduler: pod %s failed without an attempt: %v", Key(p), h.status.Message())
+				}
+				msg := r.failedMessage(h.pod, h.status)
+				out.Message = msg
+				status := report.StatusUnschedulable
+				if !h.status.IsRejected() {
+					status = report.StatusError
+				}
+				cur.Result = report.Result{Status: status, Message: msg, NominatedNode: h.nominee}
+				if h.nominee != "" && !retried {
+					// preemption: the victims go (asynchronously), then exactly one retry
+					out.NominatedNode = h.nominee
+					retried = true
+					if err := r.awaitRetry(ctx, p, out, &victims); err != nil {
+						return nil, nil, err
+					}
+					cur.Result.Victims = keys(victims)
+					r.markVictims(victims, out)
+					out.Victims = victims
+					continue
+				}
+				// unschedulable for good: out of the API, so no later event retries it
+				r.mu.Lock()
+				r.selfDel[p.UID] = true
+				r.mu.Unlock()
+				if err := r.client.Tracker().Delete(gvr, p.Namespace, p.Name, metav1.DeleteOptions{}); err != nil {
+					return nil, nil, fmt.Errorf("delete pod %s: %v", Key(p), err)
+				}
+				if err := r.until(ctx, Key(p)+" to leave the queue", func() bool { return !r.inQueue(p) }); err != nil {
+					return nil, nil, err
+				}
+				done = true
+			}
+		}
+	}
+	return outs, attempts, nil
+}
+
+// awaitRetry waits for the victims' deletion to reach the scheduler and for the preemptor's
+// next attempt to start. kube-scheduler retries it when the victims' deletion events move it
+// to the backoff queue, which is popped at once while the active queue is empty
+// (SchedulerPopFromBackoffQ). If no event moves it (a deletion event consumed while the pod
+// was still in flight and the preemption still running), kube-scheduler would retry it at
+// the unschedulable pods' flush, minutes later; the oracle then activates it, after 5 s.
+func (r *run) awaitRetry(ctx context.Context, p *corev1.Pod, out *Outcome, victims *[]*corev1.Pod) error {
+	flushed := false
+	for {
+		wait := 5 * time.Second
+		if flushed {
+			wait = r.opts.Timeout
+		}
+		t := time.NewTimer(wait)
+		select {
+		case h := <-r.ch:
+			t.Stop()
+			switch {
+			case h.kind == "deleted":
+				*victims = append(*victims, h.pod)
+			case h.kind == "preempted":
+			case h.kind == "attempt" && h.pod.UID == p.UID:
+				// the retry: the driver's loop takes it next
+				r.back = &h
+				for _, v := range *victims {
+					if err := r.until(ctx, "victim "+Key(v)+" to leave the cache", func() bool { return !r.inCache(v) }); err != nil {
+						return err
+					}
+				}
+				sortVictims(*victims)
+				return nil
+			default:
+				return fmt.Errorf("kube-scheduler: unexpected %s of pod %s while %s waits for its retry", h.kind, Key(h.pod), Key(p))
+			}
+		case <-t.C:
+			if flushed {
+				return fmt.Errorf("kube-scheduler: %w waiting for the retry of %s after preemption", errTimeout, Key(p))
+			}
+			flushed = true
+			r.clock.Step(6 * time.Minute)
+			r.sched.SchedulingQueue.Activate(klog.FromContext(ctx), map[string]*corev1.Pod{Key(p): p})
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *run) markVictims(victims []*corev1.Pod, by *Outcome) {
+	for _, v := range victims {
+		if o, ok := r.byUID[v.UID]; ok {
+			o.PreemptedBy = by
+		}
+	}
+}
+
+// sortVictims: most important first (higher priority, then earlier start), as preemption
+// ranks them; kube-scheduler deletes them in parallel, so their order is not its own.
+func sortVictims(v []*corev1.Pod) {
+	sort.SliceStable(v, func(i, j int) bool {
+		pi, pj := prio(v[i]), prio(v[j])
+		if pi != pj {
+			return pi > pj
+		}
+		ti, tj := v[i].Status.StartTime, v[j].Status.StartTime
+		if ti != nil && tj != nil && !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return Key(v[i]) < Key(v[j])
+	})
+}
+
+func keys(ps []*corev1.Pod) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, Key(p))
+	}
+	return out
+}
+
+// free is the benchmark mode: every pending pod is already in the API; wait until each is
+// bound or has failed once.
+func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, error) {
+	outs := make([]*Outcome, len(pending))
+	idx := map[types.UID]int{}
+	for i, p := range pending {
+		outs[i] = &Outcome{Pod: p}
+		idx[p.UID] = i
+	}
+	left := 0
+	for _, p := range pending {
+		if len(p.Spec.SchedulingGates) > 0 {
+			outs[idx[p.UID]].Gated = true
+		} else {
+			left++
+		}
+	}
+	seen := map[types.UID]bool{}
+	for left > 0 {
+		h, err := r.next(ctx, fmt.Sprintf("%d more pods", left))
+		if err != nil {
+			return nil, err
+		}
+		i, ok := idx[h.pod.UID]
+		if !ok {
+			continue
+		}
+		switch h.kind {
+		case "bound":
+			outs[i].Scheduled, outs[i].Node = true, h.node
+		case "failed":
+			outs[i].Message = h.status.Message()
+		default:
+			continue
+		}
+		if !seen[h.pod.UID] {
+			seen[h.pod.UID] = true
+			left--
+		}
+	}
+	return outs, nil
+}
+
+// Simulate is the result as `gpusched simulate -o json` writes it: scheduled (without the
+// pods preempted later), unschedulable, then preempted and gated when not empty.
+func (res *Result) Simulate() *report.Simulate {
+	s := &report.Simulate{Scheduled: []report.Placed{}, Unschedulable: []report.Unplaced{}}
+	for _, o := range res.Outcomes {
+		key := Key(o.Pod)
+		switch {
+		case o.Gated:
+			s.Gated = append(s.Gated, report.PodRef{Pod: key})
+		case o.Scheduled && o.PreemptedBy == nil:
+			s.Scheduled = append(s.Scheduled, report.Placed{Pod: key, Node: o.Node})
+		case !o.Scheduled:
+			s.Unschedulable = append(s.Unschedulable, report.Unplaced{Pod: key, Message: o.Message})
+		}
+		for _, v := range o.Victims {
+			s.Preempted = append(s.Preempted, report.Preempted{Pod: Key(v), Node: o.NominatedNode, By: key})
+		}
+	}
+	return s
+}
