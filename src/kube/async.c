@@ -8,8 +8,8 @@
  *
  * Each client has a peer: its connections, its Authorization line, the host and path prefix
  * of its server URL. A connection keeps its requests in the order they were written; answers
- * come in that order (RFC 9112, 9.3.2), parsed by a small state machine (status line and
- * headers, then a Content-Length, chunked or close-delimited body). Requests not yet sent
+ * come in that order (RFC 9112, 9.3.2), parsed by the incremental parser of kube/http1.h
+ * (status line and headers, then a Content-Length, chunked or close-delimited body). Requests not yet sent
  * wait in one list sorted by due time. An eventfd in the poll set is the wakeup. */
 #include "kube/async.h"
 
@@ -29,25 +29,15 @@
 
 #include "base/clock.h"
 #include "kube/client-int.h"
+#include "kube/http1.h"
 
 #define ASYNC_RECV_CHUNK ((size_t)16384)
-#define ASYNC_HEAD_MAX ((size_t)64 << 10) /* an answer's status line and headers */
 #define ASYNC_OUT_MAX ((size_t)64 << 20)  /* requests written and not yet sent */
 /* When opening a connection failed slowly (a server that drops packets: the connect timeout),
  * requests that would need a new connection fail at once with the same error for as long as
  * that attempt took, instead of each blocking the thread for a connect timeout of its own.
  * Quick failures (refused, TLS) are not held: the next request tries again. */
 #define ASYNC_SLOW_CONNECT 1.0
-
-enum async_rx {
-    RX_HEAD,       /* status line and headers */
-    RX_BODY,       /* Content-Length bytes */
-    RX_CHUNK_SIZE, /* a chunk-size line */
-    RX_CHUNK_DATA,
-    RX_CHUNK_END, /* the CRLF after a chunk's data */
-    RX_TRAILER,   /* trailer lines up to the empty one */
-    RX_TO_CLOSE,  /* no length: the body ends when the server closes */
-};
 
 struct async_peer;
 
@@ -62,13 +52,8 @@ struct async_conn {
     size_t in_len, in_alloc;
     struct kube_async_req *head, *tail; /* written on it, not answered, oldest first */
     size_t depth;
-    /* the answer to head */
-    enum async_rx rx;
-    long status;
-    int retry_after;
-    bool keep;         /* the connection stays open after this answer */
-    bool got_bytes;    /* some of this answer has arrived */
-    uint64_t left;     /* body or chunk bytes still to come */
+    struct http1_answer rx; /* the answer to head */
+    bool got_bytes;    /* the head request fails, not resent, when cn fails (timed out) */
     struct buf body; /* an error answer's body (capped, truncated silently) */
     char errbuf[CURL_ERROR_SIZE];
     struct async_conn *next;
@@ -349,8 +334,7 @@ static struct async_conn *async_conn_open(struct async_peer *p, struct kube_asyn
     cn->raw = !p->tls && !c->cfg.proxy_url;
     buf_init(&cn->out, ASYNC_OUT_MAX);
     buf_init(&cn->body, KUBE_CLIENT_ERRBODY_MAX + 1);
-    cn->retry_after = -1;
-    cn->keep = true;
+    http1_answer_init(&cn->rx);
     cn->next = p->conns;
     p->conns = cn;
     p->nconns++;
@@ -476,7 +460,7 @@ static void async_fail_conn(struct kube_async *a, struct async_conn *cn, CURLcod
                             const char *why, kube_async_done_fn done, void *ud)
 {
     struct kube_client *c = cn->p->c;
-    bool partial = cn->got_bytes;
+    bool partial = cn->got_bytes || cn->rx.begun;
 
     while (cn->head) {
         struct kube_async_req *r = async_conn_pop(a, cn);
@@ -496,13 +480,13 @@ static void async_fail_conn(struct kube_async *a, struct async_conn *cn, CURLcod
 }
 
 /* async_answer hands the answer parsed on cn to its request and readies cn for the next one;
- * cn->keep stays as the answer said, for the caller to act on. */
+ * cn->rx.keep stays as the answer said, for the caller to act on. */
 static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async_done_fn done,
                          void *ud)
 {
     struct kube_async_req *r = async_conn_pop(a, cn);
     struct kube_client *c = cn->p->c;
-    long status = cn->status;
+    long status = cn->rx.status;
     int rc = 0;
 
     r->status = status;
@@ -514,7 +498,7 @@ static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async
         if (status < 200 || status > 299) {
             json_t *js = kube_client_parse_json(&cn->body);
 
-            rc = kube_client_http_err(status, js, &cn->body, cn->retry_after, r->err);
+            rc = kube_client_http_err(status, js, &cn->body, cn->rx.retry_after, r->err);
             json_decref(js);
         }
         r->rc = rc;
@@ -524,9 +508,6 @@ static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async
         buf_release(&cn->body);
     else
         buf_reset(&cn->body);
-    cn->rx = RX_HEAD;
-    cn->status = 0;
-    cn->retry_after = -1;
     cn->got_bytes = false;
 }
 
@@ -534,71 +515,8 @@ static void async_body(struct async_conn *cn, const char *p, size_t n)
 {
     size_t room = KUBE_CLIENT_ERRBODY_MAX - cn->body.len;
 
-    if ((cn->status < 200 || cn->status > 299) && room)
+    if ((cn->rx.status < 200 || cn->rx.status > 299) && room)
         buf_append(&cn->body, p, n < room ? n : room);
-}
-
-static const char *async_eol(const char *p, const char *end)
-{
-    const char *q = memchr(p, '\n', (size_t)(end - p));
-
-    return q && q > p && q[-1] == '\r' ? q - 1 : q;
-}
-
-/* async_head parses a status line and headers (p..end, the blank line excluded) into cn's
- * answer state. Returns false when they are not HTTP/1.x. */
-static bool async_head(struct async_conn *cn, const char *p, const char *end)
-{
-    const char *eol = async_eol(p, end), *v;
-    bool http10, has_len = false, chunked = false, close = false;
-    uint64_t len = 0;
-    size_t n;
-
-    if (!eol)
-        eol = end;
-    if (eol - p < 12 || memcmp(p, "HTTP/1.", 7) || p[8] != ' ' || p[9] < '1' || p[9] > '5' ||
-        p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
-        return false;
-    http10 = p[7] == '0';
-    cn->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-    cn->retry_after = -1;
-    for (p = eol < end ? eol + (*eol == '\r' ? 2 : 1) : end; p < end; p = eol + (*eol == '\r' ? 2 : 1)) {
-        eol = async_eol(p, end);
-        if (!eol)
-            eol = end;
-        v = memchr(p, ':', (size_t)(eol - p));
-        if (!v)
-            continue;
-        n = (size_t)(v - p);
-        for (v++; v < eol && (*v == ' ' || *v == '\t'); v++)
-            ;
-        if (n == 14 && !strncasecmp(p, "Content-Length", n)) {
-            has_len = true;
-            for (len = 0; v < eol && *v >= '0' && *v <= '9' && len < (UINT64_C(1) << 60); v++)
-                len = len * 10 + (uint64_t)(*v - '0');
-        } else if (n == 17 && !strncasecmp(p, "Transfer-Encoding", n)) {
-            chunked = memmem(v, (size_t)(eol - v), "chunked", 7) != NULL;
-        } else if (n == 10 && !strncasecmp(p, "Connection", n)) {
-            close = memmem(v, (size_t)(eol - v), "close", 5) != NULL;
-            if (http10 && memmem(v, (size_t)(eol - v), "keep-alive", 10))
-                http10 = false;
-        } else if (n == 11 && !strncasecmp(p, "Retry-After", n)) {
-            kube_client_on_header((char *)p, 1, (size_t)(eol - p) + 2, &cn->retry_after);
-        }
-        if (eol == end)
-            break;
-    }
-    cn->keep = !http10 && !close;
-    cn->left = 0;
-    if ((cn->status >= 100 && cn->status <= 199) || cn->status == 204 || cn->status == 304)
-        cn->rx = RX_HEAD; /* no body (an interim answer is skipped by the caller) */
-    else if (chunked)
-        cn->rx = RX_CHUNK_SIZE;
-    else if (has_len)
-        cn->rx = len ? RX_BODY : RX_HEAD, cn->left = len;
-    else
-        cn->rx = RX_TO_CLOSE, cn->keep = false;
-    return true;
 }
 
 /* async_parse consumes what cn has read: answers are handed to their requests as they
@@ -606,97 +524,36 @@ static bool async_head(struct async_conn *cn, const char *p, const char *end)
 static bool async_parse(struct kube_async *a, struct async_conn *cn, kube_async_done_fn done,
                         void *ud)
 {
-    const char *p = cn->in, *end = cn->in + cn->in_len, *eol, *q;
+    const char *p = cn->in, *end = cn->in + cn->in_len, *data;
     bool ok = true;
 
-    while (p < end && ok && cn->head) {
-        cn->got_bytes = true;
-        switch (cn->rx) {
-        case RX_HEAD:
-            q = memmem(p, (size_t)(end - p), "\r\n\r\n", 4);
-            if (!q) {
-                ok = (size_t)(end - p) <= ASYNC_HEAD_MAX;
-                goto out;
-            }
-            if (!async_head(cn, p, q)) {
-                ok = false;
-                goto out;
-            }
-            p = q + 4;
-            if (cn->status >= 100 && cn->status <= 199) {
-                cn->got_bytes = false; /* 100 Continue and the like: the answer is next */
-                ok = cn->status != 101;
-            } else if (cn->rx == RX_HEAD) {
-                async_answer(a, cn, done, ud);
-                if (!cn->keep)
-                    goto out;
-            }
-            break;
-        case RX_BODY:
-        case RX_CHUNK_DATA: {
-            size_t n = (size_t)(end - p) < cn->left ? (size_t)(end - p) : (size_t)cn->left;
+    while (p < end && cn->head) {
+        size_t used, len;
+        enum http1_event ev = http1_step(&cn->rx, p, (size_t)(end - p), &used, &data, &len);
 
-            async_body(cn, p, n);
-            p += n;
-            cn->left -= n;
-            if (cn->left)
+        p += used;
+        if (ev == HTTP1_NEED)
+            break;
+        if (ev == HTTP1_ERROR) {
+            ok = false;
+            break;
+        }
+        if (ev == HTTP1_BODY)
+            async_body(cn, data, len);
+        if (ev == HTTP1_DONE) {
+            async_answer(a, cn, done, ud);
+            if (!cn->rx.keep)
                 break;
-            if (cn->rx == RX_CHUNK_DATA) {
-                cn->rx = RX_CHUNK_END;
-            } else {
-                async_answer(a, cn, done, ud);
-                if (!cn->keep)
-                    goto out;
-            }
-            break;
-        }
-        case RX_CHUNK_END:
-            if (end - p < 2)
-                goto out;
-            ok = p[0] == '\r' && p[1] == '\n';
-            p += 2;
-            cn->rx = RX_CHUNK_SIZE;
-            break;
-        case RX_CHUNK_SIZE: {
-            uint64_t n = 0;
-            int digits = 0;
-
-            eol = memchr(p, '\n', (size_t)(end - p));
-            if (!eol) {
-                ok = end - p < 1024;
-                goto out;
-            }
-            for (q = p; q < eol && digits < 15 && *q && strchr("0123456789abcdefABCDEF", *q);
-                 q++, digits++)
-                n = n * 16 + (uint64_t)(*q <= '9' ? *q - '0' : (*q | 0x20) - 'a' + 10);
-            ok = digits > 0;
-            p = eol + 1;
-            cn->left = n;
-            cn->rx = n ? RX_CHUNK_DATA : RX_TRAILER;
-            break;
-        }
-        case RX_TRAILER:
-            eol = memchr(p, '\n', (size_t)(end - p));
-            if (!eol) {
-                ok = end - p < 8192;
-                goto out;
-            }
-            q = p;
-            p = eol + 1;
-            if (eol == q || (eol == q + 1 && *q == '\r')) {
-                async_answer(a, cn, done, ud);
-                if (!cn->keep)
-                    goto out;
-            }
-            break;
-        case RX_TO_CLOSE:
-            async_body(cn, p, (size_t)(end - p));
-            p = end;
-            break;
         }
     }
-out:
-    if (ok && !cn->head && p < end && cn->keep)
+    /* a body that just ended is done at once (the last bytes read were its last) */
+    if (ok && cn->head && p == end) {
+        size_t used, len;
+
+        if (http1_step(&cn->rx, p, 0, &used, &data, &len) == HTTP1_DONE)
+            async_answer(a, cn, done, ud);
+    }
+    if (ok && !cn->head && p < end && cn->rx.keep)
         ok = false; /* bytes nobody asked for */
     cn->in_len = (size_t)(end - p);
     memmove(cn->in, p, cn->in_len);
@@ -747,6 +604,8 @@ static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_d
     for (;;) {
         size_t room, n = 0;
         CURLcode cc;
+        bool begun;
+        char why[128];
 
         if (cn->in_alloc - cn->in_len < ASYNC_RECV_CHUNK) {
             char *in = realloc(cn->in, cn->in_len + ASYNC_RECV_CHUNK);
@@ -769,20 +628,23 @@ static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_d
         if (n == 0) {
             /* closed by the server: the end of a close-delimited answer, or of the
              * connection under requests it never answered */
-            if (cn->head && cn->rx == RX_TO_CLOSE)
+            if (cn->head && http1_eof(&cn->rx) == HTTP1_DONE)
                 async_answer(a, cn, done, ud);
-            async_fail_conn(a, cn, cn->got_bytes ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING,
-                            cn->got_bytes ? "connection closed in the middle of an answer"
+            begun = cn->got_bytes || cn->rx.begun;
+            async_fail_conn(a, cn, begun ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING,
+                            begun ? "connection closed in the middle of an answer"
                                           : "connection closed before an answer",
                             done, ud);
             return false;
         }
         cn->in_len += n;
         if (!async_parse(a, cn, done, ud)) {
-            async_fail_conn(a, cn, CURLE_WEIRD_SERVER_REPLY, "malformed HTTP answer", done, ud);
+            snprintf(why, sizeof(why), "malformed HTTP answer: %s",
+                     cn->rx.why ? cn->rx.why : "bad framing");
+            async_fail_conn(a, cn, CURLE_WEIRD_SERVER_REPLY, why, done, ud);
             return false;
         }
-        if (!cn->keep && cn->rx == RX_HEAD) {
+        if (!cn->rx.keep && !cn->rx.begun) {
             /* the last answer said Connection: close; anything queued behind it is resent */
             async_fail_conn(a, cn, CURLE_GOT_NOTHING, "connection closed by the server", done,
                             ud);

@@ -474,14 +474,31 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                 return rc;
             }
             if (json_is_string(key) && !strcmp(json_string_value(key), "<<") &&
-                json_is_object(val)) {
-                /* merge key: fields not already present come from the merged map */
-                const char *k;
-                json_t *mv;
+                (json_is_object(val) || json_is_array(val))) {
+                /* merge key: fields not already present come from the merged map, or from
+                 * each map of a list in turn (so the earlier maps win) */
+                size_t i, n = json_is_array(val) ? json_array_size(val) : 1;
 
-                json_object_foreach(val, k, mv) {
-                    if (!json_object_get(v, k))
-                        json_object_set(v, k, mv);
+                for (i = 0; i < n; i++)
+                    if (!json_is_object(json_is_array(val) ? json_array_get(val, i) : val)) {
+                        json_decref(key);
+                        json_decref(val);
+                        json_decref(v);
+                        return load_fail(ld, kline, "merge key '<<' takes a mapping or a list "
+                                                    "of mappings");
+                    }
+                for (i = 0; i < n; i++) {
+                    json_t *m = json_is_array(val) ? json_array_get(val, i) : val;
+                    const char *k;
+                    json_t *mv;
+
+                    json_object_foreach(m, k, mv) {
+                        if (!json_object_get(v, k) && json_object_set(v, k, mv)) {
+                            json_decref(key);
+                            json_decref(val);
+                            goto nomem;
+                        }
+                    }
                 }
                 json_decref(key);
                 json_decref(val);

@@ -247,6 +247,34 @@ static void yaml_records_lines(void)
     kube_lines_free(lines);
 }
 
+/* a merge key's value may be a list of maps: earlier maps win over later ones, and the
+ * mapping's own keys over all of them (YAML 1.1 merge type, as sigs.k8s.io/yaml does) */
+static void yaml_merge_key_with_a_list(void)
+{
+    json_t *v = load_one("a: &a {x: 1, v: 1}\nb: &b {v: 2, z: 2, w: 2}\n"
+                         "c:\n  <<: [*a, *b]\n  w: 3\n",
+                         NULL);
+    json_t *c;
+    json_t *docs = NULL;
+    struct err e;
+    const char *bad = "a: &a {x: 1}\nc:\n  <<: [*a, 5]\n";
+
+    CHECK(v != NULL);
+    if (v) {
+        c = json_object_get(v, "c");
+        CHECK_INT_EQ(json_integer_value(json_object_get(c, "x")), 1);
+        CHECK_INT_EQ(json_integer_value(json_object_get(c, "v")), 1);
+        CHECK_INT_EQ(json_integer_value(json_object_get(c, "z")), 2);
+        CHECK_INT_EQ(json_integer_value(json_object_get(c, "w")), 3);
+        CHECK(json_object_get(c, "<<") == NULL);
+        json_decref(v);
+    }
+    err_clear(&e);
+    CHECK(kube_yaml_load(bad, strlen(bad), "t.yaml", &docs, NULL, &e) < 0);
+    CHECK(strstr(e.msg, "merge") != NULL);
+    CHECK_INT_EQ(e.line, 3);
+}
+
 static void yaml_multi_documents_and_json(void)
 {
     const char *text = "---\na: 1\n---\n---\n{\"b\": [1, 2, {\"c\": null}]}\n";
@@ -688,6 +716,7 @@ static const struct test_case cases[] = {
     {"yaml multi documents and json", yaml_multi_documents_and_json},
     {"yaml error names line", yaml_error_names_line},
     {"yaml anchors and merge keys", yaml_anchors_and_merge_keys},
+    {"yaml merge key with a list", yaml_merge_key_with_a_list},
     {"yaml rejects unknown alias and deep nesting", yaml_rejects_unknown_alias_and_deep_nesting},
 };
 
