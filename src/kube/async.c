@@ -421,9 +421,9 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
 
     if (!r->path || r->path[0] != '/')
         return r->rc = err_set(r->err, -EINVAL, "request path must start with '/'");
-    if (strpbrk(r->path, " \r\n") || (r->content_type && strpbrk(r->content_type, "\r\n")))
+    if (strpbrk(r->path, " \r\n") || (r->content_type && http1_value_bad(r->content_type)))
         return r->rc = err_set(r->err, -EINVAL, "request path or content type holds a "
-                                                     "space or a line break");
+                                                     "space or a control character");
     p = async_peer_get(a, c);
     if (!p)
         return r->rc = err_set(r->err, -ENOMEM, "out of memory");

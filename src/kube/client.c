@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "kube/client-int.h"
+#include "kube/http1.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
@@ -103,6 +104,10 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
     c->token = c->cfg.token ? strdup(c->cfg.token) : NULL;
     if (!c->user_agent || (c->cfg.token && !c->token)) {
         rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    if (http1_value_bad(c->user_agent)) {
+        rc = err_set(err, -EINVAL, "user agent holds a control character");
         goto out;
     }
     c->token_gen = 1;
@@ -474,6 +479,10 @@ static int client_prepare(struct kube_client *c, CURL *h, const char *path, cons
     x->errbuf[0] = '\0';
     if (buf_puts(&url, c->url_base) || buf_puts(&url, path)) {
         rc = err_set(err, -E2BIG, "request path too long");
+        goto out;
+    }
+    if (content_type && http1_value_bad(content_type)) {
+        rc = err_set(err, -EINVAL, "content type holds a control character");
         goto out;
     }
     l = kube_curl.slist_append(NULL, "Accept: application/json");

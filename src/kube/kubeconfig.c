@@ -5,6 +5,7 @@
  * them, current-context from the first file that sets it. Only the selected context, cluster
  * and user are validated in depth; the rest of each file only has to be well-formed. */
 #include "kube/kubeconfig.h"
+#include "kube/http1.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -379,6 +380,14 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
         if (!out->token_file)
             return err_set(err, -ENOMEM, "out of memory");
     }
+    if (token && http1_value_bad(token)) {
+        char field[160];
+
+        snprintf(field, sizeof(field), "%s.token", prefix);
+        return kc_fail(err, -EINVAL, f, json_object_get(u, "token"), field,
+                       "holds a control character (0x%02x); a token is sent as a header value",
+                       (unsigned char)*http1_value_bad(token));
+    }
     if (token) {
         out->token = strdup(token);
         if (!out->token)
@@ -604,6 +613,13 @@ int kube_token_read(const char *path, char **out, struct err *err)
     if (strpbrk(b.data, "\r\n")) {
         buf_release(&b);
         return err_set(err, -EINVAL, "token file '%s' holds more than one line", path);
+    }
+    if (http1_value_bad(b.data)) {
+        int ch = (unsigned char)*http1_value_bad(b.data);
+
+        buf_release(&b);
+        return err_set(err, -EINVAL, "token file '%s' holds a control character (0x%02x)", path,
+                       ch);
     }
     *out = buf_take(&b);
     buf_release(&b);

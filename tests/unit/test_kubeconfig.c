@@ -462,6 +462,32 @@ static void kc_token_read_trims(void)
     CHECK(tok == NULL);
 }
 
+/* A token is sent as a header value: a CR/LF in it would end the Authorization header and
+ * start another (header injection), so any control character is refused, inline or in a
+ * tokenFile, with the line and field. */
+static void kc_token_control_characters(void)
+{
+    struct kube_config c;
+    struct err e;
+    char *tok = NULL;
+    const char *p = write_file("tok-ctl", "abc\001def\n");
+
+    CHECK(parse("clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+                "users:\n- name: u\n  user:\n    token: \"abc\\r\\nX-Evil: 1\"\n"
+                "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                NULL, &c, &e) < 0);
+    CHECK_ERR_HAS(e, "line 5: users[0].user.token: holds a control character");
+    CHECK(parse("clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+                "users: [{name: u, user: {token: \"abc\\tdef\"}}]\n"
+                "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                NULL, &c, &e) < 0);
+    CHECK_ERR_HAS(e, "control character");
+    err_clear(&e);
+    CHECK_INT_EQ(kube_token_read(p, &tok, &e), -EINVAL);
+    CHECK(tok == NULL);
+    CHECK_ERR_HAS(e, "control character");
+}
+
 static const struct test_case cases[] = {
     {"basic current-context", kc_basic_current_context},
     {"explicit context with client certificate", kc_explicit_context_with_client_cert},
@@ -479,6 +505,7 @@ static const struct test_case cases[] = {
     {"in-cluster config", kc_in_cluster},
     {"base64", kc_base64},
     {"token file trimmed, one line", kc_token_read_trims},
+    {"token with control characters refused", kc_token_control_characters},
 };
 
 TEST_SUITE(kubeconfig, cases)
