@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kube/labels.h"
@@ -452,6 +453,76 @@ out:
     return rc;
 }
 
+/* write_in_place writes data into what path names when it is a FIFO or a character device
+ * (standard output through /dev/stdout, a pipe to a reader): nothing to replace there. */
+static int write_in_place(const char *path, const char *data, size_t len, struct err *err)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), flags;
+    size_t off = 0;
+    int rc = 0;
+
+    if (fd < 0)
+        return err_set(err, -errno, "cannot write '%s': %s", path,
+                       errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+    /* O_NONBLOCK only kept the open from waiting for a reader; the writes may wait */
+    flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+            break;
+        }
+        off += (size_t)w;
+    }
+    close(fd);
+    return rc;
+}
+
+/* write_output writes one output file. A regular file or a missing one is replaced
+ * atomically; a symlink is followed (the link stays, its target is replaced, or written in
+ * place when it is a FIFO or a character device, as /dev/stdout is); a FIFO or character
+ * device is written in place; anything else (a directory, a socket, a block device, a
+ * symlink to nothing) is refused: it is not ours to replace. */
+static int write_output(const char *path, const char *data, size_t len, struct err *err)
+{
+    struct stat st;
+    char *real;
+    bool link;
+    int rc;
+
+    if (lstat(path, &st)) {
+        if (errno == ENOENT)
+            return write_atomic(path, data, len, err);
+        return err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+    }
+    link = S_ISLNK(st.st_mode);
+    if (link && stat(path, &st))
+        return errno == ENOENT
+                   ? err_set(err, -ENOENT, "cannot write '%s': a symlink to a missing file", path)
+                   : err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+        return write_in_place(path, data, len, err);
+    if (S_ISDIR(st.st_mode))
+        return err_set(err, -EISDIR, "cannot write '%s': is a directory", path);
+    if (!S_ISREG(st.st_mode))
+        return err_set(err, -EINVAL,
+                       "cannot write '%s': not a regular file, a FIFO or a character device",
+                       path);
+    if (!link)
+        return write_atomic(path, data, len, err);
+    real = realpath(path, NULL); /* the file itself, not the symlink to it */
+    if (!real)
+        return err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+    rc = write_atomic(real, data, len, err);
+    free(real);
+    return rc;
+}
+
 int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler_labels *l,
                           struct err *err)
 {
@@ -470,12 +541,12 @@ int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler
             goto out;
         }
     } else if (cfg->output) {
-        rc = write_atomic(cfg->output, b.data ? b.data : "", b.len, err);
+        rc = write_output(cfg->output, b.data ? b.data : "", b.len, err);
         if (rc)
             goto out;
     }
     if (cfg->feature_file)
-        rc = write_atomic(cfg->feature_file, b.data ? b.data : "", b.len, err);
+        rc = write_output(cfg->feature_file, b.data ? b.data : "", b.len, err);
 out:
     buf_release(&b);
     return rc;

@@ -222,6 +222,66 @@ def test_feature_file_unwritable_dir():
     if not lines(p.stderr)[-1].startswith("gpulabel: cannot create '/nonexistent-dir/.gpulabel.tmp."):
         raise AssertionError("stderr: %r" % p.stderr)
 
+# Only a regular file (or a missing one) is replaced atomically by rename: a FIFO, a character
+# device or a symlink is not ours to replace.
+def test_output_symlink_keeps_the_link_and_updates_its_target():
+    with tempfile.TemporaryDirectory() as d:
+        target, link = os.path.join(d, "real"), os.path.join(d, "link")
+        with open(target, "w") as f:
+            f.write("stale=true\n")
+        os.symlink("real", link)
+        p = gpulabel(["--oneshot", "--feature-file", link])
+        util.check_eq(p.returncode, 0, "exit status: %s" % p.stderr)
+        util.check_eq(os.path.islink(link), True, "the symlink is still a symlink")
+        with open(target) as f:
+            util.check_eq(f.read(), "\n".join(M40) + "\n", "the target was written")
+        util.check_eq(sorted(os.listdir(d)), ["link", "real"], "directory: no dot-file left")
+
+
+def test_output_to_a_symlink_to_standard_output_writes_there():
+    # as `-o /dev/stdout` does: /dev/stdout is a symlink to /proc/self/fd/1
+    with tempfile.TemporaryDirectory() as d:
+        link = os.path.join(d, "stdout")
+        os.symlink("/proc/self/fd/1", link)
+        p = gpulabel(["--oneshot", "--output", link])
+        util.check_eq(p.returncode, 0, "exit status: %s" % p.stderr)
+        util.check_eq(lines(p.stdout), M40, "stdout")
+        util.check_eq(os.readlink(link), "/proc/self/fd/1", "the symlink is untouched")
+        util.check_eq(sorted(os.listdir(d)), ["stdout"], "directory: no dot-file left")
+
+
+def test_output_to_a_fifo_writes_into_it():
+    with tempfile.TemporaryDirectory() as d:
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the writer need not wait
+        try:
+            p = gpulabel(["--oneshot", "--output", fifo])
+            got = os.read(rd, 65536).decode()
+        finally:
+            os.close(rd)
+        util.check_eq(p.returncode, 0, "exit status: %s" % p.stderr)
+        util.check_eq(os.path.exists(fifo) and not os.path.isfile(fifo), True, "still a FIFO")
+        util.check_eq(got, "\n".join(M40) + "\n", "what the reader got")
+
+
+def test_output_to_a_directory_or_dangling_symlink_is_refused():
+    with tempfile.TemporaryDirectory() as d:
+        sub, dangling = os.path.join(d, "sub"), os.path.join(d, "dangling")
+        os.mkdir(sub)
+        os.symlink("nowhere", dangling)
+        p = gpulabel(["--oneshot", "--output", sub])
+        util.check_eq(p.returncode, 1, "exit status")
+        util.check_eq(lines(p.stderr)[-1], "gpulabel: cannot write '%s': is a directory" % sub,
+                      "stderr")
+        p = gpulabel(["--oneshot", "--feature-file", dangling])
+        util.check_eq(p.returncode, 1, "exit status")
+        util.check_eq(lines(p.stderr)[-1],
+                      "gpulabel: cannot write '%s': a symlink to a missing file" % dangling,
+                      "stderr")
+        util.check_eq(os.path.islink(dangling), True, "the symlink is untouched")
+
+
 
 def test_env_var_flags():
     p = gpulabel([], lib=False, env={"GPULABEL_ONESHOT": "true", "GPULABEL_OUTPUT": "-",
