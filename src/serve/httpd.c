@@ -1,4 +1,9 @@
-/* httpd.c - the probe and metrics endpoint server (see httpd.h). */
+/* httpd.c - the probe and metrics endpoint server (see httpd.h).
+ *
+ * One thread, one poll set: the listening socket and up to HTTPD_CONN_MAX clients at once,
+ * each with its own deadline, so a client that connects and says nothing (or reads its answer
+ * slowly) holds only its own slot, never a probe behind it. When every slot is taken the
+ * client nearest its deadline is dropped to make room. */
 #include "serve/httpd.h"
 
 #include <errno.h>
@@ -7,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +21,20 @@
 
 #include "base/clock.h"
 
-#define HTTPD_REQ_MAX 8192
-#define HTTPD_REQ_TIMEOUT_MS 2000
+#define HTTPD_CONN_MAX 32
+#define HTTPD_READ_TIMEOUT_MS 1000   /* from the connect to the end of the request head */
+#define HTTPD_WRITE_TIMEOUT_MS 5000  /* to send the answer (a large /metrics, a slow reader) */
+#define HTTPD_BODY_MAX ((size_t)64 << 20)
+
+struct httpd_conn {
+    int fd; /* -1: a free slot */
+    int64_t deadline;
+    bool writing;
+    size_t len; /* request bytes read */
+    char req[HTTPD_REQ_MAX + 1];
+    struct buf out; /* the answer, sent from off */
+    size_t off;
+};
 
 struct serve_httpd {
     int fd;
@@ -25,21 +43,8 @@ struct serve_httpd {
     void *ud;
     atomic_int stop;
     pthread_t thread;
+    struct httpd_conn conns[HTTPD_CONN_MAX];
 };
-
-static void httpd_write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
 
 static const char *httpd_reason(int status)
 {
@@ -52,6 +57,8 @@ static const char *httpd_reason(int status)
         return "Not Found";
     case 405:
         return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
     case 500:
         return "Internal Server Error";
     case 503:
@@ -61,78 +68,205 @@ static const char *httpd_reason(int status)
     }
 }
 
-static void httpd_answer(int fd, int status, const char *ctype, const char *body, size_t len)
+int serve_httpd_parse_request(const char *req, size_t len, char *method, size_t method_size,
+                              char *path, size_t path_size)
 {
-    char head[256];
-    int n = snprintf(head, sizeof(head),
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                     "Connection: close\r\n\r\n",
-                     status, httpd_reason(status), ctype, len);
+    const char *end = memmem(req, len, "\r\n\r\n", 4), *lf = memmem(req, len, "\n\n", 2);
+    const char *p = req, *eol, *sp;
+    size_t n;
 
-    httpd_write_all(fd, head, (size_t)n);
-    httpd_write_all(fd, body, len);
+    if (!end || (lf && lf < end))
+        end = lf;
+    if (memchr(req, '\0', end ? (size_t)(end - req) : len))
+        return -1;
+    if (!end)
+        return len >= HTTPD_REQ_MAX ? -1 : 0;
+    eol = memchr(p, '\n', (size_t)(end + 2 - p)); /* the blank line's end has one */
+    if (eol > p && eol[-1] == '\r')
+        eol--;
+    /* METHOD SP TARGET [SP HTTP/1.x] */
+    sp = memchr(p, ' ', (size_t)(eol - p));
+    if (!sp || sp == p || (size_t)(sp - p) >= method_size)
+        return -1;
+    for (n = 0; p + n < sp; n++)
+        if (p[n] < 'A' || p[n] > 'Z')
+            return -1;
+    memcpy(method, p, n);
+    method[n] = '\0';
+    p = sp + 1;
+    sp = memchr(p, ' ', (size_t)(eol - p));
+    if (!sp)
+        sp = eol;
+    else if ((size_t)(eol - sp) < 8 || memcmp(sp + 1, "HTTP/1.", 7))
+        return -1;
+    if (p == sp || *p != '/')
+        return -1;
+    for (n = 0; p + n < sp && p[n] != '?'; n++)
+        if ((unsigned char)p[n] <= ' ' || p[n] == 0x7f)
+            return -1;
+    if (n >= path_size)
+        return -1;
+    memcpy(path, p, n);
+    path[n] = '\0';
+    return 1;
 }
 
-static void httpd_serve_one(struct serve_httpd *h, int fd)
+static void httpd_conn_close(struct httpd_conn *c)
 {
-    char req[HTTPD_REQ_MAX + 1], method[16], path[1024];
-    size_t len = 0;
-    int64_t deadline = mono_ms() + HTTPD_REQ_TIMEOUT_MS;
-    struct buf body = BUF_INIT(64 << 20);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    buf_release(&c->out);
+}
+
+/* httpd_conn_answer puts the answer in c's output and turns c to writing it. */
+static void httpd_conn_answer(struct httpd_conn *c, int status, const char *ctype,
+                              const char *body, size_t len)
+{
+    buf_reset(&c->out);
+    c->off = 0;
+    if (buf_printf(&c->out,
+                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                   "Connection: close\r\n\r\n",
+                   status, httpd_reason(status), ctype, len) ||
+        buf_append(&c->out, body, len)) {
+        httpd_conn_close(c); /* out of memory: nothing sensible to send */
+        return;
+    }
+    c->writing = true;
+    c->deadline = mono_ms() + HTTPD_WRITE_TIMEOUT_MS;
+}
+
+static void httpd_conn_request(struct serve_httpd *h, struct httpd_conn *c)
+{
+    char method[16], path[1024];
     const char *ctype = "text/plain; charset=utf-8";
-    char *q;
+    struct buf body = BUF_INIT(HTTPD_BODY_MAX);
+    int rc = serve_httpd_parse_request(c->req, c->len, method, sizeof(method), path,
+                                       sizeof(path));
     int status;
+    bool head;
 
-    /* Read until the end of the headers; a GET has no body. */
-    req[0] = '\0';
-    while (!strstr(req, "\r\n\r\n") && !strstr(req, "\n\n")) {
-        struct pollfd p = {fd, POLLIN, 0};
-        int64_t left = deadline - mono_ms();
-        ssize_t r;
-
-        if (left <= 0 || len >= HTTPD_REQ_MAX || poll(&p, 1, (int)left) <= 0)
-            goto bad;
-        r = recv(fd, req + len, HTTPD_REQ_MAX - len, 0);
-        if (r <= 0)
-            goto bad;
-        len += (size_t)r;
-        req[len] = '\0';
+    if (rc == 0)
+        return; /* more to come */
+    if (rc < 0) {
+        httpd_conn_answer(c, 400, ctype, "bad request\n", 12);
+        return;
     }
-    if (sscanf(req, "%15s %1023s", method, path) != 2)
-        goto bad;
-    if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-        httpd_answer(fd, 405, ctype, "method not allowed\n", 19);
-        goto out;
+    head = !strcmp(method, "HEAD");
+    if (strcmp(method, "GET") && !head) {
+        httpd_conn_answer(c, 405, ctype, "method not allowed\n", 19);
+        return;
     }
-    q = strchr(path, '?');
-    if (q)
-        *q = '\0';
     status = h->fn(h->ud, path, &body, &ctype);
-    httpd_answer(fd, status, ctype, strcmp(method, "HEAD") && body.data ? body.data : "",
-                 strcmp(method, "HEAD") ? body.len : 0);
-    goto out;
-bad:
-    httpd_answer(fd, 400, ctype, "bad request\n", 12);
-out:
+    httpd_conn_answer(c, status, ctype, !head && body.data ? body.data : "",
+                      !head ? body.len : 0);
     buf_release(&body);
+}
+
+static void httpd_conn_io(struct serve_httpd *h, struct httpd_conn *c, short revents)
+{
+    ssize_t r;
+
+    if (c->writing) {
+        while (c->off < c->out.len) {
+            r = send(c->fd, c->out.data + c->off, c->out.len - c->off, MSG_NOSIGNAL);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return;
+            if (r <= 0)
+                break;
+            c->off += (size_t)r;
+        }
+        httpd_conn_close(c);
+        return;
+    }
+    if (!(revents & (POLLIN | POLLHUP | POLLERR)))
+        return;
+    r = recv(c->fd, c->req + c->len, HTTPD_REQ_MAX - c->len, 0);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (r <= 0) {
+        httpd_conn_close(c); /* gone before a whole request: nobody to answer */
+        return;
+    }
+    c->len += (size_t)r;
+    c->req[c->len] = '\0';
+    httpd_conn_request(h, c);
+}
+
+/* httpd_accept takes one waiting client into a free slot, dropping the client nearest its
+ * deadline when there is none. */
+static void httpd_accept(struct serve_httpd *h)
+{
+    struct httpd_conn *slot = NULL, *c;
+    int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    for (c = h->conns; c < h->conns + HTTPD_CONN_MAX; c++) {
+        if (c->fd < 0) {
+            slot = c;
+            break;
+        }
+        if (!slot || c->deadline < slot->deadline)
+            slot = c;
+    }
+    httpd_conn_close(slot);
+    slot->fd = fd;
+    slot->len = 0;
+    slot->req[0] = '\0';
+    slot->writing = false;
+    slot->deadline = mono_ms() + HTTPD_READ_TIMEOUT_MS;
+    buf_init(&slot->out, HTTPD_BODY_MAX + 4096);
 }
 
 static void *httpd_thread(void *arg)
 {
     struct serve_httpd *h = arg;
+    struct pollfd fds[HTTPD_CONN_MAX + 1];
+    struct httpd_conn *of[HTTPD_CONN_MAX + 1];
 
     while (!atomic_load(&h->stop)) {
-        struct pollfd p = {h->fd, POLLIN, 0};
-        int c;
+        int64_t now = mono_ms(), wait = 200;
+        size_t n = 1, i;
+        struct httpd_conn *c;
 
-        if (poll(&p, 1, 200) <= 0)
+        fds[0] = (struct pollfd){h->fd, POLLIN, 0};
+        of[0] = NULL;
+        for (c = h->conns; c < h->conns + HTTPD_CONN_MAX; c++) {
+            if (c->fd < 0)
+                continue;
+            if (c->deadline <= now) {
+                /* too slow: a request not yet whole gets 408, an answer is abandoned */
+                if (c->writing) {
+                    httpd_conn_close(c);
+                    continue;
+                }
+                httpd_conn_answer(c, 408, "text/plain; charset=utf-8", "request timeout\n", 16);
+                if (c->fd < 0)
+                    continue;
+                c->deadline = now + 100; /* one try to send it, without waiting */
+                httpd_conn_io(h, c, 0);
+                if (c->fd < 0)
+                    continue;
+            }
+            if (c->deadline - now < wait)
+                wait = c->deadline - now;
+            fds[n] = (struct pollfd){c->fd, (short)(c->writing ? POLLOUT : POLLIN), 0};
+            of[n++] = c;
+        }
+        if (poll(fds, n, (int)(wait > 0 ? wait : 0)) <= 0)
             continue;
-        c = accept(h->fd, NULL, NULL);
-        if (c < 0)
-            continue;
-        httpd_serve_one(h, c);
-        close(c);
+        for (i = 1; i < n; i++)
+            if (fds[i].revents)
+                httpd_conn_io(h, of[i], fds[i].revents);
+        if (fds[0].revents & POLLIN)
+            httpd_accept(h);
     }
+    for (size_t i = 0; i < HTTPD_CONN_MAX; i++)
+        httpd_conn_close(&h->conns[i]);
     return NULL;
 }
 
@@ -144,6 +278,7 @@ int serve_httpd_start(const char *addr, serve_httpd_fn fn, void *ud, struct serv
     struct addrinfo hints, *res = NULL, *ai;
     struct serve_httpd *h = NULL;
     int rc, fd = -1, one = 1;
+    size_t i;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
 
@@ -166,7 +301,8 @@ int serve_httpd_start(const char *addr, serve_httpd_fn fn, void *ud, struct serv
         return err_set(err, -EINVAL, "metrics address '%s': %s", addr, gai_strerror(rc));
     rc = -EADDRNOTAVAIL;
     for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
         if (fd < 0)
             continue;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -186,6 +322,8 @@ int serve_httpd_start(const char *addr, serve_httpd_fn fn, void *ud, struct serv
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
+    for (i = 0; i < HTTPD_CONN_MAX; i++)
+        h->conns[i].fd = -1;
     h->fd = fd;
     h->fn = fn;
     h->ud = ud;

@@ -1,8 +1,10 @@
 /* httpd.h - a tiny HTTP/1.0-style server for /healthz, /readyz and /metrics.
  *
- * One thread accepts connections and answers GET requests one at a time, closing each
- * connection after the answer. Requests are capped at 8 KiB and 2 s; anything else gets 400.
- * Enough for probes and a Prometheus scraper; not a general web server. */
+ * One thread serves up to 32 connections at once (poll), answering GET and HEAD and closing
+ * each connection after its answer. A request head is capped at 8 KiB and must arrive within
+ * 1 s of the connect (else 408), an answer must be taken within 5 s; a malformed request gets
+ * 400. A client that idles holds only its own slot: probes are answered meanwhile. Enough for
+ * probes and a Prometheus scraper; not a general web server. */
 #ifndef SERVE_HTTPD_H
 #define SERVE_HTTPD_H
 
@@ -10,6 +12,17 @@
 #include "base/err.h"
 
 struct serve_httpd;
+
+#define HTTPD_REQ_MAX 8192 /* a request's line and headers */
+
+/* serve_httpd_parse_request looks at the first len bytes a client sent (pure, for tests and
+ * the fuzzer). Returns 1 when they hold a whole request head "METHOD /path[?query]
+ * [HTTP/1.x]" and headers up to the blank line: the method and the path (query stripped)
+ * are copied out; 0 when more bytes are needed; -1 when it is no request we answer (a NUL
+ * or control character, no path, a method or path too long, no blank line in
+ * HTTPD_REQ_MAX bytes). */
+int serve_httpd_parse_request(const char *req, size_t len, char *method, size_t method_size,
+                              char *path, size_t path_size);
 
 /* The handler fills body (and *content_type, default "text/plain; charset=utf-8") for a GET
  * of path (query string stripped) and returns the HTTP status. Called on the server thread. */

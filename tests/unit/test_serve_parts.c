@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "serve/events.h"
@@ -201,6 +202,97 @@ static void httpd_answers_probes(void)
     CHECK(strstr(err.msg, "not HOST:PORT") != NULL);
 }
 
+static int tcp_connect(int port)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Clients that connect and say nothing (or half a request) must not hold up a probe: the
+ * kubelet gives /healthz 1 s by default. The probe is answered while they are still open. */
+static void httpd_idle_clients_do_not_delay_probes(void)
+{
+    struct serve_httpd *h = NULL;
+    struct err err;
+    int idle[3], i, fd;
+    char buf[4096];
+    size_t len = 0;
+    ssize_t r;
+    struct timeval tv = {1, 0};
+    const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    err_clear(&err);
+    CHECK_INT_EQ(serve_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
+    if (!h)
+        return;
+    for (i = 0; i < 3; i++) {
+        idle[i] = tcp_connect(serve_httpd_port(h));
+        CHECK(idle[i] >= 0);
+    }
+    if (idle[1] >= 0 && write(idle[1], "GET /hea", 8) != 8)
+        CHECK(0);
+    usleep(50000); /* let the server take the idle ones first */
+    fd = tcp_connect(serve_httpd_port(h));
+    CHECK(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req))
+        while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+            len += (size_t)r;
+    buf[len] = '\0';
+    CHECK(strstr(buf, "HTTP/1.1 200 OK\r\n") == buf);
+    if (fd >= 0)
+        close(fd);
+    for (i = 0; i < 3; i++)
+        if (idle[i] >= 0)
+            close(idle[i]);
+    serve_httpd_stop(h);
+}
+
+static void httpd_request_parser(void)
+{
+    static const struct {
+        const char *req;
+        int rc;
+        const char *method, *path;
+    } cases[] = {
+        {"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 1, "GET", "/healthz"},
+        {"HEAD /metrics?x=1 HTTP/1.0\n\n", 1, "HEAD", "/metrics"},
+        {"GET /readyz\r\n\r\n", 1, "GET", "/readyz"},
+        {"GET /healthz HTTP/1.1\r\nHost: x\r\n", 0, NULL, NULL},
+        {"GET /healthz HTTP/2\r\n\r\n", -1, NULL, NULL},
+        {"GET healthz HTTP/1.1\r\n\r\n", -1, NULL, NULL},
+        {"get /healthz HTTP/1.1\r\n\r\n", -1, NULL, NULL},
+        {"GET /a\tb HTTP/1.1\r\n\r\n", -1, NULL, NULL},
+        {"VERYLONGMETHODNAME / HTTP/1.1\r\n\r\n", -1, NULL, NULL},
+        {"\r\n\r\n", -1, NULL, NULL},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char method[16] = "", path[1024] = "";
+        int rc = serve_httpd_parse_request(cases[i].req, strlen(cases[i].req), method,
+                                           sizeof(method), path, sizeof(path));
+
+        if (rc != cases[i].rc)
+            test_fail(__FILE__, __LINE__, "case %zu: rc %d, expected %d", i, rc, cases[i].rc);
+        if (rc == 1 && (strcmp(method, cases[i].method) || strcmp(path, cases[i].path)))
+            test_fail(__FILE__, __LINE__, "case %zu: %s %s", i, method, path);
+    }
+    CHECK_INT_EQ(serve_httpd_parse_request("GET /\0 HTTP/1.1\r\n\r\n", 20, (char[16]){0}, 16,
+                                           (char[64]){0}, 64),
+                 -1);
+}
+
 static const struct test_case cases[] = {
     {"event note truncated at 1024 bytes with ' ...'", events_note_truncates_like_kube_scheduler},
     {"binding body", events_binding_body},
@@ -210,6 +302,8 @@ static const struct test_case cases[] = {
     {"lease body", events_lease_body},
     {"metrics text exposition", metrics_render_has_families},
     {"probe server answers GET", httpd_answers_probes},
+    {"idle clients do not delay probes", httpd_idle_clients_do_not_delay_probes},
+    {"request parser", httpd_request_parser},
 };
 
 TEST_SUITE(sched_serve_parts, cases)
