@@ -662,6 +662,48 @@ struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const ch
     return NULL;
 }
 
+/* slot_requests_add adds p's requests to the slot's sums, saturating. */
+static void slot_requests_add(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p)
+{
+    struct sched_slot *s = &c->slots[slot];
+    struct sched_hot *h = &c->hot[slot];
+    uint32_t i;
+
+    h->req_cpu = sched_sat_add(h->req_cpu, p->cpu);
+    h->req_mem = sched_sat_add(h->req_mem, p->mem);
+    h->req_eph = sched_sat_add(h->req_eph, p->eph);
+    h->nz_cpu = sched_sat_add(h->nz_cpu, p->nz_cpu);
+    h->nz_mem = sched_sat_add(h->nz_mem, p->nz_mem);
+    for (i = 0; i < p->nscalars; i++) {
+        /* the scalar entry was created when the pod was added */
+        struct sched_scalar *x = (struct sched_scalar *)sched_slot_scalar(s, p->scalars[i].rid);
+        if (x)
+            x->req = sched_sat_add(x->req, p->scalars[i].req);
+        if (p->scalars[i].rid == c->rid_gpu)
+            h->req_gpu = sched_sat_add(h->req_gpu, p->scalars[i].req);
+    }
+}
+
+/* slot_requests_saturated says whether a sum p takes part in has saturated: taking p away
+ * then needs a recount, since the sum no longer says what it held. */
+static bool slot_requests_saturated(const struct sched_cluster *c, uint32_t slot,
+                                    const struct sched_pod *p)
+{
+    const struct sched_slot *s = &c->slots[slot];
+    const struct sched_hot *h = &c->hot[slot];
+    uint32_t i;
+
+    if (h->req_cpu == INT64_MAX || h->req_mem == INT64_MAX || h->req_eph == INT64_MAX ||
+        h->nz_cpu == INT64_MAX || h->nz_mem == INT64_MAX || h->req_gpu == INT64_MAX)
+        return true;
+    for (i = 0; i < p->nscalars; i++) {
+        const struct sched_scalar *x = sched_slot_scalar(s, p->scalars[i].rid);
+        if (x && x->req == INT64_MAX)
+            return true;
+    }
+    return false;
+}
+
 void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
                             int sign)
 {
@@ -669,20 +711,32 @@ void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct
     struct sched_hot *h = &c->hot[slot];
     uint32_t i, j;
 
-    h->req_cpu += sign * p->cpu;
-    h->req_mem += sign * p->mem;
-    h->req_eph += sign * p->eph;
-    h->nz_cpu += sign * p->nz_cpu;
-    h->nz_mem += sign * p->nz_mem;
-    h->npods += sign;
-    for (i = 0; i < p->nscalars; i++) {
-        /* the scalar entry was created when the pod was added */
-        struct sched_scalar *x = (struct sched_scalar *)sched_slot_scalar(s, p->scalars[i].rid);
-        if (x)
-            x->req += sign * p->scalars[i].req;
-        if (p->scalars[i].rid == c->rid_gpu)
-            h->req_gpu += sign * p->scalars[i].req;
+    if (sign > 0) {
+        slot_requests_add(c, slot, p);
+    } else if (slot_requests_saturated(c, slot, p)) {
+        /* recount from the pods still on the node (p is no longer among them) */
+        h->req_cpu = h->req_mem = h->req_eph = h->nz_cpu = h->nz_mem = h->req_gpu = 0;
+        for (i = 0; i < s->nscalars; i++)
+            s->scalars[i].req = 0;
+        for (i = 0; i < s->npods; i++)
+            if (s->pods[i] != p)
+                slot_requests_add(c, slot, s->pods[i]);
+    } else {
+        h->req_cpu -= p->cpu;
+        h->req_mem -= p->mem;
+        h->req_eph -= p->eph;
+        h->nz_cpu -= p->nz_cpu;
+        h->nz_mem -= p->nz_mem;
+        for (i = 0; i < p->nscalars; i++) {
+            struct sched_scalar *x =
+                (struct sched_scalar *)sched_slot_scalar(s, p->scalars[i].rid);
+            if (x)
+                x->req -= p->scalars[i].req;
+            if (p->scalars[i].rid == c->rid_gpu)
+                h->req_gpu -= p->scalars[i].req;
+        }
     }
+    h->npods += sign;
     for (i = 0; i < p->nports; i++) {
         for (j = 0; j < s->cports; j++)
             if (s->ports[j].refs && s->ports[j].ip == p->ports[i].ip &&

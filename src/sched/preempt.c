@@ -38,22 +38,36 @@ struct dry {
     uint32_t non;
 };
 
-static void dry_apply(const struct sched_cluster *c, const struct sched_cpod *cp, struct dry *d,
-                      const struct sched_pod *p, int sign)
+/* dry_add counts p on the node (sums saturate: sched_sat_add) */
+static void dry_add(const struct sched_cluster *c, const struct sched_cpod *cp, struct dry *d,
+                    const struct sched_pod *p)
 {
     uint32_t i, j;
 
-    d->use.req_cpu += sign * p->cpu;
-    d->use.req_mem += sign * p->mem;
-    d->use.req_eph += sign * p->eph;
-    d->use.npods += sign;
+    d->use.req_cpu = sched_sat_add(d->use.req_cpu, p->cpu);
+    d->use.req_mem = sched_sat_add(d->use.req_mem, p->mem);
+    d->use.req_eph = sched_sat_add(d->use.req_eph, p->eph);
+    d->use.npods++;
     for (i = 0; i < p->nscalars; i++) {
         if (p->scalars[i].rid == c->rid_gpu)
-            d->use.req_gpu += sign * p->scalars[i].req;
+            d->use.req_gpu = sched_sat_add(d->use.req_gpu, p->scalars[i].req);
         for (j = 0; j < cp->nscalars; j++)
             if (cp->scalars[j].rid == p->scalars[i].rid)
-                d->sreq[j] += sign * p->scalars[i].req;
+                d->sreq[j] = sched_sat_add(d->sreq[j], p->scalars[i].req);
     }
+}
+
+/* dry_recount counts the pods of d->on from nothing: the node's usage is theirs alone, and a
+ * saturated sum cannot be taken apart by subtraction. */
+static void dry_recount(const struct sched_cluster *c, const struct sched_cpod *cp,
+                        struct dry *d)
+{
+    uint32_t i;
+
+    memset(&d->use, 0, sizeof(d->use));
+    memset(d->sreq, 0, sizeof(d->sreq));
+    for (i = 0; i < d->non; i++)
+        dry_add(c, cp, d, d->on[i]);
 }
 
 /* the dynamic filters (NodePorts, NodeResourcesFit) on the dry-run state; 0 when it fits */
@@ -104,7 +118,7 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     const struct sched_hot *h = &c->hot[slot];
     struct sched_pod **lower = NULL;
     struct dry d;
-    uint32_t i, j, nlower = 0;
+    uint32_t i, nlower = 0;
     int rc = -ENOMEM;
 
     memset(&d, 0, sizeof(d));
@@ -115,19 +129,13 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     }
     if (!(lower = malloc(s->npods * sizeof(*lower))) || !(d.on = malloc(s->npods * sizeof(*d.on))))
         goto out;
-    d.use = sched_nodeuse_of(h);
-    for (j = 0; j < cp->nscalars; j++) {
-        const struct sched_scalar *x = sched_slot_scalar(s, cp->scalars[j].rid);
-        d.sreq[j] = x ? x->req : 0;
-    }
     for (i = 0; i < s->npods; i++) {
-        if (s->pods[i]->priority < cp->priority) {
+        if (s->pods[i]->priority < cp->priority)
             lower[nlower++] = s->pods[i];
-            dry_apply(c, cp, &d, s->pods[i], -1);
-        } else {
+        else
             d.on[d.non++] = s->pods[i];
-        }
     }
+    dry_recount(c, cp, &d);
     if (dry_fits(c, slot, cp, &d, &pn->reason_plugin, &pn->reason)) {
         rc = 0;
         goto out;
@@ -137,10 +145,14 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         goto out;
     for (i = 0; i < nlower; i++) {
         uint32_t pl, r;
-        dry_apply(c, cp, &d, lower[i], +1);
+        struct dry keep = d;
+
+        dry_add(c, cp, &d, lower[i]);
         d.on[d.non++] = lower[i];
         if (dry_fits(c, slot, cp, &d, &pl, &r)) {
-            dry_apply(c, cp, &d, lower[i], -1);
+            /* back to the usage before the add (a copy: no subtraction from a saturated sum) */
+            d.use = keep.use;
+            memcpy(d.sreq, keep.sreq, sizeof(d.sreq));
             dry_remove_on(&d, lower[i]);
             pn->victims[pn->nvictims++] = lower[i];
         }

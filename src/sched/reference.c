@@ -148,7 +148,7 @@ static int64_t slot_req_scalar(const struct sched_cluster *c, const struct sched
     for (i = 0; i < s->npods; i++)
         for (j = 0; j < s->pods[i]->nscalars; j++)
             if (!strcmp(str(c, s->pods[i]->scalars[j].rid), name))
-                sum += s->pods[i]->scalars[j].req;
+                sum = sched_sat_add(sum, s->pods[i]->scalars[j].req);
     return sum;
 }
 
@@ -217,11 +217,11 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
             return;
         }
     for (i = 0; i < s->npods; i++) {
-        cpu += s->pods[i]->cpu;
-        mem += s->pods[i]->mem;
-        eph += s->pods[i]->eph;
-        nzc += s->pods[i]->nz_cpu;
-        nzm += s->pods[i]->nz_mem;
+        cpu = sched_sat_add(cpu, s->pods[i]->cpu);
+        mem = sched_sat_add(mem, s->pods[i]->mem);
+        eph = sched_sat_add(eph, s->pods[i]->eph);
+        nzc = sched_sat_add(nzc, s->pods[i]->nz_cpu);
+        nzm = sched_sat_add(nzm, s->pods[i]->nz_mem);
     }
     if ((int64_t)s->npods + 1 > h->alloc_pods)
         mask |= SCHED_FIT_PODS;
@@ -264,12 +264,12 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         if (t->weight && ref_term(c, s, &t->term))
             o->aff_raw += t->weight;
     }
-    o->fit_raw = (int32_t)sched_score_least_allocated(h->alloc_cpu, nzc + cp->nz_cpu, h->alloc_mem,
-                                                      nzm + cp->nz_mem);
+    o->fit_raw = (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu),
+                                                      h->alloc_mem, sched_sat_add(nzm, cp->nz_mem));
     o->bal_raw = cp->cpu == 0 && cp->mem == 0
                      ? 0
-                     : (int32_t)sched_score_balanced(h->alloc_cpu, cpu + cp->cpu, h->alloc_mem,
-                                                     mem + cp->mem);
+                     : (int32_t)sched_score_balanced(h->alloc_cpu, sched_sat_add(cpu, cp->cpu),
+                                                     h->alloc_mem, sched_sat_add(mem, cp->mem));
     gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
     gpu_req = slot_req_scalar(c, s, gpu_name);
     o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;

@@ -331,6 +331,19 @@ struct sched_nodeuse {
     int32_t npods;
 };
 
+/* sched_sat_add is a + b for resource amounts, saturating at INT64_MAX (and INT64_MIN)
+ * instead of wrapping: a node's requested sums, like a pod's (kube_pod_requests), never wrap
+ * to a small or negative value that would make a full node look free. kube-scheduler's int64
+ * sums do wrap (framework.Resource.Add); see docs/scheduling.md. */
+static inline int64_t sched_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* sched_nodeuse_of is the node's usage as it stands (its hot column) */
 static inline struct sched_nodeuse sched_nodeuse_of(const struct sched_hot *h)
 {

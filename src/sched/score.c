@@ -69,9 +69,12 @@ int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_m
 int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
                         int64_t pod_gpu)
 {
+    int64_t sum;
+
     (void)p;
     if (pod_gpu > 0)
-        return most_requested(req_gpu + pod_gpu, alloc_gpu);
+        return most_requested(__builtin_add_overflow(req_gpu, pod_gpu, &sum) ? INT64_MAX : sum,
+                              alloc_gpu);
     return alloc_gpu > 0 ? 0 : MAX_NODE_SCORE;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "manifest/manifest.h"
+#include "sched/cluster.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -288,6 +289,44 @@ static const struct tb_row ports_rows[] = {
 };
 
 static const struct tb_row fit_rows[] = {
+    /* A node's requested sums saturate at INT64_MAX instead of wrapping: two bound pods of
+     * 2^63-1 GPUs each fill an 8-GPU node (kube-scheduler's int64 sums wrap to -2 there and
+     * show the node as having 10 free: a deliberate difference, docs/scheduling.md). */
+    {.name = "node GPU sums saturate, never wrap",
+     .nodes = {"n1: cpu=4000 mem=8192 gpu=8"},
+     .bound = {"name=x/a node=n1 gpu=9223372036854775807",
+               "name=x/b node=n1 gpu=9223372036854775807"},
+     .pod = "cpu=100 gpu=1",
+     .want = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+             "available: 1 " NV "."},
+    {.name = "node extended-resource sums saturate, never wrap",
+     .nodes = {"n1: cpu=4000 mem=8192 scalar:example.com/fpga=8"},
+     .bound = {"name=x/a node=n1 scalar:example.com/fpga=9223372036854775807",
+               "name=x/b node=n1 scalar:example.com/fpga=9223372036854775807"},
+     .pod = "cpu=100 scalar:example.com/fpga=1",
+     .want = "0/1 nodes are available: 1 Insufficient example.com/fpga. preemption: 0/1 nodes "
+             "are available: 1 " NV "."},
+    {.name = "node cpu sums saturate, never wrap",
+     .nodes = {N1},
+     .bound = {"name=x/a node=n1 cpu=9223372036854775807",
+               "name=x/b node=n1 cpu=9223372036854775807"},
+     .pod = "cpu=100",
+     .want = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+             "available: 1 " NV "."},
+    {.name = "preemption with saturated sums: a huge pod that stays keeps the node full",
+     .nodes = {"n1: cpu=4000 mem=8192 gpu=8"},
+     .bound = {"name=x/a node=n1 gpu=9223372036854775807 prio=20",
+               "name=x/b node=n1 gpu=9223372036854775807"},
+     .pod = "cpu=100 gpu=1 prio=10",
+     .want = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+             "available: 1 Insufficient nvidia.com/gpu."},
+    {.name = "preemption with saturated sums: both huge pods go",
+     .nodes = {"n1: cpu=4000 mem=8192 gpu=8"},
+     .bound = {"name=x/a node=n1 gpu=9223372036854775807",
+               "name=x/b node=n1 gpu=9223372036854775807"},
+     .pod = "cpu=100 gpu=1 prio=10",
+     .want = "nominated:n1 victims:x/a,x/b | 0/1 nodes are available: 1 Insufficient "
+             "nvidia.com/gpu."},
     {.name = "Too many pods is checked even for an empty pod",
      .nodes = {N1 " pods=1"},
      .bound = {"name=x/a node=n1"},
@@ -465,6 +504,33 @@ static void order(void)
     TB_RUN(order_rows);
 }
 
+/* A saturated sum says nothing about what it held: taking a pod away recounts the node. */
+static void saturated_sums_recount_on_removal(void)
+{
+    static const char *const nodes[] = {"n1: cpu=4000 mem=8192 gpu=8", NULL};
+    static const char *const bound[] = {"name=x/a node=n1 gpu=9223372036854775807",
+                                        "name=x/b node=n1 gpu=9223372036854775807",
+                                        "name=x/c node=n1 gpu=3", NULL};
+    struct arena a = ARENA_INIT;
+    struct sched_cluster *c;
+    struct sched_node_usage u;
+
+    c = tb_cluster(&a, nodes, bound);
+    CHECK_INT_EQ(sched_cluster_node_usage(c, "n1", &u), 0);
+    CHECK_INT_EQ(u.requested_gpu, INT64_MAX);
+    CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "a"), 0);
+    CHECK_INT_EQ(sched_cluster_node_usage(c, "n1", &u), 0);
+    CHECK_INT_EQ(u.requested_gpu, INT64_MAX);
+    CHECK(strstr(tb_schedule(c, NULL, tb_pod(&a, "cpu=100 gpu=1")), "Insufficient nvidia.com/gpu"));
+    CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "b"), 0);
+    CHECK_INT_EQ(sched_cluster_node_usage(c, "n1", &u), 0);
+    CHECK_INT_EQ(u.requested_gpu, 3);
+    CHECK_INT_EQ(u.npods, 1);
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "cpu=100 gpu=5")), "node:n1");
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static const struct test_case cases[] = {
     {"NodeUnschedulable", unschedulable},
     {"NodeName", nodename},
@@ -472,6 +538,7 @@ static const struct test_case cases[] = {
     {"NodeAffinity and nodeSelector", affinity},
     {"NodePorts", ports},
     {"NodeResourcesFit", fit},
+    {"saturated node sums recount when a pod goes", saturated_sums_recount_on_removal},
     {"filter order, gates, empty cluster", order},
     {"seed manifests through the decoder (limits-only GPU, hostPort, DoesNotExist)",
      seed_manifests},
