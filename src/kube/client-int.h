@@ -105,4 +105,23 @@ json_t *kube_client_parse_json(const struct buf *b);
 int kube_client_http_err(long status, const json_t *js, const struct buf *body,
                          int retry_after, struct err *err);
 
+/* The watch stream's reader, pure (no I/O), for the client and its fuzzer. */
+
+/* kube_watch_line_fn gets one line of a watch stream (without its '\n'); non-zero stops. */
+typedef int (*kube_watch_line_fn)(void *ud, const char *p, size_t n);
+
+/* kube_watch_lines_feed splits len bytes of a watch stream into lines: each line completed
+ * here goes to fn (joined with the start of it kept in line from earlier calls); the last,
+ * incomplete one is kept in line for the next call. Returns 0, what fn returned when it was
+ * non-zero, or -E2BIG when a line grows past line's cap (the stream cannot go on). */
+int kube_watch_lines_feed(struct buf *line, const char *data, size_t len, kube_watch_line_fn fn,
+                          void *ud);
+
+/* kube_watch_event_decode parses one line as a watch event {"type": "...", "object": {...}}
+ * (trailing CR and blanks ignored). Returns 1 for an empty line (nothing to do), 0 with *ev
+ * (the caller's, decref it), *type and *object (borrowed from *ev) set, or -EPROTO with err
+ * saying what is wrong (and *ev NULL). */
+int kube_watch_event_decode(const char *p, size_t n, json_t **ev, const char **type,
+                            json_t **object, struct err *err);
+
 #endif

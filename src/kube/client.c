@@ -799,28 +799,79 @@ static void watch_arena_release(void)
     watch_arena.size = watch_arena.used = 0;
 }
 
-/* client_watch_event parses one line and hands it to fn. Returns 0 to continue. */
-static int client_watch_event(struct client_watch *w, const char *p, size_t n)
+int kube_watch_event_decode(const char *p, size_t n, json_t **ev, const char **type,
+                            json_t **object, struct err *err)
 {
     json_error_t je;
+
+    *ev = NULL;
+    *type = NULL;
+    *object = NULL;
+    while (n && (p[n - 1] == '\r' || p[n - 1] == ' '))
+        n--;
+    if (!n)
+        return 1;
+    *ev = json_loadb(p, n, 0, &je);
+    *type = json_string_value(json_object_get(*ev, "type"));
+    *object = json_object_get(*ev, "object");
+    if (!*type || !json_is_object(*object)) {
+        err_set(err, -EPROTO, "malformed watch event: %s",
+                *ev ? "needs a string \"type\" and an object \"object\"" : je.text);
+        json_decref(*ev);
+        *ev = NULL;
+        *type = NULL;
+        *object = NULL;
+        return -EPROTO;
+    }
+    return 0;
+}
+
+int kube_watch_lines_feed(struct buf *line, const char *data, size_t len, kube_watch_line_fn fn,
+                          void *ud)
+{
+    size_t off = 0;
+    int rc;
+
+    while (off < len) {
+        const char *nl = memchr(data + off, '\n', len - off);
+        size_t chunk = nl ? (size_t)(nl - (data + off)) : len - off;
+
+        if (!nl)
+            return buf_append(line, data + off, chunk);
+        if (line->len) {
+            /* the line began in an earlier read */
+            if ((rc = buf_append(line, data + off, chunk)))
+                return rc;
+            rc = fn(ud, line->data, line->len);
+            buf_reset(line);
+        } else {
+            if (line->cap && chunk > line->cap)
+                return -E2BIG;
+            rc = fn(ud, data + off, chunk);
+        }
+        if (rc)
+            return rc;
+        off += chunk + 1;
+    }
+    return 0;
+}
+
+/* client_watch_event parses one line and hands it to fn. Returns 0 to continue. */
+static int client_watch_event(void *ud, const char *p, size_t n)
+{
+    struct client_watch *w = ud;
     json_t *ev, *obj;
     const char *type;
     int r;
 
-    while (n && (p[n - 1] == '\r' || p[n - 1] == ' '))
-        n--;
-    if (!n)
-        return 0;
     watch_arena_fit(n);
     watch_arena.on = true;
-    ev = json_loadb(p, n, 0, &je);
+    r = kube_watch_event_decode(p, n, &ev, &type, &obj, w->err);
     watch_arena.on = false;
-    type = json_string_value(json_object_get(ev, "type"));
-    obj = json_object_get(ev, "object");
-    if (!type || !json_is_object(obj)) {
-        w->bad = err_set(w->err, -EPROTO, "malformed watch event: %s",
-                              ev ? "needs a string \"type\" and an object \"object\"" : je.text);
-        json_decref(ev);
+    if (r == 1)
+        return 0;
+    if (r < 0) {
+        w->bad = r;
         return -1;
     }
     w->events++;
@@ -852,7 +903,8 @@ static void client_watch_gather(struct client_watch *w)
 static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct client_watch *w = ud;
-    size_t len = size * n, off = 0;
+    size_t len = size * n;
+    int rc;
 
     if (w->stop && *w->stop) {
         w->stopped = true;
@@ -866,23 +918,15 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
         buf_append(&w->errbody, data, len < room ? len : room);
         return len;
     }
-    while (off < len) {
-        const char *nl = memchr(data + off, '\n', len - off);
-        size_t chunk = nl ? (size_t)(nl - (data + off)) : len - off;
-
-        if (buf_append(&w->line, data + off, chunk)) {
-            w->bad = err_set(w->err, -E2BIG, "watch event larger than %zu MiB",
-                                  CLIENT_WATCH_LINE_MAX >> 20);
-            return 0;
-        }
-        off += chunk;
-        if (!nl)
-            break;
-        off++;
-        if (client_watch_event(w, w->line.data, w->line.len))
-            return 0;
-        buf_reset(&w->line);
+    rc = kube_watch_lines_feed(&w->line, data, len, client_watch_event, w);
+    if (rc == -E2BIG || rc == -ENOMEM) {
+        w->bad = rc == -ENOMEM ? err_set(w->err, rc, "out of memory")
+                               : err_set(w->err, -E2BIG, "watch event larger than %zu MiB",
+                                         CLIENT_WATCH_LINE_MAX >> 20);
+        return 0;
     }
+    if (rc)
+        return 0;
     client_watch_gather(w);
     return len;
 }
