@@ -54,7 +54,16 @@ void err_prefix(struct err *e, const char *fmt, ...)
     vsnprintf(pre, sizeof(pre), fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof(old));
-    snprintf(e->msg, sizeof(e->msg), "%s: %s", pre, old);
+    err_cut_mark(e->msg, sizeof(e->msg), snprintf(e->msg, sizeof(e->msg), "%s: %s", pre, old));
+}
+
+bool err_cut_mark(char *buf, size_t size, int n)
+{
+    if (n >= 0 && (size_t)n < size)
+        return false;
+    if (size >= 4)
+        memcpy(buf + size - 4, "...", 4);
+    return true;
 }
 
 const char *err_format(const struct err *e, char *buf, size_t size)

@@ -7,6 +7,7 @@
 #ifndef BASE_ERR_H
 #define BASE_ERR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define ERR_MSG_MAX 1024
@@ -44,5 +45,10 @@ void err_prefix(struct err *e, const char *fmt, ...) __attribute__((format(print
 /* err_format writes the whole report on one line into buf:
  *   "FILE: line L: field F: MSG" with the parts that are set, and returns buf. */
 const char *err_format(const struct err *e, char *buf, size_t size);
+
+/* err_cut_mark marks text that snprintf (which returned n) cut to fit buf's size bytes: its
+ * last three characters become "...", so a capped message or field path says it was cut
+ * instead of silently passing for a whole one. Returns true when it was cut. */
+bool err_cut_mark(char *buf, size_t size, int n);
 
 #endif

@@ -382,10 +382,13 @@ struct daemon_errlog {
 static bool errlog_report(struct daemon_errlog *l, const char *key, const char *msg,
                           const char *suffix)
 {
-    bool fresh = strcmp(l->last, key) != 0;
+    /* keys are compared as far as one is kept: a longer key is kept cut at the cap */
+    size_t n = strnlen(key, sizeof(l->last) - 1);
+    bool fresh = strncmp(l->last, key, sizeof(l->last) - 1) != 0;
 
     log_line(fresh ? 0 : 1, "%s%s", msg, suffix);
-    snprintf(l->last, sizeof(l->last), "%s", key);
+    memcpy(l->last, key, n);
+    l->last[n] = '\0';
     return fresh;
 }
 

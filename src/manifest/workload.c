@@ -63,7 +63,9 @@ static int check_selector(struct manifest_ctx *c, const json_t *spec, const char
         return 0;
     if (!c->err)
         return -EINVAL;
-    snprintf(field, sizeof(field), "spec.selector%s%s", c->err->field[0] ? "." : "", c->err->field);
+    err_cut_mark(field, sizeof(field),
+                 snprintf(field, sizeof(field), "spec.selector%s%s", c->err->field[0] ? "." : "",
+                          c->err->field));
     err_field(c->err, field);
     if (!c->err->line)
         c->err->line = manifest_line_of(c, sel, line);
@@ -119,8 +121,9 @@ static int decode_template(struct manifest_ctx *c, const json_t *tmpl, const cha
         if (c->err) {
             char field[sizeof(c->err->field)];
 
-            snprintf(field, sizeof(field), "spec.template%s%s", c->err->field[0] ? "." : "",
-                     c->err->field);
+            err_cut_mark(field, sizeof(field),
+                         snprintf(field, sizeof(field), "spec.template%s%s",
+                                  c->err->field[0] ? "." : "", c->err->field));
             err_field(c->err, field);
             if (!c->err->line)
                 c->err->line = manifest_line_of(c, tmpl, line);

@@ -20,7 +20,7 @@ struct serve_leader {
     struct kube_client *c;
     struct serve_leader_opts o;
     char *ns, *name, *identity;
-    char path[512], create_path[512];
+    char path[1024], create_path[512];
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -270,7 +270,7 @@ int serve_leader_start(struct kube_client *c, const struct serve_leader_opts *o,
 {
     struct serve_leader *l;
     char ens[256], ename[256];
-    int rc;
+    int rc, n;
 
     *out = NULL;
     rc = serve_leader_check(o, err);
@@ -290,9 +290,17 @@ int serve_leader_start(struct kube_client *c, const struct serve_leader_opts *o,
     }
     kube_path_escape(l->ns, ens, sizeof(ens));
     kube_path_escape(l->name, ename, sizeof(ename));
-    snprintf(l->create_path, sizeof(l->create_path),
-             "/apis/coordination.k8s.io/v1/namespaces/%s/leases", ens);
-    snprintf(l->path, sizeof(l->path), "%s/%s", l->create_path, ename);
+    n = snprintf(l->create_path, sizeof(l->create_path),
+                 "/apis/coordination.k8s.io/v1/namespaces/%s/leases", ens);
+    if (n >= 0 && (size_t)n < sizeof(l->create_path))
+        n = snprintf(l->path, sizeof(l->path), "%s/%s", l->create_path, ename);
+    else
+        n = -1;
+    if (n < 0 || (size_t)n >= sizeof(l->path)) {
+        /* a cut path would name another object: never send it */
+        rc = err_set(err, -ENAMETOOLONG, "lease %s/%s: name too long", o->namespace_, o->name);
+        goto fail;
+    }
     l->rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
     pthread_mutex_init(&l->mu, NULL);
     if ((rc = mono_cond_init(&l->cv))) {

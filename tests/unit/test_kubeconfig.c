@@ -99,15 +99,16 @@ static void kc_basic_current_context(void)
  * kubectl: no token, no client certificate, and the requests carry no Authorization. */
 static void kc_anonymous_user(void)
 {
+    /* each text in parentheses: one literal made of several lines, not a missing comma */
     static const char *const texts[] = {
-        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8001'}}]\n"
-        "users: [{name: u, user: {}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8001'}}]\n"
-        "users: [{name: u}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8001'}}]\n"
-        "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n",
+        ("clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8001'}}]\n"
+         "users: [{name: u, user: {}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"),
+        ("clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8001'}}]\n"
+         "users: [{name: u}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"),
+        ("clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8001'}}]\n"
+         "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n"),
     };
     size_t i;
 

@@ -746,7 +746,10 @@ static void error_fixtures(void)
 
         if (de->d_name[0] == '.')
             continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path)) {
+            test_fail(__FILE__, __LINE__, "path too long: %s", de->d_name);
+            continue;
+        }
         if (buf_read_file(path, &b)) {
             test_fail(__FILE__, __LINE__, "cannot read %s", path);
             continue;
@@ -759,8 +762,9 @@ static void error_fixtures(void)
             continue;
         }
         nl = strchr(exp, '\n');
-        snprintf(want, sizeof(want), "%s: %.*s", path, nl ? (int)(nl - exp) : (int)strlen(exp),
-                 exp);
+        err_cut_mark(want, sizeof(want),
+                     snprintf(want, sizeof(want), "%s: %.*s", path,
+                              nl ? (int)(nl - exp) : (int)strlen(exp), exp));
         buf_release(&b);
         err_clear(&err);
         manifest_input_init(&in, &o);

@@ -610,7 +610,10 @@ static void object_fixture_file(const char *dir, const char *name)
     json_t *docs = NULL;
     size_t i;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+        test_fail(__FILE__, __LINE__, "path too long: %s", name);
+        return;
+    }
     if (buf_read_file(path, &b)) {
         test_fail(__FILE__, __LINE__, "cannot read %s", path);
         return;
