@@ -41,7 +41,7 @@ FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
 FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
-ALL := $(BINS) $(BUILD)/unit-tests $(FUZZ_REPLAY) $(BUILD)/kube-request
+ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request
 ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
@@ -70,6 +70,12 @@ $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a
 
 $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# torture: the parsers with the Nth allocation failing (tests/torture/torture.c); every call
+# to the allocator from our objects goes through its counters.
+TORTURE_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup
+$(BUILD)/torture: $(BUILD)/obj/tests/torture/torture.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) $(TORTURE_WRAP) -o $@ $^ $(LDLIBS)
 
 # kube-request: the REST client as a command, for tests/integration/test_client.py
 $(BUILD)/kube-request: $(BUILD)/obj/tests/tools/kube_request.o $(BUILD)/libgpulabel.a

@@ -33,8 +33,8 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE_TIMEOUT = 900
 
 
-def run_unit(build, pattern):
-    exe = os.path.join(build, "unit-tests")
+def run_unit(build, pattern, name="unit-tests", prefix="unit/"):
+    exe = os.path.join(build, name)
     args = [exe] + ([pattern] if pattern else [])
     env = dict(os.environ, GPULABEL_SRCDIR=SRC, GPULABEL_BUILD=build)
     try:
@@ -44,12 +44,12 @@ def run_unit(build, pattern):
     out = []
     for line in p.stdout.splitlines():
         if line.startswith("ok "):
-            out.append(("ok", "unit/" + line[3:], ""))
+            out.append(("ok", prefix + line[3:], ""))
         elif line.startswith("FAIL "):
-            name, _, why = line[5:].partition(": ")
-            out.append(("FAIL", "unit/" + name, why))
+            case, _, why = line[5:].partition(": ")
+            out.append(("FAIL", prefix + case, why))
     if p.returncode not in (0, 1) or (p.returncode == 1 and not any(r[0] == "FAIL" for r in out)):
-        out.append(("FAIL", "unit-tests", "exit %d: %s" % (p.returncode, p.stderr.strip()[-2000:])))
+        out.append(("FAIL", name, "exit %d: %s" % (p.returncode, p.stderr.strip()[-2000:])))
     return out
 
 
@@ -180,6 +180,7 @@ def main():
     start = time.time()
     results = []
     results += run_unit(build, a.pattern)
+    results += run_unit(build, a.pattern, "torture", "")
     results += run_fuzz_replays(build, a.pattern)
     idir = os.path.join(SRC, "tests", "integration")
     mods = sorted(os.path.join(idir, f) for f in os.listdir(idir)

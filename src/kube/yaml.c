@@ -405,7 +405,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     case YAML_SCALAR_EVENT:
         v = resolve_scalar(ev);
         if (!v)
-            return -ENOMEM;
+            goto nomem;
         if (remember_anchor(ld, ev->data.scalar.anchor, v))
             goto nomem;
         break;
