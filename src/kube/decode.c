@@ -1277,6 +1277,26 @@ static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
     return 0;
 }
 
+/* PodTerminatingByPreemption's condition: the first DisruptionTarget condition is True with
+ * reason PreemptionByScheduler (malformed conditions are ignored: the scheduler reads them,
+ * it does not validate them) */
+static bool disruption_by_preemption(const json_t *status)
+{
+    const json_t *conds = json_object_get(status, "conditions");
+    size_t i;
+
+    for (i = 0; i < json_array_size(conds); i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *st = json_string_value(json_object_get(c, "status"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+
+        if (type && !strcmp(type, "DisruptionTarget"))
+            return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+    }
+    return false;
+}
+
 int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                     const char *file, struct kube_pod *out, struct err *err)
 {
@@ -1326,6 +1346,8 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
         rc = get_string(&d, status, "nominatedNodeName", &out->nominated_node_name, "");
         if (!rc)
             rc = get_string(&d, status, "phase", &out->phase, "");
+        if (!rc)
+            out->disruption_by_preemption = disruption_by_preemption(status);
         path_pop(&d, old);
         if (rc)
             return rc;

@@ -161,6 +161,8 @@ struct kube_pod {
     bool has_required_affinity;
     bool host_network;
     bool terminating;  /* metadata.deletionTimestamp set */
+    bool disruption_by_preemption; /* status.conditions: DisruptionTarget True, reason
+                                      PreemptionByScheduler (a scheduler preempted it) */
     int source_line;
     struct kube_labels node_selector;
     struct kube_node_selector required; /* requiredDuringSchedulingIgnoredDuringExecution */

@@ -35,6 +35,7 @@ static const char *const fixed_reasons[SCHED_R_FIXED_COUNT] = {
     [SCHED_R_NOT_HELPFUL] = "Preemption is not helpful for scheduling",
     [SCHED_R_NO_VICTIMS] = "No preemption victims found for incoming pod",
     [SCHED_R_AFFINITY_CONFLICT] = "pod affinity terms conflict",
+    [SCHED_R_NOT_CHECKED] = "Not evaluated: preemption had found enough candidates",
 };
 
 uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid)
@@ -144,6 +145,9 @@ void sched_cluster_free(struct sched_cluster *c)
         }
     }
     free(c->pod_buckets);
+    for (i = 0; i < c->nnoms; i++)
+        pod_free(c->noms[i]);
+    free(c->noms);
     for (i = 0; i < c->nslots; i++) {
         struct sched_slot *s = &c->slots[i];
         free(s->name);
@@ -788,6 +792,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->name = memcpy(str + nl + 1, pod->name, nn + 1);
     p->slot = slot;
     p->terminating = pod->terminating;
+    p->by_preemption = pod->disruption_by_preemption;
     p->priority = pod->priority;
     p->seq = c->next_seq++;
     p->cpu = u.cpu;
@@ -846,8 +851,14 @@ int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, s
     }
     if (!(p = pod_build(c, pod, pod->node_name, &rc)))
         goto fail;
+    sched_cluster_unnominate(c, pod->namespace_, pod->name);
     if (old) {
         p->seq = old->seq;
+        if (old->marked) {
+            /* our own preemption is deleting it: an update written before the deletion
+             * (its DisruptionTarget patch) must not make it a candidate victim again */
+            p->marked = p->terminating = p->by_preemption = true;
+        }
         pod_detach(c, old);
         pod_free(old);
     }
@@ -884,6 +895,7 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
     if (!(p = pod_build(c, pod, node_name, &rc)))
         goto fail;
     p->assumed = true;
+    sched_cluster_unnominate(c, pod->namespace_, pod->name);
     if ((rc = pod_attach(c, p))) {
         pod_free(p);
         goto fail;
@@ -905,4 +917,100 @@ int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, co
     pod_detach(c, p);
     pod_free(p);
     return 0;
+}
+
+int sched_cluster_mark_preempted(struct sched_cluster *c, const char *namespace_, const char *name,
+                                 bool on)
+{
+    struct sched_pod *p = sched_cluster_find_pod(c, namespace_, name);
+
+    if (!p)
+        return -ENOENT;
+    if (on) {
+        p->marked = p->terminating = p->by_preemption = true;
+    } else if (p->marked) {
+        /* the deletion failed: back to what the API last said (a pod the API showed
+         * terminating keeps its flags through the next update) */
+        p->marked = false;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the nominator */
+
+static int32_t nom_find(const struct sched_cluster *c, const char *ns, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->nnoms; i++)
+        if (!strcmp(c->noms[i]->name, name) && !strcmp(c->noms[i]->ns, ns))
+            return (int32_t)i;
+    return -1;
+}
+
+int sched_cluster_nominate(struct sched_cluster *c, const struct kube_pod *pod,
+                           const char *node_name, struct err *err)
+{
+    struct sched_pod *p;
+    int rc;
+
+    if (!node_name || !*node_name) {
+        sched_cluster_unnominate(c, pod->namespace_, pod->name);
+        return 0;
+    }
+    if (!(p = pod_build(c, pod, node_name, &rc)))
+        return err_set(err, rc, "cannot nominate pod %s/%s: %s", pod->namespace_, pod->name,
+                       rc == -E2BIG ? "too many extended resources" : "out of memory");
+    if (grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
+        pod_free(p);
+        return err_set(err, -ENOMEM, "cannot nominate pod %s/%s: out of memory",
+                       pod->namespace_, pod->name);
+    }
+    sched_cluster_unnominate(c, pod->namespace_, pod->name);
+    p->nominated = true;
+    c->noms[c->nnoms++] = p;
+    c->lite[p->slot].nnom++;
+    return 0;
+}
+
+int sched_cluster_unnominate(struct sched_cluster *c, const char *namespace_, const char *name)
+{
+    int32_t i = nom_find(c, namespace_, name);
+    struct sched_pod *p;
+
+    if (i < 0)
+        return -ENOENT;
+    p = c->noms[i];
+    c->lite[p->slot].nnom--;
+    c->noms[i] = c->noms[--c->nnoms];
+    pod_free(p);
+    return 0;
+}
+
+const char *sched_cluster_nominated_node(const struct sched_cluster *c, const char *namespace_,
+                                         const char *name)
+{
+    int32_t i = nom_find(c, namespace_, name);
+
+    return i < 0 ? NULL : c->slots[c->noms[i]->slot].name;
+}
+
+int sched_cluster_nominated_at(const struct sched_cluster *c, size_t i,
+                               struct sched_nominated_pod *out)
+{
+    const struct sched_pod *p;
+
+    if (i >= c->nnoms)
+        return -ENOENT;
+    p = c->noms[i];
+    out->namespace_ = p->ns;
+    out->name = p->name;
+    out->node = c->slots[p->slot].name;
+    out->priority = p->priority;
+    return 0;
+}
+
+size_t sched_cluster_nominated_count(const struct sched_cluster *c)
+{
+    return c->nnoms;
 }

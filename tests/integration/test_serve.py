@@ -332,8 +332,18 @@ def test_preemption_deletes_victims_and_nominates():
             util.check_eq([p["status"].get("nominatedNodeName") for p in patches][:1], ["n1"],
                           "nominatedNodeName patched")
             util.check_eq(patches[0]["status"]["conditions"][0]["message"],
-                          "0/1 nodes are available: 1 Insufficient cpu.",
+                          "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential "
+                          "placement for pod on node n1, preempting 1 victims",
                           "condition message when preemption found victims")
+            # the executor's order: the victim's DisruptionTarget condition, then its DELETE
+            low = [r for r in api.requests if "/pods/low" in r["path"] and r["method"] in ("PATCH", "DELETE")]
+            util.check_eq([(r["method"], r["path"].rsplit("/", 1)[-1]) for r in low],
+                          [("PATCH", "status"), ("DELETE", "low")], "requests about the victim")
+            util.check_eq({k: v for k, v in low[0]["body"]["status"]["conditions"][0].items()
+                           if k != "lastTransitionTime"},
+                          {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                           "message": "gpusched: preempting to accommodate a higher priority pod"},
+                          "the victim's DisruptionTarget condition")
             uid = api.get("pods", "high")["metadata"]["uid"]
             pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))
             util.check_eq((pre[0]["regarding"]["name"], pre[0]["note"]),
