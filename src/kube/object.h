@@ -210,4 +210,19 @@ struct kube_priority_class {
     bool preempt_never;
 };
 
+/* A policy/v1 PodDisruptionBudget, as DefaultPreemption reads it: the pods it selects in its
+ * namespace, how many of them may be disrupted now (status.disruptionsAllowed, 0 when the
+ * disruption controller has not written it) and the pods already being disrupted
+ * (status.disruptedPods, names only). */
+struct kube_pdb {
+    const char *namespace_; /* "default" when unset */
+    const char *name;
+    struct kube_label_selector selector; /* spec.selector; nil or empty matches nothing */
+    int32_t disruptions_allowed;
+    const char **disrupted_pods;
+    size_t ndisrupted_pods;
+    const char *source_file;
+    int source_line;
+};
+
 #endif

@@ -148,6 +148,9 @@ void sched_cluster_free(struct sched_cluster *c)
     for (i = 0; i < c->nnoms; i++)
         pod_free(c->noms[i]);
     free(c->noms);
+    for (i = 0; i < c->npdbs; i++)
+        arena_free(&c->pdbs[i].arena);
+    free(c->pdbs);
     for (i = 0; i < c->nslots; i++) {
         struct sched_slot *s = &c->slots[i];
         free(s->name);
@@ -770,7 +773,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p;
-    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size;
+    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size, i;
     uint32_t slot, np;
     char *str;
 
@@ -780,16 +783,29 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     *rc = -ENOMEM;
     if ((slot = slot_get(c, sched_intern_add(&c->strs, node_name), true)) == SCHED_NOID)
         return NULL;
-    /* one block: the record, its scalars (8-aligned like it), its ports, then the names */
+    /* one block: the record, its scalars (8-aligned like it), its labels (PodDisruptionBudget
+     * selectors read them), its ports, then the names and the label strings */
     np = sched_pod_count_host_ports(pod);
-    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) + nl + nn + 2;
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) +
+           pod->labels.n * sizeof(*p->labels.v) + np * sizeof(*p->ports) + nl + nn + 2;
+    for (i = 0; i < pod->labels.n; i++)
+        size += strlen(pod->labels.v[i].key) + strlen(pod->labels.v[i].value) + 2;
     if (!(p = calloc(1, size)))
         return NULL;
     p->scalars = (struct sched_scalar *)(p + 1);
-    p->ports = (struct sched_port *)(p->scalars + u.nscalars);
+    p->labels.v = (struct kube_label *)(p->scalars + u.nscalars);
+    p->ports = (struct sched_port *)(p->labels.v + pod->labels.n);
     str = (char *)(p->ports + np);
     p->ns = memcpy(str, pod->namespace_, nl + 1);
     p->name = memcpy(str + nl + 1, pod->name, nn + 1);
+    str += nl + nn + 2;
+    for (i = 0; i < pod->labels.n; i++) {
+        size_t kl = strlen(pod->labels.v[i].key) + 1, vl = strlen(pod->labels.v[i].value) + 1;
+        p->labels.v[i].key = memcpy(str, pod->labels.v[i].key, kl);
+        p->labels.v[i].value = memcpy(str + kl, pod->labels.v[i].value, vl);
+        str += kl + vl;
+    }
+    p->labels.n = pod->labels.n;
     p->slot = slot;
     p->terminating = pod->terminating;
     p->by_preemption = pod->disruption_by_preemption;
@@ -1013,4 +1029,85 @@ int sched_cluster_nominated_at(const struct sched_cluster *c, size_t i,
 size_t sched_cluster_nominated_count(const struct sched_cluster *c)
 {
     return c->nnoms;
+}
+
+/* ---------------------------------------------------------------- PodDisruptionBudgets */
+
+static int32_t pdb_find(const struct sched_cluster *c, const char *ns, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->npdbs; i++)
+        if (!strcmp(c->pdbs[i].name, name) && !strcmp(c->pdbs[i].ns, ns))
+            return (int32_t)i;
+    return -1;
+}
+
+/* pdb_copy fills d (its arena empty) with a deep copy of s; 0 or -ENOMEM */
+static int pdb_copy(struct sched_pdb *d, const struct kube_pdb *s)
+{
+    struct arena *a = &d->arena;
+    size_t i, j;
+
+    if (!(d->ns = arena_strdup(a, s->namespace_)) || !(d->name = arena_strdup(a, s->name)))
+        return -ENOMEM;
+    d->disruptions_allowed = s->disruptions_allowed;
+    d->selector.present = s->selector.present;
+    d->selector.nreqs = s->selector.nreqs;
+    if (s->selector.nreqs &&
+        !(d->selector.reqs = arena_alloc(a, s->selector.nreqs * sizeof(*d->selector.reqs))))
+        return -ENOMEM;
+    for (i = 0; i < s->selector.nreqs; i++) {
+        const struct kube_requirement *r = &s->selector.reqs[i];
+        struct kube_requirement *q = &d->selector.reqs[i];
+        *q = *r;
+        if (!(q->key = arena_strdup(a, r->key)))
+            return -ENOMEM;
+        if (r->nvalues && !(q->values = arena_alloc(a, r->nvalues * sizeof(*q->values))))
+            return -ENOMEM;
+        for (j = 0; j < r->nvalues; j++)
+            if (!(q->values[j] = arena_strdup(a, r->values[j])))
+                return -ENOMEM;
+    }
+    d->ndisrupted_pods = s->ndisrupted_pods;
+    if (s->ndisrupted_pods &&
+        !(d->disrupted_pods = arena_alloc(a, s->ndisrupted_pods * sizeof(*d->disrupted_pods))))
+        return -ENOMEM;
+    for (i = 0; i < s->ndisrupted_pods; i++)
+        if (!(d->disrupted_pods[i] = arena_strdup(a, s->disrupted_pods[i])))
+            return -ENOMEM;
+    return 0;
+}
+
+int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, struct err *err)
+{
+    struct sched_pdb n;
+    int32_t i;
+
+    memset(&n, 0, sizeof(n));
+    n.arena = (struct arena)ARENA_INIT;
+    if (pdb_copy(&n, pdb) ||
+        ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
+         grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
+        arena_free(&n.arena);
+        return err_set(err, -ENOMEM, "cannot add PodDisruptionBudget %s/%s: out of memory",
+                       pdb->namespace_, pdb->name);
+    }
+    if (i >= 0)
+        arena_free(&c->pdbs[i].arena);
+    else
+        i = (int32_t)c->npdbs++;
+    c->pdbs[i] = n;
+    return 0;
+}
+
+int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, const char *name)
+{
+    int32_t i = pdb_find(c, namespace_, name);
+
+    if (i < 0)
+        return -ENOENT;
+    arena_free(&c->pdbs[i].arena);
+    c->pdbs[i] = c->pdbs[--c->npdbs];
+    return 0;
 }

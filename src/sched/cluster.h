@@ -67,6 +67,13 @@ int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, co
 int sched_cluster_mark_preempted(struct sched_cluster *c, const char *namespace_, const char *name,
                                  bool on);
 
+/* PodDisruptionBudgets, which preemption avoids violating (see docs/scheduling.md,
+ * "Preemption"): sched_cluster_set_pdb adds pdb or replaces the one of the same
+ * namespace/name (copied); 0 or -ENOMEM with err set. sched_cluster_remove_pdb: 0 or
+ * -ENOENT. */
+int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, struct err *err);
+int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, const char *name);
+
 /* The nominator: pending pods nominated to a node (status.nominatedNodeName, or a preemption
  * just decided). A nominated pod holds its room: filtering another pod on that node counts
  * the nominated pods of priority >= its own (not itself) as if they ran there

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/labels.h"
 #include "sched/cluster.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
@@ -153,7 +154,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     if (!(pn->victims = malloc((nlower + 1) * sizeof(*pn->victims))) ||
         !(violating = calloc(nlower + 1, sizeof(*violating))))
         goto out;
-    sched_pdb_violations(c, lower, nlower, violating);
+    if (sched_pdb_violations(c, lower, nlower, violating))
+        goto out;
     /* reprieve the victims a PodDisruptionBudget protects first, then the others, most
      * important first in both groups */
     for (pass = 0; pass < 2; pass++)
@@ -221,12 +223,47 @@ uint32_t sched_preempt_num_candidates(uint32_t npotential)
     return n > npotential ? npotential : n;
 }
 
-void sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
-                          uint32_t n, uint8_t *violating)
+/* podIsViolating: the first budget whose count goes below zero decides */
+static bool pdb_violated(const struct sched_cluster *c, const struct sched_pod *p, int32_t *allowed)
 {
-    (void)c;
-    (void)victims;
+    uint32_t i;
+    size_t k;
+
+    if (!p->labels.n)
+        return false;
+    for (i = 0; i < c->npdbs; i++) {
+        const struct sched_pdb *b = &c->pdbs[i];
+        if (strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
+            !kube_label_selector_matches(&b->selector, &p->labels))
+            continue;
+        /* in disruptedPods: the API server has processed its eviction already */
+        for (k = 0; k < b->ndisrupted_pods && strcmp(b->disrupted_pods[k], p->name); k++)
+            ;
+        if (k < b->ndisrupted_pods)
+            continue;
+        if (--allowed[i] < 0)
+            return true;
+    }
+    return false;
+}
+
+int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
+                         uint32_t n, uint8_t *violating)
+{
+    int32_t *allowed;
+    uint32_t i;
+
     memset(violating, 0, n);
+    if (!c->npdbs)
+        return 0;
+    if (!(allowed = malloc(c->npdbs * sizeof(*allowed))))
+        return -ENOMEM;
+    for (i = 0; i < c->npdbs; i++)
+        allowed[i] = c->pdbs[i].disruptions_allowed;
+    for (i = 0; i < n; i++)
+        violating[i] = pdb_violated(c, victims[i], allowed);
+    free(allowed);
+    return 0;
 }
 
 void sched_preemption_release(struct sched_preemption *pr)

@@ -32,8 +32,9 @@ int sched_preempt_cmp_candidates(const struct sched_preempt_node *a,
 
 /* sched_pdb_violations sets violating[i] (n entries) for the victims whose eviction a
  * PodDisruptionBudget forbids, counting them in order against each budget's
- * disruptionsAllowed (FilterVictimsWithPDBViolation). */
-void sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
-                          uint32_t n, uint8_t *violating);
+ * disruptionsAllowed (FilterVictimsWithPDBViolation); victims are in importance order, as
+ * kube-scheduler passes them. 0 or -ENOMEM. */
+int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
+                         uint32_t n, uint8_t *violating);
 
 #endif

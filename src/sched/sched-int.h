@@ -187,6 +187,17 @@ struct sched_pod {
     uint32_t nscalars;
     uint32_t nports;
     struct sched_port *ports; /* refs unused */
+    struct kube_labels labels;
+};
+
+/* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
+struct sched_pdb {
+    char *ns, *name;
+    struct kube_label_selector selector;
+    int32_t disruptions_allowed;
+    char **disrupted_pods;
+    size_t ndisrupted_pods;
+    struct arena arena; /* owns everything above */
 };
 
 struct sched_cluster {
@@ -214,6 +225,8 @@ struct sched_cluster {
 
     struct sched_pod **noms; /* pods nominated to a node (slot): pending, not counted there */
     uint32_t nnoms, cnoms;
+    struct sched_pdb *pdbs; /* PodDisruptionBudgets */
+    uint32_t npdbs, cpdbs;
 
     struct sched_pod **pod_buckets; /* chained hash on key */
     uint32_t npods, nbuckets;

@@ -10,6 +10,7 @@
 #include "serve/log.h"
 #include "serve/objects.h"
 #include "serve/state.h"
+#include "serve/writes.h"
 
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {
@@ -233,4 +234,42 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
 out:
     if (s->pod_arena.head)
         arena_rewind(&s->pod_arena, &s->pod_arena_empty);
+}
+
+void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct arena a = ARENA_INIT;
+    struct kube_pdb pdb;
+    struct err err;
+    char msg[1200], ns[256], name[256];
+
+    err_clear(&err);
+    if (op == KUBE_INFORMER_SYNCED) {
+        serve_lock(s);
+        if (!s->pdbs_synced)
+            serve_log('I', 0, "\"PodDisruptionBudget cache synced\"");
+        s->pdbs_synced = true;
+        pthread_cond_broadcast(&s->cv);
+        serve_unlock(s);
+        return;
+    }
+    if (op == KUBE_INFORMER_DELETE) {
+        serve_split_key(key, ns, sizeof(ns), name, sizeof(name));
+        serve_lock(s);
+        sched_cluster_remove_pdb(s->cluster, ns, name);
+        serve_unlock(s);
+        return;
+    }
+    if (kube_pdb_decode(obj, &a, NULL, NULL, &pdb, &err)) {
+        serve_log('E', 0, "\"Cannot decode PodDisruptionBudget\" pdb=\"%s\" err=\"%s\"", key,
+                  err_format(&err, msg, sizeof(msg)));
+    } else {
+        serve_lock(s);
+        if (sched_cluster_set_pdb(s->cluster, &pdb, &err))
+            serve_log('E', 0, "\"Cannot add PodDisruptionBudget to the cache\" pdb=\"%s\" "
+                      "err=\"%s\"", key, err_format(&err, msg, sizeof(msg)));
+        serve_unlock(s);
+    }
+    arena_free(&a);
 }

@@ -353,6 +353,31 @@ def test_preemption_deletes_victims_and_nominates():
             util.check_eq(sv.stop(), 0, "exit status")
 
 
+def test_preemption_avoids_a_victim_a_pdb_protects():
+    """kube-scheduler's DefaultPreemption prefers the candidate with the fewest
+    PodDisruptionBudget violations; serve watches policy/v1 PDBs for it. Without the budget
+    the later-started db would be the victim (latest start wins the last tie)."""
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(node("n2", cpu="1"))
+        api.add(pod("batch", cpu="1", node_name="n1", priority=0))
+        api.add(pod("db", cpu="1", node_name="n2", priority=0, labels={"app": "db"}))
+        api.add({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                 "metadata": {"name": "db", "namespace": "default"},
+                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+                 "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
+                            "expectedPods": 1}})
+        api.add(pod("high", cpu="1", priority=1000))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("high bound", lambda: bound(api).get("high") == "n1")
+            deletes = [r["path"].rsplit("/", 1)[-1] for r in api.requests if r["method"] == "DELETE"]
+            util.check_eq(deletes, ["batch"], "victims deleted")
+            util.check_eq(api.get("pods", "db")["spec"]["nodeName"], "n2", "the protected pod")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
 def test_sigterm_finishes_binds_in_flight():
     with FakeApiServer() as api:
         api.add(node("n1"))
