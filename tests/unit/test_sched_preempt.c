@@ -396,8 +396,80 @@ static void ranking(void)
     CHECK_INT_EQ(sched_preempt_num_candidates(5000), 500);
 }
 
+/* a PDB in namespace x selecting app=<app> */
+static void add_pdb(struct sched_cluster *c, const char *name, const char *app, int32_t allowed,
+                    const char *disrupted)
+{
+    static const char *vals[8];
+    static struct kube_requirement reqs[8];
+    static size_t n;
+    struct kube_pdb pdb;
+    struct err err = {0};
+
+    memset(&pdb, 0, sizeof(pdb));
+    vals[n] = app;
+    reqs[n] = (struct kube_requirement){"app", KUBE_OP_IN, &vals[n], 1, false};
+    pdb.namespace_ = "x";
+    pdb.name = name;
+    pdb.selector.present = true;
+    pdb.selector.reqs = &reqs[n];
+    pdb.selector.nreqs = 1;
+    pdb.disruptions_allowed = allowed;
+    pdb.disrupted_pods = disrupted ? &disrupted : NULL;
+    pdb.ndisrupted_pods = disrupted ? 1 : 0;
+    CHECK_INT_EQ(sched_cluster_set_pdb(c, &pdb, &err), 0);
+    n = (n + 1) % 8;
+}
+
+static void pdb_violations(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=10000 mem=8192", NULL};
+    const char *bound[] = {"name=x/db-0 node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=x/db-1 node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=x/db-2 node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=y/db node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=x/web node=n1 prio=0 cpu=2000 label:app=web", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+    struct sched_pod *v[5];
+    uint8_t viol[5];
+    const char *names[][2] = {{"x", "db-0"}, {"x", "db-1"}, {"x", "db-2"}, {"x", "web"}, {"y", "db"}};
+    const char *without, *with;
+    int i;
+
+    for (i = 0; i < 5; i++)
+        v[i] = sched_cluster_find_pod(c, names[i][0], names[i][1]);
+    /* one disruption allowed: the first selected pod uses it, the next ones violate; other
+     * labels and other namespaces are not counted */
+    add_pdb(c, "db", "db", 1, NULL);
+    CHECK_INT_EQ(sched_pdb_violations(c, v, 5, viol), 0);
+    CHECK_INT_EQ(viol[0] * 10000 + viol[1] * 1000 + viol[2] * 100 + viol[3] * 10 + viol[4], 1100);
+    /* a pod in disruptedPods is being evicted already: it uses nothing */
+    add_pdb(c, "db", "db", 1, "db-0");
+    CHECK_INT_EQ(sched_pdb_violations(c, v, 5, viol), 0);
+    CHECK_INT_EQ(viol[0] * 10000 + viol[1] * 1000 + viol[2] * 100 + viol[3] * 10 + viol[4], 100);
+    /* removed, nothing violates; without budgets web (the latest start, least important) is
+     * the victim */
+    CHECK_INT_EQ(sched_cluster_remove_pdb(c, "x", "db"), 0);
+    CHECK_INT_EQ(sched_cluster_remove_pdb(c, "x", "db"), -ENOENT);
+    without = "nominated:n1 victims:x/web | 0/1 nodes are available: 1 Insufficient cpu. "
+              "preemption: found a potential placement for pod on node n1, preempting 1 victims";
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "name=z/p prio=10 cpu=2000")), without);
+    add_pdb(c, "web", "web", 0, NULL);
+    CHECK_INT_EQ(sched_pdb_violations(c, v, 5, viol), 0);
+    CHECK_INT_EQ(viol[0] * 10000 + viol[1] * 1000 + viol[2] * 100 + viol[3] * 10 + viol[4], 10);
+    /* in preemption the protected web pod is reprieved first: y/db (the least important of
+     * the others) goes instead */
+    with = "nominated:n1 victims:y/db | 0/1 nodes are available: 1 Insufficient cpu. "
+           "preemption: found a potential placement for pod on node n1, preempting 1 victims";
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "name=z/p prio=10 cpu=2000")), with);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static const struct test_case cases[] = {
     {"victims, candidates and messages", table},
+    {"PodDisruptionBudget violations counted, reprieved first", pdb_violations},
     {"nominated pods hold their room (filters and dry run)", nominated_pods_hold_room},
     {"a nomination is replaced, listed and removed", nomination_replaced_and_removed},
     {"pickOneNodeForPreemption's order and the candidate count", ranking},
