@@ -126,7 +126,8 @@ int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
     return 0;
 }
 
-/* cluster_fill adds the nodes of in, then its bound, non-terminal pods, to c; prints the
+/* cluster_fill adds the nodes and PodDisruptionBudgets of in, then its bound, non-terminal
+ * pods, to c; prints the
  * error and returns 1 on failure */
 static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c)
 {
@@ -137,6 +138,8 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
     err_clear(&err);
     for (i = 0; i < in->nnodes && !rc; i++)
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
+    for (i = 0; i < in->npdbs && !rc; i++)
+        rc = sched_cluster_set_pdb(c, &in->pdbs[i], &err);
     for (i = 0; i < in->npods && !rc; i++) {
         const struct kube_pod *p = &in->pods[i];
         if (p->node_name && p->node_name[0] && !kube_pod_phase_terminal(p->phase))
@@ -339,6 +342,14 @@ size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sc
             continue;
         if (sched_name && strcmp(p->scheduler_name, sched_name))
             continue;
+        if (p->terminating) {
+            /* kube-scheduler's "Skip schedule deleting pod": never attempted */
+            fprintf(stderr,
+                    "gpusched: warning: pod %s/%s has a deletionTimestamp: kube-scheduler does "
+                    "not schedule a pod being deleted; left out\n",
+                    p->namespace_, p->name);
+            continue;
+        }
         out[n++] = p;
     }
     return n;

@@ -93,8 +93,9 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
 int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out);
 
 /* gpusched_cmd_pending_pods writes into out (room for in->npods) the pods of in, in input order,
- * that wait for a scheduler: no spec.nodeName, not terminal, and schedulerName sched_name
- * (any when NULL). Returns how many. */
+ * that wait for a scheduler: no spec.nodeName, not terminal, not being deleted (a pod with a
+ * deletionTimestamp is left out with a warning on stderr, as kube-scheduler skips it), and
+ * schedulerName sched_name (any when NULL). Returns how many. */
 size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,
                                  const struct kube_pod **out);
 

@@ -1277,6 +1277,26 @@ static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
     return 0;
 }
 
+/* PodTerminatingByPreemption's condition: the first DisruptionTarget condition is True with
+ * reason PreemptionByScheduler (malformed conditions are ignored: the scheduler reads them,
+ * it does not validate them) */
+static bool disruption_by_preemption(const json_t *status)
+{
+    const json_t *conds = json_object_get(status, "conditions");
+    size_t i;
+
+    for (i = 0; i < json_array_size(conds); i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *st = json_string_value(json_object_get(c, "status"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+
+        if (type && !strcmp(type, "DisruptionTarget"))
+            return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+    }
+    return false;
+}
+
 int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                     const char *file, struct kube_pod *out, struct err *err)
 {
@@ -1326,6 +1346,8 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
         rc = get_string(&d, status, "nominatedNodeName", &out->nominated_node_name, "");
         if (!rc)
             rc = get_string(&d, status, "phase", &out->phase, "");
+        if (!rc)
+            out->disruption_by_preemption = disruption_by_preemption(status);
         path_pop(&d, old);
         if (rc)
             return rc;
@@ -1614,5 +1636,74 @@ int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct 
     if (nexprs)
         memcpy(out->reqs + ml.n, exprs, nexprs * sizeof(*exprs));
     out->nreqs = ml.n + nexprs;
+    return 0;
+}
+
+int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pdb *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *spec = NULL, *status = NULL, *disrupted;
+    const char *uid, *rv;
+    struct kube_labels labels;
+    int64_t allowed = 0;
+    bool has_allowed;
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)))
+        return rc;
+    rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
+    if (rc)
+        return rc;
+    out->namespace_ = "default";
+    if (meta) {
+        old = path_push(&d, "metadata");
+        rc = get_string(&d, meta, "namespace", &out->namespace_, "default");
+        if (!rc && !out->namespace_[0])
+            out->namespace_ = "default";
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    rc = get_object(&d, obj, "spec", &spec);
+    if (!rc)
+        rc = get_object(&d, obj, "status", &status);
+    if (rc)
+        return rc;
+    if (spec) {
+        old = path_push(&d, "spec.selector");
+        rc = kube_label_selector_decode(json_object_get(spec, "selector"), a, lines, file,
+                                        &out->selector, err);
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    if (status) {
+        old = path_push(&d, "status");
+        rc = get_int(&d, status, "disruptionsAllowed", INT32_MIN, INT32_MAX, &allowed,
+                     &has_allowed);
+        if (!rc)
+            rc = get_object(&d, status, "disruptedPods", &disrupted);
+        if (!rc && disrupted && json_object_size(disrupted)) {
+            const char *k;
+            json_t *v;
+            out->disrupted_pods = arena_alloc(a, json_object_size(disrupted) * sizeof(char *));
+            if (!out->disrupted_pods)
+                rc = dec_nomem(&d);
+            json_object_foreach ((json_t *)disrupted, k, v) {
+                if (rc)
+                    break;
+                if (!(out->disrupted_pods[out->ndisrupted_pods++] = arena_strdup(a, k)))
+                    rc = dec_nomem(&d);
+            }
+        }
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    out->disruptions_allowed = (int32_t)allowed;
     return 0;
 }

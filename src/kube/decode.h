@@ -27,6 +27,12 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
 int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                                const char *file, struct kube_priority_class *out, struct err *err);
 
+/* kube_pdb_decode reads a policy/v1 PodDisruptionBudget: metadata, spec.selector (see
+ * kube_label_selector_decode), status.disruptionsAllowed and the names in
+ * status.disruptedPods. Returns 0 or a negative code with err naming the field. */
+int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pdb *out, struct err *err);
+
 /* kube_label_selector_decode reads a metav1.LabelSelector (a workload's spec.selector) with
  * ValidateLabelSelector's rules: matchLabels as labels, matchExpressions with In, NotIn,
  * Exists or DoesNotExist and the values those take. Absent or null obj is the nil selector

@@ -161,6 +161,8 @@ struct kube_pod {
     bool has_required_affinity;
     bool host_network;
     bool terminating;  /* metadata.deletionTimestamp set */
+    bool disruption_by_preemption; /* status.conditions: DisruptionTarget True, reason
+                                      PreemptionByScheduler (a scheduler preempted it) */
     int source_line;
     struct kube_labels node_selector;
     struct kube_node_selector required; /* requiredDuringSchedulingIgnoredDuringExecution */
@@ -206,6 +208,21 @@ struct kube_priority_class {
     int32_t value;
     bool global_default;
     bool preempt_never;
+};
+
+/* A policy/v1 PodDisruptionBudget, as DefaultPreemption reads it: the pods it selects in its
+ * namespace, how many of them may be disrupted now (status.disruptionsAllowed, 0 when the
+ * disruption controller has not written it) and the pods already being disrupted
+ * (status.disruptedPods, names only). */
+struct kube_pdb {
+    const char *namespace_; /* "default" when unset */
+    const char *name;
+    struct kube_label_selector selector; /* spec.selector; nil or empty matches nothing */
+    int32_t disruptions_allowed;
+    const char **disrupted_pods;
+    size_t ndisrupted_pods;
+    const char *source_file;
+    int source_line;
 };
 
 #endif

@@ -58,6 +58,8 @@ struct manifest_input {
     size_t ntaken;                       /* bound pods passed to opts.take_bound (not in pods[]) */
     struct kube_priority_class *classes; /* PriorityClass objects of the input, input order */
     size_t nclasses;
+    struct kube_pdb *pdbs; /* policy/v1 PodDisruptionBudgets of the input, input order */
+    size_t npdbs;
     /* Warnings, each one line without the program name or "warning: ", e.g.
      * "a.yaml: line 40: skipping kind Service"; print as "gpusched: warning: %s\n". */
     char **warnings;

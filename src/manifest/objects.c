@@ -281,6 +281,30 @@ int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line)
     return 0;
 }
 
+int manifest_load_pdb(struct manifest_ctx *c, json_t *obj, int line)
+{
+    struct manifest_input *in = c->in;
+    struct kube_pdb pdb;
+    size_t i;
+    int rc;
+
+    rc = kube_pdb_decode(obj, &in->arena, c->lines, NULL, &pdb, c->err);
+    if (rc)
+        return rc;
+    if (!(pdb.namespace_ = manifest_namespace_intern(c, manifest_object_namespace(c, obj))))
+        return manifest_nomem(c);
+    for (i = 0; i < in->npdbs; i++)
+        if (!strcmp(in->pdbs[i].name, pdb.name) && !strcmp(in->pdbs[i].namespace_, pdb.namespace_))
+            return manifest_fail(c, line, "metadata.name", -EEXIST,
+                                 "poddisruptionbudgets.policy \"%s\" already exists in namespace "
+                                 "\"%s\"",
+                                 pdb.name, pdb.namespace_);
+    if (manifest_grow((void **)&in->pdbs, &in->priv->cap_pdbs, in->npdbs + 1, sizeof(*in->pdbs)))
+        return manifest_nomem(c);
+    in->pdbs[in->npdbs++] = pdb;
+    return 0;
+}
+
 int manifest_finish_priorities(struct manifest_input *in, struct err *err)
 {
     const struct kube_priority_class *def = NULL;
@@ -295,7 +319,15 @@ int manifest_finish_priorities(struct manifest_input *in, struct err *err)
 
         if (p->priority_class_name && *p->priority_class_name) {
             pc = manifest_find_class(in, p->priority_class_name);
-            if (!pc) {
+            if (!pc && p->has_priority) {
+                /* a pod dumped from a cluster: admission resolved its priority when it was
+                 * created, and kube-scheduler reads only spec.priority */
+                if (manifest_warn(in, "%s: line %d: pod %s/%s: no PriorityClass with name %s "
+                                      "was found; keeping its spec.priority %d",
+                                  p->source_file ? p->source_file : "-", p->source_line,
+                                  p->namespace_, p->name, p->priority_class_name, p->priority))
+                    return err_set(err, -ENOMEM, "out of memory");
+            } else if (!pc) {
                 err_set(err, -ENOENT, "no PriorityClass with name %s was found",
                         p->priority_class_name);
                 err_at(err, p->source_file, p->source_line, 0);

@@ -35,6 +35,10 @@ int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line);
 
+/* manifest_load_pdb keeps a policy/v1 PodDisruptionBudget (in the input's default namespace
+ * when it names none); a second one of the same namespace/name is an error. */
+int manifest_load_pdb(struct manifest_ctx *c, json_t *obj, int line);
+
 /* manifest_finish_priorities resolves every pod's priority like the Priority admission
  * plugin (see manifest_input_finish). */
 int manifest_finish_priorities(struct manifest_input *in, struct err *err);

@@ -34,6 +34,7 @@ enum manifest_kind_id {
     MANIFEST_KIND_JOB,
     MANIFEST_KIND_DAEMONSET,
     MANIFEST_KIND_PRIORITY_CLASS,
+    MANIFEST_KIND_PDB,
 };
 
 struct manifest_kind {
@@ -66,7 +67,7 @@ struct manifest_name_set {
 };
 
 struct manifest_input_priv {
-    size_t cap_nodes, cap_pods, cap_classes, cap_warnings;
+    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings;
     struct manifest_pending_ds *ds;
     size_t nds, cap_ds;
     struct manifest_name_set pod_set, node_set;

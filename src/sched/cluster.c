@@ -35,6 +35,7 @@ static const char *const fixed_reasons[SCHED_R_FIXED_COUNT] = {
     [SCHED_R_NOT_HELPFUL] = "Preemption is not helpful for scheduling",
     [SCHED_R_NO_VICTIMS] = "No preemption victims found for incoming pod",
     [SCHED_R_AFFINITY_CONFLICT] = "pod affinity terms conflict",
+    [SCHED_R_NOT_CHECKED] = "Not evaluated: preemption had found enough candidates",
 };
 
 uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid)
@@ -144,6 +145,12 @@ void sched_cluster_free(struct sched_cluster *c)
         }
     }
     free(c->pod_buckets);
+    for (i = 0; i < c->nnoms; i++)
+        pod_free(c->noms[i]);
+    free(c->noms);
+    for (i = 0; i < c->npdbs; i++)
+        arena_free(&c->pdbs[i].arena);
+    free(c->pdbs);
     for (i = 0; i < c->nslots; i++) {
         struct sched_slot *s = &c->slots[i];
         free(s->name);
@@ -820,7 +827,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p;
-    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size;
+    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size, i;
     uint32_t slot, np;
     char *str;
 
@@ -830,18 +837,32 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     *rc = -ENOMEM;
     if ((slot = slot_get(c, sched_intern_add(&c->strs, node_name), true)) == SCHED_NOID)
         return NULL;
-    /* one block: the record, its scalars (8-aligned like it), its ports, then the names */
+    /* one block: the record, its scalars (8-aligned like it), its labels (PodDisruptionBudget
+     * selectors read them), its ports, then the names and the label strings */
     np = sched_pod_count_host_ports(pod);
-    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) + nl + nn + 2;
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) +
+           pod->labels.n * sizeof(*p->labels.v) + np * sizeof(*p->ports) + nl + nn + 2;
+    for (i = 0; i < pod->labels.n; i++)
+        size += strlen(pod->labels.v[i].key) + strlen(pod->labels.v[i].value) + 2;
     if (!(p = calloc(1, size)))
         return NULL;
     p->scalars = (struct sched_scalar *)(p + 1);
-    p->ports = (struct sched_port *)(p->scalars + u.nscalars);
+    p->labels.v = (struct kube_label *)(p->scalars + u.nscalars);
+    p->ports = (struct sched_port *)(p->labels.v + pod->labels.n);
     str = (char *)(p->ports + np);
     p->ns = memcpy(str, pod->namespace_, nl + 1);
     p->name = memcpy(str + nl + 1, pod->name, nn + 1);
+    str += nl + nn + 2;
+    for (i = 0; i < pod->labels.n; i++) {
+        size_t kl = strlen(pod->labels.v[i].key) + 1, vl = strlen(pod->labels.v[i].value) + 1;
+        p->labels.v[i].key = memcpy(str, pod->labels.v[i].key, kl);
+        p->labels.v[i].value = memcpy(str + kl, pod->labels.v[i].value, vl);
+        str += kl + vl;
+    }
+    p->labels.n = pod->labels.n;
     p->slot = slot;
     p->terminating = pod->terminating;
+    p->by_preemption = pod->disruption_by_preemption;
     p->priority = pod->priority;
     p->seq = c->next_seq++;
     p->cpu = u.cpu;
@@ -900,8 +921,14 @@ int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, s
     }
     if (!(p = pod_build(c, pod, pod->node_name, &rc)))
         goto fail;
+    sched_cluster_unnominate(c, pod->namespace_, pod->name);
     if (old) {
         p->seq = old->seq;
+        if (old->marked) {
+            /* our own preemption is deleting it: an update written before the deletion
+             * (its DisruptionTarget patch) must not make it a candidate victim again */
+            p->marked = p->terminating = p->by_preemption = true;
+        }
         pod_detach(c, old);
         pod_free(old);
     }
@@ -938,6 +965,7 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
     if (!(p = pod_build(c, pod, node_name, &rc)))
         goto fail;
     p->assumed = true;
+    sched_cluster_unnominate(c, pod->namespace_, pod->name);
     if ((rc = pod_attach(c, p))) {
         pod_free(p);
         goto fail;
@@ -958,5 +986,182 @@ int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, co
         return -EINVAL;
     pod_detach(c, p);
     pod_free(p);
+    return 0;
+}
+
+int sched_cluster_mark_preempted(struct sched_cluster *c, const char *namespace_, const char *name,
+                                 bool on)
+{
+    struct sched_pod *p = sched_cluster_find_pod(c, namespace_, name);
+
+    if (!p)
+        return -ENOENT;
+    if (on) {
+        p->marked = p->terminating = p->by_preemption = true;
+    } else if (p->marked) {
+        /* the deletion failed: back to what the API last said (a pod the API showed
+         * terminating keeps its flags through the next update) */
+        p->marked = false;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the nominator */
+
+static int32_t nom_find(const struct sched_cluster *c, const char *ns, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->nnoms; i++)
+        if (!strcmp(c->noms[i]->name, name) && !strcmp(c->noms[i]->ns, ns))
+            return (int32_t)i;
+    return -1;
+}
+
+int sched_cluster_nominate(struct sched_cluster *c, const struct kube_pod *pod,
+                           const char *node_name, struct err *err)
+{
+    struct sched_pod *p;
+    int rc;
+
+    if (!node_name || !*node_name) {
+        sched_cluster_unnominate(c, pod->namespace_, pod->name);
+        return 0;
+    }
+    if (!(p = pod_build(c, pod, node_name, &rc)))
+        return err_set(err, rc, "cannot nominate pod %s/%s: %s", pod->namespace_, pod->name,
+                       rc == -E2BIG ? "too many extended resources" : "out of memory");
+    if (grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
+        pod_free(p);
+        return err_set(err, -ENOMEM, "cannot nominate pod %s/%s: out of memory",
+                       pod->namespace_, pod->name);
+    }
+    sched_cluster_unnominate(c, pod->namespace_, pod->name);
+    p->nominated = true;
+    c->noms[c->nnoms++] = p;
+    c->lite[p->slot].nnom++;
+    return 0;
+}
+
+int sched_cluster_unnominate(struct sched_cluster *c, const char *namespace_, const char *name)
+{
+    int32_t i = nom_find(c, namespace_, name);
+    struct sched_pod *p;
+
+    if (i < 0)
+        return -ENOENT;
+    p = c->noms[i];
+    c->lite[p->slot].nnom--;
+    c->noms[i] = c->noms[--c->nnoms];
+    pod_free(p);
+    return 0;
+}
+
+const char *sched_cluster_nominated_node(const struct sched_cluster *c, const char *namespace_,
+                                         const char *name)
+{
+    int32_t i = nom_find(c, namespace_, name);
+
+    return i < 0 ? NULL : c->slots[c->noms[i]->slot].name;
+}
+
+int sched_cluster_nominated_at(const struct sched_cluster *c, size_t i,
+                               struct sched_nominated_pod *out)
+{
+    const struct sched_pod *p;
+
+    if (i >= c->nnoms)
+        return -ENOENT;
+    p = c->noms[i];
+    out->namespace_ = p->ns;
+    out->name = p->name;
+    out->node = c->slots[p->slot].name;
+    out->priority = p->priority;
+    return 0;
+}
+
+size_t sched_cluster_nominated_count(const struct sched_cluster *c)
+{
+    return c->nnoms;
+}
+
+/* ---------------------------------------------------------------- PodDisruptionBudgets */
+
+static int32_t pdb_find(const struct sched_cluster *c, const char *ns, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->npdbs; i++)
+        if (!strcmp(c->pdbs[i].name, name) && !strcmp(c->pdbs[i].ns, ns))
+            return (int32_t)i;
+    return -1;
+}
+
+/* pdb_copy fills d (its arena empty) with a deep copy of s; 0 or -ENOMEM */
+static int pdb_copy(struct sched_pdb *d, const struct kube_pdb *s)
+{
+    struct arena *a = &d->arena;
+    size_t i, j;
+
+    if (!(d->ns = arena_strdup(a, s->namespace_)) || !(d->name = arena_strdup(a, s->name)))
+        return -ENOMEM;
+    d->disruptions_allowed = s->disruptions_allowed;
+    d->selector.present = s->selector.present;
+    d->selector.nreqs = s->selector.nreqs;
+    if (s->selector.nreqs &&
+        !(d->selector.reqs = arena_alloc(a, s->selector.nreqs * sizeof(*d->selector.reqs))))
+        return -ENOMEM;
+    for (i = 0; i < s->selector.nreqs; i++) {
+        const struct kube_requirement *r = &s->selector.reqs[i];
+        struct kube_requirement *q = &d->selector.reqs[i];
+        *q = *r;
+        if (!(q->key = arena_strdup(a, r->key)))
+            return -ENOMEM;
+        if (r->nvalues && !(q->values = arena_alloc(a, r->nvalues * sizeof(*q->values))))
+            return -ENOMEM;
+        for (j = 0; j < r->nvalues; j++)
+            if (!(q->values[j] = arena_strdup(a, r->values[j])))
+                return -ENOMEM;
+    }
+    d->ndisrupted_pods = s->ndisrupted_pods;
+    if (s->ndisrupted_pods &&
+        !(d->disrupted_pods = arena_alloc(a, s->ndisrupted_pods * sizeof(*d->disrupted_pods))))
+        return -ENOMEM;
+    for (i = 0; i < s->ndisrupted_pods; i++)
+        if (!(d->disrupted_pods[i] = arena_strdup(a, s->disrupted_pods[i])))
+            return -ENOMEM;
+    return 0;
+}
+
+int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, struct err *err)
+{
+    struct sched_pdb n;
+    int32_t i;
+
+    memset(&n, 0, sizeof(n));
+    n.arena = (struct arena)ARENA_INIT;
+    if (pdb_copy(&n, pdb) ||
+        ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
+         grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
+        arena_free(&n.arena);
+        return err_set(err, -ENOMEM, "cannot add PodDisruptionBudget %s/%s: out of memory",
+                       pdb->namespace_, pdb->name);
+    }
+    if (i >= 0)
+        arena_free(&c->pdbs[i].arena);
+    else
+        i = (int32_t)c->npdbs++;
+    c->pdbs[i] = n;
+    return 0;
+}
+
+int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, const char *name)
+{
+    int32_t i = pdb_find(c, namespace_, name);
+
+    if (i < 0)
+        return -ENOENT;
+    arena_free(&c->pdbs[i].arena);
+    c->pdbs[i] = c->pdbs[--c->npdbs];
     return 0;
 }

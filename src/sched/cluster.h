@@ -58,6 +58,49 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
  * absent, or -EINVAL when the pod is bound (confirmed) rather than assumed. */
 int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, const char *name);
 
+/* sched_cluster_mark_preempted (on) records that our own preemption is evicting the pod
+ * namespace/name: it counts as terminating by preemption (deletionTimestamp set and
+ * DisruptionTarget=True, reason PreemptionByScheduler) at once, before the watch says so, and
+ * stays so through updates of the pod until it is removed; it keeps counting on its node
+ * until then, as in kube-scheduler. on = false drops the mark (the eviction failed). Returns 0
+ * or -ENOENT. */
+int sched_cluster_mark_preempted(struct sched_cluster *c, const char *namespace_, const char *name,
+                                 bool on);
+
+/* PodDisruptionBudgets, which preemption avoids violating (see docs/scheduling.md,
+ * "Preemption"): sched_cluster_set_pdb adds pdb or replaces the one of the same
+ * namespace/name (copied); 0 or -ENOMEM with err set. sched_cluster_remove_pdb: 0 or
+ * -ENOENT. */
+int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, struct err *err);
+int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, const char *name);
+
+/* The nominator: pending pods nominated to a node (status.nominatedNodeName, or a preemption
+ * just decided). A nominated pod holds its room: filtering another pod on that node counts
+ * the nominated pods of priority >= its own (not itself) as if they ran there
+ * (kube-scheduler's RunFilterPluginsWithNominatedPods), in every cycle and in the preemption
+ * dry run; scores do not see them. sched_cluster_nominate records pod (its requests and host
+ * ports) as nominated to node_name, replacing an earlier nomination (an empty node_name only
+ * removes it); 0, -ENOMEM or -E2BIG with err set. Assuming or adding the pod as assigned
+ * removes its nomination. sched_cluster_unnominate: 0 or -ENOENT. sched_cluster_nominated_node
+ * returns the node namespace/name is nominated to (borrowed), or NULL. */
+int sched_cluster_nominate(struct sched_cluster *c, const struct kube_pod *pod,
+                           const char *node_name, struct err *err);
+int sched_cluster_unnominate(struct sched_cluster *c, const char *namespace_, const char *name);
+const char *sched_cluster_nominated_node(const struct sched_cluster *c, const char *namespace_,
+                                         const char *name);
+
+/* One nominated pod, the strings borrowed from the cluster (valid until it changes). */
+struct sched_nominated_pod {
+    const char *namespace_, *name, *node;
+    int32_t priority;
+};
+
+/* sched_cluster_nominated_at fills out with the i-th nominated pod (any order); 0 or -ENOENT
+ * past the end. sched_cluster_nominated_count is how many there are. */
+int sched_cluster_nominated_at(const struct sched_cluster *c, size_t i,
+                               struct sched_nominated_pod *out);
+size_t sched_cluster_nominated_count(const struct sched_cluster *c);
+
 /* sched_cluster_node_count returns the number of nodes (N of "0/N nodes are available"). */
 size_t sched_cluster_node_count(const struct sched_cluster *c);
 

@@ -200,6 +200,8 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->reason = SCHED_R_PORTS;
         return;
     }
+    if (l->nnom && sched_filter_nominated(c, slot, cp, o))
+        return;
     /* not from the fast path's cache, which keeps only what choosing a node needs */
     dyn_fill(c, p, cp, &d, slot, bal_skip);
     if (d.mask) {
@@ -326,6 +328,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     int64_t max_taint = 0, max_aff = 0, best = 0;
     int32_t gw = p && p->gpu_aware ? p->gpu_weight : 0;
     bool bal_skip = cp->cpu == 0 && cp->mem == 0;
+    struct sched_nodeout nout; /* a nominated pod's verdict, not kept */
 
     *chosen = -1;
     *processed = 0;
@@ -397,6 +400,8 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                 score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
                 if (score < 0)
                     continue;
+                if (l->nnom && sched_filter_nominated(c, slot, cp, &nout))
+                    continue;
                 if (vc[cls].taint_score > max_taint)
                     max_taint = vc[cls].taint_score;
                 if (vc[cls].affinity_score > max_aff)
@@ -434,6 +439,8 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                 continue;
             score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
             if (score < 0)
+                continue;
+            if (l->nnom && sched_filter_nominated(c, slot, cp, &nout))
                 continue;
             aff = v->affinity_score;
             if (cp->preferred_by_name)

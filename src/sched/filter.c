@@ -270,3 +270,88 @@ bool sched_filter_ports(const struct sched_cluster *c, const struct sched_port *
     }
     return true;
 }
+
+/* the nominated pods that hold room against cp: priority >= cp's, and not cp's own pod */
+static bool nominated_counts(const struct sched_pod *n, const struct sched_cpod *cp)
+{
+    if (n->priority < cp->priority)
+        return false;
+    return !cp->src || strcmp(n->name, cp->src->name) || strcmp(n->ns, cp->src->namespace_);
+}
+
+static bool pod_ports_conflict(const struct sched_cluster *c, const struct sched_pod *p,
+                               const struct sched_cpod *cp)
+{
+    uint32_t j;
+
+    for (j = 0; j < p->nports; j++) {
+        struct sched_port x = p->ports[j];
+        x.refs = 1;
+        if (!sched_filter_ports(c, &x, 1, cp))
+            return true;
+    }
+    return false;
+}
+
+uint32_t sched_filter_nominated_add(const struct sched_cluster *c, uint32_t slot,
+                                    const struct sched_cpod *cp, struct sched_nodeuse *use,
+                                    int64_t *sreq, bool *ports_conflict)
+{
+    uint32_t i, j, k, n = 0;
+
+    *ports_conflict = false;
+    if (!c->lite[slot].nnom)
+        return 0;
+    for (i = 0; i < c->nnoms; i++) {
+        const struct sched_pod *p = c->noms[i];
+        if (p->slot != slot || !nominated_counts(p, cp))
+            continue;
+        n++;
+        use->req_cpu += p->cpu;
+        use->req_mem += p->mem;
+        use->req_eph += p->eph;
+        use->npods++;
+        for (j = 0; j < p->nscalars; j++) {
+            if (p->scalars[j].rid == c->rid_gpu)
+                use->req_gpu += p->scalars[j].req;
+            for (k = 0; k < cp->nscalars; k++)
+                if (cp->scalars[k].rid == p->scalars[j].rid)
+                    sreq[k] += p->scalars[j].req;
+        }
+        if (cp->nports && p->nports && pod_ports_conflict(c, p, cp))
+            *ports_conflict = true;
+    }
+    return n;
+}
+
+bool sched_filter_nominated(const struct sched_cluster *c, uint32_t slot,
+                            const struct sched_cpod *cp, struct sched_nodeout *o)
+{
+    struct sched_nodeuse use;
+    int64_t sreq[SCHED_MAX_POD_SCALARS];
+    uint32_t j, m;
+    bool conflict, un;
+
+    if (!c->lite[slot].nnom)
+        return false;
+    use = sched_nodeuse_of(&c->hot[slot]);
+    for (j = 0; j < cp->nscalars; j++) {
+        const struct sched_scalar *x = sched_slot_scalar(&c->slots[slot], cp->scalars[j].rid);
+        sreq[j] = x ? x->req : 0;
+    }
+    if (!sched_filter_nominated_add(c, slot, cp, &use, sreq, &conflict))
+        return false;
+    if (conflict) {
+        o->plugin = SCHED_PL_PORTS;
+        o->reason = SCHED_R_PORTS;
+        o->unresolvable = false;
+        return true;
+    }
+    if ((m = sched_filter_fit(c, slot, cp, &use, sreq, &un))) {
+        o->plugin = SCHED_PL_FIT;
+        o->reason = m;
+        o->unresolvable = un;
+        return true;
+    }
+    return false;
+}

@@ -30,4 +30,20 @@ uint32_t sched_filter_fit(const struct sched_cluster *c, uint32_t slot, const st
 bool sched_filter_ports(const struct sched_cluster *c, const struct sched_port *node_ports,
                         uint32_t nnode_ports, const struct sched_cpod *cp);
 
+/* sched_filter_nominated_add adds the requests of the pods nominated to slot that hold room
+ * against cp (priority >= cp's, not cp's own pod) to *use and to sreq[j] (the node's request
+ * of cp's scalar j, filled by the caller); returns how many there are, with *ports_conflict
+ * when a host port of one of them conflicts with cp's. */
+uint32_t sched_filter_nominated_add(const struct sched_cluster *c, uint32_t slot,
+                                    const struct sched_cpod *cp, struct sched_nodeuse *use,
+                                    int64_t *sreq, bool *ports_conflict);
+
+/* sched_filter_nominated is the first pass of RunFilterPluginsWithNominatedPods for the
+ * dynamic filters (NodePorts, NodeResourcesFit; the others do not look at pods): false when no
+ * nominated pod holds room on slot or the pod fits with them, else true with o's plugin,
+ * reason and unresolvable set. The second pass (without them) cannot fail where the first
+ * passed: these filters only get stricter as pods are added. */
+bool sched_filter_nominated(const struct sched_cluster *c, uint32_t slot,
+                            const struct sched_cpod *cp, struct sched_nodeout *o);
+
 #endif

@@ -117,3 +117,25 @@ out:
     free(entries);
     return msg;
 }
+
+/* ---- texts that changed between kube-scheduler versions (v1.37's by default) ----
+ *
+ * One place for the wording choices, so a --kube-version switch can pick older ones:
+ * - TaintToleration: v1.35+ "node(s) had untolerated taint(s)" (the default, 0), v1.25-v1.34
+ *   "node(s) had untolerated taint {KEY: VALUE}": struct sched_profile's taint_wording, read
+ *   where the reason is interned (cluster.c, sched_reason_taint);
+ * - DefaultPreemption's successful PostFilter: "preemption: found a potential placement for
+ *   pod on node N, preempting K victims" (no final period), appended to the
+ *   FailedScheduling text; older versions appended nothing;
+ * - DynamicResources' PostFilter (v1.34+ default on) adds no text in v1.37.2. */
+char *sched_msg_preemption_found(const char *node, uint32_t nvictims)
+{
+    size_t n = strlen(node) + 96;
+    char *m = malloc(n);
+
+    if (m)
+        snprintf(m, n, "preemption: found a potential placement for pod on node %s, preempting %u "
+                       "victims",
+                 node, nvictims);
+    return m;
+}

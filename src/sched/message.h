@@ -22,4 +22,9 @@ char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct
 /* sched_fit_reason is the reason id of bit of a NodeResourcesFit mask for pod cp. */
 uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, unsigned bit);
 
+/* sched_msg_preemption_found is DefaultPreemption's text when it found victims, "preemption:
+ * found a potential placement for pod on node NODE, preempting N victims"; malloc'ed, NULL
+ * when out of memory. */
+char *sched_msg_preemption_found(const char *node, uint32_t nvictims);
+
 #endif

@@ -1,10 +1,13 @@
 /* preempt.c - DefaultPreemption (PostFilter) for a pod that fits nowhere.
  *
- * Eligibility (preemptionPolicy, terminating pods on the nominated node), then on every node
- * whose filter status was Unschedulable (not ...AndUnresolvable) kube-scheduler's
- * SelectVictimsOnNode: remove every lower-priority pod, check the pod fits, then reprieve the
- * removed pods most important first while it still fits. Candidates are ranked by
- * pickOneNodeForPreemption's criteria without PDBs. Nothing here changes the cluster. */
+ * Eligibility (preemptionPolicy; a lower-priority pod terminating by preemption on the
+ * nominated node), then kube-scheduler's DryRunPreemption over the nodes whose filter status
+ * was Unschedulable (not ...AndUnresolvable), from offset 0 in node order (kube-scheduler's
+ * offset is random) until enough candidates are found (calculateNumCandidates): on each,
+ * SelectVictimsOnNode removes every lower-priority pod, checks the pod fits (with the pods
+ * nominated there that hold room), then reprieves the removed pods, the ones a
+ * PodDisruptionBudget protects first, most important first, while it still fits. Candidates
+ * are ranked by pickOneNodeForPreemption. Nothing here changes the cluster. */
 #include "sched/preempt.h"
 
 #include <errno.h>
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/labels.h"
 #include "sched/cluster.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
@@ -117,8 +121,9 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     const struct sched_slot *s = &c->slots[slot];
     const struct sched_hot *h = &c->hot[slot];
     struct sched_pod **lower = NULL;
+    uint8_t *violating = NULL;
     struct dry d;
-    uint32_t i, nlower = 0;
+    uint32_t i, nlower = 0, pass;
     int rc = -ENOMEM;
 
     memset(&d, 0, sizeof(d));
@@ -127,7 +132,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         pn->reason = SCHED_R_NO_VICTIMS;
         return 0;
     }
-    if (!(lower = malloc(s->npods * sizeof(*lower))) || !(d.on = malloc(s->npods * sizeof(*d.on))))
+    if (!(lower = malloc((s->npods + 1) * sizeof(*lower))) ||
+        !(d.on = malloc((s->npods + c->lite[slot].nnom + 1) * sizeof(*d.on))))
         goto out;
     for (i = 0; i < s->npods; i++) {
         if (s->pods[i]->priority < cp->priority)
@@ -135,45 +141,68 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         else
             d.on[d.non++] = s->pods[i];
     }
+    /* RunFilterPluginsWithNominatedPods: the pods nominated here with priority >= the pod's
+     * hold their room through the dry run (they are never victims) */
+    for (i = 0; c->lite[slot].nnom && i < c->nnoms; i++) {
+        struct sched_pod *q = c->noms[i];
+        if (q->slot == slot && q->priority >= cp->priority &&
+            (strcmp(q->name, cp->src->name) || strcmp(q->ns, cp->src->namespace_)))
+            d.on[d.non++] = q;
+    }
     dry_recount(c, cp, &d);
+    /* Inter-pod affinity towards victims (InterPodAffinity's PreFilterExtension AddPod /
+     * RemovePod) is where its counts would be updated: not modelled yet. */
     if (dry_fits(c, slot, cp, &d, &pn->reason_plugin, &pn->reason)) {
         rc = 0;
         goto out;
     }
     qsort(lower, nlower, sizeof(*lower), cmp_importance);
-    if (!(pn->victims = malloc((nlower + 1) * sizeof(*pn->victims))))
+    if (!(pn->victims = malloc((nlower + 1) * sizeof(*pn->victims))) ||
+        !(violating = calloc(nlower + 1, sizeof(*violating))))
         goto out;
-    for (i = 0; i < nlower; i++) {
-        uint32_t pl, r;
-        struct dry keep = d;
+    if (sched_pdb_violations(c, lower, nlower, violating))
+        goto out;
+    /* reprieve the victims a PodDisruptionBudget protects first, then the others, most
+     * important first in both groups */
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < nlower; i++) {
+            uint32_t pl, r;
+            struct dry keep = d;
 
-        dry_add(c, cp, &d, lower[i]);
-        d.on[d.non++] = lower[i];
-        if (dry_fits(c, slot, cp, &d, &pl, &r)) {
-            /* back to the usage before the add (a copy: no subtraction from a saturated sum) */
-            d.use = keep.use;
-            memcpy(d.sreq, keep.sreq, sizeof(d.sreq));
-            dry_remove_on(&d, lower[i]);
-            pn->victims[pn->nvictims++] = lower[i];
+            if (violating[i] != !pass)
+                continue;
+            dry_add(c, cp, &d, lower[i]);
+            d.on[d.non++] = lower[i];
+            if (dry_fits(c, slot, cp, &d, &pl, &r)) {
+                /* back to the usage before the add (a copy: no subtraction from a saturated
+                 * sum) */
+                d.use = keep.use;
+                memcpy(d.sreq, keep.sreq, sizeof(d.sreq));
+                dry_remove_on(&d, lower[i]);
+                pn->victims[pn->nvictims++] = lower[i];
+                pn->npdb_violations += violating[i];
+            }
         }
-    }
+    /* victims are reported most important first */
+    qsort(pn->victims, pn->nvictims, sizeof(*pn->victims), cmp_importance);
     pn->reason_plugin = SCHED_PL_NONE;
     rc = 0;
 out:
     free(lower);
+    free(violating);
     free(d.on);
     return rc;
 }
 
-/* pickOneNodeForPreemption without PDBs: lowest highest-victim priority, lowest priority sum,
- * fewest victims, latest start of the most important victims, then node order. Returns <0
- * when a is better, >0 when b is. */
-static int cmp_candidates(const struct sched_preempt_node *a, const struct sched_preempt_node *b)
+int sched_preempt_cmp_candidates(const struct sched_preempt_node *a,
+                                 const struct sched_preempt_node *b)
 {
     int64_t sa = 0, sb = 0;
     uint64_t ea = UINT64_MAX, eb = UINT64_MAX;
     uint32_t i;
 
+    if (a->npdb_violations != b->npdb_violations)
+        return a->npdb_violations < b->npdb_violations ? -1 : 1;
     if (a->victims[0]->priority != b->victims[0]->priority)
         return a->victims[0]->priority < b->victims[0]->priority ? -1 : 1;
     for (i = 0; i < a->nvictims; i++)
@@ -196,6 +225,58 @@ static int cmp_candidates(const struct sched_preempt_node *a, const struct sched
     return 0;
 }
 
+uint32_t sched_preempt_num_candidates(uint32_t npotential)
+{
+    uint32_t n = (uint32_t)((uint64_t)npotential * SCHED_MIN_CANDIDATE_NODES_PERCENTAGE / 100);
+
+    if (n < SCHED_MIN_CANDIDATE_NODES_ABSOLUTE)
+        n = SCHED_MIN_CANDIDATE_NODES_ABSOLUTE;
+    return n > npotential ? npotential : n;
+}
+
+/* podIsViolating: the first budget whose count goes below zero decides */
+static bool pdb_violated(const struct sched_cluster *c, const struct sched_pod *p, int32_t *allowed)
+{
+    uint32_t i;
+    size_t k;
+
+    if (!p->labels.n)
+        return false;
+    for (i = 0; i < c->npdbs; i++) {
+        const struct sched_pdb *b = &c->pdbs[i];
+        if (strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
+            !kube_label_selector_matches(&b->selector, &p->labels))
+            continue;
+        /* in disruptedPods: the API server has processed its eviction already */
+        for (k = 0; k < b->ndisrupted_pods && strcmp(b->disrupted_pods[k], p->name); k++)
+            ;
+        if (k < b->ndisrupted_pods)
+            continue;
+        if (--allowed[i] < 0)
+            return true;
+    }
+    return false;
+}
+
+int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
+                         uint32_t n, uint8_t *violating)
+{
+    int32_t *allowed;
+    uint32_t i;
+
+    memset(violating, 0, n);
+    if (!c->npdbs)
+        return 0;
+    if (!(allowed = malloc(c->npdbs * sizeof(*allowed))))
+        return -ENOMEM;
+    for (i = 0; i < c->npdbs; i++)
+        allowed[i] = c->pdbs[i].disruptions_allowed;
+    for (i = 0; i < n; i++)
+        violating[i] = pdb_violated(c, victims[i], allowed);
+    free(allowed);
+    return 0;
+}
+
 void sched_preemption_release(struct sched_preemption *pr)
 {
     uint32_t i;
@@ -212,7 +293,7 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   struct sched_preemption *pr, struct err *err)
 {
     struct sched_hist h = {0};
-    uint32_t i, npotential = 0;
+    uint32_t i, npotential = 0, want, nonviolating = 0, violating = 0;
     char *inner = NULL;
     int rc = -ENOMEM;
 
@@ -230,7 +311,8 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
             !cy->out[c->slots[s].order_index].unresolvable) {
             for (i = 0; i < c->slots[s].npods; i++) {
                 const struct sched_pod *q = c->slots[s].pods[i];
-                if (q->terminating && q->priority < cp->priority) {
+                /* PodTerminatingByPreemption: deletionTimestamp and DisruptionTarget */
+                if (q->terminating && q->by_preemption && q->priority < cp->priority) {
                     pr->ineligible = "not eligible due to a terminating pod on the nominated node.";
                     goto message;
                 }
@@ -241,6 +323,10 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
     pr->n = cy->n;
     if (!(pr->nodes = calloc(cy->n + 1, sizeof(*pr->nodes))))
         goto out;
+    for (i = 0; i < cy->n; i++)
+        if (cy->out[i].plugin && !cy->out[i].unresolvable)
+            npotential++;
+    want = sched_preempt_num_candidates(npotential);
     for (i = 0; i < cy->n; i++) {
         struct sched_preempt_node *pn = &pr->nodes[i];
         const struct sched_nodeout *o = &cy->out[i];
@@ -249,15 +335,29 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
             pn->reason = SCHED_R_NOT_HELPFUL;
             continue;
         }
-        npotential++;
+        if (nonviolating && nonviolating + violating >= want) {
+            /* DryRunPreemption stopped: enough candidates */
+            pn->reason_plugin = SCHED_PN_NOT_CHECKED;
+            pn->reason = SCHED_R_NOT_CHECKED;
+            continue;
+        }
         if ((rc = select_victims(c, cp, c->order[i], pn)))
             goto out;
-        if (pn->reason_plugin == SCHED_PL_NONE && pn->nvictims &&
-            (pr->chosen < 0 || cmp_candidates(pn, &pr->nodes[pr->chosen]) < 0))
+        if (pn->reason_plugin != SCHED_PL_NONE || !pn->nvictims)
+            continue;
+        if (pn->npdb_violations)
+            violating++;
+        else
+            nonviolating++;
+        if (pr->chosen < 0 || sched_preempt_cmp_candidates(pn, &pr->nodes[pr->chosen]) < 0)
             pr->chosen = (int32_t)i;
     }
 message:
     if (pr->chosen >= 0) {
+        const struct sched_preempt_node *pn = &pr->nodes[pr->chosen];
+        if (!(pr->message = sched_msg_preemption_found(
+                  c->slots[c->order[pr->chosen]].name, pn->nvictims)))
+            goto out;
         rc = 0;
         goto out;
     }
@@ -280,7 +380,6 @@ message:
         if (rc)
             goto out;
     }
-    (void)npotential;
     rc = -ENOMEM;
     if (!(inner = sched_fit_error(c, cy->n, &h, NULL)))
         goto out;

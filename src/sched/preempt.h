@@ -14,4 +14,27 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   struct sched_preemption *pr, struct err *err);
 void sched_preemption_release(struct sched_preemption *pr);
 
+/* DefaultPreemptionArgs' defaults */
+#define SCHED_MIN_CANDIDATE_NODES_PERCENTAGE 10
+#define SCHED_MIN_CANDIDATE_NODES_ABSOLUTE 100
+
+/* sched_preempt_num_candidates is calculateNumCandidates: how many candidates the dry run
+ * looks for among npotential nodes (10% of them, at least 100, at most all). */
+uint32_t sched_preempt_num_candidates(uint32_t npotential);
+
+/* sched_preempt_cmp_candidates is pickOneNodeForPreemption's order: fewer PDB violations,
+ * lower highest-victim priority, lower sum of priorities, fewer victims, later start of the
+ * highest-priority victims (victims are most important first). <0 when a is better, >0 when
+ * b is, 0 on a tie (kube-scheduler then takes whichever its map gives first; we keep node
+ * order). */
+int sched_preempt_cmp_candidates(const struct sched_preempt_node *a,
+                                 const struct sched_preempt_node *b);
+
+/* sched_pdb_violations sets violating[i] (n entries) for the victims whose eviction a
+ * PodDisruptionBudget forbids, counting them in order against each budget's
+ * disruptionsAllowed (FilterVictimsWithPDBViolation); victims are in importance order, as
+ * kube-scheduler passes them. 0 or -ENOMEM. */
+int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
+                         uint32_t n, uint8_t *violating);
+
 #endif

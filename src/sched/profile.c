@@ -5,10 +5,10 @@
 #include <string.h>
 
 const struct sched_profile sched_profile_default = {
-    "default", false, "nvidia.com/gpu", 0, SCHED_TAINT_WORDING_KEY_VALUE, 100};
+    "default", false, "nvidia.com/gpu", 0, SCHED_TAINT_WORDING_GENERIC, 100};
 
 const struct sched_profile sched_profile_gpu = {
-    "gpu", true, "nvidia.com/gpu", 10, SCHED_TAINT_WORDING_KEY_VALUE, 100};
+    "gpu", true, "nvidia.com/gpu", 10, SCHED_TAINT_WORDING_GENERIC, 100};
 
 const struct sched_profile *sched_profile_find(const char *name)
 {

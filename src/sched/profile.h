@@ -8,10 +8,11 @@
 
 /* Which wording the TaintToleration filter uses for an untolerated taint. */
 enum sched_taint_wording {
-    /* v1.25-v1.34: "node(s) had untolerated taint {KEY: VALUE}" (the default) */
-    SCHED_TAINT_WORDING_KEY_VALUE = 0,
-    /* v1.35+ (and late 1.34 patches): "node(s) had untolerated taint(s)" */
-    SCHED_TAINT_WORDING_GENERIC,
+    /* v1.35+ (and late 1.34 patches): "node(s) had untolerated taint(s)" (the default:
+     * kube-scheduler v1.37) */
+    SCHED_TAINT_WORDING_GENERIC = 0,
+    /* v1.25-v1.34: "node(s) had untolerated taint {KEY: VALUE}" */
+    SCHED_TAINT_WORDING_KEY_VALUE,
 };
 
 /* A scheduling profile. Filters are always kube-scheduler's, in its order:

@@ -9,6 +9,7 @@
 
 #include "base/goparse.h"
 #include "sched/intern.h"
+#include "sched/filter.h"
 #include "sched/sched-int.h"
 #include "sched/score.h"
 
@@ -185,7 +186,7 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         if (ref_tolerates(pod, str(c, t->key), str(c, t->value), t->effect, false))
             continue;
         o->plugin = SCHED_PL_TAINT;
-        if (p && p->taint_wording == SCHED_TAINT_WORDING_GENERIC) {
+        if (!p || p->taint_wording == SCHED_TAINT_WORDING_GENERIC) {
             o->reason = SCHED_R_TAINT_GENERIC;
         } else {
             snprintf(buf, sizeof(buf), "node(s) had untolerated taint {%s: %s}", str(c, t->key),
@@ -216,6 +217,9 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
             o->reason = SCHED_R_PORTS;
             return;
         }
+    /* RunFilterPluginsWithNominatedPods: pods nominated here with priority >= the pod's */
+    if (sched_filter_nominated(c, slot, cp, o))
+        return;
     for (i = 0; i < s->npods; i++) {
         cpu = sched_sat_add(cpu, s->pods[i]->cpu);
         mem = sched_sat_add(mem, s->pods[i]->mem);

@@ -49,6 +49,7 @@ enum {
     SCHED_R_NOT_HELPFUL,
     SCHED_R_NO_VICTIMS,
     SCHED_R_AFFINITY_CONFLICT,
+    SCHED_R_NOT_CHECKED,
     SCHED_R_FIXED_COUNT
 };
 
@@ -114,6 +115,7 @@ struct sched_lite {
     uint32_t name;     /* interned node name */
     uint32_t nports;   /* host ports in use */
     uint32_t portmask; /* SCHED_PORT_BIT of each host port in use: no shared bit, no conflict */
+    uint32_t nnom;     /* pods nominated to this node (c->noms), held room for filters */
 };
 
 #define SCHED_PORT_BIT(port, proto) (1u << (((uint32_t)(port)*3u + (uint32_t)(proto)) & 31u))
@@ -172,6 +174,10 @@ struct sched_pod {
     uint32_t slot;
     uint32_t index_in_slot;
     bool assumed, terminating;
+    bool by_preemption; /* DisruptionTarget=True, reason PreemptionByScheduler */
+    bool marked;        /* sched_cluster_mark_preempted: our own preemption is deleting it;
+                           survives updates of the pod until it is removed */
+    bool nominated;     /* an entry of c->noms (a pending pod), not counted on its slot */
     int32_t priority;
     uint64_t seq;         /* arrival order: stands for status.startTime (earlier = smaller) */
     uint32_t sim_run;     /* sched_simulate: the run that placed it (0: none), at input_index */
@@ -181,6 +187,17 @@ struct sched_pod {
     uint32_t nscalars;
     uint32_t nports;
     struct sched_port *ports; /* refs unused */
+    struct kube_labels labels;
+};
+
+/* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
+struct sched_pdb {
+    char *ns, *name;
+    struct kube_label_selector selector;
+    int32_t disruptions_allowed;
+    char **disrupted_pods;
+    size_t ndisrupted_pods;
+    struct arena arena; /* owns everything above */
 };
 
 struct sched_cluster {
@@ -205,6 +222,11 @@ struct sched_cluster {
     bool *interesting; /* by key id */
     uint32_t ninteresting;
     bool classes_dirty;
+
+    struct sched_pod **noms; /* pods nominated to a node (slot): pending, not counted there */
+    uint32_t nnoms, cnoms;
+    struct sched_pdb *pdbs; /* PodDisruptionBudgets */
+    uint32_t npdbs, cpdbs;
 
     struct sched_pod **pod_buckets; /* chained hash on key */
     uint32_t npods, nbuckets;
@@ -393,7 +415,9 @@ struct sched_hist {
 /* ---- preemption (preempt.c) ---- */
 #define SCHED_PN_NO_VICTIMS 100
 #define SCHED_PN_NOT_HELPFUL 101
+#define SCHED_PN_NOT_CHECKED 102 /* the dry run had found enough candidates before it */
 struct sched_preempt_node { /* per order index */
+    uint32_t npdb_violations; /* victims whose eviction a PodDisruptionBudget forbids */
     uint32_t reason_plugin; /* 0: candidate; else why not (SCHED_PL_PORTS, SCHED_PL_FIT,
                                SCHED_PN_NO_VICTIMS, SCHED_PN_NOT_HELPFUL) */
     uint32_t reason;        /* reason id or fit mask */
@@ -407,7 +431,8 @@ struct sched_preemption {
     int32_t chosen;                   /* order index, -1 none */
     struct sched_preempt_node *nodes; /* n entries, NULL when not attempted */
     uint32_t n;
-    char *message; /* "preemption: ..." or NULL on success */
+    char *message; /* "preemption: ..." (on success "preemption: found a potential placement
+                      ...") */
 };
 
 #endif

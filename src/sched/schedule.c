@@ -168,6 +168,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     struct sched_cycle cy;
     struct sched_preemption pr;
     struct sched_hist h = {0};
+    struct kube_pod nominated;
     uint32_t i;
     int rc;
 
@@ -185,6 +186,16 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         if (!(out->message = strdup("no nodes available to schedule pods")))
             return err_set(err, -ENOMEM, "out of memory");
         return 0;
+    }
+    {
+        /* the cluster's nomination of the pod is newer than its status */
+        const char *nn = sched_cluster_nominated_node(c, pod->namespace_, pod->name);
+
+        if (nn && (!pod->nominated_node_name || strcmp(pod->nominated_node_name, nn))) {
+            nominated = *pod;
+            nominated.nominated_node_name = nn;
+            pod = &nominated;
+        }
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
@@ -233,11 +244,16 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                 v->namespace_ = strdup(pn->victims[i]->ns);
                 v->name = strdup(pn->victims[i]->name);
                 v->priority = pn->victims[i]->priority;
+                v->terminating = pn->victims[i]->terminating;
                 out->nvictims++;
                 if (!v->namespace_ || !v->name)
                     goto out;
             }
-        } else if (pr.message) {
+        } else if (pr.attempted) {
+            /* a FitError of the dry run: kube-scheduler clears the pod's nomination */
+            out->clear_nomination = true;
+        }
+        if (pr.message) {
             char *m = str_join3(out->message, " ", pr.message);
             if (!m)
                 goto out;

@@ -24,6 +24,8 @@ struct sched_victim {
     char *namespace_;
     char *name;
     int32_t priority;
+    bool terminating;   /* it has a deletionTimestamp already: kube-scheduler sends no
+                           DELETE (and no DisruptionTarget patch) for it */
     bool from_input;    /* sched_simulate: the victim was one of the pending pods it scheduled */
     size_t input_index; /* when from_input: its index in sched_simulate's pods[] */
 };
@@ -38,10 +40,12 @@ struct sched_victim {
  *   {node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 3 No
  *   preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
  *   or "no nodes available to schedule pods" for an empty cluster. When preemption found
- *   victims, the message carries no " preemption: ..." part (PostFilter succeeded),
- *   nominated_node names the node and victims lists the pods to evict, most important first
- *   (kube-scheduler's MoreImportantPod order). The caller evicts them; sched_schedule_one does
- *   not change the cluster. */
+ *   victims, the message ends with v1.37's " preemption: found a potential placement for pod
+ *   on node N, preempting K victims", nominated_node names the node and victims lists the
+ *   pods to evict, most important first (kube-scheduler's MoreImportantPod order). The caller
+ *   evicts them and records the nomination (sched_cluster_nominate); sched_schedule_one does
+ *   not change the cluster. When preemption ran and found no candidate, clear_nomination is
+ *   set: kube-scheduler then clears the pod's status.nominatedNodeName. */
 struct sched_result {
     enum sched_outcome outcome;
     char *node;
@@ -49,6 +53,7 @@ struct sched_result {
     char *nominated_node;
     struct sched_victim *victims;
     size_t nvictims;
+    bool clear_nomination;
     /* sched_simulate only */
     size_t attempt;      /* 0-based position in the scheduling order (priority, input order) */
     bool preempted;      /* the pod was scheduled and later evicted by a preemptor */
@@ -66,9 +71,9 @@ void sched_result_release(struct sched_result *r);
  * node_name is used only by the NodeName filter; assigned pods never reach a real scheduler.
  * The cluster's nodes and pods are not changed (call sched_cluster_assume_pod to take the
  * node); with sampling, the cycle moves the cluster's rotating start position.
- * Not modelled: PodDisruptionBudgets in victim choice, and room held on a node for a pod
- * nominated there by an earlier preemption (kube-scheduler's RunFilterPluginsWithNominatedPods):
- * a caller that nominates should retry the preemptor soon after its victims are gone.
+ * Pods nominated to a node (sched_cluster_nominate) with priority >= the pod's hold their
+ * room there (RunFilterPluginsWithNominatedPods). The pod's nominated node is its
+ * status.nominatedNodeName, or the cluster's nomination of it when it has one.
  * Returns 0 with *out filled (release it with sched_result_release), or -ENOMEM with err set
  * and *out zeroed. */
 int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,

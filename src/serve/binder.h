@@ -22,7 +22,8 @@ enum serve_task_kind {
     SERVE_TASK_BIND = 0, /* high priority */
     SERVE_TASK_STATUS,   /* condition patch */
     SERVE_TASK_EVENT,
-    SERVE_TASK_DELETE, /* preemption victim */
+    SERVE_TASK_DELETE,  /* preemption victim */
+    SERVE_TASK_DISRUPT, /* a victim's DisruptionTarget condition, then its DELETE */
 };
 
 struct serve_task {

@@ -189,6 +189,24 @@ char *serve_condition_patch_json(const char *reason, const char *message, const 
     return dump_take(json_pack("{s:o}", "status", status));
 }
 
+char *serve_disruption_patch_json(const char *scheduler_name, const struct timespec *now)
+{
+    char when[40], msg[400];
+    json_t *cond;
+
+    snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
+             scheduler_name);
+    cond = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "DisruptionTarget", "status", "True",
+                     "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime",
+                     serve_time_rfc3339(now, when, sizeof(when)));
+    return dump_take(json_pack("{s:{s:[o]}}", "status", "conditions", cond));
+}
+
+char *serve_nomination_clear_json(void)
+{
+    return dump_take(json_pack("{s:{s:n}}", "status", "nominatedNodeName"));
+}
+
 char *serve_lease_json(const struct serve_lease *l)
 {
     char acq[40], ren[40];

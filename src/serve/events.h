@@ -47,6 +47,15 @@ char *serve_event_json(const struct serve_event *e, const struct timespec *now);
  * PodScheduled=False with reason ("Unschedulable", "SchedulerError", "SchedulingGated") and
  * the full message; nominated, when non-NULL, also sets status.nominatedNodeName ("" clears
  * it). */
+/* serve_disruption_patch_json builds the strategic merge patch of a preemption victim's
+ * pods/{name}/status that kube-scheduler's executor writes before deleting it:
+ * DisruptionTarget=True, reason PreemptionByScheduler, message "<scheduler>: preempting to
+ * accommodate a higher priority pod". */
+char *serve_disruption_patch_json(const char *scheduler_name, const struct timespec *now);
+
+/* serve_nomination_clear_json: the patch that clears status.nominatedNodeName. */
+char *serve_nomination_clear_json(void);
+
 char *serve_condition_patch_json(const char *reason, const char *message, const char *nominated,
                                  const struct timespec *now);
 

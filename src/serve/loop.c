@@ -41,6 +41,77 @@ static void serve_report_failure(struct serve *s, struct serve_pending *pp, cons
     }
 }
 
+/* serve_preempt actuates a preemption as kube-scheduler's executor does, recording each
+ * decision in the cluster at once so the next cycle does not wait for the watch: the
+ * preemptor is nominated to the node; each victim not terminating yet is marked terminating
+ * by preemption and gets its DisruptionTarget condition, DELETE and Preempted event (a
+ * victim with a deletionTimestamp gets no API call); lower-priority pods nominated to the
+ * same node lose their nomination (they may no longer fit there). */
+static void serve_preempt(struct serve *s, struct serve_pending *pp, const struct kube_pod *pod,
+                          const struct sched_result *res)
+{
+    struct sched_nominated_pod np;
+    struct err err;
+    char msg[1200], key[600];
+    size_t i;
+
+    err_clear(&err);
+    snprintf(key, sizeof(key), "%s/%s", pp->namespace_, pp->name);
+    if (sched_cluster_nominate(s->cluster, pod, res->nominated_node, &err))
+        serve_log('E', 0, "\"Cannot record the nomination\" pod=\"%s\" err=\"%s\"", key,
+                  err_format(&err, msg, sizeof(msg)));
+    for (i = 0; i < res->nvictims; i++) {
+        const struct sched_victim *v = &res->victims[i];
+
+        if (v->terminating) {
+            serve_log('I', 2,
+                      "\"Victim Pod is already being deleted, skipping the API call for it\" "
+                      "preemptor=\"%s\" node=\"%s\" victim=\"%s/%s\"",
+                      key, res->nominated_node, v->namespace_, v->name);
+            continue;
+        }
+        sched_cluster_mark_preempted(s->cluster, v->namespace_, v->name, true);
+        serve_write_preempt(s, v->namespace_, v->name, pp->uid, res->nominated_node);
+        serve_log('I', 2, "\"Preempting pod\" victim=\"%s/%s\" preemptor=\"%s\" node=\"%s\"",
+                  v->namespace_, v->name, key, res->nominated_node);
+    }
+    /* getLowerPriorityNominatedPods: collect first, unnominating changes the list */
+    for (i = 0; !sched_cluster_nominated_at(s->cluster, i, &np);) {
+        char nkey[600];
+        const struct serve_queue_item *it;
+
+        if (strcmp(np.node, res->nominated_node) || np.priority >= pod->priority) {
+            i++;
+            continue;
+        }
+        snprintf(nkey, sizeof(nkey), "%s/%s", np.namespace_, np.name);
+        serve_log('I', 2, "\"Clearing the nomination of a lower-priority pod\" pod=\"%s\" "
+                  "node=\"%s\" preemptor=\"%s\"", nkey, np.node, key);
+        serve_write_clear_nomination(s, np.namespace_, np.name);
+        if ((it = serve_queue_get(s->queue, nkey))) {
+            struct serve_pending *op = it->data;
+            free(op->last_nominated);
+            op->last_nominated = NULL;
+        }
+        sched_cluster_unnominate(s->cluster, np.namespace_, np.name); /* i now names the next */
+    }
+}
+
+/* serve_clear_own_nomination: preemption found no candidate, so the pod's nomination goes
+ * (kube-scheduler's NominatingMode Override with ""): in the cluster at once, and in the API
+ * when it was written there. */
+static void serve_clear_own_nomination(struct serve *s, struct serve_pending *pp,
+                                       const struct kube_pod *pod)
+{
+    bool had = !sched_cluster_unnominate(s->cluster, pod->namespace_, pod->name);
+
+    if (had || pp->last_nominated || pp->watch_nominated) {
+        serve_write_clear_nomination(s, pp->namespace_, pp->name);
+        free(pp->last_nominated);
+        pp->last_nominated = NULL;
+    }
+}
+
 static void serve_schedule_one(struct serve *s, const struct serve_queue_item *it)
 {
     struct serve_pending *pp = it->data;
@@ -52,7 +123,6 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     json_t *obj = NULL;
     char msg[1200], key[600], ns_buf[256], name_buf[256];
     double t0, t1;
-    size_t i;
     int rc;
 
     memset(&res, 0, sizeof(res));
@@ -150,21 +220,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         if (res.nvictims)
             s->metrics.preemption_attempts++;
         pthread_mutex_unlock(&s->metrics.mu);
-        for (i = 0; i < res.nvictims; i++) {
-            const struct sched_victim *v = &res.victims[i];
-            char path[700], vkey[600], note[1200];
-
-            serve_pod_path(path, sizeof(path), v->namespace_, v->name, NULL);
-            snprintf(vkey, sizeof(vkey), "%s/%s", v->namespace_, v->name);
-            serve_write_submit(s, serve_task_new(SERVE_TASK_DELETE, "DELETE", path, NULL, NULL),
-                               vkey);
-            snprintf(note, sizeof(note), "Preempted by pod %s on node %s", pp->uid,
-                     res.nominated_node ? res.nominated_node : "");
-            serve_write_event(s, v->namespace_, v->name, NULL, "Normal", "Preempted", "Preempting",
-                              note);
-            serve_log('I', 2, "\"Preempting pod\" victim=\"%s\" preemptor=\"%s\" node=\"%s\"", vkey,
-                      key, res.nominated_node ? res.nominated_node : "");
-        }
+        if (res.nominated_node)
+            serve_preempt(s, pp, &pod, &res);
+        else if (res.clear_nomination)
+            serve_clear_own_nomination(s, pp, &pod);
         serve_log('I', 2, "\"Unable to schedule pod; no fit; waiting\" pod=\"%s\" err=\"%s\"", key,
                   res.message ? res.message : "");
         serve_report_failure(s, pp, "Unschedulable", res.message ? res.message : "",
@@ -193,7 +252,7 @@ void serve_loop(struct serve *s)
         int64_t t = mono_ms(), next;
 
         serve_update_gauges(s);
-        if (!s->nodes_synced || !s->pods_synced || !serve_leading(s)) {
+        if (!s->nodes_synced || !s->pods_synced || !s->pdbs_synced || !serve_leading(s)) {
             serve_wait(s, 200);
             continue;
         }

@@ -39,6 +39,7 @@ void serve_pending_free(void *p)
     free(pp->uid);
     free(pp->last_message);
     free(pp->last_nominated);
+    free(pp->watch_nominated);
     free(pp);
 }
 
@@ -59,8 +60,11 @@ struct serve_pending *serve_pending_new(json_t *obj)
     json_object_set_new(copy, "metadata", md);
     md = NULL;
     json_object_del(copy, "status");
-    if (nom && *nom)
+    if (nom && *nom) {
         json_object_set_new(copy, "status", json_pack("{s:s}", "nominatedNodeName", nom));
+        if (!(pp->watch_nominated = strdup(nom)))
+            goto fail;
+    }
     pp->json = json_dumps(copy, JSON_COMPACT);
     pp->namespace_ = strdup(ns && *ns ? ns : "default");
     pp->name = strdup(name ? name : "");

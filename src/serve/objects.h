@@ -15,6 +15,7 @@ struct serve_pending {
     char *namespace_, *name, *uid;
     char *last_message; /* last FailedScheduling text written to the status, NULL if none */
     char *last_nominated;
+    char *watch_nominated; /* status.nominatedNodeName of this watch event, NULL when unset */
 };
 
 /* serve_pending_new keeps what scheduling needs from a pod: its JSON without managedFields

@@ -343,6 +343,15 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
+    /* preemption avoids violating PodDisruptionBudgets, as DefaultPreemption does */
+    io.resource = "poddisruptionbudgets";
+    io.path = "/apis/policy/v1/poddisruptionbudgets";
+    io.fn = serve_on_pdb;
+    io.filter = NULL;
+    if (kube_informer_start(s->client, &io, &s->pdbs_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
     if (o.leader_elect) {
         struct serve_leader_opts lo = {o.lease_namespace,
                                        o.lease_name,
@@ -376,6 +385,7 @@ out:
         s->informer_stop = 1;
         kube_informer_free(s->nodes_inf);
         kube_informer_free(s->pods_inf);
+        kube_informer_free(s->pdbs_inf);
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
         serve_httpd_stop(s->httpd);

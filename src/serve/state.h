@@ -75,12 +75,12 @@ struct serve {
     struct keymap node_fps; /* name -> struct serve_node_fp */
     struct keymap assumed;  /* key -> struct serve_assumed: binds in flight or unconfirmed */
     struct sched_rng rng;
-    bool nodes_synced, pods_synced;
+    bool nodes_synced, pods_synced, pdbs_synced;
     bool stopping, lost_leadership;
     bool yielding; /* the loop waits in serve_yield for the other threads' turn */
     /* threads */
     volatile sig_atomic_t informer_stop;
-    struct kube_informer *nodes_inf, *pods_inf;
+    struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf;
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;

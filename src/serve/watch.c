@@ -10,6 +10,7 @@
 #include "serve/log.h"
 #include "serve/objects.h"
 #include "serve/state.h"
+#include "serve/writes.h"
 
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {
@@ -96,6 +97,35 @@ bool serve_pod_filter(void *ud, json_t *obj)
     return !strcmp(serve_pod_scheduler_name(obj), s->o.scheduler_name);
 }
 
+/* sync_nomination follows a pending pod's status.nominatedNodeName into the cluster's
+ * nominator as kube-scheduler's does: a nomination added, changed or removed by the API is
+ * taken; when neither the previous event nor this one carries one, the nomination this
+ * scheduler recorded itself (not yet written back by the watch) is kept. mu held. */
+static void sync_nomination(struct serve *s, const char *key, const char *ns, const char *name,
+                            json_t *obj, const struct serve_pending *pp)
+{
+    const struct serve_queue_item *it = serve_queue_get(s->queue, key);
+    const struct serve_pending *old = it ? it->data : NULL;
+    struct kube_pod pod;
+    struct err err;
+    char msg[1200];
+
+    if (!pp->watch_nominated) {
+        if (old && old->watch_nominated)
+            sched_cluster_unnominate(s->cluster, ns, name);
+        return;
+    }
+    err_clear(&err);
+    if (!s->pod_arena.head) {
+        arena_alloc(&s->pod_arena, 1);
+        arena_mark(&s->pod_arena, &s->pod_arena_empty);
+    }
+    if (kube_pod_decode(obj, &s->pod_arena, NULL, NULL, &pod, &err) ||
+        sched_cluster_nominate(s->cluster, &pod, pp->watch_nominated, &err))
+        serve_log('E', 0, "\"Cannot record the nomination\" pod=\"%s\" err=\"%s\"", key,
+                  err_format(&err, msg, sizeof(msg)));
+}
+
 void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
 {
     struct serve *s = ud;
@@ -128,6 +158,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         serve_lock(s);
         serve_pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
+        sched_cluster_unnominate(s->cluster, ns, name);
         if (!sched_cluster_remove_pod(s->cluster, ns, name))
             serve_queue_move_all(s->queue, mono_ms()); /* its resources are free again */
         pthread_cond_broadcast(&s->cv);
@@ -161,6 +192,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
     if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")) {
         serve_lock(s);
         serve_pending_free(serve_queue_delete(s->queue, key));
+        sched_cluster_unnominate(s->cluster, ns, name);
         serve_unlock(s);
         serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
         goto out;
@@ -177,6 +209,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         serve_pending_free(pp);
         goto out;
     }
+    sync_nomination(s, key, ns, name, obj, pp);
     {
         void *old = NULL;
         json_t *prio = json_object_get(json_object_get(obj, "spec"), "priority");
@@ -201,4 +234,42 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
 out:
     if (s->pod_arena.head)
         arena_rewind(&s->pod_arena, &s->pod_arena_empty);
+}
+
+void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct arena a = ARENA_INIT;
+    struct kube_pdb pdb;
+    struct err err;
+    char msg[1200], ns[256], name[256];
+
+    err_clear(&err);
+    if (op == KUBE_INFORMER_SYNCED) {
+        serve_lock(s);
+        if (!s->pdbs_synced)
+            serve_log('I', 0, "\"PodDisruptionBudget cache synced\"");
+        s->pdbs_synced = true;
+        pthread_cond_broadcast(&s->cv);
+        serve_unlock(s);
+        return;
+    }
+    if (op == KUBE_INFORMER_DELETE) {
+        serve_split_key(key, ns, sizeof(ns), name, sizeof(name));
+        serve_lock(s);
+        sched_cluster_remove_pdb(s->cluster, ns, name);
+        serve_unlock(s);
+        return;
+    }
+    if (kube_pdb_decode(obj, &a, NULL, NULL, &pdb, &err)) {
+        serve_log('E', 0, "\"Cannot decode PodDisruptionBudget\" pdb=\"%s\" err=\"%s\"", key,
+                  err_format(&err, msg, sizeof(msg)));
+    } else {
+        serve_lock(s);
+        if (sched_cluster_set_pdb(s->cluster, &pdb, &err))
+            serve_log('E', 0, "\"Cannot add PodDisruptionBudget to the cache\" pdb=\"%s\" "
+                      "err=\"%s\"", key, err_format(&err, msg, sizeof(msg)));
+        serve_unlock(s);
+    }
+    arena_free(&a);
 }

@@ -78,6 +78,93 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
     free(body);
 }
 
+void serve_write_preempt(struct serve *s, const char *ns, const char *name,
+                         const char *preemptor_uid, const char *node)
+{
+    struct timespec now;
+    struct serve_task *t = NULL;
+    char path[700], key[600];
+    char *body;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    body = serve_disruption_patch_json(s->o.scheduler_name, &now);
+    serve_pod_path(path, sizeof(path), ns, name, "status");
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (body)
+        t = serve_task_new(SERVE_TASK_DISRUPT, "PATCH", path,
+                           "application/strategic-merge-patch+json", body);
+    free(body);
+    if (t && (!(t->uid = strdup(preemptor_uid ? preemptor_uid : "")) ||
+              !(t->node = strdup(node ? node : "")))) {
+        serve_task_free(t);
+        t = NULL;
+    }
+    if (!t)
+        sched_cluster_mark_preempted(s->cluster, ns, name, false);
+    serve_write_submit(s, t, key);
+}
+
+void serve_write_clear_nomination(struct serve *s, const char *ns, const char *name)
+{
+    char path[700], key[600];
+    char *body = serve_nomination_clear_json();
+    struct serve_task *t = NULL;
+
+    serve_pod_path(path, sizeof(path), ns, name, "status");
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (body) {
+        t = serve_task_new(SERVE_TASK_STATUS, "PATCH", path,
+                           "application/strategic-merge-patch+json", body);
+        if (t)
+            t->retry_transient = true;
+    }
+    free(body);
+    serve_write_submit(s, t, key);
+}
+
+/* a victim's DisruptionTarget patch or DELETE answered */
+static void preempt_step_done(struct serve *s, struct serve_task *t, const char *ns,
+                              const char *name)
+{
+    char msg[1200];
+
+    if (t->rc && t->err->http_status != 404) {
+        serve_lock(s);
+        sched_cluster_mark_preempted(s->cluster, ns, name, false);
+        serve_unlock(s);
+        serve_log('E', 0, "\"Cannot %s\" pod=\"%s\" err=\"%s\"",
+                  t->kind == SERVE_TASK_DISRUPT ? "add DisruptionTarget condition due to preemption"
+                                                : "delete preemption victim",
+                  t->key, err_format(t->err, msg, sizeof(msg)));
+        return;
+    }
+    if (t->rc) {
+        serve_log('I', 2, "\"Victim Pod is already deleted\" victim=\"%s\" node=\"%s\"", t->key,
+                  t->node);
+        return;
+    }
+    if (t->kind == SERVE_TASK_DISRUPT) {
+        char path[700];
+        struct serve_task *d;
+
+        serve_pod_path(path, sizeof(path), ns, name, NULL);
+        d = serve_task_new(SERVE_TASK_DELETE, "DELETE", path, NULL, NULL);
+        if (d && (!(d->uid = strdup(t->uid ? t->uid : "")) ||
+                  !(d->node = strdup(t->node ? t->node : "")))) {
+            serve_task_free(d);
+            d = NULL;
+        }
+        serve_write_submit(s, d, t->key);
+        return;
+    }
+    serve_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
+    snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", t->uid ? t->uid : "",
+             t->node ? t->node : "");
+    serve_write_event(s, ns, name, NULL, "Normal", "Preempted", "Preempting", msg);
+    serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"",
+              t->key, t->node);
+}
+
 void serve_split_key(const char *key, char *ns, size_t nsz, char *name, size_t namesz)
 {
     const char *slash = strchr(key, '/');
@@ -191,10 +278,10 @@ void serve_on_task_done(void *ud, struct serve_task *t)
         what = "write event";
         break;
     case SERVE_TASK_DELETE:
-        if (!t->rc)
-            serve_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
-        what = "delete preemption victim";
-        break;
+    case SERVE_TASK_DISRUPT:
+        preempt_step_done(s, t, ns, name);
+        serve_task_free(t);
+        return;
     case SERVE_TASK_BIND:
         break;
     }

@@ -19,6 +19,18 @@ void serve_write_event(struct serve *s, const char *ns, const char *name, const 
 void serve_write_status(struct serve *s, const char *ns, const char *name, const char *reason,
                         const char *message, const char *nominated);
 
+/* serve_write_preempt evicts a preemption victim ns/name as kube-scheduler's executor does:
+ * a status patch with DisruptionTarget=True (reason PreemptionByScheduler), then, once it is
+ * answered, the DELETE and the victim's Preempted event ("Preempted by pod <preemptor uid> on
+ * node <node>"). A 404 on either means the victim is gone already; another error drops the
+ * victim's mark in the cluster (sched_cluster_mark_preempted), so a later cycle may choose it
+ * again. mu held. */
+void serve_write_preempt(struct serve *s, const char *ns, const char *name,
+                         const char *preemptor_uid, const char *node);
+
+/* serve_write_clear_nomination patches status.nominatedNodeName of pod ns/name away. */
+void serve_write_clear_nomination(struct serve *s, const char *ns, const char *name);
+
 /* serve_pod_path writes /api/v1/namespaces/NS/pods/NAME[/SUB] into buf. */
 void serve_pod_path(char *buf, size_t size, const char *ns, const char *name, const char *sub);
 

@@ -40,10 +40,11 @@ RESOURCES = {
     ("events.k8s.io", "v1", "events"): ("Event", True),
     ("coordination.k8s.io", "v1", "leases"): ("Lease", True),
     ("scheduling.k8s.io", "v1", "priorityclasses"): ("PriorityClass", False),
+    ("policy", "v1", "poddisruptionbudgets"): ("PodDisruptionBudget", True),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest
-HAS_STATUS = {("", "v1", "nodes"), ("", "v1", "pods")}
+HAS_STATUS = {("", "v1", "nodes"), ("", "v1", "pods"), ("policy", "v1", "poddisruptionbudgets")}
 
 OPTIMISTIC_LOCK_MSG = ("the object has been modified; please apply your changes to the latest "
                        "version and try again")

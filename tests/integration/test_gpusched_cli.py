@@ -13,11 +13,11 @@ M40 = ["cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-2ze8o1a45qdv5q8a7lv0"]
 MASTERS = ["cn-beijing.i-2ze2dy2h9w97v65uuaft", "cn-beijing.i-2ze9xylyn11vop7g5bwe",
            "cn-beijing.i-2zed5sw8snjniq6mf5e5"]
 WORKER = "cn-beijing.i-2zej9s0zijykp9pwf7lu"
-MASTER_TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/master: }"
+MASTER_TAINT = "node(s) had untolerated taint(s)"
 THIRD_REPLICA = (
     "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
     "2 node(s) didn't have free ports for the requested pod ports, "
-    "3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. "
+    "3 node(s) had untolerated taint(s). "
     "preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, "
     "4 Preemption is not helpful for scheduling.")
 
@@ -591,6 +591,62 @@ spec: {ports: [{port: 80}]}
         expect_exit(p, 0, "unknown kind")
         util.check_eq(p.stderr, "gpusched: warning: %s: line 7: skipping kind Service\n" % f, "stderr")
         util.check_eq(json.loads(p.stdout), {"scheduled": [], "unschedulable": []}, "stdout")
+
+
+def test_pod_being_deleted_is_left_out_with_a_warning():
+    """kube-scheduler skips a pending pod with a deletionTimestamp ("Skip schedule deleting
+    pod"): simulate leaves it out and says so."""
+    with TempDir() as t:
+        f = t.write("del.yaml", NODE % "n1" + "---\n" + """apiVersion: v1
+kind: Pod
+metadata: {name: going, deletionTimestamp: "2026-01-01T00:00:00Z"}
+spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: staying}
+spec: {containers: [{name: c, image: x}]}
+""")
+        p = gpusched("simulate", "-f", f, "-o", "json")
+        expect_exit(p, 0, "a pod being deleted")
+        util.check_eq(p.stderr, "gpusched: warning: pod default/going has a deletionTimestamp: "
+                      "kube-scheduler does not schedule a pod being deleted; left out\n", "stderr")
+        util.check_eq(json.loads(p.stdout), {"scheduled": [{"pod": "default/staying", "node": "n1"}],
+                                             "unschedulable": []}, "stdout")
+
+
+def test_missing_priority_class_keeps_a_set_priority():
+    """A pod dumped from a cluster whose PriorityClass is gone keeps its spec.priority (what
+    kube-scheduler reads); without spec.priority the class is still required."""
+    with TempDir() as t:
+        body = """apiVersion: v1
+kind: Pod
+metadata: {name: dumped}
+spec:
+  nodeName: n1
+  priorityClassName: gone
+%s  containers: [{name: c, image: x, resources: {requests: {cpu: "4"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: newcomer}
+spec:
+  priority: 500
+  containers: [{name: c, image: x, resources: {requests: {cpu: "4"}}}]
+"""
+        f = t.write("prio.yaml", NODE % "n1" + "---\n" + body % "  priority: 1000\n")
+        p = gpusched("simulate", "-f", f, "-o", "json")
+        expect_exit(p, 0, "a missing class with spec.priority")
+        util.check_eq(p.stderr, "gpusched: warning: %s: line 6: pod default/dumped: no PriorityClass "
+                      "with name gone was found; keeping its spec.priority 1000\n" % f, "stderr")
+        # priority 1000 kept: the newcomer (500) cannot preempt it
+        out = json.loads(p.stdout)
+        util.check_eq([u["pod"] for u in out["unschedulable"]], ["default/newcomer"], "unschedulable")
+        g = t.write("noprio.yaml", NODE % "n1" + "---\n" + body % "")
+        p = gpusched("simulate", "-f", g, "-o", "json")
+        expect_exit(p, 1, "a missing class without spec.priority")
+        util.check_eq(one_error_line(p, "missing class"), "gpusched: %s: line 6: spec.priorityClassName: "
+                      "no PriorityClass with name gone was found" % g, "error")
 
 
 def test_wrong_field_type_names_line_and_field():

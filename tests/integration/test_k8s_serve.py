@@ -178,10 +178,8 @@ def seed_scenario_end_to_end():
 def seed_failedscheduling_message_is_kube_schedulers():
     s = seed()
     util.check_eq(sorted(s["place"].values()), sorted(s["ks_place"].values()), "nodes, against kube-scheduler's")
-    with util.known_bug("gpusched writes kube-scheduler's pre-1.35 TaintToleration reason "
-                        "(issue 9 item 6: the default semantics become v1.37's)"):
-        util.check_eq(s["event"]["note"], s["ks_event"]["note"],
-                      "FailedScheduling message, against kube-scheduler's")
+    util.check_eq(s["event"]["note"], s["ks_event"]["note"],
+                  "FailedScheduling message, against kube-scheduler's")
 
 
 def cases():
@@ -270,10 +268,9 @@ def test_preemption_victim_deleted_preemptor_bound():
         c.create("/api/v1/namespaces/%s/pods" % ns, pod("preemptor", "high"))
         wait_for("the preemptor bound", lambda: sv._dead() or bound(c.pods(ns)).get("preemptor") == "preempt-1")
         util.check_eq(c.get_or_none("/api/v1/namespaces/%s/pods/victim" % ns), None, "the victim")
-        # How many deletes and Preempted events (one each, as kube-scheduler) is checked where
-        # it is deterministic, test_preemption_of_a_terminating_victim_against_kube_scheduler:
-        # here gpusched may retry the preemptor while the victim terminates, before the watch
-        # brings its own nominatedNodeName, and preempt the terminating victim again.
+        # One delete of the victim, however the preemptor's retries and the watch interleave:
+        # gpusched marks the victim terminating by preemption and the preemptor nominated in its
+        # own cache at once, so a retry while the victim terminates is not eligible to preempt.
         deletes = [e for e in c.audit(user=k8s_util.sa_user(NS, SA), verb="delete", resource="pods")
                    if e["objectRef"].get("namespace") == ns]
         util.check_eq({(e["objectRef"]["name"], e["responseStatus"]["code"]) for e in deletes},
@@ -347,11 +344,7 @@ def test_preemption_of_a_terminating_victim_against_kube_scheduler():
     util.check_eq(ks["b's node"], True, "kube-scheduler placed b")
     util.check_eq(gs["b's node"], True, "gpusched placed b")
     diff = ["%s: gpusched %r, kube-scheduler %r" % (k, gs[k], ks[k]) for k in ks if gs[k] != ks[k]]
-    with util.known_bug("gpusched binds the lower-priority a to the node the higher-priority b is "
-                        "nominated to, deletes victims that are already terminating, writes no "
-                        "DisruptionTarget condition and keeps lower-priority nominations (kube-scheduler: "
-                        "framework/preemption/executor.go, RunFilterPluginsWithNominatedPods)"):
-        util.check_eq(diff, [], "differences from kube-scheduler")
+    util.check_eq(diff, [], "differences from kube-scheduler")
 
 
 # ---- leader election -------------------------------------------------------------------------

@@ -332,13 +332,48 @@ def test_preemption_deletes_victims_and_nominates():
             util.check_eq([p["status"].get("nominatedNodeName") for p in patches][:1], ["n1"],
                           "nominatedNodeName patched")
             util.check_eq(patches[0]["status"]["conditions"][0]["message"],
-                          "0/1 nodes are available: 1 Insufficient cpu.",
+                          "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential "
+                          "placement for pod on node n1, preempting 1 victims",
                           "condition message when preemption found victims")
+            # the executor's order: the victim's DisruptionTarget condition, then its DELETE
+            low = [r for r in api.requests if "/pods/low" in r["path"] and r["method"] in ("PATCH", "DELETE")]
+            util.check_eq([(r["method"], r["path"].rsplit("/", 1)[-1]) for r in low],
+                          [("PATCH", "status"), ("DELETE", "low")], "requests about the victim")
+            util.check_eq({k: v for k, v in low[0]["body"]["status"]["conditions"][0].items()
+                           if k != "lastTransitionTime"},
+                          {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                           "message": "gpusched: preempting to accommodate a higher priority pod"},
+                          "the victim's DisruptionTarget condition")
             uid = api.get("pods", "high")["metadata"]["uid"]
             pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))
             util.check_eq((pre[0]["regarding"]["name"], pre[0]["note"]),
                           ("low", "Preempted by pod %s on node n1" % uid), "Preempted event")
             util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_preemption_avoids_a_victim_a_pdb_protects():
+    """kube-scheduler's DefaultPreemption prefers the candidate with the fewest
+    PodDisruptionBudget violations; serve watches policy/v1 PDBs for it. Without the budget
+    the later-started db would be the victim (latest start wins the last tie)."""
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(node("n2", cpu="1"))
+        api.add(pod("batch", cpu="1", node_name="n1", priority=0))
+        api.add(pod("db", cpu="1", node_name="n2", priority=0, labels={"app": "db"}))
+        api.add({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                 "metadata": {"name": "db", "namespace": "default"},
+                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+                 "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
+                            "expectedPods": 1}})
+        api.add(pod("high", cpu="1", priority=1000))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("high bound", lambda: bound(api).get("high") == "n1")
+            deletes = [r["path"].rsplit("/", 1)[-1] for r in api.requests if r["method"] == "DELETE"]
+            util.check_eq(deletes, ["batch"], "victims deleted")
+            util.check_eq(api.get("pods", "db")["spec"]["nodeName"], "n2", "the protected pod")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 

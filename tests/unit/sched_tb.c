@@ -210,6 +210,9 @@ struct kube_pod *tb_pod(struct arena *a, const char *spec)
             p->preempt_never = true;
         } else if (!strcmp(w, "terminating")) {
             p->terminating = true;
+        } else if (!strcmp(w, "preempted")) {
+            /* terminating by preemption: DisruptionTarget=True, PreemptionByScheduler */
+            p->terminating = p->disruption_by_preemption = true;
         } else if (!strcmp(w, "gated")) {
             p->nscheduling_gates = 1;
         } else if (!strncmp(w, "node=", 5)) {

@@ -227,6 +227,62 @@ static void object_api_json_without_lines(void)
     arena_free(&a);
 }
 
+static void object_disruption_and_pdb(void)
+{
+    struct arena a = ARENA_INIT;
+    struct kube_pod p;
+    struct kube_pdb b;
+    struct kube_labels l = {0};
+    struct kube_label lv[] = {{"app", "db"}, {"tier", "a"}};
+    json_t *obj;
+
+    /* DisruptionTarget True with PreemptionByScheduler: terminating by preemption */
+    obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+                     "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+                     "{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                     "\"reason\":\"PreemptionByScheduler\"}]}}",
+                     0, NULL);
+    CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, NULL), 0);
+    CHECK(p.disruption_by_preemption);
+    json_decref(obj);
+    /* another reason (an eviction by the taint manager) or False: not by preemption */
+    obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+                     "\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                     "\"reason\":\"DeletionByTaintManager\"}]}}",
+                     0, NULL);
+    CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, NULL), 0);
+    CHECK(!p.disruption_by_preemption);
+    json_decref(obj);
+    obj = json_loads("{\"metadata\":{\"name\":\"db\",\"namespace\":\"team\"},"
+                     "\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"db\"},"
+                     "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\"]}]}},"
+                     "\"status\":{\"disruptionsAllowed\":2,\"disruptedPods\":{\"db-0\":\"2026-01-01T00:00:00Z\"}}}",
+                     0, NULL);
+    CHECK_INT_EQ(kube_pdb_decode(obj, &a, NULL, NULL, &b, NULL), 0);
+    CHECK_STR_EQ(b.namespace_, "team");
+    CHECK_STR_EQ(b.name, "db");
+    CHECK_INT_EQ(b.disruptions_allowed, 2);
+    CHECK_INT_EQ(b.ndisrupted_pods, 1);
+    if (b.ndisrupted_pods)
+        CHECK_STR_EQ(b.disrupted_pods[0], "db-0");
+    CHECK(b.selector.present);
+    CHECK_INT_EQ(b.selector.nreqs, 2);
+    l.v = lv;
+    l.n = 2;
+    CHECK(kube_label_selector_matches(&b.selector, &l));
+    lv[1].value = "b";
+    CHECK(!kube_label_selector_matches(&b.selector, &l));
+    json_decref(obj);
+    /* no selector, no status: matches nothing, no disruption allowed */
+    obj = json_loads("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}", 0, NULL);
+    CHECK_INT_EQ(kube_pdb_decode(obj, &a, NULL, NULL, &b, NULL), 0);
+    CHECK_STR_EQ(b.namespace_, "default");
+    CHECK(!b.selector.present);
+    CHECK_INT_EQ(b.disruptions_allowed, 0);
+    json_decref(obj);
+    arena_free(&a);
+}
+
 #define RES(lines) POD_HEAD "  containers:\n  - name: c\n    resources:\n" lines
 #define QUANTITY_RE "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
@@ -722,6 +778,7 @@ static const struct test_case object_cases[] = {
     {"pod fields", object_pod_fields},
     {"type errors name field and line", object_type_errors},
     {"API JSON without lines", object_api_json_without_lines},
+    {"DisruptionTarget and PodDisruptionBudget", object_disruption_and_pdb},
     {"resource rules", object_resource_rules},
     {"label rules", object_label_rules},
     {"toleration rules", object_toleration_rules},

@@ -284,12 +284,12 @@ static void equiv_gpu(void)
         run_random(s, &sched_profile_gpu, 60);
 }
 
-static void equiv_generic_taint_wording(void)
+static void equiv_key_value_taint_wording(void)
 {
     struct sched_profile p = sched_profile_default;
     uint64_t s;
 
-    p.taint_wording = SCHED_TAINT_WORDING_GENERIC;
+    p.taint_wording = SCHED_TAINT_WORDING_KEY_VALUE;
     for (s = 200; s <= 210; s++)
         run_random(s, &p, 40);
 }
@@ -369,6 +369,6 @@ static const struct test_case cases[] = {
     {"fast equals reference, node sampling", equiv_sampling},
     {"fast equals reference, gpu profile on another resource", equiv_other_gpu_resource},
     {"fast equals reference, gpu profile", equiv_gpu},
-    {"fast equals reference, v1.35 taint wording", equiv_generic_taint_wording},
+    {"fast equals reference, v1.25-v1.34 taint wording", equiv_key_value_taint_wording},
 };
 TEST_SUITE(sched_equiv, cases)

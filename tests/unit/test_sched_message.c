@@ -22,7 +22,7 @@ static void sorted_as_strings(void)
     sched_cluster_add_node(c, tb_node(&a, "s1", "cpu=100 mem=8192"), &err);
     sched_cluster_add_node(c, tb_node(&a, "s2", "cpu=100 mem=8192"), &err);
     CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "cpu=1000")),
-                 "0/12 nodes are available: 10 node(s) had untolerated taint {x: }, 2 Insufficient "
+                 "0/12 nodes are available: 10 node(s) had untolerated taint(s), 2 Insufficient "
                  "cpu. preemption: 0/12 nodes are available: 12 Preemption is not helpful for "
                  "scheduling.");
     sched_cluster_free(c);
@@ -44,7 +44,7 @@ static void every_reason_counted(void)
     arena_free(&a);
 }
 
-static void generic_taint_wording(void)
+static void taint_wordings(void)
 {
     const char *nodes[] = {"n1: cpu=1000 mem=1000 taint:a=b:NoSchedule",
                            "n2: cpu=1000 mem=1000 taint:c:NoExecute", NULL};
@@ -52,12 +52,13 @@ static void generic_taint_wording(void)
     struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
     struct sched_profile p = sched_profile_default;
 
-    p.taint_wording = SCHED_TAINT_WORDING_GENERIC;
-    CHECK_STR_EQ(tb_schedule(c, &p, tb_pod(&a, "cpu=100")),
+    /* the default is v1.35+'s */
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "cpu=100")),
                  "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 "
                  "nodes are available: 2 Preemption is not helpful for scheduling.");
+    p.taint_wording = SCHED_TAINT_WORDING_KEY_VALUE;
     CHECK_STR_EQ(
-        tb_schedule(c, NULL, tb_pod(&a, "cpu=100")),
+        tb_schedule(c, &p, tb_pod(&a, "cpu=100")),
         "0/2 nodes are available: 1 node(s) had untolerated taint {a: b}, 1 node(s) had "
         "untolerated taint {c: }. preemption: 0/2 nodes are available: 2 Preemption is not "
         "helpful for scheduling.");
@@ -95,7 +96,8 @@ static void explain_rows(void)
     CHECK_STR_EQ(x.result.nominated_node, "n3");
     CHECK_STR_EQ(x.result.message,
                  "0/3 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, 2 "
-                 "Insufficient cpu.");
+                 "Insufficient cpu. preemption: found a potential placement for pod on node n3, "
+                 "preempting 1 victims");
     sched_explanation_release(&x);
     sched_cluster_free(c);
     arena_free(&a);
@@ -104,7 +106,7 @@ static void explain_rows(void)
 static const struct test_case cases[] = {
     {"histogram sorted as whole strings (10 before 2)", sorted_as_strings},
     {"every reason of every node is counted", every_reason_counted},
-    {"v1.35 generic taint wording", generic_taint_wording},
+    {"taint wordings: v1.35+ by default, v1.25-v1.34 on request", taint_wordings},
     {"explain rows carry the plugin, reasons and preemption", explain_rows},
 };
 TEST_SUITE(sched_message, cases)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/preempt.h"
+#include "sched/sched-int.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -17,7 +19,8 @@ static const struct tb_row rows[] = {
      .bound = {"name=x/low1 node=n1 prio=1 cpu=1000", "name=x/low2 node=n1 prio=2 cpu=1000",
                "name=x/low3 node=n1 prio=3 cpu=2000"},
      .pod = "prio=10 cpu=2000",
-     .want = "nominated:n1 victims:x/low2,x/low1 | 0/1 nodes are available: 1 Insufficient cpu."},
+     .want = "nominated:n1 victims:x/low2,x/low1 | 0/1 nodes are available: 1 Insufficient cpu."
+             " preemption: found a potential placement for pod on node n1, preempting 2 victims"},
     {.name = "pods of equal priority are never victims",
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=10 cpu=4000"},
@@ -31,28 +34,43 @@ static const struct tb_row rows[] = {
      .pod = "prio=10 cpu=1000 never",
      .want = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
              "preemptionPolicy=Never."},
-    {.name = "a terminating lower-priority pod on the nominated node",
+    {.name = "a lower-priority pod terminating by preemption on the nominated node",
      .nodes = {"n1: cpu=4000 mem=8192"},
-     .bound = {"name=x/a node=n1 prio=0 cpu=4000 terminating"},
+     .bound = {"name=x/a node=n1 prio=0 cpu=4000 preempted"},
      .pod = "prio=10 cpu=1000 nominated=n1",
      .want = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a "
              "terminating pod on the nominated node."},
+    {.name = "a pod terminating for another reason does not stop a new preemption",
+     .nodes = {"n1: cpu=4000 mem=8192"},
+     .bound = {"name=x/a node=n1 prio=0 cpu=4000 terminating"},
+     .pod = "prio=10 cpu=1000 nominated=n1",
+     .want = "nominated:n1 victims:x/a | 0/1 nodes are available: 1 Insufficient cpu."
+             " preemption: found a potential placement for pod on node n1, preempting 1 victims"},
+    {.name = "a terminating pod of higher priority does not stop it",
+     .nodes = {"n1: cpu=4000 mem=8192"},
+     .bound = {"name=x/a node=n1 prio=20 cpu=2000 preempted", "name=x/b node=n1 prio=0 cpu=2000"},
+     .pod = "prio=10 cpu=1000 nominated=n1",
+     .want = "nominated:n1 victims:x/b | 0/1 nodes are available: 1 Insufficient cpu."
+             " preemption: found a potential placement for pod on node n1, preempting 1 victims"},
     {.name = "the node with the lowest highest-priority victim",
      .nodes = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=5 cpu=4000", "name=x/b node=n2 prio=1 cpu=4000"},
      .pod = "prio=10 cpu=1000",
-     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu."},
+     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu."
+             " preemption: found a potential placement for pod on node n2, preempting 1 victims"},
     {.name = "then the smallest sum of priorities",
      .nodes = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=3 cpu=2000", "name=x/a2 node=n1 prio=-100 cpu=2000",
                "name=x/b node=n2 prio=3 cpu=4000"},
      .pod = "prio=10 cpu=3000",
-     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu."},
+     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu."
+             " preemption: found a potential placement for pod on node n2, preempting 1 victims"},
     {.name = "then the latest start of the most important victims",
      .nodes = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192"},
      .bound = {"name=x/early node=n1 prio=1 cpu=4000", "name=x/late node=n2 prio=1 cpu=4000"},
      .pod = "prio=10 cpu=1000",
-     .want = "nominated:n2 victims:x/late | 0/2 nodes are available: 2 Insufficient cpu."},
+     .want = "nominated:n2 victims:x/late | 0/2 nodes are available: 2 Insufficient cpu."
+             " preemption: found a potential placement for pod on node n2, preempting 1 victims"},
     {.name = "still no fit after removing every lower-priority pod: the filter's reason",
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/hi node=n1 prio=100 cpu=3500", "name=x/lo node=n1 prio=0 cpu=500"},
@@ -70,14 +88,16 @@ static const struct tb_row rows[] = {
      .nodes = {"n1: cpu=4000 mem=8192 pods=2"},
      .bound = {"name=x/a node=n1 prio=0", "name=x/b node=n1 prio=5"},
      .pod = "prio=10",
-     .want = "nominated:n1 victims:x/a | 0/1 nodes are available: 1 Too many pods."},
+     .want = "nominated:n1 victims:x/a | 0/1 nodes are available: 1 Too many pods."
+             " preemption: found a potential placement for pod on node n1, preempting 1 victims"},
     {.name = "GPU victims",
      .nodes = {"g1: cpu=8000 mem=8192 gpu=1", "g2: cpu=8000 mem=8192 gpu=1",
                "m: cpu=8000 mem=8192 taint:node-role.kubernetes.io/master:NoSchedule"},
      .bound = {"name=ml/train node=g1 prio=100 gpu=1", "name=ml/batch node=g2 prio=-10 gpu=1"},
      .pod = "prio=0 gpu=1",
      .want = "nominated:g2 victims:ml/batch | 0/3 nodes are available: 1 node(s) had untolerated "
-             "taint {node-role.kubernetes.io/master: }, 2 Insufficient nvidia.com/gpu."},
+             "taint(s), 2 Insufficient nvidia.com/gpu."
+             " preemption: found a potential placement for pod on node g2, preempting 1 victims"},
     {.name = "canonical GPU + control-plane message",
      .nodes = {"g1: cpu=8000 mem=8192 gpu=1", "g2: cpu=8000 mem=8192 gpu=1",
                "g3: cpu=8000 mem=8192 gpu=1",
@@ -87,8 +107,8 @@ static const struct tb_row rows[] = {
      .bound = {"name=a/x node=g1 gpu=1", "name=a/y node=g2 gpu=1", "name=a/z node=g3 gpu=1"},
      .pod = "gpu=1",
      .want =
-         "0/6 nodes are available: 3 Insufficient nvidia.com/gpu, 3 node(s) had untolerated taint "
-         "{node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 3 " NV
+         "0/6 nodes are available: 3 Insufficient nvidia.com/gpu, 3 node(s) had untolerated "
+         "taint(s). preemption: 0/6 nodes are available: 3 " NV
          ", 3 " NH "."},
 };
 
@@ -120,7 +140,8 @@ static void simulate_evicts_and_retries(void)
     CHECK_INT_EQ(res[1].nvictims, 1);
     if (res[1].nvictims)
         CHECK_STR_EQ(res[1].victims[0].name, "low");
-    CHECK_STR_EQ(res[1].message, "0/1 nodes are available: 1 Insufficient cpu.");
+    CHECK_STR_EQ(res[1].message, "0/1 nodes are available: 1 Insufficient cpu. preemption: found a "
+                                 "potential placement for pod on node n1, preempting 1 victims");
     /* then the small pod fits next to it */
     CHECK_INT_EQ(res[0].attempt, 1);
     CHECK_STR_EQ(res[0].node, "n1");
@@ -258,8 +279,200 @@ static void node_updates(void)
     arena_free(&a);
 }
 
+/* what the fast path (sched_schedule_one) and the detailed one (sched_explain) both say */
+static void check_both(struct sched_cluster *c, struct arena *a, const char *pod, const char *want,
+                       const char *want_first_reason)
+{
+    struct sched_explanation x;
+    struct err err = {0};
+
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(a, pod)), want);
+    CHECK_INT_EQ(sched_explain(c, NULL, tb_pod(a, pod), NULL, &x, &err), 0);
+    if (x.nnodes && want_first_reason)
+        CHECK_STR_EQ(x.nodes[0].nreasons ? x.nodes[0].reasons[0] : "(feasible)",
+                     want_first_reason);
+    sched_explanation_release(&x);
+}
+
+static void nominated_pods_hold_room(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=4000 mem=8192", "n2: cpu=1000 mem=8192", NULL};
+    const char *bound[] = {"name=x/v node=n1 prio=0 cpu=1000", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+    struct err err = {0};
+
+    /* b (priority 100, 3 CPUs) is nominated to n1, where v runs: 4 CPUs in all */
+    CHECK_INT_EQ(sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=100 cpu=3000 port:80"), "n1",
+                                        &err),
+                 0);
+    CHECK_STR_EQ(sched_cluster_nominated_node(c, "y", "b"), "n1");
+    /* a pod of lower or equal priority sees b's room taken on n1 */
+    check_both(c, &a, "name=y/a prio=50 cpu=500", "node:n2", "Insufficient cpu");
+    check_both(c, &a, "name=y/a prio=100 cpu=100", "node:n2", "Insufficient cpu");
+    /* its host port too (NodePorts comes first) */
+    check_both(c, &a, "name=y/a prio=100 cpu=100 mem=10000 port:80",
+               "0/2 nodes are available: 1 Insufficient memory, 1 node(s) didn't have free ports "
+               "for the requested pod ports. preemption: 0/2 nodes are available: 1 Preemption is "
+               "not helpful for scheduling, 1 node(s) didn't have free ports for the requested "
+               "pod ports.",
+               "node(s) didn't have free ports for the requested pod ports");
+    /* a higher-priority pod ignores it, and b does not count against itself */
+    check_both(c, &a, "name=y/c prio=200 cpu=2000", "node:n1", "(feasible)");
+    check_both(c, &a, "name=y/b prio=100 cpu=3000 port:80", "node:n1", "(feasible)");
+    /* the preemption dry run keeps b's room: removing v is not enough for 1.5 CPUs */
+    check_both(c, &a, "name=y/a prio=50 cpu=1500",
+               "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+               "1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
+               "Insufficient cpu");
+    /* binding b (assume) ends the nomination: its pod counts instead */
+    CHECK_INT_EQ(sched_cluster_assume_pod(c, tb_pod(&a, "name=y/b prio=100 cpu=3000"), "n1", &err),
+                 0);
+    CHECK(!sched_cluster_nominated_node(c, "y", "b"));
+    CHECK_INT_EQ(sched_cluster_nominated_count(c), 0);
+    CHECK_INT_EQ(sched_cluster_unnominate(c, "y", "b"), -ENOENT);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
+static void nomination_replaced_and_removed(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=1000 mem=8192", "n2: cpu=1000 mem=8192", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, NULL);
+    struct sched_nominated_pod np;
+    struct err err = {0};
+
+    CHECK_INT_EQ(sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=5 cpu=1000"), "n1", &err), 0);
+    CHECK_INT_EQ(sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=5 cpu=1000"), "n2", &err), 0);
+    CHECK_INT_EQ(sched_cluster_nominated_count(c), 1);
+    CHECK_INT_EQ(sched_cluster_nominated_at(c, 0, &np), 0);
+    CHECK_STR_EQ(np.node, "n2");
+    CHECK_INT_EQ(np.priority, 5);
+    CHECK_INT_EQ(sched_cluster_nominated_at(c, 1, &np), -ENOENT);
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "name=y/a prio=0 cpu=1000")), "node:n1");
+    /* the pod's own nomination is where its retry looks first: the nominated node */
+    CHECK_INT_EQ(sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=5 cpu=1000"), "", &err), 0);
+    CHECK_INT_EQ(sched_cluster_nominated_count(c), 0);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
+static void ranking(void)
+{
+    struct sched_pod p[6];
+    struct sched_pod *va[3], *vb[3];
+    struct sched_preempt_node a, b;
+
+    memset(p, 0, sizeof(p));
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    a.victims = va;
+    b.victims = vb;
+    /* fewer PDB violations wins over everything else */
+    p[0].priority = 1, p[0].seq = 1;
+    p[1].priority = 100, p[1].seq = 2;
+    va[0] = &p[1], a.nvictims = 1, a.npdb_violations = 0;
+    vb[0] = &p[0], b.nvictims = 1, b.npdb_violations = 1;
+    CHECK(sched_preempt_cmp_candidates(&a, &b) < 0);
+    CHECK(sched_preempt_cmp_candidates(&b, &a) > 0);
+    /* then the lower highest-priority victim */
+    b.npdb_violations = 0;
+    CHECK(sched_preempt_cmp_candidates(&b, &a) < 0);
+    /* then the smaller sum (priorities shifted by 2^31, so two negatives cost more than one) */
+    p[2].priority = -10, p[3].priority = -10, p[4].priority = -10;
+    va[0] = &p[2], va[1] = &p[3], a.nvictims = 2;
+    vb[0] = &p[4], b.nvictims = 1;
+    CHECK(sched_preempt_cmp_candidates(&b, &a) < 0);
+    /* then fewer victims; then the later start of the highest-priority victims */
+    p[2].seq = 10, p[4].seq = 20;
+    a.nvictims = 1;
+    CHECK(sched_preempt_cmp_candidates(&b, &a) < 0);
+    p[4].seq = 10;
+    CHECK_INT_EQ(sched_preempt_cmp_candidates(&b, &a), 0);
+    /* calculateNumCandidates: 10%, at least 100, at most all */
+    CHECK_INT_EQ(sched_preempt_num_candidates(50), 50);
+    CHECK_INT_EQ(sched_preempt_num_candidates(500), 100);
+    CHECK_INT_EQ(sched_preempt_num_candidates(5000), 500);
+}
+
+/* a PDB in namespace x selecting app=<app> */
+static void add_pdb(struct sched_cluster *c, const char *name, const char *app, int32_t allowed,
+                    const char *disrupted)
+{
+    static const char *vals[8];
+    static struct kube_requirement reqs[8];
+    static size_t n;
+    struct kube_pdb pdb;
+    struct err err = {0};
+
+    memset(&pdb, 0, sizeof(pdb));
+    vals[n] = app;
+    reqs[n] = (struct kube_requirement){"app", KUBE_OP_IN, &vals[n], 1, false};
+    pdb.namespace_ = "x";
+    pdb.name = name;
+    pdb.selector.present = true;
+    pdb.selector.reqs = &reqs[n];
+    pdb.selector.nreqs = 1;
+    pdb.disruptions_allowed = allowed;
+    pdb.disrupted_pods = disrupted ? &disrupted : NULL;
+    pdb.ndisrupted_pods = disrupted ? 1 : 0;
+    CHECK_INT_EQ(sched_cluster_set_pdb(c, &pdb, &err), 0);
+    n = (n + 1) % 8;
+}
+
+static void pdb_violations(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=10000 mem=8192", NULL};
+    const char *bound[] = {"name=x/db-0 node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=x/db-1 node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=x/db-2 node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=y/db node=n1 prio=0 cpu=2000 label:app=db",
+                           "name=x/web node=n1 prio=0 cpu=2000 label:app=web", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+    struct sched_pod *v[5];
+    uint8_t viol[5];
+    const char *names[][2] = {{"x", "db-0"}, {"x", "db-1"}, {"x", "db-2"}, {"x", "web"}, {"y", "db"}};
+    const char *without, *with;
+    int i;
+
+    for (i = 0; i < 5; i++)
+        v[i] = sched_cluster_find_pod(c, names[i][0], names[i][1]);
+    /* one disruption allowed: the first selected pod uses it, the next ones violate; other
+     * labels and other namespaces are not counted */
+    add_pdb(c, "db", "db", 1, NULL);
+    CHECK_INT_EQ(sched_pdb_violations(c, v, 5, viol), 0);
+    CHECK_INT_EQ(viol[0] * 10000 + viol[1] * 1000 + viol[2] * 100 + viol[3] * 10 + viol[4], 1100);
+    /* a pod in disruptedPods is being evicted already: it uses nothing */
+    add_pdb(c, "db", "db", 1, "db-0");
+    CHECK_INT_EQ(sched_pdb_violations(c, v, 5, viol), 0);
+    CHECK_INT_EQ(viol[0] * 10000 + viol[1] * 1000 + viol[2] * 100 + viol[3] * 10 + viol[4], 100);
+    /* removed, nothing violates; without budgets web (the latest start, least important) is
+     * the victim */
+    CHECK_INT_EQ(sched_cluster_remove_pdb(c, "x", "db"), 0);
+    CHECK_INT_EQ(sched_cluster_remove_pdb(c, "x", "db"), -ENOENT);
+    without = "nominated:n1 victims:x/web | 0/1 nodes are available: 1 Insufficient cpu. "
+              "preemption: found a potential placement for pod on node n1, preempting 1 victims";
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "name=z/p prio=10 cpu=2000")), without);
+    add_pdb(c, "web", "web", 0, NULL);
+    CHECK_INT_EQ(sched_pdb_violations(c, v, 5, viol), 0);
+    CHECK_INT_EQ(viol[0] * 10000 + viol[1] * 1000 + viol[2] * 100 + viol[3] * 10 + viol[4], 10);
+    /* in preemption the protected web pod is reprieved first: y/db (the least important of
+     * the others) goes instead */
+    with = "nominated:n1 victims:y/db | 0/1 nodes are available: 1 Insufficient cpu. "
+           "preemption: found a potential placement for pod on node n1, preempting 1 victims";
+    CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "name=z/p prio=10 cpu=2000")), with);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static const struct test_case cases[] = {
     {"victims, candidates and messages", table},
+    {"PodDisruptionBudget violations counted, reprieved first", pdb_violations},
+    {"nominated pods hold their room (filters and dry run)", nominated_pods_hold_room},
+    {"a nomination is replaced, listed and removed", nomination_replaced_and_removed},
+    {"pickOneNodeForPreemption's order and the candidate count", ranking},
     {"simulate evicts the victims and retries the preemptor", simulate_evicts_and_retries},
     {"simulate: same seed, same output", simulate_same_seed_same_output},
     {"simulate twice on one cluster", simulate_twice_on_one_cluster},
