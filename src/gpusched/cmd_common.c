@@ -91,8 +91,8 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
     return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
-int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
-                      struct manifest_input *in, struct sched_cluster *bound_into)
+static int cmd_load(const struct flag_list *files, const char *namespace_,
+                    struct manifest_input *in, struct sched_cluster *bound_into, bool keep)
 {
     struct manifest_input_opts o;
     struct err err;
@@ -106,6 +106,7 @@ int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
         o.take_bound = cmd_take_bound;
         o.take_arg = bound_into;
     }
+    o.keep_objects = keep;
     manifest_input_init(in, &o);
     for (i = 0; i < files->n && !rc; i++) {
         rc = manifest_input_load_file(in, files->v[i], &err);
@@ -124,6 +125,18 @@ int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
         return 1;
     }
     return 0;
+}
+
+int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
+                      struct manifest_input *in, struct sched_cluster *bound_into)
+{
+    return cmd_load(files, namespace_, in, bound_into, false);
+}
+
+int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespace_,
+                              struct manifest_input *in)
+{
+    return cmd_load(files, namespace_, in, NULL, true);
 }
 
 /* cluster_fill adds the nodes of in, then its bound, non-terminal pods, to c; prints the

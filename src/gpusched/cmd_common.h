@@ -45,6 +45,11 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
                       struct manifest_input *in, struct sched_cluster *bound_into);
 
+/* gpusched_cmd_load_objects is gpusched_cmd_load keeping every object as JSON
+ * (manifest_input_opts.keep_objects), for `gpusched render`. */
+int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespace_,
+                              struct manifest_input *in);
+
 /* gpusched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
  * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
  * failure; the caller frees *out with sched_cluster_free. */

@@ -170,6 +170,9 @@ void manifest_input_release(struct manifest_input *in)
     if (!in)
         return;
     o = in->opts;
+    while (in->nobjects)
+        json_decref(in->objects[--in->nobjects].json);
+    free(in->objects);
     arena_free(&in->arena);
     free(in->nodes);
     free(in->pods);
