@@ -220,7 +220,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                   c, cy.n, &h,
                   cp.prefilter_conflict ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT] : NULL)))
             goto out;
-        if ((rc = sched_preempt(c, p, &cp, &cy, &pr, err)))
+        if ((rc = sched_preempt(c, p, &cp, &cy, rng, &pr, err)))
             goto out_cp;
         rc = -ENOMEM;
         if (pr.chosen >= 0) {
