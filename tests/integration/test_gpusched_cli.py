@@ -13,11 +13,11 @@ M40 = ["cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-2ze8o1a45qdv5q8a7lv0"]
 MASTERS = ["cn-beijing.i-2ze2dy2h9w97v65uuaft", "cn-beijing.i-2ze9xylyn11vop7g5bwe",
            "cn-beijing.i-2zed5sw8snjniq6mf5e5"]
 WORKER = "cn-beijing.i-2zej9s0zijykp9pwf7lu"
-MASTER_TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/master: }"
+MASTER_TAINT = "node(s) had untolerated taint(s)"
 THIRD_REPLICA = (
     "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
     "2 node(s) didn't have free ports for the requested pod ports, "
-    "3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. "
+    "3 node(s) had untolerated taint(s). "
     "preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, "
     "4 Preemption is not helpful for scheduling.")
 
