@@ -103,8 +103,8 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
     d->fit = (int32_t)sched_score_least_allocated(h->alloc_cpu, h->nz_cpu + cp->nz_cpu,
                                                   h->alloc_mem, h->nz_mem + cp->nz_mem);
     d->bal = bal_skip ? 0
-                      : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu + cp->cpu,
-                                                      h->alloc_mem, h->req_mem + cp->mem);
+                      : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu, cp->cpu,
+                                                      h->alloc_mem, h->req_mem, cp->mem);
     if (p && p->gpu_aware) {
         int64_t ga = h->alloc_gpu, gr = h->req_gpu;
         if (cp->gpu_rid != c->rid_gpu) {

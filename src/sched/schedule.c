@@ -237,6 +237,19 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                 if (!v->namespace_ || !v->name)
                     goto out;
             }
+            {
+                /* DefaultPreemption's success status becomes the PostFilter message */
+                char tail[400], *m;
+
+                snprintf(tail, sizeof(tail),
+                         "preemption: found a potential placement for pod on node %s, "
+                         "preempting %zu victims",
+                         out->nominated_node, out->nvictims);
+                if (!(m = str_join3(out->message, " ", tail)))
+                    goto out;
+                free(out->message);
+                out->message = m;
+            }
         } else if (pr.message) {
             char *m = str_join3(out->message, " ", pr.message);
             if (!m)

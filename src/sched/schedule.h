@@ -38,8 +38,8 @@ struct sched_victim {
  *   {node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 3 No
  *   preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
  *   or "no nodes available to schedule pods" for an empty cluster. When preemption found
- *   victims, the message carries no " preemption: ..." part (PostFilter succeeded),
- *   nominated_node names the node and victims lists the pods to evict, most important first
+ *   victims, the message ends in DefaultPreemption's success text (" preemption: found a
+ *   potential placement for pod on node N, preempting K victims"), nominated_node names the node and victims lists the pods to evict, most important first
  *   (kube-scheduler's MoreImportantPod order). The caller evicts them; sched_schedule_one does
  *   not change the cluster. */
 struct sched_result {
