@@ -24,6 +24,7 @@ static const struct manifest_kind kinds[] = {
     {"Job", "batch", NULL, MANIFEST_KIND_JOB},
     {"DaemonSet", "apps", "extensions", MANIFEST_KIND_DAEMONSET},
     {"PriorityClass", "scheduling.k8s.io", NULL, MANIFEST_KIND_PRIORITY_CLASS},
+    {"RuntimeClass", "node.k8s.io", NULL, MANIFEST_KIND_RUNTIME_CLASS},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -179,6 +180,9 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             break;
         case MANIFEST_KIND_PRIORITY_CLASS:
             rc = manifest_load_priority_class(c, obj, line);
+            break;
+        case MANIFEST_KIND_RUNTIME_CLASS:
+            rc = manifest_load_runtime_class(c, obj, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

@@ -270,6 +270,7 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->nstubs = in->priv->nstubs;
     s->ntaken = in->ntaken;
     s->nobjects = in->nobjects;
+    s->nrcs = in->priv->nrcs;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -284,6 +285,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->priv->warnings_dropped = s->dropped;
     in->priv->nstubs = s->nstubs;
     in->ntaken = s->ntaken;
+    in->priv->nrcs = s->nrcs;
     while (in->nobjects > s->nobjects)
         json_decref(in->objects[--in->nobjects].json);
     if (rebuild) {

@@ -34,6 +34,7 @@ enum manifest_kind_id {
     MANIFEST_KIND_JOB,
     MANIFEST_KIND_DAEMONSET,
     MANIFEST_KIND_PRIORITY_CLASS,
+    MANIFEST_KIND_RUNTIME_CLASS,
 };
 
 struct manifest_kind {
@@ -79,10 +80,12 @@ struct manifest_input_priv {
     struct arena node_arena;         /* decoded nodes, apart so manifest_input_trim can free them */
     const char *stub_ns, *stub_node; /* the last ones copied, reused while they repeat */
     int bound_kept;                  /* a bound pod went to pods[]: no more hand-offs */
+    struct kube_runtime_class *rcs;  /* RuntimeClass objects, input order */
+    size_t nrcs, cap_rcs;
 };
 
 struct manifest_snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken, nobjects;
+    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken, nobjects, nrcs;
 };
 
 struct manifest_ctx {
