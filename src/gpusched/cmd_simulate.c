@@ -347,10 +347,18 @@ static int simulate_trace_cb(void *arg, const struct kube_pod *pod, int number,
         }
         fprintf(f, "],\"total\":%" PRId64 "}", v->total);
     }
-    fputs("],\"result\":{\"status\":", f);
+    putc(']', f);
+    if (x->score_error) {
+        fputs(",\"scoreError\":", f);
+        out_json_string(f, x->score_error);
+    }
+    fputs(",\"result\":{\"status\":", f);
     if (r->outcome == SCHED_SCHEDULED) {
         fputs("\"Scheduled\",\"node\":", f);
         out_json_string(f, r->node ? r->node : "");
+    } else if (r->error) {
+        fputs("\"Error\",\"message\":", f);
+        out_json_string(f, r->message ? r->message : "");
     } else {
         fputs("\"Unschedulable\",\"message\":", f);
         out_json_string(f, r->message ? r->message : "");
