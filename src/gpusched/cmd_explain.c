@@ -76,7 +76,7 @@ static const char *explain_outcome(const struct sched_result *r)
     if (r->outcome == SCHED_GATED)
         return "SchedulingGated";
     if (r->outcome == SCHED_UNSCHEDULABLE)
-        return "Unschedulable";
+        return r->error ? "Error" : "Unschedulable";
     return r->nvictims ? "ScheduledAfterPreemption" : "Scheduled";
 }
 

@@ -1353,6 +1353,7 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
         rc = get_string(&d, spec, "preemptionPolicy", &policy, "");
     if (rc)
         goto out;
+    out->has_preemption_policy = policy[0] != '\0';
     if (!strcmp(policy, "Never")) {
         out->preempt_never = true;
     } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {

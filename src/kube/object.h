@@ -159,6 +159,7 @@ struct kube_pod {
     /* the flags together, so the record has no padding holes (10,000 pending pods) */
     bool has_priority;
     bool preempt_never;            /* preemptionPolicy: Never */
+    bool has_preemption_policy;    /* spec.preemptionPolicy given */
     bool has_required_affinity;
     bool host_network;
     bool terminating;  /* metadata.deletionTimestamp set */

@@ -333,8 +333,21 @@ int manifest_finish_priorities(struct manifest_input *in, struct err *err)
             pc = def;
             p->priority_class_name = def->name;
         }
-        if (pc && pc->preempt_never)
-            p->preempt_never = true;
+        /* the Priority admission: the class (or, without one, PreemptLowerPriority) decides,
+         * and a pod that says otherwise is refused */
+        if (p->has_preemption_policy && p->preempt_never != (pc && pc->preempt_never)) {
+            err_set(err, -EINVAL,
+                    "pods \"%s\" is forbidden: the string value of PreemptionPolicy (%s) must not "
+                    "be provided in pod spec; priority admission controller computed %s from "
+                    "the given PriorityClass name",
+                    p->name, p->preempt_never ? "Never" : "PreemptLowerPriority",
+                    p->preempt_never ? "PreemptLowerPriority" : "Never");
+            err_at(err, p->source_file, p->source_line, 0);
+            err_field(err, p->owner.kind ? "spec.template.spec.preemptionPolicy"
+                                         : "spec.preemptionPolicy");
+            return -EINVAL;
+        }
+        p->preempt_never = pc && pc->preempt_never;
         if (!p->has_priority)
             p->priority = pc ? pc->value : 0;
         p->has_priority = true;

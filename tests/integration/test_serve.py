@@ -332,7 +332,8 @@ def test_preemption_deletes_victims_and_nominates():
             util.check_eq([p["status"].get("nominatedNodeName") for p in patches][:1], ["n1"],
                           "nominatedNodeName patched")
             util.check_eq(patches[0]["status"]["conditions"][0]["message"],
-                          "0/1 nodes are available: 1 Insufficient cpu.",
+                          "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential "
+                          "placement for pod on node n1, preempting 1 victims",
                           "condition message when preemption found victims")
             uid = api.get("pods", "high")["metadata"]["uid"]
             pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))

@@ -95,7 +95,8 @@ static void explain_rows(void)
     CHECK_STR_EQ(x.result.nominated_node, "n3");
     CHECK_STR_EQ(x.result.message,
                  "0/3 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, 2 "
-                 "Insufficient cpu.");
+                 "Insufficient cpu. preemption: found a potential placement for pod on node n3, "
+                 "preempting 1 victims");
     sched_explanation_release(&x);
     sched_cluster_free(c);
     arena_free(&a);
