@@ -1354,6 +1354,13 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     if (rc)
         goto out;
     out->has_preemption_policy = policy[0] != '\0';
+    {
+        const json_t *pr = json_object_get(spec, "resources");
+
+        out->has_pod_resources = json_is_object(pr) &&
+                                 (json_object_size(json_object_get(pr, "requests")) ||
+                                  json_object_size(json_object_get(pr, "limits")));
+    }
     if (!strcmp(policy, "Never")) {
         out->preempt_never = true;
     } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {

@@ -160,6 +160,7 @@ struct kube_pod {
     bool has_priority;
     bool preempt_never;            /* preemptionPolicy: Never */
     bool has_preemption_policy;    /* spec.preemptionPolicy given */
+    bool has_pod_resources;        /* spec.resources (pod-level resources) given */
     bool has_required_affinity;
     bool host_network;
     bool terminating;  /* metadata.deletionTimestamp set */

@@ -383,6 +383,14 @@ int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err)
         const struct kube_runtime_class *rc;
         int w = 0;
 
+        if (p->has_pod_resources &&
+            manifest_warn(in,
+                          "%s: line %d: pod %s/%s: spec.resources (pod-level resources) is not "
+                          "modelled: its requests are taken from its containers (kube-scheduler "
+                          "1.34+ uses the pod-level ones)",
+                          p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
+                          p->name))
+            return err_set(err, -ENOMEM, "out of memory");
         if (!p->runtime_class_name || !*p->runtime_class_name)
             continue;
         rc = find_runtime_class(in, p->runtime_class_name);

@@ -413,3 +413,15 @@ spec:
         p = gpusched("serve", "--kube-version", "2.0")
         util.check_eq(p.returncode, 2, "serve: unknown version")
         assert "--kube-version" in p.stderr, p.stderr
+
+
+def test_pod_level_resources_warn():
+    """spec.resources changes kube-scheduler's answer from 1.34 on; gpusched does not model
+    it, so it says so instead of answering silently."""
+    with TempDir() as tmp:
+        cl = tmp.write("c.yaml", TWO.replace("spec:\n  containers:",
+                                             "spec:\n  resources: {requests: {cpu: \"2\"}}\n  containers:"))
+        p = gpusched("simulate", "-f", cl, "-o", "json")
+        util.check_eq(p.returncode, 0, "simulate")
+        assert ("pod default/p: spec.resources (pod-level resources) is not modelled" in p.stderr
+                and p.stderr.startswith("gpusched: warning: %s: line " % cl)), p.stderr
