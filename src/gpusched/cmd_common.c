@@ -91,8 +91,8 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
     return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
-int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
-                      struct manifest_input *in, struct sched_cluster *bound_into)
+static int cmd_load(const struct flag_list *files, const char *namespace_,
+                    struct manifest_input *in, struct sched_cluster *bound_into, bool keep)
 {
     struct manifest_input_opts o;
     struct err err;
@@ -106,6 +106,7 @@ int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
         o.take_bound = cmd_take_bound;
         o.take_arg = bound_into;
     }
+    o.keep_objects = keep;
     manifest_input_init(in, &o);
     for (i = 0; i < files->n && !rc; i++) {
         rc = manifest_input_load_file(in, files->v[i], &err);
@@ -124,6 +125,18 @@ int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
         return 1;
     }
     return 0;
+}
+
+int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
+                      struct manifest_input *in, struct sched_cluster *bound_into)
+{
+    return cmd_load(files, namespace_, in, bound_into, false);
+}
+
+int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespace_,
+                              struct manifest_input *in)
+{
+    return cmd_load(files, namespace_, in, NULL, true);
 }
 
 /* cluster_fill adds the nodes and PodDisruptionBudgets of in, then its bound, non-terminal
@@ -281,11 +294,33 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
                  : "stop filtering once N% of the nodes (at least 100) fit,\n"
                    "as kube-scheduler does; 0: its adaptive share\n"
                    "(default 100: every node, see docs/gpusched.md)"},
+        {"kube-version", 0, FLAG_STRING, &f->kube_version, NULL, NULL, "VERSION",
+         "the kube-scheduler whose texts and rules to follow:\n" SCHED_KUBE_VERSIONS
+         " (default " SCHED_KUBE_VERSION_DEFAULT ", docs/scheduling.md)"},
+        {"follow", 0, FLAG_STRING, &f->follow, NULL, NULL, "FILE",
+         "another run's simulate -o json (the kube-scheduler oracle's):\n"
+         "where nodes tie, take the node it took (docs/testing.md)"},
+        {"trace", 0, FLAG_STRING, &f->trace, NULL, NULL, "FILE",
+         "write every scheduling attempt to FILE, one JSON line each:\n"
+         "each node's filter verdict or scores, and the result"},
     };
 
     memset(f, 0, sizeof(*f));
     memcpy(f->table, table, sizeof(table));
-    return gpusched_cmd_flags_parse(cmd, f->table, GPUSCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
+    f->nflags = explain ? GPUSCHED_CMD_SIM_NFLAGS - 2 : GPUSCHED_CMD_SIM_NFLAGS;
+    return gpusched_cmd_flags_parse(cmd, f->table, f->nflags, argc, argv, pos, help);
+}
+
+int gpusched_cmd_parse_kube_version(const char *cmd, const char *s,
+                                    const struct sched_kube_version **v)
+{
+    *v = sched_kube_version_find(s);
+    if (!*v)
+        return gpusched_cmd_usage_error(cmd,
+                                        "invalid argument \"%s\" for \"--kube-version\" flag: "
+                                        "must be one of " SCHED_KUBE_VERSIONS,
+                                        s);
+    return 0;
 }
 
 int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)
@@ -328,6 +363,13 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
     }
     if (!rc)
         rc = gpusched_cmd_parse_seed(cmd, f->seed, seed);
+    if (!rc) {
+        const struct sched_kube_version *v;
+
+        rc = gpusched_cmd_parse_kube_version(cmd, f->kube_version, &v);
+        if (!rc)
+            sched_profile_set_version(&f->prof, v);
+    }
     return rc;
 }
 

@@ -45,6 +45,11 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
                       struct manifest_input *in, struct sched_cluster *bound_into);
 
+/* gpusched_cmd_load_objects is gpusched_cmd_load keeping every object as JSON
+ * (manifest_input_opts.keep_objects), for `gpusched render`. */
+int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespace_,
+                              struct manifest_input *in);
+
 /* gpusched_cmd_cluster_build returns, in *out, a new cluster with every node of in, then every
  * bound, non-terminal pod of in (spec.nodeName set). Prints the error and returns 1 on
  * failure; the caller frees *out with sched_cluster_free. */
@@ -62,7 +67,7 @@ int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespa
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS 7
+#define GPUSCHED_CMD_SIM_NFLAGS 10
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
@@ -70,23 +75,33 @@ struct gpusched_cmd_sim_flags {
     struct flag_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
     const char *percentage;                     /* --percentage-of-nodes-to-score */
+    const char *kube_version;                   /* --kube-version */
+    const char *follow, *trace;                 /* simulate only: --follow, --trace */
     struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
     struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
+    size_t nflags;                              /* how many of table the command has */
 };
 
 /* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
  * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
- * --seed and --percentage-of-nodes-to-score into f (zeroed first, f->table filled); pos, help
+ * --seed, --percentage-of-nodes-to-score, --kube-version and, for simulate, --follow and
+ * --trace into f (zeroed first, f->table filled); pos, help
  * and the return value are gpusched_cmd_flags_parse's. */
 int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
                            struct flag_list *pos, bool *help);
 
 /* gpusched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
- * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).
+ * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed),
+ * --kube-version (default 1.37; its texts go into the profile).
  * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
  * error and returns 2 on the first bad one; 0 otherwise. */
 int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
                            const struct sched_profile **profile, uint64_t *seed);
+
+/* gpusched_cmd_parse_kube_version checks --kube-version (NULL: the default) into *v; on a
+ * bad value it prints the usage error and returns 2. */
+int gpusched_cmd_parse_kube_version(const char *cmd, const char *s,
+                                    const struct sched_kube_version **v);
 
 /* gpusched_cmd_parse_percentage checks --percentage-of-nodes-to-score: an integer 0..100 (NULL:
  * dflt). On a bad value it prints the usage error and returns 2. */

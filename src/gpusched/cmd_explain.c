@@ -76,7 +76,7 @@ static const char *explain_outcome(const struct sched_result *r)
     if (r->outcome == SCHED_GATED)
         return "SchedulingGated";
     if (r->outcome == SCHED_UNSCHEDULABLE)
-        return "Unschedulable";
+        return r->error ? "Error" : "Unschedulable";
     return r->nvictims ? "ScheduledAfterPreemption" : "Scheduled";
 }
 
@@ -385,7 +385,7 @@ int gpusched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("explain", explain_usage, f.table, GPUSCHED_CMD_SIM_NFLAGS);
+        gpusched_cmd_help("explain", explain_usage, f.table, f.nflags);
         goto out;
     }
     if (pos.n != 1) {

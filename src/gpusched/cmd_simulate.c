@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -201,6 +202,182 @@ static int simulate_print_json(const struct simulate_run *r)
     return 0;
 }
 
+/* ------------------------------------------------------------------ --follow */
+
+/* The followed run: pod "ns/name" -> the node it took (scheduled or, if preempted later,
+ * preempted[].node), and preemptor "ns/name" -> the node its preemption nominated. */
+struct simulate_follow {
+    json_t *placed, *nominated;
+    char key[512];
+};
+
+static int follow_section(json_t *doc, const char *section, const char *key_field, json_t *into,
+                          const char *path)
+{
+    const json_t *a = json_object_get(doc, section), *e;
+    size_t i;
+
+    if (!a)
+        return 0;
+    if (!json_is_array(a)) {
+        fprintf(stderr, "gpusched: --follow %s: %s: expected a list\n", path, section);
+        return 1;
+    }
+    json_array_foreach(a, i, e) {
+        const char *k = json_string_value(json_object_get(e, key_field));
+        json_t *node = json_object_get(e, "node");
+
+        if (!k || !json_is_string(node)) {
+            fprintf(stderr, "gpusched: --follow %s: %s[%zu]: expected {\"%s\", \"node\"}\n",
+                    path, section, i, key_field);
+            return 1;
+        }
+        if (!json_object_get(into, k) && json_object_set(into, k, node)) {
+            fprintf(stderr, "gpusched: out of memory\n");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* simulate_follow_load reads a simulate -o json document; prints the error and returns 1 */
+static int simulate_follow_load(struct simulate_follow *fo, const char *path)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    int rc = 1;
+
+    fo->placed = json_object();
+    fo->nominated = json_object();
+    if (!doc) {
+        if (je.line > 0)
+            fprintf(stderr, "gpusched: --follow %s: line %d: %s\n", path, je.line, je.text);
+        else
+            fprintf(stderr, "gpusched: --follow %s: %s\n", path, je.text);
+        goto out;
+    }
+    if (!json_is_object(doc)) {
+        fprintf(stderr, "gpusched: --follow %s: expected a simulate -o json document\n", path);
+        goto out;
+    }
+    if (!fo->placed || !fo->nominated)
+        fprintf(stderr, "gpusched: out of memory\n");
+    else if (!follow_section(doc, "scheduled", "pod", fo->placed, path) &&
+             !follow_section(doc, "preempted", "pod", fo->placed, path) &&
+             !follow_section(doc, "preempted", "by", fo->nominated, path))
+        rc = 0;
+out:
+    json_decref(doc);
+    return rc;
+}
+
+static void simulate_follow_release(struct simulate_follow *fo)
+{
+    json_decref(fo->placed);
+    json_decref(fo->nominated);
+}
+
+static const char *simulate_follow_cb(void *arg, const struct kube_pod *pod, bool preemption)
+{
+    struct simulate_follow *fo = arg;
+
+    snprintf(fo->key, sizeof(fo->key), "%s/%s", pod->namespace_, pod->name);
+    return json_string_value(json_object_get(preemption ? fo->nominated : fo->placed, fo->key));
+}
+
+/* ------------------------------------------------------------------ --trace */
+
+/* One line per attempt in the format of docs/testing.md ("The trace line"), the same the
+ * kube-scheduler oracle writes. */
+static void trace_pod_key(FILE *f, const char *ns, const char *name)
+{
+    putc('"', f);
+    out_json_string_raw(f, ns);
+    putc('/', f);
+    out_json_string_raw(f, name);
+    putc('"', f);
+}
+
+static int simulate_trace_cb(void *arg, const struct kube_pod *pod, int number,
+                             const struct sched_explanation *x)
+{
+    FILE *f = arg;
+    const struct sched_result *r = &x->result;
+    size_t i, k;
+
+    if (r->outcome == SCHED_GATED)
+        return 0; /* never attempted */
+    fputs("{\"pod\":", f);
+    trace_pod_key(f, pod->namespace_, pod->name);
+    fprintf(f, ",\"attempt\":%d,\"priority\":%" PRId32, number, pod->priority);
+    if (pod->nominated_node_name && *pod->nominated_node_name) {
+        fputs(",\"nominatedNode\":", f);
+        out_json_string(f, pod->nominated_node_name);
+    }
+    fputs(",\"nodes\":[", f);
+    for (i = 0; i < x->nnodes; i++) {
+        const struct sched_node_verdict *v = &x->nodes[i];
+
+        fputs(i ? ",{\"node\":" : "{\"node\":", f);
+        out_json_string(f, v->node);
+        if (v->skipped) {
+            fputs(",\"feasible\":false,\"plugin\":\"(not evaluated)\",\"reasons\":[]}", f);
+            continue;
+        }
+        if (v->plugin) {
+            fputs(",\"feasible\":false,\"plugin\":", f);
+            out_json_string(f, v->plugin);
+            fputs(",\"reasons\":[", f);
+            for (k = 0; k < v->nreasons; k++) {
+                if (k)
+                    putc(',', f);
+                out_json_string(f, v->reasons[k]);
+            }
+            fputs(v->unresolvable ? "],\"unresolvable\":true}" : "]}", f);
+            continue;
+        }
+        fputs(",\"feasible\":true,\"scores\":[", f);
+        for (k = 0; k < v->nscores; k++) {
+            const struct sched_score *sc = &v->scores[k];
+
+            fprintf(f, "%s{\"plugin\":", k ? "," : "");
+            out_json_string(f, sc->plugin);
+            fprintf(f, ",\"raw\":%" PRId64 ",\"normalized\":%" PRId64 ",\"weight\":%" PRId32 "}",
+                    sc->raw, sc->normalized, sc->weight);
+        }
+        fprintf(f, "],\"total\":%" PRId64 "}", v->total);
+    }
+    putc(']', f);
+    if (x->score_error) {
+        fputs(",\"scoreError\":", f);
+        out_json_string(f, x->score_error);
+    }
+    fputs(",\"result\":{\"status\":", f);
+    if (r->outcome == SCHED_SCHEDULED) {
+        fputs("\"Scheduled\",\"node\":", f);
+        out_json_string(f, r->node ? r->node : "");
+    } else if (r->error) {
+        fputs("\"Error\",\"message\":", f);
+        out_json_string(f, r->message ? r->message : "");
+    } else {
+        fputs("\"Unschedulable\",\"message\":", f);
+        out_json_string(f, r->message ? r->message : "");
+        if (r->nominated_node) {
+            fputs(",\"nominatedNode\":", f);
+            out_json_string(f, r->nominated_node);
+            fputs(",\"victims\":[", f);
+            for (k = 0; k < r->nvictims; k++) {
+                if (k)
+                    putc(',', f);
+                trace_pod_key(f, r->victims[k].namespace_, r->victims[k].name);
+            }
+            putc(']', f);
+        }
+    }
+    fputs("}}\n", f);
+    return ferror(f) ? -EIO : 0;
+}
+
 static void simulate_event(const char *type, const char *reason, const char *msg)
 {
     printf("  %-7s  %-16s  %s\n", type, reason, msg);
@@ -320,6 +497,8 @@ int gpusched_cmd_simulate(int argc, char **argv)
     struct sched_sim_opts so;
     struct simulate_progress pr;
     struct simulate_run run = {0};
+    struct simulate_follow follow = {0};
+    FILE *trace = NULL;
     struct err err;
     enum out_format fmt;
     bool help, loaded = false;
@@ -331,16 +510,32 @@ int gpusched_cmd_simulate(int argc, char **argv)
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("simulate", simulate_usage, f.table, GPUSCHED_CMD_SIM_NFLAGS);
+        gpusched_cmd_help("simulate", simulate_usage, f.table, f.nflags);
         goto out;
     }
     if (pos.n) {
         rc = gpusched_cmd_usage_error("simulate", "unexpected argument \"%s\"", pos.v[0]);
         goto out;
     }
+    memset(&so, 0, sizeof(so));
     rc = gpusched_cmd_sim_check("simulate", &f, &fmt, &profile, &so.seed);
     if (rc)
         goto out;
+    if (f.follow) {
+        if ((rc = simulate_follow_load(&follow, f.follow)))
+            goto out;
+        so.follow = simulate_follow_cb;
+        so.follow_arg = &follow;
+    }
+    if (f.trace) {
+        if (!(trace = fopen(f.trace, "w"))) {
+            fprintf(stderr, "gpusched: --trace %s: %s\n", f.trace, strerror(errno));
+            rc = 1;
+            goto out;
+        }
+        so.attempt = simulate_trace_cb;
+        so.attempt_arg = trace;
+    }
 
     /* bound pods go into the cluster as they are read: only the pending ones are kept */
     rc = gpusched_cmd_load_cluster(&f.files, f.namespace_, &in, &cluster);
@@ -381,9 +576,22 @@ int gpusched_cmd_simulate(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
+    if (trace) {
+        int bad = fclose(trace) != 0;
+
+        trace = NULL;
+        if (bad) {
+            fprintf(stderr, "gpusched: --trace %s: %s\n", f.trace, strerror(errno));
+            rc = 1;
+            goto out;
+        }
+    }
     rc = fmt == OUT_JSON ? simulate_print_json(&run) : simulate_print_table(&run, fmt == OUT_WIDE);
     rc = gpusched_cmd_flush(rc);
 out:
+    if (trace)
+        fclose(trace);
+    simulate_follow_release(&follow);
     rc = gpusched_cmd_status(rc);
     if (run.results)
         for (i = 0; i < run.npods; i++)

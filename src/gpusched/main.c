@@ -7,6 +7,7 @@
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_explain.h"
 #include "gpusched/cmd_nodes.h"
+#include "gpusched/cmd_render.h"
 #include "gpusched/cmd_simulate.h"
 #include "serve/serve.h"
 
@@ -25,6 +26,7 @@ static const char main_usage[] =
     "  simulate    Schedule the pending pods of manifest files onto their nodes\n"
     "  explain     Show, node by node, why a pod fits or not, and its scores\n"
     "  nodes       List the nodes of manifest files, with GPU labels and free GPUs\n"
+    "  render      Print the objects manifests expand to (workloads as their pods)\n"
     "  serve       Run as a secondary scheduler that binds pods through the API\n"
     "  version     Print the version\n"
     "\n"
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
         return gpusched_cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))
         return gpusched_cmd_explain(argc - 1, argv + 1);
+    if (!strcmp(cmd, "render"))
+        return gpusched_cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "nodes"))
         return gpusched_cmd_nodes(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))

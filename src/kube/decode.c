@@ -1370,9 +1370,19 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     if (!rc)
         rc = get_string(&d, spec, "priorityClassName", &out->priority_class_name, "");
     if (!rc)
+        rc = get_string(&d, spec, "runtimeClassName", &out->runtime_class_name, "");
+    if (!rc)
         rc = get_string(&d, spec, "preemptionPolicy", &policy, "");
     if (rc)
         goto out;
+    out->has_preemption_policy = policy[0] != '\0';
+    {
+        const json_t *pr = json_object_get(spec, "resources");
+
+        out->has_pod_resources = json_is_object(pr) &&
+                                 (json_object_size(json_object_get(pr, "requests")) ||
+                                  json_object_size(json_object_get(pr, "limits")));
+    }
     if (!strcmp(policy, "Never")) {
         out->preempt_never = true;
     } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {
@@ -1537,6 +1547,55 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
         path_pop(&d, old);
     }
     return rc;
+}
+
+int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                              const char *file, struct kube_runtime_class *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *ov, *sch;
+    const char *uid, *rv;
+    struct kube_labels labels;
+    struct res_list fixed = {NULL, 0, NULL};
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, NULL, NULL)))
+        return rc;
+    rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
+    if (rc)
+        return rc;
+    if (!out->name[0]) {
+        old = path_push(&d, "metadata.name");
+        rc = dec_fail(&d, NULL, meta ? meta : obj, "Required value: name is required");
+        path_pop(&d, old);
+        return rc;
+    }
+    ov = json_object_get(obj, "overhead");
+    if (ov && !json_is_null(ov)) {
+        if (!json_is_object(ov)) {
+            old = path_push(&d, "overhead");
+            rc = dec_fail(&d, ov, obj, "Invalid value: expected an object");
+            path_pop(&d, old);
+            return rc;
+        }
+        old = path_push(&d, "overhead");
+        rc = decode_res_list(&d, ov, "podFixed", false, &fixed);
+        if (!rc)
+            rc = res_list_build(&d, &fixed, &out->overhead);
+        res_list_release(&fixed);
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+        out->has_overhead = json_object_get(ov, "podFixed") != NULL;
+    }
+    sch = json_object_get(obj, "scheduling");
+    out->has_scheduling =
+        json_is_object(sch) && (json_object_size(json_object_get(sch, "nodeSelector")) ||
+                                json_array_size(json_object_get(sch, "tolerations")));
+    return 0;
 }
 
 int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,

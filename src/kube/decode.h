@@ -24,6 +24,11 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
                     const char *file, struct kube_pod *out, struct err *err);
 int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                      const char *file, struct kube_node *out, struct err *err);
+/* kube_runtime_class_decode decodes a RuntimeClass: metadata.name (required), overhead.podFixed
+ * and whether scheduling is set. 0 or a negative code with err naming the field. */
+int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                              const char *file, struct kube_runtime_class *out, struct err *err);
+
 int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                                const char *file, struct kube_priority_class *out, struct err *err);
 

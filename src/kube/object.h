@@ -154,10 +154,13 @@ struct kube_pod {
     const char *scheduler_name;    /* "default-scheduler" when unset */
     const char *nominated_node_name; /* status.nominatedNodeName, "" when unset */
     const char *priority_class_name; /* "" when unset */
+    const char *runtime_class_name;  /* spec.runtimeClassName, "" when unset */
     int32_t priority;              /* spec.priority (0 when unset and no class resolves it) */
     /* the flags together, so the record has no padding holes (10,000 pending pods) */
     bool has_priority;
     bool preempt_never;            /* preemptionPolicy: Never */
+    bool has_preemption_policy;    /* spec.preemptionPolicy given */
+    bool has_pod_resources;        /* spec.resources (pod-level resources) given */
     bool has_required_affinity;
     bool host_network;
     bool terminating;  /* metadata.deletionTimestamp set */
@@ -201,6 +204,14 @@ struct kube_node {
     enum kube_node_ready ready; /* shown by `gpusched nodes`; no scheduling rule reads it */
     const char *source_file;
     int source_line;
+};
+
+/* A RuntimeClass (node.k8s.io/v1): what its admission gives the pods that name it. */
+struct kube_runtime_class {
+    const char *name;
+    struct kube_resources overhead; /* overhead.podFixed */
+    bool has_overhead;
+    bool has_scheduling; /* scheduling.nodeSelector or scheduling.tolerations given */
 };
 
 struct kube_priority_class {

@@ -25,6 +25,7 @@ static const struct manifest_kind kinds[] = {
     {"DaemonSet", "apps", "extensions", MANIFEST_KIND_DAEMONSET},
     {"PriorityClass", "scheduling.k8s.io", NULL, MANIFEST_KIND_PRIORITY_CLASS},
     {"PodDisruptionBudget", "policy", NULL, MANIFEST_KIND_PDB},
+    {"RuntimeClass", "node.k8s.io", NULL, MANIFEST_KIND_RUNTIME_CLASS},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -138,6 +139,8 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
     }
 
     k = kind_lookup(kind);
+    if (!k && c->in->opts.keep_objects)
+        return manifest_keep_object(c->in, obj, kind, 0) ? manifest_nomem(c) : 0;
     if (!k)
         return manifest_warn(c->in, "%s: line %d: skipping kind %s", c->file,
                              manifest_line_of(c, kv, line), kind)
@@ -165,17 +168,37 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
                                      ? "Required value: name or generateName is required"
                                      : "Required value: name is required");
     }
-    switch (k->id) {
-    case MANIFEST_KIND_NODE:
-        return manifest_load_node(c, obj, line);
-    case MANIFEST_KIND_POD:
-        return manifest_load_pod(c, obj, line);
-    case MANIFEST_KIND_PRIORITY_CLASS:
-        return manifest_load_priority_class(c, obj, line);
-    case MANIFEST_KIND_PDB:
-        return manifest_load_pdb(c, obj, line);
-    default:
-        return manifest_load_workload(c, obj, k, av, line);
+    {
+        size_t npods = c->in->npods, nds = c->in->priv->nds;
+        int rc;
+
+        switch (k->id) {
+        case MANIFEST_KIND_NODE:
+            rc = manifest_load_node(c, obj, line);
+            break;
+        case MANIFEST_KIND_POD:
+            rc = manifest_load_pod(c, obj, line);
+            break;
+        case MANIFEST_KIND_PRIORITY_CLASS:
+            rc = manifest_load_priority_class(c, obj, line);
+            break;
+        case MANIFEST_KIND_RUNTIME_CLASS:
+            rc = manifest_load_runtime_class(c, obj, line);
+            break;
+        case MANIFEST_KIND_PDB:
+            rc = manifest_load_pdb(c, obj, line);
+            break;
+        default:
+            rc = manifest_load_workload(c, obj, k, av, line);
+            break;
+        }
+        if (rc || !c->in->opts.keep_objects)
+            return rc;
+        if (c->in->priv->nds > nds)
+            c->in->priv->ds[nds].object = c->in->nobjects;
+        if (manifest_keep_object(c->in, obj, kind, c->in->npods - npods))
+            return manifest_nomem(c);
+        return 0;
     }
 }
 

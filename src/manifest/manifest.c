@@ -82,7 +82,8 @@ int manifest_input_finish(struct manifest_input *in, struct err *err)
         return err_set(err, -EINVAL, "input already finished");
     if ((rc = manifest_priv_ensure(in, err)))
         return rc;
-    if ((rc = manifest_finish_daemonsets(in, err)) || (rc = manifest_finish_priorities(in, err)))
+    if ((rc = manifest_finish_daemonsets(in, err)) || (rc = manifest_finish_priorities(in, err)) ||
+        (rc = manifest_finish_runtime_classes(in, err)))
         return rc;
     /* stubs first: every one of them came before every bound pod of pods[] */
     for (i = 0; i < in->priv->nstubs; i++) {
@@ -170,6 +171,9 @@ void manifest_input_release(struct manifest_input *in)
     if (!in)
         return;
     o = in->opts;
+    while (in->nobjects)
+        json_decref(in->objects[--in->nobjects].json);
+    free(in->objects);
     arena_free(&in->arena);
     free(in->nodes);
     free(in->pods);
@@ -178,6 +182,7 @@ void manifest_input_release(struct manifest_input *in)
     free(in->warnings);
     if (in->priv) {
         free(in->priv->ds);
+        free(in->priv->rcs);
         free(in->priv->pod_set.slots);
         free(in->priv->node_set.slots);
         free(in->priv->stubs);

@@ -11,7 +11,10 @@
 #ifndef MANIFEST_MANIFEST_H
 #define MANIFEST_MANIFEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "base/arena.h"
 #include "base/err.h"
@@ -42,6 +45,21 @@ struct manifest_input_opts {
      * cluster's worth of them costs a few dozen bytes each instead of a decoded pod. */
     int (*take_bound)(void *arg, const struct kube_pod *pod, struct err *err);
     void *take_arg;
+    /* keep_objects: every object read is also kept as JSON in objects[] (for `gpusched
+     * render`), and kinds the loader does not know are kept there without a warning. Not
+     * to be combined with take_bound. */
+    bool keep_objects;
+};
+
+/* One object of the input as it was read (opts.keep_objects): json is the object (one
+ * reference, owned by the input), kind its kind (arena copy), npods how many entries of
+ * pods[] it stands for, in pods[] order: 1 for a Pod, the replicas of a workload (a
+ * DaemonSet's once manifest_input_finish has run), 0 for everything else. Walking objects[]
+ * and pods[] together gives the input order with every workload in place of its pods. */
+struct manifest_object {
+    json_t *json;
+    const char *kind;
+    size_t npods;
 };
 
 struct manifest_input_priv; /* workloads waiting for manifest_input_finish, lookup tables */
@@ -64,6 +82,8 @@ struct manifest_input {
      * "a.yaml: line 40: skipping kind Service"; print as "gpusched: warning: %s\n". */
     char **warnings;
     size_t nwarnings;
+    struct manifest_object *objects; /* opts.keep_objects only: input order */
+    size_t nobjects;
     int finished; /* set by a successful manifest_input_finish */
     struct manifest_input_opts opts;
     struct manifest_input_priv *priv;

@@ -88,6 +88,24 @@ static const char *stub_str(struct manifest_input_priv *pv, const char **last, c
     return s;
 }
 
+static const struct kube_runtime_class *find_runtime_class(const struct manifest_input *in,
+                                                          const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < in->priv->nrcs; i++)
+        if (!strcmp(in->priv->rcs[i].name, name))
+            return &in->priv->rcs[i];
+    return NULL;
+}
+
+/* the RuntimeClass admission: the class's overhead when the pod gives none */
+static void admit_runtime_class(struct kube_pod *p, const struct kube_runtime_class *rc)
+{
+    if (rc->has_overhead && !p->overhead.set && !p->overhead.nscalars)
+        p->overhead = rc->overhead;
+}
+
 /* can_hand_off: the pod is bound, no bound pod was kept before it, and its priority is final
  * now: given, or from a class already known. Sets the priority from the class (as
  * manifest_finish_priorities would) when it is not given. */
@@ -98,6 +116,14 @@ static bool can_hand_off(const struct manifest_input *in, struct kube_pod *p)
 
     if (!in->opts.take_bound || in->priv->bound_kept || !p->node_name || !*p->node_name)
         return false;
+    if (p->runtime_class_name && *p->runtime_class_name) {
+        /* its overhead counts on the node: the class must be known now */
+        const struct kube_runtime_class *rc = find_runtime_class(in, p->runtime_class_name);
+
+        if (!rc || rc->has_scheduling)
+            return false;
+        admit_runtime_class(p, rc);
+    }
     if (!name || !*name)
         return p->has_priority; /* else a globalDefault class read later would decide it */
     pc = manifest_find_class(in, name);
@@ -339,11 +365,83 @@ int manifest_finish_priorities(struct manifest_input *in, struct err *err)
             pc = def;
             p->priority_class_name = def->name;
         }
-        if (pc && pc->preempt_never)
-            p->preempt_never = true;
+        /* the Priority admission: the class (or, without one, PreemptLowerPriority) decides,
+         * and a pod that says otherwise is refused */
+        if (p->has_preemption_policy && p->preempt_never != (pc && pc->preempt_never)) {
+            err_set(err, -EINVAL,
+                    "pods \"%s\" is forbidden: the string value of PreemptionPolicy (%s) must not "
+                    "be provided in pod spec; priority admission controller computed %s from "
+                    "the given PriorityClass name",
+                    p->name, p->preempt_never ? "Never" : "PreemptLowerPriority",
+                    p->preempt_never ? "PreemptLowerPriority" : "Never");
+            err_at(err, p->source_file, p->source_line, 0);
+            err_field(err, p->owner.kind ? "spec.template.spec.preemptionPolicy"
+                                         : "spec.preemptionPolicy");
+            return -EINVAL;
+        }
+        p->preempt_never = pc && pc->preempt_never;
         if (!p->has_priority)
             p->priority = pc ? pc->value : 0;
         p->has_priority = true;
+    }
+    return 0;
+}
+
+int manifest_load_runtime_class(struct manifest_ctx *c, json_t *obj, int line)
+{
+    struct manifest_input *in = c->in;
+    struct kube_runtime_class rc;
+    int code;
+
+    code = kube_runtime_class_decode(obj, &in->arena, c->lines, NULL, &rc, c->err);
+    if (code)
+        return code;
+    if (find_runtime_class(in, rc.name))
+        return manifest_fail(c, line, "metadata.name", -EEXIST,
+                             "runtimeclasses.node.k8s.io \"%s\" already exists", rc.name);
+    if (manifest_grow((void **)&in->priv->rcs, &in->priv->cap_rcs, in->priv->nrcs + 1,
+                      sizeof(*in->priv->rcs)))
+        return manifest_nomem(c);
+    in->priv->rcs[in->priv->nrcs++] = rc;
+    return 0;
+}
+
+int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err)
+{
+    size_t i;
+
+    for (i = 0; i < in->npods; i++) {
+        struct kube_pod *p = &in->pods[i];
+        const struct kube_runtime_class *rc;
+        int w = 0;
+
+        if (p->has_pod_resources &&
+            manifest_warn(in,
+                          "%s: line %d: pod %s/%s: spec.resources (pod-level resources) is not "
+                          "modelled: its requests are taken from its containers (kube-scheduler "
+                          "1.34+ uses the pod-level ones)",
+                          p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
+                          p->name))
+            return err_set(err, -ENOMEM, "out of memory");
+        if (!p->runtime_class_name || !*p->runtime_class_name)
+            continue;
+        rc = find_runtime_class(in, p->runtime_class_name);
+        if (!rc)
+            w = manifest_warn(in,
+                              "%s: line %d: pod %s/%s names RuntimeClass %s, which is not in the "
+                              "input: its overhead is not counted",
+                              p->source_file ? p->source_file : "?", p->source_line,
+                              p->namespace_, p->name, p->runtime_class_name);
+        else if (rc->has_scheduling)
+            w = manifest_warn(in,
+                              "%s: line %d: pod %s/%s: the scheduling part (nodeSelector, "
+                              "tolerations) of RuntimeClass %s is not modelled",
+                              p->source_file ? p->source_file : "?", p->source_line,
+                              p->namespace_, p->name, rc->name);
+        if (w)
+            return err_set(err, -ENOMEM, "out of memory");
+        if (rc)
+            admit_runtime_class(p, rc);
     }
     return 0;
 }

@@ -34,6 +34,12 @@ const char *manifest_object_namespace(struct manifest_ctx *c, const json_t *obj)
 int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line);
+int manifest_load_runtime_class(struct manifest_ctx *c, json_t *obj, int line);
+
+/* manifest_finish_runtime_classes is the RuntimeClass admission for every pod of pods[] that
+ * names a class: the class's overhead.podFixed becomes the pod's when it has none (a class
+ * missing from the input, or its scheduling part, gives a warning). */
+int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err);
 
 /* manifest_load_pdb keeps a policy/v1 PodDisruptionBudget (in the input's default namespace
  * when it names none); a second one of the same namespace/name is an error. */

@@ -269,6 +269,8 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->dropped = in->priv->warnings_dropped;
     s->nstubs = in->priv->nstubs;
     s->ntaken = in->ntaken;
+    s->nobjects = in->nobjects;
+    s->nrcs = in->priv->nrcs;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -283,6 +285,9 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->priv->warnings_dropped = s->dropped;
     in->priv->nstubs = s->nstubs;
     in->ntaken = s->ntaken;
+    in->priv->nrcs = s->nrcs;
+    while (in->nobjects > s->nobjects)
+        json_decref(in->objects[--in->nobjects].json);
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))
@@ -290,6 +295,21 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
         if (manifest_set_rebuild(in, &in->priv->node_set, 0, in->nnodes, 0))
             in->priv->node_set.cap = 0;
     }
+}
+
+int manifest_keep_object(struct manifest_input *in, json_t *obj, const char *kind, size_t npods)
+{
+    struct manifest_object *o;
+    const char *k = arena_strdup(&in->arena, kind);
+
+    if (!k || manifest_grow((void **)&in->objects, &in->priv->cap_objects, in->nobjects + 1,
+                            sizeof(*in->objects)))
+        return -ENOMEM;
+    o = &in->objects[in->nobjects++];
+    o->json = json_incref(obj);
+    o->kind = k;
+    o->npods = npods;
+    return 0;
 }
 
 int manifest_priv_ensure(struct manifest_input *in, struct err *err)

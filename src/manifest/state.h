@@ -35,6 +35,7 @@ enum manifest_kind_id {
     MANIFEST_KIND_DAEMONSET,
     MANIFEST_KIND_PRIORITY_CLASS,
     MANIFEST_KIND_PDB,
+    MANIFEST_KIND_RUNTIME_CLASS,
 };
 
 struct manifest_kind {
@@ -48,6 +49,7 @@ struct manifest_kind {
 struct manifest_pending_ds {
     struct kube_pod tmpl; /* the decoded template, namespace and owner set */
     size_t pos;           /* pod index where the DaemonSet appeared */
+    size_t object;        /* with opts.keep_objects: its index in in->objects */
 };
 
 /* A bound pod passed to opts.take_bound: what is kept of it (strings in stub_arena). */
@@ -67,7 +69,7 @@ struct manifest_name_set {
 };
 
 struct manifest_input_priv {
-    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings;
+    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects;
     struct manifest_pending_ds *ds;
     size_t nds, cap_ds;
     struct manifest_name_set pod_set, node_set;
@@ -79,10 +81,12 @@ struct manifest_input_priv {
     struct arena node_arena;         /* decoded nodes, apart so manifest_input_trim can free them */
     const char *stub_ns, *stub_node; /* the last ones copied, reused while they repeat */
     int bound_kept;                  /* a bound pod went to pods[]: no more hand-offs */
+    struct kube_runtime_class *rcs;  /* RuntimeClass objects, input order */
+    size_t nrcs, cap_rcs;
 };
 
 struct manifest_snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken;
+    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken, nobjects, nrcs;
 };
 
 struct manifest_ctx {
@@ -139,6 +143,10 @@ int manifest_set_rebuild(struct manifest_input *in, struct manifest_name_set *s,
  * input back to them (a failed load leaves nothing behind) and rebuilds the name sets. */
 void manifest_snapshot_take(const struct manifest_input *in, struct manifest_snapshot *s);
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s);
+
+/* manifest_keep_object appends obj (a new reference) of kind to in->objects, standing for
+ * npods pods; 0 or -ENOMEM. */
+int manifest_keep_object(struct manifest_input *in, json_t *obj, const char *kind, size_t npods);
 
 /* manifest_priv_ensure allocates in->priv and its name sets when missing; 0 or -ENOMEM. */
 int manifest_priv_ensure(struct manifest_input *in, struct err *err);

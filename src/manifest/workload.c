@@ -467,6 +467,8 @@ int manifest_finish_daemonsets(struct manifest_input *in, struct err *err)
                 goto out;
             count[d]++;
         }
+        if (in->opts.keep_objects)
+            in->objects[pv->ds[d].object].npods = count[d];
     }
     if (in->npods == first)
         goto out;

@@ -5,9 +5,11 @@
 #include "sched/compile.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/goparse.h"
 #include "kube/rules.h"
 #include "sched/cluster.h"
@@ -155,8 +157,87 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
 
 void sched_cpod_release(struct sched_cpod *cp)
 {
-    /* the memory stays in the cluster's compile arena for the next pods */
+    
+/* the memory stays in the cluster's compile arena for the next pods */
     memset(cp, 0, sizeof(*cp));
+}
+
+/* go_quote appends s to b as Go's %q writes it (ASCII; other bytes as \xNN) */
+static int go_quote(struct buf *b, const char *s)
+{
+    int rc = buf_puts(b, "\"");
+
+    for (; *s && !rc; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            rc = buf_printf(b, "\\%c", ch);
+        else if (ch >= 0x20 && ch < 0x7f)
+            rc = buf_append(b, s, 1);
+        else if (ch == '\n')
+            rc = buf_puts(b, "\\n");
+        else if (ch == '\t')
+            rc = buf_puts(b, "\\t");
+        else
+            rc = buf_printf(b, "\\x%02x", ch);
+    }
+    return rc ? rc : buf_puts(b, "\"");
+}
+
+/* prescore_error is what NodeAffinity's PreScore (NewPreferredSchedulingTerms) says of the
+ * pod's preferred terms: for each Gt/Lt value that is not an integer, one field error; one
+ * error alone as it is, several (each once) as "[e1, e2]". Sets cp->prescore_error (arena);
+ * -ENOMEM. */
+static int prescore_error(const struct kube_pod *pod, struct sched_cpod *cp)
+{
+    struct buf b, one;
+    size_t i, j, k, n = 0;
+    int64_t v;
+    int rc = 0;
+
+    buf_init(&b, 1 << 16);
+    buf_init(&one, 1 << 12);
+    for (i = 0; i < pod->npreferred; i++) {
+        const struct kube_preferred_term *t = &pod->preferred[i];
+
+        if (t->weight == 0 || (!t->term.nexprs && !t->term.nfields))
+            continue;
+        for (j = 0; j < t->term.nexprs; j++) {
+            const struct kube_requirement *r = &t->term.exprs[j];
+
+            if (r->op != KUBE_OP_GT && r->op != KUBE_OP_LT)
+                continue;
+            for (k = 0; k < r->nvalues; k++) {
+                if (!go_parse_int(r->values[k], strlen(r->values[k]), 10, 64, &v, NULL))
+                    continue;
+                buf_reset(&one);
+                if ((rc = buf_printf(&one, "[%zu].matchExpressions[%zu].values[%zu]: Invalid value: ",
+                                     i, j, k)) ||
+                    (rc = go_quote(&one, r->values[k])) ||
+                    (rc = buf_puts(&one, ": for 'Gt', 'Lt' operators, the value must be an integer")))
+                    goto out;
+                /* an aggregate prints each message once */
+                if (n && strstr(b.data, one.data))
+                    continue;
+                if ((n && (rc = buf_puts(&b, ", "))) || (rc = buf_puts(&b, one.data)))
+                    goto out;
+                n++;
+            }
+        }
+    }
+    if (n) {
+        char *m = arena_alloc(cp->arena, b.len + 3);
+
+        if (!m)
+            rc = -ENOMEM;
+        else {
+            snprintf(m, b.len + 3, n > 1 ? "[%s]" : "%s", b.data);
+            cp->prescore_error = m;
+        }
+    }
+out:
+    buf_release(&b);
+    buf_release(&one);
+    return rc;
 }
 
 int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
@@ -221,6 +302,8 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
             goto out;
         cp->pref_terms[cp->npref_terms++].weight = t->weight;
     }
+    if (prescore_error(pod, cp))
+        goto out;
     if (pod->ntolerations &&
         !(cp->tols = arena_alloc(cp->arena, pod->ntolerations * sizeof(*cp->tols))))
         goto out;

@@ -103,8 +103,8 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
     d->fit = (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(h->nz_cpu, cp->nz_cpu),
                                                   h->alloc_mem, sched_sat_add(h->nz_mem, cp->nz_mem));
     d->bal = bal_skip ? 0
-                      : (int32_t)sched_score_balanced(h->alloc_cpu, sched_sat_add(h->req_cpu, cp->cpu),
-                                                      h->alloc_mem, sched_sat_add(h->req_mem, cp->mem));
+                      : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu, cp->cpu,
+                                                      h->alloc_mem, h->req_mem, cp->mem);
     if (p && p->gpu_aware) {
         int64_t ga = h->alloc_gpu, gr = h->req_gpu;
         if (cp->gpu_rid != c->rid_gpu) {
@@ -312,6 +312,20 @@ static uint32_t nominated_first(const struct sched_cluster *c, const struct sche
     return c->slots[slot].order_index;
 }
 
+/* tie_pick chooses among the nties best nodes (order indexes): the seeded draw, or the node
+ * the caller follows when it is one of them */
+static int32_t tie_pick(const struct sched_cluster *c, struct sched_rng *rng, const uint32_t *ties,
+                        uint32_t nties)
+{
+    uint32_t i, pick = nties > 1 && rng ? (uint32_t)sched_rng_below(rng, nties) : 0;
+
+    if (nties > 1 && rng && rng->follow_node)
+        for (i = 0; i < nties; i++)
+            if (!strcmp(c->slots[c->order[ties[i]]].name, rng->follow_node))
+                pick = i;
+    return (int32_t)ties[pick];
+}
+
 /* ---------------------------------------------------------------- the cycle */
 
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
@@ -495,7 +509,7 @@ scanned:
         if (total == best)
             c->s_ties[nties++] = feas[i];
     }
-    *chosen = (int32_t)c->s_ties[nties > 1 && rng ? sched_rng_below(rng, nties) : 0];
+    *chosen = tie_pick(c, rng, c->s_ties, nties);
     return 0;
 }
 
@@ -630,7 +644,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             ties[nties++] = cand[j];
     }
     if (nties)
-        cy->chosen = (int32_t)ties[nties > 1 && rng ? sched_rng_below(rng, nties) : 0];
+        cy->chosen = tie_pick(c, rng, ties, nties);
 out:
     if (rc) {
         sched_cycle_release(cy);

@@ -290,7 +290,7 @@ void sched_preemption_release(struct sched_preemption *pr)
 
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  struct sched_preemption *pr, struct err *err)
+                  const struct sched_rng *rng, struct sched_preemption *pr, struct err *err)
 {
     struct sched_hist h = {0};
     uint32_t i, npotential = 0, want, nonviolating = 0, violating = 0;
@@ -351,6 +351,18 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
             nonviolating++;
         if (pr->chosen < 0 || sched_preempt_cmp_candidates(pn, &pr->nodes[pr->chosen]) < 0)
             pr->chosen = (int32_t)i;
+    }
+    if (pr->chosen >= 0 && rng && rng->follow_preempt) {
+        /* a tie on every criterion: the node the caller follows, when it is one of them */
+        for (i = 0; i < cy->n; i++) {
+            const struct sched_preempt_node *pn = &pr->nodes[i];
+            if (pn->reason_plugin == SCHED_PL_NONE && pn->nvictims &&
+                !sched_preempt_cmp_candidates(pn, &pr->nodes[pr->chosen]) &&
+                !strcmp(c->slots[c->order[i]].name, rng->follow_preempt)) {
+                pr->chosen = (int32_t)i;
+                break;
+            }
+        }
     }
 message:
     if (pr->chosen >= 0) {

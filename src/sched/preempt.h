@@ -7,11 +7,12 @@
 #include "sched/sched-int.h"
 
 /* sched_preempt runs preemption for cp after the failed cycle cy: eligibility, victims per
- * candidate node, the candidate chosen. Fills pr (release with sched_preemption_release);
+ * candidate node, the candidate chosen (the first best in node order, or rng->follow_preempt
+ * when it is as good; rng may be NULL). Fills pr (release with sched_preemption_release);
  * 0 or -ENOMEM with err set. */
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  struct sched_preemption *pr, struct err *err);
+                  const struct sched_rng *rng, struct sched_preemption *pr, struct err *err);
 void sched_preemption_release(struct sched_preemption *pr);
 
 /* DefaultPreemptionArgs' defaults */

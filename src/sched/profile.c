@@ -22,6 +22,8 @@ const struct sched_profile *sched_profile_find(const char *name)
 void sched_rng_seed(struct sched_rng *r, uint64_t seed)
 {
     r->state = seed;
+    r->follow_node = NULL;
+    r->follow_preempt = NULL;
 }
 
 static uint64_t rng_next(struct sched_rng *r)

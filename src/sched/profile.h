@@ -72,9 +72,17 @@ bool sched_sampling_on(const struct sched_profile *p);
  * Tie-break generator
  * ------------------------------------------------------------------------------------- */
 
-/* A small deterministic generator (splitmix64). Same seed, same choices. */
+/* A small deterministic generator (splitmix64). Same seed, same choices.
+ *
+ * follow_node and follow_preempt (NULL unless a caller sets them, borrowed) let a caller
+ * replay another scheduler's choices (`gpusched simulate --follow`): when the best nodes of a
+ * cycle tie and follow_node is one of them, it is taken (the draw is still made, so later
+ * draws do not change); when preemption has several candidates equal on every criterion and
+ * follow_preempt is one of them, it is nominated. A node outside the ties changes nothing. */
 struct sched_rng {
     uint64_t state;
+    const char *follow_node;
+    const char *follow_preempt;
 };
 
 void sched_rng_seed(struct sched_rng *r, uint64_t seed);

@@ -272,8 +272,8 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
                                                       h->alloc_mem, sched_sat_add(nzm, cp->nz_mem));
     o->bal_raw = cp->cpu == 0 && cp->mem == 0
                      ? 0
-                     : (int32_t)sched_score_balanced(h->alloc_cpu, sched_sat_add(cpu, cp->cpu),
-                                                     h->alloc_mem, sched_sat_add(mem, cp->mem));
+                     : (int32_t)sched_score_balanced(h->alloc_cpu, cpu, cp->cpu, h->alloc_mem,
+                                                     mem, cp->mem);
     gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
     gpu_req = slot_req_scalar(c, s, gpu_name);
     o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;

@@ -327,6 +327,10 @@ struct sched_cpod {
     uint32_t *pin_names; /* interned node names, may include unknown ones */
     uint32_t npin_names;
     bool prefilter_conflict;
+    /* NodeAffinity's PreScore error (a preferred Gt/Lt whose value is not an integer), the
+     * text after "running PreScore plugin \"NodeAffinity\": ", or NULL: an attempt that has
+     * to score (two or more feasible nodes) fails with it */
+    const char *prescore_error;
     struct arena *arena; /* the cluster's cp_arena */
 };
 

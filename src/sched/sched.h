@@ -12,7 +12,8 @@
  *
  * This header declares nothing itself: it includes the core's API, one header per module:
  * profile.h (profiles, node sampling, the tie-break generator), cluster.h (the cluster
- * state), schedule.h (one pod: schedule or explain) and simulate.h (a queue of pods). The
+ * state), schedule.h (one pod: schedule or explain), simulate.h (a queue of pods) and version.h
+ * (--kube-version). The
  * other headers of src/sched/ are the core's internals. */
 #ifndef SCHED_SCHED_H
 #define SCHED_SCHED_H
@@ -21,5 +22,6 @@
 #include "sched/profile.h"
 #include "sched/schedule.h"
 #include "sched/simulate.h"
+#include "sched/version.h"
 
 #endif

@@ -199,7 +199,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
-    if (!ref && !x) {
+    if (!ref && !x && !cp.prescore_error) {
         int32_t chosen;
         uint32_t processed;
         if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, &processed, err)))
@@ -216,7 +216,14 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         goto out_cp;
     next_start_advance(c, p, cy.processed);
     rc = -ENOMEM;
-    if (cy.chosen >= 0) {
+    if (cy.chosen >= 0 && cp.prescore_error && cy.nfeasible >= 2) {
+        /* the attempt had to score, and PreScore failed: a scheduler error */
+        out->outcome = SCHED_UNSCHEDULABLE;
+        out->error = true;
+        if (!(out->message = str_join3("running PreScore plugin \"NodeAffinity\"", ": ",
+                                       cp.prescore_error)))
+            goto out;
+    } else if (cy.chosen >= 0) {
         out->outcome = SCHED_SCHEDULED;
         if (!(out->node = strdup(c->slots[c->order[cy.chosen]].name)))
             goto out;
@@ -231,7 +238,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                   c, cy.n, &h,
                   cp.prefilter_conflict ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT] : NULL)))
             goto out;
-        if ((rc = sched_preempt(c, p, &cp, &cy, &pr, err)))
+        if ((rc = sched_preempt(c, p, &cp, &cy, rng, &pr, err)))
             goto out_cp;
         rc = -ENOMEM;
         if (pr.chosen >= 0) {
@@ -264,6 +271,9 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     if (x) {
         memset(x, 0, sizeof(*x));
         if (fill_explanation(c, p, &cp, &cy, &pr, x))
+            goto out;
+        if (cp.prescore_error && cy.nfeasible &&
+            !(x->score_error = arena_strdup(&x->arena, out->error ? out->message : cp.prescore_error)))
             goto out;
     }
     rc = 0;

@@ -48,6 +48,10 @@ struct sched_victim {
  *   set: kube-scheduler then clears the pod's status.nominatedNodeName. */
 struct sched_result {
     enum sched_outcome outcome;
+    /* with SCHED_UNSCHEDULABLE: the attempt failed with a plugin error, not a FitError
+     * (message "running PreScore plugin ...": kube-scheduler's SchedulerError); no
+     * preemption was tried */
+    bool error;
     char *node;
     char *message;
     char *nominated_node;
@@ -128,6 +132,9 @@ struct sched_explanation {
     size_t nnodes;
     size_t nfeasible;
     size_t nskipped;            /* nodes with skipped set (node sampling) */
+    /* NodeAffinity's PreScore error when some node is feasible (the result is that error
+     * when two or more are), NULL otherwise; owned by arena */
+    const char *score_error;
     struct sched_result result; /* what sched_schedule_one gives with the same rng */
     struct arena arena;         /* owns every string and array above except result's */
 };

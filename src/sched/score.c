@@ -41,8 +41,9 @@ int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t 
     return weights ? score / weights : 0;
 }
 
-/* BalancedAllocation over cpu and memory, requested = node requested + pod request */
-int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem, int64_t req_mem)
+/* balancedResourceScore: (1 - std) * 100 over the fractions requested/allocatable of cpu and
+ * memory, each capped at 1, a resource with allocatable 0 left out */
+static int64_t balance(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem, int64_t req_mem)
 {
     double f[2], std = 0;
     int n = 0;
@@ -62,6 +63,17 @@ int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_m
     if (n == 2)
         std = fabs((f[0] - f[1]) / 2);
     return (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+}
+
+/* BalancedAllocation (v1.37's balancedResourceScorer): the change in balance the pod brings,
+ * 50 + (50 + balance(with the pod) - balance(without)) / 2, so 75 when it changes nothing */
+int64_t sched_score_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
+                             int64_t alloc_mem, int64_t node_mem, int64_t pod_mem)
+{
+    int64_t with = balance(alloc_cpu, node_cpu + pod_cpu, alloc_mem, node_mem + pod_mem);
+    int64_t without = balance(alloc_cpu, node_cpu, alloc_mem, node_mem);
+
+    return MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with - without) / 2;
 }
 
 /* GPUPlacement (our "gpu" profile): MostAllocated on the GPU resource for GPU pods; for other

@@ -12,8 +12,8 @@
  * lowest raw score gets 100). */
 int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
                                     int64_t req_mem);
-int64_t sched_score_balanced(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
-                             int64_t req_mem);
+int64_t sched_score_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
+                             int64_t alloc_mem, int64_t node_mem, int64_t pod_mem);
 int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
                         int64_t pod_gpu);
 int64_t sched_normalize(int64_t score, int64_t max, bool reverse);

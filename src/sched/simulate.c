@@ -67,6 +67,36 @@ static int assume(struct sched_cluster *c, const struct kube_pod *pod, const cha
     return 0;
 }
 
+/* one attempt: sched_schedule_one, or explained and reported when the caller traces */
+static int attempt(struct sched_cluster *c, const struct sched_profile *p,
+                   const struct kube_pod *pod, int number, const struct sched_sim_opts *o,
+                   struct sched_rng *rng, struct sched_result *r, struct err *err)
+{
+    struct sched_explanation x;
+    int rc;
+
+    rng->follow_node = rng->follow_preempt = NULL;
+    if (o && o->follow) {
+        rng->follow_node = o->follow(o->follow_arg, pod, false);
+        rng->follow_preempt = o->follow(o->follow_arg, pod, true);
+    }
+    if (!o || !o->attempt)
+        return sched_schedule_one(c, p, pod, rng, r, err);
+    if ((rc = sched_explain(c, p, pod, rng, &x, err))) {
+        memset(r, 0, sizeof(*r));
+        return rc;
+    }
+    rc = o->attempt(o->attempt_arg, pod, number, &x);
+    *r = x.result;
+    memset(&x.result, 0, sizeof(x.result));
+    sched_explanation_release(&x);
+    if (rc) {
+        sched_result_release(r);
+        err_set(err, rc, "cannot write the trace");
+    }
+    return rc;
+}
+
 int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
                    const struct kube_pod *const *pods, size_t n, const struct sched_sim_opts *o,
                    struct sched_result *results, struct err *err)
@@ -96,7 +126,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
 
         if (o && o->progress && i && i % 256 == 0)
             o->progress(o->progress_arg, i, n);
-        if ((rc = sched_schedule_one(c, p, pods[idx], &rng, r, err)))
+        if ((rc = attempt(c, p, pods[idx], 1, o, &rng, r, err)))
             break;
         r->attempt = i;
         if (r->outcome == SCHED_SCHEDULED) {
@@ -113,7 +143,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
             struct kube_pod nominated = *pods[idx];
 
             nominated.nominated_node_name = r->nominated_node;
-            if ((rc = sched_schedule_one(c, p, &nominated, &rng, &retry, err)))
+            if ((rc = attempt(c, p, &nominated, 2, o, &rng, &retry, err)))
                 break;
         }
         if (retry.outcome == SCHED_SCHEDULED) {

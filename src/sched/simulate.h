@@ -3,6 +3,7 @@
 #ifndef SCHED_SIMULATE_H
 #define SCHED_SIMULATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,18 @@ struct sched_sim_opts {
     /* Called every 256 attempts with the number done so far (may be NULL). */
     void (*progress)(void *arg, size_t done, size_t total);
     void *progress_arg;
+    /* Optional (`simulate --follow`): follow(arg, pod, preemption) names the node to take
+     * among equally good ones for pod's attempts (preemption false) or for the node its
+     * preemption nominates (true), or NULL; see struct sched_rng. */
+    const char *(*follow)(void *arg, const struct kube_pod *pod, bool preemption);
+    void *follow_arg;
+    /* Optional (`simulate --trace`): every attempt is explained (sched_explain, the same
+     * cycle and draws) and passed to attempt(arg, pod, number, x) before the run goes on:
+     * number 1, or 2 for the retry after a preemption; pod is as the attempt saw it (the
+     * retry's has status.nominatedNodeName). A non-zero return stops the run with it. */
+    int (*attempt)(void *arg, const struct kube_pod *pod, int number,
+                   const struct sched_explanation *x);
+    void *attempt_arg;
 };
 
 /* sched_simulate schedules pods[0..n) into c, in kube-scheduler's queue order: priority

@@ -82,6 +82,14 @@ static int set_profile(void *dest, const char *v, struct err *err)
     return 0;
 }
 
+static int set_kube_version(void *dest, const char *v, struct err *err)
+{
+    if (!sched_kube_version_find(v))
+        return err_set(err, -EINVAL, "'%s' is not one of " SCHED_KUBE_VERSIONS, v);
+    *(const struct sched_kube_version **)dest = sched_kube_version_find(v);
+    return 0;
+}
+
 static int set_qps(void *dest, const char *v, struct err *err)
 {
     char *end;
@@ -174,6 +182,9 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
          set_percentage, NULL, "N",
          "stop filtering once N% of the nodes (at least 100)\n"
          "fit; 0 = kube-scheduler's adaptive share, 100 = every\nnode (default 0)"},
+        {"kube-version", 0, FLAG_FUNC, &o->kube_version, set_kube_version, NULL, "VERSION",
+         "the kube-scheduler whose texts and rules to follow:\n" SCHED_KUBE_VERSIONS
+         " (default " SCHED_KUBE_VERSION_DEFAULT ")"},
         {"v", 'v', FLAG_FUNC, &o->verbosity, set_level, NULL, "N",
          "log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug"},
     };
@@ -249,6 +260,8 @@ int serve_main(int argc, char **argv)
     s->o = o;
     s->profile_buf = *sched_profile_find(o.profile);
     s->profile_buf.percentage_of_nodes_to_score = o.percentage_of_nodes_to_score;
+    sched_profile_set_version(&s->profile_buf, o.kube_version ? o.kube_version
+                                                              : sched_kube_version_find(NULL));
     s->profile = &s->profile_buf;
     gethostname(host, sizeof(host) - 1);
     snprintf(s->instance, sizeof(s->instance), "%s-%s", o.scheduler_name, host);
@@ -319,8 +332,9 @@ int serve_main(int argc, char **argv)
     }
     serve_log('I', 0,
               "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
-              "percentageOfNodesToScore=%d server=\"%s\" qps=%g burst=%d metricsPort=%d",
+              "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
               SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
+              (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
               kube_client_server(s->client), o.qps, o.burst,
               s->httpd ? serve_httpd_port(s->httpd) : 0);
 

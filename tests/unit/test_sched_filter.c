@@ -322,7 +322,8 @@ static const struct tb_row fit_rows[] = {
                "name=x/b node=n1 gpu=9223372036854775807"},
      .pod = "cpu=100 gpu=1 prio=10",
      .want = "nominated:n1 victims:x/a,x/b | 0/1 nodes are available: 1 Insufficient "
-             "nvidia.com/gpu."},
+             "nvidia.com/gpu. preemption: found a potential placement for pod on node n1, "
+             "preempting 2 victims"},
     {.name = "Too many pods is checked even for an empty pod",
      .nodes = {N1 " pods=1"},
      .bound = {"name=x/a node=n1"},

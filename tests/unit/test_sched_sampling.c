@@ -303,7 +303,7 @@ static void simulate_with_sampling(void)
     struct sched_profile p = sampled(0);
     const struct kube_pod *pods[60];
     struct sched_result r1[60], r2[60];
-    struct sched_sim_opts o = {7, NULL, NULL};
+    struct sched_sim_opts o = {.seed = 7};
     struct err err = {0};
     char spec[64];
     size_t i;

@@ -72,6 +72,13 @@ func (r *Runner) Scenario(dir string) ScenarioResult {
 				i++ // the table format: compared as JSON
 			case "--seed":
 				i++
+			case "--kube-version":
+				if v != "1.37" {
+					res.Skipped = fmt.Sprintf("uses --kube-version %s; the oracle is kube-scheduler v1.37.2", v)
+					return res
+				}
+				gargs = append(gargs, a, v)
+				i++
 			default:
 				res.Skipped = fmt.Sprintf("argument %q has no oracle equivalent", a)
 				return res

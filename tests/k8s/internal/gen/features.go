@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -52,6 +53,7 @@ func baseCluster(g *G) {
 	for k := range g.Labels {
 		g.LabelKeys = append(g.LabelKeys, k)
 	}
+	sort.Strings(g.LabelKeys) // map order is random: the same seed must give the same case
 }
 
 func baseNode(g *G, n *corev1.Node) {
@@ -70,8 +72,16 @@ func baseNode(g *G, n *corev1.Node) {
 	if g.Chance(0.5) {
 		set(n.Status.Allocatable, corev1.ResourceEphemeralStorage, Pick(g, []string{"10Gi", "20Gi", "5G"}))
 	}
-	// capacity at least allocatable, sometimes more: only allocatable counts
-	for k, v := range n.Status.Allocatable {
+	// capacity at least allocatable, sometimes more: only allocatable counts (in key order,
+	// so the draws, and the case, depend on the seed alone)
+	keys := make([]string, 0, len(n.Status.Allocatable))
+	for k := range n.Status.Allocatable {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	for _, ks := range keys {
+		k := corev1.ResourceName(ks)
+		v := n.Status.Allocatable[k]
 		c := v.DeepCopy()
 		if g.Chance(0.3) && k != corev1.ResourcePods {
 			c.Add(v)
