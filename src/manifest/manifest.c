@@ -174,6 +174,7 @@ void manifest_input_release(struct manifest_input *in)
     free(in->nodes);
     free(in->pods);
     free(in->classes);
+    free(in->selectors);
     free(in->warnings);
     if (in->priv) {
         free(in->priv->ds);

@@ -34,6 +34,12 @@ const char *manifest_object_namespace(struct manifest_ctx *c, const json_t *obj)
 int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line);
+int manifest_load_service(struct manifest_ctx *c, json_t *obj, int line);
+
+/* manifest_add_selector records a Service's or controller's selector (struct
+ * manifest_selector; sel is copied shallowly, its strings must live in the input's arena). */
+int manifest_add_selector(struct manifest_ctx *c, const char *owner_kind, const char *ns,
+                          const char *name, const struct kube_label_selector *sel);
 
 /* manifest_finish_priorities resolves every pod's priority like the Priority admission
  * plugin (see manifest_input_finish). */

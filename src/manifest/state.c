@@ -269,6 +269,7 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->dropped = in->priv->warnings_dropped;
     s->nstubs = in->priv->nstubs;
     s->ntaken = in->ntaken;
+    s->nselectors = in->nselectors;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -283,6 +284,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->priv->warnings_dropped = s->dropped;
     in->priv->nstubs = s->nstubs;
     in->ntaken = s->ntaken;
+    in->nselectors = s->nselectors;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))

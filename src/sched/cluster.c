@@ -16,6 +16,7 @@
 #include "kube/rules.h"
 #include "sched/cluster.h"
 #include "sched/intern.h"
+#include "sched/spread.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
 
@@ -35,6 +36,9 @@ static const char *const fixed_reasons[SCHED_R_FIXED_COUNT] = {
     [SCHED_R_NOT_HELPFUL] = "Preemption is not helpful for scheduling",
     [SCHED_R_NO_VICTIMS] = "No preemption victims found for incoming pod",
     [SCHED_R_AFFINITY_CONFLICT] = "pod affinity terms conflict",
+    [SCHED_R_SPREAD] = "node(s) didn't match pod topology spread constraints",
+    [SCHED_R_SPREAD_LABEL] =
+        "node(s) didn't match pod topology spread constraints (missing required label)",
 };
 
 uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid)
@@ -79,9 +83,9 @@ const char *sched_plugin_name(int plugin)
 {
     static const char *const names[] = {
         NULL,           "NodeUnschedulable", "NodeName",        "TaintToleration",
-        "NodeAffinity", "NodePorts",         "NodeResourcesFit"};
+        "NodeAffinity", "NodePorts",         "NodeResourcesFit", "PodTopologySpread"};
 
-    return plugin > 0 && plugin <= SCHED_PL_FIT ? names[plugin] : NULL;
+    return plugin > 0 && plugin <= SCHED_PL_SPREAD ? names[plugin] : NULL;
 }
 
 /* ---------------------------------------------------------------- cluster */
@@ -178,6 +182,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->s_inset);
     free(c->s_vc);
     free(c->s_vc_done);
+    sched_spread_sources_free(c->spread_src);
     sched_intern_release(&c->strs);
     sched_intern_release(&c->reasons);
     free(c);
@@ -766,7 +771,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p;
-    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size;
+    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size, i;
     uint32_t slot, np;
     char *str;
 
@@ -778,12 +783,29 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
         return NULL;
     /* one block: the record, its scalars (8-aligned like it), its ports, then the names */
     np = sched_pod_count_host_ports(pod);
-    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) + nl + nn + 2;
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) +
+           pod->labels.n * sizeof(*p->labels) + nl + nn + 2;
     if (!(p = calloc(1, size)))
         return NULL;
     p->scalars = (struct sched_scalar *)(p + 1);
     p->ports = (struct sched_port *)(p->scalars + u.nscalars);
-    str = (char *)(p->ports + np);
+    p->labels = (struct sched_idlabel *)(p->ports + np);
+    str = (char *)(p->labels + pod->labels.n);
+    /* labels interned, for the selectors of PodTopologySpread (and InterPodAffinity) */
+    for (i = 0; i < pod->labels.n; i++) {
+        p->labels[i].key = sched_intern_add(&c->strs, pod->labels.v[i].key);
+        p->labels[i].value = sched_intern_add(&c->strs, pod->labels.v[i].value);
+        if (p->labels[i].key == SCHED_NOID || p->labels[i].value == SCHED_NOID) {
+            free(p);
+            return NULL;
+        }
+    }
+    p->nlabels = (uint32_t)pod->labels.n;
+    qsort(p->labels, p->nlabels, sizeof(*p->labels), cmp_idlabel);
+    if ((p->ns_id = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID) {
+        free(p);
+        return NULL;
+    }
     p->ns = memcpy(str, pod->namespace_, nl + 1);
     p->name = memcpy(str + nl + 1, pod->name, nn + 1);
     p->slot = slot;

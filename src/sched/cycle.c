@@ -17,6 +17,7 @@
 #include "sched/reference.h"
 #include "sched/sched-int.h"
 #include "sched/score.h"
+#include "sched/spread.h"
 
 
 /* ---------------------------------------------------------------- shape cache */
@@ -496,7 +497,54 @@ static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeou
 {
     return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
            2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-           (int64_t)gw * o->gpu_raw;
+           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm;
+}
+
+/* spread_node: PodTopologySpread's Filter, after the other filters passed (it runs last of
+ * the filters gpusched models) */
+static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
+                        uint32_t slot, bool ref, struct sched_nodeout *o)
+{
+    bool unres;
+    uint32_t r;
+
+    if (o->plugin || !cp->spread)
+        return;
+    if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
+        o->plugin = SCHED_PL_SPREAD;
+        o->reason = r;
+        o->unresolvable = unres;
+    }
+}
+
+/* spread_scores fills the rows' PodTopologySpread scores over the filtered feasible nodes */
+static int spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
+                         struct sched_cycle *cy, const uint32_t *cand, uint32_t m,
+                         uint32_t start)
+{
+    uint32_t *feas, nf = 0, k;
+    int32_t *raw, *norm;
+
+    if (!cp->spread || cy->nfeasible < 2)
+        return 0;
+    feas = arena_alloc(cp->arena, cy->nfeasible * sizeof(*feas));
+    raw = arena_alloc(cp->arena, cy->nfeasible * sizeof(*raw));
+    norm = arena_alloc(cp->arena, cy->nfeasible * sizeof(*norm));
+    if (!feas || !raw || !norm)
+        return -ENOMEM;
+    for (k = 0; k < cy->processed; k++) {
+        uint32_t j = start + k < m ? start + k : start + k - m;
+        if (!cy->out[cand[j]].plugin)
+            feas[nf++] = cand[j];
+    }
+    if (!sched_spread_scores(c, cp, feas, nf, raw, norm))
+        return 0;
+    cy->spread_scored = true;
+    for (k = 0; k < nf; k++) {
+        cy->out[feas[k]].spread_raw = raw[k];
+        cy->out[feas[k]].spread_norm = norm[k];
+    }
+    return 0;
 }
 
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
@@ -564,6 +612,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[nom], o);
         else
             fast_node(c, p, cp, c->order[nom], vc, vc_done, cy->bal_skip, o);
+        spread_node(c, cp, c->order[nom], ref, o);
         if (!o->plugin) {
             /* taken without filtering the others (see sched_cycle_choose) */
             for (k = 0; k < m; k++)
@@ -590,6 +639,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[cand[j]], o);
         else
             fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
+        spread_node(c, cp, c->order[cand[j]], ref, o);
         if (!o->plugin) {
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)
@@ -607,6 +657,8 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         cy->out[cand[j]].plugin = SCHED_PL_SKIPPED;
         cy->nskipped++;
     }
+    if ((rc = spread_scores(c, cp, cy, cand, m, start)))
+        goto out;
     /* scores, in the order the nodes were filtered: sched_cycle_choose's tie order */
     for (k = 0; k < cy->processed && cy->nfeasible; k++) {
         uint32_t j = start + k < m ? start + k : start + k - m;

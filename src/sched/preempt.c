@@ -18,6 +18,7 @@
 #include "sched/intern.h"
 #include "sched/message.h"
 #include "sched/sched-int.h"
+#include "sched/spread.h"
 
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
@@ -80,6 +81,11 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
     if ((m = sched_filter_fit(c, slot, cp, &d->use, d->sreq, &un))) {
         *plugin = SCHED_PL_FIT;
         *reason = m;
+        return 1;
+    }
+    if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non)) {
+        *plugin = SCHED_PL_SPREAD;
+        *reason = SCHED_R_SPREAD;
         return 1;
     }
     return 0;

@@ -49,6 +49,8 @@ enum {
     SCHED_R_NOT_HELPFUL,
     SCHED_R_NO_VICTIMS,
     SCHED_R_AFFINITY_CONFLICT,
+    SCHED_R_SPREAD,
+    SCHED_R_SPREAD_LABEL,
     SCHED_R_FIXED_COUNT
 };
 
@@ -61,6 +63,7 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
+    SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
     SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
 };
 
@@ -181,6 +184,9 @@ struct sched_pod {
     uint32_t nscalars;
     uint32_t nports;
     struct sched_port *ports; /* refs unused */
+    uint32_t ns_id;               /* interned namespace */
+    struct sched_idlabel *labels; /* the pod's labels, sorted by key id */
+    uint32_t nlabels;
 };
 
 struct sched_cluster {
@@ -236,6 +242,8 @@ struct sched_cluster {
     struct sched_cverdict *s_vc;
     uint8_t *s_vc_done;
     uint32_t s_vccap;
+
+    struct sched_spread_sources *spread_src; /* Services and controllers (spread.c) */
 
     /* node sampling: kube-scheduler's nextStartNodeIndex, where the next sampled cycle starts
      * (taken modulo the candidate count); moved by sched_run only */
@@ -305,6 +313,7 @@ struct sched_cpod {
     uint32_t *pin_names; /* interned node names, may include unknown ones */
     uint32_t npin_names;
     bool prefilter_conflict;
+    struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
     struct arena *arena; /* the cluster's cp_arena */
 };
 
@@ -353,6 +362,7 @@ struct sched_nodeout {
     uint32_t reason; /* reason id, or fit mask for SCHED_PL_FIT */
     int32_t taint_raw, aff_raw;
     int32_t fit_raw, bal_raw, gpu_raw;
+    int32_t spread_raw, spread_norm; /* PodTopologySpread score (0 when it does not score) */
     int64_t total;
 };
 
@@ -365,6 +375,7 @@ struct sched_cycle {
                            nominated node was taken), what next_start moves by */
     int64_t max_taint, max_aff;
     bool bal_skip;  /* best-effort pod: BalancedAllocation skipped */
+    bool spread_scored; /* PodTopologySpread scored the feasible nodes */
     int32_t chosen; /* order index, -1 none */
 };
 

@@ -21,5 +21,6 @@
 #include "sched/profile.h"
 #include "sched/schedule.h"
 #include "sched/simulate.h"
+#include "sched/spread.h"
 
 #endif

@@ -17,6 +17,7 @@
 #include "sched/sched-int.h"
 #include "sched/schedule.h"
 #include "sched/score.h"
+#include "sched/spread.h"
 
 
 void sched_result_release(struct sched_result *r)
@@ -114,6 +115,9 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw,
                                         1, 0};
             v->nscores = 4;
+            if (cp->spread && cy->spread_scored)
+                s[v->nscores++] = (struct sched_score){"PodTopologySpread", o->spread_raw,
+                                                       o->spread_norm, 2, 0};
             if (p && p->gpu_aware)
                 s[v->nscores++] =
                     (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};
@@ -188,7 +192,12 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
-    if (!ref && !x) {
+    if (sched_spread_prefilter(c, &cp)) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out_cp;
+    }
+    /* the fast chooser has no PodTopologySpread: such pods take the detailed cycle */
+    if (!ref && !x && !cp.spread) {
         int32_t chosen;
         uint32_t processed;
         if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, &processed, err)))

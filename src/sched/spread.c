@@ -1,0 +1,658 @@
+/* spread.c - PodTopologySpread as kube-scheduler v1.37 runs it (podtopologyspread/): the
+ * DoNotSchedule constraints filter (PreFilter counts the matching pods per topology domain
+ * once per cycle; Filter compares a node's domain with the smallest one), the ScheduleAnyway
+ * constraints score (PreScore over the feasible nodes, NormalizeScore so fewer matching pods
+ * scores higher), and the system default constraints for pods selected by a Service,
+ * ReplicationController, ReplicaSet or StatefulSet. Selectors work on interned labels. */
+#include "sched/spread.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "kube/labels.h"
+#include "sched/filter.h"
+#include "sched/intern.h"
+#include "sched/sched-int.h"
+
+#define HOSTNAME_KEY "kubernetes.io/hostname"
+#define ZONE_KEY "topology.kubernetes.io/zone"
+
+/* ---------------------------------------------------------------- sources */
+
+struct sched_spread_src {
+    const char *owner_kind; /* NULL: a Service */
+    const char *ns, *name;
+    struct kube_label_selector sel;
+};
+
+struct sched_spread_sources {
+    struct arena arena;
+    struct sched_spread_src *v;
+    uint32_t n, cap;
+};
+
+void sched_spread_sources_free(struct sched_spread_sources *s)
+{
+    if (!s)
+        return;
+    arena_free(&s->arena);
+    free(s->v);
+    free(s);
+}
+
+int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind,
+                                    const char *ns, const char *name,
+                                    const struct kube_label_selector *sel, struct err *err)
+{
+    struct sched_spread_sources *s = c->spread_src;
+    struct sched_spread_src *e;
+    struct arena *a;
+    size_t i, j;
+
+    if (!s && !(s = c->spread_src = calloc(1, sizeof(*s))))
+        goto nomem;
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 16;
+        void *v = realloc(s->v, cap * sizeof(*s->v));
+        if (!v)
+            goto nomem;
+        s->v = v;
+        s->cap = cap;
+    }
+    a = &s->arena;
+    e = &s->v[s->n];
+    memset(e, 0, sizeof(*e));
+    e->owner_kind = owner_kind ? arena_strdup(a, owner_kind) : NULL;
+    e->ns = arena_strdup(a, ns);
+    e->name = arena_strdup(a, name ? name : "");
+    if (!e->ns || !e->name || (owner_kind && !e->owner_kind))
+        goto nomem;
+    e->sel.present = sel && sel->present;
+    if (e->sel.present && sel->nreqs) {
+        if (!(e->sel.reqs = arena_alloc(a, sel->nreqs * sizeof(*e->sel.reqs))))
+            goto nomem;
+        for (i = 0; i < sel->nreqs; i++) {
+            struct kube_requirement *r = &e->sel.reqs[i];
+            *r = sel->reqs[i];
+            r->key = arena_strdup(a, r->key);
+            if (!r->key || (r->nvalues && !(r->values = arena_alloc(a, r->nvalues *
+                                                                           sizeof(*r->values)))))
+                goto nomem;
+            for (j = 0; j < r->nvalues; j++)
+                if (!(r->values[j] = arena_strdup(a, sel->reqs[i].values[j])))
+                    goto nomem;
+        }
+        e->sel.nreqs = sel->nreqs;
+    }
+    s->n++;
+    return 0;
+nomem:
+    return err_set(err, -ENOMEM, "out of memory");
+}
+
+/* ---------------------------------------------------------------- selectors */
+
+/* one requirement of a label selector, on interned ids */
+struct sreq {
+    uint32_t key;
+    uint8_t op; /* KUBE_OP_IN, NOT_IN, EXISTS, DOES_NOT_EXIST */
+    bool invalid;
+    uint32_t *vals;
+    uint32_t nvals;
+};
+
+/* a labels.Selector: nothing (a nil LabelSelector), or every requirement (none: everything) */
+struct ssel {
+    bool nothing;
+    struct sreq *reqs;
+    uint32_t n, cap;
+};
+
+static int ssel_add(struct sched_cluster *c, struct arena *a, struct ssel *s,
+                    const struct kube_requirement *r)
+{
+    struct sreq *q;
+    size_t j;
+
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 4;
+        struct sreq *v = arena_alloc(a, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        if (s->n)
+            memcpy(v, s->reqs, s->n * sizeof(*v));
+        s->reqs = v;
+        s->cap = cap;
+    }
+    q = &s->reqs[s->n];
+    memset(q, 0, sizeof(*q));
+    q->op = (uint8_t)(r->op == KUBE_OP_EQUALS || r->op == KUBE_OP_DOUBLE_EQUALS ? KUBE_OP_IN
+                      : r->op == KUBE_OP_NOT_EQUALS                             ? KUBE_OP_NOT_IN
+                                                                                : r->op);
+    q->invalid = r->invalid || q->op > KUBE_OP_DOES_NOT_EXIST;
+    if ((q->key = sched_intern_add(&c->strs, r->key)) == SCHED_NOID)
+        return -ENOMEM;
+    if (r->nvalues && !(q->vals = arena_alloc(a, r->nvalues * sizeof(*q->vals))))
+        return -ENOMEM;
+    for (j = 0; j < r->nvalues; j++)
+        if ((q->vals[j] = sched_intern_add(&c->strs, r->values[j])) == SCHED_NOID)
+            return -ENOMEM;
+    q->nvals = (uint32_t)r->nvalues;
+    s->n++;
+    return 0;
+}
+
+static bool sreq_matches(const struct sreq *q, const struct sched_idlabel *l, uint32_t n)
+{
+    const struct sched_idlabel *x = sched_label_find(l, n, q->key);
+    uint32_t i;
+    bool in = false;
+
+    if (q->invalid)
+        return false;
+    if (x)
+        for (i = 0; i < q->nvals && !in; i++)
+            in = q->vals[i] == x->value;
+    switch (q->op) {
+    case KUBE_OP_IN:
+        return x && in;
+    case KUBE_OP_NOT_IN:
+        return !x || !in;
+    case KUBE_OP_EXISTS:
+        return x != NULL;
+    case KUBE_OP_DOES_NOT_EXIST:
+        return x == NULL;
+    }
+    return false;
+}
+
+static bool ssel_matches(const struct ssel *s, const struct sched_idlabel *l, uint32_t n)
+{
+    uint32_t i;
+
+    if (s->nothing)
+        return false;
+    for (i = 0; i < s->n; i++)
+        if (!sreq_matches(&s->reqs[i], l, n))
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------- constraints */
+
+struct dom {
+    uint32_t value; /* interned topology value */
+    int64_t count;
+};
+
+struct sc {
+    uint32_t key;
+    bool hostname;
+    bool hard;
+    bool aff_honor, taints_honor;
+    int32_t max_skew, min_domains;
+    struct ssel sel;
+    bool self_match;
+    /* matching pods per domain, sorted by value (PreFilter; PreScore for non-hostname keys) */
+    struct dom *doms;
+    uint32_t ndoms;
+    int64_t min; /* smallest count (PreFilter) */
+    double weight; /* PreScore: log(domains + 2) */
+};
+
+struct sched_spread {
+    struct sc *v;
+    uint32_t n, nhard, nsoft;
+    bool system_default; /* the constraints are the system defaults (requireAllTopologies off) */
+    uint32_t ns;
+};
+
+/* countPodsMatchSelector: the node's pods of namespace ns, not terminating, that the selector
+ * matches; an empty selector counts none */
+static int64_t count_pods(const struct ssel *s, uint32_t ns, struct sched_pod *const *pods,
+                          uint32_t npods)
+{
+    int64_t n = 0;
+    uint32_t i;
+
+    if (!s->nothing && !s->n)
+        return 0;
+    for (i = 0; i < npods; i++) {
+        const struct sched_pod *p = pods[i];
+        if (p->terminating || p->ns_id != ns)
+            continue;
+        if (ssel_matches(s, p->labels, p->nlabels))
+            n++;
+    }
+    return n;
+}
+
+static const struct sched_idlabel *node_label(const struct sched_cluster *c, uint32_t slot,
+                                              uint32_t key)
+{
+    const struct sched_slot *s = &c->slots[slot];
+
+    return sched_label_find(s->labels, s->nlabels, key);
+}
+
+/* nodeLabelsMatchSpreadConstraints over the hard (hard) or soft constraints */
+static bool has_all_keys(const struct sched_cluster *c, const struct sched_spread *sp,
+                         uint32_t slot, bool hard)
+{
+    uint32_t i;
+
+    for (i = 0; i < sp->n; i++)
+        if (sp->v[i].hard == hard && !node_label(c, slot, sp->v[i].key))
+            return false;
+    return true;
+}
+
+static bool policies_ok(const struct sched_cluster *c, const struct sched_cpod *cp,
+                        const struct sc *k, uint32_t slot)
+{
+    if (k->aff_honor && !sched_filter_affinity_slot(c, cp, slot))
+        return false;
+    if (k->taints_honor && !sched_filter_taints_slot(c, cp, slot))
+        return false;
+    return true;
+}
+
+static struct dom *dom_find(const struct sc *k, uint32_t value)
+{
+    uint32_t lo = 0, hi = k->ndoms;
+
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (k->doms[mid].value < value)
+            lo = mid + 1;
+        else if (k->doms[mid].value > value)
+            hi = mid;
+        else
+            return &k->doms[mid];
+    }
+    return NULL;
+}
+
+static int cmp_dom(const void *a, const void *b)
+{
+    uint32_t x = ((const struct dom *)a)->value, y = ((const struct dom *)b)->value;
+
+    return x < y ? -1 : x > y;
+}
+
+/* doms_build sorts the n (value, count) pairs in d and merges equal values into k */
+static void doms_build(struct sc *k, struct dom *d, uint32_t n)
+{
+    uint32_t i, m = 0;
+
+    qsort(d, n, sizeof(*d), cmp_dom);
+    for (i = 0; i < n; i++) {
+        if (m && d[m - 1].value == d[i].value)
+            d[m - 1].count += d[i].count;
+        else
+            d[m++] = d[i];
+    }
+    k->doms = d;
+    k->ndoms = m;
+}
+
+static int add_constraint(struct sched_cluster *c, struct sched_cpod *cp, struct sched_spread *sp,
+                          const struct kube_spread_constraint *t, const struct ssel *base)
+{
+    const struct kube_pod *pod = cp->src;
+    struct sc *k = &sp->v[sp->n];
+    size_t i;
+    int rc;
+
+    memset(k, 0, sizeof(*k));
+    if ((k->key = sched_intern_add(&c->strs, t->topology_key)) == SCHED_NOID)
+        return -ENOMEM;
+    k->hostname = !strcmp(t->topology_key, HOSTNAME_KEY);
+    k->hard = t->when_unsatisfiable == KUBE_SPREAD_DO_NOT_SCHEDULE;
+    k->aff_honor = !t->affinity_ignore;
+    k->taints_honor = t->taints_honor;
+    k->max_skew = t->max_skew;
+    k->min_domains = t->min_domains > 0 ? t->min_domains : 1;
+    if (base) {
+        k->sel = *base;
+    } else {
+        k->sel.nothing = !t->selector.present;
+        for (i = 0; !k->sel.nothing && i < t->selector.nreqs; i++)
+            if ((rc = ssel_add(c, cp->arena, &k->sel, &t->selector.reqs[i])))
+                return rc;
+        /* matchLabelKeys: the pod's values of those keys join the selector (not a nil one) */
+        for (i = 0; !k->sel.nothing && i < t->nmatch_label_keys; i++) {
+            const char *v = kube_labels_get(&pod->labels, t->match_label_keys[i]);
+            struct kube_requirement r = {t->match_label_keys[i], KUBE_OP_IN, &v, 1, false};
+            if (v && (rc = ssel_add(c, cp->arena, &k->sel, &r)))
+                return rc;
+        }
+    }
+    sp->n++;
+    if (k->hard)
+        sp->nhard++;
+    else
+        sp->nsoft++;
+    return 0;
+}
+
+/* default_selector: helper.DefaultSelector; *empty when nothing selects the pod */
+static int default_selector(struct sched_cluster *c, struct sched_cpod *cp, struct ssel *out)
+{
+    const struct sched_spread_sources *s = c->spread_src;
+    const struct kube_pod *pod = cp->src;
+    uint32_t i;
+    size_t j;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; s && i < s->n; i++) {
+        const struct sched_spread_src *e = &s->v[i];
+        if (strcmp(e->ns, pod->namespace_) || !e->sel.present)
+            continue;
+        if (e->owner_kind) {
+            if (!pod->owner.kind || strcmp(pod->owner.kind, e->owner_kind) ||
+                !pod->owner.name || strcmp(pod->owner.name, e->name))
+                continue;
+        } else if (!e->sel.nreqs || !kube_label_selector_matches(&e->sel, &pod->labels)) {
+            continue;
+        }
+        for (j = 0; j < e->sel.nreqs; j++)
+            if ((rc = ssel_add(c, cp->arena, out, &e->sel.reqs[j])))
+                return rc;
+    }
+    return 0;
+}
+
+int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
+{
+    static const struct kube_spread_constraint defaults[2] = {
+        {3, HOSTNAME_KEY, KUBE_SPREAD_SCHEDULE_ANYWAY, {false, NULL, 0}, 1, false, false, NULL, 0},
+        {5, ZONE_KEY, KUBE_SPREAD_SCHEDULE_ANYWAY, {false, NULL, 0}, 1, false, false, NULL, 0},
+    };
+    const struct kube_pod *pod = cp->src;
+    struct sched_spread *sp;
+    struct ssel dsel;
+    struct dom *d;
+    uint32_t i, k, oi, nd;
+    int rc;
+
+    cp->spread = NULL;
+    if (!pod)
+        return 0;
+    if (!(sp = arena_alloc(cp->arena, sizeof(*sp))))
+        return -ENOMEM;
+    if ((sp->ns = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID)
+        return -ENOMEM;
+    if (pod->nspread) {
+        if (!(sp->v = arena_alloc(cp->arena, pod->nspread * sizeof(*sp->v))))
+            return -ENOMEM;
+        for (i = 0; i < pod->nspread; i++)
+            if ((rc = add_constraint(c, cp, sp, &pod->spread[i], NULL)))
+                return rc;
+    } else {
+        if ((rc = default_selector(c, cp, &dsel)))
+            return rc;
+        if (!dsel.n)
+            return 0;
+        if (!(sp->v = arena_alloc(cp->arena, 2 * sizeof(*sp->v))))
+            return -ENOMEM;
+        sp->system_default = true;
+        for (i = 0; i < 2; i++)
+            if ((rc = add_constraint(c, cp, sp, &defaults[i], &dsel)))
+                return rc;
+    }
+    if (!sp->n)
+        return 0;
+    cp->spread = sp;
+    /* selfMatch needs the pod's labels interned */
+    {
+        struct sched_idlabel *pl = NULL;
+        uint32_t npl = (uint32_t)pod->labels.n;
+        if (npl && !(pl = arena_alloc(cp->arena, npl * sizeof(*pl))))
+            return -ENOMEM;
+        for (i = 0; i < npl; i++) {
+            pl[i].key = sched_intern_add(&c->strs, pod->labels.v[i].key);
+            pl[i].value = sched_intern_add(&c->strs, pod->labels.v[i].value);
+            if (pl[i].key == SCHED_NOID || pl[i].value == SCHED_NOID)
+                return -ENOMEM;
+        }
+        /* sort by key id (insertion: few labels) */
+        for (i = 1; i < npl; i++)
+            for (k = i; k > 0 && pl[k - 1].key > pl[k].key; k--) {
+                struct sched_idlabel t = pl[k];
+                pl[k] = pl[k - 1];
+                pl[k - 1] = t;
+            }
+        for (i = 0; i < sp->n; i++)
+            sp->v[i].self_match = ssel_matches(&sp->v[i].sel, pl, npl);
+    }
+    if (!sp->nhard)
+        return 0;
+    /* PreFilter: per hard constraint, the matching pods per domain over the nodes that have
+     * every hard constraint's key and pass its inclusion policies */
+    for (i = 0; i < sp->n; i++) {
+        struct sc *q = &sp->v[i];
+        if (!q->hard)
+            continue;
+        if (c->norder && !(d = arena_alloc(cp->arena, c->norder * sizeof(*d))))
+            return -ENOMEM;
+        nd = 0;
+        for (oi = 0; oi < c->norder; oi++) {
+            uint32_t slot = c->order[oi];
+            const struct sched_slot *s = &c->slots[slot];
+            if (!has_all_keys(c, sp, slot, true) || !policies_ok(c, cp, q, slot))
+                continue;
+            d[nd].value = node_label(c, slot, q->key)->value;
+            d[nd++].count = count_pods(&q->sel, sp->ns, s->pods, s->npods);
+        }
+        doms_build(q, c->norder ? d : NULL, nd);
+        q->min = INT64_MAX;
+        for (k = 0; k < q->ndoms; k++)
+            if (q->doms[k].count < q->min)
+                q->min = q->doms[k].count;
+    }
+    return 0;
+}
+
+/* the reference path's count of one domain, from scratch */
+static int64_t ref_count(const struct sched_cluster *c, const struct sched_cpod *cp,
+                         const struct sched_spread *sp, const struct sc *q, uint32_t value,
+                         bool *exists)
+{
+    int64_t n = 0;
+    uint32_t oi;
+
+    *exists = false;
+    for (oi = 0; oi < c->norder; oi++) {
+        uint32_t slot = c->order[oi];
+        const struct sched_slot *s = &c->slots[slot];
+        const struct sched_idlabel *l = node_label(c, slot, q->key);
+        if (!l || l->value != value || !has_all_keys(c, sp, slot, true) ||
+            !policies_ok(c, cp, q, slot))
+            continue;
+        *exists = true;
+        n += count_pods(&q->sel, sp->ns, s->pods, s->npods);
+    }
+    return n;
+}
+
+static int64_t min_match(const struct sc *q, int64_t min)
+{
+    return (int64_t)q->ndoms < q->min_domains ? 0 : min;
+}
+
+uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                             uint32_t slot, bool ref, bool *unresolvable)
+{
+    const struct sched_spread *sp = cp->spread;
+    uint32_t i, k;
+
+    *unresolvable = false;
+    if (!sp || !sp->nhard)
+        return 0;
+    for (i = 0; i < sp->n; i++) {
+        const struct sc *q = &sp->v[i];
+        const struct sched_idlabel *l;
+        int64_t count = 0, min = q->min;
+        if (!q->hard)
+            continue;
+        if (!(l = node_label(c, slot, q->key))) {
+            *unresolvable = true;
+            return SCHED_R_SPREAD_LABEL;
+        }
+        if (ref) {
+            /* recount the node's domain and every domain's minimum from the nodes */
+            bool ex;
+            min = INT64_MAX;
+            for (k = 0; k < q->ndoms; k++) {
+                int64_t n = ref_count(c, cp, sp, q, q->doms[k].value, &ex);
+                if (n < min)
+                    min = n;
+            }
+            count = ref_count(c, cp, sp, q, l->value, &ex);
+        } else {
+            const struct dom *dm = dom_find(q, l->value);
+            count = dm ? dm->count : 0;
+        }
+        if (count + q->self_match - min_match(q, min) > q->max_skew)
+            return SCHED_R_SPREAD;
+    }
+    return 0;
+}
+
+bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_cpod *cp,
+                             uint32_t slot, struct sched_pod *const *on, uint32_t non)
+{
+    const struct sched_spread *sp = cp->spread;
+    const struct sched_slot *s = &c->slots[slot];
+    uint32_t i, k;
+
+    if (!sp || !sp->nhard)
+        return true;
+    for (i = 0; i < sp->n; i++) {
+        const struct sc *q = &sp->v[i];
+        const struct sched_idlabel *l;
+        int64_t count, min = INT64_MAX, delta = 0;
+        if (!q->hard)
+            continue;
+        if (!(l = node_label(c, slot, q->key)))
+            return false;
+        /* RemovePod: the pods gone from this node leave its domain when the node counts */
+        if (has_all_keys(c, sp, slot, true) && policies_ok(c, cp, q, slot))
+            delta = count_pods(&q->sel, sp->ns, on, non) -
+                    count_pods(&q->sel, sp->ns, s->pods, s->npods);
+        for (k = 0; k < q->ndoms; k++) {
+            int64_t n = q->doms[k].count + (q->doms[k].value == l->value ? delta : 0);
+            if (n < min)
+                min = n;
+        }
+        {
+            const struct dom *dm = dom_find(q, l->value);
+            count = (dm ? dm->count : 0) + (dm ? delta : 0);
+        }
+        if (count + q->self_match - min_match(q, min) > q->max_skew)
+            return false;
+    }
+    return true;
+}
+
+bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
+                         const uint32_t *feas, uint32_t nfeas, int32_t *raw, int32_t *norm)
+{
+    const struct sched_spread *sp = cp->spread;
+    bool require_all;
+    uint32_t i, k, oi, nignored = 0;
+    uint8_t *ignored;
+    int64_t minv = INT64_MAX, maxv = 0;
+    struct dom *d;
+
+    memset(raw, 0, nfeas * sizeof(*raw));
+    memset(norm, 0, nfeas * sizeof(*norm));
+    if (!sp || !sp->nsoft || !c->norder || !nfeas)
+        return false;
+    require_all = !sp->system_default;
+    if (!(ignored = arena_alloc(cp->arena, nfeas)))
+        return false;
+    for (i = 0; i < nfeas; i++)
+        if (require_all && !has_all_keys(c, sp, c->order[feas[i]], false)) {
+            ignored[i] = 1;
+            nignored++;
+        }
+    for (k = 0; k < sp->n; k++) {
+        struct sc *q = &sp->v[k];
+        uint32_t nd = 0;
+        if (q->hard)
+            continue;
+        if (q->hostname) {
+            q->weight = log((double)(nfeas - nignored) + 2);
+            continue;
+        }
+        /* the domains of the feasible nodes (a node without the key counts as value "") */
+        if (!(d = arena_alloc(cp->arena, nfeas * sizeof(*d))))
+            return false;
+        for (i = 0; i < nfeas; i++) {
+            const struct sched_idlabel *l;
+            if (ignored[i])
+                continue;
+            l = node_label(c, c->order[feas[i]], q->key);
+            d[nd].value = l ? l->value : c->id_empty;
+            d[nd++].count = 0;
+        }
+        doms_build(q, d, nd);
+        q->weight = log((double)q->ndoms + 2);
+        /* every node's matching pods join its domain, when the domain is one of those */
+        for (oi = 0; oi < c->norder; oi++) {
+            uint32_t slot = c->order[oi];
+            const struct sched_slot *s = &c->slots[slot];
+            const struct sched_idlabel *l;
+            struct dom *dm;
+            if (require_all && !has_all_keys(c, sp, slot, false))
+                continue;
+            if (!policies_ok(c, cp, q, slot))
+                continue;
+            l = node_label(c, slot, q->key);
+            if (!(dm = dom_find(q, l ? l->value : c->id_empty)))
+                continue;
+            dm->count += count_pods(&q->sel, sp->ns, s->pods, s->npods);
+        }
+    }
+    for (i = 0; i < nfeas; i++) {
+        uint32_t slot = c->order[feas[i]];
+        const struct sched_slot *s = &c->slots[slot];
+        double score = 0;
+        if (ignored[i])
+            continue;
+        for (k = 0; k < sp->n; k++) {
+            const struct sc *q = &sp->v[k];
+            const struct sched_idlabel *l;
+            int64_t cnt;
+            if (q->hard || !(l = node_label(c, slot, q->key)))
+                continue;
+            if (q->hostname) {
+                cnt = count_pods(&q->sel, sp->ns, s->pods, s->npods);
+            } else {
+                const struct dom *dm = dom_find(q, l->value);
+                cnt = dm ? dm->count : 0;
+            }
+            score += (double)cnt * q->weight + (double)(q->max_skew - 1);
+        }
+        raw[i] = (int32_t)llround(score);
+        if (raw[i] < minv)
+            minv = raw[i];
+        if (raw[i] > maxv)
+            maxv = raw[i];
+    }
+    for (i = 0; i < nfeas; i++) {
+        if (ignored[i])
+            norm[i] = 0;
+        else if (maxv == 0)
+            norm[i] = 100;
+        else
+            norm[i] = (int32_t)(100 * (maxv + minv - raw[i]) / maxv);
+    }
+    return true;
+}
