@@ -71,6 +71,7 @@ struct simulate_run {
     size_t npods;
     struct sched_result *results; /* indexed like pods */
     size_t *order;                /* indexes of pods in attempt order */
+    size_t nwarnings;             /* unmodelled fields of the pending pods */
 };
 
 struct simulate_rank {
@@ -191,6 +192,19 @@ static int simulate_print_json(const struct simulate_run *r)
     if (simulate_has(r, SEC_GATED)) {
         fputs(",\"gated\":[", f);
         simulate_json_section(f, r, SEC_GATED);
+        putc(']', f);
+    }
+    if (r->nwarnings) {
+        /* the pod fields gpusched does not model, as printed on stderr */
+        char line[1024];
+        size_t k, j, n = 0;
+        fputs(",\"warnings\":[", f);
+        for (k = 0; k < r->npods; k++)
+            for (j = 0; j < r->pods[k]->nunmodelled; j++) {
+                if (n++)
+                    putc(',', f);
+                out_json_string(f, gpusched_cmd_pod_warning(r->pods[k], j, line, sizeof(line)));
+            }
         putc(']', f);
     }
     fputs("}\n", f);
@@ -363,6 +377,8 @@ int gpusched_cmd_simulate(int argc, char **argv)
         goto out;
     }
 
+    /* nothing that changes the answer goes unsaid: fields gpusched does not model */
+    run.nwarnings = gpusched_cmd_warn_unmodelled(run.pods, run.npods);
     memset(&pr, 0, sizeof(pr));
     pr.start = mono_now();
     pr.tty = isatty(STDERR_FILENO);

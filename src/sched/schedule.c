@@ -180,7 +180,10 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     memset(&pr, 0, sizeof(pr));
     if (!p)
         p = &sched_profile_default;
-    if (pod->nscheduling_gates) {
+    /* not attempted: scheduling gates, and ResourceClaims (DynamicResources' PreEnqueue
+     * holds a pod whose claims do not exist; allocating them is not modelled, so no pod with
+     * claims is placed, and the callers warn) */
+    if (pod->nscheduling_gates || pod->nresource_claims) {
         out->outcome = SCHED_GATED;
         return 0;
     }

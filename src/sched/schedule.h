@@ -17,7 +17,9 @@ enum sched_outcome {
     SCHED_SCHEDULED = 0, /* node set */
     SCHED_UNSCHEDULABLE, /* message set: the FailedScheduling text */
     SCHED_GATED,         /* the pod has schedulingGates: not attempted (PodScheduled=False,
-                            reason SchedulingGated); message NULL */
+                            reason SchedulingGated); message NULL. Also a pod with
+                            spec.resourceClaims (DynamicResources is not modelled: such a pod is
+                            held back, never placed) */
 };
 
 struct sched_victim {
