@@ -163,14 +163,21 @@ static void pod_level_apply(const struct kube_pod *p, const struct kube_resource
     const struct kube_resources *rq = &p->pod_requests, *lm = &p->pod_limits;
     size_t j;
 
+    /* with pod-level resources, the non-zero defaults only fill a resource that neither the
+     * pod nor any container names (getNonMissingContainerRequests): a container naming it
+     * leaves the others at 0 */
     if (rq->set & KUBE_RES_CPU)
         sum[0] = rq->cpu_milli;
     else if (lm->set & KUBE_RES_CPU)
         sum[0] = raw->set & KUBE_RES_CPU ? raw->cpu_milli : lm->cpu_milli;
+    else if (raw->set & KUBE_RES_CPU)
+        sum[0] = raw->cpu_milli;
     if (rq->set & KUBE_RES_MEMORY)
         sum[1] = rq->memory;
     else if (lm->set & KUBE_RES_MEMORY)
         sum[1] = raw->set & KUBE_RES_MEMORY ? raw->memory : lm->memory;
+    else if (raw->set & KUBE_RES_MEMORY)
+        sum[1] = raw->memory;
     for (j = 0; j < nnames; j++) {
         const struct kube_scalar *x;
         if (!pod_level_scalar(names[j]))
@@ -227,7 +234,7 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
     const struct kube_requests_opts *dflt =
         o && (o->default_cpu_milli || o->default_memory) ? o : NULL;
     size_t nlists = p->ncontainers + p->ninit_containers + 3, nnames = 0, total = 0, i, j, n;
-    bool pod_level = kube_pod_level_requests_set(p);
+    bool pod_level = !(o && o->skip_pod_level) && kube_pod_level_requests_set(p);
     struct kube_resources raw;
     unsigned set = 0;
     int rc = 0;

@@ -39,6 +39,9 @@ struct kube_requests_opts {
      * scheduler's scoring uses 100m and 200Mi. */
     int64_t default_cpu_milli;
     int64_t default_memory;
+    /* SkipPodLevelResources: the containers' sum even when the pod has spec.resources
+     * (kube-scheduler v1.37's LeastAllocated score counts the incoming pod that way) */
+    bool skip_pod_level;
 };
 
 /* kube_pod_requests computes the effective request of a pod as the scheduler counts it

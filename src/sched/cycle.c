@@ -525,7 +525,9 @@ static int spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
     uint32_t *feas, nf = 0, k;
     int32_t *raw, *norm;
 
-    if (!cp->spread || cy->nfeasible < 2)
+    /* (with one feasible node kube-scheduler skips scoring; the rows still show the score,
+     * as they do for the other plugins, and the choice is the same) */
+    if (!cp->spread || !cy->nfeasible)
         return 0;
     feas = arena_alloc(cp->arena, cy->nfeasible * sizeof(*feas));
     raw = arena_alloc(cp->arena, cy->nfeasible * sizeof(*raw));

@@ -83,9 +83,8 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *reason = m;
         return 1;
     }
-    if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non)) {
+    if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non, reason)) {
         *plugin = SCHED_PL_SPREAD;
-        *reason = SCHED_R_SPREAD;
         return 1;
     }
     return 0;

@@ -320,6 +320,7 @@ struct sched_cpod {
 /* A pod's requests in interned form (usage.h). */
 struct sched_usage {
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    int64_t score_nz_cpu, score_nz_mem; /* nz_* for LeastAllocated on the incoming pod */
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS];
     uint32_t nscalars;
 };

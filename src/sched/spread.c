@@ -525,7 +525,8 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
 }
 
 bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_cpod *cp,
-                             uint32_t slot, struct sched_pod *const *on, uint32_t non)
+                             uint32_t slot, struct sched_pod *const *on, uint32_t non,
+                             uint32_t *reason)
 {
     const struct sched_spread *sp = cp->spread;
     const struct sched_slot *s = &c->slots[slot];
@@ -539,8 +540,11 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
         int64_t count, min = INT64_MAX, delta = 0;
         if (!q->hard)
             continue;
-        if (!(l = node_label(c, slot, q->key)))
+        if (!(l = node_label(c, slot, q->key))) {
+            *reason = SCHED_R_SPREAD_LABEL;
             return false;
+        }
+        *reason = SCHED_R_SPREAD;
         /* RemovePod: the pods gone from this node leave its domain when the node counts */
         if (has_all_keys(c, sp, slot, true) && policies_ok(c, cp, q, slot))
             delta = count_pods(&q->sel, sp->ns, on, non) -

@@ -52,9 +52,11 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
                              uint32_t slot, bool ref, bool *unresolvable);
 
 /* sched_spread_filter_dry is the Filter during preemption's dry run on the node at slot,
- * where only the pods on[0..non) remain (RemovePod for the others). */
+ * where only the pods on[0..non) remain (RemovePod for the others); false with *reason set
+ * when it fails. */
 bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_cpod *cp,
-                             uint32_t slot, struct sched_pod *const *on, uint32_t non);
+                             uint32_t slot, struct sched_pod *const *on, uint32_t non,
+                             uint32_t *reason);
 
 /* sched_spread_scores: PreScore, Score and NormalizeScore of the ScheduleAnyway constraints
  * over the feasible nodes feas[0..nfeas) (order indices): raw[k] and norm[k] for feas[k]

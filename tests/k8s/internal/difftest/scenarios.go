@@ -130,6 +130,10 @@ func (r *Runner) Scenario(dir string) ScenarioResult {
 		res.Failed = "expected.json: " + err.Error()
 		return res
 	}
+	if m, ok := want.(map[string]any); ok {
+		// gpusched's warnings about fields it does not model: kube-scheduler has none
+		delete(m, "warnings")
+	}
 	var gotAny any
 	_ = json.Unmarshal([]byte(report.Compact(got)), &gotAny)
 	groups := readGroups(filepath.Join(dir, "interchangeable"))
