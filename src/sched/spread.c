@@ -489,7 +489,7 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
                              uint32_t slot, bool ref, bool *unresolvable)
 {
     const struct sched_spread *sp = cp->spread;
-    uint32_t i, k;
+    uint32_t i;
 
     *unresolvable = false;
     if (!sp || !sp->nhard)
@@ -505,20 +505,39 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
             return SCHED_R_SPREAD_LABEL;
         }
         if (ref) {
-            /* recount the node's domain and every domain's minimum from the nodes */
+            /* from scratch: every eligible node's domain, its count, the minimum */
+            uint32_t oi, ndom = 0;
             bool ex;
             min = INT64_MAX;
-            for (k = 0; k < q->ndoms; k++) {
-                int64_t n = ref_count(c, cp, sp, q, q->doms[k].value, &ex);
+            for (oi = 0; oi < c->norder; oi++) {
+                uint32_t s2 = c->order[oi], oj;
+                const struct sched_idlabel *l2 = node_label(c, s2, q->key);
+                int64_t n;
+                if (!l2 || !has_all_keys(c, sp, s2, true) || !policies_ok(c, cp, q, s2))
+                    continue;
+                for (oj = 0; oj < oi; oj++) { /* first eligible node of its domain only */
+                    const struct sched_idlabel *l3 = node_label(c, c->order[oj], q->key);
+                    if (l3 && l3->value == l2->value && has_all_keys(c, sp, c->order[oj], true) &&
+                        policies_ok(c, cp, q, c->order[oj]))
+                        break;
+                }
+                if (oj < oi)
+                    continue;
+                ndom++;
+                n = ref_count(c, cp, sp, q, l2->value, &ex);
                 if (n < min)
                     min = n;
             }
             count = ref_count(c, cp, sp, q, l->value, &ex);
+            if ((int64_t)ndom < q->min_domains)
+                min = 0;
         } else {
             const struct dom *dm = dom_find(q, l->value);
             count = dm ? dm->count : 0;
         }
-        if (count + q->self_match - min_match(q, min) > q->max_skew)
+        if (!ref)
+            min = min_match(q, min);
+        if (count + q->self_match - min > q->max_skew)
             return SCHED_R_SPREAD;
     }
     return 0;
