@@ -1398,6 +1398,12 @@ static int decode_spread(struct dec *d, const json_t *t, void *slot, void *ctx)
         out->match_label_keys = decode_array(d, t, "matchLabelKeys", JSON_STRING, "string",
                                              sizeof(*out->match_label_keys), decode_string_elem,
                                              NULL, &out->nmatch_label_keys, &rc);
+    if (!rc && out->nmatch_label_keys && !out->selector.present) {
+        old = path_push(d, "matchLabelKeys");
+        rc = dec_fail(d, json_object_get(t, "matchLabelKeys"), t,
+                      "Forbidden: must not be specified when labelSelector is not set");
+        path_pop(d, old);
+    }
     return rc;
 }
 

@@ -625,6 +625,10 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             cy->nfeasible = 1;
             cy->max_taint = o->taint_raw;
             cy->max_aff = o->aff_raw;
+            cy->processed = 1;
+            if ((rc = spread_scores(c, cp, cy, &nom, 1, 0)))
+                goto out;
+            cy->processed = 0;
             o->total = row_total(cy, o, gw);
             cy->chosen = (int32_t)nom;
             goto out;

@@ -17,7 +17,7 @@ import (
 func init() {
 	register(&Feature{Name: "zones", Default: true, Doc: "most nodes in one of three zones (topology.kubernetes.io/zone), a few in none",
 		Node: zonesNode})
-	register(&Feature{Name: "spread", Default: true, Doc: "topologySpreadConstraints on pending pods: hostname, zone or another key; maxSkew 1-3; DoNotSchedule/ScheduleAnyway; matchLabels, matchExpressions, {} and nil selectors; minDomains; nodeAffinityPolicy/nodeTaintsPolicy; matchLabelKeys; app labels on every pod",
+	register(&Feature{Name: "spread", Default: true, Doc: "topologySpreadConstraints on pending pods: hostname, zone or another key; maxSkew 1-3; DoNotSchedule/ScheduleAnyway; matchLabels, matchExpressions and nil selectors; minDomains; nodeAffinityPolicy/nodeTaintsPolicy; matchLabelKeys; app labels on every pod",
 		Pod: spreadPod})
 	register(&Feature{Name: "services", Default: true, Doc: "Services selecting app labels and ReplicaSets (replicas 0) owning some pods: the system default spreading (hostname maxSkew 3, zone maxSkew 5)",
 		Cluster: servicesCluster, Pod: servicesPod, Finish: servicesFinish})
@@ -100,7 +100,9 @@ func spreadPod(g *G, p *corev1.Pod, bound bool) {
 			pol := Pick(g, []corev1.NodeInclusionPolicy{corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore})
 			c.NodeTaintsPolicy = &pol
 		}
-		if g.Chance(0.15) && c.LabelSelector != nil {
+		// (an empty selector is written as nothing at all, and the API refuses matchLabelKeys
+		// without a labelSelector)
+		if g.Chance(0.15) && c.LabelSelector != nil && (len(c.LabelSelector.MatchLabels) > 0 || len(c.LabelSelector.MatchExpressions) > 0) {
 			c.MatchLabelKeys = []string{"version"}
 		}
 		p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, c)
@@ -170,7 +172,21 @@ func podresourcesPod(g *G, p *corev1.Pod, bound bool) {
 	if !g.Chance(0.15) {
 		return
 	}
-	agg := resourcehelper.AggregateContainerRequests(p, resourcehelper.PodResourcesOptions{})
+	// the containers' requests as the API server defaults them (a limit alone is a request)
+	q := p.DeepCopy()
+	for _, cs := range [][]corev1.Container{q.Spec.Containers, q.Spec.InitContainers} {
+		for i := range cs {
+			for k, v := range cs[i].Resources.Limits {
+				if cs[i].Resources.Requests == nil {
+					cs[i].Resources.Requests = corev1.ResourceList{}
+				}
+				if _, ok := cs[i].Resources.Requests[k]; !ok {
+					cs[i].Resources.Requests[k] = v
+				}
+			}
+		}
+	}
+	agg := resourcehelper.AggregateContainerRequests(q, resourcehelper.PodResourcesOptions{})
 	req := corev1.ResourceList{}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if g.Chance(0.3) {
