@@ -75,6 +75,8 @@ static const char *explain_outcome(const struct sched_result *r)
 {
     if (r->outcome == SCHED_GATED)
         return "SchedulingGated";
+    if (r->outcome == SCHED_NOT_MODELLED)
+        return "NotModelled";
     if (r->outcome == SCHED_UNSCHEDULABLE)
         return "Unschedulable";
     return r->nvictims ? "ScheduledAfterPreemption" : "Scheduled";
@@ -130,7 +132,7 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
 
     printf("Pod %s/%s: priority %" PRId32 ", schedulerName %s, profile %s\n", pod->namespace_,
            pod->name, pod->priority, pod->scheduler_name, profile->name);
-    if (res->outcome == SCHED_GATED && pod->nresource_claims && !pod->nscheduling_gates) {
+    if (res->outcome == SCHED_NOT_MODELLED) {
         /* DynamicResources: held back (PreEnqueue when a claim does not exist); allocation
          * of existing claims is not modelled, so gpusched never places the pod */
         printf("\nResult: not attempted, the pod has spec.resourceClaims and gpusched does not "
@@ -246,6 +248,10 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
         break;
     case SCHED_GATED:
         printf("Result: not attempted, the pod has scheduling gates (SchedulingGated)\n");
+        break;
+    case SCHED_NOT_MODELLED:
+        printf("Result: not attempted, the pod has spec.resourceClaims and gpusched does not "
+               "model DynamicResources yet\n");
         break;
     }
 out:

@@ -109,7 +109,7 @@ static int simulate_sort_by_attempt(struct simulate_run *r)
 
 /* The JSON document is written as it goes, one array per pass over the results, so its size
  * never adds to the peak memory of a large run (a jansson tree of 10,000 entries held ~3 MB). */
-enum simulate_section { SEC_SCHEDULED, SEC_UNSCHEDULABLE, SEC_PREEMPTED, SEC_GATED };
+enum simulate_section { SEC_SCHEDULED, SEC_UNSCHEDULABLE, SEC_PREEMPTED, SEC_GATED, SEC_NOT_MODELLED };
 
 static void simulate_json_key(FILE *f, const struct kube_pod *p)
 {
@@ -147,7 +147,8 @@ static size_t simulate_json_section(FILE *f, const struct simulate_run *r, enum 
         }
         if (s == SEC_SCHEDULED       ? res->outcome != SCHED_SCHEDULED || res->preempted
             : s == SEC_UNSCHEDULABLE ? res->outcome != SCHED_UNSCHEDULABLE
-                                     : res->outcome != SCHED_GATED)
+                                     : res->outcome != (s == SEC_GATED ? SCHED_GATED
+                                                                       : SCHED_NOT_MODELLED))
             continue;
         fputs(n++ ? ",{" : "{", f);
         simulate_json_key(f, r->pods[i]);
@@ -168,7 +169,9 @@ static bool simulate_has(const struct simulate_run *r, enum simulate_section s)
     size_t i;
 
     for (i = 0; i < r->npods; i++)
-        if (s == SEC_PREEMPTED ? r->results[i].nvictims > 0 : r->results[i].outcome == SCHED_GATED)
+        if (s == SEC_PREEMPTED ? r->results[i].nvictims > 0
+                               : r->results[i].outcome ==
+                                     (s == SEC_GATED ? SCHED_GATED : SCHED_NOT_MODELLED))
             return true;
     return false;
 }
@@ -192,6 +195,12 @@ static int simulate_print_json(const struct simulate_run *r)
     if (simulate_has(r, SEC_GATED)) {
         fputs(",\"gated\":[", f);
         simulate_json_section(f, r, SEC_GATED);
+        putc(']', f);
+    }
+    if (simulate_has(r, SEC_NOT_MODELLED)) {
+        /* pods gpusched will not place: a field it does not model decides (warnings say which) */
+        fputs(",\"notModelled\":[", f);
+        simulate_json_section(f, r, SEC_NOT_MODELLED);
         putc(']', f);
     }
     if (r->nwarnings) {
@@ -247,6 +256,8 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
             node = res->node;
         } else if (res->outcome == SCHED_GATED) {
             status = "SchedulingGated";
+        } else if (res->outcome == SCHED_NOT_MODELLED) {
+            status = "NotModelled";
         }
         snprintf(prio, sizeof(prio), "%" PRId32, p->priority);
         cells[0] = p->namespace_;

@@ -1501,8 +1501,11 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
         (rc = note_unmodelled(d, p, "spec.affinity.podAntiAffinity",
                               "InterPodAffinity is not modelled")))
         return rc;
+    /* a RuntimeClass gives its overhead (and scheduling rules) through admission; a pod that
+     * already carries spec.overhead has been through it */
     if (json_is_string(json_object_get(spec, "runtimeClassName")) &&
         *json_string_value(json_object_get(spec, "runtimeClassName")) &&
+        !json_is_object(json_object_get(spec, "overhead")) &&
         (rc = note_unmodelled(d, p, "spec.runtimeClassName",
                               "the RuntimeClass's overhead and scheduling rules are not "
                               "modelled")))

@@ -180,11 +180,13 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     memset(&pr, 0, sizeof(pr));
     if (!p)
         p = &sched_profile_default;
-    /* not attempted: scheduling gates, and ResourceClaims (DynamicResources' PreEnqueue
-     * holds a pod whose claims do not exist; allocating them is not modelled, so no pod with
-     * claims is placed, and the callers warn) */
-    if (pod->nscheduling_gates || pod->nresource_claims) {
+    if (pod->nscheduling_gates) {
         out->outcome = SCHED_GATED;
+        return 0;
+    }
+    if (pod->nresource_claims) {
+        /* DynamicResources is not modelled: no pod with claims is placed (the callers warn) */
+        out->outcome = SCHED_NOT_MODELLED;
         return 0;
     }
     if (!c->norder) {

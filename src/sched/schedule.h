@@ -17,9 +17,11 @@ enum sched_outcome {
     SCHED_SCHEDULED = 0, /* node set */
     SCHED_UNSCHEDULABLE, /* message set: the FailedScheduling text */
     SCHED_GATED,         /* the pod has schedulingGates: not attempted (PodScheduled=False,
-                            reason SchedulingGated); message NULL. Also a pod with
-                            spec.resourceClaims (DynamicResources is not modelled: such a pod is
-                            held back, never placed) */
+                            reason SchedulingGated); message NULL */
+    SCHED_NOT_MODELLED,  /* not attempted: the pod has spec.resourceClaims, and gpusched does
+                            not model DynamicResources (kube-scheduler's PreEnqueue holds a pod
+                            whose claim does not exist; allocating existing ones is not
+                            modelled); message NULL. Never a silent placement */
 };
 
 struct sched_victim {

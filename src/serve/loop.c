@@ -186,6 +186,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                              res.nominated_node);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
+    case SCHED_NOT_MODELLED: /* (pods with unmodelled fields are refused above) */
     case SCHED_GATED:
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);

@@ -19,6 +19,7 @@ type Simulate struct {
 	Unschedulable []Unplaced  `json:"unschedulable"`
 	Preempted     []Preempted `json:"preempted,omitempty"`
 	Gated         []PodRef    `json:"gated,omitempty"`
+	NotModelled   []PodRef    `json:"notModelled,omitempty"`
 	// Warnings: the pod fields gpusched does not model (gpusched only; never compared)
 	Warnings []string `json:"warnings,omitempty"`
 }
