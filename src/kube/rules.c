@@ -288,6 +288,7 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
             struct kube_pod q = *p;
             memset(&q.pod_requests, 0, sizeof(q.pod_requests));
             memset(&q.pod_limits, 0, sizeof(q.pod_limits));
+            memset(&q.overhead, 0, sizeof(q.overhead)); /* added once, below */
             if ((rc = kube_pod_requests(&q, NULL, a, &raw)))
                 goto out;
             raw.set = set;
