@@ -196,9 +196,15 @@ struct sc {
     int32_t max_skew, min_domains;
     struct ssel sel;
     bool self_match;
-    /* matching pods per domain, sorted by value (PreFilter; PreScore for non-hostname keys) */
+    /* matching pods per domain (PreFilter; PreScore for non-hostname keys), found through an
+     * open-addressing table of domain index + 1 by topology value */
     struct dom *doms;
     uint32_t ndoms;
+    uint32_t *dom_tab;
+    uint32_t dom_mask;
+    /* the matching pods of each node slot, counted once per cycle (shared by constraints
+     * with the same selector, as the two system defaults are) */
+    int32_t *slot_count;
     int64_t min; /* smallest count (PreFilter) */
     double weight; /* PreScore: log(domains + 2) */
 };
@@ -260,43 +266,73 @@ static bool policies_ok(const struct sched_cluster *c, const struct sched_cpod *
     return true;
 }
 
+static uint32_t dom_hash(uint32_t v)
+{
+    return v * 2654435761u;
+}
+
 static struct dom *dom_find(const struct sc *k, uint32_t value)
 {
-    uint32_t lo = 0, hi = k->ndoms;
+    uint32_t h;
 
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (k->doms[mid].value < value)
-            lo = mid + 1;
-        else if (k->doms[mid].value > value)
-            hi = mid;
-        else
-            return &k->doms[mid];
-    }
+    if (!k->dom_tab)
+        return NULL;
+    for (h = dom_hash(value) & k->dom_mask; k->dom_tab[h]; h = (h + 1) & k->dom_mask)
+        if (k->doms[k->dom_tab[h] - 1].value == value)
+            return &k->doms[k->dom_tab[h] - 1];
     return NULL;
 }
 
-static int cmp_dom(const void *a, const void *b)
+/* doms_build merges the n (value, count) pairs of d, in place, into k's domains */
+static int doms_build(struct arena *a, struct sc *k, struct dom *d, uint32_t n)
 {
-    uint32_t x = ((const struct dom *)a)->value, y = ((const struct dom *)b)->value;
+    uint32_t i, m = 0, cap = 16;
 
-    return x < y ? -1 : x > y;
+    while (cap < 2 * n)
+        cap *= 2;
+    if (!(k->dom_tab = arena_alloc(a, cap * sizeof(*k->dom_tab))))
+        return -ENOMEM;
+    k->dom_mask = cap - 1;
+    k->doms = d;
+    for (i = 0; i < n; i++) {
+        uint32_t h = dom_hash(d[i].value) & k->dom_mask;
+        while (k->dom_tab[h] && d[k->dom_tab[h] - 1].value != d[i].value)
+            h = (h + 1) & k->dom_mask;
+        if (k->dom_tab[h]) {
+            d[k->dom_tab[h] - 1].count += d[i].count;
+        } else {
+            d[m] = d[i];
+            k->dom_tab[h] = ++m;
+        }
+    }
+    k->ndoms = m;
+    return 0;
 }
 
-/* doms_build sorts the n (value, count) pairs in d and merges equal values into k */
-static void doms_build(struct sc *k, struct dom *d, uint32_t n)
+/* slot_counts fills sp->v[i].slot_count: the matching pods of every present node */
+static int slot_counts(const struct sched_cluster *c, const struct sched_cpod *cp,
+                       struct sched_spread *sp, uint32_t i)
 {
-    uint32_t i, m = 0;
+    struct sc *q = &sp->v[i];
+    uint32_t j, oi;
 
-    qsort(d, n, sizeof(*d), cmp_dom);
-    for (i = 0; i < n; i++) {
-        if (m && d[m - 1].value == d[i].value)
-            d[m - 1].count += d[i].count;
-        else
-            d[m++] = d[i];
+    if (q->slot_count)
+        return 0;
+    for (j = 0; j < sp->n; j++) {
+        const struct sc *o = &sp->v[j];
+        if (j != i && o->slot_count && o->sel.nothing == q->sel.nothing && o->sel.n == q->sel.n &&
+            o->sel.reqs == q->sel.reqs) {
+            q->slot_count = o->slot_count;
+            return 0;
+        }
     }
-    k->doms = d;
-    k->ndoms = m;
+    if (!(q->slot_count = arena_alloc(cp->arena, (c->nslots + 1) * sizeof(*q->slot_count))))
+        return -ENOMEM;
+    for (oi = 0; oi < c->norder; oi++) {
+        const struct sched_slot *s = &c->slots[c->order[oi]];
+        q->slot_count[c->order[oi]] = (int32_t)count_pods(&q->sel, sp->ns, s->pods, s->npods);
+    }
+    return 0;
 }
 
 static int add_constraint(struct sched_cluster *c, struct sched_cpod *cp, struct sched_spread *sp,
@@ -438,18 +474,19 @@ int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         struct sc *q = &sp->v[i];
         if (!q->hard)
             continue;
-        if (c->norder && !(d = arena_alloc(cp->arena, c->norder * sizeof(*d))))
+        if (!(d = arena_alloc(cp->arena, (c->norder + 1) * sizeof(*d))) ||
+            slot_counts(c, cp, sp, i))
             return -ENOMEM;
         nd = 0;
         for (oi = 0; oi < c->norder; oi++) {
             uint32_t slot = c->order[oi];
-            const struct sched_slot *s = &c->slots[slot];
             if (!has_all_keys(c, sp, slot, true) || !policies_ok(c, cp, q, slot))
                 continue;
             d[nd].value = node_label(c, slot, q->key)->value;
-            d[nd++].count = count_pods(&q->sel, sp->ns, s->pods, s->npods);
+            d[nd++].count = q->slot_count[slot];
         }
-        doms_build(q, c->norder ? d : NULL, nd);
+        if (doms_build(cp->arena, q, d, nd))
+            return -ENOMEM;
         q->min = INT64_MAX;
         for (k = 0; k < q->ndoms; k++)
             if (q->doms[k].count < q->min)
@@ -548,7 +585,6 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
                              uint32_t *reason)
 {
     const struct sched_spread *sp = cp->spread;
-    const struct sched_slot *s = &c->slots[slot];
     uint32_t i, k;
 
     if (!sp || !sp->nhard)
@@ -566,8 +602,7 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
         *reason = SCHED_R_SPREAD;
         /* RemovePod: the pods gone from this node leave its domain when the node counts */
         if (has_all_keys(c, sp, slot, true) && policies_ok(c, cp, q, slot))
-            delta = count_pods(&q->sel, sp->ns, on, non) -
-                    count_pods(&q->sel, sp->ns, s->pods, s->npods);
+            delta = count_pods(&q->sel, sp->ns, on, non) - q->slot_count[slot];
         for (k = 0; k < q->ndoms; k++) {
             int64_t n = q->doms[k].count + (q->doms[k].value == l->value ? delta : 0);
             if (n < min)
@@ -586,7 +621,7 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
 bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
                          const uint32_t *feas, uint32_t nfeas, int32_t *raw, int32_t *norm)
 {
-    const struct sched_spread *sp = cp->spread;
+    struct sched_spread *sp = cp->spread;
     bool require_all;
     uint32_t i, k, oi, nignored = 0;
     uint8_t *ignored;
@@ -612,8 +647,12 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
             continue;
         if (q->hostname) {
             q->weight = log((double)(nfeas - nignored) + 2);
+            if (slot_counts(c, cp, sp, k))
+                return false;
             continue;
         }
+        if (slot_counts(c, cp, sp, k))
+            return false;
         /* the domains of the feasible nodes (a node without the key counts as value "") */
         if (!(d = arena_alloc(cp->arena, nfeas * sizeof(*d))))
             return false;
@@ -625,14 +664,16 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
             d[nd].value = l ? l->value : c->id_empty;
             d[nd++].count = 0;
         }
-        doms_build(q, d, nd);
+        if (doms_build(cp->arena, q, d, nd))
+            return false;
         q->weight = log((double)q->ndoms + 2);
         /* every node's matching pods join its domain, when the domain is one of those */
         for (oi = 0; oi < c->norder; oi++) {
             uint32_t slot = c->order[oi];
-            const struct sched_slot *s = &c->slots[slot];
             const struct sched_idlabel *l;
             struct dom *dm;
+            if (!q->slot_count[slot])
+                continue; /* adds nothing */
             if (require_all && !has_all_keys(c, sp, slot, false))
                 continue;
             if (!policies_ok(c, cp, q, slot))
@@ -640,12 +681,11 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
             l = node_label(c, slot, q->key);
             if (!(dm = dom_find(q, l ? l->value : c->id_empty)))
                 continue;
-            dm->count += count_pods(&q->sel, sp->ns, s->pods, s->npods);
+            dm->count += q->slot_count[slot];
         }
     }
     for (i = 0; i < nfeas; i++) {
         uint32_t slot = c->order[feas[i]];
-        const struct sched_slot *s = &c->slots[slot];
         double score = 0;
         if (ignored[i])
             continue;
@@ -656,7 +696,7 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
             if (q->hard || !(l = node_label(c, slot, q->key)))
                 continue;
             if (q->hostname) {
-                cnt = count_pods(&q->sel, sp->ns, s->pods, s->npods);
+                cnt = q->slot_count[slot];
             } else {
                 const struct dom *dm = dom_find(q, l->value);
                 cnt = dm ? dm->count : 0;
