@@ -498,6 +498,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     struct sched_idtaint *taints = NULL;
     struct sched_slot *s;
     struct sched_hot *h;
+
+    c->nodes_version++; /* (spread.c's topology columns) */
     uint32_t id, slot, i, live = 0;
     int rc = -ENOMEM;
 
@@ -596,6 +598,7 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
 
     if (slot == SCHED_NOID || !c->slots[slot].present)
         return -ENOENT;
+    c->nodes_version++;
     idx = c->slots[slot].order_index;
     last = c->order[--c->norder];
     c->order[idx] = last;

@@ -313,6 +313,9 @@ static uint32_t nominated_first(const struct sched_cluster *c, const struct sche
 
 /* ---------------------------------------------------------------- the cycle */
 
+static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
+                        uint32_t slot, bool ref, struct sched_nodeout *o);
+
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
                        uint32_t *processed, struct err *err)
@@ -348,6 +351,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
 
         memset(&o, 0, sizeof(o));
         fast_node(c, p, cp, c->order[nom], vc, vc_done, bal_skip, &o);
+        spread_node(c, cp, c->order[nom], false, &o);
         if (!o.plugin) {
             *chosen = (int32_t)nom;
             return 0;
@@ -375,7 +379,8 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     m = pins ? npins : n;
     sample_plan(c, p, m, &start, &limit);
     done = m;
-    if (!pins && !cp->has_node_name && !cp->affinity_by_name && !cp->preferred_by_name) {
+    if (!pins && !cp->has_node_name && !cp->affinity_by_name && !cp->preferred_by_name &&
+        !cp->spread) {
         /* the common case, unswitched: no per-node name checks; nodes [start, n) then
          * [0, start) */
         const uint32_t *order = c->order;
@@ -436,6 +441,11 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
             score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
             if (score < 0)
                 continue;
+            if (cp->spread) {
+                bool unres;
+                if (sched_spread_filter(c, cp, slot, false, &unres))
+                    continue;
+            }
             aff = v->affinity_score;
             if (cp->preferred_by_name)
                 aff += sched_score_preferred_by_name(c, cp, l->cls, l->name);
@@ -461,6 +471,16 @@ scanned:
         /* exactly one feasible node: chosen without scoring */
         *chosen = (int32_t)feas[0];
         return 0;
+    }
+    if (cp->spread) {
+        /* PodTopologySpread's scores of the feasible nodes, added to their totals */
+        int32_t *raw = arena_alloc(cp->arena, nf * sizeof(*raw));
+        int32_t *norm = arena_alloc(cp->arena, nf * sizeof(*norm));
+        if (!raw || !norm)
+            return err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
+        if (sched_spread_scores(c, cp, feas, nf, raw, norm))
+            for (i = 0; i < nf; i++)
+                fscore[i] += 2 * norm[i];
     }
     /* per class: the normalised static scores, computed once */
     if (++c->s_stamp == 0) {

@@ -243,7 +243,9 @@ struct sched_cluster {
     uint8_t *s_vc_done;
     uint32_t s_vccap;
 
-    struct sched_spread_sources *spread_src; /* Services and controllers (spread.c) */
+    struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
+                                                (spread.c) */
+    uint64_t nodes_version; /* bumped by every node add, update and removal */
 
     /* node sampling: kube-scheduler's nextStartNodeIndex, where the next sampled cycle starts
      * (taken modulo the candidate count); moved by sched_run only */

@@ -201,8 +201,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;
     }
-    /* the fast chooser has no PodTopologySpread: such pods take the detailed cycle */
-    if (!ref && !x && !cp.spread) {
+    if (!ref && !x) {
         int32_t chosen;
         uint32_t processed;
         if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, &processed, err)))

@@ -28,16 +28,33 @@ struct sched_spread_src {
     struct kube_label_selector sel;
 };
 
+/* a topology column: the value id of one label key on every node slot (SCHED_NOID: the node
+ * lacks the key), rebuilt when the nodes change */
+#define SPREAD_COLS 8
+struct topo_col {
+    uint32_t key;
+    uint32_t *val;
+    uint32_t nslots;
+    uint64_t version;
+    uint64_t last_use;
+};
+
 struct sched_spread_sources {
     struct arena arena;
     struct sched_spread_src *v;
     uint32_t n, cap;
+    struct topo_col cols[SPREAD_COLS];
+    uint64_t clock;
 };
 
 void sched_spread_sources_free(struct sched_spread_sources *s)
 {
+    uint32_t i;
+
     if (!s)
         return;
+    for (i = 0; i < SPREAD_COLS; i++)
+        free(s->cols[i].val);
     arena_free(&s->arena);
     free(s->v);
     free(s);
@@ -205,6 +222,7 @@ struct sc {
     /* the matching pods of each node slot, counted once per cycle (shared by constraints
      * with the same selector, as the two system defaults are) */
     int32_t *slot_count;
+    const uint32_t *col; /* the topology key's value on every slot (topo_column) */
     int64_t min; /* smallest count (PreFilter) */
     double weight; /* PreScore: log(domains + 2) */
 };
@@ -244,16 +262,60 @@ static const struct sched_idlabel *node_label(const struct sched_cluster *c, uin
     return sched_label_find(s->labels, s->nlabels, key);
 }
 
-/* nodeLabelsMatchSpreadConstraints over the hard (hard) or soft constraints */
-static bool has_all_keys(const struct sched_cluster *c, const struct sched_spread *sp,
-                         uint32_t slot, bool hard)
+/* nodeLabelsMatchSpreadConstraints over the hard (hard) or soft constraints; ref reads the
+ * labels instead of the columns */
+static bool has_all_keys_at(const struct sched_cluster *c, const struct sched_spread *sp,
+                            uint32_t slot, bool hard, bool ref)
 {
     uint32_t i;
 
     for (i = 0; i < sp->n; i++)
-        if (sp->v[i].hard == hard && !node_label(c, slot, sp->v[i].key))
+        if (sp->v[i].hard == hard &&
+            (ref ? !node_label(c, slot, sp->v[i].key) : sp->v[i].col[slot] == SCHED_NOID))
             return false;
     return true;
+}
+
+static bool has_all_keys(const struct sched_cluster *c, const struct sched_spread *sp,
+                         uint32_t slot, bool hard)
+{
+    return has_all_keys_at(c, sp, slot, hard, false);
+}
+
+/* topo_column returns the column of key, (re)built when the nodes changed; NULL on ENOMEM */
+static const uint32_t *topo_column(struct sched_cluster *c, uint32_t key)
+{
+    struct sched_spread_sources *s = c->spread_src;
+    struct topo_col *t = NULL;
+    uint32_t i, oi;
+
+    if (!s && !(s = c->spread_src = calloc(1, sizeof(*s))))
+        return NULL;
+    for (i = 0; i < SPREAD_COLS; i++) {
+        if (s->cols[i].val && s->cols[i].key == key) {
+            t = &s->cols[i];
+            break;
+        }
+        if (!t || (t->val && (!s->cols[i].val || s->cols[i].last_use < t->last_use)))
+            t = &s->cols[i];
+    }
+    t->last_use = ++s->clock;
+    if (t->val && t->key == key && t->version == c->nodes_version && t->nslots >= c->nslots)
+        return t->val;
+    free(t->val);
+    if (!(t->val = malloc((c->nslots + 1) * sizeof(*t->val))))
+        return NULL;
+    t->key = key;
+    t->nslots = c->nslots;
+    t->version = c->nodes_version;
+    for (i = 0; i < c->nslots; i++)
+        t->val[i] = SCHED_NOID;
+    for (oi = 0; oi < c->norder; oi++) {
+        const struct sched_idlabel *l = node_label(c, c->order[oi], key);
+        if (l)
+            t->val[c->order[oi]] = l->value;
+    }
+    return t->val;
 }
 
 static bool policies_ok(const struct sched_cluster *c, const struct sched_cpod *cp,
@@ -443,6 +505,9 @@ int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     }
     if (!sp->n)
         return 0;
+    for (i = 0; i < sp->n; i++)
+        if (!(sp->v[i].col = topo_column(c, sp->v[i].key)))
+            return -ENOMEM;
     cp->spread = sp;
     /* selfMatch needs the pod's labels interned */
     {
@@ -482,7 +547,7 @@ int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
             uint32_t slot = c->order[oi];
             if (!has_all_keys(c, sp, slot, true) || !policies_ok(c, cp, q, slot))
                 continue;
-            d[nd].value = node_label(c, slot, q->key)->value;
+            d[nd].value = q->col[slot];
             d[nd++].count = q->slot_count[slot];
         }
         if (doms_build(cp->arena, q, d, nd))
@@ -508,7 +573,7 @@ static int64_t ref_count(const struct sched_cluster *c, const struct sched_cpod 
         uint32_t slot = c->order[oi];
         const struct sched_slot *s = &c->slots[slot];
         const struct sched_idlabel *l = node_label(c, slot, q->key);
-        if (!l || l->value != value || !has_all_keys(c, sp, slot, true) ||
+        if (!l || l->value != value || !has_all_keys_at(c, sp, slot, true, true) ||
             !policies_ok(c, cp, q, slot))
             continue;
         *exists = true;
@@ -533,14 +598,16 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
         return 0;
     for (i = 0; i < sp->n; i++) {
         const struct sc *q = &sp->v[i];
-        const struct sched_idlabel *l;
+        const struct sched_idlabel *l = NULL;
+        uint32_t value;
         int64_t count = 0, min = q->min;
         if (!q->hard)
             continue;
-        if (!(l = node_label(c, slot, q->key))) {
+        if (ref ? !(l = node_label(c, slot, q->key)) : q->col[slot] == SCHED_NOID) {
             *unresolvable = true;
             return SCHED_R_SPREAD_LABEL;
         }
+        value = ref ? l->value : q->col[slot];
         if (ref) {
             /* from scratch: every eligible node's domain, its count, the minimum */
             uint32_t oi, ndom = 0;
@@ -550,11 +617,12 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
                 uint32_t s2 = c->order[oi], oj;
                 const struct sched_idlabel *l2 = node_label(c, s2, q->key);
                 int64_t n;
-                if (!l2 || !has_all_keys(c, sp, s2, true) || !policies_ok(c, cp, q, s2))
+                if (!l2 || !has_all_keys_at(c, sp, s2, true, true) || !policies_ok(c, cp, q, s2))
                     continue;
                 for (oj = 0; oj < oi; oj++) { /* first eligible node of its domain only */
                     const struct sched_idlabel *l3 = node_label(c, c->order[oj], q->key);
-                    if (l3 && l3->value == l2->value && has_all_keys(c, sp, c->order[oj], true) &&
+                    if (l3 && l3->value == l2->value &&
+                        has_all_keys_at(c, sp, c->order[oj], true, true) &&
                         policies_ok(c, cp, q, c->order[oj]))
                         break;
                 }
@@ -565,11 +633,11 @@ uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_c
                 if (n < min)
                     min = n;
             }
-            count = ref_count(c, cp, sp, q, l->value, &ex);
+            count = ref_count(c, cp, sp, q, value, &ex);
             if ((int64_t)ndom < q->min_domains)
                 min = 0;
         } else {
-            const struct dom *dm = dom_find(q, l->value);
+            const struct dom *dm = dom_find(q, value);
             count = dm ? dm->count : 0;
         }
         if (!ref)
@@ -591,11 +659,11 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
         return true;
     for (i = 0; i < sp->n; i++) {
         const struct sc *q = &sp->v[i];
-        const struct sched_idlabel *l;
+        uint32_t value = q->col[slot];
         int64_t count, min = INT64_MAX, delta = 0;
         if (!q->hard)
             continue;
-        if (!(l = node_label(c, slot, q->key))) {
+        if (value == SCHED_NOID) {
             *reason = SCHED_R_SPREAD_LABEL;
             return false;
         }
@@ -604,12 +672,12 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
         if (has_all_keys(c, sp, slot, true) && policies_ok(c, cp, q, slot))
             delta = count_pods(&q->sel, sp->ns, on, non) - q->slot_count[slot];
         for (k = 0; k < q->ndoms; k++) {
-            int64_t n = q->doms[k].count + (q->doms[k].value == l->value ? delta : 0);
+            int64_t n = q->doms[k].count + (q->doms[k].value == value ? delta : 0);
             if (n < min)
                 min = n;
         }
         {
-            const struct dom *dm = dom_find(q, l->value);
+            const struct dom *dm = dom_find(q, value);
             count = (dm ? dm->count : 0) + (dm ? delta : 0);
         }
         if (count + q->self_match - min_match(q, min) > q->max_skew)
@@ -657,11 +725,11 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
         if (!(d = arena_alloc(cp->arena, nfeas * sizeof(*d))))
             return false;
         for (i = 0; i < nfeas; i++) {
-            const struct sched_idlabel *l;
+            uint32_t v;
             if (ignored[i])
                 continue;
-            l = node_label(c, c->order[feas[i]], q->key);
-            d[nd].value = l ? l->value : c->id_empty;
+            v = q->col[c->order[feas[i]]];
+            d[nd].value = v != SCHED_NOID ? v : c->id_empty;
             d[nd++].count = 0;
         }
         if (doms_build(cp->arena, q, d, nd))
@@ -669,8 +737,7 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
         q->weight = log((double)q->ndoms + 2);
         /* every node's matching pods join its domain, when the domain is one of those */
         for (oi = 0; oi < c->norder; oi++) {
-            uint32_t slot = c->order[oi];
-            const struct sched_idlabel *l;
+            uint32_t slot = c->order[oi], v;
             struct dom *dm;
             if (!q->slot_count[slot])
                 continue; /* adds nothing */
@@ -678,8 +745,8 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
                 continue;
             if (!policies_ok(c, cp, q, slot))
                 continue;
-            l = node_label(c, slot, q->key);
-            if (!(dm = dom_find(q, l ? l->value : c->id_empty)))
+            v = q->col[slot];
+            if (!(dm = dom_find(q, v != SCHED_NOID ? v : c->id_empty)))
                 continue;
             dm->count += q->slot_count[slot];
         }
@@ -691,19 +758,18 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
             continue;
         for (k = 0; k < sp->n; k++) {
             const struct sc *q = &sp->v[k];
-            const struct sched_idlabel *l;
             int64_t cnt;
-            if (q->hard || !(l = node_label(c, slot, q->key)))
+            if (q->hard || q->col[slot] == SCHED_NOID)
                 continue;
             if (q->hostname) {
                 cnt = q->slot_count[slot];
             } else {
-                const struct dom *dm = dom_find(q, l->value);
+                const struct dom *dm = dom_find(q, q->col[slot]);
                 cnt = dm ? dm->count : 0;
             }
             score += (double)cnt * q->weight + (double)(q->max_skew - 1);
         }
-        raw[i] = (int32_t)llround(score);
+        raw[i] = (int32_t)(score + 0.5); /* math.Round: the score is never negative */
         if (raw[i] < minv)
             minv = raw[i];
         if (raw[i] > maxv)
