@@ -85,6 +85,27 @@ void gpusched_cmd_print_err(const struct err *err)
     fprintf(stderr, "gpusched: %s\n", err_format(err, buf, sizeof(buf)));
 }
 
+const char *gpusched_cmd_pod_warning(const struct kube_pod *p, size_t i, char *buf, size_t size)
+{
+    const struct kube_unmodelled *u = &p->unmodelled[i];
+
+    snprintf(buf, size, "pod %s/%s: %s: %s; kube-scheduler's answer may differ", p->namespace_,
+             p->name, u->field, u->what);
+    return buf;
+}
+
+size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n)
+{
+    char line[1024];
+    size_t i, k, total = 0;
+
+    for (i = 0; i < n; i++)
+        for (k = 0; k < pods[i]->nunmodelled; k++, total++)
+            fprintf(stderr, "gpusched: warning: %s\n",
+                    gpusched_cmd_pod_warning(pods[i], k, line, sizeof(line)));
+    return total;
+}
+
 /* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
@@ -153,6 +174,11 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
     for (i = 0; i < in->npdbs && !rc; i++)
         rc = sched_cluster_set_pdb(c, &in->pdbs[i], &err);
+    for (i = 0; i < in->nselectors && !rc; i++) {
+        const struct manifest_selector *s = &in->selectors[i];
+        rc = sched_cluster_add_spread_source(c, s->owner_kind, s->namespace_, s->name, &s->sel,
+                                             &err);
+    }
     for (i = 0; i < in->npods && !rc; i++) {
         const struct kube_pod *p = &in->pods[i];
         if (p->node_name && p->node_name[0] && !kube_pod_phase_terminal(p->phase))

@@ -117,6 +117,13 @@ size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sc
 /* gpusched_cmd_print_err prints err on stderr as one line "gpusched: MSG". */
 void gpusched_cmd_print_err(const struct err *err);
 
+/* gpusched_cmd_pod_warning formats the i-th field of pod p that gpusched does not model
+ * (p->unmodelled[i]) as one line, "pod NS/NAME: FIELD: WHAT; kube-scheduler's answer may
+ * differ", into buf. gpusched_cmd_warn_unmodelled prints every such line of the pods to
+ * stderr as "gpusched: warning: ..." and returns how many. */
+const char *gpusched_cmd_pod_warning(const struct kube_pod *p, size_t i, char *buf, size_t size);
+size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n);
+
 /* gpusched_cmd_print_json prints doc on stdout with out_json_print(doc, indent), or "out of
  * memory" when fail is set. Errors go to stderr as one line; returns 0 or 1. */
 int gpusched_cmd_print_json(const json_t *doc, int fail, int indent);

@@ -75,6 +75,8 @@ static const char *explain_outcome(const struct sched_result *r)
 {
     if (r->outcome == SCHED_GATED)
         return "SchedulingGated";
+    if (r->outcome == SCHED_NOT_MODELLED)
+        return "NotModelled";
     if (r->outcome == SCHED_UNSCHEDULABLE)
         return r->error ? "Error" : "Unschedulable";
     return r->nvictims ? "ScheduledAfterPreemption" : "Scheduled";
@@ -130,6 +132,13 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
 
     printf("Pod %s/%s: priority %" PRId32 ", schedulerName %s, profile %s\n", pod->namespace_,
            pod->name, pod->priority, pod->scheduler_name, profile->name);
+    if (res->outcome == SCHED_NOT_MODELLED) {
+        /* DynamicResources: held back (PreEnqueue when a claim does not exist); allocation
+         * of existing claims is not modelled, so gpusched never places the pod */
+        printf("\nResult: not attempted, the pod has spec.resourceClaims and gpusched does not "
+               "model DynamicResources yet\n");
+        return 0;
+    }
     if (res->outcome == SCHED_GATED) {
         /* kube-scheduler does not even try: PodScheduled=False, reason SchedulingGated */
         printf("\nResult: not attempted, the pod has scheduling gates (SchedulingGated)\n");
@@ -240,6 +249,10 @@ static int explain_print_table(const struct kube_pod *pod, const struct sched_pr
     case SCHED_GATED:
         printf("Result: not attempted, the pod has scheduling gates (SchedulingGated)\n");
         break;
+    case SCHED_NOT_MODELLED:
+        printf("Result: not attempted, the pod has spec.resourceClaims and gpusched does not "
+               "model DynamicResources yet\n");
+        break;
     }
 out:
     out_table_release(&ft);
@@ -322,6 +335,16 @@ static int explain_print_json(const struct kube_pod *pod, const struct sched_pro
         fail |= json_object_set_new(doc, "percentageOfNodesToScore",
                                     json_integer(profile->percentage_of_nodes_to_score));
     fail |= json_object_set_new(doc, "podsAhead", json_integer((json_int_t)ahead));
+    if (pod->nunmodelled) {
+        /* the pod's fields gpusched does not model, as printed on stderr */
+        json_t *ws = json_array();
+        char line[1024];
+        size_t k;
+        for (k = 0; ws && k < pod->nunmodelled; k++)
+            fail |= json_array_append_new(
+                ws, json_string(gpusched_cmd_pod_warning(pod, k, line, sizeof(line))));
+        fail |= !ws || json_object_set_new(doc, "warnings", ws);
+    }
     fail |= json_object_set_new(doc, "nodes", nodes);
     nodes = NULL;
     fail |= json_object_set_new(doc, "result", result);
@@ -486,6 +509,7 @@ int gpusched_cmd_explain(int argc, char **argv)
         nresults = 0;
         goto out;
     }
+    gpusched_cmd_warn_unmodelled(&pod, 1);
     rc = fmt == OUT_JSON
              ? explain_print_json(pod, profile, ahead, &x, &results[ahead])
              : explain_print_table(pod, profile, ahead, &x, &results[ahead], seed, fmt == OUT_WIDE);

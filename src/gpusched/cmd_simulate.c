@@ -72,6 +72,7 @@ struct simulate_run {
     size_t npods;
     struct sched_result *results; /* indexed like pods */
     size_t *order;                /* indexes of pods in attempt order */
+    size_t nwarnings;             /* unmodelled fields of the pending pods */
 };
 
 struct simulate_rank {
@@ -109,7 +110,7 @@ static int simulate_sort_by_attempt(struct simulate_run *r)
 
 /* The JSON document is written as it goes, one array per pass over the results, so its size
  * never adds to the peak memory of a large run (a jansson tree of 10,000 entries held ~3 MB). */
-enum simulate_section { SEC_SCHEDULED, SEC_UNSCHEDULABLE, SEC_PREEMPTED, SEC_GATED };
+enum simulate_section { SEC_SCHEDULED, SEC_UNSCHEDULABLE, SEC_PREEMPTED, SEC_GATED, SEC_NOT_MODELLED };
 
 static void simulate_json_key(FILE *f, const struct kube_pod *p)
 {
@@ -147,7 +148,8 @@ static size_t simulate_json_section(FILE *f, const struct simulate_run *r, enum 
         }
         if (s == SEC_SCHEDULED       ? res->outcome != SCHED_SCHEDULED || res->preempted
             : s == SEC_UNSCHEDULABLE ? res->outcome != SCHED_UNSCHEDULABLE
-                                     : res->outcome != SCHED_GATED)
+                                     : res->outcome != (s == SEC_GATED ? SCHED_GATED
+                                                                       : SCHED_NOT_MODELLED))
             continue;
         fputs(n++ ? ",{" : "{", f);
         simulate_json_key(f, r->pods[i]);
@@ -168,7 +170,9 @@ static bool simulate_has(const struct simulate_run *r, enum simulate_section s)
     size_t i;
 
     for (i = 0; i < r->npods; i++)
-        if (s == SEC_PREEMPTED ? r->results[i].nvictims > 0 : r->results[i].outcome == SCHED_GATED)
+        if (s == SEC_PREEMPTED ? r->results[i].nvictims > 0
+                               : r->results[i].outcome ==
+                                     (s == SEC_GATED ? SCHED_GATED : SCHED_NOT_MODELLED))
             return true;
     return false;
 }
@@ -192,6 +196,25 @@ static int simulate_print_json(const struct simulate_run *r)
     if (simulate_has(r, SEC_GATED)) {
         fputs(",\"gated\":[", f);
         simulate_json_section(f, r, SEC_GATED);
+        putc(']', f);
+    }
+    if (simulate_has(r, SEC_NOT_MODELLED)) {
+        /* pods gpusched will not place: a field it does not model decides (warnings say which) */
+        fputs(",\"notModelled\":[", f);
+        simulate_json_section(f, r, SEC_NOT_MODELLED);
+        putc(']', f);
+    }
+    if (r->nwarnings) {
+        /* the pod fields gpusched does not model, as printed on stderr */
+        char line[1024];
+        size_t k, j, n = 0;
+        fputs(",\"warnings\":[", f);
+        for (k = 0; k < r->npods; k++)
+            for (j = 0; j < r->pods[k]->nunmodelled; j++) {
+                if (n++)
+                    putc(',', f);
+                out_json_string(f, gpusched_cmd_pod_warning(r->pods[k], j, line, sizeof(line)));
+            }
         putc(']', f);
     }
     fputs("}\n", f);
@@ -410,6 +433,8 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
             node = res->node;
         } else if (res->outcome == SCHED_GATED) {
             status = "SchedulingGated";
+        } else if (res->outcome == SCHED_NOT_MODELLED) {
+            status = "NotModelled";
         }
         snprintf(prio, sizeof(prio), "%" PRId32, p->priority);
         cells[0] = p->namespace_;
@@ -558,6 +583,8 @@ int gpusched_cmd_simulate(int argc, char **argv)
         goto out;
     }
 
+    /* nothing that changes the answer goes unsaid: fields gpusched does not model */
+    run.nwarnings = gpusched_cmd_warn_unmodelled(run.pods, run.npods);
     memset(&pr, 0, sizeof(pr));
     pr.start = mono_now();
     pr.tty = isatty(STDERR_FILENO);

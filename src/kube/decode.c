@@ -1297,6 +1297,235 @@ static bool disruption_by_preemption(const json_t *status)
     return false;
 }
 
+/* ---- topology spread constraints, pod-level resources, what is not modelled ---- */
+
+static int decode_label_selector(struct dec *d, const json_t *obj, struct kube_label_selector *out);
+
+static int decode_string_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    const char **out = slot;
+
+    (void)ctx;
+    *out = dup_json_string(d, v);
+    return *out ? 0 : dec_nomem(d);
+}
+
+/* decode_policy: a NodeInclusionPolicy ("Honor" or "Ignore", dflt when unset) */
+static int decode_policy(struct dec *d, const json_t *t, const char *key, bool dflt_honor,
+                         bool *honor)
+{
+    const char *v;
+    char q[128];
+    size_t old;
+    int rc;
+
+    *honor = dflt_honor;
+    if ((rc = peek_string(d, t, key, &v)) || !*v)
+        return rc;
+    if (!strcmp(v, "Honor") || !strcmp(v, "Ignore")) {
+        *honor = !strcmp(v, "Honor");
+        return 0;
+    }
+    old = path_push(d, key);
+    rc = dec_fail(d, json_object_get(t, key), t,
+                  "Unsupported value: %s: supported values: \"Honor\", \"Ignore\"",
+                  quote(v, q, sizeof(q)));
+    path_pop(d, old);
+    return rc;
+}
+
+/* one spec.topologySpreadConstraints entry, with ValidateTopologySpreadConstraints' rules
+ * on the fields the scheduler reads */
+static int decode_spread(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    struct kube_spread_constraint *out = slot;
+    const char *when;
+    int64_t skew = 0, mind = 0;
+    bool has_skew, has_mind, honor = true;
+    struct err lerr;
+    char q[512];
+    size_t old;
+    int rc;
+
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    rc = get_int(d, t, "maxSkew", INT32_MIN, INT32_MAX, &skew, &has_skew);
+    if (!rc)
+        rc = get_int(d, t, "minDomains", INT32_MIN, INT32_MAX, &mind, &has_mind);
+    if (!rc)
+        rc = get_string(d, t, "topologyKey", &out->topology_key, "");
+    if (!rc)
+        rc = peek_string(d, t, "whenUnsatisfiable", &when);
+    if (rc)
+        return rc;
+    if (skew <= 0) {
+        old = path_push(d, "maxSkew");
+        rc = dec_fail(d, json_object_get(t, "maxSkew"), t,
+                      "Invalid value: %lld: must be greater than zero", (long long)skew);
+        path_pop(d, old);
+        return rc;
+    }
+    out->max_skew = (int32_t)skew;
+    old = path_push(d, "topologyKey");
+    if (!out->topology_key[0])
+        rc = dec_fail(d, NULL, t, "Required value: can not be empty");
+    else if (kube_label_key_validate(out->topology_key, &lerr))
+        rc = dec_fail(d, json_object_get(t, "topologyKey"), t, "Invalid value: %s: %s",
+                      quote(out->topology_key, q, sizeof(q)), lerr.msg);
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    old = path_push(d, "whenUnsatisfiable");
+    if (!strcmp(when, "DoNotSchedule"))
+        out->when_unsatisfiable = KUBE_SPREAD_DO_NOT_SCHEDULE;
+    else if (!strcmp(when, "ScheduleAnyway"))
+        out->when_unsatisfiable = KUBE_SPREAD_SCHEDULE_ANYWAY;
+    else
+        rc = dec_fail(d, json_object_get(t, "whenUnsatisfiable"), t,
+                      !*when ? "Unsupported value: \"\": supported values: \"DoNotSchedule\", "
+                               "\"ScheduleAnyway\""
+                             : "Unsupported value: %s: supported values: \"DoNotSchedule\", "
+                               "\"ScheduleAnyway\"",
+                      quote(when, q, sizeof(q)));
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    out->min_domains = 1;
+    if (has_mind) {
+        old = path_push(d, "minDomains");
+        if (mind <= 0)
+            rc = dec_fail(d, json_object_get(t, "minDomains"), t,
+                          "Invalid value: %lld: must be greater than zero", (long long)mind);
+        else if (out->when_unsatisfiable != KUBE_SPREAD_DO_NOT_SCHEDULE)
+            rc = dec_fail(d, json_object_get(t, "minDomains"), t,
+                          "Invalid value: %lld: can only use minDomains if "
+                          "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+                          (long long)mind);
+        path_pop(d, old);
+        if (rc)
+            return rc;
+        out->min_domains = (int32_t)mind;
+    }
+    old = path_push(d, "labelSelector");
+    rc = decode_label_selector(d, json_object_get(t, "labelSelector"), &out->selector);
+    path_pop(d, old);
+    if (!rc)
+        rc = decode_policy(d, t, "nodeAffinityPolicy", true, &honor);
+    out->affinity_ignore = !honor;
+    if (!rc)
+        rc = decode_policy(d, t, "nodeTaintsPolicy", false, &out->taints_honor);
+    if (!rc)
+        out->match_label_keys = decode_array(d, t, "matchLabelKeys", JSON_STRING, "string",
+                                             sizeof(*out->match_label_keys), decode_string_elem,
+                                             NULL, &out->nmatch_label_keys, &rc);
+    if (!rc && out->nmatch_label_keys && !out->selector.present) {
+        old = path_push(d, "matchLabelKeys");
+        rc = dec_fail(d, json_object_get(t, "matchLabelKeys"), t,
+                      "Forbidden: must not be specified when labelSelector is not set");
+        path_pop(d, old);
+    }
+    return rc;
+}
+
+/* the pod's spec.resources: requests and limits of cpu, memory and hugepages-* */
+static int decode_pod_resources(struct dec *d, const json_t *spec, struct kube_pod *p)
+{
+    const json_t *res;
+    struct res_list req, lim;
+    size_t old;
+    int rc;
+
+    memset(&req, 0, sizeof(req));
+    memset(&lim, 0, sizeof(lim));
+    rc = get_object(d, spec, "resources", &res);
+    if (rc || !res)
+        return rc;
+    old = path_push(d, "resources");
+    rc = decode_res_list(d, res, "requests", true, &req);
+    if (!rc)
+        rc = decode_res_list(d, res, "limits", true, &lim);
+    if (!rc)
+        rc = res_list_build(d, &req, &p->pod_requests);
+    if (!rc)
+        rc = res_list_build(d, &lim, &p->pod_limits);
+    path_pop(d, old);
+    res_list_release(&req);
+    res_list_release(&lim);
+    return rc;
+}
+
+/* note_unmodelled records a field gpusched does not model (at most a few per pod) */
+static int note_unmodelled(struct dec *d, struct kube_pod *p, const char *field, const char *what)
+{
+    struct kube_unmodelled *n;
+
+    if (p->nunmodelled >= 8)
+        return 0;
+    n = arena_alloc(d->a, (p->nunmodelled + 1) * sizeof(*n));
+    if (!n || !(field = arena_strdup(d->a, field)))
+        return dec_nomem(d);
+    if (p->nunmodelled)
+        memcpy(n, p->unmodelled, p->nunmodelled * sizeof(*n));
+    n[p->nunmodelled].field = field;
+    n[p->nunmodelled].what = what;
+    p->unmodelled = n;
+    p->nunmodelled++;
+    return 0;
+}
+
+/* The pod fields that change kube-scheduler's answer through plugins gpusched does not model
+ * (docs/scheduling.md, "What gpusched models, what it refuses"). */
+static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod *p)
+{
+    static const struct {
+        const char *source, *what;
+    } vols[] = {
+        {"persistentVolumeClaim",
+         "VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits are not modelled"},
+        {"ephemeral", "VolumeBinding and NodeVolumeLimits are not modelled (generic ephemeral "
+                      "volume)"},
+        {"gcePersistentDisk", "VolumeRestrictions (disk conflicts) is not modelled"},
+        {"awsElasticBlockStore", "VolumeRestrictions (disk conflicts) is not modelled"},
+        {"rbd", "VolumeRestrictions (disk conflicts) is not modelled"},
+        {"iscsi", "VolumeRestrictions (disk conflicts) is not modelled"},
+    };
+    const json_t *vv, *aff, *claims;
+    char field[96];
+    size_t i, k;
+    int rc;
+
+    vv = json_object_get(spec, "volumes");
+    for (i = 0; json_is_array(vv) && i < json_array_size(vv); i++) {
+        const json_t *v = json_array_get(vv, i);
+        for (k = 0; k < sizeof(vols) / sizeof(vols[0]); k++) {
+            if (!json_is_object(json_object_get(v, vols[k].source)))
+                continue;
+            snprintf(field, sizeof(field), "spec.volumes[%zu].%s", i, vols[k].source);
+            if ((rc = note_unmodelled(d, p, field, vols[k].what)))
+                return rc;
+        }
+    }
+    claims = json_object_get(spec, "resourceClaims");
+    if (json_is_array(claims) && json_array_size(claims)) {
+        p->nresource_claims = json_array_size(claims);
+        if ((rc = note_unmodelled(d, p, "spec.resourceClaims",
+                                  "DynamicResources is not modelled: the pod is left pending")))
+            return rc;
+    }
+    aff = json_object_get(spec, "affinity");
+    if (json_is_object(json_object_get(aff, "podAffinity")) &&
+        (rc = note_unmodelled(d, p, "spec.affinity.podAffinity",
+                              "InterPodAffinity is not modelled")))
+        return rc;
+    if (json_is_object(json_object_get(aff, "podAntiAffinity")) &&
+        (rc = note_unmodelled(d, p, "spec.affinity.podAntiAffinity",
+                              "InterPodAffinity is not modelled")))
+        return rc;
+    /* spec.runtimeClassName: the RuntimeClass admission of the manifest loader gives its
+     * overhead (src/manifest/objects.c) */
+    return 0;
+}
+
 int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                     const char *file, struct kube_pod *out, struct err *err)
 {
@@ -1415,6 +1644,13 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     if (!rc)
         rc = res_list_build(&d, &overhead, &out->overhead);
     res_list_release(&overhead);
+    if (!rc)
+        rc = decode_pod_resources(&d, spec, out);
+    if (!rc)
+        out->spread = decode_array(&d, spec, "topologySpreadConstraints", JSON_OBJECT, "object",
+                                   sizeof(*out->spread), decode_spread, NULL, &out->nspread, &rc);
+    if (!rc)
+        rc = decode_unmodelled(&d, spec, out);
     if (!rc)
         rc = get_array(&d, spec, "schedulingGates", &gates);
     if (!rc && gates)
@@ -1651,26 +1887,24 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct 
     return 0;
 }
 
-int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                               const char *file, struct kube_label_selector *out, struct err *err)
+/* decode_label_selector: a metav1.LabelSelector at obj (NULL or null: absent). */
+static int decode_label_selector(struct dec *d, const json_t *obj, struct kube_label_selector *out)
 {
     enum req_kind kind = REQ_LABEL_SELECTOR;
     struct kube_requirement *exprs;
     struct kube_labels ml;
-    struct dec d;
     size_t i, nexprs;
     int rc;
 
-    dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!obj || json_is_null(obj))
         return 0;
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "expected object, got %s", kube_json_type_name(obj));
-    rc = decode_labels(&d, obj, "matchLabels", true, &ml);
+        return dec_fail(d, obj, NULL, "expected object, got %s", kube_json_type_name(obj));
+    rc = decode_labels(d, obj, "matchLabels", true, &ml);
     if (rc)
         return rc;
-    exprs = decode_array(&d, obj, "matchExpressions", JSON_OBJECT, "object", sizeof(*exprs),
+    exprs = decode_array(d, obj, "matchExpressions", JSON_OBJECT, "object", sizeof(*exprs),
                          decode_requirement, &kind, &nexprs, &rc);
     if (rc)
         return rc;
@@ -1678,14 +1912,14 @@ int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct 
     if (!ml.n && !nexprs)
         return 0;
     /* matchLabels as In with one value each, then matchExpressions (LabelSelectorAsSelector) */
-    if (!(out->reqs = arena_alloc(a, (ml.n + nexprs) * sizeof(*out->reqs))))
-        return dec_nomem(&d);
+    if (!(out->reqs = arena_alloc(d->a, (ml.n + nexprs) * sizeof(*out->reqs))))
+        return dec_nomem(d);
     for (i = 0; i < ml.n; i++) {
         struct kube_requirement *r = &out->reqs[i];
-        const char **v = arena_alloc(a, sizeof(*v));
+        const char **v = arena_alloc(d->a, sizeof(*v));
 
         if (!v)
-            return dec_nomem(&d);
+            return dec_nomem(d);
         v[0] = ml.v[i].value;
         r->key = ml.v[i].key;
         r->op = KUBE_OP_IN;
@@ -1765,4 +1999,13 @@ int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     }
     out->disruptions_allowed = (int32_t)allowed;
     return 0;
+}
+
+int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                               const char *file, struct kube_label_selector *out, struct err *err)
+{
+    struct dec d;
+
+    dec_init(&d, a, lines, file, err);
+    return decode_label_selector(&d, obj, out);
 }

@@ -144,6 +144,29 @@ struct kube_owner {
     const char *name;
 };
 
+/* One entry of spec.topologySpreadConstraints, API defaults applied. */
+enum kube_spread_action { KUBE_SPREAD_DO_NOT_SCHEDULE = 0, KUBE_SPREAD_SCHEDULE_ANYWAY };
+
+struct kube_spread_constraint {
+    int32_t max_skew;
+    const char *topology_key;
+    enum kube_spread_action when_unsatisfiable;
+    struct kube_label_selector selector; /* labelSelector (absent: matches nothing) */
+    int32_t min_domains;                 /* 1 when unset */
+    bool affinity_ignore;                /* nodeAffinityPolicy: Ignore (default Honor) */
+    bool taints_honor;                   /* nodeTaintsPolicy: Honor (default Ignore) */
+    const char **match_label_keys;
+    size_t nmatch_label_keys;
+};
+
+/* A pod field that can change kube-scheduler's answer and that gpusched does not model:
+ * field is the path ("spec.volumes[0].persistentVolumeClaim"), what the plugins or the
+ * consequence ("VolumeBinding, VolumeZone, NodeVolumeLimits"). */
+struct kube_unmodelled {
+    const char *field;
+    const char *what;
+};
+
 struct kube_pod {
     const char *namespace_; /* "default" when unset */
     const char *name;
@@ -178,6 +201,16 @@ struct kube_pod {
     struct kube_container *init_containers;
     size_t ninit_containers;
     struct kube_resources overhead;
+    /* pod-level spec.resources (PodLevelResources, on by default from v1.34): requests of
+     * cpu, memory and hugepages-* that replace the containers' sum; limits kept only to
+     * default a request no container makes */
+    struct kube_resources pod_requests;
+    struct kube_resources pod_limits;
+    struct kube_spread_constraint *spread; /* spec.topologySpreadConstraints */
+    size_t nspread;
+    size_t nresource_claims;               /* spec.resourceClaims */
+    struct kube_unmodelled *unmodelled;    /* fields gpusched does not model, spec order */
+    size_t nunmodelled;
     const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
     size_t nscheduling_gates;
     struct kube_owner owner;

@@ -122,14 +122,84 @@ static void rvec_max(int64_t *dst, const int64_t *src, size_t n)
             dst[i] = src[i];
 }
 
-/* pod_list returns the i-th resource list of p: containers, init containers, overhead. */
+/* pod_list returns the i-th resource list of p: containers, init containers, overhead, then
+ * the pod-level requests and limits (only their names are collected from those two). */
 static const struct kube_resources *pod_list(const struct kube_pod *p, size_t i)
 {
     if (i < p->ncontainers)
         return &p->containers[i].requests;
     if (i < p->ncontainers + p->ninit_containers)
         return &p->init_containers[i - p->ncontainers].requests;
-    return &p->overhead;
+    if (i == p->ncontainers + p->ninit_containers)
+        return &p->overhead;
+    if (i == p->ncontainers + p->ninit_containers + 1)
+        return &p->pod_requests;
+    return &p->pod_limits;
+}
+
+static bool pod_level_scalar(const char *name)
+{
+    return !strncmp(name, "hugepages-", 10);
+}
+
+static const struct kube_scalar *res_scalar(const struct kube_resources *r, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < r->nscalars; i++)
+        if (!strcmp(r->scalars[i].name, name))
+            return &r->scalars[i];
+    return NULL;
+}
+
+/* pod_level_apply: the pod-level requests replace the containers' (applyPodLevelResources),
+ * for cpu, memory and hugepages-*. A pod-level limit without a request defaults the request
+ * as the API server does (defaultPodRequests): to the containers' aggregate when some
+ * container names the resource (cpu and memory only), else to the limit. raw is the
+ * containers' aggregate without the non-zero defaults. */
+static void pod_level_apply(const struct kube_pod *p, const struct kube_resources *raw,
+                            int64_t *sum, const char **names, size_t nnames)
+{
+    const struct kube_resources *rq = &p->pod_requests, *lm = &p->pod_limits;
+    size_t j;
+
+    /* with pod-level resources, the non-zero defaults only fill a resource that neither the
+     * pod nor any container names (getNonMissingContainerRequests): a container naming it
+     * leaves the others at 0 */
+    if (rq->set & KUBE_RES_CPU)
+        sum[0] = rq->cpu_milli;
+    else if (lm->set & KUBE_RES_CPU)
+        sum[0] = raw->set & KUBE_RES_CPU ? raw->cpu_milli : lm->cpu_milli;
+    else if (raw->set & KUBE_RES_CPU)
+        sum[0] = raw->cpu_milli;
+    if (rq->set & KUBE_RES_MEMORY)
+        sum[1] = rq->memory;
+    else if (lm->set & KUBE_RES_MEMORY)
+        sum[1] = raw->set & KUBE_RES_MEMORY ? raw->memory : lm->memory;
+    else if (raw->set & KUBE_RES_MEMORY)
+        sum[1] = raw->memory;
+    for (j = 0; j < nnames; j++) {
+        const struct kube_scalar *x;
+        if (!pod_level_scalar(names[j]))
+            continue;
+        if ((x = res_scalar(rq, names[j])) || (x = res_scalar(lm, names[j])))
+            sum[NNATIVE + j] = x->value;
+    }
+}
+
+bool kube_pod_level_requests_set(const struct kube_pod *p)
+{
+    const struct kube_resources *r[2] = {&p->pod_requests, &p->pod_limits};
+    size_t i, j;
+
+    for (i = 0; i < 2; i++) {
+        if (r[i]->set & (KUBE_RES_CPU | KUBE_RES_MEMORY))
+            return true;
+        for (j = 0; j < r[i]->nscalars; j++)
+            if (pod_level_scalar(r[i]->scalars[j].name))
+                return true;
+    }
+    return false;
 }
 
 /* name_insert adds name to the sorted set names[0..*n) (room for cap); -E2BIG when full. */
@@ -163,7 +233,9 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
     int64_t vec_stack[4 * (NNATIVE + REQ_STACK_NAMES)], *sum = vec_stack, *side, *initmax, *tmp;
     const struct kube_requests_opts *dflt =
         o && (o->default_cpu_milli || o->default_memory) ? o : NULL;
-    size_t nlists = p->ncontainers + p->ninit_containers + 1, nnames = 0, total = 0, i, j, n;
+    size_t nlists = p->ncontainers + p->ninit_containers + 3, nnames = 0, total = 0, i, j, n;
+    bool pod_level = !(o && o->skip_pod_level) && kube_pod_level_requests_set(p);
+    struct kube_resources raw;
     unsigned set = 0;
     int rc = 0;
 
@@ -175,7 +247,8 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
     for (i = 0; i < nlists; i++) {
         const struct kube_resources *r = pod_list(p, i);
 
-        set |= r->set;
+        if (i < nlists - 2)
+            set |= r->set;
         for (j = 0; j < r->nscalars; j++)
             name_insert(names, &nnames, total > REQ_STACK_NAMES ? total : REQ_STACK_NAMES,
                         r->scalars[j].name);
@@ -205,6 +278,23 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
         }
     }
     rvec_max(sum, initmax, n);
+    if (pod_level) {
+        memset(&raw, 0, sizeof(raw));
+        raw.set = set;
+        raw.cpu_milli = sum[0];
+        raw.memory = sum[1];
+        if (dflt) {
+            /* the aggregate without the non-zero defaults */
+            struct kube_pod q = *p;
+            memset(&q.pod_requests, 0, sizeof(q.pod_requests));
+            memset(&q.pod_limits, 0, sizeof(q.pod_limits));
+            memset(&q.overhead, 0, sizeof(q.overhead)); /* added once, below */
+            if ((rc = kube_pod_requests(&q, NULL, a, &raw)))
+                goto out;
+            raw.set = set;
+        }
+        pod_level_apply(p, &raw, sum, names, nnames);
+    }
     rvec_add_res(sum, &p->overhead, NULL, names, nnames);
     out->set = set;
     out->cpu_milli = sum[0];

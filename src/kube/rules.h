@@ -39,16 +39,25 @@ struct kube_requests_opts {
      * scheduler's scoring uses 100m and 200Mi. */
     int64_t default_cpu_milli;
     int64_t default_memory;
+    /* SkipPodLevelResources: the containers' sum even when the pod has spec.resources
+     * (kube-scheduler v1.37's LeastAllocated score counts the incoming pod that way) */
+    bool skip_pod_level;
 };
 
 /* kube_pod_requests computes the effective request of a pod as the scheduler counts it
  * (resourcehelper.PodRequests): max(sum of containers and sidecars, each init container with
- * the sidecars started before it) + overhead. o may be NULL (no defaults). out->set has the
+ * the sidecars started before it), replaced by the pod-level requests where set, + overhead. o may be NULL (no defaults). out->set has the
  * KUBE_RES_* bits some container named; out->scalars lists every scalar resource named
  * anywhere, sorted, including those that add up to 0; their array is allocated from a, the
  * names are the pod's own strings. Sums saturate at INT64_MAX instead of overflowing.
  * Returns 0 or -ENOMEM. */
 int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts *o, struct arena *a,
                       struct kube_resources *out);
+
+/* kube_pod_level_requests_set: the pod has pod-level spec.resources (requests or limits) of
+ * cpu, memory or hugepages-*, which kube_pod_requests then uses instead of the containers'
+ * sum (resourcehelper.IsPodLevelResourcesSet; requests defaulted from limits as the API
+ * server does). */
+bool kube_pod_level_requests_set(const struct kube_pod *p);
 
 #endif

@@ -26,6 +26,7 @@ static const struct manifest_kind kinds[] = {
     {"PriorityClass", "scheduling.k8s.io", NULL, MANIFEST_KIND_PRIORITY_CLASS},
     {"PodDisruptionBudget", "policy", NULL, MANIFEST_KIND_PDB},
     {"RuntimeClass", "node.k8s.io", NULL, MANIFEST_KIND_RUNTIME_CLASS},
+    {"Service", "", NULL, MANIFEST_KIND_SERVICE},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -187,6 +188,9 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             break;
         case MANIFEST_KIND_PDB:
             rc = manifest_load_pdb(c, obj, line);
+            break;
+        case MANIFEST_KIND_SERVICE:
+            rc = manifest_load_service(c, obj, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

@@ -179,6 +179,7 @@ void manifest_input_release(struct manifest_input *in)
     free(in->pods);
     free(in->classes);
     free(in->pdbs);
+    free(in->selectors);
     free(in->warnings);
     if (in->priv) {
         free(in->priv->ds);

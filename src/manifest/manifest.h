@@ -64,6 +64,19 @@ struct manifest_object {
 
 struct manifest_input_priv; /* workloads waiting for manifest_input_finish, lookup tables */
 
+/* An object whose selector kube-scheduler's PodTopologySpread reads for its system default
+ * constraints: a Service (owner_kind NULL; it selects the pods of its namespace its
+ * spec.selector matches, sel.present false for a nil selector), or a ReplicationController,
+ * ReplicaSet, StatefulSet or Deployment (owner_kind; it selects the pods it created, whose
+ * owner is that kind and name; a Deployment's selector includes the pod-template-hash of the
+ * ReplicaSet it would create). */
+struct manifest_selector {
+    const char *owner_kind;
+    const char *namespace_;
+    const char *name;
+    struct kube_label_selector sel;
+};
+
 struct manifest_input {
     struct arena arena;      /* owns every string and array reachable from the members below
                                      except the nodes' (a private arena) and the top-level arrays,
@@ -78,6 +91,8 @@ struct manifest_input {
     size_t nclasses;
     struct kube_pdb *pdbs; /* policy/v1 PodDisruptionBudgets of the input, input order */
     size_t npdbs;
+    struct manifest_selector *selectors; /* Services and controllers, input order */
+    size_t nselectors;
     /* Warnings, each one line without the program name or "warning: ", e.g.
      * "a.yaml: line 40: skipping kind Service"; print as "gpusched: warning: %s\n". */
     char **warnings;
@@ -97,7 +112,7 @@ void manifest_input_init(struct manifest_input *in, const struct manifest_input_
  * whose *.yaml, *.yml and *.json files (not recursive, hidden files skipped) load in strcmp
  * order like `kubectl -f DIR`. Each file may hold several YAML documents or JSON values. Kinds:
  * Node, Pod, Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, DaemonSet,
- * PriorityClass, List and typed lists (NodeList, PodList, ...) through their items. Other
+ * PriorityClass, Service (its selector only), List and typed lists (NodeList, PodList, ...) through their items. Other
  * kinds are skipped with a warning. Returns 0, or a negative errno-style code with err naming
  * the file, line and field at fault ("a.yaml", 12, "spec.replicas", "Invalid value: ...").
  * On error the input is as it was before the call (arena memory may have been used).

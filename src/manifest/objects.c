@@ -2,6 +2,7 @@
 #include "manifest/objects.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kube/decode.h"
@@ -415,14 +416,6 @@ int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err)
         const struct kube_runtime_class *rc;
         int w = 0;
 
-        if (p->has_pod_resources &&
-            manifest_warn(in,
-                          "%s: line %d: pod %s/%s: spec.resources (pod-level resources) is not "
-                          "modelled: its requests are taken from its containers (kube-scheduler "
-                          "1.34+ uses the pod-level ones)",
-                          p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
-                          p->name))
-            return err_set(err, -ENOMEM, "out of memory");
         if (!p->runtime_class_name || !*p->runtime_class_name)
             continue;
         rc = find_runtime_class(in, p->runtime_class_name);
@@ -444,4 +437,66 @@ int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err)
             admit_runtime_class(p, rc);
     }
     return 0;
+}
+
+int manifest_add_selector(struct manifest_ctx *c, const char *owner_kind, const char *ns,
+                          const char *name, const struct kube_label_selector *sel)
+{
+    struct manifest_input *in = c->in;
+    struct manifest_selector *s;
+
+    if (manifest_grow((void **)&in->selectors, &in->priv->cap_selectors, in->nselectors + 1,
+                      sizeof(*in->selectors)))
+        return manifest_nomem(c);
+    s = &in->selectors[in->nselectors];
+    s->owner_kind = owner_kind;
+    s->namespace_ = manifest_namespace_intern(c, ns);
+    s->name = arena_strdup(&in->arena, name ? name : "");
+    s->sel = *sel;
+    if (!s->namespace_ || !s->name)
+        return manifest_nomem(c);
+    in->nselectors++;
+    return 0;
+}
+
+/* A Service: only its spec.selector (a map; absent or null selects nothing) is kept, for
+ * PodTopologySpread's system defaults. */
+int manifest_load_service(struct manifest_ctx *c, json_t *obj, int line)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    json_t *sel = json_is_object(spec) ? json_object_get(spec, "selector") : NULL;
+    const char *name = manifest_jstr(json_object_get(obj, "metadata"), "name");
+    struct kube_label_selector ls;
+    json_t *wrap;
+    int rc;
+
+    memset(&ls, 0, sizeof(ls));
+    if (spec && !json_is_object(spec) && !json_is_null(spec))
+        return manifest_fail(c, manifest_line_of(c, spec, line), "spec", -EINVAL,
+                             "Invalid value: expected an object, got %s",
+                             kube_json_type_name(spec));
+    if (sel && !json_is_null(sel)) {
+        if (!json_is_object(sel))
+            return manifest_fail(c, manifest_line_of(c, sel, line), "spec.selector", -EINVAL,
+                                 "Invalid value: expected an object, got %s",
+                                 kube_json_type_name(sel));
+        if (!(wrap = json_object()) || json_object_set(wrap, "matchLabels", sel)) {
+            json_decref(wrap);
+            return manifest_nomem(c);
+        }
+        rc = kube_label_selector_decode(wrap, &c->in->arena, c->lines, NULL, &ls, c->err);
+        json_decref(wrap);
+        if (rc) {
+            if (c->err) {
+                char field[sizeof(c->err->field)];
+                snprintf(field, sizeof(field), "spec.selector%s",
+                         strncmp(c->err->field, "matchLabels", 11) ? "" : c->err->field + 11);
+                err_field(c->err, field);
+                if (c->err->line <= 0)
+                    c->err->line = manifest_line_of(c, sel, line);
+            }
+            return rc;
+        }
+    }
+    return manifest_add_selector(c, NULL, manifest_object_namespace(c, obj), name, &ls);
 }

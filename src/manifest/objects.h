@@ -44,6 +44,12 @@ int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err);
 /* manifest_load_pdb keeps a policy/v1 PodDisruptionBudget (in the input's default namespace
  * when it names none); a second one of the same namespace/name is an error. */
 int manifest_load_pdb(struct manifest_ctx *c, json_t *obj, int line);
+int manifest_load_service(struct manifest_ctx *c, json_t *obj, int line);
+
+/* manifest_add_selector records a Service's or controller's selector (struct
+ * manifest_selector; sel is copied shallowly, its strings must live in the input's arena). */
+int manifest_add_selector(struct manifest_ctx *c, const char *owner_kind, const char *ns,
+                          const char *name, const struct kube_label_selector *sel);
 
 /* manifest_finish_priorities resolves every pod's priority like the Priority admission
  * plugin (see manifest_input_finish). */

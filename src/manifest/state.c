@@ -271,6 +271,7 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->ntaken = in->ntaken;
     s->nobjects = in->nobjects;
     s->nrcs = in->priv->nrcs;
+    s->nselectors = in->nselectors;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -288,6 +289,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->priv->nrcs = s->nrcs;
     while (in->nobjects > s->nobjects)
         json_decref(in->objects[--in->nobjects].json);
+    in->nselectors = s->nselectors;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))

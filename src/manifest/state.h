@@ -36,6 +36,7 @@ enum manifest_kind_id {
     MANIFEST_KIND_PRIORITY_CLASS,
     MANIFEST_KIND_PDB,
     MANIFEST_KIND_RUNTIME_CLASS,
+    MANIFEST_KIND_SERVICE,
 };
 
 struct manifest_kind {
@@ -69,7 +70,7 @@ struct manifest_name_set {
 };
 
 struct manifest_input_priv {
-    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects;
+    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects, cap_selectors;
     struct manifest_pending_ds *ds;
     size_t nds, cap_ds;
     struct manifest_name_set pod_set, node_set;
@@ -86,7 +87,8 @@ struct manifest_input_priv {
 };
 
 struct manifest_snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken, nobjects, nrcs;
+    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken, nobjects, nrcs,
+        nselectors;
 };
 
 struct manifest_ctx {

@@ -87,6 +87,54 @@ static int selector_selects(struct manifest_ctx *c, const struct kube_label_sele
                          "Invalid value: `selector` does not match template `labels`");
 }
 
+/* keep_selector records the selector of a ReplicaSet, ReplicationController, StatefulSet or
+ * Deployment for PodTopologySpread's system defaults (struct manifest_selector): spec.selector,
+ * else (a ReplicationController, or an older API group) the template's labels; a Deployment's
+ * ReplicaSet also selects its pod-template-hash. */
+static int keep_selector(struct manifest_ctx *c, const struct manifest_kind *k, const char *ns,
+                         const char *name, const struct kube_label_selector *sel,
+                         const struct kube_labels *tmpl_labels, const char *hash)
+{
+    struct arena *a = &c->in->arena;
+    struct kube_label_selector ls;
+    size_t i, n;
+
+    if (k->id != MANIFEST_KIND_DEPLOYMENT && k->id != MANIFEST_KIND_REPLICASET &&
+        k->id != MANIFEST_KIND_REPLICATION_CONTROLLER && k->id != MANIFEST_KIND_STATEFULSET)
+        return 0;
+    memset(&ls, 0, sizeof(ls));
+    ls.present = true;
+    n = sel->present ? sel->nreqs : tmpl_labels->n;
+    if (!(ls.reqs = arena_alloc(a, (n + 1) * sizeof(*ls.reqs))))
+        return manifest_nomem(c);
+    if (sel->present) {
+        if (n)
+            memcpy(ls.reqs, sel->reqs, n * sizeof(*ls.reqs));
+    } else {
+        for (i = 0; i < n; i++) {
+            const char **v = arena_alloc(a, sizeof(*v));
+            if (!v)
+                return manifest_nomem(c);
+            v[0] = tmpl_labels->v[i].value;
+            ls.reqs[i].key = tmpl_labels->v[i].key;
+            ls.reqs[i].op = KUBE_OP_IN;
+            ls.reqs[i].values = v;
+            ls.reqs[i].nvalues = 1;
+        }
+    }
+    if (k->id == MANIFEST_KIND_DEPLOYMENT) {
+        const char **v = arena_alloc(a, sizeof(*v));
+        if (!v || !(v[0] = arena_strdup(a, hash)))
+            return manifest_nomem(c);
+        ls.reqs[n].key = "pod-template-hash";
+        ls.reqs[n].op = KUBE_OP_IN;
+        ls.reqs[n].values = v;
+        ls.reqs[n++].nvalues = 1;
+    }
+    ls.nreqs = n;
+    return manifest_add_selector(c, k->kind, ns, name, &ls);
+}
+
 /* decode_template decodes spec.template as the pod a controller would create, in namespace
  * ns. Field paths in errors are made relative to the workload. */
 static int decode_template(struct manifest_ctx *c, const json_t *tmpl, const char *ns,
@@ -188,7 +236,7 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
     struct kube_label_selector sel = {0};
     struct kube_pod tp;
     struct kube_labels shared;
-    char base[320], hash[11];
+    char base[320], hash[11] = "";
     int indexed = 0, rc;
     size_t i;
 
@@ -260,10 +308,13 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
 
     /* labels the controllers add that are the same for every replica */
     shared = tp.labels;
+    if (k->id == MANIFEST_KIND_DEPLOYMENT)
+        manifest_template_hash(hash, tmpl);
+    if ((rc = keep_selector(c, k, ns, name, &sel, &tp.labels, hash)))
+        return rc;
     if (k->id == MANIFEST_KIND_DEPLOYMENT) {
         struct kube_label l;
 
-        manifest_template_hash(hash, tmpl);
         l.key = "pod-template-hash";
         l.value = arena_strdup(&in->arena, hash);
         if (!l.value || labels_with(&in->arena, &tp.labels, &l, 1, &shared))

@@ -16,6 +16,7 @@
 #include "kube/rules.h"
 #include "sched/cluster.h"
 #include "sched/intern.h"
+#include "sched/spread.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
 
@@ -36,6 +37,9 @@ static const char *const fixed_reasons[SCHED_R_FIXED_COUNT] = {
     [SCHED_R_NO_VICTIMS] = "No preemption victims found for incoming pod",
     [SCHED_R_AFFINITY_CONFLICT] = "pod affinity terms conflict",
     [SCHED_R_NOT_CHECKED] = "Not evaluated: preemption had found enough candidates",
+    [SCHED_R_SPREAD] = "node(s) didn't match pod topology spread constraints",
+    [SCHED_R_SPREAD_LABEL] =
+        "node(s) didn't match pod topology spread constraints (missing required label)",
 };
 
 uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid)
@@ -80,9 +84,9 @@ const char *sched_plugin_name(int plugin)
 {
     static const char *const names[] = {
         NULL,           "NodeUnschedulable", "NodeName",        "TaintToleration",
-        "NodeAffinity", "NodePorts",         "NodeResourcesFit"};
+        "NodeAffinity", "NodePorts",         "NodeResourcesFit", "PodTopologySpread"};
 
-    return plugin > 0 && plugin <= SCHED_PL_FIT ? names[plugin] : NULL;
+    return plugin > 0 && plugin <= SCHED_PL_SPREAD ? names[plugin] : NULL;
 }
 
 /* ---------------------------------------------------------------- cluster */
@@ -185,6 +189,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->s_inset);
     free(c->s_vc);
     free(c->s_vc_done);
+    sched_spread_sources_free(c->spread_src);
     sched_intern_release(&c->strs);
     sched_intern_release(&c->reasons);
     free(c);
@@ -500,6 +505,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     struct sched_idtaint *taints = NULL;
     struct sched_slot *s;
     struct sched_hot *h;
+
+    c->nodes_version++; /* (spread.c's topology columns) */
     uint32_t id, slot, i, live = 0;
     int rc = -ENOMEM;
 
@@ -598,6 +605,7 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
 
     if (slot == SCHED_NOID || !c->slots[slot].present)
         return -ENOENT;
+    c->nodes_version++;
     idx = c->slots[slot].order_index;
     last = c->order[--c->norder];
     c->order[idx] = last;
@@ -841,25 +849,42 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
      * selectors read them), its ports, then the names and the label strings */
     np = sched_pod_count_host_ports(pod);
     size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) +
-           pod->labels.n * sizeof(*p->labels.v) + np * sizeof(*p->ports) + nl + nn + 2;
+           pod->labels.n * sizeof(*p->klabels.v) + np * sizeof(*p->ports) +
+           pod->labels.n * sizeof(*p->labels) + nl + nn + 2;
     for (i = 0; i < pod->labels.n; i++)
         size += strlen(pod->labels.v[i].key) + strlen(pod->labels.v[i].value) + 2;
     if (!(p = calloc(1, size)))
         return NULL;
     p->scalars = (struct sched_scalar *)(p + 1);
-    p->labels.v = (struct kube_label *)(p->scalars + u.nscalars);
-    p->ports = (struct sched_port *)(p->labels.v + pod->labels.n);
-    str = (char *)(p->ports + np);
+    p->klabels.v = (struct kube_label *)(p->scalars + u.nscalars);
+    p->ports = (struct sched_port *)(p->klabels.v + pod->labels.n);
+    p->labels = (struct sched_idlabel *)(p->ports + np);
+    str = (char *)(p->labels + pod->labels.n);
+    /* labels interned, for the selectors of PodTopologySpread (and InterPodAffinity) */
+    for (i = 0; i < pod->labels.n; i++) {
+        p->labels[i].key = sched_intern_add(&c->strs, pod->labels.v[i].key);
+        p->labels[i].value = sched_intern_add(&c->strs, pod->labels.v[i].value);
+        if (p->labels[i].key == SCHED_NOID || p->labels[i].value == SCHED_NOID) {
+            free(p);
+            return NULL;
+        }
+    }
+    p->nlabels = (uint32_t)pod->labels.n;
+    qsort(p->labels, p->nlabels, sizeof(*p->labels), cmp_idlabel);
+    if ((p->ns_id = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID) {
+        free(p);
+        return NULL;
+    }
     p->ns = memcpy(str, pod->namespace_, nl + 1);
     p->name = memcpy(str + nl + 1, pod->name, nn + 1);
     str += nl + nn + 2;
     for (i = 0; i < pod->labels.n; i++) {
         size_t kl = strlen(pod->labels.v[i].key) + 1, vl = strlen(pod->labels.v[i].value) + 1;
-        p->labels.v[i].key = memcpy(str, pod->labels.v[i].key, kl);
-        p->labels.v[i].value = memcpy(str + kl, pod->labels.v[i].value, vl);
+        p->klabels.v[i].key = memcpy(str, pod->labels.v[i].key, kl);
+        p->klabels.v[i].value = memcpy(str + kl, pod->labels.v[i].value, vl);
         str += kl + vl;
     }
-    p->labels.n = pod->labels.n;
+    p->klabels.n = pod->labels.n;
     p->slot = slot;
     p->terminating = pod->terminating;
     p->by_preemption = pod->disruption_by_preemption;

@@ -333,8 +333,8 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     cp->cpu = u.cpu;
     cp->mem = u.mem;
     cp->eph = u.eph;
-    cp->nz_cpu = u.nz_cpu;
-    cp->nz_mem = u.nz_mem;
+    cp->nz_cpu = u.score_nz_cpu; /* LeastAllocated only (usage.c) */
+    cp->nz_mem = u.score_nz_mem;
     memcpy(cp->scalars, u.scalars, u.nscalars * sizeof(u.scalars[0]));
     cp->nscalars = u.nscalars;
     cp->all_zero = !u.cpu && !u.mem && !u.eph && !u.nscalars;

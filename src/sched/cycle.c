@@ -17,6 +17,7 @@
 #include "sched/reference.h"
 #include "sched/sched-int.h"
 #include "sched/score.h"
+#include "sched/spread.h"
 
 
 /* ---------------------------------------------------------------- shape cache */
@@ -328,6 +329,9 @@ static int32_t tie_pick(const struct sched_cluster *c, struct sched_rng *rng, co
 
 /* ---------------------------------------------------------------- the cycle */
 
+static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
+                        uint32_t slot, bool ref, struct sched_nodeout *o);
+
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
                        uint32_t *processed, struct err *err)
@@ -364,6 +368,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
 
         memset(&o, 0, sizeof(o));
         fast_node(c, p, cp, c->order[nom], vc, vc_done, bal_skip, &o);
+        spread_node(c, cp, c->order[nom], false, &o);
         if (!o.plugin) {
             *chosen = (int32_t)nom;
             return 0;
@@ -391,7 +396,8 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     m = pins ? npins : n;
     sample_plan(c, p, m, &start, &limit);
     done = m;
-    if (!pins && !cp->has_node_name && !cp->affinity_by_name && !cp->preferred_by_name) {
+    if (!pins && !cp->has_node_name && !cp->affinity_by_name && !cp->preferred_by_name &&
+        !cp->spread) {
         /* the common case, unswitched: no per-node name checks; nodes [start, n) then
          * [0, start) */
         const uint32_t *order = c->order;
@@ -456,6 +462,11 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                 continue;
             if (l->nnom && sched_filter_nominated(c, slot, cp, &nout))
                 continue;
+            if (cp->spread) {
+                bool unres;
+                if (sched_spread_filter(c, cp, slot, false, &unres))
+                    continue;
+            }
             aff = v->affinity_score;
             if (cp->preferred_by_name)
                 aff += sched_score_preferred_by_name(c, cp, l->cls, l->name);
@@ -481,6 +492,16 @@ scanned:
         /* exactly one feasible node: chosen without scoring */
         *chosen = (int32_t)feas[0];
         return 0;
+    }
+    if (cp->spread) {
+        /* PodTopologySpread's scores of the feasible nodes, added to their totals */
+        int32_t *raw = arena_alloc(cp->arena, nf * sizeof(*raw));
+        int32_t *norm = arena_alloc(cp->arena, nf * sizeof(*norm));
+        if (!raw || !norm)
+            return err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
+        if (sched_spread_scores(c, cp, feas, nf, raw, norm))
+            for (i = 0; i < nf; i++)
+                fscore[i] += 2 * norm[i];
     }
     /* per class: the normalised static scores, computed once */
     if (++c->s_stamp == 0) {
@@ -517,7 +538,56 @@ static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeou
 {
     return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
            2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-           (int64_t)gw * o->gpu_raw;
+           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm;
+}
+
+/* spread_node: PodTopologySpread's Filter, after the other filters passed (it runs last of
+ * the filters gpusched models) */
+static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
+                        uint32_t slot, bool ref, struct sched_nodeout *o)
+{
+    bool unres;
+    uint32_t r;
+
+    if (o->plugin || !cp->spread)
+        return;
+    if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
+        o->plugin = SCHED_PL_SPREAD;
+        o->reason = r;
+        o->unresolvable = unres;
+    }
+}
+
+/* spread_scores fills the rows' PodTopologySpread scores over the filtered feasible nodes */
+static int spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
+                         struct sched_cycle *cy, const uint32_t *cand, uint32_t m,
+                         uint32_t start)
+{
+    uint32_t *feas, nf = 0, k;
+    int32_t *raw, *norm;
+
+    /* (with one feasible node kube-scheduler skips scoring; the rows still show the score,
+     * as they do for the other plugins, and the choice is the same) */
+    if (!cp->spread || !cy->nfeasible)
+        return 0;
+    feas = arena_alloc(cp->arena, cy->nfeasible * sizeof(*feas));
+    raw = arena_alloc(cp->arena, cy->nfeasible * sizeof(*raw));
+    norm = arena_alloc(cp->arena, cy->nfeasible * sizeof(*norm));
+    if (!feas || !raw || !norm)
+        return -ENOMEM;
+    for (k = 0; k < cy->processed; k++) {
+        uint32_t j = start + k < m ? start + k : start + k - m;
+        if (!cy->out[cand[j]].plugin)
+            feas[nf++] = cand[j];
+    }
+    if (!sched_spread_scores(c, cp, feas, nf, raw, norm))
+        return 0;
+    cy->spread_scored = true;
+    for (k = 0; k < nf; k++) {
+        cy->out[feas[k]].spread_raw = raw[k];
+        cy->out[feas[k]].spread_norm = norm[k];
+    }
+    return 0;
 }
 
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
@@ -585,6 +655,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[nom], o);
         else
             fast_node(c, p, cp, c->order[nom], vc, vc_done, cy->bal_skip, o);
+        spread_node(c, cp, c->order[nom], ref, o);
         if (!o->plugin) {
             /* taken without filtering the others (see sched_cycle_choose) */
             for (k = 0; k < m; k++)
@@ -595,6 +666,10 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             cy->nfeasible = 1;
             cy->max_taint = o->taint_raw;
             cy->max_aff = o->aff_raw;
+            cy->processed = 1;
+            if ((rc = spread_scores(c, cp, cy, &nom, 1, 0)))
+                goto out;
+            cy->processed = 0;
             o->total = row_total(cy, o, gw);
             cy->chosen = (int32_t)nom;
             goto out;
@@ -611,6 +686,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[cand[j]], o);
         else
             fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
+        spread_node(c, cp, c->order[cand[j]], ref, o);
         if (!o->plugin) {
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)
@@ -628,6 +704,8 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         cy->out[cand[j]].plugin = SCHED_PL_SKIPPED;
         cy->nskipped++;
     }
+    if ((rc = spread_scores(c, cp, cy, cand, m, start)))
+        goto out;
     /* scores, in the order the nodes were filtered: sched_cycle_choose's tie order */
     for (k = 0; k < cy->processed && cy->nfeasible; k++) {
         uint32_t j = start + k < m ? start + k : start + k - m;

@@ -355,3 +355,45 @@ bool sched_filter_nominated(const struct sched_cluster *c, uint32_t slot,
     }
     return false;
 }
+
+bool sched_filter_affinity_slot(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                uint32_t slot)
+{
+    const struct sched_slot *s = &c->slots[slot];
+    uint32_t i;
+
+    for (i = 0; i < cp->nsel; i++) {
+        const struct sched_idlabel *x =
+            cp->sel[i].key == SCHED_NOID ? NULL : label_find(s->labels, s->nlabels, cp->sel[i].key);
+        if (!x || x->value != cp->sel[i].value)
+            return false;
+    }
+    if (!cp->has_required)
+        return true;
+    for (i = 0; i < cp->nreq_terms; i++)
+        if (term_exprs_match(c, &cp->req_terms[i], s->labels, s->nlabels) &&
+            term_fields_match(&cp->req_terms[i], c->lite[slot].name))
+            return true;
+    return false;
+}
+
+bool sched_filter_taints_slot(const struct sched_cluster *c, const struct sched_cpod *cp,
+                              uint32_t slot)
+{
+    const struct sched_slot *s = &c->slots[slot];
+    uint32_t i;
+
+    for (i = 0; i < s->ntaints; i++) {
+        const struct sched_idtaint *t = &s->taints[i];
+        if ((t->effect == KUBE_EFFECT_NO_SCHEDULE || t->effect == KUBE_EFFECT_NO_EXECUTE) &&
+            !tolerated(cp, t->key, t->value, t->effect, false))
+            return false;
+    }
+    return true;
+}
+
+const struct sched_idlabel *sched_label_find(const struct sched_idlabel *l, uint32_t n,
+                                             uint32_t key)
+{
+    return label_find(l, n, key);
+}

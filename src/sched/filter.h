@@ -45,5 +45,16 @@ uint32_t sched_filter_nominated_add(const struct sched_cluster *c, uint32_t slot
  * passed: these filters only get stricter as pods are added. */
 bool sched_filter_nominated(const struct sched_cluster *c, uint32_t slot,
                             const struct sched_cpod *cp, struct sched_nodeout *o);
+/* The node inclusion policies of PodTopologySpread on one node: the pod's nodeSelector and
+ * required node affinity (matchFields too) hold on it; it has no NoSchedule or NoExecute
+ * taint the pod does not tolerate. */
+bool sched_filter_affinity_slot(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                uint32_t slot);
+bool sched_filter_taints_slot(const struct sched_cluster *c, const struct sched_cpod *cp,
+                              uint32_t slot);
+
+/* sched_label_find returns the entry for key in l (n labels sorted by key id), or NULL. */
+const struct sched_idlabel *sched_label_find(const struct sched_idlabel *l, uint32_t n,
+                                             uint32_t key);
 
 #endif

@@ -22,6 +22,7 @@
 #include "sched/intern.h"
 #include "sched/message.h"
 #include "sched/sched-int.h"
+#include "sched/spread.h"
 
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
@@ -98,6 +99,10 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
     if ((m = sched_filter_fit(c, slot, cp, &d->use, d->sreq, &un))) {
         *plugin = SCHED_PL_FIT;
         *reason = m;
+        return 1;
+    }
+    if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non, reason)) {
+        *plugin = SCHED_PL_SPREAD;
         return 1;
     }
     return 0;
@@ -240,12 +245,12 @@ static bool pdb_violated(const struct sched_cluster *c, const struct sched_pod *
     uint32_t i;
     size_t k;
 
-    if (!p->labels.n)
+    if (!p->klabels.n)
         return false;
     for (i = 0; i < c->npdbs; i++) {
         const struct sched_pdb *b = &c->pdbs[i];
         if (strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
-            !kube_label_selector_matches(&b->selector, &p->labels))
+            !kube_label_selector_matches(&b->selector, &p->klabels))
             continue;
         /* in disruptedPods: the API server has processed its eviction already */
         for (k = 0; k < b->ndisrupted_pods && strcmp(b->disrupted_pods[k], p->name); k++)

@@ -50,6 +50,8 @@ enum {
     SCHED_R_NO_VICTIMS,
     SCHED_R_AFFINITY_CONFLICT,
     SCHED_R_NOT_CHECKED,
+    SCHED_R_SPREAD,
+    SCHED_R_SPREAD_LABEL,
     SCHED_R_FIXED_COUNT
 };
 
@@ -62,6 +64,7 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
+    SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
     SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
 };
 
@@ -187,7 +190,10 @@ struct sched_pod {
     uint32_t nscalars;
     uint32_t nports;
     struct sched_port *ports; /* refs unused */
-    struct kube_labels labels;
+    uint32_t ns_id;               /* interned namespace */
+    struct sched_idlabel *labels; /* the pod's labels, sorted by key id */
+    uint32_t nlabels;
+    struct kube_labels klabels; /* the same labels as strings, for PodDisruptionBudget selectors */
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
@@ -258,6 +264,10 @@ struct sched_cluster {
     struct sched_cverdict *s_vc;
     uint8_t *s_vc_done;
     uint32_t s_vccap;
+
+    struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
+                                                (spread.c) */
+    uint64_t nodes_version; /* bumped by every node add, update and removal */
 
     /* node sampling: kube-scheduler's nextStartNodeIndex, where the next sampled cycle starts
      * (taken modulo the candidate count); moved by sched_run only */
@@ -331,12 +341,14 @@ struct sched_cpod {
      * text after "running PreScore plugin \"NodeAffinity\": ", or NULL: an attempt that has
      * to score (two or more feasible nodes) fails with it */
     const char *prescore_error;
+    struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
     struct arena *arena; /* the cluster's cp_arena */
 };
 
 /* A pod's requests in interned form (usage.h). */
 struct sched_usage {
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
+    int64_t score_nz_cpu, score_nz_mem; /* nz_* for LeastAllocated on the incoming pod */
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS];
     uint32_t nscalars;
 };
@@ -392,6 +404,7 @@ struct sched_nodeout {
     uint32_t reason; /* reason id, or fit mask for SCHED_PL_FIT */
     int32_t taint_raw, aff_raw;
     int32_t fit_raw, bal_raw, gpu_raw;
+    int32_t spread_raw, spread_norm; /* PodTopologySpread score (0 when it does not score) */
     int64_t total;
 };
 
@@ -404,6 +417,7 @@ struct sched_cycle {
                            nominated node was taken), what next_start moves by */
     int64_t max_taint, max_aff;
     bool bal_skip;  /* best-effort pod: BalancedAllocation skipped */
+    bool spread_scored; /* PodTopologySpread scored the feasible nodes */
     int32_t chosen; /* order index, -1 none */
 };
 

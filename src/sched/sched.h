@@ -23,5 +23,6 @@
 #include "sched/schedule.h"
 #include "sched/simulate.h"
 #include "sched/version.h"
+#include "sched/spread.h"
 
 #endif

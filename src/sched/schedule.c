@@ -17,6 +17,7 @@
 #include "sched/sched-int.h"
 #include "sched/schedule.h"
 #include "sched/score.h"
+#include "sched/spread.h"
 
 
 void sched_result_release(struct sched_result *r)
@@ -114,6 +115,9 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw,
                                         1, 0};
             v->nscores = 4;
+            if (cp->spread && cy->spread_scored)
+                s[v->nscores++] = (struct sched_score){"PodTopologySpread", o->spread_raw,
+                                                       o->spread_norm, 2, 0};
             if (p && p->gpu_aware)
                 s[v->nscores++] =
                     (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};
@@ -181,6 +185,11 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         out->outcome = SCHED_GATED;
         return 0;
     }
+    if (pod->nresource_claims) {
+        /* DynamicResources is not modelled: no pod with claims is placed (the callers warn) */
+        out->outcome = SCHED_NOT_MODELLED;
+        return 0;
+    }
     if (!c->norder) {
         out->outcome = SCHED_UNSCHEDULABLE;
         if (!(out->message = strdup("no nodes available to schedule pods")))
@@ -199,6 +208,10 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
+    if (sched_spread_prefilter(c, &cp)) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out_cp;
+    }
     if (!ref && !x && !cp.prescore_error) {
         int32_t chosen;
         uint32_t processed;

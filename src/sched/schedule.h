@@ -18,6 +18,10 @@ enum sched_outcome {
     SCHED_UNSCHEDULABLE, /* message set: the FailedScheduling text */
     SCHED_GATED,         /* the pod has schedulingGates: not attempted (PodScheduled=False,
                             reason SchedulingGated); message NULL */
+    SCHED_NOT_MODELLED,  /* not attempted: the pod has spec.resourceClaims, and gpusched does
+                            not model DynamicResources (kube-scheduler's PreEnqueue holds a pod
+                            whose claim does not exist; allocating existing ones is not
+                            modelled); message NULL. Never a silent placement */
 };
 
 struct sched_victim {
@@ -88,12 +92,13 @@ int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
  * Explaining one pod
  * ------------------------------------------------------------------------------------- */
 
-#define SCHED_MAX_SCORES 5
+#define SCHED_MAX_SCORES 6
 
 /* One score plugin on one node. */
 struct sched_score {
     const char *plugin; /* "TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                           "NodeResourcesBalancedAllocation", "GPUPlacement" (static) */
+                           "NodeResourcesBalancedAllocation", "PodTopologySpread" (when it
+                           scores), "GPUPlacement" (static) */
     int64_t raw;        /* the plugin's Score() */
     int64_t normalized; /* after NormalizeScore, 0-100 */
     int32_t weight;
@@ -105,7 +110,7 @@ struct sched_node_verdict {
     const char *node;
     /* Filtering: plugin is NULL when the node is feasible, else the rejecting plugin
      * ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-     * "NodeResourcesFit"); reasons are its status reasons exactly as counted in the message
+     * "NodeResourcesFit", "PodTopologySpread"); reasons are its status reasons exactly as counted in the message
      * (NodeResourcesFit may give several). Nodes cut out by NodeAffinity's PreFilter name pin
      * have plugin "NodeAffinity" and reason "node(s) didn't satisfy plugin(s) [NodeAffinity]". */
     const char *plugin;

@@ -14,7 +14,7 @@
 int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u)
 {
     static const struct kube_requests_opts nonzero = {SCHED_DEFAULT_MILLI_CPU,
-                                                      SCHED_DEFAULT_MEMORY};
+                                                      SCHED_DEFAULT_MEMORY, false};
     struct kube_resources req, nz;
     struct arena_mark mark;
     size_t i;
@@ -35,6 +35,21 @@ int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct 
     u->eph = req.ephemeral;
     u->nz_cpu = nz.cpu_milli;
     u->nz_mem = nz.memory;
+    if (kube_pod_level_requests_set(pod)) {
+        /* what LeastAllocated adds for the pod being scheduled: kube-scheduler v1.37's Fit
+         * scorer is built without pod-level resources (its filter and BalancedAllocation
+         * use them, and so does the node's total of its pods) */
+        static const struct kube_requests_opts containers = {SCHED_DEFAULT_MILLI_CPU,
+                                                             SCHED_DEFAULT_MEMORY, true};
+        struct kube_resources sc;
+        if ((rc = kube_pod_requests(pod, &containers, &c->cp_arena, &sc)))
+            goto out;
+        u->score_nz_cpu = sc.cpu_milli;
+        u->score_nz_mem = sc.memory;
+    } else {
+        u->score_nz_cpu = u->nz_cpu;
+        u->score_nz_mem = u->nz_mem;
+    }
     for (i = 0; i < req.nscalars; i++) {
         uint32_t rid = sched_intern_add(&c->strs, req.scalars[i].name);
 

@@ -152,6 +152,21 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
+    if (pod.nunmodelled) {
+        /* a field that changes kube-scheduler's answer and that gpusched does not model: the
+         * pod is not bound, and says why (event, condition, log line) */
+        const struct kube_unmodelled *u = &pod.unmodelled[0];
+        char why[1024];
+
+        snprintf(why, sizeof(why), "gpusched does not support %s (%s): not scheduled", u->field,
+                 u->what);
+        serve_log('W', 0, "\"Pod uses a field gpusched does not model; not scheduling it\" "
+                  "pod=\"%s\" field=\"%s\"", key, u->field);
+        serve_report_failure(s, pp, "Unschedulable", why, NULL);
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE], 1);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
+        goto out;
+    }
     rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
     t1 = mono_now();
     serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
@@ -230,6 +245,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                              res.nominated_node);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
+    case SCHED_NOT_MODELLED: /* (pods with unmodelled fields are refused above) */
     case SCHED_GATED:
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);

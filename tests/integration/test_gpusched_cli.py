@@ -511,9 +511,10 @@ def test_explain_json_and_third_replica():
         util.check_eq(doc["result"], {"status": "Scheduled", "node": first["node"]}, "result")
         feasible = [n for n in doc["nodes"] if n["feasible"]]
         util.check_eq(sorted(n["node"] for n in feasible), sorted(M40), "feasible")
+        # (a Deployment's pods get PodTopologySpread's system default spreading)
         util.check_eq([s["plugin"] for s in feasible[0]["scores"]],
                       ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                       "NodeResourcesBalancedAllocation"], "plugins")
+                       "NodeResourcesBalancedAllocation", "PodTopologySpread"], "plugins")
         for n in feasible:
             util.check_eq(n["total"], sum(s["weighted"] for s in n["scores"]), "total")
             for s in n["scores"]:
@@ -582,14 +583,14 @@ def test_missing_file():
 
 def test_unknown_kind_is_a_warning():
     with TempDir() as t:
-        f = t.write("svc.yaml", NODE % "n1" + "---\n" + """apiVersion: v1
-kind: Service
+        f = t.write("cm.yaml", NODE % "n1" + "---\n" + """apiVersion: v1
+kind: ConfigMap
 metadata: {name: web}
-spec: {ports: [{port: 80}]}
+data: {a: b}
 """)
         p = gpusched("simulate", "-f", f, "-o", "json")
         expect_exit(p, 0, "unknown kind")
-        util.check_eq(p.stderr, "gpusched: warning: %s: line 7: skipping kind Service\n" % f, "stderr")
+        util.check_eq(p.stderr, "gpusched: warning: %s: line 7: skipping kind ConfigMap\n" % f, "stderr")
         util.check_eq(json.loads(p.stdout), {"scheduled": [], "unschedulable": []}, "stdout")
 
 
@@ -647,6 +648,34 @@ spec:
         expect_exit(p, 1, "a missing class without spec.priority")
         util.check_eq(one_error_line(p, "missing class"), "gpusched: %s: line 6: spec.priorityClassName: "
                       "no PriorityClass with name gone was found" % g, "error")
+
+
+def test_service_is_read_for_spreading():
+    """A Service is read (its selector drives the default topology spreading), silently;
+    a pod it selects gets the PodTopologySpread score, one it does not select none."""
+    with TempDir() as t:
+        f = t.write("svc.yaml", NODE % "n1" + "---\n" + NODE % "n2" + "---\n" + """apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0, labels: {app: web}}
+spec: {containers: [{name: c, image: web}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: other, labels: {app: other}}
+spec: {containers: [{name: c, image: other}]}
+""")
+        p = gpusched("simulate", "-f", f, "-o", "json")
+        expect_exit(p, 0, "service")
+        util.check_eq(p.stderr, "", "stderr")
+        for pod, want in (("web-0", True), ("other", False)):
+            x = json.loads(gpusched("explain", "-f", f, pod, "-o", "json").stdout)
+            plugins = {s["plugin"] for n in x["nodes"] for s in n.get("scores", [])}
+            util.check_eq("PodTopologySpread" in plugins, want, pod)
 
 
 def test_wrong_field_type_names_line_and_field():

@@ -392,3 +392,28 @@ def test_sigterm_finishes_binds_in_flight():
                 raise AssertionError("the in-flight bind was not reported: " + sv.log_tail())
         finally:
             sv.kill()
+
+
+def test_unmodelled_field_is_refused_not_bound():
+    """A pod using a field gpusched does not model (here a PersistentVolumeClaim volume) is
+    not bound: it gets a FailedScheduling event naming the field, and a log line."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        p = pod("db")
+        p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "db-data"}}]
+        api.add(p)
+        api.add(pod("web"))
+        sv = Serve(api, [])
+        try:
+            wait_for("web bound", lambda: "web" in bound(api))
+            ev = wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
+                                                 if e["regarding"]["name"] == "db"])[0]
+            util.check_eq(ev["type"], "Warning", "event type")
+            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].persistentVolumeClaim "
+                          "(VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits are not "
+                          "modelled): not scheduled", "FailedScheduling note")
+            util.check_eq("db" in bound(api), False, "db bound")
+            wait_for("the log line naming the field",
+                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.persistentVolumeClaim"'))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")

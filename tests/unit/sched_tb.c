@@ -176,6 +176,61 @@ static void add_port(struct arena *a, struct kube_container *k, const char *w, b
         p->host_port = p->container_port = atoi(buf);
 }
 
+/* spread:KEY,SKEW,DoNotSchedule|ScheduleAnyway,SELECTOR[,minD=N][,ignoreaff][,honortaints]
+ * [,mlk=KEY]: SELECTOR "app=web" (matchLabels), "{}" (empty) or "nil" */
+static void add_spread(struct arena *a, struct kube_pod *p, const char *w)
+{
+    struct kube_spread_constraint *t;
+    char buf[256], *save = NULL, *f;
+    int i = 0;
+
+    p->spread = grow_arr(a, p->spread, p->nspread, sizeof(*p->spread));
+    t = &p->spread[p->nspread++];
+    memset(t, 0, sizeof(*t));
+    t->min_domains = 1;
+    snprintf(buf, sizeof(buf), "%s", w);
+    for (f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save), i++) {
+        if (i == 0) {
+            t->topology_key = arena_strdup(a, f);
+        } else if (i == 1) {
+            t->max_skew = atoi(f);
+        } else if (i == 2) {
+            t->when_unsatisfiable =
+                strcmp(f, "DoNotSchedule") ? KUBE_SPREAD_SCHEDULE_ANYWAY : KUBE_SPREAD_DO_NOT_SCHEDULE;
+        } else if (i == 3) {
+            if (strcmp(f, "nil")) {
+                t->selector.present = true;
+                if (strcmp(f, "{}")) {
+                    char *eq = strchr(f, '=');
+                    const char **v = arena_alloc(a, sizeof(*v));
+                    if (!eq)
+                        die("bad spread selector", w);
+                    t->selector.reqs = arena_alloc(a, sizeof(*t->selector.reqs));
+                    t->selector.reqs[0].key = arena_strndup(a, f, (size_t)(eq - f));
+                    t->selector.reqs[0].op = KUBE_OP_IN;
+                    v[0] = arena_strdup(a, eq + 1);
+                    t->selector.reqs[0].values = v;
+                    t->selector.reqs[0].nvalues = 1;
+                    t->selector.nreqs = 1;
+                }
+            }
+        } else if (!strncmp(f, "minD=", 5)) {
+            t->min_domains = atoi(f + 5);
+        } else if (!strcmp(f, "ignoreaff")) {
+            t->affinity_ignore = true;
+        } else if (!strcmp(f, "honortaints")) {
+            t->taints_honor = true;
+        } else if (!strncmp(f, "mlk=", 4)) {
+            const char **k = arena_alloc(a, sizeof(*k));
+            k[0] = arena_strdup(a, f + 4);
+            t->match_label_keys = k;
+            t->nmatch_label_keys = 1;
+        } else {
+            die("bad spread word", w);
+        }
+    }
+}
+
 struct kube_pod *tb_pod(struct arena *a, const char *spec)
 {
     struct kube_pod *p = arena_alloc(a, sizeof(*p));
@@ -269,6 +324,8 @@ struct kube_pod *tb_pod(struct arena *a, const char *spec)
             add_port(a, add_container(a, &p->init_containers, &p->ninit_containers), w + 9, false);
         } else if (!strncmp(w, "ovh:", 4)) {
             res_list(a, &p->overhead, w + 4);
+        } else if (!strncmp(w, "spread:", 7)) {
+            add_spread(a, p, w + 7);
         } else {
             res_word(a, &main_c->requests, w);
         }

@@ -8,6 +8,8 @@
  *   init:cpu=..,mem=.. sidecar:cpu=..,mem=.. ovh:cpu=..,mem=.. prio=N never node=NAME
  *   nominated=NAME terminating gated sel:K=V tol:K=V:Effect tol:K:Exists:Effect (empty
  *   parts allowed: tol::Exists: tolerates everything) port:HP[/UDP|/SCTP][@IP] hostnet:CP
+ *   label:K=V spread:KEY,SKEW,DoNotSchedule|ScheduleAnyway,SEL[,minD=N][,ignoreaff]
+ *   [,honortaints][,mlk=KEY] (SEL: K=V, {} or nil; a topologySpreadConstraint)
  * Affinity: tb_req_term / tb_pref_term with expressions "KEY OP V1 V2 ..." (OP one of In,
  * NotIn, Exists, DoesNotExist, Gt, Lt) or "field:metadata.name In NAME". */
 #ifndef TESTS_UNIT_SCHED_TB_H

@@ -90,11 +90,22 @@ static void loads_every_kind(void)
         CHECK(in.pods[i].has_priority);
         CHECK_INT_EQ(in.pods[i].priority, 0);
     }
-    /* Service and ConfigMap are skipped with a warning each, naming file and line */
-    CHECK_INT_EQ(in.nwarnings, 2);
-    if (in.nwarnings == 2) {
-        CHECK(strstr(in.warnings[0], "kinds.yaml: line 40: skipping kind Service") != NULL);
-        CHECK(strstr(in.warnings[1], "kinds.yaml: line 127: skipping kind ConfigMap") != NULL);
+    /* a ConfigMap is skipped with a warning naming file and line; the Service is kept for
+     * its selector, with those of the Deployment, ReplicaSet, StatefulSet and RC */
+    CHECK_INT_EQ(in.nwarnings, 1);
+    if (in.nwarnings == 1)
+        CHECK(strstr(in.warnings[0], "kinds.yaml: line 127: skipping kind ConfigMap") != NULL);
+    CHECK_INT_EQ(in.nselectors, 5);
+    for (i = 0; i < in.nselectors; i++) {
+        const struct manifest_selector *s = &in.selectors[i];
+        if (!s->owner_kind) /* the fixture's Service has no selector: it selects nothing */
+            CHECK(!s->sel.present);
+        if (s->owner_kind && !strcmp(s->owner_kind, "Deployment")) {
+            /* the ReplicaSet's selector: the Deployment's plus pod-template-hash */
+            CHECK(s->sel.nreqs >= 2);
+            if (s->sel.nreqs >= 2)
+                CHECK_STR_EQ(s->sel.reqs[s->sel.nreqs - 1].key, "pod-template-hash");
+        }
     }
     manifest_input_release(&in);
 }

@@ -653,6 +653,48 @@ static void object_pod_requests(void)
     arena_free(&a);
 }
 
+/* pod-level spec.resources (resourcehelper.PodRequests with the PodLevelResources gate) */
+static void object_pod_level_requests(void)
+{
+    static const struct kube_requests_opts nz = {100, 200LL << 20, false},
+                                           containers = {100, 200LL << 20, true};
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_resources r;
+    struct arena a = ARENA_INIT;
+
+    /* cpu from the pod (replaces 2 x 500m), memory from the containers, overhead on top */
+    CHECK_INT_EQ(decode(&l, POD,
+                        POD_HEAD "  overhead: {cpu: 100m, memory: 64Mi}\n"
+                                 "  resources: {requests: {cpu: \"3\"}}\n  containers:\n"
+                                 "  - {name: a, resources: {requests: {cpu: 500m, memory: 1Gi}}}\n"
+                                 "  - {name: b, resources: {requests: {cpu: 500m}}}\n",
+                        &p),
+                 0);
+    CHECK(kube_pod_level_requests_set(&p));
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 3100);
+    CHECK_INT_EQ(r.memory, (int64_t)(1024 + 64) << 20);
+    /* non-zero: a container names memory, so b's missing memory gets no default
+     * (getNonMissingContainerRequests); the overhead still adds, once */
+    CHECK_INT_EQ(kube_pod_requests(&p, &nz, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 3100);
+    CHECK_INT_EQ(r.memory, (int64_t)(1024 + 64) << 20);
+    /* without pod-level resources (LeastAllocated on the incoming pod): 500m + 500m + 100m */
+    CHECK_INT_EQ(kube_pod_requests(&p, &containers, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 1100);
+    loaded_free(&l);
+    /* nothing names memory anywhere: the default fills it; a limit alone defaults the
+     * request when no container names the resource (the API server's defaultPodRequests) */
+    CHECK_INT_EQ(decode(&l, POD, POD_HEAD "  resources: {limits: {cpu: \"2\"}}\n" ONE_CONTAINER, &p),
+                 0);
+    CHECK_INT_EQ(kube_pod_requests(&p, &nz, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 2000);
+    CHECK_INT_EQ(r.memory, 200LL << 20);
+    loaded_free(&l);
+    arena_free(&a);
+}
+
 
 /* One file of tests/fixtures/objects: every document decoded by its kind; the first error (or
  * "ok") must equal the file's "# expect: " line. */
@@ -789,6 +831,7 @@ static const struct test_case object_cases[] = {
     {"toleration matching", object_tolerates},
     {"node selector term matching", object_term_matching},
     {"pod requests: init, sidecars, overhead", object_pod_requests},
+    {"pod requests: pod-level resources", object_pod_level_requests},
     {"arena holds only the object", object_arena_holds_only_the_object},
     {"fixtures/objects/*.yaml", object_fixtures},
 };

@@ -27,6 +27,7 @@ static const char *pick(const char *const *v, unsigned n)
 #define PICK(arr) pick(arr, sizeof(arr) / sizeof(arr[0]))
 
 static const char *const zones[] = {"a", "b", "c"};
+static const char *const apps[] = {"web", "db"};
 static const char *const gpus[] = {"Tesla-M40", "Tesla-P100", "A100"};
 static const char *const cores[] = {"4", "8", "16", "x", "-3"};
 static const char *const taints[] = {"dedicated=gpu:NoSchedule", "a:PreferNoSchedule",
@@ -54,6 +55,10 @@ static struct kube_node *rand_node(struct arena *a, unsigned i)
     n += snprintf(spec + n, sizeof(spec) - (size_t)n, "cpu=%u mem=%u pods=%u label:hostname=%s",
                   2000 * (1 + rnd(3)), 4096 * (1 + rnd(3)), rnd(4) ? 110 : 2 + rnd(3), name);
     n += snprintf(spec + n, sizeof(spec) - (size_t)n, " label:zone=%s", PICK(zones));
+    if (rnd(4))
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n,
+                      " label:kubernetes.io/hostname=%s label:topology.kubernetes.io/zone=%s", name,
+                      PICK(zones));
     if (rnd(3))
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " label:cores=%s", PICK(cores));
     if (g)
@@ -104,6 +109,23 @@ static struct kube_pod *rand_pod(struct arena *a, unsigned i, unsigned nnodes, b
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " never");
     if (nominate && rnd(3) == 0)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " nominated=n%u", rnd(nnodes + 2));
+    /* labels the spread selectors (and the Service of run_sized) look at, constraints */
+    if (rnd(4))
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " label:app=%s", PICK(apps));
+    if (rnd(3) == 0)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " label:v=%u", rnd(2));
+    for (k = rnd(3) == 0 ? 1 + rnd(2) : 0; k > 0; k--) {
+        static const char *const keys[] = {"zone", "hostname", "gpu",
+                                           "topology.kubernetes.io/zone"};
+        static const char *const sels[] = {"app=web", "app=db", "app=web", "{}", "nil"};
+        static const char *const extra[] = {"", "", "", ",minD=4", ",ignoreaff",
+                                            ",honortaints", ",mlk=v"};
+        bool hard = rnd(2);
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, " spread:%s,%u,%s,%s%s",
+                      k == 2 ? "hostname" : PICK(keys), 1 + rnd(3),
+                      hard ? "DoNotSchedule" : "ScheduleAnyway", PICK(sels),
+                      hard ? PICK(extra) : (rnd(2) ? ",ignoreaff" : ""));
+    }
     p = tb_pod(a, spec);
     if (rnd(3) == 0)
         tb_req_term(a, p, PICK(exprs), rnd(2) ? PICK(exprs) : NULL, (const char *)NULL);
@@ -176,6 +198,7 @@ static void compare(const char *what, const struct sched_result *f,
 }
 
 static unsigned stopped_early, nominated_taken; /* sampled cycles seen, for equiv_sampling */
+static unsigned spread_rejected, spread_scored; /* nodes PodTopologySpread rejected / scored */
 
 /* run_sized: rounds random pods on a random cluster of nnodes nodes; nominate gives some pods
  * a status.nominatedNodeName */
@@ -191,6 +214,13 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
     rs = seed;
     for (i = 0; i < nnodes; i++)
         CHECK_INT_EQ(sched_cluster_add_node(c, rand_node(&a, i), &err), 0);
+    {
+        /* a Service selecting app=web: the system default spreading for such pods */
+        static const char *web[] = {"web"};
+        struct kube_requirement r = {"app", KUBE_OP_IN, web, 1, false};
+        struct kube_label_selector svc = {true, &r, 1};
+        CHECK_INT_EQ(sched_cluster_add_spread_source(c, NULL, "ns", "web", &svc, &err), 0);
+    }
     next_node = nnodes;
     for (i = 0; i < rounds; i++) {
         struct kube_pod *p = rand_pod(&a, i, next_node, nominate);
@@ -212,6 +242,12 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
         after_ref = c->next_start;
         c->next_start = start;
         compare(what, &rf, &xf, &rr, &xr);
+        for (size_t v = 0; v < xf.nnodes; v++) {
+            spread_rejected += xf.nodes[v].plugin && !strcmp(xf.nodes[v].plugin, "PodTopologySpread");
+            for (size_t k = 0; k < xf.nodes[v].nscores; k++)
+                spread_scored += !strcmp(xf.nodes[v].scores[k].plugin, "PodTopologySpread") &&
+                                 xf.nodes[v].scores[k].normalized < 100;
+        }
         stopped_early += xf.nskipped > 0;
         nominated_taken += xf.nskipped > 0 && xf.nfeasible == 1 && p->nominated_node_name[0] &&
                            rf.node && !strcmp(rf.node, p->nominated_node_name);
@@ -274,6 +310,9 @@ static void equiv_default(void)
 
     for (s = 1; s <= 40; s++)
         run_random(s, &sched_profile_default, 60);
+    /* the random pods reach PodTopologySpread's filter and score */
+    CHECK(spread_rejected > 50);
+    CHECK(spread_scored > 50);
 }
 
 static void equiv_gpu(void)

@@ -48,6 +48,11 @@ func (r *Runner) Scenario(dir string) ScenarioResult {
 		}
 	}
 	sort.Strings(inputs)
+	if b, err := os.ReadFile(filepath.Join(dir, "not-modelled")); err == nil {
+		// the case shows gpusched refusing what it does not model, not kube-scheduler's answer
+		res.Skipped = "gpusched's refusal of what it does not model: " + strings.TrimSpace(string(b))
+		return res
+	}
 	opts := oracle.Options{PercentageOfNodesToScore: 100}
 	var gargs []string
 	if b, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
@@ -136,6 +141,10 @@ func (r *Runner) Scenario(dir string) ScenarioResult {
 	if err := json.Unmarshal([]byte(wantText), &want); err != nil {
 		res.Failed = "expected.json: " + err.Error()
 		return res
+	}
+	if m, ok := want.(map[string]any); ok {
+		// gpusched's warnings about fields it does not model: kube-scheduler has none
+		delete(m, "warnings")
 	}
 	var gotAny any
 	_ = json.Unmarshal([]byte(report.Compact(got)), &gotAny)

@@ -61,6 +61,12 @@ var schedulerKinds = map[string]bool{
 	"DeviceClass": true, "DeviceTaintRule": true,
 }
 
+// the cluster-scoped ones among schedulerKinds (the others are namespaced)
+var clusterScoped = map[string]bool{
+	"PersistentVolume": true, "StorageClass": true, "CSINode": true, "CSIDriver": true,
+	"VolumeAttachment": true, "ResourceSlice": true, "DeviceClass": true, "DeviceTaintRule": true,
+}
+
 // built-in PriorityClasses every cluster has
 var systemClasses = map[string]int32{
 	"system-cluster-critical": 2000000000,
@@ -232,6 +238,10 @@ func (l *loader) object(raw []byte, where, defKind, defVersion string) error {
 		acc, err := metaAccessor(obj)
 		if err != nil {
 			return fmt.Errorf("%s: %v", where, err)
+		}
+		if acc.GetNamespace() == "" && !clusterScoped[gvk.Kind] {
+			// as kubectl creates it: in the default namespace (listers look there)
+			acc.SetNamespace(metav1.NamespaceDefault)
 		}
 		if acc.GetUID() == "" {
 			acc.SetUID(l.newUID(gvk.Kind, acc.GetNamespace(), acc.GetName()))

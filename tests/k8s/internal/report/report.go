@@ -19,6 +19,9 @@ type Simulate struct {
 	Unschedulable []Unplaced  `json:"unschedulable"`
 	Preempted     []Preempted `json:"preempted,omitempty"`
 	Gated         []PodRef    `json:"gated,omitempty"`
+	NotModelled   []PodRef    `json:"notModelled,omitempty"`
+	// Warnings: the pod fields gpusched does not model (gpusched only; never compared)
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type Placed struct {
@@ -147,6 +150,7 @@ type Explain struct {
 	Profile                  string        `json:"profile"`
 	PercentageOfNodesToScore *int32        `json:"percentageOfNodesToScore,omitempty"`
 	PodsAhead                int           `json:"podsAhead"`
+	Warnings                 []string      `json:"warnings,omitempty"`
 	Nodes                    []ExplainNode `json:"nodes"`
 	Result                   ExplainResult `json:"result"`
 }
