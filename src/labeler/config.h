@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "deviceplugin/plugin.h"
 
 enum {
     LABELER_SCHEMA_ACK = 1u << 0, /* aliyun.accelerator/nvidia_{count,mem,name} */
@@ -26,6 +27,8 @@ struct labeler_config {
     bool no_sync;                  /* --no-sync: never talk to the API server */
     long sleep_interval_ms;        /* --sleep-interval (60s) */
     int verbosity;                 /* -v N */
+    bool device_plugin;            /* --device-plugin (default true): serve the kubelet */
+    struct dp_config dp;           /* --device-plugin-dir, --resource-name, --replicas, ... */
 };
 
 #define LABELER_INTERVAL_MAX_MS (100L * 86400 * 1000)

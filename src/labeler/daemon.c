@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "deviceplugin/plugin.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
 #include "labeler/sync.h"
@@ -407,7 +408,83 @@ struct daemon {
     struct daemon_errlog detect_log, output_log, sync_log;
     struct labeler_backoff backoff;
     long interval_ms;
+    struct dp_plugin *plugin; /* the device plugin, once NVML showed GPUs */
+    struct daemon_errlog plugin_log;
+    struct dp_config dp;      /* cfg->dp with our log and event callbacks */
 };
+
+/* ---- the device plugin ------------------------------------------------------------------ */
+
+static void plugin_log_line(void *ctx, int level, const char *line)
+{
+    (void)ctx;
+    log_line(level, "%s", line);
+}
+
+/* Posts a Warning Event on the Node for a GPU that became unhealthy, as the kubelet posts
+ * node events (namespace default, involvedObject.uid = the node's name), so that
+ * `kubectl describe node` shows it. Runs on the plugin's health thread with its own client. */
+static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const char *why)
+{
+    const struct labeler_config *cfg = ctx;
+    struct kube_client *c = NULL;
+    struct kube_response resp;
+    char now[32], msg[512], *body = NULL;
+    struct err err;
+    time_t t = time(NULL);
+    struct tm tm;
+    json_t *ev;
+
+    if (cfg->no_sync || !cfg->node_name)
+        return;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(msg, sizeof(msg), "GPU %u (%s) is unhealthy: %s; the device plugin reports it "
+             "Unhealthy to the kubelet", index, uuid, why);
+    ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
+                   "s:s,s:s,s:i,s:s,s:s}",
+                   "apiVersion", "v1", "kind", "Event", "metadata", "generateName",
+                   "gpulabel-gpu-unhealthy-", "namespace", "default", "involvedObject",
+                   "apiVersion", "v1", "kind", "Node", "name", cfg->node_name, "uid",
+                   cfg->node_name, "reason", "GPUUnhealthy", "message", msg, "type", "Warning",
+                   "source", "component", "gpulabel", "host", cfg->node_name, "firstTimestamp",
+                   now, "lastTimestamp", now, "count", 1, "reportingComponent", "gpulabel",
+                   "reportingInstance", cfg->node_name);
+    body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_decref(ev);
+    err_clear(&err);
+    memset(&resp, 0, sizeof(resp));
+    if (!body || client_open(cfg, &c, &err) ||
+        kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
+                            body, strlen(body), &resp, &err))
+        log_line(0, "cannot post the Warning event for GPU %u on node \"%s\": %s", index,
+                 cfg->node_name, body ? err.msg : "out of memory");
+    else
+        log_line(1, "posted a Warning event on node \"%s\": %s", cfg->node_name, msg);
+    kube_response_release(&resp);
+    kube_client_free(c);
+    free(body);
+}
+
+/* Starts the device plugin once detection has seen GPUs; a failure is logged once per kind
+ * and tried again next cycle. */
+static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired)
+{
+    struct err err;
+
+    if (!d->cfg->device_plugin || d->plugin || !desired->n)
+        return;
+    err_clear(&err);
+    if (dp_plugin_start(&d->dp, &d->plugin, &err)) {
+        char msg[ERR_MSG_MAX + 64];
+
+        snprintf(msg, sizeof(msg), "device plugin: cannot start: %s", err.msg);
+        errlog_report(&d->plugin_log, msg, msg, "; trying again next cycle");
+        d->plugin = NULL;
+        return;
+    }
+    errlog_clear(&d->plugin_log);
+}
 
 /* Writes the outputs when their content changed since the last successful write. */
 static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
@@ -469,6 +546,7 @@ static long daemon_cycle(struct daemon *d)
     }
     if (daemon_stop)
         goto out;
+    daemon_plugin(d, &desired);
     daemon_outputs(d, &desired);
     if (!d->client || daemon_stop)
         goto out;
@@ -514,6 +592,10 @@ int labeler_daemon_run(const struct labeler_config *cfg)
 
     memset(&d, 0, sizeof(d));
     d.cfg = cfg;
+    d.dp = cfg->dp;
+    d.dp.log = plugin_log_line;
+    d.dp.on_unhealthy = plugin_unhealthy;
+    d.dp.ctx = (void *)cfg;
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
     log_verbosity = cfg->verbosity;
     labeler_backoff_init(&d.backoff,
@@ -555,6 +637,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     }
     log_line(0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
+    dp_plugin_stop(d.plugin);
     labeler_labels_release(&d.written);
     kube_client_free(d.client);
     return 0;

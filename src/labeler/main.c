@@ -15,6 +15,8 @@
 #include "labeler/config.h"
 #include "labeler/daemon.h"
 #include "labeler/labels.h"
+#include "deviceplugin/devices.h"
+#include "deviceplugin/plugin.h"
 
 #ifndef GPULABEL_VERSION
 #define GPULABEL_VERSION "0.1.0"
@@ -60,6 +62,41 @@ static int set_level(void *dest, const char *v, struct err *err)
     if (go_parse_int(v, strlen(v), 10, 32, &n, NULL) || n < 0 || n > 10)
         return err_set(err, -EINVAL, "invalid level '%s' (want 0 to 10)", v);
     *(int *)dest = (int)n;
+    return 0;
+}
+
+static int set_list_strategy(void *dest, const char *v, struct err *err)
+{
+    return dp_list_strategy_parse(v, dest, err);
+}
+
+static int set_replicas(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (go_parse_int(v, strlen(v), 10, 32, &n, NULL) || n < 1 || n > DP_MAX_REPLICAS)
+        return err_set(err, -EINVAL, "invalid replicas '%s' (want 1 to %d)", v, DP_MAX_REPLICAS);
+    *(unsigned *)dest = (unsigned)n;
+    return 0;
+}
+
+static int set_xids(void *dest, const char *v, struct err *err)
+{
+    return dp_xids_parse(v, dest, err);
+}
+
+static int set_resource(void *dest, const char *v, struct err *err)
+{
+    const char *slash = strchr(v, '/');
+
+    /* the kubelet takes only extended resources: a domain-prefixed name */
+    if (!slash || slash == v || !slash[1] || strchr(slash + 1, '/') || strlen(v) > 253 ||
+        !strncmp(v, "kubernetes.io/", 14) || strstr(v, ".kubernetes.io/"))
+        return err_set(err, -EINVAL,
+                       "invalid resource name '%s' (want an extended resource such as "
+                       "nvidia.com/gpu)",
+                       v);
+    *(const char **)dest = v;
     return 0;
 }
 
@@ -160,6 +197,26 @@ int main(int argc, char **argv)
          "never talk to the API server"},
         {"v", 'v', FLAG_FUNC, &cfg.verbosity, set_level, "GPULABEL_V", "N",
          "log verbosity (default 0)"},
+        {"device-plugin", 0, FLAG_BOOL, &cfg.device_plugin, NULL, "GPULABEL_DEVICE_PLUGIN", NULL,
+         "serve the GPUs to the kubelet as a device plugin (default true;\n"
+         "not with --oneshot)"},
+        {"device-plugin-dir", 0, FLAG_FUNC, &cfg.dp.dir, set_path, "GPULABEL_DEVICE_PLUGIN_DIR",
+         "DIR", "the kubelet's device-plugin directory, where kubelet.sock is\n"
+         "(default " DP_DEFAULT_DIR ")"},
+        {"resource-name", 0, FLAG_FUNC, &cfg.dp.resource_name, set_resource,
+         "GPULABEL_RESOURCE_NAME", "NAME", "the extended resource advertised (default " DP_DEFAULT_RESOURCE ")"},
+        {"device-list-strategy", 0, FLAG_FUNC, &cfg.dp.list_strategy, set_list_strategy,
+         "GPULABEL_DEVICE_LIST_STRATEGY", "LIST",
+         "how Allocate names the GPUs: envvar, cdi-annotations, cdi-cri\n"
+         "or a comma list (default envvar)"},
+        {"replicas", 0, FLAG_FUNC, &cfg.dp.replicas, set_replicas, "GPULABEL_REPLICAS", "N",
+         "time-slicing: advertise each GPU N times (default 1)"},
+        {"health-ignore-xids", 0, FLAG_FUNC, cfg.dp.ignored_xids, set_xids,
+         "GPULABEL_HEALTH_IGNORE_XIDS", "LIST",
+         "XIDs that leave a GPU healthy (default " DP_DEFAULT_IGNORED_XIDS ";\n"
+         "none: every XID makes it unhealthy)"},
+        {"sysfs-root", 0, FLAG_FUNC, &cfg.dp.sysfs_root, set_path, "GPULABEL_SYSFS_ROOT", "DIR",
+         "where sysfs is mounted (default /sys)"},
         {"version", 0, FLAG_BOOL, &version, NULL, NULL, NULL, "show the version"},
     };
     size_t nflags = sizeof(flags) / sizeof(flags[0]);
@@ -168,6 +225,8 @@ int main(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
+    cfg.device_plugin = true;
+    dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);
     /* the environment first, so that flags win */
     rc = flag_parse_env(flags, nflags, &ff);
     if (rc == FLAG_OK)
@@ -201,6 +260,7 @@ int main(int argc, char **argv)
 
         cfg.kubeconfig = v && *v ? v : NULL;
     }
+    cfg.dp.nvml_lib = cfg.nvml_lib;
     if (cfg.oneshot)
         return run_oneshot(&cfg);
     return labeler_daemon_run(&cfg);

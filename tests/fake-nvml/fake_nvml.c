@@ -24,6 +24,18 @@
  *     lost=1                 every query on the device returns GPU_IS_LOST
  *     handle_error=CODE      nvmlDeviceGetHandleByIndex_v2 returns CODE
  *     repeat=N               this line stands for N identical GPUs
+ *     numa=N                 NUMA node, for nvmlDeviceGetTopologyCommonAncestor (absent: 0)
+ *     switch=N               PCIe switch the GPU is behind (absent: none of its own)
+ *     nvlink=I+J             NVLink peers by index, one link per entry (I+I = two links)
+ *     events=unsupported     nvmlDeviceRegisterEvents returns NOT_SUPPORTED
+ * Topology: two GPUs behind one switch are SINGLE, on one NUMA node NODE, else SYSTEM.
+ *
+ * Events: $FAKE_NVML_EVENTS names a control file that tests append lines to; every
+ * nvmlEventSetWait_v2 reads the lines added since the event set was created, one event each:
+ *   xid GPU XID              an XID critical error on GPU (its UUID or index)
+ *   ecc GPU                  a double-bit ECC error
+ *   lost GPU                 the GPU falls off the bus: every query on it returns GPU_IS_LOST
+ *                            from now on, and so does this wait
  * A config file without device lines means a node with zero GPUs. A config that cannot be read
  * or parsed makes nvmlInit_v2 fail with UNKNOWN and prints why on stderr. */
 #include <stdio.h>
@@ -39,7 +51,9 @@ enum {
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NOT_FOUND = 6,
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_TIMEOUT = 10,
     NVML_ERROR_GPU_IS_LOST = 15,
     NVML_ERROR_UNKNOWN = 999,
 };
@@ -85,6 +99,9 @@ struct nvmlDevice_st {
     int mig; /* -1 unsupported, 0 disabled, 1 enabled */
     int lost;
     int handle_error;
+    int numa, pcie_switch; /* pcie_switch -1: none */
+    int nvlink[18], nnvlink; /* peer indices, one per link */
+    int no_events;
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -134,6 +151,7 @@ static void fake_device_defaults(struct nvmlDevice_st *d, unsigned idx)
 {
     memset(d, 0, sizeof(*d));
     d->mig = -1;
+    d->pcie_switch = -1;
     snprintf(d->uuid, sizeof(d->uuid), "GPU-00000000-fa4e-4e00-8000-%012x", idx);
     snprintf(d->pci, sizeof(d->pci), "00000000:00:%02X.0", 8 + idx);
 }
@@ -255,6 +273,23 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         } else if (!strcmp(key, "handle_error")) {
             if ((d.handle_error = fake_code(val)) < 0)
                 goto bad;
+        } else if (!strcmp(key, "numa")) {
+            d.numa = atoi(val);
+        } else if (!strcmp(key, "switch")) {
+            d.pcie_switch = atoi(val);
+        } else if (!strcmp(key, "nvlink")) {
+            char *q = val;
+
+            d.nnvlink = 0;
+            while (*q && d.nnvlink < 18) {
+                d.nvlink[d.nnvlink++] = (int)strtol(q, &q, 10);
+                if (*q == '+')
+                    q++;
+                else if (*q)
+                    goto bad;
+            }
+        } else if (!strcmp(key, "events")) {
+            d.no_events = !strcmp(val, "unsupported");
         } else if (!strcmp(key, "repeat")) {
             repeat = (unsigned)strtoul(val, NULL, 10);
         } else {
@@ -283,6 +318,11 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         t->mig = d.mig;
         t->lost = d.lost;
         t->handle_error = d.handle_error;
+        t->numa = d.numa;
+        t->pcie_switch = d.pcie_switch;
+        memcpy(t->nvlink, d.nvlink, sizeof(t->nvlink));
+        t->nnvlink = d.nnvlink;
+        t->no_events = d.no_events;
     }
     return 0;
 bad:
@@ -539,5 +579,230 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current, un
         return NVML_ERROR_NOT_SUPPORTED;
     *current = *pending = (unsigned)device->mig;
     return NVML_SUCCESS;
+}
+#endif
+
+#ifndef FAKE_NVML_OLD
+/* ---- topology -------------------------------------------------------------------------- */
+
+EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
+                                                        int *level);
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level)
+{
+    nvmlReturn_t rc = fake_check(a);
+
+    if (!rc)
+        rc = fake_check(b);
+    if (rc)
+        return rc;
+    if (!level)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (a == b)
+        *level = 0;
+    else if (a->pcie_switch >= 0 && a->pcie_switch == b->pcie_switch)
+        *level = 10; /* SINGLE */
+    else if (a->numa == b->numa)
+        *level = 40; /* NODE */
+    else
+        *level = 50; /* SYSTEM */
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active);
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!active || link >= 18)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!d->nnvlink)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *active = (int)link < d->nnvlink ? 1 : 0;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link,
+                                                        nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link,
+                                                 nvmlPciInfo_t *pci)
+{
+    nvmlReturn_t rc = fake_check(d);
+    int peer;
+
+    if (rc)
+        return rc;
+    if (!pci || (int)link >= d->nnvlink)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    peer = d->nvlink[link];
+    if (peer < 0 || (unsigned)peer >= fake.ndevices)
+        return NVML_ERROR_NOT_FOUND;
+    return nvmlDeviceGetPciInfo_v3(&fake.devices[peer], pci);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+#include <time.h>
+
+struct nvmlEventSet_st {
+    long offset; /* bytes of $FAKE_NVML_EVENTS already read */
+    unsigned long long mask[FAKE_MAX_DEVICES];
+};
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+typedef struct {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+static long fake_events_size(void)
+{
+    const char *path = getenv("FAKE_NVML_EVENTS");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    long n = 0;
+
+    if (f) {
+        if (!fseek(f, 0, SEEK_END))
+            n = ftell(f);
+        fclose(f);
+    }
+    return n < 0 ? 0 : n;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!set)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *set = calloc(1, sizeof(**set));
+    if (!*set)
+        return NVML_ERROR_UNKNOWN;
+    (*set)->offset = fake_events_size();
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    free(set);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!types)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *types = d->no_events ? 0 : 0x1ull | 0x2ull | 0x4ull | 0x8ull;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                             nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                      nvmlEventSet_t set)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!set)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (d->no_events)
+        return NVML_ERROR_NOT_SUPPORTED;
+    set->mask[d - fake.devices] |= types;
+    return NVML_SUCCESS;
+}
+
+static int fake_device_ref(const char *s)
+{
+    char *end;
+    long i = strtol(s, &end, 10);
+    unsigned k;
+
+    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
+        return (int)i;
+    for (k = 0; k < fake.ndevices; k++)
+        if (!strcmp(fake.devices[k].uuid, s))
+            return (int)k;
+    return -1;
+}
+
+/* Reads the next complete line added to the control file; 1 with it in line, 0 none. */
+static int fake_events_next(nvmlEventSet_t set, char *line, size_t size)
+{
+    const char *path = getenv("FAKE_NVML_EVENTS");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    int got = 0;
+
+    if (!f)
+        return 0;
+    if (!fseek(f, set->offset, SEEK_SET) && fgets(line, (int)size, f) &&
+        strchr(line, '\n')) {
+        set->offset += (long)strlen(line);
+        line[strcspn(line, "\r\n")] = '\0';
+        got = 1;
+    }
+    fclose(f);
+    return got;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
+                                        unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
+{
+    unsigned waited = 0;
+
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!set || !data)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (;;) {
+        char line[256], what[16], dev[128];
+        unsigned long long xid = 0;
+        int k, n;
+
+        while (fake_events_next(set, line, sizeof(line))) {
+            n = sscanf(line, "%15s %127s %llu", what, dev, &xid);
+            if (n < 2 || (k = fake_device_ref(dev)) < 0) {
+                fprintf(stderr, "fake NVML: FAKE_NVML_EVENTS: bad line '%s'\n", line);
+                continue;
+            }
+            memset(data, 0, sizeof(*data));
+            data->device = &fake.devices[k];
+            data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+            if (!strcmp(what, "lost")) {
+                fake.devices[k].lost = 1;
+                return NVML_ERROR_GPU_IS_LOST;
+            }
+            if (!strcmp(what, "xid") && n == 3 && (set->mask[k] & 0x8ull)) {
+                data->eventType = 0x8ull;
+                data->eventData = xid;
+                return NVML_SUCCESS;
+            }
+            if (!strcmp(what, "ecc") && (set->mask[k] & 0x2ull)) {
+                data->eventType = 0x2ull;
+                return NVML_SUCCESS;
+            }
+        }
+        if (waited >= timeoutms)
+            return NVML_ERROR_TIMEOUT;
+        {
+            struct timespec ts = {0, 5 * 1000000L};
+
+            nanosleep(&ts, NULL);
+            waited += 5;
+        }
+    }
 }
 #endif
