@@ -142,22 +142,48 @@ struct pick {
     bool avail[DP_MAX_GPUS];  /* by GPU index: available (must included) */
 };
 
-/* Score of the chosen set and of the available GPUs left over. */
-static void pick_scores(const struct pick *p, uint64_t *in, uint64_t *left)
+/* What a choice is worth, compared field by field: NVLink links kept whole (inside the
+ * chosen set or inside what is left, i.e. not cut), NVLink inside the chosen set, the PCIe and
+ * NUMA closeness of the chosen set, then of the rest. */
+struct worth {
+    uint64_t kept_nv, in_nv, in_pc, left_pc;
+};
+
+static int worth_cmp(const struct worth *a, const struct worth *b)
+{
+    if (a->kept_nv != b->kept_nv)
+        return a->kept_nv > b->kept_nv ? 1 : -1;
+    if (a->in_nv != b->in_nv)
+        return a->in_nv > b->in_nv ? 1 : -1;
+    if (a->in_pc != b->in_pc)
+        return a->in_pc > b->in_pc ? 1 : -1;
+    if (a->left_pc != b->left_pc)
+        return a->left_pc > b->left_pc ? 1 : -1;
+    return 0;
+}
+
+static void pick_worth(const struct pick *p, struct worth *w)
 {
     size_t n = p->inv->ngpus, a, b;
 
-    *in = *left = 0;
+    memset(w, 0, sizeof(*w));
     for (a = 0; a < n; a++) {
         if (!p->avail[a])
             continue;
         for (b = a + 1; b < n; b++) {
+            uint32_t s;
+
             if (!p->avail[b])
                 continue;
-            if (p->chosen[a] && p->chosen[b])
-                *in += dp_pair_score(p->inv, a, b);
-            else if (!p->chosen[a] && !p->chosen[b])
-                *left += dp_pair_score(p->inv, a, b);
+            s = dp_pair_score(p->inv, a, b);
+            if (p->chosen[a] && p->chosen[b]) {
+                w->kept_nv += s / DP_SCORE_NVLINK;
+                w->in_nv += s / DP_SCORE_NVLINK;
+                w->in_pc += s % DP_SCORE_NVLINK;
+            } else if (!p->chosen[a] && !p->chosen[b]) {
+                w->kept_nv += s / DP_SCORE_NVLINK;
+                w->left_pc += s % DP_SCORE_NVLINK;
+            }
         }
     }
 }
@@ -180,21 +206,19 @@ static double binomial(size_t n, size_t k)
 static void pick_exhaustive(struct pick *p, size_t k, size_t *best)
 {
     size_t idx[DP_MAX_GPUS], i;
-    uint64_t best_in = 0, best_left = 0;
+    struct worth best_w, w;
     bool have = false;
 
+    memset(&best_w, 0, sizeof(best_w));
     for (i = 0; i < k; i++)
         idx[i] = i;
     for (;;) {
-        uint64_t in, left;
-
         for (i = 0; i < k; i++)
             p->chosen[p->cand[idx[i]]] = true;
-        pick_scores(p, &in, &left);
-        if (!have || in > best_in || (in == best_in && left > best_left)) {
+        pick_worth(p, &w);
+        if (!have || worth_cmp(&w, &best_w) > 0) {
             have = true;
-            best_in = in;
-            best_left = left;
+            best_w = w;
             for (i = 0; i < k; i++)
                 best[i] = p->cand[idx[i]];
         }
@@ -212,35 +236,29 @@ static void pick_exhaustive(struct pick *p, size_t k, size_t *best)
     }
 }
 
-/* Adds one GPU at a time: the most score to the chosen set, then the least lost from the
- * rest, then the lowest index. */
+/* Adds one GPU at a time, the one worth most as pick_worth counts it (lowest index on ties):
+ * good enough where trying every combination is too slow. */
 static void pick_greedy(struct pick *p, size_t k, size_t *best)
 {
-    size_t n = p->inv->ngpus, got, i, j;
+    size_t got, i;
 
     for (got = 0; got < k; got++) {
+        struct worth best_w, w;
         bool have = false;
-        uint64_t best_gain = 0, best_loss = 0;
         size_t best_g = 0;
 
+        memset(&best_w, 0, sizeof(best_w));
         for (i = 0; i < p->ncand; i++) {
             size_t g = p->cand[i];
-            uint64_t gain = 0, loss = 0;
 
             if (p->chosen[g])
                 continue;
-            for (j = 0; j < n; j++) {
-                if (j == g || !p->avail[j])
-                    continue;
-                if (p->chosen[j])
-                    gain += dp_pair_score(p->inv, g, j);
-                else
-                    loss += dp_pair_score(p->inv, g, j);
-            }
-            if (!have || gain > best_gain || (gain == best_gain && loss < best_loss)) {
+            p->chosen[g] = true;
+            pick_worth(p, &w);
+            p->chosen[g] = false;
+            if (!have || worth_cmp(&w, &best_w) > 0) {
                 have = true;
-                best_gain = gain;
-                best_loss = loss;
+                best_w = w;
                 best_g = g;
             }
         }

@@ -81,12 +81,15 @@ int dp_visible_devices(const struct dp_inventory *inv, const char *const *ids, s
 
 /* dp_preferred picks size device IDs from available[0..navail), including every one of
  * must[0..nmust), into out[0..size) (pointers into available/must, borrowed). Without
- * replicas it maximises the summed pair score of the chosen GPUs, then of the GPUs it leaves
- * (so that an odd request takes the lone GPU rather than split an NVLink pair), then prefers
- * lower indices: exhaustively when the combinations are few, greedily otherwise. With
- * replicas it spreads the request over the GPUs with the most available replicas. Returns
- * the number chosen (less than size only when available is too short), or a negative code
- * with err saying why (an unknown ID, a must ID not available). */
+ * replicas it compares choices by, in order: the NVLink links it keeps whole (links inside
+ * the chosen set or inside the GPUs left over, so that an odd request takes a lone GPU rather
+ * than split a pair), the NVLink links inside the chosen set, the PCIe switch / host bridge /
+ * NUMA closeness of the chosen set, then of the rest, and last the lower indices; it tries
+ * every combination when there are at most 200000, else adds GPUs greedily by the same
+ * order. With replicas it spreads the request over the GPUs this request uses least, then
+ * those with the most available replicas. Returns the number chosen (less than size only when
+ * available is too short), or a negative code with err saying why (an unknown or repeated ID,
+ * a must ID not available). */
 long dp_preferred(const struct dp_inventory *inv, const char *const *available, size_t navail,
                   const char *const *must, size_t nmust, size_t size, const char **out,
                   struct err *err);
