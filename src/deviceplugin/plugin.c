@@ -999,6 +999,11 @@ void dp_plugin_status(struct dp_plugin *p, struct dp_status *st)
     pthread_mutex_unlock(&p->mu);
 }
 
+const char *dp_plugin_socket(const struct dp_plugin *p)
+{
+    return p->sock_path;
+}
+
 void dp_plugin_stop(struct dp_plugin *p)
 {
     if (!p)

@@ -64,6 +64,9 @@ struct dp_status {
 /* dp_plugin_status copies the plugin's counters (thread-safe). */
 void dp_plugin_status(struct dp_plugin *p, struct dp_status *st);
 
+/* dp_plugin_socket is the path of the plugin's socket (borrowed, lives as long as p). */
+const char *dp_plugin_socket(const struct dp_plugin *p);
+
 /* dp_plugin_stop stops both threads, removes the plugin's socket and frees p. Safe on NULL. */
 void dp_plugin_stop(struct dp_plugin *p);
 

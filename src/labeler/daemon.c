@@ -274,6 +274,9 @@ static volatile sig_atomic_t daemon_stop;
  * instead of waiting for a request timeout. Clear while output files are written. */
 static volatile sig_atomic_t daemon_abandonable;
 static int daemon_pipe[2] = {-1, -1};
+/* The device plugin's socket, removed when a signal ends the process at once, so that the
+ * kubelet does not dial a dead plugin. */
+static char daemon_plugin_sock[4400];
 
 static void daemon_on_signal(int sig)
 {
@@ -284,6 +287,8 @@ static void daemon_on_signal(int sig)
 
     daemon_stop = sig;
     if (daemon_abandonable) {
+        if (daemon_plugin_sock[0])
+            unlink(daemon_plugin_sock);
         w = write(STDERR_FILENO, sig == SIGINT ? intr : term,
                   sig == SIGINT ? sizeof(intr) - 1 : sizeof(term) - 1);
         (void)w;
@@ -484,6 +489,7 @@ static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired
         return;
     }
     errlog_clear(&d->plugin_log);
+    snprintf(daemon_plugin_sock, sizeof(daemon_plugin_sock), "%s", dp_plugin_socket(d->plugin));
 }
 
 /* Writes the outputs when their content changed since the last successful write. */

@@ -373,8 +373,33 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
     if (!rc)
         rc = labeler_labels_from_inventory(&inv, cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK,
                                            cfg->machine_type_file, out, err);
+    if (!rc && out->n)
+        rc = labeler_labels_sharing(out, cfg->device_plugin ? cfg->dp.replicas : 1,
+                                    cfg->dp.resource_name, err);
     gpu_inventory_release(&inv);
     return rc;
+}
+
+int labeler_labels_sharing(struct labeler_labels *l, unsigned replicas, const char *resource,
+                           struct err *err)
+{
+    const char *product = labeler_labels_get(l, GFD_PREFIX "gpu.product");
+    char v[LABELER_VALUE_MAX + 1];
+    int rc;
+
+    if (replicas <= 1 || !product)
+        return 0;
+    rc = set_ull(l, GFD_PREFIX "gpu.replicas", replicas, "", err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.sharing-strategy", "time-slicing", err);
+    if (rc || (resource && *resource && strcmp(resource, "nvidia.com/gpu")))
+        return rc;
+    /* the suffix must fit: cut the product (and any '-', '_' or '.' it then ends in) */
+    snprintf(v, sizeof(v), "%.*s", LABELER_VALUE_MAX - 7, product);
+    while (*v && strchr("-_.", v[strlen(v) - 1]))
+        v[strlen(v) - 1] = '\0';
+    snprintf(v + strlen(v), sizeof(v) - strlen(v), "-SHARED");
+    return labeler_labels_set(l, GFD_PREFIX "gpu.product", v, err);
 }
 
 int labeler_labels_format(const struct labeler_labels *l, struct buf *b)

@@ -54,6 +54,13 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
                                   const char *machine_type_file, struct labeler_labels *out,
                                   struct err *err);
 
+/* labeler_labels_sharing applies time-slicing to a gfd set, as GFD does with a sharing
+ * config: with replicas > 1, gpu.replicas=N, gpu.sharing-strategy=time-slicing, and "-SHARED"
+ * after gpu.product unless the resource is renamed (resource not NULL, "" or nvidia.com/gpu).
+ * A set without gfd labels, or replicas <= 1, is left alone. */
+int labeler_labels_sharing(struct labeler_labels *l, unsigned replicas, const char *resource,
+                           struct err *err);
+
 /* labeler_labels_format appends the set as sorted "key=value\n" lines to b. */
 int labeler_labels_format(const struct labeler_labels *l, struct buf *b);
 
