@@ -19,7 +19,9 @@
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
+#include <grpc/support/log.h>
 #include <grpc/support/time.h>
+#include <pthread.h>
 
 #define REQUEST_SLOTS 4 /* calls waiting to be accepted at any time */
 
@@ -63,6 +65,28 @@ struct dp_rpc_server {
     struct rpc_tag t_shutdown;
     bool shutdown_done;
 };
+
+/* gRPC core logs to stderr on its own; our callers report every failure that matters, so
+ * its lines are dropped (GRPC_VERBOSITY=debug GRPC_TRACE=... still work for debugging,
+ * since gpr only calls this for messages at or above the set verbosity). */
+static void grpc_log_drop(gpr_log_func_args *args)
+{
+    (void)args;
+}
+
+static void rpc_init_once(void)
+{
+    if (!getenv("GRPC_VERBOSITY"))
+        gpr_set_log_function(grpc_log_drop);
+}
+
+static void rpc_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, rpc_init_once);
+    grpc_init();
+}
 
 static gpr_timespec deadline_ms(long ms)
 {
@@ -355,6 +379,17 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
     *out = NULL;
     if (strlen(path) >= sizeof(s->path) - 1 || strlen(path) > 107)
         return err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
+    {
+        char dir[4096];
+        const char *slash = strrchr(path, '/');
+
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+                 slash ? path : ".");
+        if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
+            return err_set(err, -ENOENT, "the kubelet's device-plugin directory '%s' does not "
+                           "exist (not a Kubernetes node? see --device-plugin-dir and "
+                           "--device-plugin=false)", dir);
+    }
     if (!lstat(path, &st)) {
         if (!S_ISSOCK(st.st_mode))
             return err_set(err, -EEXIST, "cannot listen on '%s': a file that is not a socket "
@@ -366,7 +401,7 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
     s = calloc(1, sizeof(*s));
     if (!s)
         return err_set(err, -ENOMEM, "out of memory");
-    grpc_init();
+    rpc_init();
     s->h = h;
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->t_shutdown.kind = TAG_SHUTDOWN;
@@ -474,7 +509,7 @@ int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t
     char target[4200];
     int tag = 0, rc = 0;
 
-    grpc_init();
+    rpc_init();
     grpc_metadata_array_init(&md_init);
     grpc_metadata_array_init(&md_trail);
     snprintf(target, sizeof(target), "unix:%s", path);

@@ -2,7 +2,8 @@
  *
  * It exports the NVML symbols gpulabel binds, so tests exercise the real dlopen/dlsym path, and
  * serves devices and failures described by the file named in $FAKE_NVML_CONFIG (read again at
- * every first nvmlInit_v2). Without the variable it serves the demo node: one "Tesla M40" with
+ * every first nvmlInit_v2, and at any later one once the file changed: a process that keeps
+ * NVML open, as the device plugin does, must not freeze the config for the others). Without the variable it serves the demo node: one "Tesla M40" with
  * 12209 MiB, driver 418.67, CUDA 10010. It also exports `fake_nvml_is_simulated`, which tells
  * gpulabel that no real GPU is behind it. Built with -DFAKE_NVML_OLD it leaves out the symbols
  * an old driver lacks (nvmlErrorString, nvmlSystemGetCudaDriverVersion, nvmlDeviceGetPciInfo_v3,
@@ -330,6 +331,22 @@ bad:
     return -1;
 }
 
+#include <sys/stat.h>
+
+static struct stat fake_loaded_st; /* of the config file last read */
+
+static int fake_config_changed(void)
+{
+    const char *path = getenv("FAKE_NVML_CONFIG");
+    struct stat st;
+
+    if (!path || !*path || stat(path, &st))
+        return 0;
+    return st.st_ino != fake_loaded_st.st_ino || st.st_size != fake_loaded_st.st_size ||
+           st.st_mtim.tv_sec != fake_loaded_st.st_mtim.tv_sec ||
+           st.st_mtim.tv_nsec != fake_loaded_st.st_mtim.tv_nsec;
+}
+
 static int fake_load(void)
 {
     const char *path = getenv("FAKE_NVML_CONFIG");
@@ -341,6 +358,8 @@ static int fake_load(void)
     if (!path || !*path)
         return 0;
     memset(&fake, 0, sizeof(fake));
+    if (stat(path, &fake_loaded_st))
+        memset(&fake_loaded_st, 0, sizeof(fake_loaded_st));
     f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "fake NVML: cannot read FAKE_NVML_CONFIG '%s'\n", path);
@@ -410,12 +429,14 @@ static nvmlReturn_t fake_string(const char *s, char *out, unsigned int length)
 EXPORT nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInit_v2(void)
 {
-    if (!fake_active) {
-        if (fake_load())
-            return NVML_ERROR_UNKNOWN;
-        if (fake.init_error)
-            return fake.init_error;
-    }
+    static int load_rc;
+
+    if (!fake_active || fake_config_changed())
+        load_rc = fake_load();
+    if (load_rc)
+        return NVML_ERROR_UNKNOWN;
+    if (fake.init_error)
+        return fake.init_error;
     fake_active++;
     return NVML_SUCCESS;
 }
