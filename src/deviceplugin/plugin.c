@@ -999,6 +999,33 @@ void dp_plugin_status(struct dp_plugin *p, struct dp_status *st)
     pthread_mutex_unlock(&p->mu);
 }
 
+int dp_plugin_new_offline(const struct dp_config *cfg, struct dp_inventory *inv,
+                          struct dp_plugin **out, struct err *err)
+{
+    struct dp_plugin *p = calloc(1, sizeof(*p));
+
+    *out = NULL;
+    if (!p)
+        return err_set(err, -ENOMEM, "out of memory");
+    pthread_mutex_init(&p->mu, NULL);
+    p->cfg = *cfg;
+    p->inv = *inv;
+    memset(inv, 0, sizeof(*inv));
+    *out = p;
+    return 0;
+}
+
+int dp_plugin_handle(struct dp_plugin *p, const char *method, const uint8_t *req, size_t len,
+                     struct buf *resp, char *msg, size_t msgsz)
+{
+    return handle_unary(p, method, req, len, resp, msg, msgsz);
+}
+
+uint64_t dp_plugin_list(struct dp_plugin *p, struct buf *resp)
+{
+    return list_state(p, resp);
+}
+
 const char *dp_plugin_socket(const struct dp_plugin *p)
 {
     return p->sock_path;

@@ -64,6 +64,24 @@ struct dp_status {
 /* dp_plugin_status copies the plugin's counters (thread-safe). */
 void dp_plugin_status(struct dp_plugin *p, struct dp_status *st);
 
+struct dp_inventory;
+struct buf;
+
+/* dp_plugin_new_offline makes a plugin around a ready inventory, which it takes (inv is
+ * emptied), with no NVML and no thread: for tests and the fuzzer of the request decoding.
+ * Free with dp_plugin_stop. */
+int dp_plugin_new_offline(const struct dp_config *cfg, struct dp_inventory *inv,
+                          struct dp_plugin **out, struct err *err);
+
+/* dp_plugin_handle answers one unary call of method (a full gRPC name such as
+ * "/v1beta1.DevicePlugin/Allocate") with the request bytes req[0..len), as the server does:
+ * returns a gRPC status (0 OK, with the answer in resp) or another one with msg saying why.
+ * dp_plugin_list fills resp with the current ListAndWatchResponse and returns its
+ * generation. Both are thread-safe. */
+int dp_plugin_handle(struct dp_plugin *p, const char *method, const uint8_t *req, size_t len,
+                     struct buf *resp, char *msg, size_t msgsz);
+uint64_t dp_plugin_list(struct dp_plugin *p, struct buf *resp);
+
 /* dp_plugin_socket is the path of the plugin's socket (borrowed, lives as long as p). */
 const char *dp_plugin_socket(const struct dp_plugin *p);
 
