@@ -15,6 +15,12 @@ enum {
     LABELER_SCHEMA_GFD = 1u << 1, /* nvidia.com/... GPU Feature Discovery keys */
 };
 
+enum labeler_mig_strategy {
+    LABELER_MIG_NONE = 0, /* MIG-enabled GPUs count as the GPUs they are */
+    LABELER_MIG_SINGLE,   /* every GPU is split alike: nvidia.com/gpu.* describe MIG devices */
+    LABELER_MIG_MIXED,    /* nvidia.com/mig-<profile>.* labels per profile */
+};
+
 struct labeler_config {
     const char *node_name;         /* --node-name / $NODE_NAME */
     const char *kubeconfig;        /* --kubeconfig / $KUBECONFIG; NULL: in-cluster or ~/.kube/config */
@@ -27,6 +33,9 @@ struct labeler_config {
     bool no_sync;                  /* --no-sync: never talk to the API server */
     long sleep_interval_ms;        /* --sleep-interval (60s) */
     int verbosity;                 /* -v N */
+    int mig_strategy;              /* --mig-strategy: enum labeler_mig_strategy */
+    bool fail_on_init_error;       /* --fail-on-init-error (default true): oneshot exits 1
+                                    * when NVML cannot start */
     bool device_plugin;            /* --device-plugin (default true): serve the kubelet */
     struct dp_config dp;           /* --device-plugin-dir, --resource-name, --replicas, ... */
 };

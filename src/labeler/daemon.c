@@ -539,7 +539,10 @@ static long daemon_cycle(struct daemon *d)
                  fmt_ms(d->interval_ms, ival, sizeof(ival)));
         errlog_report(&d->detect_log, msg, msg, tail);
         d->detect_failing = true;
-        goto out;
+        /* sysfs still shows the GPUs: nvidia.com/gpu.present goes on, nothing comes off */
+        if (!desired.partial || !desired.n || !d->client || daemon_stop)
+            goto out;
+        goto sync;
     }
     if (desired.nvml_simulated && !d->simulated_logged) {
         log_line(0, "using a simulated NVML (test double), not a real GPU driver");
@@ -557,6 +560,7 @@ static long daemon_cycle(struct daemon *d)
     if (!d->client || daemon_stop)
         goto out;
 
+sync:
     daemon_abandonable = 1;
     rc = sync_node(d->client, cfg->node_name, cfg->schemas, &desired, &res, &err);
     daemon_abandonable = 0;

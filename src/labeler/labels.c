@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpu/pci.h"
 #include "kube/labels.h"
 #include "labeler/sanitize.h"
 
@@ -39,6 +40,8 @@ static const char *const gfd_keys[] = {
     GFD_PREFIX "gpu.family",
     GFD_PREFIX "gpu.machine",
     GFD_PREFIX "gpu.memory",
+    GFD_PREFIX "gpu.mode",
+    GFD_PREFIX "gpu.present",
     GFD_PREFIX "gpu.product",
     GFD_PREFIX "gpu.replicas",
     GFD_PREFIX "gpu.sharing-strategy",
@@ -361,13 +364,47 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
     return rc;
 }
 
+/* gpu.present and gpu.mode (the PCI class of GPU 0) from sysfs; a sysfs that cannot be read
+ * leaves the mode unknown. */
+static int gfd_pci(const struct labeler_config *cfg, const struct gpu_inventory *inv,
+                   struct labeler_labels *out, struct err *err)
+{
+    struct gpu_pci_list *pci = malloc(sizeof(*pci));
+    const struct gpu_pci_device *d = NULL;
+    int rc;
+
+    if (!pci)
+        return err_set(err, -ENOMEM, "out of memory");
+    if (!gpu_pci_scan(cfg->dp.sysfs_root, pci, NULL))
+        d = gpu_pci_find(pci, inv->devices[0].pci_bus_id);
+    rc = labeler_labels_set(out, GFD_PREFIX "gpu.present", "true", err);
+    if (!rc)
+        rc = labeler_labels_set(out, GFD_PREFIX "gpu.mode", gpu_pci_mode(d ? d->pci_class : 0),
+                                err);
+    free(pci);
+    return rc;
+}
+
+/* NVML failed: nvidia.com/gpu.present=true alone when sysfs shows an NVIDIA GPU. */
+static void gfd_present_only(const struct labeler_config *cfg, struct labeler_labels *out)
+{
+    struct gpu_pci_list *pci = malloc(sizeof(*pci));
+
+    if (pci && !gpu_pci_scan(cfg->dp.sysfs_root, pci, NULL) && pci->n &&
+        !labeler_labels_set(out, GFD_PREFIX "gpu.present", "true", NULL))
+        out->partial = true;
+    free(pci);
+}
+
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
                    struct err *err)
 {
+    unsigned schemas = cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK;
     struct gpu_inventory inv;
     int rc;
 
     out->n = 0;
+    out->partial = false;
     rc = gpu_detect(cfg->nvml_lib, &inv, err);
     out->nvml_simulated = inv.simulated;
     if (!rc)
@@ -376,6 +413,13 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
     if (!rc && out->n)
         rc = labeler_labels_sharing(out, cfg->device_plugin ? cfg->dp.replicas : 1,
                                     cfg->dp.resource_name, err);
+    if (!rc && out->n && (schemas & LABELER_SCHEMA_GFD))
+        rc = gfd_pci(cfg, &inv, out, err);
+    if (rc && (schemas & LABELER_SCHEMA_GFD) &&
+        (err ? err->code : rc) != -EINVAL && (err ? err->code : rc) != -ENOMEM) {
+        out->n = 0;
+        gfd_present_only(cfg, out);
+    }
     gpu_inventory_release(&inv);
     return rc;
 }

@@ -32,6 +32,7 @@ struct labeler_labels {
     size_t n;
     size_t alloc;
     bool nvml_simulated; /* labeler_detect read the fake NVML test double, not a driver */
+    bool partial;        /* only these labels are known (NVML is down): set them, remove none */
 };
 
 /* labeler_labels_release frees the array; the set is empty afterwards. */
@@ -69,7 +70,10 @@ int labeler_labels_format(const struct labeler_labels *l, struct buf *b);
 int labeler_schemas_parse(const char *s, unsigned *out, struct err *err);
 
 /* labeler_detect opens NVML (cfg->nvml_lib), detects the GPUs and computes the labels of the
- * schemas in cfg->schemas into out (emptied first). Fails (negative, err saying why: library
+ * schemas in cfg->schemas into out (emptied first); with gfd also nvidia.com/gpu.present and
+ * gpu.mode from the PCI devices in sysfs (cfg->dp.sysfs_root). When NVML fails but sysfs shows
+ * NVIDIA GPUs, out gets nvidia.com/gpu.present=true alone with out->partial set (gfd only), so
+ * that the node is recognisable before the driver is up, and the error is still returned. Fails (negative, err saying why: library
  * missing, driver not loaded, ...) when NVML cannot start; err->code is then one of
  * GPU_ERR_NO_LIBRARY, GPU_ERR_DRIVER_NOT_LOADED, GPU_ERR_NVML (gpu/gpu.h), all worth retrying
  * later. A node with zero GPUs succeeds with an empty set. out->nvml_simulated is set, also

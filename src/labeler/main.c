@@ -100,6 +100,19 @@ static int set_resource(void *dest, const char *v, struct err *err)
     return 0;
 }
 
+static int set_mig_strategy(void *dest, const char *v, struct err *err)
+{
+    if (!strcmp(v, "none"))
+        *(int *)dest = LABELER_MIG_NONE;
+    else if (!strcmp(v, "single"))
+        *(int *)dest = LABELER_MIG_SINGLE;
+    else if (!strcmp(v, "mixed"))
+        *(int *)dest = LABELER_MIG_MIXED;
+    else
+        return err_set(err, -EINVAL, "invalid MIG strategy '%s' (want none, single or mixed)", v);
+    return 0;
+}
+
 static void print_err(const struct err *err)
 {
     char buf[ERR_MSG_MAX + 600];
@@ -148,6 +161,14 @@ static int run_oneshot(struct labeler_config *cfg)
             fprintf(stderr, "gpulabel: using a simulated NVML (test double), not a real GPU "
                             "driver\n");
         print_err(&err);
+        /* sysfs shows GPUs NVML cannot reach: publish nvidia.com/gpu.present alone */
+        if (labels.partial && labels.n && sync && !labeler_sync_once(cfg, &labels, &err))
+            fprintf(stderr, "gpulabel: labelled node \"%s\" nvidia.com/gpu.present=true from "
+                            "sysfs only\n", cfg->node_name);
+        else if (labels.partial && labels.n && sync)
+            print_err(&err);
+        if (!cfg->fail_on_init_error)
+            status = 0; /* GFD's --fail-on-init-error=false: say why, then carry on */
         goto out;
     }
     if (labels.nvml_simulated)
@@ -170,7 +191,7 @@ int main(int argc, char **argv)
 {
     struct labeler_config cfg;
     struct flag_fault ff;
-    bool version = false;
+    bool version = false, no_timestamp = false;
     const struct flag flags[] = {
         {"oneshot", 0, FLAG_BOOL, &cfg.oneshot, NULL, "GPULABEL_ONESHOT", NULL,
          "detect once, write the outputs, sync the node, exit"},
@@ -217,9 +238,38 @@ int main(int argc, char **argv)
          "none: every XID makes it unhealthy)"},
         {"sysfs-root", 0, FLAG_FUNC, &cfg.dp.sysfs_root, set_path, "GPULABEL_SYSFS_ROOT", "DIR",
          "where sysfs is mounted (default /sys)"},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy,
+         "GPULABEL_MIG_STRATEGY", "none|single|mixed",
+         "how MIG devices are labelled and advertised (default none)"},
+        {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,
+         "GPULABEL_FAIL_ON_INIT_ERROR", NULL,
+         "--oneshot exits 1 when NVML cannot start (default true)"},
+        {"no-timestamp", 0, FLAG_BOOL, &no_timestamp, NULL, "GPULABEL_NO_TIMESTAMP", NULL,
+         "accepted for GFD: gpulabel never writes nvidia.com/gfd.timestamp"},
         {"version", 0, FLAG_BOOL, &version, NULL, NULL, NULL, "show the version"},
     };
     size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    /* GPU Feature Discovery's environment names, so its DaemonSet settings carry over; the
+     * GPULABEL_* names and flags win over them. */
+    const struct flag gfd_env[] = {
+        {"oneshot", 0, FLAG_BOOL, &cfg.oneshot, NULL, "GFD_ONESHOT", NULL, ""},
+        {"output", 0, FLAG_FUNC, &cfg.output, set_path, "GFD_OUTPUT_FILE", "PATH", ""},
+        {"sleep-interval", 0, FLAG_FUNC, &cfg.sleep_interval_ms, set_interval,
+         "GFD_SLEEP_INTERVAL", "DURATION", ""},
+        {"machine-type-file", 0, FLAG_FUNC, &cfg.machine_type_file, set_path,
+         "GFD_MACHINE_TYPE_FILE", "PATH", ""},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GFD_MIG_STRATEGY",
+         "STRATEGY", ""},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "MIG_STRATEGY",
+         "STRATEGY", ""},
+        {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,
+         "GFD_FAIL_ON_INIT_ERROR", NULL, ""},
+        {"no-timestamp", 0, FLAG_BOOL, &no_timestamp, NULL, "GFD_NO_TIMESTAMP", NULL, ""},
+        {"device-list-strategy", 0, FLAG_FUNC, &cfg.dp.list_strategy, set_list_strategy,
+         "DEVICE_LIST_STRATEGY", "LIST", ""},
+        {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL, "FAIL_ON_INIT_ERROR",
+         NULL, ""},
+    };
     int rc;
 
     memset(&cfg, 0, sizeof(cfg));
@@ -227,8 +277,11 @@ int main(int argc, char **argv)
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
     cfg.device_plugin = true;
     dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);
+    cfg.fail_on_init_error = true;
     /* the environment first, so that flags win */
-    rc = flag_parse_env(flags, nflags, &ff);
+    rc = flag_parse_env(gfd_env, sizeof(gfd_env) / sizeof(gfd_env[0]), &ff);
+    if (rc == FLAG_OK)
+        rc = flag_parse_env(flags, nflags, &ff);
     if (rc == FLAG_OK)
         rc = flag_parse(flags, nflags, argc, argv, NULL, &ff);
     if (rc == FLAG_HELP) {

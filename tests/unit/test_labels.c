@@ -563,7 +563,7 @@ static void key_in_schemas(void)
     CHECK(labeler_key_in_schemas("nvidia.com/cuda.driver.rev", LABELER_SCHEMA_GFD));
     CHECK(!labeler_key_in_schemas("nvidia.com/gpu.product", LABELER_SCHEMA_ACK));
     CHECK(!labeler_key_in_schemas("nvidia.com/gfd.timestamp", LABELER_SCHEMA_GFD));
-    CHECK(!labeler_key_in_schemas("nvidia.com/gpu.present", LABELER_SCHEMA_GFD));
+    CHECK(labeler_key_in_schemas("nvidia.com/gpu.present", LABELER_SCHEMA_GFD)); /* issue 11 */
     CHECK(
         !labeler_key_in_schemas("kubernetes.io/hostname", LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD));
     CHECK(!labeler_key_in_schemas(NULL, LABELER_SCHEMA_ACK));
