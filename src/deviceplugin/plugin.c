@@ -24,6 +24,7 @@
 #include "deviceplugin/api.pb-c.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/rpc.h"
+#include "gpu/gpu.h"
 #include "gpu/nvml.h"
 
 #define API_VERSION "v1beta1"
@@ -48,7 +49,8 @@ struct dp_plugin {
 
     struct gpu_nvml nvml;
     bool nvml_inited;
-    nvmlDevice_t handles[DP_MAX_GPUS];
+    nvmlDevice_t handles[DP_MAX_GPUS]; /* per advertised GPU or MIG device */
+    nvmlDevice_t parents[DP_MAX_GPUS]; /* its GPU (itself for a full GPU): events come from it */
     nvmlEventSet_t events;
 
     pthread_mutex_t mu; /* guards inv (health), gen, st */
@@ -158,90 +160,155 @@ static int numa_node_of(const char *sysfs, const char *bus_id)
     return (int)v;
 }
 
+/* The devices this plugin advertises: full GPUs, or MIG devices by the MIG strategy. */
+static int inventory_entry(struct dp_plugin *p, nvmlDevice_t h, nvmlDevice_t parent,
+                           unsigned index, const char *sysfs, struct err *err)
+{
+    const struct gpu_nvml *n = &p->nvml;
+    struct dp_gpu *g;
+    nvmlPciInfo_t pci;
+    nvmlReturn_t rc;
+
+    if (p->inv.ngpus >= DP_MAX_GPUS)
+        return 0;
+    g = &p->inv.gpus[p->inv.ngpus];
+    memset(g, 0, sizeof(*g));
+    g->index = index;
+    g->healthy = true;
+    g->numa_node = -1;
+    rc = n->device_get_uuid(h, g->uuid, sizeof(g->uuid));
+    if (rc)
+        return err_set(err, -EIO, "GPU %u: nvmlDeviceGetUUID: %s", index,
+                       gpu_nvml_error_string(n, rc));
+    g->uuid[sizeof(g->uuid) - 1] = '\0';
+    memset(&pci, 0, sizeof(pci));
+    if (n->device_get_pci_info && !n->device_get_pci_info(parent, &pci)) {
+        pci.busId[sizeof(pci.busId) - 1] = '\0';
+        snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
+        g->numa_node = numa_node_of(sysfs, g->pci_bus_id);
+    }
+    p->handles[p->inv.ngpus] = h;
+    p->parents[p->inv.ngpus] = parent;
+    p->inv.ngpus++;
+    return 0;
+}
+
 static int inventory_read(struct dp_plugin *p, struct err *err)
 {
     const struct gpu_nvml *n = &p->nvml;
     struct dp_inventory *inv = &p->inv;
     const char *sysfs = p->cfg.sysfs_root && *p->cfg.sysfs_root ? p->cfg.sysfs_root : "/sys";
     unsigned count = 0, i, j, l;
+    size_t a, b;
     nvmlReturn_t rc;
 
     rc = n->device_get_count(&count);
     if (rc)
         return err_set(err, -EIO, "nvmlDeviceGetCount_v2: %s", gpu_nvml_error_string(n, rc));
-    if (count == 0)
-        return err_set(err, -ENODEV, "NVML reports no GPU on this node");
+    if (!n->device_get_uuid)
+        return err_set(err, -EIO, "the NVML library has no nvmlDeviceGetUUID");
     if (count > DP_MAX_GPUS)
         count = DP_MAX_GPUS;
-    inv->gpus = calloc(count, sizeof(*inv->gpus));
-    inv->score = calloc((size_t)count * count, sizeof(*inv->score));
-    if (!inv->gpus || !inv->score)
+    inv->gpus = calloc(DP_MAX_GPUS, sizeof(*inv->gpus));
+    if (!inv->gpus)
         return err_set(err, -ENOMEM, "out of memory");
-    inv->ngpus = count;
     inv->replicas = p->cfg.replicas > 1 ? p->cfg.replicas : 1;
     for (i = 0; i < count; i++) {
-        struct dp_gpu *g = &inv->gpus[i];
-        nvmlPciInfo_t pci;
+        nvmlDevice_t h;
+        unsigned cur = 0, pend = 0, max = 0;
+        bool mig = false;
+        int ret;
 
-        g->index = i;
-        g->healthy = true;
-        g->numa_node = -1;
-        rc = n->device_get_handle_by_index(i, &p->handles[i]);
+        rc = n->device_get_handle_by_index(i, &h);
         if (rc)
             return err_set(err, -EIO, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", i,
                            gpu_nvml_error_string(n, rc));
-        if (!n->device_get_uuid)
-            return err_set(err, -EIO, "the NVML library has no nvmlDeviceGetUUID");
-        rc = n->device_get_uuid(p->handles[i], g->uuid, sizeof(g->uuid));
-        if (rc)
-            return err_set(err, -EIO, "GPU %u: nvmlDeviceGetUUID: %s", i,
-                           gpu_nvml_error_string(n, rc));
-        g->uuid[sizeof(g->uuid) - 1] = '\0';
-        memset(&pci, 0, sizeof(pci));
-        if (n->device_get_pci_info && !n->device_get_pci_info(p->handles[i], &pci)) {
-            pci.busId[sizeof(pci.busId) - 1] = '\0';
-            snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
-            g->numa_node = numa_node_of(sysfs, g->pci_bus_id);
+        if (p->cfg.mig_strategy && n->device_get_mig_mode && !n->device_get_mig_mode(h, &cur, &pend))
+            mig = cur == NVML_DEVICE_MIG_ENABLE;
+        if (!mig) {
+            /* mixed: full GPUs are nvidia.com/gpu, served by the plugin without a profile */
+            if (p->cfg.mig_profile)
+                continue;
+            ret = inventory_entry(p, h, h, i, sysfs, err);
+            if (ret)
+                return ret;
+            continue;
+        }
+        if (p->cfg.mig_strategy == DP_MIG_MIXED && !p->cfg.mig_profile)
+            continue;
+        if (!n->device_get_max_mig_device_count || !n->device_get_mig_device_handle_by_index ||
+            n->device_get_max_mig_device_count(h, &max))
+            continue;
+        for (j = 0; j < max; j++) {
+            nvmlDeviceAttributes_t at;
+            nvmlDevice_t mh;
+            char prof[32];
+
+            if (n->device_get_mig_device_handle_by_index(h, j, &mh))
+                continue;
+            memset(&at, 0, sizeof(at));
+            if (p->cfg.mig_profile) {
+                if (!n->device_get_attributes || n->device_get_attributes(mh, &at))
+                    continue;
+                gpu_mig_profile_name(at.computeInstanceSliceCount, at.gpuInstanceSliceCount,
+                                     at.memorySizeMB, prof, sizeof(prof));
+                if (strcmp(prof, p->cfg.mig_profile))
+                    continue;
+            }
+            ret = inventory_entry(p, mh, h, i, sysfs, err);
+            if (ret)
+                return ret;
         }
     }
-    /* pair scores: NVLink links, then the PCIe relation NVML reports, else sysfs NUMA */
-    for (i = 0; i < count; i++) {
-        for (j = 0; j < count; j++) {
+    if (!inv->ngpus)
+        return err_set(err, -ENODEV, "NVML reports no %s on this node",
+                       p->cfg.mig_profile ? "MIG device of this profile" : "GPU");
+    inv->score = calloc(inv->ngpus * inv->ngpus, sizeof(*inv->score));
+    if (!inv->score)
+        return err_set(err, -ENOMEM, "out of memory");
+    /* pair scores: NVLink links, then the PCIe relation NVML reports, else sysfs NUMA; MIG
+     * devices are placed by their GPUs, and two on one GPU are as close as it gets */
+    for (a = 0; a < inv->ngpus; a++) {
+        for (b = 0; b < inv->ngpus; b++) {
             int level = -1;
-            uint32_t s = 0;
+            uint32_t sc = 0;
 
-            if (i == j)
+            if (a == b)
                 continue;
-            if (n->device_get_topology_common_ancestor &&
-                n->device_get_topology_common_ancestor(p->handles[i], p->handles[j], &level))
+            if (p->parents[a] == p->parents[b])
+                level = NVML_TOPOLOGY_INTERNAL;
+            else if (n->device_get_topology_common_ancestor &&
+                     n->device_get_topology_common_ancestor(p->parents[a], p->parents[b], &level))
                 level = -1;
             if (level >= 0 && level <= NVML_TOPOLOGY_MULTIPLE)
-                s = DP_SCORE_PCIE_SWITCH;
+                sc = DP_SCORE_PCIE_SWITCH;
             else if (level == NVML_TOPOLOGY_HOSTBRIDGE)
-                s = DP_SCORE_HOSTBRIDGE;
+                sc = DP_SCORE_HOSTBRIDGE;
             else if (level == NVML_TOPOLOGY_NODE)
-                s = DP_SCORE_NUMA;
-            else if (level < 0 && inv->gpus[i].numa_node >= 0 &&
-                     inv->gpus[i].numa_node == inv->gpus[j].numa_node)
-                s = DP_SCORE_NUMA;
-            inv->score[i * count + j] = s;
+                sc = DP_SCORE_NUMA;
+            else if (level < 0 && inv->gpus[a].numa_node >= 0 &&
+                     inv->gpus[a].numa_node == inv->gpus[b].numa_node)
+                sc = DP_SCORE_NUMA;
+            inv->score[a * inv->ngpus + b] = sc;
         }
-        if (!n->device_get_nvlink_state || !n->device_get_nvlink_remote_pci_info)
+        if (p->handles[a] != p->parents[a] || !n->device_get_nvlink_state ||
+            !n->device_get_nvlink_remote_pci_info)
             continue;
         for (l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
             nvmlPciInfo_t remote;
             int active = 0;
 
-            if (n->device_get_nvlink_state(p->handles[i], l, &active) ||
+            if (n->device_get_nvlink_state(p->handles[a], l, &active) ||
                 active != NVML_FEATURE_ENABLED)
                 continue;
             memset(&remote, 0, sizeof(remote));
-            if (n->device_get_nvlink_remote_pci_info(p->handles[i], l, &remote))
+            if (n->device_get_nvlink_remote_pci_info(p->handles[a], l, &remote))
                 continue;
             remote.busId[sizeof(remote.busId) - 1] = '\0';
-            for (j = 0; j < count; j++)
-                if (j != i && !strcasecmp(remote.busId, inv->gpus[j].pci_bus_id))
-                    inv->score[i * count + j] += DP_SCORE_NVLINK;
+            for (b = 0; b < inv->ngpus; b++)
+                if (b != a && p->handles[b] == p->parents[b] &&
+                    !strcasecmp(remote.busId, inv->gpus[b].pci_bus_id))
+                    inv->score[a * inv->ngpus + b] += DP_SCORE_NVLINK;
         }
     }
     return 0;
@@ -851,22 +918,23 @@ static void *health_main(void *arg)
             probe_lost(p);
             continue;
         }
-        for (g = 0; g < p->inv.ngpus && p->handles[g] != ev.device; g++)
-            ;
-        if (g == p->inv.ngpus)
-            continue;
-        if (ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR) {
-            char why[64];
-
-            if (ev.eventData < DP_XID_MAX && p->cfg.ignored_xids[ev.eventData]) {
-                plog(p, 1, "device plugin: GPU %zu: XID %llu is ignored (--health-ignore-xids)",
-                     g, ev.eventData);
+        /* the event names a GPU: every device advertised on it (its MIG devices too) */
+        for (g = 0; g < p->inv.ngpus; g++) {
+            if (p->parents[g] != ev.device)
                 continue;
+            if (ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR) {
+                char why[64];
+
+                if (ev.eventData < DP_XID_MAX && p->cfg.ignored_xids[ev.eventData]) {
+                    plog(p, 1, "device plugin: GPU %u: XID %llu is ignored "
+                               "(--health-ignore-xids)", p->inv.gpus[g].index, ev.eventData);
+                    continue;
+                }
+                snprintf(why, sizeof(why), "XID %llu", ev.eventData);
+                mark_unhealthy(p, g, why);
+            } else if (ev.eventType & NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR) {
+                mark_unhealthy(p, g, "double-bit ECC error");
             }
-            snprintf(why, sizeof(why), "XID %llu", ev.eventData);
-            mark_unhealthy(p, g, why);
-        } else if (ev.eventType & NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR) {
-            mark_unhealthy(p, g, "double-bit ECC error");
         }
     }
     return NULL;
@@ -891,14 +959,19 @@ static void health_setup(struct dp_plugin *p)
             NVML_EVENT_TYPE_XID_CRITICAL_ERROR | NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR;
         unsigned long long supported = want;
         nvmlReturn_t rc;
+        size_t k;
 
+        for (k = 0; k < g && p->parents[k] != p->parents[g]; k++)
+            ;
+        if (k < g)
+            continue; /* one registration per GPU */
         if (n->device_get_supported_event_types &&
-            !n->device_get_supported_event_types(p->handles[g], &supported))
+            !n->device_get_supported_event_types(p->parents[g], &supported))
             want &= supported;
-        rc = want ? n->device_register_events(p->handles[g], want, p->events)
+        rc = want ? n->device_register_events(p->parents[g], want, p->events)
                   : NVML_ERROR_NOT_SUPPORTED;
         if (rc)
-            plog(p, 0, "device plugin: GPU %zu: no health events: %s", g,
+            plog(p, 0, "device plugin: GPU %u: no health events: %s", p->inv.gpus[g].index,
                  gpu_nvml_error_string(n, rc));
         else
             registered++;
@@ -997,6 +1070,38 @@ void dp_plugin_status(struct dp_plugin *p, struct dp_status *st)
     for (g = 0; g < p->inv.ngpus; g++)
         st->healthy += p->inv.gpus[g].healthy;
     pthread_mutex_unlock(&p->mu);
+}
+
+int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n,
+                    struct err *err)
+{
+    struct gpu_inventory inv;
+    size_t i, j, k;
+    int rc;
+
+    *n = 0;
+    rc = gpu_detect(nvml_lib, &inv, err);
+    for (i = 0; !rc && i < inv.ndevices; i++)
+        for (j = 0; j < inv.devices[i].nmig; j++) {
+            const char *prof = inv.devices[i].migs[j].profile;
+
+            for (k = 0; k < *n && strcmp(out[k], prof); k++)
+                ;
+            if (k == *n && *n < max)
+                snprintf(out[(*n)++], sizeof(out[0]), "%s", prof);
+        }
+    gpu_inventory_release(&inv);
+    /* sorted, so that the plugins start in a stable order */
+    for (i = 0; i < *n; i++)
+        for (j = i + 1; j < *n; j++)
+            if (strcmp(out[j], out[i]) < 0) {
+                char t[32];
+
+                memcpy(t, out[i], sizeof(t));
+                memcpy(out[i], out[j], sizeof(t));
+                memcpy(out[j], t, sizeof(t));
+            }
+    return rc;
 }
 
 int dp_plugin_new_offline(const struct dp_config *cfg, struct dp_inventory *inv,

@@ -26,6 +26,8 @@
 #define DP_DEFAULT_IGNORED_XIDS "13,31,43,45,68,109" /* NVIDIA's application XIDs */
 #define DP_XID_MAX 1024                               /* XIDs above are never ignored */
 
+enum { DP_MIG_NONE = 0, DP_MIG_SINGLE = 1, DP_MIG_MIXED = 2 }; /* as labeler_mig_strategy */
+
 struct dp_config {
     const char *dir;           /* where kubelet.sock lives; default DP_DEFAULT_DIR */
     const char *resource_name; /* default DP_DEFAULT_RESOURCE */
@@ -34,6 +36,12 @@ struct dp_config {
     unsigned list_strategy;    /* DP_LIST_* bits (devices.h); 0 = envvar */
     unsigned replicas;         /* time-slicing: devices per GPU; 0 or 1 = none */
     bool ignored_xids[DP_XID_MAX]; /* XIDs that do not make a GPU unhealthy */
+    /* MIG: none advertises GPUs; single the MIG devices of MIG-enabled GPUs (with the full
+     * GPUs that are not split); mixed with mig_profile the MIG devices of that profile
+     * ("1g.5gb"; the resource is then nvidia.com/mig-<profile>), without it the GPUs that are
+     * not split. */
+    int mig_strategy;
+    const char *mig_profile;
     /* log receives one line (no newline) at a verbosity level; may be NULL */
     void (*log)(void *ctx, int level, const char *line);
     /* on_unhealthy is called from the health thread once per GPU that became unhealthy, after
@@ -47,6 +55,11 @@ struct dp_config {
 int dp_xids_parse(const char *s, bool *ignored, struct err *err);
 
 struct dp_plugin;
+
+/* dp_mig_profiles lists the MIG profiles of the MIG devices NVML shows (sorted, unique) into
+ * out[0..max), setting *n; 0 or an NVML error. */
+int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n,
+                    struct err *err);
 
 /* dp_plugin_start opens NVML, reads the GPUs and starts serving (see above). Fails when NVML
  * cannot start or reports no GPU, or a thread cannot start; err says why. A kubelet that is

@@ -43,6 +43,9 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYM("nvmlDeviceGetTopologyCommonAncestor", device_get_topology_common_ancestor, false),
     SYM("nvmlDeviceGetNvLinkState", device_get_nvlink_state, false),
     SYM("nvmlDeviceGetNvLinkRemotePciInfo_v2", device_get_nvlink_remote_pci_info, false),
+    SYM("nvmlDeviceGetMaxMigDeviceCount", device_get_max_mig_device_count, false),
+    SYM("nvmlDeviceGetMigDeviceHandleByIndex", device_get_mig_device_handle_by_index, false),
+    SYM("nvmlDeviceGetAttributes_v2", device_get_attributes, false),
 };
 
 int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)

@@ -89,6 +89,18 @@ enum {
     NVML_TOPOLOGY_SYSTEM = 50,     /* across NUMA nodes (SMP interconnect) */
 };
 #define NVML_NVLINK_MAX_LINKS 18
+
+typedef struct nvmlDeviceAttributes_st { /* sizeof 40 (nvmlDeviceGetAttributes_v2) */
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+    unsigned int gpuInstanceSliceCount;
+    unsigned int computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
 #define NVML_FEATURE_ENABLED 1
 
 /* The bound library. Required pointers are never NULL after gpu_nvml_open succeeds;
@@ -126,6 +138,13 @@ struct gpu_nvml {
     nvmlReturn_t (*device_get_nvlink_state)(nvmlDevice_t, unsigned int, int *);
     nvmlReturn_t (*device_get_nvlink_remote_pci_info)(nvmlDevice_t, unsigned int,
                                                       nvmlPciInfo_t *); /* ..._v2 */
+
+    /* optional: MIG devices */
+    nvmlReturn_t (*device_get_max_mig_device_count)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*device_get_mig_device_handle_by_index)(nvmlDevice_t, unsigned int,
+                                                          nvmlDevice_t *);
+    nvmlReturn_t (*device_get_attributes)(nvmlDevice_t,
+                                          nvmlDeviceAttributes_t *); /* ..._v2 */
 };
 
 /* gpu_nvml_open loads the library at path (NULL or "" = "libnvidia-ml.so.1") with

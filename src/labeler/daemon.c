@@ -403,6 +403,8 @@ static bool errlog_clear(struct daemon_errlog *l)
     return had;
 }
 
+#define DAEMON_MIG_PROFILES 8
+
 struct daemon {
     const struct labeler_config *cfg;
     struct kube_client *client;
@@ -413,9 +415,15 @@ struct daemon {
     struct daemon_errlog detect_log, output_log, sync_log;
     struct labeler_backoff backoff;
     long interval_ms;
-    struct dp_plugin *plugin; /* the device plugin, once NVML showed GPUs */
+    /* the device plugins, once NVML showed GPUs: nvidia.com/gpu, and with --mig-strategy
+     * mixed one per MIG profile */
+    struct dp_plugin *plugins[1 + DAEMON_MIG_PROFILES];
+    size_t nplugins;
+    bool plugins_started;
     struct daemon_errlog plugin_log;
     struct dp_config dp;      /* cfg->dp with our log and event callbacks */
+    char profiles[DAEMON_MIG_PROFILES][32];
+    char resources[DAEMON_MIG_PROFILES][64];
 };
 
 /* ---- the device plugin ------------------------------------------------------------------ */
@@ -471,25 +479,64 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
     free(body);
 }
 
-/* Starts the device plugin once detection has seen GPUs; a failure is logged once per kind
+/* Starts one plugin; -ENODEV (nothing of its kind to advertise) is no failure. */
+static int daemon_plugin_one(struct daemon *d, const struct dp_config *dp, struct err *err)
+{
+    struct dp_plugin *p = NULL;
+    int rc = dp_plugin_start(dp, &p, err);
+
+    if (rc == -ENODEV && dp->mig_strategy == DP_MIG_MIXED) {
+        log_line(1, "device plugin: nothing to advertise as %s",
+                 dp->resource_name ? dp->resource_name : DP_DEFAULT_RESOURCE);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    d->plugins[d->nplugins++] = p;
+    if (d->nplugins == 1)
+        snprintf(daemon_plugin_sock, sizeof(daemon_plugin_sock), "%s", dp_plugin_socket(p));
+    return 0;
+}
+
+static void daemon_plugins_stop(struct daemon *d)
+{
+    while (d->nplugins)
+        dp_plugin_stop(d->plugins[--d->nplugins]);
+    daemon_plugin_sock[0] = '\0';
+}
+
+/* Starts the device plugins once detection has seen GPUs; a failure is logged once per kind
  * and tried again next cycle. */
 static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired)
 {
+    struct dp_config dp = d->dp;
     struct err err;
+    size_t nprof = 0, i;
+    int rc;
 
-    if (!d->cfg->device_plugin || d->plugin || !desired->n)
+    if (!d->cfg->device_plugin || d->plugins_started || !desired->n)
         return;
     err_clear(&err);
-    if (dp_plugin_start(&d->dp, &d->plugin, &err)) {
+    dp.mig_strategy = d->cfg->mig_strategy;
+    rc = daemon_plugin_one(d, &dp, &err);
+    if (!rc && dp.mig_strategy == DP_MIG_MIXED)
+        rc = dp_mig_profiles(d->cfg->nvml_lib, d->profiles, DAEMON_MIG_PROFILES, &nprof, &err);
+    for (i = 0; !rc && i < nprof; i++) {
+        snprintf(d->resources[i], sizeof(d->resources[i]), "nvidia.com/mig-%s", d->profiles[i]);
+        dp.mig_profile = d->profiles[i];
+        dp.resource_name = d->resources[i];
+        rc = daemon_plugin_one(d, &dp, &err);
+    }
+    if (rc) {
         char msg[ERR_MSG_MAX + 64];
 
         snprintf(msg, sizeof(msg), "device plugin: cannot start: %s", err.msg);
         errlog_report(&d->plugin_log, msg, msg, "; trying again next cycle");
-        d->plugin = NULL;
+        daemon_plugins_stop(d);
         return;
     }
+    d->plugins_started = true;
     errlog_clear(&d->plugin_log);
-    snprintf(daemon_plugin_sock, sizeof(daemon_plugin_sock), "%s", dp_plugin_socket(d->plugin));
 }
 
 /* Writes the outputs when their content changed since the last successful write. */
@@ -647,7 +694,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     }
     log_line(0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
-    dp_plugin_stop(d.plugin);
+    daemon_plugins_stop(&d);
     labeler_labels_release(&d.written);
     kube_client_free(d.client);
     return 0;

@@ -62,6 +62,14 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
 int labeler_labels_sharing(struct labeler_labels *l, unsigned replicas, const char *resource,
                            struct err *err);
 
+/* labeler_labels_mig applies a MIG strategy (enum labeler_mig_strategy) to a gfd set, as
+ * GFD does: nvidia.com/mig.strategy; single: the nvidia.com/gpu.* labels describe the MIG
+ * devices (product "<model>-MIG-<profile>", count, memory, multiprocessors, slices, engines)
+ * when every GPU is split into one profile, else "<model>-MIG-INVALID" with count, replicas
+ * and memory 0; mixed: nvidia.com/mig-<profile>.* per profile. Nothing for none. */
+int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv, int strategy,
+                       struct err *err);
+
 /* labeler_labels_format appends the set as sorted "key=value\n" lines to b. */
 int labeler_labels_format(const struct labeler_labels *l, struct buf *b);
 

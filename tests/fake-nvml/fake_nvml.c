@@ -29,6 +29,11 @@
  *     switch=N               PCIe switch the GPU is behind (absent: none of its own)
  *     nvlink=I+J             NVLink peers by index, one link per entry (I+I = two links)
  *     events=unsupported     nvmlDeviceRegisterEvents returns NOT_SUPPORTED
+ *     mig_devices=1g.5gb+3g.20gb   MIG devices (with mig=enabled), by profile; a profile
+ *                            <c>c.<g>g.<n>gb has c compute slices of a g-slice GPU instance.
+ *                            Attributes: g GPU instance slices, c (default g) compute slices,
+ *                            14 SMs per compute slice, n*1024-256 MiB, copy engines = g,
+ *                            decoders = g/2, encoders 0, JPEG and OFA = 1 for 7 slices
  * Topology: two GPUs behind one switch are SINGLE, on one NUMA node NODE, else SYSTEM.
  *
  * Events: $FAKE_NVML_EVENTS names a control file that tests append lines to; every
@@ -103,6 +108,10 @@ struct nvmlDevice_st {
     int numa, pcie_switch; /* pcie_switch -1: none */
     int nvlink[18], nnvlink; /* peer indices, one per link */
     int no_events;
+    char mig_profiles[8][32]; /* mig_devices= */
+    int nmig;
+    int parent;               /* a MIG device: its GPU's index; -1 for a GPU */
+    int gi, ci, mem_mb;       /* a MIG device's attributes */
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -126,6 +135,8 @@ static struct fake_state {
     int count_error;
     unsigned ndevices;
     struct nvmlDevice_st devices[FAKE_MAX_DEVICES];
+    unsigned nmigs;
+    struct nvmlDevice_st migs[FAKE_MAX_DEVICES * 8];
 } fake;
 
 /* Markers for tests: the library is simulated; how many inits are not yet shut down. */
@@ -153,6 +164,7 @@ static void fake_device_defaults(struct nvmlDevice_st *d, unsigned idx)
     memset(d, 0, sizeof(*d));
     d->mig = -1;
     d->pcie_switch = -1;
+    d->parent = -1;
     snprintf(d->uuid, sizeof(d->uuid), "GPU-00000000-fa4e-4e00-8000-%012x", idx);
     snprintf(d->pci, sizeof(d->pci), "00000000:00:%02X.0", 8 + idx);
 }
@@ -289,6 +301,21 @@ static int fake_parse_device(char *s, const char *path, int lineno)
                 else if (*q)
                     goto bad;
             }
+        } else if (!strcmp(key, "mig_devices")) {
+            char *q = val;
+
+            d.nmig = 0;
+            while (*q && d.nmig < 8) {
+                size_t n = strcspn(q, "+");
+
+                if (!n || n >= sizeof(d.mig_profiles[0]))
+                    goto bad;
+                memcpy(d.mig_profiles[d.nmig], q, n);
+                d.mig_profiles[d.nmig++][n] = '\0';
+                q += n;
+                if (*q == '+')
+                    q++;
+            }
         } else if (!strcmp(key, "events")) {
             d.no_events = !strcmp(val, "unsupported");
         } else if (!strcmp(key, "repeat")) {
@@ -324,6 +351,8 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         memcpy(t->nvlink, d.nvlink, sizeof(t->nvlink));
         t->nnvlink = d.nnvlink;
         t->no_events = d.no_events;
+        memcpy(t->mig_profiles, d.mig_profiles, sizeof(t->mig_profiles));
+        t->nmig = d.nmig;
     }
     return 0;
 bad:
@@ -345,6 +374,47 @@ static int fake_config_changed(void)
     return st.st_ino != fake_loaded_st.st_ino || st.st_size != fake_loaded_st.st_size ||
            st.st_mtim.tv_sec != fake_loaded_st.st_mtim.tv_sec ||
            st.st_mtim.tv_nsec != fake_loaded_st.st_mtim.tv_nsec;
+}
+
+/* The MIG devices of every MIG-enabled GPU, from their mig_devices= profiles. */
+static int fake_make_migs(const char *path)
+{
+    unsigned i;
+    int k;
+
+    fake.nmigs = 0;
+    for (i = 0; i < fake.ndevices; i++) {
+        struct nvmlDevice_st *g = &fake.devices[i];
+
+        for (k = 0; k < g->nmig; k++) {
+            struct nvmlDevice_st *m = &fake.migs[fake.nmigs];
+            int c = 0, gi = 0, gb = 0;
+
+            if (sscanf(g->mig_profiles[k], "%dc.%dg.%dgb", &c, &gi, &gb) != 3) {
+                c = 0;
+                if (sscanf(g->mig_profiles[k], "%dg.%dgb", &gi, &gb) != 2) {
+                    fprintf(stderr, "fake NVML: %s: bad MIG profile '%s'\n", path,
+                            g->mig_profiles[k]);
+                    return -1;
+                }
+            }
+            memset(m, 0, sizeof(*m));
+            m->parent = (int)i;
+            m->mig = -1;
+            m->pcie_switch = -1;
+            m->gi = gi;
+            m->ci = c ? c : gi;
+            m->mem_mb = gb * 1024 - 256;
+            m->memory = (unsigned long long)m->mem_mb * 1048576ull;
+            m->has_memory = 1;
+            snprintf(m->name, sizeof(m->name), "%s MIG %s", g->name, g->mig_profiles[k]);
+            snprintf(m->uuid, sizeof(m->uuid), "MIG-00000000-fa4e-4e00-9000-%04x%08x", i,
+                     (unsigned)k);
+            snprintf(m->pci, sizeof(m->pci), "%s", g->pci);
+            fake.nmigs++;
+        }
+    }
+    return 0;
 }
 
 static int fake_load(void)
@@ -399,6 +469,8 @@ static int fake_load(void)
         }
     }
     fclose(f);
+    if (!rc)
+        rc = fake_make_migs(path);
     if (rc)
         fprintf(stderr, "fake NVML: %s: line %d: cannot parse\n", path, lineno);
     return rc;
@@ -409,6 +481,8 @@ static nvmlReturn_t fake_check(nvmlDevice_t d)
 {
     if (!fake_active)
         return NVML_ERROR_UNINITIALIZED;
+    if (d && d >= fake.migs && d < fake.migs + fake.nmigs)
+        return fake.devices[d->parent].lost ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
     if (!d || d < fake.devices || d >= fake.devices + fake.ndevices)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (d->lost)
@@ -825,5 +899,86 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
             waited += 5;
         }
     }
+}
+#endif
+
+#ifndef FAKE_NVML_OLD
+/* ---- MIG ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+    unsigned int gpuInstanceSliceCount;
+    unsigned int computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+static int fake_is_mig(nvmlDevice_t d)
+{
+    return d >= fake.migs && d < fake.migs + fake.nmigs;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count);
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (fake_is_mig(d) || d->mig < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *count = 7;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                        nvmlDevice_t *mig);
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                 nvmlDevice_t *mig)
+{
+    nvmlReturn_t rc = fake_check(d);
+    unsigned i, k = 0;
+
+    if (rc)
+        return rc;
+    if (!mig || fake_is_mig(d))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (d->mig != 1)
+        return NVML_ERROR_NOT_FOUND;
+    for (i = 0; i < fake.nmigs; i++)
+        if (fake.migs[i].parent == (int)(d - fake.devices) && k++ == index) {
+            *mig = &fake.migs[i];
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a);
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!a)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!fake_is_mig(d))
+        return NVML_ERROR_NOT_SUPPORTED;
+    memset(a, 0, sizeof(*a));
+    a->multiprocessorCount = 14u * (unsigned)d->ci;
+    a->sharedCopyEngineCount = (unsigned)d->gi;
+    a->sharedDecoderCount = (unsigned)d->gi / 2;
+    a->sharedJpegCount = d->gi == 7;
+    a->sharedOfaCount = d->gi == 7;
+    a->gpuInstanceSliceCount = (unsigned)d->gi;
+    a->computeInstanceSliceCount = (unsigned)d->ci;
+    a->memorySizeMB = (unsigned long long)d->mem_mb;
+    return NVML_SUCCESS;
 }
 #endif

@@ -405,3 +405,48 @@ def test_sigterm_removes_the_socket():
         p.wait(timeout=10)
         util.check_eq(sorted(os.listdir(n.dp_dir)), ["kubelet.sock"], "sockets after SIGTERM")
     run(body)
+
+
+MIG_NODE = ('device %s mig=enabled mig_devices=1g.5gb+1g.5gb+3g.20gb\n' % A100 +
+            'device %s\n' % A100)
+MIG_SINGLE = 'device %s mig=enabled mig_devices=1g.5gb+1g.5gb repeat=2\n' % A100
+
+
+def mig_uuid(gpu, k):
+    return "MIG-00000000-fa4e-4e00-9000-%04x%08x" % (gpu, k)
+
+
+def test_mig_single_advertises_mig_devices():
+    def body(n):
+        n.start("--mig-strategy", "single")
+        pl = n.kubelet.wait_registration()
+        util.check_eq(pl.request.resource_name, "nvidia.com/gpu", "resource")
+        devs = pl.wait_update()
+        util.check_eq([d[0] for d in devs], [mig_uuid(0, 0), mig_uuid(0, 1), mig_uuid(1, 0),
+                                             mig_uuid(1, 1)], "MIG devices")
+        util.check_eq(dict(pl.allocate([mig_uuid(1, 1)]).container_responses[0].envs),
+                      {"NVIDIA_VISIBLE_DEVICES": mig_uuid(1, 1)}, "envs")
+        n.inject("xid 1 79")  # on GPU 1: both its MIG devices
+        devs = pl.wait_update(lambda d: any(x[1] == "Unhealthy" for x in d))
+        util.check_eq([x[1] for x in devs], ["Healthy", "Healthy", "Unhealthy", "Unhealthy"],
+                      "health after an XID on GPU 1")
+    run(body, gpus=MIG_SINGLE)
+
+
+def test_mig_mixed_one_resource_per_profile():
+    def body(n):
+        n.start("--mig-strategy", "mixed")
+        n.kubelet.wait_registration(3)
+        by_res = {p.request.resource_name: p for p in n.kubelet.plugins}
+        util.check_eq(sorted(by_res), ["nvidia.com/gpu", "nvidia.com/mig-1g.5gb",
+                                       "nvidia.com/mig-3g.20gb"], "resources")
+        util.check_eq(sorted(p.request.endpoint for p in n.kubelet.plugins),
+                      ["gpulabel-gpu.sock", "gpulabel-mig-1g.5gb.sock", "gpulabel-mig-3g.20gb.sock"],
+                      "endpoints")
+        util.check_eq([d[0] for d in by_res["nvidia.com/gpu"].wait_update()], [uuid(1)],
+                      "full GPUs")
+        util.check_eq([d[0] for d in by_res["nvidia.com/mig-1g.5gb"].wait_update()],
+                      [mig_uuid(0, 0), mig_uuid(0, 1)], "1g.5gb devices")
+        util.check_eq([d[0] for d in by_res["nvidia.com/mig-3g.20gb"].wait_update()],
+                      [mig_uuid(0, 2)], "3g.20gb devices")
+    run(body, gpus=MIG_NODE)

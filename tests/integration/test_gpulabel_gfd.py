@@ -152,3 +152,50 @@ def test_gfd_environment_names():
                   env={"GFD_OUTPUT_FILE": out + ".x", "GPULABEL_OUTPUT": "-"})
         util.check_eq(os.path.exists(out + ".x"), False, "GFD_OUTPUT_FILE overridden")
     with_node(body)
+
+
+MIG = ('device name="NVIDIA A100-SXM4-40GB" memory=42949672960 cc=8.0 mig=enabled '
+       'mig_devices=%s repeat=2\n')
+
+
+def oneshot_labels(n, config, *args):
+    p = n.run(config, "--oneshot", "--no-sync", "-o", "-", "--schema", "gfd", *args)
+    util.check_eq(p.returncode, 0, "exit status: " + p.stderr)
+    return dict(l.split("=", 1) for l in p.stdout.splitlines())
+
+
+def test_mig_single_labels():
+    def body(n):
+        l = oneshot_labels(n, MIG % "1g.5gb+1g.5gb+1g.5gb", "--mig-strategy", "single")
+        want = {"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.count": "6",
+                "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+                "nvidia.com/gpu.memory": "4864", "nvidia.com/gpu.multiprocessors": "14",
+                "nvidia.com/gpu.slices.gi": "1", "nvidia.com/gpu.slices.ci": "1",
+                "nvidia.com/gpu.engines.copy": "1", "nvidia.com/gpu.engines.decoder": "0",
+                "nvidia.com/gpu.replicas": "1", "nvidia.com/mig.capable": "true"}
+        util.check_eq({k: l.get(k) for k in want}, want, "single labels")
+        # two profiles cannot be single: GFD's INVALID
+        l = oneshot_labels(n, MIG % "1g.5gb+3g.20gb", "--mig-strategy", "single")
+        util.check_eq({k: l.get(k) for k in ("nvidia.com/gpu.product", "nvidia.com/gpu.count",
+                                              "nvidia.com/gpu.memory", "nvidia.com/gpu.replicas")},
+                      {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-INVALID",
+                       "nvidia.com/gpu.count": "0", "nvidia.com/gpu.memory": "0",
+                       "nvidia.com/gpu.replicas": "0"}, "invalid single")
+    with_node(body)
+
+
+def test_mig_mixed_labels():
+    def body(n):
+        l = oneshot_labels(n, MIG % "1g.5gb+2c.3g.20gb", "--mig-strategy", "mixed")
+        util.check_eq(l.get("nvidia.com/mig.strategy"), "mixed", "strategy")
+        util.check_eq(l.get("nvidia.com/gpu.product"), "NVIDIA-A100-SXM4-40GB", "full GPU product")
+        util.check_eq(l.get("nvidia.com/mig-1g.5gb.count"), "2", "1g.5gb count")
+        util.check_eq(l.get("nvidia.com/mig-1g.5gb.product"), "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "product")
+        util.check_eq(l.get("nvidia.com/mig-2c.3g.20gb.slices.ci"), "2", "compute slices")
+        util.check_eq(l.get("nvidia.com/mig-2c.3g.20gb.slices.gi"), "3", "GPU instance slices")
+        util.check_eq(l.get("nvidia.com/mig-2c.3g.20gb.memory"), "20224", "memory")
+        # strategy none: no MIG labels at all
+        l = oneshot_labels(n, MIG % "1g.5gb", "--mig-strategy", "none")
+        util.check_eq(sorted(k for k in l if "mig-" in k or k == "nvidia.com/mig.strategy"), [],
+                      "MIG labels with none")
+    with_node(body)
