@@ -27,8 +27,9 @@ CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(GEN)
 CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
-# The device plugin (src/deviceplugin/): gRPC core and protobuf-c, only in the programs using it.
-DP_LIBS = -lgrpc -lgpr -lprotobuf-c
+# The device plugin (src/deviceplugin/): protobuf-c, only in the programs using it; gRPC core
+# is loaded at run time (src/deviceplugin/grpc_dl.c).
+DP_LIBS = -lprotobuf-c
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
 LIB_DIRS := base kube gpu deviceplugin labeler manifest sched gpusched serve

@@ -14,14 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/slice.h>
-#include <grpc/support/log.h>
-#include <grpc/support/time.h>
 #include <pthread.h>
+
+#include "deviceplugin/grpc_dl.h"
 
 #define REQUEST_SLOTS 4 /* calls waiting to be accepted at any time */
 
@@ -77,20 +72,26 @@ static void grpc_log_drop(gpr_log_func_args *args)
 static void rpc_init_once(void)
 {
     if (!getenv("GRPC_VERBOSITY"))
-        gpr_set_log_function(grpc_log_drop);
+        G(gpr_set_log_function)(grpc_log_drop);
 }
 
-static void rpc_init(void)
+/* Loads gRPC core (once) and counts one more user of it; each success is paired with a
+ * grpc_shutdown. */
+static int rpc_init(struct err *err)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
+    int rc = dp_grpc_load(err);
 
+    if (rc)
+        return rc;
     pthread_once(&once, rpc_init_once);
-    grpc_init();
+    G(grpc_init)();
+    return 0;
 }
 
 static gpr_timespec deadline_ms(long ms)
 {
-    return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
+    return G(gpr_time_add)(G(gpr_now)(GPR_CLOCK_MONOTONIC), G(gpr_time_from_millis)(ms, GPR_TIMESPAN));
 }
 
 /* Copies a received message into out, refusing more than DP_RPC_MSG_MAX. */
@@ -102,25 +103,25 @@ static int bytes_from_buffer(grpc_byte_buffer *bb, struct buf *out)
 
     if (!bb)
         return 0;
-    if (!grpc_byte_buffer_reader_init(&r, bb))
+    if (!G(grpc_byte_buffer_reader_init)(&r, bb))
         return -EPROTO;
-    while (!rc && grpc_byte_buffer_reader_next(&r, &sl)) {
+    while (!rc && G(grpc_byte_buffer_reader_next)(&r, &sl)) {
         if (out->len + GRPC_SLICE_LENGTH(sl) > DP_RPC_MSG_MAX)
             rc = -E2BIG;
         else if (GRPC_SLICE_LENGTH(sl))
             rc = buf_append(out, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl));
-        grpc_slice_unref(sl);
+        G(grpc_slice_unref)(sl);
     }
-    grpc_byte_buffer_reader_destroy(&r);
+    G(grpc_byte_buffer_reader_destroy)(&r);
     return rc;
 }
 
 static grpc_byte_buffer *buffer_from_bytes(const void *p, size_t n)
 {
-    grpc_slice sl = grpc_slice_from_copied_buffer(p ? (const char *)p : "", n);
-    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice sl = G(grpc_slice_from_copied_buffer)(p ? (const char *)p : "", n);
+    grpc_byte_buffer *bb = G(grpc_raw_byte_buffer_create)(&sl, 1);
 
-    grpc_slice_unref(sl);
+    G(grpc_slice_unref)(sl);
     return bb;
 }
 
@@ -141,11 +142,11 @@ static void call_free(struct rpc_call *c)
         }
     }
     if (c->recv)
-        grpc_byte_buffer_destroy(c->recv);
+        G(grpc_byte_buffer_destroy)(c->recv);
     if (c->call)
-        grpc_call_unref(c->call);
-    grpc_call_details_destroy(&c->details);
-    grpc_metadata_array_destroy(&c->md);
+        G(grpc_call_unref)(c->call);
+    G(grpc_call_details_destroy)(&c->details);
+    G(grpc_metadata_array_destroy)(&c->md);
     s->live--;
     free(c);
 }
@@ -158,7 +159,7 @@ static void call_maybe_free(struct rpc_call *c)
 
 static int call_batch(struct rpc_call *c, const grpc_op *ops, size_t n, struct rpc_tag *t)
 {
-    if (grpc_call_start_batch(c->call, ops, n, t, NULL) != GRPC_CALL_OK)
+    if (G(grpc_call_start_batch)(c->call, ops, n, t, NULL) != GRPC_CALL_OK)
         return -EIO;
     c->pending++;
     return 0;
@@ -179,10 +180,10 @@ static void request_next(struct dp_rpc_server *s)
     c->t_recv = (struct rpc_tag){TAG_RECV, c};
     c->t_send = (struct rpc_tag){TAG_SEND, c};
     c->t_close = (struct rpc_tag){TAG_CLOSE, c};
-    grpc_call_details_init(&c->details);
-    grpc_metadata_array_init(&c->md);
+    G(grpc_call_details_init)(&c->details);
+    G(grpc_metadata_array_init)(&c->md);
     s->live++;
-    if (grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
+    if (G(grpc_server_request_call)(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
                                  &c->t_new) != GRPC_CALL_OK) {
         call_free(c);
         return;
@@ -195,7 +196,7 @@ static void call_finish(struct rpc_call *c, int status, const char *details,
                         const struct buf *msg)
 {
     grpc_op ops[3];
-    grpc_slice det = grpc_slice_from_copied_string(details ? details : "");
+    grpc_slice det = G(grpc_slice_from_copied_string)(details ? details : "");
     grpc_byte_buffer *bb = NULL;
     size_t n = 0;
 
@@ -217,8 +218,8 @@ static void call_finish(struct rpc_call *c, int status, const char *details,
     n++;
     call_batch(c, ops, n, &c->t_send);
     if (bb)
-        grpc_byte_buffer_destroy(bb);
-    grpc_slice_unref(det);
+        G(grpc_byte_buffer_destroy)(bb);
+    G(grpc_slice_unref)(det);
 }
 
 /* Sends a stream its current message when the generation moved on. */
@@ -251,7 +252,7 @@ static void stream_push(struct rpc_call *c)
         c->sending = true;
         c->gen_sent = gen;
     }
-    grpc_byte_buffer_destroy(bb);
+    G(grpc_byte_buffer_destroy)(bb);
     buf_release(&msg);
 }
 
@@ -398,20 +399,23 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
             return err_set(err, -errno, "cannot remove the stale socket '%s': %s", path,
                            strerror(errno));
     }
+    if (rpc_init(err))
+        return err ? err->code : -ENOENT;
     s = calloc(1, sizeof(*s));
-    if (!s)
+    if (!s) {
+        G(grpc_shutdown)();
         return err_set(err, -ENOMEM, "out of memory");
-    rpc_init();
+    }
     s->h = h;
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->t_shutdown.kind = TAG_SHUTDOWN;
-    s->cq = grpc_completion_queue_create_for_next(NULL);
-    s->server = grpc_server_create(NULL, NULL);
-    grpc_server_register_completion_queue(s->server, s->cq, NULL);
+    s->cq = G(grpc_completion_queue_create_for_next)(NULL);
+    s->server = G(grpc_server_create)(NULL, NULL);
+    G(grpc_server_register_completion_queue)(s->server, s->cq, NULL);
     snprintf(addr, sizeof(addr), "unix:%s", path);
-    creds = grpc_insecure_server_credentials_create();
-    i = grpc_server_add_http2_port(s->server, addr, creds);
-    grpc_server_credentials_release(creds);
+    creds = G(grpc_insecure_server_credentials_create)();
+    i = G(grpc_server_add_http2_port)(s->server, addr, creds);
+    G(grpc_server_credentials_release)(creds);
     if (!i) {
         int e = errno;
 
@@ -419,7 +423,7 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
         return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s'%s%s", path,
                        e ? ": " : "", e ? strerror(e) : "");
     }
-    grpc_server_start(s->server);
+    G(grpc_server_start)(s->server);
     if (!lstat(path, &s->st) && !S_ISSOCK(s->st.st_mode))
         memset(&s->st, 0, sizeof(s->st));
     for (i = 0; i < REQUEST_SLOTS; i++)
@@ -434,13 +438,13 @@ int dp_rpc_server_poll(struct dp_rpc_server *s, int timeout_ms)
     struct rpc_call *c, *next;
 
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(s->cq, until, NULL);
+        grpc_event ev = G(grpc_completion_queue_next)(s->cq, until, NULL);
 
         if (ev.type != GRPC_OP_COMPLETE)
             break;
         dispatch(s, ev);
         /* after the first event, take only what is already there */
-        until = gpr_time_0(GPR_CLOCK_MONOTONIC);
+        until = G(gpr_time_0)(GPR_CLOCK_MONOTONIC);
     }
     for (c = s->streams; c; c = next) {
         next = c->next;
@@ -462,31 +466,31 @@ void dp_rpc_server_free(struct dp_rpc_server *s)
         return;
     s->shutting_down = true;
     if (s->server) {
-        grpc_server_shutdown_and_notify(s->server, s->cq, &s->t_shutdown);
-        grpc_server_cancel_all_calls(s->server);
+        G(grpc_server_shutdown_and_notify)(s->server, s->cq, &s->t_shutdown);
+        G(grpc_server_cancel_all_calls)(s->server);
         while (!s->shutdown_done || s->live > 0) {
-            grpc_event ev = grpc_completion_queue_next(s->cq, deadline_ms(1000), NULL);
+            grpc_event ev = G(grpc_completion_queue_next)(s->cq, deadline_ms(1000), NULL);
 
             if (ev.type == GRPC_OP_COMPLETE)
                 dispatch(s, ev);
             else if (ev.type == GRPC_QUEUE_SHUTDOWN)
                 break;
         }
-        grpc_server_destroy(s->server);
+        G(grpc_server_destroy)(s->server);
     }
     if (s->cq) {
-        grpc_completion_queue_shutdown(s->cq);
-        while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+        G(grpc_completion_queue_shutdown)(s->cq);
+        while (G(grpc_completion_queue_next)(s->cq, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL).type !=
                GRPC_QUEUE_SHUTDOWN)
             ;
-        grpc_completion_queue_destroy(s->cq);
+        G(grpc_completion_queue_destroy)(s->cq);
     }
     /* remove the socket only when it is still ours (the kubelet may have replaced the dir) */
     if (s->st.st_ino && !lstat(s->path, &st) && S_ISSOCK(st.st_mode) &&
         st.st_ino == s->st.st_ino && st.st_dev == s->st.st_dev)
         unlink(s->path);
     free(s);
-    grpc_shutdown();
+    G(grpc_shutdown)();
 }
 
 /* ---- the client ------------------------------------------------------------------------ */
@@ -501,7 +505,7 @@ int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t
     grpc_metadata_array md_init, md_trail;
     grpc_byte_buffer *send = NULL, *recv = NULL;
     grpc_status_code status = GRPC_STATUS_UNKNOWN;
-    grpc_slice details = grpc_empty_slice();
+    grpc_slice details;
     grpc_slice msl;
     gpr_timespec deadline;
     grpc_op ops[6];
@@ -509,19 +513,21 @@ int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t
     char target[4200];
     int tag = 0, rc = 0;
 
-    rpc_init();
-    grpc_metadata_array_init(&md_init);
-    grpc_metadata_array_init(&md_trail);
+    if (rpc_init(err))
+        return err ? err->code : -ENOENT;
+    details = G(grpc_empty_slice)();
+    G(grpc_metadata_array_init)(&md_init);
+    G(grpc_metadata_array_init)(&md_trail);
     snprintf(target, sizeof(target), "unix:%s", path);
-    creds = grpc_insecure_credentials_create();
-    ch = grpc_channel_create(target, creds, NULL);
-    grpc_channel_credentials_release(creds);
-    cq = grpc_completion_queue_create_for_pluck(NULL);
+    creds = G(grpc_insecure_credentials_create)();
+    ch = G(grpc_channel_create)(target, creds, NULL);
+    G(grpc_channel_credentials_release)(creds);
+    cq = G(grpc_completion_queue_create_for_pluck)(NULL);
     deadline = deadline_ms(timeout_ms);
-    msl = grpc_slice_from_copied_string(method);
-    call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, msl, NULL, deadline,
+    msl = G(grpc_slice_from_copied_string)(method);
+    call = G(grpc_channel_create_call)(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, msl, NULL, deadline,
                                     NULL);
-    grpc_slice_unref(msl);
+    G(grpc_slice_unref)(msl);
     if (!call) {
         rc = err_set(err, -ENOMEM, "cannot create a gRPC call to '%s'", path);
         goto out;
@@ -540,11 +546,11 @@ int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t
     ops[5].data.recv_status_on_client.trailing_metadata = &md_trail;
     ops[5].data.recv_status_on_client.status = &status;
     ops[5].data.recv_status_on_client.status_details = &details;
-    if (grpc_call_start_batch(call, ops, 6, &tag, NULL) != GRPC_CALL_OK) {
+    if (G(grpc_call_start_batch)(call, ops, 6, &tag, NULL) != GRPC_CALL_OK) {
         rc = err_set(err, -EIO, "cannot start a gRPC call to '%s'", path);
         goto out;
     }
-    ev = grpc_completion_queue_pluck(cq, &tag, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    ev = G(grpc_completion_queue_pluck)(cq, &tag, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL);
     if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
         rc = err_set(err, -EIO, "gRPC call %s to '%s' failed", method, path);
         goto out;
@@ -566,23 +572,23 @@ int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t
         rc = err_set(err, -EPROTO, "%s on '%s': the answer is too large", method, path);
 out:
     if (send)
-        grpc_byte_buffer_destroy(send);
+        G(grpc_byte_buffer_destroy)(send);
     if (recv)
-        grpc_byte_buffer_destroy(recv);
-    grpc_slice_unref(details);
-    grpc_metadata_array_destroy(&md_init);
-    grpc_metadata_array_destroy(&md_trail);
+        G(grpc_byte_buffer_destroy)(recv);
+    G(grpc_slice_unref)(details);
+    G(grpc_metadata_array_destroy)(&md_init);
+    G(grpc_metadata_array_destroy)(&md_trail);
     if (call)
-        grpc_call_unref(call);
+        G(grpc_call_unref)(call);
     if (cq) {
-        grpc_completion_queue_shutdown(cq);
-        while (grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL)
+        G(grpc_completion_queue_shutdown)(cq);
+        while (G(grpc_completion_queue_pluck)(cq, NULL, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL)
                    .type != GRPC_QUEUE_SHUTDOWN)
             ;
-        grpc_completion_queue_destroy(cq);
+        G(grpc_completion_queue_destroy)(cq);
     }
     if (ch)
-        grpc_channel_destroy(ch);
-    grpc_shutdown();
+        G(grpc_channel_destroy)(ch);
+    G(grpc_shutdown)();
     return rc;
 }
