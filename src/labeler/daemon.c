@@ -276,7 +276,7 @@ static volatile sig_atomic_t daemon_abandonable;
 static int daemon_pipe[2] = {-1, -1};
 /* The device plugin's socket, removed when a signal ends the process at once, so that the
  * kubelet does not dial a dead plugin. */
-static char daemon_plugin_sock[4400];
+static char daemon_plugin_sock[1 + 8][4400];
 
 static void daemon_on_signal(int sig)
 {
@@ -287,8 +287,9 @@ static void daemon_on_signal(int sig)
 
     daemon_stop = sig;
     if (daemon_abandonable) {
-        if (daemon_plugin_sock[0])
-            unlink(daemon_plugin_sock);
+        for (size_t i = 0; i < sizeof(daemon_plugin_sock) / sizeof(daemon_plugin_sock[0]); i++)
+            if (daemon_plugin_sock[i][0])
+                unlink(daemon_plugin_sock[i]);
         w = write(STDERR_FILENO, sig == SIGINT ? intr : term,
                   sig == SIGINT ? sizeof(intr) - 1 : sizeof(term) - 1);
         (void)w;
@@ -492,17 +493,18 @@ static int daemon_plugin_one(struct daemon *d, const struct dp_config *dp, struc
     }
     if (rc)
         return rc;
+    snprintf(daemon_plugin_sock[d->nplugins], sizeof(daemon_plugin_sock[0]), "%s",
+             dp_plugin_socket(p));
     d->plugins[d->nplugins++] = p;
-    if (d->nplugins == 1)
-        snprintf(daemon_plugin_sock, sizeof(daemon_plugin_sock), "%s", dp_plugin_socket(p));
     return 0;
 }
 
 static void daemon_plugins_stop(struct daemon *d)
 {
-    while (d->nplugins)
+    while (d->nplugins) {
         dp_plugin_stop(d->plugins[--d->nplugins]);
-    daemon_plugin_sock[0] = '\0';
+        daemon_plugin_sock[d->nplugins][0] = '\0';
+    }
 }
 
 /* Starts the device plugins once detection has seen GPUs; a failure is logged once per kind

@@ -450,3 +450,38 @@ def test_mig_mixed_one_resource_per_profile():
         util.check_eq([d[0] for d in by_res["nvidia.com/mig-3g.20gb"].wait_update()],
                       [mig_uuid(0, 2)], "3g.20gb devices")
     run(body, gpus=MIG_NODE)
+
+
+def test_registration_refused_is_logged_and_retried():
+    def body(n):
+        n.kubelet.reject = "resource nvidia.com/gpu is already taken"
+        p = n.start()
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and "cannot register" not in n.stderr(p):
+            time.sleep(0.1)
+        err = n.stderr(p)
+        if ("device plugin: cannot register nvidia.com/gpu with the kubelet: "
+                "/v1beta1.Registration/Register on '%s/kubelet.sock': gRPC status 2: resource "
+                "nvidia.com/gpu is already taken; retrying every 5s" % n.dp_dir) not in err:
+            raise AssertionError("no refusal line: %r" % err[-600:])
+        util.check_eq(p.poll(), None, "still running")
+        n.kubelet.reject = None  # the next attempt, within 5 s, is accepted
+        n.kubelet.wait_registration(timeout=15).wait_update()
+        util.check_eq(err.count("cannot register"), 1, "the refusal is logged once")
+    run(body)
+
+
+def test_bad_flags():
+    for args, want in (
+            (["--replicas", "0"], "gpulabel: --replicas: invalid replicas '0' (want 1 to 256)"),
+            (["--device-list-strategy", "volume-mounts"],
+             "gpulabel: --device-list-strategy: unknown device list strategy 'volume-mounts' "
+             "(want envvar, cdi-annotations or cdi-cri, or a comma list of them)"),
+            (["--resource-name", "gpu"], "gpulabel: --resource-name: invalid resource name 'gpu' "
+             "(want an extended resource such as nvidia.com/gpu)"),
+            (["--health-ignore-xids", "13,abc"],
+             "gpulabel: --health-ignore-xids: invalid XID 'abc' (want a number from 0 to 1023)"),
+            (["--mig-strategy", "all"],
+             "gpulabel: --mig-strategy: invalid MIG strategy 'all' (want none, single or mixed)")):
+        p = util.run([util.binary("gpulabel")] + args)
+        util.check_eq((p.returncode, p.stderr.strip()), (2, want), " ".join(args))
