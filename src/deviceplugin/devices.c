@@ -320,8 +320,8 @@ long dp_preferred(const struct dp_inventory *inv, const char *const *available, 
     long rc;
 
     if (nmust > size)
-        return err_set(err, -EINVAL, "%zu devices must be included in an allocation of %zu",
-                       nmust, size);
+        return err_set(err, -EINVAL, "%zu devices must be included in an allocation of %zu", nmust,
+                       size);
     gpu_of = calloc(navail ? navail : 1, sizeof(*gpu_of));
     taken = calloc(navail ? navail : 1, sizeof(*taken));
     if (!gpu_of || !taken) {
@@ -336,8 +336,7 @@ long dp_preferred(const struct dp_inventory *inv, const char *const *available, 
         }
         for (j = 0; j < i; j++)
             if (!strcmp(available[i], available[j])) {
-                rc = err_set(err, -EINVAL, "device ID '%.*s' is listed twice", 128,
-                             available[i]);
+                rc = err_set(err, -EINVAL, "device ID '%.*s' is listed twice", 128, available[i]);
                 goto out;
             }
     }
@@ -345,8 +344,7 @@ long dp_preferred(const struct dp_inventory *inv, const char *const *available, 
         for (j = 0; j < navail && strcmp(available[j], must[i]); j++)
             ;
         if (j == navail) {
-            rc = err_set(err, -EINVAL, "must-include device '%.*s' is not available", 128,
-                         must[i]);
+            rc = err_set(err, -EINVAL, "must-include device '%.*s' is not available", 128, must[i]);
             goto out;
         }
         if (!taken[j])

@@ -37,8 +37,10 @@ static void grpc_bind(void)
         const char *why = dlerror();
 
         grpc_rc = -ENOENT;
-        snprintf(grpc_msg, sizeof(grpc_msg), "cannot load gRPC library '%s': %s (install "
-                 "libgrpc29)", DP_GRPC_LIB, why ? why : "unknown dlopen error");
+        snprintf(grpc_msg, sizeof(grpc_msg),
+                 "cannot load gRPC library '%s': %s (install "
+                 "libgrpc29)",
+                 DP_GRPC_LIB, why ? why : "unknown dlopen error");
         return;
     }
     for (i = 0; i < sizeof(grpc_symbols) / sizeof(grpc_symbols[0]); i++) {
@@ -46,8 +48,10 @@ static void grpc_bind(void)
 
         if (!p) {
             grpc_rc = -ENOENT;
-            snprintf(grpc_msg, sizeof(grpc_msg), "cannot use gRPC library '%s': it has no "
-                     "symbol '%s'", DP_GRPC_LIB, grpc_symbols[i].name);
+            snprintf(grpc_msg, sizeof(grpc_msg),
+                     "cannot use gRPC library '%s': it has no "
+                     "symbol '%s'",
+                     DP_GRPC_LIB, grpc_symbols[i].name);
             return;
         }
         memcpy((char *)&dp_grpc + grpc_symbols[i].offset, &p, sizeof(p));

@@ -35,9 +35,9 @@
 #define M_PRESTART "/v1beta1.DevicePlugin/PreStartContainer"
 #define M_REGISTER "/v1beta1.Registration/Register"
 #define REGISTER_TIMEOUT_MS 10000
-#define RETRY_MS 5000          /* a failed start or registration is tried again after this */
-#define POLL_MS 50             /* the serve loop's tick: stream updates go out within it */
-#define HEALTH_WAIT_MS 500     /* nvmlEventSetWait_v2 timeout; the lost-GPU probe runs as often */
+#define RETRY_MS 5000      /* a failed start or registration is tried again after this */
+#define POLL_MS 50         /* the serve loop's tick: stream updates go out within it */
+#define HEALTH_WAIT_MS 500 /* nvmlEventSetWait_v2 timeout; the lost-GPU probe runs as often */
 
 struct dp_plugin {
     struct dp_config cfg;
@@ -161,8 +161,8 @@ static int numa_node_of(const char *sysfs, const char *bus_id)
 }
 
 /* The devices this plugin advertises: full GPUs, or MIG devices by the MIG strategy. */
-static int inventory_entry(struct dp_plugin *p, nvmlDevice_t h, nvmlDevice_t parent,
-                           unsigned index, const char *sysfs, struct err *err)
+static int inventory_entry(struct dp_plugin *p, nvmlDevice_t h, nvmlDevice_t parent, unsigned index,
+                           const char *sysfs, struct err *err)
 {
     const struct gpu_nvml *n = &p->nvml;
     struct dp_gpu *g;
@@ -223,7 +223,8 @@ static int inventory_read(struct dp_plugin *p, struct err *err)
         if (rc)
             return err_set(err, -EIO, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", i,
                            gpu_nvml_error_string(n, rc));
-        if (p->cfg.mig_strategy && n->device_get_mig_mode && !n->device_get_mig_mode(h, &cur, &pend))
+        if (p->cfg.mig_strategy && n->device_get_mig_mode &&
+            !n->device_get_mig_mode(h, &cur, &pend))
             mig = cur == NVML_DEVICE_MIG_ENABLE;
         if (!mig) {
             /* mixed: full GPUs are nvidia.com/gpu, served by the plugin without a profile */
@@ -340,7 +341,7 @@ static uint64_t list_state(void *ctx, struct buf *out)
     V1beta1__Device *devs = NULL, **ptrs = NULL;
     V1beta1__TopologyInfo *topo = NULL;
     V1beta1__NUMANode *numa = NULL, **numa_ptrs = NULL;
-    char (*ids)[DP_ID_MAX] = NULL;
+    char(*ids)[DP_ID_MAX] = NULL;
     uint64_t gen;
 
     pthread_mutex_lock(&p->mu);
@@ -394,8 +395,8 @@ static int handle_options(struct dp_plugin *p, struct buf *resp)
     return pack_to(&o.base, resp) ? DP_RPC_INTERNAL : DP_RPC_OK;
 }
 
-static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len,
-                            struct buf *resp, char *msg, size_t msgsz)
+static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len, struct buf *resp,
+                            char *msg, size_t msgsz)
 {
     V1beta1__PreferredAllocationRequest *r;
     V1beta1__PreferredAllocationResponse out = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
@@ -427,8 +428,8 @@ static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len,
         v1beta1__container_preferred_allocation_response__init(&cr[i]);
         crp[i] = &cr[i];
         if (size > c->n_available_deviceids) {
-            snprintf(msg, msgsz, "allocation size %zu is more than the %zu available devices",
-                     size, c->n_available_deviceids);
+            snprintf(msg, msgsz, "allocation size %zu is more than the %zu available devices", size,
+                     c->n_available_deviceids);
             status = DP_RPC_INVALID_ARGUMENT;
             break;
         }
@@ -476,8 +477,8 @@ struct alloc_strings {
     size_t ncdi;
 };
 
-static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len,
-                           struct buf *resp, char *msg, size_t msgsz)
+static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, struct buf *resp,
+                           char *msg, size_t msgsz)
 {
     V1beta1__AllocateRequest *r;
     V1beta1__AllocateResponse out = V1BETA1__ALLOCATE_RESPONSE__INIT;
@@ -686,7 +687,7 @@ struct serve_state {
     struct dp_rpc_handlers h;
     struct stat sock_st;
     bool want_register;
-    long retry_at;   /* mono ms of the next start/registration attempt */
+    long retry_at; /* mono ms of the next start/registration attempt */
     int inotify_fd, watch;
     char last_err[ERR_MSG_MAX];
 };
@@ -744,8 +745,10 @@ static void serve_register_done(struct dp_plugin *p, struct serve_state *s)
     p->reg_running = false;
     if (p->reg_rc) {
         if (strcmp(s->last_err, p->reg_err.msg))
-            plog(p, 0, "device plugin: cannot register %s with the kubelet: %s; retrying every "
-                       "%ds", p->resource, p->reg_err.msg, RETRY_MS / 1000);
+            plog(p, 0,
+                 "device plugin: cannot register %s with the kubelet: %s; retrying every "
+                 "%ds",
+                 p->resource, p->reg_err.msg, RETRY_MS / 1000);
         snprintf(s->last_err, sizeof(s->last_err), "%s", p->reg_err.msg);
         s->retry_at = mono_ms() + RETRY_MS;
         return;
@@ -911,8 +914,7 @@ static void *health_main(void *arg)
         }
         if (rc != NVML_SUCCESS) {
             if (!wait_err_logged)
-                plog(p, 0, "device plugin: nvmlEventSetWait_v2: %s",
-                     gpu_nvml_error_string(n, rc));
+                plog(p, 0, "device plugin: nvmlEventSetWait_v2: %s", gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
             sleep_ms(HEALTH_WAIT_MS);
             probe_lost(p);
@@ -926,8 +928,10 @@ static void *health_main(void *arg)
                 char why[64];
 
                 if (ev.eventData < DP_XID_MAX && p->cfg.ignored_xids[ev.eventData]) {
-                    plog(p, 1, "device plugin: GPU %u: XID %llu is ignored "
-                               "(--health-ignore-xids)", p->inv.gpus[g].index, ev.eventData);
+                    plog(p, 1,
+                         "device plugin: GPU %u: XID %llu is ignored "
+                         "(--health-ignore-xids)",
+                         p->inv.gpus[g].index, ev.eventData);
                     continue;
                 }
                 snprintf(why, sizeof(why), "XID %llu", ev.eventData);
@@ -1026,8 +1030,8 @@ int dp_plugin_start(const struct dp_config *cfg, struct dp_plugin **out, struct 
         goto fail;
     nrc = p->nvml.init();
     if (nrc) {
-        rc = err_set(err, nrc == NVML_ERROR_DRIVER_NOT_LOADED ? -ENODEV : -EIO,
-                     "nvmlInit_v2: %s", gpu_nvml_error_string(&p->nvml, nrc));
+        rc = err_set(err, nrc == NVML_ERROR_DRIVER_NOT_LOADED ? -ENODEV : -EIO, "nvmlInit_v2: %s",
+                     gpu_nvml_error_string(&p->nvml, nrc));
         goto fail;
     }
     p->nvml_inited = true;
@@ -1072,8 +1076,7 @@ void dp_plugin_status(struct dp_plugin *p, struct dp_status *st)
     pthread_mutex_unlock(&p->mu);
 }
 
-int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n,
-                    struct err *err)
+int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n, struct err *err)
 {
     struct gpu_inventory inv;
     size_t i, j, k;

@@ -24,17 +24,17 @@
 #define DP_DEFAULT_DIR "/var/lib/kubelet/device-plugins"
 #define DP_DEFAULT_RESOURCE "nvidia.com/gpu"
 #define DP_DEFAULT_IGNORED_XIDS "13,31,43,45,68,109" /* NVIDIA's application XIDs */
-#define DP_XID_MAX 1024                               /* XIDs above are never ignored */
+#define DP_XID_MAX 1024                              /* XIDs above are never ignored */
 
 enum { DP_MIG_NONE = 0, DP_MIG_SINGLE = 1, DP_MIG_MIXED = 2 }; /* as labeler_mig_strategy */
 
 struct dp_config {
-    const char *dir;           /* where kubelet.sock lives; default DP_DEFAULT_DIR */
-    const char *resource_name; /* default DP_DEFAULT_RESOURCE */
-    const char *nvml_lib;      /* NULL: libnvidia-ml.so.1 */
-    const char *sysfs_root;    /* NULL: "/sys" */
-    unsigned list_strategy;    /* DP_LIST_* bits (devices.h); 0 = envvar */
-    unsigned replicas;         /* time-slicing: devices per GPU; 0 or 1 = none */
+    const char *dir;               /* where kubelet.sock lives; default DP_DEFAULT_DIR */
+    const char *resource_name;     /* default DP_DEFAULT_RESOURCE */
+    const char *nvml_lib;          /* NULL: libnvidia-ml.so.1 */
+    const char *sysfs_root;        /* NULL: "/sys" */
+    unsigned list_strategy;        /* DP_LIST_* bits (devices.h); 0 = envvar */
+    unsigned replicas;             /* time-slicing: devices per GPU; 0 or 1 = none */
     bool ignored_xids[DP_XID_MAX]; /* XIDs that do not make a GPU unhealthy */
     /* MIG: none advertises GPUs; single the MIG devices of MIG-enabled GPUs (with the full
      * GPUs that are not split); mixed with mig_profile the MIG devices of that profile
@@ -58,8 +58,7 @@ struct dp_plugin;
 
 /* dp_mig_profiles lists the MIG profiles of the MIG devices NVML shows (sorted, unique) into
  * out[0..max), setting *n; 0 or an NVML error. */
-int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n,
-                    struct err *err);
+int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n, struct err *err);
 
 /* dp_plugin_start opens NVML, reads the GPUs and starts serving (see above). Fails when NVML
  * cannot start or reports no GPU, or a thread cannot start; err says why. A kubelet that is
@@ -67,10 +66,10 @@ int dp_mig_profiles(const char *nvml_lib, char (*out)[32], size_t max, size_t *n
 int dp_plugin_start(const struct dp_config *cfg, struct dp_plugin **out, struct err *err);
 
 struct dp_status {
-    bool registered;    /* the kubelet accepted the last registration */
+    bool registered; /* the kubelet accepted the last registration */
     size_t gpus, healthy;
-    size_t streams;     /* ListAndWatch streams open */
-    uint64_t allocations;  /* Allocate calls answered with devices */
+    size_t streams;         /* ListAndWatch streams open */
+    uint64_t allocations;   /* Allocate calls answered with devices */
     uint64_t registrations; /* successful registrations since start */
 };
 

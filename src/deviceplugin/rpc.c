@@ -36,13 +36,13 @@ struct rpc_call {
     grpc_metadata_array md;
     grpc_byte_buffer *recv;
     int cancelled;
-    int pending;          /* batches in flight */
-    bool accepted;        /* TAG_NEW came back ok */
-    bool stream;          /* the streaming method */
-    bool closed;          /* TAG_CLOSE came back: the client is gone or the call is over */
-    bool sending;         /* a stream's send is in flight */
-    bool sent_metadata;   /* initial metadata went out */
-    uint64_t gen_sent;    /* generation of the last message sent on a stream */
+    int pending;        /* batches in flight */
+    bool accepted;      /* TAG_NEW came back ok */
+    bool stream;        /* the streaming method */
+    bool closed;        /* TAG_CLOSE came back: the client is gone or the call is over */
+    bool sending;       /* a stream's send is in flight */
+    bool sent_metadata; /* initial metadata went out */
+    uint64_t gen_sent;  /* generation of the last message sent on a stream */
     struct rpc_tag t_new, t_recv, t_send, t_close;
     struct rpc_call *next; /* the server's list of streams */
 };
@@ -91,7 +91,8 @@ static int rpc_init(struct err *err)
 
 static gpr_timespec deadline_ms(long ms)
 {
-    return G(gpr_time_add)(G(gpr_now)(GPR_CLOCK_MONOTONIC), G(gpr_time_from_millis)(ms, GPR_TIMESPAN));
+    return G(gpr_time_add)(G(gpr_now)(GPR_CLOCK_MONOTONIC),
+                           G(gpr_time_from_millis)(ms, GPR_TIMESPAN));
 }
 
 /* Copies a received message into out, refusing more than DP_RPC_MSG_MAX. */
@@ -184,7 +185,7 @@ static void request_next(struct dp_rpc_server *s)
     G(grpc_metadata_array_init)(&c->md);
     s->live++;
     if (G(grpc_server_request_call)(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
-                                 &c->t_new) != GRPC_CALL_OK) {
+                                    &c->t_new) != GRPC_CALL_OK) {
         call_free(c);
         return;
     }
@@ -192,8 +193,7 @@ static void request_next(struct dp_rpc_server *s)
 }
 
 /* Sends the final status of a call (with a message before it when msg is given). */
-static void call_finish(struct rpc_call *c, int status, const char *details,
-                        const struct buf *msg)
+static void call_finish(struct rpc_call *c, int status, const char *details, const struct buf *msg)
 {
     grpc_op ops[3];
     grpc_slice det = G(grpc_slice_from_copied_string)(details ? details : "");
@@ -305,8 +305,7 @@ static void on_recv(struct rpc_call *c, bool ok)
         goto out;
     }
     if (bytes_from_buffer(c->recv, &req)) {
-        call_finish(c, DP_RPC_INVALID_ARGUMENT, "request message too large or unreadable",
-                    NULL);
+        call_finish(c, DP_RPC_INVALID_ARGUMENT, "request message too large or unreadable", NULL);
         goto out;
     }
     if (s->h->stream_method && !strcmp(method, s->h->stream_method)) {
@@ -318,8 +317,8 @@ static void on_recv(struct rpc_call *c, bool ok)
         goto out;
     }
     msg[0] = '\0';
-    status = s->h->unary(s->h->ctx, method, (const uint8_t *)req.data, req.len, &resp, msg,
-                         sizeof(msg));
+    status =
+        s->h->unary(s->h->ctx, method, (const uint8_t *)req.data, req.len, &resp, msg, sizeof(msg));
     if (status == DP_RPC_OK)
         call_finish(c, DP_RPC_OK, NULL, &resp);
     else
@@ -368,8 +367,8 @@ static void dispatch(struct dp_rpc_server *s, grpc_event ev)
     }
 }
 
-int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
-                      struct dp_rpc_server **out, struct err *err)
+int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct dp_rpc_server **out,
+                      struct err *err)
 {
     struct dp_rpc_server *s;
     grpc_server_credentials *creds;
@@ -384,17 +383,20 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
         char dir[4096];
         const char *slash = strrchr(path, '/');
 
-        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
-                 slash ? path : ".");
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
         if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
-            return err_set(err, -ENOENT, "the kubelet's device-plugin directory '%s' does not "
+            return err_set(err, -ENOENT,
+                           "the kubelet's device-plugin directory '%s' does not "
                            "exist (not a Kubernetes node? see --device-plugin-dir and "
-                           "--device-plugin=false)", dir);
+                           "--device-plugin=false)",
+                           dir);
     }
     if (!lstat(path, &st)) {
         if (!S_ISSOCK(st.st_mode))
-            return err_set(err, -EEXIST, "cannot listen on '%s': a file that is not a socket "
-                           "is in the way", path);
+            return err_set(err, -EEXIST,
+                           "cannot listen on '%s': a file that is not a socket "
+                           "is in the way",
+                           path);
         if (unlink(path))
             return err_set(err, -errno, "cannot remove the stale socket '%s': %s", path,
                            strerror(errno));
@@ -480,14 +482,14 @@ void dp_rpc_server_free(struct dp_rpc_server *s)
     }
     if (s->cq) {
         G(grpc_completion_queue_shutdown)(s->cq);
-        while (G(grpc_completion_queue_next)(s->cq, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL).type !=
-               GRPC_QUEUE_SHUTDOWN)
+        while (G(grpc_completion_queue_next)(s->cq, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL)
+                   .type != GRPC_QUEUE_SHUTDOWN)
             ;
         G(grpc_completion_queue_destroy)(s->cq);
     }
     /* remove the socket only when it is still ours (the kubelet may have replaced the dir) */
-    if (s->st.st_ino && !lstat(s->path, &st) && S_ISSOCK(st.st_mode) &&
-        st.st_ino == s->st.st_ino && st.st_dev == s->st.st_dev)
+    if (s->st.st_ino && !lstat(s->path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == s->st.st_ino &&
+        st.st_dev == s->st.st_dev)
         unlink(s->path);
     free(s);
     G(grpc_shutdown)();
@@ -526,7 +528,7 @@ int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t
     deadline = deadline_ms(timeout_ms);
     msl = G(grpc_slice_from_copied_string)(method);
     call = G(grpc_channel_create_call)(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, msl, NULL, deadline,
-                                    NULL);
+                                       NULL);
     G(grpc_slice_unref)(msl);
     if (!call) {
         rc = err_set(err, -ENOMEM, "cannot create a gRPC call to '%s'", path);
@@ -582,8 +584,9 @@ out:
         G(grpc_call_unref)(call);
     if (cq) {
         G(grpc_completion_queue_shutdown)(cq);
-        while (G(grpc_completion_queue_pluck)(cq, NULL, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL)
-                   .type != GRPC_QUEUE_SHUTDOWN)
+        while (
+            G(grpc_completion_queue_pluck)(cq, NULL, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL)
+                .type != GRPC_QUEUE_SHUTDOWN)
             ;
         G(grpc_completion_queue_destroy)(cq);
     }

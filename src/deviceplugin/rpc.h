@@ -33,8 +33,8 @@ struct dp_rpc_handlers {
     const char *stream_method;
     /* unary answers a call of method (full name) with request bytes req[0..len): fills resp
      * and returns DP_RPC_OK, or another status with msg[0..msgsz) saying why. */
-    int (*unary)(void *ctx, const char *method, const uint8_t *req, size_t len,
-                 struct buf *resp, char *msg, size_t msgsz);
+    int (*unary)(void *ctx, const char *method, const uint8_t *req, size_t len, struct buf *resp,
+                 char *msg, size_t msgsz);
     /* stream_state fills resp with the stream's current message and returns its generation;
      * a stream is sent a new message whenever the generation differs from the last sent. */
     uint64_t (*stream_state)(void *ctx, struct buf *resp);
@@ -45,8 +45,8 @@ struct dp_rpc_server;
 /* dp_rpc_server_new listens on the unix socket at path (a stale socket there is removed
  * first; any other kind of file is an error) and starts serving through h (borrowed; it must
  * outlive the server). *out is owned by the caller: dp_rpc_server_free. */
-int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h,
-                      struct dp_rpc_server **out, struct err *err);
+int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct dp_rpc_server **out,
+                      struct err *err);
 
 /* dp_rpc_server_poll serves for up to timeout_ms, then sends the streams a new message when
  * the state's generation moved on. Returns 0. */

@@ -41,7 +41,8 @@ static int read_int(const char *path, int dflt)
 
 static int addr_cmp(const void *a, const void *b)
 {
-    return strcmp(((const struct gpu_pci_device *)a)->addr, ((const struct gpu_pci_device *)b)->addr);
+    return strcmp(((const struct gpu_pci_device *)a)->addr,
+                  ((const struct gpu_pci_device *)b)->addr);
 }
 
 int gpu_pci_scan(const char *sysfs_root, struct gpu_pci_list *out, struct err *err)

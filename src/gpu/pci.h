@@ -16,9 +16,9 @@
 #define GPU_PCI_MAX 256
 
 struct gpu_pci_device {
-    char addr[16];       /* "0000:00:08.0", as sysfs names it */
-    unsigned pci_class;  /* the class without the programming interface: 0x0300 or 0x0302 */
-    int numa_node;       /* -1 unknown */
+    char addr[16];      /* "0000:00:08.0", as sysfs names it */
+    unsigned pci_class; /* the class without the programming interface: 0x0300 or 0x0302 */
+    int numa_node;      /* -1 unknown */
 };
 
 struct gpu_pci_list {

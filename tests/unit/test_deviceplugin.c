@@ -157,7 +157,8 @@ static void preferred_must_include(void)
     dgx(&inv);
     CHECK_STR_EQ(prefer(&inv, "0 1 2 3 4 5 6 7", "3", 2), "2 3");
     CHECK_STR_EQ(prefer(&inv, "0 1 2 3 4 5 6 7", "3 4", 4), "2 3 4 5");
-    CHECK_STR_EQ(prefer(&inv, "0 1 2", "7", 1), "error: must-include device 'GPU-7' is not available");
+    CHECK_STR_EQ(prefer(&inv, "0 1 2", "7", 1),
+                 "error: must-include device 'GPU-7' is not available");
     CHECK_STR_EQ(prefer(&inv, "0 1 2", "0 1", 1),
                  "error: 2 devices must be included in an allocation of 1");
     CHECK_STR_EQ(prefer(&inv, "0 9", "", 1), "error: unknown device ID 'GPU-9'");
