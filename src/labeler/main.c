@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
 #include "base/flag.h"
@@ -15,6 +16,9 @@
 #include "labeler/config.h"
 #include "labeler/daemon.h"
 #include "labeler/labels.h"
+#include "base/clock.h"
+#include "kube/client.h"
+#include "labeler/backoff.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/plugin.h"
 
@@ -146,6 +150,38 @@ static void print_usage_error(const struct flag_fault *ff)
     }
 }
 
+/* The sync of --oneshot: transient API failures (connection refused, timeouts, 429, 5xx,
+ * 409) are retried with backoff until cfg->timeout_ms has passed, each retry said on stderr. */
+static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_labels *labels,
+                        struct err *err)
+{
+    struct labeler_backoff b;
+    int64_t deadline = mono_ms() + cfg->timeout_ms;
+    int rc;
+
+    labeler_backoff_init(&b, 500, 5000, (unsigned long)mono_ms());
+    for (;;) {
+        long wait;
+
+        err_clear(err);
+        rc = labeler_sync_once(cfg, labels, err);
+        if (!rc || !kube_err_transient(err))
+            return rc;
+        wait = labeler_backoff_next(&b);
+        if (err->retry_after > 0 && (long)err->retry_after * 1000 > wait)
+            wait = (long)err->retry_after * 1000;
+        if (mono_ms() + wait > deadline)
+            return rc;
+        fprintf(stderr, "gpulabel: %s; retrying in %ld ms\n", err->msg, wait);
+        {
+            struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
+
+            while (nanosleep(&ts, &ts) && errno == EINTR)
+                ;
+        }
+    }
+}
+
 static int run_oneshot(struct labeler_config *cfg)
 {
     struct labeler_labels labels = {0};
@@ -162,7 +198,7 @@ static int run_oneshot(struct labeler_config *cfg)
                             "driver\n");
         print_err(&err);
         /* sysfs shows GPUs NVML cannot reach: publish nvidia.com/gpu.present alone */
-        if (labels.partial && labels.n && sync && !labeler_sync_once(cfg, &labels, &err))
+        if (labels.partial && labels.n && sync && !oneshot_sync(cfg, &labels, &err))
             fprintf(stderr, "gpulabel: labelled node \"%s\" nvidia.com/gpu.present=true from "
                             "sysfs only\n", cfg->node_name);
         else if (labels.partial && labels.n && sync)
@@ -177,10 +213,13 @@ static int run_oneshot(struct labeler_config *cfg)
         print_err(&err);
         goto out;
     }
-    if (sync && labeler_sync_once(cfg, &labels, &err)) {
+    if (sync && oneshot_sync(cfg, &labels, &err)) {
         print_err(&err); /* the sync error already names the node */
         goto out;
     }
+    if (sync && cfg->verbosity > 0)
+        fprintf(stderr, "gpulabel: node \"%s\" carries its %zu labels\n", cfg->node_name,
+                labels.n);
     status = 0;
 out:
     labeler_labels_release(&labels);
@@ -241,6 +280,8 @@ int main(int argc, char **argv)
         {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy,
          "GPULABEL_MIG_STRATEGY", "none|single|mixed",
          "how MIG devices are labelled and advertised (default none)"},
+        {"timeout", 0, FLAG_FUNC, &cfg.timeout_ms, set_interval, "GPULABEL_TIMEOUT", "DURATION",
+         "--oneshot retries transient API failures for this long (default 30s)"},
         {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,
          "GPULABEL_FAIL_ON_INIT_ERROR", NULL,
          "--oneshot exits 1 when NVML cannot start (default true)"},
@@ -276,6 +317,7 @@ int main(int argc, char **argv)
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
     cfg.device_plugin = true;
+    cfg.timeout_ms = 30000;
     dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);
     cfg.fail_on_init_error = true;
     /* the environment first, so that flags win */
