@@ -690,14 +690,18 @@ struct serve_state {
     long retry_at; /* mono ms of the next start/registration attempt */
     int inotify_fd, watch;
     char last_err[ERR_MSG_MAX];
+    const char *restart_pending; /* a restart asked for while a registration was in flight */
 };
 
 static void serve_restart(struct dp_plugin *p, struct serve_state *s, const char *why)
 {
     struct err e;
 
-    if (p->reg_running)
-        return; /* restart once the registration in flight is over */
+    if (p->reg_running) {
+        s->restart_pending = why; /* done once the registration in flight is over */
+        return;
+    }
+    s->restart_pending = NULL;
     if (s->srv) {
         plog(p, 0, "device plugin: %s; starting the plugin server again", why);
         dp_rpc_server_free(s->srv);
@@ -829,6 +833,8 @@ static void *serve_main(void *arg)
                 why = "the plugin socket is gone";
             next_check = mono_ms() + 1000;
         }
+        if (!why && !p->reg_running)
+            why = s.restart_pending;
         if (why)
             serve_restart(p, &s, why);
         else if (!s.srv && mono_ms() >= s.retry_at)
