@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/httpd.h"
 #include "deviceplugin/plugin.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
@@ -425,7 +427,82 @@ struct daemon {
     struct dp_config dp;      /* cfg->dp with our log and event callbacks */
     char profiles[DAEMON_MIG_PROFILES][32];
     char resources[DAEMON_MIG_PROFILES][64];
+
+    /* what /healthz, /readyz and /metrics report, under mu (the HTTP thread reads it; the
+     * plugins array changes under it too) */
+    pthread_mutex_t mu;
+    struct httpd *httpd;
+    bool cycled, nvml_up;
+    size_t gpus;
+    uint64_t label_writes, api_errors, detect_errors;
+    char nvml_err[256];
 };
+
+/* /healthz fails while NVML is down or a started device plugin is not registered; /readyz
+ * holds once a detection cycle is over; /metrics is Prometheus text. */
+static int daemon_on_http(void *ud, const char *path, struct buf *body, const char **ctype)
+{
+    struct daemon *d = ud;
+    struct dp_status st, sum;
+    size_t i, registered = 0;
+    int code = 200;
+
+    memset(&sum, 0, sizeof(sum));
+    pthread_mutex_lock(&d->mu);
+    for (i = 0; i < d->nplugins; i++) {
+        dp_plugin_status(d->plugins[i], &st);
+        registered += st.registered;
+        sum.gpus += st.gpus;
+        sum.healthy += st.healthy;
+        sum.allocations += st.allocations;
+        sum.registrations += st.registrations;
+    }
+    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
+        if (!d->nvml_up && d->cycled)
+            code = 503, buf_printf(body, "NVML is down: %s\n", d->nvml_err);
+        else if (registered < d->nplugins)
+            code = 503, buf_printf(body, "the device plugin is not registered with the kubelet\n");
+        else
+            buf_puts(body, "ok\n");
+    } else if (!strcmp(path, "/readyz")) {
+        if (d->cycled)
+            buf_puts(body, "ok\n");
+        else
+            code = 503, buf_puts(body, "the first detection cycle is not over\n");
+    } else if (!strcmp(path, "/metrics")) {
+        *ctype = "text/plain; version=0.0.4; charset=utf-8";
+        buf_printf(body,
+                   "# HELP gpulabel_gpus GPUs NVML showed at the last detection.\n"
+                   "# TYPE gpulabel_gpus gauge\ngpulabel_gpus %zu\n"
+                   "# HELP gpulabel_gpus_healthy Devices the device plugin reports Healthy.\n"
+                   "# TYPE gpulabel_gpus_healthy gauge\ngpulabel_gpus_healthy %zu\n"
+                   "# HELP gpulabel_nvml_up Whether the last detection could use NVML.\n"
+                   "# TYPE gpulabel_nvml_up gauge\ngpulabel_nvml_up %d\n"
+                   "# HELP gpulabel_label_writes_total Node patches sent.\n"
+                   "# TYPE gpulabel_label_writes_total counter\ngpulabel_label_writes_total %llu\n"
+                   "# HELP gpulabel_api_errors_total Node syncs that failed.\n"
+                   "# TYPE gpulabel_api_errors_total counter\ngpulabel_api_errors_total %llu\n"
+                   "# HELP gpulabel_detect_errors_total Detections that failed.\n"
+                   "# TYPE gpulabel_detect_errors_total counter\ngpulabel_detect_errors_total %llu\n"
+                   "# HELP gpulabel_device_plugin_registered Plugins the kubelet accepted.\n"
+                   "# TYPE gpulabel_device_plugin_registered gauge\n"
+                   "gpulabel_device_plugin_registered %zu\n"
+                   "# HELP gpulabel_device_plugin_registrations_total Successful registrations.\n"
+                   "# TYPE gpulabel_device_plugin_registrations_total counter\n"
+                   "gpulabel_device_plugin_registrations_total %llu\n"
+                   "# HELP gpulabel_allocations_total Allocate calls answered with devices.\n"
+                   "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n",
+                   d->gpus, d->nplugins ? sum.healthy : d->gpus, d->nvml_up ? 1 : 0,
+                   (unsigned long long)d->label_writes, (unsigned long long)d->api_errors,
+                   (unsigned long long)d->detect_errors, registered,
+                   (unsigned long long)sum.registrations, (unsigned long long)sum.allocations);
+    } else {
+        code = 404;
+        buf_puts(body, "not found\n");
+    }
+    pthread_mutex_unlock(&d->mu);
+    return code;
+}
 
 /* ---- the device plugin ------------------------------------------------------------------ */
 
@@ -495,16 +572,20 @@ static int daemon_plugin_one(struct daemon *d, const struct dp_config *dp, struc
         return rc;
     snprintf(daemon_plugin_sock[d->nplugins], sizeof(daemon_plugin_sock[0]), "%s",
              dp_plugin_socket(p));
+    pthread_mutex_lock(&d->mu);
     d->plugins[d->nplugins++] = p;
+    pthread_mutex_unlock(&d->mu);
     return 0;
 }
 
 static void daemon_plugins_stop(struct daemon *d)
 {
+    pthread_mutex_lock(&d->mu);
     while (d->nplugins) {
         dp_plugin_stop(d->plugins[--d->nplugins]);
         daemon_plugin_sock[d->nplugins][0] = '\0';
     }
+    pthread_mutex_unlock(&d->mu);
 }
 
 /* Starts the device plugins once detection has seen GPUs; a failure is logged once per kind
@@ -588,11 +669,22 @@ static long daemon_cycle(struct daemon *d)
                  fmt_ms(d->interval_ms, ival, sizeof(ival)));
         errlog_report(&d->detect_log, msg, msg, tail);
         d->detect_failing = true;
+        pthread_mutex_lock(&d->mu);
+        d->cycled = true;
+        d->nvml_up = false;
+        d->detect_errors++;
+        snprintf(d->nvml_err, sizeof(d->nvml_err), "%s", err.msg);
+        pthread_mutex_unlock(&d->mu);
         /* sysfs still shows the GPUs: nvidia.com/gpu.present goes on, nothing comes off */
         if (!desired.partial || !desired.n || !d->client || daemon_stop)
             goto out;
         goto sync;
     }
+    pthread_mutex_lock(&d->mu);
+    d->cycled = true;
+    d->nvml_up = true;
+    d->gpus = desired.ngpus;
+    pthread_mutex_unlock(&d->mu);
     if (desired.nvml_simulated && !d->simulated_logged) {
         log_line(0, "using a simulated NVML (test double), not a real GPU driver");
         d->simulated_logged = true;
@@ -613,6 +705,12 @@ sync:
     daemon_abandonable = 1;
     rc = sync_node(d->client, cfg->node_name, cfg->schemas, &desired, &res, &err);
     daemon_abandonable = 0;
+    pthread_mutex_lock(&d->mu);
+    if (rc)
+        d->api_errors++;
+    else if (res.wrote)
+        d->label_writes++;
+    pthread_mutex_unlock(&d->mu);
     if (!rc) {
         labeler_backoff_reset(&d->backoff);
         if (errlog_clear(&d->sync_log))
@@ -655,6 +753,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     d.dp.log = plugin_log_line;
     d.dp.on_unhealthy = plugin_unhealthy;
     d.dp.ctx = (void *)cfg;
+    pthread_mutex_init(&d.mu, NULL);
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
     log_verbosity = cfg->verbosity;
     labeler_backoff_init(&d.backoff,
@@ -680,6 +779,15 @@ int labeler_daemon_run(const struct labeler_config *cfg)
             return 1;
         }
     }
+    if (cfg->metrics_addr) {
+        rc = httpd_start(cfg->metrics_addr, daemon_on_http, &d, &d.httpd, &err);
+        if (rc) {
+            log_line(0, "cannot serve --metrics-addr %s: %s", cfg->metrics_addr, err.msg);
+            kube_client_free(d.client);
+            return 1;
+        }
+        log_line(0, "serving /healthz, /readyz and /metrics on port %d", httpd_port(d.httpd));
+    }
     fmt_ms(d.interval_ms, ival, sizeof(ival));
     fmt_schemas(cfg->schemas, schemas, sizeof(schemas));
     if (d.client)
@@ -696,6 +804,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     }
     log_line(0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
+    httpd_stop(d.httpd);
     daemon_plugins_stop(&d);
     labeler_labels_release(&d.written);
     kube_client_free(d.client);

@@ -546,6 +546,7 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
     out->partial = false;
     rc = gpu_detect(cfg->nvml_lib, &inv, err);
     out->nvml_simulated = inv.simulated;
+    out->ngpus = rc ? 0 : inv.ndevices;
     if (!rc)
         rc = labeler_labels_from_inventory(&inv, cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK,
                                            cfg->machine_type_file, out, err);

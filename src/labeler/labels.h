@@ -33,6 +33,7 @@ struct labeler_labels {
     size_t alloc;
     bool nvml_simulated; /* labeler_detect read the fake NVML test double, not a driver */
     bool partial;        /* only these labels are known (NVML is down): set them, remove none */
+    size_t ngpus;        /* labeler_detect: the GPUs NVML showed */
 };
 
 /* labeler_labels_release frees the array; the set is empty afterwards. */

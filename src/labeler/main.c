@@ -280,6 +280,9 @@ int main(int argc, char **argv)
         {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy,
          "GPULABEL_MIG_STRATEGY", "none|single|mixed",
          "how MIG devices are labelled and advertised (default none)"},
+        {"metrics-addr", 0, FLAG_FUNC, &cfg.metrics_addr, set_path, "GPULABEL_METRICS_ADDR",
+         "HOST:PORT", "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
+         "e.g. :9402 (daemon only; default off)"},
         {"timeout", 0, FLAG_FUNC, &cfg.timeout_ms, set_interval, "GPULABEL_TIMEOUT", "DURATION",
          "--oneshot retries transient API failures for this long (default 30s)"},
         {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,

@@ -485,3 +485,79 @@ def test_bad_flags():
              "gpulabel: --mig-strategy: invalid MIG strategy 'all' (want none, single or mixed)")):
         p = util.run([util.binary("gpulabel")] + args)
         util.check_eq((p.returncode, p.stderr.strip()), (2, want), " ".join(args))
+
+
+def http_get(port, path):
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        c.close()
+
+
+def metrics_port(n, p):
+    import re
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        m = re.search(r"serving /healthz, /readyz and /metrics on port (\d+)", n.stderr(p))
+        if m:
+            return int(m.group(1))
+        time.sleep(0.05)
+    raise AssertionError("no metrics port line: %r" % n.stderr(p))
+
+
+def test_metrics_and_probes():
+    def body(n):
+        p = n.start("--metrics-addr", "127.0.0.1:0")
+        port = metrics_port(n, p)
+        pl = n.kubelet.wait_registration()
+        pl.wait_update()
+        pl.allocate([uuid(0)])
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and http_get(port, "/healthz")[0] != 200:
+            time.sleep(0.1)
+        util.check_eq(http_get(port, "/healthz"), (200, "ok\n"), "/healthz")
+        util.check_eq(http_get(port, "/readyz"), (200, "ok\n"), "/readyz")
+        status, text = http_get(port, "/metrics")
+        util.check_eq(status, 200, "/metrics")
+        values = dict(l.split(" ", 1) for l in text.splitlines() if l and not l.startswith("#"))
+        util.check_eq({k: values.get(k) for k in ("gpulabel_gpus", "gpulabel_gpus_healthy",
+                                                   "gpulabel_nvml_up", "gpulabel_allocations_total",
+                                                   "gpulabel_device_plugin_registered")},
+                      {"gpulabel_gpus": "4", "gpulabel_gpus_healthy": "4", "gpulabel_nvml_up": "1",
+                       "gpulabel_allocations_total": "1", "gpulabel_device_plugin_registered": "1"},
+                      "metrics")
+        n.inject("xid 1 79")
+        pl.wait_update(lambda d: d[1][1] == "Unhealthy")
+        values = dict(l.split(" ", 1) for l in http_get(port, "/metrics")[1].splitlines()
+                      if l and not l.startswith("#"))
+        util.check_eq(values.get("gpulabel_gpus_healthy"), "3", "healthy after an XID")
+        # the kubelet refuses the plugin after its restart: not registered, /healthz fails
+        n.kubelet.reject = "no"
+        n.kubelet.restart()
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and http_get(port, "/healthz")[0] == 200:
+            time.sleep(0.1)
+        util.check_eq(http_get(port, "/healthz"),
+                      (503, "the device plugin is not registered with the kubelet\n"), "/healthz")
+        util.check_eq(http_get(port, "/nope")[0], 404, "unknown path")
+    run(body)
+
+
+def test_healthz_fails_while_nvml_is_down():
+    def body(n):
+        p = n.start("--metrics-addr", "127.0.0.1:0")
+        port = metrics_port(n, p)
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and http_get(port, "/readyz")[0] != 200:
+            time.sleep(0.1)
+        util.check_eq(http_get(port, "/healthz"),
+                      (503, "NVML is down: NVML cannot start: the NVIDIA driver is not loaded "
+                            "(nvmlInit_v2: Driver Not Loaded)\n"), "/healthz")
+        values = dict(l.split(" ", 1) for l in http_get(port, "/metrics")[1].splitlines()
+                      if l and not l.startswith("#"))
+        util.check_eq(values.get("gpulabel_nvml_up"), "0", "nvml_up")
+    run(body, gpus="init=DRIVER_NOT_LOADED\n")

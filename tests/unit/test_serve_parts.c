@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "serve/events.h"
-#include "serve/httpd.h"
+#include "base/httpd.h"
 #include "serve/metrics.h"
 #include "test.h"
 
@@ -179,25 +179,25 @@ static int http_get(int port, const char *req, char *out, size_t size)
 
 static void httpd_answers_probes(void)
 {
-    struct serve_httpd *h = NULL;
+    struct httpd *h = NULL;
     struct err err;
     char buf[4096];
 
     err_clear(&err);
-    CHECK_INT_EQ(serve_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
+    CHECK_INT_EQ(httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
     if (!h)
         return;
-    CHECK(serve_httpd_port(h) > 0);
-    CHECK_INT_EQ(http_get(serve_httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
+    CHECK(httpd_port(h) > 0);
+    CHECK_INT_EQ(http_get(httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
                           sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 200 OK\r\n", 17));
     CHECK(strstr(buf, "\r\n\r\nok") != NULL);
-    CHECK_INT_EQ(http_get(serve_httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK_INT_EQ(http_get(httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 404", 12));
-    CHECK_INT_EQ(http_get(serve_httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK_INT_EQ(http_get(httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 405", 12));
-    serve_httpd_stop(h);
-    CHECK(serve_httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
+    httpd_stop(h);
+    CHECK(httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
     CHECK(strstr(err.msg, "not HOST:PORT") != NULL);
 }
 

@@ -1,5 +1,5 @@
 /* httpd.c - the probe and metrics endpoint server (see httpd.h). */
-#include "serve/httpd.h"
+#include "base/httpd.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -18,10 +18,10 @@
 #define HTTPD_REQ_MAX 8192
 #define HTTPD_REQ_TIMEOUT_MS 2000
 
-struct serve_httpd {
+struct httpd {
     int fd;
     int port;
-    serve_httpd_fn fn;
+    httpd_fn fn;
     void *ud;
     atomic_int stop;
     pthread_t thread;
@@ -73,7 +73,7 @@ static void httpd_answer(int fd, int status, const char *ctype, const char *body
     httpd_write_all(fd, body, len);
 }
 
-static void httpd_serve_one(struct serve_httpd *h, int fd)
+static void httpd_serve_one(struct httpd *h, int fd)
 {
     char req[HTTPD_REQ_MAX + 1], method[16], path[1024];
     size_t len = 0;
@@ -119,7 +119,7 @@ out:
 
 static void *httpd_thread(void *arg)
 {
-    struct serve_httpd *h = arg;
+    struct httpd *h = arg;
 
     while (!atomic_load(&h->stop)) {
         struct pollfd p = {h->fd, POLLIN, 0};
@@ -136,13 +136,13 @@ static void *httpd_thread(void *arg)
     return NULL;
 }
 
-int serve_httpd_start(const char *addr, serve_httpd_fn fn, void *ud, struct serve_httpd **out,
+int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out,
                       struct err *err)
 {
     char host[256] = "", port[16];
     const char *colon = strrchr(addr, ':');
     struct addrinfo hints, *res = NULL, *ai;
-    struct serve_httpd *h = NULL;
+    struct httpd *h = NULL;
     int rc, fd = -1, one = 1;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
@@ -206,12 +206,12 @@ out:
     return rc;
 }
 
-int serve_httpd_port(const struct serve_httpd *h)
+int httpd_port(const struct httpd *h)
 {
     return h->port;
 }
 
-void serve_httpd_stop(struct serve_httpd *h)
+void httpd_stop(struct httpd *h)
 {
     if (!h)
         return;
