@@ -24,15 +24,19 @@ CC ?= cc
 OPT ?= -O2 -g
 WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wformat=2 -Wvla -Werror
-CPPFLAGS += -D_GNU_SOURCE -Isrc
+GEN = $(BUILD)/gen
+CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(GEN)
 CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
+# The device plugin (src/deviceplugin/): protobuf-c, only in the programs using it; gRPC core
+# is loaded at run time (src/deviceplugin/grpc_dl.c).
+DP_LIBS = -lprotobuf-c
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
-LIB_DIRS := base kube gpu labeler manifest sched gpusched serve
+LIB_DIRS := base kube gpu deviceplugin labeler manifest sched gpusched serve
 LIB_SRC := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/deviceplugin/api.pb-c.o
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -42,6 +46,10 @@ FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
 ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request
+# The fake kubelet's Python messages (tests/kubelet/), when protoc is there.
+ifneq ($(shell command -v protoc 2>/dev/null),)
+ALL += $(GEN)/python/api_pb2.py
+endif
 ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
@@ -54,22 +62,40 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# The kubelet device plugin API's messages, generated from the vendored proto: C by protoc-c
+# (messages only: the services are cut out, since protoc-c would name the Register RPC
+# `register`, a C keyword; src/deviceplugin/rpc.c is the service glue), Python by protoc.
+DP_PROTO = src/deviceplugin/proto/api.proto
+$(GEN)/deviceplugin/api.pb-c.h: $(GEN)/deviceplugin/api.pb-c.c
+$(GEN)/deviceplugin/api.pb-c.c: $(DP_PROTO)
+	@mkdir -p $(dir $@)
+	sed '/^service /,/^}/d' $< > $(GEN)/deviceplugin/api.proto
+	cd $(GEN)/deviceplugin && protoc-c --c_out=. api.proto
+$(GEN)/python/api_pb2.py: $(DP_PROTO)
+	@mkdir -p $(dir $@)
+	protoc --python_out=$(GEN)/python -I$(dir $<) $<
+# generated code is not held to our warnings
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(OPT) -std=c11 $(SANFLAGS) -MMD -MP -c -o $@ $<
+$(LIB_OBJ) $(UNIT_OBJ) $(FUZZ_SRC:%.c=$(BUILD)/obj/%.o): | $(GEN)/deviceplugin/api.pb-c.h
+
 $(BUILD)/libgpulabel.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/gpulabel: $(BUILD)/obj/src/labeler/main.o $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 $(BUILD)/gpusched: $(BUILD)/obj/src/gpusched/main.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 # torture: the parsers with the Nth allocation failing (tests/torture/torture.c); every call
 # to the allocator from our objects goes through its counters.
@@ -115,12 +141,16 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
-$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+$(FUZZ_BUILD)/obj/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_BUILD)/obj/src/%.o: | $(GEN)/deviceplugin/api.pb-c.h
+$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/gen/deviceplugin/api.pb-c.o
 	rm -f $@
 	ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a
 	@mkdir -p $(dir $@)
-	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 # The real Kubernetes components (kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl) and our Go test tools (tests/k8s/cmd/: k8s-cluster, ...), from the pinned module in

@@ -9,6 +9,12 @@ echo "== gpulabel: one oneshot cycle (docs/benchmarks-gpulabel.md)"
 sh bench/gpulabel_oneshot.sh "$B"
 echo "== gpulabel: node sync steady state (docs/benchmarks-gpulabel-sync.md)"
 python3 bench/gpulabel_sync_steady.py "$B" 50
+echo "== gpulabel as the device plugin (docs/benchmarks-deviceplugin.md)"
+if /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null; then
+    /usr/bin/python3 bench/deviceplugin_bench.py "$B" 5000 3
+else
+    echo "skipped: the device plugin benchmark needs python3-grpcio and python3-protobuf"
+fi
 echo "== gpusched simulate: scheduling core (docs/benchmarks-sched.md)"
 sh bench/sched_bench.sh "$B"
 echo "== gpusched serve: end to end against the API server double (docs/benchmarks-serve.md)"

@@ -16,6 +16,10 @@ The modules named test_k8s_*.py run our binaries against the real kube-apiserver
 control plane per module, tests/integration/k8s_util.py). They need build/k8s/ (`make k8s`,
 which needs Go); without it they are not run and one `skipped:` line says why.
 
+A module whose first lines hold `# run.py: python PATH` runs under that interpreter when it
+exists (Debian's python3-grpcio imports only under /usr/bin/python3). A module that sets
+SKIP = "why" at import runs no case and is reported on one `skipped:` line.
+
 A case marked with util.known_bug (a bug in src/ shown by a test, waiting for its fix) is
 reported as `KNOWN-BUG name: why` and counted apart; once the bug is gone the case fails
 until the mark is removed.
@@ -102,6 +106,9 @@ def run_module_inline(path, pattern):
         print("FAIL %s: cannot load: %s" % (modname, traceback.format_exc().replace("\n", " | ")))
         return
     short = modname[5:] if modname.startswith("test_") else modname
+    if getattr(mod, "SKIP", None) and (not pattern or pattern in short):
+        print("SKIP %s: %s" % (short, mod.SKIP), flush=True)
+        return
     for name, fn in cases:
         full = "%s/%s" % (short, name)
         if pattern and pattern not in full:
@@ -120,9 +127,21 @@ def run_module_inline(path, pattern):
             print("FAIL %s: %s" % (full, why.replace("\n", " | ")), flush=True)
 
 
+def module_python(path):
+    """The interpreter a module asks for (`# run.py: python PATH`), else this one."""
+    with open(path) as f:
+        for _ in range(5):
+            line = f.readline()
+            if line.startswith("# run.py: python "):
+                want = line.split(None, 3)[3].strip()
+                if os.access(want, os.X_OK):
+                    return want
+    return sys.executable
+
+
 def run_module(build, k8s, path, pattern):
     env = dict(os.environ, GPULABEL_SRCDIR=SRC, GPULABEL_BUILD=build, GPULABEL_K8S=k8s)
-    args = [sys.executable, os.path.abspath(__file__), "--module", path]
+    args = [module_python(path), os.path.abspath(__file__), "--module", path]
     if pattern:
         args += ["-k", pattern]
     name = os.path.basename(path)
@@ -140,6 +159,9 @@ def run_module(build, k8s, path, pattern):
         elif line.startswith("KNOWN-BUG "):
             n, _, why = line[10:].partition(": ")
             out.append(("KNOWN-BUG", n, why))
+        elif line.startswith("SKIP "):
+            n, _, why = line[5:].partition(": ")
+            out.append(("SKIP", n, why))
     if p.returncode:
         out.append(("FAIL", name, "exit %d: %s" % (p.returncode, p.stderr.strip()[-2000:])))
     return out
@@ -197,7 +219,9 @@ def main():
             results += res
     passed = failed = known = 0
     for status, name, why in results:
-        if status == "ok":
+        if status == "SKIP":
+            print("skipped: %s: %s" % (name, why))
+        elif status == "ok":
             passed += 1
             print("ok %s" % name)
         elif status == "KNOWN-BUG":

@@ -4,6 +4,7 @@
  * because a lost GPU makes the count wrong. nvmlShutdown always follows a successful init. */
 #include "gpu/gpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,67 @@ static int lost_gpu(const struct gpu_nvml *n, unsigned idx, const char *what, nv
         return 0;
     return err_set(err, GPU_ERR_NVML, "GPU %u: %s: %s", idx, what,
                         gpu_nvml_error_string(n, rc));
+}
+
+void gpu_mig_profile_name(unsigned ci_slices, unsigned gi_slices, unsigned long long memory_mb,
+                          char *out, size_t size)
+{
+    unsigned long long gb = memory_mb / 1024 + (memory_mb % 1024 != 0);
+    int n;
+
+    if (ci_slices && ci_slices < gi_slices)
+        n = snprintf(out, size, "%uc.%ug.%llugb", ci_slices, gi_slices, gb);
+    else
+        n = snprintf(out, size, "%ug.%llugb", gi_slices, gb);
+    if (size && (n < 0 || (size_t)n >= size))
+        out[0] = '\0'; /* never a cut name: GPU_MIG_PROFILE_NAME_MAX holds every one */
+}
+
+static int detect_migs(const struct gpu_nvml *n, unsigned idx, nvmlDevice_t h,
+                       struct gpu_device *d, struct err *err)
+{
+    unsigned max = 0, i;
+    nvmlReturn_t rc;
+
+    if (!n->device_get_max_mig_device_count || !n->device_get_mig_device_handle_by_index ||
+        !n->device_get_attributes || !n->device_get_uuid)
+        return 0;
+    rc = n->device_get_max_mig_device_count(h, &max);
+    if (lost_gpu(n, idx, "nvmlDeviceGetMaxMigDeviceCount", rc, err))
+        return err ? err->code : GPU_ERR_NVML;
+    if (rc != NVML_SUCCESS)
+        return 0;
+    for (i = 0; i < max && d->nmig < GPU_MAX_MIG; i++) {
+        struct gpu_mig *m = &d->migs[d->nmig];
+        nvmlDeviceAttributes_t a;
+        nvmlDevice_t mh = NULL;
+        char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE + 1];
+
+        rc = n->device_get_mig_device_handle_by_index(h, i, &mh);
+        if (lost_gpu(n, idx, "nvmlDeviceGetMigDeviceHandleByIndex", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        if (rc != NVML_SUCCESS)
+            continue; /* NOT_FOUND: no MIG device at this index */
+        memset(&a, 0, sizeof(a));
+        memset(buf, 0, sizeof(buf));
+        if (n->device_get_attributes(mh, &a) != NVML_SUCCESS ||
+            n->device_get_uuid(mh, buf, NVML_DEVICE_UUID_V2_BUFFER_SIZE) != NVML_SUCCESS)
+            continue;
+        copy_nvml_string(m->uuid, sizeof(m->uuid), buf);
+        gpu_mig_profile_name(a.computeInstanceSliceCount, a.gpuInstanceSliceCount, a.memorySizeMB,
+                             m->profile, sizeof(m->profile));
+        m->memory_mb = a.memorySizeMB;
+        m->multiprocessors = a.multiprocessorCount;
+        m->slices_gi = a.gpuInstanceSliceCount;
+        m->slices_ci = a.computeInstanceSliceCount;
+        m->copy = a.sharedCopyEngineCount;
+        m->decoder = a.sharedDecoderCount;
+        m->encoder = a.sharedEncoderCount;
+        m->jpeg = a.sharedJpegCount;
+        m->ofa = a.sharedOfaCount;
+        d->nmig++;
+    }
+    return 0;
 }
 
 static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_device *d,
@@ -102,6 +164,8 @@ static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_devi
             d->mig_enabled = current == NVML_DEVICE_MIG_ENABLE;
         }
     }
+    if (d->mig_enabled)
+        return detect_migs(n, idx, h, d, err);
     return 0;
 }
 

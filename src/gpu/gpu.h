@@ -14,6 +14,21 @@
 
 #define GPU_MAX_DEVICES 256
 
+#define GPU_MAX_MIG 8 /* MIG devices per GPU (7 on an A100/H100) */
+
+/* One MIG device of a MIG-enabled GPU (nvmlDeviceGetMigDeviceHandleByIndex). */
+/* the longest MIG profile name: "<u32>c.<u32>g.<u64/1024 + 1>gb" and its NUL */
+#define GPU_MIG_PROFILE_NAME_MAX 48
+
+struct gpu_mig {
+    char uuid[96];    /* "MIG-..." */
+    /* GFD's name: "<g>g.<n>gb", or "<c>c.<g>g.<n>gb" with fewer compute slices */
+    char profile[GPU_MIG_PROFILE_NAME_MAX];
+    unsigned long long memory_mb;
+    unsigned multiprocessors, slices_gi, slices_ci;
+    unsigned copy, decoder, encoder, jpeg, ofa; /* shared engines */
+};
+
 struct gpu_device {
     char name[96];                   /* NVML product name, e.g. "Tesla M40" */
     unsigned long long memory_total; /* bytes; valid when memory_known */
@@ -24,6 +39,8 @@ struct gpu_device {
     bool cc_known;
     bool mig_capable; /* nvmlDeviceGetMigMode answered (not NOT_SUPPORTED) */
     bool mig_enabled; /* current MIG mode is enabled */
+    struct gpu_mig migs[GPU_MAX_MIG]; /* with mig_enabled: its MIG devices */
+    size_t nmig;
 };
 
 struct gpu_inventory {
@@ -46,6 +63,13 @@ struct gpu_inventory {
  * wrong count is ever published. The caller frees inv with gpu_inventory_release (also after
  * a failure). */
 int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err);
+
+/* gpu_mig_profile_name writes GFD's name of a MIG profile into out: memory in whole GB
+ * rounded up, "<gi>g.<gb>gb", or "<ci>c.<gi>g.<gb>gb" when the compute slices are fewer
+ * than the GPU instance's; an empty string when size is less than GPU_MIG_PROFILE_NAME_MAX
+ * and the name does not fit. */
+void gpu_mig_profile_name(unsigned ci_slices, unsigned gi_slices, unsigned long long memory_mb,
+                          char *out, size_t size);
 
 /* gpu_inventory_release frees the devices; inv is empty afterwards. Safe on NULL. */
 void gpu_inventory_release(struct gpu_inventory *inv);

@@ -35,6 +35,17 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYM("nvmlDeviceGetPciInfo_v3", device_get_pci_info, false),
     SYM("nvmlDeviceGetCudaComputeCapability", device_get_cuda_compute_capability, false),
     SYM("nvmlDeviceGetMigMode", device_get_mig_mode, false),
+    SYM("nvmlEventSetCreate", event_set_create, false),
+    SYM("nvmlEventSetFree", event_set_free, false),
+    SYM("nvmlDeviceRegisterEvents", device_register_events, false),
+    SYM("nvmlDeviceGetSupportedEventTypes", device_get_supported_event_types, false),
+    SYM("nvmlEventSetWait_v2", event_set_wait, false),
+    SYM("nvmlDeviceGetTopologyCommonAncestor", device_get_topology_common_ancestor, false),
+    SYM("nvmlDeviceGetNvLinkState", device_get_nvlink_state, false),
+    SYM("nvmlDeviceGetNvLinkRemotePciInfo_v2", device_get_nvlink_remote_pci_info, false),
+    SYM("nvmlDeviceGetMaxMigDeviceCount", device_get_max_mig_device_count, false),
+    SYM("nvmlDeviceGetMigDeviceHandleByIndex", device_get_mig_device_handle_by_index, false),
+    SYM("nvmlDeviceGetAttributes_v2", device_get_attributes, false),
 };
 
 int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)

@@ -65,6 +65,44 @@ typedef struct nvmlPciInfo_st { /* sizeof 68 (nvmlDeviceGetPciInfo_v3) */
 #define NVML_DEVICE_MIG_DISABLE 0u
 #define NVML_DEVICE_MIG_ENABLE 1u
 
+/* Events (nvmlEventSetWait_v2): the event types are bits of eventType. */
+typedef struct nvmlEventSet_st *nvmlEventSet_t; /* opaque, owned by the driver */
+#define NVML_EVENT_TYPE_SINGLE_BIT_ECC_ERROR 0x0000000000000001ULL
+#define NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR 0x0000000000000002ULL
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x0000000000000008ULL
+
+typedef struct nvmlEventData_st { /* sizeof 32 */
+    nvmlDevice_t device;          /* the device the event came from */
+    unsigned long long eventType; /* one NVML_EVENT_TYPE_* bit */
+    unsigned long long eventData; /* the XID for XID_CRITICAL_ERROR */
+    unsigned int gpuInstanceId;   /* MIG: the GPU instance, else 0xFFFFFFFF */
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+/* nvmlGpuTopologyLevel_t: how two GPUs reach each other, closest first. */
+enum {
+    NVML_TOPOLOGY_INTERNAL = 0,    /* the same board */
+    NVML_TOPOLOGY_SINGLE = 10,     /* one PCIe switch */
+    NVML_TOPOLOGY_MULTIPLE = 20,   /* several PCIe switches, no host bridge */
+    NVML_TOPOLOGY_HOSTBRIDGE = 30, /* one host bridge */
+    NVML_TOPOLOGY_NODE = 40,       /* host bridges of one NUMA node */
+    NVML_TOPOLOGY_SYSTEM = 50,     /* across NUMA nodes (SMP interconnect) */
+};
+#define NVML_NVLINK_MAX_LINKS 18
+
+typedef struct nvmlDeviceAttributes_st { /* sizeof 40 (nvmlDeviceGetAttributes_v2) */
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+    unsigned int gpuInstanceSliceCount;
+    unsigned int computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+#define NVML_FEATURE_ENABLED 1
+
 /* The bound library. Required pointers are never NULL after gpu_nvml_open succeeds;
  * optional ones are NULL when the driver does not export them. */
 struct gpu_nvml {
@@ -88,6 +126,25 @@ struct gpu_nvml {
                                         nvmlPciInfo_t *); /* nvmlDeviceGetPciInfo_v3 */
     nvmlReturn_t (*device_get_cuda_compute_capability)(nvmlDevice_t, int *, int *);
     nvmlReturn_t (*device_get_mig_mode)(nvmlDevice_t, unsigned int *, unsigned int *);
+
+    /* optional: health events and topology (the device plugin) */
+    nvmlReturn_t (*event_set_create)(nvmlEventSet_t *);
+    nvmlReturn_t (*event_set_free)(nvmlEventSet_t);
+    nvmlReturn_t (*device_register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+    nvmlReturn_t (*device_get_supported_event_types)(nvmlDevice_t, unsigned long long *);
+    nvmlReturn_t (*event_set_wait)(nvmlEventSet_t, nvmlEventData_t *,
+                                   unsigned int); /* nvmlEventSetWait_v2, timeout in ms */
+    nvmlReturn_t (*device_get_topology_common_ancestor)(nvmlDevice_t, nvmlDevice_t, int *);
+    nvmlReturn_t (*device_get_nvlink_state)(nvmlDevice_t, unsigned int, int *);
+    nvmlReturn_t (*device_get_nvlink_remote_pci_info)(nvmlDevice_t, unsigned int,
+                                                      nvmlPciInfo_t *); /* ..._v2 */
+
+    /* optional: MIG devices */
+    nvmlReturn_t (*device_get_max_mig_device_count)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*device_get_mig_device_handle_by_index)(nvmlDevice_t, unsigned int,
+                                                          nvmlDevice_t *);
+    nvmlReturn_t (*device_get_attributes)(nvmlDevice_t,
+                                          nvmlDeviceAttributes_t *); /* ..._v2 */
 };
 
 /* gpu_nvml_open loads the library at path (NULL or "" = "libnvidia-ml.so.1") with

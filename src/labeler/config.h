@@ -8,10 +8,17 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "deviceplugin/plugin.h"
 
 enum {
     LABELER_SCHEMA_ACK = 1u << 0, /* aliyun.accelerator/nvidia_{count,mem,name} */
     LABELER_SCHEMA_GFD = 1u << 1, /* nvidia.com/... GPU Feature Discovery keys */
+};
+
+enum labeler_mig_strategy {
+    LABELER_MIG_NONE = 0, /* MIG-enabled GPUs count as the GPUs they are */
+    LABELER_MIG_SINGLE,   /* every GPU is split alike: nvidia.com/gpu.* describe MIG devices */
+    LABELER_MIG_MIXED,    /* nvidia.com/mig-<profile>.* labels per profile */
 };
 
 struct labeler_config {
@@ -26,6 +33,13 @@ struct labeler_config {
     bool no_sync;                  /* --no-sync: never talk to the API server */
     long sleep_interval_ms;        /* --sleep-interval (60s) */
     int verbosity;                 /* -v N */
+    const char *metrics_addr;      /* --metrics-addr HOST:PORT: /healthz, /readyz, /metrics */
+    long timeout_ms;               /* --timeout (30s): how long --oneshot retries the API */
+    int mig_strategy;              /* --mig-strategy: enum labeler_mig_strategy */
+    bool fail_on_init_error;       /* --fail-on-init-error (default true): oneshot exits 1
+                                    * when NVML cannot start */
+    bool device_plugin;            /* --device-plugin (default true): serve the kubelet */
+    struct dp_config dp;           /* --device-plugin-dir, --resource-name, --replicas, ... */
 };
 
 #define LABELER_INTERVAL_MAX_MS (100L * 86400 * 1000)

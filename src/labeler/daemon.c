@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/httpd.h"
+#include "deviceplugin/plugin.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
 #include "labeler/sync.h"
@@ -273,6 +276,9 @@ static volatile sig_atomic_t daemon_stop;
  * instead of waiting for a request timeout. Clear while output files are written. */
 static volatile sig_atomic_t daemon_abandonable;
 static int daemon_pipe[2] = {-1, -1};
+/* The device plugin's socket, removed when a signal ends the process at once, so that the
+ * kubelet does not dial a dead plugin. */
+static char daemon_plugin_sock[1 + 8][4400];
 
 static void daemon_on_signal(int sig)
 {
@@ -283,6 +289,9 @@ static void daemon_on_signal(int sig)
 
     daemon_stop = sig;
     if (daemon_abandonable) {
+        for (size_t i = 0; i < sizeof(daemon_plugin_sock) / sizeof(daemon_plugin_sock[0]); i++)
+            if (daemon_plugin_sock[i][0])
+                unlink(daemon_plugin_sock[i]);
         w = write(STDERR_FILENO, sig == SIGINT ? intr : term,
                   sig == SIGINT ? sizeof(intr) - 1 : sizeof(term) - 1);
         (void)w;
@@ -400,6 +409,8 @@ static bool errlog_clear(struct daemon_errlog *l)
     return had;
 }
 
+#define DAEMON_MIG_PROFILES 8
+
 struct daemon {
     const struct labeler_config *cfg;
     struct kube_client *client;
@@ -410,7 +421,209 @@ struct daemon {
     struct daemon_errlog detect_log, output_log, sync_log;
     struct labeler_backoff backoff;
     long interval_ms;
+    /* the device plugins, once NVML showed GPUs: nvidia.com/gpu, and with --mig-strategy
+     * mixed one per MIG profile */
+    struct dp_plugin *plugins[1 + DAEMON_MIG_PROFILES];
+    size_t nplugins;
+    bool plugins_started;
+    struct daemon_errlog plugin_log;
+    struct dp_config dp;      /* cfg->dp with our log and event callbacks */
+    char profiles[DAEMON_MIG_PROFILES][32];
+    char resources[DAEMON_MIG_PROFILES][64];
+
+    /* what /healthz, /readyz and /metrics report, under mu (the HTTP thread reads it; the
+     * plugins array changes under it too) */
+    pthread_mutex_t mu;
+    struct httpd *httpd;
+    bool cycled, nvml_up;
+    size_t gpus;
+    uint64_t label_writes, api_errors, detect_errors;
+    char nvml_err[256];
 };
+
+/* /healthz fails while NVML is down or a started device plugin is not registered; /readyz
+ * holds once a detection cycle is over; /metrics is Prometheus text. */
+static int daemon_on_http(void *ud, const char *path, struct buf *body, const char **ctype)
+{
+    struct daemon *d = ud;
+    struct dp_status st, sum;
+    size_t i, registered = 0;
+    int code = 200;
+
+    memset(&sum, 0, sizeof(sum));
+    pthread_mutex_lock(&d->mu);
+    for (i = 0; i < d->nplugins; i++) {
+        dp_plugin_status(d->plugins[i], &st);
+        registered += st.registered;
+        sum.gpus += st.gpus;
+        sum.healthy += st.healthy;
+        sum.allocations += st.allocations;
+        sum.registrations += st.registrations;
+    }
+    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
+        if (!d->nvml_up && d->cycled)
+            code = 503, buf_printf(body, "NVML is down: %s\n", d->nvml_err);
+        else if (registered < d->nplugins)
+            code = 503, buf_printf(body, "the device plugin is not registered with the kubelet\n");
+        else
+            buf_puts(body, "ok\n");
+    } else if (!strcmp(path, "/readyz")) {
+        if (d->cycled)
+            buf_puts(body, "ok\n");
+        else
+            code = 503, buf_puts(body, "the first detection cycle is not over\n");
+    } else if (!strcmp(path, "/metrics")) {
+        *ctype = "text/plain; version=0.0.4; charset=utf-8";
+        buf_printf(body,
+                   "# HELP gpulabel_gpus GPUs NVML showed at the last detection.\n"
+                   "# TYPE gpulabel_gpus gauge\ngpulabel_gpus %zu\n"
+                   "# HELP gpulabel_gpus_healthy Devices the device plugin reports Healthy.\n"
+                   "# TYPE gpulabel_gpus_healthy gauge\ngpulabel_gpus_healthy %zu\n"
+                   "# HELP gpulabel_nvml_up Whether the last detection could use NVML.\n"
+                   "# TYPE gpulabel_nvml_up gauge\ngpulabel_nvml_up %d\n"
+                   "# HELP gpulabel_label_writes_total Node patches sent.\n"
+                   "# TYPE gpulabel_label_writes_total counter\ngpulabel_label_writes_total %llu\n"
+                   "# HELP gpulabel_api_errors_total Node syncs that failed.\n"
+                   "# TYPE gpulabel_api_errors_total counter\ngpulabel_api_errors_total %llu\n"
+                   "# HELP gpulabel_detect_errors_total Detections that failed.\n"
+                   "# TYPE gpulabel_detect_errors_total counter\ngpulabel_detect_errors_total %llu\n"
+                   "# HELP gpulabel_device_plugin_registered Plugins the kubelet accepted.\n"
+                   "# TYPE gpulabel_device_plugin_registered gauge\n"
+                   "gpulabel_device_plugin_registered %zu\n"
+                   "# HELP gpulabel_device_plugin_registrations_total Successful registrations.\n"
+                   "# TYPE gpulabel_device_plugin_registrations_total counter\n"
+                   "gpulabel_device_plugin_registrations_total %llu\n"
+                   "# HELP gpulabel_allocations_total Allocate calls answered with devices.\n"
+                   "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n",
+                   d->gpus, d->nplugins ? sum.healthy : d->gpus, d->nvml_up ? 1 : 0,
+                   (unsigned long long)d->label_writes, (unsigned long long)d->api_errors,
+                   (unsigned long long)d->detect_errors, registered,
+                   (unsigned long long)sum.registrations, (unsigned long long)sum.allocations);
+    } else {
+        code = 404;
+        buf_puts(body, "not found\n");
+    }
+    pthread_mutex_unlock(&d->mu);
+    return code;
+}
+
+/* ---- the device plugin ------------------------------------------------------------------ */
+
+static void plugin_log_line(void *ctx, int level, const char *line)
+{
+    (void)ctx;
+    log_line(level, "%s", line);
+}
+
+/* Posts a Warning Event on the Node for a GPU that became unhealthy, as the kubelet posts
+ * node events (namespace default, involvedObject.uid = the node's name), so that
+ * `kubectl describe node` shows it. Runs on the plugin's health thread with its own client. */
+static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const char *why)
+{
+    const struct labeler_config *cfg = ctx;
+    struct kube_client *c = NULL;
+    struct kube_response resp;
+    char now[32], msg[512], *body = NULL;
+    struct err err;
+    time_t t = time(NULL);
+    struct tm tm;
+    json_t *ev;
+
+    if (cfg->no_sync || !cfg->node_name)
+        return;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(msg, sizeof(msg), "GPU %u (%s) is unhealthy: %s; the device plugin reports it "
+             "Unhealthy to the kubelet", index, uuid, why);
+    ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
+                   "s:s,s:s,s:i,s:s,s:s}",
+                   "apiVersion", "v1", "kind", "Event", "metadata", "generateName",
+                   "gpulabel-gpu-unhealthy-", "namespace", "default", "involvedObject",
+                   "apiVersion", "v1", "kind", "Node", "name", cfg->node_name, "uid",
+                   cfg->node_name, "reason", "GPUUnhealthy", "message", msg, "type", "Warning",
+                   "source", "component", "gpulabel", "host", cfg->node_name, "firstTimestamp",
+                   now, "lastTimestamp", now, "count", 1, "reportingComponent", "gpulabel",
+                   "reportingInstance", cfg->node_name);
+    body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_decref(ev);
+    err_clear(&err);
+    memset(&resp, 0, sizeof(resp));
+    if (!body || client_open(cfg, &c, &err) ||
+        kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
+                            body, strlen(body), &resp, &err))
+        log_line(0, "cannot post the Warning event for GPU %u on node \"%s\": %s", index,
+                 cfg->node_name, body ? err.msg : "out of memory");
+    else
+        log_line(1, "posted a Warning event on node \"%s\": %s", cfg->node_name, msg);
+    kube_response_release(&resp);
+    kube_client_free(c);
+    free(body);
+}
+
+/* Starts one plugin; -ENODEV (nothing of its kind to advertise) is no failure. */
+static int daemon_plugin_one(struct daemon *d, const struct dp_config *dp, struct err *err)
+{
+    struct dp_plugin *p = NULL;
+    int rc = dp_plugin_start(dp, &p, err);
+
+    if (rc == -ENODEV && dp->mig_strategy == DP_MIG_MIXED) {
+        log_line(1, "device plugin: nothing to advertise as %s",
+                 dp->resource_name ? dp->resource_name : DP_DEFAULT_RESOURCE);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    snprintf(daemon_plugin_sock[d->nplugins], sizeof(daemon_plugin_sock[0]), "%s",
+             dp_plugin_socket(p));
+    pthread_mutex_lock(&d->mu);
+    d->plugins[d->nplugins++] = p;
+    pthread_mutex_unlock(&d->mu);
+    return 0;
+}
+
+static void daemon_plugins_stop(struct daemon *d)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->nplugins) {
+        dp_plugin_stop(d->plugins[--d->nplugins]);
+        daemon_plugin_sock[d->nplugins][0] = '\0';
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Starts the device plugins once detection has seen GPUs; a failure is logged once per kind
+ * and tried again next cycle. */
+static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired)
+{
+    struct dp_config dp = d->dp;
+    struct err err;
+    size_t nprof = 0, i;
+    int rc;
+
+    if (!d->cfg->device_plugin || d->plugins_started || !desired->n)
+        return;
+    err_clear(&err);
+    dp.mig_strategy = d->cfg->mig_strategy;
+    rc = daemon_plugin_one(d, &dp, &err);
+    if (!rc && dp.mig_strategy == DP_MIG_MIXED)
+        rc = dp_mig_profiles(d->cfg->nvml_lib, d->profiles, DAEMON_MIG_PROFILES, &nprof, &err);
+    for (i = 0; !rc && i < nprof; i++) {
+        snprintf(d->resources[i], sizeof(d->resources[i]), "nvidia.com/mig-%s", d->profiles[i]);
+        dp.mig_profile = d->profiles[i];
+        dp.resource_name = d->resources[i];
+        rc = daemon_plugin_one(d, &dp, &err);
+    }
+    if (rc) {
+        char msg[ERR_MSG_MAX + 64];
+
+        snprintf(msg, sizeof(msg), "device plugin: cannot start: %s", err.msg);
+        errlog_report(&d->plugin_log, msg, msg, "; trying again next cycle");
+        daemon_plugins_stop(d);
+        return;
+    }
+    d->plugins_started = true;
+    errlog_clear(&d->plugin_log);
+}
 
 /* Writes the outputs when their content changed since the last successful write. */
 static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
@@ -459,8 +672,22 @@ static long daemon_cycle(struct daemon *d)
                  fmt_ms(d->interval_ms, ival, sizeof(ival)));
         errlog_report(&d->detect_log, msg, msg, tail);
         d->detect_failing = true;
-        goto out;
+        pthread_mutex_lock(&d->mu);
+        d->cycled = true;
+        d->nvml_up = false;
+        d->detect_errors++;
+        err_cut_mark(d->nvml_err, sizeof(d->nvml_err), snprintf(d->nvml_err, sizeof(d->nvml_err), "%s", err.msg));
+        pthread_mutex_unlock(&d->mu);
+        /* sysfs still shows the GPUs: nvidia.com/gpu.present goes on, nothing comes off */
+        if (!desired.partial || !desired.n || !d->client || daemon_stop)
+            goto out;
+        goto sync;
     }
+    pthread_mutex_lock(&d->mu);
+    d->cycled = true;
+    d->nvml_up = true;
+    d->gpus = desired.ngpus;
+    pthread_mutex_unlock(&d->mu);
     if (desired.nvml_simulated && !d->simulated_logged) {
         log_line(0, "using a simulated NVML (test double), not a real GPU driver");
         d->simulated_logged = true;
@@ -472,13 +699,21 @@ static long daemon_cycle(struct daemon *d)
     }
     if (daemon_stop)
         goto out;
+    daemon_plugin(d, &desired);
     daemon_outputs(d, &desired);
     if (!d->client || daemon_stop)
         goto out;
 
+sync:
     daemon_abandonable = 1;
     rc = sync_node(d->client, cfg->node_name, cfg->schemas, &desired, &res, &err);
     daemon_abandonable = 0;
+    pthread_mutex_lock(&d->mu);
+    if (rc)
+        d->api_errors++;
+    else if (res.wrote)
+        d->label_writes++;
+    pthread_mutex_unlock(&d->mu);
     if (!rc) {
         labeler_backoff_reset(&d->backoff);
         if (errlog_clear(&d->sync_log))
@@ -517,6 +752,11 @@ int labeler_daemon_run(const struct labeler_config *cfg)
 
     memset(&d, 0, sizeof(d));
     d.cfg = cfg;
+    d.dp = cfg->dp;
+    d.dp.log = plugin_log_line;
+    d.dp.on_unhealthy = plugin_unhealthy;
+    d.dp.ctx = (void *)cfg;
+    pthread_mutex_init(&d.mu, NULL);
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
     log_verbosity = cfg->verbosity;
     labeler_backoff_init(&d.backoff,
@@ -542,6 +782,15 @@ int labeler_daemon_run(const struct labeler_config *cfg)
             return 1;
         }
     }
+    if (cfg->metrics_addr) {
+        rc = httpd_start(cfg->metrics_addr, daemon_on_http, &d, &d.httpd, &err);
+        if (rc) {
+            log_line(0, "cannot serve --metrics-addr %s: %s", cfg->metrics_addr, err.msg);
+            kube_client_free(d.client);
+            return 1;
+        }
+        log_line(0, "serving /healthz, /readyz and /metrics on port %d", httpd_port(d.httpd));
+    }
     fmt_ms(d.interval_ms, ival, sizeof(ival));
     fmt_schemas(cfg->schemas, schemas, sizeof(schemas));
     if (d.client)
@@ -558,6 +807,8 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     }
     log_line(0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
+    httpd_stop(d.httpd);
+    daemon_plugins_stop(&d);
     labeler_labels_release(&d.written);
     kube_client_free(d.client);
     return 0;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpu/pci.h"
 #include "kube/labels.h"
 #include "labeler/sanitize.h"
 
@@ -40,12 +41,50 @@ static const char *const gfd_keys[] = {
     GFD_PREFIX "gpu.family",
     GFD_PREFIX "gpu.machine",
     GFD_PREFIX "gpu.memory",
+    GFD_PREFIX "gpu.mode",
+    GFD_PREFIX "gpu.present",
     GFD_PREFIX "gpu.product",
     GFD_PREFIX "gpu.replicas",
     GFD_PREFIX "gpu.sharing-strategy",
     GFD_PREFIX "mig.capable",
+    GFD_PREFIX "mig.strategy",
     GFD_PREFIX "mps.capable",
+    GFD_PREFIX "gpu.multiprocessors",
+    GFD_PREFIX "gpu.slices.gi",
+    GFD_PREFIX "gpu.slices.ci",
+    GFD_PREFIX "gpu.engines.copy",
+    GFD_PREFIX "gpu.engines.decoder",
+    GFD_PREFIX "gpu.engines.encoder",
+    GFD_PREFIX "gpu.engines.jpeg",
+    GFD_PREFIX "gpu.engines.ofa",
 };
+
+/* The attributes of a MIG profile's label set, nvidia.com/mig-<profile>.<attr> (mixed). */
+static const char *const mig_attrs[] = {
+    "count", "memory", "multiprocessors", "product", "replicas", "sharing-strategy",
+    "slices.gi", "slices.ci", "engines.copy", "engines.decoder", "engines.encoder",
+    "engines.jpeg", "engines.ofa",
+};
+
+/* "nvidia.com/mig-1g.5gb.count": a profile ("<c>c."? "<g>g.<n>gb") and a known attribute. */
+static bool mig_profile_key(const char *key)
+{
+    const char *p = key + strlen(GFD_PREFIX "mig-"), *q = p;
+    size_t i;
+
+    if (strncmp(key, GFD_PREFIX "mig-", strlen(GFD_PREFIX "mig-")))
+        return false;
+    q = strstr(p, "gb.");
+    if (!q || q == p)
+        return false;
+    for (; p < q; p++)
+        if (!strchr("0123456789cg.", *p))
+            return false;
+    for (i = 0; i < sizeof(mig_attrs) / sizeof(mig_attrs[0]); i++)
+        if (!strcmp(q + 3, mig_attrs[i]))
+            return true;
+    return false;
+}
 
 void labeler_labels_release(struct labeler_labels *l)
 {
@@ -127,10 +166,13 @@ bool labeler_key_in_schemas(const char *key, unsigned schemas)
         for (i = 0; i < sizeof(ack_keys) / sizeof(ack_keys[0]); i++)
             if (!strcmp(key, ack_keys[i]))
                 return true;
-    if (schemas & LABELER_SCHEMA_GFD)
+    if (schemas & LABELER_SCHEMA_GFD) {
         for (i = 0; i < sizeof(gfd_keys) / sizeof(gfd_keys[0]); i++)
             if (!strcmp(key, gfd_keys[i]))
                 return true;
+        if (mig_profile_key(key))
+            return true;
+    }
     return false;
 }
 
@@ -362,20 +404,189 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
     return rc;
 }
 
+/* Sets PREFIX{count,memory,...} for MIG devices of one profile (prefix "nvidia.com/gpu." or
+ * "nvidia.com/mig-<profile>."). */
+static int mig_set(struct labeler_labels *l, const char *prefix, const char *product,
+                   const struct gpu_mig *m, size_t count, struct err *err)
+{
+    const struct {
+        const char *attr;
+        unsigned long long v;
+    } nums[] = {
+        {"count", count},          {"memory", m->memory_mb},     {"multiprocessors", m->multiprocessors},
+        {"replicas", 1},           {"slices.gi", m->slices_gi},  {"slices.ci", m->slices_ci},
+        {"engines.copy", m->copy}, {"engines.decoder", m->decoder}, {"engines.encoder", m->encoder},
+        {"engines.jpeg", m->jpeg}, {"engines.ofa", m->ofa},
+    };
+    char key[128], v[LABELER_VALUE_MAX + 1];
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < sizeof(nums) / sizeof(nums[0]) && !rc; i++) {
+        snprintf(key, sizeof(key), "%s%s", prefix, nums[i].attr);
+        rc = set_ull(l, key, nums[i].v, "", err);
+    }
+    snprintf(key, sizeof(key), "%ssharing-strategy", prefix);
+    if (!rc)
+        rc = labeler_labels_set(l, key, "none", err);
+    snprintf(key, sizeof(key), "%sproduct", prefix);
+    snprintf(v, sizeof(v), "%.*s-MIG-%s", LABELER_VALUE_MAX - 5 - (int)strlen(m->profile), product,
+             m->profile);
+    if (!rc)
+        rc = set_sanitized(l, key, v, err);
+    return rc;
+}
+
+int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv, int strategy,
+                       struct err *err)
+{
+    const char *product = labeler_labels_get(l, GFD_PREFIX "gpu.product");
+    char prod[LABELER_VALUE_MAX + 1];
+    const struct gpu_mig *first = NULL;
+    size_t i, j, nmig = 0, enabled = 0;
+    bool same = true;
+    int rc;
+
+    if (strategy == LABELER_MIG_NONE || !product || !inv->ndevices)
+        return 0;
+    snprintf(prod, sizeof(prod), "%s", product);
+    rc = labeler_labels_set(l, GFD_PREFIX "mig.strategy",
+                            strategy == LABELER_MIG_SINGLE ? "single" : "mixed", err);
+    for (i = 0; i < inv->ndevices && !rc; i++) {
+        const struct gpu_device *d = &inv->devices[i];
+
+        if (!d->mig_enabled)
+            continue;
+        enabled++;
+        if (!d->nmig)
+            same = false;
+        for (j = 0; j < d->nmig; j++) {
+            if (!first)
+                first = &d->migs[j];
+            else if (strcmp(first->profile, d->migs[j].profile))
+                same = false;
+            nmig++;
+        }
+    }
+    if (rc || !enabled)
+        return rc;
+    if (strategy == LABELER_MIG_SINGLE) {
+        /* single wants every GPU split alike: anything else is GFD's INVALID */
+        if (same && first && enabled == inv->ndevices)
+            return mig_set(l, GFD_PREFIX "gpu.", prod, first, nmig, err);
+        snprintf(prod + (strlen(prod) > LABELER_VALUE_MAX - 12 ? LABELER_VALUE_MAX - 12 : strlen(prod)),
+                 13, "-MIG-INVALID");
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.product", prod, err);
+        if (!rc)
+            rc = labeler_labels_set(l, GFD_PREFIX "gpu.count", "0", err);
+        if (!rc)
+            rc = labeler_labels_set(l, GFD_PREFIX "gpu.replicas", "0", err);
+        if (!rc)
+            rc = labeler_labels_set(l, GFD_PREFIX "gpu.memory", "0", err);
+        return rc;
+    }
+    /* mixed: one set per profile */
+    for (i = 0; i < inv->ndevices && !rc; i++) {
+        const struct gpu_device *d = &inv->devices[i];
+
+        for (j = 0; j < d->nmig && !rc; j++) {
+            const struct gpu_mig *m = &d->migs[j];
+            char prefix[96];
+            size_t k, l2, count = 0;
+
+            snprintf(prefix, sizeof(prefix), GFD_PREFIX "mig-%s.", m->profile);
+            for (k = 0; k < inv->ndevices; k++)
+                for (l2 = 0; l2 < inv->devices[k].nmig; l2++)
+                    count += !strcmp(inv->devices[k].migs[l2].profile, m->profile);
+            rc = mig_set(l, prefix, prod, m, count, err);
+        }
+    }
+    return rc;
+}
+
+/* gpu.present and gpu.mode (the PCI class of GPU 0) from sysfs; a sysfs that cannot be read
+ * leaves the mode unknown. */
+static int gfd_pci(const struct labeler_config *cfg, const struct gpu_inventory *inv,
+                   struct labeler_labels *out, struct err *err)
+{
+    struct gpu_pci_list *pci = malloc(sizeof(*pci));
+    const struct gpu_pci_device *d = NULL;
+    int rc;
+
+    if (!pci)
+        return err_set(err, -ENOMEM, "out of memory");
+    if (!gpu_pci_scan(cfg->dp.sysfs_root, pci, NULL))
+        d = gpu_pci_find(pci, inv->devices[0].pci_bus_id);
+    rc = labeler_labels_set(out, GFD_PREFIX "gpu.present", "true", err);
+    if (!rc)
+        rc = labeler_labels_set(out, GFD_PREFIX "gpu.mode", gpu_pci_mode(d ? d->pci_class : 0),
+                                err);
+    free(pci);
+    return rc;
+}
+
+/* NVML failed: nvidia.com/gpu.present=true alone when sysfs shows an NVIDIA GPU. */
+static void gfd_present_only(const struct labeler_config *cfg, struct labeler_labels *out)
+{
+    struct gpu_pci_list *pci = malloc(sizeof(*pci));
+
+    if (pci && !gpu_pci_scan(cfg->dp.sysfs_root, pci, NULL) && pci->n &&
+        !labeler_labels_set(out, GFD_PREFIX "gpu.present", "true", NULL))
+        out->partial = true;
+    free(pci);
+}
+
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
                    struct err *err)
 {
+    unsigned schemas = cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK;
     struct gpu_inventory inv;
     int rc;
 
     out->n = 0;
+    out->partial = false;
     rc = gpu_detect(cfg->nvml_lib, &inv, err);
     out->nvml_simulated = inv.simulated;
+    out->ngpus = rc ? 0 : inv.ndevices;
     if (!rc)
         rc = labeler_labels_from_inventory(&inv, cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK,
                                            cfg->machine_type_file, out, err);
+    if (!rc && out->n)
+        rc = labeler_labels_sharing(out, cfg->device_plugin ? cfg->dp.replicas : 1,
+                                    cfg->dp.resource_name, err);
+    if (!rc && out->n && (schemas & LABELER_SCHEMA_GFD))
+        rc = gfd_pci(cfg, &inv, out, err);
+    if (!rc && out->n && (schemas & LABELER_SCHEMA_GFD))
+        rc = labeler_labels_mig(out, &inv, cfg->mig_strategy, err);
+    if (rc && (schemas & LABELER_SCHEMA_GFD) &&
+        (err ? err->code : rc) != -EINVAL && (err ? err->code : rc) != -ENOMEM) {
+        out->n = 0;
+        gfd_present_only(cfg, out);
+    }
     gpu_inventory_release(&inv);
     return rc;
+}
+
+int labeler_labels_sharing(struct labeler_labels *l, unsigned replicas, const char *resource,
+                           struct err *err)
+{
+    const char *product = labeler_labels_get(l, GFD_PREFIX "gpu.product");
+    char v[LABELER_VALUE_MAX + 1];
+    int rc;
+
+    if (replicas <= 1 || !product)
+        return 0;
+    rc = set_ull(l, GFD_PREFIX "gpu.replicas", replicas, "", err);
+    if (!rc)
+        rc = labeler_labels_set(l, GFD_PREFIX "gpu.sharing-strategy", "time-slicing", err);
+    if (rc || (resource && *resource && strcmp(resource, "nvidia.com/gpu")))
+        return rc;
+    /* the suffix must fit: cut the product (and any '-', '_' or '.' it then ends in) */
+    snprintf(v, sizeof(v), "%.*s", LABELER_VALUE_MAX - 7, product);
+    while (*v && strchr("-_.", v[strlen(v) - 1]))
+        v[strlen(v) - 1] = '\0';
+    snprintf(v + strlen(v), sizeof(v) - strlen(v), "-SHARED");
+    return labeler_labels_set(l, GFD_PREFIX "gpu.product", v, err);
 }
 
 int labeler_labels_format(const struct labeler_labels *l, struct buf *b)

@@ -32,6 +32,8 @@ struct labeler_labels {
     size_t n;
     size_t alloc;
     bool nvml_simulated; /* labeler_detect read the fake NVML test double, not a driver */
+    bool partial;        /* only these labels are known (NVML is down): set them, remove none */
+    size_t ngpus;        /* labeler_detect: the GPUs NVML showed */
 };
 
 /* labeler_labels_release frees the array; the set is empty afterwards. */
@@ -54,6 +56,21 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
                                   const char *machine_type_file, struct labeler_labels *out,
                                   struct err *err);
 
+/* labeler_labels_sharing applies time-slicing to a gfd set, as GFD does with a sharing
+ * config: with replicas > 1, gpu.replicas=N, gpu.sharing-strategy=time-slicing, and "-SHARED"
+ * after gpu.product unless the resource is renamed (resource not NULL, "" or nvidia.com/gpu).
+ * A set without gfd labels, or replicas <= 1, is left alone. */
+int labeler_labels_sharing(struct labeler_labels *l, unsigned replicas, const char *resource,
+                           struct err *err);
+
+/* labeler_labels_mig applies a MIG strategy (enum labeler_mig_strategy) to a gfd set, as
+ * GFD does: nvidia.com/mig.strategy; single: the nvidia.com/gpu.* labels describe the MIG
+ * devices (product "<model>-MIG-<profile>", count, memory, multiprocessors, slices, engines)
+ * when every GPU is split into one profile, else "<model>-MIG-INVALID" with count, replicas
+ * and memory 0; mixed: nvidia.com/mig-<profile>.* per profile. Nothing for none. */
+int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv, int strategy,
+                       struct err *err);
+
 /* labeler_labels_format appends the set as sorted "key=value\n" lines to b. */
 int labeler_labels_format(const struct labeler_labels *l, struct buf *b);
 
@@ -62,7 +79,10 @@ int labeler_labels_format(const struct labeler_labels *l, struct buf *b);
 int labeler_schemas_parse(const char *s, unsigned *out, struct err *err);
 
 /* labeler_detect opens NVML (cfg->nvml_lib), detects the GPUs and computes the labels of the
- * schemas in cfg->schemas into out (emptied first). Fails (negative, err saying why: library
+ * schemas in cfg->schemas into out (emptied first); with gfd also nvidia.com/gpu.present and
+ * gpu.mode from the PCI devices in sysfs (cfg->dp.sysfs_root). When NVML fails but sysfs shows
+ * NVIDIA GPUs, out gets nvidia.com/gpu.present=true alone with out->partial set (gfd only), so
+ * that the node is recognisable before the driver is up, and the error is still returned. Fails (negative, err saying why: library
  * missing, driver not loaded, ...) when NVML cannot start; err->code is then one of
  * GPU_ERR_NO_LIBRARY, GPU_ERR_DRIVER_NOT_LOADED, GPU_ERR_NVML (gpu/gpu.h), all worth retrying
  * later. A node with zero GPUs succeeds with an empty set. out->nvml_simulated is set, also

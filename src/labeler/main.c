@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
 #include "base/flag.h"
@@ -15,6 +16,11 @@
 #include "labeler/config.h"
 #include "labeler/daemon.h"
 #include "labeler/labels.h"
+#include "base/clock.h"
+#include "kube/client.h"
+#include "labeler/backoff.h"
+#include "deviceplugin/devices.h"
+#include "deviceplugin/plugin.h"
 
 #ifndef GPULABEL_VERSION
 #define GPULABEL_VERSION "0.1.0"
@@ -63,6 +69,54 @@ static int set_level(void *dest, const char *v, struct err *err)
     return 0;
 }
 
+static int set_list_strategy(void *dest, const char *v, struct err *err)
+{
+    return dp_list_strategy_parse(v, dest, err);
+}
+
+static int set_replicas(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (go_parse_int(v, strlen(v), 10, 32, &n, NULL) || n < 1 || n > DP_MAX_REPLICAS)
+        return err_set(err, -EINVAL, "invalid replicas '%s' (want 1 to %d)", v, DP_MAX_REPLICAS);
+    *(unsigned *)dest = (unsigned)n;
+    return 0;
+}
+
+static int set_xids(void *dest, const char *v, struct err *err)
+{
+    return dp_xids_parse(v, dest, err);
+}
+
+static int set_resource(void *dest, const char *v, struct err *err)
+{
+    const char *slash = strchr(v, '/');
+
+    /* the kubelet takes only extended resources: a domain-prefixed name */
+    if (!slash || slash == v || !slash[1] || strchr(slash + 1, '/') || strlen(v) > 253 ||
+        !strncmp(v, "kubernetes.io/", 14) || strstr(v, ".kubernetes.io/"))
+        return err_set(err, -EINVAL,
+                       "invalid resource name '%s' (want an extended resource such as "
+                       "nvidia.com/gpu)",
+                       v);
+    *(const char **)dest = v;
+    return 0;
+}
+
+static int set_mig_strategy(void *dest, const char *v, struct err *err)
+{
+    if (!strcmp(v, "none"))
+        *(int *)dest = LABELER_MIG_NONE;
+    else if (!strcmp(v, "single"))
+        *(int *)dest = LABELER_MIG_SINGLE;
+    else if (!strcmp(v, "mixed"))
+        *(int *)dest = LABELER_MIG_MIXED;
+    else
+        return err_set(err, -EINVAL, "invalid MIG strategy '%s' (want none, single or mixed)", v);
+    return 0;
+}
+
 static void print_err(const struct err *err)
 {
     char buf[ERR_MSG_MAX + 600];
@@ -96,6 +150,38 @@ static void print_usage_error(const struct flag_fault *ff)
     }
 }
 
+/* The sync of --oneshot: transient API failures (connection refused, timeouts, 429, 5xx,
+ * 409) are retried with backoff until cfg->timeout_ms has passed, each retry said on stderr. */
+static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_labels *labels,
+                        struct err *err)
+{
+    struct labeler_backoff b;
+    int64_t deadline = mono_ms() + cfg->timeout_ms;
+    int rc;
+
+    labeler_backoff_init(&b, 500, 5000, (unsigned long)mono_ms());
+    for (;;) {
+        long wait;
+
+        err_clear(err);
+        rc = labeler_sync_once(cfg, labels, err);
+        if (!rc || !kube_err_transient(err))
+            return rc;
+        wait = labeler_backoff_next(&b);
+        if (err->retry_after > 0 && (long)err->retry_after * 1000 > wait)
+            wait = (long)err->retry_after * 1000;
+        if (mono_ms() + wait > deadline)
+            return rc;
+        fprintf(stderr, "gpulabel: %s; retrying in %ld ms\n", err->msg, wait);
+        {
+            struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
+
+            while (nanosleep(&ts, &ts) && errno == EINTR)
+                ;
+        }
+    }
+}
+
 static int run_oneshot(struct labeler_config *cfg)
 {
     struct labeler_labels labels = {0};
@@ -111,6 +197,14 @@ static int run_oneshot(struct labeler_config *cfg)
             fprintf(stderr, "gpulabel: using a simulated NVML (test double), not a real GPU "
                             "driver\n");
         print_err(&err);
+        /* sysfs shows GPUs NVML cannot reach: publish nvidia.com/gpu.present alone */
+        if (labels.partial && labels.n && sync && !oneshot_sync(cfg, &labels, &err))
+            fprintf(stderr, "gpulabel: labelled node \"%s\" nvidia.com/gpu.present=true from "
+                            "sysfs only\n", cfg->node_name);
+        else if (labels.partial && labels.n && sync)
+            print_err(&err);
+        if (!cfg->fail_on_init_error)
+            status = 0; /* GFD's --fail-on-init-error=false: say why, then carry on */
         goto out;
     }
     if (labels.nvml_simulated)
@@ -119,10 +213,13 @@ static int run_oneshot(struct labeler_config *cfg)
         print_err(&err);
         goto out;
     }
-    if (sync && labeler_sync_once(cfg, &labels, &err)) {
+    if (sync && oneshot_sync(cfg, &labels, &err)) {
         print_err(&err); /* the sync error already names the node */
         goto out;
     }
+    if (sync && cfg->verbosity > 0)
+        fprintf(stderr, "gpulabel: node \"%s\" carries its %zu labels\n", cfg->node_name,
+                labels.n);
     status = 0;
 out:
     labeler_labels_release(&labels);
@@ -133,7 +230,7 @@ int main(int argc, char **argv)
 {
     struct labeler_config cfg;
     struct flag_fault ff;
-    bool version = false;
+    bool version = false, no_timestamp = false;
     const struct flag flags[] = {
         {"oneshot", 0, FLAG_BOOL, &cfg.oneshot, NULL, "GPULABEL_ONESHOT", NULL,
          "detect once, write the outputs, sync the node, exit"},
@@ -160,16 +257,76 @@ int main(int argc, char **argv)
          "never talk to the API server"},
         {"v", 'v', FLAG_FUNC, &cfg.verbosity, set_level, "GPULABEL_V", "N",
          "log verbosity (default 0)"},
+        {"device-plugin", 0, FLAG_BOOL, &cfg.device_plugin, NULL, "GPULABEL_DEVICE_PLUGIN", NULL,
+         "serve the GPUs to the kubelet as a device plugin (default true;\n"
+         "not with --oneshot)"},
+        {"device-plugin-dir", 0, FLAG_FUNC, &cfg.dp.dir, set_path, "GPULABEL_DEVICE_PLUGIN_DIR",
+         "DIR", "the kubelet's device-plugin directory, where kubelet.sock is\n"
+         "(default " DP_DEFAULT_DIR ")"},
+        {"resource-name", 0, FLAG_FUNC, &cfg.dp.resource_name, set_resource,
+         "GPULABEL_RESOURCE_NAME", "NAME", "the extended resource advertised (default " DP_DEFAULT_RESOURCE ")"},
+        {"device-list-strategy", 0, FLAG_FUNC, &cfg.dp.list_strategy, set_list_strategy,
+         "GPULABEL_DEVICE_LIST_STRATEGY", "LIST",
+         "how Allocate names the GPUs: envvar, cdi-annotations, cdi-cri\n"
+         "or a comma list (default envvar)"},
+        {"replicas", 0, FLAG_FUNC, &cfg.dp.replicas, set_replicas, "GPULABEL_REPLICAS", "N",
+         "time-slicing: advertise each GPU N times (default 1)"},
+        {"health-ignore-xids", 0, FLAG_FUNC, cfg.dp.ignored_xids, set_xids,
+         "GPULABEL_HEALTH_IGNORE_XIDS", "LIST",
+         "XIDs that leave a GPU healthy (default " DP_DEFAULT_IGNORED_XIDS ";\n"
+         "none: every XID makes it unhealthy)"},
+        {"sysfs-root", 0, FLAG_FUNC, &cfg.dp.sysfs_root, set_path, "GPULABEL_SYSFS_ROOT", "DIR",
+         "where sysfs is mounted (default /sys)"},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy,
+         "GPULABEL_MIG_STRATEGY", "none|single|mixed",
+         "how MIG devices are labelled and advertised (default none)"},
+        {"metrics-addr", 0, FLAG_FUNC, &cfg.metrics_addr, set_path, "GPULABEL_METRICS_ADDR",
+         "HOST:PORT", "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
+         "e.g. :9402 (daemon only; default off)"},
+        {"timeout", 0, FLAG_FUNC, &cfg.timeout_ms, set_interval, "GPULABEL_TIMEOUT", "DURATION",
+         "--oneshot retries transient API failures for this long (default 30s)"},
+        {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,
+         "GPULABEL_FAIL_ON_INIT_ERROR", NULL,
+         "--oneshot exits 1 when NVML cannot start (default true)"},
+        {"no-timestamp", 0, FLAG_BOOL, &no_timestamp, NULL, "GPULABEL_NO_TIMESTAMP", NULL,
+         "accepted for GFD: gpulabel never writes nvidia.com/gfd.timestamp"},
         {"version", 0, FLAG_BOOL, &version, NULL, NULL, NULL, "show the version"},
     };
     size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    /* GPU Feature Discovery's environment names, so its DaemonSet settings carry over; the
+     * GPULABEL_* names and flags win over them. */
+    const struct flag gfd_env[] = {
+        {"oneshot", 0, FLAG_BOOL, &cfg.oneshot, NULL, "GFD_ONESHOT", NULL, ""},
+        {"output", 0, FLAG_FUNC, &cfg.output, set_path, "GFD_OUTPUT_FILE", "PATH", ""},
+        {"sleep-interval", 0, FLAG_FUNC, &cfg.sleep_interval_ms, set_interval,
+         "GFD_SLEEP_INTERVAL", "DURATION", ""},
+        {"machine-type-file", 0, FLAG_FUNC, &cfg.machine_type_file, set_path,
+         "GFD_MACHINE_TYPE_FILE", "PATH", ""},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GFD_MIG_STRATEGY",
+         "STRATEGY", ""},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "MIG_STRATEGY",
+         "STRATEGY", ""},
+        {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,
+         "GFD_FAIL_ON_INIT_ERROR", NULL, ""},
+        {"no-timestamp", 0, FLAG_BOOL, &no_timestamp, NULL, "GFD_NO_TIMESTAMP", NULL, ""},
+        {"device-list-strategy", 0, FLAG_FUNC, &cfg.dp.list_strategy, set_list_strategy,
+         "DEVICE_LIST_STRATEGY", "LIST", ""},
+        {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL, "FAIL_ON_INIT_ERROR",
+         NULL, ""},
+    };
     int rc;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
+    cfg.device_plugin = true;
+    cfg.timeout_ms = 30000;
+    dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);
+    cfg.fail_on_init_error = true;
     /* the environment first, so that flags win */
-    rc = flag_parse_env(flags, nflags, &ff);
+    rc = flag_parse_env(gfd_env, sizeof(gfd_env) / sizeof(gfd_env[0]), &ff);
+    if (rc == FLAG_OK)
+        rc = flag_parse_env(flags, nflags, &ff);
     if (rc == FLAG_OK)
         rc = flag_parse(flags, nflags, argc, argv, NULL, &ff);
     if (rc == FLAG_HELP) {
@@ -201,6 +358,7 @@ int main(int argc, char **argv)
 
         cfg.kubeconfig = v && *v ? v : NULL;
     }
+    cfg.dp.nvml_lib = cfg.nvml_lib;
     if (cfg.oneshot)
         return run_oneshot(&cfg);
     return labeler_daemon_run(&cfg);

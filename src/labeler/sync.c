@@ -120,6 +120,64 @@ static int plan_removals(const char *owned, const json_t *labels,
     return 0;
 }
 
+#define LABELER_SHARED_PRESENT "nvidia.com/gpu.present"
+
+/* owned_has tells whether the annotation value lists key. */
+static bool owned_has(const char *owned, const char *key)
+{
+    size_t klen = strlen(key);
+    const char *p = owned;
+
+    while (*p) {
+        size_t len = strcspn(p, ",");
+
+        while (len && (*p == ' ' || *p == '\t')) {
+            p++;
+            len--;
+        }
+        if (len >= klen && !strncmp(p, key, klen)) {
+            const char *q = p + klen;
+
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q == p + len)
+                return true;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return false;
+}
+
+/* The keys owned (our keys in the annotation value) together with desired's, into all. */
+static int owned_union(const char *owned, const struct labeler_labels *desired,
+                       struct labeler_labels *all)
+{
+    const char *p = owned;
+    size_t i;
+
+    while (*p) {
+        char key[sizeof(((struct labeler_label *)0)->key)];
+        size_t len = strcspn(p, ",");
+
+        if (len && len < sizeof(key)) {
+            memcpy(key, p, len);
+            key[len] = '\0';
+            if (labeler_key_in_schemas(key, LABELER_SCHEMAS_ALL) &&
+                labeler_labels_set(all, key, "", NULL))
+                return -ENOMEM;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    for (i = 0; i < desired->n; i++)
+        if (labeler_labels_set(all, desired->v[i].key, "", NULL))
+            return -ENOMEM;
+    return 0;
+}
+
 int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *desired,
                               unsigned schemas, bool pin_resource_version,
                               struct labeler_sync_plan *plan, struct err *err)
@@ -129,8 +187,11 @@ int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *d
     const char *owned_str = "";
     char *want_owned = NULL;
     size_t want_len = 1, i;
+    bool skip_present = false;
+    struct labeler_labels claimed;
     int rc;
 
+    memset(&claimed, 0, sizeof(claimed));
     memset(plan, 0, sizeof(*plan));
     if (!json_is_object(node))
         return err_set(err, -EINVAL, "node is not a JSON object");
@@ -152,20 +213,56 @@ int labeler_sync_plan_compute(const json_t *node, const struct labeler_labels *d
     for (i = 0; i < desired->n; i++) {
         const json_t *have = json_object_get(labels, desired->v[i].key);
 
-        want_len += strlen(desired->v[i].key) + 1;
-        if (json_is_string(have) && !strcmp(json_string_value(have), desired->v[i].value))
+        if (json_is_string(have) && !strcmp(json_string_value(have), desired->v[i].value)) {
+            /* nvidia.com/gpu.present is also the GPU Operator's (from NFD): one already
+             * there and not ours stays theirs, so that turning gfd off never removes it */
+            if (!strcmp(desired->v[i].key, LABELER_SHARED_PRESENT) &&
+                !owned_has(owned_str, desired->v[i].key)) {
+                skip_present = true;
+                continue;
+            }
+            want_len += strlen(desired->v[i].key) + 1;
             continue;
+        }
+        want_len += strlen(desired->v[i].key) + 1;
         if (json_object_set_new(plabels, desired->v[i].key, json_string(desired->v[i].value)))
             goto out;
         plan->nset++;
     }
-    if (plan_removals(owned_str, labels, desired, plabels, &plan->nremoved))
+    if (!desired->partial && plan_removals(owned_str, labels, desired, plabels, &plan->nremoved))
         goto out;
+    if (skip_present) {
+        for (i = 0; i < desired->n; i++)
+            if (strcmp(desired->v[i].key, LABELER_SHARED_PRESENT) &&
+                labeler_labels_set(&claimed, desired->v[i].key, desired->v[i].value, NULL))
+                goto out;
+        desired = &claimed;
+    }
 
-    want_owned = malloc(want_len);
-    if (!want_owned)
-        goto out;
-    labeler_sync_owned_join(desired, want_owned, want_len);
+    if (desired->partial) {
+        /* nothing is removed, so what is owned is what was owned and what is set now */
+        struct labeler_labels all;
+
+        memset(&all, 0, sizeof(all));
+        if (owned_union(owned_str, desired, &all)) {
+            labeler_labels_release(&all);
+            goto out;
+        }
+        want_len = 1;
+        for (i = 0; i < all.n; i++)
+            want_len += strlen(all.v[i].key) + 1;
+        want_owned = malloc(want_len);
+        if (want_owned)
+            labeler_sync_owned_join(&all, want_owned, want_len);
+        labeler_labels_release(&all);
+        if (!want_owned)
+            goto out;
+    } else {
+        want_owned = malloc(want_len);
+        if (!want_owned)
+            goto out;
+        labeler_sync_owned_join(desired, want_owned, want_len);
+    }
     if (desired->n)
         plan->annotation = !json_is_string(cur_owned) || strcmp(owned_str, want_owned);
     else
@@ -204,5 +301,6 @@ out:
     json_decref(pmeta);
     json_decref(plabels);
     free(want_owned);
+    labeler_labels_release(&claimed);
     return rc;
 }

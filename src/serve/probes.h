@@ -4,7 +4,7 @@
 
 #include "base/buf.h"
 
-/* serve_on_http is the serve_httpd_fn (ud is the struct serve): /healthz and /livez (always
+/* serve_on_http is the httpd_fn (ud is the struct serve): /healthz and /livez (always
  * ok), /readyz (ok once both informers synced and while not stopping), /metrics
  * (Prometheus text), 404 otherwise. */
 int serve_on_http(void *ud, const char *path, struct buf *body, const char **ctype);

@@ -2,7 +2,7 @@
  *
  * The parts: the informers (kube/informer.c) with their handlers (watch.c), the scheduling
  * loop (loop.c), the binder and the answers to its writes (binder.c, writes.c), leader
- * election (leader.c), the probe and metrics server (httpd.c, probes.c) and the signal
+ * election (leader.c), the probe and metrics server (base/httpd.c, probes.c) and the signal
  * thread (signals.c), sharing one struct serve (state.h). Design notes: docs/serve.md. */
 #include "serve/serve.h"
 
@@ -321,7 +321,7 @@ int serve_main(int argc, char **argv)
     }
 
     if (o.metrics_addr && *o.metrics_addr && strcmp(o.metrics_addr, "0")) {
-        if (serve_httpd_start(o.metrics_addr, serve_on_http, s, &s->httpd, &err)) {
+        if (httpd_start(o.metrics_addr, serve_on_http, s, &s->httpd, &err)) {
             fprintf(stderr, "gpusched serve: --metrics-addr: %s\n", err.msg);
             goto out;
         }
@@ -336,7 +336,7 @@ int serve_main(int argc, char **argv)
               SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
               (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
               kube_client_server(s->client), o.qps, o.burst,
-              s->httpd ? serve_httpd_port(s->httpd) : 0);
+              s->httpd ? httpd_port(s->httpd) : 0);
 
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";
@@ -402,7 +402,7 @@ out:
         kube_informer_free(s->pdbs_inf);
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
-        serve_httpd_stop(s->httpd);
+        httpd_stop(s->httpd);
         serve_signals_stop(s);
         if (s->queue)
             serve_queue_free(s->queue, serve_pending_free);

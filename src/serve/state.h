@@ -22,7 +22,7 @@
 #include "kube/informer.h"
 #include "sched/sched.h"
 #include "serve/binder.h"
-#include "serve/httpd.h"
+#include "base/httpd.h"
 #include "serve/leader.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
@@ -88,7 +88,7 @@ struct serve {
     struct arena_mark pod_arena_empty;
     struct serve_binder *binder;
     struct serve_leader *leader;
-    struct serve_httpd *httpd;
+    struct httpd *httpd;
     struct serve_metrics metrics;
     pthread_t signal_thread;
     bool signals_started;

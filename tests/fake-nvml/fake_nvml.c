@@ -2,7 +2,8 @@
  *
  * It exports the NVML symbols gpulabel binds, so tests exercise the real dlopen/dlsym path, and
  * serves devices and failures described by the file named in $FAKE_NVML_CONFIG (read again at
- * every first nvmlInit_v2). Without the variable it serves the demo node: one "Tesla M40" with
+ * every first nvmlInit_v2, and at any later one once the file changed: a process that keeps
+ * NVML open, as the device plugin does, must not freeze the config for the others). Without the variable it serves the demo node: one "Tesla M40" with
  * 12209 MiB, driver 418.67, CUDA 10010. It also exports `fake_nvml_is_simulated`, which tells
  * gpulabel that no real GPU is behind it. Built with -DFAKE_NVML_OLD it leaves out the symbols
  * an old driver lacks (nvmlErrorString, nvmlSystemGetCudaDriverVersion, nvmlDeviceGetPciInfo_v3,
@@ -24,6 +25,23 @@
  *     lost=1                 every query on the device returns GPU_IS_LOST
  *     handle_error=CODE      nvmlDeviceGetHandleByIndex_v2 returns CODE
  *     repeat=N               this line stands for N identical GPUs
+ *     numa=N                 NUMA node, for nvmlDeviceGetTopologyCommonAncestor (absent: 0)
+ *     switch=N               PCIe switch the GPU is behind (absent: none of its own)
+ *     nvlink=I+J             NVLink peers by index, one link per entry (I+I = two links)
+ *     events=unsupported     nvmlDeviceRegisterEvents returns NOT_SUPPORTED
+ *     mig_devices=1g.5gb+3g.20gb   MIG devices (with mig=enabled), by profile; a profile
+ *                            <c>c.<g>g.<n>gb has c compute slices of a g-slice GPU instance.
+ *                            Attributes: g GPU instance slices, c (default g) compute slices,
+ *                            14 SMs per compute slice, n*1024-256 MiB, copy engines = g,
+ *                            decoders = g/2, encoders 0, JPEG and OFA = 1 for 7 slices
+ * Topology: two GPUs behind one switch are SINGLE, on one NUMA node NODE, else SYSTEM.
+ *
+ * Events: $FAKE_NVML_EVENTS names a control file that tests append lines to; every
+ * nvmlEventSetWait_v2 reads the lines added since the event set was created, one event each:
+ *   xid GPU XID              an XID critical error on GPU (its UUID or index)
+ *   ecc GPU                  a double-bit ECC error
+ *   lost GPU                 the GPU falls off the bus: every query on it returns GPU_IS_LOST
+ *                            from now on, and so does this wait
  * A config file without device lines means a node with zero GPUs. A config that cannot be read
  * or parsed makes nvmlInit_v2 fail with UNKNOWN and prints why on stderr. */
 #include <stdio.h>
@@ -39,7 +57,9 @@ enum {
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NOT_FOUND = 6,
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_TIMEOUT = 10,
     NVML_ERROR_GPU_IS_LOST = 15,
     NVML_ERROR_UNKNOWN = 999,
 };
@@ -85,6 +105,13 @@ struct nvmlDevice_st {
     int mig; /* -1 unsupported, 0 disabled, 1 enabled */
     int lost;
     int handle_error;
+    int numa, pcie_switch; /* pcie_switch -1: none */
+    int nvlink[18], nnvlink; /* peer indices, one per link */
+    int no_events;
+    char mig_profiles[8][32]; /* mig_devices= */
+    int nmig;
+    int parent;               /* a MIG device: its GPU's index; -1 for a GPU */
+    int gi, ci, mem_mb;       /* a MIG device's attributes */
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -108,6 +135,8 @@ static struct fake_state {
     int count_error;
     unsigned ndevices;
     struct nvmlDevice_st devices[FAKE_MAX_DEVICES];
+    unsigned nmigs;
+    struct nvmlDevice_st migs[FAKE_MAX_DEVICES * 8];
 } fake;
 
 /* Markers for tests: the library is simulated; how many inits are not yet shut down. */
@@ -134,6 +163,8 @@ static void fake_device_defaults(struct nvmlDevice_st *d, unsigned idx)
 {
     memset(d, 0, sizeof(*d));
     d->mig = -1;
+    d->pcie_switch = -1;
+    d->parent = -1;
     snprintf(d->uuid, sizeof(d->uuid), "GPU-00000000-fa4e-4e00-8000-%012x", idx);
     snprintf(d->pci, sizeof(d->pci), "00000000:00:%02X.0", 8 + idx);
 }
@@ -255,6 +286,38 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         } else if (!strcmp(key, "handle_error")) {
             if ((d.handle_error = fake_code(val)) < 0)
                 goto bad;
+        } else if (!strcmp(key, "numa")) {
+            d.numa = atoi(val);
+        } else if (!strcmp(key, "switch")) {
+            d.pcie_switch = atoi(val);
+        } else if (!strcmp(key, "nvlink")) {
+            char *q = val;
+
+            d.nnvlink = 0;
+            while (*q && d.nnvlink < 18) {
+                d.nvlink[d.nnvlink++] = (int)strtol(q, &q, 10);
+                if (*q == '+')
+                    q++;
+                else if (*q)
+                    goto bad;
+            }
+        } else if (!strcmp(key, "mig_devices")) {
+            char *q = val;
+
+            d.nmig = 0;
+            while (*q && d.nmig < 8) {
+                size_t n = strcspn(q, "+");
+
+                if (!n || n >= sizeof(d.mig_profiles[0]))
+                    goto bad;
+                memcpy(d.mig_profiles[d.nmig], q, n);
+                d.mig_profiles[d.nmig++][n] = '\0';
+                q += n;
+                if (*q == '+')
+                    q++;
+            }
+        } else if (!strcmp(key, "events")) {
+            d.no_events = !strcmp(val, "unsupported");
         } else if (!strcmp(key, "repeat")) {
             repeat = (unsigned)strtoul(val, NULL, 10);
         } else {
@@ -283,11 +346,75 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         t->mig = d.mig;
         t->lost = d.lost;
         t->handle_error = d.handle_error;
+        t->numa = d.numa;
+        t->pcie_switch = d.pcie_switch;
+        memcpy(t->nvlink, d.nvlink, sizeof(t->nvlink));
+        t->nnvlink = d.nnvlink;
+        t->no_events = d.no_events;
+        memcpy(t->mig_profiles, d.mig_profiles, sizeof(t->mig_profiles));
+        t->nmig = d.nmig;
     }
     return 0;
 bad:
     fprintf(stderr, "fake NVML: %s: line %d: bad device setting\n", path, lineno);
     return -1;
+}
+
+#include <sys/stat.h>
+
+static struct stat fake_loaded_st; /* of the config file last read */
+
+static int fake_config_changed(void)
+{
+    const char *path = getenv("FAKE_NVML_CONFIG");
+    struct stat st;
+
+    if (!path || !*path || stat(path, &st))
+        return 0;
+    return st.st_ino != fake_loaded_st.st_ino || st.st_size != fake_loaded_st.st_size ||
+           st.st_mtim.tv_sec != fake_loaded_st.st_mtim.tv_sec ||
+           st.st_mtim.tv_nsec != fake_loaded_st.st_mtim.tv_nsec;
+}
+
+/* The MIG devices of every MIG-enabled GPU, from their mig_devices= profiles. */
+static int fake_make_migs(const char *path)
+{
+    unsigned i;
+    int k;
+
+    fake.nmigs = 0;
+    for (i = 0; i < fake.ndevices; i++) {
+        struct nvmlDevice_st *g = &fake.devices[i];
+
+        for (k = 0; k < g->nmig; k++) {
+            struct nvmlDevice_st *m = &fake.migs[fake.nmigs];
+            int c = 0, gi = 0, gb = 0;
+
+            if (sscanf(g->mig_profiles[k], "%dc.%dg.%dgb", &c, &gi, &gb) != 3) {
+                c = 0;
+                if (sscanf(g->mig_profiles[k], "%dg.%dgb", &gi, &gb) != 2) {
+                    fprintf(stderr, "fake NVML: %s: bad MIG profile '%s'\n", path,
+                            g->mig_profiles[k]);
+                    return -1;
+                }
+            }
+            memset(m, 0, sizeof(*m));
+            m->parent = (int)i;
+            m->mig = -1;
+            m->pcie_switch = -1;
+            m->gi = gi;
+            m->ci = c ? c : gi;
+            m->mem_mb = gb * 1024 - 256;
+            m->memory = (unsigned long long)m->mem_mb * 1048576ull;
+            m->has_memory = 1;
+            snprintf(m->name, sizeof(m->name), "%s MIG %s", g->name, g->mig_profiles[k]);
+            snprintf(m->uuid, sizeof(m->uuid), "MIG-00000000-fa4e-4e00-9000-%04x%08x", i,
+                     (unsigned)k);
+            snprintf(m->pci, sizeof(m->pci), "%s", g->pci);
+            fake.nmigs++;
+        }
+    }
+    return 0;
 }
 
 static int fake_load(void)
@@ -301,6 +428,8 @@ static int fake_load(void)
     if (!path || !*path)
         return 0;
     memset(&fake, 0, sizeof(fake));
+    if (stat(path, &fake_loaded_st))
+        memset(&fake_loaded_st, 0, sizeof(fake_loaded_st));
     f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "fake NVML: cannot read FAKE_NVML_CONFIG '%s'\n", path);
@@ -340,6 +469,8 @@ static int fake_load(void)
         }
     }
     fclose(f);
+    if (!rc)
+        rc = fake_make_migs(path);
     if (rc)
         fprintf(stderr, "fake NVML: %s: line %d: cannot parse\n", path, lineno);
     return rc;
@@ -350,6 +481,8 @@ static nvmlReturn_t fake_check(nvmlDevice_t d)
 {
     if (!fake_active)
         return NVML_ERROR_UNINITIALIZED;
+    if (d && d >= fake.migs && d < fake.migs + fake.nmigs)
+        return fake.devices[d->parent].lost ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
     if (!d || d < fake.devices || d >= fake.devices + fake.ndevices)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (d->lost)
@@ -370,12 +503,14 @@ static nvmlReturn_t fake_string(const char *s, char *out, unsigned int length)
 EXPORT nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInit_v2(void)
 {
-    if (!fake_active) {
-        if (fake_load())
-            return NVML_ERROR_UNKNOWN;
-        if (fake.init_error)
-            return fake.init_error;
-    }
+    static int load_rc;
+
+    if (!fake_active || fake_config_changed())
+        load_rc = fake_load();
+    if (load_rc)
+        return NVML_ERROR_UNKNOWN;
+    if (fake.init_error)
+        return fake.init_error;
     fake_active++;
     return NVML_SUCCESS;
 }
@@ -538,6 +673,312 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current, un
     if (device->mig < 0)
         return NVML_ERROR_NOT_SUPPORTED;
     *current = *pending = (unsigned)device->mig;
+    return NVML_SUCCESS;
+}
+#endif
+
+#ifndef FAKE_NVML_OLD
+/* ---- topology -------------------------------------------------------------------------- */
+
+EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
+                                                        int *level);
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level)
+{
+    nvmlReturn_t rc = fake_check(a);
+
+    if (!rc)
+        rc = fake_check(b);
+    if (rc)
+        return rc;
+    if (!level)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (a == b)
+        *level = 0;
+    else if (a->pcie_switch >= 0 && a->pcie_switch == b->pcie_switch)
+        *level = 10; /* SINGLE */
+    else if (a->numa == b->numa)
+        *level = 40; /* NODE */
+    else
+        *level = 50; /* SYSTEM */
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active);
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!active || link >= 18)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!d->nnvlink)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *active = (int)link < d->nnvlink ? 1 : 0;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link,
+                                                        nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link,
+                                                 nvmlPciInfo_t *pci)
+{
+    nvmlReturn_t rc = fake_check(d);
+    int peer;
+
+    if (rc)
+        return rc;
+    if (!pci || (int)link >= d->nnvlink)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    peer = d->nvlink[link];
+    if (peer < 0 || (unsigned)peer >= fake.ndevices)
+        return NVML_ERROR_NOT_FOUND;
+    return nvmlDeviceGetPciInfo_v3(&fake.devices[peer], pci);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+#include <time.h>
+
+struct nvmlEventSet_st {
+    long offset; /* bytes of $FAKE_NVML_EVENTS already read */
+    unsigned long long mask[FAKE_MAX_DEVICES];
+};
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+typedef struct {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+static long fake_events_size(void)
+{
+    const char *path = getenv("FAKE_NVML_EVENTS");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    long n = 0;
+
+    if (f) {
+        if (!fseek(f, 0, SEEK_END))
+            n = ftell(f);
+        fclose(f);
+    }
+    return n < 0 ? 0 : n;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!set)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *set = calloc(1, sizeof(**set));
+    if (!*set)
+        return NVML_ERROR_UNKNOWN;
+    (*set)->offset = fake_events_size();
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    free(set);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!types)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *types = d->no_events ? 0 : 0x1ull | 0x2ull | 0x4ull | 0x8ull;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                             nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                      nvmlEventSet_t set)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!set)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (d->no_events)
+        return NVML_ERROR_NOT_SUPPORTED;
+    set->mask[d - fake.devices] |= types;
+    return NVML_SUCCESS;
+}
+
+static int fake_device_ref(const char *s)
+{
+    char *end;
+    long i = strtol(s, &end, 10);
+    unsigned k;
+
+    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
+        return (int)i;
+    for (k = 0; k < fake.ndevices; k++)
+        if (!strcmp(fake.devices[k].uuid, s))
+            return (int)k;
+    return -1;
+}
+
+/* Reads the next complete line added to the control file; 1 with it in line, 0 none. */
+static int fake_events_next(nvmlEventSet_t set, char *line, size_t size)
+{
+    const char *path = getenv("FAKE_NVML_EVENTS");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    int got = 0;
+
+    if (!f)
+        return 0;
+    if (!fseek(f, set->offset, SEEK_SET) && fgets(line, (int)size, f) &&
+        strchr(line, '\n')) {
+        set->offset += (long)strlen(line);
+        line[strcspn(line, "\r\n")] = '\0';
+        got = 1;
+    }
+    fclose(f);
+    return got;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
+                                        unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
+{
+    unsigned waited = 0;
+
+    if (!fake_active)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!set || !data)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (;;) {
+        char line[256], what[16], dev[128];
+        unsigned long long xid = 0;
+        int k, n;
+
+        while (fake_events_next(set, line, sizeof(line))) {
+            n = sscanf(line, "%15s %127s %llu", what, dev, &xid);
+            if (n < 2 || (k = fake_device_ref(dev)) < 0) {
+                fprintf(stderr, "fake NVML: FAKE_NVML_EVENTS: bad line '%s'\n", line);
+                continue;
+            }
+            memset(data, 0, sizeof(*data));
+            data->device = &fake.devices[k];
+            data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+            if (!strcmp(what, "lost")) {
+                fake.devices[k].lost = 1;
+                return NVML_ERROR_GPU_IS_LOST;
+            }
+            if (!strcmp(what, "xid") && n == 3 && (set->mask[k] & 0x8ull)) {
+                data->eventType = 0x8ull;
+                data->eventData = xid;
+                return NVML_SUCCESS;
+            }
+            if (!strcmp(what, "ecc") && (set->mask[k] & 0x2ull)) {
+                data->eventType = 0x2ull;
+                return NVML_SUCCESS;
+            }
+        }
+        if (waited >= timeoutms)
+            return NVML_ERROR_TIMEOUT;
+        {
+            struct timespec ts = {0, 5 * 1000000L};
+
+            nanosleep(&ts, NULL);
+            waited += 5;
+        }
+    }
+}
+#endif
+
+#ifndef FAKE_NVML_OLD
+/* ---- MIG ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+    unsigned int gpuInstanceSliceCount;
+    unsigned int computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+static int fake_is_mig(nvmlDevice_t d)
+{
+    return d >= fake.migs && d < fake.migs + fake.nmigs;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count);
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (fake_is_mig(d) || d->mig < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *count = 7;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                        nvmlDevice_t *mig);
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                 nvmlDevice_t *mig)
+{
+    nvmlReturn_t rc = fake_check(d);
+    unsigned i, k = 0;
+
+    if (rc)
+        return rc;
+    if (!mig || fake_is_mig(d))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (d->mig != 1)
+        return NVML_ERROR_NOT_FOUND;
+    for (i = 0; i < fake.nmigs; i++)
+        if (fake.migs[i].parent == (int)(d - fake.devices) && k++ == index) {
+            *mig = &fake.migs[i];
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a);
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!a)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!fake_is_mig(d))
+        return NVML_ERROR_NOT_SUPPORTED;
+    memset(a, 0, sizeof(*a));
+    a->multiprocessorCount = 14u * (unsigned)d->ci;
+    a->sharedCopyEngineCount = (unsigned)d->gi;
+    a->sharedDecoderCount = (unsigned)d->gi / 2;
+    a->sharedJpegCount = d->gi == 7;
+    a->sharedOfaCount = d->gi == 7;
+    a->gpuInstanceSliceCount = (unsigned)d->gi;
+    a->computeInstanceSliceCount = (unsigned)d->ci;
+    a->memorySizeMB = (unsigned long long)d->mem_mb;
     return NVML_SUCCESS;
 }
 #endif

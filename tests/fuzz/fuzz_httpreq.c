@@ -1,5 +1,5 @@
 /* fuzz_httpreq.c - libFuzzer target for the probe and metrics server's request parser
- * (serve_httpd_parse_request). Besides not crashing: an accepted request gives a method of
+ * (httpd_parse_request). Besides not crashing: an accepted request gives a method of
  * capital letters and a path that starts with '/', holds no '?' or control character and
  * fits its buffer; and the answer never changes once the head is whole (bytes after the
  * blank line, a body or the next request, do not matter). */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/httpd.h"
+#include "base/httpd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > 2 * HTTPD_REQ_MAX)
         return 0;
-    rc = serve_httpd_parse_request((const char *)data, size, method, sizeof(method), path,
+    rc = httpd_parse_request((const char *)data, size, method, sizeof(method), path,
                                    sizeof(path));
     if (rc < -1 || rc > 1)
         abort();
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         memcpy(more, data, size);
         memcpy(more + size, "x\r\n\r\nGE", 7);
-        rc2 = serve_httpd_parse_request(more, size + 7, m2, sizeof(m2), p2, sizeof(p2));
+        rc2 = httpd_parse_request(more, size + 7, m2, sizeof(m2), p2, sizeof(p2));
         free(more);
         if (rc2 != rc || (rc == 1 && (strcmp(m2, method) || strcmp(p2, path))))
             abort();

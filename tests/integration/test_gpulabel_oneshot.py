@@ -18,7 +18,7 @@ M40 = ["aliyun.accelerator/nvidia_count=1",
 def gpulabel(args, config=None, env=None, lib=None):
     """Run gpulabel with a clean environment (no NODE_NAME, KUBECONFIG or GPULABEL_*)."""
     e = {k: v for k, v in os.environ.items()
-         if not k.startswith("GPULABEL_") and k not in ("NODE_NAME", "KUBECONFIG", "FAKE_NVML_CONFIG")}
+         if not k.startswith(("GPULABEL_", "GFD_")) and k not in ("NODE_NAME", "KUBECONFIG", "FAKE_NVML_CONFIG")}
     e["GPULABEL_BUILD"] = util.BUILD
     tmp = None
     if config is not None:
@@ -154,7 +154,8 @@ def test_schema_ack_gfd():
         machine = os.path.join(d, "product_name")
         with open(machine, "w") as f:
             f.write("PowerEdge XE9680\n")
-        p = gpulabel(["--oneshot", "-o", "-", "--schema", "ack,gfd", "--machine-type-file", machine],
+        p = gpulabel(["--oneshot", "-o", "-", "--schema", "ack,gfd", "--machine-type-file", machine,
+                      "--sysfs-root", os.path.join(util.SRC, "tests", "fixtures", "sysfs")],
                      config=("driver=550.107.02\ncuda=12050\n"
                              'device name="NVIDIA A100-SXM4-80GB" memory=85899345920 cc=8.0 '
                              "mig=enabled repeat=2\n"))
@@ -181,6 +182,8 @@ def test_schema_ack_gfd():
         "nvidia.com/gpu.family=ampere",
         "nvidia.com/gpu.machine=PowerEdge-XE9680",
         "nvidia.com/gpu.memory=81920",
+        "nvidia.com/gpu.mode=compute",
+        "nvidia.com/gpu.present=true",
         "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB",
         "nvidia.com/gpu.replicas=1",
         "nvidia.com/gpu.sharing-strategy=none",
@@ -212,7 +215,7 @@ def test_output_to_file_and_feature_file():
             text = f.read()
         with open(ff) as f:
             util.check_eq(f.read(), text, "feature file == output file")
-        util.check_eq(len(text.splitlines()), 26, "ack + gfd label count")
+        util.check_eq(len(text.splitlines()), 28, "ack + gfd label count")
         util.check_eq(sorted(os.listdir(d)), ["features", "labels.txt"], "directory")
 
 

@@ -551,3 +551,33 @@ def test_daemon_survives_api_server_outage():
         if "retrying in" not in refused[0]:
             raise AssertionError("log:\n" + err)
         stop(p)
+
+
+def test_oneshot_retries_transient_failures():
+    with Cluster() as c:
+        c.api.inject("GET", "^" + NODE_PATH + "$", 503, times=2)
+        p = c.oneshot("-v", "1")
+        util.check_eq(p.returncode, 0, "exit status (stderr: %s)" % p.stderr)
+        util.check_eq(p.stderr.count("; retrying in "), 2, "retry lines: %s" % p.stderr)
+        util.check_eq(c.labels(), dict(FOREIGN, **M40_LABELS), "labels")
+        if 'node "gpu-1" carries its 3 labels' not in p.stderr:
+            raise AssertionError("-v does not say what it did: %r" % p.stderr)
+
+
+def test_oneshot_gives_up_after_timeout():
+    with Cluster() as c:
+        c.api.inject("GET", "^" + NODE_PATH + "$", 503, times=None)
+        t = time.monotonic()
+        p = c.oneshot("--timeout", "2s")
+        took = time.monotonic() - t
+        util.check_eq(p.returncode, 1, "exit status")
+        if took > 30:
+            raise AssertionError("--timeout 2s took %.0fs" % took)
+        last = p.stderr.strip().splitlines()[-1]
+        if not last.startswith('gpulabel: cannot get node "gpu-1": server error 503'):
+            raise AssertionError("last line: %r" % last)
+        # not transient: no retry
+        c.api.clear_faults()
+        c.api.inject("GET", "^" + NODE_PATH + "$", 403, times=None)
+        p = c.oneshot()
+        util.check_eq((p.returncode, p.stderr.count("retrying")), (1, 0), "403 is not retried")

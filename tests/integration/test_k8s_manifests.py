@@ -169,6 +169,8 @@ RBAC = [
     (GPULABEL, "delete", "nodes", None, False),
     (GPULABEL, "patch", "nodes/status", None, False),
     (GPULABEL, "get", "pods", "default", False),
+    (GPULABEL, "create", "events", "default", True),
+    (GPULABEL, "delete", "events", "default", False),
     (GPULABEL, "get", "secrets", "kube-system", False),
     (GPUSCHED, "list", "pods", None, True),
     (GPUSCHED, "watch", "pods", None, True),

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "serve/events.h"
-#include "serve/httpd.h"
+#include "base/httpd.h"
 #include "serve/metrics.h"
 #include "test.h"
 
@@ -180,25 +180,25 @@ static int http_get(int port, const char *req, char *out, size_t size)
 
 static void httpd_answers_probes(void)
 {
-    struct serve_httpd *h = NULL;
+    struct httpd *h = NULL;
     struct err err;
     char buf[4096];
 
     err_clear(&err);
-    CHECK_INT_EQ(serve_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
+    CHECK_INT_EQ(httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
     if (!h)
         return;
-    CHECK(serve_httpd_port(h) > 0);
-    CHECK_INT_EQ(http_get(serve_httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
+    CHECK(httpd_port(h) > 0);
+    CHECK_INT_EQ(http_get(httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
                           sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 200 OK\r\n", 17));
     CHECK(strstr(buf, "\r\n\r\nok") != NULL);
-    CHECK_INT_EQ(http_get(serve_httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK_INT_EQ(http_get(httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 404", 12));
-    CHECK_INT_EQ(http_get(serve_httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
+    CHECK_INT_EQ(http_get(httpd_port(h), "POST /healthz HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 405", 12));
-    serve_httpd_stop(h);
-    CHECK(serve_httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
+    httpd_stop(h);
+    CHECK(httpd_start("nonsense", probe_handler, NULL, &h, &err) < 0);
     CHECK(strstr(err.msg, "not HOST:PORT") != NULL);
 }
 
@@ -222,7 +222,7 @@ static int tcp_connect(int port)
  * kubelet gives /healthz 1 s by default. The probe is answered while they are still open. */
 static void httpd_idle_clients_do_not_delay_probes(void)
 {
-    struct serve_httpd *h = NULL;
+    struct httpd *h = NULL;
     struct err err;
     int idle[3], i, fd;
     char buf[4096];
@@ -232,17 +232,17 @@ static void httpd_idle_clients_do_not_delay_probes(void)
     const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
 
     err_clear(&err);
-    CHECK_INT_EQ(serve_httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
+    CHECK_INT_EQ(httpd_start("127.0.0.1:0", probe_handler, NULL, &h, &err), 0);
     if (!h)
         return;
     for (i = 0; i < 3; i++) {
-        idle[i] = tcp_connect(serve_httpd_port(h));
+        idle[i] = tcp_connect(httpd_port(h));
         CHECK(idle[i] >= 0);
     }
     if (idle[1] >= 0 && write(idle[1], "GET /hea", 8) != 8)
         CHECK(0);
     usleep(50000); /* let the server take the idle ones first */
-    fd = tcp_connect(serve_httpd_port(h));
+    fd = tcp_connect(httpd_port(h));
     CHECK(fd >= 0);
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     if (fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req))
@@ -255,7 +255,7 @@ static void httpd_idle_clients_do_not_delay_probes(void)
     for (i = 0; i < 3; i++)
         if (idle[i] >= 0)
             close(idle[i]);
-    serve_httpd_stop(h);
+    httpd_stop(h);
 }
 
 static void httpd_request_parser(void)
@@ -280,7 +280,7 @@ static void httpd_request_parser(void)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char method[16] = "", path[1024] = "";
-        int rc = serve_httpd_parse_request(cases[i].req, strlen(cases[i].req), method,
+        int rc = httpd_parse_request(cases[i].req, strlen(cases[i].req), method,
                                            sizeof(method), path, sizeof(path));
 
         if (rc != cases[i].rc)
@@ -288,7 +288,7 @@ static void httpd_request_parser(void)
         if (rc == 1 && (strcmp(method, cases[i].method) || strcmp(path, cases[i].path)))
             test_fail(__FILE__, __LINE__, "case %zu: %s %s", i, method, path);
     }
-    CHECK_INT_EQ(serve_httpd_parse_request("GET /\0 HTTP/1.1\r\n\r\n", 20, (char[16]){0}, 16,
+    CHECK_INT_EQ(httpd_parse_request("GET /\0 HTTP/1.1\r\n\r\n", 20, (char[16]){0}, 16,
                                            (char[64]){0}, 64),
                  -1);
 }

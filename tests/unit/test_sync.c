@@ -298,7 +298,14 @@ static void deploy_rbac_nodes_get_patch_only(void)
     role = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "ClusterRole");
     bind = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding");
     if (sa && role && bind) {
-        CHECK_INT_EQ(json_array_size(JGET(role, "rules")), 1);
+        /* nodes get/patch, and events create for the device plugin's Warning on its Node */
+        CHECK_INT_EQ(json_array_size(JGET(role, "rules")), 2);
+        rule = json_array_get(JGET(role, "rules"), 1);
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "apiGroups"), 0)), "");
+        CHECK_INT_EQ(json_array_size(JGET(rule, "resources")), 1);
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "resources"), 0)), "events");
+        CHECK_INT_EQ(json_array_size(JGET(rule, "verbs")), 1);
+        CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "verbs"), 0)), "create");
         rule = json_array_get(JGET(role, "rules"), 0);
         CHECK_INT_EQ(json_array_size(JGET(rule, "apiGroups")), 1);
         CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "apiGroups"), 0)), "");
@@ -383,6 +390,23 @@ static void deploy_daemonset_wiring(void)
     CHECK(json_is_string(JGET(JGET(JGET(c, "resources"), "limits"), "memory")));
     CHECK(json_is_true(JGET(JGET(c, "securityContext"), "readOnlyRootFilesystem")));
     CHECK(json_is_false(JGET(JGET(c, "securityContext"), "allowPrivilegeEscalation")));
+    /* the device plugin: the kubelet's directory mounted where the agent looks for it */
+    {
+        bool mounted = false, volume = false;
+        const char *vol = NULL;
+
+        json_array_foreach(JGET(c, "volumeMounts"), i, v) if (
+            !strcmp(JSTR(JGET(v, "mountPath")), "/var/lib/kubelet/device-plugins"))
+        {
+            mounted = true;
+            vol = JSTR(JGET(v, "name"));
+        }
+        json_array_foreach(JGET(pod, "volumes"), i, v) volume |=
+            vol && !strcmp(JSTR(JGET(v, "name")), vol) &&
+            !strcmp(JSTR(JGET(JGET(v, "hostPath"), "path")), "/var/lib/kubelet/device-plugins");
+        CHECK(mounted);
+        CHECK(volume);
+    }
 out:
     json_decref(docs);
     json_decref(rbac);
@@ -395,7 +419,8 @@ static const struct test_case cases[] = {
     {"backoff doubles to the cap", backoff_doubles_to_cap},
     {"backoff jitter spreads nodes", backoff_jitter_spreads},
     {"backoff clamps a zero base", backoff_small_base},
-    {"deploy rbac grants get and patch on nodes only", deploy_rbac_nodes_get_patch_only},
+    {"deploy rbac grants get and patch on nodes, create on events only",
+     deploy_rbac_nodes_get_patch_only},
     {"deploy daemonset wiring", deploy_daemonset_wiring},
 };
 TEST_SUITE(sync, cases)

@@ -4,7 +4,7 @@
  * each with its own deadline, so a client that connects and says nothing (or reads its answer
  * slowly) holds only its own slot, never a probe behind it. When every slot is taken the
  * client nearest its deadline is dropped to make room. */
-#include "serve/httpd.h"
+#include "base/httpd.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -36,10 +36,10 @@ struct httpd_conn {
     size_t off;
 };
 
-struct serve_httpd {
+struct httpd {
     int fd;
     int port;
-    serve_httpd_fn fn;
+    httpd_fn fn;
     void *ud;
     atomic_int stop;
     pthread_t thread;
@@ -68,7 +68,7 @@ static const char *httpd_reason(int status)
     }
 }
 
-int serve_httpd_parse_request(const char *req, size_t len, char *method, size_t method_size,
+int httpd_parse_request(const char *req, size_t len, char *method, size_t method_size,
                               char *path, size_t path_size)
 {
     const char *end = memmem(req, len, "\r\n\r\n", 4), *lf = memmem(req, len, "\n\n", 2);
@@ -137,12 +137,12 @@ static void httpd_conn_answer(struct httpd_conn *c, int status, const char *ctyp
     c->deadline = mono_ms() + HTTPD_WRITE_TIMEOUT_MS;
 }
 
-static void httpd_conn_request(struct serve_httpd *h, struct httpd_conn *c)
+static void httpd_conn_request(struct httpd *h, struct httpd_conn *c)
 {
     char method[16], path[1024];
     const char *ctype = "text/plain; charset=utf-8";
     struct buf body = BUF_INIT(HTTPD_BODY_MAX);
-    int rc = serve_httpd_parse_request(c->req, c->len, method, sizeof(method), path,
+    int rc = httpd_parse_request(c->req, c->len, method, sizeof(method), path,
                                        sizeof(path));
     int status;
     bool head;
@@ -164,7 +164,7 @@ static void httpd_conn_request(struct serve_httpd *h, struct httpd_conn *c)
     buf_release(&body);
 }
 
-static void httpd_conn_io(struct serve_httpd *h, struct httpd_conn *c, short revents)
+static void httpd_conn_io(struct httpd *h, struct httpd_conn *c, short revents)
 {
     ssize_t r;
 
@@ -198,7 +198,7 @@ static void httpd_conn_io(struct serve_httpd *h, struct httpd_conn *c, short rev
 
 /* httpd_accept takes one waiting client into a free slot, dropping the client nearest its
  * deadline when there is none. */
-static void httpd_accept(struct serve_httpd *h)
+static void httpd_accept(struct httpd *h)
 {
     struct httpd_conn *slot = NULL, *c;
     int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -224,7 +224,7 @@ static void httpd_accept(struct serve_httpd *h)
 
 static void *httpd_thread(void *arg)
 {
-    struct serve_httpd *h = arg;
+    struct httpd *h = arg;
     struct pollfd fds[HTTPD_CONN_MAX + 1];
     struct httpd_conn *of[HTTPD_CONN_MAX + 1];
 
@@ -270,13 +270,13 @@ static void *httpd_thread(void *arg)
     return NULL;
 }
 
-int serve_httpd_start(const char *addr, serve_httpd_fn fn, void *ud, struct serve_httpd **out,
+int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out,
                       struct err *err)
 {
     char host[256] = "", port[16];
     const char *colon = strrchr(addr, ':');
     struct addrinfo hints, *res = NULL, *ai;
-    struct serve_httpd *h = NULL;
+    struct httpd *h = NULL;
     int rc, fd = -1, one = 1;
     size_t i;
     struct sockaddr_storage ss;
@@ -344,12 +344,12 @@ out:
     return rc;
 }
 
-int serve_httpd_port(const struct serve_httpd *h)
+int httpd_port(const struct httpd *h)
 {
     return h->port;
 }
 
-void serve_httpd_stop(struct serve_httpd *h)
+void httpd_stop(struct httpd *h)
 {
     if (!h)
         return;

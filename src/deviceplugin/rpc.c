@@ -1,0 +1,597 @@
+/* rpc.c - a gRPC server and client on gRPC core's call API.
+ *
+ * Each incoming call is a struct rpc_call with one tag per kind of batch in flight (the first
+ * message, a send, the close notification). A call is freed when none of its batches is
+ * outstanding any more and the client side is closed. grpc_init/grpc_shutdown bracket every
+ * server and client call, as gRPC counts them. */
+#include "deviceplugin/rpc.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include "deviceplugin/grpc_dl.h"
+
+#define REQUEST_SLOTS 4 /* calls waiting to be accepted at any time */
+
+enum tag_kind { TAG_NEW, TAG_RECV, TAG_SEND, TAG_CLOSE, TAG_SHUTDOWN };
+
+struct rpc_call;
+
+struct rpc_tag {
+    enum tag_kind kind;
+    struct rpc_call *call;
+};
+
+struct rpc_call {
+    struct dp_rpc_server *srv;
+    grpc_call *call;
+    grpc_call_details details;
+    grpc_metadata_array md;
+    grpc_byte_buffer *recv;
+    int cancelled;
+    int pending;        /* batches in flight */
+    bool accepted;      /* TAG_NEW came back ok */
+    bool stream;        /* the streaming method */
+    bool closed;        /* TAG_CLOSE came back: the client is gone or the call is over */
+    bool sending;       /* a stream's send is in flight */
+    bool sent_metadata; /* initial metadata went out */
+    uint64_t gen_sent;  /* generation of the last message sent on a stream */
+    struct rpc_tag t_new, t_recv, t_send, t_close;
+    struct rpc_call *next; /* the server's list of streams */
+};
+
+struct dp_rpc_server {
+    const struct dp_rpc_handlers *h;
+    grpc_server *server;
+    grpc_completion_queue *cq;
+    char path[4096];
+    struct stat st; /* of the socket it created, to remove only that one */
+    struct rpc_call *streams;
+    size_t nstreams;
+    int live; /* calls allocated (waiting or active) */
+    bool shutting_down;
+    struct rpc_tag t_shutdown;
+    bool shutdown_done;
+};
+
+/* gRPC core logs to stderr on its own; our callers report every failure that matters, so
+ * its lines are dropped (GRPC_VERBOSITY=debug GRPC_TRACE=... still work for debugging,
+ * since gpr only calls this for messages at or above the set verbosity). */
+static void grpc_log_drop(gpr_log_func_args *args)
+{
+    (void)args;
+}
+
+static void rpc_init_once(void)
+{
+    if (!getenv("GRPC_VERBOSITY"))
+        G(gpr_set_log_function)(grpc_log_drop);
+}
+
+/* Loads gRPC core (once) and counts one more user of it; each success is paired with a
+ * grpc_shutdown. */
+static int rpc_init(struct err *err)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    int rc = dp_grpc_load(err);
+
+    if (rc)
+        return rc;
+    pthread_once(&once, rpc_init_once);
+    G(grpc_init)();
+    return 0;
+}
+
+static gpr_timespec deadline_ms(long ms)
+{
+    return G(gpr_time_add)(G(gpr_now)(GPR_CLOCK_MONOTONIC),
+                           G(gpr_time_from_millis)(ms, GPR_TIMESPAN));
+}
+
+/* Copies a received message into out, refusing more than DP_RPC_MSG_MAX. */
+static int bytes_from_buffer(grpc_byte_buffer *bb, struct buf *out)
+{
+    grpc_byte_buffer_reader r;
+    grpc_slice sl;
+    int rc = 0;
+
+    if (!bb)
+        return 0;
+    if (!G(grpc_byte_buffer_reader_init)(&r, bb))
+        return -EPROTO;
+    while (!rc && G(grpc_byte_buffer_reader_next)(&r, &sl)) {
+        if (out->len + GRPC_SLICE_LENGTH(sl) > DP_RPC_MSG_MAX)
+            rc = -E2BIG;
+        else if (GRPC_SLICE_LENGTH(sl))
+            rc = buf_append(out, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl));
+        G(grpc_slice_unref)(sl);
+    }
+    G(grpc_byte_buffer_reader_destroy)(&r);
+    return rc;
+}
+
+static grpc_byte_buffer *buffer_from_bytes(const void *p, size_t n)
+{
+    grpc_slice sl = G(grpc_slice_from_copied_buffer)(p ? (const char *)p : "", n);
+    grpc_byte_buffer *bb = G(grpc_raw_byte_buffer_create)(&sl, 1);
+
+    G(grpc_slice_unref)(sl);
+    return bb;
+}
+
+/* ---- the server ------------------------------------------------------------------------ */
+
+static void call_free(struct rpc_call *c)
+{
+    struct dp_rpc_server *s = c->srv;
+
+    if (c->stream) {
+        struct rpc_call **p = &s->streams;
+
+        while (*p && *p != c)
+            p = &(*p)->next;
+        if (*p) {
+            *p = c->next;
+            s->nstreams--;
+        }
+    }
+    if (c->recv)
+        G(grpc_byte_buffer_destroy)(c->recv);
+    if (c->call)
+        G(grpc_call_unref)(c->call);
+    G(grpc_call_details_destroy)(&c->details);
+    G(grpc_metadata_array_destroy)(&c->md);
+    s->live--;
+    free(c);
+}
+
+static void call_maybe_free(struct rpc_call *c)
+{
+    if (c->pending == 0 && (c->closed || !c->accepted))
+        call_free(c);
+}
+
+static int call_batch(struct rpc_call *c, const grpc_op *ops, size_t n, struct rpc_tag *t)
+{
+    if (G(grpc_call_start_batch)(c->call, ops, n, t, NULL) != GRPC_CALL_OK)
+        return -EIO;
+    c->pending++;
+    return 0;
+}
+
+/* Asks for the next incoming call; a slot is always waiting so calls never queue long. */
+static void request_next(struct dp_rpc_server *s)
+{
+    struct rpc_call *c;
+
+    if (s->shutting_down)
+        return;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return;
+    c->srv = s;
+    c->t_new = (struct rpc_tag){TAG_NEW, c};
+    c->t_recv = (struct rpc_tag){TAG_RECV, c};
+    c->t_send = (struct rpc_tag){TAG_SEND, c};
+    c->t_close = (struct rpc_tag){TAG_CLOSE, c};
+    G(grpc_call_details_init)(&c->details);
+    G(grpc_metadata_array_init)(&c->md);
+    s->live++;
+    if (G(grpc_server_request_call)(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
+                                    &c->t_new) != GRPC_CALL_OK) {
+        call_free(c);
+        return;
+    }
+    c->pending++;
+}
+
+/* Sends the final status of a call (with a message before it when msg is given). */
+static void call_finish(struct rpc_call *c, int status, const char *details, const struct buf *msg)
+{
+    grpc_op ops[3];
+    grpc_slice det = G(grpc_slice_from_copied_string)(details ? details : "");
+    grpc_byte_buffer *bb = NULL;
+    size_t n = 0;
+
+    memset(ops, 0, sizeof(ops));
+    if (!c->sent_metadata) {
+        ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+        n++;
+        c->sent_metadata = true;
+    }
+    if (msg) {
+        bb = buffer_from_bytes(msg->data, msg->len);
+        ops[n].op = GRPC_OP_SEND_MESSAGE;
+        ops[n].data.send_message.send_message = bb;
+        n++;
+    }
+    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    ops[n].data.send_status_from_server.status = (grpc_status_code)status;
+    ops[n].data.send_status_from_server.status_details = details ? &det : NULL;
+    n++;
+    call_batch(c, ops, n, &c->t_send);
+    if (bb)
+        G(grpc_byte_buffer_destroy)(bb);
+    G(grpc_slice_unref)(det);
+}
+
+/* Sends a stream its current message when the generation moved on. */
+static void stream_push(struct rpc_call *c)
+{
+    struct dp_rpc_server *s = c->srv;
+    struct buf msg = BUF_INIT(DP_RPC_MSG_MAX);
+    grpc_byte_buffer *bb;
+    grpc_op ops[2];
+    uint64_t gen;
+    size_t n = 0;
+
+    if (c->sending || c->closed || s->shutting_down)
+        return;
+    gen = s->h->stream_state(s->h->ctx, &msg);
+    if (c->sent_metadata && gen == c->gen_sent) {
+        buf_release(&msg);
+        return;
+    }
+    memset(ops, 0, sizeof(ops));
+    if (!c->sent_metadata) {
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+        c->sent_metadata = true;
+    }
+    bb = buffer_from_bytes(msg.data, msg.len);
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n].data.send_message.send_message = bb;
+    n++;
+    if (!call_batch(c, ops, n, &c->t_send)) {
+        c->sending = true;
+        c->gen_sent = gen;
+    }
+    G(grpc_byte_buffer_destroy)(bb);
+    buf_release(&msg);
+}
+
+/* The call arrived: read its one request message, and watch for its end. */
+static void on_new(struct rpc_call *c, bool ok)
+{
+    struct dp_rpc_server *s = c->srv;
+    grpc_op op;
+
+    c->pending--;
+    if (!ok) {
+        call_free(c);
+        return;
+    }
+    c->accepted = true;
+    request_next(s);
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &c->cancelled;
+    if (call_batch(c, &op, 1, &c->t_close)) {
+        c->closed = true;
+        call_maybe_free(c);
+        return;
+    }
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &c->recv;
+    call_batch(c, &op, 1, &c->t_recv);
+}
+
+static void on_recv(struct rpc_call *c, bool ok)
+{
+    struct dp_rpc_server *s = c->srv;
+    struct buf req = BUF_INIT(DP_RPC_MSG_MAX), resp = BUF_INIT(DP_RPC_MSG_MAX);
+    char method[256], msg[512];
+    size_t mlen = GRPC_SLICE_LENGTH(c->details.method);
+    int status;
+
+    c->pending--;
+    if (!ok || c->closed || s->shutting_down) {
+        call_maybe_free(c);
+        return;
+    }
+    if (mlen >= sizeof(method))
+        mlen = sizeof(method) - 1;
+    memcpy(method, GRPC_SLICE_START_PTR(c->details.method), mlen);
+    method[mlen] = '\0';
+    if (!c->recv) {
+        call_finish(c, DP_RPC_INVALID_ARGUMENT, "no request message", NULL);
+        goto out;
+    }
+    if (bytes_from_buffer(c->recv, &req)) {
+        call_finish(c, DP_RPC_INVALID_ARGUMENT, "request message too large or unreadable", NULL);
+        goto out;
+    }
+    if (s->h->stream_method && !strcmp(method, s->h->stream_method)) {
+        c->stream = true;
+        c->next = s->streams;
+        s->streams = c;
+        s->nstreams++;
+        stream_push(c);
+        goto out;
+    }
+    msg[0] = '\0';
+    status =
+        s->h->unary(s->h->ctx, method, (const uint8_t *)req.data, req.len, &resp, msg, sizeof(msg));
+    if (status == DP_RPC_OK)
+        call_finish(c, DP_RPC_OK, NULL, &resp);
+    else
+        call_finish(c, status, msg, NULL);
+out:
+    buf_release(&req);
+    buf_release(&resp);
+}
+
+static void on_send(struct rpc_call *c, bool ok)
+{
+    c->pending--;
+    c->sending = false;
+    if (c->stream && ok && !c->closed)
+        stream_push(c); /* the state may have moved on while this message was in flight */
+    call_maybe_free(c);
+}
+
+static void on_close(struct rpc_call *c)
+{
+    c->pending--;
+    c->closed = true;
+    call_maybe_free(c);
+}
+
+static void dispatch(struct dp_rpc_server *s, grpc_event ev)
+{
+    struct rpc_tag *t = ev.tag;
+
+    switch (t->kind) {
+    case TAG_NEW:
+        on_new(t->call, ev.success);
+        break;
+    case TAG_RECV:
+        on_recv(t->call, ev.success);
+        break;
+    case TAG_SEND:
+        on_send(t->call, ev.success);
+        break;
+    case TAG_CLOSE:
+        on_close(t->call);
+        break;
+    case TAG_SHUTDOWN:
+        s->shutdown_done = true;
+        break;
+    }
+}
+
+int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct dp_rpc_server **out,
+                      struct err *err)
+{
+    struct dp_rpc_server *s;
+    grpc_server_credentials *creds;
+    char addr[4200];
+    struct stat st;
+    int i;
+
+    *out = NULL;
+    if (strlen(path) >= sizeof(s->path) - 1 || strlen(path) > 107)
+        return err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
+    {
+        char dir[4096];
+        const char *slash = strrchr(path, '/');
+
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
+            return err_set(err, -ENOENT,
+                           "the kubelet's device-plugin directory '%s' does not "
+                           "exist (not a Kubernetes node? see --device-plugin-dir and "
+                           "--device-plugin=false)",
+                           dir);
+    }
+    if (!lstat(path, &st)) {
+        if (!S_ISSOCK(st.st_mode))
+            return err_set(err, -EEXIST,
+                           "cannot listen on '%s': a file that is not a socket "
+                           "is in the way",
+                           path);
+        if (unlink(path))
+            return err_set(err, -errno, "cannot remove the stale socket '%s': %s", path,
+                           strerror(errno));
+    }
+    if (rpc_init(err))
+        return err ? err->code : -ENOENT;
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        G(grpc_shutdown)();
+        return err_set(err, -ENOMEM, "out of memory");
+    }
+    s->h = h;
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    s->t_shutdown.kind = TAG_SHUTDOWN;
+    s->cq = G(grpc_completion_queue_create_for_next)(NULL);
+    s->server = G(grpc_server_create)(NULL, NULL);
+    G(grpc_server_register_completion_queue)(s->server, s->cq, NULL);
+    snprintf(addr, sizeof(addr), "unix:%s", path);
+    creds = G(grpc_insecure_server_credentials_create)();
+    i = G(grpc_server_add_http2_port)(s->server, addr, creds);
+    G(grpc_server_credentials_release)(creds);
+    if (!i) {
+        int e = errno;
+
+        dp_rpc_server_free(s);
+        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s'%s%s", path,
+                       e ? ": " : "", e ? strerror(e) : "");
+    }
+    G(grpc_server_start)(s->server);
+    if (!lstat(path, &s->st) && !S_ISSOCK(s->st.st_mode))
+        memset(&s->st, 0, sizeof(s->st));
+    for (i = 0; i < REQUEST_SLOTS; i++)
+        request_next(s);
+    *out = s;
+    return 0;
+}
+
+int dp_rpc_server_poll(struct dp_rpc_server *s, int timeout_ms)
+{
+    gpr_timespec until = deadline_ms(timeout_ms);
+    struct rpc_call *c, *next;
+
+    for (;;) {
+        grpc_event ev = G(grpc_completion_queue_next)(s->cq, until, NULL);
+
+        if (ev.type != GRPC_OP_COMPLETE)
+            break;
+        dispatch(s, ev);
+        /* after the first event, take only what is already there */
+        until = G(gpr_time_0)(GPR_CLOCK_MONOTONIC);
+    }
+    for (c = s->streams; c; c = next) {
+        next = c->next;
+        stream_push(c);
+    }
+    return 0;
+}
+
+size_t dp_rpc_server_streams(const struct dp_rpc_server *s)
+{
+    return s ? s->nstreams : 0;
+}
+
+void dp_rpc_server_free(struct dp_rpc_server *s)
+{
+    struct stat st;
+
+    if (!s)
+        return;
+    s->shutting_down = true;
+    if (s->server) {
+        G(grpc_server_shutdown_and_notify)(s->server, s->cq, &s->t_shutdown);
+        G(grpc_server_cancel_all_calls)(s->server);
+        while (!s->shutdown_done || s->live > 0) {
+            grpc_event ev = G(grpc_completion_queue_next)(s->cq, deadline_ms(1000), NULL);
+
+            if (ev.type == GRPC_OP_COMPLETE)
+                dispatch(s, ev);
+            else if (ev.type == GRPC_QUEUE_SHUTDOWN)
+                break;
+        }
+        G(grpc_server_destroy)(s->server);
+    }
+    if (s->cq) {
+        G(grpc_completion_queue_shutdown)(s->cq);
+        while (G(grpc_completion_queue_next)(s->cq, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL)
+                   .type != GRPC_QUEUE_SHUTDOWN)
+            ;
+        G(grpc_completion_queue_destroy)(s->cq);
+    }
+    /* remove the socket only when it is still ours (the kubelet may have replaced the dir) */
+    if (s->st.st_ino && !lstat(s->path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == s->st.st_ino &&
+        st.st_dev == s->st.st_dev)
+        unlink(s->path);
+    free(s);
+    G(grpc_shutdown)();
+}
+
+/* ---- the client ------------------------------------------------------------------------ */
+
+int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t len,
+                int timeout_ms, struct buf *resp, struct err *err)
+{
+    grpc_channel_credentials *creds;
+    grpc_channel *ch = NULL;
+    grpc_completion_queue *cq = NULL;
+    grpc_call *call = NULL;
+    grpc_metadata_array md_init, md_trail;
+    grpc_byte_buffer *send = NULL, *recv = NULL;
+    grpc_status_code status = GRPC_STATUS_UNKNOWN;
+    grpc_slice details;
+    grpc_slice msl;
+    gpr_timespec deadline;
+    grpc_op ops[6];
+    grpc_event ev;
+    char target[4200];
+    int tag = 0, rc = 0;
+
+    if (rpc_init(err))
+        return err ? err->code : -ENOENT;
+    details = G(grpc_empty_slice)();
+    G(grpc_metadata_array_init)(&md_init);
+    G(grpc_metadata_array_init)(&md_trail);
+    snprintf(target, sizeof(target), "unix:%s", path);
+    creds = G(grpc_insecure_credentials_create)();
+    ch = G(grpc_channel_create)(target, creds, NULL);
+    G(grpc_channel_credentials_release)(creds);
+    cq = G(grpc_completion_queue_create_for_pluck)(NULL);
+    deadline = deadline_ms(timeout_ms);
+    msl = G(grpc_slice_from_copied_string)(method);
+    call = G(grpc_channel_create_call)(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, msl, NULL, deadline,
+                                       NULL);
+    G(grpc_slice_unref)(msl);
+    if (!call) {
+        rc = err_set(err, -ENOMEM, "cannot create a gRPC call to '%s'", path);
+        goto out;
+    }
+    send = buffer_from_bytes(req, len);
+    memset(ops, 0, sizeof(ops));
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = send;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &md_init;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = &recv;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = &md_trail;
+    ops[5].data.recv_status_on_client.status = &status;
+    ops[5].data.recv_status_on_client.status_details = &details;
+    if (G(grpc_call_start_batch)(call, ops, 6, &tag, NULL) != GRPC_CALL_OK) {
+        rc = err_set(err, -EIO, "cannot start a gRPC call to '%s'", path);
+        goto out;
+    }
+    ev = G(grpc_completion_queue_pluck)(cq, &tag, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL);
+    if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
+        rc = err_set(err, -EIO, "gRPC call %s to '%s' failed", method, path);
+        goto out;
+    }
+    if (status != GRPC_STATUS_OK) {
+        int n = (int)GRPC_SLICE_LENGTH(details);
+
+        if (status == GRPC_STATUS_UNAVAILABLE)
+            rc = -ECONNREFUSED;
+        else if (status == GRPC_STATUS_DEADLINE_EXCEEDED)
+            rc = -ETIMEDOUT;
+        else
+            rc = -EPROTO;
+        err_set(err, rc, "%s on '%s': gRPC status %d: %.*s", method, path, (int)status,
+                n > 400 ? 400 : n, (const char *)GRPC_SLICE_START_PTR(details));
+        goto out;
+    }
+    if (resp && bytes_from_buffer(recv, resp))
+        rc = err_set(err, -EPROTO, "%s on '%s': the answer is too large", method, path);
+out:
+    if (send)
+        G(grpc_byte_buffer_destroy)(send);
+    if (recv)
+        G(grpc_byte_buffer_destroy)(recv);
+    G(grpc_slice_unref)(details);
+    G(grpc_metadata_array_destroy)(&md_init);
+    G(grpc_metadata_array_destroy)(&md_trail);
+    if (call)
+        G(grpc_call_unref)(call);
+    if (cq) {
+        G(grpc_completion_queue_shutdown)(cq);
+        while (
+            G(grpc_completion_queue_pluck)(cq, NULL, G(gpr_inf_future)(GPR_CLOCK_MONOTONIC), NULL)
+                .type != GRPC_QUEUE_SHUTDOWN)
+            ;
+        G(grpc_completion_queue_destroy)(cq);
+    }
+    if (ch)
+        G(grpc_channel_destroy)(ch);
+    G(grpc_shutdown)();
+    return rc;
+}
