@@ -127,7 +127,7 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
         }
         if (pr && pr->nodes) {
             const struct sched_preempt_node *pn = &pr->nodes[i];
-            size_t n, len = 16;
+            size_t n, len = 48;
             char *w;
             if (pn->reason_plugin == SCHED_PL_NONE) {
                 for (k = 0; k < pn->nvictims; k++)
@@ -139,6 +139,8 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                 for (k = 0; k < pn->nvictims; k++)
                     w += sprintf(w, "%s%s/%s", k ? ", " : " ", pn->victims[k]->ns,
                                  pn->victims[k]->name);
+                if (pn->npdb_violations)
+                    sprintf(w, " (PDB violations: %u)", pn->npdb_violations);
             } else {
                 n = node_reasons(c, cp, pn->reason_plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
                                  pn->reason, tmp);

@@ -126,7 +126,8 @@ struct sched_node_verdict {
     int64_t total;
     bool selected; /* the node the result chose */
     /* Preemption (only when the pod fitted nowhere and may preempt; NULL otherwise):
-     * "victims: ns/a, ns/b" for a candidate node, else the node's preemption reason
+     * "victims: ns/a, ns/b" for a candidate node (with " (PDB violations: N)" when some of
+     * them are protected by a PodDisruptionBudget), else the node's preemption reason
      * ("Preemption is not helpful for scheduling", "No preemption victims found for incoming
      * pod", or the filter's reason after removing all lower-priority pods). */
     const char *preemption;

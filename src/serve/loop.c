@@ -75,7 +75,7 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
         serve_log('I', 2, "\"Preempting pod\" victim=\"%s/%s\" preemptor=\"%s\" node=\"%s\"",
                   v->namespace_, v->name, key, res->nominated_node);
     }
-    /* getLowerPriorityNominatedPods: collect first, unnominating changes the list */
+    /* getLowerPriorityNominatedPods; unnominating moves the last entry into slot i */
     for (i = 0; !sched_cluster_nominated_at(s->cluster, i, &np);) {
         char nkey[600];
         const struct serve_queue_item *it;

@@ -467,8 +467,42 @@ static void pdb_violations(void)
     arena_free(&a);
 }
 
+/* DryRunPreemption stops at calculateNumCandidates candidates: 100 of 150 nodes */
+static void candidate_sampling(void)
+{
+    struct arena a = ARENA_INIT;
+    struct sched_cluster *c = sched_cluster_new();
+    struct sched_explanation x;
+    struct err err = {0};
+    char name[32], spec[96];
+    int i;
+
+    for (i = 0; i < 150; i++) {
+        snprintf(name, sizeof(name), "n%03d", i);
+        sched_cluster_add_node(c, tb_node(&a, name, "cpu=1000 mem=8192"), &err);
+        snprintf(spec, sizeof(spec), "name=x/v%03d node=%s prio=0 cpu=1000", i, name);
+        sched_cluster_add_pod(c, tb_pod(&a, spec), &err);
+    }
+    CHECK_INT_EQ(sched_explain(c, NULL, tb_pod(&a, "name=y/p prio=10 cpu=1000"), NULL, &x, &err), 0);
+    CHECK_INT_EQ(x.nnodes, 150);
+    if (x.nnodes == 150) {
+        CHECK_STR_EQ(x.nodes[0].preemption, "victims: x/v000");
+        CHECK_STR_EQ(x.nodes[99].preemption, "victims: x/v099");
+        CHECK_STR_EQ(x.nodes[100].preemption,
+                     "Not evaluated: preemption had found enough candidates");
+        CHECK_STR_EQ(x.nodes[149].preemption,
+                     "Not evaluated: preemption had found enough candidates");
+    }
+    /* every victim started earlier than the next: the latest start among the 100 wins */
+    CHECK_STR_EQ(x.result.nominated_node, "n099");
+    sched_explanation_release(&x);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static const struct test_case cases[] = {
     {"victims, candidates and messages", table},
+    {"the dry run stops at 10% / 100 candidates", candidate_sampling},
     {"PodDisruptionBudget violations counted, reprieved first", pdb_violations},
     {"nominated pods hold their room (filters and dry run)", nominated_pods_hold_room},
     {"a nomination is replaced, listed and removed", nomination_replaced_and_removed},
