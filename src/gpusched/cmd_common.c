@@ -94,12 +94,27 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
                       struct manifest_input *in, struct sched_cluster *bound_into)
 {
+    return gpusched_cmd_load_live(files, namespace_, NULL, in, bound_into);
+}
+
+int gpusched_cmd_load_live(const struct flag_list *files, const char *namespace_,
+                           struct gpusched_live *live, struct manifest_input *in,
+                           struct sched_cluster *bound_into)
+{
     struct manifest_input_opts o;
     struct err err;
     size_t i;
     int rc = 0;
 
     err_clear(&err);
+    if (live && !gpusched_live_wanted(live, files->n))
+        live = NULL;
+    if (live && gpusched_live_open(live, namespace_, &err)) {
+        gpusched_cmd_print_err(&err);
+        return 1;
+    }
+    if (live)
+        namespace_ = live->namespace_;
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
     if (bound_into) {
@@ -107,6 +122,8 @@ int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
         o.take_arg = bound_into;
     }
     manifest_input_init(in, &o);
+    if (live)
+        rc = gpusched_live_load(live, in, &err);
     for (i = 0; i < files->n && !rc; i++) {
         rc = manifest_input_load_file(in, files->v[i], &err);
         /* the loader names the file when the fault is inside one; a path that cannot be
@@ -169,6 +186,13 @@ int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_clu
 int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                               struct manifest_input *in, struct sched_cluster **out)
 {
+    return gpusched_cmd_load_cluster_live(files, namespace_, NULL, in, out);
+}
+
+int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *namespace_,
+                                   struct gpusched_live *live, struct manifest_input *in,
+                                   struct sched_cluster **out)
+{
     struct sched_cluster *c = sched_cluster_new();
 
     *out = NULL;
@@ -176,7 +200,7 @@ int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespa
         fprintf(stderr, "gpusched: out of memory\n");
         return 1;
     }
-    if (gpusched_cmd_load(files, namespace_, in, c)) {
+    if (gpusched_cmd_load_live(files, namespace_, live, in, c)) {
         sched_cluster_free(c);
         return 1;
     }
@@ -256,14 +280,15 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
                            struct flag_list *pos, bool *help)
 {
     bool explain = !strcmp(cmd, "explain");
-    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS] = {
+    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS] = {
         {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
          explain ? "table (default), wide (scores as weight x normalized) or json"
                  : "table (default), wide or json"},
         {"namespace", 'n', FLAG_STRING, &f->namespace_, NULL, NULL, "NS",
-         "namespace of the objects that name none (default \"default\")"},
+         "namespace of the file objects that name none, and of the\n"
+         "cluster's pending pods (default: the context's, else \"default\")"},
         {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
          "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
         {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
@@ -282,6 +307,7 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
 
     memset(f, 0, sizeof(*f));
     memcpy(f->table, table, sizeof(table));
+    gpusched_live_flags(&f->live, f->table + GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS);
     return gpusched_cmd_flags_parse(cmd, f->table, GPUSCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
 }
 
@@ -311,8 +337,6 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
     int rc;
 
     err_clear(&err);
-    if (!f->files.n)
-        return gpusched_cmd_usage_error(cmd, "must specify -f FILE");
     if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt, &err))
         return gpusched_cmd_usage_error(cmd, "%s", err.msg);
     rc = gpusched_cmd_parse_profile(cmd, f->profile, &builtin);

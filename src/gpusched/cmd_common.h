@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "base/flag.h"
+#include "gpusched/live.h"
 #include "gpusched/output.h"
 #include "manifest/manifest.h"
 #include "sched/sched.h"
@@ -57,12 +58,23 @@ int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_clu
 int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                               struct manifest_input *in, struct sched_cluster **out);
 
+/* gpusched_cmd_load_live and gpusched_cmd_load_cluster_live are the same, reading first the
+ * cluster when live is not NULL and gpusched_live_wanted (live.h; its client is opened here and
+ * closed by the caller with gpusched_live_close), then files on top. namespace_ (-n), else the
+ * context's namespace, is the files' default namespace and the live pending pods'. */
+int gpusched_cmd_load_live(const struct flag_list *files, const char *namespace_,
+                           struct gpusched_live *live, struct manifest_input *in,
+                           struct sched_cluster *bound_into);
+int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *namespace_,
+                                   struct gpusched_live *live, struct manifest_input *in,
+                                   struct sched_cluster **out);
+
 /* gpusched_cmd_parse_seed / gpusched_cmd_parse_profile check --seed and --profile; on a bad value
  * they print the usage error and return 2. */
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS 7
+#define GPUSCHED_CMD_SIM_NFLAGS (7 + GPUSCHED_LIVE_NFLAGS)
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
@@ -71,17 +83,18 @@ struct gpusched_cmd_sim_flags {
     const char *output, *profile, *seed, *sched_name, *namespace_;
     const char *percentage;                     /* --percentage-of-nodes-to-score */
     struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
+    struct gpusched_live live;                  /* --kubeconfig, --context, -A, -v */
     struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
 };
 
 /* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
  * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
- * --seed and --percentage-of-nodes-to-score into f (zeroed first, f->table filled); pos, help
+ * --seed, --percentage-of-nodes-to-score and the live flags (live.h) into f (zeroed first, f->table filled); pos, help
  * and the return value are gpusched_cmd_flags_parse's. */
 int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
                            struct flag_list *pos, bool *help);
 
-/* gpusched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
+/* gpusched_cmd_sim_check checks f in this order: -f given or the cluster read (live.h), -o one of table/wide/json (into *fmt),
  * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed).
  * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
  * error and returns 2 on the first bad one; 0 otherwise. */

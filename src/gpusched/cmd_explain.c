@@ -406,7 +406,7 @@ int gpusched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
 
-    rc = gpusched_cmd_load(&f.files, f.namespace_, &in, NULL);
+    rc = gpusched_cmd_load_live(&f.files, f.namespace_, &f.live, &in, NULL);
     if (rc)
         goto out;
     loaded = true;
@@ -505,6 +505,7 @@ out:
     sched_cluster_free(full);
     if (loaded)
         manifest_input_release(&in);
+    gpusched_live_close(&f.live);
     flag_list_release(&f.files);
     flag_list_release(&pos);
     return rc;

@@ -343,7 +343,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
         goto out;
 
     /* bound pods go into the cluster as they are read: only the pending ones are kept */
-    rc = gpusched_cmd_load_cluster(&f.files, f.namespace_, &in, &cluster);
+    rc = gpusched_cmd_load_cluster_live(&f.files, f.namespace_, &f.live, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
@@ -394,6 +394,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         manifest_input_release(&in);
+    gpusched_live_close(&f.live);
     flag_list_release(&f.files);
     flag_list_release(&pos);
     return rc;
