@@ -6,6 +6,7 @@
  * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
  * watch lines 16 MiB, error bodies 1 MiB). */
 #include "kube/client.h"
+#include "kube/exec.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -77,6 +78,32 @@ static int client_route(struct kube_client *c, struct err *err)
     return c->connect_to ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
+/* client_exec_first runs the exec plugin once, before the first request: its token (and any
+ * client certificate, which is used for the client's life) replace the kubeconfig's. */
+static int client_exec_first(struct kube_client *c, struct err *err)
+{
+    struct kube_exec_cred cr;
+    int rc = kube_exec_run(&c->cfg, &cr, err);
+
+    if (rc)
+        return rc;
+    kube_client_wipe_free(c->cfg.token);
+    c->cfg.token = cr.token;
+    cr.token = NULL;
+    if (cr.cert_pem) {
+        free(c->cfg.cert_pem);
+        kube_client_wipe_free(c->cfg.key_pem);
+        c->cfg.cert_pem = cr.cert_pem;
+        c->cfg.cert_len = cr.cert_len;
+        c->cfg.key_pem = cr.key_pem;
+        c->cfg.key_len = cr.key_len;
+        cr.cert_pem = cr.key_pem = NULL;
+    }
+    c->exec_expiry = cr.expiry;
+    kube_exec_cred_release(&cr);
+    return 0;
+}
+
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
                     struct err *err)
 {
@@ -97,6 +124,8 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
         return err_set(err, -ENOMEM, "cannot create a mutex");
     }
     rc = kube_config_load(o ? o->kubeconfig : NULL, o ? o->context : NULL, &c->cfg, err);
+    if (!rc && c->cfg.exec)
+        rc = client_exec_first(c, err);
     if (rc)
         goto out;
     c->user_agent = strdup(o && o->user_agent ? o->user_agent : "gpulabel (linux)");
@@ -291,6 +320,26 @@ static void client_token_refresh_locked(struct kube_client *c, bool force)
     double now = mono_now();
     char *fresh = NULL;
 
+    if (c->cfg.exec) {
+        /* an exec plugin's token is good until its expirationTimestamp or a 401, as in
+         * client-go; a failed run keeps the token we have */
+        struct kube_exec_cred cr;
+
+        if (!force && (!c->exec_expiry || time(NULL) < c->exec_expiry))
+            return;
+        if (kube_exec_run(&c->cfg, &cr, NULL))
+            return;
+        c->exec_expiry = cr.expiry;
+        if (cr.token && (!c->token || strcmp(c->token, cr.token))) {
+            kube_client_wipe_free(c->token);
+            c->token = cr.token;
+            cr.token = NULL;
+            if (++c->token_gen == 0)
+                c->token_gen = 1;
+        }
+        kube_exec_cred_release(&cr);
+        return;
+    }
     if (!c->cfg.token_file || (!force && now - c->token_read_at < c->token_period))
         return;
     c->token_read_at = now;
@@ -336,7 +385,7 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
 bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,
                            char **line)
 {
-    if (status != 401 || !c->cfg.token_file || *retried)
+    if (status != 401 || (!c->cfg.token_file && !c->cfg.exec) || *retried)
         return false;
     /* the token may have rotated under us: re-read it now, and try once more if it changed */
     *retried = true;
