@@ -280,7 +280,7 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
                            struct flag_list *pos, bool *help)
 {
     bool explain = !strcmp(cmd, "explain");
-    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS] = {
+    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS - 1] = {
         {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
@@ -305,10 +305,19 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
                    "(default 100: every node, see docs/gpusched.md)"},
     };
 
+    const struct flag sel = {"selector", 'l', FLAG_STRING, &f->selector, NULL, NULL, "SELECTOR",
+                             "show only the nodes matching this label selector\n"
+                             "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"};
+
     memset(f, 0, sizeof(*f));
     memcpy(f->table, table, sizeof(table));
-    gpusched_live_flags(&f->live, f->table + GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS);
-    return gpusched_cmd_flags_parse(cmd, f->table, GPUSCHED_CMD_SIM_NFLAGS, argc, argv, pos, help);
+
+    f->nflags = GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS - 1;
+    gpusched_live_flags(&f->live, f->table + f->nflags);
+    f->nflags += GPUSCHED_LIVE_NFLAGS;
+    if (explain)
+        f->table[f->nflags++] = sel;
+    return gpusched_cmd_flags_parse(cmd, f->table, f->nflags, argc, argv, pos, help);
 }
 
 int gpusched_cmd_parse_percentage(const char *cmd, const char *s, int32_t dflt, int32_t *out)

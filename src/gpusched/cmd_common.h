@@ -74,7 +74,7 @@ int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *na
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS (7 + GPUSCHED_LIVE_NFLAGS)
+#define GPUSCHED_CMD_SIM_NFLAGS (8 + GPUSCHED_LIVE_NFLAGS)
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
@@ -84,6 +84,8 @@ struct gpusched_cmd_sim_flags {
     const char *percentage;                     /* --percentage-of-nodes-to-score */
     struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
     struct gpusched_live live;                  /* --kubeconfig, --context, -A, -v */
+    const char *selector;                       /* explain's -l */
+    size_t nflags;                              /* entries of table in use */
     struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
 };
 

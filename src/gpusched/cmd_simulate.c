@@ -331,7 +331,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("simulate", simulate_usage, f.table, GPUSCHED_CMD_SIM_NFLAGS);
+        gpusched_cmd_help("simulate", simulate_usage, f.table, f.nflags);
         goto out;
     }
     if (pos.n) {

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 
 import util
@@ -141,11 +142,20 @@ def test_missing_flag_value():
     util.check_eq(p.stderr.splitlines()[0], "gpusched: flag needs an argument: 'f' in -f", "stderr")
 
 
-def test_missing_filename_is_a_usage_error():
-    for args in (["simulate"], ["nodes"], ["explain", "p"]):
-        p = gpusched(*args)
-        expect_exit(p, 2, " ".join(args))
-        util.check_eq(p.stderr.splitlines()[0], "gpusched: must specify -f FILE", "stderr")
+def test_no_filename_reads_the_cluster_of_the_kubeconfig():
+    """Without -f the commands read the cluster kubectl would use: with no kubeconfig and no
+    in-cluster service account that is one clear line and exit 1."""
+    with TempDir() as t:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+        env["HOME"] = t.path
+        for args in (["simulate"], ["nodes"], ["explain", "p"], ["capacity", "-f", SEED]):
+            p = subprocess.run([util.binary("gpusched")] + args, env=env, capture_output=True,
+                               text=True, timeout=60)
+            expect_exit(p, 1, " ".join(args))
+            line = one_error_line(p, " ".join(args))
+            if "no kubeconfig found (~/.kube/config does not exist)" not in line:
+                raise AssertionError(line)
 
 
 def test_bad_output_format_seed_and_profile():
