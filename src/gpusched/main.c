@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpusched/cmd_capacity.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_explain.h"
 #include "gpusched/cmd_nodes.h"
@@ -15,16 +16,19 @@
 #endif
 
 static const char main_usage[] =
-    "gpusched places pods the way kube-scheduler (v1.32+) does, offline on manifest files or\n"
-    "live as a secondary scheduler.\n"
+    "gpusched places pods the way kube-scheduler (v1.32+) does: offline on manifest files or\n"
+    "on the state of a running cluster (the kubeconfig's, found as kubectl finds it:\n"
+    "--kubeconfig, then $KUBECONFIG, then ~/.kube/config, then the in-cluster service\n"
+    "account), or live as a secondary scheduler.\n"
     "\n"
     "Usage:\n"
     "  gpusched COMMAND [flags]\n"
     "\n"
     "Commands:\n"
-    "  simulate    Schedule the pending pods of manifest files onto their nodes\n"
-    "  explain     Show, node by node, why a pod fits or not, and its scores\n"
-    "  nodes       List the nodes of manifest files, with GPU labels and free GPUs\n"
+    "  simulate    Schedule the pending pods onto the nodes, as kube-scheduler would\n"
+    "  explain     Why a pod is pending: node by node, the filter that rejects it, or scores\n"
+    "  nodes       List the nodes, with GPU labels and free GPUs\n"
+    "  capacity    Count how many more copies of a pod fit, and the GPUs left stranded\n"
     "  serve       Run as a secondary scheduler that binds pods through the API\n"
     "  version     Print the version\n"
     "\n"
@@ -54,6 +58,8 @@ int main(int argc, char **argv)
         return gpusched_cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "nodes"))
         return gpusched_cmd_nodes(argc - 1, argv + 1);
+    if (!strcmp(cmd, "capacity"))
+        return gpusched_cmd_capacity(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return serve_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
