@@ -14,6 +14,8 @@
 #include "base/goparse.h"
 #include "kube/rules.h"
 
+const char *gpusched_cmd_prog = "gpusched";
+
 int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -22,7 +24,8 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nSee 'gpusched %s%s--help' for usage.\n", cmd ? cmd : "", cmd ? " " : "");
+    fprintf(stderr, "\nSee '%s %s%s--help' for usage.\n", gpusched_cmd_prog, cmd ? cmd : "",
+            cmd ? " " : "");
     return 2;
 }
 

@@ -30,6 +30,10 @@ int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t n
  * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
 void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
 
+/* gpusched_cmd_prog is how usage hints name the program: "gpusched", or "kubectl gpusched"
+ * when run as the kubectl plugin (set by kubectl.c before any command runs). */
+extern const char *gpusched_cmd_prog;
+
 /* gpusched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */
 int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)

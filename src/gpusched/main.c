@@ -9,6 +9,7 @@
 #include "gpusched/cmd_explain.h"
 #include "gpusched/cmd_nodes.h"
 #include "gpusched/cmd_simulate.h"
+#include "gpusched/kubectl.h"
 #include "serve/serve.h"
 
 #ifndef GPUSCHED_VERSION
@@ -31,6 +32,10 @@ static const char main_usage[] =
     "  capacity    Count how many more copies of a pod fit, and the GPUs left stranded\n"
     "  serve       Run as a secondary scheduler that binds pods through the API\n"
     "  version     Print the version\n"
+    "  completion  Print the bash or zsh completion script\n"
+    "\n"
+    "Every command also takes kubectl's --no-headers and -o yaml; installed as\n"
+    "kubectl-gpusched it runs as `kubectl gpusched COMMAND`.\n"
     "\n"
     "Use \"gpusched COMMAND --help\" for more information about a command.\n";
 
@@ -39,7 +44,7 @@ static const char version_usage[] = "Print the version of gpusched.\n"
                                     "Usage:\n"
                                     "  gpusched version\n";
 
-int main(int argc, char **argv)
+static int main_dispatch(int argc, char **argv)
 {
     const char *cmd;
 
@@ -75,4 +80,9 @@ int main(int argc, char **argv)
     if (cmd[0] == '-')
         return gpusched_cmd_usage_error(NULL, "unknown flag: %s", cmd);
     return gpusched_cmd_usage_error(NULL, "unknown command \"%s\"", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    return gpusched_kubectl_main(argc, argv, main_dispatch);
 }

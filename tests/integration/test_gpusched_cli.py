@@ -149,7 +149,8 @@ def test_no_filename_reads_the_cluster_of_the_kubeconfig():
         env = {k: v for k, v in os.environ.items()
                if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
         env["HOME"] = t.path
-        for args in (["simulate"], ["nodes"], ["explain", "p"], ["capacity", "-f", SEED]):
+        pod = t.write("pod.yaml", POD % "p")
+        for args in (["simulate"], ["nodes"], ["explain", "p"], ["capacity", "-f", pod]):
             p = subprocess.run([util.binary("gpusched")] + args, env=env, capture_output=True,
                                text=True, timeout=60)
             expect_exit(p, 1, " ".join(args))
@@ -159,11 +160,11 @@ def test_no_filename_reads_the_cluster_of_the_kubeconfig():
 
 
 def test_bad_output_format_seed_and_profile():
-    p = gpusched("simulate", "-f", SEED, "-o", "yaml")
-    expect_exit(p, 2, "-o yaml")
+    p = gpusched("simulate", "-f", SEED, "-o", "xml")
+    expect_exit(p, 2, "-o xml")
     util.check_eq(p.stderr.splitlines()[0],
-                  'gpusched: unable to match a printer suitable for the output format "yaml", '
-                  'allowed formats are: json,wide', "stderr")
+                  'gpusched: unable to match a printer suitable for the output format "xml", '
+                  'allowed formats are: json,name,wide,yaml', "stderr")
     p = gpusched("simulate", "-f", SEED, "--seed", "-3")
     expect_exit(p, 2, "--seed -3")
     p = gpusched("simulate", "-f", SEED, "--profile", "fast")
@@ -349,8 +350,9 @@ def test_simulate_seed_table():
     expect_exit(p, 0, "simulate")
     lines = p.stdout.splitlines()
     util.check_eq(lines[0].split(), ["NAMESPACE", "NAME", "STATUS", "NODE"], "header")
-    rows = {l.split()[1]: l.split() for l in lines[1:]}
+    rows = {l.split()[1]: l.split() for l in lines[1:-2]}
     util.check_eq(rows["not-in-gpu-node"], ["default", "not-in-gpu-node", "Scheduled", WORKER], "row")
+    util.check_eq(lines[-2:], ["", "2 scheduled, 0 pending, 0 preempted"], "summary line")
 
 
 def test_simulate_three_replicas_message_and_events():
