@@ -70,13 +70,13 @@ def test_pages_and_the_contexts_namespace():
     lists = pod_lists(a)
     bound = [r for r in lists if r["path"] == "/api/v1/pods"]
     util.check_eq(len(bound), 3, "pages of bound pods")
-    util.check_eq([r["query"].get("limit") for r in bound], [["500"]] * 3, "limit")
+    util.check_eq([r["query"].get("limit") for r in bound], ["500"] * 3, "limit")
     util.check_eq(["continue" in r["query"] for r in bound], [False, True, True], "continue")
     util.check_eq(bound[0]["query"]["fieldSelector"],
-                  ["spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"], "selector")
+                  "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed", "selector")
     pending = [r for r in lists if r["path"] == "/api/v1/namespaces/ml/pods"]
     util.check_eq(pending[0]["query"]["fieldSelector"],
-                  ["spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"], "pending")
+                  "spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed", "pending")
 
 
 def test_all_namespaces_and_n():
