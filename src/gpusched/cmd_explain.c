@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
@@ -560,19 +562,49 @@ static json_t *explain_json_doc(const struct explain_ctx *ctx, const struct kube
 
 /* Place pods[0..n) into c with simulate's rules; results are only needed for their side
  * effects on the cluster. Returns 0 or prints the error and returns 1. */
+/* Progress of placing the pods ahead, on stderr once it takes more than a second: on a
+ * terminal, or always with -v. */
+struct explain_progress {
+    double start, last;
+    bool tty, on, shown;
+};
+
+static void explain_progress_cb(void *arg, size_t done, size_t total)
+{
+    struct explain_progress *pr = arg;
+    double now = mono_now();
+
+    if (!pr->on || now - pr->start < 1.0 || now - pr->last < (pr->tty ? 0.1 : 1.0))
+        return;
+    pr->last = now;
+    pr->shown = true;
+    fprintf(stderr, "%sgpusched: placing the pods ahead: %zu/%zu%s", pr->tty ? "\r\033[K" : "",
+            done, total, pr->tty ? "" : "\n");
+    fflush(stderr);
+}
+
 static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
                          const struct kube_pod **pods, size_t n, uint64_t seed,
-                         struct sched_result *results)
+                         struct sched_result *results, bool verbose)
 {
+    struct explain_progress pr;
     struct sched_sim_opts so;
     struct err err;
     size_t i;
     int rc;
 
     memset(&so, 0, sizeof(so));
+    memset(&pr, 0, sizeof(pr));
+    pr.start = pr.last = mono_now();
+    pr.tty = isatty(2);
+    pr.on = pr.tty || verbose;
+    so.progress = explain_progress_cb;
+    so.progress_arg = &pr;
     so.seed = seed;
     err_clear(&err);
     rc = sched_simulate(c, p, pods, n, &so, results, &err);
+    if (pr.shown && pr.tty)
+        fputs("\r\033[K", stderr);
     if (rc) {
         gpusched_cmd_print_err(&err);
         for (i = 0; i < n; i++)
@@ -608,7 +640,8 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
 
     if (gpusched_cmd_cluster_build(ctx->in, &before))
         goto out;
-    if (explain_place(before, ctx->profile, ctx->queue, ahead, ctx->seed, ctx->results))
+    if (explain_place(before, ctx->profile, ctx->queue, ahead, ctx->seed, ctx->results,
+                      ctx->f->live.verbose))
         goto out;
     for (i = 0; i < ahead; i++)
         sched_result_release(&ctx->results[i]);
@@ -633,7 +666,8 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
         full = before;
         before = NULL;
     }
-    if (explain_place(full, ctx->profile, ctx->queue, nresults, ctx->seed, ctx->results)) {
+    if (explain_place(full, ctx->profile, ctx->queue, nresults, ctx->seed, ctx->results,
+                      false)) {
         nresults = 0;
         goto out;
     }

@@ -36,7 +36,7 @@ static const char nodes_usage[] =
     "  gpusched nodes -f nodes.yaml -L topology.kubernetes.io/zone\n"
     "\n"
     "Usage:\n"
-    "  gpusched nodes [-f FILE]... [flags]\n"
+    "  gpusched nodes [-f FILE]... [NAME | node/NAME]... [flags]\n"
     "\n";
 
 struct nodes_row {
@@ -427,10 +427,21 @@ int gpusched_cmd_nodes(int argc, char **argv)
         gpusched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
         goto out;
     }
-    if (pos.n) {
-        rc = gpusched_cmd_usage_error("nodes", "unexpected argument \"%s\" (select nodes with -l)",
-                                      pos.v[0]);
-        goto out;
+    /* NAME or node/NAME arguments, as `kubectl get nodes NAME...` takes them */
+    for (i = 0; i < pos.n; i++) {
+        const char *a = pos.v[i];
+        if (!strncmp(a, "node/", 5) || !strncmp(a, "nodes/", 6))
+            pos.v[i] = strchr(a, '/') + 1;
+        else if (strchr(a, '/')) {
+            rc = gpusched_cmd_usage_error("nodes", "invalid argument \"%s\": want NAME or "
+                                                   "node/NAME",
+                                          a);
+            goto out;
+        }
+        if (!*pos.v[i]) {
+            rc = gpusched_cmd_usage_error("nodes", "invalid argument \"%s\": empty name", a);
+            goto out;
+        }
     }
     if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON | 1u << OUT_NAME,
                          &fmt, &err)) {
@@ -463,11 +474,28 @@ int gpusched_cmd_nodes(int argc, char **argv)
         const struct kube_node *n = &in.nodes[i];
         if (selector && !kube_selector_matches(&sel, &n->labels))
             continue;
+        if (pos.n) {
+            size_t k;
+            for (k = 0; k < pos.n && strcmp(pos.v[k], n->name); k++)
+                ;
+            if (k == pos.n)
+                continue;
+        }
         rows[nrows].node = n;
         rows[nrows].has_use = sched_cluster_node_usage(cluster, n->name, &rows[nrows].use) == 0;
         nrows++;
     }
     qsort(rows, nrows, sizeof(*rows), nodes_row_cmp);
+    for (i = 0; i < pos.n; i++) {
+        size_t k;
+        for (k = 0; k < nrows && strcmp(rows[k].node->name, pos.v[i]); k++)
+            ;
+        if (k == nrows) {
+            fprintf(stderr, "gpusched: nodes \"%s\" not found\n", pos.v[i]);
+            rc = 1;
+            goto out;
+        }
+    }
 
     if (fmt == OUT_JSON) {
         rc = nodes_print_json(rows, nrows);

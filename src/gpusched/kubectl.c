@@ -29,7 +29,7 @@ static bool yaml_plain(const char *s)
                                            "TRUE", "FALSE", "YES", "NO",  "ON",  "OFF"};
     const char *p;
     size_t i;
-    bool numeric = true;
+    bool numeric = true, digit = false;
 
     if (!*s || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0]) || s[strlen(s) - 1] == ' ')
         return false;
@@ -43,9 +43,10 @@ static bool yaml_plain(const char *s)
             return false;
         if (!strchr("0123456789.+-eE_xXoObB", ch))
             numeric = false;
+        digit = digit || (ch >= '0' && ch <= '9');
     }
     /* anything that may read as a number (1, 1.5, 0x1f, 1e3, .5) is quoted */
-    return !numeric;
+    return !(numeric && digit);
 }
 
 static int yaml_scalar(const json_t *v, FILE *f)

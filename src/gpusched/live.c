@@ -130,6 +130,7 @@ struct live_list {
     const char *what;  /* "pods", for messages and progress */
     const char *path;  /* collection path, may carry a query ("...?fieldSelector=...") */
     bool load;         /* hand the pages to the loader */
+    bool pods;         /* a list of pods: each goes through live_scan_pod first */
     bool pending;      /* pods waiting for a scheduler: note their volumes */
     size_t count;
     bool unread;       /* not served (404) or forbidden (403): only for the lists not loaded */
@@ -250,7 +251,7 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
             kube_response_release(&r);
             break;
         }
-        if (!strcmp(ls->what, "pods") || !strcmp(ls->what, "pending pods"))
+        if (ls->pods)
             json_array_foreach(items, i, item)
                 live_scan_pod(scan, item, ls->pending);
         ls->count += json_array_size(items);
@@ -304,10 +305,10 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                  kube_path_escape(l->namespace_, nsesc, sizeof(nsesc)), live_phase);
     memset(lists, 0, sizeof(lists));
     lists[0] = (struct live_list){"priority classes", "/apis/scheduling.k8s.io/v1/priorityclasses",
-                                  true, false, 0, false};
-    lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, 0, false};
-    lists[2] = (struct live_list){"pods", bound_path, true, false, 0, false};
-    lists[3] = (struct live_list){"pending pods", pending_path, true, true, 0, false};
+                                  true, false, false, 0, false};
+    lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false};
+    lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false};
+    lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false};
     for (i = 0; i < 4 && !rc; i++)
         rc = live_list_all(l, &lists[i], &scan, in, &pr, err);
     if (rc)
@@ -321,20 +322,20 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
      * pod with claims can go */
     memset(opt, 0, sizeof(opt));
     opt[0] = (struct live_list){"pod disruption budgets", "/apis/policy/v1/poddisruptionbudgets",
-                                false, false, 0, false};
+                                false, false, false, 0, false};
     rc = live_list_all(l, &opt[0], &scan, in, &pr, err);
     if (rc)
         return rc;
     npdb = opt[0].count;
     if (scan.pvc_pods) {
         opt[1] = (struct live_list){"persistent volume claims", "/api/v1/persistentvolumeclaims",
-                                    false, false, 0, false};
+                                    false, false, false, 0, false};
         opt[2] = (struct live_list){"persistent volumes", "/api/v1/persistentvolumes", false,
-                                    false, 0, false};
-        opt[3] = (struct live_list){"storage classes", "/apis/storage.k8s.io/v1/storageclasses",
                                     false, false, 0, false};
+        opt[3] = (struct live_list){"storage classes", "/apis/storage.k8s.io/v1/storageclasses",
+                                    false, false, false, 0, false};
         opt[4] = (struct live_list){"CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false,
-                                    0, false};
+                                    false, 0, false};
         for (i = 1; i < 5 && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
         if (rc)
