@@ -34,6 +34,7 @@ def post_all(c, path_of, objs, threads=8):
             r.read()
             if r.status != 201:
                 errors.append(r.status)
+                break
         conn.close()
     ts = [threading.Thread(target=work, args=(objs[i::threads],)) for i in range(threads)]
     for t in ts:
@@ -79,6 +80,10 @@ def main():
             n["status"]["allocatable"]["cpu"] = n["status"]["capacity"]["cpu"] = "4"
             nodes.append(n)
         post_all(c, lambda o: "/api/v1/nodes", nodes)
+        # no controller manager: the ServiceAccount admission plugin still wants "default"
+        if c.request("GET", "/api/v1/namespaces/default/serviceaccounts/default", ok=(200, 404))[0] == 404:
+            c.create("/api/v1/namespaces/default/serviceaccounts",
+                     {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
         pods = []
         for i in range(a.pods):
             pods.append({"apiVersion": "v1", "kind": "Pod",

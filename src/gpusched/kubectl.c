@@ -195,8 +195,8 @@ static void kubectl_names(const json_t *v, json_t *seen, FILE *f)
 
 /* ---- completion -------------------------------------------------------------------------- */
 
-static const char *const kubectl_commands[] = {"simulate", "explain", "nodes", "capacity",
-                                               "serve",    "version", "completion"};
+static const char *const kubectl_commands[] = {"simulate", "explain", "nodes",     "capacity",
+                                               "report",   "serve",   "version",   "completion"};
 
 static const char kubectl_bash[] =
     "# bash completion for gpusched and kubectl-gpusched: source <(gpusched completion bash)\n"
@@ -396,7 +396,8 @@ int gpusched_kubectl_main(int argc, char **argv, int (*dispatch)(int, char **))
         }
         return gpusched_cmd_usage_error("completion", "want one shell: bash or zsh");
     }
-    if (argc < 3 || !strcmp(argv[1], "serve") || !strcmp(argv[1], "version"))
+    if (argc < 3 || !strcmp(argv[1], "serve") || !strcmp(argv[1], "version") ||
+        !strcmp(argv[1], "report"))
         return dispatch(argc, argv);
     nodes = !strcmp(argv[1], "nodes");
     av = calloc((size_t)argc + 1, sizeof(*av));

@@ -8,6 +8,7 @@
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_explain.h"
 #include "gpusched/cmd_nodes.h"
+#include "gpusched/cmd_report.h"
 #include "gpusched/cmd_simulate.h"
 #include "gpusched/kubectl.h"
 #include "serve/serve.h"
@@ -30,6 +31,7 @@ static const char main_usage[] =
     "  explain     Why a pod is pending: node by node, the filter that rejects it, or scores\n"
     "  nodes       List the nodes, with GPU labels and free GPUs\n"
     "  capacity    Count how many more copies of a pod fit, and the GPUs left stranded\n"
+    "  report      Write an HTML page: GPUs per node by model, pending pods by reason\n"
     "  serve       Run as a secondary scheduler that binds pods through the API\n"
     "  version     Print the version\n"
     "  completion  Print the bash or zsh completion script\n"
@@ -65,6 +67,8 @@ static int main_dispatch(int argc, char **argv)
         return gpusched_cmd_nodes(argc - 1, argv + 1);
     if (!strcmp(cmd, "capacity"))
         return gpusched_cmd_capacity(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return gpusched_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return serve_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
