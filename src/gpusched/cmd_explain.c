@@ -638,13 +638,39 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
         if (ctx->rank[i] < mypos && !live && !gpusched_live_pod(ctx->pending[i]))
             ctx->queue[ahead++] = ctx->pending[i];
 
-    if (gpusched_cmd_cluster_build(ctx->in, &before))
+    /* what simulate decides for the pod: the queue with the pod at its end, so the tie-break
+     * generator has made the same draws. With every node filtered (no sampling position left
+     * behind by a cycle) that one simulation also gives the cluster at the pod's turn: take
+     * the pod back off its node. A pod that preempted cannot be taken back (its victims are
+     * gone): then the pods ahead are placed again on a second cluster */
+    ctx->queue[ahead] = pod;
+    if (gpusched_cmd_cluster_build(ctx->in, &full))
         goto out;
-    if (explain_place(before, ctx->profile, ctx->queue, ahead, ctx->seed, ctx->results,
+    if (explain_place(full, ctx->profile, ctx->queue, ahead + 1, ctx->seed, ctx->results,
                       ctx->f->live.verbose))
         goto out;
-    for (i = 0; i < ahead; i++)
-        sched_result_release(&ctx->results[i]);
+    nresults = ahead + 1;
+    if (ctx->profile->percentage_of_nodes_to_score >= 100 && !ctx->results[ahead].nvictims &&
+        (ctx->results[ahead].outcome != SCHED_SCHEDULED ||
+         !sched_cluster_forget_pod(full, pod->namespace_, pod->name))) {
+        before = full;
+        full = NULL;
+    } else {
+        struct sched_result *tmp = calloc(ahead + 1, sizeof(*tmp));
+        if (!tmp) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (gpusched_cmd_cluster_build(ctx->in, &before) ||
+            explain_place(before, ctx->profile, ctx->queue, ahead, ctx->seed, tmp,
+                          ctx->f->live.verbose)) {
+            free(tmp);
+            goto out;
+        }
+        for (i = 0; i < ahead; i++)
+            sched_result_release(&tmp[i]);
+        free(tmp);
+    }
 
     sched_rng_seed(&rng, ctx->seed);
     if (sched_explain(before, ctx->profile, pod, &rng, &x, &err)) {
@@ -652,25 +678,6 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
         goto out;
     }
     explained = true;
-
-    /* what simulate itself decides for the pod: the same queue with the pod at its end, so
-     * the tie-break generator has made the same draws. With nothing ahead and every node
-     * filtered (no sampling position moved by the explanation), that is one attempt on the
-     * cluster just explained: no second cluster to build */
-    ctx->queue[ahead] = pod;
-    nresults = ahead + 1;
-    if (ahead || ctx->profile->percentage_of_nodes_to_score < 100) {
-        if (gpusched_cmd_cluster_build(ctx->in, &full))
-            goto out;
-    } else {
-        full = before;
-        before = NULL;
-    }
-    if (explain_place(full, ctx->profile, ctx->queue, nresults, ctx->seed, ctx->results,
-                      false)) {
-        nresults = 0;
-        goto out;
-    }
     if (ctx->fmt == OUT_JSON) {
         json_t *doc = explain_json_doc(ctx, pod, ahead, &x, &ctx->results[ahead]);
         rc = !doc || json_array_append_new(docs, doc) ? -ENOMEM : 0;

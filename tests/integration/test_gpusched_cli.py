@@ -651,3 +651,40 @@ def test_namespace_flag():
     expect_exit(p, 0, "explain NAME -n ml")
     p = gpusched("explain", "-f", SEED, "-n", "ml", "default/not-in-gpu-node")
     expect_exit(p, 1, "explain default/NAME -n ml")
+
+
+def test_explain_agrees_with_simulate_on_every_scenario_pod():
+    """explain runs one simulation (the queue up to the pod, the pod taken back off its node)
+    and must say what simulate says for every pod of every scenario, preemptions included."""
+    sdir = os.path.join(util.SRC, "tests", "scenarios")
+    checked = 0
+    for name in sorted(os.listdir(sdir)):
+        d = os.path.join(sdir, name)
+        if not os.path.isdir(d):
+            continue
+        args = []
+        for f in sorted(os.listdir(d)):
+            if f.endswith((".yaml", ".yml", ".json")) and f != "expected.json":
+                args += ["-f", os.path.join(d, f)]
+        if os.path.exists(os.path.join(d, "args")):
+            with open(os.path.join(d, "args")) as fh:
+                args += [a for a in fh.read().split() if a not in ("-o", "wide")]
+        p = gpusched("simulate", *args, "-o", "json")
+        if p.returncode:
+            continue
+        doc = json.loads(p.stdout)
+        want = {}
+        for e in doc["scheduled"]:
+            want[e["pod"]] = ("Scheduled", e["node"])
+        for e in doc["unschedulable"]:
+            want[e["pod"]] = ("Unschedulable", e.get("message"))
+        for e in doc.get("preempted", []):
+            want.pop(e["pod"], None)  # placed, then evicted by a later pod: explain says placed
+        for pod, (status, what) in want.items():
+            x = json.loads(gpusched("explain", *args, pod, "-o", "json").stdout)["result"]
+            got = ("Scheduled" if x["status"].startswith("Scheduled") else x["status"],
+                   x.get("node") if status == "Scheduled" else x.get("message"))
+            util.check_eq(got, (status, what), "%s %s" % (name, pod))
+            checked += 1
+    if checked < 100:
+        raise AssertionError("only %d pods checked" % checked)
