@@ -205,6 +205,49 @@ static int live_page_path(const struct live_list *ls, const char *cont, char *ou
     return n < 0 || (size_t)n >= size ? -E2BIG : 0;
 }
 
+/* One page of a list, as kube_client_get_parsed hands it over (the tree lives in the client's
+ * arena for the call only). */
+struct live_page {
+    struct live_list *ls;
+    struct live_scan *scan;
+    struct manifest_input *in;
+    struct err *err;
+    char *next; /* the continue token, copied */
+};
+
+static int live_page_take(void *ud, json_t *doc)
+{
+    struct live_page *pg = ud;
+    struct live_list *ls = pg->ls;
+    json_t *items = json_object_get(doc, "items"), *item;
+    const char *next;
+    size_t i;
+    int rc = 0;
+
+    if (!json_is_array(items))
+        return err_set(pg->err, -EPROTO, "cannot list %s: the answer has no items", ls->what);
+    if (ls->pods)
+        json_array_foreach(items, i, item)
+            live_scan_pod(pg->scan, item, ls->pending);
+    ls->count += json_array_size(items);
+    if (ls->load) {
+        /* the loader reads an API list as a typed list; the name is the collection */
+        char name[LIVE_PATH_MAX];
+        const char *q = strchr(ls->path, '?');
+        snprintf(name, sizeof(name), "%.*s", q ? (int)(q - ls->path) : (int)strlen(ls->path),
+                 ls->path);
+        rc = manifest_input_load_object(pg->in, name, doc, pg->err);
+    }
+    next = json_string_value(json_object_get(json_object_get(doc, "metadata"), "continue"));
+    if (!rc && next && *next && !(pg->next = strdup(next)))
+        rc = err_set(pg->err, -ENOMEM, "out of memory");
+    return rc;
+}
+
+/* what no modelled plugin reads and the API server sends with every object: cut before the
+ * parse (about half of a pod's JSON) */
+static const char *const live_strip[] = {"managedFields", NULL};
+
 /* live_list_all reads every page of ls, handing each to the loader when ls->load. */
 static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct live_scan *scan,
                          struct manifest_input *in, struct live_progress *pr, struct err *err)
@@ -213,18 +256,17 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
     int rc = 0;
 
     for (;;) {
-        struct kube_response r;
-        json_t *items, *item;
-        const char *next;
-        size_t i;
+        struct live_page pg = {ls, scan, in, err, NULL};
 
         rc = live_page_path(ls, cont, path, sizeof(path));
         if (rc) {
             err_set(err, rc, "list %s: continue token too long", ls->what);
             break;
         }
-        rc = kube_client_request(l->client, "GET", path, NULL, NULL, 0, &r, err);
-        if (rc && !ls->load && (rc == -ENOENT || rc == -EPERM)) {
+        rc = kube_client_get_parsed(l->client, path, live_strip, live_page_take, &pg, err);
+        free(cont);
+        cont = pg.next;
+        if (rc && !ls->load && err->http_status && (rc == -ENOENT || rc == -EPERM)) {
             /* read only to warn about it: an API that does not serve the kind has none, and
              * a role without it only loses the warning */
             if (rc == -EPERM && live_warn(in, "cannot list %s (%s): not checked", ls->what,
@@ -235,42 +277,18 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
             err_clear(err);
             ls->unread = true;
             ls->count = 0;
-            kube_response_release(&r);
             break;
         }
         if (rc) {
-            char msg[ERR_MSG_MAX];
-            snprintf(msg, sizeof(msg), "%s", err->msg);
-            err_set(err, rc, "cannot list %s: %s", ls->what, msg);
-            kube_response_release(&r);
+            if (err->http_status || !strstr(err->msg, "cannot list")) {
+                char msg[ERR_MSG_MAX];
+                snprintf(msg, sizeof(msg), "%s", err->msg);
+                err_set(err, rc, "cannot list %s: %s", ls->what, msg);
+            }
             break;
         }
-        items = json_object_get(r.json, "items");
-        if (!json_is_array(items)) {
-            rc = err_set(err, -EPROTO, "cannot list %s: the answer has no items", ls->what);
-            kube_response_release(&r);
-            break;
-        }
-        if (ls->pods)
-            json_array_foreach(items, i, item)
-                live_scan_pod(scan, item, ls->pending);
-        ls->count += json_array_size(items);
-        if (ls->load) {
-            /* the loader reads an API list as a typed list; the name is the collection */
-            char name[LIVE_PATH_MAX];
-            const char *q = strchr(ls->path, '?');
-            snprintf(name, sizeof(name), "%.*s", q ? (int)(q - ls->path) : (int)strlen(ls->path),
-                     ls->path);
-            rc = manifest_input_load_object(in, name, r.json, err);
-        }
-        next = json_string_value(json_object_get(json_object_get(r.json, "metadata"), "continue"));
-        free(cont);
-        cont = next && *next ? strdup(next) : NULL;
-        if (!rc && next && *next && !cont)
-            rc = err_set(err, -ENOMEM, "out of memory");
-        kube_response_release(&r);
         live_progress(pr, ls->what, ls->count, false);
-        if (rc || !cont)
+        if (!cont)
             break;
     }
     free(cont);

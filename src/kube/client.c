@@ -654,9 +654,11 @@ json_t *kube_client_parse_json(const struct buf *b)
     return json_loadb(b->data, b->len, 0, NULL);
 }
 
+/* client_request sends one request; a 2xx body is parsed into resp->json unless raw_2xx
+ * (kube_client_get_parsed parses it itself, into an arena). */
 static int client_request(struct kube_client *c, const char *method, const char *path,
                           const char *content_type, const char *body, size_t len,
-                          struct kube_response *resp, struct err *err)
+                          struct kube_response *resp, bool raw_2xx, struct err *err)
 {
     struct client_xfer x;
     CURL *h = NULL;
@@ -719,7 +721,8 @@ static int client_request(struct kube_client *c, const char *method, const char 
             continue;
         break;
     }
-    resp->json = kube_client_parse_json(&resp->body);
+    if (!raw_2xx || resp->status < 200 || resp->status > 299)
+        resp->json = kube_client_parse_json(&resp->body);
     if (resp->status < 200 || resp->status > 299)
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
 out:
@@ -743,8 +746,8 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
     int rc;
 
     if (resp)
-        return client_request(c, method, path, content_type, body, len, resp, err);
-    rc = client_request(c, method, path, content_type, body, len, &scratch, err);
+        return client_request(c, method, path, content_type, body, len, resp, false, err);
+    rc = client_request(c, method, path, content_type, body, len, &scratch, false, err);
     kube_response_release(&scratch);
     return rc;
 }
@@ -837,6 +840,118 @@ static void watch_arena_release(void)
     free(watch_arena.base);
     watch_arena.base = NULL;
     watch_arena.size = watch_arena.used = 0;
+}
+
+/* json_skip_value returns the end of the JSON value starting at p (after blanks), or NULL
+ * when it is cut short. Strings are skipped with their escapes; brackets are counted. */
+static const char *json_skip_value(const char *p, const char *end)
+{
+    int depth = 0;
+
+    while (p < end && strchr(" \t\r\n", *p))
+        p++;
+    for (; p < end; p++) {
+        if (*p == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\')
+                    p++;
+            if (p >= end)
+                return NULL;
+            if (!depth)
+                return p + 1;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if (*p == '}' || *p == ']') {
+            if (--depth <= 0)
+                return depth < 0 ? p : p + 1;
+        } else if (!depth && (*p == ',' || strchr(" \t\r\n", *p))) {
+            return p; /* the end of a number, true, false or null */
+        }
+    }
+    return depth ? NULL : p;
+}
+
+/* json_strip_member removes every "key": VALUE member from the JSON text in b (a key is the
+ * quoted name followed by a colon, not preceded by a backslash, so text inside a string never
+ * matches), with the comma that separated it. The text stays valid JSON. */
+static void json_strip_member(struct buf *b, const char *key)
+{
+    char pat[128];
+    size_t plen, w = 0, r = 0;
+    char *d = b->data;
+
+    plen = (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key);
+    if (!d || plen >= sizeof(pat))
+        return;
+    while (r < b->len) {
+        const char *hit = memmem(d + r, b->len - r, pat, plen);
+        const char *vend;
+        size_t at, after;
+
+        if (!hit || (hit > d && hit[-1] == '\\')) {
+            size_t n = hit ? (size_t)(hit - d) + 1 - r : b->len - r;
+            memmove(d + w, d + r, n);
+            w += n;
+            r += n;
+            continue;
+        }
+        at = (size_t)(hit - d);
+        vend = json_skip_value(hit + plen, d + b->len);
+        if (!vend) { /* cut short: leave the rest as it is */
+            memmove(d + w, d + r, b->len - r);
+            w += b->len - r;
+            break;
+        }
+        after = (size_t)(vend - d);
+        while (after < b->len && strchr(" \t\r\n", d[after]))
+            after++;
+        memmove(d + w, d + r, at - r);
+        w += at - r;
+        if (after < b->len && d[after] == ',') {
+            after++; /* "key": v, next -> next */
+        } else {
+            /* the last member: drop the comma before it */
+            while (w > 0 && strchr(" \t\r\n", d[w - 1]))
+                w--;
+            if (w > 0 && d[w - 1] == ',')
+                w--;
+        }
+        r = after;
+    }
+    b->len = w;
+    d[w] = '\0'; /* w is at most the old length: inside the allocation */
+}
+
+int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip, kube_json_fn fn,
+                           void *ud, struct err *err)
+{
+    struct kube_response r;
+    json_error_t je;
+    json_t *doc;
+    int rc = client_request(c, "GET", path, NULL, NULL, 0, &r, true, err);
+
+    if (rc) {
+        kube_response_release(&r);
+        return rc;
+    }
+    for (; strip && *strip; strip++)
+        json_strip_member(&r.body, *strip);
+    /* the same per-thread arena as a watch event's: a page of a list is hundreds of objects,
+     * each a few dozen jansson blocks, all dropped together once fn has read them */
+    pthread_once(&watch_json_once, watch_json_setup);
+    watch_arena_fit(r.body.len);
+    watch_arena.on = true;
+    doc = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, &je);
+    watch_arena.on = false;
+    if (!doc) {
+        rc = err_set(err, -EPROTO, "GET %s: the answer is not JSON: %s", path, je.text);
+    } else {
+        rc = fn(ud, doc);
+        json_decref(doc);
+    }
+    watch_arena_release();
+    kube_response_release(&r);
+    return rc;
 }
 
 /* client_watch_event parses one line and hands it to fn. Returns 0 to continue. */
