@@ -324,16 +324,16 @@ static int capacity_print_json(const struct capacity_spec *specs, size_t n)
                          s->stop.victims[k].name);
                 fail |= json_array_append_new(vs, json_string(vk));
             }
-            fail |= json_object_set_new(stop, "node", json_string(s->stop.nominated_node
-                                                                      ? s->stop.nominated_node
-                                                                      : ""));
+            fail |= json_object_set_new(
+                stop, "node", json_string(s->stop.nominated_node ? s->stop.nominated_node : ""));
             fail |= json_object_set_new(stop, "victims", vs);
         }
         fail |= json_object_set_new(o, "stoppedBy", stop);
         fail |= json_object_set_new(g, "perCopy", json_integer(s->gpus_per_copy));
         fail |= json_object_set_new(g, "free", json_integer(s->gpu_free));
         fail |= json_object_set_new(g, "stranded", json_integer(s->gpu_stranded));
-        fail |= json_object_set_new(g, "strandedNodes", json_integer((json_int_t)s->stranded_nodes));
+        fail |=
+            json_object_set_new(g, "strandedNodes", json_integer((json_int_t)s->stranded_nodes));
         fail |= json_object_set_new(g, "fragmented", json_integer(s->gpu_fragmented));
         fail |= json_object_set_new(g, "fragmentedNodes",
                                     json_integer((json_int_t)s->fragmented_nodes));

@@ -308,7 +308,13 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
                    "(default 100: every node, see docs/gpusched.md)"},
     };
 
-    const struct flag sel = {"selector", 'l', FLAG_STRING, &f->selector, NULL, NULL, "SELECTOR",
+    const struct flag sel = {"selector",
+                             'l',
+                             FLAG_STRING,
+                             &f->selector,
+                             NULL,
+                             NULL,
+                             "SELECTOR",
                              "show only the nodes matching this label selector\n"
                              "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"};
 

@@ -53,9 +53,9 @@ static const char explain_usage[] =
     "  gpusched explain [-f FILE]... TARGET [flags]\n"
     "\n";
 
-#define EXPLAIN_MAX_PODS 20     /* pods of one workload explained in full */
-#define EXPLAIN_TABLE_NODES 20  /* beyond this many nodes the per-node table needs -o wide */
-#define EXPLAIN_GROUP_NAMES 3   /* node names shown per reason group */
+#define EXPLAIN_MAX_PODS 20    /* pods of one workload explained in full */
+#define EXPLAIN_TABLE_NODES 20 /* beyond this many nodes the per-node table needs -o wide */
+#define EXPLAIN_GROUP_NAMES 3  /* node names shown per reason group */
 
 struct explain_kind {
     const char *names[3]; /* singular, plural, short */
@@ -71,8 +71,10 @@ static const struct explain_kind explain_kinds[] = {
     {{"statefulset", "statefulsets", "sts"}, "StatefulSet", "/apis/apps/v1", "statefulsets"},
     {{"daemonset", "daemonsets", "ds"}, "DaemonSet", "/apis/apps/v1", "daemonsets"},
     {{"job", "jobs", NULL}, "Job", "/apis/batch/v1", "jobs"},
-    {{"replicationcontroller", "replicationcontrollers", "rc"}, "ReplicationController",
-     "/api/v1", "replicationcontrollers"},
+    {{"replicationcontroller", "replicationcontrollers", "rc"},
+     "ReplicationController",
+     "/api/v1",
+     "replicationcontrollers"},
 };
 
 struct explain_target {
@@ -138,10 +140,10 @@ struct explain_ctx {
     struct manifest_input *in;
     const struct kube_pod **pending; /* input order */
     size_t npending;
-    size_t *rank;                    /* queue position of pending[k] */
-    const struct kube_pod **queue;   /* room for npending + 1 */
-    struct sched_result *results;    /* room for npending + 1 */
-    struct kube_selector sel;        /* -l */
+    size_t *rank;                  /* queue position of pending[k] */
+    const struct kube_pod **queue; /* room for npending + 1 */
+    struct sched_result *results;  /* room for npending + 1 */
+    struct kube_selector sel;      /* -l */
     bool has_sel;
     struct arena sel_arena;
 };
@@ -749,7 +751,8 @@ static void explain_live_missing(struct gpusched_live *l, const char *ns, const 
 /* explain_selector_string turns a metav1.LabelSelector (JSON) into -l syntax in b. */
 static int explain_selector_string(const json_t *sel, struct buf *b)
 {
-    const json_t *ml = json_object_get(sel, "matchLabels"), *me = json_object_get(sel, "matchExpressions");
+    const json_t *ml = json_object_get(sel, "matchLabels"),
+                 *me = json_object_get(sel, "matchExpressions");
     const char *k;
     json_t *v, *e;
     size_t i, j;
@@ -759,9 +762,10 @@ static int explain_selector_string(const json_t *sel, struct buf *b)
         !json_object_get(sel, "matchExpressions") && json_object_size(sel))
         /* a ReplicationController's selector is a plain map */
         ml = sel;
-    json_object_foreach((json_t *)ml, k, v)
-        rc = rc ? rc : buf_printf(b, "%s%s=%s", b->len ? "," : "", k, json_string_value(v));
-    json_array_foreach(me, i, e) {
+    json_object_foreach((json_t *)ml, k, v) rc =
+        rc ? rc : buf_printf(b, "%s%s=%s", b->len ? "," : "", k, json_string_value(v));
+    json_array_foreach(me, i, e)
+    {
         const char *key = json_string_value(json_object_get(e, "key"));
         const char *op = json_string_value(json_object_get(e, "operator"));
         const json_t *vals = json_object_get(e, "values");
@@ -777,8 +781,8 @@ static int explain_selector_string(const json_t *sel, struct buf *b)
             rc = buf_printf(b, "!%s", key);
         } else if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
             rc = buf_printf(b, "%s %s (", key, !strcmp(op, "In") ? "in" : "notin");
-            json_array_foreach(vals, j, v)
-                rc = rc ? rc : buf_printf(b, "%s%s", j ? "," : "", json_string_value(v));
+            json_array_foreach(vals, j, v) rc =
+                rc ? rc : buf_printf(b, "%s%s", j ? "," : "", json_string_value(v));
             rc = rc ? rc : buf_printf(b, ")");
         } else {
             return -EINVAL;
@@ -904,8 +908,9 @@ int gpusched_cmd_explain(int argc, char **argv)
     if (rc)
         goto out;
     if (f.selector && kube_selector_parse(f.selector, &ctx.sel_arena, &ctx.sel, &err)) {
-        rc = gpusched_cmd_usage_error("explain", "invalid argument \"%s\" for \"-l, --selector\" "
-                                                 "flag: %s",
+        rc = gpusched_cmd_usage_error("explain",
+                                      "invalid argument \"%s\" for \"-l, --selector\" "
+                                      "flag: %s",
                                       f.selector, err.msg);
         goto out;
     }
@@ -918,8 +923,8 @@ int gpusched_cmd_explain(int argc, char **argv)
     loaded = true;
     ctx.in = &in;
     rc = 1;
-    ns = target.ns ? target.ns
-         : f.live.client ? f.live.namespace_
+    ns = target.ns                       ? target.ns
+         : f.live.client                 ? f.live.namespace_
          : f.namespace_ && *f.namespace_ ? f.namespace_
                                          : "default";
 

@@ -433,8 +433,9 @@ int gpusched_cmd_nodes(int argc, char **argv)
         if (!strncmp(a, "node/", 5) || !strncmp(a, "nodes/", 6))
             pos.v[i] = strchr(a, '/') + 1;
         else if (strchr(a, '/')) {
-            rc = gpusched_cmd_usage_error("nodes", "invalid argument \"%s\": want NAME or "
-                                                   "node/NAME",
+            rc = gpusched_cmd_usage_error("nodes",
+                                          "invalid argument \"%s\": want NAME or "
+                                          "node/NAME",
                                           a);
             goto out;
         }

@@ -115,8 +115,8 @@ static int report_group_cmp(const void *a, const void *b)
 }
 
 static void report_write(FILE *f, struct report_node *nodes, size_t nn,
-                         const struct kube_pod **pending, const struct sched_result *res,
-                         size_t np, struct report_group *groups, size_t ng, const char *source)
+                         const struct kube_pod **pending, const struct sched_result *res, size_t np,
+                         struct report_group *groups, size_t ng, const char *source)
 {
     size_t i, j, k;
     int64_t total = 0, used = 0, stranded = 0, gpu_pending = 0;
@@ -168,8 +168,8 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
         }
         fputs("<h3 class=\"model\">", f);
         html(f, nodes[i].model);
-        fprintf(f, " &mdash; %zu nodes, %" PRId64 " GPUs, %" PRId64 " used, %" PRId64
-                   " free</h3>\n",
+        fprintf(f,
+                " &mdash; %zu nodes, %" PRId64 " GPUs, %" PRId64 " used, %" PRId64 " free</h3>\n",
                 j - i, mt, mu, mt - mu);
         fputs("<table class=\"nodes\"><tr><th>Node</th><th>GPUs</th><th>Used</th><th>Free</th>"
               "<th></th></tr>\n",
@@ -181,8 +181,9 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
             html(f, nodes[k].node->name);
             fprintf(f,
                     "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64
-                    "</td><td class=\"n\">%" PRId64 "</td><td><span class=\"bar\" style=\"width:%"
-                    PRId64 "em\"></span><span class=\"free\" style=\"width:%" PRId64
+                    "</td><td class=\"n\">%" PRId64
+                    "</td><td><span class=\"bar\" style=\"width:%" PRId64
+                    "em\"></span><span class=\"free\" style=\"width:%" PRId64
                     "em\"></span></td></tr>\n",
                     u->allocatable_gpu, u->requested_gpu, fr, u->requested_gpu, fr > 0 ? fr : 0);
         }
@@ -295,8 +296,8 @@ int gpusched_cmd_report(int argc, char **argv)
     for (i = 0; i < in.nnodes; i++) {
         nodes[nn].node = &in.nodes[i];
         nodes[nn].model = report_model(&in.nodes[i]);
-        nodes[nn].has_use = sched_cluster_node_usage(cluster, in.nodes[i].name,
-                                                     &nodes[nn].use) == 0;
+        nodes[nn].has_use =
+            sched_cluster_node_usage(cluster, in.nodes[i].name, &nodes[nn].use) == 0;
         nn++;
     }
     np = gpusched_cmd_pending_pods(&in, NULL, pending);

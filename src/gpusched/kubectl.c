@@ -23,10 +23,10 @@
 /* yaml_plain tells whether s can be written without quotes and read back as the same string. */
 static bool yaml_plain(const char *s)
 {
-    static const char *const reserved[] = {"true", "false", "yes", "no",  "on", "off",
+    static const char *const reserved[] = {"true", "false", "yes", "no",  "on",   "off",
                                            "null", "y",     "n",   "~",   "True", "False",
                                            "Yes",  "No",    "On",  "Off", "Null", "NULL",
-                                           "TRUE", "FALSE", "YES", "NO",  "ON",  "OFF"};
+                                           "TRUE", "FALSE", "YES", "NO",  "ON",   "OFF"};
     const char *p;
     size_t i;
     bool numeric = true, digit = false;
@@ -104,7 +104,8 @@ static int yaml_node(const json_t *v, int ind, bool first_inline, FILE *f)
     int rc = 0;
 
     if (json_is_object(v) && json_object_size(v)) {
-        json_object_foreach((json_t *)v, k, x) {
+        json_object_foreach((json_t *)v, k, x)
+        {
             json_t *kj;
             if (!(first && first_inline))
                 yaml_indent(f, ind);
@@ -121,7 +122,7 @@ static int yaml_node(const json_t *v, int ind, bool first_inline, FILE *f)
                 rc = yaml_node(x, json_is_array(x) ? ind : ind + 2, false, f);
             } else {
                 fputc(' ', f);
-                rc = json_is_object(x) ? (fputs("{}", f), 0)
+                rc = json_is_object(x)  ? (fputs("{}", f), 0)
                      : json_is_array(x) ? (fputs("[]", f), 0)
                                         : yaml_scalar(x, f);
                 fputc('\n', f);
@@ -132,7 +133,8 @@ static int yaml_node(const json_t *v, int ind, bool first_inline, FILE *f)
         return 0;
     }
     if (json_is_array(v) && json_array_size(v)) {
-        json_array_foreach(v, i, x) {
+        json_array_foreach(v, i, x)
+        {
             if (!(first && first_inline))
                 yaml_indent(f, ind);
             first = false;
@@ -140,7 +142,7 @@ static int yaml_node(const json_t *v, int ind, bool first_inline, FILE *f)
             if (yaml_is_collection(x)) {
                 rc = yaml_node(x, ind + 2, true, f);
             } else {
-                rc = json_is_object(x) ? (fputs("{}", f), 0)
+                rc = json_is_object(x)  ? (fputs("{}", f), 0)
                      : json_is_array(x) ? (fputs("[]", f), 0)
                                         : yaml_scalar(x, f);
                 fputc('\n', f);
@@ -152,8 +154,9 @@ static int yaml_node(const json_t *v, int ind, bool first_inline, FILE *f)
     }
     if (!first_inline)
         yaml_indent(f, ind);
-    rc = json_is_object(v) ? (fputs("{}", f), 0) : json_is_array(v) ? (fputs("[]", f), 0)
-                                                                     : yaml_scalar(v, f);
+    rc = json_is_object(v)  ? (fputs("{}", f), 0)
+         : json_is_array(v) ? (fputs("[]", f), 0)
+                            : yaml_scalar(v, f);
     fputc('\n', f);
     return rc;
 }
@@ -184,19 +187,17 @@ static void kubectl_names(const json_t *v, json_t *seen, FILE *f)
             json_object_set_new(seen, pod, json_true());
             fprintf(f, "pod/%s\n", slash ? slash + 1 : pod);
         }
-        json_object_foreach((json_t *)v, k, x)
-            if (json_is_array(x) || json_is_object(x))
-                kubectl_names(x, seen, f);
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, x)
+        json_object_foreach((json_t *)v, k, x) if (json_is_array(x) || json_is_object(x))
             kubectl_names(x, seen, f);
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) kubectl_names(x, seen, f);
     }
 }
 
 /* ---- completion -------------------------------------------------------------------------- */
 
-static const char *const kubectl_commands[] = {"simulate", "explain", "nodes",     "capacity",
-                                               "report",   "serve",   "version",   "completion"};
+static const char *const kubectl_commands[] = {"simulate", "explain", "nodes",   "capacity",
+                                               "report",   "serve",   "version", "completion"};
 
 static const char kubectl_bash[] =
     "# bash completion for gpusched and kubectl-gpusched: source <(gpusched completion bash)\n"
@@ -301,9 +302,9 @@ static int kubectl_complete(int n, char **w, int (*dispatch)(int, char **))
         return 0;
     }
     if (!strcmp(w[0], "explain") && !strchr(cur, '/')) {
-        static const char *const kinds[] = {"pod/",       "deployment/", "replicaset/",
-                                            "statefulset/", "daemonset/", "job/",
-                                            "replicationcontroller/"};
+        static const char *const kinds[] = {
+            "pod/",       "deployment/", "replicaset/",           "statefulset/",
+            "daemonset/", "job/",        "replicationcontroller/"};
         for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
             if (!strncmp(kinds[i], cur, strlen(cur)))
                 printf("%s\n", kinds[i]);

@@ -104,7 +104,7 @@ __attribute__((format(printf, 2, 3))) static int live_warn(struct manifest_input
 
 struct live_progress {
     double start;
-    bool on;  /* tty or -v */
+    bool on; /* tty or -v */
     bool tty;
     bool shown;
     double last;
@@ -127,13 +127,13 @@ static void live_progress(struct live_progress *pr, const char *what, size_t n, 
 
 /* What one list's items go through before the loader sees them. */
 struct live_list {
-    const char *what;  /* "pods", for messages and progress */
-    const char *path;  /* collection path, may carry a query ("...?fieldSelector=...") */
-    bool load;         /* hand the pages to the loader */
-    bool pods;         /* a list of pods: each goes through live_scan_pod first */
-    bool pending;      /* pods waiting for a scheduler: note their volumes */
+    const char *what; /* "pods", for messages and progress */
+    const char *path; /* collection path, may carry a query ("...?fieldSelector=...") */
+    bool load;        /* hand the pages to the loader */
+    bool pods;        /* a list of pods: each goes through live_scan_pod first */
+    bool pending;     /* pods waiting for a scheduler: note their volumes */
     size_t count;
-    bool unread;       /* not served (404) or forbidden (403): only for the lists not loaded */
+    bool unread; /* not served (404) or forbidden (403): only for the lists not loaded */
 };
 
 struct live_scan {
@@ -184,7 +184,8 @@ static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
     }
     if (!pending)
         return;
-    json_array_foreach(vols, i, v) {
+    json_array_foreach(vols, i, v)
+    {
         if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral")) {
             if (!s->pvc_pods++)
                 live_pod_name(pod, s->first_pvc_pod, sizeof(s->first_pvc_pod));
@@ -227,8 +228,7 @@ static int live_page_take(void *ud, json_t *doc)
     if (!json_is_array(items))
         return err_set(pg->err, -EPROTO, "cannot list %s: the answer has no items", ls->what);
     if (ls->pods)
-        json_array_foreach(items, i, item)
-            live_scan_pod(pg->scan, item, ls->pending);
+        json_array_foreach(items, i, item) live_scan_pod(pg->scan, item, ls->pending);
     ls->count += json_array_size(items);
     if (ls->load) {
         /* the loader reads an API list as a typed list; the name is the collection */
@@ -269,8 +269,8 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
         if (rc && !ls->load && err->http_status && (rc == -ENOENT || rc == -EPERM)) {
             /* read only to warn about it: an API that does not serve the kind has none, and
              * a role without it only loses the warning */
-            if (rc == -EPERM && live_warn(in, "cannot list %s (%s): not checked", ls->what,
-                                          err->msg))
+            if (rc == -EPERM &&
+                live_warn(in, "cannot list %s (%s): not checked", ls->what, err->msg))
                 rc = -ENOMEM;
             else
                 rc = 0;
@@ -312,8 +312,8 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     pr.start = pr.last = mono_now();
     pr.tty = isatty(2);
     pr.on = pr.tty || l->verbose;
-    snprintf(bound_path, sizeof(bound_path), "/api/v1/pods?fieldSelector=spec.nodeName%%21%%3D%%2C%s",
-             live_phase);
+    snprintf(bound_path, sizeof(bound_path),
+             "/api/v1/pods?fieldSelector=spec.nodeName%%21%%3D%%2C%s", live_phase);
     if (l->all_namespaces)
         snprintf(pending_path, sizeof(pending_path),
                  "/api/v1/pods?fieldSelector=spec.nodeName%%3D%%2C%s", live_phase);
@@ -322,8 +322,13 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                  "/api/v1/namespaces/%s/pods?fieldSelector=spec.nodeName%%3D%%2C%s",
                  kube_path_escape(l->namespace_, nsesc, sizeof(nsesc)), live_phase);
     memset(lists, 0, sizeof(lists));
-    lists[0] = (struct live_list){"priority classes", "/apis/scheduling.k8s.io/v1/priorityclasses",
-                                  true, false, false, 0, false};
+    lists[0] = (struct live_list){"priority classes",
+                                  "/apis/scheduling.k8s.io/v1/priorityclasses",
+                                  true,
+                                  false,
+                                  false,
+                                  0,
+                                  false};
     lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false};
     lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false};
     lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false};
@@ -339,21 +344,36 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
      * volumes (VolumeBinding, VolumeZone, NodeVolumeLimits, VolumeRestrictions) change where a
      * pod with claims can go */
     memset(opt, 0, sizeof(opt));
-    opt[0] = (struct live_list){"pod disruption budgets", "/apis/policy/v1/poddisruptionbudgets",
-                                false, false, false, 0, false};
+    opt[0] = (struct live_list){"pod disruption budgets",
+                                "/apis/policy/v1/poddisruptionbudgets",
+                                false,
+                                false,
+                                false,
+                                0,
+                                false};
     rc = live_list_all(l, &opt[0], &scan, in, &pr, err);
     if (rc)
         return rc;
     npdb = opt[0].count;
     if (scan.pvc_pods) {
-        opt[1] = (struct live_list){"persistent volume claims", "/api/v1/persistentvolumeclaims",
-                                    false, false, false, 0, false};
-        opt[2] = (struct live_list){"persistent volumes", "/api/v1/persistentvolumes", false,
-                                    false, false, 0, false};
-        opt[3] = (struct live_list){"storage classes", "/apis/storage.k8s.io/v1/storageclasses",
-                                    false, false, false, 0, false};
-        opt[4] = (struct live_list){"CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false,
-                                    false, 0, false};
+        opt[1] = (struct live_list){"persistent volume claims",
+                                    "/api/v1/persistentvolumeclaims",
+                                    false,
+                                    false,
+                                    false,
+                                    0,
+                                    false};
+        opt[2] = (struct live_list){
+            "persistent volumes", "/api/v1/persistentvolumes", false, false, false, 0, false};
+        opt[3] = (struct live_list){"storage classes",
+                                    "/apis/storage.k8s.io/v1/storageclasses",
+                                    false,
+                                    false,
+                                    false,
+                                    0,
+                                    false};
+        opt[4] = (struct live_list){
+            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false, false, 0, false};
         for (i = 1; i < 5 && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
         if (rc)
@@ -362,22 +382,23 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     live_progress(&pr, "pods", lists[2].count + lists[3].count, true);
 
     if (scan.dropped_class &&
-        live_warn(in, "%zu pod(s) name a PriorityClass that does not exist (first: %s "
-                               "names %s); they keep their spec.priority",
-                           scan.dropped_class, scan.first_class_pod, scan.first_class))
+        live_warn(in,
+                  "%zu pod(s) name a PriorityClass that does not exist (first: %s "
+                  "names %s); they keep their spec.priority",
+                  scan.dropped_class, scan.first_class_pod, scan.first_class))
         return err_set(err, -ENOMEM, "out of memory");
     if (scan.pvc_pods &&
         live_warn(in,
-                           "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
-                           "binding and volume limits are not modelled (%zu PVCs, %zu PVs, %zu "
-                           "StorageClasses, %zu CSINodes in the cluster)",
-                           scan.pvc_pods, scan.first_pvc_pod, opt[1].count, opt[2].count,
-                           opt[3].count, opt[4].count))
+                  "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
+                  "binding and volume limits are not modelled (%zu PVCs, %zu PVs, %zu "
+                  "StorageClasses, %zu CSINodes in the cluster)",
+                  scan.pvc_pods, scan.first_pvc_pod, opt[1].count, opt[2].count, opt[3].count,
+                  opt[4].count))
         return err_set(err, -ENOMEM, "out of memory");
     if (npdb && live_warn(in,
-                                   "%zu PodDisruptionBudget(s) in the cluster are not modelled: "
-                                   "preemption may pick victims they protect",
-                                   npdb))
+                          "%zu PodDisruptionBudget(s) in the cluster are not modelled: "
+                          "preemption may pick victims they protect",
+                          npdb))
         return err_set(err, -ENOMEM, "out of memory");
     return 0;
 }

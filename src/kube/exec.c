@@ -109,8 +109,8 @@ static char *exec_base64(const char *in, size_t len)
     if (!out)
         return NULL;
     for (i = 0; i + 2 < len; i += 3) {
-        unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 |
-                     (unsigned char)in[i + 2];
+        unsigned v =
+            (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
         *o++ = tab[v >> 18];
         *o++ = tab[(v >> 12) & 63];
         *o++ = tab[(v >> 6) & 63];
@@ -361,8 +361,7 @@ int kube_exec_run(const struct kube_config *cfg, struct kube_exec_cred *out, str
     }
     exp = json_string_value(json_object_get(st, "expirationTimestamp"));
     if (exp && *exp && kube_rfc3339_parse(exp, &out->expiry)) {
-        rc = exec_fail(err, -EPROTO, x, "status.expirationTimestamp \"%s\" is not RFC 3339",
-                       exp);
+        rc = exec_fail(err, -EPROTO, x, "status.expirationTimestamp \"%s\" is not RFC 3339", exp);
         goto out;
     }
 out:

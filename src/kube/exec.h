@@ -18,7 +18,7 @@
 
 /* What a plugin returned. Every member is owned; release with kube_exec_cred_release. */
 struct kube_exec_cred {
-    char *token; /* status.token, or NULL */
+    char *token;              /* status.token, or NULL */
     char *cert_pem, *key_pem; /* status.clientCertificateData/clientKeyData, or NULL */
     size_t cert_len, key_len;
     time_t expiry; /* status.expirationTimestamp, 0: none (valid until a 401) */
