@@ -54,7 +54,7 @@ ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
 
-.PHONY: all check check-san fuzz clang demo bench clean format check-format k8s check-k8s diff-k8s
+.PHONY: all check check-san fuzz clang demo bench clean format check-format k8s check-k8s diff-k8s install
 .SECONDARY:
 all: $(ALL)
 
@@ -133,6 +133,21 @@ check-san:
 # The same tree, flags and -Werror with clang (gcc is the default compiler): both must build.
 clang:
 	$(MAKE) CC=clang BUILD=build-clang all
+# make install [PREFIX=/usr/local] [DESTDIR=]: the binaries, gpusched as the kubectl plugin
+# kubectl-gpusched (with kubectl's completion hook), man pages, bash and zsh completion.
+PREFIX ?= /usr/local
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MAN1DIR = $(DESTDIR)$(PREFIX)/share/man/man1
+install: $(BINS)
+	install -d $(BINDIR) $(MAN1DIR) $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 755 $(BUILD)/gpulabel $(BUILD)/gpusched $(BINDIR)/
+	ln -sf gpusched $(BINDIR)/kubectl-gpusched
+	install -m 755 contrib/kubectl_complete-gpusched $(BINDIR)/
+	install -m 644 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
+	$(BUILD)/gpusched completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpusched
+	ln -sf gpusched $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kubectl-gpusched
+	$(BUILD)/gpusched completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpusched
 
 # Fuzzers link the library as an archive, so a target only pulls in the objects it uses.
 FUZZ_BUILD = build-fuzz

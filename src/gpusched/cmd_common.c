@@ -14,6 +14,8 @@
 #include "base/goparse.h"
 #include "kube/rules.h"
 
+const char *gpusched_cmd_prog = "gpusched";
+
 int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -22,7 +24,8 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nSee 'gpusched %s%s--help' for usage.\n", cmd ? cmd : "", cmd ? " " : "");
+    fprintf(stderr, "\nSee '%s %s%s--help' for usage.\n", gpusched_cmd_prog, cmd ? cmd : "",
+            cmd ? " " : "");
     return 2;
 }
 
@@ -112,8 +115,10 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
     return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
-static int cmd_load(const struct flag_list *files, const char *namespace_,
-                    struct manifest_input *in, struct sched_cluster *bound_into, bool keep)
+/* load reads the cluster (live, when wanted) and then files into in; keep: the input's objects
+ * are kept too (render) */
+static int load(const struct flag_list *files, const char *namespace_, struct gpusched_live *live,
+                struct manifest_input *in, struct sched_cluster *bound_into, bool keep)
 {
     struct manifest_input_opts o;
     struct err err;
@@ -121,6 +126,14 @@ static int cmd_load(const struct flag_list *files, const char *namespace_,
     int rc = 0;
 
     err_clear(&err);
+    if (live && !gpusched_live_wanted(live, files->n))
+        live = NULL;
+    if (live && gpusched_live_open(live, namespace_, &err)) {
+        gpusched_cmd_print_err(&err);
+        return 1;
+    }
+    if (live)
+        namespace_ = live->namespace_;
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
     if (bound_into) {
@@ -129,6 +142,8 @@ static int cmd_load(const struct flag_list *files, const char *namespace_,
     }
     o.keep_objects = keep;
     manifest_input_init(in, &o);
+    if (live)
+        rc = gpusched_live_load(live, in, &err);
     for (i = 0; i < files->n && !rc; i++) {
         rc = manifest_input_load_file(in, files->v[i], &err);
         /* the loader names the file when the fault is inside one; a path that cannot be
@@ -146,6 +161,19 @@ static int cmd_load(const struct flag_list *files, const char *namespace_,
         return 1;
     }
     return 0;
+}
+
+static int cmd_load(const struct flag_list *files, const char *namespace_,
+                    struct manifest_input *in, struct sched_cluster *bound_into, bool keep)
+{
+    return load(files, namespace_, NULL, in, bound_into, keep);
+}
+
+int gpusched_cmd_load_live(const struct flag_list *files, const char *namespace_,
+                           struct gpusched_live *live, struct manifest_input *in,
+                           struct sched_cluster *bound_into)
+{
+    return load(files, namespace_, live, in, bound_into, false);
 }
 
 int gpusched_cmd_load(const struct flag_list *files, const char *namespace_,
@@ -211,6 +239,13 @@ int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_clu
 int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                               struct manifest_input *in, struct sched_cluster **out)
 {
+    return gpusched_cmd_load_cluster_live(files, namespace_, NULL, in, out);
+}
+
+int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *namespace_,
+                                   struct gpusched_live *live, struct manifest_input *in,
+                                   struct sched_cluster **out)
+{
     struct sched_cluster *c = sched_cluster_new();
 
     *out = NULL;
@@ -218,7 +253,7 @@ int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespa
         fprintf(stderr, "gpusched: out of memory\n");
         return 1;
     }
-    if (gpusched_cmd_load(files, namespace_, in, c)) {
+    if (gpusched_cmd_load_live(files, namespace_, live, in, c)) {
         sched_cluster_free(c);
         return 1;
     }
@@ -298,14 +333,17 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
                            struct flag_list *pos, bool *help)
 {
     bool explain = !strcmp(cmd, "explain");
-    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS] = {
+    /* the common flags, then simulate's last two (--follow, --trace), then the live flags
+     * (live.h), then explain's -l */
+    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS - 1] = {
         {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
          explain ? "table (default), wide (scores as weight x normalized) or json"
                  : "table (default), wide or json"},
         {"namespace", 'n', FLAG_STRING, &f->namespace_, NULL, NULL, "NS",
-         "namespace of the objects that name none (default \"default\")"},
+         "namespace of the file objects that name none, and of the\n"
+         "cluster's pending pods (default: the context's, else \"default\")"},
         {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
          "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
         {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
@@ -331,9 +369,23 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
          "each node's filter verdict or scores, and the result"},
     };
 
+    const struct flag sel = {"selector",
+                             'l',
+                             FLAG_STRING,
+                             &f->selector,
+                             NULL,
+                             NULL,
+                             "SELECTOR",
+                             "show only the nodes matching this label selector\n"
+                             "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"};
+
     memset(f, 0, sizeof(*f));
     memcpy(f->table, table, sizeof(table));
-    f->nflags = explain ? GPUSCHED_CMD_SIM_NFLAGS - 2 : GPUSCHED_CMD_SIM_NFLAGS;
+    f->nflags = GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS - 1 - (explain ? 2 : 0);
+    gpusched_live_flags(&f->live, f->table + f->nflags);
+    f->nflags += GPUSCHED_LIVE_NFLAGS;
+    if (explain)
+        f->table[f->nflags++] = sel;
     return gpusched_cmd_flags_parse(cmd, f->table, f->nflags, argc, argv, pos, help);
 }
 
@@ -375,8 +427,6 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
     int rc;
 
     err_clear(&err);
-    if (!f->files.n)
-        return gpusched_cmd_usage_error(cmd, "must specify -f FILE");
     if (out_format_parse(f->output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, fmt, &err))
         return gpusched_cmd_usage_error(cmd, "%s", err.msg);
     rc = gpusched_cmd_parse_profile(cmd, f->profile, &builtin);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "base/flag.h"
+#include "gpusched/live.h"
 #include "gpusched/output.h"
 #include "manifest/manifest.h"
 #include "sched/sched.h"
@@ -28,6 +29,10 @@ int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t n
 /* gpusched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
  * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
 void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
+
+/* gpusched_cmd_prog is how usage hints name the program: "gpusched", or "kubectl gpusched"
+ * when run as the kubectl plugin (set by kubectl.c before any command runs). */
+extern const char *gpusched_cmd_prog;
 
 /* gpusched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */
@@ -62,12 +67,23 @@ int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_clu
 int gpusched_cmd_load_cluster(const struct flag_list *files, const char *namespace_,
                               struct manifest_input *in, struct sched_cluster **out);
 
+/* gpusched_cmd_load_live and gpusched_cmd_load_cluster_live are the same, reading first the
+ * cluster when live is not NULL and gpusched_live_wanted (live.h; its client is opened here and
+ * closed by the caller with gpusched_live_close), then files on top. namespace_ (-n), else the
+ * context's namespace, is the files' default namespace and the live pending pods'. */
+int gpusched_cmd_load_live(const struct flag_list *files, const char *namespace_,
+                           struct gpusched_live *live, struct manifest_input *in,
+                           struct sched_cluster *bound_into);
+int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *namespace_,
+                                   struct gpusched_live *live, struct manifest_input *in,
+                                   struct sched_cluster **out);
+
 /* gpusched_cmd_parse_seed / gpusched_cmd_parse_profile check --seed and --profile; on a bad value
  * they print the usage error and return 2. */
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS 10
+#define GPUSCHED_CMD_SIM_NFLAGS (10 + GPUSCHED_LIVE_NFLAGS + 1)
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
@@ -78,21 +94,23 @@ struct gpusched_cmd_sim_flags {
     const char *kube_version;                   /* --kube-version */
     const char *follow, *trace;                 /* simulate only: --follow, --trace */
     struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
+    struct gpusched_live live;                  /* --kubeconfig, --context, -A, -v */
+    const char *selector;                       /* explain's -l */
     struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
     size_t nflags;                              /* how many of table the command has */
 };
 
 /* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
  * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
- * --seed, --percentage-of-nodes-to-score, --kube-version and, for simulate, --follow and
- * --trace into f (zeroed first, f->table filled); pos, help
+ * --seed, --percentage-of-nodes-to-score, --kube-version, for simulate --follow and --trace,
+ * the live flags (live.h) and, for explain, -l into f (zeroed first, f->table filled); pos, help
  * and the return value are gpusched_cmd_flags_parse's. */
 int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
                            struct flag_list *pos, bool *help);
 
-/* gpusched_cmd_sim_check checks f in this order: -f given, -o one of table/wide/json (into *fmt),
- * --profile, --percentage-of-nodes-to-score (default 100: every node), --seed (into *seed),
- * --kube-version (default 1.37; its texts go into the profile).
+/* gpusched_cmd_sim_check checks f in this order: -f given or the cluster read (live.h), -o one of
+ * table/wide/json (into *fmt), --profile, --percentage-of-nodes-to-score (default 100: every
+ * node), --seed (into *seed), --kube-version (default 1.37; its texts go into the profile).
  * The profile with that percentage is f->prof, and *profile points at it. Prints the usage
  * error and returns 2 on the first bad one; 0 otherwise. */
 int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,

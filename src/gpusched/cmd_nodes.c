@@ -23,7 +23,8 @@
 #define NODES_GPU_RESOURCE "nvidia.com/gpu"
 
 static const char nodes_usage[] =
-    "List the nodes of manifest files like `kubectl get nodes`, with the GPU labels\n"
+    "List the nodes of the cluster (no -f: the kubeconfig's, as kubectl finds it) or of\n"
+    "manifest files like `kubectl get nodes`, with the GPU labels\n"
     "(aliyun.accelerator/nvidia_name, nvidia_count, nvidia_mem) and the nvidia.com/gpu still\n"
     "free: allocatable minus the requests of the pods bound to the node.\n"
     "\n"
@@ -35,7 +36,7 @@ static const char nodes_usage[] =
     "  gpusched nodes -f nodes.yaml -L topology.kubernetes.io/zone\n"
     "\n"
     "Usage:\n"
-    "  gpusched nodes -f FILE... [flags]\n"
+    "  gpusched nodes [-f FILE]... [NAME | node/NAME]... [flags]\n"
     "\n";
 
 struct nodes_row {
@@ -392,7 +393,8 @@ int gpusched_cmd_nodes(int argc, char **argv)
     struct flag_list files = {0}, pos = {0}, label_cols = {0};
     const char *output = NULL, *selector = NULL;
     bool show_labels = false, help, loaded = false;
-    const struct flag flags[] = {
+    struct gpusched_live live;
+    struct flag flags[5 + GPUSCHED_LIVE_NFLAGS] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"selector", 'l', FLAG_STRING, &selector, NULL, NULL, "SELECTOR",
@@ -415,6 +417,8 @@ int gpusched_cmd_nodes(int argc, char **argv)
     int rc;
 
     err_clear(&err);
+    memset(&live, 0, sizeof(live));
+    gpusched_live_flags(&live, flags + 5);
     rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
                                   &pos, &help);
     if (rc)
@@ -423,14 +427,22 @@ int gpusched_cmd_nodes(int argc, char **argv)
         gpusched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
         goto out;
     }
-    if (pos.n) {
-        rc = gpusched_cmd_usage_error("nodes", "unexpected argument \"%s\" (select nodes with -l)",
-                                      pos.v[0]);
-        goto out;
-    }
-    if (!files.n) {
-        rc = gpusched_cmd_usage_error("nodes", "must specify -f FILE");
-        goto out;
+    /* NAME or node/NAME arguments, as `kubectl get nodes NAME...` takes them */
+    for (i = 0; i < pos.n; i++) {
+        const char *a = pos.v[i];
+        if (!strncmp(a, "node/", 5) || !strncmp(a, "nodes/", 6))
+            pos.v[i] = strchr(a, '/') + 1;
+        else if (strchr(a, '/')) {
+            rc = gpusched_cmd_usage_error("nodes",
+                                          "invalid argument \"%s\": want NAME or "
+                                          "node/NAME",
+                                          a);
+            goto out;
+        }
+        if (!*pos.v[i]) {
+            rc = gpusched_cmd_usage_error("nodes", "invalid argument \"%s\": empty name", a);
+            goto out;
+        }
     }
     if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON | 1u << OUT_NAME,
                          &fmt, &err)) {
@@ -449,7 +461,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
     }
 
     /* bound pods only count on their nodes: they go into the cluster as they are read */
-    rc = gpusched_cmd_load_cluster(&files, NULL, &in, &cluster);
+    rc = gpusched_cmd_load_cluster_live(&files, NULL, &live, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
@@ -463,11 +475,28 @@ int gpusched_cmd_nodes(int argc, char **argv)
         const struct kube_node *n = &in.nodes[i];
         if (selector && !kube_selector_matches(&sel, &n->labels))
             continue;
+        if (pos.n) {
+            size_t k;
+            for (k = 0; k < pos.n && strcmp(pos.v[k], n->name); k++)
+                ;
+            if (k == pos.n)
+                continue;
+        }
         rows[nrows].node = n;
         rows[nrows].has_use = sched_cluster_node_usage(cluster, n->name, &rows[nrows].use) == 0;
         nrows++;
     }
     qsort(rows, nrows, sizeof(*rows), nodes_row_cmp);
+    for (i = 0; i < pos.n; i++) {
+        size_t k;
+        for (k = 0; k < nrows && strcmp(rows[k].node->name, pos.v[i]); k++)
+            ;
+        if (k == nrows) {
+            fprintf(stderr, "gpusched: nodes \"%s\" not found\n", pos.v[i]);
+            rc = 1;
+            goto out;
+        }
+    }
 
     if (fmt == OUT_JSON) {
         rc = nodes_print_json(rows, nrows);
@@ -487,6 +516,7 @@ out:
     if (loaded)
         manifest_input_release(&in);
     arena_free(&arena);
+    gpusched_live_close(&live);
     flag_list_release(&files);
     flag_list_release(&pos);
     flag_list_release(&label_cols);

@@ -406,6 +406,9 @@ static void simulate_event(const char *type, const char *reason, const char *msg
     printf("  %-7s  %-16s  %s\n", type, reason, msg);
 }
 
+static void simulate_print_events(const struct simulate_run *r);
+static void simulate_print_summary(const struct simulate_run *r);
+
 static int simulate_print_table(const struct simulate_run *r, bool wide)
 {
     static const char *const headers[] = {"NAMESPACE", "NAME",           "STATUS",
@@ -414,6 +417,7 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
     size_t ncols = wide ? 6 : 4;
     size_t k, v;
     bool events = false;
+
     int rc;
 
     rc = out_table_init(&t, ncols, headers);
@@ -471,11 +475,19 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
     else
         printf("No pending pods.\n");
     out_table_release(&t);
-    if (!events)
-        return 0;
+    if (events)
+        simulate_print_events(r);
+    if (r->npods)
+        simulate_print_summary(r);
+    return 0;
+}
 
-    /* kube-scheduler's events for the pods that have something to say, in the words
-     * `kubectl describe pod` shows them */
+/* simulate_print_events prints kube-scheduler's events for the pods that have something to
+ * say, in the words `kubectl describe pod` shows them. */
+static void simulate_print_events(const struct simulate_run *r)
+{
+    size_t k, v;
+
     for (k = 0; k < r->npods; k++) {
         size_t i = r->order[k];
         const struct kube_pod *p = r->pods[i];
@@ -509,7 +521,30 @@ static int simulate_print_table(const struct simulate_run *r, bool wide)
             simulate_event("Normal", "Preempted", line);
         }
     }
-    return 0;
+}
+
+/* simulate_print_summary ends the table output with one line of counts. */
+static void simulate_print_summary(const struct simulate_run *r)
+{
+    size_t k, v, sched = 0, pending = 0, gated = 0, preempted = 0;
+
+    for (k = 0; k < r->npods; k++) {
+        const struct sched_result *res = &r->results[k];
+        if (res->preempted)
+            preempted++;
+        else if (res->outcome == SCHED_SCHEDULED)
+            sched++;
+        else if (res->outcome == SCHED_GATED)
+            gated++;
+        else
+            pending++;
+        for (v = 0; v < res->nvictims; v++)
+            preempted += !res->victims[v].from_input;
+    }
+    printf("\n%zu scheduled, %zu pending, %zu preempted", sched, pending + gated, preempted);
+    if (gated)
+        printf(" (%zu of the pending have scheduling gates)", gated);
+    printf("\n");
 }
 
 int gpusched_cmd_simulate(int argc, char **argv)
@@ -563,7 +598,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
     }
 
     /* bound pods go into the cluster as they are read: only the pending ones are kept */
-    rc = gpusched_cmd_load_cluster(&f.files, f.namespace_, &in, &cluster);
+    rc = gpusched_cmd_load_cluster_live(&f.files, f.namespace_, &f.live, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
@@ -629,6 +664,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         manifest_input_release(&in);
+    gpusched_live_close(&f.live);
     flag_list_release(&f.files);
     flag_list_release(&pos);
     return rc;

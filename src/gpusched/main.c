@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpusched/cmd_capacity.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_explain.h"
 #include "gpusched/cmd_nodes.h"
 #include "gpusched/cmd_render.h"
+#include "gpusched/cmd_report.h"
 #include "gpusched/cmd_simulate.h"
+#include "gpusched/kubectl.h"
 #include "serve/serve.h"
 
 #ifndef GPUSCHED_VERSION
@@ -16,19 +19,27 @@
 #endif
 
 static const char main_usage[] =
-    "gpusched places pods the way kube-scheduler (v1.32+) does, offline on manifest files or\n"
-    "live as a secondary scheduler.\n"
+    "gpusched places pods the way kube-scheduler (v1.32+) does: offline on manifest files or\n"
+    "on the state of a running cluster (the kubeconfig's, found as kubectl finds it:\n"
+    "--kubeconfig, then $KUBECONFIG, then ~/.kube/config, then the in-cluster service\n"
+    "account), or live as a secondary scheduler.\n"
     "\n"
     "Usage:\n"
     "  gpusched COMMAND [flags]\n"
     "\n"
     "Commands:\n"
-    "  simulate    Schedule the pending pods of manifest files onto their nodes\n"
-    "  explain     Show, node by node, why a pod fits or not, and its scores\n"
-    "  nodes       List the nodes of manifest files, with GPU labels and free GPUs\n"
+    "  simulate    Schedule the pending pods onto the nodes, as kube-scheduler would\n"
+    "  explain     Why a pod is pending: node by node, the filter that rejects it, or scores\n"
+    "  nodes       List the nodes, with GPU labels and free GPUs\n"
+    "  capacity    Count how many more copies of a pod fit, and the GPUs left stranded\n"
+    "  report      Write an HTML page: GPUs per node by model, pending pods by reason\n"
     "  render      Print the objects manifests expand to (workloads as their pods)\n"
     "  serve       Run as a secondary scheduler that binds pods through the API\n"
     "  version     Print the version\n"
+    "  completion  Print the bash or zsh completion script\n"
+    "\n"
+    "Every command also takes kubectl's --no-headers and -o yaml; installed as\n"
+    "kubectl-gpusched it runs as `kubectl gpusched COMMAND`.\n"
     "\n"
     "Use \"gpusched COMMAND --help\" for more information about a command.\n";
 
@@ -37,7 +48,7 @@ static const char version_usage[] = "Print the version of gpusched.\n"
                                     "Usage:\n"
                                     "  gpusched version\n";
 
-int main(int argc, char **argv)
+static int main_dispatch(int argc, char **argv)
 {
     const char *cmd;
 
@@ -58,6 +69,10 @@ int main(int argc, char **argv)
         return gpusched_cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "nodes"))
         return gpusched_cmd_nodes(argc - 1, argv + 1);
+    if (!strcmp(cmd, "capacity"))
+        return gpusched_cmd_capacity(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return gpusched_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return serve_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
@@ -73,4 +88,9 @@ int main(int argc, char **argv)
     if (cmd[0] == '-')
         return gpusched_cmd_usage_error(NULL, "unknown flag: %s", cmd);
     return gpusched_cmd_usage_error(NULL, "unknown command \"%s\"", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    return gpusched_kubectl_main(argc, argv, main_dispatch);
 }

@@ -30,12 +30,16 @@ int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, stru
     }
     /* kubectl lists the allowed formats sorted; the default table has no name there. */
     for (i = 0; i < sizeof(out_format_order) / sizeof(out_format_order[0]); i++) {
-        if (!(allowed & (1u << out_format_order[i])))
+        /* -o name and -o yaml are made from -o json for every command (kubectl.c) */
+        if (!(allowed & (1u << out_format_order[i])) &&
+            !(out_format_order[i] == OUT_NAME && (allowed & (1u << OUT_JSON))))
             continue;
         if (list[0])
             strcat(list, ",");
         strcat(list, out_format_names[out_format_order[i]]);
     }
+    if (allowed & (1u << OUT_JSON))
+        strcat(list, ",yaml");
     return err_set(err, -EINVAL,
                    "unable to match a printer suitable for the output format \"%s\", "
                    "allowed formats are: %s",
@@ -113,6 +117,8 @@ static void out_table_print_row(char *const *cells, size_t ncols, const size_t *
     fputc('\n', f);
 }
 
+bool out_table_headers = true;
+
 void out_table_print(const struct out_table *t, FILE *f)
 {
     size_t width[OUT_TABLE_MAX_COLS];
@@ -128,7 +134,8 @@ void out_table_print(const struct out_table *t, FILE *f)
         w += OUT_PADDING;
         width[c] = w < OUT_MIN_WIDTH ? OUT_MIN_WIDTH : w;
     }
-    out_table_print_row(t->headers, t->ncols, width, f);
+    if (out_table_headers)
+        out_table_print_row(t->headers, t->ncols, width, f);
     for (r = 0; r < t->nrows; r++)
         out_table_print_row(t->cells + r * t->ncols, t->ncols, width, f);
 }

@@ -6,6 +6,7 @@
 #ifndef GPUSCHED_OUTPUT_H
 #define GPUSCHED_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -43,7 +44,11 @@ int out_table_init(struct out_table *t, size_t ncols, const char *const *headers
 /* out_table_add_row copies ncols cells (a NULL cell prints as "<none>"). -ENOMEM. */
 int out_table_add_row(struct out_table *t, const char *const *cells);
 
-/* out_table_print writes the header line and every row to f. */
+/* out_table_headers: false for --no-headers (set once, before any output). */
+extern bool out_table_headers;
+
+/* out_table_print writes the header line (unless out_table_headers is false) and every row
+ * to f; the columns are as wide as the header would need either way. */
 void out_table_print(const struct out_table *t, FILE *f);
 
 /* out_table_release frees every copy; the table is empty afterwards. NULL is fine. */

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -38,6 +39,7 @@ struct kube_client {
     unsigned token_gen;   /* changes whenever token does; never 0 */
     double token_read_at; /* monotonic seconds of the last token file read */
     double token_period;
+    time_t exec_expiry;   /* the exec plugin's token expires then (0: never); wall clock */
     char *ca_pem; /* current CA bundle (starts as cfg.ca_pem), NULL: system store */
     size_t ca_len;
     unsigned ca_gen; /* changes whenever ca_pem does; never 0 */
@@ -74,7 +76,7 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
 
 /* kube_client_retry_401 is the one rule for a 401 Unauthorized answer: with a token file,
  * the token may have been rotated since the request's header was made, so the file is re-read
- * at once (kube_client_auth_line with force); when that gives a token other than the one
+ * (with an exec plugin, the plugin is run again) at once (kube_client_auth_line with force); when that gives a token other than the one
  * *gen names (*line is then rebuilt), the request is worth sending once more and true is
  * returned. *retried is set on the first 401, so a request is sent again at most once. */
 bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,

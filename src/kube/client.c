@@ -6,6 +6,7 @@
  * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
  * watch lines 16 MiB, error bodies 1 MiB). */
 #include "kube/client.h"
+#include "kube/exec.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -78,6 +79,32 @@ static int client_route(struct kube_client *c, struct err *err)
     return c->connect_to ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
+/* client_exec_first runs the exec plugin once, before the first request: its token (and any
+ * client certificate, which is used for the client's life) replace the kubeconfig's. */
+static int client_exec_first(struct kube_client *c, struct err *err)
+{
+    struct kube_exec_cred cr;
+    int rc = kube_exec_run(&c->cfg, &cr, err);
+
+    if (rc)
+        return rc;
+    kube_client_wipe_free(c->cfg.token);
+    c->cfg.token = cr.token;
+    cr.token = NULL;
+    if (cr.cert_pem) {
+        free(c->cfg.cert_pem);
+        kube_client_wipe_free(c->cfg.key_pem);
+        c->cfg.cert_pem = cr.cert_pem;
+        c->cfg.cert_len = cr.cert_len;
+        c->cfg.key_pem = cr.key_pem;
+        c->cfg.key_len = cr.key_len;
+        cr.cert_pem = cr.key_pem = NULL;
+    }
+    c->exec_expiry = cr.expiry;
+    kube_exec_cred_release(&cr);
+    return 0;
+}
+
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
                     struct err *err)
 {
@@ -98,6 +125,8 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
         return err_set(err, -ENOMEM, "cannot create a mutex");
     }
     rc = kube_config_load(o ? o->kubeconfig : NULL, o ? o->context : NULL, &c->cfg, err);
+    if (!rc && c->cfg.exec)
+        rc = client_exec_first(c, err);
     if (rc)
         goto out;
     c->user_agent = strdup(o && o->user_agent ? o->user_agent : "gpulabel (linux)");
@@ -296,6 +325,26 @@ static void client_token_refresh_locked(struct kube_client *c, bool force)
     double now = mono_now();
     char *fresh = NULL;
 
+    if (c->cfg.exec) {
+        /* an exec plugin's token is good until its expirationTimestamp or a 401, as in
+         * client-go; a failed run keeps the token we have */
+        struct kube_exec_cred cr;
+
+        if (!force && (!c->exec_expiry || time(NULL) < c->exec_expiry))
+            return;
+        if (kube_exec_run(&c->cfg, &cr, NULL))
+            return;
+        c->exec_expiry = cr.expiry;
+        if (cr.token && (!c->token || strcmp(c->token, cr.token))) {
+            kube_client_wipe_free(c->token);
+            c->token = cr.token;
+            cr.token = NULL;
+            if (++c->token_gen == 0)
+                c->token_gen = 1;
+        }
+        kube_exec_cred_release(&cr);
+        return;
+    }
     if (!c->cfg.token_file || (!force && now - c->token_read_at < c->token_period))
         return;
     c->token_read_at = now;
@@ -341,7 +390,7 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
 bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, unsigned *gen,
                            char **line)
 {
-    if (status != 401 || !c->cfg.token_file || *retried)
+    if (status != 401 || (!c->cfg.token_file && !c->cfg.exec) || *retried)
         return false;
     /* the token may have rotated under us: re-read it now, and try once more if it changed */
     *retried = true;
@@ -614,9 +663,11 @@ json_t *kube_client_parse_json(const struct buf *b)
     return json_loadb(b->data, b->len, 0, NULL);
 }
 
+/* client_request sends one request; a 2xx body is parsed into resp->json unless raw_2xx
+ * (kube_client_get_parsed parses it itself, into an arena). */
 static int client_request(struct kube_client *c, const char *method, const char *path,
                           const char *content_type, const char *body, size_t len,
-                          struct kube_response *resp, struct err *err)
+                          struct kube_response *resp, bool raw_2xx, struct err *err)
 {
     struct client_xfer x;
     CURL *h = NULL;
@@ -679,7 +730,8 @@ static int client_request(struct kube_client *c, const char *method, const char 
             continue;
         break;
     }
-    resp->json = kube_client_parse_json(&resp->body);
+    if (!raw_2xx || resp->status < 200 || resp->status > 299)
+        resp->json = kube_client_parse_json(&resp->body);
     if (resp->status < 200 || resp->status > 299)
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
 out:
@@ -703,8 +755,8 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
     int rc;
 
     if (resp)
-        return client_request(c, method, path, content_type, body, len, resp, err);
-    rc = client_request(c, method, path, content_type, body, len, &scratch, err);
+        return client_request(c, method, path, content_type, body, len, resp, false, err);
+    rc = client_request(c, method, path, content_type, body, len, &scratch, false, err);
     kube_response_release(&scratch);
     return rc;
 }
@@ -797,6 +849,118 @@ static void watch_arena_release(void)
     free(watch_arena.base);
     watch_arena.base = NULL;
     watch_arena.size = watch_arena.used = 0;
+}
+
+/* json_skip_value returns the end of the JSON value starting at p (after blanks), or NULL
+ * when it is cut short. Strings are skipped with their escapes; brackets are counted. */
+static const char *json_skip_value(const char *p, const char *end)
+{
+    int depth = 0;
+
+    while (p < end && strchr(" \t\r\n", *p))
+        p++;
+    for (; p < end; p++) {
+        if (*p == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\')
+                    p++;
+            if (p >= end)
+                return NULL;
+            if (!depth)
+                return p + 1;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if (*p == '}' || *p == ']') {
+            if (--depth <= 0)
+                return depth < 0 ? p : p + 1;
+        } else if (!depth && (*p == ',' || strchr(" \t\r\n", *p))) {
+            return p; /* the end of a number, true, false or null */
+        }
+    }
+    return depth ? NULL : p;
+}
+
+/* json_strip_member removes every "key": VALUE member from the JSON text in b (a key is the
+ * quoted name followed by a colon, not preceded by a backslash, so text inside a string never
+ * matches), with the comma that separated it. The text stays valid JSON. */
+static void json_strip_member(struct buf *b, const char *key)
+{
+    char pat[128];
+    size_t plen, w = 0, r = 0;
+    char *d = b->data;
+
+    plen = (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key);
+    if (!d || plen >= sizeof(pat))
+        return;
+    while (r < b->len) {
+        const char *hit = memmem(d + r, b->len - r, pat, plen);
+        const char *vend;
+        size_t at, after;
+
+        if (!hit || (hit > d && hit[-1] == '\\')) {
+            size_t n = hit ? (size_t)(hit - d) + 1 - r : b->len - r;
+            memmove(d + w, d + r, n);
+            w += n;
+            r += n;
+            continue;
+        }
+        at = (size_t)(hit - d);
+        vend = json_skip_value(hit + plen, d + b->len);
+        if (!vend) { /* cut short: leave the rest as it is */
+            memmove(d + w, d + r, b->len - r);
+            w += b->len - r;
+            break;
+        }
+        after = (size_t)(vend - d);
+        while (after < b->len && strchr(" \t\r\n", d[after]))
+            after++;
+        memmove(d + w, d + r, at - r);
+        w += at - r;
+        if (after < b->len && d[after] == ',') {
+            after++; /* "key": v, next -> next */
+        } else {
+            /* the last member: drop the comma before it */
+            while (w > 0 && strchr(" \t\r\n", d[w - 1]))
+                w--;
+            if (w > 0 && d[w - 1] == ',')
+                w--;
+        }
+        r = after;
+    }
+    b->len = w;
+    d[w] = '\0'; /* w is at most the old length: inside the allocation */
+}
+
+int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip, kube_json_fn fn,
+                           void *ud, struct err *err)
+{
+    struct kube_response r;
+    json_error_t je;
+    json_t *doc;
+    int rc = client_request(c, "GET", path, NULL, NULL, 0, &r, true, err);
+
+    if (rc) {
+        kube_response_release(&r);
+        return rc;
+    }
+    for (; strip && *strip; strip++)
+        json_strip_member(&r.body, *strip);
+    /* the same per-thread arena as a watch event's: a page of a list is hundreds of objects,
+     * each a few dozen jansson blocks, all dropped together once fn has read them */
+    pthread_once(&watch_json_once, watch_json_setup);
+    watch_arena_fit(r.body.len);
+    watch_arena.on = true;
+    doc = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, &je);
+    watch_arena.on = false;
+    if (!doc) {
+        rc = err_set(err, -EPROTO, "GET %s: the answer is not JSON: %s", path, je.text);
+    } else {
+        rc = fn(ud, doc);
+        json_decref(doc);
+    }
+    watch_arena_release();
+    kube_response_release(&r);
+    return rc;
 }
 
 int kube_watch_event_decode(const char *p, size_t n, json_t **ev, const char **type,

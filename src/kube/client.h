@@ -74,6 +74,19 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
                         const char *content_type, const char *body, size_t len,
                         struct kube_response *resp, struct err *err);
 
+/* kube_json_fn receives a parsed answer; see kube_client_get_parsed. Returns 0 or a negative
+ * code (with the caller's err set) that is handed back. */
+typedef int (*kube_json_fn)(void *ud, json_t *doc);
+
+/* kube_client_get_parsed GETs path like kube_client_request and hands the parsed 2xx body to
+ * fn, without the members named in strip (a NULL-terminated list, or NULL), at any depth: they
+ * are cut from the text before it is parsed (e.g. "managedFields", half of a pod's JSON). The document lives in an arena of the calling thread, like a watch event's (see
+ * kube_watch_fn): neither it nor anything in it may be kept after fn returns. For list pages,
+ * where building and freeing the tree with malloc costs more than the parse. Errors as for
+ * kube_client_request (a body that is not JSON: -EPROTO). */
+int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip,
+                           kube_json_fn fn, void *ud, struct err *err);
+
 /* kube_err_transient tells whether an error is worth retrying soon: transport errors,
  * 409, 429, 5xx. 401/403/404/422 are permanent. */
 bool kube_err_transient(const struct err *e);

@@ -338,6 +338,144 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
     if (out->insecure && out->ca_pem)
         return kc_fail(err, -EINVAL, f, insecure, prefix,
                        "specifying a root certificates file with the insecure flag is not allowed");
+    {
+        json_t *exts = json_object_get(c, "extensions"), *e;
+        size_t i;
+
+        json_array_foreach(exts, i, e) {
+            const char *en = json_string_value(json_object_get(e, "name"));
+            json_t *ev = json_object_get(e, "extension");
+            if (en && ev && !strcmp(en, "client.authentication.k8s.io/exec")) {
+                out->exec_cluster_config = json_dumps(ev, JSON_COMPACT | JSON_ENCODE_ANY);
+                if (!out->exec_cluster_config)
+                    return err_set(err, -ENOMEM, "out of memory");
+            }
+        }
+    }
+    return 0;
+}
+
+static void kc_exec_free(struct kube_exec *x)
+{
+    size_t i;
+
+    if (!x)
+        return;
+    free(x->api_version);
+    free(x->command);
+    for (i = 0; i < x->nargs; i++)
+        free(x->args[i]);
+    free(x->args);
+    for (i = 0; i < x->nenv; i++) {
+        if (x->env[i])
+            memset(x->env[i], 0, strlen(x->env[i])); /* may hold secrets */
+        free(x->env[i]);
+    }
+    free(x->env);
+    free(x->install_hint);
+    free(x);
+}
+
+/* kc_exec reads users[].user.exec as client-go's clientcmd validates it. */
+static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix,
+                   struct kube_config *out, struct err *err)
+{
+    const char *av, *cmd, *mode, *hint;
+    char prefix[96];
+    json_t *args, *env, *pci, *v;
+    struct kube_exec *x;
+    size_t i;
+    int rc;
+
+    snprintf(prefix, sizeof(prefix), "%s.exec", uprefix);
+    if (!json_is_object(e))
+        return kc_fail(err, -EINVAL, f, e, prefix, "must be a mapping");
+    if ((rc = kc_get_str(f, e, "apiVersion", prefix, &av, err)) ||
+        (rc = kc_get_str(f, e, "command", prefix, &cmd, err)) ||
+        (rc = kc_get_str(f, e, "interactiveMode", prefix, &mode, err)) ||
+        (rc = kc_get_str(f, e, "installHint", prefix, &hint, err)))
+        return rc;
+    if (!cmd)
+        return kc_fail(err, -EINVAL, f, e, prefix, "command must be specified");
+    if (!av)
+        return kc_fail(err, -EINVAL, f, e, prefix, "apiVersion must be specified");
+    if (strcmp(av, "client.authentication.k8s.io/v1") &&
+        strcmp(av, "client.authentication.k8s.io/v1beta1"))
+        return kc_fail(err, -ENOTSUP, f, json_object_get(e, "apiVersion"), prefix,
+                       "apiVersion \"%s\" is not supported (want client.authentication.k8s.io/v1 "
+                       "or v1beta1)",
+                       av);
+    x = calloc(1, sizeof(*x));
+    if (!x)
+        return err_set(err, -ENOMEM, "out of memory");
+    out->exec = x;
+    if (!mode) {
+        /* v1 has no default; v1beta1's is IfAvailable */
+        if (!strcmp(av, "client.authentication.k8s.io/v1"))
+            return kc_fail(err, -EINVAL, f, e, prefix,
+                           "interactiveMode must be specified for %s to use exec authentication "
+                           "plugin",
+                           cmd);
+        x->interactive = KUBE_EXEC_IF_AVAILABLE;
+    } else if (!strcmp(mode, "Never")) {
+        x->interactive = KUBE_EXEC_NEVER;
+    } else if (!strcmp(mode, "IfAvailable")) {
+        x->interactive = KUBE_EXEC_IF_AVAILABLE;
+    } else if (!strcmp(mode, "Always")) {
+        x->interactive = KUBE_EXEC_ALWAYS;
+    } else {
+        return kc_fail(err, -EINVAL, f, json_object_get(e, "interactiveMode"), prefix,
+                       "invalid interactiveMode \"%s\": want Never, IfAvailable or Always", mode);
+    }
+    pci = json_object_get(e, "provideClusterInfo");
+    if (pci && !json_is_boolean(pci) && !json_is_null(pci))
+        return kc_fail(err, -EINVAL, f, pci, prefix, "provideClusterInfo must be true or false");
+    x->provide_cluster_info = json_is_true(pci);
+    x->api_version = strdup(av);
+    /* a command with a slash is a path, relative to the kubeconfig's directory; a bare name is
+     * looked up in $PATH when it runs */
+    while (cmd[0] == '.' && cmd[1] == '/')
+        cmd += 2;
+    x->command = strchr(cmd, '/') || cmd != json_string_value(json_object_get(e, "command"))
+                     ? kc_resolve_path(f, cmd)
+                     : strdup(cmd);
+    x->install_hint = kc_strdup(hint);
+    if (!x->api_version || !x->command || (hint && !x->install_hint))
+        return err_set(err, -ENOMEM, "out of memory");
+    args = json_object_get(e, "args");
+    if (args && !json_is_null(args)) {
+        if (!json_is_array(args))
+            return kc_fail(err, -EINVAL, f, args, prefix, "args must be a list of strings");
+        x->args = calloc(json_array_size(args) + 1, sizeof(*x->args));
+        if (!x->args)
+            return err_set(err, -ENOMEM, "out of memory");
+        json_array_foreach(args, i, v) {
+            if (!json_is_string(v))
+                return kc_fail(err, -EINVAL, f, v, prefix, "args[%zu] must be a string", i);
+            if (!(x->args[x->nargs++] = strdup(json_string_value(v))))
+                return err_set(err, -ENOMEM, "out of memory");
+        }
+    }
+    env = json_object_get(e, "env");
+    if (env && !json_is_null(env)) {
+        if (!json_is_array(env))
+            return kc_fail(err, -EINVAL, f, env, prefix, "env must be a list of {name, value}");
+        x->env = calloc(json_array_size(env) + 1, sizeof(*x->env));
+        if (!x->env)
+            return err_set(err, -ENOMEM, "out of memory");
+        json_array_foreach(env, i, v) {
+            const char *n = json_string_value(json_object_get(v, "name"));
+            const char *val = json_string_value(json_object_get(v, "value"));
+            size_t len;
+            if (!n || !*n || strchr(n, '=') || !val)
+                return kc_fail(err, -EINVAL, f, v, prefix,
+                               "env[%zu] must have a name and a string value", i);
+            len = strlen(n) + strlen(val) + 2;
+            if (!(x->env[x->nenv] = malloc(len)))
+                return err_set(err, -ENOMEM, "out of memory");
+            snprintf(x->env[x->nenv++], len, "%s=%s", n, val);
+        }
+    }
     return 0;
 }
 
@@ -350,14 +488,13 @@ static int kc_user(const struct kc_file *f, const json_t *item, size_t idx, stru
     int rc;
 
     snprintf(prefix, sizeof(prefix), "users[%zu].user", idx);
-    if (json_object_get(u, "exec") && !json_is_null(json_object_get(u, "exec")))
-        return kc_fail(err, -ENOTSUP, f, json_object_get(u, "exec"), prefix,
-                       "exec credential plugins are not supported; use token, tokenFile or "
-                       "client-certificate/client-key");
+    if (json_object_get(u, "exec") && !json_is_null(json_object_get(u, "exec")) &&
+        (rc = kc_exec(f, json_object_get(u, "exec"), prefix, out, err)))
+        return rc;
     if (json_object_get(u, "auth-provider") && !json_is_null(json_object_get(u, "auth-provider")))
         return kc_fail(err, -ENOTSUP, f, json_object_get(u, "auth-provider"), prefix,
-                       "auth-provider plugins are not supported; use token, tokenFile or "
-                       "client-certificate/client-key");
+                       "auth-provider plugins are not supported; use exec, token, tokenFile "
+                       "or client-certificate/client-key");
     if ((rc = kc_get_str(f, u, "username", prefix, &username, err)))
         return rc;
     if (username)
@@ -708,6 +845,8 @@ void kube_config_release(struct kube_config *c)
         memset(c->token, 0, strlen(c->token));
     free(c->token);
     free(c->token_file);
+    kc_exec_free(c->exec);
+    free(c->exec_cluster_config);
     free(c->namespace);
     free(c->source);
     memset(c, 0, sizeof(*c));

@@ -19,6 +19,26 @@
  * hook: tests point it at a temp dir holding token, ca.crt and namespace). */
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
+/* users[].user.exec: a credential plugin run to get a token or a client certificate
+ * (client.authentication.k8s.io/v1 or v1beta1 ExecCredential; kube/exec.h runs it). */
+enum kube_exec_interactive {
+    KUBE_EXEC_NEVER,
+    KUBE_EXEC_IF_AVAILABLE,
+    KUBE_EXEC_ALWAYS,
+};
+
+struct kube_exec {
+    char *api_version; /* "client.authentication.k8s.io/v1" or ".../v1beta1" */
+    char *command;     /* as given; a relative path with a '/' resolved against the kubeconfig */
+    char **args;       /* nargs strings */
+    size_t nargs;
+    char **env; /* "NAME=VALUE", nenv of them, added to the environment */
+    size_t nenv;
+    enum kube_exec_interactive interactive;
+    bool provide_cluster_info;
+    char *install_hint; /* shown when the command cannot be run, or NULL */
+};
+
 struct kube_config {
     char *server;             /* "https://host:port", no trailing slash */
     char *tls_server_name;    /* name to verify the server certificate against, or NULL */
@@ -34,6 +54,9 @@ struct kube_config {
     size_t key_len;
     char *token;      /* bearer token, NULL when none */
     char *token_file; /* absolute path the token is (re-)read from, NULL when static */
+    struct kube_exec *exec; /* credential plugin, or NULL; its answer replaces token/cert */
+    char *exec_cluster_config; /* the cluster's extensions[client.authentication.k8s.io/exec]
+                                  as JSON text (provideClusterInfo's spec.cluster.config) */
     char *namespace;  /* context namespace, in-cluster namespace, or "default" */
     char *source;     /* for messages: "kubeconfig '/x'" or "in-cluster service account" */
     bool in_cluster;

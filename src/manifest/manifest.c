@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manifest/kinds.h"
 #include "manifest/objects.h"
 #include "manifest/source.h"
 #include "manifest/state.h"
@@ -61,6 +62,33 @@ int manifest_input_load_buffer(struct manifest_input *in, const char *name, cons
         return rc;
     rc = manifest_load_buffer(in, name ? name : "-", data ? data : "", data ? len : 0, err);
     return load_end(in, &s, rc);
+}
+
+int manifest_input_load_object(struct manifest_input *in, const char *name, json_t *obj,
+                               struct err *err)
+{
+    struct manifest_snapshot s;
+    struct manifest_ctx c;
+    int rc = load_begin(in, &s, err);
+
+    if (rc)
+        return rc;
+    memset(&c, 0, sizeof(c));
+    c.in = in;
+    c.err = err;
+    c.file = arena_strdup(&in->arena, name ? name : "-");
+    rc = c.file ? manifest_load_document(obj, NULL, NULL, &c)
+                : err_set(err, -ENOMEM, "out of memory");
+    if (rc && err && !err->file[0])
+        err_at(err, c.file, err->line, err->column);
+    return load_end(in, &s, rc);
+}
+
+int manifest_input_warn(struct manifest_input *in, const char *msg)
+{
+    if (manifest_priv_ensure(in, NULL))
+        return -ENOMEM;
+    return manifest_warn(in, "%s", msg);
 }
 
 int manifest_input_load_file(struct manifest_input *in, const char *path, struct err *err)

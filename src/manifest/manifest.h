@@ -124,6 +124,17 @@ int manifest_input_load_file(struct manifest_input *in, const char *path, struct
 int manifest_input_load_buffer(struct manifest_input *in, const char *name, const char *data,
                                size_t len, struct err *err);
 
+/* manifest_input_load_object loads one decoded object, or a List or typed list (an API list
+ * answer: PodList, NodeList, ... whose items carry no kind) through its items, named name in
+ * messages (copied); no line numbers are known. obj is borrowed and left as it is. Kinds,
+ * errors and rollback as for manifest_input_load_file. */
+int manifest_input_load_object(struct manifest_input *in, const char *name, json_t *obj,
+                               struct err *err);
+
+/* manifest_input_warn appends one warning line (copied) to in->warnings, as the loader's own
+ * (the same cap); 0 or -ENOMEM. */
+int manifest_input_warn(struct manifest_input *in, const char *msg);
+
 /* manifest_input_finish completes the input once every file is loaded:
  * - expands each DaemonSet to one pod per node it may run on (nodeSelector and required
  *   node affinity match, no untolerated NoSchedule/NoExecute taint after the controller's

@@ -158,8 +158,8 @@ def test_kubeconfig_errors_reach_the_user():
                 "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n")
     p = tool("--kubeconfig", kc, "GET", "/api/v1/nodes")
     eq(p.returncode, 1, "exit")
-    eq(parse_error(p.stdout)["msg"], "cannot read kubeconfig '%s': line 5: users[0].user: exec credential "
-       "plugins are not supported; use token, tokenFile or client-certificate/client-key" % kc, "message")
+    eq(parse_error(p.stdout)["msg"], "cannot read kubeconfig '%s': line 5: users[0].user.exec: apiVersion "
+       "must be specified" % kc, "message")
     p = tool("--kubeconfig", kc, "--context", "nope", "GET", "/api/v1/nodes")
     eq(parse_error(p.stdout)["msg"], "cannot read kubeconfig '%s': context \"nope\" not found" % kc, "context")
 
@@ -1108,3 +1108,85 @@ def test_help_and_usage():
     eq(p.returncode, 0, "help")
     eq(tool("GET").returncode, 2, "usage error")
     eq(tool("--async", "2").returncode, 2, "--async without a request")
+
+
+# ---- exec credential plugins ----------------------------------------------------------------
+
+def exec_kubeconfig(a, name, api_version="client.authentication.k8s.io/v1"):
+    """A kubeconfig whose user runs a plugin printing the token in <dir>/token (and the
+    expirationTimestamp in <dir>/expiry, when there is one). Returns (path, dir)."""
+    d = tempfile.mkdtemp(dir=_tmp)
+    plugin = os.path.join(d, "plugin.sh")
+    with open(plugin, "w") as f:
+        f.write("#!/bin/sh\n"
+                "echo run >> \"%s/runs\"\n"
+                "exp=$(cat \"%s/expiry\" 2>/dev/null)\n"
+                "[ -n \"$exp\" ] && exp=\",\\\"expirationTimestamp\\\":\\\"$exp\\\"\"\n"
+                "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"%s\","
+                "\"status\":{\"token\":\"%%s\"%%s}}' \"$(cat \"%s/token\")\" \"$exp\"\n"
+                % (d, d, api_version, d))
+    os.chmod(plugin, 0o755)
+    path = a.write_kubeconfig(os.path.join(d, "kc"), token=None)
+    with open(path) as f:
+        text = f.read()
+    text = text.replace("  user: {}\n", "  user:\n    exec:\n      apiVersion: %s\n"
+                        "      command: ./plugin.sh\n      interactiveMode: Never\n" % api_version)
+    with open(path, "w") as f:
+        f.write(text)
+    return path, d
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def runs(d):
+    with open(os.path.join(d, "runs")) as f:
+        return len(f.read().split())
+
+
+def test_exec_plugin_token_and_rerun_after_401():
+    a = api()
+    a.set_tokens("e-1")
+    kc, d = exec_kubeconfig(a, "exec401")
+    write(os.path.join(d, "token"), "e-1")
+
+    def rotate():
+        write(os.path.join(d, "token"), "e-2")
+        a.set_tokens("e-2")
+    first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
+    eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
+    eq([r["authenticated"] for r in a.requests], [True, False, True], "401, plugin re-run, retry")
+    eq(runs(d), 2, "plugin runs")
+
+
+def test_exec_plugin_rerun_when_expired():
+    import datetime
+    import time
+    a = api()
+    a.set_tokens("x-1")
+    kc, d = exec_kubeconfig(a, "execexp", api_version="client.authentication.k8s.io/v1beta1")
+    write(os.path.join(d, "token"), "x-1")
+    soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)
+    write(os.path.join(d, "expiry"), soon.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def rotate():
+        write(os.path.join(d, "token"), "x-2")
+        os.unlink(os.path.join(d, "expiry"))
+        time.sleep(2.1)  # past the expirationTimestamp (whole seconds)
+        a.set_tokens("x-2")
+    first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
+    eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
+    eq([r["authenticated"] for r in a.requests], [True, True], "re-run before the request, no 401")
+    eq(runs(d), 2, "plugin runs")
+
+
+def test_exec_plugin_failure_is_one_line():
+    a = api()
+    kc, d = exec_kubeconfig(a, "execbad")
+    # no token file: the plugin prints an empty token
+    p = tool("--kubeconfig", kc, "GET", "/api/v1/nodes")
+    eq(p.returncode, 1, "exit status")
+    if "exec plugin '%s/plugin.sh': didn't return a token or cert/key pair" % d not in p.stderr:
+        raise AssertionError(p.stderr)

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 
 import util
@@ -141,19 +142,29 @@ def test_missing_flag_value():
     util.check_eq(p.stderr.splitlines()[0], "gpusched: flag needs an argument: 'f' in -f", "stderr")
 
 
-def test_missing_filename_is_a_usage_error():
-    for args in (["simulate"], ["nodes"], ["explain", "p"]):
-        p = gpusched(*args)
-        expect_exit(p, 2, " ".join(args))
-        util.check_eq(p.stderr.splitlines()[0], "gpusched: must specify -f FILE", "stderr")
+def test_no_filename_reads_the_cluster_of_the_kubeconfig():
+    """Without -f the commands read the cluster kubectl would use: with no kubeconfig and no
+    in-cluster service account that is one clear line and exit 1."""
+    with TempDir() as t:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+        env["HOME"] = t.path
+        pod = t.write("pod.yaml", POD % "p")
+        for args in (["simulate"], ["nodes"], ["explain", "p"], ["capacity", "-f", pod]):
+            p = subprocess.run([util.binary("gpusched")] + args, env=env, capture_output=True,
+                               text=True, timeout=60)
+            expect_exit(p, 1, " ".join(args))
+            line = one_error_line(p, " ".join(args))
+            if "no kubeconfig found (~/.kube/config does not exist)" not in line:
+                raise AssertionError(line)
 
 
 def test_bad_output_format_seed_and_profile():
-    p = gpusched("simulate", "-f", SEED, "-o", "yaml")
-    expect_exit(p, 2, "-o yaml")
+    p = gpusched("simulate", "-f", SEED, "-o", "xml")
+    expect_exit(p, 2, "-o xml")
     util.check_eq(p.stderr.splitlines()[0],
-                  'gpusched: unable to match a printer suitable for the output format "yaml", '
-                  'allowed formats are: json,wide', "stderr")
+                  'gpusched: unable to match a printer suitable for the output format "xml", '
+                  'allowed formats are: json,name,wide,yaml', "stderr")
     p = gpusched("simulate", "-f", SEED, "--seed", "-3")
     expect_exit(p, 2, "--seed -3")
     p = gpusched("simulate", "-f", SEED, "--profile", "fast")
@@ -339,8 +350,9 @@ def test_simulate_seed_table():
     expect_exit(p, 0, "simulate")
     lines = p.stdout.splitlines()
     util.check_eq(lines[0].split(), ["NAMESPACE", "NAME", "STATUS", "NODE"], "header")
-    rows = {l.split()[1]: l.split() for l in lines[1:]}
+    rows = {l.split()[1]: l.split() for l in lines[1:-2]}
     util.check_eq(rows["not-in-gpu-node"], ["default", "not-in-gpu-node", "Scheduled", WORKER], "row")
+    util.check_eq(lines[-2:], ["", "2 scheduled, 0 pending, 0 preempted"], "summary line")
 
 
 def test_simulate_three_replicas_message_and_events():
@@ -724,3 +736,40 @@ def test_namespace_flag():
     expect_exit(p, 0, "explain NAME -n ml")
     p = gpusched("explain", "-f", SEED, "-n", "ml", "default/not-in-gpu-node")
     expect_exit(p, 1, "explain default/NAME -n ml")
+
+
+def test_explain_agrees_with_simulate_on_every_scenario_pod():
+    """explain runs one simulation (the queue up to the pod, the pod taken back off its node)
+    and must say what simulate says for every pod of every scenario, preemptions included."""
+    sdir = os.path.join(util.SRC, "tests", "scenarios")
+    checked = 0
+    for name in sorted(os.listdir(sdir)):
+        d = os.path.join(sdir, name)
+        if not os.path.isdir(d):
+            continue
+        args = []
+        for f in sorted(os.listdir(d)):
+            if f.endswith((".yaml", ".yml", ".json")) and f != "expected.json":
+                args += ["-f", os.path.join(d, f)]
+        if os.path.exists(os.path.join(d, "args")):
+            with open(os.path.join(d, "args")) as fh:
+                args += [a for a in fh.read().split() if a not in ("-o", "wide")]
+        p = gpusched("simulate", *args, "-o", "json")
+        if p.returncode:
+            continue
+        doc = json.loads(p.stdout)
+        want = {}
+        for e in doc["scheduled"]:
+            want[e["pod"]] = ("Scheduled", e["node"])
+        for e in doc["unschedulable"]:
+            want[e["pod"]] = ("Unschedulable", e.get("message"))
+        for e in doc.get("preempted", []):
+            want.pop(e["pod"], None)  # placed, then evicted by a later pod: explain says placed
+        for pod, (status, what) in want.items():
+            x = json.loads(gpusched("explain", *args, pod, "-o", "json").stdout)["result"]
+            got = ("Scheduled" if x["status"].startswith("Scheduled") else x["status"],
+                   x.get("node") if status == "Scheduled" else x.get("message"))
+            util.check_eq(got, (status, what), "%s %s" % (name, pod))
+            checked += 1
+    if checked < 100:
+        raise AssertionError("only %d pods checked" % checked)

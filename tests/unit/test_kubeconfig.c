@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kube/exec.h"
 #include "kube/kubeconfig.h"
 #include "test.h"
 
@@ -226,7 +227,27 @@ static void kc_semantic_errors(void)
         {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
          "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
          "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-         "line 5: users[0].user: exec credential plugins are not supported"},
+         "line 5: users[0].user.exec: apiVersion must be specified"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, "
+         "command: aws}\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "interactiveMode must be specified for aws to use exec authentication plugin"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1alpha1, "
+         "command: aws}\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "apiVersion \"client.authentication.k8s.io/v1alpha1\" is not supported"},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, "
+         "command: aws, interactiveMode: Sometimes}\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "invalid interactiveMode \"Sometimes\""},
+        {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+         "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, "
+         "command: aws, interactiveMode: Never, env: [{name: A}]}\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+         "env[0] must have a name and a string value"},
         {"clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
          "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n"
          "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
@@ -489,6 +510,184 @@ static void kc_token_control_characters(void)
     CHECK_ERR_HAS(e, "control character");
 }
 
+/* a fake exec plugin: prints what $PLUGIN_OUT holds after recording its environment and args */
+static const char *fake_plugin(void)
+{
+    static char path[256];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/plugin.sh", tmpdir());
+    f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    fputs("#!/bin/sh\n"
+          "printf '%s\\n' \"$KUBERNETES_EXEC_INFO\" > \"$PLUGIN_DIR/info\"\n"
+          "printf '%s|' \"$@\" > \"$PLUGIN_DIR/args\"\n"
+          "printf '%s' \"$FROM_KUBECONFIG\" > \"$PLUGIN_DIR/env\"\n"
+          "[ -t 0 ] && echo tty >> \"$PLUGIN_DIR/env\"\n"
+          "n=$(cat \"$PLUGIN_DIR/runs\" 2>/dev/null || echo 0); echo $((n+1)) > \"$PLUGIN_DIR/runs\"\n"
+          "cat \"$PLUGIN_DIR/out\"\n"
+          "exit $(cat \"$PLUGIN_DIR/exit\" 2>/dev/null || echo 0)\n",
+          f);
+    fclose(f);
+    chmod(path, 0755);
+    setenv("PLUGIN_DIR", tmpdir(), 1);
+    return path;
+}
+
+static int exec_with(const char *api_version, const char *extra, const char *output,
+                     struct kube_exec_cred *cr, struct err *e)
+{
+    struct kube_config c;
+    char yaml[2048];
+    int rc;
+
+    memset(cr, 0, sizeof(*cr));
+    write_file("out", output);
+    snprintf(yaml, sizeof(yaml),
+             "clusters: [{name: c, cluster: {server: 'https://h:6443', "
+             "certificate-authority-data: " CA_B64 ", extensions: [{name: "
+             "client.authentication.k8s.io/exec, extension: {audience: a}}]}}]\n"
+             "users:\n- name: u\n  user:\n    exec:\n      apiVersion: %s\n"
+             "      command: %s\n      args: [get-token, --x=1]\n"
+             "      env: [{name: FROM_KUBECONFIG, value: 'yes'}]\n%s"
+             "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+             api_version, fake_plugin(), extra);
+    rc = parse(yaml, NULL, &c, e);
+    if (rc)
+        return rc;
+    rc = kube_exec_run(&c, cr, e);
+    kube_config_release(&c);
+    return rc;
+}
+
+static const char *read_back(const char *name)
+{
+    static char text[4096];
+    char p[256];
+    FILE *f;
+    size_t n;
+
+    snprintf(p, sizeof(p), "%s/%s", tmpdir(), name);
+    f = fopen(p, "r");
+    text[0] = '\0';
+    if (f) {
+        n = fread(text, 1, sizeof(text) - 1, f);
+        text[n] = '\0';
+        fclose(f);
+    }
+    return text;
+}
+
+static void kc_exec_v1_token(void)
+{
+    struct kube_exec_cred cr;
+    struct err e;
+
+    write_file("exit", "0");
+    CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1",
+                           "      interactiveMode: Never\n      provideClusterInfo: true\n",
+                           "{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                           "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"tok-1\","
+                           "\"expirationTimestamp\":\"2030-01-02T03:04:05Z\"}}",
+                           &cr, &e),
+                 0);
+    CHECK_STR_EQ(cr.token, "tok-1");
+    CHECK_INT_EQ((long long)cr.expiry, 1893553445LL);
+    CHECK(cr.cert_pem == NULL);
+    kube_exec_cred_release(&cr);
+    CHECK_STR_EQ(read_back("args"), "get-token|--x=1|");
+    CHECK_STR_EQ(read_back("env"), "yes"); /* no tty: Never */
+    CHECK_STR_EQ(read_back("info"),
+                 "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                 "\"spec\":{\"interactive\":false,\"cluster\":{\"server\":\"https://h:6443\","
+                 "\"certificate-authority-data\":\"" CA_B64 "\",\"config\":{\"audience\":\"a\"}}}}\n");
+}
+
+static void kc_exec_v1beta1_cert_and_errors(void)
+{
+    struct kube_exec_cred cr;
+    struct err e;
+
+    write_file("exit", "0");
+    /* v1beta1 defaults interactiveMode to IfAvailable; no cluster info unless asked */
+    CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1beta1", "",
+                           "{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                           "\"client.authentication.k8s.io/v1beta1\",\"status\":{"
+                           "\"clientCertificateData\":\"CERT\",\"clientKeyData\":\"KEY\"}}",
+                           &cr, &e),
+                 0);
+    CHECK_STR_EQ(cr.cert_pem, "CERT");
+    CHECK_STR_EQ(cr.key_pem, "KEY");
+    CHECK(cr.token == NULL && cr.expiry == 0);
+    kube_exec_cred_release(&cr);
+    CHECK_STR_EQ(read_back("info"), "{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                                    "\"client.authentication.k8s.io/v1beta1\",\"spec\":{"
+                                    "\"interactive\":false}}\n");
+    CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1", "      interactiveMode: Never\n",
+                           "{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                           "\"client.authentication.k8s.io/v1beta1\",\"status\":{\"token\":\"t\"}}",
+                           &cr, &e),
+                 -EPROTO);
+    CHECK(strstr(e.msg, "is configured to use API version client.authentication.k8s.io/v1, "
+                        "plugin returned version client.authentication.k8s.io/v1beta1") != NULL);
+    CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1", "      interactiveMode: Never\n",
+                           "{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                           "\"client.authentication.k8s.io/v1\",\"status\":{}}",
+                           &cr, &e),
+                 -EPROTO);
+    CHECK(strstr(e.msg, "didn't return a token or cert/key pair") != NULL);
+    CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1", "      interactiveMode: Never\n",
+                           "not json", &cr, &e),
+                 -EPROTO);
+    CHECK(strstr(e.msg, "is not an ExecCredential") != NULL);
+    /* Always needs a terminal: the test's standard input is not one */
+    if (!isatty(0)) {
+        CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1",
+                               "      interactiveMode: Always\n", "{}", &cr, &e),
+                     -EINVAL);
+        CHECK(strstr(e.msg, "interactiveMode is Always but standard input is not a terminal"));
+    }
+    write_file("exit", "3");
+    CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1", "      interactiveMode: Never\n",
+                           "{}", &cr, &e),
+                 -EIO);
+    CHECK(strstr(e.msg, "plugin.sh': exit status 3") != NULL);
+    write_file("exit", "0");
+}
+
+static void kc_exec_not_found(void)
+{
+    struct kube_config c;
+    struct kube_exec_cred cr;
+    struct err e;
+
+    CHECK_INT_EQ(parse("clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+                       "users:\n- name: u\n  user:\n    exec: {apiVersion: "
+                       "client.authentication.k8s.io/v1, command: no-such-plugin-xyz, "
+                       "interactiveMode: Never, installHint: 'install it from x'}\n"
+                       "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                       "current-context: x\n",
+                       NULL, &c, &e),
+                 0);
+    CHECK_INT_EQ(kube_exec_run(&c, &cr, &e), -ENOENT);
+    CHECK_STR_EQ(e.msg, "exec plugin 'no-such-plugin-xyz': executable not found; install it "
+                        "from x");
+    kube_config_release(&c);
+}
+
+static void kc_rfc3339(void)
+{
+    time_t t;
+
+    CHECK_INT_EQ(kube_rfc3339_parse("1970-01-01T00:00:10Z", &t), 0);
+    CHECK_INT_EQ((long long)t, 10LL);
+    CHECK_INT_EQ(kube_rfc3339_parse("1970-01-01T01:00:10.123+01:00", &t), 0);
+    CHECK_INT_EQ((long long)t, 10LL);
+    CHECK_INT_EQ(kube_rfc3339_parse("1970-01-01 00:00:10Z", &t), -EINVAL);
+    CHECK_INT_EQ(kube_rfc3339_parse("1970-01-01T00:00:10", &t), -EINVAL);
+}
+
 static const struct test_case cases[] = {
     {"basic current-context", kc_basic_current_context},
     {"explicit context with client certificate", kc_explicit_context_with_client_cert},
@@ -507,6 +706,10 @@ static const struct test_case cases[] = {
     {"base64", kc_base64},
     {"token file trimmed, one line", kc_token_read_trims},
     {"token with control characters refused", kc_token_control_characters},
+    {"exec plugin v1: token, expiry, args, env, cluster info", kc_exec_v1_token},
+    {"exec plugin v1beta1: certificate; bad answers", kc_exec_v1beta1_cert_and_errors},
+    {"exec plugin not found shows the install hint", kc_exec_not_found},
+    {"RFC 3339 timestamps", kc_rfc3339},
 };
 
 TEST_SUITE(kubeconfig, cases)

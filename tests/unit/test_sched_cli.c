@@ -118,12 +118,16 @@ static void format_names(void)
     CHECK_INT_EQ(out_format_parse("name", all, &f, NULL), 0);
     CHECK_INT_EQ(f, OUT_NAME);
     err_clear(&err);
+    /* name and yaml are listed wherever json is: kubectl.c makes them from -o json */
     CHECK(out_format_parse("name", 1u << OUT_TABLE | 1u << OUT_JSON, &f, &err) < 0);
     CHECK_STR_EQ(err.msg, "unable to match a printer suitable for the output format \"name\", "
-                          "allowed formats are: json");
-    CHECK(out_format_parse("yaml", all, &f, &err) < 0);
+                          "allowed formats are: json,name,yaml");
+    CHECK(out_format_parse("xml", all, &f, &err) < 0);
+    CHECK_STR_EQ(err.msg, "unable to match a printer suitable for the output format \"xml\", "
+                          "allowed formats are: json,name,wide,yaml");
+    CHECK(out_format_parse("yaml", 1u << OUT_TABLE, &f, &err) < 0);
     CHECK_STR_EQ(err.msg, "unable to match a printer suitable for the output format \"yaml\", "
-                          "allowed formats are: json,name,wide");
+                          "allowed formats are: ");
 }
 
 static void json_is_compact_and_ordered(void)

@@ -1,0 +1,382 @@
+/* cmd_report.c - `gpusched report`: one self-contained HTML page (no script, no external
+ * resource) of the cluster's GPUs: used and free per node, grouped by GPU model; the pending
+ * pods grouped by the FailedScheduling message kube-scheduler would give them now; the GPU
+ * fragmentation (free GPUs on nodes that cannot take the pending GPU pods).
+ *
+ * Every pending pod is tried against the cluster as it is (nothing is assumed between them),
+ * the question an operator looking at a stuck queue asks: why does each one wait. */
+#include "gpusched/cmd_report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpusched/cmd_common.h"
+#include "gpusched/live.h"
+#include "kube/labels.h"
+#include "kube/rules.h"
+
+#define REPORT_GPU "nvidia.com/gpu"
+
+static const char report_usage[] =
+    "Write one self-contained HTML page about the cluster's GPUs: used and free per node,\n"
+    "grouped by GPU model (nvidia.com/gpu.product, else aliyun.accelerator/nvidia_name); the\n"
+    "pending pods grouped by the FailedScheduling message each would get now; and the GPU\n"
+    "fragmentation: free GPUs on nodes where no pending GPU pod fits.\n"
+    "\n"
+    "The input is the cluster (no -f: the kubeconfig's, as kubectl finds it) or the -f files,\n"
+    "as for simulate. The page goes to standard output, or to --out FILE.\n"
+    "\n"
+    "Examples:\n"
+    "  gpusched report -A --out gpus.html\n"
+    "  gpusched report -f examples/seed/ > seed.html\n"
+    "\n"
+    "Usage:\n"
+    "  gpusched report [-f FILE]... [flags]\n"
+    "\n";
+
+struct report_node {
+    const struct kube_node *node;
+    const char *model;
+    struct sched_node_usage use;
+    bool has_use;
+    bool fits_some; /* some pending GPU pod fits here */
+};
+
+struct report_group {
+    const char *message; /* borrowed from the results */
+    size_t count;
+    size_t first; /* index into pending of the first pod */
+    int64_t gpus;
+};
+
+static void html(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
+        }
+    }
+}
+
+static const char *report_model(const struct kube_node *n)
+{
+    const char *m = kube_labels_get(&n->labels, "nvidia.com/gpu.product");
+
+    if (!m)
+        m = kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_name");
+    return m ? m : "(no GPU model label)";
+}
+
+static int64_t report_pod_gpus(const struct kube_pod *p)
+{
+    int64_t sum = 0;
+    size_t i, j;
+
+    for (i = 0; i < p->ncontainers; i++)
+        for (j = 0; j < p->containers[i].requests.nscalars; j++)
+            if (!strcmp(p->containers[i].requests.scalars[j].name, REPORT_GPU))
+                sum += p->containers[i].requests.scalars[j].value;
+    return sum;
+}
+
+static int report_node_cmp(const void *a, const void *b)
+{
+    const struct report_node *x = a, *y = b;
+    int c = strcmp(x->model, y->model);
+
+    return c ? c : strcmp(x->node->name, y->node->name);
+}
+
+static int report_group_cmp(const void *a, const void *b)
+{
+    const struct report_group *x = a, *y = b;
+
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static void report_write(FILE *f, struct report_node *nodes, size_t nn,
+                         const struct kube_pod **pending, const struct sched_result *res, size_t np,
+                         struct report_group *groups, size_t ng, const char *source)
+{
+    size_t i, j, k;
+    int64_t total = 0, used = 0, stranded = 0, gpu_pending = 0;
+    size_t stranded_nodes = 0, scheduled = 0;
+    char when[64];
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    for (i = 0; i < nn; i++) {
+        if (!nodes[i].has_use)
+            continue;
+        total += nodes[i].use.allocatable_gpu;
+        used += nodes[i].use.requested_gpu;
+        if (nodes[i].use.allocatable_gpu > nodes[i].use.requested_gpu && !nodes[i].fits_some) {
+            stranded += nodes[i].use.allocatable_gpu - nodes[i].use.requested_gpu;
+            stranded_nodes++;
+        }
+    }
+    for (i = 0; i < np; i++) {
+        gpu_pending += report_pod_gpus(pending[i]) > 0;
+        scheduled += res[i].outcome == SCHED_SCHEDULED;
+    }
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<title>gpusched report</title>\n<style>\n"
+          "body{font-family:sans-serif;margin:2em;color:#222}"
+          "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
+          "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left}"
+          "th{background:#f0f0f0}td.n{text-align:right}"
+          ".bar{display:inline-block;height:0.8em;background:#4a8}"
+          ".free{display:inline-block;height:0.8em;background:#ddd}"
+          "</style></head><body>\n",
+          f);
+    fputs("<h1>GPUs of the cluster</h1>\n<p id=\"source\">", f);
+    html(f, source);
+    fprintf(f, ", %s</p>\n", when);
+    fprintf(f,
+            "<p id=\"summary\">%" PRId64 " nvidia.com/gpu on %zu nodes: %" PRId64 " used, %" PRId64
+            " free. %zu pending pods (%zu requesting GPUs), %zu of which fit now.</p>\n",
+            total, nn, used, total - used, np, gpu_pending, scheduled);
+
+    fputs("<h2>GPUs per node, by model</h2>\n", f);
+    for (i = 0; i < nn; i = j) {
+        int64_t mt = 0, mu = 0;
+        for (j = i; j < nn && !strcmp(nodes[j].model, nodes[i].model); j++) {
+            mt += nodes[j].use.allocatable_gpu;
+            mu += nodes[j].use.requested_gpu;
+        }
+        fputs("<h3 class=\"model\">", f);
+        html(f, nodes[i].model);
+        fprintf(f,
+                " &mdash; %zu nodes, %" PRId64 " GPUs, %" PRId64 " used, %" PRId64 " free</h3>\n",
+                j - i, mt, mu, mt - mu);
+        fputs("<table class=\"nodes\"><tr><th>Node</th><th>GPUs</th><th>Used</th><th>Free</th>"
+              "<th></th></tr>\n",
+              f);
+        for (k = i; k < j; k++) {
+            const struct sched_node_usage *u = &nodes[k].use;
+            int64_t fr = u->allocatable_gpu - u->requested_gpu;
+            fputs("<tr><td>", f);
+            html(f, nodes[k].node->name);
+            fprintf(f,
+                    "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64
+                    "</td><td class=\"n\">%" PRId64
+                    "</td><td><span class=\"bar\" style=\"width:%" PRId64
+                    "em\"></span><span class=\"free\" style=\"width:%" PRId64
+                    "em\"></span></td></tr>\n",
+                    u->allocatable_gpu, u->requested_gpu, fr, u->requested_gpu, fr > 0 ? fr : 0);
+        }
+        fputs("</table>\n", f);
+    }
+
+    fputs("<h2>Pending pods, by reason</h2>\n", f);
+    if (!ng) {
+        fputs("<p id=\"no-pending\">No pending pods.</p>\n", f);
+    } else {
+        fputs("<table id=\"pending\"><tr><th>Pods</th><th>Reason</th><th>For example</th></tr>\n",
+              f);
+        for (i = 0; i < ng; i++) {
+            fprintf(f, "<tr><td class=\"n\">%zu</td><td>", groups[i].count);
+            html(f, groups[i].message);
+            fputs("</td><td>", f);
+            html(f, pending[groups[i].first]->namespace_);
+            fputc('/', f);
+            html(f, pending[groups[i].first]->name);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+
+    fputs("<h2>GPU fragmentation</h2>\n", f);
+    fprintf(f,
+            "<p id=\"fragmentation\">%" PRId64 " free GPUs are stranded on %zu nodes where "
+            "none of the pending GPU pods fits.</p>\n",
+            stranded, stranded_nodes);
+    fputs("<table id=\"stranded\"><tr><th>Node</th><th>Model</th><th>Free GPUs</th></tr>\n", f);
+    for (i = 0; i < nn; i++) {
+        const struct sched_node_usage *u = &nodes[i].use;
+        if (!nodes[i].has_use || u->allocatable_gpu <= u->requested_gpu || nodes[i].fits_some)
+            continue;
+        fputs("<tr><td>", f);
+        html(f, nodes[i].node->name);
+        fputs("</td><td>", f);
+        html(f, nodes[i].model);
+        fprintf(f, "</td><td class=\"n\">%" PRId64 "</td></tr>\n",
+                u->allocatable_gpu - u->requested_gpu);
+    }
+    fputs("</table>\n</body></html>\n", f);
+}
+
+int gpusched_cmd_report(int argc, char **argv)
+{
+    struct flag_list files = {0}, pos = {0};
+    const char *out_path = NULL, *namespace_ = NULL, *profs = NULL;
+    struct gpusched_live live;
+    struct flag flags[4 + GPUSCHED_LIVE_NFLAGS] = {
+        {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
+         "manifest file, directory or - (stdin); repeatable, or a,b"},
+        {"out", 0, FLAG_STRING, &out_path, NULL, NULL, "FILE",
+         "write the page to FILE (replaced whole) instead of standard output"},
+        {"namespace", 'n', FLAG_STRING, &namespace_, NULL, NULL, "NS",
+         "namespace of the cluster's pending pods (default: the context's)"},
+        {"profile", 0, FLAG_STRING, &profs, NULL, NULL, "NAME",
+         "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
+    };
+    const struct sched_profile *prof;
+    struct manifest_input in;
+    struct sched_cluster *cluster = NULL;
+    struct report_node *nodes = NULL;
+    struct report_group *groups = NULL;
+    const struct kube_pod **pending = NULL;
+    struct sched_result *res = NULL;
+    struct sched_rng rng;
+    struct err err;
+    size_t i, j, np = 0, ng = 0, nn = 0;
+    bool help, loaded = false;
+    char tmp[4096] = "";
+    FILE *f = stdout;
+    int rc;
+
+    err_clear(&err);
+    memset(&live, 0, sizeof(live));
+    gpusched_live_flags(&live, flags + 4);
+    rc = gpusched_cmd_flags_parse("report", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
+                                  &pos, &help);
+    if (rc)
+        goto out;
+    if (help) {
+        gpusched_cmd_help("report", report_usage, flags, sizeof(flags) / sizeof(flags[0]));
+        goto out;
+    }
+    if (pos.n) {
+        rc = gpusched_cmd_usage_error("report", "unexpected argument \"%s\"", pos.v[0]);
+        goto out;
+    }
+    if (out_path && !*out_path) {
+        rc = gpusched_cmd_usage_error("report", "invalid argument \"\" for \"--out\" flag: "
+                                                "empty path");
+        goto out;
+    }
+    if ((rc = gpusched_cmd_parse_profile("report", profs, &prof)))
+        goto out;
+    rc = gpusched_cmd_load_cluster_live(&files, namespace_, &live, &in, &cluster);
+    if (rc)
+        goto out;
+    loaded = true;
+    rc = 1;
+    nodes = calloc(in.nnodes + 1, sizeof(*nodes));
+    pending = calloc(in.npods + 1, sizeof(*pending));
+    res = calloc(in.npods + 1, sizeof(*res));
+    groups = calloc(in.npods + 1, sizeof(*groups));
+    if (!nodes || !pending || !res || !groups) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        goto out;
+    }
+    for (i = 0; i < in.nnodes; i++) {
+        nodes[nn].node = &in.nodes[i];
+        nodes[nn].model = report_model(&in.nodes[i]);
+        nodes[nn].has_use =
+            sched_cluster_node_usage(cluster, in.nodes[i].name, &nodes[nn].use) == 0;
+        nn++;
+    }
+    np = gpusched_cmd_pending_pods(&in, NULL, pending);
+    sched_rng_seed(&rng, GPUSCHED_CMD_DEFAULT_SEED);
+    for (i = 0; i < np; i++) {
+        struct sched_explanation x;
+        bool gpu = report_pod_gpus(pending[i]) > 0;
+
+        if (sched_explain(cluster, prof, pending[i], &rng, &x, &err)) {
+            gpusched_cmd_print_err(&err);
+            goto out;
+        }
+        /* a node is not stranded while some pending GPU pod passes its filters: the nodes are
+         * in the cluster's order, which is the input's */
+        for (j = 0; gpu && j < x.nnodes && j < nn; j++)
+            if (!x.nodes[j].plugin && !x.nodes[j].skipped &&
+                !strcmp(x.nodes[j].node, nodes[j].node->name))
+                nodes[j].fits_some = true;
+        res[i] = x.result;
+        memset(&x.result, 0, sizeof(x.result));
+        sched_explanation_release(&x);
+        if (res[i].outcome == SCHED_SCHEDULED)
+            continue;
+        for (j = 0; j < ng; j++)
+            if (groups[j].message && res[i].message && !strcmp(groups[j].message, res[i].message))
+                break;
+        if (j == ng) {
+            groups[ng].message = res[i].outcome == SCHED_GATED ? "SchedulingGated: the pod has "
+                                                                 "scheduling gates"
+                                                               : res[i].message;
+            groups[ng++].first = i;
+        }
+        groups[j].count++;
+    }
+    qsort(nodes, nn, sizeof(*nodes), report_node_cmp);
+    qsort(groups, ng, sizeof(*groups), report_group_cmp);
+    if (out_path) {
+        int n = snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out_path, (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof(tmp) || !(f = fopen(tmp, "w"))) {
+            fprintf(stderr, "gpusched: cannot write '%s': %s\n", out_path, strerror(errno));
+            tmp[0] = '\0';
+            f = stdout;
+            goto out;
+        }
+    }
+    report_write(f, nodes, nn, pending, res, np, groups, ng,
+                 live.client ? kube_client_server(live.client) : "manifest files");
+    if (f != stdout) {
+        /* written whole, then renamed over FILE: a reader never sees half a page */
+        if (fclose(f) || rename(tmp, out_path)) {
+            fprintf(stderr, "gpusched: cannot write '%s': %s\n", out_path, strerror(errno));
+            unlink(tmp);
+            f = stdout;
+            tmp[0] = '\0';
+            goto out;
+        }
+        f = stdout;
+        tmp[0] = '\0';
+        rc = 0;
+    } else {
+        rc = gpusched_cmd_flush(0);
+    }
+out:
+    if (tmp[0]) {
+        if (f != stdout)
+            fclose(f);
+        unlink(tmp);
+    }
+    for (i = 0; res && i < np; i++)
+        sched_result_release(&res[i]);
+    free(res);
+    free(groups);
+    free(pending);
+    free(nodes);
+    sched_cluster_free(cluster);
+    if (loaded)
+        manifest_input_release(&in);
+    gpusched_live_close(&live);
+    flag_list_release(&files);
+    flag_list_release(&pos);
+    return rc;
+}

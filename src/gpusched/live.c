@@ -1,0 +1,404 @@
+/* live.c - a running cluster as the offline commands' input (live.h): paginated lists through
+ * the REST client, each page handed to the manifest loader as the parsed list it is.
+ *
+ * PriorityClasses come first so bound pods resolve their priority as they are read (and go
+ * straight into the scheduling cluster). A pod naming a PriorityClass that no longer exists
+ * keeps the spec.priority admission gave it, with one warning: a live cluster never aborts on
+ * it. */
+#include "gpusched/live.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+
+#define LIVE_PAGE 500
+#define LIVE_PATH_MAX 4096
+
+void gpusched_live_flags(struct gpusched_live *l, struct flag *out)
+{
+    const struct flag t[GPUSCHED_LIVE_NFLAGS] = {
+        {"kubeconfig", 0, FLAG_STRING, &l->kubeconfig, NULL, NULL, "PATH",
+         "read the cluster of this kubeconfig (default: $KUBECONFIG,\n"
+         "then ~/.kube/config, then the in-cluster service account;\n"
+         "used when no -f is given, or with -f to add files on top)"},
+        {"context", 0, FLAG_STRING, &l->context, NULL, NULL, "NAME",
+         "the kubeconfig context to use (reads the cluster)"},
+        {"all-namespaces", 'A', FLAG_BOOL, &l->all_namespaces, NULL, NULL, NULL,
+         "pending pods of every namespace, not only -n's"},
+        {"verbose", 'v', FLAG_BOOL, &l->verbose, NULL, NULL, NULL,
+         "progress on stderr even when it is not a terminal"},
+    };
+
+    memcpy(out, t, sizeof(t));
+}
+
+bool gpusched_live_wanted(const struct gpusched_live *l, size_t nfiles)
+{
+    return l->kubeconfig || l->context || !nfiles;
+}
+
+int gpusched_live_open(struct gpusched_live *l, const char *ns_flag, struct err *err)
+{
+    struct kube_client_opts o;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    o.kubeconfig = l->kubeconfig && *l->kubeconfig ? l->kubeconfig : NULL;
+    o.context = l->context && *l->context ? l->context : NULL;
+    o.user_agent = "gpusched (linux)";
+    o.timeout_ms = 60000; /* a page of 500 pods from a busy server */
+    rc = kube_client_new(&o, &l->client, err);
+    if (rc)
+        return rc;
+    l->namespace_ = ns_flag && *ns_flag ? ns_flag : kube_client_namespace(l->client);
+    return 0;
+}
+
+void gpusched_live_close(struct gpusched_live *l)
+{
+    kube_client_free(l->client);
+    l->client = NULL;
+}
+
+bool gpusched_live_pod(const struct kube_pod *p)
+{
+    return p->source_file && !strncmp(p->source_file, GPUSCHED_LIVE_PREFIX, 4);
+}
+
+int gpusched_live_get(struct gpusched_live *l, const char *path, json_t **out, struct err *err)
+{
+    struct kube_response r;
+    int rc;
+
+    *out = NULL;
+    rc = kube_client_request(l->client, "GET", path, NULL, NULL, 0, &r, err);
+    if (!rc && !r.json)
+        rc = err_set(err, -EPROTO, "GET %s: the answer is not JSON", path);
+    if (!rc) {
+        *out = r.json;
+        r.json = NULL;
+    }
+    kube_response_release(&r);
+    return rc;
+}
+
+__attribute__((format(printf, 2, 3))) static int live_warn(struct manifest_input *in,
+                                                           const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return manifest_input_warn(in, buf);
+}
+
+/* ---- lists ---------------------------------------------------------------------------- */
+
+struct live_progress {
+    double start;
+    bool on; /* tty or -v */
+    bool tty;
+    bool shown;
+    double last;
+};
+
+static void live_progress(struct live_progress *pr, const char *what, size_t n, bool done)
+{
+    double now = mono_now();
+
+    if (!pr->on || (!done && now - pr->last < (pr->tty ? 0.1 : 1.0)))
+        return;
+    if (done && !pr->shown && now - pr->start < 0.5)
+        return;
+    pr->last = now;
+    pr->shown = true;
+    fprintf(stderr, "%sgpusched: reading the cluster: %zu %s%s%s", pr->tty ? "\r\033[K" : "", n,
+            what, done ? "" : "...", pr->tty && !done ? "" : "\n");
+    fflush(stderr);
+}
+
+/* What one list's items go through before the loader sees them. */
+struct live_list {
+    const char *what; /* "pods", for messages and progress */
+    const char *path; /* collection path, may carry a query ("...?fieldSelector=...") */
+    bool load;        /* hand the pages to the loader */
+    bool pods;        /* a list of pods: each goes through live_scan_pod first */
+    bool pending;     /* pods waiting for a scheduler: note their volumes */
+    size_t count;
+    bool unread; /* not served (404) or forbidden (403): only for the lists not loaded */
+};
+
+struct live_scan {
+    const struct manifest_input *in;
+    size_t dropped_class; /* pods whose priorityClassName is gone */
+    char first_class[256], first_class_pod[512];
+    size_t pvc_pods; /* pending pods mounting a PersistentVolumeClaim */
+    char first_pvc_pod[512];
+};
+
+static bool live_class_known(const struct manifest_input *in, const char *name)
+{
+    size_t i;
+
+    if (!strcmp(name, "system-cluster-critical") || !strcmp(name, "system-node-critical"))
+        return true;
+    for (i = 0; i < in->nclasses; i++)
+        if (!strcmp(in->classes[i].name, name))
+            return true;
+    return false;
+}
+
+static void live_pod_name(const json_t *pod, char *out, size_t size)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+
+    snprintf(out, size, "%s/%s", ns ? ns : "default", name ? name : "?");
+}
+
+/* live_scan_pod looks at one pod as the API gave it, before the loader decodes it. */
+static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
+{
+    json_t *spec = json_object_get(pod, "spec");
+    const char *pcn = json_string_value(json_object_get(spec, "priorityClassName"));
+    const json_t *vols = json_object_get(spec, "volumes"), *v;
+    size_t i;
+
+    if (pcn && *pcn && json_is_integer(json_object_get(spec, "priority")) &&
+        !live_class_known(s->in, pcn)) {
+        /* deleted after admission: the pod keeps the priority it was given */
+        if (!s->dropped_class++) {
+            snprintf(s->first_class, sizeof(s->first_class), "%s", pcn);
+            live_pod_name(pod, s->first_class_pod, sizeof(s->first_class_pod));
+        }
+        json_object_del(spec, "priorityClassName");
+    }
+    if (!pending)
+        return;
+    json_array_foreach(vols, i, v)
+    {
+        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral")) {
+            if (!s->pvc_pods++)
+                live_pod_name(pod, s->first_pvc_pod, sizeof(s->first_pvc_pod));
+            break;
+        }
+    }
+}
+
+static int live_page_path(const struct live_list *ls, const char *cont, char *out, size_t size)
+{
+    char esc[2048];
+    int n;
+
+    if (cont && !kube_path_escape(cont, esc, sizeof(esc)))
+        return -E2BIG;
+    n = snprintf(out, size, "%s%slimit=%d%s%s", ls->path, strchr(ls->path, '?') ? "&" : "?",
+                 LIVE_PAGE, cont ? "&continue=" : "", cont ? esc : "");
+    return n < 0 || (size_t)n >= size ? -E2BIG : 0;
+}
+
+/* One page of a list, as kube_client_get_parsed hands it over (the tree lives in the client's
+ * arena for the call only). */
+struct live_page {
+    struct live_list *ls;
+    struct live_scan *scan;
+    struct manifest_input *in;
+    struct err *err;
+    char *next; /* the continue token, copied */
+};
+
+static int live_page_take(void *ud, json_t *doc)
+{
+    struct live_page *pg = ud;
+    struct live_list *ls = pg->ls;
+    json_t *items = json_object_get(doc, "items"), *item;
+    const char *next;
+    size_t i;
+    int rc = 0;
+
+    if (!json_is_array(items))
+        return err_set(pg->err, -EPROTO, "cannot list %s: the answer has no items", ls->what);
+    if (ls->pods)
+        json_array_foreach(items, i, item) live_scan_pod(pg->scan, item, ls->pending);
+    ls->count += json_array_size(items);
+    if (ls->load) {
+        /* the loader reads an API list as a typed list; the name is the collection */
+        char name[LIVE_PATH_MAX];
+        const char *q = strchr(ls->path, '?');
+        snprintf(name, sizeof(name), "%.*s", q ? (int)(q - ls->path) : (int)strlen(ls->path),
+                 ls->path);
+        rc = manifest_input_load_object(pg->in, name, doc, pg->err);
+    }
+    next = json_string_value(json_object_get(json_object_get(doc, "metadata"), "continue"));
+    if (!rc && next && *next && !(pg->next = strdup(next)))
+        rc = err_set(pg->err, -ENOMEM, "out of memory");
+    return rc;
+}
+
+/* what no modelled plugin reads and the API server sends with every object: cut before the
+ * parse (about half of a pod's JSON) */
+static const char *const live_strip[] = {"managedFields", NULL};
+
+/* live_list_all reads every page of ls, handing each to the loader when ls->load. */
+static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct live_scan *scan,
+                         struct manifest_input *in, struct live_progress *pr, struct err *err)
+{
+    char path[LIVE_PATH_MAX], *cont = NULL;
+    int rc = 0;
+
+    for (;;) {
+        struct live_page pg = {ls, scan, in, err, NULL};
+
+        rc = live_page_path(ls, cont, path, sizeof(path));
+        if (rc) {
+            err_set(err, rc, "list %s: continue token too long", ls->what);
+            break;
+        }
+        rc = kube_client_get_parsed(l->client, path, live_strip, live_page_take, &pg, err);
+        free(cont);
+        cont = pg.next;
+        if (rc && !ls->load && err->http_status && (rc == -ENOENT || rc == -EPERM)) {
+            /* read only to warn about it: an API that does not serve the kind has none, and
+             * a role without it only loses the warning */
+            if (rc == -EPERM &&
+                live_warn(in, "cannot list %s (%s): not checked", ls->what, err->msg))
+                rc = -ENOMEM;
+            else
+                rc = 0;
+            err_clear(err);
+            ls->unread = true;
+            ls->count = 0;
+            break;
+        }
+        if (rc) {
+            if (err->http_status || !strstr(err->msg, "cannot list")) {
+                char msg[ERR_MSG_MAX];
+                snprintf(msg, sizeof(msg), "%s", err->msg);
+                err_set(err, rc, "cannot list %s: %s", ls->what, msg);
+            }
+            break;
+        }
+        live_progress(pr, ls->what, ls->count, false);
+        if (!cont)
+            break;
+    }
+    free(cont);
+    return rc;
+}
+
+int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err)
+{
+    /* not Succeeded or Failed (they hold nothing), bound or not */
+    static const char live_phase[] = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
+    char bound_path[512], pending_path[1024], nsesc[512];
+    struct live_list lists[4], opt[5];
+    struct live_scan scan;
+    struct live_progress pr;
+    size_t i, npdb = 0;
+    int rc = 0;
+
+    memset(&scan, 0, sizeof(scan));
+    memset(&pr, 0, sizeof(pr));
+    scan.in = in;
+    pr.start = pr.last = mono_now();
+    pr.tty = isatty(2);
+    pr.on = pr.tty || l->verbose;
+    snprintf(bound_path, sizeof(bound_path),
+             "/api/v1/pods?fieldSelector=spec.nodeName%%21%%3D%%2C%s", live_phase);
+    if (l->all_namespaces)
+        snprintf(pending_path, sizeof(pending_path),
+                 "/api/v1/pods?fieldSelector=spec.nodeName%%3D%%2C%s", live_phase);
+    else
+        snprintf(pending_path, sizeof(pending_path),
+                 "/api/v1/namespaces/%s/pods?fieldSelector=spec.nodeName%%3D%%2C%s",
+                 kube_path_escape(l->namespace_, nsesc, sizeof(nsesc)), live_phase);
+    memset(lists, 0, sizeof(lists));
+    lists[0] = (struct live_list){"priority classes",
+                                  "/apis/scheduling.k8s.io/v1/priorityclasses",
+                                  true,
+                                  false,
+                                  false,
+                                  0,
+                                  false};
+    lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false};
+    lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false};
+    lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false};
+    for (i = 0; i < 4 && !rc; i++)
+        rc = live_list_all(l, &lists[i], &scan, in, &pr, err);
+    if (rc)
+        return rc;
+    l->nnodes = lists[1].count;
+    l->nbound = lists[2].count;
+    l->npending = lists[3].count;
+
+    /* what is not modelled, read to say so: PodDisruptionBudgets change preemption's victims;
+     * volumes (VolumeBinding, VolumeZone, NodeVolumeLimits, VolumeRestrictions) change where a
+     * pod with claims can go */
+    memset(opt, 0, sizeof(opt));
+    opt[0] = (struct live_list){"pod disruption budgets",
+                                "/apis/policy/v1/poddisruptionbudgets",
+                                false,
+                                false,
+                                false,
+                                0,
+                                false};
+    rc = live_list_all(l, &opt[0], &scan, in, &pr, err);
+    if (rc)
+        return rc;
+    npdb = opt[0].count;
+    if (scan.pvc_pods) {
+        opt[1] = (struct live_list){"persistent volume claims",
+                                    "/api/v1/persistentvolumeclaims",
+                                    false,
+                                    false,
+                                    false,
+                                    0,
+                                    false};
+        opt[2] = (struct live_list){
+            "persistent volumes", "/api/v1/persistentvolumes", false, false, false, 0, false};
+        opt[3] = (struct live_list){"storage classes",
+                                    "/apis/storage.k8s.io/v1/storageclasses",
+                                    false,
+                                    false,
+                                    false,
+                                    0,
+                                    false};
+        opt[4] = (struct live_list){
+            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false, false, 0, false};
+        for (i = 1; i < 5 && !rc; i++)
+            rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
+        if (rc)
+            return rc;
+    }
+    live_progress(&pr, "pods", lists[2].count + lists[3].count, true);
+
+    if (scan.dropped_class &&
+        live_warn(in,
+                  "%zu pod(s) name a PriorityClass that does not exist (first: %s "
+                  "names %s); they keep their spec.priority",
+                  scan.dropped_class, scan.first_class_pod, scan.first_class))
+        return err_set(err, -ENOMEM, "out of memory");
+    if (scan.pvc_pods &&
+        live_warn(in,
+                  "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
+                  "binding and volume limits are not modelled (%zu PVCs, %zu PVs, %zu "
+                  "StorageClasses, %zu CSINodes in the cluster)",
+                  scan.pvc_pods, scan.first_pvc_pod, opt[1].count, opt[2].count, opt[3].count,
+                  opt[4].count))
+        return err_set(err, -ENOMEM, "out of memory");
+    if (npdb && live_warn(in,
+                          "%zu PodDisruptionBudget(s) in the cluster are not modelled: "
+                          "preemption may pick victims they protect",
+                          npdb))
+        return err_set(err, -ENOMEM, "out of memory");
+    return 0;
+}

@@ -1,0 +1,147 @@
+"""gpusched reading a cluster through the API double, for what the real API server cannot be
+made to do on demand: pages of exactly 500 with continue tokens, an expired continue token,
+a kind the server does not serve, a denied optional list, and what is read with -n, -A and the
+context's namespace. (test_k8s_live.py runs the same commands on the real kube-apiserver.)"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import util
+
+sys.path.insert(0, os.path.join(util.SRC, "tests", "apiserver"))
+from fake_apiserver import FakeApiServer  # noqa: E402
+
+_api = None
+_tmp = tempfile.mkdtemp(prefix="gpusched-live-")
+
+
+def node(name, gpus):
+    alloc = {"cpu": "8", "memory": "32Gi", "pods": "500", "nvidia.com/gpu": str(gpus)}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def pod(ns, name, gpus=0, node_name=None, extra_spec=None):
+    p = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+         "spec": {"priority": 0, "containers": [{"name": "c", "image": "x", "resources": {
+             "requests": {"cpu": "1m", "nvidia.com/gpu": str(gpus)},
+             "limits": {"nvidia.com/gpu": str(gpus)}}}]},
+         "status": {"phase": "Running" if node_name else "Pending"}}
+    if node_name:
+        p["spec"]["nodeName"] = node_name
+    p["spec"].update(extra_spec or {})
+    return p
+
+
+def api():
+    global _api
+    if _api is None:
+        _api = FakeApiServer(tls=True).start()
+    _api.reset()
+    for i in range(3):
+        _api.add(node("n%d" % i, 2))
+    # 1,200 bound pods: three pages of bound pods
+    _api.add_many([pod("batch", "b%04d" % i, node_name="n%d" % (i % 3)) for i in range(1200)])
+    _api.add(pod("ml", "train", 2))
+    _api.add(pod("web", "frontend", 1))
+    return _api
+
+
+def gpusched(a, *args, namespace="ml"):
+    kc = a.write_kubeconfig(os.path.join(_tmp, "kc"), namespace=namespace)
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    env["HOME"] = _tmp
+    return subprocess.run([util.binary("gpusched")] + list(args) + ["--kubeconfig", kc],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+def pod_lists(a):
+    return [r for r in a.requests if r["method"] == "GET" and r["path"].endswith("/pods")]
+
+
+def test_pages_and_the_contexts_namespace():
+    a = api()
+    p = gpusched(a, "simulate", "-o", "json")
+    util.check_eq(p.returncode, 0, "exit (%s)" % p.stderr)
+    util.check_eq([e["pod"] for e in json.loads(p.stdout)["scheduled"]], ["ml/train"],
+                  "only the context's namespace is pending")
+    lists = pod_lists(a)
+    bound = [r for r in lists if r["path"] == "/api/v1/pods"]
+    util.check_eq(len(bound), 3, "pages of bound pods")
+    util.check_eq([r["query"].get("limit") for r in bound], ["500"] * 3, "limit")
+    util.check_eq(["continue" in r["query"] for r in bound], [False, True, True], "continue")
+    util.check_eq(bound[0]["query"]["fieldSelector"],
+                  "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed", "selector")
+    pending = [r for r in lists if r["path"] == "/api/v1/namespaces/ml/pods"]
+    util.check_eq(pending[0]["query"]["fieldSelector"],
+                  "spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed", "pending")
+
+
+def test_all_namespaces_and_n():
+    a = api()
+    p = gpusched(a, "simulate", "-A", "-o", "json")
+    util.check_eq(sorted(e["pod"] for e in json.loads(p.stdout)["scheduled"]),
+                  ["ml/train", "web/frontend"], "-A")
+    p = gpusched(a, "simulate", "-n", "web", "-o", "json")
+    util.check_eq([e["pod"] for e in json.loads(p.stdout)["scheduled"]], ["web/frontend"], "-n web")
+
+
+def test_files_on_top_of_the_cluster():
+    a = api()
+    extra = os.path.join(_tmp, "extra.json")
+    with open(extra, "w") as f:
+        json.dump(pod("ml", "extra", 2), f)
+    p = gpusched(a, "simulate", "-f", extra, "-o", "json")
+    util.check_eq(p.returncode, 0, "exit (%s)" % p.stderr)
+    util.check_eq(sorted(e["pod"] for e in json.loads(p.stdout)["scheduled"]),
+                  ["ml/extra", "ml/train"], "cluster and file")
+    # a file pod is explained after the files' pods ahead of it; the cluster's as it is
+    p = gpusched(a, "explain", "-f", extra, "extra", "-o", "json")
+    util.check_eq(json.loads(p.stdout)["podsAhead"], 0, "the cluster's pending pods are not ahead")
+
+
+def test_unmodelled_kinds_warn():
+    a = api()
+    a.add(pod("ml", "with-claim", 1, extra_spec={"volumes": [
+        {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}))
+    a.inject("GET", r"poddisruptionbudgets", 403, times=None, message="forbidden by test")
+    p = gpusched(a, "simulate", "-o", "json")
+    util.check_eq(p.returncode, 0, "exit (%s)" % p.stderr)
+    if ("gpusched: warning: 1 pending pod(s) mount PersistentVolumeClaims (first: ml/with-claim): "
+            "volume binding and volume limits are not modelled") not in p.stderr:
+        raise AssertionError(p.stderr)
+    if "gpusched: warning: cannot list pod disruption budgets (forbidden by test): not checked" \
+            not in p.stderr:
+        raise AssertionError(p.stderr)
+
+
+def test_list_errors_are_one_line():
+    a = api()
+    a.inject("GET", r"^/api/v1/pods$", 410, times=None, reason="Expired", message="too old")
+    p = gpusched(a, "nodes")
+    util.check_eq((p.returncode, p.stderr), (1, "gpusched: cannot list pods: too old\n"), "410")
+    a.clear_faults()
+    a.inject("GET", r"^/api/v1/nodes$", 0, times=None)
+    p = gpusched(a, "nodes")
+    util.check_eq(p.returncode, 1, "dropped connection")
+    lines = p.stderr.splitlines()
+    if len(lines) != 1 or not lines[0].startswith("gpusched: cannot list nodes: "):
+        raise AssertionError(p.stderr)
+
+
+def test_bad_live_flags():
+    a = api()
+    p = gpusched(a, "simulate", "--context", "nope")
+    util.check_eq(p.returncode, 1, "exit")
+    if "context \"nope\" not found" not in p.stderr or len(p.stderr.splitlines()) != 1:
+        raise AssertionError(p.stderr)
+    p = gpusched(a, "explain", "-l", "a in (", "p")
+    util.check_eq(p.returncode, 2, "bad -l")
+    if not p.stderr.startswith('gpusched: invalid argument "a in (" for "-l, --selector" flag: '):
+        raise AssertionError(p.stderr)
+    p = gpusched(a, "capacity", "-f", "x", "--max", "0")
+    util.check_eq(p.returncode, 2, "bad --max")
+    util.check_eq(p.stderr.splitlines()[0], 'gpusched: invalid argument "0" for "--max" flag: '
+                  'must be a positive integer', "--max")
