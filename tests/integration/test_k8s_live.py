@@ -252,7 +252,5 @@ def test_capacity_agrees_with_kube_scheduler():
     doc = json.loads(p.stdout)
     util.check_eq(len(doc["scheduled"]), s["copies"], "the oracle's scheduled copies")
     util.check_eq(len(doc["unschedulable"]), 1, "the oracle's unschedulable copies")
-    with util.known_bug("gpusched writes kube-scheduler's pre-1.35 TaintToleration reason "
-                        "(issue 9 item 6: the default semantics become v1.37's)"):
-        util.check_eq([u["message"] for u in doc["unschedulable"]], [s["stoppedBy"]["message"]],
-                      "the next copy's message")
+    util.check_eq([u["message"] for u in doc["unschedulable"]], [s["stoppedBy"]["message"]],
+                  "the next copy's message")
