@@ -52,13 +52,16 @@ static const char *http1_eol(const char *p, const char *end)
     return q && q > p && q[-1] == '\r' ? q - 1 : q;
 }
 
+/* http1_token_has says whether the list value v..end holds word as a whole token */
 static bool http1_token_has(const char *v, const char *end, const char *word)
 {
+    const char *start = v;
     size_t n = strlen(word);
 
     for (; v + n <= end; v++)
-        if (!strncasecmp(v, word, n) && (v + n == end || v[n] == ',' || v[n] == ' ' ||
-                                         v[n] == '\t' || v[n] == ';'))
+        if (!strncasecmp(v, word, n) &&
+            (v == start || v[-1] == ',' || v[-1] == ' ' || v[-1] == '\t') &&
+            (v + n == end || v[n] == ',' || v[n] == ' ' || v[n] == '\t' || v[n] == ';'))
             return true;
     return false;
 }

@@ -82,6 +82,7 @@ static void http1_lengths_and_pipelining(void)
     CASE("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", "200:x|");
     CASE("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx", "200k:x|");
     CASE("HTTP/1.1 200 OK\r\n\r\nuntil the close", "200:until the close|C");
+    CASE("HTTP/1.1 200 OK\r\nConnection: notclose\r\nContent-Length: 1\r\n\r\nx", "200k:x|");
 }
 
 static void http1_chunked(void)
