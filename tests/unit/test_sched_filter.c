@@ -284,7 +284,8 @@ static const struct tb_row ports_rows[] = {
      .bound = {"name=x/a node=n1 port:8888 prio=-1"},
      .pod = "cpu=100 port:8888",
      .want = "nominated:n1 victims:x/a | 0/1 nodes are available: 1 node(s) didn't have free "
-             "ports for the requested pod ports."},
+             "ports for the requested pod ports. preemption: found a potential placement for "
+             "pod on node n1, preempting 1 victims"},
 };
 
 static const struct tb_row fit_rows[] = {

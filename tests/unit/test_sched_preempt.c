@@ -17,7 +17,7 @@ static const struct tb_row rows[] = {
      .bound = {"name=x/low1 node=n1 prio=1 cpu=1000", "name=x/low2 node=n1 prio=2 cpu=1000",
                "name=x/low3 node=n1 prio=3 cpu=2000"},
      .pod = "prio=10 cpu=2000",
-     .want = "nominated:n1 victims:x/low2,x/low1 | 0/1 nodes are available: 1 Insufficient cpu."},
+     .want = "nominated:n1 victims:x/low2,x/low1 | 0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node n1, preempting 2 victims"},
     {.name = "pods of equal priority are never victims",
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=10 cpu=4000"},
@@ -41,18 +41,18 @@ static const struct tb_row rows[] = {
      .nodes = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=5 cpu=4000", "name=x/b node=n2 prio=1 cpu=4000"},
      .pod = "prio=10 cpu=1000",
-     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu."},
+     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n2, preempting 1 victims"},
     {.name = "then the smallest sum of priorities",
      .nodes = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192"},
      .bound = {"name=x/a node=n1 prio=3 cpu=2000", "name=x/a2 node=n1 prio=-100 cpu=2000",
                "name=x/b node=n2 prio=3 cpu=4000"},
      .pod = "prio=10 cpu=3000",
-     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu."},
+     .want = "nominated:n2 victims:x/b | 0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n2, preempting 1 victims"},
     {.name = "then the latest start of the most important victims",
      .nodes = {"n1: cpu=4000 mem=8192", "n2: cpu=4000 mem=8192"},
      .bound = {"name=x/early node=n1 prio=1 cpu=4000", "name=x/late node=n2 prio=1 cpu=4000"},
      .pod = "prio=10 cpu=1000",
-     .want = "nominated:n2 victims:x/late | 0/2 nodes are available: 2 Insufficient cpu."},
+     .want = "nominated:n2 victims:x/late | 0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n2, preempting 1 victims"},
     {.name = "still no fit after removing every lower-priority pod: the filter's reason",
      .nodes = {"n1: cpu=4000 mem=8192"},
      .bound = {"name=x/hi node=n1 prio=100 cpu=3500", "name=x/lo node=n1 prio=0 cpu=500"},
@@ -70,14 +70,15 @@ static const struct tb_row rows[] = {
      .nodes = {"n1: cpu=4000 mem=8192 pods=2"},
      .bound = {"name=x/a node=n1 prio=0", "name=x/b node=n1 prio=5"},
      .pod = "prio=10",
-     .want = "nominated:n1 victims:x/a | 0/1 nodes are available: 1 Too many pods."},
+     .want = "nominated:n1 victims:x/a | 0/1 nodes are available: 1 Too many pods. preemption: found a potential placement for pod on node n1, preempting 1 victims"},
     {.name = "GPU victims",
      .nodes = {"g1: cpu=8000 mem=8192 gpu=1", "g2: cpu=8000 mem=8192 gpu=1",
                "m: cpu=8000 mem=8192 taint:node-role.kubernetes.io/master:NoSchedule"},
      .bound = {"name=ml/train node=g1 prio=100 gpu=1", "name=ml/batch node=g2 prio=-10 gpu=1"},
      .pod = "prio=0 gpu=1",
      .want = "nominated:g2 victims:ml/batch | 0/3 nodes are available: 1 node(s) had untolerated "
-             "taint {node-role.kubernetes.io/master: }, 2 Insufficient nvidia.com/gpu."},
+             "taint {node-role.kubernetes.io/master: }, 2 Insufficient nvidia.com/gpu. "
+             "preemption: found a potential placement for pod on node g2, preempting 1 victims"},
     {.name = "canonical GPU + control-plane message",
      .nodes = {"g1: cpu=8000 mem=8192 gpu=1", "g2: cpu=8000 mem=8192 gpu=1",
                "g3: cpu=8000 mem=8192 gpu=1",
@@ -120,7 +121,8 @@ static void simulate_evicts_and_retries(void)
     CHECK_INT_EQ(res[1].nvictims, 1);
     if (res[1].nvictims)
         CHECK_STR_EQ(res[1].victims[0].name, "low");
-    CHECK_STR_EQ(res[1].message, "0/1 nodes are available: 1 Insufficient cpu.");
+    CHECK_STR_EQ(res[1].message, "0/1 nodes are available: 1 Insufficient cpu. preemption: found a "
+                                 "potential placement for pod on node n1, preempting 1 victims");
     /* then the small pod fits next to it */
     CHECK_INT_EQ(res[0].attempt, 1);
     CHECK_STR_EQ(res[0].node, "n1");
