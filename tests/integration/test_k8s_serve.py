@@ -178,10 +178,8 @@ def seed_scenario_end_to_end():
 def seed_failedscheduling_message_is_kube_schedulers():
     s = seed()
     util.check_eq(sorted(s["place"].values()), sorted(s["ks_place"].values()), "nodes, against kube-scheduler's")
-    with util.known_bug("gpusched writes kube-scheduler's pre-1.35 TaintToleration reason "
-                        "(issue 9 item 6: the default semantics become v1.37's)"):
-        util.check_eq(s["event"]["note"], s["ks_event"]["note"],
-                      "FailedScheduling message, against kube-scheduler's")
+    util.check_eq(s["event"]["note"], s["ks_event"]["note"],
+                  "FailedScheduling message, against kube-scheduler's")
 
 
 def cases():
