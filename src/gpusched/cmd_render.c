@@ -34,8 +34,8 @@ static const char render_usage[] =
 
 static bool yaml_keyword(const char *s)
 {
-    static const char *const words[] = {"y", "n", "yes", "no", "on", "off", "true", "false",
-                                        "null"};
+    static const char *const words[] = {"y",   "n",    "yes",   "no",  "on",
+                                        "off", "true", "false", "null"};
     size_t i, k;
 
     for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
@@ -97,8 +97,7 @@ static void yaml_scalar(FILE *f, const json_t *v)
 
 static bool yaml_empty_or_scalar(const json_t *v)
 {
-    return json_is_object(v) ? !json_object_size(v)
-                             : json_is_array(v) ? !json_array_size(v) : true;
+    return json_is_object(v) ? !json_object_size(v) : json_is_array(v) ? !json_array_size(v) : true;
 }
 
 static void yaml_value(FILE *f, const json_t *v, int indent);
@@ -123,7 +122,8 @@ static void yaml_block(FILE *f, const json_t *v, int indent, bool first_inline)
     bool first = true;
 
     if (json_is_object(v)) {
-        json_object_foreach((json_t *)v, k, e) {
+        json_object_foreach((json_t *)v, k, e)
+        {
             if (!(first && first_inline))
                 fprintf(f, "%*s", indent, "");
             first = false;
@@ -133,7 +133,8 @@ static void yaml_block(FILE *f, const json_t *v, int indent, bool first_inline)
         }
         return;
     }
-    json_array_foreach(v, i, e) {
+    json_array_foreach(v, i, e)
+    {
         if (!(first && first_inline))
             fprintf(f, "%*s", indent, "");
         first = false;

@@ -246,13 +246,14 @@ static int follow_section(json_t *doc, const char *section, const char *key_fiel
         fprintf(stderr, "gpusched: --follow %s: %s: expected a list\n", path, section);
         return 1;
     }
-    json_array_foreach(a, i, e) {
+    json_array_foreach(a, i, e)
+    {
         const char *k = json_string_value(json_object_get(e, key_field));
         json_t *node = json_object_get(e, "node");
 
         if (!k || !json_is_string(node)) {
-            fprintf(stderr, "gpusched: --follow %s: %s[%zu]: expected {\"%s\", \"node\"}\n",
-                    path, section, i, key_field);
+            fprintf(stderr, "gpusched: --follow %s: %s[%zu]: expected {\"%s\", \"node\"}\n", path,
+                    section, i, key_field);
             return 1;
         }
         if (!json_object_get(into, k) && json_object_set(into, k, node)) {

@@ -1608,9 +1608,9 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     {
         const json_t *pr = json_object_get(spec, "resources");
 
-        out->has_pod_resources = json_is_object(pr) &&
-                                 (json_object_size(json_object_get(pr, "requests")) ||
-                                  json_object_size(json_object_get(pr, "limits")));
+        out->has_pod_resources =
+            json_is_object(pr) && (json_object_size(json_object_get(pr, "requests")) ||
+                                   json_object_size(json_object_get(pr, "limits")));
     }
     if (!strcmp(policy, "Never")) {
         out->preempt_never = true;

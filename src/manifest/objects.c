@@ -90,7 +90,7 @@ static const char *stub_str(struct manifest_input_priv *pv, const char **last, c
 }
 
 static const struct kube_runtime_class *find_runtime_class(const struct manifest_input *in,
-                                                          const char *name)
+                                                           const char *name)
 {
     size_t i;
 
@@ -423,14 +423,14 @@ int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err)
             w = manifest_warn(in,
                               "%s: line %d: pod %s/%s names RuntimeClass %s, which is not in the "
                               "input: its overhead is not counted",
-                              p->source_file ? p->source_file : "?", p->source_line,
-                              p->namespace_, p->name, p->runtime_class_name);
+                              p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
+                              p->name, p->runtime_class_name);
         else if (rc->has_scheduling)
             w = manifest_warn(in,
                               "%s: line %d: pod %s/%s: the scheduling part (nodeSelector, "
                               "tolerations) of RuntimeClass %s is not modelled",
-                              p->source_file ? p->source_file : "?", p->source_line,
-                              p->namespace_, p->name, rc->name);
+                              p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
+                              p->name, rc->name);
         if (w)
             return err_set(err, -ENOMEM, "out of memory");
         if (rc)

@@ -13,9 +13,11 @@
 
 /* kinds whose objects have no namespace (every other kind gets one) */
 static const char *const cluster_scoped[] = {
-    "Node", "PriorityClass", "RuntimeClass", "Namespace", "PersistentVolume", "StorageClass",
-    "CSINode", "CSIDriver", "VolumeAttachment", "DeviceClass", "ResourceSlice",
-    "DeviceTaintRule", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+    "Node",        "PriorityClass",      "RuntimeClass",
+    "Namespace",   "PersistentVolume",   "StorageClass",
+    "CSINode",     "CSIDriver",          "VolumeAttachment",
+    "DeviceClass", "ResourceSlice",      "DeviceTaintRule",
+    "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
 };
 
 static bool is_cluster_scoped(const char *kind)
@@ -77,9 +79,8 @@ static json_t *typed(const char *api_version, const char *kind, json_t *rest)
 
     if (!o || set_str(o, "apiVersion", api_version) || set_str(o, "kind", kind))
         goto fail;
-    json_object_foreach(rest, k, v)
-        if (strcmp(k, "apiVersion") && strcmp(k, "kind") && json_object_set(o, k, v))
-            goto fail;
+    json_object_foreach(rest, k, v) if (strcmp(k, "apiVersion") && strcmp(k, "kind") &&
+                                        json_object_set(o, k, v)) goto fail;
     return o;
 fail:
     json_decref(o);
@@ -172,22 +173,20 @@ static int ds_pin(json_t *spec, const struct kube_pod *p)
     req = json_pack("{s:[{s:[{s:s,s:s,s:[s]}]}]}", "nodeSelectorTerms", "matchFields", "key",
                     "metadata.name", "operator", "In", "values", node);
     return json_object_set_new(na, "requiredDuringSchedulingIgnoredDuringExecution", req) ? -ENOMEM
-                                                                                         : 0;
+                                                                                          : 0;
 }
 
 /* the pod a controller creates from its template tmpl for the loader's pod p */
-static json_t *controller_pod(const struct manifest_input *in, const json_t *tmpl,
-                              const struct kube_pod *p, const char *owner_av,
+static json_t *controller_pod(const json_t *tmpl, const struct kube_pod *p, const char *owner_av,
                               const char *owner_kind, const char *owner_name,
                               const char *default_class)
 {
     json_t *tmd = json_object_get(tmpl, "metadata"), *tspec = json_object_get(tmpl, "spec");
     json_t *pod = json_object(), *md = json_is_object(tmd) ? json_deep_copy(tmd) : json_object();
     json_t *spec = json_is_object(tspec) ? json_deep_copy(tspec) : json_object();
-    const char *cls = p->priority_class_name && *p->priority_class_name ? p->priority_class_name
-                                                                        : default_class;
+    const char *cls =
+        p->priority_class_name && *p->priority_class_name ? p->priority_class_name : default_class;
 
-    (void)in;
     if (!pod || !md || !spec || set_str(pod, "apiVersion", "v1") || set_str(pod, "kind", "Pod") ||
         set_str(md, "name", p->name) || set_str(md, "namespace", p->namespace_) ||
         json_object_set_new(md, "labels", labels_json(&p->labels)) ||
@@ -306,8 +305,8 @@ json_t *manifest_render(const struct manifest_input *in, struct err *err)
         const struct manifest_object *o = &in->objects[i];
         const char *kind = o->kind, *av = api_version_of(o->json, default_api_version(kind));
         json_t *md = json_object_get(o->json, "metadata");
-        const char *name = json_is_object(md) ? json_string_value(json_object_get(md, "name"))
-                                              : NULL;
+        const char *name =
+            json_is_object(md) ? json_string_value(json_object_get(md, "name")) : NULL;
         const json_t *tmpl = json_object_get(json_object_get(o->json, "spec"), "template");
         const char *owner_kind = kind, *owner_av = av, *owner = name;
         char rs_name[400];
@@ -365,7 +364,7 @@ json_t *manifest_render(const struct manifest_input *in, struct err *err)
                 goto nomem;
         }
         for (j = 0; j < o->npods; j++, k++)
-            if (!(obj = controller_pod(in, tmpl, &in->pods[k], owner_av, owner_kind, owner,
+            if (!(obj = controller_pod(tmpl, &in->pods[k], owner_av, owner_kind, owner,
                                        default_class)) ||
                 json_array_append_new(items, obj))
                 goto nomem;

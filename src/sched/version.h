@@ -9,11 +9,11 @@
 
 /* One kube-scheduler minor version and the rules and texts that changed across them. */
 struct sched_kube_version {
-    const char *name;                  /* "1.37" */
-    enum sched_taint_wording taint;    /* TaintToleration's reason: {KEY: VALUE} before 1.35 */
-    bool pod_level_resources;          /* PodLevelResources on by default (beta, 1.34+) */
-    bool dra_postfilter_text;          /* DynamicResources' PostFilter can add "no new claims
-                                          to deallocate" (1.34+, only for pods with claims) */
+    const char *name;               /* "1.37" */
+    enum sched_taint_wording taint; /* TaintToleration's reason: {KEY: VALUE} before 1.35 */
+    bool pod_level_resources;       /* PodLevelResources on by default (beta, 1.34+) */
+    bool dra_postfilter_text;       /* DynamicResources' PostFilter can add "no new claims
+                                       to deallocate" (1.34+, only for pods with claims) */
 };
 
 #define SCHED_KUBE_VERSION_DEFAULT "1.37"
