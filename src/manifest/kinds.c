@@ -24,6 +24,7 @@ static const struct manifest_kind kinds[] = {
     {"Job", "batch", NULL, MANIFEST_KIND_JOB},
     {"DaemonSet", "apps", "extensions", MANIFEST_KIND_DAEMONSET},
     {"PriorityClass", "scheduling.k8s.io", NULL, MANIFEST_KIND_PRIORITY_CLASS},
+    {"Namespace", "", NULL, MANIFEST_KIND_NAMESPACE},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -171,6 +172,8 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
         return manifest_load_pod(c, obj, line);
     case MANIFEST_KIND_PRIORITY_CLASS:
         return manifest_load_priority_class(c, obj, line);
+    case MANIFEST_KIND_NAMESPACE:
+        return manifest_load_namespace(c, obj, line);
     default:
         return manifest_load_workload(c, obj, k, av, line);
     }

@@ -1,4 +1,4 @@
-/* objects.h - Pod, Node and PriorityClass objects into the input, and pod priorities: the
+/* objects.h - Pod, Node, PriorityClass and Namespace objects into the input, and pod priorities: the
  * loader's per-object steps (kinds.c dispatches to them, workload.c adds the pods it
  * expands through manifest_append_pod). */
 #ifndef MANIFEST_OBJECTS_H
@@ -34,6 +34,11 @@ const char *manifest_object_namespace(struct manifest_ctx *c, const json_t *obj)
 int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line);
+int manifest_load_namespace(struct manifest_ctx *c, json_t *obj, int line);
+
+/* manifest_finish_namespaces adds a Namespace for each namespace of a pod (or of a bound pod
+ * handed off) that no Namespace object defines. 0 or -ENOMEM with err set. */
+int manifest_finish_namespaces(struct manifest_input *in, struct err *err);
 
 /* manifest_finish_priorities resolves every pod's priority like the Priority admission
  * plugin (see manifest_input_finish). */

@@ -34,6 +34,7 @@ enum manifest_kind_id {
     MANIFEST_KIND_JOB,
     MANIFEST_KIND_DAEMONSET,
     MANIFEST_KIND_PRIORITY_CLASS,
+    MANIFEST_KIND_NAMESPACE,
 };
 
 struct manifest_kind {
@@ -66,7 +67,7 @@ struct manifest_name_set {
 };
 
 struct manifest_input_priv {
-    size_t cap_nodes, cap_pods, cap_classes, cap_warnings;
+    size_t cap_nodes, cap_pods, cap_classes, cap_warnings, cap_namespaces;
     struct manifest_pending_ds *ds;
     size_t nds, cap_ds;
     struct manifest_name_set pod_set, node_set;
@@ -81,7 +82,7 @@ struct manifest_input_priv {
 };
 
 struct manifest_snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken;
+    size_t nnodes, npods, nclasses, nnamespaces, nwarnings, nds, dropped, nstubs, ntaken;
 };
 
 struct manifest_ctx {
