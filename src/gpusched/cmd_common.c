@@ -137,6 +137,8 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
     err_clear(&err);
     for (i = 0; i < in->nnodes && !rc; i++)
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
+    for (i = 0; i < in->nnamespaces && !rc; i++)
+        rc = sched_cluster_set_namespace(c, &in->namespaces[i], &err);
     for (i = 0; i < in->npods && !rc; i++) {
         const struct kube_pod *p = &in->pods[i];
         if (p->node_name && p->node_name[0] && !kube_pod_phase_terminal(p->phase))

@@ -12,7 +12,9 @@
 
 #include "sched/cluster.h"
 #include "sched/filter.h"
+#include "sched/image.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/profile.h"
 #include "sched/reference.h"
 #include "sched/sched-int.h"
@@ -208,6 +210,13 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->unresolvable = d.unres;
         return;
     }
+    if (sched_ipa_filter_on(cp) &&
+        (o->reason = sched_ipa_filter(c, cp, slot, &o->unresolvable))) {
+        o->plugin = SCHED_PL_INTERPOD;
+        return;
+    }
+    o->ipa_raw = sched_ipa_score(c, cp, slot);
+    o->img_raw = sched_image_score(c, cp, slot);
     o->taint_raw = v->taint_score;
     o->aff_raw = v->affinity_score;
     if (cp->preferred_by_name)
@@ -492,11 +501,17 @@ scanned:
     return 0;
 }
 
+bool sched_cycle_needs_rows(const struct sched_cpod *cp)
+{
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages;
+}
+
 static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeout *o, int32_t gw)
 {
     return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
            2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-           (int64_t)gw * o->gpu_raw;
+           (int64_t)gw * o->gpu_raw + 2 * sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
+           o->img_raw;
 }
 
 int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
@@ -574,6 +589,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             cy->nfeasible = 1;
             cy->max_taint = o->taint_raw;
             cy->max_aff = o->aff_raw;
+            cy->min_ipa = cy->max_ipa = o->ipa_raw;
             o->total = row_total(cy, o, gw);
             cy->chosen = (int32_t)nom;
             goto out;
@@ -591,6 +607,10 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         else
             fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
         if (!o->plugin) {
+            if (!cy->nfeasible || o->ipa_raw < cy->min_ipa)
+                cy->min_ipa = o->ipa_raw;
+            if (!cy->nfeasible || o->ipa_raw > cy->max_ipa)
+                cy->max_ipa = o->ipa_raw;
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)
                 cy->max_taint = o->taint_raw;

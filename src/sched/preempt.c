@@ -16,6 +16,7 @@
 #include "sched/cluster.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/message.h"
 #include "sched/sched-int.h"
 
@@ -36,6 +37,7 @@ struct dry {
     int64_t sreq[SCHED_MAX_POD_SCALARS];
     struct sched_pod **on; /* pods counted, for ports */
     uint32_t non;
+    struct sched_ipa_dry *ipa; /* InterPodAffinity's counts without the removed pods */
 };
 
 static void dry_apply(const struct sched_cluster *c, const struct sched_cpod *cp, struct dry *d,
@@ -82,6 +84,11 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *reason = m;
         return 1;
     }
+    if ((m = sched_ipa_dry_filter(c, cp, d->ipa, slot))) {
+        *plugin = SCHED_PL_INTERPOD;
+        *reason = m;
+        return 1;
+    }
     return 0;
 }
 
@@ -115,6 +122,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     }
     if (!(lower = malloc(s->npods * sizeof(*lower))) || !(d.on = malloc(s->npods * sizeof(*d.on))))
         goto out;
+    if (sched_ipa_filter_on(cp) && !(d.ipa = sched_ipa_dry_new(cp)))
+        goto out;
     d.use = sched_nodeuse_of(h);
     for (j = 0; j < cp->nscalars; j++) {
         const struct sched_scalar *x = sched_slot_scalar(s, cp->scalars[j].rid);
@@ -124,6 +133,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         if (s->pods[i]->priority < cp->priority) {
             lower[nlower++] = s->pods[i];
             dry_apply(c, cp, &d, s->pods[i], -1);
+            if (sched_ipa_dry_update(c, cp, d.ipa, s->pods[i], -1))
+                goto out;
         } else {
             d.on[d.non++] = s->pods[i];
         }
@@ -139,9 +150,13 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         uint32_t pl, r;
         dry_apply(c, cp, &d, lower[i], +1);
         d.on[d.non++] = lower[i];
+        if (sched_ipa_dry_update(c, cp, d.ipa, lower[i], +1))
+            goto out;
         if (dry_fits(c, slot, cp, &d, &pl, &r)) {
             dry_apply(c, cp, &d, lower[i], -1);
             dry_remove_on(&d, lower[i]);
+            if (sched_ipa_dry_update(c, cp, d.ipa, lower[i], -1))
+                goto out;
             pn->victims[pn->nvictims++] = lower[i];
         }
     }
@@ -150,6 +165,7 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
 out:
     free(lower);
     free(d.on);
+    sched_ipa_dry_free(d.ipa);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "sched/cluster.h"
 #include "sched/compile.h"
+#include "sched/interpod.h"
 #include "sched/cycle.h"
 #include "sched/message.h"
 #include "sched/preempt.h"
@@ -113,7 +114,11 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             s[2] = (struct sched_score){"NodeResourcesFit", o->fit_raw, o->fit_raw, 1, 0};
             s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw,
                                         1, 0};
-            v->nscores = 4;
+            s[4] = (struct sched_score){
+                "InterPodAffinity", o->ipa_raw,
+                sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa), 2, 0};
+            s[5] = (struct sched_score){"ImageLocality", o->img_raw, o->img_raw, 1, 0};
+            v->nscores = 6;
             if (p && p->gpu_aware)
                 s[v->nscores++] =
                     (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};
@@ -188,7 +193,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
-    if (!ref && !x) {
+    if (!ref && !x && !sched_cycle_needs_rows(&cp)) {
         int32_t chosen;
         uint32_t processed;
         if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, &processed, err)))
