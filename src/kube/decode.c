@@ -1201,6 +1201,14 @@ static int decode_pod_term(struct dec *d, const json_t *t, struct kube_pod_affin
         rc = get_string(d, t, "topologyKey", &out->topology_key, "");
     if (rc)
         return rc;
+    if (!out->label_selector.present && (out->nmatch_label_keys || out->nmismatch_label_keys)) {
+        const char *k = out->nmatch_label_keys ? "matchLabelKeys" : "mismatchLabelKeys";
+        old = path_push(d, k);
+        rc = dec_fail(d, json_object_get(t, k), t,
+                      "Forbidden: must not be specified when labelSelector is not set");
+        path_pop(d, old);
+        return rc;
+    }
     old = path_push(d, "topologyKey");
     if (!out->topology_key[0])
         rc = dec_fail(d, json_object_get(t, "topologyKey"), t,
