@@ -335,6 +335,13 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
+    io.resource = "namespaces";
+    io.path = "/api/v1/namespaces";
+    io.fn = serve_on_namespace;
+    if (kube_informer_start(s->client, &io, &s->ns_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
     io.resource = "pods";
     io.path = "/api/v1/pods";
     io.fn = serve_on_pod;
@@ -376,6 +383,7 @@ out:
         s->informer_stop = 1;
         kube_informer_free(s->nodes_inf);
         kube_informer_free(s->pods_inf);
+        kube_informer_free(s->ns_inf);
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
         serve_httpd_stop(s->httpd);
