@@ -513,7 +513,8 @@ def test_explain_json_and_third_replica():
         util.check_eq(sorted(n["node"] for n in feasible), sorted(M40), "feasible")
         util.check_eq([s["plugin"] for s in feasible[0]["scores"]],
                       ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                       "NodeResourcesBalancedAllocation"], "plugins")
+                       "NodeResourcesBalancedAllocation", "InterPodAffinity", "ImageLocality"],
+                      "plugins")
         for n in feasible:
             util.check_eq(n["total"], sum(s["weighted"] for s in n["scores"]), "total")
             for s in n["scores"]:
