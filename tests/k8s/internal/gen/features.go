@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -71,7 +72,15 @@ func baseNode(g *G, n *corev1.Node) {
 		set(n.Status.Allocatable, corev1.ResourceEphemeralStorage, Pick(g, []string{"10Gi", "20Gi", "5G"}))
 	}
 	// capacity at least allocatable, sometimes more: only allocatable counts
-	for k, v := range n.Status.Allocatable {
+	// in key order: which resource gets the larger capacity must not depend on map order
+	keys := make([]string, 0, len(n.Status.Allocatable))
+	for k := range n.Status.Allocatable {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	for _, ks := range keys {
+		k := corev1.ResourceName(ks)
+		v := n.Status.Allocatable[k]
 		c := v.DeepCopy()
 		if g.Chance(0.3) && k != corev1.ResourcePods {
 			c.Add(v)

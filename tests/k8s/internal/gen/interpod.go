@@ -105,9 +105,9 @@ func interpodPod(g *G, p *corev1.Pod, bound bool) {
 		if p.Labels == nil {
 			p.Labels = map[string]string{}
 		}
-		for k, vs := range podLabelPool {
+		for _, k := range []string{"app", "rel", "tier"} { // map order is random: a fixed one
 			if k == "app" || g.Chance(0.5) {
-				p.Labels[k] = Pick(g, vs)
+				p.Labels[k] = Pick(g, podLabelPool[k])
 			}
 		}
 	}
