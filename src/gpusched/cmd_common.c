@@ -207,6 +207,8 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         rc = sched_cluster_add_spread_source(c, s->owner_kind, s->namespace_, s->name, &s->sel,
                                              &err);
     }
+    for (i = 0; i < in->nnamespaces && !rc; i++)
+        rc = sched_cluster_set_namespace(c, &in->namespaces[i], &err);
     for (i = 0; i < in->npods && !rc; i++) {
         const struct kube_pod *p = &in->pods[i];
         if (p->node_name && p->node_name[0] && !kube_pod_phase_terminal(p->phase))

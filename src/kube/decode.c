@@ -829,7 +829,9 @@ static int decode_container(struct dec *d, const json_t *c, void *slot, void *ct
         path_pop(d, old);
         return rc;
     }
-    rc = decode_container_resources(d, c, out);
+    rc = get_string(d, c, "image", &out->image, "");
+    if (!rc)
+        rc = decode_container_resources(d, c, out);
     if (!rc && init)
         rc = get_string(d, c, "restartPolicy", &restart, "");
     if (rc)
@@ -1147,6 +1149,138 @@ static int decode_preferred(struct dec *d, const json_t *t, void *slot, void *ct
     return rc;
 }
 
+static int decode_label_selector(struct dec *d, const json_t *obj, struct kube_label_selector *out);
+
+/* decode_str_elem reads one string of a list (namespaces, label keys). */
+static int decode_str_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    const char **out = slot;
+    struct err lerr;
+    char q[512];
+
+    if (ctx && kube_label_key_validate(json_string_value(v), &lerr))
+        return dec_fail(d, v, NULL, "Invalid value: %s: %s",
+                        quote(json_string_value(v), q, sizeof(q)), lerr.msg);
+    *out = dup_json_string(d, v);
+    return *out ? 0 : dec_nomem(d);
+}
+
+/* decode_pod_term reads one v1.PodAffinityTerm (ctx != NULL: a WeightedPodAffinityTerm, whose
+ * weight is read from the parent object ctx points at being t itself). */
+static int decode_pod_term(struct dec *d, const json_t *t, struct kube_pod_affinity_term *out)
+{
+    static const bool label_key = true;
+    size_t old;
+    char q[512];
+    struct err lerr;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    old = path_push(d, "labelSelector");
+    rc = decode_label_selector(d, json_object_get(t, "labelSelector"), &out->label_selector);
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    old = path_push(d, "namespaceSelector");
+    rc = decode_label_selector(d, json_object_get(t, "namespaceSelector"), &out->namespace_selector);
+    path_pop(d, old);
+    if (rc)
+        return rc;
+    out->namespaces = decode_array(d, t, "namespaces", JSON_STRING, "string",
+                                   sizeof(*out->namespaces), decode_str_elem, NULL,
+                                   &out->nnamespaces, &rc);
+    if (!rc)
+        out->match_label_keys = decode_array(d, t, "matchLabelKeys", JSON_STRING, "string",
+                                             sizeof(*out->match_label_keys), decode_str_elem,
+                                             (void *)&label_key, &out->nmatch_label_keys, &rc);
+    if (!rc)
+        out->mismatch_label_keys = decode_array(
+            d, t, "mismatchLabelKeys", JSON_STRING, "string", sizeof(*out->mismatch_label_keys),
+            decode_str_elem, (void *)&label_key, &out->nmismatch_label_keys, &rc);
+    if (!rc)
+        rc = get_string(d, t, "topologyKey", &out->topology_key, "");
+    if (rc)
+        return rc;
+    if (!out->label_selector.present && (out->nmatch_label_keys || out->nmismatch_label_keys)) {
+        const char *k = out->nmatch_label_keys ? "matchLabelKeys" : "mismatchLabelKeys";
+        old = path_push(d, k);
+        rc = dec_fail(d, json_object_get(t, k), t,
+                      "Forbidden: must not be specified when labelSelector is not set");
+        path_pop(d, old);
+        return rc;
+    }
+    old = path_push(d, "topologyKey");
+    if (!out->topology_key[0])
+        rc = dec_fail(d, json_object_get(t, "topologyKey"), t,
+                      "Required value: can not be empty");
+    else if (kube_label_key_validate(out->topology_key, &lerr))
+        rc = dec_fail(d, json_object_get(t, "topologyKey"), t, "Invalid value: %s: %s",
+                      quote(out->topology_key, q, sizeof(q)), lerr.msg);
+    path_pop(d, old);
+    return rc;
+}
+
+static int decode_pod_term_elem(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    (void)ctx;
+    return decode_pod_term(d, t, slot);
+}
+
+static int decode_weighted_pod_term(struct dec *d, const json_t *t, void *slot, void *ctx)
+{
+    struct kube_pod_affinity_term *out = slot;
+    const json_t *term = NULL;
+    int64_t w = 0;
+    size_t old;
+    int rc;
+
+    (void)ctx;
+    rc = get_int(d, t, "weight", INT32_MIN, INT32_MAX, &w, NULL);
+    if (!rc && (w < 1 || w > 100)) {
+        old = path_push(d, "weight");
+        rc = dec_fail(d, json_object_get(t, "weight"), t,
+                      "Invalid value: %lld: must be in the range 1-100", (long long)w);
+        path_pop(d, old);
+    }
+    if (!rc)
+        rc = get_object(d, t, "podAffinityTerm", &term);
+    if (rc)
+        return rc;
+    old = path_push(d, "podAffinityTerm");
+    if (term) {
+        rc = decode_pod_term(d, term, out);
+    } else {
+        rc = dec_fail(d, NULL, t, "Required value");
+    }
+    path_pop(d, old);
+    out->weight = (int32_t)w;
+    return rc;
+}
+
+/* decode_pod_affinity reads spec.affinity.podAffinity or podAntiAffinity (key). */
+static int decode_pod_affinity(struct dec *d, const json_t *aff, const char *key,
+                               struct kube_pod_affinity *out)
+{
+    const json_t *pa;
+    size_t old;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_object(d, aff, key, &pa);
+    if (rc || !pa)
+        return rc;
+    old = path_push(d, key);
+    out->required = decode_array(d, pa, "requiredDuringSchedulingIgnoredDuringExecution",
+                                 JSON_OBJECT, "object", sizeof(*out->required),
+                                 decode_pod_term_elem, NULL, &out->nrequired, &rc);
+    if (!rc)
+        out->preferred = decode_array(d, pa, "preferredDuringSchedulingIgnoredDuringExecution",
+                                      JSON_OBJECT, "object", sizeof(*out->preferred),
+                                      decode_weighted_pod_term, NULL, &out->npreferred, &rc);
+    path_pop(d, old);
+    return rc;
+}
+
 static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_pod *p)
 {
     const json_t *aff, *na, *req, *terms;
@@ -1157,7 +1291,11 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
     if (rc || !aff)
         return rc;
     o1 = path_push(d, "affinity");
-    rc = get_object(d, aff, "nodeAffinity", &na);
+    rc = decode_pod_affinity(d, aff, "podAffinity", &p->pod_affinity);
+    if (!rc)
+        rc = decode_pod_affinity(d, aff, "podAntiAffinity", &p->pod_anti_affinity);
+    if (!rc)
+        rc = get_object(d, aff, "nodeAffinity", &na);
     if (rc || !na)
         goto out1;
     o2 = path_push(d, "nodeAffinity");
@@ -1489,7 +1627,7 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
         {"rbd", "VolumeRestrictions (disk conflicts) is not modelled"},
         {"iscsi", "VolumeRestrictions (disk conflicts) is not modelled"},
     };
-    const json_t *vv, *aff, *claims;
+    const json_t *vv, *claims;
     char field[96];
     size_t i, k;
     int rc;
@@ -1512,15 +1650,6 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
                                   "DynamicResources is not modelled: the pod is left pending")))
             return rc;
     }
-    aff = json_object_get(spec, "affinity");
-    if (json_is_object(json_object_get(aff, "podAffinity")) &&
-        (rc = note_unmodelled(d, p, "spec.affinity.podAffinity",
-                              "InterPodAffinity is not modelled")))
-        return rc;
-    if (json_is_object(json_object_get(aff, "podAntiAffinity")) &&
-        (rc = note_unmodelled(d, p, "spec.affinity.podAntiAffinity",
-                              "InterPodAffinity is not modelled")))
-        return rc;
     /* spec.runtimeClassName: the RuntimeClass admission of the manifest loader gives its
      * overhead (src/manifest/objects.c) */
     return 0;
@@ -1727,6 +1856,23 @@ static int decode_condition(struct dec *d, const json_t *c, void *slot, void *ct
     return rc;
 }
 
+/* decode_image reads one entry of status.images. */
+static int decode_image(struct dec *d, const json_t *im, void *slot, void *ctx)
+{
+    struct kube_image *out = slot;
+    int64_t size = 0;
+    int rc;
+
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    rc = get_int(d, im, "sizeBytes", 0, INT64_MAX, &size, NULL);
+    if (!rc)
+        out->names = decode_array(d, im, "names", JSON_STRING, "string", sizeof(*out->names),
+                                  decode_str_elem, NULL, &out->nnames, &rc);
+    out->size_bytes = size;
+    return rc;
+}
+
 int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                      const char *file, struct kube_node *out, struct err *err)
 {
@@ -1780,6 +1926,10 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
             decode_array(&d, status, "conditions", JSON_OBJECT, "object", 0, decode_condition,
                          &out->ready, &nconds, &rc);
         }
+        if (!rc)
+            out->images = decode_array(&d, status, "images", JSON_OBJECT, "object",
+                                       sizeof(*out->images), decode_image, NULL, &out->nimages,
+                                       &rc);
         path_pop(&d, old);
     }
     return rc;
@@ -1831,6 +1981,42 @@ int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct k
     out->has_scheduling =
         json_is_object(sch) && (json_object_size(json_object_get(sch, "nodeSelector")) ||
                                 json_array_size(json_object_get(sch, "tolerations")));
+    return 0;
+}
+
+int kube_namespace_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                          const char *file, struct kube_namespace *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta;
+    const char *uid, *rv;
+    struct kube_labels l;
+    size_t old, i;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, NULL, NULL)))
+        return rc;
+    rc = decode_metadata(&d, obj, &meta, &out->name, &uid, &rv, &l);
+    if (rc)
+        return rc;
+    if (!out->name[0]) {
+        old = path_push(&d, "metadata.name");
+        rc = dec_fail(&d, NULL, meta ? meta : obj,
+                      "Required value: name or generateName is required");
+        path_pop(&d, old);
+        return rc;
+    }
+    /* SetDefaults_Namespace: kubernetes.io/metadata.name is always the name */
+    if (!(out->labels.v = arena_alloc(a, (l.n + 1) * sizeof(*out->labels.v))))
+        return dec_nomem(&d);
+    for (i = 0; i < l.n; i++)
+        if (strcmp(l.v[i].key, "kubernetes.io/metadata.name"))
+            out->labels.v[out->labels.n++] = l.v[i];
+    out->labels.v[out->labels.n].key = "kubernetes.io/metadata.name";
+    out->labels.v[out->labels.n++].value = out->name;
+    qsort(out->labels.v, out->labels.n, sizeof(*out->labels.v), cmp_label);
     return 0;
 }
 

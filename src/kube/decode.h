@@ -29,6 +29,10 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
 int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                               const char *file, struct kube_runtime_class *out, struct err *err);
 
+/* kube_namespace_decode reads a Namespace: its name and labels, with
+ * kubernetes.io/metadata.name set to the name as the API server defaults it. */
+int kube_namespace_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                          const char *file, struct kube_namespace *out, struct err *err);
 int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                                const char *file, struct kube_priority_class *out, struct err *err);
 

@@ -121,6 +121,7 @@ struct kube_port {
 
 struct kube_container {
     const char *name;
+    const char *image; /* "" when unset */
     struct kube_resources requests; /* API defaulting applied: a limit without a request
                                        makes request = limit. Limits are validated against
                                        the requests but not kept: no scheduling rule reads
@@ -136,6 +137,29 @@ struct kube_label_selector {
     struct kube_requirement *reqs; /* matchLabels as KUBE_OP_IN with one value, then
                                       matchExpressions */
     size_t nreqs;
+};
+
+/* v1.PodAffinityTerm. matchLabelKeys / mismatchLabelKeys are kept as given; the API server
+ * merges them into label_selector when it creates the pod (kube_pod_merge_label_keys). */
+struct kube_pod_affinity_term {
+    struct kube_label_selector label_selector;     /* absent: matches no pod */
+    const char **namespaces;                       /* as given */
+    size_t nnamespaces;
+    struct kube_label_selector namespace_selector; /* absent: none; empty: every namespace */
+    const char *topology_key;
+    const char **match_label_keys;
+    size_t nmatch_label_keys;
+    const char **mismatch_label_keys;
+    size_t nmismatch_label_keys;
+    int32_t weight; /* preferred terms (1..100); 0 for required ones */
+};
+
+/* spec.affinity.podAffinity or podAntiAffinity */
+struct kube_pod_affinity {
+    struct kube_pod_affinity_term *required; /* requiredDuringSchedulingIgnoredDuringExecution */
+    size_t nrequired;
+    struct kube_pod_affinity_term *preferred; /* preferredDuringScheduling...: term + weight */
+    size_t npreferred;
 };
 
 struct kube_owner {
@@ -194,6 +218,8 @@ struct kube_pod {
     struct kube_node_selector required; /* requiredDuringSchedulingIgnoredDuringExecution */
     struct kube_preferred_term *preferred;
     size_t npreferred;
+    struct kube_pod_affinity pod_affinity;      /* spec.affinity.podAffinity */
+    struct kube_pod_affinity pod_anti_affinity; /* spec.affinity.podAntiAffinity */
     struct kube_toleration *tolerations;
     size_t ntolerations;
     struct kube_container *containers;
@@ -224,6 +250,13 @@ enum kube_node_ready {
     KUBE_READY_NOT,         /* any other status ("False", "Unknown") */
 };
 
+/* one entry of node.status.images */
+struct kube_image {
+    const char **names;
+    size_t nnames;
+    int64_t size_bytes;
+};
+
 struct kube_node {
     const char *name;
     const char *uid;
@@ -235,6 +268,8 @@ struct kube_node {
     struct kube_resources allocatable; /* capacity when allocatable is absent */
     struct kube_resources capacity;
     enum kube_node_ready ready; /* shown by `gpusched nodes`; no scheduling rule reads it */
+    struct kube_image *images;  /* status.images (ImageLocality) */
+    size_t nimages;
     const char *source_file;
     int source_line;
 };
@@ -245,6 +280,13 @@ struct kube_runtime_class {
     struct kube_resources overhead; /* overhead.podFixed */
     bool has_overhead;
     bool has_scheduling; /* scheduling.nodeSelector or scheduling.tolerations given */
+};
+
+/* A Namespace: its labels are what namespaceSelector of pod affinity terms match. The API
+ * server always sets kubernetes.io/metadata.name to the name (decode does the same). */
+struct kube_namespace {
+    const char *name;
+    struct kube_labels labels;
 };
 
 struct kube_priority_class {

@@ -319,3 +319,79 @@ out:
         free(sum);
     return rc;
 }
+
+static int merge_keys(struct kube_pod_affinity_term *t, const struct kube_labels *l, struct arena *a)
+{
+    struct kube_label_selector *sel = &t->label_selector;
+    struct kube_requirement *reqs;
+    size_t i, n = sel->nreqs, want = t->nmatch_label_keys + t->nmismatch_label_keys;
+
+    if (!want || !sel->present)
+        return 0;
+    if (!(reqs = arena_alloc(a, (sel->nreqs + want) * sizeof(*reqs))))
+        return -ENOMEM;
+    if (sel->nreqs)
+        memcpy(reqs, sel->reqs, sel->nreqs * sizeof(*reqs));
+    for (i = 0; i < want; i++) {
+        bool match = i < t->nmatch_label_keys;
+        const char *key = match ? t->match_label_keys[i]
+                                : t->mismatch_label_keys[i - t->nmatch_label_keys];
+        const char *v = kube_labels_get(l, key);
+        const char **vals;
+
+        if (!v)
+            continue;
+        if (!(vals = arena_alloc(a, sizeof(*vals))))
+            return -ENOMEM;
+        vals[0] = v;
+        memset(&reqs[n], 0, sizeof(reqs[n]));
+        reqs[n].key = key;
+        reqs[n].op = match ? KUBE_OP_IN : KUBE_OP_NOT_IN;
+        reqs[n].values = vals;
+        reqs[n++].nvalues = 1;
+    }
+    sel->reqs = reqs;
+    sel->nreqs = n;
+    return 0;
+}
+
+int kube_pod_merge_label_keys(struct kube_pod *p, struct arena *a)
+{
+    struct kube_pod_affinity *affs[2] = {&p->pod_affinity, &p->pod_anti_affinity};
+    size_t i, k;
+    int rc;
+
+    for (k = 0; k < 2; k++) {
+        struct kube_pod_affinity *pa = affs[k];
+        bool any = false;
+
+        for (i = 0; i < pa->nrequired; i++)
+            any |= pa->required[i].nmatch_label_keys + pa->required[i].nmismatch_label_keys > 0;
+        for (i = 0; i < pa->npreferred; i++)
+            any |= pa->preferred[i].nmatch_label_keys + pa->preferred[i].nmismatch_label_keys > 0;
+        if (!any)
+            continue;
+        /* the term arrays may be shared with other pods (a workload's replicas): copy them */
+        if (pa->nrequired) {
+            struct kube_pod_affinity_term *t = arena_alloc(a, pa->nrequired * sizeof(*t));
+            if (!t)
+                return -ENOMEM;
+            memcpy(t, pa->required, pa->nrequired * sizeof(*t));
+            pa->required = t;
+        }
+        if (pa->npreferred) {
+            struct kube_pod_affinity_term *t = arena_alloc(a, pa->npreferred * sizeof(*t));
+            if (!t)
+                return -ENOMEM;
+            memcpy(t, pa->preferred, pa->npreferred * sizeof(*t));
+            pa->preferred = t;
+        }
+        for (i = 0; i < affs[k]->nrequired; i++)
+            if ((rc = merge_keys(&affs[k]->required[i], &p->labels, a)))
+                return rc;
+        for (i = 0; i < affs[k]->npreferred; i++)
+            if ((rc = merge_keys(&affs[k]->preferred[i], &p->labels, a)))
+                return rc;
+    }
+    return 0;
+}

@@ -59,5 +59,12 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
  * sum (resourcehelper.IsPodLevelResourcesSet; requests defaulted from limits as the API
  * server does). */
 bool kube_pod_level_requests_set(const struct kube_pod *p);
+/* kube_pod_merge_label_keys does what the API server does to a pod it creates
+ * (MatchLabelKeysInPodAffinity, on by default since v1.33): in every pod affinity and
+ * anti-affinity term with a label selector, each matchLabelKeys key the pod has a label for
+ * becomes "key In (value)" and each mismatchLabelKeys key "key NotIn (value)", appended to
+ * the selector's requirements. The key lists stay as they are (the scheduler ignores them).
+ * New arrays come from a. Returns 0 or -ENOMEM. */
+int kube_pod_merge_label_keys(struct kube_pod *p, struct arena *a);
 
 #endif

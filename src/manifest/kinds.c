@@ -27,6 +27,7 @@ static const struct manifest_kind kinds[] = {
     {"PodDisruptionBudget", "policy", NULL, MANIFEST_KIND_PDB},
     {"RuntimeClass", "node.k8s.io", NULL, MANIFEST_KIND_RUNTIME_CLASS},
     {"Service", "", NULL, MANIFEST_KIND_SERVICE},
+    {"Namespace", "", NULL, MANIFEST_KIND_NAMESPACE},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -191,6 +192,9 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             break;
         case MANIFEST_KIND_SERVICE:
             rc = manifest_load_service(c, obj, line);
+            break;
+        case MANIFEST_KIND_NAMESPACE:
+            rc = manifest_load_namespace(c, obj, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

@@ -111,7 +111,8 @@ int manifest_input_finish(struct manifest_input *in, struct err *err)
     if ((rc = manifest_priv_ensure(in, err)))
         return rc;
     if ((rc = manifest_finish_daemonsets(in, err)) || (rc = manifest_finish_priorities(in, err)) ||
-        (rc = manifest_finish_runtime_classes(in, err)))
+        (rc = manifest_finish_runtime_classes(in, err)) ||
+        (rc = manifest_finish_namespaces(in, err)))
         return rc;
     /* stubs first: every one of them came before every bound pod of pods[] */
     for (i = 0; i < in->priv->nstubs; i++) {
@@ -208,6 +209,7 @@ void manifest_input_release(struct manifest_input *in)
     free(in->classes);
     free(in->pdbs);
     free(in->selectors);
+    free(in->namespaces);
     free(in->warnings);
     if (in->priv) {
         free(in->priv->ds);

@@ -93,6 +93,11 @@ struct manifest_input {
     size_t npdbs;
     struct manifest_selector *selectors; /* Services and controllers, input order */
     size_t nselectors;
+    /* Namespace objects of the input, input order, then (after manifest_input_finish) one
+     * for every other namespace a pod uses, labelled kubernetes.io/metadata.name as the API
+     * server creates it (pod affinity's namespaceSelector matches these labels) */
+    struct kube_namespace *namespaces;
+    size_t nnamespaces;
     /* Warnings, each one line without the program name or "warning: ", e.g.
      * "a.yaml: line 40: skipping kind Service"; print as "gpusched: warning: %s\n". */
     char **warnings;
@@ -112,7 +117,7 @@ void manifest_input_init(struct manifest_input *in, const struct manifest_input_
  * whose *.yaml, *.yml and *.json files (not recursive, hidden files skipped) load in strcmp
  * order like `kubectl -f DIR`. Each file may hold several YAML documents or JSON values. Kinds:
  * Node, Pod, Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, DaemonSet,
- * PriorityClass, Service (its selector only), List and typed lists (NodeList, PodList, ...) through their items. Other
+ * PriorityClass, Service (its selector only), Namespace, RuntimeClass, PodDisruptionBudget, List and typed lists (NodeList, PodList, ...) through their items. Other
  * kinds are skipped with a warning. Returns 0, or a negative errno-style code with err naming
  * the file, line and field at fault ("a.yaml", 12, "spec.replicas", "Invalid value: ...").
  * On error the input is as it was before the call (arena memory may have been used).
@@ -144,7 +149,10 @@ int manifest_input_warn(struct manifest_input *in, const char *msg);
  *   priorityClassName takes the class's value (PriorityClasses of the input, plus the
  *   built-in system-cluster-critical and system-node-critical); no class name takes the
  *   globalDefault class, else 0;
- * - rejects duplicate node names and duplicate namespace/name pods.
+ * - rejects duplicate node names and duplicate namespace/name pods;
+ * - adds a Namespace for every namespace a pod uses that the input does not define.
+ * Pods keep pod affinity terms with matchLabelKeys / mismatchLabelKeys merged into their label
+ * selectors, as the API server stores them (kube_pod_merge_label_keys).
  * Returns 0 or a negative code with err naming the file and line at fault; on error the
  * input is unusable except for manifest_input_release. Call it exactly once. */
 int manifest_input_finish(struct manifest_input *in, struct err *err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kube/decode.h"
+#include "kube/rules.h"
 #include "manifest/names.h"
 
 int manifest_check_capacity(struct manifest_ctx *c, int line, const char *field, size_t add_pods)
@@ -49,6 +50,10 @@ int manifest_append_pod(struct manifest_ctx *c, const struct kube_pod *p, int li
     if (manifest_grow((void **)&in->pods, &in->priv->cap_pods, in->npods + 1, sizeof(*in->pods)))
         return manifest_nomem(c);
     in->pods[in->npods++] = *p;
+    if (kube_pod_merge_label_keys(&in->pods[in->npods - 1], &in->arena)) {
+        in->npods--;
+        return manifest_nomem(c);
+    }
     if (manifest_set_add_last(in, 1, 0)) {
         in->npods--;
         return manifest_nomem(c);
@@ -228,6 +233,10 @@ int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line)
     if (can_hand_off(c->in, &p)) {
         /* counted by the consumer; what was decoded is given back to the arena */
         p.namespace_ = ns;
+        if (kube_pod_merge_label_keys(&p, &c->in->arena)) {
+            rc = manifest_nomem(c);
+            goto out;
+        }
         rc = hand_off(c, &p, line);
         arena_rewind(&c->in->arena, &mark);
         goto out;
@@ -499,4 +508,71 @@ int manifest_load_service(struct manifest_ctx *c, json_t *obj, int line)
         }
     }
     return manifest_add_selector(c, NULL, manifest_object_namespace(c, obj), name, &ls);
+}
+
+static long namespace_find(const struct manifest_input *in, const char *name)
+{
+    size_t i;
+
+    for (i = in->nnamespaces; i-- > 0;)
+        if (!strcmp(in->namespaces[i].name, name))
+            return (long)i;
+    return -1;
+}
+
+int manifest_load_namespace(struct manifest_ctx *c, json_t *obj, int line)
+{
+    struct manifest_input *in = c->in;
+    struct kube_namespace ns;
+    int rc;
+
+    rc = kube_namespace_decode(obj, &in->arena, c->lines, NULL, &ns, c->err);
+    if (rc)
+        return rc;
+    if (namespace_find(in, ns.name) >= 0)
+        return manifest_fail(c, line, "metadata.name", -EEXIST,
+                             "namespaces \"%s\" already exists", ns.name);
+    if (manifest_grow((void **)&in->namespaces, &in->priv->cap_namespaces, in->nnamespaces + 1,
+                      sizeof(*in->namespaces)))
+        return manifest_nomem(c);
+    in->namespaces[in->nnamespaces++] = ns;
+    return 0;
+}
+
+static int namespace_ensure(struct manifest_input *in, const char *name, const char **last)
+{
+    struct kube_namespace ns;
+    struct kube_label *l;
+
+    if ((*last && !strcmp(*last, name)) || namespace_find(in, name) >= 0) {
+        *last = name;
+        return 0;
+    }
+    *last = name;
+    if (!(l = arena_alloc(&in->arena, sizeof(*l))) ||
+        !(ns.name = arena_strdup(&in->arena, name)))
+        return -ENOMEM;
+    l->key = "kubernetes.io/metadata.name";
+    l->value = ns.name;
+    ns.labels.v = l;
+    ns.labels.n = 1;
+    if (manifest_grow((void **)&in->namespaces, &in->priv->cap_namespaces, in->nnamespaces + 1,
+                      sizeof(*in->namespaces)))
+        return -ENOMEM;
+    in->namespaces[in->nnamespaces++] = ns;
+    return 0;
+}
+
+int manifest_finish_namespaces(struct manifest_input *in, struct err *err)
+{
+    const char *last = NULL;
+    size_t i;
+
+    for (i = 0; i < in->priv->nstubs; i++)
+        if (namespace_ensure(in, in->priv->stubs[i].ns, &last))
+            return err_set(err, -ENOMEM, "out of memory");
+    for (i = 0; i < in->npods; i++)
+        if (namespace_ensure(in, in->pods[i].namespace_, &last))
+            return err_set(err, -ENOMEM, "out of memory");
+    return 0;
 }

@@ -1,4 +1,4 @@
-/* objects.h - Pod, Node and PriorityClass objects into the input, and pod priorities: the
+/* objects.h - Pod, Node, PriorityClass and Namespace objects into the input, and pod priorities: the
  * loader's per-object steps (kinds.c dispatches to them, workload.c adds the pods it
  * expands through manifest_append_pod). */
 #ifndef MANIFEST_OBJECTS_H
@@ -50,6 +50,11 @@ int manifest_load_service(struct manifest_ctx *c, json_t *obj, int line);
  * manifest_selector; sel is copied shallowly, its strings must live in the input's arena). */
 int manifest_add_selector(struct manifest_ctx *c, const char *owner_kind, const char *ns,
                           const char *name, const struct kube_label_selector *sel);
+int manifest_load_namespace(struct manifest_ctx *c, json_t *obj, int line);
+
+/* manifest_finish_namespaces adds a Namespace for each namespace of a pod (or of a bound pod
+ * handed off) that no Namespace object defines. 0 or -ENOMEM with err set. */
+int manifest_finish_namespaces(struct manifest_input *in, struct err *err);
 
 /* manifest_finish_priorities resolves every pod's priority like the Priority admission
  * plugin (see manifest_input_finish). */

@@ -264,6 +264,7 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->nnodes = in->nnodes;
     s->npods = in->npods;
     s->nclasses = in->nclasses;
+    s->nnamespaces = in->nnamespaces;
     s->nwarnings = in->nwarnings;
     s->nds = in->priv->nds;
     s->dropped = in->priv->warnings_dropped;
@@ -281,6 +282,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->nnodes = s->nnodes;
     in->npods = s->npods;
     in->nclasses = s->nclasses;
+    in->nnamespaces = s->nnamespaces;
     in->nwarnings = s->nwarnings;
     in->priv->nds = s->nds;
     in->priv->warnings_dropped = s->dropped;

@@ -37,6 +37,7 @@ enum manifest_kind_id {
     MANIFEST_KIND_PDB,
     MANIFEST_KIND_RUNTIME_CLASS,
     MANIFEST_KIND_SERVICE,
+    MANIFEST_KIND_NAMESPACE,
 };
 
 struct manifest_kind {
@@ -70,7 +71,8 @@ struct manifest_name_set {
 };
 
 struct manifest_input_priv {
-    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects, cap_selectors;
+    size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects, cap_selectors,
+        cap_namespaces;
     struct manifest_pending_ds *ds;
     size_t nds, cap_ds;
     struct manifest_name_set pod_set, node_set;
@@ -87,8 +89,8 @@ struct manifest_input_priv {
 };
 
 struct manifest_snapshot {
-    size_t nnodes, npods, nclasses, nwarnings, nds, dropped, nstubs, ntaken, nobjects, nrcs,
-        nselectors;
+    size_t nnodes, npods, nclasses, nnamespaces, nwarnings, nds, dropped, nstubs, ntaken, nobjects,
+        nrcs, nselectors;
 };
 
 struct manifest_ctx {

@@ -15,7 +15,9 @@
 #include "base/goparse.h"
 #include "kube/rules.h"
 #include "sched/cluster.h"
+#include "sched/image.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/spread.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
@@ -84,9 +86,10 @@ const char *sched_plugin_name(int plugin)
 {
     static const char *const names[] = {
         NULL,           "NodeUnschedulable", "NodeName",        "TaintToleration",
-        "NodeAffinity", "NodePorts",         "NodeResourcesFit", "PodTopologySpread"};
+        "NodeAffinity", "NodePorts",         "NodeResourcesFit", "PodTopologySpread",
+        "InterPodAffinity"};
 
-    return plugin > 0 && plugin <= SCHED_PL_SPREAD ? names[plugin] : NULL;
+    return plugin > 0 && plugin <= SCHED_PL_INTERPOD ? names[plugin] : NULL;
 }
 
 /* ---------------------------------------------------------------- cluster */
@@ -113,8 +116,13 @@ struct sched_cluster *sched_cluster_new(void)
     c->id_bind_all = sched_intern_add(&c->strs, "0.0.0.0");
     c->id_empty = sched_intern_add(&c->strs, "");
     c->key_unschedulable_taint = sched_intern_add(&c->strs, "node.kubernetes.io/unschedulable");
+    c->r_ipa_aff = sched_intern_add(&c->reasons, "node(s) didn't match pod affinity rules");
+    c->r_ipa_anti = sched_intern_add(&c->reasons, "node(s) didn't match pod anti-affinity rules");
+    c->r_ipa_existing =
+        sched_intern_add(&c->reasons, "node(s) didn't satisfy existing pods anti-affinity rules");
     if (c->rid_gpu == SCHED_NOID || c->id_bind_all == SCHED_NOID || c->id_empty == SCHED_NOID ||
-        c->key_unschedulable_taint == SCHED_NOID)
+        c->key_unschedulable_taint == SCHED_NOID || c->r_ipa_aff == SCHED_NOID ||
+        c->r_ipa_anti == SCHED_NOID || c->r_ipa_existing == SCHED_NOID)
         goto fail;
     return c;
 fail:
@@ -124,6 +132,8 @@ fail:
 
 static void pod_free(struct sched_pod *p)
 {
+    if (p)
+        sched_ipa_pod_free(p);
     free(p);
 }
 
@@ -155,8 +165,11 @@ void sched_cluster_free(struct sched_cluster *c)
     for (i = 0; i < c->npdbs; i++)
         arena_free(&c->pdbs[i].arena);
     free(c->pdbs);
+    sched_ipa_cluster_free(c);
+    sched_image_cluster_free(c);
     for (i = 0; i < c->nslots; i++) {
         struct sched_slot *s = &c->slots[i];
+        free(s->images);
         free(s->name);
         free(s->labels);
         free(s->taints);
@@ -553,6 +566,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     s->ntaints = (uint32_t)node->ntaints;
     labels = NULL;
     taints = NULL;
+    if (sched_image_node_set(c, slot, node))
+        goto out;
     s->unschedulable = node->unschedulable;
     h->alloc_cpu = node->allocatable.cpu_milli;
     h->alloc_mem = node->allocatable.memory;
@@ -611,6 +626,7 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
     c->order[idx] = last;
     c->slots[last].order_index = idx;
     c->slots[slot].present = false;
+    sched_image_node_clear(c, slot);
     class_unref(c, c->lite[slot].cls);
     c->lite[slot].cls = SCHED_NOID;
     bump_gen(c, slot);
@@ -801,6 +817,7 @@ static void pod_detach(struct sched_cluster *c, struct sched_pod *p)
     c->npods--;
     s->pods[i] = s->pods[--s->npods];
     s->pods[i]->index_in_slot = i;
+    sched_ipa_pod_detach(c, p);
     sched_slot_usage_apply(c, p->slot, p, -1);
     if (p->priority == c->hot[p->slot].min_prio)
         slot_min_prio(c, p->slot);
@@ -871,7 +888,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     }
     p->nlabels = (uint32_t)pod->labels.n;
     qsort(p->labels, p->nlabels, sizeof(*p->labels), cmp_idlabel);
-    if ((p->ns_id = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID) {
+    if ((p->nsid = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID) {
         free(p);
         return NULL;
     }
@@ -897,7 +914,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->nz_mem = u.nz_mem;
     memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
     p->nscalars = u.nscalars;
-    if (sched_pod_host_ports(c, pod, p->ports, &p->nports)) {
+    if (sched_pod_host_ports(c, pod, p->ports, &p->nports) || sched_ipa_pod_build(c, pod, p)) {
         free(p);
         return NULL;
     }
@@ -920,6 +937,8 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
     for (i = 0; i < p->nscalars; i++)
         if (!slot_scalar_add(s, p->scalars[i].rid))
             return -ENOMEM;
+    if (sched_ipa_pod_attach(c, p))
+        return -ENOMEM;
     b = pod_bucket(c, p->ns, p->name);
     p->hnext = c->pod_buckets[b];
     c->pod_buckets[b] = p;

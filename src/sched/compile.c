@@ -13,7 +13,9 @@
 #include "base/goparse.h"
 #include "kube/rules.h"
 #include "sched/cluster.h"
+#include "sched/image.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
 
@@ -157,8 +159,8 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
 
 void sched_cpod_release(struct sched_cpod *cp)
 {
-    
-/* the memory stays in the cluster's compile arena for the next pods */
+    sched_ipa_release(cp);
+    /* the memory stays in the cluster's compile arena for the next pods */
     memset(cp, 0, sizeof(*cp));
 }
 
@@ -350,8 +352,10 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         goto out;
     for (i = 0; i < cp->nports; i++)
         cp->portmask |= SCHED_PORT_BIT(cp->ports[i].port, cp->ports[i].proto);
-    if ((rc = compile_prefilter(c, pod, cp)))
+    if ((rc = compile_prefilter(c, pod, cp)) || (rc = sched_image_compile(c, pod, cp)))
         goto out;
+    if ((rc = sched_ipa_compile(c, pod, cp, err)))
+        goto out_noerr;
     if (c->classes_dirty && (rc = sched_cluster_refresh_classes(c)))
         goto out;
     return 0;

@@ -12,7 +12,9 @@
 
 #include "sched/cluster.h"
 #include "sched/filter.h"
+#include "sched/image.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/profile.h"
 #include "sched/reference.h"
 #include "sched/sched-int.h"
@@ -211,6 +213,13 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->unresolvable = d.unres;
         return;
     }
+    if (sched_ipa_filter_on(cp) &&
+        (o->reason = sched_ipa_filter(c, cp, slot, &o->unresolvable))) {
+        o->plugin = SCHED_PL_INTERPOD;
+        return;
+    }
+    o->ipa_raw = sched_ipa_score(c, cp, slot);
+    o->img_raw = sched_image_score(c, cp, slot);
     o->taint_raw = v->taint_score;
     o->aff_raw = v->affinity_score;
     if (cp->preferred_by_name)
@@ -534,22 +543,30 @@ scanned:
     return 0;
 }
 
+bool sched_cycle_needs_rows(const struct sched_cpod *cp)
+{
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages;
+}
+
 static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeout *o, int32_t gw)
 {
     return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
            2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm;
+           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm +
+           2 * sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) + o->img_raw;
 }
 
-/* spread_node: PodTopologySpread's Filter, after the other filters passed (it runs last of
- * the filters gpusched models) */
+/* spread_node: PodTopologySpread's Filter, after the other filters passed. Of the filters
+ * gpusched models only InterPodAffinity comes after it in kube-scheduler's order, and that one
+ * runs inside fast_node / sched_ref_node: a node it rejected is looked at here too, and
+ * PodTopologySpread's reason wins when both say no. */
 static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
                         uint32_t slot, bool ref, struct sched_nodeout *o)
 {
     bool unres;
     uint32_t r;
 
-    if (o->plugin || !cp->spread)
+    if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)
         return;
     if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
         o->plugin = SCHED_PL_SPREAD;
@@ -666,6 +683,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             cy->nfeasible = 1;
             cy->max_taint = o->taint_raw;
             cy->max_aff = o->aff_raw;
+            cy->min_ipa = cy->max_ipa = o->ipa_raw;
             cy->processed = 1;
             if ((rc = spread_scores(c, cp, cy, &nom, 1, 0)))
                 goto out;
@@ -688,6 +706,10 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
         spread_node(c, cp, c->order[cand[j]], ref, o);
         if (!o->plugin) {
+            if (!cy->nfeasible || o->ipa_raw < cy->min_ipa)
+                cy->min_ipa = o->ipa_raw;
+            if (!cy->nfeasible || o->ipa_raw > cy->max_ipa)
+                cy->max_ipa = o->ipa_raw;
             cy->nfeasible++;
             if (o->taint_raw > cy->max_taint)
                 cy->max_taint = o->taint_raw;

@@ -20,6 +20,7 @@
 #include "sched/cluster.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/message.h"
 #include "sched/sched-int.h"
 #include "sched/spread.h"
@@ -41,6 +42,7 @@ struct dry {
     int64_t sreq[SCHED_MAX_POD_SCALARS];
     struct sched_pod **on; /* pods counted, for ports */
     uint32_t non;
+    struct sched_ipa_dry *ipa; /* InterPodAffinity's counts without the removed pods */
 };
 
 /* dry_add counts p on the node (sums saturate: sched_sat_add) */
@@ -105,6 +107,11 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *plugin = SCHED_PL_SPREAD;
         return 1;
     }
+    if ((m = sched_ipa_dry_filter(c, cp, d->ipa, slot))) {
+        *plugin = SCHED_PL_INTERPOD;
+        *reason = m;
+        return 1;
+    }
     return 0;
 }
 
@@ -140,11 +147,17 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     if (!(lower = malloc((s->npods + 1) * sizeof(*lower))) ||
         !(d.on = malloc((s->npods + c->lite[slot].nnom + 1) * sizeof(*d.on))))
         goto out;
+    if (sched_ipa_filter_on(cp) && !(d.ipa = sched_ipa_dry_new(cp)))
+        goto out;
     for (i = 0; i < s->npods; i++) {
-        if (s->pods[i]->priority < cp->priority)
+        if (s->pods[i]->priority < cp->priority) {
             lower[nlower++] = s->pods[i];
-        else
+            /* InterPodAffinity's RemovePod: its counts without the lower-priority pods */
+            if (sched_ipa_dry_update(c, cp, d.ipa, s->pods[i], -1))
+                goto out;
+        } else {
             d.on[d.non++] = s->pods[i];
+        }
     }
     /* RunFilterPluginsWithNominatedPods: the pods nominated here with priority >= the pod's
      * hold their room through the dry run (they are never victims) */
@@ -155,8 +168,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
             d.on[d.non++] = q;
     }
     dry_recount(c, cp, &d);
-    /* Inter-pod affinity towards victims (InterPodAffinity's PreFilterExtension AddPod /
-     * RemovePod) is where its counts would be updated: not modelled yet. */
+    /* InterPodAffinity's counts (d.ipa) follow the victims through RemovePod / AddPod; the
+     * nominated pods above are not added to them (kube-scheduler adds them): a known gap */
     if (dry_fits(c, slot, cp, &d, &pn->reason_plugin, &pn->reason)) {
         rc = 0;
         goto out;
@@ -178,12 +191,16 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
                 continue;
             dry_add(c, cp, &d, lower[i]);
             d.on[d.non++] = lower[i];
+            if (sched_ipa_dry_update(c, cp, d.ipa, lower[i], +1))
+                goto out;
             if (dry_fits(c, slot, cp, &d, &pl, &r)) {
                 /* back to the usage before the add (a copy: no subtraction from a saturated
                  * sum) */
                 d.use = keep.use;
                 memcpy(d.sreq, keep.sreq, sizeof(d.sreq));
                 dry_remove_on(&d, lower[i]);
+                if (sched_ipa_dry_update(c, cp, d.ipa, lower[i], -1))
+                    goto out;
                 pn->victims[pn->nvictims++] = lower[i];
                 pn->npdb_violations += violating[i];
             }
@@ -196,6 +213,7 @@ out:
     free(lower);
     free(violating);
     free(d.on);
+    sched_ipa_dry_free(d.ipa);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include "base/goparse.h"
 #include "sched/intern.h"
 #include "sched/filter.h"
+#include "sched/interpod.h"
 #include "sched/sched-int.h"
 #include "sched/score.h"
 
@@ -153,6 +154,211 @@ static int64_t slot_req_scalar(const struct sched_cluster *c, const struct sched
     return sum;
 }
 
+/* ---------------------------------------------------------------- InterPodAffinity */
+
+/* the node's value of label key (by string), NULL when absent */
+static const char *ref_label_id(const struct sched_cluster *c, const struct sched_slot *s,
+                                uint32_t key)
+{
+    return ref_label(c, s, str(c, key));
+}
+
+/* nodes a and b are in the same domain of key: both have it, with the same value */
+static bool ref_same_domain(const struct sched_cluster *c, const struct sched_slot *a,
+                            const struct sched_slot *b, uint32_t key)
+{
+    const char *va = ref_label_id(c, a, key), *vb = ref_label_id(c, b, key);
+
+    return va && vb && !strcmp(va, vb);
+}
+
+static bool ref_all_match(const struct sched_pterm *t, uint32_t n, uint32_t nsid,
+                          const struct sched_idlabel *l, uint32_t nl)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i++)
+        if (!sched_ipa_term_matches(&t[i], nsid, l, nl, NULL))
+            return false;
+    return n > 0;
+}
+
+/* The Filter read straight from its rules, every pod of every present node looked at for
+ * this node: 0 when it passes, else the reason id. */
+static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                               const struct sched_slot *s, bool *un)
+{
+    const struct sched_pterms *own = sched_ipa_own_terms(cp);
+    uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k, t;
+    const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
+    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+
+    *un = false;
+    if (!sched_ipa_filter_on(cp))
+        return 0;
+    if (own && own->naff_req) {
+        bool exist = true, any = false;
+        for (t = 0; t < own->naff_req; t++)
+            if (!ref_label_id(c, s, own->aff_req[t].tkey)) {
+                *un = true;
+                return c->r_ipa_aff;
+            }
+        /* every term needs a pod matching all terms in the node's domain of that term */
+        for (t = 0; t < own->naff_req; t++) {
+            bool found = false;
+            for (k = 0; k < c->norder && !found; k++) {
+                const struct sched_slot *m = &c->slots[c->order[k]];
+                for (i = 0; i < m->npods && !found; i++) {
+                    const struct sched_pod *q = m->pods[i];
+                    found = ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels,
+                                          q->nlabels) &&
+                            ref_same_domain(c, m, s, own->aff_req[t].tkey);
+                }
+            }
+            exist &= found;
+        }
+        if (!exist) {
+            /* the first pod of a group: no matching pod counted anywhere, and the pod
+             * matches its own terms */
+            for (k = 0; k < c->norder && !any; k++) {
+                const struct sched_slot *m = &c->slots[c->order[k]];
+                for (i = 0; i < m->npods && !any; i++) {
+                    const struct sched_pod *q = m->pods[i];
+                    if (!ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels,
+                                       q->nlabels))
+                        continue;
+                    for (t = 0; t < own->naff_req && !any; t++)
+                        any = ref_label_id(c, m, own->aff_req[t].tkey) != NULL;
+                }
+            }
+            if (any || !ref_all_match(own->aff_req, own->naff_req, nsid, l, nl)) {
+                *un = true;
+                return c->r_ipa_aff;
+            }
+        }
+    }
+    for (k = 0; k < c->norder; k++) {
+        const struct sched_slot *m = &c->slots[c->order[k]];
+        for (i = 0; i < m->npods; i++) {
+            const struct sched_pod *q = m->pods[i];
+            for (t = 0; own && t < own->nanti_req; t++)
+                if (sched_ipa_term_matches(&own->anti_req[t], q->nsid, q->labels, q->nlabels,
+                                           NULL) &&
+                    ref_same_domain(c, m, s, own->anti_req[t].tkey))
+                    return c->r_ipa_anti;
+        }
+    }
+    for (k = 0; k < c->norder; k++) {
+        const struct sched_slot *m = &c->slots[c->order[k]];
+        for (i = 0; i < m->npods; i++) {
+            const struct sched_pod *q = m->pods[i];
+            for (j = 0; q->terms && j < q->terms->nanti_req; j++)
+                if (sched_ipa_term_matches(&q->terms->anti_req[j], nsid, l, nl, ns) &&
+                    ref_same_domain(c, m, s, q->terms->anti_req[j].tkey))
+                    return c->r_ipa_existing;
+        }
+    }
+    return 0;
+}
+
+static int64_t ref_term_score(const struct sched_cluster *c, const struct sched_pterm *t,
+                              int64_t w, uint32_t nsid, const struct sched_idlabel *l,
+                              uint32_t nl, const struct sched_ns *ns,
+                              const struct sched_slot *m, const struct sched_slot *s)
+{
+    return sched_ipa_term_matches(t, nsid, l, nl, ns) && ref_same_domain(c, m, s, t->tkey) ? w
+                                                                                          : 0;
+}
+
+/* The Score: every term of the pod against every pod, and every pod's terms against it,
+ * summed over the pods in the node's domains */
+static int64_t ref_ipa_score(const struct sched_cluster *c, const struct sched_cpod *cp,
+                             const struct sched_slot *s)
+{
+    const struct sched_pterms *own = sched_ipa_own_terms(cp);
+    uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, k, t;
+    const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
+    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    int64_t sum = 0;
+
+    if (!sched_ipa_score_on(cp))
+        return 0;
+    for (k = 0; k < c->norder; k++) {
+        const struct sched_slot *m = &c->slots[c->order[k]];
+        for (i = 0; i < m->npods; i++) {
+            const struct sched_pod *q = m->pods[i];
+            for (t = 0; own && t < own->naff_pref; t++)
+                sum += ref_term_score(c, &own->aff_pref[t], own->aff_pref[t].weight, q->nsid,
+                                      q->labels, q->nlabels, NULL, m, s);
+            for (t = 0; own && t < own->nanti_pref; t++)
+                sum -= ref_term_score(c, &own->anti_pref[t], own->anti_pref[t].weight, q->nsid,
+                                      q->labels, q->nlabels, NULL, m, s);
+            if (!q->terms)
+                continue;
+            for (t = 0; t < q->terms->naff_req; t++)
+                sum += ref_term_score(c, &q->terms->aff_req[t], 1, nsid, l, nl, ns, m, s);
+            for (t = 0; t < q->terms->naff_pref; t++)
+                sum += ref_term_score(c, &q->terms->aff_pref[t], q->terms->aff_pref[t].weight,
+                                      nsid, l, nl, ns, m, s);
+            for (t = 0; t < q->terms->nanti_pref; t++)
+                sum -= ref_term_score(c, &q->terms->anti_pref[t], q->terms->anti_pref[t].weight,
+                                      nsid, l, nl, ns, m, s);
+        }
+    }
+    return sum;
+}
+
+/* ImageLocality from the pod's containers and the nodes' image lists, by name */
+static bool ref_has_image(const struct sched_cluster *c, const struct sched_slot *s,
+                          const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nimages; i++)
+        if (!strcmp(str(c, s->images[i]), name))
+            return true;
+    return false;
+}
+
+static int64_t ref_image_one(const struct sched_cluster *c, const struct sched_slot *s,
+                             const char *image)
+{
+    const char *slash = strrchr(image, '/'), *colon = strrchr(image, ':');
+    uint32_t k, have = 0, id;
+    char name[1024];
+
+    if (!colon || (slash && colon < slash))
+        snprintf(name, sizeof(name), "%s:latest", image);
+    else
+        snprintf(name, sizeof(name), "%s", image);
+    if (!ref_has_image(c, s, name))
+        return 0;
+    for (k = 0; k < c->norder; k++)
+        have += ref_has_image(c, &c->slots[c->order[k]], name);
+    id = sched_intern_find(&c->strs, name);
+    return (int64_t)((double)c->img_size[id] * ((double)have / (double)c->norder));
+}
+
+static int32_t ref_image_score(const struct sched_cluster *c, const struct kube_pod *pod,
+                               const struct sched_slot *s)
+{
+    int64_t sum = 0, n = (int64_t)(pod->ncontainers + pod->ninit_containers), mb = 1024 * 1024;
+    size_t i;
+
+    if (!n)
+        return 0;
+    for (i = 0; i < pod->ninit_containers; i++)
+        sum += ref_image_one(c, s, pod->init_containers[i].image ? pod->init_containers[i].image
+                                                                 : "");
+    for (i = 0; i < pod->ncontainers; i++)
+        sum += ref_image_one(c, s, pod->containers[i].image ? pod->containers[i].image : "");
+    if (sum < 23 * mb)
+        sum = 23 * mb;
+    if (sum > 1000 * mb * n)
+        sum = 1000 * mb * n;
+    return (int32_t)(100 * (sum - 23 * mb) / (1000 * mb * n - 23 * mb));
+}
+
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o)
 {
@@ -257,6 +463,12 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         o->unresolvable = un;
         return;
     }
+    if ((o->reason = ref_ipa_filter(c, cp, s, &o->unresolvable))) {
+        o->plugin = SCHED_PL_INTERPOD;
+        return;
+    }
+    o->ipa_raw = ref_ipa_score(c, cp, s);
+    o->img_raw = ref_image_score(c, pod, s);
     for (i = 0; i < s->ntaints; i++) {
         const struct sched_idtaint *t = &s->taints[i];
         if (t->effect == KUBE_EFFECT_PREFER_NO_SCHEDULE &&

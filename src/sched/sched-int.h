@@ -65,6 +65,7 @@ enum sched_plugin {
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
     SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
+    SCHED_PL_INTERPOD, /* InterPodAffinity (interpod.c) */
     SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
 };
 
@@ -153,6 +154,39 @@ struct sched_pod;
 struct sched_nodeout;
 struct sched_cverdict;
 
+/* ---- inter-pod affinity terms (interpod.c) ---- */
+/* a label selector on interned ids (keys and values interned for good, so that labels added
+ * later compare equal); ops are KUBE_OP_IN, NOT_IN, EXISTS, DOES_NOT_EXIST */
+struct sched_lsel {
+    bool present; /* false: a nil selector, which matches nothing */
+    struct sched_creq *reqs;
+    uint32_t nreqs; /* 0 and present: matches everything */
+};
+
+/* fwk.AffinityTerm: namespaces, selector, namespace selector, topology key */
+struct sched_pterm {
+    struct sched_lsel sel;
+    struct sched_lsel nssel; /* a nil one matches no namespace */
+    uint32_t *ns;            /* namespace name ids */
+    uint32_t nns;
+    uint32_t tkey;
+    int32_t weight; /* preferred terms */
+};
+
+/* a pod's required and preferred affinity and anti-affinity terms */
+struct sched_pterms {
+    struct sched_pterm *aff_req, *anti_req, *aff_pref, *anti_pref;
+    uint32_t naff_req, nanti_req, naff_pref, nanti_pref;
+};
+
+struct sched_ns { /* a Namespace object: name and labels (sorted by key id) */
+    uint32_t name;
+    struct sched_idlabel *labels;
+    uint32_t nlabels;
+};
+
+struct sched_ipa; /* a cycle's InterPodAffinity PreFilter and PreScore state (interpod.c) */
+
 struct sched_slot {
     char *name;
     bool present;
@@ -168,6 +202,8 @@ struct sched_slot {
     uint32_t cports;
     struct sched_pod **pods;
     uint32_t npods, cpods;
+    uint32_t *images; /* status.images names (ids, unique), image.c */
+    uint32_t nimages;
 };
 
 /* a pod counted in the cluster: one allocation, the scalars, ports and "ns\0name" after it */
@@ -190,10 +226,13 @@ struct sched_pod {
     uint32_t nscalars;
     uint32_t nports;
     struct sched_port *ports; /* refs unused */
-    uint32_t ns_id;               /* interned namespace */
-    struct sched_idlabel *labels; /* the pod's labels, sorted by key id */
+    uint32_t nsid;                /* interned namespace */
+    struct sched_idlabel *labels; /* the pod's labels, sorted by key id (in the pod's block) */
     uint32_t nlabels;
     struct kube_labels klabels; /* the same labels as strings, for PodDisruptionBudget selectors */
+    /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
+    struct sched_pterms *terms;
+    uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
@@ -268,6 +307,18 @@ struct sched_cluster {
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
                                                 (spread.c) */
     uint64_t nodes_version; /* bumped by every node add, update and removal */
+    /* InterPodAffinity (interpod.c): Namespace objects, the pods with pod affinity terms
+     * (kube-scheduler's PodsWithAffinity) and its reason ids */
+    struct sched_ns *nss;
+    uint32_t nnss, cnss;
+    struct sched_pod **aff_pods;
+    uint32_t naff_pods, caff_pods;
+    uint32_t r_ipa_aff, r_ipa_anti, r_ipa_existing;
+    /* ImageLocality (image.c): per image name id, the size first reported and the number of
+     * nodes that have it */
+    int64_t *img_size;
+    uint32_t *img_nodes;
+    uint32_t nimg;
 
     /* node sampling: kube-scheduler's nextStartNodeIndex, where the next sampled cycle starts
      * (taken modulo the candidate count); moved by sched_run only */
@@ -343,6 +394,9 @@ struct sched_cpod {
     const char *prescore_error;
     struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
     struct arena *arena; /* the cluster's cp_arena */
+    struct sched_ipa *ipa; /* InterPodAffinity state, NULL when the plugin has nothing to do */
+    uint32_t *images;      /* ImageLocality: normalised image names of the containers */
+    uint32_t nimages, nimage_refs; /* ids found on some node; images counted (containers) */
 };
 
 /* A pod's requests in interned form (usage.h). */
@@ -405,6 +459,8 @@ struct sched_nodeout {
     int32_t taint_raw, aff_raw;
     int32_t fit_raw, bal_raw, gpu_raw;
     int32_t spread_raw, spread_norm; /* PodTopologySpread score (0 when it does not score) */
+    int64_t ipa_raw; /* InterPodAffinity's Score() */
+    int32_t img_raw; /* ImageLocality's Score() */
     int64_t total;
 };
 
@@ -416,6 +472,7 @@ struct sched_cycle {
     uint32_t processed; /* node sampling: nodes the rotating scan filtered (0: none, e.g. the
                            nominated node was taken), what next_start moves by */
     int64_t max_taint, max_aff;
+    int64_t min_ipa, max_ipa; /* over the feasible nodes */
     bool bal_skip;  /* best-effort pod: BalancedAllocation skipped */
     bool spread_scored; /* PodTopologySpread scored the feasible nodes */
     int32_t chosen; /* order index, -1 none */

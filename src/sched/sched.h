@@ -12,13 +12,14 @@
  *
  * This header declares nothing itself: it includes the core's API, one header per module:
  * profile.h (profiles, node sampling, the tie-break generator), cluster.h (the cluster
- * state), schedule.h (one pod: schedule or explain), simulate.h (a queue of pods) and version.h
- * (--kube-version). The
+ * state), interpod.h (Namespace objects), schedule.h (one pod: schedule or explain),
+ * simulate.h (a queue of pods), spread.h and version.h (--kube-version). The
  * other headers of src/sched/ are the core's internals. */
 #ifndef SCHED_SCHED_H
 #define SCHED_SCHED_H
 
 #include "sched/cluster.h"
+#include "sched/interpod.h"
 #include "sched/profile.h"
 #include "sched/schedule.h"
 #include "sched/simulate.h"

@@ -10,6 +10,7 @@
 
 #include "sched/cluster.h"
 #include "sched/compile.h"
+#include "sched/interpod.h"
 #include "sched/cycle.h"
 #include "sched/message.h"
 #include "sched/preempt.h"
@@ -118,6 +119,10 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             if (cp->spread && cy->spread_scored)
                 s[v->nscores++] = (struct sched_score){"PodTopologySpread", o->spread_raw,
                                                        o->spread_norm, 2, 0};
+            s[v->nscores++] = (struct sched_score){
+                "InterPodAffinity", o->ipa_raw,
+                sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa), 2, 0};
+            s[v->nscores++] = (struct sched_score){"ImageLocality", o->img_raw, o->img_raw, 1, 0};
             if (p && p->gpu_aware)
                 s[v->nscores++] =
                     (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};
@@ -214,7 +219,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;
     }
-    if (!ref && !x && !cp.prescore_error) {
+    if (!ref && !x && !cp.prescore_error && !sched_cycle_needs_rows(&cp)) {
         int32_t chosen;
         uint32_t processed;
         if ((rc = sched_cycle_choose(c, p, &cp, rng, &chosen, &processed, err)))

@@ -92,13 +92,14 @@ int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
  * Explaining one pod
  * ------------------------------------------------------------------------------------- */
 
-#define SCHED_MAX_SCORES 6
+#define SCHED_MAX_SCORES 8
 
 /* One score plugin on one node. */
 struct sched_score {
     const char *plugin; /* "TaintToleration", "NodeAffinity", "NodeResourcesFit",
                            "NodeResourcesBalancedAllocation", "PodTopologySpread" (when it
-                           scores), "GPUPlacement" (static) */
+                           scores), "InterPodAffinity", "ImageLocality", "GPUPlacement"
+                           (static) */
     int64_t raw;        /* the plugin's Score() */
     int64_t normalized; /* after NormalizeScore, 0-100 */
     int32_t weight;
@@ -110,7 +111,7 @@ struct sched_node_verdict {
     const char *node;
     /* Filtering: plugin is NULL when the node is feasible, else the rejecting plugin
      * ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-     * "NodeResourcesFit", "PodTopologySpread"); reasons are its status reasons exactly as counted in the message
+     * "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"); reasons are its status reasons exactly as counted in the message
      * (NodeResourcesFit may give several). Nodes cut out by NodeAffinity's PreFilter name pin
      * have plugin "NodeAffinity" and reason "node(s) didn't satisfy plugin(s) [NodeAffinity]". */
     const char *plugin;

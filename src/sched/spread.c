@@ -246,7 +246,7 @@ static int64_t count_pods(const struct ssel *s, uint32_t ns, struct sched_pod *c
         return 0;
     for (i = 0; i < npods; i++) {
         const struct sched_pod *p = pods[i];
-        if (p->terminating || p->ns_id != ns)
+        if (p->terminating || p->nsid != ns)
             continue;
         if (ssel_matches(s, p->labels, p->nlabels))
             n++;

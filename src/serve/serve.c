@@ -349,6 +349,13 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
+    io.resource = "namespaces";
+    io.path = "/api/v1/namespaces";
+    io.fn = serve_on_namespace;
+    if (kube_informer_start(s->client, &io, &s->ns_inf, &err)) {
+        fprintf(stderr, "gpusched serve: %s\n", err.msg);
+        goto out;
+    }
     io.resource = "pods";
     io.path = "/api/v1/pods";
     io.fn = serve_on_pod;
@@ -400,6 +407,7 @@ out:
         kube_informer_free(s->nodes_inf);
         kube_informer_free(s->pods_inf);
         kube_informer_free(s->pdbs_inf);
+        kube_informer_free(s->ns_inf);
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
         httpd_stop(s->httpd);

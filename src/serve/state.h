@@ -81,7 +81,7 @@ struct serve {
     bool yielding; /* the loop waits in serve_yield for the other threads' turn */
     /* threads */
     volatile sig_atomic_t informer_stop;
-    struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf;
+    struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf, *ns_inf;
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;

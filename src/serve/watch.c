@@ -273,3 +273,40 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
     }
     arena_free(&a);
 }
+
+void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+    struct arena a = ARENA_INIT;
+    struct kube_namespace ns;
+    struct err err;
+    char msg[1200];
+
+    err_clear(&err);
+    if ((op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE) &&
+        kube_namespace_decode(obj, &a, NULL, NULL, &ns, &err)) {
+        serve_log('E', 0, "\"Cannot decode namespace\" namespace=\"%s\" err=\"%s\"", key,
+                  err_format(&err, msg, sizeof(msg)));
+        goto out;
+    }
+    serve_lock(s);
+    switch (op) {
+    case KUBE_INFORMER_ADD:
+    case KUBE_INFORMER_UPDATE:
+        if (sched_cluster_set_namespace(s->cluster, &ns, &err))
+            serve_log('E', 0, "\"Cannot add namespace to the cache\" namespace=\"%s\" err=\"%s\"",
+                      key, err_format(&err, msg, sizeof(msg)));
+        else
+            serve_queue_move_all(s->queue, mono_ms());
+        break;
+    case KUBE_INFORMER_DELETE:
+        sched_cluster_remove_namespace(s->cluster, key);
+        break;
+    case KUBE_INFORMER_SYNCED:
+        break;
+    }
+    pthread_cond_broadcast(&s->cv);
+    serve_unlock(s);
+out:
+    arena_free(&a);
+}

@@ -16,6 +16,10 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
 void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
 /* serve_on_pdb: policy/v1 PodDisruptionBudgets into the cluster (preemption reads them). */
 void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
+
+/* serve_on_namespace keeps the cluster's Namespace labels (pod affinity's namespaceSelector)
+ * current; a change moves the unschedulable pods back to the active queue. */
+void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
 bool serve_pod_filter(void *ud, json_t *obj);
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg);
 

@@ -526,7 +526,9 @@ def test_explain_json_and_third_replica():
         # (a Deployment's pods get PodTopologySpread's system default spreading)
         util.check_eq([s["plugin"] for s in feasible[0]["scores"]],
                       ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                       "NodeResourcesBalancedAllocation", "PodTopologySpread"], "plugins")
+                       "NodeResourcesBalancedAllocation", "PodTopologySpread", "InterPodAffinity",
+                       "ImageLocality"],
+                      "plugins")
         for n in feasible:
             util.check_eq(n["total"], sum(s["weighted"] for s in n["scores"]), "total")
             for s in n["scores"]:

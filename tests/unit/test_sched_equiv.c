@@ -27,7 +27,6 @@ static const char *pick(const char *const *v, unsigned n)
 #define PICK(arr) pick(arr, sizeof(arr) / sizeof(arr[0]))
 
 static const char *const zones[] = {"a", "b", "c"};
-static const char *const apps[] = {"web", "db"};
 static const char *const gpus[] = {"Tesla-M40", "Tesla-P100", "A100"};
 static const char *const cores[] = {"4", "8", "16", "x", "-3"};
 static const char *const taints[] = {"dedicated=gpu:NoSchedule", "a:PreferNoSchedule",
@@ -44,6 +43,129 @@ static const char *const tols[] = {"dedicated=gpu:NoSchedule",
 static const char *const exprs[] = {
     "zone In a b", "zone NotIn c", "gpu Exists", "gpu DoesNotExist",     "cores Gt 4",
     "cores Lt 16", "cores Gt x",   "zone In q",  "gpuname In Tesla-M40", "gpuname NotIn A100"};
+
+/* ---- inter-pod affinity and images, built directly in the object model */
+static const char *const apps[] = {"web", "db", "cache"};
+static const char *const tkeys[] = {"hostname", "zone", "gpu"};
+static const char *const images[] = {"app", "app:latest", "db:1", "big:v2"};
+
+static void *zalloc(struct arena *a, size_t n)
+{
+    void *p = arena_alloc(a, n);
+
+    memset(p, 0, n);
+    return p;
+}
+
+static void rand_selector(struct arena *a, struct kube_label_selector *s)
+{
+    struct kube_requirement *r;
+
+    memset(s, 0, sizeof(*s));
+    if (rnd(8) == 0)
+        return; /* nil: no pod */
+    s->present = true;
+    if (rnd(8) == 0)
+        return; /* {}: every pod */
+    r = zalloc(a, sizeof(*r));
+    r->key = "app";
+    switch (rnd(3)) {
+    case 0:
+        r->op = KUBE_OP_NOT_IN;
+        break;
+    case 1:
+        r->op = KUBE_OP_EXISTS;
+        break;
+    default:
+        r->op = KUBE_OP_IN;
+    }
+    if (r->op != KUBE_OP_EXISTS) {
+        r->values = zalloc(a, sizeof(*r->values));
+        r->values[0] = PICK(apps);
+        r->nvalues = 1;
+    }
+    s->reqs = r;
+    s->nreqs = 1;
+}
+
+static void rand_terms(struct arena *a, struct kube_pod_affinity_term **out, size_t *n,
+                       bool weighted)
+{
+    size_t i;
+
+    *n = rnd(3) == 0 ? 1 + rnd(2) : 0;
+    *out = *n ? zalloc(a, *n * sizeof(**out)) : NULL;
+    for (i = 0; i < *n; i++) {
+        struct kube_pod_affinity_term *t = &(*out)[i];
+        rand_selector(a, &t->label_selector);
+        t->topology_key = PICK(tkeys);
+        t->weight = weighted ? 1 + (int32_t)rnd(100) : 0;
+        switch (rnd(5)) {
+        case 0:
+            t->namespaces = zalloc(a, sizeof(*t->namespaces));
+            t->namespaces[0] = rnd(2) ? "ns" : "other";
+            t->nnamespaces = 1;
+            break;
+        case 1:
+            t->namespace_selector.present = true; /* every namespace */
+            break;
+        case 2: {
+            struct kube_requirement *r = zalloc(a, sizeof(*r));
+            r->key = "team";
+            r->op = KUBE_OP_IN;
+            r->values = zalloc(a, sizeof(*r->values));
+            r->values[0] = "a";
+            r->nvalues = 1;
+            t->namespace_selector.present = true;
+            t->namespace_selector.reqs = r;
+            t->namespace_selector.nreqs = 1;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+static unsigned terms_one_in = 2; /* pods with pod affinity terms: one in this many */
+
+static void rand_pod_affinity(struct arena *a, struct kube_pod *p)
+{
+    struct kube_label *l = zalloc(a, sizeof(*l));
+    size_t i;
+
+    if (rnd(5)) {
+        l->key = "app";
+        l->value = PICK(apps);
+        p->labels.v = l;
+        p->labels.n = 1;
+    }
+    if (rnd(terms_one_in) == 0) {
+        rand_terms(a, &p->pod_affinity.required, &p->pod_affinity.nrequired, false);
+        rand_terms(a, &p->pod_affinity.preferred, &p->pod_affinity.npreferred, true);
+        rand_terms(a, &p->pod_anti_affinity.required, &p->pod_anti_affinity.nrequired, false);
+        rand_terms(a, &p->pod_anti_affinity.preferred, &p->pod_anti_affinity.npreferred, true);
+    }
+    for (i = 0; i < p->ncontainers; i++)
+        if (rnd(2))
+            p->containers[i].image = PICK(images);
+}
+
+static struct kube_node *rand_node_images(struct kube_node *n, struct arena *a)
+{
+    static const char *const names_app[] = {"app:latest"}, *const names_db[] = {"db:1", "db:2"},
+                             *const names_big[] = {"big:v2"};
+    static const struct kube_image pool[] = {{(const char **)names_app, 1, 60 << 20},
+                                             {(const char **)names_db, 2, 300 << 20},
+                                             {(const char **)names_big, 1, 1500 << 20}};
+    size_t k;
+
+    n->images = zalloc(a, 3 * sizeof(*n->images));
+    for (k = 0; k < 3; k++)
+        if (rnd(2))
+            n->images[n->nimages++] = pool[k];
+    return n;
+}
 
 static struct kube_node *rand_node(struct arena *a, unsigned i)
 {
@@ -72,7 +194,7 @@ static struct kube_node *rand_node(struct arena *a, unsigned i)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " taint:%s", PICK(taints));
     if (rnd(12) == 0)
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " unschedulable");
-    return tb_node(a, name, spec);
+    return rand_node_images(tb_node(a, name, spec), a);
 }
 
 static struct kube_pod *rand_pod(struct arena *a, unsigned i, unsigned nnodes, bool nominate)
@@ -146,6 +268,7 @@ static struct kube_pod *rand_pod(struct arena *a, unsigned i, unsigned nnodes, b
         snprintf(pin, sizeof(pin), "field:metadata.name In n%u", rnd(nnodes));
         tb_pref_term(a, p, 50, pin, (const char *)NULL);
     }
+    rand_pod_affinity(a, p);
     return p;
 }
 
@@ -212,6 +335,12 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
     char what[64];
 
     rs = seed;
+    {
+        /* namespace "ns" carries team=a half of the time; "other" has no object */
+        struct kube_label l[2] = {{"kubernetes.io/metadata.name", "ns"}, {"team", "a"}};
+        struct kube_namespace ns = {"ns", {l, rnd(2) ? 2u : 1u}};
+        CHECK_INT_EQ(sched_cluster_set_namespace(c, &ns, &err), 0);
+    }
     for (i = 0; i < nnodes; i++)
         CHECK_INT_EQ(sched_cluster_add_node(c, rand_node(&a, i), &err), 0);
     {
@@ -387,12 +516,14 @@ static void equiv_sampling(void)
     uint64_t s;
 
     stopped_early = nominated_taken = 0;
+    terms_one_in = 8; /* terms make most nodes infeasible, and sampling stops on feasible ones */
     for (s = 400; s < 412; s++) {
         p = s % 2 ? sched_profile_gpu : sched_profile_default;
         p.percentage_of_nodes_to_score = pcts[s % 4];
         run_sized(s, &p, 40, 100 + (unsigned)(s % 5) * 40, true);
     }
     /* the random cases did exercise both shortcuts */
+    terms_one_in = 2;
     CHECK(stopped_early > 50);
     CHECK(nominated_taken > 5);
     /* under 100 nodes every node is filtered, but the start rotates and nominations count */

@@ -226,6 +226,11 @@ func (l *loader) object(raw []byte, where, defKind, defVersion string) error {
 	case *nodev1.RuntimeClass:
 		l.c.RuntimeClasses = append(l.c.RuntimeClasses, o)
 	case *corev1.Namespace:
+		// the API server's defaulting: the name label is always there
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		o.Labels["kubernetes.io/metadata.name"] = o.Name
 		if !l.nsSeen[o.Name] {
 			l.nsSeen[o.Name] = true
 			l.c.Namespaces = append(l.c.Namespaces, o)
@@ -336,6 +341,7 @@ func (l *loader) finish() error {
 		if err := admitRuntimeClass(p, runtimes); err != nil {
 			return fmt.Errorf("%s: the API server would reject pod %s/%s: %v", where, p.Namespace, p.Name, err)
 		}
+		mergeLabelKeys(p)
 		var in core.Pod
 		if err := legacyscheme.Scheme.Convert(p, &in, nil); err != nil {
 			return fmt.Errorf("%s: pod %s/%s: %v", where, p.Namespace, p.Name, err)
@@ -453,4 +459,49 @@ next:
 		p.Spec.Tolerations = append(p.Spec.Tolerations, t)
 	}
 	return nil
+}
+
+// mergeLabelKeys does what the pod registry does on create (MatchLabelKeysInPodAffinity, on
+// by default): each matchLabelKeys / mismatchLabelKeys key the pod has a label for is appended
+// to the term's label selector as key In (value) / key NotIn (value). The scheduler reads only
+// the selector.
+func mergeLabelKeys(p *corev1.Pod) {
+	a := p.Spec.Affinity
+	if a == nil {
+		return
+	}
+	merge := func(t *corev1.PodAffinityTerm) {
+		if t.LabelSelector == nil {
+			return
+		}
+		add := func(keys []string, op metav1.LabelSelectorOperator) {
+			for _, k := range keys {
+				if v, ok := p.Labels[k]; ok {
+					t.LabelSelector.MatchExpressions = append(t.LabelSelector.MatchExpressions,
+						metav1.LabelSelectorRequirement{Key: k, Operator: op, Values: []string{v}})
+				}
+			}
+		}
+		add(t.MatchLabelKeys, metav1.LabelSelectorOpIn)
+		add(t.MismatchLabelKeys, metav1.LabelSelectorOpNotIn)
+	}
+	for _, pa := range []*corev1.PodAffinity{a.PodAffinity} {
+		if pa == nil {
+			continue
+		}
+		for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+			merge(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+		}
+		for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			merge(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+			merge(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+		}
+		for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			merge(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+		}
+	}
 }
