@@ -90,6 +90,16 @@ func CompareAttempt(o, g *report.Attempt, followed bool) []Diff {
 		if o.ScoreError != "" && ov.Feasible && gv.Feasible {
 			continue // kube-scheduler has no scores to compare (see the result)
 		}
+		if o.NominatedNode != "" && feasible(o, o.NominatedNode) && ov.Feasible && gv.Feasible {
+			// the nominated node passes and takes the pod unscored: the oracle's scores
+			// (normalised over every feasible node) and gpusched's (that node alone) are
+			// both artefacts of the explanation
+			oc, gc := *ov, *gv
+			oc.Scores, gc.Scores = nil, nil
+			oc.Total, gc.Total = 0, 0
+			compareNode(&oc, &gc, add)
+			continue
+		}
 		compareNode(ov, gv, add)
 	}
 	for name := range gn {
