@@ -310,7 +310,8 @@ def test_trace_lines():
             if v["feasible"]:
                 util.check_eq([s["plugin"] for s in v["scores"]],
                               ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                               "NodeResourcesBalancedAllocation"], "score plugins")
+                               "NodeResourcesBalancedAllocation", "InterPodAffinity",
+                               "ImageLocality"], "score plugins")
                 util.check_eq(v["total"], sum(s["normalized"] * s["weight"] for s in v["scores"]),
                               "total")
         util.check_eq(small["result"]["node"],
