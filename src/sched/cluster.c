@@ -18,7 +18,6 @@
 #include "sched/image.h"
 #include "sched/intern.h"
 #include "sched/interpod.h"
-#include "sched/spread.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
 
@@ -202,7 +201,8 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->s_inset);
     free(c->s_vc);
     free(c->s_vc_done);
-    sched_spread_sources_free(c->spread_src);
+    if (c->spread_src)
+        c->spread_src_free(c->spread_src);
     sched_intern_release(&c->strs);
     sched_intern_release(&c->reasons);
     free(c);

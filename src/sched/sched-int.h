@@ -245,6 +245,8 @@ struct sched_pdb {
     struct arena arena; /* owns everything above */
 };
 
+struct sched_spread_sources; /* spread.c */
+
 struct sched_cluster {
     struct sched_intern strs;    /* labels, taints, names, resources, IPs */
     struct sched_intern reasons; /* reason strings, ids = SCHED_R_* first */
@@ -306,6 +308,9 @@ struct sched_cluster {
 
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
                                                 (spread.c) */
+    /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
+     * (which reads the filters, which read the cluster) */
+    void (*spread_src_free)(struct sched_spread_sources *);
     uint64_t nodes_version; /* bumped by every node add, update and removal */
     /* InterPodAffinity (interpod.c): Namespace objects, the pods with pod affinity terms
      * (kube-scheduler's PodsWithAffinity) and its reason ids */

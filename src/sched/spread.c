@@ -71,6 +71,7 @@ int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_k
 
     if (!s && !(s = c->spread_src = calloc(1, sizeof(*s))))
         goto nomem;
+    c->spread_src_free = sched_spread_sources_free;
     if (s->n == s->cap) {
         uint32_t cap = s->cap ? s->cap * 2 : 16;
         void *v = realloc(s->v, cap * sizeof(*s->v));
@@ -291,6 +292,7 @@ static const uint32_t *topo_column(struct sched_cluster *c, uint32_t key)
 
     if (!s && !(s = c->spread_src = calloc(1, sizeof(*s))))
         return NULL;
+    c->spread_src_free = sched_spread_sources_free;
     for (i = 0; i < SPREAD_COLS; i++) {
         if (s->cols[i].val && s->cols[i].key == key) {
             t = &s->cols[i];
