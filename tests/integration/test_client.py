@@ -431,7 +431,17 @@ def test_rate_limit_not_exceeded():
 def start_watch(a, path, *extra, env=None):
     p = subprocess.Popen([TOOL, "--kubeconfig", kubeconfig(a, "kc-watch")] + list(extra) + ["--watch", path],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or clean_env())
-    eq(p.stdout.readline().strip(), "WATCHING", "tool started")
+    # The first line is read from the pipe itself, one byte at a time: p.stdout.readline()
+    # would buffer what follows it (a fast 403's ERROR line comes in the same read when the
+    # tool has already exited), and communicate() reads the pipe, not that buffer, so the
+    # line would be lost.
+    line = b""
+    while not line.endswith(b"\n"):
+        ch = os.read(p.stdout.fileno(), 1)
+        if not ch:
+            break
+        line += ch
+    eq(line.decode().strip(), "WATCHING", "tool started")
     return p
 
 
