@@ -167,7 +167,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
-    rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
+    {
+        const struct sched_profile *prof = gpusched_config_find(&s->cfg, pod.scheduler_name);
+        rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);
+    }
     t1 = mono_now();
     serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
     if (rc) {
