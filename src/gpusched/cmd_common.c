@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
-#include "gpusched/config.h"
+#include "sched/config.h"
 #include "kube/rules.h"
 
 const char *gpusched_cmd_prog = "gpusched";
@@ -112,7 +112,7 @@ size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n
 
 /* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
 /* --config's profiles, for the life of the process (a command reads one) */
-static struct gpusched_config cmd_config;
+static struct sched_config cmd_config;
 
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
@@ -460,8 +460,8 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
             return gpusched_cmd_usage_error(cmd, "--profile and --config cannot be used "
                                                  "together (--profile gpu is a shorthand for "
                                                  "a configuration, docs/gpusched.md)");
-        gpusched_config_free(&cmd_config);
-        if (gpusched_config_load(f->config, &f->prof, &cmd_config, &err)) {
+        sched_config_free(&cmd_config);
+        if (sched_config_load(f->config, &f->prof, &cmd_config, &err)) {
             char msg[ERR_MSG_MAX + 600];
             fprintf(stderr, "gpusched: %s\n", err_format(&err, msg, sizeof(msg)));
             return 2;
@@ -478,7 +478,7 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
 const struct sched_profile *gpusched_cmd_profile_for(const struct sched_profile *dflt,
                                                      const struct kube_pod *pod)
 {
-    const struct sched_profile *p = gpusched_config_find(&cmd_config, pod->scheduler_name);
+    const struct sched_profile *p = sched_config_find(&cmd_config, pod->scheduler_name);
 
     return p ? p : dflt;
 }
@@ -486,7 +486,7 @@ const struct sched_profile *gpusched_cmd_profile_for(const struct sched_profile 
 const struct sched_profile *gpusched_cmd_profile_of(void *arg, const struct kube_pod *pod)
 {
     (void)arg;
-    return gpusched_config_find(&cmd_config, pod->scheduler_name);
+    return sched_config_find(&cmd_config, pod->scheduler_name);
 }
 
 size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,

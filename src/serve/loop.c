@@ -168,7 +168,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         goto out;
     }
     {
-        const struct sched_profile *prof = gpusched_config_find(&s->cfg, pod.scheduler_name);
+        const struct sched_profile *prof = sched_config_find(&s->cfg, pod.scheduler_name);
         rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);
     }
     t1 = mono_now();

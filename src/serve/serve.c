@@ -279,7 +279,7 @@ int serve_main(int argc, char **argv)
                                                               : sched_kube_version_find(NULL));
     s->profile = &s->profile_buf;
     if (o.config) {
-        if (gpusched_config_load(o.config, &s->profile_buf, &s->cfg, &err)) {
+        if (sched_config_load(o.config, &s->profile_buf, &s->cfg, &err)) {
             fprintf(stderr, "gpusched serve: %s\n", err_format(&err, msg, sizeof(msg)));
             free(s);
             return 2;
@@ -311,7 +311,7 @@ int serve_main(int argc, char **argv)
     if (mono_cond_init(&s->cv)) {
         fprintf(stderr, "gpusched serve: cannot create a condition variable\n");
         pthread_mutex_destroy(&s->mu);
-        gpusched_config_free(&s->cfg);
+        sched_config_free(&s->cfg);
         free(s);
         return 1;
     }
@@ -472,7 +472,7 @@ out:
         pthread_cond_destroy(&s->cv);
         if (status == 0)
             serve_log('I', 0, "\"Stopped\"");
-        gpusched_config_free(&s->cfg);
+        sched_config_free(&s->cfg);
         free(s);
     }
     return status;

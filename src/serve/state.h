@@ -20,7 +20,7 @@
 #include "base/keymap.h"
 #include "kube/client.h"
 #include "kube/informer.h"
-#include "gpusched/config.h"
+#include "sched/config.h"
 #include "sched/sched.h"
 #include "serve/binder.h"
 #include "base/httpd.h"
@@ -68,7 +68,7 @@ struct serve {
     struct sched_profile profile_buf;    /* the built-in profile with the node sampling flag */
     /* --config: its profiles (profile is then the first); a pending pod is ours when some
      * profile has its schedulerName, and is scheduled with that profile */
-    struct gpusched_config cfg;
+    struct sched_config cfg;
     char instance[320];
     struct kube_client *client;
     struct kube_client *event_client; /* events only: a rate limit of their own */

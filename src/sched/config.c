@@ -1,6 +1,6 @@
 /* config.c - a KubeSchedulerConfiguration file read into scheduling profiles (see config.h),
  * with kube-scheduler v1.37's defaults (pkg/scheduler/apis/config/v1) and validation. */
-#include "gpusched/config.h"
+#include "sched/config.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -540,7 +540,7 @@ static int parse_duration_ms(struct cfgp *p, json_t *v, const char *field, int64
     return 0;
 }
 
-static int parse_leader(struct cfgp *p, json_t *le, struct gpusched_config *cfg)
+static int parse_leader(struct cfgp *p, json_t *le, struct sched_config *cfg)
 {
     static const char *const keys[] = {"leaderElect",  "leaseDuration",     "renewDeadline",
                                        "retryPeriod",  "resourceLock",      "resourceName",
@@ -593,7 +593,7 @@ static int parse_leader(struct cfgp *p, json_t *le, struct gpusched_config *cfg)
 }
 
 static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *base,
-                     struct gpusched_config *cfg)
+                     struct sched_config *cfg)
 {
     static const char *const keys[] = {"apiVersion",
                                        "kind",
@@ -712,8 +712,8 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
     return 0;
 }
 
-int gpusched_config_load(const char *path, const struct sched_profile *base,
-                         struct gpusched_config *cfg, struct err *err)
+int sched_config_load(const char *path, const struct sched_profile *base,
+                         struct sched_config *cfg, struct err *err)
 {
     struct buf b = BUF_INIT(1 << 20);
     struct cfgp p = {path, NULL, err};
@@ -746,11 +746,11 @@ int gpusched_config_load(const char *path, const struct sched_profile *base,
     json_decref(docs);
     kube_lines_free(p.lines);
     if (rc)
-        gpusched_config_free(cfg);
+        sched_config_free(cfg);
     return rc;
 }
 
-const struct sched_profile *gpusched_config_find(const struct gpusched_config *cfg,
+const struct sched_profile *sched_config_find(const struct sched_config *cfg,
                                                  const char *name)
 {
     size_t i;
@@ -761,7 +761,7 @@ const struct sched_profile *gpusched_config_find(const struct gpusched_config *c
     return NULL;
 }
 
-void gpusched_config_free(struct gpusched_config *cfg)
+void sched_config_free(struct sched_config *cfg)
 {
     if (!cfg)
         return;

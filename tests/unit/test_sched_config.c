@@ -1,4 +1,4 @@
-/* test_gpusched_config.c - `--config`: a KubeSchedulerConfiguration read into profiles with
+/* test_sched_config.c - `--config`: a KubeSchedulerConfiguration read into profiles with
  * kube-scheduler v1.37's defaults (score weights, 0 -> 1, "*", multiPoint; NodeResourcesFit's
  * resources and weights; percentageOfNodesToScore; leaderElection), its refusals as one line
  * naming file, line and field, and NodeResourcesFit's three scoring strategies checked against
@@ -8,14 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpusched/config.h"
+#include "sched/config.h"
 #include "sched/score.h"
 #include "test.h"
 
 static char cfg_path[64];
 
 /* load writes text to a temporary file and reads it; returns the rc, err filled */
-static int load(const char *text, struct gpusched_config *cfg, struct err *err)
+static int load(const char *text, struct sched_config *cfg, struct err *err)
 {
     FILE *f;
     int fd, rc;
@@ -29,7 +29,7 @@ static int load(const char *text, struct gpusched_config *cfg, struct err *err)
     fputs(text, f);
     fclose(f);
     err_clear(err);
-    rc = gpusched_config_load(cfg_path, NULL, cfg, err);
+    rc = sched_config_load(cfg_path, NULL, cfg, err);
     unlink(cfg_path);
     return rc;
 }
@@ -38,7 +38,7 @@ static int load(const char *text, struct gpusched_config *cfg, struct err *err)
 
 static void defaults_without_profiles(void)
 {
-    struct gpusched_config cfg;
+    struct sched_config cfg;
     struct err err;
 
     CHECK_INT_EQ(load(HEAD, &cfg, &err), 0);
@@ -57,7 +57,7 @@ static void defaults_without_profiles(void)
         CHECK_INT_EQ(p->percentage_of_nodes_to_score, 0);
     }
     CHECK(!cfg.has_leader_elect);
-    gpusched_config_free(&cfg);
+    sched_config_free(&cfg);
 }
 
 static void profiles_weights_and_strategies(void)
@@ -103,7 +103,7 @@ static void profiles_weights_and_strategies(void)
              "        type: RequestedToCapacityRatio\n"
              "        requestedToCapacityRatio:\n"
              "          shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]\n";
-    struct gpusched_config cfg;
+    struct sched_config cfg;
     const struct sched_profile *b, *r;
     struct err err;
     char msg[1400];
@@ -113,12 +113,12 @@ static void profiles_weights_and_strategies(void)
         return;
     }
     CHECK_INT_EQ(cfg.nprofiles, 2);
-    b = gpusched_config_find(&cfg, "binpack");
-    r = gpusched_config_find(&cfg, "ratio");
-    CHECK(gpusched_config_find(&cfg, "default-scheduler") == NULL);
+    b = sched_config_find(&cfg, "binpack");
+    r = sched_config_find(&cfg, "ratio");
+    CHECK(sched_config_find(&cfg, "default-scheduler") == NULL);
     if (!b || !r) {
         test_fail(__FILE__, __LINE__, "profiles not found");
-        gpusched_config_free(&cfg);
+        sched_config_free(&cfg);
         return;
     }
     CHECK_INT_EQ(b->percentage_of_nodes_to_score, 100);
@@ -158,7 +158,7 @@ static void profiles_weights_and_strategies(void)
     CHECK(sched_profile_score_key(b) != sched_profile_score_key(r));
     CHECK(sched_profile_score_key(&sched_profile_default) !=
           sched_profile_score_key(&sched_profile_gpu));
-    gpusched_config_free(&cfg);
+    sched_config_free(&cfg);
 }
 
 static void refusals_name_line_and_field(void)
@@ -207,7 +207,7 @@ static void refusals_name_line_and_field(void)
     size_t i;
 
     for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct gpusched_config cfg;
+        struct sched_config cfg;
         struct err err;
         char msg[1400];
         int rc = load(rows[i].text, &cfg, &err);
@@ -215,7 +215,7 @@ static void refusals_name_line_and_field(void)
         if (!rc || !strstr(msg, rows[i].want) || !strstr(msg, cfg_path) || strchr(msg, '\n'))
             test_fail(__FILE__, __LINE__, "row %zu: rc %d, %s; want %s", i, rc, msg, rows[i].want);
         if (!rc)
-            gpusched_config_free(&cfg);
+            sched_config_free(&cfg);
     }
 }
 
@@ -280,4 +280,4 @@ static const struct test_case cases[] = {
     {"refusals name file, line and field", refusals_name_line_and_field},
     {"NodeResourcesFit strategies", fit_strategies},
 };
-TEST_SUITE(gpusched_config, cases)
+TEST_SUITE(sched_config, cases)

@@ -17,8 +17,8 @@
  *   podMaxBackoffSeconds and parallelism (accepted, no effect on answers).
  * Anything else (an unknown field, a filter disabled, another plugin's args, extenders) is
  * an error "FILE: line N: FIELD: message". */
-#ifndef GPUSCHED_CONFIG_H
-#define GPUSCHED_CONFIG_H
+#ifndef SCHED_CONFIG_H
+#define SCHED_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,7 +29,7 @@
 #include "base/err.h"
 #include "sched/profile.h"
 
-struct gpusched_config {
+struct sched_config {
     struct sched_profile *profiles; /* in file order; name = schedulerName */
     size_t nprofiles;
     /* leaderElection: each member only when the file sets it (has_*) */
@@ -42,17 +42,17 @@ struct gpusched_config {
     json_t *doc; /* owns the strings the profiles borrow */
 };
 
-/* gpusched_config_load reads path into cfg. Every profile starts as a copy of base (the
+/* sched_config_load reads path into cfg. Every profile starts as a copy of base (the
  * built-in "default" unless the caller passes another, e.g. one with a --kube-version's
  * wording); its name becomes its schedulerName. Returns 0, or -EINVAL / -ENOENT / -ENOMEM
  * with err set to one line naming the file, line and field. */
-int gpusched_config_load(const char *path, const struct sched_profile *base,
-                         struct gpusched_config *cfg, struct err *err);
+int sched_config_load(const char *path, const struct sched_profile *base,
+                         struct sched_config *cfg, struct err *err);
 
-/* gpusched_config_find returns the profile whose schedulerName is name, or NULL. */
-const struct sched_profile *gpusched_config_find(const struct gpusched_config *cfg,
+/* sched_config_find returns the profile whose schedulerName is name, or NULL. */
+const struct sched_profile *sched_config_find(const struct sched_config *cfg,
                                                  const char *name);
 
-void gpusched_config_free(struct gpusched_config *cfg);
+void sched_config_free(struct sched_config *cfg);
 
 #endif
