@@ -828,3 +828,50 @@ def test_config_errors_are_one_line_exit_2():
             util.check_eq(p.returncode, 2, "%s exit status for %r: %s" % (cmd, want, p.stderr))
             if want not in p.stderr or len(p.stderr.strip().splitlines()) > 2:
                 raise AssertionError("%s stderr: %r, want %r" % (cmd, p.stderr, want))
+
+
+GPU_PROFILE_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: gpu
+  plugins:
+    score:
+      enabled:
+      - {name: GPUPlacement, weight: 10}
+"""
+
+
+def test_profile_gpu_is_the_documented_configuration():
+    """docs/gpusched.md: --profile gpu equals this KubeSchedulerConfiguration, in simulate's
+    answers and in every pod's explanation, on every scenario that uses --profile gpu."""
+    gs = util.binary("gpusched")
+    tmp = tempfile.mkdtemp(prefix="gpusched-config-")
+    cfg = os.path.join(tmp, "gpu.yaml")
+    with open(cfg, "w") as f:
+        f.write(GPU_PROFILE_CONFIG)
+    root = os.path.join(util.SRC, "tests", "scenarios")
+    seen = 0
+    for name in sorted(os.listdir(root)):
+        d = os.path.join(root, name)
+        args_path = os.path.join(d, "args")
+        if not os.path.exists(args_path) or open(args_path).read().split() != ["--profile", "gpu"]:
+            continue
+        seen += 1
+        files = []
+        for f in sorted(os.listdir(d)):
+            if f.endswith((".yaml", ".yml", ".json")) and f != "expected.json":
+                files += ["-f", os.path.join(d, f)]
+        a = util.run([gs, "simulate"] + files + ["--profile", "gpu", "-o", "json"])
+        b = util.run([gs, "simulate"] + files + ["--config", cfg, "-o", "json"])
+        util.check_eq(b.stdout, a.stdout, "%s: simulate" % name)
+        doc = json.loads(a.stdout)
+        for r in doc["scheduled"] + doc["unschedulable"]:
+            pod = "pod/" + r["pod"].split("/")[1]
+            ns = r["pod"].split("/")[0]
+            a = util.run([gs, "explain"] + files + ["-n", ns, "--profile", "gpu", pod, "-o", "wide"])
+            b = util.run([gs, "explain"] + files + ["-n", ns, "--config", cfg, pod, "-o", "wide"])
+            util.check_eq((a.returncode, b.returncode), (0, 0), "%s: explain %s exit" % (name, pod))
+            util.check_eq(b.stdout, a.stdout, "%s: explain %s" % (name, pod))
+    if seen < 2:
+        raise AssertionError("only %d scenarios use --profile gpu" % seen)
