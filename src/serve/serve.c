@@ -378,7 +378,8 @@ int serve_main(int argc, char **argv)
     serve_log('I', 0,
               "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
               "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
-              SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
+              SERVE_VERSION, o.scheduler_name, s->profile->name,
+              (int)s->profile->percentage_of_nodes_to_score,
               (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
               kube_client_server(s->client), o.qps, o.burst,
               s->httpd ? httpd_port(s->httpd) : 0);
