@@ -71,7 +71,8 @@ static int check_keys(struct cfgp *p, json_t *obj, const char *path, const char 
     char f[256];
     size_t i;
 
-    json_object_foreach(obj, k, v) {
+    json_object_foreach(obj, k, v)
+    {
         for (i = 0; allowed[i] && strcmp(allowed[i], k); i++)
             ;
         if (!allowed[i]) {
@@ -120,19 +121,15 @@ static const struct {
     enum splug slot;
     int32_t def_weight; /* in kube-scheduler's default multiPoint set; 0 not there */
 } score_plugins[] = {
-    {"TaintToleration", SP_TAINT, 3},
-    {"NodeAffinity", SP_AFFINITY, 2},
-    {"NodeResourcesFit", SP_FIT, 1},
-    {"NodeResourcesBalancedAllocation", SP_BALANCED, 1},
-    {"PodTopologySpread", SP_SPREAD, 2},
-    {"GPUPlacement", SP_GPU, 0},
-    {"ImageLocality", SP_NOOP, 1},
-    {"InterPodAffinity", SP_NOOP, 2},
+    {"TaintToleration", SP_TAINT, 3},    {"NodeAffinity", SP_AFFINITY, 2},
+    {"NodeResourcesFit", SP_FIT, 1},     {"NodeResourcesBalancedAllocation", SP_BALANCED, 1},
+    {"PodTopologySpread", SP_SPREAD, 2}, {"GPUPlacement", SP_GPU, 0},
+    {"ImageLocality", SP_NOOP, 1},       {"InterPodAffinity", SP_NOOP, 2},
 };
 
 /* the filter plugins of kube-scheduler's default profile gpusched runs */
 static const char *const filter_plugins[] = {
-    "NodeUnschedulable", "NodeName",         "TaintToleration", "NodeAffinity",
+    "NodeUnschedulable", "NodeName",         "TaintToleration",   "NodeAffinity",
     "NodePorts",         "NodeResourcesFit", "PodTopologySpread", NULL,
 };
 
@@ -178,13 +175,14 @@ static int plugin_list(struct cfgp *p, json_t *list, const char *path, bool weig
         return 0;
     if ((rc = want(p, list, JSON_ARRAY, path)))
         return rc;
-    json_array_foreach(list, i, e) {
+    json_array_foreach(list, i, e)
+    {
         struct pl_entry *x;
         json_t *name, *w;
         char f[256];
         snprintf(f, sizeof(f), "%s[%zu]", path, i);
-        if ((rc = want(p, e, JSON_OBJECT, f)) || (rc = check_keys(p, e, f, weights ? keys_w : keys,
-                                                                   "unknown field")))
+        if ((rc = want(p, e, JSON_OBJECT, f)) ||
+            (rc = check_keys(p, e, f, weights ? keys_w : keys, "unknown field")))
             return rc;
         if (*n == max)
             return fail(p, e, f, "more than %zu plugins", max);
@@ -228,13 +226,15 @@ static int parse_plugins(struct cfgp *p, json_t *plugins, const char *path,
 
     if ((rc = want(p, plugins, JSON_OBJECT, path)))
         return rc;
-    json_object_foreach(plugins, k, v) {
+    json_object_foreach(plugins, k, v)
+    {
         snprintf(f, sizeof(f), "%s.%s", path, k);
         for (i = 0; others[i] && strcmp(others[i], k); i++)
             ;
         if (others[i])
-            return fail(p, v, f, "configuring the %s extension point is not supported by "
-                                 "gpusched",
+            return fail(p, v, f,
+                        "configuring the %s extension point is not supported by "
+                        "gpusched",
                         k);
         for (i = 0; points[i] && strcmp(points[i], k); i++)
             ;
@@ -278,8 +278,7 @@ static int parse_plugins(struct cfgp *p, json_t *plugins, const char *path,
             s = find_score(mp[i].name);
             if (s < 0 && !is_filter(mp[i].name))
                 return fail(p, mp[i].v, mp[i].field,
-                            "unknown or unsupported plugin \"%s\" (gpusched models %s)",
-                            mp[i].name,
+                            "unknown or unsupported plugin \"%s\" (gpusched models %s)", mp[i].name,
                             "TaintToleration, NodeAffinity, NodeResourcesFit, "
                             "NodeResourcesBalancedAllocation, PodTopologySpread, GPUPlacement");
             if (s >= 0) {
@@ -300,8 +299,8 @@ static int parse_plugins(struct cfgp *p, json_t *plugins, const char *path,
             return rc;
         for (i = 0; i < nen; i++)
             if (!is_filter(en[i].name))
-                return fail(p, en[i].v, en[i].field,
-                            "unknown or unsupported filter plugin \"%s\"", en[i].name);
+                return fail(p, en[i].v, en[i].field, "unknown or unsupported filter plugin \"%s\"",
+                            en[i].name);
     }
     if ((pt = json_object_get(plugins, "score"))) {
         int32_t sw[SP_COUNT];
@@ -332,8 +331,7 @@ static int parse_plugins(struct cfgp *p, json_t *plugins, const char *path,
                 return fail(p, en[i].v, en[i].field, "unknown or unsupported score plugin \"%s\"",
                             en[i].name);
             if (set[score_plugins[s].slot] && score_plugins[s].slot != SP_NOOP)
-                return fail(p, en[i].v, en[i].field, "plugin \"%s\" is enabled twice",
-                            en[i].name);
+                return fail(p, en[i].v, en[i].field, "plugin \"%s\" is enabled twice", en[i].name);
             set[score_plugins[s].slot] = true;
             sw[score_plugins[s].slot] = en[i].weight > 0 ? (int32_t)en[i].weight : 1;
         }
@@ -373,7 +371,8 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
         return 0;
     if ((rc = want(p, args, JSON_OBJECT, path)))
         return rc;
-    json_object_foreach(args, k, v) {
+    json_object_foreach(args, k, v)
+    {
         if (!strcmp(k, "ignoredResources") || !strcmp(k, "ignoredResourceGroups")) {
             snprintf(f, sizeof(f), "%s.%s", path, k);
             return fail(p, v, f, "not supported by gpusched");
@@ -381,8 +380,8 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
     }
     if ((rc = check_keys(p, args, path, keys, "unknown field")))
         return rc;
-    if ((v = json_object_get(args, "kind")) && !(json_is_string(v) &&
-                                                 !strcmp(json_string_value(v), "NodeResourcesFitArgs"))) {
+    if ((v = json_object_get(args, "kind")) &&
+        !(json_is_string(v) && !strcmp(json_string_value(v), "NodeResourcesFitArgs"))) {
         snprintf(f, sizeof(f), "%s.kind", path);
         return fail(p, v, f, "must be NodeResourcesFitArgs");
     }
@@ -414,13 +413,14 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
             return fail(p, res, f, "more than %d resources", SCHED_MAX_FIT_RESOURCES);
         if (json_array_size(res))
             prof->nfit_resources = 0;
-        json_array_foreach(res, i, e) {
+        json_array_foreach(res, i, e)
+        {
             char g[256];
             json_t *name;
             int64_t wt = 1;
             snprintf(g, sizeof(g), "%s[%zu]", f, i);
-            if ((rc = want(p, e, JSON_OBJECT, g)) || (rc = check_keys(p, e, g, res_keys,
-                                                                       "unknown field")))
+            if ((rc = want(p, e, JSON_OBJECT, g)) ||
+                (rc = check_keys(p, e, g, res_keys, "unknown field")))
                 return rc;
             name = json_object_get(e, "name");
             snprintf(g + strlen(g), sizeof(g) - strlen(g), ".name");
@@ -444,13 +444,15 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
     snprintf(f, sizeof(f), "%s.scoringStrategy.requestedToCapacityRatio", path);
     if (prof->fit_strategy != SCHED_FIT_REQUESTED_TO_CAPACITY_RATIO) {
         if (rtcr && !json_is_null(rtcr))
-            return fail(p, rtcr, f, "Forbidden: must be nil when type is not "
-                                    "RequestedToCapacityRatio");
+            return fail(p, rtcr, f,
+                        "Forbidden: must be nil when type is not "
+                        "RequestedToCapacityRatio");
         return 0;
     }
     if (!rtcr || json_is_null(rtcr))
-        return fail(p, ss, f, "Required value: must be specified when type is "
-                              "RequestedToCapacityRatio");
+        return fail(p, ss, f,
+                    "Required value: must be specified when type is "
+                    "RequestedToCapacityRatio");
     if ((rc = want(p, rtcr, JSON_OBJECT, f)) ||
         (rc = check_keys(p, rtcr, f, rtcr_keys, "unknown field")))
         return rc;
@@ -459,12 +461,14 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
     if (shape && (rc = want(p, shape, JSON_ARRAY, f)))
         return rc;
     if (!shape || !json_array_size(shape))
-        return fail(p, shape ? shape : rtcr, f, "Required value: at least one point must be "
-                                                "specified");
+        return fail(p, shape ? shape : rtcr, f,
+                    "Required value: at least one point must be "
+                    "specified");
     if (json_array_size(shape) > SCHED_MAX_SHAPE_POINTS)
         return fail(p, shape, f, "more than %d points", SCHED_MAX_SHAPE_POINTS);
     prof->nshape = 0;
-    json_array_foreach(shape, i, e) {
+    json_array_foreach(shape, i, e)
+    {
         char g[256];
         struct sched_shape_point *sp = &prof->shape[prof->nshape];
         snprintf(g, sizeof(g), "%s[%zu]", f, i);
@@ -477,8 +481,9 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
             (rc = get_int(p, v, g, 0, 100, &sp->utilization)))
             return rc;
         if (i && prof->shape[i - 1].utilization >= sp->utilization)
-            return fail(p, v ? v : e, g, "Invalid value: %lld: values must be sorted in "
-                                         "increasing order",
+            return fail(p, v ? v : e, g,
+                        "Invalid value: %lld: values must be sorted in "
+                        "increasing order",
                         (long long)sp->utilization);
         snprintf(g, sizeof(g), "%s[%zu].score", f, i);
         if ((v = json_object_get(e, "score")) && (rc = get_int(p, v, g, 0, 10, &sp->score)))
@@ -500,7 +505,8 @@ static int parse_plugin_config(struct cfgp *p, json_t *pc, const char *path,
 
     if ((rc = want(p, pc, JSON_ARRAY, path)))
         return rc;
-    json_array_foreach(pc, i, e) {
+    json_array_foreach(pc, i, e)
+    {
         snprintf(f, sizeof(f), "%s[%zu]", path, i);
         if ((rc = want(p, e, JSON_OBJECT, f)) || (rc = check_keys(p, e, f, keys, "unknown field")))
             return rc;
@@ -509,8 +515,9 @@ static int parse_plugin_config(struct cfgp *p, json_t *pc, const char *path,
         if (!json_is_string(name))
             return fail(p, name ? name : e, f, "a plugin name is required");
         if (strcmp(json_string_value(name), "NodeResourcesFit"))
-            return fail(p, name, f, "args of plugin \"%s\" are not supported by gpusched (only "
-                                    "NodeResourcesFit's)",
+            return fail(p, name, f,
+                        "args of plugin \"%s\" are not supported by gpusched (only "
+                        "NodeResourcesFit's)",
                         json_string_value(name));
         if (seen)
             return fail(p, name, f, "Duplicate value: \"NodeResourcesFit\"");
@@ -542,9 +549,9 @@ static int parse_duration_ms(struct cfgp *p, json_t *v, const char *field, int64
 
 static int parse_leader(struct cfgp *p, json_t *le, struct sched_config *cfg)
 {
-    static const char *const keys[] = {"leaderElect",  "leaseDuration",     "renewDeadline",
-                                       "retryPeriod",  "resourceLock",      "resourceName",
-                                       "resourceNamespace", NULL};
+    static const char *const keys[] = {
+        "leaderElect",  "leaseDuration", "renewDeadline",     "retryPeriod",
+        "resourceLock", "resourceName",  "resourceNamespace", NULL};
     json_t *v;
     int rc;
 
@@ -604,8 +611,8 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
                                        "podInitialBackoffSeconds",
                                        "podMaxBackoffSeconds",
                                        NULL};
-    static const char *const prof_keys[] = {"schedulerName", "percentageOfNodesToScore",
-                                            "plugins", "pluginConfig", NULL};
+    static const char *const prof_keys[] = {"schedulerName", "percentageOfNodesToScore", "plugins",
+                                            "pluginConfig", NULL};
     json_t *v, *profiles, *e;
     int64_t pct = 0, ppct, n;
     bool has_pct = false;
@@ -616,8 +623,7 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
         return rc;
     v = json_object_get(doc, "apiVersion");
     if (!json_is_string(v) || strcmp(json_string_value(v), "kubescheduler.config.k8s.io/v1"))
-        return fail(p, v ? v : doc, "apiVersion",
-                    "want kubescheduler.config.k8s.io/v1, not \"%s\"",
+        return fail(p, v ? v : doc, "apiVersion", "want kubescheduler.config.k8s.io/v1, not \"%s\"",
                     json_is_string(v) ? json_string_value(v) : "");
     v = json_object_get(doc, "kind");
     if (!json_is_string(v) || strcmp(json_string_value(v), "KubeSchedulerConfiguration"))
@@ -712,8 +718,8 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
     return 0;
 }
 
-int sched_config_load(const char *path, const struct sched_profile *base,
-                         struct sched_config *cfg, struct err *err)
+int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
+                      struct err *err)
 {
     struct buf b = BUF_INIT(1 << 20);
     struct cfgp p = {path, NULL, err};
@@ -750,8 +756,7 @@ int sched_config_load(const char *path, const struct sched_profile *base,
     return rc;
 }
 
-const struct sched_profile *sched_config_find(const struct sched_config *cfg,
-                                                 const char *name)
+const struct sched_profile *sched_config_find(const struct sched_config *cfg, const char *name)
 {
     size_t i;
 

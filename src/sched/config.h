@@ -46,12 +46,11 @@ struct sched_config {
  * built-in "default" unless the caller passes another, e.g. one with a --kube-version's
  * wording); its name becomes its schedulerName. Returns 0, or -EINVAL / -ENOENT / -ENOMEM
  * with err set to one line naming the file, line and field. */
-int sched_config_load(const char *path, const struct sched_profile *base,
-                         struct sched_config *cfg, struct err *err);
+int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
+                      struct err *err);
 
 /* sched_config_find returns the profile whose schedulerName is name, or NULL. */
-const struct sched_profile *sched_config_find(const struct sched_config *cfg,
-                                                 const char *name);
+const struct sched_profile *sched_config_find(const struct sched_config *cfg, const char *name);
 
 void sched_config_free(struct sched_config *cfg);
 

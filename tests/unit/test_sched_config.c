@@ -179,7 +179,8 @@ static void refusals_name_line_and_field(void)
          "profiles[0].plugins.filter.disabled[0].name: disabling the filter \"NodePorts\" is not supported by gpusched"},
         {HEAD "profiles:\n- plugins:\n    bind:\n      enabled: []\n",
          "profiles[0].plugins.bind: configuring the bind extension point is not supported by gpusched"},
-        {HEAD "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: -1}]\n",
+        {HEAD
+         "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: -1}]\n",
          "profiles[0].plugins.score.enabled[0].weight: -1 is not in the range [0, 10000]"},
         {HEAD "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
               "      scoringStrategy: {type: Packed}\n",
