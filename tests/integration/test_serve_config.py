@@ -9,7 +9,7 @@ import time
 
 import util
 from fake_apiserver import FakeApiServer
-from serve_util import Serve, node, pod, wait_for, bound
+from serve_util import Serve, node, pod, wait_for, bound, events
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -64,6 +64,7 @@ def test_two_profiles_each_pod_with_its_own():
             api.add(pod("pack%d" % i, scheduler="gpu-binpack", gpus=1))
             api.add(pod("spread%d" % i, scheduler="gpu-spread", gpus=1))
         api.add(pod("not-ours", scheduler="gpusched", gpus=1))
+        api.add(pod("too-big", scheduler="gpu-spread", gpus=9))
         sv = Serve(api, ["--config", cfg, "-v", "2"], tmpdir=tmp)
         try:
             util.check_eq(sv.grep(r'schedulerName="([^"]+)"'), ("gpu-binpack",),
@@ -71,11 +72,19 @@ def test_two_profiles_each_pod_with_its_own():
             lease = wait_for("the lease of the file's resourceName",
                              lambda: api.get("leases", "gpu-schedulers", "kube-system"))
             util.check_eq(lease["spec"].get("leaseDurationSeconds"), 4, "leaseDurationSeconds")
-            wait_for("4 pods bound", lambda: len(bound(api)) == 5)
+            wait_for("the 4 pending pods bound", lambda: len(bound(api)) == 5)
             b = bound(api)
             # MostAllocated packs onto the busier node, LeastAllocated spreads to the idle one
             util.check_eq((b["pack0"], b["pack1"]), ("g1", "g1"), "gpu-binpack placements")
             util.check_eq((b["spread0"], b["spread1"]), ("g2", "g2"), "gpu-spread placements")
+            # each pod's events are reported by its own profile, as kube-scheduler's are
+            evs = wait_for("4 Scheduled events", lambda: len(events(api, "Scheduled")) == 4 and events(api, "Scheduled"))
+            by = {e["regarding"]["name"]: e["reportingController"] for e in evs}
+            util.check_eq(by, {"pack0": "gpu-binpack", "pack1": "gpu-binpack",
+                               "spread0": "gpu-spread", "spread1": "gpu-spread"}, "reportingController")
+            ev = wait_for("too-big reported", lambda: events(api, "FailedScheduling"))[0]
+            util.check_eq((ev["regarding"]["name"], ev["reportingController"]), ("too-big", "gpu-spread"),
+                          "FailedScheduling event")
             time.sleep(0.5)
             if "not-ours" in bound(api):
                 raise AssertionError("a pod of another schedulerName was bound")
