@@ -183,7 +183,7 @@ $(K8S_DIR)/.built: $(K8S_GO_SRC)
 
 # The differential test against kube-scheduler v1.37.2 (build/k8s/k8s-difftest, the oracle
 # in-process): the Go unit tests of tests/k8s/, 200 random clusters, every tests/scenarios/
-# case through the oracle. Ends with "N passed, N failed". A longer campaign:
+# case through the oracle, then 40 clusters under each tests/k8s/configs/ file (--config). Ends with "N passed, N failed". A longer campaign:
 # make diff-k8s SEED=7 N=5000. Reproducers of differences go to $(BUILD)/k8s-diff/.
 GO ?= go
 SEED ?= 1
@@ -194,7 +194,12 @@ check-k8s: all
 	$(MAKE) --no-print-directory k8s && \
 	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
-		--scenarios tests/scenarios --out $(BUILD)/k8s-diff
+		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
+	for c in tests/k8s/configs/*.yaml; do \
+		echo "k8s-difftest --config $$c"; \
+		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 2 --clusters 40 \
+			--scenarios "" --config $$c --out $(BUILD)/k8s-diff-config || exit 1; \
+	done
 diff-k8s: all
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		echo "skipped: make diff-k8s: no Go toolchain ($(GO)) on PATH"; exit 0; fi; \

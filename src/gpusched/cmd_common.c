@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
+#include "sched/config.h"
 #include "kube/rules.h"
 
 const char *gpusched_cmd_prog = "gpusched";
@@ -110,6 +111,9 @@ size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n
 }
 
 /* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
+/* --config's profiles, for the life of the process (a command reads one) */
+static struct sched_config cmd_config;
+
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
     return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
@@ -348,6 +352,10 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
          "cluster's pending pods (default: the context's, else \"default\")"},
         {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
          "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
+        {"config", 0, FLAG_STRING, &f->config, NULL, NULL, "FILE",
+         "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):\n"
+         "each pod uses the profile of its schedulerName (the first\n"
+         "profile when none has it); see docs/gpusched.md"},
         {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
          explain ? "only pods whose spec.schedulerName is NAME are queued"
                  : "only schedule pods whose spec.schedulerName is NAME"},
@@ -448,7 +456,39 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
         if (!rc)
             sched_profile_set_version(&f->prof, v);
     }
+    if (!rc && f->config) {
+        size_t i;
+        if (f->profile)
+            return gpusched_cmd_usage_error(cmd, "--profile and --config cannot be used "
+                                                 "together (--profile gpu is a shorthand for "
+                                                 "a configuration, docs/gpusched.md)");
+        sched_config_free(&cmd_config);
+        if (sched_config_load(f->config, &f->prof, &cmd_config, &err)) {
+            char msg[ERR_MSG_MAX + 600];
+            fprintf(stderr, "gpusched: %s\n", err_format(&err, msg, sizeof(msg)));
+            return 2;
+        }
+        /* --percentage-of-nodes-to-score, when given, wins over the file's */
+        for (i = 0; f->percentage && i < cmd_config.nprofiles; i++)
+            cmd_config.profiles[i].percentage_of_nodes_to_score =
+                f->prof.percentage_of_nodes_to_score;
+        *profile = &cmd_config.profiles[0];
+    }
     return rc;
+}
+
+const struct sched_profile *gpusched_cmd_profile_for(const struct sched_profile *dflt,
+                                                     const struct kube_pod *pod)
+{
+    const struct sched_profile *p = sched_config_find(&cmd_config, pod->scheduler_name);
+
+    return p ? p : dflt;
+}
+
+const struct sched_profile *gpusched_cmd_profile_of(void *arg, const struct kube_pod *pod)
+{
+    (void)arg;
+    return sched_config_find(&cmd_config, pod->scheduler_name);
 }
 
 size_t gpusched_cmd_pending_pods(const struct manifest_input *in, const char *sched_name,

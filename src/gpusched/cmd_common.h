@@ -83,13 +83,14 @@ int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *na
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS (10 + GPUSCHED_LIVE_NFLAGS + 1)
+#define GPUSCHED_CMD_SIM_NFLAGS (11 + GPUSCHED_LIVE_NFLAGS + 1)
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
 struct gpusched_cmd_sim_flags {
     struct flag_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
+    const char *config;                         /* --config FILE */
     const char *percentage;                     /* --percentage-of-nodes-to-score */
     const char *kube_version;                   /* --kube-version */
     const char *follow, *trace;                 /* simulate only: --follow, --trace */
@@ -115,6 +116,14 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
  * error and returns 2 on the first bad one; 0 otherwise. */
 int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, enum out_format *fmt,
                            const struct sched_profile **profile, uint64_t *seed);
+
+/* With --config (gpusched_cmd_sim_check loaded it; *profile is then its first profile):
+ * gpusched_cmd_profile_for returns the profile of pod's schedulerName, or dflt when no
+ * profile has that name (or there is no --config); gpusched_cmd_profile_of is it as a
+ * struct sched_sim_opts profile_of (arg unused, NULL for no other profile). */
+const struct sched_profile *gpusched_cmd_profile_for(const struct sched_profile *dflt,
+                                                     const struct kube_pod *pod);
+const struct sched_profile *gpusched_cmd_profile_of(void *arg, const struct kube_pod *pod);
 
 /* gpusched_cmd_parse_kube_version checks --kube-version (NULL: the default) into *v; on a
  * bad value it prints the usage error and returns 2. */

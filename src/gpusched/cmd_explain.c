@@ -629,6 +629,7 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
     pr.start = pr.last = mono_now();
     pr.tty = isatty(2);
     pr.on = pr.tty || verbose;
+    so.profile_of = gpusched_cmd_profile_of;
     so.progress = explain_progress_cb;
     so.progress_arg = &pr;
     so.seed = seed;
@@ -655,8 +656,11 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
     struct err err;
     size_t i, mypos = 0, ahead = 0, nresults = 0;
     bool explained = false, live = gpusched_live_pod(pod);
+    const struct sched_profile *base = ctx->profile;
     int rc = 1;
 
+    /* with --config, the profile of the pod's schedulerName */
+    ctx->profile = gpusched_cmd_profile_for(base, pod);
     memset(&x, 0, sizeof(x));
     err_clear(&err);
     for (i = 0; i < ctx->npending; i++)
@@ -723,6 +727,7 @@ out:
         sched_explanation_release(&x);
     sched_cluster_free(before);
     sched_cluster_free(full);
+    ctx->profile = base;
     return rc;
 }
 

@@ -624,6 +624,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
     memset(&pr, 0, sizeof(pr));
     pr.start = mono_now();
     pr.tty = isatty(STDERR_FILENO);
+    so.profile_of = gpusched_cmd_profile_of;
     so.progress = simulate_progress_cb;
     so.progress_arg = &pr;
     rc = sched_simulate(cluster, profile, run.pods, run.npods, &so, run.results, &err);

@@ -22,14 +22,17 @@
 #include "sched/spread.h"
 
 
+/* a score plugin's weight in p (NULL: the default profile's) */
+#define WEIGHT(p, member) ((p) ? (p)->member : sched_profile_default.member)
+
 /* ---------------------------------------------------------------- shape cache */
 
 static bool shape_matches(const struct sched_shape *sh, const struct sched_profile *p,
-                          const struct sched_cpod *cp)
+                          const struct sched_cpod *cp, uint64_t key)
 {
     uint32_t i;
 
-    if (!sh->used || sh->cpu != cp->cpu || sh->mem != cp->mem || sh->eph != cp->eph ||
+    if (!sh->used || sh->score_key != key || sh->cpu != cp->cpu || sh->mem != cp->mem || sh->eph != cp->eph ||
         sh->nz_cpu != cp->nz_cpu || sh->nz_mem != cp->nz_mem || sh->nsc != cp->nscalars ||
         sh->gpu_aware != (p && p->gpu_aware) || sh->gpu_rid != cp->gpu_rid)
         return false;
@@ -45,6 +48,7 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
                                      const struct sched_cpod *cp)
 {
     struct sched_shape *sh, *victim = NULL;
+    uint64_t key = sched_profile_score_key(p);
     uint32_t i;
 
     if (c->shape_slots < c->nslots) {
@@ -59,7 +63,7 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     }
     for (i = 0; i < SCHED_MAX_SHAPES; i++) {
         sh = &c->shapes[i];
-        if (shape_matches(sh, p, cp)) {
+        if (shape_matches(sh, p, cp, key)) {
             sh->last_use = ++c->shape_clock;
             return sh;
         }
@@ -81,6 +85,7 @@ static struct sched_shape *shape_get(struct sched_cluster *c, const struct sched
     memcpy(sh->sc, cp->scalars, cp->nscalars * sizeof(cp->scalars[0]));
     sh->gpu_aware = p && p->gpu_aware;
     sh->gpu_rid = cp->gpu_rid;
+    sh->score_key = key;
     return sh;
 }
 
@@ -90,6 +95,53 @@ struct dyn {
     bool unres;
     int32_t fit, bal, gpu;
 };
+
+/* fit_custom: NodeResourcesFit's score under a --config scoringStrategy (the resource values
+ * as kube-scheduler's calculateNodeAllocatableRequest takes them: non-zero requests for cpu
+ * and memory, requests for the others; an extended resource the pod does not request, or the
+ * node lacks, left out) */
+static int32_t fit_custom(const struct sched_cluster *c, const struct sched_profile *p,
+                          const struct sched_cpod *cp, uint32_t slot)
+{
+    const struct sched_hot *h = &c->hot[slot];
+    int64_t alloc[SCHED_MAX_FIT_RESOURCES], req[SCHED_MAX_FIT_RESOURCES];
+    uint32_t i, k, rid;
+
+    for (i = 0; i < p->nfit_resources; i++) {
+        const char *name = p->fit_resources[i].name;
+        const struct sched_scalar *x;
+        int64_t podreq = 0;
+        alloc[i] = req[i] = 0;
+        switch (sched_fit_resource_kind(name)) {
+        case 0:
+            alloc[i] = h->alloc_cpu;
+            req[i] = sched_sat_add(h->nz_cpu, cp->nz_cpu);
+            break;
+        case 1:
+            alloc[i] = h->alloc_mem;
+            req[i] = sched_sat_add(h->nz_mem, cp->nz_mem);
+            break;
+        case 2:
+            alloc[i] = h->alloc_eph;
+            req[i] = sched_sat_add(h->req_eph, cp->eph);
+            break;
+        default:
+            rid = sched_intern_find(&c->strs, name);
+            for (k = 0; rid != SCHED_NOID && k < cp->nscalars; k++)
+                if (cp->scalars[k].rid == rid)
+                    podreq = cp->scalars[k].req;
+            if (!podreq)
+                break;
+            x = sched_slot_scalar(&c->slots[slot], rid);
+            if (x) {
+                alloc[i] = x->alloc;
+                req[i] = sched_sat_add(x->req, podreq);
+            }
+            break;
+        }
+    }
+    return (int32_t)sched_score_fit(p, alloc, req);
+}
 
 static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
                                                const struct sched_profile *p,
@@ -103,8 +155,12 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
     d->fit = d->bal = d->gpu = 0;
     if (d->mask)
         return;
-    d->fit = (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(h->nz_cpu, cp->nz_cpu),
-                                                  h->alloc_mem, sched_sat_add(h->nz_mem, cp->nz_mem));
+    if (sched_profile_fit_default(p))
+        d->fit = (int32_t)sched_score_least_allocated(
+            h->alloc_cpu, sched_sat_add(h->nz_cpu, cp->nz_cpu), h->alloc_mem,
+            sched_sat_add(h->nz_mem, cp->nz_mem));
+    else
+        d->fit = fit_custom(c, p, cp, slot);
     d->bal = bal_skip ? 0
                       : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu, cp->cpu,
                                                       h->alloc_mem, h->req_mem, cp->mem);
@@ -138,7 +194,7 @@ static __attribute__((noinline)) int32_t dyn_refill(const struct sched_cluster *
         sh->dyn[slot] = gen;
         return -1;
     }
-    score = d.fit + d.bal + gw * d.gpu;
+    score = WEIGHT(p, w_fit) * d.fit + WEIGHT(p, w_balanced) * d.bal + gw * d.gpu;
     /* a score the entry cannot hold (a profile weighting GPUs far more) is not cached */
     sh->dyn[slot] = score <= SCHED_DYN_SCORE_MAX
                         ? gen | SCHED_DYN_FITS | (uint32_t)score << SCHED_DYN_SCORE_SHIFT
@@ -510,7 +566,7 @@ scanned:
             return err_set(err, -ENOMEM, "out of memory in a scheduling cycle");
         if (sched_spread_scores(c, cp, feas, nf, raw, norm))
             for (i = 0; i < nf; i++)
-                fscore[i] += 2 * norm[i];
+                fscore[i] += WEIGHT(p, w_spread) * norm[i];
     }
     /* per class: the normalised static scores, computed once */
     if (++c->s_stamp == 0) {
@@ -521,13 +577,15 @@ scanned:
         uint32_t cls = fcls[i];
         int64_t total;
         if (cp->preferred_by_name) {
-            total = 3 * sched_normalize(vc[cls].taint_score, max_taint, true) +
-                    2 * sched_normalize(faff[i], max_aff, false);
+            total = WEIGHT(p, w_taint) * sched_normalize(vc[cls].taint_score, max_taint, true) +
+                    WEIGHT(p, w_affinity) * sched_normalize(faff[i], max_aff, false);
         } else {
             if (c->s_cls_stamp[cls] != c->s_stamp) {
                 c->s_cls_stamp[cls] = c->s_stamp;
-                c->s_cls_total[cls] = 3 * sched_normalize(vc[cls].taint_score, max_taint, true) +
-                                      2 * sched_normalize(vc[cls].affinity_score, max_aff, false);
+                c->s_cls_total[cls] =
+                    WEIGHT(p, w_taint) * sched_normalize(vc[cls].taint_score, max_taint, true) +
+                    WEIGHT(p, w_affinity) *
+                        sched_normalize(vc[cls].affinity_score, max_aff, false);
             }
             total = c->s_cls_total[cls];
         }
@@ -548,12 +606,15 @@ bool sched_cycle_needs_rows(const struct sched_cpod *cp)
     return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages;
 }
 
-static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeout *o, int32_t gw)
+static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,
+                         const struct sched_nodeout *o, int32_t gw)
 {
-    return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
-           2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm +
-           2 * sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) + o->img_raw;
+    return (int64_t)WEIGHT(p, w_taint) * sched_normalize(o->taint_raw, cy->max_taint, true) +
+           (int64_t)WEIGHT(p, w_affinity) * sched_normalize(o->aff_raw, cy->max_aff, false) +
+           (int64_t)WEIGHT(p, w_fit) * o->fit_raw + (int64_t)WEIGHT(p, w_balanced) * o->bal_raw +
+           (int64_t)gw * o->gpu_raw + (int64_t)WEIGHT(p, w_spread) * o->spread_norm +
+           (int64_t)WEIGHT(p, w_interpod) * sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
+           (int64_t)WEIGHT(p, w_image) * o->img_raw;
 }
 
 /* spread_node: PodTopologySpread's Filter, after the other filters passed. Of the filters
@@ -688,7 +749,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             if ((rc = spread_scores(c, cp, cy, &nom, 1, 0)))
                 goto out;
             cy->processed = 0;
-            o->total = row_total(cy, o, gw);
+            o->total = row_total(p, cy, o, gw);
             cy->chosen = (int32_t)nom;
             goto out;
         }
@@ -735,7 +796,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
 
         if (o->plugin)
             continue;
-        o->total = row_total(cy, o, gw);
+        o->total = row_total(p, cy, o, gw);
         if (!nties || o->total > best) {
             best = o->total;
             nties = 0;

@@ -4,11 +4,70 @@
 
 #include <string.h>
 
+#define BUILTIN_SCORES                                                                             \
+    .w_taint = 3, .w_affinity = 2, .w_fit = 1, .w_balanced = 1, .w_spread = 2, .w_interpod = 2, .w_image = 1,                     \
+    .fit_strategy = SCHED_FIT_LEAST_ALLOCATED, .nfit_resources = 2,                                \
+    .fit_resources = {{"cpu", 1}, {"memory", 1}}
+
 const struct sched_profile sched_profile_default = {
-    "default", false, "nvidia.com/gpu", 0, SCHED_TAINT_WORDING_GENERIC, 100};
+    .name = "default",
+    .gpu_aware = false,
+    .gpu_resource = "nvidia.com/gpu",
+    .gpu_weight = 0,
+    .taint_wording = SCHED_TAINT_WORDING_GENERIC,
+    .percentage_of_nodes_to_score = 100,
+    BUILTIN_SCORES,
+};
 
 const struct sched_profile sched_profile_gpu = {
-    "gpu", true, "nvidia.com/gpu", 10, SCHED_TAINT_WORDING_GENERIC, 100};
+    .name = "gpu",
+    .gpu_aware = true,
+    .gpu_resource = "nvidia.com/gpu",
+    .gpu_weight = 10,
+    .taint_wording = SCHED_TAINT_WORDING_GENERIC,
+    .percentage_of_nodes_to_score = 100,
+    BUILTIN_SCORES,
+};
+
+bool sched_profile_fit_default(const struct sched_profile *p)
+{
+    return !p || (p->fit_strategy == SCHED_FIT_LEAST_ALLOCATED && p->nfit_resources == 2 &&
+                  !strcmp(p->fit_resources[0].name, "cpu") && p->fit_resources[0].weight == 1 &&
+                  !strcmp(p->fit_resources[1].name, "memory") && p->fit_resources[1].weight == 1);
+}
+
+/* FNV-1a over the bytes of v */
+static uint64_t fnv(uint64_t h, const void *v, size_t n)
+{
+    const unsigned char *b = v;
+
+    while (n--)
+        h = (h ^ *b++) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t sched_profile_score_key(const struct sched_profile *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    int32_t gw;
+    uint32_t i;
+
+    if (!p)
+        p = &sched_profile_default;
+    gw = p->gpu_aware ? p->gpu_weight : 0;
+    h = fnv(h, &p->w_fit, sizeof(p->w_fit));
+    h = fnv(h, &p->w_balanced, sizeof(p->w_balanced));
+    h = fnv(h, &gw, sizeof(gw));
+    h = fnv(h, &p->fit_strategy, sizeof(p->fit_strategy));
+    for (i = 0; i < p->nfit_resources; i++) {
+        h = fnv(h, p->fit_resources[i].name, strlen(p->fit_resources[i].name) + 1);
+        h = fnv(h, &p->fit_resources[i].weight, sizeof(p->fit_resources[i].weight));
+    }
+    h = fnv(h, &p->nfit_resources, sizeof(p->nfit_resources));
+    if (p->fit_strategy == SCHED_FIT_REQUESTED_TO_CAPACITY_RATIO)
+        h = fnv(h, p->shape, p->nshape * sizeof(p->shape[0]));
+    return h;
+}
 
 const struct sched_profile *sched_profile_find(const char *name)
 {

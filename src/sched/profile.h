@@ -23,8 +23,32 @@ enum sched_taint_wording {
  * gpu_resource, MostAllocated on that resource (bin-packing onto the fewest GPU nodes); for a
  * pod requesting none, 0 on nodes whose allocatable has gpu_resource > 0 and 100 elsewhere
  * (a penalty, never a filter). See docs/scheduling.md, "GPU-aware profile". */
+/* NodeResourcesFit's scoringStrategy.type */
+enum sched_fit_strategy {
+    SCHED_FIT_LEAST_ALLOCATED = 0,
+    SCHED_FIT_MOST_ALLOCATED,
+    SCHED_FIT_REQUESTED_TO_CAPACITY_RATIO,
+};
+
+#define SCHED_MAX_FIT_RESOURCES 8
+#define SCHED_MAX_SHAPE_POINTS 11
+
+/* One of scoringStrategy.resources: a resource name ("cpu", "memory", "ephemeral-storage" or
+ * an extended resource such as "nvidia.com/gpu") and its weight, 1..100. */
+struct sched_fit_resource {
+    const char *name; /* borrowed: the built-ins' are static, a --config file's live as long
+                       * as the profile */
+    int64_t weight;
+};
+
+/* One point of RequestedToCapacityRatio's shape: utilization 0..100, score 0..10 (scaled by
+ * 10 to MaxNodeScore when scoring, as kube-scheduler does). */
+struct sched_shape_point {
+    int64_t utilization, score;
+};
+
 struct sched_profile {
-    const char *name;         /* "default" or "gpu" */
+    const char *name;         /* "default", "gpu", or a --config profile's schedulerName */
     bool gpu_aware;           /* GPUPlacement score on */
     const char *gpu_resource; /* "nvidia.com/gpu" */
     int32_t gpu_weight;       /* 10 in the "gpu" profile */
@@ -34,7 +58,27 @@ struct sched_profile {
      * sched_num_feasible_nodes_to_find feasible nodes; 0 is kube-scheduler's adaptive default.
      * Values above 100 act as 100, negative ones as 0. */
     int32_t percentage_of_nodes_to_score;
+    /* Score plugin weights (0 = the plugin is disabled at Score): TaintToleration 3,
+     * NodeAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1, PodTopologySpread
+     * 2 in both built-ins, as in kube-scheduler's default profile. */
+    int32_t w_taint, w_affinity, w_fit, w_balanced, w_spread, w_interpod, w_image;
+    /* NodeResourcesFit's scoringStrategy: LeastAllocated over cpu:1, memory:1 in the built-ins
+     * (kube-scheduler's default); shape used only by RequestedToCapacityRatio. */
+    enum sched_fit_strategy fit_strategy;
+    uint32_t nfit_resources;
+    struct sched_fit_resource fit_resources[SCHED_MAX_FIT_RESOURCES];
+    uint32_t nshape;
+    struct sched_shape_point shape[SCHED_MAX_SHAPE_POINTS];
 };
+
+/* sched_profile_fit_default: p scores NodeResourcesFit as the built-ins do (LeastAllocated,
+ * cpu:1 memory:1), the fast path's specialised case. */
+bool sched_profile_fit_default(const struct sched_profile *p);
+
+/* sched_profile_score_key is a 64-bit digest of the members that change a node's resource
+ * scores (weights of Fit, BalancedAllocation and GPUPlacement, the strategy, its resources
+ * and shape): the fast path's cache of those scores is kept per pod shape and key. */
+uint64_t sched_profile_score_key(const struct sched_profile *p);
 
 /* The two built-in profiles (static storage, never freed). */
 extern const struct sched_profile sched_profile_default;

@@ -359,6 +359,41 @@ static int32_t ref_image_score(const struct sched_cluster *c, const struct kube_
     return (int32_t)(100 * (sum - 23 * mb) / (1000 * mb * n - 23 * mb));
 }
 
+/* NodeResourcesFit's score under a --config scoringStrategy, from the node's pods */
+static int32_t ref_fit_custom(const struct sched_cluster *c, const struct sched_profile *p,
+                              const struct sched_cpod *cp, const struct sched_slot *s,
+                              int64_t nzc, int64_t nzm, int64_t eph)
+{
+    const struct sched_hot *h = &c->hot[s - c->slots];
+    int64_t alloc[SCHED_MAX_FIT_RESOURCES], req[SCHED_MAX_FIT_RESOURCES], podreq;
+    uint32_t i, k;
+
+    for (i = 0; i < p->nfit_resources; i++) {
+        const char *name = p->fit_resources[i].name;
+        alloc[i] = req[i] = 0;
+        if (!strcmp(name, "cpu")) {
+            alloc[i] = h->alloc_cpu;
+            req[i] = sched_sat_add(nzc, cp->nz_cpu);
+        } else if (!strcmp(name, "memory")) {
+            alloc[i] = h->alloc_mem;
+            req[i] = sched_sat_add(nzm, cp->nz_mem);
+        } else if (!strcmp(name, "ephemeral-storage")) {
+            alloc[i] = h->alloc_eph;
+            req[i] = sched_sat_add(eph, cp->eph);
+        } else {
+            podreq = 0;
+            for (k = 0; k < cp->nscalars; k++)
+                if (!strcmp(str(c, cp->scalars[k].rid), name))
+                    podreq = cp->scalars[k].req;
+            if (podreq) {
+                alloc[i] = slot_alloc_scalar(c, s, name);
+                req[i] = sched_sat_add(slot_req_scalar(c, s, name), podreq);
+            }
+        }
+    }
+    return (int32_t)sched_score_fit(p, alloc, req);
+}
+
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o)
 {
@@ -480,8 +515,12 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         if (t->weight && ref_term(c, s, &t->term))
             o->aff_raw += t->weight;
     }
-    o->fit_raw = (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu),
-                                                      h->alloc_mem, sched_sat_add(nzm, cp->nz_mem));
+    o->fit_raw = p && !sched_profile_fit_default(p)
+                     ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
+                     : (int32_t)sched_score_least_allocated(h->alloc_cpu,
+                                                            sched_sat_add(nzc, cp->nz_cpu),
+                                                            h->alloc_mem,
+                                                            sched_sat_add(nzm, cp->nz_mem));
     o->bal_raw = cp->cpu == 0 && cp->mem == 0
                      ? 0
                      : (int32_t)sched_score_balanced(h->alloc_cpu, cpu, cp->cpu, h->alloc_mem,

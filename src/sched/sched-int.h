@@ -147,6 +147,7 @@ struct sched_shape {
     uint32_t nsc;
     bool gpu_aware;
     uint32_t gpu_rid;
+    uint64_t score_key; /* sched_profile_score_key of the profile the entries were filled for */
     uint32_t *dyn; /* per slot, see SCHED_DYN_GEN_BITS */
 };
 

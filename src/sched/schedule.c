@@ -108,21 +108,32 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                     return -ENOMEM;
         } else {
             struct sched_score *s = v->scores;
-            s[0] = (struct sched_score){"TaintToleration", o->taint_raw,
-                                        sched_normalize(o->taint_raw, cy->max_taint, true), 3, 0};
-            s[1] = (struct sched_score){"NodeAffinity", o->aff_raw,
-                                        sched_normalize(o->aff_raw, cy->max_aff, false), 2, 0};
-            s[2] = (struct sched_score){"NodeResourcesFit", o->fit_raw, o->fit_raw, 1, 0};
-            s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw,
-                                        1, 0};
-            v->nscores = 4;
-            if (cp->spread && cy->spread_scored)
+            const struct sched_profile *w = p ? p : &sched_profile_default;
+            v->nscores = 0;
+            if (w->w_taint)
+                s[v->nscores++] = (struct sched_score){
+                    "TaintToleration", o->taint_raw,
+                    sched_normalize(o->taint_raw, cy->max_taint, true), w->w_taint, 0};
+            if (w->w_affinity)
+                s[v->nscores++] = (struct sched_score){
+                    "NodeAffinity", o->aff_raw, sched_normalize(o->aff_raw, cy->max_aff, false),
+                    w->w_affinity, 0};
+            if (w->w_fit)
+                s[v->nscores++] = (struct sched_score){"NodeResourcesFit", o->fit_raw,
+                                                       o->fit_raw, w->w_fit, 0};
+            if (w->w_balanced)
+                s[v->nscores++] = (struct sched_score){"NodeResourcesBalancedAllocation",
+                                                       o->bal_raw, o->bal_raw, w->w_balanced, 0};
+            if (cp->spread && cy->spread_scored && w->w_spread)
                 s[v->nscores++] = (struct sched_score){"PodTopologySpread", o->spread_raw,
-                                                       o->spread_norm, 2, 0};
-            s[v->nscores++] = (struct sched_score){
-                "InterPodAffinity", o->ipa_raw,
-                sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa), 2, 0};
-            s[v->nscores++] = (struct sched_score){"ImageLocality", o->img_raw, o->img_raw, 1, 0};
+                                                       o->spread_norm, w->w_spread, 0};
+            if (w->w_interpod)
+                s[v->nscores++] = (struct sched_score){
+                    "InterPodAffinity", o->ipa_raw,
+                    sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa), w->w_interpod, 0};
+            if (w->w_image)
+                s[v->nscores++] =
+                    (struct sched_score){"ImageLocality", o->img_raw, o->img_raw, w->w_image, 0};
             if (p && p->gpu_aware)
                 s[v->nscores++] =
                     (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};

@@ -4,6 +4,7 @@
 #include "sched/score.h"
 
 #include <math.h>
+#include <string.h>
 
 
 #define MAX_NODE_SCORE 100
@@ -88,6 +89,68 @@ int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_
         return most_requested(__builtin_add_overflow(req_gpu, pod_gpu, &sum) ? INT64_MAX : sum,
                               alloc_gpu);
     return alloc_gpu > 0 ? 0 : MAX_NODE_SCORE;
+}
+
+int sched_fit_resource_kind(const char *name)
+{
+    if (!strcmp(name, "cpu"))
+        return 0;
+    if (!strcmp(name, "memory"))
+        return 1;
+    if (!strcmp(name, "ephemeral-storage"))
+        return 2;
+    return 3;
+}
+
+/* helper.BuildBrokenLinearFunction over shape points scaled to MaxNodeScore */
+static int64_t broken_linear(const struct sched_profile *p, int64_t u)
+{
+    uint32_t i;
+
+    for (i = 0; i < p->nshape; i++) {
+        if (u <= p->shape[i].utilization) {
+            int64_t s1 = p->shape[i].score * 10, s0, u0;
+            if (i == 0)
+                return s1;
+            s0 = p->shape[i - 1].score * 10;
+            u0 = p->shape[i - 1].utilization;
+            return s0 + (s1 - s0) * (u - u0) / (p->shape[i].utilization - u0);
+        }
+    }
+    return p->nshape ? p->shape[p->nshape - 1].score * 10 : 0;
+}
+
+int64_t sched_score_fit(const struct sched_profile *p, const int64_t *alloc, const int64_t *req)
+{
+    int64_t score = 0, weights = 0, s;
+    uint32_t i;
+
+    for (i = 0; i < p->nfit_resources; i++) {
+        int64_t w = p->fit_resources[i].weight;
+        if (alloc[i] == 0)
+            continue;
+        switch (p->fit_strategy) {
+        case SCHED_FIT_LEAST_ALLOCATED:
+            s = least_requested(req[i], alloc[i]);
+            break;
+        case SCHED_FIT_MOST_ALLOCATED:
+            s = most_requested(req[i], alloc[i]);
+            break;
+        default:
+            s = req[i] > alloc[i] ? broken_linear(p, 100)
+                                  : broken_linear(p, (int64_t)((uint64_t)req[i] * 100u) / alloc[i]);
+            if (s <= 0)
+                continue;
+            break;
+        }
+        score += s * w;
+        weights += w;
+    }
+    if (!weights)
+        return 0;
+    if (p->fit_strategy == SCHED_FIT_REQUESTED_TO_CAPACITY_RATIO)
+        return (int64_t)llround((double)score / (double)weights);
+    return score / weights;
 }
 
 /* helper.DefaultNormalizeScore */

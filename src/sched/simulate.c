@@ -76,6 +76,11 @@ static int attempt(struct sched_cluster *c, const struct sched_profile *p,
     int rc;
 
     rng->follow_node = rng->follow_preempt = NULL;
+    if (o && o->profile_of) {
+        const struct sched_profile *q = o->profile_of(o->profile_arg, pod);
+        if (q)
+            p = q;
+    }
     if (o && o->follow) {
         rng->follow_node = o->follow(o->follow_arg, pod, false);
         rng->follow_preempt = o->follow(o->follow_arg, pod, true);

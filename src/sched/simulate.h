@@ -30,6 +30,10 @@ struct sched_sim_opts {
     int (*attempt)(void *arg, const struct kube_pod *pod, int number,
                    const struct sched_explanation *x);
     void *attempt_arg;
+    /* Optional (`--config` with several profiles): profile_of(arg, pod) names the profile of
+     * pod's attempts, or NULL for the one sched_simulate was given. */
+    const struct sched_profile *(*profile_of)(void *arg, const struct kube_pod *pod);
+    void *profile_arg;
 };
 
 /* sched_simulate schedules pods[0..n) into c, in kube-scheduler's queue order: priority

@@ -37,6 +37,9 @@ struct serve_task {
     char *key;  /* "namespace/name" of the pod */
     char *node; /* the chosen node, binds only */
     char *uid;
+    /* borrowed, lives as long as the process: the schedulerName of the profile that scheduled
+     * the pod (events' reportingController, the DisruptionTarget writer); NULL: the first */
+    const char *controller;
     int64_t queued_ms; /* when the pod first entered the queue (for e2e latency) */
     int64_t bind_start_ms;
     void *ud; /* borrowed */

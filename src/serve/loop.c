@@ -27,8 +27,8 @@ static void serve_report_failure(struct serve *s, struct serve_pending *pp, cons
                                  const char *message, const char *nominated)
 {
     if (strcmp(reason, "SchedulingGated"))
-        serve_write_event(s, pp->namespace_, pp->name, pp->uid, "Warning", "FailedScheduling",
-                          "Scheduling", message);
+        serve_write_event(s, serve_controller(s, pp->scheduler_name), pp->namespace_, pp->name,
+                          pp->uid, "Warning", "FailedScheduling", "Scheduling", message);
     if (!str_eq(pp->last_message, message) ||
         (nominated && !str_eq(pp->last_nominated, nominated))) {
         free(pp->last_message);
@@ -71,7 +71,8 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
             continue;
         }
         sched_cluster_mark_preempted(s->cluster, v->namespace_, v->name, true);
-        serve_write_preempt(s, v->namespace_, v->name, pp->uid, res->nominated_node);
+        serve_write_preempt(s, serve_controller(s, pp->scheduler_name), v->namespace_, v->name,
+                            pp->uid, res->nominated_node);
         serve_log('I', 2, "\"Preempting pod\" victim=\"%s/%s\" preemptor=\"%s\" node=\"%s\"",
                   v->namespace_, v->name, key, res->nominated_node);
     }
@@ -167,7 +168,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
-    rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
+    {
+        const struct sched_profile *prof = sched_config_find(&s->cfg, pod.scheduler_name);
+        rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);
+    }
     t1 = mono_now();
     serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
     if (rc) {
@@ -218,6 +222,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
             break;
         }
         t->queued_ms = it->added_ms;
+        t->controller = serve_controller(s, pp->scheduler_name);
         pthread_mutex_lock(&s->metrics.mu);
         s->metrics.attempts[SERVE_RESULT_SCHEDULED]++;
         s->metrics.in_flight_binds++;

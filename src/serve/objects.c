@@ -37,6 +37,7 @@ void serve_pending_free(void *p)
     free(pp->namespace_);
     free(pp->name);
     free(pp->uid);
+    free(pp->scheduler_name);
     free(pp->last_message);
     free(pp->last_nominated);
     free(pp->watch_nominated);
@@ -69,7 +70,8 @@ struct serve_pending *serve_pending_new(json_t *obj)
     pp->namespace_ = strdup(ns && *ns ? ns : "default");
     pp->name = strdup(name ? name : "");
     pp->uid = strdup(uid ? uid : "");
-    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid)
+    pp->scheduler_name = strdup(serve_pod_scheduler_name(obj));
+    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid || !pp->scheduler_name)
         goto fail;
     json_decref(copy);
     return pp;

@@ -152,6 +152,11 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
          "pods to schedule and event reportingController (default gpusched)"},
         {"profile", 0, FLAG_FUNC, &o->profile, set_profile, NULL, "default|gpu",
          "scoring profile (default \"default\")"},
+        {"config", 0, FLAG_STRING, &o->config, NULL, NULL, "FILE",
+         "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):\n"
+         "its profiles' schedulerNames, plugins, weights, scoring\n"
+         "strategy, percentageOfNodesToScore and leaderElection\n"
+         "(instead of --profile and --scheduler-name; docs/serve.md)"},
         {"kubeconfig", 0, FLAG_STRING, &o->kubeconfig, NULL, NULL, "FILE",
          "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"},
         {"context", 0, FLAG_STRING, &o->context, NULL, NULL, "NAME",
@@ -221,8 +226,8 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
 int serve_main(int argc, char **argv)
 {
     struct serve_opts o = {
-        .scheduler_name = "gpusched",
-        .profile = "default",
+        .scheduler_name = NULL, /* "gpusched" */
+        .profile = NULL,        /* "default" */
         .qps = 50,
         .burst = 100,
         .lease_duration_ms = 15000,
@@ -257,18 +262,56 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: out of memory\n");
         return 1;
     }
-    s->o = o;
+    if (o.config && (o.profile || o.scheduler_name)) {
+        fprintf(stderr, "gpusched serve: --config cannot be used with %s (set the profiles' "
+                        "schedulerName and plugins in the file)\n",
+                o.profile ? "--profile" : "--scheduler-name");
+        free(s);
+        return 2;
+    }
+    if (!o.profile)
+        o.profile = "default";
+    if (!o.scheduler_name)
+        o.scheduler_name = "gpusched";
     s->profile_buf = *sched_profile_find(o.profile);
     s->profile_buf.percentage_of_nodes_to_score = o.percentage_of_nodes_to_score;
     sched_profile_set_version(&s->profile_buf, o.kube_version ? o.kube_version
                                                               : sched_kube_version_find(NULL));
     s->profile = &s->profile_buf;
+    if (o.config) {
+        if (sched_config_load(o.config, &s->profile_buf, &s->cfg, &err)) {
+            fprintf(stderr, "gpusched serve: %s\n", err_format(&err, msg, sizeof(msg)));
+            free(s);
+            return 2;
+        }
+        /* the first profile names the events and the lease holder */
+        s->profile = &s->cfg.profiles[0];
+        o.scheduler_name = s->cfg.profiles[0].name;
+        if (s->cfg.has_leader_elect)
+            o.leader_elect = s->cfg.leader_elect;
+        if (s->cfg.has_lease_duration)
+            o.lease_duration_ms = s->cfg.lease_duration_ms;
+        if (s->cfg.has_renew_deadline)
+            o.renew_deadline_ms = s->cfg.renew_deadline_ms;
+        if (s->cfg.has_retry_period)
+            o.retry_period_ms = s->cfg.retry_period_ms;
+        if (s->cfg.lease_name)
+            o.lease_name = s->cfg.lease_name;
+        if (s->cfg.lease_namespace)
+            o.lease_namespace = s->cfg.lease_namespace;
+        if (s->cfg.has_initial_backoff)
+            o.initial_backoff_ms = s->cfg.initial_backoff_ms;
+        if (s->cfg.has_max_backoff)
+            o.max_backoff_ms = s->cfg.max_backoff_ms;
+    }
+    s->o = o;
     gethostname(host, sizeof(host) - 1);
     snprintf(s->instance, sizeof(s->instance), "%s-%s", o.scheduler_name, host);
     pthread_mutex_init(&s->mu, NULL);
     if (mono_cond_init(&s->cv)) {
         fprintf(stderr, "gpusched serve: cannot create a condition variable\n");
         pthread_mutex_destroy(&s->mu);
+        sched_config_free(&s->cfg);
         free(s);
         return 1;
     }
@@ -314,6 +357,8 @@ int serve_main(int argc, char **argv)
     s->cluster = sched_cluster_new();
     memset(&qo, 0, sizeof(qo));
     qo.max_unschedulable_ms = o.max_unschedulable_ms;
+    qo.initial_backoff_ms = o.initial_backoff_ms;
+    qo.max_backoff_ms = o.max_backoff_ms;
     s->queue = serve_queue_new(&qo);
     if (!s->cluster || !s->queue) {
         fprintf(stderr, "gpusched serve: out of memory\n");
@@ -333,7 +378,8 @@ int serve_main(int argc, char **argv)
     serve_log('I', 0,
               "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
               "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
-              SERVE_VERSION, o.scheduler_name, s->profile->name, o.percentage_of_nodes_to_score,
+              SERVE_VERSION, o.scheduler_name, s->profile->name,
+              (int)s->profile->percentage_of_nodes_to_score,
               (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
               kube_client_server(s->client), o.qps, o.burst,
               s->httpd ? httpd_port(s->httpd) : 0);
@@ -435,6 +481,7 @@ out:
         pthread_cond_destroy(&s->cv);
         if (status == 0)
             serve_log('I', 0, "\"Stopped\"");
+        sched_config_free(&s->cfg);
         free(s);
     }
     return status;

@@ -20,6 +20,7 @@
 #include "base/keymap.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "sched/config.h"
 #include "sched/sched.h"
 #include "serve/binder.h"
 #include "base/httpd.h"
@@ -45,6 +46,7 @@ struct serve_opts {
     int64_t initial_backoff_ms, max_backoff_ms;
     int percentage_of_nodes_to_score; /* 0..100, 0 adaptive */
     const struct sched_kube_version *kube_version; /* --kube-version; NULL: the default */
+    const char *config; /* --config FILE: a KubeSchedulerConfiguration */
 };
 
 /* A pod assumed on a node: its bind is in flight, or done and not yet seen by the informer. */
@@ -64,6 +66,9 @@ struct serve {
     struct serve_opts o;
     const struct sched_profile *profile; /* &profile_buf */
     struct sched_profile profile_buf;    /* the built-in profile with the node sampling flag */
+    /* --config: its profiles (profile is then the first); a pending pod is ours when some
+     * profile has its schedulerName, and is scheduled with that profile */
+    struct sched_config cfg;
     char instance[320];
     struct kube_client *client;
     struct kube_client *event_client; /* events only: a rate limit of their own */

@@ -94,6 +94,8 @@ bool serve_pod_filter(void *ud, json_t *obj)
         return false;
     if (*serve_pod_node_name(obj))
         return true;
+    if (s->cfg.nprofiles)
+        return sched_config_find(&s->cfg, serve_pod_scheduler_name(obj)) != NULL;
     return !strcmp(serve_pod_scheduler_name(obj), s->o.scheduler_name);
 }
 

@@ -21,11 +21,19 @@ void serve_write_submit(struct serve *s, struct serve_task *t, const char *key)
     serve_binder_submit(s->binder, t);
 }
 
-void serve_write_event(struct serve *s, const char *ns, const char *name, const char *uid,
-                       const char *type, const char *reason, const char *action, const char *note)
+const char *serve_controller(const struct serve *s, const char *scheduler_name)
 {
-    struct serve_event ev = {ns,         name, uid, type, reason, action, note, s->o.scheduler_name,
-                             s->instance};
+    const struct sched_profile *p = sched_config_find(&s->cfg, scheduler_name);
+
+    return p ? p->name : s->o.scheduler_name;
+}
+
+void serve_write_event(struct serve *s, const char *controller, const char *ns, const char *name,
+                       const char *uid, const char *type, const char *reason, const char *action,
+                       const char *note)
+{
+    struct serve_event ev = {ns,   name, uid, type, reason, action, note,
+                             controller ? controller : s->o.scheduler_name, s->instance};
     struct timespec now;
     char path[600], nsesc[300], key[600];
     char *body;
@@ -78,8 +86,8 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
     free(body);
 }
 
-void serve_write_preempt(struct serve *s, const char *ns, const char *name,
-                         const char *preemptor_uid, const char *node)
+void serve_write_preempt(struct serve *s, const char *controller, const char *ns,
+                         const char *name, const char *preemptor_uid, const char *node)
 {
     struct timespec now;
     struct serve_task *t = NULL;
@@ -87,7 +95,7 @@ void serve_write_preempt(struct serve *s, const char *ns, const char *name,
     char *body;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    body = serve_disruption_patch_json(s->o.scheduler_name, &now);
+    body = serve_disruption_patch_json(controller ? controller : s->o.scheduler_name, &now);
     serve_pod_path(path, sizeof(path), ns, name, "status");
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     if (body)
@@ -99,6 +107,8 @@ void serve_write_preempt(struct serve *s, const char *ns, const char *name,
         serve_task_free(t);
         t = NULL;
     }
+    if (t)
+        t->controller = controller;
     if (!t)
         sched_cluster_mark_preempted(s->cluster, ns, name, false);
     serve_write_submit(s, t, key);
@@ -154,13 +164,15 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
             serve_task_free(d);
             d = NULL;
         }
+        if (d)
+            d->controller = t->controller;
         serve_write_submit(s, d, t->key);
         return;
     }
     serve_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
     snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", t->uid ? t->uid : "",
              t->node ? t->node : "");
-    serve_write_event(s, ns, name, NULL, "Normal", "Preempted", "Preempting", msg);
+    serve_write_event(s, t->controller, ns, name, NULL, "Normal", "Preempted", "Preempting", msg);
     serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"",
               t->key, t->node);
 }
@@ -233,7 +245,8 @@ void serve_on_task_done(void *ud, struct serve_task *t)
 
                 snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", ns, name,
                          t->node);
-                serve_write_event(s, ns, name, t->uid, "Normal", "Scheduled", "Binding", note);
+                serve_write_event(s, t->controller, ns, name, t->uid, "Normal", "Scheduled",
+                                  "Binding", note);
             }
         } else {
             const struct serve_assumed *ap = keymap_get(&s->assumed, t->key);

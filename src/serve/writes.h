@@ -11,9 +11,16 @@
 /* serve_write_submit hands t (NULL: out of memory, logged) to the binder for the pod key. */
 void serve_write_submit(struct serve *s, struct serve_task *t, const char *key);
 
-/* serve_write_event writes an events.k8s.io/v1 Event about pod ns/name (uid may be NULL). */
-void serve_write_event(struct serve *s, const char *ns, const char *name, const char *uid,
-                       const char *type, const char *reason, const char *action, const char *note);
+/* serve_write_event writes an events.k8s.io/v1 Event about pod ns/name (uid may be NULL),
+ * reported by controller (the profile's schedulerName; NULL: the first profile's). */
+void serve_write_event(struct serve *s, const char *controller, const char *ns, const char *name,
+                       const char *uid, const char *type, const char *reason, const char *action,
+                       const char *note);
+
+/* serve_controller returns the schedulerName of the profile that schedules pods named
+ * scheduler_name (the --config profile of that name; else the first profile's, or
+ * --scheduler-name): events' reportingController. Lives as long as s. */
+const char *serve_controller(const struct serve *s, const char *scheduler_name);
 
 /* serve_write_status patches the pod's PodScheduled condition (and nominatedNodeName). */
 void serve_write_status(struct serve *s, const char *ns, const char *name, const char *reason,
@@ -25,8 +32,8 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
  * node <node>"). A 404 on either means the victim is gone already; another error drops the
  * victim's mark in the cluster (sched_cluster_mark_preempted), so a later cycle may choose it
  * again. mu held. */
-void serve_write_preempt(struct serve *s, const char *ns, const char *name,
-                         const char *preemptor_uid, const char *node);
+void serve_write_preempt(struct serve *s, const char *controller, const char *ns,
+                         const char *name, const char *preemptor_uid, const char *node);
 
 /* serve_write_clear_nomination patches status.nominatedNodeName of pod ns/name away. */
 void serve_write_clear_nomination(struct serve *s, const char *ns, const char *name);

@@ -775,3 +775,105 @@ def test_explain_agrees_with_simulate_on_every_scenario_pod():
             checked += 1
     if checked < 100:
         raise AssertionError("only %d pods checked" % checked)
+
+
+CONFIG_CASE = os.path.join(util.SRC, "tests", "scenarios", "config-two-profiles-gpu")
+
+
+def test_config_explain_uses_the_pods_profile():
+    gs = util.binary("gpusched")
+    args = ["-f", os.path.join(CONFIG_CASE, "cluster.yaml"), "-f", os.path.join(CONFIG_CASE, "pods.yaml"),
+            "--config", os.path.join(CONFIG_CASE, "scheduler.conf")]
+    p = util.run([gs, "explain"] + args + ["pod/pack-a", "-o", "json"])
+    util.check_eq(p.returncode, 0, "exit status: %s" % p.stderr)
+    x = json.loads(p.stdout)
+    util.check_eq(x["profile"], "binpack", "profile")
+    nodes = {n["node"]: {s["plugin"]: s for s in n["scores"]} for n in x["nodes"]}
+    # MostAllocated over nvidia.com/gpu:10, cpu:1 at weight 5; BalancedAllocation disabled
+    util.check_eq((nodes["g1"]["NodeResourcesFit"]["raw"], nodes["g1"]["NodeResourcesFit"]["weight"]),
+                  (57, 5), "g1 NodeResourcesFit")
+    util.check_eq(nodes["g2"]["NodeResourcesFit"]["raw"], 11, "g2 NodeResourcesFit")
+    if "NodeResourcesBalancedAllocation" in nodes["g1"]:
+        raise AssertionError("a disabled plugin is scored: %r" % nodes["g1"])
+    p = util.run([gs, "explain"] + args + ["pod/spread-a", "-o", "json"])
+    x = json.loads(p.stdout)
+    util.check_eq(x["profile"], "spread", "profile of spread-a")
+    # the pod of no profile's schedulerName takes the first
+    p = util.run([gs, "explain"] + args + ["pod/other", "-o", "json"])
+    util.check_eq(json.loads(p.stdout)["profile"], "binpack", "profile of other")
+
+
+def test_config_errors_are_one_line_exit_2():
+    gs = util.binary("gpusched")
+    tmp = tempfile.mkdtemp(prefix="gpusched-config-")
+    cfg = os.path.join(tmp, "sched.yaml")
+    nodes = os.path.join(CONFIG_CASE, "cluster.yaml")
+    for text, extra, want in (
+            ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+             "profiles:\n- schedulerName: a\n  plugin: {}\n", [],
+             cfg + ": line 5: profiles[0].plugin: unknown field \"plugin\""),
+            ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n", ["--profile", "gpu"],
+             "--profile and --config cannot be used together"),
+            ("kind: [", [], cfg + ": line 2: did not find expected node content"),
+            (None, [], os.path.join(tmp, "absent.yaml") + ": cannot read the scheduler configuration")):
+        path = cfg
+        if text is None:
+            path = os.path.join(tmp, "absent.yaml")
+        else:
+            with open(cfg, "w") as f:
+                f.write(text)
+        for cmd in ("simulate", "explain"):
+            argv = [gs, cmd, "-f", nodes, "--config", path] + extra
+            if cmd == "explain":
+                argv.append("pod/train")
+            p = util.run(argv)
+            util.check_eq(p.returncode, 2, "%s exit status for %r: %s" % (cmd, want, p.stderr))
+            if want not in p.stderr or len(p.stderr.strip().splitlines()) > 2:
+                raise AssertionError("%s stderr: %r, want %r" % (cmd, p.stderr, want))
+
+
+GPU_PROFILE_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: gpu
+  plugins:
+    score:
+      enabled:
+      - {name: GPUPlacement, weight: 10}
+"""
+
+
+def test_profile_gpu_is_the_documented_configuration():
+    """docs/gpusched.md: --profile gpu equals this KubeSchedulerConfiguration, in simulate's
+    answers and in every pod's explanation, on every scenario that uses --profile gpu."""
+    gs = util.binary("gpusched")
+    tmp = tempfile.mkdtemp(prefix="gpusched-config-")
+    cfg = os.path.join(tmp, "gpu.yaml")
+    with open(cfg, "w") as f:
+        f.write(GPU_PROFILE_CONFIG)
+    root = os.path.join(util.SRC, "tests", "scenarios")
+    seen = 0
+    for name in sorted(os.listdir(root)):
+        d = os.path.join(root, name)
+        args_path = os.path.join(d, "args")
+        if not os.path.exists(args_path) or open(args_path).read().split() != ["--profile", "gpu"]:
+            continue
+        seen += 1
+        files = []
+        for f in sorted(os.listdir(d)):
+            if f.endswith((".yaml", ".yml", ".json")) and f != "expected.json":
+                files += ["-f", os.path.join(d, f)]
+        a = util.run([gs, "simulate"] + files + ["--profile", "gpu", "-o", "json"])
+        b = util.run([gs, "simulate"] + files + ["--config", cfg, "-o", "json"])
+        util.check_eq(b.stdout, a.stdout, "%s: simulate" % name)
+        doc = json.loads(a.stdout)
+        for r in doc["scheduled"] + doc["unschedulable"]:
+            pod = "pod/" + r["pod"].split("/")[1]
+            ns = r["pod"].split("/")[0]
+            a = util.run([gs, "explain"] + files + ["-n", ns, "--profile", "gpu", pod, "-o", "wide"])
+            b = util.run([gs, "explain"] + files + ["-n", ns, "--config", cfg, pod, "-o", "wide"])
+            util.check_eq((a.returncode, b.returncode), (0, 0), "%s: explain %s exit" % (name, pod))
+            util.check_eq(b.stdout, a.stdout, "%s: explain %s" % (name, pod))
+    if seen < 2:
+        raise AssertionError("only %d scenarios use --profile gpu" % seen)

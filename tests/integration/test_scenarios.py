@@ -69,7 +69,10 @@ def _run(d):
         argv += ["-f", f]
     args_path = os.path.join(d, "args")
     if os.path.exists(args_path):
-        argv += shlex.split(_read(args_path))
+        args = shlex.split(_read(args_path))
+        # --config names a file of the case's directory
+        argv += [os.path.join(d, a) if i and args[i - 1] == "--config" else a
+                 for i, a in enumerate(args)]
     want_json = os.path.exists(os.path.join(d, "expected.json"))
     if want_json:
         argv += ["-o", "json"]

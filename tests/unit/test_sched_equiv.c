@@ -472,6 +472,38 @@ static void equiv_other_gpu_resource(void)
         run_random(s, &p, 40);
 }
 
+/* --config profiles: other weights, a plugin off, and each NodeResourcesFit strategy over
+ * cpu, memory, ephemeral-storage and nvidia.com/gpu */
+static void equiv_config_strategies(void)
+{
+    struct sched_profile p = sched_profile_default;
+    uint64_t s;
+
+    p.w_taint = 1;
+    p.w_affinity = 7;
+    p.w_fit = 5;
+    p.w_balanced = 0;
+    p.w_spread = 3;
+    p.nfit_resources = 4;
+    p.fit_resources[0] = (struct sched_fit_resource){"nvidia.com/gpu", 10};
+    p.fit_resources[1] = (struct sched_fit_resource){"cpu", 2};
+    p.fit_resources[2] = (struct sched_fit_resource){"memory", 1};
+    p.fit_resources[3] = (struct sched_fit_resource){"ephemeral-storage", 3};
+    p.fit_strategy = SCHED_FIT_MOST_ALLOCATED;
+    for (s = 400; s <= 410; s++)
+        run_random(s, &p, 40);
+    p.fit_strategy = SCHED_FIT_LEAST_ALLOCATED;
+    for (s = 420; s <= 425; s++)
+        run_random(s, &p, 40);
+    p.fit_strategy = SCHED_FIT_REQUESTED_TO_CAPACITY_RATIO;
+    p.nshape = 3;
+    p.shape[0] = (struct sched_shape_point){0, 0};
+    p.shape[1] = (struct sched_shape_point){50, 10};
+    p.shape[2] = (struct sched_shape_point){100, 2};
+    for (s = 430; s <= 440; s++)
+        run_random(s, &p, 40);
+}
+
 /* The fast path caches each node's fit under the low bits of the node's generation; when they
  * come round again the stale entry must not answer for the node's new state. */
 static void cache_survives_generation_wrap(void)
@@ -540,5 +572,6 @@ static const struct test_case cases[] = {
     {"fast equals reference, gpu profile on another resource", equiv_other_gpu_resource},
     {"fast equals reference, gpu profile", equiv_gpu},
     {"fast equals reference, v1.25-v1.34 taint wording", equiv_key_value_taint_wording},
+    {"fast equals reference, --config weights and fit strategies", equiv_config_strategies},
 };
 TEST_SUITE(sched_equiv, cases)

@@ -47,6 +47,9 @@ Flags:
   --shrink-trials N      runs spent shrinking one difference class (default 300)
   --max-classes N        difference classes to shrink and write (default 20)
   --dump DIR             write the generated clusters to DIR and stop
+  --config FILE          run both schedulers with this KubeSchedulerConfiguration (one
+                         profile; reproducers do not carry it: add "--config FILE" to their
+                         args)
   -v                     print every cluster's line, not only failures
 `
 
@@ -75,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	trials := fs.Int("shrink-trials", 300, "")
 	maxClasses := fs.Int("max-classes", 20, "")
 	dump := fs.String("dump", "", "")
+	config := fs.String("config", "", "")
 	verbose := fs.Bool("v", false, "")
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
@@ -137,6 +141,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	g.Config = *config
 	r := &difftest.Runner{G: g, Tmp: tmp}
 	began := time.Now()
 	fmt.Fprintf(stdout, "k8s-difftest: gpusched %s against kube-scheduler v1.37.2; seed %d, clusters %d..%d; features %s\n",
@@ -204,6 +209,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *scenarios != "" && *only < 0 {
+		// the scenarios carry their own arguments (and --config, if any)
+		g.Config = ""
 		sp, sf := runScenarios(stdout, r, *scenarios, *verbose)
 		passed += sp
 		failed += sf

@@ -45,6 +45,9 @@ Flags:
                              kube-scheduler's percentageOfNodesToScore (default 100;
                              0: its adaptive default)
       --scheduler-name NAME  only schedule pods whose spec.schedulerName is NAME
+      --config FILE          a KubeSchedulerConfiguration (kube-scheduler's --config): its profiles
+                             replace the default one; a pod whose schedulerName names no
+                             profile gets the first
       --kube-version V       the semantics to run: only 1.37 (kube-scheduler v1.37.2)
       --all-at-once          benchmark mode: create every pending pod before the scheduler
                              starts and let it schedule them freely (as scheduler_perf);
@@ -77,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kube-scheduler-oracle", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var files multi
-	var out, explain, trace, schedName, kubeVersion string
+	var out, explain, trace, schedName, kubeVersion, config string
 	var pct, parallelism int
 	var allAtOnce, help bool
 	var verbosity int
@@ -89,6 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&trace, "trace", "", "")
 	fs.IntVar(&pct, "percentage-of-nodes-to-score", 100, "")
 	fs.StringVar(&schedName, "scheduler-name", "", "")
+	fs.StringVar(&config, "config", "", "")
 	fs.StringVar(&kubeVersion, "kube-version", "1.37", "")
 	fs.BoolVar(&allAtOnce, "all-at-once", false, "")
 	fs.IntVar(&parallelism, "parallelism", 16, "")
@@ -154,7 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts := oracle.Options{PercentageOfNodesToScore: int32(pct), Trace: trace != "", Explain: explain,
-		SchedulerName: schedName, AllAtOnce: allAtOnce, Parallelism: int32(parallelism)}
+		SchedulerName: schedName, AllAtOnce: allAtOnce, Parallelism: int32(parallelism), Config: config}
 	res, err := oracle.Run(context.Background(), c, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "kube-scheduler-oracle: %v\n", err)

@@ -22,6 +22,8 @@ type Gpusched struct {
 	Trace  bool // gpusched simulate --trace FILE
 	// KubeVersion: simulate and explain take --kube-version; the harness asks for 1.37
 	KubeVersion bool
+	// Config: a KubeSchedulerConfiguration both schedulers run with (k8s-difftest --config)
+	Config string
 }
 
 // Probe finds out what the binary offers from its --help texts.
@@ -126,10 +128,14 @@ func (g *Gpusched) Explain(files []string, pod string) (*report.Explain, error) 
 }
 
 func (g *Gpusched) version() []string {
+	var a []string
 	if g.KubeVersion {
-		return []string{"--kube-version", "1.37"}
+		a = append(a, "--kube-version", "1.37")
 	}
-	return nil
+	if g.Config != "" {
+		a = append(a, "--config", g.Config)
+	}
+	return a
 }
 
 // RenderTo runs `gpusched render -o json` and returns the List it prints.

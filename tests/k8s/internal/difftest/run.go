@@ -67,7 +67,7 @@ func (r *Runner) RunCase(c *gen.Case, name string) (*Outcome, error) {
 		// the generator (or render) made something the API server refuses
 		return &Outcome{Diffs: []Diff{{Class: "invalid input", Text: "the oracle refuses the input: " + err.Error()}}}, nil
 	}
-	res, err := oracle.Run(context.Background(), cl, oracle.Options{PercentageOfNodesToScore: 100, Trace: true})
+	res, err := oracle.Run(context.Background(), cl, oracle.Options{PercentageOfNodesToScore: 100, Trace: true, Config: r.G.Config})
 	if err != nil {
 		return &Outcome{Diffs: []Diff{{Class: "oracle error", Text: err.Error()}}}, nil
 	}

@@ -69,6 +69,11 @@ func (r *Runner) Scenario(dir string) ScenarioResult {
 					return res
 				}
 				i++
+			case "--config":
+				// a KubeSchedulerConfiguration in the scenario's directory, for both
+				opts.Config = filepath.Join(dir, v)
+				gargs = append(gargs, a, opts.Config)
+				i++
 			case "--scheduler-name":
 				opts.SchedulerName = v
 				gargs = append(gargs, a, v)

@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
@@ -61,6 +62,10 @@ type Options struct {
 	// them freely, as scheduler_perf does (benchmark mode: no per-pod waits, no trace, no
 	// one-pass guarantee).
 	AllAtOnce bool
+	// Config: a KubeSchedulerConfiguration file (kube-scheduler's --config). Its profiles
+	// replace the default one, its percentageOfNodesToScore PercentageOfNodesToScore; a pending
+	// pod whose schedulerName names no profile is given the first profile's.
+	Config string
 }
 
 // Outcome of one pending pod.
@@ -132,6 +137,7 @@ type happening struct {
 
 type run struct {
 	opts     Options
+	cfg      *schedconfig.KubeSchedulerConfiguration // Options.Config, loaded
 	client   *fake.Clientset
 	sched    *scheduler.Scheduler
 	factory  informers.SharedInformerFactory
@@ -174,6 +180,14 @@ func Run(ctx context.Context, c *objects.Cluster, o Options) (*Result, error) {
 	r := &run{opts: o, ch: make(chan happening, 1<<16), events: map[types.UID]string{},
 		nodeIdx: map[string]int{}, byUID: map[types.UID]*Outcome{}, selfDel: map[types.UID]bool{},
 		attempts: map[types.UID]int{}, retryOf: map[types.UID]retry{}}
+	if o.Config != "" {
+		cfg, err := LoadConfig(o.Config)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		r.cfg = cfg
+	}
 	r.start, _ = time.Parse(time.RFC3339, podStartBase)
 	r.clock = clocktesting.NewFakeClock(r.start)
 	for i, n := range c.Nodes {
@@ -276,11 +290,17 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 	pct := r.opts.PercentageOfNodesToScore
 	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &recorder{r: r} })
 	logger := klog.FromContext(ctx)
-	sched, err := scheduler.New(ctx, r.client, factory, nil, recorders,
-		scheduler.WithPercentageOfNodesToScore(&pct),
+	sopts := []scheduler.Option{
 		scheduler.WithParallelism(r.opts.Parallelism),
 		scheduler.WithClock(r.clock),
-	)
+	}
+	if r.cfg != nil {
+		sopts = append(sopts, scheduler.WithProfiles(r.cfg.Profiles...),
+			scheduler.WithPercentageOfNodesToScore(r.cfg.PercentageOfNodesToScore))
+	} else {
+		sopts = append(sopts, scheduler.WithPercentageOfNodesToScore(&pct))
+	}
+	sched, err := scheduler.New(ctx, r.client, factory, nil, recorders, sopts...)
 	if err != nil {
 		return fmt.Errorf("kube-scheduler: %v", err)
 	}
@@ -323,7 +343,20 @@ func (r *run) nextStart() *metav1.Time {
 // oracle schedules every pending pod, as gpusched simulate does).
 func (r *run) prepare(p *corev1.Pod) *corev1.Pod {
 	q := p.DeepCopy()
+	if r.cfg != nil {
+		for _, pr := range r.cfg.Profiles {
+			if pr.SchedulerName == q.Spec.SchedulerName {
+				return r.created(q)
+			}
+		}
+		q.Spec.SchedulerName = r.cfg.Profiles[0].SchedulerName
+		return r.created(q)
+	}
 	q.Spec.SchedulerName = corev1.DefaultSchedulerName
+	return r.created(q)
+}
+
+func (r *run) created(q *corev1.Pod) *corev1.Pod {
 	if q.CreationTimestamp.IsZero() {
 		q.CreationTimestamp = metav1.NewTime(r.start)
 	}
