@@ -9,6 +9,7 @@
 
 #include "kube/decode.h"
 #include "manifest/objects.h"
+#include "manifest/volumes.h"
 #include "manifest/state.h"
 #include "manifest/workload.h"
 
@@ -27,6 +28,9 @@ static const struct manifest_kind kinds[] = {
     {"PodDisruptionBudget", "policy", NULL, MANIFEST_KIND_PDB},
     {"RuntimeClass", "node.k8s.io", NULL, MANIFEST_KIND_RUNTIME_CLASS},
     {"Service", "", NULL, MANIFEST_KIND_SERVICE},
+    {"PersistentVolumeClaim", "", NULL, MANIFEST_KIND_PVC},
+    {"PersistentVolume", "", NULL, MANIFEST_KIND_PV},
+    {"StorageClass", "storage.k8s.io", NULL, MANIFEST_KIND_STORAGE_CLASS},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -191,6 +195,15 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             break;
         case MANIFEST_KIND_SERVICE:
             rc = manifest_load_service(c, obj, line);
+            break;
+        case MANIFEST_KIND_PVC:
+            rc = manifest_load_pvc(c, obj, line);
+            break;
+        case MANIFEST_KIND_PV:
+            rc = manifest_load_pv(c, obj, line);
+            break;
+        case MANIFEST_KIND_STORAGE_CLASS:
+            rc = manifest_load_storage_class(c, obj, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

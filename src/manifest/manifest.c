@@ -207,6 +207,9 @@ void manifest_input_release(struct manifest_input *in)
     free(in->pods);
     free(in->classes);
     free(in->pdbs);
+    free(in->pvcs);
+    free(in->pvs);
+    free(in->storage_classes);
     free(in->selectors);
     free(in->warnings);
     if (in->priv) {
