@@ -17,6 +17,7 @@
 #include "sched/cluster.h"
 #include "sched/intern.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
 
@@ -83,8 +84,15 @@ uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uin
 const char *sched_plugin_name(int plugin)
 {
     static const char *const names[] = {
-        NULL,           "NodeUnschedulable", "NodeName",        "TaintToleration",
-        "NodeAffinity", "NodePorts",         "NodeResourcesFit", "PodTopologySpread"};
+        [SCHED_PL_UNSCHEDULABLE] = "NodeUnschedulable",
+        [SCHED_PL_NODE_NAME] = "NodeName",
+        [SCHED_PL_TAINT] = "TaintToleration",
+        [SCHED_PL_AFFINITY] = "NodeAffinity",
+        [SCHED_PL_PORTS] = "NodePorts",
+        [SCHED_PL_FIT] = "NodeResourcesFit",
+        [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
+        [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
+        [SCHED_PL_SPREAD] = "PodTopologySpread"};
 
     return plugin > 0 && plugin <= SCHED_PL_SPREAD ? names[plugin] : NULL;
 }
@@ -190,6 +198,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->s_vc);
     free(c->s_vc_done);
     sched_spread_sources_free(c->spread_src);
+    sched_volumes_free(c->vol);
     sched_intern_release(&c->strs);
     sched_intern_release(&c->reasons);
     free(c);

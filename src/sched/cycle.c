@@ -18,6 +18,7 @@
 #include "sched/sched-int.h"
 #include "sched/score.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 
 
 /* ---------------------------------------------------------------- shape cache */
@@ -548,7 +549,16 @@ static void spread_node(const struct sched_cluster *c, const struct sched_cpod *
 {
     bool unres;
     uint32_t r;
+    uint8_t vpl;
 
+    if (!o->plugin && cp->vol &&
+        (r = sched_volumes_filter((struct sched_cluster *)c, cp, slot, &vpl))) {
+        /* VolumeBinding and VolumeZone run before PodTopologySpread */
+        o->plugin = vpl;
+        o->reason = r;
+        o->unresolvable = true;
+        return;
+    }
     if (o->plugin || !cp->spread)
         return;
     if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
@@ -620,7 +630,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         /* PreFilter rejected the pod: every node carries its status (reported through the
          * PreFilter message, not the histogram) */
         for (i = 0; i < n; i++) {
-            cy->out[i].plugin = SCHED_PL_AFFINITY;
+            cy->out[i].plugin = cp->prefilter_plugin ? cp->prefilter_plugin : SCHED_PL_AFFINITY;
             cy->out[i].reason = SCHED_R_AFFINITY_CONFLICT;
             cy->out[i].unresolvable = true;
         }

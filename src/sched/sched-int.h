@@ -64,6 +64,8 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
+    SCHED_PL_VOLUME_BINDING, /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
+    SCHED_PL_VOLUME_ZONE,    /* VolumeZone (volumes.c) */
     SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
     SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
 };
@@ -265,6 +267,7 @@ struct sched_cluster {
     uint8_t *s_vc_done;
     uint32_t s_vccap;
 
+    struct sched_volumes *vol; /* claims, volumes and storage classes (volumes.c) */
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
                                                 (spread.c) */
     uint64_t nodes_version; /* bumped by every node add, update and removal */
@@ -342,6 +345,11 @@ struct sched_cpod {
      * to score (two or more feasible nodes) fails with it */
     const char *prescore_error;
     struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
+    struct sched_vpod *vol;      /* the volume plugins' state (volumes.c), NULL when none */
+    const char *prefilter_msg;   /* with prefilter_conflict: the PreFilter's text, NULL for
+                                    NodeAffinity's */
+    uint8_t prefilter_plugin;    /* with prefilter_conflict: the rejecting plugin, 0 for
+                                    NodeAffinity */
     struct arena *arena; /* the cluster's cp_arena */
 };
 

@@ -24,5 +24,6 @@
 #include "sched/simulate.h"
 #include "sched/version.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 
 #endif
