@@ -167,6 +167,22 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
+    if (pod.nclaims) {
+        /* serve does not watch PersistentVolumeClaims, PersistentVolumes or StorageClasses
+         * (simulate and explain model the volume plugins from their input): such a pod is not
+         * bound, and says why */
+        serve_log('W', 0, "\"Pod uses a PersistentVolumeClaim; gpusched serve does not watch "
+                  "volumes, not scheduling it\" pod=\"%s\" claim=\"%s\"", key, pod.claims[0]);
+        serve_report_failure(s, pp, "Unschedulable",
+                             "gpusched serve does not support spec.volumes[].persistentVolumeClaim "
+                             "(VolumeBinding, VolumeZone and VolumeRestrictions need "
+                             "PersistentVolumeClaims, PersistentVolumes and StorageClasses, which "
+                             "serve does not watch): not scheduled",
+                             NULL);
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE], 1);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
+        goto out;
+    }
     rc = sched_schedule_one(s->cluster, s->profile, &pod, &s->rng, &res, &err);
     t1 = mono_now();
     serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
