@@ -539,7 +539,7 @@ static int64_t row_total(const struct sched_cycle *cy, const struct sched_nodeou
 {
     return 3 * sched_normalize(o->taint_raw, cy->max_taint, true) +
            2 * sched_normalize(o->aff_raw, cy->max_aff, false) + o->fit_raw + o->bal_raw +
-           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm;
+           (int64_t)gw * o->gpu_raw + 2 * (int64_t)o->spread_norm + o->vol_raw;
 }
 
 /* spread_node: PodTopologySpread's Filter, after the other filters passed (it runs last of
@@ -552,7 +552,7 @@ static void spread_node(const struct sched_cluster *c, const struct sched_cpod *
     uint8_t vpl;
 
     if (!o->plugin && cp->vol &&
-        (r = sched_volumes_filter((struct sched_cluster *)c, cp, slot, &vpl))) {
+        (r = sched_volumes_filter((struct sched_cluster *)c, cp, slot, &vpl, &o->vol_raw))) {
         /* VolumeBinding and VolumeZone run before PodTopologySpread */
         o->plugin = vpl;
         o->reason = r;

@@ -413,6 +413,7 @@ struct sched_nodeout {
     int32_t taint_raw, aff_raw;
     int32_t fit_raw, bal_raw, gpu_raw;
     int32_t spread_raw, spread_norm; /* PodTopologySpread score (0 when it does not score) */
+    int32_t vol_raw;                 /* VolumeBinding's score (weight 1, no normalisation) */
     int64_t total;
 };
 

@@ -118,6 +118,9 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             s[3] = (struct sched_score){"NodeResourcesBalancedAllocation", o->bal_raw, o->bal_raw,
                                         1, 0};
             v->nscores = 4;
+            if (cp->vol)
+                s[v->nscores++] =
+                    (struct sched_score){"VolumeBinding", o->vol_raw, o->vol_raw, 1, 0};
             if (cp->spread && cy->spread_scored)
                 s[v->nscores++] = (struct sched_score){"PodTopologySpread", o->spread_raw,
                                                        o->spread_norm, 2, 0};

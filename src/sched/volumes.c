@@ -4,6 +4,7 @@
 #include "sched/volumes.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -505,20 +506,64 @@ static bool zone_ok(const struct sched_vpod *vp, const struct kube_node *node)
     return true;
 }
 
+/* the Score of VolumeBinding with the static bindings chosen[0..n) (NULL: to provision):
+ * per class of the bound volumes, requested and capacity summed; 100 - requested * 100 /
+ * capacity (0 when over or no capacity); the classes' mean, rounded */
+static int32_t binding_score(const struct sched_volumes *v, const struct sched_vpod *vp,
+                             struct kube_pv *const *chosen)
+{
+    uint32_t i, j, ncls = 0;
+    int64_t sum = 0;
+
+    for (i = 0; i < vp->ndelay; i++) {
+        int64_t req = 0, cap = 0, util;
+        if (!chosen[i])
+            continue;
+        for (j = 0; j < i && !(chosen[j] && !strcmp(chosen[j]->storage_class,
+                                                    chosen[i]->storage_class));
+             j++)
+            ;
+        if (j < i)
+            continue; /* the class was counted with its first volume */
+        for (j = i; j < vp->ndelay; j++)
+            if (chosen[j] && !strcmp(chosen[j]->storage_class, chosen[i]->storage_class)) {
+                req += v->pvcs[vp->delay[j]].request;
+                cap += chosen[j]->capacity;
+            }
+        util = cap == 0 || req > cap    ? 100
+               : req <= INT64_MAX / 100 ? req * 100 / cap
+                                        : (int64_t)((long double)req * 100 / (long double)cap);
+        sum += 100 - util;
+        ncls++;
+    }
+    return ncls ? (int32_t)((sum * 2 + ncls) / (2 * ncls)) : 0;
+}
+
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, uint8_t *plugin)
+                              uint32_t slot, uint8_t *plugin, int32_t *score)
 {
     const struct sched_vpod *vp = cp->vol;
+    struct kube_pv *local[16], **chosen = local;
     struct kube_node node;
     uint32_t bits;
 
+    *score = 0;
     if (!vp)
         return 0;
-    if (!node_view(c, slot, &node)) {
+    if (vp->ndelay > 16 && !(chosen = calloc(vp->ndelay, sizeof(*chosen))))
+        chosen = NULL;
+    if (!chosen || !node_view(c, slot, &node)) {
+        if (chosen != local)
+            free(chosen);
         *plugin = SCHED_PL_VOLUME_BINDING;
-        return SCHED_VB_BIND_CONFLICT;
+        return SCHED_VB_BIND_CONFLICT; /* (out of memory: no placement) */
     }
-    if ((bits = find_pod_volumes(c, vp, &node, NULL))) {
+    bits = find_pod_volumes(c, vp, &node, chosen);
+    if (!bits)
+        *score = binding_score(c->vol, vp, chosen);
+    if (chosen != local)
+        free(chosen);
+    if (bits) {
         *plugin = SCHED_PL_VOLUME_BINDING;
         return bits;
     }

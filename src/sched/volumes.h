@@ -52,10 +52,12 @@ void sched_volumes_free(struct sched_volumes *v);
 int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
 
 /* sched_volumes_filter runs VolumeRestrictions, VolumeBinding and VolumeZone on the node at
- * slot: 0 when they pass, else *plugin (SCHED_PL_VOLUME_*) and the reason (a reason id, or
- * SCHED_VB_* bits for VolumeBinding); all of them are UnschedulableAndUnresolvable. */
+ * slot: 0 when they pass, with *score VolumeBinding's Score there (StorageCapacityScoring, on
+ * by default from v1.37: 100 - the utilisation of the volumes it would bind, by class,
+ * averaged; 0 when it binds none), else *plugin (SCHED_PL_VOLUME_*) and the reason (a reason
+ * id, or SCHED_VB_* bits for VolumeBinding); all of them are UnschedulableAndUnresolvable. */
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, uint8_t *plugin);
+                              uint32_t slot, uint8_t *plugin, int32_t *score);
 
 /* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 3);
  * returns how many. */
