@@ -90,6 +90,7 @@ const char *sched_plugin_name(int plugin)
         [SCHED_PL_AFFINITY] = "NodeAffinity",
         [SCHED_PL_PORTS] = "NodePorts",
         [SCHED_PL_FIT] = "NodeResourcesFit",
+        [SCHED_PL_VOLUME_RESTRICTIONS] = "VolumeRestrictions",
         [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
         [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
         [SCHED_PL_SPREAD] = "PodTopologySpread"};
@@ -132,6 +133,8 @@ fail:
 
 static void pod_free(struct sched_pod *p)
 {
+    if (p)
+        free(p->claims);
     free(p);
 }
 
@@ -906,7 +909,8 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->nz_mem = u.nz_mem;
     memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
     p->nscalars = u.nscalars;
-    if (sched_pod_host_ports(c, pod, p->ports, &p->nports)) {
+    if (sched_pod_host_ports(c, pod, p->ports, &p->nports) ||
+        sched_volumes_pod_claims(p, pod)) {
         free(p);
         return NULL;
     }

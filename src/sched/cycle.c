@@ -556,7 +556,7 @@ static void spread_node(const struct sched_cluster *c, const struct sched_cpod *
         /* VolumeBinding and VolumeZone run before PodTopologySpread */
         o->plugin = vpl;
         o->reason = r;
-        o->unresolvable = true;
+        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS;
         return;
     }
     if (o->plugin || !cp->spread)

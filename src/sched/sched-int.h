@@ -64,6 +64,7 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
+    SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
     SCHED_PL_VOLUME_BINDING, /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
     SCHED_PL_VOLUME_ZONE,    /* VolumeZone (volumes.c) */
     SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
@@ -196,6 +197,9 @@ struct sched_pod {
     struct sched_idlabel *labels; /* the pod's labels, sorted by key id */
     uint32_t nlabels;
     struct kube_labels klabels; /* the same labels as strings, for PodDisruptionBudget selectors */
+    char **claims;              /* its PersistentVolumeClaims' names (one malloc block, NULL when
+                                   none): VolumeRestrictions' ReadWriteOncePod rule */
+    uint32_t nclaims;
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */

@@ -28,7 +28,7 @@ struct sched_volumes {
     struct arena arena;        /* names written by sched_volumes_assume */
     struct kube_label *labels; /* scratch: a node's labels as strings */
     uint32_t clabels;
-    uint32_t r_zone;           /* reason ids, SCHED_NOID until needed */
+    uint32_t r_zone, r_rwop;   /* reason ids, 0 until needed */
 };
 
 /* a pod's claims, compiled by the PreFilter */
@@ -39,6 +39,9 @@ struct sched_vpod {
     uint32_t ndelay;
     const struct kube_pv **zone_pvs; /* bound volumes that carry topology labels */
     uint32_t nzone_pvs;
+    const char **rwop; /* its ReadWriteOncePod claims' names (VolumeRestrictions) */
+    uint32_t nrwop;
+    int32_t rwop_used; /* how many of them a pod on a node mounts (the PreFilter's count) */
 };
 
 static const char *const vb_reason[] = {
@@ -48,6 +51,53 @@ static const char *const vb_reason[] = {
 };
 
 #define ZONE_REASON "node(s) had no available volume zone"
+#define RWOP_REASON                                                                              \
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already " \
+    "in-use by another pod"
+
+int sched_volumes_pod_claims(struct sched_pod *p, const struct kube_pod *pod)
+{
+    size_t i, size = pod->nclaims * sizeof(char *);
+    char *s;
+
+    p->claims = NULL;
+    p->nclaims = 0;
+    if (!pod->nclaims)
+        return 0;
+    for (i = 0; i < pod->nclaims; i++)
+        size += strlen(pod->claims[i]) + 1;
+    if (!(p->claims = malloc(size)))
+        return -ENOMEM;
+    s = (char *)(p->claims + pod->nclaims);
+    for (i = 0; i < pod->nclaims; i++) {
+        size_t n = strlen(pod->claims[i]) + 1;
+        memcpy(s, pod->claims[i], n);
+        p->claims[i] = s;
+        s += n;
+    }
+    p->nclaims = (uint32_t)pod->nclaims;
+    return 0;
+}
+
+/* claim_in_use: a pod on a present node (assumed ones too) mounts ns/claim (the snapshot's
+ * used PVC set of kube-scheduler) */
+static bool claim_in_use(const struct sched_cluster *c, const char *ns, const char *claim)
+{
+    uint32_t i, k, j;
+
+    for (i = 0; i < c->norder; i++) {
+        const struct sched_slot *s = &c->slots[c->order[i]];
+        for (k = 0; k < s->npods; k++) {
+            const struct sched_pod *p = s->pods[k];
+            if (!p->nclaims || strcmp(p->ns, ns))
+                continue;
+            for (j = 0; j < p->nclaims; j++)
+                if (!strcmp(p->claims[j], claim))
+                    return true;
+        }
+    }
+    return false;
+}
 
 static struct sched_volumes *vols(struct sched_cluster *c, struct err *err)
 {
@@ -285,6 +335,23 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
             return prefilter_fail(cp, "pod has unbound immediate PersistentVolumeClaims");
     }
     qsort_r(vp->delay, vp->ndelay, sizeof(*vp->delay), cmp_request, v);
+    /* VolumeRestrictions' PreFilter state: its ReadWriteOncePod claims (a set), and how
+     * many of them are in use */
+    if (!(vp->rwop = arena_alloc(cp->arena, n * sizeof(*vp->rwop))))
+        return -ENOMEM;
+    for (i = 0; i < n; i++) {
+        const struct kube_pvc *p = &v->pvcs[find_pvc(v, pod->namespace_, pod->claims[i])];
+        uint32_t j;
+        if (!(p->access & KUBE_ACCESS_RWOP))
+            continue;
+        for (j = 0; j < vp->nrwop && strcmp(vp->rwop[j], p->name); j++)
+            ;
+        if (j < vp->nrwop)
+            continue;
+        vp->rwop[vp->nrwop++] = p->name;
+        if (claim_in_use(c, p->namespace_, p->name))
+            vp->rwop_used++;
+    }
     /* VolumeZone: the volumes of the claims that name one */
     for (i = 0; i < n; i++) {
         const struct kube_pvc *p = &v->pvcs[find_pvc(v, pod->namespace_, pod->claims[i])];
@@ -539,8 +606,61 @@ static int32_t binding_score(const struct sched_volumes *v, const struct sched_v
     return ncls ? (int32_t)((sum * 2 + ncls) / (2 * ncls)) : 0;
 }
 
+/* rwop_refs: the volumes of p (a pod of the cluster) that mount one of the incoming pod's
+ * ReadWriteOncePod claims (updateWithPod) */
+static int32_t rwop_refs(const struct sched_cpod *cp, const struct sched_pod *p)
+{
+    const struct sched_vpod *vp = cp->vol;
+    int32_t n = 0;
+    uint32_t i, j;
+
+    if (!p->nclaims || strcmp(p->ns, cp->src->namespace_))
+        return 0;
+    for (i = 0; i < p->nclaims; i++)
+        for (j = 0; j < vp->nrwop; j++)
+            if (!strcmp(p->claims[i], vp->rwop[j]))
+                n++;
+    return n;
+}
+
+static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                            int32_t rwop_count, uint8_t *plugin, int32_t *score);
+
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp,
                               uint32_t slot, uint8_t *plugin, int32_t *score)
+{
+    *score = 0;
+    if (!cp->vol)
+        return 0;
+    return filter_with(c, cp, slot, cp->vol->rwop_used, plugin, score);
+}
+
+bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp,
+                              uint32_t slot, struct sched_pod *const *on, uint32_t non,
+                              uint32_t *plugin, uint32_t *reason)
+{
+    const struct sched_slot *s = &c->slots[slot];
+    int32_t count, score;
+    uint32_t i, r;
+    uint8_t pl;
+
+    if (!cp->vol)
+        return true;
+    /* RemovePod of every pod the dry run took off the node */
+    count = cp->vol->rwop_used;
+    for (i = 0; cp->vol->nrwop && i < s->npods; i++)
+        count -= rwop_refs(cp, s->pods[i]);
+    for (i = 0; cp->vol->nrwop && i < non; i++)
+        count += rwop_refs(cp, on[i]);
+    if (!(r = filter_with(c, cp, slot, count, &pl, &score)))
+        return true;
+    *plugin = pl;
+    *reason = r;
+    return false;
+}
+
+static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                            int32_t rwop_count, uint8_t *plugin, int32_t *score)
 {
     const struct sched_vpod *vp = cp->vol;
     struct kube_pv *local[16], **chosen = local;
@@ -548,8 +668,12 @@ uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *
     uint32_t bits;
 
     *score = 0;
-    if (!vp)
-        return 0;
+    if (rwop_count > 0) {
+        if (c->vol->r_rwop == 0 || c->vol->r_rwop == SCHED_NOID)
+            c->vol->r_rwop = sched_intern_add(&c->reasons, RWOP_REASON);
+        *plugin = SCHED_PL_VOLUME_RESTRICTIONS;
+        return c->vol->r_rwop;
+    }
     if (vp->ndelay > 16 && !(chosen = calloc(vp->ndelay, sizeof(*chosen))))
         chosen = NULL;
     if (!chosen || !node_view(c, slot, &node)) {

@@ -36,6 +36,7 @@ int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, co
  * ------------------------------------------------------------------------------------- */
 
 struct sched_cpod;
+struct sched_pod;
 struct sched_volumes;
 
 /* VolumeBinding's Filter reasons, as bits of a node row's reason (SCHED_PL_VOLUME_BINDING) */
@@ -45,6 +46,10 @@ struct sched_volumes;
 
 void sched_volumes_free(struct sched_volumes *v);
 
+/* sched_volumes_pod_claims copies the claim names of pod into p (p->claims, one block the
+ * caller frees; NULL when none). 0 or -ENOMEM. */
+int sched_volumes_pod_claims(struct sched_pod *p, const struct kube_pod *pod);
+
 /* sched_volumes_prefilter runs the PreFilters of VolumeRestrictions, VolumeBinding and
  * VolumeZone for a pod with claims: a rejection sets cp->prefilter_conflict with
  * cp->prefilter_msg (arena text); else cp->vol holds what the Filters need (NULL when the pod
@@ -52,12 +57,20 @@ void sched_volumes_free(struct sched_volumes *v);
 int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
 
 /* sched_volumes_filter runs VolumeRestrictions, VolumeBinding and VolumeZone on the node at
- * slot: 0 when they pass, with *score VolumeBinding's Score there (StorageCapacityScoring, on
+ * slot (VolumeRestrictions: a ReadWriteOncePod claim of the pod that a pod on a node already
+ * uses fails every node, Unschedulable: preemption may evict that pod): 0 when they pass, with *score VolumeBinding's Score there (StorageCapacityScoring, on
  * by default from v1.37: 100 - the utilisation of the volumes it would bind, by class,
  * averaged; 0 when it binds none), else *plugin (SCHED_PL_VOLUME_*) and the reason (a reason
- * id, or SCHED_VB_* bits for VolumeBinding); all of them are UnschedulableAndUnresolvable. */
+ * id, or SCHED_VB_* bits for VolumeBinding); VolumeBinding's and VolumeZone's are
+ * UnschedulableAndUnresolvable. */
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp,
                               uint32_t slot, uint8_t *plugin, int32_t *score);
+
+/* sched_volumes_filter_dry is the same during preemption's dry run on the node at slot, where
+ * only the pods on[0..non) remain: false with *plugin and *reason set when it fails. */
+bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp,
+                              uint32_t slot, struct sched_pod *const *on, uint32_t non,
+                              uint32_t *plugin, uint32_t *reason);
 
 /* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 3);
  * returns how many. */
