@@ -1500,9 +1500,11 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
             /* VolumeBinding, VolumeZone and VolumeRestrictions read the claim (sched/volumes.c) */
             const json_t *cn = json_object_get(pvc, "claimName");
             const char **nc;
-            snprintf(field, sizeof(field), "spec.volumes[%zu].persistentVolumeClaim.claimName", i);
-            if (!json_is_string(cn) || !json_string_length(cn))
-                return dec_fail(d, cn, pvc, "%s: Required value", field);
+            if (!json_is_string(cn) || !json_string_length(cn)) {
+                snprintf(field, sizeof(field), "volumes[%zu].persistentVolumeClaim.claimName", i);
+                path_push(d, field);
+                return dec_fail(d, cn, pvc, "Required value");
+            }
             if (!(nc = arena_alloc(d->a, (p->nclaims + 1) * sizeof(*nc))))
                 return dec_nomem(d);
             if (p->nclaims)

@@ -87,7 +87,7 @@ static int access(struct manifest_ctx *c, const json_t *spec, int line, unsigned
             ;
         if (k == 4)
             return manifest_fail(c, manifest_line_of(c, v, line), "spec.accessModes", -EINVAL,
-                                 "Unsupported value: %s: supported values: \"ReadOnlyMany\", "
+                                 "Unsupported value: \"%s\": supported values: \"ReadOnlyMany\", "
                                  "\"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"",
                                  json_is_string(v) ? json_string_value(v) : "?");
         *out |= 1u << k;
@@ -137,6 +137,18 @@ static int volume_mode(struct manifest_ctx *c, const json_t *spec, int line, boo
     return 0;
 }
 
+/* under puts the field path of a nested decoder's error below prefix */
+static int under(struct err *e, const char *prefix, int rc)
+{
+    char f[sizeof(e->field) + 64];
+
+    if (e) {
+        snprintf(f, sizeof(f), "%s%s%s", prefix, e->field[0] ? "." : "", e->field);
+        err_field(e, f);
+    }
+    return rc;
+}
+
 static const char *ann_get(const json_t *ann, const char *key)
 {
     const json_t *v = json_object_get(ann, key);
@@ -184,10 +196,8 @@ int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line)
         if (sel && !json_is_null(sel)) {
             v.has_selector = true;
             if ((rc = kube_label_selector_decode(sel, &in->arena, c->lines, c->file, &v.selector,
-                                                 c->err))) {
-                err_prefix(c->err, "spec.selector: ");
-                return rc;
-            }
+                                                 c->err)))
+                return under(c->err, "spec.selector", rc);
         }
     }
     if ((rc = jstr(c, status, "phase", "status.phase", line, "", &phase)))
@@ -281,10 +291,8 @@ int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line)
         if (req && !json_is_null(req)) {
             v.has_affinity = true;
             if ((rc = kube_node_selector_decode(req, &in->arena, c->lines, c->file, &v.affinity,
-                                                c->err))) {
-                err_prefix(c->err, "spec.nodeAffinity.required: ");
-                return rc;
-            }
+                                                c->err)))
+                return under(c->err, "spec.nodeAffinity.required", rc);
         }
     }
     if ((rc = jstr(c, status, "phase", "status.phase", line, "", &phase)))
