@@ -396,9 +396,17 @@ static bool node_view(struct sched_cluster *c, uint32_t slot, struct kube_node *
     return true;
 }
 
+/* CheckNodeAffinity: the terms on the node's labels only (kube-scheduler builds a node
+ * without a name for it, so a matchFields term on metadata.name never matches) */
 static bool pv_fits_node(const struct kube_pv *pv, const struct kube_node *node)
 {
-    return !pv->has_affinity || kube_node_selector_matches(&pv->affinity, node);
+    struct kube_node anon;
+
+    if (!pv->has_affinity)
+        return true;
+    anon = *node;
+    anon.name = "";
+    return kube_node_selector_matches(&pv->affinity, &anon);
 }
 
 /* IsVolumeBoundToClaim (without uids: the input's claims have none) */
