@@ -146,6 +146,16 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
     k = kind_lookup(kind);
     if (!k && c->in->opts.keep_objects)
         return manifest_keep_object(c->in, obj, kind, 0) ? manifest_nomem(c) : 0;
+    if (!k && (!strcmp(kind, "CSINode") || !strcmp(kind, "CSIDriver") ||
+               !strcmp(kind, "CSIStorageCapacity")))
+        /* read by NodeVolumeLimits and VolumeBinding's capacity check: not modelled */
+        return manifest_warn(c->in,
+                             "%s: line %d: skipping kind %s: volume limits and storage "
+                             "capacity (NodeVolumeLimits, CSIStorageCapacity) are not modelled; "
+                             "kube-scheduler's answer may differ",
+                             c->file, manifest_line_of(c, kv, line), kind)
+                   ? manifest_nomem(c)
+                   : 0;
     if (!k)
         return manifest_warn(c->in, "%s: line %d: skipping kind %s", c->file,
                              manifest_line_of(c, kv, line), kind)
