@@ -192,7 +192,7 @@ int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespa
     return cmd_load(files, namespace_, in, NULL, true);
 }
 
-/* cluster_fill adds the nodes and PodDisruptionBudgets of in, then its bound, non-terminal
+/* cluster_fill adds the nodes, PodDisruptionBudgets, claims, volumes and storage classes of in, then its bound, non-terminal
  * pods, to c; prints the
  * error and returns 1 on failure */
 static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c)
@@ -206,6 +206,12 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         rc = sched_cluster_add_node(c, &in->nodes[i], &err);
     for (i = 0; i < in->npdbs && !rc; i++)
         rc = sched_cluster_set_pdb(c, &in->pdbs[i], &err);
+    for (i = 0; i < in->npvcs && !rc; i++)
+        rc = sched_cluster_set_pvc(c, &in->pvcs[i], &err);
+    for (i = 0; i < in->npvs && !rc; i++)
+        rc = sched_cluster_set_pv(c, &in->pvs[i], &err);
+    for (i = 0; i < in->nstorage_classes && !rc; i++)
+        rc = sched_cluster_set_storage_class(c, &in->storage_classes[i], &err);
     for (i = 0; i < in->nselectors && !rc; i++) {
         const struct manifest_selector *s = &in->selectors[i];
         rc = sched_cluster_add_spread_source(c, s->owner_kind, s->namespace_, s->name, &s->sel,

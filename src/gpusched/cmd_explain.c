@@ -677,7 +677,8 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
      * generator has made the same draws. With every node filtered (no sampling position left
      * behind by a cycle) that one simulation also gives the cluster at the pod's turn: take
      * the pod back off its node. A pod that preempted cannot be taken back (its victims are
-     * gone): then the pods ahead are placed again on a second cluster */
+     * gone), nor one with claims (their bindings stay): then the pods ahead are placed again
+     * on a second cluster */
     ctx->queue[ahead] = pod;
     if (gpusched_cmd_cluster_build(ctx->in, &full))
         goto out;
@@ -686,6 +687,7 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
         goto out;
     nresults = ahead + 1;
     if (ctx->profile->percentage_of_nodes_to_score >= 100 && !ctx->results[ahead].nvictims &&
+        !pod->nclaims && /* (the volume bindings it made are not taken back) */
         (ctx->results[ahead].outcome != SCHED_SCHEDULED ||
          !sched_cluster_forget_pod(full, pod->namespace_, pod->name))) {
         before = full;

@@ -134,6 +134,7 @@ struct live_list {
     bool pending;     /* pods waiting for a scheduler: note their volumes */
     size_t count;
     bool unread; /* not served (404) or forbidden (403): only for the lists not loaded */
+    bool optional; /* loaded, but a 404 or 403 only warns (the volume objects) */
 };
 
 struct live_scan {
@@ -266,7 +267,8 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
         rc = kube_client_get_parsed(l->client, path, live_strip, live_page_take, &pg, err);
         free(cont);
         cont = pg.next;
-        if (rc && !ls->load && err->http_status && (rc == -ENOENT || rc == -EPERM)) {
+        if (rc && (!ls->load || ls->optional) && err->http_status &&
+            (rc == -ENOENT || rc == -EPERM)) {
             /* read only to warn about it: an API that does not serve the kind has none, and
              * a role without it only loses the warning */
             if (rc == -EPERM &&
@@ -328,10 +330,10 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                                   false,
                                   false,
                                   0,
-                                  false};
-    lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false};
-    lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false};
-    lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false};
+                                  false, false};
+    lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false, false};
+    lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false, false};
+    lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false, false};
     for (i = 0; i < 4 && !rc; i++)
         rc = live_list_all(l, &lists[i], &scan, in, &pr, err);
     if (rc)
@@ -341,8 +343,8 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     l->npending = lists[3].count;
 
     /* what is not modelled, read to say so: PodDisruptionBudgets change preemption's victims;
-     * volumes (VolumeBinding, VolumeZone, NodeVolumeLimits, VolumeRestrictions) change where a
-     * pod with claims can go */
+     * CSINodes (NodeVolumeLimits) change where a pod with claims can go. The claims, volumes
+     * and storage classes go to the loader (VolumeBinding, VolumeZone: sched/volumes.c) */
     memset(opt, 0, sizeof(opt));
     opt[0] = (struct live_list){"pod disruption budgets",
                                 "/apis/policy/v1/poddisruptionbudgets",
@@ -350,7 +352,7 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                                 false,
                                 false,
                                 0,
-                                false};
+                                false, false};
     rc = live_list_all(l, &opt[0], &scan, in, &pr, err);
     if (rc)
         return rc;
@@ -358,22 +360,24 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     if (scan.pvc_pods) {
         opt[1] = (struct live_list){"persistent volume claims",
                                     "/api/v1/persistentvolumeclaims",
-                                    false,
+                                    true,
                                     false,
                                     false,
                                     0,
-                                    false};
+                                    false,
+                                    true};
         opt[2] = (struct live_list){
-            "persistent volumes", "/api/v1/persistentvolumes", false, false, false, 0, false};
+            "persistent volumes", "/api/v1/persistentvolumes", true, false, false, 0, false, true};
         opt[3] = (struct live_list){"storage classes",
                                     "/apis/storage.k8s.io/v1/storageclasses",
-                                    false,
+                                    true,
                                     false,
                                     false,
                                     0,
-                                    false};
+                                    false,
+                                    true};
         opt[4] = (struct live_list){
-            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false, false, 0, false};
+            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false, false, 0, false, false};
         for (i = 1; i < 5 && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
         if (rc)
@@ -387,13 +391,11 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                   "names %s); they keep their spec.priority",
                   scan.dropped_class, scan.first_class_pod, scan.first_class))
         return err_set(err, -ENOMEM, "out of memory");
-    if (scan.pvc_pods &&
+    if (scan.pvc_pods && opt[4].count &&
         live_warn(in,
                   "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
-                  "binding and volume limits are not modelled (%zu PVCs, %zu PVs, %zu "
-                  "StorageClasses, %zu CSINodes in the cluster)",
-                  scan.pvc_pods, scan.first_pvc_pod, opt[1].count, opt[2].count, opt[3].count,
-                  opt[4].count))
+                  "limits (NodeVolumeLimits, %zu CSINodes in the cluster) are not modelled",
+                  scan.pvc_pods, scan.first_pvc_pod, opt[4].count))
         return err_set(err, -ENOMEM, "out of memory");
     if (npdb && live_warn(in,
                           "%zu PodDisruptionBudget(s) in the cluster are not modelled: "

@@ -1618,8 +1618,6 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
     static const struct {
         const char *source, *what;
     } vols[] = {
-        {"persistentVolumeClaim",
-         "VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits are not modelled"},
         {"ephemeral", "VolumeBinding and NodeVolumeLimits are not modelled (generic ephemeral "
                       "volume)"},
         {"gcePersistentDisk", "VolumeRestrictions (disk conflicts) is not modelled"},
@@ -1635,6 +1633,25 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
     vv = json_object_get(spec, "volumes");
     for (i = 0; json_is_array(vv) && i < json_array_size(vv); i++) {
         const json_t *v = json_array_get(vv, i);
+        const json_t *pvc = json_object_get(v, "persistentVolumeClaim");
+        if (json_is_object(pvc)) {
+            /* VolumeBinding, VolumeZone and VolumeRestrictions read the claim (sched/volumes.c) */
+            const json_t *cn = json_object_get(pvc, "claimName");
+            const char **nc;
+            if (!json_is_string(cn) || !json_string_length(cn)) {
+                snprintf(field, sizeof(field), "volumes[%zu].persistentVolumeClaim.claimName", i);
+                path_push(d, field);
+                return dec_fail(d, cn, pvc, "Required value");
+            }
+            if (!(nc = arena_alloc(d->a, (p->nclaims + 1) * sizeof(*nc))))
+                return dec_nomem(d);
+            if (p->nclaims)
+                memcpy(nc, p->claims, p->nclaims * sizeof(*nc));
+            if (!(nc[p->nclaims] = arena_strdup(d->a, json_string_value(cn))))
+                return dec_nomem(d);
+            p->claims = nc;
+            p->nclaims++;
+        }
         for (k = 0; k < sizeof(vols) / sizeof(vols[0]); k++) {
             if (!json_is_object(json_object_get(v, vols[k].source)))
                 continue;
@@ -2194,4 +2211,27 @@ int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct 
 
     dec_init(&d, a, lines, file, err);
     return decode_label_selector(&d, obj, out);
+}
+
+int kube_node_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                              const char *file, struct kube_node_selector *out, struct err *err)
+{
+    struct dec d;
+    const json_t *terms;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj))
+        return dec_fail(&d, obj, NULL, "Invalid value: must be an object");
+    rc = get_array(&d, obj, "nodeSelectorTerms", &terms);
+    if (!rc && (!terms || !json_array_size(terms))) {
+        size_t o = path_push(&d, "nodeSelectorTerms");
+        rc = dec_fail(&d, terms, obj, "Required value: must have at least one node selector term");
+        path_pop(&d, o);
+    }
+    if (!rc)
+        out->terms = decode_array(&d, obj, "nodeSelectorTerms", JSON_OBJECT, "object",
+                                  sizeof(*out->terms), decode_term, NULL, &out->nterms, &rc);
+    return rc;
 }

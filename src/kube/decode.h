@@ -49,6 +49,12 @@ int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines 
 int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                                const char *file, struct kube_label_selector *out, struct err *err);
 
+/* kube_node_selector_decode reads a NodeSelector ({nodeSelectorTerms: [...]}, a
+ * PersistentVolume's spec.nodeAffinity.required) with the rules of a pod's required node
+ * affinity; the field path in err is relative to it. */
+int kube_node_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                              const char *file, struct kube_node_selector *out, struct err *err);
+
 /* kube_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
  * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
  * for anything else, without undefined behaviour on huge numbers. */

@@ -235,6 +235,8 @@ struct kube_pod {
     struct kube_spread_constraint *spread; /* spec.topologySpreadConstraints */
     size_t nspread;
     size_t nresource_claims;               /* spec.resourceClaims */
+    const char **claims; /* spec.volumes[].persistentVolumeClaim.claimName, volume order */
+    size_t nclaims;
     struct kube_unmodelled *unmodelled;    /* fields gpusched does not model, spec order */
     size_t nunmodelled;
     const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
@@ -307,6 +309,69 @@ struct kube_pdb {
     int32_t disruptions_allowed;
     const char **disrupted_pods;
     size_t ndisrupted_pods;
+    const char *source_file;
+    int source_line;
+};
+
+/* Access modes of PersistentVolumes and their claims, as bits. */
+enum {
+    KUBE_ACCESS_RWO = 1,  /* ReadWriteOnce */
+    KUBE_ACCESS_ROX = 2,  /* ReadOnlyMany */
+    KUBE_ACCESS_RWX = 4,  /* ReadWriteMany */
+    KUBE_ACCESS_RWOP = 8, /* ReadWriteOncePod */
+};
+
+/* A PersistentVolumeClaim as VolumeBinding reads it (src/manifest/volumes.c decodes it). */
+struct kube_pvc {
+    const char *namespace_; /* "default" when unset */
+    const char *name;
+    const char *storage_class; /* the beta annotation, else spec.storageClassName; NULL: none */
+    const char *volume_name;   /* spec.volumeName, "" when unset */
+    const char *selected_node; /* annotation volume.kubernetes.io/selected-node, or NULL */
+    bool bind_completed;       /* annotation pv.kubernetes.io/bind-completed */
+    bool terminating;          /* metadata.deletionTimestamp */
+    bool lost;                 /* status.phase Lost */
+    bool has_selector;         /* spec.selector given */
+    bool block;                /* spec.volumeMode Block (default Filesystem) */
+    struct kube_label_selector selector;
+    unsigned access;       /* KUBE_ACCESS_* */
+    int64_t request;       /* spec.resources.requests.storage, bytes (0 when unset) */
+    const char *source_file;
+    int source_line;
+};
+
+/* A PersistentVolume as VolumeBinding and VolumeZone read it. */
+struct kube_pv {
+    const char *name;
+    struct kube_labels labels;
+    const char *storage_class; /* the beta annotation, else spec.storageClassName ("" unset) */
+    const char *claim_ns, *claim_name; /* spec.claimRef (NULL when unset) */
+    const char *claim_uid;             /* spec.claimRef.uid, "" when unset */
+    bool available;                    /* status.phase Available */
+    bool terminating;
+    bool block;                  /* spec.volumeMode Block */
+    bool has_affinity;           /* spec.nodeAffinity.required given */
+    struct kube_node_selector affinity;
+    unsigned access;             /* KUBE_ACCESS_* */
+    int64_t capacity;            /* spec.capacity.storage, bytes */
+    const char *csi_driver;      /* spec.csi.driver, NULL when not a CSI volume */
+    const char *source_file;
+    int source_line;
+};
+
+/* One term of a StorageClass's allowedTopologies: every key's values (ANDed). */
+struct kube_topology_term {
+    struct kube_requirement *exprs; /* matchLabelExpressions, as In requirements */
+    size_t nexprs;
+};
+
+/* A storage.k8s.io/v1 StorageClass. */
+struct kube_storage_class {
+    const char *name;
+    const char *provisioner;
+    bool wait_for_first_consumer; /* volumeBindingMode WaitForFirstConsumer (default Immediate) */
+    struct kube_topology_term *topologies; /* allowedTopologies, ORed */
+    size_t ntopologies;
     const char *source_file;
     int source_line;
 };

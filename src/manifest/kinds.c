@@ -9,6 +9,7 @@
 
 #include "kube/decode.h"
 #include "manifest/objects.h"
+#include "manifest/volumes.h"
 #include "manifest/state.h"
 #include "manifest/workload.h"
 
@@ -28,6 +29,9 @@ static const struct manifest_kind kinds[] = {
     {"RuntimeClass", "node.k8s.io", NULL, MANIFEST_KIND_RUNTIME_CLASS},
     {"Service", "", NULL, MANIFEST_KIND_SERVICE},
     {"Namespace", "", NULL, MANIFEST_KIND_NAMESPACE},
+    {"PersistentVolumeClaim", "", NULL, MANIFEST_KIND_PVC},
+    {"PersistentVolume", "", NULL, MANIFEST_KIND_PV},
+    {"StorageClass", "storage.k8s.io", NULL, MANIFEST_KIND_STORAGE_CLASS},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -143,6 +147,16 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
     k = kind_lookup(kind);
     if (!k && c->in->opts.keep_objects)
         return manifest_keep_object(c->in, obj, kind, 0) ? manifest_nomem(c) : 0;
+    if (!k && (!strcmp(kind, "CSINode") || !strcmp(kind, "CSIDriver") ||
+               !strcmp(kind, "CSIStorageCapacity")))
+        /* read by NodeVolumeLimits and VolumeBinding's capacity check: not modelled */
+        return manifest_warn(c->in,
+                             "%s: line %d: skipping kind %s: volume limits and storage "
+                             "capacity (NodeVolumeLimits, CSIStorageCapacity) are not modelled; "
+                             "kube-scheduler's answer may differ",
+                             c->file, manifest_line_of(c, kv, line), kind)
+                   ? manifest_nomem(c)
+                   : 0;
     if (!k)
         return manifest_warn(c->in, "%s: line %d: skipping kind %s", c->file,
                              manifest_line_of(c, kv, line), kind)
@@ -195,6 +209,15 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             break;
         case MANIFEST_KIND_NAMESPACE:
             rc = manifest_load_namespace(c, obj, line);
+            break;
+        case MANIFEST_KIND_PVC:
+            rc = manifest_load_pvc(c, obj, line);
+            break;
+        case MANIFEST_KIND_PV:
+            rc = manifest_load_pv(c, obj, line);
+            break;
+        case MANIFEST_KIND_STORAGE_CLASS:
+            rc = manifest_load_storage_class(c, obj, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

@@ -208,6 +208,9 @@ void manifest_input_release(struct manifest_input *in)
     free(in->pods);
     free(in->classes);
     free(in->pdbs);
+    free(in->pvcs);
+    free(in->pvs);
+    free(in->storage_classes);
     free(in->selectors);
     free(in->namespaces);
     free(in->warnings);

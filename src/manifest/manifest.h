@@ -91,6 +91,13 @@ struct manifest_input {
     size_t nclasses;
     struct kube_pdb *pdbs; /* policy/v1 PodDisruptionBudgets of the input, input order */
     size_t npdbs;
+    /* PersistentVolumeClaims, PersistentVolumes and StorageClasses, input order */
+    struct kube_pvc *pvcs;
+    size_t npvcs;
+    struct kube_pv *pvs;
+    size_t npvs;
+    struct kube_storage_class *storage_classes;
+    size_t nstorage_classes;
     struct manifest_selector *selectors; /* Services and controllers, input order */
     size_t nselectors;
     /* Namespace objects of the input, input order, then (after manifest_input_finish) one

@@ -38,6 +38,9 @@ enum manifest_kind_id {
     MANIFEST_KIND_RUNTIME_CLASS,
     MANIFEST_KIND_SERVICE,
     MANIFEST_KIND_NAMESPACE,
+    MANIFEST_KIND_PVC,
+    MANIFEST_KIND_PV,
+    MANIFEST_KIND_STORAGE_CLASS,
 };
 
 struct manifest_kind {
@@ -86,6 +89,7 @@ struct manifest_input_priv {
     int bound_kept;                  /* a bound pod went to pods[]: no more hand-offs */
     struct kube_runtime_class *rcs;  /* RuntimeClass objects, input order */
     size_t nrcs, cap_rcs;
+    size_t cap_pvcs, cap_pvs, cap_storage_classes; /* manifest/volumes.c */
 };
 
 struct manifest_snapshot {

@@ -18,6 +18,7 @@
 #include "sched/image.h"
 #include "sched/intern.h"
 #include "sched/interpod.h"
+#include "sched/volumes.h"
 #include "sched/sched-int.h"
 #include "sched/usage.h"
 
@@ -84,9 +85,17 @@ uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uin
 const char *sched_plugin_name(int plugin)
 {
     static const char *const names[] = {
-        NULL,           "NodeUnschedulable", "NodeName",        "TaintToleration",
-        "NodeAffinity", "NodePorts",         "NodeResourcesFit", "PodTopologySpread",
-        "InterPodAffinity"};
+        [SCHED_PL_UNSCHEDULABLE] = "NodeUnschedulable",
+        [SCHED_PL_NODE_NAME] = "NodeName",
+        [SCHED_PL_TAINT] = "TaintToleration",
+        [SCHED_PL_AFFINITY] = "NodeAffinity",
+        [SCHED_PL_PORTS] = "NodePorts",
+        [SCHED_PL_FIT] = "NodeResourcesFit",
+        [SCHED_PL_VOLUME_RESTRICTIONS] = "VolumeRestrictions",
+        [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
+        [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
+        [SCHED_PL_SPREAD] = "PodTopologySpread",
+        [SCHED_PL_INTERPOD] = "InterPodAffinity"};
 
     return plugin > 0 && plugin <= SCHED_PL_INTERPOD ? names[plugin] : NULL;
 }
@@ -131,8 +140,10 @@ fail:
 
 static void pod_free(struct sched_pod *p)
 {
-    if (p)
+    if (p) {
         sched_ipa_pod_free(p);
+        free(p->claims);
+    }
     free(p);
 }
 
@@ -203,6 +214,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->s_vc_done);
     if (c->spread_src)
         c->spread_src_free(c->spread_src);
+    sched_volumes_free(c->vol);
     sched_intern_release(&c->strs);
     sched_intern_release(&c->reasons);
     free(c);
@@ -914,8 +926,9 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->nz_mem = u.nz_mem;
     memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
     p->nscalars = u.nscalars;
-    if (sched_pod_host_ports(c, pod, p->ports, &p->nports) || sched_ipa_pod_build(c, pod, p)) {
-        free(p);
+    if (sched_pod_host_ports(c, pod, p->ports, &p->nports) || sched_ipa_pod_build(c, pod, p) ||
+        sched_volumes_pod_claims(p, pod)) {
+        pod_free(p); /* what the builders allocated, then the block */
         return NULL;
     }
     *rc = 0;

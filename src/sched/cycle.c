@@ -20,6 +20,7 @@
 #include "sched/sched-int.h"
 #include "sched/score.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 
 
 /* a score plugin's weight in p (NULL: the default profile's) */
@@ -603,7 +604,7 @@ scanned:
 
 bool sched_cycle_needs_rows(const struct sched_cpod *cp)
 {
-    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages;
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol;
 }
 
 static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,
@@ -614,19 +615,29 @@ static int64_t row_total(const struct sched_profile *p, const struct sched_cycle
            (int64_t)WEIGHT(p, w_fit) * o->fit_raw + (int64_t)WEIGHT(p, w_balanced) * o->bal_raw +
            (int64_t)gw * o->gpu_raw + (int64_t)WEIGHT(p, w_spread) * o->spread_norm +
            (int64_t)WEIGHT(p, w_interpod) * sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
-           (int64_t)WEIGHT(p, w_image) * o->img_raw;
+           (int64_t)WEIGHT(p, w_image) * o->img_raw + o->vol_raw;
 }
 
-/* spread_node: PodTopologySpread's Filter, after the other filters passed. Of the filters
- * gpusched models only InterPodAffinity comes after it in kube-scheduler's order, and that one
- * runs inside fast_node / sched_ref_node: a node it rejected is looked at here too, and
- * PodTopologySpread's reason wins when both say no. */
+/* spread_node: the volume filters and PodTopologySpread's Filter, after the other filters
+ * passed. Of the filters gpusched models only InterPodAffinity comes after them in
+ * kube-scheduler's order, and that one runs inside fast_node / sched_ref_node: a node it
+ * rejected is looked at here too, and the earlier plugin's reason wins when both say no. */
 static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
                         uint32_t slot, bool ref, struct sched_nodeout *o)
 {
     bool unres;
     uint32_t r;
+    uint8_t vpl;
 
+    if ((!o->plugin || o->plugin == SCHED_PL_INTERPOD) && cp->vol &&
+        (r = sched_volumes_filter((struct sched_cluster *)c, cp, slot, &vpl, &o->vol_raw))) {
+        /* VolumeRestrictions, VolumeBinding and VolumeZone run before PodTopologySpread and
+         * InterPodAffinity */
+        o->plugin = vpl;
+        o->reason = r;
+        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS;
+        return;
+    }
     if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)
         return;
     if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
@@ -698,7 +709,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         /* PreFilter rejected the pod: every node carries its status (reported through the
          * PreFilter message, not the histogram) */
         for (i = 0; i < n; i++) {
-            cy->out[i].plugin = SCHED_PL_AFFINITY;
+            cy->out[i].plugin = cp->prefilter_plugin ? cp->prefilter_plugin : SCHED_PL_AFFINITY;
             cy->out[i].reason = SCHED_R_AFFINITY_CONFLICT;
             cy->out[i].unresolvable = true;
         }

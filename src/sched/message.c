@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "sched/cluster.h"
+#include "sched/intern.h"
+#include "sched/volumes.h"
 #include "sched/sched-int.h"
 
 
@@ -69,6 +71,14 @@ int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const str
     unsigned b;
     int rc;
 
+    if (o->plugin == SCHED_PL_VOLUME_BINDING) {
+        const char *r[4];
+        size_t i, n = sched_volumes_reasons(o->reason, r);
+        for (i = 0; i < n; i++)
+            if ((rc = sched_hist_add(h, sched_intern_add(&c->reasons, r[i]), 1)))
+                return rc;
+        return 0;
+    }
     if (o->plugin != SCHED_PL_FIT)
         return sched_hist_add(h, o->reason, 1);
     for (b = 0; b < 32; b++)

@@ -24,6 +24,7 @@
 #include "sched/message.h"
 #include "sched/sched-int.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
@@ -103,6 +104,9 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *reason = m;
         return 1;
     }
+    if (cp->vol && !sched_volumes_filter_dry((struct sched_cluster *)c, cp, slot, d->on, d->non,
+                                             plugin, reason))
+        return 1;
     if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non, reason)) {
         *plugin = SCHED_PL_SPREAD;
         return 1;

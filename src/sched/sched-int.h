@@ -64,6 +64,9 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
+    SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
+    SCHED_PL_VOLUME_BINDING, /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
+    SCHED_PL_VOLUME_ZONE,    /* VolumeZone (volumes.c) */
     SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
     SCHED_PL_INTERPOD, /* InterPodAffinity (interpod.c) */
     SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
@@ -234,6 +237,9 @@ struct sched_pod {
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;
     uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
+    char **claims;              /* its PersistentVolumeClaims' names (one malloc block, NULL when
+                                   none): VolumeRestrictions' ReadWriteOncePod rule */
+    uint32_t nclaims;
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
@@ -307,6 +313,7 @@ struct sched_cluster {
     uint8_t *s_vc_done;
     uint32_t s_vccap;
 
+    struct sched_volumes *vol; /* claims, volumes and storage classes (volumes.c) */
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
                                                 (spread.c) */
     /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
@@ -399,6 +406,11 @@ struct sched_cpod {
      * to score (two or more feasible nodes) fails with it */
     const char *prescore_error;
     struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
+    struct sched_vpod *vol;      /* the volume plugins' state (volumes.c), NULL when none */
+    const char *prefilter_msg;   /* with prefilter_conflict: the PreFilter's text, NULL for
+                                    NodeAffinity's */
+    uint8_t prefilter_plugin;    /* with prefilter_conflict: the rejecting plugin, 0 for
+                                    NodeAffinity */
     struct arena *arena; /* the cluster's cp_arena */
     struct sched_ipa *ipa; /* InterPodAffinity state, NULL when the plugin has nothing to do */
     uint32_t *images;      /* ImageLocality: normalised image names of the containers */
@@ -467,6 +479,7 @@ struct sched_nodeout {
     int32_t spread_raw, spread_norm; /* PodTopologySpread score (0 when it does not score) */
     int64_t ipa_raw; /* InterPodAffinity's Score() */
     int32_t img_raw; /* ImageLocality's Score() */
+    int32_t vol_raw; /* VolumeBinding's score (weight 1, no normalisation) */
     int64_t total;
 };
 

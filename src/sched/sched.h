@@ -25,5 +25,6 @@
 #include "sched/simulate.h"
 #include "sched/version.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 
 #endif

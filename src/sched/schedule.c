@@ -19,6 +19,7 @@
 #include "sched/schedule.h"
 #include "sched/score.h"
 #include "sched/spread.h"
+#include "sched/volumes.h"
 
 
 void sched_result_release(struct sched_result *r)
@@ -64,6 +65,8 @@ static size_t node_reasons(struct sched_cluster *c, const struct sched_cpod *cp,
     size_t n = 0;
     unsigned b;
 
+    if (plugin == SCHED_PL_VOLUME_BINDING)
+        return sched_volumes_reasons(reason, out);
     if (plugin != SCHED_PL_FIT) {
         out[n++] = c->reasons.strs[reason];
         return n;
@@ -124,6 +127,9 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             if (w->w_balanced)
                 s[v->nscores++] = (struct sched_score){"NodeResourcesBalancedAllocation",
                                                        o->bal_raw, o->bal_raw, w->w_balanced, 0};
+            if (cp->vol)
+                s[v->nscores++] =
+                    (struct sched_score){"VolumeBinding", o->vol_raw, o->vol_raw, 1, 0};
             if (cp->spread && cy->spread_scored && w->w_spread)
                 s[v->nscores++] = (struct sched_score){"PodTopologySpread", o->spread_raw,
                                                        o->spread_norm, w->w_spread, 0};
@@ -226,7 +232,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
-    if (sched_spread_prefilter(c, &cp)) {
+    if (sched_volumes_prefilter(c, &cp) || sched_spread_prefilter(c, &cp)) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;
     }
@@ -267,8 +273,22 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         rc = -ENOMEM;
         if (!(out->message = sched_fit_error(
                   c, cy.n, &h,
-                  cp.prefilter_conflict ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT] : NULL)))
+                  cp.prefilter_msg        ? cp.prefilter_msg
+                  : cp.prefilter_conflict ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
+                                          : NULL)))
             goto out;
+        if (cp.prefilter_msg) {
+            /* a volume plugin's PreFilter rejected the pod before DynamicResources' PreFilter
+             * ran (it comes after them), so DynamicResources' PostFilter, which runs before
+             * DefaultPreemption, fails reading its cycle state: kube-scheduler v1.34+ appends
+             * that error's text, "not found", and does not preempt */
+            char *m = str_join3(out->message, " ", "not found");
+            if (!m)
+                goto out;
+            free(out->message);
+            out->message = m;
+            goto done;
+        }
         if ((rc = sched_preempt(c, p, &cp, &cy, rng, &pr, err)))
             goto out_cp;
         rc = -ENOMEM;
@@ -299,6 +319,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             out->message = m;
         }
     }
+done:
     if (x) {
         memset(x, 0, sizeof(*x));
         if (fill_explanation(c, p, &cp, &cy, &pr, x))

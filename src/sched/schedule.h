@@ -92,13 +92,14 @@ int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
  * Explaining one pod
  * ------------------------------------------------------------------------------------- */
 
-#define SCHED_MAX_SCORES 8
+#define SCHED_MAX_SCORES 10
 
 /* One score plugin on one node. */
 struct sched_score {
     const char *plugin; /* "TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                           "NodeResourcesBalancedAllocation", "PodTopologySpread" (when it
-                           scores), "InterPodAffinity", "ImageLocality", "GPUPlacement"
+                           "NodeResourcesBalancedAllocation", "VolumeBinding" (for a pod
+                           with claims), "PodTopologySpread" (when it scores),
+                           "InterPodAffinity", "ImageLocality", "GPUPlacement"
                            (static) */
     int64_t raw;        /* the plugin's Score() */
     int64_t normalized; /* after NormalizeScore, 0-100 */

@@ -168,6 +168,22 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
+    if (pod.nclaims) {
+        /* serve does not watch PersistentVolumeClaims, PersistentVolumes or StorageClasses
+         * (simulate and explain model the volume plugins from their input): such a pod is not
+         * bound, and says why */
+        serve_log('W', 0, "\"Pod uses a PersistentVolumeClaim; gpusched serve does not watch "
+                  "volumes, not scheduling it\" pod=\"%s\" claim=\"%s\"", key, pod.claims[0]);
+        serve_report_failure(s, pp, "Unschedulable",
+                             "gpusched serve does not support spec.volumes[].persistentVolumeClaim "
+                             "(VolumeBinding, VolumeZone and VolumeRestrictions need "
+                             "PersistentVolumeClaims, PersistentVolumes and StorageClasses, which "
+                             "serve does not watch): not scheduled",
+                             NULL);
+        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE], 1);
+        serve_queue_unschedulable(s->queue, key, mono_ms());
+        goto out;
+    }
     {
         const struct sched_profile *prof = sched_config_find(&s->cfg, pod.scheduler_name);
         rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);

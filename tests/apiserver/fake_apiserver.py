@@ -41,6 +41,10 @@ RESOURCES = {
     ("coordination.k8s.io", "v1", "leases"): ("Lease", True),
     ("scheduling.k8s.io", "v1", "priorityclasses"): ("PriorityClass", False),
     ("policy", "v1", "poddisruptionbudgets"): ("PodDisruptionBudget", True),
+    ("", "v1", "persistentvolumeclaims"): ("PersistentVolumeClaim", True),
+    ("", "v1", "persistentvolumes"): ("PersistentVolume", False),
+    ("storage.k8s.io", "v1", "storageclasses"): ("StorageClass", False),
+    ("storage.k8s.io", "v1", "csinodes"): ("CSINode", False),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest

@@ -395,8 +395,35 @@ def test_sigterm_finishes_binds_in_flight():
 
 
 def test_unmodelled_field_is_refused_not_bound():
-    """A pod using a field gpusched does not model (here a PersistentVolumeClaim volume) is
+    """A pod using a field gpusched does not model (here a generic ephemeral volume) is
     not bound: it gets a FailedScheduling event naming the field, and a log line."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        p = pod("db")
+        p["spec"]["volumes"] = [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
+            "spec": {"accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}}}]
+        api.add(p)
+        api.add(pod("web"))
+        sv = Serve(api, [])
+        try:
+            wait_for("web bound", lambda: "web" in bound(api))
+            ev = wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
+                                                 if e["regarding"]["name"] == "db"])[0]
+            util.check_eq(ev["type"], "Warning", "event type")
+            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].ephemeral "
+                          "(VolumeBinding and NodeVolumeLimits are not modelled (generic ephemeral "
+                          "volume)): not scheduled", "FailedScheduling note")
+            util.check_eq("db" in bound(api), False, "db bound")
+            wait_for("the log line naming the field",
+                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.ephemeral"'))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_claim_pod_is_refused_not_bound():
+    """serve does not watch PersistentVolumeClaims, PersistentVolumes or StorageClasses: a pod
+    with a claim is not bound, with a FailedScheduling event saying so and a log line."""
     with FakeApiServer() as api:
         api.add(node("n1"))
         p = pod("db")
@@ -408,12 +435,12 @@ def test_unmodelled_field_is_refused_not_bound():
             wait_for("web bound", lambda: "web" in bound(api))
             ev = wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
                                                  if e["regarding"]["name"] == "db"])[0]
-            util.check_eq(ev["type"], "Warning", "event type")
-            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].persistentVolumeClaim "
-                          "(VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits are not "
-                          "modelled): not scheduled", "FailedScheduling note")
+            util.check_eq(ev["note"], "gpusched serve does not support "
+                          "spec.volumes[].persistentVolumeClaim (VolumeBinding, VolumeZone and "
+                          "VolumeRestrictions need PersistentVolumeClaims, PersistentVolumes and "
+                          "StorageClasses, which serve does not watch): not scheduled",
+                          "FailedScheduling note")
             util.check_eq("db" in bound(api), False, "db bound")
-            wait_for("the log line naming the field",
-                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.persistentVolumeClaim"'))
+            wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
         finally:
             util.check_eq(sv.stop(), 0, "exit status")

@@ -284,6 +284,8 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 
 	r.client.PrependReactor("create", "pods", r.bindReactor)
 	r.client.PrependReactor("delete", "pods", r.deleteReactor)
+	r.client.PrependReactor("update", "persistentvolumes", r.pvUpdateReactor)
+	r.client.PrependReactor("update", "persistentvolumeclaims", r.pvcUpdateReactor)
 
 	factory := scheduler.NewInformerFactory(r.client, 0, nil)
 	r.factory = factory

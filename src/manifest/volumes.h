@@ -1,0 +1,15 @@
+/* volumes.h - PersistentVolumeClaim, PersistentVolume and StorageClass objects into the input
+ * (in->pvcs, in->pvs, in->storage_classes): decoded with the API server's defaults, a second
+ * object of the same name is an error. 0 or the error in c->err. */
+#ifndef MANIFEST_VOLUMES_H
+#define MANIFEST_VOLUMES_H
+
+#include <jansson.h>
+
+#include "manifest/state.h"
+
+int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line);
+int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line);
+int manifest_load_storage_class(struct manifest_ctx *c, json_t *obj, int line);
+
+#endif
