@@ -7,7 +7,7 @@
 #   make clang      everything built with clang and the same warnings (build-clang/)
 #   make format     clang-format every C file in place; make check-format only reports
 #   make demo       the seed's walkthrough, offline
-#   make k8s        the real kube-apiserver, kube-scheduler, kubectl, ... in build/k8s/ (Go)
+#   make k8s        the real kube-apiserver, kube-scheduler, kubectl, helm, ... in build/k8s/ (Go)
 #   make bench      benchmarks (see docs/benchmarks.md)
 #   make check-k8s  gpusched against the real kube-scheduler (differential test, docs/testing.md)
 
@@ -168,7 +168,7 @@ $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a
 	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 # The real Kubernetes components (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl) and our Go test tools (tests/k8s/cmd/: k8s-cluster, ...), from the pinned module in
+# kubectl), helm (test_k8s_helm.py) and our Go test tools (tests/k8s/cmd/: k8s-cluster, ...), from the pinned module in
 # tests/k8s/: the test oracle and peer, never shipped. Always build/k8s, also for check-san.
 # A second run is a no-op; Go's caches make a rebuild after a change fast.
 K8S_DIR = build/k8s

@@ -80,10 +80,10 @@ static void sleep_ms(long ms)
         ;
 }
 
-static void plog(struct dp_plugin *p, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void plog(struct dp_plugin *p, char sev, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static void plog(struct dp_plugin *p, int level, const char *fmt, ...)
+static void plog(struct dp_plugin *p, char sev, int level, const char *fmt, ...)
 {
     char line[1536];
     va_list ap;
@@ -93,7 +93,7 @@ static void plog(struct dp_plugin *p, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    p->cfg.log(p->cfg.ctx, level, line);
+    p->cfg.log(p->cfg.ctx, sev, level, line);
 }
 
 int dp_xids_parse(const char *s, bool *ignored, struct err *err)
@@ -628,7 +628,7 @@ static int handle_unary(void *ctx, const char *method, const uint8_t *req, size_
 {
     struct dp_plugin *p = ctx;
 
-    plog(p, 3, "gRPC %s (%zu bytes)", method, len);
+    plog(p, 'I', 3, "gRPC %s (%zu bytes)", method, len);
     if (!strcmp(method, M_OPTIONS))
         return handle_options(p, resp);
     if (!strcmp(method, M_ALLOCATE))
@@ -703,7 +703,7 @@ static void serve_restart(struct dp_plugin *p, struct serve_state *s, const char
     }
     s->restart_pending = NULL;
     if (s->srv) {
-        plog(p, 0, "device plugin: %s; starting the plugin server again", why);
+        plog(p, 'I', 0, "device plugin: %s; starting the plugin server again", why);
         dp_rpc_server_free(s->srv);
         s->srv = NULL;
         pthread_mutex_lock(&p->mu);
@@ -713,7 +713,7 @@ static void serve_restart(struct dp_plugin *p, struct serve_state *s, const char
     err_clear(&e);
     if (dp_rpc_server_new(p->sock_path, &s->h, &s->srv, &e)) {
         if (strcmp(s->last_err, e.msg))
-            plog(p, 0, "device plugin: %s; retrying every %ds", e.msg, RETRY_MS / 1000);
+            plog(p, 'E', 0, "device plugin: %s; retrying every %ds", e.msg, RETRY_MS / 1000);
         snprintf(s->last_err, sizeof(s->last_err), "%s", e.msg);
         s->retry_at = mono_ms() + RETRY_MS;
         return;
@@ -749,7 +749,7 @@ static void serve_register_done(struct dp_plugin *p, struct serve_state *s)
     p->reg_running = false;
     if (p->reg_rc) {
         if (strcmp(s->last_err, p->reg_err.msg))
-            plog(p, 0,
+            plog(p, 'E', 0,
                  "device plugin: cannot register %s with the kubelet: %s; retrying every "
                  "%ds",
                  p->resource, p->reg_err.msg, RETRY_MS / 1000);
@@ -763,7 +763,7 @@ static void serve_register_done(struct dp_plugin *p, struct serve_state *s)
     p->st.registered = true;
     p->st.registrations++;
     pthread_mutex_unlock(&p->mu);
-    plog(p, 0, "device plugin: registered %s (%zu devices) with the kubelet through %s",
+    plog(p, 'I', 0, "device plugin: registered %s (%zu devices) with the kubelet through %s",
          p->resource, dp_ndevices(&p->inv), p->kubelet_path);
 }
 
@@ -874,7 +874,7 @@ static void mark_unhealthy(struct dp_plugin *p, size_t g, const char *why)
     pthread_mutex_unlock(&p->mu);
     if (!changed)
         return;
-    plog(p, 0, "device plugin: GPU %zu (%s) is unhealthy: %s", g, uuid, why);
+    plog(p, 'W', 0, "device plugin: GPU %zu (%s) is unhealthy: %s", g, uuid, why);
     if (p->cfg.on_unhealthy)
         p->cfg.on_unhealthy(p->cfg.ctx, uuid, (unsigned)g, why);
 }
@@ -920,7 +920,7 @@ static void *health_main(void *arg)
         }
         if (rc != NVML_SUCCESS) {
             if (!wait_err_logged)
-                plog(p, 0, "device plugin: nvmlEventSetWait_v2: %s", gpu_nvml_error_string(n, rc));
+                plog(p, 'E', 0, "device plugin: nvmlEventSetWait_v2: %s", gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
             sleep_ms(HEALTH_WAIT_MS);
             probe_lost(p);
@@ -934,7 +934,7 @@ static void *health_main(void *arg)
                 char why[64];
 
                 if (ev.eventData < DP_XID_MAX && p->cfg.ignored_xids[ev.eventData]) {
-                    plog(p, 1,
+                    plog(p, 'I', 1,
                          "device plugin: GPU %u: XID %llu is ignored "
                          "(--health-ignore-xids)",
                          p->inv.gpus[g].index, ev.eventData);
@@ -956,12 +956,12 @@ static void health_setup(struct dp_plugin *p)
     size_t g, registered = 0;
 
     if (!n->event_set_create || !n->device_register_events || !n->event_set_wait) {
-        plog(p, 0, "device plugin: this NVML has no event API; only lost GPUs are detected");
+        plog(p, 'W', 0, "device plugin: this NVML has no event API; only lost GPUs are detected");
         return;
     }
     if (n->event_set_create(&p->events)) {
         p->events = NULL;
-        plog(p, 0, "device plugin: nvmlEventSetCreate failed; only lost GPUs are detected");
+        plog(p, 'W', 0, "device plugin: nvmlEventSetCreate failed; only lost GPUs are detected");
         return;
     }
     for (g = 0; g < p->inv.ngpus; g++) {
@@ -981,12 +981,12 @@ static void health_setup(struct dp_plugin *p)
         rc = want ? n->device_register_events(p->parents[g], want, p->events)
                   : NVML_ERROR_NOT_SUPPORTED;
         if (rc)
-            plog(p, 0, "device plugin: GPU %u: no health events: %s", p->inv.gpus[g].index,
+            plog(p, 'W', 0, "device plugin: GPU %u: no health events: %s", p->inv.gpus[g].index,
                  gpu_nvml_error_string(n, rc));
         else
             registered++;
     }
-    plog(p, 1, "device plugin: health events registered on %zu of %zu GPUs", registered,
+    plog(p, 'I', 1, "device plugin: health events registered on %zu of %zu GPUs", registered,
          p->inv.ngpus);
 }
 

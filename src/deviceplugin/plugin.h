@@ -42,8 +42,9 @@ struct dp_config {
      * not split. */
     int mig_strategy;
     const char *mig_profile;
-    /* log receives one line (no newline) at a verbosity level; may be NULL */
-    void (*log)(void *ctx, int level, const char *line);
+    /* log receives one line (no newline) of severity sev ('I', 'W', 'E', as base/log.h) at a
+     * verbosity level; may be NULL */
+    void (*log)(void *ctx, char sev, int level, const char *line);
     /* on_unhealthy is called from the health thread once per GPU that became unhealthy, after
      * the kubelet's stream was told: uuid, NVML index, and why ("XID 79", ...) */
     void (*on_unhealthy)(void *ctx, const char *uuid, unsigned index, const char *why);

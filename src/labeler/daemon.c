@@ -1,9 +1,10 @@
 /* daemon.c - gpulabel's node-sync loop: detect, write outputs, reconcile the Node, sleep.
  *
  * This is the program's loop, kept out of main.c so tests and main share it; unlike the other
- * library modules it logs, to stderr, one line per event with a "gpulabel: " prefix and no
- * timestamp (the container runtime adds one). Labels are never removed on exit or when
- * detection fails: only a successful detection can change what the node carries. */
+ * library modules it logs, to stderr, one klog-style line per event (base/log.h: severity,
+ * UTC time, pid, "gpulabel]", message), as Kubernetes components log. Labels are never
+ * removed on exit or when detection fails: only a successful detection can change what the
+ * node carries. */
 #include "labeler/daemon.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/httpd.h"
+#include "base/log.h"
 #include "deviceplugin/plugin.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
@@ -40,27 +42,8 @@ struct sync_result {
 
 /* ---- logging ---------------------------------------------------------------------- */
 
-static int log_verbosity;
-
-static void log_line(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void log_line(int level, const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    int n;
-
-    if (level > log_verbosity)
-        return;
-    n = snprintf(line, sizeof(line), "gpulabel: ");
-    va_start(ap, fmt);
-    vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    /* one write per line so lines never interleave */
-    n = (int)strlen(line);
-    line[n++] = '\n';
-    fwrite(line, 1, (size_t)n, stderr);
-}
+/* klog-style lines on stderr (base/log.h): severity, time, pid, "gpulabel]", message */
+#define log_line(sev, level, ...) log_printf((sev), (level), __VA_ARGS__)
 
 static const char *fmt_ms(long ms, char *buf, size_t size)
 {
@@ -203,7 +186,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
             labeler_sync_plan_release(&plan);
             return err_set(err, -ENOMEM, "out of memory writing the node patch");
         }
-        log_line(2, "PATCH %s %s", path, body);
+        log_line('I', 2, "PATCH %s %s", path, body);
         rc = kube_client_request(c, "PATCH", path, "application/merge-patch+json", body,
                                  strlen(body), &resp, err);
         kube_response_release(&resp);
@@ -218,7 +201,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
         if (!rc)
             return 0;
         if (err->http_status == 409 && attempt < SYNC_CONFLICT_RETRIES) {
-            log_line(2, "node \"%s\" changed since it was read (409); reading it again", node);
+            log_line('I', 2, "node \"%s\" changed since it was read (409); reading it again", node);
             continue;
         }
         sync_err_describe(err, "patch", node);
@@ -395,7 +378,7 @@ static bool errlog_report(struct daemon_errlog *l, const char *key, const char *
     size_t n = strnlen(key, sizeof(l->last) - 1);
     bool fresh = strncmp(l->last, key, sizeof(l->last) - 1) != 0;
 
-    log_line(fresh ? 0 : 1, "%s%s", msg, suffix);
+    log_line('E', fresh ? 0 : 1, "%s%s", msg, suffix);
     memcpy(l->last, key, n);
     l->last[n] = '\0';
     return fresh;
@@ -509,10 +492,10 @@ static int daemon_on_http(void *ud, const char *path, struct buf *body, const ch
 
 /* ---- the device plugin ------------------------------------------------------------------ */
 
-static void plugin_log_line(void *ctx, int level, const char *line)
+static void plugin_log_line(void *ctx, char sev, int level, const char *line)
 {
     (void)ctx;
-    log_line(level, "%s", line);
+    log_line(sev, level, "%s", line);
 }
 
 /* Posts a Warning Event on the Node for a GPU that became unhealthy, as the kubelet posts
@@ -551,10 +534,10 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
     if (!body || client_open(cfg, &c, &err) ||
         kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
                             body, strlen(body), &resp, &err))
-        log_line(0, "cannot post the Warning event for GPU %u on node \"%s\": %s", index,
+        log_line('E', 0, "cannot post the Warning event for GPU %u on node \"%s\": %s", index,
                  cfg->node_name, body ? err.msg : "out of memory");
     else
-        log_line(1, "posted a Warning event on node \"%s\": %s", cfg->node_name, msg);
+        log_line('I', 1, "posted a Warning event on node \"%s\": %s", cfg->node_name, msg);
     kube_response_release(&resp);
     kube_client_free(c);
     free(body);
@@ -567,7 +550,7 @@ static int daemon_plugin_one(struct daemon *d, const struct dp_config *dp, struc
     int rc = dp_plugin_start(dp, &p, err);
 
     if (rc == -ENODEV && dp->mig_strategy == DP_MIG_MIXED) {
-        log_line(1, "device plugin: nothing to advertise as %s",
+        log_line('I', 1, "device plugin: nothing to advertise as %s",
                  dp->resource_name ? dp->resource_name : DP_DEFAULT_RESOURCE);
         return 0;
     }
@@ -644,7 +627,7 @@ static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
     }
     fflush(stdout);
     if (errlog_clear(&d->output_log))
-        log_line(0, "outputs written again");
+        log_line('I', 0, "outputs written again");
     if (!labels_copy(&d->written, l))
         d->have_written = true;
 }
@@ -689,12 +672,12 @@ static long daemon_cycle(struct daemon *d)
     d->gpus = desired.ngpus;
     pthread_mutex_unlock(&d->mu);
     if (desired.nvml_simulated && !d->simulated_logged) {
-        log_line(0, "using a simulated NVML (test double), not a real GPU driver");
+        log_line('W', 0, "using a simulated NVML (test double), not a real GPU driver");
         d->simulated_logged = true;
     }
     if (d->detect_failing) {
         errlog_clear(&d->detect_log);
-        log_line(0, "GPU detection works again: %zu labels", desired.n);
+        log_line('I', 0, "GPU detection works again: %zu labels", desired.n);
         d->detect_failing = false;
     }
     if (daemon_stop)
@@ -717,11 +700,11 @@ sync:
     if (!rc) {
         labeler_backoff_reset(&d->backoff);
         if (errlog_clear(&d->sync_log))
-            log_line(0, "node \"%s\" in sync again", cfg->node_name);
+            log_line('I', 0, "node \"%s\" in sync again", cfg->node_name);
         if (res.wrote)
-            log_line(0, "labelled node \"%s\": %s", cfg->node_name, res.summary);
+            log_line('I', 0, "labelled node \"%s\": %s", cfg->node_name, res.summary);
         else
-            log_line(1, "node \"%s\" already carries its %zu labels; nothing written",
+            log_line('I', 1, "node \"%s\" already carries its %zu labels; nothing written",
                      cfg->node_name, desired.n);
         goto out;
     }
@@ -758,7 +741,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     d.dp.ctx = (void *)cfg;
     pthread_mutex_init(&d.mu, NULL);
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
-    log_verbosity = cfg->verbosity;
+    log_setup("gpulabel", cfg->verbosity);
     labeler_backoff_init(&d.backoff,
                          d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
                          BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));
@@ -766,18 +749,18 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     /* first, so that a SIGTERM arriving while the client is set up still ends us cleanly */
     rc = daemon_signals_install();
     if (rc) {
-        log_line(0, "cannot install signal handlers: %s", strerror(-rc));
+        log_line('E', 0, "cannot install signal handlers: %s", strerror(-rc));
         return 1;
     }
     if (!cfg->no_sync) {
         rc = need_node_name(cfg, &err);
         if (rc) {
-            log_line(0, "%s", err.msg);
+            log_line('E', 0, "%s", err.msg);
             return 2;
         }
         rc = client_open(cfg, &d.client, &err);
         if (rc) {
-            log_line(0, "cannot set up the API client: %s",
+            log_line('E', 0, "cannot set up the API client: %s",
                      err_format(&err, msg, sizeof(msg)));
             return 1;
         }
@@ -785,27 +768,27 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     if (cfg->metrics_addr) {
         rc = httpd_start(cfg->metrics_addr, daemon_on_http, &d, &d.httpd, &err);
         if (rc) {
-            log_line(0, "cannot serve --metrics-addr %s: %s", cfg->metrics_addr, err.msg);
+            log_line('E', 0, "cannot serve --metrics-addr %s: %s", cfg->metrics_addr, err.msg);
             kube_client_free(d.client);
             return 1;
         }
-        log_line(0, "serving /healthz, /readyz and /metrics on port %d", httpd_port(d.httpd));
+        log_line('I', 0, "serving /healthz, /readyz and /metrics on port %d", httpd_port(d.httpd));
     }
     fmt_ms(d.interval_ms, ival, sizeof(ival));
     fmt_schemas(cfg->schemas, schemas, sizeof(schemas));
     if (d.client)
-        log_line(0, "keeping node \"%s\" labelled through %s (schemas %s, every %s)",
+        log_line('I', 0, "keeping node \"%s\" labelled through %s (schemas %s, every %s)",
                  cfg->node_name, kube_client_server(d.client), schemas, ival);
     else
-        log_line(0, "detecting GPUs every %s (schemas %s, no API sync)", ival, schemas);
+        log_line('I', 0, "detecting GPUs every %s (schemas %s, no API sync)", ival, schemas);
 
     while (!daemon_stop) {
         long wait = daemon_cycle(&d);
 
-        log_line(2, "next cycle in %s", fmt_ms(wait, ival, sizeof(ival)));
+        log_line('I', 2, "next cycle in %s", fmt_ms(wait, ival, sizeof(ival)));
         daemon_wait(wait);
     }
-    log_line(0, "stopping on %s; the labels stay on the node",
+    log_line('I', 0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
     httpd_stop(d.httpd);
     daemon_plugins_stop(&d);

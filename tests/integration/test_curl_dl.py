@@ -62,7 +62,7 @@ def test_daemon_reports_missing_libcurl():
     p = run(["gpulabel", "--nvml-lib", util.fake_nvml(), "--kubeconfig", KUBECONFIG],
             NODE_NAME="gpu-1")
     util.check_eq(p.returncode, 1, "exit status")
-    util.check_eq(p.stderr.splitlines()[-1],
-                  "gpulabel: cannot set up the API client: " + LOAD_ERROR, "last stderr line")
+    util.check_eq(util.log_message(p.stderr.splitlines()[-1], sev="E"),
+                  "cannot set up the API client: " + LOAD_ERROR, "last stderr line")
     if "secret-token" in p.stderr:
         raise AssertionError("token in stderr")

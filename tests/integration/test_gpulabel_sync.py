@@ -378,6 +378,34 @@ def test_daemon_retries_409_429_503_and_dropped_connections():
         stop(p)
 
 
+def test_daemon_log_lines_carry_severity_time_and_pid():
+    # klog's header, as Kubernetes components write it: Lmmdd hh:mm:ss.uuuuuu pid tag] msg
+    with Cluster() as c:
+        c.api.forbid("patch", "nodes")
+        before = time.time()
+        p = c.start()
+        wait_for(lambda: "forbidden" in stderr_of(p), "the forbidden line", p)
+        c.api.allow("patch", "nodes")
+        wait_for(lambda: "in sync again" in stderr_of(p), "the recovery line", p)
+        stop(p)
+        after = time.time()
+        sev = {}
+        for line in stderr_of(p).splitlines():
+            m = util.KLOG.match(line)
+            if not m or m.group(9) != "gpulabel":
+                raise AssertionError("not a klog-style gpulabel line: %r" % line)
+            util.check_eq(int(m.group(8)), p.pid, "the pid of %r" % line)
+            # the line's UTC time lies between the start and the stop (same day at the test's pace)
+            mmdd_hms = "%s%s %s:%s:%s" % m.group(2, 3, 4, 5, 6)
+            lo, hi = (time.strftime("%m%d %H:%M:%S", time.gmtime(x)) for x in (before - 1, after + 1))
+            if not lo <= mmdd_hms <= hi:
+                raise AssertionError("time of %r outside %s..%s" % (line, lo, hi))
+            sev[m.group(10).split(" ")[0]] = m.group(1)
+        # the fake NVML is announced as a warning: it is not a real GPU driver
+        util.check_eq((sev.get("keeping"), sev.get("using"), sev.get("cannot"), sev.get("stopping")),
+                      ("I", "W", "E", "I"), "severities of the start, simulated NVML, error and stop lines")
+
+
 def test_daemon_forbidden_logs_once_and_recovers():
     with Cluster() as c:
         c.api.forbid("patch", "nodes")
@@ -388,7 +416,7 @@ def test_daemon_forbidden_logs_once_and_recovers():
         util.check_eq(len(lines), 1, "forbidden lines in %r" % err)
         if "(check the ClusterRole allows get,patch on nodes)" not in lines[0]:
             raise AssertionError("no hint in %r" % lines[0])
-        if not lines[0].startswith('gpulabel: cannot patch node "gpu-1": forbidden: '):
+        if not util.log_message(lines[0], sev="E").startswith('cannot patch node "gpu-1": forbidden: '):
             raise AssertionError("line %r" % lines[0])
         c.api.allow("patch", "nodes")
         wait_for(lambda: c.labels().get("aliyun.accelerator/nvidia_count") == "1", "labels", p)

@@ -1,5 +1,6 @@
 """Shared helpers for integration tests: where the binaries are, running them."""
 import os
+import re
 import subprocess
 
 SRC = os.environ.get("GPULABEL_SRCDIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -22,6 +23,20 @@ def run(args, env=None, timeout=60, input=None):
     if env:
         e.update(env)
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=e, input=input)
+
+
+# a klog-style line of the daemons (src/base/log.h): severity, MMDD, UTC time to the
+# microsecond, pid, tag, message
+KLOG = re.compile(r"^([IWE])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) ([\w.:-]+)\] (.*)$")
+
+
+def log_message(line, tag="gpulabel", sev=None):
+    """The message of one klog-style log line; raises if line is not one of tag's (or of
+    severity sev, when given)."""
+    m = KLOG.match(line)
+    if not m or m.group(9) != tag or (sev and m.group(1) != sev):
+        raise AssertionError("not a %s%s log line: %r" % (tag, " " + sev if sev else "", line))
+    return m.group(10)
 
 
 def check_eq(got, want, what=""):

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/arena.h"
 #include "base/buf.h"
@@ -13,6 +14,7 @@
 #include "base/err.h"
 #include "base/flag.h"
 #include "base/goparse.h"
+#include "base/log.h"
 #include "kube/yaml.h"
 
 static void err_formats_location_and_field(void)
@@ -695,7 +697,29 @@ static void clock_waits_reach_their_deadline(void)
     CHECK(mono_ms() >= t0);
 }
 
+static void log_lines_have_klog_header(void)
+{
+    char buf[128], big[8192];
+    size_t n;
+
+    log_setup("gpulabel", 0);
+    /* 2026-12-03T04:05:06.789012345Z: klog's header is in UTC here, microseconds cut */
+    n = log_format(buf, sizeof(buf), 'W', 1796270706L, 789012345L, 4242, "GPU 0 is unhealthy");
+    CHECK_STR_EQ(buf, "W1203 04:05:06.789012    4242 gpulabel] GPU 0 is unhealthy\n");
+    CHECK_INT_EQ((long)n, (long)strlen(buf));
+    /* cut to the buffer, still one line ending in a newline */
+    n = log_format(buf, 20, 'E', 0, 0, 1, "x");
+    CHECK_STR_EQ(buf, "E0101 00:00:00.000\n");
+    CHECK_INT_EQ((long)n, 19L);
+    memset(big, 'm', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    n = log_format(buf, sizeof(buf), 'I', 0, 999999999L, 7, big);
+    CHECK_INT_EQ((long)n, (long)sizeof(buf) - 1);
+    CHECK(buf[n - 1] == '\n' && strncmp(buf, "I0101 00:00:00.999999       7 gpulabel] mmm", 43) == 0);
+}
+
 static const struct test_case cases[] = {
+    {"log lines have klog header", log_lines_have_klog_header},
     {"err formats location and field", err_formats_location_and_field},
     {"err format truncates safely", err_format_truncates_safely},
     {"buf respects cap", buf_respects_cap},

@@ -1,0 +1,49 @@
+{{/* The namespace of every namespaced object: .Values.namespace, else the release's. */}}
+{{- define "gpulabel.namespace" -}}
+{{- .Values.namespace | default .Release.Namespace -}}
+{{- end -}}
+
+{{- define "gpulabel.labelerName" -}}
+{{- printf "%sgpulabel" .Values.namePrefix -}}
+{{- end -}}
+
+{{- define "gpulabel.schedName" -}}
+{{- printf "%sgpusched" .Values.namePrefix -}}
+{{- end -}}
+
+{{- define "gpulabel.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* Labels of every object; selectors use name and instance only (they are immutable). */}}
+{{- define "gpulabel.labels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "gpulabel.selector" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- end -}}
+
+{{/* Bad values fail `helm template`/`helm install` with one line rather than a pod that
+     crash-loops on a flag error. */}}
+{{- define "gpulabel.validate" -}}
+{{- range .Values.gpulabel.schemas -}}
+{{- if not (has . (list "ack" "gfd")) -}}
+{{- fail (printf "gpulabel.schemas: unknown schema %q (want ack and/or gfd)" .) -}}
+{{- end -}}
+{{- end -}}
+{{- if not .Values.gpulabel.schemas -}}
+{{- fail "gpulabel.schemas: empty (want ack and/or gfd)" -}}
+{{- end -}}
+{{- if not (has .Values.gpulabel.migStrategy (list "none" "single" "mixed")) -}}
+{{- fail (printf "gpulabel.migStrategy: %q (want none, single or mixed)" .Values.gpulabel.migStrategy) -}}
+{{- end -}}
+{{- if not (has .Values.gpusched.profile (list "default" "gpu")) -}}
+{{- fail (printf "gpusched.profile: %q (want default or gpu)" .Values.gpusched.profile) -}}
+{{- end -}}
+{{- end -}}
