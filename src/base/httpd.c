@@ -22,8 +22,8 @@
 #include "base/clock.h"
 
 #define HTTPD_CONN_MAX 32
-#define HTTPD_READ_TIMEOUT_MS 1000   /* from the connect to the end of the request head */
-#define HTTPD_WRITE_TIMEOUT_MS 5000  /* to send the answer (a large /metrics, a slow reader) */
+#define HTTPD_READ_TIMEOUT_MS 1000  /* from the connect to the end of the request head */
+#define HTTPD_WRITE_TIMEOUT_MS 5000 /* to send the answer (a large /metrics, a slow reader) */
 #define HTTPD_BODY_MAX ((size_t)64 << 20)
 
 struct httpd_conn {
@@ -68,8 +68,8 @@ static const char *httpd_reason(int status)
     }
 }
 
-int httpd_parse_request(const char *req, size_t len, char *method, size_t method_size,
-                              char *path, size_t path_size)
+int httpd_parse_request(const char *req, size_t len, char *method, size_t method_size, char *path,
+                        size_t path_size)
 {
     const char *end = memmem(req, len, "\r\n\r\n", 4), *lf = memmem(req, len, "\n\n", 2);
     const char *p = req, *eol, *sp;
@@ -120,8 +120,8 @@ static void httpd_conn_close(struct httpd_conn *c)
 }
 
 /* httpd_conn_answer puts the answer in c's output and turns c to writing it. */
-static void httpd_conn_answer(struct httpd_conn *c, int status, const char *ctype,
-                              const char *body, size_t len)
+static void httpd_conn_answer(struct httpd_conn *c, int status, const char *ctype, const char *body,
+                              size_t len)
 {
     buf_reset(&c->out);
     c->off = 0;
@@ -142,8 +142,7 @@ static void httpd_conn_request(struct httpd *h, struct httpd_conn *c)
     char method[16], path[1024];
     const char *ctype = "text/plain; charset=utf-8";
     struct buf body = BUF_INIT(HTTPD_BODY_MAX);
-    int rc = httpd_parse_request(c->req, c->len, method, sizeof(method), path,
-                                       sizeof(path));
+    int rc = httpd_parse_request(c->req, c->len, method, sizeof(method), path, sizeof(path));
     int status;
     bool head;
 
@@ -159,8 +158,7 @@ static void httpd_conn_request(struct httpd *h, struct httpd_conn *c)
         return;
     }
     status = h->fn(h->ud, path, &body, &ctype);
-    httpd_conn_answer(c, status, ctype, !head && body.data ? body.data : "",
-                      !head ? body.len : 0);
+    httpd_conn_answer(c, status, ctype, !head && body.data ? body.data : "", !head ? body.len : 0);
     buf_release(&body);
 }
 
@@ -270,8 +268,7 @@ static void *httpd_thread(void *arg)
     return NULL;
 }
 
-int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out,
-                      struct err *err)
+int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out, struct err *err)
 {
     char host[256] = "", port[16];
     const char *colon = strrchr(addr, ':');
@@ -301,8 +298,7 @@ int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out,
         return err_set(err, -EINVAL, "metrics address '%s': %s", addr, gai_strerror(rc));
     rc = -EADDRNOTAVAIL;
     for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0)
             continue;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

@@ -21,18 +21,16 @@ struct httpd;
  * are copied out; 0 when more bytes are needed; -1 when it is no request we answer (a NUL
  * or control character, no path, a method or path too long, no blank line in
  * HTTPD_REQ_MAX bytes). */
-int httpd_parse_request(const char *req, size_t len, char *method, size_t method_size,
-                              char *path, size_t path_size);
+int httpd_parse_request(const char *req, size_t len, char *method, size_t method_size, char *path,
+                        size_t path_size);
 
 /* The handler fills body (and *content_type, default "text/plain; charset=utf-8") for a GET
  * of path (query string stripped) and returns the HTTP status. Called on the server thread. */
-typedef int (*httpd_fn)(void *ud, const char *path, struct buf *body,
-                              const char **content_type);
+typedef int (*httpd_fn)(void *ud, const char *path, struct buf *body, const char **content_type);
 
 /* httpd_start listens on addr ("HOST:PORT", ":PORT", "[V6]:PORT"; port 0 picks a free
  * one) and starts the thread. Free with httpd_stop(). */
-int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out,
-                      struct err *err);
+int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out, struct err *err);
 
 /* httpd_port returns the port actually bound. */
 int httpd_port(const struct httpd *h);

@@ -920,7 +920,8 @@ static void *health_main(void *arg)
         }
         if (rc != NVML_SUCCESS) {
             if (!wait_err_logged)
-                plog(p, 'E', 0, "device plugin: nvmlEventSetWait_v2: %s", gpu_nvml_error_string(n, rc));
+                plog(p, 'E', 0, "device plugin: nvmlEventSetWait_v2: %s",
+                     gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
             sleep_ms(HEALTH_WAIT_MS);
             probe_lost(p);

@@ -26,8 +26,7 @@ static int lost_gpu(const struct gpu_nvml *n, unsigned idx, const char *what, nv
 {
     if (rc != NVML_ERROR_GPU_IS_LOST)
         return 0;
-    return err_set(err, GPU_ERR_NVML, "GPU %u: %s: %s", idx, what,
-                        gpu_nvml_error_string(n, rc));
+    return err_set(err, GPU_ERR_NVML, "GPU %u: %s: %s", idx, what, gpu_nvml_error_string(n, rc));
 }
 
 void gpu_mig_profile_name(unsigned ci_slices, unsigned gi_slices, unsigned long long memory_mb,
@@ -44,8 +43,8 @@ void gpu_mig_profile_name(unsigned ci_slices, unsigned gi_slices, unsigned long 
         out[0] = '\0'; /* never a cut name: GPU_MIG_PROFILE_NAME_MAX holds every one */
 }
 
-static int detect_migs(const struct gpu_nvml *n, unsigned idx, nvmlDevice_t h,
-                       struct gpu_device *d, struct err *err)
+static int detect_migs(const struct gpu_nvml *n, unsigned idx, nvmlDevice_t h, struct gpu_device *d,
+                       struct err *err)
 {
     unsigned max = 0, i;
     nvmlReturn_t rc;
@@ -102,12 +101,12 @@ static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_devi
     rc = n->device_get_handle_by_index(idx, &h);
     if (rc != NVML_SUCCESS)
         return err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", idx,
-                            gpu_nvml_error_string(n, rc));
+                       gpu_nvml_error_string(n, rc));
     memset(buf, 0, sizeof(buf));
     rc = n->device_get_name(h, buf, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
     if (rc != NVML_SUCCESS)
         return err_set(err, GPU_ERR_NVML, "GPU %u: nvmlDeviceGetName: %s", idx,
-                            gpu_nvml_error_string(n, rc));
+                       gpu_nvml_error_string(n, rc));
     copy_nvml_string(d->name, sizeof(d->name), buf);
 
     if (n->device_get_memory_info) {
@@ -169,8 +168,7 @@ static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_devi
     return 0;
 }
 
-static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *inv,
-                              struct err *err)
+static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *inv, struct err *err)
 {
     unsigned count = 0, i;
     nvmlReturn_t rc;
@@ -193,10 +191,10 @@ static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *in
     rc = n->device_get_count(&count);
     if (rc != NVML_SUCCESS)
         return err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %s",
-                            gpu_nvml_error_string(n, rc));
+                       gpu_nvml_error_string(n, rc));
     if (count > GPU_MAX_DEVICES)
-        return err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %u GPUs, more than %d",
-                            count, GPU_MAX_DEVICES);
+        return err_set(err, GPU_ERR_NVML, "nvmlDeviceGetCount_v2: %u GPUs, more than %d", count,
+                       GPU_MAX_DEVICES);
     if (!count)
         return 0;
     inv->devices = calloc(count, sizeof(*inv->devices));
@@ -225,14 +223,14 @@ int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err)
     rc = n.init();
     if (rc == NVML_ERROR_DRIVER_NOT_LOADED) {
         ret = err_set(err, GPU_ERR_DRIVER_NOT_LOADED,
-                           "NVML cannot start: the NVIDIA driver is not loaded "
-                           "(nvmlInit_v2: %s)",
-                           gpu_nvml_error_string(&n, rc));
+                      "NVML cannot start: the NVIDIA driver is not loaded "
+                      "(nvmlInit_v2: %s)",
+                      gpu_nvml_error_string(&n, rc));
         goto out;
     }
     if (rc != NVML_SUCCESS) {
         ret = err_set(err, GPU_ERR_NVML, "NVML cannot start: nvmlInit_v2: %s",
-                           gpu_nvml_error_string(&n, rc));
+                      gpu_nvml_error_string(&n, rc));
         goto out;
     }
     ret = detect_initialised(&n, inv, err);

@@ -21,7 +21,7 @@
 #define GPU_MIG_PROFILE_NAME_MAX 48
 
 struct gpu_mig {
-    char uuid[96];    /* "MIG-..." */
+    char uuid[96]; /* "MIG-..." */
     /* GFD's name: "<g>g.<n>gb", or "<c>c.<g>g.<n>gb" with fewer compute slices */
     char profile[GPU_MIG_PROFILE_NAME_MAX];
     unsigned long long memory_mb;
@@ -37,8 +37,8 @@ struct gpu_device {
     char pci_bus_id[32];             /* "00000000:00:08.0"; "" when unknown */
     int cc_major, cc_minor;          /* CUDA compute capability; valid when cc_known */
     bool cc_known;
-    bool mig_capable; /* nvmlDeviceGetMigMode answered (not NOT_SUPPORTED) */
-    bool mig_enabled; /* current MIG mode is enabled */
+    bool mig_capable;                 /* nvmlDeviceGetMigMode answered (not NOT_SUPPORTED) */
+    bool mig_enabled;                 /* current MIG mode is enabled */
     struct gpu_mig migs[GPU_MAX_MIG]; /* with mig_enabled: its MIG devices */
     size_t nmig;
 };

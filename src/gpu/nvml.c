@@ -61,7 +61,7 @@ int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)
         const char *why = dlerror();
 
         return err_set(err, -ENOENT, "cannot load NVML library '%s': %s", lib,
-                            why ? why : "unknown dlopen error");
+                       why ? why : "unknown dlopen error");
     }
     for (i = 0; i < sizeof(nvml_symbols) / sizeof(nvml_symbols[0]); i++) {
         const struct nvml_symbol *s = &nvml_symbols[i];
@@ -69,9 +69,9 @@ int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)
 
         if (!p && s->required) {
             rc = err_set(err, -ENOENT,
-                              "cannot use NVML library '%s': it has no symbol '%s' "
-                              "(not an NVIDIA driver library, or a driver older than 5.319)",
-                              lib, s->name);
+                         "cannot use NVML library '%s': it has no symbol '%s' "
+                         "(not an NVIDIA driver library, or a driver older than 5.319)",
+                         lib, s->name);
             goto out;
         }
         memcpy((char *)n + s->offset, &p, sizeof(p));

@@ -143,8 +143,7 @@ struct gpu_nvml {
     nvmlReturn_t (*device_get_max_mig_device_count)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*device_get_mig_device_handle_by_index)(nvmlDevice_t, unsigned int,
                                                           nvmlDevice_t *);
-    nvmlReturn_t (*device_get_attributes)(nvmlDevice_t,
-                                          nvmlDeviceAttributes_t *); /* ..._v2 */
+    nvmlReturn_t (*device_get_attributes)(nvmlDevice_t, nvmlDeviceAttributes_t *); /* ..._v2 */
 };
 
 /* gpu_nvml_open loads the library at path (NULL or "" = "libnvidia-ml.so.1") with

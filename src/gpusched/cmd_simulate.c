@@ -110,7 +110,13 @@ static int simulate_sort_by_attempt(struct simulate_run *r)
 
 /* The JSON document is written as it goes, one array per pass over the results, so its size
  * never adds to the peak memory of a large run (a jansson tree of 10,000 entries held ~3 MB). */
-enum simulate_section { SEC_SCHEDULED, SEC_UNSCHEDULABLE, SEC_PREEMPTED, SEC_GATED, SEC_NOT_MODELLED };
+enum simulate_section {
+    SEC_SCHEDULED,
+    SEC_UNSCHEDULABLE,
+    SEC_PREEMPTED,
+    SEC_GATED,
+    SEC_NOT_MODELLED
+};
 
 static void simulate_json_key(FILE *f, const struct kube_pod *p)
 {
@@ -146,10 +152,10 @@ static size_t simulate_json_section(FILE *f, const struct simulate_run *r, enum 
             }
             continue;
         }
-        if (s == SEC_SCHEDULED       ? res->outcome != SCHED_SCHEDULED || res->preempted
-            : s == SEC_UNSCHEDULABLE ? res->outcome != SCHED_UNSCHEDULABLE
-                                     : res->outcome != (s == SEC_GATED ? SCHED_GATED
-                                                                       : SCHED_NOT_MODELLED))
+        if (s == SEC_SCHEDULED ? res->outcome != SCHED_SCHEDULED || res->preempted
+            : s == SEC_UNSCHEDULABLE
+                ? res->outcome != SCHED_UNSCHEDULABLE
+                : res->outcome != (s == SEC_GATED ? SCHED_GATED : SCHED_NOT_MODELLED))
             continue;
         fputs(n++ ? ",{" : "{", f);
         simulate_json_key(f, r->pods[i]);
@@ -170,9 +176,9 @@ static bool simulate_has(const struct simulate_run *r, enum simulate_section s)
     size_t i;
 
     for (i = 0; i < r->npods; i++)
-        if (s == SEC_PREEMPTED ? r->results[i].nvictims > 0
-                               : r->results[i].outcome ==
-                                     (s == SEC_GATED ? SCHED_GATED : SCHED_NOT_MODELLED))
+        if (s == SEC_PREEMPTED
+                ? r->results[i].nvictims > 0
+                : r->results[i].outcome == (s == SEC_GATED ? SCHED_GATED : SCHED_NOT_MODELLED))
             return true;
     return false;
 }

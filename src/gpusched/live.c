@@ -133,7 +133,7 @@ struct live_list {
     bool pods;        /* a list of pods: each goes through live_scan_pod first */
     bool pending;     /* pods waiting for a scheduler: note their volumes */
     size_t count;
-    bool unread; /* not served (404) or forbidden (403): only for the lists not loaded */
+    bool unread;   /* not served (404) or forbidden (403): only for the lists not loaded */
     bool optional; /* loaded, but a 404 or 403 only warns (the volume objects) */
 };
 
@@ -330,7 +330,8 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                                   false,
                                   false,
                                   0,
-                                  false, false};
+                                  false,
+                                  false};
     lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false, false};
     lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false, false};
     lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false, false};
@@ -352,7 +353,8 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                                 false,
                                 false,
                                 0,
-                                false, false};
+                                false,
+                                false};
     rc = live_list_all(l, &opt[0], &scan, in, &pr, err);
     if (rc)
         return rc;

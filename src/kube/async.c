@@ -32,7 +32,7 @@
 #include "kube/http1.h"
 
 #define ASYNC_RECV_CHUNK ((size_t)16384)
-#define ASYNC_OUT_MAX ((size_t)64 << 20)  /* requests written and not yet sent */
+#define ASYNC_OUT_MAX ((size_t)64 << 20) /* requests written and not yet sent */
 /* When opening a connection failed slowly (a server that drops packets: the connect timeout),
  * requests that would need a new connection fail at once with the same error for as long as
  * that attempt took, instead of each blocking the thread for a connect timeout of its own.
@@ -45,7 +45,7 @@ struct async_conn {
     struct async_peer *p;
     CURL *h; /* owns the connection (CONNECT_ONLY) */
     curl_socket_t fd;
-    bool raw; /* plain TCP straight to the server: send(2)/recv(2), not libcurl's wrappers */
+    bool raw;       /* plain TCP straight to the server: send(2)/recv(2), not libcurl's wrappers */
     struct buf out; /* requests written, not sent yet (from out_off) */
     size_t out_off;
     char *in; /* bytes read and not parsed */
@@ -53,8 +53,8 @@ struct async_conn {
     struct kube_async_req *head, *tail; /* written on it, not answered, oldest first */
     size_t depth;
     struct http1_answer rx; /* the answer to head */
-    bool got_bytes;    /* the head request fails, not resent, when cn fails (timed out) */
-    struct buf body; /* an error answer's body (capped, truncated silently) */
+    bool got_bytes;         /* the head request fails, not resent, when cn fails (timed out) */
+    struct buf body;        /* an error answer's body (capped, truncated silently) */
     char errbuf[CURL_ERROR_SIZE];
     struct async_conn *next;
 };
@@ -68,8 +68,8 @@ struct async_peer {
     bool tls;
     struct async_conn *conns;
     size_t nconns, max_conns;
-    double down_until;                   /* after a slow failed connect (ASYNC_SLOW_CONNECT) */
-    CURLcode down_cc;                    /* ... and why it failed */
+    double down_until; /* after a slow failed connect (ASYNC_SLOW_CONNECT) */
+    CURLcode down_cc;  /* ... and why it failed */
     char down_errbuf[CURL_ERROR_SIZE];
     struct async_peer *next;
 };
@@ -80,14 +80,14 @@ struct kube_async {
     struct async_conn **fd_conn;
     size_t cap;
     struct async_peer *peers;
-    size_t max_conns; /* per client */
+    size_t max_conns;               /* per client */
     struct kube_async_req *waiting; /* not sent yet, by due time */
-    size_t count;           /* added and not done */
-    unsigned long finished; /* requests done so far (a run that saw some does not wait) */
-    size_t nbusy;           /* requests written on a connection */
-    double window;          /* kube_async_coalesce: seconds, 0 when off */
-    size_t window_busy;     /* ... from this many requests in flight */
-    double last_wait;       /* when the last poll returned */
+    size_t count;                   /* added and not done */
+    unsigned long finished;         /* requests done so far (a run that saw some does not wait) */
+    size_t nbusy;                   /* requests written on a connection */
+    double window;                  /* kube_async_coalesce: seconds, 0 when off */
+    size_t window_busy;             /* ... from this many requests in flight */
+    double last_wait;               /* when the last poll returned */
     atomic_int sleeping, woken;
 };
 
@@ -422,8 +422,9 @@ static int async_send(struct kube_async *a, struct kube_async_req *r)
     if (!r->path || r->path[0] != '/')
         return r->rc = err_set(r->err, -EINVAL, "request path must start with '/'");
     if (strpbrk(r->path, " \r\n") || (r->content_type && http1_value_bad(r->content_type)))
-        return r->rc = err_set(r->err, -EINVAL, "request path or content type holds a "
-                                                     "space or a control character");
+        return r->rc = err_set(r->err, -EINVAL,
+                               "request path or content type holds a "
+                               "space or a control character");
     p = async_peer_get(a, c);
     if (!p)
         return r->rc = err_set(r->err, -ENOMEM, "out of memory");
@@ -490,8 +491,7 @@ static void async_answer(struct kube_async *a, struct async_conn *cn, kube_async
     int rc = 0;
 
     r->status = status;
-    if (kube_client_retry_401(c, status, &r->priv.retried_401, &cn->p->token_gen,
-                              &cn->p->auth)) {
+    if (kube_client_retry_401(c, status, &r->priv.retried_401, &cn->p->token_gen, &cn->p->auth)) {
         r->priv.due = 0;
         async_wait_insert(a, r);
     } else {
@@ -567,7 +567,8 @@ static CURLcode async_io(struct async_conn *cn, bool out, char *buf, size_t len,
     ssize_t r;
 
     if (!cn->raw)
-        return out ? kube_curl.easy_send(cn->h, buf, len, n) : kube_curl.easy_recv(cn->h, buf, len, n);
+        return out ? kube_curl.easy_send(cn->h, buf, len, n)
+                   : kube_curl.easy_recv(cn->h, buf, len, n);
     r = out ? send(cn->fd, buf, len, MSG_NOSIGNAL) : recv(cn->fd, buf, len, 0);
     if (r >= 0) {
         *n = (size_t)r;
@@ -633,7 +634,7 @@ static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_d
             begun = cn->got_bytes || cn->rx.begun;
             async_fail_conn(a, cn, begun ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING,
                             begun ? "connection closed in the middle of an answer"
-                                          : "connection closed before an answer",
+                                  : "connection closed before an answer",
                             done, ud);
             return false;
         }
@@ -646,8 +647,7 @@ static bool async_read(struct kube_async *a, struct async_conn *cn, kube_async_d
         }
         if (!cn->rx.keep && !cn->rx.begun) {
             /* the last answer said Connection: close; anything queued behind it is resent */
-            async_fail_conn(a, cn, CURLE_GOT_NOTHING, "connection closed by the server", done,
-                            ud);
+            async_fail_conn(a, cn, CURLE_GOT_NOTHING, "connection closed by the server", done, ud);
             return false;
         }
         /* a short read drained a plain socket; TLS may hold decrypted bytes back */
@@ -765,8 +765,7 @@ static size_t async_poll_set(struct kube_async *a)
     return n;
 }
 
-size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_fn done,
-                      void *ud)
+size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_fn done, void *ud)
 {
     unsigned long finished = a->finished;
     size_t i, nfds;

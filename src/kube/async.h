@@ -52,11 +52,11 @@ struct kube_async_req {
     /* async.c's own */
     struct {
         struct kube_client *c;
-        double due;        /* monotonic seconds before which it is not sent */
-        double sent;       /* when it was queued on a connection */
-        bool reserved;     /* the rate limiter has given it its slot */
-        bool retried_401;  /* sent again after a 401 re-read the token */
-        bool resent;       /* sent again after its connection closed unanswered */
+        double due;       /* monotonic seconds before which it is not sent */
+        double sent;      /* when it was queued on a connection */
+        bool reserved;    /* the rate limiter has given it its slot */
+        bool retried_401; /* sent again after a 401 re-read the token */
+        bool resent;      /* sent again after its connection closed unanswered */
         struct kube_async_req *next;
     } priv;
 };
@@ -82,8 +82,7 @@ void kube_async_add(struct kube_async *a, struct kube_client *c, struct kube_asy
 /* kube_async_run sends the requests that are due, waits up to timeout_ms for the answers
  * (less when a request or a libcurl timer is due sooner; not at all after a wakeup), and
  * calls done for each request that finished. Returns the number of requests not done. */
-size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_fn done,
-                      void *ud);
+size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_fn done, void *ud);
 
 /* kube_async_wakeup makes the owner's current or next kube_async_run return without
  * waiting. Safe from any thread; it costs a system call only when the owner sleeps. */

@@ -39,8 +39,8 @@ struct kube_client {
     unsigned token_gen;   /* changes whenever token does; never 0 */
     double token_read_at; /* monotonic seconds of the last token file read */
     double token_period;
-    time_t exec_expiry;   /* the exec plugin's token expires then (0: never); wall clock */
-    char *ca_pem; /* current CA bundle (starts as cfg.ca_pem), NULL: system store */
+    time_t exec_expiry; /* the exec plugin's token expires then (0: never); wall clock */
+    char *ca_pem;       /* current CA bundle (starts as cfg.ca_pem), NULL: system store */
     size_t ca_len;
     unsigned ca_gen; /* changes whenever ca_pem does; never 0 */
     double ca_read_at;
@@ -104,8 +104,8 @@ json_t *kube_client_parse_json(const struct buf *b);
 /* kube_client_http_err fills err from an error answer: the Status object js (may be NULL)
  * when there is one (message, reason, details.retryAfterSeconds), else the start of the
  * body; retry_after is the Retry-After header (-1: none). Returns the code. */
-int kube_client_http_err(long status, const json_t *js, const struct buf *body,
-                         int retry_after, struct err *err);
+int kube_client_http_err(long status, const json_t *js, const struct buf *body, int retry_after,
+                         struct err *err);
 
 /* The watch stream's reader, pure (no I/O), for the client and its fuzzer. */
 

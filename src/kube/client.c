@@ -105,8 +105,7 @@ static int client_exec_first(struct kube_client *c, struct err *err)
     return 0;
 }
 
-int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
-                    struct err *err)
+int kube_client_new(const struct kube_client_opts *o, struct kube_client **out, struct err *err)
 {
     struct kube_client *c;
     int rc;
@@ -578,7 +577,7 @@ int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *er
         return err_set(err, -EHOSTUNREACH, "cannot resolve API server %s: %s", server, why);
     case CURLE_OPERATION_TIMEDOUT:
         return err_set(err, -ETIMEDOUT, "%s %s on %s timed out after %ld ms: %s", method, path,
-                            server, timeout_ms, why);
+                       server, timeout_ms, why);
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CERTPROBLEM:
@@ -592,8 +591,8 @@ int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *er
     case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR:
     case CURLE_PARTIAL_FILE:
-        return err_set(err, -ECONNRESET, "%s %s on %s: connection lost: %s", method, path,
-                            server, why);
+        return err_set(err, -ECONNRESET, "%s %s on %s: connection lost: %s", method, path, server,
+                       why);
     case CURLE_OUT_OF_MEMORY:
         return err_set(err, -ENOMEM, "out of memory");
     default:
@@ -626,8 +625,8 @@ static int client_status_code(long status, const char *reason)
     }
 }
 
-int kube_client_http_err(long status, const json_t *js, const struct buf *body,
-                         int retry_after, struct err *err)
+int kube_client_http_err(long status, const json_t *js, const struct buf *body, int retry_after,
+                         struct err *err)
 {
     const char *msg = json_string_value(json_object_get(js, "message"));
     const char *reason = json_string_value(json_object_get(js, "reason"));
@@ -718,7 +717,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
         cc = kube_curl.easy_perform(h);
         if (cc == CURLE_WRITE_ERROR && x.too_big) {
             rc = err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
-                              CLIENT_BODY_MAX >> 20);
+                         CLIENT_BODY_MAX >> 20);
             goto out;
         }
         if (cc != CURLE_OK) {
@@ -773,9 +772,9 @@ struct client_watch {
     struct buf errbody; /* body of a non-200 answer (capped, truncated silently) */
     unsigned long events;
     double last_read; /* when the last bytes of the stream were handled */
-    int fn_rc;    /* what fn returned when it asked to stop */
-    int bad;      /* our own failure (line cap, malformed event) */
-    bool stopped; /* *stop was seen */
+    int fn_rc;        /* what fn returned when it asked to stop */
+    int bad;          /* our own failure (line cap, malformed event) */
+    bool stopped;     /* *stop was seen */
     struct err *err;
 };
 
@@ -831,8 +830,8 @@ static void watch_json_setup(void)
  * event object is alive when it is called). */
 static void watch_arena_fit(size_t n)
 {
-    size_t want = n < WATCH_ARENA_MAX / WATCH_ARENA_PER_BYTE ? n * WATCH_ARENA_PER_BYTE
-                                                              : WATCH_ARENA_MAX;
+    size_t want =
+        n < WATCH_ARENA_MAX / WATCH_ARENA_PER_BYTE ? n * WATCH_ARENA_PER_BYTE : WATCH_ARENA_MAX;
 
     if (want < WATCH_ARENA_MIN)
         want = WATCH_ARENA_MIN;
@@ -931,8 +930,8 @@ static void json_strip_member(struct buf *b, const char *key)
     d[w] = '\0'; /* w is at most the old length: inside the allocation */
 }
 
-int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip, kube_json_fn fn,
-                           void *ud, struct err *err)
+int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip,
+                           kube_json_fn fn, void *ud, struct err *err)
 {
     struct kube_response r;
     json_error_t je;

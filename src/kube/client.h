@@ -39,8 +39,7 @@ struct kube_client_opts {
 
 /* kube_client_new loads credentials as described above. Errors name the kubeconfig file and
  * line, or the missing in-cluster file. Caller frees with kube_client_free(). */
-int kube_client_new(const struct kube_client_opts *o, struct kube_client **out,
-                    struct err *err);
+int kube_client_new(const struct kube_client_opts *o, struct kube_client **out, struct err *err);
 void kube_client_free(struct kube_client *c);
 
 /* kube_client_server returns the API server URL ("https://10.0.0.1:443"). */
@@ -51,9 +50,9 @@ const char *kube_client_server(const struct kube_client *c);
 const char *kube_client_namespace(const struct kube_client *c);
 
 struct kube_response {
-    long status;          /* HTTP status, 0 when the request never got an answer */
+    long status;     /* HTTP status, 0 when the request never got an answer */
     struct buf body; /* raw body (capped) */
-    json_t *json;         /* parsed body when it is JSON, else NULL */
+    json_t *json;    /* parsed body when it is JSON, else NULL */
 };
 
 /* kube_response_release frees body and json. */

@@ -25,9 +25,9 @@ struct curl_dl_symbol {
 /* clang-format on */
 
 static const struct curl_dl_symbol curl_dl_symbols[] = {
-    SYM(global_init), SYM(easy_init),    SYM(easy_setopt),   SYM(easy_perform), SYM(easy_getinfo),
-    SYM(easy_reset),  SYM(easy_cleanup), SYM(easy_strerror), SYM(slist_append), SYM(slist_free_all),
-    SYM(easy_send),   SYM(easy_recv),
+    SYM(global_init),  SYM(easy_init),      SYM(easy_setopt),  SYM(easy_perform),
+    SYM(easy_getinfo), SYM(easy_reset),     SYM(easy_cleanup), SYM(easy_strerror),
+    SYM(slist_append), SYM(slist_free_all), SYM(easy_send),    SYM(easy_recv),
 };
 
 static pthread_once_t curl_dl_once = PTHREAD_ONCE_INIT;

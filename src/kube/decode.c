@@ -1182,13 +1182,14 @@ static int decode_pod_term(struct dec *d, const json_t *t, struct kube_pod_affin
     if (rc)
         return rc;
     old = path_push(d, "namespaceSelector");
-    rc = decode_label_selector(d, json_object_get(t, "namespaceSelector"), &out->namespace_selector);
+    rc =
+        decode_label_selector(d, json_object_get(t, "namespaceSelector"), &out->namespace_selector);
     path_pop(d, old);
     if (rc)
         return rc;
-    out->namespaces = decode_array(d, t, "namespaces", JSON_STRING, "string",
-                                   sizeof(*out->namespaces), decode_str_elem, NULL,
-                                   &out->nnamespaces, &rc);
+    out->namespaces =
+        decode_array(d, t, "namespaces", JSON_STRING, "string", sizeof(*out->namespaces),
+                     decode_str_elem, NULL, &out->nnamespaces, &rc);
     if (!rc)
         out->match_label_keys = decode_array(d, t, "matchLabelKeys", JSON_STRING, "string",
                                              sizeof(*out->match_label_keys), decode_str_elem,
@@ -1211,8 +1212,7 @@ static int decode_pod_term(struct dec *d, const json_t *t, struct kube_pod_affin
     }
     old = path_push(d, "topologyKey");
     if (!out->topology_key[0])
-        rc = dec_fail(d, json_object_get(t, "topologyKey"), t,
-                      "Required value: can not be empty");
+        rc = dec_fail(d, json_object_get(t, "topologyKey"), t, "Required value: can not be empty");
     else if (kube_label_key_validate(out->topology_key, &lerr))
         rc = dec_fail(d, json_object_get(t, "topologyKey"), t, "Invalid value: %s: %s",
                       quote(out->topology_key, q, sizeof(q)), lerr.msg);
@@ -1270,9 +1270,9 @@ static int decode_pod_affinity(struct dec *d, const json_t *aff, const char *key
     if (rc || !pa)
         return rc;
     old = path_push(d, key);
-    out->required = decode_array(d, pa, "requiredDuringSchedulingIgnoredDuringExecution",
-                                 JSON_OBJECT, "object", sizeof(*out->required),
-                                 decode_pod_term_elem, NULL, &out->nrequired, &rc);
+    out->required =
+        decode_array(d, pa, "requiredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT, "object",
+                     sizeof(*out->required), decode_pod_term_elem, NULL, &out->nrequired, &rc);
     if (!rc)
         out->preferred = decode_array(d, pa, "preferredDuringSchedulingIgnoredDuringExecution",
                                       JSON_OBJECT, "object", sizeof(*out->preferred),
@@ -1944,9 +1944,9 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
                          &out->ready, &nconds, &rc);
         }
         if (!rc)
-            out->images = decode_array(&d, status, "images", JSON_OBJECT, "object",
-                                       sizeof(*out->images), decode_image, NULL, &out->nimages,
-                                       &rc);
+            out->images =
+                decode_array(&d, status, "images", JSON_OBJECT, "object", sizeof(*out->images),
+                             decode_image, NULL, &out->nimages, &rc);
         path_pop(&d, old);
     }
     return rc;
@@ -2179,8 +2179,8 @@ int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     }
     if (status) {
         old = path_push(&d, "status");
-        rc = get_int(&d, status, "disruptionsAllowed", INT32_MIN, INT32_MAX, &allowed,
-                     &has_allowed);
+        rc =
+            get_int(&d, status, "disruptionsAllowed", INT32_MIN, INT32_MAX, &allowed, &has_allowed);
         if (!rc)
             rc = get_object(&d, status, "disruptedPods", &disrupted);
         if (!rc && disrupted && json_object_size(disrupted)) {
@@ -2189,7 +2189,8 @@ int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines 
             out->disrupted_pods = arena_alloc(a, json_object_size(disrupted) * sizeof(char *));
             if (!out->disrupted_pods)
                 rc = dec_nomem(&d);
-            json_object_foreach ((json_t *)disrupted, k, v) {
+            json_object_foreach((json_t *)disrupted, k, v)
+            {
                 if (rc)
                     break;
                 if (!(out->disrupted_pods[out->ndisrupted_pods++] = arena_strdup(a, k)))

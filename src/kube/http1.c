@@ -265,7 +265,8 @@ enum http1_event http1_eof(struct http1_answer *a)
         return http1_done(a);
     if (a->state == ST_HEAD && !a->begun)
         return HTTP1_NEED;
-    return a->state == ST_FAILED ? HTTP1_ERROR : http1_fail(a, "connection closed in the middle of an answer");
+    return a->state == ST_FAILED ? HTTP1_ERROR
+                                 : http1_fail(a, "connection closed in the middle of an answer");
 }
 
 const char *http1_value_bad(const char *s)

@@ -49,7 +49,7 @@ __attribute__((format(printf, 6, 7))) static int kc_fail(struct err *err, int co
     if (line > 0)
         snprintf(loc, sizeof(loc), "line %d: ", line);
     return err_set(err, code, "cannot read kubeconfig '%s': %s%s%s%s", f ? f->path : "?", loc,
-                        field ? field : "", field ? ": " : "", what);
+                   field ? field : "", field ? ": " : "", what);
 }
 
 static char *kc_strdup(const char *s)
@@ -140,8 +140,8 @@ static int kc_file_parse(struct kc_file *f, const char *data, size_t len, const 
     rc = kube_yaml_load(data, len, f->path, &f->docs, &f->lines, &yerr);
     if (rc) {
         if (yerr.line > 0)
-            return err_set(err, rc, "cannot read kubeconfig '%s': line %d: %s", f->path,
-                                yerr.line, yerr.msg);
+            return err_set(err, rc, "cannot read kubeconfig '%s': line %d: %s", f->path, yerr.line,
+                           yerr.msg);
         return err_set(err, rc, "cannot read kubeconfig '%s': %s", f->path, yerr.msg);
     }
     f->root = json_array_get(f->docs, 0);
@@ -169,7 +169,7 @@ static int kc_file_read(struct kc_file *f, const char *path, struct err *err)
     if (rc) {
         memset(f, 0, sizeof(*f));
         return err_set(err, rc, "cannot read kubeconfig '%s': %s", path,
-                            rc == -E2BIG ? "larger than 16 MiB" : strerror(-rc));
+                       rc == -E2BIG ? "larger than 16 MiB" : strerror(-rc));
     }
     rc = kc_file_parse(f, b.data, b.len, path, err);
     buf_release(&b);
@@ -342,7 +342,8 @@ static int kc_cluster(const struct kc_file *f, const json_t *item, size_t idx,
         json_t *exts = json_object_get(c, "extensions"), *e;
         size_t i;
 
-        json_array_foreach(exts, i, e) {
+        json_array_foreach(exts, i, e)
+        {
             const char *en = json_string_value(json_object_get(e, "name"));
             json_t *ev = json_object_get(e, "extension");
             if (en && ev && !strcmp(en, "client.authentication.k8s.io/exec")) {
@@ -449,7 +450,8 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
         x->args = calloc(json_array_size(args) + 1, sizeof(*x->args));
         if (!x->args)
             return err_set(err, -ENOMEM, "out of memory");
-        json_array_foreach(args, i, v) {
+        json_array_foreach(args, i, v)
+        {
             if (!json_is_string(v))
                 return kc_fail(err, -EINVAL, f, v, prefix, "args[%zu] must be a string", i);
             if (!(x->args[x->nargs++] = strdup(json_string_value(v))))
@@ -463,7 +465,8 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
         x->env = calloc(json_array_size(env) + 1, sizeof(*x->env));
         if (!x->env)
             return err_set(err, -ENOMEM, "out of memory");
-        json_array_foreach(env, i, v) {
+        json_array_foreach(env, i, v)
+        {
             const char *n = json_string_value(json_object_get(v, "name"));
             const char *val = json_string_value(json_object_get(v, "value"));
             size_t len;
@@ -698,10 +701,10 @@ int kube_config_load(const char *path, const char *context, struct kube_config *
             goto out;
         }
         rc = err_set(err, -ENOENT,
-                          "no kubeconfig found (%s) and not running in a cluster "
-                          "(KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig",
-                          env && env[0] ? "none of the files in $KUBECONFIG exist"
-                                        : "~/.kube/config does not exist");
+                     "no kubeconfig found (%s) and not running in a cluster "
+                     "(KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig",
+                     env && env[0] ? "none of the files in $KUBECONFIG exist"
+                                   : "~/.kube/config does not exist");
         goto out;
     }
     rc = kc_resolve(&s, context, out, err);
@@ -741,7 +744,7 @@ int kube_token_read(const char *path, char **out, struct err *err)
     *out = NULL;
     if (rc)
         return err_set(err, rc, "cannot read token file '%s': %s", path,
-                            rc == -E2BIG ? "larger than 64 KiB" : strerror(-rc));
+                       rc == -E2BIG ? "larger than 64 KiB" : strerror(-rc));
     kc_trim(b.data);
     if (!b.data[0]) {
         buf_release(&b);
@@ -776,8 +779,8 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
     memset(out, 0, sizeof(*out));
     if (!host || !host[0] || !port || !port[0])
         return err_set(err, -ENOENT,
-                            "unable to load in-cluster configuration, "
-                            "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
+                       "unable to load in-cluster configuration, "
+                       "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
     n = strlen(host) + strlen(port) + 16;
     out->server = malloc(n);
     out->source = strdup("in-cluster service account");

@@ -52,13 +52,13 @@ struct kube_config {
     size_t cert_len;
     char *key_pem; /* client key (PEM) or NULL */
     size_t key_len;
-    char *token;      /* bearer token, NULL when none */
-    char *token_file; /* absolute path the token is (re-)read from, NULL when static */
-    struct kube_exec *exec; /* credential plugin, or NULL; its answer replaces token/cert */
+    char *token;               /* bearer token, NULL when none */
+    char *token_file;          /* absolute path the token is (re-)read from, NULL when static */
+    struct kube_exec *exec;    /* credential plugin, or NULL; its answer replaces token/cert */
     char *exec_cluster_config; /* the cluster's extensions[client.authentication.k8s.io/exec]
                                   as JSON text (provideClusterInfo's spec.cluster.config) */
-    char *namespace;  /* context namespace, in-cluster namespace, or "default" */
-    char *source;     /* for messages: "kubeconfig '/x'" or "in-cluster service account" */
+    char *namespace;           /* context namespace, in-cluster namespace, or "default" */
+    char *source;              /* for messages: "kubeconfig '/x'" or "in-cluster service account" */
     bool in_cluster;
 };
 

@@ -17,19 +17,19 @@
 #include "base/goparse.h"
 
 #define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QNAME_MSG                                                                             \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "     \
+#define QNAME_MSG                                                                                  \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "         \
     "validation is '" QNAME_FMT "')"
 #define DNS1123_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-#define DNS1123_MSG                                                                           \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' " \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "     \
+#define DNS1123_MSG                                                                                \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "      \
+    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "          \
     "regex used for validation is '" DNS1123_FMT "')"
 #define LABEL_VALUE_FMT "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
-#define LABEL_VALUE_MSG                                                                       \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' " \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "     \
+#define LABEL_VALUE_MSG                                                                            \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "       \
+    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
     "'my_value',  or '12345', regex used for validation is '" LABEL_VALUE_FMT "')"
 
 #define LABEL_NAME_MAX 63
@@ -258,13 +258,20 @@ static enum tok symbol_token(const char *s, size_t n)
 {
     if (n == 1) {
         switch (s[0]) {
-        case ')': return TOK_CLOSE_PAR;
-        case ',': return TOK_COMMA;
-        case '!': return TOK_NOT;
-        case '=': return TOK_EQUALS;
-        case '>': return TOK_GT;
-        case '<': return TOK_LT;
-        case '(': return TOK_OPEN_PAR;
+        case ')':
+            return TOK_CLOSE_PAR;
+        case ',':
+            return TOK_COMMA;
+        case '!':
+            return TOK_NOT;
+        case '=':
+            return TOK_EQUALS;
+        case '>':
+            return TOK_GT;
+        case '<':
+            return TOK_LT;
+        case '(':
+            return TOK_OPEN_PAR;
         }
     } else if (n == 2) {
         if (s[0] == '=' && s[1] == '=')
@@ -453,14 +460,14 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
     struct kube_requirement *r;
     const struct token *at = valtok ? valtok : keytok;
 
-#define FIELD_ERR(path_fmt, path_arg, badq, detail)                                          \
-    do {                                                                                     \
-        buf_puts(&msg, nerrs ? ", " : "");                                              \
-        buf_printf(&msg, path_fmt, path_arg);                                           \
-        buf_puts(&msg, ": Invalid value: ");                                            \
-        buf_puts(&msg, badq);                                                           \
-        buf_printf(&msg, ": %s", detail);                                               \
-        nerrs++;                                                                             \
+#define FIELD_ERR(path_fmt, path_arg, badq, detail)                                                \
+    do {                                                                                           \
+        buf_puts(&msg, nerrs ? ", " : "");                                                         \
+        buf_printf(&msg, path_fmt, path_arg);                                                      \
+        buf_puts(&msg, ": Invalid value: ");                                                       \
+        buf_puts(&msg, badq);                                                                      \
+        buf_printf(&msg, ": %s", detail);                                                          \
+        nerrs++;                                                                                   \
     } while (0)
 
     if (p->set.n > 1) {
@@ -518,8 +525,8 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
 #undef FIELD_ERR
     if (nerrs) {
         /* wrapped in "unable to parse requirement: " by the caller, like parse() does */
-        rc = fail_at(p, at, -EINVAL, "%s%s%s", nerrs > 1 ? "[" : "",
-                     msg.data ? msg.data : "", nerrs > 1 ? "]" : "");
+        rc = fail_at(p, at, -EINVAL, "%s%s%s", nerrs > 1 ? "[" : "", msg.data ? msg.data : "",
+                     nerrs > 1 ? "]" : "");
         goto out;
     }
     if (p->nreqs == p->capreqs) {
@@ -613,8 +620,7 @@ static int parse_values(struct parser *p)
                         return err_set(p->err, -ENOMEM, "out of memory");
                 }
             } else {
-                return fail_at(p, t, -EINVAL, "found '%.*s', expected: ',', or identifier",
-                               LIT(t));
+                return fail_at(p, t, -EINVAL, "found '%.*s', expected: ',', or identifier", LIT(t));
             }
         }
         t = consume(p, CTX_VALUES, &tok);
@@ -659,8 +665,7 @@ static int parse_requirement(struct parser *p)
         struct buf q = BUF_INIT(4096);
 
         go_quote(&q, key);
-        rc = fail_at(p, keytok, -EINVAL, "<nil>: Invalid value: %s: %s", q.data ? q.data : "",
-                     buf);
+        rc = fail_at(p, keytok, -EINVAL, "<nil>: Invalid value: %s: %s", q.data ? q.data : "", buf);
         buf_release(&q);
         goto out;
     }
@@ -670,13 +675,27 @@ static int parse_requirement(struct parser *p)
     if (!unary) {
         t = consume(p, CTX_KEY_AND_OPERATOR, &tok);
         switch (tok) {
-        case TOK_IN: op = KUBE_OP_IN; break;
-        case TOK_EQUALS: op = KUBE_OP_EQUALS; break;
-        case TOK_DOUBLE_EQUALS: op = KUBE_OP_DOUBLE_EQUALS; break;
-        case TOK_GT: op = KUBE_OP_GT; break;
-        case TOK_LT: op = KUBE_OP_LT; break;
-        case TOK_NOT_IN: op = KUBE_OP_NOT_IN; break;
-        case TOK_NOT_EQUALS: op = KUBE_OP_NOT_EQUALS; break;
+        case TOK_IN:
+            op = KUBE_OP_IN;
+            break;
+        case TOK_EQUALS:
+            op = KUBE_OP_EQUALS;
+            break;
+        case TOK_DOUBLE_EQUALS:
+            op = KUBE_OP_DOUBLE_EQUALS;
+            break;
+        case TOK_GT:
+            op = KUBE_OP_GT;
+            break;
+        case TOK_LT:
+            op = KUBE_OP_LT;
+            break;
+        case TOK_NOT_IN:
+            op = KUBE_OP_NOT_IN;
+            break;
+        case TOK_NOT_EQUALS:
+            op = KUBE_OP_NOT_EQUALS;
+            break;
         default:
             rc = fail_at(p, t, -EINVAL, "found '%.*s', expected: in, notin, =, ==, !=, gt, lt",
                          LIT(t));
@@ -753,8 +772,7 @@ static int sort_reqs_stable(struct kube_requirement *r, size_t n)
     return 0;
 }
 
-int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *sel,
-                        struct err *err)
+int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *sel, struct err *err)
 {
     struct parser p;
     enum tok tok;
@@ -776,8 +794,8 @@ int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *se
         if (tok == TOK_END)
             break;
         if (tok != TOK_IDENT && tok != TOK_NOT) {
-            rc = fail_at(&p, t, -EINVAL, "found '%.*s', expected: !, identifier, or 'end of string'",
-                         LIT(t));
+            rc = fail_at(&p, t, -EINVAL,
+                         "found '%.*s', expected: !, identifier, or 'end of string'", LIT(t));
             goto out;
         }
         rc = parse_requirement(&p);
@@ -926,13 +944,27 @@ const char *kube_selector_string(const struct kube_selector *sel, char *buf, siz
             buf_puts(&b, "!");
         buf_puts(&b, r->key);
         switch (r->op) {
-        case KUBE_OP_EQUALS: buf_puts(&b, "="); break;
-        case KUBE_OP_DOUBLE_EQUALS: buf_puts(&b, "=="); break;
-        case KUBE_OP_NOT_EQUALS: buf_puts(&b, "!="); break;
-        case KUBE_OP_IN: buf_puts(&b, " in ("); break;
-        case KUBE_OP_NOT_IN: buf_puts(&b, " notin ("); break;
-        case KUBE_OP_GT: buf_puts(&b, ">"); break;
-        case KUBE_OP_LT: buf_puts(&b, "<"); break;
+        case KUBE_OP_EQUALS:
+            buf_puts(&b, "=");
+            break;
+        case KUBE_OP_DOUBLE_EQUALS:
+            buf_puts(&b, "==");
+            break;
+        case KUBE_OP_NOT_EQUALS:
+            buf_puts(&b, "!=");
+            break;
+        case KUBE_OP_IN:
+            buf_puts(&b, " in (");
+            break;
+        case KUBE_OP_NOT_IN:
+            buf_puts(&b, " notin (");
+            break;
+        case KUBE_OP_GT:
+            buf_puts(&b, ">");
+            break;
+        case KUBE_OP_LT:
+            buf_puts(&b, "<");
+            break;
         case KUBE_OP_EXISTS:
         case KUBE_OP_DOES_NOT_EXIST:
             continue;

@@ -32,8 +32,7 @@ struct kube_selector {
 
 /* kube_selector_parse parses a kubectl -l string into sel, allocating from a. Errors carry
  * kubectl's message and err->column set to the 1-based position of the offending token. */
-int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *sel,
-                        struct err *err);
+int kube_selector_parse(const char *s, struct arena *a, struct kube_selector *sel, struct err *err);
 
 /* kube_requirement_matches tells whether one requirement holds for a label set, with
  * labels.Requirement.Matches semantics. A requirement marked invalid never matches. */
@@ -44,7 +43,8 @@ bool kube_selector_matches(const struct kube_selector *sel, const struct kube_la
 
 /* kube_label_selector_matches: metav1.LabelSelector semantics (absent matches nothing,
  * empty matches everything). */
-bool kube_label_selector_matches(const struct kube_label_selector *sel, const struct kube_labels *l);
+bool kube_label_selector_matches(const struct kube_label_selector *sel,
+                                 const struct kube_labels *l);
 
 /* kube_selector_string writes the canonical String() form into buf and returns buf. */
 const char *kube_selector_string(const struct kube_selector *sel, char *buf, size_t size);

@@ -41,7 +41,7 @@ enum kube_toleration_op { KUBE_TOL_EQUAL = 0, KUBE_TOL_EXISTS };
 struct kube_toleration {
     const char *key; /* "" matches every key (only with Exists) */
     enum kube_toleration_op op;
-    const char *value; /* "" when unset */
+    const char *value;             /* "" when unset */
     enum kube_taint_effect effect; /* KUBE_EFFECT_ANY when empty */
     bool has_seconds;
     int64_t seconds;
@@ -114,14 +114,14 @@ enum kube_protocol { KUBE_PROTO_TCP = 0, KUBE_PROTO_UDP, KUBE_PROTO_SCTP };
 
 struct kube_port {
     int32_t container_port;
-    int32_t host_port; /* 0 when none */
+    int32_t host_port;   /* 0 when none */
     const char *host_ip; /* "0.0.0.0" when empty */
     enum kube_protocol protocol;
 };
 
 struct kube_container {
     const char *name;
-    const char *image; /* "" when unset */
+    const char *image;              /* "" when unset */
     struct kube_resources requests; /* API defaulting applied: a limit without a request
                                        makes request = limit. Limits are validated against
                                        the requests but not kept: no scheduling rule reads
@@ -133,7 +133,7 @@ struct kube_container {
 
 /* metav1.LabelSelector */
 struct kube_label_selector {
-    bool present; /* false: nil selector (matches nothing where that matters) */
+    bool present;                  /* false: nil selector (matches nothing where that matters) */
     struct kube_requirement *reqs; /* matchLabels as KUBE_OP_IN with one value, then
                                       matchExpressions */
     size_t nreqs;
@@ -142,8 +142,8 @@ struct kube_label_selector {
 /* v1.PodAffinityTerm. matchLabelKeys / mismatchLabelKeys are kept as given; the API server
  * merges them into label_selector when it creates the pod (kube_pod_merge_label_keys). */
 struct kube_pod_affinity_term {
-    struct kube_label_selector label_selector;     /* absent: matches no pod */
-    const char **namespaces;                       /* as given */
+    struct kube_label_selector label_selector; /* absent: matches no pod */
+    const char **namespaces;                   /* as given */
     size_t nnamespaces;
     struct kube_label_selector namespace_selector; /* absent: none; empty: every namespace */
     const char *topology_key;
@@ -194,23 +194,23 @@ struct kube_unmodelled {
 struct kube_pod {
     const char *namespace_; /* "default" when unset */
     const char *name;
-    const char *uid;               /* "" when unset */
-    const char *resource_version;  /* "" when unset */
+    const char *uid;              /* "" when unset */
+    const char *resource_version; /* "" when unset */
     struct kube_labels labels;
-    const char *node_name;         /* "" when unbound */
-    const char *scheduler_name;    /* "default-scheduler" when unset */
+    const char *node_name;           /* "" when unbound */
+    const char *scheduler_name;      /* "default-scheduler" when unset */
     const char *nominated_node_name; /* status.nominatedNodeName, "" when unset */
     const char *priority_class_name; /* "" when unset */
     const char *runtime_class_name;  /* spec.runtimeClassName, "" when unset */
-    int32_t priority;              /* spec.priority (0 when unset and no class resolves it) */
+    int32_t priority;                /* spec.priority (0 when unset and no class resolves it) */
     /* the flags together, so the record has no padding holes (10,000 pending pods) */
     bool has_priority;
-    bool preempt_never;            /* preemptionPolicy: Never */
-    bool has_preemption_policy;    /* spec.preemptionPolicy given */
-    bool has_pod_resources;        /* spec.resources (pod-level resources) given */
+    bool preempt_never;         /* preemptionPolicy: Never */
+    bool has_preemption_policy; /* spec.preemptionPolicy given */
+    bool has_pod_resources;     /* spec.resources (pod-level resources) given */
     bool has_required_affinity;
     bool host_network;
-    bool terminating;  /* metadata.deletionTimestamp set */
+    bool terminating;              /* metadata.deletionTimestamp set */
     bool disruption_by_preemption; /* status.conditions: DisruptionTarget True, reason
                                       PreemptionByScheduler (a scheduler preempted it) */
     int source_line;
@@ -234,10 +234,10 @@ struct kube_pod {
     struct kube_resources pod_limits;
     struct kube_spread_constraint *spread; /* spec.topologySpreadConstraints */
     size_t nspread;
-    size_t nresource_claims;               /* spec.resourceClaims */
-    const char **claims; /* spec.volumes[].persistentVolumeClaim.claimName, volume order */
+    size_t nresource_claims; /* spec.resourceClaims */
+    const char **claims;     /* spec.volumes[].persistentVolumeClaim.claimName, volume order */
     size_t nclaims;
-    struct kube_unmodelled *unmodelled;    /* fields gpusched does not model, spec order */
+    struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
     size_t nunmodelled;
     const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
     size_t nscheduling_gates;
@@ -334,8 +334,8 @@ struct kube_pvc {
     bool has_selector;         /* spec.selector given */
     bool block;                /* spec.volumeMode Block (default Filesystem) */
     struct kube_label_selector selector;
-    unsigned access;       /* KUBE_ACCESS_* */
-    int64_t request;       /* spec.resources.requests.storage, bytes (0 when unset) */
+    unsigned access; /* KUBE_ACCESS_* */
+    int64_t request; /* spec.resources.requests.storage, bytes (0 when unset) */
     const char *source_file;
     int source_line;
 };
@@ -349,12 +349,12 @@ struct kube_pv {
     const char *claim_uid;             /* spec.claimRef.uid, "" when unset */
     bool available;                    /* status.phase Available */
     bool terminating;
-    bool block;                  /* spec.volumeMode Block */
-    bool has_affinity;           /* spec.nodeAffinity.required given */
+    bool block;        /* spec.volumeMode Block */
+    bool has_affinity; /* spec.nodeAffinity.required given */
     struct kube_node_selector affinity;
-    unsigned access;             /* KUBE_ACCESS_* */
-    int64_t capacity;            /* spec.capacity.storage, bytes */
-    const char *csi_driver;      /* spec.csi.driver, NULL when not a CSI volume */
+    unsigned access;        /* KUBE_ACCESS_* */
+    int64_t capacity;       /* spec.capacity.storage, bytes */
+    const char *csi_driver; /* spec.csi.driver, NULL when not a CSI volume */
     const char *source_file;
     int source_line;
 };

@@ -13,8 +13,8 @@
 
 #include "base/goparse.h"
 
-#define QUANTITY_FORMAT_MSG                                                                   \
-    "quantities must match the regular expression "                                          \
+#define QUANTITY_FORMAT_MSG                                                                        \
+    "quantities must match the regular expression "                                                \
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 #define QUANTITY_SUFFIX_MSG "unable to parse quantity's suffix"
 #define QUANTITY_NUMERIC_MSG "unable to parse numeric part of quantity"
@@ -116,10 +116,9 @@ static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_
         int base;
         int exp;
     } table[] = {
-        {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},    {"k", 10, 3},
-        {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15},  {"E", 10, 18},
-        {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40},  {"Pi", 2, 50},
-        {"Ei", 2, 60},
+        {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},   {"k", 10, 3},  {"M", 10, 6},
+        {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+        {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
     };
     size_t i;
     int64_t v;
@@ -165,8 +164,7 @@ static size_t digits_mul(unsigned char *d, size_t off, size_t len, unsigned m)
 
 /* ceil_scaled returns ceil(|digits| * 10^point_shift) as int64 where the decimal point sits
  * after `point` digits of d[off..len); -ERANGE when it does not fit. */
-static int ceil_scaled(const unsigned char *d, size_t off, size_t len, int64_t point,
-                       int64_t *out)
+static int ceil_scaled(const unsigned char *d, size_t off, size_t len, int64_t point, int64_t *out)
 {
     int64_t v = 0;
     size_t i, ndig = len - off;
@@ -224,8 +222,8 @@ int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct er
     if (fmt == FMT_BINARY_SI)
         fast = q.ndenom == 0 && 15 - (int64_t)q.nnum - (int64_t)((float)exponent * 3 / 10) - 1 >= 0;
     else
-        fast = 18 - (int64_t)(q.nnum + q.ndenom) >= 0 &&
-               (int64_t)exponent - (int64_t)q.ndenom >= -9;
+        fast =
+            18 - (int64_t)(q.nnum + q.ndenom) >= 0 && (int64_t)exponent - (int64_t)q.ndenom >= -9;
     if (!fast && !q.has_digit)
         return quantity_fail(err, QUANTITY_NUMERIC_MSG);
 
@@ -318,7 +316,7 @@ const char *kube_quantity_format_bytes(int64_t bytes, char *buf, int size)
     if (best < 0)
         snprintf(buf, (size_t)size, "%lld", (long long)bytes);
     else
-        snprintf(buf, (size_t)size, "%lld%s", (long long)(bytes / ((int64_t)1 << (10 * (best + 1)))),
-                 suffixes[best]);
+        snprintf(buf, (size_t)size, "%lld%s",
+                 (long long)(bytes / ((int64_t)1 << (10 * (best + 1)))), suffixes[best]);
     return buf;
 }

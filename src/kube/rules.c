@@ -320,7 +320,8 @@ out:
     return rc;
 }
 
-static int merge_keys(struct kube_pod_affinity_term *t, const struct kube_labels *l, struct arena *a)
+static int merge_keys(struct kube_pod_affinity_term *t, const struct kube_labels *l,
+                      struct arena *a)
 {
     struct kube_label_selector *sel = &t->label_selector;
     struct kube_requirement *reqs;
@@ -334,8 +335,8 @@ static int merge_keys(struct kube_pod_affinity_term *t, const struct kube_labels
         memcpy(reqs, sel->reqs, sel->nreqs * sizeof(*reqs));
     for (i = 0; i < want; i++) {
         bool match = i < t->nmatch_label_keys;
-        const char *key = match ? t->match_label_keys[i]
-                                : t->mismatch_label_keys[i - t->nmatch_label_keys];
+        const char *key =
+            match ? t->match_label_keys[i] : t->mismatch_label_keys[i - t->nmatch_label_keys];
         const char *v = kube_labels_get(l, key);
         const char **vals;
 

@@ -177,10 +177,10 @@ static bool scan_float(const char *s, double *out)
 static json_t *resolve_scalar(const yaml_event_t *ev)
 {
     static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-    static const char *const trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True",
-                                        "TRUE", "on", "On", "ON", NULL};
-    static const char *const falses[] = {"n", "N", "no", "No", "NO", "false", "False",
-                                         "FALSE", "off", "Off", "OFF", NULL};
+    static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                        "True", "TRUE", "on",  "On",  "ON",  NULL};
+    static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+                                         "False", "FALSE", "off", "Off", "OFF", NULL};
     const char *s = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     const char *tag = (const char *)ev->data.scalar.tag;
@@ -243,7 +243,7 @@ static int parser_fail(struct loader *ld)
     }
 
     err_set(ld->err, -EINVAL, "%s%s%s", p->problem ? p->problem : "invalid YAML",
-                 p->context ? " " : "", p->context ? p->context : "");
+            p->context ? " " : "", p->context ? p->context : "");
     err_at(ld->err, ld->file, (int)m->line + 1, (int)m->column + 1);
     return -EINVAL;
 }
@@ -484,15 +484,17 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                         json_decref(key);
                         json_decref(val);
                         json_decref(v);
-                        return load_fail(ld, kline, "merge key '<<' takes a mapping or a list "
-                                                    "of mappings");
+                        return load_fail(ld, kline,
+                                         "merge key '<<' takes a mapping or a list "
+                                         "of mappings");
                     }
                 for (i = 0; i < n; i++) {
                     json_t *m = json_is_array(val) ? json_array_get(val, i) : val;
                     const char *k;
                     json_t *mv;
 
-                    json_object_foreach(m, k, mv) {
+                    json_object_foreach(m, k, mv)
+                    {
                         if (!json_object_get(v, k) && json_object_set(v, k, mv)) {
                             json_decref(key);
                             json_decref(val);

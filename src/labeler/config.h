@@ -22,12 +22,12 @@ enum labeler_mig_strategy {
 };
 
 struct labeler_config {
-    const char *node_name;         /* --node-name / $NODE_NAME */
-    const char *kubeconfig;        /* --kubeconfig / $KUBECONFIG; NULL: in-cluster or ~/.kube/config */
-    const char *nvml_lib;          /* --nvml-lib; default "libnvidia-ml.so.1" */
-    unsigned schemas;              /* --schema ack,gfd; default LABELER_SCHEMA_ACK */
-    const char *output;            /* --output PATH or "-" (stdout); NULL: none */
-    const char *feature_file;      /* --feature-file PATH; NULL: none */
+    const char *node_name;    /* --node-name / $NODE_NAME */
+    const char *kubeconfig;   /* --kubeconfig / $KUBECONFIG; NULL: in-cluster or ~/.kube/config */
+    const char *nvml_lib;     /* --nvml-lib; default "libnvidia-ml.so.1" */
+    unsigned schemas;         /* --schema ack,gfd; default LABELER_SCHEMA_ACK */
+    const char *output;       /* --output PATH or "-" (stdout); NULL: none */
+    const char *feature_file; /* --feature-file PATH; NULL: none */
     const char *machine_type_file; /* --machine-type-file; default /sys/class/dmi/id/product_name */
     bool oneshot;                  /* --oneshot: detect, output, (sync unless --no-sync) and exit */
     bool no_sync;                  /* --no-sync: never talk to the API server */

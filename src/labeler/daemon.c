@@ -144,8 +144,7 @@ static void sync_summarize(const json_t *patch, struct sync_result *res)
  * read, so a node changed in between answers 409 and is read again (a few times) rather than
  * being patched from a stale ownership list. */
 static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
-                     const struct labeler_labels *desired, struct sync_result *res,
-                     struct err *err)
+                     const struct labeler_labels *desired, struct sync_result *res, struct err *err)
 {
     char esc[1024], path[1100];
     int attempt, rc;
@@ -209,8 +208,7 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     }
 }
 
-static int client_open(const struct labeler_config *cfg, struct kube_client **out,
-                       struct err *err)
+static int client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
 {
     struct kube_client_opts o;
 
@@ -226,8 +224,8 @@ static int need_node_name(const struct labeler_config *cfg, struct err *err)
     if (cfg->node_name && cfg->node_name[0])
         return 0;
     return err_set(err, -EINVAL,
-                        "no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it "
-                        "from spec.nodeName), or use --no-sync");
+                   "no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it "
+                   "from spec.nodeName), or use --no-sync");
 }
 
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
@@ -410,7 +408,7 @@ struct daemon {
     size_t nplugins;
     bool plugins_started;
     struct daemon_errlog plugin_log;
-    struct dp_config dp;      /* cfg->dp with our log and event callbacks */
+    struct dp_config dp; /* cfg->dp with our log and event callbacks */
     char profiles[DAEMON_MIG_PROFILES][32];
     char resources[DAEMON_MIG_PROFILES][64];
 
@@ -457,31 +455,32 @@ static int daemon_on_http(void *ud, const char *path, struct buf *body, const ch
             code = 503, buf_puts(body, "the first detection cycle is not over\n");
     } else if (!strcmp(path, "/metrics")) {
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
-        buf_printf(body,
-                   "# HELP gpulabel_gpus GPUs NVML showed at the last detection.\n"
-                   "# TYPE gpulabel_gpus gauge\ngpulabel_gpus %zu\n"
-                   "# HELP gpulabel_gpus_healthy Devices the device plugin reports Healthy.\n"
-                   "# TYPE gpulabel_gpus_healthy gauge\ngpulabel_gpus_healthy %zu\n"
-                   "# HELP gpulabel_nvml_up Whether the last detection could use NVML.\n"
-                   "# TYPE gpulabel_nvml_up gauge\ngpulabel_nvml_up %d\n"
-                   "# HELP gpulabel_label_writes_total Node patches sent.\n"
-                   "# TYPE gpulabel_label_writes_total counter\ngpulabel_label_writes_total %llu\n"
-                   "# HELP gpulabel_api_errors_total Node syncs that failed.\n"
-                   "# TYPE gpulabel_api_errors_total counter\ngpulabel_api_errors_total %llu\n"
-                   "# HELP gpulabel_detect_errors_total Detections that failed.\n"
-                   "# TYPE gpulabel_detect_errors_total counter\ngpulabel_detect_errors_total %llu\n"
-                   "# HELP gpulabel_device_plugin_registered Plugins the kubelet accepted.\n"
-                   "# TYPE gpulabel_device_plugin_registered gauge\n"
-                   "gpulabel_device_plugin_registered %zu\n"
-                   "# HELP gpulabel_device_plugin_registrations_total Successful registrations.\n"
-                   "# TYPE gpulabel_device_plugin_registrations_total counter\n"
-                   "gpulabel_device_plugin_registrations_total %llu\n"
-                   "# HELP gpulabel_allocations_total Allocate calls answered with devices.\n"
-                   "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n",
-                   d->gpus, d->nplugins ? sum.healthy : d->gpus, d->nvml_up ? 1 : 0,
-                   (unsigned long long)d->label_writes, (unsigned long long)d->api_errors,
-                   (unsigned long long)d->detect_errors, registered,
-                   (unsigned long long)sum.registrations, (unsigned long long)sum.allocations);
+        buf_printf(
+            body,
+            "# HELP gpulabel_gpus GPUs NVML showed at the last detection.\n"
+            "# TYPE gpulabel_gpus gauge\ngpulabel_gpus %zu\n"
+            "# HELP gpulabel_gpus_healthy Devices the device plugin reports Healthy.\n"
+            "# TYPE gpulabel_gpus_healthy gauge\ngpulabel_gpus_healthy %zu\n"
+            "# HELP gpulabel_nvml_up Whether the last detection could use NVML.\n"
+            "# TYPE gpulabel_nvml_up gauge\ngpulabel_nvml_up %d\n"
+            "# HELP gpulabel_label_writes_total Node patches sent.\n"
+            "# TYPE gpulabel_label_writes_total counter\ngpulabel_label_writes_total %llu\n"
+            "# HELP gpulabel_api_errors_total Node syncs that failed.\n"
+            "# TYPE gpulabel_api_errors_total counter\ngpulabel_api_errors_total %llu\n"
+            "# HELP gpulabel_detect_errors_total Detections that failed.\n"
+            "# TYPE gpulabel_detect_errors_total counter\ngpulabel_detect_errors_total %llu\n"
+            "# HELP gpulabel_device_plugin_registered Plugins the kubelet accepted.\n"
+            "# TYPE gpulabel_device_plugin_registered gauge\n"
+            "gpulabel_device_plugin_registered %zu\n"
+            "# HELP gpulabel_device_plugin_registrations_total Successful registrations.\n"
+            "# TYPE gpulabel_device_plugin_registrations_total counter\n"
+            "gpulabel_device_plugin_registrations_total %llu\n"
+            "# HELP gpulabel_allocations_total Allocate calls answered with devices.\n"
+            "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n",
+            d->gpus, d->nplugins ? sum.healthy : d->gpus, d->nvml_up ? 1 : 0,
+            (unsigned long long)d->label_writes, (unsigned long long)d->api_errors,
+            (unsigned long long)d->detect_errors, registered, (unsigned long long)sum.registrations,
+            (unsigned long long)sum.allocations);
     } else {
         code = 404;
         buf_puts(body, "not found\n");
@@ -516,16 +515,18 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
         return;
     gmtime_r(&t, &tm);
     strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    snprintf(msg, sizeof(msg), "GPU %u (%s) is unhealthy: %s; the device plugin reports it "
-             "Unhealthy to the kubelet", index, uuid, why);
+    snprintf(msg, sizeof(msg),
+             "GPU %u (%s) is unhealthy: %s; the device plugin reports it "
+             "Unhealthy to the kubelet",
+             index, uuid, why);
     ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
                    "s:s,s:s,s:i,s:s,s:s}",
                    "apiVersion", "v1", "kind", "Event", "metadata", "generateName",
                    "gpulabel-gpu-unhealthy-", "namespace", "default", "involvedObject",
                    "apiVersion", "v1", "kind", "Node", "name", cfg->node_name, "uid",
                    cfg->node_name, "reason", "GPUUnhealthy", "message", msg, "type", "Warning",
-                   "source", "component", "gpulabel", "host", cfg->node_name, "firstTimestamp",
-                   now, "lastTimestamp", now, "count", 1, "reportingComponent", "gpulabel",
+                   "source", "component", "gpulabel", "host", cfg->node_name, "firstTimestamp", now,
+                   "lastTimestamp", now, "count", 1, "reportingComponent", "gpulabel",
                    "reportingInstance", cfg->node_name);
     body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
     json_decref(ev);
@@ -659,7 +660,8 @@ static long daemon_cycle(struct daemon *d)
         d->cycled = true;
         d->nvml_up = false;
         d->detect_errors++;
-        err_cut_mark(d->nvml_err, sizeof(d->nvml_err), snprintf(d->nvml_err, sizeof(d->nvml_err), "%s", err.msg));
+        err_cut_mark(d->nvml_err, sizeof(d->nvml_err),
+                     snprintf(d->nvml_err, sizeof(d->nvml_err), "%s", err.msg));
         pthread_mutex_unlock(&d->mu);
         /* sysfs still shows the GPUs: nvidia.com/gpu.present goes on, nothing comes off */
         if (!desired.partial || !desired.n || !d->client || daemon_stop)

@@ -61,9 +61,10 @@ static const char *const gfd_keys[] = {
 
 /* The attributes of a MIG profile's label set, nvidia.com/mig-<profile>.<attr> (mixed). */
 static const char *const mig_attrs[] = {
-    "count", "memory", "multiprocessors", "product", "replicas", "sharing-strategy",
-    "slices.gi", "slices.ci", "engines.copy", "engines.decoder", "engines.encoder",
-    "engines.jpeg", "engines.ofa",
+    "count",        "memory",           "multiprocessors", "product",
+    "replicas",     "sharing-strategy", "slices.gi",       "slices.ci",
+    "engines.copy", "engines.decoder",  "engines.encoder", "engines.jpeg",
+    "engines.ofa",
 };
 
 /* "nvidia.com/mig-1g.5gb.count": a profile ("<c>c."? "<g>g.<n>gb") and a known attribute. */
@@ -189,8 +190,8 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct err *err)
         else if (n == 3 && !strncmp(p, "gfd", 3))
             bits |= LABELER_SCHEMA_GFD;
         else
-            return err_set(err, -EINVAL, "unknown schema '%.*s' (want ack, gfd or ack,gfd)",
-                                (int)n, p);
+            return err_set(err, -EINVAL, "unknown schema '%.*s' (want ack, gfd or ack,gfd)", (int)n,
+                           p);
         if (!p[n])
             break;
         p += n + 1;
@@ -219,8 +220,7 @@ static int set_ull(struct labeler_labels *l, const char *key, unsigned long long
     return labeler_labels_set(l, key, v, err);
 }
 
-static int schema_ack(const struct gpu_inventory *inv, struct labeler_labels *l,
-                      struct err *err)
+static int schema_ack(const struct gpu_inventory *inv, struct labeler_labels *l, struct err *err)
 {
     const struct gpu_device *d0 = &inv->devices[0];
     int rc;
@@ -413,10 +413,17 @@ static int mig_set(struct labeler_labels *l, const char *prefix, const char *pro
         const char *attr;
         unsigned long long v;
     } nums[] = {
-        {"count", count},          {"memory", m->memory_mb},     {"multiprocessors", m->multiprocessors},
-        {"replicas", 1},           {"slices.gi", m->slices_gi},  {"slices.ci", m->slices_ci},
-        {"engines.copy", m->copy}, {"engines.decoder", m->decoder}, {"engines.encoder", m->encoder},
-        {"engines.jpeg", m->jpeg}, {"engines.ofa", m->ofa},
+        {"count", count},
+        {"memory", m->memory_mb},
+        {"multiprocessors", m->multiprocessors},
+        {"replicas", 1},
+        {"slices.gi", m->slices_gi},
+        {"slices.ci", m->slices_ci},
+        {"engines.copy", m->copy},
+        {"engines.decoder", m->decoder},
+        {"engines.encoder", m->encoder},
+        {"engines.jpeg", m->jpeg},
+        {"engines.ofa", m->ofa},
     };
     char key[128], v[LABELER_VALUE_MAX + 1];
     size_t i;
@@ -474,8 +481,9 @@ int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv
         /* single wants every GPU split alike: anything else is GFD's INVALID */
         if (same && first && enabled == inv->ndevices)
             return mig_set(l, GFD_PREFIX "gpu.", prod, first, nmig, err);
-        snprintf(prod + (strlen(prod) > LABELER_VALUE_MAX - 12 ? LABELER_VALUE_MAX - 12 : strlen(prod)),
-                 13, "-MIG-INVALID");
+        snprintf(
+            prod + (strlen(prod) > LABELER_VALUE_MAX - 12 ? LABELER_VALUE_MAX - 12 : strlen(prod)),
+            13, "-MIG-INVALID");
         rc = labeler_labels_set(l, GFD_PREFIX "gpu.product", prod, err);
         if (!rc)
             rc = labeler_labels_set(l, GFD_PREFIX "gpu.count", "0", err);
@@ -519,8 +527,8 @@ static int gfd_pci(const struct labeler_config *cfg, const struct gpu_inventory 
         d = gpu_pci_find(pci, inv->devices[0].pci_bus_id);
     rc = labeler_labels_set(out, GFD_PREFIX "gpu.present", "true", err);
     if (!rc)
-        rc = labeler_labels_set(out, GFD_PREFIX "gpu.mode", gpu_pci_mode(d ? d->pci_class : 0),
-                                err);
+        rc =
+            labeler_labels_set(out, GFD_PREFIX "gpu.mode", gpu_pci_mode(d ? d->pci_class : 0), err);
     free(pci);
     return rc;
 }
@@ -536,8 +544,7 @@ static void gfd_present_only(const struct labeler_config *cfg, struct labeler_la
     free(pci);
 }
 
-int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
-                   struct err *err)
+int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out, struct err *err)
 {
     unsigned schemas = cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK;
     struct gpu_inventory inv;
@@ -558,8 +565,8 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
         rc = gfd_pci(cfg, &inv, out, err);
     if (!rc && out->n && (schemas & LABELER_SCHEMA_GFD))
         rc = labeler_labels_mig(out, &inv, cfg->mig_strategy, err);
-    if (rc && (schemas & LABELER_SCHEMA_GFD) &&
-        (err ? err->code : rc) != -EINVAL && (err ? err->code : rc) != -ENOMEM) {
+    if (rc && (schemas & LABELER_SCHEMA_GFD) && (err ? err->code : rc) != -EINVAL &&
+        (err ? err->code : rc) != -ENOMEM) {
         out->n = 0;
         gfd_present_only(cfg, out);
     }
@@ -648,8 +655,7 @@ static int write_atomic(const char *path, const char *data, size_t len, struct e
     }
     fd = -1;
     if (rename(tmp, path)) {
-        rc =
-            err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        rc = err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
         goto out;
     }
     /* make the rename itself durable; failure here does not undo a visible, complete file */
@@ -722,8 +728,7 @@ static int write_output(const char *path, const char *data, size_t len, struct e
         return err_set(err, -EISDIR, "cannot write '%s': is a directory", path);
     if (!S_ISREG(st.st_mode))
         return err_set(err, -EINVAL,
-                       "cannot write '%s': not a regular file, a FIFO or a character device",
-                       path);
+                       "cannot write '%s': not a regular file, a FIFO or a character device", path);
     if (!link)
         return write_atomic(path, data, len, err);
     real = realpath(path, NULL); /* the file itself, not the symlink to it */
@@ -747,8 +752,7 @@ int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler
     }
     if (cfg->output && !strcmp(cfg->output, "-")) {
         if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout))) {
-            rc = err_set(err, -EIO, "cannot write labels to standard output: %s",
-                              strerror(errno));
+            rc = err_set(err, -EIO, "cannot write labels to standard output: %s", strerror(errno));
             goto out;
         }
     } else if (cfg->output) {

@@ -87,8 +87,7 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct err *err);
  * GPU_ERR_NO_LIBRARY, GPU_ERR_DRIVER_NOT_LOADED, GPU_ERR_NVML (gpu/gpu.h), all worth retrying
  * later. A node with zero GPUs succeeds with an empty set. out->nvml_simulated is set, also
  * on failure, when the library was the fake NVML test double. */
-int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
-                   struct err *err);
+int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out, struct err *err);
 
 /* labeler_key_in_schemas tells whether key is one that the given schemas may write
  * (e.g. "aliyun.accelerator/nvidia_mem" for LABELER_SCHEMA_ACK). */

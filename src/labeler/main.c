@@ -199,8 +199,10 @@ static int run_oneshot(struct labeler_config *cfg)
         print_err(&err);
         /* sysfs shows GPUs NVML cannot reach: publish nvidia.com/gpu.present alone */
         if (labels.partial && labels.n && sync && !oneshot_sync(cfg, &labels, &err))
-            fprintf(stderr, "gpulabel: labelled node \"%s\" nvidia.com/gpu.present=true from "
-                            "sysfs only\n", cfg->node_name);
+            fprintf(stderr,
+                    "gpulabel: labelled node \"%s\" nvidia.com/gpu.present=true from "
+                    "sysfs only\n",
+                    cfg->node_name);
         else if (labels.partial && labels.n && sync)
             print_err(&err);
         if (!cfg->fail_on_init_error)
@@ -218,8 +220,7 @@ static int run_oneshot(struct labeler_config *cfg)
         goto out;
     }
     if (sync && cfg->verbosity > 0)
-        fprintf(stderr, "gpulabel: node \"%s\" carries its %zu labels\n", cfg->node_name,
-                labels.n);
+        fprintf(stderr, "gpulabel: node \"%s\" carries its %zu labels\n", cfg->node_name, labels.n);
     status = 0;
 out:
     labeler_labels_release(&labels);
@@ -237,8 +238,8 @@ int main(int argc, char **argv)
         {"output", 'o', FLAG_FUNC, &cfg.output, set_path, "GPULABEL_OUTPUT", "PATH|-",
          "write sorted key=value lines to PATH or stdout (-);\n"
          "--oneshot with nothing else to do prints"},
-        {"feature-file", 0, FLAG_FUNC, &cfg.feature_file, set_path, "GPULABEL_FEATURE_FILE",
-         "PATH", "write an NFD local feature file atomically"},
+        {"feature-file", 0, FLAG_FUNC, &cfg.feature_file, set_path, "GPULABEL_FEATURE_FILE", "PATH",
+         "write an NFD local feature file atomically"},
         {"schema", 0, FLAG_FUNC, &cfg.schemas, set_schema, "GPULABEL_SCHEMA", "LIST",
          "ack, gfd or ack,gfd (default ack)"},
         {"nvml-lib", 0, FLAG_FUNC, &cfg.nvml_lib, set_path, "GPULABEL_NVML_LIB", "PATH",
@@ -261,10 +262,12 @@ int main(int argc, char **argv)
          "serve the GPUs to the kubelet as a device plugin (default true;\n"
          "not with --oneshot)"},
         {"device-plugin-dir", 0, FLAG_FUNC, &cfg.dp.dir, set_path, "GPULABEL_DEVICE_PLUGIN_DIR",
-         "DIR", "the kubelet's device-plugin directory, where kubelet.sock is\n"
+         "DIR",
+         "the kubelet's device-plugin directory, where kubelet.sock is\n"
          "(default " DP_DEFAULT_DIR ")"},
         {"resource-name", 0, FLAG_FUNC, &cfg.dp.resource_name, set_resource,
-         "GPULABEL_RESOURCE_NAME", "NAME", "the extended resource advertised (default " DP_DEFAULT_RESOURCE ")"},
+         "GPULABEL_RESOURCE_NAME", "NAME",
+         "the extended resource advertised (default " DP_DEFAULT_RESOURCE ")"},
         {"device-list-strategy", 0, FLAG_FUNC, &cfg.dp.list_strategy, set_list_strategy,
          "GPULABEL_DEVICE_LIST_STRATEGY", "LIST",
          "how Allocate names the GPUs: envvar, cdi-annotations, cdi-cri\n"
@@ -277,11 +280,11 @@ int main(int argc, char **argv)
          "none: every XID makes it unhealthy)"},
         {"sysfs-root", 0, FLAG_FUNC, &cfg.dp.sysfs_root, set_path, "GPULABEL_SYSFS_ROOT", "DIR",
          "where sysfs is mounted (default /sys)"},
-        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy,
-         "GPULABEL_MIG_STRATEGY", "none|single|mixed",
-         "how MIG devices are labelled and advertised (default none)"},
+        {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GPULABEL_MIG_STRATEGY",
+         "none|single|mixed", "how MIG devices are labelled and advertised (default none)"},
         {"metrics-addr", 0, FLAG_FUNC, &cfg.metrics_addr, set_path, "GPULABEL_METRICS_ADDR",
-         "HOST:PORT", "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
+         "HOST:PORT",
+         "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
          "e.g. :9402 (daemon only; default off)"},
         {"timeout", 0, FLAG_FUNC, &cfg.timeout_ms, set_interval, "GPULABEL_TIMEOUT", "DURATION",
          "--oneshot retries transient API failures for this long (default 30s)"},
@@ -298,8 +301,8 @@ int main(int argc, char **argv)
     const struct flag gfd_env[] = {
         {"oneshot", 0, FLAG_BOOL, &cfg.oneshot, NULL, "GFD_ONESHOT", NULL, ""},
         {"output", 0, FLAG_FUNC, &cfg.output, set_path, "GFD_OUTPUT_FILE", "PATH", ""},
-        {"sleep-interval", 0, FLAG_FUNC, &cfg.sleep_interval_ms, set_interval,
-         "GFD_SLEEP_INTERVAL", "DURATION", ""},
+        {"sleep-interval", 0, FLAG_FUNC, &cfg.sleep_interval_ms, set_interval, "GFD_SLEEP_INTERVAL",
+         "DURATION", ""},
         {"machine-type-file", 0, FLAG_FUNC, &cfg.machine_type_file, set_path,
          "GFD_MACHINE_TYPE_FILE", "PATH", ""},
         {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GFD_MIG_STRATEGY",

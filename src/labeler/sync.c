@@ -63,8 +63,7 @@ static bool desired_has(const struct labeler_labels *desired, const char *key)
     return false;
 }
 
-static int check_desired(const struct labeler_labels *desired, unsigned schemas,
-                         struct err *err)
+static int check_desired(const struct labeler_labels *desired, unsigned schemas, struct err *err)
 {
     size_t i;
 
@@ -74,11 +73,10 @@ static int check_desired(const struct labeler_labels *desired, unsigned schemas,
         if (!key[0] || memchr(key, ',', strlen(key)))
             return err_set(err, -EINVAL, "label key \"%s\" cannot be recorded as owned", key);
         if (!labeler_key_in_schemas(key, schemas))
-            return err_set(err, -EINVAL, "label \"%s\" is not a key of the enabled schemas",
-                                key);
+            return err_set(err, -EINVAL, "label \"%s\" is not a key of the enabled schemas", key);
         if (i && strcmp(desired->v[i - 1].key, key) >= 0)
-            return err_set(err, -EINVAL,
-                                "desired labels are not sorted with unique keys at \"%s\"", key);
+            return err_set(err, -EINVAL, "desired labels are not sorted with unique keys at \"%s\"",
+                           key);
     }
     return 0;
 }

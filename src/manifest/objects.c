@@ -358,8 +358,9 @@ int manifest_finish_priorities(struct manifest_input *in, struct err *err)
             if (!pc && p->has_priority) {
                 /* a pod dumped from a cluster: admission resolved its priority when it was
                  * created, and kube-scheduler reads only spec.priority */
-                if (manifest_warn(in, "%s: line %d: pod %s/%s: no PriorityClass with name %s "
-                                      "was found; keeping its spec.priority %d",
+                if (manifest_warn(in,
+                                  "%s: line %d: pod %s/%s: no PriorityClass with name %s "
+                                  "was found; keeping its spec.priority %d",
                                   p->source_file ? p->source_file : "-", p->source_line,
                                   p->namespace_, p->name, p->priority_class_name, p->priority))
                     return err_set(err, -ENOMEM, "out of memory");
@@ -530,8 +531,8 @@ int manifest_load_namespace(struct manifest_ctx *c, json_t *obj, int line)
     if (rc)
         return rc;
     if (namespace_find(in, ns.name) >= 0)
-        return manifest_fail(c, line, "metadata.name", -EEXIST,
-                             "namespaces \"%s\" already exists", ns.name);
+        return manifest_fail(c, line, "metadata.name", -EEXIST, "namespaces \"%s\" already exists",
+                             ns.name);
     if (manifest_grow((void **)&in->namespaces, &in->priv->cap_namespaces, in->nnamespaces + 1,
                       sizeof(*in->namespaces)))
         return manifest_nomem(c);
@@ -549,8 +550,7 @@ static int namespace_ensure(struct manifest_input *in, const char *name, const c
         return 0;
     }
     *last = name;
-    if (!(l = arena_alloc(&in->arena, sizeof(*l))) ||
-        !(ns.name = arena_strdup(&in->arena, name)))
+    if (!(l = arena_alloc(&in->arena, sizeof(*l))) || !(ns.name = arena_strdup(&in->arena, name)))
         return -ENOMEM;
     l->key = "kubernetes.io/metadata.name";
     l->value = ns.name;

@@ -82,7 +82,8 @@ static int access(struct manifest_ctx *c, const json_t *spec, int line, unsigned
     if (!json_is_array(a))
         return manifest_fail(c, manifest_line_of(c, a, line), "spec.accessModes", -EINVAL,
                              "Invalid value: must be an array");
-    json_array_foreach (a, i, v) {
+    json_array_foreach(a, i, v)
+    {
         for (k = 0; k < 4 && !(json_is_string(v) && !strcmp(json_string_value(v), names[k])); k++)
             ;
         if (k == 4)
@@ -233,7 +234,8 @@ static int labels(struct manifest_ctx *c, const json_t *obj, int line, struct ku
         return 0;
     if (!(out->v = arena_alloc(&c->in->arena, json_object_size(l) * sizeof(*out->v))))
         return manifest_nomem(c);
-    json_object_foreach ((json_t *)l, k, v) {
+    json_object_foreach((json_t *)l, k, v)
+    {
         if (!json_is_string(v))
             return manifest_fail(c, manifest_line_of(c, v, line), "metadata.labels", -EINVAL,
                                  "Invalid value: label values must be strings");
@@ -319,9 +321,11 @@ static int topology(struct manifest_ctx *c, const json_t *t, int line,
     memset(out, 0, sizeof(*out));
     if (!json_is_array(exprs))
         return 0;
-    if (!(out->exprs = arena_alloc(&c->in->arena, (json_array_size(exprs) + 1) * sizeof(*out->exprs))))
+    if (!(out->exprs =
+              arena_alloc(&c->in->arena, (json_array_size(exprs) + 1) * sizeof(*out->exprs))))
         return manifest_nomem(c);
-    json_array_foreach (exprs, i, e) {
+    json_array_foreach(exprs, i, e)
+    {
         struct kube_requirement *r = &out->exprs[out->nexprs++];
         memset(r, 0, sizeof(*r));
         r->op = KUBE_OP_IN;
@@ -335,7 +339,8 @@ static int topology(struct manifest_ctx *c, const json_t *t, int line,
                                  "Required value: a key and at least one value");
         if (!(r->values = arena_alloc(&c->in->arena, json_array_size(vals) * sizeof(char *))))
             return manifest_nomem(c);
-        json_array_foreach (vals, k, v) {
+        json_array_foreach(vals, k, v)
+        {
             if (!json_is_string(v))
                 return manifest_fail(c, manifest_line_of(c, v, line),
                                      "allowedTopologies.matchLabelExpressions.values", -EINVAL,
@@ -374,11 +379,11 @@ int manifest_load_storage_class(struct manifest_ctx *c, json_t *obj, int line)
     v.wait_for_first_consumer = !strcmp(mode, "WaitForFirstConsumer");
     topo = json_object_get(obj, "allowedTopologies");
     if (json_is_array(topo) && json_array_size(topo)) {
-        if (!(v.topologies = arena_alloc(&in->arena, json_array_size(topo) * sizeof(*v.topologies))))
+        if (!(v.topologies =
+                  arena_alloc(&in->arena, json_array_size(topo) * sizeof(*v.topologies))))
             return manifest_nomem(c);
-        json_array_foreach (topo, i, t)
-            if ((rc = topology(c, t, line, &v.topologies[v.ntopologies++])))
-                return rc;
+        json_array_foreach(
+            topo, i, t) if ((rc = topology(c, t, line, &v.topologies[v.ntopologies++]))) return rc;
     }
     for (i = 0; i < in->nstorage_classes; i++)
         if (!strcmp(in->storage_classes[i].name, v.name))

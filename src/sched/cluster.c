@@ -84,18 +84,17 @@ uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uin
 
 const char *sched_plugin_name(int plugin)
 {
-    static const char *const names[] = {
-        [SCHED_PL_UNSCHEDULABLE] = "NodeUnschedulable",
-        [SCHED_PL_NODE_NAME] = "NodeName",
-        [SCHED_PL_TAINT] = "TaintToleration",
-        [SCHED_PL_AFFINITY] = "NodeAffinity",
-        [SCHED_PL_PORTS] = "NodePorts",
-        [SCHED_PL_FIT] = "NodeResourcesFit",
-        [SCHED_PL_VOLUME_RESTRICTIONS] = "VolumeRestrictions",
-        [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
-        [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
-        [SCHED_PL_SPREAD] = "PodTopologySpread",
-        [SCHED_PL_INTERPOD] = "InterPodAffinity"};
+    static const char *const names[] = {[SCHED_PL_UNSCHEDULABLE] = "NodeUnschedulable",
+                                        [SCHED_PL_NODE_NAME] = "NodeName",
+                                        [SCHED_PL_TAINT] = "TaintToleration",
+                                        [SCHED_PL_AFFINITY] = "NodeAffinity",
+                                        [SCHED_PL_PORTS] = "NodePorts",
+                                        [SCHED_PL_FIT] = "NodeResourcesFit",
+                                        [SCHED_PL_VOLUME_RESTRICTIONS] = "VolumeRestrictions",
+                                        [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
+                                        [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
+                                        [SCHED_PL_SPREAD] = "PodTopologySpread",
+                                        [SCHED_PL_INTERPOD] = "InterPodAffinity"};
 
     return plugin > 0 && plugin <= SCHED_PL_INTERPOD ? names[plugin] : NULL;
 }
@@ -523,8 +522,7 @@ static int cmp_idlabel(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node,
-                           struct err *err)
+int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node, struct err *err)
 {
     struct sched_idlabel *labels = NULL;
     struct sched_idtaint *taints = NULL;
@@ -771,8 +769,7 @@ void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct
         h->nz_cpu -= p->nz_cpu;
         h->nz_mem -= p->nz_mem;
         for (i = 0; i < p->nscalars; i++) {
-            struct sched_scalar *x =
-                (struct sched_scalar *)sched_slot_scalar(s, p->scalars[i].rid);
+            struct sched_scalar *x = (struct sched_scalar *)sched_slot_scalar(s, p->scalars[i].rid);
             if (x)
                 x->req -= p->scalars[i].req;
             if (p->scalars[i].rid == c->rid_gpu)
@@ -877,9 +874,8 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     /* one block: the record, its scalars (8-aligned like it), its labels (PodDisruptionBudget
      * selectors read them), its ports, then the names and the label strings */
     np = sched_pod_count_host_ports(pod);
-    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) +
-           pod->labels.n * sizeof(*p->klabels.v) + np * sizeof(*p->ports) +
-           pod->labels.n * sizeof(*p->labels) + nl + nn + 2;
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + pod->labels.n * sizeof(*p->klabels.v) +
+           np * sizeof(*p->ports) + pod->labels.n * sizeof(*p->labels) + nl + nn + 2;
     for (i = 0; i < pod->labels.n; i++)
         size += strlen(pod->labels.v[i].key) + strlen(pod->labels.v[i].value) + 2;
     if (!(p = calloc(1, size)))
@@ -996,7 +992,7 @@ int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, s
     return 0;
 fail:
     return err_set(err, rc, "cannot add pod %s/%s: %s", pod->namespace_, pod->name,
-                        rc == -E2BIG ? "too many extended resources" : "out of memory");
+                   rc == -E2BIG ? "too many extended resources" : "out of memory");
 }
 
 int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, const char *name)
@@ -1018,7 +1014,7 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
 
     if (sched_cluster_find_pod(c, pod->namespace_, pod->name))
         return err_set(err, -EEXIST, "pod %s/%s is already in the cluster", pod->namespace_,
-                            pod->name);
+                       pod->name);
     if (!(p = pod_build(c, pod, node_name, &rc)))
         goto fail;
     p->assumed = true;
@@ -1030,7 +1026,7 @@ int sched_cluster_assume_pod(struct sched_cluster *c, const struct kube_pod *pod
     return 0;
 fail:
     return err_set(err, rc, "cannot assume pod %s/%s: %s", pod->namespace_, pod->name,
-                        rc == -E2BIG ? "too many extended resources" : "out of memory");
+                   rc == -E2BIG ? "too many extended resources" : "out of memory");
 }
 
 int sched_cluster_forget_pod(struct sched_cluster *c, const char *namespace_, const char *name)
@@ -1090,8 +1086,8 @@ int sched_cluster_nominate(struct sched_cluster *c, const struct kube_pod *pod,
                        rc == -E2BIG ? "too many extended resources" : "out of memory");
     if (grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
         pod_free(p);
-        return err_set(err, -ENOMEM, "cannot nominate pod %s/%s: out of memory",
-                       pod->namespace_, pod->name);
+        return err_set(err, -ENOMEM, "cannot nominate pod %s/%s: out of memory", pod->namespace_,
+                       pod->name);
     }
     sched_cluster_unnominate(c, pod->namespace_, pod->name);
     p->nominated = true;
@@ -1197,9 +1193,8 @@ int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, s
 
     memset(&n, 0, sizeof(n));
     n.arena = (struct arena)ARENA_INIT;
-    if (pdb_copy(&n, pdb) ||
-        ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
-         grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
+    if (pdb_copy(&n, pdb) || ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
+                              grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
         arena_free(&n.arena);
         return err_set(err, -ENOMEM, "cannot add PodDisruptionBudget %s/%s: out of memory",
                        pdb->namespace_, pdb->name);

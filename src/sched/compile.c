@@ -212,10 +212,12 @@ static int prescore_error(const struct kube_pod *pod, struct sched_cpod *cp)
                 if (!go_parse_int(r->values[k], strlen(r->values[k]), 10, 64, &v, NULL))
                     continue;
                 buf_reset(&one);
-                if ((rc = buf_printf(&one, "[%zu].matchExpressions[%zu].values[%zu]: Invalid value: ",
-                                     i, j, k)) ||
+                if ((rc = buf_printf(&one,
+                                     "[%zu].matchExpressions[%zu].values[%zu]: Invalid value: ", i,
+                                     j, k)) ||
                     (rc = go_quote(&one, r->values[k])) ||
-                    (rc = buf_puts(&one, ": for 'Gt', 'Lt' operators, the value must be an integer")))
+                    (rc = buf_puts(&one,
+                                   ": for 'Gt', 'Lt' operators, the value must be an integer")))
                     goto out;
                 /* an aggregate prints each message once */
                 if (n && strstr(b.data, one.data))
@@ -279,7 +281,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     if (cp->has_required) {
         if (pod->required.nterms > 64) {
             rc = err_set(err, -EINVAL, "pod %s/%s: more than 64 node selector terms",
-                              pod->namespace_, pod->name);
+                         pod->namespace_, pod->name);
             goto out_noerr;
         }
         cp->nreq_terms = (uint32_t)pod->required.nterms;
@@ -326,8 +328,8 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     }
     if ((rc = sched_pod_usage(c, pod, &u))) {
         if (rc == -E2BIG) {
-            rc = err_set(err, rc, "pod %s/%s: more than %d extended resources",
-                              pod->namespace_, pod->name, SCHED_MAX_POD_SCALARS);
+            rc = err_set(err, rc, "pod %s/%s: more than %d extended resources", pod->namespace_,
+                         pod->name, SCHED_MAX_POD_SCALARS);
             goto out_noerr;
         }
         goto out;

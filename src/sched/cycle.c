@@ -22,7 +22,6 @@
 #include "sched/spread.h"
 #include "sched/volumes.h"
 
-
 /* a score plugin's weight in p (NULL: the default profile's) */
 #define WEIGHT(p, member) ((p) ? (p)->member : sched_profile_default.member)
 
@@ -33,9 +32,10 @@ static bool shape_matches(const struct sched_shape *sh, const struct sched_profi
 {
     uint32_t i;
 
-    if (!sh->used || sh->score_key != key || sh->cpu != cp->cpu || sh->mem != cp->mem || sh->eph != cp->eph ||
-        sh->nz_cpu != cp->nz_cpu || sh->nz_mem != cp->nz_mem || sh->nsc != cp->nscalars ||
-        sh->gpu_aware != (p && p->gpu_aware) || sh->gpu_rid != cp->gpu_rid)
+    if (!sh->used || sh->score_key != key || sh->cpu != cp->cpu || sh->mem != cp->mem ||
+        sh->eph != cp->eph || sh->nz_cpu != cp->nz_cpu || sh->nz_mem != cp->nz_mem ||
+        sh->nsc != cp->nscalars || sh->gpu_aware != (p && p->gpu_aware) ||
+        sh->gpu_rid != cp->gpu_rid)
         return false;
     for (i = 0; i < sh->nsc; i++)
         if (sh->sc[i].rid != cp->scalars[i].rid || sh->sc[i].req != cp->scalars[i].req)
@@ -170,8 +170,7 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
         if (cp->gpu_rid != c->rid_gpu) {
             /* a profile naming another GPU resource than nvidia.com/gpu */
             const struct sched_scalar *x =
-                cp->gpu_rid == SCHED_NOID ? NULL
-                                          : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
+                cp->gpu_rid == SCHED_NOID ? NULL : sched_slot_scalar(&c->slots[slot], cp->gpu_rid);
             ga = x ? x->alloc : 0;
             gr = x ? x->req : 0;
         }
@@ -206,8 +205,8 @@ static __attribute__((noinline)) int32_t dyn_refill(const struct sched_cluster *
 /* dyn_score is the fast path's view of the node: -1 when the pod's requests do not fit, else
  * the sum of its resource scores (gw = GPUPlacement's weight, 0 when off) */
 static inline int32_t dyn_score(const struct sched_cluster *c, const struct sched_profile *p,
-                                const struct sched_cpod *cp, struct sched_shape *sh,
-                                uint32_t slot, bool bal_skip, int32_t gw)
+                                const struct sched_cpod *cp, struct sched_shape *sh, uint32_t slot,
+                                bool bal_skip, int32_t gw)
 {
     uint32_t e = sh->dyn[slot];
 
@@ -270,8 +269,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->unresolvable = d.unres;
         return;
     }
-    if (sched_ipa_filter_on(cp) &&
-        (o->reason = sched_ipa_filter(c, cp, slot, &o->unresolvable))) {
+    if (sched_ipa_filter_on(cp) && (o->reason = sched_ipa_filter(c, cp, slot, &o->unresolvable))) {
         o->plugin = SCHED_PL_INTERPOD;
         return;
     }
@@ -395,8 +393,8 @@ static int32_t tie_pick(const struct sched_cluster *c, struct sched_rng *rng, co
 
 /* ---------------------------------------------------------------- the cycle */
 
-static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
-                        uint32_t slot, bool ref, struct sched_nodeout *o);
+static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                        bool ref, struct sched_nodeout *o);
 
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
@@ -585,8 +583,7 @@ scanned:
                 c->s_cls_stamp[cls] = c->s_stamp;
                 c->s_cls_total[cls] =
                     WEIGHT(p, w_taint) * sched_normalize(vc[cls].taint_score, max_taint, true) +
-                    WEIGHT(p, w_affinity) *
-                        sched_normalize(vc[cls].affinity_score, max_aff, false);
+                    WEIGHT(p, w_affinity) * sched_normalize(vc[cls].affinity_score, max_aff, false);
             }
             total = c->s_cls_total[cls];
         }
@@ -614,7 +611,8 @@ static int64_t row_total(const struct sched_profile *p, const struct sched_cycle
            (int64_t)WEIGHT(p, w_affinity) * sched_normalize(o->aff_raw, cy->max_aff, false) +
            (int64_t)WEIGHT(p, w_fit) * o->fit_raw + (int64_t)WEIGHT(p, w_balanced) * o->bal_raw +
            (int64_t)gw * o->gpu_raw + (int64_t)WEIGHT(p, w_spread) * o->spread_norm +
-           (int64_t)WEIGHT(p, w_interpod) * sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
+           (int64_t)WEIGHT(p, w_interpod) *
+               sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
            (int64_t)WEIGHT(p, w_image) * o->img_raw + o->vol_raw;
 }
 
@@ -622,8 +620,8 @@ static int64_t row_total(const struct sched_profile *p, const struct sched_cycle
  * passed. Of the filters gpusched models only InterPodAffinity comes after them in
  * kube-scheduler's order, and that one runs inside fast_node / sched_ref_node: a node it
  * rejected is looked at here too, and the earlier plugin's reason wins when both say no. */
-static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp,
-                        uint32_t slot, bool ref, struct sched_nodeout *o)
+static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                        bool ref, struct sched_nodeout *o)
 {
     bool unres;
     uint32_t r;
@@ -649,8 +647,7 @@ static void spread_node(const struct sched_cluster *c, const struct sched_cpod *
 
 /* spread_scores fills the rows' PodTopologySpread scores over the filtered feasible nodes */
 static int spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
-                         struct sched_cycle *cy, const uint32_t *cand, uint32_t m,
-                         uint32_t start)
+                         struct sched_cycle *cy, const uint32_t *cand, uint32_t m, uint32_t start)
 {
     uint32_t *feas, nf = 0, k;
     int32_t *raw, *norm;

@@ -8,7 +8,6 @@
 #include "sched/cluster.h"
 #include "sched/sched-int.h"
 
-
 /* v1.Toleration.ToleratesTaint on interned ids */
 static bool tol_matches(const struct sched_ctol *t, uint32_t key, uint32_t value, uint8_t effect)
 {

@@ -314,8 +314,7 @@ static int lsel_compile(struct sched_cluster *c, const struct kube_label_selecto
 static size_t term_size(const struct kube_pod_affinity_term *t)
 {
     return sizeof(struct sched_pterm) + lsel_size(&t->label_selector) +
-           lsel_size(&t->namespace_selector) + (t->nnamespaces + 1) * sizeof(uint32_t) +
-           8 * 4;
+           lsel_size(&t->namespace_selector) + (t->nnamespaces + 1) * sizeof(uint32_t) + 8 * 4;
 }
 
 /* term_compile is newAffinityTerm: namespaces given, or the pod's own when there are none
@@ -661,8 +660,8 @@ static void score_pod(const struct sched_cluster *c, struct sched_ipa *s, const 
         score_term(c, s, &q->terms->aff_req[i], HARD_POD_AFFINITY_WEIGHT, s->nsid, s->labels,
                    s->nlabels, s->ns, slot, rc);
     for (i = 0; i < q->terms->naff_pref; i++)
-        score_term(c, s, &q->terms->aff_pref[i], q->terms->aff_pref[i].weight, s->nsid,
-                   s->labels, s->nlabels, s->ns, slot, rc);
+        score_term(c, s, &q->terms->aff_pref[i], q->terms->aff_pref[i].weight, s->nsid, s->labels,
+                   s->nlabels, s->ns, slot, rc);
     for (i = 0; i < q->terms->nanti_pref; i++)
         score_term(c, s, &q->terms->anti_pref[i], -q->terms->anti_pref[i].weight, s->nsid,
                    s->labels, s->nlabels, s->ns, slot, rc);
@@ -785,8 +784,9 @@ nomem:
     rc = -ENOMEM;
 out:
     sched_ipa_release(cp);
-    return err_set(err, rc, rc == -E2BIG ? "pod %s/%s: too many namespaceSelector terms"
-                                         : "out of memory compiling pod %s/%s",
+    return err_set(err, rc,
+                   rc == -E2BIG ? "pod %s/%s: too many namespaceSelector terms"
+                                : "out of memory compiling pod %s/%s",
                    pod->namespace_, pod->name);
 }
 
@@ -824,8 +824,7 @@ static uint32_t filter_on_maps(const struct sched_cluster *c, const struct sched
                 return c->r_ipa_anti;
     if (existing->live)
         for (i = 0; i < existing->ndkeys; i++) {
-            const struct sched_idlabel *x =
-                label_find(sl->labels, sl->nlabels, existing->dkeys[i]);
+            const struct sched_idlabel *x = label_find(sl->labels, sl->nlabels, existing->dkeys[i]);
             if (x && tmap_get(existing, x->key, x->value) > 0)
                 return c->r_ipa_existing;
         }

@@ -17,7 +17,6 @@
 #include "sched/volumes.h"
 #include "sched/sched-int.h"
 
-
 int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n)
 {
     if (reason == SCHED_NOID)
@@ -144,8 +143,9 @@ char *sched_msg_preemption_found(const char *node, uint32_t nvictims)
     char *m = malloc(n);
 
     if (m)
-        snprintf(m, n, "preemption: found a potential placement for pod on node %s, preempting %u "
-                       "victims",
+        snprintf(m, n,
+                 "preemption: found a potential placement for pod on node %s, preempting %u "
+                 "victims",
                  node, nvictims);
     return m;
 }

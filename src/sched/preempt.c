@@ -26,7 +26,6 @@
 #include "sched/spread.h"
 #include "sched/volumes.h"
 
-
 /* util.MoreImportantPod: higher priority first, then the earlier start */
 static int cmp_importance(const void *a, const void *b)
 {
@@ -67,8 +66,7 @@ static void dry_add(const struct sched_cluster *c, const struct sched_cpod *cp, 
 
 /* dry_recount counts the pods of d->on from nothing: the node's usage is theirs alone, and a
  * saturated sum cannot be taken apart by subtraction. */
-static void dry_recount(const struct sched_cluster *c, const struct sched_cpod *cp,
-                        struct dry *d)
+static void dry_recount(const struct sched_cluster *c, const struct sched_cpod *cp, struct dry *d)
 {
     uint32_t i;
 
@@ -394,8 +392,8 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
 message:
     if (pr->chosen >= 0) {
         const struct sched_preempt_node *pn = &pr->nodes[pr->chosen];
-        if (!(pr->message = sched_msg_preemption_found(
-                  c->slots[c->order[pr->chosen]].name, pn->nvictims)))
+        if (!(pr->message =
+                  sched_msg_preemption_found(c->slots[c->order[pr->chosen]].name, pn->nvictims)))
             goto out;
         rc = 0;
         goto out;

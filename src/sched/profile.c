@@ -5,8 +5,8 @@
 #include <string.h>
 
 #define BUILTIN_SCORES                                                                             \
-    .w_taint = 3, .w_affinity = 2, .w_fit = 1, .w_balanced = 1, .w_spread = 2, .w_interpod = 2, .w_image = 1,                     \
-    .fit_strategy = SCHED_FIT_LEAST_ALLOCATED, .nfit_resources = 2,                                \
+    .w_taint = 3, .w_affinity = 2, .w_fit = 1, .w_balanced = 1, .w_spread = 2, .w_interpod = 2,    \
+    .w_image = 1, .fit_strategy = SCHED_FIT_LEAST_ALLOCATED, .nfit_resources = 2,                  \
     .fit_resources = {{"cpu", 1}, {"memory", 1}}
 
 const struct sched_profile sched_profile_default = {

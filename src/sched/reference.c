@@ -224,8 +224,7 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
                 const struct sched_slot *m = &c->slots[c->order[k]];
                 for (i = 0; i < m->npods && !any; i++) {
                     const struct sched_pod *q = m->pods[i];
-                    if (!ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels,
-                                       q->nlabels))
+                    if (!ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels, q->nlabels))
                         continue;
                     for (t = 0; t < own->naff_req && !any; t++)
                         any = ref_label_id(c, m, own->aff_req[t].tkey) != NULL;
@@ -261,13 +260,12 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
     return 0;
 }
 
-static int64_t ref_term_score(const struct sched_cluster *c, const struct sched_pterm *t,
-                              int64_t w, uint32_t nsid, const struct sched_idlabel *l,
-                              uint32_t nl, const struct sched_ns *ns,
-                              const struct sched_slot *m, const struct sched_slot *s)
+static int64_t ref_term_score(const struct sched_cluster *c, const struct sched_pterm *t, int64_t w,
+                              uint32_t nsid, const struct sched_idlabel *l, uint32_t nl,
+                              const struct sched_ns *ns, const struct sched_slot *m,
+                              const struct sched_slot *s)
 {
-    return sched_ipa_term_matches(t, nsid, l, nl, ns) && ref_same_domain(c, m, s, t->tkey) ? w
-                                                                                          : 0;
+    return sched_ipa_term_matches(t, nsid, l, nl, ns) && ref_same_domain(c, m, s, t->tkey) ? w : 0;
 }
 
 /* The Score: every term of the pod against every pod, and every pod's terms against it,
@@ -298,8 +296,8 @@ static int64_t ref_ipa_score(const struct sched_cluster *c, const struct sched_c
             for (t = 0; t < q->terms->naff_req; t++)
                 sum += ref_term_score(c, &q->terms->aff_req[t], 1, nsid, l, nl, ns, m, s);
             for (t = 0; t < q->terms->naff_pref; t++)
-                sum += ref_term_score(c, &q->terms->aff_pref[t], q->terms->aff_pref[t].weight,
-                                      nsid, l, nl, ns, m, s);
+                sum += ref_term_score(c, &q->terms->aff_pref[t], q->terms->aff_pref[t].weight, nsid,
+                                      l, nl, ns, m, s);
             for (t = 0; t < q->terms->nanti_pref; t++)
                 sum -= ref_term_score(c, &q->terms->anti_pref[t], q->terms->anti_pref[t].weight,
                                       nsid, l, nl, ns, m, s);
@@ -348,8 +346,8 @@ static int32_t ref_image_score(const struct sched_cluster *c, const struct kube_
     if (!n)
         return 0;
     for (i = 0; i < pod->ninit_containers; i++)
-        sum += ref_image_one(c, s, pod->init_containers[i].image ? pod->init_containers[i].image
-                                                                 : "");
+        sum +=
+            ref_image_one(c, s, pod->init_containers[i].image ? pod->init_containers[i].image : "");
     for (i = 0; i < pod->ncontainers; i++)
         sum += ref_image_one(c, s, pod->containers[i].image ? pod->containers[i].image : "");
     if (sum < 23 * mb)
@@ -361,8 +359,8 @@ static int32_t ref_image_score(const struct sched_cluster *c, const struct kube_
 
 /* NodeResourcesFit's score under a --config scoringStrategy, from the node's pods */
 static int32_t ref_fit_custom(const struct sched_cluster *c, const struct sched_profile *p,
-                              const struct sched_cpod *cp, const struct sched_slot *s,
-                              int64_t nzc, int64_t nzm, int64_t eph)
+                              const struct sched_cpod *cp, const struct sched_slot *s, int64_t nzc,
+                              int64_t nzm, int64_t eph)
 {
     const struct sched_hot *h = &c->hot[s - c->slots];
     int64_t alloc[SCHED_MAX_FIT_RESOURCES], req[SCHED_MAX_FIT_RESOURCES], podreq;
@@ -515,16 +513,15 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         if (t->weight && ref_term(c, s, &t->term))
             o->aff_raw += t->weight;
     }
-    o->fit_raw = p && !sched_profile_fit_default(p)
-                     ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
-                     : (int32_t)sched_score_least_allocated(h->alloc_cpu,
-                                                            sched_sat_add(nzc, cp->nz_cpu),
-                                                            h->alloc_mem,
-                                                            sched_sat_add(nzm, cp->nz_mem));
-    o->bal_raw = cp->cpu == 0 && cp->mem == 0
-                     ? 0
-                     : (int32_t)sched_score_balanced(h->alloc_cpu, cpu, cp->cpu, h->alloc_mem,
-                                                     mem, cp->mem);
+    o->fit_raw =
+        p && !sched_profile_fit_default(p)
+            ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
+            : (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu),
+                                                   h->alloc_mem, sched_sat_add(nzm, cp->nz_mem));
+    o->bal_raw =
+        cp->cpu == 0 && cp->mem == 0
+            ? 0
+            : (int32_t)sched_score_balanced(h->alloc_cpu, cpu, cp->cpu, h->alloc_mem, mem, cp->mem);
     gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
     gpu_req = slot_req_scalar(c, s, gpu_name);
     o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;

@@ -65,11 +65,11 @@ enum sched_plugin {
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
     SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
-    SCHED_PL_VOLUME_BINDING, /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
-    SCHED_PL_VOLUME_ZONE,    /* VolumeZone (volumes.c) */
-    SCHED_PL_SPREAD,  /* PodTopologySpread (spread.c) */
-    SCHED_PL_INTERPOD, /* InterPodAffinity (interpod.c) */
-    SCHED_PL_SKIPPED, /* not a plugin: node sampling stopped before this node */
+    SCHED_PL_VOLUME_BINDING,      /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
+    SCHED_PL_VOLUME_ZONE,         /* VolumeZone (volumes.c) */
+    SCHED_PL_SPREAD,              /* PodTopologySpread (spread.c) */
+    SCHED_PL_INTERPOD,            /* InterPodAffinity (interpod.c) */
+    SCHED_PL_SKIPPED,             /* not a plugin: node sampling stopped before this node */
 };
 
 /* ---- node label / taint storage ---- */
@@ -151,7 +151,7 @@ struct sched_shape {
     bool gpu_aware;
     uint32_t gpu_rid;
     uint64_t score_key; /* sched_profile_score_key of the profile the entries were filled for */
-    uint32_t *dyn; /* per slot, see SCHED_DYN_GEN_BITS */
+    uint32_t *dyn;      /* per slot, see SCHED_DYN_GEN_BITS */
 };
 
 struct sched_pod;
@@ -229,7 +229,7 @@ struct sched_pod {
     struct sched_scalar *scalars; /* req only */
     uint32_t nscalars;
     uint32_t nports;
-    struct sched_port *ports; /* refs unused */
+    struct sched_port *ports;     /* refs unused */
     uint32_t nsid;                /* interned namespace */
     struct sched_idlabel *labels; /* the pod's labels, sorted by key id (in the pod's block) */
     uint32_t nlabels;
@@ -237,7 +237,7 @@ struct sched_pod {
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;
     uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
-    char **claims;              /* its PersistentVolumeClaims' names (one malloc block, NULL when
+    char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
                                    none): VolumeRestrictions' ReadWriteOncePod rule */
     uint32_t nclaims;
 };
@@ -292,7 +292,7 @@ struct sched_cluster {
     uint32_t key_unschedulable_taint; /* node.kubernetes.io/unschedulable */
 
     struct arena cp_arena; /* compiled pods (compile.c) */
-    uint32_t sim_runs;          /* sched_simulate calls so far */
+    uint32_t sim_runs;     /* sched_simulate calls so far */
     struct sched_shape shapes[SCHED_MAX_SHAPES];
     uint32_t shape_slots; /* slots the dyn columns were sized for */
     uint64_t shape_clock;
@@ -313,7 +313,7 @@ struct sched_cluster {
     uint8_t *s_vc_done;
     uint32_t s_vccap;
 
-    struct sched_volumes *vol; /* claims, volumes and storage classes (volumes.c) */
+    struct sched_volumes *vol;               /* claims, volumes and storage classes (volumes.c) */
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
                                                 (spread.c) */
     /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
@@ -411,7 +411,7 @@ struct sched_cpod {
                                     NodeAffinity's */
     uint8_t prefilter_plugin;    /* with prefilter_conflict: the rejecting plugin, 0 for
                                     NodeAffinity */
-    struct arena *arena; /* the cluster's cp_arena */
+    struct arena *arena;         /* the cluster's cp_arena */
     struct sched_ipa *ipa; /* InterPodAffinity state, NULL when the plugin has nothing to do */
     uint32_t *images;      /* ImageLocality: normalised image names of the containers */
     uint32_t nimages, nimage_refs; /* ids found on some node; images counted (containers) */
@@ -477,9 +477,9 @@ struct sched_nodeout {
     int32_t taint_raw, aff_raw;
     int32_t fit_raw, bal_raw, gpu_raw;
     int32_t spread_raw, spread_norm; /* PodTopologySpread score (0 when it does not score) */
-    int64_t ipa_raw; /* InterPodAffinity's Score() */
-    int32_t img_raw; /* ImageLocality's Score() */
-    int32_t vol_raw; /* VolumeBinding's score (weight 1, no normalisation) */
+    int64_t ipa_raw;                 /* InterPodAffinity's Score() */
+    int32_t img_raw;                 /* ImageLocality's Score() */
+    int32_t vol_raw;                 /* VolumeBinding's score (weight 1, no normalisation) */
     int64_t total;
 };
 
@@ -492,9 +492,9 @@ struct sched_cycle {
                            nominated node was taken), what next_start moves by */
     int64_t max_taint, max_aff;
     int64_t min_ipa, max_ipa; /* over the feasible nodes */
-    bool bal_skip;  /* best-effort pod: BalancedAllocation skipped */
-    bool spread_scored; /* PodTopologySpread scored the feasible nodes */
-    int32_t chosen; /* order index, -1 none */
+    bool bal_skip;            /* best-effort pod: BalancedAllocation skipped */
+    bool spread_scored;       /* PodTopologySpread scored the feasible nodes */
+    int32_t chosen;           /* order index, -1 none */
 };
 
 /* ---- messages (message.c) ---- */
@@ -510,11 +510,11 @@ struct sched_hist {
 #define SCHED_PN_NO_VICTIMS 100
 #define SCHED_PN_NOT_HELPFUL 101
 #define SCHED_PN_NOT_CHECKED 102 /* the dry run had found enough candidates before it */
-struct sched_preempt_node { /* per order index */
-    uint32_t npdb_violations; /* victims whose eviction a PodDisruptionBudget forbids */
-    uint32_t reason_plugin; /* 0: candidate; else why not (SCHED_PL_PORTS, SCHED_PL_FIT,
+struct sched_preempt_node {      /* per order index */
+    uint32_t npdb_violations;    /* victims whose eviction a PodDisruptionBudget forbids */
+    uint32_t reason_plugin;      /* 0: candidate; else why not (SCHED_PL_PORTS, SCHED_PL_FIT,
                                SCHED_PN_NO_VICTIMS, SCHED_PN_NOT_HELPFUL) */
-    uint32_t reason;        /* reason id or fit mask */
+    uint32_t reason;             /* reason id or fit mask */
     struct sched_pod **victims;
     uint32_t nvictims;
 };

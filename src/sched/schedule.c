@@ -21,7 +21,6 @@
 #include "sched/spread.h"
 #include "sched/volumes.h"
 
-
 void sched_result_release(struct sched_result *r)
 {
     size_t i;
@@ -122,8 +121,8 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                     "NodeAffinity", o->aff_raw, sched_normalize(o->aff_raw, cy->max_aff, false),
                     w->w_affinity, 0};
             if (w->w_fit)
-                s[v->nscores++] = (struct sched_score){"NodeResourcesFit", o->fit_raw,
-                                                       o->fit_raw, w->w_fit, 0};
+                s[v->nscores++] =
+                    (struct sched_score){"NodeResourcesFit", o->fit_raw, o->fit_raw, w->w_fit, 0};
             if (w->w_balanced)
                 s[v->nscores++] = (struct sched_score){"NodeResourcesBalancedAllocation",
                                                        o->bal_raw, o->bal_raw, w->w_balanced, 0};
@@ -257,8 +256,8 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         /* the attempt had to score, and PreScore failed: a scheduler error */
         out->outcome = SCHED_UNSCHEDULABLE;
         out->error = true;
-        if (!(out->message = str_join3("running PreScore plugin \"NodeAffinity\"", ": ",
-                                       cp.prescore_error)))
+        if (!(out->message =
+                  str_join3("running PreScore plugin \"NodeAffinity\"", ": ", cp.prescore_error)))
             goto out;
     } else if (cy.chosen >= 0) {
         out->outcome = SCHED_SCHEDULED;
@@ -271,11 +270,11 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                 if ((rc = sched_hist_add_node(&h, c, &cp, &cy.out[i])))
                     goto out;
         rc = -ENOMEM;
-        if (!(out->message = sched_fit_error(
-                  c, cy.n, &h,
-                  cp.prefilter_msg        ? cp.prefilter_msg
-                  : cp.prefilter_conflict ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
-                                          : NULL)))
+        if (!(out->message = sched_fit_error(c, cy.n, &h,
+                                             cp.prefilter_msg ? cp.prefilter_msg
+                                             : cp.prefilter_conflict
+                                                 ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
+                                                 : NULL)))
             goto out;
         if (cp.prefilter_msg) {
             /* a volume plugin's PreFilter rejected the pod before DynamicResources' PreFilter
@@ -325,7 +324,8 @@ done:
         if (fill_explanation(c, p, &cp, &cy, &pr, x))
             goto out;
         if (cp.prescore_error && cy.nfeasible &&
-            !(x->score_error = arena_strdup(&x->arena, out->error ? out->message : cp.prescore_error)))
+            !(x->score_error =
+                  arena_strdup(&x->arena, out->error ? out->message : cp.prescore_error)))
             goto out;
     }
     rc = 0;

@@ -139,7 +139,7 @@ struct sched_explanation {
     struct sched_node_verdict *nodes; /* one per node, in node order */
     size_t nnodes;
     size_t nfeasible;
-    size_t nskipped;            /* nodes with skipped set (node sampling) */
+    size_t nskipped; /* nodes with skipped set (node sampling) */
     /* NodeAffinity's PreScore error when some node is feasible (the result is that error
      * when two or more are), NULL otherwise; owned by arena */
     const char *score_error;

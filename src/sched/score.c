@@ -6,7 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-
 #define MAX_NODE_SCORE 100
 
 static int64_t least_requested(int64_t req, int64_t cap)

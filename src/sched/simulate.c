@@ -14,7 +14,6 @@
 #include "sched/sched-int.h"
 #include "sched/schedule.h"
 
-
 struct qent {
     int32_t priority;
     size_t index;

@@ -60,9 +60,9 @@ void sched_spread_sources_free(struct sched_spread_sources *s)
     free(s);
 }
 
-int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind,
-                                    const char *ns, const char *name,
-                                    const struct kube_label_selector *sel, struct err *err)
+int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind, const char *ns,
+                                    const char *name, const struct kube_label_selector *sel,
+                                    struct err *err)
 {
     struct sched_spread_sources *s = c->spread_src;
     struct sched_spread_src *e;
@@ -96,8 +96,8 @@ int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_k
             struct kube_requirement *r = &e->sel.reqs[i];
             *r = sel->reqs[i];
             r->key = arena_strdup(a, r->key);
-            if (!r->key || (r->nvalues && !(r->values = arena_alloc(a, r->nvalues *
-                                                                           sizeof(*r->values)))))
+            if (!r->key ||
+                (r->nvalues && !(r->values = arena_alloc(a, r->nvalues * sizeof(*r->values)))))
                 goto nomem;
             for (j = 0; j < r->nvalues; j++)
                 if (!(r->values[j] = arena_strdup(a, sel->reqs[i].values[j])))
@@ -224,8 +224,8 @@ struct sc {
      * with the same selector, as the two system defaults are) */
     int32_t *slot_count;
     const uint32_t *col; /* the topology key's value on every slot (topo_column) */
-    int64_t min; /* smallest count (PreFilter) */
-    double weight; /* PreScore: log(domains + 2) */
+    int64_t min;         /* smallest count (PreFilter) */
+    double weight;       /* PreScore: log(domains + 2) */
 };
 
 struct sched_spread {
@@ -454,8 +454,8 @@ static int default_selector(struct sched_cluster *c, struct sched_cpod *cp, stru
         if (strcmp(e->ns, pod->namespace_) || !e->sel.present)
             continue;
         if (e->owner_kind) {
-            if (!pod->owner.kind || strcmp(pod->owner.kind, e->owner_kind) ||
-                !pod->owner.name || strcmp(pod->owner.name, e->name))
+            if (!pod->owner.kind || strcmp(pod->owner.kind, e->owner_kind) || !pod->owner.name ||
+                strcmp(pod->owner.name, e->name))
                 continue;
         } else if (!e->sel.nreqs || !kube_label_selector_matches(&e->sel, &pod->labels)) {
             continue;
@@ -688,8 +688,8 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
     return true;
 }
 
-bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
-                         const uint32_t *feas, uint32_t nfeas, int32_t *raw, int32_t *norm)
+bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp, const uint32_t *feas,
+                         uint32_t nfeas, int32_t *raw, int32_t *norm)
 {
     struct sched_spread *sp = cp->spread;
     bool require_all;

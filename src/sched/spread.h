@@ -24,9 +24,9 @@ struct sched_spread_sources;
  *   ReplicaSet the Deployment would create: sel then includes pod-template-hash): it selects
  *   the pods whose controller owner reference is that kind and name in ns.
  * Strings are copied. Returns 0 or -ENOMEM with err set. */
-int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind,
-                                    const char *ns, const char *name,
-                                    const struct kube_label_selector *sel, struct err *err);
+int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind, const char *ns,
+                                    const char *name, const struct kube_label_selector *sel,
+                                    struct err *err);
 
 /* ---------------------------------------------------------------------------------------
  * Internal to the scheduling core
@@ -61,7 +61,7 @@ bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_c
 /* sched_spread_scores: PreScore, Score and NormalizeScore of the ScheduleAnyway constraints
  * over the feasible nodes feas[0..nfeas) (order indices): raw[k] and norm[k] for feas[k]
  * (all 0 when the plugin does not score). Returns false when it does not score. */
-bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
-                         const uint32_t *feas, uint32_t nfeas, int32_t *raw, int32_t *norm);
+bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp, const uint32_t *feas,
+                         uint32_t nfeas, int32_t *raw, int32_t *norm);
 
 #endif

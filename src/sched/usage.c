@@ -13,8 +13,8 @@
 
 int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u)
 {
-    static const struct kube_requests_opts nonzero = {SCHED_DEFAULT_MILLI_CPU,
-                                                      SCHED_DEFAULT_MEMORY, false};
+    static const struct kube_requests_opts nonzero = {SCHED_DEFAULT_MILLI_CPU, SCHED_DEFAULT_MEMORY,
+                                                      false};
     struct kube_resources req, nz;
     struct arena_mark mark;
     size_t i;

@@ -28,7 +28,7 @@ struct sched_volumes {
     struct arena arena;        /* names written by sched_volumes_assume */
     struct kube_label *labels; /* scratch: a node's labels as strings */
     uint32_t clabels;
-    uint32_t r_zone, r_rwop;   /* reason ids, 0 until needed */
+    uint32_t r_zone, r_rwop; /* reason ids, 0 until needed */
 };
 
 /* a pod's claims, compiled by the PreFilter */
@@ -51,8 +51,8 @@ static const char *const vb_reason[] = {
 };
 
 #define ZONE_REASON "node(s) had no available volume zone"
-#define RWOP_REASON                                                                              \
-    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already " \
+#define RWOP_REASON                                                                                \
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "  \
     "in-use by another pod"
 
 int sched_volumes_pod_claims(struct sched_pod *p, const struct kube_pod *pod)
@@ -143,7 +143,8 @@ int sched_cluster_set_pvc(struct sched_cluster *c, const struct kube_pvc *pvc, s
     if (!v)
         return -ENOMEM;
     for (i = 0; i < v->npvcs; i++)
-        if (!strcmp(v->pvcs[i].name, pvc->name) && !strcmp(v->pvcs[i].namespace_, pvc->namespace_)) {
+        if (!strcmp(v->pvcs[i].name, pvc->name) &&
+            !strcmp(v->pvcs[i].namespace_, pvc->namespace_)) {
             v->pvcs[i] = *pvc;
             return 0;
         }
@@ -304,8 +305,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     /* VolumeRestrictions' PreFilter reads every claim first */
     for (i = 0; i < n; i++)
         if (find_pvc(v, pod->namespace_, pod->claims[i]) < 0)
-            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" not found",
-                                  pod->claims[i]);
+            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" not found", pod->claims[i]);
     /* VolumeBinding: podHasPVCs, then GetPodVolumeClaims */
     for (i = 0; i < n; i++) {
         const struct kube_pvc *p = &v->pvcs[find_pvc(v, pod->namespace_, pod->claims[i])];
@@ -315,8 +315,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
                                   "persistentvolume \"%s\"",
                                   p->name, p->volume_name);
         if (p->terminating)
-            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" is being deleted",
-                                  p->name);
+            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" is being deleted", p->name);
     }
     if (!(vp = arena_alloc(cp->arena, sizeof(*vp))) ||
         !(vp->bound = arena_alloc(cp->arena, n * sizeof(*vp->bound))) ||
@@ -594,8 +593,8 @@ static int32_t binding_score(const struct sched_volumes *v, const struct sched_v
         int64_t req = 0, cap = 0, util;
         if (!chosen[i])
             continue;
-        for (j = 0; j < i && !(chosen[j] && !strcmp(chosen[j]->storage_class,
-                                                    chosen[i]->storage_class));
+        for (j = 0;
+             j < i && !(chosen[j] && !strcmp(chosen[j]->storage_class, chosen[i]->storage_class));
              j++)
             ;
         if (j < i)
@@ -634,8 +633,8 @@ static int32_t rwop_refs(const struct sched_cpod *cp, const struct sched_pod *p)
 static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
                             int32_t rwop_count, uint8_t *plugin, int32_t *score);
 
-uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, uint8_t *plugin, int32_t *score)
+uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                              uint8_t *plugin, int32_t *score)
 {
     *score = 0;
     if (!cp->vol)
@@ -643,9 +642,9 @@ uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *
     return filter_with(c, cp, slot, cp->vol->rwop_used, plugin, score);
 }
 
-bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, struct sched_pod *const *on, uint32_t non,
-                              uint32_t *plugin, uint32_t *reason)
+bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                              struct sched_pod *const *on, uint32_t non, uint32_t *plugin,
+                              uint32_t *reason)
 {
     const struct sched_slot *s = &c->slots[slot];
     int32_t count, score;
@@ -741,9 +740,8 @@ int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, co
     }
     vp.delay = delay;
     for (k = 0; k < pod->nclaims; k++)
-        if ((x = find_pvc(v, pod->namespace_, pod->claims[k])) >= 0 &&
-            !fully_bound(&v->pvcs[x]) && !v->pvcs[x].volume_name[0] &&
-            delay_binding(v, &v->pvcs[x]))
+        if ((x = find_pvc(v, pod->namespace_, pod->claims[k])) >= 0 && !fully_bound(&v->pvcs[x]) &&
+            !v->pvcs[x].volume_name[0] && delay_binding(v, &v->pvcs[x]))
             delay[vp.ndelay++] = (uint32_t)x;
     qsort_r(delay, vp.ndelay, sizeof(*delay), cmp_request, v);
     id = sched_intern_find(&c->strs, node);

@@ -63,14 +63,14 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
  * averaged; 0 when it binds none), else *plugin (SCHED_PL_VOLUME_*) and the reason (a reason
  * id, or SCHED_VB_* bits for VolumeBinding); VolumeBinding's and VolumeZone's are
  * UnschedulableAndUnresolvable. */
-uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, uint8_t *plugin, int32_t *score);
+uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                              uint8_t *plugin, int32_t *score);
 
 /* sched_volumes_filter_dry is the same during preemption's dry run on the node at slot, where
  * only the pods on[0..non) remain: false with *plugin and *reason set when it fails. */
-bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp,
-                              uint32_t slot, struct sched_pod *const *on, uint32_t non,
-                              uint32_t *plugin, uint32_t *reason);
+bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                              struct sched_pod *const *on, uint32_t non, uint32_t *plugin,
+                              uint32_t *reason);
 
 /* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 3);
  * returns how many. */

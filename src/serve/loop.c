@@ -86,8 +86,10 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
             continue;
         }
         snprintf(nkey, sizeof(nkey), "%s/%s", np.namespace_, np.name);
-        serve_log('I', 2, "\"Clearing the nomination of a lower-priority pod\" pod=\"%s\" "
-                  "node=\"%s\" preemptor=\"%s\"", nkey, np.node, key);
+        serve_log('I', 2,
+                  "\"Clearing the nomination of a lower-priority pod\" pod=\"%s\" "
+                  "node=\"%s\" preemptor=\"%s\"",
+                  nkey, np.node, key);
         serve_write_clear_nomination(s, np.namespace_, np.name);
         if ((it = serve_queue_get(s->queue, nkey))) {
             struct serve_pending *op = it->data;
@@ -161,8 +163,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
 
         snprintf(why, sizeof(why), "gpusched does not support %s (%s): not scheduled", u->field,
                  u->what);
-        serve_log('W', 0, "\"Pod uses a field gpusched does not model; not scheduling it\" "
-                  "pod=\"%s\" field=\"%s\"", key, u->field);
+        serve_log('W', 0,
+                  "\"Pod uses a field gpusched does not model; not scheduling it\" "
+                  "pod=\"%s\" field=\"%s\"",
+                  key, u->field);
         serve_report_failure(s, pp, "Unschedulable", why, NULL);
         serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE], 1);
         serve_queue_unschedulable(s->queue, key, mono_ms());
@@ -172,8 +176,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         /* serve does not watch PersistentVolumeClaims, PersistentVolumes or StorageClasses
          * (simulate and explain model the volume plugins from their input): such a pod is not
          * bound, and says why */
-        serve_log('W', 0, "\"Pod uses a PersistentVolumeClaim; gpusched serve does not watch "
-                  "volumes, not scheduling it\" pod=\"%s\" claim=\"%s\"", key, pod.claims[0]);
+        serve_log('W', 0,
+                  "\"Pod uses a PersistentVolumeClaim; gpusched serve does not watch "
+                  "volumes, not scheduling it\" pod=\"%s\" claim=\"%s\"",
+                  key, pod.claims[0]);
         serve_report_failure(s, pp, "Unschedulable",
                              "gpusched serve does not support spec.volumes[].persistentVolumeClaim "
                              "(VolumeBinding, VolumeZone and VolumeRestrictions need "

@@ -263,8 +263,9 @@ int serve_main(int argc, char **argv)
         return 1;
     }
     if (o.config && (o.profile || o.scheduler_name)) {
-        fprintf(stderr, "gpusched serve: --config cannot be used with %s (set the profiles' "
-                        "schedulerName and plugins in the file)\n",
+        fprintf(stderr,
+                "gpusched serve: --config cannot be used with %s (set the profiles' "
+                "schedulerName and plugins in the file)\n",
                 o.profile ? "--profile" : "--scheduler-name");
         free(s);
         return 2;
@@ -275,8 +276,8 @@ int serve_main(int argc, char **argv)
         o.scheduler_name = "gpusched";
     s->profile_buf = *sched_profile_find(o.profile);
     s->profile_buf.percentage_of_nodes_to_score = o.percentage_of_nodes_to_score;
-    sched_profile_set_version(&s->profile_buf, o.kube_version ? o.kube_version
-                                                              : sched_kube_version_find(NULL));
+    sched_profile_set_version(&s->profile_buf,
+                              o.kube_version ? o.kube_version : sched_kube_version_find(NULL));
     s->profile = &s->profile_buf;
     if (o.config) {
         if (sched_config_load(o.config, &s->profile_buf, &s->cfg, &err)) {
@@ -375,14 +376,14 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
-    serve_log('I', 0,
-              "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
-              "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
-              SERVE_VERSION, o.scheduler_name, s->profile->name,
-              (int)s->profile->percentage_of_nodes_to_score,
-              (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
-              kube_client_server(s->client), o.qps, o.burst,
-              s->httpd ? httpd_port(s->httpd) : 0);
+    serve_log(
+        'I', 0,
+        "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
+        "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
+        SERVE_VERSION, o.scheduler_name, s->profile->name,
+        (int)s->profile->percentage_of_nodes_to_score,
+        (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
+        kube_client_server(s->client), o.qps, o.burst, s->httpd ? httpd_port(s->httpd) : 0);
 
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";

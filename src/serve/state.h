@@ -44,9 +44,9 @@ struct serve_opts {
     int bind_workers;
     int64_t max_unschedulable_ms;
     int64_t initial_backoff_ms, max_backoff_ms;
-    int percentage_of_nodes_to_score; /* 0..100, 0 adaptive */
+    int percentage_of_nodes_to_score;              /* 0..100, 0 adaptive */
     const struct sched_kube_version *kube_version; /* --kube-version; NULL: the default */
-    const char *config; /* --config FILE: a KubeSchedulerConfiguration */
+    const char *config;                            /* --config FILE: a KubeSchedulerConfiguration */
 };
 
 /* A pod assumed on a node: its bind is in flight, or done and not yet seen by the informer. */

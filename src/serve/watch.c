@@ -269,8 +269,10 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
     } else {
         serve_lock(s);
         if (sched_cluster_set_pdb(s->cluster, &pdb, &err))
-            serve_log('E', 0, "\"Cannot add PodDisruptionBudget to the cache\" pdb=\"%s\" "
-                      "err=\"%s\"", key, err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0,
+                      "\"Cannot add PodDisruptionBudget to the cache\" pdb=\"%s\" "
+                      "err=\"%s\"",
+                      key, err_format(&err, msg, sizeof(msg)));
         serve_unlock(s);
     }
     arena_free(&a);

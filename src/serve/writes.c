@@ -32,8 +32,10 @@ void serve_write_event(struct serve *s, const char *controller, const char *ns, 
                        const char *uid, const char *type, const char *reason, const char *action,
                        const char *note)
 {
-    struct serve_event ev = {ns,   name, uid, type, reason, action, note,
-                             controller ? controller : s->o.scheduler_name, s->instance};
+    struct serve_event ev = {
+        ns,         name,   uid,  type,
+        reason,     action, note, controller ? controller : s->o.scheduler_name,
+        s->instance};
     struct timespec now;
     char path[600], nsesc[300], key[600];
     char *body;
@@ -86,8 +88,8 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
     free(body);
 }
 
-void serve_write_preempt(struct serve *s, const char *controller, const char *ns,
-                         const char *name, const char *preemptor_uid, const char *node)
+void serve_write_preempt(struct serve *s, const char *controller, const char *ns, const char *name,
+                         const char *preemptor_uid, const char *node)
 {
     struct timespec now;
     struct serve_task *t = NULL;
@@ -173,8 +175,8 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
     snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", t->uid ? t->uid : "",
              t->node ? t->node : "");
     serve_write_event(s, t->controller, ns, name, NULL, "Normal", "Preempted", "Preempting", msg);
-    serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"",
-              t->key, t->node);
+    serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"", t->key,
+              t->node);
 }
 
 void serve_split_key(const char *key, char *ns, size_t nsz, char *name, size_t namesz)

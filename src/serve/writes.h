@@ -32,8 +32,8 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
  * node <node>"). A 404 on either means the victim is gone already; another error drops the
  * victim's mark in the cluster (sched_cluster_mark_preempted), so a later cycle may choose it
  * again. mu held. */
-void serve_write_preempt(struct serve *s, const char *controller, const char *ns,
-                         const char *name, const char *preemptor_uid, const char *node);
+void serve_write_preempt(struct serve *s, const char *controller, const char *ns, const char *name,
+                         const char *preemptor_uid, const char *node);
 
 /* serve_write_clear_nomination patches status.nominatedNodeName of pod ns/name away. */
 void serve_write_clear_nomination(struct serve *s, const char *ns, const char *name);

@@ -105,13 +105,13 @@ struct nvmlDevice_st {
     int mig; /* -1 unsupported, 0 disabled, 1 enabled */
     int lost;
     int handle_error;
-    int numa, pcie_switch; /* pcie_switch -1: none */
+    int numa, pcie_switch;   /* pcie_switch -1: none */
     int nvlink[18], nnvlink; /* peer indices, one per link */
     int no_events;
     char mig_profiles[8][32]; /* mig_devices= */
     int nmig;
-    int parent;               /* a MIG device: its GPU's index; -1 for a GPU */
-    int gi, ci, mem_mb;       /* a MIG device's attributes */
+    int parent;         /* a MIG device: its GPU's index; -1 for a GPU */
+    int gi, ci, mem_mb; /* a MIG device's attributes */
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -680,8 +680,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *current, un
 #ifndef FAKE_NVML_OLD
 /* ---- topology -------------------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
-                                                        int *level);
+EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level);
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level)
 {
     nvmlReturn_t rc = fake_check(a);
@@ -804,8 +803,7 @@ nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long
 
 EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
                                              nvmlEventSet_t set);
-nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
-                                      nvmlEventSet_t set)
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
 {
     nvmlReturn_t rc = fake_check(d);
 
@@ -842,8 +840,7 @@ static int fake_events_next(nvmlEventSet_t set, char *line, size_t size)
 
     if (!f)
         return 0;
-    if (!fseek(f, set->offset, SEEK_SET) && fgets(line, (int)size, f) &&
-        strchr(line, '\n')) {
+    if (!fseek(f, set->offset, SEEK_SET) && fgets(line, (int)size, f) && strchr(line, '\n')) {
         set->offset += (long)strlen(line);
         line[strcspn(line, "\r\n")] = '\0';
         got = 1;

@@ -20,8 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > 2 * HTTPD_REQ_MAX)
         return 0;
-    rc = httpd_parse_request((const char *)data, size, method, sizeof(method), path,
-                                   sizeof(path));
+    rc = httpd_parse_request((const char *)data, size, method, sizeof(method), path, sizeof(path));
     if (rc < -1 || rc > 1)
         abort();
     if (rc == 1) {

@@ -25,8 +25,7 @@ static bool api_label_value(const char *s)
     static bool compiled;
 
     if (!compiled) {
-        if (regcomp(&re, "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
-                    REG_EXTENDED | REG_NOSUB))
+        if (regcomp(&re, "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$", REG_EXTENDED | REG_NOSUB))
             abort();
         compiled = true;
     }

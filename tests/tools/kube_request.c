@@ -19,7 +19,7 @@
 #include "kube/client.h"
 
 static volatile sig_atomic_t stop_flag;
-static int discard; /* --discard: pass no response struct (the answer is dropped) */
+static int discard;     /* --discard: pass no response struct (the answer is dropped) */
 static int async_conns; /* --conns: kube_async_conns for the client (0: as many as INFLIGHT) */
 static long max_events = -1;
 
@@ -176,10 +176,10 @@ static int run_async(struct kube_client *c, int inflight, int repeat, int wait_s
             r->path = args[i + 1];
             r->body = m == 3 ? args[i + 2] : NULL;
             r->len = r->body ? strlen(r->body) : 0;
-            r->content_type = ctype_flag ? ctype_flag
-                              : !r->body ? NULL
+            r->content_type = ctype_flag                   ? ctype_flag
+                              : !r->body                   ? NULL
                               : strcmp(r->method, "PATCH") ? "application/json"
-                                                            : "application/merge-patch+json";
+                                                           : "application/merge-patch+json";
             r->err = &errs[n];
         }
         i = j + 1;

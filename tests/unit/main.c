@@ -26,8 +26,8 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     va_list ap;
 
     if (n < sizeof(case_msg) - 1) {
-        n += (size_t)snprintf(case_msg + n, sizeof(case_msg) - n, "%s%s:%d: ",
-                              case_failed ? "; " : "", file, line);
+        n += (size_t)snprintf(case_msg + n, sizeof(case_msg) - n,
+                              "%s%s:%d: ", case_failed ? "; " : "", file, line);
         if (n < sizeof(case_msg) - 1) {
             va_start(ap, fmt);
             vsnprintf(case_msg + n, sizeof(case_msg) - n, fmt, ap);

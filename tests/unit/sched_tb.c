@@ -141,8 +141,7 @@ struct kube_node *tb_node(struct arena *a, const char *name, const char *spec)
     return n;
 }
 
-static struct kube_container *add_container(struct arena *a, struct kube_container **arr,
-                                            size_t *n)
+static struct kube_container *add_container(struct arena *a, struct kube_container **arr, size_t *n)
 {
     *arr = grow_arr(a, *arr, *n, sizeof(**arr));
     memset(&(*arr)[*n], 0, sizeof(**arr));
@@ -195,8 +194,8 @@ static void add_spread(struct arena *a, struct kube_pod *p, const char *w)
         } else if (i == 1) {
             t->max_skew = atoi(f);
         } else if (i == 2) {
-            t->when_unsatisfiable =
-                strcmp(f, "DoNotSchedule") ? KUBE_SPREAD_SCHEDULE_ANYWAY : KUBE_SPREAD_DO_NOT_SCHEDULE;
+            t->when_unsatisfiable = strcmp(f, "DoNotSchedule") ? KUBE_SPREAD_SCHEDULE_ANYWAY
+                                                               : KUBE_SPREAD_DO_NOT_SCHEDULE;
         } else if (i == 3) {
             if (strcmp(f, "nil")) {
                 t->selector.present = true;

@@ -31,37 +31,38 @@ struct test_suite {
 };
 
 void test_register(struct test_suite *s);
-void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* test_fixture_path returns "<srcdir>/tests/<rel>" in a static buffer. */
 const char *test_fixture_path(const char *rel);
 
-#define TEST_SUITE(sname, table)                                                          \
-    static struct test_suite test_suite_##sname = {#sname, table,                         \
-                                                   sizeof(table) / sizeof((table)[0]), NULL}; \
-    __attribute__((constructor)) static void test_register_##sname(void)                  \
-    {                                                                                      \
-        test_register(&test_suite_##sname);                                               \
+#define TEST_SUITE(sname, table)                                                                   \
+    static struct test_suite test_suite_##sname = {#sname, table,                                  \
+                                                   sizeof(table) / sizeof((table)[0]), NULL};      \
+    __attribute__((constructor)) static void test_register_##sname(void)                           \
+    {                                                                                              \
+        test_register(&test_suite_##sname);                                                        \
     }
 
-#define CHECK(cond)                                                                       \
-    do {                                                                                   \
-        if (!(cond))                                                                       \
-            test_fail(__FILE__, __LINE__, "CHECK(%s) failed", #cond);                     \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            test_fail(__FILE__, __LINE__, "CHECK(%s) failed", #cond);                              \
     } while (0)
 
-#define CHECK_INT_EQ(a, b)                                                                \
-    do {                                                                                   \
-        long long a_ = (long long)(a), b_ = (long long)(b);                               \
-        if (a_ != b_)                                                                      \
-            test_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_); \
+#define CHECK_INT_EQ(a, b)                                                                         \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_)                                                                              \
+            test_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_);      \
     } while (0)
 
-#define CHECK_STR_EQ(a, b)                                                                \
-    do {                                                                                   \
-        const char *a_ = (a), *b_ = (b);                                                  \
-        if (!a_ || !b_ || strcmp(a_, b_))                                                 \
-            test_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #a,            \
-                      a_ ? a_ : "(null)", b_ ? b_ : "(null)");                            \
+#define CHECK_STR_EQ(a, b)                                                                         \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (!a_ || !b_ || strcmp(a_, b_))                                                          \
+            test_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #a, a_ ? a_ : "(null)", \
+                      b_ ? b_ : "(null)");                                                         \
     } while (0)
 
 #endif

@@ -393,8 +393,7 @@ static void goparse_int_like_strconv(void)
 
         if (rc != t[i].rc || v != t[i].v)
             test_fail(__FILE__, __LINE__, "ParseInt(\"%s\", %d, %d) = %lld, %d; want %lld, %d",
-                      t[i].s, t[i].base, t[i].bits, (long long)v, rc, (long long)t[i].v,
-                      t[i].rc);
+                      t[i].s, t[i].base, t[i].bits, (long long)v, rc, (long long)t[i].v, t[i].rc);
     }
     /* a length, not a NUL, ends the text */
     {
@@ -500,9 +499,24 @@ static void goparse_duration_like_time(void)
         {"0.830103483285477580700h", 2988372539827LL},
     };
     static const char *const bad[] = {
-        "", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "1m 30s", " 1s", "1s ",
-        "\x85\x85", "9223372036854775808ns", "9223372036854775810ns", "-9223372036854775809ns",
-        "9223372036854776us", "3000000h",
+        "",
+        "3",
+        "-",
+        "s",
+        ".",
+        "-.",
+        ".s",
+        "+.s",
+        "1d",
+        "1m 30s",
+        " 1s",
+        "1s ",
+        "\x85\x85",
+        "9223372036854775808ns",
+        "9223372036854775810ns",
+        "-9223372036854775809ns",
+        "9223372036854776us",
+        "3000000h",
     };
     struct err e;
     size_t i;
@@ -551,21 +565,21 @@ static int set_test_level(void *dest, const char *v, struct err *err)
     return 0;
 }
 
-#define FLAG_TEST_TABLE(t)                                                                     \
-    const struct flag flags[] = {                                                              \
-        {"on", 0, FLAG_BOOL, &(t).on, NULL, "FLAG_TEST_ON", NULL, "turn it on"},              \
-        {"name", 'n', FLAG_STRING, &(t).name, NULL, "FLAG_TEST_NAME", "NAME", "a name"},      \
-        {"file", 'f', FLAG_LIST, &(t).files, NULL, NULL, "FILE", "files;\nrepeatable"},       \
-        {"level", 'v', FLAG_FUNC, &(t).level, set_test_level, NULL, "N", "how loud"},         \
-    };                                                                                         \
+#define FLAG_TEST_TABLE(t)                                                                         \
+    const struct flag flags[] = {                                                                  \
+        {"on", 0, FLAG_BOOL, &(t).on, NULL, "FLAG_TEST_ON", NULL, "turn it on"},                   \
+        {"name", 'n', FLAG_STRING, &(t).name, NULL, "FLAG_TEST_NAME", "NAME", "a name"},           \
+        {"file", 'f', FLAG_LIST, &(t).files, NULL, NULL, "FILE", "files;\nrepeatable"},            \
+        {"level", 'v', FLAG_FUNC, &(t).level, set_test_level, NULL, "N", "how loud"},              \
+    };                                                                                             \
     const size_t nflags = sizeof(flags) / sizeof(flags[0])
 
 static void flag_reads_every_spelling(void)
 {
     struct flag_test t = {0};
     FLAG_TEST_TABLE(t);
-    char *argv[] = {"cmd", "--on", "-n", "a", "--name=b", "-f", "x,y", "--file", "z", "-fw",
-                    "-f=v", "POS", "-v3", "-", "--", "--on=false", "-f"};
+    char *argv[] = {"cmd", "--on", "-n",  "a",   "--name=b", "-f", "x,y",        "--file", "z",
+                    "-fw", "-f=v", "POS", "-v3", "-",        "--", "--on=false", "-f"};
     struct flag_list pos = {0};
     struct flag_fault ff;
 
@@ -715,7 +729,8 @@ static void log_lines_have_klog_header(void)
     big[sizeof(big) - 1] = '\0';
     n = log_format(buf, sizeof(buf), 'I', 0, 999999999L, 7, big);
     CHECK_INT_EQ((long)n, (long)sizeof(buf) - 1);
-    CHECK(buf[n - 1] == '\n' && strncmp(buf, "I0101 00:00:00.999999       7 gpulabel] mmm", 43) == 0);
+    CHECK(buf[n - 1] == '\n' &&
+          strncmp(buf, "I0101 00:00:00.999999       7 gpulabel] mmm", 43) == 0);
 }
 
 static const struct test_case cases[] = {

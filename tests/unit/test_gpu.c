@@ -47,8 +47,7 @@ static void fake_config(const char *text)
 }
 
 /* Runs gpu_detect on the fake with config text; the inventory is the caller's to release. */
-static int detect(const char *variant, const char *text, struct gpu_inventory *inv,
-                  struct err *err)
+static int detect(const char *variant, const char *text, struct gpu_inventory *inv, struct err *err)
 {
     int rc;
 

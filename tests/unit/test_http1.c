@@ -113,7 +113,8 @@ static void http1_malformed(void)
 static void http1_retry_after_and_eof(void)
 {
     struct http1_answer a;
-    const char *t = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Length: 10\r\n\r\nabc";
+    const char *t =
+        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Length: 10\r\n\r\nabc";
     const char *d;
     size_t used, len;
 

@@ -7,14 +7,14 @@
 #include "kube/labels.h"
 #include "test.h"
 
-#define QN_MSG                                                                                 \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "     \
+#define QN_MSG                                                                                     \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "         \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define LV_MSG                                                                                 \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "  \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "      \
-    "'my_value',  or '12345', regex used for validation is "                                   \
+#define LV_MSG                                                                                     \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "       \
+    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
+    "'my_value',  or '12345', regex used for validation is "                                       \
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 
 static void key_ok(const char *k)

@@ -520,15 +520,16 @@ static const char *fake_plugin(void)
     f = fopen(path, "w");
     if (!f)
         return NULL;
-    fputs("#!/bin/sh\n"
-          "printf '%s\\n' \"$KUBERNETES_EXEC_INFO\" > \"$PLUGIN_DIR/info\"\n"
-          "printf '%s|' \"$@\" > \"$PLUGIN_DIR/args\"\n"
-          "printf '%s' \"$FROM_KUBECONFIG\" > \"$PLUGIN_DIR/env\"\n"
-          "[ -t 0 ] && echo tty >> \"$PLUGIN_DIR/env\"\n"
-          "n=$(cat \"$PLUGIN_DIR/runs\" 2>/dev/null || echo 0); echo $((n+1)) > \"$PLUGIN_DIR/runs\"\n"
-          "cat \"$PLUGIN_DIR/out\"\n"
-          "exit $(cat \"$PLUGIN_DIR/exit\" 2>/dev/null || echo 0)\n",
-          f);
+    fputs(
+        "#!/bin/sh\n"
+        "printf '%s\\n' \"$KUBERNETES_EXEC_INFO\" > \"$PLUGIN_DIR/info\"\n"
+        "printf '%s|' \"$@\" > \"$PLUGIN_DIR/args\"\n"
+        "printf '%s' \"$FROM_KUBECONFIG\" > \"$PLUGIN_DIR/env\"\n"
+        "[ -t 0 ] && echo tty >> \"$PLUGIN_DIR/env\"\n"
+        "n=$(cat \"$PLUGIN_DIR/runs\" 2>/dev/null || echo 0); echo $((n+1)) > \"$PLUGIN_DIR/runs\"\n"
+        "cat \"$PLUGIN_DIR/out\"\n"
+        "exit $(cat \"$PLUGIN_DIR/exit\" 2>/dev/null || echo 0)\n",
+        f);
     fclose(f);
     chmod(path, 0755);
     setenv("PLUGIN_DIR", tmpdir(), 1);
@@ -601,7 +602,8 @@ static void kc_exec_v1_token(void)
     CHECK_STR_EQ(read_back("info"),
                  "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
                  "\"spec\":{\"interactive\":false,\"cluster\":{\"server\":\"https://h:6443\","
-                 "\"certificate-authority-data\":\"" CA_B64 "\",\"config\":{\"audience\":\"a\"}}}}\n");
+                 "\"certificate-authority-data\":\"" CA_B64
+                 "\",\"config\":{\"audience\":\"a\"}}}}\n");
 }
 
 static void kc_exec_v1beta1_cert_and_errors(void)
@@ -643,8 +645,8 @@ static void kc_exec_v1beta1_cert_and_errors(void)
     CHECK(strstr(e.msg, "is not an ExecCredential") != NULL);
     /* Always needs a terminal: the test's standard input is not one */
     if (!isatty(0)) {
-        CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1",
-                               "      interactiveMode: Always\n", "{}", &cr, &e),
+        CHECK_INT_EQ(exec_with("client.authentication.k8s.io/v1", "      interactiveMode: Always\n",
+                               "{}", &cr, &e),
                      -EINVAL);
         CHECK(strstr(e.msg, "interactiveMode is Always but standard input is not a terminal"));
     }

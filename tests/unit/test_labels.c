@@ -111,8 +111,8 @@ static void value_validity(void)
     CHECK(kube_label_value_validate("a b", NULL));
     CHECK(kube_label_value_validate("NVIDIA-TITAN-X-(Pascal)", NULL));
     CHECK(kube_label_value_validate("X9SRA/X9SRA-3", NULL));
-    CHECK(
-        !kube_label_value_validate("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
+    CHECK(!kube_label_value_validate(
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
     CHECK(kube_label_value_validate(
         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL));
 }
@@ -681,11 +681,27 @@ static void durations(void)
         const char *s;
         long ms; /* -1: rejected */
     } t[] = {
-        {"30s", 30000}, {"1m", 60000},      {"1m30s", 90000}, {"500ms", 500}, {"1h", 3600000},
-        {"1.5s", 1500}, {"2h45m", 9900000}, {"1000us", 1},    {"0", -1},      {"", -1},
-        {"5", -1},      {"5x", -1},         {"s", -1},        {"-1s", -1},    {"0s", -1},
-        {"999us", -1},  {"101d", -1},       {"2500h", -1},    {"1m 30s", -1},
-        {"2000\xc2\xb5s", 2}, {"3000\xce\xbcs", 3}, /* both micro signs, like Go */
+        {"30s", 30000},
+        {"1m", 60000},
+        {"1m30s", 90000},
+        {"500ms", 500},
+        {"1h", 3600000},
+        {"1.5s", 1500},
+        {"2h45m", 9900000},
+        {"1000us", 1},
+        {"0", -1},
+        {"", -1},
+        {"5", -1},
+        {"5x", -1},
+        {"s", -1},
+        {"-1s", -1},
+        {"0s", -1},
+        {"999us", -1},
+        {"101d", -1},
+        {"2500h", -1},
+        {"1m 30s", -1},
+        {"2000\xc2\xb5s", 2},
+        {"3000\xce\xbcs", 3}, /* both micro signs, like Go */
     };
     size_t i;
 

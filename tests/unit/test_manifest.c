@@ -155,12 +155,11 @@ static void names_like_controllers(void)
     CHECK(pod(&in, NULL, "db-2") != NULL);
     CHECK(pod(&in, NULL, "db-3") == NULL);
     if (pod(&in, NULL, "db-1")) {
-        CHECK_STR_EQ(kube_labels_get(&pod(&in, NULL, "db-1")->labels,
-                                     "statefulset.kubernetes.io/pod-name"),
-                     "db-1");
-        CHECK_STR_EQ(kube_labels_get(&pod(&in, NULL, "db-1")->labels,
-                                     "apps.kubernetes.io/pod-index"),
-                     "1");
+        CHECK_STR_EQ(
+            kube_labels_get(&pod(&in, NULL, "db-1")->labels, "statefulset.kubernetes.io/pod-name"),
+            "db-1");
+        CHECK_STR_EQ(
+            kube_labels_get(&pod(&in, NULL, "db-1")->labels, "apps.kubernetes.io/pod-index"), "1");
     }
     /* the ReplicaSet's pods live in its namespace, whatever the template says */
     for (i = 0; i < in.npods; i++)
@@ -213,8 +212,8 @@ static void long_names_are_cut_like_generate_name(void)
     CHECK_INT_EQ(in.npods, 1);
     if (in.npods == 1) {
         CHECK_INT_EQ(strlen(in.pods[0].name), 63);
-        CHECK(!strncmp(in.pods[0].name, "a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eigh",
-                       58));
+        CHECK(!strncmp(in.pods[0].name,
+                       "a-very-long-job-name-that-goes-on-and-on-beyond-fifty-eigh", 58));
     }
     manifest_input_release(&in);
 }
@@ -243,7 +242,8 @@ static void job_counts(void)
 
         n = snprintf(doc, sizeof(doc),
                      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
-                     "  %s\n", cases[i].spec);
+                     "  %s\n",
+                     cases[i].spec);
         /* flow-style specs are merged into a block spec with the template */
         if (cases[i].spec[0] == '{')
             n = snprintf(doc, sizeof(doc),
@@ -261,9 +261,9 @@ static void job_counts(void)
                       in.npods, cases[i].pods, err.msg);
         if (strstr(cases[i].spec, "Indexed") && in.npods == 3) {
             CHECK(!strncmp(in.pods[2].name, "j-2-", 4));
-            CHECK_STR_EQ(kube_labels_get(&in.pods[2].labels,
-                                         "batch.kubernetes.io/job-completion-index"),
-                         "2");
+            CHECK_STR_EQ(
+                kube_labels_get(&in.pods[2].labels, "batch.kubernetes.io/job-completion-index"),
+                "2");
         }
         manifest_input_release(&in);
     }
@@ -469,10 +469,11 @@ static void priority_resolution(void)
 
 static void generate_name_and_default_namespace(void)
 {
-    static const char doc[] = "apiVersion: v1\nkind: Pod\nmetadata: {generateName: worker-}\n"
-                              "spec: {containers: [{name: c, image: x}]}\n---\n"
-                              "apiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: ns1}\n"
-                              "spec: {containers: [{name: c, image: x}]}\n";
+    static const char doc[] =
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: worker-}\n"
+        "spec: {containers: [{name: c, image: x}]}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: ns1}\n"
+        "spec: {containers: [{name: c, image: x}]}\n";
     struct manifest_input_opts o = {.default_namespace = "team"};
     struct manifest_input in;
     struct err err;
@@ -511,24 +512,23 @@ static int take_rec(void *arg, const struct kube_pod *p, struct err *err)
     return 0;
 }
 
-#define POD(name, extra) \
-    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name "}\nspec: {containers: [{name: c}]" \
-    extra "}\n"
+#define POD(name, extra)                                                                           \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name                                       \
+    "}\nspec: {containers: [{name: c}]" extra "}\n"
 
 static void bound_pods_handed_off(void)
 {
-    static const char doc[] = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
-                              "metadata: {name: early}\nvalue: 5\n"
-        POD("a", ", nodeName: n1, priority: 0")
-        POD("pending", "")
-        POD("b", ", nodeName: n9, priority: 7, priorityClassName: early")
-        POD("c", ", nodeName: n1, priority: 1, priorityClassName: system-node-critical")
-        POD("from-class", ", nodeName: n1, priorityClassName: early")
-        POD("later-class", ", nodeName: n1, priority: 3, priorityClassName: late")
-        POD("after-kept", ", nodeName: n1, priority: 0")
-        "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
-        "metadata: {name: late}\nvalue: 3\n"
-        "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n";
+    static const char doc[] =
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+        "metadata: {name: early}\nvalue: 5\n" POD("a", ", nodeName: n1, priority: 0") POD(
+            "pending", "") POD("b", ", nodeName: n9, priority: 7, priorityClassName: early")
+            POD("c", ", nodeName: n1, priority: 1, priorityClassName: system-node-critical") POD(
+                "from-class", ", nodeName: n1, priorityClassName: early")
+                POD("later-class", ", nodeName: n1, priority: 3, priorityClassName: late") POD(
+                    "after-kept",
+                    ", nodeName: n1, priority: 0") "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                                                   "metadata: {name: late}\nvalue: 3\n"
+                                                   "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n";
     struct taken t = {0};
     struct manifest_input_opts o = {.take_bound = take_rec, .take_arg = &t};
     struct manifest_input in;
@@ -558,8 +558,9 @@ static void bound_pods_handed_off(void)
     /* a handed-off pod still gets the missing-node warning, with its own file and line */
     CHECK_INT_EQ(in.nwarnings, 1);
     if (in.nwarnings)
-        CHECK_STR_EQ(in.warnings[0],
-                     "h.yaml: line 16: pod default/b is bound to node n9, which is not in the input");
+        CHECK_STR_EQ(
+            in.warnings[0],
+            "h.yaml: line 16: pod default/b is bound to node n9, which is not in the input");
     manifest_input_release(&in);
 }
 
@@ -592,8 +593,9 @@ static void handed_off_pods_keep_names_taken(void)
     CHECK(manifest_input_find_pod(&in, NULL, "b") == NULL);
     /* a List's items are handed off even when its kind comes last, as kubectl writes it */
     err_clear(&err);
-    CHECK_INT_EQ(manifest_input_load_buffer(&in, "l.yaml", list_late_kind,
-                                         sizeof(list_late_kind) - 1, &err), 0);
+    CHECK_INT_EQ(
+        manifest_input_load_buffer(&in, "l.yaml", list_late_kind, sizeof(list_late_kind) - 1, &err),
+        0);
     CHECK_INT_EQ(t.n, 2);
     /* ... and a document that is not a List after all cannot give them back */
     CHECK(manifest_input_load_buffer(&in, "s.yaml", not_a_list, sizeof(not_a_list) - 1, &err) < 0);
@@ -719,8 +721,7 @@ static void seed_example_loads(void)
             gpus++;
             CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_name"),
                          "Tesla-M40");
-            CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_mem"),
-                         "12209MiB");
+            CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_mem"), "12209MiB");
             CHECK_STR_EQ(kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_count"), "1");
         }
     }
@@ -791,8 +792,8 @@ static void error_fixtures(void)
         }
         err_format(&err, got, sizeof(got));
         if (rc >= 0 || strncmp(got, want, strlen(want)))
-            test_fail(__FILE__, __LINE__, "%s: rc %d, error \"%s\", expected \"%s...\"",
-                      de->d_name, rc, got, want);
+            test_fail(__FILE__, __LINE__, "%s: rc %d, error \"%s\", expected \"%s...\"", de->d_name,
+                      rc, got, want);
         manifest_input_release(&in);
         n++;
     }
@@ -810,7 +811,7 @@ static void many_pods_share_a_generate_name(void)
 
     for (i = 0; i < 300; i++)
         buf_puts(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: w-}\n"
-                          "spec: {containers: [{name: c, image: x}]}\n");
+                     "spec: {containers: [{name: c, image: x}]}\n");
     err_clear(&err);
     manifest_input_init(&in, NULL);
     CHECK_INT_EQ(manifest_input_load_buffer(&in, "g.yaml", b.data, b.len, &err), 0);
@@ -885,9 +886,9 @@ static void yaml_each_splits_items(void)
 
     memset(&s, 0, sizeof(s));
     err_clear(&err);
-    CHECK_INT_EQ(kube_yaml_each(doc, sizeof(doc) - 1, "l.yaml", KUBE_YAML_SPLIT_ITEMS, items_doc,
-                                &s, &err),
-                 0);
+    CHECK_INT_EQ(
+        kube_yaml_each(doc, sizeof(doc) - 1, "l.yaml", KUBE_YAML_SPLIT_ITEMS, items_doc, &s, &err),
+        0);
     CHECK_INT_EQ(s.items, 3);
     CHECK_INT_EQ(s.roots, 1);
     CHECK_INT_EQ(s.root_items, 0);
@@ -956,8 +957,7 @@ static void reads_stdin(void)
     err_clear(&err);
     manifest_input_init(&in, NULL);
     CHECK_INT_EQ(manifest_input_load_file(&in, "-", &err), -EEXIST);
-    CHECK(strncmp(err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) ==
-          0);
+    CHECK(strncmp(err_format(&err, buf, sizeof(buf)), "STDIN: line 5: metadata.name: ", 30) == 0);
     dup2(saved, STDIN_FILENO);
     close(saved);
     manifest_input_release(&in);
@@ -974,9 +974,10 @@ static void json_stream_across_chunks(void)
     int i, j;
 
     for (i = 0; i < 300; i++) {
-        buf_printf(&b, "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
-                            "\"name\": \"n%d\", \"annotations\": {\"x\": \"",
-                        i % 3 ? "  " : "", i);
+        buf_printf(&b,
+                   "%s{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {"
+                   "\"name\": \"n%d\", \"annotations\": {\"x\": \"",
+                   i % 3 ? "  " : "", i);
         for (j = 0; j < 60; j++)
             buf_puts(&b, "}{][ \\\" \\\\");
         buf_puts(&b, "\"}}}\n");
@@ -1011,8 +1012,9 @@ static void warns_about_pods_on_unknown_nodes(void)
     CHECK_INT_EQ(in.npods, 2);
     CHECK_INT_EQ(in.nwarnings, 1);
     if (in.nwarnings)
-        CHECK_STR_EQ(in.warnings[0],
-                     "b.yaml: line 10: pod ns/lost is bound to node ghost, which is not in the input");
+        CHECK_STR_EQ(
+            in.warnings[0],
+            "b.yaml: line 10: pod ns/lost is bound to node ghost, which is not in the input");
     manifest_input_release(&in);
 }
 

@@ -57,14 +57,14 @@ static int decode(struct loaded *l, enum kind k, const char *yaml, void *out)
 }
 
 /* expect_pod_error decodes a pod and checks the whole formatted error line. */
-#define EXPECT_POD_ERROR(yaml, want)                                                         \
-    do {                                                                                     \
-        struct loaded l_;                                                                    \
-        struct kube_pod p_;                                                                  \
-        int rc_ = decode(&l_, POD, yaml, &p_);                                               \
-        CHECK_INT_EQ(rc_, -EINVAL);                                                          \
-        CHECK_STR_EQ(l_.msg, want);                                                          \
-        loaded_free(&l_);                                                                    \
+#define EXPECT_POD_ERROR(yaml, want)                                                               \
+    do {                                                                                           \
+        struct loaded l_;                                                                          \
+        struct kube_pod p_;                                                                        \
+        int rc_ = decode(&l_, POD, yaml, &p_);                                                     \
+        CHECK_INT_EQ(rc_, -EINVAL);                                                                \
+        CHECK_STR_EQ(l_.msg, want);                                                                \
+        loaded_free(&l_);                                                                          \
     } while (0)
 
 #define POD_HEAD "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
@@ -175,7 +175,8 @@ static void object_pod_fields(void)
 static void object_type_errors(void)
 {
     /* the boolean's own line is unknown (jansson shares true/false), its map's line is used */
-    EXPECT_POD_ERROR(POD_HEAD "  nodeSelector:\n    aliyun.accelerator/nvidia_name: true\n" ONE_CONTAINER,
+    EXPECT_POD_ERROR(POD_HEAD
+                     "  nodeSelector:\n    aliyun.accelerator/nvidia_name: true\n" ONE_CONTAINER,
                      "f.yaml: line 7: spec.nodeSelector.aliyun.accelerator/nvidia_name: expected "
                      "string, got boolean");
     EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  nodeName: 7\n",
@@ -194,7 +195,8 @@ static void object_type_errors(void)
                      "f.yaml: line 4: metadata.labels.a: expected string, got integer");
     EXPECT_POD_ERROR("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n",
                      "f.yaml: line 1: spec: Required value");
-    EXPECT_POD_ERROR(POD_HEAD "  containers: []\n", "f.yaml: line 6: spec.containers: Required value");
+    EXPECT_POD_ERROR(POD_HEAD "  containers: []\n",
+                     "f.yaml: line 6: spec.containers: Required value");
     EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - image: x\n",
                      "f.yaml: line 7: spec.containers[0].name: Required value");
 }
@@ -205,9 +207,10 @@ static void object_api_json_without_lines(void)
     struct err err;
     struct kube_pod p;
     char buf[512];
-    json_t *obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-                             "\"resources\":{\"limits\":{\"cpu\":\"1 Gi\"}}}]}}",
-                             0, NULL);
+    json_t *obj =
+        json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                   "\"resources\":{\"limits\":{\"cpu\":\"1 Gi\"}}}]}}",
+                   0, NULL);
 
     err_clear(&err);
     CHECK(obj != NULL);
@@ -217,8 +220,8 @@ static void object_api_json_without_lines(void)
                  "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
     CHECK_INT_EQ(err.line, 0);
     json_decref(obj);
-    obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}", 0,
-                     NULL);
+    obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
+                     0, NULL);
     CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, NULL), 0);
     CHECK(p.source_file == NULL);
     CHECK_INT_EQ(p.source_line, 0);
@@ -246,18 +249,20 @@ static void object_disruption_and_pdb(void)
     CHECK(p.disruption_by_preemption);
     json_decref(obj);
     /* another reason (an eviction by the taint manager) or False: not by preemption */
-    obj = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
-                     "\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
-                     "\"reason\":\"DeletionByTaintManager\"}]}}",
-                     0, NULL);
+    obj =
+        json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+                   "\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                   "\"reason\":\"DeletionByTaintManager\"}]}}",
+                   0, NULL);
     CHECK_INT_EQ(kube_pod_decode(obj, &a, NULL, NULL, &p, NULL), 0);
     CHECK(!p.disruption_by_preemption);
     json_decref(obj);
-    obj = json_loads("{\"metadata\":{\"name\":\"db\",\"namespace\":\"team\"},"
-                     "\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"db\"},"
-                     "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\"]}]}},"
-                     "\"status\":{\"disruptionsAllowed\":2,\"disruptedPods\":{\"db-0\":\"2026-01-01T00:00:00Z\"}}}",
-                     0, NULL);
+    obj = json_loads(
+        "{\"metadata\":{\"name\":\"db\",\"namespace\":\"team\"},"
+        "\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"db\"},"
+        "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\"]}]}},"
+        "\"status\":{\"disruptionsAllowed\":2,\"disruptedPods\":{\"db-0\":\"2026-01-01T00:00:00Z\"}}}",
+        0, NULL);
     CHECK_INT_EQ(kube_pdb_decode(obj, &a, NULL, NULL, &b, NULL), 0);
     CHECK_STR_EQ(b.namespace_, "team");
     CHECK_STR_EQ(b.name, "db");
@@ -310,26 +315,28 @@ static void object_resource_rules(void)
     EXPECT_POD_ERROR(RES("      limits:\n        cpu: 1\n      requests:\n        cpu: 1500m\n"),
                      "f.yaml: line 12: spec.containers[0].resources.requests.cpu: Invalid value: "
                      "\"1500m\": must be less than or equal to cpu limit of 1");
-    EXPECT_POD_ERROR(RES("      requests:\n        memory: -1Mi\n"),
-                     "f.yaml: line 10: spec.containers[0].resources.requests.memory: Invalid value: "
-                     "\"-1Mi\": must be greater than or equal to 0");
+    EXPECT_POD_ERROR(
+        RES("      requests:\n        memory: -1Mi\n"),
+        "f.yaml: line 10: spec.containers[0].resources.requests.memory: Invalid value: "
+        "\"-1Mi\": must be greater than or equal to 0");
     EXPECT_POD_ERROR(RES("      requests:\n        gpu: 1\n"),
                      "f.yaml: line 10: spec.containers[0].resources.requests.gpu: Invalid value: "
                      "\"gpu\": must be a standard resource for containers");
-    EXPECT_POD_ERROR(RES("      limits:\n        hugepages-2Mi: 4Mi\n      requests:\n        "
-                         "hugepages-2Mi: 2Mi\n"),
-                     "f.yaml: line 12: spec.containers[0].resources.requests.hugepages-2Mi: Invalid "
-                     "value: \"2Mi\": must be equal to hugepages-2Mi limit of 4Mi");
+    EXPECT_POD_ERROR(
+        RES("      limits:\n        hugepages-2Mi: 4Mi\n      requests:\n        "
+            "hugepages-2Mi: 2Mi\n"),
+        "f.yaml: line 12: spec.containers[0].resources.requests.hugepages-2Mi: Invalid "
+        "value: \"2Mi\": must be equal to hugepages-2Mi limit of 4Mi");
 }
 
-#define LV_MSG                                                                                 \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "  \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "      \
-    "'my_value',  or '12345', regex used for validation is "                                   \
+#define LV_MSG                                                                                     \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "       \
+    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
+    "'my_value',  or '12345', regex used for validation is "                                       \
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-#define QN_MSG                                                                                 \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "     \
+#define QN_MSG                                                                                     \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "         \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 
 static void object_label_rules(void)
@@ -338,9 +345,10 @@ static void object_label_rules(void)
                      "f.yaml: line 4: metadata.labels: Invalid value: \"-bad\": name part " QN_MSG);
     EXPECT_POD_ERROR(POD_HEAD "  nodeSelector:\n    gpu: Tesla M40\n" ONE_CONTAINER,
                      "f.yaml: line 7: spec.nodeSelector: Invalid value: \"Tesla M40\": " LV_MSG);
-    EXPECT_POD_ERROR(POD_HEAD "  nodeSelector:\n    a/b/c: x\n" ONE_CONTAINER,
-                     "f.yaml: line 7: spec.nodeSelector: Invalid value: \"a/b/c\": a qualified name " QN_MSG
-                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+    EXPECT_POD_ERROR(
+        POD_HEAD "  nodeSelector:\n    a/b/c: x\n" ONE_CONTAINER,
+        "f.yaml: line 7: spec.nodeSelector: Invalid value: \"a/b/c\": a qualified name " QN_MSG
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
 }
 
 #define TOL(lines) POD_HEAD ONE_CONTAINER "  tolerations:\n" lines
@@ -368,8 +376,9 @@ static void object_toleration_rules(void)
                      "effect must be 'NoExecute' when `tolerationSeconds` is set");
     EXPECT_POD_ERROR(TOL("  - key: k\n    value: a b\n"),
                      "f.yaml: line 10: spec.tolerations[0].value: Invalid value: \"a b\": " LV_MSG);
-    CHECK_INT_EQ(decode(&l, POD, TOL("  - operator: Exists\n  - key: k\n    value: v\n    effect: "
-                                     "NoExecute\n    tolerationSeconds: 300\n"),
+    CHECK_INT_EQ(decode(&l, POD,
+                        TOL("  - operator: Exists\n  - key: k\n    value: v\n    effect: "
+                            "NoExecute\n    tolerationSeconds: 300\n"),
                         &p),
                  0);
     CHECK_INT_EQ(p.ntolerations, 2);
@@ -383,8 +392,8 @@ static void object_toleration_rules(void)
     loaded_free(&l);
 }
 
-#define AFF(lines)                                                                            \
-    POD_HEAD ONE_CONTAINER "  affinity:\n    nodeAffinity:\n"                                  \
+#define AFF(lines)                                                                                 \
+    POD_HEAD ONE_CONTAINER "  affinity:\n    nodeAffinity:\n"                                      \
                            "      requiredDuringSchedulingIgnoredDuringExecution:\n" lines
 #define REQ_PATH "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 
@@ -394,43 +403,50 @@ static void object_affinity_rules(void)
     struct kube_pod p;
 
     EXPECT_POD_ERROR(AFF("        nodeSelectorTerms: []\n"),
-                     "f.yaml: line 11: " REQ_PATH ".nodeSelectorTerms: Required value: must have at "
-                                        "least one node selector term");
-    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: "
-                         "num, operator: Gt, values: ['1', '2']}\n"),
-                     "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
-                                        "Required value: must be specified single value when "
-                                        "`operator` is 'Lt' or 'Gt'");
-    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: "
-                         "num, operator: In}\n"),
-                     "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
-                                        "Required value: must be specified when `operator` is 'In' "
-                                        "or 'NotIn'");
-    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - key: "
-                         "num\n            operator: DoesNotExist\n            values: [x]\n"),
-                     "f.yaml: line 15: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
-                                        "Forbidden: may not be specified when `operator` is 'Exists' "
-                                        "or 'DoesNotExist'");
-    EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - key: "
-                         "num\n            operator: Equals\n"),
-                     "f.yaml: line 14: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].operator: "
-                                        "Invalid value: \"Equals\": not a valid selector operator");
+                     "f.yaml: line 11: " REQ_PATH
+                     ".nodeSelectorTerms: Required value: must have at "
+                     "least one node selector term");
+    EXPECT_POD_ERROR(
+        AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: "
+            "num, operator: Gt, values: ['1', '2']}\n"),
+        "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
+        "Required value: must be specified single value when "
+        "`operator` is 'Lt' or 'Gt'");
+    EXPECT_POD_ERROR(
+        AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: "
+            "num, operator: In}\n"),
+        "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
+        "Required value: must be specified when `operator` is 'In' "
+        "or 'NotIn'");
+    EXPECT_POD_ERROR(
+        AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - key: "
+            "num\n            operator: DoesNotExist\n            values: [x]\n"),
+        "f.yaml: line 15: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].values: "
+        "Forbidden: may not be specified when `operator` is 'Exists' "
+        "or 'DoesNotExist'");
+    EXPECT_POD_ERROR(
+        AFF("        nodeSelectorTerms:\n        - matchExpressions:\n          - key: "
+            "num\n            operator: Equals\n"),
+        "f.yaml: line 14: " REQ_PATH ".nodeSelectorTerms[0].matchExpressions[0].operator: "
+        "Invalid value: \"Equals\": not a valid selector operator");
     EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchFields:\n          - key: "
                          "metadata.labels\n            operator: In\n            values: [a]\n"),
-                     "f.yaml: line 13: " REQ_PATH ".nodeSelectorTerms[0].matchFields[0].key: Invalid "
-                                        "value: \"metadata.labels\": not a valid field selector key");
+                     "f.yaml: line 13: " REQ_PATH
+                     ".nodeSelectorTerms[0].matchFields[0].key: Invalid "
+                     "value: \"metadata.labels\": not a valid field selector key");
     EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchFields:\n          - key: "
                          "metadata.name\n            operator: In\n            values: [a, b]\n"),
                      "f.yaml: line 15: " REQ_PATH ".nodeSelectorTerms[0].matchFields[0].values: "
-                                        "Required value: must be only one value when `operator` is "
-                                        "'In' or 'NotIn' for node field selector");
+                     "Required value: must be only one value when `operator` is "
+                     "'In' or 'NotIn' for node field selector");
     EXPECT_POD_ERROR(AFF("        nodeSelectorTerms:\n        - matchFields:\n          - key: "
                          "metadata.name\n            operator: Exists\n"),
                      "f.yaml: line 14: " REQ_PATH ".nodeSelectorTerms[0].matchFields[0].operator: "
-                                        "Invalid value: \"Exists\": not a valid selector operator");
-    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  affinity:\n    nodeAffinity:\n"
-                                            "      preferredDuringSchedulingIgnoredDuringExecution:\n"
-                                            "      - weight: 0\n        preference: {}\n",
+                     "Invalid value: \"Exists\": not a valid selector operator");
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER
+                     "  affinity:\n    nodeAffinity:\n"
+                     "      preferredDuringSchedulingIgnoredDuringExecution:\n"
+                     "      - weight: 0\n        preference: {}\n",
                      "f.yaml: line 11: spec.affinity.nodeAffinity."
                      "preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: "
                      "must be in the range 1-100");
@@ -483,13 +499,15 @@ static void object_ports(void)
                      "\"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\"");
     EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - name: c\n    ports:\n    - hostPort: 80\n",
                      "f.yaml: line 9: spec.containers[0].ports[0].containerPort: Required value");
-    EXPECT_POD_ERROR(POD_HEAD "  containers:\n  - name: c\n    ports:\n    - containerPort: 70000\n",
+    EXPECT_POD_ERROR(POD_HEAD
+                     "  containers:\n  - name: c\n    ports:\n    - containerPort: 70000\n",
                      "f.yaml: line 9: spec.containers[0].ports[0].containerPort: Invalid value: "
                      "70000: must be between 1 and 65535, inclusive");
-    EXPECT_POD_ERROR(POD_HEAD "  hostNetwork: true\n  containers:\n  - name: c\n    ports:\n    - "
-                              "{containerPort: 80, hostPort: 81}\n",
-                     "f.yaml: line 10: spec.containers[0].ports[0].hostPort: Invalid value: 81: must "
-                     "match `containerPort` when `hostNetwork` is true");
+    EXPECT_POD_ERROR(
+        POD_HEAD "  hostNetwork: true\n  containers:\n  - name: c\n    ports:\n    - "
+                 "{containerPort: 80, hostPort: 81}\n",
+        "f.yaml: line 10: spec.containers[0].ports[0].hostPort: Invalid value: 81: must "
+        "match `containerPort` when `hostNetwork` is true");
 }
 
 static void object_node(void)
@@ -527,13 +545,17 @@ static void object_node(void)
     CHECK_INT_EQ(n.source_line, 1);
     loaded_free(&l);
 
-    CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nstatus:\n  capacity: {cpu: '4'}\n"
-                                  "  allocatable: {cpu: 3800m}\n", &n), 0);
+    CHECK_INT_EQ(decode(&l, NODE,
+                        "metadata: {name: a}\nstatus:\n  capacity: {cpu: '4'}\n"
+                        "  allocatable: {cpu: 3800m}\n",
+                        &n),
+                 0);
     CHECK_INT_EQ(n.allocatable.cpu_milli, 3800);
     CHECK_INT_EQ(n.capacity.cpu_milli, 4000);
     loaded_free(&l);
 
-    CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nspec:\n  taints:\n  - key: k\n", &n), -EINVAL);
+    CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nspec:\n  taints:\n  - key: k\n", &n),
+                 -EINVAL);
     CHECK_STR_EQ(l.msg, "f.yaml: line 4: spec.taints[0].effect: Required value");
     loaded_free(&l);
     CHECK_INT_EQ(decode(&l, NODE, "metadata: {name: a}\nstatus:\n  allocatable:\n    cpu: x\n", &n),
@@ -548,8 +570,11 @@ static void object_priority_class(void)
     struct loaded l;
     struct kube_priority_class pc;
 
-    CHECK_INT_EQ(decode(&l, PCLASS, "kind: PriorityClass\nmetadata: {name: high}\nvalue: 1000000\n"
-                                    "globalDefault: true\npreemptionPolicy: Never\n", &pc), 0);
+    CHECK_INT_EQ(decode(&l, PCLASS,
+                        "kind: PriorityClass\nmetadata: {name: high}\nvalue: 1000000\n"
+                        "globalDefault: true\npreemptionPolicy: Never\n",
+                        &pc),
+                 0);
     CHECK_STR_EQ(pc.name, "high");
     CHECK_INT_EQ(pc.value, 1000000);
     CHECK(pc.global_default);
@@ -565,15 +590,16 @@ static void object_tolerates(void)
     struct kube_taint master = {"node-role.kubernetes.io/master", "", KUBE_EFFECT_NO_SCHEDULE};
     struct kube_taint gpu = {"nvidia.com/gpu", "present", KUBE_EFFECT_NO_EXECUTE};
     struct kube_toleration all = {"", KUBE_TOL_EXISTS, "", KUBE_EFFECT_ANY, false, 0};
-    struct kube_toleration key_exists = {"nvidia.com/gpu", KUBE_TOL_EXISTS, "", KUBE_EFFECT_ANY, false, 0};
-    struct kube_toleration eq = {"nvidia.com/gpu", KUBE_TOL_EQUAL, "present", KUBE_EFFECT_NO_EXECUTE,
-                                 false, 0};
-    struct kube_toleration eq_wrong = {"nvidia.com/gpu", KUBE_TOL_EQUAL, "absent", KUBE_EFFECT_ANY,
-                                       false, 0};
-    struct kube_toleration wrong_effect = {"nvidia.com/gpu", KUBE_TOL_EXISTS, "",
-                                           KUBE_EFFECT_NO_SCHEDULE, false, 0};
+    struct kube_toleration key_exists = {"nvidia.com/gpu", KUBE_TOL_EXISTS, "",
+                                         KUBE_EFFECT_ANY,  false,           0};
+    struct kube_toleration eq = {"nvidia.com/gpu",       KUBE_TOL_EQUAL, "present",
+                                 KUBE_EFFECT_NO_EXECUTE, false,          0};
+    struct kube_toleration eq_wrong = {"nvidia.com/gpu", KUBE_TOL_EQUAL, "absent",
+                                       KUBE_EFFECT_ANY,  false,          0};
+    struct kube_toleration wrong_effect = {"nvidia.com/gpu",        KUBE_TOL_EXISTS, "",
+                                           KUBE_EFFECT_NO_SCHEDULE, false,           0};
     struct kube_toleration master_eq = {"node-role.kubernetes.io/master", KUBE_TOL_EQUAL, "",
-                                        KUBE_EFFECT_NO_SCHEDULE, false, 0};
+                                        KUBE_EFFECT_NO_SCHEDULE,          false,          0};
 
     CHECK(kube_toleration_tolerates(&all, &master));
     CHECK(kube_toleration_tolerates(&all, &gpu));
@@ -634,16 +660,18 @@ static void object_pod_requests(void)
     CHECK(r.set & KUBE_RES_CPU);
     CHECK(!(r.set & KUBE_RES_EPHEMERAL));
     loaded_free(&l);
-    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER "  initContainers:\n  - {name: i, restartPolicy: Never}\n",
+    EXPECT_POD_ERROR(POD_HEAD ONE_CONTAINER
+                     "  initContainers:\n  - {name: i, restartPolicy: Never}\n",
                      "f.yaml: line 9: spec.initContainers[0].restartPolicy: Unsupported value: "
                      "\"Never\": supported values: \"Always\"");
     /* each request fits in int64 (8Ei is capped at 2^63-1), their sum does not: it saturates
      * instead of overflowing (signed overflow was undefined behaviour) */
     CHECK_INT_EQ(decode(&l, POD,
-                        POD_HEAD "  overhead: {memory: 8Ei, example.com/x: 9e18}\n  containers:\n"
-                                 "  - {name: a, resources: {requests: {memory: 8Ei}}}\n"
-                                 "  - {name: b, resources: {requests: {memory: 8Ei, example.com/x: 9e18}, "
-                                 "limits: {example.com/x: 9e18}}}\n",
+                        POD_HEAD
+                        "  overhead: {memory: 8Ei, example.com/x: 9e18}\n  containers:\n"
+                        "  - {name: a, resources: {requests: {memory: 8Ei}}}\n"
+                        "  - {name: b, resources: {requests: {memory: 8Ei, example.com/x: 9e18}, "
+                        "limits: {example.com/x: 9e18}}}\n",
                         &p),
                  0);
     CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
@@ -686,15 +714,14 @@ static void object_pod_level_requests(void)
     loaded_free(&l);
     /* nothing names memory anywhere: the default fills it; a limit alone defaults the
      * request when no container names the resource (the API server's defaultPodRequests) */
-    CHECK_INT_EQ(decode(&l, POD, POD_HEAD "  resources: {limits: {cpu: \"2\"}}\n" ONE_CONTAINER, &p),
-                 0);
+    CHECK_INT_EQ(
+        decode(&l, POD, POD_HEAD "  resources: {limits: {cpu: \"2\"}}\n" ONE_CONTAINER, &p), 0);
     CHECK_INT_EQ(kube_pod_requests(&p, &nz, &a, &r), 0);
     CHECK_INT_EQ(r.cpu_milli, 2000);
     CHECK_INT_EQ(r.memory, 200LL << 20);
     loaded_free(&l);
     arena_free(&a);
 }
-
 
 /* One file of tests/fixtures/objects: every document decoded by its kind; the first error (or
  * "ok") must equal the file's "# expect: " line. */
@@ -766,13 +793,14 @@ static void object_arena_holds_only_the_object(void)
     struct kube_pod p;
     struct kube_node n;
 
-    CHECK_INT_EQ(decode(&l, POD,
-                        "kind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: 10m, memory: 1Mi}\n"
-                        "  containers:\n  - name: c\n    resources:\n"
-                        "      requests: {cpu: 1, memory: 1Gi, ephemeral-storage: 1Gi, example.com/a: 1}\n"
-                        "      limits: {cpu: 2, memory: 2Gi, ephemeral-storage: 2Gi, example.com/a: 1}\n",
-                        &p),
-                 0);
+    CHECK_INT_EQ(
+        decode(&l, POD,
+               "kind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: 10m, memory: 1Mi}\n"
+               "  containers:\n  - name: c\n    resources:\n"
+               "      requests: {cpu: 1, memory: 1Gi, ephemeral-storage: 1Gi, example.com/a: 1}\n"
+               "      limits: {cpu: 2, memory: 2Gi, ephemeral-storage: 2Gi, example.com/a: 1}\n",
+               &p),
+        0);
     CHECK_INT_EQ(p.containers[0].requests.cpu_milli, 1000);
     CHECK_INT_EQ(p.containers[0].requests.memory, 1LL << 30); /* the limit is not kept */
     CHECK_INT_EQ(p.overhead.cpu_milli, 10);

@@ -145,8 +145,9 @@ static void quantity_fixtures(void)
         if (!strncmp(want, "error:", 6)) {
             rc = kube_quantity_parse(in, &v, &m, &err);
             if (!rc || strcmp(err.msg, want + 6))
-                test_fail(__FILE__, __LINE__, "quantities.txt:%d: '%s' gave rc %d \"%s\", want error \"%s\"",
-                          lineno, in, rc, err.msg, want + 6);
+                test_fail(__FILE__, __LINE__,
+                          "quantities.txt:%d: '%s' gave rc %d \"%s\", want error \"%s\"", lineno,
+                          in, rc, err.msg, want + 6);
             continue;
         }
         if (!want_milli) {
@@ -155,7 +156,8 @@ static void quantity_fixtures(void)
         }
         rc = kube_quantity_parse(in, &v, strcmp(want_milli, "-") ? &m : NULL, &err);
         if (rc) {
-            test_fail(__FILE__, __LINE__, "quantities.txt:%d: '%s' failed: %s", lineno, in, err.msg);
+            test_fail(__FILE__, __LINE__, "quantities.txt:%d: '%s' failed: %s", lineno, in,
+                      err.msg);
             continue;
         }
         if (v != strtoll(want, NULL, 10))
@@ -170,11 +172,8 @@ static void quantity_fixtures(void)
 }
 
 static const struct test_case quantity_cases[] = {
-    {"cpu forms", quantity_cpu_forms},
-    {"memory forms", quantity_memory_forms},
-    {"error messages", quantity_error_message},
-    {"long input", quantity_long_input},
-    {"format helpers", quantity_format},
-    {"fixtures/quantities.txt", quantity_fixtures},
+    {"cpu forms", quantity_cpu_forms},          {"memory forms", quantity_memory_forms},
+    {"error messages", quantity_error_message}, {"long input", quantity_long_input},
+    {"format helpers", quantity_format},        {"fixtures/quantities.txt", quantity_fixtures},
 };
 TEST_SUITE(quantity, quantity_cases)

@@ -118,7 +118,7 @@ static void queue_unschedulable_list_keeps_age_order(void)
         pop_key(q, 0);
         serve_queue_unschedulable(q, keys[i], i * 100);
     }
-    serve_queue_delete(q, "a/1");       /* from the middle */
+    serve_queue_delete(q, "a/1");                  /* from the middle */
     serve_queue_add(q, "a/0", 0, NULL, 350, NULL); /* updated: leaves the list, goes active */
     CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 2);
     CHECK_INT_EQ(serve_queue_next_ms(q, 350), 0); /* a/0 is active */
@@ -126,7 +126,7 @@ static void queue_unschedulable_list_keeps_age_order(void)
     CHECK_INT_EQ(serve_queue_next_ms(q, 350), 850); /* a/2 parked at 200, flushed at 1200 */
     CHECK_INT_EQ(serve_queue_flush(q, 1250), 1);
     CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
-    serve_queue_unschedulable(q, "a/0", 1300); /* re-parked at the tail */
+    serve_queue_unschedulable(q, "a/0", 1300);   /* re-parked at the tail */
     CHECK_INT_EQ(serve_queue_flush(q, 1300), 1); /* only a/3 (parked at 300) */
     CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
     CHECK_INT_EQ(serve_queue_move_all(q, 5000), 1);

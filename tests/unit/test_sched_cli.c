@@ -167,7 +167,7 @@ static void flags_parse(struct flags_run *r, int argc, char **argv)
 
     memset(r, 0, sizeof(*r));
     r->rc = gpusched_cmd_flags_parse("test", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                                  &r->pos, &r->help);
+                                     &r->pos, &r->help);
 }
 
 static void flags_release(struct flags_run *r)

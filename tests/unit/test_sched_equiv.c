@@ -240,8 +240,8 @@ static struct kube_pod *rand_pod(struct arena *a, unsigned i, unsigned nnodes, b
         static const char *const keys[] = {"zone", "hostname", "gpu",
                                            "topology.kubernetes.io/zone"};
         static const char *const sels[] = {"app=web", "app=db", "app=web", "{}", "nil"};
-        static const char *const extra[] = {"", "", "", ",minD=4", ",ignoreaff",
-                                            ",honortaints", ",mlk=v"};
+        static const char *const extra[] = {
+            "", "", "", ",minD=4", ",ignoreaff", ",honortaints", ",mlk=v"};
         bool hard = rnd(2);
         n += snprintf(spec + n, sizeof(spec) - (size_t)n, " spread:%s,%u,%s,%s%s",
                       k == 2 ? "hostname" : PICK(keys), 1 + rnd(3),
@@ -372,7 +372,8 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
         c->next_start = start;
         compare(what, &rf, &xf, &rr, &xr);
         for (size_t v = 0; v < xf.nnodes; v++) {
-            spread_rejected += xf.nodes[v].plugin && !strcmp(xf.nodes[v].plugin, "PodTopologySpread");
+            spread_rejected +=
+                xf.nodes[v].plugin && !strcmp(xf.nodes[v].plugin, "PodTopologySpread");
             for (size_t k = 0; k < xf.nodes[v].nscores; k++)
                 spread_scored += !strcmp(xf.nodes[v].scores[k].plugin, "PodTopologySpread") &&
                                  xf.nodes[v].scores[k].normalized < 100;
@@ -524,8 +525,8 @@ static void cache_survives_generation_wrap(void)
     g0 = c->lite[slot].gen & SCHED_DYN_GEN_MASK;
     CHECK_INT_EQ(sched_cluster_add_pod(c, filler, &err), 0);
     /* change the node until its generation's low bits are back where the entry was made */
-    for (i = 0; i < (1ul << (SCHED_DYN_GEN_BITS + 1)) &&
-                (c->lite[slot].gen & SCHED_DYN_GEN_MASK) != g0;
+    for (i = 0;
+         i < (1ul << (SCHED_DYN_GEN_BITS + 1)) && (c->lite[slot].gen & SCHED_DYN_GEN_MASK) != g0;
          i++) {
         if (i & 1)
             (void)sched_cluster_remove_pod(c, "default", "blip");

@@ -107,9 +107,8 @@ static const struct tb_row taint_rows[] = {
                "m3: cpu=4000 mem=8192 taint:node-role.kubernetes.io/master:NoSchedule",
                "w1: cpu=4000 mem=8192"},
      .pod = "cpu=100 gpu=1",
-     .want =
-         "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) had untolerated "
-         "taint(s). preemption: 0/4 nodes are available: 4 " NH "."},
+     .want = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) had untolerated "
+             "taint(s). preemption: 0/4 nodes are available: 4 " NH "."},
 };
 
 static const struct tb_row affinity_rows[] = {
@@ -407,7 +406,7 @@ static const struct tb_row order_rows[] = {
      .want =
          "0/4 nodes are available: 1 node(s) didn't have free ports for the requested pod "
          "ports, 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated "
-             "taint(s), 1 node(s) were unschedulable. preemption: 0/4 nodes are available: 1 " NV
+         "taint(s), 1 node(s) were unschedulable. preemption: 0/4 nodes are available: 1 " NV
          ", 3 " NH "."},
     {.name = "gated pods are not attempted",
      .nodes = {N1},
@@ -448,7 +447,8 @@ static void seed_manifests(void)
     size_t i, n = 0;
 
     manifest_input_init(&in, NULL);
-    CHECK_INT_EQ(manifest_input_load_buffer(&in, "seed.yaml", seed_yaml, strlen(seed_yaml), &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "seed.yaml", seed_yaml, strlen(seed_yaml), &err),
+                 0);
     CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     for (i = 0; i < in.nnodes; i++)
         CHECK_INT_EQ(sched_cluster_add_node(c, &in.nodes[i], &err), 0);

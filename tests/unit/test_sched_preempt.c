@@ -106,10 +106,8 @@ static const struct tb_row rows[] = {
                "c3: cpu=8000 mem=8192 taint:node-role.kubernetes.io/control-plane:NoSchedule"},
      .bound = {"name=a/x node=g1 gpu=1", "name=a/y node=g2 gpu=1", "name=a/z node=g3 gpu=1"},
      .pod = "gpu=1",
-     .want =
-         "0/6 nodes are available: 3 Insufficient nvidia.com/gpu, 3 node(s) had untolerated "
-         "taint(s). preemption: 0/6 nodes are available: 3 " NV
-         ", 3 " NH "."},
+     .want = "0/6 nodes are available: 3 Insufficient nvidia.com/gpu, 3 node(s) had untolerated "
+             "taint(s). preemption: 0/6 nodes are available: 3 " NV ", 3 " NH "."},
 };
 
 static void table(void)
@@ -289,8 +287,7 @@ static void check_both(struct sched_cluster *c, struct arena *a, const char *pod
     CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(a, pod)), want);
     CHECK_INT_EQ(sched_explain(c, NULL, tb_pod(a, pod), NULL, &x, &err), 0);
     if (x.nnodes && want_first_reason)
-        CHECK_STR_EQ(x.nodes[0].nreasons ? x.nodes[0].reasons[0] : "(feasible)",
-                     want_first_reason);
+        CHECK_STR_EQ(x.nodes[0].nreasons ? x.nodes[0].reasons[0] : "(feasible)", want_first_reason);
     sched_explanation_release(&x);
 }
 
@@ -303,9 +300,8 @@ static void nominated_pods_hold_room(void)
     struct err err = {0};
 
     /* b (priority 100, 3 CPUs) is nominated to n1, where v runs: 4 CPUs in all */
-    CHECK_INT_EQ(sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=100 cpu=3000 port:80"), "n1",
-                                        &err),
-                 0);
+    CHECK_INT_EQ(
+        sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=100 cpu=3000 port:80"), "n1", &err), 0);
     CHECK_STR_EQ(sched_cluster_nominated_node(c, "y", "b"), "n1");
     /* a pod of lower or equal priority sees b's room taken on n1 */
     check_both(c, &a, "name=y/a prio=50 cpu=500", "node:n2", "Insufficient cpu");
@@ -429,11 +425,13 @@ static void pdb_violations(void)
                            "name=x/db-1 node=n1 prio=0 cpu=2000 label:app=db",
                            "name=x/db-2 node=n1 prio=0 cpu=2000 label:app=db",
                            "name=y/db node=n1 prio=0 cpu=2000 label:app=db",
-                           "name=x/web node=n1 prio=0 cpu=2000 label:app=web", NULL};
+                           "name=x/web node=n1 prio=0 cpu=2000 label:app=web",
+                           NULL};
     struct sched_cluster *c = tb_cluster(&a, nodes, bound);
     struct sched_pod *v[5];
     uint8_t viol[5];
-    const char *names[][2] = {{"x", "db-0"}, {"x", "db-1"}, {"x", "db-2"}, {"x", "web"}, {"y", "db"}};
+    const char *names[][2] = {
+        {"x", "db-0"}, {"x", "db-1"}, {"x", "db-2"}, {"x", "web"}, {"y", "db"}};
     const char *without, *with;
     int i;
 
@@ -483,7 +481,8 @@ static void candidate_sampling(void)
         snprintf(spec, sizeof(spec), "name=x/v%03d node=%s prio=0 cpu=1000", i, name);
         sched_cluster_add_pod(c, tb_pod(&a, spec), &err);
     }
-    CHECK_INT_EQ(sched_explain(c, NULL, tb_pod(&a, "name=y/p prio=10 cpu=1000"), NULL, &x, &err), 0);
+    CHECK_INT_EQ(sched_explain(c, NULL, tb_pod(&a, "name=y/p prio=10 cpu=1000"), NULL, &x, &err),
+                 0);
     CHECK_INT_EQ(x.nnodes, 150);
     if (x.nnodes == 150) {
         CHECK_STR_EQ(x.nodes[0].preemption, "victims: x/v000");

@@ -14,8 +14,8 @@ static const char *const nodes3[] = {
     "n3: cpu=4000 mem=8192 pods=110 label:kubernetes.io/hostname=n3 label:topology.kubernetes.io/zone=z3",
     NULL};
 
-static const struct kube_storage_class local_wffc = {"local", "kubernetes.io/no-provisioner", true,
-                                                     NULL, 0, NULL, 0};
+static const struct kube_storage_class local_wffc = {
+    "local", "kubernetes.io/no-provisioner", true, NULL, 0, NULL, 0};
 
 /* host_affinity pins a volume to one node by kubernetes.io/hostname */
 static void host_affinity(struct arena *a, struct kube_pv *pv, const char *node)
@@ -122,7 +122,8 @@ static void matching_rules(void)
 {
     struct arena a = {0};
     struct sched_cluster *c = tb_cluster(&a, nodes3, NULL);
-    struct kube_pv rox = local_pv(&a, "rox-n1", "n1", 10), block = local_pv(&a, "block-n2", "n2", 10),
+    struct kube_pv rox = local_pv(&a, "rox-n1", "n1", 10),
+                   block = local_pv(&a, "block-n2", "n2", 10),
                    other = local_pv(&a, "other-n3", "n3", 10);
     struct kube_pvc cl = claim("c", 5);
     struct kube_pod *p = claim_pod(&a, "name=default/p", "c");
@@ -155,7 +156,8 @@ static void prebound_volume_only(void)
 {
     struct arena a = {0};
     struct sched_cluster *c = tb_cluster(&a, nodes3, NULL);
-    struct kube_pv pre = local_pv(&a, "pre-n3", "n3", 10), free_n1 = local_pv(&a, "free-n1", "n1", 10);
+    struct kube_pv pre = local_pv(&a, "pre-n3", "n3", 10),
+                   free_n1 = local_pv(&a, "free-n1", "n1", 10);
     struct kube_pvc cl = claim("c", 5);
     struct kube_pod *p = claim_pod(&a, "name=default/p", "c");
     struct err err;
@@ -208,8 +210,8 @@ static void selected_node_pins(void)
 {
     struct arena a = {0};
     struct sched_cluster *c = tb_cluster(&a, nodes3, NULL);
-    static const struct kube_storage_class csi = {"local", "disk.csi.example.com", true,
-                                                  NULL, 0, NULL, 0};
+    static const struct kube_storage_class csi = {
+        "local", "disk.csi.example.com", true, NULL, 0, NULL, 0};
     struct kube_pvc cl = claim("c", 5);
     struct kube_pod *p = claim_pod(&a, "name=default/p", "c");
     struct err err;

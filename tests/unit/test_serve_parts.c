@@ -45,9 +45,15 @@ static void events_binding_body(void)
 
 static void events_event_body(void)
 {
-    struct serve_event ev = {"default", "job-0", "u-1", "Warning", "FailedScheduling",
-                             "Scheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
-                             "gpusched", "gpusched-host1"};
+    struct serve_event ev = {"default",
+                             "job-0",
+                             "u-1",
+                             "Warning",
+                             "FailedScheduling",
+                             "Scheduling",
+                             "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+                             "gpusched",
+                             "gpusched-host1"};
     struct timespec t = {1787140800, 123456789}; /* 2026-08-19T12:00:00.123456Z */
     char *b = serve_event_json(&ev, &t);
     json_t *j = json_loads(b, 0, NULL);
@@ -64,16 +70,23 @@ static void events_event_body(void)
     CHECK_STR_EQ(json_string_value(json_object_get(j, "type")), "Warning");
     CHECK_STR_EQ(json_string_value(json_object_get(j, "note")), ev.note);
     CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "uid")), "u-1");
-    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "kind")), "Pod");
+    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "kind")),
+                 "Pod");
     json_decref(j);
     free(b);
 }
 
 static void events_strings_are_escaped(void)
 {
-    struct serve_event ev = {"ns", "p", NULL, "Warning", "FailedScheduling", "Scheduling",
+    struct serve_event ev = {"ns",
+                             "p",
+                             NULL,
+                             "Warning",
+                             "FailedScheduling",
+                             "Scheduling",
                              "quote \" backslash \\ newline \n tab \t bell \a caf\xc3\xa9 {x: }",
-                             "gpusched", "gpusched-h"};
+                             "gpusched",
+                             "gpusched-h"};
     struct timespec t = {0, 0};
     char *b = serve_event_json(&ev, &t);
     json_t *j = json_loads(b, 0, NULL);
@@ -105,15 +118,16 @@ static void events_condition_patch(void)
 
 static void events_lease_body(void)
 {
-    struct serve_lease l = {"kube-system", "gpusched", "812", "host1_ab", 15,
+    struct serve_lease l = {"kube-system",   "gpusched",           "812", "host1_ab", 15,
                             {1787140800, 0}, {1787140808, 500000}, 3};
     char *b = serve_lease_json(&l);
 
-    CHECK_STR_EQ(b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":"
-                    "{\"name\":\"gpusched\",\"namespace\":\"kube-system\",\"resourceVersion\":\"812\"},"
-                    "\"spec\":{\"holderIdentity\":\"host1_ab\",\"leaseDurationSeconds\":15,"
-                    "\"acquireTime\":\"2026-08-19T12:00:00.000000Z\",\"renewTime\":"
-                    "\"2026-08-19T12:00:08.000500Z\",\"leaseTransitions\":3}}");
+    CHECK_STR_EQ(
+        b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":"
+           "{\"name\":\"gpusched\",\"namespace\":\"kube-system\",\"resourceVersion\":\"812\"},"
+           "\"spec\":{\"holderIdentity\":\"host1_ab\",\"leaseDurationSeconds\":15,"
+           "\"acquireTime\":\"2026-08-19T12:00:00.000000Z\",\"renewTime\":"
+           "\"2026-08-19T12:00:08.000500Z\",\"leaseTransitions\":3}}");
     free(b);
 }
 
@@ -127,10 +141,14 @@ static void metrics_render_has_families(void)
     serve_metrics_observe(&m, &m.algorithm_duration, 0.00015);
     serve_metrics_observe(&m, &m.algorithm_duration, 0.5);
     CHECK_INT_EQ(serve_metrics_render(&m, &out), 0);
-    CHECK(strstr(out.data, "scheduler_schedule_attempts_total{profile=\"gpu\",result=\"scheduled\"} 7\n"));
-    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0001\"} 0\n"));
-    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0002\"} 1\n"));
-    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
+    CHECK(strstr(out.data,
+                 "scheduler_schedule_attempts_total{profile=\"gpu\",result=\"scheduled\"} 7\n"));
+    CHECK(strstr(out.data,
+                 "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0001\"} 0\n"));
+    CHECK(strstr(out.data,
+                 "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0002\"} 1\n"));
+    CHECK(strstr(out.data,
+                 "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
     CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_count{} 2\n"));
     CHECK(strstr(out.data, "scheduler_pending_pods{queue=\"unschedulable\"} 0\n"));
     CHECK(strstr(out.data, "process_resident_memory_bytes "));
@@ -189,8 +207,8 @@ static void httpd_answers_probes(void)
     if (!h)
         return;
     CHECK(httpd_port(h) > 0);
-    CHECK_INT_EQ(http_get(httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf,
-                          sizeof(buf)), 0);
+    CHECK_INT_EQ(
+        http_get(httpd_port(h), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", buf, sizeof(buf)), 0);
     CHECK(!strncmp(buf, "HTTP/1.1 200 OK\r\n", 17));
     CHECK(strstr(buf, "\r\n\r\nok") != NULL);
     CHECK_INT_EQ(http_get(httpd_port(h), "GET /other?x=1 HTTP/1.1\r\n\r\n", buf, sizeof(buf)), 0);
@@ -280,17 +298,17 @@ static void httpd_request_parser(void)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char method[16] = "", path[1024] = "";
-        int rc = httpd_parse_request(cases[i].req, strlen(cases[i].req), method,
-                                           sizeof(method), path, sizeof(path));
+        int rc = httpd_parse_request(cases[i].req, strlen(cases[i].req), method, sizeof(method),
+                                     path, sizeof(path));
 
         if (rc != cases[i].rc)
             test_fail(__FILE__, __LINE__, "case %zu: rc %d, expected %d", i, rc, cases[i].rc);
         if (rc == 1 && (strcmp(method, cases[i].method) || strcmp(path, cases[i].path)))
             test_fail(__FILE__, __LINE__, "case %zu: %s %s", i, method, path);
     }
-    CHECK_INT_EQ(httpd_parse_request("GET /\0 HTTP/1.1\r\n\r\n", 20, (char[16]){0}, 16,
-                                           (char[64]){0}, 64),
-                 -1);
+    CHECK_INT_EQ(
+        httpd_parse_request("GET /\0 HTTP/1.1\r\n\r\n", 20, (char[16]){0}, 16, (char[64]){0}, 64),
+        -1);
 }
 
 static const struct test_case cases[] = {

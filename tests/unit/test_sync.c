@@ -395,8 +395,9 @@ static void deploy_daemonset_wiring(void)
         bool mounted = false, volume = false;
         const char *vol = NULL;
 
-        json_array_foreach(JGET(c, "volumeMounts"), i, v) if (
-            !strcmp(JSTR(JGET(v, "mountPath")), "/var/lib/kubelet/device-plugins"))
+        json_array_foreach(
+            JGET(c, "volumeMounts"), i,
+            v) if (!strcmp(JSTR(JGET(v, "mountPath")), "/var/lib/kubelet/device-plugins"))
         {
             mounted = true;
             vol = JSTR(JGET(v, "name"));
