@@ -320,7 +320,15 @@ def terminating_victim(c, ns, scheduler, user, start):
         v = get("v")
         c.patch("/api/v1/namespaces/%s/pods/v" % ns, {"metadata": {"finalizers": None}}, "merge")
         wait_for("b bound", lambda: dead() or get("b")["spec"].get("nodeName") == node)
-        mine = [e for e in c.audit(user=user, resource="pods") if e["objectRef"].get("namespace") == ns]
+
+        def audited():
+            return [e for e in c.audit(user=user, resource="pods") if e["objectRef"].get("namespace") == ns]
+        # the API server writes an audit event when the request completes, which can be just
+        # after a reader sees its effect: wait for b's binding to be in the log before reading it
+        wait_for("b's binding in the audit log", lambda: any(
+            e["verb"] == "create" and e["objectRef"].get("subresource") == "binding" and
+            e["objectRef"]["name"] == "b" for e in audited()))
+        mine = audited()
         cond = [(x["status"], x.get("reason"), x.get("message", "").replace(scheduler, "SCHEDULER"))
                 for x in v["status"].get("conditions") or [] if x["type"] == "DisruptionTarget"]
         a = c.get_or_none("/api/v1/namespaces/%s/pods/a" % ns)
