@@ -35,23 +35,6 @@ static bool tolerated(const struct sched_cpod *cp, uint32_t key, uint32_t value,
     return false;
 }
 
-static const struct sched_idlabel *label_find(const struct sched_idlabel *l, uint32_t n,
-                                              uint32_t key)
-{
-    uint32_t lo = 0, hi = n;
-
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (l[mid].key < key)
-            lo = mid + 1;
-        else if (l[mid].key > key)
-            hi = mid;
-        else
-            return &l[mid];
-    }
-    return NULL;
-}
-
 static bool in_values(const struct sched_creq *e, uint32_t v)
 {
     uint32_t i;
@@ -66,7 +49,7 @@ static bool in_values(const struct sched_creq *e, uint32_t v)
 static bool req_matches(const struct sched_cluster *c, const struct sched_creq *e,
                         const struct sched_idlabel *l, uint32_t n)
 {
-    const struct sched_idlabel *x = e->key == SCHED_NOID ? NULL : label_find(l, n, e->key);
+    const struct sched_idlabel *x = e->key == SCHED_NOID ? NULL : sched_label_find(l, n, e->key);
 
     if (e->invalid)
         return false;
@@ -141,9 +124,10 @@ void sched_filter_class(struct sched_cluster *c, const struct sched_profile *p,
         }
     }
     for (i = 0; i < cp->nsel; i++) {
-        const struct sched_idlabel *x = cp->sel[i].key == SCHED_NOID
-                                            ? NULL
-                                            : label_find(cl->labels, cl->nlabels, cp->sel[i].key);
+        const struct sched_idlabel *x =
+            cp->sel[i].key == SCHED_NOID
+                ? NULL
+                : sched_label_find(cl->labels, cl->nlabels, cp->sel[i].key);
         if (!x || x->value != cp->sel[i].value) {
             sel_ok = false;
             break;
@@ -363,7 +347,8 @@ bool sched_filter_affinity_slot(const struct sched_cluster *c, const struct sche
 
     for (i = 0; i < cp->nsel; i++) {
         const struct sched_idlabel *x =
-            cp->sel[i].key == SCHED_NOID ? NULL : label_find(s->labels, s->nlabels, cp->sel[i].key);
+            cp->sel[i].key == SCHED_NOID ? NULL
+                                         : sched_label_find(s->labels, s->nlabels, cp->sel[i].key);
         if (!x || x->value != cp->sel[i].value)
             return false;
     }
@@ -389,10 +374,4 @@ bool sched_filter_taints_slot(const struct sched_cluster *c, const struct sched_
             return false;
     }
     return true;
-}
-
-const struct sched_idlabel *sched_label_find(const struct sched_idlabel *l, uint32_t n,
-                                             uint32_t key)
-{
-    return label_find(l, n, key);
 }

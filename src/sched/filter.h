@@ -53,8 +53,4 @@ bool sched_filter_affinity_slot(const struct sched_cluster *c, const struct sche
 bool sched_filter_taints_slot(const struct sched_cluster *c, const struct sched_cpod *cp,
                               uint32_t slot);
 
-/* sched_label_find returns the entry for key in l (n labels sorted by key id), or NULL. */
-const struct sched_idlabel *sched_label_find(const struct sched_idlabel *l, uint32_t n,
-                                             uint32_t key);
-
 #endif

@@ -157,27 +157,10 @@ fail:
 
 /* ---------------------------------------------------------------- labels and terms */
 
-static const struct sched_idlabel *label_find(const struct sched_idlabel *l, uint32_t n,
-                                              uint32_t key)
-{
-    uint32_t lo = 0, hi = n;
-
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (l[mid].key < key)
-            lo = mid + 1;
-        else if (l[mid].key > key)
-            hi = mid;
-        else
-            return &l[mid];
-    }
-    return NULL;
-}
-
 static uint32_t node_label(const struct sched_cluster *c, uint32_t slot, uint32_t key)
 {
     const struct sched_slot *s = &c->slots[slot];
-    const struct sched_idlabel *x = label_find(s->labels, s->nlabels, key);
+    const struct sched_idlabel *x = sched_label_find(s->labels, s->nlabels, key);
 
     return x ? x->value : SCHED_NOID;
 }
@@ -190,7 +173,7 @@ static bool lsel_matches(const struct sched_lsel *sel, const struct sched_idlabe
         return false;
     for (i = 0; i < sel->nreqs; i++) {
         const struct sched_creq *r = &sel->reqs[i];
-        const struct sched_idlabel *x = label_find(l, n, r->key);
+        const struct sched_idlabel *x = sched_label_find(l, n, r->key);
         bool in = false;
 
         if (x)
@@ -824,7 +807,8 @@ static uint32_t filter_on_maps(const struct sched_cluster *c, const struct sched
                 return c->r_ipa_anti;
     if (existing->live)
         for (i = 0; i < existing->ndkeys; i++) {
-            const struct sched_idlabel *x = label_find(sl->labels, sl->nlabels, existing->dkeys[i]);
+            const struct sched_idlabel *x =
+                sched_label_find(sl->labels, sl->nlabels, existing->dkeys[i]);
             if (x && tmap_get(existing, x->key, x->value) > 0)
                 return c->r_ipa_existing;
         }
@@ -852,7 +836,8 @@ int64_t sched_ipa_score(const struct sched_cluster *c, const struct sched_cpod *
     if (!s || !s->score_on)
         return 0;
     for (i = 0; i < s->score.ndkeys; i++) {
-        const struct sched_idlabel *x = label_find(sl->labels, sl->nlabels, s->score.dkeys[i]);
+        const struct sched_idlabel *x =
+            sched_label_find(sl->labels, sl->nlabels, s->score.dkeys[i]);
         if (x)
             score += tmap_get(&s->score, x->key, x->value);
     }

@@ -77,6 +77,25 @@ struct sched_idlabel {
     uint32_t key, value;
 };
 
+/* sched_label_find returns the entry for key in l (n labels sorted by key id), or NULL: the one
+ * lookup of node, pod and namespace labels (filters, spread.c, interpod.c). */
+static inline const struct sched_idlabel *sched_label_find(const struct sched_idlabel *l,
+                                                           uint32_t n, uint32_t key)
+{
+    uint32_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l[mid].key < key)
+            lo = mid + 1;
+        else if (l[mid].key > key)
+            hi = mid;
+        else
+            return &l[mid];
+    }
+    return NULL;
+}
+
 struct sched_idtaint {
     uint32_t key, value;
     uint8_t effect; /* enum kube_taint_effect */
