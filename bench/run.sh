@@ -17,6 +17,8 @@ else
 fi
 echo "== gpusched simulate: scheduling core (docs/benchmarks-sched.md)"
 sh bench/sched_bench.sh "$B"
+echo "== gpusched simulate: a pod that has to preempt, 5,000 nodes (docs/benchmarks-sched.md)"
+sh bench/preempt_bench.sh "$B"
 echo "== gpusched serve: end to end against the API server double (docs/benchmarks-serve.md)"
 sh bench/serve_bench.sh "$B"
 if [ -f build/k8s/.built ]; then

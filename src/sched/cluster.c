@@ -174,6 +174,8 @@ void sched_cluster_free(struct sched_cluster *c)
     for (i = 0; i < c->npdbs; i++)
         arena_free(&c->pdbs[i].arena);
     free(c->pdbs);
+    if (c->pcache_free)
+        c->pcache_free(c->pcache);
     sched_ipa_cluster_free(c);
     sched_image_cluster_free(c);
     for (i = 0; i < c->nslots; i++) {
@@ -1204,6 +1206,7 @@ int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, s
     else
         i = (int32_t)c->npdbs++;
     c->pdbs[i] = n;
+    c->pdbs_version++;
     return 0;
 }
 
@@ -1215,5 +1218,6 @@ int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, co
         return -ENOENT;
     arena_free(&c->pdbs[i].arena);
     c->pdbs[i] = c->pdbs[--c->npdbs];
+    c->pdbs_version++;
     return 0;
 }

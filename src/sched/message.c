@@ -64,24 +64,69 @@ uint32_t sched_fit_reason(struct sched_cluster *c, const struct sched_cpod *cp, 
     }
 }
 
-int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
-                        const struct sched_nodeout *o)
+int sched_hist_add_status(struct sched_hist *h, struct sched_cluster *c,
+                          const struct sched_cpod *cp, uint32_t plugin, uint32_t reason, uint32_t n)
 {
     unsigned b;
     int rc;
 
-    if (o->plugin == SCHED_PL_VOLUME_BINDING) {
+    if (plugin == SCHED_PL_VOLUME_BINDING) {
         const char *r[4];
-        size_t i, n = sched_volumes_reasons(o->reason, r);
-        for (i = 0; i < n; i++)
-            if ((rc = sched_hist_add(h, sched_intern_add(&c->reasons, r[i]), 1)))
+        size_t i, k = sched_volumes_reasons(reason, r);
+        for (i = 0; i < k; i++)
+            if ((rc = sched_hist_add(h, sched_intern_add(&c->reasons, r[i]), n)))
                 return rc;
         return 0;
     }
-    if (o->plugin != SCHED_PL_FIT)
-        return sched_hist_add(h, o->reason, 1);
+    if (plugin != SCHED_PL_FIT)
+        return sched_hist_add(h, reason, n);
     for (b = 0; b < 32; b++)
-        if ((o->reason >> b & 1) && (rc = sched_hist_add(h, sched_fit_reason(c, cp, b), 1)))
+        if ((reason >> b & 1) && (rc = sched_hist_add(h, sched_fit_reason(c, cp, b), n)))
+            return rc;
+    return 0;
+}
+
+int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
+                        const struct sched_nodeout *o)
+{
+    return sched_hist_add_status(h, c, cp, o->plugin, o->reason, 1);
+}
+
+int sched_hist_add_nodes(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
+                         const struct sched_nodeout *out, uint32_t n)
+{
+    /* the distinct (plugin, reason) pairs with their counts: a cycle's thousands of rows
+     * usually share a handful of statuses */
+    struct {
+        uint32_t plugin, reason, n;
+    } t[32];
+    uint32_t nt = 0, last = 0, i, k;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        uint32_t pl = out[i].plugin, r = out[i].reason;
+        if (nt && t[last].plugin == pl && t[last].reason == r) {
+            t[last].n++;
+            continue;
+        }
+        for (k = 0; k < nt && (t[k].plugin != pl || t[k].reason != r); k++)
+            ;
+        if (k == nt) {
+            if (nt == sizeof(t) / sizeof(t[0])) {
+                for (k = 0; k < nt; k++)
+                    if ((rc = sched_hist_add_status(h, c, cp, t[k].plugin, t[k].reason, t[k].n)))
+                        return rc;
+                nt = k = 0;
+            }
+            t[nt].plugin = pl;
+            t[nt].reason = r;
+            t[nt++].n = 0;
+        }
+        t[k].n++;
+        last = k;
+    }
+    for (k = 0; k < nt; k++)
+        if ((rc = sched_hist_add_status(h, c, cp, t[k].plugin, t[k].reason, t[k].n)))
             return rc;
     return 0;
 }

@@ -7,7 +7,15 @@
  * SelectVictimsOnNode removes every lower-priority pod, checks the pod fits (with the pods
  * nominated there that hold room), then reprieves the removed pods, the ones a
  * PodDisruptionBudget protects first, most important first, while it still fits. Candidates
- * are ranked by pickOneNodeForPreemption. Nothing here changes the cluster. */
+ * are ranked by pickOneNodeForPreemption. Nothing here changes the cluster.
+ *
+ * Two ways to run SelectVictimsOnNode, with the same answer (tests/unit/test_sched_equiv.c
+ * holds them to it): select_victims, every filter on the dry-run state, and fast_victims,
+ * for pods only NodeResourcesFit (and NodePorts on a node without host ports) can reject,
+ * on a node without nominated pods. fast_victims reads a summary of the node's pods kept in
+ * importance order with their requests and the budgets that cover them (struct pc_slot,
+ * refilled when the node changed), so a dry run over hundreds of nodes touches no pod record.
+ * Fit only gets harder as pods are added, so the reprieve is a walk over that list. */
 #include "sched/preempt.h"
 
 #include <errno.h>
@@ -219,34 +227,324 @@ out:
     return rc;
 }
 
+/* what pickOneNodeForPreemption ranks a candidate by */
+struct pkey {
+    uint32_t npdb_violations;
+    int32_t top; /* the highest victim priority */
+    int64_t sum; /* of (priority + 2^31) over the victims */
+    uint32_t nvictims;
+    uint64_t earliest; /* the earliest start (seq) among the victims of priority top */
+};
+
+/* key_of reads the key of a candidate whose victims (most important first) are vs */
+static void key_of(uint32_t npdb_violations, struct sched_pod *const *vs, uint32_t n,
+                   struct pkey *k)
+{
+    uint32_t i;
+
+    k->npdb_violations = npdb_violations;
+    k->top = vs[0]->priority;
+    k->sum = 0;
+    k->nvictims = n;
+    k->earliest = UINT64_MAX;
+    for (i = 0; i < n; i++)
+        k->sum += (int64_t)vs[i]->priority + (int64_t)INT32_MAX + 1;
+    /* GetEarliestPodStartTime: the earliest start among the highest-priority victims */
+    for (i = 0; i < n && vs[i]->priority == k->top; i++)
+        if (vs[i]->seq < k->earliest)
+            k->earliest = vs[i]->seq;
+}
+
+static int key_cmp(const struct pkey *a, const struct pkey *b)
+{
+    if (a->npdb_violations != b->npdb_violations)
+        return a->npdb_violations < b->npdb_violations ? -1 : 1;
+    if (a->top != b->top)
+        return a->top < b->top ? -1 : 1;
+    if (a->sum != b->sum)
+        return a->sum < b->sum ? -1 : 1;
+    if (a->nvictims != b->nvictims)
+        return a->nvictims < b->nvictims ? -1 : 1;
+    if (a->earliest != b->earliest)
+        return a->earliest > b->earliest ? -1 : 1;
+    return 0;
+}
+
 int sched_preempt_cmp_candidates(const struct sched_preempt_node *a,
                                  const struct sched_preempt_node *b)
 {
-    int64_t sa = 0, sb = 0;
-    uint64_t ea = UINT64_MAX, eb = UINT64_MAX;
+    struct pkey ka, kb;
+
+    key_of(a->npdb_violations, a->victims, a->nvictims, &ka);
+    key_of(b->npdb_violations, b->victims, b->nvictims, &kb);
+    return key_cmp(&ka, &kb);
+}
+
+/* pdb_covers: budget b counts the eviction of p (podIsViolating's test before the count) */
+static bool pdb_covers(const struct sched_pdb *b, const struct sched_pod *p)
+{
+    size_t k;
+
+    if (!p->klabels.n || strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
+        !kube_label_selector_matches(&b->selector, &p->klabels))
+        return false;
+    /* in disruptedPods: the API server has processed its eviction already */
+    for (k = 0; k < b->ndisrupted_pods && strcmp(b->disrupted_pods[k], p->name); k++)
+        ;
+    return k == b->ndisrupted_pods;
+}
+
+/* ---- the summaries fast_victims reads ---- */
+
+/* one pod of a node, in importance order */
+struct pc_ent {
+    struct sched_pod *pod;
+    int64_t cpu, mem, eph, gpu; /* gpu: the pod's request of c->rid_gpu */
+    uint64_t seq;
+    int32_t priority;
+    uint32_t pdbs; /* bit i: c->pdbs[i] covers the pod (pdb_covers) */
+};
+
+struct pc_slot {
+    uint32_t gen; /* c->lite[slot].gen when filled; 0: never filled */
+    uint64_t pdbs_version;
+    bool fast; /* fast_victims may use it: no negative amount, at most 32 budgets */
+    uint32_t n, cap;
+    struct pc_ent *e;
+};
+
+struct sched_preempt_cache {
+    struct pc_slot *slots;
+    uint32_t nslots;
+    struct sched_pod **vbuf; /* fast_victims' victims */
+    uint8_t *flags;          /* per entry of the node at hand: violating, victim */
+    uint32_t cbuf;
+    uint64_t fast_nodes; /* nodes fast_victims answered, for the tests */
+};
+
+static void pc_free(struct sched_preempt_cache *pc)
+{
     uint32_t i;
 
-    if (a->npdb_violations != b->npdb_violations)
-        return a->npdb_violations < b->npdb_violations ? -1 : 1;
-    if (a->victims[0]->priority != b->victims[0]->priority)
-        return a->victims[0]->priority < b->victims[0]->priority ? -1 : 1;
-    for (i = 0; i < a->nvictims; i++)
-        sa += (int64_t)a->victims[i]->priority + (int64_t)INT32_MAX + 1;
-    for (i = 0; i < b->nvictims; i++)
-        sb += (int64_t)b->victims[i]->priority + (int64_t)INT32_MAX + 1;
-    if (sa != sb)
-        return sa < sb ? -1 : 1;
-    if (a->nvictims != b->nvictims)
-        return a->nvictims < b->nvictims ? -1 : 1;
-    /* GetEarliestPodStartTime: the earliest start among the highest-priority victims */
-    for (i = 0; i < a->nvictims && a->victims[i]->priority == a->victims[0]->priority; i++)
-        if (a->victims[i]->seq < ea)
-            ea = a->victims[i]->seq;
-    for (i = 0; i < b->nvictims && b->victims[i]->priority == b->victims[0]->priority; i++)
-        if (b->victims[i]->seq < eb)
-            eb = b->victims[i]->seq;
-    if (ea != eb)
-        return ea > eb ? -1 : 1;
+    if (!pc)
+        return;
+    for (i = 0; i < pc->nslots; i++)
+        free(pc->slots[i].e);
+    free(pc->slots);
+    free(pc->vbuf);
+    free(pc->flags);
+    free(pc);
+}
+
+static struct sched_preempt_cache *pc_of(struct sched_cluster *c)
+{
+    if (!c->pcache) {
+        if (!(c->pcache = calloc(1, sizeof(*c->pcache))))
+            return NULL;
+        c->pcache_free = pc_free;
+    }
+    return c->pcache;
+}
+
+uint64_t sched_preempt_fast_nodes(const struct sched_cluster *c)
+{
+    return c->pcache ? c->pcache->fast_nodes : 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+    const struct pc_ent *x = a, *y = b;
+
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* pc_get returns the summary of slot, refilled if the node changed since; NULL on ENOMEM */
+static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cache *pc,
+                              uint32_t slot)
+{
+    const struct sched_slot *s = &c->slots[slot];
+    struct pc_slot *ps;
+    uint32_t i, j;
+
+    if (slot >= pc->nslots) {
+        uint32_t n = c->nslots > slot ? c->nslots : slot + 1;
+        struct pc_slot *ns = realloc(pc->slots, n * sizeof(*ns));
+        if (!ns)
+            return NULL;
+        memset(ns + pc->nslots, 0, (n - pc->nslots) * sizeof(*ns));
+        pc->slots = ns;
+        pc->nslots = n;
+    }
+    ps = &pc->slots[slot];
+    if (ps->gen == c->lite[slot].gen && ps->pdbs_version == c->pdbs_version)
+        return ps;
+    if (s->npods > ps->cap) {
+        struct pc_ent *ne = realloc(ps->e, s->npods * sizeof(*ne));
+        if (!ne)
+            return NULL;
+        ps->e = ne;
+        ps->cap = s->npods;
+    }
+    ps->fast = c->npdbs <= 32;
+    for (i = 0; i < s->npods; i++) {
+        struct sched_pod *p = s->pods[i];
+        struct pc_ent *e = &ps->e[i];
+        e->pod = p;
+        e->cpu = p->cpu;
+        e->mem = p->mem;
+        e->eph = p->eph;
+        e->gpu = 0;
+        for (j = 0; j < p->nscalars; j++)
+            if (p->scalars[j].rid == c->rid_gpu)
+                e->gpu = p->scalars[j].req;
+        e->seq = p->seq;
+        e->priority = p->priority;
+        e->pdbs = 0;
+        for (j = 0; ps->fast && j < c->npdbs; j++)
+            if (pdb_covers(&c->pdbs[j], p))
+                e->pdbs |= 1u << j;
+        /* sums of non-negative amounts saturate alike in any order (sched_sat_add) */
+        if (e->cpu < 0 || e->mem < 0 || e->eph < 0 || e->gpu < 0)
+            ps->fast = false;
+    }
+    ps->n = s->npods;
+    qsort(ps->e, ps->n, sizeof(*ps->e), cmp_ent);
+    ps->gen = c->lite[slot].gen;
+    ps->pdbs_version = c->pdbs_version;
+    return ps;
+}
+
+/* fast_pod: cp is a pod fast_victims can judge: no volume, spread or inter-pod affinity
+ * filter would run in the dry run, and its extended resources are only c->rid_gpu */
+static bool fast_pod(const struct sched_cluster *c, const struct sched_cpod *cp)
+{
+    uint32_t j;
+
+    if (cp->vol || cp->spread || sched_ipa_filter_on(cp))
+        return false;
+    for (j = 0; j < cp->nscalars; j++)
+        if (cp->scalars[j].rid != c->rid_gpu || c->rid_gpu == SCHED_NOID)
+            return false;
+    return true;
+}
+
+static inline void use_add(struct sched_nodeuse *u, const struct pc_ent *e)
+{
+    u->req_cpu = sched_sat_add(u->req_cpu, e->cpu);
+    u->req_mem = sched_sat_add(u->req_mem, e->mem);
+    u->req_eph = sched_sat_add(u->req_eph, e->eph);
+    u->req_gpu = sched_sat_add(u->req_gpu, e->gpu);
+    u->npods++;
+}
+
+static uint32_t use_fit(const struct sched_cluster *c, uint32_t slot, const struct sched_cpod *cp,
+                        const struct sched_nodeuse *u)
+{
+    int64_t sreq[SCHED_MAX_POD_SCALARS];
+    uint32_t j;
+    bool un;
+
+    /* every scalar of the pod is c->rid_gpu (fast_pod) */
+    for (j = 0; j < cp->nscalars; j++)
+        sreq[j] = u->req_gpu;
+    return sched_filter_fit(c, slot, cp, u, sreq, &un);
+}
+
+/* fast_victims is select_victims for a pod fast_pod accepts, from the node's summary:
+ * 0 with pn filled (its victims in pc->vbuf, most important first) and, for a candidate, *k;
+ * 1 when the node is not for it (nominated pods, host ports, no summary): select_victims
+ * decides; -ENOMEM. */
+static int fast_victims(struct sched_cluster *c, struct sched_preempt_cache *pc,
+                        const struct sched_cpod *cp, uint32_t slot, struct sched_preempt_node *pn,
+                        struct pkey *k)
+{
+    const struct pc_slot *ps;
+    struct sched_nodeuse use = {0};
+    int32_t allowed[32];
+    uint32_t i, j, nhigh, m, pass;
+
+    if (c->lite[slot].nnom || (cp->nports && c->lite[slot].nports))
+        return 1;
+    if (c->hot[slot].min_prio >= cp->priority) {
+        pn->reason_plugin = SCHED_PN_NO_VICTIMS;
+        pn->reason = SCHED_R_NO_VICTIMS;
+        pc->fast_nodes++;
+        return 0;
+    }
+    if (!(ps = pc_get(c, pc, slot)))
+        return -ENOMEM;
+    if (!ps->fast)
+        return 1;
+    if (ps->n > pc->cbuf) {
+        struct sched_pod **nv = realloc(pc->vbuf, ps->n * sizeof(*nv));
+        uint8_t *nf;
+        if (!nv)
+            return -ENOMEM;
+        pc->vbuf = nv;
+        if (!(nf = realloc(pc->flags, ps->n)))
+            return -ENOMEM;
+        pc->flags = nf;
+        pc->cbuf = ps->n;
+    }
+    pc->fast_nodes++;
+    /* the pods that stay: priority >= the pod's, a prefix in importance order */
+    for (nhigh = 0; nhigh < ps->n && ps->e[nhigh].priority >= cp->priority; nhigh++)
+        use_add(&use, &ps->e[nhigh]);
+    if ((m = use_fit(c, slot, cp, &use))) {
+        pn->reason_plugin = SCHED_PL_FIT;
+        pn->reason = m;
+        return 0;
+    }
+    /* FilterVictimsWithPDBViolation over the rest, most important first */
+    for (j = 0; j < c->npdbs; j++)
+        allowed[j] = c->pdbs[j].disruptions_allowed;
+    for (i = nhigh; i < ps->n; i++) {
+        uint32_t b = ps->e[i].pdbs;
+        pc->flags[i] = 0;
+        for (j = 0; b; j++, b >>= 1)
+            if ((b & 1) && --allowed[j] < 0) {
+                pc->flags[i] = 1;
+                break;
+            }
+    }
+    /* reprieve the violating ones first, then the others; a pod that no longer fits is a
+     * victim */
+    for (pass = 0; pass < 2; pass++)
+        for (i = nhigh; i < ps->n; i++) {
+            struct sched_nodeuse t = use;
+            if ((pc->flags[i] & 1) != !pass)
+                continue;
+            use_add(&t, &ps->e[i]);
+            if (use_fit(c, slot, cp, &t)) {
+                pc->flags[i] |= 2;
+                pn->npdb_violations += pc->flags[i] & 1;
+            } else {
+                use = t;
+            }
+        }
+    pn->victims = pc->vbuf;
+    for (i = nhigh; i < ps->n; i++)
+        if (pc->flags[i] & 2)
+            pc->vbuf[pn->nvictims++] = ps->e[i].pod;
+    pn->reason_plugin = SCHED_PL_NONE;
+    if (pn->nvictims) {
+        const struct pc_ent *e = NULL;
+        for (i = nhigh; i < ps->n; i++) {
+            if (!(pc->flags[i] & 2))
+                continue;
+            if (!e) {
+                e = &ps->e[i];
+                k->top = e->priority;
+                k->earliest = e->seq;
+                k->sum = 0;
+            }
+            k->sum += (int64_t)ps->e[i].priority + (int64_t)INT32_MAX + 1;
+        }
+        k->npdb_violations = pn->npdb_violations;
+        k->nvictims = pn->nvictims;
+    }
     return 0;
 }
 
@@ -263,23 +561,10 @@ uint32_t sched_preempt_num_candidates(uint32_t npotential)
 static bool pdb_violated(const struct sched_cluster *c, const struct sched_pod *p, int32_t *allowed)
 {
     uint32_t i;
-    size_t k;
 
-    if (!p->klabels.n)
-        return false;
-    for (i = 0; i < c->npdbs; i++) {
-        const struct sched_pdb *b = &c->pdbs[i];
-        if (strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
-            !kube_label_selector_matches(&b->selector, &p->klabels))
-            continue;
-        /* in disruptedPods: the API server has processed its eviction already */
-        for (k = 0; k < b->ndisrupted_pods && strcmp(b->disrupted_pods[k], p->name); k++)
-            ;
-        if (k < b->ndisrupted_pods)
-            continue;
-        if (--allowed[i] < 0)
+    for (i = 0; i < c->npdbs; i++)
+        if (pdb_covers(&c->pdbs[i], p) && --allowed[i] < 0)
             return true;
-    }
     return false;
 }
 
@@ -308,22 +593,94 @@ void sched_preemption_release(struct sched_preemption *pr)
 
     for (i = 0; pr->nodes && i < pr->n; i++)
         free(pr->nodes[i].victims);
+    if (!pr->nodes)
+        free(pr->best.victims);
     free(pr->nodes);
     free(pr->message);
     memset(pr, 0, sizeof(*pr));
 }
 
+/* a lean run's count of the nodes' statuses, for the message when no node is a candidate */
+struct racc {
+    struct {
+        uint32_t plugin, reason, n;
+    } * v;
+    uint32_t n, cap, last;
+};
+
+static int racc_add(struct racc *a, uint32_t plugin, uint32_t reason)
+{
+    uint32_t k;
+
+    if (a->n && a->v[a->last].plugin == plugin && a->v[a->last].reason == reason) {
+        a->v[a->last].n++;
+        return 0;
+    }
+    for (k = 0; k < a->n && (a->v[k].plugin != plugin || a->v[k].reason != reason); k++)
+        ;
+    if (k == a->n) {
+        if (a->n == a->cap) {
+            uint32_t cap = a->cap ? a->cap * 2 : 16;
+            void *nv = realloc(a->v, cap * sizeof(*a->v));
+            if (!nv)
+                return -ENOMEM;
+            a->v = nv;
+            a->cap = cap;
+        }
+        a->v[k].plugin = plugin;
+        a->v[k].reason = reason;
+        a->v[k].n = 0;
+        a->n++;
+    }
+    a->v[k].n++;
+    a->last = k;
+    return 0;
+}
+
+/* keep_victims copies the n victims vs into *dst (grown as needed); 0 or -ENOMEM */
+static int keep_victims(struct sched_pod ***dst, uint32_t *cap, struct sched_pod *const *vs,
+                        uint32_t n)
+{
+    if (n > *cap || !*dst) {
+        struct sched_pod **nv = realloc(*dst, (n + 1) * sizeof(*nv));
+        if (!nv)
+            return -ENOMEM;
+        *dst = nv;
+        *cap = n + 1;
+    }
+    memcpy(*dst, vs, n * sizeof(*vs));
+    return 0;
+}
+
+const struct sched_preempt_node *sched_preemption_chosen(const struct sched_preemption *pr)
+{
+    if (pr->chosen < 0)
+        return NULL;
+    return pr->nodes ? &pr->nodes[pr->chosen] : &pr->best;
+}
+
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  const struct sched_rng *rng, struct sched_preemption *pr, struct err *err)
+                  const struct sched_rng *rng, bool ref, bool all_nodes,
+                  struct sched_preemption *pr, struct err *err)
 {
     struct sched_hist h = {0};
-    uint32_t i, npotential = 0, want, nonviolating = 0, violating = 0;
+    struct sched_preempt_cache *pc = NULL;
+    struct racc acc = {0};
+    struct sched_preempt_node one; /* the node at hand, when all_nodes is off */
+    bool one_owned = false;        /* one.victims is select_victims' (malloc'ed) */
+    struct sched_pod **bestv = NULL, **followv = NULL;
+    struct pkey best_key, follow_key;
+    uint32_t i, npotential = 0, want, nonviolating = 0, violating = 0, bestcap = 0, followcap = 0;
+    int32_t follow = -1;
     char *inner = NULL;
     int rc = -ENOMEM;
 
     (void)p;
     memset(pr, 0, sizeof(*pr));
+    memset(&best_key, 0, sizeof(best_key));
+    memset(&follow_key, 0, sizeof(follow_key));
+    memset(&one, 0, sizeof(one));
     pr->chosen = -1;
     if (cp->preempt_never) {
         pr->ineligible = "not eligible due to preemptionPolicy=Never.";
@@ -346,52 +703,108 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
     }
     pr->attempted = true;
     pr->n = cy->n;
-    if (!(pr->nodes = calloc(cy->n + 1, sizeof(*pr->nodes))))
+    if (all_nodes && !(pr->nodes = calloc(cy->n + 1, sizeof(*pr->nodes))))
+        goto out;
+    if (!ref && fast_pod(c, cp) && !(pc = pc_of(c)))
         goto out;
     for (i = 0; i < cy->n; i++)
         if (cy->out[i].plugin && !cy->out[i].unresolvable)
             npotential++;
     want = sched_preempt_num_candidates(npotential);
     for (i = 0; i < cy->n; i++) {
-        struct sched_preempt_node *pn = &pr->nodes[i];
+        struct sched_preempt_node *pn = all_nodes ? &pr->nodes[i] : &one;
         const struct sched_nodeout *o = &cy->out[i];
+        struct pkey key;
+        int slow = 1; /* select_victims answered (its victims malloc'ed) */
+
+        if (!all_nodes) {
+            if (one_owned)
+                free(one.victims);
+            one_owned = false;
+            memset(&one, 0, sizeof(one));
+        }
         if (!o->plugin || o->unresolvable) {
             pn->reason_plugin = SCHED_PN_NOT_HELPFUL;
             pn->reason = SCHED_R_NOT_HELPFUL;
-            continue;
-        }
-        if (nonviolating && nonviolating + violating >= want) {
-            /* DryRunPreemption stopped: enough candidates */
+        } else if (nonviolating && nonviolating + violating >= want) {
+            /* DryRunPreemption stopped: enough candidates (so one is chosen, and only an
+             * explanation needs the other nodes' verdicts) */
+            if (!all_nodes)
+                break;
             pn->reason_plugin = SCHED_PN_NOT_CHECKED;
             pn->reason = SCHED_R_NOT_CHECKED;
-            continue;
-        }
-        if ((rc = select_victims(c, cp, c->order[i], pn)))
-            goto out;
-        if (pn->reason_plugin != SCHED_PL_NONE || !pn->nvictims)
-            continue;
-        if (pn->npdb_violations)
-            violating++;
-        else
-            nonviolating++;
-        if (pr->chosen < 0 || sched_preempt_cmp_candidates(pn, &pr->nodes[pr->chosen]) < 0)
-            pr->chosen = (int32_t)i;
-    }
-    if (pr->chosen >= 0 && rng && rng->follow_preempt) {
-        /* a tie on every criterion: the node the caller follows, when it is one of them */
-        for (i = 0; i < cy->n; i++) {
-            const struct sched_preempt_node *pn = &pr->nodes[i];
-            if (pn->reason_plugin == SCHED_PL_NONE && pn->nvictims &&
-                !sched_preempt_cmp_candidates(pn, &pr->nodes[pr->chosen]) &&
-                !strcmp(c->slots[c->order[i]].name, rng->follow_preempt)) {
-                pr->chosen = (int32_t)i;
-                break;
+        } else {
+            if (pc && (slow = fast_victims(c, pc, cp, c->order[i], pn, &key)) < 0)
+                goto out;
+            if (slow) {
+                rc = select_victims(c, cp, c->order[i], pn);
+                one_owned = !all_nodes;
+                if (rc)
+                    goto out;
+            }
+            rc = -ENOMEM;
+            if (pn->reason_plugin == SCHED_PL_NONE && pn->nvictims) {
+                if (slow)
+                    key_of(pn->npdb_violations, pn->victims, pn->nvictims, &key);
+                if (pn->npdb_violations)
+                    violating++;
+                else
+                    nonviolating++;
+                if (pr->chosen < 0 || key_cmp(&key, &best_key) < 0) {
+                    pr->chosen = (int32_t)i;
+                    best_key = key;
+                    if (!all_nodes && keep_victims(&bestv, &bestcap, pn->victims, pn->nvictims))
+                        goto out;
+                    pr->best = *pn;
+                }
+                if (rng && rng->follow_preempt &&
+                    !strcmp(c->slots[c->order[i]].name, rng->follow_preempt)) {
+                    follow = (int32_t)i;
+                    follow_key = key;
+                    if (!all_nodes && keep_victims(&followv, &followcap, pn->victims, pn->nvictims))
+                        goto out;
+                }
+            }
+            if (all_nodes && !slow && pn->victims) {
+                /* the victims are in the summary's scratch: the node keeps a copy */
+                struct sched_pod **v = malloc((pn->nvictims + 1) * sizeof(*v));
+                if (!v)
+                    goto out;
+                memcpy(v, pn->victims, pn->nvictims * sizeof(*v));
+                pn->victims = v;
             }
         }
+        /* every node's status counts in the message when none is a candidate */
+        if (!all_nodes && (pn->reason_plugin != SCHED_PL_NONE || !pn->nvictims) &&
+            racc_add(&acc, pn->reason_plugin, pn->reason))
+            goto out;
+    }
+    if (pr->chosen >= 0 && follow >= 0 && follow != pr->chosen &&
+        !key_cmp(&follow_key, &best_key)) {
+        /* a tie on every criterion: the node the caller follows */
+        pr->chosen = follow;
+        if (!all_nodes) {
+            struct sched_pod **t = bestv;
+            uint32_t tc = bestcap;
+            bestv = followv;
+            bestcap = followcap;
+            followv = t;
+            followcap = tc;
+            pr->best.nvictims = follow_key.nvictims;
+            pr->best.npdb_violations = follow_key.npdb_violations;
+        }
+    }
+    if (!all_nodes && pr->chosen >= 0) {
+        pr->best.reason_plugin = SCHED_PL_NONE;
+        pr->best.reason = 0;
+        pr->best.victims = bestv;
+        bestv = NULL;
+    } else {
+        memset(&pr->best, 0, sizeof(pr->best));
     }
 message:
     if (pr->chosen >= 0) {
-        const struct sched_preempt_node *pn = &pr->nodes[pr->chosen];
+        const struct sched_preempt_node *pn = sched_preemption_chosen(pr);
         if (!(pr->message =
                   sched_msg_preemption_found(c->slots[c->order[pr->chosen]].name, pn->nvictims)))
             goto out;
@@ -406,16 +819,20 @@ message:
         rc = 0;
         goto out;
     }
-    for (i = 0; i < cy->n; i++) {
-        const struct sched_preempt_node *pn = &pr->nodes[i];
-        if (pn->reason_plugin == SCHED_PL_FIT) {
-            struct sched_nodeout o = {.plugin = SCHED_PL_FIT, .reason = pn->reason};
-            rc = sched_hist_add_node(&h, c, cp, &o);
-        } else {
-            rc = sched_hist_add(&h, pn->reason, 1);
+    if (all_nodes) {
+        for (i = 0; i < cy->n; i++) {
+            const struct sched_preempt_node *pn = &pr->nodes[i];
+            if ((rc = sched_hist_add_status(&h, c, cp,
+                                            pn->reason_plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
+                                            pn->reason, 1)))
+                goto out;
         }
-        if (rc)
-            goto out;
+    } else {
+        for (i = 0; i < acc.n; i++)
+            if ((rc = sched_hist_add_status(&h, c, cp,
+                                            acc.v[i].plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
+                                            acc.v[i].reason, acc.v[i].n)))
+                goto out;
     }
     rc = -ENOMEM;
     if (!(inner = sched_fit_error(c, cy->n, &h, NULL)))
@@ -425,7 +842,12 @@ message:
     sprintf(pr->message, "preemption: %s", inner);
     rc = 0;
 out:
+    if (one_owned)
+        free(one.victims);
     free(inner);
+    free(bestv);
+    free(followv);
+    free(acc.v);
     sched_hist_release(&h);
     if (rc)
         err_set(err, rc, "out of memory during preemption");

@@ -9,11 +9,22 @@
 /* sched_preempt runs preemption for cp after the failed cycle cy: eligibility, victims per
  * candidate node, the candidate chosen (the first best in node order, or rng->follow_preempt
  * when it is as good; rng may be NULL). Fills pr (release with sched_preemption_release);
- * 0 or -ENOMEM with err set. */
+ * 0 or -ENOMEM with err set. all_nodes: pr->nodes gets every node's verdict (explanations);
+ * otherwise only the chosen candidate is kept (sched_preemption_chosen). ref: every node
+ * through the dry run of every filter, never the summaries' fast path (the reference of
+ * tests/unit/test_sched_equiv.c). */
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
                   const struct sched_cpod *cp, const struct sched_cycle *cy,
-                  const struct sched_rng *rng, struct sched_preemption *pr, struct err *err);
+                  const struct sched_rng *rng, bool ref, bool all_nodes,
+                  struct sched_preemption *pr, struct err *err);
 void sched_preemption_release(struct sched_preemption *pr);
+
+/* sched_preemption_chosen is the chosen candidate's verdict (its victims, most important
+ * first), NULL when there is none. */
+const struct sched_preempt_node *sched_preemption_chosen(const struct sched_preemption *pr);
+
+/* sched_preempt_fast_nodes counts the nodes the summaries' fast path judged so far (tests). */
+uint64_t sched_preempt_fast_nodes(const struct sched_cluster *c);
 
 /* DefaultPreemptionArgs' defaults */
 #define SCHED_MIN_CANDIDATE_NODES_PERCENTAGE 10

@@ -272,6 +272,7 @@ struct sched_pdb {
 };
 
 struct sched_spread_sources; /* spread.c */
+struct sched_preempt_cache;  /* preempt.c */
 
 struct sched_cluster {
     struct sched_intern strs;    /* labels, taints, names, resources, IPs */
@@ -355,6 +356,13 @@ struct sched_cluster {
     /* node sampling: kube-scheduler's nextStartNodeIndex, where the next sampled cycle starts
      * (taken modulo the candidate count); moved by sched_run only */
     uint32_t next_start;
+
+    /* preemption (preempt.c): per node, its pods in importance order with their requests and
+     * the budgets that cover them, refilled when the node's generation or pdbs_version moved;
+     * freed through the hook, as spread_src */
+    struct sched_preempt_cache *pcache;
+    void (*pcache_free)(struct sched_preempt_cache *);
+    uint64_t pdbs_version; /* bumped by every PodDisruptionBudget set and removal */
 };
 
 /* ---- compiled pod (compile.c) ---- */
@@ -540,10 +548,13 @@ struct sched_preempt_node {      /* per order index */
 
 struct sched_preemption {
     bool attempted;
-    const char *ineligible;           /* "not eligible due to ..." */
-    int32_t chosen;                   /* order index, -1 none */
-    struct sched_preempt_node *nodes; /* n entries, NULL when not attempted */
+    const char *ineligible; /* "not eligible due to ..." */
+    int32_t chosen;         /* order index, -1 none */
+    /* n entries when every node's verdict was asked for (sched_preempt's all_nodes), else
+     * NULL; best is then the chosen candidate (its victims malloc'ed) */
+    struct sched_preempt_node *nodes;
     uint32_t n;
+    struct sched_preempt_node best;
     char *message; /* "preemption: ..." (on success "preemption: found a potential placement
                       ...") */
 };

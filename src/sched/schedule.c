@@ -265,10 +265,8 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             goto out;
     } else {
         out->outcome = SCHED_UNSCHEDULABLE;
-        if (!cp.prefilter_conflict)
-            for (i = 0; i < cy.n; i++)
-                if ((rc = sched_hist_add_node(&h, c, &cp, &cy.out[i])))
-                    goto out;
+        if (!cp.prefilter_conflict && (rc = sched_hist_add_nodes(&h, c, &cp, cy.out, cy.n)))
+            goto out;
         rc = -ENOMEM;
         if (!(out->message = sched_fit_error(c, cy.n, &h,
                                              cp.prefilter_msg ? cp.prefilter_msg
@@ -288,11 +286,11 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             out->message = m;
             goto done;
         }
-        if ((rc = sched_preempt(c, p, &cp, &cy, rng, &pr, err)))
+        if ((rc = sched_preempt(c, p, &cp, &cy, rng, ref, x != NULL, &pr, err)))
             goto out_cp;
         rc = -ENOMEM;
         if (pr.chosen >= 0) {
-            const struct sched_preempt_node *pn = &pr.nodes[pr.chosen];
+            const struct sched_preempt_node *pn = sched_preemption_chosen(&pr);
             if (!(out->nominated_node = strdup(c->slots[c->order[pr.chosen]].name)) ||
                 !(out->victims = calloc(pn->nvictims, sizeof(*out->victims))))
                 goto out;

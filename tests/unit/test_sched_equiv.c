@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/preempt.h"
 #include "sched/sched-int.h"
 #include "sched/schedule.h"
 #include "sched_tb.h"
@@ -429,6 +430,179 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
     arena_free(&a);
 }
 
+/* run_preempt: full nodes, pods of mixed priorities under PodDisruptionBudgets, and pending
+ * pods of higher priority, mostly with requests only (the dry run's fast path: summaries of
+ * the nodes' pods) and some with host ports, extended resources, a spread constraint or a
+ * nomination (select_victims): the reference path (every node through select_victims) must
+ * pick the same node and victims, give every node the same preemption verdict and the same
+ * message, while nodes, pods and budgets change between pods. */
+static unsigned preempt_found;
+static uint64_t preempt_fast_nodes;
+
+static void random_pdb(struct sched_cluster *c, unsigned k)
+{
+    static const char *apps_a[] = {"web"}, *apps_b[] = {"db"}, *apps_c[] = {"cache", "db"};
+    static const char *disrupted[] = {"q3"};
+    static struct kube_requirement reqs[3] = {{"app", KUBE_OP_IN, apps_a, 1, false},
+                                              {"app", KUBE_OP_IN, apps_b, 1, false},
+                                              {"app", KUBE_OP_IN, apps_c, 2, false}};
+    struct kube_pdb pdb;
+    struct err err = {0};
+    char name[16];
+
+    memset(&pdb, 0, sizeof(pdb));
+    snprintf(name, sizeof(name), "b%u", k);
+    pdb.namespace_ = rnd(4) ? "ns" : "other";
+    pdb.name = name;
+    pdb.selector.present = rnd(8) != 0;
+    pdb.selector.reqs = &reqs[rnd(3)];
+    pdb.selector.nreqs = rnd(8) ? 1 : 0;
+    pdb.disruptions_allowed = (int32_t)rnd(4) - 1;
+    if (rnd(4) == 0) {
+        pdb.disrupted_pods = disrupted;
+        pdb.ndisrupted_pods = 1;
+    }
+    CHECK_INT_EQ(sched_cluster_set_pdb(c, &pdb, &err), 0);
+}
+
+static void run_preempt(uint64_t seed, unsigned rounds)
+{
+    struct arena a = ARENA_INIT;
+    struct sched_cluster *c = sched_cluster_new();
+    struct err err = {0};
+    unsigned i, k, nnodes = 3 + (unsigned)(seed % 40), next_pod = 0;
+    char spec[512], what[64];
+
+    rs = seed;
+    for (i = 0; i < nnodes; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "n%u", i);
+        snprintf(spec, sizeof(spec), "cpu=%u mem=%u pods=%u label:zone=%s%s%s", 2000 * (1 + rnd(3)),
+                 4096 * (1 + rnd(2)), rnd(5) ? 110 : 3 + rnd(4), PICK(zones),
+                 rnd(3) ? "" : " gpu=4", rnd(6) ? "" : " scalar:example.com/foo=2");
+        CHECK_INT_EQ(sched_cluster_add_node(c, tb_node(&a, name, spec), &err), 0);
+    }
+    for (k = 0; k < 1 + rnd(4); k++)
+        random_pdb(c, k);
+    /* fill the nodes with pods of low and mixed priorities */
+    for (i = 0; i < nnodes * 4; i++) {
+        snprintf(
+            spec, sizeof(spec), "name=%s/q%u node=n%u prio=%d cpu=%u mem=%u%s%s%s label:app=%s",
+            rnd(5) ? "ns" : "other", next_pod++, rnd(nnodes), (int)rnd(4) * 10 - 10,
+            500 * (1 + rnd(4)), 512 * rnd(4), rnd(4) ? "" : " gpu=1", rnd(10) ? "" : " port:8080",
+            rnd(40) ? "" : " gpu=9223372036854775807", PICK(apps));
+        CHECK_INT_EQ(sched_cluster_add_pod(c, tb_pod(&a, spec), &err), 0);
+    }
+    for (i = 0; i < rounds; i++) {
+        struct kube_pod *p;
+        struct sched_result rf, rr, rq;
+        struct sched_explanation xf, xr;
+        struct sched_rng g1, g2, g3;
+        int n = 0;
+
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, "name=ns/u%u prio=%d cpu=%u mem=%u", i,
+                      (int)rnd(4) * 10, 500 * (1 + rnd(6)), 512 * rnd(6));
+        if (rnd(4) == 0)
+            n += snprintf(spec + n, sizeof(spec) - (size_t)n, " gpu=%u", 1 + rnd(3));
+        if (rnd(12) == 0)
+            n += snprintf(spec + n, sizeof(spec) - (size_t)n, " port:8080");
+        if (rnd(12) == 0)
+            n += snprintf(spec + n, sizeof(spec) - (size_t)n, " scalar:example.com/foo=1");
+        if (rnd(12) == 0)
+            n += snprintf(spec + n, sizeof(spec) - (size_t)n,
+                          " label:app=web spread:zone,1,DoNotSchedule,app=web");
+        if (rnd(10) == 0)
+            n += snprintf(spec + n, sizeof(spec) - (size_t)n, " nominated=n%u", rnd(nnodes));
+        if (rnd(15) == 0)
+            n += snprintf(spec + n, sizeof(spec) - (size_t)n, " never");
+        p = tb_pod(&a, spec);
+        sched_rng_seed(&g1, i);
+        sched_rng_seed(&g2, i);
+        sched_rng_seed(&g3, i);
+        snprintf(what, sizeof(what), "preempt seed %llu pod %u", (unsigned long long)seed, i);
+        CHECK_INT_EQ(sched_run(c, NULL, p, &g1, false, &rf, &xf, &err), 0);
+        CHECK_INT_EQ(sched_run(c, NULL, p, &g2, true, &rr, &xr, &err), 0);
+        compare(what, &rf, &xf, &rr, &xr);
+        CHECK_INT_EQ(sched_run(c, NULL, p, &g3, false, &rq, NULL, &err), 0);
+        if (rq.outcome != rr.outcome || !same_str(rq.node, rr.node) ||
+            !same_str(rq.message, rr.message) || !same_str(rq.nominated_node, rr.nominated_node) ||
+            rq.nvictims != rr.nvictims)
+            test_fail(__FILE__, __LINE__, "%s: schedule_one %s [%s] vs ref %s [%s]", what,
+                      rq.nominated_node ? rq.nominated_node : "-", rq.message ? rq.message : "-",
+                      rr.nominated_node ? rr.nominated_node : "-", rr.message ? rr.message : "-");
+        for (k = 0; k < rq.nvictims && k < rr.nvictims; k++)
+            if (strcmp(rq.victims[k].name, rr.victims[k].name) ||
+                strcmp(rq.victims[k].namespace_, rr.victims[k].namespace_))
+                test_fail(__FILE__, __LINE__, "%s: schedule_one victim %u differs", what, k);
+        preempt_found += rr.nvictims > 0;
+        /* as the scheduler goes on: the victims go, the pod takes the room */
+        if (rf.outcome == SCHED_SCHEDULED) {
+            CHECK_INT_EQ(sched_cluster_assume_pod(c, p, rf.node, &err), 0);
+        } else if (rf.nominated_node) {
+            for (k = 0; k < rf.nvictims; k++)
+                sched_cluster_remove_pod(c, rf.victims[k].namespace_, rf.victims[k].name);
+            if (rnd(2))
+                CHECK_INT_EQ(sched_cluster_assume_pod(c, p, rf.nominated_node, &err), 0);
+        }
+        sched_result_release(&rf);
+        sched_result_release(&rr);
+        sched_result_release(&rq);
+        sched_explanation_release(&xf);
+        sched_explanation_release(&xr);
+        switch (rnd(10)) {
+        case 0: /* new low-priority pods somewhere */
+            for (k = 0; k < 3; k++) {
+                snprintf(spec, sizeof(spec), "name=ns/q%u node=n%u prio=%d cpu=%u label:app=%s",
+                         next_pod++, rnd(nnodes), (int)rnd(3) * 10 - 10, 500 * (1 + rnd(2)),
+                         PICK(apps));
+                CHECK_INT_EQ(sched_cluster_add_pod(c, tb_pod(&a, spec), &err), 0);
+            }
+            break;
+        case 1: /* a budget changes or goes */
+            if (rnd(2))
+                random_pdb(c, rnd(5));
+            else {
+                char name[16];
+                snprintf(name, sizeof(name), "b%u", rnd(5));
+                sched_cluster_remove_pdb(c, rnd(4) ? "ns" : "other", name);
+            }
+            break;
+        case 2: { /* a node's allocatable changes */
+            char name[16];
+            snprintf(name, sizeof(name), "n%u", rnd(nnodes));
+            snprintf(spec, sizeof(spec), "cpu=%u mem=8192 gpu=%u label:zone=a", 2000 * (1 + rnd(4)),
+                     rnd(5));
+            CHECK_INT_EQ(sched_cluster_update_node(c, tb_node(&a, name, spec), &err), 0);
+            break;
+        }
+        case 3: { /* a pod goes */
+            char name[16];
+            snprintf(name, sizeof(name), "q%u", rnd(next_pod));
+            sched_cluster_remove_pod(c, "ns", name);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    preempt_fast_nodes += sched_preempt_fast_nodes(c);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
+static void equiv_preempt(void)
+{
+    uint64_t s;
+
+    preempt_found = 0;
+    preempt_fast_nodes = 0;
+    for (s = 500; s < 560; s++)
+        run_preempt(s, 40);
+    /* both ways of the dry run were taken, and preemption found victims often */
+    CHECK(preempt_found > 300);
+    CHECK(preempt_fast_nodes > 5000);
+}
+
 static void run_random(uint64_t seed, const struct sched_profile *prof, unsigned rounds)
 {
     run_sized(seed, prof, rounds, 5 + (unsigned)(seed % 30), false);
@@ -574,5 +748,6 @@ static const struct test_case cases[] = {
     {"fast equals reference, gpu profile", equiv_gpu},
     {"fast equals reference, v1.25-v1.34 taint wording", equiv_key_value_taint_wording},
     {"fast equals reference, --config weights and fit strategies", equiv_config_strategies},
+    {"fast equals reference, preemption with budgets", equiv_preempt},
 };
 TEST_SUITE(sched_equiv, cases)
