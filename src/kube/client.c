@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "kube/client-int.h"
 #include "kube/http1.h"
+#include "kube/jalloc.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
@@ -778,53 +779,15 @@ struct client_watch {
     struct err *err;
 };
 
-/* Watch events are parsed into a per-thread bump arena. jansson allocates every value of a
- * document separately (about 50 blocks for a 600-byte pod event) and the event is freed right
- * after its callback; in the serve benchmark malloc and free were a quarter of the pod
- * informer's CPU. While a watch thread parses an event, jansson's allocations come from the
- * thread's arena; a free of a block inside it does nothing; everything else (other threads,
- * what the callback builds) goes to malloc as before. After the callback the arena is
- * rewound, hence kube_watch_fn's contract: the object lives only for the call. */
+/* Watch events are parsed into the thread's jansson arena (kube/jalloc.h). jansson allocates
+ * every value of a document separately (about 50 blocks for a 600-byte pod event) and the event
+ * is freed right after its callback; in the serve benchmark malloc and free were a quarter of
+ * the pod informer's CPU. The arena is on while an event is parsed, off while its callback
+ * runs (what the callback builds goes to malloc), and rewound after the callback, hence
+ * kube_watch_fn's contract: the object lives only for the call. */
 #define WATCH_ARENA_MIN ((size_t)64 << 10)
 #define WATCH_ARENA_MAX ((size_t)16 << 20)
 #define WATCH_ARENA_PER_BYTE 16 /* arena bytes per byte of event text */
-
-static _Thread_local struct {
-    char *base;
-    size_t size, used;
-    bool on; /* parsing: allocate from the arena */
-} watch_arena;
-
-static void *watch_json_malloc(size_t n)
-{
-    if (watch_arena.on) {
-        size_t need = (n + 15) & ~(size_t)15;
-
-        if (need >= n && need <= watch_arena.size - watch_arena.used) {
-            void *p = watch_arena.base + watch_arena.used;
-
-            watch_arena.used += need;
-            return p;
-        }
-    }
-    return malloc(n);
-}
-
-static void watch_json_free(void *p)
-{
-    uintptr_t a = (uintptr_t)p, base = (uintptr_t)watch_arena.base;
-
-    if (a && a - base < watch_arena.size) /* inside this thread's arena */
-        return;
-    free(p);
-}
-
-static pthread_once_t watch_json_once = PTHREAD_ONCE_INIT;
-
-static void watch_json_setup(void)
-{
-    json_set_alloc_funcs(watch_json_malloc, watch_json_free);
-}
 
 /* watch_arena_fit makes the calling thread's arena large enough for an event of n bytes (no
  * event object is alive when it is called). */
@@ -833,21 +796,7 @@ static void watch_arena_fit(size_t n)
     size_t want =
         n < WATCH_ARENA_MAX / WATCH_ARENA_PER_BYTE ? n * WATCH_ARENA_PER_BYTE : WATCH_ARENA_MAX;
 
-    if (want < WATCH_ARENA_MIN)
-        want = WATCH_ARENA_MIN;
-    watch_arena.used = 0;
-    if (watch_arena.size >= want)
-        return;
-    free(watch_arena.base);
-    watch_arena.base = malloc(want);
-    watch_arena.size = watch_arena.base ? want : 0;
-}
-
-static void watch_arena_release(void)
-{
-    free(watch_arena.base);
-    watch_arena.base = NULL;
-    watch_arena.size = watch_arena.used = 0;
+    kube_jalloc_fit(want < WATCH_ARENA_MIN ? WATCH_ARENA_MIN : want);
 }
 
 /* json_skip_value returns the end of the JSON value starting at p (after blanks), or NULL
@@ -946,18 +895,17 @@ int kube_client_get_parsed(struct kube_client *c, const char *path, const char *
         json_strip_member(&r.body, *strip);
     /* the same per-thread arena as a watch event's: a page of a list is hundreds of objects,
      * each a few dozen jansson blocks, all dropped together once fn has read them */
-    pthread_once(&watch_json_once, watch_json_setup);
     watch_arena_fit(r.body.len);
-    watch_arena.on = true;
+    kube_jalloc_on(true);
     doc = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, &je);
-    watch_arena.on = false;
+    kube_jalloc_on(false);
     if (!doc) {
         rc = err_set(err, -EPROTO, "GET %s: the answer is not JSON: %s", path, je.text);
     } else {
         rc = fn(ud, doc);
         json_decref(doc);
     }
-    watch_arena_release();
+    kube_jalloc_release();
     kube_response_release(&r);
     return rc;
 }
@@ -1028,9 +976,9 @@ static int client_watch_event(void *ud, const char *p, size_t n)
     int r;
 
     watch_arena_fit(n);
-    watch_arena.on = true;
+    kube_jalloc_on(true);
     r = kube_watch_event_decode(p, n, &ev, &type, &obj, w->err);
-    watch_arena.on = false;
+    kube_jalloc_on(false);
     if (r == 1)
         return 0;
     if (r < 0) {
@@ -1040,7 +988,6 @@ static int client_watch_event(void *ud, const char *p, size_t n)
     w->events++;
     r = w->fn(w->ud, type, obj);
     json_decref(ev);
-    watch_arena.used = 0;
     if (r) {
         w->fn_rc = r;
         return -1;
@@ -1119,7 +1066,6 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
     CURLcode cc;
     int rc = 0;
 
-    pthread_once(&watch_json_once, watch_json_setup);
     memset(&w, 0, sizeof(w));
     memset(&x, 0, sizeof(x));
     buf_init(&w.line, CLIENT_WATCH_LINE_MAX);
@@ -1192,6 +1138,6 @@ out:
     buf_release(&w.line);
     buf_release(&w.errbody);
     client_handle_put(c, w.h);
-    watch_arena_release();
+    kube_jalloc_release();
     return rc;
 }

@@ -14,15 +14,7 @@
 #include <yaml.h>
 
 #include "base/goparse.h"
-
-#define YAML_MAX_DEPTH 128
-
-struct kube_lines {
-    const json_t **keys;
-    int *lines;
-    size_t cap; /* power of two */
-    size_t n;
-};
+#include "kube/yaml-int.h"
 
 static size_t lines_hash(const json_t *v, size_t cap)
 {
@@ -34,30 +26,38 @@ static size_t lines_hash(const json_t *v, size_t cap)
     return (size_t)x & (cap - 1);
 }
 
+/* A slot is in use when its stamp is the table's generation: emptying the table for the next
+ * item is one increment, not a pass over every slot. */
 static int lines_grow(struct kube_lines *l)
 {
     size_t ncap = l->cap ? l->cap * 2 : 1024, i, h;
-    const json_t **nk = calloc(ncap, sizeof(*nk));
-    int *nl = calloc(ncap, sizeof(*nl));
+    const json_t **nk = malloc(ncap * sizeof(*nk));
+    int *nl = malloc(ncap * sizeof(*nl));
+    uint32_t *ns = calloc(ncap, sizeof(*ns));
 
-    if (!nk || !nl) {
+    if (!nk || !nl || !ns) {
         free(nk);
         free(nl);
+        free(ns);
         return -ENOMEM;
     }
     for (i = 0; i < l->cap; i++) {
-        if (!l->keys[i])
+        if (l->stamp[i] != l->gen)
             continue;
         h = lines_hash(l->keys[i], ncap);
-        while (nk[h])
+        while (ns[h])
             h = (h + 1) & (ncap - 1);
         nk[h] = l->keys[i];
         nl[h] = l->lines[i];
+        ns[h] = 1;
     }
     free(l->keys);
     free(l->lines);
+    free(l->stamp);
     l->keys = nk;
     l->lines = nl;
+    l->stamp = ns;
+    l->gen = 1;
     l->cap = ncap;
     return 0;
 }
@@ -71,12 +71,13 @@ int kube_lines_add(struct kube_lines *l, const json_t *v, int line)
     if ((l->n + 1) * 2 > l->cap && lines_grow(l))
         return -ENOMEM;
     h = lines_hash(v, l->cap);
-    while (l->keys[h] && l->keys[h] != v)
+    while (l->stamp[h] == l->gen && l->keys[h] != v)
         h = (h + 1) & (l->cap - 1);
-    if (!l->keys[h])
+    if (l->stamp[h] != l->gen)
         l->n++;
     l->keys[h] = v;
     l->lines[h] = line;
+    l->stamp[h] = l->gen;
     return 0;
 }
 
@@ -87,7 +88,7 @@ int kube_lines_find(const struct kube_lines *l, const json_t *v)
     if (!l || !v || !l->cap)
         return 0;
     h = lines_hash(v, l->cap);
-    while (l->keys[h]) {
+    while (l->stamp[h] == l->gen) {
         if (l->keys[h] == v)
             return l->lines[h];
         h = (h + 1) & (l->cap - 1);
@@ -106,30 +107,9 @@ void kube_lines_free(struct kube_lines *l)
         return;
     free(l->keys);
     free(l->lines);
+    free(l->stamp);
     free(l);
 }
-
-struct anchor {
-    char *name;
-    json_t *value;
-};
-
-struct loader {
-    yaml_parser_t parser;
-    struct kube_lines *lines;
-    const char *file;
-    struct err *err;
-    struct anchor *anchors;
-    size_t nanchors;
-    /* kube_yaml_each_read only */
-    kube_yaml_read_fn rd;
-    void *rd_ctx;
-    int rd_err;
-    /* KUBE_YAML_SPLIT_ITEMS: elements of a root's "items" go to item_fn one by one */
-    int (*item_fn)(struct loader *ld, json_t *item, json_t *list);
-    struct kube_lines *item_lines;
-    void *each;
-};
 
 static bool is_one_of(const char *s, const char *const *set)
 {
@@ -174,23 +154,16 @@ static bool scan_float(const char *s, double *out)
     return *end == '\0';
 }
 
-static json_t *resolve_scalar(const yaml_event_t *ev)
+json_t *kube_yaml_plain(const char *s, size_t len)
 {
     static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
     static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
                                         "True", "TRUE", "on",  "On",  "ON",  NULL};
     static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
                                          "False", "FALSE", "off", "Off", "OFF", NULL};
-    const char *s = (const char *)ev->data.scalar.value;
-    size_t len = ev->data.scalar.length;
-    const char *tag = (const char *)ev->data.scalar.tag;
     int64_t i;
     double d;
 
-    if (tag && !strcmp(tag, YAML_STR_TAG))
-        return json_stringn(s, len);
-    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || strlen(s) != len)
-        return json_stringn(s, len);
     /* the longest null or boolean word has 5 characters: skip the lists for the rest */
     if (len <= 5 && is_one_of(s, nulls))
         return json_null();
@@ -222,6 +195,19 @@ static json_t *resolve_scalar(const yaml_event_t *ev)
             return num;
     }
     return json_stringn(s, len);
+}
+
+static json_t *resolve_scalar(const yaml_event_t *ev)
+{
+    const char *s = (const char *)ev->data.scalar.value;
+    size_t len = ev->data.scalar.length;
+    const char *tag = (const char *)ev->data.scalar.tag;
+
+    if (tag && !strcmp(tag, YAML_STR_TAG))
+        return json_stringn(s, len);
+    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || strlen(s) != len)
+        return json_stringn(s, len);
+    return kube_yaml_plain(s, len);
 }
 
 static int load_fail(struct loader *ld, int line, const char *msg)
@@ -323,18 +309,21 @@ static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out
     return 0;
 }
 
-/* lines_clear empties a table for the next document or item, keeping its storage unless a
- * large document made it big. */
-static void lines_clear(struct kube_lines *l)
+/* kube_lines_clear empties a table for the next document or item, keeping its storage unless
+ * a large document made it big. */
+void kube_lines_clear(struct kube_lines *l)
 {
     if (l->cap > 4096) {
         free(l->keys);
         free(l->lines);
+        free(l->stamp);
         memset(l, 0, sizeof(*l));
         return;
     }
-    if (l->n)
-        memset(l->keys, 0, l->cap * sizeof(*l->keys));
+    if (l->n && !++l->gen) {
+        memset(l->stamp, 0, l->cap * sizeof(*l->stamp));
+        l->gen = 1;
+    }
     l->n = 0;
 }
 
@@ -367,7 +356,7 @@ static int load_items(struct loader *ld, yaml_event_t *ev, json_t *list, json_t 
             break;
         rc = ld->item_fn(ld, item, list);
         json_decref(item);
-        lines_clear(ld->lines);
+        kube_lines_clear(ld->lines);
         if (rc)
             break;
     }
@@ -584,11 +573,76 @@ static int read_handler(void *data, unsigned char *buffer, size_t size, size_t *
 }
 
 static int parse_stream(struct loader *ld, const char *data, size_t len,
+                        int (*take)(struct loader *ld, json_t *doc, void *ctx), void *ctx);
+
+static int restart(struct loader *ld)
+{
+    int rc;
+
+    kube_lines_clear(ld->lines);
+    if (ld->item_lines)
+        kube_lines_clear(ld->item_lines);
+    if (ld->rd && (rc = ld->rewind(ld->rd_ctx)) < 0) {
+        err_set(ld->err, rc, "cannot read: %s", strerror(-rc));
+        err_at(ld->err, ld->file, 0, 0);
+        return rc;
+    }
+    return 0;
+}
+
+/* json_path runs the JSON reader. When it stops, *libyaml is set: libyaml reads the input
+ * from the start (rewound), past the callbacks already made. When a callback fails (the last
+ * one made), libyaml reads the input again, making no callback, to see whether it gets that
+ * far: it reads ahead, and may fail on something further on before it would have made that
+ * callback; its error is then the one to report, as it would have been. */
+static int json_path(struct loader *ld, const char *data, size_t len,
+                     int (*take)(struct loader *ld, json_t *doc, void *ctx), void *ctx,
+                     bool *libyaml)
+{
+    struct err *err = ld->err, mine;
+    bool stopped;
+    int rc, cr;
+
+    *libyaml = false;
+    ld->fast = false; /* what follows is libyaml's */
+    rc = kube_yaml_json(ld, data, len, take, ctx, &stopped);
+    if (stopped) {
+        ld->skip = ld->delivered;
+        ld->delivered = 0;
+        *libyaml = true;
+        return restart(ld);
+    }
+    if (!rc || !ld->fn_failed)
+        return rc;
+    err_clear(&mine);
+    ld->err = &mine;
+    ld->check_at = ld->delivered;
+    ld->delivered = 0;
+    if (!(cr = restart(ld)))
+        cr = parse_stream(ld, data, len, take, ctx);
+    ld->err = err;
+    if (cr < 0) {
+        /* libyaml failed first */
+        if (err)
+            *err = mine;
+        return cr;
+    }
+    return rc;
+}
+
+static int parse_stream(struct loader *ld, const char *data, size_t len,
                         int (*take)(struct loader *ld, json_t *doc, void *ctx), void *ctx)
 {
     yaml_event_t ev;
     int rc = 0, done = 0;
 
+    if (ld->fast) {
+        bool libyaml;
+
+        rc = json_path(ld, data, len, take, ctx, &libyaml);
+        if (!libyaml || rc)
+            return rc;
+    }
     if (!yaml_parser_initialize(&ld->parser))
         return err_set(ld->err, -ENOMEM, "out of memory");
     if (ld->rd)
@@ -677,14 +731,27 @@ struct each_ctx {
     void *ctx;
 };
 
+/* take_each and take_item make the callbacks, but the ones the JSON reader made already
+ * (ld->skip), and none in a check of how far libyaml gets (ld->check_at: the number of the
+ * callback to stop at, with JSON_CHECK_REACHED) */
+#define JSON_CHECK_REACHED 1
+
 static int take_each(struct loader *ld, json_t *doc, void *ctx)
 {
     struct each_ctx *e = ctx;
-    int rc = e->fn(doc, ld->lines, NULL, e->ctx);
+    int rc = 0;
+
+    ld->delivered++;
+    if (ld->check_at)
+        rc = ld->delivered == ld->check_at ? JSON_CHECK_REACHED : 0;
+    else if (ld->skip)
+        ld->skip--;
+    else if ((rc = e->fn(doc, ld->lines, NULL, e->ctx)))
+        ld->fn_failed = true;
 
     json_decref(doc);
     /* the next document starts with an empty table and no anchors */
-    lines_clear(ld->lines);
+    kube_lines_clear(ld->lines);
     anchors_clear(ld);
     return rc;
 }
@@ -692,8 +759,18 @@ static int take_each(struct loader *ld, json_t *doc, void *ctx)
 static int take_item(struct loader *ld, json_t *item, json_t *list)
 {
     struct each_ctx *e = ld->each;
+    int rc;
 
-    return e->fn(item, ld->lines, list, e->ctx);
+    ld->delivered++;
+    if (ld->check_at)
+        return ld->delivered == ld->check_at ? JSON_CHECK_REACHED : 0;
+    if (ld->skip) {
+        ld->skip--;
+        return 0;
+    }
+    if ((rc = e->fn(item, ld->lines, list, e->ctx)))
+        ld->fn_failed = true;
+    return rc;
 }
 
 static int each_run(struct loader *ld, const char *data, size_t len, unsigned flags,
@@ -703,6 +780,8 @@ static int each_run(struct loader *ld, const char *data, size_t len, unsigned fl
     int rc;
 
     ld->each = &e;
+    ld->fast = !(flags & KUBE_YAML_NO_JSON_PATH) && (!ld->rd || ld->rewind);
+    ld->transient = flags & KUBE_YAML_TRANSIENT;
     ld->lines = calloc(1, sizeof(*ld->lines));
     if (flags & KUBE_YAML_SPLIT_ITEMS) {
         ld->item_fn = take_item;
@@ -728,8 +807,9 @@ int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flag
     return each_run(&ld, data, len, flags, fn, ctx);
 }
 
-int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
-                        kube_yaml_doc_fn fn, void *ctx, struct err *err)
+int kube_yaml_each_read(kube_yaml_read_fn rd, kube_yaml_rewind_fn rewind, void *rd_ctx,
+                        const char *file, unsigned flags, kube_yaml_doc_fn fn, void *ctx,
+                        struct err *err)
 {
     struct loader ld;
 
@@ -737,6 +817,7 @@ int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, un
     ld.file = file;
     ld.err = err;
     ld.rd = rd;
+    ld.rewind = rewind;
     ld.rd_ctx = rd_ctx;
     return each_run(&ld, NULL, 0, flags, fn, ctx);
 }

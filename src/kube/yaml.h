@@ -38,16 +38,28 @@ int kube_yaml_load(const char *data, size_t len, const char *file, json_t **docs
  * before "items" (so "kind" may not be there yet); the root itself follows at its end, with
  * "items" an empty array. */
 #define KUBE_YAML_SPLIT_ITEMS 1u
+/* Input that is plain JSON is read by a faster reader of its own, which hands fn the same
+ * values, lines and errors (kube/yaml-int.h); KUBE_YAML_NO_JSON_PATH keeps to libyaml (the
+ * tests compare the two). */
+#define KUBE_YAML_NO_JSON_PATH 2u
+/* KUBE_YAML_TRANSIENT: fn keeps no value it is given (nor one it builds from them) past its
+ * return, so the JSON reader may build them in the thread's jansson arena (kube/jalloc.h). */
+#define KUBE_YAML_TRANSIENT 4u
 typedef int (*kube_yaml_doc_fn)(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx);
 int kube_yaml_each(const char *data, size_t len, const char *file, unsigned flags,
                    kube_yaml_doc_fn fn, void *ctx, struct err *err);
 
 /* kube_yaml_each_read is kube_yaml_each on input pulled through rd, which fills up to size
  * bytes of buf and returns how many (0 at the end), or a negative errno-style code that
- * stops the parse with "cannot read: ..." in err. The whole input is never in memory. */
+ * stops the parse with "cannot read: ..." in err. The whole input is never in memory.
+ * rewind (may be NULL) starts the input over from its first byte, returning 0 or a negative
+ * errno-style code; without it the JSON reader is not used (it may have to hand the input
+ * to libyaml from the start). */
 typedef long (*kube_yaml_read_fn)(void *rd_ctx, char *buf, size_t size);
-int kube_yaml_each_read(kube_yaml_read_fn rd, void *rd_ctx, const char *file, unsigned flags,
-                        kube_yaml_doc_fn fn, void *ctx, struct err *err);
+typedef int (*kube_yaml_rewind_fn)(void *rd_ctx);
+int kube_yaml_each_read(kube_yaml_read_fn rd, kube_yaml_rewind_fn rewind, void *rd_ctx,
+                        const char *file, unsigned flags, kube_yaml_doc_fn fn, void *ctx,
+                        struct err *err);
 
 /* kube_lines_find returns the 1-based line of a value produced by the parse, 0 when unknown
  * (l may be NULL: API responses have no lines). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -41,6 +42,17 @@ static int source_emit(struct source *s, const char *p, size_t n)
 {
     return buf_append(&s->out, p, n);
 }
+
+/* the bytes the JSON-stream scanner stops at: in a string, and between strings */
+enum { SCAN_STR = 1, SCAN_VALUE = 2 };
+static const unsigned char scan_class[256] = {
+    ['"'] = SCAN_STR | SCAN_VALUE,
+    ['\\'] = SCAN_STR,
+    ['{'] = SCAN_VALUE,
+    ['}'] = SCAN_VALUE,
+    ['['] = SCAN_VALUE,
+    [']'] = SCAN_VALUE,
+};
 
 /* source_filter passes n raw bytes through the JSON-stream scanner into s->out. */
 static int source_filter(struct source *s, const char *raw, size_t n)
@@ -105,27 +117,45 @@ static int source_filter(struct source *s, const char *raw, size_t n)
                 break;
             }
             {
-                /* inside a value: scan as far as it goes, then copy the span at once */
+                /* inside a value: scan as far as it goes, then copy the span at once (the
+                 * state in locals: raw may alias *s as far as the compiler knows); the bytes
+                 * that change nothing are skipped by class, a string's at a time */
+                const unsigned char *u = (const unsigned char *)raw;
                 size_t from = i;
+                int in_str = s->in_str, esc = s->esc, depth = s->depth;
 
                 for (; i < n; i++) {
-                    ch = raw[i];
-                    if (s->in_str) {
-                        if (s->esc)
-                            s->esc = 0;
-                        else if (ch == '\\')
-                            s->esc = 1;
-                        else if (ch == '"')
-                            s->in_str = 0;
-                    } else if (ch == '"') {
-                        s->in_str = 1;
-                    } else if (ch == '{' || ch == '[') {
-                        s->depth++;
-                    } else if ((ch == '}' || ch == ']') && !--s->depth) {
+                    if (in_str) {
+                        if (esc) {
+                            esc = 0;
+                            continue;
+                        }
+                        while (i < n && !(scan_class[u[i]] & SCAN_STR))
+                            i++;
+                        if (i == n)
+                            break;
+                        if (u[i] == '\\')
+                            esc = 1;
+                        else
+                            in_str = 0;
+                        continue;
+                    }
+                    while (i < n && !(scan_class[u[i]] & SCAN_VALUE))
+                        i++;
+                    if (i == n)
+                        break;
+                    if (u[i] == '"') {
+                        in_str = 1;
+                    } else if (u[i] == '{' || u[i] == '[') {
+                        depth++;
+                    } else if (!--depth) {
                         s->between = 1;
                         break;
                     }
                 }
+                s->in_str = in_str;
+                s->esc = esc;
+                s->depth = depth;
                 if (i == n)
                     i--; /* the loop's i++ ends the chunk */
                 rc = source_emit(s, raw + from, i - from + 1);
@@ -179,6 +209,33 @@ static long source_read(void *ctx, char *buf, size_t size)
     return (long)n;
 }
 
+/* source_rewind starts the input over (kube/yaml.h: the JSON reader hands it to libyaml) */
+static int source_rewind(void *ctx)
+{
+    struct source *s = ctx;
+
+    if (s->fd >= 0 && lseek(s->fd, 0, SEEK_SET) < 0)
+        return -errno;
+    s->mempos = 0;
+    s->total = 0;
+    s->err = 0;
+    s->mode = SRC_UNDECIDED;
+    s->depth = s->in_str = s->esc = s->between = 0;
+    buf_reset(&s->out);
+    s->outpos = 0;
+    buf_reset(&s->held);
+    return 0;
+}
+
+/* source_seekable: the input can be read again from the start (memory, a regular file) */
+static bool source_seekable(const struct source *s)
+{
+    struct stat st;
+
+    return s->fd < 0 ||
+           (!fstat(s->fd, &st) && S_ISREG(st.st_mode) && lseek(s->fd, 0, SEEK_CUR) == 0);
+}
+
 static int load_source(struct manifest_input *in, const char *name, struct source *src,
                        struct err *err)
 {
@@ -193,7 +250,10 @@ static int load_source(struct manifest_input *in, const char *name, struct sourc
         return err_set(err, -ENOMEM, "out of memory");
     buf_init(&src->out, 0);
     buf_init(&src->held, 0);
-    rc = kube_yaml_each_read(source_read, src, c.file, KUBE_YAML_SPLIT_ITEMS,
+    /* what the loader keeps of a document is copied out of it, unless it keeps objects */
+    rc = kube_yaml_each_read(source_read, source_seekable(src) ? source_rewind : NULL, src, c.file,
+                             KUBE_YAML_SPLIT_ITEMS |
+                                 (in->opts.keep_objects ? 0 : KUBE_YAML_TRANSIENT),
                              manifest_load_document, &c, err);
     if (rc && src->err) {
         err_clear(err);
