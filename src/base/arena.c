@@ -28,9 +28,13 @@ static void *arena_bump(struct arena *a, size_t n, size_t align)
             sz = (size_t)1 << 20;
         if (sz < n)
             sz = n;
-        b = malloc(sizeof(*b) + sz);
-        if (!b)
+        if (a->spare && a->spare->size >= sz) {
+            b = a->spare;
+            a->spare = NULL;
+            sz = b->size;
+        } else if (!(b = malloc(sizeof(*b) + sz))) {
             return NULL;
+        }
         b->size = sz;
         b->off = 0;
         off = 0;
@@ -93,8 +97,20 @@ void arena_free(struct arena *a)
         free(b);
         b = next;
     }
-    a->head = NULL;
+    free(a->spare);
+    a->head = a->spare = NULL;
     a->used = 0;
+}
+
+/* drop gives a block back: kept as the spare when it is the largest seen */
+static void drop(struct arena *a, struct arena_block *b)
+{
+    if (a->spare && a->spare->size >= b->size) {
+        free(b);
+        return;
+    }
+    free(a->spare);
+    a->spare = b;
 }
 
 void arena_mark(const struct arena *a, struct arena_mark *m)
@@ -114,13 +130,13 @@ void arena_rewind(struct arena *a, const struct arena_mark *m)
     while (a->head != m->head) {
         b = a->head;
         a->head = b->next;
-        free(b);
+        drop(a, b);
     }
     if (a->head) {
         while (a->head->next != m->next) {
             b = a->head->next;
             a->head->next = b->next;
-            free(b);
+            drop(a, b);
         }
         a->head->off = m->off;
     }

@@ -12,12 +12,13 @@ struct arena_block;
 
 struct arena {
     struct arena_block *head;
-    size_t used; /* bytes handed out, for memory accounting */
+    size_t used;               /* bytes handed out, for memory accounting */
+    struct arena_block *spare; /* the largest block a rewind gave back, kept for the next */
 };
 
 #define ARENA_INIT                                                                                 \
     {                                                                                              \
-        NULL, 0                                                                                    \
+        NULL, 0, NULL                                                                              \
     }
 
 /* arena_alloc returns n zeroed bytes aligned to 16, or NULL. */
@@ -32,7 +33,9 @@ void arena_free(struct arena *a);
 /* A point to roll an arena back to: arena_rewind(a, &m) frees (or reuses) everything
  * allocated after arena_mark(a, &m), as if it never happened, so a caller can decode an
  * object, hand its contents on, and give the memory back. Allocations made before the mark
- * stay valid; pointers into what came after it must not be used again. */
+ * stay valid; pointers into what came after it must not be used again. The largest block a
+ * rewind drops is kept as a spare for the next block the arena needs, so a scratch mark and
+ * rewind at the end of a block does not allocate and free a block each time. */
 struct arena_mark {
     struct arena_block *head, *next;
     size_t off, used;

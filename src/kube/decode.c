@@ -49,16 +49,26 @@ static size_t path_push(struct dec *d, const char *name)
     return old;
 }
 
+/* path_index appends "[i]" (what snprintf would, cut short as it would: one array element per
+ * decoded pod's container, toleration, term, ... made snprintf show in profiles) */
 static size_t path_index(struct dec *d, size_t i)
 {
-    size_t old = d->plen;
-    int n;
+    size_t old = d->plen, len = 0, nd = 0, w;
+    char tmp[24], rev[24];
 
     if (old >= PATH_MAX_LEN)
         return old;
-    n = snprintf(d->path + old, PATH_MAX_LEN - old, "[%zu]", i);
-    if (n > 0)
-        d->plen = old + (size_t)n >= PATH_MAX_LEN ? PATH_MAX_LEN - 1 : old + (size_t)n;
+    do
+        rev[nd++] = (char)('0' + i % 10);
+    while (i /= 10);
+    tmp[len++] = '[';
+    while (nd)
+        tmp[len++] = rev[--nd];
+    tmp[len++] = ']';
+    w = len < PATH_MAX_LEN - old - 1 ? len : PATH_MAX_LEN - old - 1;
+    memcpy(d->path + old, tmp, w);
+    d->path[old + w] = '\0';
+    d->plen = old + len >= PATH_MAX_LEN ? PATH_MAX_LEN - 1 : old + len;
     return old;
 }
 
@@ -518,7 +528,8 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
         if (json_is_null(v))
             continue;
         o2 = path_push(d, k);
-        if (container) {
+        /* cpu and memory pass both checks (the common case: skipped) */
+        if (container && !cpu && strcmp(k, "memory")) {
             if (kube_label_key_validate(k, &qerr)) {
                 rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(k, q, sizeof(q)), qerr.msg);
                 goto out;

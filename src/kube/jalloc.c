@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <jansson.h>
 
@@ -46,15 +47,31 @@ static void jalloc_setup(void)
     json_set_alloc_funcs(jalloc_malloc, jalloc_free);
 }
 
+/* The arena is mapped apart from malloc's heap: a large block malloc'ed and freed would move
+ * malloc's mmap threshold, and with it where (and how often by copying) the loader's growing
+ * arrays are allocated. */
+static void arena_unmap(void)
+{
+    if (arena.base)
+        munmap(arena.base, arena.size);
+    arena.base = NULL;
+    arena.size = arena.used = 0;
+}
+
 void kube_jalloc_fit(size_t size)
 {
+    void *p;
+
     pthread_once(&jalloc_once, jalloc_setup);
     arena.used = 0;
     if (arena.size >= size)
         return;
-    free(arena.base);
-    arena.base = malloc(size);
-    arena.size = arena.base ? size : 0;
+    arena_unmap();
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        arena.base = p;
+        arena.size = size;
+    }
 }
 
 void kube_jalloc_on(bool on)
@@ -80,8 +97,6 @@ void kube_jalloc_rewind(const struct kube_jalloc_mark *m)
 
 void kube_jalloc_release(void)
 {
-    free(arena.base);
-    arena.base = NULL;
-    arena.size = arena.used = 0;
+    arena_unmap();
     arena.on = false;
 }

@@ -153,18 +153,21 @@ void manifest_pod_where(const struct manifest_input *in, uint32_t i, const char 
         *file = "?";
 }
 
-/* set_find returns the slot holding (ns, name), or the empty slot where it would go.
- * ns == NULL means the node set. */
+/* set_slot returns the slot holding (ns, name), or the empty slot where it would go; *tag is
+ * the name's hash as slots keep it. ns == NULL means the node set. */
 static size_t set_slot(const struct manifest_input *in, const struct manifest_name_set *s,
-                       const char *ns, const char *name)
+                       const char *ns, const char *name, uint64_t *tag)
 {
-    size_t h = (size_t)(ns ? manifest_pod_key_hash(ns, name)
-                           : manifest_fnv1a(MANIFEST_FNV_OFFSET, name, strlen(name)));
+    uint64_t hash = ns ? manifest_pod_key_hash(ns, name)
+                       : manifest_fnv1a(MANIFEST_FNV_OFFSET, name, strlen(name));
+    size_t h = (size_t)hash & (s->cap - 1);
 
-    h &= s->cap - 1;
-    while (s->slots[h]) {
-        uint32_t i = s->slots[h] - 1;
+    *tag = (hash >> 32) << 32;
+    for (; s->slots[h]; h = (h + 1) & (s->cap - 1)) {
+        uint32_t i = (uint32_t)s->slots[h] - 1;
 
+        if ((s->slots[h] & ~(uint64_t)UINT32_MAX) != *tag)
+            continue;
         if (ns) {
             const char *ins, *iname;
 
@@ -174,7 +177,6 @@ static size_t set_slot(const struct manifest_input *in, const struct manifest_na
         } else if (!strcmp(in->nodes[i].name, name)) {
             return h;
         }
-        h = (h + 1) & (s->cap - 1);
     }
     return h;
 }
@@ -195,19 +197,21 @@ int manifest_set_rebuild(struct manifest_input *in, struct manifest_name_set *s,
     if (!s->slots)
         return -ENOMEM;
     for (i = 0; i < n; i++) {
-        size_t h = pods ? set_slot(in, s, in->pods[i].namespace_, in->pods[i].name)
-                        : set_slot(in, s, NULL, in->nodes[i].name);
+        uint64_t tag;
+        size_t h = pods ? set_slot(in, s, in->pods[i].namespace_, in->pods[i].name, &tag)
+                        : set_slot(in, s, NULL, in->nodes[i].name, &tag);
 
         if (!s->slots[h]) {
-            s->slots[h] = (uint32_t)(i + 1);
+            s->slots[h] = tag | (uint32_t)(i + 1);
             s->n++;
         }
     }
     for (i = 0; i < nstubs; i++) {
-        size_t h = set_slot(in, s, in->priv->stubs[i].ns, in->priv->stubs[i].name);
+        uint64_t tag;
+        size_t h = set_slot(in, s, in->priv->stubs[i].ns, in->priv->stubs[i].name, &tag);
 
         if (!s->slots[h]) {
-            s->slots[h] = ((uint32_t)i | MANIFEST_STUB_BIT) + 1;
+            s->slots[h] = tag | (((uint32_t)i | MANIFEST_STUB_BIT) + 1);
             s->n++;
         }
     }
@@ -219,23 +223,25 @@ int manifest_set_rebuild(struct manifest_input *in, struct manifest_name_set *s,
 long manifest_pod_set_find(const struct manifest_input *in, const char *ns, const char *name)
 {
     const struct manifest_name_set *s = &in->priv->pod_set;
+    uint64_t tag;
     size_t h;
 
     if (!s->cap)
         return -1;
-    h = set_slot(in, s, ns, name);
-    return s->slots[h] ? (long)s->slots[h] - 1 : -1;
+    h = set_slot(in, s, ns, name, &tag);
+    return s->slots[h] ? (long)(uint32_t)s->slots[h] - 1 : -1;
 }
 
 long manifest_node_set_find(const struct manifest_input *in, const char *name)
 {
     const struct manifest_name_set *s = &in->priv->node_set;
+    uint64_t tag;
     size_t h;
 
     if (!s->cap)
         return -1;
-    h = set_slot(in, s, NULL, name);
-    return s->slots[h] ? (long)s->slots[h] - 1 : -1;
+    h = set_slot(in, s, NULL, name, &tag);
+    return s->slots[h] ? (long)(uint32_t)s->slots[h] - 1 : -1;
 }
 
 /* manifest_set_add_last records the last pod (or node, or stub when stub is set) of its array,
@@ -245,16 +251,18 @@ int manifest_set_add_last(struct manifest_input *in, int pods, int stub)
     struct manifest_name_set *s = pods ? &in->priv->pod_set : &in->priv->node_set;
     size_t n = pods ? in->npods : in->nnodes;
     const struct manifest_pod_stub *st = stub ? &in->priv->stubs[in->priv->nstubs - 1] : NULL;
+    uint64_t tag;
     size_t h;
 
     if (!s->cap || set_grow(s, s->n + 1))
         return manifest_set_rebuild(in, s, pods, n, n + in->priv->nstubs);
     if (st)
-        h = set_slot(in, s, st->ns, st->name);
+        h = set_slot(in, s, st->ns, st->name, &tag);
     else
-        h = pods ? set_slot(in, s, in->pods[n - 1].namespace_, in->pods[n - 1].name)
-                 : set_slot(in, s, NULL, in->nodes[n - 1].name);
-    s->slots[h] = st ? ((uint32_t)(in->priv->nstubs - 1) | MANIFEST_STUB_BIT) + 1 : (uint32_t)n;
+        h = pods ? set_slot(in, s, in->pods[n - 1].namespace_, in->pods[n - 1].name, &tag)
+                 : set_slot(in, s, NULL, in->nodes[n - 1].name, &tag);
+    s->slots[h] =
+        tag | (st ? ((uint32_t)(in->priv->nstubs - 1) | MANIFEST_STUB_BIT) + 1 : (uint32_t)n);
     s->n++;
     return 0;
 }

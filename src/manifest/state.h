@@ -68,7 +68,9 @@ struct manifest_pod_stub {
 #define MANIFEST_STUB_BIT 0x80000000u
 
 struct manifest_name_set {
-    uint32_t *slots;
+    /* open addressing: the entry + 1 in the low 32 bits (0: empty), a hash of its name above,
+     * so a probe passes other names without reading them */
+    uint64_t *slots;
     size_t cap; /* power of two */
     size_t n;
 };

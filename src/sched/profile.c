@@ -29,11 +29,20 @@ const struct sched_profile sched_profile_gpu = {
     BUILTIN_SCORES,
 };
 
+/* same_name: strcmp(s, lit) == 0, inline (sched_profile_fit_default is asked for every node a
+ * cycle scores) */
+static inline bool same_name(const char *s, const char *lit)
+{
+    while (*lit && *s == *lit)
+        s++, lit++;
+    return *s == *lit;
+}
+
 bool sched_profile_fit_default(const struct sched_profile *p)
 {
     return !p || (p->fit_strategy == SCHED_FIT_LEAST_ALLOCATED && p->nfit_resources == 2 &&
-                  !strcmp(p->fit_resources[0].name, "cpu") && p->fit_resources[0].weight == 1 &&
-                  !strcmp(p->fit_resources[1].name, "memory") && p->fit_resources[1].weight == 1);
+                  same_name(p->fit_resources[0].name, "cpu") && p->fit_resources[0].weight == 1 &&
+                  same_name(p->fit_resources[1].name, "memory") && p->fit_resources[1].weight == 1);
 }
 
 /* FNV-1a over the bytes of v */

@@ -128,6 +128,34 @@ static void arena_rewinds_to_a_mark(void)
     arena_free(&empty);
 }
 
+/* a scratch mark and rewind at the end of a block: the block the scratch took is kept and
+ * taken again next time, not allocated and freed each time */
+static void arena_keeps_a_spare_block(void)
+{
+    struct arena a = ARENA_INIT;
+    struct arena_mark m;
+    unsigned char *p, *q;
+    int i;
+
+    CHECK(arena_alloc(&a, 16) != NULL);
+    for (i = 0; i < 3; i++) {
+        arena_mark(&a, &m);
+        p = arena_alloc(&a, 5000); /* more than the first block has left */
+        CHECK(p != NULL);
+        if (p)
+            p[4999] = 1;
+        arena_rewind(&a, &m);
+        CHECK(a.spare != NULL);
+        arena_mark(&a, &m);
+        q = arena_alloc(&a, 5000);
+        CHECK(q == p);
+        CHECK(q && q[4999] == 0); /* zeroed again */
+        arena_rewind(&a, &m);
+    }
+    arena_free(&a);
+    CHECK(a.spare == NULL && a.head == NULL);
+}
+
 static void arena_allocates_aligned_and_large(void)
 {
     struct arena a = ARENA_INIT;
@@ -741,6 +769,7 @@ static const struct test_case cases[] = {
     {"arena allocates aligned and large", arena_allocates_aligned_and_large},
     {"arena packs strings", arena_packs_strings},
     {"arena rewinds to a mark", arena_rewinds_to_a_mark},
+    {"arena keeps a spare block", arena_keeps_a_spare_block},
     {"clock waits reach their deadline", clock_waits_reach_their_deadline},
     {"goparse int like strconv", goparse_int_like_strconv},
     {"goparse uint like strconv", goparse_uint_like_strconv},
