@@ -442,9 +442,10 @@ struct res_entry {
 };
 
 struct res_list {
-    struct res_entry *e;
+    struct res_entry *e; /* small, or a heap array for a longer list */
     size_t n;
     const json_t *obj; /* the JSON map, NULL when absent */
+    struct res_entry small[4];
 };
 
 static bool res_is_native(const char *name)
@@ -507,15 +508,20 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
     char q[512];
     int rc;
 
-    memset(l, 0, sizeof(*l));
+    l->e = NULL;
+    l->n = 0;
+    l->obj = NULL;
     rc = get_object(d, obj, key, &m);
     if (rc || !m)
         return rc;
     l->obj = m;
     if (!json_object_size(m))
         return 0;
-    /* entries are scratch for this decode: on the heap, not in the object's arena */
-    l->e = calloc(json_object_size(m), sizeof(*l->e));
+    /* entries are scratch for this decode: in the list itself (a container's few requests) or
+     * on the heap, not in the object's arena */
+    l->e = json_object_size(m) <= sizeof(l->small) / sizeof(l->small[0])
+               ? l->small
+               : calloc(json_object_size(m), sizeof(*l->e));
     if (!l->e)
         return dec_nomem(d);
     old = path_push(d, key);
@@ -527,6 +533,7 @@ static int decode_res_list(struct dec *d, const json_t *obj, const char *key, bo
 
         if (json_is_null(v))
             continue;
+        memset(e, 0, sizeof(*e));
         o2 = path_push(d, k);
         /* cpu and memory pass both checks (the common case: skipped) */
         if (container && !cpu && strcmp(k, "memory")) {
@@ -588,7 +595,8 @@ out:
 /* res_list_release frees what decode_res_list allocated; l may be zeroed or half-filled. */
 static void res_list_release(struct res_list *l)
 {
-    free(l->e);
+    if (l->e != l->small)
+        free(l->e);
     l->e = NULL;
     l->n = 0;
 }
@@ -1689,7 +1697,7 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     struct dec d;
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
     const char *policy = "";
-    struct res_list overhead = {NULL, 0, NULL};
+    struct res_list overhead = {NULL, 0, NULL, {{0}}};
     int64_t prio = 0;
     size_t old;
     char q[128];
@@ -1906,7 +1914,7 @@ int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines
 {
     struct dec d;
     const json_t *meta, *spec = NULL, *status = NULL;
-    struct res_list cap = {NULL, 0, NULL}, alloc = {NULL, 0, NULL};
+    struct res_list cap = {NULL, 0, NULL, {{0}}}, alloc = {NULL, 0, NULL, {{0}}};
     size_t old;
     int rc;
 
@@ -1970,7 +1978,7 @@ int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct k
     const json_t *meta, *ov, *sch;
     const char *uid, *rv;
     struct kube_labels labels;
-    struct res_list fixed = {NULL, 0, NULL};
+    struct res_list fixed = {NULL, 0, NULL, {{0}}};
     size_t old;
     int rc;
 

@@ -219,6 +219,7 @@ void manifest_input_release(struct manifest_input *in)
         free(in->priv->rcs);
         free(in->priv->pod_set.slots);
         free(in->priv->node_set.slots);
+        keymap_release(&in->priv->ns_map);
         free(in->priv->stubs);
         arena_free(&in->priv->stub_arena);
         arena_free(&in->priv->node_arena);

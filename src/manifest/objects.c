@@ -181,10 +181,17 @@ static int hand_off(struct manifest_ctx *c, const struct kube_pod *p, int line)
 const char *manifest_namespace_intern(struct manifest_ctx *c, const char *ns)
 {
     struct manifest_input_priv *pv = c->in->priv;
+    char *copy;
 
-    if (!pv->last_ns || strcmp(pv->last_ns, ns))
-        pv->last_ns = arena_strdup(&c->in->arena, ns);
-    return pv->last_ns;
+    if (pv->last_ns && !strcmp(pv->last_ns, ns))
+        return pv->last_ns;
+    /* one copy per namespace: pods of a few namespaces in any order share them (and
+     * manifest_finish_namespaces compares them by address) */
+    if (!(copy = keymap_get(&pv->ns_map, ns))) {
+        if (!(copy = arena_strdup(&c->in->arena, ns)) || keymap_put(&pv->ns_map, copy, copy, NULL))
+            return NULL;
+    }
+    return pv->last_ns = copy;
 }
 
 /* manifest_object_namespace: metadata.namespace, or the input's default. */
@@ -565,14 +572,23 @@ static int namespace_ensure(struct manifest_input *in, const char *name, const c
 
 int manifest_finish_namespaces(struct manifest_input *in, struct err *err)
 {
-    const char *last = NULL;
-    size_t i;
+    const char *last = NULL, *seen[8] = {NULL};
+    size_t i, k, next = 0;
 
     for (i = 0; i < in->priv->nstubs; i++)
         if (namespace_ensure(in, in->priv->stubs[i].ns, &last))
             return err_set(err, -ENOMEM, "out of memory");
-    for (i = 0; i < in->npods; i++)
-        if (namespace_ensure(in, in->pods[i].namespace_, &last))
+    for (i = 0; i < in->npods; i++) {
+        const char *ns = in->pods[i].namespace_;
+        /* pods' namespaces are interned (manifest_namespace_intern): the ones just seen are
+         * known by address */
+        for (k = 0; k < 8 && seen[k] != ns; k++)
+            ;
+        if (k < 8)
+            continue;
+        if (namespace_ensure(in, ns, &last))
             return err_set(err, -ENOMEM, "out of memory");
+        seen[next++ % 8] = ns;
+    }
     return 0;
 }

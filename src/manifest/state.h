@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "base/arena.h"
+#include "base/keymap.h"
 #include "base/err.h"
 #include "kube/object.h"
 #include "kube/yaml.h"
@@ -82,7 +83,8 @@ struct manifest_input_priv {
     size_t nds, cap_ds;
     struct manifest_name_set pod_set, node_set;
     size_t warnings_dropped;
-    const char *last_ns;             /* manifest_namespace_intern */
+    const char *last_ns;             /* manifest_namespace_intern: the last one, */
+    struct keymap ns_map;            /* and every one (key and value: the arena copy) */
     struct manifest_pod_stub *stubs; /* bound pods passed to opts.take_bound, input order */
     size_t nstubs, cap_stubs;
     struct arena stub_arena;
