@@ -3,7 +3,7 @@
 
 The preemption benchmark's input (bench/preempt_bench.sh, docs/benchmarks-sched.md). Writes
 four JSON manifests (kind: List) into OUTDIR:
-  nodes.json    N worker nodes of 16 CPU / 64 Gi / 110 pods in four zones; a fifth of them
+  nodes.json    N worker nodes of 16 CPU / 64 Gi / 110 pods (--node-cpu) in four zones; a fifth of them
                 with 4 nvidia.com/gpu (the aliyun.accelerator/* labels, half of those tainted
                 nvidia.com/gpu=present:NoSchedule).
   bound.json    low-priority pods with spec.nodeName filling every node's CPU exactly (2 or 4
@@ -28,8 +28,9 @@ import random
 ZONES = ["zone-a", "zone-b", "zone-c", "zone-d"]
 
 
-def node(name, zone, gpus, taint):
-    alloc = {"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "200Gi"}
+def node(name, zone, gpus, taint, cpu):
+    alloc = {"cpu": str(cpu), "memory": "%dGi" % (cpu * 4), "pods": "110",
+             "ephemeral-storage": "200Gi"}
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
               "topology.kubernetes.io/zone": zone}
     spec = {}
@@ -63,6 +64,8 @@ def main():
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--node-cpu", type=int, default=16,
+                    help="CPUs per node (16: about 6 pods each; 64: about 22)")
     ap.add_argument("outdir")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -70,8 +73,8 @@ def main():
     for i in range(a.nodes):
         name = "node-%05d" % i
         gpus = 4 if rng.random() < 0.2 else 0
-        nodes.append(node(name, rng.choice(ZONES), gpus, gpus and rng.random() < 0.5))
-        free, gpus_free, k = 16, gpus, 0
+        nodes.append(node(name, rng.choice(ZONES), gpus, gpus and rng.random() < 0.5, a.node_cpu))
+        free, gpus_free, k = a.node_cpu, gpus, 0
         while free:
             cpu = min(free, rng.choice([2, 2, 4]))
             g = 1 if gpus_free and (rng.random() < 0.5 or free <= 4) else 0

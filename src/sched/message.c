@@ -93,18 +93,19 @@ int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const str
 }
 
 int sched_hist_add_nodes(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
-                         const struct sched_nodeout *out, uint32_t n)
+                         const struct sched_nodeout *out, uint32_t n, uint32_t *resolvable)
 {
     /* the distinct (plugin, reason) pairs with their counts: a cycle's thousands of rows
      * usually share a handful of statuses */
     struct {
         uint32_t plugin, reason, n;
     } t[32];
-    uint32_t nt = 0, last = 0, i, k;
+    uint32_t nt = 0, last = 0, i, k, nres = 0;
     int rc;
 
     for (i = 0; i < n; i++) {
         uint32_t pl = out[i].plugin, r = out[i].reason;
+        nres += pl && !out[i].unresolvable;
         if (nt && t[last].plugin == pl && t[last].reason == r) {
             t[last].n++;
             continue;
@@ -128,6 +129,8 @@ int sched_hist_add_nodes(struct sched_hist *h, struct sched_cluster *c, const st
     for (k = 0; k < nt; k++)
         if ((rc = sched_hist_add_status(h, c, cp, t[k].plugin, t[k].reason, t[k].n)))
             return rc;
+    if (resolvable)
+        *resolvable = nres;
     return 0;
 }
 

@@ -10,7 +10,8 @@
  * nodes for reason, sched_hist_add_status n nodes of one status (a plugin and its reason: several
  * reasons for NodeResourcesFit's mask, VolumeBinding's bits), sched_hist_add_node a node's row,
  * sched_hist_add_nodes n rows (the same counts as one sched_hist_add_node per row, counted by
- * distinct status first); 0 or -ENOMEM. sched_hist_release frees it. */
+ * distinct status first; *resolvable, when not NULL, gets how many rows failed and not as
+ * unresolvable: preemption's potential nodes); 0 or -ENOMEM. sched_hist_release frees it. */
 int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n);
 int sched_hist_add_status(struct sched_hist *h, struct sched_cluster *c,
                           const struct sched_cpod *cp, uint32_t plugin, uint32_t reason,
@@ -18,7 +19,7 @@ int sched_hist_add_status(struct sched_hist *h, struct sched_cluster *c,
 int sched_hist_add_node(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
                         const struct sched_nodeout *o);
 int sched_hist_add_nodes(struct sched_hist *h, struct sched_cluster *c, const struct sched_cpod *cp,
-                         const struct sched_nodeout *out, uint32_t n);
+                         const struct sched_nodeout *out, uint32_t n, uint32_t *resolvable);
 void sched_hist_release(struct sched_hist *h);
 
 /* sched_fit_error formats "0/N nodes are available: <sorted histogram>." (or the PreFilter's

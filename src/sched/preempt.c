@@ -308,7 +308,8 @@ struct pc_ent {
 struct pc_slot {
     uint32_t gen; /* c->lite[slot].gen when filled; 0: never filled */
     uint64_t pdbs_version;
-    bool fast; /* fast_victims may use it: no negative amount, at most 32 budgets */
+    bool fast;     /* fast_victims may use it: no negative amount, at most 32 budgets */
+    uint32_t pdbs; /* the budgets covering some pod of the node (or of their bits) */
     uint32_t n, cap;
     struct pc_ent *e;
 };
@@ -388,6 +389,7 @@ static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cach
         ps->cap = s->npods;
     }
     ps->fast = c->npdbs <= 32;
+    ps->pdbs = 0;
     for (i = 0; i < s->npods; i++) {
         struct sched_pod *p = s->pods[i];
         struct pc_ent *e = &ps->e[i];
@@ -405,6 +407,7 @@ static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cach
         for (j = 0; ps->fast && j < c->npdbs; j++)
             if (pdb_covers(&c->pdbs[j], p))
                 e->pdbs |= 1u << j;
+        ps->pdbs |= e->pdbs;
         /* sums of non-negative amounts saturate alike in any order (sched_sat_add) */
         if (e->cpu < 0 || e->mem < 0 || e->eph < 0 || e->gpu < 0)
             ps->fast = false;
@@ -452,6 +455,27 @@ static uint32_t use_fit(const struct sched_cluster *c, uint32_t slot, const stru
     return sched_filter_fit(c, slot, cp, u, sreq, &un);
 }
 
+/* use_fits is use_fit() == 0 without the reasons, for the reprieve's many checks: the same
+ * tests as sched_filter_fit's, every scalar of the pod being c->rid_gpu (fast_pod) */
+static inline bool use_fits(const struct sched_hot *h, const struct sched_cpod *cp,
+                            const struct sched_nodeuse *u)
+{
+    uint32_t j;
+
+    if (u->npods + 1 > h->alloc_pods)
+        return false;
+    if (cp->all_zero)
+        return true;
+    if ((cp->cpu > 0 && cp->cpu > h->alloc_cpu - u->req_cpu) ||
+        (cp->mem > 0 && cp->mem > h->alloc_mem - u->req_mem) ||
+        (cp->eph > 0 && cp->eph > h->alloc_eph - u->req_eph))
+        return false;
+    for (j = 0; j < cp->nscalars; j++)
+        if (cp->scalars[j].req > h->alloc_gpu - u->req_gpu)
+            return false;
+    return true;
+}
+
 /* fast_victims is select_victims for a pod fast_pod accepts, from the node's summary:
  * 0 with pn filled (its victims in pc->vbuf, most important first) and, for a candidate, *k;
  * 1 when the node is not for it (nominated pods, host ports, no summary): select_victims
@@ -497,6 +521,31 @@ static int fast_victims(struct sched_cluster *c, struct sched_preempt_cache *pc,
         pn->reason = m;
         return 0;
     }
+    pn->victims = pc->vbuf;
+    pn->reason_plugin = SCHED_PL_NONE;
+    if (!ps->pdbs) {
+        /* no budget covers a pod of the node: one reprieve pass, most important first, the
+         * victims found in that order (the key as they come) */
+        for (i = nhigh; i < ps->n; i++) {
+            const struct pc_ent *e = &ps->e[i];
+            struct sched_nodeuse t = use;
+            use_add(&t, e);
+            if (use_fits(&c->hot[slot], cp, &t)) {
+                use = t;
+                continue;
+            }
+            if (!pn->nvictims) {
+                k->top = e->priority;
+                k->earliest = e->seq;
+                k->sum = 0;
+            }
+            k->sum += (int64_t)e->priority + (int64_t)INT32_MAX + 1;
+            pc->vbuf[pn->nvictims++] = e->pod;
+        }
+        k->npdb_violations = 0;
+        k->nvictims = pn->nvictims;
+        return 0;
+    }
     /* FilterVictimsWithPDBViolation over the rest, most important first */
     for (j = 0; j < c->npdbs; j++)
         allowed[j] = c->pdbs[j].disruptions_allowed;
@@ -517,18 +566,16 @@ static int fast_victims(struct sched_cluster *c, struct sched_preempt_cache *pc,
             if ((pc->flags[i] & 1) != !pass)
                 continue;
             use_add(&t, &ps->e[i]);
-            if (use_fit(c, slot, cp, &t)) {
+            if (!use_fits(&c->hot[slot], cp, &t)) {
                 pc->flags[i] |= 2;
                 pn->npdb_violations += pc->flags[i] & 1;
             } else {
                 use = t;
             }
         }
-    pn->victims = pc->vbuf;
     for (i = nhigh; i < ps->n; i++)
         if (pc->flags[i] & 2)
             pc->vbuf[pn->nvictims++] = ps->e[i].pod;
-    pn->reason_plugin = SCHED_PL_NONE;
     if (pn->nvictims) {
         const struct pc_ent *e = NULL;
         for (i = nhigh; i < ps->n; i++) {
@@ -660,7 +707,7 @@ const struct sched_preempt_node *sched_preemption_chosen(const struct sched_pree
 }
 
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
-                  const struct sched_cpod *cp, const struct sched_cycle *cy,
+                  const struct sched_cpod *cp, const struct sched_cycle *cy, uint32_t npotential,
                   const struct sched_rng *rng, bool ref, bool all_nodes,
                   struct sched_preemption *pr, struct err *err)
 {
@@ -671,7 +718,7 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
     bool one_owned = false;        /* one.victims is select_victims' (malloc'ed) */
     struct sched_pod **bestv = NULL, **followv = NULL;
     struct pkey best_key, follow_key;
-    uint32_t i, npotential = 0, want, nonviolating = 0, violating = 0, bestcap = 0, followcap = 0;
+    uint32_t i, want, nonviolating = 0, violating = 0, bestcap = 0, followcap = 0;
     int32_t follow = -1;
     char *inner = NULL;
     int rc = -ENOMEM;
@@ -707,9 +754,9 @@ int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
         goto out;
     if (!ref && fast_pod(c, cp) && !(pc = pc_of(c)))
         goto out;
-    for (i = 0; i < cy->n; i++)
-        if (cy->out[i].plugin && !cy->out[i].unresolvable)
-            npotential++;
+    if (npotential == UINT32_MAX)
+        for (i = npotential = 0; i < cy->n; i++)
+            npotential += cy->out[i].plugin && !cy->out[i].unresolvable;
     want = sched_preempt_num_candidates(npotential);
     for (i = 0; i < cy->n; i++) {
         struct sched_preempt_node *pn = all_nodes ? &pr->nodes[i] : &one;

@@ -12,9 +12,10 @@
  * 0 or -ENOMEM with err set. all_nodes: pr->nodes gets every node's verdict (explanations);
  * otherwise only the chosen candidate is kept (sched_preemption_chosen). ref: every node
  * through the dry run of every filter, never the summaries' fast path (the reference of
- * tests/unit/test_sched_equiv.c). */
+ * tests/unit/test_sched_equiv.c). npotential: how many rows of cy failed and not as unresolvable
+ * (sched_hist_add_nodes counts them), UINT32_MAX to count them here. */
 int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
-                  const struct sched_cpod *cp, const struct sched_cycle *cy,
+                  const struct sched_cpod *cp, const struct sched_cycle *cy, uint32_t npotential,
                   const struct sched_rng *rng, bool ref, bool all_nodes,
                   struct sched_preemption *pr, struct err *err);
 void sched_preemption_release(struct sched_preemption *pr);

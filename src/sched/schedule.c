@@ -196,7 +196,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     struct sched_preemption pr;
     struct sched_hist h = {0};
     struct kube_pod nominated;
-    uint32_t i;
+    uint32_t i, npotential = UINT32_MAX;
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -265,7 +265,8 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             goto out;
     } else {
         out->outcome = SCHED_UNSCHEDULABLE;
-        if (!cp.prefilter_conflict && (rc = sched_hist_add_nodes(&h, c, &cp, cy.out, cy.n)))
+        if (!cp.prefilter_conflict &&
+            (rc = sched_hist_add_nodes(&h, c, &cp, cy.out, cy.n, &npotential)))
             goto out;
         rc = -ENOMEM;
         if (!(out->message = sched_fit_error(c, cy.n, &h,
@@ -286,7 +287,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             out->message = m;
             goto done;
         }
-        if ((rc = sched_preempt(c, p, &cp, &cy, rng, ref, x != NULL, &pr, err)))
+        if ((rc = sched_preempt(c, p, &cp, &cy, npotential, rng, ref, x != NULL, &pr, err)))
             goto out_cp;
         rc = -ENOMEM;
         if (pr.chosen >= 0) {
