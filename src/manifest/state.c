@@ -273,6 +273,7 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->nobjects = in->nobjects;
     s->nrcs = in->priv->nrcs;
     s->nselectors = in->nselectors;
+    s->deferred_pods = in->priv->deferred_pods;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -292,6 +293,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     while (in->nobjects > s->nobjects)
         json_decref(in->objects[--in->nobjects].json);
     in->nselectors = s->nselectors;
+    in->priv->deferred_pods = s->deferred_pods;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))
