@@ -444,3 +444,47 @@ def test_claim_pod_is_refused_not_bound():
             wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_default_spreading_follows_the_watched_replicaset():
+    """PodTopologySpread's system defaults from a watched ReplicaSet: its pods spread while it
+    exists, not after it is deleted, again once it is back; a controller reference of another
+    apiVersion (extensions/v1beta1) selects nothing, as in kube-scheduler's DefaultSelector.
+    Nodes big (zone a, 64 CPUs), s1 (b, 8), s2 (c, 6): resources alone always pick big."""
+    with FakeApiServer() as api:
+        for name, zone, cpu in (("big", "a", "64"), ("s1", "b", "8"), ("s2", "c", "6")):
+            api.add(node(name, cpu=cpu, memory="32Gi", labels={"topology.kubernetes.io/zone": zone}))
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db", "namespace": "default"},
+              "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "db"}},
+                       "template": {"metadata": {"labels": {"app": "db"}},
+                                    "spec": {"containers": [{"name": "c", "image": "db"}]}}}}
+        api.add(rs)
+        sv = Serve(api, ["-v", "4"])
+        n = [0]
+
+        def place(api_version="apps/v1"):
+            p = pod("db-%d" % n[0], cpu="500m", memory="512Mi", labels={"app": "db"})
+            n[0] += 1
+            p["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": "ReplicaSet", "name": "db",
+                                                 "uid": "rs-uid", "controller": True}]
+            api.add(p)
+            name = p["metadata"]["name"]
+            return wait_for(name + " bound", lambda: sv._dead() or bound(api).get(name))
+
+        def seen(what):
+            want = sv.count(r'"ReplicaSet %s" object="default/db"' % what) + 1
+            return lambda: sv._dead() or sv.count(r'"ReplicaSet %s" object="default/db"' % what) >= want
+        try:
+            got = [place(), place()]
+            deleted = seen("deleted")
+            api.delete("replicasets", "db")
+            wait_for("the ReplicaSet gone from serve's cache", deleted)
+            got.append(place())
+            added = seen("added")
+            api.add(rs)
+            wait_for("the ReplicaSet back in serve's cache", added)
+            got.append(place())
+            got.append(place("extensions/v1beta1"))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+        util.check_eq(got, ["big", "s1", "big", "s2", "big"], "nodes of db-0 .. db-4")
