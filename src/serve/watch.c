@@ -137,6 +137,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
     struct serve_pending *pp = NULL;
     char msg[1200], ns[256], name[256];
     const char *slash;
+    bool added;
     int rc;
 
     err_clear(&err);
@@ -181,6 +182,11 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
             goto out;
         }
         serve_lock(s);
+        /* newly bound (first seen bound, or pending/assumed by us until now): kube-scheduler's
+         * AssignedPod/Add, which may let a parked pod with required pod affinity or
+         * DoNotSchedule spreading fit */
+        added = op == KUBE_INFORMER_ADD || serve_queue_get(s->queue, key) ||
+                keymap_get(&s->assumed, key);
         rc = sched_cluster_add_pod(s->cluster, &pod, &err);
         if (rc)
             serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
@@ -188,6 +194,8 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         /* bound: by us (this confirms the assumed pod) or by someone else */
         serve_pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
+        if (added && serve_queue_move_if(s->queue, mono_ms(), serve_pending_waits_for_pods))
+            pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
         goto out;
     }
@@ -211,6 +219,17 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         serve_unlock(s);
         serve_pending_free(pp);
         goto out;
+    }
+    {
+        const struct serve_queue_item *it = serve_queue_get(s->queue, key);
+
+        if (it && !strcmp(((const struct serve_pending *)it->data)->json, pp->json)) {
+            /* only its status (our own PodScheduled condition, say) or resourceVersion
+             * changed: as in kube-scheduler, that does not send a parked pod back */
+            serve_unlock(s);
+            serve_pending_free(pp);
+            goto out;
+        }
     }
     sync_nomination(s, key, ns, name, obj, pp);
     {

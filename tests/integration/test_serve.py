@@ -488,3 +488,28 @@ def test_default_spreading_follows_the_watched_replicaset():
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
         util.check_eq(got, ["big", "s1", "big", "s2", "big"], "nodes of db-0 .. db-4")
+
+
+def test_a_pod_waiting_for_its_affinity_partner_is_retried_when_the_partner_is_bound():
+    """A pod whose required pod affinity no bound pod satisfies is parked; binding a matching
+    pod (here by another scheduler) moves it back at once, as kube-scheduler's AssignedPod/Add
+    event does, not after the periodic flush (10 minutes here). A parked pod without pod
+    affinity or DoNotSchedule spreading stays parked."""
+    with FakeApiServer() as api:
+        api.add(node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+        web = pod("web", labels={"app": "web"}, affinity={"podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {"matchLabels": {"app": "cache"}},
+                "topologyKey": "topology.kubernetes.io/zone"}]}})
+        api.add(web)
+        api.add(pod("big", cpu="64"))
+        sv = Serve(api, ["-v", "2", "--pod-max-in-unschedulable-pods-duration", "10m"])
+        try:
+            wait_for("web and big unschedulable", lambda: sv._dead() or {
+                e["regarding"]["name"] for e in events(api, "FailedScheduling")} == {"web", "big"})
+            api.add(pod("cache", scheduler="default-scheduler", node_name="n1", labels={"app": "cache"}))
+            wait_for("web bound", lambda: sv._dead() or bound(api).get("web") == "n1", timeout=30)
+            util.check_eq(len([e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]),
+                          1, "FailedScheduling events of big (not moved by the pod add)")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
