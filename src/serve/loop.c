@@ -295,9 +295,7 @@ void serve_loop(struct serve *s)
         int64_t t = mono_ms(), next;
 
         serve_update_gauges(s);
-        /* as kube-scheduler, once every informer's cache is synced */
-        if (!s->nodes_synced || !s->pods_synced || !s->pdbs_synced || !s->nss_synced ||
-            s->sources_synced != SERVE_SRC_ALL || !serve_leading(s)) {
+        if (!serve_synced(s) || !serve_leading(s)) {
             serve_wait(s, 200);
             continue;
         }

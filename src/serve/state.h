@@ -125,6 +125,10 @@ void serve_update_gauges(struct serve *s);
 /* serve_unassume drops key from the assumed set (mu held). */
 void serve_unassume(struct serve *s, const char *key);
 
+/* serve_synced: every informer has delivered a complete list (mu held): scheduling starts
+ * and /readyz says ready, as kube-scheduler waits for its informers' handlers. */
+bool serve_synced(const struct serve *s);
+
 /* serve_leading: no election, or this replica holds the lease. */
 bool serve_leading(struct serve *s);
 
