@@ -227,6 +227,10 @@ def test_probes_and_metrics():
             wait_for("ready", sv.ready)
             wait_for("p1 bound", lambda: "p1" in bound(api))
             wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
+            # the API server stores the binding before serve has read its answer (the e2e
+            # sample is taken then): p1 shows bound a moment before the metric counts it
+            wait_for("p1's bind answer handled", lambda: sv.metric(
+                "scheduler_e2e_scheduling_duration_seconds_count", 'profile="gpu"') == 1.0)
             ev = events(api, "FailedScheduling")[0]
             # more cpu than the node has at all: preemption cannot help (Unresolvable)
             util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
