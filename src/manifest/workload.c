@@ -225,6 +225,7 @@ static int decode_template(struct manifest_ctx *c, const json_t *tmpl, const cha
     out->namespace_ = manifest_namespace_intern(c, ns);
     out->owner.kind = owner_kind;
     out->owner.name = arena_strdup(&c->in->arena, owner_name);
+    out->owner.api_version = NULL; /* the controller's own reference, not the template's */
     out->source_file = c->file;
     out->source_line = line;
     if (!out->namespace_ || !out->owner.name)
