@@ -82,6 +82,10 @@ void serve_task_free(struct serve_task *t)
     free(t->key);
     free(t->node);
     free(t->uid);
+    free(t->rv);
+    free(t->preemptor);
+    if (t->job && t->job_free)
+        t->job_free(t->job);
     free(t);
 }
 

@@ -37,6 +37,7 @@ void serve_pending_free(void *p)
     free(pp->namespace_);
     free(pp->name);
     free(pp->uid);
+    free(pp->resource_version);
     free(pp->scheduler_name);
     free(pp->last_message);
     free(pp->last_nominated);
@@ -53,6 +54,7 @@ struct serve_pending *serve_pending_new(json_t *obj)
     const char *ns = serve_jstr(obj, "metadata", "namespace"),
                *name = serve_jstr(obj, "metadata", "name");
     const char *uid = serve_jstr(obj, "metadata", "uid"),
+               *rv = serve_jstr(obj, "metadata", "resourceVersion"),
                *nom = serve_jstr(obj, "status", "nominatedNodeName");
 
     if (!pp || !copy || !md)
@@ -70,8 +72,10 @@ struct serve_pending *serve_pending_new(json_t *obj)
     pp->namespace_ = strdup(ns && *ns ? ns : "default");
     pp->name = strdup(name ? name : "");
     pp->uid = strdup(uid ? uid : "");
+    pp->resource_version = strdup(rv ? rv : "");
     pp->scheduler_name = strdup(serve_pod_scheduler_name(obj));
-    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid || !pp->scheduler_name)
+    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid || !pp->resource_version ||
+        !pp->scheduler_name)
         goto fail;
     json_decref(copy);
     return pp;

@@ -13,8 +13,9 @@
 struct serve_pending {
     char *json;
     char *namespace_, *name, *uid;
-    char *scheduler_name; /* spec.schedulerName (default-scheduler when unset) */
-    char *last_message;   /* last FailedScheduling text written to the status, NULL if none */
+    char *resource_version; /* metadata.resourceVersion of this version ("" when unset) */
+    char *scheduler_name;   /* spec.schedulerName (default-scheduler when unset) */
+    char *last_message;     /* last FailedScheduling text written to the status, NULL if none */
     char *last_nominated;
     char *watch_nominated; /* status.nominatedNodeName of this watch event, NULL when unset */
 };

@@ -176,7 +176,11 @@ def test_429_with_retry_after_is_honoured():
             # retry sent earlier than asked would be a protocol violation)
             if not all(b - a >= 0.9 for a, b in zip(posts, posts[1:])):
                 raise AssertionError("retries did not wait Retry-After: %r" % posts)
-            util.check_eq(sv.metric("gpusched_bind_errors_total"), 0.0, "bind errors")
+            # the rest client's retries are one Bind: one scheduled attempt, no error
+            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
+                                    'profile="gpusched",result="scheduled"'), 1.0, "scheduled attempts")
+            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
+                                    'profile="gpusched",result="error"'), None, "error attempts")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
@@ -232,16 +236,27 @@ def test_probes_and_metrics():
             util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
                           "nodes are available: 1 Preemption is not helpful for scheduling.",
                           "FailedScheduling note")
+            # kube-scheduler's profile label is the pod's schedulerName, not the --profile
             util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpu",result="scheduled"'), 1.0, "scheduled attempts")
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpu",result="unschedulable"') >= 1, True,
-                          "unschedulable attempts")
+                                    'profile="gpusched",result="scheduled"'), 1.0, "scheduled attempts")
+            unsched = sv.metric("scheduler_schedule_attempts_total",
+                                'profile="gpusched",result="unschedulable"')
+            util.check_eq(unsched >= 1, True, "unschedulable attempts")
+            # DefaultPreemption's PostFilter ran at every unschedulable attempt
+            util.check_eq(sv.metric("scheduler_preemption_attempts_total"), unsched,
+                          "preemption attempts")
             util.check_eq(sv.metric("scheduler_pending_pods", 'queue="unschedulable"'), 1.0,
                           "unschedulable queue depth")
-            util.check_eq(sv.metric("scheduler_e2e_scheduling_duration_seconds_count",
-                                    'profile="gpu"'), 1.0, "e2e latency samples")
-            util.check_eq(sv.metric("gpusched_leader"), 1.0, "leader gauge without election")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_sli_duration_seconds_count",
+                                    'attempts="1"'), 1.0, "SLI samples of pods bound at the first attempt")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_count"), 1.0,
+                          "attempts histogram: one bound pod")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_sum"), 1.0,
+                          "attempts histogram: bound at the first attempt")
+            util.check_eq(sv.metric("scheduler_cache_size", 'type="nodes"'), 1.0, "nodes in the cache")
+            wait_for("p1 in the cache", lambda: sv.metric("scheduler_cache_size", 'type="pods"') == 1.0)
+            util.check_eq(sv.metric("leader_election_master_status", 'name="gpusched"'), None,
+                          "no leader-election metric without election")
             util.check_eq(sv.get("/nope")[0], 404, "unknown path")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
@@ -348,7 +363,18 @@ def test_preemption_deletes_victims_and_nominates():
             pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))
             util.check_eq((pre[0]["regarding"]["name"], pre[0]["note"]),
                           ("low", "Preempted by pod %s on node n1" % uid), "Preempted event")
-            util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
+            util.check_eq((sv.metric("scheduler_preemption_victims_count"),
+                           sv.metric("scheduler_preemption_victims_sum")), (1.0, 1.0),
+                          "victims histogram: one preemption, one victim")
+            # regarding is the victim as the scheduler knew it, related the preemptor
+            low_obj = [r for r in api.requests if r["method"] == "DELETE"
+                       and r["path"].endswith("/pods/low")]
+            util.check_eq(bool(low_obj), True, "the victim's DELETE")
+            util.check_eq(pre[0]["regarding"].get("uid") is not None, True, "Preempted regarding.uid")
+            util.check_eq(pre[0]["regarding"].get("resourceVersion") is not None, True,
+                          "Preempted regarding.resourceVersion")
+            util.check_eq((pre[0]["related"]["name"], pre[0]["related"]["uid"]), ("high", uid),
+                          "Preempted related: the preemptor")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
