@@ -2,10 +2,13 @@
 labelling the GPU nodes through the fake NVML), the writes a scheduler makes (binding, events,
 PodScheduled condition), fault handling (409, 404, 429 + Retry-After, a watch expiring with
 410), probes and metrics, flags, and graceful SIGTERM."""
+import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
+import time
 
 import util
 from fake_apiserver import FakeApiServer
@@ -292,6 +295,9 @@ def test_flags():
                        "--percentage-of-nodes-to-score: '101' is not an integer in 0..100"),
                       (["--percentage-of-nodes-to-score", "-1"], "--percentage-of-nodes-to-score: '-1'"),
                       (["--percentage-of-nodes-to-score", "ten"], "--percentage-of-nodes-to-score: 'ten'"),
+                      (["--logging-format", "xml"],
+                       "--logging-format: unsupported log format 'xml' (want text or json)"),
+                      (["--logging-format", ""], "--logging-format: unsupported log format ''"),
                       (["--leader-elect", "--leader-elect-lease-duration", "5s",
                         "--leader-elect-renew-deadline", "10s"], "must be greater than")):
         p = util.run([gs, "serve"] + args)
@@ -303,6 +309,47 @@ def test_flags():
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
+
+
+def test_json_log_lines():
+    # --logging-format json: every stderr line is one JSON object, as kube-scheduler
+    # --logging-format=json writes them (component-base's JSON logger)
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("p1"))
+        api.add(pod("too-big", cpu="2"))
+        before = time.time()
+        sv = Serve(api, ["--logging-format", "json", "-v", "4"])
+        try:
+            wait_for("p1 bound", lambda: "p1" in bound(api))
+            wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
+            wait_for("the bind's log line", lambda: sv.grep("Successfully bound pod"))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+        after = time.time()
+        objs = []
+        for line in sv.lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                raise AssertionError("not a JSON line: %r" % line)
+            if list(obj)[:3] != ["ts", "caller", "msg"]:
+                raise AssertionError("not ts, caller, msg first: %r" % line)
+            if not (before - 1) * 1000 <= obj["ts"] <= (after + 1) * 1000:
+                raise AssertionError("ts of %r outside the run" % line)
+            if not re.match(r"^(serve|kube)/[a-z_]+\.c:\d+$", obj["caller"]):
+                raise AssertionError("caller of %r" % line)
+            objs.append(obj)
+        start = [o for o in objs if o["msg"] == "Starting gpusched"]
+        util.check_eq(len(start), 1, "one start line")
+        util.check_eq((start[0]["v"], start[0]["schedulerName"], isinstance(start[0]["metricsPort"], int)),
+                      (0, "gpusched", True), "the start line's pairs")
+        b = [o for o in objs if o["msg"] == "Successfully bound pod to node"]
+        util.check_eq([(o["v"], o["pod"], o["node"]) for o in b], [(2, "default/p1", "n1")],
+                      "the bind line")
+        u = [o for o in objs if o["msg"] == "Unable to schedule pod; no fit; waiting"]
+        util.check_eq(bool(u) and u[0]["pod"] == "default/too-big" and
+                      u[0]["err"].startswith("0/1 nodes are available"), True, "the no-fit line")
 
 
 def test_node_sampling_by_default_keeps_the_full_message():
