@@ -69,6 +69,26 @@ struct serve_pending *serve_pending_new(json_t *obj)
             goto fail;
     }
     pp->json = json_dumps(copy, JSON_COMPACT);
+    {
+        /* what kube-scheduler's isPodUpdated compares: no resourceVersion, generation,
+         * managedFields, finalizers or status */
+        char *bare;
+        const char *p;
+
+        json_object_del(json_object_get(copy, "metadata"), "resourceVersion");
+        json_object_del(json_object_get(copy, "metadata"), "generation");
+        json_object_del(json_object_get(copy, "metadata"), "finalizers");
+        json_object_del(copy, "status");
+        bare = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!bare)
+            goto fail;
+        pp->sched_hash = 1469598103934665603ULL;
+        for (p = bare; *p; p++) {
+            pp->sched_hash ^= (unsigned char)*p;
+            pp->sched_hash *= 1099511628211ULL;
+        }
+        free(bare);
+    }
     pp->namespace_ = strdup(ns && *ns ? ns : "default");
     pp->name = strdup(name ? name : "");
     pp->uid = strdup(uid ? uid : "");
@@ -84,6 +104,13 @@ fail:
     json_decref(copy);
     serve_pending_free(pp);
     return NULL;
+}
+
+bool serve_pending_same(const void *old_data, const void *new_data)
+{
+    const struct serve_pending *a = old_data, *b = new_data;
+
+    return a && b && a->sched_hash == b->sched_hash;
 }
 
 /* serve_node_fingerprint hashes what can change a node's fitness: labels, taints, unschedulable,

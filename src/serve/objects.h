@@ -4,6 +4,7 @@
 #ifndef SERVE_OBJECTS_H
 #define SERVE_OBJECTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -18,6 +19,8 @@ struct serve_pending {
     char *last_message;     /* last FailedScheduling text written to the status, NULL if none */
     char *last_nominated;
     char *watch_nominated; /* status.nominatedNodeName of this watch event, NULL when unset */
+    uint64_t sched_hash;   /* the pod without resourceVersion, generation, managedFields,
+                              finalizers and status: what kube-scheduler calls an update */
 };
 
 /* serve_pending_new keeps what scheduling needs from a pod: its JSON without managedFields
@@ -25,6 +28,11 @@ struct serve_pending {
  * out of memory. serve_pending_free frees one (NULL is fine; the void * suits the queue). */
 struct serve_pending *serve_pending_new(json_t *obj);
 void serve_pending_free(void *p);
+
+/* serve_pending_same: two versions of a pending pod differ only where kube-scheduler's
+ * isPodUpdated does not look (its own status writes, a resourceVersion): such an update does
+ * not move an unschedulable pod back to be tried (serve_queue_opts.same). */
+bool serve_pending_same(const void *old_data, const void *new_data);
 
 /* serve_node_fingerprint hashes what can change a node's fitness: labels, taints,
  * unschedulable, allocatable (status heartbeats change none of them). */

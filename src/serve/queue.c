@@ -270,9 +270,15 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
         return -ENOMEM;
     q->now_ms = now_ms;
     if (e) {
+        void *was_data = e->item.data;
+
         if (old_data)
-            *old_data = e->item.data;
+            *old_data = was_data;
         e->item.data = data;
+        if (e->state == SERVE_QUEUE_UNSCHEDULABLE && q->o.same && q->o.same(was_data, data)) {
+            e->item.priority = priority; /* (a priority change is a change: not the same) */
+            return 0;
+        }
         if (e->state == SERVE_QUEUE_IN_FLIGHT) {
             e->item.priority = priority;
             return 0;

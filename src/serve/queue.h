@@ -26,6 +26,9 @@ struct serve_queue_opts {
     int64_t initial_backoff_ms;   /* 1000 when 0 */
     int64_t max_backoff_ms;       /* 10000 when 0 */
     int64_t max_unschedulable_ms; /* periodic flush age, 300000 (5 min) when 0 */
+    /* same(old, new): an update from old data to new changes nothing scheduling looks at, so
+     * an unschedulable pod stays where it is (NULL: every update moves it) */
+    bool (*same)(const void *old_data, const void *new_data);
 };
 
 /* One queued pod as seen by the caller. data is the caller's (the queue never frees it). */
@@ -48,8 +51,9 @@ void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data));
 
 /* serve_queue_add adds a new pending pod to the active heap, or updates the priority and data
  * of a known one (returning the old data through *old_data, else NULL there). An updated pod
- * waiting as unschedulable or gated is moved back (its spec may now fit); one in flight stays
- * in flight. Returns 0, or -ENOMEM. */
+ * waiting as unschedulable or gated is moved back (its spec may now fit), unless the
+ * options' same() says the update changed nothing that matters; one in flight stays in flight.
+ * Returns 0, or -ENOMEM. */
 int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, void *data,
                     int64_t now_ms, void **old_data);
 

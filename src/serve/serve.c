@@ -415,6 +415,7 @@ int serve_main(int argc, char **argv)
     qo.max_unschedulable_ms = o.max_unschedulable_ms;
     qo.initial_backoff_ms = o.initial_backoff_ms;
     qo.max_backoff_ms = o.max_backoff_ms;
+    qo.same = serve_pending_same; /* our own status writes do not move a pod back */
     s->queue = serve_queue_new(&qo);
     if (!s->cluster || !s->queue) {
         fprintf(stderr, "gpusched serve: out of memory\n");
