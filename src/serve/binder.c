@@ -83,7 +83,6 @@ void serve_task_free(struct serve_task *t)
     free(t->node);
     free(t->uid);
     free(t->rv);
-    free(t->preemptor);
     if (t->job && t->job_free)
         t->job_free(t->job);
     free(t);

@@ -153,6 +153,13 @@ void serve_metrics_bind(struct serve_metrics *m, struct serve_profile_metrics *p
     pthread_mutex_unlock(&m->mu);
 }
 
+void serve_metrics_set_pending(struct serve_metrics *m, enum serve_pending_queue q, uint64_t n)
+{
+    m->pending[q] = n;
+    if (n)
+        m->entities_touched[q] = true; /* a Vec's child appears on its first Add */
+}
+
 void serve_metrics_observe(struct serve_metrics *m, struct serve_histogram *h, double v)
 {
     pthread_mutex_lock(&m->mu);
@@ -486,6 +493,8 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
               "'gated' is the number of unschedulable entities that the scheduler never "
               "attempted to schedule because they are gated.");
     for (k = 0; k < SERVE_PENDING_COUNT; k++) {
+        if (!m->entities_touched[k])
+            continue;
         snprintf(lb, sizeof(lb), "queue=\"%s\",type=\"pod\"", pending_names[k]);
         r |= sample(o, "scheduler_queued_entities", lb, (double)m->pending[k]);
     }

@@ -72,6 +72,7 @@ struct serve_metrics {
     uint64_t preemption_attempts;
     uint64_t scheduled_after_flush;
     uint64_t pending[SERVE_PENDING_COUNT];
+    bool entities_touched[SERVE_PENDING_COUNT]; /* queued_entities: a queue that held a pod */
     uint64_t cache_nodes, cache_pods, cache_assumed;
     /* gpusched's own */
     uint64_t in_flight_binds, bind_conflicts, bind_not_found;
@@ -117,6 +118,9 @@ void serve_metrics_bind(struct serve_metrics *m, struct serve_profile_metrics *p
 void serve_metrics_observe(struct serve_metrics *m, struct serve_histogram *h, double v);
 void serve_metrics_add(struct serve_metrics *m, uint64_t *counter, uint64_t delta);
 void serve_metrics_set(struct serve_metrics *m, uint64_t *gauge, uint64_t value);
+
+/* serve_metrics_set_pending sets the pods in one part of the queue; the caller holds m->mu. */
+void serve_metrics_set_pending(struct serve_metrics *m, enum serve_pending_queue q, uint64_t n);
 
 /* serve_metrics_render appends the Prometheus text exposition of m and the process metrics
  * (process_cpu_seconds_total, process_resident_memory_bytes, ...) to out. Returns 0 or a

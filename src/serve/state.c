@@ -43,11 +43,14 @@ void serve_yield(struct serve *s)
 void serve_update_gauges(struct serve *s)
 {
     pthread_mutex_lock(&s->metrics.mu);
-    s->metrics.pending[SERVE_PENDING_ACTIVE] = serve_queue_count(s->queue, SERVE_QUEUE_ACTIVE);
-    s->metrics.pending[SERVE_PENDING_BACKOFF] = serve_queue_count(s->queue, SERVE_QUEUE_BACKOFF);
-    s->metrics.pending[SERVE_PENDING_UNSCHEDULABLE] =
-        serve_queue_count(s->queue, SERVE_QUEUE_UNSCHEDULABLE);
-    s->metrics.pending[SERVE_PENDING_GATED] = serve_queue_count(s->queue, SERVE_QUEUE_GATED);
+    serve_metrics_set_pending(&s->metrics, SERVE_PENDING_ACTIVE,
+                              serve_queue_count(s->queue, SERVE_QUEUE_ACTIVE));
+    serve_metrics_set_pending(&s->metrics, SERVE_PENDING_BACKOFF,
+                              serve_queue_count(s->queue, SERVE_QUEUE_BACKOFF));
+    serve_metrics_set_pending(&s->metrics, SERVE_PENDING_UNSCHEDULABLE,
+                              serve_queue_count(s->queue, SERVE_QUEUE_UNSCHEDULABLE));
+    serve_metrics_set_pending(&s->metrics, SERVE_PENDING_GATED,
+                              serve_queue_count(s->queue, SERVE_QUEUE_GATED));
     s->metrics.cache_nodes = sched_cluster_node_count(s->cluster);
     s->metrics.cache_assumed = s->assumed.len;
     s->metrics.ready = s->nodes_synced && s->pods_synced;

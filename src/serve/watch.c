@@ -15,8 +15,7 @@
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {
     (void)ud;
-    serve_log(level == 0 ? 'W' : 'I', level, "\"informer\" resource=\"%s\" msg=\"%s\"", resource,
-              msg);
+    serve_log(level == 0 ? 'W' : 'I', level, "\"%s\" resource=\"%s\"", msg, resource);
 }
 
 void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj)

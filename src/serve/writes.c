@@ -178,7 +178,7 @@ void serve_write_preempt(struct serve *s, const char *controller, const char *ns
 {
     struct timespec now;
     struct serve_task *t = NULL;
-    char path[700], key[600], vuid[128], vrv[64], who[700], victim[200];
+    char path[700], key[600], vuid[128], vrv[64], victim[200];
     char *body;
 
     clock_gettime(CLOCK_REALTIME, &now);
@@ -189,15 +189,12 @@ void serve_write_preempt(struct serve *s, const char *controller, const char *ns
         t = serve_task_new(SERVE_TASK_DISRUPT, "PATCH", path,
                            "application/strategic-merge-patch+json", body);
     free(body);
-    /* the victim as the scheduler knows it, and the preemptor: the Preempted event's
+    /* the victim as the scheduler knows it: the Preempted event's regarding
      * regarding and related */
     serve_podref_get(s, key, vuid, sizeof(vuid), vrv, sizeof(vrv));
     snprintf(victim, sizeof(victim), "%s %s", vuid, vrv);
-    snprintf(who, sizeof(who), "%s/%s %s", preemptor->namespace_, preemptor->name,
-             preemptor->resource_version ? preemptor->resource_version : "");
     if (t && (!(t->uid = strdup(preemptor->uid ? preemptor->uid : "")) ||
-              !(t->node = strdup(node ? node : "")) || !(t->rv = strdup(victim)) ||
-              !(t->preemptor = strdup(who)))) {
+              !(t->node = strdup(node ? node : "")) || !(t->rv = strdup(victim)))) {
         serve_task_free(t);
         t = NULL;
     }
@@ -254,12 +251,11 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
         serve_pod_path(path, sizeof(path), ns, name, NULL);
         d = serve_task_new(SERVE_TASK_DELETE, "DELETE", path, NULL, NULL);
         if (d) {
-            /* the victim's and the preemptor's references move on to the DELETE */
+            /* the preemptor's uid and the victim's reference move on to the DELETE */
             d->uid = t->uid;
             d->node = t->node;
             d->rv = t->rv;
-            d->preemptor = t->preemptor;
-            t->uid = t->node = t->rv = t->preemptor = NULL;
+            t->uid = t->node = t->rv = NULL;
         }
         if (d)
             d->controller = t->controller;
@@ -269,16 +265,14 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
     snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", t->uid ? t->uid : "",
              t->node ? t->node : "");
     {
-        char vuid[128] = "", vrv[64] = "", pkey[600] = "", prv[64] = "", pns[256], pname[256];
-        struct serve_objref victim = {ns, name, vuid, vrv}, preemptor = {pns, pname, t->uid, prv};
+        char vuid[128] = "", vrv[64] = "";
+        struct serve_objref victim = {ns, name, vuid, vrv};
 
         if (t->rv)
             sscanf(t->rv, "%127s %63s", vuid, vrv);
-        if (t->preemptor)
-            sscanf(t->preemptor, "%599s %63s", pkey, prv);
-        serve_split_key(pkey, pns, sizeof(pns), pname, sizeof(pname));
-        serve_write_event(s, t->controller, &victim, &preemptor, "Normal", "Preempted",
-                          "Preempting", msg);
+        /* no related object: kube-scheduler's Preempted event has none either */
+        serve_write_event(s, t->controller, &victim, NULL, "Normal", "Preempted", "Preempting",
+                          msg);
     }
     serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"", t->key,
               t->node);

@@ -206,7 +206,7 @@ static void metrics_render_has_families(void)
     serve_metrics_observe(&m, &m.algorithm_duration, 0.0015);
     serve_metrics_observe(&m, &m.algorithm_duration, 0.5);
     serve_metrics_observe(&m, &m.preemption_victims, 3);
-    m.pending[SERVE_PENDING_GATED] = 4;
+    serve_metrics_set_pending(&m, SERVE_PENDING_GATED, 4);
     m.elect = true;
     m.lease_name = "gpusched";
     m.leader = 1;
@@ -257,6 +257,9 @@ static void metrics_render_has_families(void)
                                 "\"Success\",le=\"0.0002\"} 1"));
     CHECK(metric_line(out.data, "scheduler_pending_pods{queue=\"gated\"} 4"));
     CHECK(metric_line(out.data, "scheduler_queued_entities{queue=\"gated\",type=\"pod\"} 4"));
+    /* a queue that never held a pod has no queued_entities child yet; pending_pods has all */
+    CHECK(!strstr(out.data, "scheduler_queued_entities{queue=\"active\""));
+    CHECK(metric_line(out.data, "scheduler_pending_pods{queue=\"active\"} 0"));
     CHECK(metric_line(out.data, "scheduler_cache_size{type=\"assumed_pods\"} 0"));
     CHECK(metric_line(out.data, "leader_election_master_status{name=\"gpusched\"} 1"));
     CHECK(metric_line(out.data, "# TYPE process_resident_memory_bytes gauge"));
