@@ -189,8 +189,8 @@ void serve_write_preempt(struct serve *s, const char *controller, const char *ns
         t = serve_task_new(SERVE_TASK_DISRUPT, "PATCH", path,
                            "application/strategic-merge-patch+json", body);
     free(body);
-    /* the victim as the scheduler knows it: the Preempted event's regarding
-     * regarding and related */
+    /* the victim as the scheduler knows it (uid, resourceVersion): the Preempted event's
+     * regarding */
     serve_podref_get(s, key, vuid, sizeof(vuid), vrv, sizeof(vrv));
     snprintf(victim, sizeof(victim), "%s %s", vuid, vrv);
     if (t && (!(t->uid = strdup(preemptor->uid ? preemptor->uid : "")) ||
