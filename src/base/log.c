@@ -18,6 +18,7 @@
 static const char *log_tag = "main";
 static int log_level;
 static enum log_fmt log_fmt_cur = LOG_FMT_TEXT;
+static const char *const *log_object_keys;
 
 void log_setup(const char *tag, int verbosity)
 {
@@ -29,6 +30,11 @@ void log_setup(const char *tag, int verbosity)
 void log_set_format(enum log_fmt f)
 {
     log_fmt_cur = f;
+}
+
+void log_set_object_keys(const char *const *keys)
+{
+    log_object_keys = keys;
 }
 
 int log_fmt_parse(const char *s, enum log_fmt *out)
@@ -281,6 +287,17 @@ static bool json_number(const char *s, size_t n)
     return i == n;
 }
 
+/* object_key: k is one of log_set_object_keys' keys. */
+static bool object_key(const char *k, size_t n)
+{
+    const char *const *o;
+
+    for (o = log_object_keys; o && *o; o++)
+        if (strlen(*o) == n && !memcmp(*o, k, n))
+            return true;
+    return false;
+}
+
 /* jw_pair appends ,"key":value whole or not at all. */
 static bool jw_pair(struct jw *w, const struct kv *p)
 {
@@ -288,8 +305,18 @@ static bool jw_pair(struct jw *w, const struct kv *p)
 
     if (!jw_raw(w, ",", 1) || !jw_string(w, p->k, p->klen, false) || !jw_raw(w, ":", 1))
         goto undo;
-    if (!p->quoted && (json_number(p->v, p->vlen) || (p->vlen == 4 && !memcmp(p->v, "true", 4)) ||
-                       (p->vlen == 5 && !memcmp(p->v, "false", 5)))) {
+    if (p->quoted && object_key(p->k, p->klen) && memchr(p->v, '/', p->vlen)) {
+        /* klog.KObj: {"name":..,"namespace":..} */
+        const char *slash = memchr(p->v, '/', p->vlen);
+        size_t nslen = (size_t)(slash - p->v);
+
+        if (!jw_raw(w, "{\"name\":", 8) || !jw_string(w, slash + 1, p->vlen - nslen - 1, false) ||
+            !jw_raw(w, ",\"namespace\":", 13) || !jw_string(w, p->v, nslen, false) ||
+            !jw_raw(w, "}", 1))
+            goto undo;
+    } else if (!p->quoted &&
+               (json_number(p->v, p->vlen) || (p->vlen == 4 && !memcmp(p->v, "true", 4)) ||
+                (p->vlen == 5 && !memcmp(p->v, "false", 5)))) {
         if (!jw_raw(w, p->v, p->vlen))
             goto undo;
     } else if (!jw_string(w, p->v, p->vlen, false)) {

@@ -35,6 +35,12 @@ void log_setup(const char *tag, int verbosity);
 /* log_set_format picks text (the default) or JSON; call it before other threads log. */
 void log_set_format(enum log_fmt f);
 
+/* log_set_object_keys names the keys whose values are object references written
+ * "namespace/name" (klog.KObj's text form): in JSON such a value becomes klog's object,
+ * {"name":"p","namespace":"ns"}. keys ends with NULL and must outlive the logging; call it
+ * before other threads log. */
+void log_set_object_keys(const char *const *keys);
+
 /* log_fmt_parse reads a --logging-format value: "text" or "json" (kube-scheduler's names).
  * Returns 0, or -EINVAL when it is neither. */
 int log_fmt_parse(const char *s, enum log_fmt *out);

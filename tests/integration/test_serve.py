@@ -345,10 +345,11 @@ def test_json_log_lines():
         util.check_eq((start[0]["v"], start[0]["schedulerName"], isinstance(start[0]["metricsPort"], int)),
                       (0, "gpusched", True), "the start line's pairs")
         b = [o for o in objs if o["msg"] == "Successfully bound pod to node"]
-        util.check_eq([(o["v"], o["pod"], o["node"]) for o in b], [(2, "default/p1", "n1")],
-                      "the bind line")
+        # a pod is klog.KObj's object, as in kube-scheduler's JSON lines
+        util.check_eq([(o["v"], o["pod"], o["node"]) for o in b],
+                      [(2, {"name": "p1", "namespace": "default"}, "n1")], "the bind line")
         u = [o for o in objs if o["msg"] == "Unable to schedule pod; no fit; waiting"]
-        util.check_eq(bool(u) and u[0]["pod"] == "default/too-big" and
+        util.check_eq(bool(u) and u[0]["pod"] == {"name": "too-big", "namespace": "default"} and
                       u[0]["err"].startswith("0/1 nodes are available"), True, "the no-fit line")
 
 

@@ -784,6 +784,18 @@ static void log_json_lines_like_component_base(void)
     log_format_json(buf, sizeof(buf), 'I', 1, 0, 0, "x.c", 1, "\"m\" a.b-c_d=\"x y\" 9bad=1");
     CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"\\\"m\\\" a.b-c_d=\\\"x y\\\" "
                       "9bad=1\",\"v\":1}\n");
+    {
+        /* klog.KObj's keys: an object in JSON ("ns/name"; a value without a namespace stays) */
+        static const char *const keys[] = {"pod", NULL};
+
+        log_set_object_keys(keys);
+        log_format_json(buf, sizeof(buf), 'I', 2, 0, 0, "x.c", 1,
+                        "\"Bound\" pod=\"ns/p\\\"1\" node=\"n/1\" pod=\"solo\"");
+        CHECK_STR_EQ(buf,
+                     "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"Bound\",\"v\":2,\"pod\":{\"name\":"
+                     "\"p\\\\\\\"1\",\"namespace\":\"ns\"},\"node\":\"n/1\",\"pod\":\"solo\"}\n");
+        log_set_object_keys(NULL);
+    }
     log_format_json(buf, sizeof(buf), 'I', 1, 0, 0, "x.c", 1, "\"m\" a.b-c_d=\"x y\" n=-1e+06");
     CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"m\",\"v\":1,\"a.b-c_d\":\"x y\","
                       "\"n\":-1e+06}\n");
