@@ -179,9 +179,10 @@ def test_429_with_retry_after_is_honoured():
             # retry sent earlier than asked would be a protocol violation)
             if not all(b - a >= 0.9 for a, b in zip(posts, posts[1:])):
                 raise AssertionError("retries did not wait Retry-After: %r" % posts)
-            # the rest client's retries are one Bind: one scheduled attempt, no error
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpusched",result="scheduled"'), 1.0, "scheduled attempts")
+            # the rest client's retries are one Bind: one scheduled attempt, no error (counted
+            # when serve has the bind's answer, which can be after the double shows it bound)
+            wait_for("the scheduled attempt counted", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1.0)
             util.check_eq(sv.metric("scheduler_schedule_attempts_total",
                                     'profile="gpusched",result="error"'), None, "error attempts")
         finally:
@@ -239,9 +240,11 @@ def test_probes_and_metrics():
             util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
                           "nodes are available: 1 Preemption is not helpful for scheduling.",
                           "FailedScheduling note")
-            # kube-scheduler's profile label is the pod's schedulerName, not the --profile
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpusched",result="scheduled"'), 1.0, "scheduled attempts")
+            # kube-scheduler's profile label is the pod's schedulerName, not the --profile; the
+            # attempt counts once serve has the bind's answer, which can be after the double
+            # shows the pod bound
+            wait_for("the scheduled attempt counted", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1.0)
             unsched = sv.metric("scheduler_schedule_attempts_total",
                                 'profile="gpusched",result="unschedulable"')
             util.check_eq(unsched >= 1, True, "unschedulable attempts")
