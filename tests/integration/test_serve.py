@@ -356,6 +356,77 @@ def test_json_log_lines():
                       u[0]["err"].startswith("0/1 nodes are available"), True, "the no-fit line")
 
 
+def test_repeated_failed_scheduling_is_one_event_series():
+    # client-go's recorder: the second occurrence of an Event (same pod version) is a PATCH of
+    # its series; a PATCH answered 404 (the Event expired) creates it again, series included
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("big", cpu="2"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            def fs():
+                return [e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]
+
+            def another_attempt(i):
+                # a node added moves big back to be tried (after its backoff)
+                api.add(node("extra-%d" % i, cpu="1"))
+                wait_for("attempt %d at big" % i, lambda: sv.count("Unable to schedule pod") >= i)
+
+            wait_for("big's first FailedScheduling", fs)
+            wait_for("big's status written", lambda: (api.get("pods", "big").get("status") or {}).get("conditions"))
+            first = fs()[0]
+            # the status write made a new version of big: its next attempt is another Event
+            another_attempt(2)
+            wait_for("a second Event", lambda: len(fs()) == 2)
+            second = [e for e in fs() if e["metadata"]["name"] != first["metadata"]["name"]][0]
+            util.check_eq(second["regarding"]["resourceVersion"] != first["regarding"]["resourceVersion"], True,
+                          "the second Event names the pod's new version")
+            # the same version again: one PATCH of the series, count 2
+            another_attempt(3)
+            wait_for("the series", lambda: (api.get("events.events.k8s.io", second["metadata"]["name"])
+                                            or {}).get("series"))
+            ev = api.get("events.events.k8s.io", second["metadata"]["name"])
+            util.check_eq(ev["series"]["count"], 2, "series count")
+            patches = [r for r in api.requests if r["method"] == "PATCH" and "/events/" in r["path"]]
+            util.check_eq(len(patches), 1, "one PATCH of the series")
+            util.check_eq(sorted(patches[0]["body"]), ["series"], "the PATCH carries the series only")
+            util.check_eq(len(fs()), 2, "still two Events")
+            # later occurrences only count in memory until the series is written again
+            another_attempt(4)
+            time.sleep(0.5)
+            util.check_eq(len([r for r in api.requests if r["method"] == "PATCH" and "/events/" in r["path"]]),
+                          1, "no PATCH for the third occurrence")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_series_patch_of_an_expired_event_creates_it_again():
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("big", cpu="2"))
+        sv = Serve(api)
+        try:
+            def fs():
+                return [e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]
+            wait_for("big's first FailedScheduling", fs)
+            wait_for("big's status written", lambda: (api.get("pods", "big").get("status") or {}).get("conditions"))
+            api.add(node("extra-2", cpu="1"))
+            wait_for("a second Event", lambda: len(fs()) == 2)
+            second = max(fs(), key=lambda e: int(e["regarding"]["resourceVersion"]))
+            name = second["metadata"]["name"]
+            api.delete("events.events.k8s.io", name)  # expired (the API server's event TTL)
+            api.add(node("extra-3", cpu="1"))
+            wait_for("the Event created again", lambda: api.get("events.events.k8s.io", name))
+            again = api.get("events.events.k8s.io", name)
+            util.check_eq((again["series"]["count"], again["eventTime"], again["note"]),
+                          (2, second["eventTime"], second["note"]), "the Event again, with its series")
+            reqs = [(r["method"], r.get("status")) for r in api.requests if "/events" in r["path"]
+                    and (r["method"] == "PATCH" or (r["method"] == "POST" and (r.get("body") or {}).get("series")))]
+            util.check_eq([m for m, _ in reqs], ["PATCH", "POST"], "a PATCH (404), then the create")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
 def test_node_sampling_by_default_keeps_the_full_message():
     with FakeApiServer() as api:
         # 120 nodes: kube-scheduler's adaptive share stops a cycle at 100 feasible nodes
