@@ -28,6 +28,7 @@
 #include "serve/leader.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
+#include "serve/recorder.h"
 
 /* The flags of gpusched serve. */
 struct serve_opts {
@@ -42,6 +43,7 @@ struct serve_opts {
     const char *lease_name, *lease_namespace;
     const char *metrics_addr;
     int verbosity;
+    bool log_json; /* --logging-format json */
     int bind_workers;
     int64_t max_unschedulable_ms;
     int64_t initial_backoff_ms, max_backoff_ms;
@@ -76,7 +78,11 @@ struct serve {
     struct sched_config cfg;
     char instance[320];
     struct kube_client *client;
-    struct kube_client *event_client; /* events only: a rate limit of their own */
+    struct kube_client *event_client;  /* events only: a rate limit of their own */
+    struct kube_client *leader_client; /* the Lease only: the same, as kube-scheduler */
+    struct serve_recorder *recorder;   /* client-go's Event series */
+    pthread_mutex_t refs_mu;
+    struct keymap podrefs; /* assigned pods: key -> uid, resourceVersion (serve_podref_*) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_int waiters; /* threads blocked in serve_lock: the loop steps aside for them */
@@ -121,6 +127,19 @@ void serve_yield(struct serve *s);
 
 /* serve_update_gauges copies the queue's and the cluster's sizes into the metrics (mu held). */
 void serve_update_gauges(struct serve *s);
+
+/* serve_cache_pod_count: the pods counted on the cluster's nodes, bound and assumed (mu
+ * held; one pass over the nodes, for /metrics). */
+uint64_t serve_cache_pod_count(struct serve *s);
+
+/* The uid and resourceVersion of every assigned pod, from the pod informer (under refs_mu, not
+ * mu): what a Preempted event's regarding names. _set records or replaces key's, _delete
+ * forgets it, _get copies it out ("" when unknown), _free releases them all. */
+void serve_podref_set(struct serve *s, const char *key, const char *uid, const char *rv);
+void serve_podref_delete(struct serve *s, const char *key);
+void serve_podref_get(struct serve *s, const char *key, char *uid, size_t usize, char *rv,
+                      size_t rsize);
+void serve_podrefs_free(struct serve *s);
 
 /* serve_unassume drops key from the assumed set (mu held). */
 void serve_unassume(struct serve *s, const char *key);

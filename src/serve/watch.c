@@ -16,8 +16,7 @@
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {
     (void)ud;
-    serve_log(level == 0 ? 'W' : 'I', level, "\"informer\" resource=\"%s\" msg=\"%s\"", resource,
-              msg);
+    serve_log(level == 0 ? 'W' : 'I', level, "\"%s\" resource=\"%s\"", msg, resource);
 }
 
 void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -219,17 +218,6 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         serve_unlock(s);
         serve_pending_free(pp);
         goto out;
-    }
-    {
-        const struct serve_queue_item *it = serve_queue_get(s->queue, key);
-
-        if (it && !strcmp(((const struct serve_pending *)it->data)->json, pp->json)) {
-            /* only its status (our own PodScheduled condition, say) or resourceVersion
-             * changed: as in kube-scheduler, that does not send a parked pod back */
-            serve_unlock(s);
-            serve_pending_free(pp);
-            goto out;
-        }
     }
     sync_nomination(s, key, ns, name, obj, pp);
     {

@@ -2,10 +2,13 @@
 labelling the GPU nodes through the fake NVML), the writes a scheduler makes (binding, events,
 PodScheduled condition), fault handling (409, 404, 429 + Retry-After, a watch expiring with
 410), probes and metrics, flags, and graceful SIGTERM."""
+import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
+import time
 
 import util
 from fake_apiserver import FakeApiServer
@@ -176,7 +179,12 @@ def test_429_with_retry_after_is_honoured():
             # retry sent earlier than asked would be a protocol violation)
             if not all(b - a >= 0.9 for a, b in zip(posts, posts[1:])):
                 raise AssertionError("retries did not wait Retry-After: %r" % posts)
-            util.check_eq(sv.metric("gpusched_bind_errors_total"), 0.0, "bind errors")
+            # the rest client's retries are one Bind: one scheduled attempt, no error (counted
+            # when serve has the bind's answer, which can be after the double shows it bound)
+            wait_for("the scheduled attempt counted", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1.0)
+            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
+                                    'profile="gpusched",result="error"'), None, "error attempts")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
@@ -227,25 +235,34 @@ def test_probes_and_metrics():
             wait_for("ready", sv.ready)
             wait_for("p1 bound", lambda: "p1" in bound(api))
             wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
-            # the API server stores the binding before serve has read its answer (the e2e
-            # sample is taken then): p1 shows bound a moment before the metric counts it
-            wait_for("p1's bind answer handled", lambda: sv.metric(
-                "scheduler_e2e_scheduling_duration_seconds_count", 'profile="gpu"') == 1.0)
             ev = events(api, "FailedScheduling")[0]
             # more cpu than the node has at all: preemption cannot help (Unresolvable)
             util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
                           "nodes are available: 1 Preemption is not helpful for scheduling.",
                           "FailedScheduling note")
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpu",result="scheduled"'), 1.0, "scheduled attempts")
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpu",result="unschedulable"') >= 1, True,
-                          "unschedulable attempts")
+            # kube-scheduler's profile label is the pod's schedulerName, not the --profile; the
+            # attempt counts once serve has the bind's answer, which can be after the double
+            # shows the pod bound
+            wait_for("the scheduled attempt counted", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1.0)
+            unsched = sv.metric("scheduler_schedule_attempts_total",
+                                'profile="gpusched",result="unschedulable"')
+            util.check_eq(unsched >= 1, True, "unschedulable attempts")
+            # DefaultPreemption's PostFilter ran at every unschedulable attempt
+            util.check_eq(sv.metric("scheduler_preemption_attempts_total"), unsched,
+                          "preemption attempts")
             util.check_eq(sv.metric("scheduler_pending_pods", 'queue="unschedulable"'), 1.0,
                           "unschedulable queue depth")
-            util.check_eq(sv.metric("scheduler_e2e_scheduling_duration_seconds_count",
-                                    'profile="gpu"'), 1.0, "e2e latency samples")
-            util.check_eq(sv.metric("gpusched_leader"), 1.0, "leader gauge without election")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_sli_duration_seconds_count",
+                                    'attempts="1"'), 1.0, "SLI samples of pods bound at the first attempt")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_count"), 1.0,
+                          "attempts histogram: one bound pod")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_sum"), 1.0,
+                          "attempts histogram: bound at the first attempt")
+            util.check_eq(sv.metric("scheduler_cache_size", 'type="nodes"'), 1.0, "nodes in the cache")
+            wait_for("p1 in the cache", lambda: sv.metric("scheduler_cache_size", 'type="pods"') == 1.0)
+            util.check_eq(sv.metric("leader_election_master_status", 'name="gpusched"'), None,
+                          "no leader-election metric without election")
             util.check_eq(sv.get("/nope")[0], 404, "unknown path")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
@@ -257,7 +274,7 @@ def test_not_ready_until_synced():
         api.forbid("list", "pods")
         sv = Serve(api)
         try:
-            wait_for("a failed pod list", lambda: sv.grep(r'resource="pods".*list failed'))
+            wait_for("a failed pod list", lambda: sv.grep(r'list failed.*resource="pods"'))
             util.check_eq(sv.get("/readyz")[0], 503, "/readyz before the pod informer synced")
             util.check_eq(sv.get("/healthz")[0], 200, "/healthz")
             api.allow("list", "pods")
@@ -281,6 +298,9 @@ def test_flags():
                        "--percentage-of-nodes-to-score: '101' is not an integer in 0..100"),
                       (["--percentage-of-nodes-to-score", "-1"], "--percentage-of-nodes-to-score: '-1'"),
                       (["--percentage-of-nodes-to-score", "ten"], "--percentage-of-nodes-to-score: 'ten'"),
+                      (["--logging-format", "xml"],
+                       "--logging-format: unsupported log format 'xml' (want text or json)"),
+                      (["--logging-format", ""], "--logging-format: unsupported log format ''"),
                       (["--leader-elect", "--leader-elect-lease-duration", "5s",
                         "--leader-elect-renew-deadline", "10s"], "must be greater than")):
         p = util.run([gs, "serve"] + args)
@@ -292,6 +312,128 @@ def test_flags():
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
+
+
+def test_json_log_lines():
+    # --logging-format json: every stderr line is one JSON object, as kube-scheduler
+    # --logging-format=json writes them (component-base's JSON logger)
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("p1"))
+        api.add(pod("too-big", cpu="2"))
+        before = time.time()
+        sv = Serve(api, ["--logging-format", "json", "-v", "4"])
+        try:
+            wait_for("p1 bound", lambda: "p1" in bound(api))
+            wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
+            wait_for("the bind's log line", lambda: sv.grep("Successfully bound pod"))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+        after = time.time()
+        objs = []
+        for line in sv.lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                raise AssertionError("not a JSON line: %r" % line)
+            if list(obj)[:3] != ["ts", "caller", "msg"]:
+                raise AssertionError("not ts, caller, msg first: %r" % line)
+            if not (before - 1) * 1000 <= obj["ts"] <= (after + 1) * 1000:
+                raise AssertionError("ts of %r outside the run" % line)
+            if not re.match(r"^(serve|kube)/[a-z_]+\.c:\d+$", obj["caller"]):
+                raise AssertionError("caller of %r" % line)
+            objs.append(obj)
+        start = [o for o in objs if o["msg"] == "Starting gpusched"]
+        util.check_eq(len(start), 1, "one start line")
+        util.check_eq((start[0]["v"], start[0]["schedulerName"], isinstance(start[0]["metricsPort"], int)),
+                      (0, "gpusched", True), "the start line's pairs")
+        b = [o for o in objs if o["msg"] == "Successfully bound pod to node"]
+        # a pod is klog.KObj's object, as in kube-scheduler's JSON lines
+        util.check_eq([(o["v"], o["pod"], o["node"]) for o in b],
+                      [(2, {"name": "p1", "namespace": "default"}, "n1")], "the bind line")
+        u = [o for o in objs if o["msg"] == "Unable to schedule pod; no fit; waiting"]
+        util.check_eq(bool(u) and u[0]["pod"] == {"name": "too-big", "namespace": "default"} and
+                      u[0]["err"].startswith("0/1 nodes are available"), True, "the no-fit line")
+
+
+def test_repeated_failed_scheduling_is_one_event_series():
+    # client-go's recorder: the second occurrence of an Event (same pod version) is a PATCH of
+    # its series; a PATCH answered 404 (the Event expired) creates it again, series included
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("big", cpu="2"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            def fs():
+                return [e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]
+
+            def another_attempt(i):
+                # a node's labels changed move big back to be tried (after its backoff); its
+                # message stays the same, so no status write makes a new version of big
+                n1 = api.get("nodes", "n1")
+                n1["metadata"].setdefault("labels", {})["attempt"] = str(i)
+                api.add(n1)
+                wait_for("attempt %d at big" % i, lambda: sv.count("Unable to schedule pod") >= i)
+
+            wait_for("big's first FailedScheduling", fs)
+            wait_for("big's status written", lambda: (api.get("pods", "big").get("status") or {}).get("conditions"))
+            first = fs()[0]
+            # the status write made a new version of big: its next attempt is another Event
+            another_attempt(2)
+            wait_for("a second Event", lambda: len(fs()) == 2)
+            second = [e for e in fs() if e["metadata"]["name"] != first["metadata"]["name"]][0]
+            util.check_eq(second["regarding"]["resourceVersion"] != first["regarding"]["resourceVersion"], True,
+                          "the second Event names the pod's new version")
+            # the same version again: one PATCH of the series, count 2
+            another_attempt(3)
+            wait_for("the series", lambda: (api.get("events.events.k8s.io", second["metadata"]["name"])
+                                            or {}).get("series"))
+            ev = api.get("events.events.k8s.io", second["metadata"]["name"])
+            util.check_eq(ev["series"]["count"], 2, "series count")
+            patches = [r for r in api.requests if r["method"] == "PATCH" and "/events/" in r["path"]]
+            util.check_eq(len(patches), 1, "one PATCH of the series")
+            util.check_eq(sorted(patches[0]["body"]), ["series"], "the PATCH carries the series only")
+            util.check_eq(len(fs()), 2, "still two Events")
+            # later occurrences only count in memory until the series is written again
+            another_attempt(4)
+            time.sleep(0.5)
+            util.check_eq(len([r for r in api.requests if r["method"] == "PATCH" and "/events/" in r["path"]]),
+                          1, "no PATCH for the third occurrence")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_series_patch_of_an_expired_event_creates_it_again():
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("big", cpu="2"))
+        sv = Serve(api)
+        try:
+            def fs():
+                return [e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]
+            wait_for("big's first FailedScheduling", fs)
+            wait_for("big's status written", lambda: (api.get("pods", "big").get("status") or {}).get("conditions"))
+
+            def relabel(i):
+                # moves big back to be tried with the same message: no new version of big
+                n1 = api.get("nodes", "n1")
+                n1["metadata"].setdefault("labels", {})["attempt"] = str(i)
+                api.add(n1)
+            relabel(2)
+            wait_for("a second Event", lambda: len(fs()) == 2)
+            second = max(fs(), key=lambda e: int(e["regarding"]["resourceVersion"]))
+            name = second["metadata"]["name"]
+            api.delete("events.events.k8s.io", name)  # expired (the API server's event TTL)
+            relabel(3)
+            wait_for("the Event created again", lambda: api.get("events.events.k8s.io", name))
+            again = api.get("events.events.k8s.io", name)
+            util.check_eq((again["series"]["count"], again["eventTime"], again["note"]),
+                          (2, second["eventTime"], second["note"]), "the Event again, with its series")
+            reqs = [(r["method"], r.get("status")) for r in api.requests if "/events" in r["path"]
+                    and (r["method"] == "PATCH" or (r["method"] == "POST" and (r.get("body") or {}).get("series")))]
+            util.check_eq([m for m, _ in reqs], ["PATCH", "POST"], "a PATCH (404), then the create")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
 
 
 def test_node_sampling_by_default_keeps_the_full_message():
@@ -352,7 +494,17 @@ def test_preemption_deletes_victims_and_nominates():
             pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))
             util.check_eq((pre[0]["regarding"]["name"], pre[0]["note"]),
                           ("low", "Preempted by pod %s on node n1" % uid), "Preempted event")
-            util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
+            util.check_eq((sv.metric("scheduler_preemption_victims_count"),
+                           sv.metric("scheduler_preemption_victims_sum")), (1.0, 1.0),
+                          "victims histogram: one preemption, one victim")
+            # regarding is the victim as the scheduler knew it
+            low_obj = [r for r in api.requests if r["method"] == "DELETE"
+                       and r["path"].endswith("/pods/low")]
+            util.check_eq(bool(low_obj), True, "the victim's DELETE")
+            util.check_eq(pre[0]["regarding"].get("uid") is not None, True, "Preempted regarding.uid")
+            util.check_eq(pre[0]["regarding"].get("resourceVersion") is not None, True,
+                          "Preempted regarding.resourceVersion")
+            util.check_eq(pre[0].get("related"), None, "no related object, as kube-scheduler's")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
