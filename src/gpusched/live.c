@@ -141,7 +141,7 @@ struct live_scan {
     const struct manifest_input *in;
     size_t dropped_class; /* pods whose priorityClassName is gone */
     char first_class[256], first_class_pod[512];
-    size_t pvc_pods; /* pending pods mounting a PersistentVolumeClaim */
+    size_t pvc_pods; /* pending pods with a volume the volume plugins read */
     char first_pvc_pod[512];
 };
 
@@ -187,7 +187,11 @@ static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
         return;
     json_array_foreach(vols, i, v)
     {
-        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral")) {
+        /* claims, and the in-tree volumes CSI migration counts (NodeVolumeLimits) */
+        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral") ||
+            json_object_get(v, "awsElasticBlockStore") || json_object_get(v, "gcePersistentDisk") ||
+            json_object_get(v, "azureDisk") || json_object_get(v, "cinder") ||
+            json_object_get(v, "portworxVolume")) {
             if (!s->pvc_pods++)
                 live_pod_name(pod, s->first_pvc_pod, sizeof(s->first_pvc_pod));
             break;
@@ -302,7 +306,7 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     /* not Succeeded or Failed (they hold nothing), bound or not */
     static const char live_phase[] = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
     char bound_path[512], pending_path[1024], nsesc[512];
-    struct live_list lists[4], opt[5];
+    struct live_list lists[4], opt[9];
     struct live_scan scan;
     struct live_progress pr;
     size_t i, npdb = 0;
@@ -343,9 +347,10 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     l->nbound = lists[2].count;
     l->npending = lists[3].count;
 
-    /* what is not modelled, read to say so: PodDisruptionBudgets change preemption's victims;
-     * CSINodes (NodeVolumeLimits) change where a pod with claims can go. The claims, volumes
-     * and storage classes go to the loader (VolumeBinding, VolumeZone: sched/volumes.c) */
+    /* what is not modelled, read to say so: PodDisruptionBudgets change preemption's victims.
+     * For pending pods with volumes, the claims, volumes, storage classes and the CSI objects
+     * go to the loader (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone:
+     * sched/volumes.c) */
     memset(opt, 0, sizeof(opt));
     opt[0] = (struct live_list){"pod disruption budgets",
                                 "/apis/policy/v1/poddisruptionbudgets",
@@ -379,8 +384,26 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                                     false,
                                     true};
         opt[4] = (struct live_list){
-            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false, false, 0, false, false};
-        for (i = 1; i < 5 && !rc; i++)
+            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", true, false, false, 0, false, true};
+        opt[5] = (struct live_list){
+            "CSI drivers", "/apis/storage.k8s.io/v1/csidrivers", true, false, false, 0, false, true};
+        opt[6] = (struct live_list){"CSI storage capacities",
+                                    "/apis/storage.k8s.io/v1/csistoragecapacities",
+                                    true,
+                                    false,
+                                    false,
+                                    0,
+                                    false,
+                                    true};
+        opt[7] = (struct live_list){"volume attachments",
+                                    "/apis/storage.k8s.io/v1/volumeattachments",
+                                    true,
+                                    false,
+                                    false,
+                                    0,
+                                    false,
+                                    true};
+        for (i = 1; i < 8 && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
         if (rc)
             return rc;
@@ -392,12 +415,6 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                   "%zu pod(s) name a PriorityClass that does not exist (first: %s "
                   "names %s); they keep their spec.priority",
                   scan.dropped_class, scan.first_class_pod, scan.first_class))
-        return err_set(err, -ENOMEM, "out of memory");
-    if (scan.pvc_pods && opt[4].count &&
-        live_warn(in,
-                  "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
-                  "limits (NodeVolumeLimits, %zu CSINodes in the cluster) are not modelled",
-                  scan.pvc_pods, scan.first_pvc_pod, opt[4].count))
         return err_set(err, -ENOMEM, "out of memory");
     if (npdb && live_warn(in,
                           "%zu PodDisruptionBudget(s) in the cluster are not modelled: "
