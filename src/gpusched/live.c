@@ -386,7 +386,8 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
         opt[4] = (struct live_list){
             "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", true, false, false, 0, false, true};
         opt[5] = (struct live_list){
-            "CSI drivers", "/apis/storage.k8s.io/v1/csidrivers", true, false, false, 0, false, true};
+            "CSI drivers", "/apis/storage.k8s.io/v1/csidrivers", true, false, false, 0, false,
+            true};
         opt[6] = (struct live_list){"CSI storage capacities",
                                     "/apis/storage.k8s.io/v1/csistoragecapacities",
                                     true,

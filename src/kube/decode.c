@@ -1693,8 +1693,7 @@ static int decode_storage(struct dec *d, const json_t *list, const char *key, in
     else if (kube_quantity_parse(buf, out, NULL, &e))
         rc = dec_fail(d, v, list, "%s", e.msg);
     else if (*out < 0)
-        rc = dec_fail(d, v, list, "Invalid value: \"%s\": must be greater than or equal to 0",
-                      buf);
+        rc = dec_fail(d, v, list, "Invalid value: \"%s\": must be greater than or equal to 0", buf);
     path_pop(d, old);
     *has = !rc;
     return rc;

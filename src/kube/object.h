@@ -216,8 +216,8 @@ struct kube_pvc;
  * from the template by the ephemeral volume controller, owned by the pod. */
 struct kube_ephemeral_volume {
     size_t claim;
-    const char *volume;           /* spec.volumes[].name */
-    const struct kube_pvc *tmpl;  /* volumeClaimTemplate (no name or namespace) */
+    const char *volume;          /* spec.volumes[].name */
+    const struct kube_pvc *tmpl; /* volumeClaimTemplate (no name or namespace) */
 };
 
 struct kube_pod {
@@ -369,8 +369,8 @@ struct kube_pvc {
     bool has_selector;         /* spec.selector given */
     bool block;                /* spec.volumeMode Block (default Filesystem) */
     struct kube_label_selector selector;
-    unsigned access; /* KUBE_ACCESS_* */
-    int64_t request; /* spec.resources.requests.storage, bytes (0 when unset) */
+    unsigned access;        /* KUBE_ACCESS_* */
+    int64_t request;        /* spec.resources.requests.storage, bytes (0 when unset) */
     const char *spec_class; /* spec.storageClassName alone, NULL when unset */
     const char *owner_pod;  /* the controller ownerReference's name when its kind is Pod */
     const char *owner_uid;  /* ... and its uid ("" when unset) */
@@ -390,10 +390,10 @@ struct kube_pv {
     bool block;        /* spec.volumeMode Block */
     bool has_affinity; /* spec.nodeAffinity.required given */
     struct kube_node_selector affinity;
-    unsigned access;        /* KUBE_ACCESS_* */
-    int64_t capacity;       /* spec.capacity.storage, bytes */
-    const char *csi_driver; /* spec.csi.driver, NULL when not a CSI volume */
-    const char *csi_handle; /* spec.csi.volumeHandle ("" when unset) */
+    unsigned access;                  /* KUBE_ACCESS_* */
+    int64_t capacity;                 /* spec.capacity.storage, bytes */
+    const char *csi_driver;           /* spec.csi.driver, NULL when not a CSI volume */
+    const char *csi_handle;           /* spec.csi.volumeHandle ("" when unset) */
     struct kube_inline_volume intree; /* an in-tree source CSI migration translates */
     const char *source_file;
     int source_line;
@@ -436,8 +436,8 @@ struct kube_csi_node {
 /* A storage.k8s.io/v1 CSIDriver: what the scheduler reads of its spec. */
 struct kube_csi_driver {
     const char *name;
-    bool storage_capacity;      /* spec.storageCapacity (default false) */
-    bool prevent_if_missing;    /* spec.preventPodSchedulingIfMissing (default false) */
+    bool storage_capacity;   /* spec.storageCapacity (default false) */
+    bool prevent_if_missing; /* spec.preventPodSchedulingIfMissing (default false) */
     const char *source_file;
     int source_line;
 };
@@ -451,8 +451,8 @@ struct kube_csi_capacity {
     bool has_topology;                   /* nodeTopology given (nil: no node has access) */
     struct kube_label_selector topology; /* nodeTopology */
     bool has_capacity, has_max;
-    int64_t capacity;                    /* capacity, bytes */
-    int64_t max_size;                    /* maximumVolumeSize, bytes */
+    int64_t capacity; /* capacity, bytes */
+    int64_t max_size; /* maximumVolumeSize, bytes */
     const char *source_file;
     int source_line;
 };

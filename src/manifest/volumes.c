@@ -313,9 +313,9 @@ int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line)
             (rc = jstr(c, ref, "uid", "spec.claimRef.uid", line, "", &v.claim_uid)))
             return rc;
     }
-    if (csi && ((rc = jstr(c, csi, "driver", "spec.csi.driver", line, "", &v.csi_driver)) ||
-                (rc = jstr(c, csi, "volumeHandle", "spec.csi.volumeHandle", line, "",
-                           &v.csi_handle))))
+    if (csi &&
+        ((rc = jstr(c, csi, "driver", "spec.csi.driver", line, "", &v.csi_driver)) ||
+         (rc = jstr(c, csi, "volumeHandle", "spec.csi.volumeHandle", line, "", &v.csi_handle))))
         return rc;
     if (spec && (rc = kube_intree_decode(spec, &in->arena, c->lines, c->file, &v.intree, c->err)))
         return under(c->err, "spec", rc);

@@ -75,7 +75,6 @@ static const char *const vb_reason[] = {
  * prefix so that it never equals a real handle; a byte no name holds does the same */
 #define SC_HANDLE_PREFIX "\001"
 
-
 #define ZONE_REASON "node(s) had no available volume zone"
 #define RWOP_REASON                                                                                \
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "  \
@@ -271,7 +270,7 @@ static bool pv_has_topology(const struct kube_pv *pv)
 
 /* ---------------------------------------------------------------- CSI objects */
 
-#define SET_BY_NAME(arr, n, cap, obj, same)                                                       \
+#define SET_BY_NAME(arr, n, cap, obj, same)                                                        \
     do {                                                                                           \
         uint32_t i_;                                                                               \
         for (i_ = 0; i_ < (n); i_++)                                                               \
@@ -567,15 +566,15 @@ int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
     p->ninline = 0;
     if (!pod->nclaims && !pod->ninline_volumes)
         return 0;
-    if (pod->ninline_volumes &&
-        (!(uniq = calloc(pod->ninline_volumes, sizeof(*uniq))) ||
-         !(drv = calloc(pod->ninline_volumes, sizeof(*drv))))) {
+    if (pod->ninline_volumes && (!(uniq = calloc(pod->ninline_volumes, sizeof(*uniq))) ||
+                                 !(drv = calloc(pod->ninline_volumes, sizeof(*drv))))) {
         rc = -ENOMEM;
         goto out;
     }
     for (i = 0; i < pod->ninline_volumes; i++) {
         const struct kube_inline_volume *iv = &pod->inline_volumes[i];
-        if (!(drv[nin] = intree_driver(iv->plugin)) || !intree_handle(iv, NULL, handle, sizeof(handle)))
+        if (!(drv[nin] = intree_driver(iv->plugin)) ||
+            !intree_handle(iv, NULL, handle, sizeof(handle)))
             continue;
         snprintf(uniq[nin], sizeof(uniq[nin]), "%s/%s", drv[nin], handle);
         size += strlen(drv[nin]) + strlen(uniq[nin]) + 2;
@@ -889,7 +888,8 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         if (e && (rc = ephemeral_claim(c, pod, e, names[i])))
             return rc;
     }
-    v = c->vol;
+    if (!(v = vols(c, NULL))) /* (the filters need the state, with or without objects) */
+        return -ENOMEM;
     /* VolumeRestrictions' PreFilter reads every persistentVolumeClaim volume's claim first */
     for (i = 0; i < n; i++)
         if (!pod_ephemeral(pod, i) && find_pvc(v, pod->namespace_, names[i]) < 0)
@@ -1243,7 +1243,8 @@ static int64_t class_score(int64_t req, int64_t cap)
  * that were checked against a CSIStorageCapacity, by spec.storageClassName; a class's
  * capacity is the last such object's capacity, its request the claims' sum */
 static int32_t dynamic_score(const struct sched_volumes *v, const struct sched_vpod *vp,
-                             struct kube_pv *const *chosen, const struct kube_csi_capacity *const *caps)
+                             struct kube_pv *const *chosen,
+                             const struct kube_csi_capacity *const *caps)
 {
     uint32_t i, j, pass, ncls = 0;
     int64_t sum = 0;
@@ -1263,7 +1264,8 @@ static int32_t dynamic_score(const struct sched_volumes *v, const struct sched_v
         for (pass = 0; pass < 2; pass++)
             for (j = 0; j < vp->ndelay; j++) {
                 const struct kube_pvc *q = &v->pvcs[vp->delay[j]];
-                if (chosen[j] || !caps[j] || !q->spec_class || strcmp(q->spec_class, p->spec_class) ||
+                if (chosen[j] || !caps[j] || !q->spec_class ||
+                    strcmp(q->spec_class, p->spec_class) ||
                     (pass == 0) != (q->selected_node != NULL))
                     continue;
                 req += q->request;
@@ -1280,7 +1282,8 @@ static int32_t dynamic_score(const struct sched_volumes *v, const struct sched_v
  * per class of the bound volumes, requested and capacity summed; 100 - requested * 100 /
  * capacity (0 when over or no capacity); the classes' mean, rounded */
 static int32_t binding_score(const struct sched_volumes *v, const struct sched_vpod *vp,
-                             struct kube_pv *const *chosen, const struct kube_csi_capacity *const *caps)
+                             struct kube_pv *const *chosen,
+                             const struct kube_csi_capacity *const *caps)
 {
     uint32_t i, j, ncls = 0;
     int64_t sum = 0;
@@ -1337,8 +1340,8 @@ uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *
     *score = 0;
     if (!cp->vol)
         return 0;
-    return filter_with(c, cp, slot, cp->vol->rwop_used, c->slots[slot].pods,
-                       c->slots[slot].npods, plugin, score);
+    return filter_with(c, cp, slot, cp->vol->rwop_used, c->slots[slot].pods, c->slots[slot].npods,
+                       plugin, score);
 }
 
 bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
@@ -1458,8 +1461,8 @@ int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, co
     vp.delay = delay;
     for (k = 0; k < pod->nclaims; k++)
         if ((x = find_pvc(v, pod->namespace_, claim_name(pod, k, name, sizeof(name)))) >= 0 &&
-            !fully_bound(&v->pvcs[x]) &&
-            !v->pvcs[x].volume_name[0] && delay_binding(v, &v->pvcs[x]))
+            !fully_bound(&v->pvcs[x]) && !v->pvcs[x].volume_name[0] &&
+            delay_binding(v, &v->pvcs[x]))
             delay[vp.ndelay++] = (uint32_t)x;
     qsort_r(delay, vp.ndelay, sizeof(*delay), cmp_request, v);
     id = sched_intern_find(&c->strs, node);

@@ -53,9 +53,9 @@ struct sched_pod;
 struct sched_volumes;
 
 /* VolumeBinding's Filter reasons, as bits of a node row's reason (SCHED_PL_VOLUME_BINDING) */
-#define SCHED_VB_NODE_CONFLICT 1u /* a bound volume's node affinity */
-#define SCHED_VB_BIND_CONFLICT 2u /* no volume to bind, no provisioning here */
-#define SCHED_VB_PV_NOT_EXIST 4u  /* a bound claim's volume is missing */
+#define SCHED_VB_NODE_CONFLICT 1u    /* a bound volume's node affinity */
+#define SCHED_VB_BIND_CONFLICT 2u    /* no volume to bind, no provisioning here */
+#define SCHED_VB_PV_NOT_EXIST 4u     /* a bound claim's volume is missing */
 #define SCHED_VB_NOT_ENOUGH_SPACE 8u /* CSIStorageCapacity: no room to provision here */
 
 void sched_volumes_free(struct sched_volumes *v);

@@ -226,7 +226,6 @@ static void selected_node_pins(void)
     arena_free(&a);
 }
 
-
 static const char *const nodes2[] = {
     "n1: cpu=4000 mem=8192 pods=110 label:kubernetes.io/hostname=n1",
     "n2: cpu=4000 mem=8192 pods=110 label:kubernetes.io/hostname=n2", NULL};

@@ -17,8 +17,8 @@ import (
 // shared by pods (a volume is counted once per node), generic ephemeral volumes of a
 // WaitForFirstConsumer class, VolumeAttachments, a CSIDriver with storage capacity tracking
 // and CSIStorageCapacity objects (one per node at most, so the capacity VolumeBinding scores
-// with does not depend on the order kube-scheduler's lister returns them), and a driver that
-// prevents scheduling where it is missing.
+// with does not depend on the order kube-scheduler's lister returns them; maximumVolumeSize
+// only with a capacity), and a driver that prevents scheduling where it is missing.
 
 func init() {
 	register(&Feature{Name: "volumelimits", Default: true,
@@ -213,7 +213,9 @@ func volumesFinish(g *G) {
 			if g.Chance(0.9) {
 				c.Capacity = ptr.To(resource.MustParse(Pick(g, []string{"1Gi", "3Gi", "8Gi", "20Gi"})))
 			}
-			if g.Chance(0.3) {
+			// (kube-scheduler v1.37.2's Score dereferences capacity when maximumVolumeSize
+			// alone let the claim in: a nil pointer panic, so never without capacity)
+			if c.Capacity != nil && g.Chance(0.3) {
 				c.MaximumVolumeSize = ptr.To(resource.MustParse(Pick(g, []string{"1Gi", "2Gi", "6Gi"})))
 			}
 			g.Case.Others = append(g.Case.Others, c)
