@@ -39,15 +39,11 @@ type volumesState struct {
 	ephemeral int
 }
 
-var volState = map[*G]*volumesState{}
-
 func vs(g *G) *volumesState {
-	s := volState[g]
-	if s == nil {
-		s = &volumesState{claims: map[string]string{}}
-		volState[g] = s
+	if g.vol == nil {
+		g.vol = &volumesState{claims: map[string]string{}}
 	}
-	return s
+	return g.vol
 }
 
 func volumesCluster(g *G) {
@@ -138,7 +134,6 @@ func volumesPod(g *G, p *corev1.Pod, bound bool) {
 
 func volumesFinish(g *G) {
 	s := vs(g)
-	defer delete(volState, g)
 	sort.Strings(s.order)
 	for i, key := range s.order {
 		var ns, name string
