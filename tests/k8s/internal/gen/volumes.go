@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math/rand"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,9 @@ const (
 )
 
 type volumesState struct {
+	// its own random stream, so that switching the feature on leaves the other features'
+	// draws (and the cases of a seed without volumes) as they were
+	r         *rand.Rand
 	claims    map[string]string // ns/name -> driver of its bound volume
 	order     []string
 	capacity  bool // drvA tracks capacity
@@ -41,15 +45,20 @@ type volumesState struct {
 
 func vs(g *G) *volumesState {
 	if g.vol == nil {
-		g.vol = &volumesState{claims: map[string]string{}}
+		g.vol = &volumesState{claims: map[string]string{},
+			r: rand.New(rand.NewSource(g.Case.Seed*7919 + 104729))}
 	}
 	return g.vol
 }
 
+func (s *volumesState) chance(p float64) bool { return s.r.Float64() < p }
+func (s *volumesState) intn(n int) int        { return s.r.Intn(n) }
+func vpick[T any](s *volumesState, xs []T) T  { return xs[s.r.Intn(len(xs))] }
+
 func volumesCluster(g *G) {
 	s := vs(g)
-	s.capacity = g.Chance(0.6)
-	s.preventB = g.Chance(0.3)
+	s.capacity = vs(g).chance(0.6)
+	s.preventB = vs(g).chance(0.3)
 	for _, c := range []struct {
 		name, prov string
 		wffc       bool
@@ -68,7 +77,7 @@ func volumesCluster(g *G) {
 }
 
 func volumesNode(g *G, n *corev1.Node) {
-	if !g.Chance(0.7) {
+	if !vs(g).chance(0.7) {
 		return
 	}
 	cn := &storagev1.CSINode{
@@ -76,12 +85,12 @@ func volumesNode(g *G, n *corev1.Node) {
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name},
 	}
 	for _, d := range []string{drvA, drvB} {
-		if !g.Chance(0.7) {
+		if !vs(g).chance(0.7) {
 			continue
 		}
 		nd := storagev1.CSINodeDriver{Name: d, NodeID: n.Name + "-" + d}
-		if g.Chance(0.8) {
-			nd.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(g.Intn(4)))}
+		if vs(g).chance(0.8) {
+			nd.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(vs(g).intn(4)))}
 		}
 		cn.Spec.Drivers = append(cn.Spec.Drivers, nd)
 	}
@@ -90,16 +99,16 @@ func volumesNode(g *G, n *corev1.Node) {
 
 func volumesPod(g *G, p *corev1.Pod, bound bool) {
 	s := vs(g)
-	if !g.Chance(0.35) {
+	if !vs(g).chance(0.35) {
 		return
 	}
 	ns := p.Namespace
 	if ns == "" {
 		ns = metav1.NamespaceDefault
 	}
-	for i, n := 0, 1+g.Intn(2); i < n; i++ {
+	for i, n := 0, 1+vs(g).intn(2); i < n; i++ {
 		name := fmt.Sprintf("v%d", len(p.Spec.Volumes))
-		if g.Chance(0.25) {
+		if vs(g).chance(0.25) {
 			// a generic ephemeral volume: its claim is made for the pod
 			s.ephemeral++
 			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
@@ -108,15 +117,15 @@ func volumesPod(g *G, p *corev1.Pod, bound bool) {
 						AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 						StorageClassName: ptr.To("gen-wffc"),
 						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceStorage: resource.MustParse(Pick(g, []string{"1Gi", "2Gi", "5Gi"}))}},
+							corev1.ResourceStorage: resource.MustParse(vpick(vs(g), []string{"1Gi", "2Gi", "5Gi"}))}},
 					}}}}})
 			continue
 		}
 		// a bound claim from a small pool per namespace, so pods share volumes
-		claim := fmt.Sprintf("data-%d", g.Intn(4))
+		claim := fmt.Sprintf("data-%d", vs(g).intn(4))
 		key := ns + "/" + claim
 		if _, ok := s.claims[key]; !ok {
-			s.claims[key] = Pick(g, []string{drvA, drvA, drvB})
+			s.claims[key] = vpick(vs(g), []string{drvA, drvA, drvB})
 			s.order = append(s.order, key)
 		}
 		dup := false
@@ -178,8 +187,8 @@ func volumesFinish(g *G) {
 				Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
 			})
 		// some volumes are attached to a node no pod of theirs runs on
-		if len(g.Case.Nodes) > 0 && g.Chance(0.3) {
-			n := Pick(g, g.Case.Nodes)
+		if len(g.Case.Nodes) > 0 && vs(g).chance(0.3) {
+			n := vpick(vs(g), g.Case.Nodes)
 			g.Case.Others = append(g.Case.Others, &storagev1.VolumeAttachment{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "storage.k8s.io/v1", Kind: "VolumeAttachment"},
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("va-%d", i)},
@@ -195,7 +204,7 @@ func volumesFinish(g *G) {
 			Spec:       storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)},
 		})
 		for _, n := range g.Case.Nodes {
-			if !g.Chance(0.7) {
+			if !vs(g).chance(0.7) {
 				continue
 			}
 			c := &storagev1.CSIStorageCapacity{
@@ -205,13 +214,13 @@ func volumesFinish(g *G) {
 				NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{
 					"kubernetes.io/hostname": n.Name}},
 			}
-			if g.Chance(0.9) {
-				c.Capacity = ptr.To(resource.MustParse(Pick(g, []string{"1Gi", "3Gi", "8Gi", "20Gi"})))
+			if vs(g).chance(0.9) {
+				c.Capacity = ptr.To(resource.MustParse(vpick(vs(g), []string{"1Gi", "3Gi", "8Gi", "20Gi"})))
 			}
 			// (kube-scheduler v1.37.2's Score dereferences capacity when maximumVolumeSize
 			// alone let the claim in: a nil pointer panic, so never without capacity)
-			if c.Capacity != nil && g.Chance(0.3) {
-				c.MaximumVolumeSize = ptr.To(resource.MustParse(Pick(g, []string{"1Gi", "2Gi", "6Gi"})))
+			if c.Capacity != nil && vs(g).chance(0.3) {
+				c.MaximumVolumeSize = ptr.To(resource.MustParse(vpick(vs(g), []string{"1Gi", "2Gi", "6Gi"})))
 			}
 			g.Case.Others = append(g.Case.Others, c)
 		}
