@@ -1408,7 +1408,10 @@ static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
             json_is_string(json_object_get(r, "name"))) {
             p->owner.kind = dup_json_string(d, json_object_get(r, "kind"));
             p->owner.name = dup_json_string(d, json_object_get(r, "name"));
-            if (!p->owner.kind || !p->owner.name)
+            p->owner.api_version = json_is_string(json_object_get(r, "apiVersion"))
+                                       ? dup_json_string(d, json_object_get(r, "apiVersion"))
+                                       : "";
+            if (!p->owner.kind || !p->owner.name || !p->owner.api_version)
                 return dec_nomem(d);
         }
         break;

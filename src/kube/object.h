@@ -166,6 +166,8 @@ struct kube_owner {
     const char *kind; /* "Deployment", "Job", ... of the manifest that produced the pod;
                          NULL for a bare Pod */
     const char *name;
+    const char *api_version; /* the ownerReference's apiVersion; NULL when the manifest
+                                loader made the owner up from a workload */
 };
 
 /* One entry of spec.topologySpreadConstraints, API defaults applied. */

@@ -281,6 +281,7 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->ncsi_drivers = in->ncsi_drivers;
     s->ncsi_capacities = in->ncsi_capacities;
     s->nvolume_attachments = in->nvolume_attachments;
+    s->deferred_pods = in->priv->deferred_pods;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -308,6 +309,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->ncsi_drivers = s->ncsi_drivers;
     in->ncsi_capacities = s->ncsi_capacities;
     in->nvolume_attachments = s->nvolume_attachments;
+    in->priv->deferred_pods = s->deferred_pods;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))

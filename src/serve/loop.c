@@ -295,7 +295,7 @@ void serve_loop(struct serve *s)
         int64_t t = mono_ms(), next;
 
         serve_update_gauges(s);
-        if (!s->nodes_synced || !s->pods_synced || !s->pdbs_synced || !serve_leading(s)) {
+        if (!serve_synced(s) || !serve_leading(s)) {
             serve_wait(s, 200);
             continue;
         }

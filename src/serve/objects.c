@@ -44,8 +44,34 @@ void serve_pending_free(void *p)
     free(pp);
 }
 
-/* serve_pending_new keeps what scheduling needs from a pod: the JSON without managedFields and
- * status (except status.nominatedNodeName). */
+bool serve_pending_waits_for_pods(const void *pp)
+{
+    return ((const struct serve_pending *)pp)->waits_for_pods;
+}
+
+/* waits_for_pods: spec.affinity.podAffinity has required terms, or a topology spread
+ * constraint is DoNotSchedule (its default) */
+static bool waits_for_pods(json_t *obj)
+{
+    json_t *spec = json_object_get(obj, "spec"), *tsc, *c;
+    json_t *req = json_object_get(json_object_get(json_object_get(spec, "affinity"), "podAffinity"),
+                                  "requiredDuringSchedulingIgnoredDuringExecution");
+    size_t i;
+
+    if (json_array_size(req))
+        return true;
+    tsc = json_object_get(spec, "topologySpreadConstraints");
+    json_array_foreach(tsc, i, c)
+    {
+        const char *w = serve_jstr(c, "whenUnsatisfiable", NULL);
+        if (!w || strcmp(w, "ScheduleAnyway"))
+            return true;
+    }
+    return false;
+}
+
+/* serve_pending_new keeps what scheduling needs from a pod: the JSON without apiVersion, kind,
+ * managedFields, resourceVersion and status (except status.nominatedNodeName). */
 struct serve_pending *serve_pending_new(json_t *obj)
 {
     struct serve_pending *pp = calloc(1, sizeof(*pp));
@@ -58,19 +84,23 @@ struct serve_pending *serve_pending_new(json_t *obj)
     if (!pp || !copy || !md)
         goto fail;
     json_object_del(md, "managedFields");
+    json_object_del(md, "resourceVersion"); /* an equal JSON: nothing the scheduler reads changed */
     json_object_set_new(copy, "metadata", md);
     md = NULL;
     json_object_del(copy, "status");
+    json_object_del(copy, "apiVersion"); /* a list's items have none, a watch event's have */
+    json_object_del(copy, "kind");
     if (nom && *nom) {
         json_object_set_new(copy, "status", json_pack("{s:s}", "nominatedNodeName", nom));
         if (!(pp->watch_nominated = strdup(nom)))
             goto fail;
     }
-    pp->json = json_dumps(copy, JSON_COMPACT);
+    pp->json = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS); /* comparable */
     pp->namespace_ = strdup(ns && *ns ? ns : "default");
     pp->name = strdup(name ? name : "");
     pp->uid = strdup(uid ? uid : "");
     pp->scheduler_name = strdup(serve_pod_scheduler_name(obj));
+    pp->waits_for_pods = waits_for_pods(obj);
     if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid || !pp->scheduler_name)
         goto fail;
     json_decref(copy);

@@ -4,6 +4,7 @@
 #ifndef SERVE_OBJECTS_H
 #define SERVE_OBJECTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -17,10 +18,19 @@ struct serve_pending {
     char *last_message;   /* last FailedScheduling text written to the status, NULL if none */
     char *last_nominated;
     char *watch_nominated; /* status.nominatedNodeName of this watch event, NULL when unset */
+    /* the pod has required pod affinity terms or DoNotSchedule topology spread constraints:
+     * a pod added to a node may make it fit (InterPodAffinity's and PodTopologySpread's
+     * AssignedPod/Add events) */
+    bool waits_for_pods;
 };
 
-/* serve_pending_new keeps what scheduling needs from a pod: its JSON without managedFields
- * and status (except status.nominatedNodeName), and its namespace, name and uid. NULL when
+/* serve_pending_waits_for_pods: pp->waits_for_pods (a serve_queue_move_if predicate). */
+bool serve_pending_waits_for_pods(const void *pp);
+
+/* serve_pending_new keeps what scheduling needs from a pod: its JSON (keys sorted) without
+ * apiVersion, kind, managedFields, resourceVersion and status (except
+ * status.nominatedNodeName), and its namespace, name and uid: two updates that change nothing
+ * else give the same JSON. NULL when
  * out of memory. serve_pending_free frees one (NULL is fine; the void * suits the queue). */
 struct serve_pending *serve_pending_new(json_t *obj);
 void serve_pending_free(void *p);

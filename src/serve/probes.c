@@ -17,7 +17,7 @@ int serve_on_http(void *ud, const char *path, struct buf *body, const char **cty
     }
     if (!strcmp(path, "/readyz")) {
         serve_lock(s);
-        ready = s->nodes_synced && s->pods_synced && !s->stopping;
+        ready = serve_synced(s) && !s->stopping;
         serve_unlock(s);
         buf_puts(body, ready ? "ok" : "informers not synced");
         return ready ? 200 : 503;

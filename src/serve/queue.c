@@ -402,6 +402,23 @@ size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms)
     return queue_move(q, now_ms, -1);
 }
 
+size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(const void *data))
+{
+    struct queue_entry *e = q->uhead, *next;
+    size_t moved = 0;
+
+    for (; e; e = next) {
+        next = e->unext;
+        if (!pred(e->item.data))
+            continue;
+        queue_detach(q, e);
+        queue_attach(q, e,
+                     e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
+        moved++;
+    }
+    return moved;
+}
+
 size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
 {
     int64_t limit = now_ms - q->o.max_unschedulable_ms;

@@ -8,6 +8,7 @@
 #ifndef SERVE_QUEUE_H
 #define SERVE_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,6 +71,11 @@ void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms)
  * backoff is over, else to the backoff heap. Called on cluster events that may make pods
  * fit (node added or changed, assigned pod deleted). Returns how many moved. */
 size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms);
+
+/* serve_queue_move_if moves the unschedulable pods whose data pred accepts, as
+ * serve_queue_move_all does (kube-scheduler's queueing hints, coarsely: an assigned pod added
+ * moves only the pods it could help). Returns how many moved. */
+size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(const void *data));
 
 /* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms.
  * Returns how many moved. */

@@ -420,6 +420,31 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
+    /* PodTopologySpread's system defaults: the selectors of the Services and controllers
+     * that select a pod (helper.DefaultSelector) */
+    {
+        static const struct {
+            const char *resource, *path;
+            kube_informer_fn fn;
+        } src[SERVE_SRC_COUNT] = {
+            [SERVE_SRC_SERVICE] = {"services", "/api/v1/services", serve_on_service},
+            [SERVE_SRC_RC] = {"replicationcontrollers", "/api/v1/replicationcontrollers",
+                              serve_on_replication_controller},
+            [SERVE_SRC_RS] = {"replicasets", "/apis/apps/v1/replicasets", serve_on_replica_set},
+            [SERVE_SRC_STS] = {"statefulsets", "/apis/apps/v1/statefulsets", serve_on_stateful_set},
+        };
+        size_t i;
+
+        for (i = 0; i < SERVE_SRC_COUNT; i++) {
+            io.resource = src[i].resource;
+            io.path = src[i].path;
+            io.fn = src[i].fn;
+            if (kube_informer_start(s->client, &io, &s->src_inf[i], &err)) {
+                fprintf(stderr, "gpusched serve: %s\n", err.msg);
+                goto out;
+            }
+        }
+    }
     if (o.leader_elect) {
         struct serve_leader_opts lo = {o.lease_namespace,
                                        o.lease_name,
@@ -455,6 +480,8 @@ out:
         kube_informer_free(s->pods_inf);
         kube_informer_free(s->pdbs_inf);
         kube_informer_free(s->ns_inf);
+        for (size_t i = 0; i < SERVE_SRC_COUNT; i++)
+            kube_informer_free(s->src_inf[i]);
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
         httpd_stop(s->httpd);

@@ -45,13 +45,19 @@ void serve_update_gauges(struct serve *s)
     s->metrics.pending_backoff = serve_queue_count(s->queue, SERVE_QUEUE_BACKOFF);
     s->metrics.pending_unschedulable = serve_queue_count(s->queue, SERVE_QUEUE_UNSCHEDULABLE);
     s->metrics.cache_nodes = sched_cluster_node_count(s->cluster);
-    s->metrics.ready = s->nodes_synced && s->pods_synced;
+    s->metrics.ready = serve_synced(s);
     pthread_mutex_unlock(&s->metrics.mu);
 }
 
 void serve_unassume(struct serve *s, const char *key)
 {
     free(keymap_del(&s->assumed, key));
+}
+
+bool serve_synced(const struct serve *s)
+{
+    return s->nodes_synced && s->pods_synced && s->pdbs_synced && s->nss_synced &&
+           s->sources_synced == SERVE_SRC_ALL;
 }
 
 bool serve_leading(struct serve *s)

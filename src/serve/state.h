@@ -1,7 +1,8 @@
 /* state.h - the state serve's threads share, and the locking rule around it (not for other
  * parts of the program).
  *
- * Threads: one informer per resource (nodes, pods) applies watch events straight into the
+ * Threads: one informer per resource (nodes, pods, PodDisruptionBudgets, Namespaces, Services,
+ * ReplicationControllers, ReplicaSets, StatefulSets) applies watch events straight into the
  * cluster state and the queue under one mutex (mu); the main thread is the scheduling loop
  * (loop.c) under the same mutex; the binder's thread sends binds, events, status patches and
  * deletions and reports back under it (writes.c); a signal thread turns SIGTERM/SIGINT into
@@ -61,6 +62,10 @@ struct serve_node_fp {
     char name[];
 };
 
+/* The objects whose selectors PodTopologySpread's system defaults read, one informer each. */
+enum serve_src { SERVE_SRC_SERVICE, SERVE_SRC_RC, SERVE_SRC_RS, SERVE_SRC_STS, SERVE_SRC_COUNT };
+#define SERVE_SRC_ALL ((1u << SERVE_SRC_COUNT) - 1)
+
 /* The secondary scheduler's state: one per process, shared by its threads. */
 struct serve {
     struct serve_opts o;
@@ -81,12 +86,14 @@ struct serve {
     struct keymap node_fps; /* name -> struct serve_node_fp */
     struct keymap assumed;  /* key -> struct serve_assumed: binds in flight or unconfirmed */
     struct sched_rng rng;
-    bool nodes_synced, pods_synced, pdbs_synced;
+    bool nodes_synced, pods_synced, pdbs_synced, nss_synced;
+    unsigned sources_synced; /* a bit per enum serve_src: SERVE_SRC_ALL when all synced */
     bool stopping, lost_leadership;
     bool yielding; /* the loop waits in serve_yield for the other threads' turn */
     /* threads */
     volatile sig_atomic_t informer_stop;
     struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf, *ns_inf;
+    struct kube_informer *src_inf[SERVE_SRC_COUNT]; /* Services and controllers */
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;
@@ -117,6 +124,10 @@ void serve_update_gauges(struct serve *s);
 
 /* serve_unassume drops key from the assumed set (mu held). */
 void serve_unassume(struct serve *s, const char *key);
+
+/* serve_synced: every informer has delivered a complete list (mu held): scheduling starts
+ * and /readyz says ready, as kube-scheduler waits for its informers' handlers. */
+bool serve_synced(const struct serve *s);
 
 /* serve_leading: no election, or this replica holds the lease. */
 bool serve_leading(struct serve *s);

@@ -130,8 +130,8 @@ def test_unmodelled_kinds_warn():
                   "\"data\" not found. not found", "missing claim")
     util.check_eq(msgs.get("ml/immediate"), "0/3 nodes are available: pod has unbound immediate "
                   "PersistentVolumeClaims. not found", "unbound Immediate claim")
-    if "gpusched: warning: cannot list pod disruption budgets (forbidden by test): not checked" \
-            not in p.stderr:
+    if "gpusched: warning: cannot list pod disruption budgets (forbidden by test): preemption " \
+            "may pick victims they protect" not in p.stderr:
         raise AssertionError(p.stderr)
 
 

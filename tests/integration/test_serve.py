@@ -227,6 +227,10 @@ def test_probes_and_metrics():
             wait_for("ready", sv.ready)
             wait_for("p1 bound", lambda: "p1" in bound(api))
             wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
+            # the API server stores the binding before serve has read its answer (the e2e
+            # sample is taken then): p1 shows bound a moment before the metric counts it
+            wait_for("p1's bind answer handled", lambda: sv.metric(
+                "scheduler_e2e_scheduling_duration_seconds_count", 'profile="gpu"') == 1.0)
             ev = events(api, "FailedScheduling")[0]
             # more cpu than the node has at all: preemption cannot help (Unresolvable)
             util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
@@ -464,5 +468,74 @@ def test_ephemeral_volume_pod_is_refused_as_a_claim():
                                             if e["regarding"]["name"] == "db"])
             util.check_eq("db" in bound(api), False, "db bound")
             wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_default_spreading_follows_the_watched_replicaset():
+    """PodTopologySpread's system defaults from a watched ReplicaSet: its pods spread while it
+    exists, not after it is deleted, again once it is back; a controller reference of another
+    apiVersion (extensions/v1beta1) selects nothing, as in kube-scheduler's DefaultSelector.
+    Nodes big (zone a, 64 CPUs), s1 (b, 8), s2 (c, 6): resources alone always pick big."""
+    with FakeApiServer() as api:
+        for name, zone, cpu in (("big", "a", "64"), ("s1", "b", "8"), ("s2", "c", "6")):
+            api.add(node(name, cpu=cpu, memory="32Gi", labels={"topology.kubernetes.io/zone": zone}))
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db", "namespace": "default"},
+              "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "db"}},
+                       "template": {"metadata": {"labels": {"app": "db"}},
+                                    "spec": {"containers": [{"name": "c", "image": "db"}]}}}}
+        api.add(rs)
+        sv = Serve(api, ["-v", "4"])
+        n = [0]
+
+        def place(api_version="apps/v1"):
+            p = pod("db-%d" % n[0], cpu="500m", memory="512Mi", labels={"app": "db"})
+            n[0] += 1
+            p["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": "ReplicaSet", "name": "db",
+                                                 "uid": "rs-uid", "controller": True}]
+            api.add(p)
+            name = p["metadata"]["name"]
+            return wait_for(name + " bound", lambda: sv._dead() or bound(api).get(name))
+
+        def seen(what):
+            want = sv.count(r'"ReplicaSet %s" object="default/db"' % what) + 1
+            return lambda: sv._dead() or sv.count(r'"ReplicaSet %s" object="default/db"' % what) >= want
+        try:
+            got = [place(), place()]
+            deleted = seen("deleted")
+            api.delete("replicasets", "db")
+            wait_for("the ReplicaSet gone from serve's cache", deleted)
+            got.append(place())
+            added = seen("added")
+            api.add(rs)
+            wait_for("the ReplicaSet back in serve's cache", added)
+            got.append(place())
+            got.append(place("extensions/v1beta1"))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+        util.check_eq(got, ["big", "s1", "big", "s2", "big"], "nodes of db-0 .. db-4")
+
+
+def test_a_pod_waiting_for_its_affinity_partner_is_retried_when_the_partner_is_bound():
+    """A pod whose required pod affinity no bound pod satisfies is parked; binding a matching
+    pod (here by another scheduler) moves it back at once, as kube-scheduler's AssignedPod/Add
+    event does, not after the periodic flush (10 minutes here). A parked pod without pod
+    affinity or DoNotSchedule spreading stays parked."""
+    with FakeApiServer() as api:
+        api.add(node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+        web = pod("web", labels={"app": "web"}, affinity={"podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {"matchLabels": {"app": "cache"}},
+                "topologyKey": "topology.kubernetes.io/zone"}]}})
+        api.add(web)
+        api.add(pod("big", cpu="64"))
+        sv = Serve(api, ["-v", "2", "--pod-max-in-unschedulable-pods-duration", "10m"])
+        try:
+            wait_for("web and big unschedulable", lambda: sv._dead() or {
+                e["regarding"]["name"] for e in events(api, "FailedScheduling")} == {"web", "big"})
+            api.add(pod("cache", scheduler="default-scheduler", node_name="n1", labels={"app": "cache"}))
+            wait_for("web bound", lambda: sv._dead() or bound(api).get("web") == "n1", timeout=30)
+            util.check_eq(len([e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]),
+                          1, "FailedScheduling events of big (not moved by the pod add)")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")

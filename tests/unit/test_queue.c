@@ -1,4 +1,5 @@
 /* test_queue.c - the scheduling queue: ordering, backoff, unschedulable moves, the keymap. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -134,6 +135,36 @@ static void queue_unschedulable_list_keeps_age_order(void)
     serve_queue_free(q, NULL);
 }
 
+static bool is_marked(const void *data)
+{
+    return data && *(const int *)data;
+}
+
+static void queue_move_if_moves_only_the_chosen(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL);
+    int yes = 1, no = 0;
+
+    serve_queue_add(q, "a/x", 0, &no, 0, NULL);
+    serve_queue_add(q, "a/y", 0, &yes, 0, NULL);
+    serve_queue_add(q, "a/z", 0, &yes, 0, NULL);
+    pop_key(q, 0);
+    pop_key(q, 0);
+    pop_key(q, 0);
+    serve_queue_unschedulable(q, "a/x", 0);
+    serve_queue_unschedulable(q, "a/y", 0);
+    serve_queue_unschedulable(q, "a/z", 5000);
+    /* y's backoff is over (active), z's is not (backoff heap); x stays parked */
+    CHECK_INT_EQ(serve_queue_move_if(q, 2000, is_marked), 2);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_ACTIVE), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_BACKOFF), 1);
+    CHECK_STR_EQ(pop_key(q, 2000), "a/y");
+    CHECK_INT_EQ(serve_queue_move_if(q, 2000, is_marked), 0);
+    CHECK_INT_EQ(serve_queue_move_all(q, 2000), 1);
+    serve_queue_free(q, NULL);
+}
+
 static void queue_update_and_delete(void)
 {
     struct serve_queue *q = serve_queue_new(NULL);
@@ -218,6 +249,7 @@ static const struct test_case cases[] = {
     {"unschedulable pods move on cluster events", queue_unschedulable_moves_on_event},
     {"flush moves pods parked too long", queue_flush_moves_old_pods},
     {"unschedulable list keeps age order", queue_unschedulable_list_keeps_age_order},
+    {"move_if moves only the pods the predicate picks", queue_move_if_moves_only_the_chosen},
     {"update and delete", queue_update_and_delete},
     {"5000 pods keep priority order", queue_many_pods_keep_order},
     {"keymap put/get/del", keymap_put_get_del},
