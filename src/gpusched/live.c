@@ -19,7 +19,7 @@
 
 #define LIVE_PAGE 500
 #define LIVE_NOPT_ALWAYS 6 /* the lists after the pods read every time */
-#define LIVE_NOPT 10       /* ... and those read when pending pods have claims */
+#define LIVE_NOPT 13       /* ... and those read when pending pods have volumes */
 #define LIVE_PATH_MAX 4096
 
 void gpusched_live_flags(struct gpusched_live *l, struct flag *out)
@@ -145,7 +145,7 @@ struct live_scan {
     const struct manifest_input *in;
     size_t dropped_class; /* pods whose priorityClassName is gone */
     char first_class[256], first_class_pod[512];
-    size_t pvc_pods; /* pending pods mounting a PersistentVolumeClaim */
+    size_t pvc_pods; /* pending pods with a volume the volume plugins read */
     char first_pvc_pod[512];
 };
 
@@ -191,7 +191,11 @@ static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
         return;
     json_array_foreach(vols, i, v)
     {
-        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral")) {
+        /* claims, and the in-tree volumes CSI migration counts (NodeVolumeLimits) */
+        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral") ||
+            json_object_get(v, "awsElasticBlockStore") || json_object_get(v, "gcePersistentDisk") ||
+            json_object_get(v, "azureDisk") || json_object_get(v, "cinder") ||
+            json_object_get(v, "portworxVolume")) {
             if (!s->pvc_pods++)
                 live_pod_name(pod, s->first_pvc_pod, sizeof(s->first_pvc_pod));
             break;
@@ -347,9 +351,10 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     /* what the modelled plugins read besides: Namespaces (InterPodAffinity's
      * namespaceSelector), PodDisruptionBudgets (DefaultPreemption), Services and the
      * controllers (PodTopologySpread's system defaults; their pods are listed above, so they
-     * are not expanded), and the volume objects for pods with claims (VolumeBinding,
-     * VolumeZone: sched/volumes.c). A role made for an older gpusched may lack some: each
-     * such list warns what it costs instead of failing. */
+     * are not expanded), and the volume objects for pending pods with volumes
+     * (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone: sched/volumes.c). A
+     * role made for an older gpusched may lack some: each such list warns what it costs
+     * instead of failing. */
     memset(opt, 0, sizeof(opt));
     opt[0] = (struct live_list){.what = "namespaces",
                                 .path = "/api/v1/namespaces",
@@ -410,8 +415,28 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                                     .load = true,
                                     .optional = true,
                                     .lost = "their pods' claims cannot bind"};
-        opt[9] =
-            (struct live_list){.what = "CSI nodes", .path = "/apis/storage.k8s.io/v1/csinodes"};
+        opt[9] = (struct live_list){.what = "CSI nodes",
+                                    .path = "/apis/storage.k8s.io/v1/csinodes",
+                                    .load = true,
+                                    .optional = true,
+                                    .lost = "volume limits (NodeVolumeLimits) are not checked"};
+        opt[10] = (struct live_list){.what = "CSI drivers",
+                                     .path = "/apis/storage.k8s.io/v1/csidrivers",
+                                     .load = true,
+                                     .optional = true,
+                                     .lost = "storage capacity and missing drivers are not "
+                                             "checked"};
+        opt[11] = (struct live_list){.what = "CSI storage capacities",
+                                     .path = "/apis/storage.k8s.io/v1/csistoragecapacities",
+                                     .load = true,
+                                     .optional = true,
+                                     .lost = "claims of classes with capacity tracking find "
+                                             "no capacity"};
+        opt[12] = (struct live_list){.what = "volume attachments",
+                                     .path = "/apis/storage.k8s.io/v1/volumeattachments",
+                                     .load = true,
+                                     .optional = true,
+                                     .lost = "volumes attached without a pod are not counted"};
         for (i = LIVE_NOPT_ALWAYS; i < LIVE_NOPT && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
         if (rc)
@@ -424,12 +449,6 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                   "%zu pod(s) name a PriorityClass that does not exist (first: %s "
                   "names %s); they keep their spec.priority",
                   scan.dropped_class, scan.first_class_pod, scan.first_class))
-        return err_set(err, -ENOMEM, "out of memory");
-    if (scan.pvc_pods && opt[9].count &&
-        live_warn(in,
-                  "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
-                  "limits (NodeVolumeLimits, %zu CSINodes in the cluster) are not modelled",
-                  scan.pvc_pods, scan.first_pvc_pod, opt[9].count))
         return err_set(err, -ENOMEM, "out of memory");
     return 0;
 }

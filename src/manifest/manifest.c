@@ -224,6 +224,10 @@ void manifest_input_release(struct manifest_input *in)
     free(in->pvcs);
     free(in->pvs);
     free(in->storage_classes);
+    free(in->csi_nodes);
+    free(in->csi_drivers);
+    free(in->csi_capacities);
+    free(in->volume_attachments);
     free(in->selectors);
     free(in->namespaces);
     free(in->warnings);

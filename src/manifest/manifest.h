@@ -100,6 +100,15 @@ struct manifest_input {
     size_t npvs;
     struct kube_storage_class *storage_classes;
     size_t nstorage_classes;
+    /* CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments, input order */
+    struct kube_csi_node *csi_nodes;
+    size_t ncsi_nodes;
+    struct kube_csi_driver *csi_drivers;
+    size_t ncsi_drivers;
+    struct kube_csi_capacity *csi_capacities;
+    size_t ncsi_capacities;
+    struct kube_volume_attachment *volume_attachments;
+    size_t nvolume_attachments;
     struct manifest_selector *selectors; /* Services and controllers, input order */
     size_t nselectors;
     /* Namespace objects of the input, input order, then (after manifest_input_finish) one

@@ -41,6 +41,10 @@ enum manifest_kind_id {
     MANIFEST_KIND_PVC,
     MANIFEST_KIND_PV,
     MANIFEST_KIND_STORAGE_CLASS,
+    MANIFEST_KIND_CSI_NODE,
+    MANIFEST_KIND_CSI_DRIVER,
+    MANIFEST_KIND_CSI_CAPACITY,
+    MANIFEST_KIND_VOLUME_ATTACHMENT,
 };
 
 struct manifest_kind {
@@ -107,11 +111,14 @@ struct manifest_input_priv {
     struct kube_runtime_class *rcs; /* RuntimeClass objects, input order */
     size_t nrcs, cap_rcs;
     size_t cap_pvcs, cap_pvs, cap_storage_classes; /* manifest/volumes.c */
+    size_t cap_csi_nodes, cap_csi_drivers, cap_csi_capacities, cap_volume_attachments;
 };
 
 struct manifest_snapshot {
     size_t nnodes, npods, nclasses, nnamespaces, nwarnings, nds, dropped, nstubs, ntaken, nobjects,
         nrcs, nselectors, deferred_pods;
+    size_t npdbs, npvcs, npvs, nstorage_classes, ncsi_nodes, ncsi_drivers, ncsi_capacities,
+        nvolume_attachments;
 };
 
 struct manifest_ctx {

@@ -487,3 +487,23 @@ def test_pod_level_resources_are_modelled():
         p = gpusched("simulate", "-f", cl, "-o", "json")
         util.check_eq(p.returncode, 0, "simulate")
         util.check_eq("spec.resources" in p.stderr, False, "a warning on spec.resources: " + p.stderr)
+
+
+def test_render_keeps_the_storage_objects():
+    """CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments are read (validated) and
+    written as they are, a CSIStorageCapacity with its namespace, for the oracle to read."""
+    d = os.path.join(util.SRC, "tests", "scenarios")
+    items = []
+    for case in ("volume-limits-attachments", "volume-capacity"):
+        p = ok(gpusched("render", "-o", "json", "-f", os.path.join(d, case, "cluster.yaml")),
+               "render " + case)
+        items += json.loads(p)["items"]
+    kinds = sorted({i["kind"] for i in items})
+    for k in ("CSIDriver", "CSINode", "CSIStorageCapacity", "VolumeAttachment"):
+        if k not in kinds:
+            raise AssertionError("%s missing from %s" % (k, kinds))
+    caps = [i for i in items if i["kind"] == "CSIStorageCapacity"]
+    util.check_eq({i["metadata"]["namespace"] for i in caps}, {"kube-system"}, "namespace")
+    util.check_eq(next(i for i in items if i["kind"] == "CSINode" and
+                       i["metadata"]["name"] == "n1")["spec"]["drivers"][0]["allocatable"],
+                  {"count": 2}, "the limit as written")

@@ -368,3 +368,55 @@ def test_capacity_agrees_with_kube_scheduler():
     util.check_eq(len(doc["unschedulable"]), 1, "the oracle's unschedulable copies")
     util.check_eq([u["message"] for u in doc["unschedulable"]], [s["stoppedBy"]["message"]],
                   "the next copy's message")
+
+
+def test_volume_limits_and_capacity_with_the_readonly_role():
+    """The read-only role lists the storage.k8s.io objects NodeVolumeLimits and VolumeBinding
+    read (CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments): an attach limit of 0
+    on gpu-1, capacity for 5Gi on gpu-2 only. The pods name a scheduler that does not run, so
+    only gpusched places them."""
+    cl = c()
+    ns = "live-vol"
+    if not _state.get("vol"):
+        cl.kubectl("create", "namespace", ns)
+        for o in (
+                {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                 "metadata": {"name": "live-wffc"}, "provisioner": "csi.live.example",
+                 "volumeBindingMode": "WaitForFirstConsumer"},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                 "metadata": {"name": "csi.live.example"}, "spec": {"storageCapacity": True}},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "gpu-1"},
+                 "spec": {"drivers": [{"name": "csi.live.example", "nodeID": "gpu-1",
+                                       "allocatable": {"count": 0}}]}},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                 "metadata": {"name": "gpu-2-wffc", "namespace": ns},
+                 "storageClassName": "live-wffc", "capacity": "5Gi",
+                 "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": "gpu-2"}}},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                 "metadata": {"name": "va-gpu-1"},
+                 "spec": {"attacher": "csi.live.example", "nodeName": "gpu-1",
+                          "source": {"persistentVolumeName": "pv-elsewhere"}}}):
+            cl.apply(o)
+        for claim, size in (("small", "1Gi"), ("big", "10Gi")):
+            cl.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                      "metadata": {"name": claim, "namespace": ns},
+                      "spec": {"storageClassName": "live-wffc", "accessModes": ["ReadWriteOnce"],
+                               "resources": {"requests": {"storage": size}}}})
+            cl.apply({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": "want-" + claim, "namespace": ns},
+                      "spec": {"schedulerName": "not-running",
+                               "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+                               "volumes": [{"name": "d",
+                                            "persistentVolumeClaim": {"claimName": claim}}]}})
+        _state["vol"] = True
+    p = ok(gpusched("simulate", "-n", ns, "-o", "json"), "simulate")
+    if "cannot list" in p.stderr or "not modelled" in p.stderr:
+        raise AssertionError(p.stderr)
+    doc = json.loads(p.stdout)
+    util.check_eq({e["pod"]: e["node"] for e in doc["scheduled"]}, {ns + "/want-small": "gpu-2"},
+                  "placements")
+    util.check_eq([e["message"] for e in doc["unschedulable"]],
+                  ["0/3 nodes are available: 1 node(s) exceed max volume count, 2 node(s) did not "
+                   "have enough free storage. preemption: 0/3 nodes are available: 1 No "
+                   "preemption victims found for incoming pod, 2 Preemption is not helpful for "
+                   "scheduling."], "want-big")

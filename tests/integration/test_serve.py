@@ -551,14 +551,14 @@ def test_sigterm_finishes_binds_in_flight():
 
 
 def test_unmodelled_field_is_refused_not_bound():
-    """A pod using a field gpusched does not model (here a generic ephemeral volume) is
-    not bound: it gets a FailedScheduling event naming the field, and a log line."""
+    """A pod using a field gpusched does not model (here an in-line GCE disk, whose conflicts
+    VolumeRestrictions would check) is not bound: it gets a FailedScheduling event naming the
+    field, and a log line. (A generic ephemeral volume is a claim: refused as the next test
+    shows.)"""
     with FakeApiServer() as api:
         api.add(node("n1"))
         p = pod("db")
-        p["spec"]["volumes"] = [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
-            "spec": {"accessModes": ["ReadWriteOnce"],
-                     "resources": {"requests": {"storage": "1Gi"}}}}}}]
+        p["spec"]["volumes"] = [{"name": "data", "gcePersistentDisk": {"pdName": "db-disk"}}]
         api.add(p)
         api.add(pod("web"))
         sv = Serve(api, [])
@@ -567,12 +567,12 @@ def test_unmodelled_field_is_refused_not_bound():
             ev = wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
                                                  if e["regarding"]["name"] == "db"])[0]
             util.check_eq(ev["type"], "Warning", "event type")
-            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].ephemeral "
-                          "(VolumeBinding and NodeVolumeLimits are not modelled (generic ephemeral "
-                          "volume)): not scheduled", "FailedScheduling note")
+            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].gcePersistentDisk "
+                          "(VolumeRestrictions (disk conflicts) is not modelled): not scheduled",
+                          "FailedScheduling note")
             util.check_eq("db" in bound(api), False, "db bound")
             wait_for("the log line naming the field",
-                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.ephemeral"'))
+                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.gcePersistentDisk"'))
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
@@ -596,6 +596,28 @@ def test_claim_pod_is_refused_not_bound():
                           "VolumeRestrictions need PersistentVolumeClaims, PersistentVolumes and "
                           "StorageClasses, which serve does not watch): not scheduled",
                           "FailedScheduling note")
+            util.check_eq("db" in bound(api), False, "db bound")
+            wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_ephemeral_volume_pod_is_refused_as_a_claim():
+    """A generic ephemeral volume uses the claim <pod>-<volume>: serve refuses the pod as it
+    refuses any pod with a claim."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        p = pod("db")
+        p["spec"]["volumes"] = [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
+            "spec": {"accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}}}]
+        api.add(p)
+        api.add(pod("web"))
+        sv = Serve(api, [])
+        try:
+            wait_for("web bound", lambda: "web" in bound(api))
+            wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
+                                            if e["regarding"]["name"] == "db"])
             util.check_eq("db" in bound(api), False, "db bound")
             wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
         finally:
