@@ -633,7 +633,7 @@ static void spread_node(const struct sched_cluster *c, const struct sched_cpod *
          * InterPodAffinity */
         o->plugin = vpl;
         o->reason = r;
-        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS;
+        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS && vpl != SCHED_PL_VOLUME_LIMITS;
         return;
     }
     if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)

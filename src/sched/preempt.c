@@ -647,6 +647,13 @@ void sched_preemption_release(struct sched_preemption *pr)
     memset(pr, 0, sizeof(*pr));
 }
 
+/* the plugin a node's verdict is counted under: Fit's mask and VolumeBinding's SCHED_VB_* bits
+ * are several reasons; any other verdict is one interned reason */
+static uint32_t status_plugin(uint32_t plugin)
+{
+    return plugin == SCHED_PL_FIT || plugin == SCHED_PL_VOLUME_BINDING ? plugin : 0;
+}
+
 /* a lean run's count of the nodes' statuses, for the message when no node is a candidate */
 struct racc {
     struct {
@@ -869,15 +876,13 @@ message:
     if (all_nodes) {
         for (i = 0; i < cy->n; i++) {
             const struct sched_preempt_node *pn = &pr->nodes[i];
-            if ((rc = sched_hist_add_status(&h, c, cp,
-                                            pn->reason_plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
-                                            pn->reason, 1)))
+            if ((rc = sched_hist_add_status(&h, c, cp, status_plugin(pn->reason_plugin), pn->reason,
+                                            1)))
                 goto out;
         }
     } else {
         for (i = 0; i < acc.n; i++)
-            if ((rc = sched_hist_add_status(&h, c, cp,
-                                            acc.v[i].plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
+            if ((rc = sched_hist_add_status(&h, c, cp, status_plugin(acc.v[i].plugin),
                                             acc.v[i].reason, acc.v[i].n)))
                 goto out;
     }

@@ -65,6 +65,7 @@ enum sched_plugin {
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
     SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
+    SCHED_PL_VOLUME_LIMITS,       /* NodeVolumeLimits (volumes.c): CSI attach limits */
     SCHED_PL_VOLUME_BINDING,      /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
     SCHED_PL_VOLUME_ZONE,         /* VolumeZone (volumes.c) */
     SCHED_PL_SPREAD,              /* PodTopologySpread (spread.c) */
@@ -257,8 +258,12 @@ struct sched_pod {
     struct sched_pterms *terms;
     uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
     char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
-                                   none): VolumeRestrictions' ReadWriteOncePod rule */
+                                   none): VolumeRestrictions' ReadWriteOncePod rule; generic
+                                   ephemeral volumes' claims included; then, in the same block,
+                                   2 * ninline strings: its in-tree volumes CSI migration
+                                   counts, as driver and "driver/handle" (NodeVolumeLimits) */
     uint32_t nclaims;
+    uint32_t ninline;
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
