@@ -531,6 +531,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
 
     c->nodes_version++; /* (spread.c's topology columns) */
     uint32_t id, slot, i, live = 0;
+    bool relabel;
     int rc = -ENOMEM;
 
     if (!node->name || !*node->name)
@@ -568,10 +569,17 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
             goto out;
         x->alloc = node->allocatable.scalars[i].value;
     }
+    /* InterPodAffinity's counts by topology pair follow the node's labels */
+    relabel = s->present && (s->nlabels != node->labels.n ||
+                             memcmp(s->labels, labels, node->labels.n * sizeof(*labels)));
+    if (relabel)
+        sched_ipa_node_unindex(c, slot);
     free(s->labels);
     free(s->taints);
     s->labels = labels;
     s->nlabels = (uint32_t)node->labels.n;
+    if (relabel)
+        sched_ipa_node_index(c, slot);
     s->taints = taints;
     s->ntaints = (uint32_t)node->ntaints;
     labels = NULL;
@@ -598,6 +606,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
         s->order_index = c->norder;
         c->order[c->norder++] = slot;
         c->lite[slot].cls = SCHED_NOID;
+        sched_ipa_node_index(c, slot); /* its pods count again */
     }
     bump_gen(c, slot);
     class_unref(c, c->lite[slot].cls);
@@ -631,6 +640,7 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
     if (slot == SCHED_NOID || !c->slots[slot].present)
         return -ENOENT;
     c->nodes_version++;
+    sched_ipa_node_unindex(c, slot);
     idx = c->slots[slot].order_index;
     last = c->order[--c->norder];
     c->order[idx] = last;

@@ -208,7 +208,8 @@ struct sched_ns { /* a Namespace object: name and labels (sorted by key id) */
     uint32_t nlabels;
 };
 
-struct sched_ipa; /* a cycle's InterPodAffinity PreFilter and PreScore state (interpod.c) */
+struct sched_ipa;       /* a cycle's InterPodAffinity PreFilter and PreScore state (interpod.c) */
+struct sched_ipa_index; /* InterPodAffinity's counts kept by the cluster (interpod.c) */
 
 struct sched_slot {
     char *name;
@@ -345,6 +346,7 @@ struct sched_cluster {
     uint32_t nnss, cnss;
     struct sched_pod **aff_pods;
     uint32_t naff_pods, caff_pods;
+    struct sched_ipa_index *ipa_idx; /* its counts, kept as pods and nodes change */
     uint32_t r_ipa_aff, r_ipa_anti, r_ipa_existing;
     /* ImageLocality (image.c): per image name id, the size first reported and the number of
      * nodes that have it */
@@ -434,6 +436,8 @@ struct sched_cpod {
     struct sched_ipa *ipa; /* InterPodAffinity state, NULL when the plugin has nothing to do */
     uint32_t *images;      /* ImageLocality: normalised image names of the containers */
     uint32_t nimages, nimage_refs; /* ids found on some node; images counted (containers) */
+    bool ref; /* the reference path's cycle (sched_run): the plugins' PreFilter state is
+                 counted from scratch, not read from what the cluster keeps */
 };
 
 /* A pod's requests in interned form (usage.h). */
