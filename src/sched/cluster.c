@@ -837,6 +837,8 @@ static void pod_detach(struct sched_cluster *c, struct sched_pod *p)
     s->pods[i] = s->pods[--s->npods];
     s->pods[i]->index_in_slot = i;
     sched_ipa_pod_detach(c, p);
+    if (c->spread_pod_hook)
+        c->spread_pod_hook(c, p, -1);
     sched_slot_usage_apply(c, p->slot, p, -1);
     if (p->priority == c->hot[p->slot].min_prio)
         slot_min_prio(c, p->slot);
@@ -964,6 +966,8 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
     c->npods++;
     p->index_in_slot = s->npods;
     s->pods[s->npods++] = p;
+    if (c->spread_pod_hook)
+        c->spread_pod_hook(c, p, +1);
     sched_slot_usage_apply(c, p->slot, p, +1);
     if (p->priority < c->hot[p->slot].min_prio)
         c->hot[p->slot].min_prio = p->priority;
@@ -1060,6 +1064,9 @@ int sched_cluster_mark_preempted(struct sched_cluster *c, const char *namespace_
     if (!p)
         return -ENOENT;
     if (on) {
+        /* a terminating pod leaves PodTopologySpread's counts */
+        if (c->spread_pod_hook && !p->terminating)
+            c->spread_pod_hook(c, p, -1);
         p->marked = p->terminating = p->by_preemption = true;
     } else if (p->marked) {
         /* the deletion failed: back to what the API last said (a pod the API showed

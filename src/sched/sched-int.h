@@ -339,6 +339,9 @@ struct sched_cluster {
     /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
      * (which reads the filters, which read the cluster) */
     void (*spread_src_free)(struct sched_spread_sources *);
+    /* spread.c's counts of matching pods by node slot: called with +1 when a pod joins its
+     * slot and -1 when it leaves (or turns terminating); NULL until spread.c keeps counts */
+    void (*spread_pod_hook)(struct sched_cluster *, const struct sched_pod *, int);
     uint64_t nodes_version; /* bumped by every node add, update and removal */
     /* InterPodAffinity (interpod.c): Namespace objects, the pods with pod affinity terms
      * (kube-scheduler's PodsWithAffinity) and its reason ids */

@@ -439,6 +439,12 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
             sched_cluster_unnominate(c, "ns", name);
             break;
         }
+        case 6: { /* our own preemption evicts a pod: it is terminating at once */
+            char name[32];
+            snprintf(name, sizeof(name), "p%u", rnd(i + 1));
+            sched_cluster_mark_preempted(c, "ns", name, rnd(4) != 0);
+            break;
+        }
         default:
             break;
         }
