@@ -551,11 +551,12 @@ struct pvec {
     uint32_t n, cap;
 };
 
-/* the counters and groups anchored at one label (key, value) */
+/* the counters and groups anchored at one label (key, value), and, when the key is tracked,
+ * the pods that carry the label (present node or not; sched_pod.ipa_lpos: their positions) */
 struct ipa_anchor {
     struct ipa_anchor *hnext;
     uint32_t key, value;
-    struct pvec ctrs, grps;
+    struct pvec ctrs, grps, pods;
 };
 
 struct sched_ipa_index {
@@ -567,6 +568,8 @@ struct sched_ipa_index {
     uint32_t amask, nanchors;
     struct pvec counters, groups; /* every counter, every group */
     struct pvec loose_c, loose_g; /* those without an anchor */
+    bool *tracked;                /* by key id: the anchors of the key list their pods */
+    uint32_t ntracked;
     uint64_t clock;
     uint32_t states; /* cycle states alive */
     uint32_t nempty; /* groups without members, freed between cycles */
@@ -644,15 +647,88 @@ static void anchor_drop(struct sched_ipa_index *x, struct ipa_anchor *a)
 {
     struct ipa_anchor **p = &x->atab[anchor_hash(a->key, a->value) & x->amask];
 
-    if (a->ctrs.n || a->grps.n)
+    if (a->ctrs.n || a->grps.n || a->pods.n)
         return;
     while (*p != a)
         p = &(*p)->hnext;
     *p = a->hnext;
     free(a->ctrs.v);
     free(a->grps.v);
+    free(a->pods.v);
     free(a);
     x->nanchors--;
+}
+
+static bool key_tracked(const struct sched_ipa_index *x, uint32_t key)
+{
+    return key < x->ntracked && x->tracked[key];
+}
+
+/* track_label adds (sign +1) or removes (-1) pod p, whose i-th label's key is tracked, to or
+ * from that label's list of pods; 0 or -ENOMEM */
+static int track_label(struct sched_ipa_index *x, struct sched_pod *p, uint32_t i, int sign)
+{
+    const struct sched_idlabel *l = &p->labels[i];
+    struct ipa_anchor *a = anchor_find(x, l->key, l->value, sign > 0);
+    uint32_t pos;
+
+    if (sign > 0) {
+        if (!a || (!p->ipa_lpos && !(p->ipa_lpos = malloc(p->nlabels * sizeof(*p->ipa_lpos))))) {
+            if (a)
+                anchor_drop(x, a);
+            return -ENOMEM;
+        }
+        if (pvec_push(&a->pods, p)) {
+            anchor_drop(x, a);
+            return -ENOMEM;
+        }
+        p->ipa_lpos[i] = a->pods.n - 1;
+        return 0;
+    }
+    if (!a || !p->ipa_lpos)
+        return 0;
+    pos = p->ipa_lpos[i];
+    if (pos >= a->pods.n || a->pods.v[pos] != p)
+        return 0; /* (not listed) */
+    a->pods.v[pos] = a->pods.v[--a->pods.n];
+    if (pos < a->pods.n) {
+        struct sched_pod *q = a->pods.v[pos];
+        q->ipa_lpos[sched_label_find(q->labels, q->nlabels, l->key) - q->labels] = pos;
+    }
+    anchor_drop(x, a);
+    return 0;
+}
+
+/* track_key makes the anchors of key list their pods, from every pod of the cluster when it
+ * was not tracked yet: once per key, so that a counter of a new term is counted from the
+ * pods carrying its anchor label instead of from every pod; 0 or -ENOMEM */
+static int track_key(const struct sched_cluster *c, struct sched_ipa_index *x, uint32_t key)
+{
+    uint32_t i;
+
+    if (key_tracked(x, key))
+        return 0;
+    if (key >= x->ntracked) {
+        uint32_t n = x->ntracked ? x->ntracked : 64;
+        bool *t;
+        while (n <= key)
+            n *= 2;
+        if (!(t = realloc(x->tracked, n * sizeof(*t))))
+            return -ENOMEM;
+        memset(t + x->ntracked, 0, (n - x->ntracked) * sizeof(*t));
+        x->tracked = t;
+        x->ntracked = n;
+    }
+    x->tracked[key] = true;
+    for (i = 0; i < c->nbuckets; i++) {
+        struct sched_pod *q;
+        for (q = c->pod_buckets[i]; q; q = q->hnext) {
+            const struct sched_idlabel *l = sched_label_find(q->labels, q->nlabels, key);
+            if (l && track_label(x, q, (uint32_t)(l - q->labels), +1))
+                return -ENOMEM;
+        }
+    }
+    return 0;
 }
 
 /* anchors_add registers item (a counter, or a group when group) under each anchor label;
@@ -829,16 +905,19 @@ static const struct sched_pterm *pterms_list(const struct sched_pterms *pt, int 
     }
 }
 
-/* index_pod adds (+1) or takes (-1) pod q to or from the index: its terms' groups (their
- * membership too when members) and, on a present node, its counts in the groups and in the
- * counters anchored at its labels */
-static void index_pod(const struct sched_cluster *c, struct sched_ipa_index *x,
-                      const struct sched_pod *q, int sign, bool members)
+/* index_pod adds (+1) or takes (-1) pod q to or from the index: its terms' groups and the
+ * lists of pods of its tracked labels (membership, when members) and, on a present node, its
+ * counts in the groups and in the counters anchored at its labels */
+static void index_pod(const struct sched_cluster *c, struct sched_ipa_index *x, struct sched_pod *q,
+                      int sign, bool members)
 {
     bool present = c->slots[q->slot].present;
     uint32_t i, j, n;
     int kind;
 
+    for (i = 0; members && x->ntracked && i < q->nlabels; i++)
+        if (key_tracked(x, q->labels[i].key) && track_label(x, q, i, sign))
+            x->broken = true;
     for (kind = G_AFF_REQ; q->terms && kind <= G_ANTI_PREF; kind++) {
         const struct sched_pterm *t = pterms_list(q->terms, kind, &n);
         for (i = 0; i < n; i++) {
@@ -870,11 +949,26 @@ static void index_pod(const struct sched_cluster *c, struct sched_ipa_index *x,
 
 static void index_clear(struct sched_ipa_index *x)
 {
+    uint32_t i;
+
     while (x->counters.n)
         counter_free(x, x->counters.v[x->counters.n - 1]);
     while (x->groups.n)
         group_free(x, x->groups.v[x->groups.n - 1]);
     x->nempty = 0;
+    /* what is left are lists of pods */
+    for (i = 0; i <= x->amask; i++)
+        while (x->atab[i]) {
+            struct ipa_anchor *a = x->atab[i];
+            x->atab[i] = a->hnext;
+            free(a->ctrs.v);
+            free(a->grps.v);
+            free(a->pods.v);
+            free(a);
+        }
+    x->nanchors = 0;
+    if (x->tracked)
+        memset(x->tracked, 0, x->ntracked * sizeof(*x->tracked));
 }
 
 static void index_free(struct sched_ipa_index *x)
@@ -889,6 +983,7 @@ static void index_free(struct sched_ipa_index *x)
     free(x->groups.v);
     free(x->loose_c.v);
     free(x->loose_g.v);
+    free(x->tracked);
     free(x);
 }
 
@@ -919,7 +1014,7 @@ static struct sched_ipa_index *index_ready(struct sched_cluster *c)
     index_clear(x);
     x->broken = false;
     for (i = 0; i < c->nbuckets; i++) {
-        const struct sched_pod *q;
+        struct sched_pod *q;
         for (q = c->pod_buckets[i]; q; q = q->hnext)
             if (q->terms)
                 index_pod(c, x, q, +1, true);
@@ -970,8 +1065,18 @@ static struct ipa_counter *counter_get(struct sched_cluster *c, struct sched_ipa
     }
     e->hnext = x->ctab[h & x->cmask];
     x->ctab[h & x->cmask] = e;
-    /* the first count: every pod of every present node */
-    for (k = 0; !e->never && k < c->norder; k++) {
+    /* the first count: the pods carrying the anchor label, or every pod without one */
+    if (!e->never && e->navals && track_key(c, x, e->akey))
+        x->broken = true;
+    for (k = 0; !x->broken && !e->never && e->navals && k < e->navals; k++) {
+        const struct ipa_anchor *a = anchor_find(x, e->akey, e->avals[k], false);
+        for (i = 0; a && i < a->pods.n; i++) {
+            const struct sched_pod *q = a->pods.v[i];
+            if (c->slots[q->slot].present)
+                counter_count(c, x, e, q, q->slot, +1);
+        }
+    }
+    for (k = 0; !e->never && !e->navals && k < c->norder; k++) {
         const struct sched_slot *s = &c->slots[c->order[k]];
         for (i = 0; i < s->npods; i++)
             counter_count(c, x, e, s->pods[i], c->order[k], +1);
@@ -1032,6 +1137,7 @@ int sched_ipa_pod_build(struct sched_cluster *c, const struct kube_pod *pod, str
 void sched_ipa_pod_free(struct sched_pod *p)
 {
     free(p->terms);
+    free(p->ipa_lpos);
 }
 
 int sched_ipa_pod_attach(struct sched_cluster *c, struct sched_pod *p)

@@ -257,6 +257,8 @@ struct sched_pod {
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;
     uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
+    uint32_t *ipa_lpos; /* interpod.c: the pod's position in the index's list of the pods of
+                           each of its labels (by label), NULL until a list holds it */
     char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
                                    none): VolumeRestrictions' ReadWriteOncePod rule */
     uint32_t nclaims;

@@ -540,6 +540,10 @@ static void equiv_many_terms(void)
         compare(what, &rf, &xf, &rr, &xr);
         if (rf.outcome == SCHED_SCHEDULED && i % 50 == 0)
             CHECK_INT_EQ(sched_cluster_assume_pod(c, p, rf.node, &err), 0);
+        if (i % 100 == 75) { /* and one in two leaves again */
+            snprintf(val, sizeof(val), "m%u", i - 75);
+            sched_cluster_remove_pod(c, "ns", val);
+        }
         sched_result_release(&rf);
         sched_result_release(&rr);
         sched_explanation_release(&xf);
