@@ -24,10 +24,15 @@
 /* ---------------------------------------------------------------- topology pair maps */
 
 /* counts by (topology key id, value id), open addressing; entries that come back to 0 stay as
- * keys, and live counts the non-zero ones (kube-scheduler deletes them: len(map) == live) */
+ * keys, and live counts the non-zero ones (kube-scheduler deletes them: len(map) == live). A
+ * pair and its count sit together: a lookup touches one cache line. */
+struct tmap_e {
+    uint64_t key; /* TMAP_EMPTY when free */
+    int64_t val;
+};
+
 struct tmap {
-    uint64_t *keys; /* TMAP_EMPTY when free */
-    int64_t *vals;
+    struct tmap_e *e;
     uint32_t cap, n, live;
 };
 
@@ -43,8 +48,7 @@ static uint32_t tmap_hash(uint64_t k)
 
 static void tmap_free(struct tmap *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->e);
     memset(m, 0, sizeof(*m));
 }
 
@@ -55,37 +59,31 @@ static int64_t tmap_get(const struct tmap *m, uint32_t key, uint32_t value)
 
     if (!m->n)
         return 0;
-    for (i = tmap_hash(k) & (m->cap - 1); m->keys[i] != TMAP_EMPTY; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == k)
-            return m->vals[i];
+    for (i = tmap_hash(k) & (m->cap - 1); m->e[i].key != TMAP_EMPTY; i = (i + 1) & (m->cap - 1))
+        if (m->e[i].key == k)
+            return m->e[i].val;
     return 0;
 }
 
 static int tmap_grow(struct tmap *m)
 {
     uint32_t cap = m->cap ? m->cap * 2 : 16, i, j;
-    uint64_t *keys = malloc(cap * sizeof(*keys));
-    int64_t *vals = malloc(cap * sizeof(*vals));
+    struct tmap_e *e = malloc(cap * sizeof(*e));
 
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
+    if (!e)
         return -ENOMEM;
-    }
     for (i = 0; i < cap; i++)
-        keys[i] = TMAP_EMPTY;
+        e[i].key = TMAP_EMPTY;
     for (i = 0; i < m->cap; i++) {
-        if (m->keys[i] == TMAP_EMPTY)
+        if (m->e[i].key == TMAP_EMPTY)
             continue;
-        for (j = tmap_hash(m->keys[i]) & (cap - 1); keys[j] != TMAP_EMPTY; j = (j + 1) & (cap - 1))
+        for (j = tmap_hash(m->e[i].key) & (cap - 1); e[j].key != TMAP_EMPTY;
+             j = (j + 1) & (cap - 1))
             ;
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
+        e[j] = m->e[i];
     }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    free(m->e);
+    m->e = e;
     m->cap = cap;
     return 0;
 }
@@ -99,26 +97,26 @@ static int tmap_add(struct tmap *m, uint32_t key, uint32_t value, int64_t d)
     int64_t before;
 
     if (m->cap)
-        for (i = tmap_hash(k) & (m->cap - 1); m->keys[i] != TMAP_EMPTY && m->keys[i] != k;
+        for (i = tmap_hash(k) & (m->cap - 1); m->e[i].key != TMAP_EMPTY && m->e[i].key != k;
              i = (i + 1) & (m->cap - 1))
             ;
-    if (!m->cap || m->keys[i] == TMAP_EMPTY) {
+    if (!m->cap || m->e[i].key == TMAP_EMPTY) {
         if ((m->n + 1) * 2 > m->cap) {
             if (tmap_grow(m))
                 return -ENOMEM;
-            for (i = tmap_hash(k) & (m->cap - 1); m->keys[i] != TMAP_EMPTY;
+            for (i = tmap_hash(k) & (m->cap - 1); m->e[i].key != TMAP_EMPTY;
                  i = (i + 1) & (m->cap - 1))
                 ;
         }
-        m->keys[i] = k;
-        m->vals[i] = 0;
+        m->e[i].key = k;
+        m->e[i].val = 0;
         m->n++;
     }
-    before = m->vals[i];
-    m->vals[i] += d;
-    if (before == 0 && m->vals[i] != 0)
+    before = m->e[i].val;
+    m->e[i].val += d;
+    if (before == 0 && m->e[i].val != 0)
         m->live++;
-    else if (before != 0 && m->vals[i] == 0)
+    else if (before != 0 && m->e[i].val == 0)
         m->live--;
     return 0;
 }
@@ -1595,8 +1593,8 @@ static bool tmap_holds(const struct tmap *m, uint64_t k)
 
     if (!m->n)
         return false;
-    for (i = tmap_hash(k) & (m->cap - 1); m->keys[i] != TMAP_EMPTY; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == k)
+    for (i = tmap_hash(k) & (m->cap - 1); m->e[i].key != TMAP_EMPTY; i = (i + 1) & (m->cap - 1))
+        if (m->e[i].key == k)
             return true;
     return false;
 }
@@ -1605,11 +1603,11 @@ static bool tmap_holds(const struct tmap *m, uint64_t k)
 static int64_t live_with(const struct tmap *base, const struct tmap *const *d, uint32_t nd)
 {
     int64_t live = base->live;
-    uint32_t i, j, e;
+    uint32_t i, j, f;
 
     for (i = 0; i < nd; i++)
-        for (e = 0; e < d[i]->cap; e++) {
-            uint64_t k = d[i]->keys[e];
+        for (f = 0; f < d[i]->cap; f++) {
+            uint64_t k = d[i]->e[f].key;
             uint32_t key = (uint32_t)(k >> 32), value = (uint32_t)k;
             int64_t was;
             bool seen = false;
@@ -1631,7 +1629,7 @@ static uint32_t filter_with(const struct sched_cluster *c, const struct sched_ip
                             bool *unresolvable)
 {
     const struct sched_pterms *own = s->own;
-    uint32_t i, j, e, v;
+    uint32_t i, j, f, v;
 
     *unresolvable = false;
     if (own && own->naff_req) {
@@ -1679,8 +1677,8 @@ static uint32_t filter_with(const struct sched_cluster *c, const struct sched_ip
     }
     /* the dry run's pairs: the nominated pods' terms have no group among those above */
     for (i = 0; i < nd; i++)
-        for (e = 0; e < dex[i]->cap; e++) {
-            uint64_t k = dex[i]->keys[e];
+        for (f = 0; f < dex[i]->cap; f++) {
+            uint64_t k = dex[i]->e[f].key;
             uint32_t key = (uint32_t)(k >> 32);
             int64_t n;
             if (k == TMAP_EMPTY || (v = node_label(c, slot, key)) != (uint32_t)k)
