@@ -35,6 +35,9 @@ struct sched_volumes {
 struct sched_vpod {
     uint32_t *bound; /* pvc indices: fully bound claims */
     uint32_t nbound;
+    const struct kube_pv **bound_pv; /* their volumes (NULL: none of that name), looked up once */
+    bool any_node;   /* no claim to bind, no volume zone, no volume node affinity: VolumeBinding
+                      and VolumeZone pass every node (VolumeRestrictions may still not) */
     uint32_t *delay; /* unbound WaitForFirstConsumer claims, by increasing request */
     uint32_t ndelay;
     const struct kube_pv **zone_pvs; /* bound volumes that carry topology labels */
@@ -296,19 +299,21 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     struct sched_volumes *v = c->vol;
     struct sched_vpod *vp;
     size_t i, n;
-    long k;
+    long k, *at;
 
     cp->vol = NULL;
     if (!pod || !pod->nclaims || cp->prefilter_conflict)
         return 0;
     n = pod->nclaims;
-    /* VolumeRestrictions' PreFilter reads every claim first */
+    /* VolumeRestrictions' PreFilter reads every claim first (each looked up once: at[i]) */
+    if (!(at = arena_alloc(cp->arena, n * sizeof(*at))))
+        return -ENOMEM;
     for (i = 0; i < n; i++)
-        if (find_pvc(v, pod->namespace_, pod->claims[i]) < 0)
+        if ((at[i] = find_pvc(v, pod->namespace_, pod->claims[i])) < 0)
             return prefilter_fail(cp, "persistentvolumeclaim \"%s\" not found", pod->claims[i]);
     /* VolumeBinding: podHasPVCs, then GetPodVolumeClaims */
     for (i = 0; i < n; i++) {
-        const struct kube_pvc *p = &v->pvcs[find_pvc(v, pod->namespace_, pod->claims[i])];
+        const struct kube_pvc *p = &v->pvcs[at[i]];
         if (p->lost)
             return prefilter_fail(cp,
                                   "persistentvolumeclaim \"%s\" bound to non-existent "
@@ -319,16 +324,18 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     }
     if (!(vp = arena_alloc(cp->arena, sizeof(*vp))) ||
         !(vp->bound = arena_alloc(cp->arena, n * sizeof(*vp->bound))) ||
+        !(vp->bound_pv = arena_alloc(cp->arena, n * sizeof(*vp->bound_pv))) ||
         !(vp->delay = arena_alloc(cp->arena, n * sizeof(*vp->delay))) ||
         !(vp->zone_pvs = arena_alloc(cp->arena, n * sizeof(*vp->zone_pvs))))
         return -ENOMEM;
     for (i = 0; i < n; i++) {
         const struct kube_pvc *p;
-        k = find_pvc(v, pod->namespace_, pod->claims[i]);
+        k = at[i];
         p = &v->pvcs[k];
-        if (fully_bound(p))
+        if (fully_bound(p)) {
+            vp->bound_pv[vp->nbound] = find_pv(v, p->volume_name);
             vp->bound[vp->nbound++] = (uint32_t)k;
-        else if (delay_binding(v, p) && !p->volume_name[0])
+        } else if (delay_binding(v, p) && !p->volume_name[0])
             vp->delay[vp->ndelay++] = (uint32_t)k;
         else
             return prefilter_fail(cp, "pod has unbound immediate PersistentVolumeClaims");
@@ -339,7 +346,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     if (!(vp->rwop = arena_alloc(cp->arena, n * sizeof(*vp->rwop))))
         return -ENOMEM;
     for (i = 0; i < n; i++) {
-        const struct kube_pvc *p = &v->pvcs[find_pvc(v, pod->namespace_, pod->claims[i])];
+        const struct kube_pvc *p = &v->pvcs[at[i]];
         uint32_t j;
         if (!(p->access & KUBE_ACCESS_RWOP))
             continue;
@@ -353,7 +360,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     }
     /* VolumeZone: the volumes of the claims that name one */
     for (i = 0; i < n; i++) {
-        const struct kube_pvc *p = &v->pvcs[find_pvc(v, pod->namespace_, pod->claims[i])];
+        const struct kube_pvc *p = &v->pvcs[at[i]];
         const struct kube_pv *pv;
         if (!p->volume_name[0])
             continue; /* (WaitForFirstConsumer: the others were rejected above) */
@@ -362,6 +369,9 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         if (pv_has_topology(pv))
             vp->zone_pvs[vp->nzone_pvs++] = pv;
     }
+    vp->any_node = !vp->ndelay && !vp->nzone_pvs;
+    for (i = 0; i < vp->nbound; i++)
+        vp->any_node &= vp->bound_pv[i] && !vp->bound_pv[i]->has_affinity;
     cp->vol = vp;
     return 0;
 }
@@ -498,7 +508,7 @@ static uint32_t find_pod_volumes(struct sched_cluster *c, const struct sched_vpo
     bool unbound_ok = true, need_provision = false;
 
     for (i = 0; i < vp->nbound; i++) {
-        const struct kube_pv *pv = find_pv(v, v->pvcs[vp->bound[i]].volume_name);
+        const struct kube_pv *pv = vp->bound_pv[i];
         if (!pv) {
             bits |= SCHED_VB_PV_NOT_EXIST;
             break;
@@ -681,6 +691,8 @@ static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp
         *plugin = SCHED_PL_VOLUME_RESTRICTIONS;
         return c->vol->r_rwop;
     }
+    if (vp->any_node)
+        return 0; /* (what follows would look at the node for nothing) */
     if (vp->ndelay > 16 && !(chosen = calloc(vp->ndelay, sizeof(*chosen))))
         chosen = NULL;
     if (!chosen || !node_view(c, slot, &node)) {
