@@ -1171,6 +1171,26 @@ void sched_ipa_pod_detach(struct sched_cluster *c, struct sched_pod *p)
     c->aff_pods[i]->aff_index = i;
 }
 
+int sched_ipa_label_pods(struct sched_cluster *c, uint32_t key, uint32_t value,
+                         struct sched_pod *const **pods, uint32_t *n)
+{
+    struct sched_ipa_index *x = index_ready(c);
+    const struct ipa_anchor *a;
+
+    *pods = NULL;
+    *n = 0;
+    if (!x || track_key(c, x, key)) {
+        if (x)
+            x->broken = true;
+        return -ENOMEM;
+    }
+    if ((a = anchor_find(x, key, value, false))) {
+        *pods = (struct sched_pod *const *)a->pods.v;
+        *n = a->pods.n;
+    }
+    return 0;
+}
+
 void sched_ipa_node_unindex(struct sched_cluster *c, uint32_t slot)
 {
     const struct sched_slot *s = &c->slots[slot];

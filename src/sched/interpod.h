@@ -46,6 +46,13 @@ void sched_ipa_cluster_free(struct sched_cluster *c);
 void sched_ipa_node_unindex(struct sched_cluster *c, uint32_t slot);
 void sched_ipa_node_index(struct sched_cluster *c, uint32_t slot);
 
+/* sched_ipa_label_pods sets *pods and *n to the pods carrying the label key=value (on any
+ * node), from the lists the index keeps for the label keys asked about (a key asked about for
+ * the first time is listed from every pod, then kept); valid until the cluster changes. 0 or
+ * -ENOMEM. PodTopologySpread counts a new selector's pods from them. */
+int sched_ipa_label_pods(struct sched_cluster *c, uint32_t key, uint32_t value,
+                         struct sched_pod *const **pods, uint32_t *n);
+
 /* sched_ipa_compile is the plugin's PreFilter and PreScore for pod: its terms (namespaceSelector
  * resolved against the namespaces), the counts by topology pair of the existing pods that
  * match them and of the existing pods whose required anti-affinity the pod matches, and the

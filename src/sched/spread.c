@@ -15,6 +15,7 @@
 #include "kube/labels.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/sched-int.h"
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"
@@ -40,11 +41,12 @@ struct topo_col {
 };
 
 /* The matching pods of every node slot for one (namespace, selector), kept as pods come and
- * go (sched_spread_pod_hook), so that a cycle does not count every pod of the cluster:
- * countPodsMatchSelector per node, built from every pod the first time the selector is seen.
- * The least recently used is dropped beyond SPREAD_COUNTERS, never one the current cycle
- * uses. */
-#define SPREAD_COUNTERS 64
+ * go (the cluster's spread_pod_hook), so that a cycle does not count every pod of the
+ * cluster: countPodsMatchSelector per node, counted the first time the selector is seen from
+ * the pods carrying the label of its first In requirement (sched_ipa_label_pods), or from
+ * every pod when it has none. The least recently used is dropped beyond SPREAD_COUNTERS,
+ * never one the current cycle uses. */
+#define SPREAD_COUNTERS 256
 struct slot_counter {
     bool used;
     uint32_t ns;
@@ -507,10 +509,26 @@ static const int32_t *slot_counter_get(struct sched_cluster *c, const struct sse
             counter_drop(k);
             return NULL;
         }
-        /* the first count: every pod of every slot */
-        for (i = 0; i < c->nslots; i++)
-            for (j = 0; j < c->slots[i].npods; j++)
-                k->cnt[i] += counter_matches(k, c->slots[i].pods[j]);
+        /* the first count: the pods carrying the first In requirement's label, or every pod */
+        for (i = 0; i < sel->n && (sel->reqs[i].op != KUBE_OP_IN || !sel->reqs[i].nvals); i++)
+            ;
+        if (i < sel->n) {
+            const struct sreq *r = &sel->reqs[i];
+            for (j = 0; j < r->nvals; j++) {
+                struct sched_pod *const *pods;
+                uint32_t np, m;
+                if (sched_ipa_label_pods(c, r->key, r->vals[j], &pods, &np)) {
+                    counter_drop(k);
+                    return NULL;
+                }
+                for (m = 0; m < np; m++)
+                    k->cnt[pods[m]->slot] += counter_matches(k, pods[m]);
+            }
+        } else {
+            for (i = 0; i < c->nslots; i++)
+                for (j = 0; j < c->slots[i].npods; j++)
+                    k->cnt[i] += counter_matches(k, c->slots[i].pods[j]);
+        }
         c->spread_pod_hook = pod_hook;
     }
     if (counter_cover(k, c->nslots + 1)) {
