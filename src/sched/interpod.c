@@ -498,8 +498,9 @@ static void term_anchor(const struct sched_pterm *t, uint32_t *key, const uint32
  *   of its other terms, namespaceSelector merged), the pods on present nodes that match every
  *   term, by topology pair of each term's key: PreFilter's affinityCounts and
  *   antiAffinityCounts, PreScore's sums over the incoming pod's preferred terms. A counter is
- *   built from every pod the first time its terms are seen (what kube-scheduler does in every
- *   cycle), then kept; beyond COUNTER_CAP the least recently used is dropped.
+ *   counted the first time its terms are seen, from the pods carrying its anchor label (below;
+ *   from every pod, what kube-scheduler does in every cycle, when it has none), then kept;
+ *   beyond COUNTER_CAP the least recently used is dropped.
  * - a group gathers the identical terms of existing pods (same kind, weight, selectors,
  *   namespaces and key) and counts them by topology pair of the key, over the pods on present
  *   nodes: PreFilter's existingAntiAffinityCounts and PreScore's sums over the existing pods'
@@ -507,7 +508,8 @@ static void term_anchor(const struct sched_pterm *t, uint32_t *key, const uint32
  * - both are registered under their anchor label (term_anchor): a pod added or removed
  *   updates only the counters anchored at one of its labels, and a cycle looks only at the
  *   groups anchored at one of the incoming pod's labels (and, in both cases, at the few
- *   without an anchor).
+ *   without an anchor). For the label keys anchors use (tracked), an anchor also lists the
+ *   pods carrying its label (sched_pod.ipa_lpos: their positions in the lists).
  * A cycle state refers to counters and groups rather than copying them: it pins its counters,
  * and nothing is freed while a state lives (the cluster does not change during a cycle). */
 
