@@ -601,7 +601,8 @@ scanned:
 
 bool sched_cycle_needs_rows(const struct sched_cpod *cp)
 {
-    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol;
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages ||
+           (cp->vol && !sched_volumes_any_node(cp));
 }
 
 static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,

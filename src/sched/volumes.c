@@ -677,6 +677,11 @@ uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *
     return filter_with(c, cp, slot, cp->vol->rwop_used, plugin, score);
 }
 
+bool sched_volumes_any_node(const struct sched_cpod *cp)
+{
+    return cp->vol && cp->vol->any_node && !cp->vol->rwop_used;
+}
+
 bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
                               struct sched_pod *const *on, uint32_t non, uint32_t *plugin,
                               uint32_t *reason)

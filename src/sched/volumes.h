@@ -66,6 +66,11 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
                               uint8_t *plugin, int32_t *score);
 
+/* sched_volumes_any_node: the pod's volume plugins pass every node and score 0 on each (its
+ * claims are bound to volumes without node affinity or zone labels, and none of its
+ * ReadWriteOncePod claims is in use), so choosing a node needs no per-node row for them. */
+bool sched_volumes_any_node(const struct sched_cpod *cp);
+
 /* sched_volumes_filter_dry is the same during preemption's dry run on the node at slot, where
  * only the pods on[0..non) remain: false with *plugin and *reason set when it fails. */
 bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
