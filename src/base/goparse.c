@@ -4,6 +4,9 @@
 #include "base/goparse.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static char lower(char c)
@@ -323,4 +326,30 @@ int go_parse_duration(const char *orig, int64_t *ns, struct err *err)
         return duration_error(err, "invalid duration", NULL, 0, orig);
     *ns = (int64_t)d;
     return 0;
+}
+
+const char *go_format_float(double v, char fmt, char *buf, size_t size)
+{
+    char e[40];
+    int p, exp;
+
+    if (isnan(v) || isinf(v) || v == 0) {
+        snprintf(buf, size, "%s", isnan(v) ? "NaN" : isinf(v) ? (v > 0 ? "+Inf" : "-Inf") : "0");
+        return buf;
+    }
+    /* the shortest digits that read back as v */
+    for (p = 1; p < 17; p++) {
+        snprintf(e, sizeof(e), "%.*e", p - 1, v);
+        if (strtod(e, NULL) == v)
+            break;
+    }
+    snprintf(e, sizeof(e), "%.*e", p - 1, v);
+    exp = atoi(strchr(e, 'e') + 1);
+    /* 'g' takes the exponent form below 1e-4 and from 1e+06 on: for the shortest form Go
+     * decides with precision 6 */
+    if (fmt == 'g' && (exp < -4 || exp >= 6))
+        snprintf(buf, size, "%s", e);
+    else
+        snprintf(buf, size, "%.*f", p - 1 - exp > 0 ? p - 1 - exp : 0, v);
+    return buf;
 }

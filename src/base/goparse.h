@@ -38,4 +38,9 @@ int go_parse_bool(const char *s, bool *out, struct err *err);
  * the duration does not fit in an int64 of nanoseconds (about 292 years). */
 int go_parse_duration(const char *s, int64_t *ns, struct err *err);
 
+/* go_format_float writes v as strconv.FormatFloat(v, fmt, -1, 64) does with fmt 'g' or 'f':
+ * the shortest digits that read back as v ('g': "0.001", "16.384", "1e-05", "1e+06"; 'f':
+ * "1764771234567.1235"), and "+Inf", "-Inf", "NaN". Returns buf. */
+const char *go_format_float(double v, char fmt, char *buf, size_t size);
+
 #endif

@@ -1,22 +1,51 @@
-/* log.c - klog-style log lines (see log.h). */
+/* log.c - klog-style text and component-base JSON log lines (see log.h). */
 #include "base/log.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/goparse.h"
+
 #define LOG_LINE_MAX 4096
+#define LOG_MAX_PAIRS 32
 
 static const char *log_tag = "main";
 static int log_level;
+static enum log_fmt log_fmt_cur = LOG_FMT_TEXT;
+static const char *const *log_object_keys;
 
 void log_setup(const char *tag, int verbosity)
 {
     if (tag)
         log_tag = tag;
     log_level = verbosity;
+}
+
+void log_set_format(enum log_fmt f)
+{
+    log_fmt_cur = f;
+}
+
+void log_set_object_keys(const char *const *keys)
+{
+    log_object_keys = keys;
+}
+
+int log_fmt_parse(const char *s, enum log_fmt *out)
+{
+    if (!strcmp(s, "text"))
+        *out = LOG_FMT_TEXT;
+    else if (!strcmp(s, "json"))
+        *out = LOG_FMT_JSON;
+    else
+        return -EINVAL;
+    return 0;
 }
 
 size_t log_format(char *buf, size_t size, char sev, long ts_sec, long ts_nsec, int pid,
@@ -40,9 +69,332 @@ size_t log_format(char *buf, size_t size, char sev, long ts_sec, long ts_nsec, i
     return (size_t)n;
 }
 
-void log_printf(char sev, int v, const char *fmt, ...)
+/* ---------------------------------------------------------------------------------------
+ * JSON
+ * ------------------------------------------------------------------------------------- */
+
+/* A bounded writer: appends that do not fit leave it unchanged and say so. */
+struct jw {
+    char *b;
+    size_t n, cap; /* cap excludes the room kept for the closing "}\n\0" */
+};
+
+static bool jw_raw(struct jw *w, const char *s, size_t len)
 {
-    char msg[LOG_LINE_MAX], line[LOG_LINE_MAX + 128];
+    if (w->n + len > w->cap)
+        return false;
+    memcpy(w->b + w->n, s, len);
+    w->n += len;
+    return true;
+}
+
+/* utf8_len returns the length of the valid UTF-8 sequence at s (n bytes left), or 0, with
+ * Go's rules (no overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+    size_t need, i;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        need = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        need = 3;
+    else if (c >= 0xf0 && c <= 0xf4)
+        need = 4;
+    else
+        return 0;
+    if (c == 0xe0)
+        lo = 0xa0;
+    else if (c == 0xed)
+        hi = 0x9f;
+    else if (c == 0xf0)
+        lo = 0x90;
+    else if (c == 0xf4)
+        hi = 0x8f;
+    if (n < need || s[1] < lo || s[1] > hi)
+        return 0;
+    for (i = 2; i < need; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return need;
+}
+
+/* jw_string appends len bytes of s as a JSON string, escaped as zap's JSON encoder does.
+ * When it does not fit whole and cut is set, as much as fits (whole characters) goes in;
+ * otherwise nothing. Returns whether anything was written. */
+static bool jw_string(struct jw *w, const char *s, size_t len, bool cut)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t start = w->n, i = 0;
+
+    if (w->n + 2 > w->cap || !jw_raw(w, "\"", 1))
+        return false;
+    w->cap -= 1; /* room for the closing quote */
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        size_t k = utf8_len((const unsigned char *)s + i, len - i), elen;
+
+        if (c >= 0x80 && k == 0) {
+            memcpy(esc, "\\ufffd", 6);
+            elen = 6;
+            k = 1;
+        } else if (c >= 0x80) {
+            if (!jw_raw(w, s + i, k))
+                break;
+            i += k;
+            continue;
+        } else if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            elen = 2;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            esc[0] = '\\';
+            esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+            elen = 2;
+        } else if (c < 0x20) {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            elen = 6;
+        } else {
+            esc[0] = (char)c;
+            elen = 1;
+        }
+        if (!jw_raw(w, esc, elen))
+            break;
+        i += k;
+    }
+    w->cap += 1;
+    if (i < len && !cut) {
+        w->n = start;
+        return false;
+    }
+    w->b[w->n++] = '"';
+    return true;
+}
+
+/* A key/value pair of a klog-style message. */
+struct kv {
+    const char *k, *v;
+    size_t klen, vlen;
+    bool quoted;
+};
+
+/* key_at: s starts with a key and '=' (what may follow a value); returns the key's length. */
+static size_t key_at(const char *s)
+{
+    size_t n = 0;
+
+    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+        return 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+           (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '.' || s[n] == '-')
+        n++;
+    return s[n] == '=' ? n : 0;
+}
+
+/* quoted_end: the index of the quote closing a string that starts at s[0] == '"': the first
+ * quote followed by the end or by a space and a key (values are written unescaped, so a
+ * quote inside one is taken as text). 0 when there is none. */
+static size_t quoted_end(const char *s)
+{
+    size_t i;
+
+    for (i = 1; s[i]; i++)
+        if (s[i] == '"' && (!s[i + 1] || (s[i + 1] == ' ' && key_at(s + i + 2))))
+            return i;
+    return 0;
+}
+
+/* parse_klog splits `"Message" k="v" n=3` into the message and pairs; false when msg is not
+ * written that way. */
+static bool parse_klog(const char *msg, const char **m, size_t *mlen, struct kv *kv, size_t *nkv)
+{
+    size_t e, i, n = 0;
+
+    if (msg[0] != '"' || !(e = quoted_end(msg)))
+        return false;
+    *m = msg + 1;
+    *mlen = e - 1;
+    i = e + 1;
+    while (msg[i]) {
+        size_t kl;
+
+        if (msg[i] != ' ' || !(kl = key_at(msg + i + 1)) || n == LOG_MAX_PAIRS)
+            return false;
+        i++;
+        kv[n].k = msg + i;
+        kv[n].klen = kl;
+        i += kl + 1;
+        if (msg[i] == '"') {
+            size_t q = quoted_end(msg + i);
+
+            if (!q)
+                return false;
+            kv[n].v = msg + i + 1;
+            kv[n].vlen = q - 1;
+            kv[n].quoted = true;
+            i += q + 1;
+        } else {
+            size_t b = 0;
+
+            while (msg[i + b] && msg[i + b] != ' ')
+                b++;
+            kv[n].v = msg + i;
+            kv[n].vlen = b;
+            kv[n].quoted = false;
+            i += b;
+        }
+        n++;
+    }
+    *nkv = n;
+    return true;
+}
+
+/* json_number: s[0..n) is a JSON number. */
+static bool json_number(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    if (i < n && s[i] == '-')
+        i++;
+    if (i >= n || s[i] < '0' || s[i] > '9')
+        return false;
+    if (s[i] == '0')
+        i++;
+    else
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    if (i < n && s[i] == '.') {
+        i++;
+        if (i >= n || s[i] < '0' || s[i] > '9')
+            return false;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n || s[i] < '0' || s[i] > '9')
+            return false;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    return i == n;
+}
+
+/* object_key: k is one of log_set_object_keys' keys. */
+static bool object_key(const char *k, size_t n)
+{
+    const char *const *o;
+
+    for (o = log_object_keys; o && *o; o++)
+        if (strlen(*o) == n && !memcmp(*o, k, n))
+            return true;
+    return false;
+}
+
+/* jw_pair appends ,"key":value whole or not at all. */
+static bool jw_pair(struct jw *w, const struct kv *p)
+{
+    size_t start = w->n;
+
+    if (!jw_raw(w, ",", 1) || !jw_string(w, p->k, p->klen, false) || !jw_raw(w, ":", 1))
+        goto undo;
+    if (p->quoted && object_key(p->k, p->klen) && memchr(p->v, '/', p->vlen)) {
+        /* klog.KObj: {"name":..,"namespace":..} */
+        const char *slash = memchr(p->v, '/', p->vlen);
+        size_t nslen = (size_t)(slash - p->v);
+
+        if (!jw_raw(w, "{\"name\":", 8) || !jw_string(w, slash + 1, p->vlen - nslen - 1, false) ||
+            !jw_raw(w, ",\"namespace\":", 13) || !jw_string(w, p->v, nslen, false) ||
+            !jw_raw(w, "}", 1))
+            goto undo;
+    } else if (!p->quoted &&
+               (json_number(p->v, p->vlen) || (p->vlen == 4 && !memcmp(p->v, "true", 4)) ||
+                (p->vlen == 5 && !memcmp(p->v, "false", 5)))) {
+        if (!jw_raw(w, p->v, p->vlen))
+            goto undo;
+    } else if (!jw_string(w, p->v, p->vlen, false)) {
+        goto undo;
+    }
+    return true;
+undo:
+    w->n = start;
+    return false;
+}
+
+size_t log_format_json(char *buf, size_t size, char sev, int v, long ts_sec, long ts_nsec,
+                       const char *file, int line, const char *msg)
+{
+    struct kv kv[LOG_MAX_PAIRS];
+    struct jw w = {buf, 0, size >= 3 ? size - 3 : 0}; /* "}\n\0" */
+    const char *m = msg, *caller = file ? file : "";
+    char num[64], head[400];
+    size_t mlen = strlen(msg), nkv = 0, i;
+    const struct kv *err = NULL;
+    int64_t nanos = (int64_t)ts_sec * 1000000000 + ts_nsec;
+
+    if (size < 64)
+        return 0;
+    if (!parse_klog(msg, &m, &mlen, kv, &nkv)) {
+        m = msg;
+        mlen = strlen(msg);
+        nkv = 0;
+    }
+    /* zap's ShortCallerEncoder: the last directory and the file */
+    {
+        const char *p = caller + strlen(caller), *slashes = NULL;
+        int seen = 0;
+
+        while (p > caller && seen < 2) {
+            p--;
+            if (*p == '/' && ++seen == 2)
+                slashes = p + 1;
+        }
+        if (slashes)
+            caller = slashes;
+    }
+    snprintf(head, sizeof(head),
+             "{\"ts\":%s,\"caller\":", go_format_float((double)nanos / 1e6, 'f', num, sizeof(num)));
+    jw_raw(&w, head, strlen(head));
+    snprintf(head, sizeof(head), "%s:%d", caller, line);
+    jw_string(&w, head, strlen(head), true);
+    jw_raw(&w, ",\"msg\":", 7);
+    {
+        /* keep room for "v" so that a long message is cut rather than the level lost */
+        size_t keep = w.cap;
+
+        w.cap = w.cap > 16 ? w.cap - 16 : w.cap;
+        jw_string(&w, m, mlen, true);
+        w.cap = keep;
+    }
+    if (sev != 'E') {
+        snprintf(head, sizeof(head), ",\"v\":%d", v);
+        jw_raw(&w, head, strlen(head));
+    }
+    for (i = 0; i < nkv; i++) {
+        if (sev == 'E' && !err && kv[i].klen == 3 && !memcmp(kv[i].k, "err", 3)) {
+            err = &kv[i]; /* zapr's error key comes last */
+            continue;
+        }
+        jw_pair(&w, &kv[i]);
+    }
+    if (err)
+        jw_pair(&w, err);
+    buf[w.n++] = '}';
+    buf[w.n++] = '\n';
+    buf[w.n] = '\0';
+    return w.n;
+}
+
+void log_printf_at(const char *file, int line, char sev, int v, const char *fmt, ...)
+{
+    char msg[LOG_LINE_MAX], out[LOG_LINE_MAX * 2 + 512];
     struct timespec ts;
     va_list ap;
     size_t n;
@@ -53,8 +405,11 @@ void log_printf(char sev, int v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    n = log_format(line, sizeof(line), sev, (long)ts.tv_sec, ts.tv_nsec, (int)getpid(), msg);
+    if (log_fmt_cur == LOG_FMT_JSON)
+        n = log_format_json(out, sizeof(out), sev, v, (long)ts.tv_sec, ts.tv_nsec, file, line, msg);
+    else
+        n = log_format(out, sizeof(out), sev, (long)ts.tv_sec, ts.tv_nsec, (int)getpid(), msg);
     /* one write per line so lines of different threads never interleave */
-    if (write(STDERR_FILENO, line, n) < 0)
+    if (write(STDERR_FILENO, out, n) < 0)
         return;
 }

@@ -212,6 +212,14 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         rc = sched_cluster_set_pv(c, &in->pvs[i], &err);
     for (i = 0; i < in->nstorage_classes && !rc; i++)
         rc = sched_cluster_set_storage_class(c, &in->storage_classes[i], &err);
+    for (i = 0; i < in->ncsi_nodes && !rc; i++)
+        rc = sched_cluster_set_csi_node(c, &in->csi_nodes[i], &err);
+    for (i = 0; i < in->ncsi_drivers && !rc; i++)
+        rc = sched_cluster_set_csi_driver(c, &in->csi_drivers[i], &err);
+    for (i = 0; i < in->ncsi_capacities && !rc; i++)
+        rc = sched_cluster_set_csi_capacity(c, &in->csi_capacities[i], &err);
+    for (i = 0; i < in->nvolume_attachments && !rc; i++)
+        rc = sched_cluster_set_volume_attachment(c, &in->volume_attachments[i], &err);
     for (i = 0; i < in->nselectors && !rc; i++) {
         const struct manifest_selector *s = &in->selectors[i];
         rc = sched_cluster_add_spread_source(c, s->owner_kind, s->namespace_, s->name, &s->sel,

@@ -18,6 +18,8 @@
 #include "base/clock.h"
 
 #define LIVE_PAGE 500
+#define LIVE_NOPT_ALWAYS 6 /* the lists after the pods read every time */
+#define LIVE_NOPT 13       /* ... and those read when pending pods have volumes */
 #define LIVE_PATH_MAX 4096
 
 void gpusched_live_flags(struct gpusched_live *l, struct flag *out)
@@ -133,15 +135,17 @@ struct live_list {
     bool pods;        /* a list of pods: each goes through live_scan_pod first */
     bool pending;     /* pods waiting for a scheduler: note their volumes */
     size_t count;
-    bool unread;   /* not served (404) or forbidden (403): only for the lists not loaded */
-    bool optional; /* loaded, but a 404 or 403 only warns (the volume objects) */
+    bool unread;      /* not served (404) or forbidden (403): only for the lists not loaded */
+    bool optional;    /* loaded, but a 404 or 403 only warns (what an older role may lack) */
+    bool cluster;     /* loaded as the cluster's own objects: workloads not expanded */
+    const char *lost; /* optional and loaded: what is not modelled without it */
 };
 
 struct live_scan {
     const struct manifest_input *in;
     size_t dropped_class; /* pods whose priorityClassName is gone */
     char first_class[256], first_class_pod[512];
-    size_t pvc_pods; /* pending pods mounting a PersistentVolumeClaim */
+    size_t pvc_pods; /* pending pods with a volume the volume plugins read */
     char first_pvc_pod[512];
 };
 
@@ -187,7 +191,11 @@ static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
         return;
     json_array_foreach(vols, i, v)
     {
-        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral")) {
+        /* claims, and the in-tree volumes CSI migration counts (NodeVolumeLimits) */
+        if (json_object_get(v, "persistentVolumeClaim") || json_object_get(v, "ephemeral") ||
+            json_object_get(v, "awsElasticBlockStore") || json_object_get(v, "gcePersistentDisk") ||
+            json_object_get(v, "azureDisk") || json_object_get(v, "cinder") ||
+            json_object_get(v, "portworxVolume")) {
             if (!s->pvc_pods++)
                 live_pod_name(pod, s->first_pvc_pod, sizeof(s->first_pvc_pod));
             break;
@@ -237,7 +245,8 @@ static int live_page_take(void *ud, json_t *doc)
         const char *q = strchr(ls->path, '?');
         snprintf(name, sizeof(name), "%.*s", q ? (int)(q - ls->path) : (int)strlen(ls->path),
                  ls->path);
-        rc = manifest_input_load_object(pg->in, name, doc, pg->err);
+        rc = ls->cluster ? manifest_input_load_cluster_object(pg->in, name, doc, pg->err)
+                         : manifest_input_load_object(pg->in, name, doc, pg->err);
     }
     next = json_string_value(json_object_get(json_object_get(doc, "metadata"), "continue"));
     if (!rc && next && *next && !(pg->next = strdup(next)))
@@ -269,10 +278,10 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
         cont = pg.next;
         if (rc && (!ls->load || ls->optional) && err->http_status &&
             (rc == -ENOENT || rc == -EPERM)) {
-            /* read only to warn about it: an API that does not serve the kind has none, and
-             * a role without it only loses the warning */
-            if (rc == -EPERM &&
-                live_warn(in, "cannot list %s (%s): not checked", ls->what, err->msg))
+            /* an API that does not serve the kind has none; a role without it loses what it
+             * would have told, and says so */
+            if (rc == -EPERM && live_warn(in, "cannot list %s (%s): %s", ls->what, err->msg,
+                                          ls->load ? ls->lost : "not checked"))
                 rc = -ENOMEM;
             else
                 rc = 0;
@@ -302,10 +311,10 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     /* not Succeeded or Failed (they hold nothing), bound or not */
     static const char live_phase[] = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
     char bound_path[512], pending_path[1024], nsesc[512];
-    struct live_list lists[4], opt[5];
+    struct live_list lists[4], opt[LIVE_NOPT];
     struct live_scan scan;
     struct live_progress pr;
-    size_t i, npdb = 0;
+    size_t i;
     int rc = 0;
 
     memset(&scan, 0, sizeof(scan));
@@ -324,17 +333,13 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                  "/api/v1/namespaces/%s/pods?fieldSelector=spec.nodeName%%3D%%2C%s",
                  kube_path_escape(l->namespace_, nsesc, sizeof(nsesc)), live_phase);
     memset(lists, 0, sizeof(lists));
-    lists[0] = (struct live_list){"priority classes",
-                                  "/apis/scheduling.k8s.io/v1/priorityclasses",
-                                  true,
-                                  false,
-                                  false,
-                                  0,
-                                  false,
-                                  false};
-    lists[1] = (struct live_list){"nodes", "/api/v1/nodes", true, false, false, 0, false, false};
-    lists[2] = (struct live_list){"pods", bound_path, true, true, false, 0, false, false};
-    lists[3] = (struct live_list){"pending pods", pending_path, true, true, true, 0, false, false};
+    lists[0] = (struct live_list){.what = "priority classes",
+                                  .path = "/apis/scheduling.k8s.io/v1/priorityclasses",
+                                  .load = true};
+    lists[1] = (struct live_list){.what = "nodes", .path = "/api/v1/nodes", .load = true};
+    lists[2] = (struct live_list){.what = "pods", .path = bound_path, .load = true, .pods = true};
+    lists[3] = (struct live_list){
+        .what = "pending pods", .path = pending_path, .load = true, .pods = true, .pending = true};
     for (i = 0; i < 4 && !rc; i++)
         rc = live_list_all(l, &lists[i], &scan, in, &pr, err);
     if (rc)
@@ -343,44 +348,96 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
     l->nbound = lists[2].count;
     l->npending = lists[3].count;
 
-    /* what is not modelled, read to say so: PodDisruptionBudgets change preemption's victims;
-     * CSINodes (NodeVolumeLimits) change where a pod with claims can go. The claims, volumes
-     * and storage classes go to the loader (VolumeBinding, VolumeZone: sched/volumes.c) */
+    /* what the modelled plugins read besides: Namespaces (InterPodAffinity's
+     * namespaceSelector), PodDisruptionBudgets (DefaultPreemption), Services and the
+     * controllers (PodTopologySpread's system defaults; their pods are listed above, so they
+     * are not expanded), and the volume objects for pending pods with volumes
+     * (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone: sched/volumes.c). A
+     * role made for an older gpusched may lack some: each such list warns what it costs
+     * instead of failing. */
     memset(opt, 0, sizeof(opt));
-    opt[0] = (struct live_list){"pod disruption budgets",
-                                "/apis/policy/v1/poddisruptionbudgets",
-                                false,
-                                false,
-                                false,
-                                0,
-                                false,
-                                false};
-    rc = live_list_all(l, &opt[0], &scan, in, &pr, err);
+    opt[0] = (struct live_list){.what = "namespaces",
+                                .path = "/api/v1/namespaces",
+                                .load = true,
+                                .optional = true,
+                                .lost = "pod affinity's namespaceSelector sees only the "
+                                        "kubernetes.io/metadata.name label"};
+    opt[1] = (struct live_list){.what = "pod disruption budgets",
+                                .path = "/apis/policy/v1/poddisruptionbudgets",
+                                .load = true,
+                                .optional = true,
+                                .lost = "preemption may pick victims they protect"};
+    opt[2] = (struct live_list){.what = "services",
+                                .path = "/api/v1/services",
+                                .load = true,
+                                .optional = true,
+                                .cluster = true,
+                                .lost = "the default topology spreading of their pods is "
+                                        "not modelled"};
+    opt[3] = (struct live_list){.what = "replication controllers",
+                                .path = "/api/v1/replicationcontrollers",
+                                .load = true,
+                                .optional = true,
+                                .cluster = true,
+                                .lost = "the default topology spreading of their pods is "
+                                        "not modelled"};
+    opt[4] = (struct live_list){.what = "replica sets",
+                                .path = "/apis/apps/v1/replicasets",
+                                .load = true,
+                                .optional = true,
+                                .cluster = true,
+                                .lost = "the default topology spreading of their pods is "
+                                        "not modelled"};
+    opt[5] = (struct live_list){.what = "stateful sets",
+                                .path = "/apis/apps/v1/statefulsets",
+                                .load = true,
+                                .optional = true,
+                                .cluster = true,
+                                .lost = "the default topology spreading of their pods is "
+                                        "not modelled"};
+    for (i = 0; i < LIVE_NOPT_ALWAYS && !rc; i++)
+        rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
     if (rc)
         return rc;
-    npdb = opt[0].count;
     if (scan.pvc_pods) {
-        opt[1] = (struct live_list){"persistent volume claims",
-                                    "/api/v1/persistentvolumeclaims",
-                                    true,
-                                    false,
-                                    false,
-                                    0,
-                                    false,
-                                    true};
-        opt[2] = (struct live_list){
-            "persistent volumes", "/api/v1/persistentvolumes", true, false, false, 0, false, true};
-        opt[3] = (struct live_list){"storage classes",
-                                    "/apis/storage.k8s.io/v1/storageclasses",
-                                    true,
-                                    false,
-                                    false,
-                                    0,
-                                    false,
-                                    true};
-        opt[4] = (struct live_list){
-            "CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, false, false, 0, false, false};
-        for (i = 1; i < 5 && !rc; i++)
+        opt[6] = (struct live_list){.what = "persistent volume claims",
+                                    .path = "/api/v1/persistentvolumeclaims",
+                                    .load = true,
+                                    .optional = true,
+                                    .lost = "their pods' claims count as missing"};
+        opt[7] = (struct live_list){.what = "persistent volumes",
+                                    .path = "/api/v1/persistentvolumes",
+                                    .load = true,
+                                    .optional = true,
+                                    .lost = "their pods' claims cannot bind"};
+        opt[8] = (struct live_list){.what = "storage classes",
+                                    .path = "/apis/storage.k8s.io/v1/storageclasses",
+                                    .load = true,
+                                    .optional = true,
+                                    .lost = "their pods' claims cannot bind"};
+        opt[9] = (struct live_list){.what = "CSI nodes",
+                                    .path = "/apis/storage.k8s.io/v1/csinodes",
+                                    .load = true,
+                                    .optional = true,
+                                    .lost = "volume limits (NodeVolumeLimits) are not checked"};
+        opt[10] = (struct live_list){.what = "CSI drivers",
+                                     .path = "/apis/storage.k8s.io/v1/csidrivers",
+                                     .load = true,
+                                     .optional = true,
+                                     .lost = "storage capacity and missing drivers are not "
+                                             "checked"};
+        opt[11] = (struct live_list){.what = "CSI storage capacities",
+                                     .path = "/apis/storage.k8s.io/v1/csistoragecapacities",
+                                     .load = true,
+                                     .optional = true,
+                                     .lost = "claims of classes with capacity tracking find "
+                                             "no capacity"};
+        opt[12] = (struct live_list){.what = "volume attachments",
+                                     .path = "/apis/storage.k8s.io/v1/volumeattachments",
+                                     .load = true,
+                                     .optional = true,
+                                     .lost = "volumes attached without a pod are not counted"};
+        for (i = LIVE_NOPT_ALWAYS; i < LIVE_NOPT && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
         if (rc)
             return rc;
@@ -392,17 +449,6 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                   "%zu pod(s) name a PriorityClass that does not exist (first: %s "
                   "names %s); they keep their spec.priority",
                   scan.dropped_class, scan.first_class_pod, scan.first_class))
-        return err_set(err, -ENOMEM, "out of memory");
-    if (scan.pvc_pods && opt[4].count &&
-        live_warn(in,
-                  "%zu pending pod(s) mount PersistentVolumeClaims (first: %s): volume "
-                  "limits (NodeVolumeLimits, %zu CSINodes in the cluster) are not modelled",
-                  scan.pvc_pods, scan.first_pvc_pod, opt[4].count))
-        return err_set(err, -ENOMEM, "out of memory");
-    if (npdb && live_warn(in,
-                          "%zu PodDisruptionBudget(s) in the cluster are not modelled: "
-                          "preemption may pick victims they protect",
-                          npdb))
         return err_set(err, -ENOMEM, "out of memory");
     return 0;
 }

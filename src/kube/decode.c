@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/goparse.h"
 #include "kube/labels.h"
@@ -1407,7 +1408,10 @@ static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
             json_is_string(json_object_get(r, "name"))) {
             p->owner.kind = dup_json_string(d, json_object_get(r, "kind"));
             p->owner.name = dup_json_string(d, json_object_get(r, "name"));
-            if (!p->owner.kind || !p->owner.name)
+            p->owner.api_version = json_is_string(json_object_get(r, "apiVersion"))
+                                       ? dup_json_string(d, json_object_get(r, "apiVersion"))
+                                       : "";
+            if (!p->owner.kind || !p->owner.name || !p->owner.api_version)
                 return dec_nomem(d);
         }
         break;
@@ -1611,6 +1615,295 @@ static int note_unmodelled(struct dec *d, struct kube_pod *p, const char *field,
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Pod volumes: generic ephemeral volumes and in-tree volumes CSI migration translates        */
+
+static const struct {
+    const char *source;
+    enum kube_intree plugin;
+    const char *id; /* the field naming the volume */
+} intree_sources[] = {
+    {"awsElasticBlockStore", KUBE_INTREE_AWS_EBS, "volumeID"},
+    {"gcePersistentDisk", KUBE_INTREE_GCE_PD, "pdName"},
+    {"azureDisk", KUBE_INTREE_AZURE_DISK, "diskURI"},
+    {"cinder", KUBE_INTREE_CINDER, "volumeID"},
+    {"portworxVolume", KUBE_INTREE_PORTWORX, "volumeID"},
+    {"azureFile", KUBE_INTREE_AZURE_FILE, "shareName"},
+    {"vsphereVolume", KUBE_INTREE_VSPHERE, "volumePath"},
+};
+
+/* decode_intree reads the in-tree source of v (a pod volume or a PersistentVolume's spec), if
+ * it has one CSI migration knows; out->plugin stays KUBE_INTREE_NONE otherwise */
+static int decode_intree(struct dec *d, const json_t *v, struct kube_inline_volume *out)
+{
+    size_t k, old;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->id = "";
+    for (k = 0; k < sizeof(intree_sources) / sizeof(intree_sources[0]); k++) {
+        const json_t *src = json_object_get(v, intree_sources[k].source);
+        const char *kind;
+        if (!json_is_object(src))
+            continue;
+        out->plugin = intree_sources[k].plugin;
+        old = path_push(d, intree_sources[k].source);
+        rc = get_string(d, src, intree_sources[k].id, &out->id, "");
+        if (!rc && out->plugin == KUBE_INTREE_AZURE_DISK) {
+            /* translation accepts kind Managed (the default) only */
+            rc = peek_string(d, src, "kind", &kind);
+            out->azure_unmanaged = !rc && kind[0] && strcasecmp(kind, "Managed");
+        }
+        path_pop(d, old);
+        break;
+    }
+    return rc;
+}
+
+int kube_intree_decode(const json_t *v, struct arena *a, const struct kube_lines *lines,
+                       const char *file, struct kube_inline_volume *out, struct err *err)
+{
+    struct dec d;
+
+    dec_init(&d, a, lines, file, err);
+    return decode_intree(&d, v, out);
+}
+
+/* decode_storage reads list["storage"], a quantity, into bytes (*has: it was given) */
+static int decode_storage(struct dec *d, const json_t *list, const char *key, int64_t *out,
+                          bool *has)
+{
+    const json_t *v = json_object_get(list, key);
+    char buf[64];
+    struct err e;
+    size_t old;
+    int rc = 0;
+
+    *out = 0;
+    *has = false;
+    if (!v || json_is_null(v))
+        return 0;
+    old = path_push(d, key);
+    if (json_is_integer(v))
+        snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+    else if (json_is_string(v))
+        snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+    else
+        buf[0] = '\0';
+    err_clear(&e);
+    if (!buf[0])
+        rc = dec_fail(d, v, list, "expected quantity, got %s", kube_json_type_name(v));
+    else if (kube_quantity_parse(buf, out, NULL, &e))
+        rc = dec_fail(d, v, list, "%s", e.msg);
+    else if (*out < 0)
+        rc = dec_fail(d, v, list, "Invalid value: \"%s\": must be greater than or equal to 0", buf);
+    path_pop(d, old);
+    *has = !rc;
+    return rc;
+}
+
+/* decode_claim_template reads an ephemeral volume's volumeClaimTemplate into a claim (the
+ * fields VolumeBinding reads), with the API server's validation of the spec */
+static int decode_claim_template(struct dec *d, const json_t *t, struct kube_pvc *c)
+{
+    static const char *const modes[] = {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany",
+                                        "ReadWriteOncePod"};
+    const json_t *meta, *ann, *spec, *res = NULL, *req = NULL, *am, *m, *sel;
+    const char *cls = NULL, *mode = "Filesystem", *beta;
+    size_t old, o2, i, k;
+    bool has = false;
+    char q[256];
+    int rc;
+
+    c->volume_name = "";
+    rc = get_object(d, t, "metadata", &meta);
+    if (!rc && meta)
+        rc = get_object(d, meta, "annotations", &ann);
+    else
+        ann = NULL;
+    if (!rc)
+        rc = get_object(d, t, "spec", &spec);
+    if (rc)
+        return rc;
+    old = path_push(d, "spec");
+    if (!spec) {
+        rc = dec_fail(d, NULL, t, "Required value");
+        goto out;
+    }
+    rc = get_string(d, spec, "storageClassName", &cls, NULL);
+    if (!rc)
+        rc = get_string(d, spec, "volumeName", &c->volume_name, "");
+    if (!rc)
+        rc = get_string(d, spec, "volumeMode", &mode, "Filesystem");
+    if (!rc && strcmp(mode, "Filesystem") && strcmp(mode, "Block")) {
+        o2 = path_push(d, "volumeMode");
+        rc = dec_fail(d, json_object_get(spec, "volumeMode"), spec,
+                      "Unsupported value: %s: supported values: \"Block\", \"Filesystem\"",
+                      quote(mode, q, sizeof(q)));
+        path_pop(d, o2);
+    }
+    if (!rc)
+        rc = get_array(d, spec, "accessModes", &am);
+    if (rc)
+        goto out;
+    c->block = !strcmp(mode, "Block");
+    o2 = path_push(d, "accessModes");
+    if (!am || !json_array_size(am))
+        rc = dec_fail(d, am, spec, "Required value: at least 1 access mode is required");
+    json_array_foreach(am, i, m)
+    {
+        if (rc)
+            break;
+        for (k = 0; k < 4 && !(json_is_string(m) && !strcmp(json_string_value(m), modes[k])); k++)
+            ;
+        if (k == 4)
+            rc = dec_fail(d, m, am,
+                          "Unsupported value: %s: supported values: \"ReadOnlyMany\", "
+                          "\"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"",
+                          json_is_string(m) ? quote(json_string_value(m), q, sizeof(q)) : "\"\"");
+        else
+            c->access |= 1u << k;
+    }
+    path_pop(d, o2);
+    if (!rc)
+        rc = get_object(d, spec, "resources", &res);
+    if (!rc && res) {
+        o2 = path_push(d, "resources");
+        rc = get_object(d, res, "requests", &req);
+        if (!rc && req) {
+            size_t o3 = path_push(d, "requests");
+            rc = decode_storage(d, req, "storage", &c->request, &has);
+            path_pop(d, o3);
+        }
+        path_pop(d, o2);
+    }
+    if (!rc && !has) {
+        o2 = path_push(d, "resources[storage]");
+        rc = dec_fail(d, NULL, spec, "Required value");
+        path_pop(d, o2);
+    }
+    sel = json_object_get(spec, "selector");
+    if (!rc && sel && !json_is_null(sel)) {
+        o2 = path_push(d, "selector");
+        c->has_selector = true;
+        rc = decode_label_selector(d, sel, &c->selector);
+        path_pop(d, o2);
+    }
+    if (rc)
+        goto out;
+    c->spec_class = cls;
+    beta = json_string_value(json_object_get(ann, "volume.beta.kubernetes.io/storage-class"));
+    if (beta && !(c->storage_class = arena_strdup(d->a, beta)))
+        rc = dec_nomem(d);
+    else if (!beta)
+        c->storage_class = cls;
+out:
+    path_pop(d, old);
+    return rc;
+}
+
+/* decode_pod_volume reads what the volume plugins need of spec.volumes[i] beyond its claim: a
+ * generic ephemeral volume (its claim named later, kube_pod_ephemeral_names) or an in-tree
+ * volume CSI migration translates */
+static int decode_pod_volume(struct dec *d, const json_t *v, size_t i, struct kube_pod *p)
+{
+    const json_t *eph = json_object_get(v, "ephemeral"), *t;
+    struct kube_inline_volume iv;
+    const char *vname;
+    char field[64];
+    size_t old;
+    int rc;
+
+    snprintf(field, sizeof(field), "volumes[%zu]", i);
+    old = path_push(d, field);
+    rc = get_string(d, v, "name", &vname, "");
+    if (rc)
+        goto out;
+    if (json_is_object(eph)) {
+        struct kube_ephemeral_volume *ne;
+        struct kube_pvc *tmpl;
+        const char **nc;
+        size_t o2 = path_push(d, "ephemeral");
+        rc = get_object(d, eph, "volumeClaimTemplate", &t);
+        if (!rc && !t) {
+            size_t o3 = path_push(d, "volumeClaimTemplate");
+            rc = dec_fail(d, NULL, eph, "Required value");
+            path_pop(d, o3);
+        }
+        if (!rc) {
+            size_t o3 = path_push(d, "volumeClaimTemplate");
+            if (!(tmpl = arena_alloc(d->a, sizeof(*tmpl))))
+                rc = dec_nomem(d);
+            else {
+                memset(tmpl, 0, sizeof(*tmpl));
+                rc = decode_claim_template(d, t, tmpl);
+            }
+            path_pop(d, o3);
+        }
+        path_pop(d, o2);
+        if (rc)
+            goto out;
+        if (!(ne = arena_alloc(d->a, (p->nephemeral + 1) * sizeof(*ne))) ||
+            !(nc = arena_alloc(d->a, (p->nclaims + 1) * sizeof(*nc)))) {
+            rc = dec_nomem(d);
+            goto out;
+        }
+        if (p->nephemeral)
+            memcpy(ne, p->ephemeral, p->nephemeral * sizeof(*ne));
+        if (p->nclaims)
+            memcpy(nc, p->claims, p->nclaims * sizeof(*nc));
+        ne[p->nephemeral].claim = p->nclaims;
+        ne[p->nephemeral].volume = vname;
+        ne[p->nephemeral].tmpl = tmpl;
+        nc[p->nclaims] = vname; /* until the pod's name is known */
+        p->ephemeral = ne;
+        p->nephemeral++;
+        p->claims = nc;
+        p->nclaims++;
+        goto out;
+    }
+    if ((rc = decode_intree(d, v, &iv)) || iv.plugin == KUBE_INTREE_NONE)
+        goto out;
+    {
+        struct kube_inline_volume *n = arena_alloc(d->a, (p->ninline_volumes + 1) * sizeof(*n));
+        if (!n) {
+            rc = dec_nomem(d);
+            goto out;
+        }
+        if (p->ninline_volumes)
+            memcpy(n, p->inline_volumes, p->ninline_volumes * sizeof(*n));
+        n[p->ninline_volumes++] = iv;
+        p->inline_volumes = n;
+    }
+out:
+    path_pop(d, old);
+    return rc;
+}
+
+int kube_pod_ephemeral_names(struct kube_pod *p, struct arena *a)
+{
+    const char **nc;
+    size_t i;
+
+    if (!p->nephemeral)
+        return 0;
+    /* the claims array may be shared with the template the pod was copied from */
+    if (!(nc = arena_alloc(a, p->nclaims * sizeof(*nc))))
+        return -ENOMEM;
+    memcpy(nc, p->claims, p->nclaims * sizeof(*nc));
+    for (i = 0; i < p->nephemeral; i++) {
+        const struct kube_ephemeral_volume *e = &p->ephemeral[i];
+        size_t n = strlen(p->name) + strlen(e->volume) + 2;
+        char *s = arena_alloc(a, n);
+        if (!s)
+            return -ENOMEM;
+        snprintf(s, n, "%s-%s", p->name, e->volume);
+        nc[e->claim] = s;
+    }
+    p->claims = nc;
+    return 0;
+}
+
 /* The pod fields that change kube-scheduler's answer through plugins gpusched does not model
  * (docs/scheduling.md, "What gpusched models, what it refuses"). */
 static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod *p)
@@ -1618,8 +1911,6 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
     static const struct {
         const char *source, *what;
     } vols[] = {
-        {"ephemeral", "VolumeBinding and NodeVolumeLimits are not modelled (generic ephemeral "
-                      "volume)"},
         {"gcePersistentDisk", "VolumeRestrictions (disk conflicts) is not modelled"},
         {"awsElasticBlockStore", "VolumeRestrictions (disk conflicts) is not modelled"},
         {"rbd", "VolumeRestrictions (disk conflicts) is not modelled"},
@@ -1652,6 +1943,8 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
             p->claims = nc;
             p->nclaims++;
         }
+        if ((rc = decode_pod_volume(d, v, i, p)))
+            return rc;
         for (k = 0; k < sizeof(vols) / sizeof(vols[0]); k++) {
             if (!json_is_object(json_object_get(v, vols[k].source)))
                 continue;
@@ -1801,6 +2094,8 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
         rc = get_array(&d, spec, "schedulingGates", &gates);
     if (!rc && gates)
         out->nscheduling_gates = json_array_size(gates);
+    if (!rc && out->name[0] && kube_pod_ephemeral_names(out, a))
+        rc = dec_nomem(&d);
 out:
     path_pop(&d, old);
     return rc;
@@ -2234,5 +2529,282 @@ int kube_node_selector_decode(const json_t *obj, struct arena *a, const struct k
     if (!rc)
         out->terms = decode_array(&d, obj, "nodeSelectorTerms", JSON_OBJECT, "object",
                                   sizeof(*out->terms), decode_term, NULL, &out->nterms, &rc);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* storage.k8s.io/v1: CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment                */
+
+/* csi_name_check: ValidateCSIDriverName on the string at the current path */
+static int csi_name_check(struct dec *d, const char *name, const json_t *v, const json_t *parent)
+{
+    struct err e;
+    char q[512];
+
+    err_clear(&e);
+    if (!name[0])
+        return dec_fail(d, v, parent, "Required value");
+    if (strlen(name) > 63)
+        return dec_fail(d, v, parent, "Too long: may not be more than 63 bytes");
+    {
+        /* IsDNS1123Subdomain(strings.ToLower(name)) */
+        char low[64];
+        size_t i;
+        for (i = 0; name[i]; i++)
+            low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+        low[i] = '\0';
+        if (kube_dns_subdomain_validate(low, &e))
+            return dec_fail(d, v, parent, "Invalid value: %s: %s", quote(name, q, sizeof(q)),
+                            e.msg);
+    }
+    return 0;
+}
+
+static int decode_csi_node_driver(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    struct kube_csi_node_driver *out = slot;
+    size_t *seen = ctx; /* the drivers decoded before this one: out[-*seen..-1] */
+    const json_t *alloc;
+    const char *node_id;
+    int64_t count;
+    size_t old, i;
+    char q[512];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = get_string(d, v, "name", &out->name, "");
+    if (!rc) {
+        old = path_push(d, "name");
+        rc = csi_name_check(d, out->name, json_object_get(v, "name"), v);
+        for (i = 1; !rc && i <= *seen; i++)
+            if (!strcmp(out[-(ptrdiff_t)i].name, out->name))
+                rc = dec_fail(d, json_object_get(v, "name"), v, "Duplicate value: %s",
+                              quote(out->name, q, sizeof(q)));
+        path_pop(d, old);
+    }
+    if (!rc)
+        rc = peek_string(d, v, "nodeID", &node_id);
+    if (!rc && !node_id[0]) {
+        old = path_push(d, "nodeID");
+        rc = dec_fail(d, NULL, v, "Required value");
+        path_pop(d, old);
+    }
+    if (!rc)
+        rc = get_object(d, v, "allocatable", &alloc);
+    if (!rc && alloc) {
+        old = path_push(d, "allocatable");
+        rc = get_int(d, alloc, "count", INT32_MIN, INT32_MAX, &count, &out->has_count);
+        if (!rc && out->has_count && count < 0) {
+            size_t o2 = path_push(d, "count");
+            rc = dec_fail(d, json_object_get(alloc, "count"), alloc,
+                          "Invalid value: %lld: must be greater than or equal to 0",
+                          (long long)count);
+            path_pop(d, o2);
+        }
+        out->count = (int32_t)count;
+        path_pop(d, old);
+    }
+    (*seen)++;
+    return rc;
+}
+
+/* storage_meta: metadata.name (required) and, for a namespaced kind, metadata.namespace */
+static int storage_meta(struct dec *d, const json_t *obj, const json_t **meta, const char **name,
+                        const char **ns)
+{
+    const char *uid, *rv;
+    struct kube_labels labels;
+    size_t old;
+    int rc;
+
+    if ((rc = decode_metadata(d, obj, meta, name, &uid, &rv, &labels)))
+        return rc;
+    if (!(*name)[0]) {
+        old = path_push(d, "metadata.name");
+        rc = dec_fail(d, NULL, obj, "Required value: name or generateName is required");
+        path_pop(d, old);
+        return rc;
+    }
+    if (ns) {
+        old = path_push(d, "metadata");
+        rc = get_string(d, *meta, "namespace", ns, "default");
+        if (!rc && !(*ns)[0])
+            *ns = "default";
+        path_pop(d, old);
+    }
+    return rc;
+}
+
+int kube_csi_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                         const char *file, struct kube_csi_node *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *spec, *ann;
+    size_t old, seen = 0;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    out->migrated_plugins = "";
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)) ||
+        (rc = storage_meta(&d, obj, &meta, &out->name, NULL)))
+        return rc;
+    old = path_push(&d, "metadata");
+    rc = get_object(&d, meta, "annotations", &ann);
+    if (!rc && ann) {
+        size_t o2 = path_push(&d, "annotations");
+        rc = get_string(&d, ann, "storage.alpha.kubernetes.io/migrated-plugins",
+                        &out->migrated_plugins, "");
+        path_pop(&d, o2);
+    }
+    path_pop(&d, old);
+    if (!rc)
+        rc = get_object(&d, obj, "spec", &spec);
+    if (rc || !spec)
+        return rc;
+    old = path_push(&d, "spec");
+    out->drivers = decode_array(&d, spec, "drivers", JSON_OBJECT, "object", sizeof(*out->drivers),
+                                decode_csi_node_driver, &seen, &out->ndrivers, &rc);
+    path_pop(&d, old);
+    return rc;
+}
+
+int kube_csi_driver_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                           const char *file, struct kube_csi_driver *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *spec;
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)) ||
+        (rc = storage_meta(&d, obj, &meta, &out->name, NULL)))
+        return rc;
+    old = path_push(&d, "metadata.name");
+    rc = csi_name_check(&d, out->name, json_object_get(meta, "name"), meta);
+    path_pop(&d, old);
+    if (!rc)
+        rc = get_object(&d, obj, "spec", &spec);
+    if (rc || !spec)
+        return rc;
+    old = path_push(&d, "spec");
+    rc = get_bool(&d, spec, "storageCapacity", &out->storage_capacity);
+    if (!rc)
+        rc = get_bool(&d, spec, "preventPodSchedulingIfMissing", &out->prevent_if_missing);
+    path_pop(&d, old);
+    return rc;
+}
+
+/* capacity_field reads a quantity field of a CSIStorageCapacity */
+static int capacity_field(struct dec *d, const json_t *obj, const char *key, bool nonneg,
+                          int64_t *out, bool *has)
+{
+    int rc = decode_storage(d, obj, key, out, has);
+
+    /* decode_storage refuses a negative quantity for capacity; maximumVolumeSize is not
+     * validated by the API server, and a negative one is below every request */
+    (void)nonneg;
+    return rc;
+}
+
+int kube_csi_capacity_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                             const char *file, struct kube_csi_capacity *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *topo;
+    struct err e;
+    char q[512];
+    size_t old;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)) ||
+        (rc = storage_meta(&d, obj, &meta, &out->name, &out->namespace_)) ||
+        (rc = get_string(&d, obj, "storageClassName", &out->storage_class, "")))
+        return rc;
+    err_clear(&e);
+    if (kube_dns_subdomain_validate(out->storage_class, &e)) {
+        old = path_push(&d, "storageClassName");
+        rc = dec_fail(&d, json_object_get(obj, "storageClassName"), obj, "Invalid value: %s: %s",
+                      quote(out->storage_class, q, sizeof(q)), e.msg);
+        path_pop(&d, old);
+        return rc;
+    }
+    topo = json_object_get(obj, "nodeTopology");
+    if (topo && !json_is_null(topo)) {
+        old = path_push(&d, "nodeTopology");
+        out->has_topology = true;
+        rc = decode_label_selector(&d, topo, &out->topology);
+        path_pop(&d, old);
+        if (rc)
+            return rc;
+    }
+    if ((rc = capacity_field(&d, obj, "capacity", true, &out->capacity, &out->has_capacity)))
+        return rc;
+    return capacity_field(&d, obj, "maximumVolumeSize", false, &out->max_size, &out->has_max);
+}
+
+int kube_volume_attachment_decode(const json_t *obj, struct arena *a,
+                                  const struct kube_lines *lines, const char *file,
+                                  struct kube_volume_attachment *out, struct err *err)
+{
+    struct dec d;
+    const json_t *meta, *spec, *src = NULL;
+    const char *pv = NULL;
+    size_t old, o2;
+    int rc;
+
+    dec_init(&d, a, lines, file, err);
+    memset(out, 0, sizeof(*out));
+    if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)) ||
+        (rc = storage_meta(&d, obj, &meta, &out->name, NULL)) ||
+        (rc = get_object(&d, obj, "spec", &spec)))
+        return rc;
+    old = path_push(&d, "spec");
+    rc = get_string(&d, spec, "attacher", &out->attacher, "");
+    if (!rc) {
+        o2 = path_push(&d, "attacher");
+        rc = csi_name_check(&d, out->attacher, json_object_get(spec, "attacher"), spec);
+        path_pop(&d, o2);
+    }
+    if (!rc)
+        rc = get_object(&d, spec, "source", &src);
+    if (!rc) {
+        o2 = path_push(&d, "source");
+        rc = get_string(&d, src, "persistentVolumeName", &pv, NULL);
+        if (!rc && !pv && !json_is_object(json_object_get(src, "inlineVolumeSpec")))
+            rc = dec_fail(&d, src, spec,
+                          "Required value: must specify exactly one of inlineVolumeSpec and "
+                          "persistentVolumeName");
+        else if (!rc && pv && json_is_object(json_object_get(src, "inlineVolumeSpec")))
+            rc = dec_fail(&d, src, spec,
+                          "Forbidden: must specify exactly one of inlineVolumeSpec and "
+                          "persistentVolumeName");
+        else if (!rc && pv && !pv[0]) {
+            size_t o3 = path_push(&d, "persistentVolumeName");
+            rc = dec_fail(&d, json_object_get(src, "persistentVolumeName"), src,
+                          "Required value: must specify non empty persistentVolumeName");
+            path_pop(&d, o3);
+        }
+        path_pop(&d, o2);
+    }
+    out->pv_name = pv;
+    if (!rc)
+        rc = get_string(&d, spec, "nodeName", &out->node_name, "");
+    if (!rc) {
+        struct err e;
+        char q[512];
+        err_clear(&e);
+        if (kube_dns_subdomain_validate(out->node_name, &e)) {
+            o2 = path_push(&d, "nodeName");
+            rc = dec_fail(&d, json_object_get(spec, "nodeName"), spec, "Invalid value: %s: %s",
+                          quote(out->node_name, q, sizeof(q)), e.msg);
+            path_pop(&d, o2);
+        }
+    }
+    path_pop(&d, old);
     return rc;
 }

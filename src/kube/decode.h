@@ -42,6 +42,33 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct 
 int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                     const char *file, struct kube_pdb *out, struct err *err);
 
+/* The storage.k8s.io/v1 objects the volume plugins read (sched/volumes.c), with the API
+ * server's validation of the fields they read: a CSINode (drivers: name, nodeID, allocatable
+ * count; the migrated-plugins annotation), a CSIDriver (storageCapacity,
+ * preventPodSchedulingIfMissing), a CSIStorageCapacity (storageClassName, nodeTopology,
+ * capacity, maximumVolumeSize) and a VolumeAttachment (attacher, nodeName, the source's
+ * persistentVolumeName). Strings in a; 0 or -EINVAL/-ENOMEM with err naming the field. */
+int kube_csi_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                         const char *file, struct kube_csi_node *out, struct err *err);
+int kube_csi_driver_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                           const char *file, struct kube_csi_driver *out, struct err *err);
+int kube_csi_capacity_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                             const char *file, struct kube_csi_capacity *out, struct err *err);
+int kube_volume_attachment_decode(const json_t *obj, struct arena *a,
+                                  const struct kube_lines *lines, const char *file,
+                                  struct kube_volume_attachment *out, struct err *err);
+
+/* kube_intree_decode reads the in-tree volume source of v (a pod volume, or a
+ * PersistentVolume's spec) that CSI migration translates (out->plugin KUBE_INTREE_NONE when
+ * there is none). */
+int kube_intree_decode(const json_t *v, struct arena *a, const struct kube_lines *lines,
+                       const char *file, struct kube_inline_volume *out, struct err *err);
+
+/* kube_pod_ephemeral_names names the claims of p's generic ephemeral volumes
+ * "<pod>-<volume>" (ephemeral.VolumeClaimName) in a fresh claims array from a; the decoder
+ * does it for a pod with a name, the loader once it names one. 0 or -ENOMEM. */
+int kube_pod_ephemeral_names(struct kube_pod *p, struct arena *a);
+
 /* kube_label_selector_decode reads a metav1.LabelSelector (a workload's spec.selector) with
  * ValidateLabelSelector's rules: matchLabels as labels, matchExpressions with In, NotIn,
  * Exists or DoesNotExist and the values those take. Absent or null obj is the nil selector

@@ -163,6 +163,20 @@ int kube_label_key_validate(const char *key, struct err *err)
     return first_message(key_messages(key ? key : "", buf, sizeof(buf)), buf, err);
 }
 
+int kube_dns_subdomain_validate(const char *s, struct err *err)
+{
+    char buf[1024];
+    int count = 0;
+    size_t n = strlen(s ? s : "");
+
+    buf[0] = '\0';
+    if (n > DNS1123_SUBDOMAIN_MAX)
+        msgs_add(buf, sizeof(buf), &count, "must be no more than 253 characters");
+    if (!dns1123_subdomain_match(s ? s : "", n))
+        msgs_add(buf, sizeof(buf), &count, DNS1123_MSG);
+    return first_message(count, buf, err);
+}
+
 int kube_label_value_validate(const char *value, struct err *err)
 {
     char buf[1024];

@@ -20,6 +20,11 @@
 int kube_label_key_validate(const char *key, struct err *err);
 int kube_label_value_validate(const char *value, struct err *err);
 
+/* kube_dns_subdomain_validate is the same for an RFC 1123 subdomain (IsDNS1123Subdomain: CSI
+ * driver and storage class names): "must be no more than 253 characters", "a lowercase RFC
+ * 1123 subdomain must consist of ...". */
+int kube_dns_subdomain_validate(const char *s, struct err *err);
+
 /* kube_labels_get returns the value of key in l (sorted by key), or NULL when absent. */
 const char *kube_labels_get(const struct kube_labels *l, const char *key);
 

@@ -166,6 +166,8 @@ struct kube_owner {
     const char *kind; /* "Deployment", "Job", ... of the manifest that produced the pod;
                          NULL for a bare Pod */
     const char *name;
+    const char *api_version; /* the ownerReference's apiVersion; NULL when the manifest
+                                loader made the owner up from a workload */
 };
 
 /* One entry of spec.topologySpreadConstraints, API defaults applied. */
@@ -189,6 +191,35 @@ struct kube_spread_constraint {
 struct kube_unmodelled {
     const char *field;
     const char *what;
+};
+
+/* The in-tree volume plugins that CSI migration translates (k8s.io/csi-translation-lib). */
+enum kube_intree {
+    KUBE_INTREE_NONE = 0,
+    KUBE_INTREE_AWS_EBS,    /* awsElasticBlockStore: volumeID */
+    KUBE_INTREE_GCE_PD,     /* gcePersistentDisk: pdName */
+    KUBE_INTREE_AZURE_DISK, /* azureDisk: diskURI */
+    KUBE_INTREE_CINDER,     /* cinder: volumeID */
+    KUBE_INTREE_PORTWORX,   /* portworxVolume: volumeID */
+    KUBE_INTREE_AZURE_FILE, /* azureFile (migratable, but not counted by NodeVolumeLimits) */
+    KUBE_INTREE_VSPHERE,    /* vsphereVolume (the same) */
+};
+
+/* An in-tree volume of a pod or a PersistentVolume, as CSI migration reads it. */
+struct kube_inline_volume {
+    enum kube_intree plugin;
+    const char *id;       /* the source's volume id (volumeID, pdName, diskURI), "" if none */
+    bool azure_unmanaged; /* azureDisk kind other than Managed: translation fails */
+};
+
+struct kube_pvc;
+
+/* A generic ephemeral volume (spec.volumes[].ephemeral): its claim is claims[claim], made
+ * from the template by the ephemeral volume controller, owned by the pod. */
+struct kube_ephemeral_volume {
+    size_t claim;
+    const char *volume;          /* spec.volumes[].name */
+    const struct kube_pvc *tmpl; /* volumeClaimTemplate (no name or namespace) */
 };
 
 struct kube_pod {
@@ -235,8 +266,14 @@ struct kube_pod {
     struct kube_spread_constraint *spread; /* spec.topologySpreadConstraints */
     size_t nspread;
     size_t nresource_claims; /* spec.resourceClaims */
-    const char **claims;     /* spec.volumes[].persistentVolumeClaim.claimName, volume order */
+    /* spec.volumes[].persistentVolumeClaim.claimName and, for a generic ephemeral volume,
+     * its claim's name "<pod>-<volume>" (kube_pod_ephemeral_names sets those), volume order */
+    const char **claims;
     size_t nclaims;
+    struct kube_ephemeral_volume *ephemeral; /* spec.volumes[].ephemeral, volume order */
+    size_t nephemeral;
+    struct kube_inline_volume *inline_volumes; /* in-tree volumes CSI migration counts */
+    size_t ninline_volumes;
     struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
     size_t nunmodelled;
     const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
@@ -334,8 +371,11 @@ struct kube_pvc {
     bool has_selector;         /* spec.selector given */
     bool block;                /* spec.volumeMode Block (default Filesystem) */
     struct kube_label_selector selector;
-    unsigned access; /* KUBE_ACCESS_* */
-    int64_t request; /* spec.resources.requests.storage, bytes (0 when unset) */
+    unsigned access;        /* KUBE_ACCESS_* */
+    int64_t request;        /* spec.resources.requests.storage, bytes (0 when unset) */
+    const char *spec_class; /* spec.storageClassName alone, NULL when unset */
+    const char *owner_pod;  /* the controller ownerReference's name when its kind is Pod */
+    const char *owner_uid;  /* ... and its uid ("" when unset) */
     const char *source_file;
     int source_line;
 };
@@ -352,9 +392,11 @@ struct kube_pv {
     bool block;        /* spec.volumeMode Block */
     bool has_affinity; /* spec.nodeAffinity.required given */
     struct kube_node_selector affinity;
-    unsigned access;        /* KUBE_ACCESS_* */
-    int64_t capacity;       /* spec.capacity.storage, bytes */
-    const char *csi_driver; /* spec.csi.driver, NULL when not a CSI volume */
+    unsigned access;                  /* KUBE_ACCESS_* */
+    int64_t capacity;                 /* spec.capacity.storage, bytes */
+    const char *csi_driver;           /* spec.csi.driver, NULL when not a CSI volume */
+    const char *csi_handle;           /* spec.csi.volumeHandle ("" when unset) */
+    struct kube_inline_volume intree; /* an in-tree source CSI migration translates */
     const char *source_file;
     int source_line;
 };
@@ -372,6 +414,57 @@ struct kube_storage_class {
     bool wait_for_first_consumer; /* volumeBindingMode WaitForFirstConsumer (default Immediate) */
     struct kube_topology_term *topologies; /* allowedTopologies, ORed */
     size_t ntopologies;
+    const char *source_file;
+    int source_line;
+};
+
+/* One driver of a CSINode: its attach limit (spec.drivers[].allocatable.count). */
+struct kube_csi_node_driver {
+    const char *name;
+    bool has_count;
+    int32_t count;
+};
+
+/* A storage.k8s.io/v1 CSINode (named after its node), as NodeVolumeLimits reads it. */
+struct kube_csi_node {
+    const char *name;
+    const char *migrated_plugins; /* annotation storage.alpha.kubernetes.io/migrated-plugins */
+    struct kube_csi_node_driver *drivers;
+    size_t ndrivers;
+    const char *source_file;
+    int source_line;
+};
+
+/* A storage.k8s.io/v1 CSIDriver: what the scheduler reads of its spec. */
+struct kube_csi_driver {
+    const char *name;
+    bool storage_capacity;   /* spec.storageCapacity (default false) */
+    bool prevent_if_missing; /* spec.preventPodSchedulingIfMissing (default false) */
+    const char *source_file;
+    int source_line;
+};
+
+/* A storage.k8s.io/v1 CSIStorageCapacity: the capacity a class has for the nodes its
+ * nodeTopology selects. */
+struct kube_csi_capacity {
+    const char *namespace_;
+    const char *name;
+    const char *storage_class;           /* storageClassName */
+    bool has_topology;                   /* nodeTopology given (nil: no node has access) */
+    struct kube_label_selector topology; /* nodeTopology */
+    bool has_capacity, has_max;
+    int64_t capacity; /* capacity, bytes */
+    int64_t max_size; /* maximumVolumeSize, bytes */
+    const char *source_file;
+    int source_line;
+};
+
+/* A storage.k8s.io/v1 VolumeAttachment: a volume of attacher attached to a node. */
+struct kube_volume_attachment {
+    const char *name;
+    const char *attacher;  /* spec.attacher */
+    const char *node_name; /* spec.nodeName */
+    const char *pv_name;   /* spec.source.persistentVolumeName, NULL when unset */
     const char *source_file;
     int source_line;
 };

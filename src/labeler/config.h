@@ -33,6 +33,7 @@ struct labeler_config {
     bool no_sync;                  /* --no-sync: never talk to the API server */
     long sleep_interval_ms;        /* --sleep-interval (60s) */
     int verbosity;                 /* -v N */
+    bool log_json;                 /* --logging-format json (the daemon's lines; default text) */
     const char *metrics_addr;      /* --metrics-addr HOST:PORT: /healthz, /readyz, /metrics */
     long timeout_ms;               /* --timeout (30s): how long --oneshot retries the API */
     int mig_strategy;              /* --mig-strategy: enum labeler_mig_strategy */

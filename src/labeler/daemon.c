@@ -744,6 +744,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     pthread_mutex_init(&d.mu, NULL);
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
     log_setup("gpulabel", cfg->verbosity);
+    log_set_format(cfg->log_json ? LOG_FMT_JSON : LOG_FMT_TEXT);
     labeler_backoff_init(&d.backoff,
                          d.interval_ms < BACKOFF_BASE_MS ? d.interval_ms : BACKOFF_BASE_MS,
                          BACKOFF_CAP_MS, (unsigned long)getpid() ^ (unsigned long)time(NULL));

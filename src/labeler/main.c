@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "base/flag.h"
 #include "base/goparse.h"
+#include "base/log.h"
 #include "labeler/config.h"
 #include "labeler/daemon.h"
 #include "labeler/labels.h"
@@ -57,6 +58,16 @@ static int set_schema(void *dest, const char *v, struct err *err)
 static int set_interval(void *dest, const char *v, struct err *err)
 {
     return labeler_interval_parse(v, dest, err);
+}
+
+static int set_logging_format(void *dest, const char *v, struct err *err)
+{
+    enum log_fmt f;
+
+    if (log_fmt_parse(v, &f))
+        return err_set(err, -EINVAL, "unsupported log format '%s' (want text or json)", v);
+    *(bool *)dest = f == LOG_FMT_JSON;
+    return 0;
 }
 
 static int set_level(void *dest, const char *v, struct err *err)
@@ -258,6 +269,10 @@ int main(int argc, char **argv)
          "never talk to the API server"},
         {"v", 'v', FLAG_FUNC, &cfg.verbosity, set_level, "GPULABEL_V", "N",
          "log verbosity (default 0)"},
+        {"logging-format", 0, FLAG_FUNC, &cfg.log_json, set_logging_format,
+         "GPULABEL_LOGGING_FORMAT", "text|json",
+         "the daemon's log lines: klog text or component-base's JSON\n"
+         "(default text)"},
         {"device-plugin", 0, FLAG_BOOL, &cfg.device_plugin, NULL, "GPULABEL_DEVICE_PLUGIN", NULL,
          "serve the GPUs to the kubelet as a device plugin (default true;\n"
          "not with --oneshot)"},

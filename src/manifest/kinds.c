@@ -32,6 +32,10 @@ static const struct manifest_kind kinds[] = {
     {"PersistentVolumeClaim", "", NULL, MANIFEST_KIND_PVC},
     {"PersistentVolume", "", NULL, MANIFEST_KIND_PV},
     {"StorageClass", "storage.k8s.io", NULL, MANIFEST_KIND_STORAGE_CLASS},
+    {"CSINode", "storage.k8s.io", NULL, MANIFEST_KIND_CSI_NODE},
+    {"CSIDriver", "storage.k8s.io", NULL, MANIFEST_KIND_CSI_DRIVER},
+    {"CSIStorageCapacity", "storage.k8s.io", NULL, MANIFEST_KIND_CSI_CAPACITY},
+    {"VolumeAttachment", "storage.k8s.io", NULL, MANIFEST_KIND_VOLUME_ATTACHMENT},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -147,16 +151,6 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
     k = kind_lookup(kind);
     if (!k && c->in->opts.keep_objects)
         return manifest_keep_object(c->in, obj, kind, 0) ? manifest_nomem(c) : 0;
-    if (!k && (!strcmp(kind, "CSINode") || !strcmp(kind, "CSIDriver") ||
-               !strcmp(kind, "CSIStorageCapacity")))
-        /* read by NodeVolumeLimits and VolumeBinding's capacity check: not modelled */
-        return manifest_warn(c->in,
-                             "%s: line %d: skipping kind %s: volume limits and storage "
-                             "capacity (NodeVolumeLimits, CSIStorageCapacity) are not modelled; "
-                             "kube-scheduler's answer may differ",
-                             c->file, manifest_line_of(c, kv, line), kind)
-                   ? manifest_nomem(c)
-                   : 0;
     if (!k)
         return manifest_warn(c->in, "%s: line %d: skipping kind %s", c->file,
                              manifest_line_of(c, kv, line), kind)
@@ -218,6 +212,12 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             break;
         case MANIFEST_KIND_STORAGE_CLASS:
             rc = manifest_load_storage_class(c, obj, line);
+            break;
+        case MANIFEST_KIND_CSI_NODE:
+        case MANIFEST_KIND_CSI_DRIVER:
+        case MANIFEST_KIND_CSI_CAPACITY:
+        case MANIFEST_KIND_VOLUME_ATTACHMENT:
+            rc = manifest_load_storage(c, obj, k->id, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

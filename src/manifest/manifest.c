@@ -64,8 +64,8 @@ int manifest_input_load_buffer(struct manifest_input *in, const char *name, cons
     return load_end(in, &s, rc);
 }
 
-int manifest_input_load_object(struct manifest_input *in, const char *name, json_t *obj,
-                               struct err *err)
+static int load_object(struct manifest_input *in, const char *name, json_t *obj, int cluster,
+                       struct err *err)
 {
     struct manifest_snapshot s;
     struct manifest_ctx c;
@@ -76,12 +76,25 @@ int manifest_input_load_object(struct manifest_input *in, const char *name, json
     memset(&c, 0, sizeof(c));
     c.in = in;
     c.err = err;
+    c.cluster = cluster;
     c.file = arena_strdup(&in->arena, name ? name : "-");
     rc = c.file ? manifest_load_document(obj, NULL, NULL, &c)
                 : err_set(err, -ENOMEM, "out of memory");
     if (rc && err && !err->file[0])
         err_at(err, c.file, err->line, err->column);
     return load_end(in, &s, rc);
+}
+
+int manifest_input_load_object(struct manifest_input *in, const char *name, json_t *obj,
+                               struct err *err)
+{
+    return load_object(in, name, obj, 0, err);
+}
+
+int manifest_input_load_cluster_object(struct manifest_input *in, const char *name, json_t *obj,
+                                       struct err *err)
+{
+    return load_object(in, name, obj, 1, err);
 }
 
 int manifest_input_warn(struct manifest_input *in, const char *msg)
@@ -110,7 +123,7 @@ int manifest_input_finish(struct manifest_input *in, struct err *err)
         return err_set(err, -EINVAL, "input already finished");
     if ((rc = manifest_priv_ensure(in, err)))
         return rc;
-    if ((rc = manifest_finish_daemonsets(in, err)) || (rc = manifest_finish_priorities(in, err)) ||
+    if ((rc = manifest_finish_workloads(in, err)) || (rc = manifest_finish_priorities(in, err)) ||
         (rc = manifest_finish_runtime_classes(in, err)) ||
         (rc = manifest_finish_namespaces(in, err)))
         return rc;
@@ -211,6 +224,10 @@ void manifest_input_release(struct manifest_input *in)
     free(in->pvcs);
     free(in->pvs);
     free(in->storage_classes);
+    free(in->csi_nodes);
+    free(in->csi_drivers);
+    free(in->csi_capacities);
+    free(in->volume_attachments);
     free(in->selectors);
     free(in->namespaces);
     free(in->warnings);

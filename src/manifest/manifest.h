@@ -2,7 +2,9 @@
  *
  * A struct manifest_input collects the nodes, pods and PriorityClasses of every -f argument, in
  * input order. Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
- * DaemonSet) are expanded to the pods their controllers would create, with deterministic names.
+ * DaemonSet) are expanded by manifest_input_finish to the pods their controllers would create,
+ * with deterministic names: only those their active pods in the input do not stand for, so a
+ * dump of a cluster (workloads and their pods) or `gpusched render`'s output loads as it is.
  * Strings and objects live in arenas: the input's (pods, classes, warnings) and one for the
  * nodes, which manifest_input_trim can give back once they are copied elsewhere. Files are parsed
  * as they are read, one document (or one item of a List) at a time, and each JSON tree is dropped
@@ -53,8 +55,8 @@ struct manifest_input_opts {
 
 /* One object of the input as it was read (opts.keep_objects): json is the object (one
  * reference, owned by the input), kind its kind (arena copy), npods how many entries of
- * pods[] it stands for, in pods[] order: 1 for a Pod, the replicas of a workload (a
- * DaemonSet's once manifest_input_finish has run), 0 for everything else. Walking objects[]
+ * pods[] it stands for, in pods[] order: 1 for a Pod, the pods a workload creates (known once
+ * manifest_input_finish has run), 0 for everything else. Walking objects[]
  * and pods[] together gives the input order with every workload in place of its pods. */
 struct manifest_object {
     json_t *json;
@@ -83,8 +85,8 @@ struct manifest_input {
                                      which are malloc()ed */
     struct kube_node *nodes; /* input order */
     size_t nnodes;
-    struct kube_pod *pods; /* input order, workloads expanded in place; bound pods
-                              (spec.nodeName set) included */
+    struct kube_pod *pods; /* input order, workloads expanded in place (by
+                              manifest_input_finish); bound pods (spec.nodeName set) included */
     size_t npods;
     size_t ntaken;                       /* bound pods passed to opts.take_bound (not in pods[]) */
     struct kube_priority_class *classes; /* PriorityClass objects of the input, input order */
@@ -98,6 +100,15 @@ struct manifest_input {
     size_t npvs;
     struct kube_storage_class *storage_classes;
     size_t nstorage_classes;
+    /* CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments, input order */
+    struct kube_csi_node *csi_nodes;
+    size_t ncsi_nodes;
+    struct kube_csi_driver *csi_drivers;
+    size_t ncsi_drivers;
+    struct kube_csi_capacity *csi_capacities;
+    size_t ncsi_capacities;
+    struct kube_volume_attachment *volume_attachments;
+    size_t nvolume_attachments;
     struct manifest_selector *selectors; /* Services and controllers, input order */
     size_t nselectors;
     /* Namespace objects of the input, input order, then (after manifest_input_finish) one
@@ -143,15 +154,28 @@ int manifest_input_load_buffer(struct manifest_input *in, const char *name, cons
 int manifest_input_load_object(struct manifest_input *in, const char *name, json_t *obj,
                                struct err *err);
 
+/* manifest_input_load_cluster_object is manifest_input_load_object for an object read from a
+ * running cluster: a workload's pods exist there (and are read with the cluster's pods), so
+ * no workload is expanded; a ReplicaSet's, ReplicationController's or StatefulSet's selector
+ * still counts for PodTopologySpread's system defaults (struct manifest_selector). */
+int manifest_input_load_cluster_object(struct manifest_input *in, const char *name, json_t *obj,
+                                       struct err *err);
+
 /* manifest_input_warn appends one warning line (copied) to in->warnings, as the loader's own
  * (the same cap); 0 or -ENOMEM. */
 int manifest_input_warn(struct manifest_input *in, const char *msg);
 
 /* manifest_input_finish completes the input once every file is loaded:
- * - expands each DaemonSet to one pod per node it may run on (nodeSelector and required
- *   node affinity match, no untolerated NoSchedule/NoExecute taint after the controller's
- *   default tolerations), pinned with matchFields metadata.name In [node], placed in pod
- *   order where the DaemonSet appeared;
+ * - expands each workload to the pods its controller would create, placed in pod order where
+ *   the workload appeared, counting the input's active pods (not terminating, Succeeded or
+ *   Failed) whose controller it is (ownerReferences): a ReplicaSet or ReplicationController
+ *   creates spec.replicas minus those; a Deployment nothing when a ReplicaSet it controls is
+ *   in the input, else the pods of its ReplicaSet NAME-<pod-template-hash> minus that
+ *   ReplicaSet's; a StatefulSet the ordinals whose pod name is free; a Job parallelism
+ *   (bounded by completions) minus its active pods, an Indexed Job the indexes no active pod
+ *   has; a DaemonSet one pod per node it may run on (nodeSelector and required node affinity
+ *   match, no untolerated NoSchedule/NoExecute taint after the controller's default
+ *   tolerations) and has no pod on yet, pinned with matchFields metadata.name In [node];
  * - resolves priorities like the Priority admission plugin: an explicit spec.priority stays;
  *   priorityClassName takes the class's value (PriorityClasses of the input, plus the
  *   built-in system-cluster-critical and system-node-critical); no class name takes the

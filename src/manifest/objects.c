@@ -8,12 +8,13 @@
 #include "kube/decode.h"
 #include "kube/rules.h"
 #include "manifest/names.h"
+#include "manifest/workload.h"
 
 int manifest_check_capacity(struct manifest_ctx *c, int line, const char *field, size_t add_pods)
 {
     struct manifest_input *in = c->in;
 
-    size_t have = in->npods + in->ntaken;
+    size_t have = in->npods + in->ntaken + (in->priv ? in->priv->deferred_pods : 0);
 
     if (add_pods > in->opts.max_pods || have > in->opts.max_pods - add_pods)
         return manifest_fail(c, line, field, -E2BIG, "the input would hold more than %zu pods",
@@ -142,6 +143,30 @@ static bool can_hand_off(const struct manifest_input *in, struct kube_pod *p)
     return true;
 }
 
+/* stub_owner copies manifest_owner_key's key of p into the stub arena (NULL when p has no
+ * active controller), reusing the previous copy when it repeats (a controller's pods usually
+ * come together). */
+static int stub_owner(struct manifest_input_priv *pv, const struct kube_pod *p, const char **out)
+{
+    char key[1024];
+    size_t n = manifest_owner_key(p, key, sizeof(key));
+    char *copy;
+
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (pv->stub_owner && pv->stub_owner_len == n && !memcmp(pv->stub_owner, key, n)) {
+        *out = pv->stub_owner;
+        return 0;
+    }
+    if (!(copy = arena_alloc(&pv->stub_arena, n)))
+        return -ENOMEM;
+    memcpy(copy, key, n);
+    pv->stub_owner = *out = copy;
+    pv->stub_owner_len = n;
+    return 0;
+}
+
 /* hand_off passes a bound pod to opts.take_bound and keeps its stub. */
 static int hand_off(struct manifest_ctx *c, const struct kube_pod *p, int line)
 {
@@ -158,7 +183,7 @@ static int hand_off(struct manifest_ctx *c, const struct kube_pod *p, int line)
     st.node = stub_str(pv, &pv->stub_node, p->node_name);
     st.file = c->file;
     st.line = line;
-    if (!st.ns || !st.name || !st.node ||
+    if (!st.ns || !st.name || !st.node || stub_owner(pv, p, &st.owner) ||
         manifest_grow((void **)&pv->stubs, &pv->cap_stubs, pv->nstubs + 1, sizeof(*pv->stubs)))
         return manifest_nomem(c);
     pv->stubs[pv->nstubs++] = st;
@@ -211,7 +236,7 @@ int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line)
     if (!manifest_jstr(md, "name") || !*manifest_jstr(md, "name")) {
         /* only generateName: the API server picks the name; decode a copy that has one */
         /* the pod count so far varies the hash between pods of the same generateName */
-        name = manifest_generated_name(c, ns, gen, c->in->npods);
+        name = manifest_generated_name(c, ns, gen, c->in->npods + c->in->priv->deferred_pods);
         copy = json_copy(obj);
         mdcopy = json_copy(md);
         if (!name || !copy || !mdcopy || json_object_set_new(mdcopy, "name", json_string(name)) ||

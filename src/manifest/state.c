@@ -273,6 +273,15 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->nobjects = in->nobjects;
     s->nrcs = in->priv->nrcs;
     s->nselectors = in->nselectors;
+    s->npdbs = in->npdbs;
+    s->npvcs = in->npvcs;
+    s->npvs = in->npvs;
+    s->nstorage_classes = in->nstorage_classes;
+    s->ncsi_nodes = in->ncsi_nodes;
+    s->ncsi_drivers = in->ncsi_drivers;
+    s->ncsi_capacities = in->ncsi_capacities;
+    s->nvolume_attachments = in->nvolume_attachments;
+    s->deferred_pods = in->priv->deferred_pods;
 }
 
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s)
@@ -292,6 +301,15 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     while (in->nobjects > s->nobjects)
         json_decref(in->objects[--in->nobjects].json);
     in->nselectors = s->nselectors;
+    in->npdbs = s->npdbs;
+    in->npvcs = s->npvcs;
+    in->npvs = s->npvs;
+    in->nstorage_classes = s->nstorage_classes;
+    in->ncsi_nodes = s->ncsi_nodes;
+    in->ncsi_drivers = s->ncsi_drivers;
+    in->ncsi_capacities = s->ncsi_capacities;
+    in->nvolume_attachments = s->nvolume_attachments;
+    in->priv->deferred_pods = s->deferred_pods;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */
         if (manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0))

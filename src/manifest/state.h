@@ -41,6 +41,10 @@ enum manifest_kind_id {
     MANIFEST_KIND_PVC,
     MANIFEST_KIND_PV,
     MANIFEST_KIND_STORAGE_CLASS,
+    MANIFEST_KIND_CSI_NODE,
+    MANIFEST_KIND_CSI_DRIVER,
+    MANIFEST_KIND_CSI_CAPACITY,
+    MANIFEST_KIND_VOLUME_ATTACHMENT,
 };
 
 struct manifest_kind {
@@ -50,16 +54,30 @@ struct manifest_kind {
     enum manifest_kind_id id;
 };
 
-/* A DaemonSet waiting for manifest_input_finish, which knows every node. */
-struct manifest_pending_ds {
-    struct kube_pod tmpl; /* the decoded template, namespace and owner set */
-    size_t pos;           /* pod index where the DaemonSet appeared */
-    size_t object;        /* with opts.keep_objects: its index in in->objects */
+/* A workload waiting for manifest_input_finish, which knows every node and every pod of the
+ * input: like its controller, it creates only the pods its existing ones do not stand for
+ * (a dump of a cluster, or `gpusched render`'s output, holds both). */
+struct manifest_pending_workload {
+    struct kube_pod tmpl;      /* the decoded template, namespace and owner set */
+    struct kube_labels shared; /* tmpl's labels and the controller's, the same for every pod */
+    enum manifest_kind_id kind;
+    const char *base;       /* generated names: base + 5 characters (arena) */
+    const char *rs_name;    /* a Deployment: its ReplicaSet NAME-HASH (arena), else NULL */
+    const char *controller; /* a ReplicaSet controlled by a Deployment: that Deployment's
+                               name (arena), else NULL */
+    size_t replicas;        /* wanted pods (not for a DaemonSet) */
+    bool indexed;           /* an Indexed Job */
+    int line;
+    size_t pos;    /* pod index where the workload appeared */
+    size_t object; /* with opts.keep_objects: its index in in->objects */
+    size_t npods;  /* pods created, once finished */
 };
 
-/* A bound pod passed to opts.take_bound: what is kept of it (strings in stub_arena). */
+/* A bound pod passed to opts.take_bound: what is kept of it (strings in stub_arena). owner is
+ * manifest_owner_key's "Kind/ns/name" + NUL + suffix of an active pod with a controller, else
+ * NULL. */
 struct manifest_pod_stub {
-    const char *ns, *name, *node, *file;
+    const char *ns, *name, *node, *file, *owner;
     int line;
 };
 
@@ -76,8 +94,9 @@ struct manifest_name_set {
 struct manifest_input_priv {
     size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects, cap_selectors,
         cap_namespaces;
-    struct manifest_pending_ds *ds;
+    struct manifest_pending_workload *ds; /* workloads waiting for manifest_input_finish */
     size_t nds, cap_ds;
+    size_t deferred_pods; /* the pods they want (replicas), counted as if created already */
     struct manifest_name_set pod_set, node_set;
     size_t warnings_dropped;
     const char *last_ns;             /* manifest_namespace_intern */
@@ -86,15 +105,20 @@ struct manifest_input_priv {
     struct arena stub_arena;
     struct arena node_arena;         /* decoded nodes, apart so manifest_input_trim can free them */
     const char *stub_ns, *stub_node; /* the last ones copied, reused while they repeat */
-    int bound_kept;                  /* a bound pod went to pods[]: no more hand-offs */
-    struct kube_runtime_class *rcs;  /* RuntimeClass objects, input order */
+    const char *stub_owner;          /* ... and the last owner key (stub_owner_len bytes) */
+    size_t stub_owner_len;
+    int bound_kept;                 /* a bound pod went to pods[]: no more hand-offs */
+    struct kube_runtime_class *rcs; /* RuntimeClass objects, input order */
     size_t nrcs, cap_rcs;
     size_t cap_pvcs, cap_pvs, cap_storage_classes; /* manifest/volumes.c */
+    size_t cap_csi_nodes, cap_csi_drivers, cap_csi_capacities, cap_volume_attachments;
 };
 
 struct manifest_snapshot {
     size_t nnodes, npods, nclasses, nnamespaces, nwarnings, nds, dropped, nstubs, ntaken, nobjects,
-        nrcs, nselectors;
+        nrcs, nselectors, deferred_pods;
+    size_t npdbs, npvcs, npvs, nstorage_classes, ncsi_nodes, ncsi_drivers, ncsi_capacities,
+        nvolume_attachments;
 };
 
 struct manifest_ctx {
@@ -102,6 +126,7 @@ struct manifest_ctx {
     const char *file; /* arena copy */
     struct kube_lines *lines;
     struct err *err;
+    int cluster;       /* the objects exist in a cluster: workloads are not expanded */
     int in_items;      /* items of a root list are being loaded */
     int items_dropped; /* ... but the root is not a list */
     struct manifest_snapshot items_snap;

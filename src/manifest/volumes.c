@@ -157,6 +157,30 @@ static const char *ann_get(const json_t *ann, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* owner reads the claim's controller ownerReference when it names a Pod (a generic ephemeral
+ * volume's claim: ephemeral.VolumeIsForPod) */
+static int owner(struct manifest_ctx *c, const json_t *obj, int line, struct kube_pvc *v)
+{
+    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), *r;
+    size_t i;
+
+    v->owner_uid = "";
+    json_array_foreach(refs, i, r)
+    {
+        const char *kind = manifest_jstr(r, "kind"), *name = manifest_jstr(r, "name");
+        const char *uid = manifest_jstr(r, "uid");
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        if (kind && !strcmp(kind, "Pod") && name &&
+            (!(v->owner_pod = arena_strdup(&c->in->arena, name)) ||
+             !(v->owner_uid = arena_strdup(&c->in->arena, uid ? uid : ""))))
+            return manifest_nomem(c);
+        break;
+    }
+    (void)line;
+    return 0;
+}
+
 int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line)
 {
     struct manifest_input *in = c->in;
@@ -193,6 +217,7 @@ int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line)
             return rc;
         if (!v.storage_class)
             v.storage_class = cls;
+        v.spec_class = cls;
         sel = json_object_get(spec, "selector");
         if (sel && !json_is_null(sel)) {
             v.has_selector = true;
@@ -204,6 +229,8 @@ int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line)
     if ((rc = jstr(c, status, "phase", "status.phase", line, "", &phase)))
         return rc;
     v.lost = !strcmp(phase, "Lost");
+    if ((rc = owner(c, obj, line, &v)))
+        return rc;
     for (i = 0; i < in->npvcs; i++)
         if (!strcmp(in->pvcs[i].name, v.name) && !strcmp(in->pvcs[i].namespace_, v.namespace_))
             return manifest_fail(c, line, "metadata.name", -EEXIST,
@@ -286,8 +313,12 @@ int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line)
             (rc = jstr(c, ref, "uid", "spec.claimRef.uid", line, "", &v.claim_uid)))
             return rc;
     }
-    if (csi && (rc = jstr(c, csi, "driver", "spec.csi.driver", line, "", &v.csi_driver)))
+    if (csi &&
+        ((rc = jstr(c, csi, "driver", "spec.csi.driver", line, "", &v.csi_driver)) ||
+         (rc = jstr(c, csi, "volumeHandle", "spec.csi.volumeHandle", line, "", &v.csi_handle))))
         return rc;
+    if (spec && (rc = kube_intree_decode(spec, &in->arena, c->lines, c->file, &v.intree, c->err)))
+        return under(c->err, "spec", rc);
     if (na) {
         const json_t *req = json_object_get(na, "required");
         if (req && !json_is_null(req)) {
@@ -394,4 +425,79 @@ int manifest_load_storage_class(struct manifest_ctx *c, json_t *obj, int line)
         return manifest_nomem(c);
     in->storage_classes[in->nstorage_classes++] = v;
     return 0;
+}
+
+/* ---------------------------------------------------------------- storage.k8s.io/v1 */
+
+int manifest_load_storage(struct manifest_ctx *c, json_t *obj, int kind, int line)
+{
+    struct manifest_input *in = c->in;
+    struct arena *a = &in->arena;
+    size_t i;
+    int rc;
+
+    switch (kind) {
+    case MANIFEST_KIND_CSI_NODE: {
+        struct kube_csi_node v;
+        if ((rc = kube_csi_node_decode(obj, a, c->lines, c->file, &v, c->err)))
+            return rc;
+        for (i = 0; i < in->ncsi_nodes; i++)
+            if (!strcmp(in->csi_nodes[i].name, v.name))
+                return manifest_fail(c, line, "metadata.name", -EEXIST,
+                                     "csinodes.storage.k8s.io \"%s\" already exists", v.name);
+        if (manifest_grow((void **)&in->csi_nodes, &in->priv->cap_csi_nodes, in->ncsi_nodes + 1,
+                          sizeof(v)))
+            return manifest_nomem(c);
+        in->csi_nodes[in->ncsi_nodes++] = v;
+        return 0;
+    }
+    case MANIFEST_KIND_CSI_DRIVER: {
+        struct kube_csi_driver v;
+        if ((rc = kube_csi_driver_decode(obj, a, c->lines, c->file, &v, c->err)))
+            return rc;
+        for (i = 0; i < in->ncsi_drivers; i++)
+            if (!strcmp(in->csi_drivers[i].name, v.name))
+                return manifest_fail(c, line, "metadata.name", -EEXIST,
+                                     "csidrivers.storage.k8s.io \"%s\" already exists", v.name);
+        if (manifest_grow((void **)&in->csi_drivers, &in->priv->cap_csi_drivers,
+                          in->ncsi_drivers + 1, sizeof(v)))
+            return manifest_nomem(c);
+        in->csi_drivers[in->ncsi_drivers++] = v;
+        return 0;
+    }
+    case MANIFEST_KIND_CSI_CAPACITY: {
+        struct kube_csi_capacity v;
+        if ((rc = kube_csi_capacity_decode(obj, a, c->lines, c->file, &v, c->err)))
+            return rc;
+        if (!(v.namespace_ = manifest_namespace_intern(c, manifest_object_namespace(c, obj))))
+            return manifest_nomem(c);
+        for (i = 0; i < in->ncsi_capacities; i++)
+            if (!strcmp(in->csi_capacities[i].name, v.name) &&
+                !strcmp(in->csi_capacities[i].namespace_, v.namespace_))
+                return manifest_fail(c, line, "metadata.name", -EEXIST,
+                                     "csistoragecapacities.storage.k8s.io \"%s\" already exists "
+                                     "in namespace \"%s\"",
+                                     v.name, v.namespace_);
+        if (manifest_grow((void **)&in->csi_capacities, &in->priv->cap_csi_capacities,
+                          in->ncsi_capacities + 1, sizeof(v)))
+            return manifest_nomem(c);
+        in->csi_capacities[in->ncsi_capacities++] = v;
+        return 0;
+    }
+    default: {
+        struct kube_volume_attachment v;
+        if ((rc = kube_volume_attachment_decode(obj, a, c->lines, c->file, &v, c->err)))
+            return rc;
+        for (i = 0; i < in->nvolume_attachments; i++)
+            if (!strcmp(in->volume_attachments[i].name, v.name))
+                return manifest_fail(c, line, "metadata.name", -EEXIST,
+                                     "volumeattachments.storage.k8s.io \"%s\" already exists",
+                                     v.name);
+        if (manifest_grow((void **)&in->volume_attachments, &in->priv->cap_volume_attachments,
+                          in->nvolume_attachments + 1, sizeof(v)))
+            return manifest_nomem(c);
+        in->volume_attachments[in->nvolume_attachments++] = v;
+        return 0;
+    }
+    }
 }

@@ -12,4 +12,9 @@ int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_storage_class(struct manifest_ctx *c, json_t *obj, int line);
 
+/* manifest_load_storage loads a CSINode, CSIDriver, CSIStorageCapacity or VolumeAttachment
+ * (kind, a MANIFEST_KIND_*) into in->csi_nodes, ... (a second one of the same name fails
+ * with the API server's AlreadyExists text). */
+int manifest_load_storage(struct manifest_ctx *c, json_t *obj, int kind, int line);
+
 #endif

@@ -4,12 +4,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/decode.h"
 #include "kube/labels.h"
+#include "base/keymap.h"
 #include "kube/rules.h"
 #include "manifest/names.h"
 #include "manifest/objects.h"
@@ -74,6 +76,46 @@ static int check_selector(struct manifest_ctx *c, const json_t *spec, const char
     return c->err->code;
 }
 
+/* rc_selector decodes a ReplicationController's spec.selector, a map of labels, into *ls
+ * (not present when it is absent or empty: the API server then defaults it to the
+ * template's labels). */
+static int rc_selector(struct manifest_ctx *c, const json_t *spec, int line,
+                       struct kube_label_selector *ls)
+{
+    const json_t *sel = json_object_get(spec, "selector"), *v;
+    const char *key;
+    size_t n = 0;
+
+    if (!sel || json_is_null(sel))
+        return 0;
+    if (!json_is_object(sel))
+        return manifest_fail(c, manifest_line_of(c, sel, line), "spec.selector", -EINVAL,
+                             "Invalid value: expected an object, got %s", kube_json_type_name(sel));
+    if (!json_object_size(sel))
+        return 0;
+    if (!(ls->reqs = arena_alloc(&c->in->arena, json_object_size(sel) * sizeof(*ls->reqs))))
+        return manifest_nomem(c);
+    json_object_foreach((json_t *)sel, key, v)
+    {
+        const char **vals;
+
+        if (!json_is_string(v))
+            return manifest_fail(c, manifest_line_of(c, v, line), "spec.selector", -EINVAL,
+                                 "Invalid value: expected a string, got %s",
+                                 kube_json_type_name(v));
+        if (!(vals = arena_alloc(&c->in->arena, sizeof(*vals))) ||
+            !(vals[0] = arena_strdup(&c->in->arena, json_string_value(v))) ||
+            !(ls->reqs[n].key = arena_strdup(&c->in->arena, key)))
+            return manifest_nomem(c);
+        ls->reqs[n].op = KUBE_OP_IN;
+        ls->reqs[n].values = vals;
+        ls->reqs[n++].nvalues = 1;
+    }
+    ls->nreqs = n;
+    ls->present = true;
+    return 0;
+}
+
 /* selector_selects fails unless the workload's selector picks its template's labels. */
 static int selector_selects(struct manifest_ctx *c, const struct kube_label_selector *ls,
                             const json_t *tmpl, const struct kube_labels *labels, int line)
@@ -88,9 +130,9 @@ static int selector_selects(struct manifest_ctx *c, const struct kube_label_sele
 }
 
 /* keep_selector records the selector of a ReplicaSet, ReplicationController, StatefulSet or
- * Deployment for PodTopologySpread's system defaults (struct manifest_selector): spec.selector,
- * else (a ReplicationController, or an older API group) the template's labels; a Deployment's
- * ReplicaSet also selects its pod-template-hash. */
+ * Deployment for PodTopologySpread's system defaults (struct manifest_selector): spec.selector
+ * (a ReplicationController's map too), else (none given, or an older API group) the
+ * template's labels; a Deployment's ReplicaSet also selects its pod-template-hash. */
 static int keep_selector(struct manifest_ctx *c, const struct manifest_kind *k, const char *ns,
                          const char *name, const struct kube_label_selector *sel,
                          const struct kube_labels *tmpl_labels, const char *hash)
@@ -183,6 +225,7 @@ static int decode_template(struct manifest_ctx *c, const json_t *tmpl, const cha
     out->namespace_ = manifest_namespace_intern(c, ns);
     out->owner.kind = owner_kind;
     out->owner.name = arena_strdup(&c->in->arena, owner_name);
+    out->owner.api_version = NULL; /* the controller's own reference, not the template's */
     out->source_file = c->file;
     out->source_line = line;
     if (!out->namespace_ || !out->owner.name)
@@ -224,6 +267,42 @@ static int labels_with(struct arena *a, const struct kube_labels *base,
     return 0;
 }
 
+/* defer keeps w (tmpl the decoded template) for manifest_input_finish */
+static int defer(struct manifest_ctx *c, struct manifest_pending_workload *w,
+                 const struct kube_pod *tmpl)
+{
+    struct manifest_input_priv *pv = c->in->priv;
+
+    if (manifest_grow((void **)&pv->ds, &pv->cap_ds, pv->nds + 1, sizeof(*pv->ds)))
+        return manifest_nomem(c);
+    w->tmpl = *tmpl;
+    if (w->kind != MANIFEST_KIND_DAEMONSET) {
+        pv->deferred_pods += w->replicas;
+        /* its bound pods come here in pod order: later bound pods stay in pods[] too */
+        if (w->replicas && tmpl->node_name && *tmpl->node_name)
+            pv->bound_kept = 1;
+    }
+    pv->ds[pv->nds++] = *w;
+    return 0;
+}
+
+/* controller_of returns the name of obj's controller when it is of kind want (an arena copy),
+ * else NULL (also when out of memory: the workload then creates its pods as if alone). */
+static const char *controller_of(struct manifest_ctx *c, const json_t *obj, const char *want)
+{
+    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), *r;
+    size_t i;
+
+    json_array_foreach(refs, i, r)
+    {
+        const char *kind = manifest_jstr(r, "kind"), *name = manifest_jstr(r, "name");
+
+        if (json_is_true(json_object_get(r, "controller")))
+            return kind && name && !strcmp(kind, want) ? arena_strdup(&c->in->arena, name) : NULL;
+    }
+    return NULL;
+}
+
 int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct manifest_kind *k,
                            const char *av, int line)
 {
@@ -236,9 +315,9 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
     struct kube_label_selector sel = {0};
     struct kube_pod tp;
     struct kube_labels shared;
-    char base[320], hash[11] = "";
+    struct manifest_pending_workload w;
+    char base[320], rs[340], hash[11] = "";
     int indexed = 0, rc;
-    size_t i;
 
     if (!json_is_object(spec))
         return manifest_fail(c, manifest_line_of(c, spec, line), "spec", -EINVAL,
@@ -261,7 +340,8 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
             return rc;
         break;
     case MANIFEST_KIND_REPLICATION_CONTROLLER:
-        if ((rc = spec_int(c, spec, "replicas", line, &replicas)))
+        if ((rc = spec_int(c, spec, "replicas", line, &replicas)) ||
+            (rc = rc_selector(c, spec, line, &sel)))
             return rc;
         break;
     case MANIFEST_KIND_JOB: {
@@ -295,16 +375,22 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
         return rc;
     if (sel.present && (rc = selector_selects(c, &sel, tmpl, &tp.labels, line)))
         return rc;
-    if (k->id == MANIFEST_KIND_DAEMONSET) {
-        struct manifest_input_priv *pv = in->priv;
-
-        if (manifest_grow((void **)&pv->ds, &pv->cap_ds, pv->nds + 1, sizeof(*pv->ds)))
-            return manifest_nomem(c);
-        pv->ds[pv->nds].tmpl = tp;
-        pv->ds[pv->nds].pos = in->npods;
-        pv->nds++;
+    if (c->cluster) {
+        /* the cluster's own: its pods are in the cluster already; its selector still counts
+         * for the system default spreading */
+        if (k->id == MANIFEST_KIND_REPLICASET || k->id == MANIFEST_KIND_REPLICATION_CONTROLLER ||
+            k->id == MANIFEST_KIND_STATEFULSET)
+            return keep_selector(c, k, ns, name, &sel, &tp.labels, hash);
         return 0;
     }
+    memset(&w, 0, sizeof(w));
+    w.kind = k->id;
+    w.line = line;
+    w.pos = in->npods;
+    w.replicas = (size_t)replicas;
+    w.indexed = indexed;
+    if (k->id == MANIFEST_KIND_DAEMONSET)
+        return defer(c, &w, &tp);
 
     /* labels the controllers add that are the same for every replica */
     shared = tp.labels;
@@ -320,6 +406,9 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
         if (!l.value || labels_with(&in->arena, &tp.labels, &l, 1, &shared))
             return manifest_nomem(c);
         snprintf(base, sizeof(base), "%s-%s-", name, hash);
+        snprintf(rs, sizeof(rs), "%s-%s", name, hash);
+        if (!(w.rs_name = arena_strdup(&in->arena, rs)))
+            return manifest_nomem(c);
     } else if (k->id == MANIFEST_KIND_JOB && !indexed) {
         struct kube_label l[2] = {{"batch.kubernetes.io/job-name", tp.owner.name},
                                   {"job-name", tp.owner.name}};
@@ -330,50 +419,201 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
     } else {
         snprintf(base, sizeof(base), "%s-", name);
     }
+    if (k->id == MANIFEST_KIND_REPLICASET)
+        w.controller = controller_of(c, obj, "Deployment");
+    w.shared = shared;
+    if (!(w.base = arena_strdup(&in->arena, base)))
+        return manifest_nomem(c);
+    return defer(c, &w, &tp);
+}
 
-    for (i = 0; i < (size_t)replicas; i++) {
-        struct kube_pod p = tp;
+/* ---- manifest_input_finish: the pods the workloads create ---- */
+
+size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size)
+{
+    const char *idx = NULL, *node = NULL;
+    int n;
+
+    if (!p->owner.kind || !p->owner.name || p->terminating ||
+        (p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"))))
+        return 0;
+    if (!strcmp(p->owner.kind, "Job"))
+        idx = kube_labels_get(&p->labels, "batch.kubernetes.io/job-completion-index");
+    if (!strcmp(p->owner.kind, "DaemonSet")) {
+        if (p->node_name && *p->node_name)
+            node = p->node_name;
+        else if (p->has_required_affinity && p->required.nterms == 1 &&
+                 p->required.terms[0].nfields == 1 &&
+                 p->required.terms[0].fields[0].op == KUBE_OP_IN &&
+                 p->required.terms[0].fields[0].nvalues == 1 &&
+                 !strcmp(p->required.terms[0].fields[0].key, "metadata.name"))
+            node = p->required.terms[0].fields[0].values[0]; /* pinned as the controller does */
+    }
+    n = snprintf(buf, size, "%s/%s/%s%c%s%s", p->owner.kind, p->namespace_, p->owner.name, '\0',
+                 idx    ? "#"
+                 : node ? "@"
+                        : "",
+                 idx    ? idx
+                 : node ? node
+                        : "");
+    return n < 0 || (size_t)n >= size ? 0 : (size_t)n + 1;
+}
+
+/* The active pods of the input by controller: "Kind/ns/name" (and the same with "#INDEX" or
+ * "@NODE" appended, see manifest_owner_key) to their count. */
+struct owners {
+    struct keymap map;
+    struct arena keys; /* keys of pods[] (the stubs' live in the stub arena) */
+};
+
+static int owners_add(struct owners *o, const char *key, size_t len)
+{
+    const char *suffix = key + strlen(key) + 1;
+    void *old = NULL;
+    int rc;
+
+    if ((rc = keymap_put(&o->map, key, (void *)((uintptr_t)keymap_get(&o->map, key) + 1), &old)))
+        return rc;
+    if (*suffix) {
+        /* "Kind/ns/name" + suffix as one string */
+        size_t klen = strlen(key);
+        char *both = arena_alloc(&o->keys, len - 1);
+
+        if (!both)
+            return -ENOMEM;
+        memcpy(both, key, klen);
+        memcpy(both + klen, suffix, strlen(suffix) + 1);
+        rc = keymap_put(&o->map, both, (void *)((uintptr_t)keymap_get(&o->map, both) + 1), &old);
+    }
+    return rc;
+}
+
+static size_t owners_count(const struct owners *o, const char *kind, const char *ns,
+                           const char *name, const char *suffix)
+{
+    char key[1024];
+    int n = snprintf(key, sizeof(key), "%s/%s/%s%s", kind, ns, name, suffix ? suffix : "");
+
+    return n < 0 || (size_t)n >= sizeof(key) ? 0 : (size_t)(uintptr_t)keymap_get(&o->map, key);
+}
+
+static int owners_build(struct manifest_input *in, struct owners *o)
+{
+    struct manifest_input_priv *pv = in->priv;
+    char buf[1024];
+    size_t i, n;
+    int rc = 0;
+
+    for (i = 0; i < pv->nstubs && !rc; i++)
+        if (pv->stubs[i].owner)
+            rc = owners_add(o, pv->stubs[i].owner,
+                            strlen(pv->stubs[i].owner) + 2 +
+                                strlen(pv->stubs[i].owner + strlen(pv->stubs[i].owner) + 1));
+    for (i = 0; i < in->npods && !rc; i++) {
+        char *copy;
+
+        if (!(n = manifest_owner_key(&in->pods[i], buf, sizeof(buf))))
+            continue;
+        if (!(copy = arena_alloc(&o->keys, n)))
+            return -ENOMEM;
+        memcpy(copy, buf, n);
+        rc = owners_add(o, copy, n);
+    }
+    /* a Deployment whose ReplicaSet is in the input leaves the pods to it */
+    for (i = 0; i < pv->nds && !rc; i++) {
+        const struct manifest_pending_workload *w = &pv->ds[i];
+        char *key;
+
+        if (!w->controller)
+            continue;
+        n = strlen(w->tmpl.namespace_) + strlen(w->controller) + sizeof("ReplicaSet-of/") + 2;
+        if (!(key = arena_alloc(&o->keys, n)))
+            return -ENOMEM;
+        snprintf(key, n, "ReplicaSet-of/%s/%s", w->tmpl.namespace_, w->controller);
+        rc = owners_add(o, key, n);
+    }
+    return rc;
+}
+
+/* create_pods appends the pods w's controller creates: those its existing pods do not stand
+ * for (counted in o), each named and labelled as the controller would. */
+static int create_pods(struct manifest_ctx *c, struct manifest_pending_workload *w,
+                       const struct owners *o)
+{
+    struct manifest_input *in = c->in;
+    const struct kube_pod *tp = &w->tmpl;
+    const char *ns = tp->namespace_, *name = tp->owner.name;
+    size_t i, have = 0, first = in->npods;
+    int rc;
+
+    switch (w->kind) {
+    case MANIFEST_KIND_DEPLOYMENT:
+        if (owners_count(o, "ReplicaSet-of", ns, name, NULL))
+            return 0;
+        have = owners_count(o, "ReplicaSet", ns, w->rs_name, NULL);
+        break;
+    case MANIFEST_KIND_REPLICASET:
+    case MANIFEST_KIND_REPLICATION_CONTROLLER:
+        have = owners_count(o, tp->owner.kind, ns, name, NULL);
+        break;
+    case MANIFEST_KIND_JOB:
+        if (!w->indexed)
+            have = owners_count(o, "Job", ns, name, NULL);
+        break;
+    default:
+        break;
+    }
+    for (i = 0; i < w->replicas && have < w->replicas; i++) {
+        struct kube_pod p = *tp;
         char buf[352];
 
-        p.labels = shared;
-        if (k->id == MANIFEST_KIND_STATEFULSET) {
+        p.labels = w->shared;
+        if (w->kind == MANIFEST_KIND_STATEFULSET) {
             char idx[24];
             struct kube_label l[2];
 
             snprintf(buf, sizeof(buf), "%s-%zu", name, i);
+            if (manifest_pod_set_find(in, ns, buf) >= 0)
+                continue; /* the ordinal exists: the controller creates only missing ones */
             snprintf(idx, sizeof(idx), "%zu", i);
             p.name = arena_strdup(&in->arena, buf);
             l[0].key = "apps.kubernetes.io/pod-index";
             l[0].value = arena_strdup(&in->arena, idx);
             l[1].key = "statefulset.kubernetes.io/pod-name";
             l[1].value = p.name;
-            if (!p.name || !l[0].value || labels_with(&in->arena, &tp.labels, l, 2, &p.labels))
+            if (!p.name || !l[0].value || labels_with(&in->arena, &tp->labels, l, 2, &p.labels))
                 return manifest_nomem(c);
-        } else if (indexed) {
+        } else if (w->indexed) {
             char idx[24];
             struct kube_label l[3];
 
-            snprintf(idx, sizeof(idx), "%zu", i);
+            snprintf(idx, sizeof(idx), "#%zu", i);
+            if (owners_count(o, "Job", ns, name, idx))
+                continue; /* an active pod has this completion index */
             snprintf(buf, sizeof(buf), "%s-%zu-", name, i);
             p.name = manifest_generated_name(c, ns, buf, i);
             l[0].key = "batch.kubernetes.io/job-completion-index";
-            l[0].value = arena_strdup(&in->arena, idx);
+            l[0].value = arena_strdup(&in->arena, idx + 1);
             l[1].key = "batch.kubernetes.io/job-name";
-            l[1].value = tp.owner.name;
+            l[1].value = tp->owner.name;
             l[2].key = "job-name";
-            l[2].value = tp.owner.name;
-            if (!p.name || !l[0].value || labels_with(&in->arena, &tp.labels, l, 3, &p.labels))
+            l[2].value = tp->owner.name;
+            if (!p.name || !l[0].value || labels_with(&in->arena, &tp->labels, l, 3, &p.labels))
                 return manifest_nomem(c);
         } else {
-            p.name = manifest_generated_name(c, ns, base, i);
+            if (i >= w->replicas - have)
+                break;
+            p.name = manifest_generated_name(c, ns, w->base, i);
             if (!p.name)
-                return manifest_fail(c, line, "metadata.name", -EEXIST,
-                                     "cannot find a free name for a pod of %s %s", k->kind, name);
+                return manifest_fail(c, w->line, "metadata.name", -EEXIST,
+                                     "cannot find a free name for a pod of %s %s", tp->owner.kind,
+                                     name);
         }
-        rc = manifest_append_pod(c, &p, line, "metadata.name");
+        rc = manifest_append_pod(c, &p, w->line, "metadata.name");
         if (rc)
             return rc;
     }
+    w->npods = in->npods - first;
     return 0;
 }
 
@@ -477,77 +717,108 @@ static int ds_pin(struct arena *a, struct kube_pod *p, const char *node)
     return 0;
 }
 
-int manifest_finish_daemonsets(struct manifest_input *in, struct err *err)
+/* create_daemon_pods appends one pod of DaemonSet w per node it may run on and has none of
+ * its active pods yet. */
+static int create_daemon_pods(struct manifest_ctx *c, struct manifest_pending_workload *w,
+                              const struct owners *o)
+{
+    struct manifest_input *in = c->in;
+    struct kube_pod *tp = &w->tmpl;
+    size_t i, first = in->npods;
+    char base[320], at[300];
+    int rc;
+
+    if (ds_add_tolerations(&in->arena, tp))
+        return manifest_nomem(c);
+    snprintf(base, sizeof(base), "%s-", tp->owner.name);
+    for (i = 0; i < in->nnodes; i++) {
+        struct kube_pod p;
+
+        if (!ds_may_run(tp, &in->nodes[i]))
+            continue;
+        snprintf(at, sizeof(at), "@%s", in->nodes[i].name);
+        if (owners_count(o, "DaemonSet", tp->namespace_, tp->owner.name, at))
+            continue; /* it runs there already */
+        p = *tp;
+        p.name = manifest_generated_name(c, p.namespace_, base, i);
+        if (!p.name || ds_pin(&in->arena, &p, in->nodes[i].name))
+            return manifest_nomem(c);
+        if ((rc = manifest_append_pod(c, &p, tp->source_line, NULL)))
+            return rc;
+    }
+    w->npods = in->npods - first;
+    return 0;
+}
+
+/* place_created moves the pods created after pods[first] to where their workloads appeared:
+ * the explicit pods move up in place, the created ones come from a copy of their own. */
+static int place_created(struct manifest_input *in, size_t first)
 {
     struct manifest_input_priv *pv = in->priv;
-    struct manifest_ctx c;
-    size_t first = in->npods, d, i, k, from;
-    struct kube_pod *merged = NULL;
-    size_t *count = NULL;
-    int rc = 0;
+    size_t ncreated = in->npods - first, dst = in->npods, end = first, from[2], d;
+    struct kube_pod *created;
 
+    if (!ncreated)
+        return 0;
+    if (!(created = malloc(ncreated * sizeof(*created))))
+        return -ENOMEM;
+    memcpy(created, &in->pods[first], ncreated * sizeof(*created));
+    /* created[] holds the other workloads' pods, then the DaemonSets' (creation order):
+     * from[] starts at the end of each part, walking back */
+    from[0] = 0;
+    from[1] = ncreated;
+    for (d = 0; d < pv->nds; d++)
+        if (pv->ds[d].kind != MANIFEST_KIND_DAEMONSET)
+            from[0] += pv->ds[d].npods;
+    for (d = pv->nds; d-- > 0;) {
+        struct manifest_pending_workload *w = &pv->ds[d];
+        size_t *f = &from[w->kind == MANIFEST_KIND_DAEMONSET];
+
+        dst -= end - w->pos;
+        memmove(&in->pods[dst], &in->pods[w->pos], (end - w->pos) * sizeof(*in->pods));
+        end = w->pos;
+        *f -= w->npods;
+        dst -= w->npods;
+        memcpy(&in->pods[dst], &created[*f], w->npods * sizeof(*in->pods));
+    }
+    free(created);
+    return manifest_set_rebuild(in, &pv->pod_set, 1, in->npods, 0);
+}
+
+int manifest_finish_workloads(struct manifest_input *in, struct err *err)
+{
+    struct manifest_input_priv *pv = in->priv;
+    struct owners o = {KEYMAP_INIT, ARENA_INIT};
+    size_t first = in->npods, d;
+    struct manifest_ctx c;
+    int rc = 0, pass;
+
+    if (!pv->nds)
+        return 0;
     memset(&c, 0, sizeof(c));
     c.in = in;
     c.err = err;
-    count = calloc(pv->nds ? pv->nds : 1, sizeof(*count));
-    if (!count)
-        return err_set(err, -ENOMEM, "out of memory");
-    for (d = 0; d < pv->nds; d++) {
-        struct kube_pod *tp = &pv->ds[d].tmpl;
-        char base[320];
-
-        c.file = tp->source_file;
-        if (ds_add_tolerations(&in->arena, tp)) {
-            rc = manifest_nomem(&c);
-            goto out;
-        }
-        snprintf(base, sizeof(base), "%s-", tp->owner.name);
-        for (i = 0; i < in->nnodes; i++) {
-            struct kube_pod p;
-
-            if (!ds_may_run(tp, &in->nodes[i]))
-                continue;
-            p = *tp;
-            p.name = manifest_generated_name(&c, p.namespace_, base, i);
-            if (!p.name || ds_pin(&in->arena, &p, in->nodes[i].name)) {
-                rc = manifest_nomem(&c);
-                goto out;
-            }
-            rc = manifest_append_pod(&c, &p, tp->source_line, NULL);
-            if (rc)
-                goto out;
-            count[d]++;
-        }
-        if (in->opts.keep_objects)
-            in->objects[pv->ds[d].object].npods = count[d];
-    }
-    if (in->npods == first)
-        goto out;
-    /* move each DaemonSet's pods to where the DaemonSet appeared */
-    merged = malloc(in->npods * sizeof(*merged));
-    if (!merged) {
+    if (owners_build(in, &o)) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
-    k = 0;
-    from = first;
-    i = 0;
-    for (d = 0; d <= pv->nds; d++) {
-        size_t pos = d < pv->nds ? pv->ds[d].pos : first;
+    pv->deferred_pods = 0; /* from now on they are created */
+    /* the DaemonSets last, as they always were, so every name stays what it was */
+    for (pass = 0; pass < 2 && !rc; pass++)
+        for (d = 0; d < pv->nds && !rc; d++) {
+            struct manifest_pending_workload *w = &pv->ds[d];
 
-        while (i < pos)
-            merged[k++] = in->pods[i++];
-        if (d < pv->nds) {
-            memcpy(&merged[k], &in->pods[from], count[d] * sizeof(*merged));
-            k += count[d];
-            from += count[d];
+            if ((w->kind == MANIFEST_KIND_DAEMONSET) != pass)
+                continue;
+            c.file = w->tmpl.source_file;
+            rc = pass ? create_daemon_pods(&c, w, &o) : create_pods(&c, w, &o);
+            if (!rc && in->opts.keep_objects)
+                in->objects[w->object].npods = w->npods;
         }
-    }
-    memcpy(in->pods, merged, in->npods * sizeof(*merged));
-    if (manifest_set_rebuild(in, &pv->pod_set, 1, in->npods, 0))
+    if (!rc && place_created(in, first))
         rc = err_set(err, -ENOMEM, "out of memory");
 out:
-    free(merged);
-    free(count);
+    keymap_release(&o.map);
+    arena_free(&o.keys);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* workload.h - controllers expanded to the pods they would create: Deployment, ReplicaSet,
- * ReplicationController, StatefulSet and Job at once, DaemonSets once every node is known. */
+/* workload.h - controllers expanded to the pods they would create, once the whole input is
+ * known: Deployment, ReplicaSet, ReplicationController, StatefulSet, Job and DaemonSet, each
+ * creating only the pods that its active pods in the input do not stand for. */
 #ifndef MANIFEST_WORKLOAD_H
 #define MANIFEST_WORKLOAD_H
 
@@ -7,14 +8,25 @@
 
 #include "manifest/state.h"
 
-/* manifest_load_workload validates workload obj of kind k (apiVersion av, at line) and adds
- * its pods to the input, or, for a DaemonSet, keeps its template for
- * manifest_finish_daemonsets. 0 or the error in c->err. */
+/* manifest_load_workload validates workload obj of kind k (apiVersion av, at line) and keeps
+ * its template for manifest_finish_workloads (with c->cluster, only its selector: its pods
+ * are the cluster's). 0 or the error in c->err. */
 int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct manifest_kind *k,
                            const char *av, int line);
 
-/* manifest_finish_daemonsets expands each kept DaemonSet to one pod per node it may run on,
- * placed where the DaemonSet appeared (see manifest_input_finish). */
-int manifest_finish_daemonsets(struct manifest_input *in, struct err *err);
+/* manifest_finish_workloads creates the pods of every kept workload as its controller would,
+ * placed where the workload appeared (see manifest_input_finish): a ReplicaSet or
+ * ReplicationController creates replicas minus its active pods; a Deployment nothing when a
+ * ReplicaSet it controls is in the input, else its ReplicaSet's pods; a StatefulSet the
+ * missing ordinals, an Indexed Job the indexes no active pod has, another Job parallelism
+ * minus its active pods; a DaemonSet one pod per node it may run on and has no pod on. */
+int manifest_finish_workloads(struct manifest_input *in, struct err *err);
+
+/* manifest_owner_key writes what manifest_finish_workloads counts of pod p: "Kind/ns/name" of
+ * its controller, a NUL, then "#INDEX" (a Job's pod with a completion index), "@NODE" (a
+ * DaemonSet's pod bound or pinned to NODE) or nothing, and a NUL. Returns the bytes written,
+ * or 0 when p has no controller, is not active (terminating, Succeeded or Failed: its
+ * controller replaces it) or the key does not fit. */
+size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size);
 
 #endif

@@ -91,6 +91,7 @@ const char *sched_plugin_name(int plugin)
                                         [SCHED_PL_PORTS] = "NodePorts",
                                         [SCHED_PL_FIT] = "NodeResourcesFit",
                                         [SCHED_PL_VOLUME_RESTRICTIONS] = "VolumeRestrictions",
+                                        [SCHED_PL_VOLUME_LIMITS] = "NodeVolumeLimits",
                                         [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
                                         [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
                                         [SCHED_PL_SPREAD] = "PodTopologySpread",
@@ -935,7 +936,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     memcpy(p->scalars, u.scalars, u.nscalars * sizeof(*p->scalars));
     p->nscalars = u.nscalars;
     if (sched_pod_host_ports(c, pod, p->ports, &p->nports) || sched_ipa_pod_build(c, pod, p) ||
-        sched_volumes_pod_claims(p, pod)) {
+        sched_volumes_pod_claims(c, p, pod)) {
         pod_free(p); /* what the builders allocated, then the block */
         return NULL;
     }

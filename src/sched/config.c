@@ -140,8 +140,19 @@ static const struct {
 
 /* the filter plugins of kube-scheduler's default profile gpusched runs */
 static const char *const filter_plugins[] = {
-    "NodeUnschedulable", "NodeName",          "TaintToleration",  "NodeAffinity", "NodePorts",
-    "NodeResourcesFit",  "PodTopologySpread", "InterPodAffinity", NULL,
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    NULL,
 };
 
 static int find_score(const char *name)

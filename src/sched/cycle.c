@@ -601,8 +601,7 @@ scanned:
 
 bool sched_cycle_needs_rows(const struct sched_cpod *cp)
 {
-    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages ||
-           (cp->vol && !sched_volumes_any_node(cp));
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol;
 }
 
 static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,
@@ -634,7 +633,7 @@ static void spread_node(const struct sched_cluster *c, const struct sched_cpod *
          * InterPodAffinity */
         o->plugin = vpl;
         o->reason = r;
-        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS;
+        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS && vpl != SCHED_PL_VOLUME_LIMITS;
         return;
     }
     if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)

@@ -25,8 +25,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
 void sched_cycle_release(struct sched_cycle *cy);
 
 /* sched_cycle_needs_rows: the pod has per-node rules sched_cycle_choose does not evaluate
- * (InterPodAffinity's filter or score, ImageLocality on some node, volume plugins that depend
- * on the node): run sched_cycle_run. */
+ * (InterPodAffinity's filter or score, ImageLocality on some node): run sched_cycle_run. */
 bool sched_cycle_needs_rows(const struct sched_cpod *cp);
 
 #endif

@@ -413,8 +413,9 @@ message:
     }
     for (i = 0; i < cy->n; i++) {
         const struct sched_preempt_node *pn = &pr->nodes[i];
-        if (pn->reason_plugin == SCHED_PL_FIT) {
-            struct sched_nodeout o = {.plugin = SCHED_PL_FIT, .reason = pn->reason};
+        if (pn->reason_plugin == SCHED_PL_FIT || pn->reason_plugin == SCHED_PL_VOLUME_BINDING) {
+            /* (VolumeBinding's reason is its SCHED_VB_* bits, like Fit's) */
+            struct sched_nodeout o = {.plugin = (uint8_t)pn->reason_plugin, .reason = pn->reason};
             rc = sched_hist_add_node(&h, c, cp, &o);
         } else {
             rc = sched_hist_add(&h, pn->reason, 1);

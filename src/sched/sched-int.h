@@ -65,6 +65,7 @@ enum sched_plugin {
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
     SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
+    SCHED_PL_VOLUME_LIMITS,       /* NodeVolumeLimits (volumes.c): CSI attach limits */
     SCHED_PL_VOLUME_BINDING,      /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
     SCHED_PL_VOLUME_ZONE,         /* VolumeZone (volumes.c) */
     SCHED_PL_SPREAD,              /* PodTopologySpread (spread.c) */
@@ -260,8 +261,12 @@ struct sched_pod {
     uint32_t *ipa_lpos; /* interpod.c: the pod's position in the index's list of the pods of
                            each of its labels (by label), NULL until a list holds it */
     char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
-                                   none): VolumeRestrictions' ReadWriteOncePod rule */
+                                   none): VolumeRestrictions' ReadWriteOncePod rule; generic
+                                   ephemeral volumes' claims included; then, in the same block,
+                                   2 * ninline strings: its in-tree volumes CSI migration
+                                   counts, as driver and "driver/handle" (NodeVolumeLimits) */
     uint32_t nclaims;
+    uint32_t ninline;
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */

@@ -126,7 +126,7 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             if (w->w_balanced)
                 s[v->nscores++] = (struct sched_score){"NodeResourcesBalancedAllocation",
                                                        o->bal_raw, o->bal_raw, w->w_balanced, 0};
-            if (cp->vol)
+            if (cp->vol && cp->src && cp->src->nclaims)
                 s[v->nscores++] =
                     (struct sched_score){"VolumeBinding", o->vol_raw, o->vol_raw, 1, 0};
             if (cp->spread && cy->spread_scored && w->w_spread)
@@ -163,7 +163,11 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                 if (pn->npdb_violations)
                     sprintf(w, " (PDB violations: %u)", pn->npdb_violations);
             } else {
-                n = node_reasons(c, cp, pn->reason_plugin == SCHED_PL_FIT ? SCHED_PL_FIT : 0,
+                n = node_reasons(c, cp,
+                                 pn->reason_plugin == SCHED_PL_FIT ||
+                                         pn->reason_plugin == SCHED_PL_VOLUME_BINDING
+                                     ? pn->reason_plugin
+                                     : 0,
                                  pn->reason, tmp);
                 for (k = 0; k < n; k++)
                     len += strlen(tmp[k]) + 2;

@@ -8,10 +8,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/keymap.h"
 #include "kube/labels.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
@@ -23,9 +25,15 @@
 
 /* ---------------------------------------------------------------- sources */
 
+enum src_kind { SRC_SERVICE, SRC_RC, SRC_CONTROLLER };
+
+/* a Service or controller, in one allocation: the header, the requirements, their value
+ * arrays, then the strings (the key first) */
 struct sched_spread_src {
-    const char *owner_kind; /* NULL: a Service */
-    const char *ns, *name;
+    uint8_t kind;    /* enum src_kind */
+    uint32_t nsid;   /* a Service's namespace, interned */
+    uint32_t at;     /* a Service's index in svc */
+    const char *key; /* "KIND/NS/NAME", "/NS/NAME" for a Service */
     struct kube_label_selector sel;
 };
 
@@ -58,9 +66,9 @@ struct slot_counter {
 };
 
 struct sched_spread_sources {
-    struct arena arena;
-    struct sched_spread_src *v;
-    uint32_t n, cap;
+    struct sched_spread_src **svc; /* the Services (DefaultSelector lists them per cycle) */
+    uint32_t nsvc, csvc;
+    struct keymap by_key; /* key -> every Service and controller */
     struct topo_col cols[SPREAD_COLS];
     uint64_t clock;
     struct slot_counter ctrs[SPREAD_COUNTERS];
@@ -76,7 +84,7 @@ static void counter_drop(struct slot_counter *k)
 
 void sched_spread_sources_free(struct sched_spread_sources *s)
 {
-    uint32_t i;
+    size_t i;
 
     if (!s)
         return;
@@ -84,9 +92,72 @@ void sched_spread_sources_free(struct sched_spread_sources *s)
         free(s->cols[i].val);
     for (i = 0; i < SPREAD_COUNTERS; i++)
         counter_drop(&s->ctrs[i]);
-    arena_free(&s->arena);
-    free(s->v);
+    for (i = 0; i < s->by_key.cap; i++)
+        if (s->by_key.slots[i].key)
+            free(s->by_key.slots[i].value);
+    keymap_release(&s->by_key);
+    free(s->svc);
     free(s);
+}
+
+/* src_key writes "KIND/NS/NAME" into buf; NULL when it does not fit (no such object) */
+static const char *src_key(char *buf, size_t size, const char *owner_kind, const char *ns,
+                           const char *name)
+{
+    int n = snprintf(buf, size, "%s/%s/%s", owner_kind ? owner_kind : "", ns, name ? name : "");
+
+    return n < 0 || (size_t)n >= size ? NULL : buf;
+}
+
+/* src_new copies the key and selector into one allocation; NULL on ENOMEM */
+static struct sched_spread_src *src_new(const char *key, const struct kube_label_selector *sel)
+{
+    size_t nreqs = sel && sel->present ? sel->nreqs : 0, nvals = 0, strs = strlen(key) + 1, i, j;
+    struct sched_spread_src *e;
+    const char **vals;
+    char *p;
+
+    for (i = 0; i < nreqs; i++) {
+        strs += strlen(sel->reqs[i].key) + 1;
+        nvals += sel->reqs[i].nvalues;
+        for (j = 0; j < sel->reqs[i].nvalues; j++)
+            strs += strlen(sel->reqs[i].values[j]) + 1;
+    }
+    e = malloc(sizeof(*e) + nreqs * sizeof(*e->sel.reqs) + nvals * sizeof(*vals) + strs);
+    if (!e)
+        return NULL;
+    memset(e, 0, sizeof(*e));
+    e->sel.reqs = (struct kube_requirement *)(e + 1);
+    vals = (const char **)(e->sel.reqs + nreqs);
+    p = (char *)(vals + nvals);
+    e->key = strcpy(p, key);
+    p += strlen(key) + 1;
+    e->sel.present = sel && sel->present;
+    e->sel.nreqs = nreqs;
+    for (i = 0; i < nreqs; i++) {
+        struct kube_requirement *r = &e->sel.reqs[i];
+        *r = sel->reqs[i];
+        r->key = strcpy(p, sel->reqs[i].key);
+        p += strlen(p) + 1;
+        r->values = vals;
+        for (j = 0; j < r->nvalues; j++) {
+            vals[j] = strcpy(p, sel->reqs[i].values[j]);
+            p += strlen(p) + 1;
+        }
+        vals += r->nvalues;
+    }
+    if (!nreqs)
+        e->sel.reqs = NULL;
+    return e;
+}
+
+/* src_unlink takes a Service out of svc (the last one moves into its place) */
+static void src_unlink(struct sched_spread_sources *s, struct sched_spread_src *e)
+{
+    if (e->kind != SRC_SERVICE)
+        return;
+    s->svc[e->at] = s->svc[--s->nsvc];
+    s->svc[e->at]->at = e->at;
 }
 
 int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind, const char *ns,
@@ -94,50 +165,63 @@ int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_k
                                     struct err *err)
 {
     struct sched_spread_sources *s = c->spread_src;
-    struct sched_spread_src *e;
-    struct arena *a;
-    size_t i, j;
+    struct sched_spread_src *e, *old;
+    char kb[1024];
+    const char *key = src_key(kb, sizeof(kb), owner_kind, ns, name);
 
+    if (!key)
+        return err_set(err, -EINVAL, "%s %s/%s: name too long", owner_kind ? owner_kind : "Service",
+                       ns, name ? name : "");
     if (!s && !(s = c->spread_src = calloc(1, sizeof(*s))))
         goto nomem;
     c->spread_src_free = sched_spread_sources_free;
-    if (s->n == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 16;
-        void *v = realloc(s->v, cap * sizeof(*s->v));
-        if (!v)
-            goto nomem;
-        s->v = v;
-        s->cap = cap;
-    }
-    a = &s->arena;
-    e = &s->v[s->n];
-    memset(e, 0, sizeof(*e));
-    e->owner_kind = owner_kind ? arena_strdup(a, owner_kind) : NULL;
-    e->ns = arena_strdup(a, ns);
-    e->name = arena_strdup(a, name ? name : "");
-    if (!e->ns || !e->name || (owner_kind && !e->owner_kind))
+    if (!(e = src_new(key, sel)))
         goto nomem;
-    e->sel.present = sel && sel->present;
-    if (e->sel.present && sel->nreqs) {
-        if (!(e->sel.reqs = arena_alloc(a, sel->nreqs * sizeof(*e->sel.reqs))))
-            goto nomem;
-        for (i = 0; i < sel->nreqs; i++) {
-            struct kube_requirement *r = &e->sel.reqs[i];
-            *r = sel->reqs[i];
-            r->key = arena_strdup(a, r->key);
-            if (!r->key ||
-                (r->nvalues && !(r->values = arena_alloc(a, r->nvalues * sizeof(*r->values)))))
-                goto nomem;
-            for (j = 0; j < r->nvalues; j++)
-                if (!(r->values[j] = arena_strdup(a, sel->reqs[i].values[j])))
-                    goto nomem;
+    e->kind = !owner_kind                                    ? SRC_SERVICE
+              : !strcmp(owner_kind, "ReplicationController") ? SRC_RC
+                                                             : SRC_CONTROLLER;
+    if (e->kind == SRC_SERVICE) {
+        if ((e->nsid = sched_intern_add(&c->strs, ns)) == SCHED_NOID)
+            goto nomem_e;
+        if (s->nsvc == s->csvc) {
+            uint32_t cap = s->csvc ? s->csvc * 2 : 16;
+            void *v = realloc(s->svc, cap * sizeof(*s->svc));
+            if (!v)
+                goto nomem_e;
+            s->svc = v;
+            s->csvc = cap;
         }
-        e->sel.nreqs = sel->nreqs;
     }
-    s->n++;
+    if (keymap_put(&s->by_key, e->key, e, (void **)&old))
+        goto nomem_e;
+    if (old) {
+        src_unlink(s, old);
+        free(old);
+    }
+    if (e->kind == SRC_SERVICE) {
+        e->at = s->nsvc;
+        s->svc[s->nsvc++] = e;
+    }
     return 0;
+nomem_e:
+    free(e);
 nomem:
     return err_set(err, -ENOMEM, "out of memory");
+}
+
+int sched_cluster_remove_spread_source(struct sched_cluster *c, const char *owner_kind,
+                                       const char *ns, const char *name)
+{
+    struct sched_spread_sources *s = c->spread_src;
+    struct sched_spread_src *e;
+    char kb[1024];
+    const char *key = src_key(kb, sizeof(kb), owner_kind, ns, name);
+
+    if (!s || !key || !(e = keymap_del(&s->by_key, key)))
+        return -ENOENT;
+    src_unlink(s, e);
+    free(e);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- selectors */
@@ -612,31 +696,72 @@ static int add_constraint(struct sched_cluster *c, struct sched_cpod *cp, struct
     return 0;
 }
 
-/* default_selector: helper.DefaultSelector; *empty when nothing selects the pod */
-static int default_selector(struct sched_cluster *c, struct sched_cpod *cp, struct ssel *out)
+/* owner_source: the ReplicationController, ReplicaSet or StatefulSet that controls the pod
+ * (its ownerReference with controller true), when recorded; for a pod from the API the
+ * reference's apiVersion must be the kind's (v1, apps/v1), as DefaultSelector compares
+ * group, version and kind */
+static const struct sched_spread_src *owner_source(const struct sched_spread_sources *s,
+                                                   const struct kube_pod *pod)
+{
+    const struct kube_owner *o = &pod->owner;
+    char kb[1024];
+    const char *key;
+
+    if (!o->kind || !o->name)
+        return NULL;
+    if (o->api_version &&
+        strcmp(o->api_version, !strcmp(o->kind, "ReplicationController") ? "v1" : "apps/v1"))
+        return NULL;
+    if (!(key = src_key(kb, sizeof(kb), o->kind, pod->namespace_, o->name)))
+        return NULL;
+    return keymap_get(&s->by_key, key);
+}
+
+static bool sel_has_key(const struct kube_label_selector *sel, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < sel->nreqs; i++)
+        if (!strcmp(sel->reqs[i].key, key))
+            return true;
+    return false;
+}
+
+/* default_selector: helper.DefaultSelector for a pod of namespace nsid; *empty when nothing
+ * selects the pod. The Services' selectors are merged as a label set, a
+ * ReplicationController's selector overriding a value of the same key (labels.Merge); a
+ * ReplicaSet's or StatefulSet's requirements are added to them. */
+static int default_selector(struct sched_cluster *c, struct sched_cpod *cp, uint32_t nsid,
+                            struct ssel *out)
 {
     const struct sched_spread_sources *s = c->spread_src;
     const struct kube_pod *pod = cp->src;
+    const struct sched_spread_src *own;
+    const struct kube_label_selector *rc_sel;
     uint32_t i;
     size_t j;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    for (i = 0; s && i < s->n; i++) {
-        const struct sched_spread_src *e = &s->v[i];
-        if (strcmp(e->ns, pod->namespace_) || !e->sel.present)
+    if (!s)
+        return 0;
+    own = owner_source(s, pod);
+    if (own && !own->sel.present)
+        own = NULL;
+    rc_sel = own && own->kind == SRC_RC ? &own->sel : NULL;
+    for (i = 0; i < s->nsvc; i++) {
+        const struct sched_spread_src *e = s->svc[i];
+        if (e->nsid != nsid || !e->sel.present || !e->sel.nreqs ||
+            !kube_label_selector_matches(&e->sel, &pod->labels))
             continue;
-        if (e->owner_kind) {
-            if (!pod->owner.kind || strcmp(pod->owner.kind, e->owner_kind) || !pod->owner.name ||
-                strcmp(pod->owner.name, e->name))
-                continue;
-        } else if (!e->sel.nreqs || !kube_label_selector_matches(&e->sel, &pod->labels)) {
-            continue;
-        }
         for (j = 0; j < e->sel.nreqs; j++)
-            if ((rc = ssel_add(c, cp->arena, out, &e->sel.reqs[j])))
+            if ((!rc_sel || !sel_has_key(rc_sel, e->sel.reqs[j].key)) &&
+                (rc = ssel_add(c, cp->arena, out, &e->sel.reqs[j])))
                 return rc;
     }
+    for (j = 0; own && j < own->sel.nreqs; j++)
+        if ((rc = ssel_add(c, cp->arena, out, &own->sel.reqs[j])))
+            return rc;
     return 0;
 }
 
@@ -667,7 +792,7 @@ int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
             if ((rc = add_constraint(c, cp, sp, &pod->spread[i], NULL)))
                 return rc;
     } else {
-        if ((rc = default_selector(c, cp, &dsel)))
+        if ((rc = default_selector(c, cp, sp->ns, &dsel)))
             return rc;
         if (!dsel.n)
             return 0;

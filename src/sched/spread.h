@@ -22,11 +22,18 @@ struct sched_spread_sources;
  *   whose labels it matches.
  * - owner_kind "ReplicationController", "ReplicaSet", "StatefulSet" (or "Deployment", for the
  *   ReplicaSet the Deployment would create: sel then includes pod-template-hash): it selects
- *   the pods whose controller owner reference is that kind and name in ns.
- * Strings are copied. Returns 0 or -ENOMEM with err set. */
+ *   the pods whose controller owner reference is that kind and name in ns (and, when the pod
+ *   came from the API, apiVersion v1 for a ReplicationController, apps/v1 for the others).
+ * An object of the same kind, namespace and name recorded before is replaced (a watch's
+ * update). Strings are copied. Returns 0 or -ENOMEM with err set. */
 int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind, const char *ns,
                                     const char *name, const struct kube_label_selector *sel,
                                     struct err *err);
+
+/* sched_cluster_remove_spread_source forgets the object recorded under that kind (NULL: a
+ * Service), namespace and name (a watch's delete). 0, or -ENOENT when there is none. */
+int sched_cluster_remove_spread_source(struct sched_cluster *c, const char *owner_kind,
+                                       const char *ns, const char *name);
 
 /* ---------------------------------------------------------------------------------------
  * Internal to the scheduling core

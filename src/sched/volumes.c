@@ -26,20 +26,33 @@ struct sched_volumes {
     uint32_t npvs, cpvs;
     struct kube_storage_class *scs;
     uint32_t nscs, cscs;
+    struct kube_csi_node *csinodes;
+    uint32_t ncsinodes, ccsinodes;
+    struct kube_csi_driver *drivers;
+    uint32_t ndrivers, cdrivers;
+    struct kube_csi_capacity *caps;
+    uint32_t ncaps, ccaps;
+    struct kube_volume_attachment *vas;
+    uint32_t nvas, cvas;
     struct keymap pvc_at, pv_at; /* "namespace/name" and name -> index + 1 (keys in arena) */
-    struct arena arena;          /* names written by sched_volumes_assume, the maps' keys */
-    struct kube_label *labels;   /* scratch: a node's labels as strings */
+    struct arena
+        arena; /* names written by sched_volumes_assume, ephemeral claims, the maps' keys */
+    struct kube_label *labels; /* scratch: a node's labels as strings */
     uint32_t clabels;
-    uint32_t r_zone, r_rwop; /* reason ids, 0 until needed */
+    uint32_t r_zone, r_rwop, r_limit; /* reason ids, 0 until needed */
+};
+
+/* one CSI volume NodeVolumeLimits counts: its driver and "driver/handle" */
+struct lim_vol {
+    const char *driver;
+    const char *unique;
+    bool intree; /* from an in-tree volume: counted only where the node has a CSINode */
 };
 
 /* a pod's claims, compiled by the PreFilter */
 struct sched_vpod {
     uint32_t *bound; /* pvc indices: fully bound claims */
     uint32_t nbound;
-    const struct kube_pv **bound_pv; /* their volumes (NULL: none of that name), looked up once */
-    bool any_node;   /* no claim to bind, no volume zone, no volume node affinity: VolumeBinding
-                      and VolumeZone pass every node (VolumeRestrictions may still not) */
     uint32_t *delay; /* unbound WaitForFirstConsumer claims, by increasing request */
     uint32_t ndelay;
     const struct kube_pv **zone_pvs; /* bound volumes that carry topology labels */
@@ -47,42 +60,28 @@ struct sched_vpod {
     const char **rwop; /* its ReadWriteOncePod claims' names (VolumeRestrictions) */
     uint32_t nrwop;
     int32_t rwop_used; /* how many of them a pod on a node mounts (the PreFilter's count) */
+    bool limits;       /* NodeVolumeLimits' PreFilter did not skip the pod */
+    const struct kube_pvc **claimv; /* its claims, volume order (NodeVolumeLimits) */
+    uint32_t nclaimv;
+    const struct kube_pod *pod;
 };
 
 static const char *const vb_reason[] = {
     "node(s) didn't match PersistentVolume's node affinity",
     "node(s) didn't find available persistent volumes to bind",
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
+    "node(s) did not have enough free storage",
 };
+
+#define LIMIT_REASON "node(s) exceed max volume count"
+/* getCSIDriverInfoFromSC's volume handle of an unbound claim: kube-scheduler draws a random
+ * prefix so that it never equals a real handle; a byte no name holds does the same */
+#define SC_HANDLE_PREFIX "\001"
 
 #define ZONE_REASON "node(s) had no available volume zone"
 #define RWOP_REASON                                                                                \
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "  \
     "in-use by another pod"
-
-int sched_volumes_pod_claims(struct sched_pod *p, const struct kube_pod *pod)
-{
-    size_t i, size = pod->nclaims * sizeof(char *);
-    char *s;
-
-    p->claims = NULL;
-    p->nclaims = 0;
-    if (!pod->nclaims)
-        return 0;
-    for (i = 0; i < pod->nclaims; i++)
-        size += strlen(pod->claims[i]) + 1;
-    if (!(p->claims = malloc(size)))
-        return -ENOMEM;
-    s = (char *)(p->claims + pod->nclaims);
-    for (i = 0; i < pod->nclaims; i++) {
-        size_t n = strlen(pod->claims[i]) + 1;
-        memcpy(s, pod->claims[i], n);
-        p->claims[i] = s;
-        s += n;
-    }
-    p->nclaims = (uint32_t)pod->nclaims;
-    return 0;
-}
 
 /* claim_in_use: a pod on a present node (assumed ones too) mounts ns/claim (the snapshot's
  * used PVC set of kube-scheduler) */
@@ -118,6 +117,10 @@ void sched_volumes_free(struct sched_volumes *v)
     free(v->pvcs);
     free(v->pvs);
     free(v->scs);
+    free(v->csinodes);
+    free(v->drivers);
+    free(v->caps);
+    free(v->vas);
     free(v->labels);
     keymap_release(&v->pvc_at);
     keymap_release(&v->pv_at);
@@ -150,7 +153,7 @@ static bool pvc_key(char *buf, size_t n, const char *ns, const char *name)
     return k >= 0 && (size_t)k < n;
 }
 
-/* the index + 1 of the entry of key in m (0: none) */
+/* the index + 1 of the entry of key in m (0: none); claims and volumes are never removed */
 static uint32_t index_of(const struct keymap *m, const char *key)
 {
     return (uint32_t)(uintptr_t)keymap_get(m, key);
@@ -291,6 +294,574 @@ static bool pv_has_topology(const struct kube_pv *pv)
     return false;
 }
 
+/* ---------------------------------------------------------------- CSI objects */
+
+#define SET_BY_NAME(arr, n, cap, obj, same)                                                        \
+    do {                                                                                           \
+        uint32_t i_;                                                                               \
+        for (i_ = 0; i_ < (n); i_++)                                                               \
+            if (same) {                                                                            \
+                (arr)[i_] = *(obj);                                                                \
+                return 0;                                                                          \
+            }                                                                                      \
+        if (grow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))))                                \
+            return err_set(err, -ENOMEM, "out of memory");                                         \
+        (arr)[(n)++] = *(obj);                                                                     \
+    } while (0)
+
+int sched_cluster_set_csi_node(struct sched_cluster *c, const struct kube_csi_node *n,
+                               struct err *err)
+{
+    struct sched_volumes *v = vols(c, err);
+
+    if (!v)
+        return -ENOMEM;
+    SET_BY_NAME(v->csinodes, v->ncsinodes, v->ccsinodes, n, !strcmp(v->csinodes[i_].name, n->name));
+    return 0;
+}
+
+int sched_cluster_set_csi_driver(struct sched_cluster *c, const struct kube_csi_driver *d,
+                                 struct err *err)
+{
+    struct sched_volumes *v = vols(c, err);
+
+    if (!v)
+        return -ENOMEM;
+    SET_BY_NAME(v->drivers, v->ndrivers, v->cdrivers, d, !strcmp(v->drivers[i_].name, d->name));
+    return 0;
+}
+
+int sched_cluster_set_csi_capacity(struct sched_cluster *c, const struct kube_csi_capacity *cap,
+                                   struct err *err)
+{
+    struct sched_volumes *v = vols(c, err);
+
+    if (!v)
+        return -ENOMEM;
+    SET_BY_NAME(v->caps, v->ncaps, v->ccaps, cap,
+                !strcmp(v->caps[i_].name, cap->name) &&
+                    !strcmp(v->caps[i_].namespace_, cap->namespace_));
+    return 0;
+}
+
+int sched_cluster_set_volume_attachment(struct sched_cluster *c,
+                                        const struct kube_volume_attachment *va, struct err *err)
+{
+    struct sched_volumes *v = vols(c, err);
+
+    if (!v)
+        return -ENOMEM;
+    SET_BY_NAME(v->vas, v->nvas, v->cvas, va, !strcmp(v->vas[i_].name, va->name));
+    return 0;
+}
+
+static const struct kube_csi_node *find_csinode(const struct sched_volumes *v, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; v && i < v->ncsinodes; i++)
+        if (!strcmp(v->csinodes[i].name, name))
+            return &v->csinodes[i];
+    return NULL;
+}
+
+static const struct kube_csi_driver *find_driver(const struct sched_volumes *v, const char *name)
+{
+    uint32_t i;
+
+    for (i = 0; v && i < v->ndrivers; i++)
+        if (!strcmp(v->drivers[i].name, name))
+            return &v->drivers[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- generic ephemeral volumes */
+
+/* pod_ephemeral: the ephemeral volume whose claim is pod->claims[i], or NULL */
+static const struct kube_ephemeral_volume *pod_ephemeral(const struct kube_pod *pod, size_t i)
+{
+    size_t k;
+
+    for (k = 0; k < pod->nephemeral; k++)
+        if (pod->ephemeral[k].claim == i)
+            return &pod->ephemeral[k];
+    return NULL;
+}
+
+/* claim_name: the name of pod's i-th claim into buf (ephemeral.VolumeClaimName for an
+ * ephemeral volume: "<pod>-<volume>") */
+static const char *claim_name(const struct kube_pod *pod, size_t i, char *buf, size_t size)
+{
+    const struct kube_ephemeral_volume *e = pod_ephemeral(pod, i);
+
+    if (!e)
+        return pod->claims[i];
+    snprintf(buf, size, "%s-%s", pod->name, e->volume);
+    return buf;
+}
+
+/* ephemeral_claim makes the claim of pod's ephemeral volume e, as the ephemeral volume
+ * controller does when the pod is created, unless the input has one of that name: the
+ * template's spec, owned by the pod. 0 or -ENOMEM. */
+static int ephemeral_claim(struct sched_cluster *c, const struct kube_pod *pod,
+                           const struct kube_ephemeral_volume *e, const char *name)
+{
+    struct sched_volumes *v = vols(c, NULL);
+    struct kube_pvc pvc;
+
+    if (!v)
+        return -ENOMEM;
+    if (find_pvc(v, pod->namespace_, name) >= 0)
+        return 0;
+    pvc = *e->tmpl;
+    pvc.source_file = NULL;
+    pvc.source_line = 0;
+    if (!(pvc.name = arena_strdup(&v->arena, name)) ||
+        !(pvc.namespace_ = arena_strdup(&v->arena, pod->namespace_)) ||
+        !(pvc.owner_pod = arena_strdup(&v->arena, pod->name)) ||
+        !(pvc.owner_uid = arena_strdup(&v->arena, pod->uid ? pod->uid : "")) ||
+        (e->tmpl->storage_class &&
+         !(pvc.storage_class = arena_strdup(&v->arena, e->tmpl->storage_class))) ||
+        (e->tmpl->spec_class && !(pvc.spec_class = arena_strdup(&v->arena, e->tmpl->spec_class))) ||
+        !(pvc.volume_name = arena_strdup(&v->arena, e->tmpl->volume_name)))
+        return -ENOMEM;
+    /* the selector's strings stay the template's: only a pending pod's claim is matched to
+     * volumes, while its input lives; a bound pod's may be gone after this call */
+    if (pod->node_name && pod->node_name[0]) {
+        pvc.has_selector = false;
+        memset(&pvc.selector, 0, sizeof(pvc.selector));
+    }
+    return sched_cluster_set_pvc(c, &pvc, NULL);
+}
+
+/* VolumeIsForPod: the claim's controller is the pod, by uid (IsControlledBy); a claim this
+ * file made for a pod without a uid carries the pod's empty uid and its name */
+static bool claim_for_pod(const struct kube_pvc *p, const struct kube_pod *pod)
+{
+    const char *uid = pod->uid ? pod->uid : "";
+
+    if (!p->owner_pod || !p->owner_uid || strcmp(p->namespace_, pod->namespace_) ||
+        strcmp(p->owner_uid, uid))
+        return false;
+    return uid[0] || !strcmp(p->owner_pod, pod->name);
+}
+
+/* ---------------------------------------------------------------- CSI migration */
+
+/* the CSI driver an in-tree plugin migrates to, when NodeVolumeLimits counts it
+ * (isCSIMigrationOn: AWS EBS, GCE PD, Azure Disk, Cinder, Portworx) */
+static const char *intree_driver(enum kube_intree plugin)
+{
+    switch (plugin) {
+    case KUBE_INTREE_AWS_EBS:
+        return "ebs.csi.aws.com";
+    case KUBE_INTREE_GCE_PD:
+        return "pd.csi.storage.gke.io";
+    case KUBE_INTREE_AZURE_DISK:
+        return "disk.csi.azure.com";
+    case KUBE_INTREE_CINDER:
+        return "cinder.csi.openstack.org";
+    case KUBE_INTREE_PORTWORX:
+        return "pxd.portworx.com";
+    default:
+        return NULL;
+    }
+}
+
+/* the same for a StorageClass's in-tree provisioner name; *migratable tells whether it is
+ * one of CSI migration's (then NULL means it is not counted) */
+static const char *intree_provisioner_driver(const char *prov, bool *migratable)
+{
+    static const struct {
+        const char *name;
+        enum kube_intree plugin;
+    } p[] = {
+        {"kubernetes.io/aws-ebs", KUBE_INTREE_AWS_EBS},
+        {"kubernetes.io/gce-pd", KUBE_INTREE_GCE_PD},
+        {"kubernetes.io/azure-disk", KUBE_INTREE_AZURE_DISK},
+        {"kubernetes.io/cinder", KUBE_INTREE_CINDER},
+        {"kubernetes.io/portworx-volume", KUBE_INTREE_PORTWORX},
+        {"kubernetes.io/azure-file", KUBE_INTREE_AZURE_FILE},
+        {"kubernetes.io/vsphere-volume", KUBE_INTREE_VSPHERE},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+        if (!strcmp(p[i].name, prov)) {
+            *migratable = true;
+            return intree_driver(p[i].plugin);
+        }
+    *migratable = false;
+    return NULL;
+}
+
+/* intree_handle writes the CSI volume handle csi-translation-lib gives the in-tree volume iv
+ * (pv_labels: a PersistentVolume's labels, NULL for a pod's inline volume); false when the
+ * translation fails (the volume is not counted) */
+static bool intree_handle(const struct kube_inline_volume *iv, const struct kube_labels *pv_labels,
+                          char *buf, size_t size)
+{
+    const char *id = iv->id;
+
+    switch (iv->plugin) {
+    case KUBE_INTREE_AWS_EBS:
+        /* KubernetesVolumeIDToEBSVolumeID: "aws://ZONE/vol-..." to "vol-..." */
+        if (!strncmp(id, "aws://", 6)) {
+            const char *path = strchr(id + 6, '/');
+            size_t n;
+            if (!path)
+                return false;
+            while (*path == '/')
+                path++;
+            n = strlen(path);
+            while (n && path[n - 1] == '/')
+                n--;
+            if (n < 4 || strncmp(path, "vol-", 4) || memchr(path, '/', n))
+                return false;
+            snprintf(buf, size, "%.*s", (int)n, path);
+            return true;
+        }
+        snprintf(buf, size, "%s", id);
+        return true;
+    case KUBE_INTREE_GCE_PD: {
+        const char *zones = NULL, *sep;
+        if (pv_labels) {
+            zones = kube_labels_get(pv_labels, "failure-domain.beta.kubernetes.io/zone");
+            if (!zones || !zones[0])
+                zones = kube_labels_get(pv_labels, "topology.kubernetes.io/zone");
+        }
+        if (!zones || !zones[0]) {
+            snprintf(buf, size, "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/%s", id);
+            return true;
+        }
+        if (!(sep = strstr(zones, "__"))) {
+            snprintf(buf, size, "projects/UNSPECIFIED/zones/%s/disks/%s", zones, id);
+            return true;
+        }
+        {
+            /* a regional disk: every zone {locale}-{region}-{zone} of one region */
+            char region[256] = "";
+            const char *z = zones;
+            for (;;) {
+                const char *e = strstr(z, "__");
+                size_t n = e ? (size_t)(e - z) : strlen(z), dashes = 0, k, cut = 0;
+                for (k = 0; k < n; k++)
+                    if (z[k] == '-' && ++dashes == 2)
+                        cut = k;
+                if (dashes != 2 || cut >= sizeof(region))
+                    return false;
+                if (!region[0])
+                    snprintf(region, sizeof(region), "%.*s", (int)cut, z);
+                else if (strlen(region) != cut || strncmp(region, z, cut))
+                    return false;
+                if (!e)
+                    break;
+                z = e + 2;
+            }
+            snprintf(buf, size, "projects/UNSPECIFIED/regions/%s/disks/%s", region, id);
+            return true;
+        }
+    }
+    case KUBE_INTREE_AZURE_DISK:
+        if (iv->azure_unmanaged)
+            return false;
+        snprintf(buf, size, "%s", id);
+        return true;
+    case KUBE_INTREE_CINDER:
+    case KUBE_INTREE_PORTWORX:
+        snprintf(buf, size, "%s", id);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---------------------------------------------------------------- a pod's claims */
+
+int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
+                             const struct kube_pod *pod)
+{
+    size_t i, size = 0, nin = 0;
+    char name[512], handle[512], (*uniq)[768] = NULL;
+    const char **drv = NULL;
+    char *s;
+    int rc = 0;
+
+    p->claims = NULL;
+    p->nclaims = 0;
+    p->ninline = 0;
+    if (!pod->nclaims && !pod->ninline_volumes)
+        return 0;
+    if (pod->ninline_volumes && (!(uniq = calloc(pod->ninline_volumes, sizeof(*uniq))) ||
+                                 !(drv = calloc(pod->ninline_volumes, sizeof(*drv))))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < pod->ninline_volumes; i++) {
+        const struct kube_inline_volume *iv = &pod->inline_volumes[i];
+        if (!(drv[nin] = intree_driver(iv->plugin)) ||
+            !intree_handle(iv, NULL, handle, sizeof(handle)))
+            continue;
+        snprintf(uniq[nin], sizeof(uniq[nin]), "%s/%s", drv[nin], handle);
+        size += strlen(drv[nin]) + strlen(uniq[nin]) + 2;
+        nin++;
+    }
+    for (i = 0; i < pod->nclaims; i++)
+        size += strlen(claim_name(pod, i, name, sizeof(name))) + 1;
+    if (!pod->nclaims && !nin)
+        goto out;
+    size += (pod->nclaims + 2 * nin) * sizeof(char *);
+    if (!(p->claims = malloc(size))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    s = (char *)(p->claims + pod->nclaims + 2 * nin);
+    for (i = 0; i < pod->nclaims; i++) {
+        const char *cn = claim_name(pod, i, name, sizeof(name));
+        size_t n = strlen(cn) + 1;
+        const struct kube_ephemeral_volume *e = pod_ephemeral(pod, i);
+        memcpy(s, cn, n);
+        p->claims[i] = s;
+        s += n;
+        if (e && (rc = ephemeral_claim(c, pod, e, cn)))
+            goto out;
+    }
+    for (i = 0; i < nin; i++) {
+        size_t a = strlen(drv[i]) + 1, b = strlen(uniq[i]) + 1;
+        p->claims[pod->nclaims + 2 * i] = memcpy(s, drv[i], a);
+        p->claims[pod->nclaims + 2 * i + 1] = memcpy(s + a, uniq[i], b);
+        s += a + b;
+    }
+    p->nclaims = (uint32_t)pod->nclaims;
+    p->ninline = (uint32_t)nin;
+out:
+    free(uniq);
+    free(drv);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- NodeVolumeLimits */
+
+/* a set of counted volumes: unique name -> driver */
+struct lim_set {
+    struct lim_vol *v;
+    uint32_t n, cap;
+    struct arena *a;
+};
+
+static int lim_add(struct lim_set *s, const char *driver, const char *unique, bool intree)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].unique, unique)) {
+            s->v[i].driver = driver; /* (a map: the last one stays) */
+            return 0;
+        }
+    if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+        return -ENOMEM;
+    s->v[s->n].driver = driver;
+    s->v[s->n].intree = intree;
+    if (!(s->v[s->n].unique = arena_strdup(s->a, unique)))
+        return -ENOMEM;
+    s->n++;
+    return 0;
+}
+
+static bool lim_has(const struct lim_set *s, const char *unique)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].unique, unique))
+            return true;
+    return false;
+}
+
+/* claim_csi is getCSIDriverInfo: the CSI driver of the claim p's volume and its unique name
+ * "driver/handle" in buf, or NULL when it is not counted; *intree when the answer came from
+ * an in-tree volume or provisioner (counted only with a CSINode) */
+static const char *claim_csi(const struct sched_volumes *v, bool have_csinode,
+                             const struct kube_pvc *p, char *buf, size_t size, bool *intree)
+{
+    const struct kube_pv *pv = p->volume_name[0] ? find_pv(v, p->volume_name) : NULL;
+    const struct kube_storage_class *sc;
+    const char *drv;
+    char handle[512];
+    bool mig;
+
+    *intree = false;
+    if (pv) {
+        if (pv->csi_driver) {
+            if (!pv->csi_driver[0] || !pv->csi_handle || !pv->csi_handle[0])
+                return NULL;
+            snprintf(buf, size, "%s/%s", pv->csi_driver, pv->csi_handle);
+            return pv->csi_driver;
+        }
+        *intree = true;
+        if (!have_csinode || !(drv = intree_driver(pv->intree.plugin)) ||
+            !intree_handle(&pv->intree, &pv->labels, handle, sizeof(handle)) || !handle[0])
+            return NULL;
+        snprintf(buf, size, "%s/%s", drv, handle);
+        return drv;
+    }
+    /* getCSIDriverInfoFromSC: no volume name, or the volume is not in the input */
+    if (!claim_class(p)[0] || !(sc = find_sc(v, claim_class(p))))
+        return NULL;
+    drv = intree_provisioner_driver(sc->provisioner, &mig);
+    if (mig) {
+        *intree = true;
+        if (!have_csinode || !drv)
+            return NULL;
+    } else {
+        drv = sc->provisioner;
+    }
+    if (!drv[0])
+        return NULL;
+    snprintf(buf, size, "%s/" SC_HANDLE_PREFIX "-%s/%s", drv, p->namespace_, p->name);
+    return drv;
+}
+
+/* pod_volumes adds the CSI volumes of a pod on the node (its claims by name, then its
+ * in-tree inline volumes) to s (filterAttachableVolumes for an existing pod: a claim not in
+ * the input is not counted) */
+static int pod_volumes(const struct sched_volumes *v, bool have_csinode, const struct sched_pod *p,
+                       struct lim_set *s)
+{
+    char unique[1024];
+    uint32_t i;
+    long k;
+    bool intree;
+    int rc;
+
+    for (i = 0; i < p->nclaims; i++) {
+        const char *drv;
+        if ((k = find_pvc(v, p->ns, p->claims[i])) < 0)
+            continue;
+        if ((drv = claim_csi(v, have_csinode, &v->pvcs[k], unique, sizeof(unique), &intree)) &&
+            (rc = lim_add(s, drv, unique, intree)))
+            return rc;
+    }
+    for (i = 0; have_csinode && i < p->ninline; i++)
+        if ((rc = lim_add(s, p->claims[p->nclaims + 2 * i], p->claims[p->nclaims + 2 * i + 1],
+                          true)))
+            return rc;
+    return 0;
+}
+
+static bool csinode_has_driver(const struct kube_csi_node *n, const char *driver)
+{
+    size_t i;
+
+    for (i = 0; n && i < n->ndrivers; i++)
+        if (!strcmp(n->drivers[i].name, driver))
+            return true;
+    return false;
+}
+
+/* limits_filter is NodeVolumeLimits' Filter on the node at slot with the pods on[0..non) on
+ * it: 0 when it passes, else a reason id (Unschedulable) */
+static uint32_t limits_filter(struct sched_cluster *c, const struct sched_vpod *vp, uint32_t slot,
+                              struct sched_pod *const *on, uint32_t non)
+{
+    struct sched_volumes *v = c->vol;
+    const struct kube_csi_node *cn = find_csinode(v, c->slots[slot].name);
+    struct lim_set newv = {NULL, 0, 0, NULL}, att = {NULL, 0, 0, NULL};
+    struct arena_mark mark;
+    char unique[1024], msg[512];
+    uint32_t i, j, r = 0;
+    bool intree;
+    size_t d;
+
+    if (!vp->limits || (!vp->nclaimv && !vp->pod->ninline_volumes))
+        return 0;
+    arena_mark(&v->arena, &mark);
+    newv.a = att.a = &v->arena;
+    /* the pod's own volumes (the PreFilter made sure its claims exist) */
+    for (i = 0; i < vp->nclaimv; i++) {
+        const char *drv = claim_csi(v, cn != NULL, vp->claimv[i], unique, sizeof(unique), &intree);
+        if (drv && lim_add(&newv, drv, unique, intree))
+            goto nomem;
+    }
+    for (i = 0; cn && i < vp->pod->ninline_volumes; i++) {
+        const struct kube_inline_volume *iv = &vp->pod->inline_volumes[i];
+        const char *drv = intree_driver(iv->plugin);
+        char handle[512];
+        if (!drv || !intree_handle(iv, NULL, handle, sizeof(handle)))
+            continue;
+        snprintf(unique, sizeof(unique), "%s/%s", drv, handle);
+        if (lim_add(&newv, drv, unique, true))
+            goto nomem;
+    }
+    if (!newv.n)
+        goto out;
+    /* VolumeLimitScaling (beta, on in v1.37): a CSIDriver that prevents scheduling where it
+     * is missing */
+    for (i = 0; i < newv.n; i++) {
+        const struct kube_csi_driver *dr = find_driver(v, newv.v[i].driver);
+        if (dr && dr->prevent_if_missing && !csinode_has_driver(cn, newv.v[i].driver)) {
+            snprintf(msg, sizeof(msg), "%s CSI driver is not installed on the node",
+                     newv.v[i].driver);
+            r = sched_intern_add(&c->reasons, msg);
+            goto out;
+        }
+    }
+    if (!cn)
+        goto out;
+    for (d = 0; d < cn->ndrivers && !cn->drivers[d].has_count; d++)
+        ;
+    if (d == cn->ndrivers)
+        goto out; /* no limits on the node */
+    for (i = 0; i < non; i++)
+        if ((on[i]->nclaims || on[i]->ninline) && pod_volumes(v, true, on[i], &att))
+            goto nomem;
+    /* each driver: volumes attached (pods', then VolumeAttachments' not used by a pod) plus
+     * the pod's new ones */
+    for (d = 0; d < cn->ndrivers; d++) {
+        const char *drv = cn->drivers[d].name;
+        int64_t attached = 0, added = 0;
+        struct lim_set vas = {NULL, 0, 0, &v->arena};
+        if (!cn->drivers[d].has_count)
+            continue;
+        for (i = 0; i < att.n; i++)
+            if (!strcmp(att.v[i].driver, drv))
+                attached++;
+        for (i = 0; i < v->nvas; i++) {
+            const struct kube_volume_attachment *va = &v->vas[i];
+            const struct kube_pv *pv;
+            if (strcmp(va->node_name, c->slots[slot].name) || !va->attacher[0] || !va->pv_name ||
+                !(pv = find_pv(v, va->pv_name)) || !pv->csi_driver)
+                continue;
+            snprintf(unique, sizeof(unique), "%s/%s", va->attacher, pv->csi_handle);
+            if (lim_add(&vas, va->attacher, unique, false)) {
+                free(vas.v);
+                goto nomem;
+            }
+        }
+        for (i = 0; i < vas.n; i++)
+            if (!strcmp(vas.v[i].driver, drv) && !lim_has(&att, vas.v[i].unique))
+                attached++;
+        free(vas.v);
+        for (j = 0; j < newv.n; j++)
+            if (!strcmp(newv.v[j].driver, drv) && !lim_has(&att, newv.v[j].unique))
+                added++;
+        if (added && attached + added > cn->drivers[d].count) {
+            if (v->r_limit == 0 || v->r_limit == SCHED_NOID)
+                v->r_limit = sched_intern_add(&c->reasons, LIMIT_REASON);
+            r = v->r_limit;
+            goto out;
+        }
+    }
+out:
+    free(newv.v);
+    free(att.v);
+    arena_rewind(&v->arena, &mark);
+    return r;
+nomem:
+    r = sched_intern_add(&c->reasons, "out of memory");
+    goto out;
+}
+
 /* ---------------------------------------------------------------- PreFilter */
 
 static int cmp_request(const void *a, const void *b, void *ctx)
@@ -321,24 +892,43 @@ static int prefilter_fail(struct sched_cpod *cp, const char *fmt, ...)
 int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
 {
     const struct kube_pod *pod = cp->src;
-    struct sched_volumes *v = c->vol;
+    struct sched_volumes *v;
     struct sched_vpod *vp;
+    const char **names;
+    char buf[512];
     size_t i, n;
-    long k, *at;
+    long k;
+    int rc;
 
     cp->vol = NULL;
-    if (!pod || !pod->nclaims || cp->prefilter_conflict)
+    if (!pod || (!pod->nclaims && !pod->ninline_volumes) || cp->prefilter_conflict)
         return 0;
     n = pod->nclaims;
-    /* VolumeRestrictions' PreFilter reads every claim first (each looked up once: at[i]) */
-    if (!(at = arena_alloc(cp->arena, n * sizeof(*at))))
+    if (!(names = arena_alloc(cp->arena, (n + 1) * sizeof(*names))))
         return -ENOMEM;
+    /* the ephemeral volume controller has made the claims of the pod's ephemeral volumes */
+    for (i = 0; i < n; i++) {
+        const struct kube_ephemeral_volume *e = pod_ephemeral(pod, i);
+        if (!(names[i] = arena_strdup(cp->arena, claim_name(pod, i, buf, sizeof(buf)))))
+            return -ENOMEM;
+        if (e && (rc = ephemeral_claim(c, pod, e, names[i])))
+            return rc;
+    }
+    if (!(v = vols(c, NULL))) /* (the filters need the state, with or without objects) */
+        return -ENOMEM;
+    /* VolumeRestrictions' PreFilter reads every persistentVolumeClaim volume's claim first */
     for (i = 0; i < n; i++)
-        if ((at[i] = find_pvc(v, pod->namespace_, pod->claims[i])) < 0)
-            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" not found", pod->claims[i]);
+        if (!pod_ephemeral(pod, i) && find_pvc(v, pod->namespace_, names[i]) < 0)
+            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" not found", names[i]);
     /* VolumeBinding: podHasPVCs, then GetPodVolumeClaims */
     for (i = 0; i < n; i++) {
-        const struct kube_pvc *p = &v->pvcs[at[i]];
+        const struct kube_pvc *p;
+        if ((k = find_pvc(v, pod->namespace_, names[i])) < 0)
+            return prefilter_fail(cp,
+                                  "waiting for ephemeral volume controller to create the "
+                                  "persistentvolumeclaim \"%s\"",
+                                  names[i]);
+        p = &v->pvcs[k];
         if (p->lost)
             return prefilter_fail(cp,
                                   "persistentvolumeclaim \"%s\" bound to non-existent "
@@ -346,21 +936,29 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
                                   p->name, p->volume_name);
         if (p->terminating)
             return prefilter_fail(cp, "persistentvolumeclaim \"%s\" is being deleted", p->name);
+        if (pod_ephemeral(pod, i) && !claim_for_pod(p, pod))
+            return prefilter_fail(cp, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+                                  p->namespace_, p->name, pod->namespace_, pod->name);
     }
-    if (!(vp = arena_alloc(cp->arena, sizeof(*vp))) ||
-        !(vp->bound = arena_alloc(cp->arena, n * sizeof(*vp->bound))) ||
-        !(vp->bound_pv = arena_alloc(cp->arena, n * sizeof(*vp->bound_pv))) ||
-        !(vp->delay = arena_alloc(cp->arena, n * sizeof(*vp->delay))) ||
-        !(vp->zone_pvs = arena_alloc(cp->arena, n * sizeof(*vp->zone_pvs))))
+    if (!(vp = arena_alloc(cp->arena, sizeof(*vp))))
+        return -ENOMEM;
+    memset(vp, 0, sizeof(*vp));
+    vp->pod = pod;
+    /* NodeVolumeLimits' PreFilter: a claim or an in-tree volume CSI migration knows */
+    vp->limits = true;
+    if (!(vp->bound = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->bound))) ||
+        !(vp->delay = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->delay))) ||
+        !(vp->zone_pvs = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->zone_pvs))) ||
+        !(vp->claimv = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->claimv))))
         return -ENOMEM;
     for (i = 0; i < n; i++) {
         const struct kube_pvc *p;
-        k = at[i];
+        k = find_pvc(v, pod->namespace_, names[i]);
         p = &v->pvcs[k];
-        if (fully_bound(p)) {
-            vp->bound_pv[vp->nbound] = find_pv(v, p->volume_name);
+        vp->claimv[vp->nclaimv++] = p;
+        if (fully_bound(p))
             vp->bound[vp->nbound++] = (uint32_t)k;
-        } else if (delay_binding(v, p) && !p->volume_name[0])
+        else if (delay_binding(v, p) && !p->volume_name[0])
             vp->delay[vp->ndelay++] = (uint32_t)k;
         else
             return prefilter_fail(cp, "pod has unbound immediate PersistentVolumeClaims");
@@ -368,12 +966,12 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     qsort_r(vp->delay, vp->ndelay, sizeof(*vp->delay), cmp_request, v);
     /* VolumeRestrictions' PreFilter state: its ReadWriteOncePod claims (a set), and how
      * many of them are in use */
-    if (!(vp->rwop = arena_alloc(cp->arena, n * sizeof(*vp->rwop))))
+    if (!(vp->rwop = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->rwop))))
         return -ENOMEM;
     for (i = 0; i < n; i++) {
-        const struct kube_pvc *p = &v->pvcs[at[i]];
+        const struct kube_pvc *p = vp->claimv[i];
         uint32_t j;
-        if (!(p->access & KUBE_ACCESS_RWOP))
+        if (pod_ephemeral(pod, i) || !(p->access & KUBE_ACCESS_RWOP))
             continue;
         for (j = 0; j < vp->nrwop && strcmp(vp->rwop[j], p->name); j++)
             ;
@@ -385,7 +983,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     }
     /* VolumeZone: the volumes of the claims that name one */
     for (i = 0; i < n; i++) {
-        const struct kube_pvc *p = &v->pvcs[at[i]];
+        const struct kube_pvc *p = vp->claimv[i];
         const struct kube_pv *pv;
         if (!p->volume_name[0])
             continue; /* (WaitForFirstConsumer: the others were rejected above) */
@@ -394,9 +992,6 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         if (pv_has_topology(pv))
             vp->zone_pvs[vp->nzone_pvs++] = pv;
     }
-    vp->any_node = !vp->ndelay && !vp->nzone_pvs;
-    for (i = 0; i < vp->nbound; i++)
-        vp->any_node &= vp->bound_pv[i] && !vp->bound_pv[i]->has_affinity;
     cp->vol = vp;
     return 0;
 }
@@ -511,21 +1106,54 @@ static bool topology_matches(const struct kube_storage_class *sc, const struct k
     return false;
 }
 
-/* the claim can be provisioned for the node (checkVolumeProvisions; CSIStorageCapacity is not
- * read: no CSIDriver in the input asks for capacity tracking) */
-static bool provisionable(const struct sched_volumes *v, const struct kube_pvc *p,
-                          const struct kube_node *node)
+/* hasEnoughCapacity: a CSIDriver named after the provisioner with storageCapacity true
+ * needs a CSIStorageCapacity of the class whose nodeTopology selects the node and whose
+ * maximumVolumeSize (else capacity) holds the request; *cap is the first such one (NULL when
+ * none is needed) */
+static bool enough_capacity(const struct sched_volumes *v, const struct kube_pvc *p,
+                            const struct kube_storage_class *sc, const struct kube_node *node,
+                            const struct kube_csi_capacity **cap)
+{
+    const struct kube_csi_driver *d = find_driver(v, sc->provisioner);
+    uint32_t i;
+
+    *cap = NULL;
+    if (!d || !d->storage_capacity)
+        return true;
+    for (i = 0; i < v->ncaps; i++) {
+        const struct kube_csi_capacity *k = &v->caps[i];
+        bool has = k->has_max || k->has_capacity;
+        int64_t limit = k->has_max ? k->max_size : k->capacity;
+        if (strcmp(k->storage_class, sc->name) || !has || limit < p->request || !k->has_topology ||
+            !kube_label_selector_matches(&k->topology, &node->labels))
+            continue;
+        *cap = k;
+        return true;
+    }
+    return false;
+}
+
+/* checkVolumeProvisions for one claim: 0 when it can be provisioned for the node,
+ * SCHED_VB_BIND_CONFLICT when its class cannot (no provisioner, allowedTopologies), or
+ * SCHED_VB_NOT_ENOUGH_SPACE (CSIStorageCapacity); *cap as enough_capacity */
+static uint32_t provisionable(const struct sched_volumes *v, const struct kube_pvc *p,
+                              const struct kube_node *node, const struct kube_csi_capacity **cap)
 {
     const struct kube_storage_class *sc = find_sc(v, claim_class(p));
 
-    return sc && sc->provisioner[0] && strcmp(sc->provisioner, NO_PROVISIONER) &&
-           topology_matches(sc, node);
+    *cap = NULL;
+    if (!sc || !sc->provisioner[0] || !strcmp(sc->provisioner, NO_PROVISIONER) ||
+        !topology_matches(sc, node))
+        return SCHED_VB_BIND_CONFLICT;
+    return enough_capacity(v, p, sc, node, cap) ? 0 : SCHED_VB_NOT_ENOUGH_SPACE;
 }
 
 /* FindPodVolumes: the SCHED_VB_* bits for the node (0: fits), with the static bindings it
- * chose in chosen[] (ndelay entries, NULL for a claim to provision) when chosen is given */
+ * chose in chosen[] (ndelay entries, NULL for a claim to provision) when chosen is given, and
+ * the CSIStorageCapacity each claim to provision was checked against in caps[] (when given) */
 static uint32_t find_pod_volumes(struct sched_cluster *c, const struct sched_vpod *vp,
-                                 const struct kube_node *node, struct kube_pv **chosen)
+                                 const struct kube_node *node, struct kube_pv **chosen,
+                                 const struct kube_csi_capacity **caps)
 {
     struct sched_volumes *v = c->vol;
     struct kube_pv *local[16], **taken = chosen ? chosen : local;
@@ -533,7 +1161,7 @@ static uint32_t find_pod_volumes(struct sched_cluster *c, const struct sched_vpo
     bool unbound_ok = true, need_provision = false;
 
     for (i = 0; i < vp->nbound; i++) {
-        const struct kube_pv *pv = vp->bound_pv[i];
+        const struct kube_pv *pv = find_pv(v, v->pvcs[vp->bound[i]].volume_name);
         if (!pv) {
             bits |= SCHED_VB_PV_NOT_EXIST;
             break;
@@ -565,11 +1193,24 @@ static uint32_t find_pod_volumes(struct sched_cluster *c, const struct sched_vpo
         }
     }
     if (need_provision) {
-        /* checkVolumeProvisions decides for the claims left over */
+        /* checkVolumeProvisions decides for the claims left over, those with a selected node
+         * first, and stops at the first that cannot be provisioned */
+        uint32_t pass, why = 0;
         unbound_ok = true;
-        for (i = 0; i < vp->ndelay && unbound_ok; i++)
-            if (!taken[i] && !provisionable(v, &v->pvcs[vp->delay[i]], node))
-                unbound_ok = false;
+        for (pass = 0; pass < 2 && !why; pass++)
+            for (i = 0; i < vp->ndelay && !why; i++) {
+                const struct kube_pvc *p = &v->pvcs[vp->delay[i]];
+                const struct kube_csi_capacity *cap;
+                if (taken[i] || (pass == 0) != (p->selected_node != NULL))
+                    continue;
+                why = provisionable(v, p, node, &cap);
+                if (caps)
+                    caps[i] = cap;
+            }
+        if (why == SCHED_VB_BIND_CONFLICT)
+            unbound_ok = false;
+        else if (why)
+            bits |= why;
     }
     if (taken != local && taken != chosen)
         free(taken);
@@ -615,17 +1256,70 @@ static bool zone_ok(const struct sched_vpod *vp, const struct kube_node *node)
     return true;
 }
 
+/* class_score: 100 - requested * 100 / capacity (0 when over or no capacity) */
+static int64_t class_score(int64_t req, int64_t cap)
+{
+    int64_t util = cap == 0 || req > cap    ? 100
+                   : req <= INT64_MAX / 100 ? req * 100 / cap
+                                            : (int64_t)((long double)req * 100 / (long double)cap);
+    return 100 - util;
+}
+
+/* dynamic_score: StorageCapacityScoring without static bindings: the claims to provision
+ * that were checked against a CSIStorageCapacity, by spec.storageClassName; a class's
+ * capacity is the last such object's capacity, its request the claims' sum */
+static int32_t dynamic_score(const struct sched_volumes *v, const struct sched_vpod *vp,
+                             struct kube_pv *const *chosen,
+                             const struct kube_csi_capacity *const *caps)
+{
+    uint32_t i, j, pass, ncls = 0;
+    int64_t sum = 0;
+
+    /* DynamicProvisions are in checkVolumeProvisions' order: selected nodes first */
+    for (i = 0; i < vp->ndelay; i++) {
+        const struct kube_pvc *p = &v->pvcs[vp->delay[i]];
+        int64_t req = 0, cap = 0;
+        bool seen = false;
+        if (chosen[i] || !caps[i] || !p->spec_class)
+            continue;
+        for (j = 0; j < i && !seen; j++)
+            seen = !chosen[j] && caps[j] && v->pvcs[vp->delay[j]].spec_class &&
+                   !strcmp(v->pvcs[vp->delay[j]].spec_class, p->spec_class);
+        if (seen)
+            continue;
+        for (pass = 0; pass < 2; pass++)
+            for (j = 0; j < vp->ndelay; j++) {
+                const struct kube_pvc *q = &v->pvcs[vp->delay[j]];
+                if (chosen[j] || !caps[j] || !q->spec_class ||
+                    strcmp(q->spec_class, p->spec_class) ||
+                    (pass == 0) != (q->selected_node != NULL))
+                    continue;
+                req += q->request;
+                cap = caps[j]->has_capacity ? caps[j]->capacity : 0;
+            }
+        sum += class_score(req, cap);
+        ncls++;
+    }
+    /* (the classes in some order; with none the score is 0, as the scorer gives for none) */
+    return ncls ? (int32_t)((sum * 2 + ncls) / (2 * ncls)) : 0;
+}
+
 /* the Score of VolumeBinding with the static bindings chosen[0..n) (NULL: to provision):
  * per class of the bound volumes, requested and capacity summed; 100 - requested * 100 /
  * capacity (0 when over or no capacity); the classes' mean, rounded */
 static int32_t binding_score(const struct sched_volumes *v, const struct sched_vpod *vp,
-                             struct kube_pv *const *chosen)
+                             struct kube_pv *const *chosen,
+                             const struct kube_csi_capacity *const *caps)
 {
     uint32_t i, j, ncls = 0;
     int64_t sum = 0;
 
+    for (i = 0; i < vp->ndelay && !chosen[i]; i++)
+        ;
+    if (i == vp->ndelay)
+        return dynamic_score(v, vp, chosen, caps);
     for (i = 0; i < vp->ndelay; i++) {
-        int64_t req = 0, cap = 0, util;
+        int64_t req = 0, cap = 0;
         if (!chosen[i])
             continue;
         for (j = 0;
@@ -639,10 +1333,7 @@ static int32_t binding_score(const struct sched_volumes *v, const struct sched_v
                 req += v->pvcs[vp->delay[j]].request;
                 cap += chosen[j]->capacity;
             }
-        util = cap == 0 || req > cap    ? 100
-               : req <= INT64_MAX / 100 ? req * 100 / cap
-                                        : (int64_t)((long double)req * 100 / (long double)cap);
-        sum += 100 - util;
+        sum += class_score(req, cap);
         ncls++;
     }
     return ncls ? (int32_t)((sum * 2 + ncls) / (2 * ncls)) : 0;
@@ -666,7 +1357,8 @@ static int32_t rwop_refs(const struct sched_cpod *cp, const struct sched_pod *p)
 }
 
 static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                            int32_t rwop_count, uint8_t *plugin, int32_t *score);
+                            int32_t rwop_count, struct sched_pod *const *on, uint32_t non,
+                            uint8_t *plugin, int32_t *score);
 
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
                               uint8_t *plugin, int32_t *score)
@@ -674,12 +1366,8 @@ uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *
     *score = 0;
     if (!cp->vol)
         return 0;
-    return filter_with(c, cp, slot, cp->vol->rwop_used, plugin, score);
-}
-
-bool sched_volumes_any_node(const struct sched_cpod *cp)
-{
-    return cp->vol && cp->vol->any_node && !cp->vol->rwop_used;
+    return filter_with(c, cp, slot, cp->vol->rwop_used, c->slots[slot].pods, c->slots[slot].npods,
+                       plugin, score);
 }
 
 bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
@@ -699,7 +1387,7 @@ bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *
         count -= rwop_refs(cp, s->pods[i]);
     for (i = 0; cp->vol->nrwop && i < non; i++)
         count += rwop_refs(cp, on[i]);
-    if (!(r = filter_with(c, cp, slot, count, &pl, &score)))
+    if (!(r = filter_with(c, cp, slot, count, on, non, &pl, &score)))
         return true;
     *plugin = pl;
     *reason = r;
@@ -707,10 +1395,12 @@ bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *
 }
 
 static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                            int32_t rwop_count, uint8_t *plugin, int32_t *score)
+                            int32_t rwop_count, struct sched_pod *const *on, uint32_t non,
+                            uint8_t *plugin, int32_t *score)
 {
     const struct sched_vpod *vp = cp->vol;
     struct kube_pv *local[16], **chosen = local;
+    const struct kube_csi_capacity *clocal[16], **caps = clocal;
     struct kube_node node;
     uint32_t bits;
 
@@ -721,21 +1411,31 @@ static uint32_t filter_with(struct sched_cluster *c, const struct sched_cpod *cp
         *plugin = SCHED_PL_VOLUME_RESTRICTIONS;
         return c->vol->r_rwop;
     }
-    if (vp->any_node)
-        return 0; /* (what follows would look at the node for nothing) */
-    if (vp->ndelay > 16 && !(chosen = calloc(vp->ndelay, sizeof(*chosen))))
-        chosen = NULL;
-    if (!chosen || !node_view(c, slot, &node)) {
+    if ((bits = limits_filter(c, vp, slot, on, non))) {
+        *plugin = SCHED_PL_VOLUME_LIMITS;
+        return bits;
+    }
+    if (vp->ndelay > 16) {
+        chosen = calloc(vp->ndelay, sizeof(*chosen));
+        caps = calloc(vp->ndelay, sizeof(*caps));
+    } else {
+        memset(clocal, 0, sizeof(clocal));
+    }
+    if (!chosen || !caps || !node_view(c, slot, &node)) {
         if (chosen != local)
             free(chosen);
+        if (caps != clocal)
+            free(caps);
         *plugin = SCHED_PL_VOLUME_BINDING;
         return SCHED_VB_BIND_CONFLICT; /* (out of memory: no placement) */
     }
-    bits = find_pod_volumes(c, vp, &node, chosen);
+    bits = find_pod_volumes(c, vp, &node, chosen, caps);
     if (!bits)
-        *score = binding_score(c->vol, vp, chosen);
+        *score = binding_score(c->vol, vp, chosen, caps);
     if (chosen != local)
         free(chosen);
+    if (caps != clocal)
+        free(caps);
     if (bits) {
         *plugin = SCHED_PL_VOLUME_BINDING;
         return bits;
@@ -753,9 +1453,12 @@ size_t sched_volumes_reasons(uint32_t bits, const char **out)
 {
     size_t n = 0, b;
 
-    for (b = 0; b < 3; b++)
-        if (bits >> b & 1)
-            out[n++] = vb_reason[b];
+    /* in kube-scheduler's order: node affinity, bind conflict, storage, missing volume */
+    static const unsigned order[] = {0, 1, 3, 2};
+
+    for (b = 0; b < 4; b++)
+        if (bits >> order[b] & 1)
+            out[n++] = vb_reason[order[b]];
     return n;
 }
 
@@ -769,6 +1472,7 @@ int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, co
     struct kube_node nv;
     struct kube_pv **chosen;
     uint32_t *delay, i, slot, id;
+    char name[512];
     size_t k;
     long x;
 
@@ -782,14 +1486,15 @@ int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, co
     }
     vp.delay = delay;
     for (k = 0; k < pod->nclaims; k++)
-        if ((x = find_pvc(v, pod->namespace_, pod->claims[k])) >= 0 && !fully_bound(&v->pvcs[x]) &&
-            !v->pvcs[x].volume_name[0] && delay_binding(v, &v->pvcs[x]))
+        if ((x = find_pvc(v, pod->namespace_, claim_name(pod, k, name, sizeof(name)))) >= 0 &&
+            !fully_bound(&v->pvcs[x]) && !v->pvcs[x].volume_name[0] &&
+            delay_binding(v, &v->pvcs[x]))
             delay[vp.ndelay++] = (uint32_t)x;
     qsort_r(delay, vp.ndelay, sizeof(*delay), cmp_request, v);
     id = sched_intern_find(&c->strs, node);
     slot = id != SCHED_NOID && id < c->nslot_of_name ? c->slot_of_name[id] : SCHED_NOID;
     if (vp.ndelay && slot != SCHED_NOID && node_view(c, slot, &nv)) {
-        find_pod_volumes(c, &vp, &nv, chosen);
+        find_pod_volumes(c, &vp, &nv, chosen, NULL);
         for (i = 0; i < vp.ndelay; i++) {
             struct kube_pvc *p = &v->pvcs[delay[i]];
             if (chosen[i]) {

@@ -24,6 +24,19 @@ int sched_cluster_set_pv(struct sched_cluster *c, const struct kube_pv *pv, stru
 int sched_cluster_set_storage_class(struct sched_cluster *c, const struct kube_storage_class *sc,
                                     struct err *err);
 
+/* The same for the storage.k8s.io objects: CSINodes (NodeVolumeLimits' attach limits and
+ * CSI migration), CSIDrivers (storageCapacity, preventPodSchedulingIfMissing),
+ * CSIStorageCapacities (VolumeBinding's capacity check and score) and VolumeAttachments
+ * (NodeVolumeLimits counts the volumes attached to a node). */
+int sched_cluster_set_csi_node(struct sched_cluster *c, const struct kube_csi_node *n,
+                               struct err *err);
+int sched_cluster_set_csi_driver(struct sched_cluster *c, const struct kube_csi_driver *d,
+                                 struct err *err);
+int sched_cluster_set_csi_capacity(struct sched_cluster *c, const struct kube_csi_capacity *cap,
+                                   struct err *err);
+int sched_cluster_set_volume_attachment(struct sched_cluster *c,
+                                        const struct kube_volume_attachment *va, struct err *err);
+
 /* sched_volumes_assume is VolumeBinding's Reserve/PreBind for a pod placed on node: each of
  * its WaitForFirstConsumer claims that is unbound gets the smallest matching available volume
  * (both then bound to each other) or, when none matches, the annotation selected-node = node
@@ -40,15 +53,20 @@ struct sched_pod;
 struct sched_volumes;
 
 /* VolumeBinding's Filter reasons, as bits of a node row's reason (SCHED_PL_VOLUME_BINDING) */
-#define SCHED_VB_NODE_CONFLICT 1u /* a bound volume's node affinity */
-#define SCHED_VB_BIND_CONFLICT 2u /* no volume to bind, no provisioning here */
-#define SCHED_VB_PV_NOT_EXIST 4u  /* a bound claim's volume is missing */
+#define SCHED_VB_NODE_CONFLICT 1u    /* a bound volume's node affinity */
+#define SCHED_VB_BIND_CONFLICT 2u    /* no volume to bind, no provisioning here */
+#define SCHED_VB_PV_NOT_EXIST 4u     /* a bound claim's volume is missing */
+#define SCHED_VB_NOT_ENOUGH_SPACE 8u /* CSIStorageCapacity: no room to provision here */
 
 void sched_volumes_free(struct sched_volumes *v);
 
 /* sched_volumes_pod_claims copies the claim names of pod into p (p->claims, one block the
- * caller frees; NULL when none). 0 or -ENOMEM. */
-int sched_volumes_pod_claims(struct sched_pod *p, const struct kube_pod *pod);
+ * caller frees; NULL when none), its generic ephemeral volumes' claims included, and its
+ * in-tree volumes CSI migration counts (p->ninline); a claim of an ephemeral volume that c
+ * does not have is made from its template, as the ephemeral volume controller does. 0 or
+ * -ENOMEM. */
+int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
+                             const struct kube_pod *pod);
 
 /* sched_volumes_prefilter runs the PreFilters of VolumeRestrictions, VolumeBinding and
  * VolumeZone for a pod with claims: a rejection sets cp->prefilter_conflict with
@@ -66,19 +84,14 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
 uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
                               uint8_t *plugin, int32_t *score);
 
-/* sched_volumes_any_node: the pod's volume plugins pass every node and score 0 on each (its
- * claims are bound to volumes without node affinity or zone labels, and none of its
- * ReadWriteOncePod claims is in use), so choosing a node needs no per-node row for them. */
-bool sched_volumes_any_node(const struct sched_cpod *cp);
-
 /* sched_volumes_filter_dry is the same during preemption's dry run on the node at slot, where
  * only the pods on[0..non) remain: false with *plugin and *reason set when it fails. */
 bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
                               struct sched_pod *const *on, uint32_t non, uint32_t *plugin,
                               uint32_t *reason);
 
-/* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 3);
- * returns how many. */
+/* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 4, in
+ * kube-scheduler's order); returns how many. */
 size_t sched_volumes_reasons(uint32_t bits, const char **out);
 
 #endif

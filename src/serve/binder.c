@@ -82,6 +82,9 @@ void serve_task_free(struct serve_task *t)
     free(t->key);
     free(t->node);
     free(t->uid);
+    free(t->rv);
+    if (t->job && t->job_free)
+        t->job_free(t->job);
     free(t);
 }
 

@@ -34,13 +34,23 @@ struct serve_task {
                                    client, so they have their own rate limit, as in
                                    kube-scheduler, and never take a bind's token */
     /* Caller's context, owned by the task (freed with it). */
-    char *key;  /* "namespace/name" of the pod */
-    char *node; /* the chosen node, binds only */
-    char *uid;
+    char *key;       /* "namespace/name" of the pod */
+    char *node;      /* the chosen node, binds only */
+    char *uid;       /* binds: the pod's; preemptions: the preemptor's */
+    char *rv;        /* binds: the pod's resourceVersion when scheduled (its Scheduled event's
+                   regarding); preemptions: the victim's uid, a space, its resourceVersion */
+    char *preemptor; /* preemptions: "namespace/name resourceVersion" of the preemptor */
+    /* events: the recorder's write (recorder.h), freed with the task by job_free */
+    void *job;
+    void (*job_free)(void *job);
     /* borrowed, lives as long as the process: the schedulerName of the profile that scheduled
      * the pod (events' reportingController, the DisruptionTarget writer); NULL: the first */
     const char *controller;
-    int64_t queued_ms; /* when the pod first entered the queue (for e2e latency) */
+    /* binds: what the metrics of a bound pod need (metrics.h, serve_metrics_bound) */
+    double cycle_start;      /* mono_now() when its scheduling cycle began */
+    int64_t first_active_ms; /* when it first became active (-1: unknown) */
+    int sched_attempts;      /* scheduling attempts, this one included */
+    bool flushed;            /* it last left the unschedulable pods by the flush */
     int64_t bind_start_ms;
     void *ud; /* borrowed */
     /* Outcome, filled before the callback */

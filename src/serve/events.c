@@ -146,31 +146,91 @@ char *serve_binding_json(const char *ns, const char *name, const char *uid, cons
     return buf_take_or_null(&b, r);
 }
 
-char *serve_event_json(const struct serve_event *e, const struct timespec *now)
+const char *serve_event_name(const char *regarding, const struct timespec *now, char *buf,
+                             size_t size)
 {
-    char name[512], when[40], *note = serve_event_note(e->note ? e->note : "");
     unsigned long long nanos =
         (unsigned long long)now->tv_sec * 1000000000ULL + (unsigned long long)now->tv_nsec;
+    int n = snprintf(buf, size, "%s.%llx", regarding, nanos);
+
+    if (n < 0 || n > 253 || (size_t)n >= size) {
+        /* not a DNS subdomain: client-go takes a random UUID (version 4) */
+        unsigned char r[16];
+        FILE *f = fopen("/dev/urandom", "rb");
+        size_t got = f ? fread(r, 1, sizeof(r), f) : 0;
+        int i;
+
+        if (f)
+            fclose(f);
+        for (i = (int)got; i < 16; i++)
+            r[i] = (unsigned char)(rand() & 0xff);
+        r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+        r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+        snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                 r[13], r[14], r[15]);
+    }
+    return buf;
+}
+
+/* put_ref appends a v1 Pod ObjectReference as client-go marshals it. */
+static int put_ref(struct buf *b, const struct serve_objref *r)
+{
+    int rc = buf_puts(b, "{\"kind\":\"Pod\",");
+
+    rc |= put_fields(b, "namespace", r->namespace_, "name", r->name, (const char *)NULL);
+    if (r->uid && *r->uid)
+        rc |= buf_puts(b, ",") | put_fields(b, "uid", r->uid, (const char *)NULL);
+    rc |= buf_puts(b, ",\"apiVersion\":\"v1\"");
+    if (r->resource_version && *r->resource_version)
+        rc |= buf_puts(b, ",") |
+              put_fields(b, "resourceVersion", r->resource_version, (const char *)NULL);
+    rc |= buf_puts(b, "}");
+    return rc;
+}
+
+static int put_series(struct buf *b, const struct serve_event_series *series)
+{
+    char when[40];
+
+    return buf_printf(b, "{\"count\":%d,\"lastObservedTime\":\"%s\"}", (int)series->count,
+                      serve_time_micro(&series->last_observed, when, sizeof(when)));
+}
+
+char *serve_event_json(const struct serve_event *e, const char *name,
+                       const struct timespec *event_time, const struct serve_event_series *series)
+{
+    char when[40], *note = serve_event_note(e->note ? e->note : "");
     struct buf b = BUF_INIT(0);
     int r;
 
     if (!note)
         return NULL;
-    snprintf(name, sizeof(name), "%s.%llx", e->pod_name, nanos);
     r = buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{");
-    r |= put_fields(&b, "name", name, "namespace", e->namespace_, (const char *)NULL);
+    r |= put_fields(&b, "name", name, "namespace", e->regarding.namespace_, (const char *)NULL);
     r |= buf_puts(&b, "},");
-    r |= put_fields(&b, "eventTime", serve_time_micro(now, when, sizeof(when)),
-                    "reportingController", e->controller, "reportingInstance", e->instance,
-                    "action", e->action, "reason", e->reason, "type", e->type, (const char *)NULL);
-    r |= buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",");
-    r |= put_fields(&b, "namespace", e->namespace_, "name", e->pod_name, (const char *)NULL);
-    if (e->pod_uid && *e->pod_uid)
-        r |= buf_puts(&b, ",") | put_fields(&b, "uid", e->pod_uid, (const char *)NULL);
-    r |= buf_puts(&b, "},");
-    r |= put_fields(&b, "note", note, (const char *)NULL);
+    r |= put_fields(&b, "eventTime", serve_time_micro(event_time, when, sizeof(when)),
+                    (const char *)NULL);
+    if (series)
+        r |= buf_puts(&b, ",\"series\":") | put_series(&b, series);
+    r |= buf_puts(&b, ",");
+    r |= put_fields(&b, "reportingController", e->controller, "reportingInstance", e->instance,
+                    "action", e->action, "reason", e->reason, (const char *)NULL);
+    r |= buf_puts(&b, ",\"regarding\":") | put_ref(&b, &e->regarding);
+    if (e->related)
+        r |= buf_puts(&b, ",\"related\":") | put_ref(&b, e->related);
+    r |= buf_puts(&b, ",");
+    r |= put_fields(&b, "note", note, "type", e->type, (const char *)NULL);
     r |= buf_puts(&b, "}");
     free(note);
+    return buf_take_or_null(&b, r);
+}
+
+char *serve_event_series_patch_json(const struct serve_event_series *series)
+{
+    struct buf b = BUF_INIT(0);
+    int r = buf_puts(&b, "{\"series\":") | put_series(&b, series) | buf_puts(&b, "}");
+
     return buf_take_or_null(&b, r);
 }
 

@@ -26,22 +26,46 @@ const char *serve_time_rfc3339(const struct timespec *t, char *buf, size_t size)
 /* serve_binding_json: the v1 Binding of pod ns/name (uid may be NULL or "") to node. */
 char *serve_binding_json(const char *ns, const char *name, const char *uid, const char *node);
 
-/* The event a scheduler writes about a pod. */
-struct serve_event {
-    const char *namespace_; /* the pod's */
-    const char *pod_name;
-    const char *pod_uid;    /* may be NULL */
-    const char *type;       /* "Normal" or "Warning" */
-    const char *reason;     /* "Scheduled", "FailedScheduling", "Preempted" */
-    const char *action;     /* "Binding", "Scheduling", "Preempting" */
-    const char *note;       /* truncated here to 1024 bytes */
-    const char *controller; /* reportingController: the scheduler name */
-    const char *instance;   /* reportingInstance: "<controller>-<hostname>" */
+/* A reference to a v1 Pod, as client-go's reference.GetReference makes it from the scheduler's
+ * copy of the pod (resourceVersion included: the version the scheduler worked on). */
+struct serve_objref {
+    const char *namespace_;
+    const char *name;
+    const char *uid;              /* NULL or "": left out */
+    const char *resource_version; /* NULL or "": left out */
 };
 
-/* serve_event_json builds the events.k8s.io/v1 Event, named "<pod>.<hex UnixNano of now>"
- * like client-go's recorder, with eventTime now. */
-char *serve_event_json(const struct serve_event *e, const struct timespec *now);
+/* The event a scheduler writes about a pod. */
+struct serve_event {
+    struct serve_objref regarding;      /* the pod */
+    const struct serve_objref *related; /* the preemptor of a Preempted event; NULL: none */
+    const char *type;                   /* "Normal" or "Warning" */
+    const char *reason;                 /* "Scheduled", "FailedScheduling", "Preempted" */
+    const char *action;                 /* "Binding", "Scheduling", "Preempting" */
+    const char *note;                   /* truncated here to 1024 bytes */
+    const char *controller;             /* reportingController: the scheduler name */
+    const char *instance;               /* reportingInstance: "<controller>-<hostname>" */
+};
+
+/* An Event's series: how many times it was seen and when last (events.k8s.io/v1). */
+struct serve_event_series {
+    int32_t count;
+    struct timespec last_observed;
+};
+
+/* serve_event_name writes client-go's GenerateEventName into buf: "<regarding>.<hex
+ * UnixNano of now>", or a random UUID when that is no DNS subdomain (longer than 253). */
+const char *serve_event_name(const char *regarding, const struct timespec *now, char *buf,
+                             size_t size);
+
+/* serve_event_json builds the events.k8s.io/v1 Event called name, with eventTime event_time
+ * and, when series is not NULL, its series (the body of a create). */
+char *serve_event_json(const struct serve_event *e, const char *name,
+                       const struct timespec *event_time, const struct serve_event_series *series);
+
+/* serve_event_series_patch_json: the strategic merge patch client-go sends to update a
+ * repeated Event, {"series":{"count":N,"lastObservedTime":"<MicroTime>"}}. */
+char *serve_event_series_patch_json(const struct serve_event_series *series);
 
 /* serve_condition_patch_json builds the strategic merge patch of pods/{name}/status that sets
  * PodScheduled=False with reason ("Unschedulable", "SchedulerError", "SchedulingGated") and

@@ -9,7 +9,11 @@
 /* serve_log_verbosity sets the level up to which serve_log prints (0 at start). */
 static inline void serve_log_verbosity(int v)
 {
+    /* the keys kube-scheduler logs with klog.KObj: objects in JSON */
+    static const char *const object_keys[] = {"pod", "victim", "preemptor", NULL};
+
     log_setup("serve", v);
+    log_set_object_keys(object_keys);
 }
 
 /* serve_log prints one line of severity sev ('I', 'W', 'E') when v is at most the verbosity;

@@ -26,9 +26,12 @@ static bool str_eq(const char *a, const char *b)
 static void serve_report_failure(struct serve *s, struct serve_pending *pp, const char *reason,
                                  const char *message, const char *nominated)
 {
-    if (strcmp(reason, "SchedulingGated"))
-        serve_write_event(s, serve_controller(s, pp->scheduler_name), pp->namespace_, pp->name,
-                          pp->uid, "Warning", "FailedScheduling", "Scheduling", message);
+    if (strcmp(reason, "SchedulingGated")) {
+        struct serve_objref pod = {pp->namespace_, pp->name, pp->uid, pp->resource_version};
+
+        serve_write_event(s, serve_controller(s, pp->scheduler_name), &pod, NULL, "Warning",
+                          "FailedScheduling", "Scheduling", message);
+    }
     if (!str_eq(pp->last_message, message) ||
         (nominated && !str_eq(pp->last_nominated, nominated))) {
         free(pp->last_message);
@@ -51,6 +54,7 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
                           const struct sched_result *res)
 {
     struct sched_nominated_pod np;
+    struct serve_objref preemptor = {pp->namespace_, pp->name, pp->uid, pp->resource_version};
     struct err err;
     char msg[1200], key[600];
     size_t i;
@@ -72,7 +76,7 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
         }
         sched_cluster_mark_preempted(s->cluster, v->namespace_, v->name, true);
         serve_write_preempt(s, serve_controller(s, pp->scheduler_name), v->namespace_, v->name,
-                            pp->uid, res->nominated_node);
+                            &preemptor, res->nominated_node);
         serve_log('I', 2, "\"Preempting pod\" victim=\"%s/%s\" preemptor=\"%s\" node=\"%s\"",
                   v->namespace_, v->name, key, res->nominated_node);
     }
@@ -118,6 +122,7 @@ static void serve_clear_own_nomination(struct serve *s, struct serve_pending *pp
 static void serve_schedule_one(struct serve *s, const struct serve_queue_item *it)
 {
     struct serve_pending *pp = it->data;
+    struct serve_profile_metrics *pm = serve_metrics_profile(&s->metrics, pp->scheduler_name);
     struct arena a = ARENA_INIT;
     struct sched_result res;
     struct kube_pod pod;
@@ -125,7 +130,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     json_error_t jerr;
     json_t *obj = NULL;
     char msg[1200], key[600], ns_buf[256], name_buf[256];
-    double t0, t1;
+    double t0;
     int rc;
 
     memset(&res, 0, sizeof(res));
@@ -151,7 +156,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
                   obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
-        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+        serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
@@ -168,7 +173,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                   "pod=\"%s\" field=\"%s\"",
                   key, u->field);
         serve_report_failure(s, pp, "Unschedulable", why, NULL);
-        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE], 1);
+        serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_UNSCHEDULABLE, mono_now() - t0);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
@@ -186,7 +191,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                              "PersistentVolumeClaims, PersistentVolumes and StorageClasses, which "
                              "serve does not watch): not scheduled",
                              NULL);
-        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE], 1);
+        serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_UNSCHEDULABLE, mono_now() - t0);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
@@ -194,12 +199,11 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         const struct sched_profile *prof = sched_config_find(&s->cfg, pod.scheduler_name);
         rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);
     }
-    t1 = mono_now();
-    serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, t1 - t0);
+    serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, mono_now() - t0);
     if (rc) {
         serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
                   err_format(&err, msg, sizeof(msg)));
-        serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+        serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
         serve_queue_backoff(s->queue, key, mono_ms());
         goto out;
     }
@@ -219,7 +223,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         if (rc) {
             serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
                       err_format(&err, msg, sizeof(msg)));
-            serve_metrics_add(&s->metrics, &s->metrics.attempts[SERVE_RESULT_ERROR], 1);
+            serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
             serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
@@ -236,31 +240,40 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
         t = body ? serve_task_new(SERVE_TASK_BIND, "POST", path, "application/json", body) : NULL;
         free(body);
-        if (!t || !(t->node = strdup(res.node)) || !(t->uid = strdup(pp->uid))) {
+        if (!t || !(t->node = strdup(res.node)) || !(t->uid = strdup(pp->uid)) ||
+            !(t->rv = strdup(pp->resource_version))) {
             serve_task_free(t);
             sched_cluster_forget_pod(s->cluster, pp->namespace_, pp->name);
             serve_unassume(s, key);
+            serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
             serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
-        t->queued_ms = it->added_ms;
+        /* the attempt is counted when the bind is answered: kube-scheduler's attempt
+         * duration includes the binding, and a failed bind is an "error" attempt */
+        t->cycle_start = t0;
+        t->first_active_ms = it->first_active_ms;
+        t->sched_attempts = it->attempts + 1;
+        t->flushed = it->flushed;
         t->controller = serve_controller(s, pp->scheduler_name);
-        pthread_mutex_lock(&s->metrics.mu);
-        s->metrics.attempts[SERVE_RESULT_SCHEDULED]++;
-        s->metrics.in_flight_binds++;
-        serve_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
-        pthread_mutex_unlock(&s->metrics.mu);
+        serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=\"%s\" node=\"%s\"", key,
                   res.node);
         serve_write_submit(s, t, key);
         break;
     }
     case SCHED_UNSCHEDULABLE:
+        /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
+         * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
+         * the cluster had no node at all (ErrNoNodesAvailable skips it) */
+        serve_metrics_attempt(&s->metrics, pm,
+                              res.error ? SERVE_RESULT_ERROR : SERVE_RESULT_UNSCHEDULABLE,
+                              mono_now() - t0);
         pthread_mutex_lock(&s->metrics.mu);
-        s->metrics.attempts[SERVE_RESULT_UNSCHEDULABLE]++;
-        serve_histogram_observe(&s->metrics.attempt_duration, mono_now() - t0);
-        if (res.nvictims)
+        if (!res.error && sched_cluster_node_count(s->cluster) > 0)
             s->metrics.preemption_attempts++;
+        if (res.nominated_node)
+            serve_histogram_observe(&s->metrics.preemption_victims, (double)res.nvictims);
         pthread_mutex_unlock(&s->metrics.mu);
         if (res.nominated_node)
             serve_preempt(s, pp, &pod, &res);
@@ -273,10 +286,16 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
     case SCHED_NOT_MODELLED: /* (pods with unmodelled fields are refused above) */
-    case SCHED_GATED:
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);
         serve_queue_unschedulable(s->queue, key, mono_ms());
+        break;
+    case SCHED_GATED:
+        /* kube-scheduler's PreEnqueue holds such a pod: never attempted, counted as gated,
+         * back when an update removes the gates */
+        serve_report_failure(s, pp, "SchedulingGated",
+                             "Scheduling is blocked due to non-empty scheduling gates", NULL);
+        serve_queue_gated(s->queue, key);
         break;
     }
 out:
@@ -287,7 +306,7 @@ out:
 
 void serve_loop(struct serve *s)
 {
-    int64_t last_flush = mono_ms();
+    int64_t last_flush = mono_ms(), last_tick = last_flush - 1000;
 
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
@@ -295,7 +314,11 @@ void serve_loop(struct serve *s)
         int64_t t = mono_ms(), next;
 
         serve_update_gauges(s);
-        if (!s->nodes_synced || !s->pods_synced || !s->pdbs_synced || !serve_leading(s)) {
+        if (t - last_tick >= 1000) {
+            serve_events_tick(s); /* the recorder's retries and series */
+            last_tick = t;
+        }
+        if (!serve_synced(s) || !serve_leading(s)) {
             serve_wait(s, 200);
             continue;
         }

@@ -37,6 +37,7 @@ void serve_pending_free(void *p)
     free(pp->namespace_);
     free(pp->name);
     free(pp->uid);
+    free(pp->resource_version);
     free(pp->scheduler_name);
     free(pp->last_message);
     free(pp->last_nominated);
@@ -44,8 +45,35 @@ void serve_pending_free(void *p)
     free(pp);
 }
 
-/* serve_pending_new keeps what scheduling needs from a pod: the JSON without managedFields and
- * status (except status.nominatedNodeName). */
+bool serve_pending_waits_for_pods(const void *pp)
+{
+    return ((const struct serve_pending *)pp)->waits_for_pods;
+}
+
+/* waits_for_pods: spec.affinity.podAffinity has required terms, or a topology spread
+ * constraint is DoNotSchedule (its default) */
+static bool waits_for_pods(json_t *obj)
+{
+    json_t *spec = json_object_get(obj, "spec"), *tsc, *c;
+    json_t *req = json_object_get(json_object_get(json_object_get(spec, "affinity"), "podAffinity"),
+                                  "requiredDuringSchedulingIgnoredDuringExecution");
+    size_t i;
+
+    if (json_array_size(req))
+        return true;
+    tsc = json_object_get(spec, "topologySpreadConstraints");
+    json_array_foreach(tsc, i, c)
+    {
+        const char *w = serve_jstr(c, "whenUnsatisfiable", NULL);
+        if (!w || strcmp(w, "ScheduleAnyway"))
+            return true;
+    }
+    return false;
+}
+
+/* serve_pending_new keeps what scheduling needs from a pod: the JSON without apiVersion, kind,
+ * managedFields, resourceVersion and status (except status.nominatedNodeName), and the hash
+ * of what kube-scheduler's isPodUpdated compares. */
 struct serve_pending *serve_pending_new(json_t *obj)
 {
     struct serve_pending *pp = calloc(1, sizeof(*pp));
@@ -53,25 +81,51 @@ struct serve_pending *serve_pending_new(json_t *obj)
     const char *ns = serve_jstr(obj, "metadata", "namespace"),
                *name = serve_jstr(obj, "metadata", "name");
     const char *uid = serve_jstr(obj, "metadata", "uid"),
+               *rv = serve_jstr(obj, "metadata", "resourceVersion"),
                *nom = serve_jstr(obj, "status", "nominatedNodeName");
 
     if (!pp || !copy || !md)
         goto fail;
     json_object_del(md, "managedFields");
+    json_object_del(md, "resourceVersion"); /* kept apart: pp->resource_version */
     json_object_set_new(copy, "metadata", md);
     md = NULL;
     json_object_del(copy, "status");
+    json_object_del(copy, "apiVersion"); /* a list's items have none, a watch event's have */
+    json_object_del(copy, "kind");
     if (nom && *nom) {
         json_object_set_new(copy, "status", json_pack("{s:s}", "nominatedNodeName", nom));
         if (!(pp->watch_nominated = strdup(nom)))
             goto fail;
     }
     pp->json = json_dumps(copy, JSON_COMPACT);
+    {
+        /* what kube-scheduler's isPodUpdated compares: no resourceVersion, generation,
+         * managedFields, finalizers or status */
+        char *bare;
+        const char *p;
+
+        json_object_del(json_object_get(copy, "metadata"), "generation");
+        json_object_del(json_object_get(copy, "metadata"), "finalizers");
+        json_object_del(copy, "status");
+        bare = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!bare)
+            goto fail;
+        pp->sched_hash = 1469598103934665603ULL;
+        for (p = bare; *p; p++) {
+            pp->sched_hash ^= (unsigned char)*p;
+            pp->sched_hash *= 1099511628211ULL;
+        }
+        free(bare);
+    }
     pp->namespace_ = strdup(ns && *ns ? ns : "default");
     pp->name = strdup(name ? name : "");
     pp->uid = strdup(uid ? uid : "");
+    pp->resource_version = strdup(rv ? rv : "");
     pp->scheduler_name = strdup(serve_pod_scheduler_name(obj));
-    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid || !pp->scheduler_name)
+    pp->waits_for_pods = waits_for_pods(obj);
+    if (!pp->json || !pp->namespace_ || !pp->name || !pp->uid || !pp->resource_version ||
+        !pp->scheduler_name)
         goto fail;
     json_decref(copy);
     return pp;
@@ -80,6 +134,13 @@ fail:
     json_decref(copy);
     serve_pending_free(pp);
     return NULL;
+}
+
+bool serve_pending_same(const void *old_data, const void *new_data)
+{
+    const struct serve_pending *a = old_data, *b = new_data;
+
+    return a && b && a->sched_hash == b->sched_hash;
 }
 
 /* serve_node_fingerprint hashes what can change a node's fitness: labels, taints, unschedulable,

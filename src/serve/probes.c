@@ -17,17 +17,21 @@ int serve_on_http(void *ud, const char *path, struct buf *body, const char **cty
     }
     if (!strcmp(path, "/readyz")) {
         serve_lock(s);
-        ready = s->nodes_synced && s->pods_synced && !s->stopping;
+        ready = serve_synced(s) && !s->stopping;
         serve_unlock(s);
         buf_puts(body, ready ? "ok" : "informers not synced");
         return ready ? 200 : 503;
     }
     if (!strcmp(path, "/metrics")) {
+        uint64_t pods;
+
         serve_lock(s);
         serve_update_gauges(s);
+        pods = serve_cache_pod_count(s);
         serve_unlock(s);
         pthread_mutex_lock(&s->metrics.mu);
         s->metrics.leader = serve_leading(s);
+        s->metrics.cache_pods = pods;
         if (s->nodes_inf && s->pods_inf) {
             s->metrics.relists_nodes = kube_informer_lists(s->nodes_inf);
             s->metrics.relists_pods = kube_informer_lists(s->pods_inf);

@@ -38,7 +38,9 @@ struct serve_queue {
     struct queue_entry *uhead, *utail;
     size_t nunsched;
     size_t ninflight;
+    size_t ngated;
     uint64_t seq;
+    int64_t now_ms; /* the time of the call that moves entries (first_active_ms) */
 };
 
 static bool active_less(const struct queue_entry *a, const struct queue_entry *b)
@@ -148,6 +150,9 @@ static void queue_detach(struct serve_queue *q, struct queue_entry *e)
     case SERVE_QUEUE_IN_FLIGHT:
         q->ninflight--;
         break;
+    case SERVE_QUEUE_GATED:
+        q->ngated--;
+        break;
     }
     e->state = SERVE_QUEUE_IN_FLIGHT;
     q->ninflight++;
@@ -161,6 +166,8 @@ static void queue_attach(struct serve_queue *q, struct queue_entry *e, enum serv
     e->state = s;
     switch (s) {
     case SERVE_QUEUE_ACTIVE:
+        if (e->item.first_active_ms < 0)
+            e->item.first_active_ms = q->now_ms;
         (void)heap_push(&q->active, e);
         break;
     case SERVE_QUEUE_BACKOFF:
@@ -178,6 +185,9 @@ static void queue_attach(struct serve_queue *q, struct queue_entry *e, enum serv
         break;
     case SERVE_QUEUE_IN_FLIGHT:
         q->ninflight++;
+        break;
+    case SERVE_QUEUE_GATED:
+        q->ngated++;
         break;
     }
 }
@@ -258,10 +268,17 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
         *old_data = NULL;
     if (queue_reserve(q))
         return -ENOMEM;
+    q->now_ms = now_ms;
     if (e) {
+        void *was_data = e->item.data;
+
         if (old_data)
-            *old_data = e->item.data;
+            *old_data = was_data;
         e->item.data = data;
+        if (e->state == SERVE_QUEUE_UNSCHEDULABLE && q->o.same && q->o.same(was_data, data)) {
+            e->item.priority = priority; /* (a priority change is a change: not the same) */
+            return 0;
+        }
         if (e->state == SERVE_QUEUE_IN_FLIGHT) {
             e->item.priority = priority;
             return 0;
@@ -269,9 +286,11 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
         was = e->state;
         queue_detach(q, e);
         e->item.priority = priority;
-        /* An updated pod may fit now: an unschedulable one goes back to be tried. */
+        /* An updated pod may fit now: an unschedulable one goes back to be tried (and a
+         * gated one may have lost its gates). */
         queue_attach(q, e,
-                     was == SERVE_QUEUE_UNSCHEDULABLE || e->backoff_until_ms <= now_ms
+                     was == SERVE_QUEUE_UNSCHEDULABLE || was == SERVE_QUEUE_GATED ||
+                             e->backoff_until_ms <= now_ms
                          ? SERVE_QUEUE_ACTIVE
                          : SERVE_QUEUE_BACKOFF);
         return 0;
@@ -284,6 +303,7 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
     e->item.key = e->key;
     e->item.priority = priority;
     e->item.added_ms = now_ms;
+    e->item.first_active_ms = -1;
     e->item.data = data;
     e->seq = q->seq++;
     if (keymap_put(&q->map, e->key, e, NULL)) {
@@ -325,6 +345,7 @@ const struct serve_queue_item *serve_queue_get(const struct serve_queue *q, cons
 
 static void queue_promote_backoff(struct serve_queue *q, int64_t now_ms)
 {
+    q->now_ms = now_ms;
     while (q->backoff.n && q->backoff.v[0]->backoff_until_ms <= now_ms) {
         struct queue_entry *e = q->backoff.v[0];
 
@@ -364,6 +385,7 @@ static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
         return;
     queue_detach(q, e);
     e->item.attempts++;
+    e->item.flushed = false;
     e->backoff_until_ms = now_ms + serve_queue_backoff_ms(q, e->item.attempts);
     e->unsched_since_ms = now_ms;
     queue_attach(q, e, to);
@@ -379,10 +401,23 @@ void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms)
     queue_fail(q, key, now_ms, SERVE_QUEUE_BACKOFF);
 }
 
+void serve_queue_gated(struct serve_queue *q, const char *key)
+{
+    struct queue_entry *e = keymap_get(&q->map, key);
+
+    if (!e)
+        return;
+    queue_detach(q, e);
+    e->item.first_active_ms = -1;
+    e->item.flushed = false;
+    queue_attach(q, e, SERVE_QUEUE_GATED);
+}
+
 static size_t queue_move(struct serve_queue *q, int64_t now_ms, int64_t older_than_ms)
 {
     size_t moved = 0;
 
+    q->now_ms = now_ms;
     while (q->uhead) {
         struct queue_entry *e = q->uhead;
 
@@ -390,6 +425,7 @@ static size_t queue_move(struct serve_queue *q, int64_t now_ms, int64_t older_th
         if (older_than_ms >= 0 && e->unsched_since_ms > older_than_ms)
             break;
         queue_detach(q, e);
+        e->item.flushed = older_than_ms >= 0;
         queue_attach(q, e,
                      e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
         moved++;
@@ -400,6 +436,23 @@ static size_t queue_move(struct serve_queue *q, int64_t now_ms, int64_t older_th
 size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms)
 {
     return queue_move(q, now_ms, -1);
+}
+
+size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(const void *data))
+{
+    struct queue_entry *e = q->uhead, *next;
+    size_t moved = 0;
+
+    for (; e; e = next) {
+        next = e->unext;
+        if (!pred(e->item.data))
+            continue;
+        queue_detach(q, e);
+        queue_attach(q, e,
+                     e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
+        moved++;
+    }
+    return moved;
 }
 
 size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
@@ -440,6 +493,8 @@ size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)
         return q->nunsched;
     case SERVE_QUEUE_IN_FLIGHT:
         return q->ninflight;
+    case SERVE_QUEUE_GATED:
+        return q->ngated;
     }
     return 0;
 }

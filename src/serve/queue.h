@@ -8,6 +8,7 @@
 #ifndef SERVE_QUEUE_H
 #define SERVE_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,20 +19,28 @@ enum serve_queue_state {
     SERVE_QUEUE_BACKOFF,
     SERVE_QUEUE_UNSCHEDULABLE,
     SERVE_QUEUE_IN_FLIGHT,
+    SERVE_QUEUE_GATED, /* has schedulingGates: never attempted, waits for an update */
 };
 
 struct serve_queue_opts {
     int64_t initial_backoff_ms;   /* 1000 when 0 */
     int64_t max_backoff_ms;       /* 10000 when 0 */
     int64_t max_unschedulable_ms; /* periodic flush age, 300000 (5 min) when 0 */
+    /* same(old, new): an update from old data to new changes nothing scheduling looks at, so
+     * an unschedulable pod stays where it is (NULL: every update moves it) */
+    bool (*same)(const void *old_data, const void *new_data);
 };
 
 /* One queued pod as seen by the caller. data is the caller's (the queue never frees it). */
 struct serve_queue_item {
     const char *key; /* "namespace/name", owned by the queue */
     int32_t priority;
-    int64_t added_ms; /* when the pod first entered the queue */
-    int attempts;     /* scheduling attempts so far */
+    int64_t added_ms;        /* when the pod first entered the queue */
+    int64_t first_active_ms; /* when it first entered the active heap (kube-scheduler's
+                                InitialAttemptTimestamp); -1 while it never did (gated) */
+    int attempts;            /* scheduling attempts so far */
+    bool flushed; /* it last left the unschedulable pods by the periodic flush, not an event
+                     (kube-scheduler's WasFlushedFromUnschedulable) */
     void *data;
 };
 
@@ -42,8 +51,9 @@ void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data));
 
 /* serve_queue_add adds a new pending pod to the active heap, or updates the priority and data
  * of a known one (returning the old data through *old_data, else NULL there). An updated pod
- * waiting as unschedulable is moved back (its spec may now fit); one in flight stays in
- * flight. Returns 0, or -ENOMEM. */
+ * waiting as unschedulable or gated is moved back (its spec may now fit), unless the
+ * options' same() says the update changed nothing that matters; one in flight stays in flight.
+ * Returns 0, or -ENOMEM. */
 int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, void *data,
                     int64_t now_ms, void **old_data);
 
@@ -66,10 +76,21 @@ void *serve_queue_done(struct serve_queue *q, const char *key);
 void serve_queue_unschedulable(struct serve_queue *q, const char *key, int64_t now_ms);
 void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms);
 
+/* serve_queue_gated parks a pod that has schedulingGates without counting an attempt, as if
+ * kube-scheduler's PreEnqueue had held it: it counts as gated, is not moved by cluster events
+ * or the flush, and goes back to the active heap when it is updated (serve_queue_add). Its
+ * first_active_ms starts again (-1): it was never really attempted. */
+void serve_queue_gated(struct serve_queue *q, const char *key);
+
 /* serve_queue_move_all moves every unschedulable pod back: to the active heap when its
  * backoff is over, else to the backoff heap. Called on cluster events that may make pods
  * fit (node added or changed, assigned pod deleted). Returns how many moved. */
 size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms);
+
+/* serve_queue_move_if moves the unschedulable pods whose data pred accepts, as
+ * serve_queue_move_all does (kube-scheduler's queueing hints, coarsely: an assigned pod added
+ * moves only the pods it could help). Returns how many moved. */
+size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(const void *data));
 
 /* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms.
  * Returns how many moved. */

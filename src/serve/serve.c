@@ -31,6 +31,7 @@
 #include "serve/writes.h"
 
 #define SERVE_VERSION "0.1"
+#define SERVE_EVENT_CACHE_MAX 8192 /* Events remembered for series (recorder.h) */
 
 /* ---------------------------------------------------------------------------------------
  * Flags
@@ -128,6 +129,16 @@ static int set_percentage(void *dest, const char *v, struct err *err)
     return set_int_in(dest, v, 0, 100, "an integer in 0..100", err);
 }
 
+static int set_logging_format(void *dest, const char *v, struct err *err)
+{
+    enum log_fmt f;
+
+    if (log_fmt_parse(v, &f))
+        return err_set(err, -EINVAL, "unsupported log format '%s' (want text or json)", v);
+    *(bool *)dest = f == LOG_FMT_JSON;
+    return 0;
+}
+
 static int set_level(void *dest, const char *v, struct err *err)
 {
     return set_int_in(dest, v, 0, 10, "a level 0..10", err);
@@ -142,6 +153,20 @@ static int set_duration(void *dest, const char *v, struct err *err)
         return err_set(err, -EINVAL, "'%s' is not a positive duration such as 15s or 500ms", v);
     *(int64_t *)dest = ns / 1000000;
     return 0;
+}
+
+/* on_pod: the pod informer's handler (watch.c), after noting the uid and resourceVersion of
+ * an assigned pod, which a Preempted event names when it is a victim. */
+static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    struct serve *s = ud;
+
+    if (op == KUBE_INFORMER_DELETE)
+        serve_podref_delete(s, key);
+    else if (op != KUBE_INFORMER_SYNCED && obj && *serve_pod_node_name(obj))
+        serve_podref_set(s, key, serve_jstr(obj, "metadata", "uid"),
+                         serve_jstr(obj, "metadata", "resourceVersion"));
+    serve_on_pod(ud, op, key, obj);
 }
 
 /* serve_parse_flags returns -1 to go on, else the exit status. */
@@ -192,6 +217,9 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
          " (default " SCHED_KUBE_VERSION_DEFAULT ")"},
         {"v", 'v', FLAG_FUNC, &o->verbosity, set_level, NULL, "N",
          "log verbosity: 0 errors and lifecycle, 2 every pod, 4 debug"},
+        {"logging-format", 0, FLAG_FUNC, &o->log_json, set_logging_format, NULL, "text|json",
+         "log line format: klog text or component-base's JSON,\n"
+         "as kube-scheduler's --logging-format (default \"text\")"},
     };
     size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct flag_fault ff;
@@ -252,6 +280,7 @@ int serve_main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     serve_log_verbosity(o.verbosity);
+    log_set_format(o.log_json ? LOG_FMT_JSON : LOG_FMT_TEXT);
     err_clear(&err);
     /* One malloc arena: with a thread per informer, the binder and the others, glibc would
      * otherwise keep a heap per thread and the resident size grows by half for nothing. */
@@ -316,7 +345,30 @@ int serve_main(int argc, char **argv)
         free(s);
         return 1;
     }
-    serve_metrics_init(&s->metrics, s->profile->name);
+    {
+        const char *names[64];
+        size_t i, n = 0;
+
+        for (i = 0; i < s->cfg.nprofiles && n < 64; i++)
+            names[n++] = s->cfg.profiles[i].name;
+        if (!n)
+            names[n++] = o.scheduler_name;
+        pthread_mutex_init(&s->refs_mu, NULL);
+        s->recorder =
+            serve_recorder_new(SERVE_EVENT_CACHE_MAX, (unsigned)time(NULL) ^ (unsigned)getpid());
+        if (serve_metrics_init(&s->metrics, names, n) || !s->recorder) {
+            fprintf(stderr, "gpusched serve: out of memory\n");
+            serve_recorder_free(s->recorder);
+            pthread_mutex_destroy(&s->refs_mu);
+            pthread_mutex_destroy(&s->mu);
+            pthread_cond_destroy(&s->cv);
+            sched_config_free(&s->cfg);
+            free(s);
+            return 1;
+        }
+        s->metrics.elect = o.leader_elect;
+        s->metrics.lease_name = s->o.lease_name;
+    }
     sched_rng_seed(&s->rng, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
 
     if (o.leader_elect) {
@@ -350,7 +402,10 @@ int serve_main(int argc, char **argv)
     co.qps = o.qps;
     co.burst = o.burst;
     co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
-    if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err)) {
+    /* three clients, each with its own rate limiter, as kube-scheduler's createClients and
+     * its resource lock make them: scheduling (binds, status), events, the Lease */
+    if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err) ||
+        (o.leader_elect && kube_client_new(&co, &s->leader_client, &err))) {
         fprintf(stderr, "gpusched serve: %s\n", err_format(&err, msg, sizeof(msg)));
         goto out;
     }
@@ -360,6 +415,7 @@ int serve_main(int argc, char **argv)
     qo.max_unschedulable_ms = o.max_unschedulable_ms;
     qo.initial_backoff_ms = o.initial_backoff_ms;
     qo.max_backoff_ms = o.max_backoff_ms;
+    qo.same = serve_pending_same; /* our own status writes do not move a pod back */
     s->queue = serve_queue_new(&qo);
     if (!s->cluster || !s->queue) {
         fprintf(stderr, "gpusched serve: out of memory\n");
@@ -405,7 +461,7 @@ int serve_main(int argc, char **argv)
     }
     io.resource = "pods";
     io.path = "/api/v1/pods";
-    io.fn = serve_on_pod;
+    io.fn = on_pod;
     io.filter = serve_pod_filter;
     if (kube_informer_start(s->client, &io, &s->pods_inf, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
@@ -420,6 +476,31 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
+    /* PodTopologySpread's system defaults: the selectors of the Services and controllers
+     * that select a pod (helper.DefaultSelector) */
+    {
+        static const struct {
+            const char *resource, *path;
+            kube_informer_fn fn;
+        } src[SERVE_SRC_COUNT] = {
+            [SERVE_SRC_SERVICE] = {"services", "/api/v1/services", serve_on_service},
+            [SERVE_SRC_RC] = {"replicationcontrollers", "/api/v1/replicationcontrollers",
+                              serve_on_replication_controller},
+            [SERVE_SRC_RS] = {"replicasets", "/apis/apps/v1/replicasets", serve_on_replica_set},
+            [SERVE_SRC_STS] = {"statefulsets", "/apis/apps/v1/statefulsets", serve_on_stateful_set},
+        };
+        size_t i;
+
+        for (i = 0; i < SERVE_SRC_COUNT; i++) {
+            io.resource = src[i].resource;
+            io.path = src[i].path;
+            io.fn = src[i].fn;
+            if (kube_informer_start(s->client, &io, &s->src_inf[i], &err)) {
+                fprintf(stderr, "gpusched serve: %s\n", err.msg);
+                goto out;
+            }
+        }
+    }
     if (o.leader_elect) {
         struct serve_leader_opts lo = {o.lease_namespace,
                                        o.lease_name,
@@ -433,7 +514,7 @@ int serve_main(int argc, char **argv)
 
         serve_log('I', 0, "\"Leader election\" lease=\"%s/%s\" identity=\"%s\"", o.lease_namespace,
                   o.lease_name, identity);
-        if (serve_leader_start(s->client, &lo, &s->leader, &err)) {
+        if (serve_leader_start(s->leader_client, &lo, &s->leader, &err)) {
             fprintf(stderr, "gpusched serve: %s\n", err.msg);
             goto out;
         }
@@ -455,6 +536,8 @@ out:
         kube_informer_free(s->pods_inf);
         kube_informer_free(s->pdbs_inf);
         kube_informer_free(s->ns_inf);
+        for (size_t i = 0; i < SERVE_SRC_COUNT; i++)
+            kube_informer_free(s->src_inf[i]);
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
         httpd_stop(s->httpd);
@@ -477,6 +560,10 @@ out:
         arena_free(&s->pod_arena);
         kube_client_free(s->client);
         kube_client_free(s->event_client);
+        kube_client_free(s->leader_client);
+        serve_recorder_free(s->recorder);
+        serve_podrefs_free(s);
+        pthread_mutex_destroy(&s->refs_mu);
         serve_metrics_destroy(&s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);

@@ -1,7 +1,8 @@
 /* state.h - the state serve's threads share, and the locking rule around it (not for other
  * parts of the program).
  *
- * Threads: one informer per resource (nodes, pods) applies watch events straight into the
+ * Threads: one informer per resource (nodes, pods, PodDisruptionBudgets, Namespaces, Services,
+ * ReplicationControllers, ReplicaSets, StatefulSets) applies watch events straight into the
  * cluster state and the queue under one mutex (mu); the main thread is the scheduling loop
  * (loop.c) under the same mutex; the binder's thread sends binds, events, status patches and
  * deletions and reports back under it (writes.c); a signal thread turns SIGTERM/SIGINT into
@@ -27,6 +28,7 @@
 #include "serve/leader.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
+#include "serve/recorder.h"
 
 /* The flags of gpusched serve. */
 struct serve_opts {
@@ -41,6 +43,7 @@ struct serve_opts {
     const char *lease_name, *lease_namespace;
     const char *metrics_addr;
     int verbosity;
+    bool log_json; /* --logging-format json */
     int bind_workers;
     int64_t max_unschedulable_ms;
     int64_t initial_backoff_ms, max_backoff_ms;
@@ -61,6 +64,10 @@ struct serve_node_fp {
     char name[];
 };
 
+/* The objects whose selectors PodTopologySpread's system defaults read, one informer each. */
+enum serve_src { SERVE_SRC_SERVICE, SERVE_SRC_RC, SERVE_SRC_RS, SERVE_SRC_STS, SERVE_SRC_COUNT };
+#define SERVE_SRC_ALL ((1u << SERVE_SRC_COUNT) - 1)
+
 /* The secondary scheduler's state: one per process, shared by its threads. */
 struct serve {
     struct serve_opts o;
@@ -71,7 +78,11 @@ struct serve {
     struct sched_config cfg;
     char instance[320];
     struct kube_client *client;
-    struct kube_client *event_client; /* events only: a rate limit of their own */
+    struct kube_client *event_client;  /* events only: a rate limit of their own */
+    struct kube_client *leader_client; /* the Lease only: the same, as kube-scheduler */
+    struct serve_recorder *recorder;   /* client-go's Event series */
+    pthread_mutex_t refs_mu;
+    struct keymap podrefs; /* assigned pods: key -> uid, resourceVersion (serve_podref_*) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_int waiters; /* threads blocked in serve_lock: the loop steps aside for them */
@@ -81,12 +92,14 @@ struct serve {
     struct keymap node_fps; /* name -> struct serve_node_fp */
     struct keymap assumed;  /* key -> struct serve_assumed: binds in flight or unconfirmed */
     struct sched_rng rng;
-    bool nodes_synced, pods_synced, pdbs_synced;
+    bool nodes_synced, pods_synced, pdbs_synced, nss_synced;
+    unsigned sources_synced; /* a bit per enum serve_src: SERVE_SRC_ALL when all synced */
     bool stopping, lost_leadership;
     bool yielding; /* the loop waits in serve_yield for the other threads' turn */
     /* threads */
     volatile sig_atomic_t informer_stop;
     struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf, *ns_inf;
+    struct kube_informer *src_inf[SERVE_SRC_COUNT]; /* Services and controllers */
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;
@@ -115,8 +128,25 @@ void serve_yield(struct serve *s);
 /* serve_update_gauges copies the queue's and the cluster's sizes into the metrics (mu held). */
 void serve_update_gauges(struct serve *s);
 
+/* serve_cache_pod_count: the pods counted on the cluster's nodes, bound and assumed (mu
+ * held; one pass over the nodes, for /metrics). */
+uint64_t serve_cache_pod_count(struct serve *s);
+
+/* The uid and resourceVersion of every assigned pod, from the pod informer (under refs_mu, not
+ * mu): what a Preempted event's regarding names. _set records or replaces key's, _delete
+ * forgets it, _get copies it out ("" when unknown), _free releases them all. */
+void serve_podref_set(struct serve *s, const char *key, const char *uid, const char *rv);
+void serve_podref_delete(struct serve *s, const char *key);
+void serve_podref_get(struct serve *s, const char *key, char *uid, size_t usize, char *rv,
+                      size_t rsize);
+void serve_podrefs_free(struct serve *s);
+
 /* serve_unassume drops key from the assumed set (mu held). */
 void serve_unassume(struct serve *s, const char *key);
+
+/* serve_synced: every informer has delivered a complete list (mu held): scheduling starts
+ * and /readyz says ready, as kube-scheduler waits for its informers' handlers. */
+bool serve_synced(const struct serve *s);
 
 /* serve_leading: no election, or this replica holds the lease. */
 bool serve_leading(struct serve *s);

@@ -1,6 +1,7 @@
-/* watch.c - node and pod watch events into the cluster state and the queue (see watch.h). */
+/* watch.c - watch events into the cluster state and the queue (see watch.h). */
 #include "serve/watch.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +16,7 @@
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {
     (void)ud;
-    serve_log(level == 0 ? 'W' : 'I', level, "\"informer\" resource=\"%s\" msg=\"%s\"", resource,
-              msg);
+    serve_log(level == 0 ? 'W' : 'I', level, "\"%s\" resource=\"%s\"", msg, resource);
 }
 
 void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -136,6 +136,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
     struct serve_pending *pp = NULL;
     char msg[1200], ns[256], name[256];
     const char *slash;
+    bool added;
     int rc;
 
     err_clear(&err);
@@ -180,6 +181,11 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
             goto out;
         }
         serve_lock(s);
+        /* newly bound (first seen bound, or pending/assumed by us until now): kube-scheduler's
+         * AssignedPod/Add, which may let a parked pod with required pod affinity or
+         * DoNotSchedule spreading fit */
+        added = op == KUBE_INFORMER_ADD || serve_queue_get(s->queue, key) ||
+                keymap_get(&s->assumed, key);
         rc = sched_cluster_add_pod(s->cluster, &pod, &err);
         if (rc)
             serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
@@ -187,6 +193,8 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         /* bound: by us (this confirms the assumed pod) or by someone else */
         serve_pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
+        if (added && serve_queue_move_if(s->queue, mono_ms(), serve_pending_waits_for_pods))
+            pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
         goto out;
     }
@@ -307,10 +315,119 @@ void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, jso
         sched_cluster_remove_namespace(s->cluster, key);
         break;
     case KUBE_INFORMER_SYNCED:
+        if (!s->nss_synced)
+            serve_log('I', 0, "\"Namespace cache synced\"");
+        s->nss_synced = true;
         break;
     }
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
 out:
     arena_free(&a);
+}
+
+/* The objects PodTopologySpread's system defaults read (helper.DefaultSelector): Services and
+ * the three controllers, with where each keeps its selector. */
+static const struct spread_kind {
+    const char *kind;  /* as in an ownerReference; the core's owner_kind (NULL: a Service) */
+    const char *owner; /* NULL for a Service */
+    bool set_form;     /* spec.selector is a label set (map), else a metav1.LabelSelector */
+    unsigned bit;      /* in serve.sources_synced */
+} spread_kinds[] = {
+    [SERVE_SRC_SERVICE] = {"Service", NULL, true, 1u << SERVE_SRC_SERVICE},
+    [SERVE_SRC_RC] = {"ReplicationController", "ReplicationController", true, 1u << SERVE_SRC_RC},
+    [SERVE_SRC_RS] = {"ReplicaSet", "ReplicaSet", false, 1u << SERVE_SRC_RS},
+    [SERVE_SRC_STS] = {"StatefulSet", "StatefulSet", false, 1u << SERVE_SRC_STS},
+};
+
+/* decode_spread_selector reads spec.selector: a label set (absent or null: nil, which selects
+ * nothing; a Service's empty set selects every pod and adds nothing) or a LabelSelector */
+static int decode_spread_selector(const struct spread_kind *k, json_t *obj, struct arena *a,
+                                  struct kube_label_selector *out, struct err *err)
+{
+    json_t *sel = json_object_get(json_object_get(obj, "spec"), "selector"), *wrap;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!k->set_form)
+        return kube_label_selector_decode(sel, a, NULL, NULL, out, err);
+    if (!sel || json_is_null(sel))
+        return 0;
+    if (!json_is_object(sel))
+        return err_set(err, -EINVAL, "spec.selector: expected an object, got %s",
+                       kube_json_type_name(sel));
+    if (!(wrap = json_object()) || json_object_set(wrap, "matchLabels", sel)) {
+        json_decref(wrap);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
+    rc = kube_label_selector_decode(wrap, a, NULL, NULL, out, err);
+    json_decref(wrap);
+    return rc;
+}
+
+/* on_spread_source keeps the core's record of one Service or controller in step with the
+ * watch. kube-scheduler does not move pods on these events (the system defaults only score),
+ * and neither does serve: the next attempts read the new selector. */
+static void on_spread_source(struct serve *s, enum serve_src which, enum kube_informer_op op,
+                             const char *key, json_t *obj)
+{
+    const struct spread_kind *k = &spread_kinds[which];
+    struct arena a = ARENA_INIT;
+    struct kube_label_selector sel;
+    struct err err;
+    char msg[1200], ns[256], name[256];
+    int rc = 0;
+
+    err_clear(&err);
+    if (op == KUBE_INFORMER_SYNCED) {
+        serve_lock(s);
+        if (!(s->sources_synced & k->bit))
+            serve_log('I', 0, "\"%s cache synced\"", k->kind);
+        s->sources_synced |= k->bit;
+        pthread_cond_broadcast(&s->cv);
+        serve_unlock(s);
+        return;
+    }
+    serve_split_key(key, ns, sizeof(ns), name, sizeof(name));
+    if (op != KUBE_INFORMER_DELETE && (rc = decode_spread_selector(k, obj, &a, &sel, &err)))
+        serve_log('E', 0,
+                  "\"Cannot decode the selector; the object no longer selects pods for the "
+                  "default topology spreading\" kind=\"%s\" object=\"%s\" err=\"%s\"",
+                  k->kind, key, err_format(&err, msg, sizeof(msg)));
+    serve_lock(s);
+    if (op == KUBE_INFORMER_DELETE || rc) {
+        sched_cluster_remove_spread_source(s->cluster, k->owner, ns, name);
+    } else if (sched_cluster_add_spread_source(s->cluster, k->owner, ns, name, &sel, &err)) {
+        sched_cluster_remove_spread_source(s->cluster, k->owner, ns, name);
+        serve_log('E', 0, "\"Cannot add %s to the cache\" object=\"%s\" err=\"%s\"", k->kind, key,
+                  err_format(&err, msg, sizeof(msg)));
+    }
+    serve_unlock(s);
+    serve_log('I', 4, "\"%s %s\" object=\"%s\"", k->kind,
+              op == KUBE_INFORMER_ADD      ? "added"
+              : op == KUBE_INFORMER_UPDATE ? "updated"
+                                           : "deleted",
+              key);
+    arena_free(&a);
+}
+
+void serve_on_service(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_spread_source(ud, SERVE_SRC_SERVICE, op, key, obj);
+}
+
+void serve_on_replication_controller(void *ud, enum kube_informer_op op, const char *key,
+                                     json_t *obj)
+{
+    on_spread_source(ud, SERVE_SRC_RC, op, key, obj);
+}
+
+void serve_on_replica_set(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_spread_source(ud, SERVE_SRC_RS, op, key, obj);
+}
+
+void serve_on_stateful_set(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_spread_source(ud, SERVE_SRC_STS, op, key, obj);
 }

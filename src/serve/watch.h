@@ -1,5 +1,6 @@
-/* watch.h - the informers' handlers: watch events of nodes and pods applied to the cluster
- * state, the queue and the assumed set (each on its informer's thread, under serve_lock). */
+/* watch.h - the informers' handlers: watch events of nodes, pods, PodDisruptionBudgets,
+ * Namespaces, Services and controllers applied to the cluster state, the queue and the
+ * assumed set (each on its informer's thread, under serve_lock). */
 #ifndef SERVE_WATCH_H
 #define SERVE_WATCH_H
 
@@ -20,6 +21,15 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
 /* serve_on_namespace keeps the cluster's Namespace labels (pod affinity's namespaceSelector)
  * current; a change moves the unschedulable pods back to the active queue. */
 void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
+
+/* serve_on_service, serve_on_replication_controller, serve_on_replica_set and
+ * serve_on_stateful_set keep the core's record of the objects whose selectors give a pod
+ * PodTopologySpread's system default constraints (sched_cluster_add_spread_source). */
+void serve_on_service(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
+void serve_on_replication_controller(void *ud, enum kube_informer_op op, const char *key,
+                                     json_t *obj);
+void serve_on_replica_set(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
+void serve_on_stateful_set(void *ud, enum kube_informer_op op, const char *key, json_t *obj);
 bool serve_pod_filter(void *ud, json_t *obj);
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg);
 

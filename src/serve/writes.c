@@ -28,32 +28,117 @@ const char *serve_controller(const struct serve *s, const char *scheduler_name)
     return p ? p->name : s->o.scheduler_name;
 }
 
-void serve_write_event(struct serve *s, const char *controller, const char *ns, const char *name,
-                       const char *uid, const char *type, const char *reason, const char *action,
-                       const char *note)
+void serve_write_event_job(struct serve *s, struct serve_event_job *job)
 {
-    struct serve_event ev = {
-        ns,         name,   uid,  type,
-        reason,     action, note, controller ? controller : s->o.scheduler_name,
-        s->instance};
+    char path[900], nsesc[300], nameesc[400];
+    struct serve_task *t;
+    char key[600];
+
+    if (!job)
+        return;
+    snprintf(key, sizeof(key), "%s/%s", job->namespace_, job->name);
+    kube_path_escape(job->namespace_, nsesc, sizeof(nsesc));
+    if (job->verb == SERVE_EVENT_PATCH)
+        snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events/%s", nsesc,
+                 kube_path_escape(job->name, nameesc, sizeof(nameesc)));
+    else
+        snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", nsesc);
+    t = serve_task_new(SERVE_TASK_EVENT, job->verb == SERVE_EVENT_PATCH ? "PATCH" : "POST", path,
+                       job->verb == SERVE_EVENT_PATCH ? "application/strategic-merge-patch+json"
+                                                      : "application/json",
+                       job->body);
+    if (!t) {
+        serve_event_job_free(job);
+        serve_write_submit(s, NULL, key);
+        return;
+    }
+    t->client = s->event_client;
+    t->job = job;
+    t->job_free = (void (*)(void *))serve_event_job_free;
+    serve_write_submit(s, t, key);
+}
+
+void serve_write_event(struct serve *s, const char *controller,
+                       const struct serve_objref *regarding, const struct serve_objref *related,
+                       const char *type, const char *reason, const char *action, const char *note)
+{
+    struct serve_event ev = {*regarding,
+                             related,
+                             type,
+                             reason,
+                             action,
+                             note,
+                             controller ? controller : s->o.scheduler_name,
+                             s->instance};
     struct timespec now;
-    char path[600], nsesc[300], key[600];
-    char *body;
+    bool nomem;
+    struct serve_event_job *job;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    body = serve_event_json(&ev, &now);
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
-             kube_path_escape(ns, nsesc, sizeof(nsesc)));
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
-    {
-        struct serve_task *t =
-            body ? serve_task_new(SERVE_TASK_EVENT, "POST", path, "application/json", body) : NULL;
+    job = serve_recorder_event(s->recorder, &ev, &now, &nomem);
+    if (nomem)
+        serve_log('E', 0, "\"Out of memory building a request\" pod=\"%s/%s\"",
+                  regarding->namespace_, regarding->name);
+    serve_write_event_job(s, job);
+}
 
-        if (t)
-            t->client = s->event_client;
-        serve_write_submit(s, t, key);
+void serve_events_tick(struct serve *s)
+{
+    struct timespec now;
+    struct serve_event_job *j, *next;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    for (j = serve_recorder_tick(s->recorder, &now); j; j = next) {
+        next = j->next;
+        j->next = NULL;
+        serve_write_event_job(s, j);
     }
-    free(body);
+}
+
+/* event_done follows client-go's recordEvent with the answer to one Event write. */
+static void event_done(struct serve *s, struct serve_task *t)
+{
+    struct serve_event_job *job = t->job, *next = NULL;
+    bool patch = job->verb == SERVE_EVENT_PATCH;
+    int status = t->rc ? t->err->http_status : 200;
+    char msg[1200];
+    struct timespec now;
+
+    t->job = NULL; /* the recorder's again */
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (t->rc)
+        err_format(t->err, msg, sizeof(msg));
+    switch (serve_recorder_done(s->recorder, job, status, &now, &next)) {
+    case SERVE_EVENT_WRITTEN:
+        serve_metrics_add(&s->metrics,
+                          patch ? &s->metrics.events_patched : &s->metrics.events_created, 1);
+        break;
+    case SERVE_EVENT_CREATE_NEXT:
+        serve_write_event_job(s, next); /* the Event expired: created again */
+        break;
+    case SERVE_EVENT_RETRY:
+    case SERVE_EVENT_KEPT:
+        serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
+        serve_log('E', 0,
+                  "\"Unable to write event (may retry after sleeping)\" event=\"%s\" "
+                  "err=\"%s\"",
+                  t->key, msg);
+        break;
+    case SERVE_EVENT_GAVE_UP:
+        serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
+        serve_log('E', 0, "\"Unable to write event (retry limit exceeded!)\" event=\"%s\"", t->key);
+        break;
+    case SERVE_EVENT_ALREADY_EXISTS:
+        serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
+        serve_log('I', 5, "\"Server rejected event (will not retry!)\" event=\"%s\" err=\"%s\"",
+                  t->key, msg);
+        break;
+    case SERVE_EVENT_REJECTED:
+        serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
+        serve_log('E', 0, "\"Server rejected event (will not retry!)\" event=\"%s\" err=\"%s\"",
+                  t->key, msg);
+        break;
+    }
 }
 
 void serve_pod_path(char *buf, size_t size, const char *ns, const char *name, const char *sub)
@@ -89,11 +174,11 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
 }
 
 void serve_write_preempt(struct serve *s, const char *controller, const char *ns, const char *name,
-                         const char *preemptor_uid, const char *node)
+                         const struct serve_objref *preemptor, const char *node)
 {
     struct timespec now;
     struct serve_task *t = NULL;
-    char path[700], key[600];
+    char path[700], key[600], vuid[128], vrv[64], victim[200];
     char *body;
 
     clock_gettime(CLOCK_REALTIME, &now);
@@ -104,8 +189,12 @@ void serve_write_preempt(struct serve *s, const char *controller, const char *ns
         t = serve_task_new(SERVE_TASK_DISRUPT, "PATCH", path,
                            "application/strategic-merge-patch+json", body);
     free(body);
-    if (t && (!(t->uid = strdup(preemptor_uid ? preemptor_uid : "")) ||
-              !(t->node = strdup(node ? node : "")))) {
+    /* the victim as the scheduler knows it (uid, resourceVersion): the Preempted event's
+     * regarding */
+    serve_podref_get(s, key, vuid, sizeof(vuid), vrv, sizeof(vrv));
+    snprintf(victim, sizeof(victim), "%s %s", vuid, vrv);
+    if (t && (!(t->uid = strdup(preemptor->uid ? preemptor->uid : "")) ||
+              !(t->node = strdup(node ? node : "")) || !(t->rv = strdup(victim)))) {
         serve_task_free(t);
         t = NULL;
     }
@@ -161,20 +250,30 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
 
         serve_pod_path(path, sizeof(path), ns, name, NULL);
         d = serve_task_new(SERVE_TASK_DELETE, "DELETE", path, NULL, NULL);
-        if (d && (!(d->uid = strdup(t->uid ? t->uid : "")) ||
-                  !(d->node = strdup(t->node ? t->node : "")))) {
-            serve_task_free(d);
-            d = NULL;
+        if (d) {
+            /* the preemptor's uid and the victim's reference move on to the DELETE */
+            d->uid = t->uid;
+            d->node = t->node;
+            d->rv = t->rv;
+            t->uid = t->node = t->rv = NULL;
         }
         if (d)
             d->controller = t->controller;
         serve_write_submit(s, d, t->key);
         return;
     }
-    serve_metrics_add(&s->metrics, &s->metrics.preemption_victims, 1);
     snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s", t->uid ? t->uid : "",
              t->node ? t->node : "");
-    serve_write_event(s, t->controller, ns, name, NULL, "Normal", "Preempted", "Preempting", msg);
+    {
+        char vuid[128] = "", vrv[64] = "";
+        struct serve_objref victim = {ns, name, vuid, vrv};
+
+        if (t->rv)
+            sscanf(t->rv, "%127s %63s", vuid, vrv);
+        /* no related object: kube-scheduler's Preempted event has none either */
+        serve_write_event(s, t->controller, &victim, NULL, "Normal", "Preempted", "Preempting",
+                          msg);
+    }
     serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"", t->key,
               t->node);
 }
@@ -220,21 +319,27 @@ void serve_on_task_done(void *ud, struct serve_task *t)
         if (t->rc && t->err->http_status == 409 && strstr(t->err->msg, bound_here))
             t->rc = 0;
 
+        {
+            struct serve_profile_metrics *pm = serve_metrics_profile(&s->metrics, t->controller);
+            double cycle = mono_now() - t->cycle_start;
+
+            serve_metrics_bind(&s->metrics, pm, !t->rc, took);
+            if (!t->rc)
+                serve_metrics_bound(&s->metrics, pm, cycle, t->sched_attempts,
+                                    t->first_active_ms >= 0
+                                        ? (double)(mono_ms() - t->first_active_ms) / 1000.0
+                                        : -1,
+                                    t->flushed);
+            else
+                serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, cycle);
+        }
         serve_lock(s);
         pthread_mutex_lock(&s->metrics.mu);
-        serve_histogram_observe(&s->metrics.bind_duration, took);
         s->metrics.in_flight_binds--;
-        if (!t->rc) {
-            s->metrics.binds_total++;
-            serve_histogram_observe(&s->metrics.e2e_duration,
-                                    (double)(mono_ms() - t->queued_ms) / 1000.0);
-        } else {
-            s->metrics.bind_errors++;
-            if (t->err->http_status == 409)
-                s->metrics.bind_conflicts++;
-            if (t->err->http_status == 404)
-                s->metrics.bind_not_found++;
-        }
+        if (t->rc && t->err->http_status == 409)
+            s->metrics.bind_conflicts++;
+        if (t->rc && t->err->http_status == 404)
+            s->metrics.bind_not_found++;
         pthread_mutex_unlock(&s->metrics.mu);
         if (!t->rc) {
             if (queued_same_pod(s, t))
@@ -245,10 +350,12 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             {
                 char note[1200];
 
+                struct serve_objref pod = {ns, name, t->uid, t->rv};
+
                 snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", ns, name,
                          t->node);
-                serve_write_event(s, t->controller, ns, name, t->uid, "Normal", "Scheduled",
-                                  "Binding", note);
+                serve_write_event(s, t->controller, &pod, NULL, "Normal", "Scheduled", "Binding",
+                                  note);
             }
         } else {
             const struct serve_assumed *ap = keymap_get(&s->assumed, t->key);
@@ -288,8 +395,11 @@ void serve_on_task_done(void *ud, struct serve_task *t)
         what = "patch pod status";
         break;
     case SERVE_TASK_EVENT:
-        serve_metrics_add(&s->metrics, t->rc ? &s->metrics.event_errors : &s->metrics.events_sent,
-                          1);
+        if (t->job) {
+            event_done(s, t);
+            serve_task_free(t);
+            return;
+        }
         what = "write event";
         break;
     case SERVE_TASK_DELETE:

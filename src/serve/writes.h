@@ -6,16 +6,27 @@
 #include <stddef.h>
 
 #include "serve/binder.h"
+#include "serve/events.h"
+#include "serve/recorder.h"
 #include "serve/state.h"
 
 /* serve_write_submit hands t (NULL: out of memory, logged) to the binder for the pod key. */
 void serve_write_submit(struct serve *s, struct serve_task *t, const char *key);
 
-/* serve_write_event writes an events.k8s.io/v1 Event about pod ns/name (uid may be NULL),
- * reported by controller (the profile's schedulerName; NULL: the first profile's). */
-void serve_write_event(struct serve *s, const char *controller, const char *ns, const char *name,
-                       const char *uid, const char *type, const char *reason, const char *action,
-                       const char *note);
+/* serve_write_event records an events.k8s.io/v1 Event about regarding (a pod; related: the
+ * preemptor of a Preempted event, else NULL), reported by controller (the profile's
+ * schedulerName; NULL: the first profile's), through the recorder: a repeated Event becomes
+ * a series (recorder.h) and the writes go to the binder with the event client. */
+void serve_write_event(struct serve *s, const char *controller,
+                       const struct serve_objref *regarding, const struct serve_objref *related,
+                       const char *type, const char *reason, const char *action, const char *note);
+
+/* serve_write_event_job hands one of the recorder's writes to the binder (NULL: nothing). */
+void serve_write_event_job(struct serve *s, struct serve_event_job *job);
+
+/* serve_events_tick sends the recorder's due writes: retries, the series finished or
+ * refreshed (any thread; the loop calls it about once a second). */
+void serve_events_tick(struct serve *s);
 
 /* serve_controller returns the schedulerName of the profile that schedules pods named
  * scheduler_name (the --config profile of that name; else the first profile's, or
@@ -33,7 +44,7 @@ void serve_write_status(struct serve *s, const char *ns, const char *name, const
  * victim's mark in the cluster (sched_cluster_mark_preempted), so a later cycle may choose it
  * again. mu held. */
 void serve_write_preempt(struct serve *s, const char *controller, const char *ns, const char *name,
-                         const char *preemptor_uid, const char *node);
+                         const struct serve_objref *preemptor, const char *node);
 
 /* serve_write_clear_nomination patches status.nominatedNodeName of pod ns/name away. */
 void serve_write_clear_nomination(struct serve *s, const char *ns, const char *name);

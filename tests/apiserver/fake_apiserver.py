@@ -45,6 +45,13 @@ RESOURCES = {
     ("", "v1", "persistentvolumes"): ("PersistentVolume", False),
     ("storage.k8s.io", "v1", "storageclasses"): ("StorageClass", False),
     ("storage.k8s.io", "v1", "csinodes"): ("CSINode", False),
+    # what gpusched serve watches besides: namespaceSelector's labels, the selectors of
+    # PodTopologySpread's system defaults
+    ("", "v1", "namespaces"): ("Namespace", False),
+    ("", "v1", "services"): ("Service", True),
+    ("", "v1", "replicationcontrollers"): ("ReplicationController", True),
+    ("apps", "v1", "replicasets"): ("ReplicaSet", True),
+    ("apps", "v1", "statefulsets"): ("StatefulSet", True),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest

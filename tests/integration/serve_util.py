@@ -106,7 +106,7 @@ class Serve:
         self._t = threading.Thread(target=self._read, daemon=True)
         self._t.start()
         self.port = int(wait_for("gpusched serve to start (log: %s)" % self.log_tail,
-                                 lambda: self.grep(r"metricsPort=(\d+)") or self._dead(),
+                                 lambda: self.grep(r'metricsPort"?[=:](\d+)') or self._dead(),
                                  timeout=20)[0])
 
     def _dead(self):

@@ -1131,10 +1131,14 @@ def exec_kubeconfig(a, name, api_version="client.authentication.k8s.io/v1"):
         f.write("#!/bin/sh\n"
                 "echo run >> \"%s/runs\"\n"
                 "exp=$(cat \"%s/expiry\" 2>/dev/null)\n"
+                # "+N": N seconds from this run, so the margin does not depend on how long
+                # the process took to get here; the time given is kept in expiry.issued
+                "case $exp in +*) exp=$(date -u -d \"@$(( $(date +%%s) + ${exp#+} ))\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+                "  echo \"$exp\" > \"%s/expiry.issued\";; esac\n"
                 "[ -n \"$exp\" ] && exp=\",\\\"expirationTimestamp\\\":\\\"$exp\\\"\"\n"
                 "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"%s\","
                 "\"status\":{\"token\":\"%%s\"%%s}}' \"$(cat \"%s/token\")\" \"$exp\"\n"
-                % (d, d, api_version, d))
+                % (d, d, d, api_version, d))
     os.chmod(plugin, 0o755)
     path = a.write_kubeconfig(os.path.join(d, "kc"), token=None)
     with open(path) as f:
@@ -1178,13 +1182,18 @@ def test_exec_plugin_rerun_when_expired():
     a.set_tokens("x-1")
     kc, d = exec_kubeconfig(a, "execexp", api_version="client.authentication.k8s.io/v1beta1")
     write(os.path.join(d, "token"), "x-1")
-    soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)
-    write(os.path.join(d, "expiry"), soon.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    # expires 2-3 s after the plugin's own run (whole seconds): a slow start of the process
+    # cannot make the first credential stale before the first request uses it
+    write(os.path.join(d, "expiry"), "+3")
 
     def rotate():
         write(os.path.join(d, "token"), "x-2")
         os.unlink(os.path.join(d, "expiry"))
-        time.sleep(2.1)  # past the expirationTimestamp (whole seconds)
+        with open(os.path.join(d, "expiry.issued")) as f:
+            issued = datetime.datetime.strptime(f.read().strip(), "%Y-%m-%dT%H:%M:%SZ")
+        issued = issued.replace(tzinfo=datetime.timezone.utc)
+        while datetime.datetime.now(datetime.timezone.utc) <= issued:
+            time.sleep(0.1)  # until the first credential has expired
         a.set_tokens("x-2")
     first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")

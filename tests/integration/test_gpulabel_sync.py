@@ -7,7 +7,9 @@ retries, clear errors, NVML coming up late and SIGTERM. Waits poll for a conditi
 generous deadline; nothing asserts how fast something happened.
 """
 import atexit
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -404,6 +406,61 @@ def test_daemon_log_lines_carry_severity_time_and_pid():
         # the fake NVML is announced as a warning: it is not a real GPU driver
         util.check_eq((sev.get("keeping"), sev.get("using"), sev.get("cannot"), sev.get("stopping")),
                       ("I", "W", "E", "I"), "severities of the start, simulated NVML, error and stop lines")
+
+
+def check_json_log_lines(text, pid_dir, before, after):
+    """Every line of text is one JSON object as component-base's JSON logger writes it:
+    ts (ms since the epoch, between before and after), caller ("dir/file.c:N"), msg, "v" on
+    every line but errors. Returns the objects."""
+    out = []
+    for line in text.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise AssertionError("not a JSON line: %r" % line)
+        if not isinstance(obj, dict) or list(obj)[:3] != ["ts", "caller", "msg"]:
+            raise AssertionError("not ts, caller, msg first: %r" % line)
+        if not (before - 1) * 1000 <= obj["ts"] <= (after + 1) * 1000:
+            raise AssertionError("ts of %r outside the run" % line)
+        if not re.match(r"^%s/[a-z_]+\.c:\d+$" % pid_dir, obj["caller"]):
+            raise AssertionError("caller of %r" % line)
+        out.append(obj)
+    return out
+
+
+def test_daemon_json_log_lines():
+    # --logging-format json: the lines of kube-scheduler --logging-format=json
+    with Cluster() as c:
+        c.api.forbid("patch", "nodes")
+        before = time.time()
+        p = c.start("--logging-format", "json", "-v", "2")
+        wait_for(lambda: "forbidden" in stderr_of(p), "the forbidden line", p)
+        c.api.allow("patch", "nodes")
+        wait_for(lambda: "in sync again" in stderr_of(p), "the recovery line", p)
+        stop(p)
+        after = time.time()
+        objs = check_json_log_lines(stderr_of(p), "labeler", before, after)
+        errors = [o for o in objs if "forbidden" in o["msg"]]
+        util.check_eq(bool(errors) and all("v" not in o for o in errors), True,
+                      "the error lines carry no v")
+        warn = [o for o in objs if o["msg"].startswith("using a simulated NVML")]
+        util.check_eq([o.get("v") for o in warn], [0], "the warning is an info line at v 0")
+        util.check_eq(sorted({o.get("v") for o in objs if o["msg"].startswith("PATCH ")}), [2],
+                      "the -v 2 lines carry v 2")
+        util.check_eq([o.get("v") for o in objs if o["msg"].endswith("in sync again")], [0],
+                      "an info line at 0")
+    # a bad value: one line naming the flag (or its variable), exit 2
+    for argv, env, name in ((["--logging-format", "xml"], {}, "--logging-format"),
+                            ([], {"GPULABEL_LOGGING_FORMAT": "JSON"}, "GPULABEL_LOGGING_FORMAT")):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("GPULABEL_")}
+        e.update(env)
+        r = subprocess.run([util.binary("gpulabel"), "--oneshot", "--no-sync"] + argv,
+                           capture_output=True, text=True, timeout=30, env=e)
+        util.check_eq(r.returncode, 2, "exit status for %s" % name)
+        lines = r.stderr.strip().splitlines()
+        util.check_eq(len(lines), 1, "one line for %s: %r" % (name, r.stderr))
+        if name not in lines[0] or "want text or json" not in lines[0]:
+            raise AssertionError("the line does not name %s: %r" % (name, lines[0]))
 
 
 def test_daemon_forbidden_logs_once_and_recovers():

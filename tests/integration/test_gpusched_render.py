@@ -212,6 +212,68 @@ spec:
                    for i in json.loads(j)["items"]), j
 
 
+def test_render_output_reads_back_as_the_same_cluster():
+    """render's output holds the workloads' objects (a Deployment's ReplicaSet, ...) and their
+    pods: read back, each workload counts its pods as its controller would and creates none,
+    so render and simulate give the same answers again (and a dump of a cluster, workloads
+    with their pods, loads as it is)."""
+    more = WORKLOADS + """---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: rc}
+spec:
+  replicas: 2
+  selector: {app: rc}
+  template:
+    metadata: {labels: {app: rc}}
+    spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: plain}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: plain}}
+  template:
+    metadata: {labels: {app: plain}}
+    spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: idx}
+spec:
+  completions: 3
+  parallelism: 2
+  completionMode: Indexed
+  template:
+    spec: {restartPolicy: Never, containers: [{name: c, image: x}]}
+"""
+    with TempDir() as tmp:
+        n = tmp.write("nodes.yaml", NODES)
+        w = tmp.write("w.yaml", more)
+        first = ok(gpusched("render", "-f", w, "-f", n, "-o", "json"), "render")
+        back = tmp.write("back.json", first)
+        again = ok(gpusched("render", "-f", back, "-o", "json"), "render the render")
+        util.check_eq(json.loads(again), json.loads(first), "render of render's output")
+        pods = [i["metadata"]["name"] for i in json.loads(first)["items"] if i["kind"] == "Pod"]
+        # 2 web, bare, 2 agents, 2 db, 2 rc, 1 plain, 2 idx
+        util.check_eq(len(pods), 12, "pods in %r" % pods)
+        sim = json.loads(ok(gpusched("simulate", "-o", "json", "-f", w, "-f", n), "simulate"))
+        sim2 = json.loads(ok(gpusched("simulate", "-o", "json", "-f", back), "simulate back"))
+        util.check_eq(sim2, sim, "simulate of render's output")
+
+
 def test_render_errors():
     p = gpusched("render")
     util.check_eq(p.returncode, 2, "no -f")
@@ -425,3 +487,23 @@ def test_pod_level_resources_are_modelled():
         p = gpusched("simulate", "-f", cl, "-o", "json")
         util.check_eq(p.returncode, 0, "simulate")
         util.check_eq("spec.resources" in p.stderr, False, "a warning on spec.resources: " + p.stderr)
+
+
+def test_render_keeps_the_storage_objects():
+    """CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments are read (validated) and
+    written as they are, a CSIStorageCapacity with its namespace, for the oracle to read."""
+    d = os.path.join(util.SRC, "tests", "scenarios")
+    items = []
+    for case in ("volume-limits-attachments", "volume-capacity"):
+        p = ok(gpusched("render", "-o", "json", "-f", os.path.join(d, case, "cluster.yaml")),
+               "render " + case)
+        items += json.loads(p)["items"]
+    kinds = sorted({i["kind"] for i in items})
+    for k in ("CSIDriver", "CSINode", "CSIStorageCapacity", "VolumeAttachment"):
+        if k not in kinds:
+            raise AssertionError("%s missing from %s" % (k, kinds))
+    caps = [i for i in items if i["kind"] == "CSIStorageCapacity"]
+    util.check_eq({i["metadata"]["namespace"] for i in caps}, {"kube-system"}, "namespace")
+    util.check_eq(next(i for i in items if i["kind"] == "CSINode" and
+                       i["metadata"]["name"] == "n1")["spec"]["drivers"][0]["allocatable"],
+                  {"count": 2}, "the limit as written")

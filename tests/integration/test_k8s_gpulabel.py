@@ -3,9 +3,11 @@ with a token of the DaemonSet's own ServiceAccount and authorized by deploy/gpul
 as it ships: first labelling, no write when nothing changed, stale labels removed, foreign
 labels untouched (`--oneshot` and the daemon), and a ServiceAccount without the ClusterRole
 refused with one line naming the 403. Writes are counted in the API server's audit log."""
+import json
 import os
 import signal
 import subprocess
+import time
 
 import k8s_util
 import util
@@ -160,6 +162,44 @@ def test_daemon_labels_keeps_quiet_and_follows_changes():
         for e in n.patches():
             util.check_eq(e["responseStatus"]["code"], 200, "answer to a write")
         util.check_eq(n.labels(), dict(base_labels(n.name), **FOREIGN, **A100X2_LABELS), "labels at the end")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        err.close()
+
+
+def test_daemon_json_log_lines():
+    # --logging-format json against the real API server: every stderr line is one JSON
+    # object as component-base's JSON logger writes it (ts, caller, msg, v)
+    n = Node("gpu-json")
+    err = open(os.path.join(_tmp, "daemon-json.log"), "w+")
+    before = time.time()
+    p = subprocess.Popen(n.argv("--sleep-interval", "200ms", "-v", "2", "--logging-format", "json"),
+                         env=n.env(), stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        def log():
+            err.flush()
+            with open(err.name) as f:
+                return f.read()
+        k8s_util.wait_for("the first labels", lambda: p.poll() is not None or
+                          n.labels().get("aliyun.accelerator/nvidia_name") == "Tesla-M40")
+        k8s_util.wait_for("the labelled line", lambda: p.poll() is not None or "labelled node" in log())
+        p.send_signal(signal.SIGTERM)
+        util.check_eq(p.wait(30), 0, "exit status after SIGTERM (log: %s)" % log())
+        after = time.time()
+        objs = []
+        for line in log().splitlines():
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                raise AssertionError("not a JSON line: %r" % line)
+            if list(obj)[:3] != ["ts", "caller", "msg"] or not (before - 1) * 1000 <= obj["ts"] <= (after + 1) * 1000:
+                raise AssertionError("not ts (in the run), caller, msg first: %r" % line)
+            objs.append(obj)
+        labelled = [o for o in objs if o["msg"].startswith('labelled node "gpu-json"')]
+        util.check_eq([(o["v"], o["caller"].split(":")[0]) for o in labelled], [(0, "labeler/daemon.c")],
+                      "the labelled line")
     finally:
         if p.poll() is None:
             p.kill()

@@ -113,8 +113,10 @@ OTHER = {
         "resources": {"requests": {"cpu": "20m", "memory": "32Mi"}, "limits": {"memory": "96Mi"}},
         "devicePlugin": {"enabled": False},
         "metricsPort": 0,
+        "loggingFormat": "json",
     },
     "gpusched": {"profile": "default", "replicas": 1, "schedulerName": "gpu-scheduler",
+                 "loggingFormat": "json",
                  # values merge into the chart's: null removes a default (the memory limit)
                  "resources": {"requests": {"cpu": "50m", "memory": "48Mi"}, "limits": None}},
 }
@@ -238,8 +240,9 @@ def test_other_values_change_every_knob():
     util.check_eq(crb["subjects"][0]["namespace"], "gpu-system", "the binding's ServiceAccount namespace")
     sched = pod(objs, "Deployment")
     args = sched["containers"][0]["args"]
+    util.check_eq(env(ds).get("GPULABEL_LOGGING_FORMAT"), "json", "gpulabel's logging format")
     for a in ("--profile=default", "--scheduler-name=gpu-scheduler", "--leader-elect-resource-name=gpu-scheduler",
-              "--leader-elect-resource-namespace=gpu-system"):
+              "--leader-elect-resource-namespace=gpu-system", "--logging-format=json"):
         if a not in args:
             raise AssertionError("%s not in gpusched's args %s" % (a, args))
     util.check_eq(find(objs, "Deployment")["spec"]["replicas"], 1, "gpusched replicas")
@@ -248,13 +251,18 @@ def test_other_values_change_every_knob():
                   "gpusched resources")
     default = pod(objects(), "Deployment")["containers"][0]["args"]
     util.check_eq([a for a in default if a.startswith("--profile")], ["--profile=gpu"], "the default profile")
+    util.check_eq([a for a in default if a.startswith("--logging-format")], [], "text logs by default")
 
 
 def test_bad_values_fail_with_one_line():
     for values, want in (({"gpulabel": {"schemas": ["ack", "nfd"]}}, 'unknown schema "nfd"'),
                          ({"gpulabel": {"schemas": []}}, "gpulabel.schemas: empty"),
                          ({"gpulabel": {"migStrategy": "all"}}, 'gpulabel.migStrategy: "all"'),
-                         ({"gpusched": {"profile": "fast"}}, 'gpusched.profile: "fast" (want default or gpu)')):
+                         ({"gpusched": {"profile": "fast"}}, 'gpusched.profile: "fast" (want default or gpu)'),
+                         ({"gpusched": {"loggingFormat": "xml"}},
+                          'gpusched.loggingFormat: "xml" (want text or json)'),
+                         ({"gpulabel": {"loggingFormat": "JSON"}},
+                          'gpulabel.loggingFormat: "JSON" (want text or json)')):
         p = helm("template", "gpulabel", CHART, "-f", values_file(values), check=False)
         if p.returncode == 0 or want not in p.stderr:
             raise AssertionError("helm template with %s: exit %d, stderr %r (want %r)" % (

@@ -197,6 +197,120 @@ def test_kubectl_plugin():
         raise AssertionError(p.stderr)
 
 
+SPREAD_NS = "live-spread"
+
+
+def small_pod(name, labels, node=None, affinity=None):
+    p = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "namespace": SPREAD_NS, "labels": labels},
+         "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                  "resources": {"requests": {"cpu": "100m"}}}]}}
+    if node:
+        p["spec"]["nodeName"] = node
+    if affinity:
+        p["spec"]["affinity"] = affinity
+    return p
+
+
+def spread_cluster():
+    """What the modelled plugins read besides nodes and pods, in namespace live-spread
+    (labelled team=x): a Service over app=s with two bound pods on gpu-1 and a pending one; a
+    ReplicaSet of app=r (its pod pending, made by the controller manager) that adopts a bound
+    app=r pod on gpu-2; a pending pod whose required pod affinity finds app=s through a
+    namespaceSelector on team=x; a PodDisruptionBudget."""
+    cl = c()
+    if "spread" in _state:
+        return cl
+    cl.apply({"apiVersion": "v1", "kind": "Namespace",
+              "metadata": {"name": SPREAD_NS, "labels": {"team": "x"}}})
+    cl.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": SPREAD_NS},
+              "spec": {"selector": {"app": "s"}, "ports": [{"port": 80}]}})
+    for i in (1, 2):
+        cl.apply(small_pod("s-old-%d" % i, {"app": "s"}, node="gpu-1"))
+    cl.apply(small_pod("s-new", {"app": "s"}))
+    cl.apply(small_pod("r-old", {"app": "r"}, node="gpu-2"))
+    cl.apply({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+              "metadata": {"name": "rs", "namespace": SPREAD_NS},
+              "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "r"}},
+                       "template": {"metadata": {"labels": {"app": "r", "tier": "t"}},
+                                    "spec": small_pod("x", {})["spec"]}}})
+    k8s_util.wait_for("the ReplicaSet's pod",
+                      lambda: [p for p in cl.pods(SPREAD_NS, "app=r,tier=t")] or None)
+    term = {"labelSelector": {"matchLabels": {"app": "s"}},
+            "namespaceSelector": {"matchLabels": {"team": "x"}},
+            "topologyKey": "kubernetes.io/hostname"}
+    cl.apply(small_pod("with-s", {"app": "w"},
+                       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}))
+    cl.apply({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+              "metadata": {"name": "s", "namespace": SPREAD_NS},
+              "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "s"}}}})
+    _state["spread"] = True
+    return cl
+
+
+def spread_scores(doc):
+    """node -> PodTopologySpread's normalized score (None: the plugin did not score)"""
+    return {n["node"]: ([x["normalized"] for x in n.get("scores", [])
+                         if x["plugin"] == "PodTopologySpread"] or [None])[0]
+            for n in doc["nodes"] if n["feasible"]}
+
+
+def test_live_input_reads_services_controllers_namespaces_and_pdbs():
+    """The cluster's Services and ReplicaSets give a pod kube-scheduler's default topology
+    spreading, its Namespaces' labels reach pod affinity's namespaceSelector, and its
+    PodDisruptionBudgets are read, not warned about. (The ReplicaSet of 2 adopts the bound
+    app=r pod, an orphan its selector matches, and creates one.)"""
+    cl = spread_cluster()
+    p = ok(gpusched("explain", "pod/s-new", "-n", SPREAD_NS, "-o", "json"), "explain s-new")
+    sc = spread_scores(json.loads(p.stdout))
+    # the Service's two pods on gpu-1: the spreading score is lowest there
+    if not sc["gpu-1"] < sc["gpu-2"] == sc["cpu-1"]:
+        raise AssertionError("PodTopologySpread scores %r" % sc)
+    if "PodDisruptionBudget" in p.stderr or "not modelled" in p.stderr:
+        raise AssertionError("warnings: %r" % p.stderr)
+    rpod = cl.pods(SPREAD_NS, "app=r,tier=t")[0]["metadata"]["name"]
+    sc = spread_scores(json.loads(ok(gpusched("explain", "pod/" + rpod, "-n", SPREAD_NS, "-o",
+                                              "json"), "explain the ReplicaSet's pod").stdout))
+    # the ReplicaSet selects app=r: the bound app=r pod on gpu-2 counts, though not its own
+    if not sc["gpu-2"] < sc["gpu-1"] == sc["cpu-1"]:
+        raise AssertionError("PodTopologySpread scores %r" % sc)
+    doc = json.loads(ok(gpusched("explain", "pod/with-s", "-n", SPREAD_NS, "-o", "json"),
+                        "explain with-s").stdout)
+    util.check_eq(doc["result"].get("node"), "gpu-1", "the namespaceSelector's node")
+    util.check_eq([n["node"] for n in doc["nodes"] if n["feasible"]], ["gpu-1"], "feasible")
+    # simulate does not expand the cluster's ReplicaSet again: its one pod, no more
+    sim = json.loads(ok(gpusched("simulate", "-n", SPREAD_NS, "-o", "json"), "simulate").stdout)
+    names = sorted(e["pod"] for e in sim["scheduled"] + sim["unschedulable"])
+    util.check_eq(names, sorted(SPREAD_NS + "/" + n for n in ("s-new", rpod, "with-s")), "pods")
+
+
+def test_live_input_with_an_older_role_warns_what_it_cannot_read():
+    """A read-only role made for an older gpusched (no namespaces, services, controllers or
+    PodDisruptionBudgets): each missing list is one warning saying what is lost, not a
+    failure."""
+    cl = spread_cluster()
+    cl.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+              "metadata": {"name": "gpusched-readonly-old"},
+              "rules": [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list"]},
+                        {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"],
+                         "verbs": ["list"]}]})
+    cl.kubectl("create", "serviceaccount", "old-viewer", "-n", "default")
+    cl.kubectl("create", "clusterrolebinding", "old-viewer-gpusched",
+               "--clusterrole=gpusched-readonly-old", "--serviceaccount=default:old-viewer")
+    kc = cl.sa_kubeconfig("default", "old-viewer")
+    p = ok(gpusched("explain", "pod/s-new", "-n", SPREAD_NS, "-o", "json", kubeconfig=kc),
+           "explain with the old role")
+    warned = [l for l in p.stderr.splitlines() if l.startswith("gpusched: warning: cannot list ")]
+    util.check_eq([l.split(" (")[0] for l in warned],
+                  ["gpusched: warning: cannot list " + w for w in (
+                      "namespaces", "pod disruption budgets", "services",
+                      "replication controllers", "replica sets", "stateful sets")], "warnings")
+    if "the default topology spreading of their pods is not modelled" not in warned[2]:
+        raise AssertionError(warned[2])
+    # without the Service the pod has no default constraint: the plugin does not score
+    util.check_eq(set(spread_scores(json.loads(p.stdout)).values()), {None}, "spreading")
+
+
 def test_zz_failed_scheduling_message_is_kube_schedulers():
     """Last (tests run in name order): the real kube-scheduler takes the cluster over and
     writes its own event for want-4, which must be the message explain gave."""
@@ -254,3 +368,55 @@ def test_capacity_agrees_with_kube_scheduler():
     util.check_eq(len(doc["unschedulable"]), 1, "the oracle's unschedulable copies")
     util.check_eq([u["message"] for u in doc["unschedulable"]], [s["stoppedBy"]["message"]],
                   "the next copy's message")
+
+
+def test_volume_limits_and_capacity_with_the_readonly_role():
+    """The read-only role lists the storage.k8s.io objects NodeVolumeLimits and VolumeBinding
+    read (CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments): an attach limit of 0
+    on gpu-1, capacity for 5Gi on gpu-2 only. The pods name a scheduler that does not run, so
+    only gpusched places them."""
+    cl = c()
+    ns = "live-vol"
+    if not _state.get("vol"):
+        cl.kubectl("create", "namespace", ns)
+        for o in (
+                {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                 "metadata": {"name": "live-wffc"}, "provisioner": "csi.live.example",
+                 "volumeBindingMode": "WaitForFirstConsumer"},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                 "metadata": {"name": "csi.live.example"}, "spec": {"storageCapacity": True}},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "gpu-1"},
+                 "spec": {"drivers": [{"name": "csi.live.example", "nodeID": "gpu-1",
+                                       "allocatable": {"count": 0}}]}},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                 "metadata": {"name": "gpu-2-wffc", "namespace": ns},
+                 "storageClassName": "live-wffc", "capacity": "5Gi",
+                 "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": "gpu-2"}}},
+                {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                 "metadata": {"name": "va-gpu-1"},
+                 "spec": {"attacher": "csi.live.example", "nodeName": "gpu-1",
+                          "source": {"persistentVolumeName": "pv-elsewhere"}}}):
+            cl.apply(o)
+        for claim, size in (("small", "1Gi"), ("big", "10Gi")):
+            cl.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                      "metadata": {"name": claim, "namespace": ns},
+                      "spec": {"storageClassName": "live-wffc", "accessModes": ["ReadWriteOnce"],
+                               "resources": {"requests": {"storage": size}}}})
+            cl.apply({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": "want-" + claim, "namespace": ns},
+                      "spec": {"schedulerName": "not-running",
+                               "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+                               "volumes": [{"name": "d",
+                                            "persistentVolumeClaim": {"claimName": claim}}]}})
+        _state["vol"] = True
+    p = ok(gpusched("simulate", "-n", ns, "-o", "json"), "simulate")
+    if "cannot list" in p.stderr or "not modelled" in p.stderr:
+        raise AssertionError(p.stderr)
+    doc = json.loads(p.stdout)
+    util.check_eq({e["pod"]: e["node"] for e in doc["scheduled"]}, {ns + "/want-small": "gpu-2"},
+                  "placements")
+    util.check_eq([e["message"] for e in doc["unschedulable"]],
+                  ["0/3 nodes are available: 1 node(s) exceed max volume count, 2 node(s) did not "
+                   "have enough free storage. preemption: 0/3 nodes are available: 1 No "
+                   "preemption victims found for incoming pod, 2 Preemption is not helpful for "
+                   "scheduling."], "want-big")

@@ -182,6 +182,21 @@ RBAC = [
     (GPUSCHED, "create", "events.events.k8s.io", "default", True),
     (GPUSCHED, "create", "leases.coordination.k8s.io", "kube-system", True),
     (GPUSCHED, "update", "leases.coordination.k8s.io/gpusched", "kube-system", True),
+    # PodTopologySpread's system defaults: the Services and controllers that select a pod
+    (GPUSCHED, "list", "services", None, True),
+    (GPUSCHED, "watch", "services", None, True),
+    (GPUSCHED, "list", "replicationcontrollers", None, True),
+    (GPUSCHED, "watch", "replicationcontrollers", None, True),
+    (GPUSCHED, "list", "replicasets.apps", None, True),
+    (GPUSCHED, "watch", "replicasets.apps", None, True),
+    (GPUSCHED, "list", "statefulsets.apps", None, True),
+    (GPUSCHED, "watch", "statefulsets.apps", None, True),
+    (GPUSCHED, "get", "services", "default", False),
+    (GPUSCHED, "update", "services", "default", False),
+    (GPUSCHED, "get", "replicasets.apps", "default", False),
+    (GPUSCHED, "patch", "statefulsets.apps", "default", False),
+    (GPUSCHED, "list", "deployments.apps", None, False),
+    (GPUSCHED, "list", "endpoints", None, False),
     (GPUSCHED, "create", "pods", "default", False),
     (GPUSCHED, "update", "pods", "default", False),
     (GPUSCHED, "patch", "nodes", None, False),
@@ -201,7 +216,9 @@ def test_rbac_is_least_privilege():
         if kind.startswith("leases"):
             kind, sub = res, ""
         args = ["auth", "can-i", verb, kind, "--as", who] + (["--subresource", sub] if sub else [])
-        args += ["-n", ns] if ns else ["--all-namespaces"] if kind == "pods" else []
+        namespaced = ("pods", "services", "replicationcontrollers", "replicasets.apps", "statefulsets.apps",
+                      "deployments.apps", "endpoints")
+        args += ["-n", ns] if ns else ["--all-namespaces"] if kind in namespaced else []
         p = cl.kubectl(*args, check=False)
         got = p.stdout.strip() == "yes"
         if got != allowed:

@@ -2,10 +2,13 @@
 labelling the GPU nodes through the fake NVML), the writes a scheduler makes (binding, events,
 PodScheduled condition), fault handling (409, 404, 429 + Retry-After, a watch expiring with
 410), probes and metrics, flags, and graceful SIGTERM."""
+import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
+import time
 
 import util
 from fake_apiserver import FakeApiServer
@@ -176,7 +179,12 @@ def test_429_with_retry_after_is_honoured():
             # retry sent earlier than asked would be a protocol violation)
             if not all(b - a >= 0.9 for a, b in zip(posts, posts[1:])):
                 raise AssertionError("retries did not wait Retry-After: %r" % posts)
-            util.check_eq(sv.metric("gpusched_bind_errors_total"), 0.0, "bind errors")
+            # the rest client's retries are one Bind: one scheduled attempt, no error (counted
+            # when serve has the bind's answer, which can be after the double shows it bound)
+            wait_for("the scheduled attempt counted", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1.0)
+            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
+                                    'profile="gpusched",result="error"'), None, "error attempts")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
@@ -232,16 +240,29 @@ def test_probes_and_metrics():
             util.check_eq(ev["note"], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
                           "nodes are available: 1 Preemption is not helpful for scheduling.",
                           "FailedScheduling note")
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpu",result="scheduled"'), 1.0, "scheduled attempts")
-            util.check_eq(sv.metric("scheduler_schedule_attempts_total",
-                                    'profile="gpu",result="unschedulable"') >= 1, True,
-                          "unschedulable attempts")
+            # kube-scheduler's profile label is the pod's schedulerName, not the --profile; the
+            # attempt counts once serve has the bind's answer, which can be after the double
+            # shows the pod bound
+            wait_for("the scheduled attempt counted", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1.0)
+            unsched = sv.metric("scheduler_schedule_attempts_total",
+                                'profile="gpusched",result="unschedulable"')
+            util.check_eq(unsched >= 1, True, "unschedulable attempts")
+            # DefaultPreemption's PostFilter ran at every unschedulable attempt
+            util.check_eq(sv.metric("scheduler_preemption_attempts_total"), unsched,
+                          "preemption attempts")
             util.check_eq(sv.metric("scheduler_pending_pods", 'queue="unschedulable"'), 1.0,
                           "unschedulable queue depth")
-            util.check_eq(sv.metric("scheduler_e2e_scheduling_duration_seconds_count",
-                                    'profile="gpu"'), 1.0, "e2e latency samples")
-            util.check_eq(sv.metric("gpusched_leader"), 1.0, "leader gauge without election")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_sli_duration_seconds_count",
+                                    'attempts="1"'), 1.0, "SLI samples of pods bound at the first attempt")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_count"), 1.0,
+                          "attempts histogram: one bound pod")
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_sum"), 1.0,
+                          "attempts histogram: bound at the first attempt")
+            util.check_eq(sv.metric("scheduler_cache_size", 'type="nodes"'), 1.0, "nodes in the cache")
+            wait_for("p1 in the cache", lambda: sv.metric("scheduler_cache_size", 'type="pods"') == 1.0)
+            util.check_eq(sv.metric("leader_election_master_status", 'name="gpusched"'), None,
+                          "no leader-election metric without election")
             util.check_eq(sv.get("/nope")[0], 404, "unknown path")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
@@ -253,7 +274,7 @@ def test_not_ready_until_synced():
         api.forbid("list", "pods")
         sv = Serve(api)
         try:
-            wait_for("a failed pod list", lambda: sv.grep(r'resource="pods".*list failed'))
+            wait_for("a failed pod list", lambda: sv.grep(r'list failed.*resource="pods"'))
             util.check_eq(sv.get("/readyz")[0], 503, "/readyz before the pod informer synced")
             util.check_eq(sv.get("/healthz")[0], 200, "/healthz")
             api.allow("list", "pods")
@@ -277,6 +298,9 @@ def test_flags():
                        "--percentage-of-nodes-to-score: '101' is not an integer in 0..100"),
                       (["--percentage-of-nodes-to-score", "-1"], "--percentage-of-nodes-to-score: '-1'"),
                       (["--percentage-of-nodes-to-score", "ten"], "--percentage-of-nodes-to-score: 'ten'"),
+                      (["--logging-format", "xml"],
+                       "--logging-format: unsupported log format 'xml' (want text or json)"),
+                      (["--logging-format", ""], "--logging-format: unsupported log format ''"),
                       (["--leader-elect", "--leader-elect-lease-duration", "5s",
                         "--leader-elect-renew-deadline", "10s"], "must be greater than")):
         p = util.run([gs, "serve"] + args)
@@ -288,6 +312,128 @@ def test_flags():
     util.check_eq(p.returncode, 1, "exit status with a missing kubeconfig")
     if "/nonexistent/kubeconfig" not in p.stderr:
         raise AssertionError("stderr does not name the kubeconfig: %r" % p.stderr)
+
+
+def test_json_log_lines():
+    # --logging-format json: every stderr line is one JSON object, as kube-scheduler
+    # --logging-format=json writes them (component-base's JSON logger)
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("p1"))
+        api.add(pod("too-big", cpu="2"))
+        before = time.time()
+        sv = Serve(api, ["--logging-format", "json", "-v", "4"])
+        try:
+            wait_for("p1 bound", lambda: "p1" in bound(api))
+            wait_for("too-big reported", lambda: events(api, "FailedScheduling"))
+            wait_for("the bind's log line", lambda: sv.grep("Successfully bound pod"))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+        after = time.time()
+        objs = []
+        for line in sv.lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                raise AssertionError("not a JSON line: %r" % line)
+            if list(obj)[:3] != ["ts", "caller", "msg"]:
+                raise AssertionError("not ts, caller, msg first: %r" % line)
+            if not (before - 1) * 1000 <= obj["ts"] <= (after + 1) * 1000:
+                raise AssertionError("ts of %r outside the run" % line)
+            if not re.match(r"^(serve|kube)/[a-z_]+\.c:\d+$", obj["caller"]):
+                raise AssertionError("caller of %r" % line)
+            objs.append(obj)
+        start = [o for o in objs if o["msg"] == "Starting gpusched"]
+        util.check_eq(len(start), 1, "one start line")
+        util.check_eq((start[0]["v"], start[0]["schedulerName"], isinstance(start[0]["metricsPort"], int)),
+                      (0, "gpusched", True), "the start line's pairs")
+        b = [o for o in objs if o["msg"] == "Successfully bound pod to node"]
+        # a pod is klog.KObj's object, as in kube-scheduler's JSON lines
+        util.check_eq([(o["v"], o["pod"], o["node"]) for o in b],
+                      [(2, {"name": "p1", "namespace": "default"}, "n1")], "the bind line")
+        u = [o for o in objs if o["msg"] == "Unable to schedule pod; no fit; waiting"]
+        util.check_eq(bool(u) and u[0]["pod"] == {"name": "too-big", "namespace": "default"} and
+                      u[0]["err"].startswith("0/1 nodes are available"), True, "the no-fit line")
+
+
+def test_repeated_failed_scheduling_is_one_event_series():
+    # client-go's recorder: the second occurrence of an Event (same pod version) is a PATCH of
+    # its series; a PATCH answered 404 (the Event expired) creates it again, series included
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("big", cpu="2"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            def fs():
+                return [e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]
+
+            def another_attempt(i):
+                # a node's labels changed move big back to be tried (after its backoff); its
+                # message stays the same, so no status write makes a new version of big
+                n1 = api.get("nodes", "n1")
+                n1["metadata"].setdefault("labels", {})["attempt"] = str(i)
+                api.add(n1)
+                wait_for("attempt %d at big" % i, lambda: sv.count("Unable to schedule pod") >= i)
+
+            wait_for("big's first FailedScheduling", fs)
+            wait_for("big's status written", lambda: (api.get("pods", "big").get("status") or {}).get("conditions"))
+            first = fs()[0]
+            # the status write made a new version of big: its next attempt is another Event
+            another_attempt(2)
+            wait_for("a second Event", lambda: len(fs()) == 2)
+            second = [e for e in fs() if e["metadata"]["name"] != first["metadata"]["name"]][0]
+            util.check_eq(second["regarding"]["resourceVersion"] != first["regarding"]["resourceVersion"], True,
+                          "the second Event names the pod's new version")
+            # the same version again: one PATCH of the series, count 2
+            another_attempt(3)
+            wait_for("the series", lambda: (api.get("events.events.k8s.io", second["metadata"]["name"])
+                                            or {}).get("series"))
+            ev = api.get("events.events.k8s.io", second["metadata"]["name"])
+            util.check_eq(ev["series"]["count"], 2, "series count")
+            patches = [r for r in api.requests if r["method"] == "PATCH" and "/events/" in r["path"]]
+            util.check_eq(len(patches), 1, "one PATCH of the series")
+            util.check_eq(sorted(patches[0]["body"]), ["series"], "the PATCH carries the series only")
+            util.check_eq(len(fs()), 2, "still two Events")
+            # later occurrences only count in memory until the series is written again
+            another_attempt(4)
+            time.sleep(0.5)
+            util.check_eq(len([r for r in api.requests if r["method"] == "PATCH" and "/events/" in r["path"]]),
+                          1, "no PATCH for the third occurrence")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_series_patch_of_an_expired_event_creates_it_again():
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="1"))
+        api.add(pod("big", cpu="2"))
+        sv = Serve(api)
+        try:
+            def fs():
+                return [e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]
+            wait_for("big's first FailedScheduling", fs)
+            wait_for("big's status written", lambda: (api.get("pods", "big").get("status") or {}).get("conditions"))
+
+            def relabel(i):
+                # moves big back to be tried with the same message: no new version of big
+                n1 = api.get("nodes", "n1")
+                n1["metadata"].setdefault("labels", {})["attempt"] = str(i)
+                api.add(n1)
+            relabel(2)
+            wait_for("a second Event", lambda: len(fs()) == 2)
+            second = max(fs(), key=lambda e: int(e["regarding"]["resourceVersion"]))
+            name = second["metadata"]["name"]
+            api.delete("events.events.k8s.io", name)  # expired (the API server's event TTL)
+            relabel(3)
+            wait_for("the Event created again", lambda: api.get("events.events.k8s.io", name))
+            again = api.get("events.events.k8s.io", name)
+            util.check_eq((again["series"]["count"], again["eventTime"], again["note"]),
+                          (2, second["eventTime"], second["note"]), "the Event again, with its series")
+            reqs = [(r["method"], r.get("status")) for r in api.requests if "/events" in r["path"]
+                    and (r["method"] == "PATCH" or (r["method"] == "POST" and (r.get("body") or {}).get("series")))]
+            util.check_eq([m for m, _ in reqs], ["PATCH", "POST"], "a PATCH (404), then the create")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
 
 
 def test_node_sampling_by_default_keeps_the_full_message():
@@ -348,7 +494,17 @@ def test_preemption_deletes_victims_and_nominates():
             pre = wait_for("a Preempted event", lambda: events(api, "Preempted"))
             util.check_eq((pre[0]["regarding"]["name"], pre[0]["note"]),
                           ("low", "Preempted by pod %s on node n1" % uid), "Preempted event")
-            util.check_eq(sv.metric("gpusched_preemption_victims_total"), 1.0, "victims metric")
+            util.check_eq((sv.metric("scheduler_preemption_victims_count"),
+                           sv.metric("scheduler_preemption_victims_sum")), (1.0, 1.0),
+                          "victims histogram: one preemption, one victim")
+            # regarding is the victim as the scheduler knew it
+            low_obj = [r for r in api.requests if r["method"] == "DELETE"
+                       and r["path"].endswith("/pods/low")]
+            util.check_eq(bool(low_obj), True, "the victim's DELETE")
+            util.check_eq(pre[0]["regarding"].get("uid") is not None, True, "Preempted regarding.uid")
+            util.check_eq(pre[0]["regarding"].get("resourceVersion") is not None, True,
+                          "Preempted regarding.resourceVersion")
+            util.check_eq(pre[0].get("related"), None, "no related object, as kube-scheduler's")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
@@ -395,14 +551,14 @@ def test_sigterm_finishes_binds_in_flight():
 
 
 def test_unmodelled_field_is_refused_not_bound():
-    """A pod using a field gpusched does not model (here a generic ephemeral volume) is
-    not bound: it gets a FailedScheduling event naming the field, and a log line."""
+    """A pod using a field gpusched does not model (here an in-line GCE disk, whose conflicts
+    VolumeRestrictions would check) is not bound: it gets a FailedScheduling event naming the
+    field, and a log line. (A generic ephemeral volume is a claim: refused as the next test
+    shows.)"""
     with FakeApiServer() as api:
         api.add(node("n1"))
         p = pod("db")
-        p["spec"]["volumes"] = [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
-            "spec": {"accessModes": ["ReadWriteOnce"],
-                     "resources": {"requests": {"storage": "1Gi"}}}}}}]
+        p["spec"]["volumes"] = [{"name": "data", "gcePersistentDisk": {"pdName": "db-disk"}}]
         api.add(p)
         api.add(pod("web"))
         sv = Serve(api, [])
@@ -411,12 +567,12 @@ def test_unmodelled_field_is_refused_not_bound():
             ev = wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
                                                  if e["regarding"]["name"] == "db"])[0]
             util.check_eq(ev["type"], "Warning", "event type")
-            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].ephemeral "
-                          "(VolumeBinding and NodeVolumeLimits are not modelled (generic ephemeral "
-                          "volume)): not scheduled", "FailedScheduling note")
+            util.check_eq(ev["note"], "gpusched does not support spec.volumes[0].gcePersistentDisk "
+                          "(VolumeRestrictions (disk conflicts) is not modelled): not scheduled",
+                          "FailedScheduling note")
             util.check_eq("db" in bound(api), False, "db bound")
             wait_for("the log line naming the field",
-                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.ephemeral"'))
+                     lambda: sv.grep(r'field="spec\.volumes\[0\]\.gcePersistentDisk"'))
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 
@@ -442,5 +598,96 @@ def test_claim_pod_is_refused_not_bound():
                           "FailedScheduling note")
             util.check_eq("db" in bound(api), False, "db bound")
             wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_ephemeral_volume_pod_is_refused_as_a_claim():
+    """A generic ephemeral volume uses the claim <pod>-<volume>: serve refuses the pod as it
+    refuses any pod with a claim."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        p = pod("db")
+        p["spec"]["volumes"] = [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
+            "spec": {"accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}}}]
+        api.add(p)
+        api.add(pod("web"))
+        sv = Serve(api, [])
+        try:
+            wait_for("web bound", lambda: "web" in bound(api))
+            wait_for("db refused", lambda: [e for e in events(api, "FailedScheduling")
+                                            if e["regarding"]["name"] == "db"])
+            util.check_eq("db" in bound(api), False, "db bound")
+            wait_for("the log line naming the claim", lambda: sv.grep(r'claim="db-data"'))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_default_spreading_follows_the_watched_replicaset():
+    """PodTopologySpread's system defaults from a watched ReplicaSet: its pods spread while it
+    exists, not after it is deleted, again once it is back; a controller reference of another
+    apiVersion (extensions/v1beta1) selects nothing, as in kube-scheduler's DefaultSelector.
+    Nodes big (zone a, 64 CPUs), s1 (b, 8), s2 (c, 6): resources alone always pick big."""
+    with FakeApiServer() as api:
+        for name, zone, cpu in (("big", "a", "64"), ("s1", "b", "8"), ("s2", "c", "6")):
+            api.add(node(name, cpu=cpu, memory="32Gi", labels={"topology.kubernetes.io/zone": zone}))
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db", "namespace": "default"},
+              "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "db"}},
+                       "template": {"metadata": {"labels": {"app": "db"}},
+                                    "spec": {"containers": [{"name": "c", "image": "db"}]}}}}
+        api.add(rs)
+        sv = Serve(api, ["-v", "4"])
+        n = [0]
+
+        def place(api_version="apps/v1"):
+            p = pod("db-%d" % n[0], cpu="500m", memory="512Mi", labels={"app": "db"})
+            n[0] += 1
+            p["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": "ReplicaSet", "name": "db",
+                                                 "uid": "rs-uid", "controller": True}]
+            api.add(p)
+            name = p["metadata"]["name"]
+            return wait_for(name + " bound", lambda: sv._dead() or bound(api).get(name))
+
+        def seen(what):
+            want = sv.count(r'"ReplicaSet %s" object="default/db"' % what) + 1
+            return lambda: sv._dead() or sv.count(r'"ReplicaSet %s" object="default/db"' % what) >= want
+        try:
+            got = [place(), place()]
+            deleted = seen("deleted")
+            api.delete("replicasets", "db")
+            wait_for("the ReplicaSet gone from serve's cache", deleted)
+            got.append(place())
+            added = seen("added")
+            api.add(rs)
+            wait_for("the ReplicaSet back in serve's cache", added)
+            got.append(place())
+            got.append(place("extensions/v1beta1"))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+        util.check_eq(got, ["big", "s1", "big", "s2", "big"], "nodes of db-0 .. db-4")
+
+
+def test_a_pod_waiting_for_its_affinity_partner_is_retried_when_the_partner_is_bound():
+    """A pod whose required pod affinity no bound pod satisfies is parked; binding a matching
+    pod (here by another scheduler) moves it back at once, as kube-scheduler's AssignedPod/Add
+    event does, not after the periodic flush (10 minutes here). A parked pod without pod
+    affinity or DoNotSchedule spreading stays parked."""
+    with FakeApiServer() as api:
+        api.add(node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+        web = pod("web", labels={"app": "web"}, affinity={"podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {"matchLabels": {"app": "cache"}},
+                "topologyKey": "topology.kubernetes.io/zone"}]}})
+        api.add(web)
+        api.add(pod("big", cpu="64"))
+        sv = Serve(api, ["-v", "2", "--pod-max-in-unschedulable-pods-duration", "10m"])
+        try:
+            wait_for("web and big unschedulable", lambda: sv._dead() or {
+                e["regarding"]["name"] for e in events(api, "FailedScheduling")} == {"web", "big"})
+            api.add(pod("cache", scheduler="default-scheduler", node_name="n1", labels={"app": "cache"}))
+            wait_for("web bound", lambda: sv._dead() or bound(api).get("web") == "n1", timeout=30)
+            util.check_eq(len([e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "big"]),
+                          1, "FailedScheduling events of big (not moved by the pod add)")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")

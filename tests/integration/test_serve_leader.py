@@ -38,7 +38,10 @@ def test_only_the_leader_binds_and_the_other_takes_over():
             wait_for("the leader's 10 bind log lines", lambda: a.count("Successfully bound pod") >= 10)
             util.check_eq(a.count("Successfully bound pod"), 10, "binds by the leader")
             util.check_eq(b.count("Successfully bound pod"), 0, "binds by the standby")
-            util.check_eq(b.metric("gpusched_leader"), 0.0, "standby's leader gauge")
+            util.check_eq(b.metric("leader_election_master_status", 'name="gpusched"'), 0.0,
+                          "standby's leader gauge")
+            util.check_eq(a.metric("leader_election_master_status", 'name="gpusched"'), 1.0,
+                          "leader's leader gauge")
             # the leader dies without releasing: b waits for the lease to expire, then binds
             a.kill()
             for i in range(10, 15):

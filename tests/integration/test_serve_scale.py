@@ -35,7 +35,10 @@ def test_1000_pods_on_100_nodes():
             util.check_eq(cond["message"], "0/100 nodes are available: 100 Insufficient cpu. "
                           "preemption: 0/100 nodes are available: 100 No preemption victims found "
                           "for incoming pod.", "message for a pod that fits nowhere")
-            util.check_eq(sv.metric("gpusched_binds_total"), 1000.0, "binds metric")
+            wait_for("1000 scheduled attempts counted (at the binds' answers)", lambda: sv.metric(
+                "scheduler_schedule_attempts_total", 'profile="gpusched",result="scheduled"') == 1000.0)
+            util.check_eq(sv.metric("scheduler_pod_scheduling_attempts_count"), 1000.0,
+                          "attempts histogram")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 

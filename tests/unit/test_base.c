@@ -3,6 +3,7 @@
 #include "test.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -733,8 +734,111 @@ static void log_lines_have_klog_header(void)
           strncmp(buf, "I0101 00:00:00.999999       7 gpulabel] mmm", 43) == 0);
 }
 
+/* json_line_ok: line is one JSON object ending in a newline, with no raw control byte */
+static json_t *json_line(const char *line)
+{
+    size_t n = strlen(line), i;
+
+    if (!n || line[n - 1] != '\n')
+        return NULL;
+    for (i = 0; i + 1 < n; i++)
+        if ((unsigned char)line[i] < 0x20)
+            return NULL;
+    return json_loads(line, 0, NULL);
+}
+
+static void log_json_lines_like_component_base(void)
+{
+    char buf[8192];
+    json_t *j;
+    size_t n;
+
+    /* a klog-style message: msg, "v", then the pairs; numbers and booleans stay so */
+    n = log_format_json(buf, sizeof(buf), 'I', 2, 1796270706L, 789012345L, "src/serve/loop.c", 42,
+                        "\"Successfully bound pod to node\" pod=\"ns/p\" node=\"gpu-1\" "
+                        "evaluatedNodes=3 ratio=0.5 ok=true");
+    CHECK_STR_EQ(buf, "{\"ts\":1796270706789.0122,\"caller\":\"serve/loop.c:42\",\"msg\":"
+                      "\"Successfully bound pod to node\",\"v\":2,\"pod\":\"ns/p\",\"node\":"
+                      "\"gpu-1\",\"evaluatedNodes\":3,\"ratio\":0.5,\"ok\":true}\n");
+    CHECK_INT_EQ((long)n, (long)strlen(buf));
+    /* an error line: no "v", and "err" last */
+    log_format_json(buf, sizeof(buf), 'E', 0, 0, 0, "serve/writes.c", 7,
+                    "\"Failed to bind pod\" err=\"409: already \"bound\"\" pod=\"ns/p\"");
+    CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"serve/writes.c:7\",\"msg\":\"Failed to bind pod\","
+                      "\"pod\":\"ns/p\",\"err\":\"409: already \\\"bound\\\"\"}\n");
+    /* a warning is an info line at 0; free text is the msg as a whole */
+    log_format_json(buf, sizeof(buf), 'W', 0, 1, 500000, "a/b/c/daemon.c", 9,
+                    "node \"gpu-1\" changed since it was read (409)");
+    CHECK_STR_EQ(buf, "{\"ts\":1000.5,\"caller\":\"c/daemon.c:9\",\"msg\":\"node \\\"gpu-1\\\" "
+                      "changed since it was read (409)\",\"v\":0}\n");
+    /* escaping as zap does it: control characters, backslash, invalid UTF-8; valid UTF-8 and
+     * HTML characters pass */
+    log_format_json(buf, sizeof(buf), 'I', 0, 0, 0, "x.c", 1,
+                    "tab\there\nnl \\ bell\a caf\xc3\xa9 <&> bad\xff\xc0\x80 cut\xe2\x82");
+    CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"tab\\there\\nnl \\\\ bell\\u0007 "
+                      "caf\xc3\xa9 <&> bad\\ufffd\\ufffd\\ufffd cut\\ufffd\\ufffd\",\"v\":0}\n");
+    j = json_line(buf);
+    CHECK(j != NULL);
+    json_decref(j);
+    /* keys: what klog writes as a key; anything else is not a pair */
+    log_format_json(buf, sizeof(buf), 'I', 1, 0, 0, "x.c", 1, "\"m\" a.b-c_d=\"x y\" 9bad=1");
+    CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"\\\"m\\\" a.b-c_d=\\\"x y\\\" "
+                      "9bad=1\",\"v\":1}\n");
+    {
+        /* klog.KObj's keys: an object in JSON ("ns/name"; a value without a namespace stays) */
+        static const char *const keys[] = {"pod", NULL};
+
+        log_set_object_keys(keys);
+        log_format_json(buf, sizeof(buf), 'I', 2, 0, 0, "x.c", 1,
+                        "\"Bound\" pod=\"ns/p\\\"1\" node=\"n/1\" pod=\"solo\"");
+        CHECK_STR_EQ(buf,
+                     "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"Bound\",\"v\":2,\"pod\":{\"name\":"
+                     "\"p\\\\\\\"1\",\"namespace\":\"ns\"},\"node\":\"n/1\",\"pod\":\"solo\"}\n");
+        log_set_object_keys(NULL);
+    }
+    log_format_json(buf, sizeof(buf), 'I', 1, 0, 0, "x.c", 1, "\"m\" a.b-c_d=\"x y\" n=-1e+06");
+    CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"m\",\"v\":1,\"a.b-c_d\":\"x y\","
+                      "\"n\":-1e+06}\n");
+}
+
+static void log_json_lines_are_cut_whole(void)
+{
+    char big[5000], buf[300];
+    json_t *j;
+    size_t n;
+
+    /* a long message is cut inside msg; a pair that does not fit is left out */
+    memset(big, '"', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    big[0] = 'x';
+    n = log_format_json(buf, sizeof(buf), 'I', 3, 0, 0, "x.c", 1, big);
+    CHECK(n < sizeof(buf));
+    j = json_line(buf);
+    CHECK(j != NULL);
+    CHECK_INT_EQ(json_integer_value(json_object_get(j, "v")), 3);
+    json_decref(j);
+    snprintf(big, sizeof(big), "\"short\" k=\"%0280d\" n=1", 5);
+    n = log_format_json(buf, sizeof(buf), 'I', 0, 0, 0, "x.c", 1, big);
+    j = json_line(buf);
+    CHECK(j != NULL);
+    CHECK(json_object_get(j, "k") == NULL);
+    CHECK_INT_EQ(json_integer_value(json_object_get(j, "n")), 1);
+    json_decref(j);
+    CHECK_INT_EQ((long)log_format_json(buf, 63, 'I', 0, 0, 0, "x.c", 1, "m"), 0L);
+    {
+        enum log_fmt f;
+
+        CHECK(!log_fmt_parse("json", &f) && f == LOG_FMT_JSON);
+        CHECK(!log_fmt_parse("text", &f) && f == LOG_FMT_TEXT);
+        CHECK(log_fmt_parse("JSON", &f) == -EINVAL);
+        CHECK(log_fmt_parse("", &f) == -EINVAL);
+    }
+}
+
 static const struct test_case cases[] = {
     {"log lines have klog header", log_lines_have_klog_header},
+    {"JSON log lines as component-base writes them", log_json_lines_like_component_base},
+    {"JSON log lines cut and still valid", log_json_lines_are_cut_whole},
     {"err formats location and field", err_formats_location_and_field},
     {"err format truncates safely", err_format_truncates_safely},
     {"buf respects cap", buf_respects_cap},

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -209,6 +210,7 @@ static void long_names_are_cut_like_generate_name(void)
     err_clear(&err);
     manifest_input_init(&in, NULL);
     CHECK_INT_EQ(manifest_input_load_buffer(&in, "j.yaml", doc, sizeof(doc) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
     CHECK_INT_EQ(in.npods, 1);
     if (in.npods == 1) {
         CHECK_INT_EQ(strlen(in.pods[0].name), 63);
@@ -256,6 +258,7 @@ static void job_counts(void)
         err_clear(&err);
         manifest_input_init(&in, NULL);
         CHECK_INT_EQ(manifest_input_load_buffer(&in, "j.yaml", doc, strlen(doc), &err), 0);
+        CHECK_INT_EQ(manifest_input_finish(&in, &err), 0);
         if (in.npods != cases[i].pods)
             test_fail(__FILE__, __LINE__, "spec %s: %zu pods, expected %zu (%s)", cases[i].spec,
                       in.npods, cases[i].pods, err.msg);
@@ -1018,6 +1021,95 @@ static void warns_about_pods_on_unknown_nodes(void)
     manifest_input_release(&in);
 }
 
+/* name_matches: want is "ns/name", or "ns/prefix*" for a generated name (prefix + 5 chars) */
+static bool name_matches(const struct kube_pod *p, const char *want, size_t wlen)
+{
+    char got[512];
+    int n = snprintf(got, sizeof(got), "%s/%s", p->namespace_, p->name);
+
+    if (wlen && want[wlen - 1] == '*')
+        return (size_t)n == wlen - 1 + 5 && !strncmp(got, want, wlen - 1);
+    return (size_t)n == wlen && !strncmp(got, want, wlen);
+}
+
+/* check_pods compares pods[] with the words of list (skipping those in skip, the handed-off
+ * pods' "ns/name@..." keys) */
+static void check_pods(const char *file, const struct manifest_input *in, const char *list,
+                       const struct taken *skip)
+{
+    const char *w = list;
+    size_t i = 0, k;
+
+    while (*w && *w != '\n') {
+        size_t len = strcspn(w, " \n");
+        bool taken = false;
+
+        for (k = 0; skip && k < skip->n && k < 8; k++)
+            if (!strncmp(skip->keys[k], w, len) && skip->keys[k][len] == '@')
+                taken = true;
+        if (!taken) {
+            if (i >= in->npods)
+                test_fail(__FILE__, __LINE__, "%s%s: no pod %zu, want %.*s", file,
+                          skip ? " (bound pods handed off)" : "", i, (int)len, w);
+            else if (!name_matches(&in->pods[i], w, len))
+                test_fail(__FILE__, __LINE__, "%s%s: pod %zu is %s/%s, want %.*s", file,
+                          skip ? " (bound pods handed off)" : "", i, in->pods[i].namespace_,
+                          in->pods[i].name, (int)len, w);
+            i++;
+        }
+        w += len;
+        w += strspn(w, " ");
+    }
+    if (i != in->npods)
+        test_fail(__FILE__, __LINE__, "%s%s: %zu pods, want %zu", file,
+                  skip ? " (bound pods handed off)" : "", in->npods, i);
+}
+
+/* Workloads beside their own pods (the YAML files of tests/fixtures/manifests/existing, first line
+ * "# pods: ns/name ..." in pods[] order, "ns/prefix*" for a generated name): each creates only
+ * what its active pods do not stand for, whether those stay in pods[] or are handed off. */
+static void workloads_count_their_pods(void)
+{
+    char dir[4096];
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(dir, sizeof(dir), "%s", test_fixture_path("fixtures/manifests/existing"));
+    d = opendir(dir);
+    CHECK(d != NULL);
+    while (d && (de = readdir(d))) {
+        char path[4096 + 256];
+        struct buf b = BUF_INIT(0);
+        int take;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (buf_read_file(path, &b) || strncmp(b.data, "# pods: ", 8)) {
+            test_fail(__FILE__, __LINE__, "%s: no '# pods:' line", de->d_name);
+            buf_release(&b);
+            continue;
+        }
+        for (take = 0; take < 2; take++) {
+            struct taken t = {0};
+            struct manifest_input_opts o = {.take_bound = take ? take_rec : NULL, .take_arg = &t};
+            struct manifest_input in;
+            struct err err;
+
+            err_clear(&err);
+            manifest_input_init(&in, &o);
+            if (manifest_input_load_file(&in, path, &err) || manifest_input_finish(&in, &err))
+                test_fail(__FILE__, __LINE__, "%s: %s", de->d_name, err.msg);
+            else
+                check_pods(de->d_name, &in, b.data + 8, take ? &t : NULL);
+            manifest_input_release(&in);
+        }
+        buf_release(&b);
+    }
+    if (d)
+        closedir(d);
+}
+
 static const struct test_case cases[] = {
     {"loads every kind", loads_every_kind},
     {"names like controllers", names_like_controllers},
@@ -1044,6 +1136,7 @@ static const struct test_case cases[] = {
     {"reads stdin", reads_stdin},
     {"json stream across chunks", json_stream_across_chunks},
     {"warns about pods on unknown nodes", warns_about_pods_on_unknown_nodes},
+    {"workloads count their pods", workloads_count_their_pods},
 };
 
 TEST_SUITE(manifest, cases)

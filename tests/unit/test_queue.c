@@ -1,4 +1,5 @@
 /* test_queue.c - the scheduling queue: ordering, backoff, unschedulable moves, the keymap. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -89,7 +90,7 @@ static void queue_unschedulable_moves_on_event(void)
 
 static void queue_flush_moves_old_pods(void)
 {
-    struct serve_queue_opts o = {0, 0, 60000};
+    struct serve_queue_opts o = {0, 0, 60000, NULL};
     struct serve_queue *q = serve_queue_new(&o);
 
     serve_queue_add(q, "a/old", 0, NULL, 0, NULL);
@@ -108,7 +109,7 @@ static void queue_flush_moves_old_pods(void)
 
 static void queue_unschedulable_list_keeps_age_order(void)
 {
-    struct serve_queue_opts o = {0, 0, 1000};
+    struct serve_queue_opts o = {0, 0, 1000, NULL};
     struct serve_queue *q = serve_queue_new(&o);
     const char *keys[] = {"a/0", "a/1", "a/2", "a/3"};
     int i;
@@ -131,6 +132,36 @@ static void queue_unschedulable_list_keeps_age_order(void)
     CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
     CHECK_INT_EQ(serve_queue_move_all(q, 5000), 1);
     CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 0);
+    serve_queue_free(q, NULL);
+}
+
+static bool is_marked(const void *data)
+{
+    return data && *(const int *)data;
+}
+
+static void queue_move_if_moves_only_the_chosen(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL);
+    int yes = 1, no = 0;
+
+    serve_queue_add(q, "a/x", 0, &no, 0, NULL);
+    serve_queue_add(q, "a/y", 0, &yes, 0, NULL);
+    serve_queue_add(q, "a/z", 0, &yes, 0, NULL);
+    pop_key(q, 0);
+    pop_key(q, 0);
+    pop_key(q, 0);
+    serve_queue_unschedulable(q, "a/x", 0);
+    serve_queue_unschedulable(q, "a/y", 0);
+    serve_queue_unschedulable(q, "a/z", 5000);
+    /* y's backoff is over (active), z's is not (backoff heap); x stays parked */
+    CHECK_INT_EQ(serve_queue_move_if(q, 2000, is_marked), 2);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_ACTIVE), 1);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_BACKOFF), 1);
+    CHECK_STR_EQ(pop_key(q, 2000), "a/y");
+    CHECK_INT_EQ(serve_queue_move_if(q, 2000, is_marked), 0);
+    CHECK_INT_EQ(serve_queue_move_all(q, 2000), 1);
     serve_queue_free(q, NULL);
 }
 
@@ -190,6 +221,75 @@ static void queue_many_pods_keep_order(void)
     serve_queue_free(q, NULL);
 }
 
+/* same_when_equal: the data are ints; equal ints are "the same pod" */
+static bool same_when_equal(const void *a, const void *b)
+{
+    return *(const int *)a == *(const int *)b;
+}
+
+static void queue_status_only_update_keeps_pod_parked(void)
+{
+    static int v1 = 1, v1again = 1, v2 = 2;
+    struct serve_queue_opts o = {0, 0, 0, same_when_equal};
+    struct serve_queue *q = serve_queue_new(&o);
+    void *old;
+
+    serve_queue_add(q, "a/p", 0, &v1, 0, NULL);
+    CHECK_STR_EQ(pop_key(q, 0), "a/p");
+    serve_queue_unschedulable(q, "a/p", 10);
+    /* our own status write: a new version that changes nothing scheduling looks at */
+    serve_queue_add(q, "a/p", 0, &v1again, 20, &old);
+    CHECK(old == &v1 && serve_queue_get(q, "a/p")->data == &v1again);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_UNSCHEDULABLE), 1);
+    /* a real change moves it back */
+    serve_queue_add(q, "a/p", 0, &v2, 30, &old);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_ACTIVE), 1);
+    serve_queue_free(q, NULL);
+}
+
+static void queue_gated_pods_wait_for_an_update(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL);
+    const struct serve_queue_item *it;
+
+    serve_queue_add(q, "a/g", 0, NULL, 100, NULL);
+    it = serve_queue_pop(q, 100);
+    CHECK(it && it->first_active_ms == 100);
+    serve_queue_gated(q, "a/g");
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_GATED), 1);
+    CHECK_INT_EQ(serve_queue_get(q, "a/g")->attempts, 0);
+    CHECK_INT_EQ(serve_queue_get(q, "a/g")->first_active_ms, -1);
+    /* neither cluster events nor the flush move it, and no deadline wakes the loop for it */
+    CHECK_INT_EQ(serve_queue_move_all(q, 200), 0);
+    CHECK_INT_EQ(serve_queue_flush(q, 10000000), 0);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 200), -1);
+    /* the update that removes its gates: active, its SLI clock starting now */
+    serve_queue_add(q, "a/g", 0, NULL, 500, NULL);
+    CHECK_INT_EQ(serve_queue_count(q, SERVE_QUEUE_GATED), 0);
+    it = serve_queue_pop(q, 600);
+    CHECK(it && it->first_active_ms == 500 && it->added_ms == 100);
+    serve_queue_free(q, NULL);
+}
+
+static void queue_flush_marks_flushed_pods(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL);
+    const struct serve_queue_item *it;
+
+    serve_queue_add(q, "a/p", 0, NULL, 0, NULL);
+    serve_queue_pop(q, 0);
+    serve_queue_unschedulable(q, "a/p", 0);
+    CHECK_INT_EQ(serve_queue_flush(q, 300000), 1);
+    it = serve_queue_pop(q, 300000);
+    CHECK(it && it->flushed);
+    serve_queue_unschedulable(q, "a/p", 300000);
+    CHECK(!serve_queue_get(q, "a/p")->flushed);
+    CHECK_INT_EQ(serve_queue_move_all(q, 400000), 1);
+    it = serve_queue_pop(q, 400000);
+    CHECK(it && !it->flushed);
+    serve_queue_free(q, NULL);
+}
+
 static void keymap_put_get_del(void)
 {
     struct keymap m = KEYMAP_INIT;
@@ -218,9 +318,14 @@ static const struct test_case cases[] = {
     {"unschedulable pods move on cluster events", queue_unschedulable_moves_on_event},
     {"flush moves pods parked too long", queue_flush_moves_old_pods},
     {"unschedulable list keeps age order", queue_unschedulable_list_keeps_age_order},
+    {"move_if moves only the pods the predicate picks", queue_move_if_moves_only_the_chosen},
     {"update and delete", queue_update_and_delete},
     {"5000 pods keep priority order", queue_many_pods_keep_order},
     {"keymap put/get/del", keymap_put_get_del},
+    {"a status-only update keeps an unschedulable pod parked",
+     queue_status_only_update_keeps_pod_parked},
+    {"gated pods wait for an update", queue_gated_pods_wait_for_an_update},
+    {"flush marks the pods it moves", queue_flush_marks_flushed_pods},
 };
 
 TEST_SUITE(serve_queue, cases)

@@ -1,6 +1,7 @@
 /* test_sched_score.c - score plugins, normalisation, weights, the GPU-aware profile and the
  * seeded tie-break, checked through sched_explain's per-node scores against hand-computed
  * values of kube-scheduler's formulas (research/scheduling.md §3-5). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -294,6 +295,98 @@ static void tie_break_is_seeded(void)
     arena_free(&a);
 }
 
+/* spread_norm: PodTopologySpread's normalized score on nodes n1..n3 ("-" when it does not
+ * score), for pod on a cluster where n1 (zone a) runs two pods labelled app=web, tier=y */
+static const char *spread_norm(struct sched_cluster *c, const struct kube_pod *pod)
+{
+    static char buf[64];
+    struct sched_explanation x;
+    struct sched_rng rng;
+    struct err err = {0};
+    struct ex e;
+
+    memset(&x, 0, sizeof(x));
+    sched_rng_seed(&rng, 0);
+    CHECK_INT_EQ(sched_explain(c, NULL, pod, &rng, &x, &err), 0);
+    e.x = x;
+    if (sc(&e, 0, "PodTopologySpread", 1) == -1000)
+        snprintf(buf, sizeof(buf), "-");
+    else
+        snprintf(buf, sizeof(buf), "%lld %lld %lld", sc(&e, 0, "PodTopologySpread", 1),
+                 sc(&e, 1, "PodTopologySpread", 1), sc(&e, 2, "PodTopologySpread", 1));
+    sched_explanation_release(&x);
+    return buf;
+}
+
+/* The system defaults' Services and controllers as serve's watch feeds them: added, replaced
+ * (a Service's selector changed), removed; a controller found through the pod's controller
+ * ownerReference only with its kind's apiVersion; a ReplicationController's selector
+ * overriding a Service's value of the same key (labels.Merge in helper.DefaultSelector). */
+static void spread_sources_follow_the_watch(void)
+{
+    const char *nodes[] = {"n1: cpu=4000 mem=8192 label:kubernetes.io/hostname=n1 "
+                           "label:topology.kubernetes.io/zone=a",
+                           "n2: cpu=4000 mem=8192 label:kubernetes.io/hostname=n2 "
+                           "label:topology.kubernetes.io/zone=a",
+                           "n3: cpu=4000 mem=8192 label:kubernetes.io/hostname=n3 "
+                           "label:topology.kubernetes.io/zone=b",
+                           NULL};
+    const char *bound[] = {"name=ns/w1 node=n1 label:app=web label:tier=y",
+                           "name=ns/w2 node=n1 label:app=web label:tier=y", NULL};
+    static const char *web[] = {"web"}, *other[] = {"other"}, *x[] = {"x"}, *y[] = {"y"};
+    struct kube_requirement r_web[2] = {{"app", KUBE_OP_IN, web, 1, false},
+                                        {"tier", KUBE_OP_IN, x, 1, false}};
+    struct kube_requirement r_other = {"app", KUBE_OP_IN, other, 1, false};
+    struct kube_requirement r_y = {"tier", KUBE_OP_IN, y, 1, false};
+    struct kube_label_selector s_web = {true, r_web, 1}, s_other = {true, &r_other, 1};
+    struct kube_label_selector s_webx = {true, r_web, 2}, s_y = {true, &r_y, 1};
+    struct arena a = ARENA_INIT;
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+    struct kube_pod *p = tb_pod(&a, "name=ns/p cpu=100 mem=100 label:app=web label:tier=x");
+    struct err err = {0};
+    const char *spread;
+
+    CHECK_STR_EQ(spread_norm(c, p), "-");
+    CHECK_INT_EQ(sched_cluster_add_spread_source(c, NULL, "ns", "web", &s_web, &err), 0);
+    spread = spread_norm(c, p);
+    CHECK_STR_EQ(spread, "50 75 100");
+    /* the same Service in another namespace, or one whose selector no longer matches */
+    CHECK_INT_EQ(sched_cluster_add_spread_source(c, NULL, "ns", "web", &s_other, &err), 0);
+    CHECK_INT_EQ(sched_cluster_add_spread_source(c, NULL, "other", "web", &s_web, &err), 0);
+    CHECK_STR_EQ(spread_norm(c, p), "-");
+    CHECK_INT_EQ(sched_cluster_add_spread_source(c, NULL, "ns", "web", &s_web, &err), 0);
+    CHECK_STR_EQ(spread_norm(c, p), spread);
+    CHECK_INT_EQ(sched_cluster_remove_spread_source(c, NULL, "ns", "web"), 0);
+    CHECK_INT_EQ(sched_cluster_remove_spread_source(c, NULL, "ns", "web"), -ENOENT);
+    CHECK_STR_EQ(spread_norm(c, p), "-");
+
+    /* a ReplicaSet, through the controller reference */
+    p->owner.kind = "ReplicaSet";
+    p->owner.name = "rs";
+    p->owner.api_version = "apps/v1";
+    CHECK_INT_EQ(sched_cluster_add_spread_source(c, "ReplicaSet", "ns", "rs", &s_web, &err), 0);
+    CHECK_STR_EQ(spread_norm(c, p), spread);
+    p->owner.api_version = "extensions/v1beta1";
+    CHECK_STR_EQ(spread_norm(c, p), "-");
+    p->owner.api_version = NULL; /* the manifest loader's own owners */
+    CHECK_STR_EQ(spread_norm(c, p), spread);
+    CHECK_INT_EQ(sched_cluster_remove_spread_source(c, "ReplicaSet", "ns", "rs"), 0);
+    CHECK_STR_EQ(spread_norm(c, p), "-");
+
+    /* Service app=web,tier=x and the pod's ReplicationController tier=y: tier=y wins, so the
+     * two pods on n1 count (both requirements kept would match no pod: all nodes equal) */
+    p->owner.kind = "ReplicationController";
+    p->owner.name = "rc";
+    p->owner.api_version = "v1";
+    CHECK_INT_EQ(sched_cluster_add_spread_source(c, NULL, "ns", "webx", &s_webx, &err), 0);
+    CHECK_STR_EQ(spread_norm(c, p), "100 100 100");
+    CHECK_INT_EQ(
+        sched_cluster_add_spread_source(c, "ReplicationController", "ns", "rc", &s_y, &err), 0);
+    CHECK_STR_EQ(spread_norm(c, p), spread);
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static const struct test_case cases[] = {
     {"LeastAllocated and weights", least_allocated},
     {"non-zero defaults 100m/200MiB, best-effort skips BalancedAllocation", nonzero_defaults},
@@ -309,5 +402,7 @@ static const struct test_case cases[] = {
      gpu_profile_keeps_cpu_pods_off_gpu_nodes},
     {"gpu profile scores in explain", gpu_profile_scores_in_explain},
     {"tie-break follows the seed", tie_break_is_seeded},
+    {"system default spreading follows Services and controllers added, replaced, removed",
+     spread_sources_follow_the_watch},
 };
 TEST_SUITE(sched_score, cases)

@@ -3,6 +3,7 @@
  * The end-to-end answers are checked against kube-scheduler in tests/scenarios/volume-*. */
 #include "test.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sched/volumes.h"
@@ -225,12 +226,132 @@ static void selected_node_pins(void)
     arena_free(&a);
 }
 
+static const char *const nodes2[] = {
+    "n1: cpu=4000 mem=8192 pods=110 label:kubernetes.io/hostname=n1",
+    "n2: cpu=4000 mem=8192 pods=110 label:kubernetes.io/hostname=n2", NULL};
+
+/* csi_bound: a claim bound to a CSI volume (driver, handle) or, with handle NULL, to an
+ * in-tree GCE PD named pd with the zone label zones (NULL: none) */
+static void csi_bound(struct arena *a, struct sched_cluster *c, const char *name,
+                      const char *driver, const char *handle, const char *pd, const char *zones)
+{
+    struct kube_pv pv;
+    struct kube_pvc cl = claim(name, 1);
+    char *pvname = arena_alloc(a, strlen(name) + 4);
+    struct err err;
+
+    sprintf(pvname, "pv-%s", name);
+    memset(&pv, 0, sizeof(pv));
+    pv.name = pvname;
+    pv.storage_class = "";
+    pv.claim_uid = "";
+    pv.claim_ns = "default";
+    pv.claim_name = name;
+    pv.capacity = 1 << 30;
+    pv.access = KUBE_ACCESS_RWO;
+    if (handle) {
+        pv.csi_driver = driver;
+        pv.csi_handle = handle;
+    } else {
+        pv.intree.plugin = KUBE_INTREE_GCE_PD;
+        pv.intree.id = pd;
+        if (zones) {
+            struct kube_label *l = arena_alloc(a, sizeof(*l));
+            l->key = "topology.kubernetes.io/zone";
+            l->value = zones;
+            pv.labels.v = l;
+            pv.labels.n = 1;
+        }
+    }
+    cl.storage_class = "";
+    cl.volume_name = pvname;
+    cl.bind_completed = true;
+    err_clear(&err);
+    CHECK(!sched_cluster_set_pv(c, &pv, &err));
+    CHECK(!sched_cluster_set_pvc(c, &cl, &err));
+}
+
+static void limit_on(struct sched_cluster *c, const char *node, const char *driver, int32_t n)
+{
+    static struct kube_csi_node_driver d[4];
+    static int nd;
+    struct kube_csi_node cn;
+    struct err err;
+
+    nd %= 4;
+    d[nd].name = driver;
+    d[nd].has_count = true;
+    d[nd].count = n;
+    memset(&cn, 0, sizeof(cn));
+    cn.name = node;
+    cn.migrated_plugins = "";
+    cn.drivers = &d[nd++];
+    cn.ndrivers = 1;
+    err_clear(&err);
+    CHECK(!sched_cluster_set_csi_node(c, &cn, &err));
+}
+
+/* NodeVolumeLimits: a volume already on the node is not new; another one is over the limit */
+static void limits_count_unique_volumes(void)
+{
+    struct arena a = {0};
+    struct sched_cluster *c = tb_cluster(&a, nodes2, NULL);
+    struct kube_pod *old = claim_pod(&a, "name=default/old cpu=100", "x");
+    struct kube_pod *same = claim_pod(&a, "name=default/same cpu=100", "x");
+    struct kube_pod *other = claim_pod(&a, "name=default/other cpu=100", "y");
+    struct err err;
+
+    err_clear(&err);
+    csi_bound(&a, c, "x", "d.example.com", "h-x", NULL, NULL);
+    csi_bound(&a, c, "y", "d.example.com", "h-y", NULL, NULL);
+    limit_on(c, "n1", "d.example.com", 1);
+    limit_on(c, "n2", "d.example.com", 0);
+    CHECK(!sched_cluster_assume_pod(c, old, "n1", &err));
+    check_answer(c, same, "node:n1");
+    check_answer(c, other,
+                 "0/2 nodes are available: 2 node(s) exceed max volume count. preemption: 0/2 "
+                 "nodes are available: 2 No preemption victims found for incoming pod.");
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
+/* GCE PD translation: the handle carries the volume's zone (a regional one its region); a
+ * zone set of two regions does not translate, so that volume is not counted */
+static void limits_gce_handles(void)
+{
+    struct arena a = {0};
+    struct sched_cluster *c = tb_cluster(&a, nodes2, NULL);
+    struct kube_pod *old = claim_pod(&a, "name=default/old cpu=100", "r1");
+    struct kube_pod *same = claim_pod(&a, "name=default/same cpu=100", "r2");
+    struct kube_pod *bad = claim_pod(&a, "name=default/bad cpu=100", "bad");
+    struct kube_pod *plain = claim_pod(&a, "name=default/plain cpu=100", "plain");
+    struct err err;
+
+    err_clear(&err);
+    csi_bound(&a, c, "r1", NULL, NULL, "d1", "us-central1-a__us-central1-b");
+    csi_bound(&a, c, "r2", NULL, NULL, "d1", "us-central1-b__us-central1-a");
+    csi_bound(&a, c, "bad", NULL, NULL, "d1", "us-central1-a__europe-west1-b");
+    csi_bound(&a, c, "plain", NULL, NULL, "d1", NULL);
+    limit_on(c, "n1", "pd.csi.storage.gke.io", 1);
+    limit_on(c, "n2", "pd.csi.storage.gke.io", 0);
+    CHECK(!sched_cluster_assume_pod(c, old, "n1", &err));
+    /* projects/UNSPECIFIED/regions/us-central1/disks/d1 both times */
+    check_answer(c, same, "node:n1");
+    check_answer(c, bad, "node:n2");
+    /* zones/UNSPECIFIED: another volume */
+    CHECK(!strncmp(tb_schedule(c, NULL, plain), "0/2 nodes are available: 2 node(s) exceed", 40));
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static const struct test_case cases[] = {
     {"smallest volume bound and kept", smallest_volume_bound_and_kept},
     {"matching rules", matching_rules},
     {"pre-bound volume only", prebound_volume_only},
     {"zone value sets", zone_value_sets},
     {"selected node pins", selected_node_pins},
+    {"limits count unique volumes", limits_count_unique_volumes},
+    {"limits GCE PD handles", limits_gce_handles},
 };
 
 TEST_SUITE(sched_volumes, cases)

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 
 #include "serve/events.h"
 #include "base/httpd.h"
+#include "base/goparse.h"
 #include "serve/metrics.h"
+#include "serve/recorder.h"
 #include "test.h"
 
 static void events_note_truncates_like_kube_scheduler(void)
@@ -45,9 +48,9 @@ static void events_binding_body(void)
 
 static void events_event_body(void)
 {
-    struct serve_event ev = {"default",
-                             "job-0",
-                             "u-1",
+    struct serve_objref pre = {"default", "big", "u-9", "77"};
+    struct serve_event ev = {{"default", "job-0", "u-1", "812"},
+                             NULL,
                              "Warning",
                              "FailedScheduling",
                              "Scheduling",
@@ -55,9 +58,13 @@ static void events_event_body(void)
                              "gpusched",
                              "gpusched-host1"};
     struct timespec t = {1787140800, 123456789}; /* 2026-08-19T12:00:00.123456Z */
-    char *b = serve_event_json(&ev, &t);
-    json_t *j = json_loads(b, 0, NULL);
+    char name[300], *b;
+    json_t *j, *reg;
 
+    serve_event_name("job-0", &t, name, sizeof(name));
+    CHECK_STR_EQ(name, "job-0.18cd3316caf74d15");
+    b = serve_event_json(&ev, name, &t, NULL);
+    j = json_loads(b, 0, NULL);
     CHECK(j != NULL);
     CHECK_STR_EQ(json_string_value(json_object_get(j, "apiVersion")), "events.k8s.io/v1");
     CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
@@ -69,17 +76,54 @@ static void events_event_body(void)
     CHECK_STR_EQ(json_string_value(json_object_get(j, "action")), "Scheduling");
     CHECK_STR_EQ(json_string_value(json_object_get(j, "type")), "Warning");
     CHECK_STR_EQ(json_string_value(json_object_get(j, "note")), ev.note);
-    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "uid")), "u-1");
-    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "regarding"), "kind")),
-                 "Pod");
+    CHECK(json_object_get(j, "series") == NULL && json_object_get(j, "related") == NULL);
+    reg = json_object_get(j, "regarding");
+    CHECK_STR_EQ(json_string_value(json_object_get(reg, "uid")), "u-1");
+    CHECK_STR_EQ(json_string_value(json_object_get(reg, "resourceVersion")), "812");
+    CHECK_STR_EQ(json_string_value(json_object_get(reg, "kind")), "Pod");
+    CHECK_STR_EQ(json_string_value(json_object_get(reg, "apiVersion")), "v1");
     json_decref(j);
     free(b);
+
+    /* a series and a related object (a Preempted event names its preemptor) */
+    {
+        struct serve_event_series ser = {3, {1787140860, 5000}};
+
+        ev.related = &pre;
+        b = serve_event_json(&ev, name, &t, &ser);
+        j = json_loads(b, 0, NULL);
+        CHECK(j != NULL);
+        CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(j, "series"), "count")), 3);
+        CHECK_STR_EQ(
+            json_string_value(json_object_get(json_object_get(j, "series"), "lastObservedTime")),
+            "2026-08-19T12:01:00.000005Z");
+        CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "related"), "uid")),
+                     "u-9");
+        CHECK_STR_EQ(
+            json_string_value(json_object_get(json_object_get(j, "related"), "resourceVersion")),
+            "77");
+        json_decref(j);
+        free(b);
+        b = serve_event_series_patch_json(&ser);
+        CHECK_STR_EQ(
+            b, "{\"series\":{\"count\":3,\"lastObservedTime\":\"2026-08-19T12:01:00.000005Z\"}}");
+        free(b);
+    }
+    /* a name that would not be a DNS subdomain becomes a UUID, as GenerateEventName does */
+    {
+        char longname[260];
+
+        memset(longname, 'a', 250);
+        longname[250] = '\0';
+        serve_event_name(longname, &t, name, sizeof(name));
+        CHECK_INT_EQ(strlen(name), 36);
+        CHECK(name[8] == '-' && name[14] == '4');
+    }
 }
 
 static void events_strings_are_escaped(void)
 {
-    struct serve_event ev = {"ns",
-                             "p",
+    struct serve_event ev = {{"ns", "p", NULL, NULL},
                              NULL,
                              "Warning",
                              "FailedScheduling",
@@ -88,12 +132,13 @@ static void events_strings_are_escaped(void)
                              "gpusched",
                              "gpusched-h"};
     struct timespec t = {0, 0};
-    char *b = serve_event_json(&ev, &t);
+    char *b = serve_event_json(&ev, "p.0", &t, NULL);
     json_t *j = json_loads(b, 0, NULL);
 
     CHECK(j != NULL);
     CHECK_STR_EQ(json_string_value(json_object_get(j, "note")), ev.note);
     CHECK(json_object_get(json_object_get(j, "regarding"), "uid") == NULL);
+    CHECK(json_object_get(json_object_get(j, "regarding"), "resourceVersion") == NULL);
     CHECK(strstr(b, "\\u0007") != NULL);
     json_decref(j);
     free(b);
@@ -131,30 +176,299 @@ static void events_lease_body(void)
     free(b);
 }
 
+/* metric_line: out has exactly this line */
+static bool metric_line(const char *out, const char *line)
+{
+    size_t n = strlen(line);
+    const char *p;
+
+    for (p = out; (p = strstr(p, line)); p++)
+        if ((p == out || p[-1] == '\n') && p[n] == '\n')
+            return true;
+    return false;
+}
+
 static void metrics_render_has_families(void)
 {
+    const char *names[] = {"gpusched", "gpu-binpack"};
     struct serve_metrics m;
+    struct serve_profile_metrics *p;
     struct buf out = BUF_INIT(0);
 
-    serve_metrics_init(&m, "gpu");
-    m.attempts[SERVE_RESULT_SCHEDULED] = 7;
-    serve_metrics_observe(&m, &m.algorithm_duration, 0.00015);
+    CHECK_INT_EQ(serve_metrics_init(&m, names, 2), 0);
+    p = serve_metrics_profile(&m, "gpu-binpack");
+    CHECK(p == &m.profiles[1]);
+    CHECK(serve_metrics_profile(&m, "other") == &m.profiles[0]);
+    serve_metrics_attempt(&m, p, SERVE_RESULT_UNSCHEDULABLE, 0.0015);
+    serve_metrics_bound(&m, p, 0.003, 2, 0.5, true);
+    serve_metrics_bound(&m, p, 0.003, 20, 100, false);
+    serve_metrics_bind(&m, p, true, 0.00015);
+    serve_metrics_observe(&m, &m.algorithm_duration, 0.0015);
     serve_metrics_observe(&m, &m.algorithm_duration, 0.5);
+    serve_metrics_observe(&m, &m.preemption_victims, 3);
+    serve_metrics_set_pending(&m, SERVE_PENDING_GATED, 4);
+    m.elect = true;
+    m.lease_name = "gpusched";
+    m.leader = 1;
     CHECK_INT_EQ(serve_metrics_render(&m, &out), 0);
-    CHECK(strstr(out.data,
-                 "scheduler_schedule_attempts_total{profile=\"gpu\",result=\"scheduled\"} 7\n"));
-    CHECK(strstr(out.data,
-                 "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0001\"} 0\n"));
-    CHECK(strstr(out.data,
-                 "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.0002\"} 1\n"));
-    CHECK(strstr(out.data,
-                 "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
-    CHECK(strstr(out.data, "scheduler_scheduling_algorithm_duration_seconds_count{} 2\n"));
-    CHECK(strstr(out.data, "scheduler_pending_pods{queue=\"unschedulable\"} 0\n"));
-    CHECK(strstr(out.data, "process_resident_memory_bytes "));
-    CHECK(serve_histogram_quantile(&m.algorithm_duration, 0.5) < 0.00021);
+    /* kube-scheduler's names, HELP texts, label order and buckets */
+    CHECK(metric_line(out.data, "# HELP scheduler_schedule_attempts_total [STABLE] Number of "
+                                "attempts to schedule pods, by the result. 'unschedulable' means a "
+                                "pod could not be scheduled, while 'error' means an internal "
+                                "scheduler problem."));
+    CHECK(metric_line(out.data, "# TYPE scheduler_schedule_attempts_total counter"));
+    CHECK(metric_line(
+        out.data,
+        "scheduler_schedule_attempts_total{profile=\"gpu-binpack\",result=\"scheduled\"} 2"));
+    CHECK(metric_line(
+        out.data,
+        "scheduler_schedule_attempts_total{profile=\"gpu-binpack\",result=\"unschedulable\"} 1"));
+    /* a label value never observed is not shown, as a Vec's child before first use */
+    CHECK(!strstr(out.data, "result=\"error\""));
+    CHECK(!strstr(out.data, "profile=\"gpusched\""));
+    CHECK(metric_line(out.data,
+                      "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"gpu-"
+                      "binpack\",result=\"unschedulable\",le=\"0.001\"} 0"));
+    CHECK(metric_line(out.data,
+                      "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"gpu-"
+                      "binpack\",result=\"unschedulable\",le=\"0.002\"} 1"));
+    CHECK(metric_line(out.data,
+                      "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"gpu-"
+                      "binpack\",result=\"unschedulable\",le=\"16.384\"} 1"));
+    CHECK(metric_line(out.data,
+                      "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"+Inf\"} 2"));
+    CHECK(metric_line(out.data, "scheduler_scheduling_algorithm_duration_seconds_count 2"));
+    CHECK(metric_line(out.data, "scheduler_scheduling_algorithm_duration_seconds_sum 0.5015"));
+    CHECK(metric_line(out.data, "scheduler_pod_scheduling_attempts_bucket{le=\"1\"} 0"));
+    CHECK(metric_line(out.data, "scheduler_pod_scheduling_attempts_bucket{le=\"2\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_pod_scheduling_attempts_bucket{le=\"16\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_pod_scheduling_attempts_bucket{le=\"+Inf\"} 2"));
+    CHECK(metric_line(
+        out.data,
+        "scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts=\"2\",le=\"0.64\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="
+                                "\"15+\",le=\"5242.88\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_pod_scheduled_after_flush_total 1"));
+    CHECK(metric_line(out.data, "scheduler_preemption_victims_bucket{le=\"2\"} 0"));
+    CHECK(metric_line(out.data, "scheduler_preemption_victims_bucket{le=\"4\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_preemption_victims_bucket{le=\"64\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_framework_extension_point_duration_seconds_bucket{"
+                                "extension_point=\"Bind\",profile=\"gpu-binpack\",status="
+                                "\"Success\",le=\"0.0002\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_pending_pods{queue=\"gated\"} 4"));
+    CHECK(metric_line(out.data, "scheduler_queued_entities{queue=\"gated\",type=\"pod\"} 4"));
+    /* a queue that never held a pod has no queued_entities child yet; pending_pods has all */
+    CHECK(!strstr(out.data, "scheduler_queued_entities{queue=\"active\""));
+    CHECK(metric_line(out.data, "scheduler_pending_pods{queue=\"active\"} 0"));
+    CHECK(metric_line(out.data, "scheduler_cache_size{type=\"assumed_pods\"} 0"));
+    CHECK(metric_line(out.data, "leader_election_master_status{name=\"gpusched\"} 1"));
+    CHECK(metric_line(out.data, "# TYPE process_resident_memory_bytes gauge"));
+    CHECK(metric_line(out.data, "# TYPE process_start_time_seconds gauge"));
+    CHECK(serve_histogram_quantile(&m.algorithm_duration, 0.25) <= 0.002);
     buf_release(&out);
     serve_metrics_destroy(&m);
+}
+
+static void metrics_numbers_as_go_writes_them(void)
+{
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {0.001, "0.001"},    {16.384, "16.384"}, {1e-05, "1e-05"},     {0.0001, "0.0001"},
+        {1000000, "1e+06"},  {123456, "123456"}, {5242.88, "5242.88"}, {0.5015, "0.5015"},
+        {1.0 / 0.0, "+Inf"}, {0, "0"},           {-2.5, "-2.5"},
+    };
+    char buf[64];
+    size_t i;
+    double b = 0.00001;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        CHECK_STR_EQ(serve_metrics_format_float(cases[i].v, buf, sizeof(buf)), cases[i].want);
+    /* ExponentialBuckets(0.00001, 1.5, 20)'s third bound, computed by repeated products */
+    b *= 1.5;
+    b *= 1.5;
+    CHECK_STR_EQ(serve_metrics_format_float(b, buf, sizeof(buf)), "2.2500000000000005e-05");
+    CHECK_STR_EQ(go_format_float(1764771234567.1235, 'f', buf, sizeof(buf)), "1764771234567.1235");
+    CHECK_STR_EQ(go_format_float(1e21, 'f', buf, sizeof(buf)), "1000000000000000000000");
+}
+
+/* ---- the event recorder: client-go's series ---------------------------------------------- */
+
+static struct serve_event rec_event(const char *pod, const char *rv)
+{
+    struct serve_event ev = {{"ns", pod, "uid-1", rv},
+                             NULL,
+                             "Warning",
+                             "FailedScheduling",
+                             "Scheduling",
+                             "0/1 nodes are available: 1 Insufficient cpu.",
+                             "gpusched",
+                             "gpusched-h"};
+    return ev;
+}
+
+static void recorder_aggregates_into_a_series(void)
+{
+    struct serve_recorder *r = serve_recorder_new(100, 1);
+    struct serve_event ev = rec_event("p", "5");
+    struct timespec t0 = {1787140800, 0}, t = t0;
+    struct serve_event_job *j, *next;
+    json_t *body;
+    bool nomem;
+
+    /* the first tick runs finish and refresh on an empty cache */
+    CHECK(serve_recorder_tick(r, &t) == NULL);
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    CHECK(j && !nomem && j->verb == SERVE_EVENT_CREATE && !j->series);
+    CHECK_STR_EQ(j->name, "p.18cd3316c39b8000");
+    CHECK_INT_EQ(serve_recorder_done(r, j, 201, &t, &next), SERVE_EVENT_WRITTEN);
+    /* the second occurrence: a patch of the series, count 2 */
+    t.tv_sec += 10;
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    CHECK(j && j->verb == SERVE_EVENT_PATCH && j->series);
+    CHECK_STR_EQ(j->name, "p.18cd3316c39b8000");
+    CHECK_STR_EQ(j->body,
+                 "{\"series\":{\"count\":2,\"lastObservedTime\":\"2026-08-19T12:00:10.000000Z\"}}");
+    /* the create it falls back on after a 404: the whole Event, its series included, under
+     * its first name and time */
+    body = json_loads(j->create_body, 0, NULL);
+    CHECK(body != NULL);
+    CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(body, "series"), "count")), 2);
+    CHECK_STR_EQ(json_string_value(json_object_get(body, "eventTime")),
+                 "2026-08-19T12:00:00.000000Z");
+    CHECK_STR_EQ(
+        json_string_value(json_object_get(json_object_get(body, "regarding"), "resourceVersion")),
+        "5");
+    json_decref(body);
+    CHECK_INT_EQ(serve_recorder_done(r, j, 200, &t, &next), SERVE_EVENT_WRITTEN);
+    /* later occurrences only count */
+    t.tv_sec += 10;
+    CHECK(serve_recorder_event(r, &ev, &t, &nomem) == NULL && !nomem);
+    t.tv_sec += 10;
+    CHECK(serve_recorder_event(r, &ev, &t, &nomem) == NULL && !nomem);
+    /* another resourceVersion of the pod is another Event (the key has the reference) */
+    ev = rec_event("p", "6");
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    CHECK(j && j->verb == SERVE_EVENT_CREATE);
+    CHECK_INT_EQ(serve_recorder_done(r, j, 201, &t, &next), SERVE_EVENT_WRITTEN);
+    CHECK_INT_EQ(serve_recorder_size(r), 2);
+    /* 6 minutes after the first tick: the series seen 5.5 min ago is not finished yet */
+    t = t0;
+    t.tv_sec += 360;
+    CHECK(serve_recorder_tick(r, &t) == NULL);
+    /* 12 minutes: its final count goes out and it leaves the cache; the single Event (6 min
+     * old by then) leaves quietly */
+    t.tv_sec += 360;
+    j = serve_recorder_tick(r, &t);
+    CHECK(j && !j->next && j->verb == SERVE_EVENT_PATCH && j->periodic && j->finish);
+    CHECK_STR_EQ(j->body,
+                 "{\"series\":{\"count\":4,\"lastObservedTime\":\"2026-08-19T12:00:30.000000Z\"}}");
+    CHECK_INT_EQ(serve_recorder_size(r), 1);
+    CHECK_INT_EQ(serve_recorder_done(r, j, 200, &t, &next), SERVE_EVENT_WRITTEN);
+    CHECK_INT_EQ(serve_recorder_size(r), 0);
+    serve_recorder_free(r);
+}
+
+static void recorder_recreates_an_expired_event(void)
+{
+    struct serve_recorder *r = serve_recorder_new(100, 1);
+    struct serve_event ev = rec_event("p", "5");
+    struct timespec t = {1787140800, 0};
+    struct serve_event_job *j, *next;
+    bool nomem;
+
+    /* the first tick (finish and refresh on an empty cache): the next periodic writes are
+     * 6 and 30 minutes away */
+    CHECK(serve_recorder_tick(r, &t) == NULL);
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    CHECK_INT_EQ(serve_recorder_done(r, j, 201, &t, &next), SERVE_EVENT_WRITTEN);
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    /* the Event expired on the server: the patch gets 404, the Event is created again */
+    CHECK_INT_EQ(serve_recorder_done(r, j, 404, &t, &next), SERVE_EVENT_CREATE_NEXT);
+    CHECK(next == j && next->verb == SERVE_EVENT_CREATE && strstr(next->body, "\"series\":"));
+    /* that create answered 409 (it exists after all): a series retries, after 10-12.5 s */
+    CHECK_INT_EQ(serve_recorder_done(r, next, 409, &t, &next), SERVE_EVENT_RETRY);
+    t.tv_sec += 9;
+    CHECK(serve_recorder_tick(r, &t) == NULL); /* not before 10 s */
+    {
+        struct timespec later = t;
+        struct serve_event_job *due;
+
+        later.tv_sec += 4;
+        due = serve_recorder_tick(r, &later);
+        CHECK(due && due->verb == SERVE_EVENT_CREATE && due->tries == 1);
+        /* a refusal that is not AlreadyExists drops it */
+        CHECK_INT_EQ(serve_recorder_done(r, due, 422, &later, &next), SERVE_EVENT_REJECTED);
+    }
+    serve_recorder_free(r);
+}
+
+static void recorder_retries_twelve_times(void)
+{
+    struct serve_recorder *r = serve_recorder_new(100, 7);
+    struct serve_event ev = rec_event("q", "1");
+    struct timespec t = {1787140800, 0};
+    struct serve_event_job *j, *next;
+    bool nomem;
+    int i;
+
+    CHECK(serve_recorder_tick(r, &t) == NULL);
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    for (i = 1; i < 12; i++) {
+        struct serve_event_job *due;
+
+        CHECK_INT_EQ(serve_recorder_done(r, j, 0, &t, &next), SERVE_EVENT_RETRY);
+        t.tv_sec += 9; /* never before 10 s */
+        CHECK(serve_recorder_tick(r, &t) == NULL);
+        t.tv_sec += 4; /* always by 12.5 s */
+        due = serve_recorder_tick(r, &t);
+        CHECK(due != NULL);
+        if (!due)
+            break;
+        j = due;
+    }
+    CHECK_INT_EQ(serve_recorder_done(r, j, 0, &t, &next), SERVE_EVENT_GAVE_UP);
+    /* a single Event's create answered 409 is dropped quietly */
+    ev = rec_event("q", "2");
+    j = serve_recorder_event(r, &ev, &t, &nomem);
+    CHECK_INT_EQ(serve_recorder_done(r, j, 409, &t, &next), SERVE_EVENT_ALREADY_EXISTS);
+    serve_recorder_free(r);
+}
+
+static void recorder_keeps_at_most_cap(void)
+{
+    struct serve_recorder *r = serve_recorder_new(3, 1);
+    struct timespec t = {1787140800, 0};
+    struct serve_event_job *j, *next;
+    char name[16];
+    bool nomem;
+    int i;
+
+    for (i = 0; i < 5; i++) {
+        struct serve_event ev;
+
+        snprintf(name, sizeof(name), "p%d", i);
+        ev = rec_event(name, "1");
+        j = serve_recorder_event(r, &ev, &t, &nomem);
+        CHECK(j != NULL);
+        serve_recorder_done(r, j, 201, &t, &next);
+    }
+    CHECK_INT_EQ(serve_recorder_size(r), 3);
+    {
+        /* p0 was the least recently seen: forgotten, so it is created again */
+        struct serve_event ev = rec_event("p0", "1");
+
+        j = serve_recorder_event(r, &ev, &t, &nomem);
+        CHECK(j && j->verb == SERVE_EVENT_CREATE);
+        serve_event_job_free(j);
+        /* p4 is still known: its second occurrence makes a series */
+        ev = rec_event("p4", "1");
+        j = serve_recorder_event(r, &ev, &t, &nomem);
+        CHECK(j && j->verb == SERVE_EVENT_PATCH);
+        serve_event_job_free(j);
+    }
+    serve_recorder_free(r);
 }
 
 static int probe_handler(void *ud, const char *path, struct buf *body, const char **ctype)
@@ -319,6 +633,11 @@ static const struct test_case cases[] = {
     {"PodScheduled condition patch", events_condition_patch},
     {"lease body", events_lease_body},
     {"metrics text exposition", metrics_render_has_families},
+    {"metric numbers as Go writes them", metrics_numbers_as_go_writes_them},
+    {"recorder aggregates repeated events into a series", recorder_aggregates_into_a_series},
+    {"recorder creates an expired series again", recorder_recreates_an_expired_event},
+    {"recorder retries a write 12 times", recorder_retries_twelve_times},
+    {"recorder keeps at most its cap", recorder_keeps_at_most_cap},
     {"probe server answers GET", httpd_answers_probes},
     {"idle clients do not delay probes", httpd_idle_clients_do_not_delay_probes},
     {"request parser", httpd_request_parser},

@@ -43,6 +43,12 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- if not (has .Values.gpulabel.migStrategy (list "none" "single" "mixed")) -}}
 {{- fail (printf "gpulabel.migStrategy: %q (want none, single or mixed)" .Values.gpulabel.migStrategy) -}}
 {{- end -}}
+{{- if not (has (.Values.gpulabel.loggingFormat | default "text") (list "text" "json")) -}}
+{{- fail (printf "gpulabel.loggingFormat: %q (want text or json)" .Values.gpulabel.loggingFormat) -}}
+{{- end -}}
+{{- if not (has (.Values.gpusched.loggingFormat | default "text") (list "text" "json")) -}}
+{{- fail (printf "gpusched.loggingFormat: %q (want text or json)" .Values.gpusched.loggingFormat) -}}
+{{- end -}}
 {{- if not (has .Values.gpusched.profile (list "default" "gpu")) -}}
 {{- fail (printf "gpusched.profile: %q (want default or gpu)" .Values.gpusched.profile) -}}
 {{- end -}}

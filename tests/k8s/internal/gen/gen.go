@@ -164,6 +164,8 @@ type G struct {
 	Classes []string
 	// RuntimeClass names with overhead
 	Runtimes []string
+	// the volumelimits feature's pools (volumes.go)
+	vol *volumesState
 
 	uid int
 }

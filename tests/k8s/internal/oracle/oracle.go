@@ -260,6 +260,11 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 			return err
 		}
 	}
+	for _, o := range ephemeralClaims(c) {
+		if err := add(o); err != nil {
+			return err
+		}
+	}
 	nbound := 0
 	for _, p := range c.Pods {
 		if p.Spec.NodeName == "" || terminal(p) {
