@@ -534,6 +534,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
 
     c->nodes_version++; /* (spread.c's topology columns) */
     uint32_t id, slot, i, live = 0;
+    bool relabel;
     int rc = -ENOMEM;
 
     if (!node->name || !*node->name)
@@ -571,10 +572,17 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
             goto out;
         x->alloc = node->allocatable.scalars[i].value;
     }
+    /* InterPodAffinity's counts by topology pair follow the node's labels */
+    relabel = s->present && (s->nlabels != node->labels.n ||
+                             memcmp(s->labels, labels, node->labels.n * sizeof(*labels)));
+    if (relabel)
+        sched_ipa_node_unindex(c, slot);
     free(s->labels);
     free(s->taints);
     s->labels = labels;
     s->nlabels = (uint32_t)node->labels.n;
+    if (relabel)
+        sched_ipa_node_index(c, slot);
     s->taints = taints;
     s->ntaints = (uint32_t)node->ntaints;
     labels = NULL;
@@ -601,6 +609,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
         s->order_index = c->norder;
         c->order[c->norder++] = slot;
         c->lite[slot].cls = SCHED_NOID;
+        sched_ipa_node_index(c, slot); /* its pods count again */
     }
     bump_gen(c, slot);
     class_unref(c, c->lite[slot].cls);
@@ -634,6 +643,7 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name)
     if (slot == SCHED_NOID || !c->slots[slot].present)
         return -ENOENT;
     c->nodes_version++;
+    sched_ipa_node_unindex(c, slot);
     idx = c->slots[slot].order_index;
     last = c->order[--c->norder];
     c->order[idx] = last;
@@ -830,6 +840,8 @@ static void pod_detach(struct sched_cluster *c, struct sched_pod *p)
     s->pods[i] = s->pods[--s->npods];
     s->pods[i]->index_in_slot = i;
     sched_ipa_pod_detach(c, p);
+    if (c->spread_pod_hook)
+        c->spread_pod_hook(c, p, -1);
     sched_slot_usage_apply(c, p->slot, p, -1);
     if (p->priority == c->hot[p->slot].min_prio)
         slot_min_prio(c, p->slot);
@@ -957,6 +969,8 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
     c->npods++;
     p->index_in_slot = s->npods;
     s->pods[s->npods++] = p;
+    if (c->spread_pod_hook)
+        c->spread_pod_hook(c, p, +1);
     sched_slot_usage_apply(c, p->slot, p, +1);
     if (p->priority < c->hot[p->slot].min_prio)
         c->hot[p->slot].min_prio = p->priority;
@@ -1053,6 +1067,9 @@ int sched_cluster_mark_preempted(struct sched_cluster *c, const char *namespace_
     if (!p)
         return -ENOENT;
     if (on) {
+        /* a terminating pod leaves PodTopologySpread's counts */
+        if (c->spread_pod_hook && !p->terminating)
+            c->spread_pod_hook(c, p, -1);
         p->marked = p->terminating = p->by_preemption = true;
     } else if (p->marked) {
         /* the deletion failed: back to what the API last said (a pod the API showed

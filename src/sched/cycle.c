@@ -694,8 +694,9 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
     cy->bal_skip = cp->cpu == 0 && cp->mem == 0;
     if (scratch_reserve(c, n, c->nclasses))
         goto out;
+    /* (each row is cleared where it is first written: with node sampling most are only marked
+     * skipped, and nothing reads more of a skipped row than its plugin) */
     cy->out = c->s_out;
-    memset(cy->out, 0, n * sizeof(*cy->out));
     vc = c->s_vc;
     vc_done = c->s_vc_done;
     memset(vc_done, 0, c->nclasses);
@@ -706,6 +707,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         /* PreFilter rejected the pod: every node carries its status (reported through the
          * PreFilter message, not the histogram) */
         for (i = 0; i < n; i++) {
+            memset(&cy->out[i], 0, sizeof(cy->out[i]));
             cy->out[i].plugin = cp->prefilter_plugin ? cp->prefilter_plugin : SCHED_PL_AFFINITY;
             cy->out[i].reason = SCHED_R_AFFINITY_CONFLICT;
             cy->out[i].unresolvable = true;
@@ -727,6 +729,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         struct sched_nodeout *o = &cy->out[i];
 
         if (inset && !inset[i]) {
+            memset(o, 0, sizeof(*o));
             o->plugin = SCHED_PL_AFFINITY;
             o->reason = SCHED_R_AFFINITY_PREFILTER;
             o->unresolvable = true;
@@ -737,6 +740,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
     if ((nom = nominated_first(c, cp)) != SCHED_NOID) {
         struct sched_nodeout *o = &cy->out[nom];
 
+        memset(o, 0, sizeof(*o));
         if (ref)
             sched_ref_node(c, p, cp, c->order[nom], o);
         else
@@ -769,6 +773,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
         uint32_t j = start + k < m ? start + k : start + k - m;
         struct sched_nodeout *o = &cy->out[cand[j]];
 
+        memset(o, 0, sizeof(*o));
         if (ref)
             sched_ref_node(c, p, cp, c->order[cand[j]], o);
         else

@@ -30,6 +30,7 @@
 #include "sched/intern.h"
 #include "sched/interpod.h"
 #include "sched/message.h"
+#include "sched/reference.h"
 #include "sched/sched-int.h"
 #include "sched/spread.h"
 #include "sched/volumes.h"
@@ -117,7 +118,8 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *plugin = SCHED_PL_SPREAD;
         return 1;
     }
-    if ((m = sched_ipa_dry_filter(c, cp, d->ipa, slot))) {
+    if ((m = cp->ref ? sched_ref_ipa_dry_filter(c, cp, slot, d->on, d->non)
+                     : sched_ipa_dry_filter(c, cp, d->ipa, slot))) {
         *plugin = SCHED_PL_INTERPOD;
         *reason = m;
         return 1;
@@ -174,12 +176,15 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     for (i = 0; c->lite[slot].nnom && i < c->nnoms; i++) {
         struct sched_pod *q = c->noms[i];
         if (q->slot == slot && q->priority >= cp->priority &&
-            (strcmp(q->name, cp->src->name) || strcmp(q->ns, cp->src->namespace_)))
+            (strcmp(q->name, cp->src->name) || strcmp(q->ns, cp->src->namespace_))) {
             d.on[d.non++] = q;
+            if (sched_ipa_dry_nominate(c, cp, d.ipa, q))
+                goto out;
+        }
     }
     dry_recount(c, cp, &d);
-    /* InterPodAffinity's counts (d.ipa) follow the victims through RemovePod / AddPod; the
-     * nominated pods above are not added to them (kube-scheduler adds them): a known gap */
+    /* InterPodAffinity's counts (d.ipa) follow the victims through RemovePod / AddPod, and
+     * its Filter runs with the nominated pods above and then without them */
     if (dry_fits(c, slot, cp, &d, &pn->reason_plugin, &pn->reason)) {
         rc = 0;
         goto out;

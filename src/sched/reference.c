@@ -183,18 +183,68 @@ static bool ref_all_match(const struct sched_pterm *t, uint32_t n, uint32_t nsid
     return n > 0;
 }
 
+/* The pods the reference counts on node m: its own, or, for the node of a preemption dry run
+ * (dry), the pods left there (on), the nominated ones among them only with noms. */
+struct ref_pods {
+    const struct sched_slot *dry;
+    struct sched_pod *const *on;
+    uint32_t non;
+    bool noms;
+};
+
+static uint32_t ref_npods(const struct ref_pods *rp, const struct sched_slot *m)
+{
+    return rp && m == rp->dry ? rp->non : m->npods;
+}
+
+/* ref_pod is the i-th pod on m, or NULL when the dry run leaves it out */
+static const struct sched_pod *ref_pod(const struct ref_pods *rp, const struct sched_slot *m,
+                                       uint32_t i)
+{
+    if (!rp || m != rp->dry)
+        return m->pods[i];
+    return rp->on[i]->nominated && !rp->noms ? NULL : rp->on[i];
+}
+
+/* PreFilter's skip, from scratch: the filter runs when the pod has required terms or an
+ * existing pod's required anti-affinity term matches it (on a node with the term's key) */
+static bool ref_ipa_filter_on(const struct sched_cluster *c, const struct sched_cpod *cp)
+{
+    const struct sched_pterms *own = sched_ipa_own_terms(cp);
+    uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k;
+    const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
+    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+
+    if (nsid == SCHED_NOID)
+        return false; /* no pod has terms */
+    if (own && (own->naff_req || own->nanti_req))
+        return true;
+    for (k = 0; k < c->norder; k++) {
+        const struct sched_slot *m = &c->slots[c->order[k]];
+        for (i = 0; i < m->npods; i++) {
+            const struct sched_pod *q = m->pods[i];
+            for (j = 0; q->terms && j < q->terms->nanti_req; j++)
+                if (sched_ipa_term_matches(&q->terms->anti_req[j], nsid, l, nl, ns) &&
+                    ref_label_id(c, m, q->terms->anti_req[j].tkey))
+                    return true;
+        }
+    }
+    return false;
+}
+
 /* The Filter read straight from its rules, every pod of every present node looked at for
- * this node: 0 when it passes, else the reason id. */
+ * this node (rp: a dry run's pods): 0 when it passes, else the reason id. */
 static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
-                               const struct sched_slot *s, bool *un)
+                               const struct sched_slot *s, const struct ref_pods *rp, bool *un)
 {
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k, t;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
     const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_pod *q;
 
     *un = false;
-    if (!sched_ipa_filter_on(cp))
+    if (!ref_ipa_filter_on(c, cp))
         return 0;
     if (own && own->naff_req) {
         bool exist = true, any = false;
@@ -208,12 +258,11 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
             bool found = false;
             for (k = 0; k < c->norder && !found; k++) {
                 const struct sched_slot *m = &c->slots[c->order[k]];
-                for (i = 0; i < m->npods && !found; i++) {
-                    const struct sched_pod *q = m->pods[i];
-                    found = ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels,
+                for (i = 0; i < ref_npods(rp, m) && !found; i++)
+                    found = (q = ref_pod(rp, m, i)) &&
+                            ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels,
                                           q->nlabels) &&
                             ref_same_domain(c, m, s, own->aff_req[t].tkey);
-                }
             }
             exist &= found;
         }
@@ -222,9 +271,9 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
              * matches its own terms */
             for (k = 0; k < c->norder && !any; k++) {
                 const struct sched_slot *m = &c->slots[c->order[k]];
-                for (i = 0; i < m->npods && !any; i++) {
-                    const struct sched_pod *q = m->pods[i];
-                    if (!ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels, q->nlabels))
+                for (i = 0; i < ref_npods(rp, m) && !any; i++) {
+                    if (!(q = ref_pod(rp, m, i)) ||
+                        !ref_all_match(own->aff_req, own->naff_req, q->nsid, q->labels, q->nlabels))
                         continue;
                     for (t = 0; t < own->naff_req && !any; t++)
                         any = ref_label_id(c, m, own->aff_req[t].tkey) != NULL;
@@ -238,8 +287,9 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
     }
     for (k = 0; k < c->norder; k++) {
         const struct sched_slot *m = &c->slots[c->order[k]];
-        for (i = 0; i < m->npods; i++) {
-            const struct sched_pod *q = m->pods[i];
+        for (i = 0; i < ref_npods(rp, m); i++) {
+            if (!(q = ref_pod(rp, m, i)))
+                continue;
             for (t = 0; own && t < own->nanti_req; t++)
                 if (sched_ipa_term_matches(&own->anti_req[t], q->nsid, q->labels, q->nlabels,
                                            NULL) &&
@@ -249,8 +299,9 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
     }
     for (k = 0; k < c->norder; k++) {
         const struct sched_slot *m = &c->slots[c->order[k]];
-        for (i = 0; i < m->npods; i++) {
-            const struct sched_pod *q = m->pods[i];
+        for (i = 0; i < ref_npods(rp, m); i++) {
+            if (!(q = ref_pod(rp, m, i)))
+                continue;
             for (j = 0; q->terms && j < q->terms->nanti_req; j++)
                 if (sched_ipa_term_matches(&q->terms->anti_req[j], nsid, l, nl, ns) &&
                     ref_same_domain(c, m, s, q->terms->anti_req[j].tkey))
@@ -258,6 +309,22 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
         }
     }
     return 0;
+}
+
+uint32_t sched_ref_ipa_dry_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                  uint32_t slot, struct sched_pod *const *on, uint32_t non)
+{
+    struct ref_pods rp = {&c->slots[slot], on, non, true};
+    uint32_t i, r;
+    bool un, noms = false;
+
+    for (i = 0; i < non; i++)
+        noms |= on[i]->nominated;
+    /* RunFilterPluginsWithNominatedPods: with the nominated pods, then without them */
+    if (noms && (r = ref_ipa_filter(c, cp, &c->slots[slot], &rp, &un)))
+        return r;
+    rp.noms = false;
+    return ref_ipa_filter(c, cp, &c->slots[slot], &rp, &un);
 }
 
 static int64_t ref_term_score(const struct sched_cluster *c, const struct sched_pterm *t, int64_t w,
@@ -279,8 +346,8 @@ static int64_t ref_ipa_score(const struct sched_cluster *c, const struct sched_c
     const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
     int64_t sum = 0;
 
-    if (!sched_ipa_score_on(cp))
-        return 0;
+    if (nsid == SCHED_NOID)
+        return 0; /* no pod has terms */
     for (k = 0; k < c->norder; k++) {
         const struct sched_slot *m = &c->slots[c->order[k]];
         for (i = 0; i < m->npods; i++) {
@@ -496,7 +563,7 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         o->unresolvable = un;
         return;
     }
-    if ((o->reason = ref_ipa_filter(c, cp, s, &o->unresolvable))) {
+    if ((o->reason = ref_ipa_filter(c, cp, s, NULL, &o->unresolvable))) {
         o->plugin = SCHED_PL_INTERPOD;
         return;
     }

@@ -12,4 +12,11 @@
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
                     const struct sched_cpod *cp, uint32_t slot, struct sched_nodeout *o);
 
+/* sched_ref_ipa_dry_filter is InterPodAffinity's Filter in a preemption dry run on the node at
+ * slot, from scratch: the node holds only on[0..non) (its pods left and the pods nominated to
+ * it, which count in a first pass and not in the second); 0 or the reason id. It must answer
+ * what sched_ipa_dry_filter answers. */
+uint32_t sched_ref_ipa_dry_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                  uint32_t slot, struct sched_pod *const *on, uint32_t non);
+
 #endif

@@ -209,7 +209,8 @@ struct sched_ns { /* a Namespace object: name and labels (sorted by key id) */
     uint32_t nlabels;
 };
 
-struct sched_ipa; /* a cycle's InterPodAffinity PreFilter and PreScore state (interpod.c) */
+struct sched_ipa;       /* a cycle's InterPodAffinity PreFilter and PreScore state (interpod.c) */
+struct sched_ipa_index; /* InterPodAffinity's counts kept by the cluster (interpod.c) */
 
 struct sched_slot {
     char *name;
@@ -257,6 +258,8 @@ struct sched_pod {
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;
     uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
+    uint32_t *ipa_lpos; /* interpod.c: the pod's position in the index's list of the pods of
+                           each of its labels (by label), NULL until a list holds it */
     char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
                                    none): VolumeRestrictions' ReadWriteOncePod rule; generic
                                    ephemeral volumes' claims included; then, in the same block,
@@ -344,6 +347,9 @@ struct sched_cluster {
     /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
      * (which reads the filters, which read the cluster) */
     void (*spread_src_free)(struct sched_spread_sources *);
+    /* spread.c's counts of matching pods by node slot: called with +1 when a pod joins its
+     * slot and -1 when it leaves (or turns terminating); NULL until spread.c keeps counts */
+    void (*spread_pod_hook)(struct sched_cluster *, const struct sched_pod *, int);
     uint64_t nodes_version; /* bumped by every node add, update and removal */
     /* InterPodAffinity (interpod.c): Namespace objects, the pods with pod affinity terms
      * (kube-scheduler's PodsWithAffinity) and its reason ids */
@@ -351,6 +357,7 @@ struct sched_cluster {
     uint32_t nnss, cnss;
     struct sched_pod **aff_pods;
     uint32_t naff_pods, caff_pods;
+    struct sched_ipa_index *ipa_idx; /* its counts, kept as pods and nodes change */
     uint32_t r_ipa_aff, r_ipa_anti, r_ipa_existing;
     /* ImageLocality (image.c): per image name id, the size first reported and the number of
      * nodes that have it */
@@ -447,6 +454,8 @@ struct sched_cpod {
     struct sched_ipa *ipa; /* InterPodAffinity state, NULL when the plugin has nothing to do */
     uint32_t *images;      /* ImageLocality: normalised image names of the containers */
     uint32_t nimages, nimage_refs; /* ids found on some node; images counted (containers) */
+    bool ref; /* the reference path's cycle (sched_run): the plugins' PreFilter state is
+                 counted from scratch, not read from what the cluster keeps */
 };
 
 /* A pod's requests in interned form (usage.h). */

@@ -235,6 +235,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     }
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
+    cp.ref = ref;
     if (sched_volumes_prefilter(c, &cp) || sched_spread_prefilter(c, &cp)) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;

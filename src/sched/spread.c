@@ -17,6 +17,7 @@
 #include "kube/labels.h"
 #include "sched/filter.h"
 #include "sched/intern.h"
+#include "sched/interpod.h"
 #include "sched/sched-int.h"
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"
@@ -47,13 +48,39 @@ struct topo_col {
     uint64_t last_use;
 };
 
+/* The matching pods of every node slot for one (namespace, selector), kept as pods come and
+ * go (the cluster's spread_pod_hook), so that a cycle does not count every pod of the
+ * cluster: countPodsMatchSelector per node, counted the first time the selector is seen from
+ * the pods carrying the label of its first In requirement (sched_ipa_label_pods), or from
+ * every pod when it has none. The least recently used is dropped beyond SPREAD_COUNTERS,
+ * never one the current cycle uses. */
+#define SPREAD_COUNTERS 256
+struct slot_counter {
+    bool used;
+    uint32_t ns;
+    struct sreq *reqs; /* one malloc'ed block with the values */
+    uint32_t nreqs;
+    int32_t *cnt; /* by slot */
+    uint32_t ncnt;
+    uint64_t last_use, cycle;
+};
+
 struct sched_spread_sources {
     struct sched_spread_src **svc; /* the Services (DefaultSelector lists them per cycle) */
     uint32_t nsvc, csvc;
     struct keymap by_key; /* key -> every Service and controller */
     struct topo_col cols[SPREAD_COLS];
     uint64_t clock;
+    struct slot_counter ctrs[SPREAD_COUNTERS];
+    uint64_t cycle; /* sched_spread_prefilter calls */
 };
+
+static void counter_drop(struct slot_counter *k)
+{
+    free(k->reqs);
+    free(k->cnt);
+    memset(k, 0, sizeof(*k));
+}
 
 void sched_spread_sources_free(struct sched_spread_sources *s)
 {
@@ -63,6 +90,8 @@ void sched_spread_sources_free(struct sched_spread_sources *s)
         return;
     for (i = 0; i < SPREAD_COLS; i++)
         free(s->cols[i].val);
+    for (i = 0; i < SPREAD_COUNTERS; i++)
+        counter_drop(&s->ctrs[i]);
     for (i = 0; i < s->by_key.cap; i++)
         if (s->by_key.slots[i].key)
             free(s->by_key.slots[i].value);
@@ -306,7 +335,7 @@ struct sc {
     uint32_t dom_mask;
     /* the matching pods of each node slot, counted once per cycle (shared by constraints
      * with the same selector, as the two system defaults are) */
-    int32_t *slot_count;
+    const int32_t *slot_count;
     const uint32_t *col; /* the topology key's value on every slot (topo_column) */
     int64_t min;         /* smallest count (PreFilter) */
     double weight;       /* PreScore: log(domains + 2) */
@@ -327,8 +356,8 @@ static int64_t count_pods(const struct ssel *s, uint32_t ns, struct sched_pod *c
     int64_t n = 0;
     uint32_t i;
 
-    if (!s->nothing && !s->n)
-        return 0;
+    if (s->nothing || !s->n)
+        return 0; /* (a nil selector matches no pod) */
     for (i = 0; i < npods; i++) {
         const struct sched_pod *p = pods[i];
         if (p->terminating || p->nsid != ns)
@@ -457,12 +486,152 @@ static int doms_build(struct arena *a, struct sc *k, struct dom *d, uint32_t n)
     return 0;
 }
 
-/* slot_counts fills sp->v[i].slot_count: the matching pods of every present node */
-static int slot_counts(const struct sched_cluster *c, const struct sched_cpod *cp,
+/* ---------------------------------------------------------------- counts per node slot */
+
+static bool counter_matches(const struct slot_counter *k, const struct sched_pod *p)
+{
+    struct ssel sel = {false, k->reqs, k->nreqs, k->nreqs};
+
+    return !p->terminating && p->nsid == k->ns && ssel_matches(&sel, p->labels, p->nlabels);
+}
+
+/* counter_cover makes k's counts cover n slots (the new ones 0); 0 or -ENOMEM */
+static int counter_cover(struct slot_counter *k, uint32_t n)
+{
+    int32_t *v;
+
+    if (n <= k->ncnt)
+        return 0;
+    if (!(v = realloc(k->cnt, n * sizeof(*v))))
+        return -ENOMEM;
+    memset(v + k->ncnt, 0, (n - k->ncnt) * sizeof(*v));
+    k->cnt = v;
+    k->ncnt = n;
+    return 0;
+}
+
+/* the cluster's hook: pod p joins (+1) or leaves (-1) its slot, or stops counting
+ * (terminating) */
+static void pod_hook(struct sched_cluster *c, const struct sched_pod *p, int sign)
+{
+    struct sched_spread_sources *s = c->spread_src;
+    uint32_t i;
+
+    for (i = 0; s && i < SPREAD_COUNTERS; i++) {
+        struct slot_counter *k = &s->ctrs[i];
+        if (!k->used || !counter_matches(k, p))
+            continue;
+        if (counter_cover(k, (p->slot < c->nslots ? c->nslots : p->slot + 1))) {
+            counter_drop(k); /* counted again from the pods when next needed */
+            continue;
+        }
+        k->cnt[p->slot] += sign;
+    }
+}
+
+static bool reqs_equal(const struct sreq *a, const struct sreq *b, uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i++)
+        if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].invalid != b[i].invalid ||
+            a[i].nvals != b[i].nvals ||
+            (a[i].nvals && memcmp(a[i].vals, b[i].vals, a[i].nvals * sizeof(uint32_t))))
+            return false;
+    return true;
+}
+
+/* slot_counter_get returns the counts by slot of the pods of namespace ns that sel (with
+ * requirements) matches, covering every slot; NULL when out of memory or when every counter
+ * is in use by this cycle */
+static const int32_t *slot_counter_get(struct sched_cluster *c, const struct ssel *sel, uint32_t ns)
+{
+    struct sched_spread_sources *s = c->spread_src;
+    struct slot_counter *k = NULL, *free_k = NULL;
+    uint32_t i, j;
+    size_t size;
+    char *b;
+
+    if (!s)
+        return NULL;
+    for (i = 0; i < SPREAD_COUNTERS; i++) {
+        struct slot_counter *e = &s->ctrs[i];
+        if (e->used && e->ns == ns && e->nreqs == sel->n &&
+            reqs_equal(e->reqs, sel->reqs, sel->n)) {
+            k = e;
+            break;
+        }
+        if (!e->used) {
+            if (!free_k || free_k->used)
+                free_k = e;
+        } else if (e->cycle != s->cycle &&
+                   (!free_k || (free_k->used && e->last_use < free_k->last_use))) {
+            free_k = e;
+        }
+    }
+    if (!k) {
+        if (!(k = free_k))
+            return NULL;
+        counter_drop(k);
+        size = sel->n * sizeof(*k->reqs);
+        for (i = 0; i < sel->n; i++)
+            size += sel->reqs[i].nvals * sizeof(uint32_t);
+        if (!(b = malloc(size + 1)))
+            return NULL;
+        k->reqs = (struct sreq *)b;
+        b += sel->n * sizeof(*k->reqs);
+        for (i = 0; i < sel->n; i++) {
+            k->reqs[i] = sel->reqs[i];
+            k->reqs[i].vals = (uint32_t *)b;
+            memcpy(b, sel->reqs[i].vals, sel->reqs[i].nvals * sizeof(uint32_t));
+            b += sel->reqs[i].nvals * sizeof(uint32_t);
+        }
+        k->nreqs = sel->n;
+        k->ns = ns;
+        k->used = true;
+        if (counter_cover(k, c->nslots + 1)) {
+            counter_drop(k);
+            return NULL;
+        }
+        /* the first count: the pods carrying the first In requirement's label, or every pod */
+        for (i = 0; i < sel->n && (sel->reqs[i].op != KUBE_OP_IN || !sel->reqs[i].nvals); i++)
+            ;
+        if (i < sel->n) {
+            const struct sreq *r = &sel->reqs[i];
+            for (j = 0; j < r->nvals; j++) {
+                struct sched_pod *const *pods;
+                uint32_t np, m;
+                if (sched_ipa_label_pods(c, r->key, r->vals[j], &pods, &np)) {
+                    counter_drop(k);
+                    return NULL;
+                }
+                for (m = 0; m < np; m++)
+                    k->cnt[pods[m]->slot] += counter_matches(k, pods[m]);
+            }
+        } else {
+            for (i = 0; i < c->nslots; i++)
+                for (j = 0; j < c->slots[i].npods; j++)
+                    k->cnt[i] += counter_matches(k, c->slots[i].pods[j]);
+        }
+        c->spread_pod_hook = pod_hook;
+    }
+    if (counter_cover(k, c->nslots + 1)) {
+        counter_drop(k);
+        return NULL;
+    }
+    k->last_use = ++s->clock;
+    k->cycle = s->cycle;
+    return k->cnt;
+}
+
+/* slot_counts fills sp->v[i].slot_count: the matching pods of every present node, from the
+ * counts the cluster keeps or, on the reference path, by looking at every pod */
+static int slot_counts(struct sched_cluster *c, const struct sched_cpod *cp,
                        struct sched_spread *sp, uint32_t i)
 {
     struct sc *q = &sp->v[i];
     uint32_t j, oi;
+    int32_t *counts;
 
     if (q->slot_count)
         return 0;
@@ -474,12 +643,16 @@ static int slot_counts(const struct sched_cluster *c, const struct sched_cpod *c
             return 0;
         }
     }
-    if (!(q->slot_count = arena_alloc(cp->arena, (c->nslots + 1) * sizeof(*q->slot_count))))
+    if (!cp->ref && !q->sel.nothing && q->sel.n &&
+        (q->slot_count = slot_counter_get(c, &q->sel, sp->ns)))
+        return 0;
+    if (!(counts = arena_alloc(cp->arena, (c->nslots + 1) * sizeof(*counts))))
         return -ENOMEM;
     for (oi = 0; oi < c->norder; oi++) {
         const struct sched_slot *s = &c->slots[c->order[oi]];
-        q->slot_count[c->order[oi]] = (int32_t)count_pods(&q->sel, sp->ns, s->pods, s->npods);
+        counts[c->order[oi]] = (int32_t)count_pods(&q->sel, sp->ns, s->pods, s->npods);
     }
+    q->slot_count = counts;
     return 0;
 }
 
@@ -636,6 +809,7 @@ int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         if (!(sp->v[i].col = topo_column(c, sp->v[i].key)))
             return -ENOMEM;
     cp->spread = sp;
+    c->spread_src->cycle++; /* (the counters this cycle reads stay) */
     /* selfMatch needs the pod's labels interned */
     {
         struct sched_idlabel *pl = NULL;

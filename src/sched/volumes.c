@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/keymap.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
 #include "sched/intern.h"
@@ -33,7 +34,9 @@ struct sched_volumes {
     uint32_t ncaps, ccaps;
     struct kube_volume_attachment *vas;
     uint32_t nvas, cvas;
-    struct arena arena;        /* names written by sched_volumes_assume, ephemeral claims */
+    struct keymap pvc_at, pv_at; /* "namespace/name" and name -> index + 1 (keys in arena) */
+    struct arena
+        arena; /* names written by sched_volumes_assume, ephemeral claims, the maps' keys */
     struct kube_label *labels; /* scratch: a node's labels as strings */
     uint32_t clabels;
     uint32_t r_zone, r_rwop, r_limit; /* reason ids, 0 until needed */
@@ -119,6 +122,8 @@ void sched_volumes_free(struct sched_volumes *v)
     free(v->caps);
     free(v->vas);
     free(v->labels);
+    keymap_release(&v->pvc_at);
+    keymap_release(&v->pv_at);
     arena_free(&v->arena);
     free(v);
 }
@@ -140,20 +145,45 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
     return 0;
 }
 
+/* pvc_key writes "namespace/name" into buf (size n); false when it does not fit */
+static bool pvc_key(char *buf, size_t n, const char *ns, const char *name)
+{
+    int k = snprintf(buf, n, "%s/%s", ns, name);
+
+    return k >= 0 && (size_t)k < n;
+}
+
+/* the index + 1 of the entry of key in m (0: none); claims and volumes are never removed */
+static uint32_t index_of(const struct keymap *m, const char *key)
+{
+    return (uint32_t)(uintptr_t)keymap_get(m, key);
+}
+
+/* index_put records key (copied) -> i in m; 0 or -ENOMEM */
+static int index_put(struct sched_volumes *v, struct keymap *m, const char *key, uint32_t i)
+{
+    char *k = arena_strdup(&v->arena, key);
+
+    return k ? keymap_put(m, k, (void *)(uintptr_t)(i + 1), NULL) : -ENOMEM;
+}
+
 int sched_cluster_set_pvc(struct sched_cluster *c, const struct kube_pvc *pvc, struct err *err)
 {
     struct sched_volumes *v = vols(c, err);
+    char key[1024];
     uint32_t i;
 
     if (!v)
         return -ENOMEM;
-    for (i = 0; i < v->npvcs; i++)
-        if (!strcmp(v->pvcs[i].name, pvc->name) &&
-            !strcmp(v->pvcs[i].namespace_, pvc->namespace_)) {
-            v->pvcs[i] = *pvc;
-            return 0;
-        }
-    if (grow((void **)&v->pvcs, &v->cpvcs, v->npvcs + 1, sizeof(*v->pvcs)))
+    if (!pvc_key(key, sizeof(key), pvc->namespace_, pvc->name))
+        return err_set(err, -EINVAL, "persistentvolumeclaim %s/%s: name too long", pvc->namespace_,
+                       pvc->name);
+    if ((i = index_of(&v->pvc_at, key))) {
+        v->pvcs[i - 1] = *pvc;
+        return 0;
+    }
+    if (grow((void **)&v->pvcs, &v->cpvcs, v->npvcs + 1, sizeof(*v->pvcs)) ||
+        index_put(v, &v->pvc_at, key, v->npvcs))
         return err_set(err, -ENOMEM, "out of memory");
     v->pvcs[v->npvcs++] = *pvc;
     return 0;
@@ -166,12 +196,12 @@ int sched_cluster_set_pv(struct sched_cluster *c, const struct kube_pv *pv, stru
 
     if (!v)
         return -ENOMEM;
-    for (i = 0; i < v->npvs; i++)
-        if (!strcmp(v->pvs[i].name, pv->name)) {
-            v->pvs[i] = *pv;
-            return 0;
-        }
-    if (grow((void **)&v->pvs, &v->cpvs, v->npvs + 1, sizeof(*v->pvs)))
+    if ((i = index_of(&v->pv_at, pv->name))) {
+        v->pvs[i - 1] = *pv;
+        return 0;
+    }
+    if (grow((void **)&v->pvs, &v->cpvs, v->npvs + 1, sizeof(*v->pvs)) ||
+        index_put(v, &v->pv_at, pv->name, v->npvs))
         return err_set(err, -ENOMEM, "out of memory");
     v->pvs[v->npvs++] = *pv;
     return 0;
@@ -200,22 +230,18 @@ int sched_cluster_set_storage_class(struct sched_cluster *c, const struct kube_s
 
 static long find_pvc(const struct sched_volumes *v, const char *ns, const char *name)
 {
-    uint32_t i;
+    char key[1024];
 
-    for (i = 0; v && i < v->npvcs; i++)
-        if (!strcmp(v->pvcs[i].name, name) && !strcmp(v->pvcs[i].namespace_, ns))
-            return (long)i;
-    return -1;
+    if (!v || !pvc_key(key, sizeof(key), ns, name))
+        return -1;
+    return (long)index_of(&v->pvc_at, key) - 1;
 }
 
 static struct kube_pv *find_pv(const struct sched_volumes *v, const char *name)
 {
-    uint32_t i;
+    uint32_t i = v ? index_of(&v->pv_at, name) : 0;
 
-    for (i = 0; v && i < v->npvs; i++)
-        if (!strcmp(v->pvs[i].name, name))
-            return &v->pvs[i];
-    return NULL;
+    return i ? &v->pvs[i - 1] : NULL;
 }
 
 static const struct kube_storage_class *find_sc(const struct sched_volumes *v, const char *name)

@@ -129,6 +129,8 @@ static void rand_terms(struct arena *a, struct kube_pod_affinity_term **out, siz
 }
 
 static unsigned terms_one_in = 2; /* pods with pod affinity terms: one in this many */
+static unsigned noms_per_round;   /* pending pods nominated to random nodes after each pod */
+static unsigned ipa_dry_rejects;  /* preemption texts with an InterPodAffinity reason */
 
 static void rand_pod_affinity(struct arena *a, struct kube_pod *p)
 {
@@ -372,6 +374,10 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
         after_ref = c->next_start;
         c->next_start = start;
         compare(what, &rf, &xf, &rr, &xr);
+        if (rf.message && strstr(rf.message, "preemption: 0/") &&
+            strstr(strstr(rf.message, "preemption: 0/"), "pod"))
+            ipa_dry_rejects +=
+                strstr(strstr(rf.message, "preemption: 0/"), "affinity rules") != NULL;
         for (size_t v = 0; v < xf.nnodes; v++) {
             spread_rejected +=
                 xf.nodes[v].plugin && !strcmp(xf.nodes[v].plugin, "PodTopologySpread");
@@ -422,8 +428,32 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
             sched_cluster_remove_pod(c, "ns", name);
             break;
         }
+        case 4: { /* a pending pod the nominator holds on a node (filters, the dry run) */
+            char name[32];
+            snprintf(name, sizeof(name), "n%u", rnd(next_node));
+            sched_cluster_nominate(c, rand_pod(&a, 100000 + i, next_node, false), name, &err);
+            break;
+        }
+        case 5: {
+            char name[32];
+            snprintf(name, sizeof(name), "p%u", 100000 + rnd(i + 1));
+            sched_cluster_unnominate(c, "ns", name);
+            break;
+        }
+        case 6: { /* our own preemption evicts a pod: it is terminating at once */
+            char name[32];
+            snprintf(name, sizeof(name), "p%u", rnd(i + 1));
+            sched_cluster_mark_preempted(c, "ns", name, rnd(4) != 0);
+            break;
+        }
         default:
             break;
+        }
+        for (unsigned k = 0; k < noms_per_round; k++) {
+            char name[32];
+            snprintf(name, sizeof(name), "n%u", rnd(next_node));
+            sched_cluster_nominate(c, rand_pod(&a, 200000 + i * 8 + k, next_node, false), name,
+                                   &err);
         }
     }
     sched_cluster_free(c);
@@ -619,6 +649,84 @@ static void equiv_default(void)
     CHECK(spread_scored > 50);
 }
 
+/* many pods nominated to the nodes, many with terms: the preemption dry run counts them in
+ * InterPodAffinity's first pass */
+static void equiv_nominated_dry_run(void)
+{
+    uint64_t s;
+
+    noms_per_round = 2;
+    terms_one_in = 1;
+    ipa_dry_rejects = 0;
+    for (s = 300; s <= 360; s++)
+        run_sized(s, &sched_profile_default, 40, 3 + (unsigned)(s % 6), false);
+    noms_per_round = 0;
+    terms_one_in = 2;
+    CHECK(ipa_dry_rejects > 10);
+}
+
+/* more distinct terms than the counters InterPodAffinity keeps (4,096): the least recently
+ * used are dropped and counted again from the pods when they come back */
+static void equiv_many_terms(void)
+{
+    struct arena a = ARENA_INIT;
+    struct sched_cluster *c = sched_cluster_new();
+    struct err err = {0};
+    unsigned i, k;
+    char what[64], spec[96], val[32];
+
+    rs = 7;
+    for (i = 0; i < 6; i++)
+        CHECK_INT_EQ(sched_cluster_add_node(c, rand_node(&a, i), &err), 0);
+    for (i = 0; i < 4500; i++) {
+        struct kube_pod *p;
+        struct kube_pod_affinity_term *t = zalloc(&a, sizeof(*t));
+        struct kube_requirement *r = zalloc(&a, sizeof(*r));
+        const char **v = zalloc(&a, 2 * sizeof(*v));
+        struct sched_result rf, rr;
+        struct sched_explanation xf, xr;
+
+        /* terms app In (v<j>, w<i>): 4,300 distinct ones, then the first ones again */
+        snprintf(spec, sizeof(spec), "name=ns/m%u cpu=10 label:app=v%u", i, i % 37);
+        p = tb_pod(&a, spec);
+        for (k = 0; k < 2; k++) {
+            snprintf(val, sizeof(val), "v%u", (i % 4300 + k) % 40);
+            v[k] = arena_strdup(&a, val);
+        }
+        snprintf(val, sizeof(val), "w%u", i % 4300);
+        v[1] = arena_strdup(&a, val);
+        *r = (struct kube_requirement){"app", KUBE_OP_IN, v, 2, false};
+        t->label_selector = (struct kube_label_selector){true, r, 1};
+        t->topology_key = PICK(tkeys);
+        if (i % 2) {
+            p->pod_anti_affinity.required = t;
+            p->pod_anti_affinity.nrequired = 1;
+        } else {
+            t->weight = 1 + (int32_t)(i % 7);
+            p->pod_affinity.preferred = t;
+            p->pod_affinity.npreferred = 1;
+        }
+        snprintf(what, sizeof(what), "many terms pod %u", i);
+        memset(&xf, 0, sizeof(xf));
+        memset(&xr, 0, sizeof(xr));
+        CHECK_INT_EQ(sched_run(c, NULL, p, NULL, false, &rf, &xf, &err), 0);
+        CHECK_INT_EQ(sched_run(c, NULL, p, NULL, true, &rr, &xr, &err), 0);
+        compare(what, &rf, &xf, &rr, &xr);
+        if (rf.outcome == SCHED_SCHEDULED && i % 50 == 0)
+            CHECK_INT_EQ(sched_cluster_assume_pod(c, p, rf.node, &err), 0);
+        if (i % 100 == 75) { /* and one in two leaves again */
+            snprintf(val, sizeof(val), "m%u", i - 75);
+            sched_cluster_remove_pod(c, "ns", val);
+        }
+        sched_result_release(&rf);
+        sched_result_release(&rr);
+        sched_explanation_release(&xf);
+        sched_explanation_release(&xr);
+    }
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static void equiv_gpu(void)
 {
     uint64_t s;
@@ -746,6 +854,8 @@ static const struct test_case cases[] = {
     {"fast equals reference, node sampling", equiv_sampling},
     {"fast equals reference, gpu profile on another resource", equiv_other_gpu_resource},
     {"fast equals reference, gpu profile", equiv_gpu},
+    {"fast equals reference, nominated pods in the dry run", equiv_nominated_dry_run},
+    {"fast equals reference, more terms than counters kept", equiv_many_terms},
     {"fast equals reference, v1.25-v1.34 taint wording", equiv_key_value_taint_wording},
     {"fast equals reference, --config weights and fit strategies", equiv_config_strategies},
     {"fast equals reference, preemption with budgets", equiv_preempt},

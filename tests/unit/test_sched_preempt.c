@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sched/preempt.h"
+#include "sched/schedule.h"
 #include "sched/sched-int.h"
 #include "sched_tb.h"
 #include "test.h"
@@ -354,6 +355,95 @@ static void nomination_replaced_and_removed(void)
     arena_free(&a);
 }
 
+/* pod_term gives p one required term "app In app" on kubernetes.io/hostname in its own
+ * namespace: pod affinity, or anti-affinity when anti */
+static struct kube_pod *pod_term(struct arena *a, struct kube_pod *p, bool anti, const char *app)
+{
+    struct kube_pod_affinity_term *t = arena_alloc(a, sizeof(*t));
+    struct kube_requirement *r = arena_alloc(a, sizeof(*r));
+    const char **v = arena_alloc(a, sizeof(*v));
+
+    *v = app;
+    *r = (struct kube_requirement){"app", KUBE_OP_IN, v, 1, false};
+    memset(t, 0, sizeof(*t));
+    t->label_selector = (struct kube_label_selector){true, r, 1};
+    t->topology_key = "kubernetes.io/hostname";
+    if (anti) {
+        p->pod_anti_affinity.required = t;
+        p->pod_anti_affinity.nrequired = 1;
+    } else {
+        p->pod_affinity.required = t;
+        p->pod_affinity.nrequired = 1;
+    }
+    return p;
+}
+
+/* the fast path (sched_schedule_one), the detailed cycle and the reference path all say want */
+static void check_three(struct sched_cluster *c, const struct kube_pod *pod, const char *want)
+{
+    struct sched_result r;
+    struct sched_explanation x;
+    struct err err = {0};
+
+    CHECK_STR_EQ(tb_schedule(c, NULL, pod), want);
+    memset(&x, 0, sizeof(x));
+    CHECK_INT_EQ(sched_run(c, NULL, pod, NULL, false, &r, &x, &err), 0);
+    CHECK_STR_EQ(r.message ? r.message : "-", strchr(want, '|') ? strchr(want, '|') + 2 : want);
+    sched_result_release(&r);
+    sched_explanation_release(&x);
+    memset(&x, 0, sizeof(x));
+    CHECK_INT_EQ(sched_run(c, NULL, pod, NULL, true, &r, &x, &err), 0);
+    CHECK_STR_EQ(r.message ? r.message : "-", strchr(want, '|') ? strchr(want, '|') + 2 : want);
+    sched_result_release(&r);
+    sched_explanation_release(&x);
+}
+
+/* RunFilterPluginsWithNominatedPods in the dry run: InterPodAffinity sees the pods nominated to
+ * the node (priority >= the preemptor's) in a first pass and must pass without them too; its
+ * PreFilter skip (nothing to check before the dry run) holds in the dry run */
+static void nominated_pods_in_interpod_dry_run(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=2000 mem=8192 label:kubernetes.io/hostname=n1", NULL};
+    const char *bound[] = {"name=x/low node=n1 prio=0 cpu=2000", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+    struct err err = {0};
+
+    /* db, nominated to n1, would run there: web avoids app=db */
+    CHECK_INT_EQ(
+        sched_cluster_nominate(c, tb_pod(&a, "name=x/db prio=100 label:app=db"), "n1", &err), 0);
+    check_three(c,
+                pod_term(&a, tb_pod(&a, "name=x/web prio=50 cpu=1000 label:app=web"), true, "db"),
+                "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+                "1 node(s) didn't match pod anti-affinity rules.");
+    /* web wants app=db: with db counted it fits, without it (the second pass) it does not */
+    check_three(c,
+                pod_term(&a, tb_pod(&a, "name=x/web prio=50 cpu=1000 label:app=web"), false, "db"),
+                "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+                "1 node(s) didn't match pod affinity rules.");
+    /* a preemptor of higher priority than db does not count it */
+    check_three(c,
+                pod_term(&a, tb_pod(&a, "name=x/web prio=200 cpu=1000 label:app=web"), true, "db"),
+                "nominated:n1 victims:x/low | 0/1 nodes are available: 1 Insufficient cpu. "
+                "preemption: found a potential placement for pod on node n1, preempting 1 victims");
+    /* db's own anti-affinity to app=web: no pod in the cluster had a term matching web, so
+     * PreFilter skipped the plugin and the dry run does not run it either */
+    CHECK_INT_EQ(sched_cluster_nominate(
+                     c, pod_term(&a, tb_pod(&a, "name=x/db prio=100 label:app=db"), true, "web"),
+                     "n1", &err),
+                 0);
+    check_three(c, tb_pod(&a, "name=x/web prio=50 cpu=1000 label:app=web"),
+                "nominated:n1 victims:x/low | 0/1 nodes are available: 1 Insufficient cpu. "
+                "preemption: found a potential placement for pod on node n1, preempting 1 victims");
+    /* once the filter runs (web has a term of its own), db's anti-affinity counts in the
+     * first pass */
+    check_three(c, pod_term(&a, tb_pod(&a, "name=x/web prio=50 cpu=1000 label:app=web"), true, "x"),
+                "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+                "1 node(s) didn't satisfy existing pods anti-affinity rules.");
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static void ranking(void)
 {
     struct sched_pod p[6];
@@ -505,6 +595,7 @@ static const struct test_case cases[] = {
     {"PodDisruptionBudget violations counted, reprieved first", pdb_violations},
     {"nominated pods hold their room (filters and dry run)", nominated_pods_hold_room},
     {"a nomination is replaced, listed and removed", nomination_replaced_and_removed},
+    {"nominated pods in InterPodAffinity's dry run", nominated_pods_in_interpod_dry_run},
     {"pickOneNodeForPreemption's order and the candidate count", ranking},
     {"simulate evicts the victims and retries the preemptor", simulate_evicts_and_retries},
     {"simulate: same seed, same output", simulate_same_seed_same_output},
