@@ -236,6 +236,8 @@ void manifest_input_release(struct manifest_input *in)
         free(in->priv->rcs);
         free(in->priv->pod_set.slots);
         free(in->priv->node_set.slots);
+        free(in->priv->pvc_at.slots);
+        free(in->priv->pv_at.slots);
         keymap_release(&in->priv->ns_map);
         free(in->priv->stubs);
         arena_free(&in->priv->stub_arena);

@@ -94,6 +94,16 @@ struct manifest_name_set {
     size_t n;
 };
 
+/* An open-addressing index of entries (+1; 0 = empty) of an array that only grows or is cut
+ * back by a rollback (manifest/volumes.c: claims and volumes by name). Entries are never
+ * removed: a lookup skips those at or past the array's count and those whose name differs, so
+ * what a rollback cut off costs a probe, never a wrong answer. */
+struct manifest_index {
+    uint32_t *slots;
+    size_t cap; /* power of two */
+    size_t n;
+};
+
 struct manifest_input_priv {
     size_t cap_nodes, cap_pods, cap_classes, cap_pdbs, cap_warnings, cap_objects, cap_selectors,
         cap_namespaces;
@@ -115,6 +125,7 @@ struct manifest_input_priv {
     struct kube_runtime_class *rcs; /* RuntimeClass objects, input order */
     size_t nrcs, cap_rcs;
     size_t cap_pvcs, cap_pvs, cap_storage_classes; /* manifest/volumes.c */
+    struct manifest_index pvc_at, pv_at;           /* ... and its name indices */
     size_t cap_csi_nodes, cap_csi_drivers, cap_csi_capacities, cap_volume_attachments;
 };
 

@@ -181,13 +181,82 @@ static int owner(struct manifest_ctx *c, const json_t *obj, int line, struct kub
     return 0;
 }
 
+/* pvc_hash and pv_hash: the name indices' hashes; pvc_is and pv_is: entry i is that object */
+static uint64_t pvc_hash(const char *ns, const char *name)
+{
+    return manifest_pod_key_hash(ns, name);
+}
+
+static uint64_t pv_hash(const char *name)
+{
+    return manifest_fnv1a(MANIFEST_FNV_OFFSET, name, strlen(name));
+}
+
+static bool pvc_is(const struct manifest_input *in, size_t i, const char *ns, const char *name)
+{
+    return !strcmp(in->pvcs[i].name, name) && !strcmp(in->pvcs[i].namespace_, ns);
+}
+
+static bool pv_is(const struct manifest_input *in, size_t i, const char *name)
+{
+    return !strcmp(in->pvs[i].name, name);
+}
+
+/* index_find returns the entry of ns/name (ns NULL: a volume) in x, or -1 */
+static long index_find(const struct manifest_input *in, const struct manifest_index *x,
+                       const char *ns, const char *name)
+{
+    size_t count = ns ? in->npvcs : in->npvs, h;
+
+    if (!x->cap)
+        return -1;
+    for (h = (size_t)(ns ? pvc_hash(ns, name) : pv_hash(name)) & (x->cap - 1); x->slots[h];
+         h = (h + 1) & (x->cap - 1)) {
+        size_t i = x->slots[h] - 1;
+        if (i < count && (ns ? pvc_is(in, i, ns, name) : pv_is(in, i, name)))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* index_add records the last claim (pvcs != 0) or volume, already known to be new; when x is
+ * half full it is made anew from the live entries (dropping what rollbacks left). 0 or
+ * -ENOMEM. */
+static int index_add(struct manifest_input *in, struct manifest_index *x, int pvcs)
+{
+    size_t count = pvcs ? in->npvcs : in->npvs, from = count - 1, i, h;
+
+    if ((x->n + 1) * 2 > x->cap) {
+        size_t cap = 64;
+        uint32_t *s;
+        while (cap < count * 4)
+            cap *= 2;
+        if (!(s = calloc(cap, sizeof(*s))))
+            return -ENOMEM;
+        free(x->slots);
+        x->slots = s;
+        x->cap = cap;
+        x->n = 0;
+        from = 0;
+    }
+    for (i = from; i < count; i++) {
+        for (h = (size_t)(pvcs ? pvc_hash(in->pvcs[i].namespace_, in->pvcs[i].name)
+                               : pv_hash(in->pvs[i].name)) &
+                 (x->cap - 1);
+             x->slots[h]; h = (h + 1) & (x->cap - 1))
+            ;
+        x->slots[h] = (uint32_t)(i + 1);
+        x->n++;
+    }
+    return 0;
+}
+
 int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line)
 {
     struct manifest_input *in = c->in;
     struct kube_pvc v;
     const json_t *ann, *spec, *status, *res = NULL, *req = NULL, *sel;
     const char *phase, *s;
-    size_t i;
     int rc;
 
     memset(&v, 0, sizeof(v));
@@ -231,15 +300,18 @@ int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line)
     v.lost = !strcmp(phase, "Lost");
     if ((rc = owner(c, obj, line, &v)))
         return rc;
-    for (i = 0; i < in->npvcs; i++)
-        if (!strcmp(in->pvcs[i].name, v.name) && !strcmp(in->pvcs[i].namespace_, v.namespace_))
-            return manifest_fail(c, line, "metadata.name", -EEXIST,
-                                 "persistentvolumeclaims \"%s\" already exists in namespace "
-                                 "\"%s\"",
-                                 v.name, v.namespace_);
+    if (index_find(in, &in->priv->pvc_at, v.namespace_, v.name) >= 0)
+        return manifest_fail(c, line, "metadata.name", -EEXIST,
+                             "persistentvolumeclaims \"%s\" already exists in namespace "
+                             "\"%s\"",
+                             v.name, v.namespace_);
     if (manifest_grow((void **)&in->pvcs, &in->priv->cap_pvcs, in->npvcs + 1, sizeof(*in->pvcs)))
         return manifest_nomem(c);
     in->pvcs[in->npvcs++] = v;
+    if (index_add(in, &in->priv->pvc_at, 1)) {
+        in->npvcs--;
+        return manifest_nomem(c);
+    }
     return 0;
 }
 
@@ -282,7 +354,6 @@ int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line)
     struct kube_pv v;
     const json_t *ann, *spec, *status, *cap = NULL, *ref = NULL, *na = NULL, *csi = NULL;
     const char *phase, *s;
-    size_t i;
     int rc;
 
     memset(&v, 0, sizeof(v));
@@ -331,13 +402,16 @@ int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line)
     if ((rc = jstr(c, status, "phase", "status.phase", line, "", &phase)))
         return rc;
     v.available = !strcmp(phase, "Available");
-    for (i = 0; i < in->npvs; i++)
-        if (!strcmp(in->pvs[i].name, v.name))
-            return manifest_fail(c, line, "metadata.name", -EEXIST,
-                                 "persistentvolumes \"%s\" already exists", v.name);
+    if (index_find(in, &in->priv->pv_at, NULL, v.name) >= 0)
+        return manifest_fail(c, line, "metadata.name", -EEXIST,
+                             "persistentvolumes \"%s\" already exists", v.name);
     if (manifest_grow((void **)&in->pvs, &in->priv->cap_pvs, in->npvs + 1, sizeof(*in->pvs)))
         return manifest_nomem(c);
     in->pvs[in->npvs++] = v;
+    if (index_add(in, &in->priv->pv_at, 0)) {
+        in->npvs--;
+        return manifest_nomem(c);
+    }
     return 0;
 }
 

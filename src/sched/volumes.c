@@ -53,6 +53,7 @@ struct lim_vol {
 struct sched_vpod {
     uint32_t *bound; /* pvc indices: fully bound claims */
     uint32_t nbound;
+    const struct kube_pv **bound_pv; /* their volumes (NULL: none of that name), found once */
     uint32_t *delay; /* unbound WaitForFirstConsumer claims, by increasing request */
     uint32_t ndelay;
     const struct kube_pv **zone_pvs; /* bound volumes that carry topology labels */
@@ -947,6 +948,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     /* NodeVolumeLimits' PreFilter: a claim or an in-tree volume CSI migration knows */
     vp->limits = true;
     if (!(vp->bound = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->bound))) ||
+        !(vp->bound_pv = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->bound_pv))) ||
         !(vp->delay = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->delay))) ||
         !(vp->zone_pvs = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->zone_pvs))) ||
         !(vp->claimv = arena_alloc(cp->arena, (n + 1) * sizeof(*vp->claimv))))
@@ -956,9 +958,10 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         k = find_pvc(v, pod->namespace_, names[i]);
         p = &v->pvcs[k];
         vp->claimv[vp->nclaimv++] = p;
-        if (fully_bound(p))
+        if (fully_bound(p)) {
+            vp->bound_pv[vp->nbound] = find_pv(v, p->volume_name);
             vp->bound[vp->nbound++] = (uint32_t)k;
-        else if (delay_binding(v, p) && !p->volume_name[0])
+        } else if (delay_binding(v, p) && !p->volume_name[0])
             vp->delay[vp->ndelay++] = (uint32_t)k;
         else
             return prefilter_fail(cp, "pod has unbound immediate PersistentVolumeClaims");
@@ -1161,7 +1164,7 @@ static uint32_t find_pod_volumes(struct sched_cluster *c, const struct sched_vpo
     bool unbound_ok = true, need_provision = false;
 
     for (i = 0; i < vp->nbound; i++) {
-        const struct kube_pv *pv = find_pv(v, v->pvcs[vp->bound[i]].volume_name);
+        const struct kube_pv *pv = vp->bound_pv[i];
         if (!pv) {
             bits |= SCHED_VB_PV_NOT_EXIST;
             break;

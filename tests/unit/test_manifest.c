@@ -682,6 +682,40 @@ static void failed_load_leaves_input_unchanged(void)
     manifest_input_release(&in);
 }
 
+/* claims and volumes are found by name through an index a failed load does not clean: what
+ * the load cut off is free again, what stays is still taken */
+static void failed_load_frees_volume_names(void)
+{
+    static const char good[] = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v1}\n";
+    static const char bad[] = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v2}\n---\n"
+                              "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+                              "metadata: {name: c, namespace: a}\n---\nkind: Pod\n";
+    static const char again[] =
+        "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+        "metadata: {name: d, namespace: a}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v3}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v2}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+        "metadata: {name: c, namespace: a}\n";
+    static const char dup[] = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v3}\n";
+    struct manifest_input in;
+    struct err err;
+
+    err_clear(&err);
+    manifest_input_init(&in, NULL);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "good.yaml", good, sizeof(good) - 1, &err), 0);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "bad.yaml", bad, sizeof(bad) - 1, &err), -EINVAL);
+    CHECK_INT_EQ((int)in.npvs, 1);
+    CHECK_INT_EQ((int)in.npvcs, 0);
+    /* d and v3 now sit where c and v2 were; c and v2 are free */
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "again.yaml", again, sizeof(again) - 1, &err), 0);
+    CHECK_INT_EQ((int)in.npvs, 3);
+    CHECK_INT_EQ((int)in.npvcs, 2);
+    CHECK_INT_EQ(manifest_input_load_buffer(&in, "dup.yaml", dup, sizeof(dup) - 1, &err), -EEXIST);
+    CHECK(strstr(err.msg, "persistentvolumes \"v3\" already exists") != NULL);
+    manifest_input_release(&in);
+}
+
 static void empty_input_and_empty_documents(void)
 {
     static const char doc[] = "---\n# only a comment\n---\n---\n";
@@ -1126,6 +1160,7 @@ static const struct test_case cases[] = {
     {"handed-off pods keep their names taken", handed_off_pods_keep_names_taken},
     {"trim keeps the pods", trim_keeps_pods},
     {"failed load leaves input unchanged", failed_load_leaves_input_unchanged},
+    {"failed load frees volume names", failed_load_frees_volume_names},
     {"empty input and empty documents", empty_input_and_empty_documents},
     {"seed example loads", seed_example_loads},
     {"error fixtures", error_fixtures},
