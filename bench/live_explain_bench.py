@@ -8,6 +8,7 @@ child); medians of R runs. Side by side, the same lists as kubectl fetches them
 (`kubectl get pods -A -o json` and nodes), the floor any tool reading the cluster pays.
 
   python3 bench/live_explain_bench.py --build build --nodes 5000 --pods 50000 --runs 5
+  ... --runs 1 --hold 1800     (then profile gpusched against the printed KUBECONFIG)
 """
 import argparse
 import http.client
@@ -71,6 +72,9 @@ def main():
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--hold", type=int, default=0, metavar="SECONDS",
+                    help="keep the cluster up this long after the runs (to profile against it; "
+                         "the KUBECONFIG is printed), or until the file it names is removed")
     a = ap.parse_args()
     import k8s_util
     c = k8s_util.Cluster(name="bench-live", audit=False, run_pods=False, controller_manager=False)
@@ -116,7 +120,15 @@ def main():
                      max(r[0] for r in runs), median([r[2] for r in runs]), max(r[1] for r in runs)), flush=True)
         ratio = median([r[0] for r in rows["gpusched explain pod/want-9"]]) / \
             median([r[0] for r in rows["kubectl get nodes,pods -A -o json"]])
-        print("# gpusched explain / kubectl get: %.2f" % ratio)
+        print("# gpusched explain / kubectl get: %.2f" % ratio, flush=True)
+        if a.hold:
+            flag = os.path.join(c.dir, "hold")
+            open(flag, "w").close()
+            print("# holding the cluster %d s: KUBECONFIG=%s HOME=%s (rm %s to end)"
+                  % (a.hold, c.kubeconfig, c.dir, flag), flush=True)
+            end = time.monotonic() + a.hold
+            while time.monotonic() < end and os.path.exists(flag):
+                time.sleep(1)
     finally:
         c.close()
 

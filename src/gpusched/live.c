@@ -8,6 +8,8 @@
 #include "gpusched/live.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "kube/jalloc.h"
 
 #define LIVE_PAGE 500
 #define LIVE_NOPT_ALWAYS 6 /* the lists after the pods read every time */
@@ -258,24 +261,136 @@ static int live_page_take(void *ud, json_t *doc)
  * parse (about half of a pod's JSON) */
 static const char *const live_strip[] = {"managedFields", NULL};
 
-/* live_list_all reads every page of ls, handing each to the loader when ls->load. */
+/* live_continue_scan copies the continue token of a list page from its text into out (size
+ * bytes): true when the page's metadata, which the API server writes before the items, holds
+ * a plain one. Only a guess to fetch the next page early: the parsed page decides. */
+static bool live_continue_scan(const struct buf *body, char *out, size_t size)
+{
+    static const char md[] = "\"metadata\":{", key[] = "\"continue\":\"";
+    const char *p = body->data, *end, *m, *q;
+    size_t n;
+
+    if (!p)
+        return false;
+    end = p + (body->len < 4096 ? body->len : 4096);
+    if (!(m = memmem(p, (size_t)(end - p), md, sizeof(md) - 1)))
+        return false;
+    m += sizeof(md) - 1;
+    /* a list's metadata holds strings without braces and numbers: it ends at the first '}' */
+    if (!(q = memchr(m, '}', (size_t)(end - m))))
+        return false;
+    end = q;
+    if (!(m = memmem(m, (size_t)(end - m), key, sizeof(key) - 1)))
+        return false;
+    m += sizeof(key) - 1;
+    if (!(q = memchr(m, '"', (size_t)(end - m))) || memchr(m, '\\', (size_t)(q - m)))
+        return false;
+    n = (size_t)(q - m);
+    if (!n || n >= size)
+        return false;
+    memcpy(out, m, n);
+    out[n] = '\0';
+    return true;
+}
+
+/* The next page of a list, requested on a second thread while this one is read: the API
+ * server writes a page while we parse the last one (half of the time of a large list). */
+struct live_fetch {
+    struct kube_client *client;
+    char path[LIVE_PATH_MAX];
+    char token[LIVE_PATH_MAX];
+    struct kube_response r;
+    struct err err;
+    int rc;
+    pthread_t thread;
+    bool running;
+};
+
+static void *live_fetch_main(void *arg)
+{
+    struct live_fetch *f = arg;
+
+    f->rc = kube_client_get_raw(f->client, f->path, &f->r, &f->err);
+    return NULL;
+}
+
+/* live_fetch_start requests path on f's thread; false when no thread could be started (the
+ * page is then fetched when it is needed) */
+static bool live_fetch_start(struct live_fetch *f, struct kube_client *c, const char *path)
+{
+    f->client = c;
+    snprintf(f->path, sizeof(f->path), "%s", path);
+    memset(&f->r, 0, sizeof(f->r));
+    err_clear(&f->err);
+    f->rc = 0;
+    f->running = !pthread_create(&f->thread, NULL, live_fetch_main, f);
+    return f->running;
+}
+
+static void live_fetch_join(struct live_fetch *f)
+{
+    if (f->running)
+        pthread_join(f->thread, NULL);
+    f->running = false;
+}
+
+/* live_list_all reads every page of ls, handing each to the loader when ls->load. While a
+ * page is parsed and loaded, the next one is already requested when its continue token could
+ * be read from the text (live_continue_scan); the parsed page's token decides, and a page
+ * fetched for another token is dropped. */
 static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct live_scan *scan,
                          struct manifest_input *in, struct live_progress *pr, struct err *err)
 {
     char path[LIVE_PATH_MAX], *cont = NULL;
+    struct live_fetch *f = NULL;
+    struct kube_response r;
+    bool have = false; /* r holds the answer for path (prefetched) */
     int rc = 0;
 
+    memset(&r, 0, sizeof(r));
     for (;;) {
         struct live_page pg = {ls, scan, in, err, NULL};
+        bool ahead = false;
 
-        rc = live_page_path(ls, cont, path, sizeof(path));
-        if (rc) {
-            err_set(err, rc, "list %s: continue token too long", ls->what);
-            break;
+        if (have) {
+            /* the page fetched ahead, with its answer or its error */
+            if ((rc = f->rc))
+                *err = f->err;
+        } else {
+            rc = live_page_path(ls, cont, path, sizeof(path));
+            if (rc) {
+                err_set(err, rc, "list %s: continue token too long", ls->what);
+                break;
+            }
+            rc = kube_client_get_raw(l->client, path, &r, err);
         }
-        rc = kube_client_get_parsed(l->client, path, live_strip, live_page_take, &pg, err);
+        have = false;
+        if (!rc) {
+            /* ask for the next page before reading this one */
+            if (!f)
+                f = calloc(1, sizeof(*f));
+            if (f && live_continue_scan(&r.body, f->token, sizeof(f->token))) {
+                char next[LIVE_PATH_MAX];
+                ahead = !live_page_path(ls, f->token, next, sizeof(next)) &&
+                        live_fetch_start(f, l->client, next);
+            }
+            rc = kube_client_parse_answer(&r, path, live_strip, live_page_take, &pg, err);
+        }
+        kube_response_release(&r);
         free(cont);
         cont = pg.next;
+        if (ahead) {
+            live_fetch_join(f);
+            if (!rc && cont && !strcmp(cont, f->token)) {
+                /* the page asked for ahead is the next one: take its answer (or error) */
+                snprintf(path, sizeof(path), "%s", f->path);
+                r = f->r;
+                memset(&f->r, 0, sizeof(f->r));
+                have = true;
+            } else {
+                kube_response_release(&f->r);
+            }
+        }
         if (rc && (!ls->load || ls->optional) && err->http_status &&
             (rc == -ENOENT || rc == -EPERM)) {
             /* an API that does not serve the kind has none; a role without it loses what it
@@ -302,11 +417,13 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
         if (!cont)
             break;
     }
+    kube_response_release(&r);
     free(cont);
+    free(f);
     return rc;
 }
 
-int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err)
+static int live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err)
 {
     /* not Succeeded or Failed (they hold nothing), bound or not */
     static const char live_phase[] = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
@@ -451,4 +568,13 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
                   scan.dropped_class, scan.first_class_pod, scan.first_class))
         return err_set(err, -ENOMEM, "out of memory");
     return 0;
+}
+
+int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err)
+{
+    int rc = live_load(l, in, err);
+
+    /* the pages were parsed into one arena kept from page to page (kube_client_get_parsed) */
+    kube_jalloc_release();
+    return rc;
 }

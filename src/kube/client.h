@@ -80,9 +80,20 @@ typedef int (*kube_json_fn)(void *ud, json_t *doc);
 /* kube_client_get_parsed GETs path like kube_client_request and hands the parsed 2xx body to
  * fn, without the members named in strip (a NULL-terminated list, or NULL), at any depth: they
  * are cut from the text before it is parsed (e.g. "managedFields", half of a pod's JSON). The document lives in an arena of the calling thread, like a watch event's (see
- * kube_watch_fn): neither it nor anything in it may be kept after fn returns. For list pages,
- * where building and freeing the tree with malloc costs more than the parse. Errors as for
+ * kube_watch_fn): neither it nor anything in it may be kept after fn returns. The arena is
+ * kept for the thread's next call (the next page): kube_jalloc_release (kube/jalloc.h) frees
+ * it once the pages are read. For list pages, where building and freeing the tree with malloc
+ * costs more than the parse. Errors as for
  * kube_client_request (a body that is not JSON: -EPROTO). */
+/* kube_client_get_parsed in two halves, for a caller that fetches the next page on another
+ * thread while it reads this one: kube_client_get_raw GETs path and leaves a 2xx body unparsed
+ * in resp (release it in every case); kube_client_parse_answer takes that answer over (resp is
+ * released and cleared) and does the rest: strip, parse, fn. path only names the request in
+ * errors. */
+int kube_client_get_raw(struct kube_client *c, const char *path, struct kube_response *resp,
+                        struct err *err);
+int kube_client_parse_answer(struct kube_response *resp, const char *path, const char *const *strip,
+                             kube_json_fn fn, void *ud, struct err *err);
 int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip,
                            kube_json_fn fn, void *ud, struct err *err);
 

@@ -707,14 +707,16 @@ class FakeApiServer:
             self.requests = []
 
     def inject(self, method, path_regex, status, times=1, retry_after=None, message=None, reason=None,
-               raw=None):
+               raw=None, query=None):
         """The next `times` requests (None: all) whose method matches (or "*") and whose path
-        matches path_regex (re.search) get `status` with a Status body. status 0 drops the
-        connection without an answer. raw (bytes) replaces the body as is (malformed answers)."""
+        matches path_regex (re.search) get `status` with a Status body; with query, only those
+        whose query parameters include each of its keys (a value of None: any value). status 0
+        drops the connection without an answer. raw (bytes) replaces the body as is (malformed
+        answers)."""
         with self._lock:
             self._faults.append({"method": method, "re": re.compile(path_regex), "status": status,
                                  "times": times, "retry_after": retry_after, "message": message,
-                                 "reason": reason, "raw": raw})
+                                 "reason": reason, "raw": raw, "query": query})
 
     def delay(self, method, path_regex, seconds, times=1):
         """The next `times` matching requests wait `seconds` before being served."""
@@ -963,7 +965,7 @@ class FakeApiServer:
             if self.log_requests:
                 self.requests.append(entry)
             delay = self._match_rule(self._delays, method, path)
-            fault = self._match_rule(self._faults, method, path)
+            fault = self._match_rule(self._faults, method, path, query)
         if delay:
             time.sleep(delay["seconds"])
         try:
@@ -1002,9 +1004,12 @@ class FakeApiServer:
             h.close_connection = True
 
     @staticmethod
-    def _match_rule(rules, method, path):
+    def _match_rule(rules, method, path, query=None):
         for r in rules:
             if r["method"] not in ("*", method) or not r["re"].search(path):
+                continue
+            if any(k not in (query or {}) or (v is not None and query[k] != v)
+                   for k, v in (r.get("query") or {}).items()):
                 continue
             if r["times"] is not None:
                 r["times"] -= 1

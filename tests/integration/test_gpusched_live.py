@@ -79,6 +79,26 @@ def test_pages_and_the_contexts_namespace():
                   "spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed", "pending")
 
 
+def test_a_later_page_fails():
+    """The page after the first is asked for while the first is read: its error is the list's,
+    worded as when it is asked for afterwards, and no page is asked for twice."""
+    a = api()
+    a.inject("GET", r"^/api/v1/pods$", 410, times=None, reason="Expired", message="too old",
+             query={"continue": None})
+    p = gpusched(a, "nodes")
+    util.check_eq((p.returncode, p.stderr), (1, "gpusched: cannot list pods: too old\n"), "410")
+    bound = [r for r in pod_lists(a) if r["path"] == "/api/v1/pods"]
+    util.check_eq(["continue" in r["query"] for r in bound], [False, True], "pages asked for")
+    a.clear_faults()
+    a.requests.clear()
+    a.inject("GET", r"^/api/v1/pods$", 0, times=None, query={"continue": None})
+    p = gpusched(a, "nodes")
+    util.check_eq(p.returncode, 1, "dropped connection on page 2")
+    lines = p.stderr.splitlines()
+    if len(lines) != 1 or not lines[0].startswith("gpusched: cannot list pods: "):
+        raise AssertionError(p.stderr)
+
+
 def test_all_namespaces_and_n():
     a = api()
     p = gpusched(a, "simulate", "-A", "-o", "json")
