@@ -39,10 +39,7 @@ int sched_intern_init(struct sched_intern *t)
 
 void sched_intern_release(struct sched_intern *t)
 {
-    uint32_t i;
-
-    for (i = 0; i < t->n; i++)
-        free(t->strs[i]);
+    arena_free(&t->arena);
     free(t->strs);
     free(t->ival);
     free(t->ival_ok);
@@ -108,7 +105,7 @@ uint32_t sched_intern_add(struct sched_intern *t, const char *s)
         t->ival_ok = ok;
         t->cap = cap;
     }
-    if (!(copy = strdup(s)))
+    if (!(copy = arena_strdup(&t->arena, s)))
         return SCHED_NOID;
     id = t->n++;
     t->strs[id] = copy;
