@@ -186,9 +186,10 @@ static const char *quote(const char *s, char *buf, size_t size)
 /* ---------------------------------------------------------------------------------------- */
 /* Typed field getters. Absent and null both mean "unset", as in Go's decoder.                */
 
-static char *dup_json_string(struct dec *d, const json_t *v)
+/* the decoded objects' strings are never written to: repeats may share one copy */
+static const char *dup_json_string(struct dec *d, const json_t *v)
 {
-    return arena_strndup(d->a, json_string_value(v), json_string_length(v));
+    return arena_strndup_shared(d->a, json_string_value(v), json_string_length(v));
 }
 
 /* check_type fails with "KEY: expected WANT, got TYPE" unless ok (v is obj[key]). */
@@ -413,7 +414,7 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
             rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(val, q, sizeof(q)), lerr.msg);
             goto out;
         }
-        out->v[n].key = arena_strdup(d->a, k);
+        out->v[n].key = arena_strndup_shared(d->a, k, strlen(k));
         out->v[n].value = json_is_string(v) ? dup_json_string(d, v) : "";
         if (!out->v[n].key || !out->v[n].value) {
             rc = dec_nomem(d);
