@@ -886,17 +886,16 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     *rc = -ENOMEM;
     if ((slot = slot_get(c, sched_intern_add(&c->strs, node_name), true)) == SCHED_NOID)
         return NULL;
-    /* one block: the record, its scalars (8-aligned like it), its labels (PodDisruptionBudget
-     * selectors read them), its ports, then its name; the namespace and the label strings are
-     * the interned copies (strs keeps every string until the cluster is freed) */
+    /* one block: the record, its scalars (8-aligned like it), its ports, its labels as
+     * interned ids, then its name; the namespace is strs' copy (kept until the cluster is
+     * freed) */
     np = sched_pod_count_host_ports(pod);
-    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + pod->labels.n * sizeof(*p->klabels.v) +
-           np * sizeof(*p->ports) + pod->labels.n * sizeof(*p->labels) + nn + 1;
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) +
+           pod->labels.n * sizeof(*p->labels) + nn + 1;
     if (!(p = calloc(1, size)))
         return NULL;
     p->scalars = (struct sched_scalar *)(p + 1);
-    p->klabels.v = (struct kube_label *)(p->scalars + u.nscalars);
-    p->ports = (struct sched_port *)(p->klabels.v + pod->labels.n);
+    p->ports = (struct sched_port *)(p->scalars + u.nscalars);
     p->labels = (struct sched_idlabel *)(p->ports + np);
     str = (char *)(p->labels + pod->labels.n);
     /* labels interned, for the selectors of PodTopologySpread (and InterPodAffinity) */
@@ -907,9 +906,6 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
             free(p);
             return NULL;
         }
-        /* in pod->labels' order (by key string), before the ids are sorted */
-        p->klabels.v[i].key = c->strs.strs[p->labels[i].key];
-        p->klabels.v[i].value = c->strs.strs[p->labels[i].value];
     }
     p->nlabels = (uint32_t)pod->labels.n;
     qsort(p->labels, p->nlabels, sizeof(*p->labels), cmp_idlabel);
@@ -919,7 +915,6 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     }
     p->ns = c->strs.strs[p->nsid];
     p->name = memcpy(str, pod->name, nn + 1);
-    p->klabels.n = pod->labels.n;
     p->slot = slot;
     p->terminating = pod->terminating;
     p->by_preemption = pod->disruption_by_preemption;

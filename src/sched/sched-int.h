@@ -243,8 +243,6 @@ struct sched_pod {
     struct sched_scalar *scalars; /* req only */
     struct sched_port *ports;     /* refs unused */
     struct sched_idlabel *labels; /* the pod's labels, sorted by key id (in the pod's block) */
-    struct kube_labels klabels;   /* the same labels as strings (the interned ones), for
-                                     PodDisruptionBudget selectors */
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;
     uint32_t *ipa_lpos; /* interpod.c: the pod's position in the index's list of the pods of
