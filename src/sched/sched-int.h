@@ -26,10 +26,13 @@
 
 /* ---- interning ---- */
 struct sched_intern {
-    char **strs;   /* id -> string (in arena: kept until the table is released) */
-    int64_t *ival; /* id -> value parsed as base-10 int64 (Go ParseInt) */
-    bool *ival_ok;
+    char **strs; /* id -> string (in arena: kept until the table is released) */
     uint32_t n, cap;
+    /* the strings that are base-10 int64s (Go ParseInt), a few among many: their ids
+     * (ascending, as ids are handed out) and values; sched_intern_int reads them */
+    uint32_t *int_ids;
+    int64_t *int_vals;
+    uint32_t nints, cints;
     uint32_t *slots; /* open addressing: id+1, 0 empty */
     uint32_t nslots;
     struct arena arena; /* the strings, packed (one malloc each cost 32 bytes or more) */
