@@ -328,7 +328,7 @@ static void special_bytes_in_strings(void)
             buf_reset(&b);
             buf_puts(&b, "{\"key\":\"");
             for (i = 0; i < pos; i++)
-                buf_append(&b, "abcdefgh" + i % 8, 1);
+                buf_append(&b, &"abcdefgh"[i % 8], 1);
             buf_puts(&b, special[k]);
             buf_puts(&b, "tail-of-the-string\",\"k2\":\"");
             for (i = 0; i < pos; i++)
