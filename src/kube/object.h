@@ -1,4 +1,5 @@
-/* object.h - the Kubernetes objects gpusched and gpulabel reason about: the types only.
+/* object.h - the Kubernetes objects gpusched and gpulabel reason about: the types only (and
+ * kube_pod_ext, the reader of a pod's rarely set members).
  *
  * Only the fields that scheduling and labelling read are kept. decode.h fills them from JSON,
  * rules.h holds the rules of Kubernetes that read them (tolerations, node selector terms, pod
