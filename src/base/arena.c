@@ -1,6 +1,7 @@
 /* arena.c - bump allocator in growing blocks. */
 #include "base/arena.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,9 @@ struct arena_block {
     size_t off;
     _Alignas(16) unsigned char data[];
 };
+
+struct arena_strings;
+static void arena_share_strings_reset(struct arena_strings *t);
 
 /* arena_bump hands out n bytes aligned to align (a power of two, at most 16) from the
  * current block, or from a new one. */
@@ -98,8 +102,62 @@ void arena_free(struct arena *a)
         b = next;
     }
     free(a->spare);
+    free(a->strings);
     a->head = a->spare = NULL;
+    a->strings = NULL;
     a->used = 0;
+}
+
+/* Strings are looked up in a direct-mapped table by hash; an entry counts only while its
+ * epoch is the table's (a rewind bumps it). Longer strings rarely repeat and are not kept. */
+#define ARENA_STRINGS 4096 /* a power of two */
+#define ARENA_SHARED_MAX 128
+
+struct arena_strings {
+    uint32_t epoch;
+    struct {
+        const char *s;
+        uint32_t len, epoch;
+    } slot[ARENA_STRINGS];
+};
+
+/* after 2^32 rewinds: no entry may look current again */
+static void arena_share_strings_reset(struct arena_strings *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->epoch = 1;
+}
+
+int arena_share_strings(struct arena *a)
+{
+    if (!a->strings && !(a->strings = calloc(1, sizeof(*a->strings))))
+        return -ENOMEM;
+    a->strings->epoch = 1; /* zeroed entries are not current */
+    return 0;
+}
+
+const char *arena_strndup_shared(struct arena *a, const char *s, size_t n)
+{
+    struct arena_strings *t = a->strings;
+    uint32_t h = 2166136261u;
+    size_t i;
+    char *p;
+
+    if (!s || !t || n > ARENA_SHARED_MAX)
+        return arena_strndup(a, s, n);
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    h &= ARENA_STRINGS - 1;
+    if (t->slot[h].epoch == t->epoch && t->slot[h].len == n && !memcmp(t->slot[h].s, s, n))
+        return t->slot[h].s;
+    if (!(p = arena_strndup(a, s, n)))
+        return NULL;
+    t->slot[h].s = p;
+    t->slot[h].len = (uint32_t)n;
+    t->slot[h].epoch = t->epoch;
+    return p;
 }
 
 /* drop gives a block back: kept as the spare when it is the largest seen */
@@ -141,4 +199,6 @@ void arena_rewind(struct arena *a, const struct arena_mark *m)
         a->head->off = m->off;
     }
     a->used = m->used;
+    if (a->strings && !++a->strings->epoch)
+        arena_share_strings_reset(a->strings);
 }

@@ -9,16 +9,18 @@
 #include <stddef.h>
 
 struct arena_block;
+struct arena_strings;
 
 struct arena {
     struct arena_block *head;
-    size_t used;               /* bytes handed out, for memory accounting */
-    struct arena_block *spare; /* the largest block a rewind gave back, kept for the next */
+    size_t used;                   /* bytes handed out, for memory accounting */
+    struct arena_block *spare;     /* the largest block a rewind gave back, kept for the next */
+    struct arena_strings *strings; /* arena_share_strings: recent strings, NULL when off */
 };
 
 #define ARENA_INIT                                                                                 \
     {                                                                                              \
-        NULL, 0, NULL                                                                              \
+        NULL, 0, NULL, NULL                                                                        \
     }
 
 /* arena_alloc returns n zeroed bytes aligned to 16, or NULL. */
@@ -27,8 +29,19 @@ void *arena_alloc(struct arena *a, size_t n);
  * out. */
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
-/* arena_free releases every block; the arena is empty and reusable afterwards. */
+/* arena_free releases every block; the arena is empty and reusable afterwards (without
+ * string sharing). */
 void arena_free(struct arena *a);
+
+/* arena_share_strings turns string sharing on: from then on arena_strndup_shared hands out
+ * the copy it made earlier of a short string that comes again (a recent one: a fixed table,
+ * a later string may take an earlier one's place), so the names, images and label keys the
+ * objects of a manifest repeat are kept once. Returns 0 or -ENOMEM (sharing stays off). A
+ * rewind forgets every string seen (what it freed may be handed out again otherwise). */
+int arena_share_strings(struct arena *a);
+/* arena_strndup_shared is arena_strndup for strings nobody writes to: with sharing on, the
+ * copy may be shared with earlier callers. */
+const char *arena_strndup_shared(struct arena *a, const char *s, size_t n);
 
 /* A point to roll an arena back to: arena_rewind(a, &m) frees (or reuses) everything
  * allocated after arena_mark(a, &m), as if it never happened, so a caller can decode an

@@ -91,7 +91,7 @@ void gpusched_cmd_print_err(const struct err *err)
 
 const char *gpusched_cmd_pod_warning(const struct kube_pod *p, size_t i, char *buf, size_t size)
 {
-    const struct kube_unmodelled *u = &p->unmodelled[i];
+    const struct kube_unmodelled *u = &kube_pod_ext(p)->unmodelled[i];
 
     snprintf(buf, size, "pod %s/%s: %s: %s; kube-scheduler's answer may differ", p->namespace_,
              p->name, u->field, u->what);
@@ -104,7 +104,7 @@ size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n
     size_t i, k, total = 0;
 
     for (i = 0; i < n; i++)
-        for (k = 0; k < pods[i]->nunmodelled; k++, total++)
+        for (k = 0; k < kube_pod_ext(pods[i])->nunmodelled; k++, total++)
             fprintf(stderr, "gpusched: warning: %s\n",
                     gpusched_cmd_pod_warning(pods[i], k, line, sizeof(line)));
     return total;

@@ -568,12 +568,12 @@ static json_t *explain_json_doc(const struct explain_ctx *ctx, const struct kube
         fail |= json_object_set_new(doc, "percentageOfNodesToScore",
                                     json_integer(profile->percentage_of_nodes_to_score));
     fail |= json_object_set_new(doc, "podsAhead", json_integer((json_int_t)ahead));
-    if (pod->nunmodelled) {
+    if (kube_pod_ext(pod)->nunmodelled) {
         /* the pod's fields gpusched does not model, as printed on stderr */
         json_t *ws = json_array();
         char line[1024];
         size_t k;
-        for (k = 0; ws && k < pod->nunmodelled; k++)
+        for (k = 0; ws && k < kube_pod_ext(pod)->nunmodelled; k++)
             fail |= json_array_append_new(
                 ws, json_string(gpusched_cmd_pod_warning(pod, k, line, sizeof(line))));
         fail |= !ws || json_object_set_new(doc, "warnings", ws);

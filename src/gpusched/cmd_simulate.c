@@ -216,7 +216,7 @@ static int simulate_print_json(const struct simulate_run *r)
         size_t k, j, n = 0;
         fputs(",\"warnings\":[", f);
         for (k = 0; k < r->npods; k++)
-            for (j = 0; j < r->pods[k]->nunmodelled; j++) {
+            for (j = 0; j < kube_pod_ext(r->pods[k])->nunmodelled; j++) {
                 if (n++)
                     putc(',', f);
                 out_json_string(f, gpusched_cmd_pod_warning(r->pods[k], j, line, sizeof(line)));

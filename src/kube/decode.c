@@ -186,9 +186,10 @@ static const char *quote(const char *s, char *buf, size_t size)
 /* ---------------------------------------------------------------------------------------- */
 /* Typed field getters. Absent and null both mean "unset", as in Go's decoder.                */
 
-static char *dup_json_string(struct dec *d, const json_t *v)
+/* the decoded objects' strings are never written to: repeats may share one copy */
+static const char *dup_json_string(struct dec *d, const json_t *v)
 {
-    return arena_strndup(d->a, json_string_value(v), json_string_length(v));
+    return arena_strndup_shared(d->a, json_string_value(v), json_string_length(v));
 }
 
 /* check_type fails with "KEY: expected WANT, got TYPE" unless ok (v is obj[key]). */
@@ -413,7 +414,7 @@ static int decode_labels(struct dec *d, const json_t *obj, const char *key, bool
             rc = dec_fail(d, v, m, "Invalid value: %s: %s", quote(val, q, sizeof(q)), lerr.msg);
             goto out;
         }
-        out->v[n].key = arena_strdup(d->a, k);
+        out->v[n].key = arena_strndup_shared(d->a, k, strlen(k));
         out->v[n].value = json_is_string(v) ? dup_json_string(d, v) : "";
         if (!out->v[n].key || !out->v[n].value) {
             rc = dec_nomem(d);
@@ -1311,9 +1312,9 @@ static int decode_node_affinity(struct dec *d, const json_t *spec, struct kube_p
     if (rc || !aff)
         return rc;
     o1 = path_push(d, "affinity");
-    rc = decode_pod_affinity(d, aff, "podAffinity", &p->pod_affinity);
+    rc = decode_pod_affinity(d, aff, "podAffinity", &p->extra->pod_affinity);
     if (!rc)
-        rc = decode_pod_affinity(d, aff, "podAntiAffinity", &p->pod_anti_affinity);
+        rc = decode_pod_affinity(d, aff, "podAntiAffinity", &p->extra->pod_anti_affinity);
     if (!rc)
         rc = get_object(d, aff, "nodeAffinity", &na);
     if (rc || !na)
@@ -1606,9 +1607,9 @@ static int decode_pod_resources(struct dec *d, const json_t *spec, struct kube_p
     if (!rc)
         rc = decode_res_list(d, res, "limits", true, &lim);
     if (!rc)
-        rc = res_list_build(d, &req, &p->pod_requests);
+        rc = res_list_build(d, &req, &p->extra->pod_requests);
     if (!rc)
-        rc = res_list_build(d, &lim, &p->pod_limits);
+        rc = res_list_build(d, &lim, &p->extra->pod_limits);
     path_pop(d, old);
     res_list_release(&req);
     res_list_release(&lim);
@@ -1620,17 +1621,17 @@ static int note_unmodelled(struct dec *d, struct kube_pod *p, const char *field,
 {
     struct kube_unmodelled *n;
 
-    if (p->nunmodelled >= 8)
+    if (p->extra->nunmodelled >= 8)
         return 0;
-    n = arena_alloc(d->a, (p->nunmodelled + 1) * sizeof(*n));
+    n = arena_alloc(d->a, (p->extra->nunmodelled + 1) * sizeof(*n));
     if (!n || !(field = arena_strdup(d->a, field)))
         return dec_nomem(d);
-    if (p->nunmodelled)
-        memcpy(n, p->unmodelled, p->nunmodelled * sizeof(*n));
-    n[p->nunmodelled].field = field;
-    n[p->nunmodelled].what = what;
-    p->unmodelled = n;
-    p->nunmodelled++;
+    if (p->extra->nunmodelled)
+        memcpy(n, p->extra->unmodelled, p->extra->nunmodelled * sizeof(*n));
+    n[p->extra->nunmodelled].field = field;
+    n[p->extra->nunmodelled].what = what;
+    p->extra->unmodelled = n;
+    p->extra->nunmodelled++;
     return 0;
 }
 
@@ -1862,21 +1863,21 @@ static int decode_pod_volume(struct dec *d, const json_t *v, size_t i, struct ku
         path_pop(d, o2);
         if (rc)
             goto out;
-        if (!(ne = arena_alloc(d->a, (p->nephemeral + 1) * sizeof(*ne))) ||
+        if (!(ne = arena_alloc(d->a, (p->extra->nephemeral + 1) * sizeof(*ne))) ||
             !(nc = arena_alloc(d->a, (p->nclaims + 1) * sizeof(*nc)))) {
             rc = dec_nomem(d);
             goto out;
         }
-        if (p->nephemeral)
-            memcpy(ne, p->ephemeral, p->nephemeral * sizeof(*ne));
+        if (p->extra->nephemeral)
+            memcpy(ne, p->extra->ephemeral, p->extra->nephemeral * sizeof(*ne));
         if (p->nclaims)
             memcpy(nc, p->claims, p->nclaims * sizeof(*nc));
-        ne[p->nephemeral].claim = p->nclaims;
-        ne[p->nephemeral].volume = vname;
-        ne[p->nephemeral].tmpl = tmpl;
+        ne[p->extra->nephemeral].claim = p->nclaims;
+        ne[p->extra->nephemeral].volume = vname;
+        ne[p->extra->nephemeral].tmpl = tmpl;
         nc[p->nclaims] = vname; /* until the pod's name is known */
-        p->ephemeral = ne;
-        p->nephemeral++;
+        p->extra->ephemeral = ne;
+        p->extra->nephemeral++;
         p->claims = nc;
         p->nclaims++;
         goto out;
@@ -1884,15 +1885,16 @@ static int decode_pod_volume(struct dec *d, const json_t *v, size_t i, struct ku
     if ((rc = decode_intree(d, v, &iv)) || iv.plugin == KUBE_INTREE_NONE)
         goto out;
     {
-        struct kube_inline_volume *n = arena_alloc(d->a, (p->ninline_volumes + 1) * sizeof(*n));
+        struct kube_inline_volume *n =
+            arena_alloc(d->a, (p->extra->ninline_volumes + 1) * sizeof(*n));
         if (!n) {
             rc = dec_nomem(d);
             goto out;
         }
-        if (p->ninline_volumes)
-            memcpy(n, p->inline_volumes, p->ninline_volumes * sizeof(*n));
-        n[p->ninline_volumes++] = iv;
-        p->inline_volumes = n;
+        if (p->extra->ninline_volumes)
+            memcpy(n, p->extra->inline_volumes, p->extra->ninline_volumes * sizeof(*n));
+        n[p->extra->ninline_volumes++] = iv;
+        p->extra->inline_volumes = n;
     }
 out:
     path_pop(d, old);
@@ -1904,14 +1906,14 @@ int kube_pod_ephemeral_names(struct kube_pod *p, struct arena *a)
     const char **nc;
     size_t i;
 
-    if (!p->nephemeral)
+    if (!kube_pod_ext(p)->nephemeral)
         return 0;
     /* the claims array may be shared with the template the pod was copied from */
     if (!(nc = arena_alloc(a, p->nclaims * sizeof(*nc))))
         return -ENOMEM;
     memcpy(nc, p->claims, p->nclaims * sizeof(*nc));
-    for (i = 0; i < p->nephemeral; i++) {
-        const struct kube_ephemeral_volume *e = &p->ephemeral[i];
+    for (i = 0; i < kube_pod_ext(p)->nephemeral; i++) {
+        const struct kube_ephemeral_volume *e = &kube_pod_ext(p)->ephemeral[i];
         size_t n = strlen(p->name) + strlen(e->volume) + 2;
         char *s = arena_alloc(a, n);
         if (!s)
@@ -1984,8 +1986,10 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
     return 0;
 }
 
-int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pod *out, struct err *err)
+/* pod_decode is kube_pod_decode with the rarely set members decoded into *x (zeroed) */
+static int pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                      const char *file, struct kube_pod *out, struct kube_pod_extra *x,
+                      struct err *err)
 {
     struct dec d;
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
@@ -1998,6 +2002,7 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
 
     dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
+    out->extra = x;
     if ((rc = decode_source(&d, obj, &out->source_line, &out->source_file)))
         return rc;
     rc = decode_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version,
@@ -2100,13 +2105,14 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
     if (!rc)
         rc = decode_res_list(&d, spec, "overhead", false, &overhead);
     if (!rc)
-        rc = res_list_build(&d, &overhead, &out->overhead);
+        rc = res_list_build(&d, &overhead, &out->extra->overhead);
     res_list_release(&overhead);
     if (!rc)
         rc = decode_pod_resources(&d, spec, out);
     if (!rc)
-        out->spread = decode_array(&d, spec, "topologySpreadConstraints", JSON_OBJECT, "object",
-                                   sizeof(*out->spread), decode_spread, NULL, &out->nspread, &rc);
+        out->extra->spread = decode_array(&d, spec, "topologySpreadConstraints", JSON_OBJECT,
+                                          "object", sizeof(*out->extra->spread), decode_spread,
+                                          NULL, &out->extra->nspread, &rc);
     if (!rc)
         rc = decode_unmodelled(&d, spec, out);
     if (!rc)
@@ -2118,6 +2124,37 @@ int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines 
 out:
     path_pop(&d, old);
     return rc;
+}
+
+static bool extra_empty(const struct kube_pod_extra *x)
+{
+    const struct kube_resources *r[3] = {&x->overhead, &x->pod_requests, &x->pod_limits};
+    size_t i;
+
+    for (i = 0; i < 3; i++)
+        if (r[i]->set || r[i]->nscalars)
+            return false;
+    return !x->pod_affinity.nrequired && !x->pod_affinity.npreferred &&
+           !x->pod_anti_affinity.nrequired && !x->pod_anti_affinity.npreferred && !x->nspread &&
+           !x->nephemeral && !x->ninline_volumes && !x->nunmodelled;
+}
+
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
+                    const char *file, struct kube_pod *out, struct err *err)
+{
+    struct kube_pod_extra x;
+    int rc;
+
+    memset(&x, 0, sizeof(x));
+    rc = pod_decode(obj, a, lines, file, out, &x, err);
+    out->extra = NULL;
+    if (rc || extra_empty(&x))
+        return rc;
+    /* most pods have none of these: they share no block, they have none */
+    if (!(out->extra = arena_alloc(a, sizeof(*out->extra))))
+        return err_set(err, -ENOMEM, "out of memory");
+    *out->extra = x;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */

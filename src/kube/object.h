@@ -1,4 +1,5 @@
-/* object.h - the Kubernetes objects gpusched and gpulabel reason about: the types only.
+/* object.h - the Kubernetes objects gpusched and gpulabel reason about: the types only (and
+ * kube_pod_ext, the reader of a pod's rarely set members).
  *
  * Only the fields that scheduling and labelling read are kept. decode.h fills them from JSON,
  * rules.h holds the rules of Kubernetes that read them (tolerations, node selector terms, pod
@@ -222,6 +223,29 @@ struct kube_ephemeral_volume {
     const struct kube_pvc *tmpl; /* volumeClaimTemplate (no name or namespace) */
 };
 
+/* The members of a pod that most pods leave empty, kept out of struct kube_pod so that the
+ * records of many pending pods stay small. A pod without any of them has extra == NULL;
+ * pods made from one template (a workload's replicas) may share one block, so it is
+ * changed only through kube_pod_extra_own (copy on write). */
+struct kube_pod_extra {
+    struct kube_resources overhead;
+    /* pod-level spec.resources (PodLevelResources, on by default from v1.34): requests of
+     * cpu, memory and hugepages-* that replace the containers' sum; limits kept only to
+     * default a request no container makes */
+    struct kube_resources pod_requests;
+    struct kube_resources pod_limits;
+    struct kube_pod_affinity pod_affinity;      /* spec.affinity.podAffinity */
+    struct kube_pod_affinity pod_anti_affinity; /* spec.affinity.podAntiAffinity */
+    struct kube_spread_constraint *spread;      /* spec.topologySpreadConstraints */
+    size_t nspread;
+    struct kube_ephemeral_volume *ephemeral; /* spec.volumes[].ephemeral, volume order */
+    size_t nephemeral;
+    struct kube_inline_volume *inline_volumes; /* in-tree volumes CSI migration counts */
+    size_t ninline_volumes;
+    struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
+    size_t nunmodelled;
+};
+
 struct kube_pod {
     const char *namespace_; /* "default" when unset */
     const char *name;
@@ -249,38 +273,33 @@ struct kube_pod {
     struct kube_node_selector required; /* requiredDuringSchedulingIgnoredDuringExecution */
     struct kube_preferred_term *preferred;
     size_t npreferred;
-    struct kube_pod_affinity pod_affinity;      /* spec.affinity.podAffinity */
-    struct kube_pod_affinity pod_anti_affinity; /* spec.affinity.podAntiAffinity */
     struct kube_toleration *tolerations;
     size_t ntolerations;
     struct kube_container *containers;
     size_t ncontainers;
     struct kube_container *init_containers;
     size_t ninit_containers;
-    struct kube_resources overhead;
-    /* pod-level spec.resources (PodLevelResources, on by default from v1.34): requests of
-     * cpu, memory and hugepages-* that replace the containers' sum; limits kept only to
-     * default a request no container makes */
-    struct kube_resources pod_requests;
-    struct kube_resources pod_limits;
-    struct kube_spread_constraint *spread; /* spec.topologySpreadConstraints */
-    size_t nspread;
-    size_t nresource_claims; /* spec.resourceClaims */
+    struct kube_pod_extra *extra; /* NULL when the pod has none of them: read it through
+                                     kube_pod_ext, change it through kube_pod_extra_own */
+    size_t nresource_claims;      /* spec.resourceClaims */
     /* spec.volumes[].persistentVolumeClaim.claimName and, for a generic ephemeral volume,
      * its claim's name "<pod>-<volume>" (kube_pod_ephemeral_names sets those), volume order */
     const char **claims;
     size_t nclaims;
-    struct kube_ephemeral_volume *ephemeral; /* spec.volumes[].ephemeral, volume order */
-    size_t nephemeral;
-    struct kube_inline_volume *inline_volumes; /* in-tree volumes CSI migration counts */
-    size_t ninline_volumes;
-    struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
-    size_t nunmodelled;
     const char *phase; /* status.phase, "" when unset; Succeeded/Failed pods hold no resources */
     size_t nscheduling_gates;
     struct kube_owner owner;
     const char *source_file; /* manifest the pod came from, NULL from the API */
 };
+
+/* kube_pod_ext returns p's rarely set members: p->extra, or an empty block when it is NULL
+ * (never NULL, never to be written). */
+static inline const struct kube_pod_extra *kube_pod_ext(const struct kube_pod *p)
+{
+    static const struct kube_pod_extra none;
+
+    return p->extra ? p->extra : &none;
+}
 
 /* The node's Ready condition (status.conditions[type=Ready]), as `kubectl get nodes` reads it. */
 enum kube_node_ready {

@@ -131,10 +131,10 @@ static const struct kube_resources *pod_list(const struct kube_pod *p, size_t i)
     if (i < p->ncontainers + p->ninit_containers)
         return &p->init_containers[i - p->ncontainers].requests;
     if (i == p->ncontainers + p->ninit_containers)
-        return &p->overhead;
+        return &kube_pod_ext(p)->overhead;
     if (i == p->ncontainers + p->ninit_containers + 1)
-        return &p->pod_requests;
-    return &p->pod_limits;
+        return &kube_pod_ext(p)->pod_requests;
+    return &kube_pod_ext(p)->pod_limits;
 }
 
 static bool pod_level_scalar(const char *name)
@@ -160,7 +160,8 @@ static const struct kube_scalar *res_scalar(const struct kube_resources *r, cons
 static void pod_level_apply(const struct kube_pod *p, const struct kube_resources *raw,
                             int64_t *sum, const char **names, size_t nnames)
 {
-    const struct kube_resources *rq = &p->pod_requests, *lm = &p->pod_limits;
+    const struct kube_resources *rq = &kube_pod_ext(p)->pod_requests;
+    const struct kube_resources *lm = &kube_pod_ext(p)->pod_limits;
     size_t j;
 
     /* with pod-level resources, the non-zero defaults only fill a resource that neither the
@@ -189,7 +190,8 @@ static void pod_level_apply(const struct kube_pod *p, const struct kube_resource
 
 bool kube_pod_level_requests_set(const struct kube_pod *p)
 {
-    const struct kube_resources *r[2] = {&p->pod_requests, &p->pod_limits};
+    const struct kube_resources *r[2] = {&kube_pod_ext(p)->pod_requests,
+                                         &kube_pod_ext(p)->pod_limits};
     size_t i, j;
 
     for (i = 0; i < 2; i++) {
@@ -286,16 +288,18 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
         if (dflt) {
             /* the aggregate without the non-zero defaults */
             struct kube_pod q = *p;
-            memset(&q.pod_requests, 0, sizeof(q.pod_requests));
-            memset(&q.pod_limits, 0, sizeof(q.pod_limits));
-            memset(&q.overhead, 0, sizeof(q.overhead)); /* added once, below */
+            struct kube_pod_extra qx = *kube_pod_ext(p);
+            memset(&qx.pod_requests, 0, sizeof(qx.pod_requests));
+            memset(&qx.pod_limits, 0, sizeof(qx.pod_limits));
+            memset(&qx.overhead, 0, sizeof(qx.overhead)); /* added once, below */
+            q.extra = &qx;
             if ((rc = kube_pod_requests(&q, NULL, a, &raw)))
                 goto out;
             raw.set = set;
         }
         pod_level_apply(p, &raw, sum, names, nnames);
     }
-    rvec_add_res(sum, &p->overhead, NULL, names, nnames);
+    rvec_add_res(sum, &kube_pod_ext(p)->overhead, NULL, names, nnames);
     out->set = set;
     out->cpu_milli = sum[0];
     out->memory = sum[1];
@@ -356,23 +360,51 @@ static int merge_keys(struct kube_pod_affinity_term *t, const struct kube_labels
     return 0;
 }
 
+struct kube_pod_extra *kube_pod_extra_own(struct kube_pod *p, struct arena *a)
+{
+    struct kube_pod_extra *x = arena_alloc(a, sizeof(*x));
+
+    if (!x)
+        return NULL;
+    *x = *kube_pod_ext(p);
+    return p->extra = x;
+}
+
+/* needs_merge: some term of pa names matchLabelKeys or mismatchLabelKeys */
+static bool needs_merge(const struct kube_pod_affinity *pa)
+{
+    size_t i;
+
+    for (i = 0; i < pa->nrequired; i++)
+        if (pa->required[i].nmatch_label_keys + pa->required[i].nmismatch_label_keys > 0)
+            return true;
+    for (i = 0; i < pa->npreferred; i++)
+        if (pa->preferred[i].nmatch_label_keys + pa->preferred[i].nmismatch_label_keys > 0)
+            return true;
+    return false;
+}
+
 int kube_pod_merge_label_keys(struct kube_pod *p, struct arena *a)
 {
-    struct kube_pod_affinity *affs[2] = {&p->pod_affinity, &p->pod_anti_affinity};
+    const struct kube_pod_extra *cx = kube_pod_ext(p);
+    struct kube_pod_extra *x;
+    struct kube_pod_affinity *affs[2];
     size_t i, k;
     int rc;
 
+    if (!needs_merge(&cx->pod_affinity) && !needs_merge(&cx->pod_anti_affinity))
+        return 0;
+    /* the block and its term arrays may be shared with other pods (a workload's replicas):
+     * copy them */
+    if (!(x = kube_pod_extra_own(p, a)))
+        return -ENOMEM;
+    affs[0] = &x->pod_affinity;
+    affs[1] = &x->pod_anti_affinity;
     for (k = 0; k < 2; k++) {
         struct kube_pod_affinity *pa = affs[k];
-        bool any = false;
 
-        for (i = 0; i < pa->nrequired; i++)
-            any |= pa->required[i].nmatch_label_keys + pa->required[i].nmismatch_label_keys > 0;
-        for (i = 0; i < pa->npreferred; i++)
-            any |= pa->preferred[i].nmatch_label_keys + pa->preferred[i].nmismatch_label_keys > 0;
-        if (!any)
+        if (!needs_merge(pa))
             continue;
-        /* the term arrays may be shared with other pods (a workload's replicas): copy them */
         if (pa->nrequired) {
             struct kube_pod_affinity_term *t = arena_alloc(a, pa->nrequired * sizeof(*t));
             if (!t)

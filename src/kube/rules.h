@@ -67,4 +67,9 @@ bool kube_pod_level_requests_set(const struct kube_pod *p);
  * New arrays come from a. Returns 0 or -ENOMEM. */
 int kube_pod_merge_label_keys(struct kube_pod *p, struct arena *a);
 
+/* kube_pod_extra_own gives p a block of rarely set members of its own, a copy from a of the
+ * one it had (possibly shared with other pods) or an empty one, and returns it for writing;
+ * NULL when a is out of memory (p is then unchanged). */
+struct kube_pod_extra *kube_pod_extra_own(struct kube_pod *p, struct arena *a);
+
 #endif

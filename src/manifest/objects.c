@@ -106,17 +106,26 @@ static const struct kube_runtime_class *find_runtime_class(const struct manifest
     return NULL;
 }
 
-/* the RuntimeClass admission: the class's overhead when the pod gives none */
-static void admit_runtime_class(struct kube_pod *p, const struct kube_runtime_class *rc)
+/* the RuntimeClass admission: the class's overhead when the pod gives none. Returns 0 or
+ * -ENOMEM (a's). */
+static int admit_runtime_class(struct arena *a, struct kube_pod *p,
+                               const struct kube_runtime_class *rc)
 {
-    if (rc->has_overhead && !p->overhead.set && !p->overhead.nscalars)
-        p->overhead = rc->overhead;
+    const struct kube_resources *o = &kube_pod_ext(p)->overhead;
+    struct kube_pod_extra *x;
+
+    if (!rc->has_overhead || o->set || o->nscalars)
+        return 0;
+    if (!(x = kube_pod_extra_own(p, a)))
+        return -ENOMEM;
+    x->overhead = rc->overhead;
+    return 0;
 }
 
 /* can_hand_off: the pod is bound, no bound pod was kept before it, and its priority is final
  * now: given, or from a class already known. Sets the priority from the class (as
  * manifest_finish_priorities would) when it is not given. */
-static bool can_hand_off(const struct manifest_input *in, struct kube_pod *p)
+static bool can_hand_off(struct manifest_input *in, struct kube_pod *p)
 {
     const struct kube_priority_class *pc;
     const char *name = p->priority_class_name;
@@ -127,9 +136,9 @@ static bool can_hand_off(const struct manifest_input *in, struct kube_pod *p)
         /* its overhead counts on the node: the class must be known now */
         const struct kube_runtime_class *rc = find_runtime_class(in, p->runtime_class_name);
 
-        if (!rc || rc->has_scheduling)
+        /* out of memory: kept, finish admits it again and reports that */
+        if (!rc || rc->has_scheduling || admit_runtime_class(&in->arena, p, rc))
             return false;
-        admit_runtime_class(p, rc);
     }
     if (!name || !*name)
         return p->has_priority; /* else a globalDefault class read later would decide it */
@@ -473,10 +482,8 @@ int manifest_finish_runtime_classes(struct manifest_input *in, struct err *err)
                               "tolerations) of RuntimeClass %s is not modelled",
                               p->source_file ? p->source_file : "?", p->source_line, p->namespace_,
                               p->name, rc->name);
-        if (w)
+        if (w || (rc && admit_runtime_class(&in->arena, p, rc)))
             return err_set(err, -ENOMEM, "out of memory");
-        if (rc)
-            admit_runtime_class(p, rc);
     }
     return 0;
 }

@@ -349,6 +349,9 @@ int manifest_priv_ensure(struct manifest_input *in, struct err *err)
         if (!in->priv)
             return err_set(err, -ENOMEM, "out of memory");
     }
+    /* the pods of a manifest repeat their images, container names, label keys, ... */
+    if (!in->arena.strings && arena_share_strings(&in->arena))
+        return err_set(err, -ENOMEM, "out of memory");
     if ((!in->priv->pod_set.cap && manifest_set_rebuild(in, &in->priv->pod_set, 1, in->npods, 0)) ||
         (!in->priv->node_set.cap &&
          manifest_set_rebuild(in, &in->priv->node_set, 0, in->nnodes, 0)))

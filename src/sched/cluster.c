@@ -876,7 +876,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p;
-    size_t nl = strlen(pod->namespace_), nn = strlen(pod->name), size, i;
+    size_t nn = strlen(pod->name), size, i;
     uint32_t slot, np;
     char *str;
 
@@ -886,18 +886,16 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     *rc = -ENOMEM;
     if ((slot = slot_get(c, sched_intern_add(&c->strs, node_name), true)) == SCHED_NOID)
         return NULL;
-    /* one block: the record, its scalars (8-aligned like it), its labels (PodDisruptionBudget
-     * selectors read them), its ports, then the names and the label strings */
+    /* one block: the record, its scalars (8-aligned like it), its ports, its labels as
+     * interned ids, then its name; the namespace is strs' copy (kept until the cluster is
+     * freed) */
     np = sched_pod_count_host_ports(pod);
-    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + pod->labels.n * sizeof(*p->klabels.v) +
-           np * sizeof(*p->ports) + pod->labels.n * sizeof(*p->labels) + nl + nn + 2;
-    for (i = 0; i < pod->labels.n; i++)
-        size += strlen(pod->labels.v[i].key) + strlen(pod->labels.v[i].value) + 2;
+    size = sizeof(*p) + u.nscalars * sizeof(*p->scalars) + np * sizeof(*p->ports) +
+           pod->labels.n * sizeof(*p->labels) + nn + 1;
     if (!(p = calloc(1, size)))
         return NULL;
     p->scalars = (struct sched_scalar *)(p + 1);
-    p->klabels.v = (struct kube_label *)(p->scalars + u.nscalars);
-    p->ports = (struct sched_port *)(p->klabels.v + pod->labels.n);
+    p->ports = (struct sched_port *)(p->scalars + u.nscalars);
     p->labels = (struct sched_idlabel *)(p->ports + np);
     str = (char *)(p->labels + pod->labels.n);
     /* labels interned, for the selectors of PodTopologySpread (and InterPodAffinity) */
@@ -915,16 +913,8 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
         free(p);
         return NULL;
     }
-    p->ns = memcpy(str, pod->namespace_, nl + 1);
-    p->name = memcpy(str + nl + 1, pod->name, nn + 1);
-    str += nl + nn + 2;
-    for (i = 0; i < pod->labels.n; i++) {
-        size_t kl = strlen(pod->labels.v[i].key) + 1, vl = strlen(pod->labels.v[i].value) + 1;
-        p->klabels.v[i].key = memcpy(str, pod->labels.v[i].key, kl);
-        p->klabels.v[i].value = memcpy(str + kl, pod->labels.v[i].value, vl);
-        str += kl + vl;
-    }
-    p->klabels.n = pod->labels.n;
+    p->ns = c->strs.strs[p->nsid];
+    p->name = memcpy(str, pod->name, nn + 1);
     p->slot = slot;
     p->terminating = pod->terminating;
     p->by_preemption = pod->disruption_by_preemption;

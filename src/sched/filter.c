@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sched/cluster.h"
+#include "sched/intern.h"
 #include "sched/sched-int.h"
 
 /* v1.Toleration.ToleratesTaint on interned ids */
@@ -50,6 +51,7 @@ static bool req_matches(const struct sched_cluster *c, const struct sched_creq *
                         const struct sched_idlabel *l, uint32_t n)
 {
     const struct sched_idlabel *x = e->key == SCHED_NOID ? NULL : sched_label_find(l, n, e->key);
+    int64_t v;
 
     if (e->invalid)
         return false;
@@ -66,9 +68,9 @@ static bool req_matches(const struct sched_cluster *c, const struct sched_creq *
     case KUBE_OP_DOES_NOT_EXIST:
         return x == NULL;
     case KUBE_OP_GT:
-        return x && c->strs.ival_ok[x->value] && c->strs.ival[x->value] > e->num;
+        return x && sched_intern_int(&c->strs, x->value, &v) && v > e->num;
     case KUBE_OP_LT:
-        return x && c->strs.ival_ok[x->value] && c->strs.ival[x->value] < e->num;
+        return x && sched_intern_int(&c->strs, x->value, &v) && v < e->num;
     }
     return false;
 }

@@ -39,13 +39,10 @@ int sched_intern_init(struct sched_intern *t)
 
 void sched_intern_release(struct sched_intern *t)
 {
-    uint32_t i;
-
-    for (i = 0; i < t->n; i++)
-        free(t->strs[i]);
+    arena_free(&t->arena);
     free(t->strs);
-    free(t->ival);
-    free(t->ival_ok);
+    free(t->int_ids);
+    free(t->int_vals);
     free(t->slots);
     memset(t, 0, sizeof(*t));
 }
@@ -82,9 +79,29 @@ static int intern_grow_slots(struct sched_intern *t)
     return 0;
 }
 
+bool sched_intern_int(const struct sched_intern *t, uint32_t id, int64_t *v)
+{
+    uint32_t lo = 0, hi = t->nints;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (t->int_ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == t->nints || t->int_ids[lo] != id)
+        return false;
+    *v = t->int_vals[lo];
+    return true;
+}
+
 uint32_t sched_intern_add(struct sched_intern *t, const char *s)
 {
     uint32_t id = sched_intern_find(t, s), m, i;
+    bool is_int = false;
+    int64_t v = 0;
     char *copy;
 
     if (id != SCHED_NOID)
@@ -94,25 +111,36 @@ uint32_t sched_intern_add(struct sched_intern *t, const char *s)
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 64;
         char **strs = realloc(t->strs, cap * sizeof(*strs));
-        int64_t *iv;
-        bool *ok;
 
         if (!strs)
             return SCHED_NOID;
         t->strs = strs;
-        if (!(iv = realloc(t->ival, cap * sizeof(*iv))))
-            return SCHED_NOID;
-        t->ival = iv;
-        if (!(ok = realloc(t->ival_ok, cap * sizeof(*ok))))
-            return SCHED_NOID;
-        t->ival_ok = ok;
         t->cap = cap;
     }
-    if (!(copy = strdup(s)))
+    if (!go_parse_int(s, strlen(s), 10, 64, &v, NULL)) {
+        if (t->nints == t->cints) {
+            uint32_t cap = t->cints ? t->cints * 2 : 16;
+            uint32_t *ids = realloc(t->int_ids, cap * sizeof(*ids));
+            int64_t *vals;
+
+            if (!ids)
+                return SCHED_NOID;
+            t->int_ids = ids;
+            if (!(vals = realloc(t->int_vals, cap * sizeof(*vals))))
+                return SCHED_NOID;
+            t->int_vals = vals;
+            t->cints = cap;
+        }
+        is_int = true;
+    }
+    if (!(copy = arena_strdup(&t->arena, s)))
         return SCHED_NOID;
     id = t->n++;
     t->strs[id] = copy;
-    t->ival_ok[id] = !go_parse_int(s, strlen(s), 10, 64, &t->ival[id], NULL);
+    if (is_int) {
+        t->int_ids[t->nints] = id;
+        t->int_vals[t->nints++] = v;
+    }
     m = t->nslots - 1;
     i = hash_str(s) & m;
     while (t->slots[i])

@@ -3,6 +3,7 @@
 #ifndef SCHED_INTERN_H
 #define SCHED_INTERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "sched/sched-int.h"
@@ -16,6 +17,9 @@ void sched_intern_release(struct sched_intern *t);
  * SCHED_NOID when absent. */
 uint32_t sched_intern_add(struct sched_intern *t, const char *s);
 uint32_t sched_intern_find(const struct sched_intern *t, const char *s);
+/* sched_intern_int: whether the string of id is a base-10 int64 (Go ParseInt), its value in
+ * *v when it is. */
+bool sched_intern_int(const struct sched_intern *t, uint32_t id, int64_t *v);
 
 /* sched_hash_bytes is the core's hash (32-bit FNV-1a) of n bytes at p, continuing from h
  * (2166136261 to start). */

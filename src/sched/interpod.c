@@ -298,19 +298,22 @@ static int term_compile(struct sched_cluster *c, const struct kube_pod *pod,
 
 static bool pod_has_terms(const struct kube_pod *pod)
 {
-    return pod->pod_affinity.nrequired || pod->pod_affinity.npreferred ||
-           pod->pod_anti_affinity.nrequired || pod->pod_anti_affinity.npreferred;
+    const struct kube_pod_extra *x = kube_pod_ext(pod);
+
+    return x->pod_affinity.nrequired || x->pod_affinity.npreferred ||
+           x->pod_anti_affinity.nrequired || x->pod_anti_affinity.npreferred;
 }
 
 /* terms_build compiles every pod affinity term of pod into one malloc'ed block */
 static struct sched_pterms *terms_build(struct sched_cluster *c, const struct kube_pod *pod,
                                         int *rc)
 {
+    const struct kube_pod_extra *x = kube_pod_ext(pod);
     const struct kube_pod_affinity_term *lists[4] = {
-        pod->pod_affinity.required, pod->pod_anti_affinity.required, pod->pod_affinity.preferred,
-        pod->pod_anti_affinity.preferred};
-    size_t counts[4] = {pod->pod_affinity.nrequired, pod->pod_anti_affinity.nrequired,
-                        pod->pod_affinity.npreferred, pod->pod_anti_affinity.npreferred};
+        x->pod_affinity.required, x->pod_anti_affinity.required, x->pod_affinity.preferred,
+        x->pod_anti_affinity.preferred};
+    size_t counts[4] = {x->pod_affinity.nrequired, x->pod_anti_affinity.nrequired,
+                        x->pod_affinity.npreferred, x->pod_anti_affinity.npreferred};
     struct sched_pterm **outs[4];
     uint32_t *nouts[4];
     struct sched_pterms *pt;

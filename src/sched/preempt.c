@@ -285,13 +285,40 @@ int sched_preempt_cmp_candidates(const struct sched_preempt_node *a,
     return key_cmp(&ka, &kb);
 }
 
+/* pdb_selects: b's selector matches p's labels. A requirement reads only its own key's
+ * label, so each is matched against that one label of p (or none), looked up by id. */
+static bool pdb_selects(const struct sched_cluster *c, const struct sched_pdb *b,
+                        const struct sched_pod *p)
+{
+    size_t i;
+
+    for (i = 0; i < b->selector.nreqs; i++) {
+        const struct kube_requirement *r = &b->selector.reqs[i];
+        uint32_t key = sched_intern_find(&c->strs, r->key);
+        const struct sched_idlabel *l =
+            key == SCHED_NOID ? NULL : sched_label_find(p->labels, p->nlabels, key);
+        struct kube_label one;
+        struct kube_labels ls = {&one, 0};
+
+        if (l) {
+            one.key = c->strs.strs[l->key];
+            one.value = c->strs.strs[l->value];
+            ls.n = 1;
+        }
+        if (!kube_requirement_matches(r, &ls))
+            return false;
+    }
+    return true;
+}
+
 /* pdb_covers: budget b counts the eviction of p (podIsViolating's test before the count) */
-static bool pdb_covers(const struct sched_pdb *b, const struct sched_pod *p)
+static bool pdb_covers(const struct sched_cluster *c, const struct sched_pdb *b,
+                       const struct sched_pod *p)
 {
     size_t k;
 
-    if (!p->klabels.n || strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
-        !kube_label_selector_matches(&b->selector, &p->klabels))
+    if (!p->nlabels || strcmp(b->ns, p->ns) || !b->selector.present || !b->selector.nreqs ||
+        !pdb_selects(c, b, p))
         return false;
     /* in disruptedPods: the API server has processed its eviction already */
     for (k = 0; k < b->ndisrupted_pods && strcmp(b->disrupted_pods[k], p->name); k++)
@@ -410,7 +437,7 @@ static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cach
         e->priority = p->priority;
         e->pdbs = 0;
         for (j = 0; ps->fast && j < c->npdbs; j++)
-            if (pdb_covers(&c->pdbs[j], p))
+            if (pdb_covers(c, &c->pdbs[j], p))
                 e->pdbs |= 1u << j;
         ps->pdbs |= e->pdbs;
         /* sums of non-negative amounts saturate alike in any order (sched_sat_add) */
@@ -615,7 +642,7 @@ static bool pdb_violated(const struct sched_cluster *c, const struct sched_pod *
     uint32_t i;
 
     for (i = 0; i < c->npdbs; i++)
-        if (pdb_covers(&c->pdbs[i], p) && --allowed[i] < 0)
+        if (pdb_covers(c, &c->pdbs[i], p) && --allowed[i] < 0)
             return true;
     return false;
 }

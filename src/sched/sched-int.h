@@ -26,12 +26,16 @@
 
 /* ---- interning ---- */
 struct sched_intern {
-    char **strs;   /* id -> string (malloc'ed) */
-    int64_t *ival; /* id -> value parsed as base-10 int64 (Go ParseInt) */
-    bool *ival_ok;
+    char **strs; /* id -> string (in arena: kept until the table is released) */
     uint32_t n, cap;
+    /* the strings that are base-10 int64s (Go ParseInt), a few among many: their ids
+     * (ascending, as ids are handed out) and values; sched_intern_int reads them */
+    uint32_t *int_ids;
+    int64_t *int_vals;
+    uint32_t nints, cints;
     uint32_t *slots; /* open addressing: id+1, 0 empty */
     uint32_t nslots;
+    struct arena arena; /* the strings, packed (one malloc each cost 32 bytes or more) */
 };
 
 /* ---- reasons (the strings counted in the FailedScheduling histogram) ---- */
@@ -233,31 +237,17 @@ struct sched_slot {
 
 /* a pod counted in the cluster: one allocation, the scalars, ports and "ns\0name" after it */
 struct sched_pod {
+    /* pointers and 64-bit members, then 32-bit ones, then the flags: no padding holes */
     struct sched_pod *hnext; /* hash chain */
-    char *ns, *name;
-    uint32_t slot;
-    uint32_t index_in_slot;
-    bool assumed, terminating;
-    bool by_preemption; /* DisruptionTarget=True, reason PreemptionByScheduler */
-    bool marked;        /* sched_cluster_mark_preempted: our own preemption is deleting it;
-                           survives updates of the pod until it is removed */
-    bool nominated;     /* an entry of c->noms (a pending pod), not counted on its slot */
-    int32_t priority;
-    uint64_t seq;         /* arrival order: stands for status.startTime (earlier = smaller) */
-    uint32_t sim_run;     /* sched_simulate: the run that placed it (0: none), at input_index */
-    uint32_t input_index; /* (sched_simulate takes fewer than 2^32 pods) */
+    char *ns;                /* the interned namespace (c->strs) */
+    char *name;              /* in the pod's block */
+    uint64_t seq;            /* arrival order: stands for status.startTime (earlier = smaller) */
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar *scalars; /* req only */
-    uint32_t nscalars;
-    uint32_t nports;
     struct sched_port *ports;     /* refs unused */
-    uint32_t nsid;                /* interned namespace */
     struct sched_idlabel *labels; /* the pod's labels, sorted by key id (in the pod's block) */
-    uint32_t nlabels;
-    struct kube_labels klabels; /* the same labels as strings, for PodDisruptionBudget selectors */
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;
-    uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
     uint32_t *ipa_lpos; /* interpod.c: the pod's position in the index's list of the pods of
                            each of its labels (by label), NULL until a list holds it */
     char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
@@ -265,8 +255,23 @@ struct sched_pod {
                                    ephemeral volumes' claims included; then, in the same block,
                                    2 * ninline strings: its in-tree volumes CSI migration
                                    counts, as driver and "driver/handle" (NodeVolumeLimits) */
+    uint32_t slot;
+    uint32_t index_in_slot;
+    int32_t priority;
+    uint32_t sim_run;     /* sched_simulate: the run that placed it (0: none), at input_index */
+    uint32_t input_index; /* (sched_simulate takes fewer than 2^32 pods) */
+    uint32_t nscalars;
+    uint32_t nports;
+    uint32_t nsid; /* interned namespace */
+    uint32_t nlabels;
+    uint32_t aff_index; /* position in the cluster's aff_pods when terms != NULL */
     uint32_t nclaims;
     uint32_t ninline;
+    bool assumed, terminating;
+    bool by_preemption; /* DisruptionTarget=True, reason PreemptionByScheduler */
+    bool marked;        /* sched_cluster_mark_preempted: our own preemption is deleting it;
+                           survives updates of the pod until it is removed */
+    bool nominated;     /* an entry of c->noms (a pending pod), not counted on its slot */
 };
 
 /* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */

@@ -56,15 +56,16 @@ struct sched_result {
      * (message "running PreScore plugin ...": kube-scheduler's SchedulerError); no
      * preemption was tried */
     bool error;
+    bool clear_nomination;
+    bool preempted; /* sched_simulate only: the pod was scheduled and later evicted by a
+                       preemptor (the flags together: no padding holes, one per pending pod) */
     char *node;
     char *message;
     char *nominated_node;
     struct sched_victim *victims;
     size_t nvictims;
-    bool clear_nomination;
     /* sched_simulate only */
     size_t attempt;      /* 0-based position in the scheduling order (priority, input order) */
-    bool preempted;      /* the pod was scheduled and later evicted by a preemptor */
     size_t preempted_by; /* when preempted: input index of the preemptor */
 };
 

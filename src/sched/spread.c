@@ -785,11 +785,11 @@ int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         return -ENOMEM;
     if ((sp->ns = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID)
         return -ENOMEM;
-    if (pod->nspread) {
-        if (!(sp->v = arena_alloc(cp->arena, pod->nspread * sizeof(*sp->v))))
+    if (kube_pod_ext(pod)->nspread) {
+        if (!(sp->v = arena_alloc(cp->arena, kube_pod_ext(pod)->nspread * sizeof(*sp->v))))
             return -ENOMEM;
-        for (i = 0; i < pod->nspread; i++)
-            if ((rc = add_constraint(c, cp, sp, &pod->spread[i], NULL)))
+        for (i = 0; i < kube_pod_ext(pod)->nspread; i++)
+            if ((rc = add_constraint(c, cp, sp, &kube_pod_ext(pod)->spread[i], NULL)))
                 return rc;
     } else {
         if ((rc = default_selector(c, cp, sp->ns, &dsel)))

@@ -381,11 +381,12 @@ static const struct kube_csi_driver *find_driver(const struct sched_volumes *v, 
 /* pod_ephemeral: the ephemeral volume whose claim is pod->claims[i], or NULL */
 static const struct kube_ephemeral_volume *pod_ephemeral(const struct kube_pod *pod, size_t i)
 {
+    const struct kube_pod_extra *x = kube_pod_ext(pod);
     size_t k;
 
-    for (k = 0; k < pod->nephemeral; k++)
-        if (pod->ephemeral[k].claim == i)
-            return &pod->ephemeral[k];
+    for (k = 0; k < x->nephemeral; k++)
+        if (x->ephemeral[k].claim == i)
+            return &x->ephemeral[k];
     return NULL;
 }
 
@@ -582,6 +583,7 @@ static bool intree_handle(const struct kube_inline_volume *iv, const struct kube
 int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
                              const struct kube_pod *pod)
 {
+    const struct kube_pod_extra *x = kube_pod_ext(pod);
     size_t i, size = 0, nin = 0;
     char name[512], handle[512], (*uniq)[768] = NULL;
     const char **drv = NULL;
@@ -591,15 +593,15 @@ int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
     p->claims = NULL;
     p->nclaims = 0;
     p->ninline = 0;
-    if (!pod->nclaims && !pod->ninline_volumes)
+    if (!pod->nclaims && !x->ninline_volumes)
         return 0;
-    if (pod->ninline_volumes && (!(uniq = calloc(pod->ninline_volumes, sizeof(*uniq))) ||
-                                 !(drv = calloc(pod->ninline_volumes, sizeof(*drv))))) {
+    if (x->ninline_volumes && (!(uniq = calloc(x->ninline_volumes, sizeof(*uniq))) ||
+                               !(drv = calloc(x->ninline_volumes, sizeof(*drv))))) {
         rc = -ENOMEM;
         goto out;
     }
-    for (i = 0; i < pod->ninline_volumes; i++) {
-        const struct kube_inline_volume *iv = &pod->inline_volumes[i];
+    for (i = 0; i < x->ninline_volumes; i++) {
+        const struct kube_inline_volume *iv = &x->inline_volumes[i];
         if (!(drv[nin] = intree_driver(iv->plugin)) ||
             !intree_handle(iv, NULL, handle, sizeof(handle)))
             continue;
@@ -774,7 +776,7 @@ static uint32_t limits_filter(struct sched_cluster *c, const struct sched_vpod *
     bool intree;
     size_t d;
 
-    if (!vp->limits || (!vp->nclaimv && !vp->pod->ninline_volumes))
+    if (!vp->limits || (!vp->nclaimv && !kube_pod_ext(vp->pod)->ninline_volumes))
         return 0;
     arena_mark(&v->arena, &mark);
     newv.a = att.a = &v->arena;
@@ -784,8 +786,8 @@ static uint32_t limits_filter(struct sched_cluster *c, const struct sched_vpod *
         if (drv && lim_add(&newv, drv, unique, intree))
             goto nomem;
     }
-    for (i = 0; cn && i < vp->pod->ninline_volumes; i++) {
-        const struct kube_inline_volume *iv = &vp->pod->inline_volumes[i];
+    for (i = 0; cn && i < kube_pod_ext(vp->pod)->ninline_volumes; i++) {
+        const struct kube_inline_volume *iv = &kube_pod_ext(vp->pod)->inline_volumes[i];
         const char *drv = intree_driver(iv->plugin);
         char handle[512];
         if (!drv || !intree_handle(iv, NULL, handle, sizeof(handle)))
@@ -902,7 +904,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     int rc;
 
     cp->vol = NULL;
-    if (!pod || (!pod->nclaims && !pod->ninline_volumes) || cp->prefilter_conflict)
+    if (!pod || (!pod->nclaims && !kube_pod_ext(pod)->ninline_volumes) || cp->prefilter_conflict)
         return 0;
     n = pod->nclaims;
     if (!(names = arena_alloc(cp->arena, (n + 1) * sizeof(*names))))

@@ -160,10 +160,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
-    if (pod.nunmodelled) {
+    if (kube_pod_ext(&pod)->nunmodelled) {
         /* a field that changes kube-scheduler's answer and that gpusched does not model: the
          * pod is not bound, and says why (event, condition, log line) */
-        const struct kube_unmodelled *u = &pod.unmodelled[0];
+        const struct kube_unmodelled *u = &kube_pod_ext(&pod)->unmodelled[0];
         char why[1024];
 
         snprintf(why, sizeof(why), "gpusched does not support %s (%s): not scheduled", u->field,

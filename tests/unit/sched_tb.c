@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/rules.h"
+
 #define MIB (1024LL * 1024)
 
 static void die(const char *what, const char *s)
@@ -179,12 +181,13 @@ static void add_port(struct arena *a, struct kube_container *k, const char *w, b
  * [,mlk=KEY]: SELECTOR "app=web" (matchLabels), "{}" (empty) or "nil" */
 static void add_spread(struct arena *a, struct kube_pod *p, const char *w)
 {
+    struct kube_pod_extra *x = kube_pod_extra_own(p, a);
     struct kube_spread_constraint *t;
     char buf[256], *save = NULL, *f;
     int i = 0;
 
-    p->spread = grow_arr(a, p->spread, p->nspread, sizeof(*p->spread));
-    t = &p->spread[p->nspread++];
+    x->spread = grow_arr(a, x->spread, x->nspread, sizeof(*x->spread));
+    t = &x->spread[x->nspread++];
     memset(t, 0, sizeof(*t));
     t->min_domains = 1;
     snprintf(buf, sizeof(buf), "%s", w);
@@ -322,7 +325,7 @@ struct kube_pod *tb_pod(struct arena *a, const char *spec)
         } else if (!strncmp(w, "initport:", 9)) {
             add_port(a, add_container(a, &p->init_containers, &p->ninit_containers), w + 9, false);
         } else if (!strncmp(w, "ovh:", 4)) {
-            res_list(a, &p->overhead, w + 4);
+            res_list(a, &kube_pod_extra_own(p, a)->overhead, w + 4);
         } else if (!strncmp(w, "spread:", 7)) {
             add_spread(a, p, w + 7);
         } else {

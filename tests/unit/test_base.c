@@ -129,6 +129,47 @@ static void arena_rewinds_to_a_mark(void)
     arena_free(&empty);
 }
 
+/* With sharing on, a short string that comes again is the earlier copy; off (the default),
+ * each copy is new; a rewind forgets what it freed, so nothing handed out points into it. */
+static void arena_shares_strings(void)
+{
+    struct arena a = ARENA_INIT, off = ARENA_INIT;
+    struct arena_mark m;
+    const char *x, *y, *z, *w;
+    char longer[200];
+
+    x = arena_strndup_shared(&off, "nginx:1.27", 10);
+    CHECK(x && x != arena_strndup_shared(&off, "nginx:1.27", 10));
+    CHECK_INT_EQ(arena_share_strings(&a), 0);
+    x = arena_strndup_shared(&a, "nginx:1.27", 10);
+    y = arena_strndup_shared(&a, "nginx:1.27xyz", 10); /* n bytes only */
+    z = arena_strndup_shared(&a, "nginx", 5);
+    CHECK(x && x == y);
+    CHECK_STR_EQ(x, "nginx:1.27");
+    CHECK(z && z != x);
+    CHECK_STR_EQ(z, "nginx");
+    CHECK(arena_strndup_shared(&a, "", 0) == arena_strndup_shared(&a, "", 0));
+    /* long strings are copied each time */
+    memset(longer, 'a', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    w = arena_strndup_shared(&a, longer, strlen(longer));
+    CHECK(w && w != arena_strndup_shared(&a, longer, strlen(longer)));
+    /* what came after a mark is forgotten by the rewind, and so is what came before */
+    arena_mark(&a, &m);
+    y = arena_strndup_shared(&a, "app", 3);
+    CHECK(y == arena_strndup_shared(&a, "app", 3));
+    arena_rewind(&a, &m);
+    w = arena_strndup_shared(&a, "zzzzzzzzzzzzzzzzzzzz", 20); /* reuses y's bytes */
+    z = arena_strndup_shared(&a, "app", 3);
+    CHECK(z && z != w && strcmp(w, "zzzzzzzzzzzzzzzzzzzz") == 0);
+    CHECK_STR_EQ(z, "app");
+    CHECK(arena_strndup_shared(&a, "nginx:1.27", 10) != x);
+    CHECK_STR_EQ(x, "nginx:1.27");
+    arena_free(&a);
+    CHECK(a.strings == NULL);
+    arena_free(&off);
+}
+
 /* a scratch mark and rewind at the end of a block: the block the scratch took is kept and
  * taken again next time, not allocated and freed each time */
 static void arena_keeps_a_spare_block(void)
@@ -874,6 +915,7 @@ static const struct test_case cases[] = {
     {"arena packs strings", arena_packs_strings},
     {"arena rewinds to a mark", arena_rewinds_to_a_mark},
     {"arena keeps a spare block", arena_keeps_a_spare_block},
+    {"arena shares strings", arena_shares_strings},
     {"clock waits reach their deadline", clock_waits_reach_their_deadline},
     {"goparse int like strconv", goparse_int_like_strconv},
     {"goparse uint like strconv", goparse_uint_like_strconv},

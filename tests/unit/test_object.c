@@ -163,8 +163,8 @@ static void object_pod_fields(void)
     CHECK_STR_EQ(p.priority_class_name, "high");
     CHECK(p.preempt_never);
     CHECK_INT_EQ(p.nscheduling_gates, 2);
-    CHECK_INT_EQ(p.overhead.cpu_milli, 250);
-    CHECK_INT_EQ(p.overhead.memory, 120 << 20);
+    CHECK_INT_EQ(kube_pod_ext(&p)->overhead.cpu_milli, 250);
+    CHECK_INT_EQ(kube_pod_ext(&p)->overhead.memory, 120 << 20);
     CHECK_INT_EQ(p.containers[0].ports[0].protocol, KUBE_PROTO_UDP);
     CHECK_STR_EQ(p.containers[0].ports[0].host_ip, "10.0.0.1");
     CHECK_STR_EQ(p.phase, "Running");
@@ -803,7 +803,7 @@ static void object_arena_holds_only_the_object(void)
         0);
     CHECK_INT_EQ(p.containers[0].requests.cpu_milli, 1000);
     CHECK_INT_EQ(p.containers[0].requests.memory, 1LL << 30); /* the limit is not kept */
-    CHECK_INT_EQ(p.overhead.cpu_milli, 10);
+    CHECK_INT_EQ(kube_pod_ext(&p)->overhead.cpu_milli, 10);
     CHECK(l.a.used <= 512);
     loaded_free(&l);
     CHECK_INT_EQ(decode(&l, NODE,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kube/rules.h"
 #include "sched/preempt.h"
 #include "sched/sched-int.h"
 #include "sched/schedule.h"
@@ -144,10 +145,12 @@ static void rand_pod_affinity(struct arena *a, struct kube_pod *p)
         p->labels.n = 1;
     }
     if (rnd(terms_one_in) == 0) {
-        rand_terms(a, &p->pod_affinity.required, &p->pod_affinity.nrequired, false);
-        rand_terms(a, &p->pod_affinity.preferred, &p->pod_affinity.npreferred, true);
-        rand_terms(a, &p->pod_anti_affinity.required, &p->pod_anti_affinity.nrequired, false);
-        rand_terms(a, &p->pod_anti_affinity.preferred, &p->pod_anti_affinity.npreferred, true);
+        struct kube_pod_extra *x = kube_pod_extra_own(p, a);
+
+        rand_terms(a, &x->pod_affinity.required, &x->pod_affinity.nrequired, false);
+        rand_terms(a, &x->pod_affinity.preferred, &x->pod_affinity.npreferred, true);
+        rand_terms(a, &x->pod_anti_affinity.required, &x->pod_anti_affinity.nrequired, false);
+        rand_terms(a, &x->pod_anti_affinity.preferred, &x->pod_anti_affinity.npreferred, true);
     }
     for (i = 0; i < p->ncontainers; i++)
         if (rnd(2))
@@ -699,12 +702,12 @@ static void equiv_many_terms(void)
         t->label_selector = (struct kube_label_selector){true, r, 1};
         t->topology_key = PICK(tkeys);
         if (i % 2) {
-            p->pod_anti_affinity.required = t;
-            p->pod_anti_affinity.nrequired = 1;
+            kube_pod_extra_own(p, &a)->pod_anti_affinity.required = t;
+            p->extra->pod_anti_affinity.nrequired = 1;
         } else {
             t->weight = 1 + (int32_t)(i % 7);
-            p->pod_affinity.preferred = t;
-            p->pod_affinity.npreferred = 1;
+            kube_pod_extra_own(p, &a)->pod_affinity.preferred = t;
+            p->extra->pod_affinity.npreferred = 1;
         }
         snprintf(what, sizeof(what), "many terms pod %u", i);
         memset(&xf, 0, sizeof(xf));

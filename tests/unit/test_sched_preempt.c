@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kube/rules.h"
 #include "sched/preempt.h"
 #include "sched/schedule.h"
 #include "sched/sched-int.h"
@@ -369,11 +370,11 @@ static struct kube_pod *pod_term(struct arena *a, struct kube_pod *p, bool anti,
     t->label_selector = (struct kube_label_selector){true, r, 1};
     t->topology_key = "kubernetes.io/hostname";
     if (anti) {
-        p->pod_anti_affinity.required = t;
-        p->pod_anti_affinity.nrequired = 1;
+        kube_pod_extra_own(p, a)->pod_anti_affinity.required = t;
+        p->extra->pod_anti_affinity.nrequired = 1;
     } else {
-        p->pod_affinity.required = t;
-        p->pod_affinity.nrequired = 1;
+        kube_pod_extra_own(p, a)->pod_affinity.required = t;
+        p->extra->pod_affinity.nrequired = 1;
     }
     return p;
 }
