@@ -682,10 +682,23 @@ static bool sock_same(const char *path, const struct stat *was)
            st.st_dev == was->st_dev;
 }
 
+/* sock_same_ctime is sock_same that also tells a socket re-created with the same inode number
+ * (a kubelet restart on a filesystem that reuses them) by its change time */
+static bool sock_same_ctime(const char *path, const struct stat *was)
+{
+    struct stat st;
+
+    return !lstat(path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == was->st_ino &&
+           st.st_dev == was->st_dev && st.st_ctim.tv_sec == was->st_ctim.tv_sec &&
+           st.st_ctim.tv_nsec == was->st_ctim.tv_nsec;
+}
+
 struct serve_state {
     struct dp_rpc_server *srv;
     struct dp_rpc_handlers h;
     struct stat sock_st;
+    struct stat kubelet_st; /* the kubelet.sock registered with (or being), when kubelet_known */
+    bool kubelet_known;
     bool want_register;
     long retry_at; /* mono ms of the next start/registration attempt */
     int inotify_fd, watch;
@@ -733,6 +746,9 @@ static void serve_register(struct dp_plugin *p, struct serve_state *s)
         s->retry_at = mono_ms() + RETRY_MS;
         return;
     }
+    /* the socket this registration goes to: its creation event, read after the registration
+     * began, is not a kubelet restart */
+    s->kubelet_known = !lstat(p->kubelet_path, &s->kubelet_st);
     p->reg_done = 0;
     if (pthread_create(&p->reg_thread, NULL, register_main, p)) {
         s->retry_at = mono_ms() + RETRY_MS;
@@ -768,7 +784,9 @@ static void serve_register_done(struct dp_plugin *p, struct serve_state *s)
 }
 
 /* Reads inotify events: kubelet.sock created = the kubelet restarted; our socket removed =
- * serve again. Returns a reason to restart, or NULL. */
+ * serve again. An event is judged by what is there now, since it may be about a socket we
+ * replaced: a restart of ours removes our socket too, and a kubelet.sock we registered with
+ * after it appeared is no restart. Returns a reason to restart, or NULL. */
 static const char *serve_watch(struct dp_plugin *p, struct serve_state *s)
 {
     char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -790,10 +808,14 @@ static const char *serve_watch(struct dp_plugin *p, struct serve_state *s)
             struct inotify_event *ie = (struct inotify_event *)(void *)q;
 
             if (ie->len && !strcmp(ie->name, "kubelet.sock") &&
-                (ie->mask & (IN_CREATE | IN_MOVED_TO)))
+                (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
+                !(s->kubelet_known && sock_same_ctime(p->kubelet_path, &s->kubelet_st)))
                 why = "kubelet.sock was created again (the kubelet restarted)";
             else if (ie->len && !strcmp(ie->name, p->sock_name) &&
-                     (ie->mask & (IN_DELETE | IN_MOVED_FROM)) && !why)
+                     (ie->mask & (IN_DELETE | IN_MOVED_FROM)) && !why &&
+                     !(s->srv && sock_same(p->sock_path, &s->sock_st)))
+                /* (the removal of a socket we replaced ourselves, by a restart, is not one:
+                 * the one we serve now is still there) */
                 why = "the plugin socket was removed";
             if (ie->mask & IN_IGNORED)
                 s->watch = -1; /* the directory went away; watch it again when it is back */

@@ -264,6 +264,9 @@ def test_kubelet_restart_registers_again():
         util.check_eq(healthy_ids(pl2.wait_update()), [uuid(i) for i in range(4)], "devices")
         util.check_eq(pl2.allocate([uuid(2)]).container_responses[0].envs["NVIDIA_VISIBLE_DEVICES"],
                       uuid(2), "Allocate after the restart")
+        # its own restart removes its old socket: that is not a reason to restart again
+        time.sleep(1.5)
+        util.check_eq(len(n.kubelet.plugins), 2, "registrations")
     run(body)
 
 
@@ -276,6 +279,8 @@ def test_plugin_socket_removed_registers_again():
         pl2.wait_update()
         if "the plugin socket was removed" not in n.stderr(p) and "socket is gone" not in n.stderr(p):
             raise AssertionError("no log line on the removed socket: %r" % n.stderr(p)[-500:])
+        time.sleep(1.5)
+        util.check_eq(len(n.kubelet.plugins), 2, "registrations")
     run(body)
 
 
@@ -286,6 +291,10 @@ def test_kubelet_late_then_registers():
         util.check_eq(p.poll(), None, "still running without a kubelet")
         n.kubelet.start()
         n.kubelet.wait_registration().wait_update()
+        # kubelet.sock's creation event, read after the plugin registered with that very
+        # socket, is not a kubelet restart: no second registration tears the stream down
+        time.sleep(1.5)
+        util.check_eq(len(n.kubelet.plugins), 1, "registrations: %s" % n.stderr(p)[-600:])
     run(body, kubelet=False)
 
 
