@@ -151,7 +151,9 @@ install: $(BINS)
 
 # Fuzzers link the library as an archive, so a target only pulls in the objects it uses.
 FUZZ_BUILD = build-fuzz
-FUZZ_CFLAGS = $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined
+# (-MMD: a header's change rebuilds the objects that include it, as in $(BUILD): a stale object
+# read a changed struct at its old offsets and crashed the fuzzer)
+FUZZ_CFLAGS = $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -MMD -MP
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -224,3 +226,4 @@ clean:
 	rm -rf build build-san build-fuzz build-clang
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
