@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "kube/client-int.h"
@@ -329,8 +330,13 @@ static void client_token_refresh_locked(struct kube_client *c, bool force)
         /* an exec plugin's token is good until its expirationTimestamp or a 401, as in
          * client-go; a failed run keeps the token we have */
         struct kube_exec_cred cr;
+        struct timespec ts;
 
-        if (!force && (!c->exec_expiry || time(NULL) < c->exec_expiry))
+        /* clock_gettime, not time(): time() reads the seconds of the last tick and can lag
+         * the real clock across a second boundary, keeping an expired credential a few
+         * milliseconds more than anything else on the machine believes */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if (!force && (!c->exec_expiry || ts.tv_sec < c->exec_expiry))
             return;
         if (kube_exec_run(&c->cfg, &cr, NULL))
             return;

@@ -1192,8 +1192,12 @@ def test_exec_plugin_rerun_when_expired():
         with open(os.path.join(d, "expiry.issued")) as f:
             issued = datetime.datetime.strptime(f.read().strip(), "%Y-%m-%dT%H:%M:%SZ")
         issued = issued.replace(tzinfo=datetime.timezone.utc)
+        # until the first credential has expired, and right after: the second request
+        # comes within milliseconds of the second boundary, where time() still gives the
+        # second before (it read the last tick) and the client once took the credential for
+        # valid
         while datetime.datetime.now(datetime.timezone.utc) <= issued:
-            time.sleep(0.1)  # until the first credential has expired
+            time.sleep(0.0005)
         a.set_tokens("x-2")
     first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
