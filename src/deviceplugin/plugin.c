@@ -674,23 +674,17 @@ static void *register_main(void *arg)
     return NULL;
 }
 
-static bool sock_same(const char *path, const struct stat *was)
+/* sock_same: path is still the socket was describes; with by_ctime, also by its change time,
+ * which tells a socket re-created with the same inode number (a kubelet restart on a
+ * filesystem that reuses them) */
+static bool sock_same(const char *path, const struct stat *was, bool by_ctime)
 {
     struct stat st;
 
     return !lstat(path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == was->st_ino &&
-           st.st_dev == was->st_dev;
-}
-
-/* sock_same_ctime is sock_same that also tells a socket re-created with the same inode number
- * (a kubelet restart on a filesystem that reuses them) by its change time */
-static bool sock_same_ctime(const char *path, const struct stat *was)
-{
-    struct stat st;
-
-    return !lstat(path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == was->st_ino &&
-           st.st_dev == was->st_dev && st.st_ctim.tv_sec == was->st_ctim.tv_sec &&
-           st.st_ctim.tv_nsec == was->st_ctim.tv_nsec;
+           st.st_dev == was->st_dev &&
+           (!by_ctime || (st.st_ctim.tv_sec == was->st_ctim.tv_sec &&
+                          st.st_ctim.tv_nsec == was->st_ctim.tv_nsec));
 }
 
 struct serve_state {
@@ -809,11 +803,11 @@ static const char *serve_watch(struct dp_plugin *p, struct serve_state *s)
 
             if (ie->len && !strcmp(ie->name, "kubelet.sock") &&
                 (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
-                !(s->kubelet_known && sock_same_ctime(p->kubelet_path, &s->kubelet_st)))
+                !(s->kubelet_known && sock_same(p->kubelet_path, &s->kubelet_st, true)))
                 why = "kubelet.sock was created again (the kubelet restarted)";
             else if (ie->len && !strcmp(ie->name, p->sock_name) &&
                      (ie->mask & (IN_DELETE | IN_MOVED_FROM)) && !why &&
-                     !(s->srv && sock_same(p->sock_path, &s->sock_st)))
+                     !(s->srv && sock_same(p->sock_path, &s->sock_st, false)))
                 /* (the removal of a socket we replaced ourselves, by a restart, is not one:
                  * the one we serve now is still there) */
                 why = "the plugin socket was removed";
@@ -851,7 +845,7 @@ static void *serve_main(void *arg)
         why = serve_watch(p, &s);
         if (!why && s.srv && mono_ms() >= next_check) {
             /* inotify can miss a directory re-created under us: look at the socket too */
-            if (!sock_same(p->sock_path, &s.sock_st))
+            if (!sock_same(p->sock_path, &s.sock_st, false))
                 why = "the plugin socket is gone";
             next_check = mono_ms() + 1000;
         }
