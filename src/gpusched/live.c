@@ -1,5 +1,7 @@
-/* live.c - a running cluster as the offline commands' input (live.h): paginated lists through
- * the REST client, each page handed to the manifest loader as the parsed list it is.
+/* live.c - a running cluster as the offline commands' input (live.h): lists through the REST
+ * client, read as kube-scheduler's informers read them (from the watch cache: live_page_path),
+ * each handed to the manifest loader as it arrives, a part of LIVE_PAGE items at a time
+ * (kube_client_get_stream), as the parsed list it is.
  *
  * PriorityClasses come first so bound pods resolve their priority as they are read (and go
  * straight into the scheduling cluster). A pod naming a PriorityClass that no longer exists
@@ -8,7 +10,6 @@
 #include "gpusched/live.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,6 +142,7 @@ struct live_list {
     bool unread;      /* not served (404) or forbidden (403): only for the lists not loaded */
     bool optional;    /* loaded, but a 404 or 403 only warns (what an older role may lack) */
     bool cluster;     /* loaded as the cluster's own objects: workloads not expanded */
+    bool cached;      /* read from the watch cache (resourceVersion=0): see live_page_path */
     const char *lost; /* optional and loaded: what is not modelled without it */
 };
 
@@ -206,6 +208,11 @@ static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
     }
 }
 
+/* live_page_path is the request for ls's first page (cont NULL) or the page after cont. A
+ * list read from the watch cache asks for resourceVersion=0 at first, as client-go's
+ * reflectors do (kube-scheduler's informers): the cache then answers with the whole list at
+ * once, ignoring the limit (pages of a consistent list cost the API server twice the CPU,
+ * measured: docs/benchmarks.md); without a cache the limit pages it as before. */
 static int live_page_path(const struct live_list *ls, const char *cont, char *out, size_t size)
 {
     char esc[2048];
@@ -213,17 +220,19 @@ static int live_page_path(const struct live_list *ls, const char *cont, char *ou
 
     if (cont && !kube_path_escape(cont, esc, sizeof(esc)))
         return -E2BIG;
-    n = snprintf(out, size, "%s%slimit=%d%s%s", ls->path, strchr(ls->path, '?') ? "&" : "?",
-                 LIVE_PAGE, cont ? "&continue=" : "", cont ? esc : "");
+    n = snprintf(out, size, "%s%slimit=%d%s%s%s", ls->path, strchr(ls->path, '?') ? "&" : "?",
+                 LIVE_PAGE, cont ? "&continue=" : "", cont ? esc : "",
+                 ls->cached && !cont ? "&resourceVersion=0" : "");
     return n < 0 || (size_t)n >= size ? -E2BIG : 0;
 }
 
-/* One page of a list, as kube_client_get_parsed hands it over (the tree lives in the client's
- * arena for the call only). */
+/* One page of a list, or a part of it, as kube_client_get_stream hands it over (the tree
+ * lives in the client's arena for the call only). */
 struct live_page {
     struct live_list *ls;
     struct live_scan *scan;
     struct manifest_input *in;
+    struct live_progress *pr;
     struct err *err;
     char *next; /* the continue token, copied */
 };
@@ -242,6 +251,7 @@ static int live_page_take(void *ud, json_t *doc)
     if (ls->pods)
         json_array_foreach(items, i, item) live_scan_pod(pg->scan, item, ls->pending);
     ls->count += json_array_size(items);
+    live_progress(pg->pr, ls->what, ls->count, false);
     if (ls->load) {
         /* the loader reads an API list as a typed list; the name is the collection */
         char name[LIVE_PATH_MAX];
@@ -251,8 +261,9 @@ static int live_page_take(void *ud, json_t *doc)
         rc = ls->cluster ? manifest_input_load_cluster_object(pg->in, name, doc, pg->err)
                          : manifest_input_load_object(pg->in, name, doc, pg->err);
     }
+    /* every part of a page carries the page's continue token: the first one is kept */
     next = json_string_value(json_object_get(json_object_get(doc, "metadata"), "continue"));
-    if (!rc && next && *next && !(pg->next = strdup(next)))
+    if (!rc && !pg->next && next && *next && !(pg->next = strdup(next)))
         rc = err_set(pg->err, -ENOMEM, "out of memory");
     return rc;
 }
@@ -261,136 +272,26 @@ static int live_page_take(void *ud, json_t *doc)
  * parse (about half of a pod's JSON) */
 static const char *const live_strip[] = {"managedFields", NULL};
 
-/* live_continue_scan copies the continue token of a list page from its text into out (size
- * bytes): true when the page's metadata, which the API server writes before the items, holds
- * a plain one. Only a guess to fetch the next page early: the parsed page decides. */
-static bool live_continue_scan(const struct buf *body, char *out, size_t size)
-{
-    static const char md[] = "\"metadata\":{", key[] = "\"continue\":\"";
-    const char *p = body->data, *end, *m, *q;
-    size_t n;
-
-    if (!p)
-        return false;
-    end = p + (body->len < 4096 ? body->len : 4096);
-    if (!(m = memmem(p, (size_t)(end - p), md, sizeof(md) - 1)))
-        return false;
-    m += sizeof(md) - 1;
-    /* a list's metadata holds strings without braces and numbers: it ends at the first '}' */
-    if (!(q = memchr(m, '}', (size_t)(end - m))))
-        return false;
-    end = q;
-    if (!(m = memmem(m, (size_t)(end - m), key, sizeof(key) - 1)))
-        return false;
-    m += sizeof(key) - 1;
-    if (!(q = memchr(m, '"', (size_t)(end - m))) || memchr(m, '\\', (size_t)(q - m)))
-        return false;
-    n = (size_t)(q - m);
-    if (!n || n >= size)
-        return false;
-    memcpy(out, m, n);
-    out[n] = '\0';
-    return true;
-}
-
-/* The next page of a list, requested on a second thread while this one is read: the API
- * server writes a page while we parse the last one (half of the time of a large list). */
-struct live_fetch {
-    struct kube_client *client;
-    char path[LIVE_PATH_MAX];
-    char token[LIVE_PATH_MAX];
-    struct kube_response r;
-    struct err err;
-    int rc;
-    pthread_t thread;
-    bool running;
-};
-
-static void *live_fetch_main(void *arg)
-{
-    struct live_fetch *f = arg;
-
-    f->rc = kube_client_get_raw(f->client, f->path, &f->r, &f->err);
-    return NULL;
-}
-
-/* live_fetch_start requests path on f's thread; false when no thread could be started (the
- * page is then fetched when it is needed) */
-static bool live_fetch_start(struct live_fetch *f, struct kube_client *c, const char *path)
-{
-    f->client = c;
-    snprintf(f->path, sizeof(f->path), "%s", path);
-    memset(&f->r, 0, sizeof(f->r));
-    err_clear(&f->err);
-    f->rc = 0;
-    f->running = !pthread_create(&f->thread, NULL, live_fetch_main, f);
-    return f->running;
-}
-
-static void live_fetch_join(struct live_fetch *f)
-{
-    if (f->running)
-        pthread_join(f->thread, NULL);
-    f->running = false;
-}
-
-/* live_list_all reads every page of ls, handing each to the loader when ls->load. While a
- * page is parsed and loaded, the next one is already requested when its continue token could
- * be read from the text (live_continue_scan); the parsed page's token decides, and a page
- * fetched for another token is dropped. */
+/* live_list_all reads every page of ls, handing its items to the loader when ls->load, a
+ * part of a page at a time as it arrives (kube_client_get_stream). */
 static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct live_scan *scan,
                          struct manifest_input *in, struct live_progress *pr, struct err *err)
 {
     char path[LIVE_PATH_MAX], *cont = NULL;
-    struct live_fetch *f = NULL;
-    struct kube_response r;
-    bool have = false; /* r holds the answer for path (prefetched) */
     int rc = 0;
 
-    memset(&r, 0, sizeof(r));
     for (;;) {
-        struct live_page pg = {ls, scan, in, err, NULL};
-        bool ahead = false;
+        struct live_page pg = {ls, scan, in, pr, err, NULL};
 
-        if (have) {
-            /* the page fetched ahead, with its answer or its error */
-            if ((rc = f->rc))
-                *err = f->err;
-        } else {
-            rc = live_page_path(ls, cont, path, sizeof(path));
-            if (rc) {
-                err_set(err, rc, "list %s: continue token too long", ls->what);
-                break;
-            }
-            rc = kube_client_get_raw(l->client, path, &r, err);
+        rc = live_page_path(ls, cont, path, sizeof(path));
+        if (rc) {
+            err_set(err, rc, "list %s: continue token too long", ls->what);
+            break;
         }
-        have = false;
-        if (!rc) {
-            /* ask for the next page before reading this one */
-            if (!f)
-                f = calloc(1, sizeof(*f));
-            if (f && live_continue_scan(&r.body, f->token, sizeof(f->token))) {
-                char next[LIVE_PATH_MAX];
-                ahead = !live_page_path(ls, f->token, next, sizeof(next)) &&
-                        live_fetch_start(f, l->client, next);
-            }
-            rc = kube_client_parse_answer(&r, path, live_strip, live_page_take, &pg, err);
-        }
-        kube_response_release(&r);
+        rc = kube_client_get_stream(l->client, path, live_strip, LIVE_PAGE, live_page_take, &pg,
+                                    err);
         free(cont);
         cont = pg.next;
-        if (ahead) {
-            live_fetch_join(f);
-            if (!rc && cont && !strcmp(cont, f->token)) {
-                /* the page asked for ahead is the next one: take its answer (or error) */
-                snprintf(path, sizeof(path), "%s", f->path);
-                r = f->r;
-                memset(&f->r, 0, sizeof(f->r));
-                have = true;
-            } else {
-                kube_response_release(&f->r);
-            }
-        }
         if (rc && (!ls->load || ls->optional) && err->http_status &&
             (rc == -ENOENT || rc == -EPERM)) {
             /* an API that does not serve the kind has none; a role without it loses what it
@@ -413,13 +314,10 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
             }
             break;
         }
-        live_progress(pr, ls->what, ls->count, false);
         if (!cont)
             break;
     }
-    kube_response_release(&r);
     free(cont);
-    free(f);
     return rc;
 }
 
@@ -452,9 +350,12 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
     memset(lists, 0, sizeof(lists));
     lists[0] = (struct live_list){.what = "priority classes",
                                   .path = "/apis/scheduling.k8s.io/v1/priorityclasses",
-                                  .load = true};
-    lists[1] = (struct live_list){.what = "nodes", .path = "/api/v1/nodes", .load = true};
-    lists[2] = (struct live_list){.what = "pods", .path = bound_path, .load = true, .pods = true};
+                                  .load = true,
+                                  .cached = true};
+    lists[1] =
+        (struct live_list){.what = "nodes", .path = "/api/v1/nodes", .load = true, .cached = true};
+    lists[2] = (struct live_list){
+        .what = "pods", .path = bound_path, .load = true, .pods = true, .cached = true};
     lists[3] = (struct live_list){
         .what = "pending pods", .path = pending_path, .load = true, .pods = true, .pending = true};
     for (i = 0; i < 4 && !rc; i++)
@@ -477,17 +378,20 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
                                 .path = "/api/v1/namespaces",
                                 .load = true,
                                 .optional = true,
+                                .cached = true,
                                 .lost = "pod affinity's namespaceSelector sees only the "
                                         "kubernetes.io/metadata.name label"};
     opt[1] = (struct live_list){.what = "pod disruption budgets",
                                 .path = "/apis/policy/v1/poddisruptionbudgets",
                                 .load = true,
                                 .optional = true,
+                                .cached = true,
                                 .lost = "preemption may pick victims they protect"};
     opt[2] = (struct live_list){.what = "services",
                                 .path = "/api/v1/services",
                                 .load = true,
                                 .optional = true,
+                                .cached = true,
                                 .cluster = true,
                                 .lost = "the default topology spreading of their pods is "
                                         "not modelled"};
@@ -495,6 +399,7 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
                                 .path = "/api/v1/replicationcontrollers",
                                 .load = true,
                                 .optional = true,
+                                .cached = true,
                                 .cluster = true,
                                 .lost = "the default topology spreading of their pods is "
                                         "not modelled"};
@@ -502,6 +407,7 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
                                 .path = "/apis/apps/v1/replicasets",
                                 .load = true,
                                 .optional = true,
+                                .cached = true,
                                 .cluster = true,
                                 .lost = "the default topology spreading of their pods is "
                                         "not modelled"};
@@ -509,6 +415,7 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
                                 .path = "/apis/apps/v1/statefulsets",
                                 .load = true,
                                 .optional = true,
+                                .cached = true,
                                 .cluster = true,
                                 .lost = "the default topology spreading of their pods is "
                                         "not modelled"};
@@ -521,38 +428,45 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
                                     .path = "/api/v1/persistentvolumeclaims",
                                     .load = true,
                                     .optional = true,
+                                    .cached = true,
                                     .lost = "their pods' claims count as missing"};
         opt[7] = (struct live_list){.what = "persistent volumes",
                                     .path = "/api/v1/persistentvolumes",
                                     .load = true,
                                     .optional = true,
+                                    .cached = true,
                                     .lost = "their pods' claims cannot bind"};
         opt[8] = (struct live_list){.what = "storage classes",
                                     .path = "/apis/storage.k8s.io/v1/storageclasses",
                                     .load = true,
                                     .optional = true,
+                                    .cached = true,
                                     .lost = "their pods' claims cannot bind"};
         opt[9] = (struct live_list){.what = "CSI nodes",
                                     .path = "/apis/storage.k8s.io/v1/csinodes",
                                     .load = true,
                                     .optional = true,
+                                    .cached = true,
                                     .lost = "volume limits (NodeVolumeLimits) are not checked"};
         opt[10] = (struct live_list){.what = "CSI drivers",
                                      .path = "/apis/storage.k8s.io/v1/csidrivers",
                                      .load = true,
                                      .optional = true,
+                                     .cached = true,
                                      .lost = "storage capacity and missing drivers are not "
                                              "checked"};
         opt[11] = (struct live_list){.what = "CSI storage capacities",
                                      .path = "/apis/storage.k8s.io/v1/csistoragecapacities",
                                      .load = true,
                                      .optional = true,
+                                     .cached = true,
                                      .lost = "claims of classes with capacity tracking find "
                                              "no capacity"};
         opt[12] = (struct live_list){.what = "volume attachments",
                                      .path = "/apis/storage.k8s.io/v1/volumeattachments",
                                      .load = true,
                                      .optional = true,
+                                     .cached = true,
                                      .lost = "volumes attached without a pod are not counted"};
         for (i = LIVE_NOPT_ALWAYS; i < LIVE_NOPT && !rc; i++)
             rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
@@ -574,7 +488,7 @@ int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struc
 {
     int rc = live_load(l, in, err);
 
-    /* the pages were parsed into one arena kept from page to page (kube_client_get_parsed) */
+    /* the lists were parsed into one arena kept from part to part (kube_client_get_stream) */
     kube_jalloc_release();
     return rc;
 }

@@ -21,6 +21,7 @@
 #include "kube/client-int.h"
 #include "kube/http1.h"
 #include "kube/jalloc.h"
+#include "kube/yaml.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
@@ -405,18 +406,56 @@ bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, un
 
 /* ---- one transfer --------------------------------------------------------------------- */
 
+/* The API server writes a list as {"kind":..,"metadata":{..},"items":[{..},{..},..]}: the
+ * splitter copies the text before the items array (the head, with "items":[) into doc, then
+ * the items one by one after it; every batch items it closes the array and the object ("]}")
+ * and hands that document to fn, then cuts doc back to the head. What follows the array (its
+ * "]", members after it, the last "}") goes after the last items, and that document is handed
+ * over at the end. An answer without an items array is one document. Only the structure is
+ * followed: strings (with their escapes) and the nesting depth. */
+enum split_where { SPLIT_HEAD, SPLIT_ITEMS, SPLIT_TAIL };
+
+struct client_split {
+    struct buf doc;   /* the head, then the batch's items (or the tail) */
+    size_t head_len;  /* the head's length in doc */
+    size_t key_at;    /* where the last string at depth 1 began in doc */
+    size_t batch;     /* items per document */
+    size_t n;         /* items in doc */
+    int depth;        /* of the position after the last byte read */
+    bool in_str, esc; /* inside a string, after its backslash */
+    bool key_items;   /* the last depth-1 string was "items" */
+    bool want_array;  /* ... and a colon followed it */
+    bool in_item;     /* inside an item (depth 3 and more) */
+    enum split_where where;
+    const char *path;
+    const char *const *strip;
+    kube_json_fn fn;
+    void *ud;
+    struct err *err;
+    int rc; /* a failure of fn or of the splitter, which stops the transfer */
+};
+
 struct client_xfer {
     struct buf *body; /* where 2xx (and error) bodies go */
     bool too_big;
-    int retry_after; /* Retry-After header in seconds, -1 when absent */
+    CURL *h;
+    struct client_split *split; /* a 2xx body goes there instead (kube_client_get_stream) */
+    long status;                /* of the answer, read at its first bytes when split */
+    int retry_after;            /* Retry-After header in seconds, -1 when absent */
     char errbuf[CURL_ERROR_SIZE];
     struct curl_slist *headers;
 };
+
+static size_t client_split_feed(struct client_split *s, const char *p, size_t n);
 
 static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct client_xfer *x = ud;
 
+    if (x->split && !x->status)
+        kube_curl.easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
+    if (x->split && x->status >= 200 && x->status <= 299)
+        return client_split_feed(x->split, data, size * n);
     if (buf_append(x->body, data, size * n)) {
         x->too_big = true;
         return 0;
@@ -669,11 +708,14 @@ json_t *kube_client_parse_json(const struct buf *b)
     return json_loadb(b->data, b->len, 0, NULL);
 }
 
-/* client_request sends one request; a 2xx body is parsed into resp->json unless raw_2xx
- * (kube_client_get_parsed parses it itself, into an arena). */
+static void client_split_reset(struct client_split *s);
+static int client_split_end(struct client_split *s);
+
+/* client_request sends one request; a 2xx body is parsed into resp->json, unless it goes to
+ * split as it arrives (kube_client_get_stream). */
 static int client_request(struct kube_client *c, const char *method, const char *path,
                           const char *content_type, const char *body, size_t len,
-                          struct kube_response *resp, bool raw_2xx, struct err *err)
+                          struct kube_response *resp, struct client_split *split, struct err *err)
 {
     struct client_xfer x;
     CURL *h = NULL;
@@ -703,10 +745,23 @@ static int client_request(struct kube_client *c, const char *method, const char 
         buf_reset(&resp->body);
         x.body = &resp->body;
         x.too_big = false;
+        x.h = h;
+        x.split = split;
+        x.status = 0;
+        if (split)
+            client_split_reset(split);
         rc = client_prepare(c, h, path, auth, content_type, &x, err);
         if (rc)
             goto out;
-        kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        if (split) {
+            /* a whole list in one answer takes as long as it is large: what times out is a
+             * stream that stalls (no byte for the timeout) */
+            kube_curl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+            kube_curl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                                  c->timeout_ms > 1000 ? c->timeout_ms / 1000 : 1L);
+        } else {
+            kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        }
         /* large lists come compressed when asked (the cap applies to the decoded body) */
         if (!c->cfg.disable_compression)
             kube_curl.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
@@ -722,6 +777,10 @@ static int client_request(struct kube_client *c, const char *method, const char 
             kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
         }
         cc = kube_curl.easy_perform(h);
+        if (cc == CURLE_WRITE_ERROR && split && split->rc) {
+            rc = split->rc; /* what the handler or the splitter said, in err */
+            goto out;
+        }
         if (cc == CURLE_WRITE_ERROR && x.too_big) {
             rc = err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
                          CLIENT_BODY_MAX >> 20);
@@ -736,10 +795,12 @@ static int client_request(struct kube_client *c, const char *method, const char 
             continue;
         break;
     }
-    if (!raw_2xx || resp->status < 200 || resp->status > 299)
+    if (!split || resp->status < 200 || resp->status > 299)
         resp->json = kube_client_parse_json(&resp->body);
     if (resp->status < 200 || resp->status > 299)
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
+    else if (split)
+        rc = client_split_end(split);
 out:
     client_xfer_release(&x);
     kube_client_wipe_free(auth);
@@ -761,8 +822,8 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
     int rc;
 
     if (resp)
-        return client_request(c, method, path, content_type, body, len, resp, false, err);
-    rc = client_request(c, method, path, content_type, body, len, &scratch, false, err);
+        return client_request(c, method, path, content_type, body, len, resp, NULL, err);
+    rc = client_request(c, method, path, content_type, body, len, &scratch, NULL, err);
     kube_response_release(&scratch);
     return rc;
 }
@@ -834,13 +895,14 @@ static const char *json_skip_value(const char *p, const char *end)
     return depth ? NULL : p;
 }
 
-/* json_strip_member removes every "key": VALUE member from the JSON text in b (a key is the
- * quoted name followed by a colon, not preceded by a backslash, so text inside a string never
- * matches), with the comma that separated it. The text stays valid JSON. */
-static void json_strip_member(struct buf *b, const char *key)
+/* json_strip_member removes every "key": VALUE member from the JSON text in b after its
+ * first from bytes (a key is the quoted name followed by a colon, not preceded by a
+ * backslash, so text inside a string never matches), with the comma that separated it. The
+ * text stays valid JSON when from is 0 or the end of a member or element. */
+static void json_strip_member(struct buf *b, size_t from, const char *key)
 {
     char pat[128];
-    size_t plen, w = 0, r = 0;
+    size_t plen, w = from, r = from;
     char *d = b->data;
 
     plen = (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key);
@@ -874,9 +936,9 @@ static void json_strip_member(struct buf *b, const char *key)
             after++; /* "key": v, next -> next */
         } else {
             /* the last member: drop the comma before it */
-            while (w > 0 && strchr(" \t\r\n", d[w - 1]))
+            while (w > from && strchr(" \t\r\n", d[w - 1]))
                 w--;
-            if (w > 0 && d[w - 1] == ',')
+            if (w > from && d[w - 1] == ',')
                 w--;
         }
         r = after;
@@ -885,51 +947,218 @@ static void json_strip_member(struct buf *b, const char *key)
     d[w] = '\0'; /* w is at most the old length: inside the allocation */
 }
 
-int kube_client_get_raw(struct kube_client *c, const char *path, struct kube_response *resp,
-                        struct err *err)
+/* client_parse_doc strips, parses and hands to fn the JSON text in b (its first from bytes
+ * are kept as they are), in the thread's arena; b is left stripped. */
+static int client_parse_doc(struct buf *b, size_t from, const char *path, const char *const *strip,
+                            kube_json_fn fn, void *ud, struct err *err)
 {
-    return client_request(c, "GET", path, NULL, NULL, 0, resp, true, err);
-}
-
-int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip,
-                           kube_json_fn fn, void *ud, struct err *err)
-{
-    struct kube_response r;
-    int rc = kube_client_get_raw(c, path, &r, err);
-
-    if (rc) {
-        kube_response_release(&r);
-        return rc;
-    }
-    return kube_client_parse_answer(&r, path, strip, fn, ud, err);
-}
-
-int kube_client_parse_answer(struct kube_response *resp, const char *path, const char *const *strip,
-                             kube_json_fn fn, void *ud, struct err *err)
-{
-    struct kube_response r = *resp;
     json_error_t je;
     json_t *doc;
     int rc;
 
-    memset(resp, 0, sizeof(*resp));
     for (; strip && *strip; strip++)
-        json_strip_member(&r.body, *strip);
+        json_strip_member(b, from, *strip);
     /* the same per-thread arena as a watch event's: a page of a list is hundreds of objects,
      * each a few dozen jansson blocks, all dropped together once fn has read them */
-    watch_arena_fit(r.body.len);
+    watch_arena_fit(b->len);
     kube_jalloc_on(true);
-    doc = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, &je);
-    kube_jalloc_on(false);
+    doc = kube_json_loadb(b->data, b->len);
     if (!doc) {
-        rc = err_set(err, -EPROTO, "GET %s: the answer is not JSON: %s", path, je.text);
-    } else {
-        rc = fn(ud, doc);
-        json_decref(doc);
+        /* what that reader leaves, jansson reads as JSON (or tells why it is not) */
+        watch_arena_fit(b->len); /* empty again */
+        kube_jalloc_on(true);
+        doc = json_loadb(b->data ? b->data : "", b->len, 0, &je);
     }
+    kube_jalloc_on(false);
+    if (!doc)
+        return err_set(err, -EPROTO, "GET %s: the answer is not JSON: %s", path, je.text);
+    rc = fn(ud, doc);
+    json_decref(doc);
     /* the arena stays for the next page: mapping it anew would fault in every page of it again
      * (a quarter of a 50,000-pod list's CPU); the caller frees it (kube_jalloc_release) */
+    return rc;
+}
+
+/* ---- a list read as it arrives ---------------------------------------------------------- */
+
+static void client_split_reset(struct client_split *s)
+{
+    buf_reset(&s->doc);
+    s->head_len = s->key_at = s->n = 0;
+    s->depth = 0;
+    s->in_str = s->esc = s->key_items = s->want_array = s->in_item = false;
+    s->where = SPLIT_HEAD;
+    s->rc = 0;
+}
+
+/* split_append copies n bytes to doc's end: 0, or the failure with err set */
+static int split_append(struct client_split *s, const char *p, size_t n)
+{
+    int rc = buf_append(&s->doc, p, n);
+
+    if (rc == -E2BIG)
+        return err_set(s->err, rc, "GET %s: a list item larger than %zu MiB", s->path,
+                       CLIENT_BODY_MAX >> 20);
+    return rc ? err_set(s->err, rc, "out of memory") : 0;
+}
+
+/* client_split_emit hands the head and the gathered items to fn as one list document. */
+static int client_split_emit(struct client_split *s)
+{
+    int rc = split_append(s, "]}", 2);
+
+    if (!rc)
+        rc = client_parse_doc(&s->doc, s->head_len, s->path, s->strip, s->fn, s->ud, s->err);
+    s->doc.len = s->head_len;
+    s->n = 0;
+    return rc;
+}
+
+/* client_split_byte follows one byte outside strings and items, already copied to doc's
+ * end. */
+static int client_split_byte(struct client_split *s, char ch)
+{
+    if (s->where == SPLIT_HEAD && s->depth == 1) {
+        if (ch == ':') {
+            s->want_array = s->key_items;
+        } else if (!strchr(" \t\r\n", ch)) {
+            if (s->want_array && ch == '[') {
+                /* "items":[ : the head ends here */
+                s->depth++;
+                s->where = SPLIT_ITEMS;
+                s->head_len = s->doc.len;
+                return 0;
+            }
+            s->want_array = s->key_items = false;
+        }
+    }
+    if (s->where == SPLIT_ITEMS && s->depth == 2) {
+        if (ch == ']') {
+            s->where = SPLIT_TAIL; /* the tail begins with this "]" */
+        } else if (strchr(" \t\r\n,", ch)) {
+            s->doc.len--; /* blanks and commas between items: the splitter writes its own */
+            return 0;
+        } else if (ch != '{') {
+            return err_set(s->err, -EPROTO, "GET %s: a list item is not an object", s->path);
+        } else {
+            s->in_item = true;
+            if (s->n) {
+                /* put the comma before the "{" at doc's end */
+                int rc;
+
+                s->doc.data[s->doc.len - 1] = ',';
+                if ((rc = split_append(s, "{", 1)))
+                    return rc;
+            }
+        }
+    }
+    if (ch == '{' || ch == '[')
+        s->depth++;
+    else if (ch == '}' || ch == ']')
+        s->depth--;
+    return 0;
+}
+
+/* client_split_feed reads n more bytes of a 2xx answer (curl's write callback: the bytes
+ * taken, anything else stops the transfer). Inside an item only strings and the depth are
+ * followed, and its bytes are copied in runs; the rest goes byte by byte. */
+static size_t client_split_feed(struct client_split *s, const char *p, size_t n)
+{
+    const char *end = p + n, *run = p; /* run: read, not copied yet */
+
+    while (p < end && !s->rc) {
+        if (s->in_str) {
+            /* to the closing quote: a quote closes unless a backslash escapes it */
+            const char *q, *bs;
+
+            if (s->esc) {
+                s->esc = false;
+                p++;
+                continue;
+            }
+            q = memchr(p, '"', (size_t)(end - p));
+            if ((bs = memchr(p, '\\', (size_t)((q ? q : end) - p)))) {
+                s->esc = true;
+                p = bs + 1;
+                continue;
+            }
+            if (!q) {
+                p = end;
+                break;
+            }
+            p = q + 1;
+            s->in_str = false;
+            if (s->where == SPLIT_HEAD && s->depth == 1) {
+                s->rc = split_append(s, run, (size_t)(p - run));
+                run = p;
+                s->key_items =
+                    s->doc.len - s->key_at == 7 && !memcmp(s->doc.data + s->key_at, "\"items\"", 7);
+            }
+            continue;
+        }
+        if (s->in_item) {
+            char ch = *p++;
+
+            if (ch == '"') {
+                s->in_str = true;
+            } else if (ch == '{' || ch == '[') {
+                s->depth++;
+            } else if ((ch == '}' || ch == ']') && --s->depth == 2) {
+                /* the item ends */
+                s->in_item = false;
+                if (!(s->rc = split_append(s, run, (size_t)(p - run))) && ++s->n == s->batch)
+                    s->rc = client_split_emit(s);
+                run = p;
+            }
+            continue;
+        }
+        if ((s->rc = split_append(s, run, (size_t)(p - run) + 1)))
+            break;
+        run = p + 1;
+        if (*p == '"') {
+            s->in_str = true;
+            s->key_at = s->doc.len - 1;
+            if (s->where == SPLIT_ITEMS && s->depth == 2)
+                s->rc = err_set(s->err, -EPROTO, "GET %s: a list item is not an object", s->path);
+        } else {
+            s->rc = client_split_byte(s, *p);
+        }
+        p++;
+    }
+    if (!s->rc && p > run)
+        s->rc = split_append(s, run, (size_t)(p - run));
+    return s->rc ? 0 : n;
+}
+
+/* client_split_end hands over the last document: the last items with the tail, or the whole
+ * answer when it had no items array. */
+static int client_split_end(struct client_split *s)
+{
+    if (s->where == SPLIT_ITEMS || s->in_str || s->depth)
+        return err_set(s->err, -EPROTO, "GET %s: the answer is not JSON: it ends too soon",
+                       s->path);
+    return client_parse_doc(&s->doc, s->where == SPLIT_TAIL ? s->head_len : 0, s->path, s->strip,
+                            s->fn, s->ud, s->err);
+}
+
+int kube_client_get_stream(struct kube_client *c, const char *path, const char *const *strip,
+                           size_t batch, kube_json_fn fn, void *ud, struct err *err)
+{
+    struct client_split s;
+    struct kube_response r;
+    int rc;
+
+    memset(&s, 0, sizeof(s));
+    buf_init(&s.doc, CLIENT_BODY_MAX);
+    s.batch = batch ? batch : 1;
+    s.path = path;
+    s.strip = strip;
+    s.fn = fn;
+    s.ud = ud;
+    s.err = err;
+    rc = client_request(c, "GET", path, NULL, NULL, 0, &r, &s, err);
     kube_response_release(&r);
+    buf_release(&s.doc);
     return rc;
 }
 

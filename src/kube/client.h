@@ -73,29 +73,25 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
                         const char *content_type, const char *body, size_t len,
                         struct kube_response *resp, struct err *err);
 
-/* kube_json_fn receives a parsed answer; see kube_client_get_parsed. Returns 0 or a negative
+/* kube_json_fn receives a parsed answer; see kube_client_get_stream. Returns 0 or a negative
  * code (with the caller's err set) that is handed back. */
 typedef int (*kube_json_fn)(void *ud, json_t *doc);
 
-/* kube_client_get_parsed GETs path like kube_client_request and hands the parsed 2xx body to
- * fn, without the members named in strip (a NULL-terminated list, or NULL), at any depth: they
- * are cut from the text before it is parsed (e.g. "managedFields", half of a pod's JSON). The document lives in an arena of the calling thread, like a watch event's (see
- * kube_watch_fn): neither it nor anything in it may be kept after fn returns. The arena is
- * kept for the thread's next call (the next page): kube_jalloc_release (kube/jalloc.h) frees
- * it once the pages are read. For list pages, where building and freeing the tree with malloc
- * costs more than the parse. Errors as for
- * kube_client_request (a body that is not JSON: -EPROTO). */
-/* kube_client_get_parsed in two halves, for a caller that fetches the next page on another
- * thread while it reads this one: kube_client_get_raw GETs path and leaves a 2xx body unparsed
- * in resp (release it in every case); kube_client_parse_answer takes that answer over (resp is
- * released and cleared) and does the rest: strip, parse, fn. path only names the request in
- * errors. */
-int kube_client_get_raw(struct kube_client *c, const char *path, struct kube_response *resp,
-                        struct err *err);
-int kube_client_parse_answer(struct kube_response *resp, const char *path, const char *const *strip,
-                             kube_json_fn fn, void *ud, struct err *err);
-int kube_client_get_parsed(struct kube_client *c, const char *path, const char *const *strip,
-                           kube_json_fn fn, void *ud, struct err *err);
+/* kube_client_get_stream GETs the list at path and hands it to fn as it arrives, in parts:
+ * each part is the list with only the next batch of its items (the members before "items",
+ * such as metadata.continue, in every part; those after it in the last). So a list of any
+ * length is never held whole, and the parsing keeps pace with the server writing it; an
+ * answer without an items array is one part. The members named in strip (a NULL-terminated
+ * list, or NULL) are cut from the items' text at any depth before it is parsed (e.g.
+ * "managedFields", half of a pod's JSON). A part lives in an arena of the calling thread,
+ * like a watch event's (see kube_watch_fn): neither it nor anything in it may be kept after
+ * fn returns. The arena is kept for the thread's next call (the next list):
+ * kube_jalloc_release (kube/jalloc.h) frees it once the lists are read. Errors as for
+ * kube_client_request (a body that is not JSON: -EPROTO, with fn called for the parts before
+ * the fault). The request times out only when the answer stalls for the client's timeout,
+ * not when it takes longer as a whole. */
+int kube_client_get_stream(struct kube_client *c, const char *path, const char *const *strip,
+                           size_t batch, kube_json_fn fn, void *ud, struct err *err);
 
 /* kube_err_transient tells whether an error is worth retrying soon: transport errors,
  * 409, 429, 5xx. 401/403/404/422 are permanent. */

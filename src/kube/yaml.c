@@ -310,9 +310,11 @@ static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out
 }
 
 /* kube_lines_clear empties a table for the next document or item, keeping its storage unless
- * a large document made it big. */
+ * a large document made it big. NULL (a reader keeping no lines) is no table. */
 void kube_lines_clear(struct kube_lines *l)
 {
+    if (!l)
+        return;
     if (l->cap > 4096) {
         free(l->keys);
         free(l->lines);

@@ -685,3 +685,28 @@ int kube_yaml_json(struct loader *ld, const char *data, size_t len,
     free(j.str);
     return rc;
 }
+
+static int take_doc(struct loader *ld, json_t *doc, void *ctx)
+{
+    (void)ld;
+    *(json_t **)ctx = doc;
+    return 0;
+}
+
+json_t *kube_json_loadb(const char *data, size_t len)
+{
+    struct loader ld;
+    struct err err;
+    json_t *doc = NULL;
+    bool stopped;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.err = &err;
+    err_clear(&err);
+    if (kube_yaml_json(&ld, data ? data : "", data ? len : 0, take_doc, &doc, &stopped) ||
+        stopped) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}

@@ -555,6 +555,10 @@ class FakeApiServer:
         self.bookmark_interval = bookmark_interval
         self.requests = []
         self.log_requests = True  # False: keep no request log (long benchmark runs)
+        # a list at resourceVersion=0 is answered from the watch cache, whole, as
+        # kube-apiserver's cacher does (computeListLimit ignores the limit); False: as a
+        # resource without a cache, from storage in pages of the limit
+        self.watch_cache = True
         self._own_tls_dir = None
         if tls:
             if tls_dir is None:
@@ -700,6 +704,7 @@ class FakeApiServer:
             self._delays = []
             self.requests = []
             self.tokens = set(tokens) if tokens is not None else None
+            self.watch_cache = True
             self.compact()
 
     def clear_requests(self):
@@ -1152,6 +1157,8 @@ class FakeApiServer:
         limit = int(query.get("limit") or 0)
         cont = query.get("continue") or ""
         rv_param = query.get("resourceVersion") or ""
+        if rv_param == "0" and not cont and self.watch_cache:
+            limit = 0
         with self._lock:
             list_rv = self._rv
             start_key = None

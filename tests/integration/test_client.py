@@ -312,6 +312,92 @@ def test_disable_compression():
     eq(a.requests[-1]["gzip"], False, "not compressed")
 
 
+# ---- a list read as it arrives (kube_client_get_stream) --------------------------------------
+
+def stream(kc, batch, path, env=None):
+    """(parts, error) of kube-request --stream: the parts' documents, or the ERROR line."""
+    p = tool("--kubeconfig", kc, "--stream", str(batch), path, env=env)
+    if "ERROR" in p.stdout:
+        return None, parse_error(p.stdout)
+    lines = p.stdout.splitlines()
+    if not lines:
+        raise AssertionError("kube-request --stream: rc %d %s" % (p.returncode, p.stderr + p.stdout[-1500:]))
+    eq(lines[-1], "END parts=%d" % (len(lines) // 2), "parts announced")
+    return [json.loads(l) for l in lines[1:-1:2]], None
+
+
+def test_stream_splits_a_list_into_parts():
+    """Items full of what the splitter must not take for structure (quotes, backslashes,
+    brackets, commas inside strings; escapes across read boundaries in a body of a few hundred
+    KiB), members after the items, blanks between tokens: the parts hold the same items, a
+    batch at most, each with the list's members, and no managedFields."""
+    import random
+    rnd = random.Random(7)
+    alphabet = ['"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'z', ' ', '\n', '\u00e9', '\u2028', '/']
+    items = []
+    for i in range(301):
+        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 900)))
+        items.append({"metadata": {"name": "x%d" % i, "annotations": {"a\"{": s},
+                                   "managedFields": [{"manager": "m", "fieldsV1": {"f:x": {"{": s[:40]}}}]},
+                      "spec": {"list": [1, 2.5, None, True, [], {}], "s": s[::-1]}})
+    body = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "9", "continue": "tok"},
+            "items": items, "after": {"x": "]}"}}
+    a = api()
+    kc = kubeconfig(a)
+    want = [dict(it, metadata={k: v for k, v in it["metadata"].items() if k != "managedFields"})
+            for it in items]
+    # compact as kube-apiserver writes, blanks after separators, indented as ?pretty=true
+    for sep in ((",", ":"), (", ", ": "), None):
+        raw = (json.dumps(body, indent=2) if sep is None else
+               json.dumps(body, separators=sep, ensure_ascii=(sep[0] == ", "))).encode()
+        for batch in (1, 50, 301, 1000):
+            a.inject("GET", "^/api/v1/pods$", 200, raw=raw)
+            parts, err = stream(kc, batch, "/api/v1/pods")
+            eq(err, None, "error")
+            eq(len(parts), -(-301 // batch) + (301 % batch == 0), "parts of %d" % batch)
+            got = [it for p in parts for it in p["items"]]
+            eq(got == want, True, "items of batches of %d (sep %r)" % (batch, sep))
+            eq({p["metadata"]["continue"] for p in parts}, {"tok"}, "metadata in every part")
+            eq([p.get("after") for p in parts], [None] * (len(parts) - 1) + [{"x": "]}"}],
+               "members after the items in the last part")
+
+
+def test_stream_answers_that_are_not_lists():
+    a = api()
+    kc = kubeconfig(a)
+    a.add(node("gpu-1"))
+    parts, err = stream(kc, 10, "/api/v1/nodes/gpu-1")
+    eq((len(parts), parts[0]["metadata"]["name"]), (1, "gpu-1"), "an object is one part")
+    parts, err = stream(kc, 10, "/api/v1/nodes")
+    eq([len(p["items"]) for p in parts], [1], "a list of one")
+    a.reset(tokens=[TOKEN])
+    parts, err = stream(kc, 10, "/api/v1/nodes")
+    eq([p["items"] for p in parts], [[]], "an empty list")
+    for raw, msg in ((b'{"items":[{"a":1},2]}', "GET /api/v1/nodes: a list item is not an object"),
+                     (b'{"items":[{"a":1},"x"]}', "GET /api/v1/nodes: a list item is not an object"),
+                     (b'{"items":[{"a":1},{"b":', "GET /api/v1/nodes: the answer is not JSON: it ends too soon"),
+                     (b'{"items":[{"a":1}],"x":tru}', None)):
+        a.inject("GET", "^/api/v1/nodes$", 200, raw=raw)
+        parts, err = stream(kc, 1, "/api/v1/nodes")
+        if err is None:
+            raise AssertionError("%r: no error" % raw)
+        eq(err["code"], -71, "EPROTO for %r" % raw)
+        if msg:
+            eq(err["msg"], msg, "message for %r" % raw)
+    a.inject("GET", "^/api/v1/nodes$", 403, message="no")
+    parts, err = stream(kc, 1, "/api/v1/nodes")
+    eq((err["http"], err["msg"]), (403, "no"), "a Status answer")
+
+
+def test_stream_compressed():
+    a = api()
+    for i in range(300):
+        a.add(node("node-%04d" % i, {"k%d" % j: "v" * 60 for j in range(8)}))
+    parts, err = stream(kubeconfig(a), 120, "/api/v1/nodes")
+    eq([len(p["items"]) for p in parts], [120, 120, 60], "parts")
+    eq(a.requests[-1]["gzip"], True, "compressed")
+
+
 # ---- Status and transport errors ------------------------------------------------------------
 
 def test_status_parsing():

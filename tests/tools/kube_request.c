@@ -2,6 +2,9 @@
  *
  *   kube-request [opts] METHOD PATH [BODY]      print "STATUS n" then the body
  *   kube-request [opts] --watch PATH            print one "EVENT TYPE NAME RV" line per event
+ *   kube-request [opts] --stream BATCH PATH     a list through kube_client_get_stream (without
+ *                                               managedFields): "PART n" and the part's JSON
+ *                                               on one line, per part
  *   kube-request [opts] --async N METHOD PATH [BODY] [--and METHOD PATH [BODY]]...
  *                                               the requests through a kube_async set, up to N
  *                                               in flight; "STATUS n" per answer (no body)
@@ -39,6 +42,7 @@ static void usage(FILE *f)
             "       kube-request [opts] [--repeat N] [--wait-stdin] [--conns C] --async INFLIGHT\n"
             "                    METHOD PATH [BODY] [--and METHOD PATH [BODY]]...\n"
             "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
+            "       kube-request [--kubeconfig F] --stream BATCH PATH\n"
             "       kube-request [--kubeconfig F] --print-config   (server and namespace)\n"
             "--repeat sends the request N times (spread over --threads); --wait-stdin reads one\n"
             "line from stdin before every request after the first. --async sends the requests\n"
@@ -206,6 +210,20 @@ static int run_async(struct kube_client *c, int inflight, int repeat, int wait_s
     return run.failures ? 1 : 0;
 }
 
+struct parts {
+    long n;
+};
+
+static int on_part(void *ud, json_t *doc)
+{
+    struct parts *p = ud;
+    char *s = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+    printf("PART %ld\n%s\n", ++p->n, s ? s : "null");
+    free(s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct kube_client_opts o = {0};
@@ -214,6 +232,7 @@ int main(int argc, char **argv)
     const char *watch = NULL, *ctype = NULL, *pos[3] = {0};
     int npos = 0, repeat = 1, threads = 1, wait_stdin = 0, print_config = 0, i, rc = 0;
     int async = 0, async_at = 0;
+    long stream = 0;
     struct sigaction sa;
 
     o.user_agent = "kube-request/test";
@@ -265,6 +284,8 @@ int main(int argc, char **argv)
                 threads = atoi(v);
             else if (!strcmp(a, "--watch"))
                 watch = v;
+            else if (!strcmp(a, "--stream"))
+                stream = atol(v);
             else if (!strcmp(a, "--max-events"))
                 max_events = atol(v);
             else if (!strcmp(a, "--conns"))
@@ -284,6 +305,12 @@ int main(int argc, char **argv)
             return 2;
         }
         pos[npos++] = a;
+    }
+    if (stream && npos == 1) {
+        /* --stream BATCH PATH: PATH is the one positional argument */
+        pos[1] = pos[0];
+        pos[0] = "GET";
+        npos = 2;
     }
     if ((!watch && !print_config && !async && npos < 2) || (watch && npos) || repeat < 1 ||
         threads < 1 || threads > 64 || (async_at && (async < 1 || npos || async_at >= argc))) {
@@ -322,6 +349,18 @@ int main(int argc, char **argv)
             printf("%s rc=%d events=%ld\n", stop_flag || rc ? "STOPPED" : "ENDED", rc, n);
         kube_client_free(c);
         return rc < 0 ? 1 : 0;
+    }
+    if (stream) {
+        static const char *const strip[] = {"managedFields", NULL};
+        struct parts parts = {0};
+
+        rc = kube_client_get_stream(c, pos[1], strip, (size_t)stream, on_part, &parts, &e);
+        if (rc)
+            print_err(&e);
+        else
+            printf("END parts=%ld\n", parts.n);
+        kube_client_free(c);
+        return rc ? 1 : 0;
     }
     if (!ctype && pos[2] && strcmp(pos[0], "PATCH"))
         ctype = "application/json";
