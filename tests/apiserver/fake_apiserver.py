@@ -623,9 +623,16 @@ class FakeApiServer:
         self._thread.join(5)
         self._httpd = None
 
-    def restart(self):
-        """stop() then start() on the same port; objects and history are kept."""
+    def restart(self, keep_history=True):
+        """stop() then start() on the same port; objects are kept, and the event history unless
+        keep_history is False: then, as kube-apiserver's watch cache after a restart while
+        etcd's revision moved on (writes to other kinds), it begins past every resourceVersion
+        handed out, and a watch resumed from any of them gets 410."""
         self.stop()
+        if not keep_history:
+            with self._cond:
+                self._rv += 1
+            self.compact()
         self.start()
 
     def close(self):
