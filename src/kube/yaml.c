@@ -161,15 +161,17 @@ json_t *kube_yaml_plain(const char *s, size_t len)
                                         "True", "TRUE", "on",  "On",  "ON",  NULL};
     static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
                                          "False", "FALSE", "off", "Off", "OFF", NULL};
+    /* the null and boolean words have at most 5 characters and begin with a letter or '~':
+     * skip the lists for the rest (numbers above all) */
+    bool word = len <= 5 && (!len || s[0] == '~' || ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'));
     int64_t i;
     double d;
 
-    /* the longest null or boolean word has 5 characters: skip the lists for the rest */
-    if (len <= 5 && is_one_of(s, nulls))
+    if (word && is_one_of(s, nulls))
         return json_null();
-    if (len <= 5 && is_one_of(s, trues))
+    if (word && is_one_of(s, trues))
         return json_true();
-    if (len <= 5 && is_one_of(s, falses))
+    if (word && is_one_of(s, falses))
         return json_false();
     /* go-yaml only tries numbers on words starting with a digit, a sign or '.', and drops
      * every '_' first ("1_000" is 1000) */
