@@ -22,8 +22,6 @@
 #include "kube/jalloc.h"
 
 #define LIVE_PAGE 500
-#define LIVE_NOPT_ALWAYS 6 /* the lists after the pods read every time */
-#define LIVE_NOPT 13       /* ... and those read when pending pods have volumes */
 #define LIVE_PATH_MAX 4096
 
 void gpusched_live_flags(struct gpusched_live *l, struct flag *out)
@@ -321,12 +319,51 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
     return rc;
 }
 
+/* The lists read after the pods: what the modelled plugins read besides. Namespaces
+ * (InterPodAffinity's namespaceSelector), PodDisruptionBudgets (DefaultPreemption), Services
+ * and the controllers (PodTopologySpread's system defaults; their pods are listed already, so
+ * they are not expanded: cluster), and, when some pending pod has a volume (volumes), the
+ * volume objects (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone:
+ * sched/volumes.c). lost: what is not modelled without the list. */
+static const struct live_optional {
+    const char *what, *path;
+    bool cluster, volumes;
+    const char *lost;
+} live_optional[] = {
+    {"namespaces", "/api/v1/namespaces", false, false,
+     "pod affinity's namespaceSelector sees only the kubernetes.io/metadata.name label"},
+    {"pod disruption budgets", "/apis/policy/v1/poddisruptionbudgets", false, false,
+     "preemption may pick victims they protect"},
+    {"services", "/api/v1/services", true, false,
+     "the default topology spreading of their pods is not modelled"},
+    {"replication controllers", "/api/v1/replicationcontrollers", true, false,
+     "the default topology spreading of their pods is not modelled"},
+    {"replica sets", "/apis/apps/v1/replicasets", true, false,
+     "the default topology spreading of their pods is not modelled"},
+    {"stateful sets", "/apis/apps/v1/statefulsets", true, false,
+     "the default topology spreading of their pods is not modelled"},
+    {"persistent volume claims", "/api/v1/persistentvolumeclaims", false, true,
+     "their pods' claims count as missing"},
+    {"persistent volumes", "/api/v1/persistentvolumes", false, true,
+     "their pods' claims cannot bind"},
+    {"storage classes", "/apis/storage.k8s.io/v1/storageclasses", false, true,
+     "their pods' claims cannot bind"},
+    {"CSI nodes", "/apis/storage.k8s.io/v1/csinodes", false, true,
+     "volume limits (NodeVolumeLimits) are not checked"},
+    {"CSI drivers", "/apis/storage.k8s.io/v1/csidrivers", false, true,
+     "storage capacity and missing drivers are not checked"},
+    {"CSI storage capacities", "/apis/storage.k8s.io/v1/csistoragecapacities", false, true,
+     "claims of classes with capacity tracking find no capacity"},
+    {"volume attachments", "/apis/storage.k8s.io/v1/volumeattachments", false, true,
+     "volumes attached without a pod are not counted"},
+};
+
 static int live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err)
 {
     /* not Succeeded or Failed (they hold nothing), bound or not */
     static const char live_phase[] = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
     char bound_path[512], pending_path[1024], nsesc[512];
-    struct live_list lists[4], opt[LIVE_NOPT];
+    struct live_list lists[4];
     struct live_scan scan;
     struct live_progress pr;
     size_t i;
@@ -366,113 +403,24 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
     l->nbound = lists[2].count;
     l->npending = lists[3].count;
 
-    /* what the modelled plugins read besides: Namespaces (InterPodAffinity's
-     * namespaceSelector), PodDisruptionBudgets (DefaultPreemption), Services and the
-     * controllers (PodTopologySpread's system defaults; their pods are listed above, so they
-     * are not expanded), and the volume objects for pending pods with volumes
-     * (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone: sched/volumes.c). A
-     * role made for an older gpusched may lack some: each such list warns what it costs
-     * instead of failing. */
-    memset(opt, 0, sizeof(opt));
-    opt[0] = (struct live_list){.what = "namespaces",
-                                .path = "/api/v1/namespaces",
-                                .load = true,
-                                .optional = true,
-                                .cached = true,
-                                .lost = "pod affinity's namespaceSelector sees only the "
-                                        "kubernetes.io/metadata.name label"};
-    opt[1] = (struct live_list){.what = "pod disruption budgets",
-                                .path = "/apis/policy/v1/poddisruptionbudgets",
-                                .load = true,
-                                .optional = true,
-                                .cached = true,
-                                .lost = "preemption may pick victims they protect"};
-    opt[2] = (struct live_list){.what = "services",
-                                .path = "/api/v1/services",
-                                .load = true,
-                                .optional = true,
-                                .cached = true,
-                                .cluster = true,
-                                .lost = "the default topology spreading of their pods is "
-                                        "not modelled"};
-    opt[3] = (struct live_list){.what = "replication controllers",
-                                .path = "/api/v1/replicationcontrollers",
-                                .load = true,
-                                .optional = true,
-                                .cached = true,
-                                .cluster = true,
-                                .lost = "the default topology spreading of their pods is "
-                                        "not modelled"};
-    opt[4] = (struct live_list){.what = "replica sets",
-                                .path = "/apis/apps/v1/replicasets",
-                                .load = true,
-                                .optional = true,
-                                .cached = true,
-                                .cluster = true,
-                                .lost = "the default topology spreading of their pods is "
-                                        "not modelled"};
-    opt[5] = (struct live_list){.what = "stateful sets",
-                                .path = "/apis/apps/v1/statefulsets",
-                                .load = true,
-                                .optional = true,
-                                .cached = true,
-                                .cluster = true,
-                                .lost = "the default topology spreading of their pods is "
-                                        "not modelled"};
-    for (i = 0; i < LIVE_NOPT_ALWAYS && !rc; i++)
-        rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
+    /* what the modelled plugins read besides (live_optional), loaded as they come; a role
+     * made for an older gpusched may lack some: each such list warns what it costs instead of
+     * failing */
+    for (i = 0; i < sizeof(live_optional) / sizeof(live_optional[0]) && !rc; i++) {
+        const struct live_optional *o = &live_optional[i];
+        struct live_list ls = {.what = o->what,
+                               .path = o->path,
+                               .load = true,
+                               .optional = true,
+                               .cached = true,
+                               .cluster = o->cluster,
+                               .lost = o->lost};
+
+        if (!o->volumes || scan.pvc_pods)
+            rc = live_list_all(l, &ls, &scan, in, &pr, err);
+    }
     if (rc)
         return rc;
-    if (scan.pvc_pods) {
-        opt[6] = (struct live_list){.what = "persistent volume claims",
-                                    .path = "/api/v1/persistentvolumeclaims",
-                                    .load = true,
-                                    .optional = true,
-                                    .cached = true,
-                                    .lost = "their pods' claims count as missing"};
-        opt[7] = (struct live_list){.what = "persistent volumes",
-                                    .path = "/api/v1/persistentvolumes",
-                                    .load = true,
-                                    .optional = true,
-                                    .cached = true,
-                                    .lost = "their pods' claims cannot bind"};
-        opt[8] = (struct live_list){.what = "storage classes",
-                                    .path = "/apis/storage.k8s.io/v1/storageclasses",
-                                    .load = true,
-                                    .optional = true,
-                                    .cached = true,
-                                    .lost = "their pods' claims cannot bind"};
-        opt[9] = (struct live_list){.what = "CSI nodes",
-                                    .path = "/apis/storage.k8s.io/v1/csinodes",
-                                    .load = true,
-                                    .optional = true,
-                                    .cached = true,
-                                    .lost = "volume limits (NodeVolumeLimits) are not checked"};
-        opt[10] = (struct live_list){.what = "CSI drivers",
-                                     .path = "/apis/storage.k8s.io/v1/csidrivers",
-                                     .load = true,
-                                     .optional = true,
-                                     .cached = true,
-                                     .lost = "storage capacity and missing drivers are not "
-                                             "checked"};
-        opt[11] = (struct live_list){.what = "CSI storage capacities",
-                                     .path = "/apis/storage.k8s.io/v1/csistoragecapacities",
-                                     .load = true,
-                                     .optional = true,
-                                     .cached = true,
-                                     .lost = "claims of classes with capacity tracking find "
-                                             "no capacity"};
-        opt[12] = (struct live_list){.what = "volume attachments",
-                                     .path = "/apis/storage.k8s.io/v1/volumeattachments",
-                                     .load = true,
-                                     .optional = true,
-                                     .cached = true,
-                                     .lost = "volumes attached without a pod are not counted"};
-        for (i = LIVE_NOPT_ALWAYS; i < LIVE_NOPT && !rc; i++)
-            rc = live_list_all(l, &opt[i], &scan, in, &pr, err);
-        if (rc)
-            return rc;
-    }
     live_progress(&pr, "pods", lists[2].count + lists[3].count, true);
 
     if (scan.dropped_class &&
