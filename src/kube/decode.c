@@ -2117,8 +2117,11 @@ static int decode_status_resources(struct dec *d, const json_t *status, const st
     int rc = 0;
 
     *out = NULL;
+    /* an infeasible resize counts without any list: containers the status does not report
+     * then count nothing */
     if (!json_object_get(status, keys[0]) && !json_object_get(status, keys[1]) &&
-        !json_object_get(status, "resources") && !json_object_get(status, "allocatedResources"))
+        !json_object_get(status, "resources") && !json_object_get(status, "allocatedResources") &&
+        !resize_infeasible(status))
         return 0;
     memset(&sc, 0, sizeof(sc));
     sc.p = p;

@@ -838,6 +838,19 @@ static void object_pod_status_requests(void)
                                "  - {name: a, allocatedResources: {cpu: \"2\"}}\n",
                     NULL, &a);
     CHECK_INT_EQ(r.cpu_milli, 2000);
+    /* the condition alone: no container reports anything, so the pod counts nothing but
+     * the scoring's defaults (found by the differential test) */
+    {
+        const char *y = BOUND_HEAD "  containers:\n"
+                                   "  - {name: c, resources: {requests: {cpu: 500m, memory: "
+                                   "512Mi}}}\n"
+                                   "status:\n"
+                                   "  conditions: [{type: PodResizePending, reason: Infeasible}]\n";
+        CHECK_INT_EQ(requests_of(y, NULL, &a).cpu_milli, 0);
+        CHECK_INT_EQ(requests_of(y, NULL, &a).memory, 0);
+        CHECK_INT_EQ(requests_of(y, &nz, &a).cpu_milli, 100);
+        CHECK_INT_EQ(requests_of(y, &nz, &a).memory, 200LL << 20);
+    }
     /* a sidecar's status in initContainerStatuses: it runs with 1500m, so the containers and
      * sidecars take 1 + 1.5; the plain init container (100m + the sidecar before it) less */
     r = requests_of(BOUND_HEAD "  initContainers:\n"
