@@ -2105,7 +2105,8 @@ static bool resize_infeasible(const json_t *status)
 /* decode_status_resources reads the resources p's status reports into a block from the
  * arena (*out; NULL when the status gives none): the containers' lists, matched by name,
  * status.resources and status.allocatedResources, and whether a resize is infeasible.
- * first gets the path of the first list given. */
+ * first gets the path of the first list given that differs from its container's spec ("" when
+ * none does). */
 static int decode_status_resources(struct dec *d, const json_t *status, const struct kube_pod *p,
                                    struct kube_pod_status_resources **out, char *first)
 {
@@ -2156,10 +2157,11 @@ static int decode_status_resources(struct dec *d, const json_t *status, const st
     return 0;
 }
 
-/* status_changes: p's requests as kube-scheduler counts them differ with st from those of
- * its spec alone, for any of the ways kube_pod_requests is asked (plain; with
+/* status_changes sets *out when p's requests as kube-scheduler counts them differ with st
+ * from those of its spec alone, for any of the ways kube_pod_requests is asked (plain; with
  * kube-scheduler's defaults for a missing cpu (100m) or memory (200Mi) request, the scoring's;
- * for a pod being scheduled, also without its pod-level resources). Scratch from a. */
+ * for a pod being scheduled, also without its pod-level resources). Scratch from a; 0 or
+ * -ENOMEM. */
 static int status_changes(struct kube_pod *p, const struct kube_pod_status_resources *st,
                           struct arena *a, bool *out)
 {
@@ -2198,8 +2200,8 @@ static int decode_resized(struct dec *d, const json_t *status, struct kube_pod *
         return 0;
     arena_mark(d->a, &m);
     rc = decode_status_resources(d, status, p, &st, first);
-    if (!rc && st)
-        rc = status_changes(p, st, d->a, &changes);
+    if (!rc && st && status_changes(p, st, d->a, &changes))
+        rc = dec_nomem(d);
     if (rc || !st)
         return rc;
     if (changes && p->node_name[0]) {
