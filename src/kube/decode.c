@@ -19,6 +19,7 @@
 #include "base/goparse.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
+#include "kube/rules.h"
 #include "kube/yaml.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1986,6 +1987,238 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Status resources of a pod resized in place                                                */
+
+/* What decode_container_status fills: per container of p (containers, then init
+ * containers) the lists its status gives, each container read from its first entry. */
+struct status_ctx {
+    const struct kube_pod *p;
+    struct kube_container_status *cs;
+    bool *taken;
+    char first[PATH_MAX_LEN + 16]; /* the path of the first list given, "" when none */
+};
+
+/* container_index returns the index of p's container (containers, then init containers)
+ * named name, or their count when none is. */
+static size_t container_index(const struct kube_pod *p, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < p->ncontainers; i++)
+        if (!strcmp(p->containers[i].name, name))
+            return i;
+    for (i = 0; i < p->ninit_containers; i++)
+        if (!strcmp(p->init_containers[i].name, name))
+            return p->ncontainers + i;
+    return p->ncontainers + p->ninit_containers;
+}
+
+static bool res_equal(const struct kube_resources *x, const struct kube_resources *y)
+{
+    size_t i;
+
+    if (x->set != y->set || x->cpu_milli != y->cpu_milli || x->memory != y->memory ||
+        x->ephemeral != y->ephemeral || x->pods != y->pods || x->nscalars != y->nscalars)
+        return false;
+    for (i = 0; i < x->nscalars; i++)
+        if (strcmp(x->scalars[i].name, y->scalars[i].name) ||
+            x->scalars[i].value != y->scalars[i].value)
+            return false;
+    return true;
+}
+
+/* decode_status_list reads obj[key], a ResourceList of the status (quantities only: the
+ * API server does not hold the status to the spec's resource-name rules), into out. first
+ * gets the list's path when it is the first one given that differs from spec (a container's
+ * requests; NULL for the pod-level lists), the one a warning names. */
+static int decode_status_list(struct dec *d, const json_t *obj, const char *key,
+                              const struct kube_resources *spec, struct kube_resources *out,
+                              char *first)
+{
+    struct res_list l;
+    int rc = decode_res_list(d, obj, key, false, &l);
+
+    if (!rc)
+        rc = res_list_build(d, &l, out);
+    res_list_release(&l);
+    if (!rc && !first[0] && (out->set || out->nscalars) && !(spec && res_equal(spec, out))) {
+        size_t old = path_push(d, key);
+
+        memcpy(first, d->path, d->plen + 1);
+        path_pop(d, old);
+    }
+    return rc;
+}
+
+/* decode_container_status reads one entry of containerStatuses or initContainerStatuses:
+ * allocatedResources and resources.requests, for the container of its name. Only the first
+ * entry of a name is read (resourcehelper's findContainerStatus looks in containerStatuses,
+ * then in initContainerStatuses); the others, and entries naming no container, are skipped. */
+static int decode_container_status(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    struct status_ctx *sc = ctx;
+    const struct kube_resources *spec;
+    const json_t *res;
+    const char *name;
+    size_t k, old;
+    int rc;
+
+    (void)slot;
+    if ((rc = peek_string(d, v, "name", &name)))
+        return rc;
+    k = container_index(sc->p, name);
+    if (k == sc->p->ncontainers + sc->p->ninit_containers || sc->taken[k])
+        return 0;
+    sc->taken[k] = true;
+    spec = k < sc->p->ncontainers ? &sc->p->containers[k].requests
+                                  : &sc->p->init_containers[k - sc->p->ncontainers].requests;
+    rc = decode_status_list(d, v, "allocatedResources", spec, &sc->cs[k].allocated, sc->first);
+    if (!rc)
+        rc = get_object(d, v, "resources", &res);
+    if (!rc && res) {
+        old = path_push(d, "resources");
+        rc = decode_status_list(d, res, "requests", spec, &sc->cs[k].actuated, sc->first);
+        path_pop(d, old);
+    }
+    return rc;
+}
+
+/* resize_infeasible: the first PodResizePending condition has reason Infeasible
+ * (IsPodResizeInfeasible; malformed conditions are ignored, as for DisruptionTarget) */
+static bool resize_infeasible(const json_t *status)
+{
+    const json_t *conds = json_object_get(status, "conditions");
+    size_t i;
+
+    for (i = 0; i < json_array_size(conds); i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+
+        if (type && !strcmp(type, "PodResizePending"))
+            return reason && !strcmp(reason, "Infeasible");
+    }
+    return false;
+}
+
+/* decode_status_resources reads the resources p's status reports into a block from the
+ * arena (*out; NULL when the status gives none): the containers' lists, matched by name,
+ * status.resources and status.allocatedResources, and whether a resize is infeasible.
+ * first gets the path of the first list given that differs from its container's spec ("" when
+ * none does). */
+static int decode_status_resources(struct dec *d, const json_t *status, const struct kube_pod *p,
+                                   struct kube_pod_status_resources **out, char *first)
+{
+    static const char *const keys[] = {"containerStatuses", "initContainerStatuses"};
+    size_t nc = p->ncontainers + p->ninit_containers, n, i, old;
+    struct kube_pod_status_resources *st;
+    struct status_ctx sc;
+    const json_t *res;
+    int rc = 0;
+
+    *out = NULL;
+    /* an infeasible resize counts without any list: containers the status does not report
+     * then count nothing */
+    if (!json_object_get(status, keys[0]) && !json_object_get(status, keys[1]) &&
+        !json_object_get(status, "resources") && !json_object_get(status, "allocatedResources") &&
+        !resize_infeasible(status))
+        return 0;
+    memset(&sc, 0, sizeof(sc));
+    sc.p = p;
+    if (!(st = arena_alloc(d->a, sizeof(*st))) ||
+        !(st->containers = arena_alloc(d->a, nc * sizeof(*st->containers))) ||
+        !(sc.taken = calloc(nc, sizeof(*sc.taken))))
+        return dec_nomem(d);
+    sc.cs = st->containers;
+    old = path_push(d, "status");
+    for (i = 0; i < 2 && !rc; i++)
+        decode_array(d, status, keys[i], JSON_OBJECT, "object", 0, decode_container_status, &sc, &n,
+                     &rc);
+    if (!rc)
+        rc = get_object(d, status, "resources", &res);
+    if (!rc && res) {
+        size_t o2 = path_push(d, "resources");
+
+        st->has_pod_resources = true;
+        rc = decode_status_list(d, res, "requests", NULL, &st->pod_actuated, sc.first);
+        path_pop(d, o2);
+    }
+    if (!rc)
+        rc =
+            decode_status_list(d, status, "allocatedResources", NULL, &st->pod_allocated, sc.first);
+    path_pop(d, old);
+    free(sc.taken);
+    if (rc)
+        return rc;
+    st->resize_infeasible = resize_infeasible(status);
+    memcpy(first, sc.first, sizeof(sc.first));
+    *out = st;
+    return 0;
+}
+
+/* status_changes sets *out when p's requests as kube-scheduler counts them differ with st
+ * from those of its spec alone, for any of the ways kube_pod_requests is asked (plain; with
+ * kube-scheduler's defaults for a missing cpu (100m) or memory (200Mi) request, the scoring's;
+ * for a pod being scheduled, also without its pod-level resources). Scratch from a; 0 or
+ * -ENOMEM. */
+static int status_changes(struct kube_pod *p, const struct kube_pod_status_resources *st,
+                          struct arena *a, bool *out)
+{
+    static const struct kube_requests_opts opts[] = {
+        {0, 0, false}, {100, 200LL << 20, false}, {100, 200LL << 20, true}};
+    size_t i, n = p->node_name[0] ? 2 : 3;
+    struct kube_resources with, without;
+    int rc = 0;
+
+    *out = false;
+    for (i = 0; i < n && !*out && !rc; i++) {
+        p->extra->status = st;
+        rc = kube_pod_requests(p, &opts[i], a, &with);
+        p->extra->status = NULL;
+        if (!rc)
+            rc = kube_pod_requests(p, &opts[i], a, &without);
+        *out = !rc && !res_equal(&with, &without);
+    }
+    return rc;
+}
+
+/* decode_resized keeps the status resources of a bound pod when they change what
+ * kube-scheduler counts for it; otherwise (most pods: the kubelet reports what the spec
+ * asks) their memory goes back to the arena. A pod without a node is counted on its spec:
+ * kube-scheduler's filter reads only the spec of the pod it schedules while its scoring reads
+ * the status too, so a status that would change the sums is recorded as not modelled. */
+static int decode_resized(struct dec *d, const json_t *status, struct kube_pod *p)
+{
+    struct kube_pod_status_resources *st;
+    struct arena_mark m;
+    char first[PATH_MAX_LEN + 16];
+    bool changes = false;
+    int rc;
+
+    if (!status || kube_pod_phase_terminal(p->phase))
+        return 0;
+    arena_mark(d->a, &m);
+    rc = decode_status_resources(d, status, p, &st, first);
+    if (!rc && st && status_changes(p, st, d->a, &changes))
+        rc = dec_nomem(d);
+    if (rc || !st)
+        return rc;
+    if (changes && p->node_name[0]) {
+        p->extra->status = st;
+        return 0;
+    }
+    arena_rewind(d->a, &m);
+    if (!changes)
+        return 0;
+    if (!first[0]) /* no list differs from the spec: the infeasible resize drops containers */
+        snprintf(first, sizeof(first), "status.conditions");
+    return note_unmodelled(d, p, first,
+                           "resources reported by the status of a pod without a node are not "
+                           "counted (kube-scheduler's filter reads the spec, its scoring the "
+                           "larger status)");
+}
+
 /* pod_decode is kube_pod_decode with the rarely set members decoded into *x (zeroed) */
 static int pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
                       const char *file, struct kube_pod *out, struct kube_pod_extra *x,
@@ -2123,6 +2356,8 @@ static int pod_decode(const json_t *obj, struct arena *a, const struct kube_line
         rc = dec_nomem(&d);
 out:
     path_pop(&d, old);
+    if (!rc)
+        rc = decode_resized(&d, status, out);
     return rc;
 }
 
@@ -2136,7 +2371,7 @@ static bool extra_empty(const struct kube_pod_extra *x)
             return false;
     return !x->pod_affinity.nrequired && !x->pod_affinity.npreferred &&
            !x->pod_anti_affinity.nrequired && !x->pod_anti_affinity.npreferred && !x->nspread &&
-           !x->nephemeral && !x->ninline_volumes && !x->nunmodelled;
+           !x->nephemeral && !x->ninline_volumes && !x->nunmodelled && !x->status;
 }
 
 int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,

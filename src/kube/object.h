@@ -123,10 +123,11 @@ struct kube_port {
 struct kube_container {
     const char *name;
     const char *image;              /* "" when unset */
-    struct kube_resources requests; /* API defaulting applied: a limit without a request
-                                       makes request = limit. Limits are validated against
-                                       the requests but not kept: no scheduling rule reads
-                                       them */
+    struct kube_resources requests; /* the spec's, API defaulting applied: a limit without
+                                       a request makes request = limit. Limits are validated
+                                       against the requests but not kept: no scheduling rule
+                                       reads them. A resized pod's status may count for more
+                                       (kube_pod_status_resources) */
     struct kube_port *ports;
     size_t nports;
     bool restart_always; /* init containers: restartPolicy: Always (a sidecar) */
@@ -223,6 +224,30 @@ struct kube_ephemeral_volume {
     const struct kube_pvc *tmpl; /* volumeClaimTemplate (no name or namespace) */
 };
 
+/* What the kubelet reports of one container's resources (status.containerStatuses[] or
+ * status.initContainerStatuses[], matched by name). A list the status does not give is empty
+ * (set 0, no scalars): the API server stores an empty map as no map. */
+struct kube_container_status {
+    struct kube_resources allocated; /* allocatedResources: what the kubelet admitted */
+    struct kube_resources actuated;  /* resources.requests: what it applied to the cgroups */
+};
+
+/* The resources a pod's status reports, kept for a bound pod when they change what
+ * kube-scheduler counts for it (kube_pod_requests): after an in-place resize the spec holds
+ * the desired requests and the status what the node has given the pod; the scheduler counts
+ * the larger (InPlacePodVerticalScaling, GA; InPlacePodLevelResourcesVerticalScaling, beta
+ * and on in v1.37, for the pod-level lists). */
+struct kube_pod_status_resources {
+    struct kube_container_status *containers; /* one per container, then one per init
+                                                 container (the order of kube_pod's lists) */
+    /* condition PodResizePending with reason Infeasible: the desired spec is not counted,
+     * only what the status reports */
+    bool resize_infeasible;
+    bool has_pod_resources;              /* status.resources given (even without requests) */
+    struct kube_resources pod_actuated;  /* status.resources.requests */
+    struct kube_resources pod_allocated; /* status.allocatedResources */
+};
+
 /* The members of a pod that most pods leave empty, kept out of struct kube_pod so that the
  * records of many pending pods stay small. A pod without any of them has extra == NULL;
  * pods made from one template (a workload's replicas) may share one block, so it is
@@ -244,6 +269,9 @@ struct kube_pod_extra {
     size_t ninline_volumes;
     struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
     size_t nunmodelled;
+    /* status resources of a bound pod resized in place; NULL when they would change nothing
+     * (the spec alone gives the same requests), never written after decoding */
+    const struct kube_pod_status_resources *status;
 };
 
 struct kube_pod {

@@ -122,19 +122,152 @@ static void rvec_max(int64_t *dst, const int64_t *src, size_t n)
             dst[i] = src[i];
 }
 
-/* pod_list returns the i-th resource list of p: containers, init containers, overhead, then
- * the pod-level requests and limits (only their names are collected from those two). */
+/* An empty resource list: what a container reports when its status gives nothing and the
+ * spec is not counted. */
+static const struct kube_resources no_requests;
+
+static bool res_given(const struct kube_resources *r)
+{
+    return r->set || r->nscalars;
+}
+
+/* pod_nlists: how many lists pod_list numbers. */
+static size_t pod_nlists(const struct kube_pod *p)
+{
+    size_t nc = p->ncontainers + p->ninit_containers;
+
+    return nc + 3 + (kube_pod_ext(p)->status ? 2 * nc + 2 : 0);
+}
+
+/* pod_list returns the i-th resource list of p: containers, init containers, overhead, the
+ * pod-level requests and limits, then, when the status is kept, each container's allocated
+ * and actuated lists and the pod-level actuated and allocated ones (only the names of the
+ * lists after the overhead are collected by kube_pod_requests). */
 static const struct kube_resources *pod_list(const struct kube_pod *p, size_t i)
 {
+    const struct kube_pod_extra *x = kube_pod_ext(p);
+    size_t nc = p->ncontainers + p->ninit_containers;
+
     if (i < p->ncontainers)
         return &p->containers[i].requests;
-    if (i < p->ncontainers + p->ninit_containers)
+    if (i < nc)
         return &p->init_containers[i - p->ncontainers].requests;
-    if (i == p->ncontainers + p->ninit_containers)
-        return &kube_pod_ext(p)->overhead;
-    if (i == p->ncontainers + p->ninit_containers + 1)
-        return &kube_pod_ext(p)->pod_requests;
-    return &kube_pod_ext(p)->pod_limits;
+    if (i == nc)
+        return &x->overhead;
+    if (i == nc + 1)
+        return &x->pod_requests;
+    if (i == nc + 2)
+        return &x->pod_limits;
+    i -= nc + 3;
+    if (i < 2 * nc) {
+        if (!x->status->containers)
+            return &no_requests;
+        return i % 2 ? &x->status->containers[i / 2].actuated
+                     : &x->status->containers[i / 2].allocated;
+    }
+    return i == 2 * nc ? &x->status->pod_actuated : &x->status->pod_allocated;
+}
+
+/* Which list of a container a sum reads: resourcehelper's containerSpecRequests,
+ * containerAllocatedRequests and containerActuatedRequests. */
+enum req_source { REQ_SPEC, REQ_ALLOCATED, REQ_ACTUATED };
+
+/* container_requests returns the list source reads of p's i-th container (containers, then
+ * init containers). The status's lists fall back as the kubelet fills them: actuated, then
+ * allocated, then the spec, except that a resize found infeasible leaves the spec out (an
+ * empty list: the container adds nothing, or only the defaults). */
+static const struct kube_resources *container_requests(const struct kube_pod *p, size_t i,
+                                                       enum req_source src)
+{
+    const struct kube_pod_status_resources *st = kube_pod_ext(p)->status;
+    const struct kube_container_status *cs = st && st->containers ? &st->containers[i] : NULL;
+
+    if (src == REQ_ACTUATED && cs && res_given(&cs->actuated))
+        return &cs->actuated;
+    if (src != REQ_SPEC && cs && res_given(&cs->allocated))
+        return &cs->allocated;
+    if (src != REQ_SPEC && st && st->resize_infeasible)
+        return &no_requests;
+    return i < p->ncontainers ? &p->containers[i].requests
+                              : &p->init_containers[i - p->ncontainers].requests;
+}
+
+/* The dense vectors of one kube_pod_requests: n = NNATIVE + nnames entries each; side,
+ * initmax and tmp are containers_sum's scratch. */
+struct req_vecs {
+    const char *const *names;
+    size_t nnames, n;
+    int64_t *side, *initmax, *tmp;
+};
+
+/* containers_sum puts into sum the requests of p's containers as src reads them, added up
+ * as the sidecar rule says (AggregateContainerRequests): the containers and sidecars
+ * together, or, where more, one init container with the sidecars started before it. set gets
+ * the KUBE_RES_* bits of the lists read. */
+static void containers_sum(const struct kube_pod *p, enum req_source src,
+                           const struct kube_requests_opts *dflt, const struct req_vecs *v,
+                           int64_t *sum, unsigned *set)
+{
+    size_t i, n = v->n;
+
+    memset(sum, 0, n * sizeof(*sum));
+    memset(v->side, 0, n * sizeof(*sum));
+    memset(v->initmax, 0, n * sizeof(*sum));
+    for (i = 0; i < p->ncontainers; i++) {
+        const struct kube_resources *r = container_requests(p, i, src);
+
+        *set |= r->set;
+        rvec_add_res(sum, r, dflt, v->names, v->nnames);
+    }
+    for (i = 0; i < p->ninit_containers; i++) {
+        const struct kube_resources *r = container_requests(p, p->ncontainers + i, src);
+
+        *set |= r->set;
+        if (p->init_containers[i].restart_always) {
+            rvec_add_res(sum, r, dflt, v->names, v->nnames);
+            rvec_add_res(v->side, r, dflt, v->names, v->nnames);
+            rvec_max(v->initmax, v->side, n);
+        } else {
+            memcpy(v->tmp, v->side, n * sizeof(*sum));
+            rvec_add_res(v->tmp, r, dflt, v->names, v->nnames);
+            rvec_max(v->initmax, v->tmp, n);
+        }
+    }
+    rvec_max(sum, v->initmax, n);
+}
+
+/* pod_containers_sum puts into sum what kube-scheduler counts of p's containers
+ * (AggregateContainerRequests with UseStatusResources): the spec's sum and, when use_status
+ * and the pod's status is kept, per resource the larger of it and what the status reports.
+ * The status's pod-level lists stand for the containers when both are given (read as they
+ * are: no defaults); otherwise the sums of the containers' allocated and of their actuated
+ * lists. A resize found infeasible leaves the spec's sum out. scratch holds n entries. */
+static void pod_containers_sum(const struct kube_pod *p, bool use_status,
+                               const struct kube_requests_opts *dflt, const struct req_vecs *v,
+                               int64_t *sum, int64_t *scratch, unsigned *set)
+{
+    const struct kube_pod_status_resources *st = use_status ? kube_pod_ext(p)->status : NULL;
+
+    if (!st || !st->resize_infeasible)
+        containers_sum(p, REQ_SPEC, dflt, v, sum, set);
+    else
+        memset(sum, 0, v->n * sizeof(*sum));
+    if (!st)
+        return;
+    if (res_given(&st->pod_allocated) && res_given(&st->pod_actuated)) {
+        memset(scratch, 0, v->n * sizeof(*scratch));
+        rvec_add_res(scratch, &st->pod_allocated, NULL, v->names, v->nnames);
+        rvec_max(sum, scratch, v->n);
+        memset(scratch, 0, v->n * sizeof(*scratch));
+        rvec_add_res(scratch, &st->pod_actuated, NULL, v->names, v->nnames);
+        rvec_max(sum, scratch, v->n);
+        *set |= st->pod_allocated.set | st->pod_actuated.set;
+        return;
+    }
+    containers_sum(p, REQ_ALLOCATED, dflt, v, scratch, set);
+    rvec_max(sum, scratch, v->n);
+    containers_sum(p, REQ_ACTUATED, dflt, v, scratch, set);
+    rvec_max(sum, scratch, v->n);
 }
 
 static bool pod_level_scalar(const char *name)
@@ -152,40 +285,83 @@ static const struct kube_scalar *res_scalar(const struct kube_resources *r, cons
     return NULL;
 }
 
-/* pod_level_apply: the pod-level requests replace the containers' (applyPodLevelResources),
- * for cpu, memory and hugepages-*. A pod-level limit without a request defaults the request
- * as the API server does (defaultPodRequests): to the containers' aggregate when some
- * container names the resource (cpu and memory only), else to the limit. raw is the
- * containers' aggregate without the non-zero defaults. */
-static void pod_level_apply(const struct kube_pod *p, const struct kube_resources *raw,
-                            int64_t *sum, const char **names, size_t nnames)
+/* res_get reads entry k of the dense vectors from r: 0 cpu, 1 memory (the only natives a
+ * pod-level list holds), else the scalar name. false when r does not name it. */
+static bool res_get(const struct kube_resources *r, size_t k, const char *name, int64_t *v)
 {
-    const struct kube_resources *rq = &kube_pod_ext(p)->pod_requests;
-    const struct kube_resources *lm = &kube_pod_ext(p)->pod_limits;
-    size_t j;
+    const struct kube_scalar *s;
 
-    /* with pod-level resources, the non-zero defaults only fill a resource that neither the
-     * pod nor any container names (getNonMissingContainerRequests): a container naming it
-     * leaves the others at 0 */
-    if (rq->set & KUBE_RES_CPU)
-        sum[0] = rq->cpu_milli;
-    else if (lm->set & KUBE_RES_CPU)
-        sum[0] = raw->set & KUBE_RES_CPU ? raw->cpu_milli : lm->cpu_milli;
-    else if (raw->set & KUBE_RES_CPU)
-        sum[0] = raw->cpu_milli;
-    if (rq->set & KUBE_RES_MEMORY)
-        sum[1] = rq->memory;
-    else if (lm->set & KUBE_RES_MEMORY)
-        sum[1] = raw->set & KUBE_RES_MEMORY ? raw->memory : lm->memory;
-    else if (raw->set & KUBE_RES_MEMORY)
-        sum[1] = raw->memory;
-    for (j = 0; j < nnames; j++) {
-        const struct kube_scalar *x;
-        if (!pod_level_scalar(names[j]))
-            continue;
-        if ((x = res_scalar(rq, names[j])) || (x = res_scalar(lm, names[j])))
-            sum[NNATIVE + j] = x->value;
+    if (k < NNATIVE) {
+        unsigned bit = k == 0 ? KUBE_RES_CPU : KUBE_RES_MEMORY;
+
+        *v = k == 0 ? r->cpu_milli : r->memory;
+        return r->set & bit;
     }
+    if (!(s = res_scalar(r, name)))
+        return false;
+    *v = s->value;
+    return true;
+}
+
+/* pod_level_value gives p's pod-level request of entry k (cpu, memory or a hugepages-*
+ * scalar) as kube-scheduler applies it, false when there is none. The spec's request, or a
+ * limit without one defaulted as the API server does (defaultPodRequests): to the
+ * containers' spec sum raw_spec when some container names cpu or memory (spec_set), else to
+ * the limit. When the status gives status.resources, the larger of that (not counted after
+ * an infeasible resize) and the status's pod-level lists (effectivePodLevelResources). */
+static bool pod_level_value(const struct kube_pod *p, size_t k, const char *name,
+                            const int64_t *raw_spec, unsigned spec_set, int64_t *out)
+{
+    const struct kube_pod_extra *x = kube_pod_ext(p);
+    const struct kube_pod_status_resources *st = x->status;
+    bool have = res_get(&x->pod_requests, k, name, out);
+    int64_t v;
+
+    if (!have && res_get(&x->pod_limits, k, name, &v)) {
+        unsigned bit = k == 0 ? KUBE_RES_CPU : KUBE_RES_MEMORY;
+
+        have = true;
+        *out = k < NNATIVE && (spec_set & bit) ? raw_spec[k] : v;
+    }
+    if (!st || !st->has_pod_resources)
+        return have;
+    if (st->resize_infeasible)
+        have = false;
+    if (res_get(&st->pod_actuated, k, name, &v) && (!have || v > *out)) {
+        *out = v;
+        have = true;
+    }
+    if (res_get(&st->pod_allocated, k, name, &v) && (!have || v > *out)) {
+        *out = v;
+        have = true;
+    }
+    return have;
+}
+
+/* pod_level_apply: the pod-level requests replace the containers' sum (applyPodLevelResources)
+ * for cpu, memory and hugepages-*. raw_all is the containers' sum without the non-zero
+ * defaults and raw_set its bits: with pod-level resources, the defaults only fill a resource
+ * that neither the pod nor any container names (getNonMissingContainerRequests), so a
+ * container naming it leaves the others at 0. */
+static void pod_level_apply(const struct kube_pod *p, const int64_t *raw_spec, unsigned spec_set,
+                            const int64_t *raw_all, unsigned raw_set, int64_t *sum,
+                            const char **names, size_t nnames)
+{
+    size_t k;
+    int64_t v;
+
+    for (k = 0; k < 2; k++) {
+        unsigned bit = k == 0 ? KUBE_RES_CPU : KUBE_RES_MEMORY;
+
+        if (pod_level_value(p, k, NULL, raw_spec, spec_set, &v))
+            sum[k] = v;
+        else if (raw_set & bit)
+            sum[k] = raw_all[k];
+    }
+    for (k = 0; k < nnames; k++)
+        if (pod_level_scalar(names[k]) &&
+            pod_level_value(p, NNATIVE + k, names[k], raw_spec, spec_set, &v))
+            sum[NNATIVE + k] = v;
 }
 
 bool kube_pod_level_requests_set(const struct kube_pod *p)
@@ -232,13 +408,15 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
                       struct kube_resources *out)
 {
     const char *names_stack[REQ_STACK_NAMES], **names = names_stack;
-    int64_t vec_stack[4 * (NNATIVE + REQ_STACK_NAMES)], *sum = vec_stack, *side, *initmax, *tmp;
+    int64_t vec_stack[7 * (NNATIVE + REQ_STACK_NAMES)], *vecs = vec_stack, *sum, *raw_all,
+                                                        *raw_spec, *scratch;
     const struct kube_requests_opts *dflt =
         o && (o->default_cpu_milli || o->default_memory) ? o : NULL;
-    size_t nlists = p->ncontainers + p->ninit_containers + 3, nnames = 0, total = 0, i, j, n;
+    const struct kube_resources *overhead = &kube_pod_ext(p)->overhead;
+    size_t nlists = pod_nlists(p), nnames = 0, total = 0, i, j, n;
     bool pod_level = !(o && o->skip_pod_level) && kube_pod_level_requests_set(p);
-    struct kube_resources raw;
-    unsigned set = 0;
+    struct req_vecs v;
+    unsigned set = 0, raw_set = 0, spec_set = 0;
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
@@ -249,57 +427,53 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
     for (i = 0; i < nlists; i++) {
         const struct kube_resources *r = pod_list(p, i);
 
-        if (i < nlists - 2)
-            set |= r->set;
         for (j = 0; j < r->nscalars; j++)
             name_insert(names, &nnames, total > REQ_STACK_NAMES ? total : REQ_STACK_NAMES,
                         r->scalars[j].name);
     }
     n = NNATIVE + nnames;
-    if (nnames > REQ_STACK_NAMES && !(sum = malloc(4 * n * sizeof(*sum)))) {
+    if (nnames > REQ_STACK_NAMES && !(vecs = malloc(7 * n * sizeof(*vecs)))) {
         rc = -ENOMEM;
         goto out;
     }
-    memset(sum, 0, 4 * n * sizeof(*sum));
-    side = sum + n;
-    initmax = side + n;
-    tmp = initmax + n;
-    for (i = 0; i < p->ncontainers; i++)
-        rvec_add_res(sum, &p->containers[i].requests, dflt, names, nnames);
-    for (i = 0; i < p->ninit_containers; i++) {
-        const struct kube_container *c = &p->init_containers[i];
-
-        if (c->restart_always) {
-            rvec_add_res(sum, &c->requests, dflt, names, nnames);
-            rvec_add_res(side, &c->requests, dflt, names, nnames);
-            rvec_max(initmax, side, n);
-        } else {
-            memcpy(tmp, side, n * sizeof(*tmp));
-            rvec_add_res(tmp, &c->requests, dflt, names, nnames);
-            rvec_max(initmax, tmp, n);
-        }
-    }
-    rvec_max(sum, initmax, n);
+    sum = vecs;
+    raw_all = sum + n;
+    raw_spec = raw_all + n;
+    scratch = raw_spec + n;
+    v.names = names;
+    v.nnames = nnames;
+    v.n = n;
+    v.side = scratch + n;
+    v.initmax = v.side + n;
+    v.tmp = v.initmax + n;
+    pod_containers_sum(p, true, dflt, &v, sum, scratch, &set);
+    /* the overhead's bits count as named: kube-scheduler reads the names of the whole sum */
+    set |= overhead->set;
     if (pod_level) {
-        memset(&raw, 0, sizeof(raw));
-        raw.set = set;
-        raw.cpu_milli = sum[0];
-        raw.memory = sum[1];
-        if (dflt) {
-            /* the aggregate without the non-zero defaults */
-            struct kube_pod q = *p;
-            struct kube_pod_extra qx = *kube_pod_ext(p);
-            memset(&qx.pod_requests, 0, sizeof(qx.pod_requests));
-            memset(&qx.pod_limits, 0, sizeof(qx.pod_limits));
-            memset(&qx.overhead, 0, sizeof(qx.overhead)); /* added once, below */
-            q.extra = &qx;
-            if ((rc = kube_pod_requests(&q, NULL, a, &raw)))
-                goto out;
-            raw.set = set;
+        /* the containers' sums without the non-zero defaults: the spec's alone (the API
+         * server's defaulting of pod-level requests read it) and the one counted */
+        bool st = kube_pod_ext(p)->status != NULL;
+
+        if (dflt || st) {
+            pod_containers_sum(p, false, NULL, &v, raw_spec, scratch, &spec_set);
+            spec_set |= overhead->set;
+        } else {
+            memcpy(raw_spec, sum, n * sizeof(*sum));
+            spec_set = set;
         }
-        pod_level_apply(p, &raw, sum, names, nnames);
+        if (!dflt) {
+            memcpy(raw_all, sum, n * sizeof(*sum));
+            raw_set = set;
+        } else if (!st) {
+            memcpy(raw_all, raw_spec, n * sizeof(*sum));
+            raw_set = spec_set;
+        } else {
+            pod_containers_sum(p, true, NULL, &v, raw_all, scratch, &raw_set);
+            raw_set |= overhead->set;
+        }
+        pod_level_apply(p, raw_spec, spec_set, raw_all, raw_set, sum, names, nnames);
     }
-    rvec_add_res(sum, &kube_pod_ext(p)->overhead, NULL, names, nnames);
+    rvec_add_res(sum, overhead, NULL, names, nnames);
     out->set = set;
     out->cpu_milli = sum[0];
     out->memory = sum[1];
@@ -319,8 +493,8 @@ int kube_pod_requests(const struct kube_pod *p, const struct kube_requests_opts 
 out:
     if (names != names_stack)
         free(names);
-    if (sum != vec_stack)
-        free(sum);
+    if (vecs != vec_stack)
+        free(vecs);
     return rc;
 }
 

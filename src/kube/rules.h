@@ -46,7 +46,11 @@ struct kube_requests_opts {
 
 /* kube_pod_requests computes the effective request of a pod as the scheduler counts it
  * (resourcehelper.PodRequests): max(sum of containers and sidecars, each init container with
- * the sidecars started before it), replaced by the pod-level requests where set, + overhead. o may be NULL (no defaults). out->set has the
+ * the sidecars started before it), replaced by the pod-level requests where set, + overhead.
+ * For a pod whose status resources decoding kept (kube_pod_status_resources: a bound pod
+ * resized in place), per resource the larger of that sum over the spec and over what the
+ * status reports (UseStatusResources), as kube-scheduler counts pods on a node and scores
+ * them. o may be NULL (no defaults). out->set has the
  * KUBE_RES_* bits some container named; out->scalars lists every scalar resource named
  * anywhere, sorted, including those that add up to 0; their array is allocated from a, the
  * names are the pod's own strings. Sums saturate at INT64_MAX instead of overflowing.

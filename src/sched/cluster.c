@@ -716,6 +716,25 @@ struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const ch
     return NULL;
 }
 
+bool sched_cluster_pod_shrinks(struct sched_cluster *c, const struct kube_pod *pod)
+{
+    const struct sched_pod *old = sched_cluster_find_pod(c, pod->namespace_, pod->name);
+    struct sched_usage u;
+    uint32_t i, j;
+
+    if (!old || old->assumed || sched_pod_usage(c, pod, &u))
+        return false;
+    if (u.cpu < old->cpu || u.mem < old->mem || u.eph < old->eph)
+        return true;
+    for (i = 0; i < old->nscalars; i++) {
+        for (j = 0; j < u.nscalars && u.scalars[j].rid != old->scalars[i].rid; j++)
+            ;
+        if (j == u.nscalars || u.scalars[j].req < old->scalars[i].req)
+            return true;
+    }
+    return false;
+}
+
 /* slot_requests_add adds p's requests to the slot's sums, saturating. */
 static void slot_requests_add(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p)
 {

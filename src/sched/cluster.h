@@ -44,6 +44,14 @@ int sched_cluster_remove_node(struct sched_cluster *c, const char *name);
  * place (its bind is still in flight). Returns 0 or -ENOMEM with err set. */
 int sched_cluster_add_pod(struct sched_cluster *c, const struct kube_pod *pod, struct err *err);
 
+/* sched_cluster_pod_shrinks: pod, an update of a bound pod c counts (same namespace/name),
+ * requests less of some resource than the entry counted for it: kube-scheduler's
+ * UpdatePodScaleDown event of an assigned pod (extractPodScaleDown), after which its Fit
+ * plugin sends back to the queue the pods it rejected (a resize in place, or its status
+ * catching up). false when c counts no bound pod of that name. Call it before
+ * sched_cluster_add_pod replaces the entry. */
+bool sched_cluster_pod_shrinks(struct sched_cluster *c, const struct kube_pod *pod);
+
 /* sched_cluster_remove_pod removes the pod namespace/name (bound or assumed). Returns 0, or
  * -ENOENT. */
 int sched_cluster_remove_pod(struct sched_cluster *c, const char *namespace_, const char *name);

@@ -136,7 +136,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
     struct serve_pending *pp = NULL;
     char msg[1200], ns[256], name[256];
     const char *slash;
-    bool added;
+    bool added, shrank;
     int rc;
 
     err_clear(&err);
@@ -186,6 +186,9 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
          * DoNotSchedule spreading fit */
         added = op == KUBE_INFORMER_ADD || serve_queue_get(s->queue, key) ||
                 keymap_get(&s->assumed, key);
+        /* a bound pod that now requests less (resized in place, or its status caught up):
+         * kube-scheduler's Fit requeues the pods it rejected (UpdatePodScaleDown) */
+        shrank = !added && sched_cluster_pod_shrinks(s->cluster, &pod);
         rc = sched_cluster_add_pod(s->cluster, &pod, &err);
         if (rc)
             serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
@@ -193,7 +196,9 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         /* bound: by us (this confirms the assumed pod) or by someone else */
         serve_pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
-        if (added && serve_queue_move_if(s->queue, mono_ms(), serve_pending_waits_for_pods))
+        if (shrank
+                ? serve_queue_move_all(s->queue, mono_ms()) > 0
+                : added && serve_queue_move_if(s->queue, mono_ms(), serve_pending_waits_for_pods))
             pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
         goto out;

@@ -691,3 +691,29 @@ def test_a_pod_waiting_for_its_affinity_partner_is_retried_when_the_partner_is_b
                           1, "FailedScheduling events of big (not moved by the pod add)")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_bound_pod_shrinking_in_place_moves_the_parked_pods():
+    """A bound pod resized in place counts what its status reports while that is more than
+    its spec: here it still runs with 3 of the node's 4 CPUs, so a 2-CPU pod is parked. When
+    the kubelet has applied the resize (status.containerStatuses[].resources.requests back to
+    1 CPU) the pod requests less, and the parked pod is retried at once, as kube-scheduler's
+    Fit plugin does on UpdatePodScaleDown, not after the periodic flush (10 minutes here)."""
+    with FakeApiServer() as api:
+        api.add(node("n1", cpu="4"))
+        hog = pod("hog", scheduler="default-scheduler", cpu="1", node_name="n1")
+        hog["status"] = {"phase": "Running", "containerStatuses": [
+            {"name": "main", "allocatedResources": {"cpu": "1"},
+             "resources": {"requests": {"cpu": "3"}}}]}
+        api.add(hog)
+        api.add(pod("web", cpu="2"))
+        sv = Serve(api, ["-v", "2", "--pod-max-in-unschedulable-pods-duration", "10m"])
+        try:
+            wait_for("web unschedulable", lambda: sv._dead() or [
+                e for e in events(api, "FailedScheduling") if e["regarding"]["name"] == "web"])
+            util.check_eq(bound(api).get("web"), None, "web not bound while hog runs with 3 CPUs")
+            hog["status"]["containerStatuses"][0]["resources"]["requests"]["cpu"] = "1"
+            api.add(hog)
+            wait_for("web bound", lambda: sv._dead() or bound(api).get("web") == "n1", timeout=30)
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")

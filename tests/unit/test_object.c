@@ -1,6 +1,7 @@
 /* test_object.c - object decoders (defaulting, validation messages with field paths and the
  * source line through kube_yaml_load) and the shared matching rules: tolerations, node
- * selector terms, pod requests with init containers, sidecars and overhead. */
+ * selector terms, pod requests with init containers, sidecars, overhead and the status of a
+ * pod resized in place. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -723,6 +724,265 @@ static void object_pod_level_requests(void)
     arena_free(&a);
 }
 
+/* requests_of decodes yaml (a pod) and returns its requests as kube-scheduler counts them
+ * (o: NULL, or the scoring's defaults); -1 cpu when the decoding fails. */
+static struct kube_resources requests_of(const char *yaml, const struct kube_requests_opts *o,
+                                         struct arena *a)
+{
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_resources r;
+
+    memset(&r, 0, sizeof(r));
+    r.cpu_milli = -1;
+    if (decode(&l, POD, yaml, &p) == 0 && kube_pod_requests(&p, o, a, &r))
+        r.cpu_milli = -1;
+    loaded_free(&l);
+    /* the scalars' names point into the freed pod: only the natives are read */
+    r.scalars = NULL;
+    r.nscalars = 0;
+    return r;
+}
+
+#define BOUND_HEAD POD_HEAD "  nodeName: n1\n"
+
+/* The status of a bound pod resized in place (resourcehelper.PodRequests with
+ * UseStatusResources): per resource, the larger of the spec's sum and the sums of the
+ * containers' allocated and actuated lists. */
+static void object_pod_status_requests(void)
+{
+    static const struct kube_requests_opts nz = {100, 200LL << 20, false};
+    struct arena a = ARENA_INIT;
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_resources r;
+
+    /* actuated larger than the spec (a downsize not applied yet): it counts; memory from the
+     * spec, the larger there */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: \"1\", memory: 2Gi}}}\n"
+                               "status:\n  containerStatuses:\n"
+                               "  - {name: c, allocatedResources: {cpu: \"1\", memory: 2Gi},\n"
+                               "     resources: {requests: {cpu: \"3\", memory: 1Gi}}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 3000);
+    CHECK_INT_EQ(r.memory, 2LL << 30);
+    /* allocatedResources larger than the spec, no actuated list: allocated counts */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: 500m}}}\n"
+                               "status:\n  containerStatuses:\n"
+                               "  - {name: c, allocatedResources: {cpu: 1500m}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 1500);
+    /* status smaller than the spec (an upsize not applied yet): the spec wins, and a status
+     * that changes nothing is not kept */
+    CHECK_INT_EQ(decode(&l, POD,
+                        BOUND_HEAD "  containers:\n"
+                                   "  - {name: c, resources: {requests: {cpu: \"2\"}}}\n"
+                                   "status:\n  containerStatuses:\n"
+                                   "  - {name: c, allocatedResources: {cpu: \"1\"},\n"
+                                   "     resources: {requests: {cpu: \"1\"}}}\n",
+                        &p),
+                 0);
+    CHECK(p.extra == NULL);
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 2000);
+    loaded_free(&l);
+    /* the larger of the sums, not of each container: a takes 2 in the status, b 2 in the
+     * spec, and the sums are 3 and 3 (not 4) */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: a, resources: {requests: {cpu: \"1\"}}}\n"
+                               "  - {name: b, resources: {requests: {cpu: \"2\"}}}\n"
+                               "status:\n  containerStatuses:\n"
+                               "  - {name: b, resources: {requests: {cpu: \"1\"}}}\n"
+                               "  - {name: a, resources: {requests: {cpu: \"2\"}}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 3000);
+    /* PodResizePending Infeasible: the desired 6 CPUs are not counted, only what the status
+     * reports (actuated 1, allocated 2: the larger) */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: \"6\"}}}\n"
+                               "status:\n"
+                               "  conditions: [{type: PodResizePending, status: \"True\", "
+                               "reason: Infeasible}]\n"
+                               "  containerStatuses:\n"
+                               "  - {name: c, allocatedResources: {cpu: \"2\"},\n"
+                               "     resources: {requests: {cpu: \"1\"}}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 2000);
+    /* a Deferred resize counts the spec as usual */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: \"6\"}}}\n"
+                               "status:\n"
+                               "  conditions: [{type: PodResizePending, status: \"True\", "
+                               "reason: Deferred}]\n"
+                               "  containerStatuses:\n"
+                               "  - {name: c, allocatedResources: {cpu: \"2\"}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 6000);
+    /* a container with no status entry counts its spec; after an infeasible resize it
+     * counts nothing (containerAllocatedRequests gives no list) */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: a, resources: {requests: {cpu: \"1\"}}}\n"
+                               "  - {name: b, resources: {requests: {cpu: \"1\"}}}\n"
+                               "status:\n  containerStatuses:\n"
+                               "  - {name: a, resources: {requests: {cpu: \"2\"}}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 3000);
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: a, resources: {requests: {cpu: \"3\"}}}\n"
+                               "  - {name: b, resources: {requests: {cpu: \"1\"}}}\n"
+                               "status:\n"
+                               "  conditions: [{type: PodResizePending, reason: Infeasible}]\n"
+                               "  containerStatuses:\n"
+                               "  - {name: a, allocatedResources: {cpu: \"2\"}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 2000);
+    /* the condition alone: no container reports anything, so the pod counts nothing but
+     * the scoring's defaults (found by the differential test) */
+    {
+        const char *y = BOUND_HEAD "  containers:\n"
+                                   "  - {name: c, resources: {requests: {cpu: 500m, memory: "
+                                   "512Mi}}}\n"
+                                   "status:\n"
+                                   "  conditions: [{type: PodResizePending, reason: Infeasible}]\n";
+        CHECK_INT_EQ(requests_of(y, NULL, &a).cpu_milli, 0);
+        CHECK_INT_EQ(requests_of(y, NULL, &a).memory, 0);
+        CHECK_INT_EQ(requests_of(y, &nz, &a).cpu_milli, 100);
+        CHECK_INT_EQ(requests_of(y, &nz, &a).memory, 200LL << 20);
+    }
+    /* a sidecar's status in initContainerStatuses: it runs with 1500m, so the containers and
+     * sidecars take 1 + 1.5; the plain init container (100m + the sidecar before it) less */
+    r = requests_of(BOUND_HEAD "  initContainers:\n"
+                               "  - {name: proxy, restartPolicy: Always, resources: {requests: "
+                               "{cpu: 100m}}}\n"
+                               "  - {name: setup, resources: {requests: {cpu: 100m}}}\n"
+                               "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: \"1\"}}}\n"
+                               "status:\n"
+                               "  initContainerStatuses:\n"
+                               "  - {name: proxy, allocatedResources: {cpu: 100m},\n"
+                               "     resources: {requests: {cpu: 1500m}}}\n"
+                               "  containerStatuses:\n"
+                               "  - {name: c, allocatedResources: {cpu: \"1\"}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 2500);
+    /* the scoring's defaults apply to each list: the actuated list names no cpu, so it
+     * counts 100m, more than the spec's 50m (without defaults: the spec's 50m) */
+    {
+        const char *y = BOUND_HEAD "  containers:\n"
+                                   "  - {name: c, resources: {requests: {cpu: 50m, memory: "
+                                   "1Gi}}}\n"
+                                   "status:\n  containerStatuses:\n"
+                                   "  - {name: c, resources: {requests: {memory: 1Gi}}}\n";
+        CHECK_INT_EQ(requests_of(y, &nz, &a).cpu_milli, 100);
+        CHECK_INT_EQ(requests_of(y, NULL, &a).cpu_milli, 50);
+    }
+    /* with both pod-level lists (InPlacePodLevelResourcesVerticalScaling) they stand for the
+     * containers' status, read as they are */
+    r = requests_of(BOUND_HEAD "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: \"1\"}}}\n"
+                               "status:\n"
+                               "  allocatedResources: {cpu: \"3\"}\n"
+                               "  resources: {requests: {cpu: \"2\"}}\n"
+                               "  containerStatuses:\n"
+                               "  - {name: c, resources: {requests: {cpu: \"5\"}}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 3000);
+    /* pod-level spec.resources: the larger of them and status.resources.requests */
+    r = requests_of(BOUND_HEAD "  resources: {requests: {cpu: \"1\"}}\n"
+                               "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: 500m}}}\n"
+                               "status:\n  resources: {requests: {cpu: 2500m}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 2500);
+    /* ... not counted after an infeasible resize: status.resources without requests leaves
+     * the containers' sum (500m) */
+    r = requests_of(BOUND_HEAD "  resources: {requests: {cpu: \"3\"}}\n"
+                               "  containers:\n"
+                               "  - {name: c, resources: {requests: {cpu: 500m}}}\n"
+                               "status:\n"
+                               "  conditions: [{type: PodResizePending, reason: Infeasible}]\n"
+                               "  resources: {limits: {cpu: \"8\"}}\n"
+                               "  containerStatuses:\n"
+                               "  - {name: c, allocatedResources: {cpu: 500m}}\n",
+                    NULL, &a);
+    CHECK_INT_EQ(r.cpu_milli, 500);
+    /* a Succeeded pod's status is not read */
+    CHECK_INT_EQ(decode(&l, POD,
+                        BOUND_HEAD "  containers:\n"
+                                   "  - {name: c, resources: {requests: {cpu: \"1\"}}}\n"
+                                   "status:\n  phase: Succeeded\n  containerStatuses:\n"
+                                   "  - {name: c, allocatedResources: {cpu: \"4\"}}\n",
+                        &p),
+                 0);
+    CHECK(p.extra == NULL);
+    loaded_free(&l);
+    arena_free(&a);
+}
+
+/* A pod without a node is counted on its spec; a status that would change its sums is a
+ * field gpusched does not model (kube-scheduler's filter reads the spec, its scoring the
+ * status). Bad quantities in the status fail with the field and line. */
+static void object_pod_status_unbound_and_errors(void)
+{
+    struct arena a = ARENA_INIT;
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_resources r;
+
+    CHECK_INT_EQ(decode(&l, POD,
+                        POD_HEAD "  containers:\n"
+                                 "  - {name: c, resources: {requests: {cpu: \"1\"}}}\n"
+                                 "status:\n  containerStatuses:\n"
+                                 "  - {name: c, allocatedResources: {cpu: \"1\"},\n"
+                                 "     resources: {requests: {cpu: \"3\"}}}\n",
+                        &p),
+                 0);
+    CHECK(kube_pod_ext(&p)->status == NULL);
+    CHECK_INT_EQ(kube_pod_ext(&p)->nunmodelled, 1);
+    if (kube_pod_ext(&p)->nunmodelled)
+        CHECK_STR_EQ(kube_pod_ext(&p)->unmodelled[0].field,
+                     "status.containerStatuses[0].resources.requests");
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 1000);
+    loaded_free(&l);
+    /* the same status as the spec: nothing to say */
+    CHECK_INT_EQ(decode(&l, POD,
+                        POD_HEAD "  containers:\n"
+                                 "  - {name: c, resources: {requests: {cpu: \"1\"}}}\n"
+                                 "status:\n  containerStatuses:\n"
+                                 "  - {name: c, allocatedResources: {cpu: \"1\"}}\n",
+                        &p),
+                 0);
+    CHECK(p.extra == NULL);
+    loaded_free(&l);
+    /* a bound pod keeps its status through kube_pod_extra_own (copies share it) */
+    CHECK_INT_EQ(decode(&l, POD,
+                        BOUND_HEAD "  containers:\n"
+                                   "  - {name: c, resources: {requests: {cpu: \"1\"}}}\n"
+                                   "status:\n  containerStatuses:\n"
+                                   "  - {name: c, allocatedResources: {cpu: \"2\"}}\n",
+                        &p),
+                 0);
+    CHECK(kube_pod_ext(&p)->status != NULL);
+    CHECK(kube_pod_extra_own(&p, &l.a) != NULL);
+    CHECK_INT_EQ(kube_pod_requests(&p, NULL, &a, &r), 0);
+    CHECK_INT_EQ(r.cpu_milli, 2000);
+    loaded_free(&l);
+    EXPECT_POD_ERROR(BOUND_HEAD ONE_CONTAINER "status:\n  containerStatuses:\n"
+                                              "  - name: c\n"
+                                              "    resources: {requests: {cpu: -1}}\n",
+                     "f.yaml: line 12: status.containerStatuses[0].resources.requests.cpu: "
+                     "Invalid value: \"-1\": must be greater than or equal to 0");
+    EXPECT_POD_ERROR(BOUND_HEAD ONE_CONTAINER "status:\n  initContainerStatuses: {}\n",
+                     "f.yaml: line 10: status.initContainerStatuses: expected array, got object");
+    EXPECT_POD_ERROR(BOUND_HEAD ONE_CONTAINER "status:\n  allocatedResources: {memory: 1Gx}\n",
+                     "f.yaml: line 10: status.allocatedResources.memory: quantities must match "
+                     "the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    arena_free(&a);
+}
+
 /* One file of tests/fixtures/objects: every document decoded by its kind; the first error (or
  * "ok") must equal the file's "# expect: " line. */
 static void object_fixture_file(const char *dir, const char *name)
@@ -860,6 +1120,8 @@ static const struct test_case object_cases[] = {
     {"node selector term matching", object_term_matching},
     {"pod requests: init, sidecars, overhead", object_pod_requests},
     {"pod requests: pod-level resources", object_pod_level_requests},
+    {"pod requests: status of a pod resized in place", object_pod_status_requests},
+    {"pod requests: status of a pod without a node, errors", object_pod_status_unbound_and_errors},
     {"arena holds only the object", object_arena_holds_only_the_object},
     {"fixtures/objects/*.yaml", object_fixtures},
 };

@@ -248,6 +248,30 @@ static void assume_and_forget(void)
     arena_free(&a);
 }
 
+/* sched_cluster_pod_shrinks: an update of a bound pod that requests less of some resource
+ * (serve then requeues the unschedulable pods, as Fit's UpdatePodScaleDown hint does) */
+static void bound_pod_shrinks(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=4000 mem=8192 gpu=2", NULL};
+    const char *bound[] = {"name=x/b node=n1 cpu=2000 mem=1024 gpu=2", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+    struct err err = {0};
+
+    CHECK(!sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=2000 mem=1024 gpu=2")));
+    CHECK(!sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=3000 mem=1024 gpu=2")));
+    CHECK(sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=1000 mem=1024 gpu=2")));
+    CHECK(sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=2000 mem=512 gpu=2")));
+    CHECK(sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=2000 mem=1024")));
+    /* not counted: nothing shrinks */
+    CHECK(!sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/other node=n1 cpu=1")));
+    CHECK_INT_EQ(
+        sched_cluster_add_pod(c, tb_pod(&a, "name=x/b node=n1 cpu=1000 mem=1024 gpu=2"), &err), 0);
+    CHECK(!sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=1000 mem=1024 gpu=2")));
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static void node_updates(void)
 {
     struct arena a = ARENA_INIT;
@@ -603,5 +627,6 @@ static const struct test_case cases[] = {
     {"simulate twice on one cluster", simulate_twice_on_one_cluster},
     {"assume, confirm and forget", assume_and_forget},
     {"node updates, removal and return", node_updates},
+    {"a bound pod that requests less", bound_pod_shrinks},
 };
 TEST_SUITE(sched_preempt, cases)
