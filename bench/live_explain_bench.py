@@ -4,9 +4,11 @@ end to end (the kubeconfig, every paginated list, the explanation), against the 
 control plane (build/k8s/k8s-cluster: the real kube-apiserver, no controller manager, no audit
 log). N nodes of 4 CPU / 32 Gi / 110 pods / 8 GPUs, P pods bound through spec.nodeName
 (100m, 500 Mi), one pending 8-GPU pod. Each run's wall time and peak RSS (getrusage of the
-child); medians of R runs. Side by side, the same lists as kubectl fetches them
-(`kubectl get pods -A -o json` and nodes), and the bound pods' pages of 500 fetched by a bare
-client that parses nothing (wall only): what the API server alone needs, the floor of any tool.
+child); medians of R runs, the rows interleaved. Side by side: the same lists as kubectl
+fetches them (`kubectl get pods -A -o json` and nodes); gpusched with the kubeconfig's
+disable-compression; and the bound pods fetched by a bare client that parses nothing (wall
+only), from the watch cache as gpusched asks for them and in consistent pages of 500 as it
+asked before: what the API server alone needs, the floor of any tool.
 
   python3 bench/live_explain_bench.py --build build --nodes 5000 --pods 50000 --runs 5
   ... --runs 1 --hold 1800     (then profile gpusched against the printed KUBECONFIG)
@@ -47,10 +49,11 @@ def post_all(c, path_of, objs, threads=8):
         raise SystemExit("creation failed: %s" % errors[:5])
 
 
-def pages_floor(c, limit=500):
+def pages_floor(c, limit=500, rv="0"):
     """(wall seconds, 0, 0) of fetching the bound pods as gpusched asks for them (same field
-    selector, pages of limit, following continue) with a bare client that parses nothing: what
-    the API server alone needs."""
+    selector, resourceVersion=0 from the watch cache, limit, following continue) with a bare
+    client that parses nothing: what the API server alone needs. rv=None: the consistent pages
+    gpusched asked for before."""
     import re
     sel = "fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
     conn = http.client.HTTPSConnection(c._host, c._port, context=c._ssl, timeout=120)
@@ -58,7 +61,8 @@ def pages_floor(c, limit=500):
     cont = None
     while True:
         conn.request("GET", "/api/v1/pods?%s&limit=%d" % (sel, limit) +
-                     ("&continue=" + cont if cont else ""))
+                     ("&continue=" + cont if cont else "") +
+                     ("&resourceVersion=" + rv if rv and not cont else ""))
         r = conn.getresponse()
         body = r.read()
         if r.status != 200:
@@ -132,15 +136,29 @@ def main():
         print("# %d nodes, %d pods created in %.0fs" % (a.nodes, a.pods, time.monotonic() - t),
               flush=True)
         env = dict(os.environ, KUBECONFIG=c.kubeconfig, HOME=c.dir)
+        # the same cluster without compression (kubectl's disable-compression: true)
+        nozip = os.path.join(c.dir, "nozip.kubeconfig")
+        with open(c.kubeconfig) as f, open(nozip, "w") as g:
+            g.write(f.read().replace("    server:", "    disable-compression: true\n    server:", 1))
         kubectl = [k8s_util.KUBECTL, "--kubeconfig", c.kubeconfig]
+        explain = [os.path.join(SRC, a.build, "gpusched"), "explain", "pod/want-9", "-n", "default"]
         rows = {}
-        for name, argv in (
-                ("kubectl get nodes,pods -A -o json", kubectl + ["get", "nodes,pods", "-A", "-o", "json"]),
-                ("gpusched explain pod/want-9", [os.path.join(SRC, a.build, "gpusched"), "explain",
-                                                "pod/want-9", "-n", "default"]),
-                ("bound pods' pages, bare client", None)):
-            runs = [timed(argv, env) if argv else pages_floor(c) for _ in range(a.runs)]
-            rows[name] = runs
+        cases = (("kubectl get nodes,pods -A -o json", kubectl + ["get", "nodes,pods", "-A", "-o", "json"]),
+                 ("gpusched explain pod/want-9", explain),
+                 ("... with disable-compression", explain + ["--kubeconfig", nozip]),
+                 ("bound pods from the cache, bare", None),
+                 ("bound pods' consistent pages, bare", None))
+        for name, argv in cases:
+            rows[name] = []
+        # interleaved, so that a slow phase of the machine hits every row alike
+        for _ in range(a.runs):
+            for name, argv in cases:
+                if argv:
+                    rows[name].append(timed(argv, env))
+                else:
+                    rows[name].append(pages_floor(c, rv="0" if "cache" in name else None))
+        for name, argv in cases:
+            runs = rows[name]
             print("%-36s wall median %.2f s (min %.2f, max %.2f), CPU median %.2f s, peak RSS %.0f MiB"
                   % (name, median([r[0] for r in runs]), min(r[0] for r in runs),
                      max(r[0] for r in runs), median([r[2] for r in runs]), max(r[1] for r in runs)), flush=True)
