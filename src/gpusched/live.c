@@ -56,7 +56,8 @@ int gpusched_live_open(struct gpusched_live *l, const char *ns_flag, struct err 
     o.kubeconfig = l->kubeconfig && *l->kubeconfig ? l->kubeconfig : NULL;
     o.context = l->context && *l->context ? l->context : NULL;
     o.user_agent = "gpusched (linux)";
-    o.timeout_ms = 60000; /* a page of 500 pods from a busy server */
+    o.timeout_ms = 60000; /* a stalled answer of a busy server */
+    o.max_retries = 10;   /* what the server asks to retry, as kubectl does */
     rc = kube_client_new(&o, &l->client, err);
     if (rc)
         return rc;

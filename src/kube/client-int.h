@@ -29,6 +29,7 @@ struct kube_client {
     char *url_base;                /* server URL; host replaced by tls-server-name when set */
     struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
     long timeout_ms;
+    int max_retries; /* kube_client_opts.max_retries */
     double qps;
     double burst;
 

@@ -158,6 +158,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out, 
         c->ca_len = c->cfg.ca_len;
     }
     c->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : CLIENT_DEFAULT_TIMEOUT_MS;
+    c->max_retries = o && o->max_retries > 0 ? o->max_retries : 0;
     c->qps = o && o->qps > 0 ? o->qps : 0;
     c->burst = o && o->burst > 1 ? o->burst : 1;
     c->bucket = c->burst;
@@ -402,6 +403,21 @@ bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, un
     /* the token may have rotated under us: re-read it now, and try once more if it changed */
     *retried = true;
     return kube_client_auth_line(c, true, gen, line) == 1;
+}
+
+/* client_retry_wait: an answer of status with a Retry-After of retry_after seconds (-1: none)
+ * is to be sent again (*retries of c->max_retries used): wait as it asks and say so. As
+ * client-go's checkWait: 429 and every 5xx, only with the header. */
+static bool client_retry_wait(const struct kube_client *c, long status, int retry_after,
+                              int *retries)
+{
+    double wait = retry_after, cap = (double)c->timeout_ms / 1000;
+
+    if (*retries >= c->max_retries || retry_after < 0 || (status != 429 && status < 500))
+        return false;
+    ++*retries;
+    mono_sleep_until(mono_now() + (wait < cap ? wait : cap));
+    return true;
 }
 
 /* ---- one transfer --------------------------------------------------------------------- */
@@ -724,7 +740,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
     unsigned gen = 0;
     bool retried = false;
     CURLcode cc;
-    int rc = 0;
+    int rc = 0, retries = 0;
 
     memset(&x, 0, sizeof(x));
     resp->status = 0;
@@ -792,7 +808,8 @@ static int client_request(struct kube_client *c, const char *method, const char 
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
-        if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth))
+        if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth) ||
+            client_retry_wait(c, resp->status, x.retry_after, &retries))
             continue;
         break;
     }

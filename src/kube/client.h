@@ -35,6 +35,11 @@ struct kube_client_opts {
     long timeout_ms;        /* per request (not watches); 0 = 30 s */
     long token_refresh_ms;  /* token file re-read period; 0 = 60 s (client-go's) */
     long ca_refresh_ms;     /* CA file re-read period; 0 = 5 min (client-go's) */
+    /* an answer that asks to be retried (429 or 5xx with Retry-After: API Priority and
+     * Fairness rejecting a request under load) is sent again after the wait it names, at most
+     * this many times, as client-go's rest client does (10 for kubectl); the wait is capped at
+     * the request timeout. 0: never (the caller decides: kube_err_transient) */
+    int max_retries;
 };
 
 /* kube_client_new loads credentials as described above. Errors name the kubeconfig file and
@@ -63,7 +68,8 @@ void kube_response_release(struct kube_response *r);
  * returns a negative code: for an HTTP error, err->http_status, err->reason, err->msg (the
  * Status message) and err->retry_after are set and resp still holds the answer; for a
  * transport error (refused, timeout, TLS) http_status is 0 and msg says what happened.
- * The caller releases resp in every case (resp may be NULL when the answer is not needed). No retries happen here: see kube_err_transient.
+ * The caller releases resp in every case (resp may be NULL when the answer is not needed).
+ * No retries happen here but those of max_retries: see kube_err_transient.
  * Codes (docs/api-client.md has the table): 404 -ENOENT, 409 -EBUSY (AlreadyExists -EEXIST),
  * 401 -EACCES, 403 -EPERM, 410 -ESTALE, 400/415/422 -EINVAL, 429/503 -EAGAIN, other 5xx -EIO;
  * transport -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -ECONNRESET, -EPROTO (TLS), -E2BIG.

@@ -182,6 +182,38 @@ def test_list_errors_are_one_line():
         raise AssertionError(p.stderr)
 
 
+def test_answers_that_ask_to_be_retried():
+    """429 and 5xx with Retry-After (API Priority and Fairness under load) are sent again after
+    the wait, up to 10 times, as kubectl's client does; without the header, or past the tenth,
+    the list fails with the server's message."""
+    import time
+    a = api()
+    a.inject("GET", r"^/api/v1/pods$", 429, times=2, retry_after=1, message="too many requests, please try again later")
+    a.inject("GET", r"^/api/v1/nodes$", 503, times=1, retry_after=0, message="busy")
+    t = time.monotonic()
+    p = gpusched(a, "nodes", "-o", "name")
+    took = time.monotonic() - t
+    util.check_eq((p.returncode, p.stderr), (0, ""), "retried")
+    util.check_eq(p.stdout.split(), ["node/n0", "node/n1", "node/n2"], "nodes")
+    bound = [r for r in pod_lists(a) if r["path"] == "/api/v1/pods"]
+    util.check_eq(len(bound), 3, "the pods asked for three times")
+    if took < 2:
+        raise AssertionError("the waits of Retry-After: 1 were not kept: %.2fs" % took)
+    a.clear_faults()
+    a.requests.clear()
+    a.inject("GET", r"^/api/v1/nodes$", 503, times=1, message="etcd is down")
+    p = gpusched(a, "nodes")
+    util.check_eq((p.returncode, p.stderr), (1, "gpusched: cannot list nodes: etcd is down\n"),
+                  "no Retry-After: no retry")
+    a.clear_faults()
+    a.requests.clear()
+    a.inject("GET", r"^/api/v1/nodes$", 429, times=None, retry_after=0, message="throttled")
+    p = gpusched(a, "nodes")
+    util.check_eq((p.returncode, p.stderr), (1, "gpusched: cannot list nodes: throttled\n"),
+                  "the eleventh answer is the error")
+    util.check_eq(len([r for r in a.requests if r["path"] == "/api/v1/nodes"]), 11, "1 + 10 retries")
+
+
 def test_bad_live_flags():
     a = api()
     p = gpusched(a, "simulate", "--context", "nope")
