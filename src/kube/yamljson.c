@@ -686,10 +686,18 @@ int kube_yaml_json(struct loader *ld, const char *data, size_t len,
     return rc;
 }
 
+/* take_doc keeps kube_json_loadb's document; a second one (a stream of documents, which is
+ * not one JSON text) stops the read */
 static int take_doc(struct loader *ld, json_t *doc, void *ctx)
 {
+    json_t **out = ctx;
+
     (void)ld;
-    *(json_t **)ctx = doc;
+    if (*out) {
+        json_decref(doc);
+        return -EINVAL;
+    }
+    *out = doc;
     return 0;
 }
 

@@ -532,6 +532,10 @@ static void json_loadb_agrees(void)
         json_decref(theirs);
     }
     buf_release(&b);
+    /* a stream of documents is not one JSON text: declined, the documents read so far freed
+     * (check-san's leak check) */
+    CHECK(!kube_json_loadb("{\"a\":1}\n--- {\"b\":[2]}\n--- [3]\n", 30));
+    CHECK(!kube_json_loadb("{\"a\":1} x", 9));
     /* it declines little of what jansson reads (a tab after the root ends, a number jansson
      * takes and YAML does not) */
     CHECK(read > 1000);
