@@ -21,6 +21,7 @@
 #include "kube/client-int.h"
 #include "kube/http1.h"
 #include "kube/jalloc.h"
+#include "kube/listsplit.h"
 #include "kube/yaml.h"
 
 #define CLIENT_BODY_MAX ((size_t)256 << 20)
@@ -422,33 +423,15 @@ static bool client_retry_wait(const struct kube_client *c, long status, int retr
 
 /* ---- one transfer --------------------------------------------------------------------- */
 
-/* The API server writes a list as {"kind":..,"metadata":{..},"items":[{..},{..},..]}: the
- * splitter copies the text before the items array (the head, with "items":[) into doc, then
- * the items one by one after it; every batch items it closes the array and the object ("]}")
- * and hands that document to fn, then cuts doc back to the head. What follows the array (its
- * "]", members after it, the last "}") goes after the last items, and that document is handed
- * over at the end. An answer without an items array is one document. Only the structure is
- * followed: strings (with their escapes) and the nesting depth. */
-enum split_where { SPLIT_HEAD, SPLIT_ITEMS, SPLIT_TAIL };
-
+/* A list read as it arrives (kube_client_get_stream): the splitter, and what its parts go
+ * through. */
 struct client_split {
-    struct buf doc;   /* the head, then the batch's items (or the tail) */
-    size_t head_len;  /* the head's length in doc */
-    size_t key_at;    /* where the last string at depth 1 began in doc */
-    size_t batch;     /* items per document */
-    size_t n;         /* items in doc */
-    int depth;        /* of the position after the last byte read */
-    bool in_str, esc; /* inside a string, after its backslash */
-    bool key_items;   /* the last depth-1 string was "items" */
-    bool want_array;  /* ... and a colon followed it */
-    bool in_item;     /* inside an item (depth 3 and more) */
-    enum split_where where;
+    struct kube_list_split ls;
     const char *path;
     const char *const *strip;
     kube_json_fn fn;
     void *ud;
     struct err *err;
-    int rc; /* a failure of fn or of the splitter, which stops the transfer */
 };
 
 struct client_xfer {
@@ -462,9 +445,6 @@ struct client_xfer {
     struct curl_slist *headers;
 };
 
-static size_t client_split_feed(struct client_split *s, const char *p, size_t n);
-static const char *json_string_end(const char *p, const char *end);
-
 static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct client_xfer *x = ud;
@@ -472,7 +452,7 @@ static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
     if (x->split && !x->status)
         kube_curl.easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
     if (x->split && x->status >= 200 && x->status <= 299)
-        return client_split_feed(x->split, data, size * n);
+        return kube_list_split_feed(&x->split->ls, data, size * n) ? 0 : size * n;
     if (buf_append(x->body, data, size * n)) {
         x->too_big = true;
         return 0;
@@ -725,9 +705,6 @@ json_t *kube_client_parse_json(const struct buf *b)
     return json_loadb(b->data, b->len, 0, NULL);
 }
 
-static void client_split_reset(struct client_split *s);
-static int client_split_end(struct client_split *s);
-
 /* client_request sends one request; a 2xx body is parsed into resp->json, unless it goes to
  * split as it arrives (kube_client_get_stream). */
 static int client_request(struct kube_client *c, const char *method, const char *path,
@@ -766,7 +743,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
         x.split = split;
         x.status = 0;
         if (split)
-            client_split_reset(split);
+            kube_list_split_reset(&split->ls);
         rc = client_prepare(c, h, path, auth, content_type, &x, err);
         if (rc)
             goto out;
@@ -794,8 +771,8 @@ static int client_request(struct kube_client *c, const char *method, const char 
             kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
         }
         cc = kube_curl.easy_perform(h);
-        if (cc == CURLE_WRITE_ERROR && split && split->rc) {
-            rc = split->rc; /* what the handler or the splitter said, in err */
+        if (cc == CURLE_WRITE_ERROR && split && split->ls.rc) {
+            rc = split->ls.rc; /* what the handler or the splitter said, in err */
             goto out;
         }
         if (cc == CURLE_WRITE_ERROR && x.too_big) {
@@ -818,7 +795,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
     if (resp->status < 200 || resp->status > 299)
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
     else if (split)
-        rc = client_split_end(split);
+        rc = kube_list_split_end(&split->ls);
 out:
     client_xfer_release(&x);
     kube_client_wipe_free(auth);
@@ -884,101 +861,6 @@ static void watch_arena_fit(size_t n)
     kube_jalloc_fit(want < WATCH_ARENA_MIN ? WATCH_ARENA_MIN : want);
 }
 
-/* json_skip_value returns the end of the JSON value starting at p (after blanks), or NULL
- * when it is cut short. Strings are skipped with their escapes; brackets are counted. */
-/* json_string_end returns the closing quote of the string whose text starts at p (after its
- * opening quote), or NULL when end comes first: the first quote not escaped, that is not
- * preceded by an odd run of backslashes. */
-static const char *json_string_end(const char *p, const char *end)
-{
-    const char *q = p, *b;
-
-    while ((q = memchr(q, '"', (size_t)(end - q)))) {
-        for (b = q; b > p && b[-1] == '\\'; b--)
-            ;
-        if (!((q - b) & 1))
-            return q;
-        q++;
-    }
-    return NULL;
-}
-
-static const char *json_skip_value(const char *p, const char *end)
-{
-    int depth = 0;
-
-    while (p < end && strchr(" \t\r\n", *p))
-        p++;
-    for (; p < end; p++) {
-        if (*p == '"') {
-            if (!(p = json_string_end(p + 1, end)))
-                return NULL;
-            if (!depth)
-                return p + 1;
-        } else if (*p == '{' || *p == '[') {
-            depth++;
-        } else if (*p == '}' || *p == ']') {
-            if (--depth <= 0)
-                return depth < 0 ? p : p + 1;
-        } else if (!depth && (*p == ',' || strchr(" \t\r\n", *p))) {
-            return p; /* the end of a number, true, false or null */
-        }
-    }
-    return depth ? NULL : p;
-}
-
-/* json_strip_member removes every "key": VALUE member from the JSON text in b after its
- * first from bytes (a key is the quoted name followed by a colon, not preceded by a
- * backslash, so text inside a string never matches), with the comma that separated it. The
- * text stays valid JSON when from is 0 or the end of a member or element. */
-static void json_strip_member(struct buf *b, size_t from, const char *key)
-{
-    char pat[128];
-    size_t plen, w = from, r = from;
-    char *d = b->data;
-
-    plen = (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key);
-    if (!d || plen >= sizeof(pat))
-        return;
-    while (r < b->len) {
-        const char *hit = memmem(d + r, b->len - r, pat, plen);
-        const char *vend;
-        size_t at, after;
-
-        if (!hit || (hit > d && hit[-1] == '\\')) {
-            size_t n = hit ? (size_t)(hit - d) + 1 - r : b->len - r;
-            memmove(d + w, d + r, n);
-            w += n;
-            r += n;
-            continue;
-        }
-        at = (size_t)(hit - d);
-        vend = json_skip_value(hit + plen, d + b->len);
-        if (!vend) { /* cut short: leave the rest as it is */
-            memmove(d + w, d + r, b->len - r);
-            w += b->len - r;
-            break;
-        }
-        after = (size_t)(vend - d);
-        while (after < b->len && strchr(" \t\r\n", d[after]))
-            after++;
-        memmove(d + w, d + r, at - r);
-        w += at - r;
-        if (after < b->len && d[after] == ',') {
-            after++; /* "key": v, next -> next */
-        } else {
-            /* the last member: drop the comma before it */
-            while (w > from && strchr(" \t\r\n", d[w - 1]))
-                w--;
-            if (w > from && d[w - 1] == ',')
-                w--;
-        }
-        r = after;
-    }
-    b->len = w;
-    d[w] = '\0'; /* w is at most the old length: inside the allocation */
-}
-
 /* client_parse_doc strips, parses and hands to fn the JSON text in b (its first from bytes
  * are kept as they are), in the thread's arena; b is left stripped. */
 static int client_parse_doc(struct buf *b, size_t from, const char *path, const char *const *strip,
@@ -990,7 +872,7 @@ static int client_parse_doc(struct buf *b, size_t from, const char *path, const 
     int rc;
 
     for (; strip && *strip; strip++)
-        json_strip_member(b, from, *strip);
+        kube_json_strip_member(b, from, *strip);
     /* the same per-thread arena as a watch event's: a page of a list is hundreds of objects,
      * each a few dozen jansson blocks, all dropped together once fn has read them */
     watch_arena_fit(b->len);
@@ -1016,184 +898,27 @@ static int client_parse_doc(struct buf *b, size_t from, const char *path, const 
     return rc;
 }
 
-/* ---- a list read as it arrives ---------------------------------------------------------- */
-
-static void client_split_reset(struct client_split *s)
+/* client_split_part: a part of a list, stripped, parsed and handed to the caller's fn */
+static int client_split_part(void *ud, struct buf *doc, size_t head_len)
 {
-    buf_reset(&s->doc);
-    s->head_len = s->key_at = s->n = 0;
-    s->depth = 0;
-    s->in_str = s->esc = s->key_items = s->want_array = s->in_item = false;
-    s->where = SPLIT_HEAD;
-    s->rc = 0;
-}
+    struct client_split *s = ud;
 
-/* split_append copies n bytes to doc's end: 0, or the failure with err set */
-static int split_append(struct client_split *s, const char *p, size_t n)
-{
-    int rc = buf_append(&s->doc, p, n);
-
-    if (rc == -E2BIG)
-        return err_set(s->err, rc, "GET %s: a list item larger than %zu MiB", s->path,
-                       CLIENT_BODY_MAX >> 20);
-    return rc ? err_set(s->err, rc, "out of memory") : 0;
-}
-
-/* client_split_emit hands the head and the gathered items to fn as one list document. */
-static int client_split_emit(struct client_split *s)
-{
-    int rc = split_append(s, "]}", 2);
-
-    if (!rc)
-        rc = client_parse_doc(&s->doc, s->head_len, s->path, s->strip, s->fn, s->ud, s->err);
-    s->doc.len = s->head_len;
-    s->n = 0;
-    return rc;
-}
-
-/* client_split_byte follows one byte outside strings and items, already copied to doc's
- * end. */
-static int client_split_byte(struct client_split *s, char ch)
-{
-    if (s->where == SPLIT_HEAD && s->depth == 1) {
-        if (ch == ':') {
-            s->want_array = s->key_items;
-        } else if (!strchr(" \t\r\n", ch)) {
-            if (s->want_array && ch == '[') {
-                /* "items":[ : the head ends here */
-                s->depth++;
-                s->where = SPLIT_ITEMS;
-                s->head_len = s->doc.len;
-                return 0;
-            }
-            s->want_array = s->key_items = false;
-        }
-    }
-    if (s->where == SPLIT_ITEMS && s->depth == 2) {
-        if (ch == ']') {
-            s->where = SPLIT_TAIL; /* the tail begins with this "]" */
-        } else if (strchr(" \t\r\n,", ch)) {
-            s->doc.len--; /* blanks and commas between items: the splitter writes its own */
-            return 0;
-        } else if (ch != '{') {
-            return err_set(s->err, -EPROTO, "GET %s: a list item is not an object", s->path);
-        } else {
-            s->in_item = true;
-            if (s->n) {
-                /* put the comma before the "{" at doc's end */
-                int rc;
-
-                s->doc.data[s->doc.len - 1] = ',';
-                if ((rc = split_append(s, "{", 1)))
-                    return rc;
-            }
-        }
-    }
-    if (ch == '{' || ch == '[')
-        s->depth++;
-    else if (ch == '}' || ch == ']')
-        s->depth--;
-    return 0;
-}
-
-/* client_split_feed reads n more bytes of a 2xx answer (curl's write callback: the bytes
- * taken, anything else stops the transfer). Inside an item only strings and the depth are
- * followed, and its bytes are copied in runs; the rest goes byte by byte. */
-static size_t client_split_feed(struct client_split *s, const char *p, size_t n)
-{
-    const char *end = p + n, *run = p; /* run: read, not copied yet */
-
-    while (p < end && !s->rc) {
-        if (s->in_str) {
-            /* to the closing quote: a quote closes unless a backslash escapes it */
-            const char *q, *bs;
-
-            if (s->esc) {
-                s->esc = false;
-                p++;
-                continue;
-            }
-            if (!(q = json_string_end(p, end))) {
-                /* the string goes on in the next bytes: after a backslash, escaped */
-                for (bs = end; bs > p && bs[-1] == '\\'; bs--)
-                    ;
-                s->esc = (end - bs) & 1;
-                p = end;
-                break;
-            }
-            p = q + 1;
-            s->in_str = false;
-            if (s->where == SPLIT_HEAD && s->depth == 1) {
-                s->rc = split_append(s, run, (size_t)(p - run));
-                run = p;
-                s->key_items =
-                    s->doc.len - s->key_at == 7 && !memcmp(s->doc.data + s->key_at, "\"items\"", 7);
-            }
-            continue;
-        }
-        if (s->in_item) {
-            char ch = *p++;
-
-            if (ch == '"') {
-                s->in_str = true;
-            } else if (ch == '{' || ch == '[') {
-                s->depth++;
-            } else if ((ch == '}' || ch == ']') && --s->depth == 2) {
-                /* the item ends */
-                s->in_item = false;
-                if (!(s->rc = split_append(s, run, (size_t)(p - run))) && ++s->n == s->batch)
-                    s->rc = client_split_emit(s);
-                run = p;
-            }
-            continue;
-        }
-        if ((s->rc = split_append(s, run, (size_t)(p - run) + 1)))
-            break;
-        run = p + 1;
-        if (*p == '"') {
-            s->in_str = true;
-            s->key_at = s->doc.len - 1;
-            if (s->where == SPLIT_ITEMS && s->depth == 2)
-                s->rc = err_set(s->err, -EPROTO, "GET %s: a list item is not an object", s->path);
-        } else {
-            s->rc = client_split_byte(s, *p);
-        }
-        p++;
-    }
-    if (!s->rc && p > run)
-        s->rc = split_append(s, run, (size_t)(p - run));
-    return s->rc ? 0 : n;
-}
-
-/* client_split_end hands over the last document: the last items with the tail, or the whole
- * answer when it had no items array. */
-static int client_split_end(struct client_split *s)
-{
-    if (s->where == SPLIT_ITEMS || s->in_str || s->depth)
-        return err_set(s->err, -EPROTO, "GET %s: the answer is not JSON: it ends too soon",
-                       s->path);
-    return client_parse_doc(&s->doc, s->where == SPLIT_TAIL ? s->head_len : 0, s->path, s->strip,
-                            s->fn, s->ud, s->err);
+    return client_parse_doc(doc, head_len, s->path, s->strip, s->fn, s->ud, s->err);
 }
 
 int kube_client_get_stream(struct kube_client *c, const char *path, const char *const *strip,
                            size_t batch, kube_json_fn fn, void *ud, struct err *err)
 {
-    struct client_split s;
+    struct client_split s = {.path = path, .strip = strip, .fn = fn, .ud = ud, .err = err};
     struct kube_response r;
+    char what[4200];
     int rc;
 
-    memset(&s, 0, sizeof(s));
-    buf_init(&s.doc, CLIENT_BODY_MAX);
-    s.batch = batch ? batch : 1;
-    s.path = path;
-    s.strip = strip;
-    s.fn = fn;
-    s.ud = ud;
-    s.err = err;
+    snprintf(what, sizeof(what), "GET %s", path);
+    kube_list_split_init(&s.ls, batch, CLIENT_BODY_MAX, what, client_split_part, &s, err);
     rc = client_request(c, "GET", path, NULL, NULL, 0, &r, &s, err);
     kube_response_release(&r);
-    buf_release(&s.doc);
+    kube_list_split_release(&s.ls);
     return rc;
 }
 
