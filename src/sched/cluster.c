@@ -809,25 +809,28 @@ void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct
         }
     }
     h->npods += sign;
+    /* HostPortInfo.Add / Remove: a set of (IP, protocol, port), so a removed pod takes a
+     * port shared with another pod of the node away with it, as in kube-scheduler's cache */
     for (i = 0; i < p->nports; i++) {
         for (j = 0; j < s->cports; j++)
-            if (s->ports[j].refs && s->ports[j].ip == p->ports[i].ip &&
+            if (s->ports[j].used && s->ports[j].ip == p->ports[i].ip &&
                 s->ports[j].proto == p->ports[i].proto && s->ports[j].port == p->ports[i].port)
                 break;
         if (j == s->cports) {
-            for (j = 0; j < s->cports && s->ports[j].refs; j++)
+            if (sign < 0)
+                continue;
+            for (j = 0; j < s->cports && s->ports[j].used; j++)
                 ;
             if (j == s->cports)
                 continue; /* room was reserved in pod_attach */
             s->ports[j] = p->ports[i];
-            s->ports[j].refs = 0;
         }
-        s->ports[j].refs += sign;
+        s->ports[j].used = sign > 0;
     }
     c->lite[slot].nports = 0;
     c->lite[slot].portmask = 0;
     for (j = 0; j < s->cports; j++)
-        if (s->ports[j].refs > 0) {
+        if (s->ports[j].used) {
             c->lite[slot].nports++;
             c->lite[slot].portmask |= SCHED_PORT_BIT(s->ports[j].port, s->ports[j].proto);
         }

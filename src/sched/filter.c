@@ -247,7 +247,7 @@ bool sched_filter_ports(const struct sched_cluster *c, const struct sched_port *
     for (i = 0; i < cp->nports; i++) {
         const struct sched_port *w = &cp->ports[i];
         for (j = 0; j < nnp; j++) {
-            if (np[j].refs <= 0 || np[j].port != w->port || np[j].proto != w->proto)
+            if (!np[j].used || np[j].port != w->port || np[j].proto != w->proto)
                 continue;
             if (w->ip == c->id_bind_all || np[j].ip == c->id_bind_all || np[j].ip == w->ip)
                 return false;
@@ -271,7 +271,7 @@ static bool pod_ports_conflict(const struct sched_cluster *c, const struct sched
 
     for (j = 0; j < p->nports; j++) {
         struct sched_port x = p->ports[j];
-        x.refs = 1;
+        x.used = true;
         if (!sched_filter_ports(c, &x, 1, cp))
             return true;
     }

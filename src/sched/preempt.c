@@ -11,10 +11,11 @@
  *
  * Two ways to run SelectVictimsOnNode, with the same answer (tests/unit/test_sched_equiv.c
  * holds them to it): select_victims, every filter on the dry-run state, and fast_victims,
- * for pods only NodeResourcesFit (and NodePorts on a node without host ports) can reject,
- * on a node without nominated pods. fast_victims reads a summary of the node's pods kept in
- * importance order with their requests and the budgets that cover them (struct pc_slot,
- * refilled when the node changed), so a dry run over hundreds of nodes touches no pod record.
+ * for pods only NodeResourcesFit (and NodePorts on a node whose pods declare no host port)
+ * can reject, on a node without nominated pods. fast_victims reads a summary of the node's
+ * pods kept in importance order with their requests and the budgets that cover them (struct
+ * pc_slot, refilled when the node changed), so a dry run over hundreds of nodes touches no
+ * pod record.
  * Fit only gets harder as pods are added, so the reprieve is a walk over that list. */
 #include "sched/preempt.h"
 
@@ -49,8 +50,12 @@ static int cmp_importance(const void *a, const void *b)
 struct dry {
     struct sched_nodeuse use;
     int64_t sreq[SCHED_MAX_POD_SCALARS];
-    struct sched_pod **on; /* pods counted, for ports */
+    struct sched_pod **on; /* pods counted, the nominated ones among them */
     uint32_t non;
+    /* the node's HostPortInfo as RemovePod and AddPodInfo leave it (only for a pod with host
+     * ports): a set, so it is not the ports of the pods in on */
+    struct sched_port *ports;
+    uint32_t nports;
     struct sched_ipa_dry *ipa; /* InterPodAffinity's counts without the removed pods */
 };
 
@@ -85,6 +90,38 @@ static void dry_recount(const struct sched_cluster *c, const struct sched_cpod *
         dry_add(c, cp, d, d->on[i]);
 }
 
+/* HostPortInfo.Add for p's ports: each is in the set once */
+static void dry_ports_add(struct dry *d, const struct sched_pod *p)
+{
+    uint32_t i, j;
+
+    for (i = 0; i < p->nports; i++) {
+        for (j = 0; j < d->nports; j++)
+            if (d->ports[j].ip == p->ports[i].ip && d->ports[j].proto == p->ports[i].proto &&
+                d->ports[j].port == p->ports[i].port)
+                break;
+        if (j == d->nports) {
+            d->ports[d->nports] = p->ports[i];
+            d->ports[d->nports++].used = true;
+        }
+    }
+}
+
+/* HostPortInfo.Remove for p's ports: they leave the set even when a pod still on the node
+ * holds one of them, so NodePorts finds it free for the rest of the dry run */
+static void dry_ports_remove(struct dry *d, const struct sched_pod *p)
+{
+    uint32_t i, j;
+
+    for (i = 0; i < p->nports; i++)
+        for (j = 0; j < d->nports; j++)
+            if (d->ports[j].ip == p->ports[i].ip && d->ports[j].proto == p->ports[i].proto &&
+                d->ports[j].port == p->ports[i].port) {
+                d->ports[j] = d->ports[--d->nports];
+                break;
+            }
+}
+
 /* the dynamic filters (NodePorts, NodeResourcesFit) on the dry-run state; 0 when it fits */
 static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct sched_cpod *cp,
                     struct dry *d, uint32_t *plugin, uint32_t *reason)
@@ -92,20 +129,25 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
     uint32_t i, m;
     bool un;
 
-    if (cp->nports)
-        for (i = 0; i < d->non; i++) {
+    /* NodePorts reads the node's set; the nominated pods are added to a copy of the node
+     * for the filters (addNominatedPods), so their ports count without entering the set */
+    if (cp->nports) {
+        bool conflict = !sched_filter_ports(c, d->ports, d->nports, cp);
+        for (i = 0; !conflict && i < d->non; i++) {
             struct sched_pod *p = d->on[i];
             uint32_t j;
-            for (j = 0; j < p->nports; j++) {
+            for (j = 0; p->nominated && !conflict && j < p->nports; j++) {
                 struct sched_port x = p->ports[j];
-                x.refs = 1;
-                if (!sched_filter_ports(c, &x, 1, cp)) {
-                    *plugin = SCHED_PL_PORTS;
-                    *reason = SCHED_R_PORTS;
-                    return 1;
-                }
+                x.used = true;
+                conflict = !sched_filter_ports(c, &x, 1, cp);
             }
         }
+        if (conflict) {
+            *plugin = SCHED_PL_PORTS;
+            *reason = SCHED_R_PORTS;
+            return 1;
+        }
+    }
     if ((m = sched_filter_fit(c, slot, cp, &d->use, d->sreq, &un))) {
         *plugin = SCHED_PL_FIT;
         *reason = m;
@@ -147,7 +189,7 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
     struct sched_pod **lower = NULL;
     uint8_t *violating = NULL;
     struct dry d;
-    uint32_t i, nlower = 0, pass;
+    uint32_t i, nlower = 0, pass, cports;
     int rc = -ENOMEM;
 
     memset(&d, 0, sizeof(d));
@@ -161,9 +203,19 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
         goto out;
     if (sched_ipa_filter_on(cp) && !(d.ipa = sched_ipa_dry_new(cp)))
         goto out;
+    cports = c->lite[slot].nports;
+    for (i = 0; cp->nports && i < s->npods; i++)
+        cports += s->pods[i]->nports;
+    if (cp->nports && !(d.ports = malloc((cports + 1) * sizeof(*d.ports))))
+        goto out;
+    for (i = 0; cp->nports && i < s->cports; i++)
+        if (s->ports[i].used)
+            d.ports[d.nports++] = s->ports[i];
     for (i = 0; i < s->npods; i++) {
         if (s->pods[i]->priority < cp->priority) {
             lower[nlower++] = s->pods[i];
+            if (d.ports)
+                dry_ports_remove(&d, s->pods[i]);
             /* InterPodAffinity's RemovePod: its counts without the lower-priority pods */
             if (sched_ipa_dry_update(c, cp, d.ipa, s->pods[i], -1))
                 goto out;
@@ -206,6 +258,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
                 continue;
             dry_add(c, cp, &d, lower[i]);
             d.on[d.non++] = lower[i];
+            if (d.ports)
+                dry_ports_add(&d, lower[i]);
             if (sched_ipa_dry_update(c, cp, d.ipa, lower[i], +1))
                 goto out;
             if (dry_fits(c, slot, cp, &d, &pl, &r)) {
@@ -214,6 +268,8 @@ static int select_victims(struct sched_cluster *c, const struct sched_cpod *cp, 
                 d.use = keep.use;
                 memcpy(d.sreq, keep.sreq, sizeof(d.sreq));
                 dry_remove_on(&d, lower[i]);
+                if (d.ports)
+                    dry_ports_remove(&d, lower[i]);
                 if (sched_ipa_dry_update(c, cp, d.ipa, lower[i], -1))
                     goto out;
                 pn->victims[pn->nvictims++] = lower[i];
@@ -228,6 +284,7 @@ out:
     free(lower);
     free(violating);
     free(d.on);
+    free(d.ports);
     sched_ipa_dry_free(d.ipa);
     return rc;
 }
@@ -341,6 +398,7 @@ struct pc_slot {
     uint32_t gen; /* c->lite[slot].gen when filled; 0: never filled */
     uint64_t pdbs_version;
     bool fast;     /* fast_victims may use it: no negative amount, at most 32 budgets */
+    bool ports;    /* some pod of the node has host ports */
     uint32_t pdbs; /* the budgets covering some pod of the node (or of their bits) */
     uint32_t n, cap;
     struct pc_ent *e;
@@ -422,6 +480,7 @@ static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cach
     }
     ps->fast = c->npdbs <= 32;
     ps->pdbs = 0;
+    ps->ports = false;
     for (i = 0; i < s->npods; i++) {
         struct sched_pod *p = s->pods[i];
         struct pc_ent *e = &ps->e[i];
@@ -440,6 +499,7 @@ static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cach
             if (pdb_covers(c, &c->pdbs[j], p))
                 e->pdbs |= 1u << j;
         ps->pdbs |= e->pdbs;
+        ps->ports |= p->nports > 0;
         /* sums of non-negative amounts saturate alike in any order (sched_sat_add) */
         if (e->cpu < 0 || e->mem < 0 || e->eph < 0 || e->gpu < 0)
             ps->fast = false;
@@ -531,7 +591,9 @@ static int fast_victims(struct sched_cluster *c, struct sched_preempt_cache *pc,
     }
     if (!(ps = pc_get(c, pc, slot)))
         return -ENOMEM;
-    if (!ps->fast)
+    /* a node whose HostPortInfo lost a port some pod still declares (a pod that shared it was
+     * removed) gets it back when that pod is reprieved: select_victims follows the set */
+    if (!ps->fast || (cp->nports && ps->ports))
         return 1;
     if (ps->n > pc->cbuf) {
         struct sched_pod **nv = realloc(pc->vbuf, ps->n * sizeof(*nv));

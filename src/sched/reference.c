@@ -113,20 +113,21 @@ static bool ref_term(const struct sched_cluster *c, const struct sched_slot *s,
     return true;
 }
 
+/* The node's HostPortInfo is not a function of its pods (a removed pod took ports shared
+ * with others along, sched_slot_usage_apply), so the reference reads that set too. */
 static bool ref_port_conflict(const struct sched_cluster *c, const struct sched_slot *s,
                               const struct sched_port *w)
 {
-    uint32_t i, j;
+    uint32_t j;
 
-    for (i = 0; i < s->npods; i++)
-        for (j = 0; j < s->pods[i]->nports; j++) {
-            const struct sched_port *x = &s->pods[i]->ports[j];
-            if (x->port != w->port || x->proto != w->proto)
-                continue;
-            if (!strcmp(str(c, w->ip), "0.0.0.0") || !strcmp(str(c, x->ip), "0.0.0.0") ||
-                !strcmp(str(c, x->ip), str(c, w->ip)))
-                return true;
-        }
+    for (j = 0; j < s->cports; j++) {
+        const struct sched_port *x = &s->ports[j];
+        if (!x->used || x->port != w->port || x->proto != w->proto)
+            continue;
+        if (!strcmp(str(c, w->ip), "0.0.0.0") || !strcmp(str(c, x->ip), "0.0.0.0") ||
+            !strcmp(str(c, x->ip), str(c, w->ip)))
+            return true;
+    }
     return false;
 }
 

@@ -115,7 +115,10 @@ struct sched_port {
     uint32_t ip; /* interned host IP, "0.0.0.0" normalised */
     uint8_t proto;
     int32_t port;
-    int32_t refs;
+    /* in a node's list: the entry is in the node's HostPortInfo. That is a set, not a count
+     * (NodeInfo.updateUsedPorts): removing a pod removes its ports even when another pod of
+     * the node holds the same one, and kube-scheduler's NodePorts then sees it free */
+    bool used;
 };
 
 struct sched_class {
@@ -244,7 +247,7 @@ struct sched_pod {
     uint64_t seq;            /* arrival order: stands for status.startTime (earlier = smaller) */
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar *scalars; /* req only */
-    struct sched_port *ports;     /* refs unused */
+    struct sched_port *ports;     /* .used not set */
     struct sched_idlabel *labels; /* the pod's labels, sorted by key id (in the pod's block) */
     /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
     struct sched_pterms *terms;

@@ -117,7 +117,7 @@ int sched_pod_host_ports(struct sched_cluster *c, const struct kube_pod *pod,
             }
             out[n].proto = (uint8_t)k->ports[j].protocol;
             out[n].port = hp;
-            out[n].refs = 0;
+            out[n].used = false;
             n++;
         }
     }

@@ -357,6 +357,56 @@ static void nominated_pods_hold_room(void)
     arena_free(&a);
 }
 
+/* NodeInfo's UsedPorts is a set (HostPortInfo): RemovePod takes a pod's host ports out even
+ * when another pod of the node declares the same one, in the preemption dry run and in the
+ * cluster, and NodePorts then finds the port free; AddPodInfo puts it back. */
+static void shared_host_port(void)
+{
+    struct arena a = ARENA_INIT;
+    const char *nodes[] = {"n1: cpu=4000 mem=8192", NULL};
+    const char *bound[] = {"name=x/low node=n1 prio=-1 cpu=100 port:8888",
+                           "name=x/high node=n1 prio=0 cpu=100 port:8888", NULL};
+    const char *bound2[] = {"name=x/gone node=n1 prio=0 cpu=0 port:8888",
+                            "name=x/b node=n1 prio=-1 cpu=100 port:8888",
+                            "name=x/c node=n1 prio=-2 cpu=3900", NULL};
+    struct sched_cluster *c = tb_cluster(&a, nodes, bound);
+
+    /* the dry run removes low, and with it 8888, though high still declares it; low's
+     * reprieve brings 8888 back, so low is the victim */
+    check_both(c, &a, "name=y/a cpu=100 port:8888",
+               "nominated:n1 victims:x/low | 0/1 nodes are available: 1 node(s) didn't have "
+               "free ports for the requested pod ports. preemption: found a potential placement "
+               "for pod on node n1, preempting 1 victims",
+               "node(s) didn't have free ports for the requested pod ports");
+    /* low deleted: 8888 left the node with it */
+    CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "low"), 0);
+    check_both(c, &a, "name=y/a cpu=100 port:8888", "node:n1", "(feasible)");
+    /* high updated (RemovePod then AddPod): 8888 is back */
+    {
+        struct err err = {0};
+        CHECK_INT_EQ(sched_cluster_add_pod(
+                         c, tb_pod(&a, "name=x/high node=n1 prio=0 cpu=100 port:8888"), &err),
+                     0);
+    }
+    check_both(c, &a, "name=y/a prio=-5 cpu=100 port:8888",
+               "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod "
+               "ports. preemption: 0/1 nodes are available: 1 No preemption victims found for "
+               "incoming pod.",
+               "node(s) didn't have free ports for the requested pod ports");
+    sched_cluster_free(c);
+
+    /* a node whose set lost 8888 (gone deleted) while b still declares it: only Fit rejects
+     * the pod, yet reprieving b adds 8888 back, so b is the victim and c stays */
+    c = tb_cluster(&a, nodes, bound2);
+    CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "gone"), 0);
+    check_both(c, &a, "name=y/a cpu=100 port:8888",
+               "nominated:n1 victims:x/b | 0/1 nodes are available: 1 Insufficient cpu. "
+               "preemption: found a potential placement for pod on node n1, preempting 1 victims",
+               "Insufficient cpu");
+    sched_cluster_free(c);
+    arena_free(&a);
+}
+
 static void nomination_replaced_and_removed(void)
 {
     struct arena a = ARENA_INIT;
@@ -620,6 +670,7 @@ static const struct test_case cases[] = {
     {"PodDisruptionBudget violations counted, reprieved first", pdb_violations},
     {"nominated pods hold their room (filters and dry run)", nominated_pods_hold_room},
     {"a nomination is replaced, listed and removed", nomination_replaced_and_removed},
+    {"a host port shared by two pods leaves with either (HostPortInfo)", shared_host_port},
     {"nominated pods in InterPodAffinity's dry run", nominated_pods_in_interpod_dry_run},
     {"pickOneNodeForPreemption's order and the candidate count", ranking},
     {"simulate evicts the victims and retries the preemptor", simulate_evicts_and_retries},
