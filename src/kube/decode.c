@@ -1440,24 +1440,39 @@ static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
     return 0;
 }
 
-/* PodTerminatingByPreemption's condition: the first DisruptionTarget condition is True with
- * reason PreemptionByScheduler (malformed conditions are ignored: the scheduler reads them,
- * it does not validate them) */
-static bool disruption_by_preemption(const json_t *status)
+/* pod_condition returns the first status.conditions[] entry of type, or NULL (malformed
+ * entries are skipped: the scheduler reads conditions, it does not validate them) */
+static const json_t *pod_condition(const json_t *status, const char *type)
 {
     const json_t *conds = json_object_get(status, "conditions");
     size_t i;
 
     for (i = 0; i < json_array_size(conds); i++) {
         const json_t *c = json_array_get(conds, i);
-        const char *type = json_string_value(json_object_get(c, "type"));
-        const char *st = json_string_value(json_object_get(c, "status"));
-        const char *reason = json_string_value(json_object_get(c, "reason"));
+        const char *t = json_string_value(json_object_get(c, "type"));
 
-        if (type && !strcmp(type, "DisruptionTarget"))
-            return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+        if (t && !strcmp(t, type))
+            return c;
     }
-    return false;
+    return NULL;
+}
+
+/* a condition's member key is the string want */
+static bool condition_is(const json_t *c, const char *key, const char *want)
+{
+    const char *v = json_string_value(json_object_get(c, key));
+
+    return v && !strcmp(v, want);
+}
+
+/* PodTerminatingByPreemption's condition: the first DisruptionTarget condition is True with
+ * reason PreemptionByScheduler */
+static bool disruption_by_preemption(const json_t *status)
+{
+    const json_t *c = pod_condition(status, "DisruptionTarget");
+
+    return c && condition_is(c, "status", "True") &&
+           condition_is(c, "reason", "PreemptionByScheduler");
 }
 
 /* ---- topology spread constraints, pod-level resources, what is not modelled ---- */
@@ -2085,21 +2100,12 @@ static int decode_container_status(struct dec *d, const json_t *v, void *slot, v
 }
 
 /* resize_infeasible: the first PodResizePending condition has reason Infeasible
- * (IsPodResizeInfeasible; malformed conditions are ignored, as for DisruptionTarget) */
+ * (IsPodResizeInfeasible) */
 static bool resize_infeasible(const json_t *status)
 {
-    const json_t *conds = json_object_get(status, "conditions");
-    size_t i;
+    const json_t *c = pod_condition(status, "PodResizePending");
 
-    for (i = 0; i < json_array_size(conds); i++) {
-        const json_t *c = json_array_get(conds, i);
-        const char *type = json_string_value(json_object_get(c, "type"));
-        const char *reason = json_string_value(json_object_get(c, "reason"));
-
-        if (type && !strcmp(type, "PodResizePending"))
-            return reason && !strcmp(reason, "Infeasible");
-    }
-    return false;
+    return c && condition_is(c, "reason", "Infeasible");
 }
 
 /* decode_status_resources reads the resources p's status reports into a block from the
