@@ -136,12 +136,11 @@ struct live_list {
     const char *path; /* collection path, may carry a query ("...?fieldSelector=...") */
     bool load;        /* hand the pages to the loader */
     bool pods;        /* a list of pods: each goes through live_scan_pod first */
-    bool pending;     /* pods waiting for a scheduler: note their volumes */
+    bool pending;     /* pods waiting for a scheduler: note their volumes; a consistent read */
     size_t count;
     bool unread;      /* not served (404) or forbidden (403): only for the lists not loaded */
     bool optional;    /* loaded, but a 404 or 403 only warns (what an older role may lack) */
     bool cluster;     /* loaded as the cluster's own objects: workloads not expanded */
-    bool cached;      /* read from the watch cache (resourceVersion=0): see live_page_path */
     const char *lost; /* optional and loaded: what is not modelled without it */
 };
 
@@ -207,11 +206,12 @@ static void live_scan_pod(struct live_scan *s, json_t *pod, bool pending)
     }
 }
 
-/* live_page_path is the request for ls's first page (cont NULL) or the page after cont. A
- * list read from the watch cache asks for resourceVersion=0 at first, as client-go's
- * reflectors do (kube-scheduler's informers): the cache then answers with the whole list at
- * once, ignoring the limit (pages of a consistent list cost the API server twice the CPU,
- * measured: docs/benchmarks.md); without a cache the limit pages it as before. */
+/* live_page_path is the request for ls's first page (cont NULL) or the page after cont. Every
+ * list but the pending pods is read from the watch cache: it asks for resourceVersion=0 at
+ * first, as client-go's reflectors do (kube-scheduler's informers), and the cache answers
+ * with the whole list at once, ignoring the limit (pages of a consistent list cost the API
+ * server twice the CPU, measured: docs/benchmarks.md); without a cache the limit pages it as
+ * before. The pending pods are a consistent read: a pod created a moment ago is there. */
 static int live_page_path(const struct live_list *ls, const char *cont, char *out, size_t size)
 {
     char esc[2048];
@@ -221,7 +221,7 @@ static int live_page_path(const struct live_list *ls, const char *cont, char *ou
         return -E2BIG;
     n = snprintf(out, size, "%s%slimit=%d%s%s%s", ls->path, strchr(ls->path, '?') ? "&" : "?",
                  LIVE_PAGE, cont ? "&continue=" : "", cont ? esc : "",
-                 ls->cached && !cont ? "&resourceVersion=0" : "");
+                 !ls->pending && !cont ? "&resourceVersion=0" : "");
     return n < 0 || (size_t)n >= size ? -E2BIG : 0;
 }
 
@@ -388,12 +388,9 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
     memset(lists, 0, sizeof(lists));
     lists[0] = (struct live_list){.what = "priority classes",
                                   .path = "/apis/scheduling.k8s.io/v1/priorityclasses",
-                                  .load = true,
-                                  .cached = true};
-    lists[1] =
-        (struct live_list){.what = "nodes", .path = "/api/v1/nodes", .load = true, .cached = true};
-    lists[2] = (struct live_list){
-        .what = "pods", .path = bound_path, .load = true, .pods = true, .cached = true};
+                                  .load = true};
+    lists[1] = (struct live_list){.what = "nodes", .path = "/api/v1/nodes", .load = true};
+    lists[2] = (struct live_list){.what = "pods", .path = bound_path, .load = true, .pods = true};
     lists[3] = (struct live_list){
         .what = "pending pods", .path = pending_path, .load = true, .pods = true, .pending = true};
     for (i = 0; i < 4 && !rc; i++)
@@ -413,7 +410,6 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
                                .path = o->path,
                                .load = true,
                                .optional = true,
-                               .cached = true,
                                .cluster = o->cluster,
                                .lost = o->lost};
 

@@ -431,7 +431,6 @@ struct client_split {
     const char *const *strip;
     kube_json_fn fn;
     void *ud;
-    struct err *err;
 };
 
 struct client_xfer {
@@ -903,13 +902,13 @@ static int client_split_part(void *ud, struct buf *doc, size_t head_len)
 {
     struct client_split *s = ud;
 
-    return client_parse_doc(doc, head_len, s->path, s->strip, s->fn, s->ud, s->err);
+    return client_parse_doc(doc, head_len, s->path, s->strip, s->fn, s->ud, s->ls.err);
 }
 
 int kube_client_get_stream(struct kube_client *c, const char *path, const char *const *strip,
                            size_t batch, kube_json_fn fn, void *ud, struct err *err)
 {
-    struct client_split s = {.path = path, .strip = strip, .fn = fn, .ud = ud, .err = err};
+    struct client_split s = {.path = path, .strip = strip, .fn = fn, .ud = ud};
     struct kube_response r;
     char what[4200];
     int rc;
