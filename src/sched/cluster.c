@@ -812,10 +812,7 @@ void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct
     /* HostPortInfo.Add / Remove: a set of (IP, protocol, port), so a removed pod takes a
      * port shared with another pod of the node away with it, as in kube-scheduler's cache */
     for (i = 0; i < p->nports; i++) {
-        for (j = 0; j < s->cports; j++)
-            if (s->ports[j].used && s->ports[j].ip == p->ports[i].ip &&
-                s->ports[j].proto == p->ports[i].proto && s->ports[j].port == p->ports[i].port)
-                break;
+        j = sched_port_find(s->ports, s->cports, &p->ports[i]);
         if (j == s->cports) {
             if (sign < 0)
                 continue;

@@ -93,18 +93,13 @@ static void dry_recount(const struct sched_cluster *c, const struct sched_cpod *
 /* HostPortInfo.Add for p's ports: each is in the set once */
 static void dry_ports_add(struct dry *d, const struct sched_pod *p)
 {
-    uint32_t i, j;
+    uint32_t i;
 
-    for (i = 0; i < p->nports; i++) {
-        for (j = 0; j < d->nports; j++)
-            if (d->ports[j].ip == p->ports[i].ip && d->ports[j].proto == p->ports[i].proto &&
-                d->ports[j].port == p->ports[i].port)
-                break;
-        if (j == d->nports) {
+    for (i = 0; i < p->nports; i++)
+        if (sched_port_find(d->ports, d->nports, &p->ports[i]) == d->nports) {
             d->ports[d->nports] = p->ports[i];
             d->ports[d->nports++].used = true;
         }
-    }
 }
 
 /* HostPortInfo.Remove for p's ports: they leave the set even when a pod still on the node
@@ -114,12 +109,8 @@ static void dry_ports_remove(struct dry *d, const struct sched_pod *p)
     uint32_t i, j;
 
     for (i = 0; i < p->nports; i++)
-        for (j = 0; j < d->nports; j++)
-            if (d->ports[j].ip == p->ports[i].ip && d->ports[j].proto == p->ports[i].proto &&
-                d->ports[j].port == p->ports[i].port) {
-                d->ports[j] = d->ports[--d->nports];
-                break;
-            }
+        if ((j = sched_port_find(d->ports, d->nports, &p->ports[i])) < d->nports)
+            d->ports[j] = d->ports[--d->nports];
 }
 
 /* the dynamic filters (NodePorts, NodeResourcesFit) on the dry-run state; 0 when it fits */

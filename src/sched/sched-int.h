@@ -121,6 +121,20 @@ struct sched_port {
     bool used;
 };
 
+/* sched_port_find returns the index of the entry of ports[0..n) in use that is x's (IP,
+ * protocol, port), or n when there is none */
+static inline uint32_t sched_port_find(const struct sched_port *ports, uint32_t n,
+                                       const struct sched_port *x)
+{
+    uint32_t j;
+
+    for (j = 0; j < n; j++)
+        if (ports[j].used && ports[j].ip == x->ip && ports[j].proto == x->proto &&
+            ports[j].port == x->port)
+            break;
+    return j;
+}
+
 struct sched_class {
     uint32_t hash;
     uint32_t refs; /* nodes in the class; 0 = free entry */
