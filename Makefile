@@ -207,7 +207,7 @@ diff-k8s: all
 		echo "skipped: make diff-k8s: no Go toolchain ($(GO)) on PATH"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed $(SEED) --clusters $(N) \
-		--scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
+		--features "$(FEATURES)" --scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
 
 demo: all
 	sh examples/demo.sh $(BUILD)

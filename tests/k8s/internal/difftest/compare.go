@@ -297,13 +297,32 @@ func entries(msg string) map[string]bool {
 	return out
 }
 
-// CompareSimulate compares two `simulate -o json` documents exactly.
+// CompareSimulate compares two `simulate -o json` documents exactly. When they differ only
+// in the devices of scheduled pods' claims, each such pod is a "devices" difference.
 func CompareSimulate(o, g *report.Simulate) []Diff {
 	oc, gc := *o, *g
 	oc.Warnings, gc.Warnings = nil, nil
 	ob, gb := mustJSON(&oc), mustJSON(&gc)
 	if ob == gb {
 		return nil
+	}
+	strip := func(s report.Simulate) string {
+		s.Scheduled = append([]report.Placed(nil), s.Scheduled...)
+		for i := range s.Scheduled {
+			s.Scheduled[i].Claims = nil
+		}
+		return mustJSON(&s)
+	}
+	if strip(oc) == strip(gc) {
+		var ds []Diff
+		for i, op := range oc.Scheduled {
+			gp := gc.Scheduled[i]
+			if oj, gj := mustJSON(op.Claims), mustJSON(gp.Claims); oj != gj {
+				ds = append(ds, Diff{Class: "devices", Pod: op.Pod,
+					Text: fmt.Sprintf("devices on %s:\n      kube-scheduler: %s\n      gpusched:       %s", op.Node, oj, gj)})
+			}
+		}
+		return ds
 	}
 	return []Diff{{Class: "simulate", Text: fmt.Sprintf("simulate -o json:\n      kube-scheduler: %s\n      gpusched:       %s", ob, gb)}}
 }
