@@ -45,7 +45,8 @@ FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
 FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
-ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request
+ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request \
+	$(BUILD)/dra-alloc
 # The fake kubelet's Python messages (tests/kubelet/), when protoc is there.
 ifneq ($(shell command -v protoc 2>/dev/null),)
 ALL += $(GEN)/python/api_pb2.py
@@ -105,6 +106,10 @@ $(BUILD)/torture: $(BUILD)/obj/tests/torture/torture.o $(BUILD)/libgpulabel.a
 
 # kube-request: the REST client as a command, for tests/integration/test_client.py
 $(BUILD)/kube-request: $(BUILD)/obj/tests/tools/kube_request.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# dra-alloc: the structured allocator as a command, for tests/k8s/cmd/dra-alloc-diff
+$(BUILD)/dra-alloc: $(BUILD)/obj/tests/tools/dra_alloc.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fake NVML is a test double for the driver library: never built with sanitizers, since
@@ -195,6 +200,8 @@ check-k8s: all
 		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
 	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --seed 1 --cases 300 \
+		--out $(BUILD)/dra-alloc-diff && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
 	for c in tests/k8s/configs/*.yaml; do \

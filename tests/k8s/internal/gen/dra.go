@@ -317,6 +317,10 @@ func (s *draState) gpuPool(g *G, n *corev1.Node) {
 	if counterSlice != nil {
 		slices = append(slices, counterSlice)
 	}
+	if nslices == 2 && len(slices[1].Spec.Devices) > 0 && s.chance(0.06) {
+		// a driver bug: the same device name in both slices makes the pool invalid
+		slices[1].Spec.Devices[0].Name = slices[0].Spec.Devices[0].Name
+	}
 	if len(slices) > 1 && s.chance(0.1) {
 		drop := s.intn(len(slices)) // incomplete: one slice not published yet
 		slices = append(slices[:drop], slices[drop+1:]...)

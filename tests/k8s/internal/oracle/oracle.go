@@ -877,29 +877,56 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, erro
 		}
 	}
 	seen := map[types.UID]bool{}
-	for left > 0 {
-		h, err := r.next(ctx, fmt.Sprintf("%d more pods", left))
-		if err != nil {
-			return nil, err
-		}
+	take := func(h happening) {
 		i, ok := idx[h.pod.UID]
 		if !ok {
-			continue
+			return
 		}
 		switch h.kind {
 		case "bound":
-			outs[i].Scheduled, outs[i].Node = true, h.node
+			outs[i].Scheduled, outs[i].Node, outs[i].Message = true, h.node, ""
 		case "failed":
 			outs[i].Message = h.status.Message()
 		default:
-			continue
+			return
 		}
 		if !seen[h.pod.UID] {
 			seen[h.pod.UID] = true
 			left--
 		}
 	}
-	return outs, nil
+	for left > 0 {
+		h, err := r.next(ctx, fmt.Sprintf("%d more pods", left))
+		if err != nil {
+			return nil, err
+		}
+		take(h)
+	}
+	// A pod that failed may be tried again when an event says it may fit now (a claim it
+	// shares, in flight for another pod, got allocated): wait until the queue has nothing to
+	// try for 50 ms, as scheduler_perf waits for every measured pod to be scheduled.
+	quiet := time.Time{}
+	for {
+		select {
+		case h := <-r.ch:
+			take(h)
+			quiet = time.Time{}
+			continue
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+		busy := len(r.sched.SchedulingQueue.PodsInActiveQ()) > 0 || len(r.sched.SchedulingQueue.PodsInBackoffQ()) > 0 ||
+			len(r.sched.SchedulingQueue.InFlightPods()) > 0
+		switch {
+		case busy:
+			quiet = time.Time{}
+		case quiet.IsZero():
+			quiet = time.Now()
+		case time.Since(quiet) > 50*time.Millisecond:
+			return outs, nil
+		}
+	}
 }
 
 // Simulate is the result as `gpusched simulate -o json` writes it: scheduled (without the
