@@ -486,8 +486,10 @@ int dra_pools_gather(const struct dra_inventory *inv, const struct dra_slice *co
                 res[b] = t;
                 a++;
             }
-        qsort(res, a, sizeof(*res), cmp_pool);
-        qsort(res + a, nres - a, sizeof(*res), cmp_pool);
+        if (a > 1)
+            qsort(res, a, sizeof(*res), cmp_pool);
+        if (nres - a > 1)
+            qsort(res + a, nres - a, sizeof(*res), cmp_pool);
     }
     out->pools = res;
     out->n = nres;
