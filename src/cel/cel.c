@@ -399,6 +399,76 @@ static const char *keep_error(struct cel_scratch *s, const char *msg)
     return s->error;
 }
 
+/* ConvertToNative(reflect.TypeOf(true)) of each value type, as DeviceMatches calls it */
+static bool to_native_bool(const struct cel_val *v, bool *out, char *why, size_t n)
+{
+    switch (v->k) {
+    case CV_BOOL:
+        *out = v->v.b;
+        return true;
+    case CV_OPTIONAL:
+        if (!v->v.o) {
+            snprintf(why, n, "optional.none() dereference");
+            return false;
+        }
+        return to_native_bool(v->v.o, out, why, n);
+    case CV_STRING:
+        snprintf(why, n, "unsupported native conversion from string to 'bool'");
+        return false;
+    case CV_INT:
+        snprintf(why, n, "unsupported type conversion from 'int' to bool");
+        return false;
+    case CV_UINT:
+        snprintf(why, n, "unsupported type conversion from 'uint' to bool");
+        return false;
+    case CV_DOUBLE:
+        snprintf(why, n, "type conversion error from Double to 'bool'");
+        return false;
+    case CV_BYTES:
+        snprintf(why, n, "type conversion error from Bytes to 'bool'");
+        return false;
+    case CV_NULL:
+        snprintf(why, n, "type conversion error from 'null_type' to 'bool'");
+        return false;
+    case CV_LIST:
+        snprintf(why, n, "type conversion error from list to 'bool'");
+        return false;
+    case CV_MAP:
+        snprintf(why, n, "type conversion error from map to 'bool'");
+        return false;
+    case CV_TYPE:
+        snprintf(why, n, "type conversion not supported for 'type'");
+        return false;
+    case CV_DURATION:
+        snprintf(why, n, "type conversion error from 'Duration' to 'bool'");
+        return false;
+    case CV_TIMESTAMP:
+        snprintf(why, n, "type conversion error from 'Timestamp' to 'bool'");
+        return false;
+    case CV_QUANTITY:
+        snprintf(why, n, "type conversion error from 'Quantity' to 'bool'");
+        return false;
+    case CV_SEMVER:
+        snprintf(why, n, "type conversion error from 'Semver' to 'bool'");
+        return false;
+    case CV_IP:
+        snprintf(why, n, "type conversion error from 'IP' to 'bool'");
+        return false;
+    case CV_CIDR:
+        snprintf(why, n, "type conversion error from 'CIDR' to 'bool'");
+        return false;
+    case CV_URL:
+        snprintf(why, n, "type conversion error from 'URL' to 'bool'");
+        return false;
+    case CV_FORMAT:
+        snprintf(why, n, "type conversion error from 'Format' to 'bool'");
+        return false;
+    default:
+        snprintf(why, n, "unsupported conversion");
+        return false;
+    }
+}
+
 int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
              struct cel_scratch *s, struct cel_result *r)
 {
@@ -433,28 +503,15 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
     } else if (v.k == CV_BOOL) {
         r->match = v.v.b;
     } else {
-        char msg[512];
-        const char *tn = cel_val_type_name(&v);
-        /* ConvertToNative(bool)'s error, per type */
-        if (v.k == CV_INT || v.k == CV_UINT)
-            snprintf(msg, sizeof(msg),
-                     "CEL result of type %s could not be converted to bool: unsupported type "
-                     "conversion from '%s' to bool",
-                     tn, tn);
-        else if (v.k == CV_DOUBLE)
-            snprintf(msg, sizeof(msg),
-                     "CEL result of type double could not be converted to bool: type conversion "
-                     "error from Double to 'bool'");
-        else if (v.k == CV_STRING)
-            snprintf(msg, sizeof(msg),
-                     "CEL result of type string could not be converted to bool: unsupported type "
-                     "conversion from 'string' to bool");
-        else
-            snprintf(msg, sizeof(msg),
-                     "CEL result of type %s could not be converted to bool: type conversion error "
-                     "from '%s' to 'bool'",
-                     tn, tn);
-        r->error = keep_error(s, msg);
+        char msg[600], why[300];
+        bool b;
+        if (to_native_bool(&v, &b, why, sizeof(why))) {
+            r->match = b;
+        } else {
+            snprintf(msg, sizeof(msg), "CEL result of type %s could not be converted to bool: %s",
+                     cel_val_type_name(&v), why);
+            r->error = keep_error(s, msg);
+        }
     }
     arena_rewind(&s->a, &mark);
     return 0;
@@ -464,7 +521,7 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
 
 const struct cel_impl *cel_impl_find(const char *id)
 {
-    const struct cel_impl *(*tables[])(size_t *) = {cel_std_impls, cel_ext_impls, cel_k8s_impls};
+    const struct cel_impl *(*tables[])(size_t *) = {cel_std_impls, cel_ext_impls, cel_k8s_impls, cel_k8snet_impls, cel_time_impls};
 
     for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
         size_t n;

@@ -634,6 +634,7 @@ static struct cel_val call_impl(struct ev *ev, struct pnode *n, const struct cel
 {
     const struct cel_impl *impl = n->u.call.impl;
 
+    ev->cur_regex = n->u.call.regex;
     if (n->u.call.dispatch && !impl) {
         /* funcDispatch: the first overload whose runtime signature matches */
         const struct cel_function *fn = n->u.call.dispatch;
@@ -904,6 +905,17 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n)
             if (key_identical(&n->u.setmem.set[i], &v))
                 return cel_bool(true);
         return cel_bool(false);
+    }
+    case P_OPTOR:
+    case P_OPTORVALUE: {
+        struct cel_val l = cel_eval_node(ev, n->u.bin.a);
+        if (l.k == CV_ERROR)
+            return l;
+        if (l.k != CV_OPTIONAL)
+            return cel_err_static("no such overload");
+        if (l.v.o)
+            return n->kind == P_OPTOR ? l : *l.v.o;
+        return cel_eval_node(ev, n->u.bin.b);
     }
     case P_ERRNODE:
     default:

@@ -32,6 +32,7 @@ enum {
     TR_RECEIVER = 1 << 12,
     TR_SIZER = 1 << 13,
     TR_SUBTRACTOR = 1 << 14,
+    TR_LISTER = TR_ADDER | TR_CONTAINER | TR_INDEXER | TR_ITERABLE | TR_SIZER,
 };
 int cel_val_traits(const struct cel_val *v);
 
@@ -62,6 +63,8 @@ enum pnode_kind {
     P_MAP,
     P_FOLD,
     P_SETMEM,
+    P_OPTOR,      /* optional or(): the right side only when the left is none; no cost */
+    P_OPTORVALUE, /* optional orValue() */
     P_ERRNODE, /* a node cel-go could not plan (unsupported) */
 };
 
@@ -156,6 +159,7 @@ struct ev {
     uint64_t cost, limit;
     jmp_buf abort;          /* cost limit exceeded, or cel-go would have panicked */
     const char *abort_msg;  /* NULL: the cost limit */
+    const struct cel_regex *cur_regex; /* the running call's compiled pattern */
     struct foldframe frames[CEL_MAX_FOLD_DEPTH];
 };
 

@@ -1056,6 +1056,75 @@ static struct cel_expr *expand_sort_by(struct parser *p, int32_t cid, struct cel
                    mk_bool(p, id_at(p, cid), false), mk_ident(p, id_at(p, cid), var), keys_call);
 }
 
+/* A deep copy with new ids at the same places (cel-go's ExprHelper.Copy). */
+static struct cel_expr *copy_expr(struct parser *p, const struct cel_expr *e)
+{
+    struct cel_expr *c;
+    int32_t off;
+
+    if (!e || p->nomem)
+        return NULL;
+    off = cel_ids_offset(p->ids, e->id);
+    c = new_expr(p, e->kind, new_id(p, off, off < 0 ? -1 : p->ids->stop[e->id]));
+    if (!c)
+        return NULL;
+    *c = (struct cel_expr){.id = c->id, .kind = e->kind, .h = e->h, .u = e->u};
+    switch (e->kind) {
+    case CEL_E_SELECT:
+        c->u.sel.operand = copy_expr(p, e->u.sel.operand);
+        break;
+    case CEL_E_CALL:
+        c->u.call.target = e->u.call.target ? copy_expr(p, e->u.call.target) : NULL;
+        if (e->u.call.nargs) {
+            c->u.call.args = arena_alloc(p->a, (size_t)e->u.call.nargs * sizeof(*c->u.call.args));
+            if (!c->u.call.args) {
+                p->nomem = true;
+                return NULL;
+            }
+            for (int i = 0; i < e->u.call.nargs; i++)
+                c->u.call.args[i] = copy_expr(p, e->u.call.args[i]);
+        }
+        break;
+    case CEL_E_LIST:
+        if (e->u.list.n) {
+            c->u.list.elems = arena_alloc(p->a, (size_t)e->u.list.n * sizeof(*c->u.list.elems));
+            if (!c->u.list.elems) {
+                p->nomem = true;
+                return NULL;
+            }
+            for (int i = 0; i < e->u.list.n; i++)
+                c->u.list.elems[i] = copy_expr(p, e->u.list.elems[i]);
+        }
+        break;
+    case CEL_E_MAP:
+    case CEL_E_STRUCT:
+        if (e->u.map.n) {
+            c->u.map.entries = arena_alloc(p->a, (size_t)e->u.map.n * sizeof(*c->u.map.entries));
+            if (!c->u.map.entries) {
+                p->nomem = true;
+                return NULL;
+            }
+            for (int i = 0; i < e->u.map.n; i++) {
+                c->u.map.entries[i] = e->u.map.entries[i];
+                c->u.map.entries[i].id = id_at(p, e->id);
+                c->u.map.entries[i].key = copy_expr(p, e->u.map.entries[i].key);
+                c->u.map.entries[i].value = copy_expr(p, e->u.map.entries[i].value);
+            }
+        }
+        break;
+    case CEL_E_COMP:
+        c->u.comp.range = copy_expr(p, e->u.comp.range);
+        c->u.comp.init = copy_expr(p, e->u.comp.init);
+        c->u.comp.cond = copy_expr(p, e->u.comp.cond);
+        c->u.comp.step = copy_expr(p, e->u.comp.step);
+        c->u.comp.result = copy_expr(p, e->u.comp.result);
+        break;
+    default:
+        break;
+    }
+    return c;
+}
+
 /* Expands a macro call if fn/argument count/receiver style name one; returns NULL when not a
  * macro (the caller builds the plain call). */
 static struct cel_expr *maybe_macro(struct parser *p, int32_t cid, const char *fn,
@@ -1078,12 +1147,33 @@ static struct cel_expr *maybe_macro(struct parser *p, int32_t cid, const char *f
         }
         return NULL;
     }
+    if (nargs == 2 && o->opt_macros && (!strcmp(fn, "optMap") || !strcmp(fn, "optFlatMap"))) {
+        bool flat = fn[3] == 'F';
+        struct cel_expr *has, *val, *comp, *none, *c3[3], *tcopy;
+        if (args[0]->kind != CEL_E_IDENT)
+            return macro_error(p, args[0]->id,
+                               flat ? "optFlatMap() variable name must be a simple identifier"
+                                    : "optMap() variable name must be a simple identifier");
+        has = mk_call(p, id_at(p, cid), "hasValue", target, NULL, 0);
+        tcopy = copy_expr(p, target);
+        val = mk_call(p, id_at(p, cid), "value", tcopy, NULL, 0);
+        comp = mk_comp(p, cid, mk_list(p, id_at(p, cid), NULL, 0), "#unused", NULL,
+                       args[0]->u.ident, val, mk_bool(p, id_at(p, cid), false),
+                       mk_ident(p, id_at(p, cid), args[0]->u.ident), args[1]);
+        if (!flat)
+            comp = mk_call(p, id_at(p, cid), "optional.of", NULL, &comp, 1);
+        none = mk_call(p, id_at(p, cid), "optional.none", NULL, NULL, 0);
+        c3[0] = has;
+        c3[1] = comp;
+        c3[2] = none;
+        return mk_call(p, id_at(p, cid), "_?_:_", NULL, c3, 3);
+    }
     if (nargs == 2) {
         if (!strcmp(fn, "all"))
             return expand_comprehension(p, cid, 'a', false, target, args, nargs);
         if (!strcmp(fn, "exists"))
             return expand_comprehension(p, cid, 'e', false, target, args, nargs);
-        if (!strcmp(fn, "exists_one") || !strcmp(fn, "existsOne"))
+        if (!strcmp(fn, "exists_one"))
             return expand_comprehension(p, cid, '1', false, target, args, nargs);
         if (!strcmp(fn, "map"))
             return expand_comprehension(p, cid, 'm', false, target, args, nargs);

@@ -393,6 +393,16 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
         a->f = as_attr(p, args[2]);
         return attr_node(p, a, e->id);
     }
+    if ((!strcmp(fn, "or") || !strcmp(fn, "orValue")) && na == 2 &&
+        (!r || r->nov != 1 ||
+         !strcmp(r->ov[0]->id, fn[2] ? "optional_orValue_value" : "optional_or_optional"))) {
+        n = node(p, fn[2] ? P_OPTORVALUE : P_OPTOR, e->id);
+        if (n) {
+            n->u.bin.a = args[0];
+            n->u.bin.b = args[1];
+        }
+        return n;
+    }
     n = node(p, P_CALL, e->id);
     if (!n)
         return NULL;

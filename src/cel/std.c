@@ -33,6 +33,13 @@ static struct cel_val uint_overflow(void)
 
 /* ---- arithmetic (trait singletons: args[0] has the trait) ---- */
 
+static struct cel_val f_add(struct ev *ev, const struct cel_val *a, int n);
+
+struct cel_val cel_add(struct ev *ev, const struct cel_val *a)
+{
+    return f_add(ev, a, 2);
+}
+
 static struct cel_val f_add(struct ev *ev, const struct cel_val *a, int n)
 {
     const struct cel_val *x = &a[0], *y = &a[1];

@@ -45,6 +45,7 @@ struct cel_url;
 
 struct cel_val {
     uint8_t k;
+    int16_t x;  /* timestamps: the zone offset in minutes east of UTC */
     uint32_t n; /* strings and bytes: byte length; timestamps: nanoseconds */
     union {
         bool b;
