@@ -17,6 +17,7 @@
 #include "base/arena.h"
 #include "base/buf.h"
 #include "cel/ast.h"
+#include "cel/celtest.h"
 #include "cel/check.h"
 #include "cel/dra.h"
 #include "cel/eval.h"
@@ -95,10 +96,13 @@ static int diags_error(struct cel_diags *d, struct cel_compile_error *err)
     return rc;
 }
 
-int cel_compile(const char *expr, size_t len, const struct cel_compile_opts *opts,
-                struct cel_program **out, struct cel_compile_error *err)
+static int compile(const char *expr, size_t len, const struct cel_compile_opts *opts,
+                   const struct cel_decl *extra, int nextra, bool any_type,
+                   struct cel_program **out, struct cel_compile_error *err)
 {
-    const struct cel_env *env = cel_dra_env(!opts || opts->env == CEL_ENV_STORED);
+    const struct cel_env *base = cel_dra_env(!opts || opts->env == CEL_ENV_STORED);
+    struct cel_env with_extra;
+    const struct cel_env *env = base;
     struct cel_program *p;
     struct cel_source src;
     struct cel_ids ids = {0};
@@ -115,6 +119,12 @@ int cel_compile(const char *expr, size_t len, const struct cel_compile_opts *opt
     }
     if (!env)
         return -ENOMEM;
+    if (nextra) {
+        with_extra = *base;
+        with_extra.extra = extra;
+        with_extra.nextra = nextra;
+        env = &with_extra;
+    }
     p = calloc(1, sizeof(*p));
     if (!p)
         return -ENOMEM;
@@ -145,7 +155,8 @@ int cel_compile(const char *expr, size_t len, const struct cel_compile_opts *opt
         rc = diags_error(&diags, err);
         goto fail;
     }
-    if (!cel_type_exact(chk.result, &cel_t_bool) && !cel_type_exact(chk.result, env->attr_type)) {
+    if (!any_type && !cel_type_exact(chk.result, &cel_t_bool) &&
+        !cel_type_exact(chk.result, env->attr_type)) {
         char tb[512], msg[600];
         snprintf(msg, sizeof(msg), "must evaluate to bool or the unknown type, not %s",
                  cel_type_string(chk.result, tb, sizeof(tb)));
@@ -168,6 +179,19 @@ fail:
     arena_free(&p->a);
     free(p);
     return rc;
+}
+
+int cel_compile(const char *expr, size_t len, const struct cel_compile_opts *opts,
+                struct cel_program **out, struct cel_compile_error *err)
+{
+    return compile(expr, len, opts, NULL, 0, false, out, err);
+}
+
+int cel_test_compile(const char *expr, size_t len, const struct cel_compile_opts *opts,
+                     const struct cel_decl *decls, int ndecls, struct cel_program **out,
+                     struct cel_compile_error *err)
+{
+    return compile(expr, len, opts, decls, ndecls, true, out, err);
 }
 
 void cel_program_free(struct cel_program *p)
@@ -336,6 +360,21 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
             cel_device_view_free(v);
             return -EINVAL;
         }
+        if (!val.v.q->canon) {
+            /* as the API server stores it: written in its canonical form, read back */
+            struct buf cb = BUF_INIT(0);
+            if (!cel_quantity_canonical(val.v.q, c->quantity, c->quantity_len, &cb)) {
+                buf_release(&cb);
+                goto nomem;
+            }
+            val.v.q = cel_quantity_parse(&v->a, cb.data, cb.len, &qerr);
+            buf_release(&cb);
+            if (!val.v.q) {
+                err_set(err, -EINVAL, "capacity %s: %s", name, qerr);
+                cel_device_view_free(v);
+                return -EINVAL;
+            }
+        }
         split_name(name, c->name_len, driver, dn, &dom, &domn, &id, &idn);
         m = domain_map(&v->a, cap, dom, domn);
         if (!m || map_put(&v->a, m, id, idn, val) < 0)
@@ -486,6 +525,7 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
     arena_mark(&s->a, &mark);
     ev->a = &s->a;
     ev->device = &dev->device;
+    ev->extra = NULL;
     ev->cost = 0;
     ev->limit = p->limit;
     if (setjmp(ev->abort)) {
@@ -517,11 +557,37 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
     return 0;
 }
 
+int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struct cel_scratch *s,
+                  struct cel_val *out)
+{
+    struct ev *ev = &s->ev;
+    static const struct cel_val none = {.k = CV_NULL};
+
+    ev->a = &s->a;
+    ev->device = &none;
+    ev->extra = vars;
+    ev->cost = 0;
+    ev->limit = p->limit;
+    if (setjmp(ev->abort)) {
+        *out = cel_err(&s->a, "%s", ev->abort_msg ? ev->abort_msg
+                                                 : "operation cancelled: actual cost limit exceeded");
+        ev->abort_msg = NULL;
+        return 0;
+    }
+    *out = cel_eval_node(ev, p->root);
+    return 0;
+}
+
+struct arena *cel_test_scratch_arena(struct cel_scratch *s)
+{
+    return &s->a;
+}
+
 /* ---- implementations by overload id ---- */
 
 const struct cel_impl *cel_impl_find(const char *id)
 {
-    const struct cel_impl *(*tables[])(size_t *) = {cel_std_impls, cel_ext_impls, cel_k8s_impls, cel_k8snet_impls, cel_time_impls};
+    const struct cel_impl *(*tables[])(size_t *) = {cel_std_impls, cel_ext_impls, cel_k8s_impls, cel_k8snet_impls, cel_k8sfmt_impls, cel_time_impls};
 
     for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
         size_t n;

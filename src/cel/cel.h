@@ -117,7 +117,10 @@ struct cel_device_view;
 /* cel_device_prepare builds the values a selector reads (domain maps, parsed quantities and
  * versions) once. A version that does not parse is not an error here: every evaluation
  * against the view then fails with DeviceMatches' error ("attribute NAME: parse semantic
- * version: ..."). Returns 0, -EINVAL for a quantity that does not parse (err says which),
+ * version: ..."). Capacities are taken as the API server stores them: a quantity not in its
+ * canonical form is written in it and read back ("1.5Gi" becomes 1536Mi, an int64 amount),
+ * which is what kube-scheduler sees. Returns 0, -EINVAL for a quantity that does not parse
+ * (err says which),
  * -ENOMEM. Free with cel_device_view_free. The view copies what it needs from dev. */
 int cel_device_prepare(const struct cel_device *dev, struct cel_device_view **out,
                        struct err *err);

@@ -644,6 +644,12 @@ static bool resolve_ident(struct checker *c, const char *name, bool allow_local,
         *resolved = c->env->var_name;
         return true;
     }
+    for (int i = 0; i < c->env->nextra; i++)
+        if (!strcmp(g, c->env->extra[i].name)) {
+            *type = c->env->extra[i].type;
+            *resolved = c->env->extra[i].name;
+            return true;
+        }
     if ((lt = type_ident(c, g))) {
         *type = lt;
         *resolved = g;

@@ -78,6 +78,12 @@ struct cel_field {
 };
 
 /* The declared environment (one per kind: stored or new expressions). */
+/* A declared variable besides the device (the conformance tests declare their own). */
+struct cel_decl {
+    const char *name;
+    const struct cel_type *type;
+};
+
 struct cel_env {
     const struct cel_function *fns;
     int nfns;
@@ -86,6 +92,8 @@ struct cel_env {
     const struct cel_field *fields; /* of var_type's message */
     int nfields;
     const struct cel_type *attr_type; /* dyn (stored) or any (new) */
+    const struct cel_decl *extra;     /* tests only: more variables (cel-eval --conformance) */
+    int nextra;
     bool cross_type_numeric;
     bool homogeneous_literals;
     struct cel_parse_opts parse;

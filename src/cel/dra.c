@@ -10,8 +10,11 @@
  * has library.Lists v0. */
 #include "cel/dra.h"
 
+#include "cel/celtest.h"
+
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -457,6 +460,42 @@ static const struct cel_type *parse_type(const char **sp)
     return mk(CK_STRUCT, name, 0, NULL, NULL);
 }
 
+/* cel_test_type: the conformance lines' type names (celtest.h) */
+const struct cel_type *cel_test_type(const char *text)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const struct cel_type *t;
+    char buf[256];
+    size_t o = 0;
+
+    /* the short names the lines use for the well-known types */
+    for (const char *s = text; *s && o + 32 < sizeof(buf);) {
+        if (!strncmp(s, "timestamp", 9) && !(s[9] >= 'a' && s[9] <= 'z')) {
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "google.protobuf.Timestamp");
+            s += 9;
+        } else if (!strncmp(s, "duration", 8) && !(s[8] >= 'a' && s[8] <= 'z')) {
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "google.protobuf.Duration");
+            s += 8;
+        } else {
+            buf[o++] = *s++;
+        }
+    }
+    buf[o] = 0;
+    if (!strcmp(buf, "type"))
+        strcpy(buf, "type(dyn)");
+    pthread_mutex_lock(&mu);
+    {
+        const char *s = buf;
+        t = parse_type(&s);
+        if (*s)
+            t = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    if (t && t->kind == CK_STRUCT)
+        return NULL; /* no message types here */
+    return t;
+}
+
 static struct cel_env envs[2];
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_status;
@@ -529,7 +568,7 @@ static int build_env(struct cel_env *env, bool stored)
     env->nfields = 4;
     env->attr_type = attr;
     env->cross_type_numeric = true;
-    env->homogeneous_literals = true;
+    env->homogeneous_literals = false; /* the checker joins to dyn; a validator objects */
     env->parse.optional_syntax = true;
     env->parse.bindings = true;
     env->parse.two_var = true;

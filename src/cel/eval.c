@@ -494,7 +494,7 @@ static struct cel_val resolve_attr(struct ev *ev, struct pattr *a)
 
     switch (a->kind) {
     case A_VAR:
-        obj = *ev->device;
+        obj = a->which && ev->extra ? ev->extra[a->which - 1] : *ev->device;
         break;
     case A_FOLD:
         obj = fold_var(ev, a->level, a->which);

@@ -156,6 +156,7 @@ struct foldframe {
 struct ev {
     struct arena *a;
     const struct cel_val *device;
+    const struct cel_val *extra; /* the values of env->extra (tests) */
     uint64_t cost, limit;
     jmp_buf abort;          /* cost limit exceeded, or cel-go would have panicked */
     const char *abort_msg;  /* NULL: the cost limit */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/buf.h"
 #include "cel/eval.h"
 
 /* tables */
@@ -36,6 +37,8 @@ bool cel_timestamp_parse(const char *s, size_t n, int64_t *sec, int32_t *nsec);
 /* k8snet.c */
 struct cel_val cel_ip_to_string(struct ev *ev, const struct cel_val *v);
 const struct cel_impl *cel_k8snet_impls(size_t *n);
+const struct cel_impl *cel_k8sfmt_impls(size_t *n);
+bool cel_url_parse_request_uri_ok(const char *s, size_t n, struct buf *err);
 
 /* ext.c: Go's Regexp.FindAllString(s, limit) */
 struct cel_regex;

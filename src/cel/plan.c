@@ -209,6 +209,16 @@ static struct pnode *plan_ident(struct planner *p, struct cel_expr *e, const cha
         a = attr_new(p, A_VAR, e->id);
         return a ? attr_node(p, a, e->id) : NULL;
     }
+    for (int i = 0; i < p->env->nextra; i++) {
+        const char *g = name[0] == '.' ? name + 1 : name;
+        if (!strcmp(g, p->env->extra[i].name)) {
+            a = attr_new(p, A_VAR, e->id);
+            if (!a)
+                return NULL;
+            a->which = i + 1;
+            return attr_node(p, a, e->id);
+        }
+    }
     pfail(p, "no such attribute(s): %s", name);
     return NULL;
 }

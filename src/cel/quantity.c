@@ -7,7 +7,10 @@
 #include "cel/quantity.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "base/buf.h"
 
 static const char ERR_FORMAT[] =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -184,6 +187,7 @@ static const struct cel_quantity *q_dec(struct arena *a, int sign, const struct 
         return NULL;
     }
     q->dec = true;
+    q->fmt = CEL_QF_DECIMAL_SI;
     q->sign = m->n ? sign : 0;
     q->dscale = dscale;
     q->nl = m->n;
@@ -205,6 +209,16 @@ static const struct cel_quantity *q_int(struct arena *a, int64_t value, int32_t 
     if (q) {
         q->value = value;
         q->scale = scale;
+        q->fmt = CEL_QF_DECIMAL_SI;
+    }
+    return q;
+}
+
+static const struct cel_quantity *q_fmt(const struct cel_quantity *q, int fmt, bool canon)
+{
+    if (q) {
+        ((struct cel_quantity *)q)->fmt = (uint8_t)fmt;
+        ((struct cel_quantity *)q)->canon = canon;
     }
     return q;
 }
@@ -228,6 +242,17 @@ static bool pos_scale(int64_t base, int32_t scale, int64_t *out)
     return true;
 }
 
+/* strings.HasSuffix(num+denom, "000") */
+static bool ends_000(const char *num, size_t nl, const char *den, size_t dl)
+{
+    char t[3];
+    for (int k = 0; k < 3; k++) {
+        size_t back = (size_t)(3 - k); /* position from the end */
+        t[k] = back <= dl ? den[dl - back] : num[nl - (back - dl)];
+    }
+    return t[0] == '0' && t[1] == '0' && t[2] == '0';
+}
+
 const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *str, size_t end,
                                               const char **err)
 {
@@ -245,7 +270,7 @@ const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *str, 
         return NULL;
     }
     if (end == 1 && str[0] == '0')
-        return q_int(a, 0, 0);
+        return q_fmt(q_int(a, 0, 0), CEL_QF_DECIMAL_SI, true);
     /* parseQuantityString */
     if (str[0] == '-') {
         positive = false;
@@ -436,7 +461,16 @@ parsed : {
         fast:
             if (!positive)
                 result = (int64_t)(0 - (uint64_t)result);
-            return q_int(a, result, scale);
+            {
+                /* "if the number is in canonical form, reuse the string" */
+                bool canon;
+                if (fmt == 1)
+                    canon = exponent % 10 == 0 && (v & 7) != 0;
+                else
+                    canon = scale % 3 == 0 && num[0] != '0' &&
+                            !(num_len + den_len >= 3 && ends_000(num, num_len, str + den_s, den_len));
+                return q_fmt(q_int(a, result, scale), fmt, canon);
+            }
         }
     }
 slow : {
@@ -534,10 +568,240 @@ slow : {
                 dscale = 0;
             }
         }
+        /* BinarySI between 0 and 1 (exclusive) prints as DecimalSI */
+        if (m.n) {
+            struct big one;
+            big_from_u64(&one, 1);
+            if (dscale > 0 && big_mul_pow10(&one, dscale) && big_cmp(&m, &one) < 0)
+                fmt = 2;
+        }
     }
-    return q_dec(a, sign, &m, dscale, err);
+    return q_fmt(q_dec(a, sign, &m, dscale, err), fmt, false);
 }
 }
+}
+
+/* ---- Quantity.String() ---- */
+
+static void q_to_big(const struct cel_quantity *q, int *sign, struct big *m, int64_t *exp10);
+static int mag_cmp(const struct big *a, int64_t ea, const struct big *b, int64_t eb);
+
+static bool big_is_zero(const struct big *b)
+{
+    return b->n == 0;
+}
+
+/* removes factors of f (f < 2^32) while the magnitude divides; returns how many */
+static int32_t big_remove_factors(struct big *b, uint32_t f)
+{
+    int32_t times = 0;
+    while (!big_is_zero(b)) {
+        struct big t = *b;
+        if (big_divmod(&t, f) != 0)
+            break;
+        big_norm(&t);
+        *b = t;
+        times++;
+    }
+    return times;
+}
+
+static void big_append_decimal(struct buf *out, int sign, const struct big *m)
+{
+    struct big t = *m;
+    char digits[CEL_QUANTITY_MAX_LIMBS * 10 + 16];
+    int nd = 0;
+
+    if (big_is_zero(&t)) {
+        buf_append(out, "0", 1);
+        return;
+    }
+    while (!big_is_zero(&t)) {
+        uint32_t r = big_divmod(&t, 1000000000u);
+        big_norm(&t);
+        for (int k = 0; k < 9; k++) {
+            digits[nd++] = (char)('0' + r % 10);
+            r /= 10;
+            if (big_is_zero(&t) && r == 0)
+                break;
+        }
+    }
+    if (sign < 0)
+        buf_append(out, "-", 1);
+    for (int k = nd - 1; k >= 0; k--)
+        buf_append(out, &digits[k], 1);
+}
+
+/* negativeScaleInt64: base / 10^scale rounded away from zero; exact says no digit was lost */
+static int64_t neg_scale(int64_t base, int32_t scale, bool *exact)
+{
+    int64_t value = base;
+    bool fraction = false;
+    for (int32_t i = 0; i < scale; i++) {
+        if (!fraction && value % 10 != 0)
+            fraction = true;
+        value /= 10;
+        if (value == 0) {
+            *exact = !fraction;
+            return fraction ? (base > 0 ? 1 : -1) : 0;
+        }
+    }
+    if (fraction)
+        value += base > 0 ? 1 : -1;
+    *exact = !fraction;
+    return value;
+}
+
+/* removeInt64Factors */
+static int64_t remove_i64_factors(int64_t v, int64_t base, int32_t *times)
+{
+    bool neg = v < 0;
+    int64_t r = neg ? (int64_t)(0 - (uint64_t)v) : v;
+    *times = 0;
+    while (r >= base && r % base == 0) {
+        (*times)++;
+        r /= base;
+    }
+    return neg ? (int64_t)(0 - (uint64_t)r) : r;
+}
+
+static void dec_suffix(struct buf *out, int32_t exponent, int fmt)
+{
+    static const char *const si[] = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
+    if (fmt == CEL_QF_DECIMAL_EXPONENT) {
+        if (exponent)
+            buf_printf(out, "e%d", exponent);
+        return;
+    }
+    if (exponent % 3 == 0 && exponent >= -9 && exponent <= 18)
+        buf_puts(out, si[(exponent + 9) / 3]);
+}
+
+/* infDecAmount.AsCanonicalBytes and the decimal suffix */
+static void dec_canonical(struct buf *out, int sign, struct big *m, int64_t exp10, int fmt)
+{
+    int32_t exponent = (int32_t)exp10;
+    exponent += big_remove_factors(m, 10);
+    while (exponent % 3 != 0) {
+        big_mul_add(m, 10, 0);
+        exponent--;
+    }
+    big_append_decimal(out, sign, m);
+    dec_suffix(out, exponent, fmt);
+}
+
+bool cel_quantity_canonical(const struct cel_quantity *q, const char *text, size_t n,
+                            struct buf *out)
+{
+    int fmt = q->fmt;
+    int sign;
+    struct big m = {0};
+    int64_t exp10;
+
+    if (q->canon) {
+        buf_append(out, text, n);
+        return out->data != NULL || n == 0;
+    }
+    q_to_big(q, &sign, &m, &exp10);
+    if (sign == 0) {
+        buf_append(out, "0", 1);
+        return out->data != NULL;
+    }
+    if (fmt == CEL_QF_BINARY_SI) {
+        /* -1024 < q < 1024: DecimalSI; else AsScale(0) must be exact */
+        struct big k1024;
+        big_from_u64(&k1024, 1024);
+        if (mag_cmp(&m, exp10, &k1024, 0) < 0) {
+            fmt = CEL_QF_DECIMAL_SI;
+        } else if (q->dec) {
+            if (exp10 < 0) {
+                struct big t = m;
+                int64_t k = -exp10;
+                bool rem = false;
+                while (k > 0 && !big_is_zero(&t)) {
+                    if (big_divmod(&t, 10))
+                        rem = true;
+                    big_norm(&t);
+                    k--;
+                }
+                if (rem || k > 0)
+                    fmt = CEL_QF_DECIMAL_SI;
+            }
+        } else if (q->scale < 0) {
+            bool exact;
+            neg_scale(q->value, -q->scale, &exact);
+            if (!exact)
+                fmt = CEL_QF_DECIMAL_SI;
+        }
+    }
+    if (fmt != CEL_QF_BINARY_SI) {
+        if (!q->dec) {
+            int32_t times;
+            int64_t amount = remove_i64_factors(q->value, 10, &times);
+            int32_t exponent = q->scale + times;
+            int64_t c;
+            bool ok = true;
+            switch (exponent % 3) {
+            case 1:
+            case -2:
+                ok = !(amount == INT64_MIN) && !__builtin_mul_overflow(amount, 10, &c);
+                if (ok) {
+                    amount = c;
+                    exponent -= 1;
+                }
+                break;
+            case 2:
+            case -1:
+                ok = !(amount == INT64_MIN) && !__builtin_mul_overflow(amount, 100, &c);
+                if (ok) {
+                    amount = c;
+                    exponent -= 2;
+                }
+                break;
+            }
+            if (ok) {
+                buf_printf(out, "%lld", (long long)amount);
+                dec_suffix(out, exponent, fmt);
+                return out->data != NULL;
+            }
+        }
+        dec_canonical(out, sign, &m, exp10, fmt);
+        return out->data != NULL;
+    }
+    /* BinarySI: the integer value in units of 1024^k */
+    {
+        int32_t times;
+        if (!q->dec) {
+            int64_t v;
+            bool exact;
+            bool ok = true;
+            if (q->scale < 0)
+                v = neg_scale(q->value, -q->scale, &exact);
+            else
+                ok = pos_scale(q->value, q->scale, &v);
+            if (ok) {
+                int64_t amount = remove_i64_factors(v, 1024, &times);
+                buf_printf(out, "%lld", (long long)amount);
+                if (times > 0 && times <= 6)
+                    buf_printf(out, "%ci", "KMGTPE"[times - 1]);
+                return out->data != NULL;
+            }
+        }
+        /* round to an integer (exact here) and remove factors of 1024 */
+        if (exp10 < 0) {
+            for (int64_t k = -exp10; k > 0; k--) {
+                big_divmod(&m, 10);
+                big_norm(&m);
+            }
+        } else {
+            big_mul_pow10(&m, exp10);
+        }
+        times = big_remove_factors(&m, 1024);
+        big_append_decimal(out, sign, &m);
+        if (times > 0 && times <= 6)
+            buf_printf(out, "%ci", "KMGTPE"[times - 1]);
+        return out->data != NULL;
+    }
 }
 
 static void q_to_big(const struct cel_quantity *q, int *sign, struct big *m, int64_t *exp10)

@@ -17,8 +17,12 @@
 
 #define CEL_QUANTITY_MAX_LIMBS 128
 
+enum cel_quantity_format { CEL_QF_DECIMAL_EXPONENT, CEL_QF_BINARY_SI, CEL_QF_DECIMAL_SI };
+
 struct cel_quantity {
     bool dec;     /* inf.Dec form */
+    bool canon;   /* parsed from its canonical text (Quantity.s kept: String() returns it) */
+    uint8_t fmt;  /* enum cel_quantity_format */
     bool ptr;     /* a *Quantity (add/sub results): Equal rejects it on the right */
     int64_t value; /* int64Amount */
     int32_t scale;
@@ -32,6 +36,11 @@ struct cel_quantity {
  * message (static). Memory from a. */
 const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *s, size_t n,
                                               const char **err);
+/* cel_quantity_canonical: Quantity.String() of a parsed quantity (CanonicalizeBytes; the text
+ * it was parsed from when ParseQuantity kept it). Returns false when out of memory. */
+struct buf;
+bool cel_quantity_canonical(const struct cel_quantity *q, const char *text, size_t n,
+                            struct buf *out);
 /* Quantity.Cmp: -1, 0, 1 */
 int cel_quantity_cmp(const struct cel_quantity *a, const struct cel_quantity *b);
 /* Quantity.Add / Sub on a copy of a; NULL with *err on overflow past the limb cap. */

@@ -214,6 +214,8 @@ bool cel_val_equal(const struct cel_val *a, const struct cel_val *b)
                a->v.ip->prefix == b->v.ip->prefix && !memcmp(a->v.ip->a, b->v.ip->a, 16);
     case CV_FORMAT:
         return b->k == CV_FORMAT && !strcmp(a->v.s, b->v.s);
+    case CV_URL:
+        return b->k == CV_URL && cel_url_equal(a->v.url, b->v.url);
     default:
         return false;
     }

@@ -104,9 +104,15 @@ struct cel_ipaddr {
     const char *zone;
 };
 
+/* Go's url.URL; every field is a byte string (an unescaped path may hold a NUL). */
+struct cel_url_str {
+    const char *s;
+    uint32_t n;
+};
 struct cel_url {
-    const char *scheme, *opaque, *user, *host, *path, *raw_path, *raw_query, *fragment;
-    bool force_query, omit_host, has_user;
+    struct cel_url_str scheme, opaque, username, password, host, path, raw_path, raw_query,
+        fragment, raw_fragment;
+    bool has_user, password_set, force_query, omit_host;
 };
 
 static inline struct cel_val cel_bool(bool b)
@@ -167,6 +173,8 @@ static inline struct cel_val cel_err_static(const char *msg)
 /* types.Equal: heterogeneous numeric equality; lists and maps element-wise; an error element
  * makes the comparison false (cel-go returns the error from Equal only at the top). */
 bool cel_val_equal(const struct cel_val *a, const struct cel_val *b);
+/* URL equality: the String() forms are equal */
+bool cel_url_equal(const struct cel_url *a, const struct cel_url *b);
 
 /* Appends the Go fmt %v rendering of v (errors messages, "no such key: %v"). */
 struct buf;
