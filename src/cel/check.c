@@ -7,6 +7,8 @@
  * agree. Messages and their order are cel-go's. */
 #include "cel/check.h"
 
+#include "cel/strfmt.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1266,7 +1268,8 @@ struct validator {
     const struct cel_ids *ids;
     const struct cel_checked *chk;
     struct cel_diags *diags;
-    int pass; /* 0 duration, 1 timestamp, 2 regex, 3 homogeneous literals */
+    int pass; /* 0 duration, 1 timestamp, 2 regex, 3 homogeneous lists, 4 maps, 5 format */
+    int exempt; /* inside a call of "format" (HomogeneousAggregateLiteralExemptFunctions) */
 };
 
 static const struct cel_type *vtype(struct validator *v, const struct cel_expr *e)
@@ -1282,6 +1285,167 @@ static void vmismatch(struct validator *v, int32_t id, const struct cel_type *a,
     char x[256], y[256];
     cel_diags_add(v->diags, id, cel_ids_offset(v->ids, id), "expected type '%s' but found '%s'",
                   cel_type_format(a, x, sizeof(x)), cel_type_format(b, y, sizeof(y)));
+}
+
+/* ext's stringFormatValidator: a constant format string applied to a list literal is
+ * checked against the types of the list's elements */
+struct fmtcheck {
+    struct validator *v;
+    struct cel_expr *list;
+    int requested;
+};
+
+static bool fc_arg(void *ctx, int64_t index, struct buf *err)
+{
+    struct fmtcheck *f = ctx;
+    (void)index;
+    (void)err;
+    f->requested++;
+    return true;
+}
+
+static int64_t fc_size(void *ctx)
+{
+    return ((struct fmtcheck *)ctx)->list->u.list.n;
+}
+
+/* verifyTypeOneOf: dyn, or a kind in kinds */
+static bool fc_kind_ok(const struct cel_type *t, const enum cel_kind *kinds, int n)
+{
+    if (t->kind == CK_DYN)
+        return true;
+    for (int i = 0; i < n; i++)
+        if (t->kind == kinds[i])
+            return true;
+    return false;
+}
+
+/* verifyString: returns the id of the offending expression, or 0 */
+static int32_t fc_verify_string(struct validator *v, struct cel_expr *e)
+{
+    static const enum cel_kind ok[] = {CK_LIST, CK_MAP,       CK_INT,   CK_UINT,     CK_DOUBLE,
+                                       CK_BOOL, CK_STRING,    CK_TIMESTAMP, CK_BYTES, CK_DURATION,
+                                       CK_TYPE, CK_NULL};
+    if (!fc_kind_ok(vtype(v, e), ok, (int)(sizeof(ok) / sizeof(ok[0]))))
+        return e->id;
+    if (e->kind == CEL_E_LIST) {
+        for (int i = 0; i < e->u.list.n; i++) {
+            int32_t bad = fc_verify_string(v, e->u.list.elems[i]);
+            if (bad)
+                return bad;
+        }
+    } else if (e->kind == CEL_E_MAP) {
+        for (int i = 0; i < e->u.map.n; i++) {
+            int32_t bad = fc_verify_string(v, e->u.map.entries[i].key);
+            if (!bad)
+                bad = fc_verify_string(v, e->u.map.entries[i].value);
+            if (bad)
+                return bad;
+        }
+    }
+    return 0;
+}
+
+static const char *fc_type_name(struct validator *v, int32_t id)
+{
+    const struct cel_type *t = &cel_t_dyn;
+    if (id > 0 && id < v->chk->n && v->chk->types[id])
+        t = v->chk->types[id];
+    return t->name ? t->name : "dyn";
+}
+
+static bool fc_clause(void *ctx, int64_t index, char verb, int prec, struct buf *out,
+                      struct buf *err, int64_t *err_id)
+{
+    struct fmtcheck *f = ctx;
+    struct cel_expr *arg = f->list->u.list.elems[index];
+    const struct cel_type *t = vtype(f->v, arg);
+    int32_t bad = 0;
+    const char *msg = NULL;
+    (void)prec;
+    (void)out;
+
+    switch (verb) {
+    case 's':
+        bad = fc_verify_string(f->v, arg);
+        msg = "string clause can only be used on strings, bools, bytes, ints, doubles, maps, "
+              "lists, types, durations, and timestamps, was given ";
+        break;
+    case 'd': {
+        static const enum cel_kind k[] = {CK_INT, CK_UINT};
+        bad = fc_kind_ok(t, k, 2) ? 0 : arg->id;
+        msg = "decimal clause can only be used on integers, was given ";
+        break;
+    }
+    case 'f':
+    case 'e': {
+        static const enum cel_kind k[] = {CK_DOUBLE, CK_STRING};
+        bad = fc_kind_ok(t, k, 2) ? 0 : arg->id;
+        msg = verb == 'f' ? "fixed-point clause can only be used on doubles, was given "
+                          : "scientific clause can only be used on doubles, was given ";
+        break;
+    }
+    case 'b': {
+        static const enum cel_kind k[] = {CK_INT, CK_UINT, CK_BOOL};
+        bad = fc_kind_ok(t, k, 3) ? 0 : arg->id;
+        msg = "only integers and bools can be formatted as binary, was given ";
+        break;
+    }
+    case 'x':
+    case 'X': {
+        static const enum cel_kind k[] = {CK_INT, CK_UINT, CK_STRING, CK_BYTES};
+        bad = fc_kind_ok(t, k, 4) ? 0 : arg->id;
+        msg = "only integers, byte buffers, and strings can be formatted as hex, was given ";
+        break;
+    }
+    case 'o': {
+        static const enum cel_kind k[] = {CK_INT, CK_UINT};
+        bad = fc_kind_ok(t, k, 2) ? 0 : arg->id;
+        msg = "octal clause can only be used on integers, was given ";
+        break;
+    }
+    }
+    if (!bad)
+        return true;
+    buf_puts(err, msg);
+    buf_puts(err, fc_type_name(f->v, bad));
+    *err_id = bad;
+    return false;
+}
+
+static void check_format_call(struct validator *v, struct cel_expr *e)
+{
+    static const struct cel_fmt_ops ops = {fc_arg, fc_size, fc_clause};
+    struct cel_expr *t = e->u.call.target;
+    struct fmtcheck f = {v, NULL, 0};
+    struct buf out = BUF_INIT(0), err = BUF_INIT(0);
+    int64_t bad_id = 0;
+
+    if (!t || strcmp(e->u.call.fn, "format") || e->u.call.nargs != 1)
+        return;
+    if (e->id > 0 && e->id < v->chk->n && v->chk->refs[e->id] && v->chk->refs[e->id]->nov) {
+        const struct cel_ref *r = v->chk->refs[e->id];
+        bool found = false;
+        for (int i = 0; i < r->nov; i++)
+            if (!strcmp(r->ov[i]->id, "string_format"))
+                found = true;
+        if (!found)
+            return;
+    }
+    if (t->kind != CEL_E_LIT || t->u.lit.kind != CEL_LIT_STRING ||
+        e->u.call.args[0]->kind != CEL_E_LIST)
+        return;
+    f.list = e->u.call.args[0];
+    if (cel_fmt_parse(t->u.lit.v.s.p, t->u.lit.v.s.len, &ops, &f, &out, &err, &bad_id) < 0) {
+        int32_t id = bad_id ? (int32_t)bad_id : e->id;
+        cel_diags_add(v->diags, id, cel_ids_offset(v->ids, id), "%s", err.data ? err.data : "");
+    } else if (f.list->u.list.n > f.requested) {
+        cel_diags_add(v->diags, e->id, cel_ids_offset(v->ids, e->id),
+                      "too many arguments supplied to string.format (expected %d, got %d)",
+                      f.requested, f.list->u.list.n);
+    }
+    buf_release(&out);
+    buf_release(&err);
 }
 
 static void visit(struct validator *v, struct cel_expr *e);
@@ -1313,7 +1477,9 @@ static void visit_node(struct validator *v, struct cel_expr *e)
                               "invalid %s argument", fn);
         }
     }
-    if (v->pass == 3 && e->kind == CEL_E_LIST) {
+    if (v->pass == 5 && e->kind == CEL_E_CALL)
+        check_format_call(v, e);
+    if (v->pass == 3 && e->kind == CEL_E_LIST && !v->exempt) {
         const struct cel_type *et = NULL;
         for (int i = 0; i < e->u.list.n; i++) {
             const struct cel_type *t = vtype(v, e->u.list.elems[i]);
@@ -1330,7 +1496,7 @@ static void visit_node(struct validator *v, struct cel_expr *e)
             }
         }
     }
-    if (v->pass == 3 && e->kind == CEL_E_MAP) {
+    if (v->pass == 4 && e->kind == CEL_E_MAP && !v->exempt) {
         const struct cel_type *kt = NULL, *vt = NULL;
         for (int i = 0; i < e->u.map.n; i++) {
             struct cel_entry *en = &e->u.map.entries[i];
@@ -1359,12 +1525,16 @@ static void visit(struct validator *v, struct cel_expr *e)
     case CEL_E_SELECT:
         visit(v, e->u.sel.operand);
         break;
-    case CEL_E_CALL:
+    case CEL_E_CALL: {
+        bool ex = !strcmp(e->u.call.fn, "format");
+        v->exempt += ex;
         if (e->u.call.target)
             visit(v, e->u.call.target);
         for (int i = 0; i < e->u.call.nargs; i++)
             visit(v, e->u.call.args[i]);
+        v->exempt -= ex;
         break;
+    }
     case CEL_E_LIST:
         for (int i = 0; i < e->u.list.n; i++)
             visit(v, e->u.list.elems[i]);
@@ -1394,6 +1564,6 @@ void cel_validate(const struct cel_env *env, struct cel_expr *root, const struct
 {
     struct validator v = {.env = env, .ids = ids, .chk = chk, .diags = diags};
 
-    for (v.pass = 0; v.pass < 4; v.pass++)
+    for (v.pass = 0; v.pass < 6; v.pass++)
         visit(&v, root);
 }

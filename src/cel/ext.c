@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "cel/eval.h"
 #include "cel/lib.h"
+#include "cel/strfmt.h"
 #include "cel/regex.h"
 #include "cel/utf8.h"
 
@@ -976,8 +977,15 @@ static struct cel_val f_find_all_compiled(struct ev *ev, const struct cel_val *a
     return cel_regex_find_all(ev, call_regex(ev), &a[0], limit);
 }
 
+static struct cel_val f_string_format(struct ev *ev, const struct cel_val *a, int n)
+{
+    (void)n;
+    return cel_string_format(ev, &a[0], a[1].v.l);
+}
+
 static const struct cel_impl ext_impls[] = {
     {"string_char_at_int", f_char_at, 0, false},
+    {"string_format", f_string_format, 0, false},
     {"string_index_of_string", f_index_of, 0, false},
     {"string_index_of_string_int", f_index_of, 0, false},
     {"string_last_index_of_string", f_last_index_of, 0, false},
