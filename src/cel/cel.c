@@ -20,6 +20,7 @@
 #include "cel/celtest.h"
 #include "cel/check.h"
 #include "cel/dra.h"
+#include "cel/estimate.h"
 #include "cel/eval.h"
 #include "cel/lib.h"
 #include "cel/plan.h"
@@ -32,6 +33,7 @@ struct cel_program {
     struct cel_regex *regexes;
     struct pnode *root;
     uint64_t limit;
+    uint64_t max_cost; /* the estimate (CEL_ENV_NEW), else UINT64_MAX */
     int max_depth;
 };
 
@@ -45,7 +47,7 @@ struct cel_scratch {
     struct arena a;
     struct ev ev;
     char *error;
-    size_t error_cap;
+    size_t error_cap, error_len;
 };
 
 void cel_compile_error_release(struct cel_compile_error *e)
@@ -116,6 +118,8 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
     if (err) {
         err->detail = NULL;
         err->line = err->column = 0;
+        err->has_max_cost = false;
+        err->max_cost = 0;
     }
     if (!env)
         return -ENOMEM;
@@ -168,6 +172,26 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         rc = set_detail(err, "program instantiation failed: ", perr, 0, 0);
         goto fail;
     }
+    p->max_cost = UINT64_MAX;
+    if (opts && opts->env == CEL_ENV_NEW && !any_type) {
+        /* the API server's validation of a new selector: the estimated cost */
+        uint64_t mn;
+        struct arena ea = ARENA_INIT;
+        int erc = cel_estimate_cost(&ea, root, &chk, &mn, &p->max_cost);
+        arena_free(&ea);
+        if (erc < 0) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+        if (p->max_cost > CEL_SELECTOR_MAX_COST) {
+            rc = set_detail(err, "", "Forbidden: too complex, exceeds cost limit", 0, 0);
+            if (err) {
+                err->has_max_cost = true;
+                err->max_cost = p->max_cost;
+            }
+            goto fail;
+        }
+    }
     free(ids.start);
     free(ids.stop);
     *out = p;
@@ -192,6 +216,11 @@ int cel_test_compile(const char *expr, size_t len, const struct cel_compile_opts
                      struct cel_compile_error *err)
 {
     return compile(expr, len, opts, decls, ndecls, true, out, err);
+}
+
+uint64_t cel_program_max_cost(const struct cel_program *p)
+{
+    return p->max_cost;
 }
 
 void cel_program_free(struct cel_program *p)
@@ -424,9 +453,9 @@ void cel_scratch_free(struct cel_scratch *s)
     free(s);
 }
 
-static const char *keep_error(struct cel_scratch *s, const char *msg)
+static const char *keep_error_n(struct cel_scratch *s, const char *msg, size_t len)
 {
-    size_t n = strlen(msg) + 1;
+    size_t n = len + 1;
     if (n > s->error_cap) {
         char *e = realloc(s->error, n);
         if (!e)
@@ -434,8 +463,15 @@ static const char *keep_error(struct cel_scratch *s, const char *msg)
         s->error = e;
         s->error_cap = n;
     }
-    memcpy(s->error, msg, n);
+    memcpy(s->error, msg, len);
+    s->error[len] = 0;
+    s->error_len = len;
     return s->error;
+}
+
+static const char *keep_error(struct cel_scratch *s, const char *msg)
+{
+    return keep_error_n(s, msg, strlen(msg));
 }
 
 /* ConvertToNative(reflect.TypeOf(true)) of each value type, as DeviceMatches calls it */
@@ -517,9 +553,11 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
 
     r->match = false;
     r->error = NULL;
+    r->error_len = 0;
     r->cost = 0;
     if (dev->error) {
         r->error = keep_error(s, dev->error);
+        r->error_len = s->error_len;
         return 0;
     }
     arena_mark(&s->a, &mark);
@@ -533,13 +571,14 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
         r->error = keep_error(s, ev->abort_msg ? ev->abort_msg
                                                : "operation cancelled: actual cost limit exceeded");
         ev->abort_msg = NULL;
+        r->error_len = s->error_len;
         arena_rewind(&s->a, &mark);
         return 0;
     }
     v = cel_eval_node(ev, p->root);
     r->cost = ev->cost;
     if (v.k == CV_ERROR) {
-        r->error = keep_error(s, v.v.s);
+        r->error = keep_error_n(s, v.v.s, cel_err_len(&v));
     } else if (v.k == CV_BOOL) {
         r->match = v.v.b;
     } else {
@@ -553,6 +592,8 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
             r->error = keep_error(s, msg);
         }
     }
+    if (r->error)
+        r->error_len = s->error_len;
     arena_rewind(&s->a, &mark);
     return 0;
 }

@@ -50,6 +50,8 @@ struct cel_compile_opts {
 struct cel_compile_error {
     char *detail; /* malloc'd; free with cel_compile_error_release */
     int line, column;
+    bool has_max_cost; /* "too complex": the estimate that exceeded the limit */
+    uint64_t max_cost;
 };
 void cel_compile_error_release(struct cel_compile_error *e);
 
@@ -59,9 +61,16 @@ struct cel_program;
  * and *out (free with cel_program_free). On a compile error returns -EINVAL and fills err
  * (release it); -ENOMEM when out of memory (err->detail then says so when it could). The
  * expression length limit is not applied here (the scheduler does not apply it either); see
- * cel_selector_length_ok. opts may be NULL. */
+ * cel_selector_length_ok. opts may be NULL.
+ *
+ * With CEL_ENV_NEW the compile also does what the API server does to a new selector after the
+ * length check: estimate the worst-case cost as cel-go's checker.Cost does with the Kubernetes
+ * estimators and the device's declared sizes, and refuse a selector whose estimate exceeds
+ * CEL_SELECTOR_MAX_COST ("Forbidden: too complex, exceeds cost limit", err->max_cost set). */
 int cel_compile(const char *expr, size_t len, const struct cel_compile_opts *opts,
                 struct cel_program **out, struct cel_compile_error *err);
+/* the estimated worst-case cost of a CEL_ENV_NEW program (UINT64_MAX for stored programs) */
+uint64_t cel_program_max_cost(const struct cel_program *p);
 void cel_program_free(struct cel_program *p);
 
 /* cel_selector_length_ok: the API server's length check of a selector expression
@@ -135,6 +144,7 @@ void cel_scratch_free(struct cel_scratch *s);
 struct cel_result {
     bool match;
     const char *error; /* NULL, or DeviceMatches' error text (lives in the scratch) */
+    size_t error_len;  /* its length (a message quoting a key may hold a NUL) */
     uint64_t cost;     /* the runtime cost cel-go would have tracked */
 };
 

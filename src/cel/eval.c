@@ -342,7 +342,13 @@ static struct cel_val missing_key(struct ev *ev, const struct cel_val *q)
 
     buf_puts(&b, "no such key: ");
     cel_val_format_v(&b, q);
-    r = cel_err(ev->a, "%s", b.data);
+    {
+        /* the key may hold a NUL: the message keeps its length */
+        char *m = cel_ev_strdup(ev, b.data, b.len);
+        r = m ? cel_err_static(m) : cel_err_static("out of memory");
+        if (m)
+            r.n = (uint32_t)b.len;
+    }
     buf_release(&b);
     return r;
 }

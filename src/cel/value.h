@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/arena.h"
 
@@ -163,6 +164,13 @@ const char *cel_val_type_name(const struct cel_val *v);
 /* An error value with a printf-style message allocated in a (static text when a is NULL). */
 struct cel_val cel_err(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An error value with a static message. */
+/* An error's message is NUL-terminated; n, when not 0, is its length (a message quoting a
+ * string with a NUL in it). */
+static inline size_t cel_err_len(const struct cel_val *v)
+{
+    return v->n ? v->n : strlen(v->v.s);
+}
+
 static inline struct cel_val cel_err_static(const char *msg)
 {
     struct cel_val v = {.k = CV_ERROR};

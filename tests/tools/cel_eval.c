@@ -22,11 +22,22 @@
 
 static struct cel_scratch *scratch;
 
+/* "maxCost" of the answer being built: a uint64, which jansson's integers cannot hold */
+static bool has_max_cost;
+static uint64_t max_cost;
+
 static void answer(json_t *o)
 {
     char *s = json_dumps(o, JSON_COMPACT);
     if (s) {
-        fputs(s, stdout);
+        size_t n = strlen(s);
+        if (has_max_cost && n > 0 && s[n - 1] == '}') {
+            s[n - 1] = 0;
+            printf("%s,\"maxCost\":%llu}", s, (unsigned long long)max_cost);
+        } else {
+            fputs(s, stdout);
+        }
+        has_max_cost = false;
         fputc('\n', stdout);
         free(s);
     } else {
@@ -217,7 +228,7 @@ static void eval_device(struct cel_program *p, json_t *dj, json_t *o)
         json_object_set_new(o, "error", json_string("out of memory"));
     } else if (r.error) {
         json_object_set_new(o, "result", json_string("runtime-error"));
-        json_object_set_new(o, "error", json_string(r.error));
+        json_object_set_new(o, "error", json_stringn(r.error, r.error_len));
     } else {
         json_object_set_new(o, "result", json_string(r.match ? "true" : "false"));
     }
@@ -284,9 +295,17 @@ static void handle(const char *line, size_t len)
         goto out;
     }
     rc = cel_compile(json_string_value(expr), json_string_length(expr), &opts, &p, &cerr);
+    if (rc == 0 && opts.env == CEL_ENV_NEW) {
+        has_max_cost = true;
+        max_cost = cel_program_max_cost(p);
+    }
     if (rc == -EINVAL) {
         json_object_set_new(o, "result", json_string("compile-error"));
         json_object_set_new(o, "error", json_string(cerr.detail ? cerr.detail : ""));
+        if (cerr.has_max_cost) {
+            has_max_cost = true;
+            max_cost = cerr.max_cost;
+        }
         cel_compile_error_release(&cerr);
     } else if (rc < 0) {
         json_object_set_new(o, "result", json_string("tool-error"));
@@ -584,7 +603,7 @@ static void handle_conformance(const char *line, size_t len)
         cel_test_eval(p, vals, scratch, &r);
         if (r.k == CV_ERROR) {
             json_object_set_new(o, "result", json_string("runtime-error"));
-            json_object_set_new(o, "error", json_string(r.v.s));
+            json_object_set_new(o, "error", json_stringn(r.v.s, cel_err_len(&r)));
         } else {
             struct buf b = BUF_INIT(0);
             json_error_t je;
