@@ -104,29 +104,59 @@ static bool is_one_of(const char *s, const char *const *v)
     return false;
 }
 
+/* the tracker's args[i].(traits.Lister): a panic for anything else */
+static void assert_lister(struct ev *ev, const struct cel_val *v)
+{
+    const char *missing;
+    if (v->k == CV_LIST)
+        return;
+    /* the first method of traits.Lister the Go type lacks */
+    switch (v->k) {
+    case CV_INT:
+    case CV_UINT:
+    case CV_DOUBLE:
+    case CV_STRING:
+    case CV_BYTES:
+    case CV_DURATION:
+    case CV_TIMESTAMP:
+        missing = "Contains";
+        break;
+    default:
+        missing = "Add";
+        break;
+    }
+    cel_ev_panic(ev, "interface conversion: %s is not traits.Lister: missing method %s",
+                 cel_go_type_name(v), missing);
+}
+
 uint64_t cel_call_cost(struct ev *ev, const struct pnode *n, const struct cel_val *args, int na,
                        const struct cel_val *result)
 {
     const char *ov = n->u.call.ovid ? n->u.call.ovid : "";
     const char *fn = n->u.call.fname;
 
-    (void)ev;
     /* ext.Lists v3 overload trackers */
     if (*ov) {
         if (!strcmp(ov, "list_slice") || !strcmp(ov, "lists_range") || !strcmp(ov, "list_reverse"))
             return alloc_list_cost(1, ext_actual_size(result));
         if (!strcmp(ov, "list_flatten") || !strcmp(ov, "list_flatten_int")) {
             double depth = 1.0;
-            if (na == 2)
-                depth = args[1].k == CV_INT ? (double)args[1].v.i : 1.0;
+            if (na == 2) {
+                if (args[1].k != CV_INT)
+                    cel_ev_panic(ev, "interface conversion: ref.Val is %s, not types.Int",
+                                 cel_go_type_name(&args[1]));
+                depth = (double)args[1].v.i;
+            }
             return alloc_list_cost(depth, ext_actual_size(&args[0]));
         }
-        if (!strcmp(ov, "list_distinct"))
+        if (!strcmp(ov, "list_distinct") || (!strncmp(ov, "list_", 5) && suffix(ov, "_sort"))) {
+            assert_lister(ev, &args[0]);
             return self_compare_cost(&args[0]);
-        if (!strncmp(ov, "list_", 5) && suffix(ov, "_sort"))
-            return self_compare_cost(&args[0]);
-        if (!strncmp(ov, "list_", 5) && suffix(ov, "_sortByAssociatedKeys") && na > 1)
+        }
+        if (!strncmp(ov, "list_", 5) && suffix(ov, "_sortByAssociatedKeys") && na > 1) {
+            assert_lister(ev, &args[1]);
             return self_compare_cost(&args[1]);
+        }
     }
     /* Kubernetes' library.CostEstimator.CallCost */
     {

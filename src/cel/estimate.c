@@ -1016,8 +1016,11 @@ static struct est cost(struct coster *c, struct cel_expr *e)
         if (l) {
             add_path(c, e, l->path, NULL);
         } else {
+            /* the checker rewrote the identifier to the name it resolved (".device") */
             struct path none = {NULL, 0};
-            add_path(c, e, none, e->u.ident);
+            const struct cel_ref *r =
+                e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
+            add_path(c, e, none, r && r->name ? r->name : e->u.ident);
         }
         return fixed(1);
     }

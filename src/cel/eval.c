@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,20 @@ bool cel_type_matches_value(const struct cel_type *t, const struct cel_val *v)
 
 /* ---- cost ---- */
 
+_Noreturn void cel_ev_panic(struct ev *ev, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    int n = snprintf(msg, sizeof(msg), "internal error: ");
+    va_start(ap, fmt);
+    vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+    va_end(ap);
+    ev->abort_msg = cel_ev_strdup(ev, msg, strlen(msg));
+    if (!ev->abort_msg)
+        ev->abort_msg = "out of memory";
+    longjmp(ev->abort, 1);
+}
+
 static void observe(struct ev *ev, uint64_t c)
 {
     ev->cost += c;
@@ -293,17 +308,29 @@ static void observe(struct ev *ev, uint64_t c)
 
 /* ---- qualification (interpreter/attributes.go) ---- */
 
-static const char *go_type_name(const struct cel_val *v)
+const char *cel_go_type_name(const struct cel_val *v)
 {
     switch (v->k) {
     case CV_NULL:
         return "types.Null";
+    case CV_BOOL:
+        return "types.Bool";
+    case CV_INT:
+        return "types.Int";
+    case CV_UINT:
+        return "types.Uint";
+    case CV_DOUBLE:
+        return "types.Double";
+    case CV_STRING:
+        return "types.String";
+    case CV_ERROR:
+        return "*types.Err";
     case CV_BYTES:
         return "types.Bytes";
     case CV_LIST:
         return v->v.l->concat ? "*types.concatList" : "*types.baseList";
     case CV_MAP:
-        return "*types.baseMap";
+        return v->v.m->default_empty ? "cel.mapper" : "*types.baseMap";
     case CV_TYPE:
         return "*types.Type";
     case CV_OPTIONAL:
@@ -342,13 +369,7 @@ static struct cel_val missing_key(struct ev *ev, const struct cel_val *q)
 
     buf_puts(&b, "no such key: ");
     cel_val_format_v(&b, q);
-    {
-        /* the key may hold a NUL: the message keeps its length */
-        char *m = cel_ev_strdup(ev, b.data, b.len);
-        r = m ? cel_err_static(m) : cel_err_static("out of memory");
-        if (m)
-            r.n = (uint32_t)b.len;
-    }
+    r = cel_err_buf(ev->a, &b); /* the key may hold a NUL */
     buf_release(&b);
     return r;
 }
@@ -404,8 +425,9 @@ static struct cel_val qualify(struct ev *ev, const struct cel_val *obj, const st
         {
             struct buf b = BUF_INIT(0);
             struct cel_val r;
+            buf_puts(&b, "index out of bounds: ");
             cel_val_format_v(&b, q);
-            r = cel_err(ev->a, "index out of bounds: %s", b.data);
+            r = cel_err_buf(ev->a, &b);
             buf_release(&b);
             return r;
         }
@@ -434,7 +456,7 @@ static struct cel_val qual_value(struct ev *ev, struct pqual *q)
     if (v.k == CV_ERROR)
         return v;
     if (!qualifier_kind_ok(&v))
-        return cel_err(ev->a, "invalid qualifier type: %s", go_type_name(&v));
+        return cel_err(ev->a, "invalid qualifier type: %s", cel_go_type_name(&v));
     return v;
 }
 
@@ -583,10 +605,10 @@ static struct cel_val eval_fold(struct ev *ev, struct pnode *n)
     if (n->u.fold.two) {
         if (range.k != CV_LIST && range.k != CV_MAP) {
             return cel_err(ev->a, "unsupported comprehension range type: %s",
-                           go_type_name(&range));
+                           cel_go_type_name(&range));
         }
     } else if (range.k != CV_LIST && range.k != CV_MAP) {
-        return cel_err(ev->a, "got '%s', expected iterable type", go_type_name(&range));
+        return cel_err(ev->a, "got '%s', expected iterable type", cel_go_type_name(&range));
     }
     {
         uint32_t cnt = range.k == CV_LIST ? range.v.l->n : range.v.m->n;
@@ -751,10 +773,9 @@ static struct cel_val eval_list(struct ev *ev, struct pnode *n)
         if (n->u.list.opt && n->u.list.opt[i]) {
             if (v.k != CV_OPTIONAL) {
                 struct buf b = BUF_INIT(0);
+                buf_puts(&b, "cannot initialize optional list element from non-optional value ");
                 cel_val_format_v(&b, &v);
-                r = cel_err(ev->a,
-                            "cannot initialize optional list element from non-optional value %s",
-                            b.data);
+                r = cel_err_buf(ev->a, &b);
                 buf_release(&b);
                 observe(ev, 10);
                 return r;
@@ -795,10 +816,11 @@ static struct cel_val eval_map(struct ev *ev, struct pnode *n)
         if (n->u.map.opt && n->u.map.opt[i]) {
             if (v.k != CV_OPTIONAL) {
                 struct buf b = BUF_INIT(0), c = BUF_INIT(0);
+                buf_puts(&b, "cannot initialize optional entry '");
                 cel_val_format_v(&b, &k);
-                cel_val_format_v(&c, &v);
-                r = cel_err(ev->a, "cannot initialize optional entry '%s' from non-optional value %s",
-                            b.data, c.data);
+                buf_puts(&b, "' from non-optional value ");
+                cel_val_format_v(&b, &v);
+                r = cel_err_buf(ev->a, &b);
                 buf_release(&b);
                 buf_release(&c);
                 observe(ev, 30);

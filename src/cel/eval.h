@@ -168,6 +168,10 @@ struct ev {
 struct cel_val cel_eval_node(struct ev *ev, struct pnode *n);
 
 /* helpers for implementations */
+/* the Go type of the value cel-go would hold (panic and iteration messages) */
+const char *cel_go_type_name(const struct cel_val *v);
+/* ends the evaluation as cel-go does when a library function panics: "internal error: msg" */
+_Noreturn void cel_ev_panic(struct ev *ev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct cel_val cel_no_such_overload(struct ev *ev, const char *fname, const struct cel_val *args,
                                     int n);
 struct cel_val cel_maybe_no_such_overload(const struct cel_val *v);

@@ -408,8 +408,9 @@ static struct cel_val f_join(struct ev *ev, const struct cel_val *a, int n)
             struct buf e = BUF_INIT(0);
             struct cel_val err;
             buf_release(&b);
+            buf_puts(&e, "join: invalid input: ");
             cel_val_format_v(&e, &l->v[i]);
-            err = cel_err(ev->a, "join: invalid input: %s", e.data);
+            err = cel_err_buf(ev->a, &e);
             buf_release(&e);
             return err;
         }
@@ -797,8 +798,10 @@ static struct cel_val f_opt_unwrap(struct ev *ev, const struct cel_val *a, int n
         if (l->v[i].k != CV_OPTIONAL) {
             struct buf b = BUF_INIT(0);
             struct cel_val e;
+            buf_puts(&b, "value ");
             cel_val_format_v(&b, &l->v[i]);
-            e = cel_err(ev->a, "value %s is not optional", b.data);
+            buf_puts(&b, " is not optional");
+            e = cel_err_buf(ev->a, &b);
             buf_release(&b);
             return e;
         }
@@ -837,8 +840,10 @@ static struct cel_val map_insert(struct ev *ev, const struct cel_val *m, const s
     if (cel_map_find(m->v.m, k)) {
         struct buf b = BUF_INIT(0);
         struct cel_val e;
+        buf_puts(&b, "insert failed: key ");
         cel_val_format_v(&b, k);
-        e = cel_err(ev->a, "insert failed: key %s already exists", b.data);
+        buf_puts(&b, " already exists");
+        e = cel_err_buf(ev->a, &b);
         buf_release(&b);
         return e;
     }

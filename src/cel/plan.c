@@ -197,6 +197,11 @@ static struct pnode *plan_ident(struct planner *p, struct cel_expr *e, const cha
         return const_node(p, e->id, cel_type_val(type_value_name(r->type_val)));
     for (int i = p->nscope - 1; i >= 0; i--) {
         if (!strcmp(p->scope[i].name, name)) {
+            /* planCheckedIdent: an identifier of type `type` must name a type */
+            if (type_of(p, e->id)->kind == CK_TYPE) {
+                pfail(p, "reference to undefined type: %s", name);
+                return NULL;
+            }
             a = attr_new(p, A_FOLD, e->id);
             if (!a)
                 return NULL;
@@ -585,12 +590,15 @@ static struct pnode *plan_comp(struct planner *p, struct cel_expr *e)
     }
     n->u.fold.level = level;
     n->u.fold.two = e->u.comp.iter2 != NULL;
-    /* the range runs before this fold is active; everything else while it is */
-    n->u.fold.range = plan(p, e->u.comp.range);
+    /* the range runs before this fold is active; everything else while it is. Planned in
+     * cel-go's order (init, range, ...), which decides the first planning error. */
     p->slot = level + 1;
     if (p->slot > p->max_slot)
         p->max_slot = p->slot;
     n->u.fold.init = plan(p, e->u.comp.init);
+    p->slot = level;
+    n->u.fold.range = plan(p, e->u.comp.range);
+    p->slot = level + 1;
     if (!push_scope(p, e->u.comp.accu, level, 0) || !push_scope(p, e->u.comp.iter, level, 1) ||
         !push_scope(p, e->u.comp.iter2, level, 2))
         return NULL;

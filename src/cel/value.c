@@ -63,6 +63,22 @@ const char *cel_val_type_name(const struct cel_val *v)
     return "unknown";
 }
 
+struct cel_val cel_err_buf(struct arena *a, const struct buf *b)
+{
+    struct cel_val v = {.k = CV_ERROR};
+    char *s = a ? arena_alloc(a, b->len + 1) : NULL;
+    if (!s) {
+        v.v.s = "out of memory";
+        return v;
+    }
+    if (b->len)
+        memcpy(s, b->data, b->len);
+    s[b->len] = 0;
+    v.v.s = s;
+    v.n = (uint32_t)b->len;
+    return v;
+}
+
 struct cel_val cel_err(struct arena *a, const char *fmt, ...)
 {
     struct cel_val v = {.k = CV_ERROR};

@@ -164,6 +164,10 @@ const char *cel_val_type_name(const struct cel_val *v);
 /* An error value with a printf-style message allocated in a (static text when a is NULL). */
 struct cel_val cel_err(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An error value with a static message. */
+struct buf;
+/* an error whose message is b's bytes (which may hold a NUL) */
+struct cel_val cel_err_buf(struct arena *a, const struct buf *b);
+
 /* An error's message is NUL-terminated; n, when not 0, is its length (a message quoting a
  * string with a NUL in it). */
 static inline size_t cel_err_len(const struct cel_val *v)
