@@ -28,15 +28,18 @@ GEN = $(BUILD)/gen
 CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(GEN)
 CFLAGS += $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
+LDLIBS = -ljansson -lyaml -lpthread -ldl -lm -lre2 -lstdc++
 # The device plugin (src/deviceplugin/): protobuf-c, only in the programs using it; gRPC core
 # is loaded at run time (src/deviceplugin/grpc_dl.c).
 DP_LIBS = -lprotobuf-c
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
-LIB_DIRS := base kube gpu deviceplugin labeler manifest sched gpusched serve
+LIB_DIRS := base cel kube gpu deviceplugin labeler manifest sched gpusched serve
 LIB_SRC := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/deviceplugin/api.pb-c.o
+# C++ only where a Debian library has no C API: the RE2 shim of src/cel (regex.c calls it).
+LIB_CXX_SRC := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.cc))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(BUILD)/obj/%.o) \
+	$(BUILD)/obj/gen/deviceplugin/api.pb-c.o
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -46,7 +49,7 @@ FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
 ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request \
-	$(BUILD)/dra-alloc
+	$(BUILD)/dra-alloc $(BUILD)/cel-eval
 # The fake kubelet's Python messages (tests/kubelet/), when protoc is there.
 ifneq ($(shell command -v protoc 2>/dev/null),)
 ALL += $(GEN)/python/api_pb2.py
@@ -62,6 +65,12 @@ all: $(ALL)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+CXX ?= c++
+CXXFLAGS = $(OPT) -std=c++17 -Wall -Wextra -Werror $(SANFLAGS) -MMD -MP
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
 # The kubelet device plugin API's messages, generated from the vendored proto: C by protoc-c
 # (messages only: the services are cut out, since protoc-c would name the Register RPC
@@ -103,6 +112,11 @@ $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz
 TORTURE_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup
 $(BUILD)/torture: $(BUILD)/obj/tests/torture/torture.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) $(TORTURE_WRAP) -o $@ $^ $(LDLIBS)
+
+# cel-eval: the C CEL behind the JSON-lines protocol the real CEL also answers
+# (tests/k8s/cmd/cel-oracle, docs/cel.md), for the differential test and the benchmark
+$(BUILD)/cel-eval: $(BUILD)/obj/tests/tools/cel_eval.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # kube-request: the REST client as a command, for tests/integration/test_client.py
 $(BUILD)/kube-request: $(BUILD)/obj/tests/tools/kube_request.o $(BUILD)/libgpulabel.a
