@@ -216,6 +216,8 @@ check-k8s: all
 	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
 	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --seed 1 --cases 300 \
 		--out $(BUILD)/dra-alloc-diff && \
+	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --cel --seed 2 --cases 300 \
+		--out $(BUILD)/dra-alloc-diff && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
 	for c in tests/k8s/configs/*.yaml; do \

@@ -7,7 +7,9 @@
  * writes one answer per line: {"id","status":"allocated"|"unallocated"|"node-failed"|"error",
  * "message","claims":[{"results":[{"request","device","adminAccess","shared","consumed"}],
  * "nodeSelector":"none"|"node"|"selector"}]}. A line it cannot read gets status
- * "tool-error". Test tooling only. */
+ * "tool-error". With --cel the selectors are compiled and evaluated by the CEL library
+ * (src/cel) instead of read from the answers, so the two together are judged. Test tooling
+ * only. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -16,10 +18,29 @@
 
 #include "base/arena.h"
 #include "base/keymap.h"
+#include "cel/cel.h"
 #include "sched/dra_alloc.h"
+
+/* --cel: the library's programs (expression -> struct celprog, kept across problems) */
+static bool use_cel;
+static struct keymap programs;
+static struct cel_scratch *cel_scratch;
+
+struct celprog {
+    struct cel_program *p;
+    char *error; /* the compile error's detail, or NULL */
+};
+
+/* --cel: a device's view, or the error every selector meets on it */
+struct celview {
+    struct cel_device_view *v;
+    const char *error;
+};
 
 struct ctx {
     struct arena *a;
+    struct cel_device_view **views; /* --cel: freed after the problem */
+    size_t nviews, cviews;
     json_t *cel;       /* expression -> device -> answer */
     json_t *nodesel;   /* slice or slice/device -> bool */
     struct keymap ids; /* driver/pool/device -> id + 1 */
@@ -117,6 +138,101 @@ static int counters(struct ctx *c, const json_t *m, const struct dra_counter **o
     *out = cs;
     *n = i;
     return 0;
+}
+
+/* --cel: the device as cel.Device carries it (driver, attributes, capacity) */
+static struct celview *cel_view(struct ctx *c, const json_t *o, const char *driver)
+{
+    const json_t *attrs = json_object_get(o, "attributes"), *caps = json_object_get(o, "capacity");
+    const json_t *amm = json_object_get(o, "allowMultipleAllocations");
+    struct celview *cv = arena_alloc(c->a, sizeof(*cv));
+    struct cel_device_attr *a = arena_alloc(c->a, (json_object_size(attrs) + 1) * sizeof(*a));
+    struct cel_device_capacity *cp = arena_alloc(c->a, (json_object_size(caps) + 1) * sizeof(*cp));
+    struct cel_device dev = {0};
+    struct err err = {0};
+    const char *k;
+    json_t *v;
+    size_t i = 0;
+    char buf[600];
+
+    json_object_foreach((json_t *)attrs, k, v)
+    {
+        a[i].name = k;
+        a[i].name_len = strlen(k);
+        if (json_is_integer(json_object_get(v, "int"))) {
+            a[i].kind = CEL_ATTR_INT;
+            a[i].i = json_integer_value(json_object_get(v, "int"));
+        } else if (json_is_boolean(json_object_get(v, "bool"))) {
+            a[i].kind = CEL_ATTR_BOOL;
+            a[i].b = json_is_true(json_object_get(v, "bool"));
+        } else if (jstr(v, "string") || jstr(v, "version")) {
+            a[i].kind = jstr(v, "string") ? CEL_ATTR_STRING : CEL_ATTR_VERSION;
+            a[i].s = jstr(v, "string") ? jstr(v, "string") : jstr(v, "version");
+            a[i].s_len = strlen(a[i].s);
+        } else {
+            snprintf(buf, sizeof(buf), "attribute %s: unsupported attribute value", k);
+            cv->error = dup(c, buf);
+            return cv;
+        }
+        i++;
+    }
+    dev.attrs = a;
+    dev.nattrs = i;
+    i = 0;
+    json_object_foreach((json_t *)caps, k, v)
+    {
+        const char *q = jstr(v, "value");
+
+        cp[i].name = k;
+        cp[i].name_len = strlen(k);
+        cp[i].quantity = q ? q : "0";
+        cp[i].quantity_len = strlen(cp[i].quantity);
+        i++;
+    }
+    dev.capacity = cp;
+    dev.ncapacity = i;
+    dev.driver = driver;
+    dev.driver_len = strlen(driver);
+    dev.allow_multiple_allocations = json_is_boolean(amm) ? json_is_true(amm) : -1;
+    if (cel_device_prepare(&dev, &cv->v, &err) < 0) {
+        cv->v = NULL;
+        cv->error = dup(c, err.msg);
+        return cv;
+    }
+    if (c->nviews == c->cviews) {
+        size_t nc = c->cviews ? c->cviews * 2 : 64;
+        struct cel_device_view **n = realloc(c->views, nc * sizeof(*n));
+
+        if (!n)
+            abort();
+        c->views = n;
+        c->cviews = nc;
+    }
+    c->views[c->nviews++] = cv->v;
+    return cv;
+}
+
+/* --cel: the compiled selector, as kube-scheduler's cache compiles it */
+static const struct celprog *cel_program(const char *expr)
+{
+    struct celprog *p = keymap_get(&programs, expr);
+    struct cel_compile_error cerr = {0};
+    char *key;
+
+    if (p)
+        return p;
+    p = calloc(1, sizeof(*p));
+    key = strdup(expr);
+    if (!p || !key)
+        abort();
+    if (cel_compile(expr, strlen(expr), NULL, &p->p, &cerr) < 0) {
+        p->p = NULL;
+        p->error = strdup(cerr.detail ? cerr.detail : "compilation failed");
+    }
+    cel_compile_error_release(&cerr);
+    if (keymap_put(&programs, key, p, NULL))
+        abort();
+    return p;
 }
 
 static int device(struct ctx *c, const json_t *o, const char *driver, const char *pool,
@@ -254,7 +370,7 @@ static int device(struct ctx *c, const json_t *o, const char *driver, const char
     d->binds_to_node = json_is_true(json_object_get(o, "bindsToNode"));
     d->nbinding_conditions = json_array_size(json_object_get(o, "bindingConditions"));
     snprintf(key, sizeof(key), "%s/%s/%s", driver, pool, d->name);
-    d->view = dup(c, key);
+    d->view = use_cel ? (const void *)cel_view(c, o, driver) : (const void *)dup(c, key);
     return 0;
 }
 
@@ -307,6 +423,13 @@ static void selectors(struct ctx *c, const json_t *arr, const struct dra_selecto
         const json_t *ans;
 
         s[i].expr = dup(c, jstr(cel, "expression"));
+        if (use_cel && s[i].expr) {
+            const struct celprog *p = cel_program(s[i].expr);
+
+            s[i].compile_error = p->error;
+            s[i].program = p->p;
+            continue;
+        }
         ans = s[i].expr ? json_object_get(c->cel, s[i].expr) : NULL;
         if (jstr(ans, "compile"))
             s[i].compile_error = dup(c, jstr(ans, "compile"));
@@ -466,11 +589,29 @@ static int claims(struct ctx *c, const json_t *arr, const struct dra_class *cl, 
 static int eval(void *vctx, const struct dra_selector *sel, const struct dra_device *d,
                 const char *driver, char *msg, size_t size)
 {
-    const json_t *ans = json_object_get(sel->program, d->view);
-    const char *s = json_is_string(ans) ? json_string_value(ans) : NULL;
+    const json_t *ans;
+    const char *s;
 
     (void)vctx;
     (void)driver;
+    if (use_cel) {
+        const struct celview *cv = d->view;
+        struct cel_result r;
+
+        if (!cv->v) {
+            snprintf(msg, size, "%s", cv->error);
+            return -1;
+        }
+        if (cel_eval(sel->program, cv->v, cel_scratch, &r) < 0)
+            abort();
+        if (r.error) {
+            snprintf(msg, size, "%.*s", (int)r.error_len, r.error);
+            return -1;
+        }
+        return r.match;
+    }
+    ans = json_object_get(sel->program, d->view);
+    s = json_is_string(ans) ? json_string_value(ans) : NULL;
     if (!s) {
         snprintf(msg, size, "no CEL answer for %s on %s", sel->expr, (const char *)d->view);
         return -1;
@@ -713,19 +854,29 @@ done:
     free(ncons);
     free(cons);
     free(c.idnames);
+    for (i = 0; i < c.nviews; i++)
+        cel_device_view_free(c.views[i]);
+    free(c.views);
     keymap_release(&c.ids);
     arena_free(&a);
     return out;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     struct dra_scratch *scratch = dra_scratch_new();
 
-    if (!scratch)
+    if (argc == 2 && !strcmp(argv[1], "--cel")) {
+        use_cel = true;
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: dra-alloc [--cel] < problems\n");
+        return 2;
+    }
+    cel_scratch = cel_scratch_new();
+    if (!scratch || !cel_scratch)
         return 1;
     while ((n = getline(&line, &cap, stdin)) > 0) {
         json_error_t jerr;
@@ -749,5 +900,6 @@ int main(void)
     }
     free(line);
     dra_scratch_free(scratch);
+    cel_scratch_free(cel_scratch);
     return 0;
 }

@@ -2,12 +2,14 @@
  * (src/sched/dynamicresources.c): the seed's walkthrough on DRA as the oracle runs it
  * (tests/k8s/internal/oracle/testdata/dra.yaml: the same claim names, devices and messages),
  * PreEnqueue's reasons, a victim's claims released, the generated names of the contract.
- * CEL is a stand-in that knows the two expressions used. */
+ * Each case runs twice: with a stand-in CEL that knows the two expressions used, and with the
+ * CEL library (src/cel through sched/dra_cel.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
 #include "test.h"
 
@@ -65,7 +67,10 @@ static int t_eval(void *ctx, const void *program, const void *view, char *msg, s
     return 1;
 }
 
-static const struct sched_dra_cel cel = {t_compile, t_free, t_prepare, t_view_free, t_eval, NULL};
+static const struct sched_dra_cel stand_in = {t_compile,   t_free, t_prepare,
+                                              t_view_free, t_eval, NULL};
+/* the CEL of the running case */
+static struct sched_dra_cel cel;
 
 /* the objects of testdata/dra.yaml */
 static struct kube_dra_attribute m40 = {"productName", KUBE_DRA_STRING, 0, false, "Tesla-M40"};
@@ -319,9 +324,44 @@ static void generated_names(void)
     CHECK_INT_EQ(strlen(out), 63);
 }
 
+static void with_stand_in(void (*f)(void))
+{
+    cel = stand_in;
+    f();
+}
+
+static void with_cel(void (*f)(void))
+{
+    CHECK_INT_EQ(sched_dra_cel_init(&cel), 0);
+    f();
+    sched_dra_cel_release(&cel);
+}
+
+static void seed_walkthrough_stand_in(void)
+{
+    with_stand_in(seed_walkthrough);
+}
+
+static void seed_walkthrough_cel(void)
+{
+    with_cel(seed_walkthrough);
+}
+
+static void errors_stand_in(void)
+{
+    with_stand_in(prefilter_and_filter_errors);
+}
+
+static void errors_cel(void)
+{
+    with_cel(prefilter_and_filter_errors);
+}
+
 static const struct test_case dynamicresources_cases[] = {
-    {"the seed's walkthrough on DRA", seed_walkthrough},
-    {"PreFilter and Filter errors", prefilter_and_filter_errors},
+    {"the seed's walkthrough on DRA (stand-in CEL)", seed_walkthrough_stand_in},
+    {"the seed's walkthrough on DRA (CEL library)", seed_walkthrough_cel},
+    {"PreFilter and Filter errors (stand-in CEL)", errors_stand_in},
+    {"PreFilter and Filter errors (CEL library)", errors_cel},
     {"generated names", generated_names},
 };
 TEST_SUITE(dynamicresources, dynamicresources_cases)

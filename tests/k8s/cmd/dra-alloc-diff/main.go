@@ -30,8 +30,12 @@ k8s.io/dynamic-resource-allocation v0.37.2 (kube-scheduler v1.37.2's features) a
 solve it; status, message and devices must be equal. Differences are printed with the
 problem written to --out. Ends with "N problems, N differences"; exit 1 if any.
 
+The C side reads the answers of the real CEL for every selector on every device from the
+problem; with --cel it compiles and evaluates the selectors with gpusched's CEL library
+instead (dra-alloc --cel), judging the two together.
+
 Usage:
-  dra-alloc-diff [--dra-alloc PATH] [--seed S] [--cases N] [--out DIR] [-v]
+  dra-alloc-diff [--dra-alloc PATH] [--cel] [--seed S] [--cases N] [--out DIR] [-v]
 `
 
 func main() {
@@ -46,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cases := fs.Int("cases", 200, "")
 	out := fs.String("out", "build/dra-alloc-diff", "")
 	verbose := fs.Bool("v", false, "")
+	withCEL := fs.Bool("cel", false, "")
 	help := fs.Bool("help", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "dra-alloc-diff: %v\n%s", err, usage)
@@ -56,7 +61,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	klog.SetLogger(logr.Discard())
-	cmd := exec.Command(*tool)
+	var toolArgs []string
+	if *withCEL {
+		toolArgs = append(toolArgs, "--cel")
+	}
+	cmd := exec.Command(*tool, toolArgs...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintf(stderr, "dra-alloc-diff: %v\n", err)
