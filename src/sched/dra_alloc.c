@@ -25,7 +25,34 @@ struct dra_features dra_features_default(void)
         .consumable_capacity = true,
         .fractional_capacity_range = true,
         .compatibility_groups = false,
+        .cel_error_names_device = true,
+        .capacity_errors_fail = true,
+        .extended_resource = true,
+        .device_taint_rules = true,
     };
+    return f;
+}
+
+struct dra_features dra_features_for(int minor)
+{
+    struct dra_features f = dra_features_default();
+
+    if (minor < 34 || minor >= 37)
+        return f;
+    f.fractional_capacity_range = false;
+    f.cel_error_names_device = false;
+    f.device_taint_rules = false;
+    f.counter_slices_everywhere = true;
+    f.capacity_errors_fail = false;
+    f.distinct_by_request = true;
+    if (minor >= 36)
+        return f;
+    f.counter_slices_everywhere = false;
+    f.partitionable = false;
+    f.device_taints = false;
+    f.binding_and_status = false;
+    f.consumable_capacity = false;
+    f.extended_resource = false;
     return f;
 }
 
@@ -387,6 +414,12 @@ int dra_pools_gather(const struct dra_inventory *inv, const struct dra_slice *co
         bool relevant = false;
         int m;
 
+        if (f->counter_slices_everywhere && f->partitionable && s->ncounter_sets) {
+            /* 1.36: a slice with shared counters is relevant on every node */
+            if ((rc = add_slice(&gp, &ngp, &cgp, s)))
+                goto out;
+            continue;
+        }
         if (!for_node && s->sel.node_name && *s->sel.node_name &&
             strcmp(s->sel.node_name, node_name))
             continue;
@@ -572,6 +605,7 @@ struct cstate {
     const struct dra_attr *first; /* match: the first device's value */
     int num;
     const struct dra_attr **values; /* distinct: the values so far */
+    const char **keys;              /* 1.36's distinct: the request each value is kept for */
     size_t nvalues, cvalues;
 };
 
@@ -813,6 +847,16 @@ static int selectors_match(struct alloc *a, size_t claim, const struct dra_devic
         }
         inner[0] = '\0';
         m = a->ops->eval(a->ops->ctx, &sels[i], d, p->driver, inner, sizeof(inner));
+        if (m < 0 && !a->f->cel_error_names_device) {
+            /* before 1.37: neither the device nor the hint */
+            if (class)
+                msgf(a->msg, a->msgsize, "class %s: selector #%zu: CEL runtime error: %s",
+                     class->name, i, inner);
+            else
+                msgf(a->msg, a->msgsize, "claim %s/%s: selector #%zu: CEL runtime error: %s",
+                     cl->ns, cl->name, i, inner);
+            return -1;
+        }
         if (m < 0) {
             dra_enhance_runtime_error(inner, sizeof(inner));
             if (class)
@@ -1254,9 +1298,52 @@ static bool attr_same(const struct dra_attr *x, const struct dra_attr *y)
     }
 }
 
+static int values_grow(struct cstate *st)
+{
+    if (st->nvalues == st->cvalues) {
+        size_t nc = st->cvalues ? st->cvalues * 2 : 8;
+        const struct dra_attr **v = realloc((void *)st->values, nc * sizeof(*v));
+        const char **k;
+
+        if (!v)
+            return -ENOMEM;
+        st->values = v;
+        k = realloc((void *)st->keys, nc * sizeof(*k));
+        if (!k)
+            return -ENOMEM;
+        st->keys = k;
+        st->cvalues = nc;
+    }
+    return 0;
+}
+
+/* 1.36's distinctAttribute: one value kept per request name (a map), a count of devices
+ * beside it, so a request's earlier devices are forgotten as the next one is added */
+static int distinct_by_request_add(struct cstate *st, const char *base, const struct dra_attr *attr)
+{
+    size_t i;
+
+    if (st->num > 0)
+        for (i = 0; i < st->nvalues; i++)
+            if (attr->type == DRA_ATTR_OTHER || attr_same(attr, st->values[i]))
+                return 0;
+    for (i = 0; i < st->nvalues; i++)
+        if (!strcmp(st->keys[i], base)) {
+            st->values[i] = attr;
+            st->num++;
+            return 1;
+        }
+    if (values_grow(st))
+        return -ENOMEM;
+    st->keys[st->nvalues] = base;
+    st->values[st->nvalues++] = attr;
+    st->num++;
+    return 1;
+}
+
 /* constraint add: true when the device may join */
 static int constraint_add(struct cstate *st, const char *base, const char *sub,
-                          const struct dra_device *d, const char *driver)
+                          const struct dra_device *d, const char *driver, bool by_request)
 {
     const struct dra_attr *attr;
     size_t i;
@@ -1277,32 +1364,40 @@ static int constraint_add(struct cstate *st, const char *base, const char *sub,
         st->num++;
         return 1;
     }
+    if (by_request)
+        return distinct_by_request_add(st, base, attr);
     if (attr->type == DRA_ATTR_OTHER)
         return 0;
     for (i = 0; i < st->nvalues; i++)
         if (attr_same(attr, st->values[i]))
             return 0;
-    if (st->nvalues == st->cvalues) {
-        size_t nc = st->cvalues ? st->cvalues * 2 : 8;
-        const struct dra_attr **v = realloc((void *)st->values, nc * sizeof(*v));
-
-        if (!v)
-            return -ENOMEM;
-        st->values = v;
-        st->cvalues = nc;
-    }
+    if (values_grow(st))
+        return -ENOMEM;
     st->values[st->nvalues++] = attr;
     return 1;
 }
 
-static void constraint_remove(struct cstate *st, const char *base, const char *sub)
+static void constraint_remove(struct cstate *st, const char *base, const char *sub, bool by_request)
 {
+    size_t i;
+
     if (!constraint_applies(st->c, base, sub))
         return;
-    if (st->c->kind == DRA_MATCH)
+    if (st->c->kind == DRA_MATCH) {
         st->num--;
-    else
+    } else if (by_request) {
+        /* 1.36: the request's value goes, whichever device of it is removed */
+        for (i = 0; i < st->nvalues; i++)
+            if (!strcmp(st->keys[i], base)) {
+                st->values[i] = st->values[st->nvalues - 1];
+                st->keys[i] = st->keys[st->nvalues - 1];
+                st->nvalues--;
+                break;
+            }
+        st->num--;
+    } else {
         st->nvalues--;
+    }
 }
 
 /* ---- allocateDevice ---- */
@@ -1405,7 +1500,7 @@ static void rollback_device(struct alloc *a, size_t c, const struct alldev *dev,
     if (st->marked)
         unmark_allocating(a, dev->device->id, c);
     for (i = st->constraints; i > 0; i--)
-        constraint_remove(&a->cs[c][i - 1], base, sub);
+        constraint_remove(&a->cs[c][i - 1], base, sub, a->f->distinct_by_request);
     if (st->counters)
         counters_apply(a, dev->pool, &a->pc[(size_t)(dev->pool - a->pools->pools)], dev->device,
                        -1);
@@ -1454,7 +1549,8 @@ static int allocate_device(struct alloc *a, size_t c, size_t r, size_t sub,
         return 0;
     }
     for (i = 0; i < claim->nconstraints; i++) {
-        rc = constraint_add(&a->cs[c][i], base, subname, d, dev->pool->driver);
+        rc = constraint_add(&a->cs[c][i], base, subname, d, dev->pool->driver,
+                            a->f->distinct_by_request);
         if (rc < 0) {
             rollback_device(a, c, dev, base, subname, st);
             return rc;
@@ -1485,6 +1581,10 @@ static int allocate_device(struct alloc *a, size_t c, size_t r, size_t sub,
         char inner[512];
         int fits = capacity_fits(a, req, d, true, inner, sizeof(inner));
 
+        if (fits < 0 && !a->f->capacity_errors_fail) {
+            rollback_device(a, c, dev, base, subname, st); /* 1.36: not this device */
+            return 0;
+        }
         if (fits < 0) {
             char id[600];
 
@@ -1642,6 +1742,8 @@ static int allocate_one(struct alloc *a, size_t c, size_t r, size_t sub, int dev
                     char inner[512];
                     int fits = capacity_fits(a, req, d, true, inner, sizeof(inner));
 
+                    if (fits < 0 && !a->f->capacity_errors_fail)
+                        continue; /* 1.36: the device is skipped */
                     if (fits < 0) {
                         char id[600];
 
@@ -1753,8 +1855,11 @@ static int validate_request(struct alloc *a, size_t c, size_t r, size_t sub, str
                     continue;
                 if (a->f->consumable_capacity) {
                     char inner[512];
-                    int fits = capacity_fits(a, req, d, false, inner, sizeof(inner));
+                    int fits =
+                        capacity_fits(a, req, d, !a->f->capacity_errors_fail, inner, sizeof(inner));
 
+                    if (fits < 0 && !a->f->capacity_errors_fail)
+                        continue; /* 1.36: skipped (and with what the device holds) */
                     if (fits < 0) {
                         msgf(a->msg, a->msgsize,
                              "claim %s/%s, request %s: checking capacity for device %s: %s",
@@ -1807,8 +1912,10 @@ static void alloc_release(struct alloc *a)
 
             if (!a->cs[i])
                 continue;
-            for (k = 0; k < a->claims[i].nconstraints; k++)
+            for (k = 0; k < a->claims[i].nconstraints; k++) {
                 free((void *)a->cs[i][k].values);
+                free((void *)a->cs[i][k].keys);
+            }
             free(a->cs[i]);
         }
     free(a->cs);

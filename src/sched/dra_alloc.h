@@ -26,10 +26,26 @@
 /* the claims one Allocate call may take (a pod's claims and its extended-resource claim) */
 #define DRA_CLAIMS_MAX 64
 
-/* Which allocator features are on (structured.Features); dra_features_default() is v1.37. */
+/* Which allocator features are on (structured.Features); dra_features_default() is v1.37,
+ * dra_features_for() an older release's defaults. The last six are not the allocator's
+ * features but what else changed across releases: the wording of a CEL runtime error, which
+ * slices a node sees, capacity checks, distinctAttribute, and two parts of the DynamicResources plugin (read by
+ * sched/dynamicresources.c). */
 struct dra_features {
     bool admin_access, prioritized_list, partitionable, device_taints, binding_and_status,
         consumable_capacity, fractional_capacity_range, compatibility_groups;
+    bool cel_error_names_device;    /* 1.37: "selector #0 on device D/P/X: CEL runtime
+                                       error: " with cel.EnhanceRuntimeError's hint; before,
+                                       neither */
+    bool counter_slices_everywhere; /* 1.36: a slice with sharedCounters is relevant on
+                                       every node (its pool may look incomplete there) */
+    bool capacity_errors_fail;      /* 1.37: a capacity check's error fails the attempt, and
+                                       All checks a device's capacity alone; 1.36 skipped the
+                                       device, and All counted what it holds */
+    bool distinct_by_request;       /* 1.36: distinctAttribute kept one value per request
+                                       name, so a request's devices could share a value */
+    bool extended_resource;         /* DRAExtendedResource: DeviceClass extendedResourceName */
+    bool device_taint_rules;        /* DRADeviceTaintRules: DeviceTaintRule objects apply */
 };
 
 /* ---- inventory: what ResourceSlices publish (DeviceTaintRules already applied) ---- */
@@ -314,6 +330,13 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
 
 /* dra_features_default is v1.37.2's: every feature but compatibility groups (alpha). */
 struct dra_features dra_features_default(void);
+
+/* dra_features_for is kube-scheduler 1.MINOR's default feature gates as the allocator and the
+ * plugin see them: 1.34 and 1.35 admin access and prioritized lists only; 1.36 adds
+ * partitionable devices, device taints, binding conditions, consumable capacity and extended
+ * resources; 1.37 fractional capacity ranges and DeviceTaintRules. Before 1.34 (DRA off by
+ * default) and after 1.37: 1.37's. */
+struct dra_features dra_features_for(int minor);
 
 /* dra_enhance_runtime_error is cel.EnhanceRuntimeError on a message (in place, bounded):
  * "no such key:" errors get the hint about optional chaining. */

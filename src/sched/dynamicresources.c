@@ -280,6 +280,8 @@ int sched_dra_add_slice(struct sched_dra *w, const struct kube_resource_slice *s
 
 int sched_dra_add_taint_rule(struct sched_dra *w, const struct kube_device_taint_rule *r)
 {
+    if (!w->f.device_taint_rules)
+        return 0; /* before 1.37 the API is not served by default: no rule applies */
     return PUSH(w->rules, w->nrules, w->crules, r);
 }
 
@@ -468,6 +470,8 @@ static int build_classes(struct sched_dra *w)
         struct dra_class *c = keymap_get(&w->class_index, in->name);
         char *implicit;
 
+        if (!w->f.extended_resource)
+            continue; /* before 1.36 no class stands for an extended resource */
         if (in->extended_resource_name) {
             struct dra_class *held = keymap_get(&w->ext_index, in->extended_resource_name);
 

@@ -36,8 +36,10 @@ struct sched_dra_cel {
     void *ctx;
 };
 
-/* sched_dra_new makes an empty world with the allocator features f (dra_features_default for
- * v1.37) and the CEL library cel (copied). NULL when out of memory. */
+/* sched_dra_new makes an empty world with the features f (dra_features_default for v1.37,
+ * dra_features_for an older release: without extended_resource no DeviceClass maps an
+ * extended resource, without device_taint_rules DeviceTaintRules are not applied) and the
+ * CEL library cel (copied). NULL when out of memory. */
 struct sched_dra *sched_dra_new(const struct sched_dra_cel *cel, const struct dra_features *f);
 void sched_dra_free(struct sched_dra *w);
 

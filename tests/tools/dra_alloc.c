@@ -7,7 +7,8 @@
  * writes one answer per line: {"id","status":"allocated"|"unallocated"|"node-failed"|"error",
  * "message","claims":[{"results":[{"request","device","adminAccess","shared","consumed"}],
  * "nodeSelector":"none"|"node"|"selector"}]}. A line it cannot read gets status
- * "tool-error". With --cel the selectors are compiled and evaluated by the CEL library
+ * "tool-error". An optional "kubeVersion" ("1.36") takes that release's default features
+ * (dra_features_for). With --cel the selectors are compiled and evaluated by the CEL library
  * (src/cel) instead of read from the answers, so the two together are judged. Test tooling
  * only. */
 #include <errno.h>
@@ -663,6 +664,14 @@ static const char *decimal(kube_nano q, char *buf, size_t size)
     return buf;
 }
 
+/* the minor version of "1.36" */
+static int minor_of(const char *v)
+{
+    const char *dot = strchr(v, '.');
+
+    return dot ? atoi(dot + 1) : 0;
+}
+
 static json_t *solve(json_t *in, struct dra_scratch *scratch)
 {
     struct arena a = ARENA_INIT;
@@ -685,6 +694,8 @@ static json_t *solve(json_t *in, struct dra_scratch *scratch)
     json_t *out = json_object();
     int rc;
 
+    if (jstr(in, "kubeVersion")) /* "1.36": that release's default features */
+        f = dra_features_for(minor_of(jstr(in, "kubeVersion")));
     memset(&c, 0, sizeof(c));
     c.a = &a;
     c.cel = json_object_get(in, "cel");

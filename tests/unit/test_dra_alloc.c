@@ -110,12 +110,16 @@ struct run {
     char msg[1024];
 };
 
+/* the release allocate() answers as (0: v1.37's defaults) */
+static int release_minor;
+
 static void allocate(const struct dra_slice *slices, size_t nslices, size_t nids,
                      const struct dra_state *state, const struct dra_claim *claims, size_t nclaims,
                      struct run *out)
 {
     struct dra_inventory inv = {slices, nslices, nids};
-    struct dra_features f = dra_features_default();
+    struct dra_features f =
+        release_minor ? dra_features_for(release_minor) : dra_features_default();
     struct dra_pools pools;
     struct dra_scratch *s = dra_scratch_new();
     char msg[512] = "";
@@ -564,6 +568,65 @@ static void cel_errors(void)
                           "deviceclass.resource.k8s.io \"nope\" not found");
 }
 
+/* --kube-version: what the older releases' defaults turn off, and where 1.36's allocator
+ * answered otherwise (checked against k8s.io/dynamic-resource-allocation v0.36.6) */
+static void older_releases(void)
+{
+    struct dra_features f35 = dra_features_for(35), f36 = dra_features_for(36),
+                        f37 = dra_features_for(37), d = dra_features_default();
+    static struct tslice sl;
+    struct dra_selector bad = {"err", NULL, NULL};
+    struct dra_request r = req("gpu", &any_class, 3);
+    struct dra_claim_request cr = {"gpu", false, &r, 1};
+    struct dra_constraint c = {DRA_DISTINCT, "d/s", NULL, 0};
+    struct dra_claim claim = {"ns", "a", &cr, 1, &c, 1};
+    struct dra_state st = {0};
+    struct run out;
+    char buf[256];
+
+    CHECK(!memcmp(&f37, &d, sizeof(d)));
+    CHECK(f35.admin_access && f35.prioritized_list && !f35.partitionable && !f35.device_taints &&
+          !f35.consumable_capacity && !f35.binding_and_status && !f35.extended_resource &&
+          !f35.device_taint_rules);
+    CHECK(f36.partitionable && f36.consumable_capacity && f36.extended_resource &&
+          !f36.device_taint_rules && !f36.fractional_capacity_range &&
+          !f36.cel_error_names_device && f36.distinct_by_request);
+    memset(&sl, 0, sizeof(sl));
+    sl.s = (struct dra_slice){.name = "s",
+                              .driver = "d",
+                              .pool = "p",
+                              .generation = 1,
+                              .count = 1,
+                              .sel = {.node_name = "n1"}};
+    dev_init(&sl.devs[0], "g0", 0, 0, "x");
+    dev_init(&sl.devs[1], "g1", 1, 0, "y");
+    dev_init(&sl.devs[2], "g2", 2, 0, "x");
+    slice_finish(&sl, 3);
+    /* distinctAttribute over one request's three devices: 1.37 sees x twice; 1.36 kept only
+     * the request's last value (y) and lets the second x in */
+    allocate(&sl.s, 1, 3, &st, &claim, 1, &out);
+    CHECK_INT_EQ(out.status, DRA_NOT_ALLOCATED);
+    release_minor = 36;
+    allocate(&sl.s, 1, 3, &st, &claim, 1, &out);
+    CHECK_INT_EQ(out.status, DRA_ALLOCATED);
+    CHECK_STR_EQ(devices_of(&out.res[0], buf, sizeof(buf)), "gpu=g0 gpu=g1 gpu=g2");
+    /* a CEL runtime error before 1.37: neither the device nor the hint */
+    claim.nconstraints = 0;
+    r.count = 1;
+    r.sels = &bad;
+    r.nsels = 1;
+    sl.devs[0].d.nattrs = 0;
+    slice_finish(&sl, 3);
+    allocate(&sl.s, 1, 3, &st, &claim, 1, &out);
+    CHECK_INT_EQ(out.status, DRA_FAILED);
+    CHECK_STR_EQ(out.msg, "claim ns/a: selector #0: CEL runtime error: no such key: a");
+    release_minor = 0;
+    allocate(&sl.s, 1, 3, &st, &claim, 1, &out);
+    CHECK_STR_EQ(out.msg, "claim ns/a: selector #0 on device d/p/g0: CEL runtime error: no such "
+                          "key: a. consider using CEL optional chaining (.? followed by "
+                          "orValue()) or guarding the check with has() for optional fields");
+}
+
 /* ---- random problems against the brute-force reference ---- */
 
 static uint64_t rng_state;
@@ -966,6 +1029,7 @@ static const struct test_case dra_alloc_cases[] = {
     {"admin access", admin_access},
     {"invalid pool", invalid_pool},
     {"CEL errors", cel_errors},
+    {"older releases (--kube-version)", older_releases},
     {"random problems against the brute-force reference", random_against_reference},
 };
 TEST_SUITE(dra_alloc, dra_alloc_cases)

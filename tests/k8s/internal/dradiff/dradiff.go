@@ -107,6 +107,11 @@ func (l classLister) Get(name string) (*resourcev1.DeviceClass, error) {
 
 // RunGo runs the real allocator.
 func (p *Problem) RunGo() *Answer {
+	return p.RunGoWith(Features)
+}
+
+// RunGoWith runs the real allocator with other features (which select its implementation).
+func (p *Problem) RunGoWith(features structured.Features) *Answer {
 	ctx := context.Background()
 	classes := classLister{}
 	for _, c := range p.Classes {
@@ -133,7 +138,7 @@ func (p *Problem) RunGo() *Answer {
 	}
 	celCache := cel.NewCache(10, cel.Features{EnableConsumableCapacity: true})
 	a := &Answer{ID: p.ID}
-	alloc, err := structured.NewAllocator(ctx, Features, state, classes, p.Slices, celCache)
+	alloc, err := structured.NewAllocator(ctx, features, state, classes, p.Slices, celCache)
 	if err != nil {
 		a.Status, a.Message = "error", err.Error()
 		return a
