@@ -173,11 +173,16 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	clang++ $(CPPFLAGS) -std=c++17 -Wall -Wextra -Werror -g -O1 \
+		-fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c -o $@ $<
 $(FUZZ_BUILD)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 $(FUZZ_BUILD)/obj/src/%.o: | $(GEN)/deviceplugin/api.pb-c.h
-$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/gen/deviceplugin/api.pb-c.o
+$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
+		$(FUZZ_BUILD)/obj/gen/deviceplugin/api.pb-c.o
 	rm -f $@
 	ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a

@@ -530,7 +530,11 @@ static int lex_all(struct lexer *lx)
              * then skip that character (ANTLR's Lexer.recover). */
             struct buf b = BUF_INIT(0);
             int32_t fail = p + via, end = fail < n ? fail + 1 : n;
-            display_cps(&b, c, p, end);
+            /* the Go runtime prints the text as it is (no escapes) */
+            for (int32_t i = p; i < end; i++) {
+                char tmp[4];
+                buf_append(&b, tmp, cel_utf8_encode(c[i], tmp));
+            }
             cel_diags_add(lx->diags, 0, p, "Syntax error: token recognition error at: '%s'",
                           b.data ? b.data : "");
             buf_release(&b);
