@@ -315,7 +315,7 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
 
     *out = NULL;
     if (!v)
-        return -ENOMEM;
+        return err_set(err, -ENOMEM, "out of memory");
     driver = arena_strndup(&v->a, d->driver ? d->driver : "", dn);
     dev = arena_alloc(&v->a, sizeof(*dev));
     attrs = arena_alloc(&v->a, sizeof(*attrs));
