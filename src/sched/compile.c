@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/goparse.h"
+#include "base/quote.h"
 #include "kube/rules.h"
 #include "sched/cluster.h"
 #include "sched/image.h"
@@ -164,27 +165,6 @@ void sched_cpod_release(struct sched_cpod *cp)
     memset(cp, 0, sizeof(*cp));
 }
 
-/* go_quote appends s to b as Go's %q writes it (ASCII; other bytes as \xNN) */
-static int go_quote(struct buf *b, const char *s)
-{
-    int rc = buf_puts(b, "\"");
-
-    for (; *s && !rc; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            rc = buf_printf(b, "\\%c", ch);
-        else if (ch >= 0x20 && ch < 0x7f)
-            rc = buf_append(b, s, 1);
-        else if (ch == '\n')
-            rc = buf_puts(b, "\\n");
-        else if (ch == '\t')
-            rc = buf_puts(b, "\\t");
-        else
-            rc = buf_printf(b, "\\x%02x", ch);
-    }
-    return rc ? rc : buf_puts(b, "\"");
-}
-
 /* prescore_error is what NodeAffinity's PreScore (NewPreferredSchedulingTerms) says of the
  * pod's preferred terms: for each Gt/Lt value that is not an integer, one field error; one
  * error alone as it is, several (each once) as "[e1, e2]". Sets cp->prescore_error (arena);
@@ -215,7 +195,7 @@ static int prescore_error(const struct kube_pod *pod, struct sched_cpod *cp)
                 if ((rc = buf_printf(&one,
                                      "[%zu].matchExpressions[%zu].values[%zu]: Invalid value: ", i,
                                      j, k)) ||
-                    (rc = go_quote(&one, r->values[k])) ||
+                    (rc = quote_go(&one, r->values[k], strlen(r->values[k]))) ||
                     (rc = buf_puts(&one,
                                    ": for 'Gt', 'Lt' operators, the value must be an integer")))
                     goto out;
