@@ -1,5 +1,6 @@
 /* yaml-int.h - what kube/yaml.c (libyaml's events to values) shares with its JSON fast path
- * (kube/yamljson.c); not for callers.
+ * (kube/yamljson.c), and both with yamlvalue.c (the line table, plain scalars) below them;
+ * not for callers.
  *
  * The fast path reads input that is plain JSON, the form generated files and `kubectl get -o
  * json` take, and hands the callbacks of kube_yaml_each the same values with the same lines
@@ -62,10 +63,13 @@ struct loader {
     bool fn_failed;         /* the last callback made returned non-zero */
 };
 
-/* kube_lines_clear empties a table for the next document or item. */
+/* kube_lines_add records that v came from line. */
+int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
+
+/* kube_lines_clear empties a table for the next document or item (yamlvalue.c). */
 void kube_lines_clear(struct kube_lines *l);
 
-/* kube_yaml_plain resolves the text of a plain scalar as kube/yaml.h says (null, booleans,
+/* kube_yaml_plain (yamlvalue.c) resolves the text of a plain scalar as kube/yaml.h says (null, booleans,
  * integers, floats, else a string); a new reference, NULL when out of memory. */
 json_t *kube_yaml_plain(const char *s, size_t len);
 
