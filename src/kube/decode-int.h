@@ -26,20 +26,100 @@
 
 #define DEC_PATH_MAX 240
 
-/* The decoder's state for one object: where its strings go, where errors go and the path of
- * the field being read ("spec.containers[0].resources"). */
+/* ---- The Go types of the API's fields ----
+ *
+ * Each Go struct the decoder reads has a table of its JSON fields, sorted by name, with the
+ * JSON kind each holds and its Go type as the API server's decoder names it in messages. The
+ * tables say what a field may hold, so a manifest's fields can be checked once, by name and
+ * type, before it is decoded (opts->check), and a getter that finds a value of the wrong type
+ * can say what the API server says. A field whose type has no table (a container's probes,
+ * say) is checked as to its kind alone. */
+enum dec_kind {
+    DEC_STR = 1, /* a string (string, v1.Time, types.UID, []byte, ...) */
+    DEC_BOOL,
+    DEC_INT32, /* a number with an integral value in int32's range */
+    DEC_INT64,
+    DEC_NUM,
+    DEC_OBJ,    /* a struct */
+    DEC_ARR,    /* a slice; dec_field.elem says of what */
+    DEC_MAP,    /* a map with string keys; dec_field.elem says of what */
+    DEC_QTY,    /* resource.Quantity: a string or a number */
+    DEC_INTSTR, /* intstr.IntOrString: a string or an int32 */
+    DEC_ANY,    /* whatever JSON (runtime.RawExtension, v1.FieldsV1) */
+};
+
+struct dec_type;
+
+struct dec_field {
+    const char *name;   /* the JSON key */
+    unsigned char kind; /* enum dec_kind */
+    unsigned char elem; /* DEC_ARR, DEC_MAP: its elements' enum dec_kind */
+    const char *go;     /* the Go type: "string", "int32", "[]v1.Container", "v1.ResourceList" */
+    const struct dec_type *type; /* DEC_OBJ (or an array or map of them): the struct's table,
+                                    NULL when its fields are not looked into */
+};
+
+struct dec_type {
+    const char *name; /* the Go struct's name: "PodSpec" */
+    const struct dec_field *fields;
+    size_t nfields;
+};
+
+#define DEC_TYPE(name, fields)                                                                     \
+    {                                                                                              \
+        (name), (fields), sizeof(fields) / sizeof((fields)[0])                                     \
+    }
+
+/* The tables several files read (each file keeps its own others static). */
+extern const struct dec_type dec_t_object_meta, dec_t_label_selector, dec_t_node_selector,
+    dec_t_node_selector_term, dec_t_resource_requirements, dec_t_volume_resource_requirements,
+    dec_t_pod_spec, dec_t_container, dec_t_affinity, dec_t_toleration,
+    dec_t_topology_spread_constraint, dec_t_persistent_volume_claim_template,
+    dec_t_persistent_volume_spec, dec_t_aws_elastic_block_store_volume_source,
+    dec_t_gce_persistent_disk_volume_source, dec_t_azure_disk_volume_source,
+    dec_t_cinder_volume_source, dec_t_portworx_volume_source, dec_t_azure_file_volume_source,
+    dec_t_vsphere_virtual_disk_volume_source;
+/* ... and those of the kinds (the roots of their walks) */
+extern const struct dec_type dec_t_pod, dec_t_node, dec_t_priority_class, dec_t_runtime_class,
+    dec_t_pod_disruption_budget, dec_t_namespace, dec_t_service, dec_t_deployment,
+    dec_t_replica_set, dec_t_stateful_set, dec_t_daemon_set, dec_t_job,
+    dec_t_replication_controller, dec_t_persistent_volume_claim, dec_t_persistent_volume,
+    dec_t_storage_class, dec_t_csi_node, dec_t_csi_driver, dec_t_csi_storage_capacity,
+    dec_t_volume_attachment;
+
+/* The decoder's state for one object: where its strings go, where errors go, how strictly it
+ * reads, and the path of the field being read ("spec.containers[0].resources"). */
 struct dec {
     struct arena *a;
     const struct kube_lines *lines;
     const char *file;
     struct err *err;
+    const struct kube_decode_opts *opts; /* NULL: an object of the API server */
+    const json_t *root;                  /* the object dec_begin started, and its type */
+    const struct dec_type *root_type;
+    size_t root_plen; /* the path's length at the root */
     char path[DEC_PATH_MAX + 16];
     size_t plen;
 };
 
-/* dec_init starts a decode into a; lines, file and err may be NULL. */
-void dec_init(struct dec *d, struct arena *a, const struct kube_lines *lines, const char *file,
-              struct err *err);
+/* dec_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
+ * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
+ * for anything else, without undefined behaviour on huge numbers. */
+bool dec_json_int64(const json_t *v, int64_t *out);
+
+/* dec_json_type_name names v's JSON type as Go's decoder does in its messages: "object",
+ * "array", "string", "number", "bool" or "null". */
+const char *dec_json_type_name(const json_t *v);
+
+/* dec_init starts a decode into a; o (NULL: the API server's object) and err may be NULL. */
+void dec_init(struct dec *d, struct arena *a, const struct kube_decode_opts *o, struct err *err);
+
+/* dec_begin starts every kind's decoder: obj must be an object of Go type t. With
+ * opts->check, every field of obj is checked first against t's tables (types, and names: an
+ * unknown one is warned of, or fails with opts->strict). Its line and the file (copied into
+ * the arena) are noted when line and file are not NULL. */
+int dec_begin(struct dec *d, const json_t *obj, const struct dec_type *t, int *line,
+              const char **file);
 
 /* The field path. dec_push appends ".name" ("name" at the root), dec_index "[i]"; both return
  * the length dec_pop goes back to. A path that no longer fits is cut short. */
@@ -63,19 +143,26 @@ const char *dec_quote(const char *s, char *buf, size_t size);
  * strings are never written to); NULL when out of memory. */
 const char *dec_strdup(struct dec *d, const json_t *v);
 
-/* dec_check_type fails unless ok, naming obj[key] = v as of the wrong type want_name. */
-int dec_check_type(struct dec *d, const json_t *obj, const char *key, const json_t *v, bool ok,
-                   const char *want_name);
+/* dec_type_error fails on v, the value of obj[key] (key NULL: an element of the array obj),
+ * as of the wrong JSON type, in the API server's words: the walk of the root (dec_begin)
+ * finds the field and names its Go struct and type; go is the Go type named otherwise. */
+int dec_type_error(struct dec *d, const json_t *obj, const char *key, const json_t *v,
+                   const char *go);
+
+/* dec_no_nul fails on a string v (obj[key], key NULL: the current path) holding a NUL, which
+ * no C string can: `Invalid value: "app\x00evil": must not contain a NUL character`. */
+int dec_no_nul(struct dec *d, const json_t *obj, const char *key, const json_t *v);
 
 /* The getters. dec_string copies obj[key] into the arena (dflt when unset); dec_peek borrows
- * it ("" when unset); dec_typed, dec_object and dec_array give the value itself (NULL when
- * unset); dec_bool false when unset; dec_int an integer within [min, max] (*present: it was
- * set; present may be NULL). 0 or -EINVAL/-ENOMEM with err set. */
+ * it ("" when unset); dec_typed (go: the Go type named when the walk cannot), dec_object and
+ * dec_array give the value itself (NULL when unset); dec_bool false when unset; dec_int an
+ * integer of Go type int32 (max INT32_MAX) or int64, below min an `Invalid value` (*present:
+ * it was set; present may be NULL). 0 or -EINVAL/-ENOMEM with err set. */
 int dec_string(struct dec *d, const json_t *obj, const char *key, const char **out,
                const char *dflt);
 int dec_peek(struct dec *d, const json_t *obj, const char *key, const char **out);
-int dec_typed(struct dec *d, const json_t *obj, const char *key, json_type want,
-              const char *want_name, const json_t **out);
+int dec_typed(struct dec *d, const json_t *obj, const char *key, json_type want, const char *go,
+              const json_t **out);
 int dec_object(struct dec *d, const json_t *obj, const char *key, const json_t **out);
 int dec_array(struct dec *d, const json_t *obj, const char *key, const json_t **out);
 int dec_bool(struct dec *d, const json_t *obj, const char *key, bool *out);
@@ -87,13 +174,13 @@ int dec_int(struct dec *d, const json_t *obj, const char *key, int64_t min, int6
  * names the element ("spec.tolerations[2]"). */
 typedef int (*dec_elem_fn)(struct dec *d, const json_t *v, void *out, void *ctx);
 
-/* dec_list reads obj[key], a list whose elements must be of JSON type want (want_name in the
- * message), decoding each with fn into an array of elem-sized slots allocated from the arena
- * (none when elem is 0). Returns the array (NULL when the list is absent, null or empty) with
- * *n the elements decoded; on failure *rc is the error and *n counts the elements decoded
+/* dec_list reads obj[key], a list whose elements must be of JSON type want (JSON_OBJECT or
+ * JSON_STRING), decoding each with fn into an array of elem-sized slots allocated from the
+ * arena (none when elem is 0). Returns the array (NULL when the list is absent, null or empty)
+ * with *n the elements decoded; on failure *rc is the error and *n counts the elements decoded
  * before it. */
-void *dec_list(struct dec *d, const json_t *obj, const char *key, json_type want,
-               const char *want_name, size_t elem, dec_elem_fn fn, void *ctx, size_t *n, int *rc);
+void *dec_list(struct dec *d, const json_t *obj, const char *key, json_type want, size_t elem,
+               dec_elem_fn fn, void *ctx, size_t *n, int *rc);
 
 /* dec_str_elem is the dec_list element decoder of a list of strings (slots: const char *),
  * each a label key when ctx is not NULL. */
@@ -107,14 +194,20 @@ int dec_cmp_label(const void *x, const void *y);
 int dec_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
                struct kube_labels *out);
 
-/* dec_source starts every decoder: obj must be an object; its line and the file (copied into
- * the arena) are noted when line and file are not NULL. */
-int dec_source(struct dec *d, const json_t *obj, int *line, const char **file);
-
 /* dec_metadata reads metadata (*meta_out: the JSON object, NULL when absent): name, uid,
  * resourceVersion and the labels ("" and none when absent). */
 int dec_metadata(struct dec *d, const json_t *obj, const json_t **meta_out, const char **name,
                  const char **uid, const char **rv, struct kube_labels *labels);
+
+/* dec_named reads metadata.name (required: "name or generateName is required") into *name
+ * and, for a namespaced kind (ns not NULL), metadata.namespace ("default" when unset). */
+int dec_named(struct dec *d, const json_t *obj, const json_t **meta, const char **name,
+              const char **ns);
+
+/* dec_controller reads the controller of metadata meta (the first ownerReference with
+ * controller true; its kind and name are strings) into out (zeroed when there is none) and,
+ * when uid is not NULL, its uid ("" when unset). */
+int dec_controller(struct dec *d, const json_t *meta, struct kube_owner *out, const char **uid);
 
 /* ---- ResourceLists (decode_resources.c) ---- */
 
@@ -170,6 +263,15 @@ int dec_term(struct dec *d, const json_t *t, void *slot, void *ctx);
  * false). */
 int dec_label_selector(struct dec *d, const json_t *obj, struct kube_label_selector *out);
 
+/* dec_spec_selector reads spec.selector: a label set (set_form: absent or null is not
+ * present; keys and values held to ValidateLabels when validate) or a metav1.LabelSelector. */
+int dec_spec_selector(struct dec *d, const json_t *spec, bool set_form, bool validate,
+                      struct kube_label_selector *out);
+
+/* dec_node_selector reads a v1.NodeSelector at obj (a PersistentVolume's
+ * spec.nodeAffinity.required) with the rules of a pod's required node affinity. */
+int dec_node_selector(struct dec *d, const json_t *obj, struct kube_node_selector *out);
+
 /* ---- A pod's spec (decode_podspec.c) ---- */
 
 /* dec_containers reads spec[key] (containers, or initContainers when init), hostNetwork
@@ -183,6 +285,11 @@ int dec_spread(struct dec *d, const json_t *t, void *slot, void *ctx);
 /* dec_node_affinity reads spec.affinity: node affinity into p, pod (anti-)affinity into
  * p->extra. */
 int dec_node_affinity(struct dec *d, const json_t *spec, struct kube_pod *p);
+
+/* dec_pod reads the pod obj of Go type t: a Pod, or (the workloads') a PodTemplateSpec read as
+ * the pod its controller creates, named name (not NULL: it stands for metadata.name). */
+int dec_pod(struct dec *d, const json_t *obj, const struct dec_type *t, const char *name,
+            struct kube_pod *out);
 
 /* ---- What several kinds read ---- */
 

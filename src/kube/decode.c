@@ -1,22 +1,39 @@
 /* decode.c - the decoder's core (see decode-int.h): its state, the field path, the error that
- * names path and line, the typed getters and what every kind has (metadata, labels).
+ * names path and line, the typed getters, what every object has (metadata, labels), and the
+ * walk that holds an object to its Go type's field names and JSON types.
  *
  * Decoding is one pass over the JSON tree; everything kept is copied into the caller's arena.
- * Every list of the object model is read by dec_list, so a list's element type, path and
- * length are handled in one place. */
+ * A manifest is walked once more first (opts->check): every field against its Go struct's
+ * table. Every list of the object model is read by dec_list, so a list's element type, path
+ * and length are handled in one place. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/quote.h"
 #include "kube/decode-int.h"
 #include "kube/labels.h"
+#include "kube/quantity.h"
 #include "kube/yaml.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Decoder state: arena, error report, field path                                            */
+
+void dec_init(struct dec *d, struct arena *a, const struct kube_decode_opts *o, struct err *err)
+{
+    memset(d, 0, sizeof(*d));
+    d->a = a;
+    d->err = err;
+    d->opts = o;
+    if (o) {
+        d->lines = o->lines;
+        d->file = o->file;
+    }
+}
 
 /* dec_push appends ".name" (or "name" at the root) and returns the length to pop back to. */
 size_t dec_push(struct dec *d, const char *name)
@@ -75,8 +92,19 @@ int dec_line(const struct dec *d, const json_t *v, const json_t *parent)
     return l;
 }
 
-int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* fail_at fills err with msg at the line of v (or parent) and the given field path */
+static int fail_at(struct dec *d, const json_t *v, const json_t *parent, const char *field,
+                   const char *msg)
+{
+    if (!d->err)
+        return -EINVAL;
+    err_set(d->err, -EINVAL, "%s", msg);
+    d->err->file[0] = '\0';
+    err_at(d->err, d->file, dec_line(d, v, parent), 0);
+    err_field(d->err, field);
+    return -EINVAL;
+}
+
 int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
 {
     char msg[ERR_MSG_MAX];
@@ -85,13 +113,7 @@ int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *f
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (!d->err)
-        return -EINVAL;
-    err_set(d->err, -EINVAL, "%s", msg);
-    d->err->file[0] = '\0';
-    err_at(d->err, d->file, dec_line(d, v, parent), 0);
-    err_field(d->err, d->path);
-    return -EINVAL;
+    return fail_at(d, v, parent, d->path, msg);
 }
 
 int dec_nomem(struct dec *d)
@@ -99,7 +121,7 @@ int dec_nomem(struct dec *d)
     return err_set(d->err, -ENOMEM, "out of memory");
 }
 
-const char *kube_json_type_name(const json_t *v)
+const char *dec_json_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -109,12 +131,11 @@ const char *kube_json_type_name(const json_t *v)
     case JSON_STRING:
         return "string";
     case JSON_INTEGER:
-        return "integer";
     case JSON_REAL:
         return "number";
     case JSON_TRUE:
     case JSON_FALSE:
-        return "boolean";
+        return "bool";
     case JSON_NULL:
         return "null";
     }
@@ -127,27 +148,321 @@ const char *dec_quote(const char *s, char *buf, size_t size)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* JSON types as Go's decoder reads them                                                      */
+
+/* go_number writes a JSON number as Go's encoder writes a float64 (what a YAML number became
+ * on its way to the API server): the shortest text that reads back, with an exponent below
+ * 1e-6 and from 1e21 ("1e+300", "1e-7", "3000000000", "1.5"). */
+static void go_number(const json_t *v, char *out, size_t size)
+{
+    double f = json_real_value(v), a = fabs(f);
+    size_t n;
+    int p;
+
+    if (json_is_integer(v)) {
+        snprintf(out, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return;
+    }
+    if (a != 0 && (a < 1e-6 || a >= 1e21)) {
+        for (p = 0; p < 17; p++) {
+            snprintf(out, size, "%.*e", p, f);
+            if (strtod(out, NULL) == f)
+                break;
+        }
+        /* Go's encoder writes "e-9" where C writes "e-09" */
+        n = strlen(out);
+        if (n >= 4 && out[n - 4] == 'e' && out[n - 3] == '-' && out[n - 2] == '0') {
+            out[n - 2] = out[n - 1];
+            out[n - 1] = '\0';
+        }
+        return;
+    }
+    for (p = 0; p <= 20; p++) {
+        snprintf(out, size, "%.*f", p, f);
+        if (strtod(out, NULL) == f)
+            return;
+    }
+}
+
+/* kind_ok: v (not null) is of the JSON type a field of kind k holds */
+static bool kind_ok(enum dec_kind k, const json_t *v)
+{
+    int64_t n;
+
+    switch (k) {
+    case DEC_STR:
+        return json_is_string(v);
+    case DEC_BOOL:
+        return json_is_boolean(v);
+    case DEC_INT32:
+        return dec_json_int64(v, &n) && n >= INT32_MIN && n <= INT32_MAX;
+    case DEC_INT64:
+        return dec_json_int64(v, &n);
+    case DEC_NUM:
+        return json_is_number(v);
+    case DEC_OBJ:
+    case DEC_MAP:
+        return json_is_object(v);
+    case DEC_ARR:
+        return json_is_array(v);
+    case DEC_QTY:
+        return json_is_string(v) || json_is_number(v);
+    case DEC_INTSTR:
+        return json_is_string(v) || (dec_json_int64(v, &n) && n >= INT32_MIN && n <= INT32_MAX);
+    case DEC_ANY:
+        break;
+    }
+    return true;
+}
+
+/* elem_go: the Go type of an element of f's array or map ("[]v1.Container": "v1.Container") */
+static const char *elem_go(const struct dec_field *f)
+{
+    const char *b;
+
+    if (!strncmp(f->go, "[]", 2))
+        return f->go + 2;
+    if (!strncmp(f->go, "map[", 4) && (b = strchr(f->go, ']')))
+        return b + 1;
+    return f->go;
+}
+
+/* type_error fails on v, of the wrong JSON type for kind k of field f of struct st, in the
+ * words of the API server's decoder. glen is the length of the path to the field itself (an
+ * element's index or a map key after it is not part of Go's field path). */
+static int type_error(struct dec *d, const json_t *v, const json_t *parent,
+                      const struct dec_type *st, const struct dec_field *f, enum dec_kind k,
+                      size_t glen)
+{
+    char got[64], gopath[DEC_PATH_MAX + 16], msg[ERR_MSG_MAX];
+    struct err qerr;
+    size_t i, n = 0;
+
+    if (k == DEC_QTY) {
+        /* Quantity reads its JSON itself: the text of a bool, object or array is no quantity */
+        kube_quantity_parse(json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") : "{", NULL,
+                            NULL, &qerr);
+        return fail_at(d, v, parent, d->path, qerr.msg);
+    }
+    if (json_is_number(v) && (k == DEC_INT32 || k == DEC_INT64 || k == DEC_INTSTR)) {
+        memcpy(got, "number ", 7);
+        go_number(v, got + 7, sizeof(got) - 7);
+    } else {
+        snprintf(got, sizeof(got), "%s", dec_json_type_name(v));
+    }
+    if (k == DEC_INTSTR) {
+        /* IntOrString reads a non-string as an int32 of its own */
+        snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type int32", got);
+        return fail_at(d, v, parent, "", msg);
+    }
+    for (i = 0; i < glen && i < d->plen; i++) {
+        if (d->path[i] == '[') {
+            while (i < glen && d->path[i] != ']')
+                i++;
+            continue;
+        }
+        gopath[n++] = d->path[i];
+    }
+    gopath[n] = '\0';
+    snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+             got, st->name, gopath, k == f->kind ? f->go : elem_go(f));
+    return fail_at(d, v, parent, "", msg);
+}
+
+/* find_field: the field called key (len bytes) of t, or NULL (tables are sorted by name) */
+static const struct dec_field *find_field(const struct dec_type *t, const char *key, size_t len)
+{
+    size_t lo = 0, hi = t->nfields;
+
+    if (strlen(key) != len) /* a NUL inside: no field is called that */
+        return NULL;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(key, t->fields[mid].name);
+
+        if (!c)
+            return &t->fields[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+/* unknown reports the field key of obj that its type does not have: a warning, or with
+ * opts->strict an error, in kubectl's strict field validation's words */
+static int unknown(struct dec *d, const char *key, size_t len, const json_t *v, const json_t *obj)
+{
+    const struct kube_decode_opts *o = d->opts;
+    struct buf b = BUF_INIT(ERR_MSG_MAX - 64);
+    char msg[ERR_MSG_MAX];
+    int line = dec_line(d, v, obj), rc;
+
+    /* the path as the strict decoder writes it: "spec.containers[0].imagee" */
+    if (buf_append(&b, d->path, d->plen) || (d->plen && buf_append(&b, ".", 1)) ||
+        buf_append(&b, key, len)) {
+        buf_release(&b);
+        return dec_nomem(d);
+    }
+    memcpy(msg, "unknown field ", 14);
+    quote_go_to(msg + 14, sizeof(msg) - 14, b.data, b.len);
+    buf_release(&b);
+    if (o->strict) {
+        char smsg[ERR_MSG_MAX + 32];
+
+        snprintf(smsg, sizeof(smsg), "strict decoding error: %s", msg);
+        return fail_at(d, v, obj, "", smsg);
+    }
+    if (!o->warn || !(rc = o->warn(o->warn_arg, line, msg)))
+        return 0;
+    return err_set(d->err, rc, "%s", rc == -ENOMEM ? "out of memory" : "cannot report a warning");
+}
+
+static int walk_object(struct dec *d, const json_t *obj, const struct dec_type *t, bool names);
+
+/* walk_value checks v, the value of field f of st (or, kind being f->elem, one of its
+ * elements) at the current path; glen as for type_error. */
+static int walk_value(struct dec *d, const json_t *v, const json_t *parent,
+                      const struct dec_type *st, const struct dec_field *f, enum dec_kind k,
+                      size_t glen, bool names)
+{
+    const json_t *e;
+    const char *key;
+    size_t i, old;
+    int rc = 0;
+
+    if (json_is_null(v))
+        return 0;
+    if (!kind_ok(k, v))
+        return type_error(d, v, parent, st, f, k, glen);
+    if (k == DEC_OBJ && f->type)
+        return walk_object(d, v, f->type, names);
+    if (k == DEC_ARR) {
+        json_array_foreach(v, i, e)
+        {
+            old = dec_index(d, i);
+            rc = walk_value(d, e, v, st, f, f->elem, glen, names);
+            dec_pop(d, old);
+            if (rc)
+                return rc;
+        }
+    } else if (k == DEC_MAP) {
+        json_object_foreach((json_t *)v, key, e)
+        {
+            old = dec_push(d, key);
+            rc = walk_value(d, e, v, st, f, f->elem, glen, names);
+            dec_pop(d, old);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* walk_object checks every field of obj against t: its type, and (names) its name */
+static int walk_object(struct dec *d, const json_t *obj, const struct dec_type *t, bool names)
+{
+    const char *key;
+    size_t len, old;
+    json_t *v;
+    int rc;
+
+    json_object_keylen_foreach((json_t *)obj, key, len, v)
+    {
+        const struct dec_field *f = find_field(t, key, len);
+
+        if (!f) {
+            if (names && (rc = unknown(d, key, len, v, obj)))
+                return rc;
+            continue;
+        }
+        old = dec_push(d, key);
+        rc = walk_value(d, v, obj, t, f, f->kind, d->plen, names);
+        dec_pop(d, old);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int dec_begin(struct dec *d, const json_t *obj, const struct dec_type *t, int *line,
+              const char **file)
+{
+    char msg[160];
+
+    if (!json_is_object(obj)) {
+        snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type v1.%s",
+                 obj ? dec_json_type_name(obj) : "nothing", t->name);
+        return fail_at(d, obj, NULL, d->path, msg);
+    }
+    if (d->root) /* a part read as an object of its own (a workload's template) */
+        goto noted;
+    d->root = obj;
+    d->root_type = t;
+    d->root_plen = d->plen;
+    if (d->opts && d->opts->check) {
+        int rc = walk_object(d, obj, t, true);
+
+        if (rc)
+            return rc;
+    }
+noted:
+    if (line)
+        *line = dec_line(d, obj, NULL);
+    if (file && d->file && !(*file = arena_strdup(d->a, d->file)))
+        return dec_nomem(d);
+    return 0;
+}
+
+int dec_type_error(struct dec *d, const json_t *obj, const char *key, const json_t *v,
+                   const char *go)
+{
+    char path[DEC_PATH_MAX + 16], msg[ERR_MSG_MAX];
+    size_t plen = d->plen, old;
+    int rc = 0;
+
+    /* the walk over the whole object finds the field and names its Go struct and type */
+    if (d->root) {
+        memcpy(path, d->path, plen + 1);
+        dec_pop(d, d->root_plen);
+        rc = walk_object(d, d->root, d->root_type, false);
+        memcpy(d->path, path, plen + 1);
+        d->plen = plen;
+        if (rc)
+            return rc;
+    }
+    snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type %s",
+             dec_json_type_name(v), go);
+    old = key ? dec_push(d, key) : d->plen;
+    rc = fail_at(d, v, obj, d->path, msg);
+    dec_pop(d, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Typed field getters. Absent and null both mean "unset", as in Go's decoder.                */
+
+/* dec_no_nul fails on a string v of obj[key] that holds a NUL: C strings cannot */
+int dec_no_nul(struct dec *d, const json_t *obj, const char *key, const json_t *v)
+{
+    char q[512];
+    size_t old;
+    int rc;
+
+    if (strlen(json_string_value(v)) == json_string_length(v))
+        return 0;
+    old = key ? dec_push(d, key) : d->plen;
+    rc = dec_fail(d, v, obj, "Invalid value: %s: must not contain a NUL character",
+                  quote_go_to(q, sizeof(q), json_string_value(v), json_string_length(v)));
+    dec_pop(d, old);
+    return rc;
+}
 
 /* the decoded objects' strings are never written to: repeats may share one copy */
 const char *dec_strdup(struct dec *d, const json_t *v)
 {
     return arena_strndup_shared(d->a, json_string_value(v), json_string_length(v));
-}
-
-/* dec_check_type fails with "KEY: expected WANT, got TYPE" unless ok (v is obj[key]). */
-int dec_check_type(struct dec *d, const json_t *obj, const char *key, const json_t *v, bool ok,
-                   const char *want_name)
-{
-    size_t old;
-    int rc;
-
-    if (ok)
-        return 0;
-    old = dec_push(d, key);
-    rc = dec_fail(d, v, obj, "expected %s, got %s", want_name, kube_json_type_name(v));
-    dec_pop(d, old);
-    return rc;
 }
 
 /* dec_string: obj[key] as a string copied into the arena, dflt when unset. */
@@ -160,23 +475,24 @@ int dec_string(struct dec *d, const json_t *obj, const char *key, const char **o
     *out = dflt;
     if (!v || json_is_null(v))
         return 0;
-    if ((rc = dec_check_type(d, obj, key, v, json_is_string(v), "string")))
+    if (!json_is_string(v))
+        return dec_type_error(d, obj, key, v, "string");
+    if ((rc = dec_no_nul(d, obj, key, v)))
         return rc;
     *out = dec_strdup(d, v);
     return *out ? 0 : dec_nomem(d);
 }
 
-int dec_typed(struct dec *d, const json_t *obj, const char *key, json_type want,
-              const char *want_name, const json_t **out)
+int dec_typed(struct dec *d, const json_t *obj, const char *key, json_type want, const char *go,
+              const json_t **out)
 {
     const json_t *v = json_object_get(obj, key);
-    int rc;
 
     *out = NULL;
     if (!v || json_is_null(v))
         return 0;
-    if ((rc = dec_check_type(d, obj, key, v, json_typeof(v) == want, want_name)))
-        return rc;
+    if (json_typeof(v) != want)
+        return dec_type_error(d, obj, key, v, go);
     *out = v;
     return 0;
 }
@@ -188,40 +504,36 @@ int dec_peek(struct dec *d, const json_t *obj, const char *key, const char **out
     int rc = dec_typed(d, obj, key, JSON_STRING, "string", &v);
 
     *out = v ? json_string_value(v) : "";
+    if (!rc && v)
+        rc = dec_no_nul(d, obj, key, v);
     return rc;
 }
 
 int dec_object(struct dec *d, const json_t *obj, const char *key, const json_t **out)
 {
-    return dec_typed(d, obj, key, JSON_OBJECT, "object", out);
+    return dec_typed(d, obj, key, JSON_OBJECT, "struct", out);
 }
 
 int dec_array(struct dec *d, const json_t *obj, const char *key, const json_t **out)
 {
-    return dec_typed(d, obj, key, JSON_ARRAY, "array", out);
+    return dec_typed(d, obj, key, JSON_ARRAY, "slice", out);
 }
 
 int dec_bool(struct dec *d, const json_t *obj, const char *key, bool *out)
 {
     const json_t *v = json_object_get(obj, key);
-    int rc;
 
     *out = false;
     if (!v || json_is_null(v))
         return 0;
-    if ((rc = dec_check_type(d, obj, key, v, json_is_boolean(v), "boolean")))
-        return rc;
+    if (!json_is_boolean(v))
+        return dec_type_error(d, obj, key, v, "bool");
     *out = json_is_true(v);
     return 0;
 }
 
-/* dec_list reads obj[key], a list whose elements must be of JSON type want (want_name in
- * the message), decoding each with fn into an array of elem-sized slots allocated from the
- * arena (none when elem is 0). Returns the array (NULL when the list is absent, null or
- * empty) with *n the elements decoded; on failure *rc is the error and *n counts the
- * elements decoded before it. */
-void *dec_list(struct dec *d, const json_t *obj, const char *key, json_type want,
-               const char *want_name, size_t elem, dec_elem_fn fn, void *ctx, size_t *n, int *rc)
+void *dec_list(struct dec *d, const json_t *obj, const char *key, json_type want, size_t elem,
+               dec_elem_fn fn, void *ctx, size_t *n, int *rc)
 {
     const json_t *arr;
     char *out = NULL;
@@ -241,7 +553,7 @@ void *dec_list(struct dec *d, const json_t *obj, const char *key, json_type want
         size_t o2 = dec_index(d, i);
 
         if (json_typeof(v) != want)
-            *rc = dec_fail(d, v, arr, "expected %s, got %s", want_name, kube_json_type_name(v));
+            *rc = dec_type_error(d, arr, NULL, v, want == JSON_STRING ? "string" : "struct");
         else
             *rc = fn(d, v, elem ? out + i * elem : NULL, ctx);
         dec_pop(d, o2);
@@ -253,7 +565,7 @@ void *dec_list(struct dec *d, const json_t *obj, const char *key, json_type want
     return out;
 }
 
-bool kube_json_int64(const json_t *v, int64_t *out)
+bool dec_json_int64(const json_t *v, int64_t *out)
 {
     double r;
 
@@ -271,34 +583,35 @@ bool kube_json_int64(const json_t *v, int64_t *out)
     return true;
 }
 
-/* dec_int: an integer field within [min, max]; *present tells whether it was set. */
+/* dec_int: an integer field of Go type int32 (min INT32_MIN) or int64, at least min; *present
+ * tells whether it was set. */
 int dec_int(struct dec *d, const json_t *obj, const char *key, int64_t min, int64_t max,
             int64_t *out, bool *present)
 {
     const json_t *v = json_object_get(obj, key);
+    bool i32 = max == INT32_MAX;
     size_t old;
-    int rc = 0;
+    int rc;
 
     *out = 0;
     if (present)
         *present = false;
     if (!v || json_is_null(v))
         return 0;
-    old = dec_push(d, key);
-    if (!kube_json_int64(v, out)) {
-        rc = dec_fail(d, v, obj, "expected integer, got %s", kube_json_type_name(v));
-        goto out;
+    if (!dec_json_int64(v, out) || *out > max || (i32 && *out < INT32_MIN)) {
+        *out = 0;
+        return dec_type_error(d, obj, key, v, i32 ? "int32" : "int64");
     }
-    if (*out < min || *out > max) {
-        rc = dec_fail(d, v, obj, "integer %lld out of range [%lld, %lld]", (long long)*out,
-                      (long long)min, (long long)max);
-        goto out;
+    if (*out < min) {
+        old = dec_push(d, key);
+        rc = dec_fail(d, v, obj, "Invalid value: %lld: must be greater than or equal to %lld",
+                      (long long)*out, (long long)min);
+        dec_pop(d, old);
+        return rc;
     }
     if (present)
         *present = true;
-out:
-    dec_pop(d, old);
-    return rc;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -309,6 +622,30 @@ int dec_cmp_label(const void *x, const void *y)
     return strcmp(((const struct kube_label *)x)->key, ((const struct kube_label *)y)->key);
 }
 
+/* label_invalid validates a label key (key) or value of n bytes, as the API server's
+ * ValidateLabels does; a NUL inside makes it invalid as the character it is. On an invalid
+ * one, lerr has the message and q the quoted text. */
+static bool label_invalid(const char *s, size_t n, bool key, struct err *lerr, char *q, size_t qn)
+{
+    char tmp[512];
+    const char *c = s;
+    bool bad;
+
+    if (strlen(s) != n) {
+        /* validate a copy whose NULs are another character no label may hold */
+        size_t i, m = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
+
+        for (i = 0; i < m; i++)
+            tmp[i] = s[i] ? s[i] : '\x01';
+        tmp[m] = '\0';
+        c = tmp;
+    }
+    bad = key ? kube_label_key_validate(c, lerr) != 0 : kube_label_value_validate(c, lerr) != 0;
+    if (bad)
+        quote_go_to(q, qn, s, n);
+    return bad;
+}
+
 /* dec_labels reads a map of strings (metadata.labels, spec.nodeSelector) at obj[key],
  * validating keys and values like ValidateLabels when validate is set. Sorted by key. */
 int dec_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
@@ -316,7 +653,7 @@ int dec_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
 {
     const json_t *m, *v;
     const char *k;
-    size_t old, n = 0;
+    size_t old, klen, n = 0;
     struct err lerr;
     char q[512];
     int rc;
@@ -330,28 +667,28 @@ int dec_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
     if (!out->v)
         return dec_nomem(d);
     old = dec_push(d, key);
-    json_object_foreach((json_t *)m, k, v)
+    json_object_keylen_foreach((json_t *)m, k, klen, v)
     {
         const char *val = "";
+        size_t vlen = 0;
 
         if (json_is_string(v)) {
             val = json_string_value(v);
+            vlen = json_string_length(v);
         } else if (!json_is_null(v)) {
-            size_t o2 = dec_push(d, k);
-
-            rc = dec_fail(d, v, m, "expected string, got %s", kube_json_type_name(v));
-            dec_pop(d, o2);
+            rc = dec_type_error(d, m, k, v, "string");
             goto out;
         }
-        if (validate && kube_label_key_validate(k, &lerr)) {
-            rc = dec_fail(d, v, m, "Invalid value: %s: %s", dec_quote(k, q, sizeof(q)), lerr.msg);
+        if ((validate || strlen(k) != klen) && label_invalid(k, klen, true, &lerr, q, sizeof(q))) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: %s", q, lerr.msg);
             goto out;
         }
-        if (validate && kube_label_value_validate(val, &lerr)) {
-            rc = dec_fail(d, v, m, "Invalid value: %s: %s", dec_quote(val, q, sizeof(q)), lerr.msg);
+        if ((validate || strlen(val) != vlen) &&
+            label_invalid(val, vlen, false, &lerr, q, sizeof(q))) {
+            rc = dec_fail(d, v, m, "Invalid value: %s: %s", q, lerr.msg);
             goto out;
         }
-        out->v[n].key = arena_strndup_shared(d->a, k, strlen(k));
+        out->v[n].key = arena_strndup_shared(d->a, k, klen);
         out->v[n].value = json_is_string(v) ? dec_strdup(d, v) : "";
         if (!out->v[n].key || !out->v[n].value) {
             rc = dec_nomem(d);
@@ -372,30 +709,45 @@ int dec_str_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
     const char **out = slot;
     struct err lerr;
     char q[512];
+    int rc;
 
-    if (ctx && kube_label_key_validate(json_string_value(v), &lerr))
-        return dec_fail(d, v, NULL, "Invalid value: %s: %s",
-                        dec_quote(json_string_value(v), q, sizeof(q)), lerr.msg);
+    if (ctx &&
+        label_invalid(json_string_value(v), json_string_length(v), true, &lerr, q, sizeof(q)))
+        return dec_fail(d, v, NULL, "Invalid value: %s: %s", q, lerr.msg);
+    if ((rc = dec_no_nul(d, NULL, NULL, v)))
+        return rc;
     *out = dec_strdup(d, v);
     return *out ? 0 : dec_nomem(d);
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* What every object has: its source, metadata                                               */
+/* What every object has                                                                      */
 
-/* dec_source starts every decoder: obj must be an object; its line and the file (copied
- * into the arena) are noted when line and file are not NULL. */
-int dec_source(struct dec *d, const json_t *obj, int *line, const char **file)
-{
-    if (!json_is_object(obj))
-        return dec_fail(d, obj, NULL, "expected object, got %s",
-                        obj ? kube_json_type_name(obj) : "nothing");
-    if (line)
-        *line = dec_line(d, obj, NULL);
-    if (file && d->file && !(*file = arena_strdup(d->a, d->file)))
-        return dec_nomem(d);
-    return 0;
-}
+static const struct dec_field owner_reference_fields[] = {
+    {"apiVersion", DEC_STR, 0, "string", NULL}, {"blockOwnerDeletion", DEC_BOOL, 0, "bool", NULL},
+    {"controller", DEC_BOOL, 0, "bool", NULL},  {"kind", DEC_STR, 0, "string", NULL},
+    {"name", DEC_STR, 0, "string", NULL},       {"uid", DEC_STR, 0, "types.UID", NULL},
+};
+static const struct dec_type owner_reference = DEC_TYPE("OwnerReference", owner_reference_fields);
+
+static const struct dec_field object_meta_fields[] = {
+    {"annotations", DEC_MAP, DEC_STR, "map[string]string", NULL},
+    {"creationTimestamp", DEC_STR, 0, "v1.Time", NULL},
+    {"deletionGracePeriodSeconds", DEC_INT64, 0, "int64", NULL},
+    {"deletionTimestamp", DEC_STR, 0, "v1.Time", NULL},
+    {"finalizers", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"generateName", DEC_STR, 0, "string", NULL},
+    {"generation", DEC_INT64, 0, "int64", NULL},
+    {"labels", DEC_MAP, DEC_STR, "map[string]string", NULL},
+    {"managedFields", DEC_ARR, DEC_OBJ, "[]v1.ManagedFieldsEntry", NULL},
+    {"name", DEC_STR, 0, "string", NULL},
+    {"namespace", DEC_STR, 0, "string", NULL},
+    {"ownerReferences", DEC_ARR, DEC_OBJ, "[]v1.OwnerReference", &owner_reference},
+    {"resourceVersion", DEC_STR, 0, "string", NULL},
+    {"selfLink", DEC_STR, 0, "string", NULL},
+    {"uid", DEC_STR, 0, "types.UID", NULL},
+};
+const struct dec_type dec_t_object_meta = DEC_TYPE("ObjectMeta", object_meta_fields);
 
 int dec_metadata(struct dec *d, const json_t *obj, const json_t **meta_out, const char **name,
                  const char **uid, const char **rv, struct kube_labels *labels)
@@ -427,12 +779,176 @@ int dec_metadata(struct dec *d, const json_t *obj, const json_t **meta_out, cons
     return rc;
 }
 
-void dec_init(struct dec *d, struct arena *a, const struct kube_lines *lines, const char *file,
-              struct err *err)
+int dec_named(struct dec *d, const json_t *obj, const json_t **meta, const char **name,
+              const char **ns)
 {
-    memset(d, 0, sizeof(*d));
-    d->a = a;
-    d->lines = lines;
-    d->file = file;
-    d->err = err;
+    const char *uid, *rv;
+    struct kube_labels labels;
+    size_t old;
+    int rc;
+
+    if ((rc = dec_metadata(d, obj, meta, name, &uid, &rv, &labels)))
+        return rc;
+    if (!(*name)[0]) {
+        old = dec_push(d, "metadata.name");
+        rc = dec_fail(d, NULL, obj, "Required value: name or generateName is required");
+        dec_pop(d, old);
+        return rc;
+    }
+    if (ns) {
+        old = dec_push(d, "metadata");
+        rc = dec_string(d, *meta, "namespace", ns, "default");
+        if (!rc && !(*ns)[0])
+            *ns = "default";
+        dec_pop(d, old);
+    }
+    return rc;
+}
+
+int dec_controller(struct dec *d, const json_t *meta, struct kube_owner *out, const char **uid)
+{
+    const json_t *refs;
+    size_t i;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (uid)
+        *uid = "";
+    rc = dec_array(d, meta, "ownerReferences", &refs);
+    if (rc || !refs)
+        return rc;
+    for (i = 0; i < json_array_size(refs); i++) {
+        const json_t *r = json_array_get(refs, i);
+
+        if (!json_is_object(r) || !json_is_true(json_object_get(r, "controller")))
+            continue;
+        if (json_is_string(json_object_get(r, "kind")) &&
+            json_is_string(json_object_get(r, "name"))) {
+            const json_t *av = json_object_get(r, "apiVersion"), *u = json_object_get(r, "uid");
+
+            out->kind = dec_strdup(d, json_object_get(r, "kind"));
+            out->name = dec_strdup(d, json_object_get(r, "name"));
+            out->api_version = json_is_string(av) ? dec_strdup(d, av) : "";
+            if (uid && json_is_string(u))
+                *uid = dec_strdup(d, u);
+            if (!out->kind || !out->name || !out->api_version || (uid && !*uid))
+                return dec_nomem(d);
+        }
+        break;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The type of any object: kind and apiVersion, the names of its metadata                    */
+
+/* the struct of TypeMeta kubectl reads first is anonymous: ".kind" */
+static const struct dec_field type_meta_fields[] = {
+    {"apiVersion", DEC_STR, 0, "string", NULL},
+    {"kind", DEC_STR, 0, "string", NULL},
+};
+static const struct dec_type type_meta = DEC_TYPE("", type_meta_fields);
+
+int kube_type_meta_decode(const json_t *obj, const struct kube_decode_opts *o, const char **kind,
+                          const char **api_version, struct err *err)
+{
+    const json_t *k, *av;
+    struct dec d;
+    int rc;
+
+    dec_init(&d, NULL, o, err);
+    *kind = *api_version = NULL;
+    if (!json_is_object(obj)) {
+        /* kubectl's words: the anonymous struct it reads TypeMeta into first */
+        char msg[256];
+
+        snprintf(msg, sizeof(msg),
+                 "json: cannot unmarshal %s into Go value of type struct { APIVersion string "
+                 "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
+                 "\"json:\\\"kind,omitempty\\\"\" }",
+                 obj ? dec_json_type_name(obj) : "nothing");
+        return fail_at(&d, obj, NULL, "", msg);
+    }
+    d.root = obj;
+    d.root_type = &type_meta;
+    if ((rc = dec_typed(&d, obj, "kind", JSON_STRING, "string", &k)) ||
+        (rc = dec_typed(&d, obj, "apiVersion", JSON_STRING, "string", &av)))
+        return rc;
+    *kind = k ? json_string_value(k) : NULL;
+    *api_version = av ? json_string_value(av) : NULL;
+    return 0;
+}
+
+int kube_list_items_decode(const json_t *obj, const char *kind, const struct kube_decode_opts *o,
+                           const json_t **items, struct err *err)
+{
+    static const struct dec_field fields[] = {
+        {"apiVersion", DEC_STR, 0, "string", NULL},
+        {"items", DEC_ARR, DEC_ANY, "[]runtime.RawExtension", NULL},
+        {"kind", DEC_STR, 0, "string", NULL},
+        {"metadata", DEC_OBJ, 0, "v1.ListMeta", NULL},
+    };
+    struct dec_type list = DEC_TYPE(kind, fields);
+    struct dec d;
+
+    dec_init(&d, NULL, o, err);
+    d.root = obj;
+    d.root_type = &list;
+    return dec_typed(&d, obj, "items", JSON_ARRAY, "[]runtime.RawExtension", items);
+}
+
+/* The Go struct of every kind the decoder knows, for messages about its metadata. */
+static const struct {
+    const char *kind;
+    const struct dec_type *type;
+} kinds[] = {
+    {"Pod", &dec_t_pod},
+    {"Node", &dec_t_node},
+    {"PriorityClass", &dec_t_priority_class},
+    {"RuntimeClass", &dec_t_runtime_class},
+    {"PodDisruptionBudget", &dec_t_pod_disruption_budget},
+    {"Namespace", &dec_t_namespace},
+    {"Service", &dec_t_service},
+    {"Deployment", &dec_t_deployment},
+    {"ReplicaSet", &dec_t_replica_set},
+    {"StatefulSet", &dec_t_stateful_set},
+    {"DaemonSet", &dec_t_daemon_set},
+    {"Job", &dec_t_job},
+    {"ReplicationController", &dec_t_replication_controller},
+    {"PersistentVolumeClaim", &dec_t_persistent_volume_claim},
+    {"PersistentVolume", &dec_t_persistent_volume},
+    {"StorageClass", &dec_t_storage_class},
+    {"CSINode", &dec_t_csi_node},
+    {"CSIDriver", &dec_t_csi_driver},
+    {"CSIStorageCapacity", &dec_t_csi_storage_capacity},
+    {"VolumeAttachment", &dec_t_volume_attachment},
+};
+
+int kube_object_names_decode(const json_t *obj, const char *kind, const struct kube_decode_opts *o,
+                             struct kube_object_names *out, struct err *err)
+{
+    static const struct dec_field fields[] = {{"metadata", DEC_OBJ, 0, "v1.ObjectMeta", NULL}};
+    static const char *const keys[] = {"name", "generateName", "namespace"};
+    const char **outs[] = {&out->name, &out->generate_name, &out->namespace_};
+    struct dec_type any = DEC_TYPE(kind, fields);
+    const json_t *meta, *v;
+    struct dec d;
+    size_t i, old;
+    int rc;
+
+    dec_init(&d, NULL, o, err);
+    memset(out, 0, sizeof(*out));
+    d.root = obj;
+    d.root_type = &any;
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!strcmp(kinds[i].kind, kind))
+            d.root_type = kinds[i].type;
+    if ((rc = dec_object(&d, obj, "metadata", &meta)) || !meta)
+        return rc;
+    old = dec_push(&d, "metadata");
+    for (i = 0; i < 3 && !rc; i++)
+        if (!(rc = dec_typed(&d, meta, keys[i], JSON_STRING, "string", &v)) && v)
+            *outs[i] = json_string_value(v);
+    dec_pop(&d, old);
+    return rc;
 }

@@ -9,34 +9,170 @@
 #include "kube/decode-int.h"
 #include "kube/rules.h"
 
-static int decode_owner(struct dec *d, const json_t *meta, struct kube_pod *p)
-{
-    const json_t *refs;
-    size_t i;
-    int rc;
+/* The Go types of the fields (decode-int.h) */
+static const struct dec_type dec_t_pod_status;
+static const struct dec_type dec_t_container_status;
+static const struct dec_type dec_t_volume;
+static const struct dec_type dec_t_persistent_volume_claim_volume_source;
+static const struct dec_type dec_t_ephemeral_volume_source;
 
-    rc = dec_array(d, meta, "ownerReferences", &refs);
-    if (rc || !refs)
-        return rc;
-    for (i = 0; i < json_array_size(refs); i++) {
-        const json_t *r = json_array_get(refs, i);
+static const struct dec_field dec_t_pod_fields[] = {
+    {"apiVersion", DEC_STR, 0, "string", NULL},
+    {"kind", DEC_STR, 0, "string", NULL},
+    {"metadata", DEC_OBJ, 0, "v1.ObjectMeta", &dec_t_object_meta},
+    {"spec", DEC_OBJ, 0, "v1.PodSpec", &dec_t_pod_spec},
+    {"status", DEC_OBJ, 0, "v1.PodStatus", &dec_t_pod_status},
+};
+const struct dec_type dec_t_pod = DEC_TYPE("Pod", dec_t_pod_fields);
 
-        if (!json_is_object(r) || !json_is_true(json_object_get(r, "controller")))
-            continue;
-        if (json_is_string(json_object_get(r, "kind")) &&
-            json_is_string(json_object_get(r, "name"))) {
-            p->owner.kind = dec_strdup(d, json_object_get(r, "kind"));
-            p->owner.name = dec_strdup(d, json_object_get(r, "name"));
-            p->owner.api_version = json_is_string(json_object_get(r, "apiVersion"))
-                                       ? dec_strdup(d, json_object_get(r, "apiVersion"))
-                                       : "";
-            if (!p->owner.kind || !p->owner.name || !p->owner.api_version)
-                return dec_nomem(d);
-        }
-        break;
-    }
-    return 0;
-}
+static const struct dec_field dec_t_pod_spec_fields[] = {
+    {"activeDeadlineSeconds", DEC_INT64, 0, "int64", NULL},
+    {"affinity", DEC_OBJ, 0, "v1.Affinity", &dec_t_affinity},
+    {"automountServiceAccountToken", DEC_BOOL, 0, "bool", NULL},
+    {"containers", DEC_ARR, DEC_OBJ, "[]v1.Container", &dec_t_container},
+    {"dnsConfig", DEC_OBJ, 0, "v1.PodDNSConfig", NULL},
+    {"dnsPolicy", DEC_STR, 0, "v1.DNSPolicy", NULL},
+    {"enableServiceLinks", DEC_BOOL, 0, "bool", NULL},
+    {"ephemeralContainers", DEC_ARR, DEC_OBJ, "[]v1.EphemeralContainer", NULL},
+    {"evictionResponders", DEC_ARR, DEC_OBJ, "[]v1.EvictionResponder", NULL},
+    {"hostAliases", DEC_ARR, DEC_OBJ, "[]v1.HostAlias", NULL},
+    {"hostIPC", DEC_BOOL, 0, "bool", NULL},
+    {"hostNetwork", DEC_BOOL, 0, "bool", NULL},
+    {"hostPID", DEC_BOOL, 0, "bool", NULL},
+    {"hostUsers", DEC_BOOL, 0, "bool", NULL},
+    {"hostname", DEC_STR, 0, "string", NULL},
+    {"hostnameOverride", DEC_STR, 0, "string", NULL},
+    {"imagePullSecrets", DEC_ARR, DEC_OBJ, "[]v1.LocalObjectReference", NULL},
+    {"initContainers", DEC_ARR, DEC_OBJ, "[]v1.Container", &dec_t_container},
+    {"nodeName", DEC_STR, 0, "string", NULL},
+    {"nodeSelector", DEC_MAP, DEC_STR, "map[string]string", NULL},
+    {"os", DEC_OBJ, 0, "v1.PodOS", NULL},
+    {"overhead", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+    {"preemptionPolicy", DEC_STR, 0, "v1.PreemptionPolicy", NULL},
+    {"priority", DEC_INT32, 0, "int32", NULL},
+    {"priorityClassName", DEC_STR, 0, "string", NULL},
+    {"readinessGates", DEC_ARR, DEC_OBJ, "[]v1.PodReadinessGate", NULL},
+    {"resourceClaims", DEC_ARR, DEC_OBJ, "[]v1.PodResourceClaim", NULL},
+    {"resources", DEC_OBJ, 0, "v1.ResourceRequirements", &dec_t_resource_requirements},
+    {"restartPolicy", DEC_STR, 0, "v1.RestartPolicy", NULL},
+    {"runtimeClassName", DEC_STR, 0, "string", NULL},
+    {"schedulerName", DEC_STR, 0, "string", NULL},
+    {"schedulingGates", DEC_ARR, DEC_OBJ, "[]v1.PodSchedulingGate", NULL},
+    {"schedulingGroup", DEC_OBJ, 0, "v1.PodSchedulingGroup", NULL},
+    {"securityContext", DEC_OBJ, 0, "v1.PodSecurityContext", NULL},
+    {"serviceAccount", DEC_STR, 0, "string", NULL},
+    {"serviceAccountName", DEC_STR, 0, "string", NULL},
+    {"setHostnameAsFQDN", DEC_BOOL, 0, "bool", NULL},
+    {"shareProcessNamespace", DEC_BOOL, 0, "bool", NULL},
+    {"subdomain", DEC_STR, 0, "string", NULL},
+    {"terminationGracePeriodSeconds", DEC_INT64, 0, "int64", NULL},
+    {"tolerations", DEC_ARR, DEC_OBJ, "[]v1.Toleration", &dec_t_toleration},
+    {"topologySpreadConstraints", DEC_ARR, DEC_OBJ, "[]v1.TopologySpreadConstraint",
+     &dec_t_topology_spread_constraint},
+    {"volumes", DEC_ARR, DEC_OBJ, "[]v1.Volume", &dec_t_volume},
+};
+const struct dec_type dec_t_pod_spec = DEC_TYPE("PodSpec", dec_t_pod_spec_fields);
+
+static const struct dec_field dec_t_pod_status_fields[] = {
+    {"allocatedResources", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+    {"conditions", DEC_ARR, DEC_OBJ, "[]v1.PodCondition", NULL},
+    {"containerStatuses", DEC_ARR, DEC_OBJ, "[]v1.ContainerStatus", &dec_t_container_status},
+    {"ephemeralContainerStatuses", DEC_ARR, DEC_OBJ, "[]v1.ContainerStatus",
+     &dec_t_container_status},
+    {"extendedResourceClaimStatus", DEC_OBJ, 0, "v1.PodExtendedResourceClaimStatus", NULL},
+    {"hostIP", DEC_STR, 0, "string", NULL},
+    {"hostIPs", DEC_ARR, DEC_OBJ, "[]v1.HostIP", NULL},
+    {"initContainerStatuses", DEC_ARR, DEC_OBJ, "[]v1.ContainerStatus", &dec_t_container_status},
+    {"message", DEC_STR, 0, "string", NULL},
+    {"nodeAllocatableResourceClaimStatuses", DEC_ARR, DEC_OBJ,
+     "[]v1.NodeAllocatableResourceClaimStatus", NULL},
+    {"nominatedNodeName", DEC_STR, 0, "string", NULL},
+    {"observedGeneration", DEC_INT64, 0, "int64", NULL},
+    {"phase", DEC_STR, 0, "v1.PodPhase", NULL},
+    {"podIP", DEC_STR, 0, "string", NULL},
+    {"podIPs", DEC_ARR, DEC_OBJ, "[]v1.PodIP", NULL},
+    {"qosClass", DEC_STR, 0, "v1.PodQOSClass", NULL},
+    {"reason", DEC_STR, 0, "string", NULL},
+    {"resize", DEC_STR, 0, "v1.PodResizeStatus", NULL},
+    {"resourceClaimStatuses", DEC_ARR, DEC_OBJ, "[]v1.PodResourceClaimStatus", NULL},
+    {"resources", DEC_OBJ, 0, "v1.ResourceRequirements", &dec_t_resource_requirements},
+    {"startTime", DEC_STR, 0, "v1.Time", NULL},
+    {"volumeHealth", DEC_ARR, DEC_OBJ, "[]v1.PodVolumeHealth", NULL},
+};
+static const struct dec_type dec_t_pod_status = DEC_TYPE("PodStatus", dec_t_pod_status_fields);
+
+static const struct dec_field dec_t_container_status_fields[] = {
+    {"allocatedResources", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+    {"allocatedResourcesStatus", DEC_ARR, DEC_OBJ, "[]v1.ResourceStatus", NULL},
+    {"containerID", DEC_STR, 0, "string", NULL},
+    {"image", DEC_STR, 0, "string", NULL},
+    {"imageID", DEC_STR, 0, "string", NULL},
+    {"lastState", DEC_OBJ, 0, "v1.ContainerState", NULL},
+    {"name", DEC_STR, 0, "string", NULL},
+    {"ready", DEC_BOOL, 0, "bool", NULL},
+    {"resources", DEC_OBJ, 0, "v1.ResourceRequirements", &dec_t_resource_requirements},
+    {"restartCount", DEC_INT32, 0, "int32", NULL},
+    {"started", DEC_BOOL, 0, "bool", NULL},
+    {"state", DEC_OBJ, 0, "v1.ContainerState", NULL},
+    {"stopSignal", DEC_STR, 0, "v1.Signal", NULL},
+    {"user", DEC_OBJ, 0, "v1.ContainerUser", NULL},
+    {"volumeMounts", DEC_ARR, DEC_OBJ, "[]v1.VolumeMountStatus", NULL},
+};
+static const struct dec_type dec_t_container_status =
+    DEC_TYPE("ContainerStatus", dec_t_container_status_fields);
+
+static const struct dec_field dec_t_volume_fields[] = {
+    {"awsElasticBlockStore", DEC_OBJ, 0, "v1.AWSElasticBlockStoreVolumeSource",
+     &dec_t_aws_elastic_block_store_volume_source},
+    {"azureDisk", DEC_OBJ, 0, "v1.AzureDiskVolumeSource", &dec_t_azure_disk_volume_source},
+    {"azureFile", DEC_OBJ, 0, "v1.AzureFileVolumeSource", &dec_t_azure_file_volume_source},
+    {"cephfs", DEC_OBJ, 0, "v1.CephFSVolumeSource", NULL},
+    {"cinder", DEC_OBJ, 0, "v1.CinderVolumeSource", &dec_t_cinder_volume_source},
+    {"configMap", DEC_OBJ, 0, "v1.ConfigMapVolumeSource", NULL},
+    {"csi", DEC_OBJ, 0, "v1.CSIVolumeSource", NULL},
+    {"downwardAPI", DEC_OBJ, 0, "v1.DownwardAPIVolumeSource", NULL},
+    {"emptyDir", DEC_OBJ, 0, "v1.EmptyDirVolumeSource", NULL},
+    {"ephemeral", DEC_OBJ, 0, "v1.EphemeralVolumeSource", &dec_t_ephemeral_volume_source},
+    {"fc", DEC_OBJ, 0, "v1.FCVolumeSource", NULL},
+    {"flexVolume", DEC_OBJ, 0, "v1.FlexVolumeSource", NULL},
+    {"flocker", DEC_OBJ, 0, "v1.FlockerVolumeSource", NULL},
+    {"gcePersistentDisk", DEC_OBJ, 0, "v1.GCEPersistentDiskVolumeSource",
+     &dec_t_gce_persistent_disk_volume_source},
+    {"gitRepo", DEC_OBJ, 0, "v1.GitRepoVolumeSource", NULL},
+    {"glusterfs", DEC_OBJ, 0, "v1.GlusterfsVolumeSource", NULL},
+    {"hostPath", DEC_OBJ, 0, "v1.HostPathVolumeSource", NULL},
+    {"image", DEC_OBJ, 0, "v1.ImageVolumeSource", NULL},
+    {"iscsi", DEC_OBJ, 0, "v1.ISCSIVolumeSource", NULL},
+    {"name", DEC_STR, 0, "string", NULL},
+    {"nfs", DEC_OBJ, 0, "v1.NFSVolumeSource", NULL},
+    {"persistentVolumeClaim", DEC_OBJ, 0, "v1.PersistentVolumeClaimVolumeSource",
+     &dec_t_persistent_volume_claim_volume_source},
+    {"photonPersistentDisk", DEC_OBJ, 0, "v1.PhotonPersistentDiskVolumeSource", NULL},
+    {"portworxVolume", DEC_OBJ, 0, "v1.PortworxVolumeSource", &dec_t_portworx_volume_source},
+    {"projected", DEC_OBJ, 0, "v1.ProjectedVolumeSource", NULL},
+    {"quobyte", DEC_OBJ, 0, "v1.QuobyteVolumeSource", NULL},
+    {"rbd", DEC_OBJ, 0, "v1.RBDVolumeSource", NULL},
+    {"scaleIO", DEC_OBJ, 0, "v1.ScaleIOVolumeSource", NULL},
+    {"secret", DEC_OBJ, 0, "v1.SecretVolumeSource", NULL},
+    {"storageos", DEC_OBJ, 0, "v1.StorageOSVolumeSource", NULL},
+    {"vsphereVolume", DEC_OBJ, 0, "v1.VsphereVirtualDiskVolumeSource",
+     &dec_t_vsphere_virtual_disk_volume_source},
+};
+static const struct dec_type dec_t_volume = DEC_TYPE("Volume", dec_t_volume_fields);
+
+static const struct dec_field dec_t_persistent_volume_claim_volume_source_fields[] = {
+    {"claimName", DEC_STR, 0, "string", NULL},
+    {"readOnly", DEC_BOOL, 0, "bool", NULL},
+};
+static const struct dec_type dec_t_persistent_volume_claim_volume_source = DEC_TYPE(
+    "PersistentVolumeClaimVolumeSource", dec_t_persistent_volume_claim_volume_source_fields);
+
+static const struct dec_field dec_t_ephemeral_volume_source_fields[] = {
+    {"volumeClaimTemplate", DEC_OBJ, 0, "v1.PersistentVolumeClaimTemplate",
+     &dec_t_persistent_volume_claim_template},
+};
+static const struct dec_type dec_t_ephemeral_volume_source =
+    DEC_TYPE("EphemeralVolumeSource", dec_t_ephemeral_volume_source_fields);
 
 /* pod_condition returns the first status.conditions[] entry of type, or NULL (malformed
  * entries are skipped: the scheduler reads conditions, it does not validate them) */
@@ -171,7 +307,9 @@ out:
     return rc;
 }
 
-int kube_pod_ephemeral_names(struct kube_pod *p, struct arena *a)
+/* ephemeral_names names the claims of p's generic ephemeral volumes "<pod>-<volume>"
+ * (ephemeral.VolumeClaimName) in a fresh claims array from a; 0 or -ENOMEM. */
+static int ephemeral_names(struct kube_pod *p, struct arena *a)
 {
     const char **nc;
     size_t i;
@@ -393,8 +531,7 @@ static int decode_status_resources(struct dec *d, const json_t *status, const st
     sc.cs = st->containers;
     old = dec_push(d, "status");
     for (i = 0; i < 2 && !rc; i++)
-        dec_list(d, status, keys[i], JSON_OBJECT, "object", 0, decode_container_status, &sc, &n,
-                 &rc);
+        dec_list(d, status, keys[i], JSON_OBJECT, 0, decode_container_status, &sc, &n, &rc);
     if (!rc)
         rc = dec_object(d, status, "resources", &res);
     if (!rc && res) {
@@ -479,12 +616,12 @@ static int decode_resized(struct dec *d, const json_t *status, struct kube_pod *
                            "larger status)");
 }
 
-/* pod_decode is kube_pod_decode with the rarely set members decoded into *x (zeroed) */
-static int pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                      const char *file, struct kube_pod *out, struct kube_pod_extra *x,
-                      struct err *err)
+/* pod_decode reads the pod obj of Go type t (a Pod, or a workload's PodTemplateSpec) into out,
+ * with the rarely set members in *x (zeroed); name, when not NULL, stands for its
+ * metadata.name */
+static int pod_decode(struct dec *d, const json_t *obj, const struct dec_type *t, const char *name,
+                      struct kube_pod *out, struct kube_pod_extra *x)
 {
-    struct dec d;
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *gates = NULL, *dt;
     const char *policy = "";
     struct dec_res_list overhead = {NULL, 0, NULL, {{0}}};
@@ -493,31 +630,32 @@ static int pod_decode(const json_t *obj, struct arena *a, const struct kube_line
     char q[128];
     int rc;
 
-    dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     out->extra = x;
-    if ((rc = dec_source(&d, obj, &out->source_line, &out->source_file)))
+    if ((rc = dec_begin(d, obj, t, &out->source_line, &out->source_file)))
         return rc;
-    rc = dec_metadata(&d, obj, &meta, &out->name, &out->uid, &out->resource_version, &out->labels);
+    rc = dec_metadata(d, obj, &meta, &out->name, &out->uid, &out->resource_version, &out->labels);
     if (rc)
         return rc;
+    if (name)
+        out->name = name;
     out->namespace_ = "default";
     if (meta) {
-        old = dec_push(&d, "metadata");
-        rc = dec_string(&d, meta, "namespace", &out->namespace_, "default");
+        old = dec_push(d, "metadata");
+        rc = dec_string(d, meta, "namespace", &out->namespace_, "default");
         if (!rc && !out->namespace_[0])
             out->namespace_ = "default";
         dt = json_object_get(meta, "deletionTimestamp");
         out->terminating = dt && !json_is_null(dt);
         if (!rc)
-            rc = decode_owner(&d, meta, out);
-        dec_pop(&d, old);
+            rc = dec_controller(d, meta, &out->owner, NULL);
+        dec_pop(d, old);
         if (rc)
             return rc;
     }
-    rc = dec_object(&d, obj, "spec", &spec);
+    rc = dec_object(d, obj, "spec", &spec);
     if (!rc)
-        rc = dec_object(&d, obj, "status", &status);
+        rc = dec_object(d, obj, "status", &status);
     if (rc)
         return rc;
     out->node_name = "";
@@ -526,37 +664,37 @@ static int pod_decode(const json_t *obj, struct arena *a, const struct kube_line
     out->nominated_node_name = "";
     out->phase = "";
     if (status) {
-        old = dec_push(&d, "status");
-        rc = dec_string(&d, status, "nominatedNodeName", &out->nominated_node_name, "");
+        old = dec_push(d, "status");
+        rc = dec_string(d, status, "nominatedNodeName", &out->nominated_node_name, "");
         if (!rc)
-            rc = dec_string(&d, status, "phase", &out->phase, "");
+            rc = dec_string(d, status, "phase", &out->phase, "");
         if (!rc)
             out->disruption_by_preemption = disruption_by_preemption(status);
-        dec_pop(&d, old);
+        dec_pop(d, old);
         if (rc)
             return rc;
     }
     if (!spec) {
-        old = dec_push(&d, "spec");
-        rc = dec_fail(&d, NULL, obj, "Required value");
-        dec_pop(&d, old);
+        old = dec_push(d, "spec");
+        rc = dec_fail(d, NULL, obj, "Required value");
+        dec_pop(d, old);
         return rc;
     }
-    old = dec_push(&d, "spec");
-    rc = dec_string(&d, spec, "nodeName", &out->node_name, "");
+    old = dec_push(d, "spec");
+    rc = dec_string(d, spec, "nodeName", &out->node_name, "");
     if (!rc)
-        rc = dec_string(&d, spec, "schedulerName", &out->scheduler_name, "default-scheduler");
+        rc = dec_string(d, spec, "schedulerName", &out->scheduler_name, "default-scheduler");
     if (!rc && !out->scheduler_name[0])
         out->scheduler_name = "default-scheduler";
     if (!rc)
-        rc = dec_int(&d, spec, "priority", INT32_MIN, INT32_MAX, &prio, &out->has_priority);
+        rc = dec_int(d, spec, "priority", INT32_MIN, INT32_MAX, &prio, &out->has_priority);
     out->priority = (int32_t)prio;
     if (!rc)
-        rc = dec_string(&d, spec, "priorityClassName", &out->priority_class_name, "");
+        rc = dec_string(d, spec, "priorityClassName", &out->priority_class_name, "");
     if (!rc)
-        rc = dec_string(&d, spec, "runtimeClassName", &out->runtime_class_name, "");
+        rc = dec_string(d, spec, "runtimeClassName", &out->runtime_class_name, "");
     if (!rc)
-        rc = dec_string(&d, spec, "preemptionPolicy", &policy, "");
+        rc = dec_string(d, spec, "preemptionPolicy", &policy, "");
     if (rc)
         goto out;
     out->has_preemption_policy = policy[0] != '\0';
@@ -570,53 +708,52 @@ static int pod_decode(const json_t *obj, struct arena *a, const struct kube_line
     if (!strcmp(policy, "Never")) {
         out->preempt_never = true;
     } else if (policy[0] && strcmp(policy, "PreemptLowerPriority")) {
-        size_t o2 = dec_push(&d, "preemptionPolicy");
+        size_t o2 = dec_push(d, "preemptionPolicy");
 
         rc =
-            dec_fail(&d, json_object_get(spec, "preemptionPolicy"), spec,
+            dec_fail(d, json_object_get(spec, "preemptionPolicy"), spec,
                      "Unsupported value: %s: supported values: \"Never\", \"PreemptLowerPriority\"",
                      dec_quote(policy, q, sizeof(q)));
-        dec_pop(&d, o2);
+        dec_pop(d, o2);
         goto out;
     }
-    rc = dec_bool(&d, spec, "hostNetwork", &out->host_network);
+    rc = dec_bool(d, spec, "hostNetwork", &out->host_network);
     if (!rc)
-        rc = dec_labels(&d, spec, "nodeSelector", true, &out->node_selector);
+        rc = dec_labels(d, spec, "nodeSelector", true, &out->node_selector);
     if (!rc)
-        rc = dec_node_affinity(&d, spec, out);
+        rc = dec_node_affinity(d, spec, out);
     if (!rc)
-        out->tolerations =
-            dec_list(&d, spec, "tolerations", JSON_OBJECT, "object", sizeof(*out->tolerations),
-                     dec_toleration, NULL, &out->ntolerations, &rc);
+        out->tolerations = dec_list(d, spec, "tolerations", JSON_OBJECT, sizeof(*out->tolerations),
+                                    dec_toleration, NULL, &out->ntolerations, &rc);
     if (!rc)
-        rc = dec_containers(&d, spec, "containers", false, out->host_network, &out->containers,
+        rc = dec_containers(d, spec, "containers", false, out->host_network, &out->containers,
                             &out->ncontainers);
     if (!rc)
-        rc = dec_containers(&d, spec, "initContainers", true, out->host_network,
+        rc = dec_containers(d, spec, "initContainers", true, out->host_network,
                             &out->init_containers, &out->ninit_containers);
     if (!rc)
-        rc = dec_res_list(&d, spec, "overhead", false, &overhead);
+        rc = dec_res_list(d, spec, "overhead", false, &overhead);
     if (!rc)
-        rc = dec_res_list_build(&d, &overhead, &out->extra->overhead);
+        rc = dec_res_list_build(d, &overhead, &out->extra->overhead);
     dec_res_list_release(&overhead);
     if (!rc)
-        rc = dec_pod_resources(&d, spec, out);
+        rc = dec_pod_resources(d, spec, out);
     if (!rc)
         out->extra->spread =
-            dec_list(&d, spec, "topologySpreadConstraints", JSON_OBJECT, "object",
-                     sizeof(*out->extra->spread), dec_spread, NULL, &out->extra->nspread, &rc);
+            dec_list(d, spec, "topologySpreadConstraints", JSON_OBJECT, sizeof(*out->extra->spread),
+                     dec_spread, NULL, &out->extra->nspread, &rc);
     if (!rc)
-        rc = decode_unmodelled(&d, spec, out);
+        rc = decode_unmodelled(d, spec, out);
     if (!rc)
-        rc = dec_array(&d, spec, "schedulingGates", &gates);
+        rc = dec_array(d, spec, "schedulingGates", &gates);
     if (!rc && gates)
         out->nscheduling_gates = json_array_size(gates);
-    if (!rc && out->name[0] && kube_pod_ephemeral_names(out, a))
-        rc = dec_nomem(&d);
+    if (!rc && out->name[0] && ephemeral_names(out, d->a))
+        rc = dec_nomem(d);
 out:
-    dec_pop(&d, old);
+    dec_pop(d, old);
     if (!rc)
-        rc = decode_resized(&d, status, out);
+        rc = decode_resized(d, status, out);
     return rc;
 }
 
@@ -633,20 +770,29 @@ static bool extra_empty(const struct kube_pod_extra *x)
            !x->nephemeral && !x->ninline_volumes && !x->nunmodelled && !x->status;
 }
 
-int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pod *out, struct err *err)
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                    struct kube_pod *out, struct err *err)
+{
+    struct dec d;
+
+    dec_init(&d, a, o, err);
+    return dec_pod(&d, obj, &dec_t_pod, o ? o->name : NULL, out);
+}
+
+int dec_pod(struct dec *d, const json_t *obj, const struct dec_type *t, const char *name,
+            struct kube_pod *out)
 {
     struct kube_pod_extra x;
     int rc;
 
     memset(&x, 0, sizeof(x));
-    rc = pod_decode(obj, a, lines, file, out, &x, err);
+    rc = pod_decode(d, obj, t, name, out, &x);
     out->extra = NULL;
     if (rc || extra_empty(&x))
         return rc;
     /* most pods have none of these: they share no block, they have none */
-    if (!(out->extra = arena_alloc(a, sizeof(*out->extra))))
-        return err_set(err, -ENOMEM, "out of memory");
+    if (!(out->extra = arena_alloc(d->a, sizeof(*out->extra))))
+        return dec_nomem(d);
     *out->extra = x;
     return 0;
 }

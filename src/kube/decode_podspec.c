@@ -8,6 +8,133 @@
 #include "kube/decode-int.h"
 #include "kube/labels.h"
 
+/* The Go types of the fields (decode-int.h) */
+static const struct dec_type dec_t_container_port;
+static const struct dec_type dec_t_node_affinity;
+static const struct dec_type dec_t_preferred_scheduling_term;
+static const struct dec_type dec_t_pod_affinity;
+static const struct dec_type dec_t_pod_anti_affinity;
+static const struct dec_type dec_t_pod_affinity_term;
+static const struct dec_type dec_t_weighted_pod_affinity_term;
+
+static const struct dec_field dec_t_container_fields[] = {
+    {"args", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"command", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"env", DEC_ARR, DEC_OBJ, "[]v1.EnvVar", NULL},
+    {"envFrom", DEC_ARR, DEC_OBJ, "[]v1.EnvFromSource", NULL},
+    {"image", DEC_STR, 0, "string", NULL},
+    {"imagePullPolicy", DEC_STR, 0, "v1.PullPolicy", NULL},
+    {"lifecycle", DEC_OBJ, 0, "v1.Lifecycle", NULL},
+    {"livenessProbe", DEC_OBJ, 0, "v1.Probe", NULL},
+    {"name", DEC_STR, 0, "string", NULL},
+    {"ports", DEC_ARR, DEC_OBJ, "[]v1.ContainerPort", &dec_t_container_port},
+    {"readinessProbe", DEC_OBJ, 0, "v1.Probe", NULL},
+    {"resizePolicy", DEC_ARR, DEC_OBJ, "[]v1.ContainerResizePolicy", NULL},
+    {"resources", DEC_OBJ, 0, "v1.ResourceRequirements", &dec_t_resource_requirements},
+    {"restartPolicy", DEC_STR, 0, "v1.ContainerRestartPolicy", NULL},
+    {"restartPolicyRules", DEC_ARR, DEC_OBJ, "[]v1.ContainerRestartRule", NULL},
+    {"securityContext", DEC_OBJ, 0, "v1.SecurityContext", NULL},
+    {"startupProbe", DEC_OBJ, 0, "v1.Probe", NULL},
+    {"stdin", DEC_BOOL, 0, "bool", NULL},
+    {"stdinOnce", DEC_BOOL, 0, "bool", NULL},
+    {"terminationMessagePath", DEC_STR, 0, "string", NULL},
+    {"terminationMessagePolicy", DEC_STR, 0, "v1.TerminationMessagePolicy", NULL},
+    {"tty", DEC_BOOL, 0, "bool", NULL},
+    {"volumeDevices", DEC_ARR, DEC_OBJ, "[]v1.VolumeDevice", NULL},
+    {"volumeMounts", DEC_ARR, DEC_OBJ, "[]v1.VolumeMount", NULL},
+    {"workingDir", DEC_STR, 0, "string", NULL},
+};
+const struct dec_type dec_t_container = DEC_TYPE("Container", dec_t_container_fields);
+
+static const struct dec_field dec_t_container_port_fields[] = {
+    {"containerPort", DEC_INT32, 0, "int32", NULL}, {"hostIP", DEC_STR, 0, "string", NULL},
+    {"hostPort", DEC_INT32, 0, "int32", NULL},      {"name", DEC_STR, 0, "string", NULL},
+    {"protocol", DEC_STR, 0, "v1.Protocol", NULL},
+};
+static const struct dec_type dec_t_container_port =
+    DEC_TYPE("ContainerPort", dec_t_container_port_fields);
+
+static const struct dec_field dec_t_toleration_fields[] = {
+    {"effect", DEC_STR, 0, "v1.TaintEffect", NULL},
+    {"key", DEC_STR, 0, "string", NULL},
+    {"operator", DEC_STR, 0, "v1.TolerationOperator", NULL},
+    {"tolerationSeconds", DEC_INT64, 0, "int64", NULL},
+    {"value", DEC_STR, 0, "string", NULL},
+};
+const struct dec_type dec_t_toleration = DEC_TYPE("Toleration", dec_t_toleration_fields);
+
+static const struct dec_field dec_t_affinity_fields[] = {
+    {"nodeAffinity", DEC_OBJ, 0, "v1.NodeAffinity", &dec_t_node_affinity},
+    {"podAffinity", DEC_OBJ, 0, "v1.PodAffinity", &dec_t_pod_affinity},
+    {"podAntiAffinity", DEC_OBJ, 0, "v1.PodAntiAffinity", &dec_t_pod_anti_affinity},
+};
+const struct dec_type dec_t_affinity = DEC_TYPE("Affinity", dec_t_affinity_fields);
+
+static const struct dec_field dec_t_node_affinity_fields[] = {
+    {"preferredDuringSchedulingIgnoredDuringExecution", DEC_ARR, DEC_OBJ,
+     "[]v1.PreferredSchedulingTerm", &dec_t_preferred_scheduling_term},
+    {"requiredDuringSchedulingIgnoredDuringExecution", DEC_OBJ, 0, "v1.NodeSelector",
+     &dec_t_node_selector},
+};
+static const struct dec_type dec_t_node_affinity =
+    DEC_TYPE("NodeAffinity", dec_t_node_affinity_fields);
+
+static const struct dec_field dec_t_preferred_scheduling_term_fields[] = {
+    {"preference", DEC_OBJ, 0, "v1.NodeSelectorTerm", &dec_t_node_selector_term},
+    {"weight", DEC_INT32, 0, "int32", NULL},
+};
+static const struct dec_type dec_t_preferred_scheduling_term =
+    DEC_TYPE("PreferredSchedulingTerm", dec_t_preferred_scheduling_term_fields);
+
+static const struct dec_field dec_t_pod_affinity_fields[] = {
+    {"preferredDuringSchedulingIgnoredDuringExecution", DEC_ARR, DEC_OBJ,
+     "[]v1.WeightedPodAffinityTerm", &dec_t_weighted_pod_affinity_term},
+    {"requiredDuringSchedulingIgnoredDuringExecution", DEC_ARR, DEC_OBJ, "[]v1.PodAffinityTerm",
+     &dec_t_pod_affinity_term},
+};
+static const struct dec_type dec_t_pod_affinity =
+    DEC_TYPE("PodAffinity", dec_t_pod_affinity_fields);
+
+static const struct dec_field dec_t_pod_anti_affinity_fields[] = {
+    {"preferredDuringSchedulingIgnoredDuringExecution", DEC_ARR, DEC_OBJ,
+     "[]v1.WeightedPodAffinityTerm", &dec_t_weighted_pod_affinity_term},
+    {"requiredDuringSchedulingIgnoredDuringExecution", DEC_ARR, DEC_OBJ, "[]v1.PodAffinityTerm",
+     &dec_t_pod_affinity_term},
+};
+static const struct dec_type dec_t_pod_anti_affinity =
+    DEC_TYPE("PodAntiAffinity", dec_t_pod_anti_affinity_fields);
+
+static const struct dec_field dec_t_pod_affinity_term_fields[] = {
+    {"labelSelector", DEC_OBJ, 0, "v1.LabelSelector", &dec_t_label_selector},
+    {"matchLabelKeys", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"mismatchLabelKeys", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"namespaceSelector", DEC_OBJ, 0, "v1.LabelSelector", &dec_t_label_selector},
+    {"namespaces", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"topologyKey", DEC_STR, 0, "string", NULL},
+};
+static const struct dec_type dec_t_pod_affinity_term =
+    DEC_TYPE("PodAffinityTerm", dec_t_pod_affinity_term_fields);
+
+static const struct dec_field dec_t_weighted_pod_affinity_term_fields[] = {
+    {"podAffinityTerm", DEC_OBJ, 0, "v1.PodAffinityTerm", &dec_t_pod_affinity_term},
+    {"weight", DEC_INT32, 0, "int32", NULL},
+};
+static const struct dec_type dec_t_weighted_pod_affinity_term =
+    DEC_TYPE("WeightedPodAffinityTerm", dec_t_weighted_pod_affinity_term_fields);
+
+static const struct dec_field dec_t_topology_spread_constraint_fields[] = {
+    {"labelSelector", DEC_OBJ, 0, "v1.LabelSelector", &dec_t_label_selector},
+    {"matchLabelKeys", DEC_ARR, DEC_STR, "[]string", NULL},
+    {"maxSkew", DEC_INT32, 0, "int32", NULL},
+    {"minDomains", DEC_INT32, 0, "int32", NULL},
+    {"nodeAffinityPolicy", DEC_STR, 0, "v1.NodeInclusionPolicy", NULL},
+    {"nodeTaintsPolicy", DEC_STR, 0, "v1.NodeInclusionPolicy", NULL},
+    {"topologyKey", DEC_STR, 0, "string", NULL},
+    {"whenUnsatisfiable", DEC_STR, 0, "v1.UnsatisfiableConstraintAction", NULL},
+};
+const struct dec_type dec_t_topology_spread_constraint =
+    DEC_TYPE("TopologySpreadConstraint", dec_t_topology_spread_constraint_fields);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Containers                                                                                 */
 
@@ -124,7 +251,7 @@ static int decode_container(struct dec *d, const json_t *c, void *slot, void *ct
         }
         out->restart_always = true;
     }
-    out->ports = dec_list(d, c, "ports", JSON_OBJECT, "object", sizeof(*out->ports), decode_port,
+    out->ports = dec_list(d, c, "ports", JSON_OBJECT, sizeof(*out->ports), decode_port,
                           &host_network, &out->nports, &rc);
     return rc;
 }
@@ -135,8 +262,7 @@ int dec_containers(struct dec *d, const json_t *spec, const char *key, bool init
     struct container_ctx cc = {init, host_network};
     int rc;
 
-    *out =
-        dec_list(d, spec, key, JSON_OBJECT, "object", sizeof(**out), decode_container, &cc, n, &rc);
+    *out = dec_list(d, spec, key, JSON_OBJECT, sizeof(**out), decode_container, &cc, n, &rc);
     if (!rc && !*n && !init) {
         size_t old = dec_push(d, key);
 
@@ -303,16 +429,16 @@ static int decode_pod_term(struct dec *d, const json_t *t, struct kube_pod_affin
     dec_pop(d, old);
     if (rc)
         return rc;
-    out->namespaces = dec_list(d, t, "namespaces", JSON_STRING, "string", sizeof(*out->namespaces),
+    out->namespaces = dec_list(d, t, "namespaces", JSON_STRING, sizeof(*out->namespaces),
                                dec_str_elem, NULL, &out->nnamespaces, &rc);
     if (!rc)
         out->match_label_keys =
-            dec_list(d, t, "matchLabelKeys", JSON_STRING, "string", sizeof(*out->match_label_keys),
+            dec_list(d, t, "matchLabelKeys", JSON_STRING, sizeof(*out->match_label_keys),
                      dec_str_elem, (void *)&label_key, &out->nmatch_label_keys, &rc);
     if (!rc)
-        out->mismatch_label_keys = dec_list(d, t, "mismatchLabelKeys", JSON_STRING, "string",
-                                            sizeof(*out->mismatch_label_keys), dec_str_elem,
-                                            (void *)&label_key, &out->nmismatch_label_keys, &rc);
+        out->mismatch_label_keys =
+            dec_list(d, t, "mismatchLabelKeys", JSON_STRING, sizeof(*out->mismatch_label_keys),
+                     dec_str_elem, (void *)&label_key, &out->nmismatch_label_keys, &rc);
     if (!rc)
         rc = dec_string(d, t, "topologyKey", &out->topology_key, "");
     if (rc)
@@ -386,12 +512,12 @@ static int decode_pod_affinity(struct dec *d, const json_t *aff, const char *key
         return rc;
     old = dec_push(d, key);
     out->required =
-        dec_list(d, pa, "requiredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT, "object",
+        dec_list(d, pa, "requiredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT,
                  sizeof(*out->required), decode_pod_term_elem, NULL, &out->nrequired, &rc);
     if (!rc)
         out->preferred = dec_list(d, pa, "preferredDuringSchedulingIgnoredDuringExecution",
-                                  JSON_OBJECT, "object", sizeof(*out->preferred),
-                                  decode_weighted_pod_term, NULL, &out->npreferred, &rc);
+                                  JSON_OBJECT, sizeof(*out->preferred), decode_weighted_pod_term,
+                                  NULL, &out->npreferred, &rc);
     dec_pop(d, old);
     return rc;
 }
@@ -429,16 +555,15 @@ int dec_node_affinity(struct dec *d, const json_t *spec, struct kube_pod *p)
         if (!rc) {
             p->has_required_affinity = true;
             p->required.terms =
-                dec_list(d, req, "nodeSelectorTerms", JSON_OBJECT, "object",
-                         sizeof(*p->required.terms), dec_term, NULL, &p->required.nterms, &rc);
+                dec_list(d, req, "nodeSelectorTerms", JSON_OBJECT, sizeof(*p->required.terms),
+                         dec_term, NULL, &p->required.nterms, &rc);
         }
         dec_pop(d, o3);
         if (rc)
             goto out2;
     }
-    p->preferred =
-        dec_list(d, na, "preferredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT, "object",
-                 sizeof(*p->preferred), decode_preferred, NULL, &p->npreferred, &rc);
+    p->preferred = dec_list(d, na, "preferredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT,
+                            sizeof(*p->preferred), decode_preferred, NULL, &p->npreferred, &rc);
 out2:
     dec_pop(d, o2);
 out1:
@@ -552,7 +677,7 @@ int dec_spread(struct dec *d, const json_t *t, void *slot, void *ctx)
         rc = decode_policy(d, t, "nodeTaintsPolicy", false, &out->taints_honor);
     if (!rc)
         out->match_label_keys =
-            dec_list(d, t, "matchLabelKeys", JSON_STRING, "string", sizeof(*out->match_label_keys),
+            dec_list(d, t, "matchLabelKeys", JSON_STRING, sizeof(*out->match_label_keys),
                      dec_str_elem, NULL, &out->nmatch_label_keys, &rc);
     if (!rc && out->nmatch_label_keys && !out->selector.present) {
         old = dec_push(d, "matchLabelKeys");

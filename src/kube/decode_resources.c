@@ -10,6 +10,23 @@
 #include "kube/labels.h"
 #include "kube/quantity.h"
 
+/* The Go types of the fields (decode-int.h) */
+
+static const struct dec_field dec_t_resource_requirements_fields[] = {
+    {"claims", DEC_ARR, DEC_OBJ, "[]v1.ResourceClaim", NULL},
+    {"limits", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+    {"requests", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+};
+const struct dec_type dec_t_resource_requirements =
+    DEC_TYPE("ResourceRequirements", dec_t_resource_requirements_fields);
+
+static const struct dec_field dec_t_volume_resource_requirements_fields[] = {
+    {"limits", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+    {"requests", DEC_MAP, DEC_QTY, "v1.ResourceList", NULL},
+};
+const struct dec_type dec_t_volume_resource_requirements =
+    DEC_TYPE("VolumeResourceRequirements", dec_t_volume_resource_requirements_fields);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Resources                                                                                  */
 
@@ -116,8 +133,7 @@ int dec_res_list(struct dec *d, const json_t *obj, const char *key, bool contain
             }
         }
         if (quantity_text(v, e)) {
-            rc = dec_fail(d, v, m, "expected quantity (string or number), got %s",
-                          kube_json_type_name(v));
+            rc = dec_type_error(d, m, NULL, v, "resource.Quantity");
             goto out;
         }
         rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
@@ -347,8 +363,9 @@ int dec_pod_resources(struct dec *d, const json_t *spec, struct kube_pod *p)
 int dec_storage(struct dec *d, const json_t *list, const char *key, int64_t *out, bool *has)
 {
     const json_t *v = json_object_get(list, key);
-    char buf[64];
-    struct err e;
+    struct dec_res_entry e;
+    struct err qerr;
+    char q[128];
     size_t old;
     int rc = 0;
 
@@ -356,20 +373,15 @@ int dec_storage(struct dec *d, const json_t *list, const char *key, int64_t *out
     *has = false;
     if (!v || json_is_null(v))
         return 0;
+    if (quantity_text(v, &e))
+        return dec_type_error(d, list, key, v, "resource.Quantity");
     old = dec_push(d, key);
-    if (json_is_integer(v))
-        snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
-    else if (json_is_string(v))
-        snprintf(buf, sizeof(buf), "%s", json_string_value(v));
-    else
-        buf[0] = '\0';
-    err_clear(&e);
-    if (!buf[0])
-        rc = dec_fail(d, v, list, "expected quantity, got %s", kube_json_type_name(v));
-    else if (kube_quantity_parse(buf, out, NULL, &e))
-        rc = dec_fail(d, v, list, "%s", e.msg);
+    err_clear(&qerr);
+    if (kube_quantity_parse(e.text, out, NULL, &qerr))
+        rc = dec_fail(d, v, list, "%s", qerr.msg);
     else if (*out < 0)
-        rc = dec_fail(d, v, list, "Invalid value: \"%s\": must be greater than or equal to 0", buf);
+        rc = dec_fail(d, v, list, "Invalid value: %s: must be greater than or equal to 0",
+                      dec_quote(e.text, q, sizeof(q)));
     dec_pop(d, old);
     *has = !rc;
     return rc;

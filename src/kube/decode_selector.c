@@ -8,6 +8,47 @@
 #include "kube/decode-int.h"
 #include "kube/labels.h"
 
+/* The Go types of the fields (decode-int.h) */
+static const struct dec_type dec_t_label_selector_requirement;
+static const struct dec_type dec_t_node_selector_requirement;
+
+static const struct dec_field dec_t_label_selector_fields[] = {
+    {"matchExpressions", DEC_ARR, DEC_OBJ, "[]v1.LabelSelectorRequirement",
+     &dec_t_label_selector_requirement},
+    {"matchLabels", DEC_MAP, DEC_STR, "map[string]string", NULL},
+};
+const struct dec_type dec_t_label_selector = DEC_TYPE("LabelSelector", dec_t_label_selector_fields);
+
+static const struct dec_field dec_t_label_selector_requirement_fields[] = {
+    {"key", DEC_STR, 0, "string", NULL},
+    {"operator", DEC_STR, 0, "v1.LabelSelectorOperator", NULL},
+    {"values", DEC_ARR, DEC_STR, "[]string", NULL},
+};
+static const struct dec_type dec_t_label_selector_requirement =
+    DEC_TYPE("LabelSelectorRequirement", dec_t_label_selector_requirement_fields);
+
+static const struct dec_field dec_t_node_selector_fields[] = {
+    {"nodeSelectorTerms", DEC_ARR, DEC_OBJ, "[]v1.NodeSelectorTerm", &dec_t_node_selector_term},
+};
+const struct dec_type dec_t_node_selector = DEC_TYPE("NodeSelector", dec_t_node_selector_fields);
+
+static const struct dec_field dec_t_node_selector_term_fields[] = {
+    {"matchExpressions", DEC_ARR, DEC_OBJ, "[]v1.NodeSelectorRequirement",
+     &dec_t_node_selector_requirement},
+    {"matchFields", DEC_ARR, DEC_OBJ, "[]v1.NodeSelectorRequirement",
+     &dec_t_node_selector_requirement},
+};
+const struct dec_type dec_t_node_selector_term =
+    DEC_TYPE("NodeSelectorTerm", dec_t_node_selector_term_fields);
+
+static const struct dec_field dec_t_node_selector_requirement_fields[] = {
+    {"key", DEC_STR, 0, "string", NULL},
+    {"operator", DEC_STR, 0, "v1.NodeSelectorOperator", NULL},
+    {"values", DEC_ARR, DEC_STR, "[]string", NULL},
+};
+static const struct dec_type dec_t_node_selector_requirement =
+    DEC_TYPE("NodeSelectorRequirement", dec_t_node_selector_requirement_fields);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Node selector terms                                                                        */
 
@@ -109,8 +150,8 @@ int dec_requirement(struct dec *d, const json_t *r, void *slot, void *ctx)
     }
     if (!n)
         return 0;
-    out->values = dec_list(d, r, "values", JSON_STRING, "string", sizeof(*out->values),
-                           decode_value, &kind, &out->nvalues, &rc);
+    out->values = dec_list(d, r, "values", JSON_STRING, sizeof(*out->values), decode_value, &kind,
+                           &out->nvalues, &rc);
     if (rc)
         return rc;
     if (n > 1) {
@@ -140,10 +181,10 @@ int dec_term(struct dec *d, const json_t *t, void *slot, void *ctx)
 
     (void)ctx;
     memset(out, 0, sizeof(*out));
-    out->exprs = dec_list(d, t, "matchExpressions", JSON_OBJECT, "object", sizeof(*out->exprs),
+    out->exprs = dec_list(d, t, "matchExpressions", JSON_OBJECT, sizeof(*out->exprs),
                           dec_requirement, &labels, &out->nexprs, &rc);
     if (!rc)
-        out->fields = dec_list(d, t, "matchFields", JSON_OBJECT, "object", sizeof(*out->fields),
+        out->fields = dec_list(d, t, "matchFields", JSON_OBJECT, sizeof(*out->fields),
                                dec_requirement, &fields, &out->nfields, &rc);
     return rc;
 }
@@ -161,12 +202,12 @@ int dec_label_selector(struct dec *d, const json_t *obj, struct kube_label_selec
     if (!obj || json_is_null(obj))
         return 0;
     if (!json_is_object(obj))
-        return dec_fail(d, obj, NULL, "expected object, got %s", kube_json_type_name(obj));
+        return dec_type_error(d, NULL, NULL, obj, "v1.LabelSelector");
     rc = dec_labels(d, obj, "matchLabels", true, &ml);
     if (rc)
         return rc;
-    exprs = dec_list(d, obj, "matchExpressions", JSON_OBJECT, "object", sizeof(*exprs),
-                     dec_requirement, &kind, &nexprs, &rc);
+    exprs = dec_list(d, obj, "matchExpressions", JSON_OBJECT, sizeof(*exprs), dec_requirement,
+                     &kind, &nexprs, &rc);
     if (rc)
         return rc;
     out->present = true;
@@ -193,34 +234,23 @@ int dec_label_selector(struct dec *d, const json_t *obj, struct kube_label_selec
     return 0;
 }
 
-int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                               const char *file, struct kube_label_selector *out, struct err *err)
+int dec_node_selector(struct dec *d, const json_t *obj, struct kube_node_selector *out)
 {
-    struct dec d;
-
-    dec_init(&d, a, lines, file, err);
-    return dec_label_selector(&d, obj, out);
-}
-
-int kube_node_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                              const char *file, struct kube_node_selector *out, struct err *err)
-{
-    struct dec d;
     const json_t *terms;
+    size_t old;
     int rc;
 
-    dec_init(&d, a, lines, file, err);
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
-        return dec_fail(&d, obj, NULL, "Invalid value: must be an object");
-    rc = dec_array(&d, obj, "nodeSelectorTerms", &terms);
+        return dec_type_error(d, NULL, NULL, obj, "v1.NodeSelector");
+    rc = dec_array(d, obj, "nodeSelectorTerms", &terms);
     if (!rc && (!terms || !json_array_size(terms))) {
-        size_t o = dec_push(&d, "nodeSelectorTerms");
-        rc = dec_fail(&d, terms, obj, "Required value: must have at least one node selector term");
-        dec_pop(&d, o);
+        old = dec_push(d, "nodeSelectorTerms");
+        rc = dec_fail(d, terms, obj, "Required value: must have at least one node selector term");
+        dec_pop(d, old);
     }
     if (!rc)
-        out->terms = dec_list(&d, obj, "nodeSelectorTerms", JSON_OBJECT, "object",
-                              sizeof(*out->terms), dec_term, NULL, &out->nterms, &rc);
+        out->terms = dec_list(d, obj, "nodeSelectorTerms", JSON_OBJECT, sizeof(*out->terms),
+                              dec_term, NULL, &out->nterms, &rc);
     return rc;
 }

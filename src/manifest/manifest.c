@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest/kinds.h"
-#include "manifest/objects.h"
-#include "manifest/source.h"
-#include "manifest/state.h"
-#include "manifest/workload.h"
+#include "manifest/kinds-int.h"
+#include "manifest/objects-int.h"
+#include "manifest/source-int.h"
+#include "manifest/state-int.h"
+#include "manifest/workload-int.h"
 
 void manifest_input_init(struct manifest_input *in, const struct manifest_input_opts *o)
 {

@@ -153,7 +153,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         }
     }
     obj = json_loads(pp->json, 0, &jerr);
-    if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
+    if (!obj || kube_pod_decode(obj, &a, NULL, &pod, &err)) {
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
                   obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
         serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);

@@ -1,8 +1,8 @@
-/* source.h - where manifests are read from: a file, standard input ("-"), a directory of
+/* source-int.h - where manifests are read from: a file, standard input ("-"), a directory of
  * *.yaml, *.yml and *.json files, or a buffer; each is pulled by the YAML parser in chunks and
  * its documents handed to kinds.c one at a time. */
-#ifndef MANIFEST_SOURCE_H
-#define MANIFEST_SOURCE_H
+#ifndef MANIFEST_SOURCE_INT_H
+#define MANIFEST_SOURCE_INT_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
-/* kinds.h - documents and objects by kind: the dispatch from a parsed document to the
+/* kinds-int.h - documents and objects by kind: the dispatch from a parsed document to the
  * object steps, Lists and typed lists (NodeList, PodList, ...) through their items. */
-#ifndef MANIFEST_KINDS_H
-#define MANIFEST_KINDS_H
+#ifndef MANIFEST_KINDS_INT_H
+#define MANIFEST_KINDS_INT_H
 
 #include <jansson.h>
 

@@ -1,4 +1,4 @@
-/* state.h - what the manifest loader's modules share (not for callers of manifest.h): the
+/* state-int.h - what the manifest loader's modules share (not for callers of manifest.h): the
  * load context and the private part of a struct manifest_input, the name sets that keep pod
  * and node names unique, snapshots that roll a failed load back, and the reporting of errors
  * and warnings with file, line and field.
@@ -7,8 +7,8 @@
  * JSON streams), which hands each document to kinds.c; kinds.c sends each object to
  * objects.c (Pod, Node, PriorityClass) or workload.c (controllers expanded to pods), which
  * name pods with names.c. Everything here is below all of them. */
-#ifndef MANIFEST_STATE_H
-#define MANIFEST_STATE_H
+#ifndef MANIFEST_STATE_INT_H
+#define MANIFEST_STATE_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +18,7 @@
 #include "base/arena.h"
 #include "base/keymap.h"
 #include "base/err.h"
+#include "kube/decode.h"
 #include "kube/object.h"
 #include "kube/yaml.h"
 #include "manifest/manifest.h"
@@ -141,11 +142,19 @@ struct manifest_ctx {
     const char *file; /* arena copy */
     struct kube_lines *lines;
     struct err *err;
-    int cluster;       /* the objects exist in a cluster: workloads are not expanded */
-    int in_items;      /* items of a root list are being loaded */
-    int items_dropped; /* ... but the root is not a list */
+    struct kube_decode_opts dopts;  /* manifest_dopts */
+    int line;                       /* ... and the line of the object it was made for */
+    struct kube_object_names names; /* the names of the object being loaded (kinds.c) */
+    int cluster;                    /* the objects exist in a cluster: workloads are not expanded */
+    int in_items;                   /* items of a root list are being loaded */
+    int items_dropped;              /* ... but the root is not a list */
     struct manifest_snapshot items_snap;
 };
+
+/* manifest_dopts returns how the decoders read the object at line: with c's lines, and,
+ * unless the objects come from a cluster, every field checked (an unknown one a warning, or
+ * with opts.strict an error). */
+const struct kube_decode_opts *manifest_dopts(struct manifest_ctx *c, int line);
 
 /* manifest_fnv1a hashes n bytes at p into h (start with MANIFEST_FNV_OFFSET). */
 uint64_t manifest_fnv1a(uint64_t h, const void *p, size_t n);
@@ -186,6 +195,13 @@ void manifest_pod_where(const struct manifest_input *in, uint32_t i, const char 
 int manifest_set_add_last(struct manifest_input *in, int pods, int stub);
 int manifest_set_rebuild(struct manifest_input *in, struct manifest_name_set *s, int pods, size_t n,
                          size_t room);
+
+/* manifest_owner_key writes what manifest_finish_workloads counts of pod p: "Kind/ns/name" of
+ * its controller, a NUL, then "#INDEX" (a Job's pod with a completion index), "@NODE" (a
+ * DaemonSet's pod bound or pinned to NODE) or nothing, and a NUL. Returns the bytes written,
+ * or 0 when p has no controller, is not active (terminating, Succeeded or Failed: its
+ * controller replaces it) or the key does not fit. */
+size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size);
 
 /* manifest_snapshot_take records the input's counters; manifest_snapshot_restore rolls the
  * input back to them (a failed load leaves nothing behind) and rebuilds the name sets. */

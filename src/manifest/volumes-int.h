@@ -1,12 +1,12 @@
-/* volumes.h - PersistentVolumeClaim, PersistentVolume and StorageClass objects into the input
+/* volumes-int.h - PersistentVolumeClaim, PersistentVolume and StorageClass objects into the input
  * (in->pvcs, in->pvs, in->storage_classes): decoded with the API server's defaults, a second
  * object of the same name is an error. 0 or the error in c->err. */
-#ifndef MANIFEST_VOLUMES_H
-#define MANIFEST_VOLUMES_H
+#ifndef MANIFEST_VOLUMES_INT_H
+#define MANIFEST_VOLUMES_INT_H
 
 #include <jansson.h>
 
-#include "manifest/state.h"
+#include "manifest/state-int.h"
 
 int manifest_load_pvc(struct manifest_ctx *c, json_t *obj, int line);
 int manifest_load_pv(struct manifest_ctx *c, json_t *obj, int line);

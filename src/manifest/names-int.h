@@ -1,13 +1,13 @@
-/* names.h - the names the API server and the controllers give pods: generateName suffixes and
+/* names-int.h - the names the API server and the controllers give pods: generateName suffixes and
  * pod-template-hash, derived from hashes so the same input always gives the same names. */
-#ifndef MANIFEST_NAMES_H
-#define MANIFEST_NAMES_H
+#ifndef MANIFEST_NAMES_INT_H
+#define MANIFEST_NAMES_INT_H
 
 #include <stddef.h>
 
 #include <jansson.h>
 
-#include "manifest/state.h"
+#include "manifest/state-int.h"
 
 /* manifest_template_hash writes a Deployment's pod-template-hash for the template tmpl:
  * 10 characters of the safe alphabet, from a hash of its canonical JSON. */

@@ -1,15 +1,15 @@
-/* objects.h - Pod, Node, PriorityClass and Namespace objects into the input, and pod priorities: the
+/* objects-int.h - Pod, Node, PriorityClass and Namespace objects into the input, and pod priorities: the
  * loader's per-object steps (kinds.c dispatches to them, workload.c adds the pods it
  * expands through manifest_append_pod). */
-#ifndef MANIFEST_OBJECTS_H
-#define MANIFEST_OBJECTS_H
+#ifndef MANIFEST_OBJECTS_INT_H
+#define MANIFEST_OBJECTS_INT_H
 
 #include <stddef.h>
 
 #include <jansson.h>
 
 #include "kube/object.h"
-#include "manifest/state.h"
+#include "manifest/state-int.h"
 
 /* manifest_check_capacity fails when add_pods more pods would pass opts.max_pods. */
 int manifest_check_capacity(struct manifest_ctx *c, int line, const char *field, size_t add_pods);
@@ -25,9 +25,9 @@ const struct kube_priority_class *manifest_find_class(const struct manifest_inpu
                                                       const char *name);
 
 /* manifest_namespace_intern returns an arena copy of ns, the previous pod's when it repeats.
- * manifest_object_namespace is obj's metadata.namespace, or the input's default. */
+ * manifest_object_namespace is the loaded object's metadata.namespace, or the input's default. */
 const char *manifest_namespace_intern(struct manifest_ctx *c, const char *ns);
-const char *manifest_object_namespace(struct manifest_ctx *c, const json_t *obj);
+const char *manifest_object_namespace(struct manifest_ctx *c);
 
 /* One object of each kind, at line: decoded, checked and added to the input (a bound pod
  * may go to opts.take_bound instead). 0 or the error in c->err. */

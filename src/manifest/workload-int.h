@@ -1,12 +1,12 @@
-/* workload.h - controllers expanded to the pods they would create, once the whole input is
+/* workload-int.h - controllers expanded to the pods they would create, once the whole input is
  * known: Deployment, ReplicaSet, ReplicationController, StatefulSet, Job and DaemonSet, each
  * creating only the pods that its active pods in the input do not stand for. */
-#ifndef MANIFEST_WORKLOAD_H
-#define MANIFEST_WORKLOAD_H
+#ifndef MANIFEST_WORKLOAD_INT_H
+#define MANIFEST_WORKLOAD_INT_H
 
 #include <jansson.h>
 
-#include "manifest/state.h"
+#include "manifest/state-int.h"
 
 /* manifest_load_workload validates workload obj of kind k (apiVersion av, at line) and keeps
  * its template for manifest_finish_workloads (with c->cluster, only its selector: its pods
@@ -21,12 +21,5 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
  * missing ordinals, an Indexed Job the indexes no active pod has, another Job parallelism
  * minus its active pods; a DaemonSet one pod per node it may run on and has no pod on. */
 int manifest_finish_workloads(struct manifest_input *in, struct err *err);
-
-/* manifest_owner_key writes what manifest_finish_workloads counts of pod p: "Kind/ns/name" of
- * its controller, a NUL, then "#INDEX" (a Job's pod with a completion index), "@NODE" (a
- * DaemonSet's pod bound or pinned to NODE) or nothing, and a NUL. Returns the bytes written,
- * or 0 when p has no controller, is not active (terminating, Succeeded or Failed: its
- * controller replaces it) or the key does not fit. */
-size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size);
 
 #endif
