@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "kube/client-int.h"
 #include "kube/http1.h"
-#include "kube/jalloc.h"
+#include "kube/jalloc-int.h"
 #include "kube/listsplit.h"
 #include "kube/yaml.h"
 

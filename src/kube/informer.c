@@ -46,7 +46,9 @@ struct kube_informer {
     char watch_error[256];
 };
 
-const char *kube_object_key(json_t *obj, char *buf, size_t size)
+/* kube_object_key writes "namespace/name" or "name" of an API object into buf; returns buf,
+ * or NULL when metadata.name is missing or the key does not fit. */
+static const char *kube_object_key(json_t *obj, char *buf, size_t size)
 {
     json_t *md = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(md, "namespace"));

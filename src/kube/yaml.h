@@ -79,7 +79,4 @@ void kube_lines_free(struct kube_lines *l);
  * recorded, not mapping keys. */
 size_t kube_lines_count(const struct kube_lines *l);
 
-/* kube_lines_add records that v came from line (used by kube_yaml_load; exposed for tests). */
-int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
-
 #endif

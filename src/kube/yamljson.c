@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/jalloc.h"
+#include "kube/jalloc-int.h"
 #include "kube/yaml-int.h"
 
 #define JSON_CHUNK 65536
