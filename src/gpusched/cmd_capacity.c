@@ -369,7 +369,7 @@ int gpusched_cmd_capacity(int argc, char **argv)
     const char *output = NULL, *namespace_ = NULL, *maxs = NULL, *profs = NULL, *seeds = NULL;
     const char *sched_name = NULL, *pcts = NULL;
     struct gpusched_live live;
-    struct flag flags[8 + GPUSCHED_LIVE_NFLAGS] = {
+    struct flag flags[9 + GPUSCHED_LIVE_NFLAGS] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "pod specs (and, offline, the nodes and bound pods); file,\n"
          "directory or - (stdin); repeatable, or a,b"},
@@ -387,6 +387,7 @@ int gpusched_cmd_capacity(int argc, char **argv)
          "tie-break seed, as for simulate (default 1)"},
         {"percentage-of-nodes-to-score", 0, FLAG_STRING, &pcts, NULL, NULL, "N",
          "node sampling, as for simulate (default 100: every node)"},
+        GPUSCHED_CMD_STRICT_FLAG,
     };
     const struct sched_profile *builtin;
     struct sched_profile prof;
@@ -404,7 +405,7 @@ int gpusched_cmd_capacity(int argc, char **argv)
 
     err_clear(&err);
     memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live, flags + 8);
+    gpusched_live_flags(&live, flags + 9);
     rc = gpusched_cmd_flags_parse("capacity", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
                                   &pos, &help);
     if (rc)

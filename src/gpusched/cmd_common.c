@@ -110,6 +110,8 @@ size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n
     return total;
 }
 
+bool gpusched_cmd_strict;
+
 /* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
 /* --config's profiles, for the life of the process (a command reads one) */
 static struct sched_config cmd_config;
@@ -145,6 +147,7 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
         o.take_arg = bound_into;
     }
     o.keep_objects = keep;
+    o.strict = gpusched_cmd_strict;
     manifest_input_init(in, &o);
     if (live)
         rc = gpusched_live_load(live, in, &err);
@@ -385,6 +388,7 @@ int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusch
         {"kube-version", 0, FLAG_STRING, &f->kube_version, NULL, NULL, "VERSION",
          "the kube-scheduler whose texts and rules to follow:\n" SCHED_KUBE_VERSIONS
          " (default " SCHED_KUBE_VERSION_DEFAULT ", docs/scheduling.md)"},
+        GPUSCHED_CMD_STRICT_FLAG,
         {"follow", 0, FLAG_STRING, &f->follow, NULL, NULL, "FILE",
          "another run's simulate -o json (the kube-scheduler oracle's):\n"
          "where nodes tie, take the node it took (docs/testing.md)"},

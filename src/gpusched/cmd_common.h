@@ -39,6 +39,17 @@ extern const char *gpusched_cmd_prog;
 int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* --strict of every command that reads -f: an unknown field or a duplicate key in a file fails
+ * the load (kubectl --validate=strict), where it is otherwise a warning. The files' objects
+ * only: a cluster's are read as the API server wrote them. */
+extern bool gpusched_cmd_strict;
+#define GPUSCHED_CMD_STRICT_FLAG                                                                   \
+    {                                                                                              \
+        "strict", 0, FLAG_BOOL, &gpusched_cmd_strict, NULL, NULL, NULL,                            \
+            "an unknown field or a duplicate key in a file is an error,\n"                         \
+            "not a warning (as kubectl --validate=strict)"                                         \
+    }
+
 /* gpusched_cmd_load initialises in and loads every path of files into it (files, directories
  * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
  * "default"), like kubectl -n; the string must outlive in. With bound_into set, bound pods
@@ -83,7 +94,7 @@ int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *na
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS (11 + GPUSCHED_LIVE_NFLAGS + 1)
+#define GPUSCHED_CMD_SIM_NFLAGS (12 + GPUSCHED_LIVE_NFLAGS + 1)
 
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
@@ -103,7 +114,8 @@ struct gpusched_cmd_sim_flags {
 
 /* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
  * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
- * --seed, --percentage-of-nodes-to-score, --kube-version, for simulate --follow and --trace,
+ * --seed, --percentage-of-nodes-to-score, --kube-version, --strict, for simulate --follow and
+ * --trace,
  * the live flags (live.h) and, for explain, -l into f (zeroed first, f->table filled); pos, help
  * and the return value are gpusched_cmd_flags_parse's. */
 int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,

@@ -394,7 +394,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
     const char *output = NULL, *selector = NULL;
     bool show_labels = false, help, loaded = false;
     struct gpusched_live live;
-    struct flag flags[5 + GPUSCHED_LIVE_NFLAGS] = {
+    struct flag flags[6 + GPUSCHED_LIVE_NFLAGS] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"selector", 'l', FLAG_STRING, &selector, NULL, NULL, "SELECTOR",
@@ -405,6 +405,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
          "add a LABELS column with every label"},
         {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT",
          "table (default), wide, name or json"},
+        GPUSCHED_CMD_STRICT_FLAG,
     };
     struct arena arena = ARENA_INIT;
     struct kube_selector sel = {0};
@@ -418,7 +419,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
 
     err_clear(&err);
     memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live, flags + 5);
+    gpusched_live_flags(&live, flags + 6);
     rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
                                   &pos, &help);
     if (rc)

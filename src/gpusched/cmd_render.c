@@ -167,7 +167,7 @@ static void yaml_value(FILE *f, const json_t *v, int indent)
 
 /* ------------------------------------------------------------------ the command */
 
-#define RENDER_NFLAGS 3
+#define RENDER_NFLAGS 4
 
 int gpusched_cmd_render(int argc, char **argv)
 {
@@ -179,6 +179,7 @@ int gpusched_cmd_render(int argc, char **argv)
         {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT", "yaml (default) or json"},
         {"namespace", 'n', FLAG_STRING, &namespace_, NULL, NULL, "NS",
          "namespace of the objects that name none (default \"default\")"},
+        GPUSCHED_CMD_STRICT_FLAG,
     };
     struct manifest_input in;
     struct err err;

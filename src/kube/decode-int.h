@@ -9,7 +9,20 @@
  *
  * Every getter reads obj[key]: absent and null both mean "unset", as in Go's decoder; a value
  * of another JSON type fails with the API server's wording. Strings kept are copied into the
- * arena; those only looked at (dec_peek) are borrowed from the JSON tree. */
+ * arena; those only looked at (dec_peek) are borrowed from the JSON tree.
+ *
+ * How a kind is added (resource.k8s.io's, say, in decode_dra.c):
+ * 1. its struct in kube/object.h, and int kube_<kind>_decode(obj, a, opts, out, err) in
+ *    kube/decode.h;
+ * 2. in the family's file, a table (struct dec_type, below) for each Go struct of the kind the
+ *    decoder reads, with every JSON field k8s.io/api's types.go gives that struct (the ones not
+ *    modelled too, so a manifest's field is never taken for a misspelling), sorted by name,
+ *    each with its JSON kind and its Go type as reflect names it ("[]v1.DeviceRequest");
+ * 3. the decoder: dec_init, dec_begin(d, obj, &its root table, ...) (which checks a
+ *    manifest's fields against the tables), then the getters below, the path pushed and popped
+ *    around each part, dec_fail with the API server's validation message;
+ * 4. the kind and its root table in kinds[] of decode.c (for messages about its metadata),
+ *    and in the loader's kinds table (manifest/kinds.c), which keeps what it decodes. */
 #ifndef KUBE_DECODE_INT_H
 #define KUBE_DECODE_INT_H
 
@@ -79,7 +92,8 @@ extern const struct dec_type dec_t_object_meta, dec_t_label_selector, dec_t_node
     dec_t_gce_persistent_disk_volume_source, dec_t_azure_disk_volume_source,
     dec_t_cinder_volume_source, dec_t_portworx_volume_source, dec_t_azure_file_volume_source,
     dec_t_vsphere_virtual_disk_volume_source;
-/* ... and those of the kinds (the roots of their walks) */
+/* ... and those of the kinds (the roots of their walks); dec_dra_group: "resource.k8s.io" */
+extern const char dec_dra_group[];
 extern const struct dec_type dec_t_pod, dec_t_node, dec_t_priority_class, dec_t_runtime_class,
     dec_t_pod_disruption_budget, dec_t_namespace, dec_t_service, dec_t_deployment,
     dec_t_replica_set, dec_t_stateful_set, dec_t_daemon_set, dec_t_job,
@@ -114,7 +128,7 @@ const char *dec_json_type_name(const json_t *v);
 /* dec_init starts a decode into a; o (NULL: the API server's object) and err may be NULL. */
 void dec_init(struct dec *d, struct arena *a, const struct kube_decode_opts *o, struct err *err);
 
-/* dec_begin starts every kind's decoder: obj must be an object of Go type t. With
+/* dec_begin (decode_check.c) starts every kind's decoder: obj must be an object of Go type t. With
  * opts->check, every field of obj is checked first against t's tables (types, and names: an
  * unknown one is warned of, or fails with opts->strict). Its line and the file (copied into
  * the arena) are noted when line and file are not NULL. */
@@ -130,6 +144,11 @@ void dec_pop(struct dec *d, size_t old);
 /* dec_line is the line of v, else of its container parent (either may be NULL), 0 unknown. */
 int dec_line(const struct dec *d, const json_t *v, const json_t *parent);
 
+/* dec_fail_at fills err with msg at the line of v (else parent's) and the field path field;
+ * -EINVAL. */
+int dec_fail_at(struct dec *d, const json_t *v, const json_t *parent, const char *field,
+                const char *msg);
+
 /* dec_fail fills err with the message, the file, v's line (or parent's) and the current path,
  * and returns -EINVAL; dec_nomem is "out of memory", -ENOMEM. */
 int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *fmt, ...)
@@ -143,7 +162,7 @@ const char *dec_quote(const char *s, char *buf, size_t size);
  * strings are never written to); NULL when out of memory. */
 const char *dec_strdup(struct dec *d, const json_t *v);
 
-/* dec_type_error fails on v, the value of obj[key] (key NULL: an element of the array obj),
+/* dec_type_error (decode_check.c) fails on v, the value of obj[key] (key NULL: an element of the array obj),
  * as of the wrong JSON type, in the API server's words: the walk of the root (dec_begin)
  * finds the field and names its Go struct and type; go is the Go type named otherwise. */
 int dec_type_error(struct dec *d, const json_t *obj, const char *key, const json_t *v,

@@ -1,23 +1,18 @@
 /* decode.c - the decoder's core (see decode-int.h): its state, the field path, the error that
- * names path and line, the typed getters, what every object has (metadata, labels), and the
- * walk that holds an object to its Go type's field names and JSON types.
+ * names path and line, the typed getters, and what every object has (type, metadata, labels).
  *
  * Decoding is one pass over the JSON tree; everything kept is copied into the caller's arena.
- * A manifest is walked once more first (opts->check): every field against its Go struct's
- * table. Every list of the object model is read by dec_list, so a list's element type, path
- * and length are handled in one place. */
+ * (A manifest is walked once more first, by decode_check.c.) Every list of the object model
+ * is read by dec_list, so a list's element type, path and length are handled in one place. */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/buf.h"
 #include "base/quote.h"
 #include "kube/decode-int.h"
 #include "kube/labels.h"
-#include "kube/quantity.h"
 #include "kube/yaml.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -92,9 +87,8 @@ int dec_line(const struct dec *d, const json_t *v, const json_t *parent)
     return l;
 }
 
-/* fail_at fills err with msg at the line of v (or parent) and the given field path */
-static int fail_at(struct dec *d, const json_t *v, const json_t *parent, const char *field,
-                   const char *msg)
+int dec_fail_at(struct dec *d, const json_t *v, const json_t *parent, const char *field,
+                const char *msg)
 {
     if (!d->err)
         return -EINVAL;
@@ -113,7 +107,7 @@ int dec_fail(struct dec *d, const json_t *v, const json_t *parent, const char *f
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return fail_at(d, v, parent, d->path, msg);
+    return dec_fail_at(d, v, parent, d->path, msg);
 }
 
 int dec_nomem(struct dec *d)
@@ -145,299 +139,6 @@ const char *dec_json_type_name(const json_t *v)
 const char *dec_quote(const char *s, char *buf, size_t size)
 {
     return quote_go_to(buf, size, s, strlen(s));
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* JSON types as Go's decoder reads them                                                      */
-
-/* go_number writes a JSON number as Go's encoder writes a float64 (what a YAML number became
- * on its way to the API server): the shortest text that reads back, with an exponent below
- * 1e-6 and from 1e21 ("1e+300", "1e-7", "3000000000", "1.5"). */
-static void go_number(const json_t *v, char *out, size_t size)
-{
-    double f = json_real_value(v), a = fabs(f);
-    size_t n;
-    int p;
-
-    if (json_is_integer(v)) {
-        snprintf(out, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return;
-    }
-    if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-        for (p = 0; p < 17; p++) {
-            snprintf(out, size, "%.*e", p, f);
-            if (strtod(out, NULL) == f)
-                break;
-        }
-        /* Go's encoder writes "e-9" where C writes "e-09" */
-        n = strlen(out);
-        if (n >= 4 && out[n - 4] == 'e' && out[n - 3] == '-' && out[n - 2] == '0') {
-            out[n - 2] = out[n - 1];
-            out[n - 1] = '\0';
-        }
-        return;
-    }
-    for (p = 0; p <= 20; p++) {
-        snprintf(out, size, "%.*f", p, f);
-        if (strtod(out, NULL) == f)
-            return;
-    }
-}
-
-/* kind_ok: v (not null) is of the JSON type a field of kind k holds */
-static bool kind_ok(enum dec_kind k, const json_t *v)
-{
-    int64_t n;
-
-    switch (k) {
-    case DEC_STR:
-        return json_is_string(v);
-    case DEC_BOOL:
-        return json_is_boolean(v);
-    case DEC_INT32:
-        return dec_json_int64(v, &n) && n >= INT32_MIN && n <= INT32_MAX;
-    case DEC_INT64:
-        return dec_json_int64(v, &n);
-    case DEC_NUM:
-        return json_is_number(v);
-    case DEC_OBJ:
-    case DEC_MAP:
-        return json_is_object(v);
-    case DEC_ARR:
-        return json_is_array(v);
-    case DEC_QTY:
-        return json_is_string(v) || json_is_number(v);
-    case DEC_INTSTR:
-        return json_is_string(v) || (dec_json_int64(v, &n) && n >= INT32_MIN && n <= INT32_MAX);
-    case DEC_ANY:
-        break;
-    }
-    return true;
-}
-
-/* elem_go: the Go type of an element of f's array or map ("[]v1.Container": "v1.Container") */
-static const char *elem_go(const struct dec_field *f)
-{
-    const char *b;
-
-    if (!strncmp(f->go, "[]", 2))
-        return f->go + 2;
-    if (!strncmp(f->go, "map[", 4) && (b = strchr(f->go, ']')))
-        return b + 1;
-    return f->go;
-}
-
-/* type_error fails on v, of the wrong JSON type for kind k of field f of struct st, in the
- * words of the API server's decoder. glen is the length of the path to the field itself (an
- * element's index or a map key after it is not part of Go's field path). */
-static int type_error(struct dec *d, const json_t *v, const json_t *parent,
-                      const struct dec_type *st, const struct dec_field *f, enum dec_kind k,
-                      size_t glen)
-{
-    char got[64], gopath[DEC_PATH_MAX + 16], msg[ERR_MSG_MAX];
-    struct err qerr;
-    size_t i, n = 0;
-
-    if (k == DEC_QTY) {
-        /* Quantity reads its JSON itself: the text of a bool, object or array is no quantity */
-        kube_quantity_parse(json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") : "{", NULL,
-                            NULL, &qerr);
-        return fail_at(d, v, parent, d->path, qerr.msg);
-    }
-    if (json_is_number(v) && (k == DEC_INT32 || k == DEC_INT64 || k == DEC_INTSTR)) {
-        memcpy(got, "number ", 7);
-        go_number(v, got + 7, sizeof(got) - 7);
-    } else {
-        snprintf(got, sizeof(got), "%s", dec_json_type_name(v));
-    }
-    if (k == DEC_INTSTR) {
-        /* IntOrString reads a non-string as an int32 of its own */
-        snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type int32", got);
-        return fail_at(d, v, parent, "", msg);
-    }
-    for (i = 0; i < glen && i < d->plen; i++) {
-        if (d->path[i] == '[') {
-            while (i < glen && d->path[i] != ']')
-                i++;
-            continue;
-        }
-        gopath[n++] = d->path[i];
-    }
-    gopath[n] = '\0';
-    snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-             got, st->name, gopath, k == f->kind ? f->go : elem_go(f));
-    return fail_at(d, v, parent, "", msg);
-}
-
-/* find_field: the field called key (len bytes) of t, or NULL (tables are sorted by name) */
-static const struct dec_field *find_field(const struct dec_type *t, const char *key, size_t len)
-{
-    size_t lo = 0, hi = t->nfields;
-
-    if (strlen(key) != len) /* a NUL inside: no field is called that */
-        return NULL;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(key, t->fields[mid].name);
-
-        if (!c)
-            return &t->fields[mid];
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
-/* unknown reports the field key of obj that its type does not have: a warning, or with
- * opts->strict an error, in kubectl's strict field validation's words */
-static int unknown(struct dec *d, const char *key, size_t len, const json_t *v, const json_t *obj)
-{
-    const struct kube_decode_opts *o = d->opts;
-    struct buf b = BUF_INIT(ERR_MSG_MAX - 64);
-    char msg[ERR_MSG_MAX];
-    int line = dec_line(d, v, obj), rc;
-
-    /* the path as the strict decoder writes it: "spec.containers[0].imagee" */
-    if (buf_append(&b, d->path, d->plen) || (d->plen && buf_append(&b, ".", 1)) ||
-        buf_append(&b, key, len)) {
-        buf_release(&b);
-        return dec_nomem(d);
-    }
-    memcpy(msg, "unknown field ", 14);
-    quote_go_to(msg + 14, sizeof(msg) - 14, b.data, b.len);
-    buf_release(&b);
-    if (o->strict) {
-        char smsg[ERR_MSG_MAX + 32];
-
-        snprintf(smsg, sizeof(smsg), "strict decoding error: %s", msg);
-        return fail_at(d, v, obj, "", smsg);
-    }
-    if (!o->warn || !(rc = o->warn(o->warn_arg, line, msg)))
-        return 0;
-    return err_set(d->err, rc, "%s", rc == -ENOMEM ? "out of memory" : "cannot report a warning");
-}
-
-static int walk_object(struct dec *d, const json_t *obj, const struct dec_type *t, bool names);
-
-/* walk_value checks v, the value of field f of st (or, kind being f->elem, one of its
- * elements) at the current path; glen as for type_error. */
-static int walk_value(struct dec *d, const json_t *v, const json_t *parent,
-                      const struct dec_type *st, const struct dec_field *f, enum dec_kind k,
-                      size_t glen, bool names)
-{
-    const json_t *e;
-    const char *key;
-    size_t i, old;
-    int rc = 0;
-
-    if (json_is_null(v))
-        return 0;
-    if (!kind_ok(k, v))
-        return type_error(d, v, parent, st, f, k, glen);
-    if (k == DEC_OBJ && f->type)
-        return walk_object(d, v, f->type, names);
-    if (k == DEC_ARR) {
-        json_array_foreach(v, i, e)
-        {
-            old = dec_index(d, i);
-            rc = walk_value(d, e, v, st, f, f->elem, glen, names);
-            dec_pop(d, old);
-            if (rc)
-                return rc;
-        }
-    } else if (k == DEC_MAP) {
-        json_object_foreach((json_t *)v, key, e)
-        {
-            old = dec_push(d, key);
-            rc = walk_value(d, e, v, st, f, f->elem, glen, names);
-            dec_pop(d, old);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
-}
-
-/* walk_object checks every field of obj against t: its type, and (names) its name */
-static int walk_object(struct dec *d, const json_t *obj, const struct dec_type *t, bool names)
-{
-    const char *key;
-    size_t len, old;
-    json_t *v;
-    int rc;
-
-    json_object_keylen_foreach((json_t *)obj, key, len, v)
-    {
-        const struct dec_field *f = find_field(t, key, len);
-
-        if (!f) {
-            if (names && (rc = unknown(d, key, len, v, obj)))
-                return rc;
-            continue;
-        }
-        old = dec_push(d, key);
-        rc = walk_value(d, v, obj, t, f, f->kind, d->plen, names);
-        dec_pop(d, old);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-int dec_begin(struct dec *d, const json_t *obj, const struct dec_type *t, int *line,
-              const char **file)
-{
-    char msg[160];
-
-    if (!json_is_object(obj)) {
-        snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type v1.%s",
-                 obj ? dec_json_type_name(obj) : "nothing", t->name);
-        return fail_at(d, obj, NULL, d->path, msg);
-    }
-    if (d->root) /* a part read as an object of its own (a workload's template) */
-        goto noted;
-    d->root = obj;
-    d->root_type = t;
-    d->root_plen = d->plen;
-    if (d->opts && d->opts->check) {
-        int rc = walk_object(d, obj, t, true);
-
-        if (rc)
-            return rc;
-    }
-noted:
-    if (line)
-        *line = dec_line(d, obj, NULL);
-    if (file && d->file && !(*file = arena_strdup(d->a, d->file)))
-        return dec_nomem(d);
-    return 0;
-}
-
-int dec_type_error(struct dec *d, const json_t *obj, const char *key, const json_t *v,
-                   const char *go)
-{
-    char path[DEC_PATH_MAX + 16], msg[ERR_MSG_MAX];
-    size_t plen = d->plen, old;
-    int rc = 0;
-
-    /* the walk over the whole object finds the field and names its Go struct and type */
-    if (d->root) {
-        memcpy(path, d->path, plen + 1);
-        dec_pop(d, d->root_plen);
-        rc = walk_object(d, d->root, d->root_type, false);
-        memcpy(d->path, path, plen + 1);
-        d->plen = plen;
-        if (rc)
-            return rc;
-    }
-    snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type %s",
-             dec_json_type_name(v), go);
-    old = key ? dec_push(d, key) : d->plen;
-    rc = fail_at(d, v, obj, d->path, msg);
-    dec_pop(d, old);
-    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -867,7 +568,7 @@ int kube_type_meta_decode(const json_t *obj, const struct kube_decode_opts *o, c
                  "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
                  "\"json:\\\"kind,omitempty\\\"\" }",
                  obj ? dec_json_type_name(obj) : "nothing");
-        return fail_at(&d, obj, NULL, "", msg);
+        return dec_fail_at(&d, obj, NULL, "", msg);
     }
     d.root = obj;
     d.root_type = &type_meta;

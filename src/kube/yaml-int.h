@@ -23,6 +23,8 @@
 
 #define YAML_MAX_DEPTH 128
 
+#define KUBE_LINES_DUPS 4
+
 struct kube_lines {
     const json_t **keys;
     int *lines;
@@ -30,6 +32,14 @@ struct kube_lines {
     uint32_t gen;
     size_t cap; /* power of two */
     size_t n;
+    /* mapping keys given twice in the document (the last value is the one kept): the first
+     * few, cut to fit, and how many there were */
+    struct {
+        char key[128];
+        size_t len;
+        int line;
+    } dups[KUBE_LINES_DUPS];
+    size_t ndups;
 };
 
 struct anchor {
@@ -65,6 +75,10 @@ struct loader {
 
 /* kube_lines_add records that v came from line. */
 int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
+
+/* kube_lines_dup_add records that key (n bytes) was given twice in one mapping, at line;
+ * l may be NULL (a reader keeping no lines). */
+void kube_lines_dup_add(struct kube_lines *l, const char *key, size_t n, int line);
 
 /* kube_lines_clear empties a table for the next document or item (yamlvalue.c). */
 void kube_lines_clear(struct kube_lines *l);

@@ -176,7 +176,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 {
     int line = (int)ev->start_mark.line + 1;
     yaml_event_t sub;
-    json_t *v = NULL;
+    json_t *v = NULL, *merged = NULL; /* a mapping's keys that came from merge keys */
     int rc;
 
     *out = NULL;
@@ -231,6 +231,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 
             if (!yaml_parser_parse(&ld->parser, &sub)) {
                 json_decref(v);
+                json_decref(merged);
                 return parser_fail(ld);
             }
             if (sub.type == YAML_MAPPING_END_EVENT) {
@@ -242,11 +243,13 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
             yaml_event_delete(&sub);
             if (rc) {
                 json_decref(v);
+                json_decref(merged);
                 return rc;
             }
             if (!yaml_parser_parse(&ld->parser, &sub)) {
                 json_decref(key);
                 json_decref(v);
+                json_decref(merged);
                 return parser_fail(ld);
             }
             if (depth == 0 && ld->item_fn && sub.type == YAML_SEQUENCE_START_EVENT &&
@@ -258,6 +261,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
             if (rc) {
                 json_decref(key);
                 json_decref(v);
+                json_decref(merged);
                 return rc;
             }
             if (json_is_string(key) && !strcmp(json_string_value(key), "<<") &&
@@ -271,6 +275,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                         json_decref(key);
                         json_decref(val);
                         json_decref(v);
+                        json_decref(merged);
                         return load_fail(ld, kline,
                                          "merge key '<<' takes a mapping or a list "
                                          "of mappings");
@@ -282,7 +287,10 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 
                     json_object_foreach(m, k, mv)
                     {
-                        if (!json_object_get(v, k) && json_object_set(v, k, mv)) {
+                        if (json_object_get(v, k))
+                            continue;
+                        if (json_object_set(v, k, mv) || (!merged && !(merged = json_object())) ||
+                            json_object_set_new(merged, k, json_null())) {
                             json_decref(key);
                             json_decref(val);
                             goto nomem;
@@ -307,6 +315,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                     json_decref(key);
                     json_decref(val);
                     json_decref(v);
+                    json_decref(merged);
                     return load_fail(ld, kline, "mapping key must be a scalar");
                 }
                 json_decref(key);
@@ -316,11 +325,26 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                     goto nomem;
                 }
             }
-            rc = json_object_set_new(v, json_string_value(key), val);
+            {
+                /* a key given twice replaces the value, leaving the size; one that overrides
+                 * a merged key is no duplicate (the API server's strict YAML decoder agrees) */
+                const char *ks = json_string_value(key);
+                size_t kn = json_string_length(key), before = json_object_size(v);
+
+                rc = json_object_setn_new(v, ks, kn, val);
+                if (!rc && json_object_size(v) == before) {
+                    if (merged && json_object_getn(merged, ks, kn))
+                        json_object_deln(merged, ks, kn);
+                    else
+                        kube_lines_dup_add(ld->lines, ks, kn, kline);
+                }
+            }
             json_decref(key);
             if (rc)
                 goto nomem;
         }
+        json_decref(merged);
+        merged = NULL;
         break;
     default:
         return load_fail(ld, line, "unexpected YAML event");
@@ -338,6 +362,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     *out = v;
     return 0;
 nomem:
+    json_decref(merged);
     json_decref(v);
     return err_set(ld->err, -ENOMEM, "out of memory");
 }

@@ -97,6 +97,34 @@ size_t kube_lines_count(const struct kube_lines *l)
     return l ? l->n : 0;
 }
 
+void kube_lines_dup_add(struct kube_lines *l, const char *key, size_t n, int line)
+{
+    if (!l)
+        return;
+    if (l->ndups < KUBE_LINES_DUPS) {
+        size_t k = n < sizeof(l->dups[0].key) ? n : sizeof(l->dups[0].key);
+
+        memcpy(l->dups[l->ndups].key, key, k);
+        l->dups[l->ndups].len = k;
+        l->dups[l->ndups].line = line;
+    }
+    l->ndups++;
+}
+
+const char *kube_lines_dup(const struct kube_lines *l, size_t i, int *line, size_t *len)
+{
+    if (!l || i >= l->ndups || i >= KUBE_LINES_DUPS)
+        return NULL;
+    *line = l->dups[i].line;
+    *len = l->dups[i].len;
+    return l->dups[i].key;
+}
+
+size_t kube_lines_ndups(const struct kube_lines *l)
+{
+    return l ? l->ndups : 0;
+}
+
 void kube_lines_free(struct kube_lines *l)
 {
     if (!l)
@@ -201,6 +229,7 @@ void kube_lines_clear(struct kube_lines *l)
 {
     if (!l)
         return;
+    l->ndups = 0;
     if (l->cap > 4096) {
         free(l->keys);
         free(l->lines);

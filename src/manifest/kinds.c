@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/quote.h"
 #include "kube/decode.h"
 #include "manifest/objects-int.h"
 #include "manifest/volumes-int.h"
@@ -231,6 +232,26 @@ static int list_kind(const char *kind, char *item, size_t size)
     return 1;
 }
 
+/* duplicates reports the mapping keys of the document given twice (the last value is the one
+ * read), in the words of the API server's strict YAML decoder: a warning, or with
+ * opts.strict an error */
+static int duplicates(struct manifest_ctx *c, const struct kube_lines *lines)
+{
+    size_t i, len;
+    const char *key;
+    char q[300];
+    int line;
+
+    for (i = 0; (key = kube_lines_dup(lines, i, &line, &len)); i++) {
+        quote_go_to(q, sizeof(q), key, len);
+        if (c->in->opts.strict)
+            return manifest_fail(c, line, NULL, -EINVAL, "key %s already set in map", q);
+        if (manifest_warn(c->in, "%s: line %d: key %s already set in map", c->file, line, q))
+            return manifest_nomem(c);
+    }
+    return 0;
+}
+
 int manifest_load_document(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
 {
     struct manifest_ctx *c = ctx;
@@ -239,6 +260,9 @@ int manifest_load_document(json_t *doc, struct kube_lines *lines, json_t *list, 
     int rc;
 
     c->lines = lines;
+    /* a cluster's objects come from JSON the API server wrote: no key twice */
+    if (!c->cluster && (rc = duplicates(c, lines)))
+        return rc;
     if (list) {
         const char *lk = manifest_jstr(list, "kind");
 

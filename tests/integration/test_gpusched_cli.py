@@ -704,6 +704,33 @@ def test_wrong_field_type_names_line_and_field():
                       "field PodSpec.spec.containers of type []v1.Container" % f, "wrong type")
 
 
+def test_unknown_fields_warn_and_strict_fails():
+    # kubectl's strict field validation: a misspelled field is a warning, with --strict an
+    # error, for every command that reads -f
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: 4, pods: 9}\n"
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelectr: {gpu: \"y\"}\n"
+           "  containers: [{name: c, image: i}]\n")
+    with TempDir() as t:
+        f = t.write("t.yaml", node + "---\n" + pod)
+        warning = "gpusched: warning: %s: line 11: unknown field \"spec.nodeSelectr\"" % f
+        for cmd in (["simulate"], ["explain", "pod/x"], ["nodes"], ["render"], ["report"],
+                    ["capacity"]):
+            p = gpusched(*cmd, "-f", f)
+            expect_exit(p, 0, " ".join(cmd))
+            if warning not in p.stderr.splitlines():
+                raise AssertionError("%s: no warning in %r" % (cmd[0], p.stderr))
+            p = gpusched(*cmd, "--strict", "-f", f)
+            expect_exit(p, 1, cmd[0] + " --strict")
+            util.check_eq(one_error_line(p, cmd[0]), "gpusched: %s: line 11: strict decoding "
+                          "error: unknown field \"spec.nodeSelectr\"" % f, cmd[0] + " --strict")
+        g = t.write("d.yaml", node + "  allocatable: {cpu: 2}\n")
+        p = gpusched("nodes", "--strict", "-f", g)
+        expect_exit(p, 1, "duplicate key")
+        util.check_eq(one_error_line(p, "duplicate key"),
+                      "gpusched: %s: line 6: key \"allocatable\" already set in map" % g,
+                      "duplicate key")
+
+
 def test_stdout_is_only_the_result():
     """Warnings and progress go to stderr: stdout of -o json parses as one document."""
     with TempDir() as t:
