@@ -203,10 +203,10 @@ static int exec_spawn(const struct kube_config *cfg, bool interactive, struct bu
     argv = calloc(x->nargs + 2, sizeof(*argv));
     info = exec_info(cfg, interactive);
     if (info) {
-        size_t n = strlen(info) + sizeof("KUBERNETES_EXEC_INFO=");
-        infoenv = malloc(n);
-        if (infoenv)
-            snprintf(infoenv, n, "KUBERNETES_EXEC_INFO=%s", info);
+        struct buf b = BUF_INIT(0);
+
+        infoenv = buf_printf(&b, "KUBERNETES_EXEC_INFO=%s", info) ? NULL : buf_take(&b);
+        buf_release(&b);
     }
     if (!envp || !argv || !infoenv) {
         rc = err_set(err, -ENOMEM, "out of memory");

@@ -220,15 +220,13 @@ static int kc_get_str(const struct kc_file *f, const json_t *obj, const char *ke
 
 static char *kc_resolve_path(const struct kc_file *f, const char *p)
 {
+    struct buf b = BUF_INIT(0);
     char *out;
-    size_t n;
 
     if (p[0] == '/')
         return strdup(p);
-    n = strlen(f->dir) + strlen(p) + 2;
-    out = malloc(n);
-    if (out)
-        snprintf(out, n, "%s/%s", f->dir, p);
+    out = buf_printf(&b, "%s/%s", f->dir, p) ? NULL : buf_take(&b);
+    buf_release(&b);
     return out;
 }
 
@@ -770,9 +768,8 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     const char *dir = kube_config_sa_dir(), *ns_env = getenv("POD_NAMESPACE");
-    struct buf b = BUF_INIT(KC_PEM_MAX);
+    struct buf b = BUF_INIT(KC_PEM_MAX), url = BUF_INIT(0);
     char path[4096];
-    size_t n;
     int rc;
 
     err_clear(err);
@@ -781,15 +778,17 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
         return err_set(err, -ENOENT,
                        "unable to load in-cluster configuration, "
                        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
-    n = strlen(host) + strlen(port) + 16;
-    out->server = malloc(n);
+    /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
+    out->server =
+        buf_printf(&url, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port)
+            ? NULL
+            : buf_take(&url);
+    buf_release(&url);
     out->source = strdup("in-cluster service account");
     if (!out->server || !out->source) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
-    /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
-    snprintf(out->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
     out->in_cluster = true;
     snprintf(path, sizeof(path), "%s/token", dir);
     out->token_file = strdup(path);
