@@ -58,6 +58,15 @@ int kube_type_meta_decode(const json_t *obj, const struct kube_decode_opts *o, c
 int kube_list_items_decode(const json_t *obj, const char *kind, const struct kube_decode_opts *o,
                            const json_t **items, struct err *err);
 
+/* kube_json_type_error sets err (-EINVAL, the message only) to the Go JSON decoder's words for
+ * v, a value that is not of Go type go: of the field path (JSON keys; indexes are dropped) of
+ * Go struct st, `json: cannot unmarshal string into Go struct field Cluster.clusters.cluster.
+ * server of type string`, or with st NULL `json: cannot unmarshal string into Go value of type
+ * int32`. For the files read as Go reads them that are no API objects (a kubeconfig, a
+ * KubeSchedulerConfiguration). */
+int kube_json_type_error(struct err *err, const json_t *v, const char *st, const char *path,
+                         const char *go);
+
 /* What a loader reads of any object before decoding it: the names of its metadata, borrowed
  * from the object (NULL when absent). */
 struct kube_object_names {

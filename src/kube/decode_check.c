@@ -93,6 +93,47 @@ static const char *elem_go(const struct dec_field *f)
     return f->go;
 }
 
+/* type_message writes the Go decoder's words for v, not of Go type go: in a struct (st and
+ * path not NULL; the indexes of path are not part of Go's field path) or alone */
+static void type_message(char *msg, size_t size, const json_t *v, const char *st, const char *path,
+                         const char *go)
+{
+    char got[64], gopath[DEC_PATH_MAX + 16];
+    size_t i, n = 0;
+
+    /* an integer field names the number it could not hold */
+    if (json_is_number(v) && (!strncmp(go, "int", 3) || !strncmp(go, "uint", 4))) {
+        memcpy(got, "number ", 7);
+        go_number(v, got + 7, sizeof(got) - 7);
+    } else {
+        snprintf(got, sizeof(got), "%s", dec_json_type_name(v));
+    }
+    if (!st) {
+        snprintf(msg, size, "json: cannot unmarshal %s into Go value of type %s", got, go);
+        return;
+    }
+    for (i = 0; path[i] && n < sizeof(gopath) - 1; i++) {
+        if (path[i] == '[') {
+            while (path[i + 1] && path[i] != ']')
+                i++;
+            continue;
+        }
+        gopath[n++] = path[i];
+    }
+    gopath[n] = '\0';
+    snprintf(msg, size, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", got, st,
+             gopath, go);
+}
+
+int kube_json_type_error(struct err *err, const json_t *v, const char *st, const char *path,
+                         const char *go)
+{
+    char msg[ERR_MSG_MAX];
+
+    type_message(msg, sizeof(msg), v, st, path, go);
+    return err_set(err, -EINVAL, "%s", msg);
+}
+
 /* The walk keeps the path as a stack of frames (a key, or an index when key is NULL) and
  * writes it out only for a message: most fields are fine. Deeper than WALK_DEPTH (beyond any
  * real object; the parser allows 128 levels) it stops looking. */
@@ -131,7 +172,7 @@ static int type_error(struct walk *w, const json_t *v, const json_t *parent,
                       size_t fn)
 {
     struct dec *d = w->d;
-    char got[64], msg[ERR_MSG_MAX];
+    char msg[ERR_MSG_MAX];
     struct err qerr;
 
     if (k == DEC_QTY) {
@@ -141,20 +182,13 @@ static int type_error(struct walk *w, const json_t *v, const json_t *parent,
         path(w, w->n, true);
         return dec_fail_at(d, v, parent, d->path, qerr.msg);
     }
-    if (json_is_number(v) && (k == DEC_INT32 || k == DEC_INT64 || k == DEC_INTSTR)) {
-        memcpy(got, "number ", 7);
-        go_number(v, got + 7, sizeof(got) - 7);
-    } else {
-        snprintf(got, sizeof(got), "%s", dec_json_type_name(v));
-    }
     if (k == DEC_INTSTR) {
         /* IntOrString reads a non-string as an int32 of its own */
-        snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type int32", got);
+        type_message(msg, sizeof(msg), v, NULL, NULL, "int32");
         return dec_fail_at(d, v, parent, "", msg);
     }
     path(w, fn, false);
-    snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-             got, st->name, d->path, k == f->kind ? f->go : elem_go(f));
+    type_message(msg, sizeof(msg), v, st->name, d->path, k == f->kind ? f->go : elem_go(f));
     return dec_fail_at(d, v, parent, "", msg);
 }
 
@@ -340,8 +374,7 @@ int dec_type_error(struct dec *d, const json_t *obj, const char *key, const json
     /* the walk over the whole object finds the field and names its Go struct and type */
     if (d->root && (rc = walk(d, false)))
         return rc;
-    snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go value of type %s",
-             dec_json_type_name(v), go);
+    type_message(msg, sizeof(msg), v, NULL, NULL, go);
     old = key ? dec_push(d, key) : d->plen;
     rc = dec_fail_at(d, v, obj, d->path, msg);
     dec_pop(d, old);

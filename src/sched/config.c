@@ -9,6 +9,7 @@
 
 #include "base/buf.h"
 #include "base/goparse.h"
+#include "kube/decode.h"
 #include "kube/yaml.h"
 
 /* field paths are built in fixed buffers far longer than any real one; a cut one ends the
@@ -42,26 +43,6 @@ static int fail(struct cfgp *p, const json_t *v, const char *field, const char *
     return -EINVAL;
 }
 
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "a mapping";
-    case JSON_ARRAY:
-        return "a list";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    default:
-        return "null";
-    }
-}
-
 /* check_keys refuses a key of obj not in allowed (NULL-terminated) */
 static int check_keys(struct cfgp *p, json_t *obj, const char *path, const char *const *allowed,
                       const char *what)
@@ -83,17 +64,21 @@ static int check_keys(struct cfgp *p, json_t *obj, const char *path, const char 
     return 0;
 }
 
+/* want fails on v, present and not of JSON type t, in the Go decoder's words (kube/decode.h) */
 static int want(struct cfgp *p, json_t *v, json_type t, const char *field)
 {
-    if (v && json_typeof(v) != t && !(t == JSON_TRUE && json_is_boolean(v)))
-        return fail(p, v, field, "must be %s, not %s",
-                    t == JSON_OBJECT   ? "a mapping"
-                    : t == JSON_ARRAY  ? "a list"
-                    : t == JSON_STRING ? "a string"
-                    : t == JSON_TRUE   ? "a boolean"
-                                       : "an integer",
-                    type_name(v));
-    return 0;
+    struct err e;
+
+    if (!v || json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v)))
+        return 0;
+    err_clear(&e);
+    kube_json_type_error(&e, v, NULL, NULL,
+                         t == JSON_OBJECT   ? "struct"
+                         : t == JSON_ARRAY  ? "slice"
+                         : t == JSON_STRING ? "string"
+                         : t == JSON_TRUE   ? "bool"
+                                            : "int64");
+    return fail(p, v, field, "%s", e.msg);
 }
 
 /* get_int reads an integer in [lo, hi] */
