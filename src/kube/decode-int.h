@@ -1,7 +1,8 @@
 /* decode-int.h - what the decoder's files share; not for callers of kube/decode.h.
  *
- * One decoder reads every kind: decode.c holds the state, the field path, the one error that
- * names path and line, and the typed getters; decode_resources.c (ResourceLists and a
+ * One decoder reads every kind: decode_path.c holds the state, the field path and the one
+ * error that names path and line, decode_check.c the walk over the Go types' tables, decode.c
+ * the typed getters; decode_resources.c (ResourceLists and a
  * container's requests and limits) and decode_selector.c (label and node selectors) the parts
  * many kinds share; then a file per family of kinds: decode_pod.c and decode_podspec.c,
  * decode_node.c, decode_storage.c, decode_workload.c, decode_class.c (the scheduling
