@@ -219,6 +219,11 @@ int dec_labels(struct dec *d, const json_t *obj, const char *key, bool validate,
 int dec_metadata(struct dec *d, const json_t *obj, const json_t **meta_out, const char **name,
                  const char **uid, const char **rv, struct kube_labels *labels);
 
+/* dec_name_required fails unless name (metadata.name of obj, meta its metadata or NULL) is
+ * set: `metadata.name: Required value: WHAT`. */
+int dec_name_required(struct dec *d, const json_t *obj, const json_t *meta, const char *name,
+                      const char *what);
+
 /* dec_named reads metadata.name (required: "name or generateName is required") into *name
  * and, for a namespaced kind (ns not NULL), metadata.namespace ("default" when unset). */
 int dec_named(struct dec *d, const json_t *obj, const json_t **meta, const char **name,

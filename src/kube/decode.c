@@ -337,6 +337,20 @@ int dec_metadata(struct dec *d, const json_t *obj, const json_t **meta_out, cons
     return rc;
 }
 
+int dec_name_required(struct dec *d, const json_t *obj, const json_t *meta, const char *name,
+                      const char *what)
+{
+    size_t old;
+    int rc;
+
+    if (name[0])
+        return 0;
+    old = dec_push(d, "metadata.name");
+    rc = dec_fail(d, NULL, meta ? meta : obj, "Required value: %s", what);
+    dec_pop(d, old);
+    return rc;
+}
+
 int dec_named(struct dec *d, const json_t *obj, const json_t **meta, const char **name,
               const char **ns)
 {
@@ -345,14 +359,9 @@ int dec_named(struct dec *d, const json_t *obj, const json_t **meta, const char 
     size_t old;
     int rc;
 
-    if ((rc = dec_metadata(d, obj, meta, name, &uid, &rv, &labels)))
+    if ((rc = dec_metadata(d, obj, meta, name, &uid, &rv, &labels)) ||
+        (rc = dec_name_required(d, obj, *meta, *name, "name or generateName is required")))
         return rc;
-    if (!(*name)[0]) {
-        old = dec_push(d, "metadata.name");
-        rc = dec_fail(d, NULL, obj, "Required value: name or generateName is required");
-        dec_pop(d, old);
-        return rc;
-    }
     if (ns) {
         old = dec_push(d, "metadata");
         rc = dec_string(d, *meta, "namespace", ns, "default");

@@ -137,12 +137,8 @@ int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct k
     rc = dec_metadata(&d, obj, &meta, &out->name, &uid, &rv, &labels);
     if (rc)
         return rc;
-    if (!out->name[0]) {
-        old = dec_push(&d, "metadata.name");
-        rc = dec_fail(&d, NULL, meta ? meta : obj, "Required value: name is required");
-        dec_pop(&d, old);
+    if ((rc = dec_name_required(&d, obj, meta, out->name, "name is required")))
         return rc;
-    }
     ov = json_object_get(obj, "overhead");
     if (ov && !json_is_null(ov)) {
         if (!json_is_object(ov))
@@ -171,7 +167,7 @@ int kube_namespace_decode(const json_t *obj, struct arena *a, const struct kube_
     const json_t *meta;
     const char *uid, *rv;
     struct kube_labels l;
-    size_t old, i;
+    size_t i;
     int rc;
 
     dec_init(&d, a, o, err);
@@ -181,13 +177,8 @@ int kube_namespace_decode(const json_t *obj, struct arena *a, const struct kube_
     rc = dec_metadata(&d, obj, &meta, &out->name, &uid, &rv, &l);
     if (rc)
         return rc;
-    if (!out->name[0]) {
-        old = dec_push(&d, "metadata.name");
-        rc = dec_fail(&d, NULL, meta ? meta : obj,
-                      "Required value: name or generateName is required");
-        dec_pop(&d, old);
+    if ((rc = dec_name_required(&d, obj, meta, out->name, "name or generateName is required")))
         return rc;
-    }
     /* SetDefaults_Namespace: kubernetes.io/metadata.name is always the name */
     if (!(out->labels.v = arena_alloc(a, (l.n + 1) * sizeof(*out->labels.v))))
         return dec_nomem(&d);
@@ -226,13 +217,8 @@ int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct 
         rc = dec_string(&d, obj, "preemptionPolicy", &policy, "");
     if (rc)
         return rc;
-    if (!out->name[0]) {
-        old = dec_push(&d, "metadata.name");
-        rc = dec_fail(&d, NULL, meta ? meta : obj,
-                      "Required value: name or generateName is required");
-        dec_pop(&d, old);
+    if ((rc = dec_name_required(&d, obj, meta, out->name, "name or generateName is required")))
         return rc;
-    }
     if (!has_value) {
         old = dec_push(&d, "value");
         rc = dec_fail(&d, NULL, obj, "Required value");
