@@ -75,10 +75,8 @@ int kube_lines_find(const struct kube_lines *l, const json_t *v);
 /* kube_lines_dup returns the i-th mapping key of the document given twice in its mapping (the
  * value given last is the one read: the API server's YAML decoder refuses it in strict mode,
  * `key "app" already set in map`), with *line the line of the second one and *len the key's
- * length (it may hold a NUL); NULL past the last one. kube_lines_ndups counts them all (more
- * than are kept). */
+ * length (it may hold a NUL); NULL past the last one (the first few of a document are kept). */
 const char *kube_lines_dup(const struct kube_lines *l, size_t i, int *line, size_t *len);
-size_t kube_lines_ndups(const struct kube_lines *l);
 
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);

@@ -120,11 +120,6 @@ const char *kube_lines_dup(const struct kube_lines *l, size_t i, int *line, size
     return l->dups[i].key;
 }
 
-size_t kube_lines_ndups(const struct kube_lines *l)
-{
-    return l ? l->ndups : 0;
-}
-
 void kube_lines_free(struct kube_lines *l)
 {
     if (!l)
