@@ -1,5 +1,7 @@
-/* cluster.h - the scheduler's view of the cluster: nodes and the pods counted on them,
- * updated incrementally. The last section is for the core's own modules. */
+/* cluster.h - the scheduler's view of the cluster, the API its callers feed: nodes and the
+ * pods counted on them, PodDisruptionBudgets, the nominator, and the objects the plugins read
+ * (Namespaces, the volume objects, the Services and controllers of PodTopologySpread's
+ * defaults). Updated incrementally. The core's own view of it is cluster-int.h. */
 #ifndef SCHED_CLUSTER_H
 #define SCHED_CLUSTER_H
 
@@ -133,41 +135,60 @@ int sched_cluster_node_usage(const struct sched_cluster *c, const char *name,
 int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_node_usage *u);
 
 /* ---------------------------------------------------------------------------------------
- * Internal to the scheduling core: pods by key, node classes, the reason strings and a
- * slot's usage (the types are in sched-int.h)
+ * The objects the plugins read
  * ------------------------------------------------------------------------------------- */
 
-struct sched_pod;
-struct sched_class;
-struct sched_slot;
-struct sched_scalar;
+/* Namespaces (InterPodAffinity's namespaceSelector reads them): sched_cluster_set_namespace
+ * adds the Namespace ns, or replaces the labels of the one of that name: pod affinity terms'
+ * namespaceSelector match these labels, and a pod's own namespace labels are what existing
+ * pods' namespaceSelector see. A namespace the cluster has not been given has no labels, as
+ * kube-scheduler's lister answers for one it has not seen. Returns 0 or -ENOMEM / -EINVAL
+ * (empty name) with err set. sched_cluster_remove_namespace forgets the namespace called
+ * name; 0 or -ENOENT. */
+int sched_cluster_set_namespace(struct sched_cluster *c, const struct kube_namespace *ns,
+                                struct err *err);
+int sched_cluster_remove_namespace(struct sched_cluster *c, const char *name);
 
-/* sched_cluster_find_pod returns the pod ns/name counted in the cluster, or NULL. */
-struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
-                                         const char *name);
+/* The volume objects the volume plugins read (volumes.c; see docs/scheduling.md, "Volumes").
+ * They are kept by reference (shallow copies whose strings and arrays must outlive c);
+ * VolumeBinding's Reserve (sched_simulate) changes the cluster's copies only. A second object
+ * of the same (namespace/)name replaces the first. 0 or -ENOMEM with err set.
+ * PersistentVolumeClaims, PersistentVolumes and StorageClasses; CSINodes (NodeVolumeLimits'
+ * attach limits and CSI migration), CSIDrivers (storageCapacity,
+ * preventPodSchedulingIfMissing), CSIStorageCapacities (VolumeBinding's capacity check and
+ * score) and VolumeAttachments (NodeVolumeLimits counts the volumes attached to a node). */
+int sched_cluster_set_pvc(struct sched_cluster *c, const struct kube_pvc *pvc, struct err *err);
+int sched_cluster_set_pv(struct sched_cluster *c, const struct kube_pv *pv, struct err *err);
+int sched_cluster_set_storage_class(struct sched_cluster *c, const struct kube_storage_class *sc,
+                                    struct err *err);
+int sched_cluster_set_csi_node(struct sched_cluster *c, const struct kube_csi_node *n,
+                               struct err *err);
+int sched_cluster_set_csi_driver(struct sched_cluster *c, const struct kube_csi_driver *d,
+                                 struct err *err);
+int sched_cluster_set_csi_capacity(struct sched_cluster *c, const struct kube_csi_capacity *cap,
+                                   struct err *err);
+int sched_cluster_set_volume_attachment(struct sched_cluster *c,
+                                        const struct kube_volume_attachment *va, struct err *err);
 
-/* sched_cluster_refresh_classes recomputes every present node's class from scratch (after
- * the interesting keys changed, or when too many classes are dead); 0 or -ENOMEM.
- * sched_cluster_mark_interesting makes a label key part of the class key (a pod looked at
- * it); the classes are refreshed before the next cycle when nodes carry it. */
-int sched_cluster_refresh_classes(struct sched_cluster *c);
-int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key);
-
-/* The reason strings counted in the FailedScheduling message, as ids of c->reasons:
- * "Insufficient <resource rid>", and the untolerated-taint wording of class cl's taint ti.
- * SCHED_NOID when out of memory. sched_plugin_name names a SCHED_PL_* plugin (NULL for
- * none). */
-uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid);
-uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uint32_t ti,
-                            enum sched_taint_wording w);
-const char *sched_plugin_name(int plugin);
-
-/* sched_slot_scalar returns the slot's entry for scalar resource rid, or NULL. */
-const struct sched_scalar *sched_slot_scalar(const struct sched_slot *s, uint32_t rid);
-
-/* sched_slot_usage_apply removes (sign -1) or re-adds (+1) a pod's usage on its slot
- * (preemption dry runs use their own copies). */
-void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
-                            int sign);
+/* PodTopologySpread's system defaults (podtopologyspread.c): sched_cluster_add_spread_source
+ * records an object whose selector makes the system default constraints
+ * (kubernetes.io/hostname maxSkew 3, topology.kubernetes.io/zone maxSkew 5, both
+ * ScheduleAnyway) apply to the pods it selects, as helper.DefaultSelector reads them:
+ * - owner_kind NULL: a Service in namespace ns with spec.selector sel (matchLabels form;
+ *   sel->present false for a nil selector, which selects nothing); it selects the pods of ns
+ *   whose labels it matches.
+ * - owner_kind "ReplicationController", "ReplicaSet", "StatefulSet" (or "Deployment", for the
+ *   ReplicaSet the Deployment would create: sel then includes pod-template-hash): it selects
+ *   the pods whose controller owner reference is that kind and name in ns (and, when the pod
+ *   came from the API, apiVersion v1 for a ReplicationController, apps/v1 for the others).
+ * An object of the same kind, namespace and name recorded before is replaced (a watch's
+ * update). Strings are copied. Returns 0 or -ENOMEM with err set.
+ * sched_cluster_remove_spread_source forgets the object recorded under that kind (NULL: a
+ * Service), namespace and name (a watch's delete). 0, or -ENOENT when there is none. */
+int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind, const char *ns,
+                                    const char *name, const struct kube_label_selector *sel,
+                                    struct err *err);
+int sched_cluster_remove_spread_source(struct sched_cluster *c, const char *owner_kind,
+                                       const char *ns, const char *name);
 
 #endif

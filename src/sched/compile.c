@@ -2,7 +2,7 @@
  * scheduling cycle: node selector, required and preferred node affinity, tolerations, host
  * ports, and its requests as kube-scheduler counts them (kube_pod_requests, with and without
  * the 100m / 200MiB non-zero defaults). */
-#include "sched/compile.h"
+#include "sched/compile-int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,12 +12,11 @@
 #include "base/buf.h"
 #include "base/goparse.h"
 #include "kube/rules.h"
-#include "sched/cluster.h"
-#include "sched/image.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
+#include "sched/cluster-int.h"
+#include "sched/plugins-int.h"
+#include "sched/intern-int.h"
 #include "sched/sched-int.h"
-#include "sched/usage.h"
+#include "sched/usage-int.h"
 
 /* ---------------------------------------------------------------- constraints */
 

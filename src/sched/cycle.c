@@ -4,23 +4,19 @@
  * normalisation and the tie-break. The fast path evaluates static filters once per node
  * class; the reference path (reference.c) evaluates each node from scratch, and both must
  * fill identical sched_nodeout rows. */
-#include "sched/cycle.h"
+#include "sched/cycle-int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/filter.h"
-#include "sched/image.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
-#include "sched/profile.h"
-#include "sched/reference.h"
+#include "sched/cluster-int.h"
+#include "sched/filter-int.h"
+#include "sched/plugins-int.h"
+#include "sched/intern-int.h"
+#include "sched/profile-int.h"
+#include "sched/reference-int.h"
 #include "sched/sched-int.h"
-#include "sched/score.h"
-#include "sched/spread.h"
-#include "sched/volumes.h"
 
 /* a score plugin's weight in p (NULL: the default profile's) */
 #define WEIGHT(p, member) ((p) ? (p)->member : sched_profile_default.member)

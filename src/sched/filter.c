@@ -1,12 +1,12 @@
 /* filter.c - kube-scheduler's filters on compiled pods: the static ones (NodeUnschedulable,
  * TaintToleration, NodeAffinity) evaluated once per node class, and the dynamic ones
  * (NodePorts, NodeResourcesFit) per node. Reason strings come from cluster.c. */
-#include "sched/filter.h"
+#include "sched/filter-int.h"
 
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/intern.h"
+#include "sched/cluster-int.h"
+#include "sched/intern-int.h"
 #include "sched/sched-int.h"
 
 /* v1.Toleration.ToleratesTaint on interned ids */

@@ -1,14 +1,14 @@
 /* image.c - ImageLocality (pkg/scheduler/framework/plugins/imagelocality): per image name id
  * the size first reported and the number of nodes that have it, kept as nodes come and go;
  * a pod's score on a node from its containers' images (see image.h). */
-#include "sched/image.h"
+#include "sched/plugins-int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/intern.h"
+#include "sched/intern-int.h"
 
 #define MB (1024LL * 1024)
 #define MIN_THRESHOLD (23 * MB)

@@ -1,7 +1,7 @@
 /* intern.c - strings to dense ids for the scheduling core (see intern.h). Open addressing
  * on an FNV-1a hash; every string is also read once as a base-10 int64 (Gt/Lt compare
  * numbers). */
-#include "sched/intern.h"
+#include "sched/intern-int.h"
 
 #include <errno.h>
 #include <stdlib.h>

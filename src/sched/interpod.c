@@ -10,13 +10,14 @@
  * cycle. Here the counts are kept as pods and nodes come and go (the index below), so a cycle
  * costs the number of distinct terms it looks at, not the number of pods. The reference path
  * (reference.c) evaluates the same rules by scanning every pod for every node instead. */
-#include "sched/interpod.h"
+#include "sched/plugins-int.h"
+#include "sched/cluster.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/intern.h"
+#include "sched/intern-int.h"
 #include "sched/sched-int.h"
 
 #define HARD_POD_AFFINITY_WEIGHT 1 /* InterPodAffinityArgs default */

@@ -5,16 +5,16 @@
  *
  * A PreFilter rejection replaces the histogram with its own message. The caller appends
  * " preemption: ..." when DefaultPreemption has something to say. */
-#include "sched/message.h"
+#include "sched/message-int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/intern.h"
-#include "sched/volumes.h"
+#include "sched/cluster-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 
 int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n)

@@ -17,7 +17,7 @@
  * pc_slot, refilled when the node changed), so a dry run over hundreds of nodes touches no
  * pod record.
  * Fit only gets harder as pods are added, so the reprieve is a walk over that list. */
-#include "sched/preempt.h"
+#include "sched/plugins-int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,15 +26,12 @@
 #include <string.h>
 
 #include "kube/labels.h"
-#include "sched/cluster.h"
-#include "sched/filter.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
-#include "sched/message.h"
-#include "sched/reference.h"
+#include "sched/cluster-int.h"
+#include "sched/filter-int.h"
+#include "sched/intern-int.h"
+#include "sched/message-int.h"
+#include "sched/reference-int.h"
 #include "sched/sched-int.h"
-#include "sched/spread.h"
-#include "sched/volumes.h"
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
 static int cmp_importance(const void *a, const void *b)

@@ -1,6 +1,6 @@
 /* profile.c - the scheduling profiles, node sampling's arithmetic and the tie-break generator
  * (see profile.h). */
-#include "sched/profile.h"
+#include "sched/profile-int.h"
 
 #include <string.h>
 

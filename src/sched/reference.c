@@ -2,17 +2,17 @@
  * the fast path (tests/unit/test_sched_equiv.c): strings instead of interned ids, the node's
  * full label set instead of its class, and the node's usage summed from its pods instead of
  * the running totals. Slow on purpose; never used by the commands. */
-#include "sched/reference.h"
+#include "sched/reference-int.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "base/goparse.h"
-#include "sched/intern.h"
-#include "sched/filter.h"
-#include "sched/interpod.h"
+#include "sched/intern-int.h"
+#include "sched/filter-int.h"
+#include "sched/plugins-int.h"
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
-#include "sched/score.h"
 
 static const char *str(const struct sched_cluster *c, uint32_t id)
 {

@@ -1,25 +1,20 @@
 /* schedule.c - the public entry points of one scheduling attempt: sched_schedule_one and
  * sched_explain (one shared driver: compile the pod, run the cycle, on failure build the
  * FailedScheduling message and run preemption), plus profiles and the tie-break generator. */
-#include "sched/schedule.h"
+#include "sched/schedule-int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/compile.h"
-#include "sched/interpod.h"
-#include "sched/cycle.h"
-#include "sched/message.h"
-#include "sched/preempt.h"
-#include "sched/profile.h"
+#include "sched/cluster-int.h"
+#include "sched/compile-int.h"
+#include "sched/plugins-int.h"
+#include "sched/cycle-int.h"
+#include "sched/message-int.h"
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
-#include "sched/schedule.h"
-#include "sched/score.h"
-#include "sched/spread.h"
-#include "sched/volumes.h"
 
 void sched_result_release(struct sched_result *r)
 {

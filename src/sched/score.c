@@ -1,7 +1,7 @@
 /* score.c - the score plugins' formulas, in kube-scheduler's integer (and, for
  * BalancedAllocation, float64) arithmetic, so that totals match to the point.
  * MaxNodeScore is 100; resource weights are cpu:1, memory:1. */
-#include "sched/score.h"
+#include "sched/plugins-int.h"
 
 #include <math.h>
 #include <string.h>

@@ -2,17 +2,17 @@
  * cluster, as kube-scheduler's active queue would take them (priority, then arrival), each
  * placed pod assumed so the next ones see it, preemption victims evicted and the preemptor
  * retried once at once. */
-#include "sched/volumes.h"
+#include "sched/plugins-int.h"
 #include "sched/simulate.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/profile.h"
+#include "sched/cluster-int.h"
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
-#include "sched/schedule.h"
+#include "sched/schedule-int.h"
 
 struct qent {
     int32_t priority;

@@ -4,7 +4,8 @@
  * constraints score (PreScore over the feasible nodes, NormalizeScore so fewer matching pods
  * scores higher), and the system default constraints for pods selected by a Service,
  * ReplicationController, ReplicaSet or StatefulSet. Selectors work on interned labels. */
-#include "sched/spread.h"
+#include "sched/plugins-int.h"
+#include "sched/cluster.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,9 +16,8 @@
 #include "base/arena.h"
 #include "base/keymap.h"
 #include "kube/labels.h"
-#include "sched/filter.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
+#include "sched/filter-int.h"
+#include "sched/intern-int.h"
 #include "sched/sched-int.h"
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"

@@ -1,7 +1,8 @@
 /* volumes.c - VolumeRestrictions, VolumeBinding and VolumeZone on PersistentVolumeClaims, as
  * kube-scheduler v1.37 runs them (pkg/scheduler/framework/plugins/volumebinding, volumezone,
  * volumerestrictions; component-helpers/storage/volume for the matching rules). */
-#include "sched/volumes.h"
+#include "sched/plugins-int.h"
+#include "sched/cluster.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -14,7 +15,7 @@
 #include "base/keymap.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
-#include "sched/intern.h"
+#include "sched/intern-int.h"
 #include "sched/sched-int.h"
 
 #define NO_PROVISIONER "kubernetes.io/no-provisioner"

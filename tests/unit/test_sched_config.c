@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "sched/config.h"
-#include "sched/score.h"
+#include "sched/plugins-int.h"
+#include "sched/profile-int.h"
 #include "test.h"
 
 static char cfg_path[64];

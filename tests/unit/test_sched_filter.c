@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "manifest/manifest.h"
-#include "sched/cluster.h"
+#include "sched/sched.h"
 #include "sched_tb.h"
 #include "test.h"
 

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "kube/rules.h"
-#include "sched/preempt.h"
-#include "sched/schedule.h"
+#include "sched/cluster-int.h"
+#include "sched/plugins-int.h"
+#include "sched/schedule-int.h"
 #include "sched/sched-int.h"
 #include "sched_tb.h"
 #include "test.h"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
 #include "sched_tb.h"
 #include "test.h"

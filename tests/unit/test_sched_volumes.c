@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sched/volumes.h"
+#include "sched/plugins-int.h"
 #include "sched_tb.h"
 
 static const char *const nodes3[] = {

@@ -1,7 +1,7 @@
-/* filter.h - kube-scheduler's filters on compiled pods: the static ones once per node class,
+/* filter-int.h - kube-scheduler's filters on compiled pods: the static ones once per node class,
  * the dynamic ones per node; internal to the scheduling core. */
-#ifndef SCHED_FILTER_H
-#define SCHED_FILTER_H
+#ifndef SCHED_FILTER_INT_H
+#define SCHED_FILTER_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>

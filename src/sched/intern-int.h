@@ -1,7 +1,7 @@
-/* intern.h - strings to dense uint32 ids (labels, taints, node and resource names, reasons),
+/* intern-int.h - strings to dense uint32 ids (labels, taints, node and resource names, reasons),
  * so the core compares and hashes integers; internal to the scheduling core. */
-#ifndef SCHED_INTERN_H
-#define SCHED_INTERN_H
+#ifndef SCHED_INTERN_INT_H
+#define SCHED_INTERN_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,297 @@
+/* plugins-int.h - the plugins' hooks: what the framework calls in each of kube-scheduler's
+ * plugins that gpusched models, one section per plugin in kube-scheduler's default order,
+ * each naming its file. Not for callers outside src/sched/ (and the white-box tests).
+ *
+ * The framework calls them at fixed places, in that order: PreFilter and PreScore state when
+ * a pod is compiled (compile.c: NodeAffinity, ImageLocality, InterPodAffinity) and right after
+ * (schedule.c: the volume plugins, PodTopologySpread); Filter once per node class for the
+ * plugins that read only a node's labels and taints (filter.c), then per node (cycle.c and,
+ * from scratch, reference.c); Filter again in preemption's dry run (defaultpreemption.c);
+ * Score in cycle.c; the reason texts in message.c; Reserve in simulate.c. What a plugin keeps
+ * for a cycle hangs off struct sched_cpod (sched-int.h); what it keeps across cycles hangs off
+ * struct sched_cluster, fed by cluster.c's hooks as nodes and pods come and go. docs/design.md
+ * ("Adding a plugin") says how a new plugin joins. */
+#ifndef SCHED_PLUGINS_INT_H
+#define SCHED_PLUGINS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "kube/object.h"
+#include "sched/profile.h"
+#include "sched/sched-int.h"
+
+/* ---------------------------------------------------------------------------------------
+ * NodeResourcesFit, NodeResourcesBalancedAllocation and GPUPlacement (score.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* NodeResourcesFit LeastAllocated and NodeResourcesBalancedAllocation (cpu and memory, weight
+ * 1 each), GPUPlacement of the "gpu" profile, and NormalizeScore to 0..100 (reverse: the
+ * lowest raw score gets 100). */
+int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                                    int64_t req_mem);
+int64_t sched_score_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
+                             int64_t alloc_mem, int64_t node_mem, int64_t pod_mem);
+int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
+                        int64_t pod_gpu);
+/* sched_score_fit is NodeResourcesFit's score under p's scoringStrategy, given for each of
+ * p->fit_resources the node's allocatable (0: the resource is left out, as kube-scheduler
+ * leaves out a resource the node lacks or an extended resource the pod does not request) and
+ * requested-with-the-pod: the weighted mean of leastRequestedScore / mostRequestedScore
+ * (integer division), or of the broken-linear shape (scores x10, a 0 left out of the mean,
+ * rounded half away from zero) for RequestedToCapacityRatio. */
+int64_t sched_score_fit(const struct sched_profile *p, const int64_t *alloc, const int64_t *req);
+
+/* sched_fit_resource_kind: 0 cpu, 1 memory, 2 ephemeral-storage, 3 any other (scalar) */
+int sched_fit_resource_kind(const char *name);
+
+int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
+
+/* ---------------------------------------------------------------------------------------
+ * The volume plugins: VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone
+ * (volumes.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* VolumeBinding's Filter reasons, as bits of a node row's reason (SCHED_PL_VOLUME_BINDING) */
+#define SCHED_VB_NODE_CONFLICT 1u    /* a bound volume's node affinity */
+#define SCHED_VB_BIND_CONFLICT 2u    /* no volume to bind, no provisioning here */
+#define SCHED_VB_PV_NOT_EXIST 4u     /* a bound claim's volume is missing */
+#define SCHED_VB_NOT_ENOUGH_SPACE 8u /* CSIStorageCapacity: no room to provision here */
+
+struct sched_volumes;
+void sched_volumes_free(struct sched_volumes *v);
+
+/* sched_volumes_pod_claims copies the claim names of pod into p (p->claims, one block the
+ * caller frees; NULL when none), its generic ephemeral volumes' claims included, and its
+ * in-tree volumes CSI migration counts (p->ninline); a claim of an ephemeral volume that c
+ * does not have is made from its template, as the ephemeral volume controller does. 0 or
+ * -ENOMEM. */
+int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
+                             const struct kube_pod *pod);
+
+/* sched_volumes_prefilter runs the PreFilters of VolumeRestrictions, VolumeBinding and
+ * VolumeZone for a pod with claims: a rejection sets cp->prefilter_conflict with
+ * cp->prefilter_msg (arena text); else cp->vol holds what the Filters need (NULL when the pod
+ * has no claims). 0 or -ENOMEM. */
+int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
+
+/* sched_volumes_filter runs VolumeRestrictions, VolumeBinding and VolumeZone on the node at
+ * slot (VolumeRestrictions: a ReadWriteOncePod claim of the pod that a pod on a node already
+ * uses fails every node, Unschedulable: preemption may evict that pod): 0 when they pass, with
+ * *score VolumeBinding's Score there (StorageCapacityScoring, on by default from v1.37: 100 -
+ * the utilisation of the volumes it would bind, by class, averaged; 0 when it binds none),
+ * else *plugin (SCHED_PL_VOLUME_*) and the reason (a reason id, or SCHED_VB_* bits for
+ * VolumeBinding); VolumeBinding's and VolumeZone's are UnschedulableAndUnresolvable. */
+uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                              uint8_t *plugin, int32_t *score);
+
+/* sched_volumes_filter_dry is the same during preemption's dry run on the node at slot, where
+ * only the pods on[0..non) remain: false with *plugin and *reason set when it fails. */
+bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                              struct sched_pod *const *on, uint32_t non, uint32_t *plugin,
+                              uint32_t *reason);
+
+/* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 4, in
+ * kube-scheduler's order); returns how many. */
+size_t sched_volumes_reasons(uint32_t bits, const char **out);
+
+/* sched_volumes_assume is VolumeBinding's Reserve/PreBind for a pod placed on node: each of
+ * its WaitForFirstConsumer claims that is unbound gets the smallest matching available volume
+ * (both then bound to each other) or, when none matches, the annotation selected-node = node
+ * (the volume is provisioned there). Later pods see the bindings. 0 or -ENOMEM. */
+int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, const char *node,
+                         struct err *err);
+
+/* ---------------------------------------------------------------------------------------
+ * PodTopologySpread (spread.c)
+ * ------------------------------------------------------------------------------------- */
+
+struct sched_spread_sources;
+
+/* sched_spread_sources_free frees what sched_cluster_add_spread_source kept (NULL ok). */
+void sched_spread_sources_free(struct sched_spread_sources *s);
+
+/* sched_spread_prefilter compiles the pod's constraints (its own, else the system defaults)
+ * into cp->spread and counts the pods matching each DoNotSchedule constraint per topology
+ * domain (PreFilter). cp->spread stays NULL when the plugin has nothing to do (PreFilter and
+ * PreScore would Skip). Memory from cp's arena. 0 or -ENOMEM. */
+int sched_spread_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
+
+/* sched_spread_filter is the Filter on the node at slot: 0 when it passes, else the reason
+ * (SCHED_R_SPREAD, or SCHED_R_SPREAD_LABEL with *unresolvable set). ref recounts from scratch
+ * instead of reading the PreFilter counts (the reference path). */
+uint32_t sched_spread_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                             uint32_t slot, bool ref, bool *unresolvable);
+
+/* sched_spread_filter_dry is the Filter during preemption's dry run on the node at slot,
+ * where only the pods on[0..non) remain (RemovePod for the others); false with *reason set
+ * when it fails. */
+bool sched_spread_filter_dry(const struct sched_cluster *c, const struct sched_cpod *cp,
+                             uint32_t slot, struct sched_pod *const *on, uint32_t non,
+                             uint32_t *reason);
+
+/* sched_spread_scores: PreScore, Score and NormalizeScore of the ScheduleAnyway constraints
+ * over the feasible nodes feas[0..nfeas) (order indices): raw[k] and norm[k] for feas[k]
+ * (all 0 when the plugin does not score). Returns false when it does not score. */
+bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp, const uint32_t *feas,
+                         uint32_t nfeas, int32_t *raw, int32_t *norm);
+
+/* ---------------------------------------------------------------------------------------
+ * InterPodAffinity (interpod.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_ipa_pod_build fills p's pod affinity terms from pod (malloc'ed, freed by
+ * sched_ipa_pod_free); 0 or -ENOMEM. sched_ipa_pod_attach and _detach keep the cluster's list
+ * of pods with terms and the plugin's counts (the index, interpod.c) as p, on its slot, joins
+ * or leaves the cluster; attach is 0 or -ENOMEM. sched_ipa_cluster_free frees what the
+ * cluster holds for the plugin. */
+int sched_ipa_pod_build(struct sched_cluster *c, const struct kube_pod *pod, struct sched_pod *p);
+void sched_ipa_pod_free(struct sched_pod *p);
+int sched_ipa_pod_attach(struct sched_cluster *c, struct sched_pod *p);
+void sched_ipa_pod_detach(struct sched_cluster *c, struct sched_pod *p);
+void sched_ipa_cluster_free(struct sched_cluster *c);
+
+/* sched_ipa_node_unindex takes the pods of the node at slot out of the counts, before its
+ * labels change or it leaves the cluster (nothing when it is not present);
+ * sched_ipa_node_index puts them back after the change (nothing when not present). Neither
+ * fails: an update that runs out of memory makes the next cycle rebuild the counts. */
+void sched_ipa_node_unindex(struct sched_cluster *c, uint32_t slot);
+void sched_ipa_node_index(struct sched_cluster *c, uint32_t slot);
+
+/* sched_ipa_label_pods sets *pods and *n to the pods carrying the label key=value (on any
+ * node), from the lists the index keeps for the label keys asked about (a key asked about for
+ * the first time is listed from every pod, then kept); valid until the cluster changes. 0 or
+ * -ENOMEM. PodTopologySpread counts a new selector's pods from them. */
+int sched_ipa_label_pods(struct sched_cluster *c, uint32_t key, uint32_t value,
+                         struct sched_pod *const **pods, uint32_t *n);
+
+/* sched_ipa_compile is the plugin's PreFilter and PreScore for pod: its terms (namespaceSelector
+ * resolved against the namespaces), the counts by topology pair of the existing pods that
+ * match them and of the existing pods whose required anti-affinity the pod matches, and the
+ * score by topology pair, all read from the cluster's counts (valid until the cluster
+ * changes). cp->ipa stays NULL when no pod, the incoming one included, has terms. 0 or
+ * -ENOMEM with err set. sched_ipa_release frees cp->ipa. */
+int sched_ipa_compile(struct sched_cluster *c, const struct kube_pod *pod, struct sched_cpod *cp,
+                      struct err *err);
+void sched_ipa_release(struct sched_cpod *cp);
+
+/* sched_ipa_filter_on: the Filter runs (its PreFilter did not skip). sched_ipa_score_on: the
+ * Score does. */
+bool sched_ipa_filter_on(const struct sched_cpod *cp);
+bool sched_ipa_score_on(const struct sched_cpod *cp);
+
+/* sched_ipa_filter is the Filter on the node at slot: 0 when it passes, else the reason id
+ * (*unresolvable set for the affinity one, UnschedulableAndUnresolvable). */
+uint32_t sched_ipa_filter(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
+                          bool *unresolvable);
+
+/* sched_ipa_score is the Score on the node at slot (before NormalizeScore). */
+int64_t sched_ipa_score(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot);
+
+/* sched_ipa_normalize is NormalizeScore: raw scaled from [min, max] to 0..100. */
+int64_t sched_ipa_normalize(int64_t raw, int64_t min, int64_t max);
+
+/* Preemption's dry runs (SelectVictimsOnNode) on one node: changes to the PreFilter counts,
+ * pods of the node taken out (sign -1) and put back (+1) as RemovePod / AddPod do
+ * (sched_ipa_dry_update), the pods nominated to the node added
+ * (sched_ipa_dry_nominate: RunFilterPluginsWithNominatedPods), and the Filter on the counts
+ * so changed: with the nominated pods, then, when that passes, without them; 0 or the reason.
+ * sched_ipa_dry_new returns NULL when out of memory (or when the filter is off: then nothing
+ * needs checking, and the other calls accept NULL); update and nominate are 0 or -ENOMEM;
+ * sched_ipa_dry_free accepts NULL. */
+struct sched_ipa_dry;
+struct sched_ipa_dry *sched_ipa_dry_new(const struct sched_cpod *cp);
+void sched_ipa_dry_free(struct sched_ipa_dry *d);
+int sched_ipa_dry_update(const struct sched_cluster *c, const struct sched_cpod *cp,
+                         struct sched_ipa_dry *d, const struct sched_pod *p, int sign);
+int sched_ipa_dry_nominate(const struct sched_cluster *c, const struct sched_cpod *cp,
+                           struct sched_ipa_dry *d, const struct sched_pod *p);
+uint32_t sched_ipa_dry_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                              const struct sched_ipa_dry *d, uint32_t slot);
+
+/* Matching, shared with the reference path: whether term t selects pod p (nslabels: p's
+ * namespace labels, NULL for none), the namespace nsid (NULL when the cluster has none of
+ * that name), and the incoming pod's own terms, namespace and labels as the state holds
+ * them. */
+bool sched_ipa_term_matches(const struct sched_pterm *t, uint32_t nsid,
+                            const struct sched_idlabel *labels, uint32_t nlabels,
+                            const struct sched_ns *ns);
+const struct sched_ns *sched_ipa_ns_find(const struct sched_cluster *c, uint32_t nsid);
+const struct sched_pterms *sched_ipa_own_terms(const struct sched_cpod *cp);
+uint32_t sched_ipa_own_nsid(const struct sched_cpod *cp);
+const struct sched_idlabel *sched_ipa_own_labels(const struct sched_cpod *cp, uint32_t *n);
+
+/* ---------------------------------------------------------------------------------------
+ * DefaultPreemption (preempt.c): the PostFilter for a pod that fits nowhere
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_preempt runs preemption for cp after the failed cycle cy: eligibility, victims per
+ * candidate node, the candidate chosen (the first best in node order, or rng->follow_preempt
+ * when it is as good; rng may be NULL). Fills pr (release with sched_preemption_release);
+ * 0 or -ENOMEM with err set. all_nodes: pr->nodes gets every node's verdict (explanations);
+ * otherwise only the chosen candidate is kept (sched_preemption_chosen). ref: every node
+ * through the dry run of every filter, never the summaries' fast path (the reference of
+ * tests/unit/test_sched_equiv.c). npotential: how many rows of cy failed and not as unresolvable
+ * (sched_hist_add_nodes counts them), UINT32_MAX to count them here. */
+int sched_preempt(struct sched_cluster *c, const struct sched_profile *p,
+                  const struct sched_cpod *cp, const struct sched_cycle *cy, uint32_t npotential,
+                  const struct sched_rng *rng, bool ref, bool all_nodes,
+                  struct sched_preemption *pr, struct err *err);
+void sched_preemption_release(struct sched_preemption *pr);
+
+/* sched_preemption_chosen is the chosen candidate's verdict (its victims, most important
+ * first), NULL when there is none. */
+const struct sched_preempt_node *sched_preemption_chosen(const struct sched_preemption *pr);
+
+/* sched_preempt_fast_nodes counts the nodes the summaries' fast path judged so far (tests). */
+uint64_t sched_preempt_fast_nodes(const struct sched_cluster *c);
+
+/* DefaultPreemptionArgs' defaults */
+#define SCHED_MIN_CANDIDATE_NODES_PERCENTAGE 10
+#define SCHED_MIN_CANDIDATE_NODES_ABSOLUTE 100
+
+/* sched_preempt_num_candidates is calculateNumCandidates: how many candidates the dry run
+ * looks for among npotential nodes (10% of them, at least 100, at most all). */
+uint32_t sched_preempt_num_candidates(uint32_t npotential);
+
+/* sched_preempt_cmp_candidates is pickOneNodeForPreemption's order: fewer PDB violations,
+ * lower highest-victim priority, lower sum of priorities, fewer victims, later start of the
+ * highest-priority victims (victims are most important first). <0 when a is better, >0 when
+ * b is, 0 on a tie (kube-scheduler then takes whichever its map gives first; we keep node
+ * order). */
+int sched_preempt_cmp_candidates(const struct sched_preempt_node *a,
+                                 const struct sched_preempt_node *b);
+
+/* sched_pdb_violations sets violating[i] (n entries) for the victims whose eviction a
+ * PodDisruptionBudget forbids, counting them in order against each budget's
+ * disruptionsAllowed (FilterVictimsWithPDBViolation); victims are in importance order, as
+ * kube-scheduler passes them. 0 or -ENOMEM. */
+int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const *victims,
+                         uint32_t n, uint8_t *violating);
+
+/* ---------------------------------------------------------------------------------------
+ * ImageLocality (image.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_image_node_set replaces the images of the node at slot with node's (each name counted
+ * once per node; the size of a name is the one reported when the first node got it, as
+ * kube-scheduler's cache keeps it); 0 or -ENOMEM. sched_image_node_clear forgets the node's
+ * images (the node left). sched_image_cluster_free frees the cluster's image table. */
+int sched_image_node_set(struct sched_cluster *c, uint32_t slot, const struct kube_node *node);
+void sched_image_node_clear(struct sched_cluster *c, uint32_t slot);
+void sched_image_cluster_free(struct sched_cluster *c);
+
+/* sched_image_compile lists the pod's (init) container images, normalised as kube-scheduler
+ * does (":latest" appended when the name has no tag), that some node has, into cp; 0 or
+ * -ENOMEM. */
+int sched_image_compile(struct sched_cluster *c, const struct kube_pod *pod, struct sched_cpod *cp);
+
+/* sched_image_score is ImageLocality's Score on the node at slot: the sizes of the pod's images
+ * the node has, each scaled by the share of nodes that have it, clamped to [23 MiB, 1000 MiB x
+ * images] and mapped to 0..100. Not normalised; weight 1. */
+int32_t sched_image_score(const struct sched_cluster *c, const struct sched_cpod *cp,
+                          uint32_t slot);
+
+#endif
