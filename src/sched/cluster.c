@@ -224,25 +224,6 @@ size_t sched_cluster_node_count(const struct sched_cluster *c)
     return c->norder;
 }
 
-/* grow an array of elem-sized items to hold at least need */
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-    uint32_t n;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    n = *cap ? *cap : 4;
-    while (n < need)
-        n *= 2;
-    if (!(p = realloc(*arr, (size_t)n * elem)))
-        return -ENOMEM;
-    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 /* bump_gen invalidates every cached dynamic verdict of the slot */
 static void bump_gen(struct sched_cluster *c, uint32_t slot)
 {
@@ -269,7 +250,7 @@ static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
         uint32_t n = c->nslot_of_name, i;
         if (!create)
             return SCHED_NOID;
-        if (grow((void **)&c->slot_of_name, &n, name_id + 1, sizeof(uint32_t)))
+        if (sched_grow((void **)&c->slot_of_name, &n, name_id + 1, sizeof(uint32_t)))
             return SCHED_NOID;
         for (i = c->nslot_of_name; i < n; i++)
             c->slot_of_name[i] = SCHED_NOID;
@@ -279,9 +260,9 @@ static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
         return c->slot_of_name[name_id];
     if (c->nslots == c->cslots) {
         uint32_t cap = c->cslots, cap2 = c->cslots, cap3 = c->cslots;
-        if (grow((void **)&c->slots, &cap, c->nslots + 1, sizeof(*c->slots)) ||
-            grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)) ||
-            grow((void **)&c->lite, &cap3, c->nslots + 1, sizeof(*c->lite)))
+        if (sched_grow((void **)&c->slots, &cap, c->nslots + 1, sizeof(*c->slots)) ||
+            sched_grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)) ||
+            sched_grow((void **)&c->lite, &cap3, c->nslots + 1, sizeof(*c->lite)))
             return SCHED_NOID;
         c->cslots = cap < cap2 ? cap : cap2;
         c->cslots = c->cslots < cap3 ? c->cslots : cap3;
@@ -432,7 +413,7 @@ static uint32_t class_of(struct sched_cluster *c, uint32_t slot)
     }
     if (idx == SCHED_NOID) {
         cap = c->cclasses;
-        if (grow((void **)&c->classes, &cap, c->nclasses + 1, sizeof(*c->classes)))
+        if (sched_grow((void **)&c->classes, &cap, c->nclasses + 1, sizeof(*c->classes)))
             goto out;
         c->cclasses = cap;
         cl = &c->classes[c->nclasses];
@@ -496,7 +477,7 @@ int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key)
         return 0;
     if (key >= c->ninteresting) {
         uint32_t n = c->ninteresting;
-        if (grow((void **)&c->interesting, &n, key + 1, sizeof(bool)))
+        if (sched_grow((void **)&c->interesting, &n, key + 1, sizeof(bool)))
             return -ENOMEM;
         c->ninteresting = n;
     }
@@ -514,13 +495,6 @@ int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key)
 }
 
 /* ---------------------------------------------------------------- nodes */
-
-static int cmp_idlabel(const void *a, const void *b)
-{
-    const struct sched_idlabel *x = a, *y = b;
-
-    return x->key < y->key ? -1 : x->key > y->key;
-}
 
 int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node, struct err *err)
 {
@@ -543,13 +517,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     taints = malloc((node->ntaints + 1) * sizeof(*taints));
     if (!labels || !taints)
         goto out;
-    for (i = 0; i < node->labels.n; i++) {
-        labels[i].key = sched_intern_add(&c->strs, node->labels.v[i].key);
-        labels[i].value = sched_intern_add(&c->strs, node->labels.v[i].value);
-        if (labels[i].key == SCHED_NOID || labels[i].value == SCHED_NOID)
-            goto out;
-    }
-    qsort(labels, node->labels.n, sizeof(*labels), cmp_idlabel);
+    if (sched_intern_labels(&c->strs, &node->labels, labels))
+        goto out;
     for (i = 0; i < node->ntaints; i++) {
         taints[i].key = sched_intern_add(&c->strs, node->taints[i].key);
         taints[i].value =
@@ -892,7 +861,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p;
-    size_t nn = strlen(pod->name), size, i;
+    size_t nn = strlen(pod->name), size;
     uint32_t slot, np;
     char *str;
 
@@ -915,16 +884,11 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->labels = (struct sched_idlabel *)(p->ports + np);
     str = (char *)(p->labels + pod->labels.n);
     /* labels interned, for the selectors of PodTopologySpread (and InterPodAffinity) */
-    for (i = 0; i < pod->labels.n; i++) {
-        p->labels[i].key = sched_intern_add(&c->strs, pod->labels.v[i].key);
-        p->labels[i].value = sched_intern_add(&c->strs, pod->labels.v[i].value);
-        if (p->labels[i].key == SCHED_NOID || p->labels[i].value == SCHED_NOID) {
-            free(p);
-            return NULL;
-        }
+    if (sched_intern_labels(&c->strs, &pod->labels, p->labels)) {
+        free(p);
+        return NULL;
     }
     p->nlabels = (uint32_t)pod->labels.n;
-    qsort(p->labels, p->nlabels, sizeof(*p->labels), cmp_idlabel);
     if ((p->nsid = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID) {
         free(p);
         return NULL;
@@ -959,10 +923,10 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
 
     if (c->npods + 1 > c->nbuckets && buckets_grow(c))
         return -ENOMEM;
-    if (grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
+    if (sched_grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
         return -ENOMEM;
-    if (p->nports && grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports,
-                          sizeof(*s->ports)))
+    if (p->nports && sched_grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports,
+                                sizeof(*s->ports)))
         return -ENOMEM;
     for (i = 0; i < p->nscalars; i++)
         if (!slot_scalar_add(s, p->scalars[i].rid))
@@ -1110,7 +1074,7 @@ int sched_cluster_nominate(struct sched_cluster *c, const struct kube_pod *pod,
     if (!(p = pod_build(c, pod, node_name, &rc)))
         return err_set(err, rc, "cannot nominate pod %s/%s: %s", pod->namespace_, pod->name,
                        rc == -E2BIG ? "too many extended resources" : "out of memory");
-    if (grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
+    if (sched_grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
         pod_free(p);
         return err_set(err, -ENOMEM, "cannot nominate pod %s/%s: out of memory", pod->namespace_,
                        pod->name);
@@ -1219,8 +1183,9 @@ int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, s
 
     memset(&n, 0, sizeof(n));
     n.arena = (struct arena)ARENA_INIT;
-    if (pdb_copy(&n, pdb) || ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
-                              grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
+    if (pdb_copy(&n, pdb) ||
+        ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
+         sched_grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
         arena_free(&n.arena);
         return err_set(err, -ENOMEM, "cannot add PodDisruptionBudget %s/%s: out of memory",
                        pdb->namespace_, pdb->name);

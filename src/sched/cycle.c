@@ -12,6 +12,7 @@
 
 #include "sched/cluster-int.h"
 #include "sched/filter-int.h"
+#include "sched/framework-int.h"
 #include "sched/plugins-int.h"
 #include "sched/intern-int.h"
 #include "sched/profile-int.h"
@@ -389,9 +390,6 @@ static int32_t tie_pick(const struct sched_cluster *c, struct sched_rng *rng, co
 
 /* ---------------------------------------------------------------- the cycle */
 
-static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                        bool ref, struct sched_nodeout *o);
-
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
                        uint32_t *processed, struct err *err)
@@ -428,7 +426,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
 
         memset(&o, 0, sizeof(o));
         fast_node(c, p, cp, c->order[nom], vc, vc_done, bal_skip, &o);
-        spread_node(c, cp, c->order[nom], false, &o);
+        sched_framework_filter_late(c, cp, c->order[nom], false, &o);
         if (!o.plugin) {
             *chosen = (int32_t)nom;
             return 0;
@@ -612,35 +610,6 @@ static int64_t row_total(const struct sched_profile *p, const struct sched_cycle
            (int64_t)WEIGHT(p, w_image) * o->img_raw + o->vol_raw;
 }
 
-/* spread_node: the volume filters and PodTopologySpread's Filter, after the other filters
- * passed. Of the filters gpusched models only InterPodAffinity comes after them in
- * kube-scheduler's order, and that one runs inside fast_node / sched_ref_node: a node it
- * rejected is looked at here too, and the earlier plugin's reason wins when both say no. */
-static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                        bool ref, struct sched_nodeout *o)
-{
-    bool unres;
-    uint32_t r;
-    uint8_t vpl;
-
-    if ((!o->plugin || o->plugin == SCHED_PL_INTERPOD) && cp->vol &&
-        (r = sched_volumes_filter((struct sched_cluster *)c, cp, slot, &vpl, &o->vol_raw))) {
-        /* VolumeRestrictions, VolumeBinding and VolumeZone run before PodTopologySpread and
-         * InterPodAffinity */
-        o->plugin = vpl;
-        o->reason = r;
-        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS && vpl != SCHED_PL_VOLUME_LIMITS;
-        return;
-    }
-    if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)
-        return;
-    if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
-        o->plugin = SCHED_PL_SPREAD;
-        o->reason = r;
-        o->unresolvable = unres;
-    }
-}
-
 /* spread_scores fills the rows' PodTopologySpread scores over the filtered feasible nodes */
 static int spread_scores(struct sched_cluster *c, const struct sched_cpod *cp,
                          struct sched_cycle *cy, const uint32_t *cand, uint32_t m, uint32_t start)
@@ -741,7 +710,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[nom], o);
         else
             fast_node(c, p, cp, c->order[nom], vc, vc_done, cy->bal_skip, o);
-        spread_node(c, cp, c->order[nom], ref, o);
+        sched_framework_filter_late(c, cp, c->order[nom], ref, o);
         if (!o->plugin) {
             /* taken without filtering the others (see sched_cycle_choose) */
             for (k = 0; k < m; k++)
@@ -774,7 +743,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[cand[j]], o);
         else
             fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
-        spread_node(c, cp, c->order[cand[j]], ref, o);
+        sched_framework_filter_late(c, cp, c->order[cand[j]], ref, o);
         if (!o->plugin) {
             if (!cy->nfeasible || o->ipa_raw < cy->min_ipa)
                 cy->min_ipa = o->ipa_raw;

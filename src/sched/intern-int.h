@@ -1,5 +1,6 @@
-/* intern-int.h - strings to dense uint32 ids (labels, taints, node and resource names, reasons),
- * so the core compares and hashes integers; internal to the scheduling core. */
+/* intern-int.h - strings to dense uint32 ids (labels, taints, node and resource names,
+ * reasons), so the core compares and hashes integers; and the core's small shared helpers
+ * (intern.c). Internal to the scheduling core. */
 #ifndef SCHED_INTERN_INT_H
 #define SCHED_INTERN_INT_H
 
@@ -24,5 +25,14 @@ bool sched_intern_int(const struct sched_intern *t, uint32_t id, int64_t *v);
 /* sched_hash_bytes is the core's hash (32-bit FNV-1a) of n bytes at p, continuing from h
  * (2166136261 to start). */
 uint32_t sched_hash_bytes(const void *p, size_t n, uint32_t h);
+
+/* sched_intern_labels writes the l->n labels of l, interned in t, into out (room for l->n),
+ * sorted by key id as sched_label_find wants them; 0 or -ENOMEM. */
+int sched_intern_labels(struct sched_intern *t, const struct kube_labels *l,
+                        struct sched_idlabel *out);
+
+/* sched_grow grows the array *arr of elem-sized items, with room for *cap, to hold at least
+ * need (doubling; the new room zeroed); 0 or -ENOMEM (then *arr and *cap are unchanged). */
+int sched_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
 #endif

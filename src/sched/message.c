@@ -72,7 +72,7 @@ int sched_hist_add_status(struct sched_hist *h, struct sched_cluster *c,
 
     if (plugin == SCHED_PL_VOLUME_BINDING) {
         const char *r[4];
-        size_t i, k = sched_volumes_reasons(reason, r);
+        size_t i, k = sched_volumebinding_reasons(reason, r);
         for (i = 0; i < k; i++)
             if ((rc = sched_hist_add(h, sched_intern_add(&c->reasons, r[i]), n)))
                 return rc;

@@ -51,16 +51,14 @@ int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
 
 /* ---------------------------------------------------------------------------------------
  * The volume plugins: VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone
- * (volumes.c)
+ * (volumerestrictions.c, nodevolumelimits.c, volumebinding.c, volumezone.c), over the
+ * volume objects of volumes.c (shared internals: volumes-int.h)
  * ------------------------------------------------------------------------------------- */
 
-/* VolumeBinding's Filter reasons, as bits of a node row's reason (SCHED_PL_VOLUME_BINDING) */
-#define SCHED_VB_NODE_CONFLICT 1u    /* a bound volume's node affinity */
-#define SCHED_VB_BIND_CONFLICT 2u    /* no volume to bind, no provisioning here */
-#define SCHED_VB_PV_NOT_EXIST 4u     /* a bound claim's volume is missing */
-#define SCHED_VB_NOT_ENOUGH_SPACE 8u /* CSIStorageCapacity: no room to provision here */
-
 struct sched_volumes;
+struct sched_vpod;
+
+/* sched_volumes_free frees the cluster's volume objects (v may be NULL). */
 void sched_volumes_free(struct sched_volumes *v);
 
 /* sched_volumes_pod_claims copies the claim names of pod into p (p->claims, one block the
@@ -71,38 +69,62 @@ void sched_volumes_free(struct sched_volumes *v);
 int sched_volumes_pod_claims(struct sched_cluster *c, struct sched_pod *p,
                              const struct kube_pod *pod);
 
-/* sched_volumes_prefilter runs the PreFilters of VolumeRestrictions, VolumeBinding and
- * VolumeZone for a pod with claims: a rejection sets cp->prefilter_conflict with
- * cp->prefilter_msg (arena text); else cp->vol holds what the Filters need (NULL when the pod
- * has no claims). 0 or -ENOMEM. */
-int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
+/* PreFilter. sched_volumes_prefilter is what the four share, first: the pod's claims
+ * (*vp, from cp's arena; NULL when the pod has neither claims nor in-tree volumes or an
+ * earlier PreFilter rejected it), the claims of its ephemeral volumes made. Then each
+ * plugin's PreFilter on *vp, in order, while none rejects: a rejection sets
+ * cp->prefilter_conflict with cp->prefilter_msg; the framework sets cp->vol = vp when all
+ * passed (the Filters below read it). 0 or -ENOMEM. */
+int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp, struct sched_vpod **vp);
+int sched_volumerestrictions_prefilter(struct sched_cluster *c, struct sched_cpod *cp,
+                                       struct sched_vpod *vp);
+int sched_nodevolumelimits_prefilter(struct sched_cluster *c, struct sched_cpod *cp,
+                                     struct sched_vpod *vp);
+int sched_volumebinding_prefilter(struct sched_cluster *c, struct sched_cpod *cp,
+                                  struct sched_vpod *vp);
+int sched_volumezone_prefilter(struct sched_cluster *c, struct sched_cpod *cp,
+                               struct sched_vpod *vp);
 
-/* sched_volumes_filter runs VolumeRestrictions, VolumeBinding and VolumeZone on the node at
- * slot (VolumeRestrictions: a ReadWriteOncePod claim of the pod that a pod on a node already
- * uses fails every node, Unschedulable: preemption may evict that pod): 0 when they pass, with
- * *score VolumeBinding's Score there (StorageCapacityScoring, on by default from v1.37: 100 -
- * the utilisation of the volumes it would bind, by class, averaged; 0 when it binds none),
- * else *plugin (SCHED_PL_VOLUME_*) and the reason (a reason id, or SCHED_VB_* bits for
- * VolumeBinding); VolumeBinding's and VolumeZone's are UnschedulableAndUnresolvable. */
-uint32_t sched_volumes_filter(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                              uint8_t *plugin, int32_t *score);
+/* sched_volumes_node_view fills node with the slot's name and labels as strings, as the
+ * volume rules read a node (the labels live in the cluster's scratch until the next call);
+ * false when out of memory. */
+bool sched_volumes_node_view(struct sched_cluster *c, uint32_t slot, struct kube_node *node);
 
-/* sched_volumes_filter_dry is the same during preemption's dry run on the node at slot, where
- * only the pods on[0..non) remain: false with *plugin and *reason set when it fails. */
-bool sched_volumes_filter_dry(struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                              struct sched_pod *const *on, uint32_t non, uint32_t *plugin,
-                              uint32_t *reason);
+/* Filter on the node at slot (cp->vol set), each 0 when it passes, else the reason.
+ * VolumeRestrictions: a ReadWriteOncePod claim of the pod that a pod already uses fails every
+ * node, Unschedulable (preemption may evict that pod); dry: in preemption's dry run, where the
+ * node holds only on[0..non) (its own pods otherwise). NodeVolumeLimits (on[0..non): the pods
+ * on the node): Unschedulable. VolumeBinding (node: sched_volumes_node_view's) gives
+ * SCHED_VB_* bits, and when it passes *score, its Score there (StorageCapacityScoring, on by
+ * default from v1.37: 100 - the utilisation of the volumes it would bind, by class, averaged;
+ * 0 when it binds none); VolumeZone a reason id. Both UnschedulableAndUnresolvable. */
+uint32_t sched_volumerestrictions_filter(struct sched_cluster *c, const struct sched_cpod *cp,
+                                         uint32_t slot, struct sched_pod *const *on, uint32_t non,
+                                         bool dry);
+uint32_t sched_nodevolumelimits_filter(struct sched_cluster *c, const struct sched_cpod *cp,
+                                       uint32_t slot, struct sched_pod *const *on, uint32_t non);
+uint32_t sched_volumebinding_filter(struct sched_cluster *c, const struct sched_cpod *cp,
+                                    const struct kube_node *node, int32_t *score);
+uint32_t sched_volumezone_filter(struct sched_cluster *c, const struct sched_cpod *cp,
+                                 const struct kube_node *node);
 
-/* sched_volumes_reasons writes the reason texts of VolumeBinding's bits to out (up to 4, in
- * kube-scheduler's order); returns how many. */
-size_t sched_volumes_reasons(uint32_t bits, const char **out);
+/* VolumeBinding's Filter reasons, as bits of a node row's reason (SCHED_PL_VOLUME_BINDING) */
+#define SCHED_VB_NODE_CONFLICT 1u    /* a bound volume's node affinity */
+#define SCHED_VB_BIND_CONFLICT 2u    /* no volume to bind, no provisioning here */
+#define SCHED_VB_PV_NOT_EXIST 4u     /* a bound claim's volume is missing */
+#define SCHED_VB_NOT_ENOUGH_SPACE 8u /* CSIStorageCapacity: no room to provision here */
 
-/* sched_volumes_assume is VolumeBinding's Reserve/PreBind for a pod placed on node: each of
- * its WaitForFirstConsumer claims that is unbound gets the smallest matching available volume
- * (both then bound to each other) or, when none matches, the annotation selected-node = node
- * (the volume is provisioned there). Later pods see the bindings. 0 or -ENOMEM. */
-int sched_volumes_assume(struct sched_cluster *c, const struct kube_pod *pod, const char *node,
-                         struct err *err);
+/* sched_volumebinding_reasons writes the reason texts of VolumeBinding's bits to out (up to
+ * 4, in kube-scheduler's order); returns how many. */
+size_t sched_volumebinding_reasons(uint32_t bits, const char **out);
+
+/* sched_volumebinding_reserve is VolumeBinding's Reserve/PreBind for a pod placed on node:
+ * each of its WaitForFirstConsumer claims that is unbound gets the smallest matching
+ * available volume (both then bound to each other) or, when none matches, the annotation
+ * selected-node = node (the volume is provisioned there). Later pods see the bindings. 0 or
+ * -ENOMEM. */
+int sched_volumebinding_reserve(struct sched_cluster *c, const struct kube_pod *pod,
+                                const char *node, struct err *err);
 
 /* ---------------------------------------------------------------------------------------
  * PodTopologySpread (spread.c)

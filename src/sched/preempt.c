@@ -28,6 +28,7 @@
 #include "kube/labels.h"
 #include "sched/cluster-int.h"
 #include "sched/filter-int.h"
+#include "sched/framework-int.h"
 #include "sched/intern-int.h"
 #include "sched/message-int.h"
 #include "sched/reference-int.h"
@@ -141,13 +142,8 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *reason = m;
         return 1;
     }
-    if (cp->vol && !sched_volumes_filter_dry((struct sched_cluster *)c, cp, slot, d->on, d->non,
-                                             plugin, reason))
+    if (!sched_framework_filter_late_dry(c, cp, slot, d->on, d->non, plugin, reason))
         return 1;
-    if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non, reason)) {
-        *plugin = SCHED_PL_SPREAD;
-        return 1;
-    }
     if ((m = cp->ref ? sched_ref_ipa_dry_filter(c, cp, slot, d->on, d->non)
                      : sched_ipa_dry_filter(c, cp, d->ipa, slot))) {
         *plugin = SCHED_PL_INTERPOD;

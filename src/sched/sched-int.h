@@ -68,10 +68,10 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
-    SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
-    SCHED_PL_VOLUME_LIMITS,       /* NodeVolumeLimits (volumes.c): CSI attach limits */
-    SCHED_PL_VOLUME_BINDING,      /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
-    SCHED_PL_VOLUME_ZONE,         /* VolumeZone (volumes.c) */
+    SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions: ReadWriteOncePod */
+    SCHED_PL_VOLUME_LIMITS,       /* NodeVolumeLimits: CSI attach limits */
+    SCHED_PL_VOLUME_BINDING,      /* VolumeBinding: reason = SCHED_VB_* bits */
+    SCHED_PL_VOLUME_ZONE,         /* VolumeZone */
     SCHED_PL_SPREAD,              /* PodTopologySpread (spread.c) */
     SCHED_PL_INTERPOD,            /* InterPodAffinity (interpod.c) */
     SCHED_PL_SKIPPED,             /* not a plugin: node sampling stopped before this node */
@@ -363,7 +363,7 @@ struct sched_cluster {
     uint8_t *s_vc_done;
     uint32_t s_vccap;
 
-    struct sched_volumes *vol;               /* claims, volumes and storage classes (volumes.c) */
+    struct sched_volumes *vol;               /* the volume objects (volumes.c) */
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
                                                 (spread.c) */
     /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
@@ -467,7 +467,7 @@ struct sched_cpod {
      * to score (two or more feasible nodes) fails with it */
     const char *prescore_error;
     struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
-    struct sched_vpod *vol;      /* the volume plugins' state (volumes.c), NULL when none */
+    struct sched_vpod *vol;      /* the volume plugins' state (volumes-int.h), NULL when none */
     const char *prefilter_msg;   /* with prefilter_conflict: the PreFilter's text, NULL for
                                     NodeAffinity's */
     uint8_t prefilter_plugin;    /* with prefilter_conflict: the rejecting plugin, 0 for

@@ -12,6 +12,7 @@
 #include "sched/compile-int.h"
 #include "sched/plugins-int.h"
 #include "sched/cycle-int.h"
+#include "sched/framework-int.h"
 #include "sched/message-int.h"
 #include "sched/profile-int.h"
 #include "sched/sched-int.h"
@@ -60,7 +61,7 @@ static size_t node_reasons(struct sched_cluster *c, const struct sched_cpod *cp,
     unsigned b;
 
     if (plugin == SCHED_PL_VOLUME_BINDING)
-        return sched_volumes_reasons(reason, out);
+        return sched_volumebinding_reasons(reason, out);
     if (plugin != SCHED_PL_FIT) {
         out[n++] = c->reasons.strs[reason];
         return n;
@@ -231,7 +232,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
     cp.ref = ref;
-    if (sched_volumes_prefilter(c, &cp) || sched_spread_prefilter(c, &cp)) {
+    if (sched_framework_prefilter(c, &cp)) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;
     }

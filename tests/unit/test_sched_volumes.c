@@ -1,5 +1,5 @@
 /* test_sched_volumes.c - VolumeBinding's matching rules (component-helpers' FindMatchingVolume),
- * VolumeZone's value sets and the bindings sched_volumes_assume keeps (src/sched/volumes.c).
+ * VolumeZone's value sets and the bindings sched_volumebinding_reserve keeps (src/sched/volumebinding.c).
  * The end-to-end answers are checked against kube-scheduler in tests/scenarios/volume-*. */
 #include "test.h"
 
@@ -108,7 +108,7 @@ static void smallest_volume_bound_and_kept(void)
     /* n1 (util 5%: 95) beats n2 (50%: 50); n3's volume is too small */
     check_answer(c, p1, "node:n1");
     CHECK(!sched_cluster_assume_pod(c, p1, "n1", &err));
-    CHECK(!sched_volumes_assume(c, p1, "n1", &err));
+    CHECK(!sched_volumebinding_reserve(c, p1, "n1", &err));
     /* big-n1 is taken by c1 now: c2 can only have fit-n2 */
     check_answer(c, p2, "node:n2");
     /* a second pod of c1 follows its bound volume to n1 */
