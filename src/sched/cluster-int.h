@@ -14,6 +14,10 @@
 struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
                                          const char *name);
 
+/* sched_cluster_find_namespace returns the Namespace object of id nsid (as
+ * sched_cluster_set_namespace kept it), or NULL when the cluster has none of that name. */
+const struct sched_ns *sched_cluster_find_namespace(const struct sched_cluster *c, uint32_t nsid);
+
 /* sched_cluster_refresh_classes recomputes every present node's class from scratch (after
  * the interesting keys changed, or when too many classes are dead); 0 or -ENOMEM.
  * sched_cluster_mark_interesting makes a label key part of the class key (a pod looked at

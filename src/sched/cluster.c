@@ -174,6 +174,9 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->pdbs);
     if (c->pcache_free)
         c->pcache_free(c->pcache);
+    for (i = 0; i < c->nnss; i++)
+        free(c->nss[i].labels);
+    free(c->nss);
     sched_ipa_cluster_free(c);
     sched_image_cluster_free(c);
     for (i = 0; i < c->nslots; i++) {
@@ -1209,4 +1212,62 @@ int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, co
     c->pdbs[i] = c->pdbs[--c->npdbs];
     c->pdbs_version++;
     return 0;
+}
+
+/* ---------------------------------------------------------------- namespaces */
+
+int sched_cluster_set_namespace(struct sched_cluster *c, const struct kube_namespace *ns,
+                                struct err *err)
+{
+    struct sched_idlabel *l;
+    uint32_t id, nl, i;
+
+    if (!ns->name || !*ns->name)
+        return err_set(err, -EINVAL, "namespace without a name");
+    if ((id = sched_intern_add(&c->strs, ns->name)) == SCHED_NOID ||
+        sched_intern_labels_dup(&c->strs, &ns->labels, &l, &nl))
+        return err_set(err, -ENOMEM, "out of memory adding namespace %s", ns->name);
+    for (i = 0; i < c->nnss && c->nss[i].name != id; i++)
+        ;
+    if (i == c->nnss) {
+        if (c->nnss == c->cnss) {
+            uint32_t cap = c->cnss ? c->cnss * 2 : 8;
+            struct sched_ns *a = realloc(c->nss, cap * sizeof(*a));
+            if (!a) {
+                free(l);
+                return err_set(err, -ENOMEM, "out of memory adding namespace %s", ns->name);
+            }
+            c->nss = a;
+            c->cnss = cap;
+        }
+        c->nss[c->nnss++].labels = NULL;
+    }
+    free(c->nss[i].labels);
+    c->nss[i].name = id;
+    c->nss[i].labels = l;
+    c->nss[i].nlabels = nl;
+    return 0;
+}
+
+int sched_cluster_remove_namespace(struct sched_cluster *c, const char *name)
+{
+    uint32_t id = sched_intern_find(&c->strs, name), i;
+
+    for (i = 0; i < c->nnss; i++)
+        if (c->nss[i].name == id) {
+            free(c->nss[i].labels);
+            c->nss[i] = c->nss[--c->nnss];
+            return 0;
+        }
+    return -ENOENT;
+}
+
+const struct sched_ns *sched_cluster_find_namespace(const struct sched_cluster *c, uint32_t nsid)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->nnss; i++)
+        if (c->nss[i].name == nsid)
+            return &c->nss[i];
+    return NULL;
 }

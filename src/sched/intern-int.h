@@ -30,6 +30,10 @@ uint32_t sched_hash_bytes(const void *p, size_t n, uint32_t h);
  * sorted by key id as sched_label_find wants them; 0 or -ENOMEM. */
 int sched_intern_labels(struct sched_intern *t, const struct kube_labels *l,
                         struct sched_idlabel *out);
+/* sched_intern_labels_dup is the same into a malloc'ed array (*out, NULL when l has none; the
+ * caller frees it) of *n labels. */
+int sched_intern_labels_dup(struct sched_intern *t, const struct kube_labels *l,
+                            struct sched_idlabel **out, uint32_t *n);
 
 /* sched_grow grows the array *arr of elem-sized items, with room for *cap, to hold at least
  * need (doubling; the new room zeroed); 0 or -ENOMEM (then *arr and *cap are unchanged). */

@@ -174,6 +174,24 @@ int sched_intern_labels(struct sched_intern *t, const struct kube_labels *l,
     return 0;
 }
 
+int sched_intern_labels_dup(struct sched_intern *t, const struct kube_labels *l,
+                            struct sched_idlabel **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!l->n)
+        return 0;
+    if (!(*out = malloc(l->n * sizeof(**out))))
+        return -ENOMEM;
+    if (sched_intern_labels(t, l, *out)) {
+        free(*out);
+        *out = NULL;
+        return -ENOMEM;
+    }
+    *n = (uint32_t)l->n;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- arrays */
 
 int sched_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)

@@ -161,12 +161,14 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp, c
                          uint32_t nfeas, int32_t *raw, int32_t *norm);
 
 /* ---------------------------------------------------------------------------------------
- * InterPodAffinity (interpod.c)
+ * InterPodAffinity (interpodaffinity.c: PreFilter and PreScore, Filter, Score, preemption's
+ * dry run; interpodaffinity_index.c: the counts the cluster keeps; interpodaffinity_terms.c:
+ * the terms; shared internals: interpodaffinity-int.h)
  * ------------------------------------------------------------------------------------- */
 
 /* sched_ipa_pod_build fills p's pod affinity terms from pod (malloc'ed, freed by
  * sched_ipa_pod_free); 0 or -ENOMEM. sched_ipa_pod_attach and _detach keep the cluster's list
- * of pods with terms and the plugin's counts (the index, interpod.c) as p, on its slot, joins
+ * of pods with terms and the plugin's counts (the index) as p, on its slot, joins
  * or leaves the cluster; attach is 0 or -ENOMEM. sched_ipa_cluster_free frees what the
  * cluster holds for the plugin. */
 int sched_ipa_pod_build(struct sched_cluster *c, const struct kube_pod *pod, struct sched_pod *p);
@@ -233,14 +235,12 @@ int sched_ipa_dry_nominate(const struct sched_cluster *c, const struct sched_cpo
 uint32_t sched_ipa_dry_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
                               const struct sched_ipa_dry *d, uint32_t slot);
 
-/* Matching, shared with the reference path: whether term t selects pod p (nslabels: p's
- * namespace labels, NULL for none), the namespace nsid (NULL when the cluster has none of
- * that name), and the incoming pod's own terms, namespace and labels as the state holds
- * them. */
+/* Matching, shared with the reference path: whether term t selects the pod of namespace nsid
+ * and labels (ns: that namespace's object, NULL for none), and the incoming pod's own terms,
+ * namespace and labels as the state holds them. */
 bool sched_ipa_term_matches(const struct sched_pterm *t, uint32_t nsid,
                             const struct sched_idlabel *labels, uint32_t nlabels,
                             const struct sched_ns *ns);
-const struct sched_ns *sched_ipa_ns_find(const struct sched_cluster *c, uint32_t nsid);
 const struct sched_pterms *sched_ipa_own_terms(const struct sched_cpod *cp);
 uint32_t sched_ipa_own_nsid(const struct sched_cpod *cp);
 const struct sched_idlabel *sched_ipa_own_labels(const struct sched_cpod *cp, uint32_t *n);

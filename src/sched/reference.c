@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
+#include "sched/cluster-int.h"
 #include "sched/intern-int.h"
 #include "sched/filter-int.h"
 #include "sched/plugins-int.h"
@@ -214,7 +215,7 @@ static bool ref_ipa_filter_on(const struct sched_cluster *c, const struct sched_
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
-    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_ns *ns = sched_cluster_find_namespace(c, nsid);
 
     if (nsid == SCHED_NOID)
         return false; /* no pod has terms */
@@ -241,7 +242,7 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k, t;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
-    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_ns *ns = sched_cluster_find_namespace(c, nsid);
     const struct sched_pod *q;
 
     *un = false;
@@ -344,7 +345,7 @@ static int64_t ref_ipa_score(const struct sched_cluster *c, const struct sched_c
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, k, t;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
-    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_ns *ns = sched_cluster_find_namespace(c, nsid);
     int64_t sum = 0;
 
     if (nsid == SCHED_NOID)

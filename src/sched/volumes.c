@@ -450,7 +450,7 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp, stru
     return 0;
 }
 
-/* ---------------------------------------------------------------- a node as the volume rules see it */
+/* ---------------------------------------------------------------- a node as volumes see it */
 
 static int cmp_label_key(const void *a, const void *b)
 {
