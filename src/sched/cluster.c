@@ -506,7 +506,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     struct sched_slot *s;
     struct sched_hot *h;
 
-    c->nodes_version++; /* (spread.c's topology columns) */
+    c->nodes_version++; /* (podtopologyspread.c's topology columns) */
     uint32_t id, slot, i, live = 0;
     bool relabel;
     int rc = -ENOMEM;

@@ -5,7 +5,7 @@
  * The framework calls them at fixed places, in that order: PreFilter and PreScore state when
  * a pod is compiled (compile.c: NodeAffinity, ImageLocality, InterPodAffinity) and right after
  * (schedule.c: the volume plugins, PodTopologySpread); Filter once per node class for the
- * plugins that read only a node's labels and taints (filter.c), then per node (cycle.c and,
+ * plugins that read only a node's labels and taints (framework.c), then per node (cycle.c and,
  * from scratch, reference.c); Filter again in preemption's dry run (defaultpreemption.c);
  * Score in cycle.c; the reason texts in message.c; Reserve in simulate.c. What a plugin keeps
  * for a cycle hangs off struct sched_cpod (sched-int.h); what it keeps across cycles hangs off
@@ -24,30 +24,116 @@
 #include "sched/sched-int.h"
 
 /* ---------------------------------------------------------------------------------------
- * NodeResourcesFit, NodeResourcesBalancedAllocation and GPUPlacement (score.c)
+ * NodeUnschedulable (nodeunschedulable.c) and NodeName (a comparison of interned names in
+ * cycle.c and reference.c: cp->node_name)
  * ------------------------------------------------------------------------------------- */
 
-/* NodeResourcesFit LeastAllocated and NodeResourcesBalancedAllocation (cpu and memory, weight
- * 1 each), GPUPlacement of the "gpu" profile, and NormalizeScore to 0..100 (reverse: the
- * lowest raw score gets 100). */
-int64_t sched_score_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
-                                    int64_t req_mem);
-int64_t sched_score_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
-                             int64_t alloc_mem, int64_t node_mem, int64_t pod_mem);
-int64_t sched_score_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
-                        int64_t pod_gpu);
-/* sched_score_fit is NodeResourcesFit's score under p's scoringStrategy, given for each of
- * p->fit_resources the node's allocatable (0: the resource is left out, as kube-scheduler
- * leaves out a resource the node lacks or an extended resource the pod does not request) and
- * requested-with-the-pod: the weighted mean of leastRequestedScore / mostRequestedScore
- * (integer division), or of the broken-linear shape (scores x10, a 0 left out of the mean,
- * rounded half away from zero) for RequestedToCapacityRatio. */
-int64_t sched_score_fit(const struct sched_profile *p, const int64_t *alloc, const int64_t *req);
+/* sched_nodeunschedulable_filter_class: the nodes of class cl pass NodeUnschedulable (not
+ * unschedulable, or the pod tolerates node.kubernetes.io/unschedulable:NoSchedule). */
+bool sched_nodeunschedulable_filter_class(const struct sched_cluster *c,
+                                          const struct sched_cpod *cp,
+                                          const struct sched_class *cl);
 
-/* sched_fit_resource_kind: 0 cpu, 1 memory, 2 ephemeral-storage, 3 any other (scalar) */
-int sched_fit_resource_kind(const char *name);
+/* ---------------------------------------------------------------------------------------
+ * TaintToleration (tainttoleration.c)
+ * ------------------------------------------------------------------------------------- */
 
-int64_t sched_normalize(int64_t score, int64_t max, bool reverse);
+/* sched_tolerates is v1.Toleration.ToleratesTaint over the pod's tolerations: one of them
+ * tolerates the taint (key, value, effect); prefer_only: only those with an empty or
+ * PreferNoSchedule effect count (the Score's rule). */
+bool sched_tolerates(const struct sched_cpod *cp, uint32_t key, uint32_t value, uint8_t effect,
+                     bool prefer_only);
+
+/* sched_tainttoleration_class is the plugin on node class cl: the Filter (when filter; false
+ * with *reason, the first untolerated taint's wording in p, when a NoSchedule or NoExecute
+ * taint is not tolerated) and the Score's raw value (*score: the PreferNoSchedule taints not
+ * tolerated, normalised in reverse by sched_normalize). sched_tainttoleration_filter_node is
+ * the Filter on the node at slot itself (its own taints: PodTopologySpread's nodeTaintsPolicy
+ * Honor). */
+bool sched_tainttoleration_class(struct sched_cluster *c, const struct sched_profile *p,
+                                 const struct sched_cpod *cp, struct sched_class *cl, bool filter,
+                                 uint32_t *reason, int32_t *score);
+bool sched_tainttoleration_filter_node(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                       uint32_t slot);
+
+/* ---------------------------------------------------------------------------------------
+ * NodeAffinity (nodeaffinity.c; its terms and PreFilter compiled by compile.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_nodeaffinity_class is the part that reads labels only, on class cl: the Filter
+ * (false when the nodeSelector or every required term's expressions fail; *term_mask gets the
+ * required terms whose expressions match, 0 when the nodeSelector fails) and the weights of
+ * the preferred terms without matchFields (*score). The parts that read the node's name: the
+ * required terms of term_mask whose matchFields hold on name, and the weights of the preferred
+ * terms with matchFields that match the node (class cls, name). sched_nodeaffinity_filter_node
+ * is the whole Filter on the node at slot (nodeSelector and required terms, matchFields too:
+ * PodTopologySpread's nodeAffinityPolicy Honor). */
+bool sched_nodeaffinity_class(const struct sched_cluster *c, const struct sched_cpod *cp,
+                              const struct sched_class *cl, uint64_t *term_mask, int32_t *score);
+bool sched_nodeaffinity_filter_name(const struct sched_cpod *cp, uint64_t term_mask, uint32_t name);
+int32_t sched_nodeaffinity_score_name(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                      uint32_t cls, uint32_t name);
+bool sched_nodeaffinity_filter_node(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                    uint32_t slot);
+
+/* ---------------------------------------------------------------------------------------
+ * NodePorts (nodeports.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_nodeports_filter: none of the pod's host ports conflicts with the node's ports in use
+ * node_ports[0..nnode_ports). sched_nodeports_pod_conflict: one of pod p's (a nominated pod's,
+ * counted on a copy of the node) conflicts with cp's. */
+bool sched_nodeports_filter(const struct sched_cluster *c, const struct sched_port *node_ports,
+                            uint32_t nnode_ports, const struct sched_cpod *cp);
+bool sched_nodeports_pod_conflict(const struct sched_cluster *c, const struct sched_pod *p,
+                                  const struct sched_cpod *cp);
+
+/* ---------------------------------------------------------------------------------------
+ * NodeResourcesFit, NodeResourcesBalancedAllocation and GPUPlacement (noderesources.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_noderesources_filter is NodeResourcesFit's Filter on the node at slot with usage use
+ * (scalar_req: the node's request of each of the pod's scalars, or NULL for the live ones): 0
+ * when the pod fits, else the SCHED_FIT_* mask of what is insufficient; *unresolvable when a
+ * request exceeds the node's allocatable outright. */
+uint32_t sched_noderesources_filter(const struct sched_cluster *c, uint32_t slot,
+                                    const struct sched_cpod *cp, const struct sched_nodeuse *use,
+                                    const int64_t *scalar_req, bool *unresolvable);
+
+/* The Scores: NodeResourcesFit LeastAllocated and NodeResourcesBalancedAllocation (cpu and
+ * memory, weight 1 each), GPUPlacement of the "gpu" profile (MostAllocated on its resource for
+ * a pod that requests it; else 0 on nodes that have it, 100 elsewhere). */
+int64_t sched_noderesources_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                                            int64_t req_mem);
+int64_t sched_noderesources_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
+                                     int64_t alloc_mem, int64_t node_mem, int64_t pod_mem);
+int64_t sched_noderesources_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
+                                int64_t pod_gpu);
+
+/* sched_noderesources_score is NodeResourcesFit's score under p's scoringStrategy, given for
+ * each of p->fit_resources the node's allocatable (0: the resource is left out, as
+ * kube-scheduler leaves out a resource the node lacks or an extended resource the pod does not
+ * request) and requested-with-the-pod: the weighted mean of leastRequestedScore /
+ * mostRequestedScore (integer division), or of the broken-linear shape (scores x10, a 0 left
+ * out of the mean, rounded half away from zero) for RequestedToCapacityRatio.
+ * sched_noderesources_score_node is that score on the node at slot (the values as
+ * calculateNodeAllocatableRequest takes them). sched_noderesources_kind: 0 cpu, 1 memory,
+ * 2 ephemeral-storage, 3 any other (scalar). */
+int64_t sched_noderesources_score(const struct sched_profile *p, const int64_t *alloc,
+                                  const int64_t *req);
+int32_t sched_noderesources_score_node(const struct sched_cluster *c, const struct sched_profile *p,
+                                       const struct sched_cpod *cp, uint32_t slot);
+int sched_noderesources_kind(const char *name);
+
+/* sched_normalize is helper.DefaultNormalizeScore (TaintToleration's and NodeAffinity's
+ * NormalizeScore): score scaled to 0..100 of max; reverse: the lowest raw score gets 100. */
+static inline int64_t sched_normalize(int64_t score, int64_t max, bool reverse)
+{
+    if (max == 0)
+        return reverse ? 100 : 0;
+    score = 100 * score / max;
+    return reverse ? 100 - score : score;
+}
 
 /* ---------------------------------------------------------------------------------------
  * The volume plugins: VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone
@@ -127,7 +213,7 @@ int sched_volumebinding_reserve(struct sched_cluster *c, const struct kube_pod *
                                 const char *node, struct err *err);
 
 /* ---------------------------------------------------------------------------------------
- * PodTopologySpread (spread.c)
+ * PodTopologySpread (podtopologyspread.c)
  * ------------------------------------------------------------------------------------- */
 
 struct sched_spread_sources;
@@ -246,7 +332,7 @@ uint32_t sched_ipa_own_nsid(const struct sched_cpod *cp);
 const struct sched_idlabel *sched_ipa_own_labels(const struct sched_cpod *cp, uint32_t *n);
 
 /* ---------------------------------------------------------------------------------------
- * DefaultPreemption (preempt.c): the PostFilter for a pod that fits nowhere
+ * DefaultPreemption (defaultpreemption.c): the PostFilter for a pod that fits nowhere
  * ------------------------------------------------------------------------------------- */
 
 /* sched_preempt runs preemption for cp after the failed cycle cy: eligibility, victims per
@@ -294,7 +380,7 @@ int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const 
                          uint32_t n, uint8_t *violating);
 
 /* ---------------------------------------------------------------------------------------
- * ImageLocality (image.c)
+ * ImageLocality (imagelocality.c)
  * ------------------------------------------------------------------------------------- */
 
 /* sched_image_node_set replaces the images of the node at slot with node's (each name counted

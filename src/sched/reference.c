@@ -9,8 +9,8 @@
 
 #include "base/goparse.h"
 #include "sched/cluster-int.h"
+#include "sched/framework-int.h"
 #include "sched/intern-int.h"
-#include "sched/filter-int.h"
 #include "sched/plugins-int.h"
 #include "sched/profile-int.h"
 #include "sched/sched-int.h"
@@ -458,7 +458,7 @@ static int32_t ref_fit_custom(const struct sched_cluster *c, const struct sched_
             }
         }
     }
-    return (int32_t)sched_score_fit(p, alloc, req);
+    return (int32_t)sched_noderesources_score(p, alloc, req);
 }
 
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
@@ -526,7 +526,7 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
             return;
         }
     /* RunFilterPluginsWithNominatedPods: pods nominated here with priority >= the pod's */
-    if (sched_filter_nominated(c, slot, cp, o))
+    if (sched_framework_filter_nominated(c, slot, cp, o))
         return;
     for (i = 0; i < s->npods; i++) {
         cpu = sched_sat_add(cpu, s->pods[i]->cpu);
@@ -582,16 +582,17 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         if (t->weight && ref_term(c, s, &t->term))
             o->aff_raw += t->weight;
     }
-    o->fit_raw =
-        p && !sched_profile_fit_default(p)
-            ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
-            : (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu),
-                                                   h->alloc_mem, sched_sat_add(nzm, cp->nz_mem));
-    o->bal_raw =
-        cp->cpu == 0 && cp->mem == 0
-            ? 0
-            : (int32_t)sched_score_balanced(h->alloc_cpu, cpu, cp->cpu, h->alloc_mem, mem, cp->mem);
+    o->fit_raw = p && !sched_profile_fit_default(p)
+                     ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
+                     : (int32_t)sched_noderesources_least_allocated(
+                           h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu), h->alloc_mem,
+                           sched_sat_add(nzm, cp->nz_mem));
+    o->bal_raw = cp->cpu == 0 && cp->mem == 0
+                     ? 0
+                     : (int32_t)sched_noderesources_balanced(h->alloc_cpu, cpu, cp->cpu,
+                                                             h->alloc_mem, mem, cp->mem);
     gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
     gpu_req = slot_req_scalar(c, s, gpu_name);
-    o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;
+    o->gpu_raw =
+        p && p->gpu_aware ? (int32_t)sched_noderesources_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;
 }

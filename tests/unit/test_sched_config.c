@@ -221,7 +221,7 @@ static void refusals_name_line_and_field(void)
     }
 }
 
-/* sched_score_fit against kube-scheduler's formulas worked by hand */
+/* sched_noderesources_score against kube-scheduler's formulas worked by hand */
 static void fit_strategies(void)
 {
     struct sched_profile p = sched_profile_default;
@@ -233,17 +233,17 @@ static void fit_strategies(void)
     p.fit_resources[2] = (struct sched_fit_resource){"nvidia.com/gpu", 5}; /* allocatable 0: out */
     /* MostAllocated: (75 + 50) / 2 */
     p.fit_strategy = SCHED_FIT_MOST_ALLOCATED;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 62);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 62);
     /* LeastAllocated with cpu:2: (2 x 25 + 50) / 3 */
     p.fit_strategy = SCHED_FIT_LEAST_ALLOCATED;
     p.fit_resources[0].weight = 2;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 33);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 33);
     p.fit_resources[0].weight = 1;
     /* requested over capacity: Least gives 0, Most caps at 100 */
     req[0] = 5000;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 25);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 25);
     p.fit_strategy = SCHED_FIT_MOST_ALLOCATED;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 75);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 75);
     /* RequestedToCapacityRatio 0->0, 100->10 (x10): round((75 + 50) / 2) = 63, where
      * MostAllocated's integer division gives 62 */
     req[0] = 3000;
@@ -251,10 +251,10 @@ static void fit_strategies(void)
     p.nshape = 2;
     p.shape[0] = (struct sched_shape_point){0, 0};
     p.shape[1] = (struct sched_shape_point){100, 10};
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 63);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 63);
     /* a resource scoring 0 is left out of the mean: cpu unused -> only memory's 50 */
     req[0] = 0;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 50);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 50);
     /* over capacity takes the shape at 100%; a broken line 0->10, 50->0, 100->6:
      * cpu 125% -> 60, memory 50% -> 0 (left out) */
     req[0] = 5000;
@@ -262,18 +262,18 @@ static void fit_strategies(void)
     p.shape[0] = (struct sched_shape_point){0, 10};
     p.shape[1] = (struct sched_shape_point){50, 0};
     p.shape[2] = (struct sched_shape_point){100, 6};
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 60);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 60);
     /* memory 25%: 100 + (0 - 100) x 25 / 50 = 50; cpu 60: round((60 + 50) / 2) = 55 */
     req[1] = 2500;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 55);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 55);
     /* below the first point: its score */
     p.shape[0] = (struct sched_shape_point){30, 10};
     req[0] = 0;
     req[1] = 0;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 100);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 100);
     /* nothing allocatable: 0 */
     alloc[0] = alloc[1] = 0;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 0);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 0);
 }
 
 static const struct test_case cases[] = {

@@ -1,6 +1,6 @@
-/* image.c - ImageLocality (pkg/scheduler/framework/plugins/imagelocality): per image name id
- * the size first reported and the number of nodes that have it, kept as nodes come and go;
- * a pod's score on a node from its containers' images (see image.h). */
+/* imagelocality.c - ImageLocality (pkg/scheduler/framework/plugins/imagelocality): per image
+ * name id the size first reported and the number of nodes that have it, kept as nodes come
+ * and go; a pod's score on a node from its containers' images (hooks in plugins-int.h). */
 #include "sched/plugins-int.h"
 
 #include <errno.h>

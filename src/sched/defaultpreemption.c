@@ -1,4 +1,4 @@
-/* preempt.c - DefaultPreemption (PostFilter) for a pod that fits nowhere.
+/* defaultpreemption.c - DefaultPreemption (PostFilter) for a pod that fits nowhere.
  *
  * Eligibility (preemptionPolicy; a lower-priority pod terminating by preemption on the
  * nominated node), then kube-scheduler's DryRunPreemption over the nodes whose filter status
@@ -27,7 +27,6 @@
 
 #include "kube/labels.h"
 #include "sched/cluster-int.h"
-#include "sched/filter-int.h"
 #include "sched/framework-int.h"
 #include "sched/intern-int.h"
 #include "sched/message-int.h"
@@ -121,23 +120,16 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
     /* NodePorts reads the node's set; the nominated pods are added to a copy of the node
      * for the filters (addNominatedPods), so their ports count without entering the set */
     if (cp->nports) {
-        bool conflict = !sched_filter_ports(c, d->ports, d->nports, cp);
-        for (i = 0; !conflict && i < d->non; i++) {
-            struct sched_pod *p = d->on[i];
-            uint32_t j;
-            for (j = 0; p->nominated && !conflict && j < p->nports; j++) {
-                struct sched_port x = p->ports[j];
-                x.used = true;
-                conflict = !sched_filter_ports(c, &x, 1, cp);
-            }
-        }
+        bool conflict = !sched_nodeports_filter(c, d->ports, d->nports, cp);
+        for (i = 0; !conflict && i < d->non; i++)
+            conflict = d->on[i]->nominated && sched_nodeports_pod_conflict(c, d->on[i], cp);
         if (conflict) {
             *plugin = SCHED_PL_PORTS;
             *reason = SCHED_R_PORTS;
             return 1;
         }
     }
-    if ((m = sched_filter_fit(c, slot, cp, &d->use, d->sreq, &un))) {
+    if ((m = sched_noderesources_filter(c, slot, cp, &d->use, d->sreq, &un))) {
         *plugin = SCHED_PL_FIT;
         *reason = m;
         return 1;
@@ -528,11 +520,11 @@ static uint32_t use_fit(const struct sched_cluster *c, uint32_t slot, const stru
     /* every scalar of the pod is c->rid_gpu (fast_pod) */
     for (j = 0; j < cp->nscalars; j++)
         sreq[j] = u->req_gpu;
-    return sched_filter_fit(c, slot, cp, u, sreq, &un);
+    return sched_noderesources_filter(c, slot, cp, u, sreq, &un);
 }
 
 /* use_fits is use_fit() == 0 without the reasons, for the reprieve's many checks: the same
- * tests as sched_filter_fit's, every scalar of the pod being c->rid_gpu (fast_pod) */
+ * tests as sched_noderesources_filter's, every scalar of the pod being c->rid_gpu (fast_pod) */
 static inline bool use_fits(const struct sched_hot *h, const struct sched_cpod *cp,
                             const struct sched_nodeuse *u)
 {

@@ -1,4 +1,4 @@
-/* spread.c - PodTopologySpread as kube-scheduler v1.37 runs it (podtopologyspread/): the
+/* podtopologyspread.c - PodTopologySpread as kube-scheduler v1.37 runs it (podtopologyspread/): the
  * DoNotSchedule constraints filter (PreFilter counts the matching pods per topology domain
  * once per cycle; Filter compares a node's domain with the smallest one), the ScheduleAnyway
  * constraints score (PreScore over the feasible nodes, NormalizeScore so fewer matching pods
@@ -16,7 +16,6 @@
 #include "base/arena.h"
 #include "base/keymap.h"
 #include "kube/labels.h"
-#include "sched/filter-int.h"
 #include "sched/intern-int.h"
 #include "sched/sched-int.h"
 
@@ -436,9 +435,9 @@ static const uint32_t *topo_column(struct sched_cluster *c, uint32_t key)
 static bool policies_ok(const struct sched_cluster *c, const struct sched_cpod *cp,
                         const struct sc *k, uint32_t slot)
 {
-    if (k->aff_honor && !sched_filter_affinity_slot(c, cp, slot))
+    if (k->aff_honor && !sched_nodeaffinity_filter_node(c, cp, slot))
         return false;
-    if (k->taints_honor && !sched_filter_taints_slot(c, cp, slot))
+    if (k->taints_honor && !sched_tainttoleration_filter_node(c, cp, slot))
         return false;
     return true;
 }
