@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sched/cluster.h"
 #include "sched/sched-int.h"
 
 /* sched_cluster_find_pod returns the pod ns/name counted in the cluster, or NULL. */

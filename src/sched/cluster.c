@@ -4,7 +4,7 @@
  * Invariants: hot[s] mirrors the sum of the pods in slots[s].pods (requests, non-zero
  * requests, count, lowest priority); order[] lists the present slots; every present slot's
  * hot.cls is a live class whose key is (unschedulable, taints, labels on interesting keys). */
-#include "sched/cluster-int.h"
+#include "sched/cluster.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,8 +14,9 @@
 
 #include "base/goparse.h"
 #include "kube/rules.h"
-#include "sched/plugins-int.h"
+#include "sched/cluster-int.h"
 #include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 #include "sched/usage-int.h"
 

@@ -1,7 +1,8 @@
 /* cluster.h - the scheduler's view of the cluster, the API its callers feed: nodes and the
- * pods counted on them, PodDisruptionBudgets, the nominator, and the objects the plugins read
- * (Namespaces, the volume objects, the Services and controllers of PodTopologySpread's
- * defaults). Updated incrementally. The core's own view of it is cluster-int.h. */
+ * pods counted on them, PodDisruptionBudgets, the nominator, Namespaces. Updated
+ * incrementally. The other objects the plugins read are fed through volumes.h (the volume
+ * objects) and podtopologyspread.h (PodTopologySpread's Services and controllers); the core's
+ * own view of the cluster is cluster-int.h. */
 #ifndef SCHED_CLUSTER_H
 #define SCHED_CLUSTER_H
 
@@ -134,10 +135,6 @@ int sched_cluster_node_usage(const struct sched_cluster *c, const char *name,
  * order. Returns 0 or -ENOENT. */
 int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_node_usage *u);
 
-/* ---------------------------------------------------------------------------------------
- * The objects the plugins read
- * ------------------------------------------------------------------------------------- */
-
 /* Namespaces (InterPodAffinity's namespaceSelector reads them): sched_cluster_set_namespace
  * adds the Namespace ns, or replaces the labels of the one of that name: pod affinity terms'
  * namespaceSelector match these labels, and a pod's own namespace labels are what existing
@@ -148,47 +145,5 @@ int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_
 int sched_cluster_set_namespace(struct sched_cluster *c, const struct kube_namespace *ns,
                                 struct err *err);
 int sched_cluster_remove_namespace(struct sched_cluster *c, const char *name);
-
-/* The volume objects the volume plugins read (volumes.c; see docs/scheduling.md, "Volumes").
- * They are kept by reference (shallow copies whose strings and arrays must outlive c);
- * VolumeBinding's Reserve (sched_simulate) changes the cluster's copies only. A second object
- * of the same (namespace/)name replaces the first. 0 or -ENOMEM with err set.
- * PersistentVolumeClaims, PersistentVolumes and StorageClasses; CSINodes (NodeVolumeLimits'
- * attach limits and CSI migration), CSIDrivers (storageCapacity,
- * preventPodSchedulingIfMissing), CSIStorageCapacities (VolumeBinding's capacity check and
- * score) and VolumeAttachments (NodeVolumeLimits counts the volumes attached to a node). */
-int sched_cluster_set_pvc(struct sched_cluster *c, const struct kube_pvc *pvc, struct err *err);
-int sched_cluster_set_pv(struct sched_cluster *c, const struct kube_pv *pv, struct err *err);
-int sched_cluster_set_storage_class(struct sched_cluster *c, const struct kube_storage_class *sc,
-                                    struct err *err);
-int sched_cluster_set_csi_node(struct sched_cluster *c, const struct kube_csi_node *n,
-                               struct err *err);
-int sched_cluster_set_csi_driver(struct sched_cluster *c, const struct kube_csi_driver *d,
-                                 struct err *err);
-int sched_cluster_set_csi_capacity(struct sched_cluster *c, const struct kube_csi_capacity *cap,
-                                   struct err *err);
-int sched_cluster_set_volume_attachment(struct sched_cluster *c,
-                                        const struct kube_volume_attachment *va, struct err *err);
-
-/* PodTopologySpread's system defaults (podtopologyspread.c): sched_cluster_add_spread_source
- * records an object whose selector makes the system default constraints
- * (kubernetes.io/hostname maxSkew 3, topology.kubernetes.io/zone maxSkew 5, both
- * ScheduleAnyway) apply to the pods it selects, as helper.DefaultSelector reads them:
- * - owner_kind NULL: a Service in namespace ns with spec.selector sel (matchLabels form;
- *   sel->present false for a nil selector, which selects nothing); it selects the pods of ns
- *   whose labels it matches.
- * - owner_kind "ReplicationController", "ReplicaSet", "StatefulSet" (or "Deployment", for the
- *   ReplicaSet the Deployment would create: sel then includes pod-template-hash): it selects
- *   the pods whose controller owner reference is that kind and name in ns (and, when the pod
- *   came from the API, apiVersion v1 for a ReplicationController, apps/v1 for the others).
- * An object of the same kind, namespace and name recorded before is replaced (a watch's
- * update). Strings are copied. Returns 0 or -ENOMEM with err set.
- * sched_cluster_remove_spread_source forgets the object recorded under that kind (NULL: a
- * Service), namespace and name (a watch's delete). 0, or -ENOENT when there is none. */
-int sched_cluster_add_spread_source(struct sched_cluster *c, const char *owner_kind, const char *ns,
-                                    const char *name, const struct kube_label_selector *sel,
-                                    struct err *err);
-int sched_cluster_remove_spread_source(struct sched_cluster *c, const char *owner_kind,
-                                       const char *ns, const char *name);
 
 #endif

@@ -13,8 +13,8 @@
 #include "base/goparse.h"
 #include "kube/rules.h"
 #include "sched/cluster-int.h"
-#include "sched/plugins-int.h"
 #include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 #include "sched/usage-int.h"
 

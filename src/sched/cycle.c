@@ -12,8 +12,8 @@
 
 #include "sched/cluster-int.h"
 #include "sched/framework-int.h"
-#include "sched/plugins-int.h"
 #include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/profile-int.h"
 #include "sched/reference-int.h"
 #include "sched/sched-int.h"

@@ -4,8 +4,7 @@
  * constraints score (PreScore over the feasible nodes, NormalizeScore so fewer matching pods
  * scores higher), and the system default constraints for pods selected by a Service,
  * ReplicationController, ReplicaSet or StatefulSet. Selectors work on interned labels. */
-#include "sched/plugins-int.h"
-#include "sched/cluster.h"
+#include "sched/podtopologyspread.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,6 +16,7 @@
 #include "base/keymap.h"
 #include "kube/labels.h"
 #include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"

@@ -7,7 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sched/profile.h"
+struct sched_profile;
+struct sched_rng;
 
 /* sched_profile_fit_default: p scores NodeResourcesFit as the built-ins do (LeastAllocated,
  * cpu:1 memory:1), the fast path's specialised case. */

@@ -1,8 +1,10 @@
 /* profile.c - the scheduling profiles, node sampling's arithmetic and the tie-break generator
  * (see profile.h). */
-#include "sched/profile-int.h"
+#include "sched/profile.h"
 
 #include <string.h>
+
+#include "sched/profile-int.h"
 
 #define BUILTIN_SCORES                                                                             \
     .w_taint = 3, .w_affinity = 2, .w_fit = 1, .w_balanced = 1, .w_spread = 2, .w_interpod = 2,    \

@@ -11,17 +11,19 @@
  * a time.
  *
  * This header declares nothing itself: it includes the core's API, profile.h (profiles, the
- * tie-break generator), cluster.h (the cluster state and the objects fed into it),
- * schedule.h (one pod: schedule or explain), simulate.h (a queue of pods) and version.h
- * (--kube-version); config.h (--config) is included on its own. The headers of src/sched/
+ * tie-break generator), cluster.h (the cluster state), volumes.h and podtopologyspread.h (the
+ * other objects fed into it), schedule.h (one pod: schedule or explain), simulate.h (a queue
+ * of pods) and version.h (--kube-version); config.h (--config) is included on its own. The headers of src/sched/
  * named *-int.h are the core's internals (docs/design.md, "Tiers"). */
 #ifndef SCHED_SCHED_H
 #define SCHED_SCHED_H
 
 #include "sched/cluster.h"
+#include "sched/podtopologyspread.h"
 #include "sched/profile.h"
 #include "sched/schedule.h"
 #include "sched/simulate.h"
 #include "sched/version.h"
+#include "sched/volumes.h"
 
 #endif

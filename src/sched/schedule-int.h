@@ -6,7 +6,14 @@
 
 #include <stdbool.h>
 
-#include "sched/schedule.h"
+#include "base/err.h"
+#include "kube/object.h"
+
+struct sched_cluster;
+struct sched_profile;
+struct sched_rng;
+struct sched_result;
+struct sched_explanation;
 
 /* sched_run is sched_schedule_one / sched_explain (x != NULL), with ref choosing the
  * reference path for every node (tests). With node sampling it moves c->next_start once. */

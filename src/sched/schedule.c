@@ -1,7 +1,7 @@
 /* schedule.c - the public entry points of one scheduling attempt: sched_schedule_one and
  * sched_explain (one shared driver: compile the pod, run the cycle, on failure build the
  * FailedScheduling message and run preemption), plus profiles and the tie-break generator. */
-#include "sched/schedule-int.h"
+#include "sched/schedule.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,12 +10,13 @@
 
 #include "sched/cluster-int.h"
 #include "sched/compile-int.h"
-#include "sched/plugins-int.h"
 #include "sched/cycle-int.h"
 #include "sched/framework-int.h"
 #include "sched/message-int.h"
+#include "sched/plugins-int.h"
 #include "sched/profile-int.h"
 #include "sched/sched-int.h"
+#include "sched/schedule-int.h"
 
 void sched_result_release(struct sched_result *r)
 {

@@ -4,7 +4,7 @@
  * (their claims made as the ephemeral volume controller makes them); the start every volume
  * PreFilter shares. The plugins are volumerestrictions.c, nodevolumelimits.c, volumebinding.c
  * and volumezone.c (component-helpers/storage/volume for the matching rules). */
-#include "sched/plugins-int.h"
+#include "sched/volumes.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -15,8 +15,8 @@
 
 #include "base/arena.h"
 #include "base/keymap.h"
-#include "sched/cluster.h"
 #include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 #include "sched/volumes-int.h"
 
