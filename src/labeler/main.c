@@ -184,12 +184,7 @@ static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_l
         if (mono_ms() + wait > deadline)
             return rc;
         fprintf(stderr, "gpulabel: %s; retrying in %ld ms\n", err->msg, wait);
-        {
-            struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
-
-            while (nanosleep(&ts, &ts) && errno == EINTR)
-                ;
-        }
+        mono_sleep_ms(wait);
     }
 }
 

@@ -779,6 +779,14 @@ static void clock_waits_reach_their_deadline(void)
     CHECK(mono_now() >= s0 + 0.02);
     mono_sleep_until(0); /* in the past: returns */
     CHECK(mono_ms() >= t0);
+    /* a relative sleep lasts at least its length; none for 0 or less */
+    t0 = mono_ms();
+    mono_sleep_ms(15);
+    CHECK(mono_ms() >= t0 + 15);
+    s0 = mono_now();
+    mono_sleep_ms(0);
+    mono_sleep_ms(-5);
+    CHECK(mono_now() - s0 < 0.01);
 }
 
 static void log_lines_have_klog_header(void)

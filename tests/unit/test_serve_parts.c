@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "serve/events.h"
+#include "base/clock.h"
 #include "base/httpd.h"
 #include "base/goparse.h"
 #include "serve/metrics.h"
@@ -573,7 +574,7 @@ static void httpd_idle_clients_do_not_delay_probes(void)
     }
     if (idle[1] >= 0 && write(idle[1], "GET /hea", 8) != 8)
         CHECK(0);
-    usleep(50000); /* let the server take the idle ones first */
+    mono_sleep_ms(50); /* let the server take the idle ones first */
     fd = tcp_connect(httpd_port(h));
     CHECK(fd >= 0);
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
