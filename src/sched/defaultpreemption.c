@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "kube/labels.h"
 #include "sched/cluster-int.h"
 #include "sched/framework-int.h"
@@ -936,10 +937,8 @@ message:
         goto out;
     }
     if (pr->ineligible) {
-        size_t n = strlen(pr->ineligible) + 16;
-        if (!(pr->message = malloc(n)))
+        if (!(pr->message = buf_fmt("preemption: %s", pr->ineligible)))
             goto out;
-        snprintf(pr->message, n, "preemption: %s", pr->ineligible);
         rc = 0;
         goto out;
     }
@@ -959,9 +958,8 @@ message:
     rc = -ENOMEM;
     if (!(inner = sched_fit_error(c, cy->n, &h, NULL)))
         goto out;
-    if (!(pr->message = malloc(strlen(inner) + 16)))
+    if (!(pr->message = buf_fmt("preemption: %s", inner)))
         goto out;
-    sprintf(pr->message, "preemption: %s", inner);
     rc = 0;
 out:
     if (one_owned)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "sched/intern-int.h"
 
 #define MB (1024LL * 1024)
@@ -101,13 +102,11 @@ static int add_image(struct sched_cluster *c, struct sched_cpod *cp, const char 
     cp->nimage_refs++;
     /* normalizedImageName: no ':' after the last '/' means no tag */
     if (!colon || (slash && colon < slash)) {
-        size_t n = strlen(image) + sizeof(":latest");
-        char *buf = malloc(n);
-        if (!buf)
+        char *tagged = buf_fmt("%s:latest", image);
+        if (!tagged)
             return -ENOMEM;
-        snprintf(buf, n, "%s:latest", image);
-        id = sched_intern_find(&c->strs, buf);
-        free(buf);
+        id = sched_intern_find(&c->strs, tagged);
+        free(tagged);
     } else {
         id = sched_intern_find(&c->strs, image);
     }
