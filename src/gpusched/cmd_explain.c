@@ -95,7 +95,7 @@ static int explain_parse_target(const char *arg, struct explain_target *t)
     t->kind = &explain_kinds[0];
     if (!*arg || strlen(arg) >= sizeof(t->buf))
         return -EINVAL;
-    strcpy(t->buf, arg);
+    memcpy(t->buf, arg, strlen(arg) + 1);
     rest = t->buf;
     slash = strchr(rest, '/');
     if (slash) {

@@ -137,7 +137,7 @@ static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
     e = calloc(1, sizeof(*e) + strlen(key) + 1);
     if (!e)
         return -ENOMEM;
-    strcpy(e->key, key);
+    memcpy(e->key, key, strlen(key) + 1);
     snprintf(e->rv, sizeof(e->rv), "%s", rv);
     e->gen = inf->gen;
     if (keymap_put(&inf->store, e->key, e, NULL)) {

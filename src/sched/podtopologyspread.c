@@ -108,6 +108,16 @@ static const char *src_key(char *buf, size_t size, const char *owner_kind, const
     return n < 0 || (size_t)n >= size ? NULL : buf;
 }
 
+/* put_str copies s with its NUL to *p (room made by the caller) and moves *p past it */
+static char *put_str(char **p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = memcpy(*p, s, n);
+
+    *p += n;
+    return d;
+}
+
 /* src_new copies the key and selector into one allocation; NULL on ENOMEM */
 static struct sched_spread_src *src_new(const char *key, const struct kube_label_selector *sel)
 {
@@ -129,19 +139,16 @@ static struct sched_spread_src *src_new(const char *key, const struct kube_label
     e->sel.reqs = (struct kube_requirement *)(e + 1);
     vals = (const char **)(e->sel.reqs + nreqs);
     p = (char *)(vals + nvals);
-    e->key = strcpy(p, key);
-    p += strlen(key) + 1;
+    e->key = put_str(&p, key);
     e->sel.present = sel && sel->present;
     e->sel.nreqs = nreqs;
     for (i = 0; i < nreqs; i++) {
         struct kube_requirement *r = &e->sel.reqs[i];
         *r = sel->reqs[i];
-        r->key = strcpy(p, sel->reqs[i].key);
-        p += strlen(p) + 1;
+        r->key = put_str(&p, sel->reqs[i].key);
         r->values = vals;
         for (j = 0; j < r->nvalues; j++) {
-            vals[j] = strcpy(p, sel->reqs[i].values[j]);
-            p += strlen(p) + 1;
+            vals[j] = put_str(&p, sel->reqs[i].values[j]);
         }
         vals += r->nvalues;
     }

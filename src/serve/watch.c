@@ -54,7 +54,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
         if (!f) {
             f = malloc(sizeof(*f) + strlen(key) + 1);
             if (f) {
-                strcpy(f->name, key);
+                memcpy(f->name, key, strlen(key) + 1);
                 f->fp = fp;
                 if (keymap_put(&s->node_fps, f->name, f, NULL))
                     free(f);
@@ -155,7 +155,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         return;
     memcpy(ns, key, (size_t)(slash - key));
     ns[slash - key] = '\0';
-    strcpy(name, slash + 1);
+    memcpy(name, slash + 1, strlen(slash + 1) + 1);
 
     if (op == KUBE_INFORMER_DELETE) {
         serve_lock(s);

@@ -21,7 +21,7 @@ static int load(const char *text, struct sched_config *cfg, struct err *err)
     FILE *f;
     int fd, rc;
 
-    strcpy(cfg_path, "/tmp/gpusched-config-XXXXXX");
+    snprintf(cfg_path, sizeof(cfg_path), "/tmp/gpusched-config-XXXXXX");
     fd = mkstemp(cfg_path);
     if (fd < 0 || !(f = fdopen(fd, "w"))) {
         test_fail(__FILE__, __LINE__, "cannot create a temporary file");

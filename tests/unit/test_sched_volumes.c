@@ -240,7 +240,7 @@ static void csi_bound(struct arena *a, struct sched_cluster *c, const char *name
     char *pvname = arena_alloc(a, strlen(name) + 4);
     struct err err;
 
-    sprintf(pvname, "pv-%s", name);
+    snprintf(pvname, strlen(name) + 4, "pv-%s", name);
     memset(&pv, 0, sizeof(pv));
     pv.name = pvname;
     pv.storage_class = "";
