@@ -476,7 +476,7 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
             return gpusched_cmd_usage_error(cmd, "--profile and --config cannot be used "
                                                  "together (--profile gpu is a shorthand for "
                                                  "a configuration, docs/gpusched.md)");
-        sched_config_free(&cmd_config);
+        sched_config_release(&cmd_config);
         if (sched_config_load(f->config, &f->prof, &cmd_config, &err)) {
             char msg[ERR_MSG_MAX + 600];
             fprintf(stderr, "gpusched: %s\n", err_format(&err, msg, sizeof(msg)));

@@ -896,7 +896,7 @@ static long explain_workload_pods(struct explain_ctx *ctx, const struct explain_
     }
     rc = (long)n;
 out:
-    arena_free(&a);
+    arena_release(&a);
     return rc;
 }
 
@@ -1061,7 +1061,7 @@ out:
     free(ctx.queue);
     free(ctx.pending);
     free(targets);
-    arena_free(&ctx.sel_arena);
+    arena_release(&ctx.sel_arena);
     if (loaded)
         manifest_input_release(&in);
     gpusched_live_close(&f.live);

@@ -515,7 +515,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         manifest_input_release(&in);
-    arena_free(&arena);
+    arena_release(&arena);
     gpusched_live_close(&live);
     flag_list_release(&files);
     flag_list_release(&pos);

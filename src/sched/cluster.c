@@ -139,7 +139,7 @@ fail:
 static void pod_free(struct sched_pod *p)
 {
     if (p) {
-        sched_ipa_pod_free(p);
+        sched_ipa_pod_release(p);
         free(p->claims);
     }
     free(p);
@@ -171,15 +171,15 @@ void sched_cluster_free(struct sched_cluster *c)
         pod_free(c->noms[i]);
     free(c->noms);
     for (i = 0; i < c->npdbs; i++)
-        arena_free(&c->pdbs[i].arena);
+        arena_release(&c->pdbs[i].arena);
     free(c->pdbs);
     if (c->pcache_free)
         c->pcache_free(c->pcache);
     for (i = 0; i < c->nnss; i++)
         free(c->nss[i].labels);
     free(c->nss);
-    sched_ipa_cluster_free(c);
-    sched_image_cluster_free(c);
+    sched_ipa_cluster_release(c);
+    sched_image_cluster_release(c);
     for (i = 0; i < c->nslots; i++) {
         struct sched_slot *s = &c->slots[i];
         free(s->images);
@@ -193,7 +193,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->slots);
     free(c->hot);
     free(c->lite);
-    arena_free(&c->cp_arena);
+    arena_release(&c->cp_arena);
     for (i = 0; i < SCHED_MAX_SHAPES; i++)
         free(c->shapes[i].dyn);
     free(c->s_feas);
@@ -1190,12 +1190,12 @@ int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, s
     if (pdb_copy(&n, pdb) ||
         ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
          sched_grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
-        arena_free(&n.arena);
+        arena_release(&n.arena);
         return err_set(err, -ENOMEM, "cannot add PodDisruptionBudget %s/%s: out of memory",
                        pdb->namespace_, pdb->name);
     }
     if (i >= 0)
-        arena_free(&c->pdbs[i].arena);
+        arena_release(&c->pdbs[i].arena);
     else
         i = (int32_t)c->npdbs++;
     c->pdbs[i] = n;
@@ -1209,7 +1209,7 @@ int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, co
 
     if (i < 0)
         return -ENOENT;
-    arena_free(&c->pdbs[i].arena);
+    arena_release(&c->pdbs[i].arena);
     c->pdbs[i] = c->pdbs[--c->npdbs];
     c->pdbs_version++;
     return 0;

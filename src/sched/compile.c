@@ -255,7 +255,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     /* compiled pods live in one arena reused across cycles, dropped once it holds 64 KiB
      * (a hundred pods or so: a few frees per thousand cycles, and at most ~128 KiB held) */
     if (c->cp_arena.used > ((size_t)64 << 10))
-        arena_free(&c->cp_arena);
+        arena_release(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
     cp->priority = pod->priority;

@@ -778,7 +778,7 @@ int sched_config_load(const char *path, const struct sched_profile *base, struct
     json_decref(docs);
     kube_lines_free(p.lines);
     if (rc)
-        sched_config_free(cfg);
+        sched_config_release(cfg);
     return rc;
 }
 
@@ -792,7 +792,7 @@ const struct sched_profile *sched_config_find(const struct sched_config *cfg, co
     return NULL;
 }
 
-void sched_config_free(struct sched_config *cfg)
+void sched_config_release(struct sched_config *cfg)
 {
     if (!cfg)
         return;

@@ -52,6 +52,6 @@ int sched_config_load(const char *path, const struct sched_profile *base, struct
 /* sched_config_find returns the profile whose schedulerName is name, or NULL. */
 const struct sched_profile *sched_config_find(const struct sched_config *cfg, const char *name);
 
-void sched_config_free(struct sched_config *cfg);
+void sched_config_release(struct sched_config *cfg);
 
 #endif

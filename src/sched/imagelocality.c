@@ -87,7 +87,7 @@ int sched_image_node_set(struct sched_cluster *c, uint32_t slot, const struct ku
     return 0;
 }
 
-void sched_image_cluster_free(struct sched_cluster *c)
+void sched_image_cluster_release(struct sched_cluster *c)
 {
     free(c->img_size);
     free(c->img_nodes);

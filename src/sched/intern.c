@@ -40,7 +40,7 @@ int sched_intern_init(struct sched_intern *t)
 
 void sched_intern_release(struct sched_intern *t)
 {
-    arena_free(&t->arena);
+    arena_release(&t->arena);
     free(t->strs);
     free(t->int_ids);
     free(t->int_vals);

@@ -52,10 +52,10 @@ static inline int64_t sched_tmap_get(const struct tmap *m, uint32_t key, uint32_
 }
 
 /* sched_tmap_add adds d to the count of (key, value); it allocates only for a pair it has not
- * held before, so taking back what was added never fails. 0 or -ENOMEM. sched_tmap_free
+ * held before, so taking back what was added never fails. 0 or -ENOMEM. sched_tmap_release
  * frees m's entries and leaves it empty. */
 int sched_tmap_add(struct tmap *m, uint32_t key, uint32_t value, int64_t d);
-void sched_tmap_free(struct tmap *m);
+void sched_tmap_release(struct tmap *m);
 
 /* ---------------------------------------------------------------- terms */
 

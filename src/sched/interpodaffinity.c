@@ -492,9 +492,9 @@ void sched_ipa_dry_free(struct sched_ipa_dry *d)
     if (!d)
         return;
     for (i = 0; i < 2; i++) {
-        sched_tmap_free(&d->ex[i]);
-        sched_tmap_free(&d->aff[i]);
-        sched_tmap_free(&d->anti[i]);
+        sched_tmap_release(&d->ex[i]);
+        sched_tmap_release(&d->aff[i]);
+        sched_tmap_release(&d->anti[i]);
     }
     free(d);
 }

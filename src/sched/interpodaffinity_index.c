@@ -14,7 +14,7 @@
 
 /* ---------------------------------------------------------------- topology pair maps */
 
-void sched_tmap_free(struct tmap *m)
+void sched_tmap_release(struct tmap *m)
 {
     free(m->e);
     memset(m, 0, sizeof(*m));
@@ -334,7 +334,7 @@ static void counter_free(struct sched_ipa_index *x, struct ipa_counter *k)
         anchors_remove(x, k->akey, k->avals, k->navals, false, k);
     x->counters.v[k->pos] = x->counters.v[--x->counters.n];
     ((struct ipa_counter *)x->counters.v[k->pos])->pos = k->pos;
-    sched_tmap_free(&k->counts);
+    sched_tmap_release(&k->counts);
     free(k->cl);
     free(k);
 }
@@ -352,7 +352,7 @@ static void group_free(struct sched_ipa_index *x, struct ipa_group *g)
     ((struct ipa_group *)x->groups.v[g->pos])->pos = g->pos;
     if (!g->members)
         x->nempty--;
-    sched_tmap_free(&g->counts);
+    sched_tmap_release(&g->counts);
     free(g->t);
     free(g);
 }
@@ -657,7 +657,7 @@ int sched_ipa_pod_build(struct sched_cluster *c, const struct kube_pod *pod, str
     return 0;
 }
 
-void sched_ipa_pod_free(struct sched_pod *p)
+void sched_ipa_pod_release(struct sched_pod *p)
 {
     free(p->terms);
     free(p->ipa_lpos);
@@ -738,7 +738,7 @@ void sched_ipa_node_index(struct sched_cluster *c, uint32_t slot)
         index_pod(c, c->ipa_idx, s->pods[i], +1, false);
 }
 
-void sched_ipa_cluster_free(struct sched_cluster *c)
+void sched_ipa_cluster_release(struct sched_cluster *c)
 {
     free(c->aff_pods);
     index_free(c->ipa_idx);

@@ -253,15 +253,15 @@ bool sched_spread_scores(struct sched_cluster *c, const struct sched_cpod *cp, c
  * ------------------------------------------------------------------------------------- */
 
 /* sched_ipa_pod_build fills p's pod affinity terms from pod (malloc'ed, freed by
- * sched_ipa_pod_free); 0 or -ENOMEM. sched_ipa_pod_attach and _detach keep the cluster's list
+ * sched_ipa_pod_release); 0 or -ENOMEM. sched_ipa_pod_attach and _detach keep the cluster's list
  * of pods with terms and the plugin's counts (the index) as p, on its slot, joins
- * or leaves the cluster; attach is 0 or -ENOMEM. sched_ipa_cluster_free frees what the
+ * or leaves the cluster; attach is 0 or -ENOMEM. sched_ipa_cluster_release frees what the
  * cluster holds for the plugin. */
 int sched_ipa_pod_build(struct sched_cluster *c, const struct kube_pod *pod, struct sched_pod *p);
-void sched_ipa_pod_free(struct sched_pod *p);
+void sched_ipa_pod_release(struct sched_pod *p);
 int sched_ipa_pod_attach(struct sched_cluster *c, struct sched_pod *p);
 void sched_ipa_pod_detach(struct sched_cluster *c, struct sched_pod *p);
-void sched_ipa_cluster_free(struct sched_cluster *c);
+void sched_ipa_cluster_release(struct sched_cluster *c);
 
 /* sched_ipa_node_unindex takes the pods of the node at slot out of the counts, before its
  * labels change or it leaves the cluster (nothing when it is not present);
@@ -386,10 +386,10 @@ int sched_pdb_violations(const struct sched_cluster *c, struct sched_pod *const 
 /* sched_image_node_set replaces the images of the node at slot with node's (each name counted
  * once per node; the size of a name is the one reported when the first node got it, as
  * kube-scheduler's cache keeps it); 0 or -ENOMEM. sched_image_node_clear forgets the node's
- * images (the node left). sched_image_cluster_free frees the cluster's image table. */
+ * images (the node left). sched_image_cluster_release frees the cluster's image table. */
 int sched_image_node_set(struct sched_cluster *c, uint32_t slot, const struct kube_node *node);
 void sched_image_node_clear(struct sched_cluster *c, uint32_t slot);
-void sched_image_cluster_free(struct sched_cluster *c);
+void sched_image_cluster_release(struct sched_cluster *c);
 
 /* sched_image_compile lists the pod's (init) container images, normalised as kube-scheduler
  * does (":latest" appended when the name has no tag), that some node has, into cp; 0 or

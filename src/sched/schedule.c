@@ -41,7 +41,7 @@ void sched_explanation_release(struct sched_explanation *x)
     if (!x)
         return;
     sched_result_release(&x->result);
-    arena_free(&x->arena);
+    arena_release(&x->arena);
     memset(x, 0, sizeof(*x));
 }
 

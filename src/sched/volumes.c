@@ -41,7 +41,7 @@ void sched_volumes_free(struct sched_volumes *v)
     free(v->labels);
     keymap_release(&v->pvc_at);
     keymap_release(&v->pv_at);
-    arena_free(&v->arena);
+    arena_release(&v->arena);
     free(v);
 }
 

@@ -301,7 +301,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
 out:
     sched_result_release(&res);
     json_decref(obj);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 void serve_loop(struct serve *s)

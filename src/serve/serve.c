@@ -341,7 +341,7 @@ int serve_main(int argc, char **argv)
     if (mono_cond_init(&s->cv)) {
         fprintf(stderr, "gpusched serve: cannot create a condition variable\n");
         pthread_mutex_destroy(&s->mu);
-        sched_config_free(&s->cfg);
+        sched_config_release(&s->cfg);
         free(s);
         return 1;
     }
@@ -362,7 +362,7 @@ int serve_main(int argc, char **argv)
             pthread_mutex_destroy(&s->refs_mu);
             pthread_mutex_destroy(&s->mu);
             pthread_cond_destroy(&s->cv);
-            sched_config_free(&s->cfg);
+            sched_config_release(&s->cfg);
             free(s);
             return 1;
         }
@@ -557,19 +557,19 @@ out:
         keymap_release(&s->node_fps);
         keymap_release(&s->assumed);
         sched_cluster_free(s->cluster);
-        arena_free(&s->pod_arena);
+        arena_release(&s->pod_arena);
         kube_client_free(s->client);
         kube_client_free(s->event_client);
         kube_client_free(s->leader_client);
         serve_recorder_free(s->recorder);
-        serve_podrefs_free(s);
+        serve_podrefs_release(s);
         pthread_mutex_destroy(&s->refs_mu);
-        serve_metrics_destroy(&s->metrics);
+        serve_metrics_release(&s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
         if (status == 0)
             serve_log('I', 0, "\"Stopped\"");
-        sched_config_free(&s->cfg);
+        sched_config_release(&s->cfg);
         free(s);
     }
     return status;

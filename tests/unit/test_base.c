@@ -88,7 +88,7 @@ static void arena_packs_strings(void)
         }
         v[4] = 1;
     }
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void arena_rewinds_to_a_mark(void)
@@ -125,8 +125,8 @@ static void arena_rewinds_to_a_mark(void)
     arena_mark(&a, &m);
     arena_rewind(&a, &m);
     CHECK_STR_EQ(again, "x");
-    arena_free(&a);
-    arena_free(&empty);
+    arena_release(&a);
+    arena_release(&empty);
 }
 
 /* With sharing on, a short string that comes again is the earlier copy; off (the default),
@@ -165,9 +165,9 @@ static void arena_shares_strings(void)
     CHECK_STR_EQ(z, "app");
     CHECK(arena_strndup_shared(&a, "nginx:1.27", 10) != x);
     CHECK_STR_EQ(x, "nginx:1.27");
-    arena_free(&a);
+    arena_release(&a);
     CHECK(a.strings == NULL);
-    arena_free(&off);
+    arena_release(&off);
 }
 
 /* a scratch mark and rewind at the end of a block: the block the scratch took is kept and
@@ -194,7 +194,7 @@ static void arena_keeps_a_spare_block(void)
         CHECK(q && q[4999] == 0); /* zeroed again */
         arena_rewind(&a, &m);
     }
-    arena_free(&a);
+    arena_release(&a);
     CHECK(a.spare == NULL && a.head == NULL);
 }
 
@@ -210,7 +210,7 @@ static void arena_allocates_aligned_and_large(void)
     CHECK(small != NULL);
     CHECK(((uintptr_t)small & 15) == 0);
     CHECK(arena_strdup(&a, NULL) == NULL);
-    arena_free(&a);
+    arena_release(&a);
     CHECK(a.head == NULL);
 }
 

@@ -145,7 +145,7 @@ static void labels_selector_string_truncates(void)
     CHECK_STR_EQ(sel.reqs[0].key, "abc");
     CHECK_INT_EQ(sel.reqs[0].op, KUBE_OP_IN);
     CHECK_INT_EQ(sel.reqs[1].op, KUBE_OP_EXISTS);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void labels_selector_large(void)
@@ -165,7 +165,7 @@ static void labels_selector_large(void)
     CHECK_STR_EQ(sel.reqs[5].values[0], "v5");
     CHECK_STR_EQ(sel.reqs[5].values[1], "w");
     buf_release(&s);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void labels_selector_many_values(void)
@@ -190,7 +190,7 @@ static void labels_selector_many_values(void)
     CHECK_STR_EQ(sel.reqs[0].values[1], "1");
     CHECK_STR_EQ(sel.reqs[0].values[2], "10");
     free(s);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* ---- fixture file ---- */
@@ -320,7 +320,7 @@ static void labels_selector_fixtures(void)
                               lineno, str, str2);
             }
         }
-        arena_free(&a);
+        arena_release(&a);
     }
     fclose(f);
     CHECK(cases >= 40);

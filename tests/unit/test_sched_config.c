@@ -58,7 +58,7 @@ static void defaults_without_profiles(void)
         CHECK_INT_EQ(p->percentage_of_nodes_to_score, 0);
     }
     CHECK(!cfg.has_leader_elect);
-    sched_config_free(&cfg);
+    sched_config_release(&cfg);
 }
 
 static void profiles_weights_and_strategies(void)
@@ -119,7 +119,7 @@ static void profiles_weights_and_strategies(void)
     CHECK(sched_config_find(&cfg, "default-scheduler") == NULL);
     if (!b || !r) {
         test_fail(__FILE__, __LINE__, "profiles not found");
-        sched_config_free(&cfg);
+        sched_config_release(&cfg);
         return;
     }
     CHECK_INT_EQ(b->percentage_of_nodes_to_score, 100);
@@ -159,7 +159,7 @@ static void profiles_weights_and_strategies(void)
     CHECK(sched_profile_score_key(b) != sched_profile_score_key(r));
     CHECK(sched_profile_score_key(&sched_profile_default) !=
           sched_profile_score_key(&sched_profile_gpu));
-    sched_config_free(&cfg);
+    sched_config_release(&cfg);
 }
 
 static void refusals_name_line_and_field(void)
@@ -217,7 +217,7 @@ static void refusals_name_line_and_field(void)
         if (!rc || !strstr(msg, rows[i].want) || !strstr(msg, cfg_path) || strchr(msg, '\n'))
             test_fail(__FILE__, __LINE__, "row %zu: rc %d, %s; want %s", i, rc, msg, rows[i].want);
         if (!rc)
-            sched_config_free(&cfg);
+            sched_config_release(&cfg);
     }
 }
 

@@ -267,7 +267,7 @@ static void metrics_render_has_families(void)
     CHECK(metric_line(out.data, "# TYPE process_start_time_seconds gauge"));
     CHECK(serve_histogram_quantile(&m.algorithm_duration, 0.25) <= 0.002);
     buf_release(&out);
-    serve_metrics_destroy(&m);
+    serve_metrics_release(&m);
 }
 
 static void metrics_numbers_as_go_writes_them(void)
