@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "gpusched/cmd_common.h"
+#include "gpusched/kubectl.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
@@ -919,13 +920,11 @@ int gpusched_cmd_explain(int argc, char **argv)
     memset(&ctx, 0, sizeof(ctx));
     ctx.sel_arena = (struct arena)ARENA_INIT;
     err_clear(&err);
-    rc = gpusched_cmd_sim_parse("explain", argc, argv, &f, &pos, &help);
-    if (rc)
+    rc = gpusched_cmd_sim_parse("explain", explain_usage, argc, argv, &f, &pos, &help);
+    if (rc || help)
         goto out;
-    if (help) {
-        gpusched_cmd_help("explain", explain_usage, f.table, f.nflags);
+    if ((rc = gpusched_kubectl_output(&f.output, 0)))
         goto out;
-    }
     if (pos.n != 1) {
         if (pos.n)
             rc = gpusched_cmd_usage_error("explain", "expected one TARGET, got %zu arguments",

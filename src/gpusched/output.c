@@ -119,7 +119,13 @@ static void out_table_print_row(char *const *cells, size_t ncols, const size_t *
     fputc('\n', f);
 }
 
-bool out_table_headers = true;
+bool out_no_headers;
+
+const struct flag out_table_flags[] = {
+    {"no-headers", 0, FLAG_BOOL, &out_no_headers, NULL, NULL, NULL,
+     "print tables without their header line (as kubectl's)"},
+    FLAG_END,
+};
 
 void out_table_print(const struct out_table *t, FILE *f)
 {
@@ -136,7 +142,7 @@ void out_table_print(const struct out_table *t, FILE *f)
         w += OUT_PADDING;
         width[c] = w < OUT_MIN_WIDTH ? OUT_MIN_WIDTH : w;
     }
-    if (out_table_headers)
+    if (!out_no_headers)
         out_table_print_row(t->headers, t->ncols, width, f);
     for (r = 0; r < t->nrows; r++)
         out_table_print_row(t->cells + r * t->ncols, t->ncols, width, f);

@@ -220,16 +220,16 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
         {"logging-format", 0, FLAG_FUNC, &o->log_json, set_logging_format, NULL, "text|json",
          "log line format: klog text or component-base's JSON,\n"
          "as kube-scheduler's --logging-format (default \"text\")"},
+        FLAG_END,
     };
-    size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct flag_fault ff;
     struct buf help = BUF_INIT(0);
 
-    switch (flag_parse(flags, nflags, argc, argv, NULL, &ff)) {
+    switch (flag_parse(flags, argc, argv, NULL, &ff)) {
     case FLAG_OK:
         return -1;
     case FLAG_HELP:
-        if (flag_usage(flags, nflags, "show this help", 37, &help))
+        if (flag_usage(flags, "show this help", 37, &help))
             return usage_error("out of memory");
         printf("%sFlags:\n%s%s", serve_intro, help.data, serve_outro);
         buf_release(&help);
