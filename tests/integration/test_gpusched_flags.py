@@ -88,14 +88,14 @@ def prints(cmd, args):
 def cases():
     for cmd in commands():
         for spelling, value in flags(cmd):
-            yield "flags/%s %s parses" % (cmd, spelling), parses(cmd, spelling, value)
+            yield "%s %s parses" % (cmd, spelling), parses(cmd, spelling, value)
     for cmd in kubectl_commands():
-        yield "flags/%s lists --no-headers" % cmd, lambda c=cmd: check_listed(c, "--no-headers")
-        yield "flags/%s --no-headers" % cmd, prints(cmd, ["--no-headers"])
+        yield "%s lists --no-headers" % cmd, lambda c=cmd: check_listed(c, "--no-headers")
+        yield "%s --no-headers" % cmd, prints(cmd, ["--no-headers"])
         for fmt in ["yaml", "name"]:
-            yield "flags/%s lists -o %s" % (cmd, fmt), lambda c=cmd, f=fmt: check_format(c, f)
+            yield "%s lists -o %s" % (cmd, fmt), lambda c=cmd, f=fmt: check_format(c, f)
         for fmt in formats(cmd):
-            yield "flags/%s -o %s" % (cmd, fmt), prints(cmd, ["-o", fmt])
+            yield "%s -o %s" % (cmd, fmt), prints(cmd, ["-o", fmt])
 
 
 def check_listed(cmd, spelling):
