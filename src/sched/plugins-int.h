@@ -4,10 +4,12 @@
  *
  * The framework calls them at fixed places, in that order: PreFilter and PreScore state when
  * a pod is compiled (compile.c: NodeAffinity, ImageLocality, InterPodAffinity) and right after
- * (schedule.c: the volume plugins, PodTopologySpread); Filter once per node class for the
- * plugins that read only a node's labels and taints (framework.c), then per node (cycle.c and,
- * from scratch, reference.c); Filter again in preemption's dry run (defaultpreemption.c);
- * Score in cycle.c; the reason texts in message.c; Reserve in simulate.c. What a plugin keeps
+ * (framework.c's sched_framework_prefilter: the volume plugins, PodTopologySpread); Filter once
+ * per node class for the plugins that read only a node's labels and taints (framework.c), then
+ * per node (cycle.c and, from scratch, reference.c; the volume plugins and PodTopologySpread
+ * through framework.c's late Filters); Filter again in preemption's dry run
+ * (defaultpreemption.c, framework.c); Score in cycle.c; the reason texts in message.c and
+ * schedule.c; Reserve through framework.c (simulate.c). What a plugin keeps
  * for a cycle hangs off struct sched_cpod (sched-int.h); what it keeps across cycles hangs off
  * struct sched_cluster, fed by cluster.c's hooks as nodes and pods come and go. docs/design.md
  * ("Adding a plugin") says how a new plugin joins. */
