@@ -745,8 +745,7 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
 }
 
 int sched_config_parse(const char *text, size_t len, const char *name,
-                       const struct sched_profile *base, struct sched_config *cfg,
-                       struct err *err)
+                       const struct sched_profile *base, struct sched_config *cfg, struct err *err)
 {
     struct cfgp p = {name, NULL, err};
     json_t *docs = NULL;

@@ -27,10 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const struct sched_profile *p = &cfg.profiles[i];
             if (!p->name || !p->name[0] || sched_config_find(&cfg, p->name) != p ||
                 p->percentage_of_nodes_to_score < 0 || p->percentage_of_nodes_to_score > 100 ||
-                p->nfit_resources > SCHED_MAX_FIT_RESOURCES ||
-                p->nshape > SCHED_MAX_SHAPE_POINTS || p->w_taint < 0 || p->w_affinity < 0 ||
-                p->w_fit < 0 || p->w_balanced < 0 || p->w_spread < 0 || p->w_interpod < 0 ||
-                p->w_image < 0 || p->gpu_weight < 0)
+                p->nfit_resources > SCHED_MAX_FIT_RESOURCES || p->nshape > SCHED_MAX_SHAPE_POINTS ||
+                p->w_taint < 0 || p->w_affinity < 0 || p->w_fit < 0 || p->w_balanced < 0 ||
+                p->w_spread < 0 || p->w_interpod < 0 || p->w_image < 0 || p->gpu_weight < 0)
                 __builtin_trap();
         }
         sched_config_release(&cfg);
