@@ -567,6 +567,6 @@ int manifest_finish_workloads(struct manifest_input *in, struct err *err)
         rc = err_set(err, -ENOMEM, "out of memory");
 out:
     keymap_release(&o.map);
-    arena_free(&o.keys);
+    arena_release(&o.keys);
     return rc;
 }

@@ -2,7 +2,7 @@
  * scheduling cycle: node selector, required and preferred node affinity, tolerations, host
  * ports, and its requests as kube-scheduler counts them (kube_pod_requests, with and without
  * the 100m / 200MiB non-zero defaults). */
-#include "sched/compile.h"
+#include "sched/compile-int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,12 +13,11 @@
 #include "base/goparse.h"
 #include "base/quote.h"
 #include "kube/rules.h"
-#include "sched/cluster.h"
-#include "sched/image.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
+#include "sched/cluster-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
-#include "sched/usage.h"
+#include "sched/usage-int.h"
 
 /* ---------------------------------------------------------------- constraints */
 
@@ -236,7 +235,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     /* compiled pods live in one arena reused across cycles, dropped once it holds 64 KiB
      * (a hundred pods or so: a few frees per thousand cycles, and at most ~128 KiB held) */
     if (c->cp_arena.used > ((size_t)64 << 10))
-        arena_free(&c->cp_arena);
+        arena_release(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
     cp->priority = pod->priority;

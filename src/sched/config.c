@@ -729,28 +729,20 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
     return 0;
 }
 
-int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
-                      struct err *err)
+int sched_config_parse(const char *text, size_t len, const char *name,
+                       const struct sched_profile *base, struct sched_config *cfg, struct err *err)
 {
-    struct buf b = BUF_INIT(1 << 20);
-    struct cfgp p = {path, NULL, err};
+    struct cfgp p = {name, NULL, err};
     json_t *docs = NULL;
     int rc;
 
     memset(cfg, 0, sizeof(*cfg));
     if (!base)
         base = &sched_profile_default;
-    if ((rc = buf_read_file(path, &b))) {
-        err_set(err, rc, "cannot read the scheduler configuration: %s",
-                rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
-        err_at(err, path, 0, 0);
-        return rc;
-    }
-    rc = kube_yaml_load(b.data ? b.data : "", b.len, path, &docs, &p.lines, err);
-    buf_release(&b);
+    rc = kube_yaml_load(text, len, name, &docs, &p.lines, err);
     if (rc) {
         if (err && !err->file[0])
-            err_at(err, path, err->line, err->column);
+            err_at(err, name, err->line, err->column);
         return rc;
     }
     if (json_array_size(docs) != 1) {
@@ -763,7 +755,25 @@ int sched_config_load(const char *path, const struct sched_profile *base, struct
     json_decref(docs);
     kube_lines_free(p.lines);
     if (rc)
-        sched_config_free(cfg);
+        sched_config_release(cfg);
+    return rc;
+}
+
+int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
+                      struct err *err)
+{
+    struct buf b = BUF_INIT(1 << 20);
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if ((rc = buf_read_file(path, &b))) {
+        err_set(err, rc, "cannot read the scheduler configuration: %s",
+                rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
+        err_at(err, path, 0, 0);
+        return rc;
+    }
+    rc = sched_config_parse(b.data ? b.data : "", b.len, path, base, cfg, err);
+    buf_release(&b);
     return rc;
 }
 
@@ -777,7 +787,7 @@ const struct sched_profile *sched_config_find(const struct sched_config *cfg, co
     return NULL;
 }
 
-void sched_config_free(struct sched_config *cfg)
+void sched_config_release(struct sched_config *cfg)
 {
     if (!cfg)
         return;

@@ -54,7 +54,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
         if (!f) {
             f = malloc(sizeof(*f) + strlen(key) + 1);
             if (f) {
-                strcpy(f->name, key);
+                memcpy(f->name, key, strlen(key) + 1);
                 f->fp = fp;
                 if (keymap_put(&s->node_fps, f->name, f, NULL))
                     free(f);
@@ -83,7 +83,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
 out:
-    arena_free(&a);
+    arena_release(&a);
 }
 
 bool serve_pod_filter(void *ud, json_t *obj)
@@ -155,7 +155,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         return;
     memcpy(ns, key, (size_t)(slash - key));
     ns[slash - key] = '\0';
-    strcpy(name, slash + 1);
+    memcpy(name, slash + 1, strlen(slash + 1) + 1);
 
     if (op == KUBE_INFORMER_DELETE) {
         serve_lock(s);
@@ -288,7 +288,7 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
                       key, err_format(&err, msg, sizeof(msg)));
         serve_unlock(s);
     }
-    arena_free(&a);
+    arena_release(&a);
 }
 
 void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -328,7 +328,7 @@ void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, jso
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
 out:
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* The objects PodTopologySpread's system defaults read (helper.DefaultSelector): Services and
@@ -388,7 +388,7 @@ static void on_spread_source(struct serve *s, enum serve_src which, enum kube_in
               : op == KUBE_INFORMER_UPDATE ? "updated"
                                            : "deleted",
               key);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 void serve_on_service(void *ud, enum kube_informer_op op, const char *key, json_t *obj)

@@ -28,7 +28,7 @@ static void loaded_free(struct loaded *l)
 {
     json_decref(l->docs);
     kube_lines_free(l->lines);
-    arena_free(&l->a);
+    arena_release(&l->a);
 }
 
 enum kind { POD, NODE, PCLASS };
@@ -234,7 +234,7 @@ static void object_api_json_without_lines(void)
     CHECK_INT_EQ(p.source_line, 0);
     json_decref(obj);
     CHECK_INT_EQ(kube_pod_decode(NULL, &a, NULL, &p, NULL), -EINVAL);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void object_disruption_and_pdb(void)
@@ -292,7 +292,7 @@ static void object_disruption_and_pdb(void)
     CHECK(!b.selector.present);
     CHECK_INT_EQ(b.disruptions_allowed, 0);
     json_decref(obj);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 #define RES(lines) POD_HEAD "  containers:\n  - name: c\n    resources:\n" lines
@@ -685,7 +685,7 @@ static void object_pod_requests(void)
     CHECK_INT_EQ(r.memory, INT64_MAX);
     CHECK_INT_EQ(kube_resources_scalar(&r, "example.com/x"), INT64_MAX);
     loaded_free(&l);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* pod-level spec.resources (resourcehelper.PodRequests with the PodLevelResources gate) */
@@ -727,7 +727,7 @@ static void object_pod_level_requests(void)
     CHECK_INT_EQ(r.cpu_milli, 2000);
     CHECK_INT_EQ(r.memory, 200LL << 20);
     loaded_free(&l);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* requests_of decodes yaml (a pod) and returns its requests as kube-scheduler counts them
@@ -924,7 +924,7 @@ static void object_pod_status_requests(void)
                  0);
     CHECK(p.extra == NULL);
     loaded_free(&l);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* A pod without a node is counted on its spec; a status that would change its sums is a
@@ -987,7 +987,7 @@ static void object_pod_status_unbound_and_errors(void)
     EXPECT_POD_ERROR(BOUND_HEAD ONE_CONTAINER "status:\n  allocatedResources: {memory: 1Gx}\n",
                      "f.yaml: line 10: status.allocatedResources.memory: quantities must match "
                      "the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* One file of tests/fixtures/objects: every document decoded by its kind; the first error (or
@@ -1051,7 +1051,7 @@ static void object_fixture_file(const char *dir, const char *name)
 out:
     json_decref(docs);
     kube_lines_free(lines);
-    arena_free(&a);
+    arena_release(&a);
     buf_release(&b);
 }
 

@@ -1,7 +1,7 @@
-/* cycle.h - one scheduling cycle over the nodes: filters, scores, the tie-break; internal to
+/* cycle-int.h - one scheduling cycle over the nodes: filters, scores, the tie-break; internal to
  * the scheduling core. */
-#ifndef SCHED_CYCLE_H
-#define SCHED_CYCLE_H
+#ifndef SCHED_CYCLE_INT_H
+#define SCHED_CYCLE_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>

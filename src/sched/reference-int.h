@@ -1,7 +1,7 @@
-/* reference.h - the straightforward evaluation of one pod on one node, the oracle of the
+/* reference-int.h - the straightforward evaluation of one pod on one node, the oracle of the
  * fast path (tests/unit/test_sched_equiv.c); internal to the scheduling core. */
-#ifndef SCHED_REFERENCE_H
-#define SCHED_REFERENCE_H
+#ifndef SCHED_REFERENCE_INT_H
+#define SCHED_REFERENCE_INT_H
 
 #include <stdint.h>
 #include "sched/sched-int.h"

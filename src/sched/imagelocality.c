@@ -1,14 +1,15 @@
-/* image.c - ImageLocality (pkg/scheduler/framework/plugins/imagelocality): per image name id
- * the size first reported and the number of nodes that have it, kept as nodes come and go;
- * a pod's score on a node from its containers' images (see image.h). */
-#include "sched/image.h"
+/* imagelocality.c - ImageLocality (pkg/scheduler/framework/plugins/imagelocality): per image
+ * name id the size first reported and the number of nodes that have it, kept as nodes come
+ * and go; a pod's score on a node from its containers' images (hooks in plugins-int.h). */
+#include "sched/plugins-int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/intern.h"
+#include "base/buf.h"
+#include "sched/intern-int.h"
 
 #define MB (1024LL * 1024)
 #define MIN_THRESHOLD (23 * MB)
@@ -86,7 +87,7 @@ int sched_image_node_set(struct sched_cluster *c, uint32_t slot, const struct ku
     return 0;
 }
 
-void sched_image_cluster_free(struct sched_cluster *c)
+void sched_image_cluster_release(struct sched_cluster *c)
 {
     free(c->img_size);
     free(c->img_nodes);
@@ -101,13 +102,11 @@ static int add_image(struct sched_cluster *c, struct sched_cpod *cp, const char 
     cp->nimage_refs++;
     /* normalizedImageName: no ':' after the last '/' means no tag */
     if (!colon || (slash && colon < slash)) {
-        size_t n = strlen(image) + sizeof(":latest");
-        char *buf = malloc(n);
-        if (!buf)
+        char *tagged = buf_fmt("%s:latest", image);
+        if (!tagged)
             return -ENOMEM;
-        snprintf(buf, n, "%s:latest", image);
-        id = sched_intern_find(&c->strs, buf);
-        free(buf);
+        id = sched_intern_find(&c->strs, tagged);
+        free(tagged);
     } else {
         id = sched_intern_find(&c->strs, image);
     }

@@ -1,4 +1,4 @@
-/* preempt.c - DefaultPreemption (PostFilter) for a pod that fits nowhere.
+/* defaultpreemption.c - DefaultPreemption (PostFilter) for a pod that fits nowhere.
  *
  * Eligibility (preemptionPolicy; a lower-priority pod terminating by preemption on the
  * nominated node), then kube-scheduler's DryRunPreemption over the nodes whose filter status
@@ -17,7 +17,7 @@
  * pc_slot, refilled when the node changed), so a dry run over hundreds of nodes touches no
  * pod record.
  * Fit only gets harder as pods are added, so the reprieve is a walk over that list. */
-#include "sched/preempt.h"
+#include "sched/plugins-int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,16 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "kube/labels.h"
-#include "sched/cluster.h"
-#include "sched/filter.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
-#include "sched/message.h"
-#include "sched/reference.h"
+#include "sched/cluster-int.h"
+#include "sched/framework-int.h"
+#include "sched/intern-int.h"
+#include "sched/message-int.h"
+#include "sched/reference-int.h"
 #include "sched/sched-int.h"
-#include "sched/spread.h"
-#include "sched/volumes.h"
 
 /* util.MoreImportantPod: higher priority first, then the earlier start */
 static int cmp_importance(const void *a, const void *b)
@@ -123,34 +121,22 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
     /* NodePorts reads the node's set; the nominated pods are added to a copy of the node
      * for the filters (addNominatedPods), so their ports count without entering the set */
     if (cp->nports) {
-        bool conflict = !sched_filter_ports(c, d->ports, d->nports, cp);
-        for (i = 0; !conflict && i < d->non; i++) {
-            struct sched_pod *p = d->on[i];
-            uint32_t j;
-            for (j = 0; p->nominated && !conflict && j < p->nports; j++) {
-                struct sched_port x = p->ports[j];
-                x.used = true;
-                conflict = !sched_filter_ports(c, &x, 1, cp);
-            }
-        }
+        bool conflict = !sched_nodeports_filter(c, d->ports, d->nports, cp);
+        for (i = 0; !conflict && i < d->non; i++)
+            conflict = d->on[i]->nominated && sched_nodeports_pod_conflict(c, d->on[i], cp);
         if (conflict) {
             *plugin = SCHED_PL_PORTS;
             *reason = SCHED_R_PORTS;
             return 1;
         }
     }
-    if ((m = sched_filter_fit(c, slot, cp, &d->use, d->sreq, &un))) {
+    if ((m = sched_noderesources_filter(c, slot, cp, &d->use, d->sreq, &un))) {
         *plugin = SCHED_PL_FIT;
         *reason = m;
         return 1;
     }
-    if (cp->vol && !sched_volumes_filter_dry((struct sched_cluster *)c, cp, slot, d->on, d->non,
-                                             plugin, reason))
+    if (!sched_framework_filter_late_dry(c, cp, slot, d->on, d->non, plugin, reason))
         return 1;
-    if (cp->spread && !sched_spread_filter_dry(c, cp, slot, d->on, d->non, reason)) {
-        *plugin = SCHED_PL_SPREAD;
-        return 1;
-    }
     if ((m = cp->ref ? sched_ref_ipa_dry_filter(c, cp, slot, d->on, d->non)
                      : sched_ipa_dry_filter(c, cp, d->ipa, slot))) {
         *plugin = SCHED_PL_INTERPOD;
@@ -535,11 +521,11 @@ static uint32_t use_fit(const struct sched_cluster *c, uint32_t slot, const stru
     /* every scalar of the pod is c->rid_gpu (fast_pod) */
     for (j = 0; j < cp->nscalars; j++)
         sreq[j] = u->req_gpu;
-    return sched_filter_fit(c, slot, cp, u, sreq, &un);
+    return sched_noderesources_filter(c, slot, cp, u, sreq, &un);
 }
 
 /* use_fits is use_fit() == 0 without the reasons, for the reprieve's many checks: the same
- * tests as sched_filter_fit's, every scalar of the pod being c->rid_gpu (fast_pod) */
+ * tests as sched_noderesources_filter's, every scalar of the pod being c->rid_gpu (fast_pod) */
 static inline bool use_fits(const struct sched_hot *h, const struct sched_cpod *cp,
                             const struct sched_nodeuse *u)
 {
@@ -951,10 +937,8 @@ message:
         goto out;
     }
     if (pr->ineligible) {
-        size_t n = strlen(pr->ineligible) + 16;
-        if (!(pr->message = malloc(n)))
+        if (!(pr->message = buf_fmt("preemption: %s", pr->ineligible)))
             goto out;
-        snprintf(pr->message, n, "preemption: %s", pr->ineligible);
         rc = 0;
         goto out;
     }
@@ -974,9 +958,8 @@ message:
     rc = -ENOMEM;
     if (!(inner = sched_fit_error(c, cy->n, &h, NULL)))
         goto out;
-    if (!(pr->message = malloc(strlen(inner) + 16)))
+    if (!(pr->message = buf_fmt("preemption: %s", inner)))
         goto out;
-    sprintf(pr->message, "preemption: %s", inner);
     rc = 0;
 out:
     if (one_owned)

@@ -1,7 +1,7 @@
-/* message.h - the FailedScheduling text: the histogram of reasons and FitError.Error();
+/* message-int.h - the FailedScheduling text: the histogram of reasons and FitError.Error();
  * internal to the scheduling core. */
-#ifndef SCHED_MESSAGE_H
-#define SCHED_MESSAGE_H
+#ifndef SCHED_MESSAGE_INT_H
+#define SCHED_MESSAGE_INT_H
 
 #include <stdint.h>
 #include "sched/sched-int.h"

@@ -1,10 +1,10 @@
-/* spread.c - PodTopologySpread as kube-scheduler v1.37 runs it (podtopologyspread/): the
+/* podtopologyspread.c - PodTopologySpread as kube-scheduler v1.37 runs it (podtopologyspread/): the
  * DoNotSchedule constraints filter (PreFilter counts the matching pods per topology domain
  * once per cycle; Filter compares a node's domain with the smallest one), the ScheduleAnyway
  * constraints score (PreScore over the feasible nodes, NormalizeScore so fewer matching pods
  * scores higher), and the system default constraints for pods selected by a Service,
  * ReplicationController, ReplicaSet or StatefulSet. Selectors work on interned labels. */
-#include "sched/spread.h"
+#include "sched/podtopologyspread.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,9 +15,8 @@
 #include "base/arena.h"
 #include "base/keymap.h"
 #include "kube/labels.h"
-#include "sched/filter.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"
@@ -109,6 +108,16 @@ static const char *src_key(char *buf, size_t size, const char *owner_kind, const
     return n < 0 || (size_t)n >= size ? NULL : buf;
 }
 
+/* put_str copies s with its NUL to *p (room made by the caller) and moves *p past it */
+static char *put_str(char **p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = memcpy(*p, s, n);
+
+    *p += n;
+    return d;
+}
+
 /* src_new copies the key and selector into one allocation; NULL on ENOMEM */
 static struct sched_spread_src *src_new(const char *key, const struct kube_label_selector *sel)
 {
@@ -130,19 +139,16 @@ static struct sched_spread_src *src_new(const char *key, const struct kube_label
     e->sel.reqs = (struct kube_requirement *)(e + 1);
     vals = (const char **)(e->sel.reqs + nreqs);
     p = (char *)(vals + nvals);
-    e->key = strcpy(p, key);
-    p += strlen(key) + 1;
+    e->key = put_str(&p, key);
     e->sel.present = sel && sel->present;
     e->sel.nreqs = nreqs;
     for (i = 0; i < nreqs; i++) {
         struct kube_requirement *r = &e->sel.reqs[i];
         *r = sel->reqs[i];
-        r->key = strcpy(p, sel->reqs[i].key);
-        p += strlen(p) + 1;
+        r->key = put_str(&p, sel->reqs[i].key);
         r->values = vals;
         for (j = 0; j < r->nvalues; j++) {
-            vals[j] = strcpy(p, sel->reqs[i].values[j]);
-            p += strlen(p) + 1;
+            vals[j] = put_str(&p, sel->reqs[i].values[j]);
         }
         vals += r->nvalues;
     }
@@ -436,9 +442,9 @@ static const uint32_t *topo_column(struct sched_cluster *c, uint32_t key)
 static bool policies_ok(const struct sched_cluster *c, const struct sched_cpod *cp,
                         const struct sc *k, uint32_t slot)
 {
-    if (k->aff_honor && !sched_filter_affinity_slot(c, cp, slot))
+    if (k->aff_honor && !sched_nodeaffinity_filter_node(c, cp, slot))
         return false;
-    if (k->taints_honor && !sched_filter_taints_slot(c, cp, slot))
+    if (k->taints_honor && !sched_tainttoleration_filter_node(c, cp, slot))
         return false;
     return true;
 }

@@ -1,7 +1,7 @@
-/* compile.h - a pod's constraints in interned form, once per cycle; internal to the
+/* compile-int.h - a pod's constraints in interned form, once per cycle; internal to the
  * scheduling core. */
-#ifndef SCHED_COMPILE_H
-#define SCHED_COMPILE_H
+#ifndef SCHED_COMPILE_INT_H
+#define SCHED_COMPILE_INT_H
 
 #include "base/err.h"
 #include "kube/object.h"

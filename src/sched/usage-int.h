@@ -1,7 +1,7 @@
-/* usage.h - what a pod takes from its node, as kube-scheduler counts it: requests and host
+/* usage-int.h - what a pod takes from its node, as kube-scheduler counts it: requests and host
  * ports in the core's interned form; internal to the scheduling core. */
-#ifndef SCHED_USAGE_H
-#define SCHED_USAGE_H
+#ifndef SCHED_USAGE_INT_H
+#define SCHED_USAGE_INT_H
 
 #include <stdint.h>
 #include "kube/object.h"
