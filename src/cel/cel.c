@@ -178,7 +178,7 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         uint64_t mn;
         struct arena ea = ARENA_INIT;
         int erc = cel_estimate_cost(&ea, root, &chk, &mn, &p->max_cost);
-        arena_free(&ea);
+        arena_release(&ea);
         if (erc < 0) {
             rc = -ENOMEM;
             goto fail;
@@ -200,7 +200,7 @@ fail:
     free(ids.start);
     free(ids.stop);
     cel_regex_free_list(p->regexes);
-    arena_free(&p->a);
+    arena_release(&p->a);
     free(p);
     return rc;
 }
@@ -228,7 +228,7 @@ void cel_program_free(struct cel_program *p)
     if (!p)
         return;
     cel_regex_free_list(p->regexes);
-    arena_free(&p->a);
+    arena_release(&p->a);
     free(p);
 }
 
@@ -268,8 +268,9 @@ static int map_put(struct arena *a, struct cel_map *m, const char *k, size_t kn,
     return 0;
 }
 
-/* the inner map of domain (created on first use) */
-static struct cel_map *domain_map(struct arena *a, struct cel_map *outer, const char *d, size_t dn)
+/* the inner map of domain (created on first use, with room for hint entries) */
+static struct cel_map *domain_map(struct arena *a, struct cel_map *outer, const char *d, size_t dn,
+                                  uint32_t hint)
 {
     struct cel_val v = {.k = CV_MAP};
     struct cel_map *m;
@@ -280,11 +281,54 @@ static struct cel_map *domain_map(struct arena *a, struct cel_map *outer, const 
     m = arena_alloc(a, sizeof(*m));
     if (!m)
         return NULL;
+    if (hint) {
+        m->keys = arena_alloc(a, hint * sizeof(*m->keys));
+        m->vals = arena_alloc(a, hint * sizeof(*m->vals));
+        if (!m->keys || !m->vals)
+            return NULL;
+        m->cap = hint;
+    }
     m->strkeys = true;
     v.v.m = m;
     if (map_put(a, outer, d, dn, v) < 0)
         return NULL;
     return m;
+}
+
+/* how many of names[from..n) fall in the domain of names[from] (a map's exact size) */
+static uint32_t same_domain(const char *const *names, const size_t *lens, size_t from, size_t n,
+                            size_t stride)
+{
+    const char *a = *(const char *const *)((const char *)names + from * stride);
+    size_t al = *(const size_t *)((const char *)lens + from * stride);
+    const char *sa = memchr(a, '/', al);
+    size_t da = sa ? (size_t)(sa - a) : (size_t)-1;
+    uint32_t c = 0;
+    for (size_t i = from; i < n; i++) {
+        const char *b = *(const char *const *)((const char *)names + i * stride);
+        size_t bl = *(const size_t *)((const char *)lens + i * stride);
+        const char *sb = memchr(b, '/', bl);
+        size_t db = sb ? (size_t)(sb - b) : (size_t)-1;
+        if (da == db && (da == (size_t)-1 || !memcmp(a, b, da)))
+            c++;
+    }
+    return c;
+}
+
+/* a first guess of the view's size, so that most views are one block */
+static size_t view_size_guess(const struct cel_device *d)
+{
+    size_t n = 1024 + d->driver_len;
+    for (size_t i = 0; i < d->nattrs; i++) {
+        n += 96 + 2 * d->attrs[i].name_len;
+        if (d->attrs[i].kind == CEL_ATTR_STRING)
+            n += d->attrs[i].s_len + 16;
+        else if (d->attrs[i].kind == CEL_ATTR_VERSION)
+            n += 160 + 3 * d->attrs[i].s_len;
+    }
+    for (size_t i = 0; i < d->ncapacity; i++)
+        n += 256 + 2 * d->capacity[i].name_len + d->capacity[i].quantity_len;
+    return n;
 }
 
 /* parseQualifiedName: "domain/id", or the driver's domain */
@@ -315,7 +359,15 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
 
     *out = NULL;
     if (!v)
-        return -ENOMEM;
+        return err_set(err, -ENOMEM, "out of memory");
+    {
+        /* one block of about the right size, handed to the arena as its spare */
+        size_t guess = view_size_guess(d);
+        struct arena_mark m0;
+        arena_mark(&v->a, &m0);
+        if (guess > 4096 && arena_alloc(&v->a, guess))
+            arena_rewind(&v->a, &m0);
+    }
     driver = arena_strndup(&v->a, d->driver ? d->driver : "", dn);
     dev = arena_alloc(&v->a, sizeof(*dev));
     attrs = arena_alloc(&v->a, sizeof(*attrs));
@@ -334,7 +386,9 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
         if (!name)
             goto nomem;
         split_name(name, at->name_len, driver, dn, &dom, &domn, &id, &idn);
-        m = domain_map(&v->a, attrs, dom, domn);
+        m = domain_map(&v->a, attrs, dom, domn,
+                       same_domain(&d->attrs[0].name, &d->attrs[0].name_len, i, d->nattrs,
+                                   sizeof(d->attrs[0])));
         if (!m)
             goto nomem;
         switch (at->kind) {
@@ -405,7 +459,9 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
             }
         }
         split_name(name, c->name_len, driver, dn, &dom, &domn, &id, &idn);
-        m = domain_map(&v->a, cap, dom, domn);
+        m = domain_map(&v->a, cap, dom, domn,
+                       same_domain(&d->capacity[0].name, &d->capacity[0].name_len, i,
+                                   d->ncapacity, sizeof(d->capacity[0])));
         if (!m || map_put(&v->a, m, id, idn, val) < 0)
             goto nomem;
     }
@@ -433,7 +489,7 @@ void cel_device_view_free(struct cel_device_view *v)
 {
     if (!v)
         return;
-    arena_free(&v->a);
+    arena_release(&v->a);
     free(v);
 }
 
@@ -448,7 +504,7 @@ void cel_scratch_free(struct cel_scratch *s)
 {
     if (!s)
         return;
-    arena_free(&s->a);
+    arena_release(&s->a);
     free(s->error);
     free(s);
 }

@@ -123,7 +123,7 @@ void cel_test_encode(struct buf *b, const struct cel_val *v)
         else
             buf_puts(b, "\"?\"");
         buf_puts(b, "}");
-        arena_free(&a);
+        arena_release(&a);
         return;
     }
     case CV_TYPE:

@@ -990,9 +990,10 @@ static void check_call(struct checker *c, struct cel_expr *e)
         if (qual && t->kind == CEL_E_IDENT) {
             const char *q = target->kind == CEL_E_IDENT ? target->u.ident : qualified_name(c, target);
             if (q) {
-                char *full = arena_alloc(c->a, strlen(q) + strlen(fname) + 2);
+                size_t fsize = strlen(q) + strlen(fname) + 2;
+                char *full = arena_alloc(c->a, fsize);
                 if (full) {
-                    sprintf(full, "%s.%s", q, fname);
+                    snprintf(full, fsize, "%s.%s", q, fname);
                     fn = cel_env_function(c->env, full);
                     if (fn) {
                         e->u.call.target = NULL;
@@ -1088,8 +1089,16 @@ static void check_map(struct checker *c, struct cel_expr *e)
 
 static void check_struct(struct checker *c, struct cel_expr *e)
 {
-    /* Message construction: this environment declares no message type a selector can build. */
-    err_undeclared(c, e->id, e->u.map.type_name);
+    /* Message construction: the environment declares no message type of its own; cel-go
+     * knows protobuf's well-known types, which this evaluator does not implement. */
+    const char *tn = e->u.map.type_name;
+    if (tn[0] == '.')
+        tn++;
+    if (!strncmp(tn, "google.protobuf.", 16))
+        cel_diags_add(c->diags, e->id, cel_ids_offset(c->ids, e->id),
+                      "unsupported by this evaluator: creating the protobuf message %s", tn);
+    else
+        err_undeclared(c, e->id, e->u.map.type_name);
     set_type(c, e, &cel_t_error);
     for (int i = 0; i < e->u.map.n; i++)
         check(c, e->u.map.entries[i].value);

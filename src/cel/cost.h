@@ -8,6 +8,8 @@
 
 #include "cel/eval.h"
 
+/* the cost rule of a call, chosen once when the call is planned */
+int cel_cost_kind(const char *fn, const char *ovid);
 uint64_t cel_call_cost(struct ev *ev, const struct pnode *n, const struct cel_val *args, int na,
                        const struct cel_val *result);
 /* _==_ (eq) and _!=_ */

@@ -482,7 +482,7 @@ const struct cel_type *cel_test_type(const char *text)
     }
     buf[o] = 0;
     if (!strcmp(buf, "type"))
-        strcpy(buf, "type(dyn)");
+        memcpy(buf, "type(dyn)", sizeof("type(dyn)"));
     pthread_mutex_lock(&mu);
     {
         const char *s = buf;

@@ -123,7 +123,19 @@ static bool key_identical(const struct cel_val *a, const struct cel_val *b)
 
 static const struct cel_val *map_find_exact(const struct cel_map *m, const struct cel_val *key)
 {
-    if (m->strkeys && key->k != CV_STRING)
+    if (key->k == CV_STRING) {
+        /* the common case (device maps): length, first byte, then the bytes */
+        uint32_t n = key->n;
+        const char *s = key->v.s;
+        for (uint32_t i = 0; i < m->n; i++) {
+            const struct cel_val *k = &m->keys[i];
+            if (k->k == CV_STRING && k->n == n && (n == 0 || (k->v.s[0] == s[0] &&
+                                                            !memcmp(k->v.s, s, n))))
+                return &m->vals[i];
+        }
+        return NULL;
+    }
+    if (m->strkeys)
         return NULL;
     for (uint32_t i = 0; i < m->n; i++)
         if (key_identical(&m->keys[i], key))
@@ -750,7 +762,7 @@ static struct cel_val eval_call(struct ev *ev, struct pnode *n)
                     return args[i];
                 }
     }
-    r = call_impl(ev, n, args, na);
+    r = n->u.call.cached ? *n->u.call.cached : call_impl(ev, n, args, na);
     observe(ev, cel_call_cost(ev, n, args, na, &r));
     return r;
 }

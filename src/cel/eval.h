@@ -110,12 +110,15 @@ struct pnode {
         struct {
             const char *fname;
             const char *ovid;        /* the one overload the checker found, else NULL */
+            int cost_kind;           /* how cel_call_cost charges it (cel_cost_kind) */
             const struct cel_impl *impl;         /* a direct implementation, or */
             const struct cel_overload *decl;     /* its declaration (runtime guards) */
             const struct cel_function *dispatch; /* dispatch over the function's overloads */
             int nargs;
             int arity; /* 1 unary, 2 binary, 3 varargs (evaluation order differs) */
             const struct cel_regex *regex; /* a constant pattern compiled when planned */
+            const struct cel_val *cached;  /* the result, computed when planned (constant
+                                              arguments of a pure constructor); still costed */
             bool nonstrict;
             struct pnode **args;
         } call;

@@ -530,7 +530,11 @@ static int lex_all(struct lexer *lx)
              * then skip that character (ANTLR's Lexer.recover). */
             struct buf b = BUF_INIT(0);
             int32_t fail = p + via, end = fail < n ? fail + 1 : n;
-            display_cps(&b, c, p, end);
+            /* the Go runtime prints the text as it is (no escapes) */
+            for (int32_t i = p; i < end; i++) {
+                char tmp[4];
+                buf_append(&b, tmp, cel_utf8_encode(c[i], tmp));
+            }
             cel_diags_add(lx->diags, 0, p, "Syntax error: token recognition error at: '%s'",
                           b.data ? b.data : "");
             buf_release(&b);
@@ -1605,7 +1609,7 @@ static struct cel_expr *parse_message(struct parser *p, bool leading_dot, const 
             return NULL;
         }
         full[0] = '.';
-        strcpy(full + 1, name);
+        memcpy(full + 1, name, strlen(name) + 1);
         name = full;
     }
     while (!p->failed && !at(p, T_RBRACE)) {
@@ -1744,7 +1748,7 @@ static struct cel_expr *parse_primary(struct parser *p)
                     return NULL;
                 }
                 name[0] = '.';
-                strcpy(name + 1, txt);
+                memcpy(name + 1, txt, strlen(txt) + 1);
             } else {
                 name = (char *)txt;
             }

@@ -8,6 +8,7 @@
  * become constants, `x in [constants]` becomes a set lookup, and constant regular expressions
  * of matches/find/findAll are compiled (an invalid one fails the program). */
 #include "cel/plan.h"
+#include "cel/cost.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -422,6 +423,7 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     if (!n)
         return NULL;
     n->u.call.fname = fn;
+    n->u.call.cost_kind = cel_cost_kind(fn, NULL);
     n->u.call.args = args;
     n->u.call.nargs = na;
     n->u.call.arity = na <= 2 ? na : 3;
@@ -429,6 +431,7 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     if (r && r->nov == 1) {
         const struct cel_impl *oi = cel_impl_find(r->ov[0]->id);
         n->u.call.ovid = r->ov[0]->id;
+        n->u.call.cost_kind = cel_cost_kind(fn, n->u.call.ovid);
         if (oi) {
             n->u.call.impl = oi;
             n->u.call.decl = r->ov[0];
@@ -468,6 +471,26 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     }
     if (n->u.call.ovid && !strcmp(n->u.call.ovid, "in_list"))
         return set_membership(p, n);
+    /* quantity("40Gi"), semver("1.2.3"), ...: computed once here; each evaluation still
+     * evaluates the (constant) arguments and charges the call as cel-go would */
+    {
+        static const char *const pure[] = {"quantity", "isQuantity", "semver", "isSemver", "ip",
+                                           "isIP", "cidr", "isCIDR", "url", "isURL", NULL};
+        bool all_const = true, listed = false;
+        for (int k = 0; k < na; k++)
+            all_const = all_const && args[k]->kind == P_CONST;
+        for (int k = 0; pure[k]; k++)
+            listed = listed || !strcmp(fn, pure[k]);
+        if (listed && all_const && na >= 1 && !e->u.call.target) {
+            struct cel_val *c = arena_alloc(p->a, sizeof(*c));
+            if (!c) {
+                pfail(p, "out of memory");
+                return NULL;
+            }
+            *c = fold_eval(p, n);
+            n->u.call.cached = c;
+        }
+    }
     /* constant regexes */
     if ((!strcmp(fn, "matches") || !strcmp(fn, "find") || !strcmp(fn, "findAll")) && na >= 2 &&
         args[1]->kind == P_CONST && args[1]->u.cval.k == CV_STRING) {

@@ -809,7 +809,8 @@ static void q_to_big(const struct cel_quantity *q, int *sign, struct big *m, int
     if (q->dec) {
         *sign = q->sign;
         m->n = q->nl;
-        memcpy(m->l, q->l, (size_t)q->nl * sizeof(uint32_t));
+        if (q->nl)
+            memcpy(m->l, q->l, (size_t)q->nl * sizeof(uint32_t));
         *exp10 = -(int64_t)q->dscale;
     } else {
         *sign = q->value > 0 ? 1 : q->value < 0 ? -1 : 0;
@@ -850,6 +851,8 @@ int cel_quantity_cmp(const struct cel_quantity *x, const struct cel_quantity *y)
     int sa, sb, c;
     int64_t ea, eb;
 
+    if (!x->dec && !y->dec && x->scale == y->scale)
+        return x->value < y->value ? -1 : x->value > y->value; /* int64Amount.Cmp's fast path */
     q_to_big(x, &sa, &a, &ea);
     q_to_big(y, &sb, &b, &eb);
     if (sa != sb)
@@ -1014,7 +1017,8 @@ double cel_quantity_approx_float(const struct cel_quantity *q)
     if (q->dec) {
         struct big m = {0};
         m.n = q->nl;
-        memcpy(m.l, q->l, (size_t)q->nl * sizeof(uint32_t));
+        if (q->nl)
+            memcpy(m.l, q->l, (size_t)q->nl * sizeof(uint32_t));
         base = big_to_double(&m);
         if (q->sign < 0)
             base = -base;

@@ -222,7 +222,7 @@ static void derived_free(struct sched_dra *w)
     keymap_release(&w->ext_index);
     keymap_release(&w->sel_index);
     keymap_release(&w->id_index);
-    arena_free(&w->arena);
+    arena_release(&w->arena);
     free(w->allocated);
     free(w->shares);
     free(w->consumed);
@@ -240,7 +240,7 @@ static void wclaim_free(struct wclaim *c)
         return;
     free(c->reserved);
     free(c->alloc.r);
-    arena_free(&c->strings);
+    arena_release(&c->strings);
     free(c);
 }
 
@@ -491,11 +491,15 @@ static int build_classes(struct sched_dra *w)
             if (keymap_put(&w->ext_index, in->extended_resource_name, c, NULL))
                 goto nomem;
         }
-        implicit = arena_alloc(&w->arena, strlen(DEVICE_CLASS_PREFIX) + strlen(in->name) + 1);
-        if (!implicit)
-            goto nomem;
-        strcpy(implicit, DEVICE_CLASS_PREFIX);
-        strcat(implicit, in->name);
+        {
+            size_t lp = strlen(DEVICE_CLASS_PREFIX), ln = strlen(in->name);
+
+            implicit = arena_alloc(&w->arena, lp + ln + 1);
+            if (!implicit)
+                goto nomem;
+            memcpy(implicit, DEVICE_CLASS_PREFIX, lp);
+            memcpy(implicit + lp, in->name, ln + 1);
+        }
         if (keymap_put(&w->ext_index, implicit, c, NULL))
             goto nomem;
     }
@@ -1335,7 +1339,7 @@ void sched_dra_pod_free(struct sched_dra_pod *ps)
             free(na->res);
         }
     keymap_release(&ps->nodes);
-    arena_free(&ps->arena);
+    arena_release(&ps->arena);
     free(ps->scalars);
     free(ps);
 }
@@ -1993,7 +1997,7 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
             sched_dra_generated_name(p->namespace_, base, claim_taken, args, name);
             n = arena_strdup(&special->strings, name);
             if (!n || PUSH(w->claims, w->nclaims, w->cclaims, special)) {
-                arena_free(&special->strings);
+                arena_release(&special->strings);
                 free(special);
                 return -ENOMEM;
             }

@@ -9,9 +9,11 @@
 #include <math.h>
 #include <stdbool.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/arena.h"
 #include "base/buf.h"
@@ -616,14 +618,137 @@ static void handle_conformance(const char *line, size_t len)
                 json_object_set_new(o, "error", json_string(je.text));
             buf_release(&b);
         }
-        arena_free(cel_test_scratch_arena(scratch));
+        arena_release(cel_test_scratch_arena(scratch));
     }
     cel_program_free(p);
     answer(o);
     json_decref(o);
 out:
-    arena_free(&a);
+    arena_release(&a);
     json_decref(req);
+}
+
+/* ---- --bench: bench/cel_bench.sh's C side ---- */
+
+static double now_ns(clockid_t c)
+{
+    struct timespec t;
+    clock_gettime(c, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Each selector: compile time (mean of 200), then evaluation per device over all devices
+ * (median of runs), on device views prepared once (as a scheduler keeps them per
+ * ResourceSlice). "prepareNs" is what building a view costs per device. */
+static int bench(const char *selpath, const char *devpath, int runs)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(devpath, 0, &jerr), *devs;
+    FILE *sf = fopen(selpath, "r");
+    struct cel_device_view **views;
+    struct devbuf *bufs;
+    size_t nd, i;
+    char *line = NULL;
+    size_t cap = 0;
+    double prep_ns, view_bytes;
+
+    if (!doc || !sf || !(devs = json_object_get(doc, "devices")) || !json_is_array(devs)) {
+        fprintf(stderr, "cel-eval: cannot read %s or %s\n", selpath, devpath);
+        return 1;
+    }
+    nd = json_array_size(devs);
+    views = calloc(nd ? nd : 1, sizeof(*views));
+    bufs = calloc(nd ? nd : 1, sizeof(*bufs));
+    if (!views || !bufs)
+        return 1;
+    for (i = 0; i < nd; i++) {
+        char msg[256];
+        if (device_from_json(json_array_get(devs, i), &bufs[i], msg, sizeof(msg)) < 0) {
+            fprintf(stderr, "cel-eval: device %zu: %s\n", i, msg);
+            return 1;
+        }
+    }
+    prep_ns = now_ns(CLOCK_MONOTONIC);
+    view_bytes = (double)mallinfo2().uordblks;
+    for (i = 0; i < nd; i++) {
+        struct err e = {0};
+        if (cel_device_prepare(&bufs[i].d, &views[i], &e) < 0) {
+            fprintf(stderr, "cel-eval: device %zu: %s\n", i, e.msg);
+            return 1;
+        }
+    }
+    prep_ns = (now_ns(CLOCK_MONOTONIC) - prep_ns) / (double)(nd ? nd : 1);
+    view_bytes = ((double)mallinfo2().uordblks - view_bytes) / (double)(nd ? nd : 1);
+    while (getline(&line, &cap, sf) > 0) {
+        json_t *s = json_loads(line, 0, &jerr), *id, *expr;
+        struct cel_program *p;
+        struct cel_compile_error cerr;
+        double t, *per = calloc((size_t)runs, sizeof(double)), *cpu = calloc((size_t)runs, sizeof(double));
+        int matches = 0, errors = 0;
+        const int compiles = 200;
+
+        if (!s)
+            continue;
+        id = json_object_get(s, "id");
+        expr = json_object_get(s, "expr");
+        if (!json_is_string(expr) || !per || !cpu) {
+            json_decref(s);
+            continue;
+        }
+        if (cel_compile(json_string_value(expr), json_string_length(expr), NULL, &p, &cerr) < 0) {
+            fprintf(stderr, "cel-eval: %s: %s\n", json_string_value(id), cerr.detail);
+            return 1;
+        }
+        cel_program_free(p);
+        t = now_ns(CLOCK_MONOTONIC);
+        for (int k = 0; k < compiles; k++) {
+            cel_compile(json_string_value(expr), json_string_length(expr), NULL, &p, NULL);
+            cel_program_free(p);
+        }
+        t = (now_ns(CLOCK_MONOTONIC) - t) / compiles;
+        cel_compile(json_string_value(expr), json_string_length(expr), NULL, &p, NULL);
+        for (int r = 0; r < runs; r++) {
+            double w = now_ns(CLOCK_MONOTONIC), c = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+            matches = errors = 0;
+            for (i = 0; i < nd; i++) {
+                struct cel_result res;
+                cel_eval(p, views[i], scratch, &res);
+                if (res.error)
+                    errors++;
+                else if (res.match)
+                    matches++;
+            }
+            per[r] = (now_ns(CLOCK_MONOTONIC) - w) / (double)(nd ? nd : 1);
+            cpu[r] = (now_ns(CLOCK_PROCESS_CPUTIME_ID) - c) / (double)(nd ? nd : 1);
+        }
+        qsort(per, (size_t)runs, sizeof(double), cmp_double);
+        qsort(cpu, (size_t)runs, sizeof(double), cmp_double);
+        printf("{\"id\":\"%s\",\"compileNs\":%.1f,\"evalNs\":%.2f,\"evalCpuNs\":%.2f,"
+               "\"prepareNs\":%.1f,\"viewBytes\":%.0f,\"matches\":%d,\"errors\":%d}\n",
+               json_string_value(id), t, per[runs / 2], cpu[runs / 2], prep_ns, view_bytes,
+               matches, errors);
+        fflush(stdout);
+        cel_program_free(p);
+        free(per);
+        free(cpu);
+        json_decref(s);
+    }
+    free(line);
+    fclose(sf);
+    for (i = 0; i < nd; i++) {
+        cel_device_view_free(views[i]);
+        devbuf_free(&bufs[i]);
+    }
+    free(views);
+    free(bufs);
+    json_decref(doc);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -633,12 +758,29 @@ int main(int argc, char **argv)
     ssize_t n;
 
     bool conformance = argc > 1 && !strcmp(argv[1], "--conformance");
+    bool do_bench = argc > 1 && !strcmp(argv[1], "--bench");
+    const char *sel = NULL, *dev = NULL;
+    int runs = 5;
 
-    if (argc > 1 && !conformance) {
-        fprintf(stderr, "usage: cel-eval [--conformance] < requests\n");
+    for (int i = 2; do_bench && i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--selectors"))
+            sel = argv[i + 1];
+        else if (!strcmp(argv[i], "--devices"))
+            dev = argv[i + 1];
+        else if (!strcmp(argv[i], "--runs"))
+            runs = atoi(argv[i + 1]);
+    }
+    if ((argc > 1 && !conformance && !do_bench) || (do_bench && (!sel || !dev || runs < 1))) {
+        fprintf(stderr, "usage: cel-eval [--conformance] < requests\n"
+                        "       cel-eval --bench --selectors FILE --devices FILE [--runs N]\n");
         return 2;
     }
     scratch = cel_scratch_new();
+    if (scratch && do_bench) {
+        int rc = bench(sel, dev, runs);
+        cel_scratch_free(scratch);
+        return rc;
+    }
     if (!scratch) {
         fprintf(stderr, "cel-eval: out of memory\n");
         return 1;

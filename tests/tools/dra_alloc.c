@@ -869,7 +869,7 @@ done:
         cel_device_view_free(c.views[i]);
     free(c.views);
     keymap_release(&c.ids);
-    arena_free(&a);
+    arena_release(&a);
     return out;
 }
 
