@@ -271,6 +271,10 @@ struct kube_pod_extra {
     size_t ninline_volumes;
     struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
     size_t nunmodelled;
+    /* spec.resourceClaims (kube_pod.nresource_claims of them), each with its
+     * status.resourceClaimStatuses entry; status.extendedResourceClaimStatus's claim (NULL) */
+    struct kube_pod_resource_claim *resource_claims;
+    const char *extended_claim;
     /* status resources of a bound pod resized in place; NULL when they would change nothing
      * (the spec alone gives the same requests), never written after decoding */
     const struct kube_pod_status_resources *status;
