@@ -108,6 +108,10 @@ struct sched_dra {
     struct wclaim **claims;
     size_t nclaims, cclaims;
     struct keymap claim_index; /* ns/name -> wclaim (live ones) */
+    struct keymap node_index;  /* node name -> struct kube_node * (a copy in node_arena) */
+    struct arena node_arena;
+    struct keymap pod_index; /* ns/name -> const struct sched_dra_pod_in * (the last added) */
+    struct arena pod_keys;   /* its keys */
     /* derived (rebuilt by commit) */
     struct arena arena;
     struct keymap class_index; /* name -> struct dra_class */
@@ -256,6 +260,10 @@ void sched_dra_free(struct sched_dra *w)
         wclaim_free(w->claims[i]);
     free(w->claims);
     keymap_release(&w->claim_index);
+    keymap_release(&w->node_index);
+    arena_release(&w->node_arena);
+    keymap_release(&w->pod_index);
+    arena_release(&w->pod_keys);
     for (i = 0; i < w->npods; i++)
         free(w->pods[i].made);
     free(w->pods);
@@ -266,6 +274,43 @@ void sched_dra_free(struct sched_dra *w)
     free(w->devout);
     dra_scratch_free(w->scratch);
     free(w);
+}
+
+int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n)
+{
+    struct arena *a = &w->node_arena;
+    struct kube_node *c = arena_alloc(a, sizeof(*c));
+    size_t i;
+
+    /* what the plugin reads of a node: its name, labels (node selectors) and allocatable
+     * scalars (the extended resources a device plugin serves) */
+    if (!c || !(c->name = arena_strdup(a, n->name)))
+        return -ENOMEM;
+    if (n->labels.n && !(c->labels.v = arena_alloc(a, n->labels.n * sizeof(*c->labels.v))))
+        return -ENOMEM;
+    for (i = 0; i < n->labels.n; i++) {
+        c->labels.v[i].key = arena_strdup(a, n->labels.v[i].key);
+        c->labels.v[i].value = arena_strdup(a, n->labels.v[i].value);
+        if (!c->labels.v[i].key || !c->labels.v[i].value)
+            return -ENOMEM;
+    }
+    c->labels.n = n->labels.n;
+    if (n->allocatable.nscalars &&
+        !(c->allocatable.scalars =
+              arena_alloc(a, n->allocatable.nscalars * sizeof(*c->allocatable.scalars))))
+        return -ENOMEM;
+    for (i = 0; i < n->allocatable.nscalars; i++) {
+        c->allocatable.scalars[i].value = n->allocatable.scalars[i].value;
+        if (!(c->allocatable.scalars[i].name = arena_strdup(a, n->allocatable.scalars[i].name)))
+            return -ENOMEM;
+    }
+    c->allocatable.nscalars = n->allocatable.nscalars;
+    return keymap_put(&w->node_index, c->name, c, NULL);
+}
+
+const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name)
+{
+    return keymap_get(&w->node_index, name);
 }
 
 int sched_dra_add_class(struct sched_dra *w, const struct kube_device_class *c)
@@ -303,7 +348,26 @@ int sched_dra_add_pod(struct sched_dra *w, const struct sched_dra_pod_in *p)
         free(wp.made);
         return -ENOMEM;
     }
+    {
+        size_t n = strlen(p->namespace_) + strlen(p->name) + 2;
+        char *key = arena_alloc(&w->pod_keys, n);
+
+        if (!key)
+            return -ENOMEM;
+        snprintf(key, n, "%s/%s", p->namespace_, p->name);
+        if (keymap_put(&w->pod_index, key, (void *)p, NULL))
+            return -ENOMEM;
+    }
     return 0;
+}
+
+const struct sched_dra_pod_in *sched_dra_pod_lookup(const struct sched_dra *w, const char *ns,
+                                                    const char *name)
+{
+    char key[600];
+
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return keymap_get(&w->pod_index, key);
 }
 
 static char *keyof(char *buf, size_t size, const char *a, const char *b)
@@ -1324,6 +1388,11 @@ static bool is_dra_extended_name(const char *name)
 static struct dra_class *ext_class(const struct sched_dra *w, const char *resource)
 {
     return keymap_get(&w->ext_index, resource);
+}
+
+bool sched_dra_delegates(const struct sched_dra *w, const char *resource)
+{
+    return is_dra_extended_name(resource) && ext_class(w, resource) != NULL;
 }
 
 void sched_dra_pod_free(struct sched_dra_pod *ps)

@@ -43,6 +43,28 @@ struct sched_dra_cel {
 struct sched_dra *sched_dra_new(const struct sched_dra_cel *cel, const struct dra_features *f);
 void sched_dra_free(struct sched_dra *w);
 
+/* The nodes (copied: their names, labels and allocatable scalars, which the Filter reads by
+ * name): sched_dra_node finds one, NULL when unknown. */
+int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n);
+const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name);
+
+/* sched_cluster_set_dra gives cluster c the world w (NULL: none) its pods' DynamicResources
+ * cycles read: PreEnqueue, PreFilter, Filter, Score, PostFilter, Reserve and PreBind in
+ * simulations, victims' claims released. sched_cluster_set_dra_owner hands c an owner of
+ * whatever the caller keeps for it (the world included), freed with owner_free(owner) by
+ * sched_cluster_free; sched_cluster_dra_owner returns it (NULL when none). */
+struct sched_cluster;
+void sched_cluster_set_dra(struct sched_cluster *c, struct sched_dra *w);
+struct sched_dra *sched_cluster_dra(const struct sched_cluster *c);
+void sched_cluster_set_dra_owner(struct sched_cluster *c, void *owner, void (*owner_free)(void *));
+void *sched_cluster_dra_owner(const struct sched_cluster *c);
+
+/* sched_dra_delegates: a DeviceClass stands for the extended resource (its
+ * extendedResourceName, or deviceclass.resource.kubernetes.io/<class>): NodeResourcesFit leaves
+ * it to DynamicResources on a node whose allocatable lacks it (shouldDelegateResourceToDRA).
+ * Valid after commit. */
+bool sched_dra_delegates(const struct sched_dra *w, const char *resource);
+
 /* The objects, borrowed. Claims from files come in input order; so do pods. */
 int sched_dra_add_class(struct sched_dra *w, const struct kube_device_class *c);
 int sched_dra_add_slice(struct sched_dra *w, const struct kube_resource_slice *s);
@@ -65,6 +87,10 @@ struct sched_dra_pod_in {
  * At commit, the pods naming a ResourceClaimTemplate without a status entry get their claim
  * as the resource-claim controller makes it. */
 int sched_dra_add_pod(struct sched_dra *w, const struct sched_dra_pod_in *p);
+
+/* sched_dra_pod_lookup: the pod added as ns/name (the last one of that name), NULL. */
+const struct sched_dra_pod_in *sched_dra_pod_lookup(const struct sched_dra *w, const char *ns,
+                                                    const char *name);
 
 /* sched_dra_commit builds what the plugin reads from the objects added: the patched slices
  * and the allocator's inventory, the extended-resource mapping, the compiled selectors, the
