@@ -228,6 +228,8 @@ check-k8s: all
 		--out $(BUILD)/dra-alloc-diff && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
+	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 100 \
+		--features +dra --scenarios "" --out $(BUILD)/k8s-diff-dra && \
 	for c in tests/k8s/configs/*.yaml; do \
 		echo "k8s-difftest --config $$c"; \
 		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 2 --clusters 40 \

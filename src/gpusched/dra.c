@@ -134,6 +134,72 @@ static bool wanted(const struct manifest_input *in, const struct gpusched_dra *g
     return false;
 }
 
+/* the first alpha field (off in v1.37) of a request, or NULL */
+static const char *alpha_request(const struct kube_dra_claim_spec *s)
+{
+    size_t i, j;
+
+    for (i = 0; i < s->nrequests; i++) {
+        if (s->requests[i].exactly && s->requests[i].exactly->nderived_attributes)
+            return "derivedAttributes (DRADerivedAttributes)";
+        for (j = 0; j < s->requests[i].nfirst_available; j++)
+            if (s->requests[i].first_available[j].nderived_attributes)
+                return "derivedAttributes (DRADerivedAttributes)";
+    }
+    return NULL;
+}
+
+/* the first alpha field of a slice, or NULL */
+static const char *alpha_slice(const struct kube_resource_slice *s)
+{
+    size_t i, j;
+
+    if (s->partition_type_attribute)
+        return "spec.partitionTypeAttribute (DRAPartitionableDevicesType)";
+    if (s->nskip_node_operations)
+        return "spec.skipNodeOperations (DRAOptionalNodeOperations)";
+    for (i = 0; i < s->ndevices; i++) {
+        const struct kube_dra_device *d = &s->devices[i];
+
+        if (d->nnode_allocatable)
+            return "nodeAllocatableResources (DRANodeAllocatableResources)";
+        for (j = 0; j < d->nattributes; j++)
+            if (d->attributes[j].type == KUBE_DRA_LIST)
+                return "a list-typed attribute (DRAListTypeAttributes)";
+        for (j = 0; j < d->nconsumes_counters; j++)
+            if (d->consumes_counters[j].ncompatibility_groups)
+                return "compatibilityGroups (DRADeviceCompatibilityGroups)";
+    }
+    return NULL;
+}
+
+/* warn of the alpha fields (their gates are off in v1.37: the API server drops them and
+ * kube-scheduler does not read them; neither does gpusched) */
+static void warn_alpha(const struct manifest_input *in)
+{
+    const char *what;
+    size_t i;
+
+    for (i = 0; i < in->nresource_slices; i++)
+        if ((what = alpha_slice(&in->resource_slices[i])))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceSlice %s: %s is an alpha field, off in "
+                    "kube-scheduler v1.37: not read\n",
+                    in->resource_slices[i].name, what);
+    for (i = 0; i < in->nresource_claims; i++)
+        if ((what = alpha_request(&in->resource_claims[i].spec)))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceClaim %s/%s: %s is an alpha field, off in "
+                    "kube-scheduler v1.37: not read\n",
+                    in->resource_claims[i].namespace_, in->resource_claims[i].name, what);
+    for (i = 0; i < in->nclaim_templates; i++)
+        if ((what = alpha_request(&in->claim_templates[i].spec)))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceClaimTemplate %s/%s: %s is an alpha field, off "
+                    "in kube-scheduler v1.37: not read\n",
+                    in->claim_templates[i].namespace_, in->claim_templates[i].name, what);
+}
+
 static int build(const struct manifest_input *in, struct gpusched_dra *g, int minor,
                  struct err *err)
 {
@@ -204,6 +270,7 @@ int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c
     }
     if (!wanted(in, g))
         return 0;
+    warn_alpha(in);
     err_clear(&err);
     if (!(g = owner_of(c)) || build(in, g, minor, &err)) {
         fprintf(stderr, "gpusched: %s\n", err.msg[0] ? err.msg : "out of memory");

@@ -972,6 +972,10 @@ static int input_allocation(struct sched_dra *w, struct wclaim *c)
     const struct kube_dra_allocation *in = c->in ? c->in->allocation : NULL;
     size_t i, k;
 
+    /* a claim the pod names twice is allocated once per entry: the later allocation replaces
+     * the earlier, as the pending allocation kube-scheduler keeps per claim */
+    if (c->allocated)
+        account(w, &c->alloc, -1);
     free(c->alloc.r);
     memset(&c->alloc, 0, sizeof(c->alloc));
     c->allocated = in != NULL;
@@ -2042,14 +2046,18 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
     const struct sched_dra_pod_in *p = ps->in;
     struct nodealloc *na = keymap_get(&ps->nodes, node->name);
     struct wclaim *special = NULL;
+    bool before[DRA_CLAIMS_MAX];
     size_t i, idx = 0;
     int rc;
 
-    /* Reserve: the allocations made on this node, in the order the claims were allocated */
+    for (i = 0; i < ps->nclaims; i++)
+        before[i] = ps->claims[i].wc && ps->claims[i].wc->allocated;
+    /* Reserve: the allocations made on this node, in the order the claims were allocated (a
+     * claim named twice was allocated twice) */
     for (i = 0; i < ps->nclaims; i++) {
         struct pclaim *pc = &ps->claims[i];
 
-        if (pc->wc && pc->wc->allocated)
+        if (before[i])
             continue;
         if (!ps->allocator || !na || idx >= na->nres)
             break;
