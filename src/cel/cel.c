@@ -178,7 +178,7 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         uint64_t mn;
         struct arena ea = ARENA_INIT;
         int erc = cel_estimate_cost(&ea, root, &chk, &mn, &p->max_cost);
-        arena_free(&ea);
+        arena_release(&ea);
         if (erc < 0) {
             rc = -ENOMEM;
             goto fail;
@@ -200,7 +200,7 @@ fail:
     free(ids.start);
     free(ids.stop);
     cel_regex_free_list(p->regexes);
-    arena_free(&p->a);
+    arena_release(&p->a);
     free(p);
     return rc;
 }
@@ -228,7 +228,7 @@ void cel_program_free(struct cel_program *p)
     if (!p)
         return;
     cel_regex_free_list(p->regexes);
-    arena_free(&p->a);
+    arena_release(&p->a);
     free(p);
 }
 
@@ -460,8 +460,8 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
         }
         split_name(name, c->name_len, driver, dn, &dom, &domn, &id, &idn);
         m = domain_map(&v->a, cap, dom, domn,
-                       same_domain(&d->capacity[0].name, &d->capacity[0].name_len, i,
-                                   d->ncapacity, sizeof(d->capacity[0])));
+                       same_domain(&d->capacity[0].name, &d->capacity[0].name_len, i, d->ncapacity,
+                                   sizeof(d->capacity[0])));
         if (!m || map_put(&v->a, m, id, idn, val) < 0)
             goto nomem;
     }
@@ -489,7 +489,7 @@ void cel_device_view_free(struct cel_device_view *v)
 {
     if (!v)
         return;
-    arena_free(&v->a);
+    arena_release(&v->a);
     free(v);
 }
 
@@ -504,7 +504,7 @@ void cel_scratch_free(struct cel_scratch *s)
 {
     if (!s)
         return;
-    arena_free(&s->a);
+    arena_release(&s->a);
     free(s->error);
     free(s);
 }
@@ -600,8 +600,8 @@ static bool to_native_bool(const struct cel_val *v, bool *out, char *why, size_t
     }
 }
 
-int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
-             struct cel_scratch *s, struct cel_result *r)
+int cel_eval(const struct cel_program *p, const struct cel_device_view *dev, struct cel_scratch *s,
+             struct cel_result *r)
 {
     struct ev *ev = &s->ev;
     struct cel_val v;
@@ -666,8 +666,9 @@ int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struc
     ev->cost = 0;
     ev->limit = p->limit;
     if (setjmp(ev->abort)) {
-        *out = cel_err(&s->a, "%s", ev->abort_msg ? ev->abort_msg
-                                                 : "operation cancelled: actual cost limit exceeded");
+        *out = cel_err(&s->a, "%s",
+                       ev->abort_msg ? ev->abort_msg
+                                     : "operation cancelled: actual cost limit exceeded");
         ev->abort_msg = NULL;
         return 0;
     }
@@ -678,20 +679,4 @@ int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struc
 struct arena *cel_test_scratch_arena(struct cel_scratch *s)
 {
     return &s->a;
-}
-
-/* ---- implementations by overload id ---- */
-
-const struct cel_impl *cel_impl_find(const char *id)
-{
-    const struct cel_impl *(*tables[])(size_t *) = {cel_std_impls, cel_ext_impls, cel_k8s_impls, cel_k8snet_impls, cel_k8sfmt_impls, cel_time_impls};
-
-    for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-        size_t n;
-        const struct cel_impl *v = tables[t](&n);
-        for (size_t i = 0; i < n; i++)
-            if (!strcmp(v[i].id, id))
-                return &v[i];
-    }
-    return NULL;
 }

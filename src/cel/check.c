@@ -439,9 +439,8 @@ static bool c_assignable_list(struct checker *c, const struct cel_type *const *l
     return ok;
 }
 
-static const struct cel_type *new_type(struct checker *c, enum cel_kind k, const char *name,
-                                       int np, const struct cel_type *p0,
-                                       const struct cel_type *p1)
+static const struct cel_type *new_type(struct checker *c, enum cel_kind k, const char *name, int np,
+                                       const struct cel_type *p0, const struct cel_type *p1)
 {
     struct cel_type *t = arena_alloc(c->a, sizeof(*t));
 
@@ -533,8 +532,7 @@ static void err_type_mismatch(struct checker *c, int32_t id, const struct cel_ty
 
 static void err_undeclared(struct checker *c, int32_t id, const char *name)
 {
-    cel_diags_add(c->diags, id, loc(c, id), "undeclared reference to '%s' (in container '')",
-                  name);
+    cel_diags_add(c->diags, id, loc(c, id), "undeclared reference to '%s' (in container '')", name);
 }
 
 /* ---- results ---- */
@@ -594,18 +592,12 @@ static const struct cel_type *type_ident(struct checker *c, const char *name)
         const char *name;
         const struct cel_type *t;
     } simple[] = {
-        {"bool", &cel_t_bool},
-        {"bytes", &cel_t_bytes},
-        {"double", &cel_t_double},
-        {"google.protobuf.Duration", &cel_t_duration},
-        {"int", &cel_t_int},
-        {"null_type", &cel_t_null},
-        {"string", &cel_t_string},
-        {"google.protobuf.Timestamp", &cel_t_timestamp},
-        {"type", &cel_t_type},
-        {"uint", &cel_t_uint},
-        {"net.IP", &cel_t_ip},
-        {"net.CIDR", &cel_t_cidr},
+        {"bool", &cel_t_bool},     {"bytes", &cel_t_bytes},
+        {"double", &cel_t_double}, {"google.protobuf.Duration", &cel_t_duration},
+        {"int", &cel_t_int},       {"null_type", &cel_t_null},
+        {"string", &cel_t_string}, {"google.protobuf.Timestamp", &cel_t_timestamp},
+        {"type", &cel_t_type},     {"uint", &cel_t_uint},
+        {"net.IP", &cel_t_ip},     {"net.CIDR", &cel_t_cidr},
     };
     static const struct cel_type param_a = {CK_TYPEPARAM, "A", 0, {0}};
     static const struct cel_type param_b = {CK_TYPEPARAM, "B", 0, {0}};
@@ -769,7 +761,8 @@ static void check_select(struct checker *c, struct cel_expr *e)
         const struct cel_expr *root = e;
         while (root->kind == CEL_E_SELECT && !root->u.sel.test_only)
             root = root->u.sel.operand;
-        if (root->kind == CEL_E_IDENT && !(root->u.ident[0] != '.' && find_local(c, root->u.ident))) {
+        if (root->kind == CEL_E_IDENT &&
+            !(root->u.ident[0] != '.' && find_local(c, root->u.ident))) {
             const char *q = qualified_name(c, e);
             const struct cel_type *t, *tv;
             const char *name;
@@ -861,8 +854,8 @@ static void no_matching_overload(struct checker *c, struct cel_expr *e, const ch
         fmt_type(&b, substitute(c, &c->m, args[k], true));
     }
     buf_puts(&b, ")");
-    cel_diags_add(c->diags, e->id, loc(c, e->id), "found no matching overload for '%s' applied to '%s'",
-                  fn, b.data ? b.data : "");
+    cel_diags_add(c->diags, e->id, loc(c, e->id),
+                  "found no matching overload for '%s' applied to '%s'", fn, b.data ? b.data : "");
     buf_release(&b);
 }
 
@@ -988,11 +981,13 @@ static void check_call(struct checker *c, struct cel_expr *e)
             t = t->u.sel.operand;
         }
         if (qual && t->kind == CEL_E_IDENT) {
-            const char *q = target->kind == CEL_E_IDENT ? target->u.ident : qualified_name(c, target);
+            const char *q =
+                target->kind == CEL_E_IDENT ? target->u.ident : qualified_name(c, target);
             if (q) {
-                char *full = arena_alloc(c->a, strlen(q) + strlen(fname) + 2);
+                size_t fl = strlen(q) + strlen(fname) + 2;
+                char *full = arena_alloc(c->a, fl);
                 if (full) {
-                    sprintf(full, "%s.%s", q, fname);
+                    snprintf(full, fl, "%s.%s", q, fname);
                     fn = cel_env_function(c->env, full);
                     if (fn) {
                         e->u.call.target = NULL;
@@ -1015,8 +1010,7 @@ static void check_call(struct checker *c, struct cel_expr *e)
 }
 
 static const struct cel_type *join_types(struct checker *c, struct cel_expr *e,
-                                         const struct cel_type *prev,
-                                         const struct cel_type *cur)
+                                         const struct cel_type *prev, const struct cel_type *cur)
 {
     if (!prev)
         return cur;
@@ -1276,7 +1270,7 @@ struct validator {
     const struct cel_ids *ids;
     const struct cel_checked *chk;
     struct cel_diags *diags;
-    int pass; /* 0 duration, 1 timestamp, 2 regex, 3 homogeneous lists, 4 maps, 5 format */
+    int pass;   /* 0 duration, 1 timestamp, 2 regex, 3 homogeneous lists, 4 maps, 5 format */
     int exempt; /* inside a call of "format" (HomogeneousAggregateLiteralExemptFunctions) */
 };
 
@@ -1331,9 +1325,9 @@ static bool fc_kind_ok(const struct cel_type *t, const enum cel_kind *kinds, int
 /* verifyString: returns the id of the offending expression, or 0 */
 static int32_t fc_verify_string(struct validator *v, struct cel_expr *e)
 {
-    static const enum cel_kind ok[] = {CK_LIST, CK_MAP,       CK_INT,   CK_UINT,     CK_DOUBLE,
-                                       CK_BOOL, CK_STRING,    CK_TIMESTAMP, CK_BYTES, CK_DURATION,
-                                       CK_TYPE, CK_NULL};
+    static const enum cel_kind ok[] = {CK_LIST,   CK_MAP,      CK_INT,    CK_UINT,
+                                       CK_DOUBLE, CK_BOOL,     CK_STRING, CK_TIMESTAMP,
+                                       CK_BYTES,  CK_DURATION, CK_TYPE,   CK_NULL};
     if (!fc_kind_ok(vtype(v, e), ok, (int)(sizeof(ok) / sizeof(ok[0]))))
         return e->id;
     if (e->kind == CEL_E_LIST) {
@@ -1472,9 +1466,9 @@ static void visit_node(struct validator *v, struct cel_expr *e)
             } else if (arg->u.lit.kind == CEL_LIT_STRING) {
                 int64_t a;
                 int32_t b;
-                bad = v->pass == 0 ? !cel_duration_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a)
-                                   : !cel_timestamp_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a,
-                                                          &b);
+                bad = v->pass == 0
+                          ? !cel_duration_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a)
+                          : !cel_timestamp_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a, &b);
             } else if (v->pass == 1 && arg->u.lit.kind == CEL_LIT_INT) {
                 bad = arg->u.lit.v.i < -62135596800LL || arg->u.lit.v.i > 253402300799LL;
             } else if (arg->u.lit.kind != CEL_LIT_STRING && arg->u.lit.kind != CEL_LIT_INT) {

@@ -133,13 +133,13 @@ enum cost_kind {
     CK_DEFAULT = 0, /* 1 */
     CK_LIST_OUT,    /* ext: list_slice, lists_range, list_reverse: the result's size */
     CK_FLATTEN,
-    CK_SELF0,       /* list_distinct, list_<T>_sort */
-    CK_SELF1,       /* list_<T>_sortByAssociatedKeys */
+    CK_SELF0, /* list_distinct, list_<T>_sort */
+    CK_SELF1, /* list_<T>_sortByAssociatedKeys */
     CK_CHECK,
     CK_ONE,
-    CK_LIST_FN,     /* isSorted, sum, ... */
-    CK_STR1,        /* 0.1 x size(args[0]) */
-    CK_STR2,        /* 0.2 x size(args[0]): replace, split */
+    CK_LIST_FN, /* isSorted, sum, ... */
+    CK_STR1,    /* 0.1 x size(args[0]) */
+    CK_STR2,    /* 0.2 x size(args[0]): replace, split */
     CK_JOIN,
     CK_FIND,
     CK_IP,
@@ -150,8 +150,8 @@ enum cost_kind {
     CK_CONTAINS_CIDR,
     CK_CONTAINS_CIDR_STR,
     CK_VALIDATE,
-    CK_SUFFIX,      /* starts_with, ends_with: 0.1 x size(args[1]) */
-    CK_CONV,        /* 0.1 x size(args[0]) by overload id */
+    CK_SUFFIX, /* starts_with, ends_with: 0.1 x size(args[1]) */
+    CK_CONV,   /* 0.1 x size(args[0]) by overload id */
     CK_IN_LIST,
     CK_STRCMP,
     CK_ADD_STR,
@@ -161,21 +161,51 @@ enum cost_kind {
 
 int cel_cost_kind(const char *fn, const char *ovid)
 {
-    static const char *const list_fns[] = {"isSorted",    "sum",         "max", "min",
-                                           "indexOf",     "lastIndexOf", "includes", NULL};
-    static const char *const str1[] = {"url",       "lowerAscii", "upperAscii",
-                                       "substring", "trim",       "jsonpatch.escapeKey", NULL};
-    static const char *const one[] = {
-        "serviceAccount", "path",   "group",        "resource",       "subresource",
-        "namespace",      "name",   "allowed",      "reason",         "error",
-        "errored",        "masked", "prefixLength", "family",         "isUnspecified",
-        "isLoopback",     "isLinkLocalMulticast",   "isLinkLocalUnicast", "isGlobalUnicast",
-        "format.named",   "sign",   "asInteger",    "isInteger",      "asApproximateFloat",
-        "isGreaterThan",  "isLessThan", "compareTo", "add",           "sub",
-        "major",          "minor",  "patch",        "getScheme",      "getHostname",
-        "getHost",        "getPort", "getEscapedPath", "getQuery",    NULL};
-    static const char *const str_conv[] = {"cidr", "isIP", "isCIDR", "quantity", "isQuantity",
-                                           "semver", "isSemver", NULL};
+    static const char *const list_fns[] = {"isSorted", "sum",         "max",      "min",
+                                           "indexOf",  "lastIndexOf", "includes", NULL};
+    static const char *const str1[] = {"url",  "lowerAscii",          "upperAscii", "substring",
+                                       "trim", "jsonpatch.escapeKey", NULL};
+    static const char *const one[] = {"serviceAccount",
+                                      "path",
+                                      "group",
+                                      "resource",
+                                      "subresource",
+                                      "namespace",
+                                      "name",
+                                      "allowed",
+                                      "reason",
+                                      "error",
+                                      "errored",
+                                      "masked",
+                                      "prefixLength",
+                                      "family",
+                                      "isUnspecified",
+                                      "isLoopback",
+                                      "isLinkLocalMulticast",
+                                      "isLinkLocalUnicast",
+                                      "isGlobalUnicast",
+                                      "format.named",
+                                      "sign",
+                                      "asInteger",
+                                      "isInteger",
+                                      "asApproximateFloat",
+                                      "isGreaterThan",
+                                      "isLessThan",
+                                      "compareTo",
+                                      "add",
+                                      "sub",
+                                      "major",
+                                      "minor",
+                                      "patch",
+                                      "getScheme",
+                                      "getHostname",
+                                      "getHost",
+                                      "getPort",
+                                      "getEscapedPath",
+                                      "getQuery",
+                                      NULL};
+    static const char *const str_conv[] = {"cidr",       "isIP",   "isCIDR",   "quantity",
+                                           "isQuantity", "semver", "isSemver", NULL};
     const char *ov = ovid ? ovid : "";
 
     /* ext.Lists v3 overload trackers (by the one overload id) */
@@ -213,8 +243,7 @@ int cel_cost_kind(const char *fn, const char *ovid)
     if (!strcmp(fn, "containsIP"))
         return !strcmp(ov, "cidr_contains_ip_string") ? CK_CONTAINS_IP_STR : CK_CONTAINS_IP;
     if (!strcmp(fn, "containsCIDR"))
-        return !strcmp(ov, "cidr_contains_cidr_string") ? CK_CONTAINS_CIDR_STR
-                                                          : CK_CONTAINS_CIDR;
+        return !strcmp(ov, "cidr_contains_cidr_string") ? CK_CONTAINS_CIDR_STR : CK_CONTAINS_CIDR;
     if (!strcmp(fn, "validate"))
         return CK_VALIDATE;
     /* cel-go's defaults by overload id */

@@ -106,8 +106,7 @@ static const struct decl d_inner_cap = {32, &d_id, &d_quantity, NULL, NULL, 0};
 static const struct decl d_outer_cap = {32, &d_domain, &d_inner_cap, NULL, NULL, 0};
 static const char *const dev_names[] = {"allowMultipleAllocations", "driver", "attributes",
                                         "capacity"};
-static const struct decl *const dev_fields[] = {&d_multi, &d_driver, &d_outer_attrs,
-                                                &d_outer_cap};
+static const struct decl *const dev_fields[] = {&d_multi, &d_driver, &d_outer_attrs, &d_outer_cap};
 static const struct decl d_device = {0, NULL, NULL, dev_names, dev_fields, 4};
 
 /* paths: arrays of names */
@@ -175,8 +174,8 @@ struct local {
 struct coster {
     struct arena *a;
     const struct cel_checked *chk;
-    struct path *paths;        /* by id */
-    bool *has_size;            /* computedSizes */
+    struct path *paths; /* by id */
+    bool *has_size;     /* computedSizes */
     struct est *sizes;
     struct entry_size *entries; /* computedEntrySizes */
     struct local *locals;
@@ -599,11 +598,12 @@ static bool type_named(const struct cel_type *t, const char *name)
 }
 
 /* library.CostEstimator.EstimateCallCost */
-static bool k8s_estimate(struct coster *c, const char *fn, const char *ov, const struct node *target,
-                         const struct node *args, int nargs, struct call_est *r)
+static bool k8s_estimate(struct coster *c, const char *fn, const char *ov,
+                         const struct node *target, const struct node *args, int nargs,
+                         struct call_est *r)
 {
-    static const char *const list_fns[] = {"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf",
-                                           "includes"};
+    static const char *const list_fns[] = {"isSorted", "sum",         "max",     "min",
+                                           "indexOf",  "lastIndexOf", "includes"};
     for (size_t i = 0; i < sizeof(list_fns) / sizeof(list_fns[0]); i++) {
         if (strcmp(fn, list_fns[i]))
             continue;
@@ -910,10 +910,10 @@ static struct call_est function_cost(struct coster *c, struct cel_expr *e, const
         return r;
     }
     {
-        static const char *const cmp[] = {"less_string",   "greater_string", "less_equals_string",
-                                          "greater_equals_string", "less_bytes", "greater_bytes",
-                                          "less_equals_bytes", "greater_equals_bytes", "equals",
-                                          "not_equals"};
+        static const char *const cmp[] = {
+            "less_string", "greater_string", "less_equals_string", "greater_equals_string",
+            "less_bytes",  "greater_bytes",  "less_equals_bytes",  "greater_equals_bytes",
+            "equals",      "not_equals"};
         for (size_t i = 0; i < sizeof(cmp) / sizeof(cmp[0]); i++) {
             if (strcmp(ov, cmp[i]))
                 continue;
@@ -933,8 +933,7 @@ static struct est cost_call(struct coster *c, struct cel_expr *e)
 {
     struct est sum = {0, 0};
     int n = e->u.call.nargs;
-    const struct cel_ref *ref =
-        e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
+    const struct cel_ref *ref = e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
 
     if (!strcmp(e->u.call.fn, "dyn") && n == 1) {
         struct est ac = cost(c, e->u.call.args[0]);
@@ -1018,8 +1017,7 @@ static struct est cost(struct coster *c, struct cel_expr *e)
         } else {
             /* the checker rewrote the identifier to the name it resolved (".device") */
             struct path none = {NULL, 0};
-            const struct cel_ref *r =
-                e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
+            const struct cel_ref *r = e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
             add_path(c, e, none, r && r->name ? r->name : e->u.ident);
         }
         return fixed(1);

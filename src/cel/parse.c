@@ -62,18 +62,42 @@ enum {
 };
 
 static const char *const tok_names[T_NTYPES] = {
-    [T_EQ] = "'=='",          [T_NE] = "'!='",           [T_IN] = "'in'",
-    [T_LT] = "'<'",           [T_LE] = "'<='",           [T_GE] = "'>='",
-    [T_GT] = "'>'",           [T_AND] = "'&&'",          [T_OR] = "'||'",
-    [T_LBRACKET] = "'['",     [T_RBRACKET] = "']'",      [T_LBRACE] = "'{'",
-    [T_RBRACE] = "'}'",       [T_LPAREN] = "'('",        [T_RPAREN] = "')'",
-    [T_DOT] = "'.'",          [T_COMMA] = "','",         [T_MINUS] = "'-'",
-    [T_EXCLAM] = "'!'",       [T_QUESTION] = "'?'",      [T_COLON] = "':'",
-    [T_PLUS] = "'+'",         [T_STAR] = "'*'",          [T_SLASH] = "'/'",
-    [T_PERCENT] = "'%'",      [T_TRUE] = "'true'",       [T_FALSE] = "'false'",
-    [T_NULL] = "'null'",      [T_WS] = "WHITESPACE",     [T_COMMENT] = "COMMENT",
-    [T_NUM_FLOAT] = "NUM_FLOAT", [T_NUM_INT] = "NUM_INT", [T_NUM_UINT] = "NUM_UINT",
-    [T_STRING] = "STRING",    [T_BYTES] = "BYTES",       [T_IDENT] = "IDENTIFIER",
+    [T_EQ] = "'=='",
+    [T_NE] = "'!='",
+    [T_IN] = "'in'",
+    [T_LT] = "'<'",
+    [T_LE] = "'<='",
+    [T_GE] = "'>='",
+    [T_GT] = "'>'",
+    [T_AND] = "'&&'",
+    [T_OR] = "'||'",
+    [T_LBRACKET] = "'['",
+    [T_RBRACKET] = "']'",
+    [T_LBRACE] = "'{'",
+    [T_RBRACE] = "'}'",
+    [T_LPAREN] = "'('",
+    [T_RPAREN] = "')'",
+    [T_DOT] = "'.'",
+    [T_COMMA] = "','",
+    [T_MINUS] = "'-'",
+    [T_EXCLAM] = "'!'",
+    [T_QUESTION] = "'?'",
+    [T_COLON] = "':'",
+    [T_PLUS] = "'+'",
+    [T_STAR] = "'*'",
+    [T_SLASH] = "'/'",
+    [T_PERCENT] = "'%'",
+    [T_TRUE] = "'true'",
+    [T_FALSE] = "'false'",
+    [T_NULL] = "'null'",
+    [T_WS] = "WHITESPACE",
+    [T_COMMENT] = "COMMENT",
+    [T_NUM_FLOAT] = "NUM_FLOAT",
+    [T_NUM_INT] = "NUM_INT",
+    [T_NUM_UINT] = "NUM_UINT",
+    [T_STRING] = "STRING",
+    [T_BYTES] = "BYTES",
+    [T_IDENT] = "IDENTIFIER",
     [T_ESC_IDENT] = "ESC_IDENTIFIER",
 };
 
@@ -456,8 +480,8 @@ static int lex_all(struct lexer *lx)
         case '\n':
         case '\f': {
             int32_t j = p;
-            while (j < n && (c[j] == ' ' || c[j] == '\t' || c[j] == '\r' || c[j] == '\n' ||
-                             c[j] == '\f'))
+            while (j < n &&
+                   (c[j] == ' ' || c[j] == '\t' || c[j] == '\r' || c[j] == '\n' || c[j] == '\f'))
                 j++;
             CAND(T_WS, j - p, j - p);
             break;
@@ -688,7 +712,7 @@ static void tok_display(struct parser *p, struct buf *b, const struct tok *t)
 typedef uint64_t tokset;
 #define TS(t) ((tokset)1 << ((t) == T_EOF ? 0 : (t)))
 #define SET_PRIMARY                                                                                \
-    (TS(T_LBRACKET) | TS(T_LBRACE) | TS(T_LPAREN) | TS(T_DOT) | TS(T_MINUS) | TS(T_TRUE) |       \
+    (TS(T_LBRACKET) | TS(T_LBRACE) | TS(T_LPAREN) | TS(T_DOT) | TS(T_MINUS) | TS(T_TRUE) |         \
      TS(T_FALSE) | TS(T_NULL) | TS(T_NUM_FLOAT) | TS(T_NUM_INT) | TS(T_NUM_UINT) | TS(T_STRING) |  \
      TS(T_BYTES) | TS(T_IDENT))
 #define SET_EXPR (SET_PRIMARY | TS(T_EXCLAM))
@@ -765,8 +789,7 @@ static bool enter(struct parser *p, int *counter)
     if (++*counter > p->max_depth) {
         if (!p->failed) {
             p->failed = true;
-            cel_diags_add(p->diags, 0, -1, "expression recursion limit exceeded: %d",
-                          p->max_depth);
+            cel_diags_add(p->diags, 0, -1, "expression recursion limit exceeded: %d", p->max_depth);
         }
         return false;
     }
@@ -872,8 +895,8 @@ static struct cel_expr *macro_error(struct parser *p, int32_t at_id, const char 
 
 static struct cel_expr *mk_comp(struct parser *p, int32_t call_id, struct cel_expr *range,
                                 const char *iter, const char *iter2, const char *accu,
-                                struct cel_expr *init, struct cel_expr *cond,
-                                struct cel_expr *step, struct cel_expr *result)
+                                struct cel_expr *init, struct cel_expr *cond, struct cel_expr *step,
+                                struct cel_expr *result)
 {
     struct cel_expr *e = new_expr(p, CEL_E_COMP, id_at(p, call_id));
     if (!e)
@@ -917,9 +940,11 @@ static struct cel_expr *expand_comprehension(struct parser *p, int32_t cid, char
             return macro_error(p, args[1]->id, msg);
         }
         if (!strcmp(v1, ACCU) || !strcmp(v1, "__result__"))
-            return macro_error(p, args[0]->id, "iteration variable overwrites accumulator variable");
+            return macro_error(p, args[0]->id,
+                               "iteration variable overwrites accumulator variable");
         if (!strcmp(v2, ACCU) || !strcmp(v2, "__result__"))
-            return macro_error(p, args[1]->id, "iteration variable overwrites accumulator variable");
+            return macro_error(p, args[1]->id,
+                               "iteration variable overwrites accumulator variable");
     } else {
         if (args[0]->kind != CEL_E_IDENT)
             return macro_error(p, args[0]->id,
@@ -927,7 +952,8 @@ static struct cel_expr *expand_comprehension(struct parser *p, int32_t cid, char
                                                             : "argument must be a simple name");
         v1 = args[0]->u.ident;
         if (!strcmp(v1, ACCU) || !strcmp(v1, "__result__"))
-            return macro_error(p, args[0]->id, "iteration variable overwrites accumulator variable");
+            return macro_error(p, args[0]->id,
+                               "iteration variable overwrites accumulator variable");
     }
     switch (kind) {
     case 'a':
@@ -957,7 +983,8 @@ static struct cel_expr *expand_comprehension(struct parser *p, int32_t cid, char
         c3[1] = mk_call2(p, id_at(p, cid), "_+_", accu_ident(p, cid), mk_int(p, id_at(p, cid), 1));
         c3[2] = accu_ident(p, cid);
         step = mk_call(p, id_at(p, cid), "_?_:_", NULL, c3, 3);
-        result = mk_call2(p, id_at(p, cid), "_==_", accu_ident(p, cid), mk_int(p, id_at(p, cid), 1));
+        result =
+            mk_call2(p, id_at(p, cid), "_==_", accu_ident(p, cid), mk_int(p, id_at(p, cid), 1));
         break;
     }
     case 'm':
@@ -1048,7 +1075,8 @@ static struct cel_expr *expand_sort_by(struct parser *p, int32_t cid, struct cel
     struct cel_expr *mapped, *keys_call, *margs[2];
 
     if (args[0]->kind != CEL_E_IDENT)
-        return macro_error(p, args[0]->id, "sortBy(var, ...) variable name must be a simple identifier");
+        return macro_error(p, args[0]->id,
+                           "sortBy(var, ...) variable name must be a simple identifier");
     margs[0] = args[0];
     margs[1] = args[1];
     mapped = expand_comprehension(p, cid, 'm', false, mk_ident(p, id_at(p, cid), var), margs, 2);
@@ -1221,9 +1249,9 @@ static struct cel_expr *maybe_macro(struct parser *p, int32_t cid, const char *f
 /* ---- grammar ---- */
 
 static const char *const reserved[] = {
-    "as",   "break",  "const",   "continue",  "else",   "false", "for",
-    "function", "if", "import", "in",   "let",   "loop",   "package", "namespace",
-    "null", "return", "true",    "var",       "void",   "while",
+    "as",        "break", "const",  "continue", "else", "false", "for",
+    "function",  "if",    "import", "in",       "let",  "loop",  "package",
+    "namespace", "null",  "return", "true",     "var",  "void",  "while",
 };
 
 static bool is_reserved(const char *s)
@@ -1609,7 +1637,7 @@ static struct cel_expr *parse_message(struct parser *p, bool leading_dot, const 
             return NULL;
         }
         full[0] = '.';
-        strcpy(full + 1, name);
+        memcpy(full + 1, name, strlen(name) + 1);
         name = full;
     }
     while (!p->failed && !at(p, T_RBRACE)) {
@@ -1748,7 +1776,7 @@ static struct cel_expr *parse_primary(struct parser *p)
                     return NULL;
                 }
                 name[0] = '.';
-                strcpy(name + 1, txt);
+                memcpy(name + 1, txt, strlen(txt) + 1);
             } else {
                 name = (char *)txt;
             }
@@ -2048,8 +2076,8 @@ static struct cel_expr *parse_unary(struct parser *p)
 {
     const struct tok *t = la(p, 1);
 
-    if (t->type == T_EXCLAM || (t->type == T_MINUS && la(p, 2)->type != T_NUM_INT &&
-                                la(p, 2)->type != T_NUM_FLOAT)) {
+    if (t->type == T_EXCLAM ||
+        (t->type == T_MINUS && la(p, 2)->type != T_NUM_INT && la(p, 2)->type != T_NUM_FLOAT)) {
         int type = t->type, n = 0;
         struct cel_expr *m;
         int32_t id;
@@ -2079,8 +2107,7 @@ static int add_op(int t)
 }
 static int rel_op(int t)
 {
-    return t == T_LT || t == T_LE || t == T_GE || t == T_GT || t == T_EQ || t == T_NE ||
-           t == T_IN;
+    return t == T_LT || t == T_LE || t == T_GE || t == T_GT || t == T_EQ || t == T_NE || t == T_IN;
 }
 static const char *op_fn(int t)
 {

@@ -211,7 +211,8 @@ static struct pnode *plan_ident(struct planner *p, struct cel_expr *e, const cha
             return attr_node(p, a, e->id);
         }
     }
-    if (!strcmp(name, p->env->var_name) || (name[0] == '.' && !strcmp(name + 1, p->env->var_name))) {
+    if (!strcmp(name, p->env->var_name) ||
+        (name[0] == '.' && !strcmp(name + 1, p->env->var_name))) {
         a = attr_new(p, A_VAR, e->id);
         return a ? attr_node(p, a, e->id) : NULL;
     }
@@ -251,8 +252,8 @@ static struct cel_val fold_eval(struct planner *p, struct pnode *n)
 
 static bool is_type_conversion(const char *fn)
 {
-    static const char *const v[] = {"bool", "bytes", "double", "duration", "dyn",
-                                    "int",  "string", "timestamp", "type", "uint"};
+    static const char *const v[] = {"bool", "bytes",  "double",    "duration", "dyn",
+                                    "int",  "string", "timestamp", "type",     "uint"};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         if (!strcmp(fn, v[i]))
             return true;
@@ -331,14 +332,14 @@ static struct pnode *plan_index(struct planner *p, struct cel_expr *e, bool opti
         if (v->k != CV_STRING && v->k != CV_INT && v->k != CV_UINT && v->k != CV_BOOL &&
             v->k != CV_DOUBLE) {
             static const char *const names[] = {
-                [CV_NULL] = "types.Null",     [CV_BYTES] = "types.Bytes",
-                [CV_LIST] = "*types.baseList", [CV_MAP] = "*types.baseMap",
-                [CV_TYPE] = "*types.Type",    [CV_OPTIONAL] = "*types.Optional",
+                [CV_NULL] = "types.Null",         [CV_BYTES] = "types.Bytes",
+                [CV_LIST] = "*types.baseList",    [CV_MAP] = "*types.baseMap",
+                [CV_TYPE] = "*types.Type",        [CV_OPTIONAL] = "*types.Optional",
                 [CV_DURATION] = "types.Duration", [CV_TIMESTAMP] = "types.Timestamp",
-                [CV_QUANTITY] = "cel.Quantity", [CV_SEMVER] = "cel.Semver",
+                [CV_QUANTITY] = "cel.Quantity",   [CV_SEMVER] = "cel.Semver",
             };
-            const char *nm = v->k < sizeof(names) / sizeof(names[0]) && names[v->k] ? names[v->k]
-                                                                                     : "unknown";
+            const char *nm =
+                v->k < sizeof(names) / sizeof(names[0]) && names[v->k] ? names[v->k] : "unknown";
             pfail(p, "invalid qualifier type: %s", nm);
             return NULL;
         }
@@ -474,8 +475,9 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     /* quantity("40Gi"), semver("1.2.3"), ...: computed once here; each evaluation still
      * evaluates the (constant) arguments and charges the call as cel-go would */
     {
-        static const char *const pure[] = {"quantity", "isQuantity", "semver", "isSemver", "ip",
-                                           "isIP", "cidr", "isCIDR", "url", "isURL", NULL};
+        static const char *const pure[] = {"quantity", "isQuantity", "semver", "isSemver",
+                                           "ip",       "isIP",       "cidr",   "isCIDR",
+                                           "url",      "isURL",      NULL};
         bool all_const = true, listed = false;
         for (int k = 0; k < na; k++)
             all_const = all_const && args[k]->kind == P_CONST;
@@ -495,9 +497,8 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     if ((!strcmp(fn, "matches") || !strcmp(fn, "find") || !strcmp(fn, "findAll")) && na >= 2 &&
         args[1]->kind == P_CONST && args[1]->u.cval.k == CV_STRING) {
         char err[400];
-        const struct cel_regex *re =
-            cel_regex_compile(p->a, args[1]->u.cval.v.s, args[1]->u.cval.n, p->regexes, err,
-                              sizeof(err));
+        const struct cel_regex *re = cel_regex_compile(p->a, args[1]->u.cval.v.s, args[1]->u.cval.n,
+                                                       p->regexes, err, sizeof(err));
         if (!re) {
             pfail(p, "%s", err);
             return NULL;
@@ -505,8 +506,8 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
         n->u.call.regex = re;
         n->u.call.arity = 3;
         n->u.call.impl = cel_impl_find(!strcmp(fn, "matches") ? "@matches_compiled"
-                                       : !strcmp(fn, "find") ? "@find_compiled"
-                                                             : "@findAll_compiled");
+                                       : !strcmp(fn, "find")  ? "@find_compiled"
+                                                              : "@findAll_compiled");
         n->u.call.decl = NULL;
         n->u.call.dispatch = NULL;
     }
@@ -691,8 +692,8 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
 }
 
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
-                       struct cel_expr *root, struct cel_regex **regexes, char *err,
-                       size_t errsize, int *max_depth)
+                       struct cel_expr *root, struct cel_regex **regexes, char *err, size_t errsize,
+                       int *max_depth)
 {
     struct planner *p = calloc(1, sizeof(*p));
     struct pnode *n;

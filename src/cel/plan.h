@@ -12,7 +12,7 @@
  * err. *max_depth: the deepest comprehension slot used. */
 struct cel_regex;
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
-                       struct cel_expr *root, struct cel_regex **regexes, char *err,
-                       size_t errsize, int *max_depth);
+                       struct cel_expr *root, struct cel_regex **regexes, char *err, size_t errsize,
+                       int *max_depth);
 
 #endif

@@ -467,8 +467,9 @@ parsed : {
                 if (fmt == 1)
                     canon = exponent % 10 == 0 && (v & 7) != 0;
                 else
-                    canon = scale % 3 == 0 && num[0] != '0' &&
-                            !(num_len + den_len >= 3 && ends_000(num, num_len, str + den_s, den_len));
+                    canon =
+                        scale % 3 == 0 && num[0] != '0' &&
+                        !(num_len + den_len >= 3 && ends_000(num, num_len, str + den_s, den_len));
                 return q_fmt(q_int(a, result, scale), fmt, canon);
             }
         }
@@ -997,7 +998,7 @@ double cel_go_pow10(int n)
     };
     static const double postab32[] = {1e00,  1e32,  1e64,  1e96,  1e128,
                                       1e160, 1e192, 1e224, 1e256, 1e288};
-    static const double negtab32[] = {1e-00, 1e-32,  1e-64,  1e-96,  1e-128, 1e-160,
+    static const double negtab32[] = {1e-00,  1e-32,  1e-64,  1e-96,  1e-128, 1e-160,
                                       1e-192, 1e-224, 1e-256, 1e-288, 1e-320};
 
     if (0 <= n && n <= 308)

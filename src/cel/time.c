@@ -95,8 +95,8 @@ static const struct {
     const char *u;
     uint64_t ns;
 } units[] = {
-    {"ns", 1},        {"us", 1000},           {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
-    {"ms", 1000000},  {"s", 1000000000ULL},   {"m", 60000000000ULL}, {"h", 3600000000000ULL},
+    {"ns", 1},       {"us", 1000},         {"\xc2\xb5s", 1000},   {"\xce\xbcs", 1000},
+    {"ms", 1000000}, {"s", 1000000000ULL}, {"m", 60000000000ULL}, {"h", 3600000000000ULL},
 };
 
 /* time.ParseDuration */
@@ -434,7 +434,8 @@ static struct cel_val add_time_dur(const struct cel_val *t, int64_t d)
     return ts(sec, (int32_t)nsec, t->x);
 }
 
-struct cel_val cel_time_add(struct ev *ev, const struct cel_val *x, const struct cel_val *y, bool sub)
+struct cel_val cel_time_add(struct ev *ev, const struct cel_val *x, const struct cel_val *y,
+                            bool sub)
 {
     (void)ev;
     if (!sub) {
@@ -569,8 +570,8 @@ static struct zone *load_zone(const char *name, const char **err)
             c[i] = be32(p + off + 4 * (size_t)i);
         /* isutcnt isstdcnt leapcnt timecnt typecnt charcnt */
         off = 44;
-        need = (size_t)c[3] * 5 + (size_t)c[4] * 6 + (size_t)c[5] + (size_t)c[2] * 8 + (size_t)c[1] +
-               (size_t)c[0];
+        need = (size_t)c[3] * 5 + (size_t)c[4] * 6 + (size_t)c[5] + (size_t)c[2] * 8 +
+               (size_t)c[1] + (size_t)c[0];
         if (version >= 2 && off + need + 44 <= len && !memcmp(p + off + need, "TZif", 4)) {
             off += need;
             for (int i = 0; i < 6; i++)
@@ -1029,7 +1030,7 @@ static struct cel_val ts_get(struct ev *ev, const struct cel_val *a, int n, enum
 }
 
 #define GETTER(fname, g)                                                                           \
-    static struct cel_val fname(struct ev *ev, const struct cel_val *a, int n)                    \
+    static struct cel_val fname(struct ev *ev, const struct cel_val *a, int n)                     \
     {                                                                                              \
         return ts_get(ev, a, n, g);                                                                \
     }
@@ -1049,8 +1050,8 @@ static struct cel_val f_dur_hours(struct ev *ev, const struct cel_val *a, int n)
     int64_t d = a[0].v.i;
     (void)ev;
     (void)n;
-    return cel_int((int64_t)((double)(d / 3600000000000LL) +
-                             (double)(d % 3600000000000LL) / (60 * 60 * 1e9)));
+    return cel_int(
+        (int64_t)((double)(d / 3600000000000LL) + (double)(d % 3600000000000LL) / (60 * 60 * 1e9)));
 }
 
 static struct cel_val f_dur_minutes(struct ev *ev, const struct cel_val *a, int n)
@@ -1058,7 +1059,8 @@ static struct cel_val f_dur_minutes(struct ev *ev, const struct cel_val *a, int 
     int64_t d = a[0].v.i;
     (void)ev;
     (void)n;
-    return cel_int((int64_t)((double)(d / 60000000000LL) + (double)(d % 60000000000LL) / (60 * 1e9)));
+    return cel_int(
+        (int64_t)((double)(d / 60000000000LL) + (double)(d % 60000000000LL) / (60 * 1e9)));
 }
 
 static struct cel_val f_dur_seconds(struct ev *ev, const struct cel_val *a, int n)
@@ -1099,8 +1101,7 @@ static struct cel_val f_string_to_timestamp(struct ev *ev, const struct cel_val 
     int off;
     (void)n;
     if (!parse_ts(a[0].v.s, a[0].n, &sec, &nsec, &off))
-        return cel_err(ev->a,
-                       "type conversion error from 'string' to 'google.protobuf.Timestamp'");
+        return cel_err(ev->a, "type conversion error from 'string' to 'google.protobuf.Timestamp'");
     if (sec < MIN_UNIX || sec > MAX_UNIX)
         return cel_err_static("timestamp overflow");
     return ts(sec, nsec, off);

@@ -5,6 +5,7 @@
  * operation), answers a bool or an error with a message, and gives the same answer twice. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (r1.error) {
                 if (!r1.error[0] && r1.error_len == 0)
                     abort();
-                strncpy(first, r1.error, sizeof(first) - 1);
+                snprintf(first, sizeof(first), "%s", r1.error);
             }
             if (cel_eval(p, views[i], scratch, &r2) < 0)
                 continue;
