@@ -226,6 +226,10 @@ static struct pnode *plan_ident(struct planner *p, struct cel_expr *e, const cha
             return attr_node(p, a, e->id);
         }
     }
+    if (type_of(p, e->id)->kind == CK_TYPE) {
+        pfail(p, "reference to undefined type: %s", name[0] == '.' ? name + 1 : name);
+        return NULL;
+    }
     pfail(p, "no such attribute(s): %s", name);
     return NULL;
 }
