@@ -653,8 +653,8 @@ static bool resolve_ident(struct checker *c, const char *name, bool allow_local,
     /* the standard environment declares duration and timestamp as variables of type type
      * (no value: a program that reads one cannot be built) */
     if (!strcmp(g, "duration") || !strcmp(g, "timestamp")) {
-        lt = new_type(c, CK_TYPE, "type", 1,
-                      g[0] == 'd' ? &cel_t_duration : &cel_t_timestamp, NULL);
+        lt =
+            new_type(c, CK_TYPE, "type", 1, g[0] == 'd' ? &cel_t_duration : &cel_t_timestamp, NULL);
         if (!lt)
             return false;
         *type = lt;

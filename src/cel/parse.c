@@ -1749,8 +1749,7 @@ static bool is_reserved(const char *s)
 #define F_LITERAL                                                                                  \
     (TS(T_MINUS) | TS(T_NUM_INT) | TS(T_NUM_UINT) | TS(T_NUM_FLOAT) | TS(T_STRING) | TS(T_BYTES) | \
      TS(T_TRUE) | TS(T_FALSE) | TS(T_NULL))
-#define S_RELOPS                                                                                   \
-    (TS(T_LT) | TS(T_LE) | TS(T_GE) | TS(T_GT) | TS(T_EQ) | TS(T_NE) | TS(T_IN))
+#define S_RELOPS (TS(T_LT) | TS(T_LE) | TS(T_GE) | TS(T_GT) | TS(T_EQ) | TS(T_NE) | TS(T_IN))
 #define S_CALCOPS (TS(T_STAR) | TS(T_SLASH) | TS(T_PERCENT) | TS(T_PLUS) | TS(T_MINUS))
 #define S_SUFFIX (TS(T_DOT) | TS(T_LBRACKET))
 
@@ -2226,7 +2225,8 @@ static struct cel_expr *parse_message(struct parser *p, bool leading_dot, const 
     if (!p->exc) {
         lb = match(p, T_LBRACE, F_OPTFIELD | TS(T_COMMA) | TS(T_RBRACE), false, SITE_MSG_OPEN);
     }
-    if (!p->exc && sync(p, F_OPTFIELD | TS(T_COMMA) | TS(T_RBRACE), false, false, SITE_MSG_FIELDS)) {
+    if (!p->exc &&
+        sync(p, F_OPTFIELD | TS(T_COMMA) | TS(T_RBRACE), false, false, SITE_MSG_FIELDS)) {
         if (la_in(p, 1, F_OPTFIELD)) {
             if (push_frame(p, TS(T_COMMA) | TS(T_RBRACE), false)) {
                 parse_field_inits(p, &ents);
@@ -2618,7 +2618,7 @@ member:
     m = parse_member(p);
     pop_frame(p);
     return m;
-error_literal: {
+error_literal : {
     /* VisitUnary of a unary with no alternative: the string "<<error>>" */
     struct cel_lit lit = {.kind = CEL_LIT_STRING};
     lit.v.s.p = "<<error>>";
