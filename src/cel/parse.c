@@ -344,6 +344,8 @@ struct lexer {
     struct arena *a;
     struct tok *toks;
     int32_t ntoks, alloc;
+    int nerrors; /* cel-go's listener takes 100 syntax errors, then stops the parse */
+    bool too_many;
 };
 
 static int lex_push(struct lexer *lx, int type, int32_t start, int32_t stop)
@@ -559,6 +561,12 @@ static int lex_all(struct lexer *lx)
                 char tmp[4];
                 buf_append(&b, tmp, cel_utf8_encode(c[i], tmp));
             }
+            if (++lx->nerrors > 100) {
+                cel_diags_add(lx->diags, 0, p, "Syntax error: More than 100 syntax errors");
+                buf_release(&b);
+                lx->too_many = true;
+                break;
+            }
             cel_diags_add(lx->diags, 0, p, "Syntax error: token recognition error at: '%s'",
                           b.data ? b.data : "");
             buf_release(&b);
@@ -601,7 +609,9 @@ struct parser {
     int exc_site;
     int32_t last_err_pos;
     int last_sites[16], nlast_sites;
-    int recoveries;
+    int recoveries;     /* cel-go stops at 30 attempts */
+    int lookahead;      /* tokens one recovery consumed: cel-go stops past 256 */
+    bool aborted;       /* a limit stopped the parse before any tree was visited */
     struct tok missing; /* a token single-token insertion conjured */
 };
 
@@ -884,6 +894,33 @@ static void raise_noviable(struct parser *p, int32_t start, int32_t offending, i
     p->exc_site = site;
 }
 
+/* cel-go's recoveryLimitErrorStrategy: the 31st recovery attempt ends the parse */
+static bool check_attempts(struct parser *p)
+{
+    if (p->recoveries == 30) {
+        cel_diags_add(p->diags, 0, la(p, 1)->start,
+                      "Syntax error: error recovery attempt limit exceeded: 30");
+        p->failed = p->aborted = true;
+        return false;
+    }
+    p->recoveries++;
+    p->lookahead = 0;
+    return true;
+}
+
+/* a token consumed while recovering (its lookahead consumer ends the parse past 256) */
+static bool recovery_consume(struct parser *p)
+{
+    if (p->lookahead >= 256) {
+        cel_diags_add(p->diags, 0, -1, "error recovery token lookahead limit exceeded: 256");
+        p->failed = p->aborted = true;
+        return false;
+    }
+    p->lookahead++;
+    p->pos++;
+    return true;
+}
+
 /* the rule's errorExit: ReportError, then Recover (consume up to the recovery set) */
 static void rule_recover(struct parser *p)
 {
@@ -936,14 +973,16 @@ static void rule_recover(struct parser *p)
         }
     }
     p->exc = 0;
+    if (p->failed || !check_attempts(p))
+        return;
     /* another error at the same token from a state seen there before: consume one (the
      * failsafe against looping) */
     if (p->last_err_pos == p->pos) {
         bool seen = false;
         for (int i = 0; i < p->nlast_sites; i++)
             seen = seen || p->last_sites[i] == site;
-        if (seen && la(p, 1)->type != T_EOF)
-            p->pos++;
+        if (seen && la(p, 1)->type != T_EOF && !recovery_consume(p))
+            return;
     }
     if (p->last_err_pos != p->pos)
         p->nlast_sites = 0;
@@ -953,7 +992,8 @@ static void rule_recover(struct parser *p)
     {
         tokset rs = recovery_set(p);
         while (la(p, 1)->type != T_EOF && !in_set(rs, la(p, 1)))
-            p->pos++;
+            if (!recovery_consume(p))
+                return;
     }
 }
 
@@ -970,6 +1010,8 @@ static const struct tok *match(struct parser *p, int type, tokset after, bool af
         p->pos++;
         return t;
     }
+    if (!check_attempts(p))
+        return NULL;
     if (la(p, 2)->type == type) {
         /* single-token deletion */
         syn_error(p, t, "extraneous input ", t, TS(type));
@@ -2922,6 +2964,10 @@ struct cel_expr *cel_parse(struct arena *a, const struct cel_source *src,
     }
     p.toks = lx.toks;
     p.ntoks = lx.ntoks;
+    if (lx.too_many) {
+        free(lx.toks);
+        return new_expr(&p, CEL_E_UNSPEC, 0);
+    }
     /* start: e=expr EOF */
     p.last_err_pos = -1;
     e = NULL;
@@ -2931,6 +2977,22 @@ struct cel_expr *cel_parse(struct arena *a, const struct cel_source *src,
     }
     if (!p.failed && !match(&p, T_EOF, 0, false, SITE_START))
         rule_recover(&p);
+    if (p.aborted) {
+        /* cel-go's parse ended with a panic before its visitor ran: only the lexer's and the
+         * parser's errors remain (no macro, literal or identifier errors) */
+        struct cel_diag **g = &diags->head;
+        diags->tail = &diags->head;
+        while (*g) {
+            if (strncmp((*g)->msg, "Syntax error:", 13) &&
+                strncmp((*g)->msg, "error recovery token lookahead", 30)) {
+                *g = (*g)->next;
+                diags->count--;
+                continue;
+            }
+            diags->tail = &(*g)->next;
+            g = &(*g)->next;
+        }
+    }
     if (!p.failed && e && e->h > p.max_depth)
         cel_diags_add(diags, 0, -1, "max recursion depth exceeded");
     free(lx.toks);
