@@ -599,17 +599,15 @@ static const struct cel_type *type_ident(struct checker *c, const char *name)
         {"type", &cel_t_type},     {"uint", &cel_t_uint},
         {"net.IP", &cel_t_ip},     {"net.CIDR", &cel_t_cidr},
     };
-    static const struct cel_type param_a = {CK_TYPEPARAM, "A", 0, {0}};
-    static const struct cel_type param_b = {CK_TYPEPARAM, "B", 0, {0}};
     const struct cel_type *t = NULL;
 
     for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++)
         if (!strcmp(simple[i].name, name))
             t = simple[i].t;
     if (!t && !strcmp(name, "list"))
-        t = list_of(c, &param_a);
+        t = list_of(c, &cel_t_dyn);
     if (!t && !strcmp(name, "map"))
-        t = map_of(c, &param_a, &param_b);
+        t = map_of(c, &cel_t_dyn, &cel_t_dyn);
     if (!t && !strcmp(name, "optional_type"))
         t = optional_of(c, &cel_t_dyn);
     if (!t)

@@ -23,8 +23,10 @@ static uint64_t actual_size(const struct cel_val *v)
         return v->v.l->n;
     case CV_MAP:
         return v->v.m->n;
-    case CV_OPTIONAL:
-        return 1;
+    case CV_IP: /* bytes of the address: ceil(BitLen/8) */
+        return v->v.ip->v4 ? 4 : 16;
+    case CV_CIDR: /* bytes of the prefix: ceil(Bits/8) */
+        return (uint64_t)(v->v.ip->prefix + 7) / 8;
     default:
         return 1;
     }
@@ -135,6 +137,8 @@ enum cost_kind {
     CK_FLATTEN,
     CK_SELF0, /* list_distinct, list_<T>_sort */
     CK_SELF1, /* list_<T>_sortByAssociatedKeys */
+    CK_SETS1, /* ext.Sets: list_sets_contains_list, list_sets_intersects_list */
+    CK_SETS2, /* list_sets_equivalent_list */
     CK_CHECK,
     CK_ONE,
     CK_LIST_FN, /* isSorted, sum, ... */
@@ -218,6 +222,10 @@ int cel_cost_kind(const char *fn, const char *ovid)
             return CK_SELF0;
         if (!strncmp(ov, "list_", 5) && suffix(ov, "_sortByAssociatedKeys"))
             return CK_SELF1;
+        if (!strcmp(ov, "list_sets_contains_list") || !strcmp(ov, "list_sets_intersects_list"))
+            return CK_SETS1;
+        if (!strcmp(ov, "list_sets_equivalent_list"))
+            return CK_SETS2;
     }
     /* Kubernetes' library.CostEstimator.CallCost, by function name */
     if (!strcmp(fn, "check"))
@@ -303,6 +311,13 @@ uint64_t cel_call_cost(struct ev *ev, const struct pnode *n, const struct cel_va
             return self_compare_cost(&args[1]);
         }
         return 1;
+    case CK_SETS1:
+    case CK_SETS2: {
+        /* trackSetsCost: callCost + uint64(float64(lhsSize*rhsSize)*factor) */
+        uint64_t m = ext_actual_size(&args[0]) * ext_actual_size(&args[1]);
+        double c = (double)m * (kind == CK_SETS2 ? 2.0 : 1.0);
+        return safe_add(1, c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c);
+    }
     case CK_CHECK:
         return 350000;
     case CK_ONE:

@@ -56,7 +56,9 @@ static struct cel_val qualify(struct ev *ev, const struct cel_val *obj, const st
         *present = true;
     switch (obj->k) {
     case CV_MAP: {
-        const struct cel_val *v = cel_map_find(obj->v.m, q);
+        const struct cel_val *v;
+        cel_map_key_check(ev, obj->v.m, q);
+        v = cel_map_find(obj->v.m, q);
         if (v)
             return *v;
         if (present) {
@@ -152,8 +154,10 @@ static struct cel_val apply_quals(struct ev *ev, struct cel_val obj, struct patt
         if (q->test_only && !opt) {
             bool present;
             qv = qual_value(ev, q);
-            if (qv.k == CV_ERROR)
+            if (qv.k == CV_ERROR) {
+                observe(ev, 1); /* evalWatchAttrQual observes its error too */
                 return qv;
+            }
             r = qualify(ev, &obj, &qv, &present);
             observe(ev, 1);
             if (r.k == CV_ERROR)
@@ -162,14 +166,20 @@ static struct cel_val apply_quals(struct ev *ev, struct cel_val obj, struct patt
             continue;
         }
         qv = qual_value(ev, q);
-        if (qv.k == CV_ERROR)
+        if (qv.k == CV_ERROR) {
+            /* evalWatchAttrQual.Qualify observes an error; QualifyIfPresent does not */
+            if (!opt)
+                observe(ev, 1);
             return qv;
+        }
         if (opt) {
             bool present;
             r = qualify(ev, &obj, &qv, &present);
             if (r.k == CV_ERROR)
                 return r;
-            observe(ev, 1);
+            /* QualifyIfPresent's observer sees only what was present */
+            if (present)
+                observe(ev, 1);
             if (!present) {
                 struct cel_val none = {.k = CV_OPTIONAL};
                 return none;
@@ -483,11 +493,8 @@ static struct cel_val eval_map(struct ev *ev, struct pnode *n)
             observe(ev, 30);
             return v;
         }
-        for (uint32_t j = 0; j < m->n; j++)
-            if (cel_key_identical(&m->keys[j], &k))
-                slot = &m->vals[j];
-        if (n->u.map.opt && n->u.map.opt[i]) {
-            if (v.k != CV_OPTIONAL) {
+        if (n->u.map.opt && n->u.map.opt[i] && v.k != CV_OPTIONAL) {
+            {
                 struct buf b = BUF_INIT(0), c = BUF_INIT(0);
                 buf_puts(&b, "cannot initialize optional entry '");
                 cel_val_format_v(&b, &k);
@@ -499,6 +506,16 @@ static struct cel_val eval_map(struct ev *ev, struct pnode *n)
                 observe(ev, 30);
                 return r;
             }
+        }
+        /* the Go map of the literal hashes the key (delete(), for an absent optional value,
+         * panics in its own words) */
+        if (n->u.map.opt && n->u.map.opt[i] && !v.v.o && (k.k == CV_SEMVER || k.k == CV_FORMAT))
+            cel_ev_panic(ev, "hash of unhashable type: %s", cel_go_type_name(&k));
+        cel_map_key_check(ev, NULL, &k);
+        for (uint32_t j = 0; j < m->n; j++)
+            if (cel_key_identical(&m->keys[j], &k))
+                slot = &m->vals[j];
+        if (n->u.map.opt && n->u.map.opt[i]) {
             if (!v.v.o) {
                 if (slot) {
                     uint32_t j = (uint32_t)(slot - m->vals);
@@ -602,6 +619,7 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n)
         struct cel_val v = cel_eval_node(ev, n->u.setmem.arg);
         if (v.k == CV_ERROR)
             return v;
+        cel_map_key_check(ev, NULL, &v); /* the Go map of evalSetMembership hashes v */
         for (int i = 0; i < n->u.setmem.n; i++)
             if (cel_key_identical(&n->u.setmem.set[i], &v))
                 return cel_bool(true);

@@ -173,6 +173,9 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n);
 /* helpers for implementations */
 /* the Go type of the value cel-go would hold (panic and iteration messages) */
 const char *cel_go_type_name(const struct cel_val *v);
+/* a lookup of key in m (NULL: a literal being built) panics as Go's map does for keys it
+ * cannot hash */
+void cel_map_key_check(struct ev *ev, const struct cel_map *m, const struct cel_val *key);
 /* ends the evaluation as cel-go does when a library function panics: "internal error: msg" */
 _Noreturn void cel_ev_panic(struct ev *ev, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

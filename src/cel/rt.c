@@ -124,6 +124,17 @@ bool cel_in_list(const struct cel_list *l, const struct cel_val *v)
     return false;
 }
 
+/* A Go map with ref.Val keys (map literals, transformMap results, getQuery) hashes the key
+ * it is asked about: cel.Semver (slices) and cel.Format (a func) cannot be hashed, and the
+ * runtime panics. Device maps are keyed by strings and do not hash other values. */
+void cel_map_key_check(struct ev *ev, const struct cel_map *m, const struct cel_val *key)
+{
+    if (m && m->strkeys)
+        return;
+    if (key->k == CV_SEMVER || key->k == CV_FORMAT)
+        cel_ev_panic(ev, "runtime error: hash of unhashable type %s", cel_go_type_name(key));
+}
+
 bool cel_in_map(const struct cel_map *m, const struct cel_val *v)
 {
     return cel_map_contains(m, v);

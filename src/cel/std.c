@@ -455,12 +455,13 @@ bool cel_in_map(const struct cel_map *m, const struct cel_val *v);
 
 static struct cel_val f_in(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
     (void)n;
     if (a[1].k == CV_LIST)
         return cel_bool(cel_in_list(a[1].v.l, &a[0]));
-    if (a[1].k == CV_MAP)
+    if (a[1].k == CV_MAP) {
+        cel_map_key_check(ev, a[1].v.m, &a[0]);
         return cel_bool(cel_in_map(a[1].v.m, &a[0]));
+    }
     return a[1].k == CV_ERROR ? a[1] : NSO;
 }
 

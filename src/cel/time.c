@@ -482,7 +482,7 @@ struct ttinfo {
 };
 
 struct zone {
-    char name[128];
+    char name[4096];
     int ntx, ntypes;
     int64_t *tx;
     uint8_t *idx;
@@ -507,10 +507,34 @@ static int32_t be32(const unsigned char *p)
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
 
+/* Go's syscall.Errno texts for what opening or reading a zone file can fail with; NULL for
+ * ENOENT (the next source is tried, then "unknown time zone") */
+static const char *errno_text(int e)
+{
+    switch (e) {
+    case ENOENT:
+        return NULL;
+    case ENOTDIR:
+        return "not a directory";
+    case EISDIR:
+        return "is a directory";
+    case ENAMETOOLONG:
+        return "file name too long";
+    case EACCES:
+        return "permission denied";
+    case ELOOP:
+        return "too many levels of symbolic links";
+    case EINVAL:
+        return "invalid argument";
+    default:
+        return "unknown";
+    }
+}
+
 /* Reads a TZif file (the 64-bit part when there is one). */
 static struct zone *load_zone(const char *name, const char **err)
 {
-    char path[512];
+    char path[4200];
     unsigned char *data = NULL;
     size_t len = 0, cap = 0;
     int fd;
@@ -520,7 +544,9 @@ static struct zone *load_zone(const char *name, const char **err)
     snprintf(path, sizeof(path), "/usr/share/zoneinfo/%s", name);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        *err = "unknown";
+        *err = errno_text(errno);
+        if (!*err)
+            *err = "unknown";
         return NULL;
     }
     for (;;) {
@@ -545,9 +571,12 @@ static struct zone *load_zone(const char *name, const char **err)
         }
         r = read(fd, data + len, cap - len);
         if (r < 0) {
+            int e = errno;
             free(data);
             close(fd);
-            *err = "unknown";
+            *err = errno_text(e);
+            if (!*err)
+                *err = "unknown";
             return NULL;
         }
         if (r == 0)
@@ -947,10 +976,12 @@ static const char *tz_offset_at(struct ev *ev, const struct cel_val *tz, int64_t
         *offset = 0;
         return NULL;
     }
-    if (s[0] == '/' || s[0] == '\\' || memmem(s, n, "..", 2) || memchr(s, 0, n))
+    if (s[0] == '/' || s[0] == '\\' || memmem(s, n, "..", 2))
         return "time: invalid location name";
+    if (memchr(s, 0, n))
+        return "invalid argument"; /* opening a path with a NUL in it */
     {
-        char name[128];
+        char name[4096];
         struct zone *z;
         const char *err = NULL;
         if (n >= sizeof(name))
