@@ -407,6 +407,103 @@ static void yaml_rejects_unknown_alias_and_deep_nesting(void)
     CHECK(kube_yaml_load(deep, strlen(deep), "t", &docs, NULL, &e) < 0);
 }
 
+/* aliases_doc writes "a: &x [1 x m]\nb: [*x x k]\n" into buf: go-yaml decodes 1,005 + 1,001 k
+ * nodes for m = 999, 1,000 k of them from the alias */
+static char *aliases_doc(int m, int k)
+{
+    size_t size = (size_t)(m + k) * 3 + 32, n = 0;
+    char *buf = malloc(size);
+    int i;
+
+    if (!buf)
+        return NULL;
+    n += (size_t)snprintf(buf + n, size - n, "a: &x [");
+    for (i = 0; i < m; i++)
+        n += (size_t)snprintf(buf + n, size - n, i ? ",1" : "1");
+    n += (size_t)snprintf(buf + n, size - n, "]\nb: [");
+    for (i = 0; i < k; i++)
+        n += (size_t)snprintf(buf + n, size - n, i ? ",*x" : "*x");
+    snprintf(buf + n, size - n, "]\n");
+    return buf;
+}
+
+static int count_doc(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
+{
+    (void)doc, (void)lines, (void)list;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* sigs.k8s.io/yaml (go-yaml v2) refuses a document whose nodes come from aliases beyond a
+ * ratio (99% up to 400,000 nodes): the boundary is the same here, checked against
+ * yaml.YAMLToJSON (110 aliases of a 999-item list pass, 111 do not) */
+static void yaml_caps_alias_expansion_as_go_yaml(void)
+{
+    char *ok = aliases_doc(999, 110), *bad = aliases_doc(999, 111), *two, msg[256];
+    static const char bomb[] =
+        "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+        "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+        "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+        "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+        "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n";
+    json_t *docs = NULL;
+    struct err e;
+    int n = 0;
+
+    CHECK(ok && bad);
+    if (!ok || !bad)
+        goto out;
+    err_clear(&e);
+    CHECK_INT_EQ(kube_yaml_load(ok, strlen(ok), "t.yaml", &docs, NULL, &e), 0);
+    CHECK_INT_EQ(json_array_size(json_object_get(json_array_get(docs, 0), "b")), 110);
+    json_decref(docs);
+    docs = NULL;
+    CHECK_INT_EQ(kube_yaml_load(bad, strlen(bad), "t.yaml", &docs, NULL, &e), -EINVAL);
+    CHECK_STR_EQ(err_format(&e, msg, sizeof(msg)),
+                 "t.yaml: line 2: document contains excessive aliasing");
+    /* 9^9 strings from 200 bytes: refused at the first level past the bound */
+    err_clear(&e);
+    CHECK_INT_EQ(kube_yaml_load(bomb, strlen(bomb), "bomb.yaml", &docs, NULL, &e), -EINVAL);
+    CHECK(strstr(err_format(&e, msg, sizeof(msg)), "document contains excessive aliasing"));
+    CHECK(docs == NULL);
+    /* the count is the document's: two documents at the bound each pass */
+    two = malloc(2 * strlen(ok) + 8);
+    CHECK(two != NULL);
+    if (two) {
+        snprintf(two, 2 * strlen(ok) + 8, "%s---\n%s", ok, ok);
+        CHECK_INT_EQ(
+            kube_yaml_each(two, strlen(two), "t.yaml", KUBE_YAML_NO_JSON_PATH, count_doc, &n, &e),
+            0);
+        CHECK_INT_EQ(n, 2);
+        free(two);
+    }
+out:
+    free(ok);
+    free(bad);
+}
+
+/* anchors are found by name in one lookup; a name given again names the new value, and an
+ * unknown one is named in the error, as go-yaml names it */
+static void yaml_anchor_names(void)
+{
+    json_t *v = load_one("a: &x 1\nb: &x [2]\nc: *x\nd: &y {k: *x}\ne: *y\n", NULL), *docs = NULL;
+    struct err e;
+    char msg[256];
+
+    CHECK(v != NULL);
+    if (v) {
+        CHECK_INT_EQ(json_integer_value(json_array_get(json_object_get(v, "c"), 0)), 2);
+        CHECK_INT_EQ(
+            json_integer_value(json_array_get(json_object_get(json_object_get(v, "e"), "k"), 0)),
+            2);
+    }
+    json_decref(v);
+    err_clear(&e);
+    CHECK(kube_yaml_load("a: 1\nb: *nope\n", 14, "t.yaml", &docs, NULL, &e) < 0);
+    CHECK_STR_EQ(err_format(&e, msg, sizeof(msg)),
+                 "t.yaml: line 2: unknown anchor 'nope' referenced");
+}
+
 /* --- Go's number, boolean and duration grammars --- */
 
 static void goparse_int_like_strconv(void)
@@ -932,6 +1029,8 @@ static const struct test_case cases[] = {
     {"yaml anchors and merge keys", yaml_anchors_and_merge_keys},
     {"yaml merge key with a list", yaml_merge_key_with_a_list},
     {"yaml rejects unknown alias and deep nesting", yaml_rejects_unknown_alias_and_deep_nesting},
+    {"yaml caps alias expansion as go-yaml", yaml_caps_alias_expansion_as_go_yaml},
+    {"yaml anchor names", yaml_anchor_names},
 };
 
 TEST_SUITE(base, cases)
