@@ -18,8 +18,10 @@
 #include "base/clock.h"
 #include "base/flag.h"
 #include "base/goparse.h"
+#include "base/memlimit.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "kube/quantity.h"
 #include "sched/sched.h"
 #include "serve/log.h"
 #include "serve/loop.h"
@@ -155,6 +157,18 @@ static int set_duration(void *dest, const char *v, struct err *err)
     return 0;
 }
 
+/* set_memory_limit reads a quantity of bytes ("64Mi", "67108864"), as the Downward API's
+ * resourceFieldRef limits.memory gives it */
+static int set_memory_limit(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (kube_quantity_parse(v, &n, NULL, NULL) || n <= 0)
+        return err_set(err, -EINVAL, "'%s' is not a positive quantity of bytes such as 256Mi", v);
+    *(uint64_t *)dest = (uint64_t)n;
+    return 0;
+}
+
 /* on_pod: the pod informer's handler (watch.c), after noting the uid and resourceVersion of
  * an assigned pod, which a Preempted event names when it is a victim. */
 static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -220,6 +234,10 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
         {"logging-format", 0, FLAG_FUNC, &o->log_json, set_logging_format, NULL, "text|json",
          "log line format: klog text or component-base's JSON,\n"
          "as kube-scheduler's --logging-format (default \"text\")"},
+        {"memory-limit", 0, FLAG_FUNC, &o->memory_limit, set_memory_limit, NULL, "QUANTITY",
+         "the memory this process may use (default: its cgroup's\n"
+         "limit): one API answer may have a quarter of it, a\n"
+         "list's pages all of it (at most 256Mi and 1Gi)"},
     };
     size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct flag_fault ff;
@@ -402,6 +420,9 @@ int serve_main(int argc, char **argv)
     co.qps = o.qps;
     co.burst = o.burst;
     co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
+    if (!o.memory_limit)
+        o.memory_limit = memlimit_cgroup(NULL);
+    co.max_body = kube_client_max_body(o.memory_limit);
     /* three clients, each with its own rate limiter, as kube-scheduler's createClients and
      * its resource lock make them: scheduling (binds, status), events, the Lease */
     if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err) ||

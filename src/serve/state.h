@@ -50,6 +50,7 @@ struct serve_opts {
     int percentage_of_nodes_to_score;              /* 0..100, 0 adaptive */
     const struct sched_kube_version *kube_version; /* --kube-version; NULL: the default */
     const char *config;                            /* --config FILE: a KubeSchedulerConfiguration */
+    uint64_t memory_limit; /* --memory-limit, else the cgroup's; 0: none known */
 };
 
 /* A pod assumed on a node: its bind is in flight, or done and not yet seen by the informer. */

@@ -1,0 +1,62 @@
+"""gpusched serve against a hostile or stalled API server (issue 26, docs/security.md): a list
+that stalls does not hold SIGTERM back, a list that never ends is cut at its budget and leaves
+nothing behind."""
+import signal
+import time
+
+import util
+from fake_apiserver import FakeApiServer
+from serve_util import Serve, node, wait_for
+
+
+def peak_rss(pid):
+    """VmHWM of a live process, in bytes."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM for %d" % pid)
+
+
+def test_sigterm_during_a_stalled_list():
+    """The pods list stalls (the server holds its answer for a minute); SIGTERM ends serve at
+    once, not when the request's own 30 s timeout would have."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.delay("GET", r"^/api/v1/pods$", 60.0, times=None)
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("the pods list to be in flight",
+                     lambda: any(r["path"] == "/api/v1/pods" for r in list(api.requests)))
+            t0 = time.monotonic()
+            # well under the page's 30 s timeout: the list is stopped, not waited for
+            util.check_eq(sv.stop(signal.SIGTERM, timeout=10), 0, "exit status after SIGTERM")
+            print("# serve stopped %.2f s after SIGTERM during a stalled list"
+                  % (time.monotonic() - t0))
+        finally:
+            sv.kill()
+            api.clear_faults()
+
+
+def test_endless_list_is_cut_at_its_budget():
+    """A pods list whose pages never end (a new continue token each time, 500 fresh pods of
+    about 2 KB a page): with --memory-limit 16Mi one answer may have 4 MiB and the list 16 MiB
+    in all; the list fails there, the pods it added are taken back, and the next attempt
+    starts over, so the process stays bounded instead of holding every page."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.endless(r"^/api/v1/pods$", item_bytes=2000)
+        sv = Serve(api, ["-v", "2", "--memory-limit", "16Mi"])
+        try:
+            wait_for("two failed lists", lambda: sv.count(r"the list is larger than 16 MiB in all") >= 2,
+                     timeout=120)
+            peak = peak_rss(sv.p.pid)
+            pages = sum(1 for r in list(api.requests) if r["path"] == "/api/v1/pods"
+                        and "watch" not in r["query"])
+            print("# endless list: %d pages served, serve's peak RSS %.1f MiB" % (pages, peak / 2**20))
+            if peak > 160 << 20:
+                raise AssertionError("serve's peak RSS %.1f MiB on a list cut at 16 MiB" % (peak / 2**20))
+            util.check_eq(sv.stop(signal.SIGTERM, timeout=10), 0, "exit status after SIGTERM")
+        finally:
+            sv.kill()
+            api.clear_faults()
