@@ -2,8 +2,11 @@
  *
  * One thread, one poll set: the listening socket and up to HTTPD_CONN_MAX clients at once,
  * each with its own deadline, so a client that connects and says nothing (or reads its answer
- * slowly) holds only its own slot, never a probe behind it. When every slot is taken the
- * client nearest its deadline is dropped to make room. */
+ * slowly) holds only its own slot, never a probe behind it. Under a flood of connects the
+ * accept queue is drained at each wakeup (a full queue drops the probes' SYNs, which the
+ * kernel sends again only after a second), a client's request is read and answered at once
+ * when it came with the connect (a probe's does), and when every slot is taken the client
+ * that has sent the least for the longest is dropped to make room. */
 #include "base/httpd.h"
 
 #include <errno.h>
@@ -21,7 +24,9 @@
 
 #include "base/clock.h"
 
-#define HTTPD_CONN_MAX 32
+#define HTTPD_CONN_MAX 128
+#define HTTPD_BACKLOG 4096          /* the kernel cuts it to net.core.somaxconn */
+#define HTTPD_ACCEPT_BATCH 1024     /* clients taken from the accept queue per wakeup */
 #define HTTPD_READ_TIMEOUT_MS 1000  /* from the connect to the end of the request head */
 #define HTTPD_WRITE_TIMEOUT_MS 5000 /* to send the answer (a large /metrics, a slow reader) */
 #define HTTPD_BODY_MAX ((size_t)64 << 20)
@@ -29,6 +34,7 @@
 struct httpd_conn {
     int fd; /* -1: a free slot */
     int64_t deadline;
+    int64_t since; /* when it was accepted */
     bool writing;
     size_t len; /* request bytes read */
     char req[HTTPD_REQ_MAX + 1];
@@ -194,30 +200,50 @@ static void httpd_conn_io(struct httpd *h, struct httpd_conn *c, short revents)
     httpd_conn_request(h, c);
 }
 
-/* httpd_accept takes one waiting client into a free slot, dropping the client nearest its
- * deadline when there is none. */
+/* httpd_victim is the slot for a new client: a free one, else the client still reading that
+ * has sent the fewest bytes, the oldest among those (a connect flood's), else the one nearest
+ * its deadline. */
+static struct httpd_conn *httpd_victim(struct httpd *h)
+{
+    struct httpd_conn *best = NULL, *c;
+
+    for (c = h->conns; c < h->conns + HTTPD_CONN_MAX; c++) {
+        if (c->fd < 0)
+            return c;
+        if (!best || (best->writing && !c->writing) ||
+            (best->writing == c->writing &&
+             (c->writing ? c->deadline < best->deadline
+                         : c->len < best->len || (c->len == best->len && c->since < best->since))))
+            best = c;
+    }
+    return best;
+}
+
+/* httpd_accept takes every waiting client (up to a batch), each into a slot, and reads and
+ * answers at once a request that came with its connect. */
 static void httpd_accept(struct httpd *h)
 {
-    struct httpd_conn *slot = NULL, *c;
-    int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int n;
 
-    if (fd < 0)
-        return;
-    for (c = h->conns; c < h->conns + HTTPD_CONN_MAX; c++) {
-        if (c->fd < 0) {
-            slot = c;
-            break;
-        }
-        if (!slot || c->deadline < slot->deadline)
-            slot = c;
+    for (n = 0; n < HTTPD_ACCEPT_BATCH; n++) {
+        int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct httpd_conn *slot;
+
+        if (fd < 0)
+            return; /* EAGAIN: the queue is empty (or a client gone meanwhile) */
+        slot = httpd_victim(h);
+        httpd_conn_close(slot);
+        slot->fd = fd;
+        slot->len = 0;
+        slot->req[0] = '\0';
+        slot->writing = false;
+        slot->since = mono_ms();
+        slot->deadline = slot->since + HTTPD_READ_TIMEOUT_MS;
+        buf_init(&slot->out, HTTPD_BODY_MAX + 4096);
+        httpd_conn_io(h, slot, POLLIN);
+        if (slot->fd >= 0 && slot->writing)
+            httpd_conn_io(h, slot, POLLOUT); /* a probe's answer fits the socket buffer */
     }
-    httpd_conn_close(slot);
-    slot->fd = fd;
-    slot->len = 0;
-    slot->req[0] = '\0';
-    slot->writing = false;
-    slot->deadline = mono_ms() + HTTPD_READ_TIMEOUT_MS;
-    buf_init(&slot->out, HTTPD_BODY_MAX + 4096);
 }
 
 static void *httpd_thread(void *arg)
@@ -302,7 +328,7 @@ int httpd_start(const char *addr, httpd_fn fn, void *ud, struct httpd **out, str
         if (fd < 0)
             continue;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
+        if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, HTTPD_BACKLOG))
             break;
         rc = -errno;
         close(fd);

@@ -1,10 +1,11 @@
 /* httpd.h - a tiny HTTP/1.0-style server for /healthz, /readyz and /metrics.
  *
- * One thread serves up to 32 connections at once (poll), answering GET and HEAD and closing
+ * One thread serves up to 128 connections at once (poll), answering GET and HEAD and closing
  * each connection after its answer. A request head is capped at 8 KiB and must arrive within
  * 1 s of the connect (else 408), an answer must be taken within 5 s; a malformed request gets
- * 400. A client that idles holds only its own slot: probes are answered meanwhile. Enough for
- * probes and a Prometheus scraper; not a general web server. */
+ * 400. A client that idles holds only its own slot, and under a flood of connects the accept
+ * queue (4,096 deep) is emptied at each wakeup and the idlest clients make room: probes are
+ * answered meanwhile. Enough for probes and a Prometheus scraper; not a general web server. */
 #ifndef BASE_HTTPD_H
 #define BASE_HTTPD_H
 
