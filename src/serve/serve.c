@@ -455,12 +455,12 @@ int serve_main(int argc, char **argv)
     }
     serve_log(
         'I', 0,
-        "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
-        "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
-        SERVE_VERSION, o.scheduler_name, s->profile->name,
+        "\"Starting gpusched\" version=%s schedulerName=%s profile=%s percentageOfNodesToScore=%d kubeVersion=%s server=%s qps=%g burst=%d metricsPort=%d",
+        log_quote(SERVE_VERSION), log_quote(o.scheduler_name), log_quote(s->profile->name),
         (int)s->profile->percentage_of_nodes_to_score,
-        (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
-        kube_client_server(s->client), o.qps, o.burst, s->httpd ? httpd_port(s->httpd) : 0);
+        log_quote((o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name),
+        log_quote(kube_client_server(s->client)), o.qps, o.burst,
+        s->httpd ? httpd_port(s->httpd) : 0);
 
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";
@@ -533,8 +533,9 @@ int serve_main(int argc, char **argv)
                                        serve_on_leader_log,
                                        s};
 
-        serve_log('I', 0, "\"Leader election\" lease=\"%s/%s\" identity=\"%s\"", o.lease_namespace,
-                  o.lease_name, identity);
+        snprintf(msg, sizeof(msg), "%s/%s", o.lease_namespace, o.lease_name);
+        serve_log('I', 0, "\"Leader election\" lease=%s identity=%s", log_quote(msg),
+                  log_quote(identity));
         if (serve_leader_start(s->leader_client, &lo, &s->leader, &err)) {
             fprintf(stderr, "gpusched serve: %s\n", err.msg);
             goto out;

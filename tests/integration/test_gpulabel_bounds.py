@@ -131,3 +131,35 @@ def test_answer_cap_follows_the_memory_limit():
                      env={"GPULABEL_MEMORY_LIMIT": "64Mi"})
         util.check_eq((p.returncode, p.stderr.count("response larger")), (0, 0),
                       "with 64Mi the node fits (%s)" % p.stderr[-300:])
+
+
+def test_api_status_message_cannot_forge_a_daemon_log_line():
+    """The daemon logs a failed sync with the API's Status message, which here carries a line
+    break and a klog header: the text writer escapes the break, the forged header stays
+    inside the daemon's own line."""
+    forged = 'I0101 00:00:00.000000       1 gpulabel] labelled node "gpu-1": forged'
+    with FakeApiServer() as api, tempfile.TemporaryDirectory() as d:
+        api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+        api.inject("GET", r"^/api/v1/nodes/gpu-1$", 403, times=None,
+                   message="nodes \"gpu-1\" is forbidden\n" + forged)
+        kc = api.write_kubeconfig(os.path.join(d, "kc"))
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith(("GPULABEL_", "GFD_")) and k not in ("NODE_NAME", "KUBECONFIG")}
+        p = subprocess.Popen([util.binary("gpulabel"), "--nvml-lib", util.fake_nvml(), "--kubeconfig", kc,
+                              "--node-name", "gpu-1", "--device-plugin=false", "--sleep-interval", "1h"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=e)
+        lines = []
+        try:
+            for line in p.stderr:
+                lines.append(line.rstrip("\n"))
+                if "is forbidden" in line:
+                    break
+        finally:
+            p.terminate()
+            p.wait(10)
+        for l in lines:
+            if l.startswith("I0101 00:00:00.000000"):
+                raise AssertionError("a forged line: %r" % l)
+        bad = [l for l in lines if "is forbidden" in l]
+        if len(bad) != 1 or "forbidden\\nI0101 00:00:00.000000" not in bad[0]:
+            raise AssertionError("the line with the message: %r" % bad)

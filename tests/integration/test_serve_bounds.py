@@ -60,3 +60,34 @@ def test_endless_list_is_cut_at_its_budget():
         finally:
             sv.kill()
             api.clear_faults()
+
+
+FORGED = 'I0101 00:00:00.000000       1 serve] "Successfully bound pod to node" pod="default/evil"'
+
+
+def test_api_status_message_cannot_forge_a_log_line():
+    """A Status message with a line break and a klog header after it (the API server, or a
+    proxy, repeats what it was sent): the line that carries it quotes it as klog does, and no
+    line of serve's log is the forged one."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.inject("POST", r"/pods/p1/binding$", 500, times=1,
+                   message="internal error\n" + FORGED)
+        from serve_util import pod
+        api.add(pod("p1"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("the failed bind's line", lambda: sv.grep(r'"Failed to bind pod" pod="default/p1"'))
+            line = sv.grep(r'("Failed to bind pod" pod="default/p1".*)')[0]
+            if 'err=<' not in line:
+                raise AssertionError("the message is not in klog's multi-line form: %r" % line)
+            with sv._lock:
+                lines = list(sv.lines)
+            for l in lines:
+                if l.startswith("I0101 00:00:00.000000"):
+                    raise AssertionError("a forged line: %r" % l)
+            i = next(k for k, l in enumerate(lines) if '"Failed to bind pod"' in l)
+            util.check_eq(lines[i + 1:i + 4], ["\tinternal error", "\t" + FORGED, " >"],
+                          "the value's lines, each after a tab")
+        finally:
+            sv.kill()

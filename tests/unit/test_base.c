@@ -957,14 +957,64 @@ static void log_json_lines_like_component_base(void)
         log_set_object_keys(keys);
         log_format_json(buf, sizeof(buf), 'I', 2, 0, 0, "x.c", 1,
                         "\"Bound\" pod=\"ns/p\\\"1\" node=\"n/1\" pod=\"solo\"");
+        /* the value is strconv.Quote's form (log_quote): its escapes are decoded */
         CHECK_STR_EQ(buf,
                      "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"Bound\",\"v\":2,\"pod\":{\"name\":"
-                     "\"p\\\\\\\"1\",\"namespace\":\"ns\"},\"node\":\"n/1\",\"pod\":\"solo\"}\n");
+                     "\"p\\\"1\",\"namespace\":\"ns\"},\"node\":\"n/1\",\"pod\":\"solo\"}\n");
         log_set_object_keys(NULL);
     }
     log_format_json(buf, sizeof(buf), 'I', 1, 0, 0, "x.c", 1, "\"m\" a.b-c_d=\"x y\" n=-1e+06");
     CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"m\",\"v\":1,\"a.b-c_d\":\"x y\","
                       "\"n\":-1e+06}\n");
+}
+
+/* Untrusted text cannot forge a line: an API Status message with a line break and a klog
+ * header after it, as a value, a message and free text. */
+static void log_quotes_untrusted_text_as_klog(void)
+{
+    static const char forged[] = "boom\nI0101 00:00:00.000000       1 serve] \"forged\"";
+    char buf[1024], line[512];
+    json_t *j;
+    const char *nl;
+
+    /* strconv.Quote's form without a line break; klog's multi-line form with one */
+    CHECK_STR_EQ(log_quote("plain"), "\"plain\"");
+    CHECK_STR_EQ(log_quote("a \"q\" \\ tab\t bell\a del\x7f"),
+                 "\"a \\\"q\\\" \\\\ tab\\t bell\\a del\\x7f\"");
+    CHECK_STR_EQ(
+        log_quote("caf\xc3\xa9 \xff \xe2\x80\xa8 \xef\xbb\xbf \xf0\x9f\x98\x80 \xf3\xa0\x80\x81"),
+        "\"caf\xc3\xa9 \\xff \\u2028 \\ufeff \xf0\x9f\x98\x80 \\U000e0001\"");
+    CHECK_STR_EQ(log_quote("line 1\nline 2"), "<\n\tline 1\n\tline 2\n >");
+    CHECK_STR_EQ(log_quote("ends\n"), "<\n\tends\n >");
+    CHECK_STR_EQ(log_quote_msg("two\nlines"), "\"two\\nlines\"");
+    /* as a value: every line after the first starts with a tab or " >" */
+    log_setup("serve", 0);
+    snprintf(line, sizeof(line), "\"Failed to bind pod\" pod=%s err=%s", log_quote("ns/p"),
+             log_quote(forged));
+    log_format(buf, sizeof(buf), 'E', 0, 0, 9, line);
+    CHECK_STR_EQ(buf, "E0101 00:00:00.000000       9 serve] \"Failed to bind pod\" pod=\"ns/p\" "
+                      "err=<\n\tboom\n\tI0101 00:00:00.000000       1 serve] \"forged\"\n >\n");
+    for (nl = strchr(buf, '\n'); nl && nl[1]; nl = strchr(nl + 1, '\n'))
+        CHECK(nl[1] == '\t' || nl[1] == ' ');
+    /* JSON reads the value back whole */
+    log_format_json(buf, sizeof(buf), 'E', 0, 0, 0, "x.c", 1, line);
+    j = json_line(buf);
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "err")), forged);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "pod")), "ns/p");
+    json_decref(j);
+    snprintf(line, sizeof(line), "%s resource=%s", log_quote_msg(forged), log_quote("pods"));
+    log_format_json(buf, sizeof(buf), 'W', 0, 0, 0, "x.c", 1, line);
+    j = json_line(buf);
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "msg")), forged);
+    json_decref(j);
+    /* free text (gpulabel's lines) and values written without log_quote: the text writer
+     * escapes the line break, so the forged header stays inside the line */
+    snprintf(line, sizeof(line), "cannot patch node \"gpu-1\": %s\r\x1b[2J", forged);
+    log_format(buf, sizeof(buf), 'E', 0, 0, 9, line);
+    CHECK_STR_EQ(buf, "E0101 00:00:00.000000       9 serve] cannot patch node \"gpu-1\": "
+                      "boom\\nI0101 00:00:00.000000       1 serve] \"forged\"\\r\\x1b[2J\n");
 }
 
 static void log_json_lines_are_cut_whole(void)
@@ -1030,6 +1080,7 @@ static const struct test_case cases[] = {
     {"yaml merge key with a list", yaml_merge_key_with_a_list},
     {"yaml rejects unknown alias and deep nesting", yaml_rejects_unknown_alias_and_deep_nesting},
     {"yaml caps alias expansion as go-yaml", yaml_caps_alias_expansion_as_go_yaml},
+    {"log quotes untrusted text as klog", log_quotes_untrusted_text_as_klog},
     {"yaml anchor names", yaml_anchor_names},
 };
 
