@@ -432,8 +432,10 @@ struct daemon {
 
 /* /healthz fails while NVML is down or a started device plugin is not registered; /readyz
  * holds once a detection cycle is over; /metrics is Prometheus text. */
-static int daemon_on_http(void *ud, const char *path, struct buf *body, const char **ctype)
+static int daemon_on_http(void *ud, const struct httpd_req *req, struct buf *body,
+                          const char **ctype)
 {
+    const char *path = req->path;
     struct daemon *d = ud;
     struct dp_status st, sum;
     size_t i, registered = 0;

@@ -578,6 +578,8 @@ class FakeApiServer:
         self._delays = []
         self._trickles = []
         self._endless = []
+        self.review_tokens = {}    # TokenReview: token -> user ({"username", "groups", ...})
+        self.review_allowed = set()  # SubjectAccessReview: (username, verb, path) allowed
         self._forbidden = set()
         self._conns = set()
         self._run_gen = 0       # bumped by stop(): live watches end
@@ -713,6 +715,8 @@ class FakeApiServer:
             self._delays = []
             self._trickles = []
             self._endless = []
+            self.review_tokens = {}
+            self.review_allowed = set()
             self.requests = []
             self.tokens = set(tokens) if tokens is not None else None
             self.watch_cache = True
@@ -757,6 +761,17 @@ class FakeApiServer:
         with self._lock:
             self._endless.append({"method": "GET", "re": re.compile(path_regex),
                                   "item_bytes": item_bytes, "times": times, "page": 0})
+
+    def set_reviews(self, tokens=None, allowed=()):
+        """TokenReview (POST /apis/authentication.k8s.io/v1/tokenreviews) and
+        SubjectAccessReview (.../authorization.k8s.io/v1/subjectaccessreviews) as the API server
+        answers a delegating component: tokens maps a bearer token to the user it stands for
+        ({"username": ..., "groups": [...]}; any other token is not authenticated); allowed holds
+        the (username, verb, path) of non-resource requests that are allowed. The token of a
+        TokenReview is never recorded in `requests`."""
+        with self._lock:
+            self.review_tokens = dict(tokens or {})
+            self.review_allowed = set(allowed)
 
     def clear_faults(self):
         with self._lock:
@@ -1032,8 +1047,12 @@ class FakeApiServer:
                 body = json.loads(raw)
             except ValueError:
                 body = raw.decode("utf-8", "replace")
+        logged = body
+        if isinstance(body, dict) and body.get("kind") == "TokenReview":
+            logged = json.loads(json.dumps(body))
+            logged.get("spec", {})["token"] = "(redacted)"
         entry = {"method": method, "path": path, "query": query, "content_type": ctype.split(";")[0].strip(),
-                 "body": body, "user_agent": h.headers.get("User-Agent", ""), "time": t,
+                 "body": logged, "user_agent": h.headers.get("User-Agent", ""), "time": t,
                  "peer": "%s:%d" % h.client_address[:2], "gzip": False,
                  "authenticated": False}
         h.log_entry = entry
@@ -1104,6 +1123,19 @@ class FakeApiServer:
         return None
 
     def _route(self, h, method, path, query, ctype, raw, body, user):
+        if method == "POST" and path == "/apis/authentication.k8s.io/v1/tokenreviews":
+            with self._lock:
+                u = self.review_tokens.get(((body or {}).get("spec") or {}).get("token"))
+            status = {"authenticated": True, "user": u} if u else {"user": {}, "error": "invalid bearer token"}
+            return 201, {"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1", "metadata": {},
+                         "spec": {}, "status": status}, None
+        if method == "POST" and path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+            spec = (body or {}).get("spec") or {}
+            nra = spec.get("nonResourceAttributes") or {}
+            with self._lock:
+                ok = (spec.get("user"), nra.get("verb"), nra.get("path")) in self.review_allowed
+            return 201, {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                         "metadata": {}, "spec": spec, "status": {"allowed": ok}}, None
         if path in ("/version", "/healthz", "/readyz", "/livez"):
             if path == "/version":
                 return 200, {"major": "1", "minor": "36", "gitVersion": "v1.36.0-fake",

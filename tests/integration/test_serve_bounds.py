@@ -91,3 +91,79 @@ def test_api_status_message_cannot_forge_a_log_line():
                           "the value's lines, each after a tab")
         finally:
             sv.kill()
+
+
+def https_get(port, path, token=None, timeout=20):
+    import ssl
+    import urllib.error
+    import urllib.request
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    req = urllib.request.Request("https://127.0.0.1:%d%s" % (port, path))
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_secure_port_delegates_authentication_and_authorization():
+    """The secure port against the double's TokenReview and SubjectAccessReview: probes need
+    nothing, /metrics a token the API server says may get it; the token is never in the
+    double's request log; a probe is answered while a review is held up; no plain HTTP port
+    unless --metrics-addr asks for one."""
+    import json
+    import socket
+    import threading
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.set_reviews(tokens={"t-prom": {"username": "prom", "groups": ["system:authenticated"]},
+                                "t-eve": {"username": "eve", "groups": ["system:authenticated"]},
+                                "t-admin": {"username": "root", "groups": ["system:masters"]}},
+                        allowed={("prom", "get", "/metrics")})
+        sv = Serve(api, ["--secure-port", str(port), "--bind-address", "127.0.0.1"])
+        try:
+            util.check_eq(https_get(port, "/healthz"), (200, "ok"), "/healthz, no token")
+            st, body = https_get(port, "/metrics", "t-prom")
+            util.check_eq((st, "# TYPE scheduler_" in body), (200, True), "/metrics for prom")
+            util.check_eq(https_get(port, "/metrics", "t-admin")[0], 200, "/metrics for system:masters")
+            st, body = https_get(port, "/metrics", "t-eve")
+            util.check_eq((st, json.loads(body)["message"]),
+                          (403, 'forbidden: User "eve" cannot get path "/metrics"'), "/metrics for eve")
+            st, body = https_get(port, "/metrics")
+            util.check_eq((st, json.loads(body)["message"]),
+                          (403, 'forbidden: User "system:anonymous" cannot get path "/metrics"'),
+                          "/metrics, no token")
+            util.check_eq(https_get(port, "/metrics", "t-nobody")[0], 401, "an unknown token")
+            for r in list(api.requests):
+                if "t-prom" in json.dumps(r.get("body")):
+                    raise AssertionError("a token in the double's log: %r" % r)
+            # a review held up for 3 s: the probe beside it is answered meanwhile
+            api.delay("POST", r"/tokenreviews$", 3.0)
+            slow = threading.Thread(target=https_get, args=(port, "/metrics", "t-eve2"))
+            slow.start()
+            import time
+            time.sleep(0.3)
+            t0 = time.monotonic()
+            util.check_eq(https_get(port, "/healthz"), (200, "ok"), "/healthz during a slow review")
+            waited = time.monotonic() - t0
+            slow.join(20)
+            if waited >= 3.0:
+                raise AssertionError("the probe waited for the review (%.1f s)" % waited)
+            util.check_eq(sv.grep(r"securePort=(\d+)")[0], str(port), "securePort logged")
+        finally:
+            sv.kill()
+            api.clear_faults()
+    with FakeApiServer() as api:
+        sv = Serve(api, ["--secure-port", "0"])
+        try:
+            util.check_eq(sv.grep(r"securePort=(\d+)")[0], "0", "no secure port with --secure-port 0")
+        finally:
+            sv.kill()
