@@ -69,8 +69,13 @@ def setup():
                                      "--cert-dir=" + os.path.join(_tmp, "ks-certs"))
         sv = Serve(None, ["--secure-port", str(gp), "--bind-address", "127.0.0.1"], _tmp, name="secure",
                    kubeconfig=c.sa_kubeconfig(NS, "gpusched"), wrap=k8s_util.PDEATHSIG)
+        def up(port):
+            try:
+                return get(port, "/healthz")[0] == 200
+            except (urllib.error.URLError, ConnectionError):
+                return False  # not listening yet
         for port in (kp, gp):
-            wait_for("the secure port %d" % port, lambda: get(port, "/healthz")[0] == 200, timeout=60)
+            wait_for("the secure port %d" % port, lambda: up(port), timeout=60)
         _state.update(c=c, ks=ks, sv=sv, ports={"kube-scheduler": kp, "gpusched": gp},
                       tokens={"prom": c.token("default", "prom"), "nosy": c.token("default", "nosy"),
                               "unknown": "not-a-token-the-api-server-knows"})
