@@ -897,8 +897,9 @@ static int client_request(struct kube_client *c, const char *method, const char 
         }
         if (cc == CURLE_OPERATION_TIMEDOUT && !client_connected(h)) {
             /* a server that drops packets: say so rather than name a request never sent */
-            rc = err_set(err, -ETIMEDOUT, "cannot connect to API server %s: no answer within %ld ms",
-                         c->cfg.server, client_connect_timeout(c, timeout_ms));
+            rc =
+                err_set(err, -ETIMEDOUT, "cannot connect to API server %s: no answer within %ld ms",
+                        c->cfg.server, client_connect_timeout(c, timeout_ms));
             goto out;
         }
         if (cc != CURLE_OK) {
