@@ -10,15 +10,6 @@ import tempfile
 import util
 
 
-def sanitized(binary):
-    """ASan builds (make check-san) reserve memory of their own: no RSS bound there."""
-    try:
-        out = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30).stdout
-    except OSError:
-        return False
-    return "libasan" in out or "libubsan" in out
-
-
 def run_limited(args, cpu_seconds, stdout=subprocess.DEVNULL):
     """Runs args with a CPU-time limit; returns (returncode, stderr, peak RSS in bytes)."""
     def limit():
@@ -119,7 +110,7 @@ def test_render_holds_a_few_times_its_input():
         rc, err, peak = run_limited([util.binary("gpusched"), "render", "-f", f, "-o", "json"],
                                     60)
         util.check_eq(rc, 0, "exit status (stderr %r)" % err)
-        if sanitized(util.binary("gpusched")):
+        if util.sanitized(util.binary("gpusched")):
             return
         # every object's tree held until the end: 14 times the input (122 MB here); one item
         # at a time, the objects kept as text: about twice

@@ -54,7 +54,7 @@ def test_endless_list_is_cut_at_its_budget():
             pages = sum(1 for r in list(api.requests) if r["path"] == "/api/v1/pods"
                         and "watch" not in r["query"])
             print("# endless list: %d pages served, serve's peak RSS %.1f MiB" % (pages, peak / 2**20))
-            if peak > 160 << 20:
+            if peak > 160 << 20 and not util.sanitized(util.binary("gpusched")):
                 raise AssertionError("serve's peak RSS %.1f MiB on a list cut at 16 MiB" % (peak / 2**20))
             util.check_eq(sv.stop(signal.SIGTERM, timeout=10), 0, "exit status after SIGTERM")
         finally:
