@@ -35,6 +35,8 @@ LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
 # The device plugin (src/deviceplugin/): protobuf-c, only in the programs using it; gRPC core
 # is loaded at run time (src/deviceplugin/grpc_dl.c).
 DP_LIBS = -lprotobuf-c
+# TLS of gpusched serve's secure port (src/base/tls.c): only the programs that serve HTTPS.
+TLS_LIBS = -lssl -lcrypto
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
 LIB_DIRS := base kube gpu deviceplugin labeler manifest sched gpusched serve
@@ -92,10 +94,10 @@ $(BUILD)/gpulabel: $(BUILD)/obj/src/labeler/main.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 $(BUILD)/gpusched: $(BUILD)/obj/src/gpusched/main.o $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TLS_LIBS) $(LDLIBS)
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(TLS_LIBS) $(LDLIBS)
 
 $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)

@@ -195,7 +195,8 @@ def start_gpusched(c, k8s_util, a, logdir):
     c.apply_file("deploy/gpusched/rbac.yaml")
     kc = c.sa_kubeconfig("kube-system", "gpusched")
     args = [os.path.join(a.build, "gpusched"), "serve", "--kubeconfig", kc,
-            "--metrics-addr", "127.0.0.1:0", "--kube-api-qps", str(a.qps), "--kube-api-burst", str(a.burst)]
+            "--metrics-addr", "127.0.0.1:0", "--secure-port", "0", "--kube-api-qps", str(a.qps),
+            "--kube-api-burst", str(a.burst)]
     if a.percentage_of_nodes_to_score is not None:
         args += ["--percentage-of-nodes-to-score", str(a.percentage_of_nodes_to_score)]
     # Process runs it through setpriv, which execs it: the pid is gpusched's

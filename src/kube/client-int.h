@@ -29,6 +29,8 @@ struct kube_client {
     char *url_base;                /* server URL; host replaced by tls-server-name when set */
     struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
     long timeout_ms;
+    size_t max_body; /* kube_client_opts.max_body */
+    double deadline; /* kube_client_opts.deadline */
     int max_retries; /* kube_client_opts.max_retries */
     double qps;
     double burst;

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: kube-request [--kubeconfig F] [--context C] [--qps Q] [--burst B]\n"
-            "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
+            "                    [--timeout-ms MS] [--max-body BYTES] [--content-type T]\n"
+            "                    [--repeat N]\n"
             "                    [--token-refresh-ms MS] [--ca-refresh-ms MS]\n"
             "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
             "       kube-request [opts] [--repeat N] [--wait-stdin] [--conns C] --async INFLIGHT\n"
@@ -272,6 +273,8 @@ int main(int argc, char **argv)
                 o.burst = atoi(v);
             else if (!strcmp(a, "--timeout-ms"))
                 o.timeout_ms = atol(v);
+            else if (!strcmp(a, "--max-body"))
+                o.max_body = (size_t)atol(v);
             else if (!strcmp(a, "--token-refresh-ms"))
                 o.token_refresh_ms = atol(v);
             else if (!strcmp(a, "--ca-refresh-ms"))
@@ -354,7 +357,7 @@ int main(int argc, char **argv)
         static const char *const strip[] = {"managedFields", NULL};
         struct parts parts = {0};
 
-        rc = kube_client_get_stream(c, pos[1], strip, (size_t)stream, on_part, &parts, &e);
+        rc = kube_client_get_stream(c, pos[1], strip, (size_t)stream, on_part, &parts, NULL, &e);
         if (rc)
             print_err(&e);
         else
