@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/goparse.h"
+#include "base/quote.h"
 
 #define LOG_LINE_MAX 4096
 #define LOG_MAX_PAIRS 32
@@ -218,31 +219,6 @@ static bool jw_string(struct jw *w, const char *s, size_t len, bool cut)
  * klog's quoting of untrusted text
  * ------------------------------------------------------------------------------------- */
 
-/* utf8_rune decodes the valid sequence of k bytes at s */
-static uint32_t utf8_rune(const unsigned char *s, size_t k)
-{
-    if (k == 1)
-        return s[0];
-    if (k == 2)
-        return (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
-    if (k == 3)
-        return (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
-    return (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3f) << 12 |
-           (uint32_t)(s[2] & 0x3f) << 6 | (s[3] & 0x3f);
-}
-
-/* rune_printable: unicode.IsPrint for the code points that matter to a reader (see log.h) */
-static bool rune_printable(uint32_t r)
-{
-    if (r < 0x80)
-        return r >= 0x20 && r < 0x7f;
-    return !(r <= 0xa0 || r == 0xad || r == 0x61c || r == 0x1680 || r == 0x180e ||
-             (r >= 0x2000 && r <= 0x200f) || (r >= 0x2028 && r <= 0x202f) ||
-             (r >= 0x205f && r <= 0x206f) || r == 0x3000 || (r >= 0xe000 && r <= 0xf8ff) ||
-             r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb) || r == 0xfffe || r == 0xffff ||
-             (r >= 0xe0000 && r <= 0xe007f) || r >= 0xf0000);
-}
-
 /* A bounded appender for the quoted forms: what does not fit is dropped, room for the close
  * is kept. */
 struct qb {
@@ -259,51 +235,6 @@ static bool qb_put(struct qb *q, const char *s, size_t len)
     return true;
 }
 
-/* quote_into appends len bytes of s with strconv.Quote's escapes (no quotes around); returns
- * false when cut */
-static bool quote_into(struct qb *q, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t i = 0;
-
-    while (i < len) {
-        unsigned char c = (unsigned char)s[i];
-        size_t k = utf8_len((const unsigned char *)s + i, len - i);
-        char esc[12];
-        size_t elen;
-        uint32_t r;
-
-        if (k == 0) { /* an invalid byte */
-            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15];
-            elen = 4;
-            k = 1;
-        } else if ((r = utf8_rune((const unsigned char *)s + i, k)) == '"' || r == '\\') {
-            esc[0] = '\\', esc[1] = (char)r;
-            elen = 2;
-        } else if (rune_printable(r)) {
-            if (!qb_put(q, s + i, k))
-                return false;
-            i += k;
-            continue;
-        } else if (r >= '\a' && r <= '\r') {
-            /* \a \b \t \n \v \f \r: 7 to 13 */
-            esc[0] = '\\', esc[1] = "abtnvfr"[r - '\a'];
-            elen = 2;
-        } else if (r < 0x20 || r == 0x7f) {
-            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[r >> 4], esc[3] = hex[r & 15];
-            elen = 4;
-        } else if (r < 0x10000) {
-            elen = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)r);
-        } else {
-            elen = (size_t)snprintf(esc, sizeof(esc), "\\U%08x", (unsigned)r);
-        }
-        if (!qb_put(q, esc, elen))
-            return false;
-        i += k;
-    }
-    return true;
-}
-
 static char *quote_slot(void)
 {
     static __thread char ring[8][LOG_QUOTE_MAX];
@@ -314,14 +245,7 @@ static char *quote_slot(void)
 
 const char *log_quote_msg(const char *s)
 {
-    char *out = quote_slot();
-    struct qb q = {out, 0, LOG_QUOTE_MAX - 2}; /* the closing quote and the NUL */
-
-    qb_put(&q, "\"", 1);
-    quote_into(&q, s, strlen(s));
-    out[q.n++] = '"';
-    out[q.n] = '\0';
-    return out;
+    return quote_go_to(quote_slot(), LOG_QUOTE_MAX, s, strlen(s));
 }
 
 const char *log_quote(const char *s)

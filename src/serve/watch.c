@@ -367,7 +367,8 @@ static void on_spread_source(struct serve *s, enum serve_src which, enum kube_in
         return;
     }
     serve_split_key(key, ns, sizeof(ns), name, sizeof(name));
-    if (op != KUBE_INFORMER_DELETE && (rc = kube_spec_selector_decode(obj, k->kind, &a, NULL, &sel, &err)))
+    if (op != KUBE_INFORMER_DELETE &&
+        (rc = kube_spec_selector_decode(obj, k->kind, &a, NULL, &sel, &err)))
         serve_log(
             'E', 0,
             "\"Cannot decode the selector; the object no longer selects pods for the default topology spreading\" kind=%s object=%s err=%s",
