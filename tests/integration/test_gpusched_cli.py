@@ -415,6 +415,35 @@ def test_simulate_reads_stdin_and_file_lists():
                       "json")
 
 
+def test_no_objects_is_an_error():
+    """kubectl create -f on input without an object says "error: no objects passed to create"
+    and exits 1; every gpusched command taking -f says the same in its own name, rather than
+    "0 scheduled" on what is most likely the wrong file."""
+    with TempDir() as t:
+        empty = t.write("empty.yaml", "")
+        comments = t.write("comments.yaml", "# nothing here\n---\n---\n")
+        emptylist = t.write("list.json", '{"apiVersion": "v1", "kind": "List", "items": []}')
+        os.mkdir(os.path.join(t.path, "dir"))
+        t.write("dir/a.yaml", "---\n")
+        node = t.write("node.yaml", NODE % "n1")
+        for cmd, extra in (("simulate", []), ("explain", ["p"]), ("nodes", []), ("render", []),
+                           ("capacity", []), ("report", [])):
+            for args, inp in ((["-f", empty], None), (["-f", comments], None), (["-f", emptylist], None),
+                              (["-f", os.path.join(t.path, "dir")], None), (["-f", "-"], ""),
+                              (["-f", empty, "-f", comments], None)):
+                p = gpusched(cmd, *args, *extra, input=inp)
+                what = "%s %s" % (cmd, " ".join(args))
+                expect_exit(p, 1, what)
+                line = one_error_line(p, what)
+                if not line.startswith("gpusched: no objects passed to %s (-f " % cmd):
+                    raise AssertionError("%s: %r" % (what, line))
+                util.check_eq(p.stdout, "", what + ": stdout")
+            # one object anywhere in the -f files is enough
+            p = gpusched(cmd, "-f", empty, "-f", node, *extra)
+            if "no objects passed" in p.stderr:
+                raise AssertionError("%s with a node: %r" % (cmd, p.stderr))
+
+
 def test_simulate_no_pending_pods():
     p = gpusched("simulate", "-f", "-", input=NODE % "n1")
     expect_exit(p, 0, "no pods")
