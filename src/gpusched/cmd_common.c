@@ -129,8 +129,8 @@ static int cmd_no_objects(const struct flag_list *files, struct err *err)
 
     names[0] = '\0';
     for (i = 0; i < files->n && i < 3 && len < sizeof(names); i++)
-        len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
-                                files->v[i]);
+        len +=
+            (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "", files->v[i]);
     if (files->n > 3 && len < sizeof(names))
         snprintf(names + len, sizeof(names) - len, ", ...");
     return err_set(err, -ENODATA, "no objects passed to %s (-f %s: no Kubernetes object)",

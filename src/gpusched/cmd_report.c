@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/live.h"
 #include "kube/labels.h"
@@ -254,8 +255,7 @@ int gpusched_cmd_report(int argc, char **argv)
     struct err err;
     size_t i, j, np = 0, ng = 0, nn = 0;
     bool help, loaded = false;
-    char tmp[4096] = "";
-    FILE *f = stdout;
+    struct outfile of = {0};
     int rc;
 
     err_clear(&err);
@@ -334,38 +334,25 @@ int gpusched_cmd_report(int argc, char **argv)
     }
     qsort(nodes, nn, sizeof(*nodes), report_node_cmp);
     qsort(groups, ng, sizeof(*groups), report_group_cmp);
-    if (out_path) {
-        int n = snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out_path, (long)getpid());
-        if (n < 0 || (size_t)n >= sizeof(tmp) || !(f = fopen(tmp, "w"))) {
-            fprintf(stderr, "gpusched: cannot write '%s': %s\n", out_path, strerror(errno));
-            tmp[0] = '\0';
-            f = stdout;
-            goto out;
-        }
+    /* written whole, then renamed over FILE: a reader never sees half a page, and a failed
+     * run leaves the old one */
+    if (out_path && outfile_open(&of, out_path, &err)) {
+        gpusched_cmd_print_err(&err);
+        goto out;
     }
-    report_write(f, nodes, nn, pending, res, np, groups, ng,
+    report_write(of.f ? of.f : stdout, nodes, nn, pending, res, np, groups, ng,
                  live.client ? kube_client_server(live.client) : "manifest files");
-    if (f != stdout) {
-        /* written whole, then renamed over FILE: a reader never sees half a page */
-        if (fclose(f) || rename(tmp, out_path)) {
-            fprintf(stderr, "gpusched: cannot write '%s': %s\n", out_path, strerror(errno));
-            unlink(tmp);
-            f = stdout;
-            tmp[0] = '\0';
+    if (of.f) {
+        if (outfile_commit(&of, &err)) {
+            gpusched_cmd_print_err(&err);
             goto out;
         }
-        f = stdout;
-        tmp[0] = '\0';
         rc = 0;
     } else {
         rc = gpusched_cmd_flush(0);
     }
 out:
-    if (tmp[0]) {
-        if (f != stdout)
-            fclose(f);
-        unlink(tmp);
-    }
+    outfile_abort(&of);
     for (i = 0; res && i < np; i++)
         sched_result_release(&res[i]);
     free(res);

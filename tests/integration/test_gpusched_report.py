@@ -132,3 +132,49 @@ def test_report_bad_out_is_one_line():
                   "directory\n", "stderr")
     p = util.run([util.binary("gpusched"), "report", "--out", ""])
     util.check_eq(p.returncode, 2, "empty --out")
+
+
+def test_report_out_is_never_clobbered():
+    """--out FILE is renamed into place only when the page is complete: a run whose input
+    fails leaves FILE as it was, and a character device (/dev/stdout) is written, not replaced."""
+    import select
+    import stat
+    import time
+    d = tempfile.mkdtemp(prefix="gpusched-report-out-", dir=_tmp)
+    out = os.path.join(d, "r.html")
+    with open(out, "w") as f:
+        f.write("yesterday's page")
+    bad = os.path.join(d, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: lots}}\n")
+    p = util.run([util.binary("gpusched"), "report", "-f", bad, "--out", out])
+    util.check_eq(p.returncode, 1, "bad input")
+    with open(out) as f:
+        util.check_eq(f.read(), "yesterday's page", "FILE after a failed run")
+    util.check_eq(sorted(os.listdir(d)), ["bad.yaml", "r.html"], "nothing left behind")
+    # a FIFO (as /dev/stdout may be) with a reader: written in place, still a FIFO
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        p = subprocess.Popen([util.binary("gpusched"), "report", "-f", os.path.join(util.SRC, "examples", "seed"),
+                              "--out", fifo], stderr=subprocess.PIPE)
+        got = b""
+        while True:
+            select.select([rd], [], [], 0.1)
+            try:
+                chunk = os.read(rd, 1 << 16)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                got += chunk
+            elif p.poll() is not None:
+                break
+            elif chunk == b"":
+                time.sleep(0.05)  # no writer yet
+        util.check_eq(p.wait(timeout=60), 0, "--out FIFO: %s" % p.stderr.read())
+    finally:
+        os.close(rd)
+    util.check_eq(stat.S_ISFIFO(os.stat(fifo).st_mode), True, "still a FIFO")
+    if not got.startswith(b"<!DOCTYPE html>") or not got.rstrip().endswith(b"</html>"):
+        raise AssertionError("the reader got %r...%r" % (got[:40], got[-40:]))
