@@ -144,7 +144,7 @@ install: $(BINS)
 	install -m 755 $(BUILD)/gpulabel $(BUILD)/gpusched $(BINDIR)/
 	ln -sf gpusched $(BINDIR)/kubectl-gpusched
 	install -m 755 contrib/kubectl_complete-gpusched $(BINDIR)/
-	install -m 644 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
+	install -m 644 docs/man/gpulabel.1 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
 	$(BUILD)/gpusched completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpusched
 	ln -sf gpusched $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kubectl-gpusched
 	$(BUILD)/gpusched completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpusched
