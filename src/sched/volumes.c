@@ -875,9 +875,11 @@ static int cmp_request(const void *a, const void *b, void *ctx)
     return x < y ? -1 : x > y;
 }
 
-static int prefilter_fail(struct sched_cpod *cp, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int prefilter_fail(struct sched_cpod *cp, const char *fmt, ...)
+/* prefilter_fail records that plugin's PreFilter rejected the pod (UnschedulableAndUnresolvable)
+ * with the text fmt makes: every node carries that plugin and text. */
+static int prefilter_fail(struct sched_cpod *cp, uint8_t plugin, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int prefilter_fail(struct sched_cpod *cp, uint8_t plugin, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -888,7 +890,7 @@ static int prefilter_fail(struct sched_cpod *cp, const char *fmt, ...)
     if (!(cp->prefilter_msg = arena_strdup(cp->arena, buf)))
         return -ENOMEM;
     cp->prefilter_conflict = true;
-    cp->prefilter_plugin = SCHED_PL_VOLUME_BINDING;
+    cp->prefilter_plugin = plugin;
     return 0;
 }
 
@@ -922,25 +924,28 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     /* VolumeRestrictions' PreFilter reads every persistentVolumeClaim volume's claim first */
     for (i = 0; i < n; i++)
         if (!pod_ephemeral(pod, i) && find_pvc(v, pod->namespace_, names[i]) < 0)
-            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" not found", names[i]);
+            return prefilter_fail(cp, SCHED_PL_VOLUME_RESTRICTIONS,
+                                  "persistentvolumeclaim \"%s\" not found", names[i]);
     /* VolumeBinding: podHasPVCs, then GetPodVolumeClaims */
     for (i = 0; i < n; i++) {
         const struct kube_pvc *p;
         if ((k = find_pvc(v, pod->namespace_, names[i])) < 0)
-            return prefilter_fail(cp,
+            return prefilter_fail(cp, SCHED_PL_VOLUME_BINDING,
                                   "waiting for ephemeral volume controller to create the "
                                   "persistentvolumeclaim \"%s\"",
                                   names[i]);
         p = &v->pvcs[k];
         if (p->lost)
-            return prefilter_fail(cp,
+            return prefilter_fail(cp, SCHED_PL_VOLUME_BINDING,
                                   "persistentvolumeclaim \"%s\" bound to non-existent "
                                   "persistentvolume \"%s\"",
                                   p->name, p->volume_name);
         if (p->terminating)
-            return prefilter_fail(cp, "persistentvolumeclaim \"%s\" is being deleted", p->name);
+            return prefilter_fail(cp, SCHED_PL_VOLUME_BINDING,
+                                  "persistentvolumeclaim \"%s\" is being deleted", p->name);
         if (pod_ephemeral(pod, i) && !claim_for_pod(p, pod))
-            return prefilter_fail(cp, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+            return prefilter_fail(cp, SCHED_PL_VOLUME_BINDING,
+                                  "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
                                   p->namespace_, p->name, pod->namespace_, pod->name);
     }
     if (!(vp = arena_alloc(cp->arena, sizeof(*vp))))
@@ -966,7 +971,8 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         } else if (delay_binding(v, p) && !p->volume_name[0])
             vp->delay[vp->ndelay++] = (uint32_t)k;
         else
-            return prefilter_fail(cp, "pod has unbound immediate PersistentVolumeClaims");
+            return prefilter_fail(cp, SCHED_PL_VOLUME_BINDING,
+                                  "pod has unbound immediate PersistentVolumeClaims");
     }
     qsort_r(vp->delay, vp->ndelay, sizeof(*vp->delay), cmp_request, v);
     /* VolumeRestrictions' PreFilter state: its ReadWriteOncePod claims (a set), and how
@@ -993,7 +999,8 @@ int sched_volumes_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
         if (!p->volume_name[0])
             continue; /* (WaitForFirstConsumer: the others were rejected above) */
         if (!(pv = find_pv(v, p->volume_name)))
-            return prefilter_fail(cp, "persistentvolume \"%s\" not found", p->volume_name);
+            return prefilter_fail(cp, SCHED_PL_VOLUME_ZONE, "persistentvolume \"%s\" not found",
+                                  p->volume_name);
         if (pv_has_topology(pv))
             vp->zone_pvs[vp->nzone_pvs++] = pv;
     }
