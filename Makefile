@@ -194,7 +194,7 @@ check-k8s: all
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
-	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	(cd tests/k8s && GPUSCHED=$(abspath $(BUILD))/gpusched GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
 	for c in tests/k8s/configs/*.yaml; do \
