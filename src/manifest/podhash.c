@@ -292,8 +292,11 @@ static bool ph_canonical(const char *s, bool round, char *out, size_t size)
         for (; shift10 < 0; shift10++)
             if ((div *= 10) > big)
                 return false;
-        if (base == 2 && (m <<= exp) > big)
-            return false;
+        if (base == 2) {
+            if (m > (big >> exp))
+                return false;
+            m <<= exp;
+        }
         m = (m + div - 1) / div;
     }
     if (round)
