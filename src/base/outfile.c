@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
+
 static int outfile_fail(struct outfile *o, struct err *err, const char *path, int code,
                         const char *why)
 {
@@ -49,10 +51,8 @@ static int outfile_beside(struct outfile *o, const char *shown, mode_t mode, str
 
     if (!*base)
         return outfile_fail(o, err, shown, -EISDIR, "is a directory");
-    if (!(o->tmp = malloc(dirlen + strlen(base) + 16)))
+    if (!(o->tmp = buf_fmt("%.*s.%s.XXXXXX", (int)dirlen, o->path, base)))
         return outfile_fail(o, err, shown, -ENOMEM, "out of memory");
-    memcpy(o->tmp, o->path, dirlen);
-    sprintf(o->tmp + dirlen, ".%s.XXXXXX", base);
     if ((fd = mkstemp(o->tmp)) < 0) {
         int code = -errno;
         free(o->tmp);

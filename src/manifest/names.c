@@ -1,11 +1,11 @@
 /* names.c - generated pod names (see names.h). */
-#include "manifest/names.h"
-
-#include "manifest/podhash.h"
+#include "manifest/names-int.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "manifest/podhash-int.h"
 
 #define NAME_ATTEMPTS 64
 /* names.SimpleNameGenerator: generateName is cut to 63 - 5 characters before the suffix */

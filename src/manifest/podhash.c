@@ -1,4 +1,4 @@
-/* podhash.c - a Deployment's pod-template-hash (see podhash.h). kube-controller-manager
+/* podhash.c - a Deployment's pod-template-hash (see podhash-int.h). kube-controller-manager
  * v1.37.2 hashes the template with FNV-32a over k8s.io/utils/dump.ForHash: go-spew's "%#v" with
  * SortKeys, SpewKeys, DisableMethods, DisablePointerAddresses and DisableCapacities, which
  * prints every field of every struct with its Go type ("(string)abc", "(*int64)<nil>"),
@@ -8,7 +8,7 @@
  * controller reads it back: after the API server's defaults (apps/v1 SetObjectDefaults_Deployment
  * on the template), with its quantities canonical, and decoded from protobuf (empty lists and
  * maps nil). The printed text is hashed as it is made, never kept. */
-#include "manifest/podhash.h"
+#include "manifest/podhash-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -208,7 +208,7 @@ static bool ph_quantity_split(const char *s, char *num, char *den, char *suf, si
     num[n] = den[d] = '\0';
     if ((!n && !d) || strlen(s) + 1 > size || (*s >= '0' && *s <= '9'))
         return false;
-    strcpy(suf, s);
+    snprintf(suf, size, "%s", s);
     return true;
 }
 
@@ -225,7 +225,7 @@ static bool ph_parse(const char *str, struct ph_quantity *q)
     memset(q, 0, sizeof(*q));
     if (!strcmp(str, "0")) {
         q->format = PH_DECIMAL_SI;
-        strcpy(q->s, "0");
+        snprintf(q->s, sizeof(q->s), "0");
         return true;
     }
     if (!ph_quantity_split(str, num, den, suf, sizeof(num)) || den[0] ||

@@ -16,7 +16,7 @@
 #include "kube/labels.h"
 #include "kube/yaml.h"
 #include "manifest/manifest.h"
-#include "manifest/podhash.h"
+#include "manifest/podhash-int.h"
 
 static int load_fixture(struct manifest_input *in, const char *rel, struct err *err)
 {
