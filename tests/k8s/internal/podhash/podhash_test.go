@@ -312,11 +312,13 @@ func controllerHash(t *testing.T, dj []byte) string {
 	return controller.ComputeHash(&read.Spec.Template, nil)
 }
 
+// gpuschedBinary is $GPUSCHED (make check-k8s sets it), else build/gpusched. It is stat'ed
+// either way, so that go test's cache sees a rebuilt binary.
 func gpuschedBinary(t *testing.T) string {
-	if p := os.Getenv("GPUSCHED"); p != "" {
-		return p
+	p := os.Getenv("GPUSCHED")
+	if p == "" {
+		p, _ = filepath.Abs(filepath.Join(src, "build", "gpusched"))
 	}
-	p, _ := filepath.Abs(filepath.Join(src, "build", "gpusched"))
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("no gpusched at %s (make, or GPUSCHED=PATH)", p)
 	}
