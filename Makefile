@@ -149,7 +149,7 @@ install: $(BINS)
 	install -m 755 $(BUILD)/gpulabel $(BUILD)/gpusched $(BINDIR)/
 	ln -sf gpusched $(BINDIR)/kubectl-gpusched
 	install -m 755 contrib/kubectl_complete-gpusched $(BINDIR)/
-	install -m 644 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
+	install -m 644 docs/man/gpulabel.1 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
 	$(BUILD)/gpusched completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpusched
 	ln -sf gpusched $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kubectl-gpusched
 	$(BUILD)/gpusched completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpusched
@@ -199,7 +199,7 @@ check-k8s: all
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
-	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	(cd tests/k8s && GPUSCHED=$(abspath $(BUILD))/gpusched GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
 	for c in tests/k8s/configs/*.yaml; do \

@@ -52,6 +52,11 @@ struct kube_client {
     double bucket_at;
 };
 
+/* kube_client_watch_waits counts, for the whole process, the times a watch waited for its
+ * events to gather (kube_client_watch's window): the tests check that events already waiting
+ * to be read are handled without a wait. */
+unsigned long kube_client_watch_waits(void);
+
 /* kube_client_reserve takes one request's slot from the rate limiter and returns the time
  * (mono_now's clock) before which the request must not be sent, or 0: at once. The
  * time is absolute so that a caller delayed between reading its own clock and reserving (a

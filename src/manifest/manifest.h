@@ -127,6 +127,10 @@ struct manifest_input {
     size_t nwarnings;
     struct manifest_object *objects; /* opts.keep_objects only: input order */
     size_t nobjects;
+    /* objects read so far (documents and list items that are not lists themselves, skipped
+     * kinds included): a command compares it before and after its -f files, as kubectl
+     * says "no objects passed to create" when they held none */
+    size_t nread;
     int finished; /* set by a successful manifest_input_finish */
     struct manifest_input_opts opts;
     struct manifest_input_priv *priv;

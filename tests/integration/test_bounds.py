@@ -1,4 +1,4 @@
-"""Bounds on hostile or large manifests (issue 26, docs/security.md): a YAML alias bomb is
+"""Bounds on hostile or large manifests (docs/security.md): a YAML alias bomb is
 refused as Kubernetes' YAML decoder refuses it, anchors cost what they hold, and `gpusched
 render` holds a few times its input, not a tree of every object."""
 import os

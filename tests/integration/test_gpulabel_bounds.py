@@ -1,5 +1,5 @@
-"""gpulabel --oneshot against an API server that cannot be reached or answers too much (issue
-26, docs/security.md): one clear first error, a retry bounded by --timeout as a whole, no retry
+"""gpulabel --oneshot against an API server that cannot be reached or answers too much
+(docs/security.md): one clear first error, a retry bounded by --timeout as a whole, no retry
 of what cannot heal (an untrusted certificate), and an answer cap derived from the memory
 limit."""
 import os

@@ -1,5 +1,5 @@
 """Every flag a gpusched command's --help lists is one its parser takes, and every output
-format and kubectl convention the help promises works (issue 25, item 8): each command's flags
+format and kubectl convention the help promises works: each command's flags
 are one table, its help and its parser both (src/base/flag.h). The cases are made from the
 help texts themselves, so a flag added to a table is tested without a line here."""
 import os

@@ -1,4 +1,4 @@
-"""The probe server (src/base/httpd.c) under a connect flood (issue 26, docs/security.md):
+"""The probe server (src/base/httpd.c) under a connect flood (docs/security.md):
 probes are answered while the flood holds more connections than the server has slots, and a
 burst of connects does not overflow the accept queue (whose overflow drops the probes' SYNs,
 sent again by the kernel only after a second). Behaviour, not timings: the latencies are

@@ -38,9 +38,10 @@ def values_file(values):
     return path
 
 
-def render(values=None, release="gpulabel"):
-    """helm template's output (YAML text) with these values over the chart's."""
-    args = ["template", release, CHART]
+def render(values=None, release="gpulabel", namespace="kube-system"):
+    """helm template's output (YAML text) with these values over the chart's, for a release
+    in namespace (helm -n; deploy/'s manifests use kube-system)."""
+    args = ["template", release, CHART, "-n", namespace]
     if values is not None:
         args += ["-f", values_file(values)]
     return helm(*args).stdout
@@ -66,8 +67,8 @@ def parse(text):
         objs.extend(obj["items"] if obj.get("kind") == "List" else [obj])
 
 
-def objects(values=None):
-    return parse(render(values))
+def objects(values=None, namespace="kube-system"):
+    return parse(render(values, namespace=namespace))
 
 
 def find(objs, kind, name=None):
@@ -100,7 +101,6 @@ def dry_run_server(text):
 
 # values that change every knob; what each does is asserted below
 OTHER = {
-    "namespace": "gpu-system",
     "image": {"repository": "registry.example.com/gpu/gpulabel", "tag": "0.2", "pullPolicy": "Always"},
     "imagePullSecrets": [{"name": "regcred"}],
     "gpulabel": {
@@ -146,7 +146,8 @@ def test_default_rendering_passes_server_dry_run():
 
 
 def test_other_values_pass_server_dry_run():
-    util.check_eq(dry_run_server(render(OTHER)), 16, "objects applied by the server dry run")
+    util.check_eq(dry_run_server(render(OTHER, namespace="gpu-system")), 16,
+                  "objects applied by the server dry run")
     for values in ({"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}},
                    {"gpusched": {"leaderElect": False}}, {"namePrefix": "b-", "gpulabel": {
                        "createRuntimeClass": False}}):
@@ -238,7 +239,7 @@ def test_gpusched_off_removes_its_objects():
 
 
 def test_other_values_change_every_knob():
-    objs = objects(OTHER)
+    objs = objects(OTHER, namespace="gpu-system")
     util.check_eq({ns for _, _, ns in kinds(objs)}, {"", "gpu-system", "default"},
                   "namespaces (the events Role's is where Node events go)")
     util.check_eq(find(objs, "RuntimeClass"), None, "a RuntimeClass with runtimeClassName empty")
@@ -275,6 +276,44 @@ def test_other_values_change_every_knob():
     default = pod(objects(), "Deployment")["containers"][0]["args"]
     util.check_eq([a for a in default if a.startswith("--profile")], ["--profile=gpu"], "the default profile")
     util.check_eq([a for a in default if a.startswith("--logging-format")], [], "text logs by default")
+
+
+def namespaced(objs):
+    """(kind, name, namespace) of each namespaced object, and the namespaces named inside the
+    objects: subjects of bindings, gpusched's Lease namespace"""
+    out = [(o["kind"], o["metadata"]["name"], o["metadata"]["namespace"]) for o in objs
+           if o["metadata"].get("namespace")]
+    for o in objs:
+        for s in o.get("subjects", []):
+            out.append((o["kind"] + " subject", s["name"], s.get("namespace")))
+        if o["kind"] == "Deployment":
+            for a in o["spec"]["template"]["spec"]["containers"][0]["args"]:
+                if a.startswith("--leader-elect-resource-namespace="):
+                    out.append(("Lease", "-", a.split("=", 1)[1]))
+    return out
+
+
+def test_the_release_namespace_is_honoured_everywhere():
+    """helm install -n gpu-system puts every namespaced object there, and every namespace named
+    inside them (binding subjects, the Lease) is that one too; the value namespace is
+    deprecated but still wins, with a warning in the notes."""
+    for values in (None, {"gpulabel": {"enabled": False}}, {"gpusched": {"enabled": False}}):
+        ns = namespaced(objects(values, namespace="gpu-system"))
+        if len(ns) < 3:
+            raise AssertionError("too few namespaced objects: %r" % ns)
+        util.check_eq([x for x in ns if x[2] != "gpu-system"], [], "not in the release's namespace %s" % values)
+    util.check_eq(dry_run_server(render(namespace="gpu-system")), 11, "server dry run in gpu-system")
+    # the deprecated value still names the namespace, and the notes say so
+    ns = namespaced(objects({"namespace": "gpu-system"}, namespace="default"))
+    util.check_eq({x[2] for x in ns}, {"gpu-system"}, "the deprecated value")
+    p = helm("install", "gpulabel", CHART, "-n", "default", "--dry-run=client", "-f",
+             values_file({"namespace": "gpu-system"}))
+    if "WARNING: the value namespace is deprecated: the objects went to gpu-system" not in p.stdout:
+        raise AssertionError("no deprecation warning in the notes: %r" % p.stdout[-600:])
+    p = helm("install", "gpulabel", CHART, "-n", "gpu-system", "--dry-run=client")
+    notes = p.stdout[p.stdout.index("NOTES:"):]
+    if "WARNING" in notes or "gpulabel runs on GPU nodes in gpu-system:" not in notes:
+        raise AssertionError("notes: %r" % notes)
 
 
 def test_bad_values_fail_with_one_line():

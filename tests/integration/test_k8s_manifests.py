@@ -170,7 +170,7 @@ RBAC = [
     (GPULABEL, "patch", "nodes/status", None, False),
     (GPULABEL, "get", "pods", "default", False),
     (GPULABEL, "create", "events", "default", True),
-    # Node events live in "default": a Role there, not a ClusterRole (issue 26)
+    # Node events live in "default": a Role there, not a ClusterRole
     (GPULABEL, "create", "events", "kube-system", False),
     (GPULABEL, "create", "events", "team-a", False),
     (GPULABEL, "delete", "events", "default", False),
@@ -184,7 +184,7 @@ RBAC = [
     (GPUSCHED, "watch", "nodes", None, True),
     (GPUSCHED, "create", "events.events.k8s.io", "default", True),
     (GPUSCHED, "patch", "events.events.k8s.io", "default", True),
-    # verbs serve never sends (issue 26): no get of pods or nodes, no update, no core Events
+    # verbs serve never sends: no get of pods or nodes, no update, no core Events
     (GPUSCHED, "get", "pods", "default", False),
     (GPUSCHED, "update", "pods/status", "default", False),
     (GPUSCHED, "get", "nodes", None, False),

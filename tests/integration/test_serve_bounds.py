@@ -1,4 +1,4 @@
-"""gpusched serve against a hostile or stalled API server (issue 26, docs/security.md): a list
+"""gpusched serve against a hostile or stalled API server (docs/security.md): a list
 that stalls does not hold SIGTERM back, a list that never ends is cut at its budget and leaves
 nothing behind."""
 import signal
