@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"gpulabel.test/k8s/internal/celoracle"
 )
@@ -39,6 +40,10 @@ Flags:
   --out DIR           where reproducers go (default build/cel-diff)
   --per-class K       reproducers per class (default 3)
   --shrink-trials N   tool runs spent shrinking one reproducer (default 400)
+  --shrink-time D     time spent shrinking one reproducer at most (default 60s)
+  --max-classes N     classes whose reproducers are shrunk (default 20; the others are
+                      written as generated)
+  --timeout D         how long one answer may take (default 20s)
   --coverage          list the generator's productions and how many cases used each
   -v                  print every difference and progress
 `
@@ -56,6 +61,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	perClass := fs.Int("per-class", 3, "")
 	trials := fs.Int("shrink-trials", 400, "")
 	coverage := fs.Bool("coverage", false, "")
+	timeout := fs.Duration("timeout", 20*time.Second, "")
+	shrinkTime := fs.Duration("shrink-time", 60*time.Second, "")
+	maxClasses := fs.Int("max-classes", 20, "")
 	conformance := fs.String("conformance", "", "")
 	verbose := fs.Bool("v", false, "")
 	help := fs.Bool("help", false, "")
@@ -80,15 +88,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cel-difftest: --cel-eval %q: not an executable file\n", *celEval)
 		return 2
 	}
-	if *n < 1 || *perClass < 1 || *trials < 0 {
-		fmt.Fprintln(stderr, "cel-difftest: --n and --per-class must be at least 1, --shrink-trials at least 0")
+	if *n < 1 || *perClass < 1 || *trials < 0 || *maxClasses < 0 || *timeout <= 0 || *shrinkTime <= 0 {
+		fmt.Fprintln(stderr, "cel-difftest: --n, --per-class must be at least 1, --shrink-trials, --max-classes at least 0, --timeout, --shrink-time positive")
 		return 2
 	}
 	if *conformance != "" {
 		return runConformance(*celEval, *conformance, *verbose, stdout, stderr)
 	}
 	opts := celoracle.Options{CelEval: *celEval, Seed: *seed, N: *n, Only: *only, Out: *out,
-		PerClass: *perClass, ShrinkTrials: *trials, Log: stderr, Verbose: *verbose}
+		PerClass: *perClass, ShrinkTrials: *trials, Log: stderr, Verbose: *verbose, Timeout: *timeout,
+		ShrinkTime: *shrinkTime, MaxClasses: *maxClasses}
 	if *only >= 0 {
 		opts.N = *only + 1
 	}

@@ -85,13 +85,21 @@ var (
 	sigNum    = regexp.MustCompile(`[0-9]+`)
 )
 
-// sig is an error text reduced to its kind: first line, no positions, quotes or numbers.
+// sig is an error text reduced to its kind: the first line without positions, quotes,
+// numbers and what follows the message's first ": " (a key, a value: "no such key").
 func sig(s string) string {
 	s = firstLine(s)
+	compile := strings.HasPrefix(s, "compilation failed: ")
 	s = strings.TrimPrefix(s, "compilation failed: ")
 	s = sigPos.ReplaceAllString(s, "")
 	s = sigQuoted.ReplaceAllString(s, "_")
 	s = sigNum.ReplaceAllString(s, "N")
+	if i := strings.Index(s, ": "); i > 0 {
+		s = s[:i]
+	}
+	if compile {
+		s = "compile: " + s
+	}
 	if len(s) > 70 {
 		s = s[:70]
 	}

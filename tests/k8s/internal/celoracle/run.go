@@ -27,12 +27,16 @@ type Options struct {
 	Batch        int
 	PerClass     int // reproducers written per class
 	ShrinkTrials int
+	ShrinkTime   time.Duration // spent shrinking one reproducer at most (default 60 s)
+	MaxClasses   int           // classes whose reproducers are shrunk (default 20)
+	Timeout      time.Duration // for one answer of the tool (default 20 s)
 	Log          io.Writer
 	Verbose      bool
 }
 
 // Class is one kind of difference.
 type Class struct {
+	No      int // in order of discovery: the reproducers are diff-No-K.*
 	Name    string
 	Count   int
 	Written []string
@@ -59,13 +63,19 @@ func Run(o Options) (*Summary, error) {
 	if o.ShrinkTrials <= 0 {
 		o.ShrinkTrials = 400
 	}
+	if o.ShrinkTime <= 0 {
+		o.ShrinkTime = 60 * time.Second
+	}
+	if o.MaxClasses <= 0 {
+		o.MaxClasses = 20
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	if err := prepareOut(o.Out); err != nil {
 		return nil, err
 	}
-	peer := &Peer{Path: o.CelEval, Args: o.Args}
+	peer := &Peer{Path: o.CelEval, Args: o.Args, Timeout: o.Timeout}
 	defer peer.Stop()
 	s := &Summary{Mix: map[string]int{}, Used: map[string]int{}}
 	classes := map[string]*Class{}
@@ -123,6 +133,9 @@ func Run(o Options) (*Summary, error) {
 					goAnswers[j] = append(goAnswers[j], goAnswer(&c.Req, true)...)
 					v, g = CompareAny(goAnswers[j], cr)
 				}
+				if v == Soft {
+					s.Soft++
+				}
 				if v == Same || v == Soft {
 					continue
 				}
@@ -140,13 +153,14 @@ func Run(o Options) (*Summary, error) {
 			name := ClassOf(g, cr)
 			cl := classes[name]
 			if cl == nil {
-				cl = &Class{Name: name}
+				cl = &Class{No: len(s.Classes) + 1, Name: name}
 				classes[name] = cl
 				s.Classes = append(s.Classes, cl)
 			}
 			cl.Count++
 			if len(cl.Written) < o.PerClass && o.Out != "" {
-				f, err := writeRepro(o, peer, c, b+j, name, len(s.Classes), len(cl.Written))
+				shrink := cl.No <= o.MaxClasses
+				f, err := writeRepro(o, peer, c, b+j, name, cl.No, len(cl.Written), shrink)
 				if err != nil {
 					return s, err
 				}
@@ -251,9 +265,13 @@ type Repro struct {
 	Original string     `json:"originalExpr"`
 }
 
-func writeRepro(o Options, peer *Peer, c *Case, idx int, class string, classNo, k int) (string, error) {
+func writeRepro(o Options, peer *Peer, c *Case, idx int, class string, classNo, k int, shrink bool) (string, error) {
 	orig := *c.Req.Expr
-	req, gs, cr := Shrink(peer, c, class, o.ShrinkTrials)
+	trials := o.ShrinkTrials
+	if !shrink {
+		trials = 0
+	}
+	req, gs, cr := Shrink(peer, c, class, trials, o.ShrinkTime)
 	r := Repro{Class: class, Seed: o.Seed, Index: idx, Request: req, Go: gs, C: cr, Original: orig}
 	base := filepath.Join(o.Out, fmt.Sprintf("diff-%03d-%d", classNo, k))
 	doc, err := json.MarshalIndent(r, "", "  ")

@@ -7,23 +7,26 @@ package celoracle
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 )
 
 type shrinker struct {
-	peer   *Peer
-	class  string
-	order  bool
-	trials int
-	req    Request
-	gs     []Response
-	c      Response
+	peer     *Peer
+	deadline time.Time
+	class    string
+	order    bool
+	trials   int
+	req      Request
+	gs       []Response
+	c        Response
 }
 
 // still: does req still differ in the same class? (then it becomes the current request)
 func (s *shrinker) still(req Request) bool {
-	if s.trials <= 0 {
+	if s.trials <= 0 || time.Now().After(s.deadline) {
+		s.trials = 0
 		return false
 	}
 	s.trials--
@@ -40,11 +43,14 @@ func (s *shrinker) still(req Request) bool {
 
 // Shrink returns the smallest request found that differs in the same class, with the
 // answers of both sides to it.
-func Shrink(peer *Peer, c *Case, class string, trials int) (Request, []Response, Response) {
-	s := &shrinker{peer: peer, class: class, order: c.OrderSensitive, trials: trials, req: c.Req}
+func Shrink(peer *Peer, c *Case, class string, trials int, limit time.Duration) (Request, []Response, Response) {
+	s := &shrinker{peer: peer, deadline: time.Now().Add(limit), class: class, order: c.OrderSensitive, trials: trials, req: c.Req}
 	s.req.ID = json.RawMessage(`"shrink"`)
 	s.gs = goAnswer(&s.req, s.order)
 	s.c = peer.Ask([][]byte{Marshal(&s.req)})[0]
+	if trials == 0 {
+		return s.req, s.gs, s.c
+	}
 	if v, g := CompareAny(s.gs, s.c); v != Differ || ClassOf(g, s.c) != class {
 		// not reproducible on its own (state in the tool?): keep it as it was
 		return s.req, s.gs, s.c
