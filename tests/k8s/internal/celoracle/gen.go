@@ -547,9 +547,15 @@ var (
 func (g *Gen) rangeOver(depth int, allowMap bool) (*Node, *Type, *Type) {
 	if allowMap && g.p(0.3) {
 		var m *Node
-		if g.p(0.5) {
+		switch x := g.r.Float64(); {
+		case x < 0.1:
+			// the domains (the attribute maps answer any domain, with an empty map)
+			m = leaf(mapOf(tString, mapOf(tString, tDyn)), "device.attributes")
+		case x < 0.15:
+			m = leaf(mapOf(tString, mapOf(tString, tQuantity)), "device.capacity")
+		case x < 0.55:
 			m = g.attrMap(KDyn)
-		} else {
+		default:
 			m = g.expr(mapOf(pick(g, []*Type{tString, tInt}), g.elemType(2)), depth)
 		}
 		g.order = true
@@ -650,7 +656,7 @@ func (g *Gen) common(t *Type, d int) []prod {
 		{"opt.orValue", 2, func() *Node { return mk(t, "$.orValue($)", g.expr(optOf(t), d), g.expr(t, d)) }},
 		{"opt.value", 1, func() *Node { return mk(t, "$.value()", g.expr(optOf(t), d)) }},
 	}
-	if t.K != KDyn && t.K != KType {
+	if t.K != KDyn && t.K != KType && g.inLit == 0 {
 		ps = append(ps, prod{"dyn-wrap", 1, func() *Node { return mk(t, "dyn($)", g.expr(t, d)) }})
 	}
 	return ps
@@ -688,6 +694,10 @@ func (g *Gen) boolProds(d int) []prod {
 			return mk(t, "$ in $", g.expr(e, d), g.expr(listOf(e), d))
 		}},
 		{"in-map", 4, func() *Node {
+			if g.p(0.15) {
+				m := leaf(mapOf(tString, tDyn), pick(g, []string{"device.attributes", "device.capacity"}))
+				return bin(t, "in", leaf(tString, quoteCEL(g.domain())), m)
+			}
 			if g.p(0.6) {
 				return mk(t, "$ in $", g.nameString(), g.attrMap(KDyn))
 			}
@@ -695,6 +705,10 @@ func (g *Gen) boolProds(d int) []prod {
 			return mk(t, "$ in $", g.expr(m.E, d), g.expr(m, d))
 		}},
 		{"has", 5, func() *Node {
+			if g.p(0.08) {
+				// a domain without dots can be selected: true whether it is there or not
+				return leaf(t, "has(device."+pick(g, []string{"attributes", "capacity"})+"."+pick(g, []string{"nope", "gpu", "x"})+")")
+			}
 			if g.p(0.7) {
 				return mk(t, "has($."+g.attrName(KDyn)+")", g.attrMap(KDyn))
 			}
@@ -1005,7 +1019,7 @@ func (g *Gen) stringProds(d int) []prod {
 func (g *Gen) listProds(t *Type, d int) []prod {
 	e := t.E
 	ps := []prod{
-		{"list-lit", 6, func() *Node { return g.listLiteral(t, d, g.n(4)) }},
+		{"list-lit", 6, func() *Node { return g.listLiteral(t, d, g.listLen()) }},
 		{"list+", 3, func() *Node { return mk(t, "$ + $", g.expr(t, d), g.expr(t, d)) }},
 		{"map()", 4, func() *Node {
 			r, _, et := g.rangeOver(d, !g.noMaps)
@@ -1077,6 +1091,14 @@ func (g *Gen) listProds(t *Type, d int) []prod {
 	return ps
 }
 
+// listLen: 0 to 3 elements, rarely empty (an index into [] is an error)
+func (g *Gen) listLen() int {
+	if g.p(0.1) {
+		return 0
+	}
+	return 1 + g.n(3)
+}
+
 func (g *Gen) listLiteral(t *Type, d, n int) *Node {
 	if n == 0 {
 		return leaf(t, "[]")
@@ -1135,6 +1157,9 @@ func (g *Gen) mapProds(t *Type, d int) []prod {
 			return mk(t, "$.transformMapEntry(i, v, {$: $})", r, g.expr(t.E, d), g.expr(t.V, d))
 		})
 	}})
+	if t.E.K == KString && t.V.K == KList && t.V.E.K == KString {
+		ps = append(ps, prod{"url.getQuery", 1, func() *Node { return mk(t, "$.getQuery()", g.expr(tURL, d)) }})
+	}
 	if t.E.K == KString && (t.V.K == KDyn || t.V.K == KQuantity) {
 		ps = append(ps, prod{"device-map", 8, func() *Node {
 			if t.V.K == KQuantity {
@@ -1261,7 +1286,7 @@ func (g *Gen) capMap() *Node {
 
 // attrRef reads an attribute meant to have kind k (the static type is dyn).
 func (g *Gen) attrRef(k Kind) *Node {
-	if g.inLit > 0 && g.p(0.85) {
+	if g.inLit > 0 && g.p(0.92) {
 		switch k {
 		case KBool:
 			return leaf(tBool, pick(g, []string{"true", "false"}))
@@ -1367,7 +1392,7 @@ func (g *Gen) leaf(t *Type) *Node {
 	case KNull:
 		return leaf(t, "null")
 	case KList:
-		return g.listLiteral(t, 99, g.n(3))
+		return g.listLiteral(t, 99, g.listLen())
 	case KMap:
 		if t.E.K == KString && t.V.K == KDyn && g.p(0.5) {
 			return g.attrMap(KDyn)
@@ -1408,7 +1433,7 @@ func (g *Gen) leaf(t *Type) *Node {
 		return g.typeName()
 	}
 	// dyn
-	if g.p(0.6) {
+	if g.inLit == 0 && g.p(0.6) {
 		return g.attrRef(pick(g, []Kind{KBool, KInt, KString, KSemver}))
 	}
 	return mk(t, "dyn($)", g.leaf(pick(g, []*Type{tInt, tString, tBool, tDouble})))
@@ -1444,7 +1469,7 @@ func (g *Gen) intLit() *Node {
 	}
 	return leaf(tInt, pick(g, []string{"9223372036854775807", "-9223372036854775808",
 		"0x7fffffffffffffff", "-0x8000000000000000", "0xFF", "0x0", "4294967296", "-4294967296",
-		"9223372036854775808", "-9223372036854775809", "3037000500", "-3037000500", "07", "1e3",
+		"9223372036854775808", "-9223372036854775809", "3037000500", "-3037000500", "07",
 		"0x", "1_000"}))
 }
 
