@@ -381,7 +381,12 @@ func (g *Gen) device() *Device {
 	}
 	for _, name := range capNames {
 		if g.p(0.5) {
-			d.Capacity[resourceapi.QualifiedName(prefixed(name))] = resourceapi.DeviceCapacity{Value: resource.MustParse(pick(g, quantities))}
+			q, text := resourceapi.QualifiedName(prefixed(name)), pick(g, quantities)
+			d.Capacity[q] = resourceapi.DeviceCapacity{Value: resource.MustParse(text)}
+			if d.capText == nil {
+				d.capText = map[resourceapi.QualifiedName]string{}
+			}
+			d.capText[q] = text
 		}
 	}
 	d.Canonicalize()

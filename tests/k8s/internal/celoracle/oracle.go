@@ -39,6 +39,32 @@ type Device struct {
 	AllowMultipleAllocations *bool                                                     `json:"allowMultipleAllocations,omitempty"`
 	Attributes               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute `json:"attributes,omitempty"`
 	Capacity                 map[resourceapi.QualifiedName]resourceapi.DeviceCapacity  `json:"capacity,omitempty"`
+	// capText: a capacity's text as the generator wrote it (1.5Gi), for the JSON sent to the
+	// tool under test: it must canonicalize as the API server does
+	capText map[resourceapi.QualifiedName]string
+}
+
+// MarshalJSON writes the device; capacities in the text they were written in, if known.
+func (d Device) MarshalJSON() ([]byte, error) {
+	type plain Device
+	if len(d.capText) == 0 {
+		return json.Marshal(plain(d))
+	}
+	type capValue struct {
+		Value string `json:"value"`
+	}
+	caps := map[resourceapi.QualifiedName]capValue{}
+	for name, c := range d.Capacity {
+		text, ok := d.capText[name]
+		if !ok {
+			text = c.Value.String()
+		}
+		caps[name] = capValue{text}
+	}
+	return json.Marshal(struct {
+		plain
+		Capacity map[resourceapi.QualifiedName]capValue `json:"capacity,omitempty"`
+	}{plain(d), caps})
 }
 
 // Result is one evaluation's answer.
