@@ -210,9 +210,12 @@ check-k8s: all
 # reproducers go to $(BUILD)/cel-diff/ (docs/cel-testing.md). One "skipped:" line while
 # $(BUILD)/cel-eval is not built. A longer campaign: make diff-cel SEED=7 N=1000000.
 # cel-spec's conformance files through cel-eval --conformance: make cel-conformance.
-check-cel:
+check-cel: all
 	@if [ ! -x $(BUILD)/cel-eval ]; then \
 		echo "skipped: cel-difftest: $(BUILD)/cel-eval is not built"; exit 0; fi; \
+	if ! go=$$(GO=$(GO) tests/k8s/go-check); then \
+		echo "skipped: cel-difftest: $$go"; exit 0; fi; \
+	$(MAKE) --no-print-directory k8s && \
 	$(K8S_DIR)/cel-difftest --cel-eval $(BUILD)/cel-eval --seed 1 --n 20000 --out $(BUILD)/cel-diff
 diff-cel: all
 	@if [ ! -x $(BUILD)/cel-eval ]; then \
