@@ -128,8 +128,9 @@ func Run(o Options) (*Summary, error) {
 				continue
 			}
 			if c.OrderSensitive {
-				// more orders: C's answer may be one Go has not shown yet
-				for k := 0; k < 20 && v != Same; k++ {
+				// more orders: C's answer may be one Go has not shown yet (5 s at most)
+				t := time.Now()
+				for k := 0; k < 20 && v != Same && time.Since(t) < 5*time.Second; k++ {
 					goAnswers[j] = append(goAnswers[j], goAnswer(&c.Req, true)...)
 					v, g = CompareAny(goAnswers[j], cr)
 				}
@@ -189,12 +190,14 @@ func Run(o Options) (*Summary, error) {
 // can change it (each distinct answer once).
 func goAnswer(req *Request, orderSensitive bool) []Response {
 	o := Oracle{}
+	start := time.Now()
 	first := o.Answer(req)
 	if !orderSensitive {
 		return []Response{first}
 	}
 	out := []Response{first}
-	for k := 0; k < 12; k++ {
+	// 12 more runs, or fewer when one run is slow (an expression near the cost limit)
+	for k := 0; k < 12 && time.Since(start) < time.Second; k++ {
 		r := o.Answer(req)
 		if !containsResp(out, r) {
 			out = append(out, r)
