@@ -1027,17 +1027,23 @@ func (g *Gen) listProds(t *Type, d int) []prod {
 		{"list-lit", 6, func() *Node { return g.listLiteral(t, d, g.listLen()) }},
 		{"list+", 3, func() *Node { return mk(t, "$ + $", g.expr(t, d), g.expr(t, d)) }},
 		{"map()", 4, func() *Node {
-			r, _, et := g.rangeOver(d, !g.noMaps)
+			// over a map, the list comes in Go's random order: sorted, so that Go's answers
+			// do not depend on it (the order of errors still does)
+			r, _, et := g.rangeOver(d, !g.noMaps && e.ordered())
 			if r.T.K == KMap {
 				et = r.T.E
 			}
 			v := pick(g, compVars)
-			return g.with([]scopeVar{{v, et}}, func() *Node {
+			n := g.with([]scopeVar{{v, et}}, func() *Node {
 				if g.p(0.2) {
 					return mk(t, "$.map("+v+", $, $)", r, g.expr(tBool, d), g.expr(e, d))
 				}
 				return mk(t, "$.map("+v+", $)", r, g.expr(e, d))
 			})
+			if r.T.K == KMap {
+				n = mk(t, "$.sort()", n)
+			}
+			return n
 		}},
 		{"filter()", 3, func() *Node {
 			r := g.expr(t, d)
@@ -1055,14 +1061,18 @@ func (g *Gen) listProds(t *Type, d int) []prod {
 			return mk(t, "$.flatten()", g.expr(listOf(t), d))
 		}},
 		{"transformList", 2, func() *Node {
-			r, kt, vt := g.rangeOver(d, !g.noMaps)
+			r, kt, vt := g.rangeOver(d, !g.noMaps && e.ordered())
 			k, v := pick(g, []string{"i", "k"}), pick(g, []string{"v", "w"})
-			return g.with([]scopeVar{{k, kt}, {v, vt}}, func() *Node {
+			n := g.with([]scopeVar{{k, kt}, {v, vt}}, func() *Node {
 				if g.p(0.3) {
 					return mk(t, "$.transformList("+k+", "+v+", $, $)", r, g.expr(tBool, d), g.expr(e, d))
 				}
 				return mk(t, "$.transformList("+k+", "+v+", $)", r, g.expr(e, d))
 			})
+			if r.T.K == KMap {
+				n = mk(t, "$.sort()", n)
+			}
+			return n
 		}},
 		{"opt-elem", 1, func() *Node { return mk(t, "[$, ?$]", g.expr(e, d), g.expr(optOf(e), d)) }},
 		{"unwrapOpt", 1, func() *Node { return mk(t, "$.unwrapOpt()", g.expr(listOf(optOf(e)), d)) }},
