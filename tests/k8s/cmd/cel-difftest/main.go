@@ -44,6 +44,9 @@ Flags:
   --max-classes N     classes whose reproducers are shrunk (default 20; the others are
                       written as generated)
   --timeout D         how long one answer may take (default 20s)
+  --syntax-errors R   what a syntax error must match: first-line (default: the first line
+                      of the message, as the contract says) or position (the first error's
+                      line, column and "Syntax error:"; the rest counts as soft)
   --coverage          list the generator's productions and how many cases used each
   -v                  print every difference and progress
 `
@@ -62,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	trials := fs.Int("shrink-trials", 400, "")
 	coverage := fs.Bool("coverage", false, "")
 	timeout := fs.Duration("timeout", 20*time.Second, "")
+	syntaxRule := fs.String("syntax-errors", "first-line", "")
 	shrinkTime := fs.Duration("shrink-time", 60*time.Second, "")
 	maxClasses := fs.Int("max-classes", 20, "")
 	conformance := fs.String("conformance", "", "")
@@ -90,6 +94,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *n < 1 || *perClass < 1 || *trials < 0 || *maxClasses < 0 || *timeout <= 0 || *shrinkTime <= 0 {
 		fmt.Fprintln(stderr, "cel-difftest: --n, --per-class must be at least 1, --shrink-trials, --max-classes at least 0, --timeout, --shrink-time positive")
+		return 2
+	}
+	switch *syntaxRule {
+	case "first-line":
+	case "position":
+		celoracle.SyntaxPositionOnly = true
+	default:
+		fmt.Fprintf(stderr, "cel-difftest: --syntax-errors %q: first-line or position\n", *syntaxRule)
 		return 2
 	}
 	if *conformance != "" {

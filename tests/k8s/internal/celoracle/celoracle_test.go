@@ -110,6 +110,16 @@ func TestCompare(t *testing.T) {
 			t.Errorf("%+v vs %+v: %v, want %v", c.g, c.c, v, c.want)
 		}
 	}
+	other := Result{CompileError, "compilation failed: ERROR: <input>:1:4: Syntax error: missing ')' at '<EOF>'\n | x +"}
+	moved := Result{CompileError, "compilation failed: ERROR: <input>:1:5: Syntax error: missing ')' at '<EOF>'"}
+	if CompareResult(Result{CompileError, syn}, other) != Differ {
+		t.Error("syntax errors: another first line is a difference")
+	}
+	SyntaxPositionOnly = true
+	if CompareResult(Result{CompileError, syn}, other) != Soft || CompareResult(Result{CompileError, syn}, moved) != Differ {
+		t.Error("--syntax-errors=position: the same position is soft, another one a difference")
+	}
+	SyntaxPositionOnly = false
 	g := Response{Result: RuntimeError, Error: "no such key: cores"}
 	c := Response{Result: False}
 	if cl := ClassOf(g, c); cl != "go runtime-error, c false; go: no such key" {

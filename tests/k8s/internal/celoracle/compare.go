@@ -30,11 +30,24 @@ func CompareResult(g, c Result) Verdict {
 	if g.Error == c.Error {
 		return Same
 	}
-	if g.Result == CompileError && isSyntaxError(g.Error) && firstLine(g.Error) == firstLine(c.Error) {
-		return Soft
+	if g.Result == CompileError && isSyntaxError(g.Error) {
+		if firstLine(g.Error) == firstLine(c.Error) {
+			return Soft
+		}
+		if SyntaxPositionOnly && syntaxPos(g.Error) != "" && syntaxPos(g.Error) == syntaxPos(c.Error) {
+			return Soft
+		}
 	}
 	return Differ
 }
+
+// SyntaxPositionOnly relaxes the rule for syntax errors to the first error's position and kind
+// (`ERROR: <input>:L:C: Syntax error:`), for cel-difftest --syntax-errors=position.
+var SyntaxPositionOnly bool
+
+var syntaxPosRe = regexp.MustCompile(`^compilation failed: ERROR: <input>:\d+:\d+: Syntax error: `)
+
+func syntaxPos(s string) string { return syntaxPosRe.FindString(s) }
 
 // Compare compares whole responses (single or "results").
 func Compare(g, c Response) Verdict {

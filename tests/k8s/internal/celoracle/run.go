@@ -295,7 +295,11 @@ func (s *Summary) Report(o Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cel-difftest --seed %d --n %d against %s: %d compared, %d differences", o.Seed, o.N, o.CelEval, s.Compared, s.Differ)
 	if s.Soft > 0 {
-		fmt.Fprintf(&b, " (+%d syntax-error texts equal in the first line only)", s.Soft)
+		rule := "first line"
+		if SyntaxPositionOnly {
+			rule = "first line or position"
+		}
+		fmt.Fprintf(&b, " (+%d syntax-error texts equal in the %s only)", s.Soft, rule)
 	}
 	fmt.Fprintf(&b, " in %s\n", s.Elapsed.Round(time.Millisecond))
 	b.WriteString("mix of the real CEL's answers: " + s.MixString() + "\n")
