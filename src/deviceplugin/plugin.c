@@ -72,14 +72,6 @@ struct dp_plugin {
     struct err reg_err;
 };
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
-
 static void plog(struct dp_plugin *p, char sev, int level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -840,7 +832,7 @@ static void *serve_main(void *arg)
         if (s.srv)
             dp_rpc_server_poll(s.srv, POLL_MS);
         else
-            sleep_ms(POLL_MS);
+            mono_sleep_ms(POLL_MS);
         serve_register_done(p, &s);
         why = serve_watch(p, &s);
         if (!why && s.srv && mono_ms() >= next_check) {
@@ -919,7 +911,7 @@ static void *health_main(void *arg)
         size_t g;
 
         if (!p->events) {
-            sleep_ms(HEALTH_WAIT_MS);
+            mono_sleep_ms(HEALTH_WAIT_MS);
             probe_lost(p);
             continue;
         }
@@ -931,7 +923,7 @@ static void *health_main(void *arg)
         }
         if (rc == NVML_ERROR_GPU_IS_LOST) {
             probe_lost(p);
-            sleep_ms(HEALTH_WAIT_MS); /* the wait may fail at once while the GPU stays lost */
+            mono_sleep_ms(HEALTH_WAIT_MS); /* the wait may fail at once while the GPU stays lost */
             continue;
         }
         if (rc != NVML_SUCCESS) {
@@ -939,7 +931,7 @@ static void *health_main(void *arg)
                 plog(p, 'E', 0, "device plugin: nvmlEventSetWait_v2: %s",
                      gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
-            sleep_ms(HEALTH_WAIT_MS);
+            mono_sleep_ms(HEALTH_WAIT_MS);
             probe_lost(p);
             continue;
         }
