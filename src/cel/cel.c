@@ -58,21 +58,31 @@ void cel_compile_error_release(struct cel_compile_error *e)
     e->detail = NULL;
 }
 
-static int set_detail(struct cel_compile_error *err, const char *prefix, const char *text, int line,
-                      int col)
+static int set_detail_n(struct cel_compile_error *err, const char *prefix, const char *text,
+                        size_t tn, int line, int col)
 {
-    size_t n;
+    size_t pn;
 
     if (!err)
         return -EINVAL;
-    n = strlen(prefix) + strlen(text) + 1;
-    err->detail = malloc(n);
+    pn = strlen(prefix);
+    err->detail = malloc(pn + tn + 1);
     if (!err->detail)
         return -ENOMEM;
-    snprintf(err->detail, n, "%s%s", prefix, text);
+    memcpy(err->detail, prefix, pn);
+    if (tn)
+        memcpy(err->detail + pn, text, tn);
+    err->detail[pn + tn] = 0;
+    err->detail_len = pn + tn;
     err->line = line;
     err->column = col;
     return -EINVAL;
+}
+
+static int set_detail(struct cel_compile_error *err, const char *prefix, const char *text, int line,
+                      int col)
+{
+    return set_detail_n(err, prefix, text, strlen(text), line, col);
 }
 
 static int diags_error(struct cel_diags *d, struct cel_compile_error *err)
@@ -111,12 +121,13 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
     struct cel_diags diags;
     struct cel_checked chk = {0};
     struct cel_expr *root;
-    char perr[512];
+    struct buf perr = BUF_INIT(0);
     int rc = -EINVAL;
 
     *out = NULL;
     if (err) {
         err->detail = NULL;
+        err->detail_len = 0;
         err->line = err->column = 0;
         err->has_max_cost = false;
         err->max_cost = 0;
@@ -167,9 +178,10 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         rc = set_detail(err, "", msg, 0, 0);
         goto fail;
     }
-    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, perr, sizeof(perr), &p->max_depth);
+    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, &perr, &p->max_depth);
     if (!p->root) {
-        rc = set_detail(err, "program instantiation failed: ", perr, 0, 0);
+        rc = set_detail_n(err, "program instantiation failed: ", perr.data ? perr.data : "",
+                          perr.len, 0, 0);
         goto fail;
     }
     p->max_cost = UINT64_MAX;
@@ -194,11 +206,13 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
     }
     free(ids.start);
     free(ids.stop);
+    buf_release(&perr);
     *out = p;
     return 0;
 fail:
     free(ids.start);
     free(ids.stop);
+    buf_release(&perr);
     cel_regex_free_list(p->regexes);
     arena_release(&p->a);
     free(p);

@@ -48,7 +48,8 @@ struct cel_compile_opts {
  *  | device.x\n | .......^", and where the first error sits (1-based line and column, 0 when
  * the error has no location). */
 struct cel_compile_error {
-    char *detail; /* malloc'd; free with cel_compile_error_release */
+    char *detail;      /* malloc'd, NUL-terminated; free with cel_compile_error_release */
+    size_t detail_len; /* its length (a regex's fragment may hold NUL bytes) */
     int line, column;
     bool has_max_cost; /* "too complex": the estimate that exceeded the limit */
     uint64_t max_cost;

@@ -1469,9 +1469,10 @@ static void visit_node(struct validator *v, struct cel_expr *e)
         if (!strcmp(e->u.call.fn, fn) && arg->kind == CEL_E_LIT) {
             bool bad = false;
             if (v->pass == 2) {
-                char err[400];
+                struct buf err = BUF_INIT(0);
                 bad = arg->u.lit.kind != CEL_LIT_STRING ||
-                      !cel_regex_check(arg->u.lit.v.s.p, arg->u.lit.v.s.len, err, sizeof(err));
+                      !cel_regex_check(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &err);
+                buf_release(&err);
             } else if (arg->u.lit.kind == CEL_LIT_STRING) {
                 int64_t a;
                 int32_t b;

@@ -48,6 +48,6 @@ struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re,
 /* regex.c */
 struct cel_val cel_regex_matches(struct ev *ev, const struct cel_val *s, const struct cel_val *pat);
 /* Checks a pattern as Go's regexp.Compile would; on failure writes Go's message into err. */
-bool cel_regex_check(const char *pat, size_t n, char *err, size_t errsize);
+bool cel_regex_check(const char *pat, size_t n, struct buf *err);
 
 #endif

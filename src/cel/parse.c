@@ -1361,9 +1361,12 @@ static struct cel_expr *expand_sort_by(struct parser *p, int32_t cid, struct cel
     const char *var = "@__sortBy_input__";
     struct cel_expr *mapped, *keys_call, *margs[2];
 
-    if (args[0]->kind != CEL_E_IDENT)
-        return macro_error(p, args[0]->id,
-                           "sortBy(var, ...) variable name must be a simple identifier");
+    if (target->kind != CEL_E_LIST && target->kind != CEL_E_SELECT && target->kind != CEL_E_IDENT &&
+        target->kind != CEL_E_COMP && target->kind != CEL_E_CALL)
+        return macro_error(
+            p, target->id,
+            "sortBy can only be applied to a list, identifier, comprehension, call or select "
+            "expression");
     margs[0] = args[0];
     margs[1] = args[1];
     mapped = expand_comprehension(p, cid, 'm', false, mk_ident(p, id_at(p, cid), var), margs, 2);

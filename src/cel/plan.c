@@ -31,7 +31,7 @@ struct planner {
     int slot, max_slot;
     struct cel_regex **regexes;
     bool failed;
-    char err[512];
+    struct buf err;
 };
 
 static void pfail(struct planner *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -42,8 +42,17 @@ static void pfail(struct planner *p, const char *fmt, ...)
         return;
     p->failed = true;
     va_start(ap, fmt);
-    vsnprintf(p->err, sizeof(p->err), fmt, ap);
+    buf_vprintf(&p->err, fmt, ap);
     va_end(ap);
+}
+
+/* pfail with a message that may hold NUL bytes */
+static void pfail_buf(struct planner *p, const struct buf *b)
+{
+    if (p->failed)
+        return;
+    p->failed = true;
+    buf_append(&p->err, b->data, b->len);
 }
 
 static struct pnode *node(struct planner *p, enum pnode_kind k, int32_t id)
@@ -500,11 +509,12 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     /* constant regexes */
     if ((!strcmp(fn, "matches") || !strcmp(fn, "find") || !strcmp(fn, "findAll")) && na >= 2 &&
         args[1]->kind == P_CONST && args[1]->u.cval.k == CV_STRING) {
-        char err[400];
-        const struct cel_regex *re = cel_regex_compile(p->a, args[1]->u.cval.v.s, args[1]->u.cval.n,
-                                                       p->regexes, err, sizeof(err));
+        struct buf err = BUF_INIT(0);
+        const struct cel_regex *re =
+            cel_regex_compile(p->a, args[1]->u.cval.v.s, args[1]->u.cval.n, p->regexes, &err);
         if (!re) {
-            pfail(p, "%s", err);
+            pfail_buf(p, &err);
+            buf_release(&err);
             return NULL;
         }
         n->u.call.regex = re;
@@ -696,28 +706,34 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
 }
 
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
-                       struct cel_expr *root, struct cel_regex **regexes, char *err, size_t errsize,
+                       struct cel_expr *root, struct cel_regex **regexes, struct buf *err,
                        int *max_depth)
 {
     struct planner *p = calloc(1, sizeof(*p));
     struct pnode *n;
 
     if (!p) {
-        snprintf(err, errsize, "out of memory");
+        buf_puts(err, "out of memory");
         return NULL;
     }
+    buf_init(&p->err, 0);
     p->a = a;
     p->env = env;
     p->chk = chk;
     p->regexes = regexes;
     n = plan(p, root);
     if (p->failed || !n) {
-        snprintf(err, errsize, "%s", p->failed ? p->err : "planning failed");
+        if (p->failed)
+            buf_append(err, p->err.data, p->err.len);
+        else
+            buf_puts(err, "planning failed");
+        buf_release(&p->err);
         free(p);
         return NULL;
     }
     *max_depth = p->max_slot;
     (void)type_of;
+    buf_release(&p->err);
     free(p);
     return n;
 }

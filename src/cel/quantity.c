@@ -333,7 +333,7 @@ const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *str, 
             suf_e = end;
             goto parsed;
         }
-        if (!strchr("eEinumkKMGTP", str[i]))
+        if (!str[i] || !strchr("eEinumkKMGTP", str[i]))
             break;
     }
     pos = i;
@@ -374,7 +374,7 @@ parsed : {
         base = 10;
         exponent = 0;
         fmt = 2;
-    } else if (sl == 1 && strchr("numkMGTPE", suf[0])) {
+    } else if (sl == 1 && suf[0] && strchr("numkMGTPE", suf[0])) {
         static const struct {
             char c;
             int e;
@@ -385,7 +385,7 @@ parsed : {
                 exponent = dec[k].e;
         base = 10;
         fmt = 2;
-    } else if (sl == 2 && suf[1] == 'i' && strchr("KMGTPE", suf[0])) {
+    } else if (sl == 2 && suf[1] == 'i' && suf[0] && strchr("KMGTPE", suf[0])) {
         base = 2;
         exponent = (int32_t)(strchr("KMGTPE", suf[0]) - "KMGTPE" + 1) * 10;
         fmt = 1;

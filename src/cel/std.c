@@ -537,7 +537,7 @@ static bool underscore_ok(const char *s, size_t n)
         s++;
         n--;
     }
-    if (n >= 2 && s[0] == '0' && strchr("bBoOxX", s[1])) {
+    if (n >= 2 && s[0] == '0' && s[1] && strchr("bBoOxX", s[1])) {
         i = 2;
         saw = '0';
         hex = s[1] == 'x' || s[1] == 'X';

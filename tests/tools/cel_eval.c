@@ -302,7 +302,8 @@ static void handle(const char *line, size_t len)
     }
     if (rc == -EINVAL) {
         json_object_set_new(o, "result", json_string("compile-error"));
-        json_object_set_new(o, "error", json_string(cerr.detail ? cerr.detail : ""));
+        json_object_set_new(
+            o, "error", cerr.detail ? json_stringn(cerr.detail, cerr.detail_len) : json_string(""));
         if (cerr.has_max_cost) {
             has_max_cost = true;
             max_cost = cerr.max_cost;
@@ -593,7 +594,8 @@ static void handle_conformance(const char *line, size_t len)
                           &cerr);
     if (rc == -EINVAL) {
         json_object_set_new(o, "result", json_string("compile-error"));
-        json_object_set_new(o, "error", json_string(cerr.detail ? cerr.detail : ""));
+        json_object_set_new(
+            o, "error", cerr.detail ? json_stringn(cerr.detail, cerr.detail_len) : json_string(""));
         cel_compile_error_release(&cerr);
     } else if (rc < 0) {
         json_object_set_new(o, "result", json_string("tool-error"));
