@@ -18,7 +18,7 @@
 /* The source: code points and the line table cel-go builds (offset of the code point after
  * each '\n', then one past the end). */
 struct cel_source {
-    const uint32_t *cp;  /* code points */
+    const uint32_t *cp; /* code points */
     int32_t ncp;
     const int32_t *line_offsets;
     int32_t nlines; /* entries in line_offsets */
@@ -144,13 +144,13 @@ char *cel_diags_format(struct cel_diags *d);
 
 /* Parser options: which macros and syntax the environment enables. */
 struct cel_parse_opts {
-    bool optional_syntax;     /* .? [? and optional entries */
-    bool bindings;            /* cel.bind */
-    bool two_var;             /* all/exists/existsOne/exists_one/transform* with 3-4 args */
-    bool lists_sort_by;       /* sortBy (ext.Lists v2+) */
-    int max_recursion;        /* 0: 250 */
-    int32_t max_code_points;  /* 0: 100000 */
-    bool opt_macros;          /* optMap, optFlatMap */
+    bool optional_syntax;    /* .? [? and optional entries */
+    bool bindings;           /* cel.bind */
+    bool two_var;            /* all/exists/existsOne/exists_one/transform* with 3-4 args */
+    bool lists_sort_by;      /* sortBy (ext.Lists v2+) */
+    int max_recursion;       /* 0: 250 */
+    int32_t max_code_points; /* 0: 100000 */
+    bool opt_macros;         /* optMap, optFlatMap */
 };
 
 /* cel_parse parses src. Returns the root (never NULL unless out of memory) and fills ids

@@ -58,21 +58,31 @@ void cel_compile_error_release(struct cel_compile_error *e)
     e->detail = NULL;
 }
 
-static int set_detail(struct cel_compile_error *err, const char *prefix, const char *text, int line,
-                      int col)
+static int set_detail_n(struct cel_compile_error *err, const char *prefix, const char *text,
+                        size_t tn, int line, int col)
 {
-    size_t n;
+    size_t pn;
 
     if (!err)
         return -EINVAL;
-    n = strlen(prefix) + strlen(text) + 1;
-    err->detail = malloc(n);
+    pn = strlen(prefix);
+    err->detail = malloc(pn + tn + 1);
     if (!err->detail)
         return -ENOMEM;
-    snprintf(err->detail, n, "%s%s", prefix, text);
+    memcpy(err->detail, prefix, pn);
+    if (tn)
+        memcpy(err->detail + pn, text, tn);
+    err->detail[pn + tn] = 0;
+    err->detail_len = pn + tn;
     err->line = line;
     err->column = col;
     return -EINVAL;
+}
+
+static int set_detail(struct cel_compile_error *err, const char *prefix, const char *text, int line,
+                      int col)
+{
+    return set_detail_n(err, prefix, text, strlen(text), line, col);
 }
 
 static int diags_error(struct cel_diags *d, struct cel_compile_error *err)
@@ -111,12 +121,13 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
     struct cel_diags diags;
     struct cel_checked chk = {0};
     struct cel_expr *root;
-    char perr[512];
+    struct buf perr = BUF_INIT(0);
     int rc = -EINVAL;
 
     *out = NULL;
     if (err) {
         err->detail = NULL;
+        err->detail_len = 0;
         err->line = err->column = 0;
         err->has_max_cost = false;
         err->max_cost = 0;
@@ -167,9 +178,10 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         rc = set_detail(err, "", msg, 0, 0);
         goto fail;
     }
-    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, perr, sizeof(perr), &p->max_depth);
+    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, &perr, &p->max_depth);
     if (!p->root) {
-        rc = set_detail(err, "program instantiation failed: ", perr, 0, 0);
+        rc = set_detail_n(err, "program instantiation failed: ", perr.data ? perr.data : "",
+                          perr.len, 0, 0);
         goto fail;
     }
     p->max_cost = UINT64_MAX;
@@ -194,11 +206,13 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
     }
     free(ids.start);
     free(ids.stop);
+    buf_release(&perr);
     *out = p;
     return 0;
 fail:
     free(ids.start);
     free(ids.stop);
+    buf_release(&perr);
     cel_regex_free_list(p->regexes);
     arena_release(&p->a);
     free(p);
@@ -460,8 +474,8 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
         }
         split_name(name, c->name_len, driver, dn, &dom, &domn, &id, &idn);
         m = domain_map(&v->a, cap, dom, domn,
-                       same_domain(&d->capacity[0].name, &d->capacity[0].name_len, i,
-                                   d->ncapacity, sizeof(d->capacity[0])));
+                       same_domain(&d->capacity[0].name, &d->capacity[0].name_len, i, d->ncapacity,
+                                   sizeof(d->capacity[0])));
         if (!m || map_put(&v->a, m, id, idn, val) < 0)
             goto nomem;
     }
@@ -600,8 +614,8 @@ static bool to_native_bool(const struct cel_val *v, bool *out, char *why, size_t
     }
 }
 
-int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
-             struct cel_scratch *s, struct cel_result *r)
+int cel_eval(const struct cel_program *p, const struct cel_device_view *dev, struct cel_scratch *s,
+             struct cel_result *r)
 {
     struct ev *ev = &s->ev;
     struct cel_val v;
@@ -666,8 +680,9 @@ int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struc
     ev->cost = 0;
     ev->limit = p->limit;
     if (setjmp(ev->abort)) {
-        *out = cel_err(&s->a, "%s", ev->abort_msg ? ev->abort_msg
-                                                 : "operation cancelled: actual cost limit exceeded");
+        *out = cel_err(&s->a, "%s",
+                       ev->abort_msg ? ev->abort_msg
+                                     : "operation cancelled: actual cost limit exceeded");
         ev->abort_msg = NULL;
         return 0;
     }
@@ -678,20 +693,4 @@ int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struc
 struct arena *cel_test_scratch_arena(struct cel_scratch *s)
 {
     return &s->a;
-}
-
-/* ---- implementations by overload id ---- */
-
-const struct cel_impl *cel_impl_find(const char *id)
-{
-    const struct cel_impl *(*tables[])(size_t *) = {cel_std_impls, cel_ext_impls, cel_k8s_impls, cel_k8snet_impls, cel_k8sfmt_impls, cel_time_impls};
-
-    for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-        size_t n;
-        const struct cel_impl *v = tables[t](&n);
-        for (size_t i = 0; i < n; i++)
-            if (!strcmp(v[i].id, id))
-                return &v[i];
-    }
-    return NULL;
 }

@@ -48,7 +48,8 @@ struct cel_compile_opts {
  *  | device.x\n | .......^", and where the first error sits (1-based line and column, 0 when
  * the error has no location). */
 struct cel_compile_error {
-    char *detail; /* malloc'd; free with cel_compile_error_release */
+    char *detail;      /* malloc'd, NUL-terminated; free with cel_compile_error_release */
+    size_t detail_len; /* its length (a regex's fragment may hold NUL bytes) */
     int line, column;
     bool has_max_cost; /* "too complex": the estimate that exceeded the limit */
     uint64_t max_cost;
@@ -131,8 +132,7 @@ struct cel_device_view;
  * which is what kube-scheduler sees. Returns 0, -EINVAL for a quantity that does not parse
  * (err says which),
  * -ENOMEM. Free with cel_device_view_free. The view copies what it needs from dev. */
-int cel_device_prepare(const struct cel_device *dev, struct cel_device_view **out,
-                       struct err *err);
+int cel_device_prepare(const struct cel_device *dev, struct cel_device_view **out, struct err *err);
 void cel_device_view_free(struct cel_device_view *v);
 
 /* ---- evaluation ---- */
@@ -149,7 +149,7 @@ struct cel_result {
 };
 
 /* cel_eval evaluates p against dev. Returns 0 (r->match or r->error set) or -ENOMEM. */
-int cel_eval(const struct cel_program *p, const struct cel_device_view *dev,
-             struct cel_scratch *s, struct cel_result *r);
+int cel_eval(const struct cel_program *p, const struct cel_device_view *dev, struct cel_scratch *s,
+             struct cel_result *r);
 
 #endif

@@ -102,7 +102,8 @@ void cel_test_encode(struct buf *b, const struct cel_val *v)
         if (ns == 0)
             buf_printf(b, "{\"duration\":\"%s%" PRIu64 "s\"}", sign, sec);
         else if (ns % 1000000 == 0)
-            buf_printf(b, "{\"duration\":\"%s%" PRIu64 ".%03" PRIu64 "s\"}", sign, sec, ns / 1000000);
+            buf_printf(b, "{\"duration\":\"%s%" PRIu64 ".%03" PRIu64 "s\"}", sign, sec,
+                       ns / 1000000);
         else if (ns % 1000 == 0)
             buf_printf(b, "{\"duration\":\"%s%" PRIu64 ".%06" PRIu64 "s\"}", sign, sec, ns / 1000);
         else

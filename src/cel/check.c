@@ -439,9 +439,8 @@ static bool c_assignable_list(struct checker *c, const struct cel_type *const *l
     return ok;
 }
 
-static const struct cel_type *new_type(struct checker *c, enum cel_kind k, const char *name,
-                                       int np, const struct cel_type *p0,
-                                       const struct cel_type *p1)
+static const struct cel_type *new_type(struct checker *c, enum cel_kind k, const char *name, int np,
+                                       const struct cel_type *p0, const struct cel_type *p1)
 {
     struct cel_type *t = arena_alloc(c->a, sizeof(*t));
 
@@ -533,8 +532,7 @@ static void err_type_mismatch(struct checker *c, int32_t id, const struct cel_ty
 
 static void err_undeclared(struct checker *c, int32_t id, const char *name)
 {
-    cel_diags_add(c->diags, id, loc(c, id), "undeclared reference to '%s' (in container '')",
-                  name);
+    cel_diags_add(c->diags, id, loc(c, id), "undeclared reference to '%s' (in container '')", name);
 }
 
 /* ---- results ---- */
@@ -594,30 +592,22 @@ static const struct cel_type *type_ident(struct checker *c, const char *name)
         const char *name;
         const struct cel_type *t;
     } simple[] = {
-        {"bool", &cel_t_bool},
-        {"bytes", &cel_t_bytes},
-        {"double", &cel_t_double},
-        {"google.protobuf.Duration", &cel_t_duration},
-        {"int", &cel_t_int},
-        {"null_type", &cel_t_null},
-        {"string", &cel_t_string},
-        {"google.protobuf.Timestamp", &cel_t_timestamp},
-        {"type", &cel_t_type},
-        {"uint", &cel_t_uint},
-        {"net.IP", &cel_t_ip},
-        {"net.CIDR", &cel_t_cidr},
+        {"bool", &cel_t_bool},     {"bytes", &cel_t_bytes},
+        {"double", &cel_t_double}, {"google.protobuf.Duration", &cel_t_duration},
+        {"int", &cel_t_int},       {"null_type", &cel_t_null},
+        {"string", &cel_t_string}, {"google.protobuf.Timestamp", &cel_t_timestamp},
+        {"type", &cel_t_type},     {"uint", &cel_t_uint},
+        {"net.IP", &cel_t_ip},     {"net.CIDR", &cel_t_cidr},
     };
-    static const struct cel_type param_a = {CK_TYPEPARAM, "A", 0, {0}};
-    static const struct cel_type param_b = {CK_TYPEPARAM, "B", 0, {0}};
     const struct cel_type *t = NULL;
 
     for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++)
         if (!strcmp(simple[i].name, name))
             t = simple[i].t;
     if (!t && !strcmp(name, "list"))
-        t = list_of(c, &param_a);
+        t = list_of(c, &cel_t_dyn);
     if (!t && !strcmp(name, "map"))
-        t = map_of(c, &param_a, &param_b);
+        t = map_of(c, &cel_t_dyn, &cel_t_dyn);
     if (!t && !strcmp(name, "optional_type"))
         t = optional_of(c, &cel_t_dyn);
     if (!t)
@@ -656,6 +646,17 @@ static bool resolve_ident(struct checker *c, const char *name, bool allow_local,
         *type = lt;
         *resolved = g;
         *type_val = lt->p[0];
+        return true;
+    }
+    /* the standard environment declares duration and timestamp as variables of type type
+     * (no value: a program that reads one cannot be built) */
+    if (!strcmp(g, "duration") || !strcmp(g, "timestamp")) {
+        lt =
+            new_type(c, CK_TYPE, "type", 1, g[0] == 'd' ? &cel_t_duration : &cel_t_timestamp, NULL);
+        if (!lt)
+            return false;
+        *type = lt;
+        *resolved = g;
         return true;
     }
     return false;
@@ -769,7 +770,8 @@ static void check_select(struct checker *c, struct cel_expr *e)
         const struct cel_expr *root = e;
         while (root->kind == CEL_E_SELECT && !root->u.sel.test_only)
             root = root->u.sel.operand;
-        if (root->kind == CEL_E_IDENT && !(root->u.ident[0] != '.' && find_local(c, root->u.ident))) {
+        if (root->kind == CEL_E_IDENT &&
+            !(root->u.ident[0] != '.' && find_local(c, root->u.ident))) {
             const char *q = qualified_name(c, e);
             const struct cel_type *t, *tv;
             const char *name;
@@ -861,8 +863,8 @@ static void no_matching_overload(struct checker *c, struct cel_expr *e, const ch
         fmt_type(&b, substitute(c, &c->m, args[k], true));
     }
     buf_puts(&b, ")");
-    cel_diags_add(c->diags, e->id, loc(c, e->id), "found no matching overload for '%s' applied to '%s'",
-                  fn, b.data ? b.data : "");
+    cel_diags_add(c->diags, e->id, loc(c, e->id),
+                  "found no matching overload for '%s' applied to '%s'", fn, b.data ? b.data : "");
     buf_release(&b);
 }
 
@@ -988,12 +990,13 @@ static void check_call(struct checker *c, struct cel_expr *e)
             t = t->u.sel.operand;
         }
         if (qual && t->kind == CEL_E_IDENT) {
-            const char *q = target->kind == CEL_E_IDENT ? target->u.ident : qualified_name(c, target);
+            const char *q =
+                target->kind == CEL_E_IDENT ? target->u.ident : qualified_name(c, target);
             if (q) {
-                size_t fsize = strlen(q) + strlen(fname) + 2;
-                char *full = arena_alloc(c->a, fsize);
+                size_t fl = strlen(q) + strlen(fname) + 2;
+                char *full = arena_alloc(c->a, fl);
                 if (full) {
-                    snprintf(full, fsize, "%s.%s", q, fname);
+                    snprintf(full, fl, "%s.%s", q, fname);
                     fn = cel_env_function(c->env, full);
                     if (fn) {
                         e->u.call.target = NULL;
@@ -1016,8 +1019,7 @@ static void check_call(struct checker *c, struct cel_expr *e)
 }
 
 static const struct cel_type *join_types(struct checker *c, struct cel_expr *e,
-                                         const struct cel_type *prev,
-                                         const struct cel_type *cur)
+                                         const struct cel_type *prev, const struct cel_type *cur)
 {
     if (!prev)
         return cur;
@@ -1277,7 +1279,7 @@ struct validator {
     const struct cel_ids *ids;
     const struct cel_checked *chk;
     struct cel_diags *diags;
-    int pass; /* 0 duration, 1 timestamp, 2 regex, 3 homogeneous lists, 4 maps, 5 format */
+    int pass;   /* 0 duration, 1 timestamp, 2 regex, 3 homogeneous lists, 4 maps, 5 format */
     int exempt; /* inside a call of "format" (HomogeneousAggregateLiteralExemptFunctions) */
 };
 
@@ -1332,9 +1334,9 @@ static bool fc_kind_ok(const struct cel_type *t, const enum cel_kind *kinds, int
 /* verifyString: returns the id of the offending expression, or 0 */
 static int32_t fc_verify_string(struct validator *v, struct cel_expr *e)
 {
-    static const enum cel_kind ok[] = {CK_LIST, CK_MAP,       CK_INT,   CK_UINT,     CK_DOUBLE,
-                                       CK_BOOL, CK_STRING,    CK_TIMESTAMP, CK_BYTES, CK_DURATION,
-                                       CK_TYPE, CK_NULL};
+    static const enum cel_kind ok[] = {CK_LIST,   CK_MAP,      CK_INT,    CK_UINT,
+                                       CK_DOUBLE, CK_BOOL,     CK_STRING, CK_TIMESTAMP,
+                                       CK_BYTES,  CK_DURATION, CK_TYPE,   CK_NULL};
     if (!fc_kind_ok(vtype(v, e), ok, (int)(sizeof(ok) / sizeof(ok[0]))))
         return e->id;
     if (e->kind == CEL_E_LIST) {
@@ -1467,15 +1469,16 @@ static void visit_node(struct validator *v, struct cel_expr *e)
         if (!strcmp(e->u.call.fn, fn) && arg->kind == CEL_E_LIT) {
             bool bad = false;
             if (v->pass == 2) {
-                char err[400];
+                struct buf err = BUF_INIT(0);
                 bad = arg->u.lit.kind != CEL_LIT_STRING ||
-                      !cel_regex_check(arg->u.lit.v.s.p, arg->u.lit.v.s.len, err, sizeof(err));
+                      !cel_regex_check(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &err);
+                buf_release(&err);
             } else if (arg->u.lit.kind == CEL_LIT_STRING) {
                 int64_t a;
                 int32_t b;
-                bad = v->pass == 0 ? !cel_duration_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a)
-                                   : !cel_timestamp_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a,
-                                                          &b);
+                bad = v->pass == 0
+                          ? !cel_duration_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a)
+                          : !cel_timestamp_parse(arg->u.lit.v.s.p, arg->u.lit.v.s.len, &a, &b);
             } else if (v->pass == 1 && arg->u.lit.kind == CEL_LIT_INT) {
                 bad = arg->u.lit.v.i < -62135596800LL || arg->u.lit.v.i > 253402300799LL;
             } else if (arg->u.lit.kind != CEL_LIT_STRING && arg->u.lit.kind != CEL_LIT_INT) {

@@ -45,9 +45,9 @@ struct cel_type {
 };
 
 extern const struct cel_type cel_t_dyn, cel_t_any, cel_t_bool, cel_t_bytes, cel_t_double,
-    cel_t_duration, cel_t_error, cel_t_int, cel_t_null, cel_t_string, cel_t_timestamp,
-    cel_t_type, cel_t_uint, cel_t_quantity, cel_t_semver, cel_t_ip, cel_t_cidr, cel_t_url,
-    cel_t_format, cel_t_list_dyn, cel_t_map_dyn;
+    cel_t_duration, cel_t_error, cel_t_int, cel_t_null, cel_t_string, cel_t_timestamp, cel_t_type,
+    cel_t_uint, cel_t_quantity, cel_t_semver, cel_t_ip, cel_t_cidr, cel_t_url, cel_t_format,
+    cel_t_list_dyn, cel_t_map_dyn;
 
 /* cel_type_format writes FormatCELType(t) into buf. */
 const char *cel_type_format(const struct cel_type *t, char *buf, size_t size);
@@ -63,7 +63,7 @@ struct cel_overload {
     int nargs;
     const struct cel_type *args[4];
     const struct cel_type *result;
-    int fn;   /* implementation index (cel-int.h), 0: none */
+    int fn; /* implementation index (cel-int.h), 0: none */
 };
 
 struct cel_function {
@@ -103,7 +103,7 @@ const struct cel_function *cel_env_function(const struct cel_env *env, const cha
 
 /* What an identifier or call resolved to. */
 struct cel_ref {
-    const char *name;               /* identifiers: the resolved name */
+    const char *name;                /* identifiers: the resolved name */
     const struct cel_type *type_val; /* identifiers naming a type: the type value */
     int nov;                         /* calls: matching overloads */
     const struct cel_overload *ov[24];

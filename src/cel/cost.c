@@ -23,8 +23,10 @@ static uint64_t actual_size(const struct cel_val *v)
         return v->v.l->n;
     case CV_MAP:
         return v->v.m->n;
-    case CV_OPTIONAL:
-        return 1;
+    case CV_IP: /* bytes of the address: ceil(BitLen/8) */
+        return v->v.ip->v4 ? 4 : 16;
+    case CV_CIDR: /* bytes of the prefix: ceil(Bits/8) */
+        return (uint64_t)(v->v.ip->prefix + 7) / 8;
     default:
         return 1;
     }
@@ -133,13 +135,15 @@ enum cost_kind {
     CK_DEFAULT = 0, /* 1 */
     CK_LIST_OUT,    /* ext: list_slice, lists_range, list_reverse: the result's size */
     CK_FLATTEN,
-    CK_SELF0,       /* list_distinct, list_<T>_sort */
-    CK_SELF1,       /* list_<T>_sortByAssociatedKeys */
+    CK_SELF0, /* list_distinct, list_<T>_sort */
+    CK_SELF1, /* list_<T>_sortByAssociatedKeys */
+    CK_SETS1, /* ext.Sets: list_sets_contains_list, list_sets_intersects_list */
+    CK_SETS2, /* list_sets_equivalent_list */
     CK_CHECK,
     CK_ONE,
-    CK_LIST_FN,     /* isSorted, sum, ... */
-    CK_STR1,        /* 0.1 x size(args[0]) */
-    CK_STR2,        /* 0.2 x size(args[0]): replace, split */
+    CK_LIST_FN, /* isSorted, sum, ... */
+    CK_STR1,    /* 0.1 x size(args[0]) */
+    CK_STR2,    /* 0.2 x size(args[0]): replace, split */
     CK_JOIN,
     CK_FIND,
     CK_IP,
@@ -150,8 +154,8 @@ enum cost_kind {
     CK_CONTAINS_CIDR,
     CK_CONTAINS_CIDR_STR,
     CK_VALIDATE,
-    CK_SUFFIX,      /* starts_with, ends_with: 0.1 x size(args[1]) */
-    CK_CONV,        /* 0.1 x size(args[0]) by overload id */
+    CK_SUFFIX, /* starts_with, ends_with: 0.1 x size(args[1]) */
+    CK_CONV,   /* 0.1 x size(args[0]) by overload id */
     CK_IN_LIST,
     CK_STRCMP,
     CK_ADD_STR,
@@ -161,21 +165,51 @@ enum cost_kind {
 
 int cel_cost_kind(const char *fn, const char *ovid)
 {
-    static const char *const list_fns[] = {"isSorted",    "sum",         "max", "min",
-                                           "indexOf",     "lastIndexOf", "includes", NULL};
-    static const char *const str1[] = {"url",       "lowerAscii", "upperAscii",
-                                       "substring", "trim",       "jsonpatch.escapeKey", NULL};
-    static const char *const one[] = {
-        "serviceAccount", "path",   "group",        "resource",       "subresource",
-        "namespace",      "name",   "allowed",      "reason",         "error",
-        "errored",        "masked", "prefixLength", "family",         "isUnspecified",
-        "isLoopback",     "isLinkLocalMulticast",   "isLinkLocalUnicast", "isGlobalUnicast",
-        "format.named",   "sign",   "asInteger",    "isInteger",      "asApproximateFloat",
-        "isGreaterThan",  "isLessThan", "compareTo", "add",           "sub",
-        "major",          "minor",  "patch",        "getScheme",      "getHostname",
-        "getHost",        "getPort", "getEscapedPath", "getQuery",    NULL};
-    static const char *const str_conv[] = {"cidr", "isIP", "isCIDR", "quantity", "isQuantity",
-                                           "semver", "isSemver", NULL};
+    static const char *const list_fns[] = {"isSorted", "sum",         "max",      "min",
+                                           "indexOf",  "lastIndexOf", "includes", NULL};
+    static const char *const str1[] = {"url",  "lowerAscii",          "upperAscii", "substring",
+                                       "trim", "jsonpatch.escapeKey", NULL};
+    static const char *const one[] = {"serviceAccount",
+                                      "path",
+                                      "group",
+                                      "resource",
+                                      "subresource",
+                                      "namespace",
+                                      "name",
+                                      "allowed",
+                                      "reason",
+                                      "error",
+                                      "errored",
+                                      "masked",
+                                      "prefixLength",
+                                      "family",
+                                      "isUnspecified",
+                                      "isLoopback",
+                                      "isLinkLocalMulticast",
+                                      "isLinkLocalUnicast",
+                                      "isGlobalUnicast",
+                                      "format.named",
+                                      "sign",
+                                      "asInteger",
+                                      "isInteger",
+                                      "asApproximateFloat",
+                                      "isGreaterThan",
+                                      "isLessThan",
+                                      "compareTo",
+                                      "add",
+                                      "sub",
+                                      "major",
+                                      "minor",
+                                      "patch",
+                                      "getScheme",
+                                      "getHostname",
+                                      "getHost",
+                                      "getPort",
+                                      "getEscapedPath",
+                                      "getQuery",
+                                      NULL};
+    static const char *const str_conv[] = {"cidr",       "isIP",   "isCIDR",   "quantity",
+                                           "isQuantity", "semver", "isSemver", NULL};
     const char *ov = ovid ? ovid : "";
 
     /* ext.Lists v3 overload trackers (by the one overload id) */
@@ -188,6 +222,10 @@ int cel_cost_kind(const char *fn, const char *ovid)
             return CK_SELF0;
         if (!strncmp(ov, "list_", 5) && suffix(ov, "_sortByAssociatedKeys"))
             return CK_SELF1;
+        if (!strcmp(ov, "list_sets_contains_list") || !strcmp(ov, "list_sets_intersects_list"))
+            return CK_SETS1;
+        if (!strcmp(ov, "list_sets_equivalent_list"))
+            return CK_SETS2;
     }
     /* Kubernetes' library.CostEstimator.CallCost, by function name */
     if (!strcmp(fn, "check"))
@@ -213,8 +251,7 @@ int cel_cost_kind(const char *fn, const char *ovid)
     if (!strcmp(fn, "containsIP"))
         return !strcmp(ov, "cidr_contains_ip_string") ? CK_CONTAINS_IP_STR : CK_CONTAINS_IP;
     if (!strcmp(fn, "containsCIDR"))
-        return !strcmp(ov, "cidr_contains_cidr_string") ? CK_CONTAINS_CIDR_STR
-                                                          : CK_CONTAINS_CIDR;
+        return !strcmp(ov, "cidr_contains_cidr_string") ? CK_CONTAINS_CIDR_STR : CK_CONTAINS_CIDR;
     if (!strcmp(fn, "validate"))
         return CK_VALIDATE;
     /* cel-go's defaults by overload id */
@@ -274,6 +311,13 @@ uint64_t cel_call_cost(struct ev *ev, const struct pnode *n, const struct cel_va
             return self_compare_cost(&args[1]);
         }
         return 1;
+    case CK_SETS1:
+    case CK_SETS2: {
+        /* trackSetsCost: callCost + uint64(float64(lhsSize*rhsSize)*factor) */
+        uint64_t m = ext_actual_size(&args[0]) * ext_actual_size(&args[1]);
+        double c = (double)m * (kind == CK_SETS2 ? 2.0 : 1.0);
+        return safe_add(1, c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c);
+    }
     case CK_CHECK:
         return 350000;
     case CK_ONE:

@@ -106,14 +106,16 @@ static const struct decl d_inner_cap = {32, &d_id, &d_quantity, NULL, NULL, 0};
 static const struct decl d_outer_cap = {32, &d_domain, &d_inner_cap, NULL, NULL, 0};
 static const char *const dev_names[] = {"allowMultipleAllocations", "driver", "attributes",
                                         "capacity"};
-static const struct decl *const dev_fields[] = {&d_multi, &d_driver, &d_outer_attrs,
-                                                &d_outer_cap};
+static const struct decl *const dev_fields[] = {&d_multi, &d_driver, &d_outer_attrs, &d_outer_cap};
 static const struct decl d_device = {0, NULL, NULL, dev_names, dev_fields, 4};
 
-/* paths: arrays of names */
+/* paths: Go []string slices of names. cel-go builds them with append() and never copies, so
+ * two appends to one path share its backing array when it has room: pushIterKey's
+ * path+"@keys" becomes path+"@values" once pushIterValue appends to the same range path.
+ * p is the shared backing array (cap names), n the slice's length. */
 struct path {
     const char **p;
-    int n;
+    int n, cap;
 };
 
 /* sizeEstimator.EstimateSize */
@@ -175,8 +177,8 @@ struct local {
 struct coster {
     struct arena *a;
     const struct cel_checked *chk;
-    struct path *paths;        /* by id */
-    bool *has_size;            /* computedSizes */
+    struct path *paths; /* by id */
+    bool *has_size;     /* computedSizes */
     struct est *sizes;
     struct entry_size *entries; /* computedEntrySizes */
     struct local *locals;
@@ -210,7 +212,7 @@ static struct local *peek_local(struct coster *c, const char *name)
 
 static struct path get_path(struct coster *c, const struct cel_expr *e)
 {
-    struct path none = {NULL, 0};
+    struct path none = {NULL, 0, 0};
     if (e->kind == CEL_E_IDENT) {
         struct local *l = peek_local(c, e->u.ident);
         if (l)
@@ -221,22 +223,14 @@ static struct path get_path(struct coster *c, const struct cel_expr *e)
     return none;
 }
 
+static struct path path_plus(struct coster *c, struct path base, const char *last);
+
+/* c.addPath(e, append(base, last)), or c.addPath(e, base) when last is NULL */
 static void add_path(struct coster *c, const struct cel_expr *e, struct path base, const char *last)
 {
-    struct path p;
     if (e->id <= 0 || e->id >= c->chk->n)
         return;
-    p.n = base.n + (last ? 1 : 0);
-    p.p = arena_alloc(c->a, (size_t)(p.n ? p.n : 1) * sizeof(char *));
-    if (!p.p) {
-        c->oom = true;
-        return;
-    }
-    for (int i = 0; i < base.n; i++)
-        p.p[i] = base.p[i];
-    if (last)
-        p.p[base.n] = last;
-    c->paths[e->id] = p;
+    c->paths[e->id] = last ? path_plus(c, base, last) : base;
 }
 
 static bool is_scalar(const struct cel_type *t)
@@ -361,7 +355,7 @@ static struct node new_node(struct coster *c, struct cel_expr *e)
     n.path = get_path(c, e);
     if (n.path.n > 0 && is_accu(n.path.p[0])) {
         n.path.p = NULL;
-        n.path.n = 0;
+        n.path.n = n.path.cap = 0;
     }
     n.t = type_of(c, e);
     n.e = e;
@@ -411,14 +405,59 @@ static void pop_local(struct coster *c, const char *name)
         }
 }
 
+/* growslice's new capacity for a []string (16-byte elements, not noscan) of cap old grown
+ * to len want: nextslicecap, then the allocation rounded up to its size class (with a malloc
+ * header above 512 bytes) or to whole 8 KiB pages */
+static int go_grow_cap(int old, int want)
+{
+    static const uint16_t classes[] = {
+        8,     16,    24,    32,    48,    64,    80,    96,    112,   128,   144,   160,
+        176,   192,   208,   224,   240,   256,   288,   320,   352,   384,   416,   448,
+        480,   512,   576,   640,   704,   768,   896,   1024,  1152,  1280,  1408,  1536,
+        1792,  2048,  2304,  2688,  3072,  3200,  3456,  4096,  4864,  5376,  6144,  6528,
+        6784,  6912,  8192,  9472,  9728,  10240, 10880, 12288, 13568, 14336, 16384, 18432,
+        19072, 20480, 21760, 24576, 27264, 28672, 32768};
+    int64_t nc = old, mem, req;
+
+    if (want > 2 * old) {
+        nc = want;
+    } else if (old < 256) {
+        nc = 2 * (int64_t)old;
+    } else {
+        while (nc < want)
+            nc += (nc + 3 * 256) >> 2;
+    }
+    mem = nc * 16;
+    req = mem;
+    if (req <= 32768 - 8) {
+        if (req > 512)
+            req += 8;
+        for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+            if (classes[i] >= req) {
+                mem = classes[i] - (req - mem);
+                break;
+            }
+    } else {
+        mem = (req + 8191) & ~(int64_t)8191;
+    }
+    return (int)(mem / 16);
+}
+
+/* Go's append(base, last): in place when base has room (the backing array is shared) */
 static struct path path_plus(struct coster *c, struct path base, const char *last)
 {
     struct path p;
+    if (base.p && base.n < base.cap) {
+        base.p[base.n] = last;
+        base.n++;
+        return base;
+    }
+    p.cap = go_grow_cap(base.cap, base.n + 1);
     p.n = base.n + 1;
-    p.p = arena_alloc(c->a, (size_t)p.n * sizeof(char *));
+    p.p = arena_alloc(c->a, (size_t)p.cap * sizeof(char *));
     if (!p.p) {
         c->oom = true;
-        p.n = 0;
+        p.n = p.cap = 0;
         return p;
     }
     for (int i = 0; i < base.n; i++)
@@ -481,8 +520,11 @@ static bool list_element(struct coster *c, const struct node *list, struct node 
         return false;
     memset(out, 0, sizeof(*out));
     out->t = list->t->p[0];
-    if (list->path.p)
-        out->path = path_plus(c, list->path, "@items");
+    if (list->path.p) { /* listElementNode copies the path */
+        struct path copy = list->path;
+        copy.cap = copy.n;
+        out->path = path_plus(c, copy, "@items");
+    }
     return true;
 }
 
@@ -599,11 +641,12 @@ static bool type_named(const struct cel_type *t, const char *name)
 }
 
 /* library.CostEstimator.EstimateCallCost */
-static bool k8s_estimate(struct coster *c, const char *fn, const char *ov, const struct node *target,
-                         const struct node *args, int nargs, struct call_est *r)
+static bool k8s_estimate(struct coster *c, const char *fn, const char *ov,
+                         const struct node *target, const struct node *args, int nargs,
+                         struct call_est *r)
 {
-    static const char *const list_fns[] = {"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf",
-                                           "includes"};
+    static const char *const list_fns[] = {"isSorted", "sum",         "max",     "min",
+                                           "indexOf",  "lastIndexOf", "includes"};
     for (size_t i = 0; i < sizeof(list_fns) / sizeof(list_fns[0]); i++) {
         if (strcmp(fn, list_fns[i]))
             continue;
@@ -910,10 +953,10 @@ static struct call_est function_cost(struct coster *c, struct cel_expr *e, const
         return r;
     }
     {
-        static const char *const cmp[] = {"less_string",   "greater_string", "less_equals_string",
-                                          "greater_equals_string", "less_bytes", "greater_bytes",
-                                          "less_equals_bytes", "greater_equals_bytes", "equals",
-                                          "not_equals"};
+        static const char *const cmp[] = {
+            "less_string", "greater_string", "less_equals_string", "greater_equals_string",
+            "less_bytes",  "greater_bytes",  "less_equals_bytes",  "greater_equals_bytes",
+            "equals",      "not_equals"};
         for (size_t i = 0; i < sizeof(cmp) / sizeof(cmp[0]); i++) {
             if (strcmp(ov, cmp[i]))
                 continue;
@@ -933,8 +976,7 @@ static struct est cost_call(struct coster *c, struct cel_expr *e)
 {
     struct est sum = {0, 0};
     int n = e->u.call.nargs;
-    const struct cel_ref *ref =
-        e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
+    const struct cel_ref *ref = e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
 
     if (!strcmp(e->u.call.fn, "dyn") && n == 1) {
         struct est ac = cost(c, e->u.call.args[0]);
@@ -1017,9 +1059,8 @@ static struct est cost(struct coster *c, struct cel_expr *e)
             add_path(c, e, l->path, NULL);
         } else {
             /* the checker rewrote the identifier to the name it resolved (".device") */
-            struct path none = {NULL, 0};
-            const struct cel_ref *r =
-                e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
+            struct path none = {NULL, 0, 0};
+            const struct cel_ref *r = e->id > 0 && e->id < c->chk->n ? c->chk->refs[e->id] : NULL;
             add_path(c, e, none, r && r->name ? r->name : e->u.ident);
         }
         return fixed(1);

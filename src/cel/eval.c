@@ -20,297 +20,6 @@
 #include "cel/quantity.h"
 #include "cel/utf8.h"
 
-int cel_val_traits(const struct cel_val *v)
-{
-    switch (v->k) {
-    case CV_BOOL:
-        return TR_COMPARER | TR_NEGATOR;
-    case CV_BYTES:
-        return TR_ADDER | TR_COMPARER | TR_SIZER;
-    case CV_DOUBLE:
-        return TR_ADDER | TR_COMPARER | TR_DIVIDER | TR_MULTIPLIER | TR_NEGATOR | TR_SUBTRACTOR;
-    case CV_DURATION:
-        return TR_ADDER | TR_COMPARER | TR_NEGATOR | TR_RECEIVER | TR_SUBTRACTOR;
-    case CV_INT:
-        return TR_ADDER | TR_COMPARER | TR_DIVIDER | TR_MODDER | TR_MULTIPLIER | TR_NEGATOR |
-               TR_SUBTRACTOR;
-    case CV_UINT:
-        return TR_ADDER | TR_COMPARER | TR_DIVIDER | TR_MODDER | TR_MULTIPLIER | TR_SUBTRACTOR;
-    case CV_STRING:
-        return TR_ADDER | TR_COMPARER | TR_MATCHER | TR_RECEIVER | TR_SIZER;
-    case CV_TIMESTAMP:
-        return TR_ADDER | TR_COMPARER | TR_RECEIVER | TR_SUBTRACTOR;
-    case CV_LIST:
-        return TR_ADDER | TR_CONTAINER | TR_INDEXER | TR_ITERABLE | TR_SIZER;
-    case CV_MAP:
-        return TR_CONTAINER | TR_INDEXER | TR_ITERABLE | TR_SIZER;
-    case CV_SEMVER:
-    case CV_URL:
-    case CV_FORMAT:
-        return TR_FIELD_TESTER | TR_INDEXER;
-    default:
-        return 0;
-    }
-}
-
-char *cel_ev_strdup(struct ev *ev, const char *s, size_t n)
-{
-    char *p = arena_alloc(ev->a, n + 1);
-    if (p) {
-        if (n)
-            memcpy(p, s, n);
-        p[n] = 0;
-    }
-    return p;
-}
-
-struct cel_list *cel_list_new(struct arena *a, uint32_t n)
-{
-    struct cel_list *l = arena_alloc(a, sizeof(*l));
-    if (!l)
-        return NULL;
-    if (n) {
-        l->v = arena_alloc(a, (size_t)n * sizeof(*l->v));
-        if (!l->v)
-            return NULL;
-    }
-    l->cap = n;
-    return l;
-}
-
-struct cel_map *cel_map_new(struct arena *a, uint32_t n)
-{
-    struct cel_map *m = arena_alloc(a, sizeof(*m));
-    if (!m)
-        return NULL;
-    if (n) {
-        m->keys = arena_alloc(a, (size_t)n * sizeof(*m->keys));
-        m->vals = arena_alloc(a, (size_t)n * sizeof(*m->vals));
-        if (!m->keys || !m->vals)
-            return NULL;
-    }
-    m->cap = n;
-    return m;
-}
-
-/* ---- maps ---- */
-
-static bool key_identical(const struct cel_val *a, const struct cel_val *b)
-{
-    /* Go map keys: same dynamic type and == */
-    if (a->k != b->k)
-        return false;
-    switch (a->k) {
-    case CV_NULL:
-        return true;
-    case CV_BOOL:
-        return a->v.b == b->v.b;
-    case CV_INT:
-        return a->v.i == b->v.i;
-    case CV_UINT:
-        return a->v.u == b->v.u;
-    case CV_DOUBLE:
-        return a->v.d == b->v.d;
-    case CV_STRING:
-        return a->n == b->n && (a->n == 0 || !memcmp(a->v.s, b->v.s, a->n));
-    case CV_TYPE:
-        return !strcmp(a->v.s, b->v.s);
-    default:
-        /* pointer types compare by identity */
-        return a->v.l == b->v.l;
-    }
-}
-
-static const struct cel_val *map_find_exact(const struct cel_map *m, const struct cel_val *key)
-{
-    if (key->k == CV_STRING) {
-        /* the common case (device maps): length, first byte, then the bytes */
-        uint32_t n = key->n;
-        const char *s = key->v.s;
-        for (uint32_t i = 0; i < m->n; i++) {
-            const struct cel_val *k = &m->keys[i];
-            if (k->k == CV_STRING && k->n == n && (n == 0 || (k->v.s[0] == s[0] &&
-                                                            !memcmp(k->v.s, s, n))))
-                return &m->vals[i];
-        }
-        return NULL;
-    }
-    if (m->strkeys)
-        return NULL;
-    for (uint32_t i = 0; i < m->n; i++)
-        if (key_identical(&m->keys[i], key))
-            return &m->vals[i];
-    return NULL;
-}
-
-static const struct cel_val empty_map_val = {.k = CV_MAP, .v.m = &(const struct cel_map){.strkeys = true}};
-
-/* Find with cel-go's numeric key rules (refValMapAccessor) and DRA's default. */
-const struct cel_val *cel_map_find(const struct cel_map *m, const struct cel_val *key)
-{
-    const struct cel_val *v = map_find_exact(m, key);
-
-    if (v)
-        return v;
-    if (!m->strkeys) {
-        struct cel_val k2;
-        if (key->k == CV_DOUBLE) {
-            double d = key->v.d;
-            if (!isnan(d) && !isinf(d) && d > -9223372036854775808.0 && d < 9223372036854775807.0 &&
-                (double)(int64_t)d == d) {
-                k2 = cel_int((int64_t)d);
-                if ((v = map_find_exact(m, &k2)))
-                    return v;
-            }
-            if (!isnan(d) && !isinf(d) && d >= 0 && d < 18446744073709551616.0 &&
-                (double)(uint64_t)d == d) {
-                k2 = cel_uint((uint64_t)d);
-                return map_find_exact(m, &k2);
-            }
-        } else if (key->k == CV_INT && key->v.i >= 0) {
-            k2 = cel_uint((uint64_t)key->v.i);
-            return map_find_exact(m, &k2);
-        } else if (key->k == CV_UINT && key->v.u <= (uint64_t)INT64_MAX) {
-            k2 = cel_int((int64_t)key->v.u);
-            return map_find_exact(m, &k2);
-        }
-    }
-    if (m->default_empty)
-        return &empty_map_val;
-    return NULL;
-}
-
-/* Contains ignores DRA's default (the embedded map answers). */
-static bool map_contains(const struct cel_map *m, const struct cel_val *key)
-{
-    struct cel_map tmp = *m;
-    tmp.default_empty = false;
-    return cel_map_find(&tmp, key) != NULL;
-}
-
-/* ---- equality with cel-go's error cases ---- */
-
-int cel_val_eq(const struct cel_val *a, const struct cel_val *b)
-{
-    if (a->k == CV_NULL || b->k == CV_NULL)
-        return a->k == b->k;
-    switch (a->k) {
-    case CV_QUANTITY:
-        /* apiservercel.Quantity.Equal wants a Quantity value; add/sub return pointers */
-        if (b->k != CV_QUANTITY || b->v.q->ptr)
-            return -1;
-        return cel_val_equal(a, b);
-    case CV_SEMVER:
-    case CV_URL:
-    case CV_FORMAT:
-    case CV_IP:
-    case CV_CIDR:
-        if (b->k != a->k)
-            return -1;
-        return cel_val_equal(a, b);
-    case CV_LIST: {
-        int err = 0;
-        if (b->k != CV_LIST || a->v.l->n != b->v.l->n)
-            return 0;
-        for (uint32_t i = 0; i < a->v.l->n; i++) {
-            int r = cel_val_eq(&a->v.l->v[i], &b->v.l->v[i]);
-            if (r == 0)
-                return 0;
-            if (r < 0)
-                err = 1;
-        }
-        /* a concatenated list reports the element error; others ignore it */
-        return err && a->v.l->concat ? -1 : 1;
-    }
-    case CV_MAP:
-        if (b->k != CV_MAP || a->v.m->n != b->v.m->n)
-            return 0;
-        for (uint32_t i = 0; i < a->v.m->n; i++) {
-            const struct cel_val *o = cel_map_find(b->v.m, &a->v.m->keys[i]);
-            if (!o || cel_val_eq(&a->v.m->vals[i], o) == 0)
-                return 0;
-        }
-        return 1;
-    case CV_OPTIONAL:
-        if (b->k != CV_OPTIONAL)
-            return 0;
-        if (!a->v.o)
-            return !b->v.o;
-        if (!b->v.o)
-            return 0;
-        if (a->v.o->k == CV_NULL)
-            return b->v.o->k == CV_NULL;
-        return cel_val_eq(a->v.o, b->v.o);
-    default:
-        return cel_val_equal(a, b);
-    }
-}
-
-/* ---- errors ---- */
-
-struct cel_val cel_maybe_no_such_overload(const struct cel_val *v)
-{
-    if (v->k == CV_ERROR)
-        return *v;
-    return cel_err_static("no such overload");
-}
-
-struct cel_val cel_no_such_overload(struct ev *ev, const char *fname, const struct cel_val *args,
-                                    int n)
-{
-    struct buf b = BUF_INIT(0);
-    struct cel_val r;
-
-    for (int i = 0; i < n; i++)
-        if (args[i].k == CV_ERROR)
-            return args[i];
-    for (int i = 0; i < n; i++) {
-        if (i)
-            buf_puts(&b, ", ");
-        buf_puts(&b, cel_val_type_name(&args[i]));
-    }
-    r = cel_err(ev->a, "no such overload: %s(%s)", fname, b.data ? b.data : "");
-    buf_release(&b);
-    return r;
-}
-
-/* Type.IsAssignableRuntimeType */
-bool cel_type_matches_value(const struct cel_type *t, const struct cel_val *v)
-{
-    if (t->kind == CK_DYN || t->kind == CK_ANY || t->kind == CK_TYPEPARAM)
-        return true;
-    if (strcmp(t->name, cel_val_type_name(v)))
-        return false;
-    if (t->kind == CK_LIST) {
-        if (v->v.l->n == 0)
-            return true;
-        return cel_type_matches_value(t->p[0], &v->v.l->v[0]);
-    }
-    if (t->kind == CK_MAP) {
-        if (v->v.m->n == 0)
-            return true;
-        return cel_type_matches_value(t->p[0], &v->v.m->keys[0]) &&
-               cel_type_matches_value(t->p[1], &v->v.m->vals[0]);
-    }
-    return true;
-}
-
-/* ---- cost ---- */
-
-_Noreturn void cel_ev_panic(struct ev *ev, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    int n = snprintf(msg, sizeof(msg), "internal error: ");
-    va_start(ap, fmt);
-    vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-    va_end(ap);
-    ev->abort_msg = cel_ev_strdup(ev, msg, strlen(msg));
-    if (!ev->abort_msg)
-        ev->abort_msg = "out of memory";
-    longjmp(ev->abort, 1);
-}
-
 static void observe(struct ev *ev, uint64_t c)
 {
     ev->cost += c;
@@ -319,54 +28,6 @@ static void observe(struct ev *ev, uint64_t c)
 }
 
 /* ---- qualification (interpreter/attributes.go) ---- */
-
-const char *cel_go_type_name(const struct cel_val *v)
-{
-    switch (v->k) {
-    case CV_NULL:
-        return "types.Null";
-    case CV_BOOL:
-        return "types.Bool";
-    case CV_INT:
-        return "types.Int";
-    case CV_UINT:
-        return "types.Uint";
-    case CV_DOUBLE:
-        return "types.Double";
-    case CV_STRING:
-        return "types.String";
-    case CV_ERROR:
-        return "*types.Err";
-    case CV_BYTES:
-        return "types.Bytes";
-    case CV_LIST:
-        return v->v.l->concat ? "*types.concatList" : "*types.baseList";
-    case CV_MAP:
-        return v->v.m->default_empty ? "cel.mapper" : "*types.baseMap";
-    case CV_TYPE:
-        return "*types.Type";
-    case CV_OPTIONAL:
-        return "*types.Optional";
-    case CV_DURATION:
-        return "types.Duration";
-    case CV_TIMESTAMP:
-        return "types.Timestamp";
-    case CV_QUANTITY:
-        return v->v.q->ptr ? "*cel.Quantity" : "cel.Quantity";
-    case CV_SEMVER:
-        return "cel.Semver";
-    case CV_IP:
-        return "cel.IP";
-    case CV_CIDR:
-        return "cel.CIDR";
-    case CV_URL:
-        return "cel.URL";
-    case CV_FORMAT:
-        return "cel.Format";
-    default:
-        return "unknown";
-    }
-}
 
 static bool qualifier_kind_ok(const struct cel_val *q)
 {
@@ -395,7 +56,9 @@ static struct cel_val qualify(struct ev *ev, const struct cel_val *obj, const st
         *present = true;
     switch (obj->k) {
     case CV_MAP: {
-        const struct cel_val *v = cel_map_find(obj->v.m, q);
+        const struct cel_val *v;
+        cel_map_key_check(ev, obj->v.m, q);
+        v = cel_map_find(obj->v.m, q);
         if (v)
             return *v;
         if (present) {
@@ -491,8 +154,10 @@ static struct cel_val apply_quals(struct ev *ev, struct cel_val obj, struct patt
         if (q->test_only && !opt) {
             bool present;
             qv = qual_value(ev, q);
-            if (qv.k == CV_ERROR)
+            if (qv.k == CV_ERROR) {
+                observe(ev, 1); /* evalWatchAttrQual observes its error too */
                 return qv;
+            }
             r = qualify(ev, &obj, &qv, &present);
             observe(ev, 1);
             if (r.k == CV_ERROR)
@@ -501,14 +166,20 @@ static struct cel_val apply_quals(struct ev *ev, struct cel_val obj, struct patt
             continue;
         }
         qv = qual_value(ev, q);
-        if (qv.k == CV_ERROR)
+        if (qv.k == CV_ERROR) {
+            /* evalWatchAttrQual.Qualify observes an error; QualifyIfPresent does not */
+            if (!opt)
+                observe(ev, 1);
             return qv;
+        }
         if (opt) {
             bool present;
             r = qualify(ev, &obj, &qv, &present);
             if (r.k == CV_ERROR)
                 return r;
-            observe(ev, 1);
+            /* QualifyIfPresent's observer sees only what was present */
+            if (present)
+                observe(ev, 1);
             if (!present) {
                 struct cel_val none = {.k = CV_OPTIONAL};
                 return none;
@@ -822,11 +493,8 @@ static struct cel_val eval_map(struct ev *ev, struct pnode *n)
             observe(ev, 30);
             return v;
         }
-        for (uint32_t j = 0; j < m->n; j++)
-            if (key_identical(&m->keys[j], &k))
-                slot = &m->vals[j];
-        if (n->u.map.opt && n->u.map.opt[i]) {
-            if (v.k != CV_OPTIONAL) {
+        if (n->u.map.opt && n->u.map.opt[i] && v.k != CV_OPTIONAL) {
+            {
                 struct buf b = BUF_INIT(0), c = BUF_INIT(0);
                 buf_puts(&b, "cannot initialize optional entry '");
                 cel_val_format_v(&b, &k);
@@ -838,6 +506,16 @@ static struct cel_val eval_map(struct ev *ev, struct pnode *n)
                 observe(ev, 30);
                 return r;
             }
+        }
+        /* the Go map of the literal hashes the key (delete(), for an absent optional value,
+         * panics in its own words) */
+        if (n->u.map.opt && n->u.map.opt[i] && !v.v.o && (k.k == CV_SEMVER || k.k == CV_FORMAT))
+            cel_ev_panic(ev, "hash of unhashable type: %s", cel_go_type_name(&k));
+        cel_map_key_check(ev, NULL, &k);
+        for (uint32_t j = 0; j < m->n; j++)
+            if (cel_key_identical(&m->keys[j], &k))
+                slot = &m->vals[j];
+        if (n->u.map.opt && n->u.map.opt[i]) {
             if (!v.v.o) {
                 if (slot) {
                     uint32_t j = (uint32_t)(slot - m->vals);
@@ -941,8 +619,9 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n)
         struct cel_val v = cel_eval_node(ev, n->u.setmem.arg);
         if (v.k == CV_ERROR)
             return v;
+        cel_map_key_check(ev, NULL, &v); /* the Go map of evalSetMembership hashes v */
         for (int i = 0; i < n->u.setmem.n; i++)
-            if (key_identical(&n->u.setmem.set[i], &v))
+            if (cel_key_identical(&n->u.setmem.set[i], &v))
                 return cel_bool(true);
         return cel_bool(false);
     }
@@ -961,18 +640,4 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n)
     default:
         return cel_err_static(n->u.err ? n->u.err : "unsupported expression");
     }
-}
-
-/* in: a list's Contains (Equal with errors ignored) or a map's key */
-bool cel_in_list(const struct cel_list *l, const struct cel_val *v)
-{
-    for (uint32_t i = 0; i < l->n; i++)
-        if (cel_val_eq(v, &l->v[i]) == 1)
-            return true;
-    return false;
-}
-
-bool cel_in_map(const struct cel_map *m, const struct cel_val *v)
-{
-    return map_contains(m, v);
 }

@@ -65,7 +65,7 @@ enum pnode_kind {
     P_SETMEM,
     P_OPTOR,      /* optional or(): the right side only when the left is none; no cost */
     P_OPTORVALUE, /* optional orValue() */
-    P_ERRNODE, /* a node cel-go could not plan (unsupported) */
+    P_ERRNODE,    /* a node cel-go could not plan (unsupported) */
 };
 
 enum pattr_kind {
@@ -82,14 +82,14 @@ struct pqual {
     int32_t id;
     bool optional;
     bool test_only;
-    struct cel_val cval;   /* a constant qualifier */
-    struct pattr *attr;    /* an attribute qualifier (resolved, not executed) */
+    struct cel_val cval; /* a constant qualifier */
+    struct pattr *attr;  /* an attribute qualifier (resolved, not executed) */
 };
 
 struct pattr {
     enum pattr_kind kind;
     int32_t id;
-    int level, which;   /* A_FOLD */
+    int level, which;      /* A_FOLD */
     struct pnode *operand; /* A_REL */
     struct pnode *cond;    /* A_COND */
     struct pattr *t, *f;   /* A_COND */
@@ -109,8 +109,8 @@ struct pnode {
         } bin;
         struct {
             const char *fname;
-            const char *ovid;        /* the one overload the checker found, else NULL */
-            int cost_kind;           /* how cel_call_cost charges it (cel_cost_kind) */
+            const char *ovid;                    /* the one overload the checker found, else NULL */
+            int cost_kind;                       /* how cel_call_cost charges it (cel_cost_kind) */
             const struct cel_impl *impl;         /* a direct implementation, or */
             const struct cel_overload *decl;     /* its declaration (runtime guards) */
             const struct cel_function *dispatch; /* dispatch over the function's overloads */
@@ -161,8 +161,8 @@ struct ev {
     const struct cel_val *device;
     const struct cel_val *extra; /* the values of env->extra (tests) */
     uint64_t cost, limit;
-    jmp_buf abort;          /* cost limit exceeded, or cel-go would have panicked */
-    const char *abort_msg;  /* NULL: the cost limit */
+    jmp_buf abort;                     /* cost limit exceeded, or cel-go would have panicked */
+    const char *abort_msg;             /* NULL: the cost limit */
     const struct cel_regex *cur_regex; /* the running call's compiled pattern */
     struct foldframe frames[CEL_MAX_FOLD_DEPTH];
 };
@@ -173,8 +173,12 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n);
 /* helpers for implementations */
 /* the Go type of the value cel-go would hold (panic and iteration messages) */
 const char *cel_go_type_name(const struct cel_val *v);
+/* a lookup of key in m (NULL: a literal being built) panics as Go's map does for keys it
+ * cannot hash */
+void cel_map_key_check(struct ev *ev, const struct cel_map *m, const struct cel_val *key);
 /* ends the evaluation as cel-go does when a library function panics: "internal error: msg" */
-_Noreturn void cel_ev_panic(struct ev *ev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void cel_ev_panic(struct ev *ev, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 struct cel_val cel_no_such_overload(struct ev *ev, const char *fname, const struct cel_val *args,
                                     int n);
 struct cel_val cel_maybe_no_such_overload(const struct cel_val *v);
@@ -184,6 +188,10 @@ struct cel_map *cel_map_new(struct arena *a, uint32_t n);
 const struct cel_val *cel_map_find(const struct cel_map *m, const struct cel_val *key);
 /* 1 equal, 0 not, -1: "no such overload" (cel-go's Equal returned an error) */
 int cel_val_eq(const struct cel_val *a, const struct cel_val *b);
+/* Go map keys: the same dynamic type and == */
+bool cel_key_identical(const struct cel_val *a, const struct cel_val *b);
+/* a map's Contains (DRA's default map answers false) */
+bool cel_map_contains(const struct cel_map *m, const struct cel_val *key);
 /* Runtime type matching for overload guards (Type.IsAssignableRuntimeType). */
 bool cel_type_matches_value(const struct cel_type *t, const struct cel_val *v);
 

@@ -17,50 +17,6 @@
 
 #define NSO cel_err_static("no such overload")
 
-struct cel_val cel_list_concat(struct ev *ev, const struct cel_val *x, const struct cel_val *y)
-{
-    struct cel_list *l;
-    struct cel_val r = {.k = CV_LIST};
-
-    if (y->k != CV_LIST)
-        return cel_maybe_no_such_overload(y);
-    if (x->v.l->mut) {
-        /* the comprehension accumulator grows in place (cel-go's mutableList.Add) */
-        struct cel_list *m = (struct cel_list *)x->v.l;
-        uint32_t need = m->n + y->v.l->n;
-        if (need > m->cap) {
-            uint32_t nc = m->cap ? m->cap * 2 : 8;
-            struct cel_val *v;
-            while (nc < need)
-                nc *= 2;
-            v = arena_alloc(ev->a, (size_t)nc * sizeof(*v));
-            if (!v)
-                return cel_err_static("out of memory");
-            if (m->n)
-                memcpy(v, m->v, (size_t)m->n * sizeof(*v));
-            m->v = v;
-            m->cap = nc;
-        }
-        if (y->v.l->n)
-            memcpy(m->v + m->n, y->v.l->v, (size_t)y->v.l->n * sizeof(*m->v));
-        m->n = need;
-        return *x;
-    }
-    if (x->v.l->n == 0)
-        return *y;
-    if (y->v.l->n == 0)
-        return *x;
-    l = cel_list_new(ev->a, x->v.l->n + y->v.l->n);
-    if (!l)
-        return cel_err_static("out of memory");
-    memcpy(l->v, x->v.l->v, (size_t)x->v.l->n * sizeof(*l->v));
-    memcpy(l->v + x->v.l->n, y->v.l->v, (size_t)y->v.l->n * sizeof(*l->v));
-    l->n = x->v.l->n + y->v.l->n;
-    l->concat = true;
-    r.v.l = l;
-    return r;
-}
-
 static struct cel_val list_val(struct cel_list *l)
 {
     struct cel_val v = {.k = CV_LIST};
@@ -118,7 +74,8 @@ static struct cel_val f_char_at(struct ev *ev, const struct cel_val *a, int n)
     return from_runes(ev, r + i, 1);
 }
 
-static int64_t index_of(const uint32_t *r, int64_t len, const uint32_t *sub, int64_t sl, int64_t off)
+static int64_t index_of(const uint32_t *r, int64_t len, const uint32_t *sub, int64_t sl,
+                        int64_t off)
 {
     for (int64_t i = off; i < len - (sl - 1); i++) {
         int64_t j = 0;
@@ -244,8 +201,8 @@ static struct cel_val f_replace(struct ev *ev, const struct cel_val *a, int n)
         }
     } else {
         while (i < sl) {
-            const char *m = (limit < 0 || done < limit) && sl - i >= ol ? memmem(s + i, sl - i, old, ol)
-                                                                        : NULL;
+            const char *m =
+                (limit < 0 || done < limit) && sl - i >= ol ? memmem(s + i, sl - i, old, ol) : NULL;
             if (!m) {
                 buf_append(&b, s + i, sl - i);
                 break;
@@ -503,7 +460,8 @@ static struct cel_val f_slice(struct ev *ev, const struct cel_val *a, int n)
     return list_val(r);
 }
 
-static int flatten_into(struct ev *ev, struct cel_list *out, const struct cel_list *l, int64_t depth)
+static int flatten_into(struct ev *ev, struct cel_list *out, const struct cel_list *l,
+                        int64_t depth)
 {
     for (uint32_t i = 0; i < l->n; i++) {
         if (l->v[i].k != CV_LIST || depth == 0) {
@@ -545,7 +503,8 @@ static struct cel_val f_flatten(struct ev *ev, const struct cel_val *a, int n)
 /* sortByAssociatedKeys: cel-go sorts indices with sort.Slice (a stable insertion sort below
  * 13 elements; a stable merge sort here beyond, where Go's pdqsort may order equal keys
  * differently). */
-static struct cel_val sort_by_keys(struct ev *ev, const struct cel_list *l, const struct cel_list *k)
+static struct cel_val sort_by_keys(struct ev *ev, const struct cel_list *l,
+                                   const struct cel_list *k)
 {
     uint32_t n = l->n;
     uint32_t *idx;
@@ -837,6 +796,7 @@ static struct cel_val map_insert(struct ev *ev, const struct cel_val *m, const s
     struct cel_map *r;
     struct cel_val out = {.k = CV_MAP};
 
+    cel_map_key_check(ev, m->v.m, k);
     if (cel_map_find(m->v.m, k)) {
         struct buf b = BUF_INIT(0);
         struct cel_val e;
@@ -928,8 +888,8 @@ static struct cel_val f_find_compiled(struct ev *ev, const struct cel_val *a, in
 }
 
 /* Go's Regexp.FindAllString(s, n) */
-struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re, const struct cel_val *s,
-                                  int64_t limit)
+struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re,
+                                  const struct cel_val *s, int64_t limit)
 {
     struct cel_list *l = cel_list_new(ev->a, 0);
     size_t pos = 0, end = s->n;

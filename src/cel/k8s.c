@@ -100,7 +100,8 @@ static struct cel_val f_q_is_int(struct ev *ev, const struct cel_val *a, int n)
 static struct cel_val q_addsub(struct ev *ev, const struct cel_val *a, bool sub)
 {
     const char *err;
-    const struct cel_quantity *y = a[1].k == CV_INT ? cel_quantity_from_int(ev->a, a[1].v.i) : a[1].v.q;
+    const struct cel_quantity *y =
+        a[1].k == CV_INT ? cel_quantity_from_int(ev->a, a[1].v.i) : a[1].v.q;
     const struct cel_quantity *r;
     if (!y)
         return oom();
@@ -139,8 +140,8 @@ static struct cel_val f_semver(struct ev *ev, const struct cel_val *a, int n)
 static struct cel_val f_is_semver(struct ev *ev, const struct cel_val *a, int n)
 {
     char err[400];
-    return cel_bool(cel_semver_parse(ev->a, a[0].v.s, a[0].n, n == 2 && a[1].v.b, err,
-                                     sizeof(err)) != NULL);
+    return cel_bool(
+        cel_semver_parse(ev->a, a[0].v.s, a[0].n, n == 2 && a[1].v.b, err, sizeof(err)) != NULL);
 }
 
 static struct cel_val f_sv_major(struct ev *ev, const struct cel_val *a, int n)
@@ -253,7 +254,8 @@ static struct cel_val f_sum_duration(struct ev *ev, const struct cel_val *a, int
     return list_sum(ev, a, z);
 }
 
-static struct cel_val list_minmax(struct ev *ev, const struct cel_val *a, int prefer, const char *op)
+static struct cel_val list_minmax(struct ev *ev, const struct cel_val *a, int prefer,
+                                  const char *op)
 {
     const struct cel_list *l = a[0].v.l;
     const struct cel_val *res = NULL;
@@ -325,15 +327,19 @@ static struct cel_val f_includes(struct ev *ev, const struct cel_val *a, int n)
 
 static struct cel_val f_find(struct ev *ev, const struct cel_val *a, int n)
 {
-    char err[400];
+    struct buf err = BUF_INIT(0);
     struct cel_regex *list = NULL;
     const struct cel_regex *re;
     size_t b, e;
     struct cel_val r;
     (void)n;
-    re = cel_regex_compile(ev->a, a[1].v.s, a[1].n, &list, err, sizeof(err));
-    if (!re)
-        return cel_err(ev->a, "Illegal regex: %s", err);
+    buf_puts(&err, "Illegal regex: ");
+    re = cel_regex_compile(ev->a, a[1].v.s, a[1].n, &list, &err);
+    if (!re) {
+        r = cel_err_buf(ev->a, &err);
+        buf_release(&err);
+        return r;
+    }
     if (cel_regex_find_at(re, a[0].v.s, a[0].n, 0, &b, &e))
         r = cel_str(a[0].v.s + b, (uint32_t)(e - b));
     else
@@ -344,13 +350,17 @@ static struct cel_val f_find(struct ev *ev, const struct cel_val *a, int n)
 
 static struct cel_val f_find_all(struct ev *ev, const struct cel_val *a, int n)
 {
-    char err[400];
+    struct buf err = BUF_INIT(0);
     struct cel_regex *list = NULL;
     const struct cel_regex *re;
     struct cel_val r;
-    re = cel_regex_compile(ev->a, a[1].v.s, a[1].n, &list, err, sizeof(err));
-    if (!re)
-        return cel_err(ev->a, "Illegal regex: %s", err);
+    buf_puts(&err, "Illegal regex: ");
+    re = cel_regex_compile(ev->a, a[1].v.s, a[1].n, &list, &err);
+    if (!re) {
+        r = cel_err_buf(ev->a, &err);
+        buf_release(&err);
+        return r;
+    }
     r = cel_regex_find_all(ev, re, &a[0], n == 3 ? a[2].v.i : -1);
     cel_regex_free_list(list);
     return r;

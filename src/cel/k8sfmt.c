@@ -10,33 +10,32 @@
 #include "cel/lib.h"
 
 #define UUID_PATTERN "(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$"
-#define DATETIME_PATTERN                                                                         \
-    "^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
+#define DATETIME_PATTERN "^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
 
 #define LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 #define SUBDOMAIN_FMT LABEL_FMT "(\\." LABEL_FMT ")*"
 #define DNS1035_FMT "[a-z]([-a-z0-9]*[a-z0-9])?"
 #define KEY_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 
-#define LABEL_MSG                                                                                \
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and " \
-    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "   \
+#define LABEL_MSG                                                                                  \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
     "used for validation is '" LABEL_FMT "')"
-#define SUBDOMAIN_MSG                                                                            \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " \
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "     \
+#define SUBDOMAIN_MSG                                                                              \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "       \
     "used for validation is '" SUBDOMAIN_FMT "')"
-#define DNS1035_MSG                                                                              \
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an " \
-    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "         \
+#define DNS1035_MSG                                                                                \
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "   \
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "           \
     "'abc-123', regex used for validation is '" DNS1035_FMT "')"
-#define KEY_MSG                                                                                  \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "  \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "       \
+#define KEY_MSG                                                                                    \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "         \
     "validation is '" KEY_FMT "')"
-#define VALUE_MSG                                                                                \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "  \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "           \
+#define VALUE_MSG                                                                                  \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "             \
     "'my_value',  or '12345', regex used for validation is '(" KEY_FMT ")?')"
 
 enum fmt_id {
@@ -56,8 +55,8 @@ enum fmt_id {
 };
 
 static const struct fmt {
-    const char *key;  /* format.<key>() */
-    uint64_t regex;   /* MaxRegexSize */
+    const char *key; /* format.<key>() */
+    uint64_t regex;  /* MaxRegexSize */
 } fmts[] = {
     [F_DNS1123_LABEL] = {"dns1123Label", 30},
     [F_DNS1123_SUBDOMAIN] = {"dns1123Subdomain", 60},
@@ -370,8 +369,6 @@ static bool is_datetime(const char *s, size_t n)
     return dt_zone(s + d, n - d);
 }
 
-
-
 static struct cel_val fmt_val(int i)
 {
     struct cel_val v = {.k = CV_FORMAT};
@@ -379,13 +376,13 @@ static struct cel_val fmt_val(int i)
     return v;
 }
 
-#define FMT_FN(name, id)                                                                         \
-    static struct cel_val name(struct ev *ev, const struct cel_val *a, int n)                    \
-    {                                                                                            \
-        (void)ev;                                                                                \
-        (void)a;                                                                                 \
-        (void)n;                                                                                 \
-        return fmt_val(id);                                                                      \
+#define FMT_FN(name, id)                                                                           \
+    static struct cel_val name(struct ev *ev, const struct cel_val *a, int n)                      \
+    {                                                                                              \
+        (void)ev;                                                                                  \
+        (void)a;                                                                                   \
+        (void)n;                                                                                   \
+        return fmt_val(id);                                                                        \
     }
 FMT_FN(f_dns1123_label, F_DNS1123_LABEL)
 FMT_FN(f_dns1123_subdomain, F_DNS1123_SUBDOMAIN)

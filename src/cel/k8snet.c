@@ -266,7 +266,8 @@ static void addr_string(struct buf *b, const struct addr *a)
 }
 
 /* parseIPAddr of the library: refuses zones and IPv4-mapped IPv6 */
-static bool lib_parse_ip(struct ev *ev, const char *s, size_t n, struct addr *out, struct cel_val *err)
+static bool lib_parse_ip(struct ev *ev, const char *s, size_t n, struct addr *out,
+                         struct cel_val *err)
 {
     struct buf e = BUF_INIT(0), m = BUF_INIT(0);
     if (!parse_addr(s, n, out, &e)) {
@@ -430,7 +431,7 @@ static bool ip_global_unicast(const struct addr *a)
 }
 
 #define IP_PRED(fname, pred)                                                                       \
-    static struct cel_val fname(struct ev *ev, const struct cel_val *a, int n)                    \
+    static struct cel_val fname(struct ev *ev, const struct cel_val *a, int n)                     \
     {                                                                                              \
         struct addr ad;                                                                            \
         (void)ev;                                                                                  \
@@ -782,19 +783,19 @@ struct gurl {
 
 static void gurl_free(struct gurl *u)
 {
-    struct buf *f[] = {&u->scheme,   &u->opaque,   &u->username,  &u->password, &u->host,
-                       &u->path,     &u->raw_path, &u->raw_query, &u->fragment, &u->raw_fragment};
+    struct buf *f[] = {&u->scheme, &u->opaque,   &u->username,  &u->password, &u->host,
+                       &u->path,   &u->raw_path, &u->raw_query, &u->fragment, &u->raw_fragment};
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
         buf_release(f[i]);
 }
 
-static struct ustr B(const struct buf *b)
-{
+static struct ustr B(const struct buf *b) {
     struct ustr r = {b->data ? b->data : "", b->len};
     return r;
 }
 
-static bool valid_optional_port(const char *p, size_t n)
+static bool
+valid_optional_port(const char *p, size_t n)
 {
     if (n == 0)
         return true;
@@ -924,8 +925,7 @@ static bool parse_authority(struct gurl *u, const char *a, size_t n, struct buf 
         return url_unescape(a, un, E_USER_PASSWORD, &u->username, e);
     u->password_set = true;
     return url_unescape(a, (size_t)(colon - a), E_USER_PASSWORD, &u->username, e) &&
-           url_unescape(colon + 1, un - (size_t)(colon + 1 - a), E_USER_PASSWORD, &u->password,
-                        e);
+           url_unescape(colon + 1, un - (size_t)(colon + 1 - a), E_USER_PASSWORD, &u->password, e);
 }
 
 static bool set_path(struct gurl *u, const char *p, size_t n, struct buf *e)
@@ -1096,14 +1096,14 @@ static bool url_valid_encoded(struct ustr s, int mode)
     return true;
 }
 
-static struct ustr S(const struct cel_url_str *x)
-{
+static struct ustr S(const struct cel_url_str *x) {
     struct ustr r = {x->s, x->n};
     return r;
 }
 
 /* EscapedPath / EscapedFragment */
-static void url_escaped(struct ustr raw, struct ustr dec, int mode, struct buf *out)
+static void
+url_escaped(struct ustr raw, struct ustr dec, int mode, struct buf *out)
 {
     if (raw.n && url_valid_encoded(raw, mode)) {
         struct buf p = BUF_INIT(0), e = BUF_INIT(0);
@@ -1170,17 +1170,6 @@ static void url_string(const struct cel_url *u, struct buf *b)
     }
 }
 
-bool cel_url_equal(const struct cel_url *a, const struct cel_url *b)
-{
-    struct buf x = BUF_INIT(0), y = BUF_INIT(0);
-    url_string(a, &x);
-    url_string(b, &y);
-    bool eq = x.len == y.len && (!x.len || !memcmp(x.data, y.data, x.len));
-    buf_release(&x);
-    buf_release(&y);
-    return eq;
-}
-
 static bool url_field(struct ev *ev, struct cel_url_str *f, const struct buf *b)
 {
     f->n = (uint32_t)b->len;
@@ -1218,6 +1207,14 @@ static struct cel_val f_url(struct ev *ev, const struct cel_val *a, int n)
     u->force_query = g.force_query;
     u->omit_host = g.omit_host;
     gurl_free(&g);
+    {
+        struct buf sb = BUF_INIT(0);
+        url_string(u, &sb);
+        bool ok = url_field(ev, &u->str, &sb);
+        buf_release(&sb);
+        if (!ok)
+            return cel_err_static("out of memory");
+    }
     r.k = CV_URL;
     r.x = 0;
     r.n = 0;
@@ -1422,4 +1419,3 @@ const struct cel_impl *cel_k8snet_impls(size_t *n)
     *n = sizeof(net_impls) / sizeof(net_impls[0]);
     return net_impls;
 }
-

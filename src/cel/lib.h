@@ -42,12 +42,12 @@ bool cel_url_parse_request_uri_ok(const char *s, size_t n, struct buf *err);
 
 /* ext.c: Go's Regexp.FindAllString(s, limit) */
 struct cel_regex;
-struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re, const struct cel_val *s,
-                                  int64_t limit);
+struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re,
+                                  const struct cel_val *s, int64_t limit);
 
 /* regex.c */
 struct cel_val cel_regex_matches(struct ev *ev, const struct cel_val *s, const struct cel_val *pat);
 /* Checks a pattern as Go's regexp.Compile would; on failure writes Go's message into err. */
-bool cel_regex_check(const char *pat, size_t n, char *err, size_t errsize);
+bool cel_regex_check(const char *pat, size_t n, struct buf *err);
 
 #endif

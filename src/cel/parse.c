@@ -62,18 +62,42 @@ enum {
 };
 
 static const char *const tok_names[T_NTYPES] = {
-    [T_EQ] = "'=='",          [T_NE] = "'!='",           [T_IN] = "'in'",
-    [T_LT] = "'<'",           [T_LE] = "'<='",           [T_GE] = "'>='",
-    [T_GT] = "'>'",           [T_AND] = "'&&'",          [T_OR] = "'||'",
-    [T_LBRACKET] = "'['",     [T_RBRACKET] = "']'",      [T_LBRACE] = "'{'",
-    [T_RBRACE] = "'}'",       [T_LPAREN] = "'('",        [T_RPAREN] = "')'",
-    [T_DOT] = "'.'",          [T_COMMA] = "','",         [T_MINUS] = "'-'",
-    [T_EXCLAM] = "'!'",       [T_QUESTION] = "'?'",      [T_COLON] = "':'",
-    [T_PLUS] = "'+'",         [T_STAR] = "'*'",          [T_SLASH] = "'/'",
-    [T_PERCENT] = "'%'",      [T_TRUE] = "'true'",       [T_FALSE] = "'false'",
-    [T_NULL] = "'null'",      [T_WS] = "WHITESPACE",     [T_COMMENT] = "COMMENT",
-    [T_NUM_FLOAT] = "NUM_FLOAT", [T_NUM_INT] = "NUM_INT", [T_NUM_UINT] = "NUM_UINT",
-    [T_STRING] = "STRING",    [T_BYTES] = "BYTES",       [T_IDENT] = "IDENTIFIER",
+    [T_EQ] = "'=='",
+    [T_NE] = "'!='",
+    [T_IN] = "'in'",
+    [T_LT] = "'<'",
+    [T_LE] = "'<='",
+    [T_GE] = "'>='",
+    [T_GT] = "'>'",
+    [T_AND] = "'&&'",
+    [T_OR] = "'||'",
+    [T_LBRACKET] = "'['",
+    [T_RBRACKET] = "']'",
+    [T_LBRACE] = "'{'",
+    [T_RBRACE] = "'}'",
+    [T_LPAREN] = "'('",
+    [T_RPAREN] = "')'",
+    [T_DOT] = "'.'",
+    [T_COMMA] = "','",
+    [T_MINUS] = "'-'",
+    [T_EXCLAM] = "'!'",
+    [T_QUESTION] = "'?'",
+    [T_COLON] = "':'",
+    [T_PLUS] = "'+'",
+    [T_STAR] = "'*'",
+    [T_SLASH] = "'/'",
+    [T_PERCENT] = "'%'",
+    [T_TRUE] = "'true'",
+    [T_FALSE] = "'false'",
+    [T_NULL] = "'null'",
+    [T_WS] = "WHITESPACE",
+    [T_COMMENT] = "COMMENT",
+    [T_NUM_FLOAT] = "NUM_FLOAT",
+    [T_NUM_INT] = "NUM_INT",
+    [T_NUM_UINT] = "NUM_UINT",
+    [T_STRING] = "STRING",
+    [T_BYTES] = "BYTES",
+    [T_IDENT] = "IDENTIFIER",
     [T_ESC_IDENT] = "ESC_IDENTIFIER",
 };
 
@@ -320,6 +344,8 @@ struct lexer {
     struct arena *a;
     struct tok *toks;
     int32_t ntoks, alloc;
+    int nerrors; /* cel-go's listener takes 100 syntax errors, then stops the parse */
+    bool too_many;
 };
 
 static int lex_push(struct lexer *lx, int type, int32_t start, int32_t stop)
@@ -456,8 +482,8 @@ static int lex_all(struct lexer *lx)
         case '\n':
         case '\f': {
             int32_t j = p;
-            while (j < n && (c[j] == ' ' || c[j] == '\t' || c[j] == '\r' || c[j] == '\n' ||
-                             c[j] == '\f'))
+            while (j < n &&
+                   (c[j] == ' ' || c[j] == '\t' || c[j] == '\r' || c[j] == '\n' || c[j] == '\f'))
                 j++;
             CAND(T_WS, j - p, j - p);
             break;
@@ -535,6 +561,12 @@ static int lex_all(struct lexer *lx)
                 char tmp[4];
                 buf_append(&b, tmp, cel_utf8_encode(c[i], tmp));
             }
+            if (++lx->nerrors > 100) {
+                cel_diags_add(lx->diags, 0, p, "Syntax error: More than 100 syntax errors");
+                buf_release(&b);
+                lx->too_many = true;
+                break;
+            }
             cel_diags_add(lx->diags, 0, p, "Syntax error: token recognition error at: '%s'",
                           b.data ? b.data : "");
             buf_release(&b);
@@ -545,6 +577,13 @@ static int lex_all(struct lexer *lx)
 }
 
 /* ---- parser ---- */
+
+/* a rule invocation: the tokens that may follow it in its caller, and whether the caller
+ * may end right after it */
+struct pframe {
+    uint64_t fset;
+    bool nullable;
+};
 
 struct parser {
     struct arena *a;
@@ -557,8 +596,23 @@ struct parser {
     /* ANTLR's parse listener counts the nesting of each rule separately (left-recursive rules
      * count every operator or suffix of a chain); cel-go fails past max_depth. */
     int d_expr, d_rel, d_calc, d_member, max_depth;
-    bool failed; /* a syntax error stopped the parse */
+    bool failed; /* the parse stopped (out of memory, a limit) */
     bool nomem;
+    /* ANTLR's error strategy: the frames of the rule invocations, the error recovery mode,
+     * the exception the current rule raised, Recover's failsafe */
+    struct pframe *frames;
+    int nframes, aframes;
+    bool err_mode;
+    int exc; /* 0 none, 1 InputMismatch, 2 NoViableAlt */
+    int32_t exc_tok, exc_start;
+    uint64_t exc_expected;
+    int exc_site;
+    int32_t last_err_pos;
+    int last_sites[16], nlast_sites;
+    int recoveries;     /* cel-go stops at 30 attempts */
+    int lookahead;      /* tokens one recovery consumed: cel-go stops past 256 */
+    bool aborted;       /* a limit stopped the parse before any tree was visited */
+    struct tok missing; /* a token single-token insertion conjured */
 };
 
 /* Ids: every node gets the offset range cel-go gives it. */
@@ -688,7 +742,7 @@ static void tok_display(struct parser *p, struct buf *b, const struct tok *t)
 typedef uint64_t tokset;
 #define TS(t) ((tokset)1 << ((t) == T_EOF ? 0 : (t)))
 #define SET_PRIMARY                                                                                \
-    (TS(T_LBRACKET) | TS(T_LBRACE) | TS(T_LPAREN) | TS(T_DOT) | TS(T_MINUS) | TS(T_TRUE) |       \
+    (TS(T_LBRACKET) | TS(T_LBRACE) | TS(T_LPAREN) | TS(T_DOT) | TS(T_MINUS) | TS(T_TRUE) |         \
      TS(T_FALSE) | TS(T_NULL) | TS(T_NUM_FLOAT) | TS(T_NUM_INT) | TS(T_NUM_UINT) | TS(T_STRING) |  \
      TS(T_BYTES) | TS(T_IDENT))
 #define SET_EXPR (SET_PRIMARY | TS(T_EXCLAM))
@@ -718,46 +772,295 @@ static void set_display(struct buf *b, tokset s)
     buf_puts(b, "}");
 }
 
-/* A syntax error at the current token: "extraneous input" when the token after it is what was
- * expected (ANTLR's single-token deletion), else "mismatched input". The parse stops. */
-static struct cel_expr *syntax_error(struct parser *p, tokset expected)
-{
-    struct buf b = BUF_INIT(0);
-    const struct tok *t = la(p, 1), *t2 = la(p, 2);
-    int32_t off = t->start;
+/* ---- ANTLR's error strategy (DefaultErrorStrategy of the Go runtime), on this parser ----
+ *
+ * The parser is written as the rules of CEL.g4 run in the generated parser: the same sync
+ * points (with the same local sets of next tokens), the same matches and the same decisions,
+ * so an error is found at the same token and described with the same words and token sets.
+ * After an error it recovers as ANTLR does (single-token deletion or insertion, else the
+ * rule reports, consumes to its recovery set and returns what it has), so the tree that
+ * results is the one cel-go's visitor builds from the partial parse, macro errors included.
+ *
+ * Each rule invocation pushes a frame: the tokens that may follow it in its caller (FIRST of
+ * the rest of the caller's alternative) and whether the caller may end there. From the
+ * frames come ANTLR's full-context expected sets and its recovery sets. */
 
-    if (p->failed)
-        return new_expr(p, CEL_E_UNSPEC, 0);
-    p->failed = true;
-    if (t->type != T_EOF && (expected & TS(t2->type)))
-        buf_puts(&b, "Syntax error: extraneous input ");
-    else
-        buf_puts(&b, "Syntax error: mismatched input ");
-    tok_display(p, &b, t);
-    buf_puts(&b, " expecting ");
-    set_display(&b, expected);
-    cel_diags_add(p->diags, 0, off, "%s", b.data ? b.data : "");
-    buf_release(&b);
-    return new_expr(p, CEL_E_UNSPEC, 0);
+static bool push_frame(struct parser *p, tokset fset, bool nullable)
+{
+    if (p->nframes == p->aframes) {
+        int na = p->aframes ? p->aframes * 2 : 64;
+        struct pframe *nf = arena_alloc(p->a, (size_t)na * sizeof(*nf));
+        if (!nf) {
+            p->nomem = true;
+            p->failed = true;
+            return false;
+        }
+        if (p->nframes)
+            memcpy(nf, p->frames, (size_t)p->nframes * sizeof(*nf));
+        p->frames = nf;
+        p->aframes = na;
+    }
+    p->frames[p->nframes].fset = fset;
+    p->frames[p->nframes].nullable = nullable;
+    p->nframes++;
+    return true;
 }
 
-static struct cel_expr *no_viable(struct parser *p, const struct tok *from, const struct tok *at)
+static void pop_frame(struct parser *p)
+{
+    if (p->nframes > 0)
+        p->nframes--;
+}
+
+/* getExpectedTokens: the local set, then, while the rest may be empty, what follows each
+ * invocation up the stack (EOF at the top) */
+static tokset expected_ctx(struct parser *p, tokset local, bool nullable)
+{
+    tokset s = local;
+    for (int i = p->nframes - 1; nullable && i >= 0; i--) {
+        s |= p->frames[i].fset;
+        nullable = p->frames[i].nullable;
+    }
+    if (nullable)
+        s |= TS(T_EOF);
+    return s;
+}
+
+/* getErrorRecoverySet: what follows every rule invocation on the stack */
+static tokset recovery_set(struct parser *p)
+{
+    tokset s = 0;
+    for (int i = p->nframes - 1; i >= 0; i--)
+        s |= p->frames[i].fset;
+    return s;
+}
+
+static bool in_set(tokset s, const struct tok *t)
+{
+    return (s & TS(t->type)) != 0;
+}
+
+/* an error message at a token, unless the parser is recovering from an earlier one */
+static void syn_error(struct parser *p, const struct tok *at, const char *what, const struct tok *t,
+                      tokset expected)
 {
     struct buf b = BUF_INIT(0);
 
-    if (p->failed)
-        return new_expr(p, CEL_E_UNSPEC, 0);
-    p->failed = true;
-    buf_puts(&b, "Syntax error: no viable alternative at input '");
-    for (const struct tok *t = from; t <= at && t->type != T_EOF; t++) {
-        if (t > from && t[-1].stop + 1 < t->start)
-            display_cps(&b, p->src->cp, t[-1].stop + 1, t->start);
-        display_cps(&b, p->src->cp, t->start, t->stop + 1);
-    }
-    buf_puts(&b, "'");
-    cel_diags_add(p->diags, 0, at->start, "%s", b.data);
+    if (p->err_mode)
+        return;
+    p->err_mode = true;
+    buf_puts(&b, "Syntax error: ");
+    buf_puts(&b, what);
+    if (t)
+        tok_display(p, &b, t);
+    buf_puts(&b, " expecting ");
+    set_display(&b, expected);
+    cel_diags_add(p->diags, 0, at->start, "%s", b.data ? b.data : "");
     buf_release(&b);
-    return new_expr(p, CEL_E_UNSPEC, 0);
+}
+
+/* reportMissingToken: "missing X at Y" */
+static void syn_missing(struct parser *p, int type)
+{
+    struct buf b = BUF_INIT(0);
+    const struct tok *t = la(p, 1);
+
+    if (p->err_mode)
+        return;
+    p->err_mode = true;
+    buf_puts(&b, "Syntax error: missing ");
+    set_display(&b, TS(type));
+    buf_puts(&b, " at ");
+    tok_display(p, &b, t);
+    cel_diags_add(p->diags, 0, t->start, "%s", b.data ? b.data : "");
+    buf_release(&b);
+}
+
+/* The exceptions of a rule (InputMismatch, NoViableAlt): raised, then reported and
+ * recovered from where the rule exits. */
+static void raise_mismatch(struct parser *p, tokset expected, int site)
+{
+    p->exc = 1;
+    p->exc_tok = p->pos;
+    p->exc_expected = expected;
+    p->exc_site = site;
+}
+
+static void raise_noviable(struct parser *p, int32_t start, int32_t offending, int site)
+{
+    p->exc = 2;
+    p->exc_start = start;
+    p->exc_tok = offending;
+    p->exc_site = site;
+}
+
+/* cel-go's recoveryLimitErrorStrategy: the 31st recovery attempt ends the parse */
+static bool check_attempts(struct parser *p)
+{
+    if (p->recoveries == 30) {
+        cel_diags_add(p->diags, 0, la(p, 1)->start,
+                      "Syntax error: error recovery attempt limit exceeded: 30");
+        p->failed = p->aborted = true;
+        return false;
+    }
+    p->recoveries++;
+    p->lookahead = 0;
+    return true;
+}
+
+/* a token consumed while recovering (its lookahead consumer ends the parse past 256) */
+static bool recovery_consume(struct parser *p)
+{
+    if (p->lookahead >= 256) {
+        cel_diags_add(p->diags, 0, -1, "error recovery token lookahead limit exceeded: 256");
+        p->failed = p->aborted = true;
+        return false;
+    }
+    p->lookahead++;
+    p->pos++;
+    return true;
+}
+
+/* the rule's errorExit: ReportError, then Recover (consume up to the recovery set) */
+static void rule_recover(struct parser *p)
+{
+    int site = p->exc_site;
+
+    if (!p->exc)
+        return;
+    if (!p->err_mode) {
+        const struct tok *t = &p->toks[p->exc_tok];
+        if (p->exc == 1) {
+            syn_error(p, t, "mismatched input ", t, p->exc_expected);
+        } else {
+            struct buf b = BUF_INIT(0);
+            const struct tok *from = &p->toks[p->exc_start];
+            p->err_mode = true;
+            buf_puts(&b, "Syntax error: no viable alternative at input '");
+            if (from->type == T_EOF) {
+                buf_puts(&b, "<EOF>");
+            } else {
+                for (const struct tok *k = from; k <= t && k->type != T_EOF; k++) {
+                    if (k > from && k[-1].stop + 1 < k->start)
+                        display_cps(&b, p->src->cp, k[-1].stop + 1, k->start);
+                    display_cps(&b, p->src->cp, k->start, k->stop + 1);
+                }
+            }
+            buf_puts(&b, "'");
+            {
+                /* cel-go's rewrite of "no viable alternative at input '.true'" (any one
+                 * character, then a reserved literal) */
+                static const char pre[] = "Syntax error: no viable alternative at input '";
+                const char *in = b.data + sizeof(pre) - 1;
+                size_t inl = b.len - (sizeof(pre) - 1) - 1;
+                uint32_t r;
+                size_t w = inl ? cel_utf8_decode(in, inl, &r) : 0;
+                static const char *const kw[] = {"true", "false", "null"};
+                for (int k = 0; w && k < 3; k++) {
+                    size_t kl = strlen(kw[k]);
+                    if (r != '\n' && inl == w + kl && !memcmp(in + w, kw[k], kl)) {
+                        struct buf m = BUF_INIT(0);
+                        buf_printf(&m, "Syntax error: mismatched input '%s' expecting IDENTIFIER",
+                                   kw[k]);
+                        buf_release(&b);
+                        b = m;
+                        break;
+                    }
+                }
+            }
+            cel_diags_add(p->diags, 0, t->start, "%s", b.data ? b.data : "");
+            buf_release(&b);
+        }
+    }
+    p->exc = 0;
+    if (p->failed || !check_attempts(p))
+        return;
+    /* another error at the same token from a state seen there before: consume one (the
+     * failsafe against looping) */
+    if (p->last_err_pos == p->pos) {
+        bool seen = false;
+        for (int i = 0; i < p->nlast_sites; i++)
+            seen = seen || p->last_sites[i] == site;
+        if (seen && la(p, 1)->type != T_EOF && !recovery_consume(p))
+            return;
+    }
+    if (p->last_err_pos != p->pos)
+        p->nlast_sites = 0;
+    p->last_err_pos = p->pos;
+    if (p->nlast_sites < (int)(sizeof(p->last_sites) / sizeof(p->last_sites[0])))
+        p->last_sites[p->nlast_sites++] = site;
+    {
+        tokset rs = recovery_set(p);
+        while (la(p, 1)->type != T_EOF && !in_set(rs, la(p, 1)))
+            if (!recovery_consume(p))
+                return;
+    }
+}
+
+/* Match: the token, or recoverInline (deletion, insertion, else a mismatch) */
+static const struct tok *match(struct parser *p, int type, tokset after, bool after_nullable,
+                               int site)
+{
+    const struct tok *t = la(p, 1);
+
+    if (p->failed)
+        return NULL;
+    if (t->type == type) {
+        p->err_mode = false;
+        p->pos++;
+        return t;
+    }
+    if (!check_attempts(p))
+        return NULL;
+    if (la(p, 2)->type == type) {
+        /* single-token deletion */
+        syn_error(p, t, "extraneous input ", t, TS(type));
+        p->pos++;
+        p->err_mode = false;
+        t = la(p, 1);
+        p->pos++;
+        return t;
+    }
+    if (in_set(expected_ctx(p, after, after_nullable), t)) {
+        /* single-token insertion: go on as if it had been there (at the current token) */
+        syn_missing(p, type);
+        p->missing.type = type;
+        p->missing.start = t->start;
+        p->missing.stop = t->start - 1;
+        return &p->missing;
+    }
+    raise_mismatch(p, TS(type), site);
+    return NULL;
+}
+
+/* Sync before a decision: next is the state's local set (eps: the rule may end there);
+ * loopback: a loop's back edge (report and skip) rather than a block's start (deletion, or
+ * a mismatch). Returns false when the rule must exit with the error. */
+static bool sync(struct parser *p, tokset next, bool eps, bool loopback, int site)
+{
+    const struct tok *t = la(p, 1);
+
+    if (p->failed)
+        return false;
+    if (p->err_mode || eps || in_set(next, t))
+        return true;
+    if (loopback) {
+        syn_error(p, t, "extraneous input ", t, next);
+        {
+            tokset stop = next | recovery_set(p);
+            while (la(p, 1)->type != T_EOF && !in_set(stop, la(p, 1)))
+                p->pos++;
+        }
+        return true;
+    }
+    if (in_set(next, la(p, 2))) {
+        syn_error(p, t, "extraneous input ", t, next);
+        p->pos++;
+        p->err_mode = false;
+        return true;
+    }
+    raise_mismatch(p, next, site);
+    return false;
 }
 
 static bool enter(struct parser *p, int *counter)
@@ -765,8 +1068,7 @@ static bool enter(struct parser *p, int *counter)
     if (++*counter > p->max_depth) {
         if (!p->failed) {
             p->failed = true;
-            cel_diags_add(p->diags, 0, -1, "expression recursion limit exceeded: %d",
-                          p->max_depth);
+            cel_diags_add(p->diags, 0, -1, "expression recursion limit exceeded: %d", p->max_depth);
         }
         return false;
     }
@@ -774,6 +1076,14 @@ static bool enter(struct parser *p, int *counter)
 }
 
 static struct cel_expr *parse_expr(struct parser *p);
+
+/* an empty expression where the tree has no node (cel-go's newExpr of a context) */
+static struct cel_expr *empty_at(struct parser *p, const struct tok *t)
+{
+    return new_expr(p, CEL_E_UNSPEC, new_id(p, t->start, t->start));
+}
+
+static struct cel_expr *parse_logic(struct parser *p, int op_type);
 
 /* Node builders */
 
@@ -872,8 +1182,8 @@ static struct cel_expr *macro_error(struct parser *p, int32_t at_id, const char 
 
 static struct cel_expr *mk_comp(struct parser *p, int32_t call_id, struct cel_expr *range,
                                 const char *iter, const char *iter2, const char *accu,
-                                struct cel_expr *init, struct cel_expr *cond,
-                                struct cel_expr *step, struct cel_expr *result)
+                                struct cel_expr *init, struct cel_expr *cond, struct cel_expr *step,
+                                struct cel_expr *result)
 {
     struct cel_expr *e = new_expr(p, CEL_E_COMP, id_at(p, call_id));
     if (!e)
@@ -917,9 +1227,11 @@ static struct cel_expr *expand_comprehension(struct parser *p, int32_t cid, char
             return macro_error(p, args[1]->id, msg);
         }
         if (!strcmp(v1, ACCU) || !strcmp(v1, "__result__"))
-            return macro_error(p, args[0]->id, "iteration variable overwrites accumulator variable");
+            return macro_error(p, args[0]->id,
+                               "iteration variable overwrites accumulator variable");
         if (!strcmp(v2, ACCU) || !strcmp(v2, "__result__"))
-            return macro_error(p, args[1]->id, "iteration variable overwrites accumulator variable");
+            return macro_error(p, args[1]->id,
+                               "iteration variable overwrites accumulator variable");
     } else {
         if (args[0]->kind != CEL_E_IDENT)
             return macro_error(p, args[0]->id,
@@ -927,7 +1239,8 @@ static struct cel_expr *expand_comprehension(struct parser *p, int32_t cid, char
                                                             : "argument must be a simple name");
         v1 = args[0]->u.ident;
         if (!strcmp(v1, ACCU) || !strcmp(v1, "__result__"))
-            return macro_error(p, args[0]->id, "iteration variable overwrites accumulator variable");
+            return macro_error(p, args[0]->id,
+                               "iteration variable overwrites accumulator variable");
     }
     switch (kind) {
     case 'a':
@@ -957,7 +1270,8 @@ static struct cel_expr *expand_comprehension(struct parser *p, int32_t cid, char
         c3[1] = mk_call2(p, id_at(p, cid), "_+_", accu_ident(p, cid), mk_int(p, id_at(p, cid), 1));
         c3[2] = accu_ident(p, cid);
         step = mk_call(p, id_at(p, cid), "_?_:_", NULL, c3, 3);
-        result = mk_call2(p, id_at(p, cid), "_==_", accu_ident(p, cid), mk_int(p, id_at(p, cid), 1));
+        result =
+            mk_call2(p, id_at(p, cid), "_==_", accu_ident(p, cid), mk_int(p, id_at(p, cid), 1));
         break;
     }
     case 'm':
@@ -1047,8 +1361,12 @@ static struct cel_expr *expand_sort_by(struct parser *p, int32_t cid, struct cel
     const char *var = "@__sortBy_input__";
     struct cel_expr *mapped, *keys_call, *margs[2];
 
-    if (args[0]->kind != CEL_E_IDENT)
-        return macro_error(p, args[0]->id, "sortBy(var, ...) variable name must be a simple identifier");
+    if (target->kind != CEL_E_LIST && target->kind != CEL_E_SELECT && target->kind != CEL_E_IDENT &&
+        target->kind != CEL_E_COMP && target->kind != CEL_E_CALL)
+        return macro_error(
+            p, target->id,
+            "sortBy can only be applied to a list, identifier, comprehension, call or select "
+            "expression");
     margs[0] = args[0];
     margs[1] = args[1];
     mapped = expand_comprehension(p, cid, 'm', false, mk_ident(p, id_at(p, cid), var), margs, 2);
@@ -1216,76 +1534,6 @@ static struct cel_expr *maybe_macro(struct parser *p, int32_t cid, const char *f
             return expand_transform_map(p, cid, true, target, args, nargs);
     }
     return NULL;
-}
-
-/* ---- grammar ---- */
-
-static const char *const reserved[] = {
-    "as",   "break",  "const",   "continue",  "else",   "false", "for",
-    "function", "if", "import", "in",   "let",   "loop",   "package", "namespace",
-    "null", "return", "true",    "var",       "void",   "while",
-};
-
-static bool is_reserved(const char *s)
-{
-    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-        if (!strcmp(s, reserved[i]))
-            return true;
-    return false;
-}
-
-static bool at(struct parser *p, int type)
-{
-    return !p->failed && la(p, 1)->type == type;
-}
-
-/* match: consumes the expected token or reports the error. */
-static const struct tok *expect(struct parser *p, int type, tokset expected)
-{
-    const struct tok *t = la(p, 1);
-
-    if (p->failed)
-        return NULL;
-    if (t->type == type) {
-        p->pos++;
-        return t;
-    }
-    syntax_error(p, expected);
-    return NULL;
-}
-
-/* Comma-separated expressions up to `close`; returns the count, fills *out (arena). */
-static int parse_expr_list(struct parser *p, int close, struct cel_expr ***out)
-{
-    struct cel_expr **v = NULL;
-    int n = 0, alloc = 0;
-
-    *out = NULL;
-    if (at(p, close))
-        return 0;
-    for (;;) {
-        struct cel_expr *e = parse_expr(p);
-        if (p->failed || !e)
-            break;
-        if (n == alloc) {
-            int na = alloc ? alloc * 2 : 4;
-            struct cel_expr **nv = arena_alloc(p->a, (size_t)na * sizeof(*nv));
-            if (!nv) {
-                p->nomem = true;
-                return n;
-            }
-            if (n)
-                memcpy(nv, v, (size_t)n * sizeof(*nv));
-            v = nv;
-            alloc = na;
-        }
-        v[n++] = e;
-        if (!at(p, T_COMMA))
-            break;
-        p->pos++;
-    }
-    *out = v;
-    return n;
 }
 
 /* A string literal's value (cel-go's unescape): on failure, reports the message at id's
@@ -1521,19 +1769,206 @@ static bool parse_int_text(const char *s, bool neg, bool is_unsigned, int64_t *i
     return true;
 }
 
+/* ---- grammar ---- */
+
+static const char *const reserved[] = {
+    "as",        "break", "const",  "continue", "else", "false", "for",
+    "function",  "if",    "import", "in",       "let",  "loop",  "package",
+    "namespace", "null",  "return", "true",     "var",  "void",  "while",
+};
+
+static bool is_reserved(const char *s)
+{
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        if (!strcmp(s, reserved[i]))
+            return true;
+    return false;
+}
+
+/* FIRST sets of CEL.g4's rules, and the operator sets */
+#define F_EXPR SET_EXPR
+#define F_MEMBER SET_PRIMARY
+#define F_OPTEXPR (F_EXPR | TS(T_QUESTION))
+#define F_OPTFIELD (TS(T_QUESTION) | TS(T_IDENT) | TS(T_ESC_IDENT))
+#define F_IDS (TS(T_IDENT) | TS(T_ESC_IDENT))
+#define F_LITERAL                                                                                  \
+    (TS(T_MINUS) | TS(T_NUM_INT) | TS(T_NUM_UINT) | TS(T_NUM_FLOAT) | TS(T_STRING) | TS(T_BYTES) | \
+     TS(T_TRUE) | TS(T_FALSE) | TS(T_NULL))
+#define S_RELOPS (TS(T_LT) | TS(T_LE) | TS(T_GE) | TS(T_GT) | TS(T_EQ) | TS(T_NE) | TS(T_IN))
+#define S_CALCOPS (TS(T_STAR) | TS(T_SLASH) | TS(T_PERCENT) | TS(T_PLUS) | TS(T_MINUS))
+#define S_SUFFIX (TS(T_DOT) | TS(T_LBRACKET))
+
+/* error sites (ANTLR's state numbers, for Recover's failsafe) */
+enum {
+    SITE_START = 1,
+    SITE_EXPR_COLON,
+    SITE_UNARY,
+    SITE_UNARY_NOT,
+    SITE_UNARY_NEG,
+    SITE_MEMBER,
+    SITE_SELECT,
+    SITE_CALL_ARGS,
+    SITE_CALL_CLOSE,
+    SITE_INDEX,
+    SITE_INDEX_CLOSE,
+    SITE_PRIMARY,
+    SITE_IDENT,
+    SITE_GCALL_ARGS,
+    SITE_GCALL_CLOSE,
+    SITE_NESTED_CLOSE,
+    SITE_LIST,
+    SITE_LIST_COMMA,
+    SITE_LIST_CLOSE,
+    SITE_MAP,
+    SITE_MAP_COMMA,
+    SITE_MAP_CLOSE,
+    SITE_MSG,
+    SITE_MSG_LOOP,
+    SITE_MSG_IDENT,
+    SITE_MSG_OPEN,
+    SITE_MSG_FIELDS,
+    SITE_MSG_COMMA,
+    SITE_MSG_CLOSE,
+    SITE_OPTEXPR,
+    SITE_OPTFIELD,
+    SITE_ESCIDENT,
+    SITE_MAP_COLON,
+    SITE_FIELD_COLON,
+    SITE_LITERAL,
+    SITE_LIT_SIGN,
+};
+
+static bool at(struct parser *p, int type)
+{
+    return !p->failed && la(p, 1)->type == type;
+}
+
+static bool la_in(struct parser *p, int k, tokset s)
+{
+    return in_set(s, la(p, k));
+}
+
+/* a list of expressions grown in the arena */
+struct exprs {
+    struct cel_expr **v;
+    int n, alloc;
+};
+
+static bool exprs_add(struct parser *p, struct exprs *l, struct cel_expr *e)
+{
+    if (!e)
+        return false;
+    if (l->n == l->alloc) {
+        int na = l->alloc ? l->alloc * 2 : 4;
+        struct cel_expr **nv = arena_alloc(p->a, (size_t)na * sizeof(*nv));
+        if (!nv) {
+            p->nomem = true;
+            p->failed = true;
+            return false;
+        }
+        if (l->n)
+            memcpy(nv, l->v, (size_t)l->n * sizeof(*nv));
+        l->v = nv;
+        l->alloc = na;
+    }
+    l->v[l->n++] = e;
+    return true;
+}
+
+/* an empty expression with no location (Visit of a missing subtree) */
+static struct cel_expr *empty_noloc(struct parser *p)
+{
+    return new_expr(p, CEL_E_UNSPEC, new_id(p, -1, -1));
+}
+
+/* a sub-rule invoked with the follow of its invocation */
+static struct cel_expr *sub_expr(struct parser *p, tokset follow, bool nullable)
+{
+    struct cel_expr *e;
+    if (!push_frame(p, follow, nullable))
+        return NULL;
+    e = parse_expr(p);
+    pop_frame(p);
+    return e;
+}
+
+/* exprList: e+=expr (',' e+=expr)* */
+static void parse_expr_list(struct parser *p, struct exprs *out)
+{
+    exprs_add(p, out, sub_expr(p, TS(T_COMMA), true));
+    while (!p->failed && at(p, T_COMMA)) {
+        match(p, T_COMMA, F_EXPR, false, 0);
+        exprs_add(p, out, sub_expr(p, TS(T_COMMA), true));
+    }
+}
+
+/* escapeIdent: IDENTIFIER | ESC_IDENTIFIER; the name (backquotes removed), NULL on error */
+static const char *parse_escape_ident(struct parser *p, const struct tok **tk)
+{
+    const struct tok *t;
+
+    *tk = NULL;
+    if (!sync(p, F_IDS, false, false, SITE_ESCIDENT)) {
+        rule_recover(p);
+        return NULL;
+    }
+    t = la(p, 1);
+    if (t->type != T_IDENT && t->type != T_ESC_IDENT) {
+        raise_noviable(p, p->pos, p->pos, SITE_ESCIDENT);
+        rule_recover(p);
+        return NULL;
+    }
+    match(p, t->type, 0, true, 0);
+    *tk = t;
+    if (t->type == T_ESC_IDENT) {
+        const char *txt = tok_text(p, t);
+        size_t l = strlen(txt);
+        return arena_strndup(p->a, txt + 1, l - 2);
+    }
+    return tok_text(p, t);
+}
+
+/* optExpr: (opt='?')? e=expr; *opt says whether it carried '?' */
+static struct cel_expr *parse_opt_expr(struct parser *p, const struct tok **opt)
+{
+    *opt = NULL;
+    if (!sync(p, F_OPTEXPR, false, false, SITE_OPTEXPR)) {
+        rule_recover(p);
+        return empty_noloc(p);
+    }
+    if (at(p, T_QUESTION)) {
+        *opt = la(p, 1);
+        match(p, T_QUESTION, F_EXPR, false, 0);
+    }
+    return sub_expr(p, 0, true);
+}
+
 /* literal: sign=MINUS? NUM_INT | NUM_UINT | sign=MINUS? NUM_FLOAT | STRING | BYTES | ... */
 static struct cel_expr *parse_literal(struct parser *p)
 {
-    const struct tok *t = la(p, 1), *sign = NULL;
+    const struct tok *t, *sign = NULL;
     struct cel_lit lit = {0};
     int32_t id;
 
+    if (!sync(p, F_LITERAL, false, false, SITE_LITERAL)) {
+        rule_recover(p);
+        return empty_noloc(p);
+    }
+    t = la(p, 1);
     if (t->type == T_MINUS) {
+        /* Int or Double by the token after the sign */
+        int nt = la(p, 2)->type;
+        if (nt != T_NUM_INT && nt != T_NUM_FLOAT) {
+            raise_noviable(p, p->pos, p->pos + 1, SITE_LITERAL);
+            rule_recover(p);
+            return empty_noloc(p);
+        }
         sign = t;
-        t = la(p, 2);
+        match(p, T_MINUS, TS(nt), false, 0);
+        t = la(p, 1);
     }
     id = new_id(p, (sign ? sign : t)->start, t->stop + 1);
-    p->pos += sign ? 2 : 1;
+    match(p, t->type, 0, true, 0);
     switch (t->type) {
     case T_NUM_INT: {
         const char *txt = tok_text(p, t);
@@ -1585,103 +2020,279 @@ static struct cel_expr *parse_literal(struct parser *p)
         lit.kind = CEL_LIT_NULL;
         break;
     default:
-        return NULL;
+        return empty_noloc(p);
     }
     return mk_lit(p, id, lit);
 }
 
-/* Message construction: ids+='.'ids... '{' fieldInitializerList? ','? '}' */
-static struct cel_expr *parse_message(struct parser *p, bool leading_dot, const char *name)
+/* a call or the macro it names, as the visitor builds it from a (maybe partial) call */
+static struct cel_expr *call_or_macro(struct parser *p, int32_t cid, const char *name,
+                                      struct cel_expr *target, struct exprs *args)
 {
-    const struct tok *lb = la(p, 1);
-    struct cel_expr *e;
-    struct cel_entry *ents = NULL;
-    int n = 0, alloc = 0;
-    char *full = NULL;
-    int32_t id;
+    struct cel_expr *m = maybe_macro(p, cid, name, target, args->v, args->n);
+    if (m || p->nomem)
+        return m;
+    return mk_call(p, cid, name, target, args->v, args->n);
+}
 
-    p->pos++;
-    id = tok_id(p, lb);
-    if (leading_dot) {
-        full = arena_alloc(p->a, strlen(name) + 2);
-        if (!full) {
+/* The entries of a message or map literal: (opt)key ':' value, in the visitor's rules: a
+ * trailing key without its ':' is dropped, a ':' without a value takes an empty one. */
+struct entries {
+    struct cel_entry *v;
+    int n, alloc;
+};
+
+static bool entries_add(struct parser *p, struct entries *l, struct cel_entry e)
+{
+    if (l->n == l->alloc) {
+        int na = l->alloc ? l->alloc * 2 : 4;
+        struct cel_entry *nv = arena_alloc(p->a, (size_t)na * sizeof(*nv));
+        if (!nv) {
             p->nomem = true;
-            return NULL;
+            p->failed = true;
+            return false;
         }
-        full[0] = '.';
-        memcpy(full + 1, name, strlen(name) + 1);
-        name = full;
+        if (l->n)
+            memcpy(nv, l->v, (size_t)l->n * sizeof(*nv));
+        l->v = nv;
+        l->alloc = na;
     }
-    while (!p->failed && !at(p, T_RBRACE)) {
-        bool opt = false;
-        const struct tok *ft, *col;
-        struct cel_expr *val;
-        const char *fname;
-        if (at(p, T_QUESTION)) {
-            if (!p->opts->optional_syntax) {
-                /* cel-go reports this after parsing */
-            }
-            opt = true;
-            p->pos++;
+    l->v[l->n++] = e;
+    return true;
+}
+
+/* mapInitializerList: optExpr ':' expr (',' optExpr ':' expr)* */
+static void parse_map_inits(struct parser *p, struct entries *out)
+{
+    for (bool first = true; !p->failed; first = false) {
+        const struct tok *opt, *col;
+        struct cel_expr *k, *v;
+        struct cel_entry en = {0};
+        if (!first) {
+            /* the loop: another entry when ',' is followed by one (else the trailing comma) */
+            if (!(at(p, T_COMMA) && la_in(p, 2, F_OPTEXPR)))
+                break;
+            match(p, T_COMMA, F_OPTEXPR, false, 0);
         }
-        ft = la(p, 1);
-        if (ft->type == T_IDENT) {
-            fname = tok_text(p, ft);
-        } else if (ft->type == T_ESC_IDENT) {
-            const char *txt = tok_text(p, ft);
-            size_t l = strlen(txt);
-            fname = arena_strndup(p->a, txt + 1, l - 2);
-        } else {
-            syntax_error(p, opt ? (TS(T_IDENT) | TS(T_ESC_IDENT))
-                                : (TS(T_RBRACE) | TS(T_COMMA) | TS(T_QUESTION) | TS(T_IDENT) |
-                                   TS(T_ESC_IDENT)));
-            return new_expr(p, CEL_E_UNSPEC, id);
+        if (!push_frame(p, TS(T_COLON), false))
+            return;
+        k = parse_opt_expr(p, &opt);
+        pop_frame(p);
+        col = match(p, T_COLON, F_EXPR, false, SITE_MAP_COLON);
+        if (!col) {
+            rule_recover(p);
+            return;
         }
-        p->pos++;
-        col = expect(p, T_COLON, TS(T_COLON));
-        if (!col)
-            return new_expr(p, CEL_E_UNSPEC, id);
-        {
-            int32_t fid = tok_id(p, col);
-            val = parse_expr(p);
-            if (p->failed)
-                return new_expr(p, CEL_E_UNSPEC, id);
-            if (opt && !p->opts->optional_syntax) {
-                cel_diags_add(p->diags, fid, ft->start, "unsupported syntax '?'");
-                continue;
-            }
-            if (n == alloc) {
-                int na = alloc ? alloc * 2 : 4;
-                struct cel_entry *nv = arena_alloc(p->a, (size_t)na * sizeof(*nv));
-                if (!nv) {
-                    p->nomem = true;
-                    return NULL;
-                }
-                if (n)
-                    memcpy(nv, ents, (size_t)n * sizeof(*nv));
-                ents = nv;
-                alloc = na;
-            }
-            ents[n].id = fid;
-            ents[n].optional = opt;
-            ents[n].key = NULL;
-            ents[n].field = fname;
-            ents[n].value = val;
-            n++;
-        }
-        if (at(p, T_COMMA)) {
-            p->pos++;
+        v = sub_expr(p, TS(T_COMMA), true);
+        if (opt && !p->opts->optional_syntax) {
+            cel_diags_add(p->diags, 0, opt->start, "unsupported syntax '?'");
             continue;
         }
-        break;
+        en.id = tok_id(p, col);
+        en.optional = opt != NULL;
+        en.key = k;
+        en.value = v;
+        entries_add(p, out, en);
     }
-    if (!expect(p, T_RBRACE, TS(T_RBRACE) | TS(T_COMMA)))
-        return new_expr(p, CEL_E_UNSPEC, id);
-    e = new_expr(p, CEL_E_STRUCT, id);
-    if (!e)
+}
+
+/* optField: (opt='?')? escapeIdent */
+static const char *parse_opt_field(struct parser *p, const struct tok **opt, const struct tok **idt)
+{
+    const char *name;
+
+    *opt = NULL;
+    *idt = NULL;
+    if (!sync(p, F_OPTFIELD, false, false, SITE_OPTFIELD)) {
+        rule_recover(p);
         return NULL;
-    e->u.map.entries = ents;
-    e->u.map.n = n;
+    }
+    if (at(p, T_QUESTION)) {
+        *opt = la(p, 1);
+        match(p, T_QUESTION, F_IDS, false, 0);
+    }
+    if (!push_frame(p, 0, true))
+        return NULL;
+    name = parse_escape_ident(p, idt);
+    pop_frame(p);
+    return name;
+}
+
+/* fieldInitializerList: optField ':' expr (',' optField ':' expr)* */
+static void parse_field_inits(struct parser *p, struct entries *out)
+{
+    for (bool first = true; !p->failed; first = false) {
+        const struct tok *opt, *idt, *col;
+        const char *name;
+        struct cel_expr *v;
+        struct cel_entry en = {0};
+        if (!first) {
+            if (!(at(p, T_COMMA) && la_in(p, 2, F_OPTFIELD)))
+                break;
+            match(p, T_COMMA, F_OPTFIELD, false, 0);
+        }
+        if (!push_frame(p, TS(T_COLON), false))
+            return;
+        name = parse_opt_field(p, &opt, &idt);
+        pop_frame(p);
+        col = match(p, T_COLON, F_EXPR, false, SITE_FIELD_COLON);
+        if (!col) {
+            rule_recover(p);
+            return;
+        }
+        v = sub_expr(p, TS(T_COMMA), true);
+        if (opt && !p->opts->optional_syntax) {
+            cel_diags_add(p->diags, 0, opt->start, "unsupported syntax '?'");
+            continue;
+        }
+        en.id = tok_id(p, col);
+        en.optional = opt != NULL;
+        en.field = name ? name : "";
+        en.value = v;
+        entries_add(p, out, en);
+    }
+}
+
+/* listInit: optExpr (',' optExpr)*; optional element indices into *opts */
+static void parse_list_init(struct parser *p, struct exprs *out, int32_t **opts, int *nopt)
+{
+    int alloc = 0;
+
+    for (bool first = true; !p->failed; first = false) {
+        const struct tok *q;
+        struct cel_expr *e;
+        if (!first) {
+            if (!(at(p, T_COMMA) && la_in(p, 2, F_OPTEXPR)))
+                break;
+            match(p, T_COMMA, F_OPTEXPR, false, 0);
+        }
+        if (!push_frame(p, TS(T_COMMA), true))
+            return;
+        e = parse_opt_expr(p, &q);
+        pop_frame(p);
+        if (q) {
+            if (!p->opts->optional_syntax) {
+                cel_diags_add(p->diags, 0, q->start, "unsupported syntax '?'");
+            } else {
+                if (*nopt == alloc) {
+                    int na = alloc ? alloc * 2 : 4;
+                    int32_t *no = arena_alloc(p->a, (size_t)na * sizeof(*no));
+                    if (!no) {
+                        p->nomem = true;
+                        p->failed = true;
+                        return;
+                    }
+                    if (*nopt)
+                        memcpy(no, *opts, (size_t)*nopt * sizeof(*no));
+                    *opts = no;
+                    alloc = na;
+                }
+                (*opts)[(*nopt)++] = out->n;
+            }
+        }
+        exprs_add(p, out, e);
+    }
+}
+
+/* primary's alternatives, as ANTLR predicts them */
+enum { P_IDENT = 1, P_GCALL, P_NESTED, P_LIST, P_STRUCT, P_MESSAGE, P_LITERAL, P_NOVIABLE };
+
+static int predict_primary(struct parser *p, int32_t *offending)
+{
+    int k = 1;
+    const struct tok *t = la(p, 1);
+
+    switch (t->type) {
+    case T_LPAREN:
+        return P_NESTED;
+    case T_LBRACKET:
+        return P_LIST;
+    case T_LBRACE:
+        return P_STRUCT;
+    case T_MINUS:
+    case T_NUM_INT:
+    case T_NUM_UINT:
+    case T_NUM_FLOAT:
+    case T_STRING:
+    case T_BYTES:
+    case T_TRUE:
+    case T_FALSE:
+    case T_NULL:
+        return P_LITERAL;
+    case T_DOT:
+        if (la(p, 2)->type != T_IDENT) {
+            *offending = p->pos + 1;
+            return P_NOVIABLE;
+        }
+        k = 2;
+        break;
+    case T_IDENT:
+        break;
+    default:
+        *offending = p->pos;
+        return P_NOVIABLE;
+    }
+    if (la(p, k + 1)->type == T_LPAREN)
+        return P_GCALL;
+    while (la(p, k + 1)->type == T_DOT && la(p, k + 2)->type == T_IDENT)
+        k += 2;
+    return la(p, k + 1)->type == T_LBRACE ? P_MESSAGE : P_IDENT;
+}
+
+/* the message name ids+=IDENT ('.' ids+=IDENT)* from the current token */
+static struct cel_expr *parse_message(struct parser *p, bool leading_dot, const struct tok *start)
+{
+    struct buf b = BUF_INIT(0);
+    const struct tok *t, *lb = NULL;
+    struct entries ents = {0};
+    struct cel_expr *e;
+    const char *name;
+    int32_t id;
+
+    (void)start;
+    if (leading_dot)
+        buf_puts(&b, ".");
+    t = match(p, T_IDENT, TS(T_DOT) | TS(T_LBRACE), false, SITE_MSG_IDENT);
+    if (t)
+        buf_puts(&b, tok_text(p, t));
+    if (!p->exc && sync(p, TS(T_DOT) | TS(T_LBRACE), false, false, SITE_MSG_LOOP)) {
+        while (!p->exc && at(p, T_DOT)) {
+            match(p, T_DOT, TS(T_IDENT), false, 0);
+            t = match(p, T_IDENT, TS(T_DOT) | TS(T_LBRACE), false, SITE_MSG_IDENT);
+            if (!t)
+                break;
+            buf_puts(&b, ".");
+            buf_puts(&b, t == &p->missing ? "<missing IDENTIFIER>" : tok_text(p, t));
+            if (!sync(p, TS(T_DOT) | TS(T_LBRACE), false, true, SITE_MSG_LOOP))
+                break;
+        }
+    }
+    if (!p->exc) {
+        lb = match(p, T_LBRACE, F_OPTFIELD | TS(T_COMMA) | TS(T_RBRACE), false, SITE_MSG_OPEN);
+    }
+    if (!p->exc &&
+        sync(p, F_OPTFIELD | TS(T_COMMA) | TS(T_RBRACE), false, false, SITE_MSG_FIELDS)) {
+        if (la_in(p, 1, F_OPTFIELD)) {
+            if (push_frame(p, TS(T_COMMA) | TS(T_RBRACE), false)) {
+                parse_field_inits(p, &ents);
+                pop_frame(p);
+            }
+        }
+        if (!p->failed && sync(p, TS(T_COMMA) | TS(T_RBRACE), false, false, SITE_MSG_COMMA)) {
+            if (at(p, T_COMMA))
+                match(p, T_COMMA, TS(T_RBRACE), false, 0);
+            match(p, T_RBRACE, 0, true, SITE_MSG_CLOSE);
+        }
+    }
+    rule_recover(p);
+    name = pstrdup(p, b.data ? b.data : "");
+    buf_release(&b);
+    id = lb ? tok_id(p, lb) : new_id(p, -1, -1);
+    e = new_expr(p, CEL_E_STRUCT, id);
+    if (!e || !name)
+        return e;
+    e->u.map.entries = ents.v;
+    e->u.map.n = ents.n;
     e->u.map.type_name = name;
     return e;
 }
@@ -1689,301 +2300,237 @@ static struct cel_expr *parse_message(struct parser *p, bool leading_dot, const 
 /* primary */
 static struct cel_expr *parse_primary(struct parser *p)
 {
-    const struct tok *t = la(p, 1);
-    bool leading_dot = false;
-    const struct tok *dot = NULL;
+    const struct tok *start = la(p, 1), *dot = NULL;
+    int32_t off = 0;
+    int alt;
 
-    if (p->failed)
-        return new_expr(p, CEL_E_UNSPEC, 0);
-    if (t->type == T_DOT) {
-        if (la(p, 2)->type != T_IDENT) {
-            if (la(p, 2)->type == T_NUM_FLOAT || la(p, 2)->type == T_NUM_INT)
-                return syntax_error(p, SET_EXPR);
-            p->pos++;
-            return syntax_error(p, TS(T_IDENT));
-        }
-        leading_dot = true;
-        dot = t;
-        p->pos++;
-        t = la(p, 1);
+    if (!sync(p, SET_PRIMARY, false, false, SITE_PRIMARY)) {
+        rule_recover(p);
+        return empty_noloc(p);
     }
-    switch (t->type) {
-    case T_IDENT: {
-        /* message construction when IDENT ('.' IDENT)* is followed by '{' */
-        int32_t k = 1;
-        while (la(p, k + 1)->type == T_DOT && la(p, k + 2)->type == T_IDENT)
-            k += 2;
-        if (la(p, k + 1)->type == T_LBRACE) {
-            struct buf b = BUF_INIT(0);
-            char *name;
-            for (int32_t i = 1; i <= k; i += 2) {
-                if (i > 1)
-                    buf_puts(&b, ".");
-                buf_puts(&b, tok_text(p, la(p, i)));
-            }
-            name = pstrdup(p, b.data ? b.data : "");
-            buf_release(&b);
-            p->pos += k;
-            return parse_message(p, leading_dot, name);
-        }
-        {
-            const char *txt = tok_text(p, t);
-            char *name;
-            p->pos++;
-            if (is_reserved(txt)) {
-                int32_t off = dot ? dot->start : t->start;
-                struct cel_expr *e = error_at(p, off, "reserved identifier: %s", txt);
-                if (at(p, T_LPAREN)) {
-                    struct cel_expr **args;
-                    p->pos++;
-                    parse_expr_list(p, T_RPAREN, &args);
-                    expect(p, T_RPAREN, TS(T_RPAREN) | TS(T_COMMA));
-                }
-                return e;
-            }
-            if (leading_dot) {
-                name = arena_alloc(p->a, strlen(txt) + 2);
-                if (!name) {
-                    p->nomem = true;
-                    return NULL;
-                }
-                name[0] = '.';
-                memcpy(name + 1, txt, strlen(txt) + 1);
-            } else {
-                name = (char *)txt;
-            }
-            if (at(p, T_LPAREN)) {
-                const struct tok *lp = la(p, 1);
-                struct cel_expr **args, *m;
-                int nargs;
-                int32_t cid;
-                p->pos++;
-                cid = tok_id(p, lp);
-                nargs = parse_expr_list(p, T_RPAREN, &args);
-                if (!expect(p, T_RPAREN, TS(T_RPAREN) | TS(T_COMMA)))
-                    return new_expr(p, CEL_E_UNSPEC, cid);
-                m = maybe_macro(p, cid, name, NULL, args, nargs);
-                if (m || p->nomem)
-                    return m;
-                return mk_call(p, cid, name, NULL, args, nargs);
-            }
-            return mk_ident(p, tok_id(p, t), name);
-        }
-    }
-    case T_LPAREN: {
+    start = la(p, 1);
+    alt = predict_primary(p, &off);
+    switch (alt) {
+    case P_NOVIABLE:
+        raise_noviable(p, p->pos, off, SITE_PRIMARY);
+        rule_recover(p);
+        return empty_noloc(p);
+    case P_IDENT:
+    case P_GCALL: {
+        const struct tok *idt, *lp = NULL;
+        const char *txt;
+        char *name;
+        struct exprs args = {0};
         struct cel_expr *e;
-        p->pos++;
-        e = parse_expr(p);
-        if (!expect(p, T_RPAREN, TS(T_RPAREN)))
-            return e;
+        sync(p, TS(T_DOT) | TS(T_IDENT), false, false, SITE_IDENT);
+        if (at(p, T_DOT)) {
+            dot = la(p, 1);
+            match(p, T_DOT, TS(T_IDENT), false, 0);
+        }
+        idt = match(p, T_IDENT, alt == P_GCALL ? TS(T_LPAREN) : 0, alt != P_GCALL, SITE_IDENT);
+        if (!idt) {
+            rule_recover(p);
+            return empty_at(p, start);
+        }
+        txt = tok_text(p, idt);
+        if (alt == P_GCALL) {
+            lp = match(p, T_LPAREN, F_EXPR | TS(T_RPAREN), false, SITE_GCALL_ARGS);
+            if (lp && sync(p, F_EXPR | TS(T_RPAREN), false, false, SITE_GCALL_ARGS)) {
+                if (la_in(p, 1, F_EXPR) && push_frame(p, TS(T_RPAREN), false)) {
+                    parse_expr_list(p, &args);
+                    pop_frame(p);
+                }
+                if (!p->failed)
+                    match(p, T_RPAREN, 0, true, SITE_GCALL_CLOSE);
+            }
+            rule_recover(p);
+        }
+        if (is_reserved(txt))
+            return error_at(p, start->start, "reserved identifier: %s", txt);
+        if (dot) {
+            size_t l = strlen(txt);
+            name = arena_alloc(p->a, l + 2);
+            if (!name) {
+                p->nomem = true;
+                return NULL;
+            }
+            name[0] = '.';
+            memcpy(name + 1, txt, l + 1);
+        } else {
+            name = (char *)txt;
+        }
+        if (alt == P_IDENT)
+            return mk_ident(p, tok_id(p, idt), name);
+        if (!lp)
+            return empty_at(p, start);
+        e = call_or_macro(p, tok_id(p, lp), name, NULL, &args);
         return e;
     }
-    case T_LBRACKET: {
-        struct cel_expr **v = NULL, *e;
-        int32_t *opt = NULL;
-        int n = 0, alloc = 0, nopt = 0;
-        int32_t id;
-        p->pos++;
-        id = tok_id(p, t);
-        while (!p->failed && !at(p, T_RBRACKET)) {
-            bool isopt = false;
-            const struct tok *qt = NULL;
-            struct cel_expr *el;
-            if (at(p, T_QUESTION)) {
-                qt = la(p, 1);
-                isopt = true;
-                p->pos++;
-            }
-            el = parse_expr(p);
-            if (p->failed)
-                break;
-            if (n == alloc) {
-                int na = alloc ? alloc * 2 : 4;
-                struct cel_expr **nv = arena_alloc(p->a, (size_t)na * sizeof(*nv));
-                int32_t *no = arena_alloc(p->a, (size_t)na * sizeof(*no));
-                if (!nv || !no) {
-                    p->nomem = true;
-                    return NULL;
-                }
-                if (n)
-                    memcpy(nv, v, (size_t)n * sizeof(*nv));
-                if (nopt)
-                    memcpy(no, opt, (size_t)nopt * sizeof(*no));
-                v = nv;
-                opt = no;
-                alloc = na;
-            }
-            v[n] = el;
-            if (isopt) {
-                if (!p->opts->optional_syntax)
-                    cel_diags_add(p->diags, 0, qt->start, "unsupported syntax '?'");
-                else
-                    opt[nopt++] = n;
-            }
-            n++;
-            if (at(p, T_COMMA)) {
-                p->pos++;
-                continue;
-            }
-            break;
+    case P_MESSAGE: {
+        bool leading = false;
+        sync(p, TS(T_DOT) | TS(T_IDENT), false, false, SITE_MSG);
+        if (at(p, T_DOT)) {
+            leading = true;
+            match(p, T_DOT, TS(T_IDENT), false, 0);
         }
-        if (!expect(p, T_RBRACKET, TS(T_RBRACKET) | TS(T_COMMA)))
-            return new_expr(p, CEL_E_UNSPEC, id);
+        return parse_message(p, leading, start);
+    }
+    case P_NESTED: {
+        struct cel_expr *e;
+        match(p, T_LPAREN, F_EXPR, false, 0);
+        e = sub_expr(p, TS(T_RPAREN), false);
+        if (!p->failed && !match(p, T_RPAREN, 0, true, SITE_NESTED_CLOSE))
+            rule_recover(p);
+        return e;
+    }
+    case P_LIST: {
+        struct exprs el = {0};
+        int32_t *opt = NULL;
+        int nopt = 0;
+        struct cel_expr *e;
+        const struct tok *lb = la(p, 1);
+        int32_t id;
+        match(p, T_LBRACKET, F_OPTEXPR | TS(T_COMMA) | TS(T_RBRACKET), false, 0);
+        id = tok_id(p, lb);
+        if (sync(p, F_OPTEXPR | TS(T_COMMA) | TS(T_RBRACKET), false, false, SITE_LIST)) {
+            if (la_in(p, 1, F_OPTEXPR) && push_frame(p, TS(T_COMMA) | TS(T_RBRACKET), false)) {
+                parse_list_init(p, &el, &opt, &nopt);
+                pop_frame(p);
+            }
+            if (!p->failed &&
+                sync(p, TS(T_COMMA) | TS(T_RBRACKET), false, false, SITE_LIST_COMMA)) {
+                if (at(p, T_COMMA))
+                    match(p, T_COMMA, TS(T_RBRACKET), false, 0);
+                match(p, T_RBRACKET, 0, true, SITE_LIST_CLOSE);
+            }
+        }
+        rule_recover(p);
         e = new_expr(p, CEL_E_LIST, id);
         if (!e)
             return NULL;
-        e->u.list.elems = v;
-        e->u.list.n = n;
+        e->u.list.elems = el.v;
+        e->u.list.n = el.n;
         e->u.list.optional = opt;
         e->u.list.nopt = nopt;
         return e;
     }
-    case T_LBRACE: {
-        struct cel_entry *ents = NULL;
+    case P_STRUCT: {
+        struct entries ents = {0};
         struct cel_expr *e;
-        int n = 0, alloc = 0;
+        const struct tok *lb = la(p, 1);
         int32_t id;
-        p->pos++;
-        id = tok_id(p, t);
-        while (!p->failed && !at(p, T_RBRACE)) {
-            bool isopt = false;
-            const struct tok *qt = NULL, *col;
-            struct cel_expr *k, *v;
-            int32_t cid;
-            if (at(p, T_QUESTION)) {
-                qt = la(p, 1);
-                isopt = true;
-                p->pos++;
+        match(p, T_LBRACE, F_OPTEXPR | TS(T_COMMA) | TS(T_RBRACE), false, 0);
+        id = tok_id(p, lb);
+        if (sync(p, F_OPTEXPR | TS(T_COMMA) | TS(T_RBRACE), false, false, SITE_MAP)) {
+            if (la_in(p, 1, F_OPTEXPR) && push_frame(p, TS(T_COMMA) | TS(T_RBRACE), false)) {
+                parse_map_inits(p, &ents);
+                pop_frame(p);
             }
-            k = parse_expr(p);
-            if (p->failed)
-                break;
-            col = expect(p, T_COLON, TS(T_COLON));
-            if (!col)
-                break;
-            cid = tok_id(p, col);
-            v = parse_expr(p);
-            if (p->failed)
-                break;
-            if (isopt && !p->opts->optional_syntax) {
-                cel_diags_add(p->diags, 0, qt->start, "unsupported syntax '?'");
-            } else {
-                if (n == alloc) {
-                    int na = alloc ? alloc * 2 : 4;
-                    struct cel_entry *nv = arena_alloc(p->a, (size_t)na * sizeof(*nv));
-                    if (!nv) {
-                        p->nomem = true;
-                        return NULL;
-                    }
-                    if (n)
-                        memcpy(nv, ents, (size_t)n * sizeof(*nv));
-                    ents = nv;
-                    alloc = na;
-                }
-                ents[n].id = cid;
-                ents[n].optional = isopt;
-                ents[n].key = k;
-                ents[n].field = NULL;
-                ents[n].value = v;
-                n++;
+            if (!p->failed && sync(p, TS(T_COMMA) | TS(T_RBRACE), false, false, SITE_MAP_COMMA)) {
+                if (at(p, T_COMMA))
+                    match(p, T_COMMA, TS(T_RBRACE), false, 0);
+                match(p, T_RBRACE, 0, true, SITE_MAP_CLOSE);
             }
-            if (at(p, T_COMMA)) {
-                p->pos++;
-                continue;
-            }
-            break;
         }
-        if (!expect(p, T_RBRACE, TS(T_RBRACE) | TS(T_COMMA)))
-            return new_expr(p, CEL_E_UNSPEC, id);
+        rule_recover(p);
         e = new_expr(p, CEL_E_MAP, id);
         if (!e)
             return NULL;
-        e->u.map.entries = ents;
-        e->u.map.n = n;
+        e->u.map.entries = ents.v;
+        e->u.map.n = ents.n;
         return e;
     }
-    case T_MINUS:
-    case T_NUM_FLOAT:
-    case T_NUM_INT:
-    case T_NUM_UINT:
-    case T_STRING:
-    case T_BYTES:
-    case T_TRUE:
-    case T_FALSE:
-    case T_NULL:
-        if (leading_dot)
-            return syntax_error(p, TS(T_IDENT));
-        if (t->type == T_MINUS && la(p, 2)->type != T_NUM_INT && la(p, 2)->type != T_NUM_FLOAT) {
-            p->pos++;
-            return syntax_error(p, TS(T_NUM_FLOAT) | TS(T_NUM_INT));
-        }
-        return parse_literal(p);
-    default:
-        return syntax_error(p, leading_dot ? TS(T_IDENT) : SET_EXPR);
+    case P_LITERAL:
+    default: {
+        struct cel_expr *e;
+        if (!push_frame(p, 0, true))
+            return NULL;
+        e = parse_literal(p);
+        pop_frame(p);
+        return e;
+    }
     }
 }
 
 /* member: primary ( '.' '?'? escapeIdent | '.' IDENTIFIER '(' args ')' | '[' '?'? expr ']' )*
- * Left recursive in CEL.g4: every suffix is one more level of the member rule. */
+ * Left recursive in CEL.g4: every suffix is one more level of the member rule. After an
+ * error in a suffix the rule ends with what the visitor makes of that suffix. */
 static struct cel_expr *parse_member(struct parser *p)
 {
+    const struct tok *mstart = la(p, 1);
     struct cel_expr *e;
     int pushed = 0;
 
     if (!enter(p, &p->d_member))
         return new_expr(p, CEL_E_UNSPEC, 0);
+    if (!push_frame(p, S_SUFFIX, true))
+        return NULL;
     e = parse_primary(p);
-    while (!p->failed && e) {
+    pop_frame(p);
+    while (!p->failed && e && (at(p, T_DOT) || at(p, T_LBRACKET))) {
         const struct tok *t = la(p, 1);
+        pushed++;
+        if (!enter(p, &p->d_member))
+            break;
         if (t->type == T_DOT) {
-            const struct tok *t2 = la(p, 2);
+            const struct tok *t2 = la(p, 2), *idt;
             bool opt = false;
-            const struct tok *idt;
             const char *name;
-            if (t2->type == T_QUESTION) {
-                opt = true;
-                idt = la(p, 3);
-            } else {
-                idt = t2;
-            }
-            if (idt->type != T_IDENT && idt->type != T_ESC_IDENT) {
-                e = no_viable(p, t, idt);
+            bool is_call = t2->type == T_IDENT && la(p, 3)->type == T_LPAREN;
+            if (t2->type != T_QUESTION && t2->type != T_IDENT && t2->type != T_ESC_IDENT) {
+                raise_noviable(p, p->pos, p->pos + 1, SITE_MEMBER);
+                rule_recover(p);
                 break;
             }
-            pushed++;
-            if (!enter(p, &p->d_member))
-                break;
-            if (!opt && idt->type == T_IDENT && la(p, 3)->type == T_LPAREN) {
+            if (is_call) {
                 /* member call */
-                const struct tok *lp = la(p, 3);
-                struct cel_expr **args, *m;
-                int nargs, h = e->h;
-                int32_t cid;
+                struct exprs args = {0};
+                int h = e->h;
+                const struct tok *lp;
+                match(p, T_DOT, TS(T_IDENT), false, 0);
+                idt = match(p, T_IDENT, TS(T_LPAREN), false, 0);
                 name = tok_text(p, idt);
-                p->pos += 3;
-                cid = tok_id(p, lp);
-                nargs = parse_expr_list(p, T_RPAREN, &args);
-                if (!expect(p, T_RPAREN, TS(T_RPAREN) | TS(T_COMMA)))
-                    break;
-                for (int i = 0; i < nargs; i++)
-                    if (args[i]->h > h)
-                        h = args[i]->h;
-                m = maybe_macro(p, cid, name, e, args, nargs);
+                lp = la(p, 1);
+                match(p, T_LPAREN, F_EXPR | TS(T_RPAREN), false, 0);
+                if (sync(p, F_EXPR | TS(T_RPAREN), false, false, SITE_CALL_ARGS)) {
+                    if (la_in(p, 1, F_EXPR) && push_frame(p, TS(T_RPAREN), false)) {
+                        parse_expr_list(p, &args);
+                        pop_frame(p);
+                    }
+                    if (!p->failed)
+                        match(p, T_RPAREN, S_SUFFIX, true, SITE_CALL_CLOSE);
+                }
+                for (int i = 0; i < args.n; i++)
+                    if (args.v[i]->h > h)
+                        h = args.v[i]->h;
+                e = call_or_macro(p, tok_id(p, lp), name, e, &args);
                 if (p->nomem)
                     return NULL;
-                e = m ? m : mk_call(p, cid, name, e, args, nargs);
                 if (e)
                     e->h = h + 1;
+                if (p->exc) {
+                    rule_recover(p);
+                    break;
+                }
                 continue;
             }
-            if (idt->type == T_ESC_IDENT) {
-                const char *txt = tok_text(p, idt);
-                size_t l = strlen(txt);
-                name = arena_strndup(p->a, txt + 1, l - 2);
-            } else {
-                name = tok_text(p, idt);
+            /* select */
+            match(p, T_DOT, TS(T_QUESTION) | F_IDS, false, 0);
+            if (!sync(p, TS(T_QUESTION) | F_IDS, false, false, SITE_SELECT)) {
+                rule_recover(p);
+                e = empty_at(p, mstart);
+                break;
             }
-            p->pos += opt ? 3 : 2;
+            if (at(p, T_QUESTION)) {
+                opt = true;
+                match(p, T_QUESTION, F_IDS, false, 0);
+            }
+            if (!push_frame(p, S_SUFFIX, true))
+                return NULL;
+            name = parse_escape_ident(p, &idt);
+            pop_frame(p);
+            if (!name)
+                name = "";
             if (opt) {
                 struct cel_lit lit = {.kind = CEL_LIT_STRING};
                 int32_t sid = tok_id(p, t);
@@ -1994,7 +2541,8 @@ static struct cel_expr *parse_member(struct parser *p)
                 }
                 lit.v.s.p = name;
                 lit.v.s.len = (uint32_t)strlen(name);
-                e = mk_call2(p, sid, "_?._", e, mk_lit(p, tok_id(p, idt), lit));
+                e = mk_call2(p, sid, "_?._", e,
+                             mk_lit(p, idt ? tok_id(p, idt) : new_id(p, -1, -1), lit));
                 if (e)
                     e->h = h + 1;
             } else {
@@ -2008,34 +2556,41 @@ static struct cel_expr *parse_member(struct parser *p)
             }
             continue;
         }
-        if (t->type == T_LBRACKET) {
+        /* index */
+        {
             bool opt = false;
             struct cel_expr *idx;
             int32_t iid;
             int h;
-            pushed++;
-            if (!enter(p, &p->d_member))
-                break;
-            p->pos++;
+            match(p, T_LBRACKET, F_OPTEXPR, false, 0);
             iid = tok_id(p, t);
+            if (!sync(p, F_OPTEXPR, false, false, SITE_INDEX)) {
+                rule_recover(p);
+                e = mk_call2(p, iid, "_[_]", e, empty_noloc(p));
+                break;
+            }
             if (at(p, T_QUESTION)) {
                 opt = true;
-                p->pos++;
+                match(p, T_QUESTION, F_EXPR, false, 0);
             }
-            idx = parse_expr(p);
-            if (!expect(p, T_RBRACKET, TS(T_RBRACKET)))
-                break;
+            idx = sub_expr(p, TS(T_RBRACKET), false);
+            if (!idx)
+                return NULL;
+            if (!p->failed)
+                match(p, T_RBRACKET, S_SUFFIX, true, SITE_INDEX_CLOSE);
             h = e->h > idx->h ? e->h : idx->h;
             if (opt && !p->opts->optional_syntax) {
                 e = error_at(p, t->start, "%s", "unsupported syntax '[?'");
-                continue;
+            } else {
+                e = mk_call2(p, iid, opt ? "_[?_]" : "_[_]", e, idx);
+                if (e)
+                    e->h = h + 1;
             }
-            e = mk_call2(p, iid, opt ? "_[?_]" : "_[_]", e, idx);
-            if (e)
-                e->h = h + 1;
-            continue;
+            if (p->exc) {
+                rule_recover(p);
+                break;
+            }
         }
-        break;
     }
     p->d_member -= 1 + pushed;
     return e;
@@ -2046,27 +2601,75 @@ static struct cel_expr *parse_member(struct parser *p)
  * '-'+ loop takes every '-' (its ambiguity resolves to going round again). */
 static struct cel_expr *parse_unary(struct parser *p)
 {
-    const struct tok *t = la(p, 1);
+    const struct tok *start = la(p, 1), *t;
+    int type, n = 0;
+    struct cel_expr *m = NULL;
+    int32_t id;
 
-    if (t->type == T_EXCLAM || (t->type == T_MINUS && la(p, 2)->type != T_NUM_INT &&
-                                la(p, 2)->type != T_NUM_FLOAT)) {
-        int type = t->type, n = 0;
-        struct cel_expr *m;
-        int32_t id;
-        while (la(p, 1)->type == type) {
-            p->pos++;
-            n++;
-        }
-        m = parse_member(p);
-        if (p->failed || n % 2 == 0)
-            return m;
-        id = tok_id(p, t);
-        m = mk_call(p, id, type == T_EXCLAM ? "!_" : "-_", NULL, &m, 1);
-        if (m)
-            m->h = m->u.call.args[0]->h;
-        return m;
+    if (!sync(p, F_EXPR, false, false, SITE_UNARY)) {
+        rule_recover(p);
+        goto error_literal;
     }
-    return parse_member(p);
+    t = la(p, 1);
+    if (t->type == T_MINUS) {
+        int nt = la(p, 2)->type;
+        if (nt == T_NUM_INT || nt == T_NUM_FLOAT)
+            goto member;
+        if (nt != T_MINUS && !in_set(F_MEMBER, la(p, 2))) {
+            raise_noviable(p, p->pos, p->pos + 1, SITE_UNARY);
+            rule_recover(p);
+            goto error_literal;
+        }
+    } else if (t->type != T_EXCLAM) {
+        if (!in_set(F_MEMBER, t)) {
+            raise_noviable(p, p->pos, p->pos, SITE_UNARY);
+            rule_recover(p);
+            goto error_literal;
+        }
+        goto member;
+    }
+    /* LogicalNot or Negate: the ops, then the member */
+    type = t->type;
+    for (;;) {
+        tokset back = TS(type) | F_MEMBER;
+        match(p, type, back, false, 0);
+        n++;
+        sync(p, back, false, true, type == T_EXCLAM ? SITE_UNARY_NOT : SITE_UNARY_NEG);
+        if (at(p, type))
+            continue;
+        if (!la_in(p, 1, F_MEMBER)) {
+            /* the loop's decision: neither another op nor a member */
+            raise_noviable(p, p->pos, p->pos, type == T_EXCLAM ? SITE_UNARY_NOT : SITE_UNARY_NEG);
+            rule_recover(p);
+            m = empty_noloc(p);
+            break;
+        }
+        if (!push_frame(p, 0, true))
+            return NULL;
+        m = parse_member(p);
+        pop_frame(p);
+        break;
+    }
+    if (!m || n % 2 == 0)
+        return m;
+    id = tok_id(p, start);
+    m = mk_call(p, id, type == T_EXCLAM ? "!_" : "-_", NULL, &m, 1);
+    if (m)
+        m->h = m->u.call.args[0]->h;
+    return m;
+member:
+    if (!push_frame(p, 0, true))
+        return NULL;
+    m = parse_member(p);
+    pop_frame(p);
+    return m;
+error_literal : {
+    /* VisitUnary of a unary with no alternative: the string "<<error>>" */
+    struct cel_lit lit = {.kind = CEL_LIT_STRING};
+    lit.v.s.p = "<<error>>";
+    lit.v.s.len = 9;
+    return mk_lit(p, new_id(p, start->start, start->stop + 1), lit);
+}
 }
 
 static int mul_op(int t)
@@ -2079,8 +2682,7 @@ static int add_op(int t)
 }
 static int rel_op(int t)
 {
-    return t == T_LT || t == T_LE || t == T_GE || t == T_GT || t == T_EQ || t == T_NE ||
-           t == T_IN;
+    return t == T_LT || t == T_LE || t == T_GE || t == T_GT || t == T_EQ || t == T_NE || t == T_IN;
 }
 static const char *op_fn(int t)
 {
@@ -2116,7 +2718,10 @@ static const char *op_fn(int t)
 static struct cel_expr *binary(struct parser *p, const struct tok *op, struct cel_expr *l,
                                struct cel_expr *r, int32_t id)
 {
-    struct cel_expr *e = mk_call2(p, id, op_fn(op->type), l, r);
+    struct cel_expr *e;
+    if (!l || !r)
+        return l ? l : r;
+    e = mk_call2(p, id, op_fn(op->type), l, r);
     if (e)
         e->h = (l->h > r->h ? l->h : r->h) + 1;
     return e;
@@ -2131,7 +2736,10 @@ static struct cel_expr *parse_calc(struct parser *p, int prec)
 
     if (!enter(p, &p->d_calc))
         return new_expr(p, CEL_E_UNSPEC, 0);
+    if (!push_frame(p, S_CALCOPS, true))
+        return NULL;
     e = parse_unary(p);
+    pop_frame(p);
     while (!p->failed && e) {
         const struct tok *op = la(p, 1);
         int32_t id;
@@ -2146,11 +2754,13 @@ static struct cel_expr *parse_calc(struct parser *p, int prec)
         pushed++;
         if (!enter(p, &p->d_calc))
             break;
+        p->err_mode = false; /* the operator is matched */
         p->pos++;
         id = tok_id(p, op);
+        if (!push_frame(p, S_CALCOPS, true))
+            return NULL;
         r = parse_calc(p, next);
-        if (p->failed)
-            break;
+        pop_frame(p);
         e = binary(p, op, e, r, id);
     }
     p->d_calc -= 1 + pushed;
@@ -2165,7 +2775,10 @@ static struct cel_expr *parse_relation(struct parser *p, int prec)
 
     if (!enter(p, &p->d_rel))
         return new_expr(p, CEL_E_UNSPEC, 0);
+    if (!push_frame(p, S_RELOPS, true))
+        return NULL;
     e = parse_calc(p, 0);
+    pop_frame(p);
     while (!p->failed && e && rel_op(la(p, 1)->type) && prec <= 1) {
         const struct tok *op = la(p, 1);
         int32_t id;
@@ -2173,11 +2786,13 @@ static struct cel_expr *parse_relation(struct parser *p, int prec)
         pushed++;
         if (!enter(p, &p->d_rel))
             break;
+        p->err_mode = false;
         p->pos++;
         id = tok_id(p, op);
+        if (!push_frame(p, S_RELOPS, true))
+            return NULL;
         r = parse_relation(p, 2);
-        if (p->failed)
-            break;
+        pop_frame(p);
         e = binary(p, op, e, r, id);
     }
     p->d_rel -= 1 + pushed;
@@ -2206,14 +2821,24 @@ static int terms_height(struct cel_expr **terms, int n)
     return h;
 }
 
+static struct cel_expr *logic_term(struct parser *p, int op_type)
+{
+    struct cel_expr *e;
+    if (!push_frame(p, TS(op_type), true))
+        return NULL;
+    e = op_type == T_OR ? parse_logic(p, T_AND) : parse_relation(p, 0);
+    pop_frame(p);
+    return e;
+}
+
 static struct cel_expr *parse_logic(struct parser *p, int op_type)
 {
     struct cel_expr **terms = NULL;
     int32_t *ops = NULL;
     int n = 0, alloc = 0;
-    struct cel_expr *first = op_type == T_OR ? parse_logic(p, T_AND) : parse_relation(p, 0);
+    struct cel_expr *first = logic_term(p, op_type);
 
-    if (p->failed || la(p, 1)->type != op_type)
+    if (p->failed || !first || la(p, 1)->type != op_type)
         return first;
     for (;;) {
         const struct tok *op;
@@ -2244,9 +2869,11 @@ static struct cel_expr *parse_logic(struct parser *p, int op_type)
         if (la(p, 1)->type != op_type || p->failed)
             break;
         op = la(p, 1);
-        p->pos++;
+        match(p, op_type, F_EXPR, false, 0);
         ops[n - 1] = tok_id(p, op);
-        next = op_type == T_OR ? parse_logic(p, T_AND) : parse_relation(p, 0);
+        next = logic_term(p, op_type);
+        if (!next)
+            break;
         terms[n++] = next;
         if (p->failed)
             break;
@@ -2275,23 +2902,32 @@ static struct cel_expr *parse_expr(struct parser *p)
         p->d_expr--;
         return new_expr(p, CEL_E_UNSPEC, 0);
     }
+    if (!push_frame(p, TS(T_QUESTION), true))
+        return NULL;
     c = parse_logic(p, T_OR);
-    if (p->failed || la(p, 1)->type != T_QUESTION) {
+    pop_frame(p);
+    if (p->failed || !c || la(p, 1)->type != T_QUESTION) {
         p->d_expr--;
         return c;
     }
     q = la(p, 1);
-    p->pos++;
+    match(p, T_QUESTION, F_EXPR, false, 0);
     id = tok_id(p, q);
+    if (!push_frame(p, TS(T_COLON), false))
+        return NULL;
     t = parse_logic(p, T_OR);
-    if (!expect(p, T_COLON, TS(T_COLON))) {
-        p->d_expr--;
-        return c;
+    pop_frame(p);
+    if (!t)
+        return NULL;
+    if (!p->failed && match(p, T_COLON, F_EXPR, false, SITE_EXPR_COLON)) {
+        f = sub_expr(p, 0, true);
+    } else {
+        rule_recover(p);
+        f = empty_noloc(p);
     }
-    f = parse_expr(p);
     p->d_expr--;
-    if (p->failed)
-        return c;
+    if (!f)
+        return NULL;
     v[0] = c;
     v[1] = t;
     v[2] = f;
@@ -2331,9 +2967,35 @@ struct cel_expr *cel_parse(struct arena *a, const struct cel_source *src,
     }
     p.toks = lx.toks;
     p.ntoks = lx.ntoks;
-    e = parse_expr(&p);
-    if (!p.failed && la(&p, 1)->type != T_EOF)
-        syntax_error(&p, TS(T_EOF));
+    if (lx.too_many) {
+        free(lx.toks);
+        return new_expr(&p, CEL_E_UNSPEC, 0);
+    }
+    /* start: e=expr EOF */
+    p.last_err_pos = -1;
+    e = NULL;
+    if (push_frame(&p, TS(T_EOF), false)) {
+        e = parse_expr(&p);
+        pop_frame(&p);
+    }
+    if (!p.failed && !match(&p, T_EOF, 0, false, SITE_START))
+        rule_recover(&p);
+    if (p.aborted) {
+        /* cel-go's parse ended with a panic before its visitor ran: only the lexer's and the
+         * parser's errors remain (no macro, literal or identifier errors) */
+        struct cel_diag **g = &diags->head;
+        diags->tail = &diags->head;
+        while (*g) {
+            if (strncmp((*g)->msg, "Syntax error:", 13) &&
+                strncmp((*g)->msg, "error recovery token lookahead", 30)) {
+                *g = (*g)->next;
+                diags->count--;
+                continue;
+            }
+            diags->tail = &(*g)->next;
+            g = &(*g)->next;
+        }
+    }
     if (!p.failed && e && e->h > p.max_depth)
         cel_diags_add(diags, 0, -1, "max recursion depth exceeded");
     free(lx.toks);

@@ -31,7 +31,7 @@ struct planner {
     int slot, max_slot;
     struct cel_regex **regexes;
     bool failed;
-    char err[512];
+    struct buf err;
 };
 
 static void pfail(struct planner *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -42,8 +42,17 @@ static void pfail(struct planner *p, const char *fmt, ...)
         return;
     p->failed = true;
     va_start(ap, fmt);
-    vsnprintf(p->err, sizeof(p->err), fmt, ap);
+    buf_vprintf(&p->err, fmt, ap);
     va_end(ap);
+}
+
+/* pfail with a message that may hold NUL bytes */
+static void pfail_buf(struct planner *p, const struct buf *b)
+{
+    if (p->failed)
+        return;
+    p->failed = true;
+    buf_append(&p->err, b->data, b->len);
 }
 
 static struct pnode *node(struct planner *p, enum pnode_kind k, int32_t id)
@@ -211,7 +220,8 @@ static struct pnode *plan_ident(struct planner *p, struct cel_expr *e, const cha
             return attr_node(p, a, e->id);
         }
     }
-    if (!strcmp(name, p->env->var_name) || (name[0] == '.' && !strcmp(name + 1, p->env->var_name))) {
+    if (!strcmp(name, p->env->var_name) ||
+        (name[0] == '.' && !strcmp(name + 1, p->env->var_name))) {
         a = attr_new(p, A_VAR, e->id);
         return a ? attr_node(p, a, e->id) : NULL;
     }
@@ -224,6 +234,10 @@ static struct pnode *plan_ident(struct planner *p, struct cel_expr *e, const cha
             a->which = i + 1;
             return attr_node(p, a, e->id);
         }
+    }
+    if (type_of(p, e->id)->kind == CK_TYPE) {
+        pfail(p, "reference to undefined type: %s", name[0] == '.' ? name + 1 : name);
+        return NULL;
     }
     pfail(p, "no such attribute(s): %s", name);
     return NULL;
@@ -251,8 +265,8 @@ static struct cel_val fold_eval(struct planner *p, struct pnode *n)
 
 static bool is_type_conversion(const char *fn)
 {
-    static const char *const v[] = {"bool", "bytes", "double", "duration", "dyn",
-                                    "int",  "string", "timestamp", "type", "uint"};
+    static const char *const v[] = {"bool", "bytes",  "double",    "duration", "dyn",
+                                    "int",  "string", "timestamp", "type",     "uint"};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         if (!strcmp(fn, v[i]))
             return true;
@@ -331,14 +345,14 @@ static struct pnode *plan_index(struct planner *p, struct cel_expr *e, bool opti
         if (v->k != CV_STRING && v->k != CV_INT && v->k != CV_UINT && v->k != CV_BOOL &&
             v->k != CV_DOUBLE) {
             static const char *const names[] = {
-                [CV_NULL] = "types.Null",     [CV_BYTES] = "types.Bytes",
-                [CV_LIST] = "*types.baseList", [CV_MAP] = "*types.baseMap",
-                [CV_TYPE] = "*types.Type",    [CV_OPTIONAL] = "*types.Optional",
+                [CV_NULL] = "types.Null",         [CV_BYTES] = "types.Bytes",
+                [CV_LIST] = "*types.baseList",    [CV_MAP] = "*types.baseMap",
+                [CV_TYPE] = "*types.Type",        [CV_OPTIONAL] = "*types.Optional",
                 [CV_DURATION] = "types.Duration", [CV_TIMESTAMP] = "types.Timestamp",
-                [CV_QUANTITY] = "cel.Quantity", [CV_SEMVER] = "cel.Semver",
+                [CV_QUANTITY] = "cel.Quantity",   [CV_SEMVER] = "cel.Semver",
             };
-            const char *nm = v->k < sizeof(names) / sizeof(names[0]) && names[v->k] ? names[v->k]
-                                                                                     : "unknown";
+            const char *nm =
+                v->k < sizeof(names) / sizeof(names[0]) && names[v->k] ? names[v->k] : "unknown";
             pfail(p, "invalid qualifier type: %s", nm);
             return NULL;
         }
@@ -474,8 +488,9 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     /* quantity("40Gi"), semver("1.2.3"), ...: computed once here; each evaluation still
      * evaluates the (constant) arguments and charges the call as cel-go would */
     {
-        static const char *const pure[] = {"quantity", "isQuantity", "semver", "isSemver", "ip",
-                                           "isIP", "cidr", "isCIDR", "url", "isURL", NULL};
+        static const char *const pure[] = {"quantity", "isQuantity", "semver", "isSemver",
+                                           "ip",       "isIP",       "cidr",   "isCIDR",
+                                           "url",      "isURL",      NULL};
         bool all_const = true, listed = false;
         for (int k = 0; k < na; k++)
             all_const = all_const && args[k]->kind == P_CONST;
@@ -494,19 +509,19 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     /* constant regexes */
     if ((!strcmp(fn, "matches") || !strcmp(fn, "find") || !strcmp(fn, "findAll")) && na >= 2 &&
         args[1]->kind == P_CONST && args[1]->u.cval.k == CV_STRING) {
-        char err[400];
+        struct buf err = BUF_INIT(0);
         const struct cel_regex *re =
-            cel_regex_compile(p->a, args[1]->u.cval.v.s, args[1]->u.cval.n, p->regexes, err,
-                              sizeof(err));
+            cel_regex_compile(p->a, args[1]->u.cval.v.s, args[1]->u.cval.n, p->regexes, &err);
         if (!re) {
-            pfail(p, "%s", err);
+            pfail_buf(p, &err);
+            buf_release(&err);
             return NULL;
         }
         n->u.call.regex = re;
         n->u.call.arity = 3;
         n->u.call.impl = cel_impl_find(!strcmp(fn, "matches") ? "@matches_compiled"
-                                       : !strcmp(fn, "find") ? "@find_compiled"
-                                                             : "@findAll_compiled");
+                                       : !strcmp(fn, "find")  ? "@find_compiled"
+                                                              : "@findAll_compiled");
         n->u.call.decl = NULL;
         n->u.call.dispatch = NULL;
     }
@@ -691,28 +706,34 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
 }
 
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
-                       struct cel_expr *root, struct cel_regex **regexes, char *err,
-                       size_t errsize, int *max_depth)
+                       struct cel_expr *root, struct cel_regex **regexes, struct buf *err,
+                       int *max_depth)
 {
     struct planner *p = calloc(1, sizeof(*p));
     struct pnode *n;
 
     if (!p) {
-        snprintf(err, errsize, "out of memory");
+        buf_puts(err, "out of memory");
         return NULL;
     }
+    buf_init(&p->err, 0);
     p->a = a;
     p->env = env;
     p->chk = chk;
     p->regexes = regexes;
     n = plan(p, root);
     if (p->failed || !n) {
-        snprintf(err, errsize, "%s", p->failed ? p->err : "planning failed");
+        if (p->failed)
+            buf_append(err, p->err.data, p->err.len);
+        else
+            buf_puts(err, "planning failed");
+        buf_release(&p->err);
         free(p);
         return NULL;
     }
     *max_depth = p->max_slot;
     (void)type_of;
+    buf_release(&p->err);
     free(p);
     return n;
 }

@@ -8,11 +8,12 @@
 #include "cel/check.h"
 #include "cel/eval.h"
 
-/* cel_plan plans root; on failure returns NULL with cel-go's program-instantiation error in
- * err. *max_depth: the deepest comprehension slot used. */
+/* cel_plan plans root; on failure returns NULL with cel-go's program-instantiation error
+ * appended to err (it may hold NUL bytes). *max_depth: the deepest comprehension slot used. */
 struct cel_regex;
+struct buf;
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
-                       struct cel_expr *root, struct cel_regex **regexes, char *err,
-                       size_t errsize, int *max_depth);
+                       struct cel_expr *root, struct cel_regex **regexes, struct buf *err,
+                       int *max_depth);
 
 #endif

@@ -333,7 +333,7 @@ const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *str, 
             suf_e = end;
             goto parsed;
         }
-        if (!strchr("eEinumkKMGTP", str[i]))
+        if (!str[i] || !strchr("eEinumkKMGTP", str[i]))
             break;
     }
     pos = i;
@@ -374,7 +374,7 @@ parsed : {
         base = 10;
         exponent = 0;
         fmt = 2;
-    } else if (sl == 1 && strchr("numkMGTPE", suf[0])) {
+    } else if (sl == 1 && suf[0] && strchr("numkMGTPE", suf[0])) {
         static const struct {
             char c;
             int e;
@@ -385,7 +385,7 @@ parsed : {
                 exponent = dec[k].e;
         base = 10;
         fmt = 2;
-    } else if (sl == 2 && suf[1] == 'i' && strchr("KMGTPE", suf[0])) {
+    } else if (sl == 2 && suf[1] == 'i' && suf[0] && strchr("KMGTPE", suf[0])) {
         base = 2;
         exponent = (int32_t)(strchr("KMGTPE", suf[0]) - "KMGTPE" + 1) * 10;
         fmt = 1;
@@ -467,8 +467,9 @@ parsed : {
                 if (fmt == 1)
                     canon = exponent % 10 == 0 && (v & 7) != 0;
                 else
-                    canon = scale % 3 == 0 && num[0] != '0' &&
-                            !(num_len + den_len >= 3 && ends_000(num, num_len, str + den_s, den_len));
+                    canon =
+                        scale % 3 == 0 && num[0] != '0' &&
+                        !(num_len + den_len >= 3 && ends_000(num, num_len, str + den_s, den_len));
                 return q_fmt(q_int(a, result, scale), fmt, canon);
             }
         }
@@ -997,7 +998,7 @@ double cel_go_pow10(int n)
     };
     static const double postab32[] = {1e00,  1e32,  1e64,  1e96,  1e128,
                                       1e160, 1e192, 1e224, 1e256, 1e288};
-    static const double negtab32[] = {1e-00, 1e-32,  1e-64,  1e-96,  1e-128, 1e-160,
+    static const double negtab32[] = {1e-00,  1e-32,  1e-64,  1e-96,  1e-128, 1e-160,
                                       1e-192, 1e-224, 1e-256, 1e-288, 1e-320};
 
     if (0 <= n && n <= 308)

@@ -20,15 +20,15 @@
 enum cel_quantity_format { CEL_QF_DECIMAL_EXPONENT, CEL_QF_BINARY_SI, CEL_QF_DECIMAL_SI };
 
 struct cel_quantity {
-    bool dec;     /* inf.Dec form */
-    bool canon;   /* parsed from its canonical text (Quantity.s kept: String() returns it) */
-    uint8_t fmt;  /* enum cel_quantity_format */
-    bool ptr;     /* a *Quantity (add/sub results): Equal rejects it on the right */
+    bool dec;      /* inf.Dec form */
+    bool canon;    /* parsed from its canonical text (Quantity.s kept: String() returns it) */
+    uint8_t fmt;   /* enum cel_quantity_format */
+    bool ptr;      /* a *Quantity (add/sub results): Equal rejects it on the right */
     int64_t value; /* int64Amount */
     int32_t scale;
-    int sign;      /* inf.Dec: -1, 0, 1 */
+    int sign; /* inf.Dec: -1, 0, 1 */
     int32_t dscale;
-    int nl;        /* magnitude limbs, little endian base 2^32 */
+    int nl; /* magnitude limbs, little endian base 2^32 */
     const uint32_t *l;
 };
 

@@ -6,7 +6,8 @@
 #include <cstring>
 #include <new>
 
-extern "C" void *cel_re2_new(const char *pat, size_t n, int *code, char *arg, size_t argsize)
+extern "C" void *cel_re2_new(const char *pat, size_t n, int *code, char *arg, size_t argsize,
+                             size_t *argn)
 {
     RE2::Options o;
     o.set_log_errors(false);
@@ -15,16 +16,15 @@ extern "C" void *cel_re2_new(const char *pat, size_t n, int *code, char *arg, si
     RE2 *re = new (std::nothrow) RE2(re2::StringPiece(pat, n), o);
     if (!re) {
         *code = -1;
-        if (argsize)
-            arg[0] = 0;
+        *argn = 0;
         return nullptr;
     }
     if (!re->ok()) {
         *code = re->error_code();
         const std::string &a = re->error_arg();
-        size_t k = a.size() < argsize - 1 ? a.size() : argsize - 1;
+        size_t k = a.size() < argsize ? a.size() : argsize;
         memcpy(arg, a.data(), k);
-        arg[k] = 0;
+        *argn = k;
         delete re;
         return nullptr;
     }

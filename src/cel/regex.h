@@ -7,13 +7,15 @@
 #include <stddef.h>
 
 #include "base/arena.h"
+#include "base/buf.h"
 
 struct cel_regex;
 
-/* Compiles pat; NULL with Go's "error parsing regexp: ..." message in err on failure. The
- * struct lives in a; the compiled RE2 is linked into *list and freed by cel_regex_free_list. */
+/* Compiles pat; NULL with Go's "error parsing regexp: ..." message appended to err on
+ * failure (it may hold NUL bytes). The struct lives in a; the compiled RE2 is linked into
+ * *list and freed by cel_regex_free_list. */
 const struct cel_regex *cel_regex_compile(struct arena *a, const char *pat, size_t n,
-                                          struct cel_regex **list, char *err, size_t errsize);
+                                          struct cel_regex **list, struct buf *err);
 void cel_regex_free_list(struct cel_regex *list);
 /* MatchString: whether s contains a match. */
 bool cel_regex_search(const struct cel_regex *re, const char *s, size_t n);

@@ -298,7 +298,7 @@ const struct cel_semver *cel_semver_parse(struct arena *a, const char *s, size_t
                 p++;
                 l--;
             }
-            if (l == 0 || !strchr(NUMBERS, p[0]))
+            if (l == 0 || !p[0] || !strchr(NUMBERS, p[0]))
                 buf_puts(&b, "0");
         }
         buf_append(&b, p, l);

@@ -49,6 +49,12 @@ void cel_source_location(const struct cel_source *src, int32_t offset, int *line
     int l = 1;
     int32_t c = offset;
 
+    if (src->ncp == 0) {
+        /* an empty source has no location cel-go can find: column -1 */
+        *line = 1;
+        *col = -1;
+        return;
+    }
     for (int32_t i = 0; i < src->nlines; i++) {
         if (src->line_offsets[i] > offset)
             break;

@@ -17,6 +17,51 @@
 
 #define NSO cel_err_static("no such overload")
 
+/* list + list: a new list, or the comprehension accumulator grown in place */
+struct cel_val cel_list_concat(struct ev *ev, const struct cel_val *x, const struct cel_val *y)
+{
+    struct cel_list *l;
+    struct cel_val r = {.k = CV_LIST};
+
+    if (y->k != CV_LIST)
+        return cel_maybe_no_such_overload(y);
+    if (x->v.l->mut) {
+        /* the comprehension accumulator grows in place (cel-go's mutableList.Add) */
+        struct cel_list *m = (struct cel_list *)x->v.l;
+        uint32_t need = m->n + y->v.l->n;
+        if (need > m->cap) {
+            uint32_t nc = m->cap ? m->cap * 2 : 8;
+            struct cel_val *v;
+            while (nc < need)
+                nc *= 2;
+            v = arena_alloc(ev->a, (size_t)nc * sizeof(*v));
+            if (!v)
+                return cel_err_static("out of memory");
+            if (m->n)
+                memcpy(v, m->v, (size_t)m->n * sizeof(*v));
+            m->v = v;
+            m->cap = nc;
+        }
+        if (y->v.l->n)
+            memcpy(m->v + m->n, y->v.l->v, (size_t)y->v.l->n * sizeof(*m->v));
+        m->n = need;
+        return *x;
+    }
+    if (x->v.l->n == 0)
+        return *y;
+    if (y->v.l->n == 0)
+        return *x;
+    l = cel_list_new(ev->a, x->v.l->n + y->v.l->n);
+    if (!l)
+        return cel_err_static("out of memory");
+    memcpy(l->v, x->v.l->v, (size_t)x->v.l->n * sizeof(*l->v));
+    memcpy(l->v + x->v.l->n, y->v.l->v, (size_t)y->v.l->n * sizeof(*l->v));
+    l->n = x->v.l->n + y->v.l->n;
+    l->concat = true;
+    r.v.l = l;
+    return r;
+}
+
 static struct cel_val maybe_nso(const struct cel_val *v)
 {
     return cel_maybe_no_such_overload(v);
@@ -261,8 +306,7 @@ static int cmp3(double a, double b)
 }
 
 /* Compare: sets *c to -1/0/1, or returns an error value (k == CV_ERROR). */
-struct cel_val cel_compare(struct ev *ev, const struct cel_val *x, const struct cel_val *y,
-                           int *c)
+struct cel_val cel_compare(struct ev *ev, const struct cel_val *x, const struct cel_val *y, int *c)
 {
     (void)ev;
     switch (x->k) {
@@ -271,13 +315,15 @@ struct cel_val cel_compare(struct ev *ev, const struct cel_val *x, const struct 
             *c = x->v.i < y->v.i ? -1 : x->v.i > y->v.i;
         else if (y->k == CV_UINT)
             *c = (x->v.i < 0 || y->v.u > (uint64_t)INT64_MAX) ? -1
-                 : (uint64_t)x->v.i < y->v.u                 ? -1
-                                                             : (uint64_t)x->v.i > y->v.u;
+                 : (uint64_t)x->v.i < y->v.u                  ? -1
+                                                              : (uint64_t)x->v.i > y->v.u;
         else if (y->k == CV_DOUBLE) {
             double d = y->v.d;
             if (isnan(d))
                 return cel_err_static("NaN values cannot be ordered");
-            *c = d < -9223372036854775808.0 ? 1 : d > 9223372036854775807.0 ? -1 : -cmp3(d, (double)x->v.i);
+            *c = d < -9223372036854775808.0  ? 1
+                 : d > 9223372036854775807.0 ? -1
+                                             : -cmp3(d, (double)x->v.i);
         } else
             return maybe_nso(y);
         return cel_bool(true);
@@ -286,8 +332,8 @@ struct cel_val cel_compare(struct ev *ev, const struct cel_val *x, const struct 
             *c = x->v.u < y->v.u ? -1 : x->v.u > y->v.u;
         else if (y->k == CV_INT)
             *c = (y->v.i < 0 || x->v.u > (uint64_t)INT64_MAX) ? 1
-                 : x->v.u < (uint64_t)y->v.i                 ? -1
-                                                             : x->v.u > (uint64_t)y->v.i;
+                 : x->v.u < (uint64_t)y->v.i                  ? -1
+                                                              : x->v.u > (uint64_t)y->v.i;
         else if (y->k == CV_DOUBLE) {
             double d = y->v.d;
             if (isnan(d))
@@ -305,7 +351,9 @@ struct cel_val cel_compare(struct ev *ev, const struct cel_val *x, const struct 
             *c = cmp3(x->v.d, y->v.d);
         } else if (y->k == CV_INT) {
             double d = x->v.d;
-            *c = d < -9223372036854775808.0 ? -1 : d > 9223372036854775807.0 ? 1 : cmp3(d, (double)y->v.i);
+            *c = d < -9223372036854775808.0  ? -1
+                 : d > 9223372036854775807.0 ? 1
+                                             : cmp3(d, (double)y->v.i);
         } else if (y->k == CV_UINT) {
             double d = x->v.d;
             *c = d < 0 ? -1 : d > 18446744073709551615.0 ? 1 : cmp3(d, (double)y->v.u);
@@ -407,12 +455,13 @@ bool cel_in_map(const struct cel_map *m, const struct cel_val *v);
 
 static struct cel_val f_in(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
     (void)n;
     if (a[1].k == CV_LIST)
         return cel_bool(cel_in_list(a[1].v.l, &a[0]));
-    if (a[1].k == CV_MAP)
+    if (a[1].k == CV_MAP) {
+        cel_map_key_check(ev, a[1].v.m, &a[0]);
         return cel_bool(cel_in_map(a[1].v.m, &a[0]));
+    }
     return a[1].k == CV_ERROR ? a[1] : NSO;
 }
 
@@ -488,7 +537,7 @@ static bool underscore_ok(const char *s, size_t n)
         s++;
         n--;
     }
-    if (n >= 2 && s[0] == '0' && strchr("bBoOxX", s[1])) {
+    if (n >= 2 && s[0] == '0' && s[1] && strchr("bBoOxX", s[1])) {
         i = 2;
         saw = '0';
         hex = s[1] == 'x' || s[1] == 'X';
@@ -583,7 +632,8 @@ bool cel_go_parse_float(const char *s, size_t n, double *out)
     }
     if (!digits)
         return false;
-    if (i < n && ((!hex && (s[i] == 'e' || s[i] == 'E')) || (hex && (s[i] == 'p' || s[i] == 'P')))) {
+    if (i < n &&
+        ((!hex && (s[i] == 'e' || s[i] == 'E')) || (hex && (s[i] == 'p' || s[i] == 'P')))) {
         bool ed = false;
         buf[k++] = s[i++];
         if (i < n && (s[i] == '+' || s[i] == '-'))
@@ -856,8 +906,7 @@ static struct cel_val f_ends(struct ev *ev, const struct cel_val *a, int n)
     (void)n;
     if (!str_args(a, &e))
         return e;
-    return cel_bool(a[1].n <= a[0].n &&
-                    !memcmp(a[0].v.s + a[0].n - a[1].n, a[1].v.s, a[1].n));
+    return cel_bool(a[1].n <= a[0].n && !memcmp(a[0].v.s + a[0].n - a[1].n, a[1].v.s, a[1].n));
 }
 
 static struct cel_val f_matches(struct ev *ev, const struct cel_val *a, int n)

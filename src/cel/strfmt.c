@@ -118,7 +118,8 @@ int cel_fmt_parse(const char *f, size_t n, const struct cel_fmt_ops *ops, void *
             case 'o':
                 break;
             default:
-                buf_puts(err, "could not parse formatting clause: unrecognized formatting clause \"");
+                buf_puts(err,
+                         "could not parse formatting clause: unrecognized formatting clause \"");
                 put_rune(err, (unsigned char)verb);
                 buf_puts(err, "\"");
                 return -1;

@@ -21,8 +21,8 @@ struct cel_fmt_ops {
     int64_t (*size)(void *ctx);
     /* formats argument index with verb (s d f e b x X o) and precision (-1: none) into out;
      * false with err set (and *err_id, for the check, the expression to blame) */
-    bool (*clause)(void *ctx, int64_t index, char verb, int prec, struct buf *out,
-                   struct buf *err, int64_t *err_id);
+    bool (*clause)(void *ctx, int64_t index, char verb, int prec, struct buf *out, struct buf *err,
+                   int64_t *err_id);
 };
 
 /* Returns 0, or -1 with err holding cel-go's message (and *err_id the expression a clause

@@ -95,8 +95,8 @@ static const struct {
     const char *u;
     uint64_t ns;
 } units[] = {
-    {"ns", 1},        {"us", 1000},           {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
-    {"ms", 1000000},  {"s", 1000000000ULL},   {"m", 60000000000ULL}, {"h", 3600000000000ULL},
+    {"ns", 1},       {"us", 1000},         {"\xc2\xb5s", 1000},   {"\xce\xbcs", 1000},
+    {"ms", 1000000}, {"s", 1000000000ULL}, {"m", 60000000000ULL}, {"h", 3600000000000ULL},
 };
 
 /* time.ParseDuration */
@@ -434,7 +434,8 @@ static struct cel_val add_time_dur(const struct cel_val *t, int64_t d)
     return ts(sec, (int32_t)nsec, t->x);
 }
 
-struct cel_val cel_time_add(struct ev *ev, const struct cel_val *x, const struct cel_val *y, bool sub)
+struct cel_val cel_time_add(struct ev *ev, const struct cel_val *x, const struct cel_val *y,
+                            bool sub)
 {
     (void)ev;
     if (!sub) {
@@ -481,7 +482,7 @@ struct ttinfo {
 };
 
 struct zone {
-    char name[128];
+    char name[4096];
     int ntx, ntypes;
     int64_t *tx;
     uint8_t *idx;
@@ -506,10 +507,34 @@ static int32_t be32(const unsigned char *p)
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
 
+/* Go's syscall.Errno texts for what opening or reading a zone file can fail with; NULL for
+ * ENOENT (the next source is tried, then "unknown time zone") */
+static const char *errno_text(int e)
+{
+    switch (e) {
+    case ENOENT:
+        return NULL;
+    case ENOTDIR:
+        return "not a directory";
+    case EISDIR:
+        return "is a directory";
+    case ENAMETOOLONG:
+        return "file name too long";
+    case EACCES:
+        return "permission denied";
+    case ELOOP:
+        return "too many levels of symbolic links";
+    case EINVAL:
+        return "invalid argument";
+    default:
+        return "unknown";
+    }
+}
+
 /* Reads a TZif file (the 64-bit part when there is one). */
 static struct zone *load_zone(const char *name, const char **err)
 {
-    char path[512];
+    char path[4200];
     unsigned char *data = NULL;
     size_t len = 0, cap = 0;
     int fd;
@@ -519,7 +544,9 @@ static struct zone *load_zone(const char *name, const char **err)
     snprintf(path, sizeof(path), "/usr/share/zoneinfo/%s", name);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        *err = "unknown";
+        *err = errno_text(errno);
+        if (!*err)
+            *err = "unknown";
         return NULL;
     }
     for (;;) {
@@ -544,9 +571,12 @@ static struct zone *load_zone(const char *name, const char **err)
         }
         r = read(fd, data + len, cap - len);
         if (r < 0) {
+            int e = errno;
             free(data);
             close(fd);
-            *err = "unknown";
+            *err = errno_text(e);
+            if (!*err)
+                *err = "unknown";
             return NULL;
         }
         if (r == 0)
@@ -569,8 +599,8 @@ static struct zone *load_zone(const char *name, const char **err)
             c[i] = be32(p + off + 4 * (size_t)i);
         /* isutcnt isstdcnt leapcnt timecnt typecnt charcnt */
         off = 44;
-        need = (size_t)c[3] * 5 + (size_t)c[4] * 6 + (size_t)c[5] + (size_t)c[2] * 8 + (size_t)c[1] +
-               (size_t)c[0];
+        need = (size_t)c[3] * 5 + (size_t)c[4] * 6 + (size_t)c[5] + (size_t)c[2] * 8 +
+               (size_t)c[1] + (size_t)c[0];
         if (version >= 2 && off + need + 44 <= len && !memcmp(p + off + need, "TZif", 4)) {
             off += need;
             for (int i = 0; i < 6; i++)
@@ -946,10 +976,12 @@ static const char *tz_offset_at(struct ev *ev, const struct cel_val *tz, int64_t
         *offset = 0;
         return NULL;
     }
-    if (s[0] == '/' || s[0] == '\\' || memmem(s, n, "..", 2) || memchr(s, 0, n))
+    if (s[0] == '/' || s[0] == '\\' || memmem(s, n, "..", 2))
         return "time: invalid location name";
+    if (memchr(s, 0, n))
+        return "invalid argument"; /* opening a path with a NUL in it */
     {
-        char name[128];
+        char name[4096];
         struct zone *z;
         const char *err = NULL;
         if (n >= sizeof(name))
@@ -1029,7 +1061,7 @@ static struct cel_val ts_get(struct ev *ev, const struct cel_val *a, int n, enum
 }
 
 #define GETTER(fname, g)                                                                           \
-    static struct cel_val fname(struct ev *ev, const struct cel_val *a, int n)                    \
+    static struct cel_val fname(struct ev *ev, const struct cel_val *a, int n)                     \
     {                                                                                              \
         return ts_get(ev, a, n, g);                                                                \
     }
@@ -1049,8 +1081,8 @@ static struct cel_val f_dur_hours(struct ev *ev, const struct cel_val *a, int n)
     int64_t d = a[0].v.i;
     (void)ev;
     (void)n;
-    return cel_int((int64_t)((double)(d / 3600000000000LL) +
-                             (double)(d % 3600000000000LL) / (60 * 60 * 1e9)));
+    return cel_int(
+        (int64_t)((double)(d / 3600000000000LL) + (double)(d % 3600000000000LL) / (60 * 60 * 1e9)));
 }
 
 static struct cel_val f_dur_minutes(struct ev *ev, const struct cel_val *a, int n)
@@ -1058,7 +1090,8 @@ static struct cel_val f_dur_minutes(struct ev *ev, const struct cel_val *a, int 
     int64_t d = a[0].v.i;
     (void)ev;
     (void)n;
-    return cel_int((int64_t)((double)(d / 60000000000LL) + (double)(d % 60000000000LL) / (60 * 1e9)));
+    return cel_int(
+        (int64_t)((double)(d / 60000000000LL) + (double)(d % 60000000000LL) / (60 * 1e9)));
 }
 
 static struct cel_val f_dur_seconds(struct ev *ev, const struct cel_val *a, int n)
@@ -1099,8 +1132,7 @@ static struct cel_val f_string_to_timestamp(struct ev *ev, const struct cel_val 
     int off;
     (void)n;
     if (!parse_ts(a[0].v.s, a[0].n, &sec, &nsec, &off))
-        return cel_err(ev->a,
-                       "type conversion error from 'string' to 'google.protobuf.Timestamp'");
+        return cel_err(ev->a, "type conversion error from 'string' to 'google.protobuf.Timestamp'");
     if (sec < MIN_UNIX || sec > MAX_UNIX)
         return cel_err_static("timestamp overflow");
     return ts(sec, nsec, off);

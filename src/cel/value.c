@@ -6,6 +6,8 @@
  * messages use ("no such key: 1.5", "no such overload"). */
 #include "cel/value.h"
 
+#include "cel/eval.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -223,15 +225,15 @@ bool cel_val_equal(const struct cel_val *a, const struct cel_val *b)
     case CV_SEMVER:
         return b->k == CV_SEMVER && cel_semver_cmp(a->v.sv, b->v.sv) == 0;
     case CV_IP:
-        return b->k == CV_IP && a->v.ip->v4 == b->v.ip->v4 &&
-               !memcmp(a->v.ip->a, b->v.ip->a, 16);
+        return b->k == CV_IP && a->v.ip->v4 == b->v.ip->v4 && !memcmp(a->v.ip->a, b->v.ip->a, 16);
     case CV_CIDR:
         return b->k == CV_CIDR && a->v.ip->v4 == b->v.ip->v4 &&
                a->v.ip->prefix == b->v.ip->prefix && !memcmp(a->v.ip->a, b->v.ip->a, 16);
     case CV_FORMAT:
         return b->k == CV_FORMAT && !strcmp(a->v.s, b->v.s);
     case CV_URL:
-        return b->k == CV_URL && cel_url_equal(a->v.url, b->v.url);
+        return b->k == CV_URL && a->v.url->str.n == b->v.url->str.n &&
+               !memcmp(a->v.url->str.s, b->v.url->str.s, a->v.url->str.n);
     default:
         return false;
     }
@@ -371,5 +373,242 @@ void cel_val_format_v(struct buf *b, const struct cel_val *v)
     default:
         buf_printf(b, "<%s>", cel_val_type_name(v));
         break;
+    }
+}
+
+/* ---- what the evaluator and the libraries share: traits, map lookups, equality ---- */
+
+int cel_val_traits(const struct cel_val *v)
+{
+    switch (v->k) {
+    case CV_BOOL:
+        return TR_COMPARER | TR_NEGATOR;
+    case CV_BYTES:
+        return TR_ADDER | TR_COMPARER | TR_SIZER;
+    case CV_DOUBLE:
+        return TR_ADDER | TR_COMPARER | TR_DIVIDER | TR_MULTIPLIER | TR_NEGATOR | TR_SUBTRACTOR;
+    case CV_DURATION:
+        return TR_ADDER | TR_COMPARER | TR_NEGATOR | TR_RECEIVER | TR_SUBTRACTOR;
+    case CV_INT:
+        return TR_ADDER | TR_COMPARER | TR_DIVIDER | TR_MODDER | TR_MULTIPLIER | TR_NEGATOR |
+               TR_SUBTRACTOR;
+    case CV_UINT:
+        return TR_ADDER | TR_COMPARER | TR_DIVIDER | TR_MODDER | TR_MULTIPLIER | TR_SUBTRACTOR;
+    case CV_STRING:
+        return TR_ADDER | TR_COMPARER | TR_MATCHER | TR_RECEIVER | TR_SIZER;
+    case CV_TIMESTAMP:
+        return TR_ADDER | TR_COMPARER | TR_RECEIVER | TR_SUBTRACTOR;
+    case CV_LIST:
+        return TR_ADDER | TR_CONTAINER | TR_INDEXER | TR_ITERABLE | TR_SIZER;
+    case CV_MAP:
+        return TR_CONTAINER | TR_INDEXER | TR_ITERABLE | TR_SIZER;
+    case CV_SEMVER:
+    case CV_URL:
+    case CV_FORMAT:
+        return TR_FIELD_TESTER | TR_INDEXER;
+    default:
+        return 0;
+    }
+}
+
+/* ---- maps ---- */
+
+bool cel_key_identical(const struct cel_val *a, const struct cel_val *b)
+{
+    /* Go map keys: same dynamic type and == */
+    if (a->k != b->k)
+        return false;
+    switch (a->k) {
+    case CV_NULL:
+        return true;
+    case CV_BOOL:
+        return a->v.b == b->v.b;
+    case CV_INT:
+        return a->v.i == b->v.i;
+    case CV_UINT:
+        return a->v.u == b->v.u;
+    case CV_DOUBLE:
+        return a->v.d == b->v.d;
+    case CV_STRING:
+        return a->n == b->n && (a->n == 0 || !memcmp(a->v.s, b->v.s, a->n));
+    case CV_TYPE:
+        return !strcmp(a->v.s, b->v.s);
+    default:
+        /* pointer types compare by identity */
+        return a->v.l == b->v.l;
+    }
+}
+
+static const struct cel_val *map_find_exact(const struct cel_map *m, const struct cel_val *key)
+{
+    if (key->k == CV_STRING) {
+        /* the common case (device maps): length, first byte, then the bytes */
+        uint32_t n = key->n;
+        const char *s = key->v.s;
+        for (uint32_t i = 0; i < m->n; i++) {
+            const struct cel_val *k = &m->keys[i];
+            if (k->k == CV_STRING && k->n == n &&
+                (n == 0 || (k->v.s[0] == s[0] && !memcmp(k->v.s, s, n))))
+                return &m->vals[i];
+        }
+        return NULL;
+    }
+    if (m->strkeys)
+        return NULL;
+    for (uint32_t i = 0; i < m->n; i++)
+        if (cel_key_identical(&m->keys[i], key))
+            return &m->vals[i];
+    return NULL;
+}
+
+static const struct cel_val empty_map_val = {.k = CV_MAP,
+                                             .v.m = &(const struct cel_map){.strkeys = true}};
+
+/* Find with cel-go's numeric key rules (refValMapAccessor) and DRA's default. */
+const struct cel_val *cel_map_find(const struct cel_map *m, const struct cel_val *key)
+{
+    const struct cel_val *v = map_find_exact(m, key);
+
+    if (v)
+        return v;
+    if (!m->strkeys) {
+        struct cel_val k2;
+        if (key->k == CV_DOUBLE) {
+            double d = key->v.d;
+            if (!isnan(d) && !isinf(d) && d > -9223372036854775808.0 && d < 9223372036854775807.0 &&
+                (double)(int64_t)d == d) {
+                k2 = cel_int((int64_t)d);
+                if ((v = map_find_exact(m, &k2)))
+                    return v;
+            }
+            if (!isnan(d) && !isinf(d) && d >= 0 && d < 18446744073709551616.0 &&
+                (double)(uint64_t)d == d) {
+                k2 = cel_uint((uint64_t)d);
+                return map_find_exact(m, &k2);
+            }
+        } else if (key->k == CV_INT && key->v.i >= 0) {
+            k2 = cel_uint((uint64_t)key->v.i);
+            return map_find_exact(m, &k2);
+        } else if (key->k == CV_UINT && key->v.u <= (uint64_t)INT64_MAX) {
+            k2 = cel_int((int64_t)key->v.u);
+            return map_find_exact(m, &k2);
+        }
+    }
+    if (m->default_empty)
+        return &empty_map_val;
+    return NULL;
+}
+
+/* Contains ignores DRA's default (the embedded map answers). */
+bool cel_map_contains(const struct cel_map *m, const struct cel_val *key)
+{
+    struct cel_map tmp = *m;
+    tmp.default_empty = false;
+    return cel_map_find(&tmp, key) != NULL;
+}
+
+/* ---- equality with cel-go's error cases ---- */
+
+int cel_val_eq(const struct cel_val *a, const struct cel_val *b)
+{
+    if (a->k == CV_NULL || b->k == CV_NULL)
+        return a->k == b->k;
+    switch (a->k) {
+    case CV_QUANTITY:
+        /* apiservercel.Quantity.Equal wants a Quantity value; add/sub return pointers */
+        if (b->k != CV_QUANTITY || b->v.q->ptr)
+            return -1;
+        return cel_val_equal(a, b);
+    case CV_SEMVER:
+    case CV_URL:
+    case CV_FORMAT:
+    case CV_IP:
+    case CV_CIDR:
+        if (b->k != a->k)
+            return -1;
+        return cel_val_equal(a, b);
+    case CV_LIST: {
+        int err = 0;
+        if (b->k != CV_LIST || a->v.l->n != b->v.l->n)
+            return 0;
+        for (uint32_t i = 0; i < a->v.l->n; i++) {
+            int r = cel_val_eq(&a->v.l->v[i], &b->v.l->v[i]);
+            if (r == 0)
+                return 0;
+            if (r < 0)
+                err = 1;
+        }
+        /* a concatenated list reports the element error; others ignore it */
+        return err && a->v.l->concat ? -1 : 1;
+    }
+    case CV_MAP:
+        if (b->k != CV_MAP || a->v.m->n != b->v.m->n)
+            return 0;
+        for (uint32_t i = 0; i < a->v.m->n; i++) {
+            const struct cel_val *o = cel_map_find(b->v.m, &a->v.m->keys[i]);
+            if (!o || cel_val_eq(&a->v.m->vals[i], o) == 0)
+                return 0;
+        }
+        return 1;
+    case CV_OPTIONAL:
+        if (b->k != CV_OPTIONAL)
+            return 0;
+        if (!a->v.o)
+            return !b->v.o;
+        if (!b->v.o)
+            return 0;
+        if (a->v.o->k == CV_NULL)
+            return b->v.o->k == CV_NULL;
+        return cel_val_eq(a->v.o, b->v.o);
+    default:
+        return cel_val_equal(a, b);
+    }
+}
+
+const char *cel_go_type_name(const struct cel_val *v)
+{
+    switch (v->k) {
+    case CV_NULL:
+        return "types.Null";
+    case CV_BOOL:
+        return "types.Bool";
+    case CV_INT:
+        return "types.Int";
+    case CV_UINT:
+        return "types.Uint";
+    case CV_DOUBLE:
+        return "types.Double";
+    case CV_STRING:
+        return "types.String";
+    case CV_ERROR:
+        return "*types.Err";
+    case CV_BYTES:
+        return "types.Bytes";
+    case CV_LIST:
+        return v->v.l->concat ? "*types.concatList" : "*types.baseList";
+    case CV_MAP:
+        return v->v.m->default_empty ? "cel.mapper" : "*types.baseMap";
+    case CV_TYPE:
+        return "*types.Type";
+    case CV_OPTIONAL:
+        return "*types.Optional";
+    case CV_DURATION:
+        return "types.Duration";
+    case CV_TIMESTAMP:
+        return "types.Timestamp";
+    case CV_QUANTITY:
+        return v->v.q->ptr ? "*cel.Quantity" : "cel.Quantity";
+    case CV_SEMVER:
+        return "cel.Semver";
+    case CV_IP:
+        return "cel.IP";
+    case CV_CIDR:
+        return "cel.CIDR";
+    case CV_URL:
+        return "cel.URL";
+    case CV_FORMAT:
+        return "cel.Format";
+    default:
+        return "unknown";
     }
 }

@@ -76,8 +76,8 @@ struct cel_list {
 struct cel_map {
     uint32_t n, cap;
     bool mut;
-    bool strkeys;              /* every key is a string (device maps): cel-go's string map */
-    bool default_empty;        /* missing keys find an empty map (DRA's attributes/capacity) */
+    bool strkeys;       /* every key is a string (device maps): cel-go's string map */
+    bool default_empty; /* missing keys find an empty map (DRA's attributes/capacity) */
     struct cel_val *keys, *vals;
 };
 
@@ -100,8 +100,8 @@ struct cel_semver {
 
 struct cel_ipaddr {
     uint8_t a[16];
-    bool v4;      /* an IPv4 address (Go's Is4) */
-    int prefix;   /* CIDR: prefix length */
+    bool v4;    /* an IPv4 address (Go's Is4) */
+    int prefix; /* CIDR: prefix length */
     const char *zone;
 };
 
@@ -114,6 +114,7 @@ struct cel_url {
     struct cel_url_str scheme, opaque, username, password, host, path, raw_path, raw_query,
         fragment, raw_fragment;
     bool has_user, password_set, force_query, omit_host;
+    struct cel_url_str str; /* URL.String(), what equality compares */
 };
 
 static inline struct cel_val cel_bool(bool b)
@@ -185,8 +186,6 @@ static inline struct cel_val cel_err_static(const char *msg)
 /* types.Equal: heterogeneous numeric equality; lists and maps element-wise; an error element
  * makes the comparison false (cel-go returns the error from Equal only at the top). */
 bool cel_val_equal(const struct cel_val *a, const struct cel_val *b);
-/* URL equality: the String() forms are equal */
-bool cel_url_equal(const struct cel_url *a, const struct cel_url *b);
 
 /* Appends the Go fmt %v rendering of v (errors messages, "no such key: %v"). */
 struct buf;

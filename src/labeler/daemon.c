@@ -208,15 +208,23 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     }
 }
 
-static int client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
+static int client_open_until(const struct labeler_config *cfg, double deadline,
+                             struct kube_client **out, struct err *err)
 {
     struct kube_client_opts o;
 
     memset(&o, 0, sizeof(o));
+    o.deadline = deadline;
     o.kubeconfig = cfg->kubeconfig;
     o.user_agent = USER_AGENT;
     o.timeout_ms = SYNC_REQUEST_TIMEOUT_MS;
+    o.max_body = kube_client_max_body(cfg->memory_limit);
     return kube_client_new(&o, out, err);
+}
+
+static int client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
+{
+    return client_open_until(cfg, 0, out, err);
 }
 
 static int need_node_name(const struct labeler_config *cfg, struct err *err)
@@ -229,7 +237,7 @@ static int need_node_name(const struct labeler_config *cfg, struct err *err)
 }
 
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
-                      struct err *err)
+                      double deadline, struct err *err)
 {
     struct kube_client *c = NULL;
     struct sync_result res;
@@ -238,7 +246,7 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
     rc = need_node_name(cfg, err);
     if (rc)
         goto out;
-    rc = client_open(cfg, &c, err);
+    rc = client_open_until(cfg, deadline, &c, err);
     if (rc) {
         err_prefix(err, "cannot set up the API client");
         goto out;
@@ -424,8 +432,10 @@ struct daemon {
 
 /* /healthz fails while NVML is down or a started device plugin is not registered; /readyz
  * holds once a detection cycle is over; /metrics is Prometheus text. */
-static int daemon_on_http(void *ud, const char *path, struct buf *body, const char **ctype)
+static int daemon_on_http(void *ud, const struct httpd_req *req, struct buf *body,
+                          const char **ctype)
 {
+    const char *path = req->path;
     struct daemon *d = ud;
     struct dp_status st, sum;
     size_t i, registered = 0;

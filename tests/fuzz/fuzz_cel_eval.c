@@ -5,6 +5,7 @@
  * operation), answers a bool or an error with a message, and gives the same answer twice. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -38,9 +38,10 @@ def values_file(values):
     return path
 
 
-def render(values=None, release="gpulabel"):
-    """helm template's output (YAML text) with these values over the chart's."""
-    args = ["template", release, CHART]
+def render(values=None, release="gpulabel", namespace="kube-system"):
+    """helm template's output (YAML text) with these values over the chart's, for a release
+    in namespace (helm -n; deploy/'s manifests use kube-system)."""
+    args = ["template", release, CHART, "-n", namespace]
     if values is not None:
         args += ["-f", values_file(values)]
     return helm(*args).stdout
@@ -66,8 +67,8 @@ def parse(text):
         objs.extend(obj["items"] if obj.get("kind") == "List" else [obj])
 
 
-def objects(values=None):
-    return parse(render(values))
+def objects(values=None, namespace="kube-system"):
+    return parse(render(values, namespace=namespace))
 
 
 def find(objs, kind, name=None):
@@ -85,8 +86,8 @@ def pod(objs, kind):
     return find(objs, kind)["spec"]["template"]["spec"]
 
 
-def env(spec):
-    return {e["name"]: e.get("value") for e in spec["containers"][0].get("env", [])}
+def env(spec, container=0):
+    return {e["name"]: e.get("value") for e in spec["containers"][container].get("env", [])}
 
 
 def dry_run_server(text):
@@ -100,7 +101,6 @@ def dry_run_server(text):
 
 # values that change every knob; what each does is asserted below
 OTHER = {
-    "namespace": "gpu-system",
     "image": {"repository": "registry.example.com/gpu/gpulabel", "tag": "0.2", "pullPolicy": "Always"},
     "imagePullSecrets": [{"name": "regcred"}],
     "gpulabel": {
@@ -139,14 +139,15 @@ def test_lint_strict_default_and_other_values():
 
 
 def test_default_rendering_passes_server_dry_run():
-    util.check_eq(dry_run_server(render()), 11, "objects applied by the server dry run")
+    util.check_eq(dry_run_server(render()), 17, "objects applied by the server dry run")
     p = c().kubectl("get", "daemonset/gpulabel", "-n", "kube-system", check=False)
     if p.returncode == 0 or "NotFound" not in p.stderr:
         raise AssertionError("a server dry run stored objects: %s %s" % (p.stdout, p.stderr))
 
 
 def test_other_values_pass_server_dry_run():
-    util.check_eq(dry_run_server(render(OTHER)), 10, "objects applied by the server dry run")
+    util.check_eq(dry_run_server(render(OTHER, namespace="gpu-system")), 16,
+                  "objects applied by the server dry run")
     for values in ({"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}},
                    {"gpusched": {"leaderElect": False}}, {"namePrefix": "b-", "gpulabel": {
                        "createRuntimeClass": False}}):
@@ -159,21 +160,27 @@ def test_defaults_render_the_objects_of_deploy():
     objs = objects()
     want = []
     for f in ("deploy/gpulabel/daemonset.yaml", "deploy/gpulabel/rbac.yaml",
+              "deploy/gpulabel/admission-policy.yaml",
               "deploy/gpusched/deployment.yaml", "deploy/gpusched/rbac.yaml"):
         want += c().objects(f)
     util.check_eq(kinds(objs), kinds(want), "objects rendered with the default values")
     for o in objs:
         w = find(want, o["kind"], o["metadata"]["name"])
-        for field in ("rules", "roleRef", "subjects", "handler"):
+        for field in ("rules", "roleRef", "subjects", "handler") + (
+                ("spec",) if o["kind"].startswith("ValidatingAdmissionPolicy") else ()):
             util.check_eq(o.get(field), w.get(field), "%s %s: %s" % (o["kind"], o["metadata"]["name"], field))
     for kind in ("DaemonSet", "Deployment"):
         got, exp = pod(objs, kind), pod(want, kind)
-        # the chart says more in the environment (GPULABEL_V, GPULABEL_DEVICE_PLUGIN, ...) and
-        # its pod labels carry the release; the rest is the same pod
-        missing = {k: v for k, v in env(exp).items() if env(got).get(k) != v}
-        util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's" % kind)
+        # the chart says more in the environment (GPULABEL_V, ...) and its pod labels carry
+        # the release; the rest is the same pod
+        util.check_eq(len(got["containers"]), len(exp["containers"]), "%s: containers" % kind)
+        for i in range(len(exp["containers"])):
+            missing = {k: v for k, v in env(exp, i).items() if env(got, i).get(k) != v}
+            util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's (container %d)"
+                          % (kind, i))
         for s in (got, exp):
-            s["containers"][0].pop("env", None)
+            for ctr in s["containers"]:
+                ctr.pop("env", None)
             sel = s.get("affinity", {}).get("podAntiAffinity")
             if sel:
                 sel["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"][
@@ -188,22 +195,25 @@ def test_defaults_render_the_objects_of_deploy():
 
 # ---- each value changes what is rendered -----------------------------------------------------
 
-def test_device_plugin_off_removes_the_mount_and_its_settings():
+def test_device_plugin_off_removes_its_container_and_mount():
     on, off = pod(objects(), "DaemonSet"), pod(objects({"gpulabel": {"devicePlugin": {"enabled": False}}}), "DaemonSet")
-    util.check_eq([v["name"] for v in on["volumes"]], ["device-plugins", "sys"], "volumes, plugin on")
-    util.check_eq([v["name"] for v in off["volumes"]], ["sys"], "volumes, plugin off")
-    util.check_eq([m["mountPath"] for m in off["containers"][0]["volumeMounts"]], ["/sys"], "mounts, plugin off")
-    util.check_eq(env(on)["GPULABEL_DEVICE_PLUGIN"], "true", "GPULABEL_DEVICE_PLUGIN, plugin on")
-    util.check_eq(env(off)["GPULABEL_DEVICE_PLUGIN"], "false", "GPULABEL_DEVICE_PLUGIN, plugin off")
+    util.check_eq([v["name"] for v in on["volumes"]], ["device-plugins", "serviceaccount"], "volumes, plugin on")
+    util.check_eq([v["name"] for v in off["volumes"]], ["serviceaccount"], "volumes, plugin off")
+    util.check_eq([c["name"] for c in on["containers"]], ["gpulabel", "device-plugin"], "containers, plugin on")
+    util.check_eq([c["name"] for c in off["containers"]], ["gpulabel"], "containers, plugin off")
+    util.check_eq([m["mountPath"] for m in off["containers"][0]["volumeMounts"]],
+                  ["/var/run/secrets/kubernetes.io/serviceaccount"], "mounts, plugin off")
+    util.check_eq(env(on)["GPULABEL_DEVICE_PLUGIN"], "false", "the labeller never serves the kubelet")
+    util.check_eq(env(on, 1)["GPULABEL_NO_SYNC"], "true", "the plugin never talks to the API")
     util.check_eq(sorted(k for k in env(off) if k.startswith(("GPULABEL_RESOURCE", "GPULABEL_REPLICAS",
                                                                "GPULABEL_DEVICE_"))),
                   ["GPULABEL_DEVICE_PLUGIN"], "device-plugin settings left with the plugin off")
     dp = pod(objects({"gpulabel": {"devicePlugin": {"dir": "/var/lib/k0s/kubelet/device-plugins",
                                                       "replicas": 4, "resourceName": "example.com/gpu"}}}),
              "DaemonSet")
-    util.check_eq((dp["volumes"][0]["hostPath"]["path"], dp["containers"][0]["volumeMounts"][0]["mountPath"],
-                   env(dp)["GPULABEL_DEVICE_PLUGIN_DIR"], env(dp)["GPULABEL_REPLICAS"],
-                   env(dp)["GPULABEL_RESOURCE_NAME"]),
+    util.check_eq((dp["volumes"][0]["hostPath"]["path"], dp["containers"][1]["volumeMounts"][0]["mountPath"],
+                   env(dp, 1)["GPULABEL_DEVICE_PLUGIN_DIR"], env(dp, 1)["GPULABEL_REPLICAS"],
+                   env(dp, 1)["GPULABEL_RESOURCE_NAME"]),
                   ("/var/lib/k0s/kubelet/device-plugins",) * 3 + ("4", "example.com/gpu"),
                   "the device-plugin directory, replicas and resource")
 
@@ -211,8 +221,16 @@ def test_device_plugin_off_removes_the_mount_and_its_settings():
 def test_gpusched_off_removes_its_objects():
     objs = objects({"gpusched": {"enabled": False}})
     util.check_eq(kinds(objs), [("ClusterRole", "gpulabel", ""), ("ClusterRoleBinding", "gpulabel", ""),
-                                ("DaemonSet", "gpulabel", "kube-system"), ("RuntimeClass", "nvidia", ""),
-                                ("ServiceAccount", "gpulabel", "kube-system")], "objects with gpusched off")
+                                ("DaemonSet", "gpulabel", "kube-system"),
+                                ("Role", "gpulabel-events", "default"),
+                                ("RoleBinding", "gpulabel-events", "default"),
+                                ("RuntimeClass", "nvidia", ""),
+                                ("ServiceAccount", "gpulabel", "kube-system"),
+                                ("ValidatingAdmissionPolicy", "gpulabel-own-node", ""),
+                                ("ValidatingAdmissionPolicy", "gpulabel-own-node-events", ""),
+                                ("ValidatingAdmissionPolicyBinding", "gpulabel-own-node", ""),
+                                ("ValidatingAdmissionPolicyBinding", "gpulabel-own-node-events", "")],
+                  "objects with gpusched off")
     objs = objects({"gpulabel": {"enabled": False}})
     util.check_eq(sorted({k for k, _, _ in kinds(objs)}), ["ClusterRole", "ClusterRoleBinding", "Deployment",
                                                              "Role", "RoleBinding", "ServiceAccount"],
@@ -221,8 +239,9 @@ def test_gpusched_off_removes_its_objects():
 
 
 def test_other_values_change_every_knob():
-    objs = objects(OTHER)
-    util.check_eq({ns for _, _, ns in kinds(objs)}, {"", "gpu-system"}, "namespaces")
+    objs = objects(OTHER, namespace="gpu-system")
+    util.check_eq({ns for _, _, ns in kinds(objs)}, {"", "gpu-system", "default"},
+                  "namespaces (the events Role's is where Node events go)")
     util.check_eq(find(objs, "RuntimeClass"), None, "a RuntimeClass with runtimeClassName empty")
     ds = pod(objs, "DaemonSet")
     util.check_eq(ds.get("runtimeClassName"), None, "runtimeClassName")
@@ -238,6 +257,10 @@ def test_other_values_change_every_knob():
                   (None, None, False), "metrics with metricsPort 0")
     crb = find(objs, "ClusterRoleBinding", "gpulabel")
     util.check_eq(crb["subjects"][0]["namespace"], "gpu-system", "the binding's ServiceAccount namespace")
+    vap = find(objs, "ValidatingAdmissionPolicy", "gpulabel-own-node")
+    util.check_eq(vap["spec"]["matchConditions"][0]["expression"],
+                  "request.userInfo.username == 'system:serviceaccount:gpu-system:gpulabel'",
+                  "the policy's ServiceAccount")
     sched = pod(objs, "Deployment")
     args = sched["containers"][0]["args"]
     util.check_eq(env(ds).get("GPULABEL_LOGGING_FORMAT"), "json", "gpulabel's logging format")
@@ -246,12 +269,55 @@ def test_other_values_change_every_knob():
         if a not in args:
             raise AssertionError("%s not in gpusched's args %s" % (a, args))
     util.check_eq(find(objs, "Deployment")["spec"]["replicas"], 1, "gpusched replicas")
-    util.check_eq(find(objs, "Role")["rules"][1]["resourceNames"], ["gpu-scheduler"], "the Lease's name")
+    util.check_eq(find(objs, "Role", "gpusched-leader-election")["rules"][1]["resourceNames"], ["gpu-scheduler"],
+                  "the Lease's name")
     util.check_eq(sched["containers"][0]["resources"], {"requests": {"cpu": "50m", "memory": "48Mi"}},
                   "gpusched resources")
     default = pod(objects(), "Deployment")["containers"][0]["args"]
     util.check_eq([a for a in default if a.startswith("--profile")], ["--profile=gpu"], "the default profile")
     util.check_eq([a for a in default if a.startswith("--logging-format")], [], "text logs by default")
+
+
+def namespaced(objs):
+    """(kind, name, namespace) of each namespaced object, and the namespaces named inside the
+    objects: subjects of bindings, gpusched's Lease namespace"""
+    out = [(o["kind"], o["metadata"]["name"], o["metadata"]["namespace"]) for o in objs
+           if o["metadata"].get("namespace")]
+    for o in objs:
+        for s in o.get("subjects", []):
+            out.append((o["kind"] + " subject", s["name"], s.get("namespace")))
+        if o["kind"] == "Deployment":
+            for a in o["spec"]["template"]["spec"]["containers"][0]["args"]:
+                if a.startswith("--leader-elect-resource-namespace="):
+                    out.append(("Lease", "-", a.split("=", 1)[1]))
+    return out
+
+
+def test_the_release_namespace_is_honoured_everywhere():
+    """helm install -n gpu-system puts every namespaced object there, and every namespace named
+    inside them (binding subjects, the Lease) is that one too, but for the Role that lets
+    gpulabel write its Node's Events: those live in "default", where the kubelet puts a Node's
+    Events too; the value namespace is deprecated but still wins, with a warning in the notes."""
+    node_events = {("Role", "gpulabel-events", "default"), ("RoleBinding", "gpulabel-events", "default")}
+    for values in (None, {"gpulabel": {"enabled": False}}, {"gpusched": {"enabled": False}}):
+        ns = namespaced(objects(values, namespace="gpu-system"))
+        if len(ns) < 3:
+            raise AssertionError("too few namespaced objects: %r" % ns)
+        util.check_eq([x for x in ns if x[2] != "gpu-system" and tuple(x) not in node_events], [],
+                      "not in the release's namespace %s" % values)
+    util.check_eq(dry_run_server(render(namespace="gpu-system")), 17, "server dry run in gpu-system")
+    # the deprecated value still names the namespace, and the notes say so
+    ns = namespaced(objects({"namespace": "gpu-system"}, namespace="default"))
+    util.check_eq({x[2] for x in ns if tuple(x) not in node_events}, {"gpu-system"},
+                  "the deprecated value")
+    p = helm("install", "gpulabel", CHART, "-n", "default", "--dry-run=client", "-f",
+             values_file({"namespace": "gpu-system"}))
+    if "WARNING: the value namespace is deprecated: the objects went to gpu-system" not in p.stdout:
+        raise AssertionError("no deprecation warning in the notes: %r" % p.stdout[-600:])
+    p = helm("install", "gpulabel", CHART, "-n", "gpu-system", "--dry-run=client")
+    notes = p.stdout[p.stdout.index("NOTES:"):]
+    if "WARNING" in notes or "gpulabel runs on GPU nodes in gpu-system:" not in notes:
+        raise AssertionError("notes: %r" % notes)
 
 
 def test_bad_values_fail_with_one_line():
@@ -267,3 +333,26 @@ def test_bad_values_fail_with_one_line():
         if p.returncode == 0 or want not in p.stderr:
             raise AssertionError("helm template with %s: exit %d, stderr %r (want %r)" % (
                 values, p.returncode, p.stderr, want))
+
+
+def test_least_privilege_of_the_pod():
+    """docs/security.md: the labeller runs as nobody with the only token; the device plugin as
+    root without capabilities and without a token; no container sees the host's /sys."""
+    ds = pod(objects(), "DaemonSet")
+    util.check_eq(ds.get("automountServiceAccountToken"), False, "no token mounted by default")
+    lab, dp = ds["containers"]
+    util.check_eq((lab["securityContext"].get("runAsNonRoot"), lab["securityContext"].get("runAsUser")),
+                  (True, 65534), "the labeller's user")
+    util.check_eq(dp["securityContext"].get("runAsUser"), 0, "the device plugin's user")
+    for ctr in (lab, dp):
+        sc = ctr["securityContext"]
+        util.check_eq((sc["allowPrivilegeEscalation"], sc["readOnlyRootFilesystem"], sc["capabilities"]),
+                      (False, True, {"drop": ["ALL"]}), "%s: escalation, root fs, capabilities" % ctr["name"])
+    util.check_eq([m["name"] for m in lab["volumeMounts"]], ["serviceaccount"], "the labeller's mounts")
+    util.check_eq([m["name"] for m in dp["volumeMounts"]], ["device-plugins"], "the device plugin's mounts")
+    util.check_eq([v.get("hostPath", {}).get("path") for v in ds["volumes"] if "hostPath" in v],
+                  ["/var/lib/kubelet/device-plugins"], "hostPath volumes")
+    sa = [v for v in ds["volumes"] if v["name"] == "serviceaccount"][0]["projected"]["sources"]
+    util.check_eq(sa[0], {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                  "a projected token, bound to the pod")
+

@@ -170,6 +170,9 @@ RBAC = [
     (GPULABEL, "patch", "nodes/status", None, False),
     (GPULABEL, "get", "pods", "default", False),
     (GPULABEL, "create", "events", "default", True),
+    # Node events live in "default": a Role there, not a ClusterRole
+    (GPULABEL, "create", "events", "kube-system", False),
+    (GPULABEL, "create", "events", "team-a", False),
     (GPULABEL, "delete", "events", "default", False),
     (GPULABEL, "get", "secrets", "kube-system", False),
     (GPUSCHED, "list", "pods", None, True),
@@ -180,6 +183,17 @@ RBAC = [
     (GPUSCHED, "list", "nodes", None, True),
     (GPUSCHED, "watch", "nodes", None, True),
     (GPUSCHED, "create", "events.events.k8s.io", "default", True),
+    (GPUSCHED, "patch", "events.events.k8s.io", "default", True),
+    # verbs serve never sends: no get of pods or nodes, no update, no core Events
+    (GPUSCHED, "get", "pods", "default", False),
+    (GPUSCHED, "update", "pods/status", "default", False),
+    (GPUSCHED, "get", "nodes", None, False),
+    (GPUSCHED, "create", "events", "default", False),
+    (GPUSCHED, "update", "events.events.k8s.io", "default", False),
+    # the secure port's delegated authentication and authorization
+    (GPUSCHED, "create", "tokenreviews.authentication.k8s.io", None, True),
+    (GPUSCHED, "create", "subjectaccessreviews.authorization.k8s.io", None, True),
+    (GPULABEL, "create", "tokenreviews.authentication.k8s.io", None, False),
     (GPUSCHED, "create", "leases.coordination.k8s.io", "kube-system", True),
     (GPUSCHED, "update", "leases.coordination.k8s.io/gpusched", "kube-system", True),
     # PodTopologySpread's system defaults: the Services and controllers that select a pod

@@ -290,8 +290,7 @@ static void handle(const char *line, size_t len)
     json_object_set(o, "id", id ? id : json_null());
     if (opts.env == CEL_ENV_NEW && !cel_selector_length_ok(json_string_length(expr))) {
         json_object_set_new(o, "result", json_string("compile-error"));
-        json_object_set_new(o, "error",
-                            json_string("Too long: may not be more than 10240 bytes"));
+        json_object_set_new(o, "error", json_string("Too long: may not be more than 10240 bytes"));
         answer(o);
         json_decref(o);
         goto out;
@@ -303,7 +302,8 @@ static void handle(const char *line, size_t len)
     }
     if (rc == -EINVAL) {
         json_object_set_new(o, "result", json_string("compile-error"));
-        json_object_set_new(o, "error", json_string(cerr.detail ? cerr.detail : ""));
+        json_object_set_new(
+            o, "error", cerr.detail ? json_stringn(cerr.detail, cerr.detail_len) : json_string(""));
         if (cerr.has_max_cost) {
             has_max_cost = true;
             max_cost = cerr.max_cost;
@@ -335,7 +335,6 @@ static void handle(const char *line, size_t len)
 out:
     json_decref(req);
 }
-
 
 /* ---- --conformance: declared variables, bound values, results of any type ---- */
 
@@ -533,8 +532,8 @@ static bool decode_value(struct arena *a, json_t *j, struct cel_val *out)
 static void handle_conformance(const char *line, size_t len)
 {
     json_error_t jerr;
-    json_t *req = json_loadb(line, len, JSON_ALLOW_NUL, &jerr), *id, *expr, *env, *decls,
-           *binds, *o;
+    json_t *req = json_loadb(line, len, JSON_ALLOW_NUL, &jerr), *id, *expr, *env, *decls, *binds,
+           *o;
     struct cel_compile_opts opts = {0};
     struct cel_program *p = NULL;
     struct cel_compile_error cerr;
@@ -595,7 +594,8 @@ static void handle_conformance(const char *line, size_t len)
                           &cerr);
     if (rc == -EINVAL) {
         json_object_set_new(o, "result", json_string("compile-error"));
-        json_object_set_new(o, "error", json_string(cerr.detail ? cerr.detail : ""));
+        json_object_set_new(
+            o, "error", cerr.detail ? json_stringn(cerr.detail, cerr.detail_len) : json_string(""));
         cel_compile_error_release(&cerr);
     } else if (rc < 0) {
         json_object_set_new(o, "result", json_string("tool-error"));
@@ -689,7 +689,8 @@ static int bench(const char *selpath, const char *devpath, int runs)
         json_t *s = json_loads(line, 0, &jerr), *id, *expr;
         struct cel_program *p;
         struct cel_compile_error cerr;
-        double t, *per = calloc((size_t)runs, sizeof(double)), *cpu = calloc((size_t)runs, sizeof(double));
+        double t, *per = calloc((size_t)runs, sizeof(double)),
+                  *cpu = calloc((size_t)runs, sizeof(double));
         int matches = 0, errors = 0;
         const int compiles = 200;
 
@@ -731,8 +732,8 @@ static int bench(const char *selpath, const char *devpath, int runs)
         qsort(cpu, (size_t)runs, sizeof(double), cmp_double);
         printf("{\"id\":\"%s\",\"compileNs\":%.1f,\"evalNs\":%.2f,\"evalCpuNs\":%.2f,"
                "\"prepareNs\":%.1f,\"viewBytes\":%.0f,\"matches\":%d,\"errors\":%d}\n",
-               json_string_value(id), t, per[runs / 2], cpu[runs / 2], prep_ns, view_bytes,
-               matches, errors);
+               json_string_value(id), t, per[runs / 2], cpu[runs / 2], prep_ns, view_bytes, matches,
+               errors);
         fflush(stdout);
         cel_program_free(p);
         free(per);

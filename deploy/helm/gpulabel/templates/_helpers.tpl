@@ -1,4 +1,5 @@
-{{/* The namespace of every namespaced object: .Values.namespace, else the release's. */}}
+{{/* The namespace of every namespaced object: the release's (helm -n NS), unless the
+     deprecated value namespace names another. */}}
 {{- define "gpulabel.namespace" -}}
 {{- .Values.namespace | default .Release.Namespace -}}
 {{- end -}}
