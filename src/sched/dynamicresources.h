@@ -59,6 +59,11 @@ struct sched_dra *sched_cluster_dra(const struct sched_cluster *c);
 void sched_cluster_set_dra_owner(struct sched_cluster *c, void *owner, void (*owner_free)(void *));
 void *sched_cluster_dra_owner(const struct sched_cluster *c);
 
+/* sched_cluster_set_dra_commit: a placed pod's Reserve and PreBind run in the world (its claims
+ * allocated and reserved there, so the next cycles see the devices taken), as in simulations;
+ * serve turns it on and writes the same to the API. */
+void sched_cluster_set_dra_commit(struct sched_cluster *c, bool on);
+
 /* sched_dra_delegates: a DeviceClass stands for the extended resource (its
  * extendedResourceName, or deviceclass.resource.kubernetes.io/<class>): NodeResourcesFit leaves
  * it to DynamicResources on a node whose allocatable lacks it (shouldDelegateResourceToDRA).

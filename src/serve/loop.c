@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "kube/decode.h"
+#include "serve/dra.h"
 #include "serve/events.h"
 #include "serve/log.h"
 #include "serve/objects.h"
@@ -198,6 +199,21 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
     }
+    serve_dra_prepare(s); /* the resource.k8s.io objects as they are now */
+    {
+        const char *why = serve_dra_refuse(s, &pod);
+
+        if (why) {
+            serve_log(
+                'W', 0,
+                "\"Pod requests an extended resource that a DeviceClass serves; gpusched serve does not create its ResourceClaim, not scheduling it\" pod=%s",
+                log_quote(key));
+            serve_report_failure(s, pp, "Unschedulable", why, NULL);
+            serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_UNSCHEDULABLE, mono_now() - t0);
+            serve_queue_unschedulable(s->queue, key, mono_ms());
+            goto out;
+        }
+    }
     {
         const struct sched_profile *prof = sched_config_find(&s->cfg, pod.scheduler_name);
         rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);
@@ -262,10 +278,21 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=%s node=%s", log_quote(key),
                   log_quote(res.node));
+        if (pod.nresource_claims) {
+            /* DynamicResources' PreBind writes the claims first, then the bind goes */
+            t->ud = s;
+            if ((t->key = strdup(key)) && serve_dra_reserve(s, &pod, res.node, t))
+                break;
+            serve_dra_invalidate(s); /* the world reserved what nobody writes */
+            free(t->key);
+            t->key = NULL;
+        }
         serve_write_submit(s, t, key);
         break;
     }
     case SCHED_UNSCHEDULABLE:
+        if (pod.nresource_claims)
+            serve_dra_invalidate(s); /* (PostFilter may have deallocated in the world) */
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */
@@ -294,6 +321,14 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
     case SCHED_GATED:
+        if (!pod.nscheduling_gates) {
+            /* DynamicResources' PreEnqueue: a claim missing (a template's not made yet by the
+             * resource-claim controller), being deleted or not the pod's; kube-scheduler
+             * writes nothing and tries again on a claim's event */
+            serve_log('I', 2, "\"Pod waits for its ResourceClaims\" pod=%s", log_quote(key));
+            serve_queue_unschedulable(s->queue, key, mono_ms());
+            break;
+        }
         /* kube-scheduler's PreEnqueue holds such a pod: never attempted, counted as gated,
          * back when an update removes the gates */
         serve_report_failure(s, pp, "SchedulingGated",

@@ -25,6 +25,7 @@
 #include "kube/quantity.h"
 #include "sched/sched.h"
 #include "serve/auth.h"
+#include "serve/dra.h"
 #include "serve/log.h"
 #include "serve/loop.h"
 #include "serve/objects.h"
@@ -544,6 +545,11 @@ int serve_main(int argc, char **argv)
         log_quote(kube_client_server(s->client)), o.qps, o.burst,
         s->httpd ? httpd_port(s->httpd) : 0, s->https ? httpd_port(s->https) : 0);
 
+    /* Dynamic Resource Allocation: DeviceClasses, ResourceSlices, ResourceClaims,
+     * ResourceClaimTemplates, DeviceTaintRules, and the claims' writes (before the nodes'
+     * informer: the world keeps the nodes too) */
+    if (serve_dra_start(s))
+        goto out;
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";
     io.path = "/api/v1/nodes";
@@ -643,7 +649,9 @@ out:
         for (size_t i = 0; i < SERVE_SRC_COUNT; i++)
             kube_informer_free(s->src_inf[i]);
         serve_leader_stop(s->leader);
+        serve_dra_stop(s); /* (its writer submits to the binder) */
         serve_binder_free(s->binder);
+        serve_dra_free(s);
         httpd_stop(s->httpd);
         httpd_stop(s->https);
         serve_auth_free(s->auth);

@@ -1,5 +1,6 @@
 /* state.c - serve's shared state: the locking rule and small accessors (see state.h). */
 #include "serve/state.h"
+#include "serve/dra.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ void serve_unassume(struct serve *s, const char *key)
 bool serve_synced(const struct serve *s)
 {
     return s->nodes_synced && s->pods_synced && s->pdbs_synced && s->nss_synced &&
-           s->sources_synced == SERVE_SRC_ALL;
+           s->sources_synced == SERVE_SRC_ALL && serve_dra_synced(s);
 }
 
 bool serve_leading(struct serve *s)

@@ -32,6 +32,7 @@
 
 struct tls_server;
 struct serve_auth;
+struct serve_dra;
 
 /* The flags of gpusched serve. */
 struct serve_opts {
@@ -110,6 +111,7 @@ struct serve {
     volatile sig_atomic_t informer_stop;
     struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf, *ns_inf;
     struct kube_informer *src_inf[SERVE_SRC_COUNT]; /* Services and controllers */
+    struct serve_dra *dra; /* resource.k8s.io: informers, world, claim writes (dra.h) */
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;

@@ -1,4 +1,5 @@
 /* watch.c - watch events into the cluster state and the queue (see watch.h). */
+#include "serve/dra.h"
 #include "serve/watch.h"
 
 #include <errno.h>
@@ -52,6 +53,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
                       log_quote(err_format(&err, msg, sizeof(msg))));
             break;
         }
+        serve_dra_node(s, key, obj, !f || f->fp != fp);
         if (!f) {
             f = malloc(sizeof(*f) + strlen(key) + 1);
             if (f) {
@@ -71,6 +73,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
     }
     case KUBE_INFORMER_DELETE:
         sched_cluster_remove_node(s->cluster, key);
+        serve_dra_node(s, key, NULL, true);
         free(keymap_del(&s->node_fps, key));
         serve_log('I', 4, "\"Node deleted\" node=%s", log_quote(key));
         break;

@@ -1,4 +1,5 @@
 /* writes.c - API writes and their answers (see writes.h). */
+#include "serve/dra.h"
 #include "serve/writes.h"
 
 #include <stdio.h>
@@ -347,6 +348,7 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             if (queued_same_pod(s, t))
                 serve_pending_free(serve_queue_done(s->queue, t->key));
             serve_unlock(s);
+            serve_dra_bind_done(s, t->key, t->uid, true);
             serve_log('I', 2, "\"Successfully bound pod to node\" pod=%s node=%s",
                       log_quote(t->key), log_quote(t->node));
             {
@@ -382,6 +384,7 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             }
             pthread_cond_broadcast(&s->cv);
             serve_unlock(s);
+            serve_dra_bind_done(s, t->key, t->uid, false); /* Unreserve */
             serve_log(t->err->http_status == 409 || t->err->http_status == 404 ? 'I' : 'E',
                       t->err->http_status == 409 || t->err->http_status == 404 ? 2 : 0,
                       "\"Failed to bind pod\" pod=%s node=%s err=%s", log_quote(t->key),

@@ -52,10 +52,17 @@ RESOURCES = {
     ("", "v1", "replicationcontrollers"): ("ReplicationController", True),
     ("apps", "v1", "replicasets"): ("ReplicaSet", True),
     ("apps", "v1", "statefulsets"): ("StatefulSet", True),
+    # Dynamic Resource Allocation
+    ("resource.k8s.io", "v1", "deviceclasses"): ("DeviceClass", False),
+    ("resource.k8s.io", "v1", "resourceslices"): ("ResourceSlice", False),
+    ("resource.k8s.io", "v1", "resourceclaims"): ("ResourceClaim", True),
+    ("resource.k8s.io", "v1", "resourceclaimtemplates"): ("ResourceClaimTemplate", True),
+    ("resource.k8s.io", "v1", "devicetaintrules"): ("DeviceTaintRule", False),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest
-HAS_STATUS = {("", "v1", "nodes"), ("", "v1", "pods"), ("policy", "v1", "poddisruptionbudgets")}
+HAS_STATUS = {("", "v1", "nodes"), ("", "v1", "pods"), ("policy", "v1", "poddisruptionbudgets"),
+              ("resource.k8s.io", "v1", "resourceclaims")}
 
 OPTIMISTIC_LOCK_MSG = ("the object has been modified; please apply your changes to the latest "
                        "version and try again")

@@ -1,0 +1,1358 @@
+/* dra.c - Dynamic Resource Allocation in gpusched serve (see dra.h): the resource.k8s.io
+ * informers' store, the DynamicResources world rebuilt from it, and kube-scheduler v1.37.2's
+ * PreBind and Unreserve of the plugin as API writes on a writer thread of their own (they
+ * read answers, which the binder does not keep). */
+#include "serve/dra.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/arena.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/keymap.h"
+#include "kube/client.h"
+#include "kube/decode.h"
+#include "kube/rules.h"
+#include "sched/dra_cel.h"
+#include "sched/dynamicresources.h"
+#include "serve/log.h"
+#include "serve/objects.h"
+#include "serve/state.h"
+#include "serve/watch.h"
+#include "serve/writes.h"
+
+#define FINALIZER "resource.kubernetes.io/delete-protection"
+#define CLAIMS_PATH "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s"
+#define CONFLICT_RETRIES 5 /* retry.DefaultRetry's steps */
+
+/* a claim as this scheduler last wrote it, or allocated it in a cycle whose PreBind has not
+ * written it yet (in flight): it stands for the informer's copy until the informer shows a
+ * version as new (kube-scheduler's assume cache and in-flight allocations) */
+struct overlay {
+    json_t *obj;
+    long long rv;
+    bool inflight;
+    char key[];
+};
+
+/* one claim of a PreBind */
+struct step {
+    char *ns, *name;
+    json_t *claim; /* the claim as the cycle saw it */
+    json_t *alloc; /* the allocation to write, NULL: only the reservation */
+    char *uid;     /* the claim's uid once reserved (for Unreserve), NULL before */
+};
+
+enum job_kind { JOB_PREBIND, JOB_UNRESERVE };
+
+struct job {
+    enum job_kind kind;
+    char *key, *pod_name, *pod_uid;
+    struct serve_task *bind; /* PREBIND: submitted once the claims are written */
+    struct step *steps;
+    size_t nsteps;
+    struct job *next;
+};
+
+struct serve_dra {
+    struct kube_informer *inf[SERVE_DRA_KINDS];
+    unsigned synced;                     /* a bit per kind */
+    struct keymap objs[SERVE_DRA_KINDS]; /* key -> json_t * (deep copies) */
+    struct keymap nodes;                 /* name -> json_t * */
+    struct keymap over;                  /* claim key -> struct overlay */
+    struct keymap reserved;              /* pod key -> struct job (its claims reserved) */
+    bool dirty;
+    struct sched_dra *w;
+    struct sched_dra_cel cel;
+    bool cel_ready;
+    struct arena a; /* the decoded objects the world borrows */
+    /* the writer thread */
+    pthread_t thread;
+    bool started, stop;
+    pthread_mutex_t jmu;
+    pthread_cond_t jcv;
+    struct job *head, *tail;
+};
+
+static const struct {
+    const char *resource, *path, *what;
+} kinds[SERVE_DRA_KINDS] = {
+    [SERVE_DRA_CLASS] = {"deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses", "DeviceClass"},
+    [SERVE_DRA_SLICE] = {"resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
+                         "ResourceSlice"},
+    [SERVE_DRA_CLAIM] = {"resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
+                         "ResourceClaim"},
+    [SERVE_DRA_TEMPLATE] = {"resourceclaimtemplates",
+                            "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+                            "ResourceClaimTemplate"},
+    [SERVE_DRA_TAINT_RULE] = {"devicetaintrules", "/apis/resource.k8s.io/v1/devicetaintrules",
+                              "DeviceTaintRule"},
+};
+
+static long long rv_of(json_t *obj)
+{
+    const char *rv = serve_jstr(obj, "metadata", "resourceVersion");
+
+    return rv ? atoll(rv) : 0;
+}
+
+static void overlay_free(struct overlay *o)
+{
+    if (o) {
+        json_decref(o->obj);
+        free(o);
+    }
+}
+
+/* an object of a store, under its key */
+struct entry {
+    json_t *obj;
+    char key[];
+};
+
+static json_t *get_json(const struct keymap *m, const char *key)
+{
+    struct entry *e = keymap_get(m, key);
+
+    return e ? e->obj : NULL;
+}
+
+static void del_json(struct keymap *m, const char *key)
+{
+    struct entry *e = keymap_del(m, key);
+
+    if (e) {
+        json_decref(e->obj);
+        free(e);
+    }
+}
+
+/* put_json stores obj (a reference taken over; NULL: out of memory, the key is dropped) */
+static void put_json(struct keymap *m, const char *key, json_t *obj)
+{
+    struct entry *e = obj ? malloc(sizeof(*e) + strlen(key) + 1) : NULL;
+    void *old = NULL;
+
+    if (!e) {
+        json_decref(obj);
+        del_json(m, key);
+        return;
+    }
+    e->obj = obj;
+    memcpy(e->key, key, strlen(key) + 1);
+    if (keymap_put(m, e->key, e, &old)) {
+        json_decref(obj);
+        free(e);
+        del_json(m, key);
+        return;
+    }
+    if (old) {
+        json_decref(((struct entry *)old)->obj);
+        free(old);
+    }
+}
+
+/* ---- the informers ---- */
+
+static void on_obj(struct serve *s, enum serve_dra_kind k, enum kube_informer_op op,
+                   const char *key, json_t *obj)
+{
+    struct serve_dra *d = s->dra;
+
+    serve_lock(s);
+    switch (op) {
+    case KUBE_INFORMER_SYNCED:
+        if (!(d->synced & 1u << k))
+            serve_log('I', 0, "\"%s cache synced\"", kinds[k].what);
+        d->synced |= 1u << k;
+        break;
+    case KUBE_INFORMER_DELETE:
+        del_json(&d->objs[k], key);
+        if (k == SERVE_DRA_CLAIM)
+            overlay_free(keymap_del(&d->over, key));
+        break;
+    case KUBE_INFORMER_ADD:
+    case KUBE_INFORMER_UPDATE:
+        if (k == SERVE_DRA_CLAIM) {
+            struct overlay *o = keymap_get(&d->over, key);
+
+            /* the informer caught up with what this scheduler wrote */
+            if (o && !o->inflight && rv_of(obj) >= o->rv)
+                overlay_free(keymap_del(&d->over, key));
+        }
+        put_json(&d->objs[k], key, json_deep_copy(obj));
+        break;
+    }
+    if (op != KUBE_INFORMER_SYNCED && k != SERVE_DRA_TEMPLATE) {
+        /* kube-scheduler's DynamicResources registers these events: the pods it rejected
+         * (or held in PreEnqueue) are tried again */
+        d->dirty = true;
+        serve_queue_move_all(s->queue, mono_ms());
+    }
+    pthread_cond_broadcast(&s->cv);
+    serve_unlock(s);
+}
+
+static void on_class(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_obj(ud, SERVE_DRA_CLASS, op, key, obj);
+}
+
+static void on_slice(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_obj(ud, SERVE_DRA_SLICE, op, key, obj);
+}
+
+static void on_claim(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_obj(ud, SERVE_DRA_CLAIM, op, key, obj);
+}
+
+static void on_template(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_obj(ud, SERVE_DRA_TEMPLATE, op, key, obj);
+}
+
+static void on_rule(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
+{
+    on_obj(ud, SERVE_DRA_TAINT_RULE, op, key, obj);
+}
+
+bool serve_dra_synced(const struct serve *s)
+{
+    return s->dra && s->dra->synced == (1u << SERVE_DRA_KINDS) - 1;
+}
+
+void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed)
+{
+    struct serve_dra *d = s->dra;
+
+    if (!d)
+        return;
+    if (!obj) {
+        del_json(&d->nodes, name);
+        d->dirty = true;
+        return;
+    }
+    if (!changed && keymap_get(&d->nodes, name))
+        return;
+    put_json(&d->nodes, name, json_deep_copy(obj));
+    d->dirty = true;
+}
+
+/* ---- the world ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* the keys of m, sorted (the world sees the objects in a stable order); NULL when empty or
+ * out of memory */
+static const char **sorted_keys(const struct keymap *m, size_t *n)
+{
+    const char **k = m->len ? malloc(m->len * sizeof(*k)) : NULL;
+    size_t i;
+
+    *n = 0;
+    if (!k)
+        return NULL;
+    for (i = 0; i < m->cap; i++)
+        if (m->slots[i].key)
+            k[(*n)++] = m->slots[i].key;
+    qsort(k, *n, sizeof(*k), cmp_str);
+    return k;
+}
+
+/* the claim as the scheduler sees it: its own write or in-flight allocation, else the
+ * informer's */
+static json_t *claim_json(struct serve_dra *d, const char *key)
+{
+    struct overlay *o = keymap_get(&d->over, key);
+
+    return o ? o->obj : get_json(&d->objs[SERVE_DRA_CLAIM], key);
+}
+
+static void world_drop(struct serve *s)
+{
+    struct serve_dra *d = s->dra;
+
+    sched_cluster_set_dra(s->cluster, NULL);
+    sched_dra_free(d->w);
+    d->w = NULL;
+    arena_release(&d->a);
+}
+
+static int minor_of(const struct serve *s)
+{
+    const struct sched_kube_version *v =
+        s->o.kube_version ? s->o.kube_version : sched_kube_version_find(NULL);
+    const char *dot = v ? strchr(v->name, '.') : NULL;
+
+    return dot ? atoi(dot + 1) : 37;
+}
+
+static void decode_error(const char *what, const char *key, struct err *err)
+{
+    char msg[1200];
+
+    serve_log('W', 0, "\"Cannot decode %s; ignoring it\" object=%s err=%s", what, log_quote(key),
+              log_quote(err_format(err, msg, sizeof(msg))));
+}
+
+static int world_build(struct serve *s)
+{
+    struct serve_dra *d = s->dra;
+    struct dra_features f = dra_features_for(minor_of(s));
+    struct err err;
+    enum serve_dra_kind k;
+    int rc = 0;
+
+    world_drop(s);
+    err_clear(&err);
+    if (!(d->w = sched_dra_new(&d->cel, &f)))
+        return -ENOMEM;
+    {
+        size_t n, i;
+        const char **keys = sorted_keys(&d->nodes, &n);
+
+        for (i = 0; i < n && !rc; i++) {
+            struct kube_node *node = arena_alloc(&d->a, sizeof(*node));
+
+            if (!node) {
+                rc = -ENOMEM;
+            } else if (kube_node_decode(get_json(&d->nodes, keys[i]), &d->a, NULL, node, &err)) {
+                decode_error("node", keys[i], &err);
+            } else {
+                rc = sched_dra_add_node(d->w, node);
+            }
+        }
+        free(keys);
+    }
+    for (k = 0; k < SERVE_DRA_KINDS && !rc; k++) {
+        size_t n, i;
+        const char **keys;
+
+        if (k == SERVE_DRA_TEMPLATE)
+            continue; /* the resource-claim controller makes their claims, not the scheduler */
+        keys = sorted_keys(&d->objs[k], &n);
+        for (i = 0; i < n && !rc; i++) {
+            json_t *obj =
+                k == SERVE_DRA_CLAIM ? claim_json(d, keys[i]) : get_json(&d->objs[k], keys[i]);
+            void *o;
+
+            err_clear(&err);
+            switch (k) {
+            case SERVE_DRA_CLASS:
+                if (!(o = arena_alloc(&d->a, sizeof(struct kube_device_class))))
+                    rc = -ENOMEM;
+                else if (kube_device_class_decode(obj, &d->a, NULL, o, &err))
+                    decode_error(kinds[k].what, keys[i], &err);
+                else
+                    rc = sched_dra_add_class(d->w, o);
+                break;
+            case SERVE_DRA_SLICE:
+                if (!(o = arena_alloc(&d->a, sizeof(struct kube_resource_slice))))
+                    rc = -ENOMEM;
+                else if (kube_resource_slice_decode(obj, &d->a, NULL, o, &err))
+                    decode_error(kinds[k].what, keys[i], &err);
+                else
+                    rc = sched_dra_add_slice(d->w, o);
+                break;
+            case SERVE_DRA_CLAIM:
+                if (!(o = arena_alloc(&d->a, sizeof(struct kube_resource_claim))))
+                    rc = -ENOMEM;
+                else if (kube_resource_claim_decode(obj, &d->a, NULL, o, &err))
+                    decode_error(kinds[k].what, keys[i], &err);
+                else
+                    rc = sched_dra_add_claim(d->w, o);
+                break;
+            case SERVE_DRA_TAINT_RULE:
+                if (!(o = arena_alloc(&d->a, sizeof(struct kube_device_taint_rule))))
+                    rc = -ENOMEM;
+                else if (kube_device_taint_rule_decode(obj, &d->a, NULL, o, &err))
+                    decode_error(kinds[k].what, keys[i], &err);
+                else
+                    rc = sched_dra_add_taint_rule(d->w, o);
+                break;
+            default:
+                break;
+            }
+        }
+        free(keys);
+    }
+    err_clear(&err);
+    if (!rc && (rc = sched_dra_commit(d->w, &err)))
+        serve_log('E', 0, "\"Cannot build the DynamicResources state\" err=%s", log_quote(err.msg));
+    if (rc) {
+        world_drop(s);
+        return rc;
+    }
+    sched_cluster_set_dra(s->cluster, d->w);
+    sched_cluster_set_dra_commit(s->cluster, true);
+    d->dirty = false;
+    return 0;
+}
+
+void serve_dra_prepare(struct serve *s)
+{
+    if (s->dra && (s->dra->dirty || !s->dra->w) && world_build(s))
+        serve_log('E', 0, "\"Out of memory building the DynamicResources state\"");
+}
+
+void serve_dra_invalidate(struct serve *s)
+{
+    if (s->dra)
+        s->dra->dirty = true;
+}
+
+const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod)
+{
+    struct arena a = ARENA_INIT;
+    struct kube_resources req;
+    const char *why = NULL;
+    size_t i;
+
+    if (!s->dra || !s->dra->w || kube_pod_requests(pod, NULL, &a, &req))
+        goto out;
+    for (i = 0; i < req.nscalars; i++)
+        if (sched_dra_delegates(s->dra->w, req.scalars[i].name)) {
+            why = "gpusched serve does not create the ResourceClaim of extended resources that "
+                  "a DeviceClass serves (spec.extendedResourceName or "
+                  "deviceclass.resource.kubernetes.io/<class>): not scheduled";
+            break;
+        }
+out:
+    arena_release(&a);
+    return why;
+}
+
+/* ---- Reserve: what PreBind will write ---- */
+
+/* the request of claim spec named name ("req" or "req/sub"): the request and the subrequest
+ * objects (sub NULL for an exactly request) */
+static json_t *find_request(json_t *claim, const char *name, json_t **sub)
+{
+    json_t *reqs =
+        json_object_get(json_object_get(json_object_get(claim, "spec"), "devices"), "requests");
+    const char *slash = strchr(name, '/');
+    size_t plen = slash ? (size_t)(slash - name) : strlen(name), i, j;
+    json_t *r, *x;
+
+    *sub = NULL;
+    json_array_foreach(reqs, i, r)
+    {
+        const char *rn = json_string_value(json_object_get(r, "name"));
+
+        if (!rn || strlen(rn) != plen || strncmp(rn, name, plen))
+            continue;
+        if (!slash)
+            return r;
+        json_array_foreach(json_object_get(r, "firstAvailable"), j, x)
+        {
+            const char *sn = json_string_value(json_object_get(x, "name"));
+
+            if (sn && !strcmp(sn, slash + 1)) {
+                *sub = x;
+                return r;
+            }
+        }
+        return r;
+    }
+    return NULL;
+}
+
+/* the slice of the world's store publishing driver/pool/device (the newest generation) */
+static json_t *find_slice(struct serve_dra *d, const char *driver, const char *pool,
+                          const char *device, json_t **dev)
+{
+    json_t *best = NULL;
+    long long gen = -1;
+    size_t i, j;
+
+    *dev = NULL;
+    for (i = 0; i < d->objs[SERVE_DRA_SLICE].cap; i++) {
+        json_t *sl, *spec, *x;
+
+        if (!d->objs[SERVE_DRA_SLICE].slots[i].key)
+            continue;
+        sl = ((struct entry *)d->objs[SERVE_DRA_SLICE].slots[i].value)->obj;
+        spec = json_object_get(sl, "spec");
+        if (strcmp(serve_jstr(spec, "driver", NULL) ? serve_jstr(spec, "driver", NULL) : "",
+                   driver) ||
+            strcmp(serve_jstr(json_object_get(spec, "pool"), "name", NULL)
+                       ? serve_jstr(json_object_get(spec, "pool"), "name", NULL)
+                       : "",
+                   pool))
+            continue;
+        json_array_foreach(json_object_get(spec, "devices"), j, x)
+        {
+            const char *n = json_string_value(json_object_get(x, "name"));
+            long long g =
+                json_integer_value(json_object_get(json_object_get(spec, "pool"), "generation"));
+
+            if (n && !strcmp(n, device) && g > gen) {
+                best = sl;
+                *dev = x;
+                gen = g;
+            }
+        }
+    }
+    return best;
+}
+
+static bool same_req(json_t *a, json_t *b)
+{
+    return json_equal(a, b);
+}
+
+/* createNodeSelector: the allocation's node selector from its devices' slices; NULL when it
+ * is available everywhere */
+static json_t *node_selector(struct serve_dra *d, const struct sched_dra_device_out *dv, size_t n,
+                             const char *node)
+{
+    json_t *fields = json_array(), *exprs = json_array(), *out = NULL;
+    size_t i, j, k;
+
+    for (i = 0; i < n && fields && exprs; i++) {
+        json_t *dev, *sl = find_slice(d, dv[i].driver, dv[i].pool, dv[i].device, &dev);
+        json_t *spec = json_object_get(sl, "spec"), *ns, *term;
+        bool per_dev = json_is_true(json_object_get(spec, "perDeviceNodeSelection"));
+        json_t *src = per_dev ? dev : spec;
+
+        if (!sl)
+            continue;
+        if (json_object_get(src, "nodeName") || json_is_true(json_object_get(dev, "bindsToNode"))) {
+            json_decref(fields);
+            json_decref(exprs);
+            return json_pack("{s:[{s:[{s:s,s:s,s:[s]}]}]}", "nodeSelectorTerms", "matchFields",
+                             "key", "metadata.name", "operator", "In", "values", node);
+        }
+        ns = json_object_get(src, "nodeSelector");
+        if (json_array_size(json_object_get(ns, "nodeSelectorTerms")) != 1)
+            continue;
+        term = json_array_get(json_object_get(ns, "nodeSelectorTerms"), 0);
+        for (k = 0; k < 2; k++) {
+            json_t *to = k ? exprs : fields, *r, *have;
+            size_t m;
+
+            json_array_foreach(json_object_get(term, k ? "matchExpressions" : "matchFields"), j, r)
+            {
+                bool dup = false;
+
+                json_array_foreach(to, m, have) dup = dup || same_req(have, r);
+                if (!dup)
+                    json_array_append(to, r);
+            }
+        }
+    }
+    if (fields && exprs && (json_array_size(fields) || json_array_size(exprs))) {
+        json_t *term = json_object();
+
+        if (term) {
+            if (json_array_size(fields))
+                json_object_set(term, "matchFields", fields);
+            if (json_array_size(exprs))
+                json_object_set(term, "matchExpressions", exprs);
+            out = json_pack("{s:[o]}", "nodeSelectorTerms", term);
+        }
+    }
+    json_decref(fields);
+    json_decref(exprs);
+    return out;
+}
+
+static bool str_in(json_t *arr, const char *s)
+{
+    size_t i;
+    json_t *x;
+
+    json_array_foreach(arr, i,
+                       x) if (json_string_value(x) && !strcmp(json_string_value(x), s)) return true;
+    return false;
+}
+
+/* the allocation's configs, as the allocator lists them: each class's configs once (with the
+ * requests of that class), then the claim's configs for allocated requests; a config that
+ * names every request names none */
+static json_t *configs(struct serve_dra *d, json_t *claim, const char **chosen, size_t nreq)
+{
+    json_t *out = json_array(), *reqs, *r, *cfg;
+    json_t *spec_devices = json_object_get(json_object_get(claim, "spec"), "devices");
+    size_t i, j, k;
+    struct {
+        const char *cls;
+        size_t start, end;
+    } seen[64];
+    size_t nseen = 0;
+
+    if (!out)
+        return NULL;
+    reqs = json_object_get(spec_devices, "requests");
+    json_array_foreach(reqs, i, r)
+    {
+        const char *name = i < nreq ? chosen[i] : NULL, *cls;
+        json_t *sub, *x = name ? find_request(claim, name, &sub) : NULL, *c;
+
+        if (!x)
+            continue;
+        cls = serve_jstr(sub ? sub : json_object_get(x, "exactly"), "deviceClassName", NULL);
+        if (!cls)
+            continue;
+        for (k = 0; k < nseen && strcmp(seen[k].cls, cls); k++)
+            ;
+        if (k < nseen) {
+            for (j = seen[k].start; j < seen[k].end; j++)
+                json_array_append_new(json_object_get(json_array_get(out, j), "requests"),
+                                      json_string(name));
+            continue;
+        }
+        c = get_json(&d->objs[SERVE_DRA_CLASS], cls);
+        if (nseen < 64) {
+            seen[nseen].cls = cls;
+            seen[nseen].start = json_array_size(out);
+        }
+        json_array_foreach(json_object_get(json_object_get(c, "spec"), "config"), j, cfg)
+        {
+            json_t *e = json_deep_copy(cfg);
+
+            json_object_set_new(e, "source", json_string("FromClass"));
+            json_object_set_new(e, "requests", json_pack("[s]", name));
+            json_array_append_new(out, e);
+        }
+        if (nseen < 64)
+            seen[nseen++].end = json_array_size(out);
+    }
+    json_array_foreach(json_object_get(spec_devices, "config"), i, cfg)
+    {
+        json_t *creqs = json_object_get(cfg, "requests");
+        bool take = json_array_size(creqs) == 0;
+
+        json_array_foreach(reqs, j, r)
+        {
+            if (take)
+                break;
+            if (str_in(creqs, json_string_value(json_object_get(r, "name"))) ||
+                (j < nreq && chosen[j] && strchr(chosen[j], '/') && str_in(creqs, chosen[j])))
+                take = true;
+        }
+        if (take) {
+            json_t *e = json_deep_copy(cfg);
+
+            json_object_set_new(e, "source", json_string("FromClaim"));
+            json_array_append_new(out, e);
+        }
+    }
+    /* empty means all */
+    json_array_foreach(out, i, cfg)
+    {
+        json_t *creqs = json_object_get(cfg, "requests");
+        bool all = json_array_size(creqs) > 0;
+
+        json_array_foreach(reqs, j, r)
+        {
+            if (!all)
+                break;
+            if (!str_in(creqs, json_string_value(json_object_get(r, "name"))) &&
+                !(j < nreq && chosen[j] && strchr(chosen[j], '/') && str_in(creqs, chosen[j])))
+                all = false;
+        }
+        if (all || !json_array_size(creqs))
+            json_object_del(cfg, "requests");
+    }
+    return out;
+}
+
+/* the AllocationResult the allocator made for claim from the world's devices */
+static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched_dra_device_out *dv,
+                          size_t n, const char *node)
+{
+    json_t *results = json_array(), *alloc, *ns,
+           *reqs = json_object_get(json_object_get(json_object_get(claim, "spec"), "devices"),
+                                   "requests");
+    const char *chosen[64] = {NULL};
+    size_t i, j;
+    json_t *r;
+
+    if (!results)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        json_t *sub, *req = find_request(claim, dv[i].request, &sub);
+        json_t *src = sub ? sub : json_object_get(req, "exactly");
+        json_t *res = json_pack("{s:s,s:s,s:s,s:s}", "request", dv[i].request, "driver",
+                                dv[i].driver, "pool", dv[i].pool, "device", dv[i].device);
+
+        if (!res)
+            continue;
+        if (!sub && json_is_true(json_object_get(src, "adminAccess")))
+            json_object_set_new(res, "adminAccess", json_true());
+        if (json_array_size(json_object_get(src, "tolerations")))
+            json_object_set(res, "tolerations", json_object_get(src, "tolerations"));
+        json_array_append_new(results, res);
+        json_array_foreach(reqs, j, r)
+        {
+            const char *rn = json_string_value(json_object_get(r, "name"));
+            size_t l = rn ? strlen(rn) : 0;
+
+            if (j < 64 && rn && !strncmp(dv[i].request, rn, l) &&
+                (!dv[i].request[l] || dv[i].request[l] == '/'))
+                chosen[j] = dv[i].request;
+        }
+    }
+    alloc = json_pack(
+        "{s:{s:o,s:o}}", "devices", "results", results, "config",
+        configs(d, claim, chosen, json_array_size(reqs) < 64 ? json_array_size(reqs) : 64));
+    if (alloc && !json_array_size(json_object_get(json_object_get(alloc, "devices"), "config")))
+        json_object_del(json_object_get(alloc, "devices"), "config");
+    if (alloc && (ns = node_selector(d, dv, n, node)))
+        json_object_set_new(alloc, "nodeSelector", ns);
+    return alloc;
+}
+
+static bool reserved_for_pod(json_t *claim, const char *uid)
+{
+    size_t i;
+    json_t *r;
+
+    json_array_foreach(json_object_get(json_object_get(claim, "status"), "reservedFor"), i, r)
+    {
+        const char *u = json_string_value(json_object_get(r, "uid"));
+
+        if (u && !strcmp(u, uid))
+            return true;
+    }
+    return false;
+}
+
+static void job_free(struct job *j)
+{
+    size_t i;
+
+    if (!j)
+        return;
+    for (i = 0; i < j->nsteps; i++) {
+        free(j->steps[i].ns);
+        free(j->steps[i].name);
+        free(j->steps[i].uid);
+        json_decref(j->steps[i].claim);
+        json_decref(j->steps[i].alloc);
+    }
+    free(j->steps);
+    free(j->key);
+    free(j->pod_name);
+    free(j->pod_uid);
+    serve_task_free(j->bind);
+    free(j);
+}
+
+static void job_push(struct serve_dra *d, struct job *j)
+{
+    pthread_mutex_lock(&d->jmu);
+    j->next = NULL;
+    if (d->tail)
+        d->tail->next = j;
+    else
+        d->head = j;
+    d->tail = j;
+    pthread_cond_signal(&d->jcv);
+    pthread_mutex_unlock(&d->jmu);
+}
+
+/* the name of pod claim i: the claim it names, or the one its status names for a template */
+static const char *pod_claim_name(const struct kube_pod *pod, size_t i)
+{
+    const struct kube_pod_resource_claim *pc = &kube_pod_ext(pod)->resource_claims[i];
+
+    if (pc->resource_claim_name)
+        return pc->resource_claim_name;
+    return pc->status_claim_name && *pc->status_claim_name ? pc->status_claim_name : NULL;
+}
+
+bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
+                       struct serve_task *bind)
+{
+    struct serve_dra *d = s->dra;
+    const struct sched_dra_device_out *dv = NULL;
+    struct sched_dra_pod_in in;
+    struct job *j;
+    size_t ndv = 0, i, k;
+    char key[600];
+
+    if (!d || !d->w || !pod->nresource_claims)
+        return false;
+    memset(&in, 0, sizeof(in));
+    in.namespace_ = pod->namespace_;
+    in.name = pod->name;
+    in.uid = pod->uid;
+    in.claims = kube_pod_ext(pod)->resource_claims;
+    in.nclaims = pod->nresource_claims;
+    in.pod = pod;
+    if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
+        ndv = 0;
+    if (!(j = calloc(1, sizeof(*j))) ||
+        !(j->steps = calloc(pod->nresource_claims, sizeof(*j->steps))))
+        goto nomem;
+    j->kind = JOB_PREBIND;
+    snprintf(key, sizeof(key), "%s/%s", pod->namespace_, pod->name);
+    if (!(j->key = strdup(key)) || !(j->pod_name = strdup(pod->name)) ||
+        !(j->pod_uid = strdup(pod->uid ? pod->uid : "")))
+        goto nomem;
+    for (i = 0; i < pod->nresource_claims; i++) {
+        const char *name = pod_claim_name(pod, i);
+        struct step *st = &j->steps[j->nsteps];
+        json_t *claim;
+        size_t first = ndv, cnt = 0;
+
+        if (!name)
+            continue;
+        for (k = 0; k < j->nsteps; k++)
+            if (!strcmp(j->steps[k].name, name))
+                break;
+        if (k < j->nsteps)
+            continue; /* named twice: written once */
+        snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+        claim = claim_json(d, key);
+        if (!claim || reserved_for_pod(claim, j->pod_uid))
+            continue;
+        if (!(st->ns = strdup(pod->namespace_)) || !(st->name = strdup(name)))
+            goto nomem;
+        st->claim = json_deep_copy(claim);
+        if (!st->claim)
+            goto nomem;
+        j->nsteps++;
+        if (json_object_get(json_object_get(claim, "status"), "allocation"))
+            continue;
+        /* allocated in this cycle: its devices, as the world holds them now */
+        for (k = 0; k < ndv; k++)
+            if (!strcmp(dv[k].claim_namespace, pod->namespace_) &&
+                !strcmp(dv[k].claim_name, name)) {
+                if (first == ndv)
+                    first = k;
+                cnt++;
+            }
+        if (!(st->alloc = allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node)))
+            goto nomem;
+        {
+            /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
+            struct overlay *o = malloc(sizeof(*o) + strlen(key) + 1);
+            json_t *copy = json_deep_copy(claim), *status, *fin;
+            void *old = NULL;
+
+            if (!o || !copy) {
+                free(o);
+                json_decref(copy);
+                goto nomem;
+            }
+            memcpy(o->key, key, strlen(key) + 1);
+            status = json_object_get(copy, "status");
+            if (!json_is_object(status)) {
+                status = json_object();
+                json_object_set_new(copy, "status", status);
+            }
+            json_object_set(status, "allocation", st->alloc);
+            fin = json_object_get(json_object_get(copy, "metadata"), "finalizers");
+            if (!json_is_array(fin)) {
+                fin = json_array();
+                json_object_set_new(json_object_get(copy, "metadata"), "finalizers", fin);
+            }
+            if (!str_in(fin, FINALIZER))
+                json_array_append_new(fin, json_string(FINALIZER));
+            o->obj = copy;
+            o->rv = rv_of(copy);
+            o->inflight = true;
+            if (keymap_put(&d->over, o->key, o, &old)) {
+                overlay_free(o);
+                goto nomem;
+            }
+            overlay_free(old);
+        }
+    }
+    if (!j->nsteps) {
+        job_free(j);
+        return false;
+    }
+    j->bind = bind;
+    job_push(d, j);
+    return true;
+nomem:
+    serve_log('E', 0, "\"Out of memory preparing the claims' writes\" pod=%s", log_quote(key));
+    job_free(j);
+    return false;
+}
+
+/* ---- the writer thread: PreBind and Unreserve ---- */
+
+static char *claim_path(const char *ns, const char *name, const char *sub)
+{
+    return buf_fmt(CLAIMS_PATH "%s", ns, name, sub ? sub : "");
+}
+
+static json_t *without_key(json_t *claim)
+{
+    return json_deep_copy(claim);
+}
+
+/* send obj with method to path; *out the answer's object (NULL when none) */
+static int send_json(struct serve *s, const char *method, const char *path, const char *ctype,
+                     json_t *obj, json_t **out, struct err *err)
+{
+    struct kube_response resp;
+    char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    int rc;
+
+    memset(&resp, 0, sizeof(resp));
+    if (out)
+        *out = NULL;
+    if (obj && !body)
+        return err_set(err, -ENOMEM, "out of memory");
+    rc = kube_client_request(s->client, method, path, ctype, body, body ? strlen(body) : 0, &resp,
+                             err);
+    free(body);
+    if (!rc && out && resp.json)
+        *out = json_incref(resp.json);
+    kube_response_release(&resp);
+    return rc;
+}
+
+static void rfc3339_now(char *buf, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* bindClaim: the finalizer (a normal update), then the allocation and the reservation (a
+ * status update), again from a fresh GET after a conflict; *out the claim as written */
+static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **out,
+                      struct err *err)
+{
+    json_t *claim = without_key(st->claim), *updated = NULL, *status, *rf, *fin;
+    char *path = claim_path(st->ns, st->name, NULL),
+         *spath = claim_path(st->ns, st->name, "/status");
+    int attempt, rc = -ENOMEM;
+
+    *out = NULL;
+    if (!claim || !path || !spath)
+        goto out;
+    for (attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+        if (attempt) {
+            json_decref(claim);
+            claim = NULL;
+            mono_sleep_ms(10 << (attempt - 1));
+            if ((rc = send_json(s, "GET", path, NULL, NULL, &claim, err)))
+                break;
+            if (!claim) {
+                rc = err_set(err, -EPROTO, "get updated claim %s/%s: no object", st->ns, st->name);
+                break;
+            }
+        }
+        if (json_object_get(json_object_get(claim, "metadata"), "deletionTimestamp")) {
+            rc = err_set(err, -EINVAL, "claim %s/%s got deleted in the meantime", st->ns, st->name);
+            break;
+        }
+        status = json_object_get(claim, "status");
+        if (!json_is_object(status)) {
+            status = json_object();
+            json_object_set_new(claim, "status", status);
+        }
+        if (st->alloc) {
+            if (json_object_get(status, "allocation")) {
+                rc = err_set(err, -EINVAL, "claim %s/%s got allocated elsewhere in the meantime",
+                             st->ns, st->name);
+                break;
+            }
+            fin = json_object_get(json_object_get(claim, "metadata"), "finalizers");
+            if (!str_in(fin, FINALIZER)) {
+                if (!json_is_array(fin)) {
+                    fin = json_array();
+                    json_object_set_new(json_object_get(claim, "metadata"), "finalizers", fin);
+                }
+                json_array_append_new(fin, json_string(FINALIZER));
+                rc = send_json(s, "PUT", path, "application/json", claim, &updated, err);
+                if (rc == -EBUSY)
+                    continue;
+                if (rc) {
+                    err_prefix(err, "add finalizer to claim %s/%s: ", st->ns, st->name);
+                    break;
+                }
+                json_decref(claim);
+                claim = updated;
+                updated = NULL;
+                status = json_object_get(claim, "status");
+                if (!json_is_object(status)) {
+                    status = json_object();
+                    json_object_set_new(claim, "status", status);
+                }
+            }
+            json_object_set(status, "allocation", st->alloc);
+        }
+        rf = json_object_get(status, "reservedFor");
+        if (!json_is_array(rf)) {
+            rf = json_array();
+            json_object_set_new(status, "reservedFor", rf);
+        }
+        json_array_append_new(rf, json_pack("{s:s,s:s,s:s}", "resource", "pods", "name",
+                                            j->pod_name, "uid", j->pod_uid));
+        {
+            /* DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are on in v1.37 */
+            json_t *al = json_object_get(status, "allocation");
+
+            if (!al) {
+                rc = err_set(err, -EINVAL, "claim %s/%s got deallocated elsewhere in the meantime",
+                             st->ns, st->name);
+                break;
+            }
+            if (!json_object_get(al, "allocationTimestamp")) {
+                char ts[40];
+
+                rfc3339_now(ts, sizeof(ts));
+                al = json_deep_copy(al);
+                json_object_set_new(al, "allocationTimestamp", json_string(ts));
+                json_object_set_new(status, "allocation", al);
+            }
+        }
+        rc = send_json(s, "PUT", spath, "application/json", claim, &updated, err);
+        if (rc == -EBUSY)
+            continue;
+        if (rc)
+            err_prefix(err,
+                       "add %sreservation to claim %s/%s: ", st->alloc ? "allocation and " : "",
+                       st->ns, st->name);
+        break;
+    }
+    if (!rc && updated)
+        *out = updated;
+    else
+        json_decref(updated);
+out:
+    json_decref(claim);
+    free(path);
+    free(spath);
+    return rc;
+}
+
+/* Unreserve: the pod off the claims reserved for it in PreBind (a strategic merge patch that
+ * needs no fresh copy) */
+static void unreserve(struct serve *s, struct job *j)
+{
+    size_t i;
+
+    for (i = 0; i < j->nsteps; i++) {
+        struct step *st = &j->steps[i];
+        char *path, *body;
+        struct err err;
+        int rc;
+
+        if (!st->uid)
+            continue;
+        path = claim_path(st->ns, st->name, "/status");
+        body = buf_fmt("{\"metadata\":{\"uid\":\"%s\"},\"status\":{\"reservedFor\":[{\"$patch\":"
+                       "\"delete\",\"uid\":\"%s\"}]}}",
+                       st->uid, j->pod_uid);
+        err_clear(&err);
+        rc = path && body ? kube_client_request(s->client, "PATCH", path,
+                                                "application/strategic-merge-patch+json", body,
+                                                strlen(body), NULL, &err)
+                          : -ENOMEM;
+        if (rc) {
+            char msg[1200];
+
+            serve_log('E', 0, "\"unreserve\" resourceclaim=\"%s/%s\" err=%s", st->ns, st->name,
+                      log_quote(err_format(&err, msg, sizeof(msg))));
+        } else {
+            serve_log('I', 5, "\"unreserve\" resourceclaim=\"%s/%s\" pod=%s", st->ns, st->name,
+                      log_quote(j->key));
+        }
+        free(path);
+        free(body);
+    }
+}
+
+/* keep what was written as the scheduler's copy until the informer shows it (mu held) */
+static void assume(struct serve_dra *d, const char *ns, const char *name, json_t *obj)
+{
+    char key[600];
+    struct overlay *o;
+    void *old = NULL;
+
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (!obj) {
+        overlay_free(keymap_del(&d->over, key));
+        return;
+    }
+    {
+        json_t *have = get_json(&d->objs[SERVE_DRA_CLAIM], key);
+
+        if (have && rv_of(have) >= rv_of(obj)) {
+            overlay_free(keymap_del(&d->over, key));
+            return;
+        }
+    }
+    if (!(o = malloc(sizeof(*o) + strlen(key) + 1))) {
+        overlay_free(keymap_del(&d->over, key));
+        return;
+    }
+    memcpy(o->key, key, strlen(key) + 1);
+    o->obj = json_deep_copy(obj);
+    o->rv = rv_of(obj);
+    o->inflight = false;
+    if (!o->obj || keymap_put(&d->over, o->key, o, &old)) {
+        overlay_free(o);
+        overlay_free(keymap_del(&d->over, key));
+        return;
+    }
+    overlay_free(old);
+}
+
+static void prebind(struct serve *s, struct job *j)
+{
+    struct serve_dra *d = s->dra;
+    struct serve_task *t = j->bind;
+    struct err err;
+    size_t i;
+    int rc = 0;
+
+    err_clear(&err);
+    for (i = 0; i < j->nsteps && !rc; i++) {
+        struct step *st = &j->steps[i];
+        json_t *written = NULL;
+
+        rc = bind_claim(s, j, st, &written, &err);
+        serve_lock(s);
+        if (!rc) {
+            const char *uid = serve_jstr(written, "metadata", "uid");
+
+            st->uid = strdup(uid ? uid : "");
+            assume(d, st->ns, st->name, written);
+        } else if (st->alloc) {
+            /* the allocation is no longer in flight: back to the informer's claim */
+            char key[600];
+
+            snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+            overlay_free(keymap_del(&d->over, key));
+        }
+        d->dirty = true;
+        serve_unlock(s);
+        json_decref(written);
+    }
+    serve_lock(s);
+    for (; i < j->nsteps; i++) {
+        /* not reached: their in-flight allocations go */
+        char key[600];
+        struct overlay *o;
+
+        snprintf(key, sizeof(key), "%s/%s", j->steps[i].ns, j->steps[i].name);
+        if (j->steps[i].alloc && (o = keymap_get(&d->over, key)) && o->inflight)
+            overlay_free(keymap_del(&d->over, key));
+    }
+    d->dirty = true;
+    serve_unlock(s);
+    j->bind = NULL;
+    if (!rc) {
+        void *old = NULL;
+
+        serve_lock(s);
+        serve_log('I', 5, "\"Claims reserved\" pod=%s claims=%zu", log_quote(j->key), j->nsteps);
+        if (keymap_put(&d->reserved, j->key, j, &old)) {
+            job_free(j); /* (out of memory: no Unreserve for it) */
+            old = NULL;
+        }
+        serve_unlock(s);
+        job_free(old);
+        t->bind_start_ms = mono_ms();
+        serve_binder_submit(s->binder, t); /* j is the binder's answer's from here */
+        return;
+    }
+    /* a PreBind error fails the binding cycle: Unreserve, and the pod goes back as after a
+     * failed bind */
+    {
+        char msg[1200];
+
+        serve_log('E', 0,
+                  "\"Failed running PreBind plugin\" plugin=\"DynamicResources\" pod=%s err=%s",
+                  log_quote(j->key), log_quote(err_format(&err, msg, sizeof(msg))));
+        unreserve(s, j);
+        t->rc = rc;
+        /* (as a 500: not "no answer", the pod did not land; not a 404 or 409 of the pod) */
+        err.http_status = 500;
+        err_prefix(&err, "running PreBind plugin \"DynamicResources\": ");
+        t->err = &err;
+        t->ud = s;
+        serve_on_task_done(s, t); /* frees t */
+    }
+    job_free(j);
+}
+
+static void *writer(void *arg)
+{
+    struct serve *s = arg;
+    struct serve_dra *d = s->dra;
+
+    for (;;) {
+        struct job *j;
+
+        pthread_mutex_lock(&d->jmu);
+        while (!d->head && !d->stop)
+            pthread_cond_wait(&d->jcv, &d->jmu);
+        if (!d->head) {
+            pthread_mutex_unlock(&d->jmu);
+            return NULL;
+        }
+        j = d->head;
+        d->head = j->next;
+        if (!d->head)
+            d->tail = NULL;
+        pthread_mutex_unlock(&d->jmu);
+        if (j->kind == JOB_PREBIND) {
+            prebind(s, j);
+        } else {
+            unreserve(s, j);
+            job_free(j);
+        }
+    }
+}
+
+void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok)
+{
+    struct serve_dra *d = s->dra;
+    struct job *j;
+
+    if (!d)
+        return;
+    serve_lock(s);
+    j = keymap_get(&d->reserved, key);
+    if (j && strcmp(j->pod_uid, uid ? uid : ""))
+        j = NULL;
+    if (j)
+        keymap_del(&d->reserved, key);
+    if (j && !ok)
+        d->dirty = true;
+    serve_unlock(s);
+    if (!j)
+        return;
+    if (ok) {
+        job_free(j);
+        return;
+    }
+    j->kind = JOB_UNRESERVE;
+    job_push(d, j);
+}
+
+/* ---- start and stop ---- */
+
+int serve_dra_start(struct serve *s)
+{
+    struct serve_dra *d = calloc(1, sizeof(*d));
+    struct kube_informer_opts io;
+    static const kube_informer_fn fns[SERVE_DRA_KINDS] = {on_class, on_slice, on_claim, on_template,
+                                                          on_rule};
+    struct err err;
+    int k;
+
+    if (!d)
+        return -ENOMEM;
+    s->dra = d;
+    pthread_mutex_init(&d->jmu, NULL);
+    if (mono_cond_init(&d->jcv) || sched_dra_cel_init(&d->cel)) {
+        fprintf(stderr, "gpusched serve: out of memory\n");
+        return -ENOMEM;
+    }
+    d->cel_ready = true;
+    d->dirty = true;
+    if (pthread_create(&d->thread, NULL, writer, s)) {
+        fprintf(stderr, "gpusched serve: cannot start the claim writer's thread\n");
+        return -EAGAIN;
+    }
+    d->started = true;
+    err_clear(&err);
+    memset(&io, 0, sizeof(io));
+    io.log = serve_on_informer_log;
+    io.ud = s;
+    io.stop = &s->informer_stop;
+    for (k = 0; k < SERVE_DRA_KINDS; k++) {
+        io.resource = kinds[k].resource;
+        io.path = kinds[k].path;
+        io.fn = fns[k];
+        if (kube_informer_start(s->client, &io, &d->inf[k], &err)) {
+            fprintf(stderr, "gpusched serve: %s\n", err.msg);
+            return -EIO;
+        }
+    }
+    return 0;
+}
+
+static void json_map_release(struct keymap *m)
+{
+    size_t i;
+
+    for (i = 0; i < m->cap; i++)
+        if (m->slots[i].key) {
+            json_decref(((struct entry *)m->slots[i].value)->obj);
+            free(m->slots[i].value);
+        }
+    keymap_release(m);
+}
+
+void serve_dra_stop(struct serve *s)
+{
+    struct serve_dra *d = s->dra;
+    int k;
+
+    if (!d)
+        return;
+    for (k = 0; k < SERVE_DRA_KINDS; k++)
+        kube_informer_free(d->inf[k]);
+    if (d->started) {
+        pthread_mutex_lock(&d->jmu);
+        d->stop = true;
+        pthread_cond_signal(&d->jcv);
+        pthread_mutex_unlock(&d->jmu);
+        pthread_join(d->thread, NULL);
+        d->started = false;
+    }
+    for (k = 0; k < SERVE_DRA_KINDS; k++)
+        d->inf[k] = NULL;
+}
+
+void serve_dra_free(struct serve *s)
+{
+    struct serve_dra *d = s->dra;
+    size_t i;
+    int k;
+
+    if (!d)
+        return;
+    serve_dra_stop(s);
+    while (d->head) {
+        struct job *j = d->head;
+
+        d->head = j->next;
+        job_free(j);
+    }
+    if (s->cluster)
+        world_drop(s);
+    if (d->cel_ready)
+        sched_dra_cel_release(&d->cel);
+    for (k = 0; k < SERVE_DRA_KINDS; k++)
+        json_map_release(&d->objs[k]);
+    json_map_release(&d->nodes);
+    for (i = 0; i < d->over.cap; i++)
+        if (d->over.slots[i].key)
+            overlay_free(d->over.slots[i].value);
+    keymap_release(&d->over);
+    for (i = 0; i < d->reserved.cap; i++)
+        if (d->reserved.slots[i].key)
+            job_free(d->reserved.slots[i].value);
+    keymap_release(&d->reserved);
+    pthread_mutex_destroy(&d->jmu);
+    pthread_cond_destroy(&d->jcv);
+    free(d);
+    s->dra = NULL;
+}

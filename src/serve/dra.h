@@ -1,0 +1,72 @@
+/* dra.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
+ * their informers, the DynamicResources plugin's world rebuilt from them when they change, and
+ * the plugin's PreBind and Unreserve as API writes (a claim's status.allocation and
+ * status.reservedFor before the bind, the reservation taken back when the bind fails), on a
+ * thread of its own. Design notes: docs/serve.md, "Dynamic Resource Allocation". */
+#ifndef SERVE_DRA_H
+#define SERVE_DRA_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "kube/informer.h"
+#include "kube/object.h"
+
+struct serve;
+struct serve_task;
+
+/* The kinds serve watches, one informer each. */
+enum serve_dra_kind {
+    SERVE_DRA_CLASS,
+    SERVE_DRA_SLICE,
+    SERVE_DRA_CLAIM,
+    SERVE_DRA_TEMPLATE,
+    SERVE_DRA_TAINT_RULE,
+    SERVE_DRA_KINDS
+};
+
+/* serve_dra_start makes s->dra and starts its informers and its writer thread (s->client is
+ * borrowed). Returns 0 or -ENOMEM/-errno with a line on stderr. serve_dra_stop joins them
+ * (s->informer_stop set first); NULL-safe. */
+int serve_dra_start(struct serve *s);
+void serve_dra_stop(struct serve *s);
+
+/* serve_dra_free frees s->dra once the binder is gone too (its answers may still queue an
+ * Unreserve until then). NULL-safe. */
+void serve_dra_free(struct serve *s);
+
+/* serve_dra_synced: every DRA informer has delivered its first list (mu held). */
+bool serve_dra_synced(const struct serve *s);
+
+/* serve_dra_node keeps a node's JSON for the world (the node informer's handler calls it under
+ * mu; obj NULL: deleted). changed says whether the node's fingerprint changed. */
+void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed);
+
+/* serve_dra_prepare gives the cluster a world built from the objects as they are now (mu
+ * held), rebuilt only when something changed since the last one. */
+void serve_dra_prepare(struct serve *s);
+
+/* serve_dra_refuse: why serve does not schedule pod (a request of an extended resource that a
+ * DeviceClass maps: kube-scheduler would create a claim for it), NULL when it does. The text
+ * is static. */
+const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod);
+
+/* serve_dra_reserve is Reserve after a successful cycle on node (mu held): when the pod has
+ * claims to allocate or reserve, the allocations go in flight (later cycles see their
+ * devices taken) and bind (which the caller built) goes to the writer thread, which writes the
+ * claims (PreBind) and then submits the bind, or fails it as a bind fails. Returns true when it
+ * took bind, false when the pod has nothing to write (the caller submits bind itself). */
+bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
+                       struct serve_task *bind);
+
+/* serve_dra_bind_done: the bind of pod key (uid) was answered: on failure the claims reserved
+ * for it in PreBind are unreserved (Unreserve); either way its PreBind record goes. Any
+ * thread; mu not held. */
+void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
+
+/* serve_dra_unschedulable: a DRA pod's cycle found no node; the world may have changed in
+ * ways the API has not (PostFilter): rebuild it before the next cycle (mu held). */
+void serve_dra_invalidate(struct serve *s);
+
+#endif
