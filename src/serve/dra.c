@@ -975,7 +975,20 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
                     json_object_set_new(json_object_get(claim, "metadata"), "finalizers", fin);
                 }
                 json_array_append_new(fin, json_string(FINALIZER));
-                rc = send_json(s, "PUT", path, "application/json", claim, &updated, err);
+                /* kube-scheduler's Update, as a merge patch with the same precondition (the
+                 * resourceVersion): a PUT of the whole claim would send the opaque
+                 * parameters re-encoded, which the API server may find changed */
+                {
+                    json_t *patch = json_pack(
+                        "{s:{s:O,s:O}}", "metadata", "resourceVersion",
+                        json_object_get(json_object_get(claim, "metadata"), "resourceVersion"),
+                        "finalizers", fin);
+
+                    rc = patch ? send_json(s, "PATCH", path, "application/merge-patch+json", patch,
+                                           &updated, err)
+                               : err_set(err, -ENOMEM, "out of memory");
+                    json_decref(patch);
+                }
                 if (rc == -EBUSY)
                     continue;
                 if (rc) {

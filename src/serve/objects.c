@@ -72,7 +72,8 @@ static bool waits_for_pods(json_t *obj)
 }
 
 /* serve_pending_new keeps what scheduling needs from a pod: the JSON without apiVersion, kind,
- * managedFields, resourceVersion and status (except status.nominatedNodeName), and the hash
+ * managedFields, resourceVersion and status (except status.nominatedNodeName,
+ * resourceClaimStatuses and extendedResourceClaimStatus), and the hash
  * of what kube-scheduler's isPodUpdated compares. */
 struct serve_pending *serve_pending_new(json_t *obj)
 {
@@ -90,24 +91,45 @@ struct serve_pending *serve_pending_new(json_t *obj)
     json_object_del(md, "resourceVersion"); /* kept apart: pp->resource_version */
     json_object_set_new(copy, "metadata", md);
     md = NULL;
-    json_object_del(copy, "status");
     json_object_del(copy, "apiVersion"); /* a list's items have none, a watch event's have */
     json_object_del(copy, "kind");
-    if (nom && *nom) {
-        json_object_set_new(copy, "status", json_pack("{s:s}", "nominatedNodeName", nom));
-        if (!(pp->watch_nominated = strdup(nom)))
+    {
+        /* of the status: the nomination, and the claims the resource-claim controller made
+         * for the pod's templates (DynamicResources reads them) */
+        json_t *st = json_object(), *old = json_object_get(obj, "status");
+        static const char *const keep[] = {"resourceClaimStatuses", "extendedResourceClaimStatus"};
+        size_t i;
+
+        if (!st)
             goto fail;
+        for (i = 0; i < 2; i++)
+            if (json_object_get(old, keep[i]))
+                json_object_set(st, keep[i], json_object_get(old, keep[i]));
+        if (nom && *nom) {
+            json_object_set_new(st, "nominatedNodeName", json_string(nom));
+            if (!(pp->watch_nominated = strdup(nom))) {
+                json_decref(st);
+                goto fail;
+            }
+        }
+        if (json_object_size(st))
+            json_object_set_new(copy, "status", st);
+        else {
+            json_object_del(copy, "status");
+            json_decref(st);
+        }
     }
     pp->json = json_dumps(copy, JSON_COMPACT);
     {
         /* what kube-scheduler's isPodUpdated compares: no resourceVersion, generation,
-         * managedFields, finalizers or status */
+         * managedFields, finalizers or status, but the claims made for the pod (a claim's
+         * name in resourceClaimStatuses moves it: DynamicResources' pod update event) */
         char *bare;
         const char *p;
 
         json_object_del(json_object_get(copy, "metadata"), "generation");
         json_object_del(json_object_get(copy, "metadata"), "finalizers");
-        json_object_del(copy, "status");
+        json_object_del(json_object_get(copy, "status"), "nominatedNodeName");
         bare = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
         if (!bare)
             goto fail;

@@ -31,7 +31,8 @@ struct serve_pending {
 bool serve_pending_waits_for_pods(const void *pp);
 
 /* serve_pending_new keeps what scheduling needs from a pod: its JSON without apiVersion, kind,
- * managedFields, resourceVersion and status (except status.nominatedNodeName), its
+ * managedFields, resourceVersion and status (except status.nominatedNodeName and the claims
+ * made for the pod: resourceClaimStatuses, extendedResourceClaimStatus), its
  * namespace, name, uid and resourceVersion, and sched_hash (serve_pending_same). NULL when
  * out of memory. serve_pending_free frees one (NULL is fine; the void * suits the queue). */
 struct serve_pending *serve_pending_new(json_t *obj);

@@ -1,0 +1,263 @@
+"""gpusched serve and Dynamic Resource Allocation on the real control plane (k8s_util: the real
+kube-apiserver, kube-controller-manager with the resource-claim controller), judged by the real
+kube-scheduler v1.37.2: the same pods, once under each, on twin nodes and devices of their own
+(prefix "ks-" for kube-scheduler, "gs-" for gpusched), must end the same way:
+
+- a pod with a ResourceClaim, a pod with a ResourceClaimTemplate (its claim made by the
+  resource-claim controller), two pods created together whose claims want the one device of
+  its kind (the second must not get it while the first's allocation is in flight), and a pod
+  whose bind the API server refuses (a ValidatingAdmissionPolicy): PreBind allocated and
+  reserved its claim, Unreserve took the reservation back, the allocation stays;
+- placements, each claim's status.allocation (results, config, node selector; the timestamp
+  only as present), its finalizers and reservedFor, and the FailedScheduling message of the
+  pod left without a device.
+gpusched runs with deploy/gpusched/rbac.yaml's role and must not be refused anything; a pod
+asking for an extended resource that a DeviceClass serves is refused with a clear event.
+"""
+import copy
+import json
+
+import k8s_util
+import util
+from k8s_util import wait_for
+from serve_util import Serve
+
+NS_SA, SA = "kube-system", "gpusched"
+DRIVER = "gpu.example.com"  # behind the prefix: "ks-gpu.example.com"
+
+_tmp = k8s_util.tmpdir("k8s-serve-dra-tmp-")
+_state = {}
+
+
+def setup():
+    if not _state:
+        c = k8s_util.cluster("serve-dra")
+        c.apply_file("deploy/gpusched/rbac.yaml")
+        kc = c.sa_kubeconfig(NS_SA, SA)
+        # the bind of any pod named bind-fails is refused by the API server
+        c.apply([{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                  "metadata": {"name": "no-bind-fails"},
+                  "spec": {"failurePolicy": "Fail",
+                           "matchConstraints": {"resourceRules": [{
+                               "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                               "resources": ["pods/binding"]}]},
+                           "validations": [{"expression": "object.metadata.name != 'bind-fails'",
+                                            "message": "binding bind-fails is refused"}]}},
+                 {"apiVersion": "admissionregistration.k8s.io/v1",
+                  "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "no-bind-fails"},
+                  "spec": {"policyName": "no-bind-fails", "validationActions": ["Deny"]}}])
+        for prefix in ("ks-", "gs-"):
+            world(c, prefix)
+        _state["c"], _state["kc"] = c, kc
+    return _state["c"], _state["kc"]
+
+
+def device(name, model):
+    return {"name": name, "attributes": {"model": {"string": model}, "index": {"int": int(name[-1])}},
+            "capacity": {"memory": {"value": "16Gi"}}}
+
+
+def world(c, p):
+    """Two nodes, a DeviceClass with a config, a slice per node: p+"a" has three small GPUs,
+    p+"b" one big, one small and one fpga."""
+    for n in ("a", "b"):
+        c.create_node(k8s_util.gpu_node(p + n, gpus=0, labels={"dra-test": p.strip("-")}))
+    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": p + "gpu"},
+              "spec": {"selectors": [{"cel": {"expression": "device.driver == '%s'" % (p + DRIVER)}}],
+                       "config": [{"opaque": {"driver": p + DRIVER, "parameters": {"class": "x"}}}]}}])
+    devs = {"a": [device("a0", "small"), device("a1", "small"), device("a2", "small")],
+            "b": [device("b0", "big"), device("b1", "small"), device("b2", "fpga")]}
+    for n in ("a", "b"):
+        c.create("/apis/resource.k8s.io/v1/resourceslices",
+                 {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                  "metadata": {"name": p + n + "-" + DRIVER},
+                  "spec": {"driver": p + DRIVER, "nodeName": p + n,
+                           "pool": {"name": p + n, "generation": 1, "resourceSliceCount": 1},
+                           "devices": devs[n]}})
+
+
+def claim_spec(p, model, count=1, config=False):
+    spec = {"devices": {"requests": [{"name": "gpus", "exactly": {
+        "deviceClassName": p + "gpu", "count": count, "allocationMode": "ExactCount",
+        "selectors": [{"cel": {"expression": "device.attributes['%s'].model == '%s'" % (p + DRIVER, model)}}]}}]}}
+    if config:
+        spec["devices"]["config"] = [{"requests": ["gpus"],
+                                      "opaque": {"driver": p + DRIVER, "parameters": {"claim": "yes"}}}]
+    return spec
+
+
+def pod(name, scheduler, claims, node=None):
+    spec = {"schedulerName": scheduler, "terminationGracePeriodSeconds": 0,
+            "resourceClaims": claims,
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": "100m"},
+                                          "claims": [{"name": cl["name"]} for cl in claims]}}]}
+    if node:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def namespace(c, ns):
+    c.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    wait_for("the default ServiceAccount of " + ns,
+             lambda: c.get_or_none("/api/v1/namespaces/%s/serviceaccounts/default" % ns))
+
+
+def claims_path(ns):
+    return "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims" % ns
+
+
+def create_pods(c, ns, p, scheduler):
+    """The claims, the template and the pods; the two rivals are created one after the other
+    before the scheduler starts, so that both wait when it does."""
+    for name, model, cfg in (("single", "big", True), ("rival-1", "fpga", False),
+                             ("rival-2", "fpga", False), ("doomed", "small", False)):
+        # compact JSON, as kubectl and client-go send it: the API server keeps opaque parameters
+        # as sent, and a JSON client's later write of the claim (gpusched's finalizer patch)
+        # would otherwise be refused, "spec: field is immutable" (docs/serve.md)
+        c.request("POST", claims_path(ns), json.dumps(
+            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name},
+             "spec": claim_spec(p, model, config=cfg)}, separators=(",", ":")))
+    c.create("/apis/resource.k8s.io/v1/namespaces/%s/resourceclaimtemplates" % ns,
+             {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+              "metadata": {"name": "two-small"}, "spec": {"spec": claim_spec(p, "small", count=2)}})
+    pods = [pod("claim-pod", scheduler, [{"name": "gpu", "resourceClaimName": "single"}]),
+            pod("tmpl-pod", scheduler, [{"name": "gpus", "resourceClaimTemplateName": "two-small"}]),
+            pod("rival-1", scheduler, [{"name": "gpu", "resourceClaimName": "rival-1"}]),
+            pod("rival-2", scheduler, [{"name": "gpu", "resourceClaimName": "rival-2"}]),
+            pod("bind-fails", scheduler, [{"name": "gpu", "resourceClaimName": "doomed"}], node=p + "b")]
+    for x in pods:
+        c.create("/api/v1/namespaces/%s/pods" % ns, x)
+    # the template's claim, made by the resource-claim controller
+    wait_for("tmpl-pod's claim", lambda: any(
+        (s.get("resourceClaimName") or "") for s in
+        (c.get("/api/v1/namespaces/%s/pods/tmpl-pod" % ns).get("status") or {}).get("resourceClaimStatuses") or []))
+
+
+def settled(c, ns):
+    """Everything the run waits for, or None: three pods bound, rival-2 failed, the doomed
+    claim allocated and (between two attempts) reserved for nobody."""
+    pods = {p["metadata"]["name"]: p for p in c.pods(ns)}
+    placed = {n: p["spec"].get("nodeName") for n, p in pods.items()}
+    if not all(placed.get(n) for n in ("claim-pod", "tmpl-pod", "rival-1")):
+        return None
+    if placed.get("rival-2") or placed.get("bind-fails"):
+        raise AssertionError("bound: %s" % placed)
+    if not [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "rival-2"]:
+        return None
+    doomed = c.get(claims_path(ns) + "/doomed")
+    st = doomed.get("status") or {}
+    if not st.get("allocation") or st.get("reservedFor"):
+        return None
+    return True
+
+
+def outcome(c, ns, p):
+    """What the run ended with, with the prefix taken out of names."""
+    def strip(v):
+        if isinstance(v, str):
+            return v.replace(p, "P-")
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items()}
+        return v
+    pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
+    claims = {x["metadata"]["name"]: x for x in c.items(claims_path(ns))}
+    out = {"placement": {n: strip(x["spec"].get("nodeName")) for n, x in sorted(pods.items())}, "claims": {}}
+    for n, x in sorted(pods.items()):
+        for pc in x["spec"]["resourceClaims"]:
+            cname = pc.get("resourceClaimName")
+            if not cname:
+                cname = next((s.get("resourceClaimName") for s in
+                              (x.get("status") or {}).get("resourceClaimStatuses") or []
+                              if s["name"] == pc["name"]), None)
+            cl = claims.get(cname) or {}
+            st = copy.deepcopy(cl.get("status") or {})
+            alloc = st.get("allocation")
+            if alloc is not None:
+                alloc["allocationTimestamp"] = "set" if alloc.get("allocationTimestamp") else "unset"
+            out["claims"]["%s/%s" % (n, pc["name"])] = strip({
+                "allocation": alloc,
+                "reservedFor": [r["name"] for r in st.get("reservedFor") or []],
+                "finalizers": sorted((cl.get("metadata") or {}).get("finalizers") or [])})
+    ev = [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "rival-2"]
+    out["rival-2 message"] = strip(ev[0]["note"]) if ev else None
+    return out
+
+
+def run(scheduler_name):
+    """Creates the pods of one scheduler and runs it until settled; returns the outcome."""
+    c, kc = setup()
+    p = "ks-" if scheduler_name == "default-scheduler" else "gs-"
+    ns = p + "dra"
+    namespace(c, ns)
+    create_pods(c, ns, p, scheduler_name)
+    if scheduler_name == "default-scheduler":
+        proc = k8s_util.kube_scheduler(c)
+        dead = proc.alive  # (raises when it died)
+    else:
+        proc = Serve(None, ["-v", "5"], _tmp, name="dra", kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
+        dead = proc._dead
+    try:
+        wait_for("the %s run to settle" % scheduler_name, lambda: dead() or settled(c, ns), timeout=120)
+        if dead():
+            raise AssertionError("%s died" % scheduler_name)
+        return c, ns, p, outcome(c, ns, p), proc
+    except AssertionError as e:
+        if scheduler_name == "default-scheduler":
+            raise
+        raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(40)))
+    finally:
+        if scheduler_name == "default-scheduler":
+            proc.stop()
+
+
+def both():
+    if "both" not in _state:
+        _, _, _, ks, _ = run("default-scheduler")
+        c, ns, p, gs, sv = run("gpusched")
+        _state["both"] = (ks, gs, c, ns, sv)
+    return _state["both"]
+
+
+def test_same_placements_and_allocations_as_kube_scheduler():
+    ks, gs, c, ns, sv = both()
+    if True:
+        util.check_eq(gs["placement"], ks["placement"], "placements, against kube-scheduler's")
+        # the devices per request first (the clearest difference), then the whole status
+        def devices(o):
+            return {k: [(r["request"], r["driver"], r["pool"], r["device"])
+                        for r in ((v["allocation"] or {}).get("devices") or {}).get("results") or []]
+                    for k, v in o["claims"].items()}
+        util.check_eq(devices(gs), devices(ks), "devices per claim, against kube-scheduler's")
+        for k in sorted(ks["claims"]):
+            util.check_eq(gs["claims"].get(k), ks["claims"][k], "claim of %s, against kube-scheduler's" % k)
+        util.check_eq(gs["rival-2 message"], ks["rival-2 message"],
+                      "rival-2's FailedScheduling message, against kube-scheduler's")
+        # nothing gpusched asked for was refused
+        forbidden = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA)) if e["responseStatus"]["code"] == 403]
+        util.check_eq([(e["verb"], e["requestURI"]) for e in forbidden], [], "requests RBAC refused")
+        # Unreserve: the failed bind's pod taken off its claim by a status patch
+        patches = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA), verb="patch", resource="resourceclaims",
+                                      subresource="status") if e["objectRef"].get("name") == "doomed"]
+        if not patches:
+            raise AssertionError("no status patch of the doomed claim after its pod's bind failed")
+
+
+def test_extended_resource_of_a_device_class_is_refused_with_an_event():
+    ks, gs, c, ns, sv = both()
+    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gs-ext"},
+              "spec": {"extendedResourceName": "example.com/gpu",
+                       "selectors": [{"cel": {"expression": "device.driver == 'gs-%s'" % DRIVER}}]}}])
+    c.create("/api/v1/namespaces/%s/pods" % ns,
+             {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ext"},
+              "spec": {"schedulerName": "gpusched", "containers": [{
+                  "name": "c", "image": "registry.k8s.io/pause:3.10",
+                  "resources": {"limits": {"example.com/gpu": "1"}}}]}})
+    ev = wait_for("the refusal's event", lambda: [e for e in c.events(ns, "FailedScheduling")
+                                                   if e["regarding"]["name"] == "ext"])
+    if "does not create the ResourceClaim of extended resources" not in ev[0]["note"]:
+        raise AssertionError("unexpected message: %r" % ev[0]["note"])
+    util.check_eq(c.get("/api/v1/namespaces/%s/pods/ext" % ns)["spec"].get("nodeName"), None, "ext's node")
+    util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
