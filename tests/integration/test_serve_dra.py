@@ -1,0 +1,83 @@
+"""gpusched serve's DynamicResources writes against the API server double, for the answers a
+real server gives only by chance: a conflict on a claim's status update (a fresh GET, then the
+update again, as kube-scheduler's retry.RetryOnConflict), and a server error failing PreBind
+(the in-flight allocation dropped, the pod tried again and bound, the two claims on two
+different devices). The same pods on the real control plane: test_k8s_serve_dra.py."""
+import re
+
+import util
+from fake_apiserver import FakeApiServer
+from serve_util import Serve, node, pod, wait_for, bound
+
+DRIVER = "gpu.example.com"
+
+
+def dra_objects():
+    return [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": "device.driver == '%s'" % DRIVER}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+         "spec": {"driver": DRIVER, "nodeName": "n1",
+                  "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}},
+    ] + [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": c},
+          "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+              "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}}
+         for c in ("c1", "c2")]
+
+
+def claim_pod(name, claim):
+    p = pod(name)
+    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim}]
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return p
+
+
+def claim_requests(api, claim):
+    return [(r["method"], r["path"].rsplit("/resourceclaims/", 1)[1]) for r in list(api.requests)
+            if re.search(r"/resourceclaims/%s(/status)?$" % claim, r["path"])]
+
+
+def test_claim_conflict_is_retried_and_a_prebind_error_fails_the_attempt():
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for o in dra_objects():
+            api.add(o)
+        api.inject("PUT", r"/resourceclaims/c1/status$", 409, times=1,
+                   message='Operation cannot be fulfilled on resourceclaims.resource.k8s.io "c1": '
+                           'the object has been modified; please apply your changes to the latest '
+                           'version and try again')
+        api.inject("PUT", r"/resourceclaims/c2/status$", 500, times=1, message="injected")
+        api.add(claim_pod("p1", "c1"))
+        api.add(claim_pod("p2", "c2"))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("p1 and p2 bound", lambda: sv._dead() or len(bound(api)) == 2, timeout=60)
+            util.check_eq(bound(api), {"p1": "n1", "p2": "n1"}, "placements")
+            # c1: the finalizer, the status update refused with a conflict, a fresh copy, again
+            util.check_eq(claim_requests(api, "c1"), [("PATCH", "c1"), ("PUT", "c1/status"),
+                                                      ("GET", "c1"), ("PUT", "c1/status")],
+                          "requests for c1")
+            # c2: the failed PreBind ends the attempt; the next one writes it
+            util.check_eq(claim_requests(api, "c2"), [("PATCH", "c2"), ("PUT", "c2/status"),
+                                                      ("PUT", "c2/status")], "requests for c2")
+            devices = {}
+            for c in ("c1", "c2"):
+                st = api.get("resourceclaims", c)["status"]
+                res = st["allocation"]["devices"]["results"]
+                util.check_eq([(r["request"], r["driver"], r["pool"]) for r in res],
+                              [("gpu", DRIVER, "n1")], "%s's result" % c)
+                util.check_eq([r["name"] for r in st["reservedFor"]], ["p" + c[1]], "%s reserved for" % c)
+                util.check_eq(st["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"],
+                              [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
+                              "%s's node selector" % c)
+                if "allocationTimestamp" not in st["allocation"]:
+                    raise AssertionError("%s: no allocationTimestamp" % c)
+                util.check_eq(api.get("resourceclaims", c)["metadata"].get("finalizers"),
+                              ["resource.kubernetes.io/delete-protection"], "%s's finalizers" % c)
+                devices[c] = res[0]["device"]
+            util.check_eq(sorted(devices.values()), ["gpu-0", "gpu-1"], "devices of c1 and c2")
+            if not sv.grep("Failed running PreBind plugin"):
+                raise AssertionError("no log line of the failed PreBind")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
