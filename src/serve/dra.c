@@ -1284,6 +1284,7 @@ int serve_dra_start(struct serve *s)
         return -EAGAIN;
     }
     d->started = true;
+    pthread_setname_np(d->thread, "claim-writer");
     err_clear(&err);
     memset(&io, 0, sizeof(io));
     io.log = serve_on_informer_log;

@@ -2,10 +2,12 @@
  * parts of the program).
  *
  * Threads: one informer per resource (nodes, pods, PodDisruptionBudgets, Namespaces, Services,
- * ReplicationControllers, ReplicaSets, StatefulSets) applies watch events straight into the
- * cluster state and the queue under one mutex (mu); the main thread is the scheduling loop
+ * ReplicationControllers, ReplicaSets, StatefulSets, and dra.c's resource.k8s.io kinds) applies
+ * watch events straight into the cluster state and the queue under one mutex (mu); the main
+ * thread is the scheduling loop
  * (loop.c) under the same mutex; the binder's thread sends binds, events, status patches and
- * deletions and reports back under it (writes.c); a signal thread turns SIGTERM/SIGINT into
+ * deletions and reports back under it (writes.c); dra.c's claim writer runs PreBind and
+ * Unreserve and hands binds to the binder; a signal thread turns SIGTERM/SIGINT into
  * a graceful stop (signals.c); the leader elector and the probe server have a thread each.
  * The loop holds mu for each cycle: the others take it with serve_lock/serve_unlock. */
 #ifndef SERVE_STATE_H
