@@ -241,7 +241,13 @@ void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed
     }
     if (!changed && keymap_get(&d->nodes, name))
         return;
-    put_json(&d->nodes, name, json_deep_copy(obj));
+    /* what the world reads of a node: its name, labels and allocatable (not the whole object:
+     * images and managedFields are most of a node's JSON) */
+    put_json(&d->nodes, name,
+             json_pack("{s:{s:s,s:O*},s:{s:O*}}", "metadata", "name", name, "labels",
+                       json_object_get(json_object_get(obj, "metadata"), "labels"), "status",
+                       "allocatable",
+                       json_object_get(json_object_get(obj, "status"), "allocatable")));
     d->dirty = true;
 }
 
@@ -418,7 +424,9 @@ const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod)
     const char *why = NULL;
     size_t i;
 
-    if (!s->dra || !s->dra->w || kube_pod_requests(pod, NULL, &a, &req))
+    /* (no DeviceClass: nothing is mapped, explicitly or as deviceclass.resource...) */
+    if (!s->dra || !s->dra->w || !s->dra->objs[SERVE_DRA_CLASS].len ||
+        kube_pod_requests(pod, NULL, &a, &req))
         goto out;
     for (i = 0; i < req.nscalars; i++)
         if (sched_dra_delegates(s->dra->w, req.scalars[i].name)) {
