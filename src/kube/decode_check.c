@@ -3,7 +3,6 @@
  * that meets a value of the wrong type, the field's Go struct and type named as the API
  * server's decoder names them. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,40 +14,6 @@
 
 /* ---------------------------------------------------------------------------------------- */
 /* JSON types as Go's decoder reads them                                                      */
-
-/* go_number writes a JSON number as Go's encoder writes a float64 (what a YAML number became
- * on its way to the API server): the shortest text that reads back, with an exponent below
- * 1e-6 and from 1e21 ("1e+300", "1e-7", "3000000000", "1.5"). */
-static void go_number(const json_t *v, char *out, size_t size)
-{
-    double f = json_real_value(v), a = fabs(f);
-    size_t n;
-    int p;
-
-    if (json_is_integer(v)) {
-        snprintf(out, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return;
-    }
-    if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-        for (p = 0; p < 17; p++) {
-            snprintf(out, size, "%.*e", p, f);
-            if (strtod(out, NULL) == f)
-                break;
-        }
-        /* Go's encoder writes "e-9" where C writes "e-09" */
-        n = strlen(out);
-        if (n >= 4 && out[n - 4] == 'e' && out[n - 3] == '-' && out[n - 2] == '0') {
-            out[n - 2] = out[n - 1];
-            out[n - 1] = '\0';
-        }
-        return;
-    }
-    for (p = 0; p <= 20; p++) {
-        snprintf(out, size, "%.*f", p, f);
-        if (strtod(out, NULL) == f)
-            return;
-    }
-}
 
 /* kind_ok: v (not null) is of the JSON type a field of kind k holds */
 static bool kind_ok(enum dec_kind k, const json_t *v)
@@ -103,8 +68,9 @@ static void type_message(char *msg, size_t size, const json_t *v, const char *st
 
     /* an integer field names the number it could not hold */
     if (json_is_number(v) && (!strncmp(go, "int", 3) || !strncmp(go, "uint", 4))) {
-        memcpy(got, "number ", 7);
-        go_number(v, got + 7, sizeof(got) - 7);
+        char num[KUBE_JSON_NUMBER_MAX];
+
+        snprintf(got, sizeof(got), "number %s", kube_json_number_text(v, num));
     } else {
         snprintf(got, sizeof(got), "%s", dec_json_type_name(v));
     }

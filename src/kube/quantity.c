@@ -1,4 +1,5 @@
-/* quantity.c - resource.Quantity parsing, following k8s.io/apimachinery's ParseQuantity.
+/* quantity.c - resource.Quantity parsing, following k8s.io/apimachinery's ParseQuantity, and
+ * the text its UnmarshalJSON parses for a JSON value.
  *
  * The scanner reproduces the Go one step by step (including what it quietly accepts, such as
  * "-" or "Mi" meaning 0); the value is then computed exactly on a decimal digit string, so
@@ -6,6 +7,7 @@
 #include "kube/quantity.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,11 +203,16 @@ static int quantity_fail(struct err *err, const char *msg)
 
 int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct err *err)
 {
+    return kube_quantity_parsen(s, s ? strlen(s) : 0, value, milli, err);
+}
+
+int kube_quantity_parsen(const char *s, size_t len, int64_t *value, int64_t *milli, struct err *err)
+{
     struct quantity_parts q;
     enum quantity_format fmt;
     int base, rc = 0;
     int32_t exponent;
-    size_t len = s ? strlen(s) : 0, ndig, cap, off, i;
+    size_t ndig, cap, off, i;
     unsigned char stackbuf[QUANTITY_STACK_DIGITS], *d = stackbuf;
     bool fast;
     int64_t point, v = 0, mv = 0;
@@ -275,11 +282,162 @@ int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct er
         *milli = mv;
     goto out;
 range:
-    rc = err_set(err, -ERANGE, "quantity '%s' is too large", s);
+    /* the message holds at most ERR_MSG_MAX bytes of it anyway */
+    rc = err_set(err, -ERANGE, "quantity '%.*s' is too large",
+                 len > ERR_MSG_MAX ? ERR_MSG_MAX : (int)len, s);
 out:
     if (d != stackbuf)
         free(d);
     return rc;
+}
+
+/* go_shortest writes into digits the shortest decimal digits of f (finite, not 0) that read
+ * back as f (NUL-ended, no leading zero: "15" for 1.5) and returns the decimal exponent of the
+ * first: f = 0.d1d2... * 10^(exp + 1). */
+static int go_shortest(double f, char *digits, size_t size)
+{
+    char e[40];
+    size_t n = 0;
+    const char *p;
+    int prec;
+
+    /* "%.*e" rounds correctly: the first precision that reads back is the shortest */
+    for (prec = 0; prec < 17; prec++) {
+        snprintf(e, sizeof(e), "%.*e", prec, f);
+        if (strtod(e, NULL) == f)
+            break;
+    }
+    for (p = e; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9' && n + 1 < size)
+            digits[n++] = *p;
+    /* "%.16e" may end in zeros the shortest form does not have */
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    return *p == 'e' ? atoi(p + 1) : 0;
+}
+
+const char *kube_json_number_text(const json_t *v, char *buf)
+{
+    char digits[24];
+    double f, a;
+    size_t n, o = 0;
+    int exp, i;
+
+    if (json_is_integer(v)) {
+        snprintf(buf, KUBE_JSON_NUMBER_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return buf;
+    }
+    f = json_real_value(v);
+    a = f < 0 ? -f : f;
+    if (a == 0 || !isfinite(f)) {
+        /* jansson holds no NaN or infinity; Go writes -0 as "-0" */
+        snprintf(buf, KUBE_JSON_NUMBER_MAX, "%s", signbit(f) ? "-0" : "0");
+        return buf;
+    }
+    if (a < 1e-6 || a >= 1e21) {
+        /* strconv's 'e' format is C's, shortest; Go's encoder then writes "e-9" for "e-09" */
+        exp = go_shortest(f, digits, sizeof(digits));
+        n = strlen(digits);
+        snprintf(buf, KUBE_JSON_NUMBER_MAX, "%s%c%s%se%c%02d", f < 0 ? "-" : "", digits[0],
+                 n > 1 ? "." : "", digits + 1, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        n = strlen(buf);
+        if (n >= 4 && buf[n - 4] == 'e' && buf[n - 3] == '-' && buf[n - 2] == '0') {
+            buf[n - 2] = buf[n - 1];
+            buf[n - 1] = '\0';
+        }
+        return buf;
+    }
+    /* 'f' format: the shortest digits, then as many zeros as the exponent asks */
+    exp = go_shortest(f, digits, sizeof(digits));
+    n = strlen(digits);
+    if (f < 0)
+        buf[o++] = '-';
+    if (exp < 0) {
+        buf[o++] = '0';
+        buf[o++] = '.';
+        for (i = -1; i > exp; i--)
+            buf[o++] = '0';
+        memcpy(buf + o, digits, n);
+        o += n;
+    } else {
+        for (i = 0; i <= exp || (size_t)i < n; i++) {
+            if (i == exp + 1)
+                buf[o++] = '.';
+            buf[o++] = (size_t)i < n ? digits[i] : '0';
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* space_rune: the length of the Unicode white space rune (unicode.IsSpace) that the n bytes at
+ * s begin with, or 0 (utf8_space); utf8_space_before the same for the rune s[n - 1] ends. */
+static size_t space_rune(const unsigned char *s, size_t n)
+{
+    uint32_t r;
+
+    if (!n)
+        return 0;
+    if (s[0] < 0x80)
+        return s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r');
+    if (n >= 2 && s[0] == 0xc2)
+        return s[1] == 0x85 || s[1] == 0xa0 ? 2 : 0;
+    if (n < 3 || (s[0] != 0xe1 && s[0] != 0xe2 && s[0] != 0xe3))
+        return 0;
+    r = (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+    return r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x2028 || r == 0x2029 ||
+                   r == 0x202f || r == 0x205f || r == 0x3000
+               ? 3
+               : 0;
+}
+
+static size_t utf8_space(const char *s, size_t n)
+{
+    return space_rune((const unsigned char *)s, n);
+}
+
+static size_t utf8_space_before(const char *s, size_t n)
+{
+    size_t k;
+
+    /* a white space rune is 1 to 3 bytes; try each start (continuation bytes are 10xxxxxx) */
+    for (k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = (unsigned char)s[n - k];
+
+        if ((c & 0xc0) == 0x80)
+            continue;
+        return space_rune((const unsigned char *)s + n - k, k) == k ? k : 0;
+    }
+    return 0;
+}
+
+const char *kube_quantity_json_text(const json_t *v, char *buf, size_t *len)
+{
+    const char *s;
+    size_t n, k;
+
+    if (!v || json_is_null(v)) {
+        *len = 1;
+        return "0";
+    }
+    if (json_is_number(v)) {
+        kube_json_number_text(v, buf);
+        *len = strlen(buf);
+        return buf;
+    }
+    if (!json_is_string(v))
+        return NULL;
+    s = json_string_value(v);
+    n = json_string_length(v);
+    while ((k = utf8_space(s, n))) {
+        s += k;
+        n -= k;
+    }
+    while ((k = utf8_space_before(s, n)))
+        n -= k;
+    *len = n;
+    return s;
 }
 
 const char *kube_quantity_format_milli(int64_t milli, char *buf, int size)
