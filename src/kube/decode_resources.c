@@ -61,7 +61,7 @@ int dec_quantity(struct dec *d, const json_t *parent, const json_t *v, bool mill
     e->text = kube_quantity_json_text(v, e->num, &e->tlen);
     if (!e->text)
         return dec_type_error(d, parent, NULL, v, "resource.Quantity");
-    err_clear(&qerr);
+    /* qerr is read only when the parse fills it (clearing 1 KiB a quantity showed) */
     rc = kube_quantity_parsen(e->text, e->tlen, &e->value, &e->milli, &qerr);
     if (rc == -ERANGE && !milli) {
         /* only the milli value overflowed: the amount is far beyond any fraction */

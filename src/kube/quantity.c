@@ -104,17 +104,12 @@ static int quantity_scan(const char *s, size_t len, struct quantity_parts *q)
     return 0;
 }
 
-static bool suffix_is(const struct quantity_parts *q, const char *lit)
-{
-    return q->nsuffix == strlen(lit) && !memcmp(q->suffix, lit, q->nsuffix);
-}
-
 /* quantity_interpret is the suffixer's interpret(): base 10 or 2, exponent and format. */
 static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_t *exponent,
                                enum quantity_format *fmt)
 {
     static const struct {
-        const char *s;
+        char s[3]; /* the suffix: one or two characters, or none */
         int base;
         int exp;
     } table[] = {
@@ -125,8 +120,13 @@ static bool quantity_interpret(const struct quantity_parts *q, int *base, int32_
     size_t i;
     int64_t v;
 
-    for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        if (suffix_is(q, table[i].s)) {
+    for (i = 0; q->nsuffix <= 2 && i < sizeof(table) / sizeof(table[0]); i++) {
+        const char *t = table[i].s;
+
+        if (q->nsuffix == (size_t)(!t[0]   ? 0
+                                   : !t[1] ? 1
+                                           : 2) &&
+            (!q->nsuffix || (q->suffix[0] == t[0] && (q->nsuffix == 1 || q->suffix[1] == t[1])))) {
             *base = table[i].base;
             *exponent = table[i].exp;
             *fmt = table[i].base == 2 ? FMT_BINARY_SI : FMT_DECIMAL_SI;
@@ -196,6 +196,61 @@ static int ceil_scaled(const unsigned char *d, size_t off, size_t len, int64_t p
     return 0;
 }
 
+/* quantity_whole computes a quantity with no sign, no fraction and at most 18 digits in int64
+ * arithmetic: *v rounded up and, when want_milli, *mv (1000 times it, rounded up); -ERANGE
+ * when a step would not fit (the caller then computes it digit by digit) */
+static int quantity_whole(const struct quantity_parts *q, int base, int32_t exponent,
+                          bool want_milli, int64_t *v, int64_t *mv)
+{
+    static const int64_t pow10[] = {1,
+                                    10,
+                                    100,
+                                    1000,
+                                    10000,
+                                    100000,
+                                    1000000,
+                                    10000000,
+                                    100000000,
+                                    1000000000,
+                                    10000000000LL,
+                                    100000000000LL,
+                                    1000000000000LL,
+                                    10000000000000LL,
+                                    100000000000000LL,
+                                    1000000000000000LL,
+                                    10000000000000000LL,
+                                    100000000000000000LL,
+                                    1000000000000000000LL};
+    int64_t n = 0, p;
+    size_t i;
+
+    for (i = 0; i < q->nnum; i++)
+        n = n * 10 + (q->num[i] - '0');
+    if (base == 2) {
+        if (n > (INT64_MAX >> exponent))
+            return -ERANGE;
+        *v = n << exponent;
+    } else if (exponent >= 0) {
+        if (exponent > 18 || __builtin_mul_overflow(n, pow10[exponent], v))
+            return -ERANGE;
+    } else {
+        if (exponent < -18)
+            return -ERANGE;
+        p = pow10[-exponent];
+        *v = n / p + (n % p != 0);
+        if (want_milli) {
+            if (exponent >= -3)
+                return __builtin_mul_overflow(n, pow10[3 + exponent], mv) ? -ERANGE : 0;
+            p = pow10[-exponent - 3];
+            *mv = n / p + (n % p != 0);
+        }
+        return 0;
+    }
+    if (want_milli && __builtin_mul_overflow(*v, (int64_t)1000, mv))
+        return -ERANGE;
+    return 0;
+}
+
 static int quantity_fail(struct err *err, const char *msg)
 {
     return err_set(err, -EINVAL, "%s", msg);
@@ -233,6 +288,16 @@ int kube_quantity_parsen(const char *s, size_t len, int64_t *value, int64_t *mil
             18 - (int64_t)(q.nnum + q.ndenom) >= 0 && (int64_t)exponent - (int64_t)q.ndenom >= -9;
     if (!fast && !q.has_digit)
         return quantity_fail(err, QUANTITY_NUMERIC_MSG);
+    /* most quantities are a whole number of at most 18 digits and a suffix ("500m", "4",
+     * "16Gi"): exact in int64 arithmetic, anything it cannot hold goes the long way below */
+    if (!q.negative && !q.ndenom && q.nnum <= 18 &&
+        !quantity_whole(&q, base, exponent, milli != NULL, &v, &mv)) {
+        if (value)
+            *value = v;
+        if (milli)
+            *milli = mv;
+        return 0;
+    }
 
     /* Exact value: digits num+denom, decimal point after nnum (+ exponent), times 2^exp. */
     ndig = q.nnum + q.ndenom;
