@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
+#include "gpusched/dra-int.h"
 #include "sched/config.h"
 #include "kube/rules.h"
 
@@ -120,7 +121,11 @@ static struct sched_config cmd_config;
 
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
-    return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
+    if (kube_pod_phase_terminal(p->phase))
+        return 0;
+    if (gpusched_dra_take_bound(arg, p))
+        return err_set(err, -ENOMEM, "out of memory");
+    return sched_cluster_add_pod(arg, p, err);
 }
 
 /* cmd_no_objects fills err with kubectl's words for -f files that held no object, naming
@@ -157,8 +162,10 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
         gpusched_cmd_print_err(&err);
         return 1;
     }
-    if (live)
+    if (live) {
         namespace_ = live->namespace_;
+        gpusched_dra_live_input();
+    }
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
     if (bound_into) {
@@ -263,7 +270,8 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         gpusched_cmd_print_err(&err);
         return 1;
     }
-    return 0;
+    /* DynamicResources' world, when the input has resource.k8s.io objects or claims */
+    return gpusched_dra_attach(in, c, 37);
 }
 
 int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)

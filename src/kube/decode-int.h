@@ -101,7 +101,8 @@ extern const struct dec_type dec_t_pod, dec_t_node, dec_t_priority_class, dec_t_
     dec_t_replica_set, dec_t_stateful_set, dec_t_daemon_set, dec_t_job,
     dec_t_replication_controller, dec_t_persistent_volume_claim, dec_t_persistent_volume,
     dec_t_storage_class, dec_t_csi_node, dec_t_csi_driver, dec_t_csi_storage_capacity,
-    dec_t_volume_attachment;
+    dec_t_volume_attachment, dec_t_device_class, dec_t_resource_slice, dec_t_resource_claim,
+    dec_t_resource_claim_template, dec_t_device_taint_rule;
 
 /* The decoder's state for one object: where its strings go, where errors go, how strictly it
  * reads, and the path of the field being read ("spec.containers[0].resources"). */

@@ -256,63 +256,92 @@ static int quantity_fail(struct err *err, const char *msg)
     return err_set(err, -EINVAL, "%s", msg);
 }
 
-int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct err *err)
+/* ceil_scaled_nano is ceil_scaled into nano units, in 128 bits, bounded at 10^36 nano. */
+static int ceil_scaled_nano(const unsigned char *d, size_t off, size_t len, int64_t point,
+                            kube_nano *out)
 {
-    return kube_quantity_parsen(s, s ? strlen(s) : 0, value, milli, err);
+    const kube_nano limit = (kube_nano)1000000000000000000LL * 1000000000000000000LL;
+    kube_nano v = 0;
+    size_t i, ndig = len - off;
+    int64_t p = point + 9; /* digits before the point, in nano units */
+    size_t nint = p <= 0 ? 0 : (uint64_t)p > ndig ? ndig : (size_t)p;
+    bool frac = false, nonzero = false;
+    int64_t k;
+
+    for (i = 0; i < nint; i++) {
+        v = v * 10 + d[off + i];
+        if (v > limit)
+            return -ERANGE;
+    }
+    for (i = nint; i < ndig; i++)
+        if (d[off + i]) {
+            frac = true;
+            break;
+        }
+    for (i = 0; i < ndig; i++)
+        nonzero |= d[off + i] != 0;
+    if (nonzero && p > (int64_t)ndig) {
+        for (k = (int64_t)ndig; k < p; k++) {
+            v *= 10;
+            if (v > limit)
+                return -ERANGE;
+        }
+    }
+    if (frac)
+        v++;
+    *out = v;
+    return 0;
 }
 
-int kube_quantity_parsen(const char *s, size_t len, int64_t *value, int64_t *milli, struct err *err)
+/* quantity_head scans and interprets the len bytes at s (what both parsers do first): its
+ * parts, base, exponent and format, and whether Go's int64 fast path takes it. */
+static int quantity_head(const char *s, size_t len, struct quantity_parts *q, int *base,
+                         int32_t *exponent, enum quantity_format *fmt, bool *fast, struct err *err)
 {
-    struct quantity_parts q;
-    enum quantity_format fmt;
-    int base, rc = 0;
-    int32_t exponent;
-    size_t ndig, cap, off, i;
-    unsigned char stackbuf[QUANTITY_STACK_DIGITS], *d = stackbuf;
-    bool fast;
-    int64_t point, v = 0, mv = 0;
-
     if (!len)
         return quantity_fail(err, QUANTITY_FORMAT_MSG);
-    if (quantity_scan(s, len, &q))
+    if (quantity_scan(s, len, q))
         return quantity_fail(err, QUANTITY_FORMAT_MSG);
-    if (!quantity_interpret(&q, &base, &exponent, &fmt))
+    if (!quantity_interpret(q, base, exponent, fmt))
         return quantity_fail(err, QUANTITY_SUFFIX_MSG);
-
     /* Go takes an int64 fast path when the digits are few enough; outside it, a numeric
      * part without any digit ("-e-20", "Ei") fails inf.Dec's parser. */
-    if (fmt == FMT_BINARY_SI)
-        fast = q.ndenom == 0 && 15 - (int64_t)q.nnum - (int64_t)((float)exponent * 3 / 10) - 1 >= 0;
+    if (*fmt == FMT_BINARY_SI)
+        *fast =
+            q->ndenom == 0 && 15 - (int64_t)q->nnum - (int64_t)((float)*exponent * 3 / 10) - 1 >= 0;
     else
-        fast =
-            18 - (int64_t)(q.nnum + q.ndenom) >= 0 && (int64_t)exponent - (int64_t)q.ndenom >= -9;
-    if (!fast && !q.has_digit)
+        *fast = 18 - (int64_t)(q->nnum + q->ndenom) >= 0 &&
+                (int64_t)*exponent - (int64_t)q->ndenom >= -9;
+    if (!*fast && !q->has_digit)
         return quantity_fail(err, QUANTITY_NUMERIC_MSG);
-    /* most quantities are a whole number of at most 18 digits and a suffix ("500m", "4",
-     * "16Gi"): exact in int64 arithmetic, anything it cannot hold goes the long way below */
-    if (!q.negative && !q.ndenom && q.nnum <= 18 &&
-        !quantity_whole(&q, base, exponent, milli != NULL, &v, &mv)) {
-        if (value)
-            *value = v;
-        if (milli)
-            *milli = mv;
-        return 0;
-    }
+    return 0;
+}
 
-    /* Exact value: digits num+denom, decimal point after nnum (+ exponent), times 2^exp. */
-    ndig = q.nnum + q.ndenom;
+/* quantity_digits makes q (quantity_head's) the exact digit string d[*off..cap) with the
+ * decimal point after *point digits (what both parsers compute); the caller frees *d when it
+ * is not stack. */
+static int quantity_digits(const struct quantity_parts *q, int32_t exponent,
+                           enum quantity_format fmt, bool fast, unsigned char *stackbuf,
+                           size_t stackcap, unsigned char **dp, size_t *offp, size_t *capp,
+                           int64_t *pointp, bool *binary_slow, struct err *err)
+{
+    size_t ndig, cap, off, i;
+    unsigned char *d = stackbuf;
+    int64_t point;
+
+    ndig = q->nnum + q->ndenom;
     cap = ndig + (fmt == FMT_BINARY_SI ? 20 : 0);
-    if (cap > sizeof(stackbuf)) {
+    if (cap > stackcap) {
         d = malloc(cap);
         if (!d)
             return err_set(err, -ENOMEM, "out of memory");
     }
     off = cap - ndig;
-    for (i = 0; i < q.nnum; i++)
-        d[off + i] = (unsigned char)(q.num[i] - '0');
-    for (i = 0; i < q.ndenom; i++)
-        d[off + q.nnum + i] = (unsigned char)(q.denom[i] - '0');
-    point = (int64_t)q.nnum;
+    for (i = 0; i < q->nnum; i++)
+        d[off + i] = (unsigned char)(q->num[i] - '0');
+    for (i = 0; i < q->ndenom; i++)
+        d[off + q->nnum + i] = (unsigned char)(q->denom[i] - '0');
+    point = (int64_t)q->nnum;
     if (fmt == FMT_BINARY_SI) {
         size_t before = off;
         int e;
@@ -323,9 +352,104 @@ int kube_quantity_parsen(const char *s, size_t len, int64_t *value, int64_t *mil
     } else {
         point += exponent;
     }
+    *dp = d;
+    *offp = off;
+    *capp = cap;
+    *pointp = point;
+    *binary_slow = fmt == FMT_BINARY_SI && !fast;
+    return 0;
+}
 
+int kube_quantity_parse_nano(const char *s, kube_nano *nano, struct err *err)
+{
+    struct quantity_parts q;
+    unsigned char stackbuf[QUANTITY_STACK_DIGITS], *d = NULL;
+    enum quantity_format fmt;
+    int32_t exponent;
+    size_t off, cap;
+    int64_t point, v;
+    bool binary_slow, fast;
+    int base;
+    kube_nano n = 0;
+    int rc;
+
+    rc = quantity_head(s, s ? strlen(s) : 0, &q, &base, &exponent, &fmt, &fast, err);
+    if (!rc)
+        rc = quantity_digits(&q, exponent, fmt, fast, stackbuf, sizeof(stackbuf), &d, &off, &cap,
+                             &point, &binary_slow, err);
+    if (rc)
+        return rc;
+    if (binary_slow && ceil_scaled(d, off, cap, point, &v)) {
+        /* binary quantities are capped at 2^63-1 (maxAllowed) */
+        n = (kube_nano)INT64_MAX * KUBE_NANO_PER_UNIT;
+    } else if (ceil_scaled_nano(d, off, cap, point, &n)) {
+        rc = err_set(err, -ERANGE, "quantity '%s' is too large", s);
+        goto out;
+    }
+    *nano = q.negative ? -n : n;
+out:
+    if (d != stackbuf)
+        free(d);
+    return rc;
+}
+
+int64_t kube_nano_value(kube_nano n)
+{
+    kube_nano mag = n < 0 ? -n : n, v = mag / KUBE_NANO_PER_UNIT;
+
+    if (mag % KUBE_NANO_PER_UNIT)
+        v++;
+    if (v > INT64_MAX)
+        return n < 0 ? INT64_MIN : INT64_MAX;
+    return n < 0 ? -(int64_t)v : (int64_t)v;
+}
+
+int64_t kube_nano_milli(kube_nano n)
+{
+    kube_nano mag = n < 0 ? -n : n, v = mag / 1000000;
+
+    if (mag % 1000000)
+        v++;
+    if (v > INT64_MAX)
+        return n < 0 ? INT64_MIN : INT64_MAX;
+    return n < 0 ? -(int64_t)v : (int64_t)v;
+}
+
+int kube_quantity_parse(const char *s, int64_t *value, int64_t *milli, struct err *err)
+{
+    return kube_quantity_parsen(s, s ? strlen(s) : 0, value, milli, err);
+}
+
+int kube_quantity_parsen(const char *s, size_t len, int64_t *value, int64_t *milli, struct err *err)
+{
+    struct quantity_parts q;
+    unsigned char stackbuf[QUANTITY_STACK_DIGITS], *d = NULL;
+    enum quantity_format fmt;
+    int32_t exponent;
+    size_t off, cap;
+    int64_t point, v = 0, mv = 0;
+    bool binary_slow, fast;
+    int base, rc;
+
+    rc = quantity_head(s, len, &q, &base, &exponent, &fmt, &fast, err);
+    if (rc)
+        return rc;
+    /* most quantities are a whole number of at most 18 digits and a suffix ("500m", "4",
+     * "16Gi"): exact in int64 arithmetic, anything it cannot hold goes the long way below */
+    if (!q.negative && !q.ndenom && q.nnum <= 18 &&
+        !quantity_whole(&q, base, exponent, milli != NULL, &v, &mv)) {
+        if (value)
+            *value = v;
+        if (milli)
+            *milli = mv;
+        return 0;
+    }
+    rc = quantity_digits(&q, exponent, fmt, fast, stackbuf, sizeof(stackbuf), &d, &off, &cap,
+                         &point, &binary_slow, err);
+    if (rc)
+        return rc;
     rc = ceil_scaled(d, off, cap, point, &v);
-    if (rc && fmt == FMT_BINARY_SI && !fast) {
+    if (rc && binary_slow) {
         /* binary quantities are capped at 2^63-1 (maxAllowed) */
         v = INT64_MAX;
         rc = 0;

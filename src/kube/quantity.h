@@ -45,6 +45,23 @@ const char *kube_json_number_text(const json_t *v, char *buf);
  * Quantity goes through it: the decoder (kube/decode_resources.c) and the pod-template-hash. */
 const char *kube_quantity_json_text(const json_t *v, char *buf, size_t *len);
 
+/* kube_nano is a quantity in nano units (10^-9 of its base unit): every quantity
+ * ParseQuantity returns (rounded up to nano, binary ones capped at 2^63-1) fits, so sums and
+ * comparisons of quantities (device counters and capacities) are exact. */
+__extension__ typedef __int128 kube_nano;
+
+#define KUBE_NANO_PER_UNIT ((kube_nano)1000000000)
+
+/* kube_quantity_parse_nano parses s like kube_quantity_parse into nano units, exactly (rounded
+ * up, away from zero, to a nano as ParseQuantity rounds). -EINVAL (Kubernetes' messages) or
+ * -ERANGE when the value is beyond +-10^27 base units. */
+int kube_quantity_parse_nano(const char *s, kube_nano *nano, struct err *err);
+
+/* kube_nano_value is Quantity.Value(): n in base units rounded up away from zero, saturated at
+ * the int64 range; kube_nano_milli is Quantity.MilliValue() the same way. */
+int64_t kube_nano_value(kube_nano n);
+int64_t kube_nano_milli(kube_nano n);
+
 /* kube_quantity_format writes v (base units) the way kubectl prints it for the given resource:
  * cpu from millicores ("500m", "2"), memory in the largest exact binary suffix ("12Gi",
  * "1536Mi", or plain bytes). Returns buf. */

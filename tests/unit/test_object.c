@@ -11,6 +11,7 @@
 #include "kube/decode.h"
 #include "kube/labels.h"
 #include "kube/object.h"
+#include "kube/quantity.h"
 #include "kube/rules.h"
 #include "kube/yaml.h"
 #include "test.h"
@@ -1125,6 +1126,14 @@ static void object_quantities_as_the_api_server(void)
     const char *csc = "apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
                       "metadata: {name: c, namespace: kube-system}\n"
                       "storageClassName: fast\ncapacity: null\nmaximumVolumeSize: -5\n";
+    const char *slice = "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                        "metadata: {name: s}\n"
+                        "spec:\n  driver: gpu.example.com\n  nodeName: n1\n"
+                        "  pool: {name: p, generation: 1, resourceSliceCount: 1}\n"
+                        "  devices:\n  - name: d0\n"
+                        "    capacity: {memory: {value: 1e3}, cores: {value: \" 8 \"}}\n";
+    struct kube_resource_slice rs;
+    size_t i;
     int rc;
 
     rc = decode(&l, POD,
@@ -1156,6 +1165,30 @@ static void object_quantities_as_the_api_server(void)
     CHECK(!c.has_capacity);
     CHECK(c.has_max);
     CHECK_INT_EQ(c.max_size, -5);
+    loaded_free(&l);
+
+    /* resource.k8s.io's quantities take the same text: a device's capacity */
+    memset(&l, 0, sizeof(l));
+    err_clear(&l.err);
+    CHECK_INT_EQ(kube_yaml_load(slice, strlen(slice), "f.yaml", &l.docs, &l.lines, &l.err), 0);
+    rc = kube_resource_slice_decode(json_array_get(l.docs, 0), &l.a, NULL, &rs, &l.err);
+    if (rc) {
+        test_fail(__FILE__, __LINE__, "%s", err_format(&l.err, l.msg, sizeof(l.msg)));
+    } else if (rs.ndevices != 1 || rs.devices[0].ncapacity != 2) {
+        test_fail(__FILE__, __LINE__, "%zu devices", rs.ndevices);
+    } else {
+        for (i = 0; i < 2; i++) {
+            const struct kube_dra_capacity *cap = &rs.devices[0].capacity[i];
+
+            if (!strcmp(cap->name, "memory")) {
+                CHECK_STR_EQ(cap->value.text, "1000");
+                CHECK(cap->value.nano == (kube_nano)1000 * KUBE_NANO_PER_UNIT);
+            } else {
+                CHECK_STR_EQ(cap->value.text, "8");
+                CHECK(cap->value.nano == (kube_nano)8 * KUBE_NANO_PER_UNIT);
+            }
+        }
+    }
     loaded_free(&l);
 }
 

@@ -262,6 +262,17 @@ static void quantity_fixtures(void)
                       err.msg);
             continue;
         }
+        {
+            /* the exact nano value rounds to the same Value() and MilliValue() */
+            kube_nano n = 0;
+
+            if (kube_quantity_parse_nano(in, &n, NULL))
+                test_fail(__FILE__, __LINE__, "quantities.txt:%d: '%s' nano failed", lineno, in);
+            else if (kube_nano_value(n) != v ||
+                     (strcmp(want_milli, "-") && kube_nano_milli(n) != m))
+                test_fail(__FILE__, __LINE__, "quantities.txt:%d: '%s' nano rounds differently",
+                          lineno, in);
+        }
         if (v != strtoll(want, NULL, 10))
             test_fail(__FILE__, __LINE__, "quantities.txt:%d: '%s' value %" PRId64 ", want %s",
                       lineno, in, v, want);
@@ -273,7 +284,38 @@ static void quantity_fixtures(void)
     CHECK(cases >= 20);
 }
 
+static void quantity_nano(void)
+{
+    kube_nano n = 0;
+    struct err err;
+
+    CHECK_INT_EQ(kube_quantity_parse_nano("1n", &n, NULL), 0);
+    CHECK(n == 1);
+    CHECK_INT_EQ(kube_quantity_parse_nano("0.1n", &n, NULL), 0); /* rounded up to a nano */
+    CHECK(n == 1);
+    CHECK_INT_EQ(kube_quantity_parse_nano("-1u", &n, NULL), 0);
+    CHECK(n == -1000);
+    CHECK_INT_EQ(kube_quantity_parse_nano("1.5Gi", &n, NULL), 0);
+    CHECK(n == (kube_nano)1610612736 * KUBE_NANO_PER_UNIT);
+    CHECK_INT_EQ(kube_quantity_parse_nano("2500M", &n, NULL), 0);
+    CHECK(n == (kube_nano)2500000000LL * KUBE_NANO_PER_UNIT);
+    CHECK_INT_EQ(kube_quantity_parse_nano("1k", &n, NULL), 0);
+    CHECK(n == (kube_nano)1000 * KUBE_NANO_PER_UNIT);
+    CHECK_INT_EQ(kube_quantity_parse_nano("16Ei", &n, NULL), 0); /* binary: capped */
+    CHECK(n == (kube_nano)INT64_MAX * KUBE_NANO_PER_UNIT);
+    CHECK_INT_EQ(kube_quantity_parse_nano("1e20", &n, NULL), 0); /* decimal: exact */
+    CHECK(kube_nano_value(n) == INT64_MAX && n / KUBE_NANO_PER_UNIT / 1000000000 == 100000000000LL);
+    err_clear(&err);
+    CHECK_INT_EQ(kube_quantity_parse_nano("1e40", &n, &err), -ERANGE);
+    CHECK_INT_EQ(kube_quantity_parse_nano("x", &n, &err), -EINVAL);
+    CHECK_INT_EQ(kube_nano_value(1), 1);
+    CHECK_INT_EQ(kube_nano_value(-1), -1);
+    CHECK_INT_EQ(kube_nano_milli(1000000), 1);
+    CHECK_INT_EQ(kube_nano_milli(1000001), 2);
+}
+
 static const struct test_case quantity_cases[] = {
+    {"nano", quantity_nano},
     {"cpu forms", quantity_cpu_forms},
     {"memory forms", quantity_memory_forms},
     {"error messages", quantity_error_message},
