@@ -42,7 +42,8 @@ const char *kube_json_number_text(const json_t *v, char *buf);
  * KUBE_JSON_NUMBER_MAX). *len is the text's length; a trimmed string's text points into v's
  * own and need not end at a NUL. NULL for a bool, an object or an array, which Quantity's
  * parser refuses (kube_quantity_parse of the text "{" gives its words). Every reader of a
- * Quantity goes through it: the decoder (kube/decode_resources.c) and the pod-template-hash. */
+ * Quantity goes through it: the decoder (decode_resources.c, decode_dra.c) and the
+ * pod-template-hash. */
 const char *kube_quantity_json_text(const json_t *v, char *buf, size_t *len);
 
 /* kube_nano is a quantity in nano units (10^-9 of its base unit): every quantity
