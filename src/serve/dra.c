@@ -1,8 +1,8 @@
-/* dra.c - Dynamic Resource Allocation in gpusched serve (see dra.h): the resource.k8s.io
+/* dra.c - Dynamic Resource Allocation in gpusched serve (see dra-int.h): the resource.k8s.io
  * informers' store, the DynamicResources world rebuilt from it, and kube-scheduler v1.37.2's
  * PreBind and Unreserve of the plugin as API writes on a writer thread of their own (they
  * read answers, which the binder does not keep). */
-#include "serve/dra.h"
+#include "serve/dra-int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,11 +20,11 @@
 #include "kube/rules.h"
 #include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
-#include "serve/log.h"
-#include "serve/objects.h"
-#include "serve/state.h"
-#include "serve/watch.h"
-#include "serve/writes.h"
+#include "serve/log-int.h"
+#include "serve/objects-int.h"
+#include "serve/state-int.h"
+#include "serve/watch-int.h"
+#include "serve/writes-int.h"
 
 #define FINALIZER "resource.kubernetes.io/delete-protection"
 #define CLAIMS_PATH "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s"

@@ -1,12 +1,12 @@
-/* state.c - serve's shared state: the locking rule and small accessors (see state.h). */
-#include "serve/state.h"
-#include "serve/dra.h"
+/* state.c - serve's shared state: the locking rule and small accessors (see state-int.h). */
+#include "serve/state-int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
+#include "serve/dra-int.h"
 
 void serve_lock(struct serve *s)
 {

@@ -1,4 +1,4 @@
-/* state.h - the state serve's threads share, and the locking rule around it (not for other
+/* state-int.h - the state serve's threads share, and the locking rule around it (not for other
  * parts of the program).
  *
  * Threads: one informer per resource (nodes, pods, PodDisruptionBudgets, Namespaces, Services,
@@ -10,8 +10,8 @@
  * Unreserve and hands binds to the binder; a signal thread turns SIGTERM/SIGINT into
  * a graceful stop (signals.c); the leader elector and the probe server have a thread each.
  * The loop holds mu for each cycle: the others take it with serve_lock/serve_unlock. */
-#ifndef SERVE_STATE_H
-#define SERVE_STATE_H
+#ifndef SERVE_STATE_INT_H
+#define SERVE_STATE_INT_H
 
 #include <pthread.h>
 #include <signal.h>
@@ -25,9 +25,9 @@
 #include "kube/informer.h"
 #include "sched/config.h"
 #include "sched/sched.h"
-#include "serve/binder.h"
+#include "serve/binder-int.h"
 #include "base/httpd.h"
-#include "serve/leader.h"
+#include "serve/leader-int.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/recorder.h"
@@ -113,7 +113,7 @@ struct serve {
     volatile sig_atomic_t informer_stop;
     struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf, *ns_inf;
     struct kube_informer *src_inf[SERVE_SRC_COUNT]; /* Services and controllers */
-    struct serve_dra *dra; /* resource.k8s.io: informers, world, claim writes (dra.h) */
+    struct serve_dra *dra; /* resource.k8s.io: informers, world, claim writes (dra-int.h) */
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;

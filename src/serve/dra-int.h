@@ -1,10 +1,10 @@
-/* dra.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
+/* dra-int.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
  * their informers, the DynamicResources plugin's world rebuilt from them when they change, and
  * the plugin's PreBind and Unreserve as API writes (a claim's status.allocation and
  * status.reservedFor before the bind, the reservation taken back when the bind fails), on a
  * thread of its own. Design notes: docs/serve.md, "Dynamic Resource Allocation". */
-#ifndef SERVE_DRA_H
-#define SERVE_DRA_H
+#ifndef SERVE_DRA_INT_H
+#define SERVE_DRA_INT_H
 
 #include <stdbool.h>
 
@@ -65,7 +65,7 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
  * thread; mu not held. */
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
 
-/* serve_dra_unschedulable: a DRA pod's cycle found no node; the world may have changed in
+/* serve_dra_invalidate: a DRA pod's cycle found no node; the world may have changed in
  * ways the API has not (PostFilter): rebuild it before the next cycle (mu held). */
 void serve_dra_invalidate(struct serve *s);
 
