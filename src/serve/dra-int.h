@@ -65,8 +65,9 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
  * thread; mu not held. */
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
 
-/* serve_dra_invalidate: a DRA pod's cycle found no node; the world may have changed in
- * ways the API has not (PostFilter): rebuild it before the next cycle (mu held). */
+/* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter
+ * deallocation, a Reserve that nothing will write): rebuild it before the next cycle (mu
+ * held). */
 void serve_dra_invalidate(struct serve *s);
 
 #endif
