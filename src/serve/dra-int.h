@@ -36,9 +36,6 @@ void serve_dra_stop(struct serve *s);
  * Unreserve until then). NULL-safe. */
 void serve_dra_free(struct serve *s);
 
-/* serve_dra_synced: every DRA informer has delivered its first list (mu held). */
-bool serve_dra_synced(const struct serve *s);
-
 /* serve_dra_node keeps a node's JSON for the world (the node informer's handler calls it under
  * mu; obj NULL: deleted). changed says whether the node's fingerprint changed. */
 void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed);
@@ -60,9 +57,9 @@ const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod);
 bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
                        struct serve_task *bind);
 
-/* serve_dra_bind_done: the bind of pod key (uid) was answered: on failure the claims reserved
- * for it in PreBind are unreserved (Unreserve); either way its PreBind record goes. Any
- * thread; mu not held. */
+/* serve_dra_bind_done (s->bind_done, which writes.c calls): the bind of pod key (uid) was
+ * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);
+ * either way its PreBind record goes. Any thread; mu not held. */
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
 
 /* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter

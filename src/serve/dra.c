@@ -23,7 +23,6 @@
 #include "serve/log-int.h"
 #include "serve/objects-int.h"
 #include "serve/state-int.h"
-#include "serve/watch-int.h"
 #include "serve/writes-int.h"
 
 #define FINALIZER "resource.kubernetes.io/delete-protection"
@@ -46,6 +45,7 @@ struct step {
     json_t *claim; /* the claim as the cycle saw it */
     json_t *alloc; /* the allocation to write, NULL: only the reservation */
     char *uid;     /* the claim's uid once reserved (for Unreserve), NULL before */
+    bool shared;   /* a device with allowMultipleAllocations: not written (PreBind fails) */
 };
 
 enum job_kind { JOB_PREBIND, JOB_UNRESERVE };
@@ -159,10 +159,21 @@ static void put_json(struct keymap *m, const char *key, json_t *obj)
 
 /* ---- the informers ---- */
 
+/* the informers' lines, as watch.c words the others' */
+static void on_log(void *ud, int level, const char *resource, const char *msg)
+{
+    (void)ud;
+    serve_log(level == 0 ? 'W' : 'I', level, "%s resource=%s", log_quote_msg(msg),
+              log_quote(resource));
+}
+
 static void on_obj(struct serve *s, enum serve_dra_kind k, enum kube_informer_op op,
                    const char *key, json_t *obj)
 {
     struct serve_dra *d = s->dra;
+    /* (copied before the lock: the loop waits for it) */
+    json_t *copy =
+        op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE ? json_deep_copy(obj) : NULL;
 
     serve_lock(s);
     switch (op) {
@@ -170,6 +181,7 @@ static void on_obj(struct serve *s, enum serve_dra_kind k, enum kube_informer_op
         if (!(d->synced & 1u << k))
             serve_log('I', 0, "\"%s cache synced\"", kinds[k].what);
         d->synced |= 1u << k;
+        s->dra_synced = d->synced == (1u << SERVE_DRA_KINDS) - 1;
         break;
     case KUBE_INFORMER_DELETE:
         del_json(&d->objs[k], key);
@@ -185,7 +197,7 @@ static void on_obj(struct serve *s, enum serve_dra_kind k, enum kube_informer_op
             if (o && !o->inflight && rv_of(obj) >= o->rv)
                 overlay_free(keymap_del(&d->over, key));
         }
-        put_json(&d->objs[k], key, json_deep_copy(obj));
+        put_json(&d->objs[k], key, copy); /* (NULL: out of memory, the key is dropped) */
         break;
     }
     if (op != KUBE_INFORMER_SYNCED && k != SERVE_DRA_TEMPLATE) {
@@ -223,11 +235,6 @@ static void on_rule(void *ud, enum kube_informer_op op, const char *key, json_t 
     on_obj(ud, SERVE_DRA_TAINT_RULE, op, key, obj);
 }
 
-bool serve_dra_synced(const struct serve *s)
-{
-    return s->dra && s->dra->synced == (1u << SERVE_DRA_KINDS) - 1;
-}
-
 void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed)
 {
     struct serve_dra *d = s->dra;
@@ -242,12 +249,14 @@ void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed
     if (!changed && keymap_get(&d->nodes, name))
         return;
     /* what the world reads of a node: its name, labels and allocatable (not the whole object:
-     * images and managedFields are most of a node's JSON) */
-    put_json(&d->nodes, name,
-             json_pack("{s:{s:s,s:O*},s:{s:O*}}", "metadata", "name", name, "labels",
-                       json_object_get(json_object_get(obj, "metadata"), "labels"), "status",
-                       "allocatable",
-                       json_object_get(json_object_get(obj, "status"), "allocatable")));
+     * images and managedFields are most of a node's JSON), copied (a watch event's object
+     * lives in the informer thread's arena) */
+    put_json(
+        &d->nodes, name,
+        json_pack("{s:{s:s,s:o*},s:{s:o*}}", "metadata", "name", name, "labels",
+                  json_deep_copy(json_object_get(json_object_get(obj, "metadata"), "labels")),
+                  "status", "allocatable",
+                  json_deep_copy(json_object_get(json_object_get(obj, "status"), "allocatable"))));
     d->dirty = true;
 }
 
@@ -678,7 +687,7 @@ static json_t *configs(struct serve_dra *d, json_t *claim, const char **chosen, 
 
 /* the AllocationResult the allocator made for claim from the world's devices */
 static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched_dra_device_out *dv,
-                          size_t n, const char *node)
+                          size_t n, const char *node, bool *shared)
 {
     json_t *results = json_array(), *alloc, *ns,
            *reqs = json_object_get(json_object_get(json_object_get(claim, "spec"), "devices"),
@@ -701,6 +710,21 @@ static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched
             json_object_set_new(res, "adminAccess", json_true());
         if (json_array_size(json_object_get(src, "tolerations")))
             json_object_set(res, "tolerations", json_object_get(src, "tolerations"));
+        {
+            /* the device's binding conditions (DRADeviceBindingConditions is on); a device
+             * several claims may share needs a shareID and the capacity consumed, which the
+             * world does not give out: such an allocation is not written (*shared) */
+            json_t *dev;
+            static const char *const bc[] = {"bindingConditions", "bindingFailureConditions"};
+            size_t k;
+
+            find_slice(d, dv[i].driver, dv[i].pool, dv[i].device, &dev);
+            for (k = 0; k < 2; k++)
+                if (json_array_size(json_object_get(dev, bc[k])))
+                    json_object_set(res, bc[k], json_object_get(dev, bc[k]));
+            if (json_is_true(json_object_get(dev, "allowMultipleAllocations")))
+                *shared = true;
+        }
         json_array_append_new(results, res);
         json_array_foreach(reqs, j, r)
         {
@@ -843,7 +867,8 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
                     first = k;
                 cnt++;
             }
-        if (!(st->alloc = allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node)))
+        if (!(st->alloc =
+                  allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node, &st->shared)))
             goto nomem;
         {
             /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
@@ -947,6 +972,13 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
     int attempt, rc = -ENOMEM;
 
     *out = NULL;
+    if (st->shared) {
+        rc = err_set(err, -ENOTSUP,
+                     "claim %s/%s: gpusched serve does not write the shareID and consumedCapacity "
+                     "of a device with allowMultipleAllocations",
+                     st->ns, st->name);
+        goto out;
+    }
     if (!claim || !path || !spath)
         goto out;
     for (attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
@@ -1287,6 +1319,7 @@ int serve_dra_start(struct serve *s)
     }
     d->cel_ready = true;
     d->dirty = true;
+    s->bind_done = serve_dra_bind_done;
     if (pthread_create(&d->thread, NULL, writer, s)) {
         fprintf(stderr, "gpusched serve: cannot start the claim writer's thread\n");
         return -EAGAIN;
@@ -1295,7 +1328,7 @@ int serve_dra_start(struct serve *s)
     pthread_setname_np(d->thread, "claim-writer");
     err_clear(&err);
     memset(&io, 0, sizeof(io));
-    io.log = serve_on_informer_log;
+    io.log = on_log;
     io.ud = s;
     io.stop = &s->informer_stop;
     for (k = 0; k < SERVE_DRA_KINDS; k++) {
@@ -1352,6 +1385,7 @@ void serve_dra_free(struct serve *s)
     if (!d)
         return;
     serve_dra_stop(s);
+    s->bind_done = NULL;
     while (d->head) {
         struct job *j = d->head;
 

@@ -651,12 +651,13 @@ out:
         serve_leader_stop(s->leader);
         serve_dra_stop(s); /* (its writer submits to the binder) */
         serve_binder_free(s->binder);
-        serve_dra_free(s);
         httpd_stop(s->httpd);
         httpd_stop(s->https);
         serve_auth_free(s->auth);
         tls_server_free(s->tls);
         serve_signals_stop(s);
+        serve_dra_free(s); /* (after the binder, whose answers may queue an Unreserve, and the
+                              probe servers, whose readiness reads it) */
         if (s->queue)
             serve_queue_free(s->queue, serve_pending_free);
         {

@@ -114,6 +114,9 @@ struct serve {
     struct kube_informer *nodes_inf, *pods_inf, *pdbs_inf, *ns_inf;
     struct kube_informer *src_inf[SERVE_SRC_COUNT]; /* Services and controllers */
     struct serve_dra *dra; /* resource.k8s.io: informers, world, claim writes (dra-int.h) */
+    bool dra_synced;       /* under mu: every DRA informer has listed (dra.c sets it) */
+    /* dra.c's: a bind was answered (ok or not), any thread, mu not held; NULL: none */
+    void (*bind_done)(struct serve *s, const char *key, const char *uid, bool ok);
     /* the pod informer thread's: a watch event's pod is decoded here and the arena rewound
      * after it, so its first block serves every event (no malloc/free per event) */
     struct arena pod_arena;

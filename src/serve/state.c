@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "serve/dra-int.h"
 
 void serve_lock(struct serve *s)
 {
@@ -66,7 +65,7 @@ void serve_unassume(struct serve *s, const char *key)
 bool serve_synced(const struct serve *s)
 {
     return s->nodes_synced && s->pods_synced && s->pdbs_synced && s->nss_synced &&
-           s->sources_synced == SERVE_SRC_ALL && serve_dra_synced(s);
+           s->sources_synced == SERVE_SRC_ALL && s->dra_synced;
 }
 
 bool serve_leading(struct serve *s)

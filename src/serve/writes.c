@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "serve/dra-int.h"
 #include "serve/events.h"
 #include "serve/events-int.h"
 #include "serve/log-int.h"
@@ -350,7 +349,8 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             if (queued_same_pod(s, t))
                 serve_pending_free(serve_queue_done(s->queue, t->key));
             serve_unlock(s);
-            serve_dra_bind_done(s, t->key, t->uid, true);
+            if (s->bind_done)
+                s->bind_done(s, t->key, t->uid, true);
             serve_log('I', 2, "\"Successfully bound pod to node\" pod=%s node=%s",
                       log_quote(t->key), log_quote(t->node));
             {
@@ -386,7 +386,8 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             }
             pthread_cond_broadcast(&s->cv);
             serve_unlock(s);
-            serve_dra_bind_done(s, t->key, t->uid, false); /* Unreserve */
+            if (s->bind_done)
+                s->bind_done(s, t->key, t->uid, false); /* DynamicResources' Unreserve */
             serve_log(t->err->http_status == 409 || t->err->http_status == 404 ? 'I' : 'E',
                       t->err->http_status == 409 || t->err->http_status == 404 ? 2 : 0,
                       "\"Failed to bind pod\" pod=%s node=%s err=%s", log_quote(t->key),
