@@ -130,6 +130,8 @@ struct serve_pending *serve_pending_new(json_t *obj)
         json_object_del(json_object_get(copy, "metadata"), "generation");
         json_object_del(json_object_get(copy, "metadata"), "finalizers");
         json_object_del(json_object_get(copy, "status"), "nominatedNodeName");
+        if (!json_object_size(json_object_get(copy, "status")))
+            json_object_del(copy, "status"); /* (a nomination alone is no update) */
         bare = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
         if (!bare)
             goto fail;
