@@ -266,3 +266,19 @@ def test_devices_on_the_cluster_are_what_the_real_cel_matches():
                          for d in got["devices"]),
                   [DRIVER + "/gpu-a/gpu-0", DRIVER + "/gpu-b/gpu-0"], "--class and --selector")
     util.check_eq(got["errors"], [], "no error: the class leaves the NIC out first")
+
+
+def test_explain_and_report_read_the_dra_kinds():
+    """explain's answer for each DRA pod is simulate's (both read the claims from the cluster);
+    report counts the pods the DRA devices could take."""
+    c()
+    sim = json.loads(ok(gpusched("simulate", "-n", NS, "-o", "json"), "simulate").stdout)
+    want = {e["pod"]: ("Scheduled", e["node"]) for e in sim["scheduled"]}
+    want.update({e["pod"]: ("Unschedulable", e["message"]) for e in sim["unschedulable"]})
+    util.check_eq(len(want), 5, "pending pods")
+    for p, (status, what) in sorted(want.items()):
+        r = json.loads(ok(gpusched("explain", p, "-o", "json"), "explain " + p).stdout)["result"]
+        util.check_eq((r["status"], r.get("node") or r.get("message")), (status, what), p)
+    page = ok(gpusched("report", "-n", NS), "report").stdout
+    if "<html" not in page.lower():
+        raise AssertionError(page[:200])
