@@ -4,7 +4,7 @@
  * compiled and evaluated by the DynamicResources world exactly as its allocator evaluates a
  * request's (sched_dra_device_matches). A device whose evaluation fails is listed with the
  * allocator's error text. */
-#include "gpusched/cmd_devices.h"
+#include "gpusched/cmd_devices-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,8 @@
 #include "base/keymap.h"
 #include "cel/cel.h"
 #include "gpusched/cmd_common.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
 #include "sched/dynamicresources.h"
 

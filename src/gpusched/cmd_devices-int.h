@@ -1,7 +1,7 @@
-/* cmd_devices.h - `gpusched devices`: the devices of the input's ResourceSlices, those a CEL
+/* cmd_devices-int.h - `gpusched devices`: the devices of the input's ResourceSlices, those a CEL
  * selector or a DeviceClass matches as kube-scheduler's allocator would decide it. */
-#ifndef GPUSCHED_CMD_DEVICES_H
-#define GPUSCHED_CMD_DEVICES_H
+#ifndef GPUSCHED_CMD_DEVICES_INT_H
+#define GPUSCHED_CMD_DEVICES_INT_H
 
 /* gpusched_cmd_devices runs the command on its own argv (argv[0] is "devices"); its result
  * goes to stdout, errors to stderr. Returns the exit status: 0 success, 1 runtime failure,
