@@ -46,10 +46,28 @@ def setup():
                  {"apiVersion": "admissionregistration.k8s.io/v1",
                   "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "no-bind-fails"},
                   "spec": {"policyName": "no-bind-fails", "validationActions": ["Deny"]}}])
+        policy_in_effect(c)
         for prefix in ("ks-", "gs-"):
             world(c, prefix)
         _state["c"], _state["kc"] = c, kc
     return _state["c"], _state["kc"]
+
+
+def policy_in_effect(c):
+    """The API server loads admission policies in the background: wait until a dry-run bind of
+    a probe pod named bind-fails is refused (else the first scheduler's bind could land)."""
+    namespace(c, "vap-probe")
+    c.create("/api/v1/namespaces/vap-probe/pods",
+             {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bind-fails"},
+              "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}})
+
+    def refused():
+        st, out = c.request("POST", "/api/v1/namespaces/vap-probe/pods/bind-fails/binding?dryRun=All",
+                            {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bind-fails"},
+                             "target": {"apiVersion": "v1", "kind": "Node", "name": "nowhere"}},
+                            ok=(200, 201, 403, 404, 422))
+        return st in (403, 422) and "no-bind-fails" in json.dumps(out)
+    wait_for("the ValidatingAdmissionPolicy in effect", refused)
 
 
 def device(name, model):
