@@ -21,6 +21,7 @@ package gen
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -621,6 +622,13 @@ func draPod(g *G, p *corev1.Pod, bound bool) {
 			pl.kind, pl.index = 'c', s.intn(3)
 		default:
 			pl.kind, pl.index = 't', s.intn(4)
+		}
+		if pl.kind == 'c' && slices.Contains(s.plans[p], pl) {
+			// not the same ResourceClaim twice in one pod: kube-scheduler allocates it once
+			// per entry and writes both in PreBind, which the real API server refuses for
+			// the second (a conflict: "got allocated elsewhere in the meantime") and the
+			// oracle's fake one accepts (docs/dra.md, known differences)
+			continue
 		}
 		s.plans[p] = append(s.plans[p], pl)
 	}
