@@ -796,7 +796,7 @@ static struct cel_val map_insert(struct ev *ev, const struct cel_val *m, const s
     struct cel_map *r;
     struct cel_val out = {.k = CV_MAP};
 
-    cel_map_key_check(ev, m->v.m, k);
+    cel_map_key_check(ev, m->v.m->strkeys ? m->v.m : NULL, k); /* insertion always hashes */
     if (cel_map_find(m->v.m, k)) {
         struct buf b = BUF_INIT(0);
         struct cel_val e;

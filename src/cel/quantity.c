@@ -971,6 +971,27 @@ const struct cel_quantity *cel_quantity_add(struct arena *ar, const struct cel_q
     }
 }
 
+const struct cel_quantity *cel_quantity_to_dec(struct arena *a, const struct cel_quantity *q)
+{
+    struct big m;
+    int sign;
+    int64_t e;
+    const char *err;
+    struct cel_quantity *d;
+
+    if (q->dec)
+        return q;
+    /* int64Amount.AsDec: unscaled value, scale -scale; Format and the cached text stay */
+    q_to_big(q, &sign, &m, &e);
+    d = (struct cel_quantity *)q_dec(a, sign, &m, (int32_t)-e, &err);
+    if (!d)
+        return NULL;
+    d->fmt = q->fmt;
+    d->canon = q->canon;
+    d->ptr = q->ptr;
+    return d;
+}
+
 const struct cel_quantity *cel_quantity_from_int(struct arena *a, int64_t v)
 {
     return q_int(a, v, 0);

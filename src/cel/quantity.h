@@ -47,6 +47,9 @@ int cel_quantity_cmp(const struct cel_quantity *a, const struct cel_quantity *b)
 const struct cel_quantity *cel_quantity_add(struct arena *a, const struct cel_quantity *x,
                                             const struct cel_quantity *y, bool sub,
                                             const char **err);
+/* Quantity.AsDec's new form of an int64 amount (q itself when it is already a decimal); NULL
+ * when out of memory */
+const struct cel_quantity *cel_quantity_to_dec(struct arena *a, const struct cel_quantity *q);
 /* NewQuantity(v, DecimalExponent) */
 const struct cel_quantity *cel_quantity_from_int(struct arena *a, int64_t v);
 bool cel_quantity_as_int64(const struct cel_quantity *q, int64_t *out);
