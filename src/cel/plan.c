@@ -256,8 +256,12 @@ static struct cel_val fold_eval(struct planner *p, struct pnode *n)
     ev->device = &dev;
     ev->limit = UINT64_MAX;
     if (setjmp(ev->abort)) {
+        /* a library panic while folding constants: cel-go's planner would not recover it
+         * (the process would crash); the panic's text is the error here */
+        r = ev->abort_msg ? cel_err(p->a, "%s", ev->abort_msg)
+                          : cel_err_static("cost limit exceeded");
         free(ev);
-        return cel_err_static("cost limit exceeded");
+        return r;
     }
     r = cel_eval_node(ev, n);
     free(ev);

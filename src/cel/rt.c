@@ -151,13 +151,13 @@ bool cel_quantity_promote(struct ev *ev, const struct cel_quantity *q, const str
 }
 
 /* A Go map with ref.Val keys (map literals, transformMap results, getQuery) hashes the key
- * it is asked about: cel.Semver (slices) and cel.Format (a func) cannot be hashed, and the
- * runtime panics. Device maps are keyed by strings and do not hash other values. */
+ * it is asked about: cel.Semver (slices), cel.Format (a func) and types.Bytes ([]byte) cannot
+ * be hashed, and the runtime panics. Device maps are keyed by strings and do not hash other values. */
 void cel_map_key_check(struct ev *ev, const struct cel_map *m, const struct cel_val *key)
 {
     if (m && (m->strkeys || m->n == 0)) /* refValMapAccessor.Find skips an empty map */
         return;
-    if (key->k == CV_SEMVER || key->k == CV_FORMAT)
+    if (key->k == CV_SEMVER || key->k == CV_FORMAT || key->k == CV_BYTES)
         cel_ev_panic(ev, "runtime error: hash of unhashable type %s", cel_go_type_name(key));
 }
 
