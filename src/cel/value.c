@@ -445,6 +445,16 @@ static const struct cel_val *map_find_exact(const struct cel_map *m, const struc
         /* the common case (device maps): length, first byte, then the bytes */
         uint32_t n = key->n;
         const char *s = key->v.s;
+        if (m->khash) {
+            /* device views: the key hashes first, so that only the key found is read */
+            uint32_t h = 2166136261u;
+            for (uint32_t i = 0; i < n; i++)
+                h = (h ^ (uint8_t)s[i]) * 16777619u;
+            for (uint32_t i = 0; i < m->n; i++)
+                if (m->khash[i] == h && m->keys[i].n == n && !memcmp(m->keys[i].v.s, s, n))
+                    return &m->vals[i];
+            return NULL;
+        }
         for (uint32_t i = 0; i < m->n; i++) {
             const struct cel_val *k = &m->keys[i];
             if (k->k == CV_STRING && k->n == n &&
