@@ -35,7 +35,7 @@ struct cel_program {
     uint64_t limit;
     uint64_t max_cost; /* the estimate (CEL_ENV_NEW), else UINT64_MAX */
     int max_depth;
-    bool qpromote; /* see cel_plan */
+    bool fresh; /* see cel_plan */
 };
 
 struct cel_device_view {
@@ -180,7 +180,7 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         rc = set_detail(err, "", msg, 0, 0);
         goto fail;
     }
-    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, &perr, &p->max_depth, &p->qpromote);
+    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, &perr, &p->max_depth, &p->fresh);
     if (!p->root) {
         rc = set_detail_n(err, "program instantiation failed: ", perr.data ? perr.data : "",
                           perr.len, 0, 0);
@@ -812,7 +812,7 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev, str
     ev->extra = NULL;
     ev->cost = 0;
     ev->limit = p->limit;
-    ev->qfresh = p->qpromote;
+    ev->fresh = p->fresh;
     ev->nqpromo = ev->aqpromo = 0;
     ev->qpromo = NULL;
     if (setjmp(ev->abort)) {
@@ -858,7 +858,7 @@ int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struc
     ev->extra = vars;
     ev->cost = 0;
     ev->limit = p->limit;
-    ev->qfresh = p->qpromote;
+    ev->fresh = p->fresh;
     ev->nqpromo = ev->aqpromo = 0;
     ev->qpromo = NULL;
     if (setjmp(ev->abort)) {

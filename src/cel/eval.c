@@ -451,13 +451,19 @@ static struct cel_val eval_call(struct ev *ev, struct pnode *n)
     }
     if (n->u.call.cached) {
         r = *n->u.call.cached;
-        if (r.k == CV_QUANTITY && ev->qfresh && !r.v.q->dec) {
-            /* a new *Quantity each evaluation, as cel-go's quantity() makes */
+        if (ev->fresh && r.k == CV_QUANTITY) {
+            /* a new *Quantity each time, as cel-go's quantity() makes */
             struct cel_quantity *q = arena_alloc(ev->a, sizeof(*q));
             if (!q)
                 return cel_err_static("out of memory");
             *q = *r.v.q;
             r.v.q = q;
+        } else if (ev->fresh && r.k == CV_URL) {
+            struct cel_url *u = arena_alloc(ev->a, sizeof(*u));
+            if (!u)
+                return cel_err_static("out of memory");
+            *u = *r.v.url;
+            r.v.url = u;
         }
     } else {
         r = call_impl(ev, n, args, na);
@@ -592,6 +598,10 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n)
         return r;
     case P_TESTONLY:
         r = resolve_attr(ev, n->u.attr);
+        /* cel-go's tracker takes back the presence test's select cost, which a conditional
+         * attribute never added: one less, wrapping below zero (then over any limit) */
+        if (n->u.attr->kind == A_COND)
+            observe(ev, UINT64_MAX);
         if (r.k == CV_OPTIONAL)
             return cel_bool(r.v.o != NULL);
         return r;

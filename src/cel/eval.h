@@ -168,9 +168,9 @@ struct ev {
     const struct cel_regex *cur_regex; /* the running call's compiled pattern */
     /* resource.Quantity.Cmp turns its receiver into the inf.Dec form in place (AsDec) when
      * the other side is one: the quantities promoted so far in this evaluation, and their
-     * decimal form (cel_quantity_current). qfresh: quantities from constants are copied per
-     * evaluation, since cel-go makes a new one each time. */
-    bool qfresh;
+     * decimal form (cel_quantity_current). fresh: quantities and URLs from constants are
+     * copied each time, since cel-go makes a new one each time (see cel_plan). */
+    bool fresh;
     int nqpromo, aqpromo;
     struct cel_qpromo {
         const struct cel_quantity *from, *to;

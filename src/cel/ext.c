@@ -801,7 +801,13 @@ static struct cel_val map_insert(struct ev *ev, const struct cel_val *m, const s
         struct buf b = BUF_INIT(0);
         struct cel_val e;
         buf_puts(&b, "insert failed: key ");
-        cel_val_format_v(&b, k);
+        if (k->k == CV_IP || k->k == CV_CIDR) {
+            struct cel_val s = cel_ip_to_string(ev, k); /* %v: the embedded netip String() */
+            if (s.k == CV_STRING)
+                buf_append(&b, s.v.s, s.n);
+        } else {
+            cel_val_format_v(&b, k);
+        }
         buf_puts(&b, " already exists");
         e = cel_err_buf(ev->a, &b);
         buf_release(&b);

@@ -31,7 +31,7 @@ struct planner {
     int slot, max_slot;
     struct cel_regex **regexes;
     bool failed;
-    bool qpromote; /* a compareTo, isGreaterThan or isLessThan call */
+    bool fresh; /* see cel_plan: a quantity comparison, a map literal or a map insertion */
     struct buf err;
 };
 
@@ -444,7 +444,9 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
     n->u.call.fname = fn;
     n->u.call.cost_kind = cel_cost_kind(fn, NULL);
     if (!strcmp(fn, "compareTo") || !strcmp(fn, "isGreaterThan") || !strcmp(fn, "isLessThan"))
-        p->qpromote = true;
+        p->fresh = true;
+    if (!strcmp(fn, "cel.@mapInsert"))
+        p->fresh = true;
     n->u.call.args = args;
     n->u.call.nargs = na;
     n->u.call.arity = na <= 2 ? na : 3;
@@ -707,6 +709,7 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
     case CEL_E_LIST:
         return plan_list(p, e);
     case CEL_E_MAP:
+        p->fresh = true;
         return plan_map(p, e);
     case CEL_E_COMP:
         return plan_comp(p, e);
@@ -721,7 +724,7 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
 
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
                        struct cel_expr *root, struct cel_regex **regexes, struct buf *err,
-                       int *max_depth, bool *qpromote)
+                       int *max_depth, bool *fresh)
 {
     struct planner *p = calloc(1, sizeof(*p));
     struct pnode *n;
@@ -746,7 +749,7 @@ struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct 
         return NULL;
     }
     *max_depth = p->max_slot;
-    *qpromote = p->qpromote;
+    *fresh = p->fresh;
     (void)type_of;
     buf_release(&p->err);
     free(p);

@@ -433,8 +433,16 @@ bool cel_key_identical(const struct cel_val *a, const struct cel_val *b)
         return a->n == b->n && (a->n == 0 || !memcmp(a->v.s, b->v.s, a->n));
     case CV_TYPE:
         return !strcmp(a->v.s, b->v.s);
+    case CV_IP:
+    case CV_CIDR: {
+        /* netip.Addr (and Prefix) compare by value, the zone included */
+        const struct cel_ipaddr *x = a->v.ip, *y = b->v.ip;
+        const char *zx = x->zone ? x->zone : "", *zy = y->zone ? y->zone : "";
+        return x->v4 == y->v4 && !memcmp(x->a, y->a, sizeof(x->a)) && !strcmp(zx, zy) &&
+               (a->k == CV_IP || x->prefix == y->prefix);
+    }
     default:
-        /* pointer types compare by identity */
+        /* pointer types (quantities, URLs) compare by identity */
         return a->v.l == b->v.l;
     }
 }
