@@ -55,7 +55,7 @@ FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
 ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request \
-	$(BUILD)/cel-eval
+	$(BUILD)/dra-alloc $(BUILD)/cel-eval
 # The fake kubelet's Python messages (tests/kubelet/), when protoc is there.
 ifneq ($(shell command -v protoc 2>/dev/null),)
 ALL += $(GEN)/python/api_pb2.py
@@ -127,6 +127,10 @@ $(BUILD)/cel-eval: $(BUILD)/obj/tests/tools/cel_eval.o $(BUILD)/libgpulabel.a
 
 # kube-request: the REST client as a command, for tests/integration/test_client.py
 $(BUILD)/kube-request: $(BUILD)/obj/tests/tools/kube_request.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# dra-alloc: the structured allocator as a command, for tests/k8s/cmd/dra-alloc-diff
+$(BUILD)/dra-alloc: $(BUILD)/obj/tests/tools/dra_alloc.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fake NVML is a test double for the driver library: never built with sanitizers, since
@@ -222,8 +226,14 @@ check-k8s: all
 		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
 	(cd tests/k8s && GPUSCHED=$(abspath $(BUILD))/gpusched GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --seed 1 --cases 300 \
+		--out $(BUILD)/dra-alloc-diff && \
+	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --cel --seed 2 --cases 300 \
+		--out $(BUILD)/dra-alloc-diff && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
+	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 100 \
+		--features +dra --scenarios "" --out $(BUILD)/k8s-diff-dra && \
 	for c in tests/k8s/configs/*.yaml; do \
 		echo "k8s-difftest --config $$c"; \
 		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 2 --clusters 40 \
@@ -263,7 +273,7 @@ diff-k8s: all
 		echo "skipped: make diff-k8s: no Go toolchain ($(GO)) on PATH"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed $(SEED) --clusters $(N) \
-		--scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
+		--features "$(FEATURES)" --scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
 
 demo: all
 	sh examples/demo.sh $(BUILD)
@@ -272,9 +282,12 @@ bench: all
 	sh bench/run.sh $(BUILD)
 
 # .clang-format describes the house style; scripts/check-format lists the files (and the
-# count of lines) clang-format would change, and fails when there are any.
+# count of lines) clang-format would change, and the Go files of tests/k8s/ gofmt would
+# (when Go is installed), and fails when there are any.
 format:
 	clang-format -i $(wildcard src/*/*.c src/*/*.h tests/*/*.c tests/*/*.h bench/*.c)
+	@gofmt=$$(sh scripts/gofmt-path); if [ -n "$$gofmt" ]; then $$gofmt -w tests/k8s; \
+		else echo "format: Go files skipped: no gofmt or go on PATH"; fi
 check-format:
 	sh scripts/check-format
 

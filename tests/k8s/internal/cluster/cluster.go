@@ -441,7 +441,7 @@ func (c *Cluster) startControllerManager(ctx context.Context, f *pkiFiles) error
 		"--root-ca-file=" + filepath.Join(d, "ca.crt"),
 		"--controllers=serviceaccount-controller,deployment-controller,replicaset-controller," +
 			"statefulset-controller,daemonset-controller,job-controller,garbage-collector-controller," +
-			"namespace-controller,disruption-controller",
+			"namespace-controller,disruption-controller,resource-claim-controller",
 		"--v=" + strconv.Itoa(c.opts.Verbosity),
 	}
 	_, err := c.spawn("kube-controller-manager", args, filepath.Join(d, "kube-controller-manager.log"))
