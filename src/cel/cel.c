@@ -482,6 +482,7 @@ static void pk_payload(struct pack *k, struct cel_val *v)
         const struct cel_quantity *o = v->v.q;
         struct cel_quantity *n = pk_alloc(k, sizeof(*n), 16);
         uint32_t *l = pk_alloc(k, (size_t)o->nl * sizeof(*l), 4);
+        const char *text = o->text ? pk_str(k, o->text, o->text_len) : NULL;
         if (n) {
             *n = *o;
             if (o->nl) {
@@ -490,6 +491,7 @@ static void pk_payload(struct pack *k, struct cel_val *v)
             } else {
                 n->l = NULL;
             }
+            n->text = text;
             v->v.q = n;
         }
         break;

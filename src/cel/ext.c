@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "cel/eval.h"
 #include "cel/lib.h"
+#include "cel/quantity.h"
 #include "cel/strfmt.h"
 #include "cel/regex.h"
 #include "cel/utf8.h"
@@ -801,10 +802,19 @@ static struct cel_val map_insert(struct ev *ev, const struct cel_val *m, const s
         struct buf b = BUF_INIT(0);
         struct cel_val e;
         buf_puts(&b, "insert failed: key ");
+        /* fmt's %v: each Go type's String() */
         if (k->k == CV_IP || k->k == CV_CIDR) {
-            struct cel_val s = cel_ip_to_string(ev, k); /* %v: the embedded netip String() */
+            struct cel_val s = cel_ip_to_string(ev, k); /* the embedded netip String() */
             if (s.k == CV_STRING)
                 buf_append(&b, s.v.s, s.n);
+        } else if (k->k == CV_DURATION || k->k == CV_TIMESTAMP) {
+            cel_time_go_string(&b, k);
+        } else if (k->k == CV_QUANTITY) {
+            cel_quantity_string(ev->nqpromo ? cel_quantity_current(ev, k->v.q) : k->v.q, &b);
+        } else if (k->k == CV_URL) {
+            buf_append(&b, k->v.url->str.s, k->v.url->str.n);
+        } else if (k->k == CV_NULL) {
+            buf_puts(&b, "0"); /* types.Null has no String() */
         } else {
             cel_val_format_v(&b, k);
         }
