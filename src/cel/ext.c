@@ -884,23 +884,41 @@ static const struct cel_regex *call_regex(struct ev *ev)
     return ev->cur_regex;
 }
 
+/* The optimized calls take the receiver's Go Value() when it is a string: a string's, and a
+ * type value's (its name: dyn(int).matches("^int$") is true), as cel-go's and Kubernetes'
+ * regex optimizations do. False for any other value. */
+static bool value_string(const struct cel_val *v, struct cel_val *out)
+{
+    if (v->k == CV_STRING) {
+        *out = *v;
+        return true;
+    }
+    if (v->k == CV_TYPE) {
+        *out = cel_str(v->v.s, (uint32_t)strlen(v->v.s));
+        return true;
+    }
+    return false;
+}
+
 static struct cel_val f_matches_compiled(struct ev *ev, const struct cel_val *a, int n)
 {
+    struct cel_val s;
     (void)n;
-    if (a[0].k != CV_STRING)
+    if (!value_string(&a[0], &s))
         return NSO;
-    return cel_bool(cel_regex_search(call_regex(ev), a[0].v.s, a[0].n));
+    return cel_bool(cel_regex_search(call_regex(ev), s.v.s, s.n));
 }
 
 static struct cel_val f_find_compiled(struct ev *ev, const struct cel_val *a, int n)
 {
+    struct cel_val s;
     size_t b, e;
     (void)n;
-    if (a[0].k != CV_STRING)
+    if (!value_string(&a[0], &s))
         return cel_maybe_no_such_overload(&a[0]);
-    if (!cel_regex_find_at(call_regex(ev), a[0].v.s, a[0].n, 0, &b, &e))
+    if (!cel_regex_find_at(call_regex(ev), s.v.s, s.n, 0, &b, &e))
         return cel_str("", 0);
-    return cel_str(a[0].v.s + b, (uint32_t)(e - b));
+    return cel_str(s.v.s + b, (uint32_t)(e - b));
 }
 
 /* Go's Regexp.FindAllString(s, n) */
@@ -946,16 +964,17 @@ struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re,
 static struct cel_val f_find_all_compiled(struct ev *ev, const struct cel_val *a, int n)
 {
     int64_t limit = -1;
+    struct cel_val s;
     if (n < 2 || n > 3)
         return NSO;
-    if (a[0].k != CV_STRING)
+    if (!value_string(&a[0], &s))
         return cel_maybe_no_such_overload(&a[0]);
     if (n == 3) {
         if (a[2].k != CV_INT)
             return cel_maybe_no_such_overload(&a[2]);
         limit = a[2].v.i;
     }
-    return cel_regex_find_all(ev, call_regex(ev), &a[0], limit);
+    return cel_regex_find_all(ev, call_regex(ev), &s, limit);
 }
 
 static struct cel_val f_string_format(struct ev *ev, const struct cel_val *a, int n)
