@@ -420,7 +420,8 @@ static struct cel_map *pk_map(struct pack *k, const struct cel_map *m)
         d->keys = keys;
         d->vals = vals;
         d->khash = h;
-        memcpy(vals, m->vals, m->n * sizeof(*vals));
+        if (m->n) /* an empty map may have no arrays */
+            memcpy(vals, m->vals, m->n * sizeof(*vals));
     }
     for (uint32_t i = 0; i < m->n; i++) {
         const char *ks = pk_str(k, m->keys[i].v.s, m->keys[i].n);
