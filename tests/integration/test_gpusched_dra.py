@@ -1,6 +1,7 @@
 """gpusched's answers on Dynamic Resource Allocation beyond simulate's: --kube-version's
 warnings for fields an older release drops, explain's per-node reasons, nodes/report/capacity
 with GPUs from ResourceSlices, and examples/dra/."""
+import json
 import os
 
 import util
@@ -79,3 +80,174 @@ spec:
     ], "1.34 warnings")
     p = gpusched("simulate", "-f", "-", "--kube-version", "1.35", input=doc)
     util.check_eq(len(warnings(p)), 1, "1.35: the capacity request only: %r" % p.stderr)
+
+
+# n1: four GPUs, one a T4 (the claim's selector wants M40s), one tainted by its driver, one
+# held by another pod's claim; n2: a pool with one of its two slices; n3: two free M40s on
+# different NUMA nodes, and the claim wants them on the same one
+WHY = """apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n3, labels: {kubernetes.io/hostname: n3}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.nvidia.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: Tesla-T4}}}
+  - name: gpu-1
+    attributes: {productName: {string: Tesla-M40}}
+    taints: [{key: gpu.nvidia.com/xid, value: "79", effect: NoSchedule}]
+  - {name: gpu-2, attributes: {productName: {string: Tesla-M40}}}
+  - {name: gpu-3, attributes: {productName: {string: Tesla-M40}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpus-a}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 2}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: Tesla-M40}}}
+  - {name: gpu-1, attributes: {productName: {string: Tesla-M40}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n3-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n3
+  pool: {name: n3, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: Tesla-M40}, numa: {int: 0}}}
+  - {name: gpu-1, attributes: {productName: {string: Tesla-M40}, numa: {int: 1}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-2}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields: [{key: metadata.name, operator: In, values: [n1]}]
+  reservedFor:
+  - {resource: pods, name: holder, uid: uid-holder}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: holder, namespace: default, uid: uid-holder}
+spec:
+  nodeName: n1
+  resourceClaims: [{name: gpu, resourceClaimName: held}]
+  containers:
+  - {name: c, image: x, resources: {claims: [{name: gpu}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-m40, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.nvidia.com"].productName == "Tesla-M40"'}
+      constraints:
+      - {matchAttribute: gpu.nvidia.com/numa}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: default}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: two-m40}]
+  containers:
+  - {name: c, image: tensorflow, resources: {claims: [{name: gpus}]}}
+"""
+
+
+def test_explain_says_why_no_devices():
+    p = gpusched("explain", "-f", "-", "trainer", input=WHY)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    out = p.stdout
+    sec = out[out.index("Devices (DynamicResources could not allocate the claims):"):]
+    sec = sec[:sec.index("\nFailedScheduling")]
+    claim = [l for l in out.splitlines() if "claim default/trainer-gpus-" in l][0]
+    name = claim[claim.index("default/trainer-gpus-"):].split(",")[0]
+    want = """Devices (DynamicResources could not allocate the claims):
+  n1:
+    claim NAME, request gpus wants 2 devices of class gpu.nvidia.com: 3 of 4 devices match (1 fails the request's selector #0 (device.attributes["gpu.nvidia.com"].productName == "Tesla-M40")), 1 free
+      1 allocated: gpu.nvidia.com/n1/gpu-2 to default/held (pod default/holder)
+      1 tainted (not tolerated): gpu.nvidia.com/n1/gpu-1 (gpu.nvidia.com/xid=79:NoSchedule)
+  n2:
+    pool gpu.nvidia.com/n2 is incomplete (resourceSliceCount: some of its ResourceSlices are missing): none of its devices is used
+    no complete, valid pool of devices is visible from this node
+  n3:
+    claim NAME, request gpus wants 2 devices of class gpu.nvidia.com: 2 of 2 devices match, 2 free
+    the constraint #0 of claim NAME (matchAttribute gpu.nvidia.com/numa) cannot be met: without it the devices would be found
+""".replace("NAME", name)
+    util.check_eq(sec, want, "explain's devices section")
+    # the same in JSON, per node
+    p = gpusched("explain", "-f", "-", "trainer", "-o", "json", input=WHY)
+    doc = json.loads(p.stdout)
+    by = {n["node"]: n for n in doc["nodes"]}
+    util.check_eq(by["n2"]["devices"], [l.strip() for l in want.splitlines()[6:8]], "n2 devices")
+    util.check_eq(by["n1"]["reasons"], ["cannot allocate all claims"], "n1 reasons")
+    util.check_eq(len(by["n1"]["devices"]), 3, "n1 devices")
+
+
+def test_explain_seed_walkthrough_names_the_holders():
+    p = gpusched("explain", "-f", os.path.join(SCEN, "dra-seed-walkthrough", "cluster.yaml"), "late")
+    util.check_eq(p.returncode, 0, "exit")
+    lines = p.stdout.splitlines()
+    i = lines.index("  gpu-1:")
+    util.check_eq(lines[i + 1], "    the pod's extended-resource claim, request container-0-request-0 "
+                  "wants 1 device of class gpu.nvidia.com: 2 of 2 devices match, 0 free", "gpu-1")
+    if not (lines[i + 2].startswith("      2 allocated: gpu.nvidia.com/gpu-1/gpu-0 to "
+                                    "default/tf-claim-gpu-") and
+            "(pod default/tf-claim), gpu.nvidia.com/gpu-1/gpu-1 to "
+            "default/tf-notebook-extended-resources-" in lines[i + 2] and
+            lines[i + 2].endswith("(pod default/tf-notebook)")):
+        raise AssertionError("holders: %r" % lines[i + 2])
+    util.check_eq(lines[lines.index("  cpu-1:") + 1],
+                  "    no ResourceSlice publishes devices this node can use", "cpu-1")
+
+
+def test_explain_without_dra_failure_has_no_devices_section():
+    p = gpusched("explain", "-f", os.path.join(SCEN, "dra-seed-walkthrough", "cluster.yaml"),
+                 "tf-claim")
+    util.check_eq(p.returncode, 0, "exit")
+    if "cpu-1     DynamicResources   cannot allocate all claims" not in p.stdout:
+        raise AssertionError("tf-claim on cpu-1: %s" % p.stdout)
