@@ -486,3 +486,116 @@ json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod
     }
     return arr;
 }
+
+/* the device's productName (bare or qualified), NULL when it has none or is a MIG device */
+static const char *gpu_product(const struct kube_dra_device *d)
+{
+    const char *product = NULL;
+    size_t i;
+
+    for (i = 0; i < d->nattributes; i++) {
+        const struct kube_dra_attribute *a = &d->attributes[i];
+        const char *slash = strrchr(a->name, '/');
+        const char *id = slash ? slash + 1 : a->name;
+
+        if (a->type != KUBE_DRA_STRING || !a->s)
+            continue;
+        if (!strcmp(id, "type") && strcmp(a->s, "gpu"))
+            return NULL;
+        if (!strcmp(id, "productName"))
+            product = a->s;
+    }
+    return product;
+}
+
+static bool slice_sees(const char *node_name, bool all_nodes, const struct kube_node_selector *sel,
+                       const struct kube_node *n)
+{
+    if (node_name && *node_name)
+        return !strcmp(node_name, n->name);
+    if (all_nodes)
+        return true;
+    return sel && kube_node_selector_matches(sel, n);
+}
+
+int gpusched_dra_node_gpus(const struct manifest_input *in, const struct sched_cluster *c,
+                           const struct kube_node *n, struct gpusched_dra_gpus *out)
+{
+    struct sched_dra *w = c ? sched_cluster_dra(c) : NULL;
+    size_t i, j;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < in->nresource_slices; i++) {
+        const struct kube_resource_slice *s = &in->resource_slices[i];
+        bool sees = !s->per_device_node_selection &&
+                    slice_sees(s->node_name, s->all_nodes, s->node_selector, n);
+
+        for (j = 0; j < s->ndevices; j++) {
+            const struct kube_dra_device *d = &s->devices[j];
+            const char *product = gpu_product(d);
+            size_t k, len;
+
+            if (!product ||
+                !(sees || (s->per_device_node_selection &&
+                           slice_sees(d->node_name, d->all_nodes, d->node_selector, n))))
+                continue;
+            out->count++;
+            if (w && sched_dra_device_use(w, s->driver, s->pool, d->name))
+                out->used++;
+            len = strlen(out->product);
+            if (!strstr(out->product, product) && len + strlen(product) + 2 < sizeof(out->product))
+                snprintf(out->product + len, sizeof(out->product) - len, "%s%s", len ? "," : "",
+                         product);
+            for (k = 0; k < d->ncapacity && !out->mem[0]; k++)
+                if (!strcmp(d->capacity[k].name, "memory") ||
+                    (strrchr(d->capacity[k].name, '/') &&
+                     !strcmp(strrchr(d->capacity[k].name, '/') + 1, "memory"))) {
+                    snprintf(out->mem, sizeof(out->mem), "%s",
+                             d->capacity[k].value.text ? d->capacity[k].value.text : "");
+                    out->mem_bytes = (int64_t)(d->capacity[k].value.nano / 1000000000);
+                }
+        }
+    }
+    return out->count;
+}
+
+int gpusched_dra_add_copy(struct sched_cluster *c, const struct kube_pod *copy)
+{
+    struct gpusched_dra *g = sched_cluster_dra_owner(c);
+    struct sched_dra *w = sched_cluster_dra(c);
+    struct sched_dra_pod_in *pin;
+    struct kube_resources *req;
+    struct err err;
+    size_t i;
+
+    if (!w || !g)
+        return 0;
+    for (i = 0; i < copy->nresource_claims; i++)
+        if (kube_pod_ext(copy)->resource_claims[i].resource_claim_template_name)
+            break;
+    if (i == copy->nresource_claims)
+        return 0;
+    pin = arena_alloc(&g->a, sizeof(*pin));
+    req = arena_alloc(&g->a, sizeof(*req));
+    if (!pin || !req || kube_pod_requests(copy, NULL, &g->a, req))
+        goto nomem;
+    memset(pin, 0, sizeof(*pin));
+    pin->namespace_ = dup(&g->a, copy->namespace_);
+    pin->name = dup(&g->a, copy->name);
+    pin->uid = uid_of(&g->a, copy);
+    pin->claims = kube_pod_ext(copy)->resource_claims;
+    pin->nclaims = copy->nresource_claims;
+    pin->pod = copy;
+    pin->requests = req;
+    if (!pin->namespace_ || !pin->name || !pin->uid || sched_dra_add_pod(w, pin))
+        goto nomem;
+    err_clear(&err);
+    if (sched_dra_commit(w, &err)) {
+        fprintf(stderr, "gpusched: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+nomem:
+    fprintf(stderr, "gpusched: out of memory\n");
+    return 1;
+}

@@ -1817,6 +1817,20 @@ static void holder_of(void *ctx, uint32_t id, char *out, size_t size)
     }
 }
 
+int sched_dra_device_use(struct sched_dra *w, const char *driver, const char *pool,
+                         const char *device)
+{
+    uint32_t id = device_id(w, driver, pool, device, false);
+
+    if (id >= w->nids)
+        return 0;
+    if (w->allocated && w->allocated[id])
+        return 1;
+    if ((w->shares && w->shares[id]) || (w->consumed && w->consumed[id]))
+        return 2;
+    return 0;
+}
+
 void sched_dra_set_why(struct sched_dra *w, bool on)
 {
     w->why = on;

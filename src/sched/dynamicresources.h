@@ -58,6 +58,9 @@ void sched_cluster_set_dra(struct sched_cluster *c, struct sched_dra *w);
 struct sched_dra *sched_cluster_dra(const struct sched_cluster *c);
 void sched_cluster_set_dra_owner(struct sched_cluster *c, void *owner, void (*owner_free)(void *));
 void *sched_cluster_dra_owner(const struct sched_cluster *c);
+/* sched_cluster_set_dra_commit: a pod sched_schedule_one places gets its claims allocated and
+ * reserved, as in a simulation (capacity's copies); off by default outside sched_simulate. */
+void sched_cluster_set_dra_commit(struct sched_cluster *c, bool on);
 
 /* sched_dra_delegates: a DeviceClass stands for the extended resource (its
  * extendedResourceName, or deviceclass.resource.kubernetes.io/<class>): NodeResourcesFit leaves
@@ -171,6 +174,12 @@ void sched_dra_generated_name(const char *ns, const char *generate_name,
  * claim from a template ("<pod>-<claim>-", cut in proportion beyond 57 characters). out must
  * hold 64 bytes. */
 void sched_dra_template_claim_base(const char *pod, const char *claim, char *out);
+
+/* sched_dra_device_use: 1 when a claim holds the device (driver, pool, device) exclusively, 2
+ * when shares of it are allocated (allowMultipleAllocations), 0 when it is free or unknown;
+ * as the scheduled pods left the world. */
+int sched_dra_device_use(struct sched_dra *w, const char *driver, const char *pool,
+                         const char *device);
 
 /* ---- explain: why a node has no devices for the pod ---- */
 

@@ -251,3 +251,66 @@ def test_explain_without_dra_failure_has_no_devices_section():
     util.check_eq(p.returncode, 0, "exit")
     if "cpu-1     DynamicResources   cannot allocate all claims" not in p.stdout:
         raise AssertionError("tf-claim on cpu-1: %s" % p.stdout)
+
+
+EXAMPLE = os.path.join(util.SRC, "examples", "dra")
+M40 = ["cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-2ze8o1a45qdv5q8a7lv0"]
+
+
+def test_nodes_shows_dra_gpus():
+    p = gpusched("nodes", "-f", EXAMPLE, "-o", "wide")
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    rows = {l.split()[0]: l.split() for l in p.stdout.splitlines()[1:]}
+    for n in M40:
+        # NAME STATUS ROLES GPU-NAME GPU-COUNT GPU-MEM GPU-FREE GPU-SOURCE GPU-ALLOCATABLE ...
+        util.check_eq(rows[n][3:9], ["Tesla-M40", "1", "12209Mi", "1", "dra", "0"], n)
+    p = gpusched("nodes", "-f", EXAMPLE, "-o", "json")
+    items = {i["metadata"]["name"]: i for i in json.loads(p.stdout)["items"]}
+    util.check_eq(items[M40[0]]["gpusched"]["draGPUs"],
+                  {"product": "Tesla-M40", "count": 1, "allocated": 0, "memory": "12209Mi"}, "json")
+    util.check_eq(items[M40[0]]["gpusched"]["gpu"]["source"], "dra", "json source")
+    # a device another pod's claim holds is not free; a node whose kubelet has nvidia.com/gpu
+    # keeps its labels as the source
+    p = gpusched("nodes", "-f", "-", input=WHY)
+    rows = {l.split()[0]: l.split() for l in p.stdout.splitlines()[1:]}
+    util.check_eq(rows["n1"][3:7], ["Tesla-T4,Tesla-M40", "4", "<none>", "3"], "n1")
+    p = gpusched("nodes", "-f", os.path.join(util.SRC, "examples", "seed"), "-o", "wide")
+    if " dra " in p.stdout or "aliyun" not in p.stdout:
+        raise AssertionError("seed's sources: %s" % p.stdout)
+
+
+def test_report_counts_dra_gpus():
+    p = gpusched("report", "-f", "-", input=WHY)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    for want in ['<p id="summary">8 nvidia.com/gpu on 3 nodes: 1 used, 7 free.',
+                 '<p id="dra">8 of these GPUs are devices of DRA ResourceSlices (Dynamic Resource '
+                 'Allocation): 1 held by allocated claims, 7 free.</p>',
+                 '<tr><td>n1</td><td class="n">4</td><td class="n">1</td><td class="n">3</td>'
+                 '<td class="n">4 (1 held)</td>',
+                 '<h3 class="model">Tesla-M40 &mdash; 2 nodes, 4 GPUs, 0 used, 4 free</h3>']:
+        if want not in p.stdout:
+            raise AssertionError("report: %r not in\n%s" % (want, p.stdout))
+
+
+def test_capacity_for_a_claim_template():
+    p = gpusched("capacity", "-f", EXAMPLE, "-o", "json")
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    specs = {s["pod"].rsplit("-", 2)[0] if "claim" in s["pod"] else s["pod"]: s
+             for s in json.loads(p.stdout)["specs"]}
+    claim = specs["default/tf-notebook-claim"]
+    # one copy per M40 node: each copy's claim from the template takes that node's GPU
+    util.check_eq(claim["copies"], 2, "claim copies")
+    util.check_eq(sorted(n["node"] for n in claim["nodes"]), M40, "claim nodes")
+    # and then no GPU is left for the extended-resource pod
+    ext = [s for s in json.loads(p.stdout)["specs"] if s["pod"].startswith("default/tf-notebook-cf")]
+    util.check_eq(ext[0]["copies"], 0, "tf-notebook copies")
+    # copies of a pod served through extendedResourceName hold their devices too
+    p = gpusched("capacity", "-f", os.path.join(EXAMPLE, "cluster.yaml"), "-f",
+                 os.path.join(EXAMPLE, "deviceclass.yaml"), "-f",
+                 os.path.join(EXAMPLE, "slices.yaml"), "-f", os.path.join(EXAMPLE, "tf-notebook.yaml"))
+    first = p.stdout.splitlines()[0]
+    util.check_eq(first, "default/tf-notebook-cf47b76f-wbqtp: 2 more copies fit (1 nvidia.com/gpu each)",
+                  "extended copies")
+    p = gpusched("capacity", "-f", "-", input=WHY)
+    if "(each with claim gpus from template two-m40)" not in p.stdout.splitlines()[0]:
+        raise AssertionError("template line: %s" % p.stdout)
