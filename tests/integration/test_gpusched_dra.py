@@ -3,6 +3,7 @@ warnings for fields an older release drops, explain's per-node reasons, nodes/re
 with GPUs from ResourceSlices, and examples/dra/."""
 import json
 import os
+import subprocess
 
 import util
 
@@ -314,3 +315,28 @@ def test_capacity_for_a_claim_template():
     p = gpusched("capacity", "-f", "-", input=WHY)
     if "(each with claim gpus from template two-m40)" not in p.stdout.splitlines()[0]:
         raise AssertionError("template line: %s" % p.stdout)
+
+
+def test_example_readme_shows_current_output():
+    """examples/dra/README.md's transcripts are what the commands print now."""
+    readme = open(os.path.join(EXAMPLE, "README.md")).read()
+    for args in (["nodes", "-f", "examples/dra/", "-l", "aliyun.accelerator/nvidia_name=Tesla-M40"],
+                 ["simulate", "-f", "examples/dra/"],
+                 ["simulate", "-f", "examples/dra/", "-o", "json"]):
+        p = subprocess.run([util.binary("gpusched")] + args, capture_output=True, text=True,
+                           cwd=util.SRC, timeout=60)
+        util.check_eq(p.returncode, 0, " ".join(args))
+        if "$ gpusched %s\n%s" % (" ".join(args), p.stdout) not in readme:
+            raise AssertionError("examples/dra/README.md: the output of gpusched %s changed:\n%s"
+                                 % (" ".join(args), p.stdout))
+
+
+def test_make_demo_runs_the_dra_edition():
+    p = subprocess.run(["sh", os.path.join(util.SRC, "examples", "demo.sh"), util.BUILD],
+                       capture_output=True, text=True, timeout=120)
+    util.check_eq(p.returncode, 0, "demo.sh: %s" % p.stderr)
+    for want in ("$ gpusched simulate -f examples/dra/ -o json",
+                 '"request":"container-0-request-0","driver":"gpu.nvidia.com"',
+                 "Devices (DynamicResources could not allocate the claims):"):
+        if want not in p.stdout:
+            raise AssertionError("demo: %r missing" % want)
