@@ -5,7 +5,7 @@
  * minus the requests of the pods bound there through spec.nodeName, plus the GPUs of DRA
  * ResourceSlices no allocated claim holds; pending pods are not placed (that is `gpusched
  * simulate`). */
-#include "gpusched/cmd_nodes.h"
+#include "gpusched/cmd_nodes-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,8 +14,9 @@
 
 #include "base/buf.h"
 #include "gpusched/cmd_common.h"
-#include "gpusched/dra.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/kubectl-int.h"
+#include "gpusched/dra-int.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
