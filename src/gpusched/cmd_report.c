@@ -206,9 +206,11 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
         fprintf(f,
                 " &mdash; %zu nodes, %" PRId64 " GPUs, %" PRId64 " used, %" PRId64 " free</h3>\n",
                 j - i, mt, mu, mt - mu);
-        fputs("<table class=\"nodes\"><tr><th>Node</th><th>GPUs</th><th>Used</th><th>Free</th>"
-              "<th>In DRA slices</th><th></th></tr>\n",
-              f);
+        /* the DRA column only where the cluster has DRA GPUs */
+        fprintf(f,
+                "<table class=\"nodes\"><tr><th>Node</th><th>GPUs</th><th>Used</th><th>Free</th>"
+                "%s<th></th></tr>\n",
+                dra ? "<th>In DRA slices</th>" : "");
         for (k = i; k < j; k++) {
             const struct report_node *u = &nodes[k];
             int64_t fr = u->total - u->used;
@@ -216,8 +218,10 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
             html(f, u->node->name);
             fprintf(f,
                     "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64
-                    "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">",
+                    "</td><td class=\"n\">%" PRId64,
                     u->total, u->used, fr);
+            if (dra)
+                fputs("</td><td class=\"n\">", f);
             if (u->dra.count)
                 fprintf(f, "%d (%d held)", u->dra.count, u->dra.used);
             fprintf(f,
