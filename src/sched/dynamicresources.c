@@ -1914,7 +1914,7 @@ int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, cha
             w->node = node;
             rc = dra_allocate(&w->f, node->name, pools, &st, flat, n, &ops, w->scratch, na->res,
                               inner, sizeof(inner));
-            if (rc == DRA_NOT_ALLOCATED && w->why) {
+            if ((rc == DRA_NOT_ALLOCATED || rc == DRA_NODE_FAILED) && w->why) {
                 struct sched_dra_why_in in = {&w->f, node->name, pools,      &st,       flat,
                                               n,     &ops,       w->scratch, holder_of, w};
 

@@ -340,3 +340,63 @@ def test_make_demo_runs_the_dra_edition():
                  "Devices (DynamicResources could not allocate the claims):"):
         if want not in p.stdout:
             raise AssertionError("demo: %r missing" % want)
+
+
+INVALID = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s1}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: p1, generation: 1, resourceSliceCount: 2}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s2}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: p1, generation: 1, resourceSliceCount: 2}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly: {deviceClassName: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  resourceClaims: [{name: r, resourceClaimName: c}]
+  containers: [{name: c, image: x, resources: {claims: [{name: r}]}}]
+"""
+
+
+def test_explain_names_an_invalid_pool():
+    p = gpusched("explain", "-f", "-", "p", input=INVALID)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    lines = p.stdout.splitlines()
+    i = lines.index("Devices (DynamicResources could not allocate the claims):")
+    util.check_eq(lines[i + 1:i + 4], [
+        "  n1:",
+        "    pool gpu.nvidia.com/p1 is invalid: duplicate device name gpu-0",
+        "    no complete, valid pool of devices is visible from this node"], "invalid pool")
+    if "1 invalid resource pools were encountered" not in p.stdout:
+        raise AssertionError(p.stdout)
