@@ -137,6 +137,7 @@ struct sched_dra {
     struct sched_dra_device_out *devout;
     size_t cdevout;
     uint64_t share_seq;
+    bool why; /* explain: Filter records why the allocator found nothing (nodealloc.why) */
 };
 
 static void *grow(void *v, size_t *cap, size_t need, size_t size)
@@ -1306,6 +1307,7 @@ struct nodealloc {
     struct dra_claim_request *ereq; /* its requests */
     size_t nereq;
     size_t nmaps; /* its request mappings */
+    char *why;    /* explain only: why no allocation was found here (sched_dra_why_text) */
 };
 
 struct podscalar {
@@ -1444,6 +1446,7 @@ void sched_dra_pod_free(struct sched_dra_pod *ps)
             struct nodealloc *na = ps->nodes.slots[i].value;
 
             free(na->res);
+            free(na->why);
         }
     keymap_release(&ps->nodes);
     arena_release(&ps->arena);
@@ -1817,6 +1820,63 @@ static struct nodealloc *node_entry(struct sched_dra_pod *ps, const char *node)
     return na;
 }
 
+/* explain: who holds device id (claim, and the pods it is reserved for) */
+static void holder_of(void *ctx, uint32_t id, char *out, size_t size)
+{
+    struct sched_dra *w = ctx;
+    size_t i, j, k, len;
+
+    out[0] = '\0';
+    for (i = 0; i < w->nclaims; i++) {
+        const struct wclaim *c = w->claims[i];
+
+        if (!c->allocated || c->deleted)
+            continue;
+        for (j = 0; j < c->alloc.n; j++)
+            if (c->alloc.r[j].id == id)
+                break;
+        if (j == c->alloc.n)
+            continue;
+        len = strlen(out);
+        snprintf(out + len, size - len, "%s%s/%s", len ? ", " : "", c->ns, c->name);
+        for (k = 0; k < c->nreserved; k++) {
+            len = strlen(out);
+            snprintf(out + len, size - len, "%s%s%s/%s", k ? ", " : " (",
+                     c->reserved[k].pod ? "pod " : "", c->ns, c->reserved[k].name);
+        }
+        if (c->nreserved) {
+            len = strlen(out);
+            snprintf(out + len, size - len, ")");
+        }
+    }
+}
+
+int sched_dra_device_use(struct sched_dra *w, const char *driver, const char *pool,
+                         const char *device)
+{
+    uint32_t id = device_id(w, driver, pool, device, false);
+
+    if (id >= w->nids)
+        return 0;
+    if (w->allocated && w->allocated[id])
+        return 1;
+    if ((w->shares && w->shares[id]) || (w->consumed && w->consumed[id]))
+        return 2;
+    return 0;
+}
+
+void sched_dra_set_why(struct sched_dra *w, bool on)
+{
+    w->why = on;
+}
+
+const char *sched_dra_why(struct sched_dra_pod *ps, const char *node)
+{
+    struct nodealloc *na = ps ? keymap_get(&ps->nodes, node) : NULL;
+
+    return na ? na->why : NULL;
+}
+
 int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                      size_t msgsize)
 {
@@ -1831,6 +1891,7 @@ int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, cha
     if (!na)
         return -ENOMEM;
     free(na->res);
+    free(na->why);
     memset(na, 0, sizeof(*na));
     rc = filter_extended(ps, node, na, msg, msgsize);
     if (rc)
@@ -1887,6 +1948,13 @@ int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, cha
             w->node = node;
             rc = dra_allocate(&w->f, node->name, pools, &st, flat, n, &ops, w->scratch, na->res,
                               inner, sizeof(inner));
+            if ((rc == DRA_NOT_ALLOCATED || rc == DRA_NODE_FAILED) && w->why) {
+                struct sched_dra_why_in in = {&w->f, node->name, pools,      &st,       flat,
+                                              n,     &ops,       w->scratch, holder_of, w};
+
+                if (!(na->why = sched_dra_why_text(&in)))
+                    return -ENOMEM;
+            }
         }
         switch (rc) {
         case DRA_ALLOCATED:

@@ -39,6 +39,11 @@ void *sched_cluster_dra_owner(const struct sched_cluster *c)
     return c->dra_owner;
 }
 
+void sched_cluster_set_dra_commit(struct sched_cluster *c, bool on)
+{
+    c->dra_commit = on;
+}
+
 /* the pod as the plugin reads it: the world's entry, or one made for it in cp's arena */
 static const struct sched_dra_pod_in *pod_in(struct sched_cluster *c, struct sched_cpod *cp)
 {

@@ -134,6 +134,12 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             for (k = 0; k < v->nreasons; k++)
                 if (!(v->reasons[k] = arena_strdup(a, tmp[k])))
                     return -ENOMEM;
+            if (o->plugin == SCHED_PL_DRA && cp->dra) {
+                const char *why = sched_dra_why(cp->dra, v->node);
+
+                if (why && !(v->dra_why = arena_strdup(a, why)))
+                    return -ENOMEM;
+            }
         } else {
             struct sched_score *s = v->scores;
             const struct sched_profile *w = p ? p : &sched_profile_default;

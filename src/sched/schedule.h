@@ -124,6 +124,11 @@ struct sched_node_verdict {
     const char **reasons;
     size_t nreasons;
     bool unresolvable; /* status UnschedulableAndUnresolvable: preemption cannot help here */
+    /* DynamicResources' "cannot allocate all claims" (and "invalid resource pools were
+     * encountered") only, when the cluster's DRA world
+     * records why (sched_dra_set_why): what each request found on the node, lines ending in
+     * '\n' (sched_dra_why_text); NULL otherwise */
+    const char *dra_why;
     /* Node sampling only: the node was not filtered because the cycle had found enough
      * feasible nodes first (plugin NULL, no reasons, no scores). Never set at 100%. */
     bool skipped;

@@ -265,7 +265,7 @@ func matches(got, want any, rename map[string]string, key string) bool {
 		if !ok {
 			return false
 		}
-		if key == "node" {
+		if key == "node" || key == "pool" { // (a DRA driver names a node's pool after it)
 			if n, ok := rename[w]; ok {
 				w = n
 			}
