@@ -1268,6 +1268,7 @@ struct mapping {
 struct nodealloc {
     struct dra_claim_result *res; /* per claim allocated here, in the order of toAllocate */
     size_t nres;
+    const struct kube_node *node;   /* the node it was found for, NULL: none yet */
     bool ext;                       /* the node has its own extended-resource claim */
     struct dra_claim_request *ereq; /* its requests */
     size_t nereq;
@@ -1289,7 +1290,12 @@ struct sched_dra_pod {
     uint64_t unavailable;      /* claims allocated where the node selector did not match */
     struct podscalar *scalars; /* the pod's requests of extended resources */
     size_t nscalars;
-    struct keymap nodes; /* node name -> struct nodealloc */
+    /* what Filter found on the last node it passed: Score reads it right after, Reserve
+     * finds it again on its node (the allocator is deterministic and nothing it reads
+     * changes within one pod's cycle) */
+    struct nodealloc cur;
+    struct dra_claim_result *resbuf; /* the allocator's output, ncres claims */
+    size_t ncres;
     struct arena arena;
     struct dra_claim special; /* the node's version of the extended-resource claim */
 };
@@ -1401,17 +1407,9 @@ bool sched_dra_delegates(const struct sched_dra *w, const char *resource)
 
 void sched_dra_pod_free(struct sched_dra_pod *ps)
 {
-    size_t i;
-
     if (!ps)
         return;
-    for (i = 0; i < ps->nodes.cap; i++)
-        if (ps->nodes.slots[i].key) {
-            struct nodealloc *na = ps->nodes.slots[i].value;
-
-            free(na->res);
-        }
-    keymap_release(&ps->nodes);
+    free(ps->resbuf);
     arena_release(&ps->arena);
     free(ps->scalars);
     free(ps);
@@ -1769,34 +1767,51 @@ static bool available_on(const struct walloc *a, const struct kube_node *node)
     return true;
 }
 
-static struct nodealloc *node_entry(struct sched_dra_pod *ps, const char *node)
+/* Filter's findings on node: ps->cur when it holds them, else Filter again (NULL when the
+ * node does not pass it now) */
+static struct nodealloc *node_found(struct sched_dra_pod *ps, const struct kube_node *node, int *rc)
 {
-    struct nodealloc *na = keymap_get(&ps->nodes, node);
-    char *key;
+    char msg[2048];
 
-    if (na)
-        return na;
-    na = arena_alloc(&ps->arena, sizeof(*na));
-    key = arena_strdup(&ps->arena, node);
-    if (!na || !key || keymap_put(&ps->nodes, key, na, NULL))
+    *rc = 0;
+    if (ps->cur.node && (ps->cur.node == node || !strcmp(ps->cur.node->name, node->name)))
+        return &ps->cur;
+    msg[0] = '\0';
+    *rc = sched_dra_filter(ps, node, msg, sizeof(msg));
+    if (*rc != SCHED_DRA_OK) {
+        if (*rc > 0)
+            *rc = 0;
         return NULL;
-    return na;
+    }
+    return &ps->cur;
 }
+
+static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
+                       size_t msgsize);
 
 int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                      size_t msgsize)
 {
+    int rc;
+
+    ps->cur.node = NULL;
+    rc = filter_node(ps, node, msg, msgsize);
+    if (rc == SCHED_DRA_OK)
+        ps->cur.node = node;
+    return rc;
+}
+
+static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
+                       size_t msgsize)
+{
     struct sched_dra *w = ps->w;
-    struct nodealloc *na = node_entry(ps, node->name);
+    struct nodealloc *na = &ps->cur;
     uint64_t unavailable = 0;
     const struct dra_claim *claims[DRA_CLAIMS_MAX];
     struct dra_claim claimv[DRA_CLAIMS_MAX];
     size_t i, n = 0;
     int rc;
 
-    if (!na)
-        return -ENOMEM;
-    free(na->res);
     memset(na, 0, sizeof(*na));
     rc = filter_extended(ps, node, na, msg, msgsize);
     if (rc)
@@ -1843,15 +1858,21 @@ int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, cha
             textf(msg, msgsize, "gather pool information: %s", inner);
             return SCHED_DRA_ERROR;
         }
-        if (!(na->res = calloc(n ? n : 1, sizeof(*na->res))))
-            return -ENOMEM;
+        if (ps->ncres < n) {
+            free(ps->resbuf);
+            ps->ncres = 0;
+            if (!(ps->resbuf = calloc(n, sizeof(*ps->resbuf))))
+                return -ENOMEM;
+            ps->ncres = n;
+        }
+        na->res = ps->resbuf;
         {
             struct dra_claim flat[DRA_CLAIMS_MAX];
 
             for (i = 0; i < n; i++)
                 flat[i] = *claims[i];
             w->node = node;
-            rc = dra_allocate(&w->f, node->name, pools, &st, flat, n, &ops, w->scratch, na->res,
+            rc = dra_allocate(&w->f, node->name, pools, &st, flat, n, &ops, w->scratch, ps->resbuf,
                               inner, sizeof(inner));
         }
         switch (rc) {
@@ -1893,11 +1914,15 @@ static bool ref_in(const char *const *refs, size_t n, const char *req, const cha
 
 int64_t sched_dra_score(struct sched_dra_pod *ps, const struct kube_node *node)
 {
-    struct nodealloc *na = keymap_get(&ps->nodes, node->name);
+    struct nodealloc *na;
     size_t i, j, k, idx = 0;
     int64_t score = 0;
+    int rc;
 
-    if (!ps->w->f.prioritized_list || !na || (!ps->allocator && !na->ext))
+    if (!ps->w->f.prioritized_list)
+        return 0;
+    na = node_found(ps, node, &rc);
+    if (!na || (!ps->allocator && !na->ext))
         return 0;
     for (i = 0; i < ps->nclaims; i++) {
         const struct wclaim *c = ps->claims[i].wc;
@@ -2044,12 +2069,15 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
 {
     struct sched_dra *w = ps->w;
     const struct sched_dra_pod_in *p = ps->in;
-    struct nodealloc *na = keymap_get(&ps->nodes, node->name);
+    struct nodealloc *na;
     struct wclaim *special = NULL;
     bool before[DRA_CLAIMS_MAX];
     size_t i, idx = 0;
     int rc;
 
+    na = node_found(ps, node, &rc);
+    if (rc < 0)
+        return rc;
     for (i = 0; i < ps->nclaims; i++)
         before[i] = ps->claims[i].wc && ps->claims[i].wc->allocated;
     /* Reserve: the allocations made on this node, in the order the claims were allocated (a
