@@ -380,6 +380,34 @@ out:
     return rc;
 }
 
+/* the counters each device of a pool consumes, resolved to the index of (set, counter) in
+ * the pool's flat counter vector: entries [start[k], start[k + 1]) are device k's, devices
+ * numbered over the targeting then the not-targeting slices */
+struct cons_entry {
+    size_t idx;
+    kube_nano value;
+};
+
+struct dra_cons_table {
+    size_t *slice_base; /* per targeting then not-targeting slice: its first device's number */
+    size_t *start;
+    struct cons_entry *e;
+    bool none; /* too large to tabulate: resolve by name */
+};
+
+/* pools with more devices than this resolve counters by name on each use */
+#define CONS_TABLE_MAX_DEVICES 16384
+
+static void cons_table_free(struct dra_cons_table *t)
+{
+    if (!t)
+        return;
+    free(t->slice_base);
+    free(t->start);
+    free(t->e);
+    free(t);
+}
+
 void dra_pools_free(struct dra_pools *p)
 {
     size_t i;
@@ -391,6 +419,7 @@ void dra_pools_free(struct dra_pools *p)
         free((void *)p->pools[i].targeting);
         free((void *)p->pools[i].not_targeting);
         free((void *)p->pools[i].sets);
+        cons_table_free(p->pools[i].cons);
     }
     free(p->pools);
     p->pools = NULL;
@@ -1151,10 +1180,106 @@ static int capacity_fits(const struct alloc *a, const struct dra_request *r,
 
 /* ---- counters ---- */
 
-static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool *p)
+static const struct dra_slice *pool_slice(const struct dra_pool *p, size_t i)
 {
-    size_t pi = (size_t)(p - a->pools->pools), i, j, k, m, total = 0;
+    return i < p->ntargeting ? p->targeting[i] : p->not_targeting[i - p->ntargeting];
+}
+
+/* the pool's table of consumed counters (p->cons), built on first use; NULL when too large
+ * (resolve by name), or with *oom set */
+static const struct dra_cons_table *cons_table(struct dra_pool *p, const size_t *off, bool *oom)
+{
+    size_t nsl = p->ntargeting + p->nnot_targeting, ndev = 0, ne = 0, dn, i, j, m, q, si, ci;
+    struct dra_cons_table *t;
+    int pass;
+
+    if (p->cons)
+        return p->cons->none ? NULL : p->cons;
+    if (!(t = calloc(1, sizeof(*t)))) {
+        *oom = true;
+        return NULL;
+    }
+    for (i = 0; i < nsl; i++)
+        ndev += pool_slice(p, i)->ndevices;
+    if (ndev > CONS_TABLE_MAX_DEVICES) {
+        t->none = true;
+        p->cons = t;
+        return NULL;
+    }
+    t->slice_base = calloc(nsl + 1, sizeof(*t->slice_base));
+    t->start = calloc(ndev + 1, sizeof(*t->start));
+    if (!t->slice_base || !t->start)
+        goto oom;
+    for (pass = 0; pass < 2; pass++) {
+        ne = 0;
+        dn = 0;
+        for (i = 0; i < nsl; i++) {
+            const struct dra_slice *sl = pool_slice(p, i);
+
+            t->slice_base[i] = dn;
+            for (j = 0; j < sl->ndevices; j++) {
+                const struct dra_device *d = &sl->devices[j];
+
+                t->start[dn++] = ne;
+                for (m = 0; m < d->nconsumes; m++) {
+                    for (si = 0; si < p->nsets; si++)
+                        if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))
+                            break;
+                    if (si == p->nsets)
+                        continue;
+                    for (q = 0; q < d->consumes[m].ncounters; q++)
+                        for (ci = 0; ci < p->sets[si]->ncounters; ci++)
+                            if (!strcmp(p->sets[si]->counters[ci].name,
+                                        d->consumes[m].counters[q].name)) {
+                                if (pass)
+                                    t->e[ne] = (struct cons_entry){
+                                        off[si] + ci, d->consumes[m].counters[q].value};
+                                ne++;
+                            }
+                }
+            }
+        }
+        t->start[dn] = ne;
+        if (!pass && !(t->e = malloc((ne + 1) * sizeof(*t->e))))
+            goto oom;
+    }
+    p->cons = t;
+    return t;
+oom:
+    cons_table_free(t);
+    *oom = true;
+    return NULL;
+}
+
+/* device d's entries in the table: [*b, *e), false when d is not one of the pool's */
+static bool cons_range(const struct dra_pool *p, const struct dra_device *d, size_t *b, size_t *e)
+{
+    const struct dra_cons_table *t = p->cons;
+    size_t nsl = p->ntargeting + p->nnot_targeting, i;
+
+    if (!t || t->none)
+        return false;
+    for (i = 0; i < nsl; i++) {
+        const struct dra_slice *sl = pool_slice(p, i);
+        uintptr_t lo = (uintptr_t)sl->devices, x = (uintptr_t)d;
+
+        if (x >= lo && x < lo + sl->ndevices * sizeof(*d)) {
+            size_t k = t->slice_base[i] + (x - lo) / sizeof(*d);
+
+            *b = t->start[k];
+            *e = t->start[k + 1];
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool *cp)
+{
+    size_t pi = (size_t)(cp - a->pools->pools), i, j, k, m, total = 0;
+    struct dra_pool *p = &a->pools->pools[pi];
     struct pool_counters *pc = &a->pc[pi];
+    bool oom = false;
 
     if (pc->ready)
         return pc;
@@ -1172,6 +1297,9 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
             pc->avail[total + j] = p->sets[i]->counters[j].value;
         total += p->sets[i]->ncounters;
     }
+    cons_table(p, pc->off, &oom);
+    if (oom)
+        return NULL;
     /* counters consumed by allocated devices, on the node or not */
     for (k = 0; k < 2; k++) {
         const struct dra_slice *const *sl = k ? p->not_targeting : p->targeting;
@@ -1180,9 +1308,15 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
         for (i = 0; i < n; i++)
             for (j = 0; j < sl[i]->ndevices; j++) {
                 const struct dra_device *d = &sl[i]->devices[j];
+                size_t b, e;
 
-                if (!device_allocated(a, d->id))
+                if (!d->nconsumes || !device_allocated(a, d->id))
                     continue;
+                if (cons_range(p, d, &b, &e)) {
+                    for (; b < e; b++)
+                        pc->avail[p->cons->e[b].idx] -= p->cons->e[b].value;
+                    continue;
+                }
                 for (m = 0; m < d->nconsumes; m++) {
                     size_t si, ci, q;
 
@@ -1207,9 +1341,14 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
 static void counters_apply(struct alloc *a, const struct dra_pool *p, struct pool_counters *pc,
                            const struct dra_device *d, int sign)
 {
-    size_t m, q, si, ci;
+    size_t m, q, si, ci, b, e;
 
     (void)a;
+    if (cons_range(p, d, &b, &e)) {
+        for (; b < e; b++)
+            pc->used[p->cons->e[b].idx] += sign * p->cons->e[b].value;
+        return;
+    }
     for (m = 0; m < d->nconsumes; m++) {
         for (si = 0; si < p->nsets; si++)
             if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))

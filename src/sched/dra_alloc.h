@@ -260,6 +260,9 @@ struct dra_pool {
     size_t nnot_targeting;
     const struct dra_counter_set **sets; /* the pool's counter sets (first of each name) */
     size_t nsets;
+    /* dra_allocate's table of what each device consumes, by (set, counter) index; built on
+     * first use, freed by dra_pools_free */
+    struct dra_cons_table *cons;
 };
 
 struct dra_pools {
