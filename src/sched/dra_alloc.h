@@ -171,6 +171,7 @@ struct dra_selector {
     const char *expr;
     const void *program;       /* the caller's compiled program */
     const char *compile_error; /* non-NULL: the expression does not compile (this text) */
+    void *memo;                /* the caller's, for its eval (what it caches per device) */
 };
 
 struct dra_class {

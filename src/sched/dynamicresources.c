@@ -87,8 +87,13 @@ struct wview {
 struct selent {
     void *program;
     char *error;
-    struct dra_selector sel;
+    struct dra_selector sel; /* sel.memo is the entry */
+    uint8_t *memo;           /* per device id: 0 not known, 1 no match, 2 match (NULL: none) */
 };
+
+/* the bytes of selector results the world keeps per commit (a selector's answer on a device
+ * does not change until the next commit; runtime errors are not kept) */
+#define SEL_MEMO_BUDGET ((size_t)64 << 20)
 
 struct sched_dra {
     struct sched_dra_cel cel;
@@ -126,6 +131,7 @@ struct sched_dra {
     struct keymap pools; /* node name -> struct dra_pools */
     /* allocation state, by device id */
     size_t nids;
+    size_t memo_bytes; /* of the selectors' memo rows */
     uint8_t *allocated;
     uint32_t *shares;
     struct dra_consumed **consumed;
@@ -211,6 +217,7 @@ static void derived_free(struct sched_dra *w)
             if (e->program)
                 w->cel.program_free(w->cel.ctx, e->program);
             free(e->error);
+            free(e->memo);
         }
     for (i = 0; i < w->nviews; i++)
         if (w->views[i])
@@ -236,6 +243,7 @@ static void derived_free(struct sched_dra *w)
     w->consumed = NULL;
     w->nconsumed = NULL;
     w->nids = 0;
+    w->memo_bytes = 0;
 }
 
 static void wclaim_free(struct wclaim *c)
@@ -460,11 +468,13 @@ static const struct dra_selector *selector_of(struct sched_dra *w, const char *e
     key = adup(w, expr);
     if (!e || !key)
         return NULL;
+    memset(e, 0, sizeof(*e));
     if (w->cel.compile(w->cel.ctx, expr, &e->program, &e->error) == -ENOMEM)
         return NULL;
     e->sel.expr = key;
     e->sel.program = e->program;
     e->sel.compile_error = e->error;
+    e->sel.memo = e;
     if (keymap_put(&w->sel_index, key, e, NULL))
         return NULL;
     return &e->sel;
@@ -1200,13 +1210,25 @@ static int cb_eval(void *ctx, const struct dra_selector *sel, const struct dra_d
 {
     struct sched_dra *w = ctx;
     const struct wview *v = d->view;
+    struct selent *e = sel->memo;
+    int rc;
 
     (void)driver;
     if (!v || !v->view) {
         textf(msg, msgsize, "%s", v && v->error ? v->error : "no view of the device");
         return -1;
     }
-    return w->cel.eval(w->cel.ctx, sel->program, v->view, msg, msgsize);
+    if (e && d->id < w->nids) {
+        if (e->memo && e->memo[d->id])
+            return e->memo[d->id] - 1;
+        if (!e->memo && w->memo_bytes + w->nids <= SEL_MEMO_BUDGET &&
+            (e->memo = calloc(w->nids, 1)))
+            w->memo_bytes += w->nids;
+    }
+    rc = w->cel.eval(w->cel.ctx, sel->program, v->view, msg, msgsize);
+    if (e && e->memo && d->id < w->nids && (rc == 0 || rc == 1))
+        e->memo[d->id] = (uint8_t)(rc + 1);
+    return rc;
 }
 
 static int cb_nodesel(void *ctx, const void *selector, char *msg, size_t msgsize)
