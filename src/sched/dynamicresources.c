@@ -1318,6 +1318,13 @@ struct sched_dra_pod {
     struct nodealloc cur;
     struct dra_claim_result *resbuf; /* the allocator's output, ncres claims */
     size_t ncres;
+    /* the extended-resource claim's requests for the last set of resources the node's
+     * kubelet does not offer (they depend on nothing else of the node) */
+    bool ecached;
+    const char *enames[64];
+    size_t nenames;
+    struct dra_claim_request *ereq;
+    size_t nereq, nmaps;
     struct arena arena;
     struct dra_claim special; /* the node's version of the extended-resource claim */
 };
@@ -1733,6 +1740,7 @@ static int filter_extended(struct sched_dra_pod *ps, const struct kube_node *nod
 {
     const char *names[64];
     size_t nnames = 0, i, k;
+    int rc;
     const struct pclaim *sp;
 
     na->ext = false;
@@ -1769,7 +1777,25 @@ static int filter_extended(struct sched_dra_pod *ps, const struct kube_node *nod
         return SCHED_DRA_OK;
     /* scalars are sorted by name already (kube_pod_requests) */
     na->ext = true;
-    return ext_requests(ps, names, nnames, na);
+    if (ps->ecached && ps->nenames == nnames &&
+        (!nnames || !memcmp(ps->enames, names, nnames * sizeof(*names)))) {
+        na->ereq = ps->ereq;
+        na->nereq = ps->nereq;
+        na->nmaps = ps->nmaps;
+        return SCHED_DRA_OK;
+    }
+    ps->ecached = false;
+    rc = ext_requests(ps, names, nnames, na);
+    if (rc)
+        return rc;
+    if (nnames)
+        memcpy(ps->enames, names, nnames * sizeof(*names));
+    ps->nenames = nnames;
+    ps->ereq = na->ereq;
+    ps->nereq = na->nereq;
+    ps->nmaps = na->nmaps;
+    ps->ecached = true;
+    return SCHED_DRA_OK;
 }
 
 /* ---- Filter ---- */
