@@ -136,6 +136,14 @@ struct sched_dra {
     uint32_t *shares;
     struct dra_consumed **consumed;
     uint32_t *nconsumed;
+    /* per cluster slot (sched_dra_node_at): the node and its pools, found once */
+    struct slotent {
+        const char *name; /* the slot's name as last asked */
+        const struct kube_node *node;
+        struct dra_pools *pools; /* NULL: not gathered since the last commit */
+    } * slots;
+    size_t nslots;
+    size_t cur_slot; /* the slot of the last sched_dra_node_at, SIZE_MAX: none */
     /* the node the allocator's callbacks look at */
     const struct kube_node *node;
     struct dra_scratch *scratch;
@@ -198,6 +206,7 @@ struct sched_dra *sched_dra_new(const struct sched_dra_cel *cel, const struct dr
         return NULL;
     w->cel = *cel;
     w->f = *f;
+    w->cur_slot = SIZE_MAX;
     w->scratch = dra_scratch_new();
     if (!w->scratch) {
         free(w);
@@ -229,6 +238,8 @@ static void derived_free(struct sched_dra *w)
             free(w->pools.slots[i].value);
         }
     keymap_release(&w->pools);
+    for (i = 0; i < w->nslots; i++)
+        w->slots[i].pools = NULL;
     keymap_release(&w->class_index);
     keymap_release(&w->ext_index);
     keymap_release(&w->sel_index);
@@ -264,6 +275,7 @@ void sched_dra_free(struct sched_dra *w)
         return;
     derived_free(w);
     free(w->views);
+    free(w->slots);
     for (i = 0; i < w->nclaims; i++)
         wclaim_free(w->claims[i]);
     free(w->claims);
@@ -313,12 +325,40 @@ int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n)
             return -ENOMEM;
     }
     c->allocatable.nscalars = n->allocatable.nscalars;
+    for (i = 0; i < w->nslots; i++)
+        w->slots[i].name = NULL; /* (a slot's name may now find this node) */
     return keymap_put(&w->node_index, c->name, c, NULL);
 }
 
 const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name)
 {
     return keymap_get(&w->node_index, name);
+}
+
+const struct kube_node *sched_dra_node_at(struct sched_dra *w, uint32_t slot, const char *name)
+{
+    struct slotent *e;
+
+    if (slot >= w->nslots) {
+        size_t n = slot + 1 > w->nslots * 2 ? (size_t)slot + 1 : w->nslots * 2;
+        struct slotent *v = realloc(w->slots, n * sizeof(*v));
+
+        if (!v) {
+            w->cur_slot = SIZE_MAX;
+            return sched_dra_node(w, name);
+        }
+        memset(v + w->nslots, 0, (n - w->nslots) * sizeof(*v));
+        w->slots = v;
+        w->nslots = n;
+    }
+    e = &w->slots[slot];
+    if (!e->name || strcmp(e->name, name)) {
+        e->name = name;
+        e->node = sched_dra_node(w, name);
+        e->pools = NULL;
+    }
+    w->cur_slot = slot;
+    return e->node;
 }
 
 int sched_dra_add_class(struct sched_dra *w, const struct kube_device_class *c)
@@ -1244,12 +1284,22 @@ static int cb_nodesel(void *ctx, const void *selector, char *msg, size_t msgsize
 static int node_pools(struct sched_dra *w, const struct kube_node *node, struct dra_pools **out,
                       char *msg, size_t msgsize)
 {
-    struct dra_pools *p = keymap_get(&w->pools, node->name);
+    struct slotent *e = w->cur_slot < w->nslots ? &w->slots[w->cur_slot] : NULL;
+    struct dra_pools *p;
     struct dra_ops ops = {cb_eval, cb_nodesel, w};
     char *key;
     int rc;
 
+    if (e && e->node != node)
+        e = NULL;
+    if (e && e->pools) {
+        *out = e->pools;
+        return 0;
+    }
+    p = keymap_get(&w->pools, node->name);
     if (p) {
+        if (e)
+            e->pools = p;
         *out = p;
         return 0;
     }
@@ -1270,6 +1320,8 @@ static int node_pools(struct sched_dra *w, const struct kube_node *node, struct 
         free(p);
         return -ENOMEM;
     }
+    if (e)
+        e->pools = p;
     *out = p;
     return 0;
 }
