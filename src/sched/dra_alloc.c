@@ -424,6 +424,7 @@ void dra_pools_free(struct dra_pools *p)
     free(p->pools);
     p->pools = NULL;
     p->n = 0;
+    p->ids_known = false;
 }
 
 int dra_pools_gather(const struct dra_inventory *inv, const struct dra_slice *const *for_node,
@@ -558,7 +559,7 @@ int dra_pools_gather(const struct dra_inventory *inv, const struct dra_slice *co
     res = NULL;
 out:
     if (res) {
-        struct dra_pools tmp = {res, nres};
+        struct dra_pools tmp = {res, nres, 0, false};
 
         dra_pools_free(&tmp);
     }
@@ -594,6 +595,9 @@ struct dra_scratch {
     size_t nmemo_used, cmemo_used;
     struct capvec *acap; /* allocating capacity, by device id (few) */
     size_t nacap, cacap;
+    /* dra_allocate's per-call tables, kept between calls (struct alloc says what they are) */
+    void *rdall, *rdoff, *rdoff_flat, *cs, *cs_flat, *pc, *selected;
+    size_t crdall, crdoff, crdoff_flat, ccs, ccs_flat, cpc, cselected;
 };
 
 struct dra_scratch *dra_scratch_new(void)
@@ -610,6 +614,13 @@ void dra_scratch_free(struct dra_scratch *s)
     free(s->memo);
     free(s->memo_used);
     free(s->acap);
+    free(s->rdall);
+    free(s->rdoff);
+    free(s->rdoff_flat);
+    free(s->cs);
+    free(s->cs_flat);
+    free(s->pc);
+    free(s->selected);
     free(s);
 }
 
@@ -2040,11 +2051,6 @@ static void alloc_release(struct alloc *a)
         for (i = 0; i < total; i++)
             free(a->rdall[i].all);
     }
-    free(a->rdall);
-    if (a->rdoff)
-        for (i = 0; i < a->nclaims; i++)
-            free(a->rdoff[i]);
-    free(a->rdoff);
     if (a->cs)
         for (i = 0; i < a->nclaims; i++) {
             size_t k;
@@ -2055,17 +2061,31 @@ static void alloc_release(struct alloc *a)
                 free((void *)a->cs[i][k].values);
                 free((void *)a->cs[i][k].keys);
             }
-            free(a->cs[i]);
         }
-    free(a->cs);
     if (a->pc)
         for (i = 0; i < a->pools->n; i++) {
             free(a->pc[i].avail);
             free(a->pc[i].used);
             free(a->pc[i].off);
         }
-    free(a->pc);
-    free(a->selected);
+}
+
+/* the scratch table *buf of n zeroed elements of size, grown as needed; NULL when out of
+ * memory */
+static void *table(void **buf, size_t *cap, size_t n, size_t size)
+{
+    if (n > *cap) {
+        size_t nc = n < 16 ? 16 : n * 2;
+        void *v = malloc(nc * size);
+
+        if (!v)
+            return NULL;
+        free(*buf);
+        *buf = v;
+        *cap = nc;
+    }
+    memset(*buf, 0, n * size);
+    return *buf;
 }
 
 /* createNodeSelector */
@@ -2101,6 +2121,8 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
 {
     struct alloc a;
     size_t c, r, k, total = 0, nids = 0, pi;
+    size_t *rdoff_flat;
+    struct cstate *cs_flat;
     int rc, status = DRA_NOT_ALLOCATED;
 
     memset(&a, 0, sizeof(a));
@@ -2121,15 +2143,20 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         msgf(msg, msgsize, "cannot allocate more than %d claims at once", DRA_CLAIMS_MAX);
         return DRA_FAILED;
     }
-    for (pi = 0; pi < pools->n; pi++)
-        for (k = 0; k < pools->pools[pi].ntargeting; k++) {
-            const struct dra_slice *sl = pools->pools[pi].targeting[k];
-            size_t d;
+    if (!pools->ids_known) {
+        for (pi = 0; pi < pools->n; pi++)
+            for (k = 0; k < pools->pools[pi].ntargeting; k++) {
+                const struct dra_slice *sl = pools->pools[pi].targeting[k];
+                size_t d;
 
-            for (d = 0; d < sl->ndevices; d++)
-                if (sl->devices[d].id + 1 > nids)
-                    nids = sl->devices[d].id + 1;
-        }
+                for (d = 0; d < sl->ndevices; d++)
+                    if (sl->devices[d].id + 1 > nids)
+                        nids = sl->devices[d].id + 1;
+            }
+        pools->ids_end = nids;
+        pools->ids_known = true;
+    }
+    nids = pools->ids_end;
     if (scratch_prepare(scratch, nids))
         return -ENOMEM;
     scratch_reset(scratch);
@@ -2140,14 +2167,29 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         for (r = 0; r < claims[c].nrequests; r++)
             total += claims[c].requests[r].nsubs ? claims[c].requests[r].nsubs : 1;
     }
-    a.rdall = calloc(total + 1, sizeof(*a.rdall));
-    a.rdoff = calloc(nclaims + 1, sizeof(*a.rdoff));
-    a.cs = calloc(nclaims + 1, sizeof(*a.cs));
-    a.pc = calloc(pools->n + 1, sizeof(*a.pc));
-    a.selected = malloc((nclaims + 1) * DRA_RESULTS_MAX * sizeof(*a.selected));
-    if (!a.rdall || !a.rdoff || !a.cs || !a.pc || !a.selected) {
-        rc = -ENOMEM;
-        goto out;
+    {
+        size_t nreq = 0, ncons = 0;
+
+        for (c = 0; c < nclaims; c++) {
+            nreq += claims[c].nrequests + 1;
+            ncons += claims[c].nconstraints + 1;
+        }
+        a.rdall = table(&scratch->rdall, &scratch->crdall, total + 1, sizeof(*a.rdall));
+        a.rdoff = table(&scratch->rdoff, &scratch->crdoff, nclaims + 1, sizeof(*a.rdoff));
+        a.cs = table(&scratch->cs, &scratch->ccs, nclaims + 1, sizeof(*a.cs));
+        a.pc = table(&scratch->pc, &scratch->cpc, pools->n + 1, sizeof(*a.pc));
+        a.selected = table(&scratch->selected, &scratch->cselected, (nclaims + 1) * DRA_RESULTS_MAX,
+                           sizeof(*a.selected));
+        rdoff_flat =
+            table(&scratch->rdoff_flat, &scratch->crdoff_flat, nreq + 1, sizeof(*rdoff_flat));
+        cs_flat = table(&scratch->cs_flat, &scratch->ccs_flat, ncons + 1, sizeof(*cs_flat));
+        if (!a.rdall || !a.rdoff || !a.cs || !a.pc || !a.selected || !rdoff_flat || !cs_flat) {
+            a.rdall = NULL; /* (some table may hold an earlier call's) */
+            a.cs = NULL;
+            a.pc = NULL;
+            rc = -ENOMEM;
+            goto out;
+        }
     }
     for (k = 0; k < (nclaims + 1) * DRA_RESULTS_MAX; k++)
         a.selected[k] = -1;
@@ -2156,11 +2198,8 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         const struct dra_claim *cl = &claims[c];
         int min_claim = 0;
 
-        a.rdoff[c] = calloc(cl->nrequests + 1, sizeof(**a.rdoff));
-        if (!a.rdoff[c]) {
-            rc = -ENOMEM;
-            goto out;
-        }
+        a.rdoff[c] = rdoff_flat;
+        rdoff_flat += cl->nrequests + 1;
         for (r = 0; r < cl->nrequests; r++) {
             const struct dra_claim_request *cr = &cl->requests[r];
             int min_req;
@@ -2225,11 +2264,8 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
             }
             min_claim += min_req;
         }
-        a.cs[c] = calloc(cl->nconstraints + 1, sizeof(**a.cs));
-        if (!a.cs[c]) {
-            rc = -ENOMEM;
-            goto out;
-        }
+        a.cs[c] = cs_flat;
+        cs_flat += cl->nconstraints + 1;
         for (k = 0; k < cl->nconstraints; k++) {
             if (cl->constraints[k].kind == DRA_CONSTRAINT_OTHER) {
                 msgf(msg, msgsize,

@@ -269,6 +269,8 @@ struct dra_pool {
 struct dra_pools {
     struct dra_pool *pools;
     size_t n;
+    size_t ids_end; /* 1 + the highest device id of the targeting slices, once known */
+    bool ids_known;
 };
 
 /* dra_pools_gather is GatherPools for one node (node_name; the node selectors are evaluated
