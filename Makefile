@@ -282,9 +282,12 @@ bench: all
 	sh bench/run.sh $(BUILD)
 
 # .clang-format describes the house style; scripts/check-format lists the files (and the
-# count of lines) clang-format would change, and fails when there are any.
+# count of lines) clang-format would change, and the Go files of tests/k8s/ gofmt would
+# (when Go is installed), and fails when there are any.
 format:
 	clang-format -i $(wildcard src/*/*.c src/*/*.h tests/*/*.c tests/*/*.h bench/*.c)
+	@gofmt=$$(sh scripts/gofmt-path); if [ -n "$$gofmt" ]; then $$gofmt -w tests/k8s; \
+		else echo "format: Go files skipped: no gofmt or go on PATH"; fi
 check-format:
 	sh scripts/check-format
 

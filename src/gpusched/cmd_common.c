@@ -4,6 +4,7 @@
  * These are command-level helpers: unlike the library modules they print their errors (one
  * line on stderr) and return the exit status to use. */
 #include "gpusched/cmd_common.h"
+#include "gpusched/cmd_common-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
-#include "gpusched/dra.h"
+#include "gpusched/dra-int.h"
 #include "sched/config.h"
 #include "kube/rules.h"
 
@@ -440,7 +441,7 @@ int gpusched_cmd_sim_parse(const char *cmd, const char *usage, int argc, char **
              "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"},
             FLAG_END,
         };
-        /* the common flags, simulate's --follow and --trace, the live flags (live.h), explain's
+        /* the common flags, simulate's --follow and --trace, the live flags (live-int.h), explain's
      * -l, --no-headers */
         const struct flag table[] = {
             FLAG_GROUP_OF(common),

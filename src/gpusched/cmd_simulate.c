@@ -5,7 +5,7 @@
  * Pending = no spec.nodeName and not Succeeded/Failed (and, with --scheduler-name, that
  * scheduler's). Bound pods are only counted on their nodes. Rows are printed in scheduling
  * order (priority, then input order), so a table reads as what happened. */
-#include "gpusched/cmd_simulate.h"
+#include "gpusched/cmd_simulate-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,10 +17,11 @@
 
 #include "base/clock.h"
 #include "base/outfile.h"
-#include "gpusched/cmd_common.h"
-#include "gpusched/dra.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/dra-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
+#include "gpusched/output-int.h"
 
 static const char simulate_usage[] =
     "Schedule the pending pods of manifest files onto their nodes, the way kube-scheduler\n"

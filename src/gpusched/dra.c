@@ -2,7 +2,7 @@
  * (sched/dynamicresources.h) built from a loaded input, with the CEL library behind its
  * selectors, given to the cluster (which frees it), and the devices a scheduled pod got as
  * simulate -o json lists them. */
-#include "gpusched/dra.h"
+#include "gpusched/dra-int.h"
 
 #include <errno.h>
 #include <stdio.h>

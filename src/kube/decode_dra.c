@@ -520,26 +520,18 @@ static int check_pool_name(struct dec *d, const json_t *obj, const char *key, co
     }
 }
 
-/* a JSON number or string as a quantity's text (numbers printed back, shortest form) */
+/* the text the API server's Quantity parses for v (kube_quantity_json_text: a number as
+ * kubectl sends it, a string trimmed, null "0"), copied into the arena; NULL for another
+ * JSON type or out of memory */
 static const char *qty_text(struct dec *d, const json_t *v)
 {
-    char num[48];
-    int prec;
+    char num[KUBE_JSON_NUMBER_MAX];
+    const char *t;
+    size_t n;
 
-    if (json_is_string(v))
-        return dec_strdup(d, v);
-    if (json_is_integer(v)) {
-        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    } else if (json_is_real(v)) {
-        for (prec = 1; prec <= 17; prec++) {
-            snprintf(num, sizeof(num), "%.*g", prec, json_real_value(v));
-            if (strtod(num, NULL) == json_real_value(v))
-                break;
-        }
-    } else {
+    if (!(t = kube_quantity_json_text(v, num, &n)))
         return NULL;
-    }
-    return arena_strdup(d->a, num);
+    return arena_strndup_shared(d->a, t, n);
 }
 
 /* the quantity v (parent[key], key NULL: an element at the current path) into out */
@@ -551,7 +543,8 @@ static int quantity(struct dec *d, const json_t *parent, const char *key, const 
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    if (!json_is_string(v) && !json_is_number(v)) {
+    /* null is the zero Quantity in a map or a list (a pointer field's null is skipped) */
+    if (!json_is_string(v) && !json_is_number(v) && !json_is_null(v)) {
         rc = dec_type_error(d, parent, key, v, "resource.Quantity");
     } else if (!(out->text = qty_text(d, v))) {
         rc = dec_nomem(d);

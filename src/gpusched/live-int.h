@@ -1,4 +1,4 @@
-/* live.h - the state of a running cluster as the input of the offline commands (simulate,
+/* live-int.h - the state of a running cluster as the input of the offline commands (simulate,
  * explain, nodes, capacity): --kubeconfig, --context, -A and -v, credentials resolved as kubectl
  * does (kube/kubeconfig.h), and paginated lists of what the modelled plugins read (PriorityClasses,
  * Nodes, Pods) loaded into a manifest_input before any -f file, so files add what-if objects on
@@ -7,8 +7,8 @@
  *
  * Bound pods come from every namespace (they use their nodes whatever the namespace); pending pods
  * from the -n namespace (default: the context's), or every namespace with -A. */
-#ifndef GPUSCHED_LIVE_H
-#define GPUSCHED_LIVE_H
+#ifndef GPUSCHED_LIVE_INT_H
+#define GPUSCHED_LIVE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

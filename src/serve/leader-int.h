@@ -1,4 +1,4 @@
-/* leader.h - leader election with a coordination.k8s.io/v1 Lease, as client-go does it.
+/* leader-int.h - leader election with a coordination.k8s.io/v1 Lease, as client-go does it.
  *
  * A thread tries to acquire the lease every retry period (with jitter) and, once leading,
  * renews it every retry period. Another holder's lease counts as valid until
@@ -7,8 +7,8 @@
  * Writes are PUTs of the whole object with the resourceVersion read, so a race gives 409.
  * On release the holder is cleared and the duration set to 1 s so a standby takes over at
  * once. Constraint checked at start: lease duration > renew deadline > 1.2 x retry period. */
-#ifndef SERVE_LEADER_H
-#define SERVE_LEADER_H
+#ifndef SERVE_LEADER_INT_H
+#define SERVE_LEADER_INT_H
 
 #include <signal.h>
 #include <stdbool.h>

@@ -1,8 +1,8 @@
-/* objects.h - what serve keeps of the API's objects between events: a pending pod as its
+/* objects-int.h - what serve keeps of the API's objects between events: a pending pod as its
  * JSON (decoded again at each attempt, which keeps a large backlog small), a node's
  * fingerprint, and the few fields read straight from the JSON of a watch event. */
-#ifndef SERVE_OBJECTS_H
-#define SERVE_OBJECTS_H
+#ifndef SERVE_OBJECTS_INT_H
+#define SERVE_OBJECTS_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>

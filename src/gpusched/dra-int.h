@@ -1,8 +1,8 @@
-/* dra.h - Dynamic Resource Allocation for the commands: the world of resource.k8s.io objects
+/* dra-int.h - Dynamic Resource Allocation for the commands: the world of resource.k8s.io objects
  * (sched/dynamicresources.h) built from a loaded input and given to its cluster, with the
  * bound pods that hold claims kept aside as the loader hands them over. */
-#ifndef GPUSCHED_DRA_H
-#define GPUSCHED_DRA_H
+#ifndef GPUSCHED_DRA_INT_H
+#define GPUSCHED_DRA_INT_H
 
 #include <jansson.h>
 

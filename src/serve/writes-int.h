@@ -1,14 +1,14 @@
-/* writes.h - the scheduler's API writes, handed to the binder: binds, events, PodScheduled
+/* writes-int.h - the scheduler's API writes, handed to the binder: binds, events, PodScheduled
  * conditions, preemption deletions, and what happens when each is answered. */
-#ifndef SERVE_WRITES_H
-#define SERVE_WRITES_H
+#ifndef SERVE_WRITES_INT_H
+#define SERVE_WRITES_INT_H
 
 #include <stddef.h>
 
-#include "serve/binder.h"
+#include "serve/binder-int.h"
 #include "serve/events.h"
 #include "serve/recorder.h"
-#include "serve/state.h"
+#include "serve/state-int.h"
 
 /* serve_write_submit hands t (NULL: out of memory, logged) to the binder for the pod key. */
 void serve_write_submit(struct serve *s, struct serve_task *t, const char *key);

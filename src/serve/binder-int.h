@@ -1,4 +1,4 @@
-/* binder.h - the thread sending the scheduler's API writes, many at once.
+/* binder-int.h - the thread sending the scheduler's API writes, many at once.
  *
  * Binds go first; events, status patches and deletions queue behind them (a status update
  * must never hold up a bind). One thread keeps up to N requests in flight over a kube_async
@@ -8,8 +8,8 @@
  * times, as client-go does; tasks marked retry_transient (status patches, events) are also
  * retried on other transient errors with a short backoff. A task keeps its slot while it
  * waits to be retried. The outcome goes to the task's callback on the binder's thread. */
-#ifndef SERVE_BINDER_H
-#define SERVE_BINDER_H
+#ifndef SERVE_BINDER_INT_H
+#define SERVE_BINDER_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>

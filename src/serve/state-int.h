@@ -1,4 +1,4 @@
-/* state.h - the state serve's threads share, and the locking rule around it (not for other
+/* state-int.h - the state serve's threads share, and the locking rule around it (not for other
  * parts of the program).
  *
  * Threads: one informer per resource (nodes, pods, PodDisruptionBudgets, Namespaces, Services,
@@ -8,8 +8,8 @@
  * deletions and reports back under it (writes.c); a signal thread turns SIGTERM/SIGINT into
  * a graceful stop (signals.c); the leader elector and the probe server have a thread each.
  * The loop holds mu for each cycle: the others take it with serve_lock/serve_unlock. */
-#ifndef SERVE_STATE_H
-#define SERVE_STATE_H
+#ifndef SERVE_STATE_INT_H
+#define SERVE_STATE_INT_H
 
 #include <pthread.h>
 #include <signal.h>
@@ -23,9 +23,9 @@
 #include "kube/informer.h"
 #include "sched/config.h"
 #include "sched/sched.h"
-#include "serve/binder.h"
+#include "serve/binder-int.h"
 #include "base/httpd.h"
-#include "serve/leader.h"
+#include "serve/leader-int.h"
 #include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/recorder.h"

@@ -1,6 +1,6 @@
-/* probes.h - the answers of serve's probe and metrics endpoints. */
-#ifndef SERVE_PROBES_H
-#define SERVE_PROBES_H
+/* probes-int.h - the answers of serve's probe and metrics endpoints. */
+#ifndef SERVE_PROBES_INT_H
+#define SERVE_PROBES_INT_H
 
 #include "base/buf.h"
 #include "base/httpd.h"

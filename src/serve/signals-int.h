@@ -1,12 +1,12 @@
-/* signals.h - what stops serve from outside: SIGTERM or SIGINT (a graceful stop: no new pods,
+/* signals-int.h - what stops serve from outside: SIGTERM or SIGINT (a graceful stop: no new pods,
  * binds in flight finish, the lease is released) and lost leadership (exit 1, as
  * kube-scheduler does, so the Deployment restarts it as a standby). */
-#ifndef SERVE_SIGNALS_H
-#define SERVE_SIGNALS_H
+#ifndef SERVE_SIGNALS_INT_H
+#define SERVE_SIGNALS_INT_H
 
 #include <stdbool.h>
 
-#include "serve/state.h"
+#include "serve/state-int.h"
 
 /* serve_signals_start blocks SIGTERM, SIGINT and SIGUSR1 in the calling thread (every thread
  * started afterwards inherits the mask), ignores SIGPIPE, and starts the thread that turns

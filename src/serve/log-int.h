@@ -1,8 +1,8 @@
-/* log.h - serve's log: the klog-style lines of base/log.h tagged "serve"
+/* log-int.h - serve's log: the klog-style lines of base/log.h tagged "serve"
  * ("I0102 15:04:05.000000  1234 serve] ..."), with a verbosity (-v). The only module of serve
  * that prints. */
-#ifndef SERVE_LOG_H
-#define SERVE_LOG_H
+#ifndef SERVE_LOG_INT_H
+#define SERVE_LOG_INT_H
 
 #include "base/log.h"
 

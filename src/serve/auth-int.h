@@ -1,4 +1,4 @@
-/* auth.h - who may read what on gpusched serve's secure port, decided as kube-scheduler's is
+/* auth-int.h - who may read what on gpusched serve's secure port, decided as kube-scheduler's is
  * (k8s.io/apiserver's delegating authenticator and authorizer, --authorization-always-allow-paths).
  *
  * A bearer token is checked with a TokenReview; a request without one is system:anonymous
@@ -10,8 +10,8 @@
  * tokens by their SHA-256 only. The reviews go through the scheduler's own API client (its
  * ServiceAccount needs create on tokenreviews and subjectaccessreviews: system:auth-delegator's
  * two verbs). Thread-safe; the reviews block, so callers run on httpd's worker thread. */
-#ifndef SERVE_AUTH_H
-#define SERVE_AUTH_H
+#ifndef SERVE_AUTH_INT_H
+#define SERVE_AUTH_INT_H
 
 #include <stdbool.h>
 

@@ -1,8 +1,8 @@
-/* watch.h - the informers' handlers: watch events of nodes, pods, PodDisruptionBudgets,
+/* watch-int.h - the informers' handlers: watch events of nodes, pods, PodDisruptionBudgets,
  * Namespaces, Services and controllers applied to the cluster state, the queue and the
  * assumed set (each on its informer's thread, under serve_lock). */
-#ifndef SERVE_WATCH_H
-#define SERVE_WATCH_H
+#ifndef SERVE_WATCH_INT_H
+#define SERVE_WATCH_INT_H
 
 #include <stdbool.h>
 
