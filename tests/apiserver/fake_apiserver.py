@@ -52,6 +52,12 @@ RESOURCES = {
     ("", "v1", "replicationcontrollers"): ("ReplicationController", True),
     ("apps", "v1", "replicasets"): ("ReplicaSet", True),
     ("apps", "v1", "statefulsets"): ("StatefulSet", True),
+    # Dynamic Resource Allocation (what gpusched's live input lists)
+    ("resource.k8s.io", "v1", "deviceclasses"): ("DeviceClass", False),
+    ("resource.k8s.io", "v1", "resourceslices"): ("ResourceSlice", False),
+    ("resource.k8s.io", "v1", "resourceclaims"): ("ResourceClaim", True),
+    ("resource.k8s.io", "v1", "resourceclaimtemplates"): ("ResourceClaimTemplate", True),
+    ("resource.k8s.io", "v1", "devicetaintrules"): ("DeviceTaintRule", False),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest
