@@ -82,13 +82,15 @@ struct wpod {
 struct wview {
     void *view;
     const char *error;
+    size_t idx; /* the view's index in w->views (its selector answers' too) */
 };
 
 struct selent {
     void *program;
     char *error;
     struct dra_selector sel; /* sel.memo is the entry */
-    uint8_t *memo;           /* per device id: 0 not known, 1 no match, 2 match (NULL: none) */
+    uint8_t *memo;           /* per device view: 0 not known, 1 no match, 2 match (NULL: none) */
+    size_t nmemo;
 };
 
 /* the bytes of selector results the world keeps per commit (a selector's answer on a device
@@ -781,6 +783,7 @@ static int build_device(struct sched_dra *w, const struct kube_resource_slice *s
             return -ENOMEM;
         }
         wv->view = view;
+        wv->idx = w->nviews - 1;
         if (!view) {
             /* every selector fails on the device at run time with this text */
             wv->error = adup(w, err ? err : "cannot read the device");
@@ -1258,16 +1261,19 @@ static int cb_eval(void *ctx, const struct dra_selector *sel, const struct dra_d
         textf(msg, msgsize, "%s", v && v->error ? v->error : "no view of the device");
         return -1;
     }
-    if (e && d->id < w->nids) {
-        if (e->memo && e->memo[d->id])
-            return e->memo[d->id] - 1;
-        if (!e->memo && w->memo_bytes + w->nids <= SEL_MEMO_BUDGET &&
-            (e->memo = calloc(w->nids, 1)))
-            w->memo_bytes += w->nids;
+    /* by view, not device id: two slices may publish one ID with other attributes */
+    if (e) {
+        if (v->idx < e->nmemo && e->memo[v->idx])
+            return e->memo[v->idx] - 1;
+        if (!e->memo && w->nviews && w->memo_bytes + w->nviews <= SEL_MEMO_BUDGET &&
+            (e->memo = calloc(w->nviews, 1))) {
+            e->nmemo = w->nviews;
+            w->memo_bytes += w->nviews;
+        }
     }
     rc = w->cel.eval(w->cel.ctx, sel->program, v->view, msg, msgsize);
-    if (e && e->memo && d->id < w->nids && (rc == 0 || rc == 1))
-        e->memo[d->id] = (uint8_t)(rc + 1);
+    if (e && v->idx < e->nmemo && (rc == 0 || rc == 1))
+        e->memo[v->idx] = (uint8_t)(rc + 1);
     return rc;
 }
 
