@@ -171,6 +171,7 @@ struct dra_selector {
     const char *expr;
     const void *program;       /* the caller's compiled program */
     const char *compile_error; /* non-NULL: the expression does not compile (this text) */
+    void *memo;                /* the caller's, for its eval (what it caches per device) */
 };
 
 struct dra_class {
@@ -260,11 +261,16 @@ struct dra_pool {
     size_t nnot_targeting;
     const struct dra_counter_set **sets; /* the pool's counter sets (first of each name) */
     size_t nsets;
+    /* dra_allocate's table of what each device consumes, by (set, counter) index; built on
+     * first use, freed by dra_pools_free */
+    struct dra_cons_table *cons;
 };
 
 struct dra_pools {
     struct dra_pool *pools;
     size_t n;
+    size_t ids_end; /* 1 + the highest device id of the targeting slices, once known */
+    bool ids_known;
 };
 
 /* dra_pools_gather is GatherPools for one node (node_name; the node selectors are evaluated

@@ -47,6 +47,9 @@ void sched_dra_free(struct sched_dra *w);
  * name): sched_dra_node finds one, NULL when unknown. */
 int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n);
 const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name);
+/* sched_dra_node_at is sched_dra_node for the node at a cluster slot, remembered per slot
+ * (with the pools the Filter gathers on it) until the slot's name changes. */
+const struct kube_node *sched_dra_node_at(struct sched_dra *w, uint32_t slot, const char *name);
 
 /* sched_cluster_set_dra gives cluster c the world w (NULL: none) its pods' DynamicResources
  * cycles read: PreEnqueue, PreFilter, Filter, Score, PostFilter, Reserve and PreBind in

@@ -154,7 +154,7 @@ int sched_dra_cycle_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
 /* the node as the world knows it */
 static const struct kube_node *node_of(const struct sched_cluster *c, uint32_t slot)
 {
-    return sched_dra_node(c->dra, c->slots[slot].name);
+    return sched_dra_node_at(c->dra, slot, c->slots[slot].name);
 }
 
 uint32_t sched_dra_cycle_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
