@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/goparse.h"
@@ -22,6 +23,7 @@
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/live-int.h"
 #include "gpusched/kubectl-int.h"
+#include "gpusched/dra-int.h"
 #include "gpusched/output.h"
 #include "kube/rules.h"
 
@@ -62,6 +64,7 @@ struct capacity_spec {
     size_t nnodes;
     struct sched_result stop; /* the attempt that did not fit (outcome, message, victims) */
     bool stopped_by_max;
+    bool dra; /* the cluster has DRA objects: free GPUs count the slices' devices */
     int64_t gpus_per_copy;
     int64_t gpu_free, gpu_stranded, gpu_fragmented; /* after the copies */
     size_t stranded_nodes, fragmented_nodes;
@@ -130,7 +133,7 @@ static void capacity_progress(struct capacity_progress *pr, const struct kube_po
 /* capacity_place places copies of s->pod into c until one does not fit or max is reached. */
 static int capacity_place(struct sched_cluster *c, const struct sched_profile *prof,
                           struct sched_rng *rng, struct capacity_spec *s, size_t max,
-                          struct capacity_progress *pr, struct err *err)
+                          struct capacity_progress *pr, struct arena *copies, struct err *err)
 {
     struct kube_pod copy = *s->pod;
     char name[600];
@@ -150,7 +153,24 @@ static int capacity_place(struct sched_cluster *c, const struct sched_profile *p
         }
         snprintf(name, sizeof(name), "%s-capacity-%zu", s->pod->name, s->copies + 1);
         copy.name = name;
-        rc = sched_schedule_one(c, prof, &copy, rng, &r, err);
+        if (sched_cluster_dra(c)) {
+            /* the DRA world keeps the pods whose claims it allocated: each copy its own, and
+             * one naming claim templates gets its claims as the controller would make them */
+            struct kube_pod *own = arena_alloc(copies, sizeof(*own));
+
+            if (!own || !(copy.name = arena_strdup(copies, name))) {
+                rc = err_set(err, -ENOMEM, "out of memory");
+                break;
+            }
+            *own = copy;
+            if (gpusched_dra_add_copy(c, own)) {
+                rc = err_set(err, -EINVAL, "cannot add the copy's claims");
+                break;
+            }
+            rc = sched_schedule_one(c, prof, own, rng, &r, err);
+        } else {
+            rc = sched_schedule_one(c, prof, &copy, rng, &r, err);
+        }
         if (rc)
             break;
         if (r.outcome != SCHED_SCHEDULED) {
@@ -185,10 +205,11 @@ static int capacity_place(struct sched_cluster *c, const struct sched_profile *p
 
 /* capacity_fragmentation: free GPUs on the nodes where one more copy does not fit, and of
  * those, the ones on nodes turned away only for too few free GPUs. */
-static int capacity_fragmentation(struct sched_cluster *c, const struct sched_profile *prof,
-                                  uint64_t seed, struct capacity_spec *s, struct err *err)
+static int capacity_fragmentation(struct sched_cluster *c, const struct manifest_input *in,
+                                  const struct sched_profile *prof, uint64_t seed,
+                                  struct capacity_spec *s, struct arena *copies, struct err *err)
 {
-    struct kube_pod copy = *s->pod;
+    struct kube_pod copy = *s->pod, *probe = &copy;
     struct sched_explanation x;
     struct sched_rng rng;
     size_t i, j;
@@ -196,8 +217,21 @@ static int capacity_fragmentation(struct sched_cluster *c, const struct sched_pr
 
     copy.name = "capacity-probe";
     copy.node_name = "";
+    s->dra = sched_cluster_dra(c) != NULL;
+    if (s->dra) {
+        /* the probe's template claims made, as for a copy (never allocated) */
+        char name[600];
+
+        snprintf(name, sizeof(name), "%s-capacity-probe", s->pod->name);
+        if (!(probe = arena_alloc(copies, sizeof(*probe))) ||
+            !(copy.name = arena_strdup(copies, name)))
+            return err_set(err, -ENOMEM, "out of memory");
+        *probe = copy;
+        if (gpusched_dra_add_copy(c, probe))
+            return err_set(err, -EINVAL, "cannot add the probe's claims");
+    }
     sched_rng_seed(&rng, seed);
-    rc = sched_explain(c, prof, &copy, &rng, &x, err);
+    rc = sched_explain(c, prof, probe, &rng, &x, err);
     if (rc)
         return rc;
     for (i = 0; i < x.nnodes; i++) {
@@ -208,6 +242,16 @@ static int capacity_fragmentation(struct sched_cluster *c, const struct sched_pr
         if (sched_cluster_node_usage(c, v->node, &u))
             continue;
         free_gpu = u.allocatable_gpu - u.requested_gpu;
+        if (s->dra) {
+            /* and the GPUs of DRA ResourceSlices no claim holds */
+            struct gpusched_dra_gpus g;
+            size_t k;
+
+            for (k = 0; k < in->nnodes && strcmp(in->nodes[k].name, v->node); k++)
+                ;
+            if (k < in->nnodes && gpusched_dra_node_gpus(in, c, &in->nodes[k], &g))
+                free_gpu = (free_gpu > 0 ? free_gpu : 0) + g.count - g.used;
+        }
         if (free_gpu <= 0)
             continue;
         s->gpu_free += free_gpu;
@@ -253,7 +297,15 @@ static int capacity_print_table(const struct capacity_spec *specs, size_t n, siz
                s->copies == 1 ? "y" : "ies", s->copies == 1 ? "s" : "");
         if (s->gpus_per_copy)
             printf(" (%" PRId64 " nvidia.com/gpu each)", s->gpus_per_copy);
-        printf("\n");
+        for (k = 0; k < s->pod->nresource_claims; k++) {
+            const struct kube_pod_resource_claim *pc = &kube_pod_ext(s->pod)->resource_claims[k];
+
+            printf("%s%s %s", k ? ", " : " (each with claim ", pc->name,
+                   pc->resource_claim_template_name ? "from template " : "");
+            printf("%s",
+                   pc->resource_claim_template_name ? pc->resource_claim_template_name : "shared");
+        }
+        printf("%s\n", s->pod->nresource_claims ? ")" : "");
         if (s->nnodes) {
             rc = out_table_init(&t, 2, hd);
             for (k = 0; k < s->nnodes && !rc; k++) {
@@ -280,12 +332,12 @@ static int capacity_print_table(const struct capacity_spec *specs, size_t n, siz
         else
             printf("The next copy: FailedScheduling: %s\n",
                    s->stop.message ? s->stop.message : "no node fits");
-        if (s->gpu_free || s->gpus_per_copy)
-            printf("GPUs: %" PRId64 " nvidia.com/gpu free; %" PRId64
+        if (s->gpu_free || s->gpus_per_copy || s->dra)
+            printf("GPUs: %" PRId64 " %s free; %" PRId64
                    " stranded on %zu node(s) where no copy fits, %" PRId64
                    " of them on %zu node(s) with too few free GPUs for one copy\n",
-                   s->gpu_free, s->gpu_stranded, s->stranded_nodes, s->gpu_fragmented,
-                   s->fragmented_nodes);
+                   s->gpu_free, s->dra ? "GPUs (nvidia.com/gpu and DRA devices)" : "nvidia.com/gpu",
+                   s->gpu_stranded, s->stranded_nodes, s->gpu_fragmented, s->fragmented_nodes);
     }
     if (n > 1)
         printf("\nTotal: %zu copies of %zu pod specs\n", total, n);
@@ -401,6 +453,7 @@ int gpusched_cmd_capacity(int argc, char **argv)
     struct sched_cluster *cluster = NULL;
     struct capacity_spec *specs = NULL;
     struct capacity_progress pr;
+    struct arena copies = ARENA_INIT;
     struct sched_rng rng;
     struct err err;
     enum out_format fmt;
@@ -473,15 +526,17 @@ int gpusched_cmd_capacity(int argc, char **argv)
     pr.on = pr.tty || live.verbose;
     pr.start = pr.last = mono_now();
     sched_rng_seed(&rng, seed);
+    /* each copy placed keeps the devices its claims got, as in a simulation */
+    sched_cluster_set_dra_commit(cluster, true);
     rc = 0;
     for (i = 0; i < nspecs && !rc; i++) {
         if (specs[i].pod->nscheduling_gates) {
             specs[i].stop.outcome = SCHED_GATED;
             continue;
         }
-        rc = capacity_place(cluster, &prof, &rng, &specs[i], max, &pr, &err);
+        rc = capacity_place(cluster, &prof, &rng, &specs[i], max, &pr, &copies, &err);
         if (!rc)
-            rc = capacity_fragmentation(cluster, &prof, seed, &specs[i], &err);
+            rc = capacity_fragmentation(cluster, &in, &prof, seed, &specs[i], &copies, &err);
     }
     if (rc) {
         gpusched_cmd_print_err(&err);
@@ -498,6 +553,7 @@ out:
     }
     free(specs);
     sched_cluster_free(cluster);
+    arena_release(&copies);
     if (loaded)
         manifest_input_release(&in);
     gpusched_live_close(&live);

@@ -130,7 +130,8 @@ const struct sched_profile *gpusched_cmd_profile_for(const struct sched_profile 
 const struct sched_profile *gpusched_cmd_profile_of(void *arg, const struct kube_pod *pod);
 
 /* gpusched_cmd_parse_kube_version checks --kube-version (NULL: the default) into *v; on a
- * bad value it prints the usage error and returns 2. */
+ * bad value it prints the usage error and returns 2. The version's DynamicResources rules
+ * (dra_features_for) are then those of the clusters the command builds. */
 int gpusched_cmd_parse_kube_version(const char *cmd, const char *s,
                                     const struct sched_kube_version **v);
 

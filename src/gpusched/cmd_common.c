@@ -226,6 +226,11 @@ int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespa
     return cmd_load(files, namespace_, in, NULL, true);
 }
 
+/* the kube-scheduler minor version whose DynamicResources rules the clusters' DRA worlds
+ * follow (dra_features_for): the --kube-version of the command, when it takes one
+ * (gpusched_cmd_parse_kube_version), else the default */
+static int cmd_kube_minor = 37;
+
 /* cluster_fill adds the nodes, PodDisruptionBudgets, claims, volumes and storage classes of in, then its bound, non-terminal
  * pods, to c; prints the
  * error and returns 1 on failure */
@@ -271,7 +276,7 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         return 1;
     }
     /* DynamicResources' world, when the input has resource.k8s.io objects or claims */
-    return gpusched_dra_attach(in, c, 37);
+    return gpusched_dra_attach(in, c, cmd_kube_minor);
 }
 
 int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
@@ -464,6 +469,8 @@ int gpusched_cmd_parse_kube_version(const char *cmd, const char *s,
                                     const struct sched_kube_version **v)
 {
     *v = sched_kube_version_find(s);
+    if (*v)
+        cmd_kube_minor = (*v)->minor;
     if (!*v)
         return gpusched_cmd_usage_error(cmd,
                                         "invalid argument \"%s\" for \"--kube-version\" flag: "

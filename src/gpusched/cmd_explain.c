@@ -23,6 +23,7 @@
 #include "kube/labels.h"
 #include "kube/rules.h"
 #include "gpusched/live-int.h"
+#include "sched/dynamicresources.h"
 
 static const char explain_usage[] =
     "Explain why a pod is pending, or where it would go: a one-line verdict, the nodes grouped\n"
@@ -237,6 +238,75 @@ static int explain_join_reasons(const struct sched_node_verdict *v, struct buf *
     return rc;
 }
 
+/* explain_why_lines is a node's DynamicResources record as a JSON array of its lines */
+static json_t *explain_why_lines(const char *why)
+{
+    json_t *arr = json_array();
+    const char *p = why, *nl;
+
+    while (arr && *p) {
+        nl = strchr(p, '\n');
+        if (!nl)
+            nl = p + strlen(p);
+        if (json_array_append_new(arr, json_stringn(p, (size_t)(nl - p)))) {
+            json_decref(arr);
+            return NULL;
+        }
+        p = *nl ? nl + 1 : nl;
+    }
+    return arr;
+}
+
+/* explain_print_devices prints, for the shown nodes where DynamicResources could not allocate
+ * the pod's claims, what each request found there; nodes with the same record together.
+ * 0 or -ENOMEM. */
+static int explain_print_devices(const struct explain_ctx *ctx, const struct sched_explanation *x)
+{
+    bool *done = calloc(x->nnodes + 1, sizeof(*done));
+    bool wide = ctx->fmt == OUT_WIDE, any = false;
+    size_t i, j, shown = 0;
+
+    if (!done)
+        return -ENOMEM;
+    for (i = 0; i < x->nnodes; i++) {
+        const struct sched_node_verdict *v = &x->nodes[i];
+        size_t n = 0;
+        const char *p, *nl;
+
+        if (done[i] || !v->dra_why || !explain_node_shown(ctx, v->node))
+            continue;
+        if (!any)
+            printf("\nDevices (DynamicResources could not allocate the claims):\n");
+        any = true;
+        if (++shown > EXPLAIN_TABLE_NODES && !wide) {
+            printf("(more nodes: -o wide lists them all)\n");
+            break;
+        }
+        for (j = i; j < x->nnodes; j++) {
+            const struct sched_node_verdict *u = &x->nodes[j];
+
+            if (done[j] || !u->dra_why || strcmp(u->dra_why, v->dra_why) ||
+                !explain_node_shown(ctx, u->node))
+                continue;
+            done[j] = true;
+            if (n < EXPLAIN_GROUP_NAMES || wide)
+                printf("%s%s", n ? ", " : "  ", u->node);
+            n++;
+        }
+        if (n > EXPLAIN_GROUP_NAMES && !wide)
+            printf(" and %zu more", n - EXPLAIN_GROUP_NAMES);
+        printf(":\n");
+        for (p = v->dra_why; *p; p = *nl ? nl + 1 : nl) {
+            nl = strchr(p, '\n');
+            if (!nl)
+                nl = p + strlen(p);
+            printf("    %.*s\n", (int)(nl - p), p);
+        }
+    }
+    free(done);
+    return 0;
+}
+
 /* explain_print_groups prints the shown nodes grouped by verdict (filter and reasons, or
  * passed, or not evaluated), largest group first, with a few names each. */
 static int explain_print_groups(const struct explain_ctx *ctx, const struct sched_explanation *x)
@@ -401,6 +471,10 @@ static int explain_print_table(const struct explain_ctx *ctx, const struct kube_
         out_table_print(&ft, stdout);
     else
         printf("(%zu nodes: -o wide lists them one by one)\n", nshown);
+    if (explain_print_devices(ctx, x)) {
+        rc = -ENOMEM;
+        goto out;
+    }
 
     /* scores of the feasible nodes, one column per plugin of the profile */
     for (i = 0; i < x->nnodes; i++) {
@@ -524,6 +598,8 @@ static json_t *explain_json_doc(const struct explain_ctx *ctx, const struct kube
             fail |= json_object_set_new(n, "plugin", json_string(v->plugin));
             fail |= json_object_set_new(n, "reasons", arr);
             fail |= json_object_set_new(n, "unresolvable", json_boolean(v->unresolvable));
+            if (v->dra_why)
+                fail |= json_object_set_new(n, "devices", explain_why_lines(v->dra_why));
         } else {
             for (j = 0; j < v->nscores; j++) {
                 const struct sched_score *s = &v->scores[j];
@@ -686,7 +762,7 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
      * generator has made the same draws. With every node filtered (no sampling position left
      * behind by a cycle) that one simulation also gives the cluster at the pod's turn: take
      * the pod back off its node. A pod that preempted cannot be taken back (its victims are
-     * gone), nor one with claims (their bindings stay): then the pods ahead are placed again
+     * gone), nor one with claims (their bindings and devices stay): then the pods ahead are placed again
      * on a second cluster */
     ctx->queue[ahead] = pod;
     if (gpusched_cmd_cluster_build(ctx->in, &full))
@@ -696,7 +772,8 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
         goto out;
     nresults = ahead + 1;
     if (ctx->profile->percentage_of_nodes_to_score >= 100 && !ctx->results[ahead].nvictims &&
-        !pod->nclaims && /* (the volume bindings it made are not taken back) */
+        !pod->nclaims &&            /* (the volume bindings it made are not taken back) */
+        !sched_cluster_dra(full) && /* (nor the devices its claims got) */
         (ctx->results[ahead].outcome != SCHED_SCHEDULED ||
          !sched_cluster_forget_pod(full, pod->namespace_, pod->name))) {
         before = full;
@@ -719,6 +796,10 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
     }
 
     sched_rng_seed(&rng, ctx->seed);
+    /* DynamicResources records why a node has no devices for the pod (only here: the
+     * places before do without) */
+    if (sched_cluster_dra(before))
+        sched_dra_set_why(sched_cluster_dra(before), true);
     if (sched_explain(before, ctx->profile, pod, &rng, &x, &err)) {
         gpusched_cmd_print_err(&err);
         goto out;

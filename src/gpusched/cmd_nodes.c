@@ -2,8 +2,9 @@
  * with the GPU labels and the GPUs still free for new pods.
  *
  * Nodes are listed by name (the API server's order). Free GPUs are nvidia.com/gpu allocatable
- * minus the requests of the pods bound there through spec.nodeName; pending pods are not
- * placed (that is `gpusched simulate`). */
+ * minus the requests of the pods bound there through spec.nodeName, plus the GPUs of DRA
+ * ResourceSlices no allocated claim holds; pending pods are not placed (that is `gpusched
+ * simulate`). */
 #include "gpusched/cmd_nodes-int.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/kubectl-int.h"
+#include "gpusched/dra-int.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
@@ -29,8 +31,10 @@ static const char nodes_usage[] =
     "manifest files like `kubectl get nodes`, with the GPUs' model, count and memory from\n"
     "the node's labels (aliyun.accelerator/nvidia_name, nvidia_count, nvidia_mem; else\n"
     "NVIDIA GPU Feature Discovery's nvidia.com/gpu.product, gpu.count, gpu.memory: -o wide\n"
-    "says which, GPU-SOURCE aliyun or gfd) and the nvidia.com/gpu still free: allocatable\n"
-    "minus the requests of the pods bound to the node.\n"
+    "says which, GPU-SOURCE aliyun or gfd; or the devices of DRA ResourceSlices: productName,\n"
+    "how many, their memory capacity, GPU-SOURCE dra) and the GPUs still free: nvidia.com/gpu\n"
+    "allocatable minus the requests of the pods bound to the node, plus the slices' GPUs no\n"
+    "claim holds.\n"
     "\n"
     "Examples:\n"
     "  # The Tesla-M40 nodes, as kubectl get nodes -l ... -o name prints them\n"
@@ -47,7 +51,9 @@ static const char nodes_usage[] =
 struct nodes_gpu {
     const char *source; /* the source's name (GPU-SOURCE, "gpu.source"), NULL: none found */
     const char *name, *count;
-    char mem[64]; /* with its unit */
+    char mem[64];                 /* with its unit */
+    struct gpusched_dra_gpus dra; /* the node's GPUs in ResourceSlices (dra.count 0: none) */
+    char dra_count[16];
 };
 
 /* Where the GPU columns come from, tried in order; the first that knows the node wins. Each
@@ -60,6 +66,21 @@ struct nodes_gpu_source {
     bool (*read)(const struct nodes_gpu_source *s, const struct manifest_input *in,
                  const struct kube_node *n, struct nodes_gpu *out);
 };
+
+/* the GPUs of DRA ResourceSlices (gpusched_dra_node_gpus, filled in out->dra beforehand):
+ * productName, how many, the memory capacity of one */
+static bool nodes_gpu_from_slices(const struct nodes_gpu_source *s, const struct manifest_input *in,
+                                  const struct kube_node *n, struct nodes_gpu *out)
+{
+    (void)in;
+    (void)n;
+    if (!out->dra.count)
+        return false;
+    out->source = s->name; /* name and count: nodes_gpu_name, nodes_gpu_count */
+    snprintf(out->dra_count, sizeof(out->dra_count), "%d", out->dra.count);
+    snprintf(out->mem, sizeof(out->mem), "%s", out->dra.mem);
+    return true;
+}
 
 static bool nodes_gpu_from_labels(const struct nodes_gpu_source *s, const struct manifest_input *in,
                                   const struct kube_node *n, struct nodes_gpu *out)
@@ -87,19 +108,31 @@ static const struct nodes_gpu_source nodes_gpu_sources[] = {
     /* NVIDIA GPU Feature Discovery's (gpulabel writes them too): memory in MiB */
     {"gfd", "nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory", "MiB",
      nodes_gpu_from_labels},
+    /* Dynamic Resource Allocation: the devices of ResourceSlices (first on a node whose kubelet
+     * advertises no nvidia.com/gpu, where they are the GPUs the scheduler uses) */
+    {"dra", NULL, NULL, NULL, NULL, nodes_gpu_from_slices},
 };
 
-/* nodes_gpu_of fills out from the first source that knows n (out->source NULL: none). */
-static void nodes_gpu_of(const struct manifest_input *in, const struct kube_node *n,
-                         struct nodes_gpu *out)
+/* nodes_gpu_of fills out from the first source that knows n (out->source NULL: none); the
+ * node's DRA GPUs in out->dra whatever the source. */
+static void nodes_gpu_of(const struct manifest_input *in, const struct sched_cluster *c,
+                         const struct kube_node *n, struct nodes_gpu *out)
 {
+    const size_t nsrc = sizeof(nodes_gpu_sources) / sizeof(nodes_gpu_sources[0]);
+    struct gpusched_dra_gpus dra;
     size_t i;
 
     memset(out, 0, sizeof(*out));
-    for (i = 0; i < sizeof(nodes_gpu_sources) / sizeof(nodes_gpu_sources[0]); i++)
+    gpusched_dra_node_gpus(in, c, n, &out->dra);
+    dra = out->dra;
+    if (dra.count && !kube_resources_scalar(&n->allocatable, NODES_GPU_RESOURCE) &&
+        nodes_gpu_sources[nsrc - 1].read(&nodes_gpu_sources[nsrc - 1], in, n, out))
+        return;
+    for (i = 0; i < nsrc; i++)
         if (nodes_gpu_sources[i].read(&nodes_gpu_sources[i], in, n, out))
             return;
     memset(out, 0, sizeof(*out));
+    out->dra = dra;
 }
 
 struct nodes_row {
@@ -108,6 +141,28 @@ struct nodes_row {
     bool has_use;
     struct nodes_gpu gpu;
 };
+
+/* the GPU-NAME and GPU-COUNT of a row (the dra source's live in the row, which moves) */
+static const char *nodes_gpu_name(const struct nodes_row *row)
+{
+    return row->gpu.source && !strcmp(row->gpu.source, "dra") ? row->gpu.dra.product
+                                                              : row->gpu.name;
+}
+
+static const char *nodes_gpu_count(const struct nodes_row *row)
+{
+    return row->gpu.source && !strcmp(row->gpu.source, "dra") ? row->gpu.dra_count : row->gpu.count;
+}
+
+/* the GPUs free for new pods: nvidia.com/gpu allocatable minus the bound pods' requests, plus
+ * the DRA GPUs no claim holds */
+static int64_t nodes_gpu_free(const struct nodes_row *row)
+{
+    int64_t dp = row->has_use ? row->use.allocatable_gpu - row->use.requested_gpu
+                              : kube_resources_scalar(&row->node->allocatable, NODES_GPU_RESOURCE);
+
+    return dp + row->gpu.dra.count - row->gpu.dra.used;
+}
 
 static int nodes_row_cmp(const void *a, const void *b)
 {
@@ -270,14 +325,12 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
         size_t c = 0;
 
         nodes_roles(node, roles, sizeof(roles));
-        snprintf(free_gpu, sizeof(free_gpu), "%" PRId64,
-                 rows[i].has_use ? u->allocatable_gpu - u->requested_gpu
-                                 : kube_resources_scalar(&node->allocatable, NODES_GPU_RESOURCE));
+        snprintf(free_gpu, sizeof(free_gpu), "%" PRId64, nodes_gpu_free(&rows[i]));
         cells[c++] = node->name;
         cells[c++] = nodes_status(node);
         cells[c++] = roles;
-        cells[c++] = rows[i].gpu.name;
-        cells[c++] = rows[i].gpu.count;
+        cells[c++] = nodes_gpu_name(&rows[i]);
+        cells[c++] = nodes_gpu_count(&rows[i]);
         cells[c++] = rows[i].gpu.mem[0] ? rows[i].gpu.mem : NULL;
         cells[c++] = free_gpu;
         if (wide) {
@@ -412,18 +465,28 @@ static json_t *nodes_node_json(const struct nodes_row *row)
         fail |= json_object_set_new(req, NODES_GPU_RESOURCE, json_string(q));
         fail |= json_object_set_new(ext, "requested", req);
         req = NULL;
-        snprintf(q, sizeof(q), "%" PRId64, u->allocatable_gpu - u->requested_gpu);
+        snprintf(q, sizeof(q), "%" PRId64, nodes_gpu_free(row));
         fail |= json_object_set_new(free_, NODES_GPU_RESOURCE, json_string(q));
+        if (row->gpu.dra.count) {
+            /* the GPUs of ResourceSlices, and how many of them claims hold */
+            json_t *d = json_object();
+            fail |= !d || json_object_set_new(d, "product", json_string(row->gpu.dra.product));
+            fail |= json_object_set_new(d, "count", json_integer(row->gpu.dra.count));
+            fail |= json_object_set_new(d, "allocated", json_integer(row->gpu.dra.used));
+            if (row->gpu.dra.mem[0])
+                fail |= json_object_set_new(d, "memory", json_string(row->gpu.dra.mem));
+            fail |= json_object_set_new(ext, "draGPUs", d);
+        }
         fail |= json_object_set_new(ext, "free", free_);
         free_ = NULL;
         if (row->gpu.source) {
             /* the GPU columns, and which source gave them */
             json_t *g = json_object();
             fail |= !g || json_object_set_new(g, "source", json_string(row->gpu.source));
-            if (!fail && row->gpu.name)
-                fail |= json_object_set_new(g, "product", json_string(row->gpu.name));
-            if (!fail && row->gpu.count)
-                fail |= json_object_set_new(g, "count", json_string(row->gpu.count));
+            if (!fail && nodes_gpu_name(row))
+                fail |= json_object_set_new(g, "product", json_string(nodes_gpu_name(row)));
+            if (!fail && nodes_gpu_count(row))
+                fail |= json_object_set_new(g, "count", json_string(nodes_gpu_count(row)));
             if (!fail && row->gpu.mem[0])
                 fail |= json_object_set_new(g, "memory", json_string(row->gpu.mem));
             fail |= json_object_set_new(ext, "gpu", g);
@@ -570,7 +633,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
         }
         rows[nrows].node = n;
         rows[nrows].has_use = sched_cluster_node_usage(cluster, n->name, &rows[nrows].use) == 0;
-        nodes_gpu_of(&in, n, &rows[nrows].gpu);
+        nodes_gpu_of(&in, cluster, n, &rows[nrows].gpu);
         nrows++;
     }
     qsort(rows, nrows, sizeof(*rows), nodes_row_cmp);

@@ -20,6 +20,7 @@
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/live-int.h"
+#include "gpusched/dra-int.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
 
@@ -45,11 +46,32 @@ static const char report_usage[] =
 
 struct report_node {
     const struct kube_node *node;
-    const char *model;
+    const char *model; /* the label's; NULL: the slices' productName (dra.product) */
     struct sched_node_usage use;
     bool has_use;
-    bool fits_some; /* some pending GPU pod fits here */
+    bool fits_some;               /* some pending GPU pod fits here */
+    struct gpusched_dra_gpus dra; /* its GPUs in DRA ResourceSlices, and how many are held */
+    int64_t total, used;          /* device-plugin nvidia.com/gpu and DRA GPUs together */
 };
+
+/* the node's model: its label, else its slices' productName, else a placeholder */
+static const char *rmodel(const struct report_node *n)
+{
+    if (n->model)
+        return n->model;
+    return n->dra.count ? n->dra.product : "(no GPU model label)";
+}
+
+/* what the node counts: nvidia.com/gpu allocatable and the requests it covers (a request
+ * beyond allocatable is served from DRA devices, counted there), plus the slices' GPUs */
+static void report_count(struct report_node *n)
+{
+    int64_t dp = n->has_use ? n->use.allocatable_gpu : 0;
+    int64_t req = n->has_use ? n->use.requested_gpu : 0;
+
+    n->total = dp + n->dra.count;
+    n->used = (req < dp ? req : dp) + n->dra.used;
+}
 
 struct report_group {
     const char *message; /* borrowed from the results */
@@ -86,7 +108,7 @@ static const char *report_model(const struct kube_node *n)
 
     if (!m)
         m = kube_labels_get(&n->labels, "aliyun.accelerator/nvidia_name");
-    return m ? m : "(no GPU model label)";
+    return m;
 }
 
 static int64_t report_pod_gpus(const struct kube_pod *p)
@@ -104,7 +126,7 @@ static int64_t report_pod_gpus(const struct kube_pod *p)
 static int report_node_cmp(const void *a, const void *b)
 {
     const struct report_node *x = a, *y = b;
-    int c = strcmp(x->model, y->model);
+    int c = strcmp(rmodel(x), rmodel(y));
 
     return c ? c : strcmp(x->node->name, y->node->name);
 }
@@ -123,7 +145,7 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
                          struct report_group *groups, size_t ng, const char *source)
 {
     size_t i, j, k;
-    int64_t total = 0, used = 0, stranded = 0, gpu_pending = 0;
+    int64_t total = 0, used = 0, stranded = 0, gpu_pending = 0, dra = 0, dra_used = 0;
     size_t stranded_nodes = 0, scheduled = 0;
     char when[64];
     time_t now = time(NULL);
@@ -132,17 +154,19 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
     gmtime_r(&now, &tm);
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
     for (i = 0; i < nn; i++) {
-        if (!nodes[i].has_use)
+        dra += nodes[i].dra.count;
+        dra_used += nodes[i].dra.used;
+        if (!nodes[i].has_use && !nodes[i].dra.count)
             continue;
-        total += nodes[i].use.allocatable_gpu;
-        used += nodes[i].use.requested_gpu;
-        if (nodes[i].use.allocatable_gpu > nodes[i].use.requested_gpu && !nodes[i].fits_some) {
-            stranded += nodes[i].use.allocatable_gpu - nodes[i].use.requested_gpu;
+        total += nodes[i].total;
+        used += nodes[i].used;
+        if (nodes[i].total > nodes[i].used && !nodes[i].fits_some) {
+            stranded += nodes[i].total - nodes[i].used;
             stranded_nodes++;
         }
     }
     for (i = 0; i < np; i++) {
-        gpu_pending += report_pod_gpus(pending[i]) > 0;
+        gpu_pending += report_pod_gpus(pending[i]) > 0 || pending[i]->nresource_claims;
         scheduled += res[i].outcome == SCHED_SCHEDULED && !res[i].preempted;
     }
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -163,34 +187,48 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
             " free. %zu pending pods (%zu requesting GPUs), %zu of which fit now, placed "
             "together in queue order as gpusched simulate places them.</p>\n",
             total, nn, used, total - used, np, gpu_pending, scheduled);
+    if (dra)
+        fprintf(f,
+                "<p id=\"dra\">%" PRId64 " of these GPUs are devices of DRA ResourceSlices "
+                "(Dynamic Resource Allocation): %" PRId64 " held by allocated claims, %" PRId64
+                " free.</p>\n",
+                dra, dra_used, dra - dra_used);
 
     fputs("<h2>GPUs per node, by model</h2>\n", f);
     for (i = 0; i < nn; i = j) {
         int64_t mt = 0, mu = 0;
-        for (j = i; j < nn && !strcmp(nodes[j].model, nodes[i].model); j++) {
-            mt += nodes[j].use.allocatable_gpu;
-            mu += nodes[j].use.requested_gpu;
+        for (j = i; j < nn && !strcmp(rmodel(&nodes[j]), rmodel(&nodes[i])); j++) {
+            mt += nodes[j].total;
+            mu += nodes[j].used;
         }
         fputs("<h3 class=\"model\">", f);
-        html(f, nodes[i].model);
+        html(f, rmodel(&nodes[i]));
         fprintf(f,
                 " &mdash; %zu nodes, %" PRId64 " GPUs, %" PRId64 " used, %" PRId64 " free</h3>\n",
                 j - i, mt, mu, mt - mu);
-        fputs("<table class=\"nodes\"><tr><th>Node</th><th>GPUs</th><th>Used</th><th>Free</th>"
-              "<th></th></tr>\n",
-              f);
+        /* the DRA column only where the cluster has DRA GPUs */
+        fprintf(f,
+                "<table class=\"nodes\"><tr><th>Node</th><th>GPUs</th><th>Used</th><th>Free</th>"
+                "%s<th></th></tr>\n",
+                dra ? "<th>In DRA slices</th>" : "");
         for (k = i; k < j; k++) {
-            const struct sched_node_usage *u = &nodes[k].use;
-            int64_t fr = u->allocatable_gpu - u->requested_gpu;
+            const struct report_node *u = &nodes[k];
+            int64_t fr = u->total - u->used;
             fputs("<tr><td>", f);
-            html(f, nodes[k].node->name);
+            html(f, u->node->name);
             fprintf(f,
                     "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64
-                    "</td><td class=\"n\">%" PRId64
+                    "</td><td class=\"n\">%" PRId64,
+                    u->total, u->used, fr);
+            if (dra)
+                fputs("</td><td class=\"n\">", f);
+            if (u->dra.count)
+                fprintf(f, "%d (%d held)", u->dra.count, u->dra.used);
+            fprintf(f,
                     "</td><td><span class=\"bar\" style=\"width:%" PRId64
                     "em\"></span><span class=\"free\" style=\"width:%" PRId64
                     "em\"></span></td></tr>\n",
-                    u->allocatable_gpu, u->requested_gpu, fr, u->requested_gpu, fr > 0 ? fr : 0);
+                    u->used, fr > 0 ? fr : 0);
         }
         fputs("</table>\n", f);
     }
@@ -220,15 +258,13 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
             stranded, stranded_nodes);
     fputs("<table id=\"stranded\"><tr><th>Node</th><th>Model</th><th>Free GPUs</th></tr>\n", f);
     for (i = 0; i < nn; i++) {
-        const struct sched_node_usage *u = &nodes[i].use;
-        if (!nodes[i].has_use || u->allocatable_gpu <= u->requested_gpu || nodes[i].fits_some)
+        if (nodes[i].total <= nodes[i].used || nodes[i].fits_some)
             continue;
         fputs("<tr><td>", f);
         html(f, nodes[i].node->name);
         fputs("</td><td>", f);
-        html(f, nodes[i].model);
-        fprintf(f, "</td><td class=\"n\">%" PRId64 "</td></tr>\n",
-                u->allocatable_gpu - u->requested_gpu);
+        html(f, rmodel(&nodes[i]));
+        fprintf(f, "</td><td class=\"n\">%" PRId64 "</td></tr>\n", nodes[i].total - nodes[i].used);
     }
     fputs("</table>\n</body></html>\n", f);
 }
@@ -305,6 +341,8 @@ int gpusched_cmd_report(int argc, char **argv)
         nodes[nn].model = report_model(&in.nodes[i]);
         nodes[nn].has_use =
             sched_cluster_node_usage(cluster, in.nodes[i].name, &nodes[nn].use) == 0;
+        gpusched_dra_node_gpus(&in, cluster, &in.nodes[i], &nodes[nn].dra);
+        report_count(&nodes[nn]);
         nn++;
     }
     np = gpusched_cmd_pending_pods(&in, NULL, pending);
@@ -315,7 +353,7 @@ int gpusched_cmd_report(int argc, char **argv)
     for (i = 0; i < np; i++) {
         struct sched_explanation x;
 
-        if (report_pod_gpus(pending[i]) <= 0)
+        if (report_pod_gpus(pending[i]) <= 0 && !pending[i]->nresource_claims)
             continue;
         if (sched_explain(cluster, prof, pending[i], &rng, &x, &err)) {
             gpusched_cmd_print_err(&err);

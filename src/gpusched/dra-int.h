@@ -29,4 +29,26 @@ int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c
  * (or out of memory). */
 json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod *pod);
 
+/* gpusched_dra_add_copy: capacity's copy of a pod (name changing per copy, the rest the
+ * spec's) joins c's DRA world when it names claim templates, so that the resource-claim
+ * controller's claim is made for it (the world is committed again). 0, 1 with the error
+ * printed. No world, or no template: nothing. */
+int gpusched_dra_add_copy(struct sched_cluster *c, const struct kube_pod *copy);
+
+/* The GPUs ResourceSlices publish for one node (devices with a productName attribute, bare or
+ * domain-qualified, that are not MIG partitions), as nodes, report and capacity show them. */
+struct gpusched_dra_gpus {
+    char product[128]; /* productName; distinct ones joined with "," */
+    char mem[32];      /* capacity memory of the first, as written; "" when none */
+    int64_t mem_bytes; /* the same in bytes, 0 when none */
+    int count;         /* devices */
+    int used;          /* of them held by allocated claims (exclusively or shared) */
+};
+
+/* gpusched_dra_node_gpus fills out for node n from in's slices that the node can use (its
+ * nodeName, allNodes, a nodeSelector it matches, or devices selected per device), the use from
+ * c's DRA world (NULL: none used). Returns out->count. */
+int gpusched_dra_node_gpus(const struct manifest_input *in, const struct sched_cluster *c,
+                           const struct kube_node *n, struct gpusched_dra_gpus *out);
+
 #endif

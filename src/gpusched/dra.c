@@ -200,6 +200,175 @@ static void warn_alpha(const struct manifest_input *in)
                     in->claim_templates[i].namespace_, in->claim_templates[i].name, what);
 }
 
+/* ---- --kube-version: what an older release's API server drops ----
+ *
+ * A field whose feature gate is off in release 1.MINOR is dropped by that release's API server
+ * when the object is created; gpusched reads its input as written. Where the allocator then
+ * ignores the field (taints, extendedResourceName, DeviceTaintRules, allowMultipleAllocations)
+ * the answer is 1.MINOR's; where a present field changes the allocation with the gate off
+ * (counters, binding conditions, capacity requests, distinctAttribute), or 1.34's pools
+ * (devices of an incomplete pool allocatable, an invalid pool failing the attempt) differ from
+ * 1.35's, the answer may not be: a warning says which. */
+
+/* the first field of a slice that 1.MINOR's API server drops, or NULL; *exact: gpusched's
+ * answer is still that release's */
+static const char *old_slice(const struct kube_resource_slice *s, int minor, bool *exact)
+{
+    size_t i;
+
+    if (minor >= 36)
+        return NULL;
+    *exact = false;
+    if (s->nshared_counters)
+        return "spec.sharedCounters (DRAPartitionableDevices)";
+    if (s->per_device_node_selection)
+        return "spec.perDeviceNodeSelection (DRAPartitionableDevices)";
+    for (i = 0; i < s->ndevices; i++) {
+        if (s->devices[i].nconsumes_counters)
+            return "consumesCounters (DRAPartitionableDevices)";
+        if (s->devices[i].nbinding_conditions)
+            return "bindingConditions (DRADeviceBindingConditions)";
+    }
+    *exact = true;
+    for (i = 0; i < s->ndevices; i++) {
+        if (s->devices[i].ntaints)
+            return "taints (DRADeviceTaints)";
+        if (s->devices[i].allow_multiple_allocations > 0)
+            return "allowMultipleAllocations (DRAConsumableCapacity)";
+    }
+    return NULL;
+}
+
+static const char *old_request(const struct kube_dra_request *r, bool *exact)
+{
+    if (r->has_capacity) {
+        *exact = false;
+        return "capacity (DRAConsumableCapacity)";
+    }
+    if (r->ntolerations) {
+        *exact = true;
+        return "tolerations (DRADeviceTaints)";
+    }
+    return NULL;
+}
+
+/* the same for a claim's spec */
+static const char *old_claim(const struct kube_dra_claim_spec *s, int minor, bool *exact)
+{
+    const char *what = NULL;
+    size_t i, j;
+
+    if (minor >= 36)
+        return NULL;
+    for (i = 0; i < s->nconstraints; i++)
+        if (s->constraints[i].distinct_attribute) {
+            *exact = false;
+            return "distinctAttribute (DRAConsumableCapacity)";
+        }
+    for (i = 0; i < s->nrequests && !what; i++) {
+        if (s->requests[i].exactly)
+            what = old_request(s->requests[i].exactly, exact);
+        for (j = 0; j < s->requests[i].nfirst_available && !what; j++)
+            what = old_request(&s->requests[i].first_available[j], exact);
+    }
+    return what;
+}
+
+static void warn_old(const char *kind, const char *ns, const char *name, const char *what,
+                     bool exact, int minor)
+{
+    char tail[80];
+
+    if (exact)
+        snprintf(tail, sizeof(tail), "not read");
+    else
+        snprintf(tail, sizeof(tail), "read as written, so the answer may differ from 1.%d's",
+                 minor);
+    fprintf(stderr,
+            "gpusched: warning: %s %s%s%s: %s is off by default in kube-scheduler 1.%d (its "
+            "API server drops the field): %s\n",
+            kind, ns ? ns : "", ns ? "/" : "", name, what, minor, tail);
+}
+
+/* 1.MINOR's same slices of a pool's generation (driver, pool, generation) */
+static bool same_pool(const struct kube_resource_slice *a, const struct kube_resource_slice *b)
+{
+    return !strcmp(a->driver, b->driver) && !strcmp(a->pool, b->pool) &&
+           a->generation == b->generation;
+}
+
+/* a 1.34 pool that 1.35 treats otherwise: one whose newest generation's slices are not all
+ * there (resourceSliceCount), or that names a device twice; asked of the generation's first
+ * slice (k), NULL for the others */
+static const char *pool_134(const struct manifest_input *in, size_t k)
+{
+    const struct kube_resource_slice *s = &in->resource_slices[k];
+    int64_t n = 0;
+    size_t i, i2, j, l;
+
+    for (i = 0; i < in->nresource_slices; i++) {
+        const struct kube_resource_slice *o = &in->resource_slices[i];
+
+        if (strcmp(o->driver, s->driver) || strcmp(o->pool, s->pool))
+            continue;
+        if (o->generation > s->generation || (o->generation == s->generation && i < k))
+            return NULL;
+        if (o->generation < s->generation)
+            continue;
+        n++;
+        for (i2 = i; i2 < in->nresource_slices; i2++) {
+            const struct kube_resource_slice *o2 = &in->resource_slices[i2];
+
+            if (!same_pool(o, o2))
+                continue;
+            for (j = 0; j < o->ndevices; j++)
+                for (l = i2 == i ? j + 1 : 0; l < o2->ndevices; l++)
+                    if (!strcmp(o->devices[j].name, o2->devices[l].name))
+                        return "names a device twice (an invalid pool)";
+        }
+    }
+    return n != s->resource_slice_count ? "is incomplete (resourceSliceCount)" : NULL;
+}
+
+static void warn_version(const struct manifest_input *in, int minor)
+{
+    const char *what;
+    bool exact = true;
+    size_t i;
+
+    if (minor >= 37)
+        return;
+    if (in->ndevice_taint_rules)
+        fprintf(stderr,
+                "gpusched: warning: DeviceTaintRule %s: DRADeviceTaintRules is off by default "
+                "in kube-scheduler 1.%d (resource.k8s.io/v1 has no DeviceTaintRule): not "
+                "read\n",
+                in->device_taint_rules[0].name, minor);
+    for (i = 0; i < in->ndevice_classes && minor < 36; i++)
+        if (in->device_classes[i].extended_resource_name)
+            warn_old("DeviceClass", NULL, in->device_classes[i].name,
+                     "spec.extendedResourceName (DRAExtendedResource)", true, minor);
+    for (i = 0; i < in->nresource_slices; i++) {
+        if ((what = old_slice(&in->resource_slices[i], minor, &exact)))
+            warn_old("ResourceSlice", NULL, in->resource_slices[i].name, what, exact, minor);
+        if (minor == 34 && (what = pool_134(in, i)))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceSlice %s: pool %s/%s %s: kube-scheduler 1.34 "
+                    "treats such a pool otherwise than 1.35 (not modelled): the answer is "
+                    "1.35's\n",
+                    in->resource_slices[i].name, in->resource_slices[i].driver,
+                    in->resource_slices[i].pool, what);
+    }
+    for (i = 0; i < in->nresource_claims; i++)
+        if ((what = old_claim(&in->resource_claims[i].spec, minor, &exact)))
+            warn_old("ResourceClaim", in->resource_claims[i].namespace_,
+                     in->resource_claims[i].name, what, exact, minor);
+    for (i = 0; i < in->nclaim_templates; i++)
+        if ((what = old_claim(&in->claim_templates[i].spec, minor, &exact)))
+            warn_old("ResourceClaimTemplate", in->claim_templates[i].namespace_,
+                     in->claim_templates[i].name, what, exact, minor);
+}
+
 static int build(const struct manifest_input *in, struct gpusched_dra *g, int minor,
                  struct err *err)
 {
@@ -271,7 +440,17 @@ int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c
     }
     if (!wanted(in, g))
         return 0;
+    if (minor < 34) {
+        /* resource.k8s.io/v1 is served from 1.34 on, when DRA became GA and on by default */
+        fprintf(stderr,
+                "gpusched: warning: --kube-version 1.%d: kube-scheduler 1.%d has Dynamic "
+                "Resource Allocation off by default and no resource.k8s.io/v1; the input's "
+                "DRA objects and claims are modelled with 1.34's rules\n",
+                minor, minor);
+        minor = 34;
+    }
     warn_alpha(in);
+    warn_version(in, minor);
     err_clear(&err);
     if (!(g = owner_of(c)) || build(in, g, minor, &err)) {
         fprintf(stderr, "gpusched: %s\n", err.msg[0] ? err.msg : "out of memory");
@@ -307,4 +486,117 @@ json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod
         }
     }
     return arr;
+}
+
+/* the device's productName (bare or qualified), NULL when it has none or is a MIG device */
+static const char *gpu_product(const struct kube_dra_device *d)
+{
+    const char *product = NULL;
+    size_t i;
+
+    for (i = 0; i < d->nattributes; i++) {
+        const struct kube_dra_attribute *a = &d->attributes[i];
+        const char *slash = strrchr(a->name, '/');
+        const char *id = slash ? slash + 1 : a->name;
+
+        if (a->type != KUBE_DRA_STRING || !a->s)
+            continue;
+        if (!strcmp(id, "type") && strcmp(a->s, "gpu"))
+            return NULL;
+        if (!strcmp(id, "productName"))
+            product = a->s;
+    }
+    return product;
+}
+
+static bool slice_sees(const char *node_name, bool all_nodes, const struct kube_node_selector *sel,
+                       const struct kube_node *n)
+{
+    if (node_name && *node_name)
+        return !strcmp(node_name, n->name);
+    if (all_nodes)
+        return true;
+    return sel && kube_node_selector_matches(sel, n);
+}
+
+int gpusched_dra_node_gpus(const struct manifest_input *in, const struct sched_cluster *c,
+                           const struct kube_node *n, struct gpusched_dra_gpus *out)
+{
+    struct sched_dra *w = c ? sched_cluster_dra(c) : NULL;
+    size_t i, j;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < in->nresource_slices; i++) {
+        const struct kube_resource_slice *s = &in->resource_slices[i];
+        bool sees = !s->per_device_node_selection &&
+                    slice_sees(s->node_name, s->all_nodes, s->node_selector, n);
+
+        for (j = 0; j < s->ndevices; j++) {
+            const struct kube_dra_device *d = &s->devices[j];
+            const char *product = gpu_product(d);
+            size_t k, len;
+
+            if (!product ||
+                !(sees || (s->per_device_node_selection &&
+                           slice_sees(d->node_name, d->all_nodes, d->node_selector, n))))
+                continue;
+            out->count++;
+            if (w && sched_dra_device_use(w, s->driver, s->pool, d->name))
+                out->used++;
+            len = strlen(out->product);
+            if (!strstr(out->product, product) && len + strlen(product) + 2 < sizeof(out->product))
+                snprintf(out->product + len, sizeof(out->product) - len, "%s%s", len ? "," : "",
+                         product);
+            for (k = 0; k < d->ncapacity && !out->mem[0]; k++)
+                if (!strcmp(d->capacity[k].name, "memory") ||
+                    (strrchr(d->capacity[k].name, '/') &&
+                     !strcmp(strrchr(d->capacity[k].name, '/') + 1, "memory"))) {
+                    snprintf(out->mem, sizeof(out->mem), "%s",
+                             d->capacity[k].value.text ? d->capacity[k].value.text : "");
+                    out->mem_bytes = (int64_t)(d->capacity[k].value.nano / 1000000000);
+                }
+        }
+    }
+    return out->count;
+}
+
+int gpusched_dra_add_copy(struct sched_cluster *c, const struct kube_pod *copy)
+{
+    struct gpusched_dra *g = sched_cluster_dra_owner(c);
+    struct sched_dra *w = sched_cluster_dra(c);
+    struct sched_dra_pod_in *pin;
+    struct kube_resources *req;
+    struct err err;
+    size_t i;
+
+    if (!w || !g)
+        return 0;
+    for (i = 0; i < copy->nresource_claims; i++)
+        if (kube_pod_ext(copy)->resource_claims[i].resource_claim_template_name)
+            break;
+    if (i == copy->nresource_claims)
+        return 0;
+    pin = arena_alloc(&g->a, sizeof(*pin));
+    req = arena_alloc(&g->a, sizeof(*req));
+    if (!pin || !req || kube_pod_requests(copy, NULL, &g->a, req))
+        goto nomem;
+    memset(pin, 0, sizeof(*pin));
+    pin->namespace_ = dup(&g->a, copy->namespace_);
+    pin->name = dup(&g->a, copy->name);
+    pin->uid = uid_of(&g->a, copy);
+    pin->claims = kube_pod_ext(copy)->resource_claims;
+    pin->nclaims = copy->nresource_claims;
+    pin->pod = copy;
+    pin->requests = req;
+    if (!pin->namespace_ || !pin->name || !pin->uid || sched_dra_add_pod(w, pin))
+        goto nomem;
+    err_clear(&err);
+    if (sched_dra_commit(w, &err)) {
+        fprintf(stderr, "gpusched: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+nomem:
+    fprintf(stderr, "gpusched: out of memory\n");
+    return 1;
 }

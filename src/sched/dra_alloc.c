@@ -380,6 +380,34 @@ out:
     return rc;
 }
 
+/* the counters each device of a pool consumes, resolved to the index of (set, counter) in
+ * the pool's flat counter vector: entries [start[k], start[k + 1]) are device k's, devices
+ * numbered over the targeting then the not-targeting slices */
+struct cons_entry {
+    size_t idx;
+    kube_nano value;
+};
+
+struct dra_cons_table {
+    size_t *slice_base; /* per targeting then not-targeting slice: its first device's number */
+    size_t *start;
+    struct cons_entry *e;
+    bool none; /* too large to tabulate: resolve by name */
+};
+
+/* pools with more devices than this resolve counters by name on each use */
+#define CONS_TABLE_MAX_DEVICES 16384
+
+static void cons_table_free(struct dra_cons_table *t)
+{
+    if (!t)
+        return;
+    free(t->slice_base);
+    free(t->start);
+    free(t->e);
+    free(t);
+}
+
 void dra_pools_free(struct dra_pools *p)
 {
     size_t i;
@@ -391,10 +419,12 @@ void dra_pools_free(struct dra_pools *p)
         free((void *)p->pools[i].targeting);
         free((void *)p->pools[i].not_targeting);
         free((void *)p->pools[i].sets);
+        cons_table_free(p->pools[i].cons);
     }
     free(p->pools);
     p->pools = NULL;
     p->n = 0;
+    p->ids_known = false;
 }
 
 int dra_pools_gather(const struct dra_inventory *inv, const struct dra_slice *const *for_node,
@@ -529,7 +559,7 @@ int dra_pools_gather(const struct dra_inventory *inv, const struct dra_slice *co
     res = NULL;
 out:
     if (res) {
-        struct dra_pools tmp = {res, nres};
+        struct dra_pools tmp = {res, nres, 0, false};
 
         dra_pools_free(&tmp);
     }
@@ -565,6 +595,9 @@ struct dra_scratch {
     size_t nmemo_used, cmemo_used;
     struct capvec *acap; /* allocating capacity, by device id (few) */
     size_t nacap, cacap;
+    /* dra_allocate's per-call tables, kept between calls (struct alloc says what they are) */
+    void *rdall, *rdoff, *rdoff_flat, *cs, *cs_flat, *pc, *selected;
+    size_t crdall, crdoff, crdoff_flat, ccs, ccs_flat, cpc, cselected;
 };
 
 struct dra_scratch *dra_scratch_new(void)
@@ -581,6 +614,13 @@ void dra_scratch_free(struct dra_scratch *s)
     free(s->memo);
     free(s->memo_used);
     free(s->acap);
+    free(s->rdall);
+    free(s->rdoff);
+    free(s->rdoff_flat);
+    free(s->cs);
+    free(s->cs_flat);
+    free(s->pc);
+    free(s->selected);
     free(s);
 }
 
@@ -1162,10 +1202,106 @@ static int capacity_fits(const struct alloc *a, const struct dra_request *r,
 
 /* ---- counters ---- */
 
-static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool *p)
+static const struct dra_slice *pool_slice(const struct dra_pool *p, size_t i)
 {
-    size_t pi = (size_t)(p - a->pools->pools), i, j, k, m, total = 0;
+    return i < p->ntargeting ? p->targeting[i] : p->not_targeting[i - p->ntargeting];
+}
+
+/* the pool's table of consumed counters (p->cons), built on first use; NULL when too large
+ * (resolve by name), or with *oom set */
+static const struct dra_cons_table *cons_table(struct dra_pool *p, const size_t *off, bool *oom)
+{
+    size_t nsl = p->ntargeting + p->nnot_targeting, ndev = 0, ne = 0, dn, i, j, m, q, si, ci;
+    struct dra_cons_table *t;
+    int pass;
+
+    if (p->cons)
+        return p->cons->none ? NULL : p->cons;
+    if (!(t = calloc(1, sizeof(*t)))) {
+        *oom = true;
+        return NULL;
+    }
+    for (i = 0; i < nsl; i++)
+        ndev += pool_slice(p, i)->ndevices;
+    if (ndev > CONS_TABLE_MAX_DEVICES) {
+        t->none = true;
+        p->cons = t;
+        return NULL;
+    }
+    t->slice_base = calloc(nsl + 1, sizeof(*t->slice_base));
+    t->start = calloc(ndev + 1, sizeof(*t->start));
+    if (!t->slice_base || !t->start)
+        goto oom;
+    for (pass = 0; pass < 2; pass++) {
+        ne = 0;
+        dn = 0;
+        for (i = 0; i < nsl; i++) {
+            const struct dra_slice *sl = pool_slice(p, i);
+
+            t->slice_base[i] = dn;
+            for (j = 0; j < sl->ndevices; j++) {
+                const struct dra_device *d = &sl->devices[j];
+
+                t->start[dn++] = ne;
+                for (m = 0; m < d->nconsumes; m++) {
+                    for (si = 0; si < p->nsets; si++)
+                        if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))
+                            break;
+                    if (si == p->nsets)
+                        continue;
+                    for (q = 0; q < d->consumes[m].ncounters; q++)
+                        for (ci = 0; ci < p->sets[si]->ncounters; ci++)
+                            if (!strcmp(p->sets[si]->counters[ci].name,
+                                        d->consumes[m].counters[q].name)) {
+                                if (pass)
+                                    t->e[ne] = (struct cons_entry){
+                                        off[si] + ci, d->consumes[m].counters[q].value};
+                                ne++;
+                            }
+                }
+            }
+        }
+        t->start[dn] = ne;
+        if (!pass && !(t->e = malloc((ne + 1) * sizeof(*t->e))))
+            goto oom;
+    }
+    p->cons = t;
+    return t;
+oom:
+    cons_table_free(t);
+    *oom = true;
+    return NULL;
+}
+
+/* device d's entries in the table: [*b, *e), false when d is not one of the pool's */
+static bool cons_range(const struct dra_pool *p, const struct dra_device *d, size_t *b, size_t *e)
+{
+    const struct dra_cons_table *t = p->cons;
+    size_t nsl = p->ntargeting + p->nnot_targeting, i;
+
+    if (!t || t->none)
+        return false;
+    for (i = 0; i < nsl; i++) {
+        const struct dra_slice *sl = pool_slice(p, i);
+        uintptr_t lo = (uintptr_t)sl->devices, x = (uintptr_t)d;
+
+        if (x >= lo && x < lo + sl->ndevices * sizeof(*d)) {
+            size_t k = t->slice_base[i] + (x - lo) / sizeof(*d);
+
+            *b = t->start[k];
+            *e = t->start[k + 1];
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool *cp)
+{
+    size_t pi = (size_t)(cp - a->pools->pools), i, j, k, m, total = 0;
+    struct dra_pool *p = &a->pools->pools[pi];
     struct pool_counters *pc = &a->pc[pi];
+    bool oom = false;
 
     if (pc->ready)
         return pc;
@@ -1183,6 +1319,9 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
             pc->avail[total + j] = p->sets[i]->counters[j].value;
         total += p->sets[i]->ncounters;
     }
+    cons_table(p, pc->off, &oom);
+    if (oom)
+        return NULL;
     /* counters consumed by allocated devices, on the node or not */
     for (k = 0; k < 2; k++) {
         const struct dra_slice *const *sl = k ? p->not_targeting : p->targeting;
@@ -1191,9 +1330,15 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
         for (i = 0; i < n; i++)
             for (j = 0; j < sl[i]->ndevices; j++) {
                 const struct dra_device *d = &sl[i]->devices[j];
+                size_t b, e;
 
-                if (!device_allocated(a, d->id))
+                if (!d->nconsumes || !device_allocated(a, d->id))
                     continue;
+                if (cons_range(p, d, &b, &e)) {
+                    for (; b < e; b++)
+                        pc->avail[p->cons->e[b].idx] -= p->cons->e[b].value;
+                    continue;
+                }
                 for (m = 0; m < d->nconsumes; m++) {
                     size_t si, ci, q;
 
@@ -1218,9 +1363,14 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
 static void counters_apply(struct alloc *a, const struct dra_pool *p, struct pool_counters *pc,
                            const struct dra_device *d, int sign)
 {
-    size_t m, q, si, ci;
+    size_t m, q, si, ci, b, e;
 
     (void)a;
+    if (cons_range(p, d, &b, &e)) {
+        for (; b < e; b++)
+            pc->used[p->cons->e[b].idx] += sign * p->cons->e[b].value;
+        return;
+    }
     for (m = 0; m < d->nconsumes; m++) {
         for (si = 0; si < p->nsets; si++)
             if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))
@@ -1912,11 +2062,6 @@ static void alloc_release(struct alloc *a)
         for (i = 0; i < total; i++)
             free(a->rdall[i].all);
     }
-    free(a->rdall);
-    if (a->rdoff)
-        for (i = 0; i < a->nclaims; i++)
-            free(a->rdoff[i]);
-    free(a->rdoff);
     if (a->cs)
         for (i = 0; i < a->nclaims; i++) {
             size_t k;
@@ -1927,17 +2072,31 @@ static void alloc_release(struct alloc *a)
                 free((void *)a->cs[i][k].values);
                 free((void *)a->cs[i][k].keys);
             }
-            free(a->cs[i]);
         }
-    free(a->cs);
     if (a->pc)
         for (i = 0; i < a->pools->n; i++) {
             free(a->pc[i].avail);
             free(a->pc[i].used);
             free(a->pc[i].off);
         }
-    free(a->pc);
-    free(a->selected);
+}
+
+/* the scratch table *buf of n zeroed elements of size, grown as needed; NULL when out of
+ * memory */
+static void *table(void **buf, size_t *cap, size_t n, size_t size)
+{
+    if (n > *cap) {
+        size_t nc = n < 16 ? 16 : n * 2;
+        void *v = malloc(nc * size);
+
+        if (!v)
+            return NULL;
+        free(*buf);
+        *buf = v;
+        *cap = nc;
+    }
+    memset(*buf, 0, n * size);
+    return *buf;
 }
 
 /* createNodeSelector */
@@ -1973,6 +2132,8 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
 {
     struct alloc a;
     size_t c, r, k, total = 0, nids = 0, pi;
+    size_t *rdoff_flat;
+    struct cstate *cs_flat;
     int rc, status = DRA_NOT_ALLOCATED;
 
     memset(&a, 0, sizeof(a));
@@ -1993,15 +2154,20 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         msgf(msg, msgsize, "cannot allocate more than %d claims at once", DRA_CLAIMS_MAX);
         return DRA_FAILED;
     }
-    for (pi = 0; pi < pools->n; pi++)
-        for (k = 0; k < pools->pools[pi].ntargeting; k++) {
-            const struct dra_slice *sl = pools->pools[pi].targeting[k];
-            size_t d;
+    if (!pools->ids_known) {
+        for (pi = 0; pi < pools->n; pi++)
+            for (k = 0; k < pools->pools[pi].ntargeting; k++) {
+                const struct dra_slice *sl = pools->pools[pi].targeting[k];
+                size_t d;
 
-            for (d = 0; d < sl->ndevices; d++)
-                if (sl->devices[d].id + 1 > nids)
-                    nids = sl->devices[d].id + 1;
-        }
+                for (d = 0; d < sl->ndevices; d++)
+                    if (sl->devices[d].id + 1 > nids)
+                        nids = sl->devices[d].id + 1;
+            }
+        pools->ids_end = nids;
+        pools->ids_known = true;
+    }
+    nids = pools->ids_end;
     if (scratch_prepare(scratch, nids))
         return -ENOMEM;
     scratch_reset(scratch);
@@ -2012,14 +2178,29 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         for (r = 0; r < claims[c].nrequests; r++)
             total += claims[c].requests[r].nsubs ? claims[c].requests[r].nsubs : 1;
     }
-    a.rdall = calloc(total + 1, sizeof(*a.rdall));
-    a.rdoff = calloc(nclaims + 1, sizeof(*a.rdoff));
-    a.cs = calloc(nclaims + 1, sizeof(*a.cs));
-    a.pc = calloc(pools->n + 1, sizeof(*a.pc));
-    a.selected = malloc((nclaims + 1) * DRA_RESULTS_MAX * sizeof(*a.selected));
-    if (!a.rdall || !a.rdoff || !a.cs || !a.pc || !a.selected) {
-        rc = -ENOMEM;
-        goto out;
+    {
+        size_t nreq = 0, ncons = 0;
+
+        for (c = 0; c < nclaims; c++) {
+            nreq += claims[c].nrequests + 1;
+            ncons += claims[c].nconstraints + 1;
+        }
+        a.rdall = table(&scratch->rdall, &scratch->crdall, total + 1, sizeof(*a.rdall));
+        a.rdoff = table(&scratch->rdoff, &scratch->crdoff, nclaims + 1, sizeof(*a.rdoff));
+        a.cs = table(&scratch->cs, &scratch->ccs, nclaims + 1, sizeof(*a.cs));
+        a.pc = table(&scratch->pc, &scratch->cpc, pools->n + 1, sizeof(*a.pc));
+        a.selected = table(&scratch->selected, &scratch->cselected, (nclaims + 1) * DRA_RESULTS_MAX,
+                           sizeof(*a.selected));
+        rdoff_flat =
+            table(&scratch->rdoff_flat, &scratch->crdoff_flat, nreq + 1, sizeof(*rdoff_flat));
+        cs_flat = table(&scratch->cs_flat, &scratch->ccs_flat, ncons + 1, sizeof(*cs_flat));
+        if (!a.rdall || !a.rdoff || !a.cs || !a.pc || !a.selected || !rdoff_flat || !cs_flat) {
+            a.rdall = NULL; /* (some table may hold an earlier call's) */
+            a.cs = NULL;
+            a.pc = NULL;
+            rc = -ENOMEM;
+            goto out;
+        }
     }
     for (k = 0; k < (nclaims + 1) * DRA_RESULTS_MAX; k++)
         a.selected[k] = -1;
@@ -2028,11 +2209,8 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         const struct dra_claim *cl = &claims[c];
         int min_claim = 0;
 
-        a.rdoff[c] = calloc(cl->nrequests + 1, sizeof(**a.rdoff));
-        if (!a.rdoff[c]) {
-            rc = -ENOMEM;
-            goto out;
-        }
+        a.rdoff[c] = rdoff_flat;
+        rdoff_flat += cl->nrequests + 1;
         for (r = 0; r < cl->nrequests; r++) {
             const struct dra_claim_request *cr = &cl->requests[r];
             int min_req;
@@ -2097,11 +2275,8 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
             }
             min_claim += min_req;
         }
-        a.cs[c] = calloc(cl->nconstraints + 1, sizeof(**a.cs));
-        if (!a.cs[c]) {
-            rc = -ENOMEM;
-            goto out;
-        }
+        a.cs[c] = cs_flat;
+        cs_flat += cl->nconstraints + 1;
         for (k = 0; k < cl->nconstraints; k++) {
             if (cl->constraints[k].kind == DRA_CONSTRAINT_OTHER) {
                 msgf(msg, msgsize,
@@ -2147,4 +2322,177 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
 out:
     alloc_release(&a);
     return rc < 0 ? rc : status;
+}
+
+/* ---------------------------------------------------------------- dra_why ---- */
+
+/* the first NoSchedule/NoExecute taint of d that r does not tolerate, or -1 */
+static int untolerated_taint(const struct dra_device *d, const struct dra_request *r)
+{
+    size_t i, j;
+
+    for (i = 0; i < d->ntaints; i++) {
+        const char *e = nz(d->taints[i].effect);
+        bool tolerated = false;
+
+        if (strcmp(e, "NoExecute") && strcmp(e, "NoSchedule"))
+            continue;
+        for (j = 0; j < r->ntols && !tolerated; j++)
+            tolerated = dra_tolerates(&r->tols[j], &d->taints[i]);
+        if (!tolerated)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* what one device is to one request, alone: the checks of isSelectable and allocateDevice in
+ * their order, against what other claims hold (not what this attempt would pick) */
+static int why_device(struct alloc *a, size_t c, const struct dra_request *req,
+                      const struct alldev *dev, struct dra_why *w)
+{
+    const struct dra_device *d = dev->device;
+    const struct dra_pool *p = dev->pool;
+    bool multi;
+    size_t i;
+    int m;
+
+    w->index = 0;
+    w->msg = NULL;
+    if (!a->f->binding_and_status && d->nbinding_conditions) {
+        w->kind = DRA_WHY_FEATURE_OFF;
+        return 0;
+    }
+    for (i = 0; req->class && i < req->class->nsels; i++) {
+        m = selectors_match(a, c, d, p, req->class, req->class->sels + i, 1);
+        if (m <= 0) {
+            w->kind = m < 0 ? DRA_WHY_CEL_ERROR : DRA_WHY_CLASS_SELECTOR;
+            w->index = i;
+            w->msg = NULL;
+            return 0;
+        }
+    }
+    for (i = 0; i < req->nsels; i++) {
+        m = selectors_match(a, c, d, p, NULL, req->sels + i, 1);
+        if (m <= 0) {
+            w->kind = m < 0 ? DRA_WHY_CEL_ERROR : DRA_WHY_SELECTOR;
+            w->index = i;
+            w->msg = NULL;
+            return 0;
+        }
+    }
+    if (dev->slice->per_device &&
+        node_matches(a->ops, a->node_name, &d->sel, a->msg, a->msgsize) <= 0) {
+        w->kind = DRA_WHY_NODE;
+        return 0;
+    }
+    multi = a->f->consumable_capacity && d->has_allow_multiple && d->allow_multiple;
+    if (!multi && !req->admin_access && a->state->allocated && a->state->allocated[d->id]) {
+        w->kind = DRA_WHY_TAKEN;
+        return 0;
+    }
+    if (!a->f->partitionable && d->nconsumes) {
+        w->kind = DRA_WHY_FEATURE_OFF;
+        return 0;
+    }
+    if (d->nconsumes && !(multi && capacity_in_use(a, d->id))) {
+        m = counters_check(a, dev);
+        if (m < 0)
+            return m;
+        if (!m) {
+            w->kind = DRA_WHY_COUNTERS;
+            return 0;
+        }
+        counters_apply(a, p, &a->pc[(size_t)(p - a->pools->pools)], d, -1);
+    }
+    if (a->f->device_taints && (m = untolerated_taint(d, req)) >= 0) {
+        w->kind = DRA_WHY_TAINT;
+        w->index = (size_t)m;
+        return 0;
+    }
+    if (a->f->consumable_capacity) {
+        char inner[512];
+
+        m = capacity_fits(a, req, d, true, inner, sizeof(inner));
+        if (m <= 0) {
+            w->kind = DRA_WHY_CAPACITY;
+            return 0;
+        }
+    }
+    w->kind = DRA_WHY_FREE;
+    return 0;
+}
+
+int dra_why(const struct dra_features *f, const char *node_name, struct dra_pools *pools,
+            const struct dra_state *state, const struct dra_claim *claims, size_t nclaims,
+            const struct dra_ops *ops, struct dra_scratch *scratch,
+            void (*cb)(void *ctx, const struct dra_why *w), void *ctx)
+{
+    struct alloc a;
+    char msg[1024];
+    size_t c, r, k, pi, si, di, nids = 0;
+    int rc = 0;
+
+    memset(&a, 0, sizeof(a));
+    a.f = f;
+    a.pools = pools;
+    a.state = state;
+    a.claims = claims;
+    a.nclaims = nclaims;
+    a.ops = ops;
+    a.node_name = node_name;
+    a.s = scratch;
+    a.msg = msg;
+    a.msgsize = sizeof(msg);
+    for (pi = 0; pi < pools->n; pi++)
+        for (si = 0; si < pools->pools[pi].ntargeting; si++)
+            for (di = 0; di < pools->pools[pi].targeting[si]->ndevices; di++)
+                if (pools->pools[pi].targeting[si]->devices[di].id + 1 > nids)
+                    nids = pools->pools[pi].targeting[si]->devices[di].id + 1;
+    if (scratch_prepare(scratch, nids) || !(a.pc = calloc(pools->n + 1, sizeof(*a.pc))))
+        return -ENOMEM;
+    scratch_reset(scratch);
+    for (pi = 0; pi < pools->n; pi++) {
+        struct dra_why w;
+
+        if (!pools->pools[pi].incomplete && !pools->pools[pi].invalid)
+            continue;
+        memset(&w, 0, sizeof(w));
+        w.claim = SIZE_MAX;
+        w.pool = &pools->pools[pi];
+        w.kind = pools->pools[pi].incomplete ? DRA_WHY_POOL_INCOMPLETE : DRA_WHY_POOL_INVALID;
+        w.msg = pools->pools[pi].invalid_reason;
+        cb(ctx, &w);
+    }
+    for (c = 0; c < nclaims && !rc; c++)
+        for (r = 0; r < claims[c].nrequests && !rc; r++)
+            for (k = 0; k < claims[c].requests[r].nsubs && !rc; k++) {
+                const struct dra_request *req = &claims[c].requests[r].subs[k];
+
+                for (pi = 0; pi < pools->n && !rc; pi++) {
+                    const struct dra_pool *pool = &pools->pools[pi];
+
+                    if (pool->incomplete || pool->invalid)
+                        continue;
+                    for (si = 0; si < pool->ntargeting && !rc; si++)
+                        for (di = 0; di < pool->targeting[si]->ndevices && !rc; di++) {
+                            struct alldev dev = {&pool->targeting[si]->devices[di],
+                                                 pool->targeting[si], pool};
+                            struct dra_why w;
+
+                            memset(&w, 0, sizeof(w));
+                            w.claim = c;
+                            w.request = r;
+                            w.sub = k;
+                            w.req = req;
+                            w.pool = pool;
+                            w.device = dev.device;
+                            msg[0] = '\0';
+                            rc = why_device(&a, c, req, &dev, &w);
+                            if (!rc)
+                                cb(ctx, &w);
+                        }
+                }
+            }
+    alloc_release(&a);
+    return rc;
 }

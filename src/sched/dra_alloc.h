@@ -171,6 +171,7 @@ struct dra_selector {
     const char *expr;
     const void *program;       /* the caller's compiled program */
     const char *compile_error; /* non-NULL: the expression does not compile (this text) */
+    void *memo;                /* the caller's, for its eval (what it caches per device) */
 };
 
 struct dra_class {
@@ -260,11 +261,16 @@ struct dra_pool {
     size_t nnot_targeting;
     const struct dra_counter_set **sets; /* the pool's counter sets (first of each name) */
     size_t nsets;
+    /* dra_allocate's table of what each device consumes, by (set, counter) index; built on
+     * first use, freed by dra_pools_free */
+    struct dra_cons_table *cons;
 };
 
 struct dra_pools {
     struct dra_pool *pools;
     size_t n;
+    size_t ids_end; /* 1 + the highest device id of the targeting slices, once known */
+    bool ids_known;
 };
 
 /* dra_pools_gather is GatherPools for one node (node_name; the node selectors are evaluated
@@ -355,5 +361,45 @@ void dra_enhance_runtime_error(char *msg, size_t size);
 
 /* dra_tolerates is resourceclaim.ToleratesTaint. */
 bool dra_tolerates(const struct dra_toleration *t, const struct dra_taint *taint);
+
+/* ---- dra_why: the answer explain gives beyond "cannot allocate all claims" ----
+ *
+ * What each device of a node's usable pools is to each request (and subrequest) of the
+ * claims, checked alone against what other claims hold, in the allocator's order of checks;
+ * and the node's pools that are incomplete or invalid. Not on the scheduling path: explain
+ * calls it once for a node where dra_allocate said DRA_NOT_ALLOCATED. */
+enum dra_why_kind {
+    DRA_WHY_FREE,            /* usable by the request now */
+    DRA_WHY_CLASS_SELECTOR,  /* the class's selector #index is false */
+    DRA_WHY_SELECTOR,        /* the request's selector #index is false */
+    DRA_WHY_CEL_ERROR,       /* selector #index fails at run time */
+    DRA_WHY_NODE,            /* perDeviceNodeSelection leaves out this node */
+    DRA_WHY_FEATURE_OFF,     /* binding conditions or counters with their feature off */
+    DRA_WHY_TAKEN,           /* allocated to another claim */
+    DRA_WHY_COUNTERS,        /* its shared counters are used up */
+    DRA_WHY_TAINT,           /* its taint #index is not tolerated */
+    DRA_WHY_CAPACITY,        /* not enough of its capacity is left */
+    DRA_WHY_POOL_INCOMPLETE, /* (pool only) some slices of the pool are missing */
+    DRA_WHY_POOL_INVALID,    /* (pool only) msg says why */
+};
+
+struct dra_why {
+    size_t claim;   /* index into claims; SIZE_MAX for a pool's entry */
+    size_t request; /* index into the claim's requests */
+    size_t sub;     /* index into the request's subs */
+    const struct dra_request *req;
+    const struct dra_pool *pool;
+    const struct dra_device *device; /* NULL for a pool's entry */
+    enum dra_why_kind kind;
+    size_t index;    /* selector or taint index */
+    const char *msg; /* POOL_INVALID's reason, else NULL */
+};
+
+/* dra_why calls cb for every pool entry, then for every (request, device) pair in the
+ * allocator's order. Returns 0 or -ENOMEM. The arguments are dra_allocate's. */
+int dra_why(const struct dra_features *f, const char *node_name, struct dra_pools *pools,
+            const struct dra_state *state, const struct dra_claim *claims, size_t nclaims,
+            const struct dra_ops *ops, struct dra_scratch *scratch,
+            void (*cb)(void *ctx, const struct dra_why *w), void *ctx);
 
 #endif

@@ -82,13 +82,20 @@ struct wpod {
 struct wview {
     void *view;
     const char *error;
+    size_t idx; /* the view's index in w->views (its selector answers' too) */
 };
 
 struct selent {
     void *program;
     char *error;
-    struct dra_selector sel;
+    struct dra_selector sel; /* sel.memo is the entry */
+    uint8_t *memo;           /* per device view: 0 not known, 1 no match, 2 match (NULL: none) */
+    size_t nmemo;
 };
+
+/* the bytes of selector results the world keeps per commit (a selector's answer on a device
+ * does not change until the next commit; runtime errors are not kept) */
+#define SEL_MEMO_BUDGET ((size_t)64 << 20)
 
 struct sched_dra {
     struct sched_dra_cel cel;
@@ -126,10 +133,19 @@ struct sched_dra {
     struct keymap pools; /* node name -> struct dra_pools */
     /* allocation state, by device id */
     size_t nids;
+    size_t memo_bytes; /* of the selectors' memo rows */
     uint8_t *allocated;
     uint32_t *shares;
     struct dra_consumed **consumed;
     uint32_t *nconsumed;
+    /* per cluster slot (sched_dra_node_at): the node and its pools, found once */
+    struct slotent {
+        const char *name; /* the slot's name as last asked */
+        const struct kube_node *node;
+        struct dra_pools *pools; /* NULL: not gathered since the last commit */
+    } * slots;
+    size_t nslots;
+    size_t cur_slot; /* the slot of the last sched_dra_node_at, SIZE_MAX: none */
     /* the node the allocator's callbacks look at */
     const struct kube_node *node;
     struct dra_scratch *scratch;
@@ -137,6 +153,7 @@ struct sched_dra {
     struct sched_dra_device_out *devout;
     size_t cdevout;
     uint64_t share_seq;
+    bool why; /* explain: Filter records why the allocator found nothing (nodealloc.why) */
 };
 
 static void *grow(void *v, size_t *cap, size_t need, size_t size)
@@ -192,6 +209,7 @@ struct sched_dra *sched_dra_new(const struct sched_dra_cel *cel, const struct dr
         return NULL;
     w->cel = *cel;
     w->f = *f;
+    w->cur_slot = SIZE_MAX;
     w->scratch = dra_scratch_new();
     if (!w->scratch) {
         free(w);
@@ -211,6 +229,7 @@ static void derived_free(struct sched_dra *w)
             if (e->program)
                 w->cel.program_free(w->cel.ctx, e->program);
             free(e->error);
+            free(e->memo);
         }
     for (i = 0; i < w->nviews; i++)
         if (w->views[i])
@@ -222,6 +241,8 @@ static void derived_free(struct sched_dra *w)
             free(w->pools.slots[i].value);
         }
     keymap_release(&w->pools);
+    for (i = 0; i < w->nslots; i++)
+        w->slots[i].pools = NULL;
     keymap_release(&w->class_index);
     keymap_release(&w->ext_index);
     keymap_release(&w->sel_index);
@@ -236,6 +257,7 @@ static void derived_free(struct sched_dra *w)
     w->consumed = NULL;
     w->nconsumed = NULL;
     w->nids = 0;
+    w->memo_bytes = 0;
 }
 
 static void wclaim_free(struct wclaim *c)
@@ -256,6 +278,7 @@ void sched_dra_free(struct sched_dra *w)
         return;
     derived_free(w);
     free(w->views);
+    free(w->slots);
     for (i = 0; i < w->nclaims; i++)
         wclaim_free(w->claims[i]);
     free(w->claims);
@@ -305,12 +328,40 @@ int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n)
             return -ENOMEM;
     }
     c->allocatable.nscalars = n->allocatable.nscalars;
+    for (i = 0; i < w->nslots; i++)
+        w->slots[i].name = NULL; /* (a slot's name may now find this node) */
     return keymap_put(&w->node_index, c->name, c, NULL);
 }
 
 const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name)
 {
     return keymap_get(&w->node_index, name);
+}
+
+const struct kube_node *sched_dra_node_at(struct sched_dra *w, uint32_t slot, const char *name)
+{
+    struct slotent *e;
+
+    if (slot >= w->nslots) {
+        size_t n = slot + 1 > w->nslots * 2 ? (size_t)slot + 1 : w->nslots * 2;
+        struct slotent *v = realloc(w->slots, n * sizeof(*v));
+
+        if (!v) {
+            w->cur_slot = SIZE_MAX;
+            return sched_dra_node(w, name);
+        }
+        memset(v + w->nslots, 0, (n - w->nslots) * sizeof(*v));
+        w->slots = v;
+        w->nslots = n;
+    }
+    e = &w->slots[slot];
+    if (!e->name || strcmp(e->name, name)) {
+        e->name = name;
+        e->node = sched_dra_node(w, name);
+        e->pools = NULL;
+    }
+    w->cur_slot = slot;
+    return e->node;
 }
 
 int sched_dra_add_class(struct sched_dra *w, const struct kube_device_class *c)
@@ -460,11 +511,13 @@ static const struct dra_selector *selector_of(struct sched_dra *w, const char *e
     key = adup(w, expr);
     if (!e || !key)
         return NULL;
+    memset(e, 0, sizeof(*e));
     if (w->cel.compile(w->cel.ctx, expr, &e->program, &e->error) == -ENOMEM)
         return NULL;
     e->sel.expr = key;
     e->sel.program = e->program;
     e->sel.compile_error = e->error;
+    e->sel.memo = e;
     if (keymap_put(&w->sel_index, key, e, NULL))
         return NULL;
     return &e->sel;
@@ -731,6 +784,7 @@ static int build_device(struct sched_dra *w, const struct kube_resource_slice *s
             return -ENOMEM;
         }
         wv->view = view;
+        wv->idx = w->nviews - 1;
         if (!view) {
             /* every selector fails on the device at run time with this text */
             wv->error = adup(w, err ? err : "cannot read the device");
@@ -1200,13 +1254,28 @@ static int cb_eval(void *ctx, const struct dra_selector *sel, const struct dra_d
 {
     struct sched_dra *w = ctx;
     const struct wview *v = d->view;
+    struct selent *e = sel->memo;
+    int rc;
 
     (void)driver;
     if (!v || !v->view) {
         textf(msg, msgsize, "%s", v && v->error ? v->error : "no view of the device");
         return -1;
     }
-    return w->cel.eval(w->cel.ctx, sel->program, v->view, msg, msgsize);
+    /* by view, not device id: two slices may publish one ID with other attributes */
+    if (e) {
+        if (v->idx < e->nmemo && e->memo[v->idx])
+            return e->memo[v->idx] - 1;
+        if (!e->memo && w->nviews && w->memo_bytes + w->nviews <= SEL_MEMO_BUDGET &&
+            (e->memo = calloc(w->nviews, 1))) {
+            e->nmemo = w->nviews;
+            w->memo_bytes += w->nviews;
+        }
+    }
+    rc = w->cel.eval(w->cel.ctx, sel->program, v->view, msg, msgsize);
+    if (e && v->idx < e->nmemo && (rc == 0 || rc == 1))
+        e->memo[v->idx] = (uint8_t)(rc + 1);
+    return rc;
 }
 
 static int cb_nodesel(void *ctx, const void *selector, char *msg, size_t msgsize)
@@ -1256,12 +1325,22 @@ int sched_dra_device_matches(struct sched_dra *w, const struct dra_class *class,
 static int node_pools(struct sched_dra *w, const struct kube_node *node, struct dra_pools **out,
                       char *msg, size_t msgsize)
 {
-    struct dra_pools *p = keymap_get(&w->pools, node->name);
+    struct slotent *e = w->cur_slot < w->nslots ? &w->slots[w->cur_slot] : NULL;
+    struct dra_pools *p;
     struct dra_ops ops = {cb_eval, cb_nodesel, w};
     char *key;
     int rc;
 
+    if (e && e->node != node)
+        e = NULL;
+    if (e && e->pools) {
+        *out = e->pools;
+        return 0;
+    }
+    p = keymap_get(&w->pools, node->name);
     if (p) {
+        if (e)
+            e->pools = p;
         *out = p;
         return 0;
     }
@@ -1282,6 +1361,8 @@ static int node_pools(struct sched_dra *w, const struct kube_node *node, struct 
         free(p);
         return -ENOMEM;
     }
+    if (e)
+        e->pools = p;
     *out = p;
     return 0;
 }
@@ -1302,6 +1383,7 @@ struct mapping {
 struct nodealloc {
     struct dra_claim_result *res; /* per claim allocated here, in the order of toAllocate */
     size_t nres;
+    const struct kube_node *node;   /* the node it was found for, NULL: none yet */
     bool ext;                       /* the node has its own extended-resource claim */
     struct dra_claim_request *ereq; /* its requests */
     size_t nereq;
@@ -1323,7 +1405,20 @@ struct sched_dra_pod {
     uint64_t unavailable;      /* claims allocated where the node selector did not match */
     struct podscalar *scalars; /* the pod's requests of extended resources */
     size_t nscalars;
-    struct keymap nodes; /* node name -> struct nodealloc */
+    /* what Filter found on the last node it passed: Score reads it right after, Reserve
+     * finds it again on its node (the allocator is deterministic and nothing it reads
+     * changes within one pod's cycle) */
+    struct nodealloc cur;
+    struct keymap whys; /* explain only: node name -> why no allocation was found there */
+    struct dra_claim_result *resbuf; /* the allocator's output, ncres claims */
+    size_t ncres;
+    /* the extended-resource claim's requests for the last set of resources the node's
+     * kubelet does not offer (they depend on nothing else of the node) */
+    bool ecached;
+    const char *enames[64];
+    size_t nenames;
+    struct dra_claim_request *ereq;
+    size_t nereq, nmaps;
     struct arena arena;
     struct dra_claim special; /* the node's version of the extended-resource claim */
 };
@@ -1439,13 +1534,11 @@ void sched_dra_pod_free(struct sched_dra_pod *ps)
 
     if (!ps)
         return;
-    for (i = 0; i < ps->nodes.cap; i++)
-        if (ps->nodes.slots[i].key) {
-            struct nodealloc *na = ps->nodes.slots[i].value;
-
-            free(na->res);
-        }
-    keymap_release(&ps->nodes);
+    for (i = 0; i < ps->whys.cap; i++)
+        if (ps->whys.slots[i].key)
+            free(ps->whys.slots[i].value);
+    keymap_release(&ps->whys);
+    free(ps->resbuf);
     arena_release(&ps->arena);
     free(ps->scalars);
     free(ps);
@@ -1747,6 +1840,7 @@ static int filter_extended(struct sched_dra_pod *ps, const struct kube_node *nod
 {
     const char *names[64];
     size_t nnames = 0, i, k;
+    int rc;
     const struct pclaim *sp;
 
     na->ext = false;
@@ -1783,7 +1877,25 @@ static int filter_extended(struct sched_dra_pod *ps, const struct kube_node *nod
         return SCHED_DRA_OK;
     /* scalars are sorted by name already (kube_pod_requests) */
     na->ext = true;
-    return ext_requests(ps, names, nnames, na);
+    if (ps->ecached && ps->nenames == nnames &&
+        (!nnames || !memcmp(ps->enames, names, nnames * sizeof(*names)))) {
+        na->ereq = ps->ereq;
+        na->nereq = ps->nereq;
+        na->nmaps = ps->nmaps;
+        return SCHED_DRA_OK;
+    }
+    ps->ecached = false;
+    rc = ext_requests(ps, names, nnames, na);
+    if (rc)
+        return rc;
+    if (nnames)
+        memcpy(ps->enames, names, nnames * sizeof(*names));
+    ps->nenames = nnames;
+    ps->ereq = na->ereq;
+    ps->nereq = na->nereq;
+    ps->nmaps = na->nmaps;
+    ps->ecached = true;
+    return SCHED_DRA_OK;
 }
 
 /* ---- Filter ---- */
@@ -1803,34 +1915,121 @@ static bool available_on(const struct walloc *a, const struct kube_node *node)
     return true;
 }
 
-static struct nodealloc *node_entry(struct sched_dra_pod *ps, const char *node)
+/* Filter's findings on node: ps->cur when it holds them, else Filter again (NULL when the
+ * node does not pass it now) */
+static struct nodealloc *node_found(struct sched_dra_pod *ps, const struct kube_node *node, int *rc)
 {
-    struct nodealloc *na = keymap_get(&ps->nodes, node);
-    char *key;
+    char msg[2048];
 
-    if (na)
-        return na;
-    na = arena_alloc(&ps->arena, sizeof(*na));
-    key = arena_strdup(&ps->arena, node);
-    if (!na || !key || keymap_put(&ps->nodes, key, na, NULL))
+    *rc = 0;
+    if (ps->cur.node && (ps->cur.node == node || !strcmp(ps->cur.node->name, node->name)))
+        return &ps->cur;
+    msg[0] = '\0';
+    *rc = sched_dra_filter(ps, node, msg, sizeof(msg));
+    if (*rc != SCHED_DRA_OK) {
+        if (*rc > 0)
+            *rc = 0;
         return NULL;
-    return na;
+    }
+    return &ps->cur;
 }
+
+/* explain: who holds device id (claim, and the pods it is reserved for) */
+static void holder_of(void *ctx, uint32_t id, char *out, size_t size)
+{
+    struct sched_dra *w = ctx;
+    size_t i, j, k, len;
+
+    out[0] = '\0';
+    for (i = 0; i < w->nclaims; i++) {
+        const struct wclaim *c = w->claims[i];
+
+        if (!c->allocated || c->deleted)
+            continue;
+        for (j = 0; j < c->alloc.n; j++)
+            if (c->alloc.r[j].id == id)
+                break;
+        if (j == c->alloc.n)
+            continue;
+        len = strlen(out);
+        snprintf(out + len, size - len, "%s%s/%s", len ? ", " : "", c->ns, c->name);
+        for (k = 0; k < c->nreserved; k++) {
+            len = strlen(out);
+            snprintf(out + len, size - len, "%s%s%s/%s", k ? ", " : " (",
+                     c->reserved[k].pod ? "pod " : "", c->ns, c->reserved[k].name);
+        }
+        if (c->nreserved) {
+            len = strlen(out);
+            snprintf(out + len, size - len, ")");
+        }
+    }
+}
+
+int sched_dra_device_use(struct sched_dra *w, const char *driver, const char *pool,
+                         const char *device)
+{
+    uint32_t id = device_id(w, driver, pool, device, false);
+
+    if (id >= w->nids)
+        return 0;
+    if (w->allocated && w->allocated[id])
+        return 1;
+    if ((w->shares && w->shares[id]) || (w->consumed && w->consumed[id]))
+        return 2;
+    return 0;
+}
+
+void sched_dra_set_why(struct sched_dra *w, bool on)
+{
+    w->why = on;
+}
+
+const char *sched_dra_why(struct sched_dra_pod *ps, const char *node)
+{
+    return ps ? keymap_get(&ps->whys, node) : NULL;
+}
+
+/* explain: keep text as node's reason (replacing an earlier one); takes text. The key is a
+ * copy in the pod's arena (released with it). */
+static int keep_why(struct sched_dra_pod *ps, const char *node, char *text)
+{
+    void *old = NULL;
+    const char *key = arena_strdup(&ps->arena, node);
+
+    if (!key || keymap_put(&ps->whys, key, text, &old)) {
+        free(text);
+        return -ENOMEM;
+    }
+    free(old);
+    return 0;
+}
+
+static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
+                       size_t msgsize);
 
 int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                      size_t msgsize)
 {
+    int rc;
+
+    ps->cur.node = NULL;
+    rc = filter_node(ps, node, msg, msgsize);
+    if (rc == SCHED_DRA_OK)
+        ps->cur.node = node;
+    return rc;
+}
+
+static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
+                       size_t msgsize)
+{
     struct sched_dra *w = ps->w;
-    struct nodealloc *na = node_entry(ps, node->name);
+    struct nodealloc *na = &ps->cur;
     uint64_t unavailable = 0;
     const struct dra_claim *claims[DRA_CLAIMS_MAX];
     struct dra_claim claimv[DRA_CLAIMS_MAX];
     size_t i, n = 0;
     int rc;
 
-    if (!na)
-        return -ENOMEM;
-    free(na->res);
     memset(na, 0, sizeof(*na));
     rc = filter_extended(ps, node, na, msg, msgsize);
     if (rc)
@@ -1877,16 +2076,31 @@ int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, cha
             textf(msg, msgsize, "gather pool information: %s", inner);
             return SCHED_DRA_ERROR;
         }
-        if (!(na->res = calloc(n ? n : 1, sizeof(*na->res))))
-            return -ENOMEM;
+        if (ps->ncres < n) {
+            free(ps->resbuf);
+            ps->ncres = 0;
+            if (!(ps->resbuf = calloc(n, sizeof(*ps->resbuf))))
+                return -ENOMEM;
+            ps->ncres = n;
+        }
+        na->res = ps->resbuf;
         {
             struct dra_claim flat[DRA_CLAIMS_MAX];
 
             for (i = 0; i < n; i++)
                 flat[i] = *claims[i];
             w->node = node;
-            rc = dra_allocate(&w->f, node->name, pools, &st, flat, n, &ops, w->scratch, na->res,
+            rc = dra_allocate(&w->f, node->name, pools, &st, flat, n, &ops, w->scratch, ps->resbuf,
                               inner, sizeof(inner));
+            if ((rc == DRA_NOT_ALLOCATED || rc == DRA_NODE_FAILED) && w->why) {
+                struct sched_dra_why_in in = {&w->f, node->name, pools,      &st,       flat,
+                                              n,     &ops,       w->scratch, holder_of, w};
+
+                char *text = sched_dra_why_text(&in);
+
+                if (!text || keep_why(ps, node->name, text))
+                    return -ENOMEM;
+            }
         }
         switch (rc) {
         case DRA_ALLOCATED:
@@ -1927,11 +2141,15 @@ static bool ref_in(const char *const *refs, size_t n, const char *req, const cha
 
 int64_t sched_dra_score(struct sched_dra_pod *ps, const struct kube_node *node)
 {
-    struct nodealloc *na = keymap_get(&ps->nodes, node->name);
+    struct nodealloc *na;
     size_t i, j, k, idx = 0;
     int64_t score = 0;
+    int rc;
 
-    if (!ps->w->f.prioritized_list || !na || (!ps->allocator && !na->ext))
+    if (!ps->w->f.prioritized_list)
+        return 0;
+    na = node_found(ps, node, &rc);
+    if (!na || (!ps->allocator && !na->ext))
         return 0;
     for (i = 0; i < ps->nclaims; i++) {
         const struct wclaim *c = ps->claims[i].wc;
@@ -2078,12 +2296,15 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
 {
     struct sched_dra *w = ps->w;
     const struct sched_dra_pod_in *p = ps->in;
-    struct nodealloc *na = keymap_get(&ps->nodes, node->name);
+    struct nodealloc *na;
     struct wclaim *special = NULL;
     bool before[DRA_CLAIMS_MAX];
     size_t i, idx = 0;
     int rc;
 
+    na = node_found(ps, node, &rc);
+    if (rc < 0)
+        return rc;
     for (i = 0; i < ps->nclaims; i++)
         before[i] = ps->claims[i].wc && ps->claims[i].wc->allocated;
     /* Reserve: the allocations made on this node, in the order the claims were allocated (a

@@ -47,6 +47,9 @@ void sched_dra_free(struct sched_dra *w);
  * name): sched_dra_node finds one, NULL when unknown. */
 int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n);
 const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name);
+/* sched_dra_node_at is sched_dra_node for the node at a cluster slot, remembered per slot
+ * (with the pools the Filter gathers on it) until the slot's name changes. */
+const struct kube_node *sched_dra_node_at(struct sched_dra *w, uint32_t slot, const char *name);
 
 /* sched_cluster_set_dra gives cluster c the world w (NULL: none) its pods' DynamicResources
  * cycles read: PreEnqueue, PreFilter, Filter, Score, PostFilter, Reserve and PreBind in
@@ -58,6 +61,9 @@ void sched_cluster_set_dra(struct sched_cluster *c, struct sched_dra *w);
 struct sched_dra *sched_cluster_dra(const struct sched_cluster *c);
 void sched_cluster_set_dra_owner(struct sched_cluster *c, void *owner, void (*owner_free)(void *));
 void *sched_cluster_dra_owner(const struct sched_cluster *c);
+/* sched_cluster_set_dra_commit: a pod sched_schedule_one places gets its claims allocated and
+ * reserved, as in a simulation (capacity's copies); off by default outside sched_simulate. */
+void sched_cluster_set_dra_commit(struct sched_cluster *c, bool on);
 
 /* sched_cluster_set_dra_commit: a placed pod's Reserve and PreBind run in the world (its claims
  * allocated and reserved there, so the next cycles see the devices taken), as in simulations;
@@ -199,5 +205,44 @@ void sched_dra_generated_name(const char *ns, const char *generate_name,
  * claim from a template ("<pod>-<claim>-", cut in proportion beyond 57 characters). out must
  * hold 64 bytes. */
 void sched_dra_template_claim_base(const char *pod, const char *claim, char *out);
+
+/* sched_dra_device_use: 1 when a claim holds the device (driver, pool, device) exclusively, 2
+ * when shares of it are allocated (allowMultipleAllocations), 0 when it is free or unknown;
+ * as the scheduled pods left the world. */
+int sched_dra_device_use(struct sched_dra *w, const char *driver, const char *pool,
+                         const char *device);
+
+/* ---- explain: why a node has no devices for the pod ---- */
+
+/* sched_dra_set_why turns on the recorder explain uses: Filter, where the allocator finds no
+ * solution on a node, then asks dra_why what each device is to each request (and re-runs the
+ * allocator without each constraint), kept until the pod's cycle ends. Off (the default), the
+ * Filter does nothing more. */
+void sched_dra_set_why(struct sched_dra *w, bool on);
+
+/* sched_dra_why: the recorder's text for node (lines ending in '\n'), or NULL; owned by ps. */
+const char *sched_dra_why(struct sched_dra_pod *ps, const char *node);
+
+/* what sched_dra_why_text reads: dra_allocate's arguments, and who holds a device */
+struct sched_dra_why_in {
+    const struct dra_features *f;
+    const char *node;
+    struct dra_pools *pools;
+    const struct dra_state *state;
+    const struct dra_claim *claims;
+    size_t nclaims;
+    const struct dra_ops *ops;
+    struct dra_scratch *scratch;
+    /* holder writes "ns/claim (pod ns/name)" for a device id held by other claims */
+    void (*holder)(void *ctx, uint32_t id, char *out, size_t size);
+    void *ctx;
+};
+
+/* sched_dra_why_text (dynamicresources_why.c) is the recorder's text for one node where
+ * dra_allocate found nothing: per request the devices that match and why each matching one
+ * cannot be had (allocated to whom, a taint, counters, capacity), the pools that are
+ * incomplete or invalid, which constraint stands in the way. Malloc'd (free), NULL when out of
+ * memory. */
+char *sched_dra_why_text(const struct sched_dra_why_in *in);
 
 #endif

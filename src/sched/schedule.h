@@ -59,6 +59,10 @@ struct sched_result {
     bool clear_nomination;
     bool preempted; /* sched_simulate only: the pod was scheduled and later evicted by a
                        preemptor (the flags together: no padding holes, one per pending pod) */
+    /* the FitError's message says DynamicResources' PostFilter deallocated a claim of the
+     * pod (or deleted its extended-resource claim): the claim's update requeues the pod
+     * (sched_simulate tries it again at once, as after a preemption) */
+    bool requeued;
     char *node;
     char *message;
     char *nominated_node;
@@ -120,6 +124,11 @@ struct sched_node_verdict {
     const char **reasons;
     size_t nreasons;
     bool unresolvable; /* status UnschedulableAndUnresolvable: preemption cannot help here */
+    /* DynamicResources' "cannot allocate all claims" (and "invalid resource pools were
+     * encountered") only, when the cluster's DRA world
+     * records why (sched_dra_set_why): what each request found on the node, lines ending in
+     * '\n' (sched_dra_why_text); NULL otherwise */
+    const char *dra_why;
     /* Node sampling only: the node was not filtered because the cycle had found enough
      * feasible nodes first (plugin NULL, no reasons, no scores). Never set at 100%. */
     bool skipped;

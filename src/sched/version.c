@@ -6,12 +6,12 @@
 #include <string.h>
 
 static const struct sched_kube_version versions[] = {
-    {"1.32", SCHED_TAINT_WORDING_KEY_VALUE, false, false},
-    {"1.33", SCHED_TAINT_WORDING_KEY_VALUE, false, false},
-    {"1.34", SCHED_TAINT_WORDING_KEY_VALUE, true, true},
-    {"1.35", SCHED_TAINT_WORDING_GENERIC, true, true},
-    {"1.36", SCHED_TAINT_WORDING_GENERIC, true, true},
-    {"1.37", SCHED_TAINT_WORDING_GENERIC, true, true},
+    {"1.32", 32, SCHED_TAINT_WORDING_KEY_VALUE, false, false},
+    {"1.33", 33, SCHED_TAINT_WORDING_KEY_VALUE, false, false},
+    {"1.34", 34, SCHED_TAINT_WORDING_KEY_VALUE, true, true},
+    {"1.35", 35, SCHED_TAINT_WORDING_GENERIC, true, true},
+    {"1.36", 36, SCHED_TAINT_WORDING_GENERIC, true, true},
+    {"1.37", 37, SCHED_TAINT_WORDING_GENERIC, true, true},
 };
 
 const struct sched_kube_version *sched_kube_version_find(const char *name)

@@ -10,6 +10,7 @@
 /* One kube-scheduler minor version and the rules and texts that changed across them. */
 struct sched_kube_version {
     const char *name;               /* "1.37" */
+    int minor;                      /* 37: DynamicResources' features (dra_features_for) */
     enum sched_taint_wording taint; /* TaintToleration's reason: {KEY: VALUE} before 1.35 */
     bool pod_level_resources;       /* PodLevelResources on by default (beta, 1.34+) */
     bool dra_postfilter_text;       /* DynamicResources on by default (1.34+): its PostFilter

@@ -291,7 +291,7 @@ static void all_mode(void)
 {
     static struct tslice sl[2];
     struct dra_slice flat[2];
-    struct dra_selector a1 = {"a==1", NULL, NULL};
+    struct dra_selector a1 = {"a==1", NULL, NULL, NULL};
     struct dra_request r = req("all", &any_class, 0);
     struct dra_claim_request cr = {"all", false, &r, 1};
     struct dra_claim claim = {"ns", "c", &cr, 1, NULL, 0};
@@ -532,8 +532,8 @@ static void invalid_pool(void)
 static void cel_errors(void)
 {
     static struct tslice sl;
-    struct dra_selector bad = {"err", NULL, NULL},
-                        nocompile = {"x", NULL, "ERROR: <input>:1:1: oops"};
+    struct dra_selector bad = {"err", NULL, NULL, NULL},
+                        nocompile = {"x", NULL, "ERROR: <input>:1:1: oops", NULL};
     struct dra_class cls = {"gpu", &bad, 1};
     struct dra_request r = req("r", &cls, 1);
     struct dra_claim_request cr = {"r", false, &r, 1};
@@ -575,7 +575,7 @@ static void older_releases(void)
     struct dra_features f35 = dra_features_for(35), f36 = dra_features_for(36),
                         f37 = dra_features_for(37), d = dra_features_default();
     static struct tslice sl;
-    struct dra_selector bad = {"err", NULL, NULL};
+    struct dra_selector bad = {"err", NULL, NULL, NULL};
     struct dra_request r = req("gpu", &any_class, 3);
     struct dra_claim_request cr = {"gpu", false, &r, 1};
     struct dra_constraint c = {DRA_DISTINCT, "d/s", NULL, 0};
@@ -661,7 +661,7 @@ static void gen_problem(struct problem *p)
 
     memset(p, 0, sizeof(*p));
     for (i = 0; i < 4; i++)
-        p->sels[i] = (struct dra_selector){sel_pool[i], NULL, NULL};
+        p->sels[i] = (struct dra_selector){sel_pool[i], NULL, NULL, NULL};
     p->classes[0] = (struct dra_class){"any", NULL, 0};
     p->classes[1] = (struct dra_class){"ones", &p->sels[2], 1};
     p->tol = (struct dra_toleration){"t", "Exists", NULL, NULL};

@@ -1,0 +1,402 @@
+"""gpusched's answers on Dynamic Resource Allocation beyond simulate's: --kube-version's
+warnings for fields an older release drops, explain's per-node reasons, nodes/report/capacity
+with GPUs from ResourceSlices, and examples/dra/."""
+import json
+import os
+import subprocess
+
+import util
+
+SCEN = os.path.join(util.SRC, "tests", "scenarios")
+VERSIONED = os.path.join(SCEN, "dra-kube-version-1.37", "cluster.yaml")
+
+
+def gpusched(*args, input=None):
+    p = util.run([util.binary("gpusched")] + list(args), input=input)
+    if p.returncode not in (0, 1, 2):
+        raise AssertionError("gpusched %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def warnings(p):
+    return [l for l in p.stderr.splitlines() if l.startswith("gpusched: warning: ")]
+
+
+def test_kube_version_warns_of_dropped_fields():
+    p = gpusched("simulate", "-f", VERSIONED, "--kube-version", "1.35", "-o", "json")
+    util.check_eq(p.returncode, 0, "exit")
+    w = warnings(p)
+    want = [
+        "gpusched: warning: DeviceTaintRule gpu-2-maintenance: DRADeviceTaintRules is off by "
+        "default in kube-scheduler 1.35 (resource.k8s.io/v1 has no DeviceTaintRule): not read",
+        "gpusched: warning: DeviceClass gpu.nvidia.com: spec.extendedResourceName "
+        "(DRAExtendedResource) is off by default in kube-scheduler 1.35 (its API server drops "
+        "the field): not read",
+        "gpusched: warning: ResourceSlice gpu-1-gpu: taints (DRADeviceTaints) is off by default "
+        "in kube-scheduler 1.35 (its API server drops the field): not read",
+    ]
+    util.check_eq(w, want, "1.35 warnings")
+    p = gpusched("simulate", "-f", VERSIONED, "--kube-version", "1.36", "-o", "json")
+    util.check_eq(len(warnings(p)), 1, "1.36 warnings: %r" % p.stderr)
+    p = gpusched("simulate", "-f", VERSIONED, "-o", "json")
+    util.check_eq(warnings(p), [], "1.37 warnings")
+
+
+def test_kube_version_134_pools_and_counters():
+    doc = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s1}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: p1, generation: 1, resourceSliceCount: 2}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly:
+        deviceClassName: gpu
+        capacity: {requests: {memory: 1Gi}}
+"""
+    p = gpusched("simulate", "-f", "-", "--kube-version", "1.34", input=doc)
+    w = warnings(p)
+    util.check_eq(w, [
+        "gpusched: warning: ResourceSlice s1: pool gpu.nvidia.com/p1 is incomplete "
+        "(resourceSliceCount): kube-scheduler 1.34 treats such a pool otherwise than 1.35 (not "
+        "modelled): the answer is 1.35's",
+        "gpusched: warning: ResourceClaim default/c: capacity (DRAConsumableCapacity) is off by "
+        "default in kube-scheduler 1.34 (its API server drops the field): read as written, so "
+        "the answer may differ from 1.34's",
+    ], "1.34 warnings")
+    p = gpusched("simulate", "-f", "-", "--kube-version", "1.35", input=doc)
+    util.check_eq(len(warnings(p)), 1, "1.35: the capacity request only: %r" % p.stderr)
+
+
+# n1: four GPUs, one a T4 (the claim's selector wants M40s), one tainted by its driver, one
+# held by another pod's claim; n2: a pool with one of its two slices; n3: two free M40s on
+# different NUMA nodes, and the claim wants them on the same one
+WHY = """apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n3, labels: {kubernetes.io/hostname: n3}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.nvidia.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: Tesla-T4}}}
+  - name: gpu-1
+    attributes: {productName: {string: Tesla-M40}}
+    taints: [{key: gpu.nvidia.com/xid, value: "79", effect: NoSchedule}]
+  - {name: gpu-2, attributes: {productName: {string: Tesla-M40}}}
+  - {name: gpu-3, attributes: {productName: {string: Tesla-M40}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpus-a}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 2}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: Tesla-M40}}}
+  - {name: gpu-1, attributes: {productName: {string: Tesla-M40}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n3-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n3
+  pool: {name: n3, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: Tesla-M40}, numa: {int: 0}}}
+  - {name: gpu-1, attributes: {productName: {string: Tesla-M40}, numa: {int: 1}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-2}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields: [{key: metadata.name, operator: In, values: [n1]}]
+  reservedFor:
+  - {resource: pods, name: holder, uid: uid-holder}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: holder, namespace: default, uid: uid-holder}
+spec:
+  nodeName: n1
+  resourceClaims: [{name: gpu, resourceClaimName: held}]
+  containers:
+  - {name: c, image: x, resources: {claims: [{name: gpu}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-m40, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.nvidia.com"].productName == "Tesla-M40"'}
+      constraints:
+      - {matchAttribute: gpu.nvidia.com/numa}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: default}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: two-m40}]
+  containers:
+  - {name: c, image: tensorflow, resources: {claims: [{name: gpus}]}}
+"""
+
+
+def test_explain_says_why_no_devices():
+    p = gpusched("explain", "-f", "-", "trainer", input=WHY)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    out = p.stdout
+    sec = out[out.index("Devices (DynamicResources could not allocate the claims):"):]
+    sec = sec[:sec.index("\nFailedScheduling")]
+    claim = [l for l in out.splitlines() if "claim default/trainer-gpus-" in l][0]
+    name = claim[claim.index("default/trainer-gpus-"):].split(",")[0]
+    want = """Devices (DynamicResources could not allocate the claims):
+  n1:
+    claim NAME, request gpus wants 2 devices of class gpu.nvidia.com: 3 of 4 devices match (1 fails the request's selector #0 (device.attributes["gpu.nvidia.com"].productName == "Tesla-M40")), 1 free
+      1 allocated: gpu.nvidia.com/n1/gpu-2 to default/held (pod default/holder)
+      1 tainted (not tolerated): gpu.nvidia.com/n1/gpu-1 (gpu.nvidia.com/xid=79:NoSchedule)
+  n2:
+    pool gpu.nvidia.com/n2 is incomplete (resourceSliceCount: some of its ResourceSlices are missing): none of its devices is used
+    no complete, valid pool of devices is visible from this node
+  n3:
+    claim NAME, request gpus wants 2 devices of class gpu.nvidia.com: 2 of 2 devices match, 2 free
+    the constraint #0 of claim NAME (matchAttribute gpu.nvidia.com/numa) cannot be met: without it the devices would be found
+""".replace("NAME", name)
+    util.check_eq(sec, want, "explain's devices section")
+    # the same in JSON, per node
+    p = gpusched("explain", "-f", "-", "trainer", "-o", "json", input=WHY)
+    doc = json.loads(p.stdout)
+    by = {n["node"]: n for n in doc["nodes"]}
+    util.check_eq(by["n2"]["devices"], [l.strip() for l in want.splitlines()[6:8]], "n2 devices")
+    util.check_eq(by["n1"]["reasons"], ["cannot allocate all claims"], "n1 reasons")
+    util.check_eq(len(by["n1"]["devices"]), 3, "n1 devices")
+
+
+def test_explain_seed_walkthrough_names_the_holders():
+    p = gpusched("explain", "-f", os.path.join(SCEN, "dra-seed-walkthrough", "cluster.yaml"), "late")
+    util.check_eq(p.returncode, 0, "exit")
+    lines = p.stdout.splitlines()
+    i = lines.index("  gpu-1:")
+    util.check_eq(lines[i + 1], "    the pod's extended-resource claim, request container-0-request-0 "
+                  "wants 1 device of class gpu.nvidia.com: 2 of 2 devices match, 0 free", "gpu-1")
+    if not (lines[i + 2].startswith("      2 allocated: gpu.nvidia.com/gpu-1/gpu-0 to "
+                                    "default/tf-claim-gpu-") and
+            "(pod default/tf-claim), gpu.nvidia.com/gpu-1/gpu-1 to "
+            "default/tf-notebook-extended-resources-" in lines[i + 2] and
+            lines[i + 2].endswith("(pod default/tf-notebook)")):
+        raise AssertionError("holders: %r" % lines[i + 2])
+    util.check_eq(lines[lines.index("  cpu-1:") + 1],
+                  "    no ResourceSlice publishes devices this node can use", "cpu-1")
+
+
+def test_explain_without_dra_failure_has_no_devices_section():
+    p = gpusched("explain", "-f", os.path.join(SCEN, "dra-seed-walkthrough", "cluster.yaml"),
+                 "tf-claim")
+    util.check_eq(p.returncode, 0, "exit")
+    if "cpu-1     DynamicResources   cannot allocate all claims" not in p.stdout:
+        raise AssertionError("tf-claim on cpu-1: %s" % p.stdout)
+
+
+EXAMPLE = os.path.join(util.SRC, "examples", "dra")
+M40 = ["cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-2ze8o1a45qdv5q8a7lv0"]
+
+
+def test_nodes_shows_dra_gpus():
+    p = gpusched("nodes", "-f", EXAMPLE, "-o", "wide")
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    rows = {l.split()[0]: l.split() for l in p.stdout.splitlines()[1:]}
+    for n in M40:
+        # NAME STATUS ROLES GPU-NAME GPU-COUNT GPU-MEM GPU-FREE GPU-SOURCE GPU-ALLOCATABLE ...
+        util.check_eq(rows[n][3:9], ["Tesla-M40", "1", "12209Mi", "1", "dra", "0"], n)
+    p = gpusched("nodes", "-f", EXAMPLE, "-o", "json")
+    items = {i["metadata"]["name"]: i for i in json.loads(p.stdout)["items"]}
+    util.check_eq(items[M40[0]]["gpusched"]["draGPUs"],
+                  {"product": "Tesla-M40", "count": 1, "allocated": 0, "memory": "12209Mi"}, "json")
+    util.check_eq(items[M40[0]]["gpusched"]["gpu"]["source"], "dra", "json source")
+    # a device another pod's claim holds is not free; a node whose kubelet has nvidia.com/gpu
+    # keeps its labels as the source
+    p = gpusched("nodes", "-f", "-", input=WHY)
+    rows = {l.split()[0]: l.split() for l in p.stdout.splitlines()[1:]}
+    util.check_eq(rows["n1"][3:7], ["Tesla-T4,Tesla-M40", "4", "<none>", "3"], "n1")
+    p = gpusched("nodes", "-f", os.path.join(util.SRC, "examples", "seed"), "-o", "wide")
+    if " dra " in p.stdout or "aliyun" not in p.stdout:
+        raise AssertionError("seed's sources: %s" % p.stdout)
+
+
+def test_report_counts_dra_gpus():
+    p = gpusched("report", "-f", "-", input=WHY)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    for want in ['<p id="summary">8 nvidia.com/gpu on 3 nodes: 1 used, 7 free.',
+                 '<p id="dra">8 of these GPUs are devices of DRA ResourceSlices (Dynamic Resource '
+                 'Allocation): 1 held by allocated claims, 7 free.</p>',
+                 '<tr><td>n1</td><td class="n">4</td><td class="n">1</td><td class="n">3</td>'
+                 '<td class="n">4 (1 held)</td>',
+                 '<h3 class="model">Tesla-M40 &mdash; 2 nodes, 4 GPUs, 0 used, 4 free</h3>']:
+        if want not in p.stdout:
+            raise AssertionError("report: %r not in\n%s" % (want, p.stdout))
+
+
+def test_capacity_for_a_claim_template():
+    p = gpusched("capacity", "-f", EXAMPLE, "-o", "json")
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    specs = {s["pod"].rsplit("-", 2)[0] if "claim" in s["pod"] else s["pod"]: s
+             for s in json.loads(p.stdout)["specs"]}
+    claim = specs["default/tf-notebook-claim"]
+    # one copy per M40 node: each copy's claim from the template takes that node's GPU
+    util.check_eq(claim["copies"], 2, "claim copies")
+    util.check_eq(sorted(n["node"] for n in claim["nodes"]), M40, "claim nodes")
+    # and then no GPU is left for the extended-resource pod
+    ext = [s for s in json.loads(p.stdout)["specs"] if s["pod"].startswith("default/tf-notebook-cf")]
+    util.check_eq(ext[0]["copies"], 0, "tf-notebook copies")
+    # copies of a pod served through extendedResourceName hold their devices too
+    p = gpusched("capacity", "-f", os.path.join(EXAMPLE, "cluster.yaml"), "-f",
+                 os.path.join(EXAMPLE, "deviceclass.yaml"), "-f",
+                 os.path.join(EXAMPLE, "slices.yaml"), "-f", os.path.join(EXAMPLE, "tf-notebook.yaml"))
+    first = p.stdout.splitlines()[0]
+    util.check_eq(first, "default/tf-notebook-cf47b76f-wbqtp: 2 more copies fit (1 nvidia.com/gpu each)",
+                  "extended copies")
+    p = gpusched("capacity", "-f", "-", input=WHY)
+    if "(each with claim gpus from template two-m40)" not in p.stdout.splitlines()[0]:
+        raise AssertionError("template line: %s" % p.stdout)
+
+
+def test_example_readme_shows_current_output():
+    """examples/dra/README.md's transcripts are what the commands print now."""
+    readme = open(os.path.join(EXAMPLE, "README.md")).read()
+    for args in (["nodes", "-f", "examples/dra/", "-l", "aliyun.accelerator/nvidia_name=Tesla-M40"],
+                 ["simulate", "-f", "examples/dra/"],
+                 ["simulate", "-f", "examples/dra/", "-o", "json"]):
+        p = subprocess.run([util.binary("gpusched")] + args, capture_output=True, text=True,
+                           cwd=util.SRC, timeout=60)
+        util.check_eq(p.returncode, 0, " ".join(args))
+        if "$ gpusched %s\n%s" % (" ".join(args), p.stdout) not in readme:
+            raise AssertionError("examples/dra/README.md: the output of gpusched %s changed:\n%s"
+                                 % (" ".join(args), p.stdout))
+
+
+def test_make_demo_runs_the_dra_edition():
+    p = subprocess.run(["sh", os.path.join(util.SRC, "examples", "demo.sh"), util.BUILD],
+                       capture_output=True, text=True, timeout=120)
+    util.check_eq(p.returncode, 0, "demo.sh: %s" % p.stderr)
+    for want in ("$ gpusched simulate -f examples/dra/ -o json",
+                 '"request":"container-0-request-0","driver":"gpu.nvidia.com"',
+                 "Devices (DynamicResources could not allocate the claims):"):
+        if want not in p.stdout:
+            raise AssertionError("demo: %r missing" % want)
+
+
+INVALID = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s1}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: p1, generation: 1, resourceSliceCount: 2}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s2}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: p1, generation: 1, resourceSliceCount: 2}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly: {deviceClassName: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  resourceClaims: [{name: r, resourceClaimName: c}]
+  containers: [{name: c, image: x, resources: {claims: [{name: r}]}}]
+"""
+
+
+def test_explain_names_an_invalid_pool():
+    p = gpusched("explain", "-f", "-", "p", input=INVALID)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    lines = p.stdout.splitlines()
+    i = lines.index("Devices (DynamicResources could not allocate the claims):")
+    util.check_eq(lines[i + 1:i + 4], [
+        "  n1:",
+        "    pool gpu.nvidia.com/p1 is invalid: duplicate device name gpu-0",
+        "    no complete, valid pool of devices is visible from this node"], "invalid pool")
+    if "1 invalid resource pools were encountered" not in p.stdout:
+        raise AssertionError(p.stdout)
