@@ -157,14 +157,17 @@ def settled(c, ns):
     claim allocated and (between two attempts) reserved for nobody."""
     pods = {p["metadata"]["name"]: p for p in c.pods(ns)}
     placed = {n: p["spec"].get("nodeName") for n, p in pods.items()}
+    _state["unmet"] = "placements %s" % placed
     if not all(placed.get(n) for n in ("claim-pod", "tmpl-pod", "rival-1")):
         return None
     if placed.get("rival-2") or placed.get("bind-fails"):
         raise AssertionError("bound: %s" % placed)
+    _state["unmet"] = "rival-2's FailedScheduling event"
     if not [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "rival-2"]:
         return None
     doomed = c.get(claims_path(ns) + "/doomed")
     st = doomed.get("status") or {}
+    _state["unmet"] = "the doomed claim allocated and not reserved: %s" % st
     if not st.get("allocation") or st.get("reservedFor"):
         return None
     return True
@@ -218,7 +221,10 @@ def run(scheduler_name):
         proc = Serve(None, ["-v", "5"], _tmp, name="dra", kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
         dead = proc._dead
     try:
-        wait_for("the %s run to settle" % scheduler_name, lambda: dead() or settled(c, ns), timeout=120)
+        try:
+            wait_for("the %s run to settle" % scheduler_name, lambda: dead() or settled(c, ns), timeout=120)
+        except AssertionError as e:
+            raise AssertionError("%s (waiting for %s)" % (e, _state.get("unmet")))
         if dead():
             raise AssertionError("%s died" % scheduler_name)
         return c, ns, p, outcome(c, ns, p), proc
