@@ -1,0 +1,178 @@
+/* health.c - the health thread: NVML's event set (XID critical errors, double-bit ECC) and a
+ * GPU_IS_LOST probe at every wait's timeout; an unhealthy device is marked under p->mu (the
+ * generation moves, so every ListAndWatch stream gets the new list) and reported through
+ * cfg->on_unhealthy. As in NVIDIA's plugin, a device once unhealthy stays so. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deviceplugin/plugin-int.h"
+#include "gpu/nvml.h"
+
+#define HEALTH_WAIT_MS 500 /* nvmlEventSetWait_v2 timeout; the lost-GPU probe runs as often */
+
+int dp_xids_parse(const char *s, bool *ignored, struct err *err)
+{
+    const char *q = s ? s : "";
+
+    memset(ignored, 0, DP_XID_MAX * sizeof(*ignored));
+    if (!*q || !strcmp(q, "none"))
+        return 0;
+    for (;;) {
+        size_t n = strcspn(q, ",");
+        char item[32], *end;
+        long v;
+
+        if (n == 0 || n >= sizeof(item))
+            return err_set(err, -EINVAL, "invalid XID '%.*s' (want a comma list of numbers)",
+                           (int)(n > 20 ? 20 : n), q);
+        memcpy(item, q, n);
+        item[n] = '\0';
+        errno = 0;
+        v = strtol(item, &end, 10);
+        if (*end || errno || v < 0 || v >= DP_XID_MAX || item[0] == '+' || item[0] == '-')
+            return err_set(err, -EINVAL, "invalid XID '%s' (want a number from 0 to %d)", item,
+                           DP_XID_MAX - 1);
+        ignored[v] = true;
+        if (!q[n])
+            break;
+        q += n + 1;
+    }
+    return 0;
+}
+
+static void mark_unhealthy(struct dp_plugin *p, size_t g, const char *why)
+{
+    bool changed = false;
+    char uuid[96];
+
+    pthread_mutex_lock(&p->mu);
+    if (p->inv.gpus[g].healthy) {
+        p->inv.gpus[g].healthy = false;
+        snprintf(p->inv.gpus[g].unhealthy_reason, sizeof(p->inv.gpus[g].unhealthy_reason), "%s",
+                 why);
+        p->gen++;
+        changed = true;
+    }
+    snprintf(uuid, sizeof(uuid), "%s", p->inv.gpus[g].uuid);
+    pthread_mutex_unlock(&p->mu);
+    if (!changed)
+        return;
+    dp_log(p, 'W', 0, "device plugin: GPU %zu (%s) is unhealthy: %s", g, uuid, why);
+    if (p->cfg.on_unhealthy)
+        p->cfg.on_unhealthy(p->cfg.ctx, uuid, (unsigned)g, why);
+}
+
+static void probe_lost(struct dp_plugin *p)
+{
+    size_t g;
+
+    for (g = 0; g < p->inv.ngpus; g++) {
+        char uuid[96];
+
+        if (p->nvml.device_get_uuid(p->handles[g], uuid, sizeof(uuid)) == NVML_ERROR_GPU_IS_LOST)
+            mark_unhealthy(p, g, "GPU is lost");
+    }
+}
+
+void *dp_health_main(void *arg)
+{
+    struct dp_plugin *p = arg;
+    const struct gpu_nvml *n = &p->nvml;
+    bool wait_err_logged = false;
+
+    while (!p->stop) {
+        nvmlEventData_t ev;
+        nvmlReturn_t rc;
+        size_t g;
+
+        if (!p->events) {
+            dp_sleep_ms(HEALTH_WAIT_MS);
+            probe_lost(p);
+            continue;
+        }
+        memset(&ev, 0, sizeof(ev));
+        rc = n->event_set_wait(p->events, &ev, HEALTH_WAIT_MS);
+        if (rc == NVML_ERROR_TIMEOUT) {
+            probe_lost(p);
+            continue;
+        }
+        if (rc == NVML_ERROR_GPU_IS_LOST) {
+            probe_lost(p);
+            dp_sleep_ms(HEALTH_WAIT_MS); /* the wait may fail at once while the GPU stays lost */
+            continue;
+        }
+        if (rc != NVML_SUCCESS) {
+            if (!wait_err_logged)
+                dp_log(p, 'E', 0, "device plugin: nvmlEventSetWait_v2: %s",
+                       gpu_nvml_error_string(n, rc));
+            wait_err_logged = true;
+            dp_sleep_ms(HEALTH_WAIT_MS);
+            probe_lost(p);
+            continue;
+        }
+        /* the event names a GPU: every device advertised on it (its MIG devices too) */
+        for (g = 0; g < p->inv.ngpus; g++) {
+            if (p->parents[g] != ev.device)
+                continue;
+            if (ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR) {
+                char why[64];
+
+                if (ev.eventData < DP_XID_MAX && p->cfg.ignored_xids[ev.eventData]) {
+                    dp_log(p, 'I', 1,
+                           "device plugin: GPU %u: XID %llu is ignored "
+                           "(--health-ignore-xids)",
+                           p->inv.gpus[g].index, ev.eventData);
+                    continue;
+                }
+                snprintf(why, sizeof(why), "XID %llu", ev.eventData);
+                mark_unhealthy(p, g, why);
+            } else if (ev.eventType & NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR) {
+                mark_unhealthy(p, g, "double-bit ECC error");
+            }
+        }
+    }
+    return NULL;
+}
+
+void dp_health_setup(struct dp_plugin *p)
+{
+    const struct gpu_nvml *n = &p->nvml;
+    size_t g, registered = 0;
+
+    if (!n->event_set_create || !n->device_register_events || !n->event_set_wait) {
+        dp_log(p, 'W', 0, "device plugin: this NVML has no event API; only lost GPUs are detected");
+        return;
+    }
+    if (n->event_set_create(&p->events)) {
+        p->events = NULL;
+        dp_log(p, 'W', 0, "device plugin: nvmlEventSetCreate failed; only lost GPUs are detected");
+        return;
+    }
+    for (g = 0; g < p->inv.ngpus; g++) {
+        unsigned long long want =
+            NVML_EVENT_TYPE_XID_CRITICAL_ERROR | NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR;
+        unsigned long long supported = want;
+        nvmlReturn_t rc;
+        size_t k;
+
+        for (k = 0; k < g && p->parents[k] != p->parents[g]; k++)
+            ;
+        if (k < g)
+            continue; /* one registration per GPU */
+        if (n->device_get_supported_event_types &&
+            !n->device_get_supported_event_types(p->parents[g], &supported))
+            want &= supported;
+        rc = want ? n->device_register_events(p->parents[g], want, p->events)
+                  : NVML_ERROR_NOT_SUPPORTED;
+        if (rc)
+            dp_log(p, 'W', 0, "device plugin: GPU %u: no health events: %s", p->inv.gpus[g].index,
+                   gpu_nvml_error_string(n, rc));
+        else
+            registered++;
+    }
+    dp_log(p, 'I', 1, "device plugin: health events registered on %zu of %zu GPUs", registered,
+           p->inv.ngpus);
+}
