@@ -47,6 +47,7 @@ static void mark_unhealthy(struct dp_plugin *p, size_t g, const char *why)
 {
     bool changed = false;
     char uuid[96];
+    unsigned index;
 
     pthread_mutex_lock(&p->mu);
     if (p->inv.gpus[g].healthy) {
@@ -57,12 +58,60 @@ static void mark_unhealthy(struct dp_plugin *p, size_t g, const char *why)
         changed = true;
     }
     snprintf(uuid, sizeof(uuid), "%s", p->inv.gpus[g].uuid);
+    index = p->inv.gpus[g].index;
     pthread_mutex_unlock(&p->mu);
     if (!changed)
         return;
-    dp_log(p, 'W', 0, "device plugin: GPU %zu (%s) is unhealthy: %s", g, uuid, why);
+    dp_log(p, 'W', 0, "device plugin: GPU %u (%s) is unhealthy: %s", index, uuid, why);
     if (p->cfg.on_unhealthy)
-        p->cfg.on_unhealthy(p->cfg.ctx, uuid, (unsigned)g, why);
+        p->cfg.on_unhealthy(p->cfg.ctx, uuid, index, why);
+}
+
+/* Asks NVML for the events of device g's GPU (once per GPU); true when they are watched. */
+static bool watch_gpu(struct dp_plugin *p, size_t g)
+{
+    const struct gpu_nvml *n = &p->nvml;
+    unsigned long long want =
+        NVML_EVENT_TYPE_XID_CRITICAL_ERROR | NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR;
+    unsigned long long supported = want;
+    nvmlReturn_t rc;
+
+    if (!p->events || !p->parents[g])
+        return false;
+    if (n->device_get_supported_event_types &&
+        !n->device_get_supported_event_types(p->parents[g], &supported))
+        want &= supported;
+    rc =
+        want ? n->device_register_events(p->parents[g], want, p->events) : NVML_ERROR_NOT_SUPPORTED;
+    if (rc)
+        dp_log(p, 'W', 0, "device plugin: GPU %u: no health events: %s", p->inv.gpus[g].index,
+               gpu_nvml_error_string(n, rc));
+    return !rc;
+}
+
+/* A GPU NVML could not read at start: when it answers now, it gets its real ID and its events
+ * are watched (it stays Unhealthy). */
+static void read_again(struct dp_plugin *p, size_t g)
+{
+    const struct gpu_nvml *n = &p->nvml;
+    struct dp_gpu got = p->inv.gpus[g];
+    nvmlDevice_t h;
+    char was[96];
+
+    if (n->device_get_handle_by_index(got.index, &h) || dp_inventory_fill(p, &got, h, h))
+        return;
+    pthread_mutex_lock(&p->mu);
+    snprintf(was, sizeof(was), "%s", p->inv.gpus[g].uuid);
+    memcpy(p->inv.gpus[g].uuid, got.uuid, sizeof(got.uuid));
+    memcpy(p->inv.gpus[g].pci_bus_id, got.pci_bus_id, sizeof(got.pci_bus_id));
+    p->inv.gpus[g].numa_node = got.numa_node;
+    p->handles[g] = p->parents[g] = h;
+    p->unread[g] = false;
+    p->gen++;
+    pthread_mutex_unlock(&p->mu);
+    dp_log(p, 'I', 0, "device plugin: GPU %u (%s until now) answers again as %s", got.index, was,
+           got.uuid);
+    watch_gpu(p, g);
 }
 
 static void probe_lost(struct dp_plugin *p)
@@ -72,8 +121,29 @@ static void probe_lost(struct dp_plugin *p)
     for (g = 0; g < p->inv.ngpus; g++) {
         char uuid[96];
 
-        if (p->nvml.device_get_uuid(p->handles[g], uuid, sizeof(uuid)) == NVML_ERROR_GPU_IS_LOST)
+        if (p->unread[g])
+            read_again(p, g);
+        else if (p->nvml.device_get_uuid(p->handles[g], uuid, sizeof(uuid)) ==
+                 NVML_ERROR_GPU_IS_LOST)
             mark_unhealthy(p, g, "GPU is lost");
+    }
+}
+
+/* The devices already unhealthy when the plugin starts (NVML could not read them) are
+ * reported as any that becomes so. */
+static void report_at_start(struct dp_plugin *p)
+{
+    size_t g;
+
+    for (g = 0; g < p->inv.ngpus; g++) {
+        const struct dp_gpu *d = &p->inv.gpus[g];
+
+        if (d->healthy)
+            continue;
+        dp_log(p, 'W', 0, "device plugin: GPU %u (%s) is unhealthy: %s", d->index, d->uuid,
+               d->unhealthy_reason);
+        if (p->cfg.on_unhealthy)
+            p->cfg.on_unhealthy(p->cfg.ctx, d->uuid, d->index, d->unhealthy_reason);
     }
 }
 
@@ -83,6 +153,7 @@ void *dp_health_main(void *arg)
     const struct gpu_nvml *n = &p->nvml;
     bool wait_err_logged = false;
 
+    report_at_start(p);
     while (!p->stop) {
         nvmlEventData_t ev;
         nvmlReturn_t rc;
@@ -152,25 +223,11 @@ void dp_health_setup(struct dp_plugin *p)
         return;
     }
     for (g = 0; g < p->inv.ngpus; g++) {
-        unsigned long long want =
-            NVML_EVENT_TYPE_XID_CRITICAL_ERROR | NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR;
-        unsigned long long supported = want;
-        nvmlReturn_t rc;
         size_t k;
 
         for (k = 0; k < g && p->parents[k] != p->parents[g]; k++)
             ;
-        if (k < g)
-            continue; /* one registration per GPU */
-        if (n->device_get_supported_event_types &&
-            !n->device_get_supported_event_types(p->parents[g], &supported))
-            want &= supported;
-        rc = want ? n->device_register_events(p->parents[g], want, p->events)
-                  : NVML_ERROR_NOT_SUPPORTED;
-        if (rc)
-            dp_log(p, 'W', 0, "device plugin: GPU %u: no health events: %s", p->inv.gpus[g].index,
-                   gpu_nvml_error_string(n, rc));
-        else
+        if (k == g && watch_gpu(p, g)) /* one registration per GPU */
             registered++;
     }
     dp_log(p, 'I', 1, "device plugin: health events registered on %zu of %zu GPUs", registered,

@@ -45,44 +45,79 @@ static int numa_node_of(const char *sysfs, const char *bus_id)
     return (int)v;
 }
 
-/* The devices this plugin advertises: full GPUs, or MIG devices by the MIG strategy. */
-static int inventory_entry(struct dp_plugin *p, nvmlDevice_t h, nvmlDevice_t parent, unsigned index,
-                           const char *sysfs, struct err *err)
+const char *dp_sysfs_root(const struct dp_plugin *p)
+{
+    return p->cfg.sysfs_root && *p->cfg.sysfs_root ? p->cfg.sysfs_root : "/sys";
+}
+
+int dp_inventory_fill(struct dp_plugin *p, struct dp_gpu *g, nvmlDevice_t h, nvmlDevice_t parent)
 {
     const struct gpu_nvml *n = &p->nvml;
-    struct dp_gpu *g;
+    char uuid[sizeof(g->uuid)];
     nvmlPciInfo_t pci;
     nvmlReturn_t rc;
 
-    if (p->inv.ngpus >= DP_MAX_GPUS)
-        return 0;
-    g = &p->inv.gpus[p->inv.ngpus];
-    memset(g, 0, sizeof(*g));
-    g->index = index;
-    g->healthy = true;
-    g->numa_node = -1;
-    rc = n->device_get_uuid(h, g->uuid, sizeof(g->uuid));
+    memset(uuid, 0, sizeof(uuid));
+    rc = n->device_get_uuid(h, uuid, sizeof(uuid) - 1);
     if (rc)
-        return err_set(err, -EIO, "GPU %u: nvmlDeviceGetUUID: %s", index,
-                       gpu_nvml_error_string(n, rc));
-    g->uuid[sizeof(g->uuid) - 1] = '\0';
+        return (int)rc;
+    memcpy(g->uuid, uuid, sizeof(uuid));
+    g->pci_bus_id[0] = '\0';
+    g->numa_node = -1;
     memset(&pci, 0, sizeof(pci));
     if (n->device_get_pci_info && !n->device_get_pci_info(parent, &pci)) {
         pci.busId[sizeof(pci.busId) - 1] = '\0';
         snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
-        g->numa_node = numa_node_of(sysfs, g->pci_bus_id);
+        g->numa_node = numa_node_of(dp_sysfs_root(p), g->pci_bus_id);
     }
-    p->handles[p->inv.ngpus] = h;
-    p->parents[p->inv.ngpus] = parent;
-    p->inv.ngpus++;
     return 0;
+}
+
+/* One device this plugin advertises: a full GPU, or a MIG device by the MIG strategy. A full
+ * GPU NVML cannot read (no handle: h NULL, or no UUID) is advertised all the same, Unhealthy,
+ * under the ID "lost-gpu-<index>" until it answers again (health.c reads it then), so that a
+ * lost GPU never hides the others; a MIG device that cannot be read is left out. */
+static void inventory_entry(struct dp_plugin *p, nvmlDevice_t h, nvmlDevice_t parent,
+                            unsigned index, const char *why)
+{
+    const struct gpu_nvml *n = &p->nvml;
+    size_t k = p->inv.ngpus;
+    struct dp_gpu *g;
+    int rc = -1;
+
+    if (k >= DP_MAX_GPUS)
+        return;
+    g = &p->inv.gpus[k];
+    memset(g, 0, sizeof(*g));
+    g->index = index;
+    g->healthy = true;
+    g->numa_node = -1;
+    if (h)
+        rc = dp_inventory_fill(p, g, h, parent);
+    if (rc && h != parent)
+        return;
+    if (rc) {
+        snprintf(g->uuid, sizeof(g->uuid), "lost-gpu-%u", index);
+        g->healthy = false;
+        if (why)
+            snprintf(g->unhealthy_reason, sizeof(g->unhealthy_reason), "%s", why);
+        else if (rc == NVML_ERROR_GPU_IS_LOST)
+            snprintf(g->unhealthy_reason, sizeof(g->unhealthy_reason), "GPU is lost");
+        else
+            snprintf(g->unhealthy_reason, sizeof(g->unhealthy_reason), "nvmlDeviceGetUUID: %s",
+                     gpu_nvml_error_string(n, (nvmlReturn_t)rc));
+        p->unread[k] = true;
+        h = parent = NULL;
+    }
+    p->handles[k] = h;
+    p->parents[k] = parent;
+    p->inv.ngpus++;
 }
 
 int dp_inventory_read(struct dp_plugin *p, struct err *err)
 {
     const struct gpu_nvml *n = &p->nvml;
     struct dp_inventory *inv = &p->inv;
-    const char *sysfs = p->cfg.sysfs_root && *p->cfg.sysfs_root ? p->cfg.sysfs_root : "/sys";
     unsigned count = 0, i, j, l;
     size_t a, b;
     nvmlReturn_t rc;
@@ -102,12 +137,19 @@ int dp_inventory_read(struct dp_plugin *p, struct err *err)
         nvmlDevice_t h;
         unsigned cur = 0, pend = 0, max = 0;
         bool mig = false;
-        int ret;
 
         rc = n->device_get_handle_by_index(i, &h);
-        if (rc)
-            return err_set(err, -EIO, "GPU %u: nvmlDeviceGetHandleByIndex_v2: %s", i,
-                           gpu_nvml_error_string(n, rc));
+        if (rc) {
+            char why[128];
+
+            /* not known to be split: with mixed it belongs to nvidia.com/gpu's plugin */
+            if (!p->cfg.mig_profile) {
+                snprintf(why, sizeof(why), "nvmlDeviceGetHandleByIndex_v2: %s",
+                         gpu_nvml_error_string(n, rc));
+                inventory_entry(p, NULL, NULL, i, why);
+            }
+            continue;
+        }
         if (p->cfg.mig_strategy && n->device_get_mig_mode &&
             !n->device_get_mig_mode(h, &cur, &pend))
             mig = cur == NVML_DEVICE_MIG_ENABLE;
@@ -115,9 +157,7 @@ int dp_inventory_read(struct dp_plugin *p, struct err *err)
             /* mixed: full GPUs are nvidia.com/gpu, served by the plugin without a profile */
             if (p->cfg.mig_profile)
                 continue;
-            ret = inventory_entry(p, h, h, i, sysfs, err);
-            if (ret)
-                return ret;
+            inventory_entry(p, h, h, i, NULL);
             continue;
         }
         if (p->cfg.mig_strategy == DP_MIG_MIXED && !p->cfg.mig_profile)
@@ -141,9 +181,7 @@ int dp_inventory_read(struct dp_plugin *p, struct err *err)
                 if (strcmp(prof, p->cfg.mig_profile))
                     continue;
             }
-            ret = inventory_entry(p, mh, h, i, sysfs, err);
-            if (ret)
-                return ret;
+            inventory_entry(p, mh, h, i, NULL);
         }
     }
     if (!inv->ngpus)
@@ -159,8 +197,8 @@ int dp_inventory_read(struct dp_plugin *p, struct err *err)
             int level = -1;
             uint32_t sc = 0;
 
-            if (a == b)
-                continue;
+            if (a == b || p->unread[a] || p->unread[b])
+                continue; /* a GPU NVML cannot read is placed nowhere */
             if (p->parents[a] == p->parents[b])
                 level = NVML_TOPOLOGY_INTERNAL;
             else if (n->device_get_topology_common_ancestor &&
@@ -177,7 +215,7 @@ int dp_inventory_read(struct dp_plugin *p, struct err *err)
                 sc = DP_SCORE_NUMA;
             inv->score[a * inv->ngpus + b] = sc;
         }
-        if (p->handles[a] != p->parents[a] || !n->device_get_nvlink_state ||
+        if (p->unread[a] || p->handles[a] != p->parents[a] || !n->device_get_nvlink_state ||
             !n->device_get_nvlink_remote_pci_info)
             continue;
         for (l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
@@ -192,7 +230,7 @@ int dp_inventory_read(struct dp_plugin *p, struct err *err)
                 continue;
             remote.busId[sizeof(remote.busId) - 1] = '\0';
             for (b = 0; b < inv->ngpus; b++)
-                if (b != a && p->handles[b] == p->parents[b] &&
+                if (b != a && !p->unread[b] && p->handles[b] == p->parents[b] &&
                     !strcasecmp(remote.busId, inv->gpus[b].pci_bus_id))
                     inv->score[a * inv->ngpus + b] += DP_SCORE_NVLINK;
         }

@@ -31,6 +31,9 @@ struct dp_plugin {
     bool nvml_inited;
     nvmlDevice_t handles[DP_MAX_GPUS]; /* per advertised GPU or MIG device */
     nvmlDevice_t parents[DP_MAX_GPUS]; /* its GPU (itself for a full GPU): events come from it */
+    /* unread[g]: NVML could not read GPU g at start; its ID is "lost-gpu-<index>" and its
+     * handles NULL until health.c reads it (both under mu once the threads run) */
+    bool unread[DP_MAX_GPUS];
     nvmlEventSet_t events;
 
     pthread_mutex_t mu; /* guards inv (health), gen, st */
@@ -62,6 +65,13 @@ void dp_sleep_ms(long ms);
 /* inventory.c: dp_inventory_read fills p->inv, p->handles and p->parents from NVML (already
  * initialised) and sysfs, with the pair scores; -ENODEV when there is nothing to advertise. */
 int dp_inventory_read(struct dp_plugin *p, struct err *err);
+
+/* dp_inventory_fill reads device h's UUID, and the PCI address and NUMA node of its GPU
+ * parent, into g; returns 0 or the NVML code of the UUID query (g untouched then). */
+int dp_inventory_fill(struct dp_plugin *p, struct dp_gpu *g, nvmlDevice_t h, nvmlDevice_t parent);
+
+/* dp_sysfs_root is cfg.sysfs_root or "/sys". */
+const char *dp_sysfs_root(const struct dp_plugin *p);
 
 /* handlers.c: the gRPC handlers (struct dp_rpc_handlers' callbacks, ctx = p) and the
  * protobuf packing they share with the registration. dp_pack appends m's bytes to out:

@@ -1,7 +1,8 @@
 /* gpu.c - one detection pass over NVML: init, read every device, shutdown, unload.
  *
- * Optional queries that fail are recorded as unknown; GPU_IS_LOST on any query fails the pass,
- * because a lost GPU makes the count wrong. nvmlShutdown always follows a successful init. */
+ * Optional queries that fail are recorded as unknown; GPU_IS_LOST on any query, or a handle or
+ * name NVML cannot give, marks that GPU lost and the pass goes on with the next one (the pass
+ * fails only when every GPU is lost). nvmlShutdown always follows a successful init. */
 #include "gpu/gpu.h"
 
 #include <stdio.h>
@@ -201,12 +202,36 @@ static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *in
     if (!inv->devices)
         return err_set(err, -ENOMEM, "out of memory for %u GPUs", count);
     for (i = 0; i < count; i++) {
-        ret = detect_device(n, i, &inv->devices[i], err);
-        if (ret)
-            return ret;
+        struct gpu_device *d = &inv->devices[i];
+        struct err e;
+
+        err_clear(&e);
+        ret = detect_device(n, i, d, &e);
+        if (ret == -ENOMEM)
+            return err_set(err, ret, "%s", e.msg);
+        if (ret) {
+            /* nothing read of a lost GPU is trusted: only its error stays */
+            memset(d, 0, sizeof(*d));
+            d->lost = true;
+            snprintf(d->error, sizeof(d->error), "%.*s", (int)sizeof(d->error) - 1, e.msg);
+            inv->nlost++;
+        }
         inv->ndevices++;
     }
+    if (inv->nlost == inv->ndevices)
+        return err_set(err, GPU_ERR_NVML, "%s%s", inv->ndevices > 1 ? "every GPU is lost: " : "",
+                       inv->devices[0].error);
     return 0;
+}
+
+const struct gpu_device *gpu_first_usable(const struct gpu_inventory *inv)
+{
+    size_t i;
+
+    for (i = 0; inv && i < inv->ndevices; i++)
+        if (!inv->devices[i].lost)
+            return &inv->devices[i];
+    return NULL;
 }
 
 int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err)

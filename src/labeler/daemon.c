@@ -410,6 +410,7 @@ struct daemon {
     struct daemon_errlog plugin_log;
     struct dp_config dp; /* cfg->dp with our log and event callbacks */
     char profiles[DAEMON_MIG_PROFILES][32];
+    bool lost[GPU_MAX_DEVICES]; /* GPUs the last detection could not read */
     char resources[DAEMON_MIG_PROFILES][64];
 
     /* what /healthz, /readyz and /metrics report, under mu (the HTTP thread reads it; the
@@ -497,15 +498,15 @@ static void plugin_log_line(void *ctx, char sev, int level, const char *line)
     log_line(sev, level, "%s", line);
 }
 
-/* Posts a Warning Event on the Node for a GPU that became unhealthy, as the kubelet posts
- * node events (namespace default, involvedObject.uid = the node's name), so that
- * `kubectl describe node` shows it. Runs on the plugin's health thread with its own client. */
-static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const char *why)
+/* Posts an Event on the Node (type "Warning" or "Normal"), as the kubelet posts node events
+ * (namespace default, involvedObject.uid = the node's name), so that `kubectl describe node`
+ * shows it. Runs on the caller's thread with its own client. */
+static void node_event(const struct labeler_config *cfg, const char *type, const char *reason,
+                       const char *msg)
 {
-    const struct labeler_config *cfg = ctx;
     struct kube_client *c = NULL;
     struct kube_response resp;
-    char now[32], msg[512], *body = NULL;
+    char now[32], *body = NULL;
     struct err err;
     time_t t = time(NULL);
     struct tm tm;
@@ -515,19 +516,14 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
         return;
     gmtime_r(&t, &tm);
     strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    snprintf(msg, sizeof(msg),
-             "GPU %u (%s) is unhealthy: %s; the device plugin reports it "
-             "Unhealthy to the kubelet",
-             index, uuid, why);
     ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
                    "s:s,s:s,s:i,s:s,s:s}",
                    "apiVersion", "v1", "kind", "Event", "metadata", "generateName",
-                   "gpulabel-gpu-unhealthy-", "namespace", "default", "involvedObject",
-                   "apiVersion", "v1", "kind", "Node", "name", cfg->node_name, "uid",
-                   cfg->node_name, "reason", "GPUUnhealthy", "message", msg, "type", "Warning",
-                   "source", "component", "gpulabel", "host", cfg->node_name, "firstTimestamp", now,
-                   "lastTimestamp", now, "count", 1, "reportingComponent", "gpulabel",
-                   "reportingInstance", cfg->node_name);
+                   "gpulabel-gpu-health-", "namespace", "default", "involvedObject", "apiVersion",
+                   "v1", "kind", "Node", "name", cfg->node_name, "uid", cfg->node_name, "reason",
+                   reason, "message", msg, "type", type, "source", "component", "gpulabel", "host",
+                   cfg->node_name, "firstTimestamp", now, "lastTimestamp", now, "count", 1,
+                   "reportingComponent", "gpulabel", "reportingInstance", cfg->node_name);
     body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
     json_decref(ev);
     err_clear(&err);
@@ -535,13 +531,26 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
     if (!body || client_open(cfg, &c, &err) ||
         kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
                             body, strlen(body), &resp, &err))
-        log_line('E', 0, "cannot post the Warning event for GPU %u on node \"%s\": %s", index,
+        log_line('E', 0, "cannot post the %s event %s on node \"%s\": %s", type, reason,
                  cfg->node_name, body ? err.msg : "out of memory");
     else
-        log_line('I', 1, "posted a Warning event on node \"%s\": %s", cfg->node_name, msg);
+        log_line('I', 1, "posted a %s event on node \"%s\": %s", type, cfg->node_name, msg);
     kube_response_release(&resp);
     kube_client_free(c);
     free(body);
+}
+
+/* A GPU the device plugin reports Unhealthy: a Warning Event on the Node. Runs on the
+ * plugin's health thread. */
+static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const char *why)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof(msg),
+             "GPU %u (%s) is unhealthy: %s; the device plugin reports it Unhealthy to the "
+             "kubelet",
+             index, uuid, why);
+    node_event(ctx, "Warning", "GPUUnhealthy", msg);
 }
 
 /* Starts one plugin; -ENODEV (nothing of its kind to advertise) is no failure. */
@@ -633,11 +642,37 @@ static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
         d->have_written = true;
 }
 
+/* Says once when a GPU cannot be read any more and once when it answers again; without a
+ * device plugin (whose health thread posts its own) a Warning Event goes to the Node too. */
+static void daemon_lost(struct daemon *d, const struct gpu_inventory *inv)
+{
+    size_t i;
+
+    for (i = 0; i < inv->ndevices && i < GPU_MAX_DEVICES; i++) {
+        const struct gpu_device *g = &inv->devices[i];
+        char msg[256];
+
+        if (g->lost == d->lost[i])
+            continue;
+        d->lost[i] = g->lost;
+        if (!g->lost) {
+            log_line('I', 0, "GPU %zu answers again", i);
+            continue;
+        }
+        snprintf(msg, sizeof(msg), "GPU %zu cannot be read: %s; the other GPUs are labelled%s", i,
+                 g->error, d->cfg->device_plugin ? " and advertised" : "");
+        log_line('W', 0, "%s", msg);
+        if (!d->plugins_started)
+            node_event(d->cfg, "Warning", "GPUUnhealthy", msg);
+    }
+}
+
 /* One cycle; returns how long to wait before the next one. */
 static long daemon_cycle(struct daemon *d)
 {
     const struct labeler_config *cfg = d->cfg;
     struct labeler_labels desired;
+    struct gpu_inventory inv;
     struct sync_result res;
     struct err err;
     char ival[32], cause[ERR_MSG_MAX], msg[ERR_MSG_MAX + 32], tail[128];
@@ -647,7 +682,7 @@ static long daemon_cycle(struct daemon *d)
     memset(&desired, 0, sizeof(desired));
     err_clear(&err);
     daemon_abandonable = 1;
-    rc = labeler_detect(cfg, &desired, &err);
+    rc = labeler_detect_inventory(cfg, &desired, &inv, &err);
     daemon_abandonable = 0;
     if (rc) {
         snprintf(msg, sizeof(msg), "cannot detect GPUs: %s",
@@ -685,6 +720,7 @@ static long daemon_cycle(struct daemon *d)
     if (daemon_stop)
         goto out;
     daemon_plugin(d, &desired);
+    daemon_lost(d, &inv);
     daemon_outputs(d, &desired);
     if (!d->client || daemon_stop)
         goto out;
@@ -725,6 +761,7 @@ sync:
     errlog_report(&d->sync_log, cause, err.msg, tail);
 out:
     labeler_labels_release(&desired);
+    gpu_inventory_release(&inv);
     return wait;
 }
 

@@ -196,14 +196,16 @@ static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_l
 static int run_oneshot(struct labeler_config *cfg)
 {
     struct labeler_labels labels = {0};
+    struct gpu_inventory inv;
     struct err err;
+    size_t i;
     bool sync = cfg->node_name && !cfg->no_sync;
     int status = 1;
 
     err_clear(&err);
     if (!cfg->output && !cfg->feature_file && !sync)
         cfg->output = "-";
-    if (labeler_detect(cfg, &labels, &err)) {
+    if (labeler_detect_inventory(cfg, &labels, &inv, &err)) {
         if (labels.nvml_simulated)
             fprintf(stderr, "gpulabel: using a simulated NVML (test double), not a real GPU "
                             "driver\n");
@@ -222,6 +224,10 @@ static int run_oneshot(struct labeler_config *cfg)
     }
     if (labels.nvml_simulated)
         fprintf(stderr, "gpulabel: using a simulated NVML (test double), not a real GPU driver\n");
+    for (i = 0; i < inv.ndevices; i++)
+        if (inv.devices[i].lost)
+            fprintf(stderr, "gpulabel: GPU %zu cannot be read: %s; the other GPUs are labelled\n",
+                    i, inv.devices[i].error);
     if (labeler_write_outputs(cfg, &labels, &err)) {
         print_err(&err);
         goto out;
@@ -235,6 +241,7 @@ static int run_oneshot(struct labeler_config *cfg)
     status = 0;
 out:
     labeler_labels_release(&labels);
+    gpu_inventory_release(&inv);
     return status;
 }
 

@@ -357,6 +357,58 @@ def test_lost_gpu_is_unhealthy():
     run(body)
 
 
+def wait_events(api, pred=lambda evs: evs, timeout=WAIT):
+    deadline = time.monotonic() + timeout
+    evs = []
+    while time.monotonic() < deadline:
+        evs = api.list("events", "default")
+        if pred(evs):
+            return evs
+        time.sleep(0.1)
+    raise AssertionError("events: %r" % evs)
+
+
+def test_lost_gpu_at_start_never_hides_the_others():
+    # issue 24 item 1: the third GPU of four answers GPU_IS_LOST from the start
+    from fake_apiserver import FakeApiServer
+    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            p = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--schema", "ack,gfd")
+            pl = n.kubelet.wait_registration()
+            devs = pl.wait_update()
+            util.check_eq([(d[0], d[1]) for d in devs],
+                          [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
+                           (uuid(3), "Healthy")], "ListAndWatch")
+            evs = wait_events(api)
+            util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
+                          [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
+                            "lost; the device plugin reports it Unhealthy to the kubelet")],
+                          "events")
+            deadline = time.monotonic() + WAIT
+            labels = {}
+            while time.monotonic() < deadline:
+                labels = (api.get("nodes", "gpu-1") or {}).get("metadata", {}).get("labels") or {}
+                if labels.get("aliyun.accelerator/nvidia_count"):
+                    break
+                time.sleep(0.1)
+            util.check_eq((labels.get("aliyun.accelerator/nvidia_count"),
+                           labels.get("nvidia.com/gpu.count")), ("3", "3"), "labels")
+            err = n.stderr(p)
+            for want in ("device plugin: GPU 2 (lost-gpu-2) is unhealthy: GPU is lost",
+                         "GPU 2 cannot be read: GPU 2: nvmlDeviceGetName: GPU is lost; the "
+                         "other GPUs are labelled and advertised"):
+                if want not in err:
+                    raise AssertionError("no %r in the log: %r" % (want, err[-1500:]))
+        finally:
+            api.close()
+    run(body, gpus=gpus)
+
+
 def test_warning_event_on_the_node():
     from fake_apiserver import FakeApiServer
 

@@ -157,17 +157,40 @@ static void gpu_count_error(void)
     gpu_inventory_release(&inv);
 }
 
-static void gpu_lost_fails_detection(void)
+/* A lost GPU never hides the others: it is recorded with its error, the rest are read. Only
+ * when every GPU is lost does the pass fail. */
+static void gpu_lost_is_recorded_others_detected(void)
 {
     struct gpu_inventory inv;
     struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml",
                         "device name=\"Tesla V100-SXM2-16GB\" memory=17163091968 repeat=2\n"
-                        "device name=\"Tesla V100-SXM2-16GB\" lost=1\n",
+                        "device name=\"Tesla V100-SXM2-16GB\" lost=1\n"
+                        "device name=\"Tesla V100-SXM2-16GB\" memory=17163091968\n"
+                        "device name=\"Tesla V100-SXM2-16GB\" handle_error=UNKNOWN\n",
                         &inv, &err),
-                 GPU_ERR_NVML);
-    CHECK_STR_EQ(err.msg, "GPU 2: nvmlDeviceGetName: GPU is lost");
+                 0);
+    CHECK_INT_EQ(inv.ndevices, 5);
+    CHECK_INT_EQ(inv.nlost, 2);
+    if (inv.ndevices == 5) {
+        CHECK(!inv.devices[1].lost);
+        CHECK(inv.devices[2].lost);
+        CHECK_STR_EQ(inv.devices[2].error, "GPU 2: nvmlDeviceGetName: GPU is lost");
+        CHECK_STR_EQ(inv.devices[2].uuid, "");
+        CHECK(!inv.devices[3].lost);
+        CHECK_STR_EQ(inv.devices[3].uuid, "GPU-00000000-fa4e-4e00-8000-000000000003");
+        CHECK(inv.devices[4].lost);
+        CHECK_STR_EQ(inv.devices[4].error, "GPU 4: nvmlDeviceGetHandleByIndex_v2: Unknown Error");
+        CHECK(gpu_first_usable(&inv) == &inv.devices[0]);
+    }
+    gpu_inventory_release(&inv);
+
+    CHECK_INT_EQ(
+        detect("fake-nvml", "device name=\"Tesla V100-SXM2-16GB\" lost=1 repeat=2\n", &inv, &err),
+        GPU_ERR_NVML);
+    CHECK_STR_EQ(err.msg, "every GPU is lost: GPU 0: nvmlDeviceGetName: GPU is lost");
+    CHECK(gpu_first_usable(&inv) == NULL);
     gpu_inventory_release(&inv);
 }
 
@@ -353,7 +376,7 @@ static const struct test_case cases[] = {
     {"driver not loaded", gpu_driver_not_loaded},
     {"init other error", gpu_init_other_error},
     {"count error", gpu_count_error},
-    {"lost GPU fails detection", gpu_lost_fails_detection},
+    {"lost GPU recorded, others detected", gpu_lost_is_recorded_others_detected},
     {"handle error", gpu_handle_error},
     {"memory not supported", gpu_memory_not_supported},
     {"MIG modes", gpu_mig_modes},
