@@ -34,7 +34,7 @@ LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
 DP_LIBS = -lprotobuf-c
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
-LIB_DIRS := base kube gpu deviceplugin labeler manifest sched gpusched serve
+LIB_DIRS := base kube gpu rpc deviceplugin labeler manifest sched gpusched serve
 LIB_SRC := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/deviceplugin/api.pb-c.o
 UNIT_SRC := $(wildcard tests/unit/*.c)

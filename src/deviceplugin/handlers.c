@@ -11,7 +11,7 @@
 #include "base/buf.h"
 #include "deviceplugin/api.pb-c.h"
 #include "deviceplugin/plugin-int.h"
-#include "deviceplugin/rpc.h"
+#include "rpc/rpc.h"
 
 #define M_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
 #define M_PREFERRED "/v1beta1.DevicePlugin/GetPreferredAllocation"
@@ -23,7 +23,7 @@ int dp_pack(const ProtobufCMessage *m, struct buf *out)
     size_t n = protobuf_c_message_get_packed_size(m);
     uint8_t *b;
 
-    if (n > DP_RPC_MSG_MAX)
+    if (n > RPC_MSG_MAX)
         return -E2BIG;
     b = malloc(n ? n : 1);
     if (!b)
@@ -93,7 +93,7 @@ static int handle_options(struct dp_plugin *p, struct buf *resp)
     (void)p;
     o.pre_start_required = 0;
     o.get_preferred_allocation_available = 1;
-    return dp_pack(&o.base, resp) ? DP_RPC_INTERNAL : DP_RPC_OK;
+    return dp_pack(&o.base, resp) ? RPC_INTERNAL : RPC_OK;
 }
 
 static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len, struct buf *resp,
@@ -103,23 +103,23 @@ static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len,
     V1beta1__PreferredAllocationResponse out = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
     V1beta1__ContainerPreferredAllocationResponse *cr = NULL, **crp = NULL;
     const char ***chosen = NULL;
-    int status = DP_RPC_OK;
+    int status = RPC_OK;
     size_t i;
 
     r = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
     if (!r) {
         snprintf(msg, msgsz, "cannot decode the PreferredAllocationRequest");
-        return DP_RPC_INVALID_ARGUMENT;
+        return RPC_INVALID_ARGUMENT;
     }
     cr = calloc(r->n_container_requests + 1, sizeof(*cr));
     crp = calloc(r->n_container_requests + 1, sizeof(*crp));
     chosen = calloc(r->n_container_requests + 1, sizeof(*chosen));
     if (!cr || !crp || !chosen) {
-        status = DP_RPC_INTERNAL;
+        status = RPC_INTERNAL;
         goto out;
     }
     pthread_mutex_lock(&p->mu);
-    for (i = 0; i < r->n_container_requests && status == DP_RPC_OK; i++) {
+    for (i = 0; i < r->n_container_requests && status == RPC_OK; i++) {
         V1beta1__ContainerPreferredAllocationRequest *c = r->container_requests[i];
         size_t size = c->allocation_size > 0 ? (size_t)c->allocation_size : 0;
         struct err e;
@@ -131,12 +131,12 @@ static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len,
         if (size > c->n_available_deviceids) {
             snprintf(msg, msgsz, "allocation size %zu is more than the %zu available devices", size,
                      c->n_available_deviceids);
-            status = DP_RPC_INVALID_ARGUMENT;
+            status = RPC_INVALID_ARGUMENT;
             break;
         }
         chosen[i] = calloc(size + 1, sizeof(*chosen[i]));
         if (!chosen[i]) {
-            status = DP_RPC_INTERNAL;
+            status = RPC_INTERNAL;
             break;
         }
         got = dp_preferred(&p->inv, (const char *const *)c->available_deviceids,
@@ -144,18 +144,18 @@ static int handle_preferred(struct dp_plugin *p, const uint8_t *req, size_t len,
                            c->n_must_include_deviceids, size, chosen[i], &e);
         if (got < 0) {
             snprintf(msg, msgsz, "%s", e.msg);
-            status = DP_RPC_INVALID_ARGUMENT;
+            status = RPC_INVALID_ARGUMENT;
             break;
         }
         cr[i].n_deviceids = (size_t)got;
         cr[i].deviceids = (char **)chosen[i];
     }
     pthread_mutex_unlock(&p->mu);
-    if (status == DP_RPC_OK) {
+    if (status == RPC_OK) {
         out.n_container_responses = r->n_container_requests;
         out.container_responses = crp;
         if (dp_pack(&out.base, resp))
-            status = DP_RPC_INTERNAL;
+            status = RPC_INTERNAL;
     }
 out:
     if (chosen)
@@ -191,12 +191,12 @@ static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, 
     V1beta1__CDIDevice *cdi = NULL, **cdip = NULL;
     struct alloc_strings *as = NULL;
     size_t ncdi_total = 0, cdi_at = 0;
-    int status = DP_RPC_OK;
+    int status = RPC_OK;
 
     r = v1beta1__allocate_request__unpack(NULL, len, req);
     if (!r) {
         snprintf(msg, msgsz, "cannot decode the AllocateRequest");
-        return DP_RPC_INVALID_ARGUMENT;
+        return RPC_INVALID_ARGUMENT;
     }
     nc = r->n_container_requests;
     for (i = 0; i < nc; i++)
@@ -211,11 +211,11 @@ static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, 
     cdi = calloc(ncdi_total + 1, sizeof(*cdi));
     cdip = calloc(ncdi_total + 1, sizeof(*cdip));
     if (!cr || !crp || !env || !envp || !ann || !annp || !as || !cdi || !cdip) {
-        status = DP_RPC_INTERNAL;
+        status = RPC_INTERNAL;
         goto out;
     }
     pthread_mutex_lock(&p->mu);
-    for (i = 0; i < nc && status == DP_RPC_OK; i++) {
+    for (i = 0; i < nc && status == RPC_OK; i++) {
         V1beta1__ContainerAllocateRequest *c = r->container_requests[i];
         struct alloc_strings *s = &as[i];
         const char *q;
@@ -228,13 +228,13 @@ static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, 
         crp[i] = &cr[i];
         if (!c->n_devices_ids) {
             snprintf(msg, msgsz, "container request %zu names no device", i);
-            status = DP_RPC_INVALID_ARGUMENT;
+            status = RPC_INVALID_ARGUMENT;
             break;
         }
         if (dp_visible_devices(&p->inv, (const char *const *)c->devices_ids, c->n_devices_ids,
                                &s->visible, &e)) {
             snprintf(msg, msgsz, "%s", e.msg);
-            status = e.code == -ENOENT ? DP_RPC_NOT_FOUND : DP_RPC_INVALID_ARGUMENT;
+            status = e.code == -ENOENT ? RPC_NOT_FOUND : RPC_INVALID_ARGUMENT;
             break;
         }
         if (strategy & DP_LIST_ENVVAR) {
@@ -254,14 +254,14 @@ static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, 
             size_t start = s->cdi.len;
 
             if (buf_printf(&s->cdi, "%s%s=%.*s", start ? "," : "", DP_CDI_KIND, (int)n, q)) {
-                status = DP_RPC_INTERNAL;
+                status = RPC_INTERNAL;
                 break;
             }
             q += n;
             if (*q == ',')
                 q++;
         }
-        if (status != DP_RPC_OK)
+        if (status != RPC_OK)
             break;
         if (strategy & DP_LIST_CDI_CRI) {
             /* the names are the comma-separated parts of s->cdi: cut it into strings */
@@ -269,7 +269,7 @@ static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, 
             struct buf copy = BUF_INIT(1 << 20);
 
             if (buf_append(&copy, t, s->cdi.len)) {
-                status = DP_RPC_INTERNAL;
+                status = RPC_INTERNAL;
                 break;
             }
             s->cdi_names = (char **)buf_take(&copy);
@@ -293,16 +293,16 @@ static int handle_allocate(struct dp_plugin *p, const uint8_t *req, size_t len, 
             cr[i].annotations = &annp[i];
         }
     }
-    if (status == DP_RPC_OK) {
+    if (status == RPC_OK) {
         p->st.allocations++;
         p->cdi_seq++;
     }
     pthread_mutex_unlock(&p->mu);
-    if (status == DP_RPC_OK) {
+    if (status == RPC_OK) {
         out.n_container_responses = nc;
         out.container_responses = crp;
         if (dp_pack(&out.base, resp))
-            status = DP_RPC_INTERNAL;
+            status = RPC_INTERNAL;
     }
 out:
     if (as)
@@ -342,11 +342,11 @@ int dp_handle_unary(void *ctx, const char *method, const uint8_t *req, size_t le
 
         if (!r) {
             snprintf(msg, msgsz, "cannot decode the PreStartContainerRequest");
-            return DP_RPC_INVALID_ARGUMENT;
+            return RPC_INVALID_ARGUMENT;
         }
         v1beta1__pre_start_container_request__free_unpacked(r, NULL);
-        return DP_RPC_OK; /* PreStartContainerResponse is empty: zero bytes */
+        return RPC_OK; /* PreStartContainerResponse is empty: zero bytes */
     }
     snprintf(msg, msgsz, "unknown method %s", method);
-    return DP_RPC_UNIMPLEMENTED;
+    return RPC_UNIMPLEMENTED;
 }

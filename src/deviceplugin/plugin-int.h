@@ -73,9 +73,9 @@ int dp_inventory_fill(struct dp_plugin *p, struct dp_gpu *g, nvmlDevice_t h, nvm
 /* dp_sysfs_root is cfg.sysfs_root or "/sys". */
 const char *dp_sysfs_root(const struct dp_plugin *p);
 
-/* handlers.c: the gRPC handlers (struct dp_rpc_handlers' callbacks, ctx = p) and the
+/* handlers.c: the gRPC handlers (struct rpc_handlers' callbacks, ctx = p) and the
  * protobuf packing they share with the registration. dp_pack appends m's bytes to out:
- * 0, -E2BIG over DP_RPC_MSG_MAX, -ENOMEM. */
+ * 0, -E2BIG over RPC_MSG_MAX, -ENOMEM. */
 int dp_handle_unary(void *ctx, const char *method, const uint8_t *req, size_t len, struct buf *resp,
                     char *msg, size_t msgsz);
 uint64_t dp_list_state(void *ctx, struct buf *out);

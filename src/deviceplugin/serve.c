@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "deviceplugin/api.pb-c.h"
 #include "deviceplugin/plugin-int.h"
-#include "deviceplugin/rpc.h"
+#include "rpc/rpc.h"
 
 #define API_VERSION "v1beta1"
 #define M_REGISTER "/v1beta1.Registration/Register"
@@ -38,8 +38,8 @@ static void *register_main(void *arg)
     err_clear(&p->reg_err);
     p->reg_rc = dp_pack(&r.base, &req);
     if (!p->reg_rc)
-        p->reg_rc = dp_rpc_call(p->kubelet_path, M_REGISTER, (const uint8_t *)req.data, req.len,
-                                REGISTER_TIMEOUT_MS, NULL, &p->reg_err);
+        p->reg_rc = rpc_call(p->kubelet_path, M_REGISTER, (const uint8_t *)req.data, req.len,
+                             REGISTER_TIMEOUT_MS, NULL, &p->reg_err);
     buf_release(&req);
     __atomic_store_n(&p->reg_done, 1, __ATOMIC_RELEASE);
     return NULL;
@@ -59,8 +59,8 @@ static bool sock_same(const char *path, const struct stat *was, bool by_ctime)
 }
 
 struct serve_state {
-    struct dp_rpc_server *srv;
-    struct dp_rpc_handlers h;
+    struct rpc_server *srv;
+    struct rpc_handlers h;
     struct stat sock_st;
     struct stat kubelet_st; /* the kubelet.sock registered with (or being), when kubelet_known */
     bool kubelet_known;
@@ -68,7 +68,8 @@ struct serve_state {
     long retry_at; /* mono ms of the next start/registration attempt */
     int inotify_fd, watch;
     char last_err[ERR_MSG_MAX];
-    const char *restart_pending; /* a restart asked for while a registration was in flight */
+    const char *restart_pending;      /* a restart asked for while a registration was in flight */
+    struct rpc_conn_stats conns_seen; /* of srv, for rpc_server_conns_news */
 };
 
 static void serve_restart(struct dp_plugin *p, struct serve_state *s, const char *why)
@@ -82,14 +83,19 @@ static void serve_restart(struct dp_plugin *p, struct serve_state *s, const char
     s->restart_pending = NULL;
     if (s->srv) {
         dp_log(p, 'I', 0, "device plugin: %s; starting the plugin server again", why);
-        dp_rpc_server_free(s->srv);
+        rpc_server_free(s->srv);
         s->srv = NULL;
         pthread_mutex_lock(&p->mu);
         p->st.registered = false;
         pthread_mutex_unlock(&p->mu);
     }
     err_clear(&e);
-    if (dp_rpc_server_new(p->sock_path, &s->h, &s->srv, &e)) {
+    if (rpc_server_new(p->sock_path, &s->h, &s->srv, &e) == -ENOENT)
+        err_set(&e, -ENOENT,
+                "the kubelet's device-plugin directory '%s' does not exist (not a Kubernetes "
+                "node? see --device-plugin-dir and --device-plugin=false)",
+                p->dir);
+    if (s->srv == NULL) {
         if (strcmp(s->last_err, e.msg))
             dp_log(p, 'E', 0, "device plugin: %s; retrying every %ds", e.msg, RETRY_MS / 1000);
         snprintf(s->last_err, sizeof(s->last_err), "%s", e.msg);
@@ -98,6 +104,7 @@ static void serve_restart(struct dp_plugin *p, struct serve_state *s, const char
     }
     if (lstat(p->sock_path, &s->sock_st))
         memset(&s->sock_st, 0, sizeof(s->sock_st));
+    memset(&s->conns_seen, 0, sizeof(s->conns_seen));
     s->want_register = true;
     s->retry_at = 0;
 }
@@ -195,6 +202,7 @@ void *dp_serve_main(void *arg)
     struct dp_plugin *p = arg;
     struct serve_state s;
     long next_check = 0;
+    char line[512];
 
     memset(&s, 0, sizeof(s));
     s.h.ctx = p;
@@ -209,7 +217,7 @@ void *dp_serve_main(void *arg)
         const char *why;
 
         if (s.srv)
-            dp_rpc_server_poll(s.srv, POLL_MS);
+            rpc_server_poll(s.srv, POLL_MS);
         else
             dp_sleep_ms(POLL_MS);
         serve_register_done(p, &s);
@@ -228,15 +236,17 @@ void *dp_serve_main(void *arg)
             serve_restart(p, &s, "retrying");
         serve_register(p, &s);
         pthread_mutex_lock(&p->mu);
-        p->st.streams = dp_rpc_server_streams(s.srv);
+        p->st.streams = rpc_server_streams(s.srv);
         pthread_mutex_unlock(&p->mu);
+        if (s.srv && rpc_server_conns_news(s.srv, &s.conns_seen, line, sizeof(line)))
+            dp_log(p, 'W', 0, "device plugin: %s: %s", p->sock_path, line);
     }
     while (p->reg_running) {
         if (s.srv)
-            dp_rpc_server_poll(s.srv, POLL_MS);
+            rpc_server_poll(s.srv, POLL_MS);
         serve_register_done(p, &s);
     }
-    dp_rpc_server_free(s.srv);
+    rpc_server_free(s.srv);
     if (s.inotify_fd >= 0)
         close(s.inotify_fd);
     return NULL;

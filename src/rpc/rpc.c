@@ -4,21 +4,29 @@
  * message, a send, the close notification). A call is freed when none of its batches is
  * outstanding any more and the client side is closed. grpc_init/grpc_shutdown bracket every
  * server and client call, as gRPC counts them. */
-#include "deviceplugin/rpc.h"
+#include "rpc/rpc.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <pthread.h>
 
-#include "deviceplugin/grpc_dl.h"
+#include "rpc/grpc_dl.h"
+#include "rpc/relay.h"
 
-#define REQUEST_SLOTS 4 /* calls waiting to be accepted at any time */
+/* Calls waiting to be accepted at any time. gRPC core queues every incoming call that finds
+ * no request waiting, even one the client cancelled at once; relay.c bounds how fast calls
+ * come, these let them be taken as fast. */
+#define REQUEST_SLOTS 64
 
 enum tag_kind { TAG_NEW, TAG_RECV, TAG_SEND, TAG_CLOSE, TAG_SHUTDOWN };
 
@@ -30,7 +38,7 @@ struct rpc_tag {
 };
 
 struct rpc_call {
-    struct dp_rpc_server *srv;
+    struct rpc_server *srv;
     grpc_call *call;
     grpc_call_details details;
     grpc_metadata_array md;
@@ -47,12 +55,14 @@ struct rpc_call {
     struct rpc_call *next; /* the server's list of streams */
 };
 
-struct dp_rpc_server {
-    const struct dp_rpc_handlers *h;
+struct rpc_server {
+    const struct rpc_handlers *h;
     grpc_server *server;
     grpc_completion_queue *cq;
     char path[4096];
-    struct stat st; /* of the socket it created, to remove only that one */
+    struct stat st;          /* of the socket it created, to remove only that one */
+    struct rpc_relay *relay; /* the socket's connections, relayed to server */
+
     struct rpc_call *streams;
     size_t nstreams;
     int live; /* calls allocated (waiting or active) */
@@ -80,7 +90,7 @@ static void rpc_init_once(void)
 static int rpc_init(struct err *err)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    int rc = dp_grpc_load(err);
+    int rc = rpc_grpc_load(err);
 
     if (rc)
         return rc;
@@ -95,7 +105,7 @@ static gpr_timespec deadline_ms(long ms)
                            G(gpr_time_from_millis)(ms, GPR_TIMESPAN));
 }
 
-/* Copies a received message into out, refusing more than DP_RPC_MSG_MAX. */
+/* Copies a received message into out, refusing more than RPC_MSG_MAX. */
 static int bytes_from_buffer(grpc_byte_buffer *bb, struct buf *out)
 {
     grpc_byte_buffer_reader r;
@@ -107,7 +117,7 @@ static int bytes_from_buffer(grpc_byte_buffer *bb, struct buf *out)
     if (!G(grpc_byte_buffer_reader_init)(&r, bb))
         return -EPROTO;
     while (!rc && G(grpc_byte_buffer_reader_next)(&r, &sl)) {
-        if (out->len + GRPC_SLICE_LENGTH(sl) > DP_RPC_MSG_MAX)
+        if (out->len + GRPC_SLICE_LENGTH(sl) > RPC_MSG_MAX)
             rc = -E2BIG;
         else if (GRPC_SLICE_LENGTH(sl))
             rc = buf_append(out, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl));
@@ -130,7 +140,7 @@ static grpc_byte_buffer *buffer_from_bytes(const void *p, size_t n)
 
 static void call_free(struct rpc_call *c)
 {
-    struct dp_rpc_server *s = c->srv;
+    struct rpc_server *s = c->srv;
 
     if (c->stream) {
         struct rpc_call **p = &s->streams;
@@ -167,7 +177,7 @@ static int call_batch(struct rpc_call *c, const grpc_op *ops, size_t n, struct r
 }
 
 /* Asks for the next incoming call; a slot is always waiting so calls never queue long. */
-static void request_next(struct dp_rpc_server *s)
+static void request_next(struct rpc_server *s)
 {
     struct rpc_call *c;
 
@@ -225,8 +235,8 @@ static void call_finish(struct rpc_call *c, int status, const char *details, con
 /* Sends a stream its current message when the generation moved on. */
 static void stream_push(struct rpc_call *c)
 {
-    struct dp_rpc_server *s = c->srv;
-    struct buf msg = BUF_INIT(DP_RPC_MSG_MAX);
+    struct rpc_server *s = c->srv;
+    struct buf msg = BUF_INIT(RPC_MSG_MAX);
     grpc_byte_buffer *bb;
     grpc_op ops[2];
     uint64_t gen;
@@ -259,7 +269,7 @@ static void stream_push(struct rpc_call *c)
 /* The call arrived: read its one request message, and watch for its end. */
 static void on_new(struct rpc_call *c, bool ok)
 {
-    struct dp_rpc_server *s = c->srv;
+    struct rpc_server *s = c->srv;
     grpc_op op;
 
     c->pending--;
@@ -269,6 +279,7 @@ static void on_new(struct rpc_call *c, bool ok)
     }
     c->accepted = true;
     request_next(s);
+
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     op.data.recv_close_on_server.cancelled = &c->cancelled;
@@ -285,8 +296,8 @@ static void on_new(struct rpc_call *c, bool ok)
 
 static void on_recv(struct rpc_call *c, bool ok)
 {
-    struct dp_rpc_server *s = c->srv;
-    struct buf req = BUF_INIT(DP_RPC_MSG_MAX), resp = BUF_INIT(DP_RPC_MSG_MAX);
+    struct rpc_server *s = c->srv;
+    struct buf req = BUF_INIT(RPC_MSG_MAX), resp = BUF_INIT(RPC_MSG_MAX);
     char method[256], msg[512];
     size_t mlen = GRPC_SLICE_LENGTH(c->details.method);
     int status;
@@ -301,11 +312,11 @@ static void on_recv(struct rpc_call *c, bool ok)
     memcpy(method, GRPC_SLICE_START_PTR(c->details.method), mlen);
     method[mlen] = '\0';
     if (!c->recv) {
-        call_finish(c, DP_RPC_INVALID_ARGUMENT, "no request message", NULL);
+        call_finish(c, RPC_INVALID_ARGUMENT, "no request message", NULL);
         goto out;
     }
     if (bytes_from_buffer(c->recv, &req)) {
-        call_finish(c, DP_RPC_INVALID_ARGUMENT, "request message too large or unreadable", NULL);
+        call_finish(c, RPC_INVALID_ARGUMENT, "request message too large or unreadable", NULL);
         goto out;
     }
     if (s->h->stream_method && !strcmp(method, s->h->stream_method)) {
@@ -319,8 +330,8 @@ static void on_recv(struct rpc_call *c, bool ok)
     msg[0] = '\0';
     status =
         s->h->unary(s->h->ctx, method, (const uint8_t *)req.data, req.len, &resp, msg, sizeof(msg));
-    if (status == DP_RPC_OK)
-        call_finish(c, DP_RPC_OK, NULL, &resp);
+    if (status == RPC_OK)
+        call_finish(c, RPC_OK, NULL, &resp);
     else
         call_finish(c, status, msg, NULL);
 out:
@@ -344,7 +355,7 @@ static void on_close(struct rpc_call *c)
     call_maybe_free(c);
 }
 
-static void dispatch(struct dp_rpc_server *s, grpc_event ev)
+static void dispatch(struct rpc_server *s, grpc_event ev)
 {
     struct rpc_tag *t = ev.tag;
 
@@ -367,17 +378,78 @@ static void dispatch(struct dp_rpc_server *s, grpc_event ev)
     }
 }
 
-int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct dp_rpc_server **out,
-                      struct err *err)
+/* ---- the server's socket ---------------------------------------------------------------- */
+
+/* Listens on path with mode RPC_SOCKET_MODE: bound, then chmod, then listen, so that no one
+ * can connect while the mode is still the umask's. */
+static int listen_unix(const char *path, struct err *err)
 {
-    struct dp_rpc_server *s;
-    grpc_server_credentials *creds;
-    char addr[4200];
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return err_set(err, -errno, "cannot make a unix socket: %s", strerror(errno));
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+        int e = errno;
+
+        close(fd);
+        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s': %s", path,
+                       strerror(e));
+    }
+    if (chmod(path, RPC_SOCKET_MODE) || listen(fd, 64)) {
+        int e = errno;
+
+        close(fd);
+        unlink(path);
+        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s': %s", path,
+                       strerror(e));
+    }
+    return fd;
+}
+
+/* The channel arguments every server gets (docs/device-plugin.md, "Limits"), into ca with
+ * the room a[0..max); gRPC copies them. */
+static grpc_channel_args *server_args(grpc_channel_args *ca, grpc_arg *a, size_t max)
+{
+    static const struct {
+        const char *key;
+        int value;
+    } ints[] = {
+        {"grpc.max_concurrent_streams", RPC_MAX_STREAMS},
+        {"grpc.max_metadata_size", RPC_MAX_HEADER_LIST},
+        {"grpc.max_receive_message_length", (int)RPC_MSG_MAX},
+        {"grpc.max_send_message_length", (int)RPC_MSG_MAX},
+        {"grpc.max_connection_idle_ms", RPC_IDLE_MS},
+        {"grpc.keepalive_time_ms", RPC_KEEPALIVE_MS},
+        {"grpc.keepalive_timeout_ms", RPC_KEEPALIVE_TIMEOUT_MS},
+        {"grpc.http2.max_ping_strikes", 2},
+    };
+    size_t i, n = 0;
+
+    for (i = 0; i < sizeof(ints) / sizeof(ints[0]) && n < max; i++, n++) {
+        a[n].type = GRPC_ARG_INTEGER;
+        a[n].key = (char *)ints[i].key;
+        a[n].value.integer = ints[i].value;
+    }
+    ca->num_args = n;
+    ca->args = a;
+    return ca;
+}
+
+int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_server **out,
+                   struct err *err)
+{
+    struct rpc_server *s;
+    grpc_arg args[16];
+    grpc_channel_args ca;
     struct stat st;
-    int i;
+    int i, fd;
 
     *out = NULL;
-    if (strlen(path) >= sizeof(s->path) - 1 || strlen(path) > 107)
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
         return err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
     {
         char dir[4096];
@@ -385,11 +457,7 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct 
 
         snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
         if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
-            return err_set(err, -ENOENT,
-                           "the kubelet's device-plugin directory '%s' does not "
-                           "exist (not a Kubernetes node? see --device-plugin-dir and "
-                           "--device-plugin=false)",
-                           dir);
+            return err_set(err, -ENOENT, "the directory '%s' does not exist", dir);
     }
     if (!lstat(path, &st)) {
         if (!S_ISSOCK(st.st_mode))
@@ -412,29 +480,27 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct 
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->t_shutdown.kind = TAG_SHUTDOWN;
     s->cq = G(grpc_completion_queue_create_for_next)(NULL);
-    s->server = G(grpc_server_create)(NULL, NULL);
+    s->server = G(grpc_server_create)(server_args(&ca, args, sizeof(args) / sizeof(args[0])), NULL);
     G(grpc_server_register_completion_queue)(s->server, s->cq, NULL);
-    snprintf(addr, sizeof(addr), "unix:%s", path);
-    creds = G(grpc_insecure_server_credentials_create)();
-    i = G(grpc_server_add_http2_port)(s->server, addr, creds);
-    G(grpc_server_credentials_release)(creds);
-    if (!i) {
-        int e = errno;
-
-        dp_rpc_server_free(s);
-        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s'%s%s", path,
-                       e ? ": " : "", e ? strerror(e) : "");
-    }
     G(grpc_server_start)(s->server);
+    fd = listen_unix(path, err);
+    if (fd < 0) {
+        rpc_server_free(s);
+        return fd;
+    }
     if (!lstat(path, &s->st) && !S_ISSOCK(s->st.st_mode))
         memset(&s->st, 0, sizeof(s->st));
+    if (rpc_relay_start(fd, s->server, &s->relay, err)) {
+        rpc_server_free(s);
+        return err ? err->code : -EAGAIN;
+    }
     for (i = 0; i < REQUEST_SLOTS; i++)
         request_next(s);
     *out = s;
     return 0;
 }
 
-int dp_rpc_server_poll(struct dp_rpc_server *s, int timeout_ms)
+int rpc_server_poll(struct rpc_server *s, int timeout_ms)
 {
     gpr_timespec until = deadline_ms(timeout_ms);
     struct rpc_call *c, *next;
@@ -455,17 +521,49 @@ int dp_rpc_server_poll(struct dp_rpc_server *s, int timeout_ms)
     return 0;
 }
 
-size_t dp_rpc_server_streams(const struct dp_rpc_server *s)
+size_t rpc_server_streams(const struct rpc_server *s)
 {
     return s ? s->nstreams : 0;
 }
 
-void dp_rpc_server_free(struct dp_rpc_server *s)
+void rpc_server_conns(struct rpc_server *s, struct rpc_conn_stats *st)
+{
+    rpc_relay_stats(s ? s->relay : NULL, st);
+}
+
+bool rpc_server_conns_news(struct rpc_server *s, struct rpc_conn_stats *seen, char *line,
+                           size_t size)
+{
+    struct rpc_conn_stats now;
+    uint64_t dropped, refused;
+
+    rpc_server_conns(s, &now);
+    dropped = now.dropped - seen->dropped;
+    refused = now.refused - seen->refused;
+    seen->dropped = now.dropped;
+    seen->refused = now.refused;
+    if (dropped && refused)
+        snprintf(line, size,
+                 "closed %llu connection%s that broke a bound (the last: %s) and refused %llu "
+                 "over the limit of %d",
+                 (unsigned long long)dropped, dropped > 1 ? "s" : "", now.last_drop,
+                 (unsigned long long)refused, RPC_MAX_CONNECTIONS);
+    else if (dropped)
+        snprintf(line, size, "closed %llu connection%s that broke a bound (the last: %s)",
+                 (unsigned long long)dropped, dropped > 1 ? "s" : "", now.last_drop);
+    else if (refused)
+        snprintf(line, size, "refused %llu connection%s over the limit of %d",
+                 (unsigned long long)refused, refused > 1 ? "s" : "", RPC_MAX_CONNECTIONS);
+    return dropped || refused;
+}
+
+void rpc_server_free(struct rpc_server *s)
 {
     struct stat st;
 
     if (!s)
         return;
+    rpc_relay_stop(s->relay); /* no new connection; the open ones end */
     s->shutting_down = true;
     if (s->server) {
         G(grpc_server_shutdown_and_notify)(s->server, s->cq, &s->t_shutdown);
@@ -497,8 +595,8 @@ void dp_rpc_server_free(struct dp_rpc_server *s)
 
 /* ---- the client ------------------------------------------------------------------------ */
 
-int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t len,
-                int timeout_ms, struct buf *resp, struct err *err)
+int rpc_call(const char *path, const char *method, const uint8_t *req, size_t len, int timeout_ms,
+             struct buf *resp, struct err *err)
 {
     grpc_channel_credentials *creds;
     grpc_channel *ch = NULL;
