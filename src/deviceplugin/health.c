@@ -1,14 +1,18 @@
 /* health.c - the health thread: NVML's event set (XID critical errors, double-bit ECC) and a
- * GPU_IS_LOST probe at every wait's timeout; an unhealthy device is marked under p->mu (the
- * generation moves, so every ListAndWatch stream gets the new list) and reported through
- * cfg->on_unhealthy. As in NVIDIA's plugin, a device once unhealthy stays so. */
+ * GPU_IS_LOST probe at every wait's timeout; each device's state is a gpu/health.h machine
+ * (the thread's own), published under p->mu when it changes (the generation moves, so every
+ * ListAndWatch stream gets the new list) and reported through cfg->on_unhealthy and
+ * cfg->on_healthy. An unhealthy device is re-probed once its quiet period has passed and
+ * becomes Healthy again when NVML answers for it with no recovery action pending. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "deviceplugin/plugin-int.h"
+#include "gpu/health.h"
 #include "gpu/nvml.h"
 
 #define HEALTH_WAIT_MS 500 /* nvmlEventSetWait_v2 timeout; the lost-GPU probe runs as often */
@@ -43,28 +47,34 @@ int dp_xids_parse(const char *s, bool *ignored, struct err *err)
     return 0;
 }
 
-static void mark_unhealthy(struct dp_plugin *p, size_t g, const char *why)
+/* Publishes device g's health under mu when it differs from what the kubelet was told. */
+static void publish(struct dp_plugin *p, size_t g)
 {
-    bool changed = false;
-    char uuid[96];
-    unsigned index;
+    const struct gpu_health *h = &p->health[g];
 
     pthread_mutex_lock(&p->mu);
-    if (p->inv.gpus[g].healthy) {
-        p->inv.gpus[g].healthy = false;
+    if (p->inv.gpus[g].healthy != h->healthy) {
+        p->inv.gpus[g].healthy = h->healthy;
         snprintf(p->inv.gpus[g].unhealthy_reason, sizeof(p->inv.gpus[g].unhealthy_reason), "%s",
-                 why);
+                 h->reason);
         p->gen++;
-        changed = true;
     }
-    snprintf(uuid, sizeof(uuid), "%s", p->inv.gpus[g].uuid);
-    index = p->inv.gpus[g].index;
     pthread_mutex_unlock(&p->mu);
-    if (!changed)
-        return;
-    dp_log(p, 'W', 0, "device plugin: GPU %u (%s) is unhealthy: %s", index, uuid, why);
+}
+
+/* A critical event on device g (or a probe that found it lost). */
+static void mark_unhealthy(struct dp_plugin *p, size_t g, enum gpu_health_kind kind,
+                           unsigned long long xid)
+{
+    const struct dp_gpu *d = &p->inv.gpus[g];
+    struct gpu_health *h = &p->health[g];
+
+    if (!gpu_health_fail(h, p->cfg.recovery_ms, kind, xid, NULL, mono_ms()))
+        return; /* already unhealthy: its quiet period starts again */
+    publish(p, g);
+    dp_log(p, 'W', 0, "device plugin: GPU %u (%s) is unhealthy: %s", d->index, d->uuid, h->reason);
     if (p->cfg.on_unhealthy)
-        p->cfg.on_unhealthy(p->cfg.ctx, uuid, index, why);
+        p->cfg.on_unhealthy(p->cfg.ctx, d->uuid, d->index, h->reason);
 }
 
 /* Asks NVML for the events of device g's GPU (once per GPU); true when they are watched. */
@@ -90,8 +100,8 @@ static bool watch_gpu(struct dp_plugin *p, size_t g)
 }
 
 /* A GPU NVML could not read at start: when it answers now, it gets its real ID and its events
- * are watched (it stays Unhealthy). */
-static void read_again(struct dp_plugin *p, size_t g)
+ * are watched; it stays Unhealthy until its quiet period has passed. */
+static bool read_again(struct dp_plugin *p, size_t g)
 {
     const struct gpu_nvml *n = &p->nvml;
     struct dp_gpu got = p->inv.gpus[g];
@@ -99,7 +109,7 @@ static void read_again(struct dp_plugin *p, size_t g)
     char was[96];
 
     if (n->device_get_handle_by_index(got.index, &h) || dp_inventory_fill(p, &got, h, h))
-        return;
+        return false;
     pthread_mutex_lock(&p->mu);
     snprintf(was, sizeof(was), "%s", p->inv.gpus[g].uuid);
     memcpy(p->inv.gpus[g].uuid, got.uuid, sizeof(got.uuid));
@@ -112,6 +122,7 @@ static void read_again(struct dp_plugin *p, size_t g)
     dp_log(p, 'I', 0, "device plugin: GPU %u (%s until now) answers again as %s", got.index, was,
            got.uuid);
     watch_gpu(p, g);
+    return true;
 }
 
 static void probe_lost(struct dp_plugin *p)
@@ -121,11 +132,12 @@ static void probe_lost(struct dp_plugin *p)
     for (g = 0; g < p->inv.ngpus; g++) {
         char uuid[96];
 
-        if (p->unread[g])
-            read_again(p, g);
-        else if (p->nvml.device_get_uuid(p->handles[g], uuid, sizeof(uuid)) ==
-                 NVML_ERROR_GPU_IS_LOST)
-            mark_unhealthy(p, g, "GPU is lost");
+        if (p->unread[g]) {
+            if (!read_again(p, g))
+                mark_unhealthy(p, g, GPU_HEALTH_LOST, 0); /* still lost: the period restarts */
+        } else if (p->nvml.device_get_uuid(p->handles[g], uuid, sizeof(uuid)) ==
+                   NVML_ERROR_GPU_IS_LOST)
+            mark_unhealthy(p, g, GPU_HEALTH_LOST, 0);
     }
 }
 
@@ -136,14 +148,43 @@ static void report_at_start(struct dp_plugin *p)
     size_t g;
 
     for (g = 0; g < p->inv.ngpus; g++) {
-        const struct dp_gpu *d = &p->inv.gpus[g];
+        gpu_health_init(&p->health[g]);
+        if (!p->inv.gpus[g].healthy)
+            mark_unhealthy(p, g, GPU_HEALTH_LOST, 0);
+    }
+}
 
-        if (d->healthy)
+/* Re-probes the unhealthy devices whose quiet period has passed: Healthy again when NVML
+ * answers for them with no recovery action pending, else they wait (said once). */
+static void recover(struct dp_plugin *p)
+{
+    int64_t now = mono_ms();
+    size_t g;
+
+    for (g = 0; g < p->inv.ngpus; g++) {
+        struct gpu_health *h = &p->health[g];
+        const struct dp_gpu *d = &p->inv.gpus[g];
+        char why[256], was[96];
+
+        if (!gpu_health_due(h, p->cfg.recovery_ms, now) || p->unread[g])
             continue;
-        dp_log(p, 'W', 0, "device plugin: GPU %u (%s) is unhealthy: %s", d->index, d->uuid,
-               d->unhealthy_reason);
-        if (p->cfg.on_unhealthy)
-            p->cfg.on_unhealthy(p->cfg.ctx, d->uuid, d->index, d->unhealthy_reason);
+        if (gpu_health_probe(&p->nvml, p->handles[g], p->parents[g], why, sizeof(why))) {
+            if (strncmp(h->blocked, why, sizeof(h->blocked) - 1))
+                dp_log(p, 'I', 0, "device plugin: GPU %u (%s) stays unhealthy: %s", d->index,
+                       d->uuid, why);
+            snprintf(h->blocked, sizeof(h->blocked), "%.127s", why);
+            continue;
+        }
+        snprintf(was, sizeof(was), "%s", h->reason);
+        gpu_health_recover(h, now);
+        publish(p, g);
+        snprintf(why, sizeof(why), "no critical event for %llds after %s, and NVML answers",
+                 (long long)(now - h->last_bad_ms) / 1000, was);
+        dp_log(p, 'I', 0, "device plugin: GPU %u (%s) is healthy again: %s", d->index, d->uuid,
+               why);
+        watch_gpu(p, g); /* a GPU that was lost may have left the event set */
+        if (p->cfg.on_healthy)
+            p->cfg.on_healthy(p->cfg.ctx, d->uuid, d->index, why);
     }
 }
 
@@ -152,6 +193,7 @@ void *dp_health_main(void *arg)
     struct dp_plugin *p = arg;
     const struct gpu_nvml *n = &p->nvml;
     bool wait_err_logged = false;
+    int64_t next_probe = 0;
 
     report_at_start(p);
     while (!p->stop) {
@@ -159,17 +201,20 @@ void *dp_health_main(void *arg)
         nvmlReturn_t rc;
         size_t g;
 
+        /* the probes run every HEALTH_WAIT_MS, also while events keep coming */
+        if (mono_ms() >= next_probe) {
+            probe_lost(p);
+            recover(p);
+            next_probe = mono_ms() + HEALTH_WAIT_MS;
+        }
         if (!p->events) {
             dp_sleep_ms(HEALTH_WAIT_MS);
-            probe_lost(p);
             continue;
         }
         memset(&ev, 0, sizeof(ev));
         rc = n->event_set_wait(p->events, &ev, HEALTH_WAIT_MS);
-        if (rc == NVML_ERROR_TIMEOUT) {
-            probe_lost(p);
+        if (rc == NVML_ERROR_TIMEOUT)
             continue;
-        }
         if (rc == NVML_ERROR_GPU_IS_LOST) {
             probe_lost(p);
             dp_sleep_ms(HEALTH_WAIT_MS); /* the wait may fail at once while the GPU stays lost */
@@ -181,7 +226,6 @@ void *dp_health_main(void *arg)
                        gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
             dp_sleep_ms(HEALTH_WAIT_MS);
-            probe_lost(p);
             continue;
         }
         /* the event names a GPU: every device advertised on it (its MIG devices too) */
@@ -189,8 +233,6 @@ void *dp_health_main(void *arg)
             if (p->parents[g] != ev.device)
                 continue;
             if (ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR) {
-                char why[64];
-
                 if (ev.eventData < DP_XID_MAX && p->cfg.ignored_xids[ev.eventData]) {
                     dp_log(p, 'I', 1,
                            "device plugin: GPU %u: XID %llu is ignored "
@@ -198,10 +240,9 @@ void *dp_health_main(void *arg)
                            p->inv.gpus[g].index, ev.eventData);
                     continue;
                 }
-                snprintf(why, sizeof(why), "XID %llu", ev.eventData);
-                mark_unhealthy(p, g, why);
+                mark_unhealthy(p, g, GPU_HEALTH_XID, ev.eventData);
             } else if (ev.eventType & NVML_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR) {
-                mark_unhealthy(p, g, "double-bit ECC error");
+                mark_unhealthy(p, g, GPU_HEALTH_ECC, 0);
             }
         }
     }

@@ -17,6 +17,7 @@
 #include "base/err.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/plugin.h"
+#include "gpu/health.h"
 #include "gpu/nvml.h"
 
 struct dp_plugin {
@@ -34,6 +35,7 @@ struct dp_plugin {
     /* unread[g]: NVML could not read GPU g at start; its ID is "lost-gpu-<index>" and its
      * handles NULL until health.c reads it (both under mu once the threads run) */
     bool unread[DP_MAX_GPUS];
+    struct gpu_health health[DP_MAX_GPUS]; /* the health thread's own (health.c) */
     nvmlEventSet_t events;
 
     pthread_mutex_t mu; /* guards inv (health), gen, st */

@@ -46,6 +46,7 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYM("nvmlDeviceGetMaxMigDeviceCount", device_get_max_mig_device_count, false),
     SYM("nvmlDeviceGetMigDeviceHandleByIndex", device_get_mig_device_handle_by_index, false),
     SYM("nvmlDeviceGetAttributes_v2", device_get_attributes, false),
+    SYM("nvmlDeviceGetFieldValues", device_get_field_values, false),
 };
 
 int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)

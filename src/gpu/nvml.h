@@ -103,6 +103,26 @@ typedef struct nvmlDeviceAttributes_st { /* sizeof 40 (nvmlDeviceGetAttributes_v
 } nvmlDeviceAttributes_t;
 #define NVML_FEATURE_ENABLED 1
 
+/* nvmlDeviceGetFieldValues: one field asked for and its answer. */
+typedef union nvmlValue_st {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+} nvmlValue_t;
+typedef struct nvmlFieldValue_st { /* sizeof 40 */
+    unsigned int fieldId;          /* NVML_FI_*, set by the caller */
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;
+    nvmlReturn_t nvmlReturn; /* this field's own result */
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+
 /* The bound library. Required pointers are never NULL after gpu_nvml_open succeeds;
  * optional ones are NULL when the driver does not export them. */
 struct gpu_nvml {
@@ -144,6 +164,9 @@ struct gpu_nvml {
     nvmlReturn_t (*device_get_mig_device_handle_by_index)(nvmlDevice_t, unsigned int,
                                                           nvmlDevice_t *);
     nvmlReturn_t (*device_get_attributes)(nvmlDevice_t, nvmlDeviceAttributes_t *); /* ..._v2 */
+
+    /* optional: health re-probes (the recovery action field) */
+    nvmlReturn_t (*device_get_field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
 };
 
 /* gpu_nvml_open loads the library at path (NULL or "" = "libnvidia-ml.so.1") with

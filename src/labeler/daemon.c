@@ -553,6 +553,18 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
     node_event(ctx, "Warning", "GPUUnhealthy", msg);
 }
 
+/* A GPU the device plugin reports Healthy again: a Normal Event on the Node. */
+static void plugin_healthy(void *ctx, const char *uuid, unsigned index, const char *why)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof(msg),
+             "GPU %u (%s) is healthy again: %s; the device plugin reports it Healthy to the "
+             "kubelet",
+             index, uuid, why);
+    node_event(ctx, "Normal", "GPUHealthy", msg);
+}
+
 /* Starts one plugin; -ENODEV (nothing of its kind to advertise) is no failure. */
 static int daemon_plugin_one(struct daemon *d, const struct dp_config *dp, struct err *err)
 {
@@ -777,6 +789,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     d.dp = cfg->dp;
     d.dp.log = plugin_log_line;
     d.dp.on_unhealthy = plugin_unhealthy;
+    d.dp.on_healthy = plugin_healthy;
     d.dp.ctx = (void *)cfg;
     pthread_mutex_init(&d.mu, NULL);
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;

@@ -22,6 +22,7 @@
 #include "labeler/backoff.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/plugin.h"
+#include "gpu/health.h"
 
 #ifndef GPULABEL_VERSION
 #define GPULABEL_VERSION "0.1.0"
@@ -98,6 +99,21 @@ static int set_replicas(void *dest, const char *v, struct err *err)
 static int set_xids(void *dest, const char *v, struct err *err)
 {
     return dp_xids_parse(v, dest, err);
+}
+
+static int set_recovery(void *dest, const char *v, struct err *err)
+{
+    int64_t ns;
+
+    if (go_parse_duration(v, &ns, NULL) || ns < 0)
+        return err_set(err, -EINVAL, "invalid duration '%s' (want e.g. 10m, 30s; 0 never recovers)",
+                       v);
+    if (ns / 1000000 > LABELER_INTERVAL_MAX_MS)
+        return err_set(err, -EINVAL, "duration '%s' is too long (at most 100 days)", v);
+    *(long *)dest = (long)(ns / 1000000);
+    if (ns > 0 && !*(long *)dest)
+        *(long *)dest = 1;
+    return 0;
 }
 
 static int set_resource(void *dest, const char *v, struct err *err)
@@ -300,6 +316,11 @@ int main(int argc, char **argv)
          "GPULABEL_HEALTH_IGNORE_XIDS", "LIST",
          "XIDs that leave a GPU healthy (default " DP_DEFAULT_IGNORED_XIDS ";\n"
          "none: every XID makes it unhealthy)"},
+        {"health-recovery-period", 0, FLAG_FUNC, &cfg.dp.recovery_ms, set_recovery,
+         "GPULABEL_HEALTH_RECOVERY_PERIOD", "DURATION",
+         "an unhealthy GPU is healthy again after this long with no new\n"
+         "critical event and NVML answering (doubled per relapse; 0: never;\n"
+         "default 10m)"},
         {"sysfs-root", 0, FLAG_FUNC, &cfg.dp.sysfs_root, set_path, "GPULABEL_SYSFS_ROOT", "DIR",
          "where sysfs is mounted (default /sys)"},
         {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GPULABEL_MIG_STRATEGY",
@@ -347,6 +368,7 @@ int main(int argc, char **argv)
     cfg.device_plugin = true;
     cfg.timeout_ms = 30000;
     dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);
+    cfg.dp.recovery_ms = GPU_HEALTH_DEFAULT_RECOVERY_MS;
     cfg.fail_on_init_error = true;
     /* the environment first, so that flags win */
     rc = flag_parse_env(gfd_env, sizeof(gfd_env) / sizeof(gfd_env[0]), &ff);

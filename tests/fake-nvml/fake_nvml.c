@@ -38,10 +38,19 @@
  *
  * Events: $FAKE_NVML_EVENTS names a control file that tests append lines to; every
  * nvmlEventSetWait_v2 reads the lines added since the event set was created, one event each:
- *   xid GPU XID              an XID critical error on GPU (its UUID or index)
+ *   xid GPU XID [reset|reboot]  an XID critical error on GPU (its UUID or index); with reset
+ *                            or reboot the driver's recovery action (nvmlDeviceGetFieldValues
+ *                            NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) becomes GPU reset (1) or
+ *                            node reboot (2) until a clear line
  *   ecc GPU                  a double-bit ECC error
  *   lost GPU                 the GPU falls off the bus: every query on it returns GPU_IS_LOST
  *                            from now on, and so does this wait
+ * and these lines change the state only (no event):
+ *   found GPU                a lost GPU answers again
+ *   clear GPU                the GPU was reset: it answers, no recovery action pending
+ * The state lines (lost, found, clear, xid ... reset|reboot) take effect for every NVML
+ * query of the process as soon as they are in the file, in the file's order after the
+ * config; a config read again (a new first nvmlInit_v2) replays them all.
  * A config file without device lines means a node with zero GPUs. A config that cannot be read
  * or parsed makes nvmlInit_v2 fail with UNKNOWN and prints why on stderr. */
 #include <stdio.h>
@@ -104,6 +113,7 @@ struct nvmlDevice_st {
     int cc_major, cc_minor, has_cc;
     int mig; /* -1 unsupported, 0 disabled, 1 enabled */
     int lost;
+    int action; /* the driver's recovery action: 0 none, 1 GPU reset, 2 node reboot */
     int handle_error;
     int numa, pcie_switch;   /* pcie_switch -1: none */
     int nvlink[18], nnvlink; /* peer indices, one per link */
@@ -417,6 +427,8 @@ static int fake_make_migs(const char *path)
     return 0;
 }
 
+static long fake_state_offset; /* bytes of $FAKE_NVML_EVENTS applied to the state */
+
 static int fake_load(void)
 {
     const char *path = getenv("FAKE_NVML_CONFIG");
@@ -424,6 +436,7 @@ static int fake_load(void)
     int lineno = 0, rc = 0;
     FILE *f;
 
+    fake_state_offset = 0;
     fake_defaults();
     if (!path || !*path)
         return 0;
@@ -476,9 +489,12 @@ static int fake_load(void)
     return rc;
 }
 
+static void fake_apply_state(void);
+
 /* Common guard: NVML must be initialised and the handle one of ours. */
 static nvmlReturn_t fake_check(nvmlDevice_t d)
 {
+    fake_apply_state();
     if (!fake_active)
         return NVML_ERROR_UNINITIALIZED;
     if (d && d >= fake.migs && d < fake.migs + fake.nmigs)
@@ -512,6 +528,7 @@ nvmlReturn_t nvmlInit_v2(void)
     if (fake.init_error)
         return fake.init_error;
     fake_active++;
+    fake_apply_state();
     return NVML_SUCCESS;
 }
 
@@ -976,6 +993,105 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *
     a->gpuInstanceSliceCount = (unsigned)d->gi;
     a->computeInstanceSliceCount = (unsigned)d->ci;
     a->memorySizeMB = (unsigned long long)d->mem_mb;
+    return NVML_SUCCESS;
+}
+#endif
+
+/* ---- run-time state from $FAKE_NVML_EVENTS ------------------------------------------------ */
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+static int fake_state_ref(const char *s)
+{
+    char *end;
+    long i = strtol(s, &end, 10);
+    unsigned k;
+
+    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
+        return (int)i;
+    for (k = 0; k < fake.ndevices; k++)
+        if (!strcmp(fake.devices[k].uuid, s))
+            return (int)k;
+    return -1;
+}
+
+/* Applies the state lines added to the control file since the last call (every NVML query
+ * calls this; one stat when nothing was added). */
+static void fake_apply_state(void)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const char *path = getenv("FAKE_NVML_EVENTS");
+    struct stat st;
+    char line[256];
+    FILE *f;
+
+    if (!path || !*path || stat(path, &st) || st.st_size <= fake_state_offset)
+        return;
+    pthread_mutex_lock(&mu);
+    f = fopen(path, "r");
+    if (f && !fseek(f, fake_state_offset, SEEK_SET)) {
+        while (fgets(line, sizeof(line), f) && strchr(line, '\n')) {
+            char what[16], dev[128], extra[16];
+            unsigned long long xid;
+            int n, k;
+
+            fake_state_offset += (long)strlen(line);
+            extra[0] = '\0';
+            n = sscanf(line, "%15s %127s %llu %15s", what, dev, &xid, extra);
+            if (n < 2 || (k = fake_state_ref(dev)) < 0)
+                continue;
+            if (!strcmp(what, "lost"))
+                fake.devices[k].lost = 1;
+            else if (!strcmp(what, "found"))
+                fake.devices[k].lost = 0;
+            else if (!strcmp(what, "clear"))
+                fake.devices[k].lost = fake.devices[k].action = 0;
+            else if (!strcmp(what, "xid") && n == 4 && !strcmp(extra, "reset"))
+                fake.devices[k].action = 1;
+            else if (!strcmp(what, "xid") && n == 4 && !strcmp(extra, "reboot"))
+                fake.devices[k].action = 2;
+        }
+    }
+    if (f)
+        fclose(f);
+    pthread_mutex_unlock(&mu);
+}
+
+#ifndef FAKE_NVML_OLD
+typedef struct {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;
+    nvmlReturn_t nvmlReturn;
+    union {
+        double dVal;
+        unsigned int uiVal;
+        unsigned long long ullVal;
+    } value;
+} nvmlFieldValue_t;
+
+/* Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230) is known; others answer NOT_SUPPORTED. */
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *v);
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *v)
+{
+    nvmlReturn_t rc = fake_check(d);
+    int i;
+
+    if (rc)
+        return rc;
+    if (!v || count <= 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (i = 0; i < count; i++) {
+        v[i].nvmlReturn = NVML_SUCCESS;
+        v[i].valueType = 1; /* unsigned int */
+        if (v[i].fieldId == 230)
+            v[i].value.uiVal = (unsigned)d->action;
+        else
+            v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
     return NVML_SUCCESS;
 }
 #endif
