@@ -27,6 +27,10 @@ struct gpu_mig {
     unsigned long long memory_mb;
     unsigned multiprocessors, slices_gi, slices_ci;
     unsigned copy, decoder, encoder, jpeg, ofa; /* shared engines */
+    /* its GPU instance (nvmlGpuInstanceGetInfo), valid when gi_known: the profile ID and the
+     * memory slices it holds, which name it in DRA (gpu-<minor>-mig-<profile>-<id>-<start>) */
+    bool gi_known;
+    unsigned gi_profile_id, placement_start, placement_size;
 };
 
 struct gpu_device {
@@ -37,6 +41,9 @@ struct gpu_device {
     char pci_bus_id[32];             /* "00000000:00:08.0"; "" when unknown */
     int cc_major, cc_minor;          /* CUDA compute capability; valid when cc_known */
     bool cc_known;
+    int minor;                        /* nvmlDeviceGetMinorNumber (/dev/nvidiaN); -1 unknown */
+    int brand;                        /* nvmlDeviceGetBrand (nvmlBrandType_t); -1 unknown */
+    int arch;                         /* nvmlDeviceGetArchitecture; -1 unknown */
     bool mig_capable;                 /* nvmlDeviceGetMigMode answered (not NOT_SUPPORTED) */
     bool mig_enabled;                 /* current MIG mode is enabled */
     struct gpu_mig migs[GPU_MAX_MIG]; /* with mig_enabled: its MIG devices */
@@ -81,6 +88,12 @@ const struct gpu_device *gpu_first_usable(const struct gpu_inventory *inv);
  * and the name does not fit. */
 void gpu_mig_profile_name(unsigned ci_slices, unsigned gi_slices, unsigned long long memory_mb,
                           char *out, size_t size);
+
+/* gpu_brand_name and gpu_arch_name are NVML's brand and architecture as NVIDIA's tools
+ * write them (go-nvlib's GetBrandAsString, GetArchitectureAsString): "Tesla", "GeForce",
+ * ...; "Maxwell", "Ampere", "Ada Lovelace", ...; "Unknown" for what they do not know. */
+const char *gpu_brand_name(int brand);
+const char *gpu_arch_name(int arch);
 
 /* gpu_inventory_release frees the devices; inv is empty afterwards. Safe on NULL. */
 void gpu_inventory_release(struct gpu_inventory *inv);

@@ -103,6 +103,19 @@ typedef struct nvmlDeviceAttributes_st { /* sizeof 40 (nvmlDeviceGetAttributes_v
 } nvmlDeviceAttributes_t;
 #define NVML_FEATURE_ENABLED 1
 
+/* MIG GPU instances (nvmlDeviceGetGpuInstanceById, nvmlGpuInstanceGetInfo). */
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t; /* opaque, owned by the driver */
+typedef struct nvmlGpuInstancePlacement_st {
+    unsigned int start; /* the first memory slice */
+    unsigned int size;  /* memory slices */
+} nvmlGpuInstancePlacement_t;
+typedef struct nvmlGpuInstanceInfo_st {
+    nvmlDevice_t device; /* its GPU */
+    unsigned int id;     /* the GPU instance's ID */
+    unsigned int profileId;
+    nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
 /* nvmlDeviceGetFieldValues: one field asked for and its answer. */
 typedef union nvmlValue_st {
     double dVal;
@@ -164,6 +177,15 @@ struct gpu_nvml {
     nvmlReturn_t (*device_get_mig_device_handle_by_index)(nvmlDevice_t, unsigned int,
                                                           nvmlDevice_t *);
     nvmlReturn_t (*device_get_attributes)(nvmlDevice_t, nvmlDeviceAttributes_t *); /* ..._v2 */
+
+    /* optional: what a DRA device says about itself */
+    nvmlReturn_t (*device_get_minor_number)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*device_get_brand)(nvmlDevice_t, int *); /* nvmlBrandType_t */
+    nvmlReturn_t (*device_get_architecture)(nvmlDevice_t,
+                                            unsigned int *); /* nvmlDeviceArchitecture_t */
+    nvmlReturn_t (*device_get_gpu_instance_id)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*device_get_gpu_instance_by_id)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t *);
+    nvmlReturn_t (*gpu_instance_get_info)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *);
 
     /* optional: health re-probes (the recovery action field) */
     nvmlReturn_t (*device_get_field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);

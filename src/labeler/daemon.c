@@ -26,13 +26,13 @@
 #include "deviceplugin/plugin.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
+#include "labeler/dra.h"
+#include "labeler/node.h"
 #include "labeler/sync.h"
 
-#define SYNC_CONFLICT_RETRIES 3       /* re-GET and re-plan after a 409 this many times */
-#define SYNC_REQUEST_TIMEOUT_MS 10000 /* per request; a hung server must not stall the loop */
+#define SYNC_CONFLICT_RETRIES 3 /* re-GET and re-plan after a 409 this many times */
 #define BACKOFF_BASE_MS 1000
 #define BACKOFF_CAP_MS 60000
-#define USER_AGENT "gpulabel/0.1 (linux)"
 
 struct sync_result {
     bool wrote;
@@ -208,17 +208,6 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     }
 }
 
-static int client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
-{
-    struct kube_client_opts o;
-
-    memset(&o, 0, sizeof(o));
-    o.kubeconfig = cfg->kubeconfig;
-    o.user_agent = USER_AGENT;
-    o.timeout_ms = SYNC_REQUEST_TIMEOUT_MS;
-    return kube_client_new(&o, out, err);
-}
-
 static int need_node_name(const struct labeler_config *cfg, struct err *err)
 {
     if (cfg->node_name && cfg->node_name[0])
@@ -238,7 +227,7 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
     rc = need_node_name(cfg, err);
     if (rc)
         goto out;
-    rc = client_open(cfg, &c, err);
+    rc = labeler_client_open(cfg, &c, err);
     if (rc) {
         err_prefix(err, "cannot set up the API client");
         goto out;
@@ -257,6 +246,20 @@ static volatile sig_atomic_t daemon_stop;
  * instead of waiting for a request timeout. Clear while output files are written. */
 static volatile sig_atomic_t daemon_abandonable;
 static int daemon_pipe[2] = {-1, -1};
+/* Set (from the GPU monitor's thread) when a GPU's health changed: the DRA mode publishes its
+ * taints at once instead of at the next cycle. */
+static volatile sig_atomic_t daemon_kicked;
+
+static void daemon_kick(void)
+{
+    ssize_t w;
+
+    daemon_kicked = 1;
+    if (daemon_pipe[1] >= 0) {
+        w = write(daemon_pipe[1], "k", 1);
+        (void)w;
+    }
+}
 /* The device plugin's socket, removed when a signal ends the process at once, so that the
  * kubelet does not dial a dead plugin. */
 static char daemon_plugin_sock[1 + 8][4400];
@@ -309,11 +312,10 @@ static int daemon_signals_install(void)
 }
 
 /* Sleeps ms, returning early when a stop signal arrives. */
-static void daemon_wait(long ms)
+/* Sleeps until end (mono ms), returning early when a stop signal arrives or a kick. */
+static void daemon_wait_until(long end)
 {
-    long end = mono_ms() + ms;
-
-    while (!daemon_stop) {
+    while (!daemon_stop && !daemon_kicked) {
         struct pollfd p;
         long left = end - mono_ms();
         char drain[16];
@@ -411,6 +413,8 @@ struct daemon {
     struct dp_config dp; /* cfg->dp with our log and event callbacks */
     char profiles[DAEMON_MIG_PROFILES][32];
     bool lost[GPU_MAX_DEVICES]; /* GPUs the last detection could not read */
+    int mode;                   /* the mode in force: LABELER_MODE_DEVICE_PLUGIN or _DRA */
+    struct labeler_dra *dra;    /* DRA mode: monitor, kubelet plugin, slices */
     char resources[DAEMON_MIG_PROFILES][64];
 
     /* what /healthz, /readyz and /metrics report, under mu (the HTTP thread reads it; the
@@ -429,6 +433,7 @@ static int daemon_on_http(void *ud, const char *path, struct buf *body, const ch
 {
     struct daemon *d = ud;
     struct dp_status st, sum;
+    struct labeler_dra_status dra;
     size_t i, registered = 0;
     int code = 200;
 
@@ -442,11 +447,14 @@ static int daemon_on_http(void *ud, const char *path, struct buf *body, const ch
         sum.allocations += st.allocations;
         sum.registrations += st.registrations;
     }
+    labeler_dra_status(d->dra, &dra);
     if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
         if (!d->nvml_up && d->cycled)
             code = 503, buf_printf(body, "NVML is down: %s\n", d->nvml_err);
         else if (registered < d->nplugins)
             code = 503, buf_printf(body, "the device plugin is not registered with the kubelet\n");
+        else if (d->dra && !dra.registered)
+            code = 503, buf_printf(body, "the DRA plugin is not registered with the kubelet\n");
         else
             buf_puts(body, "ok\n");
     } else if (!strcmp(path, "/readyz")) {
@@ -477,11 +485,20 @@ static int daemon_on_http(void *ud, const char *path, struct buf *body, const ch
             "# TYPE gpulabel_device_plugin_registrations_total counter\n"
             "gpulabel_device_plugin_registrations_total %llu\n"
             "# HELP gpulabel_allocations_total Allocate calls answered with devices.\n"
-            "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n",
-            d->gpus, d->nplugins ? sum.healthy : d->gpus, d->nvml_up ? 1 : 0,
-            (unsigned long long)d->label_writes, (unsigned long long)d->api_errors,
-            (unsigned long long)d->detect_errors, registered, (unsigned long long)sum.registrations,
-            (unsigned long long)sum.allocations);
+            "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n"
+            "# HELP gpulabel_dra_slice_writes_total ResourceSlices created, updated or deleted.\n"
+            "# TYPE gpulabel_dra_slice_writes_total counter\n"
+            "gpulabel_dra_slice_writes_total %llu\n"
+            "# HELP gpulabel_dra_prepares_total Claims the DRA plugin prepared.\n"
+            "# TYPE gpulabel_dra_prepares_total counter\ngpulabel_dra_prepares_total %llu\n",
+            d->gpus,
+            d->dra        ? dra.healthy
+            : d->nplugins ? sum.healthy
+                          : d->gpus,
+            d->nvml_up ? 1 : 0, (unsigned long long)d->label_writes,
+            (unsigned long long)d->api_errors, (unsigned long long)d->detect_errors, registered,
+            (unsigned long long)sum.registrations, (unsigned long long)sum.allocations,
+            (unsigned long long)dra.slice_writes, (unsigned long long)dra.prepares);
     } else {
         code = 404;
         buf_puts(body, "not found\n");
@@ -498,48 +515,6 @@ static void plugin_log_line(void *ctx, char sev, int level, const char *line)
     log_line(sev, level, "%s", line);
 }
 
-/* Posts an Event on the Node (type "Warning" or "Normal"), as the kubelet posts node events
- * (namespace default, involvedObject.uid = the node's name), so that `kubectl describe node`
- * shows it. Runs on the caller's thread with its own client. */
-static void node_event(const struct labeler_config *cfg, const char *type, const char *reason,
-                       const char *msg)
-{
-    struct kube_client *c = NULL;
-    struct kube_response resp;
-    char now[32], *body = NULL;
-    struct err err;
-    time_t t = time(NULL);
-    struct tm tm;
-    json_t *ev;
-
-    if (cfg->no_sync || !cfg->node_name)
-        return;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
-                   "s:s,s:s,s:i,s:s,s:s}",
-                   "apiVersion", "v1", "kind", "Event", "metadata", "generateName",
-                   "gpulabel-gpu-health-", "namespace", "default", "involvedObject", "apiVersion",
-                   "v1", "kind", "Node", "name", cfg->node_name, "uid", cfg->node_name, "reason",
-                   reason, "message", msg, "type", type, "source", "component", "gpulabel", "host",
-                   cfg->node_name, "firstTimestamp", now, "lastTimestamp", now, "count", 1,
-                   "reportingComponent", "gpulabel", "reportingInstance", cfg->node_name);
-    body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
-    json_decref(ev);
-    err_clear(&err);
-    memset(&resp, 0, sizeof(resp));
-    if (!body || client_open(cfg, &c, &err) ||
-        kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
-                            body, strlen(body), &resp, &err))
-        log_line('E', 0, "cannot post the %s event %s on node \"%s\": %s", type, reason,
-                 cfg->node_name, body ? err.msg : "out of memory");
-    else
-        log_line('I', 1, "posted a %s event on node \"%s\": %s", type, cfg->node_name, msg);
-    kube_response_release(&resp);
-    kube_client_free(c);
-    free(body);
-}
-
 /* A GPU the device plugin reports Unhealthy: a Warning Event on the Node. Runs on the
  * plugin's health thread. */
 static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const char *why)
@@ -550,7 +525,7 @@ static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const 
              "GPU %u (%s) is unhealthy: %s; the device plugin reports it Unhealthy to the "
              "kubelet",
              index, uuid, why);
-    node_event(ctx, "Warning", "GPUUnhealthy", msg);
+    labeler_node_event(ctx, "Warning", "GPUUnhealthy", msg);
 }
 
 /* A GPU the device plugin reports Healthy again: a Normal Event on the Node. */
@@ -562,7 +537,7 @@ static void plugin_healthy(void *ctx, const char *uuid, unsigned index, const ch
              "GPU %u (%s) is healthy again: %s; the device plugin reports it Healthy to the "
              "kubelet",
              index, uuid, why);
-    node_event(ctx, "Normal", "GPUHealthy", msg);
+    labeler_node_event(ctx, "Normal", "GPUHealthy", msg);
 }
 
 /* Starts one plugin; -ENODEV (nothing of its kind to advertise) is no failure. */
@@ -605,7 +580,7 @@ static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired
     size_t nprof = 0, i;
     int rc;
 
-    if (!d->cfg->device_plugin || d->plugins_started || !desired->n)
+    if (!d->cfg->device_plugin || d->mode == LABELER_MODE_DRA || d->plugins_started || !desired->n)
         return;
     err_clear(&err);
     dp.mig_strategy = d->cfg->mig_strategy;
@@ -672,10 +647,13 @@ static void daemon_lost(struct daemon *d, const struct gpu_inventory *inv)
             continue;
         }
         snprintf(msg, sizeof(msg), "GPU %zu cannot be read: %s; the other GPUs are labelled%s", i,
-                 g->error, d->cfg->device_plugin ? " and advertised" : "");
+                 g->error,
+                 d->mode == LABELER_MODE_DRA ? " and published"
+                 : d->cfg->device_plugin     ? " and advertised"
+                                             : "");
         log_line('W', 0, "%s", msg);
-        if (!d->plugins_started)
-            node_event(d->cfg, "Warning", "GPUUnhealthy", msg);
+        if (!d->plugins_started && !d->dra)
+            labeler_node_event(d->cfg, "Warning", "GPUUnhealthy", msg);
     }
 }
 
@@ -696,6 +674,8 @@ static long daemon_cycle(struct daemon *d)
     daemon_abandonable = 1;
     rc = labeler_detect_inventory(cfg, &desired, &inv, &err);
     daemon_abandonable = 0;
+    if (d->dra && !daemon_stop)
+        labeler_dra_cycle(d->dra, &inv, rc);
     if (rc) {
         snprintf(msg, sizeof(msg), "cannot detect GPUs: %s",
                  err_format(&err, cause, sizeof(cause)));
@@ -777,6 +757,68 @@ out:
     return wait;
 }
 
+/* Picks the mode (--mode, or with auto the Node's LABELER_MODE_LABEL, as the GPU Operator
+ * picks the DRA driver or the device plugin for a node) and starts the DRA side; in
+ * device-plugin mode it removes this node's slices, so that no GPU is offered both ways.
+ * Returns 0, or the exit status. */
+static int daemon_mode(struct daemon *d)
+{
+    const struct labeler_config *cfg = d->cfg;
+    const char *why = "--mode";
+    struct err err;
+    int rc;
+
+    err_clear(&err);
+    d->mode = cfg->mode;
+    if (d->mode == LABELER_MODE_AUTO) {
+        char value[64] = "";
+
+        d->mode = LABELER_MODE_DEVICE_PLUGIN;
+        why = "--mode auto: no API server";
+        if (d->client) {
+            rc = labeler_node_label(d->client, cfg->node_name, LABELER_MODE_LABEL, value,
+                                    sizeof(value), &err);
+            if (rc)
+                log_line('W', 0, "--mode auto: %s; using the device plugin", err.msg);
+            why = value[0] ? "--mode auto: the node's label " LABELER_MODE_LABEL
+                           : "--mode auto: no label " LABELER_MODE_LABEL " on the node";
+            if (!strcmp(value, "true"))
+                d->mode = LABELER_MODE_DRA;
+        }
+    }
+    if (d->mode == LABELER_MODE_DRA && !d->client) {
+        log_line('E', 0,
+                 "--mode dra needs the API server (ResourceSlices, ResourceClaims): "
+                 "drop --no-sync");
+        return 2;
+    }
+    log_line('I', 0, "offering the GPUs %s (%s)",
+             d->mode == LABELER_MODE_DRA
+                 ? "as DRA devices: ResourceSlices and the kubelet's DRA plugin"
+             : cfg->device_plugin ? "through the device plugin"
+                                  : "to no one: --device-plugin=false",
+             why);
+    if (d->mode == LABELER_MODE_DRA) {
+        rc = labeler_dra_start(cfg, d->client, daemon_kick, &d->dra, &err);
+        if (rc) {
+            log_line('E', 0, "%s", err.msg);
+            return 1;
+        }
+        return 0;
+    }
+    if (d->client) {
+        rc = labeler_dra_clear(cfg, d->client, &err);
+        if (rc > 0)
+            log_line('I', 0,
+                     "removed %d ResourceSlices of this node: its GPUs go through the "
+                     "device plugin now",
+                     rc);
+        else if (rc < 0)
+            log_line('I', 1, "cannot look for ResourceSlices of this node: %s", err.msg);
+    }
+    return 0;
+}
+
 int labeler_daemon_run(const struct labeler_config *cfg)
 {
     struct daemon d;
@@ -811,7 +853,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
             log_line('E', 0, "%s", err.msg);
             return 2;
         }
-        rc = client_open(cfg, &d.client, &err);
+        rc = labeler_client_open(cfg, &d.client, &err);
         if (rc) {
             log_line('E', 0, "cannot set up the API client: %s",
                      err_format(&err, msg, sizeof(msg)));
@@ -835,16 +877,29 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     else
         log_line('I', 0, "detecting GPUs every %s (schemas %s, no API sync)", ival, schemas);
 
+    rc = daemon_mode(&d);
+    if (rc) {
+        httpd_stop(d.httpd);
+        kube_client_free(d.client);
+        return rc;
+    }
     while (!daemon_stop) {
-        long wait = daemon_cycle(&d);
+        long wait = daemon_cycle(&d), end = mono_ms() + wait;
 
         log_line('I', 2, "next cycle in %s", fmt_ms(wait, ival, sizeof(ival)));
-        daemon_wait(wait);
+        for (;;) {
+            daemon_wait_until(end);
+            if (!daemon_kicked || daemon_stop)
+                break;
+            daemon_kicked = 0; /* a GPU's health changed: its taints go out now */
+            labeler_dra_publish(d.dra);
+        }
     }
     log_line('I', 0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
     httpd_stop(d.httpd);
     daemon_plugins_stop(&d);
+    labeler_dra_stop(d.dra);
     labeler_labels_release(&d.written);
     kube_client_free(d.client);
     return 0;

@@ -4,6 +4,7 @@
  * Environment variables are read first and flags override them; NODE_NAME and KUBECONFIG are
  * fallbacks when neither is given. Usage errors print one line and exit 2. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,9 @@
 #include "labeler/backoff.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/plugin.h"
+#include "draplugin/cdi.h"
+#include "draplugin/devices.h"
+#include "draplugin/plugin.h"
 #include "gpu/health.h"
 
 #ifndef GPULABEL_VERSION
@@ -113,6 +117,43 @@ static int set_recovery(void *dest, const char *v, struct err *err)
     *(long *)dest = (long)(ns / 1000000);
     if (ns > 0 && !*(long *)dest)
         *(long *)dest = 1;
+    return 0;
+}
+
+static int set_mode(void *dest, const char *v, struct err *err)
+{
+    if (!strcmp(v, "auto"))
+        *(int *)dest = LABELER_MODE_AUTO;
+    else if (!strcmp(v, "device-plugin"))
+        *(int *)dest = LABELER_MODE_DEVICE_PLUGIN;
+    else if (!strcmp(v, "dra"))
+        *(int *)dest = LABELER_MODE_DRA;
+    else
+        return err_set(err, -EINVAL, "invalid mode '%s' (want auto, device-plugin or dra)", v);
+    return 0;
+}
+
+/* A DRA driver name is a DNS subdomain (it names the slices' driver and the CDI vendor). */
+static int set_driver(void *dest, const char *v, struct err *err)
+{
+    size_t i, n = strlen(v);
+    bool dot = false;
+
+    for (i = 0; i < n; i++) {
+        char c = v[i];
+
+        if (c == '.')
+            dot = true;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              ((c == '-' || c == '.') && i > 0 && i + 1 < n && v[i - 1] != '.' && v[i + 1] != '.')))
+            break;
+    }
+    if (!n || n > 63 || i < n || !dot)
+        return err_set(err, -EINVAL,
+                       "invalid driver name '%s' (want a DNS subdomain of at most 63 "
+                       "characters with a dot, such as gpu.nvidia.com)",
+                       v);
+    *(const char **)dest = v;
     return 0;
 }
 
@@ -325,6 +366,21 @@ int main(int argc, char **argv)
          "where sysfs is mounted (default /sys)"},
         {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GPULABEL_MIG_STRATEGY",
          "none|single|mixed", "how MIG devices are labelled and advertised (default none)"},
+        {"mode", 0, FLAG_FUNC, &cfg.mode, set_mode, "GPULABEL_MODE", "auto|device-plugin|dra",
+         "how the GPUs are offered to the kubelet: the device plugin, or\n"
+         "ResourceSlices and the DRA plugin; auto: dra when the Node carries\n"
+         "" LABELER_MODE_LABEL "=true (default auto)"},
+        {"driver-name", 0, FLAG_FUNC, &cfg.dra.driver, set_driver, "GPULABEL_DRIVER_NAME", "NAME",
+         "the DRA driver's name (default " DRA_DEFAULT_DRIVER ")"},
+        {"kubelet-registrar-dir", 0, FLAG_FUNC, &cfg.dra.registrar_dir, set_path,
+         "GPULABEL_KUBELET_REGISTRAR_DIR", "DIR",
+         "the kubelet's plugin registry (default " DRA_DEFAULT_REGISTRAR_DIR ")"},
+        {"kubelet-plugins-dir", 0, FLAG_FUNC, &cfg.dra.plugins_dir, set_path,
+         "GPULABEL_KUBELET_PLUGINS_DIR", "DIR",
+         "where the DRA plugin's socket and checkpoint go, in <DIR>/<driver>/\n"
+         "(default " DRA_DEFAULT_PLUGINS_DIR ")"},
+        {"cdi-root", 0, FLAG_FUNC, &cfg.dra.cdi_root, set_path, "GPULABEL_CDI_ROOT", "DIR",
+         "where prepared claims' CDI specs are written (default " DRA_DEFAULT_CDI_ROOT ")"},
         {"metrics-addr", 0, FLAG_FUNC, &cfg.metrics_addr, set_path, "GPULABEL_METRICS_ADDR",
          "HOST:PORT",
          "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
