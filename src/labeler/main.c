@@ -381,6 +381,9 @@ int main(int argc, char **argv)
          "(default " DRA_DEFAULT_PLUGINS_DIR ")"},
         {"cdi-root", 0, FLAG_FUNC, &cfg.dra.cdi_root, set_path, "GPULABEL_CDI_ROOT", "DIR",
          "where prepared claims' CDI specs are written (default " DRA_DEFAULT_CDI_ROOT ")"},
+        {"dev-root", 0, FLAG_FUNC, &cfg.dra.dev_root, set_path, "GPULABEL_DEV_ROOT", "DIR",
+         "where the host's /dev is seen, for the device nodes of CDI specs\n"
+         "(default /dev)"},
         {"metrics-addr", 0, FLAG_FUNC, &cfg.metrics_addr, set_path, "GPULABEL_METRICS_ADDR",
          "HOST:PORT",
          "serve /healthz, /readyz and /metrics (Prometheus) there,\n"

@@ -52,6 +52,9 @@ RESOURCES = {
     ("", "v1", "replicationcontrollers"): ("ReplicationController", True),
     ("apps", "v1", "replicasets"): ("ReplicaSet", True),
     ("apps", "v1", "statefulsets"): ("StatefulSet", True),
+    # gpulabel's DRA mode: the claims its kubelet plugin reads, the slices it publishes
+    ("resource.k8s.io", "v1", "resourceclaims"): ("ResourceClaim", True),
+    ("resource.k8s.io", "v1", "resourceslices"): ("ResourceSlice", False),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest
@@ -250,6 +253,7 @@ FIELD_SELECTABLE = {
              "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
              "status.podIP", "status.nominatedNodeName"},
     "nodes": {"metadata.name", "spec.unschedulable"},
+    "resourceslices": {"spec.driver", "spec.nodeName", "spec.pool.name"},
 }
 
 
