@@ -131,7 +131,8 @@ def test_helm_is_the_pinned_version():
 
 
 def test_lint_strict_default_and_other_values():
-    for values in (None, OTHER, {"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}}):
+    for values in (None, OTHER, {"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}},
+                   {"gpulabel": {"mode": "auto"}}):
         args = ["lint", "--strict", CHART] + (["-f", values_file(values)] if values else [])
         p = helm(*args)
         if "1 chart(s) linted, 0 chart(s) failed" not in p.stdout:
@@ -254,6 +255,53 @@ def test_other_values_change_every_knob():
     util.check_eq([a for a in default if a.startswith("--logging-format")], [], "text logs by default")
 
 
+def test_dra_mode_renders_its_objects_and_mounts():
+    # gpulabel.mode dra (and auto): deploy/gpulabel/dra.yaml's objects, the kubelet plugin
+    # directories, no device-plugin directory with dra; auto mounts both
+    objs = objects({"gpulabel": {"mode": "dra"}})
+    want = c().objects("deploy/gpulabel/dra.yaml")
+    extra = sorted(set(kinds(objs)) - set(kinds(objects())))
+    util.check_eq(extra, kinds(want), "what the DRA mode adds: deploy/gpulabel/dra.yaml's objects")
+    for o in want:
+        got = find(objs, o["kind"], o["metadata"]["name"])
+        for field in ("rules", "roleRef", "subjects", "spec"):
+            util.check_eq(got.get(field), o.get(field), "%s %s: %s" % (o["kind"], o["metadata"]["name"], field))
+    ds = pod(objs, "DaemonSet")
+    util.check_eq((env(ds)["GPULABEL_MODE"], env(ds)["GPULABEL_DRIVER_NAME"],
+                   env(ds)["GPULABEL_KUBELET_REGISTRAR_DIR"], env(ds)["GPULABEL_KUBELET_PLUGINS_DIR"],
+                   env(ds)["GPULABEL_CDI_ROOT"]),
+                  ("dra", "gpu.nvidia.com", "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins",
+                   "/var/run/cdi"), "the DRA settings")
+    util.check_eq([(v["name"], v["hostPath"]["path"]) for v in ds["volumes"]],
+                  [("plugins-registry", "/var/lib/kubelet/plugins_registry"),
+                   ("plugins", "/var/lib/kubelet/plugins"), ("cdi", "/var/run/cdi"), ("sys", "/sys")],
+                  "volumes in dra mode: no device-plugin directory")
+    util.check_eq([m["mountPath"] for m in ds["containers"][0]["volumeMounts"]],
+                  ["/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins", "/var/run/cdi", "/sys"],
+                  "mounts in dra mode")
+    auto = pod(objects({"gpulabel": {"mode": "auto"}}), "DaemonSet")
+    util.check_eq([v["name"] for v in auto["volumes"]],
+                  ["device-plugins", "plugins-registry", "plugins", "cdi", "sys"], "volumes in auto mode")
+    util.check_eq(env(pod(objects(), "DaemonSet"))["GPULABEL_MODE"], "device-plugin", "the default mode")
+    util.check_eq(dry_run_server(render({"gpulabel": {"mode": "dra"}})), 17,
+                  "objects of the dra mode applied by the server dry run")
+    other = objects({"namespace": "gpu-system", "namePrefix": "b-", "gpulabel": {"mode": "auto", "dra": {
+        "driverName": "gpu.example.com", "extendedResourceName": "", "admissionPolicy": False}}})
+    util.check_eq(sorted(n for k, n, _ in kinds(other) if k == "DeviceClass"),
+                  ["gpu.example.com", "mig.gpu.example.com"], "DeviceClasses of another driver")
+    util.check_eq("extendedResourceName" in find(other, "DeviceClass", "gpu.example.com")["spec"], False,
+                  "extendedResourceName \"\" leaves it out")
+    util.check_eq([k for k, _, _ in kinds(other) if k.startswith("ValidatingAdmission")], [],
+                  "admissionPolicy false")
+    util.check_eq(find(other, "ClusterRoleBinding", "b-gpulabel-dra")["subjects"],
+                  [{"kind": "ServiceAccount", "name": "b-gpulabel", "namespace": "gpu-system"}], "binding")
+    vap = find(objects({"namespace": "gpu-system", "gpulabel": {"mode": "dra"}}),
+               "ValidatingAdmissionPolicy")
+    util.check_eq(vap["spec"]["matchConditions"][0]["expression"],
+                  'request.userInfo.username == "system:serviceaccount:gpu-system:gpulabel"',
+                  "the policy follows the namespace")
+
+
 def test_bad_values_fail_with_one_line():
     for values, want in (({"gpulabel": {"schemas": ["ack", "nfd"]}}, 'unknown schema "nfd"'),
                          ({"gpulabel": {"schemas": []}}, "gpulabel.schemas: empty"),
@@ -262,7 +310,9 @@ def test_bad_values_fail_with_one_line():
                          ({"gpusched": {"loggingFormat": "xml"}},
                           'gpusched.loggingFormat: "xml" (want text or json)'),
                          ({"gpulabel": {"loggingFormat": "JSON"}},
-                          'gpulabel.loggingFormat: "JSON" (want text or json)')):
+                          'gpulabel.loggingFormat: "JSON" (want text or json)'),
+                         ({"gpulabel": {"mode": "both"}},
+                          'gpulabel.mode: "both" (want device-plugin, dra or auto)')):
         p = helm("template", "gpulabel", CHART, "-f", values_file(values), check=False)
         if p.returncode == 0 or want not in p.stderr:
             raise AssertionError("helm template with %s: exit %d, stderr %r (want %r)" % (

@@ -46,10 +46,18 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- if not (has (.Values.gpulabel.loggingFormat | default "text") (list "text" "json")) -}}
 {{- fail (printf "gpulabel.loggingFormat: %q (want text or json)" .Values.gpulabel.loggingFormat) -}}
 {{- end -}}
+{{- if not (has (.Values.gpulabel.mode | default "device-plugin") (list "device-plugin" "dra" "auto")) -}}
+{{- fail (printf "gpulabel.mode: %q (want device-plugin, dra or auto)" .Values.gpulabel.mode) -}}
+{{- end -}}
 {{- if not (has (.Values.gpusched.loggingFormat | default "text") (list "text" "json")) -}}
 {{- fail (printf "gpusched.loggingFormat: %q (want text or json)" .Values.gpusched.loggingFormat) -}}
 {{- end -}}
 {{- if not (has .Values.gpusched.profile (list "default" "gpu")) -}}
 {{- fail (printf "gpusched.profile: %q (want default or gpu)" .Values.gpusched.profile) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* Whether gpulabel may run in DRA mode on some node (gpulabel.mode dra or auto). */}}
+{{- define "gpulabel.dra" -}}
+{{- if has (.Values.gpulabel.mode | default "device-plugin") (list "dra" "auto") -}}true{{- end -}}
 {{- end -}}
