@@ -42,7 +42,7 @@ import (
 type Options struct {
 	Dir               string // state, logs, kubeconfigs; created if missing
 	Bin               string // directory holding kube-apiserver (and kube-controller-manager)
-	ControllerManager bool   // run kube-controller-manager (workload controllers, ServiceAccounts)
+	ControllerManager bool   // run kube-controller-manager (workload controllers, ServiceAccounts, ResourceClaims)
 	Audit             bool   // audit log of every request but lists and watches in Dir/audit.log
 	RunPods           bool   // mark bound pods Running, as a kubelet would
 	Verbosity         int    // -v of the Kubernetes components
@@ -441,7 +441,7 @@ func (c *Cluster) startControllerManager(ctx context.Context, f *pkiFiles) error
 		"--root-ca-file=" + filepath.Join(d, "ca.crt"),
 		"--controllers=serviceaccount-controller,deployment-controller,replicaset-controller," +
 			"statefulset-controller,daemonset-controller,job-controller,garbage-collector-controller," +
-			"namespace-controller,disruption-controller",
+			"namespace-controller,disruption-controller,resource-claim-controller",
 		"--v=" + strconv.Itoa(c.opts.Verbosity),
 	}
 	_, err := c.spawn("kube-controller-manager", args, filepath.Join(d, "kube-controller-manager.log"))
