@@ -92,7 +92,7 @@ char *arena_strdup(struct arena *a, const char *s)
     return s ? arena_strndup(a, s, strlen(s)) : NULL;
 }
 
-void arena_free(struct arena *a)
+void arena_release(struct arena *a)
 {
     struct arena_block *b = a->head, *next;
 

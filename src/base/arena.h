@@ -1,7 +1,7 @@
 /* arena.h - bump allocator for objects that live and die together.
  *
  * A decoded manifest set, or one API object in the scheduler's cache, allocates all its
- * strings and arrays from one arena and frees them with one arena_free(). Allocation
+ * strings and arrays from one arena and frees them with one arena_release(). Allocation
  * failure returns NULL; the arena stays usable. */
 #ifndef BASE_ARENA_H
 #define BASE_ARENA_H
@@ -29,9 +29,9 @@ void *arena_alloc(struct arena *a, size_t n);
  * out. */
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
-/* arena_free releases every block; the arena is empty and reusable afterwards (without
+/* arena_release releases every block; the arena is empty and reusable afterwards (without
  * string sharing). */
-void arena_free(struct arena *a);
+void arena_release(struct arena *a);
 
 /* arena_share_strings turns string sharing on: from then on arena_strndup_shared hands out
  * the copy it made earlier of a short string that comes again (a recent one: a fixed table,

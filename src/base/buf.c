@@ -74,24 +74,49 @@ int buf_puts(struct buf *b, const char *s)
     return buf_append(b, s, strlen(s));
 }
 
-int buf_printf(struct buf *b, const char *fmt, ...)
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 {
-    va_list ap;
+    va_list cp;
     int n, rc;
 
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
+    va_copy(cp, ap);
+    n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
     if (n < 0)
         return -EINVAL;
     rc = buf_grow(b, (size_t)n);
     if (rc)
         return rc;
-    va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
     b->len += (size_t)n;
     return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+char *buf_fmt(const char *fmt, ...)
+{
+    struct buf b = BUF_INIT(0);
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (rc) {
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_take(&b);
 }
 
 void buf_consume(struct buf *b, size_t n)

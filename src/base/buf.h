@@ -6,6 +6,7 @@
 #ifndef BASE_BUF_H
 #define BASE_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct buf {
@@ -31,8 +32,12 @@ void buf_reset(struct buf *b);
 int buf_append(struct buf *b, const void *p, size_t n);
 /* buf_puts appends a C string. */
 int buf_puts(struct buf *b, const char *s);
-/* buf_printf appends formatted text. */
+/* buf_printf appends formatted text; buf_vprintf is the same with a va_list. */
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* buf_fmt returns the formatted text as a new string (the caller frees it; capped at the
+ * default cap), or NULL when out of memory: the one way to a malloc'ed formatted string. */
+char *buf_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* buf_consume drops the first n bytes (n <= len). */
 void buf_consume(struct buf *b, size_t n);
 /* buf_take returns the data (caller frees; never NULL on success: "" for empty) and

@@ -34,6 +34,23 @@ void mono_sleep_until(double t)
         ;
 }
 
+void mono_sleep_ms(int64_t ms)
+{
+    struct timespec ts;
+
+    if (ms <= 0)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
 int mono_cond_init(pthread_cond_t *cv)
 {
     pthread_condattr_t attr;

@@ -21,6 +21,10 @@ double mono_now(void);
  * Signals do not cut the sleep short. */
 void mono_sleep_until(double t);
 
+/* mono_sleep_ms sleeps ms milliseconds on the monotonic clock (up to a deadline taken when
+ * called); returns at once for ms <= 0. Signals do not cut the sleep short. */
+void mono_sleep_ms(int64_t ms);
+
 /* mono_cond_init initialises cv to wait on the monotonic clock (pthread_condattr_setclock).
  * Returns 0 or a negative errno-style code. Destroy it with pthread_cond_destroy. */
 int mono_cond_init(pthread_cond_t *cv);

@@ -100,6 +100,8 @@ static int apply(const struct flag *f, const char *value, struct flag_fault *fau
     case FLAG_FUNC:
         rc = f->set(f->dest, value ? value : "", &fault->err);
         break;
+    case FLAG_GROUP:
+        break;
     }
     if (rc == -ENOMEM)
         return fault_set(fault, FLAG_NOMEM, f, word);
@@ -110,25 +112,51 @@ static int apply(const struct flag *f, const char *value, struct flag_fault *fau
     return FLAG_OK;
 }
 
-static const struct flag *find_long(const struct flag *flags, size_t n, const char *name,
-                                    size_t len)
+/* walk calls fn(f, arg) on every flag of the table, a group's in its place, until one returns
+ * non-zero, and returns that (0 at the end of the table) */
+static int walk(const struct flag *t, int (*fn)(const struct flag *, void *), void *arg)
 {
-    size_t i;
+    int rc;
 
-    for (i = 0; i < n; i++)
-        if (strlen(flags[i].name) == len && !strncmp(flags[i].name, name, len))
-            return &flags[i];
-    return NULL;
+    for (; t->name; t++) {
+        rc = t->type == FLAG_GROUP ? walk(t->dest, fn, arg) : fn(t, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
-static const struct flag *find_short(const struct flag *flags, size_t n, char c)
-{
-    size_t i;
+struct find {
+    const char *name; /* a long name, len bytes; NULL: the shorthand c */
+    size_t len;
+    char c;
+    const struct flag *found;
+};
 
-    for (i = 0; i < n; i++)
-        if (flags[i].shorthand && flags[i].shorthand == c)
-            return &flags[i];
-    return NULL;
+static int find_one(const struct flag *f, void *arg)
+{
+    struct find *q = arg;
+
+    if (q->name ? strlen(f->name) == q->len && !strncmp(f->name, q->name, q->len)
+                : f->shorthand && f->shorthand == q->c)
+        q->found = f;
+    return q->found != NULL;
+}
+
+static const struct flag *find_long(const struct flag *flags, const char *name, size_t len)
+{
+    struct find q = {name, len, 0, NULL};
+
+    walk(flags, find_one, &q);
+    return q.found;
+}
+
+static const struct flag *find_short(const struct flag *flags, char c)
+{
+    struct find q = {NULL, 0, c, NULL};
+
+    walk(flags, find_one, &q);
+    return q.found;
 }
 
 static int positional(struct flag_list *pos, const char *word, struct flag_fault *fault)
@@ -140,7 +168,7 @@ static int positional(struct flag_list *pos, const char *word, struct flag_fault
     return FLAG_OK;
 }
 
-int flag_parse(const struct flag *flags, size_t n, int argc, char **argv, struct flag_list *pos,
+int flag_parse(const struct flag *flags, int argc, char **argv, struct flag_list *pos,
                struct flag_fault *fault)
 {
     int i, rc;
@@ -168,7 +196,7 @@ int flag_parse(const struct flag *flags, size_t n, int argc, char **argv, struct
             snprintf(fault->name, sizeof(fault->name), "--%.*s", (int)len, name);
             if (len == 4 && !strncmp(name, "help", 4))
                 return fault_set(fault, FLAG_HELP, NULL, a);
-            if (!(f = find_long(flags, n, name, len)))
+            if (!(f = find_long(flags, name, len)))
                 return fault_set(fault, FLAG_UNKNOWN, NULL, a);
             if (eq) {
                 value = eq + 1;
@@ -182,7 +210,7 @@ int flag_parse(const struct flag *flags, size_t n, int argc, char **argv, struct
 
             snprintf(fault->name, sizeof(fault->name), "-%c", c);
             fault->shorthand = c;
-            if (!(f = find_short(flags, n, c))) {
+            if (!(f = find_short(flags, c))) {
                 if (c == 'h')
                     return fault_set(fault, FLAG_HELP, NULL, a);
                 return fault_set(fault, FLAG_UNKNOWN, NULL, a);
@@ -205,21 +233,24 @@ int flag_parse(const struct flag *flags, size_t n, int argc, char **argv, struct
     return FLAG_OK;
 }
 
-int flag_parse_env(const struct flag *flags, size_t n, struct flag_fault *fault)
+static int env_one(const struct flag *f, void *arg)
 {
-    size_t i;
+    struct flag_fault *fault = arg;
+    const char *v = f->env ? getenv(f->env) : NULL;
+
+    if (!v)
+        return 0;
+    snprintf(fault->name, sizeof(fault->name), "%s", f->env);
+    return apply(f, v, fault, f->env);
+}
+
+int flag_parse_env(const struct flag *flags, struct flag_fault *fault)
+{
     int rc;
 
     memset(fault, 0, sizeof(*fault));
-    for (i = 0; i < n; i++) {
-        const char *v = flags[i].env ? getenv(flags[i].env) : NULL;
-
-        if (!v)
-            continue;
-        snprintf(fault->name, sizeof(fault->name), "%s", flags[i].env);
-        if ((rc = apply(&flags[i], v, fault, flags[i].env)))
-            return rc;
-    }
+    if ((rc = walk(flags, env_one, fault)))
+        return rc;
     fault->name[0] = '\0';
     return FLAG_OK;
 }
@@ -272,30 +303,43 @@ static int usage_line(const char *left, int llen, const char *usage, const char 
     return rc ? rc : buf_puts(out, "\n");
 }
 
-int flag_usage(const struct flag *flags, size_t n, const char *help_usage, int column,
-               struct buf *out)
+struct usage {
+    int column;
+    struct buf *out;
+    char left[256];
+};
+
+static int widest_one(const struct flag *f, void *arg)
+{
+    struct usage *u = arg;
+    int w = usage_left(f, u->left, sizeof(u->left));
+
+    if (w <= USAGE_AUTO_MAX && w + 2 > u->column)
+        u->column = w + 2;
+    return 0;
+}
+
+static int usage_one(const struct flag *f, void *arg)
+{
+    struct usage *u = arg;
+    int llen = usage_left(f, u->left, sizeof(u->left));
+
+    return usage_line(u->left, llen, f->usage, f->env, u->column, u->out);
+}
+
+int flag_usage(const struct flag *flags, const char *help_usage, int column, struct buf *out)
 {
     const struct flag help = {"help", 'h', FLAG_BOOL, NULL, NULL, NULL, NULL, help_usage};
-    char left[256];
-    size_t i;
-    int rc = 0;
+    struct usage u;
+    int rc;
 
+    u.column = column;
+    u.out = out;
     if (column <= 0) {
-        int widest = usage_left(&help, left, sizeof(left));
-
-        for (i = 0; i < n; i++) {
-            int w = usage_left(&flags[i], left, sizeof(left));
-
-            if (w <= USAGE_AUTO_MAX && w > widest)
-                widest = w;
-        }
-        column = widest + 2;
+        u.column = usage_left(&help, u.left, sizeof(u.left)) + 2;
+        walk(flags, widest_one, &u);
     }
-    for (i = 0; i <= n && !rc; i++) {
-        const struct flag *f = i < n ? &flags[i] : &help;
-        int llen = usage_left(f, left, sizeof(left));
-
-        rc = usage_line(left, llen, f->usage, f->env, column, out);
-    }
-    return rc;
+    if ((rc = walk(flags, usage_one, &u)))
+        return rc;
+    return usage_one(&help, &u);
 }

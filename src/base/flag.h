@@ -1,8 +1,9 @@
 /* flag.h - command-line flags for every program of the project, read the way kubectl's
  * (cobra/pflag) are.
  *
- * A command describes its flags in one table of struct flag; flag_parse reads argv against
- * it: --name VALUE, --name=VALUE, -n VALUE, -nVALUE and -n=VALUE; a bool flag never takes
+ * A command describes its flags in one table of struct flag, ended by FLAG_END, which may
+ * include another table in its place (FLAG_GROUP_OF: flags several commands share); flag_parse
+ * reads argv against it: --name VALUE, --name=VALUE, -n VALUE, -nVALUE and -n=VALUE; a bool flag never takes
  * the next word (--name=false turns it off); a list flag may repeat and splits "a,b" into a
  * and b; "--" ends the flags; -h and --help ask for help. A flag may name an environment
  * variable, read by flag_parse_env, so that with env first and argv second the command line
@@ -25,6 +26,7 @@ enum flag_type {
     FLAG_STRING, /* dest is a const char **: the value as given (borrowed from argv/environ) */
     FLAG_LIST,   /* dest is a struct flag_list *: every value, split at commas */
     FLAG_FUNC,   /* set(dest, value, err) reads and checks the value */
+    FLAG_GROUP,  /* not a flag: dest is another table (ended by FLAG_END), included here */
 };
 
 /* The values of a list flag, or the positional arguments. */
@@ -36,7 +38,7 @@ struct flag_list {
 };
 
 struct flag {
-    const char *name; /* long name, without "--" */
+    const char *name; /* long name, without "--"; NULL ends the table ("" for a group) */
     char shorthand;   /* one letter, or 0 */
     enum flag_type type;
     void *dest;
@@ -47,6 +49,16 @@ struct flag {
     const char *arg;   /* the value's name in the help ("PATH"), NULL for a bool */
     const char *usage; /* help text; '\n' starts another line */
 };
+
+/* The end of a table, and a table included in another's place. */
+#define FLAG_END                                                                                   \
+    {                                                                                              \
+        NULL, 0, FLAG_BOOL, NULL, NULL, NULL, NULL, NULL                                           \
+    }
+#define FLAG_GROUP_OF(table)                                                                       \
+    {                                                                                              \
+        "", 0, FLAG_GROUP, (void *)(table), NULL, NULL, NULL, NULL                                 \
+    }
 
 enum flag_status {
     FLAG_OK = 0,
@@ -68,17 +80,17 @@ struct flag_fault {
     struct err err;          /* BAD_VALUE: why */
 };
 
-/* flag_parse reads argv[1..argc) against flags[0..n). Words that are not flags (and every
+/* flag_parse reads argv[1..argc) against the table flags. Words that are not flags (and every
  * word after "--") go to pos when pos is not NULL, else they are a FLAG_EXTRA fault. Returns
  * FLAG_OK, FLAG_HELP, or the fault's status with *fault filled; fault->status is the same.
  * Values stored so far stay stored. */
-int flag_parse(const struct flag *flags, size_t n, int argc, char **argv, struct flag_list *pos,
+int flag_parse(const struct flag *flags, int argc, char **argv, struct flag_list *pos,
                struct flag_fault *fault);
 
 /* flag_parse_env sets every flag whose environment variable is set, in table order, as if its
  * value had been given on the command line. Returns FLAG_OK or a fault as flag_parse does
  * (fault->name and fault->word are the variable's name). */
-int flag_parse_env(const struct flag *flags, size_t n, struct flag_fault *fault);
+int flag_parse_env(const struct flag *flags, struct flag_fault *fault);
 
 /* flag_list_release frees a list's arrays and copies (not the argv strings it borrows). */
 void flag_list_release(struct flag_list *l);
@@ -87,7 +99,6 @@ void flag_list_release(struct flag_list *l);
  * "  -f, --filename FILE   usage", the usage column lined up (at column, or, with column 0,
  * after the longest flag of at most 30 characters), "[ENV]" after a flag read from the
  * environment, and last "  -h, --help" with help_usage. Returns 0 or buf_append's error. */
-int flag_usage(const struct flag *flags, size_t n, const char *help_usage, int column,
-               struct buf *out);
+int flag_usage(const struct flag *flags, const char *help_usage, int column, struct buf *out);
 
 #endif

@@ -9,43 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/quote.h"
+
 static char lower(char c)
 {
     return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* quote writes s[0..n) between double quotes as Go's strconv.Quote does for printable ASCII;
- * other bytes become \xHH (Go would keep printable UTF-8, a difference only in messages). */
-static const char *quote(const char *s, size_t n, char *buf, size_t size)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t k = 0, i;
-
-    buf[k++] = '"';
-    for (i = 0; i < n && k + 6 < size; i++) {
-        unsigned char c = (unsigned char)s[i];
-
-        if (c < 0x20 || c >= 0x7f) {
-            buf[k++] = '\\';
-            buf[k++] = 'x';
-            buf[k++] = hex[c >> 4];
-            buf[k++] = hex[c & 15];
-            continue;
-        }
-        if (c == '"' || c == '\\')
-            buf[k++] = '\\';
-        buf[k++] = (char)c;
-    }
-    buf[k++] = '"';
-    buf[k] = '\0';
-    return buf;
 }
 
 static int num_error(struct err *err, const char *fn, const char *s, size_t n, int code)
 {
     char q[160];
 
-    return err_set(err, code, "strconv.%s: parsing %s: %s", fn, quote(s, n, q, sizeof(q)),
+    return err_set(err, code, "strconv.%s: parsing %s: %s", fn, quote_go_to(q, sizeof(q), s, n),
                    code == -ERANGE ? "value out of range" : "invalid syntax");
 }
 
@@ -123,7 +98,7 @@ static int parse_uint(const char *fn, const char *s0, size_t n0, int base, int b
         char q[160];
 
         return err_set(err, -EINVAL, "strconv.%s: parsing %s: invalid base %d", fn,
-                       quote(s0, n0, q, sizeof(q)), base);
+                       quote_go_to(q, sizeof(q), s0, n0), base);
     }
     if (bits <= 0 || bits > 64)
         bits = 64;
@@ -238,8 +213,10 @@ static int duration_error(struct err *err, const char *what, const char *unit, s
 
     if (unit)
         return err_set(err, -EINVAL, "time: unknown unit %s in duration %s",
-                       quote(unit, ulen, qu, sizeof(qu)), quote(orig, strlen(orig), q, sizeof(q)));
-    return err_set(err, -EINVAL, "time: %s %s", what, quote(orig, strlen(orig), q, sizeof(q)));
+                       quote_go_to(qu, sizeof(qu), unit, ulen),
+                       quote_go_to(q, sizeof(q), orig, strlen(orig)));
+    return err_set(err, -EINVAL, "time: %s %s", what,
+                   quote_go_to(q, sizeof(q), orig, strlen(orig)));
 }
 
 int go_parse_duration(const char *orig, int64_t *ns, struct err *err)

@@ -208,7 +208,7 @@ void *dp_health_main(void *arg)
             next_probe = mono_ms() + HEALTH_WAIT_MS;
         }
         if (!p->events) {
-            dp_sleep_ms(HEALTH_WAIT_MS);
+            mono_sleep_ms(HEALTH_WAIT_MS);
             continue;
         }
         memset(&ev, 0, sizeof(ev));
@@ -217,7 +217,7 @@ void *dp_health_main(void *arg)
             continue;
         if (rc == NVML_ERROR_GPU_IS_LOST) {
             probe_lost(p);
-            dp_sleep_ms(HEALTH_WAIT_MS); /* the wait may fail at once while the GPU stays lost */
+            mono_sleep_ms(HEALTH_WAIT_MS); /* the wait may fail at once while the GPU stays lost */
             continue;
         }
         if (rc != NVML_SUCCESS) {
@@ -225,7 +225,7 @@ void *dp_health_main(void *arg)
                 dp_log(p, 'E', 0, "device plugin: nvmlEventSetWait_v2: %s",
                        gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
-            dp_sleep_ms(HEALTH_WAIT_MS);
+            mono_sleep_ms(HEALTH_WAIT_MS);
             continue;
         }
         /* the event names a GPU: every device advertised on it (its MIG devices too) */

@@ -61,9 +61,6 @@ struct dp_plugin {
 void dp_log(struct dp_plugin *p, char sev, int level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* dp_sleep_ms sleeps ms milliseconds (signals do not cut it short). */
-void dp_sleep_ms(long ms);
-
 /* inventory.c: dp_inventory_read fills p->inv, p->handles and p->parents from NVML (already
  * initialised) and sysfs, with the pair scores; -ENODEV when there is nothing to advertise. */
 int dp_inventory_read(struct dp_plugin *p, struct err *err);

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +13,6 @@
 #include "base/clock.h"
 #include "deviceplugin/plugin-int.h"
 #include "gpu/nvml.h"
-
-void dp_sleep_ms(long ms)
-{
-    mono_sleep_until(mono_now() + (double)ms / 1000.0);
-}
-
-void dp_log(struct dp_plugin *p, char sev, int level, const char *fmt, ...)
-{
-    char line[1536];
-    va_list ap;
-
-    if (!p->cfg.log)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    p->cfg.log(p->cfg.ctx, sev, level, line);
-}
 
 static void plugin_free(struct dp_plugin *p)
 {

@@ -219,7 +219,7 @@ void *dp_serve_main(void *arg)
         if (s.srv)
             rpc_server_poll(s.srv, POLL_MS);
         else
-            dp_sleep_ms(POLL_MS);
+            mono_sleep_ms(POLL_MS);
         serve_register_done(p, &s);
         why = serve_watch(p, &s);
         if (!why && s.srv && mono_ms() >= next_check) {

@@ -602,7 +602,7 @@ static void *slot_main(void *arg)
         if (s->srv)
             rpc_server_poll(s->srv, POLL_MS);
         else
-            mono_sleep_until(mono_now() + POLL_MS / 1000.0);
+            mono_sleep_ms(POLL_MS);
         if (mono_ms() < next_check)
             continue;
         next_check = mono_ms() + RETRY_MS;

@@ -177,7 +177,7 @@ static void *monitor_main(void *arg)
             next_probe = mono_ms() + WAIT_MS;
         }
         if (!m->events) {
-            mono_sleep_until(mono_now() + WAIT_MS / 1000.0);
+            mono_sleep_ms(WAIT_MS);
             continue;
         }
         memset(&ev, 0, sizeof(ev));
@@ -186,14 +186,14 @@ static void *monitor_main(void *arg)
             continue;
         if (rc == NVML_ERROR_GPU_IS_LOST) {
             probe(m);
-            mono_sleep_until(mono_now() + WAIT_MS / 1000.0);
+            mono_sleep_ms(WAIT_MS);
             continue;
         }
         if (rc != NVML_SUCCESS) {
             if (!wait_err_logged)
                 mlog(m, 'E', 0, "nvmlEventSetWait_v2: %s", gpu_nvml_error_string(n, rc));
             wait_err_logged = true;
-            mono_sleep_until(mono_now() + WAIT_MS / 1000.0);
+            mono_sleep_ms(WAIT_MS);
             continue;
         }
         for (i = 0; i < m->count && m->handles[i] != ev.device; i++)

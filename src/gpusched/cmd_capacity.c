@@ -20,6 +20,7 @@
 #include "base/goparse.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/live.h"
+#include "gpusched/kubectl.h"
 #include "gpusched/output.h"
 #include "kube/rules.h"
 
@@ -369,13 +370,14 @@ int gpusched_cmd_capacity(int argc, char **argv)
     const char *output = NULL, *namespace_ = NULL, *maxs = NULL, *profs = NULL, *seeds = NULL;
     const char *sched_name = NULL, *pcts = NULL;
     struct gpusched_live live;
-    struct flag flags[8 + GPUSCHED_LIVE_NFLAGS] = {
+    const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "pod specs (and, offline, the nodes and bound pods); file,\n"
          "directory or - (stdin); repeatable, or a,b"},
         {"max", 0, FLAG_STRING, &maxs, NULL, NULL, "N",
          "stop after N copies of each spec (default 10000)"},
-        {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT", "table (default) or json"},
+        {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT",
+         "table (default), json, yaml or name"},
         {"namespace", 'n', FLAG_STRING, &namespace_, NULL, NULL, "NS",
          "namespace of the file objects that name none (default: the\n"
          "context's, else \"default\")"},
@@ -387,6 +389,10 @@ int gpusched_cmd_capacity(int argc, char **argv)
          "tie-break seed, as for simulate (default 1)"},
         {"percentage-of-nodes-to-score", 0, FLAG_STRING, &pcts, NULL, NULL, "N",
          "node sampling, as for simulate (default 100: every node)"},
+        GPUSCHED_CMD_STRICT_FLAG,
+        FLAG_GROUP_OF(live.flags),
+        FLAG_GROUP_OF(out_table_flags),
+        FLAG_END,
     };
     const struct sched_profile *builtin;
     struct sched_profile prof;
@@ -404,15 +410,16 @@ int gpusched_cmd_capacity(int argc, char **argv)
 
     err_clear(&err);
     memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live, flags + 8);
-    rc = gpusched_cmd_flags_parse("capacity", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                                  &pos, &help);
+    gpusched_live_flags(&live);
+    rc = gpusched_cmd_flags_parse("capacity", flags, argc, argv, &pos, &help);
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("capacity", capacity_usage, flags, sizeof(flags) / sizeof(flags[0]));
+        gpusched_cmd_help("capacity", capacity_usage, flags);
         goto out;
     }
+    if ((rc = gpusched_kubectl_output(&output, 0)))
+        goto out;
     if (pos.n) {
         rc = gpusched_cmd_usage_error("capacity", "unexpected argument \"%s\" (pod specs go in -f)",
                                       pos.v[0]);

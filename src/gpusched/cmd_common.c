@@ -30,14 +30,14 @@ int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     return 2;
 }
 
-int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
-                             char **argv, struct flag_list *pos, bool *help)
+int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, int argc, char **argv,
+                             struct flag_list *pos, bool *help)
 {
     struct flag_fault ff;
     bool is_short;
 
     *help = false;
-    switch (flag_parse(flags, nflags, argc, argv, pos, &ff)) {
+    switch (flag_parse(flags, argc, argv, pos, &ff)) {
     case FLAG_OK:
         return 0;
     case FLAG_HELP:
@@ -67,7 +67,7 @@ int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t n
     return 1;
 }
 
-void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags)
+void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags)
 {
     struct buf b = BUF_INIT(0);
     char help[64];
@@ -75,7 +75,7 @@ void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *fl
     snprintf(help, sizeof(help), "help for %s", cmd);
     fputs(intro, stdout);
     fputs("Flags:\n", stdout);
-    if (flag_usage(flags, nflags, help, 0, &b))
+    if (flag_usage(flags, help, 0, &b))
         fputs("(out of memory)\n", stdout);
     else
         fputs(b.data, stdout);
@@ -109,6 +109,8 @@ size_t gpusched_cmd_warn_unmodelled(const struct kube_pod *const *pods, size_t n
                     gpusched_cmd_pod_warning(pods[i], k, line, sizeof(line)));
     return total;
 }
+
+bool gpusched_cmd_strict;
 
 /* the take_bound consumer of gpusched_cmd_load: the pod counts on its node */
 /* --config's profiles, for the life of the process (a command reads one) */
@@ -145,6 +147,7 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
         o.take_arg = bound_into;
     }
     o.keep_objects = keep;
+    o.strict = gpusched_cmd_strict;
     manifest_input_init(in, &o);
     if (live)
         rc = gpusched_live_load(live, in, &err);
@@ -349,68 +352,80 @@ void gpusched_cmd_queue_order(const struct kube_pod *const *pods, size_t n, size
     free(tmp);
 }
 
-int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
-                           struct flag_list *pos, bool *help)
+int gpusched_cmd_sim_parse(const char *cmd, const char *usage, int argc, char **argv,
+                           struct gpusched_cmd_sim_flags *f, struct flag_list *pos, bool *help)
 {
+    static const struct flag none[] = {FLAG_END};
     bool explain = !strcmp(cmd, "explain");
-    /* the common flags, then simulate's last two (--follow, --trace), then the live flags
-     * (live.h), then explain's -l */
-    const struct flag table[GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS - 1] = {
-        {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
-         "manifest file, directory or - (stdin); repeatable, or a,b"},
-        {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
-         explain ? "table (default), wide (scores as weight x normalized) or json"
-                 : "table (default), wide or json"},
-        {"namespace", 'n', FLAG_STRING, &f->namespace_, NULL, NULL, "NS",
-         "namespace of the file objects that name none, and of the\n"
-         "cluster's pending pods (default: the context's, else \"default\")"},
-        {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
-         "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
-        {"config", 0, FLAG_STRING, &f->config, NULL, NULL, "FILE",
-         "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):\n"
-         "each pod uses the profile of its schedulerName (the first\n"
-         "profile when none has it); see docs/gpusched.md"},
-        {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
-         explain ? "only pods whose spec.schedulerName is NAME are queued"
-                 : "only schedule pods whose spec.schedulerName is NAME"},
-        {"seed", 0, FLAG_STRING, &f->seed, NULL, NULL, "N",
-         explain ? "tie-break seed, as for simulate (default 1)"
-                 : "seed for breaking ties between equally scored nodes\n"
-                   "(default 1: the same input always gives the same output)"},
-        {"percentage-of-nodes-to-score", 0, FLAG_STRING, &f->percentage, NULL, NULL, "N",
-         explain ? "node sampling, as for simulate (default 100: every node)"
-                 : "stop filtering once N% of the nodes (at least 100) fit,\n"
-                   "as kube-scheduler does; 0: its adaptive share\n"
-                   "(default 100: every node, see docs/gpusched.md)"},
-        {"kube-version", 0, FLAG_STRING, &f->kube_version, NULL, NULL, "VERSION",
-         "the kube-scheduler whose texts and rules to follow:\n" SCHED_KUBE_VERSIONS
-         " (default " SCHED_KUBE_VERSION_DEFAULT ", docs/scheduling.md)"},
-        {"follow", 0, FLAG_STRING, &f->follow, NULL, NULL, "FILE",
-         "another run's simulate -o json (the kube-scheduler oracle's):\n"
-         "where nodes tie, take the node it took (docs/testing.md)"},
-        {"trace", 0, FLAG_STRING, &f->trace, NULL, NULL, "FILE",
-         "write every scheduling attempt to FILE, one JSON line each:\n"
-         "each node's filter verdict or scores, and the result"},
-    };
 
-    const struct flag sel = {"selector",
-                             'l',
-                             FLAG_STRING,
-                             &f->selector,
-                             NULL,
-                             NULL,
-                             "SELECTOR",
-                             "show only the nodes matching this label selector\n"
-                             "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"};
+    memset(f, 0, sizeof(*f)); /* (before the tables: the live flags are kept in f) */
+    {
+        const struct flag common[] = {
+            {"filename", 'f', FLAG_LIST, &f->files, NULL, NULL, "FILE",
+             "manifest file, directory or - (stdin); repeatable, or a,b"},
+            {"output", 'o', FLAG_STRING, &f->output, NULL, NULL, "FORMAT",
+             explain ? "table (default), wide (scores as weight x normalized), json,\n"
+                       "yaml or name"
+                     : "table (default), wide, json, yaml or name"},
+            {"namespace", 'n', FLAG_STRING, &f->namespace_, NULL, NULL, "NS",
+             "namespace of the file objects that name none, and of the\n"
+             "cluster's pending pods (default: the context's, else \"default\")"},
+            {"profile", 0, FLAG_STRING, &f->profile, NULL, NULL, "NAME",
+             "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
+            {"config", 0, FLAG_STRING, &f->config, NULL, NULL, "FILE",
+             "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):\n"
+             "each pod uses the profile of its schedulerName (the first\n"
+             "profile when none has it); see docs/gpusched.md"},
+            {"scheduler-name", 0, FLAG_STRING, &f->sched_name, NULL, NULL, "NAME",
+             explain ? "only pods whose spec.schedulerName is NAME are queued"
+                     : "only schedule pods whose spec.schedulerName is NAME"},
+            {"seed", 0, FLAG_STRING, &f->seed, NULL, NULL, "N",
+             explain ? "tie-break seed, as for simulate (default 1)"
+                     : "seed for breaking ties between equally scored nodes\n"
+                       "(default 1: the same input always gives the same output)"},
+            {"percentage-of-nodes-to-score", 0, FLAG_STRING, &f->percentage, NULL, NULL, "N",
+             explain ? "node sampling, as for simulate (default 100: every node)"
+                     : "stop filtering once N% of the nodes (at least 100) fit,\n"
+                       "as kube-scheduler does; 0: its adaptive share\n"
+                       "(default 100: every node, see docs/gpusched.md)"},
+            {"kube-version", 0, FLAG_STRING, &f->kube_version, NULL, NULL, "VERSION",
+             "the kube-scheduler whose texts and rules to follow:\n" SCHED_KUBE_VERSIONS
+             " (default " SCHED_KUBE_VERSION_DEFAULT ", docs/scheduling.md)"},
+            GPUSCHED_CMD_STRICT_FLAG,
+            FLAG_END,
+        };
+        const struct flag simulate_only[] = {
+            {"follow", 0, FLAG_STRING, &f->follow, NULL, NULL, "FILE",
+             "another run's simulate -o json (the kube-scheduler oracle's):\n"
+             "where nodes tie, take the node it took (docs/testing.md)"},
+            {"trace", 0, FLAG_STRING, &f->trace, NULL, NULL, "FILE",
+             "write every scheduling attempt to FILE, one JSON line each:\n"
+             "each node's filter verdict or scores, and the result"},
+            FLAG_END,
+        };
+        const struct flag explain_only[] = {
+            {"selector", 'l', FLAG_STRING, &f->selector, NULL, NULL, "SELECTOR",
+             "show only the nodes matching this label selector\n"
+             "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"},
+            FLAG_END,
+        };
+        /* the common flags, simulate's --follow and --trace, the live flags (live.h), explain's
+     * -l, --no-headers */
+        const struct flag table[] = {
+            FLAG_GROUP_OF(common),
+            FLAG_GROUP_OF(explain ? none : simulate_only),
+            FLAG_GROUP_OF(gpusched_live_flags(&f->live)),
+            FLAG_GROUP_OF(explain ? explain_only : none),
+            FLAG_GROUP_OF(out_table_flags),
+            FLAG_END,
+        };
+        int rc;
 
-    memset(f, 0, sizeof(*f));
-    memcpy(f->table, table, sizeof(table));
-    f->nflags = GPUSCHED_CMD_SIM_NFLAGS - GPUSCHED_LIVE_NFLAGS - 1 - (explain ? 2 : 0);
-    gpusched_live_flags(&f->live, f->table + f->nflags);
-    f->nflags += GPUSCHED_LIVE_NFLAGS;
-    if (explain)
-        f->table[f->nflags++] = sel;
-    return gpusched_cmd_flags_parse(cmd, f->table, f->nflags, argc, argv, pos, help);
+        rc = gpusched_cmd_flags_parse(cmd, table, argc, argv, pos, help);
+        if (!rc && *help)
+            gpusched_cmd_help(cmd, usage, table);
+        return rc;
+    }
 }
 
 int gpusched_cmd_parse_kube_version(const char *cmd, const char *s,
@@ -476,7 +491,7 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
             return gpusched_cmd_usage_error(cmd, "--profile and --config cannot be used "
                                                  "together (--profile gpu is a shorthand for "
                                                  "a configuration, docs/gpusched.md)");
-        sched_config_free(&cmd_config);
+        sched_config_release(&cmd_config);
         if (sched_config_load(f->config, &f->prof, &cmd_config, &err)) {
             char msg[ERR_MSG_MAX + 600];
             fprintf(stderr, "gpusched: %s\n", err_format(&err, msg, sizeof(msg)));

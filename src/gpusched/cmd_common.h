@@ -19,16 +19,18 @@
 #include "manifest/manifest.h"
 #include "sched/sched.h"
 
-/* gpusched_cmd_flags_parse parses argv[1..] against flags (base/flag.h: kubectl's spellings).
- * Positional arguments are collected in *pos (borrowed from argv). On -h/--help it sets *help
- * and stops. Usage errors are printed on stderr in cobra's words ("gpusched: unknown flag:
- * --x", followed by "See 'gpusched CMD --help' for usage.") and return 2; 0 otherwise. */
-int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, size_t nflags, int argc,
-                             char **argv, struct flag_list *pos, bool *help);
+/* gpusched_cmd_flags_parse parses argv[1..] against flags, the command's one table (base/flag.h:
+ * kubectl's spellings; FLAG_END last, the shared tables included with FLAG_GROUP_OF), which is
+ * also its --help. Positional arguments are collected in *pos (borrowed from argv). On
+ * -h/--help it sets *help and stops. Usage errors are printed on stderr in cobra's words
+ * ("gpusched: unknown flag: --x", followed by "See 'gpusched CMD --help' for usage.") and
+ * return 2; 0 otherwise. */
+int gpusched_cmd_flags_parse(const char *cmd, const struct flag *flags, int argc, char **argv,
+                             struct flag_list *pos, bool *help);
 
 /* gpusched_cmd_help prints a command's --help on stdout: intro (what it does, examples, the
  * usage line), then "Flags:" and the flags' lines made from the same table as the parser's. */
-void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags, size_t nflags);
+void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *flags);
 
 /* gpusched_cmd_prog is how usage hints name the program: "gpusched", or "kubectl gpusched"
  * when run as the kubectl plugin (set by kubectl.c before any command runs). */
@@ -38,6 +40,17 @@ extern const char *gpusched_cmd_prog;
  * returns 2. */
 int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* --strict of every command that reads -f: an unknown field or a duplicate key in a file fails
+ * the load (kubectl --validate=strict), where it is otherwise a warning. The files' objects
+ * only: a cluster's are read as the API server wrote them. */
+extern bool gpusched_cmd_strict;
+#define GPUSCHED_CMD_STRICT_FLAG                                                                   \
+    {                                                                                              \
+        "strict", 0, FLAG_BOOL, &gpusched_cmd_strict, NULL, NULL, NULL,                            \
+            "an unknown field or a duplicate key in a file is an error,\n"                         \
+            "not a warning (as kubectl --validate=strict)"                                         \
+    }
 
 /* gpusched_cmd_load initialises in and loads every path of files into it (files, directories
  * or "-"), then finishes it. Objects that name no namespace go to namespace (NULL or "":
@@ -83,31 +96,29 @@ int gpusched_cmd_load_cluster_live(const struct flag_list *files, const char *na
 int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed);
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p);
 
-#define GPUSCHED_CMD_SIM_NFLAGS (11 + GPUSCHED_LIVE_NFLAGS + 1)
-
 /* The flags simulate and explain share. The strings are borrowed from argv; the caller
  * releases files with flag_list_release. */
 struct gpusched_cmd_sim_flags {
     struct flag_list files;
     const char *output, *profile, *seed, *sched_name, *namespace_;
-    const char *config;                         /* --config FILE */
-    const char *percentage;                     /* --percentage-of-nodes-to-score */
-    const char *kube_version;                   /* --kube-version */
-    const char *follow, *trace;                 /* simulate only: --follow, --trace */
-    struct sched_profile prof;                  /* filled by gpusched_cmd_sim_check */
-    struct gpusched_live live;                  /* --kubeconfig, --context, -A, -v */
-    const char *selector;                       /* explain's -l */
-    struct flag table[GPUSCHED_CMD_SIM_NFLAGS]; /* the flags, for gpusched_cmd_help */
-    size_t nflags;                              /* how many of table the command has */
+    const char *config;         /* --config FILE */
+    const char *percentage;     /* --percentage-of-nodes-to-score */
+    const char *kube_version;   /* --kube-version */
+    const char *follow, *trace; /* simulate only: --follow, --trace */
+    struct sched_profile prof;  /* filled by gpusched_cmd_sim_check */
+    struct gpusched_live live;  /* --kubeconfig, --context, -A, -v */
+    const char *selector;       /* explain's -l */
 };
 
 /* gpusched_cmd_sim_parse parses argv for cmd ("simulate" or "explain", whose help words differ a
  * little) against -f/--filename, -o/--output, -n/--namespace, --profile, --scheduler-name,
- * --seed, --percentage-of-nodes-to-score, --kube-version, for simulate --follow and --trace,
- * the live flags (live.h) and, for explain, -l into f (zeroed first, f->table filled); pos, help
- * and the return value are gpusched_cmd_flags_parse's. */
-int gpusched_cmd_sim_parse(const char *cmd, int argc, char **argv, struct gpusched_cmd_sim_flags *f,
-                           struct flag_list *pos, bool *help);
+ * --seed, --percentage-of-nodes-to-score, --kube-version, --strict, for simulate --follow and
+ * --trace,
+ * the live flags (live.h), for explain -l, and --no-headers, into f (zeroed first); on -h it
+ * prints the help (usage, then the flags) and sets *help. pos, help and the return value are
+ * gpusched_cmd_flags_parse's. */
+int gpusched_cmd_sim_parse(const char *cmd, const char *usage, int argc, char **argv,
+                           struct gpusched_cmd_sim_flags *f, struct flag_list *pos, bool *help);
 
 /* gpusched_cmd_sim_check checks f in this order: -f given or the cluster read (live.h), -o one of
  * table/wide/json (into *fmt), --profile, --percentage-of-nodes-to-score (default 100: every

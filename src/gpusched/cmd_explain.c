@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "gpusched/cmd_common.h"
+#include "gpusched/kubectl.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
@@ -95,7 +96,7 @@ static int explain_parse_target(const char *arg, struct explain_target *t)
     t->kind = &explain_kinds[0];
     if (!*arg || strlen(arg) >= sizeof(t->buf))
         return -EINVAL;
-    strcpy(t->buf, arg);
+    memcpy(t->buf, arg, strlen(arg) + 1);
     rest = t->buf;
     slash = strchr(rest, '/');
     if (slash) {
@@ -896,7 +897,7 @@ static long explain_workload_pods(struct explain_ctx *ctx, const struct explain_
     }
     rc = (long)n;
 out:
-    arena_free(&a);
+    arena_release(&a);
     return rc;
 }
 
@@ -919,13 +920,11 @@ int gpusched_cmd_explain(int argc, char **argv)
     memset(&ctx, 0, sizeof(ctx));
     ctx.sel_arena = (struct arena)ARENA_INIT;
     err_clear(&err);
-    rc = gpusched_cmd_sim_parse("explain", argc, argv, &f, &pos, &help);
-    if (rc)
+    rc = gpusched_cmd_sim_parse("explain", explain_usage, argc, argv, &f, &pos, &help);
+    if (rc || help)
         goto out;
-    if (help) {
-        gpusched_cmd_help("explain", explain_usage, f.table, f.nflags);
+    if ((rc = gpusched_kubectl_output(&f.output, 0)))
         goto out;
-    }
     if (pos.n != 1) {
         if (pos.n)
             rc = gpusched_cmd_usage_error("explain", "expected one TARGET, got %zu arguments",
@@ -1061,7 +1060,7 @@ out:
     free(ctx.queue);
     free(ctx.pending);
     free(targets);
-    arena_free(&ctx.sel_arena);
+    arena_release(&ctx.sel_arena);
     if (loaded)
         manifest_input_release(&in);
     gpusched_live_close(&f.live);

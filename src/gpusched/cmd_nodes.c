@@ -13,6 +13,7 @@
 
 #include "base/buf.h"
 #include "gpusched/cmd_common.h"
+#include "gpusched/kubectl.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
@@ -391,10 +392,10 @@ static int nodes_print_json(const struct nodes_row *rows, size_t n)
 int gpusched_cmd_nodes(int argc, char **argv)
 {
     struct flag_list files = {0}, pos = {0}, label_cols = {0};
-    const char *output = NULL, *selector = NULL;
+    const char *output = NULL, *selector = NULL, *namespace_ = NULL;
     bool show_labels = false, help, loaded = false;
     struct gpusched_live live;
-    struct flag flags[5 + GPUSCHED_LIVE_NFLAGS] = {
+    const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"selector", 'l', FLAG_STRING, &selector, NULL, NULL, "SELECTOR",
@@ -404,7 +405,14 @@ int gpusched_cmd_nodes(int argc, char **argv)
         {"show-labels", 0, FLAG_BOOL, &show_labels, NULL, NULL, NULL,
          "add a LABELS column with every label"},
         {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT",
-         "table (default), wide, name or json"},
+         "table (default), wide, name, json or yaml"},
+        {"namespace", 'n', FLAG_STRING, &namespace_, NULL, NULL, "NS",
+         "accepted as kubectl accepts it with a kind that has no\n"
+         "namespace (the files' objects that name none go there)"},
+        GPUSCHED_CMD_STRICT_FLAG,
+        FLAG_GROUP_OF(live.flags),
+        FLAG_GROUP_OF(out_table_flags),
+        FLAG_END,
     };
     struct arena arena = ARENA_INIT;
     struct kube_selector sel = {0};
@@ -418,15 +426,16 @@ int gpusched_cmd_nodes(int argc, char **argv)
 
     err_clear(&err);
     memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live, flags + 5);
-    rc = gpusched_cmd_flags_parse("nodes", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                                  &pos, &help);
+    gpusched_live_flags(&live);
+    rc = gpusched_cmd_flags_parse("nodes", flags, argc, argv, &pos, &help);
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("nodes", nodes_usage, flags, sizeof(flags) / sizeof(flags[0]));
+        gpusched_cmd_help("nodes", nodes_usage, flags);
         goto out;
     }
+    if ((rc = gpusched_kubectl_output(&output, GPUSCHED_KUBECTL_NAME)))
+        goto out;
     /* NAME or node/NAME arguments, as `kubectl get nodes NAME...` takes them */
     for (i = 0; i < pos.n; i++) {
         const char *a = pos.v[i];
@@ -461,7 +470,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
     }
 
     /* bound pods only count on their nodes: they go into the cluster as they are read */
-    rc = gpusched_cmd_load_cluster_live(&files, NULL, &live, &in, &cluster);
+    rc = gpusched_cmd_load_cluster_live(&files, namespace_, &live, &in, &cluster);
     if (rc)
         goto out;
     loaded = true;
@@ -515,7 +524,7 @@ out:
     sched_cluster_free(cluster);
     if (loaded)
         manifest_input_release(&in);
-    arena_free(&arena);
+    arena_release(&arena);
     gpusched_live_close(&live);
     flag_list_release(&files);
     flag_list_release(&pos);

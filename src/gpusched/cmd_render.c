@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpusched/cmd_common.h"
+#include "gpusched/kubectl.h"
 #include "manifest/render.h"
 
 static const char render_usage[] =
@@ -167,18 +168,19 @@ static void yaml_value(FILE *f, const json_t *v, int indent)
 
 /* ------------------------------------------------------------------ the command */
 
-#define RENDER_NFLAGS 3
-
 int gpusched_cmd_render(int argc, char **argv)
 {
     struct flag_list files = {0}, pos = {0};
     const char *output = NULL, *namespace_ = NULL;
-    const struct flag table[RENDER_NFLAGS] = {
+    const struct flag table[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
-        {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT", "yaml (default) or json"},
+        {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT", "yaml (default), json or name"},
         {"namespace", 'n', FLAG_STRING, &namespace_, NULL, NULL, "NS",
          "namespace of the objects that name none (default \"default\")"},
+        GPUSCHED_CMD_STRICT_FLAG,
+        FLAG_GROUP_OF(out_table_flags),
+        FLAG_END,
     };
     struct manifest_input in;
     struct err err;
@@ -187,13 +189,15 @@ int gpusched_cmd_render(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    rc = gpusched_cmd_flags_parse("render", table, RENDER_NFLAGS, argc, argv, &pos, &help);
+    rc = gpusched_cmd_flags_parse("render", table, argc, argv, &pos, &help);
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("render", render_usage, table, RENDER_NFLAGS);
+        gpusched_cmd_help("render", render_usage, table);
         goto out;
     }
+    if ((rc = gpusched_kubectl_output(&output, 0)))
+        goto out;
     if (pos.n) {
         rc = gpusched_cmd_usage_error("render", "unexpected argument \"%s\"", pos.v[0]);
         goto out;

@@ -233,7 +233,7 @@ int gpusched_cmd_report(int argc, char **argv)
     struct flag_list files = {0}, pos = {0};
     const char *out_path = NULL, *namespace_ = NULL, *profs = NULL;
     struct gpusched_live live;
-    struct flag flags[4 + GPUSCHED_LIVE_NFLAGS] = {
+    const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
         {"out", 0, FLAG_STRING, &out_path, NULL, NULL, "FILE",
@@ -242,6 +242,9 @@ int gpusched_cmd_report(int argc, char **argv)
          "namespace of the cluster's pending pods (default: the context's)"},
         {"profile", 0, FLAG_STRING, &profs, NULL, NULL, "NAME",
          "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
+        GPUSCHED_CMD_STRICT_FLAG,
+        FLAG_GROUP_OF(live.flags),
+        FLAG_END,
     };
     const struct sched_profile *prof;
     struct manifest_input in;
@@ -260,13 +263,12 @@ int gpusched_cmd_report(int argc, char **argv)
 
     err_clear(&err);
     memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live, flags + 4);
-    rc = gpusched_cmd_flags_parse("report", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                                  &pos, &help);
+    gpusched_live_flags(&live);
+    rc = gpusched_cmd_flags_parse("report", flags, argc, argv, &pos, &help);
     if (rc)
         goto out;
     if (help) {
-        gpusched_cmd_help("report", report_usage, flags, sizeof(flags) / sizeof(flags[0]));
+        gpusched_cmd_help("report", report_usage, flags);
         goto out;
     }
     if (pos.n) {

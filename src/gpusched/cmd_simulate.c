@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "gpusched/cmd_common.h"
+#include "gpusched/kubectl.h"
 #include "gpusched/output.h"
 
 static const char simulate_usage[] =
@@ -39,11 +40,13 @@ static const char simulate_usage[] =
     "  gpusched simulate -f FILE... [flags]\n"
     "\n";
 
-/* Progress on stderr once a run takes more than a second: one updating line on a terminal,
- * a line per second otherwise. stdout stays the result only. */
+/* Progress on stderr once a run takes more than a second, on a terminal (one updating line)
+ * or with -v (a line per second otherwise), as the help of -v says. stdout stays the result
+ * only. */
 struct simulate_progress {
     double start; /* mono_now() */
     double last;
+    bool on; /* a terminal or -v */
     bool tty;
     bool shown;
 };
@@ -58,7 +61,7 @@ static void simulate_progress_cb(void *arg, size_t done, size_t total)
     struct simulate_progress *pr = arg;
     double t = simulate_elapsed(pr);
 
-    if (t < 1.0 || t - pr->last < (pr->tty ? 0.1 : 1.0))
+    if (!pr->on || t < 1.0 || t - pr->last < (pr->tty ? 0.1 : 1.0))
         return;
     pr->last = t;
     pr->shown = true;
@@ -573,13 +576,11 @@ int gpusched_cmd_simulate(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    rc = gpusched_cmd_sim_parse("simulate", argc, argv, &f, &pos, &help);
-    if (rc)
+    rc = gpusched_cmd_sim_parse("simulate", simulate_usage, argc, argv, &f, &pos, &help);
+    if (rc || help)
         goto out;
-    if (help) {
-        gpusched_cmd_help("simulate", simulate_usage, f.table, f.nflags);
+    if ((rc = gpusched_kubectl_output(&f.output, 0)))
         goto out;
-    }
     if (pos.n) {
         rc = gpusched_cmd_usage_error("simulate", "unexpected argument \"%s\"", pos.v[0]);
         goto out;
@@ -630,6 +631,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
     memset(&pr, 0, sizeof(pr));
     pr.start = mono_now();
     pr.tty = isatty(STDERR_FILENO);
+    pr.on = pr.tty || f.live.verbose;
     so.profile_of = gpusched_cmd_profile_of;
     so.progress = simulate_progress_cb;
     so.progress_arg = &pr;

@@ -1,10 +1,13 @@
 /* kubectl.c - kubectl's conventions around the gpusched commands (kubectl.h).
  *
- * -o yaml and -o name are made from a command's own -o json: the command writes into a memory
- * file standing in for standard output, which is then parsed and printed in the format asked
- * for; on failure what the command wrote goes out unchanged. The commands stay unaware of it. */
+ * -o yaml and -o name are made from a command's own -o json: once the command has parsed its
+ * flags it hands its -o value to gpusched_kubectl_output, and writes into a memory file
+ * standing in for standard output, which is then parsed and printed in the format asked for;
+ * on failure what the command wrote goes out unchanged. --no-headers is a flag of the commands'
+ * own tables (output.c's out_table_flags). */
 #include "gpusched/kubectl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -173,13 +176,33 @@ int gpusched_yaml_print(const json_t *v, FILE *f)
 /* ---- -o name ------------------------------------------------------------------------------ */
 
 /* kubectl_names prints "pod/NAME" for every "pod": "NS/NAME" member of the document, in order
- * (simulate's sections, capacity's specs, explain's pods), without repeats. */
+ * (simulate's sections, capacity's specs, explain's pods), without repeats; for a v1 List
+ * (render's), kubectl's KIND[.GROUP]/NAME for each item. */
 static void kubectl_names(const json_t *v, json_t *seen, FILE *f)
 {
     const char *k;
     json_t *x;
     size_t i;
 
+    k = json_string_value(json_object_get(v, "kind"));
+    if (k && !strcmp(k, "List") && json_is_array(json_object_get(v, "items"))) {
+        json_array_foreach(json_object_get(v, "items"), i, x)
+        {
+            const char *kind = json_string_value(json_object_get(x, "kind"));
+            const char *api = json_string_value(json_object_get(x, "apiVersion"));
+            const char *name =
+                json_string_value(json_object_get(json_object_get(x, "metadata"), "name"));
+            const char *slash = api ? strchr(api, '/') : NULL;
+            if (!kind || !name)
+                continue;
+            for (; *kind; kind++)
+                fputc(tolower((unsigned char)*kind), f);
+            if (slash)
+                fprintf(f, ".%.*s", (int)(slash - api), api);
+            fprintf(f, "/%s\n", name);
+        }
+        return;
+    }
     if (json_is_object(v)) {
         const char *pod = json_string_value(json_object_get(v, "pod"));
         if (pod && !json_object_get(seen, pod)) {
@@ -319,40 +342,58 @@ static int kubectl_complete(int n, char **w, int (*dispatch)(int, char **))
 
 enum kubectl_conv { CONV_NONE, CONV_YAML, CONV_NAME };
 
-static int kubectl_capture(int argc, char **argv, int (*dispatch)(int, char **),
-                           enum kubectl_conv conv)
+/* the conversion gpusched_kubectl_output started: stdout is a memory file until the command
+ * returns */
+static enum kubectl_conv kubectl_conv;
+static int kubectl_saved = -1, kubectl_mfd = -1;
+
+int gpusched_kubectl_output(const char **output, unsigned native)
 {
-    int saved, mfd, rc;
+    const char *o = *output;
+    enum kubectl_conv conv = !o                                                        ? CONV_NONE
+                             : !strcmp(o, "yaml")                                      ? CONV_YAML
+                             : !strcmp(o, "name") && !(native & GPUSCHED_KUBECTL_NAME) ? CONV_NAME
+                                                                                       : CONV_NONE;
+
+    if (conv == CONV_NONE)
+        return 0;
+    *output = "json";
+    fflush(stdout);
+    kubectl_saved = dup(1);
+    kubectl_mfd = memfd_create("gpusched-out", 0);
+    if (kubectl_saved < 0 || kubectl_mfd < 0 || dup2(kubectl_mfd, 1) < 0) {
+        fprintf(stderr, "gpusched: cannot capture the output: %s\n", strerror(errno));
+        return 1;
+    }
+    kubectl_conv = conv;
+    return 0;
+}
+
+/* kubectl_finish prints what the command wrote as JSON (exit status rc) as YAML or names */
+static int kubectl_finish(int rc)
+{
     off_t len;
     char *text;
     json_t *doc;
 
     fflush(stdout);
-    saved = dup(1);
-    mfd = memfd_create("gpusched-out", 0);
-    if (saved < 0 || mfd < 0 || dup2(mfd, 1) < 0) {
-        fprintf(stderr, "gpusched: cannot capture the output: %s\n", strerror(errno));
-        return 1;
-    }
-    rc = dispatch(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    len = lseek(mfd, 0, SEEK_CUR);
+    dup2(kubectl_saved, 1);
+    close(kubectl_saved);
+    len = lseek(kubectl_mfd, 0, SEEK_CUR);
     text = len >= 0 && (size_t)len < KUBECTL_CAPTURE_MAX ? malloc((size_t)len + 1) : NULL;
-    if (!text || pread(mfd, text, (size_t)len, 0) != len) {
+    if (!text || pread(kubectl_mfd, text, (size_t)len, 0) != len) {
         free(text);
-        close(mfd);
+        close(kubectl_mfd);
         fprintf(stderr, "gpusched: cannot read the captured output\n");
         return 1;
     }
-    close(mfd);
+    close(kubectl_mfd);
     text[len] = '\0';
     doc = rc == 0 ? json_loadb(text, (size_t)len, 0, NULL) : NULL;
     if (!doc) {
         /* an error, or nothing to convert: what the command wrote, as it wrote it */
         fwrite(text, 1, (size_t)len, stdout);
-    } else if (conv == CONV_YAML) {
+    } else if (kubectl_conv == CONV_YAML) {
         if (gpusched_yaml_print(doc, stdout))
             rc = 1;
     } else {
@@ -368,10 +409,7 @@ static int kubectl_capture(int argc, char **argv, int (*dispatch)(int, char **),
 int gpusched_kubectl_main(int argc, char **argv, int (*dispatch)(int, char **))
 {
     const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
-    enum kubectl_conv conv = CONV_NONE;
-    char **av;
-    int i, n = 0, rc;
-    bool nodes;
+    int rc;
 
     base = base ? base + 1 : argv[0] ? argv[0] : "";
     if (!strcmp(base, "kubectl-gpusched"))
@@ -397,53 +435,6 @@ int gpusched_kubectl_main(int argc, char **argv, int (*dispatch)(int, char **))
         }
         return gpusched_cmd_usage_error("completion", "want one shell: bash or zsh");
     }
-    if (argc < 3 || !strcmp(argv[1], "serve") || !strcmp(argv[1], "version") ||
-        !strcmp(argv[1], "report"))
-        return dispatch(argc, argv);
-    nodes = !strcmp(argv[1], "nodes");
-    av = calloc((size_t)argc + 1, sizeof(*av));
-    if (!av) {
-        fprintf(stderr, "gpusched: out of memory\n");
-        return 1;
-    }
-    av[n++] = argv[0];
-    av[n++] = argv[1];
-    for (i = 2; i < argc; i++) {
-        const char *a = argv[i], *val = NULL;
-        int vi = -1;
-        if (!strcmp(a, "--")) {
-            for (; i < argc; i++)
-                av[n++] = argv[i];
-            break;
-        }
-        if (!strcmp(a, "--no-headers") || !strcmp(a, "--no-headers=true")) {
-            out_table_headers = false;
-            continue;
-        }
-        if (!strcmp(a, "--no-headers=false"))
-            continue;
-        if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-            vi = i + 1;
-            val = argv[vi];
-        } else if (!strncmp(a, "--output=", 9)) {
-            val = a + 9;
-        } else if (!strncmp(a, "-o", 2) && a[2]) {
-            val = a[2] == '=' ? a + 3 : a + 2;
-        }
-        if (val && (!strcmp(val, "yaml") || (!strcmp(val, "name") && !nodes))) {
-            conv = !strcmp(val, "yaml") ? CONV_YAML : CONV_NAME;
-            av[n++] = "-o";
-            av[n++] = "json";
-            if (vi > 0)
-                i = vi;
-            continue;
-        }
-        av[n++] = argv[i];
-        if (vi > 0)
-            av[n++] = argv[++i];
-    }
-    av[n] = NULL;
-    rc = conv == CONV_NONE ? dispatch(n, av) : kubectl_capture(n, av, dispatch, conv);
-    free(av);
-    return rc;
+    rc = dispatch(argc, argv);
+    return kubectl_conv != CONV_NONE ? kubectl_finish(rc) : rc;
 }

@@ -24,9 +24,9 @@
 #define LIVE_PAGE 500
 #define LIVE_PATH_MAX 4096
 
-void gpusched_live_flags(struct gpusched_live *l, struct flag *out)
+const struct flag *gpusched_live_flags(struct gpusched_live *l)
 {
-    const struct flag t[GPUSCHED_LIVE_NFLAGS] = {
+    const struct flag t[] = {
         {"kubeconfig", 0, FLAG_STRING, &l->kubeconfig, NULL, NULL, "PATH",
          "read the cluster of this kubeconfig (default: $KUBECONFIG,\n"
          "then ~/.kube/config, then the in-cluster service account;\n"
@@ -37,9 +37,12 @@ void gpusched_live_flags(struct gpusched_live *l, struct flag *out)
          "pending pods of every namespace, not only -n's"},
         {"verbose", 'v', FLAG_BOOL, &l->verbose, NULL, NULL, NULL,
          "progress on stderr even when it is not a terminal"},
+        FLAG_END,
     };
 
-    memcpy(out, t, sizeof(t));
+    _Static_assert(sizeof(t) == sizeof(l->flags), "struct gpusched_live's room for its flags");
+    memcpy(l->flags, t, sizeof(t));
+    return l->flags;
 }
 
 bool gpusched_live_wanted(const struct gpusched_live *l, size_t nfiles)

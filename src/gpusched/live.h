@@ -20,8 +20,6 @@
 #include "kube/client.h"
 #include "manifest/manifest.h"
 
-#define GPUSCHED_LIVE_NFLAGS 4
-
 /* The source names the live objects carry as their pod->source_file: the list path. */
 #define GPUSCHED_LIVE_PREFIX "/api"
 
@@ -29,6 +27,7 @@ struct gpusched_live {
     const char *kubeconfig, *context; /* borrowed from argv */
     bool all_namespaces;              /* -A */
     bool verbose;                     /* -v: progress even when stderr is not a terminal */
+    struct flag flags[5];             /* gpusched_live_flags' table (four and FLAG_END) */
     /* set by gpusched_live_open */
     struct kube_client *client;
     const char *namespace_; /* the pending pods' namespace (-n, else the context's); borrowed */
@@ -36,9 +35,10 @@ struct gpusched_live {
     size_t nnodes, nbound, npending;
 };
 
-/* gpusched_live_flags writes the four flags into out (room for GPUSCHED_LIVE_NFLAGS): they
- * store into l, which must be zeroed first and outlive the parse. */
-void gpusched_live_flags(struct gpusched_live *l, struct flag *out);
+/* gpusched_live_flags returns the table of the four flags (kept in l, which must be zeroed first
+ * and outlive the parse; they store into l), for a command's table to include
+ * (FLAG_GROUP_OF). */
+const struct flag *gpusched_live_flags(struct gpusched_live *l);
 
 /* gpusched_live_wanted: the cluster is read when --kubeconfig or --context is given, or when no
  * -f file is (then the kubeconfig kubectl would use: $KUBECONFIG, ~/.kube/config, in-cluster). */

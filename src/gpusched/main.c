@@ -38,8 +38,9 @@ static const char main_usage[] =
     "  version     Print the version\n"
     "  completion  Print the bash or zsh completion script\n"
     "\n"
-    "Every command also takes kubectl's --no-headers and -o yaml; installed as\n"
-    "kubectl-gpusched it runs as `kubectl gpusched COMMAND`.\n"
+    "The commands that print tables or JSON (simulate, explain, nodes, capacity, render)\n"
+    "also take kubectl's --no-headers, -o yaml and -o name; installed as kubectl-gpusched,\n"
+    "gpusched runs as `kubectl gpusched COMMAND`.\n"
     "\n"
     "Use \"gpusched COMMAND --help\" for more information about a command.\n";
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+
 #define OUT_MIN_WIDTH 10
 #define OUT_PADDING 3
 
@@ -17,7 +19,7 @@ static const unsigned out_format_order[] = {OUT_JSON, OUT_NAME, OUT_WIDE};
 
 int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, struct err *err)
 {
-    char list[64] = "";
+    struct buf list = BUF_INIT(0);
     size_t i;
 
     if (!s || !*s)
@@ -34,16 +36,16 @@ int out_format_parse(const char *s, unsigned allowed, enum out_format *fmt, stru
         if (!(allowed & (1u << out_format_order[i])) &&
             !(out_format_order[i] == OUT_NAME && (allowed & (1u << OUT_JSON))))
             continue;
-        if (list[0])
-            strcat(list, ",");
-        strcat(list, out_format_names[out_format_order[i]]);
+        buf_printf(&list, "%s%s", list.len ? "," : "", out_format_names[out_format_order[i]]);
     }
     if (allowed & (1u << OUT_JSON))
-        strcat(list, ",yaml");
-    return err_set(err, -EINVAL,
-                   "unable to match a printer suitable for the output format \"%s\", "
-                   "allowed formats are: %s",
-                   s, list);
+        buf_puts(&list, ",yaml");
+    err_set(err, -EINVAL,
+            "unable to match a printer suitable for the output format \"%s\", "
+            "allowed formats are: %s",
+            s, list.data ? list.data : "");
+    buf_release(&list);
+    return -EINVAL;
 }
 
 int out_table_init(struct out_table *t, size_t ncols, const char *const *headers)
@@ -117,7 +119,13 @@ static void out_table_print_row(char *const *cells, size_t ncols, const size_t *
     fputc('\n', f);
 }
 
-bool out_table_headers = true;
+bool out_no_headers;
+
+const struct flag out_table_flags[] = {
+    {"no-headers", 0, FLAG_BOOL, &out_no_headers, NULL, NULL, NULL,
+     "print tables without their header line (as kubectl's)"},
+    FLAG_END,
+};
 
 void out_table_print(const struct out_table *t, FILE *f)
 {
@@ -134,7 +142,7 @@ void out_table_print(const struct out_table *t, FILE *f)
         w += OUT_PADDING;
         width[c] = w < OUT_MIN_WIDTH ? OUT_MIN_WIDTH : w;
     }
-    if (out_table_headers)
+    if (!out_no_headers)
         out_table_print_row(t->headers, t->ncols, width, f);
     for (r = 0; r < t->nrows; r++)
         out_table_print_row(t->cells + r * t->ncols, t->ncols, width, f);

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/err.h"
+#include "base/flag.h"
 
 #define OUT_TABLE_MAX_COLS 16
 
@@ -44,10 +45,13 @@ int out_table_init(struct out_table *t, size_t ncols, const char *const *headers
 /* out_table_add_row copies ncols cells (a NULL cell prints as "<none>"). -ENOMEM. */
 int out_table_add_row(struct out_table *t, const char *const *cells);
 
-/* out_table_headers: false for --no-headers (set once, before any output). */
-extern bool out_table_headers;
+/* out_no_headers: kubectl's --no-headers was given (set once, before any output).
+ * out_table_flags is its flag, the table (flag.h) every command that prints a table includes
+ * in its own. */
+extern bool out_no_headers;
+extern const struct flag out_table_flags[];
 
-/* out_table_print writes the header line (unless out_table_headers is false) and every row
+/* out_table_print writes the header line (unless out_no_headers) and every row
  * to f; the columns are as wide as the header would need either way. */
 void out_table_print(const struct out_table *t, FILE *f);
 

@@ -786,9 +786,7 @@ size_t kube_async_run(struct kube_async *a, int64_t timeout_ms, kube_async_done_
     }
     nfds = async_poll_set(a);
     if (!nfds) {
-        struct timespec ts = {0, 1000000}; /* out of memory: try again shortly */
-
-        nanosleep(&ts, NULL);
+        mono_sleep_ms(1); /* out of memory: try again shortly */
         return a->count;
     }
     atomic_store(&a->sleeping, 1);

@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "kube/client-int.h"
 #include "kube/http1.h"
-#include "kube/jalloc.h"
+#include "kube/jalloc-int.h"
 #include "kube/listsplit.h"
 #include "kube/yaml.h"
 
@@ -41,6 +41,7 @@ static int client_route(struct kube_client *c, struct err *err)
     const char *s = c->cfg.server, *hp = strstr(s, "://") + 3, *host_end, *rest;
     const char *port = NULL;
     char host[512], portbuf[16], entry[1200];
+    struct buf url = BUF_INIT(0);
     size_t hl, n;
 
     if (!c->cfg.tls_server_name) {
@@ -72,12 +73,11 @@ static int client_route(struct kube_client *c, struct err *err)
     } else {
         snprintf(portbuf, sizeof(portbuf), "%s", strncmp(s, "https", 5) ? "80" : "443");
     }
-    n = strlen(s) + strlen(c->cfg.tls_server_name) + 16;
-    c->url_base = malloc(n);
-    if (!c->url_base)
+    if (buf_printf(&url, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf, rest) ||
+        !(c->url_base = buf_take(&url))) {
+        buf_release(&url);
         return err_set(err, -ENOMEM, "out of memory");
-    snprintf(c->url_base, n, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf,
-             rest);
+    }
     snprintf(entry, sizeof(entry), "%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
     c->connect_to = kube_curl.slist_append(NULL, entry);
     return c->connect_to ? 0 : err_set(err, -ENOMEM, "out of memory");
@@ -381,12 +381,11 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
         *gen = c->token_gen;
         rc = 1;
         if (c->token) {
-            size_t n = strlen(c->token) + 32;
+            struct buf b = BUF_INIT(0);
 
-            *line = malloc(n);
-            if (*line) {
-                snprintf(*line, n, "Authorization: Bearer %s", c->token);
-            } else {
+            *line = buf_printf(&b, "Authorization: Bearer %s", c->token) ? NULL : buf_take(&b);
+            buf_release(&b);
+            if (!*line) {
                 *gen = 0;
                 rc = -ENOMEM;
             }

@@ -1,11 +1,15 @@
-/* decode.h - Kubernetes objects from JSON, validated as the API server validates them.
+/* decode.h - Kubernetes objects from JSON, read as the API server reads them.
  *
- * The decoders take one JSON object (from the API, or from a manifest parsed by yaml.h) and
- * fill the struct of object.h, allocating every string and array from the arena a. They
- * apply the API server's defaulting (a limit without a request, hostNetwork ports, allocatable
- * from capacity) and validation (label syntax, quantity syntax, field types), and fail with
- * err naming the field path and, when lines is given, the source line; file is copied into
- * err and into the object's source_file. */
+ * One decoder for every kind, for manifests and the API server's objects alike: each takes
+ * one JSON object (from the API, or from a manifest parsed by yaml.h) and fills the struct of
+ * object.h, allocating every string and array from the arena a. It applies the API server's
+ * defaulting (a limit without a request, hostNetwork ports, allocatable from capacity) and
+ * validation (label syntax, quantity syntax), reads JSON types as the API server's decoder
+ * does (`json: cannot unmarshal string into Go struct field PodSpec.spec.nodeSelector of
+ * type map[string]string`), and fails with err naming the field path and, with a line table,
+ * the source line. With opts->check every field is held to the API's names too: an unknown
+ * one is reported as kubectl's strict field validation reports it (`unknown field
+ * "spec.nodeSelectr"`). */
 #ifndef KUBE_DECODE_H
 #define KUBE_DECODE_H
 
@@ -18,77 +22,141 @@
 #include "base/err.h"
 #include "kube/object.h"
 
-struct kube_lines; /* yaml.h: where each value of a manifest came from; may be NULL */
+struct kube_lines; /* yaml.h: where each value of a manifest came from */
 
-int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pod *out, struct err *err);
-int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                     const char *file, struct kube_node *out, struct err *err);
+/* Where an object came from and how strictly to read it. A NULL opts reads an object of the
+ * API server: no lines, no file, its fields taken as the server wrote them. */
+struct kube_decode_opts {
+    const struct kube_lines *lines; /* the line of each value, or NULL */
+    const char *file; /* named in err and (copied) in the objects' source_file, or NULL */
+    /* check: every field is held to the API's types and names (a manifest). An unknown field
+     * goes to warn(warn_arg, line, msg) with msg `unknown field "spec.nodeSelectr"` (warn may
+     * be NULL; a non-zero return fails the decode with it), or, with strict, fails the
+     * decode: `strict decoding error: unknown field "spec.nodeSelectr"`. */
+    bool check;
+    bool strict;
+    int (*warn)(void *warn_arg, int line, const char *msg);
+    void *warn_arg;
+    /* name: not NULL, it stands for the object's metadata.name (a pod the API server would
+     * name from its generateName) */
+    const char *name;
+};
+
+/* The decoders: 0, or a negative errno-style code with err naming the field. */
+int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                    struct kube_pod *out, struct err *err);
+int kube_node_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                     struct kube_node *out, struct err *err);
+
+/* kube_type_meta_decode reads kind and apiVersion (borrowed from obj; NULL when absent) of
+ * any object, with the types kubectl's decoder holds them to. */
+int kube_type_meta_decode(const json_t *obj, const struct kube_decode_opts *o, const char **kind,
+                          const char **api_version, struct err *err);
+
+/* kube_list_items_decode reads the items of a List (or a typed list such as PodList) of kind:
+ * *items is the array (borrowed; NULL when absent or null). */
+int kube_list_items_decode(const json_t *obj, const char *kind, const struct kube_decode_opts *o,
+                           const json_t **items, struct err *err);
+
+/* kube_json_type_error sets err (-EINVAL, the message only) to the Go JSON decoder's words for
+ * v, a value that is not of Go type go: of the field path (JSON keys; indexes are dropped) of
+ * Go struct st, `json: cannot unmarshal string into Go struct field Cluster.clusters.cluster.
+ * server of type string`, or with st NULL `json: cannot unmarshal string into Go value of type
+ * int32`. For the files read as Go reads them that are no API objects (a kubeconfig, a
+ * KubeSchedulerConfiguration). */
+int kube_json_type_error(struct err *err, const json_t *v, const char *st, const char *path,
+                         const char *go);
+
+/* What a loader reads of any object before decoding it: the names of its metadata, borrowed
+ * from the object (NULL when absent). */
+struct kube_object_names {
+    const char *name;
+    const char *generate_name;
+    const char *namespace_;
+};
+
+/* kube_object_names_decode reads them from an object of kind, holding metadata and the names
+ * to their types. */
+int kube_object_names_decode(const json_t *obj, const char *kind, const struct kube_decode_opts *o,
+                             struct kube_object_names *out, struct err *err);
+
+/* ---- Scheduling classes and the objects around pods (decode_class.c) ---- */
+
 /* kube_runtime_class_decode decodes a RuntimeClass: metadata.name (required), overhead.podFixed
- * and whether scheduling is set. 0 or a negative code with err naming the field. */
-int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                              const char *file, struct kube_runtime_class *out, struct err *err);
+ * and whether scheduling is set. */
+int kube_runtime_class_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                              struct kube_runtime_class *out, struct err *err);
 
 /* kube_namespace_decode reads a Namespace: its name and labels, with
  * kubernetes.io/metadata.name set to the name as the API server defaults it. */
-int kube_namespace_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                          const char *file, struct kube_namespace *out, struct err *err);
-int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                               const char *file, struct kube_priority_class *out, struct err *err);
+int kube_namespace_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                          struct kube_namespace *out, struct err *err);
+int kube_priority_class_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                               struct kube_priority_class *out, struct err *err);
 
-/* kube_pdb_decode reads a policy/v1 PodDisruptionBudget: metadata, spec.selector (see
- * kube_label_selector_decode), status.disruptionsAllowed and the names in
- * status.disruptedPods. Returns 0 or a negative code with err naming the field. */
-int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                    const char *file, struct kube_pdb *out, struct err *err);
+/* kube_pdb_decode reads a policy/v1 PodDisruptionBudget: metadata, spec.selector,
+ * status.disruptionsAllowed and the names in status.disruptedPods. */
+int kube_pdb_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                    struct kube_pdb *out, struct err *err);
+
+/* A Service as PodTopologySpread's system defaults read it: its spec.selector, a label set
+ * (absent or null: present false, selecting nothing). */
+struct kube_service {
+    const char *name;
+    const char *namespace_; /* "" when unset */
+    struct kube_label_selector selector;
+};
+int kube_service_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                        struct kube_service *out, struct err *err);
+
+/* ---- Workloads (decode_workload.c) ---- */
+
+/* kube_spec_selector_decode reads the spec.selector of a Service or a ReplicationController
+ * (a label set: absent or null, present false) or of a ReplicaSet, StatefulSet, Deployment,
+ * DaemonSet or Job (a metav1.LabelSelector) - kind says which. */
+int kube_spec_selector_decode(const json_t *obj, const char *kind, struct arena *a,
+                              const struct kube_decode_opts *o, struct kube_label_selector *out,
+                              struct err *err);
+
+/* kube_workload_decode reads a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or
+ * ReplicationController (struct kube_workload; kind and api_version as kube_type_meta_decode
+ * read them): its replicas, selector (apps/ groups: required, not empty, and selecting the
+ * template's labels), Job settings, controller and the pod template, decoded as the pod its
+ * controller creates (named after the workload; namespace and owner left to the caller). */
+int kube_workload_decode(const json_t *obj, const char *kind, const char *api_version,
+                         struct arena *a, const struct kube_decode_opts *o,
+                         struct kube_workload *out, struct err *err);
+
+/* ---- Storage (decode_storage.c, decode_csi.c) ---- */
+
+/* PersistentVolumeClaims, PersistentVolumes and StorageClasses: the fields VolumeBinding and
+ * VolumeZone read. A claim's namespace is "" when unset. */
+int kube_pvc_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                    struct kube_pvc *out, struct err *err);
+int kube_pv_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                   struct kube_pv *out, struct err *err);
+int kube_storage_class_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                              struct kube_storage_class *out, struct err *err);
 
 /* The storage.k8s.io/v1 objects the volume plugins read (sched/volumes.c), with the API
  * server's validation of the fields they read: a CSINode (drivers: name, nodeID, allocatable
  * count; the migrated-plugins annotation), a CSIDriver (storageCapacity,
  * preventPodSchedulingIfMissing), a CSIStorageCapacity (storageClassName, nodeTopology,
  * capacity, maximumVolumeSize) and a VolumeAttachment (attacher, nodeName, the source's
- * persistentVolumeName). Strings in a; 0 or -EINVAL/-ENOMEM with err naming the field. */
-int kube_csi_node_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                         const char *file, struct kube_csi_node *out, struct err *err);
-int kube_csi_driver_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                           const char *file, struct kube_csi_driver *out, struct err *err);
-int kube_csi_capacity_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                             const char *file, struct kube_csi_capacity *out, struct err *err);
+ * persistentVolumeName). */
+int kube_csi_node_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                         struct kube_csi_node *out, struct err *err);
+int kube_csi_driver_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                           struct kube_csi_driver *out, struct err *err);
+int kube_csi_capacity_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                             struct kube_csi_capacity *out, struct err *err);
 int kube_volume_attachment_decode(const json_t *obj, struct arena *a,
-                                  const struct kube_lines *lines, const char *file,
+                                  const struct kube_decode_opts *o,
                                   struct kube_volume_attachment *out, struct err *err);
 
-/* kube_intree_decode reads the in-tree volume source of v (a pod volume, or a
- * PersistentVolume's spec) that CSI migration translates (out->plugin KUBE_INTREE_NONE when
- * there is none). */
-int kube_intree_decode(const json_t *v, struct arena *a, const struct kube_lines *lines,
-                       const char *file, struct kube_inline_volume *out, struct err *err);
-
-/* kube_pod_ephemeral_names names the claims of p's generic ephemeral volumes
- * "<pod>-<volume>" (ephemeral.VolumeClaimName) in a fresh claims array from a; the decoder
- * does it for a pod with a name, the loader once it names one. 0 or -ENOMEM. */
-int kube_pod_ephemeral_names(struct kube_pod *p, struct arena *a);
-
-/* kube_label_selector_decode reads a metav1.LabelSelector (a workload's spec.selector) with
- * ValidateLabelSelector's rules: matchLabels as labels, matchExpressions with In, NotIn,
- * Exists or DoesNotExist and the values those take. Absent or null obj is the nil selector
- * (out->present false). The field path in err is relative to the selector. */
-int kube_label_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                               const char *file, struct kube_label_selector *out, struct err *err);
-
-/* kube_node_selector_decode reads a NodeSelector ({nodeSelectorTerms: [...]}, a
- * PersistentVolume's spec.nodeAffinity.required) with the rules of a pod's required node
- * affinity; the field path in err is relative to it. */
-int kube_node_selector_decode(const json_t *obj, struct arena *a, const struct kube_lines *lines,
-                              const char *file, struct kube_node_selector *out, struct err *err);
-
-/* kube_json_int64 reads v as an integer the way Go's JSON decoder fills an int field: a JSON
- * integer, or a number with an integral value that fits (YAML "1e3" is 1000). Returns false
- * for anything else, without undefined behaviour on huge numbers. */
-bool kube_json_int64(const json_t *v, int64_t *out);
-
-/* kube_json_type_name names v's JSON type for messages: "object", "array", "string",
- * "integer", "number" (a real), "boolean" or "null". */
-const char *kube_json_type_name(const json_t *v);
+/* ---- resource.k8s.io (decode_dra.c) ----
+ * The Dynamic Resource Allocation kinds (DeviceClass, ResourceClaim, ResourceClaimTemplate,
+ * ResourceSlice) are decoded here, each as int kube_<kind>_decode(obj, a, opts, out, err);
+ * decode-int.h says how a kind is added. */
 
 #endif

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/quote.h"
 
 extern char **environ;
 
@@ -202,10 +203,10 @@ static int exec_spawn(const struct kube_config *cfg, bool interactive, struct bu
     argv = calloc(x->nargs + 2, sizeof(*argv));
     info = exec_info(cfg, interactive);
     if (info) {
-        size_t n = strlen(info) + sizeof("KUBERNETES_EXEC_INFO=");
-        infoenv = malloc(n);
-        if (infoenv)
-            snprintf(infoenv, n, "KUBERNETES_EXEC_INFO=%s", info);
+        struct buf b = BUF_INIT(0);
+
+        infoenv = buf_printf(&b, "KUBERNETES_EXEC_INFO=%s", info) ? NULL : buf_take(&b);
+        buf_release(&b);
     }
     if (!envp || !argv || !infoenv) {
         rc = err_set(err, -ENOMEM, "out of memory");
@@ -308,24 +309,16 @@ static char *exec_dup_status(const json_t *st, const char *key, size_t *len)
     return s;
 }
 
-int kube_exec_run(const struct kube_config *cfg, struct kube_exec_cred *out, struct err *err)
+int kube_exec_cred_parse(const struct kube_exec *x, const char *data, size_t len,
+                         struct kube_exec_cred *out, struct err *err)
 {
-    const struct kube_exec *x = cfg->exec;
-    struct buf b = BUF_INIT(KUBE_EXEC_OUTPUT_MAX);
-    bool interactive;
-    json_t *doc = NULL, *st;
+    json_t *doc, *st;
     const char *av, *kind, *exp;
-    int rc;
+    char q[256];
+    int rc = 0;
 
     memset(out, 0, sizeof(out[0]));
-    interactive = x->interactive != KUBE_EXEC_NEVER && isatty(0);
-    if (x->interactive == KUBE_EXEC_ALWAYS && !interactive)
-        return exec_fail(err, -EINVAL, x,
-                         "interactiveMode is Always but standard input is not a terminal");
-    rc = exec_spawn(cfg, interactive, &b, err);
-    if (rc)
-        goto out;
-    doc = b.len ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+    doc = len ? json_loadb(data, len, 0, NULL) : NULL;
     if (!json_is_object(doc)) {
         rc = exec_fail(err, -EPROTO, x, "the output is not an ExecCredential (JSON object)");
         goto out;
@@ -333,8 +326,8 @@ int kube_exec_run(const struct kube_config *cfg, struct kube_exec_cred *out, str
     kind = json_string_value(json_object_get(doc, "kind"));
     av = json_string_value(json_object_get(doc, "apiVersion"));
     if (!kind || strcmp(kind, "ExecCredential")) {
-        rc = exec_fail(err, -EPROTO, x, "returned kind \"%s\", want ExecCredential",
-                       kind ? kind : "");
+        rc = exec_fail(err, -EPROTO, x, "returned kind %s, want ExecCredential",
+                       quote_go_to(q, sizeof(q), kind ? kind : "", kind ? strlen(kind) : 0));
         goto out;
     }
     if (!av || strcmp(av, x->api_version)) {
@@ -361,13 +354,32 @@ int kube_exec_run(const struct kube_config *cfg, struct kube_exec_cred *out, str
     }
     exp = json_string_value(json_object_get(st, "expirationTimestamp"));
     if (exp && *exp && kube_rfc3339_parse(exp, &out->expiry)) {
-        rc = exec_fail(err, -EPROTO, x, "status.expirationTimestamp \"%s\" is not RFC 3339", exp);
+        rc = exec_fail(err, -EPROTO, x, "status.expirationTimestamp %s is not RFC 3339",
+                       quote_go_to(q, sizeof(q), exp, strlen(exp)));
         goto out;
     }
 out:
     if (rc)
         kube_exec_cred_release(out);
     json_decref(doc);
+    return rc;
+}
+
+int kube_exec_run(const struct kube_config *cfg, struct kube_exec_cred *out, struct err *err)
+{
+    const struct kube_exec *x = cfg->exec;
+    struct buf b = BUF_INIT(KUBE_EXEC_OUTPUT_MAX);
+    bool interactive;
+    int rc;
+
+    memset(out, 0, sizeof(out[0]));
+    interactive = x->interactive != KUBE_EXEC_NEVER && isatty(0);
+    if (x->interactive == KUBE_EXEC_ALWAYS && !interactive)
+        return exec_fail(err, -EINVAL, x,
+                         "interactiveMode is Always but standard input is not a terminal");
+    rc = exec_spawn(cfg, interactive, &b, err);
+    if (!rc)
+        rc = kube_exec_cred_parse(x, b.data, b.len, out, err);
     if (b.data)
         memset(b.data, 0, b.len);
     buf_release(&b);

@@ -31,6 +31,12 @@ struct kube_exec_cred {
  * no certificate). */
 int kube_exec_run(const struct kube_config *cfg, struct kube_exec_cred *out, struct err *err);
 
+/* kube_exec_cred_parse reads len bytes at data, what x's plugin wrote on standard output, as
+ * an ExecCredential of x->api_version into out, as kube_exec_run does (its errors but the
+ * running's; no token is ever put into a message). Pure: fuzzed (tests/fuzz/fuzz_exec.c). */
+int kube_exec_cred_parse(const struct kube_exec *x, const char *data, size_t len,
+                         struct kube_exec_cred *out, struct err *err);
+
 /* kube_exec_cred_release wipes and frees c's members; NULL is fine. */
 void kube_exec_cred_release(struct kube_exec_cred *c);
 

@@ -46,7 +46,9 @@ struct kube_informer {
     char watch_error[256];
 };
 
-const char *kube_object_key(json_t *obj, char *buf, size_t size)
+/* kube_object_key writes "namespace/name" or "name" of an API object into buf; returns buf,
+ * or NULL when metadata.name is missing or the key does not fit. */
+static const char *kube_object_key(json_t *obj, char *buf, size_t size)
 {
     json_t *md = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(md, "namespace"));
@@ -111,6 +113,7 @@ static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
     const char *rv = object_rv(obj);
     struct store_entry *e;
     bool wanted;
+    size_t n;
 
     if (!key) {
         informer_log(inf, 0, "skipping an object without metadata.name");
@@ -134,10 +137,11 @@ static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
         inf->o.fn(inf->o.ud, KUBE_INFORMER_UPDATE, key, obj);
         return 0;
     }
-    e = calloc(1, sizeof(*e) + strlen(key) + 1);
+    n = strlen(key);
+    e = calloc(1, sizeof(*e) + n + 1);
     if (!e)
         return -ENOMEM;
-    strcpy(e->key, key);
+    memcpy(e->key, key, n + 1);
     snprintf(e->rv, sizeof(e->rv), "%s", rv);
     e->gen = inf->gen;
     if (keymap_put(&inf->store, e->key, e, NULL)) {

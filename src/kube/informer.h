@@ -69,8 +69,4 @@ bool kube_informer_synced(const struct kube_informer *inf);
 uint64_t kube_informer_lists(const struct kube_informer *inf);
 uint64_t kube_informer_watches(const struct kube_informer *inf);
 
-/* kube_object_key writes "namespace/name" or "name" of an API object into buf; returns buf,
- * or NULL when metadata.name is missing or the key does not fit. */
-const char *kube_object_key(json_t *obj, char *buf, size_t size);
-
 #endif

@@ -1,5 +1,5 @@
 /* jalloc.c - jansson's blocks from a per-thread bump arena (see jalloc.h). */
-#include "kube/jalloc.h"
+#include "kube/jalloc-int.h"
 
 #include <pthread.h>
 #include <stdint.h>

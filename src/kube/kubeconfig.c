@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/decode.h"
 #include "kube/yaml.h"
 
 #define KC_FILE_MAX ((size_t)16 << 20) /* a kubeconfig */
@@ -50,6 +51,31 @@ __attribute__((format(printf, 6, 7))) static int kc_fail(struct err *err, int co
         snprintf(loc, sizeof(loc), "line %d: ", line);
     return err_set(err, code, "cannot read kubeconfig '%s': %s%s%s%s", f ? f->path : "?", loc,
                    field ? field : "", field ? ": " : "", what);
+}
+
+/* kc_type fails on at, a value not of Go type go at path (JSON keys, indexes allowed) of Go
+ * struct st (clientcmd's v1 types), in the Go decoder's words as kubectl reads a kubeconfig */
+static int kc_type(struct err *err, const struct kc_file *f, const json_t *at, const char *st,
+                   const char *path, const char *go)
+{
+    struct err t;
+
+    err_clear(&t);
+    kube_json_type_error(&t, at, st, path, go);
+    return kc_fail(err, -EINVAL, f, at, NULL, "%s", t.msg);
+}
+
+/* kc_struct names the clientcmd v1 struct of a kubeconfig's part at prefix */
+static const char *kc_struct(const char *prefix)
+{
+    const char *dot = strrchr(prefix, '.');
+    const char *last = dot ? dot + 1 : prefix;
+
+    return !strcmp(last, "cluster")   ? "Cluster"
+           : !strcmp(last, "user")    ? "AuthInfo"
+           : !strcmp(last, "exec")    ? "ExecConfig"
+           : !strcmp(last, "context") ? "Context"
+                                      : "Config";
 }
 
 static char *kc_strdup(const char *s)
@@ -92,6 +118,19 @@ static char *kc_dirname(const char *path)
     return d;
 }
 
+/* field_of writes "prefix.key" into buf */
+static const char *field_of(char *buf, size_t size, const char *prefix, const char *key)
+{
+    snprintf(buf, size, "%s.%s", prefix, key);
+    return buf;
+}
+
+/* kc_named: the clientcmd v1 type of the entries of a section ("NamedCluster" of clusters) */
+static const char *kc_named(const char *key)
+{
+    return !strcmp(key, "clusters") ? "Cluster" : !strcmp(key, "users") ? "AuthInfo" : "Context";
+}
+
 /* kc_check_section verifies that root[key] is absent, null or a list of mappings with a
  * string name and a mapping under body_key. */
 static int kc_check_section(const struct kc_file *f, const char *key, const char *body_key,
@@ -99,25 +138,27 @@ static int kc_check_section(const struct kc_file *f, const char *key, const char
 {
     json_t *list = json_object_get(f->root, key), *item, *name, *body;
     size_t i;
-    char field[128];
+    char field[128], go[48], body_go[32];
 
     if (!list || json_is_null(list))
         return 0;
+    snprintf(go, sizeof(go), "[]v1.Named%s", kc_named(key));
     if (!json_is_array(list))
-        return kc_fail(err, -EINVAL, f, list, key, "must be a list");
+        return kc_type(err, f, list, "Config", key, go);
     json_array_foreach(list, i, item)
     {
         snprintf(field, sizeof(field), "%s[%zu]", key, i);
         if (!json_is_object(item))
-            return kc_fail(err, -EINVAL, f, item, field, "must be a mapping");
+            return kc_type(err, f, item, "Config", key, go + 2);
         name = json_object_get(item, "name");
         if (!json_is_string(name) || !json_string_value(name)[0])
             return kc_fail(err, -EINVAL, f, name ? name : item, field,
                            "name must be a non-empty string");
         body = json_object_get(item, body_key);
         if (body && !json_is_object(body) && !json_is_null(body)) {
-            snprintf(field, sizeof(field), "%s[%zu].%s", key, i, body_key);
-            return kc_fail(err, -EINVAL, f, body, field, "must be a mapping");
+            snprintf(field, sizeof(field), "%s.%s", key, body_key);
+            snprintf(body_go, sizeof(body_go), "v1.%s", kc_struct(body_key));
+            return kc_type(err, f, body, go + 5, field, body_go);
         }
     }
     return 0;
@@ -149,11 +190,18 @@ static int kc_file_parse(struct kc_file *f, const char *data, size_t len, const 
         f->root = NULL;
         return 0;
     }
-    if (!json_is_object(f->root))
-        return kc_fail(err, -EINVAL, f, f->root, NULL, "the document must be a mapping");
+    if (!json_is_object(f->root)) {
+        /* kubectl's words: the TypeMeta it reads first */
+        const char *kind, *av;
+        struct err t;
+
+        err_clear(&t);
+        kube_type_meta_decode(f->root, NULL, &kind, &av, &t);
+        return kc_fail(err, -EINVAL, f, f->root, NULL, "%s", t.msg);
+    }
     cc = json_object_get(f->root, "current-context");
     if (cc && !json_is_string(cc) && !json_is_null(cc))
-        return kc_fail(err, -EINVAL, f, cc, "current-context", "must be a string");
+        return kc_type(err, f, cc, "Config", "current-context", "string");
     if ((rc = kc_check_section(f, "clusters", "cluster", err)) ||
         (rc = kc_check_section(f, "users", "user", err)) ||
         (rc = kc_check_section(f, "contexts", "context", err)))
@@ -209,8 +257,12 @@ static int kc_get_str(const struct kc_file *f, const json_t *obj, const char *ke
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_string(v)) {
+        size_t n = strlen(key);
+
         snprintf(field, sizeof(field), "%s.%s", prefix, key);
-        return kc_fail(err, -EINVAL, f, v, field, "must be a string");
+        /* the -data members are []byte in Go (base64 in JSON) */
+        return kc_type(err, f, v, kc_struct(prefix), field,
+                       n > 5 && !strcmp(key + n - 5, "-data") ? "[]uint8" : "string");
     }
     *out = json_string_value(v);
     if (!(*out)[0])
@@ -220,15 +272,13 @@ static int kc_get_str(const struct kc_file *f, const json_t *obj, const char *ke
 
 static char *kc_resolve_path(const struct kc_file *f, const char *p)
 {
+    struct buf b = BUF_INIT(0);
     char *out;
-    size_t n;
 
     if (p[0] == '/')
         return strdup(p);
-    n = strlen(f->dir) + strlen(p) + 2;
-    out = malloc(n);
-    if (out)
-        snprintf(out, n, "%s/%s", f->dir, p);
+    out = buf_printf(&b, "%s/%s", f->dir, p) ? NULL : buf_take(&b);
+    buf_release(&b);
     return out;
 }
 
@@ -382,7 +432,7 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
                    struct kube_config *out, struct err *err)
 {
     const char *av, *cmd, *mode, *hint;
-    char prefix[96];
+    char prefix[96], fld[128];
     json_t *args, *env, *pci, *v;
     struct kube_exec *x;
     size_t i;
@@ -390,7 +440,7 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
 
     snprintf(prefix, sizeof(prefix), "%s.exec", uprefix);
     if (!json_is_object(e))
-        return kc_fail(err, -EINVAL, f, e, prefix, "must be a mapping");
+        return kc_type(err, f, e, "AuthInfo", prefix, "v1.ExecConfig");
     if ((rc = kc_get_str(f, e, "apiVersion", prefix, &av, err)) ||
         (rc = kc_get_str(f, e, "command", prefix, &cmd, err)) ||
         (rc = kc_get_str(f, e, "interactiveMode", prefix, &mode, err)) ||
@@ -446,14 +496,16 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
     args = json_object_get(e, "args");
     if (args && !json_is_null(args)) {
         if (!json_is_array(args))
-            return kc_fail(err, -EINVAL, f, args, prefix, "args must be a list of strings");
+            return kc_type(err, f, args, "ExecConfig", field_of(fld, sizeof(fld), prefix, "args"),
+                           "[]string");
         x->args = calloc(json_array_size(args) + 1, sizeof(*x->args));
         if (!x->args)
             return err_set(err, -ENOMEM, "out of memory");
         json_array_foreach(args, i, v)
         {
             if (!json_is_string(v))
-                return kc_fail(err, -EINVAL, f, v, prefix, "args[%zu] must be a string", i);
+                return kc_type(err, f, v, "ExecConfig", field_of(fld, sizeof(fld), prefix, "args"),
+                               "string");
             if (!(x->args[x->nargs++] = strdup(json_string_value(v))))
                 return err_set(err, -ENOMEM, "out of memory");
         }
@@ -461,7 +513,8 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
     env = json_object_get(e, "env");
     if (env && !json_is_null(env)) {
         if (!json_is_array(env))
-            return kc_fail(err, -EINVAL, f, env, prefix, "env must be a list of {name, value}");
+            return kc_type(err, f, env, "ExecConfig", field_of(fld, sizeof(fld), prefix, "env"),
+                           "[]v1.ExecEnvVar");
         x->env = calloc(json_array_size(env) + 1, sizeof(*x->env));
         if (!x->env)
             return err_set(err, -ENOMEM, "out of memory");
@@ -770,9 +823,8 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     const char *dir = kube_config_sa_dir(), *ns_env = getenv("POD_NAMESPACE");
-    struct buf b = BUF_INIT(KC_PEM_MAX);
+    struct buf b = BUF_INIT(KC_PEM_MAX), url = BUF_INIT(0);
     char path[4096];
-    size_t n;
     int rc;
 
     err_clear(err);
@@ -781,15 +833,17 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
         return err_set(err, -ENOENT,
                        "unable to load in-cluster configuration, "
                        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
-    n = strlen(host) + strlen(port) + 16;
-    out->server = malloc(n);
+    /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
+    out->server =
+        buf_printf(&url, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port)
+            ? NULL
+            : buf_take(&url);
+    buf_release(&url);
     out->source = strdup("in-cluster service account");
     if (!out->server || !out->source) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
-    /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
-    snprintf(out->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
     out->in_cluster = true;
     snprintf(path, sizeof(path), "%s/token", dir);
     out->token_file = strdup(path);

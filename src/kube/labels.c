@@ -15,6 +15,7 @@
 
 #include "base/buf.h"
 #include "base/goparse.h"
+#include "base/quote.h"
 
 #define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 #define QNAME_MSG                                                                                  \
@@ -182,53 +183,6 @@ int kube_label_value_validate(const char *value, struct err *err)
     char buf[1024];
 
     return first_message(value_messages(value ? value : "", buf, sizeof(buf)), buf, err);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Go's %q for the strings that appear in field errors                                        */
-
-static void go_quote(struct buf *b, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-
-    buf_puts(b, "\"");
-    for (; *p; p++) {
-        switch (*p) {
-        case '"':
-            buf_puts(b, "\\\"");
-            break;
-        case '\\':
-            buf_puts(b, "\\\\");
-            break;
-        case '\a':
-            buf_puts(b, "\\a");
-            break;
-        case '\b':
-            buf_puts(b, "\\b");
-            break;
-        case '\f':
-            buf_puts(b, "\\f");
-            break;
-        case '\n':
-            buf_puts(b, "\\n");
-            break;
-        case '\r':
-            buf_puts(b, "\\r");
-            break;
-        case '\t':
-            buf_puts(b, "\\t");
-            break;
-        case '\v':
-            buf_puts(b, "\\v");
-            break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                buf_printf(b, "\\x%02x", *p);
-            else
-                buf_append(b, p, 1);
-        }
-    }
-    buf_puts(b, "\"");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -515,7 +469,7 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
             if (go_parse_int(p->set.v[i], strlen(p->set.v[i]), 10, 64, &dummy, NULL)) {
                 struct buf q = BUF_INIT(4096);
 
-                go_quote(&q, p->set.v[i]);
+                quote_go(&q, p->set.v[i], strlen(p->set.v[i]));
                 FIELD_ERR("values[%zu]", i, q.data ? q.data : "\"\"",
                           "for 'Gt', 'Lt' operators, the value must be an integer");
                 buf_release(&q);
@@ -530,7 +484,7 @@ static int new_requirement(struct parser *p, const struct token *keytok, const c
             struct buf q = BUF_INIT(4096);
             char path[512];
 
-            go_quote(&q, p->set.v[i]);
+            quote_go(&q, p->set.v[i], strlen(p->set.v[i]));
             snprintf(path, sizeof(path), "values[%zu][%s]", i, key);
             FIELD_ERR("%s", path, q.data ? q.data : "\"\"", tmp);
             buf_release(&q);
@@ -678,7 +632,7 @@ static int parse_requirement(struct parser *p)
     if (key_messages(key, buf, sizeof(buf))) {
         struct buf q = BUF_INIT(4096);
 
-        go_quote(&q, key);
+        quote_go(&q, key, strlen(key));
         rc = fail_at(p, keytok, -EINVAL, "<nil>: Invalid value: %s: %s", q.data ? q.data : "", buf);
         buf_release(&q);
         goto out;

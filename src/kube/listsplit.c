@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char *kube_json_string_end(const char *p, const char *end);
+
 void kube_list_split_init(struct kube_list_split *s, size_t batch, size_t cap, const char *what,
                           kube_list_part_fn part, void *ud, struct err *err)
 {
@@ -178,7 +180,10 @@ int kube_list_split_end(struct kube_list_split *s)
     return s->rc = s->part(s->ud, &s->doc, s->where == KUBE_LIST_TAIL ? s->head_len : 0);
 }
 
-const char *kube_json_string_end(const char *p, const char *end)
+/* kube_json_string_end returns the closing quote of the string whose text starts at p
+ * (after its opening quote), or NULL when end comes first: the first quote that an odd run
+ * of backslashes does not escape. */
+static const char *kube_json_string_end(const char *p, const char *end)
 {
     const char *q = p, *b;
 

@@ -57,11 +57,6 @@ int kube_list_split_feed(struct kube_list_split *s, const char *p, size_t n);
 int kube_list_split_end(struct kube_list_split *s);
 void kube_list_split_release(struct kube_list_split *s);
 
-/* kube_json_string_end returns the closing quote of the string whose text starts at p
- * (after its opening quote), or NULL when end comes first: the first quote that an odd run
- * of backslashes does not escape. */
-const char *kube_json_string_end(const char *p, const char *end);
-
 /* kube_json_strip_member removes every "key": VALUE member from the JSON text in b after its
  * first from bytes (a key is the quoted name followed at once by a colon, not preceded by a
  * backslash, so text inside a string never matches), with the comma that separated it. The

@@ -360,6 +360,25 @@ struct kube_node {
     int source_line;
 };
 
+/* A controller of pods as the manifest loader reads it: a Deployment, ReplicaSet,
+ * StatefulSet, DaemonSet, Job or ReplicationController. */
+struct kube_workload {
+    const char *name;
+    const char *namespace_; /* "" when unset */
+    int64_t replicas;       /* spec.replicas (1 unset); a Job's spec.parallelism (1 unset) */
+    int64_t completions;    /* a Job's spec.completions, -1 unset */
+    bool indexed;           /* a Job's completionMode Indexed */
+    bool suspend;           /* a Job's spec.suspend */
+    /* spec.selector: a LabelSelector, a ReplicationController's label set; present false
+     * when none is given (an empty set of a ReplicationController too: the API server then
+     * takes the template's labels) */
+    struct kube_label_selector selector;
+    struct kube_owner controller; /* the controller ownerReference (kind NULL: none) */
+    /* spec.template as the pod the controller creates, named after the workload (namespace,
+     * owner and source left to the caller) */
+    struct kube_pod tmpl;
+};
+
 /* A RuntimeClass (node.k8s.io/v1): what its admission gives the pods that name it. */
 struct kube_runtime_class {
     const char *name;

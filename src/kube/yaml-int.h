@@ -1,5 +1,6 @@
 /* yaml-int.h - what kube/yaml.c (libyaml's events to values) shares with its JSON fast path
- * (kube/yamljson.c); not for callers.
+ * (kube/yamljson.c), and both with yamlvalue.c (the line table, plain scalars) below them;
+ * not for callers.
  *
  * The fast path reads input that is plain JSON, the form generated files and `kubectl get -o
  * json` take, and hands the callbacks of kube_yaml_each the same values with the same lines
@@ -22,6 +23,8 @@
 
 #define YAML_MAX_DEPTH 128
 
+#define KUBE_LINES_DUPS 4
+
 struct kube_lines {
     const json_t **keys;
     int *lines;
@@ -29,6 +32,14 @@ struct kube_lines {
     uint32_t gen;
     size_t cap; /* power of two */
     size_t n;
+    /* mapping keys given twice in the document (the last value is the one kept): the first
+     * few, cut to fit, and how many there were */
+    struct {
+        char key[128];
+        size_t len;
+        int line;
+    } dups[KUBE_LINES_DUPS];
+    size_t ndups;
 };
 
 struct anchor {
@@ -62,10 +73,17 @@ struct loader {
     bool fn_failed;         /* the last callback made returned non-zero */
 };
 
-/* kube_lines_clear empties a table for the next document or item. */
+/* kube_lines_add records that v came from line. */
+int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
+
+/* kube_lines_dup_add records that key (n bytes) was given twice in one mapping, at line;
+ * l may be NULL (a reader keeping no lines). */
+void kube_lines_dup_add(struct kube_lines *l, const char *key, size_t n, int line);
+
+/* kube_lines_clear empties a table for the next document or item (yamlvalue.c). */
 void kube_lines_clear(struct kube_lines *l);
 
-/* kube_yaml_plain resolves the text of a plain scalar as kube/yaml.h says (null, booleans,
+/* kube_yaml_plain (yamlvalue.c) resolves the text of a plain scalar as kube/yaml.h says (null, booleans,
  * integers, floats, else a string); a new reference, NULL when out of memory. */
 json_t *kube_yaml_plain(const char *s, size_t len);
 

@@ -1,203 +1,17 @@
-/* yaml.c - libyaml event stream to jansson values, with a pointer-to-line side table.
- *
- * The side table is an open-addressing hash keyed by the json_t pointer. It only lives as
- * long as the values it describes (the caller frees both together). */
+/* yaml.c - libyaml event stream to jansson values, each recorded in the line table of
+ * yamlvalue.c; plain JSON goes to yamljson.c first, and comes here where that reader stops. */
 #include "kube/yaml.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <yaml.h>
 
-#include "base/goparse.h"
 #include "kube/yaml-int.h"
-
-static size_t lines_hash(const json_t *v, size_t cap)
-{
-    uintptr_t x = (uintptr_t)v;
-
-    x ^= x >> 33;
-    x *= (uintptr_t)0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-
-/* A slot is in use when its stamp is the table's generation: emptying the table for the next
- * item is one increment, not a pass over every slot. */
-static int lines_grow(struct kube_lines *l)
-{
-    size_t ncap = l->cap ? l->cap * 2 : 1024, i, h;
-    const json_t **nk = malloc(ncap * sizeof(*nk));
-    int *nl = malloc(ncap * sizeof(*nl));
-    uint32_t *ns = calloc(ncap, sizeof(*ns));
-
-    if (!nk || !nl || !ns) {
-        free(nk);
-        free(nl);
-        free(ns);
-        return -ENOMEM;
-    }
-    for (i = 0; i < l->cap; i++) {
-        if (l->stamp[i] != l->gen)
-            continue;
-        h = lines_hash(l->keys[i], ncap);
-        while (ns[h])
-            h = (h + 1) & (ncap - 1);
-        nk[h] = l->keys[i];
-        nl[h] = l->lines[i];
-        ns[h] = 1;
-    }
-    free(l->keys);
-    free(l->lines);
-    free(l->stamp);
-    l->keys = nk;
-    l->lines = nl;
-    l->stamp = ns;
-    l->gen = 1;
-    l->cap = ncap;
-    return 0;
-}
-
-int kube_lines_add(struct kube_lines *l, const json_t *v, int line)
-{
-    size_t h;
-
-    if (!l || !v)
-        return 0;
-    if ((l->n + 1) * 2 > l->cap && lines_grow(l))
-        return -ENOMEM;
-    h = lines_hash(v, l->cap);
-    while (l->stamp[h] == l->gen && l->keys[h] != v)
-        h = (h + 1) & (l->cap - 1);
-    if (l->stamp[h] != l->gen)
-        l->n++;
-    l->keys[h] = v;
-    l->lines[h] = line;
-    l->stamp[h] = l->gen;
-    return 0;
-}
-
-int kube_lines_find(const struct kube_lines *l, const json_t *v)
-{
-    size_t h;
-
-    if (!l || !v || !l->cap)
-        return 0;
-    h = lines_hash(v, l->cap);
-    while (l->stamp[h] == l->gen) {
-        if (l->keys[h] == v)
-            return l->lines[h];
-        h = (h + 1) & (l->cap - 1);
-    }
-    return 0;
-}
-
-size_t kube_lines_count(const struct kube_lines *l)
-{
-    return l ? l->n : 0;
-}
-
-void kube_lines_free(struct kube_lines *l)
-{
-    if (!l)
-        return;
-    free(l->keys);
-    free(l->lines);
-    free(l->stamp);
-    free(l);
-}
-
-static bool is_one_of(const char *s, const char *const *set)
-{
-    for (; *set; set++)
-        if (!strcmp(s, *set))
-            return true;
-    return false;
-}
-
-static bool scan_float(const char *s, double *out)
-{
-    const char *p = s;
-    int digits = 0;
-    char *end;
-
-    if (!strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF") || !strcmp(s, "+.inf") ||
-        !strcmp(s, "-.inf") || !strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))
-        return false; /* JSON cannot carry them; keep as strings */
-    if (*p == '+' || *p == '-')
-        p++;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++, digits++;
-    }
-    if (!digits)
-        return false;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            return false;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p)
-        return false;
-    *out = strtod(s, &end);
-    return *end == '\0';
-}
-
-json_t *kube_yaml_plain(const char *s, size_t len)
-{
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-    static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
-                                        "True", "TRUE", "on",  "On",  "ON",  NULL};
-    static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
-                                         "False", "FALSE", "off", "Off", "OFF", NULL};
-    /* the null and boolean words have at most 5 characters and begin with a letter or '~':
-     * skip the lists for the rest (numbers above all) */
-    bool word = len <= 5 && (!len || s[0] == '~' || ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'));
-    int64_t i;
-    double d;
-
-    if (word && is_one_of(s, nulls))
-        return json_null();
-    if (word && is_one_of(s, trues))
-        return json_true();
-    if (word && is_one_of(s, falses))
-        return json_false();
-    /* go-yaml only tries numbers on words starting with a digit, a sign or '.', and drops
-     * every '_' first ("1_000" is 1000) */
-    if ((s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '-' || s[0] == '.') {
-        char stack[64], *plain = len < sizeof(stack) ? stack : malloc(len + 1);
-        size_t k, n = 0;
-        json_t *num = NULL;
-
-        if (!plain)
-            return NULL;
-        for (k = 0; k < len; k++)
-            if (s[k] != '_' || s[0] == '.')
-                plain[n++] = s[k];
-        plain[n] = '\0';
-        /* strconv.ParseInt(plain, 0, 64), as go-yaml v2 calls it */
-        if (s[0] != '.' && !go_parse_int(plain, n, 0, 64, &i, NULL))
-            num = json_integer(i);
-        else if (scan_float(plain, &d))
-            num = json_real(d);
-        if (plain != stack)
-            free(plain);
-        if (num)
-            return num;
-    }
-    return json_stringn(s, len);
-}
 
 static json_t *resolve_scalar(const yaml_event_t *ev)
 {
@@ -311,26 +125,6 @@ static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out
     return 0;
 }
 
-/* kube_lines_clear empties a table for the next document or item, keeping its storage unless
- * a large document made it big. NULL (a reader keeping no lines) is no table. */
-void kube_lines_clear(struct kube_lines *l)
-{
-    if (!l)
-        return;
-    if (l->cap > 4096) {
-        free(l->keys);
-        free(l->lines);
-        free(l->stamp);
-        memset(l, 0, sizeof(*l));
-        return;
-    }
-    if (l->n && !++l->gen) {
-        memset(l->stamp, 0, l->cap * sizeof(*l->stamp));
-        l->gen = 1;
-    }
-    l->n = 0;
-}
-
 /* load_items streams the "items" sequence of a root mapping (ev is its start): each element
  * is built with its own line table, handed to item_fn with the root as parsed so far, and
  * dropped. *out is an empty array that takes the sequence's place in the root. */
@@ -382,7 +176,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 {
     int line = (int)ev->start_mark.line + 1;
     yaml_event_t sub;
-    json_t *v = NULL;
+    json_t *v = NULL, *merged = NULL; /* a mapping's keys that came from merge keys */
     int rc;
 
     *out = NULL;
@@ -437,6 +231,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 
             if (!yaml_parser_parse(&ld->parser, &sub)) {
                 json_decref(v);
+                json_decref(merged);
                 return parser_fail(ld);
             }
             if (sub.type == YAML_MAPPING_END_EVENT) {
@@ -448,11 +243,13 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
             yaml_event_delete(&sub);
             if (rc) {
                 json_decref(v);
+                json_decref(merged);
                 return rc;
             }
             if (!yaml_parser_parse(&ld->parser, &sub)) {
                 json_decref(key);
                 json_decref(v);
+                json_decref(merged);
                 return parser_fail(ld);
             }
             if (depth == 0 && ld->item_fn && sub.type == YAML_SEQUENCE_START_EVENT &&
@@ -464,6 +261,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
             if (rc) {
                 json_decref(key);
                 json_decref(v);
+                json_decref(merged);
                 return rc;
             }
             if (json_is_string(key) && !strcmp(json_string_value(key), "<<") &&
@@ -477,6 +275,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                         json_decref(key);
                         json_decref(val);
                         json_decref(v);
+                        json_decref(merged);
                         return load_fail(ld, kline,
                                          "merge key '<<' takes a mapping or a list "
                                          "of mappings");
@@ -488,7 +287,10 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
 
                     json_object_foreach(m, k, mv)
                     {
-                        if (!json_object_get(v, k) && json_object_set(v, k, mv)) {
+                        if (json_object_get(v, k))
+                            continue;
+                        if (json_object_set(v, k, mv) || (!merged && !(merged = json_object())) ||
+                            json_object_set_new(merged, k, json_null())) {
                             json_decref(key);
                             json_decref(val);
                             goto nomem;
@@ -513,6 +315,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                     json_decref(key);
                     json_decref(val);
                     json_decref(v);
+                    json_decref(merged);
                     return load_fail(ld, kline, "mapping key must be a scalar");
                 }
                 json_decref(key);
@@ -522,11 +325,26 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                     goto nomem;
                 }
             }
-            rc = json_object_set_new(v, json_string_value(key), val);
+            {
+                /* a key given twice replaces the value, leaving the size; one that overrides
+                 * a merged key is no duplicate (the API server's strict YAML decoder agrees) */
+                const char *ks = json_string_value(key);
+                size_t kn = json_string_length(key), before = json_object_size(v);
+
+                rc = json_object_setn_new(v, ks, kn, val);
+                if (!rc && json_object_size(v) == before) {
+                    if (merged && json_object_getn(merged, ks, kn))
+                        json_object_deln(merged, ks, kn);
+                    else
+                        kube_lines_dup_add(ld->lines, ks, kn, kline);
+                }
+            }
             json_decref(key);
             if (rc)
                 goto nomem;
         }
+        json_decref(merged);
+        merged = NULL;
         break;
     default:
         return load_fail(ld, line, "unexpected YAML event");
@@ -544,6 +362,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     *out = v;
     return 0;
 nomem:
+    json_decref(merged);
     json_decref(v);
     return err_set(ld->err, -ENOMEM, "out of memory");
 }

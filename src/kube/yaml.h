@@ -72,14 +72,17 @@ int kube_yaml_each_read(kube_yaml_read_fn rd, kube_yaml_rewind_fn rewind, void *
  * (l may be NULL: API responses have no lines). */
 int kube_lines_find(const struct kube_lines *l, const json_t *v);
 
+/* kube_lines_dup returns the i-th mapping key of the document given twice in its mapping (the
+ * value given last is the one read: the API server's YAML decoder refuses it in strict mode,
+ * `key "app" already set in map`), with *line the line of the second one and *len the key's
+ * length (it may hold a NUL); NULL past the last one (the first few of a document are kept). */
+const char *kube_lines_dup(const struct kube_lines *l, size_t i, int *line, size_t *len);
+
 /* kube_lines_free releases a table; NULL is fine. */
 void kube_lines_free(struct kube_lines *l);
 
 /* kube_lines_count returns how many values the table records (NULL: 0). Only values are
  * recorded, not mapping keys. */
 size_t kube_lines_count(const struct kube_lines *l);
-
-/* kube_lines_add records that v came from line (used by kube_yaml_load; exposed for tests). */
-int kube_lines_add(struct kube_lines *l, const json_t *v, int line);
 
 #endif

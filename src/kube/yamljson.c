@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/jalloc.h"
+#include "kube/jalloc-int.h"
 #include "kube/yaml-int.h"
 
 #define JSON_CHUNK 65536
@@ -477,6 +477,7 @@ static int read_object(struct jr *j, int depth, json_t *v)
     }
     for (;;) {
         size_t start = jr_offset(j), kn;
+        int kline = j->line;
         char kbuf[128], *key = kbuf;
         const char *ks;
         bool items;
@@ -508,9 +509,16 @@ static int read_object(struct jr *j, int depth, json_t *v)
             else
                 rc = read_value(j, depth + 1, &val);
         }
-        /* keys were checked as UTF-8 and hold no NUL: json_object_set_new's checks pass */
-        if (!rc && json_object_setn_new_nocheck(v, key, kn, val))
-            rc = nomem(j);
+        /* keys were checked as UTF-8 and hold no NUL: json_object_set_new's checks pass; a
+         * key given twice replaces the value, leaving the size */
+        if (!rc) {
+            size_t before = json_object_size(v);
+
+            if (json_object_setn_new_nocheck(v, key, kn, val))
+                rc = nomem(j);
+            else if (json_object_size(v) == before)
+                kube_lines_dup_add(j->ld->lines, key, kn, kline);
+        }
         if (key != kbuf)
             free(key);
         if (rc)

@@ -241,12 +241,7 @@ static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_l
         if (mono_ms() + wait > deadline)
             return rc;
         fprintf(stderr, "gpulabel: %s; retrying in %ld ms\n", err->msg, wait);
-        {
-            struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
-
-            while (nanosleep(&ts, &ts) && errno == EINTR)
-                ;
-        }
+        mono_sleep_ms(wait);
     }
 }
 
@@ -396,8 +391,8 @@ int main(int argc, char **argv)
         {"no-timestamp", 0, FLAG_BOOL, &no_timestamp, NULL, "GPULABEL_NO_TIMESTAMP", NULL,
          "accepted for GFD: gpulabel never writes nvidia.com/gfd.timestamp"},
         {"version", 0, FLAG_BOOL, &version, NULL, NULL, NULL, "show the version"},
+        FLAG_END,
     };
-    size_t nflags = sizeof(flags) / sizeof(flags[0]);
     /* GPU Feature Discovery's environment names, so its DaemonSet settings carry over; the
      * GPULABEL_* names and flags win over them. */
     const struct flag gfd_env[] = {
@@ -418,6 +413,7 @@ int main(int argc, char **argv)
          "DEVICE_LIST_STRATEGY", "LIST", ""},
         {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL, "FAIL_ON_INIT_ERROR",
          NULL, ""},
+        FLAG_END,
     };
     int rc;
 
@@ -430,15 +426,15 @@ int main(int argc, char **argv)
     cfg.dp.recovery_ms = GPU_HEALTH_DEFAULT_RECOVERY_MS;
     cfg.fail_on_init_error = true;
     /* the environment first, so that flags win */
-    rc = flag_parse_env(gfd_env, sizeof(gfd_env) / sizeof(gfd_env[0]), &ff);
+    rc = flag_parse_env(gfd_env, &ff);
     if (rc == FLAG_OK)
-        rc = flag_parse_env(flags, nflags, &ff);
+        rc = flag_parse_env(flags, &ff);
     if (rc == FLAG_OK)
-        rc = flag_parse(flags, nflags, argc, argv, NULL, &ff);
+        rc = flag_parse(flags, argc, argv, NULL, &ff);
     if (rc == FLAG_HELP) {
         struct buf help = BUF_INIT(0);
 
-        if (flag_usage(flags, nflags, "show this help", 0, &help)) {
+        if (flag_usage(flags, "show this help", 0, &help)) {
             fprintf(stderr, "gpulabel: out of memory\n");
             return 1;
         }

@@ -1,17 +1,18 @@
 /* kinds.c - a parsed document to the objects it holds (see kinds.h): kind and apiVersion
  * checked against the kinds the loader knows, Lists unwound, other kinds skipped with a
  * warning. */
-#include "manifest/kinds.h"
+#include "manifest/kinds-int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/quote.h"
 #include "kube/decode.h"
-#include "manifest/objects.h"
-#include "manifest/volumes.h"
-#include "manifest/state.h"
-#include "manifest/workload.h"
+#include "manifest/objects-int.h"
+#include "manifest/volumes-int.h"
+#include "manifest/state-int.h"
+#include "manifest/workload-int.h"
 
 #define LIST_MAX_DEPTH 8
 
@@ -69,18 +70,15 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
 static int load_list(struct manifest_ctx *c, json_t *obj, const char *kind, const char *av,
                      int depth, int line)
 {
-    const json_t *items = json_object_get(obj, "items");
+    const json_t *items;
     char item_kind[128] = "";
     size_t i, klen = strlen(kind);
     int rc;
 
     if (depth >= LIST_MAX_DEPTH)
         return manifest_fail(c, line, "items", -EINVAL, "lists nested too deeply");
-    if (!items || json_is_null(items))
-        return 0;
-    if (!json_is_array(items))
-        return manifest_fail(c, manifest_line_of(c, items, line), "items", -EINVAL,
-                             "Invalid value: expected a list, got %s", kube_json_type_name(items));
+    if ((rc = kube_list_items_decode(obj, kind, manifest_dopts(c, line), &items, c->err)) || !items)
+        return rc;
     /* items of a typed list (PodList from the API) may leave out their kind */
     if (strcmp(kind, "List") && klen - 4 < sizeof(item_kind))
         snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(klen - 4), kind);
@@ -114,25 +112,18 @@ static int load_object(struct manifest_ctx *c, json_t *obj, int depth, const cha
 static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const char *inferred_kind,
                           const char *inferred_av, int line)
 {
-    const json_t *kv, *avv, *md;
-    const char *kind, *av, *name;
+    const struct kube_decode_opts *o = manifest_dopts(c, line);
+    const char *kind, *av;
     const struct manifest_kind *k;
     size_t klen;
+    int rc;
 
-    if (!json_is_object(obj))
-        return manifest_fail(c, line, NULL, -EINVAL,
-                             "expected a Kubernetes object (a mapping), got %s",
-                             kube_json_type_name(obj));
-    kv = json_object_get(obj, "kind");
-    avv = json_object_get(obj, "apiVersion");
-    if (kv && !json_is_string(kv))
-        return manifest_fail(c, manifest_line_of(c, kv, line), "kind", -EINVAL,
-                             "Invalid value: expected a string, got %s", kube_json_type_name(kv));
-    if (avv && !json_is_string(avv))
-        return manifest_fail(c, manifest_line_of(c, avv, line), "apiVersion", -EINVAL,
-                             "Invalid value: expected a string, got %s", kube_json_type_name(avv));
-    kind = kv ? json_string_value(kv) : inferred_kind;
-    av = avv ? json_string_value(avv) : inferred_av;
+    if ((rc = kube_type_meta_decode(obj, o, &kind, &av, c->err)))
+        return rc;
+    if (!kind)
+        kind = inferred_kind;
+    if (!av)
+        av = inferred_av;
     if (!kind || !*kind)
         return manifest_fail(c, line, "kind", -EINVAL, "Required value: kind not set");
     if (!av || !*av)
@@ -153,25 +144,19 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
         return manifest_keep_object(c->in, obj, kind, 0) ? manifest_nomem(c) : 0;
     if (!k)
         return manifest_warn(c->in, "%s: line %d: skipping kind %s", c->file,
-                             manifest_line_of(c, kv, line), kind)
+                             manifest_line_of(c, json_object_get(obj, "kind"), line), kind)
                    ? manifest_nomem(c)
                    : 0;
     if (!api_version_ok(k, av))
-        return manifest_fail(c, manifest_line_of(c, avv, line), "apiVersion", -EINVAL,
-                             "no matches for kind \"%s\" in version \"%s\"", kind, av);
-    md = json_object_get(obj, "metadata");
-    if (md && !json_is_object(md))
-        return manifest_fail(c, manifest_line_of(c, md, line), "metadata", -EINVAL,
-                             "Invalid value: expected an object, got %s", kube_json_type_name(md));
-    name = manifest_jstr(md, "name");
-    if (!name || !*name) {
-        const char *gen = manifest_jstr(md, "generateName");
+        return manifest_fail(c, manifest_line_of(c, json_object_get(obj, "apiVersion"), line),
+                             "apiVersion", -EINVAL, "no matches for kind \"%s\" in version \"%s\"",
+                             kind, av);
+    if ((rc = kube_object_names_decode(obj, kind, o, &c->names, c->err)))
+        return rc;
+    if (!c->names.name || !*c->names.name) {
+        const char *gen = c->names.generate_name;
+        const json_t *md = json_object_get(obj, "metadata");
 
-        if (json_object_get(md, "name") && !json_is_string(json_object_get(md, "name")))
-            return manifest_fail(c, manifest_line_of(c, json_object_get(md, "name"), line),
-                                 "metadata.name", -EINVAL,
-                                 "Invalid value: expected a string, got %s",
-                                 kube_json_type_name(json_object_get(md, "name")));
         if (k->id != MANIFEST_KIND_POD || !gen || !*gen)
             return manifest_fail(c, manifest_line_of(c, md, line), "metadata.name", -EINVAL,
                                  k->id == MANIFEST_KIND_POD
@@ -180,7 +165,6 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
     }
     {
         size_t npods = c->in->npods, nds = c->in->priv->nds;
-        int rc;
 
         switch (k->id) {
         case MANIFEST_KIND_NODE:
@@ -248,6 +232,26 @@ static int list_kind(const char *kind, char *item, size_t size)
     return 1;
 }
 
+/* duplicates reports the mapping keys of the document given twice (the last value is the one
+ * read), in the words of the API server's strict YAML decoder: a warning, or with
+ * opts.strict an error */
+static int duplicates(struct manifest_ctx *c, const struct kube_lines *lines)
+{
+    size_t i, len;
+    const char *key;
+    char q[300];
+    int line;
+
+    for (i = 0; (key = kube_lines_dup(lines, i, &line, &len)); i++) {
+        quote_go_to(q, sizeof(q), key, len);
+        if (c->in->opts.strict)
+            return manifest_fail(c, line, NULL, -EINVAL, "key %s already set in map", q);
+        if (manifest_warn(c->in, "%s: line %d: key %s already set in map", c->file, line, q))
+            return manifest_nomem(c);
+    }
+    return 0;
+}
+
 int manifest_load_document(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
 {
     struct manifest_ctx *c = ctx;
@@ -256,6 +260,9 @@ int manifest_load_document(json_t *doc, struct kube_lines *lines, json_t *list, 
     int rc;
 
     c->lines = lines;
+    /* a cluster's objects come from JSON the API server wrote: no key twice */
+    if (!c->cluster && (rc = duplicates(c, lines)))
+        return rc;
     if (list) {
         const char *lk = manifest_jstr(list, "kind");
 

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest/kinds.h"
-#include "manifest/objects.h"
-#include "manifest/source.h"
-#include "manifest/state.h"
-#include "manifest/workload.h"
+#include "manifest/kinds-int.h"
+#include "manifest/objects-int.h"
+#include "manifest/source-int.h"
+#include "manifest/state-int.h"
+#include "manifest/workload-int.h"
 
 void manifest_input_init(struct manifest_input *in, const struct manifest_input_opts *o)
 {
@@ -190,7 +190,7 @@ void manifest_input_trim(struct manifest_input *in)
 
     if (!pv || !in->finished)
         return;
-    arena_free(&pv->node_arena);
+    arena_release(&pv->node_arena);
     free(in->nodes);
     in->nodes = NULL;
     in->nnodes = 0;
@@ -198,7 +198,7 @@ void manifest_input_trim(struct manifest_input *in)
     free(pv->stubs);
     pv->stubs = NULL;
     pv->nstubs = pv->cap_stubs = 0;
-    arena_free(&pv->stub_arena);
+    arena_release(&pv->stub_arena);
     pv->stub_ns = pv->stub_node = NULL;
     free(pv->pod_set.slots);
     free(pv->node_set.slots);
@@ -216,7 +216,7 @@ void manifest_input_release(struct manifest_input *in)
     while (in->nobjects)
         json_decref(in->objects[--in->nobjects].json);
     free(in->objects);
-    arena_free(&in->arena);
+    arena_release(&in->arena);
     free(in->nodes);
     free(in->pods);
     free(in->classes);
@@ -240,8 +240,8 @@ void manifest_input_release(struct manifest_input *in)
         free(in->priv->pv_at.slots);
         keymap_release(&in->priv->ns_map);
         free(in->priv->stubs);
-        arena_free(&in->priv->stub_arena);
-        arena_free(&in->priv->node_arena);
+        arena_release(&in->priv->stub_arena);
+        arena_release(&in->priv->node_arena);
         free(in->priv);
     }
     manifest_input_init(in, &o);

@@ -51,6 +51,9 @@ struct manifest_input_opts {
      * render`), and kinds the loader does not know are kept there without a warning. Not
      * to be combined with take_bound. */
     bool keep_objects;
+    /* strict: an unknown field or a duplicate key fails the load (kubectl --validate=strict),
+     * where it is otherwise a warning */
+    bool strict;
 };
 
 /* One object of the input as it was read (opts.keep_objects): json is the object (one

@@ -1,5 +1,5 @@
 /* names.c - generated pod names (see names.h). */
-#include "manifest/names.h"
+#include "manifest/names-int.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* objects.c - Pods, Nodes and PriorityClasses of the input (see objects.h). */
-#include "manifest/objects.h"
+#include "manifest/objects-int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,8 +7,7 @@
 
 #include "kube/decode.h"
 #include "kube/rules.h"
-#include "manifest/names.h"
-#include "manifest/workload.h"
+#include "manifest/names-int.h"
 
 int manifest_check_capacity(struct manifest_ctx *c, int line, const char *field, size_t add_pods)
 {
@@ -228,70 +227,52 @@ const char *manifest_namespace_intern(struct manifest_ctx *c, const char *ns)
     return pv->last_ns = copy;
 }
 
-/* manifest_object_namespace: metadata.namespace, or the input's default. */
-const char *manifest_object_namespace(struct manifest_ctx *c, const json_t *obj)
+/* manifest_object_namespace: the metadata.namespace of the object being loaded, or the
+ * input's default. */
+const char *manifest_object_namespace(struct manifest_ctx *c)
 {
-    const char *ns = manifest_jstr(json_object_get(obj, "metadata"), "namespace");
+    const char *ns = c->names.namespace_;
 
     return ns && *ns ? ns : c->in->opts.default_namespace;
 }
 
 int manifest_load_pod(struct manifest_ctx *c, json_t *obj, int line)
 {
-    json_t *md = json_object_get(obj, "metadata");
-    const char *gen = manifest_jstr(md, "generateName");
-    const char *ns = manifest_object_namespace(c, obj);
-    json_t *copy = NULL, *mdcopy = NULL;
-    const char *name = NULL;
+    const char *ns = manifest_object_namespace(c);
+    struct kube_decode_opts o = *manifest_dopts(c, line);
     struct arena_mark mark;
     struct kube_pod p;
     int rc;
 
     memset(&p, 0, sizeof(p));
     arena_mark(&c->in->arena, &mark);
-    if (!manifest_jstr(md, "name") || !*manifest_jstr(md, "name")) {
-        /* only generateName: the API server picks the name; decode a copy that has one */
-        /* the pod count so far varies the hash between pods of the same generateName */
-        name = manifest_generated_name(c, ns, gen, c->in->npods + c->in->priv->deferred_pods);
-        copy = json_copy(obj);
-        mdcopy = json_copy(md);
-        if (!name || !copy || !mdcopy || json_object_set_new(mdcopy, "name", json_string(name)) ||
-            json_object_set(copy, "metadata", mdcopy) || kube_lines_add(c->lines, copy, line) ||
-            kube_lines_add(c->lines, mdcopy, manifest_line_of(c, md, line))) {
-            rc = manifest_nomem(c);
-            goto out;
-        }
-        obj = copy;
+    if (!c->names.name || !*c->names.name) {
+        /* only generateName: the API server picks the name (the pod count so far varies the
+         * hash between pods of the same generateName) */
+        o.name = manifest_generated_name(c, ns, c->names.generate_name,
+                                         c->in->npods + c->in->priv->deferred_pods);
+        if (!o.name)
+            return manifest_nomem(c);
     }
     /* file NULL: the decoder would copy the name into every object; load_object names it */
-    rc = kube_pod_decode(obj, &c->in->arena, c->lines, NULL, &p, c->err);
+    rc = kube_pod_decode(obj, &c->in->arena, &o, &p, c->err);
     if (rc)
-        goto out;
-    if (name)
-        p.name = name;
+        return rc;
     p.source_file = c->file;
     p.source_line = line;
     if (can_hand_off(c->in, &p)) {
         /* counted by the consumer; what was decoded is given back to the arena */
         p.namespace_ = ns;
-        if (kube_pod_merge_label_keys(&p, &c->in->arena)) {
-            rc = manifest_nomem(c);
-            goto out;
-        }
+        if (kube_pod_merge_label_keys(&p, &c->in->arena))
+            return manifest_nomem(c);
         rc = hand_off(c, &p, line);
         arena_rewind(&c->in->arena, &mark);
-        goto out;
+        return rc;
     }
     p.namespace_ = manifest_namespace_intern(c, ns);
-    if (!p.namespace_) {
-        rc = manifest_nomem(c);
-        goto out;
-    }
-    rc = manifest_append_pod(c, &p, line, "metadata.name");
-out:
-    json_decref(mdcopy);
-    json_decref(copy);
-    return rc;
+    if (!p.namespace_)
+        return manifest_nomem(c);
+    return manifest_append_pod(c, &p, line, "metadata.name");
 }
 
 int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line)
@@ -302,7 +283,7 @@ int manifest_load_node(struct manifest_ctx *c, json_t *obj, int line)
     int rc;
 
     memset(&n, 0, sizeof(n));
-    rc = kube_node_decode(obj, &in->priv->node_arena, c->lines, NULL, &n, c->err);
+    rc = kube_node_decode(obj, &in->priv->node_arena, manifest_dopts(c, line), &n, c->err);
     if (rc)
         return rc;
     n.source_file = c->file;
@@ -335,7 +316,7 @@ int manifest_load_priority_class(struct manifest_ctx *c, json_t *obj, int line)
     int rc;
 
     memset(&pc, 0, sizeof(pc));
-    rc = kube_priority_class_decode(obj, &in->arena, c->lines, NULL, &pc, c->err);
+    rc = kube_priority_class_decode(obj, &in->arena, manifest_dopts(c, line), &pc, c->err);
     if (rc)
         return rc;
     for (i = 0; i < in->nclasses; i++) {
@@ -365,10 +346,10 @@ int manifest_load_pdb(struct manifest_ctx *c, json_t *obj, int line)
     size_t i;
     int rc;
 
-    rc = kube_pdb_decode(obj, &in->arena, c->lines, NULL, &pdb, c->err);
+    rc = kube_pdb_decode(obj, &in->arena, manifest_dopts(c, line), &pdb, c->err);
     if (rc)
         return rc;
-    if (!(pdb.namespace_ = manifest_namespace_intern(c, manifest_object_namespace(c, obj))))
+    if (!(pdb.namespace_ = manifest_namespace_intern(c, manifest_object_namespace(c))))
         return manifest_nomem(c);
     for (i = 0; i < in->npdbs; i++)
         if (!strcmp(in->pdbs[i].name, pdb.name) && !strcmp(in->pdbs[i].namespace_, pdb.namespace_))
@@ -445,7 +426,7 @@ int manifest_load_runtime_class(struct manifest_ctx *c, json_t *obj, int line)
     struct kube_runtime_class rc;
     int code;
 
-    code = kube_runtime_class_decode(obj, &in->arena, c->lines, NULL, &rc, c->err);
+    code = kube_runtime_class_decode(obj, &in->arena, manifest_dopts(c, line), &rc, c->err);
     if (code)
         return code;
     if (find_runtime_class(in, rc.name))
@@ -508,46 +489,16 @@ int manifest_add_selector(struct manifest_ctx *c, const char *owner_kind, const 
     return 0;
 }
 
-/* A Service: only its spec.selector (a map; absent or null selects nothing) is kept, for
- * PodTopologySpread's system defaults. */
+/* A Service: only its spec.selector is kept, for PodTopologySpread's system defaults. */
 int manifest_load_service(struct manifest_ctx *c, json_t *obj, int line)
 {
-    const json_t *spec = json_object_get(obj, "spec");
-    json_t *sel = json_is_object(spec) ? json_object_get(spec, "selector") : NULL;
-    const char *name = manifest_jstr(json_object_get(obj, "metadata"), "name");
-    struct kube_label_selector ls;
-    json_t *wrap;
+    struct kube_service svc;
     int rc;
 
-    memset(&ls, 0, sizeof(ls));
-    if (spec && !json_is_object(spec) && !json_is_null(spec))
-        return manifest_fail(c, manifest_line_of(c, spec, line), "spec", -EINVAL,
-                             "Invalid value: expected an object, got %s",
-                             kube_json_type_name(spec));
-    if (sel && !json_is_null(sel)) {
-        if (!json_is_object(sel))
-            return manifest_fail(c, manifest_line_of(c, sel, line), "spec.selector", -EINVAL,
-                                 "Invalid value: expected an object, got %s",
-                                 kube_json_type_name(sel));
-        if (!(wrap = json_object()) || json_object_set(wrap, "matchLabels", sel)) {
-            json_decref(wrap);
-            return manifest_nomem(c);
-        }
-        rc = kube_label_selector_decode(wrap, &c->in->arena, c->lines, NULL, &ls, c->err);
-        json_decref(wrap);
-        if (rc) {
-            if (c->err) {
-                char field[sizeof(c->err->field)];
-                snprintf(field, sizeof(field), "spec.selector%s",
-                         strncmp(c->err->field, "matchLabels", 11) ? "" : c->err->field + 11);
-                err_field(c->err, field);
-                if (c->err->line <= 0)
-                    c->err->line = manifest_line_of(c, sel, line);
-            }
-            return rc;
-        }
-    }
-    return manifest_add_selector(c, NULL, manifest_object_namespace(c, obj), name, &ls);
+    rc = kube_service_decode(obj, &c->in->arena, manifest_dopts(c, line), &svc, c->err);
+    if (rc)
+        return rc;
+    return manifest_add_selector(c, NULL, manifest_object_namespace(c), svc.name, &svc.selector);
 }
 
 static long namespace_find(const struct manifest_input *in, const char *name)
@@ -566,7 +517,7 @@ int manifest_load_namespace(struct manifest_ctx *c, json_t *obj, int line)
     struct kube_namespace ns;
     int rc;
 
-    rc = kube_namespace_decode(obj, &in->arena, c->lines, NULL, &ns, c->err);
+    rc = kube_namespace_decode(obj, &in->arena, manifest_dopts(c, line), &ns, c->err);
     if (rc)
         return rc;
     if (namespace_find(in, ns.name) >= 0)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "manifest/names.h"
+#include "manifest/names-int.h"
 
 /* kinds whose objects have no namespace (every other kind gets one) */
 static const char *const cluster_scoped[] = {

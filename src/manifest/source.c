@@ -1,6 +1,6 @@
 /* source.c - reading manifests from files, standard input, directories and buffers (see
  * source.h). */
-#include "manifest/source.h"
+#include "manifest/source-int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 
 #include "base/buf.h"
 #include "kube/yaml.h"
-#include "manifest/kinds.h"
-#include "manifest/state.h"
+#include "manifest/kinds-int.h"
+#include "manifest/state-int.h"
 
 /* struct source feeds the parser in chunks. When the input starts with '{' or '[' it is
  * treated as kubectl treats JSON: possibly several values one after the other, which YAML

@@ -1,12 +1,14 @@
 /* state.c - the loader's shared state: error and warning reporting, the name sets, snapshots
  * (see state.h). */
-#include "manifest/state.h"
+#include "manifest/state-int.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kube/labels.h"
 
 /* ---- small helpers ---- */
 
@@ -81,6 +83,26 @@ int manifest_fail(struct manifest_ctx *c, int line, const char *field, int code,
     err_at(c->err, c->file, line, 0);
     err_field(c->err, field);
     return code;
+}
+
+/* unknown_field is the decoders' warning of an unknown field: a warning line of the input */
+static int unknown_field(void *arg, int line, const char *msg)
+{
+    struct manifest_ctx *c = arg;
+
+    return manifest_warn(c->in, "%s: line %d: %s", c->file, line > 0 ? line : c->line, msg);
+}
+
+const struct kube_decode_opts *manifest_dopts(struct manifest_ctx *c, int line)
+{
+    memset(&c->dopts, 0, sizeof(c->dopts));
+    c->line = line;
+    c->dopts.lines = c->lines;
+    c->dopts.check = !c->cluster;
+    c->dopts.strict = c->in->opts.strict;
+    c->dopts.warn = unknown_field;
+    c->dopts.warn_arg = c;
+    return &c->dopts;
 }
 
 int manifest_nomem(struct manifest_ctx *c)
@@ -357,4 +379,36 @@ int manifest_priv_ensure(struct manifest_input *in, struct err *err)
          manifest_set_rebuild(in, &in->priv->node_set, 0, in->nnodes, 0)))
         return err_set(err, -ENOMEM, "out of memory");
     return 0;
+}
+
+/* ---- the controller of a pod ---- */
+
+size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size)
+{
+    const char *idx = NULL, *node = NULL;
+    int n;
+
+    if (!p->owner.kind || !p->owner.name || p->terminating ||
+        (p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"))))
+        return 0;
+    if (!strcmp(p->owner.kind, "Job"))
+        idx = kube_labels_get(&p->labels, "batch.kubernetes.io/job-completion-index");
+    if (!strcmp(p->owner.kind, "DaemonSet")) {
+        if (p->node_name && *p->node_name)
+            node = p->node_name;
+        else if (p->has_required_affinity && p->required.nterms == 1 &&
+                 p->required.terms[0].nfields == 1 &&
+                 p->required.terms[0].fields[0].op == KUBE_OP_IN &&
+                 p->required.terms[0].fields[0].nvalues == 1 &&
+                 !strcmp(p->required.terms[0].fields[0].key, "metadata.name"))
+            node = p->required.terms[0].fields[0].values[0]; /* pinned as the controller does */
+    }
+    n = snprintf(buf, size, "%s/%s/%s%c%s%s", p->owner.kind, p->namespace_, p->owner.name, '\0',
+                 idx    ? "#"
+                 : node ? "@"
+                        : "",
+                 idx    ? idx
+                 : node ? node
+                        : "");
+    return n < 0 || (size_t)n >= size ? 0 : (size_t)n + 1;
 }

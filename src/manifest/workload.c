@@ -1,6 +1,6 @@
 /* workload.c - workloads expanded to their pods (see workload.h). Each replica is the decoded
  * template with the labels and the name its controller would give it. */
-#include "manifest/workload.h"
+#include "manifest/workload-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,121 +13,8 @@
 #include "kube/labels.h"
 #include "base/keymap.h"
 #include "kube/rules.h"
-#include "manifest/names.h"
-#include "manifest/objects.h"
-
-/* spec_int reads an optional non-negative int32 field of spec; *out keeps its default when
- * the field is absent or null. */
-static int spec_int(struct manifest_ctx *c, const json_t *spec, const char *key, int line,
-                    int64_t *out)
-{
-    const json_t *v = json_object_get(spec, key);
-    char field[64];
-    int vl = manifest_line_of(c, v, line);
-    int64_t n;
-
-    snprintf(field, sizeof(field), "spec.%s", key);
-    if (!v || json_is_null(v))
-        return 0;
-    if (!kube_json_int64(v, &n))
-        return manifest_fail(c, vl, field, -EINVAL, "Invalid value: expected an integer, got %s",
-                             kube_json_type_name(v));
-    if (n < 0)
-        return manifest_fail(c, vl, field, -EINVAL,
-                             "Invalid value: %" PRId64 ": must be greater than or equal to 0", n);
-    if (n > INT32_MAX)
-        return manifest_fail(c, vl, field, -EINVAL,
-                             "Invalid value: %" PRId64 ": must fit in a 32-bit integer", n);
-    *out = n;
-    return 0;
-}
-
-/* check_selector applies the apps/v1 validation to spec.selector: required, not empty and a
- * valid metav1.LabelSelector, decoded into *ls (from the input's arena). Whether it selects
- * the template's labels is checked once the template is decoded (selector_selects). */
-static int check_selector(struct manifest_ctx *c, const json_t *spec, const char *kind, int line,
-                          struct kube_label_selector *ls)
-{
-    const json_t *sel = json_object_get(spec, "selector");
-    char field[sizeof(c->err->field)];
-
-    if (!sel || json_is_null(sel))
-        return manifest_fail(c, manifest_line_of(c, spec, line), "spec.selector", -EINVAL,
-                             "Required value");
-    if (!json_is_object(sel))
-        return manifest_fail(c, manifest_line_of(c, sel, line), "spec.selector", -EINVAL,
-                             "Invalid value: expected an object, got %s", kube_json_type_name(sel));
-    if (!json_object_size(json_object_get(sel, "matchLabels")) &&
-        !json_array_size(json_object_get(sel, "matchExpressions")))
-        return manifest_fail(c, manifest_line_of(c, sel, line), "spec.selector", -EINVAL,
-                             "Invalid value: empty selector is invalid for %s", kind);
-    if (!kube_label_selector_decode(sel, &c->in->arena, c->lines, NULL, ls, c->err))
-        return 0;
-    if (!c->err)
-        return -EINVAL;
-    err_cut_mark(field, sizeof(field),
-                 snprintf(field, sizeof(field), "spec.selector%s%s", c->err->field[0] ? "." : "",
-                          c->err->field));
-    err_field(c->err, field);
-    if (!c->err->line)
-        c->err->line = manifest_line_of(c, sel, line);
-    if (!c->err->file[0])
-        err_at(c->err, c->file, c->err->line, c->err->column);
-    return c->err->code;
-}
-
-/* rc_selector decodes a ReplicationController's spec.selector, a map of labels, into *ls
- * (not present when it is absent or empty: the API server then defaults it to the
- * template's labels). */
-static int rc_selector(struct manifest_ctx *c, const json_t *spec, int line,
-                       struct kube_label_selector *ls)
-{
-    const json_t *sel = json_object_get(spec, "selector"), *v;
-    const char *key;
-    size_t n = 0;
-
-    if (!sel || json_is_null(sel))
-        return 0;
-    if (!json_is_object(sel))
-        return manifest_fail(c, manifest_line_of(c, sel, line), "spec.selector", -EINVAL,
-                             "Invalid value: expected an object, got %s", kube_json_type_name(sel));
-    if (!json_object_size(sel))
-        return 0;
-    if (!(ls->reqs = arena_alloc(&c->in->arena, json_object_size(sel) * sizeof(*ls->reqs))))
-        return manifest_nomem(c);
-    json_object_foreach((json_t *)sel, key, v)
-    {
-        const char **vals;
-
-        if (!json_is_string(v))
-            return manifest_fail(c, manifest_line_of(c, v, line), "spec.selector", -EINVAL,
-                                 "Invalid value: expected a string, got %s",
-                                 kube_json_type_name(v));
-        if (!(vals = arena_alloc(&c->in->arena, sizeof(*vals))) ||
-            !(vals[0] = arena_strdup(&c->in->arena, json_string_value(v))) ||
-            !(ls->reqs[n].key = arena_strdup(&c->in->arena, key)))
-            return manifest_nomem(c);
-        ls->reqs[n].op = KUBE_OP_IN;
-        ls->reqs[n].values = vals;
-        ls->reqs[n++].nvalues = 1;
-    }
-    ls->nreqs = n;
-    ls->present = true;
-    return 0;
-}
-
-/* selector_selects fails unless the workload's selector picks its template's labels. */
-static int selector_selects(struct manifest_ctx *c, const struct kube_label_selector *ls,
-                            const json_t *tmpl, const struct kube_labels *labels, int line)
-{
-    const json_t *jl = json_object_get(json_object_get(tmpl, "metadata"), "labels");
-
-    if (kube_label_selector_matches(ls, labels))
-        return 0;
-    return manifest_fail(c, manifest_line_of(c, jl ? jl : tmpl, line),
-                         "spec.template.metadata.labels", -EINVAL,
-                         "Invalid value: `selector` does not match template `labels`");
-}
+#include "manifest/names-int.h"
+#include "manifest/objects-int.h"
 
 /* keep_selector records the selector of a ReplicaSet, ReplicationController, StatefulSet or
  * Deployment for PodTopologySpread's system defaults (struct manifest_selector): spec.selector
@@ -175,65 +62,6 @@ static int keep_selector(struct manifest_ctx *c, const struct manifest_kind *k, 
     }
     ls.nreqs = n;
     return manifest_add_selector(c, k->kind, ns, name, &ls);
-}
-
-/* decode_template decodes spec.template as the pod a controller would create, in namespace
- * ns. Field paths in errors are made relative to the workload. */
-static int decode_template(struct manifest_ctx *c, const json_t *tmpl, const char *ns,
-                           const char *owner_kind, const char *owner_name, int line,
-                           struct kube_pod *out)
-{
-    json_t *md = json_object_get(tmpl, "metadata");
-    json_t *pod = json_object(), *pmd = NULL;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (md && !json_is_object(md) && !json_is_null(md)) {
-        rc = manifest_fail(c, manifest_line_of(c, md, line), "spec.template.metadata", -EINVAL,
-                           "Invalid value: expected an object, got %s", kube_json_type_name(md));
-        goto out;
-    }
-    pmd = json_is_object(md) ? json_copy(md) : json_object();
-    if (!pod || !pmd || json_object_set_new(pod, "apiVersion", json_string("v1")) ||
-        json_object_set_new(pod, "kind", json_string("Pod")) ||
-        json_object_set_new(pmd, "name", json_string(owner_name)) ||
-        json_object_set_new(pmd, "namespace", json_string(ns)) ||
-        json_object_set(pod, "metadata", pmd) ||
-        (json_object_get(tmpl, "spec") &&
-         json_object_set(pod, "spec", json_object_get(tmpl, "spec"))) ||
-        kube_lines_add(c->lines, pod, manifest_line_of(c, tmpl, line)) ||
-        kube_lines_add(c->lines, pmd, manifest_line_of(c, md, manifest_line_of(c, tmpl, line)))) {
-        rc = manifest_nomem(c);
-        goto out;
-    }
-    rc = kube_pod_decode(pod, &c->in->arena, c->lines, NULL, out, c->err);
-    if (rc) {
-        if (c->err) {
-            char field[sizeof(c->err->field)];
-
-            err_cut_mark(field, sizeof(field),
-                         snprintf(field, sizeof(field), "spec.template%s%s",
-                                  c->err->field[0] ? "." : "", c->err->field));
-            err_field(c->err, field);
-            if (!c->err->line)
-                c->err->line = manifest_line_of(c, tmpl, line);
-            if (!c->err->file[0])
-                err_at(c->err, c->file, c->err->line, c->err->column);
-        }
-        goto out;
-    }
-    out->namespace_ = manifest_namespace_intern(c, ns);
-    out->owner.kind = owner_kind;
-    out->owner.name = arena_strdup(&c->in->arena, owner_name);
-    out->owner.api_version = NULL; /* the controller's own reference, not the template's */
-    out->source_file = c->file;
-    out->source_line = line;
-    if (!out->namespace_ || !out->owner.name)
-        rc = manifest_nomem(c);
-out:
-    json_decref(pmd);
-    json_decref(pod);
-    return rc;
 }
 
 /* labels_with returns base plus the extra pairs (replacing equal keys), sorted by key. */
@@ -286,101 +114,50 @@ static int defer(struct manifest_ctx *c, struct manifest_pending_workload *w,
     return 0;
 }
 
-/* controller_of returns the name of obj's controller when it is of kind want (an arena copy),
- * else NULL (also when out of memory: the workload then creates its pods as if alone). */
-static const char *controller_of(struct manifest_ctx *c, const json_t *obj, const char *want)
-{
-    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), *r;
-    size_t i;
-
-    json_array_foreach(refs, i, r)
-    {
-        const char *kind = manifest_jstr(r, "kind"), *name = manifest_jstr(r, "name");
-
-        if (json_is_true(json_object_get(r, "controller")))
-            return kind && name && !strcmp(kind, want) ? arena_strdup(&c->in->arena, name) : NULL;
-    }
-    return NULL;
-}
-
 int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct manifest_kind *k,
                            const char *av, int line)
 {
     struct manifest_input *in = c->in;
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *tmpl = json_object_get(spec, "template");
-    const char *name = manifest_jstr(json_object_get(obj, "metadata"), "name");
-    const char *ns = manifest_object_namespace(c, obj);
-    int64_t replicas = 1, completions = -1;
-    struct kube_label_selector sel = {0};
-    struct kube_pod tp;
+    const char *ns = manifest_object_namespace(c), *name;
+    struct kube_workload wl;
     struct kube_labels shared;
     struct manifest_pending_workload w;
+    struct kube_pod tp;
     char base[320], rs[340], hash[11] = "";
-    int indexed = 0, rc;
+    int64_t replicas;
+    int rc;
 
-    if (!json_is_object(spec))
-        return manifest_fail(c, manifest_line_of(c, spec, line), "spec", -EINVAL,
-                             spec ? "Invalid value: expected an object" : "Required value");
-    if (!json_is_object(tmpl))
-        return manifest_fail(c, manifest_line_of(c, tmpl, manifest_line_of(c, spec, line)),
-                             "spec.template", -EINVAL,
-                             tmpl ? "Invalid value: expected an object" : "Required value");
-    switch (k->id) {
-    case MANIFEST_KIND_DEPLOYMENT:
-    case MANIFEST_KIND_REPLICASET:
-    case MANIFEST_KIND_STATEFULSET:
-        if ((rc = spec_int(c, spec, "replicas", line, &replicas)))
-            return rc;
-        if (!strncmp(av, "apps/", 5) && (rc = check_selector(c, spec, k->kind, line, &sel)))
-            return rc;
-        break;
-    case MANIFEST_KIND_DAEMONSET:
-        if (!strncmp(av, "apps/", 5) && (rc = check_selector(c, spec, k->kind, line, &sel)))
-            return rc;
-        break;
-    case MANIFEST_KIND_REPLICATION_CONTROLLER:
-        if ((rc = spec_int(c, spec, "replicas", line, &replicas)) ||
-            (rc = rc_selector(c, spec, line, &sel)))
-            return rc;
-        break;
-    case MANIFEST_KIND_JOB: {
-        const char *mode = manifest_jstr(spec, "completionMode");
-        const json_t *suspend = json_object_get(spec, "suspend");
-
-        if ((rc = spec_int(c, spec, "parallelism", line, &replicas)) ||
-            (rc = spec_int(c, spec, "completions", line, &completions)))
-            return rc;
-        if (mode && !strcmp(mode, "Indexed")) {
-            if (completions < 0)
-                return manifest_fail(c, manifest_line_of(c, spec, line), "spec.completions",
-                                     -EINVAL, "Required value: when completion mode is Indexed");
-            indexed = 1;
-        }
-        if (completions >= 0 && completions < replicas)
-            replicas = completions;
-        if (json_is_true(suspend))
+    rc = kube_workload_decode(obj, k->kind, av, &in->arena, manifest_dopts(c, line), &wl, c->err);
+    if (rc)
+        return rc;
+    name = wl.name;
+    replicas = k->id == MANIFEST_KIND_DAEMONSET ? 1 : wl.replicas;
+    if (k->id == MANIFEST_KIND_JOB) {
+        /* the Job controller runs parallelism pods, no more than the completions left */
+        if (wl.completions >= 0 && wl.completions < replicas)
+            replicas = wl.completions;
+        if (wl.suspend)
             replicas = 0;
-        break;
-    }
-    default:
-        break;
     }
     if ((rc = manifest_check_capacity(
              c, line, k->id == MANIFEST_KIND_JOB ? "spec.parallelism" : "spec.replicas",
              (size_t)replicas)))
         return rc;
-    rc = decode_template(c, tmpl, ns, k->kind, name, line, &tp);
-    if (rc)
-        return rc;
-    if (sel.present && (rc = selector_selects(c, &sel, tmpl, &tp.labels, line)))
-        return rc;
+    tp = wl.tmpl;
+    tp.namespace_ = manifest_namespace_intern(c, ns);
+    tp.owner.kind = k->kind;
+    tp.owner.name = name;
+    tp.owner.api_version = NULL; /* the controller's own reference, not the template's */
+    tp.source_file = c->file;
+    tp.source_line = line;
+    if (!tp.namespace_)
+        return manifest_nomem(c);
     if (c->cluster) {
         /* the cluster's own: its pods are in the cluster already; its selector still counts
          * for the system default spreading */
         if (k->id == MANIFEST_KIND_REPLICASET || k->id == MANIFEST_KIND_REPLICATION_CONTROLLER ||
             k->id == MANIFEST_KIND_STATEFULSET)
-            return keep_selector(c, k, ns, name, &sel, &tp.labels, hash);
+            return keep_selector(c, k, ns, name, &wl.selector, &tp.labels, hash);
         return 0;
     }
     memset(&w, 0, sizeof(w));
@@ -388,15 +165,15 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
     w.line = line;
     w.pos = in->npods;
     w.replicas = (size_t)replicas;
-    w.indexed = indexed;
+    w.indexed = wl.indexed;
     if (k->id == MANIFEST_KIND_DAEMONSET)
         return defer(c, &w, &tp);
 
     /* labels the controllers add that are the same for every replica */
     shared = tp.labels;
     if (k->id == MANIFEST_KIND_DEPLOYMENT)
-        manifest_template_hash(hash, tmpl);
-    if ((rc = keep_selector(c, k, ns, name, &sel, &tp.labels, hash)))
+        manifest_template_hash(hash, json_object_get(json_object_get(obj, "spec"), "template"));
+    if ((rc = keep_selector(c, k, ns, name, &wl.selector, &tp.labels, hash)))
         return rc;
     if (k->id == MANIFEST_KIND_DEPLOYMENT) {
         struct kube_label l;
@@ -409,7 +186,7 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
         snprintf(rs, sizeof(rs), "%s-%s", name, hash);
         if (!(w.rs_name = arena_strdup(&in->arena, rs)))
             return manifest_nomem(c);
-    } else if (k->id == MANIFEST_KIND_JOB && !indexed) {
+    } else if (k->id == MANIFEST_KIND_JOB && !wl.indexed) {
         struct kube_label l[2] = {{"batch.kubernetes.io/job-name", tp.owner.name},
                                   {"job-name", tp.owner.name}};
 
@@ -419,8 +196,9 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
     } else {
         snprintf(base, sizeof(base), "%s-", name);
     }
-    if (k->id == MANIFEST_KIND_REPLICASET)
-        w.controller = controller_of(c, obj, "Deployment");
+    if (k->id == MANIFEST_KIND_REPLICASET && wl.controller.kind &&
+        !strcmp(wl.controller.kind, "Deployment"))
+        w.controller = wl.controller.name;
     w.shared = shared;
     if (!(w.base = arena_strdup(&in->arena, base)))
         return manifest_nomem(c);
@@ -428,36 +206,6 @@ int manifest_load_workload(struct manifest_ctx *c, json_t *obj, const struct man
 }
 
 /* ---- manifest_input_finish: the pods the workloads create ---- */
-
-size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size)
-{
-    const char *idx = NULL, *node = NULL;
-    int n;
-
-    if (!p->owner.kind || !p->owner.name || p->terminating ||
-        (p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"))))
-        return 0;
-    if (!strcmp(p->owner.kind, "Job"))
-        idx = kube_labels_get(&p->labels, "batch.kubernetes.io/job-completion-index");
-    if (!strcmp(p->owner.kind, "DaemonSet")) {
-        if (p->node_name && *p->node_name)
-            node = p->node_name;
-        else if (p->has_required_affinity && p->required.nterms == 1 &&
-                 p->required.terms[0].nfields == 1 &&
-                 p->required.terms[0].fields[0].op == KUBE_OP_IN &&
-                 p->required.terms[0].fields[0].nvalues == 1 &&
-                 !strcmp(p->required.terms[0].fields[0].key, "metadata.name"))
-            node = p->required.terms[0].fields[0].values[0]; /* pinned as the controller does */
-    }
-    n = snprintf(buf, size, "%s/%s/%s%c%s%s", p->owner.kind, p->namespace_, p->owner.name, '\0',
-                 idx    ? "#"
-                 : node ? "@"
-                        : "",
-                 idx    ? idx
-                 : node ? node
-                        : "");
-    return n < 0 || (size_t)n >= size ? 0 : (size_t)n + 1;
-}
 
 /* The active pods of the input by controller: "Kind/ns/name" (and the same with "#INDEX" or
  * "@NODE" appended, see manifest_owner_key) to their count. */
@@ -819,6 +567,6 @@ int manifest_finish_workloads(struct manifest_input *in, struct err *err)
         rc = err_set(err, -ENOMEM, "out of memory");
 out:
     keymap_release(&o.map);
-    arena_free(&o.keys);
+    arena_release(&o.keys);
     return rc;
 }

@@ -14,13 +14,11 @@
 
 #include "base/goparse.h"
 #include "kube/rules.h"
-#include "sched/cluster.h"
-#include "sched/image.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
-#include "sched/volumes.h"
+#include "sched/cluster-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
-#include "sched/usage.h"
+#include "sched/usage-int.h"
 
 /* ---------------------------------------------------------------- reasons */
 
@@ -141,7 +139,7 @@ fail:
 static void pod_free(struct sched_pod *p)
 {
     if (p) {
-        sched_ipa_pod_free(p);
+        sched_ipa_pod_release(p);
         free(p->claims);
     }
     free(p);
@@ -173,12 +171,15 @@ void sched_cluster_free(struct sched_cluster *c)
         pod_free(c->noms[i]);
     free(c->noms);
     for (i = 0; i < c->npdbs; i++)
-        arena_free(&c->pdbs[i].arena);
+        arena_release(&c->pdbs[i].arena);
     free(c->pdbs);
     if (c->pcache_free)
         c->pcache_free(c->pcache);
-    sched_ipa_cluster_free(c);
-    sched_image_cluster_free(c);
+    for (i = 0; i < c->nnss; i++)
+        free(c->nss[i].labels);
+    free(c->nss);
+    sched_ipa_cluster_release(c);
+    sched_image_cluster_release(c);
     for (i = 0; i < c->nslots; i++) {
         struct sched_slot *s = &c->slots[i];
         free(s->images);
@@ -192,7 +193,7 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->slots);
     free(c->hot);
     free(c->lite);
-    arena_free(&c->cp_arena);
+    arena_release(&c->cp_arena);
     for (i = 0; i < SCHED_MAX_SHAPES; i++)
         free(c->shapes[i].dyn);
     free(c->s_feas);
@@ -227,25 +228,6 @@ size_t sched_cluster_node_count(const struct sched_cluster *c)
     return c->norder;
 }
 
-/* grow an array of elem-sized items to hold at least need */
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-    uint32_t n;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    n = *cap ? *cap : 4;
-    while (n < need)
-        n *= 2;
-    if (!(p = realloc(*arr, (size_t)n * elem)))
-        return -ENOMEM;
-    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 /* bump_gen invalidates every cached dynamic verdict of the slot */
 static void bump_gen(struct sched_cluster *c, uint32_t slot)
 {
@@ -272,7 +254,7 @@ static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
         uint32_t n = c->nslot_of_name, i;
         if (!create)
             return SCHED_NOID;
-        if (grow((void **)&c->slot_of_name, &n, name_id + 1, sizeof(uint32_t)))
+        if (sched_grow((void **)&c->slot_of_name, &n, name_id + 1, sizeof(uint32_t)))
             return SCHED_NOID;
         for (i = c->nslot_of_name; i < n; i++)
             c->slot_of_name[i] = SCHED_NOID;
@@ -282,9 +264,9 @@ static uint32_t slot_get(struct sched_cluster *c, uint32_t name_id, bool create)
         return c->slot_of_name[name_id];
     if (c->nslots == c->cslots) {
         uint32_t cap = c->cslots, cap2 = c->cslots, cap3 = c->cslots;
-        if (grow((void **)&c->slots, &cap, c->nslots + 1, sizeof(*c->slots)) ||
-            grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)) ||
-            grow((void **)&c->lite, &cap3, c->nslots + 1, sizeof(*c->lite)))
+        if (sched_grow((void **)&c->slots, &cap, c->nslots + 1, sizeof(*c->slots)) ||
+            sched_grow((void **)&c->hot, &cap2, c->nslots + 1, sizeof(*c->hot)) ||
+            sched_grow((void **)&c->lite, &cap3, c->nslots + 1, sizeof(*c->lite)))
             return SCHED_NOID;
         c->cslots = cap < cap2 ? cap : cap2;
         c->cslots = c->cslots < cap3 ? c->cslots : cap3;
@@ -435,7 +417,7 @@ static uint32_t class_of(struct sched_cluster *c, uint32_t slot)
     }
     if (idx == SCHED_NOID) {
         cap = c->cclasses;
-        if (grow((void **)&c->classes, &cap, c->nclasses + 1, sizeof(*c->classes)))
+        if (sched_grow((void **)&c->classes, &cap, c->nclasses + 1, sizeof(*c->classes)))
             goto out;
         c->cclasses = cap;
         cl = &c->classes[c->nclasses];
@@ -499,7 +481,7 @@ int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key)
         return 0;
     if (key >= c->ninteresting) {
         uint32_t n = c->ninteresting;
-        if (grow((void **)&c->interesting, &n, key + 1, sizeof(bool)))
+        if (sched_grow((void **)&c->interesting, &n, key + 1, sizeof(bool)))
             return -ENOMEM;
         c->ninteresting = n;
     }
@@ -518,13 +500,6 @@ int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key)
 
 /* ---------------------------------------------------------------- nodes */
 
-static int cmp_idlabel(const void *a, const void *b)
-{
-    const struct sched_idlabel *x = a, *y = b;
-
-    return x->key < y->key ? -1 : x->key > y->key;
-}
-
 int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node, struct err *err)
 {
     struct sched_idlabel *labels = NULL;
@@ -532,7 +507,7 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     struct sched_slot *s;
     struct sched_hot *h;
 
-    c->nodes_version++; /* (spread.c's topology columns) */
+    c->nodes_version++; /* (podtopologyspread.c's topology columns) */
     uint32_t id, slot, i, live = 0;
     bool relabel;
     int rc = -ENOMEM;
@@ -546,13 +521,8 @@ int sched_cluster_add_node(struct sched_cluster *c, const struct kube_node *node
     taints = malloc((node->ntaints + 1) * sizeof(*taints));
     if (!labels || !taints)
         goto out;
-    for (i = 0; i < node->labels.n; i++) {
-        labels[i].key = sched_intern_add(&c->strs, node->labels.v[i].key);
-        labels[i].value = sched_intern_add(&c->strs, node->labels.v[i].value);
-        if (labels[i].key == SCHED_NOID || labels[i].value == SCHED_NOID)
-            goto out;
-    }
-    qsort(labels, node->labels.n, sizeof(*labels), cmp_idlabel);
+    if (sched_intern_labels(&c->strs, &node->labels, labels))
+        goto out;
     for (i = 0; i < node->ntaints; i++) {
         taints[i].key = sched_intern_add(&c->strs, node->taints[i].key);
         taints[i].value =
@@ -895,7 +865,7 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
 {
     struct sched_usage u;
     struct sched_pod *p;
-    size_t nn = strlen(pod->name), size, i;
+    size_t nn = strlen(pod->name), size;
     uint32_t slot, np;
     char *str;
 
@@ -918,16 +888,11 @@ static struct sched_pod *pod_build(struct sched_cluster *c, const struct kube_po
     p->labels = (struct sched_idlabel *)(p->ports + np);
     str = (char *)(p->labels + pod->labels.n);
     /* labels interned, for the selectors of PodTopologySpread (and InterPodAffinity) */
-    for (i = 0; i < pod->labels.n; i++) {
-        p->labels[i].key = sched_intern_add(&c->strs, pod->labels.v[i].key);
-        p->labels[i].value = sched_intern_add(&c->strs, pod->labels.v[i].value);
-        if (p->labels[i].key == SCHED_NOID || p->labels[i].value == SCHED_NOID) {
-            free(p);
-            return NULL;
-        }
+    if (sched_intern_labels(&c->strs, &pod->labels, p->labels)) {
+        free(p);
+        return NULL;
     }
     p->nlabels = (uint32_t)pod->labels.n;
-    qsort(p->labels, p->nlabels, sizeof(*p->labels), cmp_idlabel);
     if ((p->nsid = sched_intern_add(&c->strs, pod->namespace_)) == SCHED_NOID) {
         free(p);
         return NULL;
@@ -962,10 +927,10 @@ static int pod_attach(struct sched_cluster *c, struct sched_pod *p)
 
     if (c->npods + 1 > c->nbuckets && buckets_grow(c))
         return -ENOMEM;
-    if (grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
+    if (sched_grow((void **)&s->pods, &s->cpods, s->npods + 1, sizeof(*s->pods)))
         return -ENOMEM;
-    if (p->nports && grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports,
-                          sizeof(*s->ports)))
+    if (p->nports && sched_grow((void **)&s->ports, &s->cports, c->lite[p->slot].nports + p->nports,
+                                sizeof(*s->ports)))
         return -ENOMEM;
     for (i = 0; i < p->nscalars; i++)
         if (!slot_scalar_add(s, p->scalars[i].rid))
@@ -1113,7 +1078,7 @@ int sched_cluster_nominate(struct sched_cluster *c, const struct kube_pod *pod,
     if (!(p = pod_build(c, pod, node_name, &rc)))
         return err_set(err, rc, "cannot nominate pod %s/%s: %s", pod->namespace_, pod->name,
                        rc == -E2BIG ? "too many extended resources" : "out of memory");
-    if (grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
+    if (sched_grow((void **)&c->noms, &c->cnoms, c->nnoms + 1, sizeof(*c->noms))) {
         pod_free(p);
         return err_set(err, -ENOMEM, "cannot nominate pod %s/%s: out of memory", pod->namespace_,
                        pod->name);
@@ -1222,14 +1187,15 @@ int sched_cluster_set_pdb(struct sched_cluster *c, const struct kube_pdb *pdb, s
 
     memset(&n, 0, sizeof(n));
     n.arena = (struct arena)ARENA_INIT;
-    if (pdb_copy(&n, pdb) || ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
-                              grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
-        arena_free(&n.arena);
+    if (pdb_copy(&n, pdb) ||
+        ((i = pdb_find(c, pdb->namespace_, pdb->name)) < 0 &&
+         sched_grow((void **)&c->pdbs, &c->cpdbs, c->npdbs + 1, sizeof(*c->pdbs)))) {
+        arena_release(&n.arena);
         return err_set(err, -ENOMEM, "cannot add PodDisruptionBudget %s/%s: out of memory",
                        pdb->namespace_, pdb->name);
     }
     if (i >= 0)
-        arena_free(&c->pdbs[i].arena);
+        arena_release(&c->pdbs[i].arena);
     else
         i = (int32_t)c->npdbs++;
     c->pdbs[i] = n;
@@ -1243,8 +1209,66 @@ int sched_cluster_remove_pdb(struct sched_cluster *c, const char *namespace_, co
 
     if (i < 0)
         return -ENOENT;
-    arena_free(&c->pdbs[i].arena);
+    arena_release(&c->pdbs[i].arena);
     c->pdbs[i] = c->pdbs[--c->npdbs];
     c->pdbs_version++;
     return 0;
+}
+
+/* ---------------------------------------------------------------- namespaces */
+
+int sched_cluster_set_namespace(struct sched_cluster *c, const struct kube_namespace *ns,
+                                struct err *err)
+{
+    struct sched_idlabel *l;
+    uint32_t id, nl, i;
+
+    if (!ns->name || !*ns->name)
+        return err_set(err, -EINVAL, "namespace without a name");
+    if ((id = sched_intern_add(&c->strs, ns->name)) == SCHED_NOID ||
+        sched_intern_labels_dup(&c->strs, &ns->labels, &l, &nl))
+        return err_set(err, -ENOMEM, "out of memory adding namespace %s", ns->name);
+    for (i = 0; i < c->nnss && c->nss[i].name != id; i++)
+        ;
+    if (i == c->nnss) {
+        if (c->nnss == c->cnss) {
+            uint32_t cap = c->cnss ? c->cnss * 2 : 8;
+            struct sched_ns *a = realloc(c->nss, cap * sizeof(*a));
+            if (!a) {
+                free(l);
+                return err_set(err, -ENOMEM, "out of memory adding namespace %s", ns->name);
+            }
+            c->nss = a;
+            c->cnss = cap;
+        }
+        c->nss[c->nnss++].labels = NULL;
+    }
+    free(c->nss[i].labels);
+    c->nss[i].name = id;
+    c->nss[i].labels = l;
+    c->nss[i].nlabels = nl;
+    return 0;
+}
+
+int sched_cluster_remove_namespace(struct sched_cluster *c, const char *name)
+{
+    uint32_t id = sched_intern_find(&c->strs, name), i;
+
+    for (i = 0; i < c->nnss; i++)
+        if (c->nss[i].name == id) {
+            free(c->nss[i].labels);
+            c->nss[i] = c->nss[--c->nnss];
+            return 0;
+        }
+    return -ENOENT;
+}
+
+const struct sched_ns *sched_cluster_find_namespace(const struct sched_cluster *c, uint32_t nsid)
+{
+    uint32_t i;
+
+    for (i = 0; i < c->nnss; i++)
+        if (c->nss[i].name == nsid)
+            return &c->nss[i];
+    return NULL;
 }

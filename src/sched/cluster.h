@@ -1,5 +1,8 @@
-/* cluster.h - the scheduler's view of the cluster: nodes and the pods counted on them,
- * updated incrementally. The last section is for the core's own modules. */
+/* cluster.h - the scheduler's view of the cluster, the API its callers feed: nodes and the
+ * pods counted on them, PodDisruptionBudgets, the nominator, Namespaces. Updated
+ * incrementally. The other objects the plugins read are fed through volumes.h (the volume
+ * objects) and podtopologyspread.h (PodTopologySpread's Services and controllers); the core's
+ * own view of the cluster is cluster-int.h. */
 #ifndef SCHED_CLUSTER_H
 #define SCHED_CLUSTER_H
 
@@ -132,42 +135,15 @@ int sched_cluster_node_usage(const struct sched_cluster *c, const char *name,
  * order. Returns 0 or -ENOENT. */
 int sched_cluster_node_at(const struct sched_cluster *c, size_t i, struct sched_node_usage *u);
 
-/* ---------------------------------------------------------------------------------------
- * Internal to the scheduling core: pods by key, node classes, the reason strings and a
- * slot's usage (the types are in sched-int.h)
- * ------------------------------------------------------------------------------------- */
-
-struct sched_pod;
-struct sched_class;
-struct sched_slot;
-struct sched_scalar;
-
-/* sched_cluster_find_pod returns the pod ns/name counted in the cluster, or NULL. */
-struct sched_pod *sched_cluster_find_pod(const struct sched_cluster *c, const char *ns,
-                                         const char *name);
-
-/* sched_cluster_refresh_classes recomputes every present node's class from scratch (after
- * the interesting keys changed, or when too many classes are dead); 0 or -ENOMEM.
- * sched_cluster_mark_interesting makes a label key part of the class key (a pod looked at
- * it); the classes are refreshed before the next cycle when nodes carry it. */
-int sched_cluster_refresh_classes(struct sched_cluster *c);
-int sched_cluster_mark_interesting(struct sched_cluster *c, uint32_t key);
-
-/* The reason strings counted in the FailedScheduling message, as ids of c->reasons:
- * "Insufficient <resource rid>", and the untolerated-taint wording of class cl's taint ti.
- * SCHED_NOID when out of memory. sched_plugin_name names a SCHED_PL_* plugin (NULL for
- * none). */
-uint32_t sched_reason_insufficient(struct sched_cluster *c, uint32_t rid);
-uint32_t sched_reason_taint(struct sched_cluster *c, struct sched_class *cl, uint32_t ti,
-                            enum sched_taint_wording w);
-const char *sched_plugin_name(int plugin);
-
-/* sched_slot_scalar returns the slot's entry for scalar resource rid, or NULL. */
-const struct sched_scalar *sched_slot_scalar(const struct sched_slot *s, uint32_t rid);
-
-/* sched_slot_usage_apply removes (sign -1) or re-adds (+1) a pod's usage on its slot
- * (preemption dry runs use their own copies). */
-void sched_slot_usage_apply(struct sched_cluster *c, uint32_t slot, const struct sched_pod *p,
-                            int sign);
+/* Namespaces (InterPodAffinity's namespaceSelector reads them): sched_cluster_set_namespace
+ * adds the Namespace ns, or replaces the labels of the one of that name: pod affinity terms'
+ * namespaceSelector match these labels, and a pod's own namespace labels are what existing
+ * pods' namespaceSelector see. A namespace the cluster has not been given has no labels, as
+ * kube-scheduler's lister answers for one it has not seen. Returns 0 or -ENOMEM / -EINVAL
+ * (empty name) with err set. sched_cluster_remove_namespace forgets the namespace called
+ * name; 0 or -ENOENT. */
+int sched_cluster_set_namespace(struct sched_cluster *c, const struct kube_namespace *ns,
+                                struct err *err);
+int sched_cluster_remove_namespace(struct sched_cluster *c, const char *name);
 
 #endif

@@ -2,7 +2,7 @@
  * scheduling cycle: node selector, required and preferred node affinity, tolerations, host
  * ports, and its requests as kube-scheduler counts them (kube_pod_requests, with and without
  * the 100m / 200MiB non-zero defaults). */
-#include "sched/compile.h"
+#include "sched/compile-int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,13 +11,13 @@
 
 #include "base/buf.h"
 #include "base/goparse.h"
+#include "base/quote.h"
 #include "kube/rules.h"
-#include "sched/cluster.h"
-#include "sched/image.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
+#include "sched/cluster-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
-#include "sched/usage.h"
+#include "sched/usage-int.h"
 
 /* ---------------------------------------------------------------- constraints */
 
@@ -164,27 +164,6 @@ void sched_cpod_release(struct sched_cpod *cp)
     memset(cp, 0, sizeof(*cp));
 }
 
-/* go_quote appends s to b as Go's %q writes it (ASCII; other bytes as \xNN) */
-static int go_quote(struct buf *b, const char *s)
-{
-    int rc = buf_puts(b, "\"");
-
-    for (; *s && !rc; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            rc = buf_printf(b, "\\%c", ch);
-        else if (ch >= 0x20 && ch < 0x7f)
-            rc = buf_append(b, s, 1);
-        else if (ch == '\n')
-            rc = buf_puts(b, "\\n");
-        else if (ch == '\t')
-            rc = buf_puts(b, "\\t");
-        else
-            rc = buf_printf(b, "\\x%02x", ch);
-    }
-    return rc ? rc : buf_puts(b, "\"");
-}
-
 /* prescore_error is what NodeAffinity's PreScore (NewPreferredSchedulingTerms) says of the
  * pod's preferred terms: for each Gt/Lt value that is not an integer, one field error; one
  * error alone as it is, several (each once) as "[e1, e2]". Sets cp->prescore_error (arena);
@@ -215,7 +194,7 @@ static int prescore_error(const struct kube_pod *pod, struct sched_cpod *cp)
                 if ((rc = buf_printf(&one,
                                      "[%zu].matchExpressions[%zu].values[%zu]: Invalid value: ", i,
                                      j, k)) ||
-                    (rc = go_quote(&one, r->values[k])) ||
+                    (rc = quote_go(&one, r->values[k], strlen(r->values[k]))) ||
                     (rc = buf_puts(&one,
                                    ": for 'Gt', 'Lt' operators, the value must be an integer")))
                     goto out;
@@ -256,7 +235,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     /* compiled pods live in one arena reused across cycles, dropped once it holds 64 KiB
      * (a hundred pods or so: a few frees per thousand cycles, and at most ~128 KiB held) */
     if (c->cp_arena.used > ((size_t)64 << 10))
-        arena_free(&c->cp_arena);
+        arena_release(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
     cp->priority = pod->priority;

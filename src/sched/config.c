@@ -9,6 +9,7 @@
 
 #include "base/buf.h"
 #include "base/goparse.h"
+#include "kube/decode.h"
 #include "kube/yaml.h"
 
 /* field paths are built in fixed buffers far longer than any real one; a cut one ends the
@@ -42,26 +43,6 @@ static int fail(struct cfgp *p, const json_t *v, const char *field, const char *
     return -EINVAL;
 }
 
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "a mapping";
-    case JSON_ARRAY:
-        return "a list";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    default:
-        return "null";
-    }
-}
-
 /* check_keys refuses a key of obj not in allowed (NULL-terminated) */
 static int check_keys(struct cfgp *p, json_t *obj, const char *path, const char *const *allowed,
                       const char *what)
@@ -83,17 +64,21 @@ static int check_keys(struct cfgp *p, json_t *obj, const char *path, const char 
     return 0;
 }
 
+/* want fails on v, present and not of JSON type t, in the Go decoder's words (kube/decode.h) */
 static int want(struct cfgp *p, json_t *v, json_type t, const char *field)
 {
-    if (v && json_typeof(v) != t && !(t == JSON_TRUE && json_is_boolean(v)))
-        return fail(p, v, field, "must be %s, not %s",
-                    t == JSON_OBJECT   ? "a mapping"
-                    : t == JSON_ARRAY  ? "a list"
-                    : t == JSON_STRING ? "a string"
-                    : t == JSON_TRUE   ? "a boolean"
-                                       : "an integer",
-                    type_name(v));
-    return 0;
+    struct err e;
+
+    if (!v || json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v)))
+        return 0;
+    err_clear(&e);
+    kube_json_type_error(&e, v, NULL, NULL,
+                         t == JSON_OBJECT   ? "struct"
+                         : t == JSON_ARRAY  ? "slice"
+                         : t == JSON_STRING ? "string"
+                         : t == JSON_TRUE   ? "bool"
+                                            : "int64");
+    return fail(p, v, field, "%s", e.msg);
 }
 
 /* get_int reads an integer in [lo, hi] */
@@ -744,28 +729,20 @@ static int parse_doc(struct cfgp *p, json_t *doc, const struct sched_profile *ba
     return 0;
 }
 
-int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
-                      struct err *err)
+int sched_config_parse(const char *text, size_t len, const char *name,
+                       const struct sched_profile *base, struct sched_config *cfg, struct err *err)
 {
-    struct buf b = BUF_INIT(1 << 20);
-    struct cfgp p = {path, NULL, err};
+    struct cfgp p = {name, NULL, err};
     json_t *docs = NULL;
     int rc;
 
     memset(cfg, 0, sizeof(*cfg));
     if (!base)
         base = &sched_profile_default;
-    if ((rc = buf_read_file(path, &b))) {
-        err_set(err, rc, "cannot read the scheduler configuration: %s",
-                rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
-        err_at(err, path, 0, 0);
-        return rc;
-    }
-    rc = kube_yaml_load(b.data ? b.data : "", b.len, path, &docs, &p.lines, err);
-    buf_release(&b);
+    rc = kube_yaml_load(text, len, name, &docs, &p.lines, err);
     if (rc) {
         if (err && !err->file[0])
-            err_at(err, path, err->line, err->column);
+            err_at(err, name, err->line, err->column);
         return rc;
     }
     if (json_array_size(docs) != 1) {
@@ -778,7 +755,25 @@ int sched_config_load(const char *path, const struct sched_profile *base, struct
     json_decref(docs);
     kube_lines_free(p.lines);
     if (rc)
-        sched_config_free(cfg);
+        sched_config_release(cfg);
+    return rc;
+}
+
+int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
+                      struct err *err)
+{
+    struct buf b = BUF_INIT(1 << 20);
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if ((rc = buf_read_file(path, &b))) {
+        err_set(err, rc, "cannot read the scheduler configuration: %s",
+                rc == -E2BIG ? "larger than 1 MiB" : strerror(-rc));
+        err_at(err, path, 0, 0);
+        return rc;
+    }
+    rc = sched_config_parse(b.data ? b.data : "", b.len, path, base, cfg, err);
+    buf_release(&b);
     return rc;
 }
 
@@ -792,7 +787,7 @@ const struct sched_profile *sched_config_find(const struct sched_config *cfg, co
     return NULL;
 }
 
-void sched_config_free(struct sched_config *cfg)
+void sched_config_release(struct sched_config *cfg)
 {
     if (!cfg)
         return;

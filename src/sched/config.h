@@ -49,9 +49,14 @@ struct sched_config {
 int sched_config_load(const char *path, const struct sched_profile *base, struct sched_config *cfg,
                       struct err *err);
 
+/* sched_config_parse is the same on the text[0..len) of a file called name (for messages): the
+ * parser the fuzzer drives (tests/fuzz/fuzz_schedconfig.c). */
+int sched_config_parse(const char *text, size_t len, const char *name,
+                       const struct sched_profile *base, struct sched_config *cfg, struct err *err);
+
 /* sched_config_find returns the profile whose schedulerName is name, or NULL. */
 const struct sched_profile *sched_config_find(const struct sched_config *cfg, const char *name);
 
-void sched_config_free(struct sched_config *cfg);
+void sched_config_release(struct sched_config *cfg);
 
 #endif

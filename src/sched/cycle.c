@@ -4,23 +4,19 @@
  * normalisation and the tie-break. The fast path evaluates static filters once per node
  * class; the reference path (reference.c) evaluates each node from scratch, and both must
  * fill identical sched_nodeout rows. */
-#include "sched/cycle.h"
+#include "sched/cycle-int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/filter.h"
-#include "sched/image.h"
-#include "sched/intern.h"
-#include "sched/interpod.h"
-#include "sched/profile.h"
-#include "sched/reference.h"
+#include "sched/cluster-int.h"
+#include "sched/framework-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
+#include "sched/profile-int.h"
+#include "sched/reference-int.h"
 #include "sched/sched-int.h"
-#include "sched/score.h"
-#include "sched/spread.h"
-#include "sched/volumes.h"
 
 /* a score plugin's weight in p (NULL: the default profile's) */
 #define WEIGHT(p, member) ((p) ? (p)->member : sched_profile_default.member)
@@ -97,53 +93,6 @@ struct dyn {
     int32_t fit, bal, gpu;
 };
 
-/* fit_custom: NodeResourcesFit's score under a --config scoringStrategy (the resource values
- * as kube-scheduler's calculateNodeAllocatableRequest takes them: non-zero requests for cpu
- * and memory, requests for the others; an extended resource the pod does not request, or the
- * node lacks, left out) */
-static int32_t fit_custom(const struct sched_cluster *c, const struct sched_profile *p,
-                          const struct sched_cpod *cp, uint32_t slot)
-{
-    const struct sched_hot *h = &c->hot[slot];
-    int64_t alloc[SCHED_MAX_FIT_RESOURCES], req[SCHED_MAX_FIT_RESOURCES];
-    uint32_t i, k, rid;
-
-    for (i = 0; i < p->nfit_resources; i++) {
-        const char *name = p->fit_resources[i].name;
-        const struct sched_scalar *x;
-        int64_t podreq = 0;
-        alloc[i] = req[i] = 0;
-        switch (sched_fit_resource_kind(name)) {
-        case 0:
-            alloc[i] = h->alloc_cpu;
-            req[i] = sched_sat_add(h->nz_cpu, cp->nz_cpu);
-            break;
-        case 1:
-            alloc[i] = h->alloc_mem;
-            req[i] = sched_sat_add(h->nz_mem, cp->nz_mem);
-            break;
-        case 2:
-            alloc[i] = h->alloc_eph;
-            req[i] = sched_sat_add(h->req_eph, cp->eph);
-            break;
-        default:
-            rid = sched_intern_find(&c->strs, name);
-            for (k = 0; rid != SCHED_NOID && k < cp->nscalars; k++)
-                if (cp->scalars[k].rid == rid)
-                    podreq = cp->scalars[k].req;
-            if (!podreq)
-                break;
-            x = sched_slot_scalar(&c->slots[slot], rid);
-            if (x) {
-                alloc[i] = x->alloc;
-                req[i] = sched_sat_add(x->req, podreq);
-            }
-            break;
-        }
-    }
-    return (int32_t)sched_score_fit(p, alloc, req);
-}
-
 static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
                                                const struct sched_profile *p,
                                                const struct sched_cpod *cp, struct dyn *d,
@@ -152,19 +101,19 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
     const struct sched_hot *h = &c->hot[slot];
     struct sched_nodeuse use = sched_nodeuse_of(h);
 
-    d->mask = sched_filter_fit(c, slot, cp, &use, NULL, &d->unres);
+    d->mask = sched_noderesources_filter(c, slot, cp, &use, NULL, &d->unres);
     d->fit = d->bal = d->gpu = 0;
     if (d->mask)
         return;
     if (sched_profile_fit_default(p))
-        d->fit = (int32_t)sched_score_least_allocated(
+        d->fit = (int32_t)sched_noderesources_least_allocated(
             h->alloc_cpu, sched_sat_add(h->nz_cpu, cp->nz_cpu), h->alloc_mem,
             sched_sat_add(h->nz_mem, cp->nz_mem));
     else
-        d->fit = fit_custom(c, p, cp, slot);
+        d->fit = sched_noderesources_score_node(c, p, cp, slot);
     d->bal = bal_skip ? 0
-                      : (int32_t)sched_score_balanced(h->alloc_cpu, h->req_cpu, cp->cpu,
-                                                      h->alloc_mem, h->req_mem, cp->mem);
+                      : (int32_t)sched_noderesources_balanced(h->alloc_cpu, h->req_cpu, cp->cpu,
+                                                              h->alloc_mem, h->req_mem, cp->mem);
     if (p && p->gpu_aware) {
         int64_t ga = h->alloc_gpu, gr = h->req_gpu;
         if (cp->gpu_rid != c->rid_gpu) {
@@ -174,7 +123,7 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
             ga = x ? x->alloc : 0;
             gr = x ? x->req : 0;
         }
-        d->gpu = (int32_t)sched_score_gpu(p, ga, gr, cp->gpu);
+        d->gpu = (int32_t)sched_noderesources_gpu(p, ga, gr, cp->gpu);
     }
 }
 
@@ -227,7 +176,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
     struct dyn d;
 
     if (!vc_done[l->cls]) {
-        sched_filter_class(c, p, cp, l->cls, &vc[l->cls]);
+        sched_framework_filter_class(c, p, cp, l->cls, &vc[l->cls]);
         vc_done[l->cls] = 1;
     }
     v = &vc[l->cls];
@@ -247,19 +196,19 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
         o->reason = v->reason;
         return;
     }
-    if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name)) {
+    if (cp->affinity_by_name && !sched_nodeaffinity_filter_name(cp, v->term_mask, l->name)) {
         o->plugin = SCHED_PL_AFFINITY;
         o->reason = SCHED_R_AFFINITY;
         return;
     }
     o->unresolvable = false;
     if ((cp->portmask & l->portmask) &&
-        !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp)) {
+        !sched_nodeports_filter(c, c->slots[slot].ports, c->slots[slot].cports, cp)) {
         o->plugin = SCHED_PL_PORTS;
         o->reason = SCHED_R_PORTS;
         return;
     }
-    if (l->nnom && sched_filter_nominated(c, slot, cp, o))
+    if (l->nnom && sched_framework_filter_nominated(c, slot, cp, o))
         return;
     /* not from the fast path's cache, which keeps only what choosing a node needs */
     dyn_fill(c, p, cp, &d, slot, bal_skip);
@@ -278,7 +227,7 @@ static void fast_node(struct sched_cluster *c, const struct sched_profile *p,
     o->taint_raw = v->taint_score;
     o->aff_raw = v->affinity_score;
     if (cp->preferred_by_name)
-        o->aff_raw += sched_score_preferred_by_name(c, cp, l->cls, l->name);
+        o->aff_raw += sched_nodeaffinity_score_name(c, cp, l->cls, l->name);
     o->fit_raw = d.fit;
     o->bal_raw = d.bal;
     o->gpu_raw = d.gpu;
@@ -393,9 +342,6 @@ static int32_t tie_pick(const struct sched_cluster *c, struct sched_rng *rng, co
 
 /* ---------------------------------------------------------------- the cycle */
 
-static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                        bool ref, struct sched_nodeout *o);
-
 int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                        const struct sched_cpod *cp, struct sched_rng *rng, int32_t *chosen,
                        uint32_t *processed, struct err *err)
@@ -432,7 +378,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
 
         memset(&o, 0, sizeof(o));
         fast_node(c, p, cp, c->order[nom], vc, vc_done, bal_skip, &o);
-        spread_node(c, cp, c->order[nom], false, &o);
+        sched_framework_filter_late(c, cp, c->order[nom], false, &o);
         if (!o.plugin) {
             *chosen = (int32_t)nom;
             return 0;
@@ -454,7 +400,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
     for (i = 0; i < c->nclasses; i++) {
         if (!c->classes[i].refs)
             continue;
-        sched_filter_class(c, p, cp, i, &vc[i]);
+        sched_framework_filter_class(c, p, cp, i, &vc[i]);
         vc_done[i] = !vc[i].plugin;
     }
     m = pins ? npins : n;
@@ -479,12 +425,12 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
                 if (!vc_done[cls])
                     continue;
                 if ((portmask & l->portmask) &&
-                    !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
+                    !sched_nodeports_filter(c, c->slots[slot].ports, c->slots[slot].cports, cp))
                     continue;
                 score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
                 if (score < 0)
                     continue;
-                if (l->nnom && sched_filter_nominated(c, slot, cp, &nout))
+                if (l->nnom && sched_framework_filter_nominated(c, slot, cp, &nout))
                     continue;
                 if (vc[cls].taint_score > max_taint)
                     max_taint = vc[cls].taint_score;
@@ -516,15 +462,15 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
             v = &vc[l->cls];
             if (cp->has_node_name && l->name != cp->node_name)
                 continue;
-            if (cp->affinity_by_name && !sched_filter_affinity_by_name(cp, v->term_mask, l->name))
+            if (cp->affinity_by_name && !sched_nodeaffinity_filter_name(cp, v->term_mask, l->name))
                 continue;
             if ((cp->portmask & l->portmask) &&
-                !sched_filter_ports(c, c->slots[slot].ports, c->slots[slot].cports, cp))
+                !sched_nodeports_filter(c, c->slots[slot].ports, c->slots[slot].cports, cp))
                 continue;
             score = dyn_score(c, p, cp, sh, slot, bal_skip, gw);
             if (score < 0)
                 continue;
-            if (l->nnom && sched_filter_nominated(c, slot, cp, &nout))
+            if (l->nnom && sched_framework_filter_nominated(c, slot, cp, &nout))
                 continue;
             if (cp->spread) {
                 bool unres;
@@ -533,7 +479,7 @@ int sched_cycle_choose(struct sched_cluster *c, const struct sched_profile *p,
             }
             aff = v->affinity_score;
             if (cp->preferred_by_name)
-                aff += sched_score_preferred_by_name(c, cp, l->cls, l->name);
+                aff += sched_nodeaffinity_score_name(c, cp, l->cls, l->name);
             if (v->taint_score > max_taint)
                 max_taint = v->taint_score;
             if (aff > max_aff)
@@ -614,35 +560,6 @@ static int64_t row_total(const struct sched_profile *p, const struct sched_cycle
            (int64_t)WEIGHT(p, w_interpod) *
                sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
            (int64_t)WEIGHT(p, w_image) * o->img_raw + o->vol_raw;
-}
-
-/* spread_node: the volume filters and PodTopologySpread's Filter, after the other filters
- * passed. Of the filters gpusched models only InterPodAffinity comes after them in
- * kube-scheduler's order, and that one runs inside fast_node / sched_ref_node: a node it
- * rejected is looked at here too, and the earlier plugin's reason wins when both say no. */
-static void spread_node(const struct sched_cluster *c, const struct sched_cpod *cp, uint32_t slot,
-                        bool ref, struct sched_nodeout *o)
-{
-    bool unres;
-    uint32_t r;
-    uint8_t vpl;
-
-    if ((!o->plugin || o->plugin == SCHED_PL_INTERPOD) && cp->vol &&
-        (r = sched_volumes_filter((struct sched_cluster *)c, cp, slot, &vpl, &o->vol_raw))) {
-        /* VolumeRestrictions, VolumeBinding and VolumeZone run before PodTopologySpread and
-         * InterPodAffinity */
-        o->plugin = vpl;
-        o->reason = r;
-        o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS && vpl != SCHED_PL_VOLUME_LIMITS;
-        return;
-    }
-    if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)
-        return;
-    if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
-        o->plugin = SCHED_PL_SPREAD;
-        o->reason = r;
-        o->unresolvable = unres;
-    }
 }
 
 /* spread_scores fills the rows' PodTopologySpread scores over the filtered feasible nodes */
@@ -745,7 +662,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[nom], o);
         else
             fast_node(c, p, cp, c->order[nom], vc, vc_done, cy->bal_skip, o);
-        spread_node(c, cp, c->order[nom], ref, o);
+        sched_framework_filter_late(c, cp, c->order[nom], ref, o);
         if (!o->plugin) {
             /* taken without filtering the others (see sched_cycle_choose) */
             for (k = 0; k < m; k++)
@@ -778,7 +695,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             sched_ref_node(c, p, cp, c->order[cand[j]], o);
         else
             fast_node(c, p, cp, c->order[cand[j]], vc, vc_done, cy->bal_skip, o);
-        spread_node(c, cp, c->order[cand[j]], ref, o);
+        sched_framework_filter_late(c, cp, c->order[cand[j]], ref, o);
         if (!o->plugin) {
             if (!cy->nfeasible || o->ipa_raw < cy->min_ipa)
                 cy->min_ipa = o->ipa_raw;

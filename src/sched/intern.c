@@ -1,7 +1,8 @@
-/* intern.c - strings to dense ids for the scheduling core (see intern.h). Open addressing
- * on an FNV-1a hash; every string is also read once as a base-10 int64 (Gt/Lt compare
- * numbers). */
-#include "sched/intern.h"
+/* intern.c - strings to dense ids for the scheduling core (see intern-int.h). Open
+ * addressing on an FNV-1a hash; every string is also read once as a base-10 int64 (Gt/Lt
+ * compare numbers). Also the core's two small shared helpers: a label set in interned form,
+ * and the growth of an array. */
+#include "sched/intern-int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ int sched_intern_init(struct sched_intern *t)
 
 void sched_intern_release(struct sched_intern *t)
 {
-    arena_free(&t->arena);
+    arena_release(&t->arena);
     free(t->strs);
     free(t->int_ids);
     free(t->int_vals);
@@ -147,4 +148,66 @@ uint32_t sched_intern_add(struct sched_intern *t, const char *s)
         i = (i + 1) & m;
     t->slots[i] = id + 1;
     return id;
+}
+
+/* ---------------------------------------------------------------- labels */
+
+static int cmp_idlabel(const void *a, const void *b)
+{
+    const struct sched_idlabel *x = a, *y = b;
+
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int sched_intern_labels(struct sched_intern *t, const struct kube_labels *l,
+                        struct sched_idlabel *out)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++) {
+        out[i].key = sched_intern_add(t, l->v[i].key);
+        out[i].value = sched_intern_add(t, l->v[i].value);
+        if (out[i].key == SCHED_NOID || out[i].value == SCHED_NOID)
+            return -ENOMEM;
+    }
+    qsort(out, l->n, sizeof(*out), cmp_idlabel);
+    return 0;
+}
+
+int sched_intern_labels_dup(struct sched_intern *t, const struct kube_labels *l,
+                            struct sched_idlabel **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!l->n)
+        return 0;
+    if (!(*out = malloc(l->n * sizeof(**out))))
+        return -ENOMEM;
+    if (sched_intern_labels(t, l, *out)) {
+        free(*out);
+        *out = NULL;
+        return -ENOMEM;
+    }
+    *n = (uint32_t)l->n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- arrays */
+
+int sched_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    uint32_t n;
+    void *p;
+
+    if (need <= *cap)
+        return 0;
+    n = *cap ? *cap : 4;
+    while (n < need)
+        n *= 2;
+    if (!(p = realloc(*arr, (size_t)n * elem)))
+        return -ENOMEM;
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+    *arr = p;
+    *cap = n;
+    return 0;
 }

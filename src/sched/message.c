@@ -5,16 +5,17 @@
  *
  * A PreFilter rejection replaces the histogram with its own message. The caller appends
  * " preemption: ..." when DefaultPreemption has something to say. */
-#include "sched/message.h"
+#include "sched/message-int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/intern.h"
-#include "sched/volumes.h"
+#include "base/buf.h"
+#include "sched/cluster-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
 
 int sched_hist_add(struct sched_hist *h, uint32_t reason, uint32_t n)
@@ -72,7 +73,7 @@ int sched_hist_add_status(struct sched_hist *h, struct sched_cluster *c,
 
     if (plugin == SCHED_PL_VOLUME_BINDING) {
         const char *r[4];
-        size_t i, k = sched_volumes_reasons(reason, r);
+        size_t i, k = sched_volumebinding_reasons(reason, r);
         for (i = 0; i < k; i++)
             if ((rc = sched_hist_add(h, sched_intern_add(&c->reasons, r[i]), n)))
                 return rc;
@@ -142,37 +143,31 @@ static int cmp_str(const void *a, const void *b)
 char *sched_fit_error(const struct sched_cluster *c, uint32_t nall, const struct sched_hist *h,
                       const char *prefilter_msg)
 {
-    char **entries = NULL, *msg = NULL, *w;
-    size_t len = 64, i;
+    struct buf msg = BUF_INIT(0);
+    char **entries = NULL, *m = NULL;
+    size_t i;
+    int rc;
 
-    if (prefilter_msg) {
-        len += strlen(prefilter_msg);
-        if ((msg = malloc(len)))
-            snprintf(msg, len, "0/%u nodes are available: %s.", nall, prefilter_msg);
-        return msg;
-    }
+    if (prefilter_msg)
+        return buf_fmt("0/%u nodes are available: %s.", nall, prefilter_msg);
     if (h->ntouched && !(entries = calloc(h->ntouched, sizeof(*entries))))
         return NULL;
-    for (i = 0; i < h->ntouched; i++) {
-        const char *r = c->reasons.strs[h->touched[i]];
-        size_t n = strlen(r) + 16;
-        if (!(entries[i] = malloc(n)))
-            goto out;
-        snprintf(entries[i], n, "%u %s", h->count[h->touched[i]], r);
-        len += strlen(entries[i]) + 2;
-    }
-    qsort(entries, h->ntouched, sizeof(*entries), cmp_str);
-    if (!(msg = malloc(len)))
-        goto out;
-    w = msg + sprintf(msg, "0/%u nodes are available:", nall);
     for (i = 0; i < h->ntouched; i++)
-        w += sprintf(w, "%s%s", i ? ", " : " ", entries[i]);
-    strcpy(w, ".");
+        if (!(entries[i] =
+                  buf_fmt("%u %s", h->count[h->touched[i]], c->reasons.strs[h->touched[i]])))
+            goto out;
+    qsort(entries, h->ntouched, sizeof(*entries), cmp_str);
+    rc = buf_printf(&msg, "0/%u nodes are available:", nall);
+    for (i = 0; !rc && i < h->ntouched; i++)
+        rc = buf_printf(&msg, "%s%s", i ? ", " : " ", entries[i]);
+    if (!rc && !(rc = buf_puts(&msg, ".")))
+        m = buf_take(&msg);
 out:
+    buf_release(&msg);
     for (i = 0; entries && i < h->ntouched; i++)
         free(entries[i]);
     free(entries);
-    return msg;
+    return m;
 }
 
 /* ---- texts that changed between kube-scheduler versions (v1.37's by default) ----
@@ -187,13 +182,7 @@ out:
  * - DynamicResources' PostFilter (v1.34+ default on) adds no text in v1.37.2. */
 char *sched_msg_preemption_found(const char *node, uint32_t nvictims)
 {
-    size_t n = strlen(node) + 96;
-    char *m = malloc(n);
-
-    if (m)
-        snprintf(m, n,
-                 "preemption: found a potential placement for pod on node %s, preempting %u "
-                 "victims",
-                 node, nvictims);
-    return m;
+    return buf_fmt("preemption: found a potential placement for pod on node %s, preempting %u "
+                   "victims",
+                   node, nvictims);
 }

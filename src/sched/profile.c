@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "sched/profile-int.h"
+
 #define BUILTIN_SCORES                                                                             \
     .w_taint = 3, .w_affinity = 2, .w_fit = 1, .w_balanced = 1, .w_spread = 2, .w_interpod = 2,    \
     .w_image = 1, .fit_strategy = SCHED_FIT_LEAST_ALLOCATED, .nfit_resources = 2,                  \

@@ -55,7 +55,7 @@ struct sched_profile {
     enum sched_taint_wording taint_wording;
     /* percentageOfNodesToScore, 0..100 (see "Node sampling" below): 100, the built-in
      * profiles' value, filters every node; below 100 a cycle stops filtering once it has
-     * sched_num_feasible_nodes_to_find feasible nodes; 0 is kube-scheduler's adaptive default.
+     * numFeasibleNodesToFind feasible nodes; 0 is kube-scheduler's adaptive default.
      * Values above 100 act as 100, negative ones as 0. */
     int32_t percentage_of_nodes_to_score;
     /* Score plugin weights (0 = the plugin is disabled at Score): TaintToleration 3,
@@ -70,15 +70,6 @@ struct sched_profile {
     uint32_t nshape;
     struct sched_shape_point shape[SCHED_MAX_SHAPE_POINTS];
 };
-
-/* sched_profile_fit_default: p scores NodeResourcesFit as the built-ins do (LeastAllocated,
- * cpu:1 memory:1), the fast path's specialised case. */
-bool sched_profile_fit_default(const struct sched_profile *p);
-
-/* sched_profile_score_key is a 64-bit digest of the members that change a node's resource
- * scores (weights of Fit, BalancedAllocation and GPUPlacement, the strategy, its resources
- * and shape): the fast path's cache of those scores is kept per pod shape and key. */
-uint64_t sched_profile_score_key(const struct sched_profile *p);
 
 /* The two built-in profiles (static storage, never freed). */
 extern const struct sched_profile sched_profile_default;
@@ -96,26 +87,17 @@ const struct sched_profile *sched_profile_find(const char *name);
  *   (and is not cut out by NodeAffinity's PreFilter); when it passes, it is chosen at once;
  * - otherwise filters the candidate nodes (all nodes, or the ones NodeAffinity's PreFilter
  *   keeps) in node order starting at a position that rotates between cycles, and stops once
- *   sched_num_feasible_nodes_to_find(percentage, candidates) feasible nodes are found; only
+ *   numFeasibleNodesToFind(percentage, candidates) feasible nodes are found (candidates when
+ *   fewer than 100 or percentage >= 100; else candidates * pct / 100 but at least 100, where
+ *   pct is percentage, or for 0 (adaptive) 50 - candidates / 125 but at least 5: 1,000 nodes
+ *   -> 420, 5,000 -> 500, 10,000 -> 500); only
  *   those are scored. The next cycle starts where this one stopped (kube-scheduler's
  *   nextStartNodeIndex = (start + nodes filtered) % all nodes, kept in the cluster).
  * A pod that fits nowhere has had every node filtered, so its FailedScheduling message ("0/N"
  * with N = all nodes) and preemption are the same as without sampling. At 100 none of this
  * happens: every node is filtered in node order and the nominated node gets no precedence. */
 
-/* sched_num_feasible_nodes_to_find is kube-scheduler's numFeasibleNodesToFind: nnodes when
- * nnodes < 100 or percentage >= 100; else nnodes * pct / 100 but at least 100, where pct is
- * percentage, or for 0 (adaptive) 50 - nnodes / 125 but at least 5. E.g. 1,000 nodes -> 420,
- * 5,000 -> 500, 10,000 -> 500. */
-uint32_t sched_num_feasible_nodes_to_find(int32_t percentage, uint32_t nnodes);
-
-/* sched_sampling_on: p samples nodes (percentage_of_nodes_to_score below 100). */
-bool sched_sampling_on(const struct sched_profile *p);
-
-/* ---------------------------------------------------------------------------------------
- * Tie-break generator
- * ------------------------------------------------------------------------------------- */
-
+/* The tie-break generator. */
 /* A small deterministic generator (splitmix64). Same seed, same choices.
  *
  * follow_node and follow_preempt (NULL unless a caller sets them, borrowed) let a caller
@@ -129,8 +111,7 @@ struct sched_rng {
     const char *follow_preempt;
 };
 
+/* sched_rng_seed starts r at seed (follow_node and follow_preempt NULL). */
 void sched_rng_seed(struct sched_rng *r, uint64_t seed);
-/* sched_rng_below returns a value uniform in [0, n), n > 0. */
-uint64_t sched_rng_below(struct sched_rng *r, uint64_t n);
 
 #endif

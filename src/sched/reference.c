@@ -2,17 +2,18 @@
  * the fast path (tests/unit/test_sched_equiv.c): strings instead of interned ids, the node's
  * full label set instead of its class, and the node's usage summed from its pods instead of
  * the running totals. Slow on purpose; never used by the commands. */
-#include "sched/reference.h"
+#include "sched/reference-int.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "base/goparse.h"
-#include "sched/intern.h"
-#include "sched/filter.h"
-#include "sched/interpod.h"
+#include "sched/cluster-int.h"
+#include "sched/framework-int.h"
+#include "sched/intern-int.h"
+#include "sched/plugins-int.h"
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
-#include "sched/score.h"
 
 static const char *str(const struct sched_cluster *c, uint32_t id)
 {
@@ -214,7 +215,7 @@ static bool ref_ipa_filter_on(const struct sched_cluster *c, const struct sched_
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
-    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_ns *ns = sched_cluster_find_namespace(c, nsid);
 
     if (nsid == SCHED_NOID)
         return false; /* no pod has terms */
@@ -241,7 +242,7 @@ static uint32_t ref_ipa_filter(const struct sched_cluster *c, const struct sched
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, j, k, t;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
-    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_ns *ns = sched_cluster_find_namespace(c, nsid);
     const struct sched_pod *q;
 
     *un = false;
@@ -344,7 +345,7 @@ static int64_t ref_ipa_score(const struct sched_cluster *c, const struct sched_c
     const struct sched_pterms *own = sched_ipa_own_terms(cp);
     uint32_t nsid = sched_ipa_own_nsid(cp), nl, i, k, t;
     const struct sched_idlabel *l = sched_ipa_own_labels(cp, &nl);
-    const struct sched_ns *ns = sched_ipa_ns_find(c, nsid);
+    const struct sched_ns *ns = sched_cluster_find_namespace(c, nsid);
     int64_t sum = 0;
 
     if (nsid == SCHED_NOID)
@@ -457,7 +458,7 @@ static int32_t ref_fit_custom(const struct sched_cluster *c, const struct sched_
             }
         }
     }
-    return (int32_t)sched_score_fit(p, alloc, req);
+    return (int32_t)sched_noderesources_score(p, alloc, req);
 }
 
 void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
@@ -525,7 +526,7 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
             return;
         }
     /* RunFilterPluginsWithNominatedPods: pods nominated here with priority >= the pod's */
-    if (sched_filter_nominated(c, slot, cp, o))
+    if (sched_framework_filter_nominated(c, slot, cp, o))
         return;
     for (i = 0; i < s->npods; i++) {
         cpu = sched_sat_add(cpu, s->pods[i]->cpu);
@@ -581,16 +582,17 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
         if (t->weight && ref_term(c, s, &t->term))
             o->aff_raw += t->weight;
     }
-    o->fit_raw =
-        p && !sched_profile_fit_default(p)
-            ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
-            : (int32_t)sched_score_least_allocated(h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu),
-                                                   h->alloc_mem, sched_sat_add(nzm, cp->nz_mem));
-    o->bal_raw =
-        cp->cpu == 0 && cp->mem == 0
-            ? 0
-            : (int32_t)sched_score_balanced(h->alloc_cpu, cpu, cp->cpu, h->alloc_mem, mem, cp->mem);
+    o->fit_raw = p && !sched_profile_fit_default(p)
+                     ? ref_fit_custom(c, p, cp, s, nzc, nzm, eph)
+                     : (int32_t)sched_noderesources_least_allocated(
+                           h->alloc_cpu, sched_sat_add(nzc, cp->nz_cpu), h->alloc_mem,
+                           sched_sat_add(nzm, cp->nz_mem));
+    o->bal_raw = cp->cpu == 0 && cp->mem == 0
+                     ? 0
+                     : (int32_t)sched_noderesources_balanced(h->alloc_cpu, cpu, cp->cpu,
+                                                             h->alloc_mem, mem, cp->mem);
     gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
     gpu_req = slot_req_scalar(c, s, gpu_name);
-    o->gpu_raw = p && p->gpu_aware ? (int32_t)sched_score_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;
+    o->gpu_raw =
+        p && p->gpu_aware ? (int32_t)sched_noderesources_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;
 }

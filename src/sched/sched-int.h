@@ -1,7 +1,7 @@
-/* sched-int.h - the types the scheduling core's modules share (not for callers); each
- * module's functions are declared by its own header (intern.h, cluster.h, usage.h,
- * compile.h, filter.h, score.h, cycle.h, reference.h, message.h, preempt.h,
- * schedule.h: their last sections).
+/* sched-int.h - the types the scheduling core's modules share (not for callers); the
+ * functions are declared by the module's own -int.h (intern-int.h, cluster-int.h,
+ * usage-int.h, compile-int.h, framework-int.h, cycle-int.h, reference-int.h, message-int.h,
+ * schedule-int.h, profile-int.h) and, for the plugins, by plugins-int.h.
  *
  * Strings (label keys and values, taint keys and values, node names, resource names) are
  * interned to dense uint32 ids. Nodes live in slots (one per node name ever seen, so pods of a
@@ -68,12 +68,12 @@ enum sched_plugin {
     SCHED_PL_AFFINITY,
     SCHED_PL_PORTS,
     SCHED_PL_FIT,
-    SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions (volumes.c): ReadWriteOncePod */
-    SCHED_PL_VOLUME_LIMITS,       /* NodeVolumeLimits (volumes.c): CSI attach limits */
-    SCHED_PL_VOLUME_BINDING,      /* VolumeBinding (volumes.c): reason = SCHED_VB_* bits */
-    SCHED_PL_VOLUME_ZONE,         /* VolumeZone (volumes.c) */
-    SCHED_PL_SPREAD,              /* PodTopologySpread (spread.c) */
-    SCHED_PL_INTERPOD,            /* InterPodAffinity (interpod.c) */
+    SCHED_PL_VOLUME_RESTRICTIONS, /* VolumeRestrictions: ReadWriteOncePod */
+    SCHED_PL_VOLUME_LIMITS,       /* NodeVolumeLimits: CSI attach limits */
+    SCHED_PL_VOLUME_BINDING,      /* VolumeBinding: reason = SCHED_VB_* bits */
+    SCHED_PL_VOLUME_ZONE,         /* VolumeZone */
+    SCHED_PL_SPREAD,              /* PodTopologySpread (podtopologyspread.c) */
+    SCHED_PL_INTERPOD,            /* InterPodAffinity (interpodaffinity.c) */
     SCHED_PL_SKIPPED,             /* not a plugin: node sampling stopped before this node */
 };
 
@@ -83,7 +83,7 @@ struct sched_idlabel {
 };
 
 /* sched_label_find returns the entry for key in l (n labels sorted by key id), or NULL: the one
- * lookup of node, pod and namespace labels (filters, spread.c, interpod.c). */
+ * lookup of node, pod and namespace labels (filters, podtopologyspread.c, interpodaffinity.c). */
 static inline const struct sched_idlabel *sched_label_find(const struct sched_idlabel *l,
                                                            uint32_t n, uint32_t key)
 {
@@ -199,7 +199,7 @@ struct sched_pod;
 struct sched_nodeout;
 struct sched_cverdict;
 
-/* ---- inter-pod affinity terms (interpod.c) ---- */
+/* ---- inter-pod affinity terms (interpodaffinity_terms.c) ---- */
 /* a label selector on interned ids (keys and values interned for good, so that labels added
  * later compare equal); ops are KUBE_OP_IN, NOT_IN, EXISTS, DOES_NOT_EXIST */
 struct sched_lsel {
@@ -230,8 +230,8 @@ struct sched_ns { /* a Namespace object: name and labels (sorted by key id) */
     uint32_t nlabels;
 };
 
-struct sched_ipa;       /* a cycle's InterPodAffinity PreFilter and PreScore state (interpod.c) */
-struct sched_ipa_index; /* InterPodAffinity's counts kept by the cluster (interpod.c) */
+struct sched_ipa;       /* a cycle's InterPodAffinity state (interpodaffinity.c) */
+struct sched_ipa_index; /* its counts kept by the cluster (interpodaffinity_index.c) */
 
 struct sched_slot {
     char *name;
@@ -248,7 +248,7 @@ struct sched_slot {
     uint32_t cports;
     struct sched_pod **pods;
     uint32_t npods, cpods;
-    uint32_t *images; /* status.images names (ids, unique), image.c */
+    uint32_t *images; /* status.images names (ids, unique), imagelocality.c */
     uint32_t nimages;
 };
 
@@ -263,9 +263,9 @@ struct sched_pod {
     struct sched_scalar *scalars; /* req only */
     struct sched_port *ports;     /* .used not set */
     struct sched_idlabel *labels; /* the pod's labels, sorted by key id (in the pod's block) */
-    /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed by interpod.c */
+    /* inter-pod affinity: the pod affinity terms (NULL when none), malloc'ed */
     struct sched_pterms *terms;
-    uint32_t *ipa_lpos; /* interpod.c: the pod's position in the index's list of the pods of
+    uint32_t *ipa_lpos; /* InterPodAffinity: the pod's position in the index's list of the pods of
                            each of its labels (by label), NULL until a list holds it */
     char **claims;      /* its PersistentVolumeClaims' names (one malloc block, NULL when
                                    none): VolumeRestrictions' ReadWriteOncePod rule; generic
@@ -291,7 +291,8 @@ struct sched_pod {
     bool nominated;     /* an entry of c->noms (a pending pod), not counted on its slot */
 };
 
-/* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, preempt.c counts) */
+/* a PodDisruptionBudget as preemption reads it (cluster.c keeps them, defaultpreemption.c
+ * counts) */
 struct sched_pdb {
     char *ns, *name;
     struct kube_label_selector selector;
@@ -301,8 +302,8 @@ struct sched_pdb {
     struct arena arena; /* owns everything above */
 };
 
-struct sched_spread_sources; /* spread.c */
-struct sched_preempt_cache;  /* preempt.c */
+struct sched_spread_sources; /* podtopologyspread.c */
+struct sched_preempt_cache;  /* defaultpreemption.c */
 
 struct sched_cluster {
     struct sched_intern strs;    /* labels, taints, names, resources, IPs */
@@ -363,17 +364,17 @@ struct sched_cluster {
     uint8_t *s_vc_done;
     uint32_t s_vccap;
 
-    struct sched_volumes *vol;               /* claims, volumes and storage classes (volumes.c) */
+    struct sched_volumes *vol;               /* the volume objects (volumes.c) */
     struct sched_spread_sources *spread_src; /* Services and controllers, topology columns
-                                                (spread.c) */
-    /* spread.c's owner hook: the cluster frees spread_src without calling into spread.c
+                                                (podtopologyspread.c) */
+    /* podtopologyspread.c's owner hook: the cluster frees spread_src without calling into it
      * (which reads the filters, which read the cluster) */
     void (*spread_src_free)(struct sched_spread_sources *);
-    /* spread.c's counts of matching pods by node slot: called with +1 when a pod joins its
-     * slot and -1 when it leaves (or turns terminating); NULL until spread.c keeps counts */
+    /* PodTopologySpread's counts of matching pods by node slot: called with +1 when a pod joins its
+     * slot and -1 when it leaves (or turns terminating); NULL until it keeps counts */
     void (*spread_pod_hook)(struct sched_cluster *, const struct sched_pod *, int);
     uint64_t nodes_version; /* bumped by every node add, update and removal */
-    /* InterPodAffinity (interpod.c): Namespace objects, the pods with pod affinity terms
+    /* InterPodAffinity: Namespace objects (cluster.c), the pods with pod affinity terms
      * (kube-scheduler's PodsWithAffinity) and its reason ids */
     struct sched_ns *nss;
     uint32_t nnss, cnss;
@@ -381,7 +382,7 @@ struct sched_cluster {
     uint32_t naff_pods, caff_pods;
     struct sched_ipa_index *ipa_idx; /* its counts, kept as pods and nodes change */
     uint32_t r_ipa_aff, r_ipa_anti, r_ipa_existing;
-    /* ImageLocality (image.c): per image name id, the size first reported and the number of
+    /* ImageLocality (imagelocality.c): per image name id, the size first reported and the number of
      * nodes that have it */
     int64_t *img_size;
     uint32_t *img_nodes;
@@ -391,7 +392,7 @@ struct sched_cluster {
      * (taken modulo the candidate count); moved by sched_run only */
     uint32_t next_start;
 
-    /* preemption (preempt.c): per node, its pods in importance order with their requests and
+    /* DefaultPreemption: per node, its pods in importance order with their requests and
      * the budgets that cover them, refilled when the node's generation or pdbs_version moved;
      * freed through the hook, as spread_src */
     struct sched_preempt_cache *pcache;
@@ -466,8 +467,8 @@ struct sched_cpod {
      * text after "running PreScore plugin \"NodeAffinity\": ", or NULL: an attempt that has
      * to score (two or more feasible nodes) fails with it */
     const char *prescore_error;
-    struct sched_spread *spread; /* PodTopologySpread's state (spread.c), NULL when none */
-    struct sched_vpod *vol;      /* the volume plugins' state (volumes.c), NULL when none */
+    struct sched_spread *spread; /* PodTopologySpread's state, NULL when none */
+    struct sched_vpod *vol;      /* the volume plugins' state (volumes-int.h), NULL when none */
     const char *prefilter_msg;   /* with prefilter_conflict: the PreFilter's text, NULL for
                                     NodeAffinity's */
     uint8_t prefilter_plugin;    /* with prefilter_conflict: the rejecting plugin, 0 for
@@ -480,7 +481,7 @@ struct sched_cpod {
                  counted from scratch, not read from what the cluster keeps */
 };
 
-/* A pod's requests in interned form (usage.h). */
+/* A pod's requests in interned form (usage-int.h). */
 struct sched_usage {
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     int64_t score_nz_cpu, score_nz_mem; /* nz_* for LeastAllocated on the incoming pod */
@@ -488,7 +489,7 @@ struct sched_usage {
     uint32_t nscalars;
 };
 
-/* ---- filters (filter.c) ---- */
+/* ---- filters (framework.c and the plugins) ---- */
 /* Per class verdict for one pod. */
 struct sched_cverdict {
     uint8_t plugin; /* first failing static plugin (UNSCHEDULABLE, TAINT, AFFINITY), or 0 */
@@ -569,7 +570,7 @@ struct sched_hist {
     uint32_t ntouched;
 };
 
-/* ---- preemption (preempt.c) ---- */
+/* ---- preemption (defaultpreemption.c) ---- */
 #define SCHED_PN_NO_VICTIMS 100
 #define SCHED_PN_NOT_HELPFUL 101
 #define SCHED_PN_NOT_CHECKED 102 /* the dry run had found enough candidates before it */

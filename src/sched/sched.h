@@ -10,21 +10,20 @@
  * docs/scheduling.md. Nothing here prints, exits or locks: a cluster is used by one thread at
  * a time.
  *
- * This header declares nothing itself: it includes the core's API, one header per module:
- * profile.h (profiles, node sampling, the tie-break generator), cluster.h (the cluster
- * state), interpod.h (Namespace objects), schedule.h (one pod: schedule or explain),
- * simulate.h (a queue of pods), spread.h and version.h (--kube-version). The
- * other headers of src/sched/ are the core's internals. */
+ * This header declares nothing itself: it includes the core's API, profile.h (profiles, the
+ * tie-break generator), cluster.h (the cluster state), volumes.h and podtopologyspread.h (the
+ * other objects fed into it), schedule.h (one pod: schedule or explain), simulate.h (a queue
+ * of pods) and version.h (--kube-version); config.h (--config) is included on its own. The headers of src/sched/
+ * named *-int.h are the core's internals (docs/design.md, "Tiers"). */
 #ifndef SCHED_SCHED_H
 #define SCHED_SCHED_H
 
 #include "sched/cluster.h"
-#include "sched/interpod.h"
+#include "sched/podtopologyspread.h"
 #include "sched/profile.h"
 #include "sched/schedule.h"
 #include "sched/simulate.h"
 #include "sched/version.h"
-#include "sched/spread.h"
 #include "sched/volumes.h"
 
 #endif

@@ -8,18 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/compile.h"
-#include "sched/interpod.h"
-#include "sched/cycle.h"
-#include "sched/message.h"
-#include "sched/preempt.h"
-#include "sched/profile.h"
+#include "base/buf.h"
+#include "sched/cluster-int.h"
+#include "sched/compile-int.h"
+#include "sched/cycle-int.h"
+#include "sched/framework-int.h"
+#include "sched/message-int.h"
+#include "sched/plugins-int.h"
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
-#include "sched/schedule.h"
-#include "sched/score.h"
-#include "sched/spread.h"
-#include "sched/volumes.h"
+#include "sched/schedule-int.h"
 
 void sched_result_release(struct sched_result *r)
 {
@@ -43,18 +41,8 @@ void sched_explanation_release(struct sched_explanation *x)
     if (!x)
         return;
     sched_result_release(&x->result);
-    arena_free(&x->arena);
+    arena_release(&x->arena);
     memset(x, 0, sizeof(*x));
-}
-
-static char *str_join3(const char *a, const char *b, const char *c)
-{
-    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-    char *s = malloc(n);
-
-    if (s)
-        snprintf(s, n, "%s%s%s", a, b, c);
-    return s;
 }
 
 /* reasons of a node status as strings */
@@ -65,7 +53,7 @@ static size_t node_reasons(struct sched_cluster *c, const struct sched_cpod *cp,
     unsigned b;
 
     if (plugin == SCHED_PL_VOLUME_BINDING)
-        return sched_volumes_reasons(reason, out);
+        return sched_volumebinding_reasons(reason, out);
     if (plugin != SCHED_PL_FIT) {
         out[n++] = c->reasons.strs[reason];
         return n;
@@ -76,6 +64,39 @@ static size_t node_reasons(struct sched_cluster *c, const struct sched_cpod *cp,
             out[n++] = r == SCHED_NOID ? "?" : c->reasons.strs[r];
         }
     return n;
+}
+
+/* the preemption column of a node's verdict: its victims, or why it is no candidate (arena
+ * text, NULL when out of memory) */
+static const char *preemption_text(struct sched_cluster *c, const struct sched_cpod *cp,
+                                   const struct sched_preempt_node *pn, struct arena *a)
+{
+    struct buf t = BUF_INIT(0);
+    const char *tmp[40], *s = NULL;
+    size_t k, n;
+    int rc = 0;
+
+    if (pn->reason_plugin == SCHED_PL_NONE) {
+        rc = buf_puts(&t, "victims:");
+        for (k = 0; !rc && k < pn->nvictims; k++)
+            rc =
+                buf_printf(&t, "%s%s/%s", k ? ", " : " ", pn->victims[k]->ns, pn->victims[k]->name);
+        if (!rc && pn->npdb_violations)
+            rc = buf_printf(&t, " (PDB violations: %u)", pn->npdb_violations);
+    } else {
+        n = node_reasons(c, cp,
+                         pn->reason_plugin == SCHED_PL_FIT ||
+                                 pn->reason_plugin == SCHED_PL_VOLUME_BINDING
+                             ? pn->reason_plugin
+                             : 0,
+                         pn->reason, tmp);
+        for (k = 0; !rc && k < n; k++)
+            rc = buf_printf(&t, "%s%s", k ? ", " : "", tmp[k]);
+    }
+    if (!rc)
+        s = arena_strdup(a, t.data ? t.data : "");
+    buf_release(&t);
+    return s;
 }
 
 static int fill_explanation(struct sched_cluster *c, const struct sched_profile *p,
@@ -146,38 +167,8 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
                 s[k].weighted = s[k].normalized * s[k].weight;
             v->total = o->total;
         }
-        if (pr && pr->nodes) {
-            const struct sched_preempt_node *pn = &pr->nodes[i];
-            size_t n, len = 48;
-            char *w;
-            if (pn->reason_plugin == SCHED_PL_NONE) {
-                for (k = 0; k < pn->nvictims; k++)
-                    len += strlen(pn->victims[k]->ns) + strlen(pn->victims[k]->name) + 3;
-                if (!(w = arena_alloc(a, len)))
-                    return -ENOMEM;
-                v->preemption = w;
-                w += sprintf(w, "victims:");
-                for (k = 0; k < pn->nvictims; k++)
-                    w += sprintf(w, "%s%s/%s", k ? ", " : " ", pn->victims[k]->ns,
-                                 pn->victims[k]->name);
-                if (pn->npdb_violations)
-                    sprintf(w, " (PDB violations: %u)", pn->npdb_violations);
-            } else {
-                n = node_reasons(c, cp,
-                                 pn->reason_plugin == SCHED_PL_FIT ||
-                                         pn->reason_plugin == SCHED_PL_VOLUME_BINDING
-                                     ? pn->reason_plugin
-                                     : 0,
-                                 pn->reason, tmp);
-                for (k = 0; k < n; k++)
-                    len += strlen(tmp[k]) + 2;
-                if (!(w = arena_alloc(a, len)))
-                    return -ENOMEM;
-                v->preemption = w;
-                for (k = 0; k < n; k++)
-                    w += sprintf(w, "%s%s", k ? ", " : "", tmp[k]);
-            }
-        }
+        if (pr && pr->nodes && !(v->preemption = preemption_text(c, cp, &pr->nodes[i], a)))
+            return -ENOMEM;
     }
     return 0;
 }
@@ -236,7 +227,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     if ((rc = sched_pod_compile(c, p, pod, &cp, err)))
         return rc;
     cp.ref = ref;
-    if (sched_volumes_prefilter(c, &cp) || sched_spread_prefilter(c, &cp)) {
+    if (sched_framework_prefilter(c, &cp)) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;
     }
@@ -262,7 +253,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         out->outcome = SCHED_UNSCHEDULABLE;
         out->error = true;
         if (!(out->message =
-                  str_join3("running PreScore plugin \"NodeAffinity\"", ": ", cp.prescore_error)))
+                  buf_fmt("running PreScore plugin \"NodeAffinity\": %s", cp.prescore_error)))
             goto out;
     } else if (cy.chosen >= 0) {
         out->outcome = SCHED_SCHEDULED;
@@ -285,7 +276,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
              * ran (it comes after them), so DynamicResources' PostFilter, which runs before
              * DefaultPreemption, fails reading its cycle state: kube-scheduler v1.34+ appends
              * that error's text, "not found", and does not preempt */
-            char *m = str_join3(out->message, " ", "not found");
+            char *m = buf_fmt("%s not found", out->message);
             if (!m)
                 goto out;
             free(out->message);
@@ -315,7 +306,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             out->clear_nomination = true;
         }
         if (pr.message) {
-            char *m = str_join3(out->message, " ", pr.message);
+            char *m = buf_fmt("%s %s", out->message, pr.message);
             if (!m)
                 goto out;
             free(out->message);

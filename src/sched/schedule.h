@@ -158,14 +158,4 @@ int sched_explain(struct sched_cluster *c, const struct sched_profile *p,
 /* sched_explanation_release frees what x owns and zeroes it; safe on a zeroed value. */
 void sched_explanation_release(struct sched_explanation *x);
 
-/* ---------------------------------------------------------------------------------------
- * Internal to the scheduling core
- * ------------------------------------------------------------------------------------- */
-
-/* sched_run is sched_schedule_one / sched_explain (x != NULL), with ref choosing the
- * reference path for every node (tests). With node sampling it moves c->next_start once. */
-int sched_run(struct sched_cluster *c, const struct sched_profile *p, const struct kube_pod *pod,
-              struct sched_rng *rng, bool ref, struct sched_result *out,
-              struct sched_explanation *x, struct err *err);
-
 #endif

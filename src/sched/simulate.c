@@ -2,17 +2,17 @@
  * cluster, as kube-scheduler's active queue would take them (priority, then arrival), each
  * placed pod assumed so the next ones see it, preemption victims evicted and the preemptor
  * retried once at once. */
-#include "sched/volumes.h"
 #include "sched/simulate.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/cluster.h"
-#include "sched/profile.h"
+#include "sched/cluster-int.h"
+#include "sched/framework-int.h"
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
-#include "sched/schedule.h"
+#include "sched/schedule-int.h"
 
 struct qent {
     int32_t priority;
@@ -59,7 +59,7 @@ static int assume(struct sched_cluster *c, const struct kube_pod *pod, const cha
     /* a pod evicted earlier in this run may come back under the same name */
     sched_cluster_remove_pod(c, pod->namespace_, pod->name);
     if ((rc = sched_cluster_assume_pod(c, pod, node, err)) ||
-        (rc = sched_volumes_assume(c, pod, node, err)))
+        (rc = sched_framework_reserve(c, pod, node, err)))
         return rc;
     if ((p = sched_cluster_find_pod(c, pod->namespace_, pod->name))) {
         p->sim_run = c->sim_runs;

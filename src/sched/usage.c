@@ -1,14 +1,14 @@
 /* usage.c - what a pod takes from its node, as kube-scheduler counts it: its requests
  * (kube_pod_requests, with and without the scoring defaults for missing cpu and memory), in
- * interned form, and its host ports (see usage.h). Used when a pod is counted on a node
+ * interned form, and its host ports (see usage-int.h). Used when a pod is counted on a node
  * (cluster.c) and when one is compiled for a cycle (compile.c). */
-#include "sched/usage.h"
+#include "sched/usage-int.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "kube/rules.h"
-#include "sched/intern.h"
+#include "sched/intern-int.h"
 #include "sched/sched-int.h"
 
 int sched_pod_usage(struct sched_cluster *c, const struct kube_pod *pod, struct sched_usage *u)

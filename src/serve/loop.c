@@ -153,7 +153,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         }
     }
     obj = json_loads(pp->json, 0, &jerr);
-    if (!obj || kube_pod_decode(obj, &a, NULL, NULL, &pod, &err)) {
+    if (!obj || kube_pod_decode(obj, &a, NULL, &pod, &err)) {
         serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
                   obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
         serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
@@ -229,9 +229,9 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         }
         ap = malloc(sizeof(*ap) + strlen(key) + strlen(pp->uid) + 2);
         if (ap) {
-            strcpy(ap->key, key);
+            memcpy(ap->key, key, strlen(key) + 1);
             ap->uid = ap->key + strlen(key) + 1;
-            strcpy(ap->uid, pp->uid);
+            memcpy(ap->uid, pp->uid, strlen(pp->uid) + 1);
             if (keymap_put(&s->assumed, ap->key, ap, &old_ap))
                 free(ap);
             free(old_ap);
@@ -301,7 +301,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
 out:
     sched_result_release(&res);
     json_decref(obj);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 void serve_loop(struct serve *s)

@@ -80,7 +80,7 @@ int serve_metrics_init(struct serve_metrics *m, const char *const *names, size_t
     return 0;
 }
 
-void serve_metrics_destroy(struct serve_metrics *m)
+void serve_metrics_release(struct serve_metrics *m)
 {
     if (!m->profiles)
         return;

@@ -91,7 +91,7 @@ struct serve_metrics {
 /* serve_metrics_init zeroes m; the profile label values are names[0..n-1] (borrowed, n >= 1).
  * Returns 0 or -ENOMEM. _destroy frees what m holds. */
 int serve_metrics_init(struct serve_metrics *m, const char *const *names, size_t n);
-void serve_metrics_destroy(struct serve_metrics *m);
+void serve_metrics_release(struct serve_metrics *m);
 
 /* serve_metrics_profile returns the profile metrics for schedulerName name (the first
  * profile's when name is none of them). Its pointer is stable; update under m->mu. */

@@ -220,16 +220,16 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
         {"logging-format", 0, FLAG_FUNC, &o->log_json, set_logging_format, NULL, "text|json",
          "log line format: klog text or component-base's JSON,\n"
          "as kube-scheduler's --logging-format (default \"text\")"},
+        FLAG_END,
     };
-    size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct flag_fault ff;
     struct buf help = BUF_INIT(0);
 
-    switch (flag_parse(flags, nflags, argc, argv, NULL, &ff)) {
+    switch (flag_parse(flags, argc, argv, NULL, &ff)) {
     case FLAG_OK:
         return -1;
     case FLAG_HELP:
-        if (flag_usage(flags, nflags, "show this help", 37, &help))
+        if (flag_usage(flags, "show this help", 37, &help))
             return usage_error("out of memory");
         printf("%sFlags:\n%s%s", serve_intro, help.data, serve_outro);
         buf_release(&help);
@@ -341,7 +341,7 @@ int serve_main(int argc, char **argv)
     if (mono_cond_init(&s->cv)) {
         fprintf(stderr, "gpusched serve: cannot create a condition variable\n");
         pthread_mutex_destroy(&s->mu);
-        sched_config_free(&s->cfg);
+        sched_config_release(&s->cfg);
         free(s);
         return 1;
     }
@@ -362,7 +362,7 @@ int serve_main(int argc, char **argv)
             pthread_mutex_destroy(&s->refs_mu);
             pthread_mutex_destroy(&s->mu);
             pthread_cond_destroy(&s->cv);
-            sched_config_free(&s->cfg);
+            sched_config_release(&s->cfg);
             free(s);
             return 1;
         }
@@ -557,19 +557,19 @@ out:
         keymap_release(&s->node_fps);
         keymap_release(&s->assumed);
         sched_cluster_free(s->cluster);
-        arena_free(&s->pod_arena);
+        arena_release(&s->pod_arena);
         kube_client_free(s->client);
         kube_client_free(s->event_client);
         kube_client_free(s->leader_client);
         serve_recorder_free(s->recorder);
-        serve_podrefs_free(s);
+        serve_podrefs_release(s);
         pthread_mutex_destroy(&s->refs_mu);
-        serve_metrics_destroy(&s->metrics);
+        serve_metrics_release(&s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
         if (status == 0)
             serve_log('I', 0, "\"Stopped\"");
-        sched_config_free(&s->cfg);
+        sched_config_release(&s->cfg);
         free(s);
     }
     return status;

@@ -131,7 +131,7 @@ void serve_podref_get(struct serve *s, const char *key, char *uid, size_t usize,
     pthread_mutex_unlock(&s->refs_mu);
 }
 
-void serve_podrefs_free(struct serve *s)
+void serve_podrefs_release(struct serve *s)
 {
     size_t i;
 

@@ -139,7 +139,7 @@ void serve_podref_set(struct serve *s, const char *key, const char *uid, const c
 void serve_podref_delete(struct serve *s, const char *key);
 void serve_podref_get(struct serve *s, const char *key, char *uid, size_t usize, char *rv,
                       size_t rsize);
-void serve_podrefs_free(struct serve *s);
+void serve_podrefs_release(struct serve *s);
 
 /* serve_unassume drops key from the assumed set (mu held). */
 void serve_unassume(struct serve *s, const char *key);

@@ -32,7 +32,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
     err_clear(&err);
     if (op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE) {
         fp = serve_node_fingerprint(obj);
-        rc = kube_node_decode(obj, &a, NULL, NULL, &node, &err);
+        rc = kube_node_decode(obj, &a, NULL, &node, &err);
         if (rc) {
             serve_log('E', 0, "\"Cannot decode node\" node=\"%s\" err=\"%s\"", key,
                       err_format(&err, msg, sizeof(msg)));
@@ -54,7 +54,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
         if (!f) {
             f = malloc(sizeof(*f) + strlen(key) + 1);
             if (f) {
-                strcpy(f->name, key);
+                memcpy(f->name, key, strlen(key) + 1);
                 f->fp = fp;
                 if (keymap_put(&s->node_fps, f->name, f, NULL))
                     free(f);
@@ -83,7 +83,7 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
 out:
-    arena_free(&a);
+    arena_release(&a);
 }
 
 bool serve_pod_filter(void *ud, json_t *obj)
@@ -122,7 +122,7 @@ static void sync_nomination(struct serve *s, const char *key, const char *ns, co
         arena_alloc(&s->pod_arena, 1);
         arena_mark(&s->pod_arena, &s->pod_arena_empty);
     }
-    if (kube_pod_decode(obj, &s->pod_arena, NULL, NULL, &pod, &err) ||
+    if (kube_pod_decode(obj, &s->pod_arena, NULL, &pod, &err) ||
         sched_cluster_nominate(s->cluster, &pod, pp->watch_nominated, &err))
         serve_log('E', 0, "\"Cannot record the nomination\" pod=\"%s\" err=\"%s\"", key,
                   err_format(&err, msg, sizeof(msg)));
@@ -155,7 +155,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         return;
     memcpy(ns, key, (size_t)(slash - key));
     ns[slash - key] = '\0';
-    strcpy(name, slash + 1);
+    memcpy(name, slash + 1, strlen(slash + 1) + 1);
 
     if (op == KUBE_INFORMER_DELETE) {
         serve_lock(s);
@@ -174,7 +174,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
             arena_alloc(&s->pod_arena, 1); /* the block every event reuses */
             arena_mark(&s->pod_arena, &s->pod_arena_empty);
         }
-        rc = kube_pod_decode(obj, &s->pod_arena, NULL, NULL, &pod, &err);
+        rc = kube_pod_decode(obj, &s->pod_arena, NULL, &pod, &err);
         if (rc) {
             serve_log('E', 0, "\"Cannot decode pod\" pod=\"%s\" err=\"%s\"", key,
                       err_format(&err, msg, sizeof(msg)));
@@ -276,7 +276,7 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
         serve_unlock(s);
         return;
     }
-    if (kube_pdb_decode(obj, &a, NULL, NULL, &pdb, &err)) {
+    if (kube_pdb_decode(obj, &a, NULL, &pdb, &err)) {
         serve_log('E', 0, "\"Cannot decode PodDisruptionBudget\" pdb=\"%s\" err=\"%s\"", key,
                   err_format(&err, msg, sizeof(msg)));
     } else {
@@ -288,7 +288,7 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
                       key, err_format(&err, msg, sizeof(msg)));
         serve_unlock(s);
     }
-    arena_free(&a);
+    arena_release(&a);
 }
 
 void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -301,7 +301,7 @@ void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, jso
 
     err_clear(&err);
     if ((op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE) &&
-        kube_namespace_decode(obj, &a, NULL, NULL, &ns, &err)) {
+        kube_namespace_decode(obj, &a, NULL, &ns, &err)) {
         serve_log('E', 0, "\"Cannot decode namespace\" namespace=\"%s\" err=\"%s\"", key,
                   err_format(&err, msg, sizeof(msg)));
         goto out;
@@ -328,7 +328,7 @@ void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, jso
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
 out:
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* The objects PodTopologySpread's system defaults read (helper.DefaultSelector): Services and
@@ -336,39 +336,13 @@ out:
 static const struct spread_kind {
     const char *kind;  /* as in an ownerReference; the core's owner_kind (NULL: a Service) */
     const char *owner; /* NULL for a Service */
-    bool set_form;     /* spec.selector is a label set (map), else a metav1.LabelSelector */
     unsigned bit;      /* in serve.sources_synced */
 } spread_kinds[] = {
-    [SERVE_SRC_SERVICE] = {"Service", NULL, true, 1u << SERVE_SRC_SERVICE},
-    [SERVE_SRC_RC] = {"ReplicationController", "ReplicationController", true, 1u << SERVE_SRC_RC},
-    [SERVE_SRC_RS] = {"ReplicaSet", "ReplicaSet", false, 1u << SERVE_SRC_RS},
-    [SERVE_SRC_STS] = {"StatefulSet", "StatefulSet", false, 1u << SERVE_SRC_STS},
+    [SERVE_SRC_SERVICE] = {"Service", NULL, 1u << SERVE_SRC_SERVICE},
+    [SERVE_SRC_RC] = {"ReplicationController", "ReplicationController", 1u << SERVE_SRC_RC},
+    [SERVE_SRC_RS] = {"ReplicaSet", "ReplicaSet", 1u << SERVE_SRC_RS},
+    [SERVE_SRC_STS] = {"StatefulSet", "StatefulSet", 1u << SERVE_SRC_STS},
 };
-
-/* decode_spread_selector reads spec.selector: a label set (absent or null: nil, which selects
- * nothing; a Service's empty set selects every pod and adds nothing) or a LabelSelector */
-static int decode_spread_selector(const struct spread_kind *k, json_t *obj, struct arena *a,
-                                  struct kube_label_selector *out, struct err *err)
-{
-    json_t *sel = json_object_get(json_object_get(obj, "spec"), "selector"), *wrap;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (!k->set_form)
-        return kube_label_selector_decode(sel, a, NULL, NULL, out, err);
-    if (!sel || json_is_null(sel))
-        return 0;
-    if (!json_is_object(sel))
-        return err_set(err, -EINVAL, "spec.selector: expected an object, got %s",
-                       kube_json_type_name(sel));
-    if (!(wrap = json_object()) || json_object_set(wrap, "matchLabels", sel)) {
-        json_decref(wrap);
-        return err_set(err, -ENOMEM, "out of memory");
-    }
-    rc = kube_label_selector_decode(wrap, a, NULL, NULL, out, err);
-    json_decref(wrap);
-    return rc;
-}
 
 /* on_spread_source keeps the core's record of one Service or controller in step with the
  * watch. kube-scheduler does not move pods on these events (the system defaults only score),
@@ -394,7 +368,8 @@ static void on_spread_source(struct serve *s, enum serve_src which, enum kube_in
         return;
     }
     serve_split_key(key, ns, sizeof(ns), name, sizeof(name));
-    if (op != KUBE_INFORMER_DELETE && (rc = decode_spread_selector(k, obj, &a, &sel, &err)))
+    if (op != KUBE_INFORMER_DELETE &&
+        (rc = kube_spec_selector_decode(obj, k->kind, &a, NULL, &sel, &err)))
         serve_log('E', 0,
                   "\"Cannot decode the selector; the object no longer selects pods for the "
                   "default topology spreading\" kind=\"%s\" object=\"%s\" err=\"%s\"",
@@ -413,7 +388,7 @@ static void on_spread_source(struct serve *s, enum serve_src which, enum kube_in
               : op == KUBE_INFORMER_UPDATE ? "updated"
                                            : "deleted",
               key);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 void serve_on_service(void *ud, enum kube_informer_op op, const char *key, json_t *obj)

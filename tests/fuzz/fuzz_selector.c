@@ -54,6 +54,6 @@ out:
     free(str);
     free(str2);
     free(s);
-    arena_free(&a);
+    arena_release(&a);
     return 0;
 }

@@ -315,8 +315,9 @@ def test_nodes_status_is_the_ready_condition_like_kubectl():
                 "status: {conditions: [{type: Ready, status: true}]}\n")
         p = gpusched("nodes", "-f", t.path)
         expect_exit(p, 1, "a condition status that is not a string")
-        util.check_eq(p.stderr.strip(), "gpusched: %s: line 4: status.conditions[0].status: "
-                      "expected string, got boolean" % os.path.join(t.path, "nodes.yaml"), "error")
+        util.check_eq(p.stderr.strip(), "gpusched: %s: line 4: json: cannot unmarshal bool into "
+                      "Go struct field NodeCondition.status.conditions.status of type "
+                      "v1.ConditionStatus" % os.path.join(t.path, "nodes.yaml"), "error")
 
 
 def test_nodes_bad_selector_is_one_line_exit_1():
@@ -698,8 +699,36 @@ def test_wrong_field_type_names_line_and_field():
         p = gpusched("simulate", "-f", f)
         expect_exit(p, 1, "wrong type")
         line = one_error_line(p, "wrong type")
-        if not line.startswith("gpusched: %s: line 5: spec.containers: " % f):
-            raise AssertionError("wrong type: %r" % line)
+        # the API server's decoder's words: Go's struct, the field's JSON path and Go type
+        util.check_eq(line, "gpusched: %s: line 5: json: cannot unmarshal object into Go struct "
+                      "field PodSpec.spec.containers of type []v1.Container" % f, "wrong type")
+
+
+def test_unknown_fields_warn_and_strict_fails():
+    # kubectl's strict field validation: a misspelled field is a warning, with --strict an
+    # error, for every command that reads -f
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: 4, pods: 9}\n"
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelectr: {gpu: \"y\"}\n"
+           "  containers: [{name: c, image: i}]\n")
+    with TempDir() as t:
+        f = t.write("t.yaml", node + "---\n" + pod)
+        warning = "gpusched: warning: %s: line 11: unknown field \"spec.nodeSelectr\"" % f
+        for cmd in (["simulate"], ["explain", "pod/x"], ["nodes"], ["render"], ["report"],
+                    ["capacity"]):
+            p = gpusched(*cmd, "-f", f)
+            expect_exit(p, 0, " ".join(cmd))
+            if warning not in p.stderr.splitlines():
+                raise AssertionError("%s: no warning in %r" % (cmd[0], p.stderr))
+            p = gpusched(*cmd, "--strict", "-f", f)
+            expect_exit(p, 1, cmd[0] + " --strict")
+            util.check_eq(one_error_line(p, cmd[0]), "gpusched: %s: line 11: strict decoding "
+                          "error: unknown field \"spec.nodeSelectr\"" % f, cmd[0] + " --strict")
+        g = t.write("d.yaml", node + "  allocatable: {cpu: 2}\n")
+        p = gpusched("nodes", "--strict", "-f", g)
+        expect_exit(p, 1, "duplicate key")
+        util.check_eq(one_error_line(p, "duplicate key"),
+                      "gpusched: %s: line 6: key \"allocatable\" already set in map" % g,
+                      "duplicate key")
 
 
 def test_stdout_is_only_the_result():

@@ -493,6 +493,6 @@ void tb_run_rows(const struct tb_row *rows, size_t n)
             test_fail(__FILE__, __LINE__, "row '%s': got \"%s\", want \"%s\"", rows[i].name, got,
                       rows[i].want);
         sched_cluster_free(c);
-        arena_free(&a);
+        arena_release(&a);
     }
 }

@@ -88,7 +88,7 @@ static void arena_packs_strings(void)
         }
         v[4] = 1;
     }
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void arena_rewinds_to_a_mark(void)
@@ -125,8 +125,8 @@ static void arena_rewinds_to_a_mark(void)
     arena_mark(&a, &m);
     arena_rewind(&a, &m);
     CHECK_STR_EQ(again, "x");
-    arena_free(&a);
-    arena_free(&empty);
+    arena_release(&a);
+    arena_release(&empty);
 }
 
 /* With sharing on, a short string that comes again is the earlier copy; off (the default),
@@ -165,9 +165,9 @@ static void arena_shares_strings(void)
     CHECK_STR_EQ(z, "app");
     CHECK(arena_strndup_shared(&a, "nginx:1.27", 10) != x);
     CHECK_STR_EQ(x, "nginx:1.27");
-    arena_free(&a);
+    arena_release(&a);
     CHECK(a.strings == NULL);
-    arena_free(&off);
+    arena_release(&off);
 }
 
 /* a scratch mark and rewind at the end of a block: the block the scratch took is kept and
@@ -194,7 +194,7 @@ static void arena_keeps_a_spare_block(void)
         CHECK(q && q[4999] == 0); /* zeroed again */
         arena_rewind(&a, &m);
     }
-    arena_free(&a);
+    arena_release(&a);
     CHECK(a.spare == NULL && a.head == NULL);
 }
 
@@ -210,7 +210,7 @@ static void arena_allocates_aligned_and_large(void)
     CHECK(small != NULL);
     CHECK(((uintptr_t)small & 15) == 0);
     CHECK(arena_strdup(&a, NULL) == NULL);
-    arena_free(&a);
+    arena_release(&a);
     CHECK(a.head == NULL);
 }
 
@@ -641,8 +641,8 @@ static int set_test_level(void *dest, const char *v, struct err *err)
         {"name", 'n', FLAG_STRING, &(t).name, NULL, "FLAG_TEST_NAME", "NAME", "a name"},           \
         {"file", 'f', FLAG_LIST, &(t).files, NULL, NULL, "FILE", "files;\nrepeatable"},            \
         {"level", 'v', FLAG_FUNC, &(t).level, set_test_level, NULL, "N", "how loud"},              \
-    };                                                                                             \
-    const size_t nflags = sizeof(flags) / sizeof(flags[0])
+        FLAG_END,                                                                                  \
+    }
 
 static void flag_reads_every_spelling(void)
 {
@@ -653,7 +653,7 @@ static void flag_reads_every_spelling(void)
     struct flag_list pos = {0};
     struct flag_fault ff;
 
-    CHECK_INT_EQ(flag_parse(flags, nflags, (int)(sizeof(argv) / sizeof(argv[0])), argv, &pos, &ff),
+    CHECK_INT_EQ(flag_parse(flags, (int)(sizeof(argv) / sizeof(argv[0])), argv, &pos, &ff),
                  FLAG_OK);
     CHECK(t.on);
     CHECK_STR_EQ(t.name, "b");
@@ -688,29 +688,29 @@ static void flag_faults_say_what_and_where(void)
     char *help[] = {"cmd", "-f", "x", "--help", "--bogus"}, *h[] = {"cmd", "-h"};
     struct flag_fault ff;
 
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, unknown, NULL, &ff), FLAG_UNKNOWN);
+    CHECK_INT_EQ(flag_parse(flags, 2, unknown, NULL, &ff), FLAG_UNKNOWN);
     CHECK_STR_EQ(ff.name, "--bogus");
     CHECK_STR_EQ(ff.word, "--bogus=1");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, unknown_short, NULL, &ff), FLAG_UNKNOWN);
+    CHECK_INT_EQ(flag_parse(flags, 2, unknown_short, NULL, &ff), FLAG_UNKNOWN);
     CHECK_STR_EQ(ff.name, "-q");
     CHECK_INT_EQ(ff.shorthand, 'q');
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, missing, NULL, &ff), FLAG_NO_VALUE);
+    CHECK_INT_EQ(flag_parse(flags, 2, missing, NULL, &ff), FLAG_NO_VALUE);
     CHECK_STR_EQ(ff.name, "--name");
     CHECK(ff.flag == &flags[1]);
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, missing_short, NULL, &ff), FLAG_NO_VALUE);
+    CHECK_INT_EQ(flag_parse(flags, 2, missing_short, NULL, &ff), FLAG_NO_VALUE);
     CHECK_STR_EQ(ff.name, "-n");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, badbool, NULL, &ff), FLAG_BAD_VALUE);
+    CHECK_INT_EQ(flag_parse(flags, 2, badbool, NULL, &ff), FLAG_BAD_VALUE);
     CHECK_STR_EQ(ff.value, "maybe");
     CHECK_STR_EQ(ff.err.msg, "strconv.ParseBool: parsing \"maybe\": invalid syntax");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 3, badfunc, NULL, &ff), FLAG_BAD_VALUE);
+    CHECK_INT_EQ(flag_parse(flags, 3, badfunc, NULL, &ff), FLAG_BAD_VALUE);
     CHECK_STR_EQ(ff.name, "-v");
     CHECK_STR_EQ(ff.err.msg, "'12' is not a level 0..9");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, extra, NULL, &ff), FLAG_EXTRA);
+    CHECK_INT_EQ(flag_parse(flags, 2, extra, NULL, &ff), FLAG_EXTRA);
     CHECK_STR_EQ(ff.word, "word");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 3, after, NULL, &ff), FLAG_EXTRA);
+    CHECK_INT_EQ(flag_parse(flags, 3, after, NULL, &ff), FLAG_EXTRA);
     CHECK_STR_EQ(ff.word, "x");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 5, help, NULL, &ff), FLAG_HELP);
-    CHECK_INT_EQ(flag_parse(flags, nflags, 2, h, NULL, &ff), FLAG_HELP);
+    CHECK_INT_EQ(flag_parse(flags, 5, help, NULL, &ff), FLAG_HELP);
+    CHECK_INT_EQ(flag_parse(flags, 2, h, NULL, &ff), FLAG_HELP);
     flag_list_release(&t.files);
 }
 
@@ -723,13 +723,13 @@ static void flag_env_first_then_argv(void)
 
     setenv("FLAG_TEST_ON", "true", 1);
     setenv("FLAG_TEST_NAME", "from-env", 1);
-    CHECK_INT_EQ(flag_parse_env(flags, nflags, &ff), FLAG_OK);
+    CHECK_INT_EQ(flag_parse_env(flags, &ff), FLAG_OK);
     CHECK(t.on);
     CHECK_STR_EQ(t.name, "from-env");
-    CHECK_INT_EQ(flag_parse(flags, nflags, 3, argv, NULL, &ff), FLAG_OK);
+    CHECK_INT_EQ(flag_parse(flags, 3, argv, NULL, &ff), FLAG_OK);
     CHECK_STR_EQ(t.name, "from-argv");
     setenv("FLAG_TEST_ON", "sometimes", 1);
-    CHECK_INT_EQ(flag_parse_env(flags, nflags, &ff), FLAG_BAD_VALUE);
+    CHECK_INT_EQ(flag_parse_env(flags, &ff), FLAG_BAD_VALUE);
     CHECK_STR_EQ(ff.name, "FLAG_TEST_ON");
     CHECK_STR_EQ(ff.value, "sometimes");
     unsetenv("FLAG_TEST_ON");
@@ -742,8 +742,42 @@ static void flag_usage_lines_up_like_kubectl(void)
     FLAG_TEST_TABLE(t);
     struct buf b = BUF_INIT(0);
 
-    CHECK_INT_EQ(flag_usage(flags, nflags, "help for cmd", 0, &b), 0);
+    CHECK_INT_EQ(flag_usage(flags, "help for cmd", 0, &b), 0);
     CHECK_STR_EQ(b.data, "      --on         turn it on [FLAG_TEST_ON]\n"
+                         "  -n, --name NAME  a name [FLAG_TEST_NAME]\n"
+                         "  -f, --file FILE  files;\n"
+                         "                   repeatable\n"
+                         "  -v, --level N    how loud\n"
+                         "  -h, --help       help for cmd\n");
+    buf_release(&b);
+}
+
+/* a table included in another's place is parsed, read from the environment and listed there */
+static void flag_groups_are_read_in_place(void)
+{
+    struct flag_test t = {0};
+    bool last = false;
+    FLAG_TEST_TABLE(t);
+    const struct flag outer[] = {
+        {"first", 0, FLAG_BOOL, &last, NULL, NULL, NULL, "before"},
+        FLAG_GROUP_OF(flags),
+        FLAG_END,
+    };
+    char *argv[] = {"cmd", "-n", "x", "--first", "-v", "2"};
+    struct buf b = BUF_INIT(0);
+    struct flag_fault ff;
+
+    CHECK_INT_EQ(flag_parse(outer, 6, argv, NULL, &ff), FLAG_OK);
+    CHECK_STR_EQ(t.name, "x");
+    CHECK_INT_EQ(t.level, 2);
+    CHECK(last);
+    setenv("FLAG_TEST_ON", "true", 1);
+    CHECK_INT_EQ(flag_parse_env(outer, &ff), FLAG_OK);
+    CHECK(t.on);
+    unsetenv("FLAG_TEST_ON");
+    CHECK_INT_EQ(flag_usage(outer, "help for cmd", 0, &b), 0);
+    CHECK_STR_EQ(b.data, "      --first      before\n"
+                         "      --on         turn it on [FLAG_TEST_ON]\n"
                          "  -n, --name NAME  a name [FLAG_TEST_NAME]\n"
                          "  -f, --file FILE  files;\n"
                          "                   repeatable\n"
@@ -779,6 +813,14 @@ static void clock_waits_reach_their_deadline(void)
     CHECK(mono_now() >= s0 + 0.02);
     mono_sleep_until(0); /* in the past: returns */
     CHECK(mono_ms() >= t0);
+    /* a relative sleep lasts at least its length; none for 0 or less */
+    t0 = mono_ms();
+    mono_sleep_ms(15);
+    CHECK(mono_ms() >= t0 + 15);
+    s0 = mono_now();
+    mono_sleep_ms(0);
+    mono_sleep_ms(-5);
+    CHECK(mono_now() - s0 < 0.01);
 }
 
 static void log_lines_have_klog_header(void)
@@ -925,6 +967,7 @@ static const struct test_case cases[] = {
     {"flag faults say what and where", flag_faults_say_what_and_where},
     {"flag env first then argv", flag_env_first_then_argv},
     {"flag usage lines up like kubectl", flag_usage_lines_up_like_kubectl},
+    {"flag groups are read in place", flag_groups_are_read_in_place},
     {"yaml resolves scalars like kubernetes", yaml_resolves_scalars_like_kubernetes},
     {"yaml records lines", yaml_records_lines},
     {"yaml multi documents and json", yaml_multi_documents_and_json},

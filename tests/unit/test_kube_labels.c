@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/buf.h"
 #include "kube/labels.h"
 #include "test.h"
 
@@ -64,10 +65,10 @@ static void labels_key_validation(void)
     long_name[64] = '\0';
     key_bad(long_name, "name part must be no more than 63 characters");
     memset(long_prefix, 'p', 253);
-    strcpy(long_prefix + 253, "/x");
+    memcpy(long_prefix + 253, "/x", 3);
     key_ok(long_prefix);
     memset(long_prefix, 'p', 254);
-    strcpy(long_prefix + 254, "/x");
+    memcpy(long_prefix + 254, "/x", 3);
     key_bad(long_prefix, "prefix part must be no more than 253 characters");
 }
 
@@ -144,7 +145,7 @@ static void labels_selector_string_truncates(void)
     CHECK_STR_EQ(sel.reqs[0].key, "abc");
     CHECK_INT_EQ(sel.reqs[0].op, KUBE_OP_IN);
     CHECK_INT_EQ(sel.reqs[1].op, KUBE_OP_EXISTS);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void labels_selector_large(void)
@@ -152,19 +153,19 @@ static void labels_selector_large(void)
     /* many requirements: the parser's arrays grow; order is by key */
     struct arena a = ARENA_INIT;
     struct kube_selector sel;
-    char s[4096], *p = s;
+    struct buf s = BUF_INIT(0);
     int i;
 
     for (i = 99; i >= 0; i--)
-        p += sprintf(p, "k%02d in (v%d,w),", i, i);
-    p[-1] = '\0';
-    CHECK_INT_EQ(kube_selector_parse(s, &a, &sel, NULL), 0);
+        buf_printf(&s, "%sk%02d in (v%d,w)", i < 99 ? "," : "", i, i);
+    CHECK_INT_EQ(kube_selector_parse(s.data, &a, &sel, NULL), 0);
     CHECK_INT_EQ(sel.nreqs, 100);
     CHECK_STR_EQ(sel.reqs[0].key, "k00");
     CHECK_STR_EQ(sel.reqs[99].key, "k99");
     CHECK_STR_EQ(sel.reqs[5].values[0], "v5");
     CHECK_STR_EQ(sel.reqs[5].values[1], "w");
-    arena_free(&a);
+    buf_release(&s);
+    arena_release(&a);
 }
 
 static void labels_selector_many_values(void)
@@ -172,16 +173,16 @@ static void labels_selector_many_values(void)
     /* 20,000 values with duplicates: sorted, deduplicated, no quadratic work */
     struct arena a = ARENA_INIT;
     struct kube_selector sel;
-    size_t cap = 20000 * 8 + 64, n = 0;
-    char *s = malloc(cap);
+    struct buf b = BUF_INIT(0);
+    char *s;
     int i;
 
-    if (!s)
-        return;
-    n += (size_t)sprintf(s + n, "k in (");
+    buf_puts(&b, "k in (");
     for (i = 0; i < 20000; i++)
-        n += (size_t)sprintf(s + n, "%s%d", i ? "," : "", i % 10000);
-    sprintf(s + n, ")");
+        buf_printf(&b, "%s%d", i ? "," : "", i % 10000);
+    buf_puts(&b, ")");
+    if (!(s = buf_take(&b)))
+        return;
     CHECK_INT_EQ(kube_selector_parse(s, &a, &sel, NULL), 0);
     CHECK_INT_EQ(sel.nreqs, 1);
     CHECK_INT_EQ(sel.reqs[0].nvalues, 10000);
@@ -189,7 +190,7 @@ static void labels_selector_many_values(void)
     CHECK_STR_EQ(sel.reqs[0].values[1], "1");
     CHECK_STR_EQ(sel.reqs[0].values[2], "10");
     free(s);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* ---- fixture file ---- */
@@ -319,7 +320,7 @@ static void labels_selector_fixtures(void)
                               lineno, str, str2);
             }
         }
-        arena_free(&a);
+        arena_release(&a);
     }
     fclose(f);
     CHECK(cases >= 40);

@@ -281,16 +281,21 @@ static void kc_semantic_errors(void)
          "users: [{name: u, user: {token: t}}]\n"
          "contexts: [{name: x, context: {cluster: c, user: v}}]\ncurrent-context: x\n",
          "user \"v\" not found"},
-        {"clusters: {c: 1}\n", "line 1: clusters: must be a list"},
+        {"clusters: {c: 1}\n",
+         "line 1: json: cannot unmarshal object into Go struct field Config.clusters of "
+         "type []v1.NamedCluster"},
         {"clusters:\n- name: c\n  cluster: [1]\n",
-         "line 3: clusters[0].cluster: must be a mapping"},
+         "line 3: json: cannot unmarshal array into Go struct field "
+         "NamedCluster.clusters.cluster of type v1.Cluster"},
         {"clusters:\n- cluster: {server: 'https://h'}\n",
          "clusters[0]: name must be a non-empty string"},
         {"clusters: [{name: c, cluster: {server: [1]}}]\n"
          "users: [{name: u, user: {token: t}}]\n"
          "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-         "line 1: clusters[0].cluster.server: must be a string"},
-        {"- a\n- b\n", "line 1: the document must be a mapping"},
+         "line 1: json: cannot unmarshal array into Go struct field "
+         "Cluster.clusters.cluster.server of type string"},
+        {"- a\n- b\n", "line 1: json: cannot unmarshal array into Go value of type struct { "
+                       "APIVersion string"},
         {"", "current-context is not set and no context was given"},
         {"users: [{name: u, user: {username: a, password: b}}]\n"
          "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"

@@ -163,11 +163,11 @@ static void flags_parse(struct flags_run *r, int argc, char **argv)
         {"label-columns", 'L', FLAG_LIST, &r->cols, NULL, NULL, NULL, NULL},
         {"output", 'o', FLAG_STRING, &r->output, NULL, NULL, NULL, NULL},
         {"show-labels", 0, FLAG_BOOL, &r->wide, NULL, NULL, NULL, NULL},
+        FLAG_END,
     };
 
     memset(r, 0, sizeof(*r));
-    r->rc = gpusched_cmd_flags_parse("test", flags, sizeof(flags) / sizeof(flags[0]), argc, argv,
-                                     &r->pos, &r->help);
+    r->rc = gpusched_cmd_flags_parse("test", flags, argc, argv, &r->pos, &r->help);
 }
 
 static void flags_release(struct flags_run *r)

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "sched/config.h"
-#include "sched/score.h"
+#include "sched/plugins-int.h"
+#include "sched/profile-int.h"
 #include "test.h"
 
 static char cfg_path[64];
@@ -20,7 +21,7 @@ static int load(const char *text, struct sched_config *cfg, struct err *err)
     FILE *f;
     int fd, rc;
 
-    strcpy(cfg_path, "/tmp/gpusched-config-XXXXXX");
+    snprintf(cfg_path, sizeof(cfg_path), "/tmp/gpusched-config-XXXXXX");
     fd = mkstemp(cfg_path);
     if (fd < 0 || !(f = fdopen(fd, "w"))) {
         test_fail(__FILE__, __LINE__, "cannot create a temporary file");
@@ -57,7 +58,7 @@ static void defaults_without_profiles(void)
         CHECK_INT_EQ(p->percentage_of_nodes_to_score, 0);
     }
     CHECK(!cfg.has_leader_elect);
-    sched_config_free(&cfg);
+    sched_config_release(&cfg);
 }
 
 static void profiles_weights_and_strategies(void)
@@ -118,7 +119,7 @@ static void profiles_weights_and_strategies(void)
     CHECK(sched_config_find(&cfg, "default-scheduler") == NULL);
     if (!b || !r) {
         test_fail(__FILE__, __LINE__, "profiles not found");
-        sched_config_free(&cfg);
+        sched_config_release(&cfg);
         return;
     }
     CHECK_INT_EQ(b->percentage_of_nodes_to_score, 100);
@@ -158,7 +159,7 @@ static void profiles_weights_and_strategies(void)
     CHECK(sched_profile_score_key(b) != sched_profile_score_key(r));
     CHECK(sched_profile_score_key(&sched_profile_default) !=
           sched_profile_score_key(&sched_profile_gpu));
-    sched_config_free(&cfg);
+    sched_config_release(&cfg);
 }
 
 static void refusals_name_line_and_field(void)
@@ -216,11 +217,11 @@ static void refusals_name_line_and_field(void)
         if (!rc || !strstr(msg, rows[i].want) || !strstr(msg, cfg_path) || strchr(msg, '\n'))
             test_fail(__FILE__, __LINE__, "row %zu: rc %d, %s; want %s", i, rc, msg, rows[i].want);
         if (!rc)
-            sched_config_free(&cfg);
+            sched_config_release(&cfg);
     }
 }
 
-/* sched_score_fit against kube-scheduler's formulas worked by hand */
+/* sched_noderesources_score against kube-scheduler's formulas worked by hand */
 static void fit_strategies(void)
 {
     struct sched_profile p = sched_profile_default;
@@ -232,17 +233,17 @@ static void fit_strategies(void)
     p.fit_resources[2] = (struct sched_fit_resource){"nvidia.com/gpu", 5}; /* allocatable 0: out */
     /* MostAllocated: (75 + 50) / 2 */
     p.fit_strategy = SCHED_FIT_MOST_ALLOCATED;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 62);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 62);
     /* LeastAllocated with cpu:2: (2 x 25 + 50) / 3 */
     p.fit_strategy = SCHED_FIT_LEAST_ALLOCATED;
     p.fit_resources[0].weight = 2;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 33);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 33);
     p.fit_resources[0].weight = 1;
     /* requested over capacity: Least gives 0, Most caps at 100 */
     req[0] = 5000;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 25);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 25);
     p.fit_strategy = SCHED_FIT_MOST_ALLOCATED;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 75);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 75);
     /* RequestedToCapacityRatio 0->0, 100->10 (x10): round((75 + 50) / 2) = 63, where
      * MostAllocated's integer division gives 62 */
     req[0] = 3000;
@@ -250,10 +251,10 @@ static void fit_strategies(void)
     p.nshape = 2;
     p.shape[0] = (struct sched_shape_point){0, 0};
     p.shape[1] = (struct sched_shape_point){100, 10};
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 63);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 63);
     /* a resource scoring 0 is left out of the mean: cpu unused -> only memory's 50 */
     req[0] = 0;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 50);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 50);
     /* over capacity takes the shape at 100%; a broken line 0->10, 50->0, 100->6:
      * cpu 125% -> 60, memory 50% -> 0 (left out) */
     req[0] = 5000;
@@ -261,18 +262,18 @@ static void fit_strategies(void)
     p.shape[0] = (struct sched_shape_point){0, 10};
     p.shape[1] = (struct sched_shape_point){50, 0};
     p.shape[2] = (struct sched_shape_point){100, 6};
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 60);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 60);
     /* memory 25%: 100 + (0 - 100) x 25 / 50 = 50; cpu 60: round((60 + 50) / 2) = 55 */
     req[1] = 2500;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 55);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 55);
     /* below the first point: its score */
     p.shape[0] = (struct sched_shape_point){30, 10};
     req[0] = 0;
     req[1] = 0;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 100);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 100);
     /* nothing allocatable: 0 */
     alloc[0] = alloc[1] = 0;
-    CHECK_INT_EQ(sched_score_fit(&p, alloc, req), 0);
+    CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 0);
 }
 
 static const struct test_case cases[] = {

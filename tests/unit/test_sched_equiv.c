@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "kube/rules.h"
-#include "sched/preempt.h"
+#include "sched/plugins-int.h"
 #include "sched/sched-int.h"
-#include "sched/schedule.h"
+#include "sched/schedule-int.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -460,7 +460,7 @@ static void run_sized(uint64_t seed, const struct sched_profile *prof, unsigned 
         }
     }
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* run_preempt: full nodes, pods of mixed priorities under PodDisruptionBudgets, and pending
@@ -620,7 +620,7 @@ static void run_preempt(uint64_t seed, unsigned rounds)
     }
     preempt_fast_nodes += sched_preempt_fast_nodes(c);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void equiv_preempt(void)
@@ -727,7 +727,7 @@ static void equiv_many_terms(void)
         sched_explanation_release(&xr);
     }
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void equiv_gpu(void)
@@ -822,7 +822,7 @@ static void cache_survives_generation_wrap(void)
     /* 600m of the 1000m are taken: the 1000m pod fits no more */
     CHECK(!strncmp(tb_schedule(c, NULL, big), "0/1 nodes are available: 1 Insufficient cpu.", 44));
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* node sampling on clusters over 100 nodes, where a cycle stops early: the same nodes are

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "manifest/manifest.h"
-#include "sched/cluster.h"
+#include "sched/sched.h"
 #include "sched_tb.h"
 #include "test.h"
 
@@ -525,7 +525,7 @@ static void saturated_sums_recount_on_removal(void)
     CHECK_INT_EQ(u.npods, 1);
     CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "cpu=100 gpu=5")), "node:n1");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const struct test_case cases[] = {

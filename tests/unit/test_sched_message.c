@@ -26,7 +26,7 @@ static void sorted_as_strings(void)
                  "cpu. preemption: 0/12 nodes are available: 12 Preemption is not helpful for "
                  "scheduling.");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void every_reason_counted(void)
@@ -41,7 +41,7 @@ static void every_reason_counted(void)
                  "cpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
                  "scheduling.");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void taint_wordings(void)
@@ -63,7 +63,7 @@ static void taint_wordings(void)
         "untolerated taint {c: }. preemption: 0/2 nodes are available: 2 Preemption is not "
         "helpful for scheduling.");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void explain_rows(void)
@@ -100,7 +100,7 @@ static void explain_rows(void)
                  "preempting 1 victims");
     sched_explanation_release(&x);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const struct test_case cases[] = {

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "kube/rules.h"
-#include "sched/preempt.h"
-#include "sched/schedule.h"
+#include "sched/cluster-int.h"
+#include "sched/plugins-int.h"
+#include "sched/schedule-int.h"
 #include "sched/sched-int.h"
 #include "sched_tb.h"
 #include "test.h"
@@ -151,7 +152,7 @@ static void simulate_evicts_and_retries(void)
     sched_result_release(&res[0]);
     sched_result_release(&res[1]);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void simulate_twice_on_one_cluster(void)
@@ -183,7 +184,7 @@ static void simulate_twice_on_one_cluster(void)
         sched_result_release(&r1[i]);
     sched_result_release(&r2[0]);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void simulate_same_seed_same_output(void)
@@ -215,7 +216,7 @@ static void simulate_same_seed_same_output(void)
             sched_result_release(&res[i]);
         }
         sched_cluster_free(c);
-        arena_free(&a);
+        arena_release(&a);
     }
 }
 
@@ -245,7 +246,7 @@ static void assume_and_forget(void)
     CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "p"), 0);
     CHECK_INT_EQ(sched_cluster_remove_pod(c, "x", "p"), -ENOENT);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* sched_cluster_pod_shrinks: an update of a bound pod that requests less of some resource
@@ -269,7 +270,7 @@ static void bound_pod_shrinks(void)
         sched_cluster_add_pod(c, tb_pod(&a, "name=x/b node=n1 cpu=1000 mem=1024 gpu=2"), &err), 0);
     CHECK(!sched_cluster_pod_shrinks(c, tb_pod(&a, "name=x/b node=n1 cpu=1000 mem=1024 gpu=2")));
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void node_updates(void)
@@ -300,7 +301,7 @@ static void node_updates(void)
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod.");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* what the fast path (sched_schedule_one) and the detailed one (sched_explain) both say */
@@ -354,7 +355,7 @@ static void nominated_pods_hold_room(void)
     CHECK_INT_EQ(sched_cluster_nominated_count(c), 0);
     CHECK_INT_EQ(sched_cluster_unnominate(c, "y", "b"), -ENOENT);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* NodeInfo's UsedPorts is a set (HostPortInfo): RemovePod takes a pod's host ports out even
@@ -404,7 +405,7 @@ static void shared_host_port(void)
                "preemption: found a potential placement for pod on node n1, preempting 1 victims",
                "Insufficient cpu");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void nomination_replaced_and_removed(void)
@@ -427,7 +428,7 @@ static void nomination_replaced_and_removed(void)
     CHECK_INT_EQ(sched_cluster_nominate(c, tb_pod(&a, "name=y/b prio=5 cpu=1000"), "", &err), 0);
     CHECK_INT_EQ(sched_cluster_nominated_count(c), 0);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* pod_term gives p one required term "app In app" on kubernetes.io/hostname in its own
@@ -516,7 +517,7 @@ static void nominated_pods_in_interpod_dry_run(void)
                 "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
                 "1 node(s) didn't satisfy existing pods anti-affinity rules.");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void ranking(void)
@@ -627,7 +628,7 @@ static void pdb_violations(void)
            "preemption: found a potential placement for pod on node n1, preempting 1 victims";
     CHECK_STR_EQ(tb_schedule(c, NULL, tb_pod(&a, "name=z/p prio=10 cpu=2000")), with);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* DryRunPreemption stops at calculateNumCandidates candidates: 100 of 150 nodes */
@@ -661,7 +662,7 @@ static void candidate_sampling(void)
     CHECK_STR_EQ(x.result.nominated_node, "n099");
     sched_explanation_release(&x);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const struct test_case cases[] = {

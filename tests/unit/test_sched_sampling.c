@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/profile-int.h"
 #include "sched/sched-int.h"
 #include "sched_tb.h"
 #include "test.h"
@@ -132,7 +133,7 @@ static void stops_at_enough_feasible_and_rotates(void)
     check_evaluated(c, &p, pod, 100, 70, 120, __LINE__);
     CHECK_INT_EQ(c->next_start, 70);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* sched_schedule_one (the choose-only path) filters the same nodes as sched_explain */
@@ -170,7 +171,7 @@ static void schedule_one_rotates_like_explain(void)
         CHECK_INT_EQ(c->next_start, want);
     }
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void unschedulable_pod_gets_the_full_message(void)
@@ -199,7 +200,7 @@ static void unschedulable_pod_gets_the_full_message(void)
     sched_result_release(&r0);
     sched_result_release(&r100);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void nominated_node_first(void)
@@ -239,7 +240,7 @@ static void nominated_node_first(void)
         CHECK_INT_EQ(c->next_start, 104); /* one candidate filtered */
     }
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static void one_feasible_node_is_chosen(void)
@@ -252,7 +253,7 @@ static void one_feasible_node_is_chosen(void)
     CHECK_STR_EQ(pick(c, &p, tb_pod(&a, "cpu=1000")), "node:n179");
     CHECK_INT_EQ(c->next_start, 179); /* 179 + 180 nodes filtered */
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* at 100% (the built-in profiles) the start never moves and every node is filtered: the
@@ -292,7 +293,7 @@ static void full_percentage_keeps_answers(void)
         sched_result_release(&r2);
     }
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* sched_simulate with sampling: deterministic for a seed, and every pod placed */
@@ -325,7 +326,7 @@ static void simulate_with_sampling(void)
     CHECK_INT_EQ(c1->next_start, (60 * 188) % 400);
     sched_cluster_free(c1);
     sched_cluster_free(c2);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const struct test_case cases[] = {

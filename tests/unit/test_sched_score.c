@@ -29,7 +29,7 @@ static void ex_done(struct ex *e)
 {
     sched_explanation_release(&e->x);
     sched_cluster_free(e->c);
-    arena_free(&e->a);
+    arena_release(&e->a);
 }
 
 /* score of plugin on node i: which = 0 raw, 1 normalized, 2 weighted */
@@ -216,7 +216,7 @@ static const char *choose(const char *const *nodes, const char *const *bound, co
 
     snprintf(buf, sizeof(buf), "%s", tb_schedule(c, p, tb_pod(&a, pod)));
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
     return buf;
 }
 
@@ -292,7 +292,7 @@ static void tie_break_is_seeded(void)
         sched_result_release(&x);
     }
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* spread_norm: PodTopologySpread's normalized score on nodes n1..n3 ("-" when it does not
@@ -384,7 +384,7 @@ static void spread_sources_follow_the_watch(void)
         sched_cluster_add_spread_source(c, "ReplicationController", "ns", "rc", &s_y, &err), 0);
     CHECK_STR_EQ(spread_norm(c, p), spread);
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const struct test_case cases[] = {

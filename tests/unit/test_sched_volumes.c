@@ -1,12 +1,12 @@
 /* test_sched_volumes.c - VolumeBinding's matching rules (component-helpers' FindMatchingVolume),
- * VolumeZone's value sets and the bindings sched_volumes_assume keeps (src/sched/volumes.c).
+ * VolumeZone's value sets and the bindings sched_volumebinding_reserve keeps (src/sched/volumebinding.c).
  * The end-to-end answers are checked against kube-scheduler in tests/scenarios/volume-*. */
 #include "test.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "sched/volumes.h"
+#include "sched/plugins-int.h"
 #include "sched_tb.h"
 
 static const char *const nodes3[] = {
@@ -108,14 +108,14 @@ static void smallest_volume_bound_and_kept(void)
     /* n1 (util 5%: 95) beats n2 (50%: 50); n3's volume is too small */
     check_answer(c, p1, "node:n1");
     CHECK(!sched_cluster_assume_pod(c, p1, "n1", &err));
-    CHECK(!sched_volumes_assume(c, p1, "n1", &err));
+    CHECK(!sched_volumebinding_reserve(c, p1, "n1", &err));
     /* big-n1 is taken by c1 now: c2 can only have fit-n2 */
     check_answer(c, p2, "node:n2");
     /* a second pod of c1 follows its bound volume to n1 */
     p2->claims[0] = "c1";
     check_answer(c, p2, "node:n1");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* access modes, volume mode, the claim's selector, a volume of another class */
@@ -148,7 +148,7 @@ static void matching_rules(void)
     CHECK(!sched_cluster_set_pvc(c, &cl, &err));
     check_answer(c, p, "node:n2");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* a volume pre-bound to the claim (claimRef) is the only one tried: where its node affinity
@@ -173,7 +173,7 @@ static void prebound_volume_only(void)
     CHECK(!sched_cluster_set_pvc(c, &cl, &err));
     check_answer(c, p, "node:n3");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* VolumeZone: the volume's value is a set "z1__z2"; a node without zone labels passes */
@@ -203,7 +203,7 @@ static void zone_value_sets(void)
     /* n1: the beta key is looked up under its GA name too (z3, not in the set); n3: z3 */
     check_answer(c, p, "node:n2");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* a claim with a selected node (being provisioned) keeps its pods there */
@@ -223,7 +223,7 @@ static void selected_node_pins(void)
     CHECK(!sched_cluster_set_pvc(c, &cl, &err));
     check_answer(c, p, "node:n3");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const char *const nodes2[] = {
@@ -240,7 +240,7 @@ static void csi_bound(struct arena *a, struct sched_cluster *c, const char *name
     char *pvname = arena_alloc(a, strlen(name) + 4);
     struct err err;
 
-    sprintf(pvname, "pv-%s", name);
+    snprintf(pvname, strlen(name) + 4, "pv-%s", name);
     memset(&pv, 0, sizeof(pv));
     pv.name = pvname;
     pv.storage_class = "";
@@ -312,7 +312,7 @@ static void limits_count_unique_volumes(void)
                  "0/2 nodes are available: 2 node(s) exceed max volume count. preemption: 0/2 "
                  "nodes are available: 2 No preemption victims found for incoming pod.");
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 /* GCE PD translation: the handle carries the volume's zone (a regional one its region); a
@@ -341,7 +341,7 @@ static void limits_gce_handles(void)
     /* zones/UNSPECIFIED: another volume */
     CHECK(!strncmp(tb_schedule(c, NULL, plain), "0/2 nodes are available: 2 node(s) exceed", 40));
     sched_cluster_free(c);
-    arena_free(&a);
+    arena_release(&a);
 }
 
 static const struct test_case cases[] = {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "serve/events.h"
+#include "base/clock.h"
 #include "base/httpd.h"
 #include "base/goparse.h"
 #include "serve/metrics.h"
@@ -266,7 +267,7 @@ static void metrics_render_has_families(void)
     CHECK(metric_line(out.data, "# TYPE process_start_time_seconds gauge"));
     CHECK(serve_histogram_quantile(&m.algorithm_duration, 0.25) <= 0.002);
     buf_release(&out);
-    serve_metrics_destroy(&m);
+    serve_metrics_release(&m);
 }
 
 static void metrics_numbers_as_go_writes_them(void)
@@ -573,7 +574,7 @@ static void httpd_idle_clients_do_not_delay_probes(void)
     }
     if (idle[1] >= 0 && write(idle[1], "GET /hea", 8) != 8)
         CHECK(0);
-    usleep(50000); /* let the server take the idle ones first */
+    mono_sleep_ms(50); /* let the server take the idle ones first */
     fd = tcp_connect(httpd_port(h));
     CHECK(fd >= 0);
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
