@@ -15,14 +15,12 @@
 
 int dra_write_atomic(const char *path, const char *data, size_t len, int mode, struct err *err)
 {
-    char tmp[4200], dir[4096];
-    const char *slash = strrchr(path, '/');
+    char tmp[4200];
     size_t off = 0;
     int fd, rc = 0;
 
-    if (strlen(path) + 32 > sizeof(tmp) || !slash || (size_t)(slash - path) >= sizeof(dir))
+    if (strlen(path) + 32 > sizeof(tmp))
         return err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
-    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0)
@@ -38,22 +36,13 @@ int dra_write_atomic(const char *path, const char *data, size_t len, int mode, s
         }
         off += (size_t)w;
     }
-    if (!rc && fsync(fd))
-        rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
     if (close(fd) && !rc)
         rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
     if (!rc && rename(tmp, path))
         rc = err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (rc) {
+    if (rc)
         unlink(tmp);
-        return rc;
-    }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd); /* the rename itself durable; the file is complete either way */
-        close(fd);
-    }
-    return 0;
+    return rc;
 }
 
 void dra_cdi_path(const char *cdi_root, const char *driver, const char *uid, char *out, size_t size)

@@ -18,8 +18,12 @@
 #define DRA_DEFAULT_CDI_ROOT "/var/run/cdi"
 
 /* dra_write_atomic writes data[0..len) to path through "<path>.tmp.<pid>" in the same
- * directory: write, fsync, rename, fsync of the directory; on any failure the temporary
- * file is removed and path is untouched. mode is the new file's mode. err names the path. */
+ * directory, then renames it over path: a reader (the container runtime, a restarted agent)
+ * sees the old file or the new one, never a part. On any failure the temporary file is
+ * removed and path is untouched. mode is the new file's mode. err names the path.
+ * No fsync: what it writes is needed again only after an agent crash, which the page cache
+ * survives; after a power loss the kubelet prepares its claims again, and a claim whose spec
+ * is gone is written again (plugin.c), so durability would buy nothing for its 2-3 ms each. */
 int dra_write_atomic(const char *path, const char *data, size_t len, int mode, struct err *err);
 
 /* dra_cdi_path writes the spec file of claim uid into out. */

@@ -46,14 +46,12 @@ typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim PbClaim;
 #define RETRY_MS 1000   /* a socket that cannot be served, or went away, is tried again */
 #define MAX_CLAIMS 1024 /* claims in one request */
 
-/* One socket and its server, served by one thread. */
-struct slot {
+/* The two sockets (registration, DRA) and the one server that serves both, on one thread. */
+struct serving {
     struct dra_plugin *p;
-    const char *what; /* "registration", "DRA" */
-    char path[4400];
+    char reg_path[4400], dra_path[4400];
     struct rpc_handlers h;
     struct rpc_server *srv;
-    struct stat st;
     struct rpc_conn_stats seen;
     pthread_t thread;
     bool started;
@@ -63,10 +61,11 @@ struct slot {
 struct dra_plugin {
     struct dra_config cfg;
     char driver[256], dir[4200], cdi_root[4096], checkpoint[4400];
-    struct slot reg, dra;
+    struct serving sv;
 
     pthread_mutex_t mu; /* guards devs, st, claims */
     struct dra_devices devs;
+    bool have_devs; /* the daemon gave the devices once */
     struct dra_status st;
     json_t *claims;
     volatile int stop;
@@ -118,7 +117,7 @@ static int handle_reg(void *ctx, const char *method, const uint8_t *req, size_t 
 
         info.type = "DRAPlugin";
         info.name = p->driver;
-        info.endpoint = p->dra.path;
+        info.endpoint = p->sv.dra_path;
         info.n_supported_versions = 2;
         info.supported_versions = versions;
         return pack_to(&info.base, resp) ? RPC_INTERNAL : RPC_OK;
@@ -140,7 +139,7 @@ static int handle_reg(void *ctx, const char *method, const uint8_t *req, size_t 
         pthread_mutex_unlock(&p->mu);
         if (s->plugin_registered && !was)
             plog(p, 'I', 0, "DRA plugin: registered %s with the kubelet through %s", p->driver,
-                 p->reg.path);
+                 p->sv.reg_path);
         else if (!s->plugin_registered)
             plog(p, 'E', 0, "DRA plugin: the kubelet refused %s: %.400s", p->driver,
                  s->error ? s->error : "");
@@ -251,6 +250,39 @@ static int claim_devices(struct dra_plugin *p, const PbClaim *c, const json_t *c
     return 0;
 }
 
+/* A claim prepared before whose CDI spec is gone (the node rebooted and /var/run with it):
+ * written again from its checkpoint entry, so that the answer names a spec that is there. */
+static int cdi_again(struct dra_plugin *p, const char *uid, const json_t *entry, struct err *err)
+{
+    char path[4400];
+    size_t idx[64], n = 0, i;
+    struct stat st;
+    const json_t *d;
+    int rc = 0;
+
+    dra_cdi_path(p->cdi_root, p->driver, uid, path, sizeof(path));
+    if (!stat(path, &st))
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    json_array_foreach(json_object_get(entry, "devices"), i, d)
+    {
+        const struct dra_device *dev = dra_devices_find(&p->devs, jstr(d, "device"));
+
+        if (!dev || n == sizeof(idx) / sizeof(idx[0])) {
+            rc = err_set(err, -ENODEV,
+                         "claim %s was prepared with device %.64s, which this node "
+                         "no longer has",
+                         uid, jstr(d, "device"));
+            break;
+        }
+        idx[n++] = (size_t)(dev - p->devs.v);
+    }
+    if (!rc)
+        rc = dra_cdi_write(p->cdi_root, p->cfg.dev_root, p->driver, uid, &p->devs, idx, n, err);
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
 /* Prepares one claim: its checkpoint entry (new reference) or an error; nothing written then. */
 static int prepare_one(struct dra_plugin *p, const PbClaim *c, json_t **entry, struct err *err)
 {
@@ -264,6 +296,11 @@ static int prepare_one(struct dra_plugin *p, const PbClaim *c, json_t **entry, s
     pthread_mutex_unlock(&p->mu);
     if (saved) { /* prepared before (this run or an earlier one): the same answer */
         json_decref(devices);
+        rc = cdi_again(p, c->uid, saved, err);
+        if (rc) {
+            json_decref(saved);
+            return rc;
+        }
         *entry = saved;
         return 0;
     }
@@ -348,6 +385,14 @@ static int handle_prepare(struct dra_plugin *p, const uint8_t *req, size_t len, 
             status = RPC_INVALID_ARGUMENT;
             goto out;
         }
+    pthread_mutex_lock(&p->mu);
+    i = p->have_devs;
+    pthread_mutex_unlock(&p->mu);
+    if (!i) { /* the kubelet asks again */
+        snprintf(msg, msgsz, "the node's GPUs are not detected yet");
+        status = RPC_UNAVAILABLE;
+        goto out;
+    }
     ents = calloc(r->n_claims + 1, sizeof(*ents));
     entp = calloc(r->n_claims + 1, sizeof(*entp));
     ones = calloc(r->n_claims + 1, sizeof(*ones));
@@ -359,6 +404,7 @@ static int handle_prepare(struct dra_plugin *p, const uint8_t *req, size_t len, 
     }
     for (i = 0; i < r->n_claims; i++) {
         const PbClaim *c = r->claims[i];
+        double t0 = mono_now();
         struct err e;
 
         err_clear(&e);
@@ -368,8 +414,8 @@ static int handle_prepare(struct dra_plugin *p, const uint8_t *req, size_t len, 
                  c->name, c->uid, e.msg);
         } else {
             ndev += json_array_size(json_object_get(entries[i], "devices"));
-            plog(p, 'I', 1, "DRA plugin: prepared claim %s/%s (%s)", c->namespace_, c->name,
-                 c->uid);
+            plog(p, 'I', 1, "DRA plugin: prepared claim %s/%s (%s) in %.3f ms", c->namespace_,
+                 c->name, c->uid, (mono_now() - t0) * 1000.0);
         }
         pthread_mutex_lock(&p->mu);
         if (errs[i])
@@ -555,6 +601,8 @@ static int handle_dra(void *ctx, const char *method, const uint8_t *req, size_t 
     struct dra_plugin *p = ctx;
 
     plog(p, 'I', 3, "gRPC %s (%zu bytes)", method, len);
+    if (!strncmp(method, "/pluginregistration.", 20))
+        return handle_reg(p, method, req, len, resp, msg, msgsz);
     if (!strcmp(method, M_PREPARE) || !strcmp(method, M_PREPARE_B))
         return handle_prepare(p, req, len, resp, msg, msgsz);
     if (!strcmp(method, M_UNPREPARE) || !strcmp(method, M_UNPREPARE_B))
@@ -563,62 +611,58 @@ static int handle_dra(void *ctx, const char *method, const uint8_t *req, size_t 
     return RPC_UNIMPLEMENTED;
 }
 
-/* ---- the servers ---------------------------------------------------------------------------- */
+/* ---- the server ----------------------------------------------------------------------------- */
 
-static bool still_ours(const struct slot *s)
+static void serving_start(struct serving *v)
 {
-    struct stat st;
-
-    return !lstat(s->path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == s->st.st_ino &&
-           st.st_dev == s->st.st_dev;
-}
-
-static void slot_start(struct slot *s)
-{
+    const char *paths[2] = {v->reg_path, v->dra_path};
     struct err e;
 
     err_clear(&e);
-    if (rpc_server_new(s->path, &s->h, &s->srv, &e)) {
-        if (strcmp(s->last_err, e.msg))
-            plog(s->p, 'E', 0, "DRA plugin: %s socket: %s; retrying every %ds", s->what, e.msg,
-                 RETRY_MS / 1000);
-        snprintf(s->last_err, sizeof(s->last_err), "%s", e.msg);
+    /* the DRA socket first in the list, so that the registration socket appears last: the
+     * kubelet, seeing it, finds the DRA socket ready */
+    paths[0] = v->dra_path;
+    paths[1] = v->reg_path;
+    if (rpc_server_new_paths(paths, 2, &v->h, &v->srv, &e)) {
+        if (strcmp(v->last_err, e.msg))
+            plog(v->p, 'E', 0, "DRA plugin: %s; retrying every %ds", e.msg, RETRY_MS / 1000);
+        snprintf(v->last_err, sizeof(v->last_err), "%s", e.msg);
         return;
     }
-    s->last_err[0] = '\0';
-    memset(&s->seen, 0, sizeof(s->seen));
-    if (lstat(s->path, &s->st))
-        memset(&s->st, 0, sizeof(s->st));
+    v->last_err[0] = '\0';
+    memset(&v->seen, 0, sizeof(v->seen));
 }
 
-static void *slot_main(void *arg)
+/* Serves both sockets; puts them back when either disappears (the kubelet's plugin watcher
+ * then registers the plugin again, as after its own restart). */
+static void *serving_main(void *arg)
 {
-    struct slot *s = arg;
+    struct serving *v = arg;
     int64_t next_check = 0;
     char line[512];
 
-    slot_start(s);
-    while (!s->p->stop) {
-        if (s->srv)
-            rpc_server_poll(s->srv, POLL_MS);
+    serving_start(v);
+    while (!v->p->stop) {
+        if (v->srv)
+            rpc_server_poll(v->srv, POLL_MS);
         else
             mono_sleep_ms(POLL_MS);
         if (mono_ms() < next_check)
             continue;
         next_check = mono_ms() + RETRY_MS;
-        if (s->srv && !still_ours(s)) {
-            plog(s->p, 'I', 0, "DRA plugin: %s socket %s was removed; serving it again", s->what,
-                 s->path);
-            rpc_server_free(s->srv);
-            s->srv = NULL;
+        if (v->srv && !rpc_server_sockets_there(v->srv)) {
+            plog(v->p, 'I', 0, "DRA plugin: a socket of %s or %s was removed; serving them again",
+                 v->reg_path, v->dra_path);
+            rpc_server_free(v->srv);
+            v->srv = NULL;
         }
-        if (!s->srv)
-            slot_start(s);
-        if (s->srv && rpc_server_conns_news(s->srv, &s->seen, line, sizeof(line)))
-            plog(s->p, 'W', 0, "DRA plugin: %s: %s", s->path, line);
+        if (!v->srv)
+            serving_start(v);
+        if (v->srv && rpc_server_conns_news(v->srv, &v->seen, line, sizeof(line)))
+            plog(v->p, 'W', 0, "DRA plugin: %s: %s", v->dra_path, line);
     }
-    rpc_server_free(s->srv);
-    s->srv = NULL;
+    rpc_server_free(v->srv);
+    v->srv = NULL;
     return NULL;
 }
 
@@ -660,12 +704,10 @@ static int plugin_new(const struct dra_config *cfg, struct dra_plugin **out, str
     snprintf(p->cdi_root, sizeof(p->cdi_root), "%s",
              cfg->cdi_root && *cfg->cdi_root ? cfg->cdi_root : DRA_DEFAULT_CDI_ROOT);
     snprintf(p->checkpoint, sizeof(p->checkpoint), "%s/checkpoint.json", p->dir);
-    p->reg = (struct slot){.p = p, .what = "registration"};
-    p->dra = (struct slot){.p = p, .what = "DRA"};
-    snprintf(p->reg.path, sizeof(p->reg.path), "%.3900s/%.190s-reg.sock", reg, p->driver);
-    snprintf(p->dra.path, sizeof(p->dra.path), "%s/dra.sock", p->dir);
-    p->reg.h = (struct rpc_handlers){.ctx = p, .unary = handle_reg};
-    p->dra.h = (struct rpc_handlers){.ctx = p, .unary = handle_dra};
+    p->sv.p = p;
+    snprintf(p->sv.reg_path, sizeof(p->sv.reg_path), "%.3900s/%.190s-reg.sock", reg, p->driver);
+    snprintf(p->sv.dra_path, sizeof(p->sv.dra_path), "%s/dra.sock", p->dir);
+    p->sv.h = (struct rpc_handlers){.ctx = p, .unary = handle_dra};
     p->claims = json_object();
     if (!p->claims) {
         dra_plugin_stop(p);
@@ -712,16 +754,11 @@ int dra_plugin_start(const struct dra_config *cfg, struct dra_plugin **out, stru
     if (p->st.prepared)
         plog(p, 'I', 0, "DRA plugin: %zu prepared claims from the checkpoint %s", p->st.prepared,
              p->checkpoint);
-    if (pthread_create(&p->dra.thread, NULL, slot_main, &p->dra)) {
+    if (pthread_create(&p->sv.thread, NULL, serving_main, &p->sv)) {
         dra_plugin_stop(p);
         return err_set(err, -EAGAIN, "cannot start the DRA plugin's thread");
     }
-    p->dra.started = true;
-    if (pthread_create(&p->reg.thread, NULL, slot_main, &p->reg)) {
-        dra_plugin_stop(p);
-        return err_set(err, -EAGAIN, "cannot start the DRA plugin's registration thread");
-    }
-    p->reg.started = true;
+    p->sv.started = true;
     *out = p;
     return 0;
 }
@@ -746,6 +783,7 @@ int dra_plugin_set_devices(struct dra_plugin *p, const struct dra_devices *d, st
     pthread_mutex_lock(&p->mu);
     dra_devices_release(&p->devs);
     p->devs = copy;
+    p->have_devs = true;
     pthread_mutex_unlock(&p->mu);
     return 0;
 }
@@ -763,14 +801,12 @@ void dra_plugin_status(struct dra_plugin *p, struct dra_status *st)
 int dra_plugin_handle(struct dra_plugin *p, const char *method, const uint8_t *req, size_t len,
                       struct buf *resp, char *msg, size_t msgsz)
 {
-    if (!strncmp(method, "/pluginregistration.", 20))
-        return handle_reg(p, method, req, len, resp, msg, msgsz);
     return handle_dra(p, method, req, len, resp, msg, msgsz);
 }
 
 const char *dra_plugin_socket(const struct dra_plugin *p)
 {
-    return p->dra.path;
+    return p->sv.dra_path;
 }
 
 void dra_plugin_stop(struct dra_plugin *p)
@@ -778,10 +814,8 @@ void dra_plugin_stop(struct dra_plugin *p)
     if (!p)
         return;
     p->stop = 1;
-    if (p->reg.started)
-        pthread_join(p->reg.thread, NULL);
-    if (p->dra.started)
-        pthread_join(p->dra.thread, NULL);
+    if (p->sv.started)
+        pthread_join(p->sv.thread, NULL);
     dra_devices_release(&p->devs);
     json_decref(p->claims);
     pthread_mutex_destroy(&p->mu);

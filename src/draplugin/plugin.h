@@ -10,8 +10,9 @@
  * Both are idempotent and kept in a checkpoint (checkpoint.h) that survives a restart. A claim
  * that cannot be prepared gets its error in the answer, with nothing of it written.
  *
- * Two threads serve the two sockets and put each socket back when it disappears (the kubelet
- * then finds the registration socket again, as it does after its own restart). The devices
+ * One thread serves both sockets with one server (rpc_server_new_paths) and puts them back
+ * when either disappears (the kubelet then finds the registration socket again, as it does
+ * after its own restart). The devices
  * come from the daemon after every detection (dra_plugin_set_devices). Nothing here prints:
  * lines go to cfg->log. */
 #ifndef DRAPLUGIN_PLUGIN_H
@@ -37,7 +38,7 @@ struct dra_config {
     const char *cdi_root;       /* NULL: DRA_DEFAULT_CDI_ROOT */
     const char *dev_root;       /* NULL: "/dev" */
     const char *node;           /* this node: the pool a claim's devices must come from */
-    struct kube_client *client; /* borrowed, used from the DRA thread only: GET claims */
+    struct kube_client *client; /* borrowed (thread-safe): GET claims from the plugin's thread */
     void (*log)(void *ctx, char sev, int level, const char *line);
     void *ctx;
 };

@@ -877,9 +877,11 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     else
         log_line('I', 0, "detecting GPUs every %s (schemas %s, no API sync)", ival, schemas);
 
+    labeler_node_event_client(d.client);
     rc = daemon_mode(&d);
     if (rc) {
         httpd_stop(d.httpd);
+        labeler_node_event_client(NULL);
         kube_client_free(d.client);
         return rc;
     }
@@ -901,6 +903,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     daemon_plugins_stop(&d);
     labeler_dra_stop(d.dra);
     labeler_labels_release(&d.written);
+    labeler_node_event_client(NULL);
     kube_client_free(d.client);
     return 0;
 }

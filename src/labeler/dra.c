@@ -22,8 +22,8 @@
 struct labeler_dra {
     const struct labeler_config *cfg;
     const char *driver;
-    struct kube_client *client;        /* the daemon's, borrowed */
-    struct kube_client *claims_client; /* the DRA plugin's own */
+    struct kube_client *client; /* the daemon's, borrowed; the DRA plugin GETs claims with it
+                                 * from its thread too (the client is thread-safe) */
     struct gpu_monitor *mon;
     struct dra_plugin *plugin;
     void (*kick)(void);
@@ -88,13 +88,10 @@ int labeler_dra_start(const struct labeler_config *cfg, struct kube_client *clie
     x->client = client;
     x->kick = kick;
     pthread_mutex_init(&x->mu, NULL);
-    rc = labeler_client_open(cfg, &x->claims_client, err);
-    if (rc)
-        goto fail;
     dc = cfg->dra;
     dc.driver = x->driver;
     dc.node = cfg->node_name;
-    dc.client = x->claims_client;
+    dc.client = client;
     dc.log = log_line_cb;
     dc.ctx = x;
     rc = dra_plugin_start(&dc, &x->plugin, err);
@@ -256,7 +253,6 @@ void labeler_dra_stop(struct labeler_dra *x)
         return;
     gpu_monitor_stop(x->mon);
     dra_plugin_stop(x->plugin);
-    kube_client_free(x->claims_client);
     dra_devices_release(&x->devs);
     pthread_mutex_destroy(&x->mu);
     free(x);

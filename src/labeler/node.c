@@ -11,6 +11,16 @@
 
 #include "base/log.h"
 
+/* The daemon's client, when it gave one: Events go through it (it is thread-safe) instead of
+ * a client of their own each (a kubeconfig read and a TLS setup per Event). Set once before
+ * the threads start. */
+static struct kube_client *event_client;
+
+void labeler_node_event_client(struct kube_client *c)
+{
+    event_client = c;
+}
+
 int labeler_client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
 {
     struct kube_client_opts o;
@@ -49,9 +59,9 @@ void labeler_node_event(const struct labeler_config *cfg, const char *type, cons
     json_decref(ev);
     err_clear(&err);
     memset(&resp, 0, sizeof(resp));
-    if (!body || labeler_client_open(cfg, &c, &err) ||
-        kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
-                            body, strlen(body), &resp, &err))
+    if (!body || (!event_client && labeler_client_open(cfg, &c, &err)) ||
+        kube_client_request(c ? c : event_client, "POST", "/api/v1/namespaces/default/events",
+                            "application/json", body, strlen(body), &resp, &err))
         log_printf('E', 0, "cannot post the %s event %s on node \"%s\": %s", type, reason,
                    cfg->node_name, body ? err.msg : "out of memory");
     else

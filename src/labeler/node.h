@@ -17,6 +17,10 @@
 int labeler_client_open(const struct labeler_config *cfg, struct kube_client **out,
                         struct err *err);
 
+/* labeler_node_event_client makes labeler_node_event post through c (borrowed, thread-safe;
+ * NULL: a client of its own each time). Call it before any thread posts. */
+void labeler_node_event_client(struct kube_client *c);
+
 /* labeler_node_label reads the value of the Node's label key into out[0..size) ("" when the
  * node has no such label). */
 int labeler_node_label(struct kube_client *c, const char *node, const char *key, char *out,

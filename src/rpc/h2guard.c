@@ -53,17 +53,17 @@ static int bad(struct h2guard *g, const char *why)
     return -EPROTO;
 }
 
-/* Judges the frame whose 9-byte header is g->hdr. */
-static int frame(struct h2guard *g, int64_t now_ms)
-{
-    uint32_t len = (uint32_t)g->hdr[0] << 16 | (uint32_t)g->hdr[1] << 8 | g->hdr[2];
-    uint8_t type = g->hdr[3], flags = g->hdr[4];
-    uint32_t stream = ((uint32_t)g->hdr[5] << 24 | (uint32_t)g->hdr[6] << 16 |
-                       (uint32_t)g->hdr[7] << 8 | g->hdr[8]) &
-                      0x7fffffffu;
+#define THROTTLE 1 /* frame(): no token now; the frame waits */
 
-    g->frames++;
-    g->payload_left = len;
+/* Judges the frame whose 9-byte header is h: 0 admitted (the guard's state moves on),
+ * THROTTLE (nothing changed: the same header is judged again later), -EPROTO bad. */
+static int frame(struct h2guard *g, const uint8_t *h, int64_t now_ms)
+{
+    uint32_t len = (uint32_t)h[0] << 16 | (uint32_t)h[1] << 8 | h[2];
+    uint8_t type = h[3], flags = h[4];
+    uint32_t stream =
+        ((uint32_t)h[5] << 24 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 8 | h[8]) & 0x7fffffffu;
+
     if (g->in_block && (type != F_CONTINUATION || stream != g->block_stream))
         return bad(g, "a frame inside a header block that is not its CONTINUATION");
     switch (type) {
@@ -71,9 +71,9 @@ static int frame(struct h2guard *g, int64_t now_ms)
         if (!stream || !(stream & 1))
             return bad(g, "HEADERS on a stream a client cannot open");
         if (stream > g->last_stream) {
-            g->last_stream = stream;
             if (!take(&g->streams, H2GUARD_STREAM_RATE, H2GUARD_STREAM_BURST, now_ms))
-                return bad(g, "streams opened faster than 20 a second");
+                return THROTTLE;
+            g->last_stream = stream;
         }
         g->block_stream = stream;
         g->block_bytes = len;
@@ -90,8 +90,7 @@ static int frame(struct h2guard *g, int64_t now_ms)
     case F_SETTINGS:
     case F_PRIORITY:
         if (!take(&g->control, H2GUARD_CONTROL_RATE, H2GUARD_CONTROL_BURST, now_ms))
-            return bad(g, "RST_STREAM, PING, SETTINGS or PRIORITY frames faster than 50 a "
-                          "second");
+            return THROTTLE;
         break;
     case F_PUSH_PROMISE:
         return bad(g, "PUSH_PROMISE from a client");
@@ -102,13 +101,19 @@ static int frame(struct h2guard *g, int64_t now_ms)
         return bad(g, "a header block longer than 16384 bytes");
     if (!g->in_block)
         g->block_bytes = 0;
+    g->frames++;
+    g->payload_left = len;
     return 0;
 }
 
-int h2guard_feed(struct h2guard *g, const uint8_t *data, size_t len, int64_t now_ms)
+int h2guard_feed(struct h2guard *g, const uint8_t *data, size_t len, int64_t now_ms,
+                 size_t *admitted)
 {
     size_t i = 0;
+    int rc;
 
+    *admitted = 0;
+    g->throttled = false;
     if (g->why[0])
         return -EPROTO;
     while (i < len) {
@@ -122,14 +127,42 @@ int h2guard_feed(struct h2guard *g, const uint8_t *data, size_t len, int64_t now
 
             g->payload_left -= (uint32_t)n;
             i += n;
+        } else if (len - i < 9) {
+            break; /* half a frame header: judged when the rest is there */
         } else {
-            g->hdr[g->hdr_len++] = data[i++];
-            if (g->hdr_len == sizeof(g->hdr)) {
-                g->hdr_len = 0;
-                if (frame(g, now_ms))
-                    return -EPROTO;
+            rc = frame(g, data + i, now_ms);
+            if (rc < 0)
+                return rc;
+            if (rc == THROTTLE) {
+                g->throttled = true;
+                g->throttles++;
+                break;
             }
+            i += 9;
         }
+        *admitted = i;
     }
     return 0;
+}
+
+int64_t h2guard_wait_ms(const struct h2guard *g, int64_t now_ms)
+{
+    const struct h2guard_bucket *b[2] = {&g->streams, &g->control};
+    const double rate[2] = {H2GUARD_STREAM_RATE, H2GUARD_CONTROL_RATE};
+    int64_t wait = 0;
+    int i;
+
+    if (!g->throttled)
+        return 0;
+    for (i = 0; i < 2; i++) {
+        double have = b[i]->tokens + (double)(now_ms - b[i]->at_ms) * rate[i] / 1000.0;
+
+        if (have < 1.0) {
+            int64_t w = (int64_t)((1.0 - have) * 1000.0 / rate[i]) + 1;
+
+            if (w > wait)
+                wait = w;
+        }
+    }
+    return wait ? wait : 1;
 }

@@ -27,16 +27,25 @@ struct relay_pipe {
     bool shut;       /* and the writing side was shut down after the last byte */
 };
 
+/* client -> gRPC: bytes read, of which the guard admitted some, of which some went on */
+struct relay_up {
+    uint8_t buf[RELAY_BUF];
+    size_t len, admitted, off; /* off <= admitted <= len */
+    bool eof, shut;
+};
+
 struct relay_conn {
     int cfd, gfd;           /* the client; our end of the socketpair gRPC has the other end of */
-    struct relay_pipe up;   /* client -> gRPC, judged by guard */
+    struct relay_up up;     /* client -> gRPC, judged by guard */
     struct relay_pipe down; /* gRPC -> client */
     struct h2guard guard;
     int64_t opened_ms;
+    bool slowed; /* counted once in the stats when the guard first held a frame back */
 };
 
 struct rpc_relay {
-    int lfd, wake[2];
+    int lfds[RPC_MAX_SOCKETS], wake[2];
+    size_t nlfds;
     grpc_server *server;
     grpc_server_credentials *creds;
     pthread_t thread;
@@ -64,10 +73,10 @@ static void conn_close(struct rpc_relay *r, size_t i, const char *dropped)
     pthread_mutex_unlock(&r->mu);
 }
 
-static void accept_all(struct rpc_relay *r)
+static void accept_all(struct rpc_relay *r, int lfd)
 {
     for (;;) {
-        int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), sv[2];
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), sv[2];
         struct relay_conn *c;
 
         if (fd < 0)
@@ -132,19 +141,61 @@ static int pipe_flush(struct relay_pipe *p, int to)
     return 0;
 }
 
-/* Moves bytes both ways, the client's judged before any goes on; returns NULL to keep the
- * connection, "" to close it quietly (it ended, or a socket failed), or why it is dropped. */
+/* The client's side: read while there is room and no frame waits for its token, judge what
+ * came, pass on what the guard admitted. Returns NULL, "" (a socket failed) or why the
+ * connection is dropped. */
+static const char *up_step(struct relay_conn *c, int64_t now)
+{
+    struct relay_up *u = &c->up;
+    size_t adm;
+
+    if (!u->eof && u->len < sizeof(u->buf) && !c->guard.throttled) {
+        ssize_t n = read(c->cfd, u->buf + u->len, sizeof(u->buf) - u->len);
+
+        if (n > 0)
+            u->len += (size_t)n;
+        else if (n == 0)
+            u->eof = true;
+        else if (errno != EAGAIN && errno != EINTR)
+            return "";
+    }
+    if (u->admitted < u->len) {
+        if (h2guard_feed(&c->guard, u->buf + u->admitted, u->len - u->admitted, now, &adm))
+            return c->guard.why;
+        u->admitted += adm;
+    }
+    while (u->off < u->admitted) {
+        ssize_t n = send(c->gfd, u->buf + u->off, u->admitted - u->off, MSG_NOSIGNAL);
+
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                break;
+            return "";
+        }
+        u->off += (size_t)n;
+    }
+    if (u->off && u->off == u->admitted) { /* what waits (half a header, a held frame) first */
+        memmove(u->buf, u->buf + u->off, u->len - u->off);
+        u->len -= u->off;
+        u->admitted = u->off = 0;
+    }
+    /* the client is done: a frame it never finished is not passed on */
+    if (u->eof && !u->shut && u->off == u->admitted && !c->guard.throttled) {
+        shutdown(c->gfd, SHUT_WR);
+        u->shut = true;
+    }
+    return NULL;
+}
+
+/* Moves bytes both ways; returns NULL to keep the connection, "" to close it quietly (it
+ * ended, or a socket failed), or why it is dropped. */
 static const char *conn_step(struct relay_conn *c, int64_t now)
 {
-    ssize_t n = pipe_fill(&c->up, c->cfd);
+    const char *why = up_step(c, now);
 
-    if (n < 0)
-        return "";
-    if (n > 0 && h2guard_feed(&c->guard, c->up.buf, (size_t)n, now))
-        return c->guard.why;
-    if (pipe_fill(&c->down, c->gfd) < 0)
-        return "";
-    if (pipe_flush(&c->up, c->gfd) || pipe_flush(&c->down, c->cfd))
+    if (why)
+        return why;
+    if (pipe_fill(&c->down, c->gfd) < 0 || pipe_flush(&c->down, c->cfd))
         return "";
     if (c->guard.preface_seen < 24 && now - c->opened_ms > RPC_HANDSHAKE_MS)
         return "no HTTP/2 preface in time";
@@ -156,56 +207,76 @@ static const char *conn_step(struct relay_conn *c, int64_t now)
 static void *relay_main(void *arg)
 {
     struct rpc_relay *r = arg;
-    struct pollfd *p = calloc(2 + 2 * RPC_MAX_CONNECTIONS, sizeof(*p));
+    struct pollfd *p = calloc(1 + RPC_MAX_SOCKETS + 2 * RPC_MAX_CONNECTIONS, sizeof(*p));
 
     if (!p)
         return NULL;
     for (;;) {
-        size_t i, n = 2;
-        int64_t now;
+        size_t i, n = 1 + r->nlfds;
+        int64_t now = mono_ms();
+        int timeout = 1000;
 
         p[0] = (struct pollfd){r->wake[0], POLLIN, 0};
-        p[1] = (struct pollfd){r->lfd, POLLIN, 0};
+        for (i = 0; i < r->nlfds; i++)
+            p[1 + i] = (struct pollfd){r->lfds[i], POLLIN, 0};
         for (i = 0; i < r->nconns; i++) {
             struct relay_conn *c = r->conns[i];
-            bool up_wait = c->up.off < c->up.len, down_wait = c->down.off < c->down.len;
+            bool up_wait = c->up.off < c->up.admitted, down_wait = c->down.off < c->down.len;
+            bool up_read = !c->up.eof && c->up.len < sizeof(c->up.buf) && !c->guard.throttled;
+            int64_t wait = h2guard_wait_ms(&c->guard, now);
 
+            if (wait && wait < timeout)
+                timeout = (int)wait; /* a frame waits for its token */
             p[n++] = (struct pollfd){
-                c->cfd, (short)((!up_wait && !c->up.eof ? POLLIN : 0) | (down_wait ? POLLOUT : 0)),
-                0};
+                c->cfd, (short)((up_read ? POLLIN : 0) | (down_wait ? POLLOUT : 0)), 0};
             p[n++] = (struct pollfd){
                 c->gfd,
                 (short)((!down_wait && !c->down.eof ? POLLIN : 0) | (up_wait ? POLLOUT : 0)), 0};
         }
-        if (poll(p, n, 1000) < 0 && errno != EINTR)
+        if (poll(p, n, timeout) < 0 && errno != EINTR)
             break;
         if (p[0].revents)
             break;
         now = mono_ms();
         /* from the last, so that a close (which moves the last connection into i) skips none */
         for (i = r->nconns; i-- > 0;) {
-            const char *why = conn_step(r->conns[i], now);
+            struct relay_conn *c = r->conns[i];
+            const char *why = conn_step(c, now);
 
-            if (why)
+            if (why) {
                 conn_close(r, i, why[0] ? why : NULL);
+                continue;
+            }
+            if (c->guard.throttled && !c->slowed) {
+                c->slowed = true;
+                pthread_mutex_lock(&r->mu);
+                r->st.slowed++;
+                pthread_mutex_unlock(&r->mu);
+            }
         }
-        if (p[1].revents)
-            accept_all(r);
+        for (i = 0; i < r->nlfds; i++)
+            if (p[1 + i].revents)
+                accept_all(r, r->lfds[i]);
     }
     free(p);
     return NULL;
 }
 
-int rpc_relay_start(int lfd, grpc_server *server, struct rpc_relay **out, struct err *err)
+int rpc_relay_start(const int *lfds, size_t n, grpc_server *server, struct rpc_relay **out,
+                    struct err *err)
 {
     struct rpc_relay *r = calloc(1, sizeof(*r));
+    size_t i;
 
     *out = NULL;
-    if (!r) {
-        close(lfd);
+    if (!r || n > RPC_MAX_SOCKETS) {
+        for (i = 0; i < n; i++)
+            close(lfds[i]);
+        free(r);
         return err_set(err, -ENOMEM, "out of memory");
     }
-    r->lfd = lfd;
+    memcpy(r->lfds, lfds, n * sizeof(*lfds));
+    r->nlfds = n;
     r->server = server;
     pthread_mutex_init(&r->mu, NULL);
     r->creds = G(grpc_insecure_server_credentials_create)();
@@ -251,7 +322,8 @@ void rpc_relay_stop(struct rpc_relay *r)
         conn_close(r, r->nconns - 1, NULL);
     if (r->creds)
         G(grpc_server_credentials_release)(r->creds);
-    close(r->lfd);
+    for (size_t i = 0; i < r->nlfds; i++)
+        close(r->lfds[i]);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }

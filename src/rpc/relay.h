@@ -17,9 +17,11 @@
 
 struct rpc_relay;
 
-/* rpc_relay_start takes the listening socket lfd (closed by rpc_relay_stop, also when this
- * fails) and starts the thread that feeds server's connections. */
-int rpc_relay_start(int lfd, grpc_server *server, struct rpc_relay **out, struct err *err);
+/* rpc_relay_start takes the listening sockets lfds[0..n) (n <= RPC_MAX_SOCKETS; closed by
+ * rpc_relay_stop, also when this fails) and starts the thread that feeds server's
+ * connections from all of them (RPC_MAX_CONNECTIONS in all). */
+int rpc_relay_start(const int *lfds, size_t n, grpc_server *server, struct rpc_relay **out,
+                    struct err *err);
 
 /* rpc_relay_stats copies the counters (thread-safe). */
 void rpc_relay_stats(struct rpc_relay *r, struct rpc_conn_stats *st);

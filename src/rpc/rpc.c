@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "rpc/grpc_dl.h"
+#include "rpc/h2guard.h"
 #include "rpc/relay.h"
 
 /* Calls waiting to be accepted at any time. gRPC core queues every incoming call that finds
@@ -59,8 +60,9 @@ struct rpc_server {
     const struct rpc_handlers *h;
     grpc_server *server;
     grpc_completion_queue *cq;
-    char path[4096];
-    struct stat st;          /* of the socket it created, to remove only that one */
+    char path[RPC_MAX_SOCKETS][4096];
+    struct stat st[RPC_MAX_SOCKETS]; /* of the sockets it created, to remove only those */
+    size_t npaths;
     struct rpc_relay *relay; /* the socket's connections, relayed to server */
 
     struct rpc_call *streams;
@@ -380,30 +382,38 @@ static void dispatch(struct rpc_server *s, grpc_event ev)
 
 /* ---- the server's socket ---------------------------------------------------------------- */
 
-/* Listens on path with mode RPC_SOCKET_MODE: bound, then chmod, then listen, so that no one
- * can connect while the mode is still the umask's. */
+/* Listens on path with mode RPC_SOCKET_MODE. The socket is made listening under a temporary
+ * name beside path and renamed into place, so that it appears ready: a peer that sees it
+ * (the kubelet's plugin watcher) never finds it refusing connections, and no one can connect
+ * while its mode is still the umask's. A path too long for a temporary name beside it is
+ * bound in place (bind, chmod, then listen: refused until ready, never open too wide). */
 static int listen_unix(const char *path, struct err *err)
 {
     struct sockaddr_un sa;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    char tmp[sizeof(sa.sun_path)];
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), n, e;
+    const char *at = path;
 
     if (fd < 0)
         return err_set(err, -errno, "cannot make a unix socket: %s", strerror(errno));
+    n = snprintf(tmp, sizeof(tmp), "%s.%ld~", path, (long)getpid());
+    if (n > 0 && (size_t)n < sizeof(tmp)) {
+        at = tmp;
+        unlink(tmp); /* a leftover of a killed process with this pid */
+    }
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
+    memcpy(sa.sun_path, at, strlen(at) + 1);
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-        int e = errno;
-
+        e = errno;
         close(fd);
         return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s': %s", path,
                        strerror(e));
     }
-    if (chmod(path, RPC_SOCKET_MODE) || listen(fd, 64)) {
-        int e = errno;
-
+    if (chmod(at, RPC_SOCKET_MODE) || listen(fd, 64) || (at != path && rename(at, path))) {
+        e = errno;
         close(fd);
-        unlink(path);
+        unlink(at);
         return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s': %s", path,
                        strerror(e));
     }
@@ -439,26 +449,19 @@ static grpc_channel_args *server_args(grpc_channel_args *ca, grpc_arg *a, size_t
     return ca;
 }
 
-int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_server **out,
-                   struct err *err)
+/* Checks that path can be listened on: its directory is there, nothing but a stale socket is
+ * in the way (removed). */
+static int path_ready(const char *path, struct err *err)
 {
-    struct rpc_server *s;
-    grpc_arg args[16];
-    grpc_channel_args ca;
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
     struct stat st;
-    int i, fd;
 
-    *out = NULL;
     if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
         return err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
-    {
-        char dir[4096];
-        const char *slash = strrchr(path, '/');
-
-        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-        if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
-            return err_set(err, -ENOENT, "the directory '%s' does not exist", dir);
-    }
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
+        return err_set(err, -ENOENT, "the directory '%s' does not exist", dir);
     if (!lstat(path, &st)) {
         if (!S_ISSOCK(st.st_mode))
             return err_set(err, -EEXIST,
@@ -469,6 +472,28 @@ int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_se
             return err_set(err, -errno, "cannot remove the stale socket '%s': %s", path,
                            strerror(errno));
     }
+    return 0;
+}
+
+int rpc_server_new_paths(const char *const *paths, size_t npaths, const struct rpc_handlers *h,
+                         struct rpc_server **out, struct err *err)
+{
+    struct rpc_server *s;
+    grpc_arg args[16];
+    grpc_channel_args ca;
+    int fds[RPC_MAX_SOCKETS];
+    size_t k;
+    int i, rc;
+
+    *out = NULL;
+    if (!npaths || npaths > RPC_MAX_SOCKETS)
+        return err_set(err, -EINVAL, "%zu sockets for one server (1 to %d)", npaths,
+                       RPC_MAX_SOCKETS);
+    for (k = 0; k < npaths; k++) {
+        rc = path_ready(paths[k], err);
+        if (rc)
+            return rc;
+    }
     if (rpc_init(err))
         return err ? err->code : -ENOENT;
     s = calloc(1, sizeof(*s));
@@ -477,20 +502,26 @@ int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_se
         return err_set(err, -ENOMEM, "out of memory");
     }
     s->h = h;
-    snprintf(s->path, sizeof(s->path), "%s", path);
     s->t_shutdown.kind = TAG_SHUTDOWN;
     s->cq = G(grpc_completion_queue_create_for_next)(NULL);
     s->server = G(grpc_server_create)(server_args(&ca, args, sizeof(args) / sizeof(args[0])), NULL);
     G(grpc_server_register_completion_queue)(s->server, s->cq, NULL);
     G(grpc_server_start)(s->server);
-    fd = listen_unix(path, err);
-    if (fd < 0) {
-        rpc_server_free(s);
-        return fd;
+    for (k = 0; k < npaths; k++) {
+        fds[k] = listen_unix(paths[k], err);
+        if (fds[k] < 0) {
+            rc = fds[k];
+            while (k--)
+                close(fds[k]);
+            rpc_server_free(s);
+            return rc;
+        }
+        snprintf(s->path[k], sizeof(s->path[k]), "%s", paths[k]);
+        if (!lstat(paths[k], &s->st[k]) && !S_ISSOCK(s->st[k].st_mode))
+            memset(&s->st[k], 0, sizeof(s->st[k]));
+        s->npaths = k + 1;
     }
-    if (!lstat(path, &s->st) && !S_ISSOCK(s->st.st_mode))
-        memset(&s->st, 0, sizeof(s->st));
-    if (rpc_relay_start(fd, s->server, &s->relay, err)) {
+    if (rpc_relay_start(fds, npaths, s->server, &s->relay, err)) {
         rpc_server_free(s);
         return err ? err->code : -EAGAIN;
     }
@@ -498,6 +529,24 @@ int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_se
         request_next(s);
     *out = s;
     return 0;
+}
+
+int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_server **out,
+                   struct err *err)
+{
+    return rpc_server_new_paths(&path, 1, h, out, err);
+}
+
+bool rpc_server_sockets_there(const struct rpc_server *s)
+{
+    struct stat st;
+    size_t k;
+
+    for (k = 0; s && k < s->npaths; k++)
+        if (lstat(s->path[k], &st) || !S_ISSOCK(st.st_mode) || st.st_ino != s->st[k].st_ino ||
+            st.st_dev != s->st[k].st_dev)
+            return false;
+    return s != NULL;
 }
 
 int rpc_server_poll(struct rpc_server *s, int timeout_ms)
@@ -535,13 +584,23 @@ bool rpc_server_conns_news(struct rpc_server *s, struct rpc_conn_stats *seen, ch
                            size_t size)
 {
     struct rpc_conn_stats now;
-    uint64_t dropped, refused;
+    uint64_t dropped, refused, slowed;
 
     rpc_server_conns(s, &now);
     dropped = now.dropped - seen->dropped;
     refused = now.refused - seen->refused;
+    slowed = now.slowed - seen->slowed;
     seen->dropped = now.dropped;
     seen->refused = now.refused;
+    seen->slowed = now.slowed;
+    if (slowed && !dropped && !refused) {
+        snprintf(line, size,
+                 "slowed %llu connection%s that opened streams faster than %d a second or sent "
+                 "RST_STREAM, PING, SETTINGS or PRIORITY faster than %d a second",
+                 (unsigned long long)slowed, slowed > 1 ? "s" : "", H2GUARD_STREAM_RATE,
+                 H2GUARD_CONTROL_RATE);
+        return true;
+    }
     if (dropped && refused)
         snprintf(line, size,
                  "closed %llu connection%s that broke a bound (the last: %s) and refused %llu "
@@ -560,6 +619,7 @@ bool rpc_server_conns_news(struct rpc_server *s, struct rpc_conn_stats *seen, ch
 void rpc_server_free(struct rpc_server *s)
 {
     struct stat st;
+    size_t k;
 
     if (!s)
         return;
@@ -585,10 +645,11 @@ void rpc_server_free(struct rpc_server *s)
             ;
         G(grpc_completion_queue_destroy)(s->cq);
     }
-    /* remove the socket only when it is still ours (the kubelet may have replaced the dir) */
-    if (s->st.st_ino && !lstat(s->path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == s->st.st_ino &&
-        st.st_dev == s->st.st_dev)
-        unlink(s->path);
+    /* remove a socket only when it is still ours (the kubelet may have replaced the dir) */
+    for (k = 0; k < s->npaths; k++)
+        if (s->st[k].st_ino && !lstat(s->path[k], &st) && S_ISSOCK(st.st_mode) &&
+            st.st_ino == s->st[k].st_ino && st.st_dev == s->st[k].st_dev)
+            unlink(s->path[k]);
     free(s);
     G(grpc_shutdown)();
 }

@@ -25,8 +25,9 @@
 
 /* The server's bounds, the same for every socket (docs/device-plugin.md, "Limits"). */
 #define RPC_SOCKET_MODE 0600           /* the kubelet (root) only */
-#define RPC_MAX_CONNECTIONS 64         /* more are closed as soon as they are accepted */
+#define RPC_MAX_CONNECTIONS 16         /* more are closed as soon as they are accepted */
 #define RPC_HANDSHAKE_MS 10000         /* a connection must send its preface within this */
+#define RPC_MAX_SOCKETS 4              /* sockets one server listens on */
 #define RPC_MAX_STREAMS 16             /* concurrent calls per connection */
 #define RPC_MAX_HEADER_LIST 8192       /* bytes of metadata a call may send */
 #define RPC_IDLE_MS (5 * 60 * 1000)    /* a connection without calls is closed (GOAWAY) */
@@ -65,6 +66,16 @@ struct rpc_server;
 int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_server **out,
                    struct err *err);
 
+/* rpc_server_new_paths is rpc_server_new on several sockets paths[0..n) (1 to
+ * RPC_MAX_SOCKETS) that one server, one queue and one relay thread serve: the DRA plugin's
+ * registration and DRA sockets. */
+int rpc_server_new_paths(const char *const *paths, size_t n, const struct rpc_handlers *h,
+                         struct rpc_server **out, struct err *err);
+
+/* rpc_server_sockets_there tells whether every socket s made is still at its path (the same
+ * socket, not one made again by someone else); false for NULL. */
+bool rpc_server_sockets_there(const struct rpc_server *s);
+
 /* rpc_server_poll serves for up to timeout_ms, then sends the streams a new message when
  * the state's generation moved on. Returns 0. */
 int rpc_server_poll(struct rpc_server *s, int timeout_ms);
@@ -74,6 +85,7 @@ struct rpc_conn_stats {
     uint64_t accepted;   /* connections handed to gRPC */
     uint64_t refused;    /* closed at once: RPC_MAX_CONNECTIONS were open */
     uint64_t dropped;    /* closed for breaking a bound (h2guard.h) */
+    uint64_t slowed;     /* held back for opening streams or sending control frames too fast */
     char last_drop[200]; /* why the last one was dropped */
 };
 
@@ -83,7 +95,7 @@ void rpc_server_conns(struct rpc_server *s, struct rpc_conn_stats *st);
 
 /* rpc_server_conns_news writes into line[0..size) one sentence on the connections dropped or
  * refused since the counts in *seen (updated), e.g. "closed 1 connection that broke a bound
- * (streams opened faster than 20 a second)"; returns false when there is nothing new. */
+ * (streams opened faster than 200 a second)"; returns false when there is nothing new. */
 bool rpc_server_conns_news(struct rpc_server *s, struct rpc_conn_stats *seen, char *line,
                            size_t size);
 

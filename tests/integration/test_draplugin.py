@@ -221,6 +221,9 @@ def test_prepared_claims_survive_an_agent_restart():
         uid = a.claim("c1", [("gpu", NODE, "gpu-1", DRIVER)])
         first = a.kubelet.prepare(("default", "c1", uid))[uid]
         util.check_eq(first.error, "", "error")
+        spec = os.path.join(a.cdi, "k8s.gpu.nvidia.com-claim_%s.json" % uid)
+        with open(spec) as f:
+            text = f.read()
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=10)
         a.api.delete("resourceclaims", "c1", "default")  # the answer must come from the checkpoint
@@ -231,6 +234,12 @@ def test_prepared_claims_survive_an_agent_restart():
         util.check_eq(again, first, "prepare after the restart")
         if "1 prepared claims from the checkpoint" not in a.stderr(p):
             raise AssertionError("no checkpoint log line: %r" % a.stderr(p)[-800:])
+        # the node rebooted: /var/run (the CDI root) is empty, the checkpoint is not; the
+        # kubelet prepares again and the spec is written again
+        os.unlink(spec)
+        util.check_eq(a.kubelet.prepare(("default", "c1", uid))[uid], first, "after the spec was lost")
+        with open(spec) as f:
+            util.check_eq(f.read(), text, "the spec written again")
         u = a.kubelet.unprepare(("default", "c1", uid))
         util.check_eq(u[uid].error, "", "unprepare after the restart")
         util.check_eq(a.cdi_files(), [], "CDI specs")
@@ -252,7 +261,8 @@ def test_registration_socket_removed_comes_back():
         r = a.kubelet.wait_registration()
         os.unlink(r.path)
         a.kubelet.wait_registration(2)
-        if "registration socket %s was removed; serving it again" % r.path not in a.stderr(p):
+        if "DRA plugin: a socket of %s or %s was removed; serving them again" % (
+                r.path, r.info.endpoint) not in a.stderr(p):
             raise AssertionError("no log line: %r" % a.stderr(p)[-800:])
     run(body)
 

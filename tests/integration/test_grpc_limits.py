@@ -3,8 +3,9 @@
 local client would, with raw HTTP/2 frames (tests/kubelet/h2attack.py) on the device plugin's
 socket: rapid reset, a CONTINUATION flood, streams opened just under the rate on every
 connection, 3,000 connections, a connection that never sends its preface, and the socket's
-mode under umask 000. Each case checks the bound (the attacker's connection is closed, the
-daemon's peak RSS grows by less than RSS_BOUND) and that a real call still gets its answer.
+mode under umask 000. Each case checks the bound (the attacker is slowed to the rate, or its
+connection closed; the daemon's peak RSS grows by less than RSS_BOUND_KB) and that a real call
+still gets its answer.
 
 Before the bounds, rapid reset took the daemon to 2.6-4.8 GB of RSS in 10 s.
 """
@@ -33,7 +34,7 @@ if not SKIP:
     import h2attack as h2  # noqa: E402
 
 RSS_BOUND_KB = 48 * 1024  # what any one attack may add to the daemon's peak RSS
-MAX_CONNECTIONS = 64      # src/rpc/rpc.h RPC_MAX_CONNECTIONS
+MAX_CONNECTIONS = 16      # src/rpc/rpc.h RPC_MAX_CONNECTIONS
 CALL = "/v1beta1.DevicePlugin/Allocate"
 
 
@@ -150,9 +151,11 @@ def test_settings_announce_the_limits():
     run(body)
 
 
-def test_rapid_reset_is_closed():
+def test_rapid_reset_is_slowed():
+    # HEADERS then RST_STREAM as fast as the socket takes them: past the burst the guard holds
+    # each stream back until its token (200 a second), the socket fills, the attacker blocks
     def body(d):
-        c = h2.H2Conn(d.sock)
+        c = h2.H2Conn(d.sock, timeout=2)
         c.handshake()
         block = h2.header_block(CALL)
 
@@ -163,16 +166,17 @@ def test_rapid_reset_is_closed():
                 out += h2.frame(h2.HEADERS, h2.END_HEADERS, sid, block) + \
                     h2.frame(h2.RST_STREAM, 0, sid, b"\0\0\0\x08")
             return out
-        sent = flood(c, batch, 5)
-        if not closed_by_server(c):
-            raise AssertionError("the server kept a rapid-reset connection open")
+        start = time.monotonic()
+        sent = flood(c, batch, 8)
+        took = time.monotonic() - start
         c.close()
-        if sent >= 50:
-            raise AssertionError("%d00 streams went out before the server closed" % sent)
+        # 8 s at the rate is ~2000 streams with the burst; what the socket buffers holds more
+        if sent * 100 > 400 + 200 * took + 3000:
+            raise AssertionError("%d00 streams went out in %.1f s: not held back" % (sent, took))
         d.check_bound("rapid reset")
         d.call()
         deadline = time.monotonic() + 5
-        while "broke a bound (the last: streams opened faster than 20 a second)" not in d.stderr():
+        while "slowed 1 connection that opened streams faster than 200 a second" not in d.stderr():
             if time.monotonic() > deadline:
                 raise AssertionError("no log line: %r" % d.stderr()[-800:])
             time.sleep(0.1)
@@ -180,7 +184,7 @@ def test_rapid_reset_is_closed():
 
 
 def test_streams_just_under_the_rate_on_every_connection():
-    # 64 connections, each opening and cancelling 19 streams a second for 4 s: allowed, and
+    # 15 connections, each opening and cancelling 95 streams a second for 4 s: allowed, and
     # the memory stays bounded because gRPC gets no more calls than it can serve
     def body(d):
         conns = []
@@ -196,7 +200,7 @@ def test_streams_just_under_the_rate_on_every_connection():
                 c.send(h2.frame(h2.HEADERS, h2.END_HEADERS, sid, block) +
                        h2.frame(h2.RST_STREAM, 0, sid, b"\0\0\0\x08"))
             sid += 2
-            time.sleep(1 / 19)
+            time.sleep(1 / 95)
         d.check_bound("streams under the rate")
         d.call()
         for c in conns:

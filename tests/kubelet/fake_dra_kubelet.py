@@ -46,6 +46,7 @@ class FakeDraKubelet:
         self.errors = []
         self.cond = threading.Condition()
         self._known = set()
+        self._channels = {}
         self._stop = threading.Event()
         self._thread = None
 
@@ -62,6 +63,10 @@ class FakeDraKubelet:
         if self._thread:
             self._thread.join(5)
             self._thread = None
+        with self.cond:
+            for ch, _ in self._channels.values():
+                ch.close()
+            self._channels = {}
 
     def restart(self):
         """A kubelet restart: registrations forgotten, the directory scanned again."""
@@ -89,19 +94,43 @@ class FakeDraKubelet:
                 present.add(key)
                 if key not in self._known:
                     self._known.add(key)
-                    self._register(path)
-            self._known &= present  # a socket that went away may come back
+                    self._register(path, key)
+            with self.cond:
+                self._known &= present  # a socket that went away may come back
             self._stop.wait(0.05)
 
+    def _channel(self, path):
+        """The kubelet keeps one connection to a plugin's DRA socket; so does this one (a new
+        one after the socket changed)."""
+        with self.cond:
+            try:
+                ino = os.stat(path).st_ino
+            except OSError:
+                ino = None
+            ch = self._channels.get(path)
+            if ch and ch[1] == ino:
+                return ch[0]
+            if ch:
+                ch[0].close()
+            ch = (grpc.insecure_channel("unix:" + path), ino)
+            self._channels[path] = ch
+            return ch[0]
+
     def _call(self, path, method, req, resp_type, timeout=10):
+        f = self._channel(path).unary_unary(method, request_serializer=lambda m: m.SerializeToString(),
+                                            response_deserializer=resp_type.FromString)
+        return f(req, timeout=timeout)
+
+    def _once(self, path, method, req, resp_type, timeout=10):
+        """A call on a connection of its own, as the kubelet's registration makes one."""
         with grpc.insecure_channel("unix:" + path) as ch:
             f = ch.unary_unary(method, request_serializer=lambda m: m.SerializeToString(),
                                response_deserializer=resp_type.FromString)
             return f(req, timeout=timeout)
 
-    def _register(self, path):
+    def _register(self, path, key):
         try:
-            info = self._call(path, "/pluginregistration.Registration/GetInfo",
+            info = self._once(path, "/pluginregistration.Registration/GetInfo",
                               self.reg.InfoRequest(), self.reg.PluginInfo)
             why = ""
             if info.type != "DRAPlugin":
@@ -112,7 +141,7 @@ class FakeDraKubelet:
                 why = "no DRA service version the kubelet speaks: %r" % list(info.supported_versions)
             elif self.refuse:
                 why = self.refuse
-            self._call(path, "/pluginregistration.Registration/NotifyRegistrationStatus",
+            self._once(path, "/pluginregistration.Registration/NotifyRegistrationStatus",
                        self.reg.RegistrationStatus(plugin_registered=not why, error=why),
                        self.reg.RegistrationStatusResponse)
             with self.cond:
@@ -121,9 +150,10 @@ class FakeDraKubelet:
                 else:
                     self.registrations.append(Registration(path, info))
                 self.cond.notify_all()
-        except Exception as e:  # noqa: BLE001 - reported to the test
+        except Exception as e:  # noqa: BLE001 - reported to the test, and tried again
             with self.cond:
                 self.errors.append(repr(e))
+                self._known.discard(key)  # the kubelet's reconciler tries again, as this does
                 self.cond.notify_all()
 
     def wait_registration(self, n=1, timeout=15):
