@@ -9,7 +9,8 @@
 #   make demo       the seed's walkthrough, offline
 #   make k8s        the real kube-apiserver, kube-scheduler, kubectl, helm, ... in build/k8s/ (Go)
 #   make bench      benchmarks (see docs/benchmarks.md)
-#   make check-k8s  gpusched against the real kube-scheduler (differential test, docs/testing.md)
+#   make check-k8s  gpusched against the real kube-scheduler (differential test, docs/testing.md),
+#                   and build/cel-eval against the real CEL (check-cel, docs/cel-testing.md)
 
 SAN ?= 0
 ifeq ($(SAN),1)
@@ -35,6 +36,8 @@ LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
 # The device plugin (src/deviceplugin/): protobuf-c, only in the programs using it; gRPC core
 # is loaded at run time (src/deviceplugin/grpc_dl.c).
 DP_LIBS = -lprotobuf-c
+# TLS of gpusched serve's secure port (src/base/tls.c): only the programs that serve HTTPS.
+TLS_LIBS = -lssl -lcrypto
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
 LIB_DIRS := base kube gpu rpc deviceplugin draplugin labeler manifest sched gpusched serve
@@ -58,7 +61,8 @@ ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
 endif
 
-.PHONY: all check check-san fuzz clang demo bench clean format check-format k8s check-k8s diff-k8s install
+.PHONY: all check check-san fuzz clang demo bench clean format check-format k8s check-k8s diff-k8s install \
+	check-cel diff-cel cel-conformance
 .SECONDARY:
 all: $(ALL)
 
@@ -105,10 +109,10 @@ $(BUILD)/gpulabel: $(BUILD)/obj/src/labeler/main.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
 
 $(BUILD)/gpusched: $(BUILD)/obj/src/gpusched/main.o $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TLS_LIBS) $(LDLIBS)
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libgpulabel.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(TLS_LIBS) $(LDLIBS)
 
 $(BUILD)/fuzz-replay-%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LIBS) $(LDLIBS)
@@ -160,7 +164,7 @@ install: $(BINS)
 	install -m 755 $(BUILD)/gpulabel $(BUILD)/gpusched $(BINDIR)/
 	ln -sf gpusched $(BINDIR)/kubectl-gpusched
 	install -m 755 contrib/kubectl_complete-gpusched $(BINDIR)/
-	install -m 644 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
+	install -m 644 docs/man/gpulabel.1 docs/man/gpusched.1 docs/man/kubectl-gpusched.1 $(MAN1DIR)/
 	$(BUILD)/gpusched completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpusched
 	ln -sf gpusched $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kubectl-gpusched
 	$(BUILD)/gpusched completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpusched
@@ -211,14 +215,43 @@ check-k8s: all
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
-	(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	(cd tests/k8s && GPUSCHED=$(abspath $(BUILD))/gpusched GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
 	for c in tests/k8s/configs/*.yaml; do \
 		echo "k8s-difftest --config $$c"; \
 		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 2 --clusters 40 \
 			--scenarios "" --config $$c --out $(BUILD)/k8s-diff-config || exit 1; \
-	done
+	done && \
+	$(MAKE) --no-print-directory check-cel
+# The C CEL against the real one (k8s.io/dynamic-resource-allocation/cel v0.37.2 in
+# build/k8s/cel-difftest): 20,000 generated selectors and devices, 0 differences wanted;
+# reproducers go to $(BUILD)/cel-diff/ (docs/cel-testing.md). One "skipped:" line while
+# $(BUILD)/cel-eval is not built. A longer campaign: make diff-cel SEED=7 N=1000000.
+# cel-spec's conformance files through cel-eval --conformance: make cel-conformance.
+check-cel: all
+	@if [ ! -x $(BUILD)/cel-eval ]; then \
+		echo "skipped: cel-difftest: $(BUILD)/cel-eval is not built"; exit 0; fi; \
+	if ! go=$$(GO=$(GO) tests/k8s/go-check); then \
+		echo "skipped: cel-difftest: $$go"; exit 0; fi; \
+	$(MAKE) --no-print-directory k8s && \
+	$(K8S_DIR)/cel-difftest --cel-eval $(BUILD)/cel-eval --seed 1 --n 20000 --out $(BUILD)/cel-diff \
+		--syntax-errors $(CEL_SYNTAX)
+# what a syntax error must match: first-line (the contract) or position (docs/cel-testing.md)
+CEL_SYNTAX ?= first-line
+diff-cel: all
+	@if [ ! -x $(BUILD)/cel-eval ]; then \
+		echo "skipped: make diff-cel: $(BUILD)/cel-eval is not built"; exit 0; fi; \
+	$(MAKE) --no-print-directory k8s && \
+	$(K8S_DIR)/cel-difftest --cel-eval $(BUILD)/cel-eval --seed $(SEED) --n $(N) \
+		--out $(BUILD)/cel-diff/seed-$(SEED) --syntax-errors $(CEL_SYNTAX)
+cel-conformance: all
+	@if [ ! -x $(BUILD)/cel-eval ]; then \
+		echo "skipped: make cel-conformance: $(BUILD)/cel-eval is not built"; exit 0; fi; \
+	$(MAKE) --no-print-directory k8s && \
+	testdata=$$(cd tests/k8s && GOFLAGS=-mod=readonly $(GO) list -m -f '{{.Dir}}' cel.dev/expr)/tests/simple/testdata && \
+	$(K8S_DIR)/cel-oracle --conformance-gen --testdata $$testdata >$(BUILD)/cel-conformance.jsonl && \
+	$(K8S_DIR)/cel-difftest --cel-eval $(BUILD)/cel-eval --conformance $(BUILD)/cel-conformance.jsonl
 diff-k8s: all
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		echo "skipped: make diff-k8s: no Go toolchain ($(GO)) on PATH"; exit 0; fi; \

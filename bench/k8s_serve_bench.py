@@ -22,6 +22,12 @@ gpusched --kube-api-qps 0, kube-scheduler clientConnection.qps 100000).
 
   python3 bench/k8s_serve_bench.py --build build --nodes 1000 --pods 5000 --qps 0
   python3 bench/k8s_serve_bench.py --build build --nodes 1000 --pods 5000 --qps 50 --burst 100
+
+On a shared machine: --cpu-load DUTY puts the same fixed load beside both schedulers (a busy
+loop pinned to each CPU, busy DUTY of every 10 ms); --latencies PREFIX writes each paced pod's
+create and bind times, so a stall of the scheduler (its pods late, the creates on time) can be
+told from the machine's (the creates late too); --keep-logs DIR and --gpusched-arg=-v
+--gpusched-arg=4 keep gpusched's log of every watch event.
 """
 import argparse
 import http.client
@@ -69,6 +75,31 @@ def pid_of(name):
                 continue
             if argv and os.path.basename(argv[0].decode()) == name:
                 yield int(p)
+
+
+BUSY = """
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[1])})
+duty, period = float(sys.argv[2]), float(sys.argv[3])
+t = time.monotonic()
+while True:
+    while time.monotonic() - t < duty * period:
+        pass
+    t += period
+    d = t - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+    else:
+        t = time.monotonic()
+"""
+
+
+def cpu_load(duty, cpus, period=0.01):
+    """A fixed synthetic load: on each CPU of cpus a process pinned to it, busy for duty of
+    every period and asleep for the rest. Returns the processes (kill them when done)."""
+    import subprocess
+    return [subprocess.Popen([sys.executable, "-c", BUSY, str(cpu), str(duty), str(period)])
+            for cpu in cpus]
 
 
 def quantile(xs, q):
@@ -195,9 +226,11 @@ def start_gpusched(c, k8s_util, a, logdir):
     c.apply_file("deploy/gpusched/rbac.yaml")
     kc = c.sa_kubeconfig("kube-system", "gpusched")
     args = [os.path.join(a.build, "gpusched"), "serve", "--kubeconfig", kc,
-            "--metrics-addr", "127.0.0.1:0", "--kube-api-qps", str(a.qps), "--kube-api-burst", str(a.burst)]
+            "--metrics-addr", "127.0.0.1:0", "--secure-port", "0", "--kube-api-qps", str(a.qps),
+            "--kube-api-burst", str(a.burst)]
     if a.percentage_of_nodes_to_score is not None:
         args += ["--percentage-of-nodes-to-score", str(a.percentage_of_nodes_to_score)]
+    args += a.gpusched_arg
     # Process runs it through setpriv, which execs it: the pid is gpusched's
     return k8s_util.Process(args, os.path.join(logdir, "gpusched.log"))
 
@@ -280,6 +313,11 @@ def run_one(c, k8s_util, a, name, scheduler, start, apiserver_pid):
         s1 = quiet(sample, sample())
         with w.lock:
             lat = [w.bound[n] - sent[n] for n in names]
+            if a.latencies:
+                t0 = min(sent.values())
+                with open("%s.%s" % (a.latencies, name), "w") as f:
+                    for n in names:
+                        f.write("%s %.4f %.4f\n" % (n, sent[n] - t0, w.bound[n] - t0))
         w.stop = True
         row.update({"paced_pods": a.paced_pods, "rate": a.rate,
                     "p50_ms": round(quantile(lat, 0.50) * 1000, 1), "p99_ms": round(quantile(lat, 0.99) * 1000, 1),
@@ -304,6 +342,13 @@ def main():
     ap.add_argument("--rate", type=float, default=50, help="pods created per second in the paced phase")
     ap.add_argument("--percentage-of-nodes-to-score", type=int, default=None)
     ap.add_argument("--order", default="kube-scheduler,gpusched")
+    ap.add_argument("--latencies", metavar="PREFIX",
+                    help="write each paced pod's name, create and bind times (s) to PREFIX.SCHEDULER")
+    ap.add_argument("--cpu-load", type=float, default=0, metavar="DUTY",
+                    help="a fixed synthetic load during both runs: a busy loop pinned to each CPU, busy DUTY (0-1) of every 10 ms")
+    ap.add_argument("--cpu-load-cpus", metavar="LIST", help="the CPUs of --cpu-load (default: every CPU), e.g. 0")
+    ap.add_argument("--keep-logs", metavar="DIR", help="copy the schedulers' and the cluster's logs to DIR")
+    ap.add_argument("--gpusched-arg", action="append", default=[], help="one more argument of gpusched serve")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     if a.qps == int(a.qps):
@@ -311,6 +356,7 @@ def main():
     os.environ["GPULABEL_BUILD"] = a.build
     import k8s_util
     t = time.monotonic()
+    load = []
     c = k8s_util.Cluster("bench", audit=False, run_pods=False, controller_manager=False)
     try:
         apiserver = [p for p in pid_of("kube-apiserver")
@@ -327,6 +373,10 @@ def main():
             names.append(n["metadata"]["name"])
         c.wait_nodes_ready(names)
         print("# %d nodes Ready in %.1fs" % (a.nodes, time.monotonic() - t), flush=True)
+        if a.cpu_load:
+            cpus = [int(x) for x in a.cpu_load_cpus.split(",")] if a.cpu_load_cpus else sorted(os.sched_getaffinity(0))
+            load = cpu_load(a.cpu_load, cpus)
+            print("# synthetic load: %d%% of CPU %s" % (a.cpu_load * 100, ",".join(map(str, cpus))), flush=True)
         starts = {"kube-scheduler": (start_kube_scheduler, "default-scheduler"),
                   "gpusched": (start_gpusched, "gpusched")}
         rows = []
@@ -343,6 +393,14 @@ def main():
                 r["scheduler"], r["pods_per_s"], r["backlog_cpu_us_per_pod"], r["backlog_cpu_us_per_pod_all_writes"],
                 r["backlog_apiserver_cpu_us_per_pod"], r["p50_ms"], r["p99_ms"], r["paced_cpu_us_per_pod"]))
     finally:
+        for p in load:
+            p.kill()
+            p.wait()
+        if a.keep_logs:
+            import glob, shutil
+            os.makedirs(a.keep_logs, exist_ok=True)
+            for f in glob.glob(os.path.join(c.dir, "*.log")):
+                shutil.copy(f, a.keep_logs)
         c.close()
 
 

@@ -172,7 +172,7 @@ def main():
         api_cpu0 = cpu_seconds(api.pid)
         log = open(os.path.join(tmp, "serve.log"), "w")
         sched = subprocess.Popen([os.path.join(a.build, "gpusched"), "serve", "--kubeconfig", kc,
-                                  "--metrics-addr", "127.0.0.1:0", "--kube-api-qps", a.qps,
+                                  "--metrics-addr", "127.0.0.1:0", "--secure-port", "0", "--kube-api-qps", a.qps,
                                   "--kube-api-burst", a.burst, "--bind-workers", a.bind_workers,
                                   "--profile", a.profile] +
                                  (["--percentage-of-nodes-to-score", a.percentage_of_nodes_to_score]

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/goparse.h"
+#include "base/quote.h"
 
 #define LOG_LINE_MAX 4096
 #define LOG_MAX_PAIRS 32
@@ -48,9 +49,46 @@ int log_fmt_parse(const char *s, enum log_fmt *out)
     return 0;
 }
 
+static size_t utf8_len(const unsigned char *s, size_t n);
+
+/* text_sanitize copies msg into out (size bytes, NUL-terminated, cut) with every control
+ * character escaped as strconv.Quote escapes it, but tabs and the line breaks of log_quote's
+ * multi-line form (followed by a tab or " >"): whatever a caller put in, no text of the line
+ * can start a line of its own. */
+static void text_sanitize(const char *msg, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+
+    for (; *msg && n + 5 < size; msg++) {
+        unsigned char c = (unsigned char)*msg;
+
+        if ((c >= 0x20 && c != 0x7f) || c == '\t' ||
+            (c == '\n' && (msg[1] == '\t' || (msg[1] == ' ' && msg[2] == '>')))) {
+            out[n++] = (char)c;
+            continue;
+        }
+        out[n++] = '\\';
+        switch (c) {
+        case '\n':
+            out[n++] = 'n';
+            break;
+        case '\r':
+            out[n++] = 'r';
+            break;
+        default:
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+    }
+    out[n] = '\0';
+}
+
 size_t log_format(char *buf, size_t size, char sev, long ts_sec, long ts_nsec, int pid,
                   const char *msg)
 {
+    char clean[LOG_LINE_MAX * 2];
     time_t t = (time_t)ts_sec;
     struct tm tm;
     int n;
@@ -58,8 +96,9 @@ size_t log_format(char *buf, size_t size, char sev, long ts_sec, long ts_nsec, i
     if (size < 2)
         return 0;
     gmtime_r(&t, &tm);
+    text_sanitize(msg, clean, sizeof(clean));
     n = snprintf(buf, size - 1, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s] %s", sev, tm.tm_mon + 1,
-                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts_nsec / 1000, pid, log_tag, msg);
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts_nsec / 1000, pid, log_tag, clean);
     if (n < 0)
         n = 0;
     if ((size_t)n > size - 2)
@@ -176,11 +215,71 @@ static bool jw_string(struct jw *w, const char *s, size_t len, bool cut)
     return true;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * klog's quoting of untrusted text
+ * ------------------------------------------------------------------------------------- */
+
+/* A bounded appender for the quoted forms: what does not fit is dropped, room for the close
+ * is kept. */
+struct qb {
+    char *b;
+    size_t n, cap;
+};
+
+static bool qb_put(struct qb *q, const char *s, size_t len)
+{
+    if (q->n + len > q->cap)
+        return false;
+    memcpy(q->b + q->n, s, len);
+    q->n += len;
+    return true;
+}
+
+static char *quote_slot(void)
+{
+    static __thread char ring[8][LOG_QUOTE_MAX];
+    static __thread unsigned next;
+
+    return ring[next++ % 8];
+}
+
+const char *log_quote_msg(const char *s)
+{
+    return quote_go_to(quote_slot(), LOG_QUOTE_MAX, s, strlen(s));
+}
+
+const char *log_quote(const char *s)
+{
+    const char *nl = strchr(s, '\n');
+    char *out;
+    struct qb q;
+
+    if (!nl)
+        return log_quote_msg(s);
+    /* klog: `<` NL, TAB line NL ..., then ` >` (after the last line's NL, added when missing) */
+    out = quote_slot();
+    q = (struct qb){out, 0, LOG_QUOTE_MAX - 4}; /* NL " >" NUL */
+    qb_put(&q, "<\n", 2);
+    while (*s) {
+        size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
+
+        if (!qb_put(&q, "\t", 1) || !qb_put(&q, s, len))
+            break;
+        s += len;
+        nl = strchr(s, '\n');
+    }
+    if (q.n && out[q.n - 1] != '\n')
+        out[q.n++] = '\n';
+    memcpy(out + q.n, " >", 3);
+    return out;
+}
+
 /* A key/value pair of a klog-style message. */
 struct kv {
     const char *k, *v;
     size_t klen, vlen;
-    bool quoted;
+    bool quoted; /* "..." in strconv.Quote's form */
+    bool multi;  /* klog's multi-line form: <, lines after a tab, " >" */
 };
 
 /* key_at: s starts with a key and '=' (what may follow a value); returns the key's length. */
@@ -197,16 +296,121 @@ static size_t key_at(const char *s)
 }
 
 /* quoted_end: the index of the quote closing a string that starts at s[0] == '"': the first
- * quote followed by the end or by a space and a key (values are written unescaped, so a
- * quote inside one is taken as text). 0 when there is none. */
+ * quote not escaped by a backslash (log_quote's strconv.Quote form) that is followed by the
+ * end or by a space and a key (so an unescaped quote written inside a value is taken as
+ * text). 0 when there is none. */
 static size_t quoted_end(const char *s)
 {
     size_t i;
 
-    for (i = 1; s[i]; i++)
+    for (i = 1; s[i]; i++) {
+        if (s[i] == '\\' && s[i + 1]) {
+            i++;
+            continue;
+        }
         if (s[i] == '"' && (!s[i + 1] || (s[i + 1] == ' ' && key_at(s + i + 2))))
             return i;
+    }
     return 0;
+}
+
+/* multi_end: s starts with "<\n" (log_quote's multi-line form); returns the length of the
+ * form up to its closing " >", 0 when it is not one */
+static size_t multi_end(const char *s)
+{
+    size_t i = 2;
+
+    if (s[0] != '<' || s[1] != '\n')
+        return 0;
+    while (s[i] == '\t') {
+        const char *nl = strchr(s + i, '\n');
+
+        if (!nl)
+            return 0;
+        i = (size_t)(nl - s) + 1;
+    }
+    return s[i] == ' ' && s[i + 1] == '>' ? i + 2 : 0;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* go_unquote decodes the len bytes between a strconv.Quote form's quotes into out (at least
+ * len bytes) and returns the decoded length; an escape it does not know stays as it is */
+static size_t go_unquote(const char *s, size_t len, char *out)
+{
+    size_t i = 0, n = 0;
+
+    while (i < len) {
+        size_t digits = 0, k;
+        uint32_t r = 0;
+        char c;
+
+        if (s[i] != '\\' || i + 1 >= len) {
+            out[n++] = s[i++];
+            continue;
+        }
+        c = s[i + 1];
+        if (c && strchr("abfnrtv\\\"", c)) {
+            out[n++] = c == 'a'   ? '\a'
+                       : c == 'b' ? '\b'
+                       : c == 'f' ? '\f'
+                       : c == 'n' ? '\n'
+                       : c == 'r' ? '\r'
+                       : c == 't' ? '\t'
+                       : c == 'v' ? '\v'
+                                  : c;
+            i += 2;
+            continue;
+        }
+        digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
+        for (k = 0; k < digits && i + 2 + k < len && hexval(s[i + 2 + k]) >= 0; k++)
+            r = r << 4 | (uint32_t)hexval(s[i + 2 + k]);
+        if (!digits || k < digits || r > 0x10ffff) {
+            out[n++] = s[i++];
+            continue;
+        }
+        i += 2 + digits;
+        if (c == 'x' || r < 0x80) {
+            out[n++] = (char)r;
+        } else if (r < 0x800) {
+            out[n++] = (char)(0xc0 | r >> 6);
+            out[n++] = (char)(0x80 | (r & 0x3f));
+        } else if (r < 0x10000) {
+            out[n++] = (char)(0xe0 | r >> 12);
+            out[n++] = (char)(0x80 | ((r >> 6) & 0x3f));
+            out[n++] = (char)(0x80 | (r & 0x3f));
+        } else {
+            out[n++] = (char)(0xf0 | r >> 18);
+            out[n++] = (char)(0x80 | ((r >> 12) & 0x3f));
+            out[n++] = (char)(0x80 | ((r >> 6) & 0x3f));
+            out[n++] = (char)(0x80 | (r & 0x3f));
+        }
+    }
+    return n;
+}
+
+/* multi_decode: the value a multi-line form (without its "<\n" and " >") stands for: the lines
+ * without their tab, the last line break dropped */
+static size_t multi_decode(const char *s, size_t len, char *out)
+{
+    size_t i = 0, n = 0;
+
+    while (i < len) {
+        if (s[i] == '\t' && (i == 0 || s[i - 1] == '\n')) {
+            i++;
+            continue;
+        }
+        out[n++] = s[i++];
+    }
+    if (n && out[n - 1] == '\n')
+        n--;
+    return n;
 }
 
 /* parse_klog splits `"Message" k="v" n=3` into the message and pairs; false when msg is not
@@ -229,6 +433,7 @@ static bool parse_klog(const char *msg, const char **m, size_t *mlen, struct kv 
         kv[n].k = msg + i;
         kv[n].klen = kl;
         i += kl + 1;
+        kv[n].multi = false;
         if (msg[i] == '"') {
             size_t q = quoted_end(msg + i);
 
@@ -238,6 +443,14 @@ static bool parse_klog(const char *msg, const char **m, size_t *mlen, struct kv 
             kv[n].vlen = q - 1;
             kv[n].quoted = true;
             i += q + 1;
+        } else if (msg[i] == '<' && multi_end(msg + i)) {
+            size_t q = multi_end(msg + i);
+
+            kv[n].v = msg + i + 2;
+            kv[n].vlen = q - 4;
+            kv[n].quoted = true;
+            kv[n].multi = true;
+            i += q;
         } else {
             size_t b = 0;
 
@@ -299,10 +512,17 @@ static bool object_key(const char *k, size_t n)
 }
 
 /* jw_pair appends ,"key":value whole or not at all. */
-static bool jw_pair(struct jw *w, const struct kv *p)
+static bool jw_pair(struct jw *w, const struct kv *in)
 {
+    static __thread char dec[LOG_LINE_MAX * 2];
     size_t start = w->n;
+    struct kv decoded = *in, *p = &decoded;
 
+    if (in->quoted && in->vlen <= sizeof(dec)) {
+        decoded.vlen =
+            in->multi ? multi_decode(in->v, in->vlen, dec) : go_unquote(in->v, in->vlen, dec);
+        decoded.v = dec;
+    }
     if (!jw_raw(w, ",", 1) || !jw_string(w, p->k, p->klen, false) || !jw_raw(w, ":", 1))
         goto undo;
     if (p->quoted && object_key(p->k, p->klen) && memchr(p->v, '/', p->vlen)) {
@@ -367,8 +587,13 @@ size_t log_format_json(char *buf, size_t size, char sev, int v, long ts_sec, lon
     jw_raw(&w, ",\"msg\":", 7);
     {
         /* keep room for "v" so that a long message is cut rather than the level lost */
+        static __thread char dec[LOG_LINE_MAX * 2];
         size_t keep = w.cap;
 
+        if (m != msg && mlen <= sizeof(dec)) {
+            mlen = go_unquote(m, mlen, dec); /* a klog message: strconv.Quote's form */
+            m = dec;
+        }
         w.cap = w.cap > 16 ? w.cap - 16 : w.cap;
         jw_string(&w, m, mlen, true);
         w.cap = keep;

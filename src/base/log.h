@@ -16,7 +16,13 @@
  * escaped as zap escapes them (quote, backslash, control characters; invalid UTF-8 as
  * \ufffd). A verbosity (-v) decides how chatty: a line of level v prints when v <= the
  * verbosity (level 0 always). The daemons' only printer: gpulabel's loop (labeler/daemon.c)
- * and gpusched serve. */
+ * and gpusched serve.
+ *
+ * Untrusted text (an API Status message, a name, an error) never starts a line of its own:
+ * klog-style messages put it through log_quote (klog's quoting of a value) or log_quote_msg
+ * (of a message), and the text writer escapes every control character left in a line
+ * (`\n` as the two characters \ and n) but the line breaks of log_quote's multi-line form,
+ * each followed by a tab or " >", as klog writes them. */
 #ifndef BASE_LOG_H
 #define BASE_LOG_H
 
@@ -44,6 +50,20 @@ void log_set_object_keys(const char *const *keys);
 /* log_fmt_parse reads a --logging-format value: "text" or "json" (kube-scheduler's names).
  * Returns 0, or -EINVAL when it is neither. */
 int log_fmt_parse(const char *s, enum log_fmt *out);
+
+/* log_quote returns s as klog's text format writes a string value after "key=" (its
+ * serializer's writeStringValue): strconv.Quote's form ("...", with \" \\ \n \t \xHH
+ * \uHHHH escapes) when s has no line break, else the multi-line form `<` NL, each line after a
+ * tab, NL ` >`. log_quote_msg returns s as klog writes a message: strconv.Quote's form even
+ * with line breaks. The result lives in a ring of 8 buffers of the calling thread: valid for
+ * 8 more calls, enough for one log line's values; text beyond LOG_QUOTE_MAX bytes is cut,
+ * the quotes kept. Which characters count as printable follows Go's unicode.IsPrint for
+ * ASCII, C1 controls, spaces other than U+0020, format characters (bidirectional controls,
+ * zero widths, the byte order mark), line and paragraph separators and private use; other
+ * code points pass (base's Go %q helper will make it exact). */
+#define LOG_QUOTE_MAX 2048
+const char *log_quote(const char *s);
+const char *log_quote_msg(const char *s);
 
 /* log_printf prints one line of severity sev ('I', 'W', 'E') when v is at most the verbosity,
  * naming the calling file and line in JSON. Thread safe: one write(2) per line, so lines

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "draplugin/cdi.h"
 #include "draplugin/checkpoint.h"
 #include "draplugin/dra.pb-c.h"
@@ -141,8 +142,8 @@ static int handle_reg(void *ctx, const char *method, const uint8_t *req, size_t 
             plog(p, 'I', 0, "DRA plugin: registered %s with the kubelet through %s", p->driver,
                  p->sv.reg_path);
         else if (!s->plugin_registered)
-            plog(p, 'E', 0, "DRA plugin: the kubelet refused %s: %.400s", p->driver,
-                 s->error ? s->error : "");
+            plog(p, 'E', 0, "DRA plugin: the kubelet refused %s: %s", p->driver,
+                 log_quote_msg(s->error ? s->error : ""));
         pluginregistration__registration_status__free_unpacked(s, NULL);
         return pack_to(&r.base, resp) ? RPC_INTERNAL : RPC_OK;
     }
@@ -158,6 +159,16 @@ static const char *jstr(const json_t *o, const char *key)
 }
 
 /* GETs the claim; checks it is the one the kubelet means (its UID). */
+/* "namespace/name" of a claim the kubelet named, quoted for a log line (log_quote's ring). */
+static const char *claim_ref(const PbClaim *c)
+{
+    char ref[600];
+
+    snprintf(ref, sizeof(ref), "%.250s/%.250s", c->namespace_ ? c->namespace_ : "",
+             c->name ? c->name : "");
+    return log_quote(ref);
+}
+
 static int get_claim(struct dra_plugin *p, const PbClaim *c, json_t **out, struct err *err)
 {
     struct kube_response resp;
@@ -410,12 +421,12 @@ static int handle_prepare(struct dra_plugin *p, const uint8_t *req, size_t len, 
         err_clear(&e);
         if (prepare_one(p, c, &entries[i], &e)) {
             errs[i] = strdup(e.msg);
-            plog(p, 'W', 0, "DRA plugin: cannot prepare claim %s/%s (%s): %s", c->namespace_,
-                 c->name, c->uid, e.msg);
+            plog(p, 'W', 0, "DRA plugin: cannot prepare claim %s (%s): %s", claim_ref(c),
+                 log_quote(c->uid ? c->uid : ""), e.msg);
         } else {
             ndev += json_array_size(json_object_get(entries[i], "devices"));
-            plog(p, 'I', 1, "DRA plugin: prepared claim %s/%s (%s) in %.3f ms", c->namespace_,
-                 c->name, c->uid, (mono_now() - t0) * 1000.0);
+            plog(p, 'I', 1, "DRA plugin: prepared claim %s (%s) in %.3f ms", claim_ref(c),
+                 log_quote(c->uid ? c->uid : ""), (mono_now() - t0) * 1000.0);
         }
         pthread_mutex_lock(&p->mu);
         if (errs[i])
@@ -563,11 +574,11 @@ static int handle_unprepare(struct dra_plugin *p, const uint8_t *req, size_t len
         json_decref(was);
         if (rc) {
             errs[i] = strdup(e.msg);
-            plog(p, 'W', 0, "DRA plugin: cannot unprepare claim %s/%s (%s): %s", c->namespace_,
-                 c->name, c->uid, e.msg);
+            plog(p, 'W', 0, "DRA plugin: cannot unprepare claim %s (%s): %s", claim_ref(c),
+                 log_quote(c->uid ? c->uid : ""), e.msg);
         } else {
-            plog(p, 'I', 1, "DRA plugin: unprepared claim %s/%s (%s)", c->namespace_, c->name,
-                 c->uid);
+            plog(p, 'I', 1, "DRA plugin: unprepared claim %s (%s)", claim_ref(c),
+                 log_quote(c->uid ? c->uid : ""));
         }
         k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__claims_entry__init(
             &ents[i]);

@@ -16,6 +16,7 @@
 #include "kube/rules.h"
 
 const char *gpusched_cmd_prog = "gpusched";
+const char *gpusched_cmd_name = "gpusched";
 
 int gpusched_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -121,6 +122,23 @@ static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
     return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
 }
 
+/* cmd_no_objects fills err with kubectl's words for -f files that held no object, naming
+ * them (the first three) */
+static int cmd_no_objects(const struct flag_list *files, struct err *err)
+{
+    char names[512];
+    size_t i, len = 0;
+
+    names[0] = '\0';
+    for (i = 0; i < files->n && i < 3 && len < sizeof(names); i++)
+        len +=
+            (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "", files->v[i]);
+    if (files->n > 3 && len < sizeof(names))
+        snprintf(names + len, sizeof(names) - len, ", ...");
+    return err_set(err, -ENODATA, "no objects passed to %s (-f %s: no Kubernetes object)",
+                   gpusched_cmd_name, names);
+}
+
 /* load reads the cluster (live, when wanted) and then files into in; keep: the input's objects
  * are kept too (render) */
 static int load(const struct flag_list *files, const char *namespace_, struct gpusched_live *live,
@@ -128,7 +146,7 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
 {
     struct manifest_input_opts o;
     struct err err;
-    size_t i;
+    size_t i, nread;
     int rc = 0;
 
     err_clear(&err);
@@ -151,6 +169,7 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
     manifest_input_init(in, &o);
     if (live)
         rc = gpusched_live_load(live, in, &err);
+    nread = in->nread;
     for (i = 0; i < files->n && !rc; i++) {
         rc = manifest_input_load_file(in, files->v[i], &err);
         /* the loader names the file when the fault is inside one; a path that cannot be
@@ -158,6 +177,10 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
         if (rc && !err.file[0])
             err_at(&err, files->v[i], 0, 0);
     }
+    if (!rc && files->n && in->nread == nread)
+        /* kubectl create -f on files without an object: "error: no objects passed to
+         * create", exit 1; an empty file is more likely a mistake than an empty cluster */
+        rc = cmd_no_objects(files, &err);
     if (!rc)
         rc = manifest_input_finish(in, &err);
     for (i = 0; i < in->nwarnings; i++)

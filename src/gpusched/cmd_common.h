@@ -35,6 +35,9 @@ void gpusched_cmd_help(const char *cmd, const char *intro, const struct flag *fl
 /* gpusched_cmd_prog is how usage hints name the program: "gpusched", or "kubectl gpusched"
  * when run as the kubectl plugin (set by kubectl.c before any command runs). */
 extern const char *gpusched_cmd_prog;
+/* gpusched_cmd_name is the command running ("simulate"), for messages that name it (set by
+ * main.c's dispatch). */
+extern const char *gpusched_cmd_name;
 
 /* gpusched_cmd_usage_error prints "gpusched: MSG" and the --help hint for cmd on stderr and
  * returns 2. */

@@ -32,9 +32,9 @@ static const char explain_usage[] =
     "The input is the cluster of the kubeconfig (as kubectl finds it: --kubeconfig, then\n"
     "$KUBECONFIG, then ~/.kube/config, then the in-cluster service account) when no -f is\n"
     "given, or with --kubeconfig/--context and -f files added on top; else the -f files.\n"
-    "A pod from the cluster is explained against the cluster as it is; a pod of the files\n"
-    "as `gpusched simulate` leaves the cluster just before the pod's turn (the pending pods\n"
-    "of the files ahead of it, by priority then input order, are placed first).\n"
+    "A pod is explained in the cluster as `gpusched simulate` leaves it just before the\n"
+    "pod's turn: the pending pods ahead of it (by priority, then input order; of the cluster\n"
+    "and of the files alike) are placed first, so a workload's replicas are placed together.\n"
     "\n"
     "TARGET is a pod: NAME (in the -n namespace), NAMESPACE/NAME or pod/NAME; or a workload,\n"
     "whose pending pods are explained: deployment/NAME, replicaset/NAME, statefulset/NAME,\n"
@@ -647,16 +647,23 @@ static int explain_place(struct sched_cluster *c, const struct sched_profile *p,
     return 0;
 }
 
+/* What a workload's summary says of one of its pods. */
+struct explain_sum {
+    const char *status; /* explain_outcome's word */
+    char node[256];     /* where it goes, "" for none */
+};
+
 /* explain_one explains pod (one of ctx->pending) and prints it, or appends its document to
- * docs with -o json. Returns 0, or 1 with the error printed. */
-static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json_t *docs)
+ * docs with -o json; the outcome goes to *sum. Returns 0, or 1 with the error printed. */
+static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json_t *docs,
+                       struct explain_sum *sum)
 {
     struct sched_cluster *before = NULL, *full = NULL;
     struct sched_explanation x;
     struct sched_rng rng;
     struct err err;
     size_t i, mypos = 0, ahead = 0, nresults = 0;
-    bool explained = false, live = gpusched_live_pod(pod);
+    bool explained = false;
     const struct sched_profile *base = ctx->profile;
     int rc = 1;
 
@@ -667,11 +674,11 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
     for (i = 0; i < ctx->npending; i++)
         if (ctx->pending[i] == pod)
             mypos = ctx->rank[i];
-    /* the pods ahead, in input order: a pod of the cluster is explained against the cluster
-     * as it is (the pending pods there have had their turn); a pod of the files after the
-     * files' pending pods ahead of it in the queue */
+    /* the pods ahead, in input order: the pending pods ahead of it in the queue, of the
+     * cluster and of the files alike, as simulate places them (so a workload's replicas are
+     * placed together, and the one that finds no room says so) */
     for (i = 0; i < ctx->npending; i++)
-        if (ctx->rank[i] < mypos && !live && !gpusched_live_pod(ctx->pending[i]))
+        if (ctx->rank[i] < mypos)
             ctx->queue[ahead++] = ctx->pending[i];
 
     /* what simulate decides for the pod: the queue with the pod at its end, so the tie-break
@@ -716,6 +723,9 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
         goto out;
     }
     explained = true;
+    sum->status = explain_outcome(&ctx->results[ahead]);
+    snprintf(sum->node, sizeof(sum->node), "%s",
+             ctx->results[ahead].node ? ctx->results[ahead].node : "");
     gpusched_cmd_warn_unmodelled(&pod, 1);
     if (ctx->fmt == OUT_JSON) {
         json_t *doc = explain_json_doc(ctx, pod, ahead, &x, &ctx->results[ahead]);
@@ -731,6 +741,32 @@ out:
     sched_cluster_free(before);
     sched_cluster_free(full);
     ctx->profile = base;
+    return rc;
+}
+
+/* explain_print_summary ends a workload's explanation with one row per pod explained, in
+ * queue order: which replicas find a node, which do not (each one's section above says why). */
+static int explain_print_summary(const struct kube_pod **pods, const struct explain_sum *sums,
+                                 size_t n)
+{
+    const char *hd[3] = {"POD", "RESULT", "NODE"};
+    struct out_table t;
+    size_t i, placed = 0, shown = n < EXPLAIN_MAX_PODS ? n : EXPLAIN_MAX_PODS;
+    int rc = out_table_init(&t, 3, hd);
+
+    for (i = 0; i < shown && !rc; i++) {
+        const char *cells[3] = {pods[i]->name, sums[i].status,
+                                sums[i].node[0] ? sums[i].node : "<none>"};
+        placed += sums[i].node[0] != '\0';
+        rc = out_table_add_row(&t, cells);
+    }
+    if (!rc) {
+        printf("\n---\n\nSummary: %zu of %zu pod(s) would be scheduled, placed together in queue "
+               "order:\n",
+               placed, shown);
+        out_table_print(&t, stdout);
+    }
+    out_table_release(&t);
     return rc;
 }
 
@@ -775,6 +811,12 @@ static void explain_live_missing(struct gpusched_live *l, const char *ns, const 
         if (node && *node)
             fprintf(stderr, "gpusched: pod %s/%s is not pending: it is bound to node %s\n", ns,
                     name, node);
+        else if (phase && !strcmp(phase, "Pending"))
+            /* pending, but not among the pods read: another namespace than -n's */
+            fprintf(stderr,
+                    "gpusched: pod %s/%s is pending, but the pending pods read are those of "
+                    "namespace %s: pass -n %s (or -A)\n",
+                    ns, name, l->namespace_, ns);
         else
             fprintf(stderr, "gpusched: pod %s/%s is not pending: its phase is %s\n", ns, name,
                     phase ? phase : "unknown");
@@ -909,6 +951,7 @@ int gpusched_cmd_explain(int argc, char **argv)
     struct manifest_input in;
     struct explain_ctx ctx;
     const struct kube_pod **targets = NULL;
+    struct explain_sum *sums = NULL;
     size_t *order = NULL;
     json_t *docs = NULL;
     struct err err;
@@ -953,7 +996,11 @@ int gpusched_cmd_explain(int argc, char **argv)
     ctx.has_sel = f.selector != NULL;
     ctx.f = &f;
 
-    rc = gpusched_cmd_load_live(&f.files, f.namespace_, &f.live, &in, NULL);
+    /* NAMESPACE/NAME of a cluster without -n (nor files, whose default namespace -n is):
+     * the pending pods of that namespace are the ones to read */
+    rc = gpusched_cmd_load_live(
+        &f.files, f.namespace_ || f.files.n || f.live.all_namespaces ? f.namespace_ : target.ns,
+        &f.live, &in, NULL);
     if (rc)
         goto out;
     loaded = true;
@@ -971,7 +1018,8 @@ int gpusched_cmd_explain(int argc, char **argv)
     ctx.rank = calloc(in.npods + 1, sizeof(*ctx.rank));
     order = calloc(in.npods + 1, sizeof(*order));
     targets = calloc(in.npods + 1, sizeof(*targets));
-    if (!ctx.pending || !ctx.queue || !ctx.results || !ctx.rank || !order || !targets) {
+    sums = calloc(EXPLAIN_MAX_PODS, sizeof(*sums));
+    if (!ctx.pending || !ctx.queue || !ctx.results || !ctx.rank || !order || !targets || !sums) {
         rc = -ENOMEM;
         goto out;
     }
@@ -1033,8 +1081,10 @@ int gpusched_cmd_explain(int argc, char **argv)
     for (i = 0; i < ntargets && i < EXPLAIN_MAX_PODS && !rc; i++) {
         if (i && ctx.fmt != OUT_JSON)
             printf("\n---\n\n");
-        rc = explain_one(&ctx, targets[i], docs);
+        rc = explain_one(&ctx, targets[i], docs, &sums[i]);
     }
+    if (!rc && target.kind->kind && ctx.fmt != OUT_JSON && ntargets > 1)
+        rc = explain_print_summary(targets, sums, ntargets);
     if (!rc && ctx.fmt == OUT_JSON) {
         if (target.kind->kind) {
             json_t *doc = json_object();
@@ -1060,6 +1110,7 @@ out:
     free(ctx.queue);
     free(ctx.pending);
     free(targets);
+    free(sums);
     arena_release(&ctx.sel_arena);
     if (loaded)
         manifest_input_release(&in);

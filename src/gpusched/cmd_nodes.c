@@ -25,9 +25,11 @@
 
 static const char nodes_usage[] =
     "List the nodes of the cluster (no -f: the kubeconfig's, as kubectl finds it) or of\n"
-    "manifest files like `kubectl get nodes`, with the GPU labels\n"
-    "(aliyun.accelerator/nvidia_name, nvidia_count, nvidia_mem) and the nvidia.com/gpu still\n"
-    "free: allocatable minus the requests of the pods bound to the node.\n"
+    "manifest files like `kubectl get nodes`, with the GPUs' model, count and memory from\n"
+    "the node's labels (aliyun.accelerator/nvidia_name, nvidia_count, nvidia_mem; else\n"
+    "NVIDIA GPU Feature Discovery's nvidia.com/gpu.product, gpu.count, gpu.memory: -o wide\n"
+    "says which, GPU-SOURCE aliyun or gfd) and the nvidia.com/gpu still free: allocatable\n"
+    "minus the requests of the pods bound to the node.\n"
     "\n"
     "Examples:\n"
     "  # The Tesla-M40 nodes, as kubectl get nodes -l ... -o name prints them\n"
@@ -40,10 +42,70 @@ static const char nodes_usage[] =
     "  gpusched nodes [-f FILE]... [NAME | node/NAME]... [flags]\n"
     "\n";
 
+/* A node's GPUs as one source describes them: the model, how many, the memory of one. */
+struct nodes_gpu {
+    const char *source; /* the source's name (GPU-SOURCE, "gpu.source"), NULL: none found */
+    const char *name, *count;
+    char mem[64]; /* with its unit */
+};
+
+/* Where the GPU columns come from, tried in order; the first that knows the node wins. Each
+ * source is a function, so one that reads other objects than the node (DRA ResourceSlices,
+ * whose devices carry productName and memory) takes its place here beside the labels. */
+struct nodes_gpu_source {
+    const char *name;
+    const char *name_key, *count_key, *mem_key; /* node labels */
+    const char *mem_unit;                       /* appended to a bare number: GFD's MiB */
+    bool (*read)(const struct nodes_gpu_source *s, const struct manifest_input *in,
+                 const struct kube_node *n, struct nodes_gpu *out);
+};
+
+static bool nodes_gpu_from_labels(const struct nodes_gpu_source *s, const struct manifest_input *in,
+                                  const struct kube_node *n, struct nodes_gpu *out)
+{
+    const char *mem = kube_labels_get(&n->labels, s->mem_key);
+
+    (void)in;
+    out->name = kube_labels_get(&n->labels, s->name_key);
+    out->count = kube_labels_get(&n->labels, s->count_key);
+    if (!out->name && !out->count && !mem)
+        return false;
+    out->source = s->name;
+    out->mem[0] = '\0';
+    if (mem)
+        snprintf(out->mem, sizeof(out->mem), "%s%s", mem,
+                 s->mem_unit && *mem && strspn(mem, "0123456789") == strlen(mem) ? s->mem_unit
+                                                                                 : "");
+    return true;
+}
+
+static const struct nodes_gpu_source nodes_gpu_sources[] = {
+    /* the seed's labels, which gpulabel writes (docs/labels.md) */
+    {"aliyun", "aliyun.accelerator/nvidia_name", "aliyun.accelerator/nvidia_count",
+     "aliyun.accelerator/nvidia_mem", NULL, nodes_gpu_from_labels},
+    /* NVIDIA GPU Feature Discovery's (gpulabel writes them too): memory in MiB */
+    {"gfd", "nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory", "MiB",
+     nodes_gpu_from_labels},
+};
+
+/* nodes_gpu_of fills out from the first source that knows n (out->source NULL: none). */
+static void nodes_gpu_of(const struct manifest_input *in, const struct kube_node *n,
+                         struct nodes_gpu *out)
+{
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < sizeof(nodes_gpu_sources) / sizeof(nodes_gpu_sources[0]); i++)
+        if (nodes_gpu_sources[i].read(&nodes_gpu_sources[i], in, n, out))
+            return;
+    memset(out, 0, sizeof(*out));
+}
+
 struct nodes_row {
     const struct kube_node *node;
     struct sched_node_usage use;
     bool has_use;
+    struct nodes_gpu gpu;
 };
 
 static int nodes_row_cmp(const void *a, const void *b)
@@ -177,6 +239,7 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
     headers[ncols++] = "GPU-MEM";
     headers[ncols++] = "GPU-FREE";
     if (wide) {
+        headers[ncols++] = "GPU-SOURCE";
         headers[ncols++] = "GPU-ALLOCATABLE";
         headers[ncols++] = "CPU-REQUESTS";
         headers[ncols++] = "MEMORY-REQUESTS";
@@ -212,11 +275,12 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
         cells[c++] = node->name;
         cells[c++] = nodes_status(node);
         cells[c++] = roles;
-        cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_name");
-        cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_count");
-        cells[c++] = kube_labels_get(&node->labels, "aliyun.accelerator/nvidia_mem");
+        cells[c++] = rows[i].gpu.name;
+        cells[c++] = rows[i].gpu.count;
+        cells[c++] = rows[i].gpu.mem[0] ? rows[i].gpu.mem : NULL;
         cells[c++] = free_gpu;
         if (wide) {
+            cells[c++] = rows[i].gpu.source;
             snprintf(alloc_gpu, sizeof(alloc_gpu), "%" PRId64,
                      kube_resources_scalar(&node->allocatable, NODES_GPU_RESOURCE));
             snprintf(cpu, sizeof(cpu), "%s/%s",
@@ -351,6 +415,18 @@ static json_t *nodes_node_json(const struct nodes_row *row)
         fail |= json_object_set_new(free_, NODES_GPU_RESOURCE, json_string(q));
         fail |= json_object_set_new(ext, "free", free_);
         free_ = NULL;
+        if (row->gpu.source) {
+            /* the GPU columns, and which source gave them */
+            json_t *g = json_object();
+            fail |= !g || json_object_set_new(g, "source", json_string(row->gpu.source));
+            if (!fail && row->gpu.name)
+                fail |= json_object_set_new(g, "product", json_string(row->gpu.name));
+            if (!fail && row->gpu.count)
+                fail |= json_object_set_new(g, "count", json_string(row->gpu.count));
+            if (!fail && row->gpu.mem[0])
+                fail |= json_object_set_new(g, "memory", json_string(row->gpu.mem));
+            fail |= json_object_set_new(ext, "gpu", g);
+        }
         fail |= json_object_set_new(item, "gpusched", ext);
         ext = NULL;
     }
@@ -493,6 +569,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
         }
         rows[nrows].node = n;
         rows[nrows].has_use = sched_cluster_node_usage(cluster, n->name, &rows[nrows].use) == 0;
+        nodes_gpu_of(&in, n, &rows[nrows].gpu);
         nrows++;
     }
     qsort(rows, nrows, sizeof(*rows), nodes_row_cmp);

@@ -113,6 +113,23 @@ static void yaml_inline(FILE *f, const json_t *v)
         yaml_scalar(f, v);
 }
 
+static void yaml_block(FILE *f, const json_t *v, int indent, bool first_inline);
+
+/* one element of a sequence at indent, its "- " included */
+static void yaml_item(FILE *f, const json_t *e, int indent)
+{
+    fputs("- ", f);
+    if (yaml_empty_or_scalar(e)) {
+        yaml_inline(f, e);
+        putc('\n', f);
+    } else if (json_is_object(e)) {
+        yaml_block(f, e, indent + 2, true);
+    } else {
+        putc('\n', f);
+        yaml_block(f, e, indent + 2, false);
+    }
+}
+
 /* v (a non-empty mapping or sequence) in block style at indent; the first line continues the
  * current one when first_inline (after "- ") */
 static void yaml_block(FILE *f, const json_t *v, int indent, bool first_inline)
@@ -139,16 +156,7 @@ static void yaml_block(FILE *f, const json_t *v, int indent, bool first_inline)
         if (!(first && first_inline))
             fprintf(f, "%*s", indent, "");
         first = false;
-        fputs("- ", f);
-        if (yaml_empty_or_scalar(e)) {
-            yaml_inline(f, e);
-            putc('\n', f);
-        } else if (json_is_object(e)) {
-            yaml_block(f, e, indent + 2, true);
-        } else {
-            putc('\n', f);
-            yaml_block(f, e, indent + 2, false);
-        }
+        yaml_item(f, e, indent);
     }
 }
 
@@ -168,6 +176,31 @@ static void yaml_value(FILE *f, const json_t *v, int indent)
 
 /* ------------------------------------------------------------------ the command */
 
+/* The List is written one item at a time, as manifest_render_each makes them: its text is what
+ * out_json_print (compact) and yaml_block would print for the whole List. */
+struct render_out {
+    bool json;
+    size_t n;
+};
+
+static int render_item(void *ctx, json_t *item)
+{
+    struct render_out *o = ctx;
+
+    if (o->json) {
+        if (o->n)
+            putchar(',');
+        json_dumpf(item, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    } else {
+        if (!o->n)
+            putchar('\n');
+        yaml_item(stdout, item, 0);
+    }
+    o->n++;
+    json_decref(item);
+    return ferror(stdout) ? -EIO : 0;
+}
+
 int gpusched_cmd_render(int argc, char **argv)
 {
     struct flag_list files = {0}, pos = {0};
@@ -183,9 +216,9 @@ int gpusched_cmd_render(int argc, char **argv)
         FLAG_END,
     };
     struct manifest_input in;
+    struct render_out o = {false, 0};
     struct err err;
-    json_t *list = NULL;
-    bool help, loaded = false, json;
+    bool help, loaded = false;
     int rc;
 
     err_clear(&err);
@@ -213,25 +246,28 @@ int gpusched_cmd_render(int argc, char **argv)
                                       output);
         goto out;
     }
-    json = output && !strcmp(output, "json");
+    o.json = output && !strcmp(output, "json");
     rc = gpusched_cmd_load_objects(&files, namespace_, &in);
     if (rc)
         goto out;
     loaded = true;
-    if (!(list = manifest_render(&in, &err))) {
+    fputs(o.json ? "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+                 : "apiVersion: v1\nkind: List\nitems:",
+          stdout);
+    rc = manifest_render_each(&in, render_item, &o, &err);
+    if (rc == -EIO || (!rc && ferror(stdout))) {
+        fprintf(stderr, "gpusched: cannot write the output: %s\n", strerror(EIO));
+        rc = 1;
+        goto out;
+    }
+    if (rc) {
         gpusched_cmd_print_err(&err);
         rc = 1;
         goto out;
     }
-    if (json) {
-        rc = gpusched_cmd_print_json(list, 0, 0);
-    } else {
-        yaml_block(stdout, list, 0, false);
-        rc = 0;
-    }
-    rc = gpusched_cmd_flush(rc);
+    fputs(o.json ? "]}\n" : o.n ? "" : " []\n", stdout);
+    rc = gpusched_cmd_flush(0);
 out:
-    json_decref(list);
     if (loaded)
         manifest_input_release(&in);
     flag_list_release(&files);

@@ -3,8 +3,9 @@
  * pods grouped by the FailedScheduling message kube-scheduler would give them now; the GPU
  * fragmentation (free GPUs on nodes that cannot take the pending GPU pods).
  *
- * Every pending pod is tried against the cluster as it is (nothing is assumed between them),
- * the question an operator looking at a stuck queue asks: why does each one wait. */
+ * The pending pods are placed together in queue order, as `gpusched simulate` places them:
+ * the figures and reasons are simulate's (one question, one answer). Whether a node strands
+ * its free GPUs is asked of the cluster as it is: does any pending GPU pod pass its filters. */
 #include "gpusched/cmd_report.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/live.h"
 #include "kube/labels.h"
@@ -25,8 +27,9 @@
 static const char report_usage[] =
     "Write one self-contained HTML page about the cluster's GPUs: used and free per node,\n"
     "grouped by GPU model (nvidia.com/gpu.product, else aliyun.accelerator/nvidia_name); the\n"
-    "pending pods grouped by the FailedScheduling message each would get now; and the GPU\n"
-    "fragmentation: free GPUs on nodes where no pending GPU pod fits.\n"
+    "pending pods grouped by the FailedScheduling message each would get now, placed together\n"
+    "in queue order as `gpusched simulate` places them; and the GPU fragmentation: free GPUs\n"
+    "on nodes where no pending GPU pod fits.\n"
     "\n"
     "The input is the cluster (no -f: the kubeconfig's, as kubectl finds it) or the -f files,\n"
     "as for simulate. The page goes to standard output, or to --out FILE.\n"
@@ -139,7 +142,7 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
     }
     for (i = 0; i < np; i++) {
         gpu_pending += report_pod_gpus(pending[i]) > 0;
-        scheduled += res[i].outcome == SCHED_SCHEDULED;
+        scheduled += res[i].outcome == SCHED_SCHEDULED && !res[i].preempted;
     }
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<title>gpusched report</title>\n<style>\n"
@@ -156,7 +159,8 @@ static void report_write(FILE *f, struct report_node *nodes, size_t nn,
     fprintf(f, ", %s</p>\n", when);
     fprintf(f,
             "<p id=\"summary\">%" PRId64 " nvidia.com/gpu on %zu nodes: %" PRId64 " used, %" PRId64
-            " free. %zu pending pods (%zu requesting GPUs), %zu of which fit now.</p>\n",
+            " free. %zu pending pods (%zu requesting GPUs), %zu of which fit now, placed "
+            "together in queue order as gpusched simulate places them.</p>\n",
             total, nn, used, total - used, np, gpu_pending, scheduled);
 
     fputs("<h2>GPUs per node, by model</h2>\n", f);
@@ -254,11 +258,11 @@ int gpusched_cmd_report(int argc, char **argv)
     const struct kube_pod **pending = NULL;
     struct sched_result *res = NULL;
     struct sched_rng rng;
+    struct sched_sim_opts so;
     struct err err;
     size_t i, j, np = 0, ng = 0, nn = 0;
     bool help, loaded = false;
-    char tmp[4096] = "";
-    FILE *f = stdout;
+    struct outfile of = {0};
     int rc;
 
     err_clear(&err);
@@ -304,24 +308,34 @@ int gpusched_cmd_report(int argc, char **argv)
     }
     np = gpusched_cmd_pending_pods(&in, NULL, pending);
     sched_rng_seed(&rng, GPUSCHED_CMD_DEFAULT_SEED);
+    /* a node is not stranded while some pending GPU pod passes its filters there now: each
+     * GPU pod is tried against the cluster as it is (the nodes are in the cluster's order,
+     * which is the input's) */
     for (i = 0; i < np; i++) {
         struct sched_explanation x;
-        bool gpu = report_pod_gpus(pending[i]) > 0;
 
+        if (report_pod_gpus(pending[i]) <= 0)
+            continue;
         if (sched_explain(cluster, prof, pending[i], &rng, &x, &err)) {
             gpusched_cmd_print_err(&err);
             goto out;
         }
-        /* a node is not stranded while some pending GPU pod passes its filters: the nodes are
-         * in the cluster's order, which is the input's */
-        for (j = 0; gpu && j < x.nnodes && j < nn; j++)
+        for (j = 0; j < x.nnodes && j < nn; j++)
             if (!x.nodes[j].plugin && !x.nodes[j].skipped &&
                 !strcmp(x.nodes[j].node, nodes[j].node->name))
                 nodes[j].fits_some = true;
-        res[i] = x.result;
-        memset(&x.result, 0, sizeof(x.result));
         sched_explanation_release(&x);
-        if (res[i].outcome == SCHED_SCHEDULED)
+    }
+    /* what becomes of the pending pods is simulate's answer: placed together in queue order,
+     * each on what the ones before it left (tried alone, each may fit where only one can) */
+    memset(&so, 0, sizeof(so));
+    so.seed = GPUSCHED_CMD_DEFAULT_SEED;
+    if (sched_simulate(cluster, prof, pending, np, &so, res, &err)) {
+        gpusched_cmd_print_err(&err);
+        goto out;
+    }
+    for (i = 0; i < np; i++) {
+        if (res[i].outcome == SCHED_SCHEDULED && !res[i].preempted)
             continue;
         for (j = 0; j < ng; j++)
             if (groups[j].message && res[i].message && !strcmp(groups[j].message, res[i].message))
@@ -336,38 +350,25 @@ int gpusched_cmd_report(int argc, char **argv)
     }
     qsort(nodes, nn, sizeof(*nodes), report_node_cmp);
     qsort(groups, ng, sizeof(*groups), report_group_cmp);
-    if (out_path) {
-        int n = snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out_path, (long)getpid());
-        if (n < 0 || (size_t)n >= sizeof(tmp) || !(f = fopen(tmp, "w"))) {
-            fprintf(stderr, "gpusched: cannot write '%s': %s\n", out_path, strerror(errno));
-            tmp[0] = '\0';
-            f = stdout;
-            goto out;
-        }
+    /* written whole, then renamed over FILE: a reader never sees half a page, and a failed
+     * run leaves the old one */
+    if (out_path && outfile_open(&of, out_path, &err)) {
+        gpusched_cmd_print_err(&err);
+        goto out;
     }
-    report_write(f, nodes, nn, pending, res, np, groups, ng,
+    report_write(of.f ? of.f : stdout, nodes, nn, pending, res, np, groups, ng,
                  live.client ? kube_client_server(live.client) : "manifest files");
-    if (f != stdout) {
-        /* written whole, then renamed over FILE: a reader never sees half a page */
-        if (fclose(f) || rename(tmp, out_path)) {
-            fprintf(stderr, "gpusched: cannot write '%s': %s\n", out_path, strerror(errno));
-            unlink(tmp);
-            f = stdout;
-            tmp[0] = '\0';
+    if (of.f) {
+        if (outfile_commit(&of, &err)) {
+            gpusched_cmd_print_err(&err);
             goto out;
         }
-        f = stdout;
-        tmp[0] = '\0';
         rc = 0;
     } else {
         rc = gpusched_cmd_flush(0);
     }
 out:
-    if (tmp[0]) {
-        if (f != stdout)
-            fclose(f);
-        unlink(tmp);
-    }
+    outfile_abort(&of);
     for (i = 0; res && i < np; i++)
         sched_result_release(&res[i]);
     free(res);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/outfile.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/kubectl.h"
 #include "gpusched/output.h"
@@ -568,7 +569,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
     struct simulate_progress pr;
     struct simulate_run run = {0};
     struct simulate_follow follow = {0};
-    FILE *trace = NULL;
+    struct outfile trace = {0};
     struct err err;
     enum out_format fmt;
     bool help, loaded = false;
@@ -596,13 +597,14 @@ int gpusched_cmd_simulate(int argc, char **argv)
         so.follow_arg = &follow;
     }
     if (f.trace) {
-        if (!(trace = fopen(f.trace, "w"))) {
-            fprintf(stderr, "gpusched: --trace %s: %s\n", f.trace, strerror(errno));
+        /* put in place only when the run succeeds: a failed one leaves FILE as it was */
+        if (outfile_open(&trace, f.trace, &err)) {
+            fprintf(stderr, "gpusched: --trace: %s\n", err.msg);
             rc = 1;
             goto out;
         }
         so.attempt = simulate_trace_cb;
-        so.attempt_arg = trace;
+        so.attempt_arg = trace.f;
     }
 
     /* bound pods go into the cluster as they are read: only the pending ones are kept */
@@ -648,21 +650,15 @@ int gpusched_cmd_simulate(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
-    if (trace) {
-        int bad = fclose(trace) != 0;
-
-        trace = NULL;
-        if (bad) {
-            fprintf(stderr, "gpusched: --trace %s: %s\n", f.trace, strerror(errno));
-            rc = 1;
-            goto out;
-        }
+    if (trace.f && outfile_commit(&trace, &err)) {
+        fprintf(stderr, "gpusched: --trace: %s\n", err.msg);
+        rc = 1;
+        goto out;
     }
     rc = fmt == OUT_JSON ? simulate_print_json(&run) : simulate_print_table(&run, fmt == OUT_WIDE);
     rc = gpusched_cmd_flush(rc);
 out:
-    if (trace)
-        fclose(trace);
+    outfile_abort(&trace);
     simulate_follow_release(&follow);
     rc = gpusched_cmd_status(rc);
     if (run.results)

@@ -280,8 +280,10 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
                          struct manifest_input *in, struct live_progress *pr, struct err *err)
 {
     char path[LIVE_PATH_MAX], *cont = NULL;
+    struct kube_list_budget b;
     int rc = 0;
 
+    kube_list_budget_init(&b, l->client, NULL);
     for (;;) {
         struct live_page pg = {ls, scan, in, pr, err, NULL};
 
@@ -290,7 +292,7 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
             err_set(err, rc, "list %s: continue token too long", ls->what);
             break;
         }
-        rc = kube_client_get_stream(l->client, path, live_strip, LIVE_PAGE, live_page_take, &pg,
+        rc = kube_client_get_stream(l->client, path, live_strip, LIVE_PAGE, live_page_take, &pg, &b,
                                     err);
         free(cont);
         cont = pg.next;

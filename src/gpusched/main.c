@@ -62,6 +62,7 @@ static int main_dispatch(int argc, char **argv)
         fputs(main_usage, stdout);
         return 0;
     }
+    gpusched_cmd_name = cmd;
     if (!strcmp(cmd, "simulate"))
         return gpusched_cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))

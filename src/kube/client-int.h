@@ -29,6 +29,8 @@ struct kube_client {
     char *url_base;                /* server URL; host replaced by tls-server-name when set */
     struct curl_slist *connect_to; /* routes tls-server-name to the real host, or NULL */
     long timeout_ms;
+    size_t max_body; /* kube_client_opts.max_body */
+    double deadline; /* kube_client_opts.deadline */
     int max_retries; /* kube_client_opts.max_retries */
     double qps;
     double burst;
@@ -49,6 +51,11 @@ struct kube_client {
     double bucket; /* rate-limit tokens available (may go negative: reservations) */
     double bucket_at;
 };
+
+/* kube_client_watch_waits counts, for the whole process, the times a watch waited for its
+ * events to gather (kube_client_watch's window): the tests check that events already waiting
+ * to be read are handled without a wait. */
+unsigned long kube_client_watch_waits(void);
 
 /* kube_client_reserve takes one request's slot from the rate limiter and returns the time
  * (mono_now's clock) before which the request must not be sent, or 0: at once. The

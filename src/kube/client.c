@@ -3,8 +3,9 @@
  * Invariants: every field of struct kube_client (client-int.h) except the pool, the token,
  * the CA bundle and the bucket is read-only after kube_client_new, and those are only touched
  * under c->lock. A bearer token lives in the client and in the header lists of the requests
- * using it; it never reaches an error message. Every response body is capped (lists 256 MiB,
- * watch lines 16 MiB, error bodies 1 MiB). */
+ * using it; it never reaches an error message. Every response body is capped (max_body, 256 MiB
+ * at most; watch lines 16 MiB or max_body, error bodies 1 MiB), every request has a deadline
+ * (the client's timeout), and a list read in pages has one more (struct kube_list_budget). */
 #include "kube/client.h"
 #include "kube/exec.h"
 
@@ -24,13 +25,13 @@
 #include "kube/listsplit.h"
 #include "kube/yaml.h"
 
-#define CLIENT_BODY_MAX ((size_t)256 << 20)
 #define CLIENT_WATCH_LINE_MAX ((size_t)16 << 20)
 #define CLIENT_TOKEN_PERIOD 60.0 /* seconds between token file re-reads (client-go: 1 min) */
 #define CLIENT_CA_PERIOD 300.0   /* seconds between CA file re-reads (client-go: 5 min) */
 #define CLIENT_CA_MAX ((size_t)1 << 20)
 #define CLIENT_CONNECT_TIMEOUT_MS 10000L
 #define CLIENT_WATCH_GATHER_US 2000 /* client_watch_gather's window */
+#define CLIENT_WATCH_BURST_US 200   /* a piece this soon after the previous one was waiting */
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000L
 
 /* client_route sets url_base and, with tls-server-name, a CONNECT_TO entry so libcurl sends
@@ -159,6 +160,8 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out, 
         c->ca_len = c->cfg.ca_len;
     }
     c->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : CLIENT_DEFAULT_TIMEOUT_MS;
+    c->max_body = o && o->max_body ? o->max_body : KUBE_CLIENT_MAX_BODY;
+    c->deadline = o && o->deadline > 0 ? o->deadline : 0;
     c->max_retries = o && o->max_retries > 0 ? o->max_retries : 0;
     c->qps = o && o->qps > 0 ? o->qps : 0;
     c->burst = o && o->burst > 1 ? o->burst : 1;
@@ -210,6 +213,26 @@ void kube_response_release(struct kube_response *r)
     json_decref(r->json);
     r->json = NULL;
     r->status = 0;
+}
+
+size_t kube_client_max_body(uint64_t memory_limit)
+{
+    uint64_t q = memory_limit / 4;
+
+    if (!memory_limit || q >= KUBE_CLIENT_MAX_BODY)
+        return KUBE_CLIENT_MAX_BODY;
+    return q < ((uint64_t)1 << 20) ? (size_t)1 << 20 : (size_t)q;
+}
+
+void kube_list_budget_init(struct kube_list_budget *b, const struct kube_client *c,
+                           volatile sig_atomic_t *stop)
+{
+    memset(b, 0, sizeof(*b));
+    b->stop = stop;
+    b->seconds = KUBE_LIST_DEADLINE_S;
+    b->deadline = mono_now() + b->seconds;
+    b->pages_left = b->max_pages = KUBE_LIST_MAX_PAGES;
+    b->bytes_left = b->max_bytes = c->max_body > SIZE_MAX / 4 ? SIZE_MAX : c->max_body * 4;
 }
 
 bool kube_err_transient(const struct err *e)
@@ -436,9 +459,13 @@ struct client_xfer {
     struct buf *body; /* where 2xx (and error) bodies go */
     bool too_big;
     CURL *h;
-    struct client_split *split; /* a 2xx body goes there instead (kube_client_get_stream) */
-    long status;                /* of the answer, read at its first bytes when split */
-    int retry_after;            /* Retry-After header in seconds, -1 when absent */
+    struct kube_list_budget *budget; /* a page of a list, or NULL */
+    size_t got;                      /* body bytes so far */
+    bool over_budget;                /* the list's pages passed budget->bytes_left */
+    bool stopped;                    /* *budget->stop was seen */
+    struct client_split *split;      /* a 2xx body goes there instead (kube_client_get_stream) */
+    long status;                     /* of the answer, read at its first bytes when split */
+    int retry_after;                 /* Retry-After header in seconds, -1 when absent */
     char errbuf[CURL_ERROR_SIZE];
     struct curl_slist *headers;
 };
@@ -447,6 +474,11 @@ static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct client_xfer *x = ud;
 
+    x->got += size * n;
+    if (x->budget && x->got > x->budget->bytes_left) {
+        x->over_budget = true;
+        return 0;
+    }
     if (x->split && !x->status)
         kube_curl.easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
     if (x->split && x->status >= 200 && x->status <= 299)
@@ -456,6 +488,21 @@ static size_t client_on_body(char *data, size_t size, size_t n, void *ud)
         return 0;
     }
     return size * n;
+}
+
+/* Called by libcurl about once a second even when nothing arrives: a page of a list ends when
+ * its budget's stop flag is set. */
+static int client_on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
+                              curl_off_t uln)
+{
+    struct client_xfer *x = ud;
+
+    (void)dlt, (void)dln, (void)ult, (void)uln;
+    if (x->budget && x->budget->stop && *x->budget->stop) {
+        x->stopped = true;
+        return 1;
+    }
+    return 0;
 }
 
 /* client_retry_after reads a "Retry-After: N" header line; -1 for anything else */
@@ -620,12 +667,14 @@ int kube_client_transport_err(struct kube_client *c, CURLcode cc, const char *er
         return err_set(err, -ETIMEDOUT, "%s %s on %s timed out after %ld ms: %s", method, path,
                        server, timeout_ms, why);
     case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_CRL_BADFILE:
+        /* the next attempt meets the same certificate: not worth retrying */
+        return err_set(err, -EKEYREJECTED, "TLS with API server %s failed: %s", server, why);
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
     case CURLE_USE_SSL_FAILED:
         return err_set(err, -EPROTO, "TLS with API server %s failed: %s", server, why);
     case CURLE_GOT_NOTHING:
@@ -705,9 +754,40 @@ json_t *kube_client_parse_json(const struct buf *b)
 
 /* client_request sends one request; a 2xx body is parsed into resp->json, unless it goes to
  * split as it arrives (kube_client_get_stream). */
+/* client_connected: the transfer on h got its TCP connection */
+static bool client_connected(CURL *h)
+{
+    curl_off_t t = 0;
+
+    return !kube_curl.easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &t) && t > 0;
+}
+
+/* the connect timeout a request of timeout_ms had */
+static long client_connect_timeout(const struct kube_client *c, long timeout_ms)
+{
+    (void)c;
+    return timeout_ms < CLIENT_CONNECT_TIMEOUT_MS ? timeout_ms : CLIENT_CONNECT_TIMEOUT_MS;
+}
+
+/* client_budget_check says why b allows no more page, 0 when it does */
+static int client_budget_check(const struct kube_list_budget *b, const char *path, struct err *err)
+{
+    if (!b)
+        return 0;
+    if (b->stop && *b->stop)
+        return err_set(err, -ECANCELED, "GET %s: stopped", path);
+    if (!b->pages_left)
+        return err_set(err, -E2BIG, "GET %s: the list has more than %zu pages", path, b->max_pages);
+    if (mono_now() >= b->deadline)
+        return err_set(err, -ETIMEDOUT, "GET %s: the list was not read within %.0f s", path,
+                       b->seconds);
+    return 0;
+}
+
 static int client_request(struct kube_client *c, const char *method, const char *path,
                           const char *content_type, const char *body, size_t len,
-                          struct kube_response *resp, struct client_split *split, struct err *err)
+                          struct kube_response *resp, struct client_split *split,
+                          struct kube_list_budget *b, struct err *err)
 {
     struct client_xfer x;
     CURL *h = NULL;
@@ -716,14 +796,17 @@ static int client_request(struct kube_client *c, const char *method, const char 
     bool retried = false;
     CURLcode cc;
     int rc = 0, retries = 0;
+    long timeout_ms;
 
     memset(&x, 0, sizeof(x));
     resp->status = 0;
     resp->json = NULL;
-    buf_init(&resp->body, CLIENT_BODY_MAX);
+    buf_init(&resp->body, c->max_body);
     err_clear(err);
     if (!path || path[0] != '/')
         return err_set(err, -EINVAL, "request path must start with '/'");
+    if ((rc = client_budget_check(b, path, err)))
+        return rc;
     h = client_handle_take(c);
     if (!h)
         return err_set(err, -ENOMEM, "cannot create a libcurl handle");
@@ -740,20 +823,40 @@ static int client_request(struct kube_client *c, const char *method, const char 
         x.h = h;
         x.split = split;
         x.status = 0;
+        x.budget = b;
+        x.got = 0;
+        x.over_budget = x.stopped = false;
         if (split)
             kube_list_split_reset(&split->ls);
         rc = client_prepare(c, h, path, auth, content_type, &x, err);
         if (rc)
             goto out;
-        if (split) {
-            /* a whole list in one answer takes as long as it is large: what times out is a
-             * stream that stalls (no byte for the timeout) */
-            kube_curl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-            kube_curl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-                                  c->timeout_ms > 1000 ? c->timeout_ms / 1000 : 1L);
-        } else {
-            kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        /* the whole answer within the timeout (a page of a list: within its deadline too),
+         * however slowly the server trickles it */
+        timeout_ms = c->timeout_ms;
+        if (c->deadline) {
+            double left = c->deadline - mono_now();
+
+            if (left <= 0) {
+                rc = err_set(err, -ETIMEDOUT, "%s %s on %s: out of time", method, path,
+                             c->cfg.server);
+                goto out;
+            }
+            if (left * 1000 < (double)timeout_ms)
+                timeout_ms = left > 0.001 ? (long)(left * 1000) : 1L;
+            if (timeout_ms < CLIENT_CONNECT_TIMEOUT_MS)
+                kube_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
         }
+        if (b) {
+            double left = b->deadline - mono_now();
+
+            if (left * 1000 < (double)timeout_ms)
+                timeout_ms = left > 0.001 ? (long)(left * 1000) : 1L;
+            kube_curl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+            kube_curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, client_on_progress);
+            kube_curl.easy_setopt(h, CURLOPT_XFERINFODATA, &x);
+        }
+        kube_curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
         /* large lists come compressed when asked (the cap applies to the decoded body) */
         if (!c->cfg.disable_compression)
             kube_curl.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
@@ -769,17 +872,38 @@ static int client_request(struct kube_client *c, const char *method, const char 
             kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
         }
         cc = kube_curl.easy_perform(h);
+        if (x.stopped) {
+            rc = err_set(err, -ECANCELED, "%s %s: stopped", method, path);
+            goto out;
+        }
+        if (cc == CURLE_WRITE_ERROR && x.over_budget) {
+            rc = err_set(err, -E2BIG, "%s %s: the list is larger than %zu MiB in all", method, path,
+                         b->max_bytes >> 20);
+            goto out;
+        }
         if (cc == CURLE_WRITE_ERROR && split && split->ls.rc) {
             rc = split->ls.rc; /* what the handler or the splitter said, in err */
             goto out;
         }
         if (cc == CURLE_WRITE_ERROR && x.too_big) {
             rc = err_set(err, -E2BIG, "%s %s: response larger than %zu MiB", method, path,
-                         CLIENT_BODY_MAX >> 20);
+                         c->max_body >> 20);
+            goto out;
+        }
+        if (cc == CURLE_OPERATION_TIMEDOUT && b && mono_now() >= b->deadline) {
+            rc = err_set(err, -ETIMEDOUT, "%s %s: the list was not read within %.0f s", method,
+                         path, b->seconds);
+            goto out;
+        }
+        if (cc == CURLE_OPERATION_TIMEDOUT && !client_connected(h)) {
+            /* a server that drops packets: say so rather than name a request never sent */
+            rc =
+                err_set(err, -ETIMEDOUT, "cannot connect to API server %s: no answer within %ld ms",
+                        c->cfg.server, client_connect_timeout(c, timeout_ms));
             goto out;
         }
         if (cc != CURLE_OK) {
-            rc = kube_client_transport_err(c, cc, x.errbuf, method, path, c->timeout_ms, err);
+            rc = kube_client_transport_err(c, cc, x.errbuf, method, path, timeout_ms, err);
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
@@ -794,6 +918,10 @@ static int client_request(struct kube_client *c, const char *method, const char 
         rc = kube_client_http_err(resp->status, resp->json, &resp->body, x.retry_after, err);
     else if (split)
         rc = kube_list_split_end(&split->ls);
+    if (!rc && b) {
+        b->pages_left--;
+        b->bytes_left -= x.got;
+    }
 out:
     client_xfer_release(&x);
     kube_client_wipe_free(auth);
@@ -815,8 +943,8 @@ int kube_client_request(struct kube_client *c, const char *method, const char *p
     int rc;
 
     if (resp)
-        return client_request(c, method, path, content_type, body, len, resp, NULL, err);
-    rc = client_request(c, method, path, content_type, body, len, &scratch, NULL, err);
+        return client_request(c, method, path, content_type, body, len, resp, NULL, NULL, err);
+    rc = client_request(c, method, path, content_type, body, len, &scratch, NULL, NULL, err);
     kube_response_release(&scratch);
     return rc;
 }
@@ -832,7 +960,8 @@ struct client_watch {
     struct buf line;    /* partial event line (capped) */
     struct buf errbody; /* body of a non-200 answer (capped, truncated silently) */
     unsigned long events;
-    double last_read; /* when the last bytes of the stream were handled */
+    double last_wake; /* when the stream last woke the thread (client_watch_gather) */
+    double last_end;  /* when the previous piece of the stream was handled */
     int fn_rc;        /* what fn returned when it asked to stop */
     int bad;          /* our own failure (line cap, malformed event) */
     bool stopped;     /* *stop was seen */
@@ -904,17 +1033,29 @@ static int client_split_part(void *ud, struct buf *doc, size_t head_len)
     return client_parse_doc(doc, head_len, s->path, s->strip, s->fn, s->ud, s->ls.err);
 }
 
+int kube_client_list_page(struct kube_client *c, const char *path, struct kube_list_budget *b,
+                          struct kube_response *resp, struct err *err)
+{
+    return client_request(c, "GET", path, NULL, NULL, 0, resp, NULL, b, err);
+}
+
 int kube_client_get_stream(struct kube_client *c, const char *path, const char *const *strip,
-                           size_t batch, kube_json_fn fn, void *ud, struct err *err)
+                           size_t batch, kube_json_fn fn, void *ud, struct kube_list_budget *b,
+                           struct err *err)
 {
     struct client_split s = {.path = path, .strip = strip, .fn = fn, .ud = ud};
+    struct kube_list_budget one;
     struct kube_response r;
     char what[4200];
     int rc;
 
+    if (!b) {
+        kube_list_budget_init(&one, c, NULL);
+        b = &one;
+    }
     snprintf(what, sizeof(what), "GET %s", path);
-    kube_list_split_init(&s.ls, batch, CLIENT_BODY_MAX, what, client_split_part, &s, err);
-    rc = client_request(c, "GET", path, NULL, NULL, 0, &r, &s, err);
+    kube_list_split_init(&s.ls, batch, c->max_body, what, client_split_part, &s, err);
+    rc = client_request(c, "GET", path, NULL, NULL, 0, &r, &s, b, err);
     kube_response_release(&r);
     kube_list_split_release(&s.ls);
     return rc;
@@ -1005,19 +1146,33 @@ static int client_watch_event(void *ud, const char *p, size_t n)
     return 0;
 }
 
-/* client_watch_gather lets a busy stream's events gather: when the previous bytes came less
- * than CLIENT_WATCH_GATHER_US ago, the next read waits out the rest of that time, so one
- * wakeup and one read take the events of a window, not one each (an event is seen at most
- * that late, and only while events keep coming). */
+/* client_watch_gather lets a busy stream's events gather: when bytes wake the thread less
+ * than CLIENT_WATCH_GATHER_US after the previous wakeup, it waits out the rest of that time
+ * before handling them, so one wakeup takes the events of a window, not one each (an event is
+ * seen at most that late, and only while events keep coming). Only a wakeup waits: libcurl
+ * hands over a TLS stream one record (one event) at a time, going back to poll between them,
+ * and pieces that follow the previous one within CLIENT_WATCH_BURST_US were already waiting
+ * to be read. Waiting for each of those (as this did) held a backlog of events to one per
+ * window: 2,000 pod deletions took 4 to 8 s to reach the cache. */
+static unsigned long client_watch_waits;
+
 static void client_watch_gather(struct client_watch *w)
 {
-    double now = mono_now(), until = w->last_read + CLIENT_WATCH_GATHER_US / 1e6;
+    double now = mono_now(), until = w->last_wake + CLIENT_WATCH_GATHER_US / 1e6;
 
+    if (now - w->last_end < CLIENT_WATCH_BURST_US / 1e6)
+        return;
     if (until > now) {
+        __atomic_add_fetch(&client_watch_waits, 1, __ATOMIC_RELAXED);
         mono_sleep_until(until);
         now = mono_now();
     }
-    w->last_read = now;
+    w->last_wake = now;
+}
+
+unsigned long kube_client_watch_waits(void)
+{
+    return __atomic_load_n(&client_watch_waits, __ATOMIC_RELAXED);
 }
 
 static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
@@ -1038,16 +1193,17 @@ static size_t client_watch_on_body(char *data, size_t size, size_t n, void *ud)
         buf_append(&w->errbody, data, len < room ? len : room);
         return len;
     }
+    client_watch_gather(w);
     rc = kube_watch_lines_feed(&w->line, data, len, client_watch_event, w);
+    w->last_end = mono_now();
     if (rc == -E2BIG || rc == -ENOMEM) {
         w->bad = rc == -ENOMEM ? err_set(w->err, rc, "out of memory")
                                : err_set(w->err, -E2BIG, "watch event larger than %zu MiB",
-                                         CLIENT_WATCH_LINE_MAX >> 20);
+                                         w->line.cap >> 20);
         return 0;
     }
     if (rc)
         return 0;
-    client_watch_gather(w);
     return len;
 }
 
@@ -1078,7 +1234,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
 
     memset(&w, 0, sizeof(w));
     memset(&x, 0, sizeof(x));
-    buf_init(&w.line, CLIENT_WATCH_LINE_MAX);
+    buf_init(&w.line, c->max_body < CLIENT_WATCH_LINE_MAX ? c->max_body : CLIENT_WATCH_LINE_MAX);
     buf_init(&w.errbody, KUBE_CLIENT_ERRBODY_MAX + 1);
     w.fn = fn;
     w.ud = ud;

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -40,7 +41,22 @@ struct kube_client_opts {
      * this many times, as client-go's rest client does (10 for kubectl); the wait is capped at
      * the request timeout. 0: never (the caller decides: kube_err_transient) */
     int max_retries;
+    /* the most bytes one answer's body may have (decoded), and a quarter of what all the pages
+     * of one list may have together; 0 = KUBE_CLIENT_MAX_BODY. kube_client_max_body derives
+     * it from the process's memory limit. */
+    size_t max_body;
+    /* mono_now() seconds after which no request is sent and none runs on (a one-shot
+     * program's whole budget): connect and request timeouts are cut to what is left, and a
+     * request past it fails with -ETIMEDOUT. 0: none */
+    double deadline;
 };
+
+#define KUBE_CLIENT_MAX_BODY ((size_t)256 << 20)
+
+/* kube_client_max_body is the body cap for a process limited to memory_limit bytes (0: no
+ * limit known): a quarter of it (at least 1 MiB), at most KUBE_CLIENT_MAX_BODY, so that one
+ * answer, its parse and what the program builds from it fit (docs/security.md). */
+size_t kube_client_max_body(uint64_t memory_limit);
 
 /* kube_client_new loads credentials as described above. Errors name the kubeconfig file and
  * line, or the missing in-cluster file. Caller frees with kube_client_free(). */
@@ -72,7 +88,8 @@ void kube_response_release(struct kube_response *r);
  * No retries happen here but those of max_retries: see kube_err_transient.
  * Codes (docs/api-client.md has the table): 404 -ENOENT, 409 -EBUSY (AlreadyExists -EEXIST),
  * 401 -EACCES, 403 -EPERM, 410 -ESTALE, 400/415/422 -EINVAL, 429/503 -EAGAIN, other 5xx -EIO;
- * transport -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -ECONNRESET, -EPROTO (TLS), -E2BIG.
+ * transport -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -ECONNRESET, -EPROTO (TLS),
+ * -EKEYREJECTED (the server's certificate is not trusted), -E2BIG.
  * The one exception to "no retries": with a token file, a 401 re-reads the token and the
  * request is sent once more when the token changed. */
 int kube_client_request(struct kube_client *c, const char *method, const char *path,
@@ -94,13 +111,44 @@ typedef int (*kube_json_fn)(void *ud, json_t *doc);
  * fn returns. The arena is kept for the thread's next call (the next list):
  * kube_jalloc_release (kube/jalloc.h) frees it once the lists are read. Errors as for
  * kube_client_request (a body that is not JSON: -EPROTO, with fn called for the parts before
- * the fault). The request times out only when the answer stalls for the client's timeout,
- * not when it takes longer as a whole. */
+ * the fault). The answer must arrive whole within the client's timeout; it is one page of
+ * the list that b bounds (NULL: a list of one page, bounded as kube_list_budget_init says). */
+struct kube_list_budget;
 int kube_client_get_stream(struct kube_client *c, const char *path, const char *const *strip,
-                           size_t batch, kube_json_fn fn, void *ud, struct err *err);
+                           size_t batch, kube_json_fn fn, void *ud, struct kube_list_budget *b,
+                           struct err *err);
 
-/* kube_err_transient tells whether an error is worth retrying soon: transport errors,
- * 409, 429, 5xx. 401/403/404/422 are permanent. */
+/* The bounds of one list read in pages (limit/continue), whatever the server does: a
+ * deadline for the whole list, a number of pages and a number of bytes (the decoded bodies
+ * of every page together), and a stop flag that ends the page in flight within about a
+ * second. A page past a bound fails: -ETIMEDOUT ("not read within"), -E2BIG ("more than N
+ * pages", "larger than N MiB"), -ECANCELED (stopped). Each page's own answer is bounded as
+ * any request (the client's timeout, max_body). */
+struct kube_list_budget {
+    volatile sig_atomic_t *stop; /* may be NULL */
+    double deadline;             /* mono_now() seconds */
+    size_t pages_left, bytes_left;
+    double seconds; /* the deadline's length, for messages */
+    size_t max_pages, max_bytes;
+};
+
+/* A list's deadline: continue tokens expire with the API server's etcd compaction (every 5
+ * minutes by default), so no list read in pages outlives it; and its most pages (5,000,000
+ * objects at limit=500). Its most bytes are 4 x the client's max_body. */
+#define KUBE_LIST_DEADLINE_S 300.0
+#define KUBE_LIST_MAX_PAGES 10000
+
+/* kube_list_budget_init starts the budget of a list read through c from now. */
+void kube_list_budget_init(struct kube_list_budget *b, const struct kube_client *c,
+                           volatile sig_atomic_t *stop);
+
+/* kube_client_list_page GETs one page of a list under b's bounds (b is updated), as
+ * kube_client_request does otherwise. */
+int kube_client_list_page(struct kube_client *c, const char *path, struct kube_list_budget *b,
+                          struct kube_response *resp, struct err *err);
+
+/* kube_err_transient tells whether an error is worth retrying soon: transport errors but an
+ * untrusted certificate, 409, 429, 5xx. 401/403/404/422 are permanent. */
 bool kube_err_transient(const struct err *e);
 
 /* Watch events are handed over one at a time. type is "ADDED", "MODIFIED", "DELETED",

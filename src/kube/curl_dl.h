@@ -2,7 +2,7 @@
  *
  * Why: linking libcurl (OpenSSL build, about 33 shared libraries) costs the node agent about
  * 6 MiB of resident memory at process start, even in `gpulabel --oneshot --output -`, which
- * never talks to the API server (issue 2 caps that mode at 4 MiB peak RSS). So the REST
+ * never talks to the API server (that mode's target is 4 MiB peak RSS). So the REST
  * client loads libcurl the first time a client is created. <curl/curl.h> is still included
  * for the types and constants; only the calls go through the table below. */
 #ifndef KUBE_CURL_DL_H

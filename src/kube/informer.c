@@ -23,7 +23,8 @@
 #define INFORMER_RV_MAX 64
 
 struct store_entry {
-    uint64_t gen; /* list generation that last saw the object */
+    uint64_t gen;   /* list generation that last saw the object */
+    uint64_t added; /* the list generation that added it, 0 when a watch event did */
     char rv[INFORMER_RV_MAX];
     char key[];
 };
@@ -35,6 +36,7 @@ struct kube_informer {
     char *field_selector;
     struct keymap store;
     uint64_t gen;
+    bool listing;             /* informer_list is running: what it adds is marked added */
     char rv[INFORMER_RV_MAX]; /* last resourceVersion seen (list, event or bookmark) */
     atomic_bool synced;
     atomic_ullong lists, watches;
@@ -144,6 +146,7 @@ static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
     memcpy(e->key, key, n + 1);
     snprintf(e->rv, sizeof(e->rv), "%s", rv);
     e->gen = inf->gen;
+    e->added = inf->listing ? inf->gen : 0;
     if (keymap_put(&inf->store, e->key, e, NULL)) {
         free(e);
         return -ENOMEM;
@@ -152,18 +155,62 @@ static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
     return 0;
 }
 
-/* informer_list does a full paginated list and then deletes what the list no longer holds. */
+/* informer_drop delivers a DELETE for every object of the store that pick says (at
+ * generation gen) must go, and forgets it. */
+static int informer_drop(struct kube_informer *inf,
+                         bool (*pick)(const struct store_entry *e, uint64_t gen))
+{
+    char **gone = calloc(inf->store.len + 1, sizeof(*gone));
+    size_t ngone = 0, i;
+
+    if (!gone)
+        return -ENOMEM;
+    for (i = 0; i < inf->store.cap; i++) {
+        struct store_entry *e = inf->store.slots[i].value;
+
+        if (inf->store.slots[i].key && pick(e, inf->gen))
+            gone[ngone++] = e->key;
+    }
+    for (i = 0; i < ngone; i++) {
+        struct store_entry *e = keymap_del(&inf->store, gone[i]);
+
+        inf->o.fn(inf->o.ud, KUBE_INFORMER_DELETE, e->key, NULL);
+        free(e);
+    }
+    free(gone);
+    return 0;
+}
+
+/* not seen by the list of generation gen: deleted meanwhile */
+static bool unseen(const struct store_entry *e, uint64_t gen)
+{
+    return e->gen != gen;
+}
+
+/* added by the list of generation gen, which failed */
+static bool added_by(const struct store_entry *e, uint64_t gen)
+{
+    return e->added == gen;
+}
+
+/* informer_list does a full paginated list and then deletes what the list no longer holds.
+ * The list is bounded (struct kube_list_budget: a deadline, pages, bytes; the informer's stop
+ * flag ends it within a second); a list that fails takes back the objects it added, as
+ * client-go's reflector, which replaces its store only with a whole list, would never have
+ * had them: a server that lists without end cannot make the store grow from one failed list
+ * to the next. */
 static int informer_list(struct kube_informer *inf, struct err *err)
 {
     char path[4096], cont_esc[2048];
     const char *cont = NULL;
     struct kube_response resp;
+    struct kube_list_budget b;
     char *cont_copy = NULL;
-    char **gone = NULL;
-    size_t ngone = 0, i;
     int rc = 0;
 
     inf->gen++;
+    inf->listing = true;
+    kube_list_budget_init(&b, inf->c, inf->o.stop);
     for (;;) {
         json_t *items, *item, *md;
         size_t idx;
@@ -175,7 +222,7 @@ static int informer_list(struct kube_informer *inf, struct err *err)
                  inf->field_selector ? "&fieldSelector=" : "",
                  inf->field_selector ? inf->field_selector : "");
         memset(&resp, 0, sizeof(resp));
-        rc = kube_client_request(inf->c, "GET", path, NULL, NULL, 0, &resp, err);
+        rc = kube_client_list_page(inf->c, path, &b, &resp, err);
         if (rc) {
             kube_response_release(&resp);
             goto out;
@@ -211,28 +258,17 @@ static int informer_list(struct kube_informer *inf, struct err *err)
             goto out;
     }
     /* Everything the store holds that this list did not mention was deleted meanwhile. */
-    gone = calloc(inf->store.len + 1, sizeof(*gone));
-    if (!gone) {
+    if (informer_drop(inf, unseen)) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
-    }
-    for (i = 0; i < inf->store.cap; i++) {
-        struct store_entry *e = inf->store.slots[i].value;
-
-        if (inf->store.slots[i].key && e->gen != inf->gen)
-            gone[ngone++] = e->key;
-    }
-    for (i = 0; i < ngone; i++) {
-        struct store_entry *e = keymap_del(&inf->store, gone[i]);
-
-        inf->o.fn(inf->o.ud, KUBE_INFORMER_DELETE, e->key, NULL);
-        free(e);
     }
     atomic_fetch_add(&inf->lists, 1);
     inf->o.fn(inf->o.ud, KUBE_INFORMER_SYNCED, NULL, NULL);
     atomic_store(&inf->synced, true);
 out:
-    free(gone);
+    inf->listing = false;
+    if (rc && !*inf->o.stop && informer_drop(inf, added_by))
+        informer_log(inf, 0, "out of memory taking back a failed list's objects");
     free(cont_copy);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "base/err.h"
+#include "base/keymap.h"
 #include "kube/yaml.h"
 
 #define YAML_MAX_DEPTH 128
@@ -43,8 +44,9 @@ struct kube_lines {
 };
 
 struct anchor {
-    char *name;
+    char *name; /* the key of the loader's anchors map */
     json_t *value;
+    unsigned long nodes; /* go-yaml's decode count of the value, its aliases expanded */
 };
 
 struct loader {
@@ -52,8 +54,10 @@ struct loader {
     struct kube_lines *lines;
     const char *file;
     struct err *err;
-    struct anchor *anchors;
-    size_t nanchors;
+    struct keymap anchors; /* name -> struct anchor, of the document being read */
+    /* go-yaml v2's count of decoded nodes in the document, and of those that come from
+     * expanding an alias: its cap on aliasing (yaml.c, alias_check) */
+    unsigned long decode_count, alias_count;
     /* kube_yaml_each_read only */
     kube_yaml_read_fn rd;
     void *rd_ctx;

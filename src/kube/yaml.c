@@ -50,32 +50,56 @@ static int parser_fail(struct loader *ld)
     return -EINVAL;
 }
 
-static int remember_anchor(struct loader *ld, const yaml_char_t *name, json_t *v)
+/* remember_anchor names v (nodes: its decode count) until the document ends; a name given
+ * again names the new value from then on. One hash lookup, so a document's anchors cost what
+ * they hold, not the square of their number. */
+static int remember_anchor(struct loader *ld, const yaml_char_t *name, json_t *v,
+                           unsigned long nodes)
 {
-    struct anchor *na;
+    struct anchor *a;
+    void *old;
 
     if (!name)
         return 0;
-    na = realloc(ld->anchors, (ld->nanchors + 1) * sizeof(*na));
-    if (!na)
+    a = malloc(sizeof(*a));
+    if (!a || !(a->name = strdup((const char *)name))) {
+        free(a);
         return -ENOMEM;
-    ld->anchors = na;
-    na[ld->nanchors].name = strdup((const char *)name);
-    if (!na[ld->nanchors].name)
+    }
+    a->value = json_incref(v);
+    a->nodes = nodes;
+    if (keymap_put(&ld->anchors, a->name, a, &old)) {
+        json_decref(a->value);
+        free(a->name);
+        free(a);
         return -ENOMEM;
-    na[ld->nanchors].value = json_incref(v);
-    ld->nanchors++;
+    }
+    if (old) {
+        json_decref(((struct anchor *)old)->value);
+        free(((struct anchor *)old)->name);
+        free(old);
+    }
     return 0;
 }
 
-static json_t *find_anchor(struct loader *ld, const yaml_char_t *name)
+/* alias_excessive is go-yaml v2's bound on alias expansion (decoder.unmarshal, whose
+ * sigs.k8s.io/yaml the API server and kubectl decode manifests with): once more than 100 of
+ * over 1,000 decoded nodes come from aliases, their share may not pass 99% up to 400,000
+ * nodes, falling evenly to 10% at 4,000,000 and staying there. A bomb of nested aliases
+ * stops after ~400,000 nodes, however far it would expand. */
+static bool alias_excessive(const struct loader *ld)
 {
-    size_t i = ld->nanchors;
+    double d = (double)ld->decode_count, allowed;
 
-    while (i-- > 0)
-        if (!strcmp(ld->anchors[i].name, (const char *)name))
-            return ld->anchors[i].value;
-    return NULL;
+    if (ld->alias_count <= 100 || ld->decode_count <= 1000)
+        return false;
+    if (d <= 400000)
+        allowed = 0.99;
+    else if (d >= 4000000)
+        allowed = 0.10;
+    else
+        allowed = 0.99 - 0.89 * ((d - 400000) / 3600000);
+    return (double)ld->alias_count / d > allowed;
 }
 
 /* format_float_key prints a float mapping key as sigs.k8s.io/yaml does:
@@ -116,8 +140,11 @@ static int load_key(struct loader *ld, yaml_event_t *ev, int depth, json_t **out
     if (ev->type != YAML_SCALAR_EVENT)
         return load_node(ld, ev, depth, out);
     *out = NULL;
+    ld->decode_count++;
+    if (alias_excessive(ld))
+        return load_fail(ld, (int)ev->start_mark.line + 1, "document contains excessive aliasing");
     v = resolve_scalar(ev);
-    if (!v || remember_anchor(ld, ev->data.scalar.anchor, v)) {
+    if (!v || remember_anchor(ld, ev->data.scalar.anchor, v, 1)) {
         json_decref(v);
         return err_set(ld->err, -ENOMEM, "out of memory");
     }
@@ -175,6 +202,8 @@ static int load_items(struct loader *ld, yaml_event_t *ev, json_t *list, json_t 
 static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **out)
 {
     int line = (int)ev->start_mark.line + 1;
+    unsigned long start = ld->decode_count;
+    const struct anchor *a;
     yaml_event_t sub;
     json_t *v = NULL, *merged = NULL; /* a mapping's keys that came from merge keys */
     int rc;
@@ -182,18 +211,30 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     *out = NULL;
     if (depth > YAML_MAX_DEPTH)
         return load_fail(ld, line, "document nested too deeply");
+    /* an alias counts once, then every node of its value again, as an alias's */
+    ld->decode_count++;
+    if (alias_excessive(ld))
+        return load_fail(ld, line, "document contains excessive aliasing");
     switch (ev->type) {
     case YAML_ALIAS_EVENT:
-        v = find_anchor(ld, ev->data.alias.anchor);
-        if (!v)
-            return load_fail(ld, line, "unknown anchor referenced");
-        *out = json_incref(v);
+        a = keymap_get(&ld->anchors, (const char *)ev->data.alias.anchor);
+        if (!a) {
+            err_set(ld->err, -EINVAL, "unknown anchor '%s' referenced",
+                    (const char *)ev->data.alias.anchor);
+            err_at(ld->err, ld->file, line, 0);
+            return -EINVAL;
+        }
+        ld->decode_count += a->nodes;
+        ld->alias_count += a->nodes;
+        if (alias_excessive(ld))
+            return load_fail(ld, line, "document contains excessive aliasing");
+        *out = json_incref(a->value);
         return 0;
     case YAML_SCALAR_EVENT:
         v = resolve_scalar(ev);
         if (!v)
             goto nomem;
-        if (remember_anchor(ld, ev->data.scalar.anchor, v))
+        if (remember_anchor(ld, ev->data.scalar.anchor, v, 1))
             goto nomem;
         break;
     case YAML_SEQUENCE_START_EVENT:
@@ -227,6 +268,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
             goto nomem;
         for (;;) {
             json_t *key, *val;
+            bool val_seq;
             int kline;
 
             if (!yaml_parser_parse(&ld->parser, &sub)) {
@@ -252,6 +294,7 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                 json_decref(merged);
                 return parser_fail(ld);
             }
+            val_seq = sub.type == YAML_SEQUENCE_START_EVENT;
             if (depth == 0 && ld->item_fn && sub.type == YAML_SEQUENCE_START_EVENT &&
                 json_is_string(key) && !strcmp(json_string_value(key), "items"))
                 rc = load_items(ld, &sub, v, &val);
@@ -270,6 +313,8 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
                  * each map of a list in turn (so the earlier maps win) */
                 size_t i, n = json_is_array(val) ? json_array_size(val) : 1;
 
+                /* go-yaml decodes neither the key nor a list of maps, only the maps */
+                ld->decode_count -= 1 + val_seq;
                 for (i = 0; i < n; i++)
                     if (!json_is_object(json_is_array(val) ? json_array_get(val, i) : val)) {
                         json_decref(key);
@@ -352,10 +397,10 @@ static int load_node(struct loader *ld, yaml_event_t *ev, int depth, json_t **ou
     /* A collection's anchor is known only once the collection is complete, so an alias
      * inside it cannot refer to it: a value containing itself would be a reference cycle. */
     if (ev->type == YAML_SEQUENCE_START_EVENT &&
-        remember_anchor(ld, ev->data.sequence_start.anchor, v))
+        remember_anchor(ld, ev->data.sequence_start.anchor, v, ld->decode_count - start))
         goto nomem;
     if (ev->type == YAML_MAPPING_START_EVENT &&
-        remember_anchor(ld, ev->data.mapping_start.anchor, v))
+        remember_anchor(ld, ev->data.mapping_start.anchor, v, ld->decode_count - start))
         goto nomem;
     if (kube_lines_add(ld->lines, v, line))
         goto nomem;
@@ -371,13 +416,16 @@ static void anchors_clear(struct loader *ld)
 {
     size_t i;
 
-    for (i = 0; i < ld->nanchors; i++) {
-        free(ld->anchors[i].name);
-        json_decref(ld->anchors[i].value);
+    for (i = 0; i < ld->anchors.cap; i++) {
+        struct anchor *a = ld->anchors.slots[i].value;
+
+        if (!ld->anchors.slots[i].key)
+            continue;
+        json_decref(a->value);
+        free(a->name);
+        free(a);
     }
-    free(ld->anchors);
-    ld->anchors = NULL;
-    ld->nanchors = 0;
+    keymap_release(&ld->anchors);
 }
 
 /* parse_stream runs the parser over data and hands each non-empty document's root (a new
@@ -487,6 +535,8 @@ static int parse_stream(struct loader *ld, const char *data, size_t len,
         case YAML_ALIAS_EVENT: {
             json_t *v;
 
+            ld->decode_count = 1; /* the document node */
+            ld->alias_count = 0;
             rc = load_node(ld, &ev, 0, &v);
             if (rc) {
                 done = 1;

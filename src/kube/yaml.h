@@ -4,8 +4,11 @@
  * resolves them: plain null/~/empty to null; true/false/yes/no/on/off (any of the usual
  * casings) to booleans; integers as Go's ParseInt(s, 0, 64) reads them once '_' are dropped
  * (0x, 0o, 0b, and a leading 0 for octal: "010" is 8); floats to reals; everything
- * quoted, block or otherwise to strings. Anchors and aliases are supported. Every value
- * produced is recorded in a struct kube_lines so decoders can name the line of a bad field. */
+ * quoted, block or otherwise to strings. Anchors and aliases are supported, within go-yaml's
+ * bound on aliasing (a document whose nodes come mostly from aliases, past a size, is refused
+ * with "document contains excessive aliasing", as the API server and kubectl refuse it). Every
+ * value produced is recorded in a struct kube_lines so decoders can name the line of a bad
+ * field. */
 #ifndef KUBE_YAML_H
 #define KUBE_YAML_H
 

@@ -6,6 +6,7 @@
 #define LABELER_CONFIG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "deviceplugin/plugin.h"
@@ -47,6 +48,7 @@ struct labeler_config {
     bool log_json;                 /* --logging-format json (the daemon's lines; default text) */
     const char *metrics_addr;      /* --metrics-addr HOST:PORT: /healthz, /readyz, /metrics */
     long timeout_ms;               /* --timeout (30s): how long --oneshot retries the API */
+    uint64_t memory_limit;         /* --memory-limit, else the cgroup's; 0: none known */
     int mig_strategy;              /* --mig-strategy: enum labeler_mig_strategy */
     bool fail_on_init_error;       /* --fail-on-init-error (default true): oneshot exits 1
                                     * when NVML cannot start */

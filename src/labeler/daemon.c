@@ -27,6 +27,7 @@
 #include "kube/client.h"
 #include "labeler/backoff.h"
 #include "labeler/dra.h"
+#include "labeler/healthev.h"
 #include "labeler/node.h"
 #include "labeler/sync.h"
 
@@ -218,7 +219,7 @@ static int need_node_name(const struct labeler_config *cfg, struct err *err)
 }
 
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
-                      struct err *err)
+                      double deadline, struct err *err)
 {
     struct kube_client *c = NULL;
     struct sync_result res;
@@ -227,7 +228,7 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
     rc = need_node_name(cfg, err);
     if (rc)
         goto out;
-    rc = labeler_client_open(cfg, &c, err);
+    rc = labeler_client_open_until(cfg, deadline, &c, err);
     if (rc) {
         err_prefix(err, "cannot set up the API client");
         goto out;
@@ -412,9 +413,10 @@ struct daemon {
     struct daemon_errlog plugin_log;
     struct dp_config dp; /* cfg->dp with our log and event callbacks */
     char profiles[DAEMON_MIG_PROFILES][32];
-    bool lost[GPU_MAX_DEVICES]; /* GPUs the last detection could not read */
-    int mode;                   /* the mode in force: LABELER_MODE_DEVICE_PLUGIN or _DRA */
-    struct labeler_dra *dra;    /* DRA mode: monitor, kubelet plugin, slices */
+    bool lost[GPU_MAX_DEVICES];        /* GPUs the last detection could not read */
+    int mode;                          /* the mode in force: LABELER_MODE_DEVICE_PLUGIN or _DRA */
+    struct labeler_dra *dra;           /* DRA mode: monitor, kubelet plugin, slices */
+    struct labeler_healthev *healthev; /* device-plugin mode without the plugin: Events */
     char resources[DAEMON_MIG_PROFILES][64];
 
     /* what /healthz, /readyz and /metrics report, under mu (the HTTP thread reads it; the
@@ -429,8 +431,10 @@ struct daemon {
 
 /* /healthz fails while NVML is down or a started device plugin is not registered; /readyz
  * holds once a detection cycle is over; /metrics is Prometheus text. */
-static int daemon_on_http(void *ud, const char *path, struct buf *body, const char **ctype)
+static int daemon_on_http(void *ud, const struct httpd_req *req, struct buf *body,
+                          const char **ctype)
 {
+    const char *path = req->path;
     struct daemon *d = ud;
     struct dp_status st, sum;
     struct labeler_dra_status dra;
@@ -580,6 +584,22 @@ static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired
     size_t nprof = 0, i;
     int rc;
 
+    if (!d->cfg->device_plugin && d->mode == LABELER_MODE_DEVICE_PLUGIN && d->client &&
+        !d->healthev && desired->n) {
+        /* the device plugin runs in a container without a token: its Events are posted here */
+        char msg[ERR_MSG_MAX + 64];
+
+        err_clear(&err);
+        if (labeler_healthev_start(d->cfg, &d->healthev, &err)) {
+            snprintf(msg, sizeof(msg), "cannot watch GPU health for Events: %s", err.msg);
+            errlog_report(&d->plugin_log, msg, msg, "; trying again next cycle");
+        } else {
+            errlog_clear(&d->plugin_log);
+            log_line('I', 1,
+                     "watching GPU health for the Node's Events (the device plugin "
+                     "runs without an API token)");
+        }
+    }
     if (!d->cfg->device_plugin || d->mode == LABELER_MODE_DRA || d->plugins_started || !desired->n)
         return;
     err_clear(&err);
@@ -902,6 +922,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     httpd_stop(d.httpd);
     daemon_plugins_stop(&d);
     labeler_dra_stop(d.dra);
+    labeler_healthev_stop(d.healthev);
     labeler_labels_release(&d.written);
     labeler_node_event_client(NULL);
     kube_client_free(d.client);

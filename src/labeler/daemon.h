@@ -17,9 +17,10 @@
  * 409). Needs cfg->node_name; the client comes from cfg->kubeconfig (NULL: $KUBECONFIG,
  * in-cluster, ~/.kube/config). On failure err's message is complete and names the node, e.g.
  * `cannot patch node "gpu-1": forbidden: ... (check the ClusterRole allows get,patch on
- * nodes)`, with err->http_status set for API errors. */
+ * nodes)`, with err->http_status set for API errors. Nothing runs past deadline (mono_now()
+ * seconds; 0: the requests' own timeouts only). */
 int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_labels *desired,
-                      struct err *err);
+                      double deadline, struct err *err);
 
 /* labeler_daemon_run runs the loop (docs/node-sync.md), logging to stderr, and returns the
  * process exit status: 0 after SIGTERM/SIGINT, 2 without a node name (unless cfg->no_sync),

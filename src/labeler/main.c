@@ -15,6 +15,8 @@
 #include "base/flag.h"
 #include "base/goparse.h"
 #include "base/log.h"
+#include "base/memlimit.h"
+#include "kube/quantity.h"
 #include "labeler/config.h"
 #include "labeler/daemon.h"
 #include "labeler/labels.h"
@@ -185,6 +187,18 @@ static int set_mig_strategy(void *dest, const char *v, struct err *err)
     return 0;
 }
 
+/* a quantity of bytes ("64Mi", "67108864"), as the Downward API's resourceFieldRef
+ * limits.memory gives it */
+static int set_memory_limit(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (kube_quantity_parse(v, &n, NULL, NULL) || n <= 0)
+        return err_set(err, -EINVAL, "invalid memory limit '%s' (want bytes, e.g. 64Mi)", v);
+    *(uint64_t *)dest = (uint64_t)n;
+    return 0;
+}
+
 static void print_err(const struct err *err)
 {
     char buf[ERR_MSG_MAX + 600];
@@ -218,29 +232,46 @@ static void print_usage_error(const struct flag_fault *ff)
     }
 }
 
-/* The sync of --oneshot: transient API failures (connection refused, timeouts, 429, 5xx,
- * 409) are retried with backoff until cfg->timeout_ms has passed, each retry said on stderr. */
+/* The sync of --oneshot, within cfg->timeout_ms in all: each attempt's connect and requests
+ * are cut to what is left of it, and transient API failures (connection refused or timed out,
+ * 429, 5xx, 409) are retried with backoff while it lasts. The first failure says at once what
+ * happened and for how long it will be retried; each retry says when it comes; the last
+ * failure is returned with how long and how many attempts it took. */
 static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_labels *labels,
                         struct err *err)
 {
     struct labeler_backoff b;
-    int64_t deadline = mono_ms() + cfg->timeout_ms;
-    int rc;
+    int64_t start = mono_ms(), deadline = start + cfg->timeout_ms;
+    int rc, attempts = 0;
 
     labeler_backoff_init(&b, 500, 5000, (unsigned long)mono_ms());
     for (;;) {
         long wait;
 
         err_clear(err);
-        rc = labeler_sync_once(cfg, labels, err);
+        rc = labeler_sync_once(cfg, labels, (double)deadline / 1000, err);
+        attempts++;
         if (!rc || !kube_err_transient(err))
             return rc;
         wait = labeler_backoff_next(&b);
         if (err->retry_after > 0 && (long)err->retry_after * 1000 > wait)
             wait = (long)err->retry_after * 1000;
-        if (mono_ms() + wait > deadline)
+        if (mono_ms() + wait >= deadline) {
+            char msg[ERR_MSG_MAX];
+
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            err_set(err, rc, "%s (gave up after %.1f s and %d attempt%s: --timeout %.0fs)", msg,
+                    (double)(mono_ms() - start) / 1000, attempts, attempts > 1 ? "s" : "",
+                    (double)cfg->timeout_ms / 1000);
             return rc;
-        fprintf(stderr, "gpulabel: %s; retrying in %ld ms\n", err->msg, wait);
+        }
+        if (attempts == 1)
+            fprintf(stderr,
+                    "gpulabel: %s; retrying in %ld ms, for up to %.0fs in all (--timeout)\n",
+                    err->msg, wait, (double)cfg->timeout_ms / 1000);
+        else
+            fprintf(stderr, "gpulabel: attempt %d: %s; retrying in %ld ms\n", attempts, err->msg,
+                    wait);
         mono_sleep_ms(wait);
     }
 }
@@ -384,10 +415,17 @@ int main(int argc, char **argv)
          "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
          "e.g. :9402 (daemon only; default off)"},
         {"timeout", 0, FLAG_FUNC, &cfg.timeout_ms, set_interval, "GPULABEL_TIMEOUT", "DURATION",
-         "--oneshot retries transient API failures for this long (default 30s)"},
+         "--oneshot's whole budget for the API server: every connect\n"
+         "and request, and the retries of transient failures\n"
+         "(refused, timed out, 429, 5xx) with backoff, end within\n"
+         "it (default 30s)"},
         {"fail-on-init-error", 0, FLAG_BOOL, &cfg.fail_on_init_error, NULL,
          "GPULABEL_FAIL_ON_INIT_ERROR", NULL,
          "--oneshot exits 1 when NVML cannot start (default true)"},
+        {"memory-limit", 0, FLAG_FUNC, &cfg.memory_limit, set_memory_limit, "GPULABEL_MEMORY_LIMIT",
+         "QUANTITY",
+         "the memory gpulabel may use (default: its cgroup's limit);\n"
+         "an API answer may have a quarter of it (at most 256Mi)"},
         {"no-timestamp", 0, FLAG_BOOL, &no_timestamp, NULL, "GPULABEL_NO_TIMESTAMP", NULL,
          "accepted for GFD: gpulabel never writes nvidia.com/gfd.timestamp"},
         {"version", 0, FLAG_BOOL, &version, NULL, NULL, NULL, "show the version"},
@@ -461,6 +499,8 @@ int main(int argc, char **argv)
         cfg.kubeconfig = v && *v ? v : NULL;
     }
     cfg.dp.nvml_lib = cfg.nvml_lib;
+    if (!cfg.memory_limit)
+        cfg.memory_limit = memlimit_cgroup(NULL);
     if (cfg.oneshot)
         return run_oneshot(&cfg);
     return labeler_daemon_run(&cfg);

@@ -21,15 +21,23 @@ void labeler_node_event_client(struct kube_client *c)
     event_client = c;
 }
 
-int labeler_client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
+int labeler_client_open_until(const struct labeler_config *cfg, double deadline,
+                              struct kube_client **out, struct err *err)
 {
     struct kube_client_opts o;
 
     memset(&o, 0, sizeof(o));
+    o.deadline = deadline;
+    o.max_body = kube_client_max_body(cfg->memory_limit);
     o.kubeconfig = cfg->kubeconfig;
     o.user_agent = LABELER_USER_AGENT;
     o.timeout_ms = LABELER_REQUEST_TIMEOUT_MS;
     return kube_client_new(&o, out, err);
+}
+
+int labeler_client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
+{
+    return labeler_client_open_until(cfg, 0, out, err);
 }
 
 void labeler_node_event(const struct labeler_config *cfg, const char *type, const char *reason,

@@ -13,7 +13,11 @@
 #define LABELER_USER_AGENT "gpulabel/0.1 (linux)"
 
 /* labeler_client_open makes a client from cfg->kubeconfig (NULL: $KUBECONFIG, in-cluster,
- * ~/.kube/config) with gpulabel's user agent and request timeout. The caller frees it. */
+ * ~/.kube/config) with gpulabel's user agent, request timeout and body cap (--memory-limit).
+ * The caller frees it. labeler_client_open_until also bounds every request by deadline
+ * (monotonic seconds; 0: none). */
+int labeler_client_open_until(const struct labeler_config *cfg, double deadline,
+                              struct kube_client **out, struct err *err);
 int labeler_client_open(const struct labeler_config *cfg, struct kube_client **out,
                         struct err *err);
 

@@ -139,6 +139,7 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
             return load_list(c, obj, kind, av, depth, line);
     }
 
+    c->in->nread++;
     k = kind_lookup(kind);
     if (!k && c->in->opts.keep_objects)
         return manifest_keep_object(c->in, obj, kind, 0) ? manifest_nomem(c) : 0;

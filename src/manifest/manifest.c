@@ -214,7 +214,7 @@ void manifest_input_release(struct manifest_input *in)
         return;
     o = in->opts;
     while (in->nobjects)
-        json_decref(in->objects[--in->nobjects].json);
+        free(in->objects[--in->nobjects].text);
     free(in->objects);
     arena_release(&in->arena);
     free(in->nodes);

@@ -56,13 +56,15 @@ struct manifest_input_opts {
     bool strict;
 };
 
-/* One object of the input as it was read (opts.keep_objects): json is the object (one
- * reference, owned by the input), kind its kind (arena copy), npods how many entries of
+/* One object of the input as it was read (opts.keep_objects): text is the object as compact
+ * JSON (len bytes, NUL-terminated, owned by the input: a tenth of its tree's memory), kind its
+ * kind (arena copy), npods how many entries of
  * pods[] it stands for, in pods[] order: 1 for a Pod, the pods a workload creates (known once
  * manifest_input_finish has run), 0 for everything else. Walking objects[]
  * and pods[] together gives the input order with every workload in place of its pods. */
 struct manifest_object {
-    json_t *json;
+    char *text;
+    size_t len;
     const char *kind;
     size_t npods;
 };
@@ -125,6 +127,10 @@ struct manifest_input {
     size_t nwarnings;
     struct manifest_object *objects; /* opts.keep_objects only: input order */
     size_t nobjects;
+    /* objects read so far (documents and list items that are not lists themselves, skipped
+     * kinds included): a command compares it before and after its -f files, as kubectl
+     * says "no objects passed to create" when they held none */
+    size_t nread;
     int finished; /* set by a successful manifest_input_finish */
     struct manifest_input_opts opts;
     struct manifest_input_priv *priv;

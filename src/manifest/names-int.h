@@ -9,8 +9,9 @@
 
 #include "manifest/state-int.h"
 
-/* manifest_template_hash writes a Deployment's pod-template-hash for the template tmpl:
- * 10 characters of the safe alphabet, from a hash of its canonical JSON. */
+/* manifest_template_hash writes a Deployment's pod-template-hash for the template tmpl: the
+ * controller's (manifest_pod_template_hash, no collision count), or for a template that one
+ * cannot print exactly 10 characters of the safe alphabet from a hash of its canonical JSON. */
 void manifest_template_hash(char out[11], const json_t *tmpl);
 
 /* manifest_generated_name picks a generateName-style "<base><5 chars>" not used yet in the

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "manifest/podhash-int.h"
+
 #define NAME_ATTEMPTS 64
 /* names.SimpleNameGenerator: generateName is cut to 63 - 5 characters before the suffix */
 #define GENERATED_BASE_MAX 58
@@ -28,10 +30,11 @@ static void suffix5(char out[6], const char *ns, const char *base, size_t index,
     out[5] = '\0';
 }
 
-/* manifest_template_hash is a pod-template-hash: the decimal form of a 32-bit hash of the
- * template, each digit mapped through the safe alphabet as rand.SafeEncodeString does (10
- * characters). The hash covers the template's canonical JSON, at most its first
- * HASH_INPUT_MAX bytes (YAML aliases can make a small file expand enormously). */
+/* manifest_template_hash is the controller's pod-template-hash (podhash.c); for a template
+ * that cannot be printed as the controller prints it, a stand-in: the decimal form of a 32-bit
+ * hash of the template's canonical JSON (at most its first HASH_INPUT_MAX bytes: YAML aliases
+ * can make a small file expand enormously), each digit mapped through the safe alphabet as
+ * rand.SafeEncodeString does (10 characters). */
 #define HASH_INPUT_MAX ((size_t)1 << 20)
 
 struct hash_state {
@@ -56,6 +59,8 @@ void manifest_template_hash(char out[11], const json_t *tmpl)
     char dec[16];
     int i;
 
+    if (!manifest_pod_template_hash(tmpl, NULL, out, NULL))
+        return;
     json_dump_callback(tmpl, hash_chunk, &st, JSON_COMPACT | JSON_SORT_KEYS);
     snprintf(dec, sizeof(dec), "%010u", (unsigned)(uint32_t)(st.h ^ (st.h >> 32)));
     for (i = 0; i < 10; i++)

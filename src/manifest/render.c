@@ -289,91 +289,97 @@ static const char *default_api_version(const char *kind)
     return "v1";
 }
 
-json_t *manifest_render(const struct manifest_input *in, struct err *err)
+/* render_object hands fn the items object o (parsed from its text) stands for, and the pods of
+ * in->pods from *k on that it created */
+static int render_object(const struct manifest_input *in, const struct manifest_object *mo,
+                         json_t *o, size_t *k, const char *default_class, manifest_render_fn fn,
+                         void *ctx, struct err *err)
 {
-    json_t *list = json_object(), *items = json_array();
-    const char *default_class = NULL;
-    size_t i, k = 0, j;
+    const char *kind = mo->kind, *av = api_version_of(o, default_api_version(kind));
+    json_t *md = json_object_get(o, "metadata");
+    const char *name = json_is_object(md) ? json_string_value(json_object_get(md, "name")) : NULL;
+    const json_t *tmpl = json_object_get(json_object_get(o, "spec"), "template");
+    const char *owner_kind = kind, *owner_av = av, *owner = name;
+    char rs_name[400];
+    json_t *obj = NULL;
+    size_t j;
+    int rc;
 
-    if (!list || !items || set_str(list, "apiVersion", "v1") || set_str(list, "kind", "List") ||
-        json_object_set(list, "items", items))
-        goto nomem;
+    if (*k + mo->npods > in->npods)
+        return err_set(err, -EINVAL,
+                       "internal error: the objects and the pods of the input disagree");
+    if (!strcmp(kind, "Pod")) {
+        /* as given: only what the API server would fill in that the loader decided */
+        const struct kube_pod *p = &in->pods[(*k)++];
+
+        if (!(obj = typed("v1", "Pod", o)) || !(md = json_deep_copy(metadata(obj))) ||
+            json_object_set_new(obj, "metadata", md) || set_str(md, "name", p->name) ||
+            set_str(md, "namespace", p->namespace_))
+            goto nomem;
+        json_object_del(md, "generateName");
+        return fn(ctx, obj);
+    }
+    if (!strcmp(kind, "Deployment")) {
+        char hash[11];
+        const char *ns = mo->npods ? in->pods[*k].namespace_ : NULL;
+        const char *dns = json_string_value(json_object_get(md, "namespace"));
+
+        if (!ns)
+            ns = dns && *dns ? dns : in->opts.default_namespace;
+        manifest_template_hash(hash, tmpl);
+        if (!(obj = deployment_rs(o, ns, name, hash, rs_name, sizeof(rs_name))))
+            goto nomem;
+        if ((rc = fn(ctx, obj)))
+            return rc;
+        owner_kind = "ReplicaSet";
+        owner_av = "apps/v1";
+        owner = rs_name;
+    } else if (strcmp(kind, "Job") && strcmp(kind, "DaemonSet")) {
+        /* everything else as read, with apiVersion, kind and a namespace */
+        if (!(obj = typed(av, kind, o)))
+            goto nomem;
+        if (!is_cluster_scoped(kind)) {
+            json_t *omd = json_deep_copy(metadata(obj));
+            const char *ns = json_string_value(json_object_get(omd, "namespace"));
+
+            if (!omd || json_object_set_new(obj, "metadata", omd) ||
+                (!(ns && *ns) && set_str(omd, "namespace", in->opts.default_namespace)))
+                goto nomem;
+        }
+        if ((rc = fn(ctx, obj)))
+            return rc;
+    }
+    for (j = 0; j < mo->npods; j++, (*k)++) {
+        if (!(obj =
+                  controller_pod(tmpl, &in->pods[*k], owner_av, owner_kind, owner, default_class)))
+            goto nomem;
+        if ((rc = fn(ctx, obj)))
+            return rc;
+    }
+    return 0;
+nomem:
+    json_decref(obj);
+    return err_set(err, -ENOMEM, "out of memory");
+}
+
+int manifest_render_each(const struct manifest_input *in, manifest_render_fn fn, void *ctx,
+                         struct err *err)
+{
+    const char *default_class = NULL;
+    size_t i, k = 0;
+    int rc = 0;
+
     for (i = 0; i < in->nclasses; i++)
         if (in->classes[i].global_default)
             default_class = in->classes[i].name;
-    for (i = 0; i < in->nobjects; i++) {
-        const struct manifest_object *o = &in->objects[i];
-        const char *kind = o->kind, *av = api_version_of(o->json, default_api_version(kind));
-        json_t *md = json_object_get(o->json, "metadata");
-        const char *name =
-            json_is_object(md) ? json_string_value(json_object_get(md, "name")) : NULL;
-        const json_t *tmpl = json_object_get(json_object_get(o->json, "spec"), "template");
-        const char *owner_kind = kind, *owner_av = av, *owner = name;
-        char rs_name[400];
-        json_t *obj;
+    for (i = 0; i < in->nobjects && !rc; i++) {
+        const struct manifest_object *mo = &in->objects[i];
+        json_t *o = json_loadb(mo->text, mo->len, JSON_ALLOW_NUL, NULL);
 
-        if (k + o->npods > in->npods) {
-            json_decref(items);
-            json_decref(list);
-            err_set(err, -EINVAL, "internal error: the objects and the pods of the input disagree");
-            return NULL;
-        }
-        if (!strcmp(kind, "Pod")) {
-            /* as given: only what the API server would fill in that the loader decided */
-            const struct kube_pod *p = &in->pods[k++];
-
-            if (!(obj = typed("v1", "Pod", o->json)))
-                goto nomem;
-            if (json_array_append_new(items, obj) || !(md = json_deep_copy(metadata(obj))) ||
-                json_object_set_new(obj, "metadata", md) || set_str(md, "name", p->name) ||
-                set_str(md, "namespace", p->namespace_))
-                goto nomem;
-            json_object_del(md, "generateName");
-            continue;
-        }
-        if (!strcmp(kind, "Deployment")) {
-            char hash[11];
-            const char *ns = o->npods ? in->pods[k].namespace_ : NULL;
-            json_t *dmd = json_object_get(o->json, "metadata");
-            const char *dns = json_string_value(json_object_get(dmd, "namespace"));
-
-            if (!ns)
-                ns = dns && *dns ? dns : in->opts.default_namespace;
-            manifest_template_hash(hash, tmpl);
-            if (!(obj = deployment_rs(o->json, ns, name, hash, rs_name, sizeof(rs_name))) ||
-                json_array_append_new(items, obj))
-                goto nomem;
-            owner_kind = "ReplicaSet";
-            owner_av = "apps/v1";
-            owner = rs_name;
-        } else if (strcmp(kind, "Job") && strcmp(kind, "DaemonSet")) {
-            /* everything else as read, with apiVersion, kind and a namespace */
-            if (!(obj = typed(av, kind, o->json)))
-                goto nomem;
-            if (!is_cluster_scoped(kind)) {
-                json_t *omd = json_deep_copy(metadata(obj));
-                const char *ns = json_string_value(json_object_get(omd, "namespace"));
-
-                if (!omd || json_object_set_new(obj, "metadata", omd) ||
-                    (!(ns && *ns) && set_str(omd, "namespace", in->opts.default_namespace))) {
-                    json_decref(obj);
-                    goto nomem;
-                }
-            }
-            if (json_array_append_new(items, obj))
-                goto nomem;
-        }
-        for (j = 0; j < o->npods; j++, k++)
-            if (!(obj = controller_pod(tmpl, &in->pods[k], owner_av, owner_kind, owner,
-                                       default_class)) ||
-                json_array_append_new(items, obj))
-                goto nomem;
+        if (!o)
+            return err_set(err, -ENOMEM, "out of memory");
+        rc = render_object(in, mo, o, &k, default_class, fn, ctx, err);
+        json_decref(o);
     }
-    json_decref(items);
-    return list;
-nomem:
-    json_decref(items);
-    json_decref(list);
-    err_set(err, -ENOMEM, "out of memory");
-    return NULL;
+    return rc;
 }

@@ -250,11 +250,10 @@ static int load_source(struct manifest_input *in, const char *name, struct sourc
         return err_set(err, -ENOMEM, "out of memory");
     buf_init(&src->out, 0);
     buf_init(&src->held, 0);
-    /* what the loader keeps of a document is copied out of it, unless it keeps objects */
+    /* what the loader keeps of a document is copied out of it (kept objects as text) */
     rc = kube_yaml_each_read(source_read, source_seekable(src) ? source_rewind : NULL, src, c.file,
-                             KUBE_YAML_SPLIT_ITEMS |
-                                 (in->opts.keep_objects ? 0 : KUBE_YAML_TRANSIENT),
-                             manifest_load_document, &c, err);
+                             KUBE_YAML_SPLIT_ITEMS | KUBE_YAML_TRANSIENT, manifest_load_document,
+                             &c, err);
     if (rc && src->err) {
         err_clear(err);
         if (src->err == -EFBIG)

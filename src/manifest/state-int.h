@@ -208,9 +208,10 @@ size_t manifest_owner_key(const struct kube_pod *p, char *buf, size_t size);
 void manifest_snapshot_take(const struct manifest_input *in, struct manifest_snapshot *s);
 void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_snapshot *s);
 
-/* manifest_keep_object appends obj (a new reference) of kind to in->objects, standing for
- * npods pods; 0 or -ENOMEM. */
-int manifest_keep_object(struct manifest_input *in, json_t *obj, const char *kind, size_t npods);
+/* manifest_keep_object appends obj (borrowed; kept as compact JSON text) of kind to
+ * in->objects, standing for npods pods; 0 or -ENOMEM. */
+int manifest_keep_object(struct manifest_input *in, const json_t *obj, const char *kind,
+                         size_t npods);
 
 /* manifest_priv_ensure allocates in->priv and its name sets when missing; 0 or -ENOMEM. */
 int manifest_priv_ensure(struct manifest_input *in, struct err *err);

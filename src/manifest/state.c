@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kube/labels.h"
+#include "base/buf.h"
 
 /* ---- small helpers ---- */
 
@@ -329,7 +330,7 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->ntaken = s->ntaken;
     in->priv->nrcs = s->nrcs;
     while (in->nobjects > s->nobjects)
-        json_decref(in->objects[--in->nobjects].json);
+        free(in->objects[--in->nobjects].text);
     in->nselectors = s->nselectors;
     in->npdbs = s->npdbs;
     in->npvcs = s->npvcs;
@@ -349,16 +350,38 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     }
 }
 
-int manifest_keep_object(struct manifest_input *in, json_t *obj, const char *kind, size_t npods)
+static int keep_text(const char *s, size_t n, void *ud)
+{
+    return buf_append(ud, s, n) ? -1 : 0;
+}
+
+int manifest_keep_object(struct manifest_input *in, const json_t *obj, const char *kind,
+                         size_t npods)
 {
     struct manifest_object *o;
     const char *k = arena_strdup(&in->arena, kind);
+    struct buf b;
 
     if (!k || manifest_grow((void **)&in->objects, &in->priv->cap_objects, in->nobjects + 1,
                             sizeof(*in->objects)))
         return -ENOMEM;
-    o = &in->objects[in->nobjects++];
-    o->json = json_incref(obj);
+    /* as text, in malloc()ed memory of its size: obj may live in the parser's arena
+     * (kube/jalloc.h) */
+    buf_init(&b, MANIFEST_INPUT_MAX_FILE);
+    if (json_dump_callback(obj, keep_text, &b, JSON_COMPACT | JSON_ENCODE_ANY)) {
+        buf_release(&b);
+        return -ENOMEM;
+    }
+    o = &in->objects[in->nobjects];
+    o->text = malloc(b.len + 1);
+    if (!o->text) {
+        buf_release(&b);
+        return -ENOMEM;
+    }
+    memcpy(o->text, b.data, b.len + 1);
+    o->len = b.len;
+    buf_release(&b);
+    in->nobjects++;
     o->kind = k;
     o->npods = npods;
     return 0;

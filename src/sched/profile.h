@@ -53,6 +53,10 @@ struct sched_profile {
     const char *gpu_resource; /* "nvidia.com/gpu" */
     int32_t gpu_weight;       /* 10 in the "gpu" profile */
     enum sched_taint_wording taint_wording;
+    /* DynamicResources off, as by default before v1.34 (sched_profile_set_version): a pod
+     * that a PreFilter rejects goes on to DefaultPreemption. On (v1.34+, false here), that
+     * plugin's PostFilter runs first and fails: see sched_schedule_one. */
+    bool dra_off;
     /* percentageOfNodesToScore, 0..100 (see "Node sampling" below): 100, the built-in
      * profiles' value, filters every node; below 100 a cycle stops filtering once it has
      * numFeasibleNodesToFind feasible nodes; 0 is kube-scheduler's adaptive default.

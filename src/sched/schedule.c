@@ -52,6 +52,11 @@ static size_t node_reasons(struct sched_cluster *c, const struct sched_cpod *cp,
     size_t n = 0;
     unsigned b;
 
+    if (cp->prefilter_conflict) {
+        /* a PreFilter rejected the pod: every node has that plugin's one text */
+        out[n++] = cp->prefilter_msg ? cp->prefilter_msg : c->reasons.strs[reason];
+        return n;
+    }
     if (plugin == SCHED_PL_VOLUME_BINDING)
         return sched_volumebinding_reasons(reason, out);
     if (plugin != SCHED_PL_FIT) {
@@ -271,11 +276,14 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                                                  ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
                                                  : NULL)))
             goto out;
-        if (cp.prefilter_msg) {
-            /* a volume plugin's PreFilter rejected the pod before DynamicResources' PreFilter
-             * ran (it comes after them), so DynamicResources' PostFilter, which runs before
-             * DefaultPreemption, fails reading its cycle state: kube-scheduler v1.34+ appends
-             * that error's text, "not found", and does not preempt */
+        if (cp.prefilter_conflict && !p->dra_off) {
+            /* a PreFilter rejected the pod as UnschedulableAndUnresolvable (NodeAffinity's
+             * conflicting metadata.name pins, a volume plugin's claim checks): the framework
+             * stops there, before DynamicResources' PreFilter (later in the profile) writes its
+             * cycle state. PostFilter plugins run in profile order, DynamicResources before
+             * DefaultPreemption; its PostFilter fails reading that state (ErrNotFound), and an
+             * error ends the PostFilter phase: kube-scheduler v1.34+ appends the error's text,
+             * "not found", to the FitError's message and does not preempt */
             char *m = buf_fmt("%s not found", out->message);
             if (!m)
                 goto out;

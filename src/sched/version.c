@@ -33,4 +33,5 @@ const struct sched_kube_version *sched_kube_version_find(const char *name)
 void sched_profile_set_version(struct sched_profile *p, const struct sched_kube_version *v)
 {
     p->taint_wording = v->taint;
+    p->dra_off = !v->dra_postfilter_text;
 }

@@ -12,8 +12,10 @@ struct sched_kube_version {
     const char *name;               /* "1.37" */
     enum sched_taint_wording taint; /* TaintToleration's reason: {KEY: VALUE} before 1.35 */
     bool pod_level_resources;       /* PodLevelResources on by default (beta, 1.34+) */
-    bool dra_postfilter_text;       /* DynamicResources' PostFilter can add "no new claims
-                                       to deallocate" (1.34+, only for pods with claims) */
+    bool dra_postfilter_text;       /* DynamicResources on by default (1.34+): its PostFilter
+                                       runs before DefaultPreemption (it can add "no new claims
+                                       to deallocate" for pods with claims, and fails after a
+                                       PreFilter rejection: struct sched_profile's dra_off) */
 };
 
 #define SCHED_KUBE_VERSION_DEFAULT "1.37"

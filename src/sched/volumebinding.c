@@ -59,21 +59,22 @@ int sched_volumebinding_prefilter(struct sched_cluster *c, struct sched_cpod *cp
     for (i = 0; i < vp->nclaimv; i++) {
         const struct kube_pvc *p = vp->claimv[i];
         if (!p)
-            return sched_volumes_reject(cp,
+            return sched_volumes_reject(cp, SCHED_PL_VOLUME_BINDING,
                                         "waiting for ephemeral volume controller to create the "
                                         "persistentvolumeclaim \"%s\"",
                                         vp->names[i]);
         if (p->lost)
-            return sched_volumes_reject(cp,
+            return sched_volumes_reject(cp, SCHED_PL_VOLUME_BINDING,
                                         "persistentvolumeclaim \"%s\" bound to non-existent "
                                         "persistentvolume \"%s\"",
                                         p->name, p->volume_name);
         if (p->terminating)
-            return sched_volumes_reject(cp, "persistentvolumeclaim \"%s\" is being deleted",
-                                        p->name);
+            return sched_volumes_reject(cp, SCHED_PL_VOLUME_BINDING,
+                                        "persistentvolumeclaim \"%s\" is being deleted", p->name);
         if (sched_pod_ephemeral(pod, i) && !claim_for_pod(p, pod))
             return sched_volumes_reject(
-                cp, "PVC %s/%s was not created for pod %s/%s (pod is not owner)", p->namespace_,
+                cp, SCHED_PL_VOLUME_BINDING,
+                "PVC %s/%s was not created for pod %s/%s (pod is not owner)", p->namespace_,
                 p->name, pod->namespace_, pod->name);
     }
     for (i = 0; i < vp->nclaimv; i++) {
@@ -85,7 +86,8 @@ int sched_volumebinding_prefilter(struct sched_cluster *c, struct sched_cpod *cp
         } else if (sched_pvc_delay_binding(v, p) && !p->volume_name[0])
             vp->delay[vp->ndelay++] = k;
         else
-            return sched_volumes_reject(cp, "pod has unbound immediate PersistentVolumeClaims");
+            return sched_volumes_reject(cp, SCHED_PL_VOLUME_BINDING,
+                                        "pod has unbound immediate PersistentVolumeClaims");
     }
     qsort_r(vp->delay, vp->ndelay, sizeof(*vp->delay), cmp_request, v);
     return 0;

@@ -43,7 +43,8 @@ int sched_volumerestrictions_prefilter(struct sched_cluster *c, struct sched_cpo
     /* every persistentVolumeClaim volume's claim is read first */
     for (i = 0; i < vp->nclaimv; i++)
         if (!sched_pod_ephemeral(pod, i) && !vp->claimv[i])
-            return sched_volumes_reject(cp, "persistentvolumeclaim \"%s\" not found", vp->names[i]);
+            return sched_volumes_reject(cp, SCHED_PL_VOLUME_RESTRICTIONS,
+                                        "persistentvolumeclaim \"%s\" not found", vp->names[i]);
     /* the state: its ReadWriteOncePod claims (a set), and how many of them are in use */
     for (i = 0; i < vp->nclaimv; i++) {
         const struct kube_pvc *p = vp->claimv[i];

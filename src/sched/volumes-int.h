@@ -91,10 +91,11 @@ bool sched_pvc_delay_binding(const struct sched_volumes *v, const struct kube_pv
 const struct kube_ephemeral_volume *sched_pod_ephemeral(const struct kube_pod *pod, size_t i);
 const char *sched_pod_claim_name(const struct kube_pod *pod, size_t i, char *buf, size_t size);
 
-/* sched_volumes_reject is a volume PreFilter's rejection: cp->prefilter_conflict with the text
- * (arena) as cp->prefilter_msg, reported as VolumeBinding's; 0 or -ENOMEM. */
-int sched_volumes_reject(struct sched_cpod *cp, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* sched_volumes_reject is plugin's PreFilter rejecting the pod (UnschedulableAndUnresolvable):
+ * cp->prefilter_conflict with the text (arena) as cp->prefilter_msg, every node carrying that
+ * plugin and text; 0 or -ENOMEM. */
+int sched_volumes_reject(struct sched_cpod *cp, uint8_t plugin, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---------------------------------------------------------------- csitranslation.c */
 

@@ -387,7 +387,7 @@ out:
 
 /* ---------------------------------------------------------------- the PreFilters' start */
 
-int sched_volumes_reject(struct sched_cpod *cp, const char *fmt, ...)
+int sched_volumes_reject(struct sched_cpod *cp, uint8_t plugin, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -398,7 +398,7 @@ int sched_volumes_reject(struct sched_cpod *cp, const char *fmt, ...)
     if (!(cp->prefilter_msg = arena_strdup(cp->arena, buf)))
         return -ENOMEM;
     cp->prefilter_conflict = true;
-    cp->prefilter_plugin = SCHED_PL_VOLUME_BINDING;
+    cp->prefilter_plugin = plugin;
     return 0;
 }
 

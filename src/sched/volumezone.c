@@ -43,7 +43,8 @@ int sched_volumezone_prefilter(struct sched_cluster *c, struct sched_cpod *cp,
         if (!p->volume_name[0])
             continue; /* (WaitForFirstConsumer: the others were rejected by VolumeBinding) */
         if (!(pv = sched_volumes_find_pv(c->vol, p->volume_name)))
-            return sched_volumes_reject(cp, "persistentvolume \"%s\" not found", p->volume_name);
+            return sched_volumes_reject(cp, SCHED_PL_VOLUME_ZONE,
+                                        "persistentvolume \"%s\" not found", p->volume_name);
         if (pv_has_topology(pv))
             vp->zone_pvs[vp->nzone_pvs++] = pv;
     }

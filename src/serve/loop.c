@@ -62,23 +62,28 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
     err_clear(&err);
     snprintf(key, sizeof(key), "%s/%s", pp->namespace_, pp->name);
     if (sched_cluster_nominate(s->cluster, pod, res->nominated_node, &err))
-        serve_log('E', 0, "\"Cannot record the nomination\" pod=\"%s\" err=\"%s\"", key,
-                  err_format(&err, msg, sizeof(msg)));
+        serve_log('E', 0, "\"Cannot record the nomination\" pod=%s err=%s", log_quote(key),
+                  log_quote(err_format(&err, msg, sizeof(msg))));
     for (i = 0; i < res->nvictims; i++) {
         const struct sched_victim *v = &res->victims[i];
 
         if (v->terminating) {
-            serve_log('I', 2,
-                      "\"Victim Pod is already being deleted, skipping the API call for it\" "
-                      "preemptor=\"%s\" node=\"%s\" victim=\"%s/%s\"",
-                      key, res->nominated_node, v->namespace_, v->name);
+            serve_log(
+                'I', 2,
+                "\"Victim Pod is already being deleted, skipping the API call for it\" preemptor=%s node=%s victim=\"%s/%s\"",
+                log_quote(key), log_quote(res->nominated_node), v->namespace_, v->name);
             continue;
         }
         sched_cluster_mark_preempted(s->cluster, v->namespace_, v->name, true);
         serve_write_preempt(s, serve_controller(s, pp->scheduler_name), v->namespace_, v->name,
                             &preemptor, res->nominated_node);
-        serve_log('I', 2, "\"Preempting pod\" victim=\"%s/%s\" preemptor=\"%s\" node=\"%s\"",
-                  v->namespace_, v->name, key, res->nominated_node);
+        {
+            char vkey[600];
+
+            snprintf(vkey, sizeof(vkey), "%s/%s", v->namespace_, v->name);
+            serve_log('I', 2, "\"Preempting pod\" victim=%s preemptor=%s node=%s", log_quote(vkey),
+                      log_quote(key), log_quote(res->nominated_node));
+        }
     }
     /* getLowerPriorityNominatedPods; unnominating moves the last entry into slot i */
     for (i = 0; !sched_cluster_nominated_at(s->cluster, i, &np);) {
@@ -91,9 +96,8 @@ static void serve_preempt(struct serve *s, struct serve_pending *pp, const struc
         }
         snprintf(nkey, sizeof(nkey), "%s/%s", np.namespace_, np.name);
         serve_log('I', 2,
-                  "\"Clearing the nomination of a lower-priority pod\" pod=\"%s\" "
-                  "node=\"%s\" preemptor=\"%s\"",
-                  nkey, np.node, key);
+                  "\"Clearing the nomination of a lower-priority pod\" pod=%s node=%s preemptor=%s",
+                  log_quote(nkey), log_quote(np.node), log_quote(key));
         serve_write_clear_nomination(s, np.namespace_, np.name);
         if ((it = serve_queue_get(s->queue, nkey))) {
             struct serve_pending *op = it->data;
@@ -154,8 +158,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     }
     obj = json_loads(pp->json, 0, &jerr);
     if (!obj || kube_pod_decode(obj, &a, NULL, &pod, &err)) {
-        serve_log('E', 0, "\"Cannot decode pending pod\" pod=\"%s\" err=\"%s\"", key,
-                  obj ? err_format(&err, msg, sizeof(msg)) : jerr.text);
+        serve_log('E', 0, "\"Cannot decode pending pod\" pod=%s err=%s", log_quote(key),
+                  log_quote(obj ? err_format(&err, msg, sizeof(msg)) : jerr.text));
         serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         goto out;
@@ -169,9 +173,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         snprintf(why, sizeof(why), "gpusched does not support %s (%s): not scheduled", u->field,
                  u->what);
         serve_log('W', 0,
-                  "\"Pod uses a field gpusched does not model; not scheduling it\" "
-                  "pod=\"%s\" field=\"%s\"",
-                  key, u->field);
+                  "\"Pod uses a field gpusched does not model; not scheduling it\" pod=%s field=%s",
+                  log_quote(key), log_quote(u->field));
         serve_report_failure(s, pp, "Unschedulable", why, NULL);
         serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_UNSCHEDULABLE, mono_now() - t0);
         serve_queue_unschedulable(s->queue, key, mono_ms());
@@ -181,10 +184,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         /* serve does not watch PersistentVolumeClaims, PersistentVolumes or StorageClasses
          * (simulate and explain model the volume plugins from their input): such a pod is not
          * bound, and says why */
-        serve_log('W', 0,
-                  "\"Pod uses a PersistentVolumeClaim; gpusched serve does not watch "
-                  "volumes, not scheduling it\" pod=\"%s\" claim=\"%s\"",
-                  key, pod.claims[0]);
+        serve_log(
+            'W', 0,
+            "\"Pod uses a PersistentVolumeClaim; gpusched serve does not watch volumes, not scheduling it\" pod=%s claim=%s",
+            log_quote(key), log_quote(pod.claims[0]));
         serve_report_failure(s, pp, "Unschedulable",
                              "gpusched serve does not support spec.volumes[].persistentVolumeClaim "
                              "(VolumeBinding, VolumeZone and VolumeRestrictions need "
@@ -201,8 +204,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     }
     serve_metrics_observe(&s->metrics, &s->metrics.algorithm_duration, mono_now() - t0);
     if (rc) {
-        serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", key,
-                  err_format(&err, msg, sizeof(msg)));
+        serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=%s err=%s", log_quote(key),
+                  log_quote(err_format(&err, msg, sizeof(msg))));
         serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
         serve_queue_backoff(s->queue, key, mono_ms());
         goto out;
@@ -221,8 +224,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
             break;
         }
         if (rc) {
-            serve_log('E', 0, "\"Cannot assume pod\" pod=\"%s\" err=\"%s\"", key,
-                      err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot assume pod\" pod=%s err=%s", log_quote(key),
+                      log_quote(err_format(&err, msg, sizeof(msg))));
             serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
             serve_queue_backoff(s->queue, key, mono_ms());
             break;
@@ -257,8 +260,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         t->flushed = it->flushed;
         t->controller = serve_controller(s, pp->scheduler_name);
         serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
-        serve_log('I', 3, "\"Attempting to bind pod to node\" pod=\"%s\" node=\"%s\"", key,
-                  res.node);
+        serve_log('I', 3, "\"Attempting to bind pod to node\" pod=%s node=%s", log_quote(key),
+                  log_quote(res.node));
         serve_write_submit(s, t, key);
         break;
     }
@@ -279,8 +282,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
             serve_preempt(s, pp, &pod, &res);
         else if (res.clear_nomination)
             serve_clear_own_nomination(s, pp, &pod);
-        serve_log('I', 2, "\"Unable to schedule pod; no fit; waiting\" pod=\"%s\" err=\"%s\"", key,
-                  res.message ? res.message : "");
+        serve_log('I', 2, "\"Unable to schedule pod; no fit; waiting\" pod=%s err=%s",
+                  log_quote(key), log_quote(res.message ? res.message : ""));
         serve_report_failure(s, pp, "Unschedulable", res.message ? res.message : "",
                              res.nominated_node);
         serve_queue_unschedulable(s->queue, key, mono_ms());

@@ -6,8 +6,9 @@
 #include "kube/informer.h"
 #include "serve/state.h"
 
-int serve_on_http(void *ud, const char *path, struct buf *body, const char **ctype)
+int serve_on_http(void *ud, const struct httpd_req *req, struct buf *body, const char **ctype)
 {
+    const char *path = req->path;
     struct serve *s = ud;
     bool ready;
 

@@ -18,9 +18,13 @@
 #include "base/clock.h"
 #include "base/flag.h"
 #include "base/goparse.h"
+#include "base/memlimit.h"
+#include "base/tls.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "kube/quantity.h"
 #include "sched/sched.h"
+#include "serve/auth.h"
 #include "serve/log.h"
 #include "serve/loop.h"
 #include "serve/objects.h"
@@ -155,6 +159,23 @@ static int set_duration(void *dest, const char *v, struct err *err)
     return 0;
 }
 
+static int set_port(void *dest, const char *v, struct err *err)
+{
+    return set_int_in(dest, v, 0, 65535, "a port number 0..65535", err);
+}
+
+/* set_memory_limit reads a quantity of bytes ("64Mi", "67108864"), as the Downward API's
+ * resourceFieldRef limits.memory gives it */
+static int set_memory_limit(void *dest, const char *v, struct err *err)
+{
+    int64_t n;
+
+    if (kube_quantity_parse(v, &n, NULL, NULL) || n <= 0)
+        return err_set(err, -EINVAL, "'%s' is not a positive quantity of bytes such as 256Mi", v);
+    *(uint64_t *)dest = (uint64_t)n;
+    return 0;
+}
+
 /* on_pod: the pod informer's handler (watch.c), after noting the uid and resourceVersion of
  * an assigned pod, which a Preempted event names when it is a victim. */
 static void on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -204,8 +225,25 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
          "Lease name (default gpusched)"},
         {"leader-elect-resource-namespace", 0, FLAG_STRING, &o->lease_namespace, NULL, NULL, "NS",
          "Lease namespace (default kube-system)"},
+        {"secure-port", 0, FLAG_FUNC, &o->secure_port, set_port, NULL, "PORT",
+         "HTTPS /healthz, /readyz, /livez and /metrics, with\n"
+         "authentication and authorization delegated to the API\n"
+         "server as kube-scheduler's; 0 disables (default 10259)"},
+        {"bind-address", 0, FLAG_STRING, &o->bind_address, NULL, NULL, "IP",
+         "the secure port's address (default 0.0.0.0)"},
+        {"tls-cert-file", 0, FLAG_STRING, &o->tls_cert_file, NULL, NULL, "FILE",
+         "the secure port's certificate (PEM, with its chain);\n"
+         "without it and --tls-private-key-file, a self-signed one\n"
+         "is made at start, as kube-scheduler's"},
+        {"tls-private-key-file", 0, FLAG_STRING, &o->tls_key_file, NULL, NULL, "FILE",
+         "the key of --tls-cert-file"},
+        {"authorization-always-allow-paths", 0, FLAG_STRING, &o->always_allow, NULL, NULL, "LIST",
+         "paths of the secure port anyone may read (default\n"
+         "/healthz,/readyz,/livez); others need a\n"
+         "SubjectAccessReview's yes"},
         {"metrics-addr", 0, FLAG_STRING, &o->metrics_addr, NULL, NULL, "HOST:PORT",
-         "/healthz, /readyz, /metrics; \"\" or 0 disables\n(default 0.0.0.0:10251)"},
+         "also serve them over plain HTTP there, with no\n"
+         "authentication (default: not at all)"},
         {"pod-max-in-unschedulable-pods-duration", 0, FLAG_FUNC, &o->max_unschedulable_ms,
          set_duration, NULL, "D", "periodic retry of unschedulable pods (default 5m)"},
         {"percentage-of-nodes-to-score", 0, FLAG_FUNC, &o->percentage_of_nodes_to_score,
@@ -220,6 +258,10 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
         {"logging-format", 0, FLAG_FUNC, &o->log_json, set_logging_format, NULL, "text|json",
          "log line format: klog text or component-base's JSON,\n"
          "as kube-scheduler's --logging-format (default \"text\")"},
+        {"memory-limit", 0, FLAG_FUNC, &o->memory_limit, set_memory_limit, NULL, "QUANTITY",
+         "the memory this process may use (default: its cgroup's\n"
+         "limit): one API answer may have a quarter of it, a\n"
+         "list's pages all of it (at most 256Mi and 1Gi)"},
         FLAG_END,
     };
     struct flag_fault ff;
@@ -251,6 +293,57 @@ static int serve_parse_flags(int argc, char **argv, struct serve_opts *o)
     return 1;
 }
 
+/* The secure port's handler, on httpd's server thread for a request without a bearer token
+ * to an always-allowed path, else on its worker: the delegated checks, then the answers of
+ * the plain port. */
+static int serve_on_https(void *ud, const struct httpd_req *req, struct buf *body,
+                          const char **ctype)
+{
+    struct serve *s = ud;
+    int rc = serve_auth_check(s->auth, req->method, req->path, req->authorization, body, ctype);
+
+    return rc ? rc : serve_on_http(ud, req, body, ctype);
+}
+
+static bool serve_https_slow(void *ud, const char *path, const char *authorization)
+{
+    struct serve *s = ud;
+
+    return authorization || !serve_auth_always_allowed(s->auth, path);
+}
+
+/* serve_secure_start: the certificate (or a self-signed one), the delegated checks and the
+ * HTTPS server on --bind-address:--secure-port */
+static int serve_secure_start(struct serve *s, const struct serve_opts *o, struct err *err)
+{
+    struct httpd_transport tr;
+    struct httpd_opts ho;
+    char addr[300], host[256] = "";
+    const char *hosts[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    int rc;
+
+    if (strcmp(o->bind_address, "0.0.0.0") && strcmp(o->bind_address, "::"))
+        hosts[n++] = o->bind_address;
+    if (!gethostname(host, sizeof(host) - 1) && *host)
+        hosts[n++] = host;
+    rc = tls_server_new(o->tls_cert_file, o->tls_key_file, hosts, &s->tls, err);
+    if (!rc)
+        rc = serve_auth_new(s->client, o->always_allow, &s->auth, err);
+    if (rc)
+        return rc;
+    tls_server_transport(s->tls, &tr);
+    snprintf(addr, sizeof(addr), strchr(o->bind_address, ':') ? "[%s]:%d" : "%s:%d",
+             o->bind_address, o->secure_port);
+    memset(&ho, 0, sizeof(ho));
+    ho.addr = addr;
+    ho.fn = serve_on_https;
+    ho.ud = s;
+    ho.transport = &tr;
+    ho.slow = serve_https_slow;
+    return httpd_start_opts(&ho, &s->https, err);
+}
+
 int serve_main(int argc, char **argv)
 {
     struct serve_opts o = {
@@ -263,7 +356,10 @@ int serve_main(int argc, char **argv)
         .retry_period_ms = 2000,
         .lease_name = "gpusched",
         .lease_namespace = "kube-system",
-        .metrics_addr = "0.0.0.0:10251",
+        .metrics_addr = NULL,
+        .secure_port = 10259,
+        .bind_address = "0.0.0.0",
+        .always_allow = "/healthz,/readyz,/livez",
         .bind_workers = 16,
         .max_unschedulable_ms = 300000,
         .percentage_of_nodes_to_score = 0, /* kube-scheduler's default: adaptive */
@@ -402,6 +498,9 @@ int serve_main(int argc, char **argv)
     co.qps = o.qps;
     co.burst = o.burst;
     co.user_agent = "gpusched/" SERVE_VERSION " (linux)";
+    if (!o.memory_limit)
+        o.memory_limit = memlimit_cgroup(NULL);
+    co.max_body = kube_client_max_body(o.memory_limit);
     /* three clients, each with its own rate limiter, as kube-scheduler's createClients and
      * its resource lock make them: scheduling (binds, status), events, the Lease */
     if (kube_client_new(&co, &s->client, &err) || kube_client_new(&co, &s->event_client, &err) ||
@@ -428,18 +527,22 @@ int serve_main(int argc, char **argv)
             goto out;
         }
     }
+    if (o.secure_port && serve_secure_start(s, &o, &err)) {
+        fprintf(stderr, "gpusched serve: --secure-port: %s\n", err.msg);
+        goto out;
+    }
     if (serve_binder_new(s->client, o.bind_workers, serve_on_task_done, s, &s->binder, &err)) {
         fprintf(stderr, "gpusched serve: %s\n", err.msg);
         goto out;
     }
     serve_log(
         'I', 0,
-        "\"Starting gpusched\" version=\"%s\" schedulerName=\"%s\" profile=\"%s\" "
-        "percentageOfNodesToScore=%d kubeVersion=\"%s\" server=\"%s\" qps=%g burst=%d metricsPort=%d",
-        SERVE_VERSION, o.scheduler_name, s->profile->name,
+        "\"Starting gpusched\" version=%s schedulerName=%s profile=%s percentageOfNodesToScore=%d kubeVersion=%s server=%s qps=%g burst=%d metricsPort=%d securePort=%d",
+        log_quote(SERVE_VERSION), log_quote(o.scheduler_name), log_quote(s->profile->name),
         (int)s->profile->percentage_of_nodes_to_score,
-        (o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name,
-        kube_client_server(s->client), o.qps, o.burst, s->httpd ? httpd_port(s->httpd) : 0);
+        log_quote((o.kube_version ? o.kube_version : sched_kube_version_find(NULL))->name),
+        log_quote(kube_client_server(s->client)), o.qps, o.burst,
+        s->httpd ? httpd_port(s->httpd) : 0, s->https ? httpd_port(s->https) : 0);
 
     memset(&io, 0, sizeof(io));
     io.resource = "nodes";
@@ -512,8 +615,9 @@ int serve_main(int argc, char **argv)
                                        serve_on_leader_log,
                                        s};
 
-        serve_log('I', 0, "\"Leader election\" lease=\"%s/%s\" identity=\"%s\"", o.lease_namespace,
-                  o.lease_name, identity);
+        snprintf(msg, sizeof(msg), "%s/%s", o.lease_namespace, o.lease_name);
+        serve_log('I', 0, "\"Leader election\" lease=%s identity=%s", log_quote(msg),
+                  log_quote(identity));
         if (serve_leader_start(s->leader_client, &lo, &s->leader, &err)) {
             fprintf(stderr, "gpusched serve: %s\n", err.msg);
             goto out;
@@ -541,6 +645,9 @@ out:
         serve_leader_stop(s->leader);
         serve_binder_free(s->binder);
         httpd_stop(s->httpd);
+        httpd_stop(s->https);
+        serve_auth_free(s->auth);
+        tls_server_free(s->tls);
         serve_signals_stop(s);
         if (s->queue)
             serve_queue_free(s->queue, serve_pending_free);

@@ -23,7 +23,7 @@ void serve_on_leader_change(void *ud, bool leading)
 void serve_on_leader_log(void *ud, int level, const char *msg)
 {
     (void)ud;
-    serve_log(level == 0 ? 'E' : 'I', level, "\"%s\"", msg);
+    serve_log(level == 0 ? 'E' : 'I', level, "%s", log_quote_msg(msg));
 }
 
 static void *signal_thread(void *arg)

@@ -30,6 +30,9 @@
 #include "serve/queue.h"
 #include "serve/recorder.h"
 
+struct tls_server;
+struct serve_auth;
+
 /* The flags of gpusched serve. */
 struct serve_opts {
     const char *scheduler_name;
@@ -50,6 +53,13 @@ struct serve_opts {
     int percentage_of_nodes_to_score;              /* 0..100, 0 adaptive */
     const struct sched_kube_version *kube_version; /* --kube-version; NULL: the default */
     const char *config;                            /* --config FILE: a KubeSchedulerConfiguration */
+    uint64_t memory_limit; /* --memory-limit, else the cgroup's; 0: none known */
+    /* the secure port, as kube-scheduler's (docs/security.md) */
+    int secure_port;           /* --secure-port; 0: none */
+    const char *bind_address;  /* --bind-address */
+    const char *tls_cert_file; /* --tls-cert-file; NULL: self-signed */
+    const char *tls_key_file;  /* --tls-private-key-file */
+    const char *always_allow;  /* --authorization-always-allow-paths */
 };
 
 /* A pod assumed on a node: its bind is in flight, or done and not yet seen by the informer. */
@@ -106,7 +116,10 @@ struct serve {
     struct arena_mark pod_arena_empty;
     struct serve_binder *binder;
     struct serve_leader *leader;
-    struct httpd *httpd;
+    struct httpd *httpd; /* --metrics-addr: plain HTTP, no authorization */
+    struct httpd *https; /* --secure-port */
+    struct tls_server *tls;
+    struct serve_auth *auth;
     struct serve_metrics metrics;
     pthread_t signal_thread;
     bool signals_started;

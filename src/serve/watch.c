@@ -16,7 +16,8 @@
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {
     (void)ud;
-    serve_log(level == 0 ? 'W' : 'I', level, "\"%s\" resource=\"%s\"", msg, resource);
+    serve_log(level == 0 ? 'W' : 'I', level, "%s resource=%s", log_quote_msg(msg),
+              log_quote(resource));
 }
 
 void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -34,8 +35,8 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
         fp = serve_node_fingerprint(obj);
         rc = kube_node_decode(obj, &a, NULL, &node, &err);
         if (rc) {
-            serve_log('E', 0, "\"Cannot decode node\" node=\"%s\" err=\"%s\"", key,
-                      err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot decode node\" node=%s err=%s", log_quote(key),
+                      log_quote(err_format(&err, msg, sizeof(msg))));
             goto out;
         }
     }
@@ -47,8 +48,8 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
 
         rc = sched_cluster_update_node(s->cluster, &node, &err);
         if (rc) {
-            serve_log('E', 0, "\"Cannot add node to the cache\" node=\"%s\" err=\"%s\"", key,
-                      err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot add node to the cache\" node=%s err=%s", log_quote(key),
+                      log_quote(err_format(&err, msg, sizeof(msg))));
             break;
         }
         if (!f) {
@@ -64,14 +65,14 @@ void serve_on_node(void *ud, enum kube_informer_op op, const char *key, json_t *
             f->fp = fp;
             serve_queue_move_all(s->queue, mono_ms());
         }
-        serve_log('I', 4, "\"Node %s\" node=\"%s\"", op == KUBE_INFORMER_ADD ? "added" : "updated",
-                  key);
+        serve_log('I', 4, "\"Node %s\" node=%s", op == KUBE_INFORMER_ADD ? "added" : "updated",
+                  log_quote(key));
         break;
     }
     case KUBE_INFORMER_DELETE:
         sched_cluster_remove_node(s->cluster, key);
         free(keymap_del(&s->node_fps, key));
-        serve_log('I', 4, "\"Node deleted\" node=\"%s\"", key);
+        serve_log('I', 4, "\"Node deleted\" node=%s", log_quote(key));
         break;
     case KUBE_INFORMER_SYNCED:
         if (!s->nodes_synced)
@@ -124,8 +125,8 @@ static void sync_nomination(struct serve *s, const char *key, const char *ns, co
     }
     if (kube_pod_decode(obj, &s->pod_arena, NULL, &pod, &err) ||
         sched_cluster_nominate(s->cluster, &pod, pp->watch_nominated, &err))
-        serve_log('E', 0, "\"Cannot record the nomination\" pod=\"%s\" err=\"%s\"", key,
-                  err_format(&err, msg, sizeof(msg)));
+        serve_log('E', 0, "\"Cannot record the nomination\" pod=%s err=%s", log_quote(key),
+                  log_quote(err_format(&err, msg, sizeof(msg))));
 }
 
 void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *obj)
@@ -166,7 +167,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
             serve_queue_move_all(s->queue, mono_ms()); /* its resources are free again */
         pthread_cond_broadcast(&s->cv);
         serve_unlock(s);
-        serve_log('I', 4, "\"Pod deleted\" pod=\"%s\"", key);
+        serve_log('I', 4, "\"Pod deleted\" pod=%s", log_quote(key));
         return;
     }
     if (*serve_pod_node_name(obj)) {
@@ -176,8 +177,8 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         }
         rc = kube_pod_decode(obj, &s->pod_arena, NULL, &pod, &err);
         if (rc) {
-            serve_log('E', 0, "\"Cannot decode pod\" pod=\"%s\" err=\"%s\"", key,
-                      err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot decode pod\" pod=%s err=%s", log_quote(key),
+                      log_quote(err_format(&err, msg, sizeof(msg))));
             goto out;
         }
         serve_lock(s);
@@ -191,8 +192,8 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         shrank = !added && sched_cluster_pod_shrinks(s->cluster, &pod);
         rc = sched_cluster_add_pod(s->cluster, &pod, &err);
         if (rc)
-            serve_log('E', 0, "\"Cannot add pod to the cache\" pod=\"%s\" err=\"%s\"", key,
-                      err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot add pod to the cache\" pod=%s err=%s", log_quote(key),
+                      log_quote(err_format(&err, msg, sizeof(msg))));
         /* bound: by us (this confirms the assumed pod) or by someone else */
         serve_pending_free(serve_queue_delete(s->queue, key));
         serve_unassume(s, key);
@@ -209,12 +210,12 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         serve_pending_free(serve_queue_delete(s->queue, key));
         sched_cluster_unnominate(s->cluster, ns, name);
         serve_unlock(s);
-        serve_log('I', 2, "\"Skip schedule deleting pod\" pod=\"%s\"", key);
+        serve_log('I', 2, "\"Skip schedule deleting pod\" pod=%s", log_quote(key));
         goto out;
     }
     pp = serve_pending_new(obj);
     if (!pp) {
-        serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
+        serve_log('E', 0, "\"Out of memory queueing pod\" pod=%s", log_quote(key));
         goto out;
     }
     serve_lock(s);
@@ -231,7 +232,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
 
         rc = serve_queue_add(s->queue, key, (int32_t)json_integer_value(prio), pp, mono_ms(), &old);
         if (rc) {
-            serve_log('E', 0, "\"Out of memory queueing pod\" pod=\"%s\"", key);
+            serve_log('E', 0, "\"Out of memory queueing pod\" pod=%s", log_quote(key));
             serve_pending_free(pp);
         } else if (old) {
             struct serve_pending *op_ = old;
@@ -245,7 +246,7 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
     }
     pthread_cond_broadcast(&s->cv);
     serve_unlock(s);
-    serve_log('I', 4, "\"Pod queued\" pod=\"%s\"", key);
+    serve_log('I', 4, "\"Pod queued\" pod=%s", log_quote(key));
 out:
     if (s->pod_arena.head)
         arena_rewind(&s->pod_arena, &s->pod_arena_empty);
@@ -277,15 +278,13 @@ void serve_on_pdb(void *ud, enum kube_informer_op op, const char *key, json_t *o
         return;
     }
     if (kube_pdb_decode(obj, &a, NULL, &pdb, &err)) {
-        serve_log('E', 0, "\"Cannot decode PodDisruptionBudget\" pdb=\"%s\" err=\"%s\"", key,
-                  err_format(&err, msg, sizeof(msg)));
+        serve_log('E', 0, "\"Cannot decode PodDisruptionBudget\" pdb=%s err=%s", log_quote(key),
+                  log_quote(err_format(&err, msg, sizeof(msg))));
     } else {
         serve_lock(s);
         if (sched_cluster_set_pdb(s->cluster, &pdb, &err))
-            serve_log('E', 0,
-                      "\"Cannot add PodDisruptionBudget to the cache\" pdb=\"%s\" "
-                      "err=\"%s\"",
-                      key, err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot add PodDisruptionBudget to the cache\" pdb=%s err=%s",
+                      log_quote(key), log_quote(err_format(&err, msg, sizeof(msg))));
         serve_unlock(s);
     }
     arena_release(&a);
@@ -302,8 +301,8 @@ void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, jso
     err_clear(&err);
     if ((op == KUBE_INFORMER_ADD || op == KUBE_INFORMER_UPDATE) &&
         kube_namespace_decode(obj, &a, NULL, &ns, &err)) {
-        serve_log('E', 0, "\"Cannot decode namespace\" namespace=\"%s\" err=\"%s\"", key,
-                  err_format(&err, msg, sizeof(msg)));
+        serve_log('E', 0, "\"Cannot decode namespace\" namespace=%s err=%s", log_quote(key),
+                  log_quote(err_format(&err, msg, sizeof(msg))));
         goto out;
     }
     serve_lock(s);
@@ -311,8 +310,8 @@ void serve_on_namespace(void *ud, enum kube_informer_op op, const char *key, jso
     case KUBE_INFORMER_ADD:
     case KUBE_INFORMER_UPDATE:
         if (sched_cluster_set_namespace(s->cluster, &ns, &err))
-            serve_log('E', 0, "\"Cannot add namespace to the cache\" namespace=\"%s\" err=\"%s\"",
-                      key, err_format(&err, msg, sizeof(msg)));
+            serve_log('E', 0, "\"Cannot add namespace to the cache\" namespace=%s err=%s",
+                      log_quote(key), log_quote(err_format(&err, msg, sizeof(msg))));
         else
             serve_queue_move_all(s->queue, mono_ms());
         break;
@@ -370,24 +369,24 @@ static void on_spread_source(struct serve *s, enum serve_src which, enum kube_in
     serve_split_key(key, ns, sizeof(ns), name, sizeof(name));
     if (op != KUBE_INFORMER_DELETE &&
         (rc = kube_spec_selector_decode(obj, k->kind, &a, NULL, &sel, &err)))
-        serve_log('E', 0,
-                  "\"Cannot decode the selector; the object no longer selects pods for the "
-                  "default topology spreading\" kind=\"%s\" object=\"%s\" err=\"%s\"",
-                  k->kind, key, err_format(&err, msg, sizeof(msg)));
+        serve_log(
+            'E', 0,
+            "\"Cannot decode the selector; the object no longer selects pods for the default topology spreading\" kind=%s object=%s err=%s",
+            log_quote(k->kind), log_quote(key), log_quote(err_format(&err, msg, sizeof(msg))));
     serve_lock(s);
     if (op == KUBE_INFORMER_DELETE || rc) {
         sched_cluster_remove_spread_source(s->cluster, k->owner, ns, name);
     } else if (sched_cluster_add_spread_source(s->cluster, k->owner, ns, name, &sel, &err)) {
         sched_cluster_remove_spread_source(s->cluster, k->owner, ns, name);
-        serve_log('E', 0, "\"Cannot add %s to the cache\" object=\"%s\" err=\"%s\"", k->kind, key,
-                  err_format(&err, msg, sizeof(msg)));
+        serve_log('E', 0, "\"Cannot add %s to the cache\" object=%s err=%s", k->kind,
+                  log_quote(key), log_quote(err_format(&err, msg, sizeof(msg))));
     }
     serve_unlock(s);
-    serve_log('I', 4, "\"%s %s\" object=\"%s\"", k->kind,
+    serve_log('I', 4, "\"%s %s\" object=%s", k->kind,
               op == KUBE_INFORMER_ADD      ? "added"
               : op == KUBE_INFORMER_UPDATE ? "updated"
                                            : "deleted",
-              key);
+              log_quote(key));
     arena_release(&a);
 }
 

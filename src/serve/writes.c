@@ -13,7 +13,7 @@
 void serve_write_submit(struct serve *s, struct serve_task *t, const char *key)
 {
     if (!t) {
-        serve_log('E', 0, "\"Out of memory building a request\" pod=\"%s\"", key);
+        serve_log('E', 0, "\"Out of memory building a request\" pod=%s", log_quote(key));
         return;
     }
     t->ud = s;
@@ -76,9 +76,12 @@ void serve_write_event(struct serve *s, const char *controller,
 
     clock_gettime(CLOCK_REALTIME, &now);
     job = serve_recorder_event(s->recorder, &ev, &now, &nomem);
-    if (nomem)
-        serve_log('E', 0, "\"Out of memory building a request\" pod=\"%s/%s\"",
-                  regarding->namespace_, regarding->name);
+    if (nomem) {
+        char key[600];
+
+        snprintf(key, sizeof(key), "%s/%s", regarding->namespace_, regarding->name);
+        serve_log('E', 0, "\"Out of memory building a request\" pod=%s", log_quote(key));
+    }
     serve_write_event_job(s, job);
 }
 
@@ -119,24 +122,23 @@ static void event_done(struct serve *s, struct serve_task *t)
     case SERVE_EVENT_RETRY:
     case SERVE_EVENT_KEPT:
         serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
-        serve_log('E', 0,
-                  "\"Unable to write event (may retry after sleeping)\" event=\"%s\" "
-                  "err=\"%s\"",
-                  t->key, msg);
+        serve_log('E', 0, "\"Unable to write event (may retry after sleeping)\" event=%s err=%s",
+                  log_quote(t->key), log_quote(msg));
         break;
     case SERVE_EVENT_GAVE_UP:
         serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
-        serve_log('E', 0, "\"Unable to write event (retry limit exceeded!)\" event=\"%s\"", t->key);
+        serve_log('E', 0, "\"Unable to write event (retry limit exceeded!)\" event=%s",
+                  log_quote(t->key));
         break;
     case SERVE_EVENT_ALREADY_EXISTS:
         serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
-        serve_log('I', 5, "\"Server rejected event (will not retry!)\" event=\"%s\" err=\"%s\"",
-                  t->key, msg);
+        serve_log('I', 5, "\"Server rejected event (will not retry!)\" event=%s err=%s",
+                  log_quote(t->key), log_quote(msg));
         break;
     case SERVE_EVENT_REJECTED:
         serve_metrics_add(&s->metrics, &s->metrics.event_errors, 1);
-        serve_log('E', 0, "\"Server rejected event (will not retry!)\" event=\"%s\" err=\"%s\"",
-                  t->key, msg);
+        serve_log('E', 0, "\"Server rejected event (will not retry!)\" event=%s err=%s",
+                  log_quote(t->key), log_quote(msg));
         break;
     }
 }
@@ -233,15 +235,15 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
         serve_lock(s);
         sched_cluster_mark_preempted(s->cluster, ns, name, false);
         serve_unlock(s);
-        serve_log('E', 0, "\"Cannot %s\" pod=\"%s\" err=\"%s\"",
+        serve_log('E', 0, "\"Cannot %s\" pod=%s err=%s",
                   t->kind == SERVE_TASK_DISRUPT ? "add DisruptionTarget condition due to preemption"
                                                 : "delete preemption victim",
-                  t->key, err_format(t->err, msg, sizeof(msg)));
+                  log_quote(t->key), log_quote(err_format(t->err, msg, sizeof(msg))));
         return;
     }
     if (t->rc) {
-        serve_log('I', 2, "\"Victim Pod is already deleted\" victim=\"%s\" node=\"%s\"", t->key,
-                  t->node);
+        serve_log('I', 2, "\"Victim Pod is already deleted\" victim=%s node=%s", log_quote(t->key),
+                  log_quote(t->node));
         return;
     }
     if (t->kind == SERVE_TASK_DISRUPT) {
@@ -274,8 +276,8 @@ static void preempt_step_done(struct serve *s, struct serve_task *t, const char 
         serve_write_event(s, t->controller, &victim, NULL, "Normal", "Preempted", "Preempting",
                           msg);
     }
-    serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=\"%s\" node=\"%s\"", t->key,
-              t->node);
+    serve_log('I', 2, "\"Preemptor Pod preempted victim Pod\" victim=%s node=%s", log_quote(t->key),
+              log_quote(t->node));
 }
 
 void serve_split_key(const char *key, char *ns, size_t nsz, char *name, size_t namesz)
@@ -345,8 +347,8 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             if (queued_same_pod(s, t))
                 serve_pending_free(serve_queue_done(s->queue, t->key));
             serve_unlock(s);
-            serve_log('I', 2, "\"Successfully bound pod to node\" pod=\"%s\" node=\"%s\"", t->key,
-                      t->node);
+            serve_log('I', 2, "\"Successfully bound pod to node\" pod=%s node=%s",
+                      log_quote(t->key), log_quote(t->node));
             {
                 char note[1200];
 
@@ -382,8 +384,8 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             serve_unlock(s);
             serve_log(t->err->http_status == 409 || t->err->http_status == 404 ? 'I' : 'E',
                       t->err->http_status == 409 || t->err->http_status == 404 ? 2 : 0,
-                      "\"Failed to bind pod\" pod=\"%s\" node=\"%s\" err=\"%s\"", t->key, t->node,
-                      err_format(t->err, msg, sizeof(msg)));
+                      "\"Failed to bind pod\" pod=%s node=%s err=%s", log_quote(t->key),
+                      log_quote(t->node), log_quote(err_format(t->err, msg, sizeof(msg))));
         }
         serve_task_free(t);
         return;
@@ -412,7 +414,7 @@ void serve_on_task_done(void *ud, struct serve_task *t)
     }
     if (t->rc)
         serve_log(t->err->http_status == 404 ? 'I' : 'E', t->err->http_status == 404 ? 2 : 0,
-                  "\"Cannot %s\" pod=\"%s\" err=\"%s\"", what, t->key,
-                  err_format(t->err, msg, sizeof(msg)));
+                  "\"Cannot %s\" pod=%s err=%s", what, log_quote(t->key),
+                  log_quote(err_format(t->err, msg, sizeof(msg))));
     serve_task_free(t);
 }

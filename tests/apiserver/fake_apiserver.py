@@ -580,6 +580,10 @@ class FakeApiServer:
         self._compacted_rv = 0  # watches and continue tokens older than this expire
         self._faults = []
         self._delays = []
+        self._trickles = []
+        self._endless = []
+        self.review_tokens = {}    # TokenReview: token -> user ({"username", "groups", ...})
+        self.review_allowed = set()  # SubjectAccessReview: (username, verb, path) allowed
         self._forbidden = set()
         self._conns = set()
         self._run_gen = 0       # bumped by stop(): live watches end
@@ -713,6 +717,10 @@ class FakeApiServer:
             self._forbidden.clear()
             self._faults = []
             self._delays = []
+            self._trickles = []
+            self._endless = []
+            self.review_tokens = {}
+            self.review_allowed = set()
             self.requests = []
             self.tokens = set(tokens) if tokens is not None else None
             self.watch_cache = True
@@ -740,10 +748,41 @@ class FakeApiServer:
             self._delays.append({"method": method, "re": re.compile(path_regex), "seconds": seconds,
                                  "times": times})
 
+    def trickle(self, method, path_regex, interval=1.0, times=1):
+        """The next `times` matching requests (None: all) are answered as usual, but the body
+        goes out one byte every `interval` seconds: a server (or a proxy) that stalls without
+        ever going quiet, which no low-speed limit catches. The answer stops when the client
+        goes away or the server stops."""
+        with self._lock:
+            self._trickles.append({"method": method, "re": re.compile(path_regex),
+                                   "interval": interval, "times": times})
+
+    def endless(self, path_regex, item_bytes=200, times=None):
+        """LIST requests matching path_regex answer a page of `limit` (default 500) new objects
+        with a continue token, whatever continue they bring: a list that never ends. Pods are
+        bound to node "endless" (so a scheduler keeps them); each object carries an annotation
+        of item_bytes bytes."""
+        with self._lock:
+            self._endless.append({"method": "GET", "re": re.compile(path_regex),
+                                  "item_bytes": item_bytes, "times": times, "page": 0})
+
+    def set_reviews(self, tokens=None, allowed=()):
+        """TokenReview (POST /apis/authentication.k8s.io/v1/tokenreviews) and
+        SubjectAccessReview (.../authorization.k8s.io/v1/subjectaccessreviews) as the API server
+        answers a delegating component: tokens maps a bearer token to the user it stands for
+        ({"username": ..., "groups": [...]}; any other token is not authenticated); allowed holds
+        the (username, verb, path) of non-resource requests that are allowed. The token of a
+        TokenReview is never recorded in `requests`."""
+        with self._lock:
+            self.review_tokens = dict(tokens or {})
+            self.review_allowed = set(allowed)
+
     def clear_faults(self):
         with self._lock:
             self._faults = []
             self._delays = []
+            self._trickles = []
+            self._endless = []
 
     def forbid(self, verb, resource):
         """RBAC denial: verb (get/list/watch/create/update/patch/delete) on resource ("nodes",
@@ -936,6 +975,46 @@ class FakeApiServer:
         h._headers_buffer.append(b"\r\n" + data)
         h.flush_headers()
 
+    def _endless_page(self, rule, path, query):
+        with self._lock:
+            rule["page"] += 1
+            page = rule["page"]
+        kind = path.rstrip("/").rsplit("/", 1)[-1]
+        limit = int(query.get("limit") or 500)
+        pad = "x" * rule["item_bytes"]
+        items = []
+        for i in range(limit):
+            name = "endless-%d-%d" % (page, i)
+            o = {"metadata": {"name": name, "uid": "uid-%s" % name, "resourceVersion": "1",
+                              "annotations": {"pad": pad}}}
+            if kind == "pods":
+                o["metadata"]["namespace"] = "default"
+                o["spec"] = {"nodeName": "endless", "containers": [{"name": "c", "image": "x"}]}
+                o["status"] = {"phase": "Running"}
+            items.append(o)
+        return {"kind": "List", "apiVersion": "v1",
+                "metadata": {"resourceVersion": str(self._rv), "continue": "endless-%d" % page},
+                "items": items}
+
+    def _send_trickle(self, h, code, body, interval):
+        data = json.dumps(body, separators=(",", ":")).encode()
+        gen = self._run_gen
+        try:
+            h.send_response(code)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.flush()
+            for i in range(len(data)):
+                if self._run_gen != gen:
+                    break
+                h.wfile.write(data[i:i + 1])
+                h.wfile.flush()
+                time.sleep(interval)
+        except OSError:
+            pass
+        h.close_connection = True
+
     def _user_of(self, h):
         """Authenticates: a client certificate (CN) or a bearer token. None when neither."""
         if self.tls and self.client_cert_auth:
@@ -972,8 +1051,12 @@ class FakeApiServer:
                 body = json.loads(raw)
             except ValueError:
                 body = raw.decode("utf-8", "replace")
+        logged = body
+        if isinstance(body, dict) and body.get("kind") == "TokenReview":
+            logged = json.loads(json.dumps(body))
+            logged.get("spec", {})["token"] = "(redacted)"
         entry = {"method": method, "path": path, "query": query, "content_type": ctype.split(";")[0].strip(),
-                 "body": body, "user_agent": h.headers.get("User-Agent", ""), "time": t,
+                 "body": logged, "user_agent": h.headers.get("User-Agent", ""), "time": t,
                  "peer": "%s:%d" % h.client_address[:2], "gzip": False,
                  "authenticated": False}
         h.log_entry = entry
@@ -982,6 +1065,9 @@ class FakeApiServer:
                 self.requests.append(entry)
             delay = self._match_rule(self._delays, method, path)
             fault = self._match_rule(self._faults, method, path, query)
+            trickle = self._match_rule(self._trickles, method, path)
+            endless = (self._match_rule(self._endless, method, path)
+                       if "watch" not in query else None)
         if delay:
             time.sleep(delay["seconds"])
         try:
@@ -1007,9 +1093,15 @@ class FakeApiServer:
             if user is None:
                 raise ApiError(401, status_body(401, "Unauthorized", "Unauthorized"))
             entry["authenticated"] = True
-            code, out, headers = self._route(h, method, path, query, ctype, raw, body, user)
+            if endless:
+                code, out, headers = 200, self._endless_page(endless, path, query), {}
+            else:
+                code, out, headers = self._route(h, method, path, query, ctype, raw, body, user)
             if code is None:
                 return  # streamed (watch)
+            if trickle:
+                self._send_trickle(h, code, out, trickle["interval"])
+                return
             self._send_json(h, code, out, headers)
         except ApiError as e:
             try:
@@ -1035,6 +1127,19 @@ class FakeApiServer:
         return None
 
     def _route(self, h, method, path, query, ctype, raw, body, user):
+        if method == "POST" and path == "/apis/authentication.k8s.io/v1/tokenreviews":
+            with self._lock:
+                u = self.review_tokens.get(((body or {}).get("spec") or {}).get("token"))
+            status = {"authenticated": True, "user": u} if u else {"user": {}, "error": "invalid bearer token"}
+            return 201, {"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1", "metadata": {},
+                         "spec": {}, "status": status}, None
+        if method == "POST" and path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+            spec = (body or {}).get("spec") or {}
+            nra = spec.get("nonResourceAttributes") or {}
+            with self._lock:
+                ok = (spec.get("user"), nra.get("verb"), nra.get("path")) in self.review_allowed
+            return 201, {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                         "metadata": {}, "spec": spec, "status": {"allowed": ok}}, None
         if path in ("/version", "/healthz", "/readyz", "/livez"):
             if path == "/version":
                 return 200, {"major": "1", "minor": "36", "gitVersion": "v1.36.0-fake",

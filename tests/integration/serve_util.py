@@ -98,8 +98,10 @@ class Serve:
         self.kubeconfig = kubeconfig or api.write_kubeconfig(os.path.join(self.tmp, "kubeconfig-" + name))
         self.lines = []
         self._lock = threading.Lock()
+        # the plain port for the tests' probes; the secure port (10259 by default) only when asked
+        secure = [] if any(a.startswith("--secure-port") for a in args) else ["--secure-port", "0"]
         argv = list(wrap) + [util.binary("gpusched"), "serve", "--kubeconfig", self.kubeconfig,
-                             "--metrics-addr", "127.0.0.1:0"] + list(args)
+                             "--metrics-addr", "127.0.0.1:0"] + secure + list(args)
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env=env)

@@ -570,6 +570,45 @@ def test_warning_event_on_the_node():
     run(body)
 
 
+def test_split_pod_the_labeller_posts_the_plugins_events():
+    # deploy/gpulabel/daemonset.yaml's two containers: the device plugin has no token
+    # (--no-sync), the labeller (--device-plugin=false, the token) watches the same GPUs with
+    # the same rules and posts the Warning and Normal Events; exactly one of each
+    from fake_apiserver import FakeApiServer
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            lab = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
+                          "--mode", "device-plugin", "--health-recovery-period", "2s", "-v", "1")
+            n.start("--mode", "device-plugin", "--health-recovery-period", "2s")
+            pl = n.kubelet.wait_registration()
+            pl.wait_update(lambda d: health(d) == list("HHHH"))
+            deadline = time.monotonic() + WAIT
+            while "watching GPU health for the Node's Events" not in n.stderr(lab):
+                if time.monotonic() > deadline:
+                    raise AssertionError("the labeller does not watch: %r" % n.stderr(lab)[-800:])
+                time.sleep(0.1)
+            n.inject("xid 2 79")
+            pl.wait_update(lambda d: health(d) == list("HHUH"))
+            evs = wait_events(api, lambda e: len(e) == 1)
+            util.check_eq((evs[0]["type"], evs[0]["reason"], evs[0]["message"]),
+                          ("Warning", "GPUUnhealthy", "GPU 2 (%s) is unhealthy: XID 79; the device plugin "
+                           "reports it Unhealthy to the kubelet" % uuid(2)), "the Warning")
+            k = len(pl.updates)
+            pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+            evs = wait_events(api, lambda e: len(e) == 2)
+            util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
+                          [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
+            time.sleep(1.0)
+            util.check_eq(len(api.list("events", "default")), 2, "no other Event")
+        finally:
+            api.close()
+    run(body)
+
+
 def test_device_plugin_off():
     def body(n):
         p = n.start("--device-plugin=false")

@@ -235,6 +235,52 @@ def test_nodes_table_like_kubectl():
     util.check_eq(p.stdout, want, "nodes table")
 
 
+def test_nodes_reads_gfd_labels_and_names_the_source():
+    """A node labelled by NVIDIA GPU Feature Discovery (nvidia.com/gpu.product, gpu.count,
+    gpu.memory in MiB) shows its GPUs as one with the seed's labels does; -o wide and -o json
+    say which schema they came from (the seed's first when a node has both, as gpulabel
+    writes both)."""
+    nodes = """apiVersion: v1
+kind: Node
+metadata:
+  name: gfd-1
+  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, nvidia.com/gpu.count: "8", nvidia.com/gpu.memory: "81920"}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: both-1
+  labels: {aliyun.accelerator/nvidia_name: Tesla-M40, aliyun.accelerator/nvidia_count: "1",
+           aliyun.accelerator/nvidia_mem: 12209MiB, nvidia.com/gpu.product: Tesla-M40,
+           nvidia.com/gpu.count: "1", nvidia.com/gpu.memory: "12209"}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", nvidia.com/gpu: "1"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: cpu-1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+    p = gpusched("nodes", "-f", "-", input=nodes)
+    expect_exit(p, 0, "nodes")
+    rows = {l.split()[0]: l.split()[3:7] for l in p.stdout.splitlines()[1:]}
+    util.check_eq(rows, {"gfd-1": ["NVIDIA-A100-SXM4-80GB", "8", "81920MiB", "8"],
+                         "both-1": ["Tesla-M40", "1", "12209MiB", "1"],
+                         "cpu-1": ["<none>", "<none>", "<none>", "0"]}, "GPU columns")
+    p = gpusched("nodes", "-f", "-", "-o", "wide", input=nodes)
+    lines = p.stdout.splitlines()
+    col = lines[0].split().index("GPU-SOURCE")
+    util.check_eq({l.split()[0]: l.split()[col] for l in lines[1:]},
+                  {"gfd-1": "gfd", "both-1": "aliyun", "cpu-1": "<none>"}, "GPU-SOURCE")
+    p = gpusched("nodes", "-f", "-", "-o", "json", input=nodes)
+    got = {i["metadata"]["name"]: i["gpusched"].get("gpu") for i in json.loads(p.stdout)["items"]}
+    util.check_eq(got, {"gfd-1": {"source": "gfd", "product": "NVIDIA-A100-SXM4-80GB", "count": "8",
+                                  "memory": "81920MiB"},
+                        "both-1": {"source": "aliyun", "product": "Tesla-M40", "count": "1",
+                                   "memory": "12209MiB"},
+                        "cpu-1": None}, "json")
+
+
 def test_nodes_label_columns_and_no_match():
     p = gpusched("nodes", "-f", SEED, "-l", "aliyun.accelerator/nvidia_name", "-L",
                  "aliyun.accelerator/nvidia_name,beta.kubernetes.io/instance-type")
@@ -282,8 +328,10 @@ spec:
         p = gpusched("nodes", "-f", t.path, "-o", "wide")
         expect_exit(p, 0, "nodes -o wide")
         util.check_eq(p.stdout.splitlines()[0].split()[7:],
-                      ["GPU-ALLOCATABLE", "CPU-REQUESTS", "MEMORY-REQUESTS", "PODS", "TAINTS"], "wide header")
-        util.check_eq(p.stdout.splitlines()[1].split()[7:], ["4", "0/8", "0/32Gi", "1/110", "<none>"], "wide row")
+                      ["GPU-SOURCE", "GPU-ALLOCATABLE", "CPU-REQUESTS", "MEMORY-REQUESTS", "PODS", "TAINTS"],
+                      "wide header")
+        util.check_eq(p.stdout.splitlines()[1].split()[7:], ["aliyun", "4", "0/8", "0/32Gi", "1/110", "<none>"],
+                      "wide row")
         p = gpusched("nodes", "-f", t.path, "-o", "json")
         expect_exit(p, 0, "nodes -o json")
         doc = json.loads(p.stdout)
@@ -414,6 +462,35 @@ def test_simulate_reads_stdin_and_file_lists():
                       {"scheduled": [{"pod": "default/p1", "node": "n1"},
                                      {"pod": "default/p2", "node": "n1"}], "unschedulable": []},
                       "json")
+
+
+def test_no_objects_is_an_error():
+    """kubectl create -f on input without an object says "error: no objects passed to create"
+    and exits 1; every gpusched command taking -f says the same in its own name, rather than
+    "0 scheduled" on what is most likely the wrong file."""
+    with TempDir() as t:
+        empty = t.write("empty.yaml", "")
+        comments = t.write("comments.yaml", "# nothing here\n---\n---\n")
+        emptylist = t.write("list.json", '{"apiVersion": "v1", "kind": "List", "items": []}')
+        os.mkdir(os.path.join(t.path, "dir"))
+        t.write("dir/a.yaml", "---\n")
+        node = t.write("node.yaml", NODE % "n1")
+        for cmd, extra in (("simulate", []), ("explain", ["p"]), ("nodes", []), ("render", []),
+                           ("capacity", []), ("report", [])):
+            for args, inp in ((["-f", empty], None), (["-f", comments], None), (["-f", emptylist], None),
+                              (["-f", os.path.join(t.path, "dir")], None), (["-f", "-"], ""),
+                              (["-f", empty, "-f", comments], None)):
+                p = gpusched(cmd, *args, *extra, input=inp)
+                what = "%s %s" % (cmd, " ".join(args))
+                expect_exit(p, 1, what)
+                line = one_error_line(p, what)
+                if not line.startswith("gpusched: no objects passed to %s (-f " % cmd):
+                    raise AssertionError("%s: %r" % (what, line))
+                util.check_eq(p.stdout, "", what + ": stdout")
+            # one object anywhere in the -f files is enough
+            p = gpusched(cmd, "-f", empty, "-f", node, *extra)
+            if "no objects passed" in p.stderr:
+                raise AssertionError("%s with a node: %r" % (cmd, p.stderr))
 
 
 def test_simulate_no_pending_pods():

@@ -1,5 +1,5 @@
 """Every flag a gpusched command's --help lists is one its parser takes, and every output
-format and kubectl convention the help promises works (issue 25, item 8): each command's flags
+format and kubectl convention the help promises works: each command's flags
 are one table, its help and its parser both (src/base/flag.h). The cases are made from the
 help texts themselves, so a flag added to a table is tested without a line here."""
 import os
@@ -11,7 +11,8 @@ SEED = os.path.join(util.SRC, "examples", "seed")
 # a value each kind of flag argument takes at parse time
 VALUES = {"FILE": SEED, "FORMAT": "json", "NS": "default", "NAME": "default", "N": "1",
           "VERSION": "1.37", "PATH": "/nonexistent", "SELECTOR": "a=b", "KEY,...": "a",
-          "D": "15s", "HOST:PORT": "0", "default|gpu": "default", "text|json": "text"}
+          "D": "15s", "HOST:PORT": "0", "default|gpu": "default", "text|json": "text",
+          "PORT": "0", "IP": "127.0.0.1", "LIST": "/healthz", "QUANTITY": "64Mi"}
 
 
 def gpusched(*args):

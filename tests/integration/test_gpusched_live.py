@@ -128,11 +128,14 @@ def test_files_on_top_of_the_cluster():
         json.dump(pod("ml", "extra", 2), f)
     p = gpusched(a, "simulate", "-f", extra, "-o", "json")
     util.check_eq(p.returncode, 0, "exit (%s)" % p.stderr)
-    util.check_eq(sorted(e["pod"] for e in json.loads(p.stdout)["scheduled"]),
-                  ["ml/extra", "ml/train"], "cluster and file")
-    # a file pod is explained after the files' pods ahead of it; the cluster's as it is
+    sim = {e["pod"]: e["node"] for e in json.loads(p.stdout)["scheduled"]}
+    util.check_eq(sorted(sim), ["ml/extra", "ml/train"], "cluster and file")
+    # a file pod is explained after the pending pods ahead of it, the cluster's (ml/train,
+    # first in input order) as well as the files', as simulate places them
     p = gpusched(a, "explain", "-f", extra, "extra", "-o", "json")
-    util.check_eq(json.loads(p.stdout)["podsAhead"], 0, "the cluster's pending pods are not ahead")
+    doc = json.loads(p.stdout)
+    util.check_eq(doc["podsAhead"], 1, "the cluster's pending pod is ahead")
+    util.check_eq(doc["result"]["node"], sim["ml/extra"], "simulate's node")
 
 
 def test_unmodelled_kinds_warn():

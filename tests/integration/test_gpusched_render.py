@@ -444,7 +444,58 @@ def test_follow_errors():
         assert "scheduled[0]" in p.stderr, p.stderr
         p = gpusched("simulate", "-f", cl, "--trace", os.path.join(tmp.path, "no", "dir"))
         util.check_eq(p.returncode, 1, "unwritable --trace")
-        assert p.stderr.startswith("gpusched: --trace "), p.stderr
+        util.check_eq(p.stderr, "gpusched: --trace: cannot write '%s': No such file or directory\n"
+                      % os.path.join(tmp.path, "no", "dir"), "unwritable --trace")
+
+
+def test_trace_is_put_in_place_only_on_success():
+    """--trace FILE is written beside FILE and renamed over it when the run succeeds: a run
+    whose input fails leaves FILE as it was, and nothing that is not a regular file is
+    replaced (a FIFO or /dev/null is written in place, a symlink's target is replaced and the
+    link kept, a directory is refused)."""
+    import stat
+    with TempDir() as tmp:
+        cl = tmp.write("c.yaml", TIES)
+        bad = tmp.write("bad.yaml", TIES + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"
+                        "spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n")
+        tr = tmp.write("t.jsonl", "the trace of an earlier run\n")
+        os.chmod(tr, 0o640)
+        p = gpusched("simulate", "-f", bad, "--trace", tr)
+        util.check_eq(p.returncode, 1, "bad input")
+        with open(tr) as f:
+            util.check_eq(f.read(), "the trace of an earlier run\n", "FILE after a failed run")
+        util.check_eq(sorted(os.listdir(tmp.path)), ["bad.yaml", "c.yaml", "t.jsonl"], "no file left behind")
+        ok(gpusched("simulate", "-f", cl, "--trace", tr), "simulate")
+        util.check_eq(len(trace_lines(tr)), 3, "the new trace")
+        util.check_eq(stat.S_IMODE(os.stat(tr).st_mode), 0o640, "FILE's mode kept")
+        util.check_eq(sorted(os.listdir(tmp.path)), ["bad.yaml", "c.yaml", "t.jsonl"], "no file left behind")
+        # a symlink: its target is replaced, the link stays
+        os.symlink("t.jsonl", os.path.join(tmp.path, "link"))
+        with open(tr, "w") as f:
+            f.write("old\n")
+        ok(gpusched("simulate", "-f", cl, "--trace", os.path.join(tmp.path, "link")), "via a symlink")
+        util.check_eq(os.path.islink(os.path.join(tmp.path, "link")), True, "still a link")
+        util.check_eq(len(trace_lines(tr)), 3, "the target written")
+        # a directory is refused and left alone
+        d = os.path.join(tmp.path, "d")
+        os.mkdir(d)
+        p = gpusched("simulate", "-f", cl, "--trace", d)
+        util.check_eq(p.returncode, 1, "a directory")
+        util.check_eq(p.stderr, "gpusched: --trace: cannot write '%s': is a directory\n" % d, "stderr")
+        util.check_eq(os.listdir(d), [], "the directory untouched")
+        # a FIFO with a reader is written in place and stays a FIFO; /dev/null stays a device
+        fifo = os.path.join(tmp.path, "fifo")
+        os.mkfifo(fifo)
+        rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            ok(gpusched("simulate", "-f", cl, "--trace", fifo), "a FIFO")
+            got = os.read(rd, 1 << 20).decode()
+        finally:
+            os.close(rd)
+        util.check_eq(stat.S_ISFIFO(os.stat(fifo).st_mode), True, "still a FIFO")
+        util.check_eq(len(got.splitlines()), 3, "the reader got the trace")
+        ok(gpusched("simulate", "-f", cl, "--trace", "/dev/null"), "/dev/null")
+        util.check_eq(stat.S_ISCHR(os.stat("/dev/null").st_mode), True, "/dev/null still a device")
 
 
 def test_kube_version():

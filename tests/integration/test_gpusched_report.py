@@ -107,7 +107,8 @@ def test_report_rendered_in_chromium():
     util.check_eq((p.returncode, p.stdout, p.stderr), (0, "", ""), "report")
     t = render(page)
     util.check_eq(t.by_id["summary"], "17 nvidia.com/gpu on 3 nodes: 11 used, 6 free. 3 pending "
-                  "pods (3 requesting GPUs), 1 of which fit now.", "summary")
+                  "pods (3 requesting GPUs), 1 of which fit now, placed together in queue order as "
+                  "gpusched simulate places them.", "summary")
     util.check_eq(t.h3, ["NVIDIA-A100-SXM4-80GB \u2014 2 nodes, 16 GPUs, 11 used, 5 free",
                          "Tesla-T4 \u2014 1 nodes, 1 GPUs, 0 used, 1 free"], "models")
     rows = [r for r in t.rows if r and r[0] in ("a100-1", "a100-2", "t4-1") and len(r) == 5]
@@ -124,6 +125,37 @@ def test_report_rendered_in_chromium():
                   "the pending GPU pods fits.", "fragmentation")
 
 
+def test_report_says_what_simulate_says():
+    """The pending pods are placed together, as simulate places them: two 3-GPU pods where 3
+    GPUs are free fit one at a time, not both (tried alone, each fitted: "2 of which fit
+    now"); the second is in the table with simulate's message for it."""
+    objs = [node("a100-1", 8, "NVIDIA-A100-SXM4-80GB"), node("a100-2", 8, "NVIDIA-A100-SXM4-80GB"),
+            pod("train-a", 6, "a100-1"), pod("train-b", 5, "a100-2"),
+            pod("want-3", 3), pod("want-3b", 3), pod("want-8", 8)]
+    src = os.path.join(_tmp, "together.json")
+    with open(src, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, f)
+    page = os.path.join(_tmp, "together.html")
+    p = util.run([util.binary("gpusched"), "report", "-f", src, "--out", page])
+    util.check_eq((p.returncode, p.stderr), (0, ""), "report")
+    sim = json.loads(util.run([util.binary("gpusched"), "simulate", "-f", src, "-o", "json"]).stdout)
+    util.check_eq(len(sim["scheduled"]), 1, "simulate places one")
+    t = Text()
+    with open(page) as f:
+        t.feed(f.read())
+    util.check_eq(t.by_id["summary"], "16 nvidia.com/gpu on 2 nodes: 11 used, 5 free. 3 pending "
+                  "pods (3 requesting GPUs), 1 of which fit now, placed together in queue order as "
+                  "gpusched simulate places them.", "summary")
+    pend = sorted((r[1], int(r[0])) for r in t.rows if len(r) == 3 and r[0].isdigit())
+    want = {}
+    for e in sim["unschedulable"]:
+        want[e["message"]] = want.get(e["message"], 0) + 1
+    util.check_eq(pend, sorted(want.items()), "the reasons are simulate's messages")
+    # a100-2 has 3 free GPUs and a pending 3-GPU pod passes its filters there: not stranded
+    util.check_eq(t.by_id["fragmentation"], "2 free GPUs are stranded on 1 nodes where none of "
+                  "the pending GPU pods fits.", "fragmentation")
+
+
 def test_report_bad_out_is_one_line():
     p = util.run([util.binary("gpusched"), "report", "-f", os.path.join(util.SRC, "examples", "seed"),
                   "--out", "/nonexistent-dir/x.html"])
@@ -132,3 +164,49 @@ def test_report_bad_out_is_one_line():
                   "directory\n", "stderr")
     p = util.run([util.binary("gpusched"), "report", "--out", ""])
     util.check_eq(p.returncode, 2, "empty --out")
+
+
+def test_report_out_is_never_clobbered():
+    """--out FILE is renamed into place only when the page is complete: a run whose input
+    fails leaves FILE as it was, and a character device (/dev/stdout) is written, not replaced."""
+    import select
+    import stat
+    import time
+    d = tempfile.mkdtemp(prefix="gpusched-report-out-", dir=_tmp)
+    out = os.path.join(d, "r.html")
+    with open(out, "w") as f:
+        f.write("yesterday's page")
+    bad = os.path.join(d, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: lots}}\n")
+    p = util.run([util.binary("gpusched"), "report", "-f", bad, "--out", out])
+    util.check_eq(p.returncode, 1, "bad input")
+    with open(out) as f:
+        util.check_eq(f.read(), "yesterday's page", "FILE after a failed run")
+    util.check_eq(sorted(os.listdir(d)), ["bad.yaml", "r.html"], "nothing left behind")
+    # a FIFO (as /dev/stdout may be) with a reader: written in place, still a FIFO
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        p = subprocess.Popen([util.binary("gpusched"), "report", "-f", os.path.join(util.SRC, "examples", "seed"),
+                              "--out", fifo], stderr=subprocess.PIPE)
+        got = b""
+        while True:
+            select.select([rd], [], [], 0.1)
+            try:
+                chunk = os.read(rd, 1 << 16)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                got += chunk
+            elif p.poll() is not None:
+                break
+            elif chunk == b"":
+                time.sleep(0.05)  # no writer yet
+        util.check_eq(p.wait(timeout=60), 0, "--out FIFO: %s" % p.stderr.read())
+    finally:
+        os.close(rd)
+    util.check_eq(stat.S_ISFIFO(os.stat(fifo).st_mode), True, "still a FIFO")
+    if not got.startswith(b"<!DOCTYPE html>") or not got.rstrip().endswith(b"</html>"):
+        raise AssertionError("the reader got %r...%r" % (got[:40], got[-40:]))

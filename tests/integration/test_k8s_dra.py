@@ -35,6 +35,7 @@ def setup():
     if not _setup:
         c = k8s_util.cluster("dra")
         c.apply_file("deploy/gpulabel/rbac.yaml")
+        c.apply_file("deploy/gpulabel/admission-policy.yaml")  # the Events' policy too
         c.apply_file("deploy/gpulabel/dra.yaml")
         _setup["c"] = c
     return _setup["c"]

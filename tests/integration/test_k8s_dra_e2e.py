@@ -51,6 +51,7 @@ def env():
         return s
     c = k8s_util.cluster("dra-e2e", run_pods=True)
     c.apply_file("deploy/gpulabel/rbac.yaml")
+    c.apply_file("deploy/gpulabel/admission-policy.yaml")  # the Events' policy too
     c.apply_file("deploy/gpulabel/dra.yaml")
     c.create_node(k8s_util.gpu_node(NODE, gpus=0))
     c.wait_nodes_ready([NODE])

@@ -38,9 +38,10 @@ def values_file(values):
     return path
 
 
-def render(values=None, release="gpulabel"):
-    """helm template's output (YAML text) with these values over the chart's."""
-    args = ["template", release, CHART]
+def render(values=None, release="gpulabel", namespace="kube-system"):
+    """helm template's output (YAML text) with these values over the chart's, for a release
+    in namespace (helm -n; deploy/'s manifests use kube-system)."""
+    args = ["template", release, CHART, "-n", namespace]
     if values is not None:
         args += ["-f", values_file(values)]
     return helm(*args).stdout
@@ -66,8 +67,8 @@ def parse(text):
         objs.extend(obj["items"] if obj.get("kind") == "List" else [obj])
 
 
-def objects(values=None):
-    return parse(render(values))
+def objects(values=None, namespace="kube-system"):
+    return parse(render(values, namespace=namespace))
 
 
 def find(objs, kind, name=None):
@@ -85,8 +86,8 @@ def pod(objs, kind):
     return find(objs, kind)["spec"]["template"]["spec"]
 
 
-def env(spec):
-    return {e["name"]: e.get("value") for e in spec["containers"][0].get("env", [])}
+def env(spec, container=0):
+    return {e["name"]: e.get("value") for e in spec["containers"][container].get("env", [])}
 
 
 def dry_run_server(text):
@@ -100,7 +101,6 @@ def dry_run_server(text):
 
 # values that change every knob; what each does is asserted below
 OTHER = {
-    "namespace": "gpu-system",
     "image": {"repository": "registry.example.com/gpu/gpulabel", "tag": "0.2", "pullPolicy": "Always"},
     "imagePullSecrets": [{"name": "regcred"}],
     "gpulabel": {
@@ -140,14 +140,15 @@ def test_lint_strict_default_and_other_values():
 
 
 def test_default_rendering_passes_server_dry_run():
-    util.check_eq(dry_run_server(render()), 11, "objects applied by the server dry run")
+    util.check_eq(dry_run_server(render()), 17, "objects applied by the server dry run")
     p = c().kubectl("get", "daemonset/gpulabel", "-n", "kube-system", check=False)
     if p.returncode == 0 or "NotFound" not in p.stderr:
         raise AssertionError("a server dry run stored objects: %s %s" % (p.stdout, p.stderr))
 
 
 def test_other_values_pass_server_dry_run():
-    util.check_eq(dry_run_server(render(OTHER)), 10, "objects applied by the server dry run")
+    util.check_eq(dry_run_server(render(OTHER, namespace="gpu-system")), 16,
+                  "objects applied by the server dry run")
     for values in ({"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}},
                    {"gpusched": {"leaderElect": False}}, {"namePrefix": "b-", "gpulabel": {
                        "createRuntimeClass": False}}):
@@ -156,25 +157,43 @@ def test_other_values_pass_server_dry_run():
 
 # ---- the defaults are deploy/'s objects -------------------------------------------------------
 
+def drop_dra_label(spec):
+    """spec's required node terms without the expressions on nvidia.com/gpu.deploy.dra-driver"""
+    for t in spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]:
+        t["matchExpressions"] = [e for e in t["matchExpressions"] if e["key"] != "nvidia.com/gpu.deploy.dra-driver"]
+
+
 def test_defaults_render_the_objects_of_deploy():
     objs = objects()
     want = []
     for f in ("deploy/gpulabel/daemonset.yaml", "deploy/gpulabel/rbac.yaml",
+              "deploy/gpulabel/admission-policy.yaml",
               "deploy/gpusched/deployment.yaml", "deploy/gpusched/rbac.yaml"):
         want += c().objects(f)
     util.check_eq(kinds(objs), kinds(want), "objects rendered with the default values")
     for o in objs:
         w = find(want, o["kind"], o["metadata"]["name"])
-        for field in ("rules", "roleRef", "subjects", "handler"):
+        for field in ("rules", "roleRef", "subjects", "handler") + (
+                ("spec",) if o["kind"].startswith("ValidatingAdmissionPolicy") else ()):
             util.check_eq(o.get(field), w.get(field), "%s %s: %s" % (o["kind"], o["metadata"]["name"], field))
     for kind in ("DaemonSet", "Deployment"):
         got, exp = pod(objs, kind), pod(want, kind)
-        # the chart says more in the environment (GPULABEL_V, GPULABEL_DEVICE_PLUGIN, ...) and
-        # its pod labels carry the release; the rest is the same pod
-        missing = {k: v for k, v in env(exp).items() if env(got).get(k) != v}
-        util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's" % kind)
+        # the chart says more in the environment (GPULABEL_V, ...) and its pod labels carry
+        # the release; the rest is the same pod
+        util.check_eq(len(got["containers"]), len(exp["containers"]), "%s: containers" % kind)
+        for i in range(len(exp["containers"])):
+            missing = {k: v for k, v in env(exp, i).items() if env(got, i).get(k) != v}
+            util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's (container %d)"
+                          % (kind, i))
+        if kind == "DaemonSet":
+            # deploy/ leaves the nodes labelled nvidia.com/gpu.deploy.dra-driver=true to dra.yaml's
+            # gpulabel-dra, as the chart's mode auto does; its default mode (device-plugin) has
+            # no DRA DaemonSet to leave them to
+            drop_dra_label(exp)
         for s in (got, exp):
-            s["containers"][0].pop("env", None)
+            for ctr in s["containers"]:
+                ctr.pop("env", None)
             sel = s.get("affinity", {}).get("podAntiAffinity")
             if sel:
                 sel["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"][
@@ -189,22 +208,25 @@ def test_defaults_render_the_objects_of_deploy():
 
 # ---- each value changes what is rendered -----------------------------------------------------
 
-def test_device_plugin_off_removes_the_mount_and_its_settings():
+def test_device_plugin_off_removes_its_container_and_mount():
     on, off = pod(objects(), "DaemonSet"), pod(objects({"gpulabel": {"devicePlugin": {"enabled": False}}}), "DaemonSet")
-    util.check_eq([v["name"] for v in on["volumes"]], ["device-plugins", "sys"], "volumes, plugin on")
-    util.check_eq([v["name"] for v in off["volumes"]], ["sys"], "volumes, plugin off")
-    util.check_eq([m["mountPath"] for m in off["containers"][0]["volumeMounts"]], ["/sys"], "mounts, plugin off")
-    util.check_eq(env(on)["GPULABEL_DEVICE_PLUGIN"], "true", "GPULABEL_DEVICE_PLUGIN, plugin on")
-    util.check_eq(env(off)["GPULABEL_DEVICE_PLUGIN"], "false", "GPULABEL_DEVICE_PLUGIN, plugin off")
+    util.check_eq([v["name"] for v in on["volumes"]], ["device-plugins", "serviceaccount"], "volumes, plugin on")
+    util.check_eq([v["name"] for v in off["volumes"]], ["serviceaccount"], "volumes, plugin off")
+    util.check_eq([c["name"] for c in on["containers"]], ["gpulabel", "device-plugin"], "containers, plugin on")
+    util.check_eq([c["name"] for c in off["containers"]], ["gpulabel"], "containers, plugin off")
+    util.check_eq([m["mountPath"] for m in off["containers"][0]["volumeMounts"]],
+                  ["/var/run/secrets/kubernetes.io/serviceaccount"], "mounts, plugin off")
+    util.check_eq(env(on)["GPULABEL_DEVICE_PLUGIN"], "false", "the labeller never serves the kubelet")
+    util.check_eq(env(on, 1)["GPULABEL_NO_SYNC"], "true", "the plugin never talks to the API")
     util.check_eq(sorted(k for k in env(off) if k.startswith(("GPULABEL_RESOURCE", "GPULABEL_REPLICAS",
                                                                "GPULABEL_DEVICE_"))),
                   ["GPULABEL_DEVICE_PLUGIN"], "device-plugin settings left with the plugin off")
     dp = pod(objects({"gpulabel": {"devicePlugin": {"dir": "/var/lib/k0s/kubelet/device-plugins",
                                                       "replicas": 4, "resourceName": "example.com/gpu"}}}),
              "DaemonSet")
-    util.check_eq((dp["volumes"][0]["hostPath"]["path"], dp["containers"][0]["volumeMounts"][0]["mountPath"],
-                   env(dp)["GPULABEL_DEVICE_PLUGIN_DIR"], env(dp)["GPULABEL_REPLICAS"],
-                   env(dp)["GPULABEL_RESOURCE_NAME"]),
+    util.check_eq((dp["volumes"][0]["hostPath"]["path"], dp["containers"][1]["volumeMounts"][0]["mountPath"],
+                   env(dp, 1)["GPULABEL_DEVICE_PLUGIN_DIR"], env(dp, 1)["GPULABEL_REPLICAS"],
+                   env(dp, 1)["GPULABEL_RESOURCE_NAME"]),
                   ("/var/lib/k0s/kubelet/device-plugins",) * 3 + ("4", "example.com/gpu"),
                   "the device-plugin directory, replicas and resource")
 
@@ -212,8 +234,16 @@ def test_device_plugin_off_removes_the_mount_and_its_settings():
 def test_gpusched_off_removes_its_objects():
     objs = objects({"gpusched": {"enabled": False}})
     util.check_eq(kinds(objs), [("ClusterRole", "gpulabel", ""), ("ClusterRoleBinding", "gpulabel", ""),
-                                ("DaemonSet", "gpulabel", "kube-system"), ("RuntimeClass", "nvidia", ""),
-                                ("ServiceAccount", "gpulabel", "kube-system")], "objects with gpusched off")
+                                ("DaemonSet", "gpulabel", "kube-system"),
+                                ("Role", "gpulabel-events", "default"),
+                                ("RoleBinding", "gpulabel-events", "default"),
+                                ("RuntimeClass", "nvidia", ""),
+                                ("ServiceAccount", "gpulabel", "kube-system"),
+                                ("ValidatingAdmissionPolicy", "gpulabel-own-node", ""),
+                                ("ValidatingAdmissionPolicy", "gpulabel-own-node-events", ""),
+                                ("ValidatingAdmissionPolicyBinding", "gpulabel-own-node", ""),
+                                ("ValidatingAdmissionPolicyBinding", "gpulabel-own-node-events", "")],
+                  "objects with gpusched off")
     objs = objects({"gpulabel": {"enabled": False}})
     util.check_eq(sorted({k for k, _, _ in kinds(objs)}), ["ClusterRole", "ClusterRoleBinding", "Deployment",
                                                              "Role", "RoleBinding", "ServiceAccount"],
@@ -222,8 +252,9 @@ def test_gpusched_off_removes_its_objects():
 
 
 def test_other_values_change_every_knob():
-    objs = objects(OTHER)
-    util.check_eq({ns for _, _, ns in kinds(objs)}, {"", "gpu-system"}, "namespaces")
+    objs = objects(OTHER, namespace="gpu-system")
+    util.check_eq({ns for _, _, ns in kinds(objs)}, {"", "gpu-system", "default"},
+                  "namespaces (the events Role's is where Node events go)")
     util.check_eq(find(objs, "RuntimeClass"), None, "a RuntimeClass with runtimeClassName empty")
     ds = pod(objs, "DaemonSet")
     util.check_eq(ds.get("runtimeClassName"), None, "runtimeClassName")
@@ -239,6 +270,10 @@ def test_other_values_change_every_knob():
                   (None, None, False), "metrics with metricsPort 0")
     crb = find(objs, "ClusterRoleBinding", "gpulabel")
     util.check_eq(crb["subjects"][0]["namespace"], "gpu-system", "the binding's ServiceAccount namespace")
+    vap = find(objs, "ValidatingAdmissionPolicy", "gpulabel-own-node")
+    util.check_eq(vap["spec"]["matchConditions"][0]["expression"],
+                  "request.userInfo.username == 'system:serviceaccount:gpu-system:gpulabel'",
+                  "the policy's ServiceAccount")
     sched = pod(objs, "Deployment")
     args = sched["containers"][0]["args"]
     util.check_eq(env(ds).get("GPULABEL_LOGGING_FORMAT"), "json", "gpulabel's logging format")
@@ -247,7 +282,8 @@ def test_other_values_change_every_knob():
         if a not in args:
             raise AssertionError("%s not in gpusched's args %s" % (a, args))
     util.check_eq(find(objs, "Deployment")["spec"]["replicas"], 1, "gpusched replicas")
-    util.check_eq(find(objs, "Role")["rules"][1]["resourceNames"], ["gpu-scheduler"], "the Lease's name")
+    util.check_eq(find(objs, "Role", "gpusched-leader-election")["rules"][1]["resourceNames"], ["gpu-scheduler"],
+                  "the Lease's name")
     util.check_eq(sched["containers"][0]["resources"], {"requests": {"cpu": "50m", "memory": "48Mi"}},
                   "gpusched resources")
     default = pod(objects(), "Deployment")["containers"][0]["args"]
@@ -255,15 +291,39 @@ def test_other_values_change_every_knob():
     util.check_eq([a for a in default if a.startswith("--logging-format")], [], "text logs by default")
 
 
-def test_dra_mode_renders_its_objects_and_mounts():
-    # gpulabel.mode dra (and auto): deploy/gpulabel/dra.yaml's objects, the kubelet plugin
-    # directories, no device-plugin directory with dra; auto mounts both
+def same_pod(got, exp, what):
+    """got (the chart's pod spec) is exp (deploy/'s) but for the chart's extra environment"""
+    util.check_eq(len(got["containers"]), len(exp["containers"]), "%s: containers" % what)
+    for i in range(len(exp["containers"])):
+        missing = {k: v for k, v in env(exp, i).items() if env(got, i).get(k) != v}
+        util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's (container %d)" % (what, i))
+    got, exp = json.loads(json.dumps(got)), json.loads(json.dumps(exp))
+    for s in (got, exp):
+        for ctr in s["containers"]:
+            ctr.pop("env", None)
+    util.check_eq(got, exp, "%s: the pod spec against deploy/" % what)
+
+
+def test_dra_mode_renders_its_objects_and_pod():
+    # gpulabel.mode dra: deploy/gpulabel/dra.yaml's objects instead of the device-plugin
+    # DaemonSet; its pod is one root container with the token and the kubelet plugin
+    # directories, on every GPU node
     objs = objects({"gpulabel": {"mode": "dra"}})
     want = c().objects("deploy/gpulabel/dra.yaml")
-    extra = sorted(set(kinds(objs)) - set(kinds(objects())))
-    util.check_eq(extra, kinds(want), "what the DRA mode adds: deploy/gpulabel/dra.yaml's objects")
+    default = objects()
+    util.check_eq(sorted(set(kinds(objs)) - set(kinds(default))), kinds(want),
+                  "what the DRA mode adds: deploy/gpulabel/dra.yaml's objects")
+    util.check_eq(sorted(set(kinds(default)) - set(kinds(objs))), [("DaemonSet", "gpulabel", "kube-system")],
+                  "what the DRA mode takes away: the device plugin's DaemonSet")
     for o in want:
         got = find(objs, o["kind"], o["metadata"]["name"])
+        if o["kind"] == "DaemonSet":
+            spec = json.loads(json.dumps(got["spec"]["template"]["spec"]))
+            exp = json.loads(json.dumps(o["spec"]["template"]["spec"]))
+            # dra.yaml picks the labelled nodes as mode auto does; mode dra takes every GPU node
+            drop_dra_label(exp)
+            same_pod(spec, exp, "DaemonSet gpulabel-dra")
+            continue
         for field in ("rules", "roleRef", "subjects", "spec"):
             util.check_eq(got.get(field), o.get(field), "%s %s: %s" % (o["kind"], o["metadata"]["name"], field))
     ds = pod(objs, "DaemonSet")
@@ -272,34 +332,106 @@ def test_dra_mode_renders_its_objects_and_mounts():
                    env(ds)["GPULABEL_CDI_ROOT"]),
                   ("dra", "gpu.nvidia.com", "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins",
                    "/var/run/cdi"), "the DRA settings")
-    util.check_eq([(v["name"], v["hostPath"]["path"]) for v in ds["volumes"]],
+    util.check_eq([(v["name"], v.get("hostPath", {}).get("path")) for v in ds["volumes"]],
                   [("plugins-registry", "/var/lib/kubelet/plugins_registry"),
-                   ("plugins", "/var/lib/kubelet/plugins"), ("cdi", "/var/run/cdi"), ("sys", "/sys")],
-                  "volumes in dra mode: no device-plugin directory")
+                   ("plugins", "/var/lib/kubelet/plugins"), ("cdi", "/var/run/cdi"), ("serviceaccount", None)],
+                  "volumes in dra mode: no device-plugin directory, no /sys")
     util.check_eq([m["mountPath"] for m in ds["containers"][0]["volumeMounts"]],
-                  ["/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins", "/var/run/cdi", "/sys"],
-                  "mounts in dra mode")
-    auto = pod(objects({"gpulabel": {"mode": "auto"}}), "DaemonSet")
-    util.check_eq([v["name"] for v in auto["volumes"]],
-                  ["device-plugins", "plugins-registry", "plugins", "cdi", "sys"], "volumes in auto mode")
-    util.check_eq(env(pod(objects(), "DaemonSet"))["GPULABEL_MODE"], "device-plugin", "the default mode")
-    util.check_eq(dry_run_server(render({"gpulabel": {"mode": "dra"}})), 17,
+                  ["/var/run/secrets/kubernetes.io/serviceaccount", "/var/lib/kubelet/plugins_registry",
+                   "/var/lib/kubelet/plugins", "/var/run/cdi"], "mounts in dra mode")
+    util.check_eq(ds["containers"][0]["securityContext"],
+                  {"runAsUser": 0, "runAsGroup": 0, "allowPrivilegeEscalation": False,
+                   "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
+                  "root without capabilities (the kubelet's plugin directories are root's)")
+    util.check_eq(dry_run_server(render({"gpulabel": {"mode": "dra"}})), 23,
                   "objects of the dra mode applied by the server dry run")
-    other = objects({"namespace": "gpu-system", "namePrefix": "b-", "gpulabel": {"mode": "auto", "dra": {
-        "driverName": "gpu.example.com", "extendedResourceName": "", "admissionPolicy": False}}})
+
+
+def test_auto_mode_splits_the_nodes_by_the_gpu_operator_label():
+    # gpulabel.mode auto: both DaemonSets, on the nodes with and without
+    # nvidia.com/gpu.deploy.dra-driver=true (appended to every required term)
+    objs = objects({"gpulabel": {"mode": "auto"}})
+    util.check_eq(sorted(n for k, n, _ in kinds(objs) if k == "DaemonSet"), ["gpulabel", "gpulabel-dra"],
+                  "DaemonSets in auto mode")
+    base = find(objects(), "DaemonSet")["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    for name, op in (("gpulabel", "NotIn"), ("gpulabel-dra", "In")):
+        terms = find(objs, "DaemonSet", name)["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        util.check_eq(terms, [{"matchExpressions": t["matchExpressions"] + [
+            {"key": "nvidia.com/gpu.deploy.dra-driver", "operator": op, "values": ["true"]}]} for t in base],
+            "%s's nodes" % name)
+    same_pod(find(objs, "DaemonSet", "gpulabel-dra")["spec"]["template"]["spec"],
+             pod(c().objects("deploy/gpulabel/dra.yaml"), "DaemonSet"), "auto's gpulabel-dra")
+    util.check_eq(find(objs, "DaemonSet", "gpulabel-dra")["spec"]["selector"]["matchLabels"],
+                  {"app.kubernetes.io/name": "gpulabel-dra", "app.kubernetes.io/instance": "gpulabel"},
+                  "the DRA DaemonSet's selector (not the other's)")
+    dp = pod(objects(), "DaemonSet")
+    util.check_eq((env(dp)["GPULABEL_MODE"], env(dp, 1)["GPULABEL_MODE"]), ("device-plugin", "device-plugin"),
+                  "the default mode, in both containers")
+    util.check_eq(dry_run_server(render({"gpulabel": {"mode": "auto"}})), 24,
+                  "objects of the auto mode applied by the server dry run")
+    other = objects({"namePrefix": "b-", "gpulabel": {"mode": "auto", "dra": {
+        "driverName": "gpu.example.com", "extendedResourceName": "", "admissionPolicy": False}}},
+        namespace="gpu-system")
     util.check_eq(sorted(n for k, n, _ in kinds(other) if k == "DeviceClass"),
                   ["gpu.example.com", "mig.gpu.example.com"], "DeviceClasses of another driver")
     util.check_eq("extendedResourceName" in find(other, "DeviceClass", "gpu.example.com")["spec"], False,
                   "extendedResourceName \"\" leaves it out")
-    util.check_eq([k for k, _, _ in kinds(other) if k.startswith("ValidatingAdmission")], [],
+    util.check_eq([n for k, n, _ in kinds(other) if k.startswith("ValidatingAdmission") and "slices" in n], [],
                   "admissionPolicy false")
     util.check_eq(find(other, "ClusterRoleBinding", "b-gpulabel-dra")["subjects"],
                   [{"kind": "ServiceAccount", "name": "b-gpulabel", "namespace": "gpu-system"}], "binding")
-    vap = find(objects({"namespace": "gpu-system", "gpulabel": {"mode": "dra"}}),
-               "ValidatingAdmissionPolicy")
+    util.check_eq(pod(objects({"gpulabel": {"mode": "dra", "dra": {"driverName": "gpu.example.com"}}}),
+                      "DaemonSet")["containers"][0]["env"][1], {"name": "GPULABEL_MODE", "value": "dra"},
+                  "the mode")
+    vap = find(objects({"gpulabel": {"mode": "dra"}}, namespace="gpu-system"), "ValidatingAdmissionPolicy",
+               "gpulabel-resourceslices")
     util.check_eq(vap["spec"]["matchConditions"][0]["expression"],
                   'request.userInfo.username == "system:serviceaccount:gpu-system:gpulabel"',
                   "the policy follows the namespace")
+
+
+def namespaced(objs):
+    """(kind, name, namespace) of each namespaced object, and the namespaces named inside the
+    objects: subjects of bindings, gpusched's Lease namespace"""
+    out = [(o["kind"], o["metadata"]["name"], o["metadata"]["namespace"]) for o in objs
+           if o["metadata"].get("namespace")]
+    for o in objs:
+        for s in o.get("subjects", []):
+            out.append((o["kind"] + " subject", s["name"], s.get("namespace")))
+        if o["kind"] == "Deployment":
+            for a in o["spec"]["template"]["spec"]["containers"][0]["args"]:
+                if a.startswith("--leader-elect-resource-namespace="):
+                    out.append(("Lease", "-", a.split("=", 1)[1]))
+    return out
+
+
+def test_the_release_namespace_is_honoured_everywhere():
+    """helm install -n gpu-system puts every namespaced object there, and every namespace named
+    inside them (binding subjects, the Lease) is that one too, but for the Role that lets
+    gpulabel write its Node's Events: those live in "default", where the kubelet puts a Node's
+    Events too; the value namespace is deprecated but still wins, with a warning in the notes."""
+    node_events = {("Role", "gpulabel-events", "default"), ("RoleBinding", "gpulabel-events", "default")}
+    for values in (None, {"gpulabel": {"enabled": False}}, {"gpusched": {"enabled": False}}):
+        ns = namespaced(objects(values, namespace="gpu-system"))
+        if len(ns) < 3:
+            raise AssertionError("too few namespaced objects: %r" % ns)
+        util.check_eq([x for x in ns if x[2] != "gpu-system" and tuple(x) not in node_events], [],
+                      "not in the release's namespace %s" % values)
+    util.check_eq(dry_run_server(render(namespace="gpu-system")), 17, "server dry run in gpu-system")
+    # the deprecated value still names the namespace, and the notes say so
+    ns = namespaced(objects({"namespace": "gpu-system"}, namespace="default"))
+    util.check_eq({x[2] for x in ns if tuple(x) not in node_events}, {"gpu-system"},
+                  "the deprecated value")
+    p = helm("install", "gpulabel", CHART, "-n", "default", "--dry-run=client", "-f",
+             values_file({"namespace": "gpu-system"}))
+    if "WARNING: the value namespace is deprecated: the objects went to gpu-system" not in p.stdout:
+        raise AssertionError("no deprecation warning in the notes: %r" % p.stdout[-600:])
+    p = helm("install", "gpulabel", CHART, "-n", "gpu-system", "--dry-run=client")
+    notes = p.stdout[p.stdout.index("NOTES:"):]
+    if "WARNING" in notes or "gpulabel runs on GPU nodes in gpu-system:" not in notes:
+        raise AssertionError("notes: %r" % notes)
 
 
 def test_bad_values_fail_with_one_line():
@@ -317,3 +449,26 @@ def test_bad_values_fail_with_one_line():
         if p.returncode == 0 or want not in p.stderr:
             raise AssertionError("helm template with %s: exit %d, stderr %r (want %r)" % (
                 values, p.returncode, p.stderr, want))
+
+
+def test_least_privilege_of_the_pod():
+    """docs/security.md: the labeller runs as nobody with the only token; the device plugin as
+    root without capabilities and without a token; no container sees the host's /sys."""
+    ds = pod(objects(), "DaemonSet")
+    util.check_eq(ds.get("automountServiceAccountToken"), False, "no token mounted by default")
+    lab, dp = ds["containers"]
+    util.check_eq((lab["securityContext"].get("runAsNonRoot"), lab["securityContext"].get("runAsUser")),
+                  (True, 65534), "the labeller's user")
+    util.check_eq(dp["securityContext"].get("runAsUser"), 0, "the device plugin's user")
+    for ctr in (lab, dp):
+        sc = ctr["securityContext"]
+        util.check_eq((sc["allowPrivilegeEscalation"], sc["readOnlyRootFilesystem"], sc["capabilities"]),
+                      (False, True, {"drop": ["ALL"]}), "%s: escalation, root fs, capabilities" % ctr["name"])
+    util.check_eq([m["name"] for m in lab["volumeMounts"]], ["serviceaccount"], "the labeller's mounts")
+    util.check_eq([m["name"] for m in dp["volumeMounts"]], ["device-plugins"], "the device plugin's mounts")
+    util.check_eq([v.get("hostPath", {}).get("path") for v in ds["volumes"] if "hostPath" in v],
+                  ["/var/lib/kubelet/device-plugins"], "hostPath volumes")
+    sa = [v for v in ds["volumes"] if v["name"] == "serviceaccount"][0]["projected"]["sources"]
+    util.check_eq(sa[0], {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                  "a projected token, bound to the pod")
+

@@ -123,8 +123,21 @@ def test_explain_pod_and_deployment():
     p = ok(gpusched("explain", "deployment/web", "-n", NS, "-o", "json"), "explain deployment")
     doc = json.loads(p.stdout)
     util.check_eq(doc["pendingPods"], 2, "pending pods of the Deployment")
-    # a cluster's pod is explained against the cluster as it is: both replicas fit on gpu-2
-    util.check_eq([d["result"]["node"] for d in doc["pods"]], ["gpu-2", "gpu-2"], "nodes")
+    # the replicas are placed together, as simulate places them: the first takes gpu-2's two
+    # GPUs, the second finds no room and says why
+    util.check_eq([d["result"]["status"] for d in doc["pods"]], ["Scheduled", "Unschedulable"],
+                  "replicas")
+    util.check_eq(doc["pods"][0]["result"]["node"], "gpu-2", "the first replica's node")
+    sim = json.loads(ok(gpusched("simulate", "-n", NS, "-o", "json"), "simulate").stdout)
+    util.check_eq(doc["pods"][1]["result"]["message"],
+                  {e["pod"]: e["message"] for e in sim["unschedulable"]}[doc["pods"][1]["pod"]],
+                  "the second replica's message is simulate's")
+    p = ok(gpusched("explain", "deployment/web", "-n", NS), "explain deployment table")
+    tail = p.stdout.splitlines()[-4:]
+    util.check_eq(tail[0], "Summary: 1 of 2 pod(s) would be scheduled, placed together in queue order:",
+                  "summary")
+    util.check_eq([l.split()[1:] for l in tail[2:]], [["Scheduled", "gpu-2"], ["Unschedulable", "<none>"]],
+                  "summary rows")
     p = ok(gpusched("explain", "deploy/web", "-n", NS, "-l", "kubernetes.io/hostname=gpu-1"),
            "explain -l")
     if "Nodes shown (-l kubernetes.io/hostname=gpu-1): 1 of 3." not in p.stdout:
@@ -133,10 +146,27 @@ def test_explain_pod_and_deployment():
     util.check_eq((p.returncode, p.stderr.splitlines()[-1]),
                   (1, "gpusched: pod %s/running-a is already bound to node gpu-1 through "
                       "spec.nodeName; kube-scheduler never schedules it" % NS), "bound pod")
+    p = gpusched("explain", "%s/want-4" % NS, "-n", "default")
+    util.check_eq((p.returncode, p.stderr.splitlines()[-1]),
+                  (1, "gpusched: pod %s/want-4 is pending, but the pending pods read are those of "
+                      "namespace default: pass -n %s (or -A)" % (NS, NS)), "another namespace")
     p = gpusched("explain", "statefulset/nope", "-n", NS)
     util.check_eq((p.returncode, p.stderr.splitlines()[-1]),
                   (1, 'gpusched: statefulsets "nope" not found in namespace "%s"' % NS),
                   "missing workload")
+
+
+def test_explain_says_what_simulate_says_for_every_pending_pod():
+    """One question, one answer: for each pending pod of the cluster, explain's result (the
+    node, or the FailedScheduling message) is simulate's."""
+    c()
+    sim = json.loads(ok(gpusched("simulate", "-n", NS, "-o", "json"), "simulate").stdout)
+    want = {e["pod"]: ("Scheduled", e["node"]) for e in sim["scheduled"]}
+    want.update({e["pod"]: ("Unschedulable", e["message"]) for e in sim["unschedulable"]})
+    util.check_eq(len(want), 3, "pending pods")
+    for pod, (status, what) in sorted(want.items()):
+        r = json.loads(ok(gpusched("explain", pod, "-o", "json"), "explain " + pod).stdout)["result"]
+        util.check_eq((r["status"], r.get("node") or r.get("message")), (status, what), pod)
 
 
 def test_capacity_on_the_cluster():
@@ -274,14 +304,18 @@ def test_live_input_reads_services_controllers_namespaces_and_pdbs():
     # the ReplicaSet selects app=r: the bound app=r pod on gpu-2 counts, though not its own
     if not sc["gpu-2"] < sc["gpu-1"] == sc["cpu-1"]:
         raise AssertionError("PodTopologySpread scores %r" % sc)
-    doc = json.loads(ok(gpusched("explain", "pod/with-s", "-n", SPREAD_NS, "-o", "json"),
-                        "explain with-s").stdout)
-    util.check_eq(doc["result"].get("node"), "gpu-1", "the namespaceSelector's node")
-    util.check_eq([n["node"] for n in doc["nodes"] if n["feasible"]], ["gpu-1"], "feasible")
     # simulate does not expand the cluster's ReplicaSet again: its one pod, no more
     sim = json.loads(ok(gpusched("simulate", "-n", SPREAD_NS, "-o", "json"), "simulate").stdout)
     names = sorted(e["pod"] for e in sim["scheduled"] + sim["unschedulable"])
     util.check_eq(names, sorted(SPREAD_NS + "/" + n for n in ("s-new", rpod, "with-s")), "pods")
+    placed = {e["pod"]: e["node"] for e in sim["scheduled"]}
+    # with-s comes after s-new in the queue, which simulate (and so explain) places first: the
+    # pods of app=s are then on gpu-1 (found through the namespaceSelector) and s-new's node
+    doc = json.loads(ok(gpusched("explain", "pod/with-s", "-n", SPREAD_NS, "-o", "json"),
+                        "explain with-s").stdout)
+    util.check_eq(doc["result"].get("node"), placed[SPREAD_NS + "/with-s"], "with-s's node")
+    util.check_eq(sorted(n["node"] for n in doc["nodes"] if n["feasible"]),
+                  sorted({"gpu-1", placed[SPREAD_NS + "/s-new"]}), "feasible")
 
 
 def test_live_input_with_an_older_role_warns_what_it_cannot_read():

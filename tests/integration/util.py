@@ -12,6 +12,16 @@ def binary(name):
     return os.path.join(BUILD, name)
 
 
+def sanitized(path):
+    """Whether the binary at path is an ASan/UBSan build (make check-san): they reserve memory
+    of their own, so no bound on their RSS holds."""
+    try:
+        out = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return False
+    return "libasan" in out or "libubsan" in out
+
+
 def fake_nvml():
     """Absolute path of the fake libnvidia-ml.so.1 test double."""
     return os.path.join(BUILD, "fake-nvml", "libnvidia-ml.so.1")

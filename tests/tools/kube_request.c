@@ -19,12 +19,14 @@
 #include <string.h>
 
 #include "kube/async.h"
+#include "kube/client-int.h"
 #include "kube/client.h"
 
 static volatile sig_atomic_t stop_flag;
 static int discard;     /* --discard: pass no response struct (the answer is dropped) */
 static int async_conns; /* --conns: kube_async_conns for the client (0: as many as INFLIGHT) */
 static long max_events = -1;
+static int count_waits; /* --count-waits: print how often the watch waited for events to gather */
 
 static void on_signal(int sig)
 {
@@ -36,12 +38,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: kube-request [--kubeconfig F] [--context C] [--qps Q] [--burst B]\n"
-            "                    [--timeout-ms MS] [--content-type T] [--repeat N]\n"
+            "                    [--timeout-ms MS] [--max-body BYTES] [--content-type T]\n"
+            "                    [--repeat N]\n"
             "                    [--token-refresh-ms MS] [--ca-refresh-ms MS]\n"
             "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
             "       kube-request [opts] [--repeat N] [--wait-stdin] [--conns C] --async INFLIGHT\n"
             "                    METHOD PATH [BODY] [--and METHOD PATH [BODY]]...\n"
-            "       kube-request [--kubeconfig F] --watch PATH [--max-events N]\n"
+            "       kube-request [--kubeconfig F] --watch PATH [--max-events N] [--count-waits]\n"
             "       kube-request [--kubeconfig F] --stream BATCH PATH\n"
             "       kube-request [--kubeconfig F] --print-config   (server and namespace)\n"
             "--repeat sends the request N times (spread over --threads); --wait-stdin reads one\n"
@@ -50,7 +53,8 @@ static void usage(FILE *f)
             "and prints STATUS or ERROR per answer, in the order they come (--conns caps the\n"
             "connections, pipelining the requests past them); with --wait-stdin\n"
             "every request waits for the answers before it. A watch stops on SIGTERM,\n"
-            "SIGINT or after --max-events events and then prints STOPPED.\n");
+            "SIGINT or after --max-events events and then prints STOPPED; --count-waits then\n"
+            "prints WAITS n, the times it waited for events to gather.\n");
 }
 
 static void print_err(const struct err *e)
@@ -252,6 +256,10 @@ int main(int argc, char **argv)
             discard = 1;
             continue;
         }
+        if (!strcmp(a, "--count-waits")) {
+            count_waits = 1;
+            continue;
+        }
         if (!strcmp(a, "--print-config")) {
             print_config = 1;
             continue;
@@ -272,6 +280,8 @@ int main(int argc, char **argv)
                 o.burst = atoi(v);
             else if (!strcmp(a, "--timeout-ms"))
                 o.timeout_ms = atol(v);
+            else if (!strcmp(a, "--max-body"))
+                o.max_body = (size_t)atol(v);
             else if (!strcmp(a, "--token-refresh-ms"))
                 o.token_refresh_ms = atol(v);
             else if (!strcmp(a, "--ca-refresh-ms"))
@@ -347,6 +357,8 @@ int main(int argc, char **argv)
             print_err(&e);
         else
             printf("%s rc=%d events=%ld\n", stop_flag || rc ? "STOPPED" : "ENDED", rc, n);
+        if (count_waits)
+            printf("WAITS %lu\n", kube_client_watch_waits());
         kube_client_free(c);
         return rc < 0 ? 1 : 0;
     }
@@ -354,7 +366,7 @@ int main(int argc, char **argv)
         static const char *const strip[] = {"managedFields", NULL};
         struct parts parts = {0};
 
-        rc = kube_client_get_stream(c, pos[1], strip, (size_t)stream, on_part, &parts, &e);
+        rc = kube_client_get_stream(c, pos[1], strip, (size_t)stream, on_part, &parts, NULL, &e);
         if (rc)
             print_err(&e);
         else

@@ -407,6 +407,103 @@ static void yaml_rejects_unknown_alias_and_deep_nesting(void)
     CHECK(kube_yaml_load(deep, strlen(deep), "t", &docs, NULL, &e) < 0);
 }
 
+/* aliases_doc writes "a: &x [1 x m]\nb: [*x x k]\n" into buf: go-yaml decodes 1,005 + 1,001 k
+ * nodes for m = 999, 1,000 k of them from the alias */
+static char *aliases_doc(int m, int k)
+{
+    size_t size = (size_t)(m + k) * 3 + 32, n = 0;
+    char *buf = malloc(size);
+    int i;
+
+    if (!buf)
+        return NULL;
+    n += (size_t)snprintf(buf + n, size - n, "a: &x [");
+    for (i = 0; i < m; i++)
+        n += (size_t)snprintf(buf + n, size - n, i ? ",1" : "1");
+    n += (size_t)snprintf(buf + n, size - n, "]\nb: [");
+    for (i = 0; i < k; i++)
+        n += (size_t)snprintf(buf + n, size - n, i ? ",*x" : "*x");
+    snprintf(buf + n, size - n, "]\n");
+    return buf;
+}
+
+static int count_doc(json_t *doc, struct kube_lines *lines, json_t *list, void *ctx)
+{
+    (void)doc, (void)lines, (void)list;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* sigs.k8s.io/yaml (go-yaml v2) refuses a document whose nodes come from aliases beyond a
+ * ratio (99% up to 400,000 nodes): the boundary is the same here, checked against
+ * yaml.YAMLToJSON (110 aliases of a 999-item list pass, 111 do not) */
+static void yaml_caps_alias_expansion_as_go_yaml(void)
+{
+    char *ok = aliases_doc(999, 110), *bad = aliases_doc(999, 111), *two, msg[256];
+    static const char bomb[] =
+        "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+        "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+        "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+        "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+        "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n";
+    json_t *docs = NULL;
+    struct err e;
+    int n = 0;
+
+    CHECK(ok && bad);
+    if (!ok || !bad)
+        goto out;
+    err_clear(&e);
+    CHECK_INT_EQ(kube_yaml_load(ok, strlen(ok), "t.yaml", &docs, NULL, &e), 0);
+    CHECK_INT_EQ(json_array_size(json_object_get(json_array_get(docs, 0), "b")), 110);
+    json_decref(docs);
+    docs = NULL;
+    CHECK_INT_EQ(kube_yaml_load(bad, strlen(bad), "t.yaml", &docs, NULL, &e), -EINVAL);
+    CHECK_STR_EQ(err_format(&e, msg, sizeof(msg)),
+                 "t.yaml: line 2: document contains excessive aliasing");
+    /* 9^9 strings from 200 bytes: refused at the first level past the bound */
+    err_clear(&e);
+    CHECK_INT_EQ(kube_yaml_load(bomb, strlen(bomb), "bomb.yaml", &docs, NULL, &e), -EINVAL);
+    CHECK(strstr(err_format(&e, msg, sizeof(msg)), "document contains excessive aliasing"));
+    CHECK(docs == NULL);
+    /* the count is the document's: two documents at the bound each pass */
+    two = malloc(2 * strlen(ok) + 8);
+    CHECK(two != NULL);
+    if (two) {
+        snprintf(two, 2 * strlen(ok) + 8, "%s---\n%s", ok, ok);
+        CHECK_INT_EQ(
+            kube_yaml_each(two, strlen(two), "t.yaml", KUBE_YAML_NO_JSON_PATH, count_doc, &n, &e),
+            0);
+        CHECK_INT_EQ(n, 2);
+        free(two);
+    }
+out:
+    free(ok);
+    free(bad);
+}
+
+/* anchors are found by name in one lookup; a name given again names the new value, and an
+ * unknown one is named in the error, as go-yaml names it */
+static void yaml_anchor_names(void)
+{
+    json_t *v = load_one("a: &x 1\nb: &x [2]\nc: *x\nd: &y {k: *x}\ne: *y\n", NULL), *docs = NULL;
+    struct err e;
+    char msg[256];
+
+    CHECK(v != NULL);
+    if (v) {
+        CHECK_INT_EQ(json_integer_value(json_array_get(json_object_get(v, "c"), 0)), 2);
+        CHECK_INT_EQ(
+            json_integer_value(json_array_get(json_object_get(json_object_get(v, "e"), "k"), 0)),
+            2);
+    }
+    json_decref(v);
+    err_clear(&e);
+    CHECK(kube_yaml_load("a: 1\nb: *nope\n", 14, "t.yaml", &docs, NULL, &e) < 0);
+    CHECK_STR_EQ(err_format(&e, msg, sizeof(msg)),
+                 "t.yaml: line 2: unknown anchor 'nope' referenced");
+}
+
 /* --- Go's number, boolean and duration grammars --- */
 
 static void goparse_int_like_strconv(void)
@@ -902,14 +999,64 @@ static void log_json_lines_like_component_base(void)
         log_set_object_keys(keys);
         log_format_json(buf, sizeof(buf), 'I', 2, 0, 0, "x.c", 1,
                         "\"Bound\" pod=\"ns/p\\\"1\" node=\"n/1\" pod=\"solo\"");
+        /* the value is strconv.Quote's form (log_quote): its escapes are decoded */
         CHECK_STR_EQ(buf,
                      "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"Bound\",\"v\":2,\"pod\":{\"name\":"
-                     "\"p\\\\\\\"1\",\"namespace\":\"ns\"},\"node\":\"n/1\",\"pod\":\"solo\"}\n");
+                     "\"p\\\"1\",\"namespace\":\"ns\"},\"node\":\"n/1\",\"pod\":\"solo\"}\n");
         log_set_object_keys(NULL);
     }
     log_format_json(buf, sizeof(buf), 'I', 1, 0, 0, "x.c", 1, "\"m\" a.b-c_d=\"x y\" n=-1e+06");
     CHECK_STR_EQ(buf, "{\"ts\":0,\"caller\":\"x.c:1\",\"msg\":\"m\",\"v\":1,\"a.b-c_d\":\"x y\","
                       "\"n\":-1e+06}\n");
+}
+
+/* Untrusted text cannot forge a line: an API Status message with a line break and a klog
+ * header after it, as a value, a message and free text. */
+static void log_quotes_untrusted_text_as_klog(void)
+{
+    static const char forged[] = "boom\nI0101 00:00:00.000000       1 serve] \"forged\"";
+    char buf[1024], line[512];
+    json_t *j;
+    const char *nl;
+
+    /* strconv.Quote's form without a line break; klog's multi-line form with one */
+    CHECK_STR_EQ(log_quote("plain"), "\"plain\"");
+    CHECK_STR_EQ(log_quote("a \"q\" \\ tab\t bell\a del\x7f"),
+                 "\"a \\\"q\\\" \\\\ tab\\t bell\\a del\\x7f\"");
+    CHECK_STR_EQ(
+        log_quote("caf\xc3\xa9 \xff \xe2\x80\xa8 \xef\xbb\xbf \xf0\x9f\x98\x80 \xf3\xa0\x80\x81"),
+        "\"caf\xc3\xa9 \\xff \\u2028 \\ufeff \xf0\x9f\x98\x80 \\U000e0001\"");
+    CHECK_STR_EQ(log_quote("line 1\nline 2"), "<\n\tline 1\n\tline 2\n >");
+    CHECK_STR_EQ(log_quote("ends\n"), "<\n\tends\n >");
+    CHECK_STR_EQ(log_quote_msg("two\nlines"), "\"two\\nlines\"");
+    /* as a value: every line after the first starts with a tab or " >" */
+    log_setup("serve", 0);
+    snprintf(line, sizeof(line), "\"Failed to bind pod\" pod=%s err=%s", log_quote("ns/p"),
+             log_quote(forged));
+    log_format(buf, sizeof(buf), 'E', 0, 0, 9, line);
+    CHECK_STR_EQ(buf, "E0101 00:00:00.000000       9 serve] \"Failed to bind pod\" pod=\"ns/p\" "
+                      "err=<\n\tboom\n\tI0101 00:00:00.000000       1 serve] \"forged\"\n >\n");
+    for (nl = strchr(buf, '\n'); nl && nl[1]; nl = strchr(nl + 1, '\n'))
+        CHECK(nl[1] == '\t' || nl[1] == ' ');
+    /* JSON reads the value back whole */
+    log_format_json(buf, sizeof(buf), 'E', 0, 0, 0, "x.c", 1, line);
+    j = json_line(buf);
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "err")), forged);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "pod")), "ns/p");
+    json_decref(j);
+    snprintf(line, sizeof(line), "%s resource=%s", log_quote_msg(forged), log_quote("pods"));
+    log_format_json(buf, sizeof(buf), 'W', 0, 0, 0, "x.c", 1, line);
+    j = json_line(buf);
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "msg")), forged);
+    json_decref(j);
+    /* free text (gpulabel's lines) and values written without log_quote: the text writer
+     * escapes the line break, so the forged header stays inside the line */
+    snprintf(line, sizeof(line), "cannot patch node \"gpu-1\": %s\r\x1b[2J", forged);
+    log_format(buf, sizeof(buf), 'E', 0, 0, 9, line);
+    CHECK_STR_EQ(buf, "E0101 00:00:00.000000       9 serve] cannot patch node \"gpu-1\": "
+                      "boom\\nI0101 00:00:00.000000       1 serve] \"forged\"\\r\\x1b[2J\n");
 }
 
 static void log_json_lines_are_cut_whole(void)
@@ -975,6 +1122,9 @@ static const struct test_case cases[] = {
     {"yaml anchors and merge keys", yaml_anchors_and_merge_keys},
     {"yaml merge key with a list", yaml_merge_key_with_a_list},
     {"yaml rejects unknown alias and deep nesting", yaml_rejects_unknown_alias_and_deep_nesting},
+    {"yaml caps alias expansion as go-yaml", yaml_caps_alias_expansion_as_go_yaml},
+    {"log quotes untrusted text as klog", log_quotes_untrusted_text_as_klog},
+    {"yaml anchor names", yaml_anchor_names},
 };
 
 TEST_SUITE(base, cases)

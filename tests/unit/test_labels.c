@@ -604,7 +604,7 @@ static void key_in_schemas(void)
     CHECK(labeler_key_in_schemas("nvidia.com/cuda.driver.rev", LABELER_SCHEMA_GFD));
     CHECK(!labeler_key_in_schemas("nvidia.com/gpu.product", LABELER_SCHEMA_ACK));
     CHECK(!labeler_key_in_schemas("nvidia.com/gfd.timestamp", LABELER_SCHEMA_GFD));
-    CHECK(labeler_key_in_schemas("nvidia.com/gpu.present", LABELER_SCHEMA_GFD)); /* issue 11 */
+    CHECK(labeler_key_in_schemas("nvidia.com/gpu.present", LABELER_SCHEMA_GFD));
     CHECK(labeler_key_in_schemas("nvidia.com/mig-1g.5gb.count", LABELER_SCHEMA_GFD));
     CHECK(labeler_key_in_schemas("nvidia.com/mig-2c.3g.20gb.engines.ofa", LABELER_SCHEMA_GFD));
     CHECK(!labeler_key_in_schemas("nvidia.com/mig-1g.5gb.bogus", LABELER_SCHEMA_GFD));

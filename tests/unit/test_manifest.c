@@ -16,6 +16,7 @@
 #include "kube/labels.h"
 #include "kube/yaml.h"
 #include "manifest/manifest.h"
+#include "manifest/podhash-int.h"
 
 static int load_fixture(struct manifest_input *in, const char *rel, struct err *err)
 {
@@ -1144,7 +1145,50 @@ static void workloads_count_their_pods(void)
         closedir(d);
 }
 
+/* The Deployment controller's pod-template-hash (podhash.c), values computed by
+ * kube-controller-manager v1.37.2 (the first two by the real controller on a real API server,
+ * test_k8s_podhash.py; the others by its ComputeHash, tests/k8s/internal/podhash): the
+ * defaults the API server adds, quantities made canonical, the collision count's bytes. */
+static void pod_template_hash_is_the_controllers(void)
+{
+    static const struct {
+        const char *tmpl;
+        int32_t collisions; /* INT32_MIN: none */
+        const char *want;
+    } rows[] = {
+        {"{\"metadata\":{\"labels\":{\"app\":\"d1\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+         "\"image\":\"registry.k8s.io/pause:3.10\"}]}}",
+         INT32_MIN, "766d8c799d"},
+        {"{\"metadata\":{\"labels\":{\"app\":\"d1\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+         "\"image\":\"registry.k8s.io/pause:3.10\"}]}}",
+         1, "7c5957bbf9"},
+        {"{\"metadata\":{\"labels\":{\"app\":\"d1\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+         "\"image\":\"registry.k8s.io/pause:3.10\"}]}}",
+         -7, "66d5f98b48"},
+        {"{\"metadata\":{\"labels\":{\"app\":\"r\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+         "\"image\":\"nginx\",\"resources\":{\"limits\":{\"cpu\":\"1.5\",\"memory\":\"1536Mi\","
+         "\"nvidia.com/gpu\":1},\"requests\":{\"cpu\":\"100n\",\"memory\":\"2000M\"}}}]}}",
+         INT32_MIN, "786cfdcc5d"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        json_t *t = json_loads(rows[i].tmpl, 0, NULL);
+        char out[11] = "";
+        struct err err;
+        int rc;
+
+        err_clear(&err);
+        rc = manifest_pod_template_hash(
+            t, rows[i].collisions == INT32_MIN ? NULL : &rows[i].collisions, out, &err);
+        CHECK_INT_EQ(rc, 0);
+        CHECK_STR_EQ(out, rows[i].want);
+        json_decref(t);
+    }
+}
+
 static const struct test_case cases[] = {
+    {"pod-template-hash is the controller's", pod_template_hash_is_the_controllers},
     {"loads every kind", loads_every_kind},
     {"names like controllers", names_like_controllers},
     {"names are deterministic and unique", names_are_deterministic_and_unique},

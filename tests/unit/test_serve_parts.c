@@ -472,11 +472,12 @@ static void recorder_keeps_at_most_cap(void)
     serve_recorder_free(r);
 }
 
-static int probe_handler(void *ud, const char *path, struct buf *body, const char **ctype)
+static int probe_handler(void *ud, const struct httpd_req *req, struct buf *body,
+                         const char **ctype)
 {
     (void)ud;
     (void)ctype;
-    if (!strcmp(path, "/healthz")) {
+    if (!strcmp(req->path, "/healthz")) {
         buf_puts(body, "ok");
         return 200;
     }
@@ -591,6 +592,25 @@ static void httpd_idle_clients_do_not_delay_probes(void)
     httpd_stop(h);
 }
 
+/* the Authorization header of a request head: any case, spaces trimmed, the first one, never
+ * past the blank line */
+static void httpd_request_headers(void)
+{
+    static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nauthorization:   Bearer abc \r\n"
+                              "Authorization: Bearer second\r\n\r\nAuthorization: Bearer body\r\n";
+    static const char none[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nAuthorization: x\r\n";
+    char v[64];
+
+    CHECK(httpd_request_header(req, strlen(req), "Authorization", v, sizeof(v)));
+    CHECK_STR_EQ(v, "Bearer abc");
+    CHECK(httpd_request_header(req, strlen(req), "host", v, sizeof(v)));
+    CHECK_STR_EQ(v, "x");
+    CHECK(!httpd_request_header(none, strlen(none), "Authorization", v, sizeof(v)));
+    CHECK(!httpd_request_header(req, strlen(req), "Cookie", v, sizeof(v)));
+    CHECK(httpd_request_header(req, strlen(req), "Authorization", v, 4));
+    CHECK_STR_EQ(v, "Bea");
+}
+
 static void httpd_request_parser(void)
 {
     static const struct {
@@ -642,6 +662,7 @@ static const struct test_case cases[] = {
     {"probe server answers GET", httpd_answers_probes},
     {"idle clients do not delay probes", httpd_idle_clients_do_not_delay_probes},
     {"request parser", httpd_request_parser},
+    {"request headers", httpd_request_headers},
 };
 
 TEST_SUITE(sched_serve_parts, cases)

@@ -289,23 +289,28 @@ static json_t *doc_of_kind(json_t *docs, const char *api_version, const char *ki
 
 static void deploy_rbac_nodes_get_patch_only(void)
 {
-    json_t *docs = deploy_load("rbac.yaml"), *sa, *role, *bind, *rule, *subj;
+    json_t *docs = deploy_load("rbac.yaml"), *sa, *role, *bind, *rule, *subj, *events;
 
     if (!docs)
         return;
-    CHECK_INT_EQ(json_array_size(docs), 3);
+    CHECK_INT_EQ(json_array_size(docs), 5);
     sa = doc_of_kind(docs, "v1", "ServiceAccount");
     role = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "ClusterRole");
     bind = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding");
-    if (sa && role && bind) {
-        /* nodes get/patch, and events create for the device plugin's Warning on its Node */
-        CHECK_INT_EQ(json_array_size(JGET(role, "rules")), 2);
-        rule = json_array_get(JGET(role, "rules"), 1);
+    events = doc_of_kind(docs, "rbac.authorization.k8s.io/v1", "Role");
+    if (sa && role && bind && events) {
+        /* events create for the Warning on its Node: a Role in "default", where Node events
+         * live, not cluster-wide */
+        CHECK_STR_EQ(JSTR(JGET(JGET(events, "metadata"), "namespace")), "default");
+        CHECK_INT_EQ(json_array_size(JGET(events, "rules")), 1);
+        rule = json_array_get(JGET(events, "rules"), 0);
         CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "apiGroups"), 0)), "");
         CHECK_INT_EQ(json_array_size(JGET(rule, "resources")), 1);
         CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "resources"), 0)), "events");
         CHECK_INT_EQ(json_array_size(JGET(rule, "verbs")), 1);
         CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "verbs"), 0)), "create");
+        /* nodes get/patch and nothing else at the cluster scope */
+        CHECK_INT_EQ(json_array_size(JGET(role, "rules")), 1);
         rule = json_array_get(JGET(role, "rules"), 0);
         CHECK_INT_EQ(json_array_size(JGET(rule, "apiGroups")), 1);
         CHECK_STR_EQ(JSTR(json_array_get(JGET(rule, "apiGroups"), 0)), "");
@@ -357,8 +362,11 @@ static void deploy_daemonset_wiring(void)
         !strcmp(JSTR(JGET(tol, "key")), "nvidia.com/gpu") &&
         !strcmp(JSTR(JGET(tol, "operator")), "Exists");
     CHECK(gpu_toleration);
-    CHECK_INT_EQ(json_array_size(JGET(pod, "containers")), 1);
+    /* the labels (non-root, the token) and the device plugin (root, no token) */
+    CHECK_INT_EQ(json_array_size(JGET(pod, "containers")), 2);
+    CHECK(json_is_false(JGET(pod, "automountServiceAccountToken")));
     c = json_array_get(JGET(pod, "containers"), 0);
+    CHECK(json_is_true(JGET(JGET(c, "securityContext"), "runAsNonRoot")));
     env = JGET(c, "env");
     json_array_foreach(env, i, e)
     {
@@ -391,6 +399,8 @@ static void deploy_daemonset_wiring(void)
     CHECK(json_is_true(JGET(JGET(c, "securityContext"), "readOnlyRootFilesystem")));
     CHECK(json_is_false(JGET(JGET(c, "securityContext"), "allowPrivilegeEscalation")));
     /* the device plugin: the kubelet's directory mounted where the agent looks for it */
+    c = json_array_get(JGET(pod, "containers"), 1);
+    CHECK_STR_EQ(JSTR(JGET(c, "name")), "device-plugin");
     {
         bool mounted = false, volume = false;
         const char *vol = NULL;

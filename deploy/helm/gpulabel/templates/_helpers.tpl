@@ -1,4 +1,5 @@
-{{/* The namespace of every namespaced object: .Values.namespace, else the release's. */}}
+{{/* The namespace of every namespaced object: the release's (helm -n NS), unless the
+     deprecated value namespace names another. */}}
 {{- define "gpulabel.namespace" -}}
 {{- .Values.namespace | default .Release.Namespace -}}
 {{- end -}}
@@ -60,4 +61,25 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{/* Whether gpulabel may run in DRA mode on some node (gpulabel.mode dra or auto). */}}
 {{- define "gpulabel.dra" -}}
 {{- if has (.Values.gpulabel.mode | default "device-plugin") (list "dra" "auto") -}}true{{- end -}}
+{{- end -}}
+
+{{/* gpulabel.nodeAffinity renders gpulabel.nodeAffinity; with op (In, NotIn) every required
+     term also asks the node's nvidia.com/gpu.deploy.dra-driver label to be (In) or not to be
+     (NotIn) "true": mode auto runs gpulabel-dra on the nodes so labelled and gpulabel on the
+     others, as the GPU Operator selects its DaemonSets' nodes. */}}
+{{- define "gpulabel.nodeAffinity" -}}
+{{- $aff := deepCopy (.root.Values.gpulabel.nodeAffinity | default dict) -}}
+{{- if .op -}}
+{{- $expr := dict "key" "nvidia.com/gpu.deploy.dra-driver" "operator" .op "values" (list "true") -}}
+{{- $req := $aff.requiredDuringSchedulingIgnoredDuringExecution | default dict -}}
+{{- $terms := list -}}
+{{- range ($req.nodeSelectorTerms | default (list dict)) -}}
+{{- $t := deepCopy . -}}
+{{- $_ := set $t "matchExpressions" (append ($t.matchExpressions | default list) $expr) -}}
+{{- $terms = append $terms $t -}}
+{{- end -}}
+{{- $_ := set $req "nodeSelectorTerms" $terms -}}
+{{- $_ := set $aff "requiredDuringSchedulingIgnoredDuringExecution" $req -}}
+{{- end -}}
+{{- if $aff -}}{{- toYaml $aff -}}{{- end -}}
 {{- end -}}
