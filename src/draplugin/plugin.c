@@ -177,6 +177,21 @@ static int get_claim(struct dra_plugin *p, const PbClaim *c, json_t **out, struc
     int rc;
 
     *out = NULL;
+    if (p->cfg.claim_source) {
+        json_t *o = NULL;
+
+        rc = p->cfg.claim_source(p->cfg.ctx, c->namespace_, c->name, &o, err);
+        if (rc)
+            return rc;
+        uid = jstr(json_object_get(o, "metadata"), "uid");
+        if (!uid || strcmp(uid, c->uid)) {
+            json_decref(o);
+            return err_set(err, -ESTALE, "ResourceClaim %s/%s has another UID", c->namespace_,
+                           c->name);
+        }
+        *out = o;
+        return 0;
+    }
     if (!p->cfg.client)
         return err_set(err, -ENOTCONN, "no API client to read ResourceClaim %s/%s", c->namespace_,
                        c->name);

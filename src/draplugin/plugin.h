@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/buf.h"
 #include "base/err.h"
 #include "draplugin/devices.h"
@@ -39,6 +41,9 @@ struct dra_config {
     const char *dev_root;       /* NULL: "/dev" */
     const char *node;           /* this node: the pool a claim's devices must come from */
     struct kube_client *client; /* borrowed (thread-safe): GET claims from the plugin's thread */
+    /* claim_source, when set, answers instead of the API server: the ResourceClaim ns/name as
+     * a new JSON reference in *out, or an error (for the fuzzer and tests) */
+    int (*claim_source)(void *ctx, const char *ns, const char *name, json_t **out, struct err *err);
     void (*log)(void *ctx, char sev, int level, const char *line);
     void *ctx;
 };

@@ -25,8 +25,9 @@ enum labeler_mig_strategy {
 
 /* How the node's GPUs are offered to the kubelet (--mode); never both ways for one GPU. */
 enum labeler_mode {
-    LABELER_MODE_AUTO = 0,      /* by the Node's label, as the GPU Operator chooses: */
-    LABELER_MODE_DEVICE_PLUGIN, /* nvidia.com/gpu through the device plugin */
+    LABELER_MODE_AUTO = 0,      /* by the Node's label, read at start (as the GPU Operator
+                                 * picks its DaemonSets' nodes by it): */
+    LABELER_MODE_DEVICE_PLUGIN, /* nvidia.com/gpu through the device plugin (gpulabel's default) */
     LABELER_MODE_DRA,           /* ResourceSlices and the kubelet's DRA plugin */
 };
 /* The GPU Operator's label of a node that runs NVIDIA's DRA driver instead of its device

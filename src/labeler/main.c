@@ -395,7 +395,7 @@ int main(int argc, char **argv)
         {"mode", 0, FLAG_FUNC, &cfg.mode, set_mode, "GPULABEL_MODE", "auto|device-plugin|dra",
          "how the GPUs are offered to the kubelet: the device plugin, or\n"
          "ResourceSlices and the DRA plugin; auto: dra when the Node carries\n"
-         "" LABELER_MODE_LABEL "=true (default auto)"},
+         "" LABELER_MODE_LABEL "=true (default device-plugin)"},
         {"driver-name", 0, FLAG_FUNC, &cfg.dra.driver, set_driver, "GPULABEL_DRIVER_NAME", "NAME",
          "the DRA driver's name (default " DRA_DEFAULT_DRIVER ")"},
         {"kubelet-registrar-dir", 0, FLAG_FUNC, &cfg.dra.registrar_dir, set_path,
@@ -458,6 +458,7 @@ int main(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
+    cfg.mode = LABELER_MODE_DEVICE_PLUGIN;
     cfg.device_plugin = true;
     cfg.timeout_ms = 30000;
     dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);

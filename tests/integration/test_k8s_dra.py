@@ -243,6 +243,29 @@ def test_device_plugin_mode_removes_the_nodes_slices():
         a.stop()
 
 
+def test_mode_auto_follows_the_gpu_operator_label():
+    # --mode auto: dra on a Node labelled nvidia.com/gpu.deploy.dra-driver=true (read at
+    # start), the device plugin otherwise (and then the node's slices go)
+    a = Agent("dra-auto")
+    try:
+        a.c.kubectl("label", "node", "dra-auto", "nvidia.com/gpu.deploy.dra-driver=true")
+        a.start(mode="auto")
+        a.wait_devices(lambda d: set(d) == {"gpu-0"}, "the slice in auto mode on a labelled node")
+        if "(--mode auto: the node's label nvidia.com/gpu.deploy.dra-driver)" not in a.p.log():
+            raise AssertionError("no mode line: %r" % a.p.log()[-1500:])
+        a.stop()
+        a.c.kubectl("label", "node", "dra-auto", "nvidia.com/gpu.deploy.dra-driver-")
+        dp = os.path.join(a.dir, "device-plugins")
+        os.makedirs(dp, exist_ok=True)
+        a.start("--device-plugin-dir", dp, mode="auto")
+        k8s_util.wait_for("the slices gone", lambda: a.p.alive() or a.slices() == [])
+        k8s_util.wait_for("the mode line", lambda: a.p.alive() or "offering the GPUs through the device "
+                          "plugin (--mode auto: no label nvidia.com/gpu.deploy.dra-driver on the node)"
+                          in a.p.log())
+    finally:
+        a.stop()
+
+
 def test_node_a_may_not_write_node_b_slices():
     # the agent of node dra-a runs with dra-a's token but says it is dra-b
     b = Agent("dra-b")
