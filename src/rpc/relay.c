@@ -62,15 +62,15 @@ static void conn_close(struct rpc_relay *r, size_t i, const char *dropped)
 
     close(c->cfd);
     close(c->gfd);
-    free(c);
     r->conns[i] = r->conns[--r->nconns];
     pthread_mutex_lock(&r->mu);
     r->st.open = r->nconns;
-    if (dropped) {
+    if (dropped) { /* dropped may be the connection's own text: copied before c goes */
         r->st.dropped++;
         snprintf(r->st.last_drop, sizeof(r->st.last_drop), "%s", dropped);
     }
     pthread_mutex_unlock(&r->mu);
+    free(c);
 }
 
 static void accept_all(struct rpc_relay *r, int lfd)
