@@ -32,7 +32,7 @@ CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(GEN)
 BANNED = -include src/base/banned.h
 CFLAGS += $(OPT) $(WARN) $(BANNED) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS = -ljansson -lyaml -lpthread -ldl -lm
+LDLIBS = -ljansson -lyaml -lpthread -ldl -lm -lre2 -lstdc++
 # The device plugin (src/deviceplugin/): protobuf-c, only in the programs using it; gRPC core
 # is loaded at run time (src/deviceplugin/grpc_dl.c).
 DP_LIBS = -lprotobuf-c
@@ -40,10 +40,12 @@ DP_LIBS = -lprotobuf-c
 TLS_LIBS = -lssl -lcrypto
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
-LIB_DIRS := base kube gpu rpc deviceplugin draplugin labeler manifest sched gpusched serve
+LIB_DIRS := base cel kube gpu rpc deviceplugin draplugin labeler manifest sched gpusched serve
 LIB_SRC := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)))
+# C++ only where a Debian library has no C API: the RE2 shim of src/cel (regex.c calls it).
+LIB_CXX_SRC := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.cc))
 GEN_SRC := gen/deviceplugin/api.pb-c gen/draplugin/dra.pb-c gen/draplugin/pluginregistration.pb-c
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:%=$(BUILD)/obj/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(BUILD)/obj/%.o) $(GEN_SRC:%=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -52,7 +54,8 @@ FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
 FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
 
 BINS := $(BUILD)/gpulabel $(BUILD)/gpusched
-ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request
+ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube-request \
+	$(BUILD)/dra-alloc $(BUILD)/cel-eval
 # The fake kubelet's Python messages (tests/kubelet/), when protoc is there.
 ifneq ($(shell command -v protoc 2>/dev/null),)
 ALL += $(GEN)/python/api_pb2.py $(GEN)/python/dra_pb2.py $(GEN)/python/pluginregistration_pb2.py
@@ -69,6 +72,12 @@ all: $(ALL)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+CXX ?= c++
+CXXFLAGS = $(OPT) -std=c++17 -Wall -Wextra -Werror $(SANFLAGS) -MMD -MP
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
 # The kubelet device plugin API's messages, generated from the vendored proto: C by protoc-c
 # (messages only: the services are cut out, since protoc-c would name the Register RPC
@@ -123,8 +132,17 @@ TORTURE_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap
 $(BUILD)/torture: $(BUILD)/obj/tests/torture/torture.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) $(TORTURE_WRAP) -o $@ $^ $(LDLIBS)
 
+# cel-eval: the C CEL behind the JSON-lines protocol the real CEL also answers
+# (tests/k8s/cmd/cel-oracle, docs/cel.md), for the differential test and the benchmark
+$(BUILD)/cel-eval: $(BUILD)/obj/tests/tools/cel_eval.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # kube-request: the REST client as a command, for tests/integration/test_client.py
 $(BUILD)/kube-request: $(BUILD)/obj/tests/tools/kube_request.o $(BUILD)/libgpulabel.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# dra-alloc: the structured allocator as a command, for tests/k8s/cmd/dra-alloc-diff
+$(BUILD)/dra-alloc: $(BUILD)/obj/tests/tools/dra_alloc.o $(BUILD)/libgpulabel.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fake NVML is a test double for the driver library: never built with sanitizers, since
@@ -178,12 +196,17 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	clang++ $(CPPFLAGS) -std=c++17 -Wall -Wextra -Werror -g -O1 \
+		-fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c -o $@ $<
 $(FUZZ_BUILD)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 $(FUZZ_BUILD)/obj/src/%.o: | $(GEN)/deviceplugin/api.pb-c.h $(GEN)/draplugin/dra.pb-c.h \
 	$(GEN)/draplugin/pluginregistration.pb-c.h
-$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(GEN_SRC:%=$(FUZZ_BUILD)/obj/%.o)
+$(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
+		$(GEN_SRC:%=$(FUZZ_BUILD)/obj/%.o)
 	rm -f $@
 	ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a
@@ -216,8 +239,14 @@ check-k8s: all
 		echo "skipped: make check-k8s: no Go toolchain ($(GO)) on PATH; install Go 1.26 or newer"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
 	(cd tests/k8s && GPUSCHED=$(abspath $(BUILD))/gpusched GOFLAGS=-mod=readonly $(GO) test ./internal/...) && \
+	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --seed 1 --cases 300 \
+		--out $(BUILD)/dra-alloc-diff && \
+	$(K8S_DIR)/dra-alloc-diff --dra-alloc $(BUILD)/dra-alloc --cel --seed 2 --cases 300 \
+		--out $(BUILD)/dra-alloc-diff && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 200 \
 		--scenarios tests/scenarios --out $(BUILD)/k8s-diff && \
+	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 1 --clusters 100 \
+		--features +dra --scenarios "" --out $(BUILD)/k8s-diff-dra && \
 	for c in tests/k8s/configs/*.yaml; do \
 		echo "k8s-difftest --config $$c"; \
 		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 2 --clusters 40 \
@@ -257,7 +286,7 @@ diff-k8s: all
 		echo "skipped: make diff-k8s: no Go toolchain ($(GO)) on PATH"; exit 0; fi; \
 	$(MAKE) --no-print-directory k8s && \
 	$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed $(SEED) --clusters $(N) \
-		--scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
+		--features "$(FEATURES)" --scenarios "" --out $(BUILD)/k8s-diff/seed-$(SEED)
 
 demo: all
 	sh examples/demo.sh $(BUILD)
@@ -266,9 +295,12 @@ bench: all
 	sh bench/run.sh $(BUILD)
 
 # .clang-format describes the house style; scripts/check-format lists the files (and the
-# count of lines) clang-format would change, and fails when there are any.
+# count of lines) clang-format would change, and the Go files of tests/k8s/ gofmt would
+# (when Go is installed), and fails when there are any.
 format:
 	clang-format -i $(wildcard src/*/*.c src/*/*.h tests/*/*.c tests/*/*.h bench/*.c)
+	@gofmt=$$(sh scripts/gofmt-path); if [ -n "$$gofmt" ]; then $$gofmt -w tests/k8s; \
+		else echo "format: Go files skipped: no gofmt or go on PATH"; fi
 check-format:
 	sh scripts/check-format
 

@@ -15,6 +15,9 @@
 # line says MISMATCH otherwise. The number of distinct nodes used is shown for both; it may
 # differ a little, as the exact nodes do (both break score ties at random).
 #
+# DRA=1 runs the Dynamic Resource Allocation workloads instead (bench/gen_schedperf_dra.py:
+# scheduler_perf's dra/ directory).
+#
 # Environment: WORKLOADS (default: all, in --list order), RUNS, KRUNS, PCT (percentageOfNodesToScore
 # of both, default 0: kube-scheduler's adaptive default, what scheduler_perf runs), BENCH_OUT
 # (default /tmp/gpusched-bench) for the generated inputs, NO_ORACLE=1 to time gpusched alone.
@@ -24,6 +27,8 @@ RUNS=${RUNS:-5}
 KRUNS=${KRUNS:-1}
 PCT=${PCT:-0}
 OUT=${BENCH_OUT:-/tmp/gpusched-bench}
+GEN=bench/gen_schedperf.py
+[ "${DRA:-0}" = 1 ] && GEN=bench/gen_schedperf_dra.py
 cd "$(dirname "$0")/.."
 ORACLE=$B/k8s/kube-scheduler-oracle
 GPUSCHED=$B/gpusched
@@ -32,7 +37,7 @@ if [ "${NO_ORACLE:-0}" != 1 ] && [ ! -x "$ORACLE" ]; then
     echo "schedperf: $ORACLE missing (make k8s, or NO_ORACLE=1)" >&2
     exit 1
 fi
-WORKLOADS=${WORKLOADS:-$(python3 bench/gen_schedperf.py --list | awk '{print $1}')}
+WORKLOADS=${WORKLOADS:-$(python3 "$GEN" --list | awk '{print $1}')}
 mkdir -p "$OUT"
 T=$(mktemp)
 trap 'rm -f "$T" "$T".*' EXIT
@@ -49,8 +54,8 @@ print(len(s), len(d.get("unschedulable") or []), len(set(x["node"] for x in s)))
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); pct=$PCT, gpusched runs=$RUNS, kube-scheduler runs=$KRUNS"
 for w in $WORKLOADS; do
     dir=$OUT/schedperf-$w
-    [ -f "$dir/1-nodes.json" ] || python3 bench/gen_schedperf.py "$w" "$dir"
-    size=$(python3 bench/gen_schedperf.py --list | awk -v w="$w" '$1 == w {print $2}')
+    [ -f "$dir/1-nodes.json" ] || python3 "$GEN" "$w" "$dir"
+    size=$(python3 "$GEN" --list | awk -v w="$w" '$1 == w {print $2}')
     : >"$T.k"
     : >"$T.g"
     kc="-"

@@ -20,6 +20,10 @@ static int num_error(struct err *err, const char *fn, const char *s, size_t n, i
 {
     char q[160];
 
+    /* the YAML reader tries every plain scalar that starts like a number as an int first,
+     * without an err: no message to quote then */
+    if (!err)
+        return code;
     return err_set(err, code, "strconv.%s: parsing %s: %s", fn, quote_go_to(q, sizeof(q), s, n),
                    code == -ERANGE ? "value out of range" : "invalid syntax");
 }

@@ -1,5 +1,6 @@
 /* outfile.c - output files put in place whole (see outfile.h): mkstemp beside the target,
- * the target's mode kept (a new file gets 0666 less the umask, as fopen would), fsync, rename. */
+ * the target's mode kept (a new file gets 0666 less the umask, as fopen would), fsync, rename,
+ * and the directory synced so the rename survives a crash. */
 #include "base/outfile.h"
 
 #include <errno.h>
@@ -104,6 +105,21 @@ int outfile_open(struct outfile *o, const char *path, struct err *err)
     return outfile_beside(o, path, st.st_mode & 07777, err);
 }
 
+/* outfile_sync_dir makes the rename into path's directory durable; a failure there does not
+ * undo a complete file already in place */
+static void outfile_sync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? buf_fmt("%.*s", slash == path ? 1 : (int)(slash - path), path) : NULL;
+    int fd = slash && !dir ? -1 : open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
 int outfile_commit(struct outfile *o, struct err *err)
 {
     int code = 0;
@@ -122,6 +138,8 @@ int outfile_commit(struct outfile *o, struct err *err)
         outfile_abort(o);
         return code;
     }
+    if (o->tmp)
+        outfile_sync_dir(o->path);
     free(o->tmp);
     free(o->path);
     o->tmp = o->path = NULL;

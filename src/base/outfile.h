@@ -23,9 +23,10 @@ struct outfile {
  * code with err saying "cannot write 'PATH': why" (o is then empty: outfile_abort is a no-op). */
 int outfile_open(struct outfile *o, const char *path, struct err *err);
 
-/* outfile_commit flushes, syncs and closes o->f and renames the dot-file over the path. On
- * failure the dot-file is removed and the path left as it was; returns 0 or a negative code
- * with err filled. Either way o is released. */
+/* outfile_commit flushes, syncs and closes o->f and renames the dot-file over the path (then
+ * syncs the directory, so the rename is durable too). On failure the dot-file is removed and
+ * the path left as it was; returns 0 or a negative code with err filled. Either way o is
+ * released. */
 int outfile_commit(struct outfile *o, struct err *err);
 
 /* outfile_abort closes o->f and removes the dot-file, leaving the path as it was (written in

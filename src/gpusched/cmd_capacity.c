@@ -6,7 +6,7 @@
  * the capacity they share. Specs are cumulative: the copies of the first stay while the second
  * is placed. Copies never preempt: when the next copy would only fit by evicting pods, that is
  * where the count stops, and the answer says so. */
-#include "gpusched/cmd_capacity.h"
+#include "gpusched/cmd_capacity-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,8 +19,9 @@
 #include "base/clock.h"
 #include "base/goparse.h"
 #include "gpusched/cmd_common.h"
-#include "gpusched/live.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/live-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
 #include "kube/rules.h"
 

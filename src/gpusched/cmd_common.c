@@ -4,6 +4,7 @@
  * These are command-level helpers: unlike the library modules they print their errors (one
  * line on stderr) and return the exit status to use. */
 #include "gpusched/cmd_common.h"
+#include "gpusched/cmd_common-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "base/goparse.h"
+#include "gpusched/dra-int.h"
 #include "sched/config.h"
 #include "kube/rules.h"
 
@@ -119,7 +121,11 @@ static struct sched_config cmd_config;
 
 static int cmd_take_bound(void *arg, const struct kube_pod *p, struct err *err)
 {
-    return kube_pod_phase_terminal(p->phase) ? 0 : sched_cluster_add_pod(arg, p, err);
+    if (kube_pod_phase_terminal(p->phase))
+        return 0;
+    if (gpusched_dra_take_bound(arg, p))
+        return err_set(err, -ENOMEM, "out of memory");
+    return sched_cluster_add_pod(arg, p, err);
 }
 
 /* cmd_no_objects fills err with kubectl's words for -f files that held no object, naming
@@ -156,8 +162,10 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
         gpusched_cmd_print_err(&err);
         return 1;
     }
-    if (live)
+    if (live) {
         namespace_ = live->namespace_;
+        gpusched_dra_live_input();
+    }
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
     if (bound_into) {
@@ -262,7 +270,8 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         gpusched_cmd_print_err(&err);
         return 1;
     }
-    return 0;
+    /* DynamicResources' world, when the input has resource.k8s.io objects or claims */
+    return gpusched_dra_attach(in, c, 37);
 }
 
 int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
@@ -432,7 +441,7 @@ int gpusched_cmd_sim_parse(const char *cmd, const char *usage, int argc, char **
              "(e.g. -l nvidia.com/gpu.product=A100); all nodes still count"},
             FLAG_END,
         };
-        /* the common flags, simulate's --follow and --trace, the live flags (live.h), explain's
+        /* the common flags, simulate's --follow and --trace, the live flags (live-int.h), explain's
      * -l, --no-headers */
         const struct flag table[] = {
             FLAG_GROUP_OF(common),

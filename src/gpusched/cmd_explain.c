@@ -4,7 +4,7 @@
  *
  * The pod is explained in the cluster as simulate leaves it just before the pod's turn: the
  * pending pods ahead of it in queue order (priority, then input order) are placed first. */
-#include "gpusched/cmd_explain.h"
+#include "gpusched/cmd_explain-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,11 +17,12 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "gpusched/cmd_common.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
-#include "gpusched/live.h"
+#include "gpusched/live-int.h"
 
 static const char explain_usage[] =
     "Explain why a pod is pending, or where it would go: a one-line verdict, the nodes grouped\n"

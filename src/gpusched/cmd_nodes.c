@@ -4,7 +4,7 @@
  * Nodes are listed by name (the API server's order). Free GPUs are nvidia.com/gpu allocatable
  * minus the requests of the pods bound there through spec.nodeName; pending pods are not
  * placed (that is `gpusched simulate`). */
-#include "gpusched/cmd_nodes.h"
+#include "gpusched/cmd_nodes-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +13,8 @@
 
 #include "base/buf.h"
 #include "gpusched/cmd_common.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"

@@ -2,7 +2,7 @@
  * controllers have run, as one v1 List (JSON or YAML): every Deployment, ReplicaSet,
  * StatefulSet, Job and DaemonSet replaced in place by the pods `simulate` schedules, with the
  * same names. The kube-scheduler oracle reads this, so workloads are expanded in one place. */
-#include "gpusched/cmd_render.h"
+#include "gpusched/cmd_render-int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "gpusched/cmd_common.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/kubectl-int.h"
+#include "gpusched/output-int.h"
 #include "manifest/render.h"
 
 static const char render_usage[] =

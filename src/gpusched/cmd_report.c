@@ -6,7 +6,7 @@
  * The pending pods are placed together in queue order, as `gpusched simulate` places them:
  * the figures and reasons are simulate's (one question, one answer). Whether a node strands
  * its free GPUs is asked of the cluster as it is: does any pending GPU pod pass its filters. */
-#include "gpusched/cmd_report.h"
+#include "gpusched/cmd_report-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +18,8 @@
 
 #include "base/outfile.h"
 #include "gpusched/cmd_common.h"
-#include "gpusched/live.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/live-int.h"
 #include "kube/labels.h"
 #include "kube/rules.h"
 

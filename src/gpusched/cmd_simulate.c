@@ -5,7 +5,7 @@
  * Pending = no spec.nodeName and not Succeeded/Failed (and, with --scheduler-name, that
  * scheduler's). Bound pods are only counted on their nodes. Rows are printed in scheduling
  * order (priority, then input order), so a table reads as what happened. */
-#include "gpusched/cmd_simulate.h"
+#include "gpusched/cmd_simulate-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,9 +17,11 @@
 
 #include "base/clock.h"
 #include "base/outfile.h"
-#include "gpusched/cmd_common.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/dra-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
+#include "gpusched/output-int.h"
 
 static const char simulate_usage[] =
     "Schedule the pending pods of manifest files onto their nodes, the way kube-scheduler\n"
@@ -74,9 +76,10 @@ static void simulate_progress_cb(void *arg, size_t done, size_t total)
 struct simulate_run {
     const struct kube_pod **pods; /* pending pods, input order */
     size_t npods;
-    struct sched_result *results; /* indexed like pods */
-    size_t *order;                /* indexes of pods in attempt order */
-    size_t nwarnings;             /* unmodelled fields of the pending pods */
+    struct sched_result *results;        /* indexed like pods */
+    size_t *order;                       /* indexes of pods in attempt order */
+    size_t nwarnings;                    /* unmodelled fields of the pending pods */
+    const struct sched_cluster *cluster; /* after the run: the devices its pods' claims got */
 };
 
 struct simulate_rank {
@@ -164,8 +167,21 @@ static size_t simulate_json_section(FILE *f, const struct simulate_run *r, enum 
         fputs(n++ ? ",{" : "{", f);
         simulate_json_key(f, r->pods[i]);
         if (s == SEC_SCHEDULED) {
+            json_t *claims = r->cluster ? gpusched_dra_claims(r->cluster, r->pods[i]) : NULL;
+
             fputs(",\"node\":", f);
             out_json_string(f, res->node ? res->node : "");
+            if (claims) {
+                /* the devices of its claims, as status.allocation names them */
+                char *s2 = json_dumps(claims, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+                if (s2) {
+                    fputs(",\"claims\":", f);
+                    fputs(s2, f);
+                    free(s2);
+                }
+                json_decref(claims);
+            }
         } else if (s == SEC_UNSCHEDULABLE) {
             fputs(",\"message\":", f);
             out_json_string(f, res->message ? res->message : "");
@@ -638,6 +654,7 @@ int gpusched_cmd_simulate(int argc, char **argv)
     so.progress = simulate_progress_cb;
     so.progress_arg = &pr;
     rc = sched_simulate(cluster, profile, run.pods, run.npods, &so, run.results, &err);
+    run.cluster = cluster;
     if (pr.shown && pr.tty)
         fprintf(stderr, "\rscheduled %zu/%zu pods in %.1fs\n", run.npods, run.npods,
                 simulate_elapsed(&pr));

@@ -1,4 +1,4 @@
-/* kubectl.c - kubectl's conventions around the gpusched commands (kubectl.h).
+/* kubectl.c - kubectl's conventions around the gpusched commands (kubectl.h, kubectl-int.h).
  *
  * -o yaml and -o name are made from a command's own -o json: once the command has parsed its
  * flags it hands its -o value to gpusched_kubectl_output, and writes into a memory file
@@ -6,6 +6,7 @@
  * on failure what the command wrote goes out unchanged. --no-headers is a flag of the commands'
  * own tables (output.c's out_table_flags). */
 #include "gpusched/kubectl.h"
+#include "gpusched/kubectl-int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "gpusched/cmd_common.h"
+#include "gpusched/cmd_common-int.h"
 #include "gpusched/output.h"
 
 #define KUBECTL_CAPTURE_MAX ((size_t)1 << 30)

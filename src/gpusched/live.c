@@ -1,4 +1,4 @@
-/* live.c - a running cluster as the offline commands' input (live.h): lists through the REST
+/* live.c - a running cluster as the offline commands' input (live-int.h): lists through the REST
  * client, read as kube-scheduler's informers read them (from the watch cache: live_page_path),
  * each handed to the manifest loader as it arrives, a part of LIVE_PAGE items at a time
  * (kube_client_get_stream), as the parsed list it is.
@@ -7,7 +7,7 @@
  * straight into the scheduling cluster). A pod naming a PriorityClass that no longer exists
  * keeps the spec.priority admission gave it, with one warning: a live cluster never aborts on
  * it. */
-#include "gpusched/live.h"
+#include "gpusched/live-int.h"
 
 #include <errno.h>
 #include <stdbool.h>

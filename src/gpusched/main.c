@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpusched/cmd_capacity.h"
-#include "gpusched/cmd_common.h"
-#include "gpusched/cmd_explain.h"
-#include "gpusched/cmd_nodes.h"
-#include "gpusched/cmd_render.h"
-#include "gpusched/cmd_report.h"
-#include "gpusched/cmd_simulate.h"
-#include "gpusched/kubectl.h"
+#include "gpusched/cmd_capacity-int.h"
+#include "gpusched/cmd_common-int.h"
+#include "gpusched/cmd_explain-int.h"
+#include "gpusched/cmd_nodes-int.h"
+#include "gpusched/cmd_render-int.h"
+#include "gpusched/cmd_report-int.h"
+#include "gpusched/cmd_simulate-int.h"
+#include "gpusched/kubectl-int.h"
 #include "serve/serve.h"
 
 #ifndef GPUSCHED_VERSION

@@ -4,6 +4,7 @@
  * blanks as padding; the same rule is applied here so columns line up exactly like kubectl's.
  * Cells are copied into the table, so callers may pass temporary strings. */
 #include "gpusched/output.h"
+#include "gpusched/output-int.h"
 
 #include <errno.h>
 #include <stdlib.h>

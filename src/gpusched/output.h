@@ -65,11 +65,4 @@ size_t out_text_width(const char *s);
  * insertion order) when indent is 0, else indented by that many spaces. Returns 0 or -EIO. */
 int out_json_print(const json_t *v, int indent, FILE *f);
 
-/* out_json_string writes s to f as a JSON string, quoted and escaped the way jansson's
- * dumps escape it (", \\, control characters; UTF-8 passes through), for commands that
- * stream a document instead of building a tree. Errors show up in ferror(f). */
-void out_json_string(FILE *f, const char *s);
-/* out_json_string_raw is the same without the quotes, to write one string in pieces. */
-void out_json_string_raw(FILE *f, const char *s);
-
 #endif

@@ -124,8 +124,11 @@ static void async_wait_insert(struct kube_async *a, struct kube_async_req *r)
     *pp = r;
 }
 
+/* async_conn_free frees cn, its easy handle and its buffers; NULL is fine. */
 static void async_conn_free(struct async_conn *cn)
 {
+    if (!cn)
+        return;
     kube_curl.easy_cleanup(cn->h);
     buf_release(&cn->out);
     buf_release(&cn->body);

@@ -41,8 +41,7 @@ static int client_route(struct kube_client *c, struct err *err)
 {
     const char *s = c->cfg.server, *hp = strstr(s, "://") + 3, *host_end, *rest;
     const char *port = NULL;
-    char host[512], portbuf[16], entry[1200];
-    struct buf url = BUF_INIT(0);
+    char host[512], portbuf[16], *entry;
     size_t hl, n;
 
     if (!c->cfg.tls_server_name) {
@@ -74,13 +73,13 @@ static int client_route(struct kube_client *c, struct err *err)
     } else {
         snprintf(portbuf, sizeof(portbuf), "%s", strncmp(s, "https", 5) ? "80" : "443");
     }
-    if (buf_printf(&url, "%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf, rest) ||
-        !(c->url_base = buf_take(&url))) {
-        buf_release(&url);
+    c->url_base = buf_fmt("%.*s%s:%s%s", (int)(hp - s), s, c->cfg.tls_server_name, portbuf, rest);
+    if (!c->url_base)
         return err_set(err, -ENOMEM, "out of memory");
-    }
-    snprintf(entry, sizeof(entry), "%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
-    c->connect_to = kube_curl.slist_append(NULL, entry);
+    /* a long tls-server-name would not fit a fixed buffer: the entry is formatted whole */
+    entry = buf_fmt("%s:%s:%s:%s", c->cfg.tls_server_name, portbuf, host, portbuf);
+    c->connect_to = entry ? kube_curl.slist_append(NULL, entry) : NULL;
+    free(entry);
     return c->connect_to ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
@@ -404,10 +403,7 @@ int kube_client_auth_line(struct kube_client *c, bool force, unsigned *gen, char
         *gen = c->token_gen;
         rc = 1;
         if (c->token) {
-            struct buf b = BUF_INIT(0);
-
-            *line = buf_printf(&b, "Authorization: Bearer %s", c->token) ? NULL : buf_take(&b);
-            buf_release(&b);
+            *line = buf_fmt("Authorization: Bearer %s", c->token);
             if (!*line) {
                 *gen = 0;
                 rc = -ENOMEM;

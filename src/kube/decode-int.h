@@ -37,6 +37,7 @@
 #include "base/err.h"
 #include "kube/decode.h"
 #include "kube/object.h"
+#include "kube/quantity.h"
 
 #define DEC_PATH_MAX 240
 
@@ -100,7 +101,8 @@ extern const struct dec_type dec_t_pod, dec_t_node, dec_t_priority_class, dec_t_
     dec_t_replica_set, dec_t_stateful_set, dec_t_daemon_set, dec_t_job,
     dec_t_replication_controller, dec_t_persistent_volume_claim, dec_t_persistent_volume,
     dec_t_storage_class, dec_t_csi_node, dec_t_csi_driver, dec_t_csi_storage_capacity,
-    dec_t_volume_attachment;
+    dec_t_volume_attachment, dec_t_device_class, dec_t_resource_slice, dec_t_resource_claim,
+    dec_t_resource_claim_template, dec_t_device_taint_rule;
 
 /* The decoder's state for one object: where its strings go, where errors go, how strictly it
  * reads, and the path of the field being read ("spec.containers[0].resources"). */
@@ -240,9 +242,11 @@ int dec_controller(struct dec *d, const json_t *meta, struct kube_owner *out, co
 struct dec_res_entry {
     const char *name; /* points into the JSON tree */
     const json_t *v;
-    const char *text; /* the quantity as written: the JSON string, or num */
-    char num[40];     /* a JSON number printed back */
-    int64_t value;    /* base units; millicores for cpu */
+    /* the quantity's text (kube_quantity_json_text), tlen bytes in the JSON string or num */
+    const char *text;
+    size_t tlen;
+    char num[KUBE_JSON_NUMBER_MAX]; /* a JSON number printed back */
+    int64_t value;                  /* base units; millicores for cpu */
     int64_t milli;
     bool whole; /* a whole number of base units */
 };
@@ -269,8 +273,20 @@ int dec_container_resources(struct dec *d, const json_t *c, struct kube_containe
 /* dec_pod_resources reads spec.resources, the pod-level requests and limits. */
 int dec_pod_resources(struct dec *d, const json_t *spec, struct kube_pod *p);
 
-/* dec_storage reads list[key], a quantity, into bytes (*has: it was given). */
-int dec_storage(struct dec *d, const json_t *list, const char *key, int64_t *out, bool *has);
+/* dec_quantity reads v, a resource.Quantity (a field or map value of parent, at the current
+ * path: the caller pushed its name), as the API server does (kube_quantity_json_text: a
+ * number or a string, null the zero quantity) into e: its text, e->value (base units) and
+ * e->milli, with e->whole set when it is a whole number of base units. A milli value beyond
+ * int64 is an error when milli is set (cpu), else e->milli is 0 (the amount is far beyond any
+ * fraction: whole). The Go decoder's words when the JSON is no quantity, ParseQuantity's when
+ * the text is none. */
+int dec_quantity(struct dec *d, const json_t *parent, const json_t *v, bool milli,
+                 struct dec_res_entry *e);
+
+/* dec_storage reads list[key], a quantity, into bytes (*has: it was given; null is the zero
+ * quantity, given, as in a ResourceList), below 0 refused when nonneg. */
+int dec_storage(struct dec *d, const json_t *list, const char *key, bool nonneg, int64_t *out,
+                bool *has);
 
 /* ---- Selectors (decode_selector.c) ---- */
 

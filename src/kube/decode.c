@@ -489,6 +489,11 @@ static const struct {
     {"CSIDriver", &dec_t_csi_driver},
     {"CSIStorageCapacity", &dec_t_csi_storage_capacity},
     {"VolumeAttachment", &dec_t_volume_attachment},
+    {"DeviceClass", &dec_t_device_class},
+    {"ResourceSlice", &dec_t_resource_slice},
+    {"ResourceClaim", &dec_t_resource_claim},
+    {"ResourceClaimTemplate", &dec_t_resource_claim_template},
+    {"DeviceTaintRule", &dec_t_device_taint_rule},
 };
 
 int kube_object_names_decode(const json_t *obj, const char *kind, const struct kube_decode_opts *o,

@@ -155,8 +155,24 @@ int kube_volume_attachment_decode(const json_t *obj, struct arena *a,
                                   struct kube_volume_attachment *out, struct err *err);
 
 /* ---- resource.k8s.io (decode_dra.c) ----
- * The Dynamic Resource Allocation kinds (DeviceClass, ResourceClaim, ResourceClaimTemplate,
- * ResourceSlice) are decoded here, each as int kube_<kind>_decode(obj, a, opts, out, err);
- * decode-int.h says how a kind is added. */
+ * The Dynamic Resource Allocation kinds of resource.k8s.io/v1 as the API server stores them
+ * (defaults applied: a request's allocationMode ExactCount and count 1, a toleration's
+ * operator Equal), with the checks of its validation that keep an object the scheduler cannot
+ * use out (names, the one-of rules, counts, enums, quantities) in its words; with opts (a
+ * manifest) also the CEL selectors, compiled as the API server compiles a new object's
+ * (`spec.selectors[0].cel.expression: Invalid value: "...": compilation failed: ...`).
+ * Strings and arrays come from a. */
+int kube_device_class_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                             struct kube_device_class *out, struct err *err);
+int kube_resource_slice_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                               struct kube_resource_slice *out, struct err *err);
+int kube_resource_claim_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,
+                               struct kube_resource_claim *out, struct err *err);
+int kube_resource_claim_template_decode(const json_t *obj, struct arena *a,
+                                        const struct kube_decode_opts *o,
+                                        struct kube_resource_claim_template *out, struct err *err);
+int kube_device_taint_rule_decode(const json_t *obj, struct arena *a,
+                                  const struct kube_decode_opts *o,
+                                  struct kube_device_taint_rule *out, struct err *err);
 
 #endif

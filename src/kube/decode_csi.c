@@ -245,16 +245,20 @@ int kube_csi_driver_decode(const json_t *obj, struct arena *a, const struct kube
     return rc;
 }
 
-/* capacity_field reads a quantity field of a CSIStorageCapacity */
+/* capacity_field reads a *resource.Quantity field of a CSIStorageCapacity: null leaves the
+ * pointer nil (absent); below 0 refused when nonneg (capacity: maximumVolumeSize is not
+ * validated by the API server, and a negative one is below every request) */
 static int capacity_field(struct dec *d, const json_t *obj, const char *key, bool nonneg,
                           int64_t *out, bool *has)
 {
-    int rc = dec_storage(d, obj, key, out, has);
+    const json_t *v = json_object_get(obj, key);
 
-    /* dec_storage refuses a negative quantity for capacity; maximumVolumeSize is not
-     * validated by the API server, and a negative one is below every request */
-    (void)nonneg;
-    return rc;
+    if (!v || json_is_null(v)) {
+        *out = 0;
+        *has = false;
+        return 0;
+    }
+    return dec_storage(d, obj, key, nonneg, out, has);
 }
 
 int kube_csi_capacity_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,

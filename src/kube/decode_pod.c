@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/decode-int.h"
+#include "kube/labels.h"
 #include "kube/rules.h"
 
 /* The Go types of the fields (decode-int.h) */
@@ -228,6 +229,70 @@ static int note_unmodelled(struct dec *d, struct kube_pod *p, const char *field,
     return 0;
 }
 
+/* one entry of spec.resourceClaims, as the API server validates it */
+static int pod_resource_claim(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    struct kube_pod_resource_claim *out = slot;
+    struct err e;
+    char q[300];
+    size_t old;
+    int rc;
+
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    if ((rc = dec_string(d, v, "name", &out->name, "")) ||
+        (rc = dec_string(d, v, "resourceClaimName", &out->resource_claim_name, NULL)) ||
+        (rc = dec_string(d, v, "resourceClaimTemplateName", &out->resource_claim_template_name,
+                         NULL)))
+        return rc;
+    err_clear(&e);
+    old = dec_push(d, "name");
+    if (!*out->name)
+        rc = dec_fail(d, NULL, v, "Required value");
+    else if (kube_dns_label_validate(out->name, &e))
+        rc = dec_fail(d, json_object_get(v, "name"), v, "Invalid value: %s: %s",
+                      dec_quote(out->name, q, sizeof(q)), e.msg);
+    dec_pop(d, old);
+    if (rc)
+        return rc;
+    if (out->resource_claim_name && out->resource_claim_template_name)
+        return dec_fail(d, v, NULL,
+                        "Invalid value: \"object\": at most one of `resourceClaimName` or "
+                        "`resourceClaimTemplateName` may be specified");
+    if (!out->resource_claim_name && !out->resource_claim_template_name)
+        return dec_fail(d, v, NULL,
+                        "Invalid value: \"object\": must specify one of: `resourceClaimName`, "
+                        "`resourceClaimTemplateName`");
+    return 0;
+}
+
+/* status.resourceClaimStatuses and status.extendedResourceClaimStatus onto the claims */
+static int decode_claim_statuses(struct dec *d, const json_t *status, struct kube_pod *p)
+{
+    const json_t *arr = json_object_get(status, "resourceClaimStatuses"), *ext;
+    size_t i, j;
+
+    for (i = 0; json_is_array(arr) && i < json_array_size(arr); i++) {
+        const json_t *e = json_array_get(arr, i);
+        const json_t *n = json_object_get(e, "name"), *cn = json_object_get(e, "resourceClaimName");
+
+        if (!json_is_string(n))
+            continue;
+        for (j = 0; j < p->nresource_claims; j++)
+            if (!strcmp(p->extra->resource_claims[j].name, json_string_value(n))) {
+                p->extra->resource_claims[j].status_claim_name =
+                    json_is_string(cn) ? dec_strdup(d, cn) : "";
+                if (!p->extra->resource_claims[j].status_claim_name)
+                    return dec_nomem(d);
+            }
+    }
+    ext = json_object_get(status, "extendedResourceClaimStatus");
+    if (json_is_object(ext) && json_is_string(json_object_get(ext, "resourceClaimName")) &&
+        !(p->extra->extended_claim = dec_strdup(d, json_object_get(ext, "resourceClaimName"))))
+        return dec_nomem(d);
+    return 0;
+}
+
 /* decode_pod_volume reads what the volume plugins need of spec.volumes[i] beyond its claim: a
  * generic ephemeral volume (its claim named later, kube_pod_ephemeral_names) or an in-tree
  * volume CSI migration translates */
@@ -384,9 +449,10 @@ static int decode_unmodelled(struct dec *d, const json_t *spec, struct kube_pod 
     }
     claims = json_object_get(spec, "resourceClaims");
     if (json_is_array(claims) && json_array_size(claims)) {
-        p->nresource_claims = json_array_size(claims);
-        if ((rc = note_unmodelled(d, p, "spec.resourceClaims",
-                                  "DynamicResources is not modelled: the pod is left pending")))
+        p->extra->resource_claims =
+            dec_list(d, spec, "resourceClaims", JSON_OBJECT, sizeof(*p->extra->resource_claims),
+                     pod_resource_claim, NULL, &p->nresource_claims, &rc);
+        if (rc)
             return rc;
     }
     /* spec.runtimeClassName: the RuntimeClass admission of the manifest loader gives its
@@ -752,6 +818,8 @@ static int pod_decode(struct dec *d, const json_t *obj, const struct dec_type *t
         rc = dec_nomem(d);
 out:
     dec_pop(d, old);
+    if (!rc && status)
+        rc = decode_claim_statuses(d, status, out);
     if (!rc)
         rc = decode_resized(d, status, out);
     return rc;
@@ -767,7 +835,8 @@ static bool extra_empty(const struct kube_pod_extra *x)
             return false;
     return !x->pod_affinity.nrequired && !x->pod_affinity.npreferred &&
            !x->pod_anti_affinity.nrequired && !x->pod_anti_affinity.npreferred && !x->nspread &&
-           !x->nephemeral && !x->ninline_volumes && !x->nunmodelled && !x->status;
+           !x->nephemeral && !x->ninline_volumes && !x->nunmodelled && !x->status &&
+           !x->resource_claims && !x->extended_claim;
 }
 
 int kube_pod_decode(const json_t *obj, struct arena *a, const struct kube_decode_opts *o,

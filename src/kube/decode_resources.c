@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/quote.h"
 #include "kube/decode-int.h"
 #include "kube/labels.h"
 #include "kube/quantity.h"
@@ -51,31 +52,34 @@ static bool res_is_integer(const char *name)
     return !res_is_native(name) || !strcmp(name, "pods");
 }
 
-/* quantity_text points e->text at the quantity as written: the JSON string itself, or the
- * JSON number printed back into e->num. */
-static int quantity_text(const json_t *v, struct dec_res_entry *e)
+int dec_quantity(struct dec *d, const json_t *parent, const json_t *v, bool milli,
+                 struct dec_res_entry *e)
 {
-    if (json_is_string(v)) {
-        e->text = json_string_value(v);
-        return 0;
-    }
-    e->text = e->num;
-    if (json_is_integer(v)) {
-        snprintf(e->num, sizeof(e->num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return 0;
-    }
-    if (json_is_real(v)) {
-        /* the shortest text that reads back as the same double: 0.1 stays "0.1" */
-        int prec;
+    struct err qerr;
+    int rc;
 
-        for (prec = 1; prec <= 17; prec++) {
-            snprintf(e->num, sizeof(e->num), "%.*g", prec, json_real_value(v));
-            if (strtod(e->num, NULL) == json_real_value(v))
-                break;
-        }
-        return 0;
+    e->text = kube_quantity_json_text(v, e->num, &e->tlen);
+    if (!e->text)
+        return dec_type_error(d, parent, NULL, v, "resource.Quantity");
+    /* qerr is read only when the parse fills it (clearing 1 KiB a quantity showed) */
+    rc = kube_quantity_parsen(e->text, e->tlen, &e->value, &e->milli, &qerr);
+    if (rc == -ERANGE && !milli) {
+        /* only the milli value overflowed: the amount is far beyond any fraction */
+        rc = kube_quantity_parsen(e->text, e->tlen, &e->value, NULL, &qerr);
+        e->milli = 0;
+        e->whole = true;
+    } else if (!rc) {
+        e->whole = e->milli % 1000 == 0;
     }
-    return -EINVAL;
+    if (rc)
+        return dec_fail(d, v, parent, "%s", qerr.msg);
+    return 0;
+}
+
+/* quote_text writes Go's %q of e's text into buf */
+static const char *quote_text(const struct dec_res_entry *e, char *buf, size_t size)
+{
+    return quote_go_to(buf, size, e->text, e->tlen);
 }
 
 /* dec_res_list parses obj[key] (a ResourceList) into l; container says whether the
@@ -113,8 +117,6 @@ int dec_res_list(struct dec *d, const json_t *obj, const char *key, bool contain
         struct dec_res_entry *e = &l->e[l->n];
         bool cpu = !strcmp(k, "cpu");
 
-        if (json_is_null(v))
-            continue;
         memset(e, 0, sizeof(*e));
         o2 = dec_push(d, k);
         /* cpu and memory pass both checks (the common case: skipped) */
@@ -132,33 +134,18 @@ int dec_res_list(struct dec *d, const json_t *obj, const char *key, bool contain
                 goto out;
             }
         }
-        if (quantity_text(v, e)) {
-            rc = dec_type_error(d, m, NULL, v, "resource.Quantity");
+        if ((rc = dec_quantity(d, m, v, cpu, e)))
             goto out;
-        }
-        rc = kube_quantity_parse(e->text, &e->value, &e->milli, &qerr);
-        if (rc == -ERANGE && !cpu) {
-            /* only the milli value overflowed: the amount is far beyond any fraction */
-            rc = kube_quantity_parse(e->text, &e->value, NULL, &qerr);
-            e->milli = 0;
-            e->whole = true;
-        } else if (!rc) {
-            e->whole = e->milli % 1000 == 0;
-        }
-        if (rc) {
-            rc = dec_fail(d, v, m, "%s", qerr.msg);
-            goto out;
-        }
         if (cpu)
             e->value = e->milli;
         if (e->value < 0 || e->milli < 0) {
             rc = dec_fail(d, v, m, "Invalid value: %s: must be greater than or equal to 0",
-                          dec_quote(e->text, q, sizeof(q)));
+                          quote_text(e, q, sizeof(q)));
             goto out;
         }
         if (container && res_is_integer(k) && !e->whole) {
             rc = dec_fail(d, v, m, "Invalid value: %s: must be an integer",
-                          dec_quote(e->text, q, sizeof(q)));
+                          quote_text(e, q, sizeof(q)));
             goto out;
         }
         e->name = k;
@@ -293,13 +280,13 @@ int dec_container_resources(struct dec *d, const json_t *c, struct kube_containe
         o2 = dec_push(d, "requests");
         o3 = dec_push(d, e->name);
         if (l && res_no_overcommit(e->name) && e->value != l->value) {
-            rc = dec_fail(d, e->v, req.obj, "Invalid value: %s: must be equal to %s limit of %s",
-                          dec_quote(e->text, q, sizeof(q)), e->name, l->text);
+            rc = dec_fail(d, e->v, req.obj, "Invalid value: %s: must be equal to %s limit of %.*s",
+                          quote_text(e, q, sizeof(q)), e->name, (int)l->tlen, l->text);
         } else if (l && (e->value > l->value ||
                          (e->value == l->value && e->milli > l->milli && strcmp(e->name, "cpu")))) {
             rc = dec_fail(d, e->v, req.obj,
-                          "Invalid value: %s: must be less than or equal to %s limit of %s",
-                          dec_quote(e->text, q, sizeof(q)), e->name, l->text);
+                          "Invalid value: %s: must be less than or equal to %s limit of %.*s",
+                          quote_text(e, q, sizeof(q)), e->name, (int)l->tlen, l->text);
         } else if (!l && res_no_overcommit(e->name)) {
             dec_pop(d, o2);
             o2 = dec_push(d, "limits");
@@ -359,30 +346,28 @@ int dec_pod_resources(struct dec *d, const json_t *spec, struct kube_pod *p)
     return rc;
 }
 
-/* dec_storage reads list["storage"], a quantity, into bytes (*has: it was given) */
-int dec_storage(struct dec *d, const json_t *list, const char *key, int64_t *out, bool *has)
+/* dec_storage reads list[key], a quantity, into bytes (*has: it was given) */
+int dec_storage(struct dec *d, const json_t *list, const char *key, bool nonneg, int64_t *out,
+                bool *has)
 {
     const json_t *v = json_object_get(list, key);
     struct dec_res_entry e;
-    struct err qerr;
     char q[128];
     size_t old;
-    int rc = 0;
+    int rc;
 
     *out = 0;
     *has = false;
-    if (!v || json_is_null(v))
+    if (!v)
         return 0;
-    if (quantity_text(v, &e))
-        return dec_type_error(d, list, key, v, "resource.Quantity");
+    memset(&e, 0, sizeof(e));
     old = dec_push(d, key);
-    err_clear(&qerr);
-    if (kube_quantity_parse(e.text, out, NULL, &qerr))
-        rc = dec_fail(d, v, list, "%s", qerr.msg);
-    else if (*out < 0)
+    rc = dec_quantity(d, list, v, false, &e);
+    if (!rc && nonneg && e.value < 0)
         rc = dec_fail(d, v, list, "Invalid value: %s: must be greater than or equal to 0",
-                      dec_quote(e.text, q, sizeof(q)));
+                      quote_text(&e, q, sizeof(q)));
     dec_pop(d, old);
+    *out = e.value;
     *has = !rc;
     return rc;
 }

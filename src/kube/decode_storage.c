@@ -398,14 +398,19 @@ static int claim_spec(struct dec *d, const json_t *spec, bool required, struct k
         rc = dec_object(d, res, "requests", &req);
         if (!rc && req) {
             size_t o2 = dec_push(d, "requests");
-            rc = dec_storage(d, req, "storage", &c->request, &has);
+            rc = dec_storage(d, req, "storage", true, &c->request, &has);
             dec_pop(d, o2);
         }
         dec_pop(d, old);
     }
-    if (!rc && required && !has) {
+    if (!rc && required && (!has || !c->request)) {
+        /* a null storage is the zero quantity, given (Quantity's UnmarshalJSON) */
         old = dec_push(d, "resources[storage]");
-        rc = dec_fail(d, NULL, spec, "Required value");
+        if (!has)
+            rc = dec_fail(d, NULL, spec, "Required value");
+        else
+            rc = dec_fail(d, json_object_get(req, "storage"), req,
+                          "Invalid value: \"0\": must be greater than zero");
         dec_pop(d, old);
     }
     sel = json_object_get(spec, "selector");
@@ -576,7 +581,7 @@ int kube_pv_decode(const json_t *obj, struct arena *a, const struct kube_decode_
             !(rc = volume_mode(&d, spec, &out->block)) &&
             !(rc = dec_object(&d, spec, "capacity", &cap)) && cap) {
             o2 = dec_push(&d, "capacity");
-            rc = dec_storage(&d, cap, "storage", &out->capacity, &has);
+            rc = dec_storage(&d, cap, "storage", true, &out->capacity, &has);
             dec_pop(&d, o2);
         }
         if (!rc)

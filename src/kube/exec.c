@@ -202,12 +202,8 @@ static int exec_spawn(const struct kube_config *cfg, bool interactive, struct bu
     envp = calloc(nenv + x->nenv + 2, sizeof(*envp));
     argv = calloc(x->nargs + 2, sizeof(*argv));
     info = exec_info(cfg, interactive);
-    if (info) {
-        struct buf b = BUF_INIT(0);
-
-        infoenv = buf_printf(&b, "KUBERNETES_EXEC_INFO=%s", info) ? NULL : buf_take(&b);
-        buf_release(&b);
-    }
+    if (info)
+        infoenv = buf_fmt("KUBERNETES_EXEC_INFO=%s", info);
     if (!envp || !argv || !infoenv) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;

@@ -155,6 +155,11 @@ static int informer_apply(struct kube_informer *inf, json_t *obj, bool deleted)
     return 0;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* informer_drop delivers a DELETE for every object of the store that pick says (at
  * generation gen) must go, and forgets it. */
 static int informer_drop(struct kube_informer *inf,
@@ -171,6 +176,8 @@ static int informer_drop(struct kube_informer *inf,
         if (inf->store.slots[i].key && pick(e, inf->gen))
             gone[ngone++] = e->key;
     }
+    /* in the order of their keys: the store's slots are in an order of its secret hash */
+    qsort(gone, ngone, sizeof(*gone), cmp_key);
     for (i = 0; i < ngone; i++) {
         struct store_entry *e = keymap_del(&inf->store, gone[i]);
 

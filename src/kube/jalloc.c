@@ -31,6 +31,8 @@ static void *jalloc_malloc(size_t n)
     return malloc(n);
 }
 
+/* jalloc_free is jansson's free: a block of this thread's arena is left to the arena's
+ * rewind, any other (NULL too) goes to free(). */
 static void jalloc_free(void *p)
 {
     uintptr_t a = (uintptr_t)p, base = (uintptr_t)arena.base;

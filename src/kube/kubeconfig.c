@@ -272,14 +272,7 @@ static int kc_get_str(const struct kc_file *f, const json_t *obj, const char *ke
 
 static char *kc_resolve_path(const struct kc_file *f, const char *p)
 {
-    struct buf b = BUF_INIT(0);
-    char *out;
-
-    if (p[0] == '/')
-        return strdup(p);
-    out = buf_printf(&b, "%s/%s", f->dir, p) ? NULL : buf_take(&b);
-    buf_release(&b);
-    return out;
+    return p[0] == '/' ? strdup(p) : buf_fmt("%s/%s", f->dir, p);
 }
 
 /* kc_load_blob fills data and len from a base64 "-data" member or, failing that, from a file
@@ -522,14 +515,13 @@ static int kc_exec(const struct kc_file *f, const json_t *e, const char *uprefix
         {
             const char *n = json_string_value(json_object_get(v, "name"));
             const char *val = json_string_value(json_object_get(v, "value"));
-            size_t len;
+
             if (!n || !*n || strchr(n, '=') || !val)
                 return kc_fail(err, -EINVAL, f, v, prefix,
                                "env[%zu] must have a name and a string value", i);
-            len = strlen(n) + strlen(val) + 2;
-            if (!(x->env[x->nenv] = malloc(len)))
+            if (!(x->env[x->nenv] = buf_fmt("%s=%s", n, val)))
                 return err_set(err, -ENOMEM, "out of memory");
-            snprintf(x->env[x->nenv++], len, "%s=%s", n, val);
+            x->nenv++;
         }
     }
     return 0;
@@ -823,7 +815,7 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     const char *dir = kube_config_sa_dir(), *ns_env = getenv("POD_NAMESPACE");
-    struct buf b = BUF_INIT(KC_PEM_MAX), url = BUF_INIT(0);
+    struct buf b = BUF_INIT(KC_PEM_MAX);
     char path[4096];
     int rc;
 
@@ -834,11 +826,8 @@ int kube_config_in_cluster(struct kube_config *out, struct err *err)
                        "unable to load in-cluster configuration, "
                        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
     /* an IPv6 address needs brackets in a URL (net.JoinHostPort) */
-    out->server =
-        buf_printf(&url, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port)
-            ? NULL
-            : buf_take(&url);
-    buf_release(&url);
+    out->server = strchr(host, ':') ? buf_fmt("https://[%s]:%s", host, port)
+                                    : buf_fmt("https://%s:%s", host, port);
     out->source = strdup("in-cluster service account");
     if (!out->server || !out->source) {
         rc = err_set(err, -ENOMEM, "out of memory");

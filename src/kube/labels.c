@@ -178,6 +178,26 @@ int kube_dns_subdomain_validate(const char *s, struct err *err)
     return first_message(count, buf, err);
 }
 
+int kube_dns_label_validate(const char *s, struct err *err)
+{
+    char buf[1024];
+    int count = 0;
+    size_t n = strlen(s ? s : "");
+    bool sub = dns1123_subdomain_match(s ? s : "", n);
+
+    buf[0] = '\0';
+    if (n > 63)
+        msgs_add(buf, sizeof(buf), &count, "must be no more than 63 characters");
+    if (sub && memchr(s, '.', n))
+        msgs_add(buf, sizeof(buf), &count, "must not contain dots"); /* a subdomain, not a label */
+    else if (!sub)
+        msgs_add(buf, sizeof(buf), &count,
+                 "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                 "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  "
+                 "or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+    return first_message(count, buf, err);
+}
+
 int kube_label_value_validate(const char *value, struct err *err)
 {
     char buf[1024];

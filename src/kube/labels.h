@@ -25,6 +25,11 @@ int kube_label_value_validate(const char *value, struct err *err);
  * 1123 subdomain must consist of ...". */
 int kube_dns_subdomain_validate(const char *s, struct err *err);
 
+/* kube_dns_label_validate: an RFC 1123 label (IsDNS1123Label: DRA request, device and
+ * counter names): "must be no more than 63 characters", "a lowercase RFC 1123 label must
+ * consist of ...". */
+int kube_dns_label_validate(const char *s, struct err *err);
+
 /* kube_labels_get returns the value of key in l (sorted by key), or NULL when absent. */
 const char *kube_labels_get(const struct kube_labels *l, const char *key);
 

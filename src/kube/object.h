@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kube/quantity.h"
+
 struct kube_label {
     const char *key;
     const char *value;
@@ -269,6 +271,10 @@ struct kube_pod_extra {
     size_t ninline_volumes;
     struct kube_unmodelled *unmodelled; /* fields gpusched does not model, spec order */
     size_t nunmodelled;
+    /* spec.resourceClaims (kube_pod.nresource_claims of them), each with its
+     * status.resourceClaimStatuses entry; status.extendedResourceClaimStatus's claim (NULL) */
+    struct kube_pod_resource_claim *resource_claims;
+    const char *extended_claim;
     /* status resources of a bound pod resized in place; NULL when they would change nothing
      * (the spec alone gives the same requests), never written after decoding */
     const struct kube_pod_status_resources *status;
@@ -533,6 +539,254 @@ struct kube_volume_attachment {
     const char *pv_name;   /* spec.source.persistentVolumeName, NULL when unset */
     const char *source_file;
     int source_line;
+};
+
+/* ---- resource.k8s.io/v1: Dynamic Resource Allocation ----
+ *
+ * The objects as the API server stores them (defaults applied), with every field that can
+ * change an allocation; fields of alpha features that are off in v1.37 are counted (n*) so the
+ * loader can warn. Names of attributes and capacities are kept as written ("productName" or
+ * "domain/id"). */
+
+/* A quantity of a capacity, counter or capacity request: exact (kube_nano) and as written. */
+struct kube_dra_quantity {
+    kube_nano nano;
+    const char *text;
+};
+
+enum kube_dra_attr_type {
+    KUBE_DRA_INT = 0,
+    KUBE_DRA_BOOL,
+    KUBE_DRA_STRING,
+    KUBE_DRA_VERSION,
+    KUBE_DRA_LIST, /* ints/bools/strings/versions (DRAListTypeAttributes, alpha) */
+};
+
+struct kube_dra_attribute {
+    const char *name;
+    enum kube_dra_attr_type type;
+    int64_t i;
+    bool b;
+    const char *s; /* string or version */
+};
+
+/* DeviceCapacity.requestPolicy */
+struct kube_dra_capacity_policy {
+    bool has_default;
+    struct kube_dra_quantity def;
+    struct kube_dra_quantity *valid_values; /* ascending */
+    size_t nvalid_values;
+    bool has_range, has_min, has_max, has_step;
+    struct kube_dra_quantity min, max, step;
+};
+
+struct kube_dra_capacity {
+    const char *name;
+    struct kube_dra_quantity value;
+    struct kube_dra_capacity_policy *policy; /* NULL when unset */
+};
+
+struct kube_dra_counter {
+    const char *name;
+    struct kube_dra_quantity value;
+};
+
+/* a CounterSet (sharedCounters) or a DeviceCounterConsumption (consumesCounters) */
+struct kube_dra_counters {
+    const char *name; /* the set's name, or the consumed counterSet */
+    struct kube_dra_counter *counters;
+    size_t ncounters;
+    size_t ncompatibility_groups; /* DRADeviceCompatibilityGroups (alpha) */
+};
+
+/* a device taint, or a DeviceTaintRule's */
+struct kube_dra_taint {
+    const char *key;
+    const char *value;  /* "" when unset */
+    const char *effect; /* as written: NoSchedule, NoExecute, None (unknown ones kept) */
+};
+
+struct kube_dra_device {
+    const char *name;
+    struct kube_dra_attribute *attributes;
+    size_t nattributes;
+    struct kube_dra_capacity *capacity;
+    size_t ncapacity;
+    struct kube_dra_counters *consumes_counters;
+    size_t nconsumes_counters;
+    /* perDeviceNodeSelection: one of these */
+    const char *node_name; /* "" when unset */
+    bool all_nodes;
+    struct kube_node_selector *node_selector; /* NULL when unset */
+    struct kube_dra_taint *taints;
+    size_t ntaints;
+    int8_t allow_multiple_allocations; /* -1 unset, 0, 1 */
+    bool binds_to_node;
+    const char **binding_conditions;
+    size_t nbinding_conditions;
+    const char **binding_failure_conditions;
+    size_t nbinding_failure_conditions;
+    size_t nnode_allocatable; /* nodeAllocatableResources (DRANodeAllocatableResources, alpha) */
+};
+
+struct kube_resource_slice {
+    const char *name;
+    const char *driver;
+    const char *pool;
+    int64_t generation;
+    int64_t resource_slice_count;
+    /* exactly one of these (the API server's rule) */
+    const char *node_name; /* "" when unset */
+    bool all_nodes;
+    bool per_device_node_selection;
+    struct kube_node_selector *node_selector; /* NULL when unset */
+    struct kube_dra_device *devices;
+    size_t ndevices;
+    struct kube_dra_counters *shared_counters;
+    size_t nshared_counters;
+    const char *partition_type_attribute; /* NULL unset (alpha) */
+    size_t nskip_node_operations;         /* (alpha) */
+    const char *source_file;
+    int source_line;
+};
+
+/* a CEL device selector */
+struct kube_dra_selector {
+    const char *expression;
+    int line; /* of the expression in its manifest, 0 when unknown */
+};
+
+struct kube_device_class {
+    const char *name;
+    const char *uid;
+    int64_t creation_unix_nano; /* metadata.creationTimestamp, 0 when unset */
+    struct kube_dra_selector *selectors;
+    size_t nselectors;
+    const char *extended_resource_name; /* NULL when unset */
+    size_t nconfig;
+    const char *source_file;
+    int source_line;
+};
+
+struct kube_dra_toleration {
+    const char *key;    /* "" when unset */
+    const char *op;     /* "Equal" (the default) or "Exists" */
+    const char *value;  /* "" when unset */
+    const char *effect; /* "" when unset: every effect */
+};
+
+/* an ExactDeviceRequest or one DeviceSubRequest of firstAvailable */
+struct kube_dra_request {
+    const char *name;
+    const char *device_class_name;
+    struct kube_dra_selector *selectors;
+    size_t nselectors;
+    const char *allocation_mode; /* "ExactCount" (the default) or "All", others as written */
+    int64_t count;               /* 1 when unset with ExactCount */
+    int8_t admin_access;         /* -1 unset, 0, 1 */
+    struct kube_dra_toleration *tolerations;
+    size_t ntolerations;
+    bool has_capacity;
+    struct kube_dra_counter *capacity_requests; /* capacity.requests: name, quantity */
+    size_t ncapacity_requests;
+    size_t nderived_attributes; /* (alpha) */
+};
+
+struct kube_dra_device_request {
+    const char *name;
+    struct kube_dra_request *exactly;         /* NULL when firstAvailable is used */
+    struct kube_dra_request *first_available; /* subrequests, in order */
+    size_t nfirst_available;
+};
+
+struct kube_dra_constraint {
+    const char **requests;
+    size_t nrequests;
+    const char *match_attribute;    /* NULL when unset */
+    const char *distinct_attribute; /* NULL when unset */
+};
+
+struct kube_dra_claim_spec {
+    struct kube_dra_device_request *requests;
+    size_t nrequests;
+    struct kube_dra_constraint *constraints;
+    size_t nconstraints;
+    size_t nconfig;
+};
+
+/* status.allocation.devices.results[] */
+struct kube_dra_result {
+    const char *request; /* "req" or "req/sub" */
+    const char *driver;
+    const char *pool;
+    const char *device;
+    bool admin_access;
+    const char *share_id; /* NULL when not a share */
+    struct kube_dra_counter *consumed_capacity;
+    size_t nconsumed_capacity;
+    size_t nbinding_conditions;
+};
+
+struct kube_dra_allocation {
+    struct kube_dra_result *results;
+    size_t nresults;
+    struct kube_node_selector *node_selector; /* NULL: available on every node */
+    bool has_allocation_timestamp;
+};
+
+/* status.reservedFor[] */
+struct kube_dra_consumer {
+    const char *api_group; /* "" for pods */
+    const char *resource;  /* "pods" */
+    const char *name;
+    const char *uid;
+};
+
+struct kube_resource_claim {
+    const char *namespace_;
+    const char *name;
+    const char *uid;
+    const char *resource_version;
+    struct kube_owner controller; /* the controlling ownerReference (kind NULL: none) */
+    const char *owner_uid;        /* its uid, "" when none */
+    const char *pod_claim_name;   /* annotation resource.kubernetes.io/pod-claim-name */
+    bool extended_resource_claim; /* annotation resource.kubernetes.io/extended-resource-claim */
+    bool delete_protection;       /* finalizer resource.kubernetes.io/delete-protection */
+    bool terminating;             /* metadata.deletionTimestamp set */
+    struct kube_dra_claim_spec spec;
+    struct kube_dra_allocation *allocation; /* NULL when not allocated */
+    struct kube_dra_consumer *reserved_for;
+    size_t nreserved_for;
+    const char *source_file;
+    int source_line;
+};
+
+struct kube_resource_claim_template {
+    const char *namespace_;
+    const char *name;
+    struct kube_labels labels;      /* spec.metadata.labels */
+    struct kube_labels annotations; /* spec.metadata.annotations */
+    struct kube_dra_claim_spec spec;
+    const char *source_file;
+    int source_line;
+};
+
+struct kube_device_taint_rule {
+    const char *name;
+    bool has_selector;                  /* deviceSelector given (none: matches nothing) */
+    const char *driver, *pool, *device; /* NULL when unset */
+    struct kube_dra_taint taint;
+    const char *source_file;
+    int source_line;
+};
+
+/* a pod's spec.resourceClaims[] and its claim in status.resourceClaimStatuses */
+struct kube_pod_resource_claim {
+    const char *name;
+    const char *resource_claim_name;          /* NULL when unset */
+    const char *resource_claim_template_name; /* NULL when unset */
+    const char *status_claim_name; /* status.resourceClaimStatuses[name].resourceClaimName: NULL
+                                      when the pod has no entry, "" when the entry has none */
 };
 
 #endif

@@ -5,13 +5,11 @@
 #include "labeler/labels.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/outfile.h"
 #include "gpu/pci.h"
 #include "kube/labels.h"
 #include "labeler/sanitize.h"
@@ -622,137 +620,23 @@ int labeler_labels_format(const struct labeler_labels *l, struct buf *b)
     return rc;
 }
 
-/* Writes data to path through a dot-file in the same directory: write, fsync, rename, so a
- * reader (nfd-worker) sees the old file or the new one, never a partial one. */
-static int write_atomic(const char *path, const char *data, size_t len, struct err *err)
-{
-    char tmp[4096], dir[4096];
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    size_t dirlen = slash ? (size_t)(slash - path) : 0;
-    int fd = -1, rc = 0;
-    size_t off = 0;
-
-    if (!*base)
-        return err_set(err, -EINVAL, "cannot write '%s': not a file name", path);
-    if (dirlen >= sizeof(dir) || strlen(path) + 32 >= sizeof(tmp))
-        return err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
-    if (slash) {
-        memcpy(dir, path, dirlen);
-        dir[dirlen ? dirlen : 1] = '\0';
-        if (!dirlen)
-            dir[0] = '/';
-    } else {
-        snprintf(dir, sizeof(dir), ".");
-    }
-    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, base, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-            goto out;
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd)) {
-        rc = err_set(err, -errno, "cannot sync '%s': %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (close(fd)) {
-        fd = -1;
-        rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-        goto out;
-    }
-    fd = -1;
-    if (rename(tmp, path)) {
-        rc = err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        goto out;
-    }
-    /* make the rename itself durable; failure here does not undo a visible, complete file */
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0)
-        fsync(fd);
-out:
-    if (fd >= 0)
-        close(fd);
-    if (rc)
-        unlink(tmp);
-    return rc;
-}
-
-/* write_in_place writes data into what path names when it is a FIFO or a character device
- * (standard output through /dev/stdout, a pipe to a reader): nothing to replace there. */
-static int write_in_place(const char *path, const char *data, size_t len, struct err *err)
-{
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), flags;
-    size_t off = 0;
-    int rc = 0;
-
-    if (fd < 0)
-        return err_set(err, -errno, "cannot write '%s': %s", path,
-                       errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
-    /* O_NONBLOCK only kept the open from waiting for a reader; the writes may wait */
-    flags = fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            rc = err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
-    close(fd);
-    return rc;
-}
-
-/* write_output writes one output file. A regular file or a missing one is replaced
- * atomically; a symlink is followed (the link stays, its target is replaced, or written in
- * place when it is a FIFO or a character device, as /dev/stdout is); a FIFO or character
- * device is written in place; anything else (a directory, a socket, a block device, a
- * symlink to nothing) is refused: it is not ours to replace. */
+/* write_output writes one output file through base/outfile: a regular file (or a missing
+ * one) is written beside and renamed into place, so a reader (nfd-worker, which skips
+ * dot-files) sees the old file or the new one, never a partial one; a FIFO or a character
+ * device is written in place; anything else is refused. */
 static int write_output(const char *path, const char *data, size_t len, struct err *err)
 {
-    struct stat st;
-    char *real;
-    bool link;
+    struct outfile o;
     int rc;
 
-    if (lstat(path, &st)) {
-        if (errno == ENOENT)
-            return write_atomic(path, data, len, err);
-        return err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+    if ((rc = outfile_open(&o, path, err)))
+        return rc;
+    if (len && fwrite(data, 1, len, o.f) != len) {
+        rc = err_set(err, -EIO, "cannot write '%s': %s", path, strerror(errno));
+        outfile_abort(&o);
+        return rc;
     }
-    link = S_ISLNK(st.st_mode);
-    if (link && stat(path, &st))
-        return errno == ENOENT
-                   ? err_set(err, -ENOENT, "cannot write '%s': a symlink to a missing file", path)
-                   : err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
-    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
-        return write_in_place(path, data, len, err);
-    if (S_ISDIR(st.st_mode))
-        return err_set(err, -EISDIR, "cannot write '%s': is a directory", path);
-    if (!S_ISREG(st.st_mode))
-        return err_set(err, -EINVAL,
-                       "cannot write '%s': not a regular file, a FIFO or a character device", path);
-    if (!link)
-        return write_atomic(path, data, len, err);
-    real = realpath(path, NULL); /* the file itself, not the symlink to it */
-    if (!real)
-        return err_set(err, -errno, "cannot write '%s': %s", path, strerror(errno));
-    rc = write_atomic(real, data, len, err);
-    free(real);
-    return rc;
+    return outfile_commit(&o, err);
 }
 
 int labeler_write_outputs(const struct labeler_config *cfg, const struct labeler_labels *l,

@@ -9,6 +9,7 @@
 
 #include "base/quote.h"
 #include "kube/decode.h"
+#include "manifest/dra-int.h"
 #include "manifest/objects-int.h"
 #include "manifest/volumes-int.h"
 #include "manifest/state-int.h"
@@ -37,6 +38,11 @@ static const struct manifest_kind kinds[] = {
     {"CSIDriver", "storage.k8s.io", NULL, MANIFEST_KIND_CSI_DRIVER},
     {"CSIStorageCapacity", "storage.k8s.io", NULL, MANIFEST_KIND_CSI_CAPACITY},
     {"VolumeAttachment", "storage.k8s.io", NULL, MANIFEST_KIND_VOLUME_ATTACHMENT},
+    {"DeviceClass", "resource.k8s.io", NULL, MANIFEST_KIND_DEVICE_CLASS},
+    {"ResourceSlice", "resource.k8s.io", NULL, MANIFEST_KIND_RESOURCE_SLICE},
+    {"ResourceClaim", "resource.k8s.io", NULL, MANIFEST_KIND_RESOURCE_CLAIM},
+    {"ResourceClaimTemplate", "resource.k8s.io", NULL, MANIFEST_KIND_RESOURCE_CLAIM_TEMPLATE},
+    {"DeviceTaintRule", "resource.k8s.io", NULL, MANIFEST_KIND_DEVICE_TAINT_RULE},
 };
 
 static const struct manifest_kind *kind_lookup(const char *kind)
@@ -152,6 +158,13 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
         return manifest_fail(c, manifest_line_of(c, json_object_get(obj, "apiVersion"), line),
                              "apiVersion", -EINVAL, "no matches for kind \"%s\" in version \"%s\"",
                              kind, av);
+    if (!strcmp(k->group, "resource.k8s.io") && strcmp(av, "resource.k8s.io/v1"))
+        /* the beta versions' shapes differ (no `exactly`, `basic` devices) */
+        return manifest_fail(c, manifest_line_of(c, json_object_get(obj, "apiVersion"), line),
+                             "apiVersion", -EINVAL,
+                             "%s is read as resource.k8s.io/v1 only, not \"%s\" (kubectl "
+                             "get -o yaml shows the v1 form)",
+                             kind, av);
     if ((rc = kube_object_names_decode(obj, kind, o, &c->names, c->err)))
         return rc;
     if (!c->names.name || !*c->names.name) {
@@ -203,6 +216,13 @@ static int load_object_at(struct manifest_ctx *c, json_t *obj, int depth, const 
         case MANIFEST_KIND_CSI_CAPACITY:
         case MANIFEST_KIND_VOLUME_ATTACHMENT:
             rc = manifest_load_storage(c, obj, k->id, line);
+            break;
+        case MANIFEST_KIND_DEVICE_CLASS:
+        case MANIFEST_KIND_RESOURCE_SLICE:
+        case MANIFEST_KIND_RESOURCE_CLAIM:
+        case MANIFEST_KIND_RESOURCE_CLAIM_TEMPLATE:
+        case MANIFEST_KIND_DEVICE_TAINT_RULE:
+            rc = manifest_load_dra(c, obj, k->id, line);
             break;
         default:
             rc = manifest_load_workload(c, obj, k, av, line);

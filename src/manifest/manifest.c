@@ -228,6 +228,11 @@ void manifest_input_release(struct manifest_input *in)
     free(in->csi_drivers);
     free(in->csi_capacities);
     free(in->volume_attachments);
+    free(in->device_classes);
+    free(in->resource_slices);
+    free(in->resource_claims);
+    free(in->claim_templates);
+    free(in->device_taint_rules);
     free(in->selectors);
     free(in->namespaces);
     free(in->warnings);

@@ -114,6 +114,18 @@ struct manifest_input {
     size_t ncsi_capacities;
     struct kube_volume_attachment *volume_attachments;
     size_t nvolume_attachments;
+    /* resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates
+     * and DeviceTaintRules, input order */
+    struct kube_device_class *device_classes;
+    size_t ndevice_classes;
+    struct kube_resource_slice *resource_slices;
+    size_t nresource_slices;
+    struct kube_resource_claim *resource_claims;
+    size_t nresource_claims;
+    struct kube_resource_claim_template *claim_templates;
+    size_t nclaim_templates;
+    struct kube_device_taint_rule *device_taint_rules;
+    size_t ndevice_taint_rules;
     struct manifest_selector *selectors; /* Services and controllers, input order */
     size_t nselectors;
     /* Namespace objects of the input, input order, then (after manifest_input_finish) one
@@ -144,7 +156,10 @@ void manifest_input_init(struct manifest_input *in, const struct manifest_input_
  * whose *.yaml, *.yml and *.json files (not recursive, hidden files skipped) load in strcmp
  * order like `kubectl -f DIR`. Each file may hold several YAML documents or JSON values. Kinds:
  * Node, Pod, Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, DaemonSet,
- * PriorityClass, Service (its selector only), Namespace, RuntimeClass, PodDisruptionBudget, List and typed lists (NodeList, PodList, ...) through their items. Other
+ * PriorityClass, Service (its selector only), Namespace, RuntimeClass, PodDisruptionBudget,
+ * PersistentVolumeClaim, PersistentVolume, StorageClass, the CSI objects, resource.k8s.io/v1's
+ * DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate and DeviceTaintRule, List and
+ * typed lists (NodeList, PodList, ...) through their items. Other
  * kinds are skipped with a warning. Returns 0, or a negative errno-style code with err naming
  * the file, line and field at fault ("a.yaml", 12, "spec.replicas", "Invalid value: ...").
  * On error the input is as it was before the call (arena memory may have been used).

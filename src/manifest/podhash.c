@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/quantity.h"
+
 #define PODHASH_MAX ((size_t)16 << 20) /* printed bytes, at most */
 
 /* quantities are exact in nano units up to 2^100 (ParseQuantity's inf.Dec path, rounded) */
@@ -352,24 +354,21 @@ static bool ph_canonical(const char *s, bool round, char *out, size_t size)
  * a number; NULL: the zero Quantity, what protobuf gives back for an absent one is "0"). */
 static void ph_quantity(struct ph *p, const json_t *v, bool round)
 {
-    char text[64], canon[64];
+    char num[KUBE_JSON_NUMBER_MAX], text[64], canon[64];
     struct ph_quantity q;
+    const char *t;
+    size_t n = 0;
 
-    if (!v || json_is_null(v)) {
-        snprintf(canon, sizeof(canon), "0");
-    } else {
-        if (json_is_string(v))
-            snprintf(text, sizeof(text), "%s", json_string_value(v));
-        else if (json_is_integer(v))
-            snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        else if (json_is_real(v))
-            snprintf(text, sizeof(text), "%.17g", json_real_value(v));
-        else
-            text[0] = '\0';
-        if (!ph_canonical(text, round, canon, sizeof(canon))) {
-            ph_fail(p, -ENOTSUP, "quantity \"%s\" is negative, not a quantity or too large", text);
-            return;
-        }
+    /* the text the API server parsed (kube_quantity_json_text: null is "0") */
+    t = kube_quantity_json_text(v, num, &n);
+    if (!t || n >= sizeof(text))
+        n = 0;
+    else
+        memcpy(text, t, n);
+    text[n] = '\0';
+    if (!ph_canonical(text, round, canon, sizeof(canon))) {
+        ph_fail(p, -ENOTSUP, "quantity \"%s\" is negative, not a quantity or too large", text);
+        return;
     }
     if (!ph_parse(canon, &q)) {
         ph_fail(p, -ENOTSUP, "quantity %s is beyond int64's fast path", canon);

@@ -47,6 +47,11 @@ enum manifest_kind_id {
     MANIFEST_KIND_CSI_DRIVER,
     MANIFEST_KIND_CSI_CAPACITY,
     MANIFEST_KIND_VOLUME_ATTACHMENT,
+    MANIFEST_KIND_DEVICE_CLASS,
+    MANIFEST_KIND_RESOURCE_SLICE,
+    MANIFEST_KIND_RESOURCE_CLAIM,
+    MANIFEST_KIND_RESOURCE_CLAIM_TEMPLATE,
+    MANIFEST_KIND_DEVICE_TAINT_RULE,
 };
 
 struct manifest_kind {
@@ -128,6 +133,8 @@ struct manifest_input_priv {
     size_t cap_pvcs, cap_pvs, cap_storage_classes; /* manifest/volumes.c */
     struct manifest_index pvc_at, pv_at;           /* ... and its name indices */
     size_t cap_csi_nodes, cap_csi_drivers, cap_csi_capacities, cap_volume_attachments;
+    size_t cap_device_classes, cap_resource_slices, cap_resource_claims, cap_claim_templates,
+        cap_device_taint_rules; /* manifest/dra.c */
 };
 
 struct manifest_snapshot {
@@ -135,6 +142,8 @@ struct manifest_snapshot {
         nrcs, nselectors, deferred_pods;
     size_t npdbs, npvcs, npvs, nstorage_classes, ncsi_nodes, ncsi_drivers, ncsi_capacities,
         nvolume_attachments;
+    size_t ndevice_classes, nresource_slices, nresource_claims, nclaim_templates,
+        ndevice_taint_rules;
 };
 
 struct manifest_ctx {

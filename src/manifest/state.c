@@ -312,6 +312,11 @@ void manifest_snapshot_take(const struct manifest_input *in, struct manifest_sna
     s->ncsi_drivers = in->ncsi_drivers;
     s->ncsi_capacities = in->ncsi_capacities;
     s->nvolume_attachments = in->nvolume_attachments;
+    s->ndevice_classes = in->ndevice_classes;
+    s->nresource_slices = in->nresource_slices;
+    s->nresource_claims = in->nresource_claims;
+    s->nclaim_templates = in->nclaim_templates;
+    s->ndevice_taint_rules = in->ndevice_taint_rules;
     s->deferred_pods = in->priv->deferred_pods;
 }
 
@@ -340,6 +345,11 @@ void manifest_snapshot_restore(struct manifest_input *in, const struct manifest_
     in->ncsi_drivers = s->ncsi_drivers;
     in->ncsi_capacities = s->ncsi_capacities;
     in->nvolume_attachments = s->nvolume_attachments;
+    in->ndevice_classes = s->ndevice_classes;
+    in->nresource_slices = s->nresource_slices;
+    in->nresource_claims = s->nresource_claims;
+    in->nclaim_templates = s->nclaim_templates;
+    in->ndevice_taint_rules = s->ndevice_taint_rules;
     in->priv->deferred_pods = s->deferred_pods;
     if (rebuild) {
         /* best effort: on failure the sets are empty and lookups rebuild them */

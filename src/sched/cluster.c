@@ -93,9 +93,10 @@ const char *sched_plugin_name(int plugin)
                                         [SCHED_PL_VOLUME_BINDING] = "VolumeBinding",
                                         [SCHED_PL_VOLUME_ZONE] = "VolumeZone",
                                         [SCHED_PL_SPREAD] = "PodTopologySpread",
-                                        [SCHED_PL_INTERPOD] = "InterPodAffinity"};
+                                        [SCHED_PL_INTERPOD] = "InterPodAffinity",
+                                        [SCHED_PL_DRA] = "DynamicResources"};
 
-    return plugin > 0 && plugin <= SCHED_PL_INTERPOD ? names[plugin] : NULL;
+    return plugin > 0 && plugin <= SCHED_PL_DRA ? names[plugin] : NULL;
 }
 
 /* ---------------------------------------------------------------- cluster */
@@ -175,6 +176,8 @@ void sched_cluster_free(struct sched_cluster *c)
     free(c->pdbs);
     if (c->pcache_free)
         c->pcache_free(c->pcache);
+    if (c->dra_owner_free)
+        c->dra_owner_free(c->dra_owner);
     for (i = 0; i < c->nnss; i++)
         free(c->nss[i].labels);
     free(c->nss);

@@ -160,6 +160,7 @@ static int compile_prefilter(struct sched_cluster *c, const struct kube_pod *pod
 void sched_cpod_release(struct sched_cpod *cp)
 {
     sched_ipa_release(cp);
+    sched_dra_cycle_release(cp);
     /* the memory stays in the cluster's compile arena for the next pods */
     memset(cp, 0, sizeof(*cp));
 }

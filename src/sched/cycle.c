@@ -547,7 +547,7 @@ scanned:
 
 bool sched_cycle_needs_rows(const struct sched_cpod *cp)
 {
-    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol;
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol || cp->dra;
 }
 
 static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,
@@ -559,7 +559,8 @@ static int64_t row_total(const struct sched_profile *p, const struct sched_cycle
            (int64_t)gw * o->gpu_raw + (int64_t)WEIGHT(p, w_spread) * o->spread_norm +
            (int64_t)WEIGHT(p, w_interpod) *
                sched_ipa_normalize(o->ipa_raw, cy->min_ipa, cy->max_ipa) +
-           (int64_t)WEIGHT(p, w_image) * o->img_raw + o->vol_raw;
+           (int64_t)WEIGHT(p, w_image) * o->img_raw + o->vol_raw +
+           (int64_t)SCHED_DRA_SCORE_WEIGHT * sched_normalize(o->dra_raw, cy->max_dra, false);
 }
 
 /* spread_scores fills the rows' PodTopologySpread scores over the filtered feasible nodes */
@@ -627,6 +628,12 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             memset(&cy->out[i], 0, sizeof(cy->out[i]));
             cy->out[i].plugin = cp->prefilter_plugin ? cp->prefilter_plugin : SCHED_PL_AFFINITY;
             cy->out[i].reason = SCHED_R_AFFINITY_CONFLICT;
+            if (cp->prefilter_plugin == SCHED_PL_DRA) {
+                /* its reason, interned by its PreFilter */
+                uint32_t r = sched_intern_find(&c->reasons, cp->prefilter_msg);
+
+                cy->out[i].reason = r == SCHED_NOID ? SCHED_R_AFFINITY_CONFLICT : r;
+            }
             cy->out[i].unresolvable = true;
         }
         goto out;
@@ -674,6 +681,7 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
             cy->max_taint = o->taint_raw;
             cy->max_aff = o->aff_raw;
             cy->min_ipa = cy->max_ipa = o->ipa_raw;
+            cy->max_dra = o->dra_raw;
             cy->processed = 1;
             if ((rc = spread_scores(c, cp, cy, &nom, 1, 0)))
                 goto out;
@@ -706,6 +714,8 @@ int sched_cycle_run(struct sched_cluster *c, const struct sched_profile *p,
                 cy->max_taint = o->taint_raw;
             if (o->aff_raw > cy->max_aff)
                 cy->max_aff = o->aff_raw;
+            if (o->dra_raw > cy->max_dra)
+                cy->max_dra = o->dra_raw;
             if (cy->nfeasible == limit) {
                 cy->processed = k + 1;
                 break;

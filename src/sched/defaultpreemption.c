@@ -143,6 +143,18 @@ static int dry_fits(const struct sched_cluster *c, uint32_t slot, const struct s
         *reason = m;
         return 1;
     }
+    /* DynamicResources, last: its state does not see the victims go (the plugin has no
+     * PreFilterExtensions), so it says what it said in the cycle */
+    if (cp->dra) {
+        int32_t score;
+        bool unres;
+
+        if ((m = sched_dra_cycle_filter(c, cp, slot, &score, &unres))) {
+            *plugin = SCHED_PL_DRA;
+            *reason = m;
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -488,13 +500,14 @@ static struct pc_slot *pc_get(struct sched_cluster *c, struct sched_preempt_cach
     return ps;
 }
 
-/* fast_pod: cp is a pod fast_victims can judge: no volume, spread or inter-pod affinity
- * filter would run in the dry run, and its extended resources are only c->rid_gpu */
+/* fast_pod: cp is a pod fast_victims can judge: no volume, spread, inter-pod affinity or
+ * DynamicResources filter would run in the dry run, and its extended resources are only
+ * c->rid_gpu */
 static bool fast_pod(const struct sched_cluster *c, const struct sched_cpod *cp)
 {
     uint32_t j;
 
-    if (cp->vol || cp->spread || sched_ipa_filter_on(cp))
+    if (cp->vol || cp->spread || sched_ipa_filter_on(cp) || cp->dra)
         return false;
     for (j = 0; j < cp->nscalars; j++)
         if (cp->scalars[j].rid != c->rid_gpu || c->rid_gpu == SCHED_NOID)

@@ -38,7 +38,10 @@ int sched_framework_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
             return rc;
     if (vp && !cp->prefilter_conflict)
         cp->vol = vp;
-    return sched_spread_prefilter(c, cp);
+    if ((rc = sched_spread_prefilter(c, cp)))
+        return rc;
+    /* InterPodAffinity's PreFilter ran in compile; DynamicResources' is the last */
+    return sched_dra_cycle_prefilter(c, cp);
 }
 
 /* ---------------------------------------------------------------- Filter */
@@ -189,10 +192,16 @@ void sched_framework_filter_late(const struct sched_cluster *c, const struct sch
         o->unresolvable = vpl != SCHED_PL_VOLUME_RESTRICTIONS && vpl != SCHED_PL_VOLUME_LIMITS;
         return;
     }
-    if ((o->plugin && o->plugin != SCHED_PL_INTERPOD) || !cp->spread)
-        return;
-    if ((r = sched_spread_filter(c, cp, slot, ref, &unres))) {
+    if (cp->spread && (!o->plugin || o->plugin == SCHED_PL_INTERPOD) &&
+        (r = sched_spread_filter(c, cp, slot, ref, &unres))) {
         o->plugin = SCHED_PL_SPREAD;
+        o->reason = r;
+        o->unresolvable = unres;
+        return;
+    }
+    /* DynamicResources comes after InterPodAffinity */
+    if (!o->plugin && cp->dra && (r = sched_dra_cycle_filter(c, cp, slot, &o->dra_raw, &unres))) {
+        o->plugin = SCHED_PL_DRA;
         o->reason = r;
         o->unresolvable = unres;
     }

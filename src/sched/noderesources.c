@@ -50,6 +50,8 @@ uint32_t sched_noderesources_filter(const struct sched_cluster *c, uint32_t slot
                 alloc = x ? x->alloc : 0;
                 req = scalar_req ? scalar_req[j] : x ? x->req : 0;
             }
+            if (alloc <= 0 && cp->dra_delegated >> j & 1)
+                continue; /* shouldDelegateResourceToDRA: DynamicResources' to check */
             if (cp->scalars[j].req > alloc - req) {
                 m |= 1u << (SCHED_FIT_SCALAR0 + j);
                 un |= cp->scalars[j].req > alloc;

@@ -334,6 +334,46 @@ uint32_t sched_ipa_own_nsid(const struct sched_cpod *cp);
 const struct sched_idlabel *sched_ipa_own_labels(const struct sched_cpod *cp, uint32_t *n);
 
 /* ---------------------------------------------------------------------------------------
+ * DynamicResources (dynamicresources_cycle.c, over the world of dynamicresources.c: the
+ * cluster's c->dra, NULL when the input has no resource.k8s.io objects)
+ * ------------------------------------------------------------------------------------- */
+
+/* sched_dra_cycle_preenqueue: NULL when pod may be queued, else why it waits (its claim does
+ * not exist yet, ...; the text lives in the world until the next call). */
+const char *sched_dra_cycle_preenqueue(struct sched_cluster *c, const struct kube_pod *pod);
+
+/* sched_dra_cycle_prefilter is the PreFilter, last of them: cp->dra (NULL when it skips),
+ * cp->dra_delegated (the pod's scalars a DeviceClass serves, which NodeResourcesFit leaves
+ * to it on a node without them); a rejection sets cp->prefilter_conflict and prefilter_msg
+ * (plugin SCHED_PL_DRA), an error cp->dra_error. 0 or -ENOMEM. */
+int sched_dra_cycle_prefilter(struct sched_cluster *c, struct sched_cpod *cp);
+
+/* sched_dra_cycle_filter is the Filter on the node at slot (after every other): 0 with
+ * *score its Score, else the reason id (UnschedulableAndUnresolvable: *unresolvable); an error
+ * (a CEL runtime error, ...) sets cp->dra_error, which fails the attempt, the row's reason
+ * "error: ..." and *unresolvable false. The same in preemption's dry
+ * run. */
+uint32_t sched_dra_cycle_filter(const struct sched_cluster *c, const struct sched_cpod *cp,
+                                uint32_t slot, int32_t *score, bool *unresolvable);
+
+/* sched_dra_cycle_postfilter: the PostFilter when no node fits (before DefaultPreemption):
+ * a claim allocated for the pod that is available nowhere is deallocated. 0 or -ENOMEM. */
+int sched_dra_cycle_postfilter(struct sched_cluster *c, struct sched_cpod *cp);
+
+/* sched_dra_cycle_prebind: Reserve and PreBind on the chosen node (allocations, reservations,
+ * the extended-resource claim written), so later pods see them; *error (malloc'ed) when
+ * PreBind fails ("running PreBind plugin ..."). 0 or -ENOMEM. */
+int sched_dra_cycle_prebind(struct sched_cluster *c, struct sched_cpod *cp, const char *node,
+                            char **error);
+
+/* sched_dra_cycle_release frees cp's DynamicResources state. */
+void sched_dra_cycle_release(struct sched_cpod *cp);
+
+/* sched_dra_cycle_victim: pod ns/name was evicted: its reservations go, its claims released as
+ * the resource-claim controller does. */
+void sched_dra_cycle_victim(struct sched_cluster *c, const char *ns, const char *name);
+
+/* ---------------------------------------------------------------------------------------
  * DefaultPreemption (defaultpreemption.c): the PostFilter for a pod that fits nowhere
  * ------------------------------------------------------------------------------------- */
 

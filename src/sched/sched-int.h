@@ -17,12 +17,14 @@
 
 #include "base/arena.h"
 #include "kube/object.h"
+#include "sched/dynamicresources.h"
 #include "sched/profile.h"
 
 #define SCHED_NOID UINT32_MAX
 #define SCHED_MAX_POD_SCALARS 24
 #define SCHED_DEFAULT_MILLI_CPU 100
 #define SCHED_DEFAULT_MEMORY (200LL * 1024 * 1024)
+#define SCHED_DRA_SCORE_WEIGHT 2 /* DynamicResources' Score weight (default_plugins.go) */
 
 /* ---- interning ---- */
 struct sched_intern {
@@ -74,6 +76,7 @@ enum sched_plugin {
     SCHED_PL_VOLUME_ZONE,         /* VolumeZone */
     SCHED_PL_SPREAD,              /* PodTopologySpread (podtopologyspread.c) */
     SCHED_PL_INTERPOD,            /* InterPodAffinity (interpodaffinity.c) */
+    SCHED_PL_DRA,                 /* DynamicResources (dynamicresources.c) */
     SCHED_PL_SKIPPED,             /* not a plugin: node sampling stopped before this node */
 };
 
@@ -398,6 +401,13 @@ struct sched_cluster {
     struct sched_preempt_cache *pcache;
     void (*pcache_free)(struct sched_preempt_cache *);
     uint64_t pdbs_version; /* bumped by every PodDisruptionBudget set and removal */
+
+    /* DynamicResources: the world of resource.k8s.io objects (borrowed, sched_cluster_set_dra),
+     * NULL when the input has none: pods with claims are then left pending as not modelled */
+    struct sched_dra *dra;
+    bool dra_commit; /* a simulation: a placed pod's claims are allocated and reserved */
+    void *dra_owner; /* the caller's (sched_cluster_set_dra_owner), freed with the cluster */
+    void (*dra_owner_free)(void *);
 };
 
 /* ---- compiled pod (compile.c) ---- */
@@ -479,6 +489,13 @@ struct sched_cpod {
     uint32_t nimages, nimage_refs; /* ids found on some node; images counted (containers) */
     bool ref; /* the reference path's cycle (sched_run): the plugins' PreFilter state is
                  counted from scratch, not read from what the cluster keeps */
+    /* DynamicResources: the pod's cycle (NULL when its PreFilter skipped), the pod as the
+     * plugin reads it, its scalars NodeResourcesFit leaves to it (bit j: scalars[j], when the
+     * node's allocatable lacks it), and the first Filter or Score error of the attempt */
+    struct sched_dra_pod *dra;
+    struct sched_dra_pod_in dra_own; /* for a pod the world does not list */
+    uint32_t dra_delegated;
+    char *dra_error;
 };
 
 /* A pod's requests in interned form (usage-int.h). */
@@ -544,6 +561,7 @@ struct sched_nodeout {
     int64_t ipa_raw;                 /* InterPodAffinity's Score() */
     int32_t img_raw;                 /* ImageLocality's Score() */
     int32_t vol_raw;                 /* VolumeBinding's score (weight 1, no normalisation) */
+    int32_t dra_raw;                 /* DynamicResources' Score (weight 2, normalised to max) */
     int64_t total;
 };
 
@@ -556,6 +574,7 @@ struct sched_cycle {
                            nominated node was taken), what next_start moves by */
     int64_t max_taint, max_aff;
     int64_t min_ipa, max_ipa; /* over the feasible nodes */
+    int64_t max_dra;          /* DynamicResources' highest raw score over the feasible nodes */
     bool bal_skip;            /* best-effort pod: BalancedAllocation skipped */
     bool spread_scored;       /* PodTopologySpread scored the feasible nodes */
     int32_t chosen;           /* order index, -1 none */

@@ -19,6 +19,7 @@
 #define SCHED_SCHED_H
 
 #include "sched/cluster.h"
+#include "sched/dynamicresources.h"
 #include "sched/podtopologyspread.h"
 #include "sched/profile.h"
 #include "sched/schedule.h"

@@ -165,6 +165,10 @@ static int fill_explanation(struct sched_cluster *c, const struct sched_profile 
             if (w->w_image)
                 s[v->nscores++] =
                     (struct sched_score){"ImageLocality", o->img_raw, o->img_raw, w->w_image, 0};
+            if (cp->dra)
+                s[v->nscores++] = (struct sched_score){
+                    "DynamicResources", o->dra_raw, sched_normalize(o->dra_raw, cy->max_dra, false),
+                    SCHED_DRA_SCORE_WEIGHT, 0};
             if (p && p->gpu_aware)
                 s[v->nscores++] =
                     (struct sched_score){"GPUPlacement", o->gpu_raw, o->gpu_raw, p->gpu_weight, 0};
@@ -208,9 +212,15 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         out->outcome = SCHED_GATED;
         return 0;
     }
-    if (pod->nresource_claims) {
-        /* DynamicResources is not modelled: no pod with claims is placed (the callers warn) */
+    if (pod->nresource_claims && !c->dra) {
+        /* no resource.k8s.io objects were given (serve does not read them yet): no pod with
+         * claims is placed (the callers warn) */
         out->outcome = SCHED_NOT_MODELLED;
+        return 0;
+    }
+    if (c->dra && sched_dra_cycle_preenqueue(c, pod)) {
+        /* DynamicResources' PreEnqueue: its claim does not exist yet, ... */
+        out->outcome = SCHED_GATED;
         return 0;
     }
     if (!c->norder) {
@@ -236,6 +246,14 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out_cp;
     }
+    if (cp.dra_error) {
+        /* a PreFilter error fails the attempt */
+        out->outcome = SCHED_UNSCHEDULABLE;
+        out->error = true;
+        if (!(out->message = strdup(cp.dra_error)))
+            rc = err_set(err, -ENOMEM, "out of memory");
+        goto out_cp;
+    }
     if (!ref && !x && !cp.prescore_error && !sched_cycle_needs_rows(&cp)) {
         int32_t chosen;
         uint32_t processed;
@@ -253,7 +271,13 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
         goto out_cp;
     next_start_advance(c, p, cy.processed);
     rc = -ENOMEM;
-    if (cy.chosen >= 0 && cp.prescore_error && cy.nfeasible >= 2) {
+    if (cp.dra_error) {
+        /* a Filter error (DynamicResources': a CEL runtime error) fails the attempt */
+        out->outcome = SCHED_UNSCHEDULABLE;
+        out->error = true;
+        if (!(out->message = strdup(cp.dra_error)))
+            goto out;
+    } else if (cy.chosen >= 0 && cp.prescore_error && cy.nfeasible >= 2) {
         /* the attempt had to score, and PreScore failed: a scheduler error */
         out->outcome = SCHED_UNSCHEDULABLE;
         out->error = true;
@@ -261,9 +285,24 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                   buf_fmt("running PreScore plugin \"NodeAffinity\": %s", cp.prescore_error)))
             goto out;
     } else if (cy.chosen >= 0) {
-        out->outcome = SCHED_SCHEDULED;
-        if (!(out->node = strdup(c->slots[c->order[cy.chosen]].name)))
-            goto out;
+        const char *node = c->slots[c->order[cy.chosen]].name;
+        char *pberr = NULL;
+
+        if (cp.dra && c->dra_commit) {
+            /* Reserve and PreBind: the claims allocated for the pods that follow */
+            if ((rc = sched_dra_cycle_prebind(c, &cp, node, &pberr)))
+                goto out_cp;
+            rc = -ENOMEM;
+        }
+        if (pberr) {
+            out->outcome = SCHED_UNSCHEDULABLE;
+            out->error = true;
+            out->message = pberr;
+        } else {
+            out->outcome = SCHED_SCHEDULED;
+            if (!(out->node = strdup(node)))
+                goto out;
+        }
     } else {
         out->outcome = SCHED_UNSCHEDULABLE;
         if (!cp.prefilter_conflict &&
@@ -276,14 +315,19 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                                                  ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
                                                  : NULL)))
             goto out;
-        if (cp.prefilter_conflict && !p->dra_off) {
+        if (cp.dra && (rc = sched_dra_cycle_postfilter(c, &cp)))
+            goto out_cp;
+        rc = -ENOMEM;
+        if (cp.prefilter_conflict && !p->dra_off && cp.prefilter_plugin != SCHED_PL_DRA) {
             /* a PreFilter rejected the pod as UnschedulableAndUnresolvable (NodeAffinity's
              * conflicting metadata.name pins, a volume plugin's claim checks): the framework
              * stops there, before DynamicResources' PreFilter (later in the profile) writes its
              * cycle state. PostFilter plugins run in profile order, DynamicResources before
              * DefaultPreemption; its PostFilter fails reading that state (ErrNotFound), and an
              * error ends the PostFilter phase: kube-scheduler v1.34+ appends the error's text,
-             * "not found", to the FitError's message and does not preempt */
+             * "not found", to the FitError's message and does not preempt (DynamicResources'
+             * own rejection comes after its state is written: its PostFilter finds no claims
+             * and preemption runs) */
             char *m = buf_fmt("%s not found", out->message);
             if (!m)
                 goto out;
@@ -313,7 +357,16 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             /* a FitError of the dry run: kube-scheduler clears the pod's nomination */
             out->clear_nomination = true;
         }
-        if (pr.message) {
+        if (cp.dra_error && pr.chosen < 0) {
+            /* a Filter error in the dry run, and no candidate: preemption fails with it */
+            char *m = buf_fmt("%s preemption: %s", out->message, cp.dra_error);
+
+            if (!m)
+                goto out;
+            free(out->message);
+            out->message = m;
+            out->clear_nomination = false;
+        } else if (pr.message) {
             char *m = buf_fmt("%s %s", out->message, pr.message);
             if (!m)
                 goto out;

@@ -93,7 +93,7 @@ int sched_schedule_one(struct sched_cluster *c, const struct sched_profile *p,
  * Explaining one pod
  * ------------------------------------------------------------------------------------- */
 
-#define SCHED_MAX_SCORES 10
+#define SCHED_MAX_SCORES 12
 
 /* One score plugin on one node. */
 struct sched_score {

@@ -10,6 +10,7 @@
 
 #include "sched/cluster-int.h"
 #include "sched/framework-int.h"
+#include "sched/plugins-int.h"
 #include "sched/profile-int.h"
 #include "sched/sched-int.h"
 #include "sched/schedule-int.h"
@@ -47,6 +48,7 @@ static void evict(struct sched_cluster *c, struct sched_result *r, struct sched_
             results[p->input_index].preempted_by = preemptor;
         }
         sched_cluster_remove_pod(c, v->namespace_, v->name);
+        sched_dra_cycle_victim(c, v->namespace_, v->name);
     }
 }
 
@@ -121,6 +123,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
     sched_rng_seed(&rng, o ? o->seed : 0);
     if (!(q = malloc((n + 1) * sizeof(*q))))
         return err_set(err, -ENOMEM, "out of memory");
+    c->dra_commit = true;
     for (i = 0; i < n; i++) {
         q[i].priority = pods[i]->priority;
         q[i].index = i;
@@ -168,6 +171,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
     }
     if (o && o->progress && !rc)
         o->progress(o->progress_arg, n, n);
+    c->dra_commit = false;
     free(q);
     return rc;
 }

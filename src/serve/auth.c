@@ -1,10 +1,10 @@
-/* auth.c - delegated authentication and authorization of serve's secure port (see auth.h).
+/* auth.c - delegated authentication and authorization of serve's secure port (see auth-int.h).
  *
  * Two caches under one lock, each entry valid 10 s: TokenReview answers by the token's
  * SHA-256 (the user as JSON, or not authenticated), SubjectAccessReview answers by a hash of
  * the user, its groups and extra, the verb and the path. Each holds at most AUTH_CACHE_MAX
  * entries: a full cache is emptied (a flood of distinct tokens costs reviews, not memory). */
-#include "serve/auth.h"
+#include "serve/auth-int.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,10 +1,10 @@
-/* binder.c - the thread sending the scheduler's writes (see binder.h). Two FIFO lists, binds
+/* binder.c - the thread sending the scheduler's writes (see binder-int.h). Two FIFO lists, binds
  * and the rest, filled by any thread under mu; the binder's thread moves tasks from them into
  * its kube_async set while fewer than max are in flight (a bind whenever one waits, except
  * that a quarter of the slots stay for the others while any of them waits), runs the
  * set, and decides on each answer: retry (back into the set after a delay, keeping its slot)
  * or report (the callback, then the slot is free). */
-#include "serve/binder.h"
+#include "serve/binder-int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -133,7 +133,7 @@ static void binder_send(struct serve_binder *b, struct serve_task *t, int64_t de
 }
 
 /* binder_on_answer runs on the binder's thread for every answered (or failed) request: a
- * retry goes back into the set with the delay binder.h describes, anything else is reported
+ * retry goes back into the set with the delay binder-int.h describes, anything else is reported
  * and frees its slot. */
 static void binder_on_answer(void *ud, struct kube_async_req *r)
 {

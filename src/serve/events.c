@@ -1,6 +1,7 @@
 /* events.c - JSON bodies of the scheduler's writes (see events.h). Built with jansson so
  * every string is escaped correctly; field names and formats follow client-go. */
 #include "serve/events.h"
+#include "serve/events-int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -18,11 +18,6 @@
  * first 1020 bytes + " ...". Returns a malloc'd copy. */
 char *serve_event_note(const char *msg);
 
-/* serve_time_micro / serve_time_rfc3339 format t (wall clock) as metav1.MicroTime
- * "2006-01-02T15:04:05.000000Z" / metav1.Time "2006-01-02T15:04:05Z" into buf. */
-const char *serve_time_micro(const struct timespec *t, char *buf, size_t size);
-const char *serve_time_rfc3339(const struct timespec *t, char *buf, size_t size);
-
 /* serve_binding_json: the v1 Binding of pod ns/name (uid may be NULL or "") to node. */
 char *serve_binding_json(const char *ns, const char *name, const char *uid, const char *node);
 
@@ -71,15 +66,6 @@ char *serve_event_series_patch_json(const struct serve_event_series *series);
  * PodScheduled=False with reason ("Unschedulable", "SchedulerError", "SchedulingGated") and
  * the full message; nominated, when non-NULL, also sets status.nominatedNodeName ("" clears
  * it). */
-/* serve_disruption_patch_json builds the strategic merge patch of a preemption victim's
- * pods/{name}/status that kube-scheduler's executor writes before deleting it:
- * DisruptionTarget=True, reason PreemptionByScheduler, message "<scheduler>: preempting to
- * accommodate a higher priority pod". */
-char *serve_disruption_patch_json(const char *scheduler_name, const struct timespec *now);
-
-/* serve_nomination_clear_json: the patch that clears status.nominatedNodeName. */
-char *serve_nomination_clear_json(void);
-
 char *serve_condition_patch_json(const char *reason, const char *message, const char *nominated,
                                  const struct timespec *now);
 

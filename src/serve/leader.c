@@ -1,6 +1,6 @@
-/* leader.c - Lease-based leader election (see leader.h; algorithm per client-go's
+/* leader.c - Lease-based leader election (see leader-int.h; algorithm per client-go's
  * leaderelection.tryAcquireOrRenew). */
-#include "serve/leader.h"
+#include "serve/leader-int.h"
 
 #include <errno.h>
 #include <fcntl.h>

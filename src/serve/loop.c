@@ -1,5 +1,5 @@
-/* loop.c - the scheduling loop (see loop.h). */
-#include "serve/loop.h"
+/* loop.c - the scheduling loop (see loop-int.h). */
+#include "serve/loop-int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,9 +11,10 @@
 #include "base/clock.h"
 #include "kube/decode.h"
 #include "serve/events.h"
-#include "serve/log.h"
-#include "serve/objects.h"
-#include "serve/writes.h"
+#include "serve/log-int.h"
+#include "serve/metrics-int.h"
+#include "serve/objects-int.h"
+#include "serve/writes-int.h"
 
 static bool str_eq(const char *a, const char *b)
 {

@@ -5,6 +5,7 @@
  * A family with labels shows only the label values observed so far (a Vec's children appear
  * on first use), except the gauges kube-scheduler sets at start (pending pods, cache size). */
 #include "serve/metrics.h"
+#include "serve/metrics-int.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -97,9 +97,6 @@ void serve_metrics_release(struct serve_metrics *m);
  * profile's when name is none of them). Its pointer is stable; update under m->mu. */
 struct serve_profile_metrics *serve_metrics_profile(struct serve_metrics *m, const char *name);
 
-/* serve_histogram_observe adds one sample to h; the caller holds m->mu. */
-void serve_histogram_observe(struct serve_histogram *h, double v);
-
 /* The observations, each taking the mutex:
  * _attempt: one scheduling attempt of profile p ended (scheduler_schedule_attempts_total and
  *   scheduler_scheduling_attempt_duration_seconds; seconds from the cycle's start, the bind
@@ -108,7 +105,7 @@ void serve_histogram_observe(struct serve_histogram *h, double v);
  *   (scheduler_pod_scheduling_attempts), the SLI since it first became active, and whether it
  *   left the unschedulable pods by the periodic flush;
  * _bind: the Bind extension point took seconds (ok: status Success, else Error);
- * _observe: one sample into histogram h; _add: delta to a counter; _set: a gauge. */
+ * _observe: one sample into histogram h (_add and _set, metrics-int.h, are serve's own). */
 void serve_metrics_attempt(struct serve_metrics *m, struct serve_profile_metrics *p,
                            enum serve_attempt_result r, double seconds);
 void serve_metrics_bound(struct serve_metrics *m, struct serve_profile_metrics *p, double seconds,
@@ -116,8 +113,6 @@ void serve_metrics_bound(struct serve_metrics *m, struct serve_profile_metrics *
 void serve_metrics_bind(struct serve_metrics *m, struct serve_profile_metrics *p, bool ok,
                         double seconds);
 void serve_metrics_observe(struct serve_metrics *m, struct serve_histogram *h, double v);
-void serve_metrics_add(struct serve_metrics *m, uint64_t *counter, uint64_t delta);
-void serve_metrics_set(struct serve_metrics *m, uint64_t *gauge, uint64_t value);
 
 /* serve_metrics_set_pending sets the pods in one part of the queue; the caller holds m->mu. */
 void serve_metrics_set_pending(struct serve_metrics *m, enum serve_pending_queue q, uint64_t n);

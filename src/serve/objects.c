@@ -1,5 +1,5 @@
-/* objects.c - pending pods, node fingerprints and JSON accessors (see objects.h). */
-#include "serve/objects.h"
+/* objects.c - pending pods, node fingerprints and JSON accessors (see objects-int.h). */
+#include "serve/objects-int.h"
 
 #include <stdlib.h>
 #include <string.h>

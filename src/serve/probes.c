@@ -1,10 +1,10 @@
-/* probes.c - /healthz, /readyz and /metrics (see probes.h). */
-#include "serve/probes.h"
+/* probes.c - /healthz, /readyz and /metrics (see probes-int.h). */
+#include "serve/probes-int.h"
 
 #include <string.h>
 
 #include "kube/informer.h"
-#include "serve/state.h"
+#include "serve/state-int.h"
 
 int serve_on_http(void *ud, const struct httpd_req *req, struct buf *body, const char **ctype)
 {

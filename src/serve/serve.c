@@ -3,7 +3,7 @@
  * The parts: the informers (kube/informer.c) with their handlers (watch.c), the scheduling
  * loop (loop.c), the binder and the answers to its writes (binder.c, writes.c), leader
  * election (leader.c), the probe and metrics server (base/httpd.c, probes.c) and the signal
- * thread (signals.c), sharing one struct serve (state.h). Design notes: docs/serve.md. */
+ * thread (signals.c), sharing one struct serve (state-int.h). Design notes: docs/serve.md. */
 #include "serve/serve.h"
 
 #include <errno.h>
@@ -24,15 +24,15 @@
 #include "kube/informer.h"
 #include "kube/quantity.h"
 #include "sched/sched.h"
-#include "serve/auth.h"
-#include "serve/log.h"
-#include "serve/loop.h"
-#include "serve/objects.h"
-#include "serve/probes.h"
-#include "serve/signals.h"
-#include "serve/state.h"
-#include "serve/watch.h"
-#include "serve/writes.h"
+#include "serve/auth-int.h"
+#include "serve/log-int.h"
+#include "serve/loop-int.h"
+#include "serve/objects-int.h"
+#include "serve/probes-int.h"
+#include "serve/signals-int.h"
+#include "serve/state-int.h"
+#include "serve/watch-int.h"
+#include "serve/writes-int.h"
 
 #define SERVE_VERSION "0.1"
 #define SERVE_EVENT_CACHE_MAX 8192 /* Events remembered for series (recorder.h) */

@@ -1,11 +1,11 @@
-/* signals.c - signals and lost leadership stop serve (see signals.h). */
-#include "serve/signals.h"
+/* signals.c - signals and lost leadership stop serve (see signals-int.h). */
+#include "serve/signals-int.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 
-#include "serve/log.h"
+#include "serve/log-int.h"
 
 void serve_on_leader_change(void *ud, bool leading)
 {

@@ -1,5 +1,5 @@
-/* state.c - serve's shared state: the locking rule and small accessors (see state.h). */
-#include "serve/state.h"
+/* state.c - serve's shared state: the locking rule and small accessors (see state-int.h). */
+#include "serve/state-int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* watch.c - watch events into the cluster state and the queue (see watch.h). */
-#include "serve/watch.h"
+/* watch.c - watch events into the cluster state and the queue (see watch-int.h). */
+#include "serve/watch-int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,10 +8,10 @@
 #include "base/clock.h"
 #include "kube/decode.h"
 #include "kube/rules.h"
-#include "serve/log.h"
-#include "serve/objects.h"
-#include "serve/state.h"
-#include "serve/writes.h"
+#include "serve/log-int.h"
+#include "serve/objects-int.h"
+#include "serve/state-int.h"
+#include "serve/writes-int.h"
 
 void serve_on_informer_log(void *ud, int level, const char *resource, const char *msg)
 {

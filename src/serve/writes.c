@@ -1,5 +1,5 @@
-/* writes.c - API writes and their answers (see writes.h). */
-#include "serve/writes.h"
+/* writes.c - API writes and their answers (see writes-int.h). */
+#include "serve/writes-int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,10 @@
 
 #include "base/clock.h"
 #include "serve/events.h"
-#include "serve/log.h"
-#include "serve/objects.h"
+#include "serve/events-int.h"
+#include "serve/log-int.h"
+#include "serve/metrics-int.h"
+#include "serve/objects-int.h"
 
 void serve_write_submit(struct serve *s, struct serve_task *t, const char *key)
 {

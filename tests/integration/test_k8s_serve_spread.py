@@ -65,8 +65,11 @@ def pod_spec(scheduler, pool):
                             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}]}
 
 
-def create_workload(c, ns, kind, scheduler, pool, replicas=6):
-    """Six pods of one kind in ns, labelled app=KIND, on the nodes of pool."""
+def create_owner(c, ns, kind, scheduler, pool, replicas=6):
+    """The object that selects the six pods of one kind in ns (labelled app=KIND, on the nodes
+    of pool): a ReplicaSet or StatefulSet (whose pods the controller makes), a
+    ReplicationController or a Service (whose pods create_pods makes), or nothing ("none").
+    Returns the owner reference the pods carry, or None."""
     labels = {"app": kind}
     tmpl = {"metadata": {"labels": labels}, "spec": pod_spec(scheduler, pool)}
     if kind == "replicaset":
@@ -84,23 +87,27 @@ def create_workload(c, ns, kind, scheduler, pool, replicas=6):
         rc = c.create("/api/v1/namespaces/%s/replicationcontrollers" % ns, {
             "apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": kind},
             "spec": {"replicas": replicas, "selector": labels, "template": tmpl}})
-        ref = {"apiVersion": "v1", "kind": "ReplicationController", "name": kind,
-               "uid": rc["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-        for i in range(replicas):
-            c.create("/api/v1/namespaces/%s/pods" % ns, {
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": "%s-%d" % (kind, i), "labels": labels, "ownerReferences": [ref]},
-                "spec": pod_spec(scheduler, pool)})
-    else:
-        # plain pods: selected by a Service ("service"), or by nothing ("none")
-        if kind == "service":
-            c.create("/api/v1/namespaces/%s/services" % ns, {
-                "apiVersion": "v1", "kind": "Service", "metadata": {"name": kind},
-                "spec": {"selector": labels, "ports": [{"port": 80}]}})
-        for i in range(replicas):
-            c.create("/api/v1/namespaces/%s/pods" % ns, {
-                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "%s-%d" % (kind, i), "labels": labels},
-                "spec": pod_spec(scheduler, pool)})
+        return {"apiVersion": "v1", "kind": "ReplicationController", "name": kind,
+                "uid": rc["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+    elif kind == "service":
+        c.create("/api/v1/namespaces/%s/services" % ns, {
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": kind},
+            "spec": {"selector": labels, "ports": [{"port": 80}]}})
+    return None
+
+
+def create_pods(c, ns, kind, scheduler, pool, owner, replicas=6):
+    """The pods no controller of the harness makes: a ReplicationController's, a Service's
+    and the ones nothing selects."""
+    if kind in ("replicaset", "statefulset"):
+        return
+    meta = {"labels": {"app": kind}}
+    if owner:
+        meta["ownerReferences"] = [owner]
+    for i in range(replicas):
+        c.create("/api/v1/namespaces/%s/pods" % ns, {
+            "apiVersion": "v1", "kind": "Pod", "metadata": dict(meta, name="%s-%d" % (kind, i)),
+            "spec": pod_spec(scheduler, pool)})
 
 
 def per_role(c, ns, kind, roles):
@@ -113,15 +120,24 @@ def per_role(c, ns, kind, roles):
     return out
 
 
-def place_all(c, ns, scheduler, dead):
-    """Every workload on its own pool, scheduled by `scheduler`; returns {kind: per_role}."""
+def place_all(c, ns, scheduler, dead, seen=None):
+    """Every workload on its own pool, scheduled by `scheduler`; returns {kind: per_role}.
+    The owners come first and the pods after: a pod scheduled before its scheduler has the
+    object that selects it is not spread (kube-scheduler's default constraints read the
+    informers' objects). seen(kind, ns), when given, waits until the scheduler has the owner
+    of kind: gpusched serve says so in its log; kube-scheduler gives no sign, and its pods
+    come as late as the owners of all five kinds take to create."""
     namespace(c, ns)
     roles = {}
     for kind in WORKLOADS:
         pool = "%s-%s" % (ns, kind)
         roles[kind] = pool_nodes(c, pool)
+    owners = {kind: create_owner(c, ns, kind, scheduler, "%s-%s" % (ns, kind)) for kind in WORKLOADS}
+    if seen:
+        for kind in ("replicationcontroller", "service"):
+            seen(kind, ns)
     for kind in WORKLOADS:
-        create_workload(c, ns, kind, scheduler, "%s-%s" % (ns, kind))
+        create_pods(c, ns, kind, scheduler, "%s-%s" % (ns, kind), owners[kind])
     for kind in WORKLOADS:
         wait_for("six %s pods bound by %s" % (kind, scheduler),
                  lambda: dead() or sum(per_role(c, ns, kind, roles[kind]).values()) == 6, timeout=120)
@@ -149,9 +165,14 @@ def place_both():
         want = place_all(c, "spread-ks", "default-scheduler", ks.alive)
     finally:
         ks.stop()
-    sv = serve(["-v", "2"], "spread")
+    sv = serve(["-v", "4"], "spread")
+
+    def seen(kind, ns):
+        what = {"replicationcontroller": "ReplicationController", "service": "Service"}[kind]
+        wait_for("gpusched serve's %s %s/%s" % (what, ns, kind), lambda: sv._dead() or sv.grep(
+            r'"%s added" object="?%s/%s' % (what, ns, kind)))
     try:
-        got = place_all(c, "spread-gs", "gpusched", sv._dead)
+        got = place_all(c, "spread-gs", "gpusched", sv._dead, seen)
         synced = [k for k in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet", "Namespace")
                   if not sv.grep(r'"%s cache synced"' % k)]
         refused = sv.grep(r"forbidden")

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "cel/cel.h"
 #include "kube/http1.h"
 #include "kube/kubeconfig.h"
 #include "kube/yaml.h"
@@ -193,6 +194,60 @@ static const char KUBECONFIG[] =
 static const char HTTP[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                            "5\r\nhello\r\n0\r\n\r\n";
 
+/* a CEL selector compiled (stored and new environments: checker, planner, regexes, the cost
+ * estimate) and evaluated against a device prepared for it */
+static int run_cel(struct err *err)
+{
+    static const struct cel_device_attr attrs[] = {
+        {"model", 5, CEL_ATTR_STRING, 0, false, "A100", 4},
+        {"driverVersion", 13, CEL_ATTR_VERSION, 0, false, "535.104.5-rc.1", 14},
+        {"example.com/ecc", 15, CEL_ATTR_BOOL, 0, true, NULL, 0},
+    };
+    static const struct cel_device_capacity caps[] = {{"memory", 6, "1.5Gi", 5}};
+    static const struct cel_device dev = {"gpu.example.com", 15, 1, attrs, 3, caps, 1};
+    struct cel_compile_opts opts = {CEL_ENV_STORED, false, 0};
+    struct cel_program *p = NULL;
+    struct cel_compile_error cerr;
+    struct cel_device_view *v = NULL;
+    struct cel_scratch *s = NULL;
+    struct cel_result r;
+    int rc = 0;
+
+    for (int env = 0; env < 2 && !rc; env++) {
+        opts.env = env ? CEL_ENV_NEW : CEL_ENV_STORED;
+        cel_program_free(p);
+        p = NULL;
+        rc = cel_compile(input.data, input.len, &opts, &p, &cerr);
+        if (rc) {
+            const char *d = cerr.detail ? cerr.detail : "out of memory";
+            err_set(err, rc, "%.*s", (int)strcspn(d, "\n"), d);
+            cel_compile_error_release(&cerr);
+        }
+    }
+    if (!rc)
+        rc = cel_device_prepare(&dev, &v, err);
+    if (!rc && !(s = cel_scratch_new()))
+        rc = err_set(err, -ENOMEM, "out of memory");
+    if (!rc && (rc = cel_eval(p, v, s, &r)) < 0)
+        err_set(err, rc, "out of memory");
+    else if (!rc && r.error && strstr(r.error, "out of memory"))
+        rc = err_set(err, -ENOMEM, "%s", r.error);
+    else if (!rc && (r.error || !r.match))
+        rc = err_set(err, -EINVAL, "%s", r.error ? r.error : "no match");
+    cel_scratch_free(s);
+    cel_device_view_free(v);
+    cel_program_free(p);
+    return rc;
+}
+
+static const char CEL[] =
+    "device.attributes['gpu.example.com'].model.matches('^A[0-9]+$') && "
+    "device.attributes['gpu.example.com'].driverVersion.isGreaterThan(semver('500.0.0')) && "
+    "device.capacity['gpu.example.com'].memory.compareTo(quantity('1Gi')) > 0 && "
+    "device.attributes.exists(d, d.endsWith('example.com')) && "
+    "cel.bind(e, device.attributes['example.com'], e.ecc) && "
+    "['a', 'b'].exists(x, x + '1' == 'b1') && '%s-%d'.format(['x', 1]).size() == 3";
+
 struct tcase {
     const char *name;
     const char *file; /* input under the source tree, or NULL: text */
@@ -210,6 +265,7 @@ static const struct tcase cases[] = {
      run_manifest},
     {"kubeconfig", NULL, KUBECONFIG, run_kubeconfig},
     {"http1: a chunked answer", NULL, HTTP, run_http1},
+    {"cel: a selector compiled in both environments and evaluated", NULL, CEL, run_cel},
 };
 
 /* torture_case runs c with the Nth allocation failing for N = 1.. and returns a failure
@@ -264,6 +320,12 @@ int main(int argc, char **argv)
     int passed = 0, failed = 0;
 
     json_set_alloc_funcs(json_malloc, json_free);
+    {
+        /* CEL's environments are built once per process: build them before counting */
+        struct cel_program *p = NULL;
+        if (cel_compile("true", 4, NULL, &p, NULL) == 0)
+            cel_program_free(p);
+    }
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct tcase *c = &cases[i];
         unsigned long allocs = 0;

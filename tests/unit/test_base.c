@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "base/err.h"
 #include "base/flag.h"
 #include "base/goparse.h"
+#include "base/keymap.h"
 #include "base/log.h"
 #include "kube/yaml.h"
 
@@ -1093,6 +1096,82 @@ static void log_json_lines_are_cut_whole(void)
     }
 }
 
+/* SipHash-1-3, the keymap's hash: the values are Python 3.11's hash() of the same bytes with
+ * PYTHONHASHSEED=0 (its str and bytes hash is SipHash-1-3 under an all-zero key). */
+static void keymap_siphash13_vectors(void)
+{
+    CHECK(keymap_siphash13(0, 0, "a", 1) == 0x407448d2b89b1813ULL);
+    CHECK(keymap_siphash13(0, 0, "abcdefgh", 8) == 0x3f7b849c0b8e35eaULL);
+    CHECK(keymap_siphash13(0, 0, "hello world, this is 30 bytes", 29) == 0xc65d2a8e052937c9ULL);
+    CHECK(keymap_siphash13(1, 0, "a", 1) != keymap_siphash13(0, 0, "a", 1));
+}
+
+/* FNV-1a (64 bits), the keymap's hash before it was keyed */
+static uint64_t fnv1a_step(uint64_t h, unsigned char c)
+{
+    return (h ^ c) * 1099511628211ULL;
+}
+
+/* Names an attacker could write (YAML anchors, object names) chosen so that FNV-1a gives them
+ * all the same low 12 bits: in a table of 4096 slots every one had the same home slot, and
+ * the N-th lookup walked past the N-1 before it (2,000 names: a million probes). Under the
+ * keyed hash they spread as any names do. */
+static void keymap_resists_crafted_collisions(void)
+{
+    enum { N = 2000, MASK = 4095 };
+    static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    static char keys[N][32];
+    struct keymap m = KEYMAP_INIT, other = KEYMAP_INIT;
+    uint64_t target = 0;
+    size_t i, total = 0, worst = 0, n;
+
+    for (i = 0; i < N; i++) {
+        uint64_t h = 1469598103934665603ULL;
+        size_t len = (size_t)snprintf(keys[i], sizeof(keys[i]), "anchor-%zu-", i), k, a, b, c;
+        bool found = false;
+
+        for (k = 0; k < len; k++)
+            h = fnv1a_step(h, (unsigned char)keys[i][k]);
+        /* three more characters that bring FNV-1a's low 12 bits to the first name's */
+        for (a = 0; a < 36 && !found; a++)
+            for (b = 0; b < 36 && !found; b++)
+                for (c = 0; c < 36 && !found; c++) {
+                    uint64_t x =
+                        fnv1a_step(fnv1a_step(fnv1a_step(h, alnum[a]), alnum[b]), alnum[c]);
+
+                    if (!i)
+                        target = x & MASK;
+                    if ((x & MASK) == target) {
+                        keys[i][len] = alnum[a];
+                        keys[i][len + 1] = alnum[b];
+                        keys[i][len + 2] = alnum[c];
+                        keys[i][len + 3] = '\0';
+                        found = true;
+                    }
+                }
+        CHECK(found);
+    }
+    for (i = 0; i < N; i++)
+        CHECK_INT_EQ(keymap_put(&m, keys[i], keys[i], NULL), 0);
+    CHECK_INT_EQ(m.cap, MASK + 1);
+    for (i = 0; i < N; i++) {
+        if (keymap_get(&m, keys[i]) != keys[i])
+            test_fail(__FILE__, __LINE__, "%s not found", keys[i]);
+        n = keymap_probes(&m, keys[i]);
+        total += n;
+        if (n > worst)
+            worst = n;
+    }
+    /* linear probing at a load of 0.49 takes 1.5 probes on average; one bucket took 1,000 */
+    if (total > 4 * N || worst > 64)
+        test_fail(__FILE__, __LINE__, "%zu probes for %d lookups, %zu at worst", total, N, worst);
+    /* each map has its own key: the layout of one says nothing of another's */
+    CHECK_INT_EQ(keymap_put(&other, keys[0], keys[0], NULL), 0);
+    CHECK(other.k0 != m.k0 || other.k1 != m.k1);
+    keymap_release(&other);
+    keymap_release(&m);
+}
+
 static const struct test_case cases[] = {
     {"log lines have klog header", log_lines_have_klog_header},
     {"JSON log lines as component-base writes them", log_json_lines_like_component_base},
@@ -1125,6 +1204,8 @@ static const struct test_case cases[] = {
     {"yaml caps alias expansion as go-yaml", yaml_caps_alias_expansion_as_go_yaml},
     {"log quotes untrusted text as klog", log_quotes_untrusted_text_as_klog},
     {"yaml anchor names", yaml_anchor_names},
+    {"keymap: SipHash-1-3 vectors", keymap_siphash13_vectors},
+    {"keymap: names crafted to collide spread out", keymap_resists_crafted_collisions},
 };
 
 TEST_SUITE(base, cases)

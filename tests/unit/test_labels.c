@@ -709,8 +709,8 @@ static void feature_file_missing_dir(void)
     cfg.feature_file = "/nonexistent-dir/features.d/gpulabel";
     err_clear(&err);
     CHECK(labeler_write_outputs(&cfg, &l, &err) < 0);
-    CHECK(strstr(err.msg, "cannot create '/nonexistent-dir/features.d/.gpulabel.tmp.") != NULL);
-    CHECK(strstr(err.msg, "No such file or directory") != NULL);
+    CHECK_STR_EQ(err.msg, "cannot write '/nonexistent-dir/features.d/gpulabel': No such file or "
+                          "directory");
 }
 
 /* --- durations: --sleep-interval is a Go duration of 1ms to 100 days; "0", which the old

@@ -1187,8 +1187,45 @@ static void pod_template_hash_is_the_controllers(void)
     }
 }
 
+/* A quantity written as a number is the text kubectl sends (Go's float64: 0.1 is "0.1", not
+ * 0.10000000000000001, which ParseQuantity would round up to 101m) and a string's white space
+ * is trimmed: the template hashes as with the canonical strings. */
+static void pod_template_hash_reads_quantities_as_the_api_server(void)
+{
+    static const char *const forms[] = {
+        "{\"cpu\":\"100m\",\"memory\":\"1k\"}",
+        "{\"cpu\":0.1,\"memory\":1e3}",
+        "{\"cpu\":\" 0.1\\t\",\"memory\":1000}",
+    };
+    char first[11] = "", out[11];
+    size_t i;
+
+    for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        char tmpl[512];
+        struct err err;
+        json_t *t;
+
+        snprintf(tmpl, sizeof(tmpl),
+                 "{\"metadata\":{\"labels\":{\"app\":\"q\"}},\"spec\":{\"containers\":[{"
+                 "\"name\":\"c\",\"image\":\"nginx\",\"resources\":{\"requests\":%s}}]}}",
+                 forms[i]);
+        t = json_loads(tmpl, 0, NULL);
+        CHECK(t != NULL);
+        err_clear(&err);
+        memset(out, 0, sizeof(out));
+        CHECK_INT_EQ(manifest_pod_template_hash(t, NULL, out, &err), 0);
+        if (!i)
+            memcpy(first, out, sizeof(out));
+        else
+            CHECK_STR_EQ(out, first);
+        json_decref(t);
+    }
+}
+
 static const struct test_case cases[] = {
     {"pod-template-hash is the controller's", pod_template_hash_is_the_controllers},
+    {"pod-template-hash reads quantities as the API server",
+     pod_template_hash_reads_quantities_as_the_api_server},
     {"loads every kind", loads_every_kind},
     {"names like controllers", names_like_controllers},
     {"names are deterministic and unique", names_are_deterministic_and_unique},

@@ -11,6 +11,7 @@
 #include "kube/decode.h"
 #include "kube/labels.h"
 #include "kube/object.h"
+#include "kube/quantity.h"
 #include "kube/rules.h"
 #include "kube/yaml.h"
 #include "test.h"
@@ -1114,8 +1115,86 @@ static void object_fixtures(void)
     CHECK(n >= 10);
 }
 
+/* Quantities as the API server's Quantity.UnmarshalJSON reads them: numbers as kubectl sends
+ * them, strings trimmed of white space, null the zero Quantity in a ResourceList (the key is
+ * there) and a nil pointer for a *Quantity field (absent). */
+static void object_quantities_as_the_api_server(void)
+{
+    struct loaded l;
+    struct kube_pod p;
+    struct kube_csi_capacity c;
+    const char *csc = "apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+                      "metadata: {name: c, namespace: kube-system}\n"
+                      "storageClassName: fast\ncapacity: null\nmaximumVolumeSize: -5\n";
+    const char *slice = "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                        "metadata: {name: s}\n"
+                        "spec:\n  driver: gpu.example.com\n  nodeName: n1\n"
+                        "  pool: {name: p, generation: 1, resourceSliceCount: 1}\n"
+                        "  devices:\n  - name: d0\n"
+                        "    capacity: {memory: {value: 1e3}, cores: {value: \" 8 \"}}\n";
+    struct kube_resource_slice rs;
+    size_t i;
+    int rc;
+
+    rc = decode(&l, POD,
+                RES("      requests:\n        cpu: \" 1.5\\t\"\n        memory: 1e9\n"
+                    "        ephemeral-storage: null\n"),
+                &p);
+    if (rc) {
+        test_fail(__FILE__, __LINE__, "%s", l.msg);
+    } else {
+        CHECK_INT_EQ(p.containers[0].requests.cpu_milli, 1500);
+        CHECK_INT_EQ(p.containers[0].requests.memory, 1000000000);
+        CHECK(p.containers[0].requests.set & KUBE_RES_EPHEMERAL);
+        CHECK_INT_EQ(p.containers[0].requests.ephemeral, 0);
+    }
+    loaded_free(&l);
+    EXPECT_POD_ERROR(RES("      limits:\n        nvidia.com/gpu: 1\n      requests:\n        "
+                         "nvidia.com/gpu: null\n"),
+                     "f.yaml: line 12: spec.containers[0].resources.requests.nvidia.com/gpu: "
+                     "Invalid value: \"0\": must be equal to nvidia.com/gpu limit of 1");
+    EXPECT_POD_ERROR(RES("      limits:\n        nvidia.com/gpu: 1e-7\n"),
+                     "f.yaml: line 10: spec.containers[0].resources.limits.nvidia.com/gpu: Invalid "
+                     "value: \"1e-7\": must be an integer");
+
+    memset(&l, 0, sizeof(l));
+    err_clear(&l.err);
+    CHECK_INT_EQ(kube_yaml_load(csc, strlen(csc), "f.yaml", &l.docs, &l.lines, &l.err), 0);
+    rc = kube_csi_capacity_decode(json_array_get(l.docs, 0), &l.a, NULL, &c, &l.err);
+    CHECK_INT_EQ(rc, 0);
+    CHECK(!c.has_capacity);
+    CHECK(c.has_max);
+    CHECK_INT_EQ(c.max_size, -5);
+    loaded_free(&l);
+
+    /* resource.k8s.io's quantities take the same text: a device's capacity */
+    memset(&l, 0, sizeof(l));
+    err_clear(&l.err);
+    CHECK_INT_EQ(kube_yaml_load(slice, strlen(slice), "f.yaml", &l.docs, &l.lines, &l.err), 0);
+    rc = kube_resource_slice_decode(json_array_get(l.docs, 0), &l.a, NULL, &rs, &l.err);
+    if (rc) {
+        test_fail(__FILE__, __LINE__, "%s", err_format(&l.err, l.msg, sizeof(l.msg)));
+    } else if (rs.ndevices != 1 || rs.devices[0].ncapacity != 2) {
+        test_fail(__FILE__, __LINE__, "%zu devices", rs.ndevices);
+    } else {
+        for (i = 0; i < 2; i++) {
+            const struct kube_dra_capacity *cap = &rs.devices[0].capacity[i];
+
+            if (!strcmp(cap->name, "memory")) {
+                CHECK_STR_EQ(cap->value.text, "1000");
+                CHECK(cap->value.nano == (kube_nano)1000 * KUBE_NANO_PER_UNIT);
+            } else {
+                CHECK_STR_EQ(cap->value.text, "8");
+                CHECK(cap->value.nano == (kube_nano)8 * KUBE_NANO_PER_UNIT);
+            }
+        }
+    }
+    loaded_free(&l);
+}
+
 static const struct test_case object_cases[] = {
     {"pod defaults", object_pod_defaults},
+    {"quantities as the API server reads them", object_quantities_as_the_api_server},
     {"pod fields", object_pod_fields},
     {"type errors name field and line", object_type_errors},
     {"API JSON without lines", object_api_json_without_lines},

@@ -6,6 +6,7 @@
 
 #include "gpusched/cmd_common.h"
 #include "gpusched/output.h"
+#include "kube/object.h"
 #include "test.h"
 
 /* Print t into a string (caller frees). */

@@ -5,10 +5,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "base/arena.h"
+#include "kube/decode-int.h"
 #include "manifest/manifest.h"
 
 /* load reads text as the manifest "m.yaml" (strict or not) and finishes the input; returns
@@ -186,6 +189,194 @@ static void nul_in_a_string_is_refused(void)
     CHECK(strstr(m, "m.yaml: line 6: spec.nodeSelector: Invalid value: \"a\\x00b\"") == m);
 }
 
+/* ---- Every field of every table, and every near miss of one ----
+ * The check finds a key in its struct's table through an index built once (decode_check.c):
+ * a tree holding every field the tables know (structs as objects of their own fields, lists
+ * of structs as a list of one, the rest null) must pass without a warning, and each key of it
+ * changed in its second byte (same length, first and last byte: the index's slot) must be
+ * the one unknown field. */
+
+struct warned {
+    int n;
+    char last[512];
+};
+
+static int count_warning(void *arg, int line, const char *msg)
+{
+    struct warned *w = arg;
+
+    (void)line;
+    w->n++;
+    snprintf(w->last, sizeof(w->last), "%s", msg);
+    return 0;
+}
+
+/* every_field builds an object of table t with each of its fields (to depth 7) */
+static json_t *every_field(const struct dec_type *t, int depth)
+{
+    json_t *o = json_object();
+    size_t i;
+
+    for (i = 0; i < t->nfields; i++) {
+        const struct dec_field *f = &t->fields[i];
+        json_t *v = json_null(), *sub;
+
+        if (f->type && depth < 7 && (sub = every_field(f->type, depth + 1))) {
+            if (f->kind == DEC_OBJ) {
+                v = sub;
+            } else if (f->kind == DEC_ARR) {
+                v = json_array();
+                json_array_append_new(v, sub);
+            } else if (f->kind == DEC_MAP) {
+                v = json_object();
+                json_object_set_new(v, "k", sub);
+            } else {
+                json_decref(sub);
+            }
+        }
+        json_object_set_new(o, f->name, v);
+    }
+    return o;
+}
+
+union decoded {
+    struct kube_pod pod;
+    struct kube_node node;
+    struct kube_workload workload;
+    struct kube_pvc pvc;
+    struct kube_pv pv;
+    struct kube_service service;
+    struct kube_pdb pdb;
+    struct kube_csi_capacity capacity;
+};
+
+static const struct {
+    const char *kind;
+    const struct dec_type *t;
+} roots[] = {
+    {"Pod", &dec_t_pod},
+    {"Node", &dec_t_node},
+    {"Deployment", &dec_t_deployment},
+    {"StatefulSet", &dec_t_stateful_set},
+    {"Job", &dec_t_job},
+    {"PersistentVolumeClaim", &dec_t_persistent_volume_claim},
+    {"PersistentVolume", &dec_t_persistent_volume},
+    {"Service", &dec_t_service},
+    {"PodDisruptionBudget", &dec_t_pod_disruption_budget},
+    {"CSIStorageCapacity", &dec_t_csi_storage_capacity},
+};
+
+/* check_tree runs the check of root r over obj and returns the warnings */
+static struct warned check_tree(size_t r, const json_t *obj)
+{
+    struct kube_decode_opts o = {0};
+    struct warned w = {0, ""};
+    struct arena a = ARENA_INIT;
+    union decoded *out = calloc(1, sizeof(*out));
+    struct err err;
+    const char *k = roots[r].kind;
+
+    o.check = true;
+    o.warn = count_warning;
+    o.warn_arg = &w;
+    err_clear(&err);
+    /* the decode may then refuse the nulls: only the check's warnings count */
+    if (!strcmp(k, "Pod"))
+        kube_pod_decode(obj, &a, &o, &out->pod, &err);
+    else if (!strcmp(k, "Node"))
+        kube_node_decode(obj, &a, &o, &out->node, &err);
+    else if (!strcmp(k, "Deployment") || !strcmp(k, "StatefulSet"))
+        kube_workload_decode(obj, k, "apps/v1", &a, &o, &out->workload, &err);
+    else if (!strcmp(k, "Job"))
+        kube_workload_decode(obj, k, "batch/v1", &a, &o, &out->workload, &err);
+    else if (!strcmp(k, "PersistentVolumeClaim"))
+        kube_pvc_decode(obj, &a, &o, &out->pvc, &err);
+    else if (!strcmp(k, "PersistentVolume"))
+        kube_pv_decode(obj, &a, &o, &out->pv, &err);
+    else if (!strcmp(k, "Service"))
+        kube_service_decode(obj, &a, &o, &out->service, &err);
+    else if (!strcmp(k, "PodDisruptionBudget"))
+        kube_pdb_decode(obj, &a, &o, &out->pdb, &err);
+    else
+        kube_csi_capacity_decode(obj, &a, &o, &out->capacity, &err);
+    arena_release(&a);
+    free(out);
+    return w;
+}
+
+/* near_misses renames each key under obj in turn (in root's tree) and checks it is the one
+ * unknown field; returns how many keys were tried */
+static size_t near_misses(size_t r, json_t *root, json_t *obj, const char *path)
+{
+    char(*keys)[128];
+    const char *key;
+    size_t n = 0, i, nkeys = 0;
+    json_t *v;
+
+    if (json_is_array(obj)) {
+        json_array_foreach(obj, i, v)
+        {
+            char p[512];
+
+            snprintf(p, sizeof(p), "%s[%zu]", path, i);
+            n += near_misses(r, root, v, p);
+        }
+        return n;
+    }
+    if (!json_is_object(obj) || !(keys = calloc(json_object_size(obj) + 1, sizeof(*keys))))
+        return 0;
+    json_object_foreach(obj, key, v)
+    {
+        snprintf(keys[nkeys++], sizeof(keys[0]), "%s", key);
+    }
+    for (i = 0; i < nkeys; i++) {
+        char miss[128], p[512], want[700];
+        size_t len = strlen(keys[i]);
+        struct warned w;
+
+        key = keys[i];
+        v = json_object_get(obj, key);
+        snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", key);
+        if (strcmp(key, "k")) { /* not the key of a map */
+            memcpy(miss, key, len + 1);
+            miss[len > 2 ? 1 : len - 1] = '~';
+            json_incref(v);
+            json_object_del(obj, key);
+            json_object_set_new(obj, miss, json_incref(v));
+            w = check_tree(r, root);
+            snprintf(want, sizeof(want), "unknown field \"%s%s%s\"", path, path[0] ? "." : "",
+                     miss);
+            if (w.n != 1 || strcmp(w.last, want))
+                test_fail(__FILE__, __LINE__, "%s %s: %d warnings, the last \"%s\"", roots[r].kind,
+                          p, w.n, w.last);
+            json_object_del(obj, miss);
+            json_object_set_new(obj, key, v);
+            n++;
+        }
+        if (json_is_object(v) || json_is_array(v))
+            n += near_misses(r, root, v, p);
+    }
+    free(keys);
+    return n;
+}
+
+static void every_field_found_every_near_miss_not(void)
+{
+    size_t r, keys = 0;
+
+    for (r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+        json_t *tree = every_field(roots[r].t, 0);
+        struct warned w = check_tree(r, tree);
+
+        if (w.n)
+            test_fail(__FILE__, __LINE__, "%s: %d warnings for its own fields, the last \"%s\"",
+                      roots[r].kind, w.n, w.last);
+        keys += near_misses(r, tree, tree, "");
+        json_decref(tree);
+    }
+    CHECK(keys > 1000);
+}
+
 static const struct test_case cases[] = {
     {"unknown fields warn like kubectl", unknown_fields_warn_like_kubectl},
     {"--strict makes them errors", strict_makes_them_errors},
@@ -193,6 +384,7 @@ static const struct test_case cases[] = {
     {"a cluster's objects are not checked", a_clusters_objects_are_not_checked},
     {"duplicate keys like the API server", duplicate_keys_like_the_api_server},
     {"NUL in a string is refused", nul_in_a_string_is_refused},
+    {"every field found, every near miss not", every_field_found_every_near_miss_not},
 };
 
 TEST_SUITE(strict, cases)

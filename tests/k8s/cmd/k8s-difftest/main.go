@@ -91,6 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cfg := gen.DefaultConfig()
+	featuresFlag = *features
 	if err := cfg.ParseFeatures(*features); err != nil {
 		fmt.Fprintf(stderr, "k8s-difftest: --features: %v\n", err)
 		return 2
@@ -237,7 +238,7 @@ func writeClasses(stdout io.Writer, r *difftest.Runner, classes map[string]*clas
 	for k, cl := range list {
 		fmt.Fprintf(stdout, "\n[%d clusters, %d differences] %s\n", cl.clusters, cl.count, cl.name)
 		if k >= maxClasses {
-			fmt.Fprintf(stdout, "  first in cluster %d (make diff-k8s SEED=%d N=%d); not shrunk (--max-classes %d)\n", cl.firstIdx, seed, cl.firstIdx+1, maxClasses)
+			fmt.Fprintf(stdout, "  first in cluster %d (make diff-k8s SEED=%d N=%d%s); not shrunk (--max-classes %d)\n", cl.firstIdx, seed, cl.firstIdx+1, featuresArg(featuresFlag), maxClasses)
 			continue
 		}
 		name := cl.name
@@ -320,3 +321,14 @@ func runScenarios(stdout io.Writer, r *difftest.Runner, dir string, verbose bool
 }
 
 var _ = oracle.Key
+
+// featuresFlag is --features as given, for the commands the report suggests.
+var featuresFlag string
+
+// featuresArg is the FEATURES= part of a diff-k8s command line ("" for the default features).
+func featuresArg(features string) string {
+	if features == "" {
+		return ""
+	}
+	return fmt.Sprintf(" FEATURES=%q", features)
+}

@@ -61,6 +61,23 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
+// draFilterError is the text kube-scheduler gives an attempt one of whose nodes' DynamicResources
+// Filter failed with an error (a CEL runtime error on a device, an allocator error naming a
+// device). kube-scheduler filters the nodes in parallel and reports the first error any
+// goroutine meets (its preemption's dry run too), so which node's, and which device's, error
+// the message names is a race: messages are compared with the error's text masked, and the
+// nodes' verdicts of such an attempt not at all.
+const draFilterError = `running "DynamicResources" filter plugin: `
+
+// MaskDRAFilterError replaces the error's text after draFilterError, up to the end of the
+// message, with a placeholder.
+func MaskDRAFilterError(msg string) string {
+	if i := strings.Index(msg, draFilterError); i >= 0 {
+		return msg[:i+len(draFilterError)] + "<the error of one of the nodes>"
+	}
+	return msg
+}
+
 // CompareAttempt compares gpusched's version of an attempt (g) with the oracle's (o): each
 // node's verdict (filter plugin, reasons, unresolvable; or every plugin's score and the
 // total), whether the pod fits, the FailedScheduling message, the node (the oracle's must be
@@ -76,7 +93,12 @@ func CompareAttempt(o, g *report.Attempt, followed bool) []Diff {
 	for i := range g.Nodes {
 		gn[g.Nodes[i].Node] = &g.Nodes[i]
 	}
+	raced := strings.Contains(o.Result.Message, draFilterError) &&
+		strings.Contains(g.Result.Message, draFilterError)
 	for i := range o.Nodes {
+		if raced {
+			break // (see draFilterError)
+		}
 		ov := &o.Nodes[i]
 		gv := gn[ov.Node]
 		if gv == nil {
@@ -103,6 +125,9 @@ func CompareAttempt(o, g *report.Attempt, followed bool) []Diff {
 		compareNode(ov, gv, add)
 	}
 	for name := range gn {
+		if raced {
+			break
+		}
 		add("nodes", "node %s: only in gpusched's answer", name)
 	}
 
@@ -125,7 +150,7 @@ func CompareAttempt(o, g *report.Attempt, followed bool) []Diff {
 		}
 		return ds
 	}
-	if or.Message != gr.Message {
+	if MaskDRAFilterError(or.Message) != MaskDRAFilterError(gr.Message) {
 		text := fmt.Sprintf("FailedScheduling message:\n      kube-scheduler: %s\n      gpusched:       %s", or.Message, gr.Message)
 		for _, class := range messageClasses(or.Message, gr.Message) {
 			ds = append(ds, Diff{Class: class, Pod: o.Pod, Attempt: o.Attempt, Text: text})
@@ -297,13 +322,40 @@ func entries(msg string) map[string]bool {
 	return out
 }
 
-// CompareSimulate compares two `simulate -o json` documents exactly.
+// CompareSimulate compares two `simulate -o json` documents exactly. When they differ only
+// in the devices of scheduled pods' claims, each such pod is a "devices" difference.
 func CompareSimulate(o, g *report.Simulate) []Diff {
 	oc, gc := *o, *g
 	oc.Warnings, gc.Warnings = nil, nil
+	mask := func(s *report.Simulate) {
+		s.Unschedulable = append([]report.Unplaced(nil), s.Unschedulable...)
+		for i := range s.Unschedulable {
+			s.Unschedulable[i].Message = MaskDRAFilterError(s.Unschedulable[i].Message)
+		}
+	}
+	mask(&oc)
+	mask(&gc)
 	ob, gb := mustJSON(&oc), mustJSON(&gc)
 	if ob == gb {
 		return nil
+	}
+	strip := func(s report.Simulate) string {
+		s.Scheduled = append([]report.Placed(nil), s.Scheduled...)
+		for i := range s.Scheduled {
+			s.Scheduled[i].Claims = nil
+		}
+		return mustJSON(&s)
+	}
+	if strip(oc) == strip(gc) {
+		var ds []Diff
+		for i, op := range oc.Scheduled {
+			gp := gc.Scheduled[i]
+			if oj, gj := mustJSON(op.Claims), mustJSON(gp.Claims); oj != gj {
+				ds = append(ds, Diff{Class: "devices", Pod: op.Pod,
+					Text: fmt.Sprintf("devices on %s:\n      kube-scheduler: %s\n      gpusched:       %s", op.Node, oj, gj)})
+			}
+		}
+		return ds
 	}
 	return []Diff{{Class: "simulate", Text: fmt.Sprintf("simulate -o json:\n      kube-scheduler: %s\n      gpusched:       %s", ob, gb)}}
 }

@@ -70,3 +70,24 @@ func TestScenarioMatch(t *testing.T) {
 		t.Fatal("n2 is not n1 without the group")
 	}
 }
+
+// Two runs that differ only in the devices a pod got are one "devices" difference naming the
+// pod; any other difference is the whole document's.
+func TestCompareSimulateDevices(t *testing.T) {
+	dev := func(d string) []report.ClaimDevice {
+		return []report.ClaimDevice{{Claim: "default/c", Request: "gpu", Driver: "gpu.nvidia.com", Pool: "n1", Device: d}}
+	}
+	o := &report.Simulate{Scheduled: []report.Placed{{Pod: "default/p", Node: "n1", Claims: dev("gpu-0")}}}
+	g := &report.Simulate{Scheduled: []report.Placed{{Pod: "default/p", Node: "n1", Claims: dev("gpu-1")}}}
+	ds := CompareSimulate(o, g)
+	if len(ds) != 1 || ds[0].Class != "devices" || ds[0].Pod != "default/p" || !strings.Contains(ds[0].Text, `"device":"gpu-1"`) {
+		t.Fatalf("%+v", ds)
+	}
+	g.Scheduled[0].Node = "n2"
+	if ds := CompareSimulate(o, g); len(ds) != 1 || ds[0].Class != "simulate" {
+		t.Fatalf("%+v", ds)
+	}
+	if ds := CompareSimulate(o, o); len(ds) != 0 {
+		t.Fatalf("%+v", ds)
+	}
+}

@@ -160,7 +160,9 @@ func podEdits(c *gen.Case, i int) []edit {
 			func(p *corev1.Pod) { p.Spec.RuntimeClassName, p.Spec.Overhead = nil, nil }),
 		// the overhead the RuntimeClass admission would add, written out: the difference is
 		// then not the admission's
-		podEdit(c, i, func(p *corev1.Pod) bool { return p.Spec.RuntimeClassName != nil && p.Spec.Overhead == nil && overheadOf(c, p) != nil },
+		podEdit(c, i, func(p *corev1.Pod) bool {
+			return p.Spec.RuntimeClassName != nil && p.Spec.Overhead == nil && overheadOf(c, p) != nil
+		},
 			func(p *corev1.Pod) { p.Spec.Overhead = overheadOf(c, p) }),
 	)
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {

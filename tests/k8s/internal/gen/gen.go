@@ -166,6 +166,8 @@ type G struct {
 	Runtimes []string
 	// the volumelimits feature's pools (volumes.go)
 	vol *volumesState
+	// the dra feature's state (dra.go)
+	dra *draState
 
 	uid int
 }

@@ -8,11 +8,13 @@ package objects
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -59,6 +61,8 @@ var schedulerKinds = map[string]bool{
 	"CSINode": true, "CSIDriver": true, "CSIStorageCapacity": true, "VolumeAttachment": true,
 	"PodDisruptionBudget": true, "ResourceClaim": true, "ResourceSlice": true,
 	"DeviceClass": true, "DeviceTaintRule": true,
+	// not read by kube-scheduler but by the resource-claim controller the oracle plays
+	"ResourceClaimTemplate": true,
 }
 
 // the cluster-scoped ones among schedulerKinds (the others are namespaced)
@@ -251,6 +255,9 @@ func (l *loader) object(raw []byte, where, defKind, defVersion string) error {
 		if acc.GetUID() == "" {
 			acc.SetUID(l.newUID(gvk.Kind, acc.GetNamespace(), acc.GetName()))
 		}
+		if err := validateResource(obj); err != nil {
+			return fmt.Errorf("%s: the API server would reject %s %s: %v", where, gvk.Kind, named(acc), err)
+		}
 		l.c.Others = append(l.c.Others, obj)
 	}
 	return nil
@@ -357,7 +364,44 @@ func (l *loader) finish() error {
 			l.addNamespace(acc.GetNamespace())
 		}
 	}
+	return l.canonical()
+}
+
+// canonical writes every object to JSON and reads it back, as the API server stores it and
+// a watch delivers it: quantities then hold their canonical form ("2000m" becomes 2), which
+// code that looks at a quantity's representation (Quantity.AsInt64 in DynamicResources'
+// extended-resource requests) sees on a real cluster.
+func (l *loader) canonical() error {
+	for _, n := range l.c.Nodes {
+		var q corev1.Node
+		if err := roundTrip(n, &q); err != nil {
+			return err
+		}
+		*n = q
+	}
+	for _, p := range l.c.Pods {
+		var q corev1.Pod
+		if err := roundTrip(p, &q); err != nil {
+			return err
+		}
+		*p = q
+	}
+	for i, o := range l.c.Others {
+		q := reflect.New(reflect.TypeOf(o).Elem()).Interface().(runtime.Object)
+		if err := roundTrip(o, q); err != nil {
+			return err
+		}
+		l.c.Others[i] = q
+	}
 	return nil
+}
+
+func roundTrip(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 func (l *loader) addNamespace(ns string) {

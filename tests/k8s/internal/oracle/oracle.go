@@ -22,6 +22,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,6 +80,11 @@ type Outcome struct {
 	Victims       []*corev1.Pod // most important first
 	PreemptedBy   *Outcome      // set when this pod was bound and later preempted
 	Attempts      int
+	// GatedBy: the PreEnqueue plugin that keeps a gated pod from being attempted
+	// (SchedulingGates, or DynamicResources while a claim is missing)
+	GatedBy string
+	// Claims: the devices of the pod's claims when it was bound
+	Claims []report.ClaimDevice
 }
 
 // Result of a run: outcomes in queue order, and the attempts in the order they happened.
@@ -133,6 +139,7 @@ type happening struct {
 	nominee string
 	attempt *report.Attempt
 	err     error
+	claims  []report.ClaimDevice // "bound": the pod's devices
 }
 
 type run struct {
@@ -158,6 +165,10 @@ type run struct {
 	// the number of victims a preemptor's retry waits for
 	deleted []*corev1.Pod
 	retryOf map[types.UID]retry
+	// claims the victims' deletion changed (dra.go), which a retry waits for
+	released []string
+	claimSeq int
+	claimRV  int64
 }
 
 // retry: what a preemptor's next attempt waits for
@@ -260,6 +271,24 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 			return err
 		}
 	}
+	for _, o := range claimController(c) {
+		if err := add(o); err != nil {
+			return err
+		}
+	}
+	// every claim in the API has a resourceVersion (the assume cache compares them)
+	for _, gvk := range []string{"ResourceClaim"} {
+		objs, err := tr.List(claimGVR, resourcev1.SchemeGroupVersion.WithKind(gvk), "")
+		if err != nil {
+			return err
+		}
+		for _, o := range objs.(*resourcev1.ResourceClaimList).Items {
+			o.ResourceVersion = r.nextVersion()
+			if err := tr.Update(claimGVR, &o, o.Namespace); err != nil {
+				return err
+			}
+		}
+	}
 	for _, o := range ephemeralClaims(c) {
 		if err := add(o); err != nil {
 			return err
@@ -291,6 +320,8 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 	r.client.PrependReactor("delete", "pods", r.deleteReactor)
 	r.client.PrependReactor("update", "persistentvolumes", r.pvUpdateReactor)
 	r.client.PrependReactor("update", "persistentvolumeclaims", r.pvcUpdateReactor)
+	r.client.PrependReactor("*", "resourceclaims", r.claimVersionReactor)
+	r.client.PrependReactor("create", "resourceclaims", r.claimCreateReactor)
 
 	factory := scheduler.NewInformerFactory(r.client, 0, nil)
 	r.factory = factory
@@ -399,7 +430,7 @@ func (r *run) bindReactor(a clienttesting.Action) (bool, runtime.Object, error) 
 	if err := r.client.Tracker().Update(gvr, p, p.Namespace, metav1.UpdateOptions{}); err != nil {
 		return true, nil, err
 	}
-	r.ch <- happening{kind: "bound", pod: p, node: b.Target.Name}
+	r.ch <- happening{kind: "bound", pod: p, node: b.Target.Name, claims: r.podClaimDevices(p)}
 	return true, b, nil
 }
 
@@ -420,6 +451,10 @@ func (r *run) deleteReactor(a clienttesting.Action) (bool, runtime.Object, error
 		}
 		r.mu.Unlock()
 		if !self {
+			released := r.releaseClaims(p)
+			r.mu.Lock()
+			r.released = append(r.released, released...)
+			r.mu.Unlock()
 			r.ch <- happening{kind: "deleted", pod: p}
 		}
 	}
@@ -436,6 +471,7 @@ func (r *run) wrap() {
 		delete(r.retryOf, pi.Pod.UID)
 		if !isRetry {
 			r.deleted = nil
+			r.released = nil
 		}
 		r.mu.Unlock()
 		if isRetry {
@@ -498,6 +534,14 @@ func (r *run) settle(ctx context.Context, f framework.Framework, pi *framework.Q
 		ok := len(victims) >= rt.victims
 		for _, v := range victims {
 			if r.inCache(v) {
+				ok = false
+			}
+		}
+		r.mu.Lock()
+		released := append([]string(nil), r.released...)
+		r.mu.Unlock()
+		for _, c := range released {
+			if !r.claimsSeen(c) {
 				ok = false
 			}
 		}
@@ -617,12 +661,12 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 		if _, err := r.client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return nil, nil, fmt.Errorf("create pod %s: %v", Key(p), err)
 		}
-		if len(p.Spec.SchedulingGates) > 0 {
-			// SchedulingGates' PreEnqueue keeps it out of the active queue: no attempt
-			out.Gated = true
-			if err := r.until(ctx, "gated pod "+Key(p)+" to be queued", func() bool { return r.inQueue(p) }); err != nil {
-				return nil, nil, err
-			}
+		// a PreEnqueue plugin (SchedulingGates; DynamicResources while a claim is missing)
+		// may keep it out of the active queue: then there is no attempt
+		if gated, err := r.awaitQueued(ctx, p); err != nil {
+			return nil, nil, err
+		} else if gated != "" {
+			out.Gated, out.GatedBy = true, gated
 			continue
 		}
 		var cur *report.Attempt
@@ -658,7 +702,7 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 				if cur == nil {
 					return nil, nil, fmt.Errorf("kube-scheduler: pod %s bound without an attempt", Key(p))
 				}
-				out.Scheduled, out.Node = true, h.node
+				out.Scheduled, out.Node, out.Claims = true, h.node, h.claims
 				cur.Result = report.Result{Status: report.StatusScheduled, Node: h.node}
 				if err := r.until(ctx, "the binding of "+Key(p)+" in the cache", func() bool { return r.confirmed(h.pod) }); err != nil {
 					return nil, nil, err
@@ -702,6 +746,37 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 		}
 	}
 	return outs, attempts, nil
+}
+
+// awaitQueued waits until the new pod is either gated in the queue (it returns the gating
+// plugin) or on its way to an attempt (a happening arrived, handed back to the driver, or
+// the pod left the queue ungated).
+func (r *run) awaitQueued(ctx context.Context, p *corev1.Pod) (string, error) {
+	deadline := time.Now().Add(r.opts.Timeout)
+	for d := 50 * time.Microsecond; ; d = min(2*d, 2*time.Millisecond) {
+		select {
+		case h := <-r.ch:
+			r.back = &h
+			return "", nil
+		default:
+		}
+		qi, ok := r.sched.SchedulingQueue.GetPod(p.Name, p.Namespace, p.Spec.SchedulingGroup)
+		if ok && qi.Gated() {
+			return qi.QueueingParams.GatingPlugin, nil
+		}
+		if ok || r.seenByScheduler(p) {
+			// queued and not gated: it will be attempted
+			return "", nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("kube-scheduler: %w waiting for pod %s to be queued", errTimeout, Key(p))
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d):
+		}
+	}
 }
 
 // awaitRetry waits for the victims' deletion to reach the scheduler and for the preemptor's
@@ -802,29 +877,56 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, erro
 		}
 	}
 	seen := map[types.UID]bool{}
-	for left > 0 {
-		h, err := r.next(ctx, fmt.Sprintf("%d more pods", left))
-		if err != nil {
-			return nil, err
-		}
+	take := func(h happening) {
 		i, ok := idx[h.pod.UID]
 		if !ok {
-			continue
+			return
 		}
 		switch h.kind {
 		case "bound":
-			outs[i].Scheduled, outs[i].Node = true, h.node
+			outs[i].Scheduled, outs[i].Node, outs[i].Message = true, h.node, ""
 		case "failed":
 			outs[i].Message = h.status.Message()
 		default:
-			continue
+			return
 		}
 		if !seen[h.pod.UID] {
 			seen[h.pod.UID] = true
 			left--
 		}
 	}
-	return outs, nil
+	for left > 0 {
+		h, err := r.next(ctx, fmt.Sprintf("%d more pods", left))
+		if err != nil {
+			return nil, err
+		}
+		take(h)
+	}
+	// A pod that failed may be tried again when an event says it may fit now (a claim it
+	// shares, in flight for another pod, got allocated): wait until the queue has nothing to
+	// try for 50 ms, as scheduler_perf waits for every measured pod to be scheduled.
+	quiet := time.Time{}
+	for {
+		select {
+		case h := <-r.ch:
+			take(h)
+			quiet = time.Time{}
+			continue
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+		busy := len(r.sched.SchedulingQueue.PodsInActiveQ()) > 0 || len(r.sched.SchedulingQueue.PodsInBackoffQ()) > 0 ||
+			len(r.sched.SchedulingQueue.InFlightPods()) > 0
+		switch {
+		case busy:
+			quiet = time.Time{}
+		case quiet.IsZero():
+			quiet = time.Now()
+		case time.Since(quiet) > 50*time.Millisecond:
+			return outs, nil
+		}
+	}
 }
 
 // Simulate is the result as `gpusched simulate -o json` writes it: scheduled (without the
@@ -837,7 +939,7 @@ func (res *Result) Simulate() *report.Simulate {
 		case o.Gated:
 			s.Gated = append(s.Gated, report.PodRef{Pod: key})
 		case o.Scheduled && o.PreemptedBy == nil:
-			s.Scheduled = append(s.Scheduled, report.Placed{Pod: key, Node: o.Node})
+			s.Scheduled = append(s.Scheduled, report.Placed{Pod: key, Node: o.Node, Claims: o.Claims})
 		case !o.Scheduled:
 			s.Unschedulable = append(s.Unschedulable, report.Unplaced{Pod: key, Message: o.Message})
 		}

@@ -27,6 +27,18 @@ type Simulate struct {
 type Placed struct {
 	Pod  string `json:"pod"`
 	Node string `json:"node"`
+	// Claims: the devices allocated to the pod's claims (its spec.resourceClaims in order, then
+	// the claim of its extended resources served by DRA), each claim's results in order
+	Claims []ClaimDevice `json:"claims,omitempty"`
+}
+
+// ClaimDevice is one allocated device: status.allocation.devices.results[] of claim NS/NAME.
+type ClaimDevice struct {
+	Claim   string `json:"claim"`
+	Request string `json:"request"`
+	Driver  string `json:"driver"`
+	Pool    string `json:"pool"`
+	Device  string `json:"device"`
 }
 
 type Unplaced struct {

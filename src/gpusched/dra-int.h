@@ -1,0 +1,31 @@
+/* dra-int.h - Dynamic Resource Allocation for the commands: the world of resource.k8s.io objects
+ * (sched/dynamicresources.h) built from a loaded input and given to its cluster, with the
+ * bound pods that hold claims kept aside as the loader hands them over. */
+#ifndef GPUSCHED_DRA_INT_H
+#define GPUSCHED_DRA_INT_H
+
+#include <jansson.h>
+
+#include "kube/object.h"
+#include "manifest/manifest.h"
+#include "sched/sched.h"
+
+/* gpusched_dra_take_bound notes a bound pod the loader hands to the cluster (valid during the
+ * call only) when it has claims: its names, uid and claims are copied. 0 or -ENOMEM. */
+int gpusched_dra_take_bound(struct sched_cluster *c, const struct kube_pod *pod);
+
+/* gpusched_dra_live_input: the input came from a live cluster, whose resource.k8s.io objects
+ * are not read yet: no world is built, and pods with claims stay not modelled (warned). */
+void gpusched_dra_live_input(void);
+
+/* gpusched_dra_attach builds the world from in (when it has resource.k8s.io objects or pods
+ * with claims) with kube-scheduler 1.minor's features and gives it to c, which frees it.
+ * Prints the error and returns 1 on failure. */
+int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c, int minor);
+
+/* gpusched_dra_claims is the "claims" array of pod's entry in simulate -o json: one object per
+ * device of its claims ({"claim","request","driver","pool","device"}), NULL when it has none
+ * (or out of memory). */
+json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod *pod);
+
+#endif

@@ -1,0 +1,309 @@
+/* dra.c - the commands' Dynamic Resource Allocation: the world of resource.k8s.io objects
+ * (sched/dynamicresources.h) built from a loaded input, with the CEL library behind its
+ * selectors, given to the cluster (which frees it), and the devices a scheduled pod got as
+ * simulate -o json lists them. */
+#include "gpusched/dra-int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "kube/rules.h"
+#include "sched/dra_cel.h"
+
+/* what the cluster's owner holds: the world and everything it borrows that the input does
+ * not hold (the CEL context, the pods as the plugin reads them, copies of bound pods) */
+struct gpusched_dra {
+    struct sched_dra *w;
+    struct sched_dra_cel cel;
+    bool cel_ready;
+    struct arena a;                  /* pod_in records and copies: stable addresses */
+    struct sched_dra_pod_in **bound; /* bound pods handed to the cluster while loading */
+    size_t nbound, cbound;
+};
+
+static void owner_free(void *arg)
+{
+    struct gpusched_dra *g = arg;
+
+    if (!g)
+        return;
+    sched_dra_free(g->w);
+    if (g->cel_ready)
+        sched_dra_cel_release(&g->cel);
+    free(g->bound);
+    arena_release(&g->a);
+    free(g);
+}
+
+static struct gpusched_dra *owner_of(struct sched_cluster *c)
+{
+    struct gpusched_dra *g = sched_cluster_dra_owner(c);
+
+    if (g)
+        return g;
+    if (!(g = calloc(1, sizeof(*g))))
+        return NULL;
+    sched_cluster_set_dra_owner(c, g, owner_free);
+    return g;
+}
+
+static const char *dup(struct arena *a, const char *s)
+{
+    return s ? arena_strdup(a, s) : NULL;
+}
+
+/* a pod's uid, or one made up for a pod from a file, which has none (the API server gives
+ * every pod one: claims the plugin makes are owned by it, reservations name it) */
+static const char *uid_of(struct arena *a, const struct kube_pod *p)
+{
+    char buf[600];
+
+    if (p->uid && *p->uid)
+        return dup(a, p->uid);
+    snprintf(buf, sizeof(buf), "gpusched-uid:%s/%s", p->namespace_, p->name);
+    return dup(a, buf);
+}
+
+int gpusched_dra_take_bound(struct sched_cluster *c, const struct kube_pod *pod)
+{
+    const struct kube_pod_extra *x = kube_pod_ext(pod);
+    struct gpusched_dra *g;
+    struct sched_dra_pod_in *in;
+    struct kube_pod_resource_claim *cl = NULL;
+    size_t i;
+
+    if (!pod->nresource_claims && !x->extended_claim)
+        return 0;
+    if (!(g = owner_of(c)) || !(in = arena_alloc(&g->a, sizeof(*in))))
+        return -ENOMEM;
+    if (pod->nresource_claims && !(cl = arena_alloc(&g->a, pod->nresource_claims * sizeof(*cl))))
+        return -ENOMEM;
+    for (i = 0; i < pod->nresource_claims; i++) {
+        const struct kube_pod_resource_claim *s = &x->resource_claims[i];
+
+        cl[i].name = dup(&g->a, s->name);
+        cl[i].resource_claim_name = dup(&g->a, s->resource_claim_name);
+        cl[i].resource_claim_template_name = dup(&g->a, s->resource_claim_template_name);
+        cl[i].status_claim_name = dup(&g->a, s->status_claim_name);
+    }
+    in->namespace_ = dup(&g->a, pod->namespace_);
+    in->name = dup(&g->a, pod->name);
+    in->uid = uid_of(&g->a, pod);
+    in->claims = cl;
+    in->nclaims = pod->nresource_claims;
+    in->extended_claim = dup(&g->a, x->extended_claim);
+    in->bound = true;
+    if (!in->namespace_ || !in->name || !in->uid)
+        return -ENOMEM;
+    if (g->nbound == g->cbound) {
+        size_t n = g->cbound ? g->cbound * 2 : 16;
+        struct sched_dra_pod_in **b = realloc(g->bound, n * sizeof(*b));
+
+        if (!b)
+            return -ENOMEM;
+        g->bound = b;
+        g->cbound = n;
+    }
+    g->bound[g->nbound++] = in;
+    return 0;
+}
+
+static bool live_input;
+
+void gpusched_dra_live_input(void)
+{
+    live_input = true;
+}
+
+/* the input holds something DynamicResources reads */
+static bool wanted(const struct manifest_input *in, const struct gpusched_dra *g)
+{
+    size_t i;
+
+    if (live_input)
+        return false;
+    if (in->ndevice_classes || in->nresource_slices || in->nresource_claims ||
+        in->nclaim_templates || in->ndevice_taint_rules || (g && g->nbound))
+        return true;
+    for (i = 0; i < in->npods; i++)
+        if (in->pods[i].nresource_claims)
+            return true;
+    return false;
+}
+
+/* the first alpha field (off in v1.37) of a request, or NULL */
+static const char *alpha_request(const struct kube_dra_claim_spec *s)
+{
+    size_t i, j;
+
+    for (i = 0; i < s->nrequests; i++) {
+        if (s->requests[i].exactly && s->requests[i].exactly->nderived_attributes)
+            return "derivedAttributes (DRADerivedAttributes)";
+        for (j = 0; j < s->requests[i].nfirst_available; j++)
+            if (s->requests[i].first_available[j].nderived_attributes)
+                return "derivedAttributes (DRADerivedAttributes)";
+    }
+    return NULL;
+}
+
+/* the first alpha field of a slice, or NULL */
+static const char *alpha_slice(const struct kube_resource_slice *s)
+{
+    size_t i, j;
+
+    if (s->partition_type_attribute)
+        return "spec.partitionTypeAttribute (DRAPartitionableDevicesType)";
+    if (s->nskip_node_operations)
+        return "spec.skipNodeOperations (DRAOptionalNodeOperations)";
+    for (i = 0; i < s->ndevices; i++) {
+        const struct kube_dra_device *d = &s->devices[i];
+
+        if (d->nnode_allocatable)
+            return "nodeAllocatableResources (DRANodeAllocatableResources)";
+        for (j = 0; j < d->nattributes; j++)
+            if (d->attributes[j].type == KUBE_DRA_LIST)
+                return "a list-typed attribute (DRAListTypeAttributes)";
+        for (j = 0; j < d->nconsumes_counters; j++)
+            if (d->consumes_counters[j].ncompatibility_groups)
+                return "compatibilityGroups (DRADeviceCompatibilityGroups)";
+    }
+    return NULL;
+}
+
+/* warn of the alpha fields (their gates are off in v1.37: the API server drops them and
+ * kube-scheduler does not read them; neither does gpusched) */
+static void warn_alpha(const struct manifest_input *in)
+{
+    const char *what;
+    size_t i;
+
+    for (i = 0; i < in->nresource_slices; i++)
+        if ((what = alpha_slice(&in->resource_slices[i])))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceSlice %s: %s is an alpha field, off in "
+                    "kube-scheduler v1.37: not read\n",
+                    in->resource_slices[i].name, what);
+    for (i = 0; i < in->nresource_claims; i++)
+        if ((what = alpha_request(&in->resource_claims[i].spec)))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceClaim %s/%s: %s is an alpha field, off in "
+                    "kube-scheduler v1.37: not read\n",
+                    in->resource_claims[i].namespace_, in->resource_claims[i].name, what);
+    for (i = 0; i < in->nclaim_templates; i++)
+        if ((what = alpha_request(&in->claim_templates[i].spec)))
+            fprintf(stderr,
+                    "gpusched: warning: ResourceClaimTemplate %s/%s: %s is an alpha field, off "
+                    "in kube-scheduler v1.37: not read\n",
+                    in->claim_templates[i].namespace_, in->claim_templates[i].name, what);
+}
+
+static int build(const struct manifest_input *in, struct gpusched_dra *g, int minor,
+                 struct err *err)
+{
+    struct dra_features f = dra_features_for(minor);
+    size_t i;
+    int rc = 0;
+
+    if (sched_dra_cel_init(&g->cel))
+        return err_set(err, -ENOMEM, "out of memory");
+    g->cel_ready = true;
+    if (!(g->w = sched_dra_new(&g->cel, &f)))
+        return err_set(err, -ENOMEM, "out of memory");
+    for (i = 0; i < in->nnodes && !rc; i++)
+        rc = sched_dra_add_node(g->w, &in->nodes[i]);
+    for (i = 0; i < in->ndevice_classes && !rc; i++)
+        rc = sched_dra_add_class(g->w, &in->device_classes[i]);
+    for (i = 0; i < in->nresource_slices && !rc; i++)
+        rc = sched_dra_add_slice(g->w, &in->resource_slices[i]);
+    for (i = 0; i < in->ndevice_taint_rules && !rc; i++)
+        rc = sched_dra_add_taint_rule(g->w, &in->device_taint_rules[i]);
+    for (i = 0; i < in->nresource_claims && !rc; i++)
+        rc = sched_dra_add_claim(g->w, &in->resource_claims[i]);
+    for (i = 0; i < in->nclaim_templates && !rc; i++)
+        rc = sched_dra_add_template(g->w, &in->claim_templates[i]);
+    /* the pods in input order: the bound ones handed over while loading came first */
+    for (i = 0; i < g->nbound && !rc; i++)
+        rc = sched_dra_add_pod(g->w, g->bound[i]);
+    for (i = 0; i < in->npods && !rc; i++) {
+        const struct kube_pod *p = &in->pods[i];
+        struct sched_dra_pod_in *pin = arena_alloc(&g->a, sizeof(*pin));
+        struct kube_resources *req = arena_alloc(&g->a, sizeof(*req));
+
+        if (!pin || !req || kube_pod_requests(p, NULL, &g->a, req) ||
+            !(pin->uid = uid_of(&g->a, p))) {
+            rc = -ENOMEM;
+            break;
+        }
+        pin->namespace_ = p->namespace_;
+        pin->name = p->name;
+        pin->claims = kube_pod_ext(p)->resource_claims;
+        pin->nclaims = p->nresource_claims;
+        pin->pod = p;
+        pin->requests = req;
+        pin->extended_claim = kube_pod_ext(p)->extended_claim;
+        pin->bound = p->node_name && *p->node_name;
+        rc = sched_dra_add_pod(g->w, pin);
+    }
+    if (rc)
+        return err_set(err, rc, "out of memory");
+    return sched_dra_commit(g->w, err);
+}
+
+int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c, int minor)
+{
+    struct gpusched_dra *g = sched_cluster_dra_owner(c);
+    struct err err;
+
+    if (live_input) {
+        size_t i;
+
+        for (i = 0; i < in->npods; i++)
+            if (in->pods[i].nresource_claims && !(in->pods[i].node_name && *in->pods[i].node_name))
+                fprintf(stderr,
+                        "gpusched: warning: pod %s/%s: spec.resourceClaims: a live cluster's "
+                        "resource.k8s.io objects are not read yet: the pod is left pending\n",
+                        in->pods[i].namespace_, in->pods[i].name);
+        return 0;
+    }
+    if (!wanted(in, g))
+        return 0;
+    warn_alpha(in);
+    err_clear(&err);
+    if (!(g = owner_of(c)) || build(in, g, minor, &err)) {
+        fprintf(stderr, "gpusched: %s\n", err.msg[0] ? err.msg : "out of memory");
+        return 1;
+    }
+    sched_cluster_set_dra(c, g->w);
+    return 0;
+}
+
+json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod *pod)
+{
+    struct sched_dra *w = sched_cluster_dra(c);
+    const struct sched_dra_pod_in *in;
+    const struct sched_dra_device_out *d;
+    json_t *arr;
+    size_t n = 0, i;
+
+    if (!w || !(in = sched_dra_pod_lookup(w, pod->namespace_, pod->name)) ||
+        sched_dra_pod_devices(w, in, &d, &n) || !n)
+        return NULL;
+    if (!(arr = json_array()))
+        return NULL;
+    for (i = 0; i < n; i++) {
+        char claim[600];
+        json_t *o;
+
+        snprintf(claim, sizeof(claim), "%s/%s", d[i].claim_namespace, d[i].claim_name);
+        o = json_pack("{s:s,s:s,s:s,s:s,s:s}", "claim", claim, "request", d[i].request, "driver",
+                      d[i].driver, "pool", d[i].pool, "device", d[i].device);
+        if (!o || json_array_append_new(arr, o)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}

@@ -1,0 +1,175 @@
+/* dynamicresources.h - Dynamic Resource Allocation in the scheduling core: kube-scheduler
+ * v1.37.2's DynamicResources plugin and what it reads (its DRA manager: DeviceClasses with the
+ * extended-resource mapping, ResourceSlices patched by DeviceTaintRules, ResourceClaims and the
+ * devices they hold), plus what the resource-claim controller does for it (a template's claim
+ * per pod, a victim's claims released).
+ *
+ * A world (struct sched_dra) is filled with the objects (borrowed: they must outlive it) and
+ * committed; then each pod's cycle runs PreEnqueue, PreFilter, Filter per node, Score per
+ * feasible node, and Reserve on the chosen node or PostFilter when none fits, with the
+ * plugin's messages. CEL selectors are evaluated through struct sched_dra_cel (the CEL
+ * library's compile, device view and evaluation). Not thread-safe. */
+#ifndef SCHED_DYNAMICRESOURCES_H
+#define SCHED_DYNAMICRESOURCES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "kube/object.h"
+#include "sched/dra_alloc.h"
+
+struct sched_dra;
+
+/* The CEL library, as the world uses it. compile: 0 and *program, or -EINVAL and *error (the
+ * compile error's detail, malloc'd), -ENOMEM. prepare: the view of a device (driver, its
+ * attributes and capacity) every program evaluates against; -EINVAL with *error when it cannot
+ * be built. eval: 1 match, 0 no match, -1 a runtime error (its text in msg). */
+struct sched_dra_cel {
+    int (*compile)(void *ctx, const char *expr, void **program, char **error);
+    void (*program_free)(void *ctx, void *program);
+    int (*prepare)(void *ctx, const char *driver, const struct kube_dra_device *d, void **view,
+                   char **error);
+    void (*view_free)(void *ctx, void *view);
+    int (*eval)(void *ctx, const void *program, const void *view, char *msg, size_t msgsize);
+    void *ctx;
+};
+
+/* sched_dra_new makes an empty world with the features f (dra_features_default for v1.37,
+ * dra_features_for an older release: without extended_resource no DeviceClass maps an
+ * extended resource, without device_taint_rules DeviceTaintRules are not applied) and the
+ * CEL library cel (copied). NULL when out of memory. */
+struct sched_dra *sched_dra_new(const struct sched_dra_cel *cel, const struct dra_features *f);
+void sched_dra_free(struct sched_dra *w);
+
+/* The nodes (copied: their names, labels and allocatable scalars, which the Filter reads by
+ * name): sched_dra_node finds one, NULL when unknown. */
+int sched_dra_add_node(struct sched_dra *w, const struct kube_node *n);
+const struct kube_node *sched_dra_node(const struct sched_dra *w, const char *name);
+
+/* sched_cluster_set_dra gives cluster c the world w (NULL: none) its pods' DynamicResources
+ * cycles read: PreEnqueue, PreFilter, Filter, Score, PostFilter, Reserve and PreBind in
+ * simulations, victims' claims released. sched_cluster_set_dra_owner hands c an owner of
+ * whatever the caller keeps for it (the world included), freed with owner_free(owner) by
+ * sched_cluster_free; sched_cluster_dra_owner returns it (NULL when none). */
+struct sched_cluster;
+void sched_cluster_set_dra(struct sched_cluster *c, struct sched_dra *w);
+struct sched_dra *sched_cluster_dra(const struct sched_cluster *c);
+void sched_cluster_set_dra_owner(struct sched_cluster *c, void *owner, void (*owner_free)(void *));
+void *sched_cluster_dra_owner(const struct sched_cluster *c);
+
+/* sched_dra_delegates: a DeviceClass stands for the extended resource (its
+ * extendedResourceName, or deviceclass.resource.kubernetes.io/<class>): NodeResourcesFit leaves
+ * it to DynamicResources on a node whose allocatable lacks it (shouldDelegateResourceToDRA).
+ * Valid after commit. */
+bool sched_dra_delegates(const struct sched_dra *w, const char *resource);
+
+/* The objects, borrowed. Claims from files come in input order; so do pods. */
+int sched_dra_add_class(struct sched_dra *w, const struct kube_device_class *c);
+int sched_dra_add_slice(struct sched_dra *w, const struct kube_resource_slice *s);
+int sched_dra_add_taint_rule(struct sched_dra *w, const struct kube_device_taint_rule *r);
+int sched_dra_add_claim(struct sched_dra *w, const struct kube_resource_claim *c);
+int sched_dra_add_template(struct sched_dra *w, const struct kube_resource_claim_template *t);
+
+/* A pod as the plugin reads it. */
+struct sched_dra_pod_in {
+    const char *namespace_, *name, *uid;
+    const struct kube_pod_resource_claim *claims; /* spec.resourceClaims */
+    size_t nclaims;
+    const struct kube_pod *pod;            /* containers' requests (extended resources) */
+    const struct kube_resources *requests; /* the pod's requests (kube_pod_requests) */
+    const char *extended_claim;            /* status.extendedResourceClaimStatus's claim, NULL */
+    bool bound;                            /* spec.nodeName set */
+};
+
+/* sched_dra_add_pod: every pod of the input, bound or pending, in input order (borrowed).
+ * At commit, the pods naming a ResourceClaimTemplate without a status entry get their claim
+ * as the resource-claim controller makes it. */
+int sched_dra_add_pod(struct sched_dra *w, const struct sched_dra_pod_in *p);
+
+/* sched_dra_pod_lookup: the pod added as ns/name (the last one of that name), NULL. */
+const struct sched_dra_pod_in *sched_dra_pod_lookup(const struct sched_dra *w, const char *ns,
+                                                    const char *name);
+
+/* sched_dra_commit builds what the plugin reads from the objects added: the patched slices
+ * and the allocator's inventory, the extended-resource mapping, the compiled selectors, the
+ * template claims, the devices allocated claims hold. Call again after adding objects.
+ * Returns 0 or -ENOMEM (err says). */
+int sched_dra_commit(struct sched_dra *w, struct err *err);
+
+/* ---- one pod's cycle ---- */
+
+enum sched_dra_code {
+    SCHED_DRA_OK = 0,
+    SCHED_DRA_SKIP,          /* nothing to do for this pod (PreFilter: Skip) */
+    SCHED_DRA_UNSCHEDULABLE, /* UnschedulableAndUnresolvable, with a reason */
+    SCHED_DRA_ERROR,         /* an error for the whole attempt, with its message */
+};
+
+struct sched_dra_pod;
+
+/* sched_dra_preenqueue: NULL when the pod may be queued, else why it waits (a missing claim,
+ * "pod "ns/name": ResourceClaim not created yet", a claim being deleted or not the pod's); the
+ * text lives in w until the next call. */
+const char *sched_dra_preenqueue(struct sched_dra *w, const struct sched_dra_pod_in *p);
+
+/* sched_dra_prefilter starts the pod's cycle: *out (free with sched_dra_pod_free) or NULL with
+ * SCHED_DRA_SKIP. UNSCHEDULABLE and ERROR put the message in msg. -ENOMEM. */
+int sched_dra_prefilter(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                        struct sched_dra_pod **out, char *msg, size_t msgsize);
+void sched_dra_pod_free(struct sched_dra_pod *ps);
+
+/* sched_dra_filter is the Filter on node: OK, UNSCHEDULABLE (reason in msg: "cannot allocate
+ * all claims", "resourceclaim not available on the node", ...) or ERROR (msg). -ENOMEM. */
+int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
+                     size_t msgsize);
+
+/* sched_dra_score is the Score on a node that passed the Filter (before normalisation: the
+ * framework scales the highest to 100). */
+int64_t sched_dra_score(struct sched_dra_pod *ps, const struct kube_node *node);
+
+/* sched_dra_reserve commits the pod's claims on node (Reserve and PreBind): allocations,
+ * reservations, the claim of its extended resources created. -ENOMEM, or a PreBind error
+ * (SCHED_DRA_ERROR, msg) such as v1.37.2's "nil or empty request mappings" one. */
+int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
+                      size_t msgsize);
+
+/* sched_dra_postfilter: what the plugin's PostFilter does when no node fits: deallocates one
+ * claim that is not available anywhere (or deletes the pod's stale extended-resource claim);
+ * its message ("" when it did nothing) goes into msg. */
+int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize);
+
+/* sched_dra_release_pod: the pod is gone (a preemption victim): its reservations go, a claim
+ * no longer reserved that the scheduler allocated is deallocated, the claims it owns deleted,
+ * as the resource-claim controller and the garbage collector do. */
+void sched_dra_release_pod(struct sched_dra *w, const char *ns, const char *name, const char *uid);
+
+/* ---- what the pod got ---- */
+
+/* One device of one claim, for simulate -o json's "claims". */
+struct sched_dra_device_out {
+    const char *claim_namespace, *claim_name;
+    const char *request; /* as status.allocation names it: "req" or "req/sub" */
+    const char *driver, *pool, *device;
+};
+
+/* sched_dra_pod_devices lists the devices of the pod's claims (spec order, then its
+ * extended-resource claim) as they are now; *out from the world's memory, valid until the
+ * world changes. */
+int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                          const struct sched_dra_device_out **out, size_t *n);
+
+/* sched_dra_generated_name is the name the API server gives generateName, deterministic as
+ * the differential test's oracle makes it (docs/testing.md, "Generated names"): base cut to
+ * 58 characters plus five characters from a hash of namespace, base and attempt; taken()
+ * says whether a name is in use. out must hold 64 bytes. */
+void sched_dra_generated_name(const char *ns, const char *generate_name,
+                              bool (*taken)(void *ctx, const char *name), void *ctx, char *out);
+
+/* sched_dra_template_claim_base is the resource-claim controller's generateName for a pod's
+ * claim from a template ("<pod>-<claim>-", cut in proportion beyond 57 characters). out must
+ * hold 64 bytes. */
+void sched_dra_template_claim_base(const char *pod, const char *claim, char *out);
+
+#endif
