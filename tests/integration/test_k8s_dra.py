@@ -8,7 +8,8 @@ token bound to the node, as a DaemonSet pod's is:
 - no write when nothing changed (the audit log counts them); a GPU going away and coming back
   changes the slice within the sleep interval, the pool's generation growing; a stale slice
   of the pool (another generation, a name not ours) is removed;
-- XID 79 taints the GPU's device (gpu.nvidia.com/xid=79) and the taint goes when the GPU heals;
+- XID 79 taints the GPU's device (gpu.nvidia.com/xid=79) with a Warning Event on the Node, and
+  the taint goes when the GPU heals, with a Normal Event; a lost GPU is tainted gpu-lost;
 - the device-plugin mode removes the node's slices (never both for one GPU);
 - least privilege: the ValidatingAdmissionPolicy of dra.yaml refuses node A's token on node
   B's slices, for create, update and delete."""
@@ -206,7 +207,19 @@ def test_no_write_when_nothing_changed_and_gpus_going_and_coming():
         a.stop()
 
 
+def uuid(i):
+    return "GPU-00000000-fa4e-4e00-8000-%012x" % i
+
+
+def gpu_events(a):
+    """The GPU health Events (core v1, namespace default) about a's Node."""
+    return [e for e in a.c.items("/api/v1/namespaces/default/events")
+            if e["involvedObject"].get("name") == a.name and e.get("reason") in ("GPUUnhealthy", "GPUHealthy")]
+
+
 def test_xid_taints_and_the_healed_gpu_loses_its_taint():
+    # a Warning Event with the taint, a Normal Event when it goes (the one DRA container has
+    # the token: the Events' policy lets it write about its own Node)
     a = Agent("dra-taint", gpus="%s repeat=2\n" % A100)
     try:
         a.start("--health-recovery-period", "2s")
@@ -222,9 +235,20 @@ def test_xid_taints_and_the_healed_gpu_loses_its_taint():
         if not any("tainted gpu.nvidia.com/xid=79" in e["message"] for e in evs):
             raise AssertionError("no Warning event: %r" % [e["message"] for e in evs])
         a.wait_devices(lambda d: not d["gpu-1"].get("taints"), "gpu-1 healed")
+        evs = k8s_util.wait_for("the Normal Event", lambda: a.p.alive() or [
+            e for e in gpu_events(a) if e["reason"] == "GPUHealthy"])
+        util.check_eq([(e["type"], e["message"]) for e in evs],
+                      [("Normal", "GPU 1 (%s) is healthy again: no critical event for the recovery "
+                        "period and NVML answers; its DRA devices' taints are removed" % uuid(1))],
+                      "the Normal Event")
+        util.check_eq(sorted(e["reason"] for e in gpu_events(a)), ["GPUHealthy", "GPUUnhealthy"],
+                      "one Event each")
         a.inject("lost 0")
         a.wait_devices(lambda d: [t["key"] for t in d["gpu-0"].get("taints", [])] ==
                        ["gpu.nvidia.com/gpu-lost"], "gpu-0 lost")
+        k8s_util.wait_for("the lost GPU's Warning", lambda: a.p.alive() or [
+            e for e in gpu_events(a) if e["type"] == "Warning" and "GPU 0 " in e["message"]
+            and "tainted gpu.nvidia.com/gpu-lost" in e["message"]])
     finally:
         a.stop()
 
