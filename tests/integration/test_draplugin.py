@@ -73,15 +73,23 @@ class Agent:
             self.kubelet.start()
         self.procs = []
 
-    def start(self, *extra):
+    def start(self, *extra, by_env=False):
+        """The agent in DRA mode; by_env: the mode and directories from the environment
+        (GPULABEL_*) rather than flags."""
+        dirs = {"mode": "dra", "kubelet-registrar-dir": self.reg, "kubelet-plugins-dir": self.plugins,
+                "cdi-root": self.cdi}
         argv = [util.binary("gpulabel"), "--nvml-lib", util.fake_nvml(), "--kubeconfig",
-                self.kubeconfig, "--node-name", NODE, "--mode", "dra",
-                "--kubelet-registrar-dir", self.reg, "--kubelet-plugins-dir", self.plugins,
-                "--cdi-root", self.cdi, "--sleep-interval", "1s"] + list(extra)
+                self.kubeconfig, "--node-name", NODE, "--sleep-interval", "1s"]
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("GPULABEL_") and k not in ("NODE_NAME", "KUBECONFIG")}
         env.update(FAKE_NVML_CONFIG=self.nvml, FAKE_NVML_EVENTS=self.events,
                    GPULABEL_DEV_ROOT=self.devroot)
+        for k, v in dirs.items():
+            if by_env:
+                env["GPULABEL_" + k.upper().replace("-", "_")] = v
+            else:
+                argv += ["--" + k, v]
+        argv += list(extra)
         err = open(os.path.join(self.dir, "stderr-%d.log" % len(self.procs)), "w+")
         p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
                              preexec_fn=lambda: os.umask(0))
@@ -165,6 +173,36 @@ def test_registers_through_the_plugin_registry():
             if time.monotonic() > deadline:
                 raise AssertionError("no registration log line: %r" % a.stderr(p)[-800:])
             time.sleep(0.05)
+    run(body)
+
+
+def test_mode_and_directories_from_the_environment():
+    # GPULABEL_MODE, GPULABEL_KUBELET_REGISTRAR_DIR, GPULABEL_KUBELET_PLUGINS_DIR and
+    # GPULABEL_CDI_ROOT as the DaemonSet sets them: the same registration, socket and spec
+    def body(a):
+        a.start(by_env=True)
+        r = a.kubelet.wait_registration()
+        util.check_eq((os.path.dirname(r.path), r.info.endpoint),
+                      (a.reg, os.path.join(a.plugins, DRIVER, "dra.sock")), "the sockets' places")
+        wait_devices(a, 4)
+        uid = a.claim("c1", [("gpu", NODE, "gpu-0", DRIVER)])
+        util.check_eq(a.kubelet.prepare(("default", "c1", uid))[uid].error, "", "prepare")
+        util.check_eq(len(a.cdi_files()), 1, "one CDI spec under GPULABEL_CDI_ROOT")
+        util.check_eq(list(a.checkpoint()["claims"]), [uid], "the checkpoint in the plugins dir")
+    run(body)
+
+
+def test_driver_name_flag():
+    # --driver-name: the registration, the socket's directory and the slices' driver
+    def body(a):
+        a.start("--driver-name", "gpu.example.com")
+        r = a.kubelet.wait_registration()
+        util.check_eq((os.path.basename(r.path), r.info.name, r.info.endpoint),
+                      ("gpu.example.com-reg.sock", "gpu.example.com",
+                       os.path.join(a.plugins, "gpu.example.com", "dra.sock")), "registration")
+        wait_devices(a, 4)
+        util.check_eq(sorted({s["spec"]["driver"] for s in a.api.list("resourceslices")}),
+                      ["gpu.example.com"], "the slices' driver")
     run(body)
 
 
