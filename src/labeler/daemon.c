@@ -577,6 +577,13 @@ static void daemon_plugins_stop(struct daemon *d)
 
 /* Starts the device plugins once detection has seen GPUs; a failure is logged once per kind
  * and tried again next cycle. */
+/* Whether this process posts the GPU health Events of a device plugin that runs elsewhere (the
+ * labels container beside a device-plugin container without a token): labeler/healthev.c. */
+static bool daemon_health_watch(const struct daemon *d)
+{
+    return !d->cfg->device_plugin && d->mode == LABELER_MODE_DEVICE_PLUGIN && d->client;
+}
+
 static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired)
 {
     struct dp_config dp = d->dp;
@@ -584,8 +591,7 @@ static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired
     size_t nprof = 0, i;
     int rc;
 
-    if (!d->cfg->device_plugin && d->mode == LABELER_MODE_DEVICE_PLUGIN && d->client &&
-        !d->healthev && desired->n) {
+    if (daemon_health_watch(d) && !d->healthev && desired->n) {
         /* the device plugin runs in a container without a token: its Events are posted here */
         char msg[ERR_MSG_MAX + 64];
 
@@ -650,7 +656,8 @@ static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
 }
 
 /* Says once when a GPU cannot be read any more and once when it answers again; without a
- * device plugin (whose health thread posts its own) a Warning Event goes to the Node too. */
+ * device plugin (whose health thread posts its own) or a health watch (healthev.c, which
+ * does) a Warning Event goes to the Node too. */
 static void daemon_lost(struct daemon *d, const struct gpu_inventory *inv)
 {
     size_t i;
@@ -672,7 +679,7 @@ static void daemon_lost(struct daemon *d, const struct gpu_inventory *inv)
                  : d->cfg->device_plugin     ? " and advertised"
                                              : "");
         log_line('W', 0, "%s", msg);
-        if (!d->plugins_started && !d->dra)
+        if (!d->plugins_started && !d->dra && !daemon_health_watch(d))
             labeler_node_event(d->cfg, "Warning", "GPUUnhealthy", msg);
     }
 }

@@ -25,19 +25,24 @@ static void log_cb(void *ctx, char sev, int level, const char *line)
 static void on_change(void *ctx, unsigned index, const struct gpu_monitor_state *st)
 {
     struct labeler_healthev *h = ctx;
-    char msg[600];
+    char msg[600], id[128];
 
+    /* the device's ID as the plugin advertises it: a GPU never read is lost-gpu-N there */
+    if (st->uuid[0])
+        snprintf(id, sizeof(id), "%s", st->uuid);
+    else
+        snprintf(id, sizeof(id), "lost-gpu-%u", index);
     if (!st->h.healthy) {
         snprintf(msg, sizeof(msg),
                  "GPU %u (%s) is unhealthy: %s; the device plugin reports it Unhealthy to the "
                  "kubelet",
-                 index, st->uuid[0] ? st->uuid : "?", st->h.reason);
+                 index, id, st->h.reason);
         labeler_node_event(h->cfg, "Warning", "GPUUnhealthy", msg);
     } else {
         snprintf(msg, sizeof(msg),
                  "GPU %u (%s) is healthy again: no critical event for the recovery period and "
                  "NVML answers; the device plugin reports it Healthy to the kubelet",
-                 index, st->uuid);
+                 index, id);
         labeler_node_event(h->cfg, "Normal", "GPUHealthy", msg);
     }
 }

@@ -609,6 +609,34 @@ def test_split_pod_the_labeller_posts_the_plugins_events():
     run(body)
 
 
+def test_split_pod_a_gpu_lost_at_start():
+    # the same two containers, the third GPU lost from the start: the labeller's Warning names
+    # the device as the plugin advertises it (lost-gpu-2), in the one-process words
+    from fake_apiserver import FakeApiServer
+    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
+                    "--mode", "device-plugin")
+            n.start("--mode", "device-plugin")
+            pl = n.kubelet.wait_registration()
+            util.check_eq([(d[0], d[1]) for d in pl.wait_update()],
+                          [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
+                           (uuid(3), "Healthy")], "ListAndWatch")
+            evs = wait_events(api)
+            util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
+                          [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
+                            "lost; the device plugin reports it Unhealthy to the kubelet")],
+                          "events")
+        finally:
+            api.close()
+    run(body, gpus=gpus)
+
+
 def test_device_plugin_off():
     def body(n):
         p = n.start("--device-plugin=false")
