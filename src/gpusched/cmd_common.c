@@ -162,10 +162,8 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
         gpusched_cmd_print_err(&err);
         return 1;
     }
-    if (live) {
+    if (live)
         namespace_ = live->namespace_;
-        gpusched_dra_live_input();
-    }
     memset(&o, 0, sizeof(o));
     o.default_namespace = namespace_ && *namespace_ ? namespace_ : NULL;
     if (bound_into) {
@@ -177,6 +175,8 @@ static int load(const struct flag_list *files, const char *namespace_, struct gp
     manifest_input_init(in, &o);
     if (live)
         rc = gpusched_live_load(live, in, &err);
+    if (live && !rc && live->dra_unread)
+        gpusched_dra_live_input(); /* a part of the DRA world is missing: none is modelled */
     nread = in->nread;
     for (i = 0; i < files->n && !rc; i++) {
         rc = manifest_input_load_file(in, files->v[i], &err);

@@ -14,8 +14,9 @@
  * call only) when it has claims: its names, uid and claims are copied. 0 or -ENOMEM. */
 int gpusched_dra_take_bound(struct sched_cluster *c, const struct kube_pod *pod);
 
-/* gpusched_dra_live_input: the input came from a live cluster, whose resource.k8s.io objects
- * are not read yet: no world is built, and pods with claims stay not modelled (warned). */
+/* gpusched_dra_live_input: the input came from a live cluster whose resource.k8s.io objects
+ * could not all be listed (the role lacks some): no world is built, and pods with claims
+ * stay pending, not modelled (warned). */
 void gpusched_dra_live_input(void);
 
 /* gpusched_dra_attach builds the world from in (when it has resource.k8s.io objects or pods

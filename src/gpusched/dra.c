@@ -263,8 +263,9 @@ int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c
         for (i = 0; i < in->npods; i++)
             if (in->pods[i].nresource_claims && !(in->pods[i].node_name && *in->pods[i].node_name))
                 fprintf(stderr,
-                        "gpusched: warning: pod %s/%s: spec.resourceClaims: a live cluster's "
-                        "resource.k8s.io objects are not read yet: the pod is left pending\n",
+                        "gpusched: warning: pod %s/%s: spec.resourceClaims: the cluster's "
+                        "resource.k8s.io objects could not all be listed: the pod is left "
+                        "pending\n",
                         in->pods[i].namespace_, in->pods[i].name);
         return 0;
     }

@@ -220,8 +220,9 @@ static void kubectl_names(const json_t *v, json_t *seen, FILE *f)
 
 /* ---- completion -------------------------------------------------------------------------- */
 
-static const char *const kubectl_commands[] = {"simulate", "explain", "nodes",   "capacity",
-                                               "report",   "serve",   "version", "completion"};
+static const char *const kubectl_commands[] = {"simulate", "explain", "nodes",
+                                               "capacity", "devices", "report",
+                                               "serve",    "version", "completion"};
 
 static const char kubectl_bash[] =
     "# bash completion for gpusched and kubectl-gpusched: source <(gpusched completion bash)\n"

@@ -33,6 +33,9 @@ struct gpusched_live {
     const char *namespace_; /* the pending pods' namespace (-n, else the context's); borrowed */
     /* counts of the last gpusched_live_load, for summaries */
     size_t nnodes, nbound, npending;
+    /* the last gpusched_live_load could not list a resource.k8s.io kind (403): the DRA
+     * objects it read are not a whole world */
+    bool dra_unread;
 };
 
 /* gpusched_live_flags returns the table of the four flags (kept in l, which must be zeroed first
@@ -49,7 +52,9 @@ bool gpusched_live_wanted(const struct gpusched_live *l, size_t nfiles);
 int gpusched_live_open(struct gpusched_live *l, const char *ns_flag, struct err *err);
 
 /* gpusched_live_load reads the cluster into in (initialised, not finished): PriorityClasses,
- * Nodes, bound Pods, pending Pods, each a paginated list. Warnings for what is not modelled go
+ * Nodes, bound Pods, pending Pods, then what the plugins read besides (Namespaces, ...,
+ * resource.k8s.io's DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates and
+ * DeviceTaintRules), each a paginated list. Warnings for what is not modelled go
  * to in->warnings. Progress goes to stderr on a terminal or with -v. 0, or a negative code with
  * err saying which list failed and why ("list pods: 403 Forbidden: ..."). */
 int gpusched_live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err);

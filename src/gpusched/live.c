@@ -142,6 +142,7 @@ struct live_list {
     bool pending;     /* pods waiting for a scheduler: note their volumes; a consistent read */
     size_t count;
     bool unread;      /* not served (404) or forbidden (403): only for the lists not loaded */
+    bool forbidden;   /* unread because the role lacks it (403) */
     bool optional;    /* loaded, but a 404 or 403 only warns (what an older role may lack) */
     bool cluster;     /* loaded as the cluster's own objects: workloads not expanded */
     const char *lost; /* optional and loaded: what is not modelled without it */
@@ -300,6 +301,7 @@ static int live_list_all(struct gpusched_live *l, struct live_list *ls, struct l
             (rc == -ENOENT || rc == -EPERM)) {
             /* an API that does not serve the kind has none; a role without it loses what it
              * would have told, and says so */
+            ls->forbidden = rc == -EPERM;
             if (rc == -EPERM && live_warn(in, "cannot list %s (%s): %s", ls->what, err->msg,
                                           ls->load ? ls->lost : "not checked"))
                 rc = -ENOMEM;
@@ -364,6 +366,24 @@ static const struct live_optional {
      "volumes attached without a pod are not counted"},
 };
 
+/* what is lost without one of the resource.k8s.io lists */
+#define LIVE_DRA_LOST                                                                              \
+    "Dynamic Resource Allocation is not modelled (pods with resource claims are left pending, "    \
+    "extended resources served by DeviceClasses are not)"
+
+/* Dynamic Resource Allocation's objects, as kube-scheduler's informers read them (the API
+ * server accepted them once: read as stored, not validated as new ones), after the lists
+ * above; without one of them (a role made for an older gpusched) no DRA world is modelled */
+static const struct {
+    const char *what, *path;
+} live_dra[] = {
+    {"device classes", "/apis/resource.k8s.io/v1/deviceclasses"},
+    {"resource slices", "/apis/resource.k8s.io/v1/resourceslices"},
+    {"resource claims", "/apis/resource.k8s.io/v1/resourceclaims"},
+    {"resource claim templates", "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
+    {"device taint rules", "/apis/resource.k8s.io/v1/devicetaintrules"},
+};
+
 static int live_load(struct gpusched_live *l, struct manifest_input *in, struct err *err)
 {
     /* not Succeeded or Failed (they hold nothing), bound or not */
@@ -377,6 +397,7 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
 
     memset(&scan, 0, sizeof(scan));
     memset(&pr, 0, sizeof(pr));
+    l->dra_unread = false;
     scan.in = in;
     pr.start = pr.last = mono_now();
     pr.tty = isatty(2);
@@ -420,6 +441,18 @@ static int live_load(struct gpusched_live *l, struct manifest_input *in, struct 
 
         if (!o->volumes || scan.pvc_pods)
             rc = live_list_all(l, &ls, &scan, in, &pr, err);
+    }
+    /* the first one the role lacks ends them: no world is built from a part */
+    for (i = 0; i < sizeof(live_dra) / sizeof(live_dra[0]) && !rc && !l->dra_unread; i++) {
+        struct live_list ls = {.what = live_dra[i].what,
+                               .path = live_dra[i].path,
+                               .load = true,
+                               .optional = true,
+                               .cluster = true,
+                               .lost = LIVE_DRA_LOST};
+
+        rc = live_list_all(l, &ls, &scan, in, &pr, err);
+        l->dra_unread |= ls.forbidden;
     }
     if (rc)
         return rc;

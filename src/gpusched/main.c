@@ -6,6 +6,7 @@
 
 #include "gpusched/cmd_capacity-int.h"
 #include "gpusched/cmd_common-int.h"
+#include "gpusched/cmd_devices-int.h"
 #include "gpusched/cmd_explain-int.h"
 #include "gpusched/cmd_nodes-int.h"
 #include "gpusched/cmd_render-int.h"
@@ -32,6 +33,7 @@ static const char main_usage[] =
     "  explain     Why a pod is pending: node by node, the filter that rejects it, or scores\n"
     "  nodes       List the nodes, with GPU labels and free GPUs\n"
     "  capacity    Count how many more copies of a pod fit, and the GPUs left stranded\n"
+    "  devices     List the DRA devices of ResourceSlices, those a CEL selector matches\n"
     "  report      Write an HTML page: GPUs per node by model, pending pods by reason\n"
     "  render      Print the objects manifests expand to (workloads as their pods)\n"
     "  serve       Run as a secondary scheduler that binds pods through the API\n"
@@ -73,6 +75,8 @@ static int main_dispatch(int argc, char **argv)
         return gpusched_cmd_nodes(argc - 1, argv + 1);
     if (!strcmp(cmd, "capacity"))
         return gpusched_cmd_capacity(argc - 1, argv + 1);
+    if (!strcmp(cmd, "devices"))
+        return gpusched_cmd_devices(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return gpusched_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))

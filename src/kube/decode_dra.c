@@ -651,7 +651,7 @@ static int selector_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
         out->expression = expr;
         out->line = dec_line(d, json_object_get(cel, "expression"), cel);
     }
-    if (!rc && !sc->stored && d->opts) {
+    if (!rc && !sc->stored && d->opts && d->opts->check) {
         struct cel_compile_opts o = {.env = CEL_ENV_NEW};
         struct cel_compile_error cerr = {0};
         struct cel_program *p = NULL;

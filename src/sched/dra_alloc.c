@@ -824,12 +824,24 @@ static struct reqdata *rdata(const struct alloc *a, size_t c, size_t r, size_t s
     return &a->rdall[a->rdoff[c][r] + sub];
 }
 
-/* selectorsMatch: 1, 0, or -1 with a->msg set */
-static int selectors_match(struct alloc *a, size_t claim, const struct dra_device *d,
-                           const struct dra_pool *p, const struct dra_class *class,
-                           const struct dra_selector *sels, size_t nsels)
+/* whose selector failed, as the messages name it: "class C: ", "claim NS/N: " or nothing */
+static const char *selector_owner(const char *class_name, const char *claim_ns,
+                                  const char *claim_name, char *buf, size_t size)
 {
-    const struct dra_claim *cl = &a->claims[claim];
+    buf[0] = '\0';
+    if (class_name)
+        snprintf(buf, size, "class %s: ", class_name);
+    else if (claim_name)
+        snprintf(buf, size, "claim %s/%s: ", claim_ns, claim_name);
+    return buf;
+}
+
+int dra_selectors_match(const struct dra_features *f, const struct dra_ops *ops,
+                        const char *class_name, const char *claim_ns, const char *claim_name,
+                        const struct dra_selector *sels, size_t nsels, const struct dra_device *d,
+                        const char *driver, const char *pool, char *msg, size_t msgsize)
+{
+    char who[600];
     size_t i;
 
     for (i = 0; i < nsels; i++) {
@@ -837,42 +849,41 @@ static int selectors_match(struct alloc *a, size_t claim, const struct dra_devic
         int m;
 
         if (sels[i].compile_error) {
-            if (class)
-                msgf(a->msg, a->msgsize, "class %s: selector #%zu: CEL compile error: %s",
-                     class->name, i, sels[i].compile_error);
-            else
-                msgf(a->msg, a->msgsize, "claim %s/%s: selector #%zu: CEL compile error: %s",
-                     cl->ns, cl->name, i, sels[i].compile_error);
+            msgf(msg, msgsize, "%sselector #%zu: CEL compile error: %s",
+                 selector_owner(class_name, claim_ns, claim_name, who, sizeof(who)), i,
+                 sels[i].compile_error);
             return -1;
         }
         inner[0] = '\0';
-        m = a->ops->eval(a->ops->ctx, &sels[i], d, p->driver, inner, sizeof(inner));
-        if (m < 0 && !a->f->cel_error_names_device) {
+        m = ops->eval(ops->ctx, &sels[i], d, driver, inner, sizeof(inner));
+        if (m < 0 && !f->cel_error_names_device) {
             /* before 1.37: neither the device nor the hint */
-            if (class)
-                msgf(a->msg, a->msgsize, "class %s: selector #%zu: CEL runtime error: %s",
-                     class->name, i, inner);
-            else
-                msgf(a->msg, a->msgsize, "claim %s/%s: selector #%zu: CEL runtime error: %s",
-                     cl->ns, cl->name, i, inner);
+            msgf(msg, msgsize, "%sselector #%zu: CEL runtime error: %s",
+                 selector_owner(class_name, claim_ns, claim_name, who, sizeof(who)), i, inner);
             return -1;
         }
         if (m < 0) {
             dra_enhance_runtime_error(inner, sizeof(inner));
-            if (class)
-                msgf(a->msg, a->msgsize,
-                     "class %s: selector #%zu on device %s/%s/%s: CEL runtime error: %s",
-                     class->name, i, p->driver, p->pool, d->name, inner);
-            else
-                msgf(a->msg, a->msgsize,
-                     "claim %s/%s: selector #%zu on device %s/%s/%s: CEL runtime error: %s", cl->ns,
-                     cl->name, i, p->driver, p->pool, d->name, inner);
+            msgf(msg, msgsize, "%sselector #%zu on device %s/%s/%s: CEL runtime error: %s",
+                 selector_owner(class_name, claim_ns, claim_name, who, sizeof(who)), i, driver,
+                 pool, d->name, inner);
             return -1;
         }
         if (!m)
             return 0;
     }
     return 1;
+}
+
+/* selectorsMatch: 1, 0, or -1 with a->msg set */
+static int selectors_match(struct alloc *a, size_t claim, const struct dra_device *d,
+                           const struct dra_pool *p, const struct dra_class *class,
+                           const struct dra_selector *sels, size_t nsels)
+{
+    const struct dra_claim *cl = &a->claims[claim];
+
+    return dra_selectors_match(a->f, a->ops, class ? class->name : NULL, cl->ns, cl->name, sels,
+                               nsels, d, p->driver, p->pool, a->msg, a->msgsize);
 }
 
 /* isSelectable: 1, 0, -1 (a->msg), -ENOMEM */

@@ -328,6 +328,17 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
                  const struct dra_ops *ops, struct dra_scratch *scratch,
                  struct dra_claim_result *out, char *msg, size_t msgsize);
 
+/* dra_selectors_match is the allocator's selectorsMatch on one device d of driver/pool: sels
+ * in order, stopping at the first that does not hold. 1 all hold, 0 one does not, -1 one
+ * cannot be evaluated, with msg worded as f's release words it ("selector #1 on device
+ * D/P/X: CEL runtime error: ...", after "class C: " when class_name is set, else "claim
+ * NS/N: " when claim_name is; neither: no prefix). The allocator checks a request's device
+ * with its class's selectors, then the request's, through this. */
+int dra_selectors_match(const struct dra_features *f, const struct dra_ops *ops,
+                        const char *class_name, const char *claim_ns, const char *claim_name,
+                        const struct dra_selector *sels, size_t nsels, const struct dra_device *d,
+                        const char *driver, const char *pool, char *msg, size_t msgsize);
+
 /* dra_features_default is v1.37.2's: every feature but compatibility groups (alpha). */
 struct dra_features dra_features_default(void);
 

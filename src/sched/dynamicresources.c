@@ -1218,6 +1218,40 @@ static int cb_nodesel(void *ctx, const void *selector, char *msg, size_t msgsize
     return kube_node_selector_matches(selector, w->node) ? 1 : 0;
 }
 
+/* ---- the devices (gpusched devices) ---- */
+
+const struct dra_inventory *sched_dra_inventory(const struct sched_dra *w)
+{
+    return &w->inv;
+}
+
+const struct dra_class *sched_dra_class(const struct sched_dra *w, const char *name)
+{
+    return keymap_get(&w->class_index, name);
+}
+
+const struct dra_selector *sched_dra_selector(struct sched_dra *w, const char *expr)
+{
+    return selector_of(w, expr);
+}
+
+int sched_dra_device_matches(struct sched_dra *w, const struct dra_class *class,
+                             const struct dra_selector *sels, size_t nsels,
+                             const struct dra_slice *s, const struct dra_device *d, char *msg,
+                             size_t msgsize)
+{
+    struct dra_ops ops = {cb_eval, cb_nodesel, w};
+    int m = 1;
+
+    if (class)
+        m = dra_selectors_match(&w->f, &ops, class->name, NULL, NULL, class->sels, class->nsels, d,
+                                s->driver, s->pool, msg, msgsize);
+    if (m == 1)
+        m = dra_selectors_match(&w->f, &ops, NULL, NULL, NULL, sels, nsels, d, s->driver, s->pool,
+                                msg, msgsize);
+    return m;
+}
+
 /* the pools the node reaches, gathered once per node and commit */
 static int node_pools(struct sched_dra *w, const struct kube_node *node, struct dra_pools **out,
                       char *msg, size_t msgsize)

@@ -160,6 +160,29 @@ struct sched_dra_device_out {
 int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
                           const struct sched_dra_device_out **out, size_t *n);
 
+/* ---- the devices, as `gpusched devices` lists them (valid after commit) ---- */
+
+/* sched_dra_inventory: the slices as the allocator reads them (in the order added, taints of
+ * DeviceTaintRules added to their devices), valid until the next commit. */
+const struct dra_inventory *sched_dra_inventory(const struct sched_dra *w);
+
+/* sched_dra_class: the DeviceClass of that name as requests see it, NULL when none. */
+const struct dra_class *sched_dra_class(const struct sched_dra *w, const char *name);
+
+/* sched_dra_selector: expr compiled as the world compiles every selector (kube-scheduler's
+ * environment); a compile error is in ->compile_error. Lives until the next commit; NULL
+ * when out of memory. */
+const struct dra_selector *sched_dra_selector(struct sched_dra *w, const char *expr);
+
+/* sched_dra_device_matches checks device d of slice s as a request of class (NULL: none) with
+ * the selectors sels would: the class's selectors, then sels, each evaluated exactly as the
+ * allocator does (dra_selectors_match). 1, 0, or -1 with the allocator's message in msg
+ * (sels' failures name no claim). */
+int sched_dra_device_matches(struct sched_dra *w, const struct dra_class *class,
+                             const struct dra_selector *sels, size_t nsels,
+                             const struct dra_slice *s, const struct dra_device *d, char *msg,
+                             size_t msgsize);
+
 /* sched_dra_generated_name is the name the API server gives generateName, deterministic as
  * the differential test's oracle makes it (docs/testing.md, "Generated names"): base cut to
  * 58 characters plus five characters from a hash of namespace, base and attempt; taken()

@@ -52,9 +52,13 @@ RESOURCES = {
     ("", "v1", "replicationcontrollers"): ("ReplicationController", True),
     ("apps", "v1", "replicasets"): ("ReplicaSet", True),
     ("apps", "v1", "statefulsets"): ("StatefulSet", True),
-    # gpulabel's DRA mode: the claims its kubelet plugin reads, the slices it publishes
-    ("resource.k8s.io", "v1", "resourceclaims"): ("ResourceClaim", True),
+    # Dynamic Resource Allocation (what gpusched's live input lists; gpulabel's DRA mode reads
+    # claims and publishes slices)
+    ("resource.k8s.io", "v1", "deviceclasses"): ("DeviceClass", False),
     ("resource.k8s.io", "v1", "resourceslices"): ("ResourceSlice", False),
+    ("resource.k8s.io", "v1", "resourceclaims"): ("ResourceClaim", True),
+    ("resource.k8s.io", "v1", "resourceclaimtemplates"): ("ResourceClaimTemplate", True),
+    ("resource.k8s.io", "v1", "devicetaintrules"): ("DeviceTaintRule", False),
 }
 
 # status subresources: main-resource writes keep the old status, /status writes keep the rest

@@ -12,7 +12,8 @@ SEED = os.path.join(util.SRC, "examples", "seed")
 VALUES = {"FILE": SEED, "FORMAT": "json", "NS": "default", "NAME": "default", "N": "1",
           "VERSION": "1.37", "PATH": "/nonexistent", "SELECTOR": "a=b", "KEY,...": "a",
           "D": "15s", "HOST:PORT": "0", "default|gpu": "default", "text|json": "text",
-          "PORT": "0", "IP": "127.0.0.1", "LIST": "/healthz", "QUANTITY": "64Mi"}
+          "PORT": "0", "IP": "127.0.0.1", "LIST": "/healthz", "QUANTITY": "64Mi",
+          "EXPR": "true"}
 
 
 def gpusched(*args):

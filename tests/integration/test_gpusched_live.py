@@ -231,3 +231,39 @@ def test_bad_live_flags():
     util.check_eq(p.returncode, 2, "bad --max")
     util.check_eq(p.stderr.splitlines()[0], 'gpusched: invalid argument "0" for "--max" flag: '
                   'must be a positive integer', "--max")
+
+
+def test_dra_objects_are_read_as_stored():
+    """A DeviceClass the API server stored under other rules (its selector compiles in the
+    stored-expressions environment, not in a new object's: `dyn(...)` is not a bool) is read
+    as kube-scheduler reads it, not refused as a new object from a file would be; the
+    resource.k8s.io lists come from the watch cache as the others."""
+    a = api()
+    sel = 'dyn(device.driver == "gpu.example.com")'
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+           "metadata": {"name": "stored"},
+           "spec": {"selectors": [{"cel": {"expression": sel}}]}}
+    a.add(cls)
+    a.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+           "metadata": {"name": "n0-gpu"},
+           "spec": {"driver": "gpu.example.com", "nodeName": "n0",
+                    "pool": {"name": "n0", "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": "gpu-0"}]}})
+    p = gpusched(a, "devices", "--class", "stored", "-o", "json")
+    util.check_eq((p.returncode, json.loads(p.stdout or "{}")),
+                  (0, {"devices": [{"node": "n0", "driver": "gpu.example.com", "pool": "n0",
+                                    "device": "gpu-0"}], "errors": []}),
+                  "devices of the stored class (%s)" % p.stderr)
+    lists = [r for r in a.requests if r["method"] == "GET" and "/resource.k8s.io/" in r["path"]]
+    util.check_eq(sorted((r["path"].rsplit("/", 1)[1], r["query"].get("resourceVersion"))
+                         for r in lists),
+                  [(k, "0") for k in ("deviceclasses", "devicetaintrules", "resourceclaims",
+                                      "resourceclaimtemplates", "resourceslices")], "lists")
+    f = os.path.join(_tmp, "class.json")
+    with open(f, "w") as out:
+        json.dump(cls, out)
+    p = subprocess.run([util.binary("gpusched"), "devices", "-f", f], capture_output=True,
+                       text=True, timeout=60)
+    util.check_eq(p.returncode, 1, "the same class as a new object (%s)" % p.stderr)
+    if "must evaluate to bool or the unknown type, not dyn" not in p.stderr:
+        raise AssertionError(p.stderr)

@@ -319,9 +319,9 @@ def test_live_input_reads_services_controllers_namespaces_and_pdbs():
 
 
 def test_live_input_with_an_older_role_warns_what_it_cannot_read():
-    """A read-only role made for an older gpusched (no namespaces, services, controllers or
-    PodDisruptionBudgets): each missing list is one warning saying what is lost, not a
-    failure."""
+    """A read-only role made for an older gpusched (no namespaces, services, controllers,
+    PodDisruptionBudgets or resource.k8s.io kinds): each missing list is one warning saying what
+    is lost, not a failure (the DRA kinds: one, for the first)."""
     cl = spread_cluster()
     cl.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
               "metadata": {"name": "gpusched-readonly-old"},
@@ -338,7 +338,8 @@ def test_live_input_with_an_older_role_warns_what_it_cannot_read():
     util.check_eq([l.split(" (")[0] for l in warned],
                   ["gpusched: warning: cannot list " + w for w in (
                       "namespaces", "pod disruption budgets", "services",
-                      "replication controllers", "replica sets", "stateful sets")], "warnings")
+                      "replication controllers", "replica sets", "stateful sets",
+                      "device classes")], "warnings")
     if "the default topology spreading of their pods is not modelled" not in warned[2]:
         raise AssertionError(warned[2])
     # without the Service the pod has no default constraint: the plugin does not score

@@ -299,6 +299,72 @@ static void prefilter_and_filter_errors(void)
     sched_dra_free(w);
 }
 
+/* what `gpusched devices` asks the world: a device matched by a class and selectors as a
+ * request's would be, the allocator's error for one that cannot be evaluated, a class's
+ * compile error, the inventory with the DeviceTaintRule's taint */
+static void device_matches(void)
+{
+    struct dra_features f = dra_features_default();
+    struct sched_dra *w = sched_dra_new(&cel, &f);
+    struct kube_dra_attribute none = {"other", KUBE_DRA_INT, 1, false, NULL};
+    struct kube_dra_selector bad = {"bad", 0};
+    struct kube_device_class bad_class;
+    struct kube_device_taint_rule rule;
+    const struct dra_inventory *inv;
+    const struct dra_selector *want, *sel_bad;
+    const struct dra_class *c;
+    char msg[1024];
+
+    objects();
+    gpus[1].attributes = &none;
+    memset(&bad_class, 0, sizeof(bad_class));
+    bad_class.name = "broken";
+    bad_class.selectors = &bad;
+    bad_class.nselectors = 1;
+    memset(&rule, 0, sizeof(rule));
+    rule.name = "taint-gpu-0";
+    rule.has_selector = true;
+    rule.device = "gpu-0";
+    rule.taint.key = "example.com/hot";
+    rule.taint.effect = "NoSchedule";
+    CHECK_INT_EQ(sched_dra_add_class(w, &gpu_class), 0);
+    CHECK_INT_EQ(sched_dra_add_class(w, &bad_class), 0);
+    CHECK_INT_EQ(sched_dra_add_slice(w, &slice), 0);
+    CHECK_INT_EQ(sched_dra_add_taint_rule(w, &rule), 0);
+    CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
+    inv = sched_dra_inventory(w);
+    CHECK_INT_EQ(inv->nslices, 1);
+    CHECK_INT_EQ(inv->slices[0].ndevices, 2);
+    CHECK_INT_EQ(inv->slices[0].devices[0].ntaints, 1);
+    CHECK_STR_EQ(inv->slices[0].devices[0].taints[0].key, "example.com/hot");
+    CHECK(sched_dra_class(w, "nope") == NULL);
+    c = sched_dra_class(w, "gpu.nvidia.com");
+    CHECK(c != NULL);
+    want = sched_dra_selector(w, sel_m40.expression);
+    CHECK(want != NULL && !want->compile_error);
+    /* the class alone matches both; with the M40 selector the first, an error on the second */
+    CHECK_INT_EQ(sched_dra_device_matches(w, c, NULL, 0, &inv->slices[0],
+                                          &inv->slices[0].devices[1], msg, sizeof(msg)),
+                 1);
+    CHECK_INT_EQ(sched_dra_device_matches(w, c, want, 1, &inv->slices[0],
+                                          &inv->slices[0].devices[0], msg, sizeof(msg)),
+                 1);
+    CHECK_INT_EQ(sched_dra_device_matches(w, c, want, 1, &inv->slices[0],
+                                          &inv->slices[0].devices[1], msg, sizeof(msg)),
+                 -1);
+    CHECK_STR_EQ(msg, "selector #0 on device gpu.nvidia.com/gpu-1/gpu-1: CEL runtime error: no "
+                      "such key: productName. consider using CEL optional chaining (.? followed "
+                      "by orValue()) or guarding the check with has() for optional fields");
+    /* a class whose selector does not compile: the allocator's words, naming the class */
+    CHECK_INT_EQ(sched_dra_device_matches(w, sched_dra_class(w, "broken"), NULL, 0, &inv->slices[0],
+                                          &inv->slices[0].devices[0], msg, sizeof(msg)),
+                 -1);
+    CHECK(!strncmp(msg, "class broken: selector #0: CEL compile error: ", 46));
+    sel_bad = sched_dra_selector(w, "bad");
+    CHECK(sel_bad != NULL && sel_bad->compile_error != NULL);
+    sched_dra_free(w);
+}
+
 static bool taken_x(void *ctx, const char *name)
 {
     return !strcmp(name, (const char *)ctx);
@@ -357,11 +423,17 @@ static void errors_cel(void)
     with_cel(prefilter_and_filter_errors);
 }
 
+static void device_matches_cel(void)
+{
+    with_cel(device_matches);
+}
+
 static const struct test_case dynamicresources_cases[] = {
     {"the seed's walkthrough on DRA (stand-in CEL)", seed_walkthrough_stand_in},
     {"the seed's walkthrough on DRA (CEL library)", seed_walkthrough_cel},
     {"PreFilter and Filter errors (stand-in CEL)", errors_stand_in},
     {"PreFilter and Filter errors (CEL library)", errors_cel},
     {"generated names", generated_names},
+    {"devices matched as a request's (gpusched devices)", device_matches_cel},
 };
 TEST_SUITE(dynamicresources, dynamicresources_cases)
