@@ -35,12 +35,14 @@ struct cel_program {
     uint64_t limit;
     uint64_t max_cost; /* the estimate (CEL_ENV_NEW), else UINT64_MAX */
     int max_depth;
+    bool fresh; /* see cel_plan */
 };
 
 struct cel_device_view {
-    struct arena a;
+    struct arena a; /* while it is built; then everything is in the block after the struct */
     struct cel_val device;
     const char *error; /* DeviceMatches fails before evaluating */
+    size_t size;       /* of the compact block */
 };
 
 struct cel_scratch {
@@ -178,7 +180,7 @@ static int compile(const char *expr, size_t len, const struct cel_compile_opts *
         rc = set_detail(err, "", msg, 0, 0);
         goto fail;
     }
-    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, &perr, &p->max_depth);
+    p->root = cel_plan(&p->a, env, &chk, root, &p->regexes, &perr, &p->max_depth, &p->fresh);
     if (!p->root) {
         rc = set_detail_n(err, "program instantiation failed: ", perr.data ? perr.data : "",
                           perr.len, 0, 0);
@@ -363,6 +365,173 @@ static void split_name(const char *name, size_t n, const char *driver, size_t dn
     }
 }
 
+/* ---- compact views ----
+ * A view is built in an arena, then copied into one block just large enough: the maps a
+ * lookup walks first (each map's struct, keys, key hashes, values and key strings together),
+ * then the values' data. 100,000 devices are then 100,000 small contiguous blocks, and
+ * finding device.attributes[domain][id] touches a few neighbouring cache lines. */
+struct pack {
+    char *base; /* NULL: only measure */
+    size_t off;
+};
+
+static void *pk_alloc(struct pack *k, size_t n, size_t align)
+{
+    void *r;
+    k->off = (k->off + align - 1) & ~(align - 1);
+    r = k->base ? k->base + k->off : NULL;
+    k->off += n;
+    return r;
+}
+
+static const char *pk_str(struct pack *k, const char *s, size_t n)
+{
+    char *d = pk_alloc(k, n + 1, 1);
+    if (d) {
+        if (n)
+            memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+static uint32_t key_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+static void pk_payload(struct pack *k, struct cel_val *v);
+
+/* a string-keyed map and, below it, the maps it holds; payloads (strings, versions,
+ * quantities) come in a second pass (pk_payloads) */
+static struct cel_map *pk_map(struct pack *k, const struct cel_map *m)
+{
+    struct cel_map *d = pk_alloc(k, sizeof(*d), 16);
+    struct cel_val *keys = pk_alloc(k, m->n * sizeof(*keys), 16);
+    struct cel_val *vals = pk_alloc(k, m->n * sizeof(*vals), 16);
+    uint32_t *h = pk_alloc(k, m->n * sizeof(*h), 4);
+
+    if (d) {
+        *d = *m;
+        d->cap = m->n;
+        d->keys = keys;
+        d->vals = vals;
+        d->khash = h;
+        if (m->n) /* an empty map may have no arrays */
+            memcpy(vals, m->vals, m->n * sizeof(*vals));
+    }
+    for (uint32_t i = 0; i < m->n; i++) {
+        const char *ks = pk_str(k, m->keys[i].v.s, m->keys[i].n);
+        if (d) {
+            keys[i] = cel_str(ks, m->keys[i].n);
+            h[i] = key_hash(ks, m->keys[i].n);
+        }
+    }
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->vals[i].k == CV_MAP) {
+            struct cel_map *c = pk_map(k, m->vals[i].v.m);
+            if (d)
+                vals[i].v.m = c;
+        }
+    return d;
+}
+
+static void pk_payloads(struct pack *k, struct cel_map *m)
+{
+    for (uint32_t i = 0; i < m->n; i++) {
+        if (m->vals[i].k == CV_MAP)
+            pk_payloads(k, (struct cel_map *)m->vals[i].v.m);
+        else
+            pk_payload(k, &m->vals[i]);
+    }
+}
+
+/* copies what v points to (measuring only: v is the source and is left alone) */
+static void pk_payload(struct pack *k, struct cel_val *v)
+{
+    switch (v->k) {
+    case CV_STRING: {
+        const char *s = pk_str(k, v->v.s, v->n);
+        if (k->base)
+            v->v.s = s;
+        break;
+    }
+    case CV_SEMVER: {
+        const struct cel_semver *o = v->v.sv;
+        struct cel_semver *n = pk_alloc(k, sizeof(*n), 16);
+        struct cel_semver_pr *pre = pk_alloc(k, (size_t)o->npre * sizeof(*pre), 16);
+        if (n) {
+            *n = *o;
+            n->pre = o->npre ? pre : NULL;
+            n->build = NULL; /* only counted (nbuild); semver.c keeps no strings */
+        }
+        for (int i = 0; i < o->npre; i++) {
+            const char *ps = pk_str(k, o->pre[i].s, o->pre[i].n);
+            if (n) {
+                pre[i] = o->pre[i];
+                pre[i].s = ps;
+            }
+        }
+        if (n)
+            v->v.sv = n;
+        break;
+    }
+    case CV_QUANTITY: {
+        const struct cel_quantity *o = v->v.q;
+        struct cel_quantity *n = pk_alloc(k, sizeof(*n), 16);
+        uint32_t *l = pk_alloc(k, (size_t)o->nl * sizeof(*l), 4);
+        const char *text = o->text ? pk_str(k, o->text, o->text_len) : NULL;
+        if (n) {
+            *n = *o;
+            if (o->nl) {
+                memcpy(l, o->l, (size_t)o->nl * sizeof(*l));
+                n->l = l;
+            } else {
+                n->l = NULL;
+            }
+            n->text = text;
+            v->v.q = n;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* the built view v (in its arena) copied into one block; NULL when out of memory */
+static struct cel_device_view *compact_view(struct cel_device_view *v)
+{
+    struct pack k = {NULL, sizeof(struct cel_device_view)};
+    struct cel_device_view *c;
+    struct cel_map *dev;
+
+    pk_map(&k, v->device.v.m);
+    {
+        /* measuring pk_payloads walks the source maps */
+        pk_payloads(&k, (struct cel_map *)v->device.v.m);
+    }
+    if (v->error)
+        pk_str(&k, v->error, strlen(v->error));
+    c = malloc(k.off);
+    if (!c)
+        return NULL;
+    memset(c, 0, sizeof(*c));
+    c->size = k.off;
+    k.base = (char *)c;
+    k.off = sizeof(*c);
+    dev = pk_map(&k, v->device.v.m);
+    pk_payloads(&k, dev);
+    c->device.k = CV_MAP;
+    c->device.v.m = dev;
+    if (v->error)
+        c->error = pk_str(&k, v->error, strlen(v->error));
+    return c;
+}
+
 int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out, struct err *err)
 {
     struct cel_device_view *v = calloc(1, sizeof(*v));
@@ -492,7 +661,13 @@ int cel_device_prepare(const struct cel_device *d, struct cel_device_view **out,
     }
     v->device.k = CV_MAP;
     v->device.v.m = dev;
-    *out = v;
+    {
+        struct cel_device_view *c = compact_view(v);
+        if (!c)
+            goto nomem;
+        cel_device_view_free(v);
+        *out = c;
+    }
     return 0;
 nomem:
     cel_device_view_free(v);
@@ -630,12 +805,19 @@ int cel_eval(const struct cel_program *p, const struct cel_device_view *dev, str
         r->error_len = s->error_len;
         return 0;
     }
+    /* the lookups chase pointers through the view: ask for its lines at once (a cold view
+     * costs one memory latency instead of one per map) */
+    for (size_t off = 0; off < dev->size && off < 4096; off += 64)
+        __builtin_prefetch((const char *)dev + off);
     arena_mark(&s->a, &mark);
     ev->a = &s->a;
     ev->device = &dev->device;
     ev->extra = NULL;
     ev->cost = 0;
     ev->limit = p->limit;
+    ev->fresh = p->fresh;
+    ev->nqpromo = ev->aqpromo = 0;
+    ev->qpromo = NULL;
     if (setjmp(ev->abort)) {
         r->cost = ev->cost;
         r->error = keep_error(s, ev->abort_msg ? ev->abort_msg
@@ -679,6 +861,9 @@ int cel_test_eval(const struct cel_program *p, const struct cel_val *vars, struc
     ev->extra = vars;
     ev->cost = 0;
     ev->limit = p->limit;
+    ev->fresh = p->fresh;
+    ev->nqpromo = ev->aqpromo = 0;
+    ev->qpromo = NULL;
     if (setjmp(ev->abort)) {
         *out = cel_err(&s->a, "%s",
                        ev->abort_msg ? ev->abort_msg

@@ -40,9 +40,20 @@ static uint64_t ext_actual_size(const struct cel_val *v)
     return actual_size(v);
 }
 
+/* Go's uint64(x) on amd64: x < 2^63 converts as a signed integer, else x - 2^63 does and the
+ * top bit is set (x past 2^64, or a NaN: 2^63) */
+static uint64_t go_f2u(double x)
+{
+    if (x < 9223372036854775808.0)
+        return x > -9223372036854775808.0 ? (uint64_t)(int64_t)x : (uint64_t)INT64_MIN;
+    x -= 9223372036854775808.0;
+    return (x < 9223372036854775808.0 ? (uint64_t)(int64_t)x : (uint64_t)INT64_MIN) |
+           (uint64_t)INT64_MIN;
+}
+
 static uint64_t ceil_factor(uint64_t n, double f)
 {
-    return (uint64_t)ceil((double)n * f);
+    return go_f2u(ceil((double)n * f));
 }
 
 /* Kubernetes' traversalCost: floor, strings by bytes */
@@ -51,7 +62,7 @@ static uint64_t traversal_cost(const struct cel_val *v)
     switch (v->k) {
     case CV_STRING:
     case CV_BYTES:
-        return (uint64_t)((double)v->n * 0.1);
+        return go_f2u((double)v->n * 0.1);
     case CV_LIST: {
         uint64_t c = 0;
         for (uint32_t i = 0; i < v->v.l->n; i++)
@@ -78,7 +89,7 @@ static uint64_t alloc_list_cost(double factor, uint64_t size)
 {
     if (factor < 0)
         factor = 1;
-    return safe_add(safe_add((uint64_t)((double)size * factor), 1), 10);
+    return safe_add(safe_add(go_f2u((double)size * factor), 1), 10);
 }
 
 static uint64_t self_compare_cost(const struct cel_val *l)
@@ -315,8 +326,7 @@ uint64_t cel_call_cost(struct ev *ev, const struct pnode *n, const struct cel_va
     case CK_SETS2: {
         /* trackSetsCost: callCost + uint64(float64(lhsSize*rhsSize)*factor) */
         uint64_t m = ext_actual_size(&args[0]) * ext_actual_size(&args[1]);
-        double c = (double)m * (kind == CK_SETS2 ? 2.0 : 1.0);
-        return safe_add(1, c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c);
+        return safe_add(1, go_f2u((double)m * (kind == CK_SETS2 ? 2.0 : 1.0)));
     }
     case CK_CHECK:
         return 350000;

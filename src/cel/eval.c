@@ -247,8 +247,23 @@ static struct cel_val fold_var(struct ev *ev, int level, int which)
 
     if (which == 0) {
         if (!f->initialized) {
-            /* the initializer reads only enclosing frames; folds inside it use deeper slots */
-            struct cel_val v = cel_eval_node(ev, f->init);
+            /* the initializer reads only enclosing frames; folds inside it use the slots
+             * above this one, which a fold of the body reading the accumulator may be using:
+             * they are saved around it (cel-go gives each fold its own folder) */
+            struct cel_val v;
+            int ns = f->init_slots;
+            struct foldframe *saved = NULL;
+            if (ns > 0) {
+                if (level + 1 + ns > CEL_MAX_FOLD_DEPTH)
+                    return cel_err_static("comprehension nesting too deep");
+                saved = arena_alloc(ev->a, (size_t)ns * sizeof(*saved));
+                if (!saved)
+                    return cel_err_static("out of memory");
+                memcpy(saved, &ev->frames[level + 1], (size_t)ns * sizeof(*saved));
+            }
+            v = cel_eval_node(ev, f->init);
+            if (saved)
+                memcpy(&ev->frames[level + 1], saved, (size_t)ns * sizeof(*saved));
             f = &ev->frames[level];
             f->initialized = true;
             if (v.k == CV_LIST && v.v.l->n == 0) {
@@ -285,6 +300,7 @@ static struct cel_val eval_fold(struct ev *ev, struct pnode *n)
     f = &ev->frames[level];
     memset(f, 0, sizeof(*f));
     f->init = n->u.fold.init;
+    f->init_slots = n->u.fold.init_slots;
     if (n->u.fold.two) {
         if (range.k != CV_LIST && range.k != CV_MAP) {
             return cel_err(ev->a, "unsupported comprehension range type: %s",
@@ -372,7 +388,7 @@ static struct cel_val call_impl(struct ev *ev, struct pnode *n, const struct cel
     if (!impl)
         goto no_overload;
     if (impl->trait) {
-        if (!(cel_val_traits(&args[0]) & impl->trait) &&
+        if ((cel_val_traits(&args[0]) & impl->trait) != impl->trait && /* HasTrait */
             !(n->u.call.nonstrict && args[0].k == CV_ERROR))
             goto receiver;
         return impl->fn(ev, args, na);
@@ -433,7 +449,25 @@ static struct cel_val eval_call(struct ev *ev, struct pnode *n)
                     return args[i];
                 }
     }
-    r = n->u.call.cached ? *n->u.call.cached : call_impl(ev, n, args, na);
+    if (n->u.call.cached) {
+        r = *n->u.call.cached;
+        if (ev->fresh && r.k == CV_QUANTITY) {
+            /* a new *Quantity each time, as cel-go's quantity() makes */
+            struct cel_quantity *q = arena_alloc(ev->a, sizeof(*q));
+            if (!q)
+                return cel_err_static("out of memory");
+            *q = *r.v.q;
+            r.v.q = q;
+        } else if (ev->fresh && r.k == CV_URL) {
+            struct cel_url *u = arena_alloc(ev->a, sizeof(*u));
+            if (!u)
+                return cel_err_static("out of memory");
+            *u = *r.v.url;
+            r.v.url = u;
+        }
+    } else {
+        r = call_impl(ev, n, args, na);
+    }
     observe(ev, cel_call_cost(ev, n, args, na, &r));
     return r;
 }
@@ -564,6 +598,10 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n)
         return r;
     case P_TESTONLY:
         r = resolve_attr(ev, n->u.attr);
+        /* cel-go's tracker takes back the presence test's select cost, which a conditional
+         * attribute never added: one less, wrapping below zero (then over any limit) */
+        if (n->u.attr->kind == A_COND)
+            observe(ev, UINT64_MAX);
         if (r.k == CV_OPTIONAL)
             return cel_bool(r.v.o != NULL);
         return r;

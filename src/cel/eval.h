@@ -134,6 +134,7 @@ struct pnode {
         } map;
         struct {
             int level;
+            int init_slots; /* the deeper slots the initializer's own folds use */
             bool two;
             struct pnode *range, *init, *cond, *step, *result;
         } fold;
@@ -150,6 +151,7 @@ struct pnode {
 struct foldframe {
     struct cel_val accu, it1, it2;
     struct pnode *init;
+    int init_slots;
     bool initialized;
 };
 
@@ -164,6 +166,15 @@ struct ev {
     jmp_buf abort;                     /* cost limit exceeded, or cel-go would have panicked */
     const char *abort_msg;             /* NULL: the cost limit */
     const struct cel_regex *cur_regex; /* the running call's compiled pattern */
+    /* resource.Quantity.Cmp turns its receiver into the inf.Dec form in place (AsDec) when
+     * the other side is one: the quantities promoted so far in this evaluation, and their
+     * decimal form (cel_quantity_current). fresh: quantities and URLs from constants are
+     * copied each time, since cel-go makes a new one each time (see cel_plan). */
+    bool fresh;
+    int nqpromo, aqpromo;
+    struct cel_qpromo {
+        const struct cel_quantity *from, *to;
+    } * qpromo;
     struct foldframe frames[CEL_MAX_FOLD_DEPTH];
 };
 
@@ -173,6 +184,11 @@ struct cel_val cel_eval_node(struct ev *ev, struct pnode *n);
 /* helpers for implementations */
 /* the Go type of the value cel-go would hold (panic and iteration messages) */
 const char *cel_go_type_name(const struct cel_val *v);
+/* a quantity as it is now in this evaluation (its promoted form, if any) */
+const struct cel_quantity *cel_quantity_current(const struct ev *ev, const struct cel_quantity *q);
+/* records that q now has the decimal form d */
+bool cel_quantity_promote(struct ev *ev, const struct cel_quantity *q,
+                          const struct cel_quantity *d);
 /* a lookup of key in m (NULL: a literal being built) panics as Go's map does for keys it
  * cannot hash */
 void cel_map_key_check(struct ev *ev, const struct cel_map *m, const struct cel_val *key);

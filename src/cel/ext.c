@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "cel/eval.h"
 #include "cel/lib.h"
+#include "cel/quantity.h"
 #include "cel/strfmt.h"
 #include "cel/regex.h"
 #include "cel/utf8.h"
@@ -796,12 +797,27 @@ static struct cel_val map_insert(struct ev *ev, const struct cel_val *m, const s
     struct cel_map *r;
     struct cel_val out = {.k = CV_MAP};
 
-    cel_map_key_check(ev, m->v.m, k);
+    cel_map_key_check(ev, m->v.m->strkeys ? m->v.m : NULL, k); /* insertion always hashes */
     if (cel_map_find(m->v.m, k)) {
         struct buf b = BUF_INIT(0);
         struct cel_val e;
         buf_puts(&b, "insert failed: key ");
-        cel_val_format_v(&b, k);
+        /* fmt's %v: each Go type's String() */
+        if (k->k == CV_IP || k->k == CV_CIDR) {
+            struct cel_val s = cel_ip_to_string(ev, k); /* the embedded netip String() */
+            if (s.k == CV_STRING)
+                buf_append(&b, s.v.s, s.n);
+        } else if (k->k == CV_DURATION || k->k == CV_TIMESTAMP) {
+            cel_time_go_string(&b, k);
+        } else if (k->k == CV_QUANTITY) {
+            cel_quantity_string(ev->nqpromo ? cel_quantity_current(ev, k->v.q) : k->v.q, &b);
+        } else if (k->k == CV_URL) {
+            buf_append(&b, k->v.url->str.s, k->v.url->str.n);
+        } else if (k->k == CV_NULL) {
+            buf_puts(&b, "0"); /* types.Null has no String() */
+        } else {
+            cel_val_format_v(&b, k);
+        }
         buf_puts(&b, " already exists");
         e = cel_err_buf(ev->a, &b);
         buf_release(&b);
@@ -868,23 +884,41 @@ static const struct cel_regex *call_regex(struct ev *ev)
     return ev->cur_regex;
 }
 
+/* The optimized calls take the receiver's Go Value() when it is a string: a string's, and a
+ * type value's (its name: dyn(int).matches("^int$") is true), as cel-go's and Kubernetes'
+ * regex optimizations do. False for any other value. */
+static bool value_string(const struct cel_val *v, struct cel_val *out)
+{
+    if (v->k == CV_STRING) {
+        *out = *v;
+        return true;
+    }
+    if (v->k == CV_TYPE) {
+        *out = cel_str(v->v.s, (uint32_t)strlen(v->v.s));
+        return true;
+    }
+    return false;
+}
+
 static struct cel_val f_matches_compiled(struct ev *ev, const struct cel_val *a, int n)
 {
+    struct cel_val s;
     (void)n;
-    if (a[0].k != CV_STRING)
+    if (!value_string(&a[0], &s))
         return NSO;
-    return cel_bool(cel_regex_search(call_regex(ev), a[0].v.s, a[0].n));
+    return cel_bool(cel_regex_search(call_regex(ev), s.v.s, s.n));
 }
 
 static struct cel_val f_find_compiled(struct ev *ev, const struct cel_val *a, int n)
 {
+    struct cel_val s;
     size_t b, e;
     (void)n;
-    if (a[0].k != CV_STRING)
+    if (!value_string(&a[0], &s))
         return cel_maybe_no_such_overload(&a[0]);
-    if (!cel_regex_find_at(call_regex(ev), a[0].v.s, a[0].n, 0, &b, &e))
+    if (!cel_regex_find_at(call_regex(ev), s.v.s, s.n, 0, &b, &e))
         return cel_str("", 0);
-    return cel_str(a[0].v.s + b, (uint32_t)(e - b));
+    return cel_str(s.v.s + b, (uint32_t)(e - b));
 }
 
 /* Go's Regexp.FindAllString(s, n) */
@@ -930,16 +964,17 @@ struct cel_val cel_regex_find_all(struct ev *ev, const struct cel_regex *re,
 static struct cel_val f_find_all_compiled(struct ev *ev, const struct cel_val *a, int n)
 {
     int64_t limit = -1;
+    struct cel_val s;
     if (n < 2 || n > 3)
         return NSO;
-    if (a[0].k != CV_STRING)
+    if (!value_string(&a[0], &s))
         return cel_maybe_no_such_overload(&a[0]);
     if (n == 3) {
         if (a[2].k != CV_INT)
             return cel_maybe_no_such_overload(&a[2]);
         limit = a[2].v.i;
     }
-    return cel_regex_find_all(ev, call_regex(ev), &a[0], limit);
+    return cel_regex_find_all(ev, call_regex(ev), &s, limit);
 }
 
 static struct cel_val f_string_format(struct ev *ev, const struct cel_val *a, int n)

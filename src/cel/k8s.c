@@ -44,47 +44,67 @@ static struct cel_val f_is_quantity(struct ev *ev, const struct cel_val *a, int 
     return cel_bool(cel_quantity_parse(ev->a, a[0].v.s, a[0].n, &err) != NULL);
 }
 
+/* the quantity of a[i] as it is now in this evaluation */
+static const struct cel_quantity *qcur(struct ev *ev, const struct cel_val *a, int i)
+{
+    return ev->nqpromo ? cel_quantity_current(ev, a[i].v.q) : a[i].v.q;
+}
+
 static struct cel_val f_q_sign(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
     (void)n;
-    return cel_int(cel_quantity_sign(a[0].v.q));
+    return cel_int(cel_quantity_sign(qcur(ev, a, 0)));
+}
+
+/* Quantity.Cmp: the receiver takes the decimal form when the other side has it */
+static int q_cmp(struct ev *ev, const struct cel_val *a, bool *oom_)
+{
+    const struct cel_quantity *x = qcur(ev, a, 0), *y = qcur(ev, a, 1);
+    int c = cel_quantity_cmp(x, y);
+    *oom_ = false;
+    if (!x->dec && y->dec) {
+        const struct cel_quantity *d = cel_quantity_to_dec(ev->a, x);
+        if (!d || !cel_quantity_promote(ev, a[0].v.q, d))
+            *oom_ = true;
+    }
+    return c;
 }
 
 static struct cel_val f_q_cmp(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
+    bool o;
+    int c = q_cmp(ev, a, &o);
     (void)n;
-    return cel_int(cel_quantity_cmp(a[0].v.q, a[1].v.q));
+    return o ? oom() : cel_int(c);
 }
 
 static struct cel_val f_q_gt(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
+    bool o;
+    int c = q_cmp(ev, a, &o);
     (void)n;
-    return cel_bool(cel_quantity_cmp(a[0].v.q, a[1].v.q) == 1);
+    return o ? oom() : cel_bool(c == 1);
 }
 
 static struct cel_val f_q_lt(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
+    bool o;
+    int c = q_cmp(ev, a, &o);
     (void)n;
-    return cel_bool(cel_quantity_cmp(a[0].v.q, a[1].v.q) == -1);
+    return o ? oom() : cel_bool(c == -1);
 }
 
 static struct cel_val f_q_float(struct ev *ev, const struct cel_val *a, int n)
 {
-    (void)ev;
     (void)n;
-    return cel_double(cel_quantity_approx_float(a[0].v.q));
+    return cel_double(cel_quantity_approx_float(qcur(ev, a, 0)));
 }
 
 static struct cel_val f_q_int(struct ev *ev, const struct cel_val *a, int n)
 {
     int64_t v;
-    (void)ev;
     (void)n;
-    if (!cel_quantity_as_int64(a[0].v.q, &v))
+    if (!cel_quantity_as_int64(qcur(ev, a, 0), &v))
         return cel_err_static("cannot convert value to integer");
     return cel_int(v);
 }
@@ -92,20 +112,19 @@ static struct cel_val f_q_int(struct ev *ev, const struct cel_val *a, int n)
 static struct cel_val f_q_is_int(struct ev *ev, const struct cel_val *a, int n)
 {
     int64_t v;
-    (void)ev;
     (void)n;
-    return cel_bool(cel_quantity_as_int64(a[0].v.q, &v));
+    return cel_bool(cel_quantity_as_int64(qcur(ev, a, 0), &v));
 }
 
 static struct cel_val q_addsub(struct ev *ev, const struct cel_val *a, bool sub)
 {
     const char *err;
     const struct cel_quantity *y =
-        a[1].k == CV_INT ? cel_quantity_from_int(ev->a, a[1].v.i) : a[1].v.q;
+        a[1].k == CV_INT ? cel_quantity_from_int(ev->a, a[1].v.i) : qcur(ev, a, 1);
     const struct cel_quantity *r;
     if (!y)
         return oom();
-    r = cel_quantity_add(ev->a, a[0].v.q, y, sub, &err);
+    r = cel_quantity_add(ev->a, qcur(ev, a, 0), y, sub, &err);
     if (!r)
         return cel_err(ev->a, "%s", err);
     return qval(r);

@@ -30,6 +30,9 @@ const struct cel_impl *cel_time_impls(size_t *n);
 struct cel_val cel_time_add(struct ev *ev, const struct cel_val *x, const struct cel_val *y,
                             bool sub);
 struct cel_val cel_time_to_string(struct ev *ev, const struct cel_val *v);
+/* fmt's %v of a duration (time.Duration.String: 1m30s) or a timestamp (time.Time.String:
+ * 2024-01-01 00:00:00.5 +0130 +0130, UTC when the offset is 0, as in a UTC process) */
+void cel_time_go_string(struct buf *b, const struct cel_val *v);
 /* duration('...') / timestamp('...') of a literal, for the validators */
 bool cel_duration_parse(const char *s, size_t n, int64_t *ns);
 bool cel_timestamp_parse(const char *s, size_t n, int64_t *sec, int32_t *nsec);

@@ -2121,6 +2121,8 @@ static const char *parse_opt_field(struct parser *p, const struct tok **opt, con
 /* fieldInitializerList: optField ':' expr (',' optField ':' expr)* */
 static void parse_field_inits(struct parser *p, struct entries *out)
 {
+    const struct tok *list_start = la(p, 1);
+
     for (bool first = true; !p->failed; first = false) {
         const struct tok *opt, *idt, *col;
         const char *name;
@@ -2145,9 +2147,15 @@ static void parse_field_inits(struct parser *p, struct entries *out)
             cel_diags_add(p->diags, 0, opt->start, "unsupported syntax '?'");
             continue;
         }
+        if (!name) {
+            /* the visitor's normalizeIdent of a field whose name did not parse, reported at
+             * the start of the whole list */
+            cel_diags_add(p->diags, 0, list_start->start, "unsupported ident kind");
+            continue;
+        }
         en.id = tok_id(p, col);
         en.optional = opt != NULL;
-        en.field = name ? name : "";
+        en.field = name;
         en.value = v;
         entries_add(p, out, en);
     }

@@ -31,6 +31,7 @@ struct planner {
     int slot, max_slot;
     struct cel_regex **regexes;
     bool failed;
+    bool fresh; /* see cel_plan: a quantity comparison, a map literal or a map insertion */
     struct buf err;
 };
 
@@ -255,8 +256,12 @@ static struct cel_val fold_eval(struct planner *p, struct pnode *n)
     ev->device = &dev;
     ev->limit = UINT64_MAX;
     if (setjmp(ev->abort)) {
+        /* a library panic while folding constants: cel-go's planner would not recover it
+         * (the process would crash); the panic's text is the error here */
+        r = ev->abort_msg ? cel_err(p->a, "%s", ev->abort_msg)
+                          : cel_err_static("cost limit exceeded");
         free(ev);
-        return cel_err_static("cost limit exceeded");
+        return r;
     }
     r = cel_eval_node(ev, n);
     free(ev);
@@ -438,6 +443,10 @@ static struct pnode *plan_call(struct planner *p, struct cel_expr *e)
         return NULL;
     n->u.call.fname = fn;
     n->u.call.cost_kind = cel_cost_kind(fn, NULL);
+    if (!strcmp(fn, "compareTo") || !strcmp(fn, "isGreaterThan") || !strcmp(fn, "isLessThan"))
+        p->fresh = true;
+    if (!strcmp(fn, "cel.@mapInsert"))
+        p->fresh = true;
     n->u.call.args = args;
     n->u.call.nargs = na;
     n->u.call.arity = na <= 2 ? na : 3;
@@ -631,9 +640,16 @@ static struct pnode *plan_comp(struct planner *p, struct cel_expr *e)
     /* the range runs before this fold is active; everything else while it is. Planned in
      * cel-go's order (init, range, ...), which decides the first planning error. */
     p->slot = level + 1;
-    if (p->slot > p->max_slot)
+    {
+        /* the initializer runs lazily, when the accumulator is first read, maybe inside a
+         * deeper fold of the body: the evaluator saves the slots its own folds use */
+        int saved_max = p->max_slot;
         p->max_slot = p->slot;
-    n->u.fold.init = plan(p, e->u.comp.init);
+        n->u.fold.init = plan(p, e->u.comp.init);
+        n->u.fold.init_slots = p->max_slot - (level + 1);
+        if (saved_max > p->max_slot)
+            p->max_slot = saved_max;
+    }
     p->slot = level;
     n->u.fold.range = plan(p, e->u.comp.range);
     p->slot = level + 1;
@@ -693,6 +709,7 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
     case CEL_E_LIST:
         return plan_list(p, e);
     case CEL_E_MAP:
+        p->fresh = true;
         return plan_map(p, e);
     case CEL_E_COMP:
         return plan_comp(p, e);
@@ -707,7 +724,7 @@ static struct pnode *plan(struct planner *p, struct cel_expr *e)
 
 struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct cel_checked *chk,
                        struct cel_expr *root, struct cel_regex **regexes, struct buf *err,
-                       int *max_depth)
+                       int *max_depth, bool *fresh)
 {
     struct planner *p = calloc(1, sizeof(*p));
     struct pnode *n;
@@ -732,6 +749,7 @@ struct pnode *cel_plan(struct arena *a, const struct cel_env *env, const struct 
         return NULL;
     }
     *max_depth = p->max_slot;
+    *fresh = p->fresh;
     (void)type_of;
     buf_release(&p->err);
     free(p);

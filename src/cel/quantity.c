@@ -253,8 +253,29 @@ static bool ends_000(const char *num, size_t nl, const char *den, size_t dl)
     return t[0] == '0' && t[1] == '0' && t[2] == '0';
 }
 
+static const struct cel_quantity *parse(struct arena *a, const char *str, size_t end,
+                                        const char **err);
+
 const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *str, size_t end,
                                               const char **err)
+{
+    struct cel_quantity *q = (struct cel_quantity *)parse(a, str, end, err);
+    if (q && q->canon) { /* ParseQuantity kept the string: String() returns it as written */
+        char *t = arena_alloc(a, end + 1);
+        if (!t) {
+            *err = "out of memory";
+            return NULL;
+        }
+        memcpy(t, str, end);
+        t[end] = 0;
+        q->text = t;
+        q->text_len = (uint32_t)end;
+    }
+    return q;
+}
+
+static const struct cel_quantity *parse(struct arena *a, const char *str, size_t end,
+                                        const char **err)
 {
     size_t pos = 0, i, num_s, num_e, den_s = 0, den_e = 0, val_e, suf_s, suf_e;
     bool positive = true;
@@ -679,6 +700,11 @@ static void dec_suffix(struct buf *out, int32_t exponent, int fmt)
 }
 
 /* infDecAmount.AsCanonicalBytes and the decimal suffix */
+bool cel_quantity_string(const struct cel_quantity *q, struct buf *out)
+{
+    return cel_quantity_canonical(q, NULL, 0, out);
+}
+
 static void dec_canonical(struct buf *out, int sign, struct big *m, int64_t exp10, int fmt)
 {
     int32_t exponent = (int32_t)exp10;
@@ -700,6 +726,10 @@ bool cel_quantity_canonical(const struct cel_quantity *q, const char *text, size
     int64_t exp10;
 
     if (q->canon) {
+        if (!text) {
+            text = q->text ? q->text : "";
+            n = q->text_len;
+        }
         buf_append(out, text, n);
         return out->data != NULL || n == 0;
     }
@@ -925,6 +955,7 @@ const struct cel_quantity *cel_quantity_add(struct arena *ar, const struct cel_q
             r->value = v;
             r->scale = s;
             r->ptr = true;
+            r->fmt = x->value == 0 ? y->fmt : x->fmt; /* a zero receiver takes y's Format */
             return r;
         }
     }
@@ -965,10 +996,35 @@ const struct cel_quantity *cel_quantity_add(struct arena *ar, const struct cel_q
             return NULL;
         }
         res = q_dec(ar, sa, &a, (int32_t)-e, err);
-        if (res)
+        if (res) {
             ((struct cel_quantity *)res)->ptr = true;
+            ((struct cel_quantity *)res)->fmt = cel_quantity_sign(x) == 0 ? y->fmt : x->fmt;
+        }
         return res;
     }
+}
+
+const struct cel_quantity *cel_quantity_to_dec(struct arena *a, const struct cel_quantity *q)
+{
+    struct big m;
+    int sign;
+    int64_t e;
+    const char *err;
+    struct cel_quantity *d;
+
+    if (q->dec)
+        return q;
+    /* int64Amount.AsDec: unscaled value, scale -scale; Format and the cached text stay */
+    q_to_big(q, &sign, &m, &e);
+    d = (struct cel_quantity *)q_dec(a, sign, &m, (int32_t)-e, &err);
+    if (!d)
+        return NULL;
+    d->fmt = q->fmt;
+    d->canon = q->canon;
+    d->text = q->text;
+    d->text_len = q->text_len;
+    d->ptr = q->ptr;
+    return d;
 }
 
 const struct cel_quantity *cel_quantity_from_int(struct arena *a, int64_t v)

@@ -30,6 +30,8 @@ struct cel_quantity {
     int32_t dscale;
     int nl; /* magnitude limbs, little endian base 2^32 */
     const uint32_t *l;
+    const char *text; /* canon: the text it was parsed from (Quantity.s), text_len bytes */
+    uint32_t text_len;
 };
 
 /* cel_quantity_parse: resource.ParseQuantity. On failure returns NULL and *err is the
@@ -41,12 +43,17 @@ const struct cel_quantity *cel_quantity_parse(struct arena *a, const char *s, si
 struct buf;
 bool cel_quantity_canonical(const struct cel_quantity *q, const char *text, size_t n,
                             struct buf *out);
+/* cel_quantity_string: Quantity.String() (fmt's %v) of any quantity; false when out of memory */
+bool cel_quantity_string(const struct cel_quantity *q, struct buf *out);
 /* Quantity.Cmp: -1, 0, 1 */
 int cel_quantity_cmp(const struct cel_quantity *a, const struct cel_quantity *b);
 /* Quantity.Add / Sub on a copy of a; NULL with *err on overflow past the limb cap. */
 const struct cel_quantity *cel_quantity_add(struct arena *a, const struct cel_quantity *x,
                                             const struct cel_quantity *y, bool sub,
                                             const char **err);
+/* Quantity.AsDec's new form of an int64 amount (q itself when it is already a decimal); NULL
+ * when out of memory */
+const struct cel_quantity *cel_quantity_to_dec(struct arena *a, const struct cel_quantity *q);
 /* NewQuantity(v, DecimalExponent) */
 const struct cel_quantity *cel_quantity_from_int(struct arena *a, int64_t v);
 bool cel_quantity_as_int64(const struct cel_quantity *q, int64_t *out);

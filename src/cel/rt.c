@@ -124,14 +124,40 @@ bool cel_in_list(const struct cel_list *l, const struct cel_val *v)
     return false;
 }
 
+const struct cel_quantity *cel_quantity_current(const struct ev *ev, const struct cel_quantity *q)
+{
+    for (int i = ev->nqpromo - 1; i >= 0; i--)
+        if (ev->qpromo[i].from == q)
+            return ev->qpromo[i].to;
+    return q;
+}
+
+bool cel_quantity_promote(struct ev *ev, const struct cel_quantity *q, const struct cel_quantity *d)
+{
+    if (ev->nqpromo == ev->aqpromo) {
+        int na = ev->aqpromo ? 2 * ev->aqpromo : 8;
+        struct cel_qpromo *n = arena_alloc(ev->a, (size_t)na * sizeof(*n));
+        if (!n)
+            return false;
+        if (ev->nqpromo)
+            memcpy(n, ev->qpromo, (size_t)ev->nqpromo * sizeof(*n));
+        ev->qpromo = n;
+        ev->aqpromo = na;
+    }
+    ev->qpromo[ev->nqpromo].from = q;
+    ev->qpromo[ev->nqpromo].to = d;
+    ev->nqpromo++;
+    return true;
+}
+
 /* A Go map with ref.Val keys (map literals, transformMap results, getQuery) hashes the key
- * it is asked about: cel.Semver (slices) and cel.Format (a func) cannot be hashed, and the
- * runtime panics. Device maps are keyed by strings and do not hash other values. */
+ * it is asked about: cel.Semver (slices), cel.Format (a func) and types.Bytes ([]byte) cannot
+ * be hashed, and the runtime panics. Device maps are keyed by strings and do not hash other values. */
 void cel_map_key_check(struct ev *ev, const struct cel_map *m, const struct cel_val *key)
 {
-    if (m && m->strkeys)
+    if (m && (m->strkeys || m->n == 0)) /* refValMapAccessor.Find skips an empty map */
         return;
-    if (key->k == CV_SEMVER || key->k == CV_FORMAT)
+    if (key->k == CV_SEMVER || key->k == CV_FORMAT || key->k == CV_BYTES)
         cel_ev_panic(ev, "runtime error: hash of unhashable type %s", cel_go_type_name(key));
 }
 

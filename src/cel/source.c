@@ -103,7 +103,9 @@ void cel_diags_add(struct cel_diags *d, int32_t id, int32_t offset, const char *
     g->offset = offset;
     g->id = id;
     g->msg = msg;
-    if (offset >= 0 && d->src) {
+    /* an expression at offset -1 (a token ANTLR's recovery conjured) still has a location,
+     * line 1 column -1, as GetLocationByOffset computes it; id 0: none */
+    if ((offset >= 0 || id > 0) && d->src) {
         cel_source_location(d->src, offset, &g->line, &g->col);
     } else {
         g->line = -1;

@@ -411,6 +411,77 @@ struct cel_val cel_time_to_string(struct ev *ev, const struct cel_val *v)
     return r;
 }
 
+static void go_frac(struct buf *b, uint64_t v, int prec)
+{
+    uint64_t p10 = 1, frac;
+    char digits[24];
+    int k;
+
+    for (int i = 0; i < prec; i++)
+        p10 *= 10;
+    frac = v % p10;
+    buf_printf(b, "%llu", (unsigned long long)(v / p10));
+    if (!frac)
+        return;
+    snprintf(digits, sizeof(digits), "%0*llu", prec, (unsigned long long)frac);
+    k = prec;
+    while (k > 0 && digits[k - 1] == '0')
+        k--;
+    digits[k] = 0;
+    buf_printf(b, ".%s", digits);
+}
+
+void cel_time_go_string(struct buf *b, const struct cel_val *v)
+{
+    if (v->k == CV_DURATION) {
+        uint64_t u = v->v.i < 0 ? 0 - (uint64_t)v->v.i : (uint64_t)v->v.i;
+        if (v->v.i < 0)
+            buf_puts(b, "-");
+        if (u == 0) {
+            buf_puts(b, "0s");
+        } else if (u < 1000) {
+            buf_printf(b, "%lluns", (unsigned long long)u);
+        } else if (u < 1000000) {
+            go_frac(b, u, 3);
+            buf_puts(b, "\xc2\xb5s"); /* µs */
+        } else if (u < (uint64_t)NS) {
+            go_frac(b, u, 6);
+            buf_puts(b, "ms");
+        } else {
+            uint64_t secs = u / NS, mins = secs / 60, hours = mins / 60;
+            if (hours)
+                buf_printf(b, "%lluh", (unsigned long long)hours);
+            if (mins)
+                buf_printf(b, "%llum", (unsigned long long)(mins % 60));
+            go_frac(b, (secs % 60) * (uint64_t)NS + u % NS, 9);
+            buf_puts(b, "s");
+        }
+        return;
+    }
+    {
+        int64_t local = v->v.i + v->x * 60, days = floordiv(local, 86400), y;
+        int64_t sod = local - days * 86400;
+        int m, d, off = abs(v->x);
+        civil_from_days(days, &y, &m, &d);
+        buf_printf(b, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, m, d, (int)(sod / 3600),
+                   (int)(sod / 60 % 60), (int)(sod % 60));
+        if (v->n) {
+            char frac[16];
+            int k = 9;
+            snprintf(frac, sizeof(frac), "%09u", v->n);
+            while (k > 0 && frac[k - 1] == '0')
+                k--;
+            frac[k] = 0;
+            buf_printf(b, ".%s", frac);
+        }
+        if (v->x == 0)
+            buf_puts(b, " +0000 UTC");
+        else
+            buf_printf(b, " %c%02d%02d %c%02d%02d", v->x < 0 ? '-' : '+', off / 60, off % 60,
+                       v->x < 0 ? '-' : '+', off / 60, off % 60);
+    }
+}
+
 /* ---- arithmetic ---- */
 
 static struct cel_val add_time_dur(const struct cel_val *t, int64_t d)

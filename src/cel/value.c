@@ -433,8 +433,16 @@ bool cel_key_identical(const struct cel_val *a, const struct cel_val *b)
         return a->n == b->n && (a->n == 0 || !memcmp(a->v.s, b->v.s, a->n));
     case CV_TYPE:
         return !strcmp(a->v.s, b->v.s);
+    case CV_IP:
+    case CV_CIDR: {
+        /* netip.Addr (and Prefix) compare by value, the zone included */
+        const struct cel_ipaddr *x = a->v.ip, *y = b->v.ip;
+        const char *zx = x->zone ? x->zone : "", *zy = y->zone ? y->zone : "";
+        return x->v4 == y->v4 && !memcmp(x->a, y->a, sizeof(x->a)) && !strcmp(zx, zy) &&
+               (a->k == CV_IP || x->prefix == y->prefix);
+    }
     default:
-        /* pointer types compare by identity */
+        /* pointer types (quantities, URLs) compare by identity */
         return a->v.l == b->v.l;
     }
 }
@@ -445,6 +453,16 @@ static const struct cel_val *map_find_exact(const struct cel_map *m, const struc
         /* the common case (device maps): length, first byte, then the bytes */
         uint32_t n = key->n;
         const char *s = key->v.s;
+        if (m->khash) {
+            /* device views: the key hashes first, so that only the key found is read */
+            uint32_t h = 2166136261u;
+            for (uint32_t i = 0; i < n; i++)
+                h = (h ^ (uint8_t)s[i]) * 16777619u;
+            for (uint32_t i = 0; i < m->n; i++)
+                if (m->khash[i] == h && m->keys[i].n == n && !memcmp(m->keys[i].v.s, s, n))
+                    return &m->vals[i];
+            return NULL;
+        }
         for (uint32_t i = 0; i < m->n; i++) {
             const struct cel_val *k = &m->keys[i];
             if (k->k == CV_STRING && k->n == n &&

@@ -79,6 +79,7 @@ struct cel_map {
     bool strkeys;       /* every key is a string (device maps): cel-go's string map */
     bool default_empty; /* missing keys find an empty map (DRA's attributes/capacity) */
     struct cel_val *keys, *vals;
+    const uint32_t *khash; /* device views: FNV-1a of each key, compared before the key */
 };
 
 /* Kubernetes resource.Quantity, exactly: the value in units of 10^-9 (every parsed quantity is

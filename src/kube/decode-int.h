@@ -6,13 +6,14 @@
  * container's requests and limits) and decode_selector.c (label and node selectors) the parts
  * many kinds share; then a file per family of kinds: decode_pod.c and decode_podspec.c,
  * decode_node.c, decode_storage.c, decode_workload.c, decode_class.c (the scheduling
- * classes and the objects around pods) and decode_dra.c (resource.k8s.io).
+ * classes and the objects around pods) and decode_dra*.c (resource.k8s.io: decode_dra.c what
+ * its kinds share, decode_dra-int.h, then decode_dra_class.c, _slice.c and _claim.c).
  *
  * Every getter reads obj[key]: absent and null both mean "unset", as in Go's decoder; a value
  * of another JSON type fails with the API server's wording. Strings kept are copied into the
  * arena; those only looked at (dec_peek) are borrowed from the JSON tree.
  *
- * How a kind is added (resource.k8s.io's, say, in decode_dra.c):
+ * How a kind is added (resource.k8s.io's, say, in decode_dra_class.c):
  * 1. its struct in kube/object.h, and int kube_<kind>_decode(obj, a, opts, out, err) in
  *    kube/decode.h;
  * 2. in the family's file, a table (struct dec_type, below) for each Go struct of the kind the

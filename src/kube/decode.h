@@ -154,7 +154,7 @@ int kube_volume_attachment_decode(const json_t *obj, struct arena *a,
                                   const struct kube_decode_opts *o,
                                   struct kube_volume_attachment *out, struct err *err);
 
-/* ---- resource.k8s.io (decode_dra.c) ----
+/* ---- resource.k8s.io (decode_dra.c, decode_dra_{class,slice,claim}.c) ----
  * The Dynamic Resource Allocation kinds of resource.k8s.io/v1 as the API server stores them
  * (defaults applied: a request's allocationMode ExactCount and count 1, a toleration's
  * operator Equal), with the checks of its validation that keep an object the scheduler cannot

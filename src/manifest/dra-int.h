@@ -1,6 +1,6 @@
 /* dra-int.h - the resource.k8s.io/v1 objects into the input (in->device_classes,
  * in->resource_slices, in->resource_claims, in->claim_templates, in->device_taint_rules):
- * decoded by kube/decode_dra.c, the namespaced ones placed in the object's namespace, a second
+ * decoded by kube/decode_dra*.c, the namespaced ones placed in the object's namespace, a second
  * object of the same name is the API server's AlreadyExists. */
 #ifndef MANIFEST_DRA_INT_H
 #define MANIFEST_DRA_INT_H

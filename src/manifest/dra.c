@@ -1,5 +1,5 @@
 /* dra.c - DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates and
- * DeviceTaintRules of a manifest into the input: decoded (kube/decode_dra.c), kept in input
+ * DeviceTaintRules of a manifest into the input: decoded (kube/decode_dra*.c), kept in input
  * order, a repeated name refused as the API server refuses it. */
 #include "manifest/dra-int.h"
 

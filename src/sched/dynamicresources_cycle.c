@@ -194,14 +194,15 @@ uint32_t sched_dra_cycle_filter(const struct sched_cluster *c, const struct sche
     return r == SCHED_NOID ? SCHED_R_NOT_CHECKED : r;
 }
 
-int sched_dra_cycle_postfilter(struct sched_cluster *c, struct sched_cpod *cp)
+int sched_dra_cycle_postfilter(struct sched_cluster *c, struct sched_cpod *cp, char *msg,
+                               size_t msgsize)
 {
-    char msg[256];
-
     (void)c;
+    if (msgsize)
+        msg[0] = '\0';
     if (!cp->dra)
         return 0;
-    return sched_dra_postfilter(cp->dra, msg, sizeof(msg)) < 0 ? -ENOMEM : 0;
+    return sched_dra_postfilter(cp->dra, msg, msgsize) < 0 ? -ENOMEM : 0;
 }
 
 int sched_dra_cycle_prebind(struct sched_cluster *c, struct sched_cpod *cp, const char *node_name,

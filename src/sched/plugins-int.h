@@ -357,8 +357,11 @@ uint32_t sched_dra_cycle_filter(const struct sched_cluster *c, const struct sche
                                 uint32_t slot, int32_t *score, bool *unresolvable);
 
 /* sched_dra_cycle_postfilter: the PostFilter when no node fits (before DefaultPreemption):
- * a claim allocated for the pod that is available nowhere is deallocated. 0 or -ENOMEM. */
-int sched_dra_cycle_postfilter(struct sched_cluster *c, struct sched_cpod *cp);
+ * a claim allocated for the pod that is available nowhere is deallocated (or its
+ * extended-resource claim deleted); msg gets the status's reason ("deallocation of
+ * ResourceClaim completed"), "" when it did nothing. 0 or -ENOMEM. */
+int sched_dra_cycle_postfilter(struct sched_cluster *c, struct sched_cpod *cp, char *msg,
+                               size_t msgsize);
 
 /* sched_dra_cycle_prebind: Reserve and PreBind on the chosen node (allocations, reservations,
  * the extended-resource claim written), so later pods see them; *error (malloc'ed) when

@@ -200,6 +200,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
     struct sched_preemption pr;
     struct sched_hist h = {0};
     struct kube_pod nominated;
+    char dra_post[64] = "";
     uint32_t i, npotential = UINT32_MAX;
     int rc;
 
@@ -315,7 +316,7 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
                                                  ? c->reasons.strs[SCHED_R_AFFINITY_CONFLICT]
                                                  : NULL)))
             goto out;
-        if (cp.dra && (rc = sched_dra_cycle_postfilter(c, &cp)))
+        if (cp.dra && (rc = sched_dra_cycle_postfilter(c, &cp, dra_post, sizeof(dra_post))))
             goto out_cp;
         rc = -ENOMEM;
         if (cp.prefilter_conflict && !p->dra_off && cp.prefilter_plugin != SCHED_PL_DRA) {
@@ -366,12 +367,16 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             free(out->message);
             out->message = m;
             out->clear_nomination = false;
-        } else if (pr.message) {
-            char *m = buf_fmt("%s %s", out->message, pr.message);
+        } else if (pr.message || (dra_post[0] && pr.chosen < 0)) {
+            /* the PostFilter plugins' reasons, joined: DynamicResources' first (a success
+             * of DefaultPreemption, or its error, drops them) */
+            char *m = buf_fmt("%s %s%s%s", out->message, dra_post,
+                              dra_post[0] && pr.message ? ", " : "", pr.message ? pr.message : "");
             if (!m)
                 goto out;
             free(out->message);
             out->message = m;
+            out->requeued = dra_post[0] != '\0';
         }
     }
 done:

@@ -59,6 +59,10 @@ struct sched_result {
     bool clear_nomination;
     bool preempted; /* sched_simulate only: the pod was scheduled and later evicted by a
                        preemptor (the flags together: no padding holes, one per pending pod) */
+    /* the FitError's message says DynamicResources' PostFilter deallocated a claim of the
+     * pod (or deleted its extended-resource claim): the claim's update requeues the pod
+     * (sched_simulate tries it again at once, as after a preemption) */
+    bool requeued;
     char *node;
     char *message;
     char *nominated_node;

@@ -105,6 +105,50 @@ static int attempt(struct sched_cluster *c, const struct sched_profile *p,
     return rc;
 }
 
+/* retry_pod: the attempts that follow a pod's failed first one at once, before the next pod:
+ * after a preemption (the victims evicted) one retry; after DynamicResources' PostFilter
+ * deallocated a claim of the pod (result.requeued: the claim's update requeues it) one
+ * more, each time it does (a claim at a time: at most as many as the pod has). The pod's
+ * result takes the last attempt's outcome and message; the nomination and victims stay the
+ * preemption's. */
+static int retry_pod(struct sched_cluster *c, const struct sched_profile *p,
+                     const struct kube_pod *const *pods, size_t n, size_t idx,
+                     const struct sched_sim_opts *o, struct sched_rng *rng,
+                     struct sched_result *results, struct err *err)
+{
+    struct sched_result *r = &results[idx], retry;
+    bool requeued = r->requeued;
+    int number = 1, rc = 0;
+
+    if (r->nominated_node)
+        evict(c, r, results, n, idx);
+    while (number == 1 || (requeued && number <= 1 + 64)) {
+        /* kube-scheduler's retry sees status.nominatedNodeName, which node sampling
+         * filters first */
+        struct kube_pod again = *pods[idx];
+
+        if (r->nominated_node)
+            again.nominated_node_name = r->nominated_node;
+        if ((rc = attempt(c, p, &again, ++number, o, rng, &retry, err)))
+            return rc;
+        requeued = retry.requeued;
+        if (retry.outcome == SCHED_SCHEDULED) {
+            r->outcome = SCHED_SCHEDULED;
+            r->node = retry.node;
+            retry.node = NULL;
+            sched_result_release(&retry);
+            return assume(c, pods[idx], r->node, idx, err);
+        }
+        free(r->message);
+        r->message = retry.message;
+        retry.message = NULL;
+        if (number > 2 || !r->nominated_node)
+            r->error = retry.error; /* a requeued attempt's (the preemption's retry: as before) */
+        sched_result_release(&retry);
+    }
+    return 0;
+}
+
 int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
                    const struct kube_pod *const *pods, size_t n, const struct sched_sim_opts *o,
                    struct sched_result *results, struct err *err)
@@ -131,7 +175,7 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
     qsort(q, n, sizeof(*q), cmp_queue);
     for (i = 0; i < n; i++) {
         size_t idx = q[i].index;
-        struct sched_result *r = &results[idx], retry;
+        struct sched_result *r = &results[idx];
 
         if (o && o->progress && i && i % 256 == 0)
             o->progress(o->progress_arg, i, n);
@@ -143,30 +187,9 @@ int sched_simulate(struct sched_cluster *c, const struct sched_profile *p,
                 break;
             continue;
         }
-        if (!r->nominated_node)
+        if (!r->nominated_node && !r->requeued)
             continue;
-        evict(c, r, results, n, idx);
-        {
-            /* kube-scheduler's retry sees status.nominatedNodeName, which node sampling
-             * filters first */
-            struct kube_pod nominated = *pods[idx];
-
-            nominated.nominated_node_name = r->nominated_node;
-            if ((rc = attempt(c, p, &nominated, 2, o, &rng, &retry, err)))
-                break;
-        }
-        if (retry.outcome == SCHED_SCHEDULED) {
-            r->outcome = SCHED_SCHEDULED;
-            r->node = retry.node;
-            retry.node = NULL;
-            rc = assume(c, pods[idx], r->node, idx, err);
-        } else {
-            free(r->message);
-            r->message = retry.message;
-            retry.message = NULL;
-        }
-        sched_result_release(&retry);
-        if (rc)
+        if ((rc = retry_pod(c, p, pods, n, idx, o, &rng, results, err)))
             break;
     }
     if (o && o->progress && !rc)

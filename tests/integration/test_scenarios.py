@@ -2,7 +2,9 @@
 
 Each directory holds input manifests, optional `args`, and `expected.json` (the exact
 `gpusched simulate -o json` document, with `*` allowed in controller-made pod names) or
-`expected.txt` (the exact standard output). `interchangeable` lists groups of identical nodes
+`expected.txt` (the exact standard output) or `expected.err` (input the API server would
+refuse: exit 1 and this exact standard error, the case's directory left out of file names).
+`interchangeable` lists groups of identical nodes
 whose names may be permuted, since kube-scheduler breaks ties at random. See
 tests/scenarios/README.md.
 """
@@ -77,6 +79,12 @@ def _run(d):
     if want_json:
         argv += ["-o", "json"]
     p = util.run(argv)
+    err_path = os.path.join(d, "expected.err")
+    if os.path.exists(err_path):
+        if p.returncode != 1 or p.stdout:
+            raise AssertionError("want exit 1 and no output, got exit %d: %r" % (p.returncode, p.stdout))
+        util.check_eq(p.stderr.replace(d + os.sep, ""), _read(err_path), "stderr")
+        return
     if p.returncode != 0:
         raise AssertionError("exit %d: %s" % (p.returncode, p.stderr.strip()))
     if not want_json:
@@ -108,9 +116,10 @@ def test_every_scenario_has_an_expectation_and_a_description():
         d = os.path.join(ROOT, name)
         if not os.path.isdir(d):
             continue
-        has = [f for f in ("expected.json", "expected.txt") if os.path.exists(os.path.join(d, f))]
+        has = [f for f in ("expected.json", "expected.txt", "expected.err")
+               if os.path.exists(os.path.join(d, f))]
         if len(has) != 1:
-            raise AssertionError("%s: want exactly one of expected.json/expected.txt, got %s" % (name, has))
+            raise AssertionError("%s: want exactly one of expected.json/.txt/.err, got %s" % (name, has))
         if not os.path.exists(os.path.join(d, "description")):
             raise AssertionError("%s: no description" % name)
         if not _inputs(d):

@@ -70,10 +70,12 @@ func contains(xs []string, x string) bool {
 const draFilterError = `running "DynamicResources" filter plugin: `
 
 // MaskDRAFilterError replaces the error's text after draFilterError, up to the end of the
-// message, with a placeholder.
+// message, with a placeholder. Preemption's dry run may collect the errors of several nodes
+// before it stops: kube-scheduler then writes them as a list ("[E1, E2]"), which is masked
+// alike.
 func MaskDRAFilterError(msg string) string {
 	if i := strings.Index(msg, draFilterError); i >= 0 {
-		return msg[:i+len(draFilterError)] + "<the error of one of the nodes>"
+		return strings.TrimSuffix(msg[:i], "[") + draFilterError + "<the error of one of the nodes>"
 	}
 	return msg
 }

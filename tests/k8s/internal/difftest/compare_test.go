@@ -91,3 +91,15 @@ func TestCompareSimulateDevices(t *testing.T) {
 		t.Fatalf("%+v", ds)
 	}
 }
+
+// Preemption's dry run may report the Filter errors of several nodes as a list: masked as one.
+func TestMaskDRAFilterErrorList(t *testing.T) {
+	one := `0/5 nodes are available: 2 Insufficient cpu. preemption: running "DynamicResources" filter plugin: class fast: selector #0 on device a/b/c: CEL runtime error: no such key: fast`
+	two := `0/5 nodes are available: 2 Insufficient cpu. preemption: [running "DynamicResources" filter plugin: class fast: selector #0 on device d/e/f: CEL runtime error: no such key: fast, running "DynamicResources" filter plugin: class fast: selector #0 on device a/b/c: CEL runtime error: no such key: fast]`
+	if MaskDRAFilterError(one) != MaskDRAFilterError(two) {
+		t.Fatalf("%q\n%q", MaskDRAFilterError(one), MaskDRAFilterError(two))
+	}
+	if MaskDRAFilterError("0/5 nodes are available: 2 Insufficient cpu.") != "0/5 nodes are available: 2 Insufficient cpu." {
+		t.Fatal("a message without the error changed")
+	}
+}

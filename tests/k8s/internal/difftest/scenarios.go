@@ -23,6 +23,9 @@ type ScenarioResult struct {
 	Failed  string // how the oracle disagrees with the expectation
 }
 
+// gpusched's one line about bad input: "gpusched: FILE: line N: MESSAGE"
+var reLineMsg = regexp.MustCompile(`^gpusched: [^:]+: line [0-9]+: (.*)$`)
+
 var reNeedsRender = regexp.MustCompile(`skipping kind (Deployment|ReplicaSet|StatefulSet|Job|CronJob|DaemonSet|ReplicationController)`)
 
 // Scenario runs one scenario directory through the oracle and compares its answer with
@@ -94,6 +97,22 @@ func (r *Runner) Scenario(dir string) ScenarioResult {
 				return res
 			}
 		}
+	}
+	if b, rerr := os.ReadFile(filepath.Join(dir, "expected.err")); rerr == nil {
+		// input the API server refuses: the oracle's validation must say what gpusched says
+		// after "FILE: line N: " (the manifests as they are: render would refuse them too)
+		_, err := objects.Load(inputs)
+		want := strings.TrimSpace(string(b))
+		if m := reLineMsg.FindStringSubmatch(want); m != nil {
+			want = m[1]
+		}
+		switch {
+		case err == nil:
+			res.Failed = "the oracle accepts the input; expected.err: " + want
+		case !strings.HasSuffix(strings.SplitN(err.Error(), "\n", 2)[0], ": "+want):
+			res.Failed = fmt.Sprintf("the API server's validation says %q\n      expected.err:                       %q", err.Error(), want)
+		}
+		return res
 	}
 	load := inputs
 	if r.G != nil && r.G.Render {

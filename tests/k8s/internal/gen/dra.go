@@ -4,11 +4,13 @@ package gen
 // extendedResourceName, clashes), ResourceSlices (node-local pools split over several slices,
 // incomplete and outdated pools, pools for a node selector or all nodes, per-device node
 // selection, shared counters with partitions consuming them, devices for several
-// allocations with consumable capacity, device taints), DeviceTaintRules, ResourceClaims
+// allocations with consumable capacity, device taints, random attributes and capacities
+// that selectors compare with random bounds), DeviceTaintRules, ResourceClaims
 // shared by pods and ResourceClaimTemplates with requests of every kind (counts, All,
 // adminAccess in a namespace that allows it, tolerations, capacity requests, firstAvailable
 // subrequests), constraints (matchAttribute, distinctAttribute) and CEL selectors, some of
-// which fail at run time on some devices; bound pods holding allocated claims; pods asking for
+// which fail at run time on some devices; bound pods holding allocated claims (whole devices,
+// partitions, shares of a device with the capacity they consume, admin access); pods asking for
 // nvidia.com/gpu (the resources feature) or deviceclass.resource.kubernetes.io/<class> served
 // from devices through the extended-resource mapping, on nodes that may also advertise
 // nvidia.com/gpu from a device plugin; pods naming a claim or template that does not exist.
@@ -19,6 +21,7 @@ package gen
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -60,7 +63,7 @@ type draState struct {
 	claims                                                                                           map[string]*resourcev1.ResourceClaim         // shared claims, ns/name
 	order                                                                                            []string                                     // creation order of templates and claims (ns/name, kind prefixed)
 	bound                                                                                            map[string]*corev1.Pod                       // shared claim ns/name -> the bound pod it is reserved for
-	uids                                                                                             int
+	uids, shares                                                                                     int
 	// what draFinish does to each pending pod's containers (the Pod hooks of the features
 	// registered after this one write the containers)
 	implicit  map[*corev1.Pod]corev1.ResourceName
@@ -184,16 +187,38 @@ func (s *draState) gpuDevice(name string, index int) resourcev1.Device {
 			"uuid":                            strAttr(fmt.Sprintf("GPU-%08x", s.r.Uint32())),
 			"resource.kubernetes.io/pcieRoot": strAttr(dpick(s, pcieRoots)),
 		},
-		Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": capOf(p.mem)},
+		Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": capOf(s.memory(p.mem))},
 	}
 	if s.chance(0.3) {
 		d.Attributes["example.com/fast"] = boolAttr(s.chance(0.5))
+	}
+	// random values: what selectors compare with random bounds
+	if s.chance(0.7) {
+		d.Attributes["driverVersion"] = verAttr(fmt.Sprintf("%d.%d.%d", dpick(s, []int{535, 550, 570}), s.intn(200), s.intn(3)))
+		d.Attributes["eccErrors"] = intAttr(int64(s.intn(4)))
+		d.Capacity["cores"] = capOf(fmt.Sprintf("%d", 1024*(1+s.intn(10))))
+		d.Capacity["power"] = capOf(dpick(s, []string{"70", "250", "300", "400"}))
 	}
 	if s.chance(0.15) {
 		delete(d.Attributes, "productName") // an older driver
 	}
 	s.maybeTaint(&d)
 	return d
+}
+
+// memory writes the quantity q as drivers might: "16Gi", the same in bytes or in Mi, or a
+// little less ("15.5Gi")
+func (s *draState) memory(q string) string {
+	v := resource.MustParse(q)
+	switch s.intn(6) {
+	case 0:
+		return fmt.Sprintf("%d", v.Value())
+	case 1:
+		return fmt.Sprintf("%dMi", v.Value()>>20)
+	case 2:
+		return fmt.Sprintf("%d.5Gi", (v.Value()>>30)-1)
+	}
+	return q
 }
 
 func (s *draState) maybeTaint(d *resourcev1.Device) {
@@ -389,6 +414,34 @@ var fragileSelectors = []string{
 	`device.attributes["gpu.nvidia.com"].profile == "1g"`,
 }
 
+// randomSelector compares a random value of a whole GPU with a random bound; guarded
+// (has, "in") or not, when it fails at run time on devices without the value (partitions,
+// shared GPUs, NICs).
+func (s *draState) randomSelector() string {
+	var e, guard string
+	switch s.intn(5) {
+	case 0:
+		e = fmt.Sprintf(`device.attributes["gpu.nvidia.com"].eccErrors <= %d`, s.intn(4))
+		guard = `has(device.attributes["gpu.nvidia.com"].eccErrors)`
+	case 1:
+		e = fmt.Sprintf(`device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("%d.%d.0"))`, dpick(s, []int{535, 550, 570}), s.intn(200))
+		guard = `has(device.attributes["gpu.nvidia.com"].driverVersion)`
+	case 2:
+		e = fmt.Sprintf(`device.capacity["gpu.nvidia.com"].cores.compareTo(quantity("%d")) >= 0`, 1024*(1+s.intn(10)))
+		guard = `"cores" in device.capacity["gpu.nvidia.com"]`
+	case 3:
+		e = fmt.Sprintf(`device.capacity["gpu.nvidia.com"].memory.isLessThan(quantity("%s"))`, dpick(s, []string{"12Gi", "15872Mi", "16Gi", "17179869184", "20Gi"}))
+		guard = ""
+	default:
+		e = fmt.Sprintf(`device.attributes["gpu.nvidia.com"].uuid.startsWith("GPU-%x")`, s.intn(16))
+		guard = `has(device.attributes["gpu.nvidia.com"].uuid)`
+	}
+	if guard != "" && (!s.fragile || s.chance(0.6)) {
+		return guard + " && " + e
+	}
+	return e
+}
+
 func (s *draState) tolerations() []resourcev1.DeviceToleration {
 	if !s.taints || !s.chance(0.4) {
 		return nil
@@ -418,6 +471,9 @@ func (s *draState) exact(admin bool) *resourcev1.ExactDeviceRequest {
 	}
 	for i, n := 0, dpick(s, []int{0, 0, 1, 1, 2}); i < n; i++ {
 		expr := dpick(s, pool)
+		if class != drvNIC && s.chance(0.25) {
+			expr = s.randomSelector()
+		}
 		if s.fragile && s.chance(0.2) {
 			expr = dpick(s, fragileSelectors)
 		}
@@ -536,6 +592,9 @@ func draPod(g *G, p *corev1.Pod, bound bool) {
 		if s.chance(0.35) && len(g.Case.Nodes) > 0 {
 			// a running pod holding a claim: allocated in draFinish once its node is known
 			p.UID = s.uid()
+			if s.admin && s.chance(0.2) {
+				p.Namespace = nsAdmin
+			}
 			s.plans[p] = []podClaimPlan{{kind: 'c', index: s.intn(3)}}
 			s.boundPods = append(s.boundPods, p)
 		}
@@ -563,6 +622,13 @@ func draPod(g *G, p *corev1.Pod, bound bool) {
 			pl.kind, pl.index = 'c', s.intn(3)
 		default:
 			pl.kind, pl.index = 't', s.intn(4)
+		}
+		if pl.kind == 'c' && slices.Contains(s.plans[p], pl) {
+			// not the same ResourceClaim twice in one pod: kube-scheduler allocates it once
+			// per entry and writes both in PreBind, which the real API server refuses for
+			// the second (a conflict: "got allocated elsewhere in the meantime") and the
+			// oracle's fake one accepts (docs/dra.md, known differences)
+			continue
 		}
 		s.plans[p] = append(s.plans[p], pl)
 	}
@@ -703,22 +769,49 @@ func draFinish(g *G) {
 			continue
 		}
 		c := s.claims[key[2:]]
+		// the devices it may hold: free ones, a share of a device for several allocations
+		// (a ShareID, the capacity it consumes), sometimes a partition (its counters then
+		// count as consumed, even past the counter set when two such claims took two)
 		var free []*draDevice
 		for _, d := range s.devices {
-			if d.node == p.Spec.NodeName && !d.taken && !d.counters && !d.shared {
+			if d.node == p.Spec.NodeName && !d.taken && (!d.counters || s.chance(0.5)) {
 				free = append(free, d)
 			}
 		}
 		if len(free) == 0 {
 			continue
 		}
+		for i, d := range free {
+			if d.shared && s.chance(0.7) {
+				free[0], free[i] = free[i], free[0] // a share of it, more often
+				break
+			}
+		}
 		alloc := &resourcev1.AllocationResult{NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{p.Spec.NodeName}}}}}}}
+		r0 := c.Spec.Devices.Requests[0]
+		request := r0.Name
+		if len(r0.FirstAvailable) > 0 {
+			request += "/" + r0.FirstAvailable[0].Name
+		}
+		admin := r0.Exactly != nil && ptr.Deref(r0.Exactly.AdminAccess, false)
 		for i, n := 0, 1+s.intn(min(2, len(free))); i < n; i++ {
 			d := free[i]
-			d.taken = true
-			alloc.Devices.Results = append(alloc.Devices.Results, resourcev1.DeviceRequestAllocationResult{
-				Request: c.Spec.Devices.Requests[0].Name, Driver: d.driver, Pool: d.pool, Device: d.name})
+			res := resourcev1.DeviceRequestAllocationResult{Request: request, Driver: d.driver, Pool: d.pool, Device: d.name}
+			switch {
+			case admin:
+				res.AdminAccess = ptr.To(true) // does not make the device busy
+			case d.shared && s.chance(0.8):
+				s.shares++
+				res.ShareID = ptr.To(types.UID(fmt.Sprintf("5a1e0000-0000-4000-8000-%012d", s.shares)))
+				if s.chance(0.8) {
+					res.ConsumedCapacity = map[resourcev1.QualifiedName]resource.Quantity{
+						"memory": resource.MustParse(dpick(s, []string{"5Gi", "10Gi", "20Gi"}))}
+				}
+			default:
+				d.taken = true
+			}
+			alloc.Devices.Results = append(alloc.Devices.Results, res)
 		}
 		c.Status.Allocation = alloc
 		c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: p.Name, UID: p.UID}}

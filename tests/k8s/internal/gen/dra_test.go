@@ -35,13 +35,13 @@ func TestDRACases(t *testing.T) {
 		if _, err := objects.Load([]string{f}); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		for _, k := range []string{"kind: DeviceClass", "kind: ResourceSlice", "kind: ResourceClaimTemplate", "kind: ResourceClaim\n", "kind: DeviceTaintRule", "sharedCounters", "allowMultipleAllocations", "firstAvailable", "allocationMode: All", "matchAttribute", "distinctAttribute", "adminAccess", "perDeviceNodeSelection", "allNodes", "nodeSelector:\n", "deviceclass.resource.kubernetes.io/", "tolerations", "reservedFor", "taints"} {
+		for _, k := range []string{"kind: DeviceClass", "kind: ResourceSlice", "kind: ResourceClaimTemplate", "kind: ResourceClaim\n", "kind: DeviceTaintRule", "sharedCounters", "allowMultipleAllocations", "firstAvailable", "allocationMode: All", "matchAttribute", "distinctAttribute", "adminAccess", "perDeviceNodeSelection", "allNodes", "nodeSelector:\n", "deviceclass.resource.kubernetes.io/", "tolerations", "reservedFor", "taints", "shareID", "consumedCapacity", "adminAccess: true\n        device", "driverVersion", "cores"} {
 			if strings.Contains(string(y), k) {
 				kinds[k]++
 			}
 		}
 	}
-	for _, k := range []string{"kind: DeviceClass", "kind: ResourceSlice", "kind: ResourceClaimTemplate", "kind: ResourceClaim\n", "kind: DeviceTaintRule", "sharedCounters", "allowMultipleAllocations", "firstAvailable", "allocationMode: All", "matchAttribute", "distinctAttribute", "adminAccess", "perDeviceNodeSelection", "allNodes", "deviceclass.resource.kubernetes.io/", "reservedFor", "taints"} {
+	for _, k := range []string{"kind: DeviceClass", "kind: ResourceSlice", "kind: ResourceClaimTemplate", "kind: ResourceClaim\n", "kind: DeviceTaintRule", "sharedCounters", "allowMultipleAllocations", "firstAvailable", "allocationMode: All", "matchAttribute", "distinctAttribute", "adminAccess", "perDeviceNodeSelection", "allNodes", "deviceclass.resource.kubernetes.io/", "reservedFor", "taints", "shareID", "consumedCapacity", "driverVersion", "cores"} {
 		if kinds[k] == 0 {
 			t.Errorf("no case of 60 has %q", k)
 		}

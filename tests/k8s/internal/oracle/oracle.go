@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -671,11 +672,17 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 		}
 		var cur *report.Attempt
 		var victims []*corev1.Pod
-		retried := false
+		retried, requeues := false, 0
 		for done := false; !done; {
 			h, err := r.next(ctx, "pod "+Key(p))
 			if err != nil {
 				return nil, nil, err
+			}
+			if h.pod.UID != p.UID && (h.kind == "attempt" || h.kind == "failed") && r.finished(h.pod) {
+				// a pod whose turn is over, already out of the API, requeued by an event
+				// of its last attempt (a device freed, a claim changed) and popped before
+				// the scheduler saw the deletion: its outcome stays the one recorded
+				continue
 			}
 			if h.pod.UID != p.UID && h.kind != "deleted" && h.kind != "preempted" {
 				prev := "not seen before"
@@ -731,6 +738,14 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 					out.Victims = victims
 					continue
 				}
+				if h.status.IsRejected() && requeues < 64 && (strings.Contains(msg, "deallocation of ResourceClaim completed") ||
+					strings.Contains(msg, "deletion of ResourceClaim completed")) {
+					// DynamicResources' PostFilter deallocated a claim of the pod (deleted its
+					// extended-resource claim): the claim's update requeues it; its next
+					// attempt is part of its turn, as the retry after a preemption
+					requeues++
+					continue
+				}
 				// unschedulable for good: out of the API, so no later event retries it
 				r.mu.Lock()
 				r.selfDel[p.UID] = true
@@ -746,6 +761,13 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 		}
 	}
 	return outs, attempts, nil
+}
+
+// finished says whether p's turn is over and the oracle took it out of the API.
+func (r *run) finished(p *corev1.Pod) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.selfDel[p.UID]
 }
 
 // awaitQueued waits until the new pod is either gated in the queue (it returns the gating
