@@ -40,12 +40,12 @@ DP_LIBS = -lprotobuf-c
 TLS_LIBS = -lssl -lcrypto
 
 # One folder per part, in layer order (docs/design.md): each may include only those before it.
-LIB_DIRS := base cel kube gpu deviceplugin labeler manifest sched gpusched serve
+LIB_DIRS := base cel kube gpu rpc deviceplugin draplugin labeler manifest sched gpusched serve
 LIB_SRC := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)))
 # C++ only where a Debian library has no C API: the RE2 shim of src/cel (regex.c calls it).
 LIB_CXX_SRC := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.cc))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(BUILD)/obj/%.o) \
-	$(BUILD)/obj/gen/deviceplugin/api.pb-c.o
+GEN_SRC := gen/deviceplugin/api.pb-c gen/draplugin/dra.pb-c gen/draplugin/pluginregistration.pb-c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(BUILD)/obj/%.o) $(GEN_SRC:%=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -58,7 +58,7 @@ ALL := $(BINS) $(BUILD)/unit-tests $(BUILD)/torture $(FUZZ_REPLAY) $(BUILD)/kube
 	$(BUILD)/dra-alloc $(BUILD)/cel-eval
 # The fake kubelet's Python messages (tests/kubelet/), when protoc is there.
 ifneq ($(shell command -v protoc 2>/dev/null),)
-ALL += $(GEN)/python/api_pb2.py
+ALL += $(GEN)/python/api_pb2.py $(GEN)/python/dra_pb2.py $(GEN)/python/pluginregistration_pb2.py
 endif
 ifneq ($(FAKE_NVML_SRC),)
 ALL += $(BUILD)/fake-nvml/libnvidia-ml.so.1 $(BUILD)/fake-nvml-old/libnvidia-ml.so.1
@@ -91,11 +91,23 @@ $(GEN)/deviceplugin/api.pb-c.c: $(DP_PROTO)
 $(GEN)/python/api_pb2.py: $(DP_PROTO)
 	@mkdir -p $(dir $@)
 	protoc --python_out=$(GEN)/python -I$(dir $<) $<
+# The kubelet's DRA plugin API and its plugin registration API (src/draplugin/), the same way;
+# protoc-c 1.4 knows no proto3 `optional`, so the C copy drops the word (the field is one
+# gpulabel never sets: the same bytes on the wire).
+$(GEN)/draplugin/%.pb-c.h: $(GEN)/draplugin/%.pb-c.c ;
+$(GEN)/draplugin/%.pb-c.c: src/draplugin/proto/%.proto
+	@mkdir -p $(dir $@)
+	sed '/^service /,/^}/d; s/^\( *\)optional /\1/' $< > $(GEN)/draplugin/$*.proto
+	cd $(GEN)/draplugin && protoc-c --c_out=. $*.proto
+$(GEN)/python/%_pb2.py: src/draplugin/proto/%.proto
+	@mkdir -p $(dir $@)
+	protoc --python_out=$(GEN)/python -Isrc/draplugin/proto $<
 # generated code is not held to our warnings
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(OPT) -std=c11 $(SANFLAGS) -MMD -MP -c -o $@ $<
-$(LIB_OBJ) $(UNIT_OBJ) $(FUZZ_SRC:%.c=$(BUILD)/obj/%.o): | $(GEN)/deviceplugin/api.pb-c.h
+$(LIB_OBJ) $(UNIT_OBJ) $(FUZZ_SRC:%.c=$(BUILD)/obj/%.o): | $(GEN)/deviceplugin/api.pb-c.h \
+	$(GEN)/draplugin/dra.pb-c.h $(GEN)/draplugin/pluginregistration.pb-c.h
 
 $(BUILD)/libgpulabel.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -191,9 +203,10 @@ $(FUZZ_BUILD)/obj/%.o: %.cc
 $(FUZZ_BUILD)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
-$(FUZZ_BUILD)/obj/src/%.o: | $(GEN)/deviceplugin/api.pb-c.h
+$(FUZZ_BUILD)/obj/src/%.o: | $(GEN)/deviceplugin/api.pb-c.h $(GEN)/draplugin/dra.pb-c.h \
+	$(GEN)/draplugin/pluginregistration.pb-c.h
 $(FUZZ_BUILD)/libgpulabel.a: $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(LIB_CXX_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
-		$(FUZZ_BUILD)/obj/gen/deviceplugin/api.pb-c.o
+		$(GEN_SRC:%=$(FUZZ_BUILD)/obj/%.o)
 	rm -f $@
 	ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libgpulabel.a

@@ -8,9 +8,10 @@
  *     restarted and removed every socket) or the plugin's own socket disappears, the server
  *     is started again and registers again;
  *   - health: NVML's event set (XID critical errors, double-bit ECC) and a GPU_IS_LOST probe
- *     every second; an unhealthy GPU is sent to the kubelet at once and reported through
- *     cfg->on_unhealthy (gpulabel posts a Warning Event on its Node). As NVIDIA's plugin, a
- *     GPU once unhealthy stays unhealthy until the agent restarts.
+ *     twice a second; an unhealthy GPU is sent to the kubelet at once and reported through
+ *     cfg->on_unhealthy (gpulabel posts a Warning Event on its Node); after cfg->recovery_ms
+ *     with no new critical event, and NVML answering for it with no recovery action pending,
+ *     it is Healthy again and reported through cfg->on_healthy (gpu/health.h; 0 = never).
  * Logging goes through cfg->log; nothing here prints. */
 #ifndef DEVICEPLUGIN_PLUGIN_H
 #define DEVICEPLUGIN_PLUGIN_H
@@ -48,6 +49,11 @@ struct dp_config {
     /* on_unhealthy is called from the health thread once per GPU that became unhealthy, after
      * the kubelet's stream was told: uuid, NVML index, and why ("XID 79", ...) */
     void (*on_unhealthy)(void *ctx, const char *uuid, unsigned index, const char *why);
+    /* on_healthy: the same for a GPU that became healthy again (why: what was checked) */
+    void (*on_healthy)(void *ctx, const char *uuid, unsigned index, const char *why);
+    /* the quiet period after which an unhealthy GPU may recover (--health-recovery-period;
+     * doubled per relapse, gpu/health.h); 0 = unhealthy until the agent restarts */
+    long recovery_ms;
     void *ctx;
 };
 

@@ -1,7 +1,8 @@
 /* gpu.c - one detection pass over NVML: init, read every device, shutdown, unload.
  *
- * Optional queries that fail are recorded as unknown; GPU_IS_LOST on any query fails the pass,
- * because a lost GPU makes the count wrong. nvmlShutdown always follows a successful init. */
+ * Optional queries that fail are recorded as unknown; GPU_IS_LOST on any query, or a handle or
+ * name NVML cannot give, marks that GPU lost and the pass goes on with the next one (the pass
+ * fails only when every GPU is lost). nvmlShutdown always follows a successful init. */
 #include "gpu/gpu.h"
 
 #include <stdio.h>
@@ -85,6 +86,22 @@ static int detect_migs(const struct gpu_nvml *n, unsigned idx, nvmlDevice_t h, s
         m->encoder = a.sharedEncoderCount;
         m->jpeg = a.sharedJpegCount;
         m->ofa = a.sharedOfaCount;
+        if (n->device_get_gpu_instance_id && n->device_get_gpu_instance_by_id &&
+            n->gpu_instance_get_info) {
+            nvmlGpuInstance_t gi = NULL;
+            nvmlGpuInstanceInfo_t info;
+            unsigned id = 0;
+
+            memset(&info, 0, sizeof(info));
+            if (!n->device_get_gpu_instance_id(mh, &id) &&
+                !n->device_get_gpu_instance_by_id(h, id, &gi) &&
+                !n->gpu_instance_get_info(gi, &info)) {
+                m->gi_known = true;
+                m->gi_profile_id = info.profileId;
+                m->placement_start = info.placement.start;
+                m->placement_size = info.placement.size;
+            }
+        }
         d->nmig++;
     }
     return 0;
@@ -151,6 +168,28 @@ static int detect_device(const struct gpu_nvml *n, unsigned idx, struct gpu_devi
             d->cc_known = true;
         }
     }
+    d->minor = d->brand = d->arch = -1;
+    if (n->device_get_minor_number) {
+        unsigned v = 0;
+
+        rc = n->device_get_minor_number(h, &v);
+        if (lost_gpu(n, idx, "nvmlDeviceGetMinorNumber", rc, err))
+            return err ? err->code : GPU_ERR_NVML;
+        if (rc == NVML_SUCCESS && v < 1u << 20)
+            d->minor = (int)v;
+    }
+    if (n->device_get_brand) {
+        int v = 0;
+
+        if (n->device_get_brand(h, &v) == NVML_SUCCESS && v >= 0)
+            d->brand = v;
+    }
+    if (n->device_get_architecture) {
+        unsigned v = 0;
+
+        if (n->device_get_architecture(h, &v) == NVML_SUCCESS && v < 1024)
+            d->arch = (int)v;
+    }
     if (n->device_get_mig_mode) {
         unsigned current = 0, pending = 0;
 
@@ -201,12 +240,37 @@ static int detect_initialised(const struct gpu_nvml *n, struct gpu_inventory *in
     if (!inv->devices)
         return err_set(err, -ENOMEM, "out of memory for %u GPUs", count);
     for (i = 0; i < count; i++) {
-        ret = detect_device(n, i, &inv->devices[i], err);
-        if (ret)
-            return ret;
+        struct gpu_device *d = &inv->devices[i];
+        struct err e;
+
+        err_clear(&e);
+        ret = detect_device(n, i, d, &e);
+        if (ret == -ENOMEM)
+            return err_set(err, ret, "%s", e.msg);
+        if (ret) {
+            /* nothing read of a lost GPU is trusted: only its error stays */
+            memset(d, 0, sizeof(*d));
+            d->minor = d->brand = d->arch = -1;
+            d->lost = true;
+            snprintf(d->error, sizeof(d->error), "%.*s", (int)sizeof(d->error) - 1, e.msg);
+            inv->nlost++;
+        }
         inv->ndevices++;
     }
+    if (inv->nlost == inv->ndevices)
+        return err_set(err, GPU_ERR_NVML, "%s%s", inv->ndevices > 1 ? "every GPU is lost: " : "",
+                       inv->devices[0].error);
     return 0;
+}
+
+const struct gpu_device *gpu_first_usable(const struct gpu_inventory *inv)
+{
+    size_t i;
+
+    for (i = 0; inv && i < inv->ndevices; i++)
+        if (!inv->devices[i].lost)
+            return &inv->devices[i];
+    return NULL;
 }
 
 int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err)
@@ -238,6 +302,28 @@ int gpu_detect(const char *lib_path, struct gpu_inventory *inv, struct err *err)
 out:
     gpu_nvml_close(&n);
     return ret;
+}
+
+const char *gpu_brand_name(int brand)
+{
+    static const char *const names[] = {
+        "Unknown",   "Quadro",      "Tesla",     "NVS",        "Grid",      "GeForce",
+        "Titan",     "NvidiaVApps", "NvidiaVPC", "NvidiaVCS",  "NvidiaVWS", "NvidiaCloudGaming",
+        "QuadroRTX", "NvidiaRTX",   "Nvidia",    "GeForceRTX", "TitanRTX",
+    };
+
+    return brand >= 0 && (size_t)brand < sizeof(names) / sizeof(names[0]) ? names[brand]
+                                                                          : "Unknown";
+}
+
+const char *gpu_arch_name(int arch)
+{
+    static const char *const names[] = {
+        "Unknown", "Unknown", "Kepler",       "Maxwell", "Pascal",    "Volta",
+        "Turing",  "Ampere",  "Ada Lovelace", "Hopper",  "Blackwell",
+    };
+
+    return arch >= 0 && (size_t)arch < sizeof(names) / sizeof(names[0]) ? names[arch] : "Unknown";
 }
 
 void gpu_inventory_release(struct gpu_inventory *inv)

@@ -46,6 +46,13 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYM("nvmlDeviceGetMaxMigDeviceCount", device_get_max_mig_device_count, false),
     SYM("nvmlDeviceGetMigDeviceHandleByIndex", device_get_mig_device_handle_by_index, false),
     SYM("nvmlDeviceGetAttributes_v2", device_get_attributes, false),
+    SYM("nvmlDeviceGetFieldValues", device_get_field_values, false),
+    SYM("nvmlDeviceGetMinorNumber", device_get_minor_number, false),
+    SYM("nvmlDeviceGetBrand", device_get_brand, false),
+    SYM("nvmlDeviceGetArchitecture", device_get_architecture, false),
+    SYM("nvmlDeviceGetGpuInstanceId", device_get_gpu_instance_id, false),
+    SYM("nvmlDeviceGetGpuInstanceById", device_get_gpu_instance_by_id, false),
+    SYM("nvmlGpuInstanceGetInfo", gpu_instance_get_info, false),
 };
 
 int gpu_nvml_open(const char *path, struct gpu_nvml *n, struct err *err)

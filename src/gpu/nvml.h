@@ -103,6 +103,39 @@ typedef struct nvmlDeviceAttributes_st { /* sizeof 40 (nvmlDeviceGetAttributes_v
 } nvmlDeviceAttributes_t;
 #define NVML_FEATURE_ENABLED 1
 
+/* MIG GPU instances (nvmlDeviceGetGpuInstanceById, nvmlGpuInstanceGetInfo). */
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t; /* opaque, owned by the driver */
+typedef struct nvmlGpuInstancePlacement_st {
+    unsigned int start; /* the first memory slice */
+    unsigned int size;  /* memory slices */
+} nvmlGpuInstancePlacement_t;
+typedef struct nvmlGpuInstanceInfo_st {
+    nvmlDevice_t device; /* its GPU */
+    unsigned int id;     /* the GPU instance's ID */
+    unsigned int profileId;
+    nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+/* nvmlDeviceGetFieldValues: one field asked for and its answer. */
+typedef union nvmlValue_st {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+} nvmlValue_t;
+typedef struct nvmlFieldValue_st { /* sizeof 40 */
+    unsigned int fieldId;          /* NVML_FI_*, set by the caller */
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;
+    nvmlReturn_t nvmlReturn; /* this field's own result */
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+
 /* The bound library. Required pointers are never NULL after gpu_nvml_open succeeds;
  * optional ones are NULL when the driver does not export them. */
 struct gpu_nvml {
@@ -144,6 +177,18 @@ struct gpu_nvml {
     nvmlReturn_t (*device_get_mig_device_handle_by_index)(nvmlDevice_t, unsigned int,
                                                           nvmlDevice_t *);
     nvmlReturn_t (*device_get_attributes)(nvmlDevice_t, nvmlDeviceAttributes_t *); /* ..._v2 */
+
+    /* optional: what a DRA device says about itself */
+    nvmlReturn_t (*device_get_minor_number)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*device_get_brand)(nvmlDevice_t, int *); /* nvmlBrandType_t */
+    nvmlReturn_t (*device_get_architecture)(nvmlDevice_t,
+                                            unsigned int *); /* nvmlDeviceArchitecture_t */
+    nvmlReturn_t (*device_get_gpu_instance_id)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*device_get_gpu_instance_by_id)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t *);
+    nvmlReturn_t (*gpu_instance_get_info)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *);
+
+    /* optional: health re-probes (the recovery action field) */
+    nvmlReturn_t (*device_get_field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
 };
 
 /* gpu_nvml_open loads the library at path (NULL or "" = "libnvidia-ml.so.1") with

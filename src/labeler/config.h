@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "deviceplugin/plugin.h"
+#include "draplugin/plugin.h"
 
 enum {
     LABELER_SCHEMA_ACK = 1u << 0, /* aliyun.accelerator/nvidia_{count,mem,name} */
@@ -21,6 +22,17 @@ enum labeler_mig_strategy {
     LABELER_MIG_SINGLE,   /* every GPU is split alike: nvidia.com/gpu.* describe MIG devices */
     LABELER_MIG_MIXED,    /* nvidia.com/mig-<profile>.* labels per profile */
 };
+
+/* How the node's GPUs are offered to the kubelet (--mode); never both ways for one GPU. */
+enum labeler_mode {
+    LABELER_MODE_AUTO = 0,      /* by the Node's label, read at start (as the GPU Operator
+                                 * picks its DaemonSets' nodes by it): */
+    LABELER_MODE_DEVICE_PLUGIN, /* nvidia.com/gpu through the device plugin (gpulabel's default) */
+    LABELER_MODE_DRA,           /* ResourceSlices and the kubelet's DRA plugin */
+};
+/* The GPU Operator's label of a node that runs NVIDIA's DRA driver instead of its device
+ * plugin; --mode auto reads it. */
+#define LABELER_MODE_LABEL "nvidia.com/gpu.deploy.dra-driver"
 
 struct labeler_config {
     const char *node_name;    /* --node-name / $NODE_NAME */
@@ -43,6 +55,8 @@ struct labeler_config {
                                     * when NVML cannot start */
     bool device_plugin;            /* --device-plugin (default true): serve the kubelet */
     struct dp_config dp;           /* --device-plugin-dir, --resource-name, --replicas, ... */
+    int mode;                      /* --mode: enum labeler_mode */
+    struct dra_config dra;         /* --driver-name, --kubelet-registrar-dir, ... (DRA mode) */
 };
 
 #define LABELER_INTERVAL_MAX_MS (100L * 86400 * 1000)

@@ -26,13 +26,14 @@
 #include "deviceplugin/plugin.h"
 #include "kube/client.h"
 #include "labeler/backoff.h"
+#include "labeler/dra.h"
+#include "labeler/healthev.h"
+#include "labeler/node.h"
 #include "labeler/sync.h"
 
-#define SYNC_CONFLICT_RETRIES 3       /* re-GET and re-plan after a 409 this many times */
-#define SYNC_REQUEST_TIMEOUT_MS 10000 /* per request; a hung server must not stall the loop */
+#define SYNC_CONFLICT_RETRIES 3 /* re-GET and re-plan after a 409 this many times */
 #define BACKOFF_BASE_MS 1000
 #define BACKOFF_CAP_MS 60000
-#define USER_AGENT "gpulabel/0.1 (linux)"
 
 struct sync_result {
     bool wrote;
@@ -208,25 +209,6 @@ static int sync_node(struct kube_client *c, const char *node, unsigned schemas,
     }
 }
 
-static int client_open_until(const struct labeler_config *cfg, double deadline,
-                             struct kube_client **out, struct err *err)
-{
-    struct kube_client_opts o;
-
-    memset(&o, 0, sizeof(o));
-    o.deadline = deadline;
-    o.kubeconfig = cfg->kubeconfig;
-    o.user_agent = USER_AGENT;
-    o.timeout_ms = SYNC_REQUEST_TIMEOUT_MS;
-    o.max_body = kube_client_max_body(cfg->memory_limit);
-    return kube_client_new(&o, out, err);
-}
-
-static int client_open(const struct labeler_config *cfg, struct kube_client **out, struct err *err)
-{
-    return client_open_until(cfg, 0, out, err);
-}
-
 static int need_node_name(const struct labeler_config *cfg, struct err *err)
 {
     if (cfg->node_name && cfg->node_name[0])
@@ -246,7 +228,7 @@ int labeler_sync_once(const struct labeler_config *cfg, const struct labeler_lab
     rc = need_node_name(cfg, err);
     if (rc)
         goto out;
-    rc = client_open_until(cfg, deadline, &c, err);
+    rc = labeler_client_open_until(cfg, deadline, &c, err);
     if (rc) {
         err_prefix(err, "cannot set up the API client");
         goto out;
@@ -265,6 +247,20 @@ static volatile sig_atomic_t daemon_stop;
  * instead of waiting for a request timeout. Clear while output files are written. */
 static volatile sig_atomic_t daemon_abandonable;
 static int daemon_pipe[2] = {-1, -1};
+/* Set (from the GPU monitor's thread) when a GPU's health changed: the DRA mode publishes its
+ * taints at once instead of at the next cycle. */
+static volatile sig_atomic_t daemon_kicked;
+
+static void daemon_kick(void)
+{
+    ssize_t w;
+
+    daemon_kicked = 1;
+    if (daemon_pipe[1] >= 0) {
+        w = write(daemon_pipe[1], "k", 1);
+        (void)w;
+    }
+}
 /* The device plugin's socket, removed when a signal ends the process at once, so that the
  * kubelet does not dial a dead plugin. */
 static char daemon_plugin_sock[1 + 8][4400];
@@ -317,11 +313,10 @@ static int daemon_signals_install(void)
 }
 
 /* Sleeps ms, returning early when a stop signal arrives. */
-static void daemon_wait(long ms)
+/* Sleeps until end (mono ms), returning early when a stop signal arrives or a kick. */
+static void daemon_wait_until(long end)
 {
-    long end = mono_ms() + ms;
-
-    while (!daemon_stop) {
+    while (!daemon_stop && !daemon_kicked) {
         struct pollfd p;
         long left = end - mono_ms();
         char drain[16];
@@ -418,6 +413,10 @@ struct daemon {
     struct daemon_errlog plugin_log;
     struct dp_config dp; /* cfg->dp with our log and event callbacks */
     char profiles[DAEMON_MIG_PROFILES][32];
+    bool lost[GPU_MAX_DEVICES];        /* GPUs the last detection could not read */
+    int mode;                          /* the mode in force: LABELER_MODE_DEVICE_PLUGIN or _DRA */
+    struct labeler_dra *dra;           /* DRA mode: monitor, kubelet plugin, slices */
+    struct labeler_healthev *healthev; /* device-plugin mode without the plugin: Events */
     char resources[DAEMON_MIG_PROFILES][64];
 
     /* what /healthz, /readyz and /metrics report, under mu (the HTTP thread reads it; the
@@ -438,6 +437,7 @@ static int daemon_on_http(void *ud, const struct httpd_req *req, struct buf *bod
     const char *path = req->path;
     struct daemon *d = ud;
     struct dp_status st, sum;
+    struct labeler_dra_status dra;
     size_t i, registered = 0;
     int code = 200;
 
@@ -451,11 +451,14 @@ static int daemon_on_http(void *ud, const struct httpd_req *req, struct buf *bod
         sum.allocations += st.allocations;
         sum.registrations += st.registrations;
     }
+    labeler_dra_status(d->dra, &dra);
     if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
         if (!d->nvml_up && d->cycled)
             code = 503, buf_printf(body, "NVML is down: %s\n", d->nvml_err);
         else if (registered < d->nplugins)
             code = 503, buf_printf(body, "the device plugin is not registered with the kubelet\n");
+        else if (d->dra && !dra.registered)
+            code = 503, buf_printf(body, "the DRA plugin is not registered with the kubelet\n");
         else
             buf_puts(body, "ok\n");
     } else if (!strcmp(path, "/readyz")) {
@@ -486,11 +489,20 @@ static int daemon_on_http(void *ud, const struct httpd_req *req, struct buf *bod
             "# TYPE gpulabel_device_plugin_registrations_total counter\n"
             "gpulabel_device_plugin_registrations_total %llu\n"
             "# HELP gpulabel_allocations_total Allocate calls answered with devices.\n"
-            "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n",
-            d->gpus, d->nplugins ? sum.healthy : d->gpus, d->nvml_up ? 1 : 0,
-            (unsigned long long)d->label_writes, (unsigned long long)d->api_errors,
-            (unsigned long long)d->detect_errors, registered, (unsigned long long)sum.registrations,
-            (unsigned long long)sum.allocations);
+            "# TYPE gpulabel_allocations_total counter\ngpulabel_allocations_total %llu\n"
+            "# HELP gpulabel_dra_slice_writes_total ResourceSlices created, updated or deleted.\n"
+            "# TYPE gpulabel_dra_slice_writes_total counter\n"
+            "gpulabel_dra_slice_writes_total %llu\n"
+            "# HELP gpulabel_dra_prepares_total Claims the DRA plugin prepared.\n"
+            "# TYPE gpulabel_dra_prepares_total counter\ngpulabel_dra_prepares_total %llu\n",
+            d->gpus,
+            d->dra        ? dra.healthy
+            : d->nplugins ? sum.healthy
+                          : d->gpus,
+            d->nvml_up ? 1 : 0, (unsigned long long)d->label_writes,
+            (unsigned long long)d->api_errors, (unsigned long long)d->detect_errors, registered,
+            (unsigned long long)sum.registrations, (unsigned long long)sum.allocations,
+            (unsigned long long)dra.slice_writes, (unsigned long long)dra.prepares);
     } else {
         code = 404;
         buf_puts(body, "not found\n");
@@ -507,51 +519,29 @@ static void plugin_log_line(void *ctx, char sev, int level, const char *line)
     log_line(sev, level, "%s", line);
 }
 
-/* Posts a Warning Event on the Node for a GPU that became unhealthy, as the kubelet posts
- * node events (namespace default, involvedObject.uid = the node's name), so that
- * `kubectl describe node` shows it. Runs on the plugin's health thread with its own client. */
+/* A GPU the device plugin reports Unhealthy: a Warning Event on the Node. Runs on the
+ * plugin's health thread. */
 static void plugin_unhealthy(void *ctx, const char *uuid, unsigned index, const char *why)
 {
-    const struct labeler_config *cfg = ctx;
-    struct kube_client *c = NULL;
-    struct kube_response resp;
-    char now[32], msg[512], *body = NULL;
-    struct err err;
-    time_t t = time(NULL);
-    struct tm tm;
-    json_t *ev;
+    char msg[512];
 
-    if (cfg->no_sync || !cfg->node_name)
-        return;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(msg, sizeof(msg),
-             "GPU %u (%s) is unhealthy: %s; the device plugin reports it "
-             "Unhealthy to the kubelet",
+             "GPU %u (%s) is unhealthy: %s; the device plugin reports it Unhealthy to the "
+             "kubelet",
              index, uuid, why);
-    ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
-                   "s:s,s:s,s:i,s:s,s:s}",
-                   "apiVersion", "v1", "kind", "Event", "metadata", "generateName",
-                   "gpulabel-gpu-unhealthy-", "namespace", "default", "involvedObject",
-                   "apiVersion", "v1", "kind", "Node", "name", cfg->node_name, "uid",
-                   cfg->node_name, "reason", "GPUUnhealthy", "message", msg, "type", "Warning",
-                   "source", "component", "gpulabel", "host", cfg->node_name, "firstTimestamp", now,
-                   "lastTimestamp", now, "count", 1, "reportingComponent", "gpulabel",
-                   "reportingInstance", cfg->node_name);
-    body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
-    json_decref(ev);
-    err_clear(&err);
-    memset(&resp, 0, sizeof(resp));
-    if (!body || client_open(cfg, &c, &err) ||
-        kube_client_request(c, "POST", "/api/v1/namespaces/default/events", "application/json",
-                            body, strlen(body), &resp, &err))
-        log_line('E', 0, "cannot post the Warning event for GPU %u on node \"%s\": %s", index,
-                 cfg->node_name, body ? err.msg : "out of memory");
-    else
-        log_line('I', 1, "posted a Warning event on node \"%s\": %s", cfg->node_name, msg);
-    kube_response_release(&resp);
-    kube_client_free(c);
-    free(body);
+    labeler_node_event(ctx, "Warning", "GPUUnhealthy", msg);
+}
+
+/* A GPU the device plugin reports Healthy again: a Normal Event on the Node. */
+static void plugin_healthy(void *ctx, const char *uuid, unsigned index, const char *why)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof(msg),
+             "GPU %u (%s) is healthy again: %s; the device plugin reports it Healthy to the "
+             "kubelet",
+             index, uuid, why);
+    labeler_node_event(ctx, "Normal", "GPUHealthy", msg);
 }
 
 /* Starts one plugin; -ENODEV (nothing of its kind to advertise) is no failure. */
@@ -587,6 +577,13 @@ static void daemon_plugins_stop(struct daemon *d)
 
 /* Starts the device plugins once detection has seen GPUs; a failure is logged once per kind
  * and tried again next cycle. */
+/* Whether this process posts the GPU health Events of a device plugin that runs elsewhere (the
+ * labels container beside a device-plugin container without a token): labeler/healthev.c. */
+static bool daemon_health_watch(const struct daemon *d)
+{
+    return !d->cfg->device_plugin && d->mode == LABELER_MODE_DEVICE_PLUGIN && d->client;
+}
+
 static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired)
 {
     struct dp_config dp = d->dp;
@@ -594,7 +591,22 @@ static void daemon_plugin(struct daemon *d, const struct labeler_labels *desired
     size_t nprof = 0, i;
     int rc;
 
-    if (!d->cfg->device_plugin || d->plugins_started || !desired->n)
+    if (daemon_health_watch(d) && !d->healthev && desired->n) {
+        /* the device plugin runs in a container without a token: its Events are posted here */
+        char msg[ERR_MSG_MAX + 64];
+
+        err_clear(&err);
+        if (labeler_healthev_start(d->cfg, &d->healthev, &err)) {
+            snprintf(msg, sizeof(msg), "cannot watch GPU health for Events: %s", err.msg);
+            errlog_report(&d->plugin_log, msg, msg, "; trying again next cycle");
+        } else {
+            errlog_clear(&d->plugin_log);
+            log_line('I', 1,
+                     "watching GPU health for the Node's Events (the device plugin "
+                     "runs without an API token)");
+        }
+    }
+    if (!d->cfg->device_plugin || d->mode == LABELER_MODE_DRA || d->plugins_started || !desired->n)
         return;
     err_clear(&err);
     dp.mig_strategy = d->cfg->mig_strategy;
@@ -643,11 +655,41 @@ static void daemon_outputs(struct daemon *d, const struct labeler_labels *l)
         d->have_written = true;
 }
 
+/* Says once when a GPU cannot be read any more and once when it answers again; without a
+ * device plugin (whose health thread posts its own) or a health watch (healthev.c, which
+ * does) a Warning Event goes to the Node too. */
+static void daemon_lost(struct daemon *d, const struct gpu_inventory *inv)
+{
+    size_t i;
+
+    for (i = 0; i < inv->ndevices && i < GPU_MAX_DEVICES; i++) {
+        const struct gpu_device *g = &inv->devices[i];
+        char msg[256];
+
+        if (g->lost == d->lost[i])
+            continue;
+        d->lost[i] = g->lost;
+        if (!g->lost) {
+            log_line('I', 0, "GPU %zu answers again", i);
+            continue;
+        }
+        snprintf(msg, sizeof(msg), "GPU %zu cannot be read: %s; the other GPUs are labelled%s", i,
+                 g->error,
+                 d->mode == LABELER_MODE_DRA ? " and published"
+                 : d->cfg->device_plugin     ? " and advertised"
+                                             : "");
+        log_line('W', 0, "%s", msg);
+        if (!d->plugins_started && !d->dra && !daemon_health_watch(d))
+            labeler_node_event(d->cfg, "Warning", "GPUUnhealthy", msg);
+    }
+}
+
 /* One cycle; returns how long to wait before the next one. */
 static long daemon_cycle(struct daemon *d)
 {
     const struct labeler_config *cfg = d->cfg;
     struct labeler_labels desired;
+    struct gpu_inventory inv;
     struct sync_result res;
     struct err err;
     char ival[32], cause[ERR_MSG_MAX], msg[ERR_MSG_MAX + 32], tail[128];
@@ -657,8 +699,10 @@ static long daemon_cycle(struct daemon *d)
     memset(&desired, 0, sizeof(desired));
     err_clear(&err);
     daemon_abandonable = 1;
-    rc = labeler_detect(cfg, &desired, &err);
+    rc = labeler_detect_inventory(cfg, &desired, &inv, &err);
     daemon_abandonable = 0;
+    if (d->dra && !daemon_stop)
+        labeler_dra_cycle(d->dra, &inv, rc);
     if (rc) {
         snprintf(msg, sizeof(msg), "cannot detect GPUs: %s",
                  err_format(&err, cause, sizeof(cause)));
@@ -695,6 +739,7 @@ static long daemon_cycle(struct daemon *d)
     if (daemon_stop)
         goto out;
     daemon_plugin(d, &desired);
+    daemon_lost(d, &inv);
     daemon_outputs(d, &desired);
     if (!d->client || daemon_stop)
         goto out;
@@ -735,7 +780,70 @@ sync:
     errlog_report(&d->sync_log, cause, err.msg, tail);
 out:
     labeler_labels_release(&desired);
+    gpu_inventory_release(&inv);
     return wait;
+}
+
+/* Picks the mode (--mode, or with auto the Node's LABELER_MODE_LABEL, as the GPU Operator
+ * picks the DRA driver or the device plugin for a node) and starts the DRA side; in
+ * device-plugin mode it removes this node's slices, so that no GPU is offered both ways.
+ * Returns 0, or the exit status. */
+static int daemon_mode(struct daemon *d)
+{
+    const struct labeler_config *cfg = d->cfg;
+    const char *why = "--mode";
+    struct err err;
+    int rc;
+
+    err_clear(&err);
+    d->mode = cfg->mode;
+    if (d->mode == LABELER_MODE_AUTO) {
+        char value[64] = "";
+
+        d->mode = LABELER_MODE_DEVICE_PLUGIN;
+        why = "--mode auto: no API server";
+        if (d->client) {
+            rc = labeler_node_label(d->client, cfg->node_name, LABELER_MODE_LABEL, value,
+                                    sizeof(value), &err);
+            if (rc)
+                log_line('W', 0, "--mode auto: %s; using the device plugin", err.msg);
+            why = value[0] ? "--mode auto: the node's label " LABELER_MODE_LABEL
+                           : "--mode auto: no label " LABELER_MODE_LABEL " on the node";
+            if (!strcmp(value, "true"))
+                d->mode = LABELER_MODE_DRA;
+        }
+    }
+    if (d->mode == LABELER_MODE_DRA && !d->client) {
+        log_line('E', 0,
+                 "--mode dra needs the API server (ResourceSlices, ResourceClaims): "
+                 "drop --no-sync");
+        return 2;
+    }
+    log_line('I', 0, "offering the GPUs %s (%s)",
+             d->mode == LABELER_MODE_DRA
+                 ? "as DRA devices: ResourceSlices and the kubelet's DRA plugin"
+             : cfg->device_plugin ? "through the device plugin"
+                                  : "to no one: --device-plugin=false",
+             why);
+    if (d->mode == LABELER_MODE_DRA) {
+        rc = labeler_dra_start(cfg, d->client, daemon_kick, &d->dra, &err);
+        if (rc) {
+            log_line('E', 0, "%s", err.msg);
+            return 1;
+        }
+        return 0;
+    }
+    if (d->client) {
+        rc = labeler_dra_clear(cfg, d->client, &err);
+        if (rc > 0)
+            log_line('I', 0,
+                     "removed %d ResourceSlices of this node: its GPUs go through the "
+                     "device plugin now",
+                     rc);
+        else if (rc < 0)
+            log_line('I', 1, "cannot look for ResourceSlices of this node: %s", err.msg);
+    }
+    return 0;
 }
 
 int labeler_daemon_run(const struct labeler_config *cfg)
@@ -750,6 +858,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     d.dp = cfg->dp;
     d.dp.log = plugin_log_line;
     d.dp.on_unhealthy = plugin_unhealthy;
+    d.dp.on_healthy = plugin_healthy;
     d.dp.ctx = (void *)cfg;
     pthread_mutex_init(&d.mu, NULL);
     d.interval_ms = cfg->sleep_interval_ms > 0 ? cfg->sleep_interval_ms : 60000;
@@ -771,7 +880,7 @@ int labeler_daemon_run(const struct labeler_config *cfg)
             log_line('E', 0, "%s", err.msg);
             return 2;
         }
-        rc = client_open(cfg, &d.client, &err);
+        rc = labeler_client_open(cfg, &d.client, &err);
         if (rc) {
             log_line('E', 0, "cannot set up the API client: %s",
                      err_format(&err, msg, sizeof(msg)));
@@ -795,17 +904,34 @@ int labeler_daemon_run(const struct labeler_config *cfg)
     else
         log_line('I', 0, "detecting GPUs every %s (schemas %s, no API sync)", ival, schemas);
 
+    labeler_node_event_client(d.client);
+    rc = daemon_mode(&d);
+    if (rc) {
+        httpd_stop(d.httpd);
+        labeler_node_event_client(NULL);
+        kube_client_free(d.client);
+        return rc;
+    }
     while (!daemon_stop) {
-        long wait = daemon_cycle(&d);
+        long wait = daemon_cycle(&d), end = mono_ms() + wait;
 
         log_line('I', 2, "next cycle in %s", fmt_ms(wait, ival, sizeof(ival)));
-        daemon_wait(wait);
+        for (;;) {
+            daemon_wait_until(end);
+            if (!daemon_kicked || daemon_stop)
+                break;
+            daemon_kicked = 0; /* a GPU's health changed: its taints go out now */
+            labeler_dra_publish(d.dra);
+        }
     }
     log_line('I', 0, "stopping on %s; the labels stay on the node",
              daemon_stop == SIGINT ? "SIGINT" : "SIGTERM");
     httpd_stop(d.httpd);
     daemon_plugins_stop(&d);
+    labeler_dra_stop(d.dra);
+    labeler_healthev_stop(d.healthev);
     labeler_labels_release(&d.written);
+    labeler_node_event_client(NULL);
     kube_client_free(d.client);
     return 0;
 }

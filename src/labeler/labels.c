@@ -220,10 +220,10 @@ static int set_ull(struct labeler_labels *l, const char *key, unsigned long long
 
 static int schema_ack(const struct gpu_inventory *inv, struct labeler_labels *l, struct err *err)
 {
-    const struct gpu_device *d0 = &inv->devices[0];
+    const struct gpu_device *d0 = gpu_first_usable(inv);
     int rc;
 
-    rc = set_ull(l, LABELER_ACK_COUNT, inv->ndevices, "", err);
+    rc = set_ull(l, LABELER_ACK_COUNT, inv->ndevices - inv->nlost, "", err);
     if (!rc)
         rc = set_sanitized(l, LABELER_ACK_NAME, d0->name, err);
     if (!rc && d0->memory_known)
@@ -340,12 +340,14 @@ static int gfd_machine(const char *path, struct labeler_labels *l, struct err *e
 static int schema_gfd(const struct gpu_inventory *inv, const char *machine_type_file,
                       struct labeler_labels *l, struct err *err)
 {
-    const struct gpu_device *d0 = &inv->devices[0];
+    const struct gpu_device *d0 = gpu_first_usable(inv);
     size_t same_model = 0, i;
     bool mig_capable = false;
     int rc;
 
     for (i = 0; i < inv->ndevices; i++) {
+        if (inv->devices[i].lost)
+            continue;
         if (!strcmp(inv->devices[i].name, d0->name))
             same_model++;
         mig_capable |= inv->devices[i].mig_capable;
@@ -391,7 +393,7 @@ int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned sche
 
     out->n = 0;
     out->nvml_simulated = inv->simulated;
-    if (!inv->ndevices)
+    if (!gpu_first_usable(inv))
         return 0;
     if (schemas & LABELER_SCHEMA_ACK)
         rc = schema_ack(inv, out, err);
@@ -448,7 +450,7 @@ int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv
     const char *product = labeler_labels_get(l, GFD_PREFIX "gpu.product");
     char prod[LABELER_VALUE_MAX + 1];
     const struct gpu_mig *first = NULL;
-    size_t i, j, nmig = 0, enabled = 0;
+    size_t i, j, nmig = 0, enabled = 0, usable = inv->ndevices;
     bool same = true;
     int rc;
 
@@ -460,6 +462,10 @@ int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv
     for (i = 0; i < inv->ndevices && !rc; i++) {
         const struct gpu_device *d = &inv->devices[i];
 
+        if (d->lost) {
+            usable--;
+            continue;
+        }
         if (!d->mig_enabled)
             continue;
         enabled++;
@@ -477,7 +483,7 @@ int labeler_labels_mig(struct labeler_labels *l, const struct gpu_inventory *inv
         return rc;
     if (strategy == LABELER_MIG_SINGLE) {
         /* single wants every GPU split alike: anything else is GFD's INVALID */
-        if (same && first && enabled == inv->ndevices)
+        if (same && first && enabled == usable)
             return mig_set(l, GFD_PREFIX "gpu.", prod, first, nmig, err);
         snprintf(
             prod + (strlen(prod) > LABELER_VALUE_MAX - 12 ? LABELER_VALUE_MAX - 12 : strlen(prod)),
@@ -522,7 +528,7 @@ static int gfd_pci(const struct labeler_config *cfg, const struct gpu_inventory 
     if (!pci)
         return err_set(err, -ENOMEM, "out of memory");
     if (!gpu_pci_scan(cfg->dp.sysfs_root, pci, NULL))
-        d = gpu_pci_find(pci, inv->devices[0].pci_bus_id);
+        d = gpu_pci_find(pci, gpu_first_usable(inv)->pci_bus_id);
     rc = labeler_labels_set(out, GFD_PREFIX "gpu.present", "true", err);
     if (!rc)
         rc =
@@ -544,6 +550,16 @@ static void gfd_present_only(const struct labeler_config *cfg, struct labeler_la
 
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out, struct err *err)
 {
+    struct gpu_inventory inv;
+    int rc = labeler_detect_inventory(cfg, out, &inv, err);
+
+    gpu_inventory_release(&inv);
+    return rc;
+}
+
+int labeler_detect_inventory(const struct labeler_config *cfg, struct labeler_labels *out,
+                             struct gpu_inventory *invp, struct err *err)
+{
     unsigned schemas = cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK;
     struct gpu_inventory inv;
     int rc;
@@ -552,7 +568,7 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
     out->partial = false;
     rc = gpu_detect(cfg->nvml_lib, &inv, err);
     out->nvml_simulated = inv.simulated;
-    out->ngpus = rc ? 0 : inv.ndevices;
+    out->ngpus = rc ? 0 : inv.ndevices - inv.nlost;
     if (!rc)
         rc = labeler_labels_from_inventory(&inv, cfg->schemas ? cfg->schemas : LABELER_SCHEMA_ACK,
                                            cfg->machine_type_file, out, err);
@@ -568,7 +584,7 @@ int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out,
         out->n = 0;
         gfd_present_only(cfg, out);
     }
-    gpu_inventory_release(&inv);
+    *invp = inv;
     return rc;
 }
 

@@ -33,7 +33,7 @@ struct labeler_labels {
     size_t alloc;
     bool nvml_simulated; /* labeler_detect read the fake NVML test double, not a driver */
     bool partial;        /* only these labels are known (NVML is down): set them, remove none */
-    size_t ngpus;        /* labeler_detect: the GPUs NVML showed */
+    size_t ngpus;        /* labeler_detect: the GPUs NVML showed that are not lost */
 };
 
 /* labeler_labels_release frees the array; the set is empty afterwards. */
@@ -49,9 +49,10 @@ int labeler_labels_set(struct labeler_labels *l, const char *key, const char *va
 
 /* labeler_labels_from_inventory computes the labels of the given schemas for inv into out
  * (emptied first). machine_type_file (NULL = LABELER_MACHINE_TYPE_FILE) is read only for the
- * gfd schema. Rules (docs/labels.md): zero GPUs = no label; name and memory come from GPU 0;
- * the ack count is every GPU, the gfd count the GPUs of GPU 0's model; MIG-enabled GPUs count
- * as the physical GPUs they are; memory NVML cannot report leaves its label out. */
+ * gfd schema. Rules (docs/labels.md): zero GPUs = no label; lost GPUs are left out as if
+ * they were not there; name and memory come from the first GPU that is not lost; the ack
+ * count is every such GPU, the gfd count those of the first one's model; MIG-enabled GPUs
+ * count as the physical GPUs they are; memory NVML cannot report leaves its label out. */
 int labeler_labels_from_inventory(const struct gpu_inventory *inv, unsigned schemas,
                                   const char *machine_type_file, struct labeler_labels *out,
                                   struct err *err);
@@ -88,6 +89,12 @@ int labeler_schemas_parse(const char *s, unsigned *out, struct err *err);
  * later. A node with zero GPUs succeeds with an empty set. out->nvml_simulated is set, also
  * on failure, when the library was the fake NVML test double. */
 int labeler_detect(const struct labeler_config *cfg, struct labeler_labels *out, struct err *err);
+
+/* labeler_detect_inventory is labeler_detect that also hands over what NVML showed: inv is
+ * filled on success and on failure alike (lost GPUs in it with their errors) and the caller
+ * frees it with gpu_inventory_release. */
+int labeler_detect_inventory(const struct labeler_config *cfg, struct labeler_labels *out,
+                             struct gpu_inventory *inv, struct err *err);
 
 /* labeler_key_in_schemas tells whether key is one that the given schemas may write
  * (e.g. "aliyun.accelerator/nvidia_mem" for LABELER_SCHEMA_ACK). */

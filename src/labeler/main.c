@@ -4,6 +4,7 @@
  * Environment variables are read first and flags override them; NODE_NAME and KUBECONFIG are
  * fallbacks when neither is given. Usage errors print one line and exit 2. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,10 @@
 #include "labeler/backoff.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/plugin.h"
+#include "draplugin/cdi.h"
+#include "draplugin/devices.h"
+#include "draplugin/plugin.h"
+#include "gpu/health.h"
 
 #ifndef GPULABEL_VERSION
 #define GPULABEL_VERSION "0.1.0"
@@ -100,6 +105,58 @@ static int set_replicas(void *dest, const char *v, struct err *err)
 static int set_xids(void *dest, const char *v, struct err *err)
 {
     return dp_xids_parse(v, dest, err);
+}
+
+static int set_recovery(void *dest, const char *v, struct err *err)
+{
+    int64_t ns;
+
+    if (go_parse_duration(v, &ns, NULL) || ns < 0)
+        return err_set(err, -EINVAL, "invalid duration '%s' (want e.g. 10m, 30s; 0 never recovers)",
+                       v);
+    if (ns / 1000000 > LABELER_INTERVAL_MAX_MS)
+        return err_set(err, -EINVAL, "duration '%s' is too long (at most 100 days)", v);
+    *(long *)dest = (long)(ns / 1000000);
+    if (ns > 0 && !*(long *)dest)
+        *(long *)dest = 1;
+    return 0;
+}
+
+static int set_mode(void *dest, const char *v, struct err *err)
+{
+    if (!strcmp(v, "auto"))
+        *(int *)dest = LABELER_MODE_AUTO;
+    else if (!strcmp(v, "device-plugin"))
+        *(int *)dest = LABELER_MODE_DEVICE_PLUGIN;
+    else if (!strcmp(v, "dra"))
+        *(int *)dest = LABELER_MODE_DRA;
+    else
+        return err_set(err, -EINVAL, "invalid mode '%s' (want auto, device-plugin or dra)", v);
+    return 0;
+}
+
+/* A DRA driver name is a DNS subdomain (it names the slices' driver and the CDI vendor). */
+static int set_driver(void *dest, const char *v, struct err *err)
+{
+    size_t i, n = strlen(v);
+    bool dot = false;
+
+    for (i = 0; i < n; i++) {
+        char c = v[i];
+
+        if (c == '.')
+            dot = true;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              ((c == '-' || c == '.') && i > 0 && i + 1 < n && v[i - 1] != '.' && v[i + 1] != '.')))
+            break;
+    }
+    if (!n || n > 63 || i < n || !dot)
+        return err_set(err, -EINVAL,
+                       "invalid driver name '%s' (want a DNS subdomain of at most 63 "
+                       "characters with a dot, such as gpu.nvidia.com)",
+                       v);
+    *(const char **)dest = v;
+    return 0;
 }
 
 static int set_resource(void *dest, const char *v, struct err *err)
@@ -222,14 +279,16 @@ static int oneshot_sync(const struct labeler_config *cfg, const struct labeler_l
 static int run_oneshot(struct labeler_config *cfg)
 {
     struct labeler_labels labels = {0};
+    struct gpu_inventory inv;
     struct err err;
+    size_t i;
     bool sync = cfg->node_name && !cfg->no_sync;
     int status = 1;
 
     err_clear(&err);
     if (!cfg->output && !cfg->feature_file && !sync)
         cfg->output = "-";
-    if (labeler_detect(cfg, &labels, &err)) {
+    if (labeler_detect_inventory(cfg, &labels, &inv, &err)) {
         if (labels.nvml_simulated)
             fprintf(stderr, "gpulabel: using a simulated NVML (test double), not a real GPU "
                             "driver\n");
@@ -248,6 +307,10 @@ static int run_oneshot(struct labeler_config *cfg)
     }
     if (labels.nvml_simulated)
         fprintf(stderr, "gpulabel: using a simulated NVML (test double), not a real GPU driver\n");
+    for (i = 0; i < inv.ndevices; i++)
+        if (inv.devices[i].lost)
+            fprintf(stderr, "gpulabel: GPU %zu cannot be read: %s; the other GPUs are labelled\n",
+                    i, inv.devices[i].error);
     if (labeler_write_outputs(cfg, &labels, &err)) {
         print_err(&err);
         goto out;
@@ -261,6 +324,7 @@ static int run_oneshot(struct labeler_config *cfg)
     status = 0;
 out:
     labeler_labels_release(&labels);
+    gpu_inventory_release(&inv);
     return status;
 }
 
@@ -319,10 +383,33 @@ int main(int argc, char **argv)
          "GPULABEL_HEALTH_IGNORE_XIDS", "LIST",
          "XIDs that leave a GPU healthy (default " DP_DEFAULT_IGNORED_XIDS ";\n"
          "none: every XID makes it unhealthy)"},
+        {"health-recovery-period", 0, FLAG_FUNC, &cfg.dp.recovery_ms, set_recovery,
+         "GPULABEL_HEALTH_RECOVERY_PERIOD", "DURATION",
+         "an unhealthy GPU is healthy again after this long with no new\n"
+         "critical event and NVML answering (doubled per relapse; 0: never;\n"
+         "default 10m)"},
         {"sysfs-root", 0, FLAG_FUNC, &cfg.dp.sysfs_root, set_path, "GPULABEL_SYSFS_ROOT", "DIR",
          "where sysfs is mounted (default /sys)"},
         {"mig-strategy", 0, FLAG_FUNC, &cfg.mig_strategy, set_mig_strategy, "GPULABEL_MIG_STRATEGY",
          "none|single|mixed", "how MIG devices are labelled and advertised (default none)"},
+        {"mode", 0, FLAG_FUNC, &cfg.mode, set_mode, "GPULABEL_MODE", "auto|device-plugin|dra",
+         "how the GPUs are offered to the kubelet: the device plugin, or\n"
+         "ResourceSlices and the DRA plugin; auto: dra when the Node carries\n"
+         "" LABELER_MODE_LABEL "=true (default device-plugin)"},
+        {"driver-name", 0, FLAG_FUNC, &cfg.dra.driver, set_driver, "GPULABEL_DRIVER_NAME", "NAME",
+         "the DRA driver's name (default " DRA_DEFAULT_DRIVER ")"},
+        {"kubelet-registrar-dir", 0, FLAG_FUNC, &cfg.dra.registrar_dir, set_path,
+         "GPULABEL_KUBELET_REGISTRAR_DIR", "DIR",
+         "the kubelet's plugin registry (default " DRA_DEFAULT_REGISTRAR_DIR ")"},
+        {"kubelet-plugins-dir", 0, FLAG_FUNC, &cfg.dra.plugins_dir, set_path,
+         "GPULABEL_KUBELET_PLUGINS_DIR", "DIR",
+         "where the DRA plugin's socket and checkpoint go, in <DIR>/<driver>/\n"
+         "(default " DRA_DEFAULT_PLUGINS_DIR ")"},
+        {"cdi-root", 0, FLAG_FUNC, &cfg.dra.cdi_root, set_path, "GPULABEL_CDI_ROOT", "DIR",
+         "where prepared claims' CDI specs are written (default " DRA_DEFAULT_CDI_ROOT ")"},
+        {"dev-root", 0, FLAG_FUNC, &cfg.dra.dev_root, set_path, "GPULABEL_DEV_ROOT", "DIR",
+         "where the host's /dev is seen, for the device nodes of CDI specs\n"
+         "(default /dev)"},
         {"metrics-addr", 0, FLAG_FUNC, &cfg.metrics_addr, set_path, "GPULABEL_METRICS_ADDR",
          "HOST:PORT",
          "serve /healthz, /readyz and /metrics (Prometheus) there,\n"
@@ -371,9 +458,11 @@ int main(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     cfg.schemas = LABELER_SCHEMA_ACK;
     cfg.sleep_interval_ms = DEFAULT_SLEEP_INTERVAL_MS;
+    cfg.mode = LABELER_MODE_DEVICE_PLUGIN;
     cfg.device_plugin = true;
     cfg.timeout_ms = 30000;
     dp_xids_parse(DP_DEFAULT_IGNORED_XIDS, cfg.dp.ignored_xids, NULL);
+    cfg.dp.recovery_ms = GPU_HEALTH_DEFAULT_RECOVERY_MS;
     cfg.fail_on_init_error = true;
     /* the environment first, so that flags win */
     rc = flag_parse_env(gfd_env, &ff);

@@ -52,7 +52,8 @@ RESOURCES = {
     ("", "v1", "replicationcontrollers"): ("ReplicationController", True),
     ("apps", "v1", "replicasets"): ("ReplicaSet", True),
     ("apps", "v1", "statefulsets"): ("StatefulSet", True),
-    # Dynamic Resource Allocation (what gpusched's live input lists)
+    # Dynamic Resource Allocation (what gpusched's live input lists; gpulabel's DRA mode reads
+    # claims and publishes slices)
     ("resource.k8s.io", "v1", "deviceclasses"): ("DeviceClass", False),
     ("resource.k8s.io", "v1", "resourceslices"): ("ResourceSlice", False),
     ("resource.k8s.io", "v1", "resourceclaims"): ("ResourceClaim", True),
@@ -257,6 +258,7 @@ FIELD_SELECTABLE = {
              "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
              "status.podIP", "status.nominatedNodeName"},
     "nodes": {"metadata.name", "spec.unschedulable"},
+    "resourceslices": {"spec.driver", "spec.nodeName", "spec.pool.name"},
 }
 
 

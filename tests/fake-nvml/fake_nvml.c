@@ -29,19 +29,35 @@
  *     switch=N               PCIe switch the GPU is behind (absent: none of its own)
  *     nvlink=I+J             NVLink peers by index, one link per entry (I+I = two links)
  *     events=unsupported     nvmlDeviceRegisterEvents returns NOT_SUPPORTED
+ *     minor=N                nvmlDeviceGetMinorNumber (absent: the index)
+ *     brand=N                nvmlDeviceGetBrand's nvmlBrandType_t (absent: 2, Tesla)
+ *     arch=N                 nvmlDeviceGetArchitecture (absent: from cc: 5.x 3 Maxwell, 6.x 4
+ *                            Pascal, 7.0 5 Volta, 7.5 6 Turing, 8.0-8.8 7 Ampere, 8.9 8 Ada,
+ *                            9.x 9 Hopper, 10.x and 12.x 10 Blackwell; no cc: NOT_SUPPORTED)
  *     mig_devices=1g.5gb+3g.20gb   MIG devices (with mig=enabled), by profile; a profile
  *                            <c>c.<g>g.<n>gb has c compute slices of a g-slice GPU instance.
  *                            Attributes: g GPU instance slices, c (default g) compute slices,
  *                            14 SMs per compute slice, n*1024-256 MiB, copy engines = g,
- *                            decoders = g/2, encoders 0, JPEG and OFA = 1 for 7 slices
+ *                            decoders = g/2, encoders 0, JPEG and OFA = 1 for 7 slices; GPU
+ *                            instance k+1, profile ID by g (1: 19, 2: 14, 3: 9, 4: 5, 7: 0),
+ *                            memory slices placed one after the other from 0
  * Topology: two GPUs behind one switch are SINGLE, on one NUMA node NODE, else SYSTEM.
  *
  * Events: $FAKE_NVML_EVENTS names a control file that tests append lines to; every
  * nvmlEventSetWait_v2 reads the lines added since the event set was created, one event each:
- *   xid GPU XID              an XID critical error on GPU (its UUID or index)
+ *   xid GPU XID [reset|reboot]  an XID critical error on GPU (its UUID or index); with reset
+ *                            or reboot the driver's recovery action (nvmlDeviceGetFieldValues
+ *                            NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) becomes GPU reset (1) or
+ *                            node reboot (2) until a clear line
  *   ecc GPU                  a double-bit ECC error
  *   lost GPU                 the GPU falls off the bus: every query on it returns GPU_IS_LOST
  *                            from now on, and so does this wait
+ * and these lines change the state only (no event):
+ *   found GPU                a lost GPU answers again
+ *   clear GPU                the GPU was reset: it answers, no recovery action pending
+ * The state lines (lost, found, clear, xid ... reset|reboot) take effect for every NVML
+ * query of the process as soon as they are in the file, in the file's order after the
+ * config; a config read again (a new first nvmlInit_v2) replays them all.
  * A config file without device lines means a node with zero GPUs. A config that cannot be read
  * or parsed makes nvmlInit_v2 fail with UNKNOWN and prints why on stderr. */
 #include <stdio.h>
@@ -102,16 +118,19 @@ struct nvmlDevice_st {
     char uuid[96];
     char pci[32];
     int cc_major, cc_minor, has_cc;
-    int mig; /* -1 unsupported, 0 disabled, 1 enabled */
+    int mig;                /* -1 unsupported, 0 disabled, 1 enabled */
+    int minor, brand, arch; /* -1: the default */
     int lost;
+    int action; /* the driver's recovery action: 0 none, 1 GPU reset, 2 node reboot */
     int handle_error;
     int numa, pcie_switch;   /* pcie_switch -1: none */
     int nvlink[18], nnvlink; /* peer indices, one per link */
     int no_events;
     char mig_profiles[8][32]; /* mig_devices= */
     int nmig;
-    int parent;         /* a MIG device: its GPU's index; -1 for a GPU */
-    int gi, ci, mem_mb; /* a MIG device's attributes */
+    int parent;           /* a MIG device: its GPU's index; -1 for a GPU */
+    int gi, ci, mem_mb;   /* a MIG device's attributes */
+    int gi_id, placement; /* its GPU instance and first memory slice */
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -165,6 +184,7 @@ static void fake_device_defaults(struct nvmlDevice_st *d, unsigned idx)
     d->mig = -1;
     d->pcie_switch = -1;
     d->parent = -1;
+    d->minor = d->brand = d->arch = -1;
     snprintf(d->uuid, sizeof(d->uuid), "GPU-00000000-fa4e-4e00-8000-%012x", idx);
     snprintf(d->pci, sizeof(d->pci), "00000000:00:%02X.0", 8 + idx);
 }
@@ -316,6 +336,12 @@ static int fake_parse_device(char *s, const char *path, int lineno)
                 if (*q == '+')
                     q++;
             }
+        } else if (!strcmp(key, "minor")) {
+            d.minor = atoi(val);
+        } else if (!strcmp(key, "brand")) {
+            d.brand = atoi(val);
+        } else if (!strcmp(key, "arch")) {
+            d.arch = atoi(val);
         } else if (!strcmp(key, "events")) {
             d.no_events = !strcmp(val, "unsupported");
         } else if (!strcmp(key, "repeat")) {
@@ -344,6 +370,9 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         t->cc_minor = d.cc_minor;
         t->has_cc = d.has_cc;
         t->mig = d.mig;
+        t->minor = d.minor;
+        t->brand = d.brand;
+        t->arch = d.arch;
         t->lost = d.lost;
         t->handle_error = d.handle_error;
         t->numa = d.numa;
@@ -385,6 +414,7 @@ static int fake_make_migs(const char *path)
     fake.nmigs = 0;
     for (i = 0; i < fake.ndevices; i++) {
         struct nvmlDevice_st *g = &fake.devices[i];
+        int next_slice = 0;
 
         for (k = 0; k < g->nmig; k++) {
             struct nvmlDevice_st *m = &fake.migs[fake.nmigs];
@@ -405,6 +435,9 @@ static int fake_make_migs(const char *path)
             m->gi = gi;
             m->ci = c ? c : gi;
             m->mem_mb = gb * 1024 - 256;
+            m->gi_id = k + 1;
+            m->placement = next_slice;
+            next_slice += gi;
             m->memory = (unsigned long long)m->mem_mb * 1048576ull;
             m->has_memory = 1;
             snprintf(m->name, sizeof(m->name), "%s MIG %s", g->name, g->mig_profiles[k]);
@@ -417,6 +450,8 @@ static int fake_make_migs(const char *path)
     return 0;
 }
 
+static long fake_state_offset; /* bytes of $FAKE_NVML_EVENTS applied to the state */
+
 static int fake_load(void)
 {
     const char *path = getenv("FAKE_NVML_CONFIG");
@@ -424,6 +459,7 @@ static int fake_load(void)
     int lineno = 0, rc = 0;
     FILE *f;
 
+    fake_state_offset = 0;
     fake_defaults();
     if (!path || !*path)
         return 0;
@@ -476,9 +512,12 @@ static int fake_load(void)
     return rc;
 }
 
+static void fake_apply_state(void);
+
 /* Common guard: NVML must be initialised and the handle one of ours. */
 static nvmlReturn_t fake_check(nvmlDevice_t d)
 {
+    fake_apply_state();
     if (!fake_active)
         return NVML_ERROR_UNINITIALIZED;
     if (d && d >= fake.migs && d < fake.migs + fake.nmigs)
@@ -512,6 +551,7 @@ nvmlReturn_t nvmlInit_v2(void)
     if (fake.init_error)
         return fake.init_error;
     fake_active++;
+    fake_apply_state();
     return NVML_SUCCESS;
 }
 
@@ -976,6 +1016,222 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *
     a->gpuInstanceSliceCount = (unsigned)d->gi;
     a->computeInstanceSliceCount = (unsigned)d->ci;
     a->memorySizeMB = (unsigned long long)d->mem_mb;
+    return NVML_SUCCESS;
+}
+#endif
+
+/* ---- run-time state from $FAKE_NVML_EVENTS ------------------------------------------------ */
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+static int fake_state_ref(const char *s)
+{
+    char *end;
+    long i = strtol(s, &end, 10);
+    unsigned k;
+
+    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
+        return (int)i;
+    for (k = 0; k < fake.ndevices; k++)
+        if (!strcmp(fake.devices[k].uuid, s))
+            return (int)k;
+    return -1;
+}
+
+/* Applies the state lines added to the control file since the last call (every NVML query
+ * calls this; one stat when nothing was added). */
+static void fake_apply_state(void)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const char *path = getenv("FAKE_NVML_EVENTS");
+    struct stat st;
+    char line[256];
+    FILE *f;
+
+    if (!path || !*path || stat(path, &st) || st.st_size <= fake_state_offset)
+        return;
+    pthread_mutex_lock(&mu);
+    f = fopen(path, "r");
+    if (f && !fseek(f, fake_state_offset, SEEK_SET)) {
+        while (fgets(line, sizeof(line), f) && strchr(line, '\n')) {
+            char what[16], dev[128], extra[16];
+            unsigned long long xid;
+            int n, k;
+
+            fake_state_offset += (long)strlen(line);
+            extra[0] = '\0';
+            n = sscanf(line, "%15s %127s %llu %15s", what, dev, &xid, extra);
+            if (n < 2 || (k = fake_state_ref(dev)) < 0)
+                continue;
+            if (!strcmp(what, "lost"))
+                fake.devices[k].lost = 1;
+            else if (!strcmp(what, "found"))
+                fake.devices[k].lost = 0;
+            else if (!strcmp(what, "clear"))
+                fake.devices[k].lost = fake.devices[k].action = 0;
+            else if (!strcmp(what, "xid") && n == 4 && !strcmp(extra, "reset"))
+                fake.devices[k].action = 1;
+            else if (!strcmp(what, "xid") && n == 4 && !strcmp(extra, "reboot"))
+                fake.devices[k].action = 2;
+        }
+    }
+    if (f)
+        fclose(f);
+    pthread_mutex_unlock(&mu);
+}
+
+#ifndef FAKE_NVML_OLD
+typedef struct {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;
+    nvmlReturn_t nvmlReturn;
+    union {
+        double dVal;
+        unsigned int uiVal;
+        unsigned long long ullVal;
+    } value;
+} nvmlFieldValue_t;
+
+/* Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230) is known; others answer NOT_SUPPORTED. */
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *v);
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *v)
+{
+    nvmlReturn_t rc = fake_check(d);
+    int i;
+
+    if (rc)
+        return rc;
+    if (!v || count <= 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (i = 0; i < count; i++) {
+        v[i].nvmlReturn = NVML_SUCCESS;
+        v[i].valueType = 1; /* unsigned int */
+        if (v[i].fieldId == 230)
+            v[i].value.uiVal = (unsigned)d->action;
+        else
+            v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
+    return NVML_SUCCESS;
+}
+#endif
+
+/* ---- what a DRA device says about itself ---------------------------------------------------- */
+
+EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor);
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!minor)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *minor = d->minor >= 0 ? (unsigned)d->minor : (unsigned)(d - fake.devices);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand);
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!brand)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *brand = d->brand >= 0 ? d->brand : 2;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned int *arch);
+nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned int *arch)
+{
+    nvmlReturn_t rc = fake_check(d);
+    int cc;
+
+    if (rc)
+        return rc;
+    if (!arch)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (d->arch >= 0) {
+        *arch = (unsigned)d->arch;
+        return NVML_SUCCESS;
+    }
+    if (!d->has_cc)
+        return NVML_ERROR_NOT_SUPPORTED;
+    cc = d->cc_major * 10 + d->cc_minor;
+    *arch = d->cc_major == 5       ? 3
+            : d->cc_major == 6     ? 4
+            : cc == 70 || cc == 72 ? 5
+            : d->cc_major == 7     ? 6
+            : cc == 89             ? 8
+            : d->cc_major == 8     ? 7
+            : d->cc_major == 9     ? 9
+            : d->cc_major >= 10    ? 10
+                                   : 0xffffffffu;
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+/* A GPU instance is named by its MIG device: the handle is that device. */
+typedef struct {
+    nvmlDevice_t device;
+    unsigned int id, profileId;
+    unsigned int start, size;
+} nvmlGpuInstanceInfo_t;
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id);
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    if (rc)
+        return rc;
+    if (!id)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!fake_is_mig(d))
+        return NVML_ERROR_NOT_SUPPORTED;
+    *id = (unsigned)d->gi_id;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t d, unsigned int id, void **gi);
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t d, unsigned int id, void **gi)
+{
+    nvmlReturn_t rc = fake_check(d);
+    unsigned i;
+
+    if (rc)
+        return rc;
+    if (!gi || fake_is_mig(d))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (i = 0; i < fake.nmigs; i++)
+        if (fake.migs[i].parent == (int)(d - fake.devices) && fake.migs[i].gi_id == (int)id) {
+            *gi = &fake.migs[i];
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(void *gi, nvmlGpuInstanceInfo_t *info);
+nvmlReturn_t nvmlGpuInstanceGetInfo(void *gi, nvmlGpuInstanceInfo_t *info)
+{
+    struct nvmlDevice_st *m = gi;
+    nvmlReturn_t rc = fake_check(m);
+
+    if (rc)
+        return rc;
+    if (!info || !fake_is_mig(m))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    info->device = &fake.devices[m->parent];
+    info->id = (unsigned)m->gi_id;
+    info->profileId = m->gi == 1 ? 19 : m->gi == 2 ? 14 : m->gi == 3 ? 9 : m->gi == 4 ? 5 : 0;
+    info->start = (unsigned)m->placement;
+    info->size = (unsigned)m->gi;
     return NVML_SUCCESS;
 }
 #endif

@@ -357,6 +357,181 @@ def test_lost_gpu_is_unhealthy():
     run(body)
 
 
+def wait_events(api, pred=lambda evs: evs, timeout=WAIT):
+    deadline = time.monotonic() + timeout
+    evs = []
+    while time.monotonic() < deadline:
+        evs = api.list("events", "default")
+        if pred(evs):
+            return evs
+        time.sleep(0.1)
+    raise AssertionError("events: %r" % evs)
+
+
+def test_lost_gpu_at_start_never_hides_the_others():
+    # issue 24 item 1: the third GPU of four answers GPU_IS_LOST from the start
+    from fake_apiserver import FakeApiServer
+    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            p = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--schema", "ack,gfd")
+            pl = n.kubelet.wait_registration()
+            devs = pl.wait_update()
+            util.check_eq([(d[0], d[1]) for d in devs],
+                          [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
+                           (uuid(3), "Healthy")], "ListAndWatch")
+            evs = wait_events(api)
+            util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
+                          [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
+                            "lost; the device plugin reports it Unhealthy to the kubelet")],
+                          "events")
+            deadline = time.monotonic() + WAIT
+            labels = {}
+            while time.monotonic() < deadline:
+                labels = (api.get("nodes", "gpu-1") or {}).get("metadata", {}).get("labels") or {}
+                if labels.get("aliyun.accelerator/nvidia_count"):
+                    break
+                time.sleep(0.1)
+            util.check_eq((labels.get("aliyun.accelerator/nvidia_count"),
+                           labels.get("nvidia.com/gpu.count")), ("3", "3"), "labels")
+            err = n.stderr(p)
+            for want in ("device plugin: GPU 2 (lost-gpu-2) is unhealthy: GPU is lost",
+                         "GPU 2 cannot be read: GPU 2: nvmlDeviceGetName: GPU is lost; the "
+                         "other GPUs are labelled and advertised"):
+                if want not in err:
+                    raise AssertionError("no %r in the log: %r" % (want, err[-1500:]))
+        finally:
+            api.close()
+    run(body, gpus=gpus)
+
+
+def health(devs):
+    return [d[1][0] for d in devs]  # "H"ealthy / "U"nhealthy, in device order
+
+
+def test_health_recovers_after_the_quiet_period():
+    # issue 24 item 5: XID 79 makes GPU 2 Unhealthy; with no new critical event for the
+    # recovery period and NVML answering, it is Healthy again, with a Normal Event
+    from fake_apiserver import FakeApiServer
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            p = n.start("--kubeconfig", kc, "--node-name", "gpu-1",
+                        "--health-recovery-period", "2s")
+            pl = n.kubelet.wait_registration()
+            pl.wait_update(lambda d: health(d) == list("HHHH"))
+            n.inject("xid 2 79")
+            t_bad = time.monotonic()
+            pl.wait_update(lambda d: health(d) == list("HHUH"))
+            k = len(pl.updates)
+            pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+            if time.monotonic() - t_bad < 2.0:
+                raise AssertionError("healthy again before the 2 s quiet period")
+            evs = wait_events(api, lambda e: len(e) == 2)
+            util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
+                          [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
+            msg = [e["message"] for e in evs if e["reason"] == "GPUHealthy"][0]
+            if not msg.startswith("GPU 2 (%s) is healthy again: no critical event for " % uuid(2)) \
+                    or "after XID 79, and NVML answers" not in msg:
+                raise AssertionError("message %r" % msg)
+            if "device plugin: GPU 2 (%s) is healthy again" % uuid(2) not in n.stderr(p):
+                raise AssertionError("no log line: %r" % n.stderr(p)[-800:])
+        finally:
+            api.close()
+    run(body)
+
+
+def test_health_waits_for_the_gpu_reset_the_driver_asks_for():
+    def body(n):
+        p = n.start("--health-recovery-period", "1s")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: health(d) == list("HHHH"))
+        n.inject("xid 1 79 reset")  # NVML's recovery action: GPU reset
+        pl.wait_update(lambda d: health(d) == list("HUHH"))
+        deadline = time.monotonic() + WAIT
+        want = "GPU 1 (%s) stays unhealthy: the driver asks for a GPU reset (NVML recovery " \
+               "action 1)" % uuid(1)
+        while want not in n.stderr(p):
+            if time.monotonic() > deadline:
+                raise AssertionError("no %r: %r" % (want, n.stderr(p)[-800:]))
+            time.sleep(0.1)
+        util.check_eq(health(pl.updates[-1]), list("HUHH"), "still unhealthy after the period")
+        util.check_eq(n.stderr(p).count("stays unhealthy"), 1, "said once")
+        n.inject("clear 1")  # the GPU was reset
+        pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT)
+    run(body)
+
+
+def test_lost_gpu_heals_when_it_answers_again():
+    def body(n):
+        n.start("--health-recovery-period", "1s")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: health(d) == list("HHHH"))
+        n.inject("lost %s" % uuid(3))
+        pl.wait_update(lambda d: health(d) == list("HHHU"))
+        time.sleep(2.5)  # still lost: the quiet period restarts at every probe
+        util.check_eq(health(pl.updates[-1]), list("HHHU"), "lost stays unhealthy")
+        n.inject("found 3")
+        pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT)
+    run(body)
+
+
+def test_gpu_lost_at_start_heals_under_its_uuid():
+    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
+
+    def body(n):
+        p = n.start("--health-recovery-period", "1s")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: [x[0] for x in d][2] == "lost-gpu-2")
+        n.inject("found 2")
+        devs = pl.wait_update(lambda d: d[2] == (uuid(2), "Healthy", [0]), timeout=WAIT)
+        util.check_eq(health(devs), list("HHHH"), "health")
+        if "GPU 2 (lost-gpu-2 until now) answers again as %s" % uuid(2) not in n.stderr(p):
+            raise AssertionError("no log line: %r" % n.stderr(p)[-800:])
+    run(body, gpus=gpus)
+
+
+def test_no_flapping_a_relapse_waits_twice_as_long():
+    def body(n):
+        n.start("--health-recovery-period", "1s")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: health(d) == list("HHHH"))
+        n.inject("xid 0 48")
+        pl.wait_update(lambda d: health(d) == list("UHHH"))
+        k = len(pl.updates)
+        pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+        n.inject("xid 0 48")  # at once after recovering: a relapse, 2 s this time
+        t_bad = time.monotonic()
+        k = len(pl.updates)
+        pl.wait_update(lambda d: health(d) == list("UHHH"), after=k)
+        k = len(pl.updates)
+        pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+        if time.monotonic() - t_bad < 2.0:
+            raise AssertionError("a relapse recovered before twice the period")
+    run(body)
+
+
+def test_recovery_switched_off():
+    def body(n):
+        p = n.start("--health-recovery-period", "0")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: health(d) == list("HHHH"))
+        n.inject("xid 2 79")
+        pl.wait_update(lambda d: health(d) == list("HHUH"))
+        time.sleep(3)
+        util.check_eq(health(pl.updates[-1]), list("HHUH"), "still unhealthy")
+        if "healthy again" in n.stderr(p):
+            raise AssertionError("recovered with recovery off")
+    run(body)
+
+
 def test_warning_event_on_the_node():
     from fake_apiserver import FakeApiServer
 
@@ -393,6 +568,73 @@ def test_warning_event_on_the_node():
         finally:
             api.close()
     run(body)
+
+
+def test_split_pod_the_labeller_posts_the_plugins_events():
+    # deploy/gpulabel/daemonset.yaml's two containers: the device plugin has no token
+    # (--no-sync), the labeller (--device-plugin=false, the token) watches the same GPUs with
+    # the same rules and posts the Warning and Normal Events; exactly one of each
+    from fake_apiserver import FakeApiServer
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            lab = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
+                          "--mode", "device-plugin", "--health-recovery-period", "2s", "-v", "1")
+            n.start("--mode", "device-plugin", "--health-recovery-period", "2s")
+            pl = n.kubelet.wait_registration()
+            pl.wait_update(lambda d: health(d) == list("HHHH"))
+            deadline = time.monotonic() + WAIT
+            while "watching GPU health for the Node's Events" not in n.stderr(lab):
+                if time.monotonic() > deadline:
+                    raise AssertionError("the labeller does not watch: %r" % n.stderr(lab)[-800:])
+                time.sleep(0.1)
+            n.inject("xid 2 79")
+            pl.wait_update(lambda d: health(d) == list("HHUH"))
+            evs = wait_events(api, lambda e: len(e) == 1)
+            util.check_eq((evs[0]["type"], evs[0]["reason"], evs[0]["message"]),
+                          ("Warning", "GPUUnhealthy", "GPU 2 (%s) is unhealthy: XID 79; the device plugin "
+                           "reports it Unhealthy to the kubelet" % uuid(2)), "the Warning")
+            k = len(pl.updates)
+            pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+            evs = wait_events(api, lambda e: len(e) == 2)
+            util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
+                          [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
+            time.sleep(1.0)
+            util.check_eq(len(api.list("events", "default")), 2, "no other Event")
+        finally:
+            api.close()
+    run(body)
+
+
+def test_split_pod_a_gpu_lost_at_start():
+    # the same two containers, the third GPU lost from the start: the labeller's Warning names
+    # the device as the plugin advertises it (lost-gpu-2), in the one-process words
+    from fake_apiserver import FakeApiServer
+    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
+
+    def body(n):
+        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
+        try:
+            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
+            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
+            n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
+                    "--mode", "device-plugin")
+            n.start("--mode", "device-plugin")
+            pl = n.kubelet.wait_registration()
+            util.check_eq([(d[0], d[1]) for d in pl.wait_update()],
+                          [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
+                           (uuid(3), "Healthy")], "ListAndWatch")
+            evs = wait_events(api)
+            util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
+                          [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
+                            "lost; the device plugin reports it Unhealthy to the kubelet")],
+                          "events")
+        finally:
+            api.close()
+    run(body, gpus=gpus)
 
 
 def test_device_plugin_off():

@@ -123,13 +123,29 @@ def test_not_an_nvml_library():
         raise AssertionError("stderr: %r" % err[0])
 
 
-def test_gpu_lost():
+def test_gpu_lost_never_hides_the_others():
+    # the third GPU of four is lost: the other three are labelled, the lost one is named
+    p = gpulabel(["--oneshot", "-o", "-", "--schema", "ack,gfd", "--machine-type-file",
+                  "/nonexistent"], config=(
+        'device name="Tesla V100-SXM2-16GB" memory=17163091968 repeat=2\n'
+        'device name="Tesla V100-SXM2-16GB" lost=1\n'
+        'device name="Tesla V100-SXM2-16GB" memory=17163091968\n'))
+    util.check_eq(p.returncode, 0, "exit status: %s" % p.stderr)
+    out = dict(l.split("=", 1) for l in lines(p.stdout))
+    util.check_eq(out["aliyun.accelerator/nvidia_count"], "3", "ack count")
+    util.check_eq(out["nvidia.com/gpu.count"], "3", "gfd count")
+    util.check_eq(out["aliyun.accelerator/nvidia_name"], "Tesla-V100-SXM2-16GB", "name")
+    util.check_eq(lines(p.stderr)[-1], "gpulabel: GPU 2 cannot be read: GPU 2: nvmlDeviceGetName: "
+                  "GPU is lost; the other GPUs are labelled", "stderr")
+
+
+def test_every_gpu_lost():
     p = gpulabel(["--oneshot", "-o", "-"], config=(
-        'device name="Tesla V100-SXM2-16GB" memory=17163091968\n'
-        'device name="Tesla V100-SXM2-16GB" lost=1\n'))
+        'device name="Tesla V100-SXM2-16GB" lost=1 repeat=2\n'))
     util.check_eq(p.returncode, 1, "exit status")
     util.check_eq(p.stdout, "", "stdout: no partial label set")
-    util.check_eq(lines(p.stderr)[-1], "gpulabel: GPU 1: nvmlDeviceGetName: GPU is lost", "stderr")
+    util.check_eq(lines(p.stderr)[-1], "gpulabel: every GPU is lost: GPU 0: nvmlDeviceGetName: "
+                  "GPU is lost", "stderr")
 
 
 def test_old_driver_without_optional_symbols():

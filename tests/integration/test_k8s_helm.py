@@ -131,7 +131,8 @@ def test_helm_is_the_pinned_version():
 
 
 def test_lint_strict_default_and_other_values():
-    for values in (None, OTHER, {"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}}):
+    for values in (None, OTHER, {"gpusched": {"enabled": False}}, {"gpulabel": {"enabled": False}},
+                   {"gpulabel": {"mode": "auto"}}):
         args = ["lint", "--strict", CHART] + (["-f", values_file(values)] if values else [])
         p = helm(*args)
         if "1 chart(s) linted, 0 chart(s) failed" not in p.stdout:
@@ -156,6 +157,13 @@ def test_other_values_pass_server_dry_run():
 
 # ---- the defaults are deploy/'s objects -------------------------------------------------------
 
+def drop_dra_label(spec):
+    """spec's required node terms without the expressions on nvidia.com/gpu.deploy.dra-driver"""
+    for t in spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]:
+        t["matchExpressions"] = [e for e in t["matchExpressions"] if e["key"] != "nvidia.com/gpu.deploy.dra-driver"]
+
+
 def test_defaults_render_the_objects_of_deploy():
     objs = objects()
     want = []
@@ -178,6 +186,11 @@ def test_defaults_render_the_objects_of_deploy():
             missing = {k: v for k, v in env(exp, i).items() if env(got, i).get(k) != v}
             util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's (container %d)"
                           % (kind, i))
+        if kind == "DaemonSet":
+            # deploy/ leaves the nodes labelled nvidia.com/gpu.deploy.dra-driver=true to dra.yaml's
+            # gpulabel-dra, as the chart's mode auto does; its default mode (device-plugin) has
+            # no DRA DaemonSet to leave them to
+            drop_dra_label(exp)
         for s in (got, exp):
             for ctr in s["containers"]:
                 ctr.pop("env", None)
@@ -278,6 +291,107 @@ def test_other_values_change_every_knob():
     util.check_eq([a for a in default if a.startswith("--logging-format")], [], "text logs by default")
 
 
+def same_pod(got, exp, what):
+    """got (the chart's pod spec) is exp (deploy/'s) but for the chart's extra environment"""
+    util.check_eq(len(got["containers"]), len(exp["containers"]), "%s: containers" % what)
+    for i in range(len(exp["containers"])):
+        missing = {k: v for k, v in env(exp, i).items() if env(got, i).get(k) != v}
+        util.check_eq(missing, {}, "%s: deploy/'s environment not in the chart's (container %d)" % (what, i))
+    got, exp = json.loads(json.dumps(got)), json.loads(json.dumps(exp))
+    for s in (got, exp):
+        for ctr in s["containers"]:
+            ctr.pop("env", None)
+    util.check_eq(got, exp, "%s: the pod spec against deploy/" % what)
+
+
+def test_dra_mode_renders_its_objects_and_pod():
+    # gpulabel.mode dra: deploy/gpulabel/dra.yaml's objects instead of the device-plugin
+    # DaemonSet; its pod is one root container with the token and the kubelet plugin
+    # directories, on every GPU node
+    objs = objects({"gpulabel": {"mode": "dra"}})
+    want = c().objects("deploy/gpulabel/dra.yaml")
+    default = objects()
+    util.check_eq(sorted(set(kinds(objs)) - set(kinds(default))), kinds(want),
+                  "what the DRA mode adds: deploy/gpulabel/dra.yaml's objects")
+    util.check_eq(sorted(set(kinds(default)) - set(kinds(objs))), [("DaemonSet", "gpulabel", "kube-system")],
+                  "what the DRA mode takes away: the device plugin's DaemonSet")
+    for o in want:
+        got = find(objs, o["kind"], o["metadata"]["name"])
+        if o["kind"] == "DaemonSet":
+            spec = json.loads(json.dumps(got["spec"]["template"]["spec"]))
+            exp = json.loads(json.dumps(o["spec"]["template"]["spec"]))
+            # dra.yaml picks the labelled nodes as mode auto does; mode dra takes every GPU node
+            drop_dra_label(exp)
+            same_pod(spec, exp, "DaemonSet gpulabel-dra")
+            continue
+        for field in ("rules", "roleRef", "subjects", "spec"):
+            util.check_eq(got.get(field), o.get(field), "%s %s: %s" % (o["kind"], o["metadata"]["name"], field))
+    ds = pod(objs, "DaemonSet")
+    util.check_eq((env(ds)["GPULABEL_MODE"], env(ds)["GPULABEL_DRIVER_NAME"],
+                   env(ds)["GPULABEL_KUBELET_REGISTRAR_DIR"], env(ds)["GPULABEL_KUBELET_PLUGINS_DIR"],
+                   env(ds)["GPULABEL_CDI_ROOT"]),
+                  ("dra", "gpu.nvidia.com", "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins",
+                   "/var/run/cdi"), "the DRA settings")
+    util.check_eq([(v["name"], v.get("hostPath", {}).get("path")) for v in ds["volumes"]],
+                  [("plugins-registry", "/var/lib/kubelet/plugins_registry"),
+                   ("plugins", "/var/lib/kubelet/plugins"), ("cdi", "/var/run/cdi"), ("serviceaccount", None)],
+                  "volumes in dra mode: no device-plugin directory, no /sys")
+    util.check_eq([m["mountPath"] for m in ds["containers"][0]["volumeMounts"]],
+                  ["/var/run/secrets/kubernetes.io/serviceaccount", "/var/lib/kubelet/plugins_registry",
+                   "/var/lib/kubelet/plugins", "/var/run/cdi"], "mounts in dra mode")
+    util.check_eq(ds["containers"][0]["securityContext"],
+                  {"runAsUser": 0, "runAsGroup": 0, "allowPrivilegeEscalation": False,
+                   "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
+                  "root without capabilities (the kubelet's plugin directories are root's)")
+    util.check_eq(dry_run_server(render({"gpulabel": {"mode": "dra"}})), 23,
+                  "objects of the dra mode applied by the server dry run")
+
+
+def test_auto_mode_splits_the_nodes_by_the_gpu_operator_label():
+    # gpulabel.mode auto: both DaemonSets, on the nodes with and without
+    # nvidia.com/gpu.deploy.dra-driver=true (appended to every required term)
+    objs = objects({"gpulabel": {"mode": "auto"}})
+    util.check_eq(sorted(n for k, n, _ in kinds(objs) if k == "DaemonSet"), ["gpulabel", "gpulabel-dra"],
+                  "DaemonSets in auto mode")
+    base = find(objects(), "DaemonSet")["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    for name, op in (("gpulabel", "NotIn"), ("gpulabel-dra", "In")):
+        terms = find(objs, "DaemonSet", name)["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        util.check_eq(terms, [{"matchExpressions": t["matchExpressions"] + [
+            {"key": "nvidia.com/gpu.deploy.dra-driver", "operator": op, "values": ["true"]}]} for t in base],
+            "%s's nodes" % name)
+    same_pod(find(objs, "DaemonSet", "gpulabel-dra")["spec"]["template"]["spec"],
+             pod(c().objects("deploy/gpulabel/dra.yaml"), "DaemonSet"), "auto's gpulabel-dra")
+    util.check_eq(find(objs, "DaemonSet", "gpulabel-dra")["spec"]["selector"]["matchLabels"],
+                  {"app.kubernetes.io/name": "gpulabel-dra", "app.kubernetes.io/instance": "gpulabel"},
+                  "the DRA DaemonSet's selector (not the other's)")
+    dp = pod(objects(), "DaemonSet")
+    util.check_eq((env(dp)["GPULABEL_MODE"], env(dp, 1)["GPULABEL_MODE"]), ("device-plugin", "device-plugin"),
+                  "the default mode, in both containers")
+    util.check_eq(dry_run_server(render({"gpulabel": {"mode": "auto"}})), 24,
+                  "objects of the auto mode applied by the server dry run")
+    other = objects({"namePrefix": "b-", "gpulabel": {"mode": "auto", "dra": {
+        "driverName": "gpu.example.com", "extendedResourceName": "", "admissionPolicy": False}}},
+        namespace="gpu-system")
+    util.check_eq(sorted(n for k, n, _ in kinds(other) if k == "DeviceClass"),
+                  ["gpu.example.com", "mig.gpu.example.com"], "DeviceClasses of another driver")
+    util.check_eq("extendedResourceName" in find(other, "DeviceClass", "gpu.example.com")["spec"], False,
+                  "extendedResourceName \"\" leaves it out")
+    util.check_eq([n for k, n, _ in kinds(other) if k.startswith("ValidatingAdmission") and "slices" in n], [],
+                  "admissionPolicy false")
+    util.check_eq(find(other, "ClusterRoleBinding", "b-gpulabel-dra")["subjects"],
+                  [{"kind": "ServiceAccount", "name": "b-gpulabel", "namespace": "gpu-system"}], "binding")
+    util.check_eq(pod(objects({"gpulabel": {"mode": "dra", "dra": {"driverName": "gpu.example.com"}}}),
+                      "DaemonSet")["containers"][0]["env"][1], {"name": "GPULABEL_MODE", "value": "dra"},
+                  "the mode")
+    vap = find(objects({"gpulabel": {"mode": "dra"}}, namespace="gpu-system"), "ValidatingAdmissionPolicy",
+               "gpulabel-resourceslices")
+    util.check_eq(vap["spec"]["matchConditions"][0]["expression"],
+                  'request.userInfo.username == "system:serviceaccount:gpu-system:gpulabel"',
+                  "the policy follows the namespace")
+
+
 def namespaced(objs):
     """(kind, name, namespace) of each namespaced object, and the namespaces named inside the
     objects: subjects of bindings, gpusched's Lease namespace"""
@@ -328,7 +442,9 @@ def test_bad_values_fail_with_one_line():
                          ({"gpusched": {"loggingFormat": "xml"}},
                           'gpusched.loggingFormat: "xml" (want text or json)'),
                          ({"gpulabel": {"loggingFormat": "JSON"}},
-                          'gpulabel.loggingFormat: "JSON" (want text or json)')):
+                          'gpulabel.loggingFormat: "JSON" (want text or json)'),
+                         ({"gpulabel": {"mode": "both"}},
+                          'gpulabel.mode: "both" (want device-plugin, dra or auto)')):
         p = helm("template", "gpulabel", CHART, "-f", values_file(values), check=False)
         if p.returncode == 0 or want not in p.stderr:
             raise AssertionError("helm template with %s: exit %d, stderr %r (want %r)" % (

@@ -1,12 +1,15 @@
 /* test_gpu.c - NVML detection through the real dlopen path against the fake NVML library
  * ($GPULABEL_BUILD/fake-nvml/libnvidia-ml.so.1), configured per case via $FAKE_NVML_CONFIG. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gpu/gpu.h"
+#include "gpu/health.h"
+#include "gpu/nvml.h"
 #include "test.h"
 
 static const char *fake_lib(const char *variant)
@@ -157,18 +160,124 @@ static void gpu_count_error(void)
     gpu_inventory_release(&inv);
 }
 
-static void gpu_lost_fails_detection(void)
+/* A lost GPU never hides the others: it is recorded with its error, the rest are read. Only
+ * when every GPU is lost does the pass fail. */
+static void gpu_lost_is_recorded_others_detected(void)
 {
     struct gpu_inventory inv;
     struct err err;
 
     CHECK_INT_EQ(detect("fake-nvml",
                         "device name=\"Tesla V100-SXM2-16GB\" memory=17163091968 repeat=2\n"
-                        "device name=\"Tesla V100-SXM2-16GB\" lost=1\n",
+                        "device name=\"Tesla V100-SXM2-16GB\" lost=1\n"
+                        "device name=\"Tesla V100-SXM2-16GB\" memory=17163091968\n"
+                        "device name=\"Tesla V100-SXM2-16GB\" handle_error=UNKNOWN\n",
                         &inv, &err),
-                 GPU_ERR_NVML);
-    CHECK_STR_EQ(err.msg, "GPU 2: nvmlDeviceGetName: GPU is lost");
+                 0);
+    CHECK_INT_EQ(inv.ndevices, 5);
+    CHECK_INT_EQ(inv.nlost, 2);
+    if (inv.ndevices == 5) {
+        CHECK(!inv.devices[1].lost);
+        CHECK(inv.devices[2].lost);
+        CHECK_STR_EQ(inv.devices[2].error, "GPU 2: nvmlDeviceGetName: GPU is lost");
+        CHECK_STR_EQ(inv.devices[2].uuid, "");
+        CHECK(!inv.devices[3].lost);
+        CHECK_STR_EQ(inv.devices[3].uuid, "GPU-00000000-fa4e-4e00-8000-000000000003");
+        CHECK(inv.devices[4].lost);
+        CHECK_STR_EQ(inv.devices[4].error, "GPU 4: nvmlDeviceGetHandleByIndex_v2: Unknown Error");
+        CHECK(gpu_first_usable(&inv) == &inv.devices[0]);
+    }
     gpu_inventory_release(&inv);
+
+    CHECK_INT_EQ(
+        detect("fake-nvml", "device name=\"Tesla V100-SXM2-16GB\" lost=1 repeat=2\n", &inv, &err),
+        GPU_ERR_NVML);
+    CHECK_STR_EQ(err.msg, "every GPU is lost: GPU 0: nvmlDeviceGetName: GPU is lost");
+    CHECK(gpu_first_usable(&inv) == NULL);
+    gpu_inventory_release(&inv);
+}
+
+/* The recovery state machine: unhealthy at once, healthy after a quiet period that every new
+ * event restarts, twice as long after a relapse (up to 8 times), never with a period of 0. */
+static void health_state_machine(void)
+{
+    const int64_t T = 1000;
+    struct gpu_health h;
+
+    gpu_health_init(&h);
+    CHECK(h.healthy);
+    CHECK(!gpu_health_due(&h, T, 0));
+    CHECK(gpu_health_fail(&h, T, GPU_HEALTH_XID, 79, NULL, 10000));
+    CHECK_STR_EQ(h.reason, "XID 79");
+    CHECK(!h.healthy);
+    CHECK(!gpu_health_due(&h, T, 10999));
+    CHECK(!gpu_health_fail(&h, T, GPU_HEALTH_ECC, 0, NULL, 10500)); /* already unhealthy */
+    CHECK_STR_EQ(h.reason, "double-bit ECC error");
+    CHECK(!gpu_health_due(&h, T, 11499)); /* the period restarted at 10500 */
+    CHECK(gpu_health_due(&h, T, 11500));
+    CHECK(!gpu_health_due(&h, 0, 99999999)); /* recovery off */
+    gpu_health_recover(&h, 11500);
+    CHECK(h.healthy);
+    CHECK_STR_EQ(h.reason, "");
+    /* a relapse within 4 periods: 2 s, then 4 s, then 8 s, and no more */
+    CHECK(gpu_health_fail(&h, T, GPU_HEALTH_LOST, 0, NULL, 12000));
+    CHECK_STR_EQ(h.reason, "GPU is lost");
+    CHECK_INT_EQ(gpu_health_quiet_ms(&h, T), 2000);
+    CHECK(!gpu_health_due(&h, T, 13999));
+    CHECK(gpu_health_due(&h, T, 14000));
+    gpu_health_recover(&h, 14000);
+    CHECK(gpu_health_fail(&h, T, GPU_HEALTH_XID, 48, "XID 48 (custom)", 14100));
+    CHECK_STR_EQ(h.reason, "XID 48 (custom)");
+    CHECK_INT_EQ(gpu_health_quiet_ms(&h, T), 4000);
+    gpu_health_recover(&h, 18100);
+    CHECK(gpu_health_fail(&h, T, GPU_HEALTH_XID, 48, NULL, 18200));
+    CHECK_INT_EQ(gpu_health_quiet_ms(&h, T), 8000);
+    gpu_health_recover(&h, 26200);
+    CHECK(gpu_health_fail(&h, T, GPU_HEALTH_XID, 48, NULL, 26300));
+    CHECK_INT_EQ(gpu_health_quiet_ms(&h, T), 8000);
+    /* a fall long after the last recovery starts from one period again */
+    gpu_health_recover(&h, 40000);
+    CHECK(gpu_health_fail(&h, T, GPU_HEALTH_XID, 48, NULL, 40000 + 4 * 8000));
+    CHECK_INT_EQ(gpu_health_quiet_ms(&h, T), 1000);
+}
+
+/* The re-probe through the fake NVML: a lost GPU, then one whose driver asks for a reset. */
+static void health_probe(void)
+{
+    struct gpu_nvml n;
+    nvmlDevice_t d[2];
+    char why[160], path[] = "/tmp/gpulabel-fake-events-XXXXXX";
+    struct err err;
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    setenv("FAKE_NVML_EVENTS", path, 1);
+    fake_config("device name=\"Tesla M40\" repeat=2\n");
+    err_clear(&err);
+    CHECK_INT_EQ(gpu_nvml_open(fake_lib("fake-nvml"), &n, &err), 0);
+    CHECK_INT_EQ(n.init(), 0);
+    CHECK_INT_EQ(n.device_get_handle_by_index(0, &d[0]), 0);
+    CHECK_INT_EQ(n.device_get_handle_by_index(1, &d[1]), 0);
+    CHECK_INT_EQ(gpu_health_probe(&n, d[0], d[0], why, sizeof(why)), 0);
+    fputs("lost 0\nxid 1 79 reset\n", f);
+    fflush(f);
+    CHECK_INT_EQ(gpu_health_probe(&n, d[0], d[0], why, sizeof(why)), -EAGAIN);
+    CHECK_STR_EQ(why, "GPU is lost");
+    CHECK_INT_EQ(gpu_health_probe(&n, d[1], d[1], why, sizeof(why)), -EAGAIN);
+    CHECK_STR_EQ(why, "the driver asks for a GPU reset (NVML recovery action 1)");
+    fputs("found 0\nclear 1\n", f);
+    fflush(f);
+    CHECK_INT_EQ(gpu_health_probe(&n, d[0], d[0], why, sizeof(why)), 0);
+    CHECK_INT_EQ(gpu_health_probe(&n, d[1], d[1], why, sizeof(why)), 0);
+    n.shutdown();
+    gpu_nvml_close(&n);
+    fclose(f);
+    unlink(path);
+    unsetenv("FAKE_NVML_EVENTS");
+    fake_config(NULL);
 }
 
 static void gpu_handle_error(void)
@@ -353,8 +462,10 @@ static const struct test_case cases[] = {
     {"driver not loaded", gpu_driver_not_loaded},
     {"init other error", gpu_init_other_error},
     {"count error", gpu_count_error},
-    {"lost GPU fails detection", gpu_lost_fails_detection},
+    {"lost GPU recorded, others detected", gpu_lost_is_recorded_others_detected},
     {"handle error", gpu_handle_error},
+    {"health state machine", health_state_machine},
+    {"health re-probe", health_probe},
     {"memory not supported", gpu_memory_not_supported},
     {"MIG modes", gpu_mig_modes},
     {"non-ASCII name passes through", gpu_non_ascii_name_passes_through},

@@ -161,6 +161,47 @@ static void ack_seed_tesla_m40(void)
     labeler_labels_release(&l);
 }
 
+/* A lost GPU (NVML cannot read it) is left out: the labels describe the GPUs that answer, the
+ * first of them gives name and memory (docs/labels.md, "A GPU NVML cannot read"). */
+static void lost_gpus_are_left_out(void)
+{
+    struct gpu_device d[4] = {
+        dev("Tesla M40", 12209 * MiB, 5, 2),
+        dev("NVIDIA A100-SXM4-40GB", 40960 * MiB, 8, 0),
+        dev("NVIDIA A100-SXM4-40GB", 40960 * MiB, 8, 0),
+        dev("NVIDIA A100-SXM4-40GB", 40960 * MiB, 8, 0),
+    };
+    struct gpu_inventory inv;
+    struct labeler_labels l = {0};
+    struct err err;
+
+    memset(&d[0], 0, sizeof(d[0]));
+    d[0].lost = true;
+    snprintf(d[0].error, sizeof(d[0].error), "GPU 0: nvmlDeviceGetName: GPU is lost");
+    memset(&d[2], 0, sizeof(d[2]));
+    d[2].lost = true;
+    memset(&inv, 0, sizeof(inv));
+    inv.devices = d;
+    inv.ndevices = 4;
+    inv.nlost = 2;
+    err_clear(&err);
+    CHECK_INT_EQ(labeler_labels_from_inventory(&inv, LABELER_SCHEMA_ACK | LABELER_SCHEMA_GFD,
+                                               "/nonexistent/product_name", &l, &err),
+                 0);
+    CHECK_STR_EQ(labeler_labels_get(&l, "aliyun.accelerator/nvidia_count"), "2");
+    CHECK_STR_EQ(labeler_labels_get(&l, "aliyun.accelerator/nvidia_name"), "NVIDIA-A100-SXM4-40GB");
+    CHECK_STR_EQ(labeler_labels_get(&l, "aliyun.accelerator/nvidia_mem"), "40960MiB");
+    CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/gpu.count"), "2");
+    CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/gpu.product"), "NVIDIA-A100-SXM4-40GB");
+    CHECK_STR_EQ(labeler_labels_get(&l, "nvidia.com/gpu.compute.major"), "8");
+    /* every GPU lost: nothing to describe */
+    d[1].lost = d[3].lost = true;
+    inv.nlost = 4;
+    CHECK_INT_EQ(labeler_labels_from_inventory(&inv, LABELER_SCHEMA_ACK, NULL, &l, &err), 0);
+    CHECK_INT_EQ(l.n, 0);
+    labeler_labels_release(&l);
+}
+
 static void ack_memory_rounds_down(void)
 {
     static const struct {
@@ -726,6 +767,7 @@ static const struct test_case cases[] = {
     {"value validity", value_validity},
     {"ack seed Tesla M40", ack_seed_tesla_m40},
     {"ack memory rounds down", ack_memory_rounds_down},
+    {"lost GPUs are left out", lost_gpus_are_left_out},
     {"ack eight GPUs", ack_eight_gpus},
     {"mixed models take GPU 0", mixed_models_take_gpu0},
     {"MIG counts physical GPUs", mig_counts_physical_gpus},

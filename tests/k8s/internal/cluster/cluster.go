@@ -42,7 +42,7 @@ import (
 type Options struct {
 	Dir               string // state, logs, kubeconfigs; created if missing
 	Bin               string // directory holding kube-apiserver (and kube-controller-manager)
-	ControllerManager bool   // run kube-controller-manager (workload controllers, ServiceAccounts)
+	ControllerManager bool   // run kube-controller-manager (workload controllers, ServiceAccounts, ResourceClaims)
 	Audit             bool   // audit log of every request but lists and watches in Dir/audit.log
 	RunPods           bool   // mark bound pods Running, as a kubelet would
 	Verbosity         int    // -v of the Kubernetes components

@@ -4,21 +4,30 @@
  * message, a send, the close notification). A call is freed when none of its batches is
  * outstanding any more and the client side is closed. grpc_init/grpc_shutdown bracket every
  * server and client call, as gRPC counts them. */
-#include "deviceplugin/rpc.h"
+#include "rpc/rpc.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <pthread.h>
 
-#include "deviceplugin/grpc_dl.h"
+#include "rpc/grpc_dl.h"
+#include "rpc/h2guard.h"
+#include "rpc/relay.h"
 
-#define REQUEST_SLOTS 4 /* calls waiting to be accepted at any time */
+/* Calls waiting to be accepted at any time. gRPC core queues every incoming call that finds
+ * no request waiting, even one the client cancelled at once; relay.c bounds how fast calls
+ * come, these let them be taken as fast. */
+#define REQUEST_SLOTS 64
 
 enum tag_kind { TAG_NEW, TAG_RECV, TAG_SEND, TAG_CLOSE, TAG_SHUTDOWN };
 
@@ -30,7 +39,7 @@ struct rpc_tag {
 };
 
 struct rpc_call {
-    struct dp_rpc_server *srv;
+    struct rpc_server *srv;
     grpc_call *call;
     grpc_call_details details;
     grpc_metadata_array md;
@@ -47,12 +56,15 @@ struct rpc_call {
     struct rpc_call *next; /* the server's list of streams */
 };
 
-struct dp_rpc_server {
-    const struct dp_rpc_handlers *h;
+struct rpc_server {
+    const struct rpc_handlers *h;
     grpc_server *server;
     grpc_completion_queue *cq;
-    char path[4096];
-    struct stat st; /* of the socket it created, to remove only that one */
+    char path[RPC_MAX_SOCKETS][4096];
+    struct stat st[RPC_MAX_SOCKETS]; /* of the sockets it created, to remove only those */
+    size_t npaths;
+    struct rpc_relay *relay; /* the socket's connections, relayed to server */
+
     struct rpc_call *streams;
     size_t nstreams;
     int live; /* calls allocated (waiting or active) */
@@ -80,7 +92,7 @@ static void rpc_init_once(void)
 static int rpc_init(struct err *err)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    int rc = dp_grpc_load(err);
+    int rc = rpc_grpc_load(err);
 
     if (rc)
         return rc;
@@ -95,7 +107,7 @@ static gpr_timespec deadline_ms(long ms)
                            G(gpr_time_from_millis)(ms, GPR_TIMESPAN));
 }
 
-/* Copies a received message into out, refusing more than DP_RPC_MSG_MAX. */
+/* Copies a received message into out, refusing more than RPC_MSG_MAX. */
 static int bytes_from_buffer(grpc_byte_buffer *bb, struct buf *out)
 {
     grpc_byte_buffer_reader r;
@@ -107,7 +119,7 @@ static int bytes_from_buffer(grpc_byte_buffer *bb, struct buf *out)
     if (!G(grpc_byte_buffer_reader_init)(&r, bb))
         return -EPROTO;
     while (!rc && G(grpc_byte_buffer_reader_next)(&r, &sl)) {
-        if (out->len + GRPC_SLICE_LENGTH(sl) > DP_RPC_MSG_MAX)
+        if (out->len + GRPC_SLICE_LENGTH(sl) > RPC_MSG_MAX)
             rc = -E2BIG;
         else if (GRPC_SLICE_LENGTH(sl))
             rc = buf_append(out, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl));
@@ -130,7 +142,7 @@ static grpc_byte_buffer *buffer_from_bytes(const void *p, size_t n)
 
 static void call_free(struct rpc_call *c)
 {
-    struct dp_rpc_server *s = c->srv;
+    struct rpc_server *s = c->srv;
 
     if (c->stream) {
         struct rpc_call **p = &s->streams;
@@ -167,7 +179,7 @@ static int call_batch(struct rpc_call *c, const grpc_op *ops, size_t n, struct r
 }
 
 /* Asks for the next incoming call; a slot is always waiting so calls never queue long. */
-static void request_next(struct dp_rpc_server *s)
+static void request_next(struct rpc_server *s)
 {
     struct rpc_call *c;
 
@@ -225,8 +237,8 @@ static void call_finish(struct rpc_call *c, int status, const char *details, con
 /* Sends a stream its current message when the generation moved on. */
 static void stream_push(struct rpc_call *c)
 {
-    struct dp_rpc_server *s = c->srv;
-    struct buf msg = BUF_INIT(DP_RPC_MSG_MAX);
+    struct rpc_server *s = c->srv;
+    struct buf msg = BUF_INIT(RPC_MSG_MAX);
     grpc_byte_buffer *bb;
     grpc_op ops[2];
     uint64_t gen;
@@ -259,7 +271,7 @@ static void stream_push(struct rpc_call *c)
 /* The call arrived: read its one request message, and watch for its end. */
 static void on_new(struct rpc_call *c, bool ok)
 {
-    struct dp_rpc_server *s = c->srv;
+    struct rpc_server *s = c->srv;
     grpc_op op;
 
     c->pending--;
@@ -269,6 +281,7 @@ static void on_new(struct rpc_call *c, bool ok)
     }
     c->accepted = true;
     request_next(s);
+
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     op.data.recv_close_on_server.cancelled = &c->cancelled;
@@ -285,8 +298,8 @@ static void on_new(struct rpc_call *c, bool ok)
 
 static void on_recv(struct rpc_call *c, bool ok)
 {
-    struct dp_rpc_server *s = c->srv;
-    struct buf req = BUF_INIT(DP_RPC_MSG_MAX), resp = BUF_INIT(DP_RPC_MSG_MAX);
+    struct rpc_server *s = c->srv;
+    struct buf req = BUF_INIT(RPC_MSG_MAX), resp = BUF_INIT(RPC_MSG_MAX);
     char method[256], msg[512];
     size_t mlen = GRPC_SLICE_LENGTH(c->details.method);
     int status;
@@ -301,11 +314,11 @@ static void on_recv(struct rpc_call *c, bool ok)
     memcpy(method, GRPC_SLICE_START_PTR(c->details.method), mlen);
     method[mlen] = '\0';
     if (!c->recv) {
-        call_finish(c, DP_RPC_INVALID_ARGUMENT, "no request message", NULL);
+        call_finish(c, RPC_INVALID_ARGUMENT, "no request message", NULL);
         goto out;
     }
     if (bytes_from_buffer(c->recv, &req)) {
-        call_finish(c, DP_RPC_INVALID_ARGUMENT, "request message too large or unreadable", NULL);
+        call_finish(c, RPC_INVALID_ARGUMENT, "request message too large or unreadable", NULL);
         goto out;
     }
     if (s->h->stream_method && !strcmp(method, s->h->stream_method)) {
@@ -319,8 +332,8 @@ static void on_recv(struct rpc_call *c, bool ok)
     msg[0] = '\0';
     status =
         s->h->unary(s->h->ctx, method, (const uint8_t *)req.data, req.len, &resp, msg, sizeof(msg));
-    if (status == DP_RPC_OK)
-        call_finish(c, DP_RPC_OK, NULL, &resp);
+    if (status == RPC_OK)
+        call_finish(c, RPC_OK, NULL, &resp);
     else
         call_finish(c, status, msg, NULL);
 out:
@@ -344,7 +357,7 @@ static void on_close(struct rpc_call *c)
     call_maybe_free(c);
 }
 
-static void dispatch(struct dp_rpc_server *s, grpc_event ev)
+static void dispatch(struct rpc_server *s, grpc_event ev)
 {
     struct rpc_tag *t = ev.tag;
 
@@ -367,30 +380,88 @@ static void dispatch(struct dp_rpc_server *s, grpc_event ev)
     }
 }
 
-int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct dp_rpc_server **out,
-                      struct err *err)
+/* ---- the server's socket ---------------------------------------------------------------- */
+
+/* Listens on path with mode RPC_SOCKET_MODE. The socket is made listening under a temporary
+ * name beside path and renamed into place, so that it appears ready: a peer that sees it
+ * (the kubelet's plugin watcher) never finds it refusing connections, and no one can connect
+ * while its mode is still the umask's. A path too long for a temporary name beside it is
+ * bound in place (bind, chmod, then listen: refused until ready, never open too wide). */
+static int listen_unix(const char *path, struct err *err)
 {
-    struct dp_rpc_server *s;
-    grpc_server_credentials *creds;
-    char addr[4200];
-    struct stat st;
-    int i;
+    struct sockaddr_un sa;
+    char tmp[sizeof(sa.sun_path)];
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), n, e;
+    const char *at = path;
 
-    *out = NULL;
-    if (strlen(path) >= sizeof(s->path) - 1 || strlen(path) > 107)
-        return err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
-    {
-        char dir[4096];
-        const char *slash = strrchr(path, '/');
-
-        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-        if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
-            return err_set(err, -ENOENT,
-                           "the kubelet's device-plugin directory '%s' does not "
-                           "exist (not a Kubernetes node? see --device-plugin-dir and "
-                           "--device-plugin=false)",
-                           dir);
+    if (fd < 0)
+        return err_set(err, -errno, "cannot make a unix socket: %s", strerror(errno));
+    n = snprintf(tmp, sizeof(tmp), "%s.%ld~", path, (long)getpid());
+    if (n > 0 && (size_t)n < sizeof(tmp)) {
+        at = tmp;
+        unlink(tmp); /* a leftover of a killed process with this pid */
     }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, at, strlen(at) + 1);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+        e = errno;
+        close(fd);
+        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s': %s", path,
+                       strerror(e));
+    }
+    if (chmod(at, RPC_SOCKET_MODE) || listen(fd, 64) || (at != path && rename(at, path))) {
+        e = errno;
+        close(fd);
+        unlink(at);
+        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s': %s", path,
+                       strerror(e));
+    }
+    return fd;
+}
+
+/* The channel arguments every server gets (docs/device-plugin.md, "Limits"), into ca with
+ * the room a[0..max); gRPC copies them. */
+static grpc_channel_args *server_args(grpc_channel_args *ca, grpc_arg *a, size_t max)
+{
+    static const struct {
+        const char *key;
+        int value;
+    } ints[] = {
+        {"grpc.max_concurrent_streams", RPC_MAX_STREAMS},
+        {"grpc.max_metadata_size", RPC_MAX_HEADER_LIST},
+        {"grpc.max_receive_message_length", (int)RPC_MSG_MAX},
+        {"grpc.max_send_message_length", (int)RPC_MSG_MAX},
+        {"grpc.max_connection_idle_ms", RPC_IDLE_MS},
+        {"grpc.keepalive_time_ms", RPC_KEEPALIVE_MS},
+        {"grpc.keepalive_timeout_ms", RPC_KEEPALIVE_TIMEOUT_MS},
+        {"grpc.http2.max_ping_strikes", 2},
+    };
+    size_t i, n = 0;
+
+    for (i = 0; i < sizeof(ints) / sizeof(ints[0]) && n < max; i++, n++) {
+        a[n].type = GRPC_ARG_INTEGER;
+        a[n].key = (char *)ints[i].key;
+        a[n].value.integer = ints[i].value;
+    }
+    ca->num_args = n;
+    ca->args = a;
+    return ca;
+}
+
+/* Checks that path can be listened on: its directory is there, nothing but a stale socket is
+ * in the way (removed). */
+static int path_ready(const char *path, struct err *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    struct stat st;
+
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+        return err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode))
+        return err_set(err, -ENOENT, "the directory '%s' does not exist", dir);
     if (!lstat(path, &st)) {
         if (!S_ISSOCK(st.st_mode))
             return err_set(err, -EEXIST,
@@ -401,6 +472,28 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct 
             return err_set(err, -errno, "cannot remove the stale socket '%s': %s", path,
                            strerror(errno));
     }
+    return 0;
+}
+
+int rpc_server_new_paths(const char *const *paths, size_t npaths, const struct rpc_handlers *h,
+                         struct rpc_server **out, struct err *err)
+{
+    struct rpc_server *s;
+    grpc_arg args[16];
+    grpc_channel_args ca;
+    int fds[RPC_MAX_SOCKETS];
+    size_t k;
+    int i, rc;
+
+    *out = NULL;
+    if (!npaths || npaths > RPC_MAX_SOCKETS)
+        return err_set(err, -EINVAL, "%zu sockets for one server (1 to %d)", npaths,
+                       RPC_MAX_SOCKETS);
+    for (k = 0; k < npaths; k++) {
+        rc = path_ready(paths[k], err);
+        if (rc)
+            return rc;
+    }
     if (rpc_init(err))
         return err ? err->code : -ENOENT;
     s = calloc(1, sizeof(*s));
@@ -409,32 +502,54 @@ int dp_rpc_server_new(const char *path, const struct dp_rpc_handlers *h, struct 
         return err_set(err, -ENOMEM, "out of memory");
     }
     s->h = h;
-    snprintf(s->path, sizeof(s->path), "%s", path);
     s->t_shutdown.kind = TAG_SHUTDOWN;
     s->cq = G(grpc_completion_queue_create_for_next)(NULL);
-    s->server = G(grpc_server_create)(NULL, NULL);
+    s->server = G(grpc_server_create)(server_args(&ca, args, sizeof(args) / sizeof(args[0])), NULL);
     G(grpc_server_register_completion_queue)(s->server, s->cq, NULL);
-    snprintf(addr, sizeof(addr), "unix:%s", path);
-    creds = G(grpc_insecure_server_credentials_create)();
-    i = G(grpc_server_add_http2_port)(s->server, addr, creds);
-    G(grpc_server_credentials_release)(creds);
-    if (!i) {
-        int e = errno;
-
-        dp_rpc_server_free(s);
-        return err_set(err, -EADDRNOTAVAIL, "cannot listen on unix socket '%s'%s%s", path,
-                       e ? ": " : "", e ? strerror(e) : "");
-    }
     G(grpc_server_start)(s->server);
-    if (!lstat(path, &s->st) && !S_ISSOCK(s->st.st_mode))
-        memset(&s->st, 0, sizeof(s->st));
+    for (k = 0; k < npaths; k++) {
+        fds[k] = listen_unix(paths[k], err);
+        if (fds[k] < 0) {
+            rc = fds[k];
+            while (k--)
+                close(fds[k]);
+            rpc_server_free(s);
+            return rc;
+        }
+        snprintf(s->path[k], sizeof(s->path[k]), "%s", paths[k]);
+        if (!lstat(paths[k], &s->st[k]) && !S_ISSOCK(s->st[k].st_mode))
+            memset(&s->st[k], 0, sizeof(s->st[k]));
+        s->npaths = k + 1;
+    }
+    if (rpc_relay_start(fds, npaths, s->server, &s->relay, err)) {
+        rpc_server_free(s);
+        return err ? err->code : -EAGAIN;
+    }
     for (i = 0; i < REQUEST_SLOTS; i++)
         request_next(s);
     *out = s;
     return 0;
 }
 
-int dp_rpc_server_poll(struct dp_rpc_server *s, int timeout_ms)
+int rpc_server_new(const char *path, const struct rpc_handlers *h, struct rpc_server **out,
+                   struct err *err)
+{
+    return rpc_server_new_paths(&path, 1, h, out, err);
+}
+
+bool rpc_server_sockets_there(const struct rpc_server *s)
+{
+    struct stat st;
+    size_t k;
+
+    for (k = 0; s && k < s->npaths; k++)
+        if (lstat(s->path[k], &st) || !S_ISSOCK(st.st_mode) || st.st_ino != s->st[k].st_ino ||
+            st.st_dev != s->st[k].st_dev)
+            return false;
+    return s != NULL;
+}
+
+int rpc_server_poll(struct rpc_server *s, int timeout_ms)
 {
     gpr_timespec until = deadline_ms(timeout_ms);
     struct rpc_call *c, *next;
@@ -455,17 +570,60 @@ int dp_rpc_server_poll(struct dp_rpc_server *s, int timeout_ms)
     return 0;
 }
 
-size_t dp_rpc_server_streams(const struct dp_rpc_server *s)
+size_t rpc_server_streams(const struct rpc_server *s)
 {
     return s ? s->nstreams : 0;
 }
 
-void dp_rpc_server_free(struct dp_rpc_server *s)
+void rpc_server_conns(struct rpc_server *s, struct rpc_conn_stats *st)
+{
+    rpc_relay_stats(s ? s->relay : NULL, st);
+}
+
+bool rpc_server_conns_news(struct rpc_server *s, struct rpc_conn_stats *seen, char *line,
+                           size_t size)
+{
+    struct rpc_conn_stats now;
+    uint64_t dropped, refused, slowed;
+
+    rpc_server_conns(s, &now);
+    dropped = now.dropped - seen->dropped;
+    refused = now.refused - seen->refused;
+    slowed = now.slowed - seen->slowed;
+    seen->dropped = now.dropped;
+    seen->refused = now.refused;
+    seen->slowed = now.slowed;
+    if (slowed && !dropped && !refused) {
+        snprintf(line, size,
+                 "slowed %llu connection%s that opened streams faster than %d a second or sent "
+                 "RST_STREAM, PING, SETTINGS or PRIORITY faster than %d a second",
+                 (unsigned long long)slowed, slowed > 1 ? "s" : "", H2GUARD_STREAM_RATE,
+                 H2GUARD_CONTROL_RATE);
+        return true;
+    }
+    if (dropped && refused)
+        snprintf(line, size,
+                 "closed %llu connection%s that broke a bound (the last: %s) and refused %llu "
+                 "over the limit of %d",
+                 (unsigned long long)dropped, dropped > 1 ? "s" : "", now.last_drop,
+                 (unsigned long long)refused, RPC_MAX_CONNECTIONS);
+    else if (dropped)
+        snprintf(line, size, "closed %llu connection%s that broke a bound (the last: %s)",
+                 (unsigned long long)dropped, dropped > 1 ? "s" : "", now.last_drop);
+    else if (refused)
+        snprintf(line, size, "refused %llu connection%s over the limit of %d",
+                 (unsigned long long)refused, refused > 1 ? "s" : "", RPC_MAX_CONNECTIONS);
+    return dropped || refused;
+}
+
+void rpc_server_free(struct rpc_server *s)
 {
     struct stat st;
+    size_t k;
 
     if (!s)
         return;
+    rpc_relay_stop(s->relay); /* no new connection; the open ones end */
     s->shutting_down = true;
     if (s->server) {
         G(grpc_server_shutdown_and_notify)(s->server, s->cq, &s->t_shutdown);
@@ -487,18 +645,19 @@ void dp_rpc_server_free(struct dp_rpc_server *s)
             ;
         G(grpc_completion_queue_destroy)(s->cq);
     }
-    /* remove the socket only when it is still ours (the kubelet may have replaced the dir) */
-    if (s->st.st_ino && !lstat(s->path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == s->st.st_ino &&
-        st.st_dev == s->st.st_dev)
-        unlink(s->path);
+    /* remove a socket only when it is still ours (the kubelet may have replaced the dir) */
+    for (k = 0; k < s->npaths; k++)
+        if (s->st[k].st_ino && !lstat(s->path[k], &st) && S_ISSOCK(st.st_mode) &&
+            st.st_ino == s->st[k].st_ino && st.st_dev == s->st[k].st_dev)
+            unlink(s->path[k]);
     free(s);
     G(grpc_shutdown)();
 }
 
 /* ---- the client ------------------------------------------------------------------------ */
 
-int dp_rpc_call(const char *path, const char *method, const uint8_t *req, size_t len,
-                int timeout_ms, struct buf *resp, struct err *err)
+int rpc_call(const char *path, const char *method, const uint8_t *req, size_t len, int timeout_ms,
+             struct buf *resp, struct err *err)
 {
     grpc_channel_credentials *creds;
     grpc_channel *ch = NULL;

@@ -2,7 +2,7 @@
  *
  * Pointers are copied out of dlsym's void * with memcpy, the one conversion ISO C allows
  * between object and function pointers without a diagnostic. */
-#include "deviceplugin/grpc_dl.h"
+#include "rpc/grpc_dl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -11,15 +11,15 @@
 #include <stdio.h>
 #include <string.h>
 
-struct dp_grpc dp_grpc;
+struct rpc_grpc rpc_grpc;
 
 static const struct {
     const char *name;
     size_t offset;
 } grpc_symbols[] = {
-#define DP_GRPC_SYM(f) {#f, offsetof(struct dp_grpc, f)},
-    DP_GRPC_FUNCS(DP_GRPC_SYM)
-#undef DP_GRPC_SYM
+#define RPC_GRPC_SYM(f) {#f, offsetof(struct rpc_grpc, f)},
+    RPC_GRPC_FUNCS(RPC_GRPC_SYM)
+#undef RPC_GRPC_SYM
 };
 
 static pthread_once_t grpc_once = PTHREAD_ONCE_INIT;
@@ -32,7 +32,7 @@ static void grpc_bind(void)
     size_t i;
 
     dlerror();
-    dl = dlopen(DP_GRPC_LIB, RTLD_NOW | RTLD_LOCAL);
+    dl = dlopen(RPC_GRPC_LIB, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         const char *why = dlerror();
 
@@ -40,7 +40,7 @@ static void grpc_bind(void)
         snprintf(grpc_msg, sizeof(grpc_msg),
                  "cannot load gRPC library '%s': %s (install "
                  "libgrpc29)",
-                 DP_GRPC_LIB, why ? why : "unknown dlopen error");
+                 RPC_GRPC_LIB, why ? why : "unknown dlopen error");
         return;
     }
     for (i = 0; i < sizeof(grpc_symbols) / sizeof(grpc_symbols[0]); i++) {
@@ -51,14 +51,14 @@ static void grpc_bind(void)
             snprintf(grpc_msg, sizeof(grpc_msg),
                      "cannot use gRPC library '%s': it has no "
                      "symbol '%s'",
-                     DP_GRPC_LIB, grpc_symbols[i].name);
+                     RPC_GRPC_LIB, grpc_symbols[i].name);
             return;
         }
-        memcpy((char *)&dp_grpc + grpc_symbols[i].offset, &p, sizeof(p));
+        memcpy((char *)&rpc_grpc + grpc_symbols[i].offset, &p, sizeof(p));
     }
 }
 
-int dp_grpc_load(struct err *err)
+int rpc_grpc_load(struct err *err)
 {
     pthread_once(&grpc_once, grpc_bind);
     if (grpc_rc)

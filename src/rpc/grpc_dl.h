@@ -6,12 +6,13 @@
  * it. So the device plugin loads it when its first server or call starts, as kube/curl_dl.c
  * does for libcurl. <grpc/grpc.h> is still included for the types; only the calls go through
  * the table below: rpc.c writes G(grpc_init)(). */
-#ifndef DEVICEPLUGIN_GRPC_DL_H
-#define DEVICEPLUGIN_GRPC_DL_H
+#ifndef RPC_GRPC_DL_H
+#define RPC_GRPC_DL_H
 
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/log.h>
@@ -19,10 +20,10 @@
 
 #include "base/err.h"
 
-#define DP_GRPC_LIB "libgrpc.so.29" /* Debian 12's libgrpc29 (1.51), pinned in install-deps */
+#define RPC_GRPC_LIB "libgrpc.so.29" /* Debian 12's libgrpc29 (1.51), pinned in install-deps */
 
 /* clang-format off */
-#define DP_GRPC_FUNCS(X) \
+#define RPC_GRPC_FUNCS(X) \
     X(gpr_inf_future) \
     X(gpr_now) \
     X(gpr_set_log_function) \
@@ -54,7 +55,7 @@
     X(grpc_metadata_array_destroy) \
     X(grpc_metadata_array_init) \
     X(grpc_raw_byte_buffer_create) \
-    X(grpc_server_add_http2_port) \
+    X(grpc_server_add_channel_from_fd) \
     X(grpc_server_cancel_all_calls) \
     X(grpc_server_create) \
     X(grpc_server_credentials_release) \
@@ -69,19 +70,19 @@
     X(grpc_slice_unref)
 /* clang-format on */
 
-struct dp_grpc {
-#define DP_GRPC_MEMBER(f) __typeof__(&f) f;
-    DP_GRPC_FUNCS(DP_GRPC_MEMBER)
-#undef DP_GRPC_MEMBER
+struct rpc_grpc {
+#define RPC_GRPC_MEMBER(f) __typeof__(&f) f;
+    RPC_GRPC_FUNCS(RPC_GRPC_MEMBER)
+#undef RPC_GRPC_MEMBER
 };
 
-/* The bound functions; valid after dp_grpc_load succeeded. */
-extern struct dp_grpc dp_grpc;
-#define G(f) (dp_grpc.f)
+/* The bound functions; valid after rpc_grpc_load succeeded. */
+extern struct rpc_grpc rpc_grpc;
+#define G(f) (rpc_grpc.f)
 
-/* dp_grpc_load loads the library and binds every function, once per process (thread-safe;
+/* rpc_grpc_load loads the library and binds every function, once per process (thread-safe;
  * later calls return the first result). Fails with -ENOENT and err naming the library or
  * the missing symbol. The library stays loaded. */
-int dp_grpc_load(struct err *err);
+int rpc_grpc_load(struct err *err);
 
 #endif
