@@ -2448,7 +2448,10 @@ int dra_why(const struct dra_features *f, const char *node_name, struct dra_pool
             for (di = 0; di < pools->pools[pi].targeting[si]->ndevices; di++)
                 if (pools->pools[pi].targeting[si]->devices[di].id + 1 > nids)
                     nids = pools->pools[pi].targeting[si]->devices[di].id + 1;
-    if (scratch_prepare(scratch, nids) || !(a.pc = calloc(pools->n + 1, sizeof(*a.pc))))
+    /* the pools' counters in the scratch's table, as dra_allocate keeps them (alloc_release
+     * frees what they hold, not the table) */
+    if (scratch_prepare(scratch, nids) ||
+        !(a.pc = table(&scratch->pc, &scratch->cpc, pools->n + 1, sizeof(*a.pc))))
         return -ENOMEM;
     scratch_reset(scratch);
     for (pi = 0; pi < pools->n; pi++) {
