@@ -130,22 +130,27 @@ void labeler_dra_publish(struct labeler_dra *x)
     struct dra_slices_result res;
     struct err err;
     json_t *desired = NULL;
-    size_t i, nmon = 0, healthy = 0;
+    size_t i, nms, nmon = 0, healthy = 0;
     int rc;
 
     if (!x || !x->have_devs || !x->client)
         return;
     err_clear(&err);
+    /* the monitor's state of this node's GPUs only (1.5 KiB each): sized for GPU_MAX_DEVICES it
+     * was 96 KiB live at the peak of every publish, beside the listed slices */
+    nms = x->devs.ngpus < GPU_MAX_DEVICES ? x->devs.ngpus : GPU_MAX_DEVICES;
     health = calloc(x->devs.ngpus + 1, sizeof(*health));
-    ms = calloc(GPU_MAX_DEVICES, sizeof(*ms));
+    ms = calloc(nms + 1, sizeof(*ms));
     if (!health || !ms) {
         rc = err_set(&err, -ENOMEM, "out of memory");
         goto out;
     }
-    nmon = gpu_monitor_snapshot(x->mon, ms, GPU_MAX_DEVICES);
+    nmon = gpu_monitor_snapshot(x->mon, ms, nms);
+    if (nmon > nms)
+        nmon = nms; /* what was copied */
     for (i = 0; i < x->devs.ngpus; i++) {
         health[i].healthy = true;
-        if (i < nmon && i < GPU_MAX_DEVICES && !ms[i].h.healthy) {
+        if (i < nmon && !ms[i].h.healthy) {
             health[i].healthy = false;
             health[i].kind = ms[i].h.kind;
             health[i].xid = ms[i].h.xid;

@@ -21,7 +21,10 @@ static void log_cb(void *ctx, char sev, int level, const char *line)
     log_printf(sev, level, "health: %s", line);
 }
 
-/* The monitor's thread: the same words as the device plugin's own Events (daemon.c). */
+/* The monitor's thread. Neutral words: this process does not know which device plugin serves
+ * the GPUs (gpulabel's in the device-plugin container, or NVIDIA's with the Helm value
+ * devicePlugin.enabled=false), so unlike daemon.c's Events these say nothing of what the
+ * kubelet is told. */
 static void on_change(void *ctx, unsigned index, const struct gpu_monitor_state *st)
 {
     struct labeler_healthev *h = ctx;
@@ -33,15 +36,12 @@ static void on_change(void *ctx, unsigned index, const struct gpu_monitor_state 
     else
         snprintf(id, sizeof(id), "lost-gpu-%u", index);
     if (!st->h.healthy) {
-        snprintf(msg, sizeof(msg),
-                 "GPU %u (%s) is unhealthy: %s; the device plugin reports it Unhealthy to the "
-                 "kubelet",
-                 index, id, st->h.reason);
+        snprintf(msg, sizeof(msg), "GPU %u (%s) is unhealthy: %s", index, id, st->h.reason);
         labeler_node_event(h->cfg, "Warning", "GPUUnhealthy", msg);
     } else {
         snprintf(msg, sizeof(msg),
                  "GPU %u (%s) is healthy again: no critical event for the recovery period and "
-                 "NVML answers; the device plugin reports it Healthy to the kubelet",
+                 "NVML answers",
                  index, id);
         labeler_node_event(h->cfg, "Normal", "GPUHealthy", msg);
     }

@@ -1,8 +1,9 @@
 /* healthev.h - the GPU health Events of a gpulabel that keeps labels but does not serve the
  * GPUs itself: the labels container of the device-plugin pod (deploy/gpulabel/daemonset.yaml),
  * beside a device-plugin container that has no API token. Both watch the same GPUs with the
- * same rules (gpu/health.h, one set of GPULABEL_HEALTH_* settings), so the Warning and Normal
- * Events posted here tell what the device plugin reports to the kubelet. */
+ * same rules (gpu/health.h, one set of GPULABEL_HEALTH_* settings). With the Helm value
+ * devicePlugin.enabled=false another device plugin (NVIDIA's) serves the GPUs, so the Events
+ * posted here say what gpulabel's health rules found, not what the kubelet is told. */
 #ifndef LABELER_HEALTHEV_H
 #define LABELER_HEALTHEV_H
 
