@@ -1570,7 +1570,8 @@ struct rollback {
     size_t nconsumed;
 };
 
-static bool taint_prevents(const struct dra_device *d, const struct dra_request *r)
+/* the first NoSchedule/NoExecute taint of d that r does not tolerate, or -1 */
+static int untolerated_taint(const struct dra_device *d, const struct dra_request *r)
 {
     size_t i, j;
 
@@ -1583,9 +1584,14 @@ static bool taint_prevents(const struct dra_device *d, const struct dra_request 
         for (j = 0; j < r->ntols && !tolerated; j++)
             tolerated = dra_tolerates(&r->tols[j], &d->taints[i]);
         if (!tolerated)
-            return true;
+            return (int)i;
     }
-    return false;
+    return -1;
+}
+
+static bool taint_prevents(const struct dra_device *d, const struct dra_request *r)
+{
+    return untolerated_taint(d, r) >= 0;
 }
 
 static void acap_remove(struct alloc *a, uint32_t id, const struct dra_consumed *c, size_t n,
@@ -2325,25 +2331,6 @@ out:
 }
 
 /* ---------------------------------------------------------------- dra_why ---- */
-
-/* the first NoSchedule/NoExecute taint of d that r does not tolerate, or -1 */
-static int untolerated_taint(const struct dra_device *d, const struct dra_request *r)
-{
-    size_t i, j;
-
-    for (i = 0; i < d->ntaints; i++) {
-        const char *e = nz(d->taints[i].effect);
-        bool tolerated = false;
-
-        if (strcmp(e, "NoExecute") && strcmp(e, "NoSchedule"))
-            continue;
-        for (j = 0; j < r->ntols && !tolerated; j++)
-            tolerated = dra_tolerates(&r->tols[j], &d->taints[i]);
-        if (!tolerated)
-            return (int)i;
-    }
-    return -1;
-}
 
 /* what one device is to one request, alone: the checks of isSelectable and allocateDevice in
  * their order, against what other claims hold (not what this attempt would pick) */
