@@ -158,9 +158,9 @@ RIVALS = ("rival-1", "rival-2")
 def rivals(placed):
     """(winner, loser) of the two rivals for the one fpga, or None while neither is bound.
     Which one wins is kube-scheduler's queue order, and that is not fixed: the rivals wait
-    together when it starts, but a first attempt made before its ResourceSlice informer has
-    the slices fails, and the other rival, tried once they are there, wins (seen under
-    check-san's load). So the runs are compared by role, winner and loser, not by name."""
+    together when it starts, yet under check-san's load it bound rival-2 (likely a first
+    attempt of rival-1 made before its ResourceSlice informer had the slices; not confirmed
+    from its log). So the runs are compared by role, winner and loser, not by name."""
     won = [n for n in RIVALS if placed.get(n)]
     if len(won) > 1:
         raise AssertionError("both rivals bound: %s" % placed)
