@@ -1,8 +1,9 @@
 /* dra-int.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
  * their informers, the DynamicResources plugin's world rebuilt from them when they change, and
- * the plugin's PreBind and Unreserve as API writes (a claim's status.allocation and
- * status.reservedFor before the bind, the reservation taken back when the bind fails), on a
- * thread of its own. Design notes: docs/serve.md, "Dynamic Resource Allocation". */
+ * the plugin's PreBind and Unreserve as API writes (the claim of a pod's extended resources
+ * created, a claim's status.allocation and status.reservedFor and the pod's
+ * extendedResourceClaimStatus before the bind; the reservation taken back and the created
+ * claim deleted when the bind fails), on a thread of its own. Design notes: docs/serve.md, "Dynamic Resource Allocation". */
 #ifndef SERVE_DRA_INT_H
 #define SERVE_DRA_INT_H
 
@@ -44,15 +45,16 @@ void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed
  * held), rebuilt only when something changed since the last one. */
 void serve_dra_prepare(struct serve *s);
 
-/* serve_dra_refuse: why serve does not schedule pod (a request of an extended resource that a
- * DeviceClass maps: kube-scheduler would create a claim for it), NULL when it does. The text
- * is static. */
-const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod);
+/* serve_dra_touches: the pod has claims, or requests an extended resource that a DeviceClass
+ * serves (its cycle may allocate and create a claim in the world) (mu held). */
+bool serve_dra_touches(struct serve *s, const struct kube_pod *pod);
 
 /* serve_dra_reserve is Reserve after a successful cycle on node (mu held): when the pod has
- * claims to allocate or reserve, the allocations go in flight (later cycles see their
- * devices taken) and bind (which the caller built) goes to the writer thread, which writes the
- * claims (PreBind) and then submits the bind, or fails it as a bind fails. Returns true when it
+ * claims to allocate or reserve (the claim of its extended resources that the cycle made
+ * included), the allocations go in flight (later cycles see their devices taken) and bind
+ * (which the caller built) goes to the writer thread, which writes the claims (PreBind:
+ * creates the extended-resource claim, writes allocations and reservations, then the pod's
+ * status.extendedResourceClaimStatus) and then submits the bind, or fails it as a bind fails. Returns true when it
  * took bind, false when the pod has nothing to write (the caller submits bind itself). */
 bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
                        struct serve_task *bind);

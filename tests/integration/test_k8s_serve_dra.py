@@ -11,8 +11,13 @@ kube-scheduler v1.37.2: the same pods, once under each, on twin nodes and device
 - placements, each claim's status.allocation (results, config, node selector; the timestamp
   only as present), its finalizers and reservedFor, and the FailedScheduling message of the
   pod left without a device.
-gpusched runs with deploy/gpusched/rbac.yaml's role and must not be refused anything; a pod
-asking for an extended resource that a DeviceClass serves is refused with a clear event.
+gpusched runs with deploy/gpusched/rbac.yaml's role and must not be refused anything.
+
+Extended resources that a DeviceClass serves (nvidia.com/gpu by extendedResourceName, an
+implicit deviceclass.resource.kubernetes.io/<class> name), pods on nodes of their own: the claim
+PreBind creates (generateName, annotation, owner, requests, allocation, reservedFor), the pod's
+status.extendedResourceClaimStatus, no claim where a device plugin serves the resource, and the
+claim deleted after a refused bind.
 """
 import copy
 import json
@@ -295,19 +300,208 @@ def test_same_placements_and_allocations_as_kube_scheduler():
             raise AssertionError("no status patch of the doomed claim after its pod's bind failed")
 
 
-def test_extended_resource_of_a_device_class_is_refused_with_an_event():
-    ks, gs, c, ns, sv = both()
-    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gs-ext"},
-              "spec": {"extendedResourceName": "example.com/gpu",
-                       "selectors": [{"cel": {"expression": "device.driver == 'gs-%s'" % DRIVER}}]}}])
-    c.create("/api/v1/namespaces/%s/pods" % ns,
-             {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ext"},
-              "spec": {"schedulerName": "gpusched", "containers": [{
-                  "name": "c", "image": "registry.k8s.io/pause:3.10",
-                  "resources": {"limits": {"example.com/gpu": "1"}}}]}})
-    ev = wait_for("the refusal's event", lambda: [e for e in c.events(ns, "FailedScheduling")
-                                                   if e["regarding"]["name"] == "ext"])
-    if "does not create the ResourceClaim of extended resources" not in ev[0]["note"]:
-        raise AssertionError("unexpected message: %r" % ev[0]["note"])
-    util.check_eq(c.get("/api/v1/namespaces/%s/pods/ext" % ns)["spec"].get("nodeName"), None, "ext's node")
-    util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+# ---- extended resources that a DeviceClass serves: the claim PreBind creates ----
+
+EXT_DRIVER = "ext.example.com"
+EXT_ANN = "resource.kubernetes.io/extended-resource-claim"
+# pod -> its node (the suffix after the prefix) and devices on that node; "dp"'s kubelet has a
+# device plugin serving nvidia.com/gpu (and a device in a slice all the same)
+EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "dp": 1, "fails": 1}
+
+
+def ext_classes(c):
+    """The DeviceClasses both runs share: one serving nvidia.com/gpu (explicit name), one only
+    by its implicit name deviceclass.resource.kubernetes.io/ext-plain."""
+    if _state.get("ext-classes"):
+        return
+    sel = [{"cel": {"expression": "device.driver == '%s'" % EXT_DRIVER}}]
+    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ext-gpu"},
+              "spec": {"extendedResourceName": "nvidia.com/gpu", "selectors": sel,
+                       "config": [{"opaque": {"driver": EXT_DRIVER, "parameters": {"from": "class"}}}]}},
+             {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ext-plain"},
+              "spec": {"selectors": sel}}])
+    _state["ext-classes"] = True
+
+
+def ext_world(c, p):
+    """A node per pod (p+"x-"+name, labelled ext-test), each with its devices in a slice."""
+    for n, ndev in EXT_NODES.items():
+        node = p + "x-" + n
+        c.create_node(k8s_util.gpu_node(node, gpus=1 if n == "dp" else 0,
+                                        labels={"ext-test": p.strip("-")}))
+        c.create("/apis/resource.k8s.io/v1/resourceslices",
+                 {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                  "metadata": {"name": node + "-" + EXT_DRIVER},
+                  "spec": {"driver": EXT_DRIVER, "nodeName": node,
+                           "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                           "devices": [device("%s%d" % (n[0], i), "small") for i in range(ndev)]}})
+
+
+def ext_pods(p, scheduler):
+    """The pods, each pinned to its node: "one" (cpu and nvidia.com/gpu: request index 1),
+    "two" (two containers), "impl" (the implicit name), "init" (an init container reusing the
+    container's device), "dp" (served by the device plugin: no claim), "fails" (a bind the
+    ValidatingAdmissionPolicy refuses, whatever the namespace: named bind-fails)."""
+    def ctr(name, res):
+        return {"name": name, "image": "registry.k8s.io/pause:3.10", "resources": res}
+    gpu = {"limits": {"nvidia.com/gpu": "1"}}
+    specs = {"one": {"containers": [ctr("c", {"requests": {"cpu": "100m"}, "limits": {"nvidia.com/gpu": "1"}})]},
+             "two": {"containers": [ctr("a", gpu), ctr("b", gpu)]},
+             "impl": {"containers": [ctr("c", {"limits": {"deviceclass.resource.kubernetes.io/ext-plain": "1"}})]},
+             "init": {"initContainers": [ctr("setup", gpu)], "containers": [ctr("main", gpu)]},
+             "dp": {"containers": [ctr("c", gpu)]},
+             "fails": {"containers": [ctr("c", gpu)]}}
+    out = []
+    for n, spec in specs.items():
+        spec = dict(spec, schedulerName=scheduler, terminationGracePeriodSeconds=0,
+                    nodeSelector={"kubernetes.io/hostname": p + "x-" + n})
+        out.append({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "bind-fails" if n == "fails" else n}, "spec": spec})
+    return out
+
+
+def ext_owned(claims, pod):
+    return [cl for cl in claims
+            if any(o.get("name") == pod["metadata"]["name"] and o.get("uid") == pod["metadata"]["uid"]
+                   for o in cl["metadata"].get("ownerReferences") or [])]
+
+
+def ext_settled(c, ns, user):
+    """None until the five pods that can be bound are, and the scheduler (user) has deleted a
+    claim of bind-fails (PreBind created it, Unreserve deleted it after the refused bind)."""
+    pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
+    placed = {n: x["spec"].get("nodeName") for n, x in pods.items()}
+    _state["unmet"] = "placements %s" % placed
+    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "dp")):
+        return None
+    if placed.get("bind-fails"):
+        raise AssertionError("bound: %s" % placed)
+    _state["unmet"] = "a claim of bind-fails created and deleted"
+    gone = [e for e in c.audit(user=user, verb="delete", resource="resourceclaims")
+            if e["objectRef"].get("namespace") == ns and e["responseStatus"]["code"] in (200, 202)
+            and (e["objectRef"].get("name") or "").startswith("bind-fails-extended-resources-")]
+    if not gone:
+        return None
+    return True
+
+
+def ext_outcome(c, ns, p):
+    """Per pod: its node, the claims it owns (the name as a pattern, the pod's uid as POD),
+    its status.extendedResourceClaimStatus (the claim's name as CLAIM); prefix taken out."""
+    claims = c.items(claims_path(ns))
+    out = {}
+
+    def strip(v, pod, cname):
+        if isinstance(v, str):
+            if cname and v == cname:
+                return "CLAIM"
+            return v.replace(pod["metadata"]["uid"], "POD").replace(p, "P-")
+        if isinstance(v, list):
+            return [strip(x, pod, cname) for x in v]
+        if isinstance(v, dict):
+            return {k: strip(x, pod, cname) for k, x in v.items()}
+        return v
+    for pod in sorted(c.pods(ns), key=lambda x: x["metadata"]["name"]):
+        name = pod["metadata"]["name"]
+        owned = ext_owned(claims, pod)
+        cname = owned[0]["metadata"]["name"] if len(owned) == 1 else None
+        got = []
+        for cl in owned:
+            md, st = cl["metadata"], copy.deepcopy(cl.get("status") or {})
+            if (st.get("allocation") or {}).get("allocationTimestamp"):
+                st["allocation"]["allocationTimestamp"] = "set"
+            got.append({"name": "%s-extended-resources-*" % name if md["name"].startswith(
+                            name + "-extended-resources-") and md["name"] != md.get("generateName") else md["name"],
+                        "generateName": md.get("generateName"), "annotations": md.get("annotations"),
+                        "ownerReferences": md.get("ownerReferences"), "finalizers": md.get("finalizers"),
+                        "spec": cl.get("spec"), "status": st})
+        ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+        if name == "bind-fails":
+            # its claims come and go with each attempt: only that the status names one of them
+            # (the last attempt's, deleted since, or the current one's)
+            out[name] = {"node": pod["spec"].get("nodeName"),
+                         "status names a claim": bool(ercs and ercs.get("resourceClaimName", "").startswith(
+                             "bind-fails-extended-resources-")),
+                         "requestMappings": (ercs or {}).get("requestMappings")}
+            continue
+        out[name] = strip({"node": pod["spec"].get("nodeName"), "claims": got,
+                           "extendedResourceClaimStatus": ercs}, pod, cname)
+    return out
+
+
+def ext_run(scheduler_name):
+    c, kc = setup()
+    ext_classes(c)
+    ks = scheduler_name == "default-scheduler"
+    p = "ks-" if ks else "gs-"
+    ns = p + "ext"
+    namespace(c, ns)
+    ext_world(c, p)
+    for x in ext_pods(p, scheduler_name):
+        c.create("/api/v1/namespaces/%s/pods" % ns, x)
+    if ks:
+        proc = k8s_util.kube_scheduler(c)
+        dead, user = proc.alive, "system:kube-scheduler"
+    else:
+        proc = Serve(None, ["-v", "5", "--scheduler-name", scheduler_name], _tmp, name="ext",
+                     kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
+        dead, user = proc._dead, k8s_util.sa_user(NS_SA, SA)
+    try:
+        try:
+            wait_for("the %s run to settle" % scheduler_name, lambda: dead() or ext_settled(c, ns, user),
+                     timeout=120)
+        except AssertionError as e:
+            raise AssertionError("%s (waiting for %s)" % (e, _state.get("unmet")))
+        if dead():
+            raise AssertionError("%s died" % scheduler_name)
+        return c, ns, ext_outcome(c, ns, p), proc
+    except AssertionError as e:
+        if ks:
+            raise
+        raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(60)))
+    finally:
+        proc.stop()
+
+
+def ext_both():
+    if "ext" not in _state:
+        _, _, ks, _ = ext_run("default-scheduler")
+        c, ns, gs, _ = ext_run("gpusched-ext")
+        _state["ext"] = (ks, gs, c, ns)
+    return _state["ext"]
+
+
+def test_extended_resource_claims_as_kube_scheduler_creates_them():
+    """nvidia.com/gpu served by a DeviceClass (one container with cpu too, two containers, an
+    init container reusing its container's device) and an implicit deviceclass.resource...
+    name: the same node, the same created claim (generateName, annotation, the pod as
+    controller, requests, allocation with the class's config, finalizer, reservedFor) and the
+    same status.extendedResourceClaimStatus under gpusched serve as under kube-scheduler."""
+    ks, gs, c, ns = ext_both()
+    for name in ("one", "two", "impl", "init"):
+        util.check_eq(gs[name], ks[name], "%s, against kube-scheduler's" % name)
+        if len(ks[name]["claims"]) != 1 or not ks[name]["extendedResourceClaimStatus"]:
+            raise AssertionError("kube-scheduler made no claim for %s: %s" % (name, ks[name]))
+    reqs = [r["name"] for r in gs["two"]["claims"][0]["spec"]["devices"]["requests"]]
+    util.check_eq(reqs, ["container-0-request-0", "container-1-request-0"], "two's request names")
+    util.check_eq(gs["one"]["claims"][0]["spec"]["devices"]["requests"][0]["name"],
+                  "container-0-request-1", "one's request name (cpu sorts first)")
+    forbidden = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA)) if e["responseStatus"]["code"] == 403]
+    util.check_eq([(e["verb"], e["requestURI"]) for e in forbidden], [], "requests RBAC refused")
+
+
+def test_extended_resource_served_by_the_device_plugin_makes_no_claim():
+    """On a node whose kubelet offers nvidia.com/gpu (a device plugin), neither scheduler creates
+    a claim nor writes the pod's extendedResourceClaimStatus."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["dp"], ks["dp"], "dp, against kube-scheduler's")
+    util.check_eq((ks["dp"]["claims"], ks["dp"]["extendedResourceClaimStatus"]), ([], None),
+                  "kube-scheduler's dp: no claim, no status")
+
+
+def test_extended_resource_claim_deleted_after_a_refused_bind():
+    """The bind of bind-fails is refused: PreBind had created its claim and written the pod's
+    status; Unreserve deleted the claim (the status stays, naming it), under both schedulers."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["bind-fails"], ks["bind-fails"], "bind-fails, against kube-scheduler's")
+    util.check_eq(ks["bind-fails"]["status names a claim"], True, "kube-scheduler wrote bind-fails' status")
