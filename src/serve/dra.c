@@ -1324,6 +1324,9 @@ static int create_claim(struct serve *s, struct step *st, json_t **out, struct e
         json_object_del(json_object_get(body, "metadata"), "name");
         json_object_del(body, "status");
         rc = send_json(s, "POST", path, "application/json", body, out, err);
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.claim_creates[rc ? 0 : 1]++;
+        pthread_mutex_unlock(&s->metrics.mu);
         if (!rc && !serve_jstr(*out, "metadata", "name")) {
             json_decref(*out);
             *out = NULL;

@@ -306,7 +306,7 @@ EXT_DRIVER = "ext.example.com"
 EXT_ANN = "resource.kubernetes.io/extended-resource-claim"
 # pod -> its node (the suffix after the prefix) and devices on that node; "dp"'s kubelet has a
 # device plugin serving nvidia.com/gpu (and a device in a slice all the same)
-EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "dp": 1, "fails": 1}
+EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "dp": 1, "fails": 1}
 
 
 def ext_classes(c):
@@ -340,7 +340,9 @@ def ext_world(c, p):
 def ext_pods(p, scheduler):
     """The pods, each pinned to its node: "one" (cpu and nvidia.com/gpu: request index 1),
     "two" (two containers), "impl" (the implicit name), "init" (an init container reusing the
-    container's device), "dp" (served by the device plugin: no claim), "fails" (a bind the
+    container's device), "inits" (two init containers asking for 1 and 2, the container for
+    none: one request, the largest, both mapped to it), "dp" (served by the device plugin: no
+    claim), "fails" (a bind the
     ValidatingAdmissionPolicy refuses, whatever the namespace: named bind-fails)."""
     def ctr(name, res):
         return {"name": name, "image": "registry.k8s.io/pause:3.10", "resources": res}
@@ -349,6 +351,8 @@ def ext_pods(p, scheduler):
              "two": {"containers": [ctr("a", gpu), ctr("b", gpu)]},
              "impl": {"containers": [ctr("c", {"limits": {"deviceclass.resource.kubernetes.io/ext-plain": "1"}})]},
              "init": {"initContainers": [ctr("setup", gpu)], "containers": [ctr("main", gpu)]},
+             "inits": {"initContainers": [ctr("small", gpu), ctr("big", {"limits": {"nvidia.com/gpu": "2"}})],
+                       "containers": [ctr("main", {"requests": {"cpu": "100m"}})]},
              "dp": {"containers": [ctr("c", gpu)]},
              "fails": {"containers": [ctr("c", gpu)]}}
     out = []
@@ -367,12 +371,12 @@ def ext_owned(claims, pod):
 
 
 def ext_settled(c, ns, user):
-    """None until the five pods that can be bound are, and the scheduler (user) has deleted a
+    """None until the pods that can be bound are, and the scheduler (user) has deleted a
     claim of bind-fails (PreBind created it, Unreserve deleted it after the refused bind)."""
     pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
     placed = {n: x["spec"].get("nodeName") for n, x in pods.items()}
     _state["unmet"] = "placements %s" % placed
-    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "dp")):
+    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "inits", "dp")):
         return None
     if placed.get("bind-fails"):
         raise AssertionError("bound: %s" % placed)
@@ -454,7 +458,12 @@ def ext_run(scheduler_name):
             raise AssertionError("%s (waiting for %s)" % (e, _state.get("unmet")))
         if dead():
             raise AssertionError("%s died" % scheduler_name)
-        return c, ns, ext_outcome(c, ns, p), proc
+        out = ext_outcome(c, ns, p)
+        if not ks:
+            _state["ext-creates"] = proc.metric(
+                "dynamic_resource_allocation_resourceclaim_creates_total",
+                'admin_access="false",owner_api_group="",owner_api_kind="Pod",status="success"')
+        return c, ns, out, proc
     except AssertionError as e:
         if ks:
             raise
@@ -478,7 +487,7 @@ def test_extended_resource_claims_as_kube_scheduler_creates_them():
     controller, requests, allocation with the class's config, finalizer, reservedFor) and the
     same status.extendedResourceClaimStatus under gpusched serve as under kube-scheduler."""
     ks, gs, c, ns = ext_both()
-    for name in ("one", "two", "impl", "init"):
+    for name in ("one", "two", "impl", "init", "inits"):
         util.check_eq(gs[name], ks[name], "%s, against kube-scheduler's" % name)
         if len(ks[name]["claims"]) != 1 or not ks[name]["extendedResourceClaimStatus"]:
             raise AssertionError("kube-scheduler made no claim for %s: %s" % (name, ks[name]))
@@ -486,6 +495,14 @@ def test_extended_resource_claims_as_kube_scheduler_creates_them():
     util.check_eq(reqs, ["container-0-request-0", "container-1-request-0"], "two's request names")
     util.check_eq(gs["one"]["claims"][0]["spec"]["devices"]["requests"][0]["name"],
                   "container-0-request-1", "one's request name (cpu sorts first)")
+    util.check_eq([(m["containerName"], m["requestName"])
+                   for m in gs["inits"]["extendedResourceClaimStatus"]["requestMappings"]],
+                  [("small", "container-1-request-0"), ("big", "container-1-request-0")],
+                  "inits' request mappings")
+    # one create per pod with a claim, at least one more for bind-fails
+    if not (_state.get("ext-creates") or 0) >= 6:
+        raise AssertionError("gpusched's resourceclaim_creates_total{status=success}: %s"
+                             % _state.get("ext-creates"))
     forbidden = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA)) if e["responseStatus"]["code"] == 403]
     util.check_eq([(e["verb"], e["requestURI"]) for e in forbidden], [], "requests RBAC refused")
 
