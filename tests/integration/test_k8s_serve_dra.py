@@ -306,7 +306,7 @@ EXT_DRIVER = "ext.example.com"
 EXT_ANN = "resource.kubernetes.io/extended-resource-claim"
 # pod -> its node (the suffix after the prefix) and devices on that node; "dp"'s kubelet has a
 # device plugin serving nvidia.com/gpu (and a device in a slice all the same)
-EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "dp": 1, "fails": 1}
+EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "dp": 1, "fails": 1, "mix": 1}
 
 
 def ext_classes(c):
@@ -327,7 +327,7 @@ def ext_world(c, p):
     """A node per pod (p+"x-"+name, labelled ext-test), each with its devices in a slice."""
     for n, ndev in EXT_NODES.items():
         node = p + "x-" + n
-        c.create_node(k8s_util.gpu_node(node, gpus=1 if n == "dp" else 0,
+        c.create_node(k8s_util.gpu_node(node, gpus=1 if n in ("dp", "mix") else 0,
                                         labels={"ext-test": p.strip("-")}))
         c.create("/apis/resource.k8s.io/v1/resourceslices",
                  {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
@@ -343,7 +343,8 @@ def ext_pods(p, scheduler):
     container's device), "inits" (two init containers asking for 1 and 2, the container for
     none: one request, the largest, both mapped to it), "dp" (served by the device plugin: no
     claim), "fails" (a bind the
-    ValidatingAdmissionPolicy refuses, whatever the namespace: named bind-fails)."""
+    ValidatingAdmissionPolicy refuses, whatever the namespace: named bind-fails), "mix" (a claim
+    of its own, and nvidia.com/gpu that its node's device plugin serves)."""
     def ctr(name, res):
         return {"name": name, "image": "registry.k8s.io/pause:3.10", "resources": res}
     gpu = {"limits": {"nvidia.com/gpu": "1"}}
@@ -354,6 +355,8 @@ def ext_pods(p, scheduler):
              "inits": {"initContainers": [ctr("small", gpu), ctr("big", {"limits": {"nvidia.com/gpu": "2"}})],
                        "containers": [ctr("main", {"requests": {"cpu": "100m"}})]},
              "dp": {"containers": [ctr("c", gpu)]},
+             "mix": {"resourceClaims": [{"name": "dev", "resourceClaimName": "mix"}],
+                     "containers": [ctr("c", {"limits": {"nvidia.com/gpu": "1"}, "claims": [{"name": "dev"}]})]},
              "fails": {"containers": [ctr("c", gpu)]}}
     out = []
     for n, spec in specs.items():
@@ -380,6 +383,9 @@ def ext_settled(c, ns, user):
         return None
     if placed.get("bind-fails"):
         raise AssertionError("bound: %s" % placed)
+    _state["unmet"] = "mix's FailedScheduling event"
+    if not [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "mix"]:
+        return None
     _state["unmet"] = "a claim of bind-fails created and deleted"
     gone = [e for e in c.audit(user=user, verb="delete", resource="resourceclaims")
             if e["objectRef"].get("namespace") == ns and e["responseStatus"]["code"] in (200, 202)
@@ -420,6 +426,14 @@ def ext_outcome(c, ns, p):
                         "ownerReferences": md.get("ownerReferences"), "finalizers": md.get("finalizers"),
                         "spec": cl.get("spec"), "status": st})
         ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+        if name == "mix":
+            ev = [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "mix"]
+            mix = next(cl for cl in claims if cl["metadata"]["name"] == "mix")
+            out[name] = {"node": pod["spec"].get("nodeName"), "message": ev[0]["note"].replace(ns, "NS"),
+                         "claims": len(owned), "status": ercs,
+                         "mix allocated": bool((mix.get("status") or {}).get("allocation")),
+                         "mix reserved": bool((mix.get("status") or {}).get("reservedFor"))}
+            continue
         if name == "bind-fails":
             # its claims come and go with each attempt: only that the status names one of them
             # (the last attempt's, deleted since, or the current one's)
@@ -441,6 +455,11 @@ def ext_run(scheduler_name):
     ns = p + "ext"
     namespace(c, ns)
     ext_world(c, p)
+    c.create(claims_path(ns), {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                               "metadata": {"name": "mix"},
+                               "spec": {"devices": {"requests": [{"name": "dev", "exactly": {
+                                   "deviceClassName": "ext-plain", "allocationMode": "ExactCount",
+                                   "count": 1}}]}}})
     for x in ext_pods(p, scheduler_name):
         c.create("/api/v1/namespaces/%s/pods" % ns, x)
     if ks:
@@ -522,3 +541,16 @@ def test_extended_resource_claim_deleted_after_a_refused_bind():
     ks, gs, c, ns = ext_both()
     util.check_eq(gs["bind-fails"], ks["bind-fails"], "bind-fails, against kube-scheduler's")
     util.check_eq(ks["bind-fails"]["status names a claim"], True, "kube-scheduler wrote bind-fails' status")
+
+
+def test_claims_and_device_plugin_extended_resources_fail_prebind():
+    """A pod with a claim of its own that also asks for nvidia.com/gpu, on a node whose device
+    plugin serves it: kube-scheduler v1.37.2's PreBind creates an extended-resource claim with
+    no requests, then fails ("nil or empty request mappings"); gpusched says the same."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["mix"]["message"], ks["mix"]["message"], "mix's FailedScheduling message, against kube-scheduler's")
+    util.check_eq((gs["mix"]["node"], gs["mix"]["claims"], gs["mix"]["status"]),
+                  (ks["mix"]["node"], ks["mix"]["claims"], ks["mix"]["status"]), "mix's node, claims, status")
+    # (kube-scheduler's PreBind wrote mix's allocation before failing and it stays; serve writes
+    # nothing in that attempt: docs/serve.md, "Differences from kube-scheduler")
+    util.check_eq(ks["mix"]["mix allocated"], True, "kube-scheduler's allocation of claim mix")
