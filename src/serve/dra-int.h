@@ -54,10 +54,12 @@ bool serve_dra_touches(struct serve *s, const struct kube_pod *pod);
  * included), the allocations go in flight (later cycles see their devices taken) and bind
  * (which the caller built) goes to the writer thread, which writes the claims (PreBind:
  * creates the extended-resource claim, writes allocations and reservations, then the pod's
- * status.extendedResourceClaimStatus) and then submits the bind, or fails it as a bind fails. Returns true when it
- * took bind, false when the pod has nothing to write (the caller submits bind itself). */
-bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
-                       struct serve_task *bind);
+ * status.extendedResourceClaimStatus) and then submits the bind, or fails it as a bind fails. Returns 1 when it
+ * took bind; else the caller submits bind itself: 0 when the cycle changed nothing in the
+ * world (no claims; extended resources a device plugin serves), -1 when the world holds what
+ * nothing will write (all claims reserved already, out of memory): rebuild it. */
+int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
+                      struct serve_task *bind);
 
 /* serve_dra_bind_done (s->bind_done, which writes.c calls): the bind of pod key (uid) was
  * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);

@@ -21,6 +21,7 @@
 #include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
 #include "serve/log-int.h"
+#include "serve/metrics-int.h"
 #include "serve/objects-int.h"
 #include "serve/state-int.h"
 #include "serve/writes-int.h"
@@ -916,8 +917,8 @@ static json_t *ext_mappings(const struct sched_dra_ext_out *x)
     return out;
 }
 
-bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
-                       struct serve_task *bind)
+int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
+                      struct serve_task *bind)
 {
     struct serve_dra *d = s->dra;
     const struct sched_dra_device_out *dv = NULL;
@@ -929,10 +930,10 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
     bool has_ext;
 
     if (!d || !d->w)
-        return false;
+        return 0;
     has_ext = sched_dra_pod_extended(d->w, pod->namespace_, pod->name, pod->uid, &ext) == 1;
     if (!pod->nresource_claims && !has_ext)
-        return false;
+        return 0; /* (extended resources a device plugin serves: nothing to write) */
     memset(&in, 0, sizeof(in));
     in.namespace_ = pod->namespace_;
     in.name = pod->name;
@@ -1004,15 +1005,15 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
     }
     if (!j->nsteps) {
         job_free(j);
-        return false;
+        return -1;
     }
     j->bind = bind;
     job_push(d, j);
-    return true;
+    return 1;
 nomem:
     serve_log('E', 0, "\"Out of memory preparing the claims' writes\" pod=%s", log_quote(key));
     job_free(j);
-    return false;
+    return -1;
 }
 
 /* ---- the writer thread: PreBind and Unreserve ---- */
@@ -1324,9 +1325,7 @@ static int create_claim(struct serve *s, struct step *st, json_t **out, struct e
         json_object_del(json_object_get(body, "metadata"), "name");
         json_object_del(body, "status");
         rc = send_json(s, "POST", path, "application/json", body, out, err);
-        pthread_mutex_lock(&s->metrics.mu);
-        s->metrics.claim_creates[rc ? 0 : 1]++;
-        pthread_mutex_unlock(&s->metrics.mu);
+        serve_metrics_add(&s->metrics, &s->metrics.claim_creates[rc ? 0 : 1], 1);
         if (!rc && !serve_jstr(*out, "metadata", "name")) {
             json_decref(*out);
             *out = NULL;

@@ -265,12 +265,20 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=%s node=%s", log_quote(key),
                   log_quote(res.node));
-        if (serve_dra_touches(s, &pod)) {
-            /* DynamicResources' PreBind writes the claims first, then the bind goes */
+        if (s->dra) {
+            /* DynamicResources' PreBind writes the claims first (the claim of the pod's
+             * extended resources created), then the bind goes */
+            int took;
+
             t->ud = s;
-            if ((t->key = strdup(key)) && serve_dra_reserve(s, &pod, res.node, t))
+            if (!(t->key = strdup(key)))
+                took = -1;
+            else
+                took = serve_dra_reserve(s, &pod, res.node, t);
+            if (took > 0)
                 break;
-            serve_dra_invalidate(s); /* the world reserved what nobody writes */
+            if (took < 0 || pod.nresource_claims)
+                serve_dra_invalidate(s); /* the world reserved what nobody writes */
             free(t->key);
             t->key = NULL;
         }
