@@ -306,7 +306,8 @@ EXT_DRIVER = "ext.example.com"
 EXT_ANN = "resource.kubernetes.io/extended-resource-claim"
 # pod -> its node (the suffix after the prefix) and devices on that node; "dp"'s kubelet has a
 # device plugin serving nvidia.com/gpu (and a device in a slice all the same)
-EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "dp": 1, "fails": 1, "mix": 1}
+EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "side": 2, "more": 2, "dp": 1,
+             "fails": 1, "mix": 1}
 
 
 def ext_classes(c):
@@ -341,7 +342,10 @@ def ext_pods(p, scheduler):
     """The pods, each pinned to its node: "one" (cpu and nvidia.com/gpu: request index 1),
     "two" (two containers), "impl" (the implicit name), "init" (an init container reusing the
     container's device), "inits" (two init containers asking for 1 and 2, the container for
-    none: one request, the largest, both mapped to it), "dp" (served by the device plugin: no
+    none: one request, the largest, both mapped to it), "side" (a sidecar, an init container and
+    the container: the init container reuses the container's request), "more" (an init
+    container asking for 2, the container for 1: the init container reuses it and asks for one
+    more), "dp" (served by the device plugin: no
     claim), "fails" (a bind the
     ValidatingAdmissionPolicy refuses, whatever the namespace: named bind-fails), "mix" (a claim
     of its own, and nvidia.com/gpu that its node's device plugin serves)."""
@@ -354,6 +358,10 @@ def ext_pods(p, scheduler):
              "init": {"initContainers": [ctr("setup", gpu)], "containers": [ctr("main", gpu)]},
              "inits": {"initContainers": [ctr("small", gpu), ctr("big", {"limits": {"nvidia.com/gpu": "2"}})],
                        "containers": [ctr("main", {"requests": {"cpu": "100m"}})]},
+             "side": {"initContainers": [dict(ctr("sidecar", gpu), restartPolicy="Always"), ctr("setup", gpu)],
+                      "containers": [ctr("main", gpu)]},
+             "more": {"initContainers": [ctr("setup", {"limits": {"nvidia.com/gpu": "2"}})],
+                      "containers": [ctr("main", gpu)]},
              "dp": {"containers": [ctr("c", gpu)]},
              "mix": {"resourceClaims": [{"name": "dev", "resourceClaimName": "mix"}],
                      "containers": [ctr("c", {"limits": {"nvidia.com/gpu": "1"}, "claims": [{"name": "dev"}]})]},
@@ -379,7 +387,7 @@ def ext_settled(c, ns, user):
     pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
     placed = {n: x["spec"].get("nodeName") for n, x in pods.items()}
     _state["unmet"] = "placements %s" % placed
-    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "inits", "dp")):
+    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "inits", "side", "more", "dp")):
         return None
     if placed.get("bind-fails"):
         raise AssertionError("bound: %s" % placed)
@@ -506,7 +514,7 @@ def test_extended_resource_claims_as_kube_scheduler_creates_them():
     controller, requests, allocation with the class's config, finalizer, reservedFor) and the
     same status.extendedResourceClaimStatus under gpusched serve as under kube-scheduler."""
     ks, gs, c, ns = ext_both()
-    for name in ("one", "two", "impl", "init", "inits"):
+    for name in ("one", "two", "impl", "init", "inits", "side", "more"):
         util.check_eq(gs[name], ks[name], "%s, against kube-scheduler's" % name)
         if len(ks[name]["claims"]) != 1 or not ks[name]["extendedResourceClaimStatus"]:
             raise AssertionError("kube-scheduler made no claim for %s: %s" % (name, ks[name]))
@@ -518,8 +526,16 @@ def test_extended_resource_claims_as_kube_scheduler_creates_them():
                    for m in gs["inits"]["extendedResourceClaimStatus"]["requestMappings"]],
                   [("small", "container-1-request-0"), ("big", "container-1-request-0")],
                   "inits' request mappings")
+    util.check_eq([(m["containerName"], m["requestName"])
+                   for m in gs["side"]["extendedResourceClaimStatus"]["requestMappings"]],
+                  [("sidecar", "container-0-request-0"), ("main", "container-2-request-0"),
+                   ("setup", "container-2-request-0")], "side's request mappings")
+    util.check_eq([(m["containerName"], m["requestName"])
+                   for m in gs["more"]["extendedResourceClaimStatus"]["requestMappings"]],
+                  [("main", "container-1-request-0"), ("setup", "container-1-request-0"),
+                   ("setup", "container-0-request-0")], "more's request mappings")
     # one create per pod with a claim, at least one more for bind-fails
-    if not (_state.get("ext-creates") or 0) >= 6:
+    if not (_state.get("ext-creates") or 0) >= 8:
         raise AssertionError("gpusched's resourceclaim_creates_total{status=success}: %s"
                              % _state.get("ext-creates"))
     forbidden = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA)) if e["responseStatus"]["code"] == 403]
