@@ -2317,6 +2317,11 @@ static int reserve_claim(struct wclaim *c, const struct sched_dra_pod_in *p)
 
     if (reserved_for(c, v.uid))
         return 0;
+    /* (copied: the pod may go before the world, as serve's pods do after their cycle) */
+    v.name = arena_strdup(&c->strings, v.name);
+    v.uid = arena_strdup(&c->strings, v.uid);
+    if (!v.name || !v.uid)
+        return -ENOMEM;
     return PUSH(c->reserved, c->nreserved, c->creserved, v);
 }
 
@@ -2423,12 +2428,15 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
                 free(special);
                 return -ENOMEM;
             }
-            special->ns = p->namespace_;
+            /* (the pod's strings copied: the pod may go before the world, as serve's do) */
+            special->ns = arena_strdup(&special->strings, p->namespace_);
             special->name = n;
             special->uid = "";
             special->owner_is_pod = true;
-            special->owner_name = p->name;
-            special->owner_uid = p->uid ? p->uid : "";
+            special->owner_name = arena_strdup(&special->strings, p->name);
+            special->owner_uid = arena_strdup(&special->strings, p->uid ? p->uid : "");
+            if (!special->ns || !special->owner_name || !special->owner_uid)
+                return -ENOMEM;
             special->extended = true;
             special->loaded = true;
             special->finalizer = true;
