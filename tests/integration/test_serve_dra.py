@@ -7,7 +7,7 @@ import re
 
 import util
 from fake_apiserver import FakeApiServer
-from serve_util import Serve, node, pod, wait_for, bound
+from serve_util import Serve, node, pod, wait_for, bound, events
 
 DRIVER = "gpu.example.com"
 
@@ -154,5 +154,39 @@ def test_extended_resource_claim_writes_and_their_failures():
                 ("POST", "resourceclaims"), ("PATCH", "resourceclaims/p3-extended-resources-*"),
                 ("PUT", "resourceclaims/p3-extended-resources-*/status"), ("PATCH", "pods/p3/status"),
                 ("POST", "pods/p3/binding")], "p3's last attempt")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_extended_resource_claims_in_flight_take_their_devices():
+    """Three nvidia.com/gpu pods, two devices, the claims' create and status writes slowed: the
+    second pod's cycle sees the first one's device taken while its claim is being created (in
+    flight under the world's name) and written (under the API server's), the third fits
+    nowhere (kube-scheduler's message)."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                 "spec": {"extendedResourceName": "nvidia.com/gpu",
+                          "selectors": [{"cel": {"expression": "device.driver == '%s'" % DRIVER}}]}})
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+                 "spec": {"driver": DRIVER, "nodeName": "n1",
+                          "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}})
+        api.delay("POST", r"/namespaces/default/resourceclaims$", 1.0, times=1)
+        api.delay("PUT", r"/resourceclaims/[^/]+/status$", 1.0, times=2)
+        for n in ("p1", "p2", "p3"):
+            api.add(pod(n, gpus=1))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("two pods bound", lambda: sv._dead() or len(bound(api)) == 2, timeout=60)
+            ev = wait_for("a FailedScheduling event", lambda: events(api, "FailedScheduling"))
+            util.check_eq(ev[0]["note"], "0/1 nodes are available: 1 cannot allocate all claims. "
+                          "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+                          "the third pod's message")
+            loser = ev[0]["regarding"]["name"]
+            util.check_eq(sorted(bound(api)), sorted({"p1", "p2", "p3"} - {loser}), "the pods bound")
+            devices = sorted(c["status"]["allocation"]["devices"]["results"][0]["device"]
+                             for c in api.list("resourceclaims", "default"))
+            util.check_eq(devices, ["gpu-0", "gpu-1"], "the claims' devices")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
