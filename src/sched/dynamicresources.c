@@ -2556,6 +2556,21 @@ void sched_dra_release_pod(struct sched_dra *w, const char *ns, const char *name
 
 /* ---- what a pod got ---- */
 
+const char *sched_dra_pod_deleted_extended(const struct sched_dra *w, const char *ns,
+                                           const char *name, const char *uid)
+{
+    size_t i;
+
+    for (i = 0; i < w->nclaims; i++) {
+        const struct wclaim *c = w->claims[i];
+
+        if (c->deleted && c->extended && c->owner_is_pod && c->in && !strcmp(c->ns, ns) &&
+            !strcmp(c->owner_name, name) && !strcmp(c->owner_uid, uid ? uid : ""))
+            return c->name;
+    }
+    return NULL;
+}
+
 int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
                            const char *uid, struct sched_dra_ext_out *out)
 {

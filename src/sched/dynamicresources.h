@@ -195,6 +195,12 @@ struct sched_dra_ext_out {
 int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
                            const char *uid, struct sched_dra_ext_out *out);
 
+/* sched_dra_pod_deleted_extended: the name of the pod's extended-resource claim read from the
+ * input that the world deleted (PostFilter's "deletion of ResourceClaim completed": a claim
+ * left from an earlier attempt), NULL when none; valid until the world changes. */
+const char *sched_dra_pod_deleted_extended(const struct sched_dra *w, const char *ns,
+                                           const char *name, const char *uid);
+
 /* ---- the devices, as `gpusched devices` lists them (valid after commit) ---- */
 
 /* sched_dra_inventory: the slices as the allocator reads them (in the order added, taints of

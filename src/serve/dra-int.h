@@ -61,6 +61,11 @@ bool serve_dra_touches(struct serve *s, const struct kube_pod *pod);
 int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
                       struct serve_task *bind);
 
+/* serve_dra_postfilter: after an attempt where the pod fit nowhere (mu held): when
+ * DynamicResources' PostFilter deleted the pod's extended-resource claim left from an earlier
+ * attempt, the writer thread deletes it from the API (its finalizer off, then the DELETE). */
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod);
+
 /* serve_dra_bind_done (s->bind_done, which writes.c calls): the bind of pod key (uid) was
  * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);
  * either way its PreBind record goes. Any thread; mu not held. */

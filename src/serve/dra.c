@@ -1016,6 +1016,35 @@ nomem:
     return -1;
 }
 
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod)
+{
+    struct serve_dra *d = s->dra;
+    const char *name;
+    struct job *j;
+    char key[600];
+
+    if (!d || !d->w ||
+        !(name = sched_dra_pod_deleted_extended(d->w, pod->namespace_, pod->name, pod->uid)))
+        return;
+    /* the claim left from an earlier attempt goes as Unreserve deletes the one PreBind made */
+    snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+    if (!(j = calloc(1, sizeof(*j))) || !(j->steps = calloc(1, sizeof(*j->steps))) ||
+        !(j->key = buf_fmt("%s/%s", pod->namespace_, pod->name)) ||
+        !(j->pod_name = strdup(pod->name)) || !(j->pod_uid = strdup(pod->uid ? pod->uid : "")) ||
+        !(j->steps[0].ns = strdup(pod->namespace_)) || !(j->steps[0].name = strdup(name)) ||
+        !(j->steps[0].claim = json_deep_copy(claim_json(d, key)))) {
+        serve_log('E', 0, "\"Out of memory deleting a claim\" resourceclaim=%s", log_quote(key));
+        if (j && j->steps)
+            j->nsteps = 1;
+        job_free(j);
+        return;
+    }
+    j->nsteps = 1;
+    j->kind = JOB_UNRESERVE;
+    j->steps[0].create = j->steps[0].created = true;
+    job_push(d, j);
+}
+
 /* ---- the writer thread: PreBind and Unreserve ---- */
 
 static char *claim_path(const char *ns, const char *name, const char *sub)

@@ -286,8 +286,10 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         break;
     }
     case SCHED_UNSCHEDULABLE:
-        if (serve_dra_touches(s, &pod))
-            serve_dra_invalidate(s); /* (PostFilter may have deallocated in the world) */
+        if (serve_dra_touches(s, &pod)) {
+            serve_dra_postfilter(s, &pod); /* (a stale extended-resource claim deleted) */
+            serve_dra_invalidate(s);       /* (PostFilter may have deallocated in the world) */
+        }
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */

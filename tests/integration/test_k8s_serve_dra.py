@@ -307,7 +307,7 @@ EXT_ANN = "resource.kubernetes.io/extended-resource-claim"
 # pod -> its node (the suffix after the prefix) and devices on that node; "dp"'s kubelet has a
 # device plugin serving nvidia.com/gpu (and a device in a slice all the same)
 EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "side": 2, "more": 2, "dp": 1,
-             "fails": 1, "mix": 1}
+             "fails": 1, "mix": 1, "stale": 1}
 
 
 def ext_classes(c):
@@ -363,6 +363,7 @@ def ext_pods(p, scheduler):
              "more": {"initContainers": [ctr("setup", {"limits": {"nvidia.com/gpu": "2"}})],
                       "containers": [ctr("main", gpu)]},
              "dp": {"containers": [ctr("c", gpu)]},
+             "stale": {"containers": [ctr("c", gpu)]},
              "mix": {"resourceClaims": [{"name": "dev", "resourceClaimName": "mix"}],
                      "containers": [ctr("c", {"limits": {"nvidia.com/gpu": "1"}, "claims": [{"name": "dev"}]})]},
              "fails": {"containers": [ctr("c", gpu)]}}
@@ -387,7 +388,7 @@ def ext_settled(c, ns, user):
     pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
     placed = {n: x["spec"].get("nodeName") for n, x in pods.items()}
     _state["unmet"] = "placements %s" % placed
-    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "inits", "side", "more", "dp")):
+    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "inits", "side", "more", "dp", "stale")):
         return None
     if placed.get("bind-fails"):
         raise AssertionError("bound: %s" % placed)
@@ -470,6 +471,16 @@ def ext_run(scheduler_name):
                                    "count": 1}}]}}})
     for x in ext_pods(p, scheduler_name):
         c.create("/api/v1/namespaces/%s/pods" % ns, x)
+    # a claim of pod stale's extended resources left from an earlier attempt (as after a
+    # scheduler's crash between PreBind and the bind): PostFilter deletes it, then a new one
+    uid = c.get("/api/v1/namespaces/%s/pods/stale" % ns)["metadata"]["uid"]
+    c.create(claims_path(ns), {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "stale-left-over", "annotations": {EXT_ANN: "true"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "stale", "uid": uid,
+                                          "controller": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+            "deviceClassName": "ext-gpu", "allocationMode": "ExactCount", "count": 1}}]}}})
     if ks:
         proc = k8s_util.kube_scheduler(c)
         dead, user = proc.alive, "system:kube-scheduler"
@@ -570,3 +581,17 @@ def test_claims_and_device_plugin_extended_resources_fail_prebind():
     # (kube-scheduler's PreBind wrote mix's allocation before failing and it stays; serve writes
     # nothing in that attempt: docs/serve.md, "Differences from kube-scheduler")
     util.check_eq(ks["mix"]["mix allocated"], True, "kube-scheduler's allocation of claim mix")
+
+
+def test_extended_resource_claim_left_over_is_deleted_and_made_again():
+    """Pod stale owns a claim of its extended resources from an earlier attempt: both schedulers
+    find it, cannot use it ("cannot schedule extended resource claim"), PostFilter deletes it,
+    and the next attempt creates a new one and binds."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["stale"], ks["stale"], "stale, against kube-scheduler's")
+    util.check_eq([x["name"] for x in ks["stale"]["claims"]], ["stale-extended-resources-*"],
+                  "kube-scheduler's claims of stale")
+    gone = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA), verb="delete", resource="resourceclaims")
+            if e["objectRef"].get("namespace") == ns and e["objectRef"].get("name") == "stale-left-over"]
+    if not gone:
+        raise AssertionError("gpusched did not delete stale-left-over")
