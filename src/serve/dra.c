@@ -20,6 +20,7 @@
 #include "kube/rules.h"
 #include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
+#include "serve/drashare.h"
 #include "serve/log-int.h"
 #include "serve/objects-int.h"
 #include "serve/state-int.h"
@@ -45,7 +46,6 @@ struct step {
     json_t *claim; /* the claim as the cycle saw it */
     json_t *alloc; /* the allocation to write, NULL: only the reservation */
     char *uid;     /* the claim's uid once reserved (for Unreserve), NULL before */
-    bool shared;   /* a device with allowMultipleAllocations: not written (PreBind fails) */
 };
 
 enum job_kind { JOB_PREBIND, JOB_UNRESERVE };
@@ -685,9 +685,30 @@ static json_t *configs(struct serve_dra *d, json_t *claim, const char **chosen, 
     return out;
 }
 
-/* the AllocationResult the allocator made for claim from the world's devices */
+/* a share of a device with allowMultipleAllocations (DRAConsumableCapacity): the result gets
+ * a new shareID and the capacity consumed, as the allocator gives them. 0 or -ENOMEM/-errno */
+static int share_fields(json_t *res, json_t *dev, json_t *request,
+                        const struct sched_dra_device_out *dv)
+{
+    char id[37];
+    json_t *cc;
+    int rc;
+
+    if ((rc = serve_dra_share_id(id)))
+        return rc;
+    if (json_object_set_new(res, "shareID", json_string(id)))
+        return -ENOMEM;
+    if (!dv->nconsumed)
+        return 0;
+    if (!(cc = serve_dra_consumed_capacity(dev, request, dv->consumed, dv->nconsumed)))
+        return -ENOMEM;
+    return json_object_set_new(res, "consumedCapacity", cc) ? -ENOMEM : 0;
+}
+
+/* the AllocationResult the allocator made for claim from the world's devices (NULL: out of
+ * memory) */
 static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched_dra_device_out *dv,
-                          size_t n, const char *node, bool *shared)
+                          size_t n, const char *node)
 {
     json_t *results = json_array(), *alloc, *ns,
            *reqs = json_object_get(json_object_get(json_object_get(claim, "spec"), "devices"),
@@ -711,9 +732,7 @@ static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched
         if (json_array_size(json_object_get(src, "tolerations")))
             json_object_set(res, "tolerations", json_object_get(src, "tolerations"));
         {
-            /* the device's binding conditions (DRADeviceBindingConditions is on); a device
-             * several claims may share needs a shareID and the capacity consumed, which the
-             * world does not give out: such an allocation is not written (*shared) */
+            /* the device's binding conditions (DRADeviceBindingConditions is on) */
             json_t *dev;
             static const char *const bc[] = {"bindingConditions", "bindingFailureConditions"};
             size_t k;
@@ -722,8 +741,11 @@ static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched
             for (k = 0; k < 2; k++)
                 if (json_array_size(json_object_get(dev, bc[k])))
                     json_object_set(res, bc[k], json_object_get(dev, bc[k]));
-            if (json_is_true(json_object_get(dev, "allowMultipleAllocations")))
-                *shared = true;
+            if (dv[i].shared && share_fields(res, dev, src, &dv[i])) {
+                json_decref(res);
+                json_decref(results);
+                return NULL;
+            }
         }
         json_array_append_new(results, res);
         json_array_foreach(reqs, j, r)
@@ -867,8 +889,7 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
                     first = k;
                 cnt++;
             }
-        if (!(st->alloc =
-                  allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node, &st->shared)))
+        if (!(st->alloc = allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node)))
             goto nomem;
         {
             /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
@@ -972,13 +993,6 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
     int attempt, rc = -ENOMEM;
 
     *out = NULL;
-    if (st->shared) {
-        rc = err_set(err, -ENOTSUP,
-                     "claim %s/%s: gpusched serve does not write the shareID and consumedCapacity "
-                     "of a device with allowMultipleAllocations",
-                     st->ns, st->name);
-        goto out;
-    }
     if (!claim || !path || !spath)
         goto out;
     for (attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {

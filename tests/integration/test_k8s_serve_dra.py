@@ -311,3 +311,168 @@ def test_extended_resource_of_a_device_class_is_refused_with_an_event():
         raise AssertionError("unexpected message: %r" % ev[0]["note"])
     util.check_eq(c.get("/api/v1/namespaces/%s/pods/ext" % ns)["spec"].get("nodeName"), None, "ext's node")
     util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+# ---- shares of a device, PostFilter's deallocation, binding conditions (each scenario on
+# nodes and devices of its own, prefix "ks-"/"gs-" plus the scenario's letter) ----
+
+UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+
+
+def scenario_world(c, p, devices, node_names=("a",), cls_extra=None):
+    """Nodes p+n, a DeviceClass p+"gpu" of driver p+DRIVER, one slice per node with
+    devices[n] (a list of device objects)."""
+    for n in node_names:
+        c.create_node(k8s_util.gpu_node(p + n, gpus=0, labels={"dra-test": p.strip("-")}))
+    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": p + "gpu"},
+              "spec": {"selectors": [{"cel": {"expression": "device.driver == '%s'" % (p + DRIVER)}}]}}])
+    for n in node_names:
+        c.create("/apis/resource.k8s.io/v1/resourceslices",
+                 {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                  "metadata": {"name": p + n + "-" + DRIVER},
+                  "spec": {"driver": p + DRIVER, "nodeName": p + n,
+                           "pool": {"name": p + n, "generation": 1, "resourceSliceCount": 1},
+                           "devices": devices[n]}})
+
+
+def create_claim(c, ns, name, spec):
+    c.request("POST", claims_path(ns), json.dumps(
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name},
+         "spec": spec}, separators=(",", ":")))
+
+
+def exactly(p, capacity=None, selector=None):
+    ex = {"deviceClassName": p + "gpu", "allocationMode": "ExactCount", "count": 1}
+    if capacity:
+        ex["capacity"] = {"requests": capacity}
+    if selector:
+        ex["selectors"] = [{"cel": {"expression": selector}}]
+    return {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}
+
+
+def start_scheduler(c, kc, scheduler, name):
+    if scheduler == "default-scheduler":
+        proc = k8s_util.kube_scheduler(c)
+        return proc, proc.alive
+    proc = Serve(None, ["-v", "5"], _tmp, name=name, kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
+    return proc, proc._dead
+
+
+def run_scenario(scheduler, p, make, until, during=None, timeout=120):
+    """One scheduler's run of a scenario: make(c, ns, p, scheduler) creates its objects in a
+    namespace of its own, then the scheduler runs until until(c, ns, p) gives a value (during,
+    when given, is called on each poll: the test's part, e.g. a driver setting conditions).
+    Returns (c, ns, value, proc); gpusched is left running (the caller stops it)."""
+    c, kc = setup()
+    ns = p + "x"
+    namespace(c, ns)
+    make(c, ns, p, scheduler)
+    proc, dead = start_scheduler(c, kc, scheduler, p.strip("-"))
+    unmet = {}
+
+    def poll():
+        if dead():
+            return "died"
+        if during:
+            during(c, ns, p)
+        return until(c, ns, p, unmet)
+    try:
+        try:
+            v = wait_for("the %s run of %s to settle" % (scheduler, p), poll, timeout=timeout)
+        except AssertionError as e:
+            raise AssertionError("%s (waiting for %s)" % (e, unmet.get("what")))
+        if v == "died":
+            raise AssertionError("%s died" % scheduler)
+        return c, ns, v, proc
+    except AssertionError as e:
+        if scheduler != "default-scheduler":
+            proc.stop()
+            raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(60)))
+        raise
+    finally:
+        if scheduler == "default-scheduler":
+            proc.stop()
+
+
+def unprefixed(v, p):
+    if isinstance(v, str):
+        return v.replace(p, "P-")
+    if isinstance(v, list):
+        return [unprefixed(x, p) for x in v]
+    if isinstance(v, dict):
+        return {k: unprefixed(x, p) for k, x in v.items()}
+    return v
+
+
+def claim_view(cl, p):
+    """A claim's status and finalizers as compared: the timestamp only as present, each
+    shareID only as a well-formed random UUID (kube-scheduler makes a new one per share)."""
+    import re
+    st = copy.deepcopy(cl.get("status") or {})
+    alloc = st.get("allocation")
+    if alloc is not None:
+        alloc["allocationTimestamp"] = "set" if alloc.get("allocationTimestamp") else "unset"
+        for r in (alloc.get("devices") or {}).get("results") or []:
+            if "shareID" in r:
+                r["shareID"] = "uuid" if re.match(UUID, r["shareID"]) else "bad: " + r["shareID"]
+    return unprefixed({"allocation": alloc,
+                       "reservedFor": [r["name"] for r in st.get("reservedFor") or []],
+                       "devices": st.get("devices"),
+                       "finalizers": sorted((cl.get("metadata") or {}).get("finalizers") or [])}, p)
+
+
+def share_device(name):
+    return {"name": name, "allowMultipleAllocations": True,
+            "attributes": {"index": {"int": int(name[-1])}},
+            "capacity": {"memory": {"value": "16Gi",
+                                    "requestPolicy": {"default": "1Gi",
+                                                      "validRange": {"min": "1Gi", "step": "1Gi"}}},
+                         "cores": {"value": "8"},
+                         "bw": {"value": "100", "requestPolicy": {"default": "40",
+                                                                  "validValues": ["10", "40", "100"]}}}}
+
+
+SHARES = {"share-a": {"memory": "1500Mi", "cores": "2", "bw": "20"},
+          "share-b": {"cores": "3"},
+          "share-c": {"memory": "3Gi", "cores": "3", "bw": "10"}}
+
+
+def make_shares(c, ns, p, scheduler):
+    for name, cap in sorted(SHARES.items()):
+        create_claim(c, ns, name, exactly(p, capacity=cap))
+        c.create("/api/v1/namespaces/%s/pods" % ns,
+                 pod(name, scheduler, [{"name": "gpu", "resourceClaimName": name}]))
+
+
+def shares_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    unmet["what"] = "placements %s" % placed
+    if not all(placed.get(n) for n in SHARES):
+        return None
+    claims = {x["metadata"]["name"]: x for x in c.items(claims_path(ns))}
+    return {"placement": unprefixed(placed, p),
+            "claims": {n: claim_view(claims[n], p) for n in SHARES}}
+
+
+def test_shares_of_a_device_with_allow_multiple_allocations_as_kube_scheduler():
+    """Three claims share one device with allowMultipleAllocations: each result has a new
+    shareID and the capacity it consumes (a request rounded up to the policy's step, the
+    policy's default, the capacity's value, a valid value), written as kube-scheduler writes
+    them."""
+    c, _ = setup()
+    for p in ("ks-s-", "gs-s-"):
+        scenario_world(c, p, {"a": [share_device("s0")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-s-", make_shares, shares_settled)
+    _, _, gs, sv = run_scenario("gpusched", "gs-s-", make_shares, shares_settled)
+    try:
+        util.check_eq(gs["placement"], ks["placement"], "placements, against kube-scheduler's")
+        for n in sorted(SHARES):
+            util.check_eq(gs["claims"][n], ks["claims"][n], "claim %s, against kube-scheduler's" % n)
+        util.check_eq([r.get("shareID") for n in sorted(SHARES)
+                       for r in gs["claims"][n]["allocation"]["devices"]["results"]],
+                      ["uuid"] * 3, "gpusched's shareIDs")
+        results = ks["claims"]["share-a"]["allocation"]["devices"]["results"]
+        util.check_eq(results[0].get("consumedCapacity"), {"memory": "2Gi", "cores": "2", "bw": "40"},
+                      "kube-scheduler's consumed capacity of share-a (the test's premise)")
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
