@@ -62,6 +62,12 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
  * either way its PreBind record goes. Any thread; mu not held. */
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
 
+/* serve_dra_postfilter: the pod's cycle found no node (mu held). The world may hold a claim
+ * that PostFilter deallocated (requeued: the result says so): it is written to the API as
+ * kube-scheduler writes it (an UpdateStatus without reservedFor, allocation and devices, on
+ * the writer thread), and stands deallocated for later cycles meanwhile. */
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued);
+
 /* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter
  * deallocation, a Reserve that nothing will write): rebuild it before the next cycle (mu
  * held). */

@@ -48,7 +48,7 @@ struct step {
     char *uid;     /* the claim's uid once reserved (for Unreserve), NULL before */
 };
 
-enum job_kind { JOB_PREBIND, JOB_UNRESERVE };
+enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE };
 
 struct job {
     enum job_kind kind;
@@ -1257,6 +1257,128 @@ static void prebind(struct serve *s, struct job *j)
     job_free(j);
 }
 
+/* ---- PostFilter's deallocation ---- */
+
+/* the claim with status.reservedFor, allocation and devices gone, as PostFilter updates it;
+ * NULL when out of memory */
+static json_t *deallocated(json_t *claim)
+{
+    json_t *copy = json_deep_copy(claim), *st = json_object_get(copy, "status");
+
+    if (json_is_object(st)) {
+        json_object_del(st, "reservedFor");
+        json_object_del(st, "allocation");
+        json_object_del(st, "devices");
+    }
+    return copy;
+}
+
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued)
+{
+    struct serve_dra *d = s->dra;
+    const struct sched_dra_device_out *dv = NULL;
+    struct sched_dra_pod_in in;
+    size_t ndv = 0, i, k;
+    char key[600], pkey[600];
+
+    if (!d)
+        return;
+    d->dirty = true; /* (the world holds the deallocation: rebuilt, it comes from the overlay) */
+    if (!requeued || !d->w || !pod->nresource_claims)
+        return;
+    memset(&in, 0, sizeof(in));
+    in.namespace_ = pod->namespace_;
+    in.name = pod->name;
+    in.uid = pod->uid;
+    in.claims = kube_pod_ext(pod)->resource_claims;
+    in.nclaims = pod->nresource_claims;
+    in.pod = pod;
+    if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
+        return;
+    snprintf(pkey, sizeof(pkey), "%s/%s", pod->namespace_, pod->name);
+    /* the claim the world deallocated: allocated as serve sees it, no devices in the world */
+    for (i = 0; i < pod->nresource_claims; i++) {
+        const char *name = pod_claim_name(pod, i);
+        json_t *claim, *alloc;
+        struct job *j;
+        struct overlay *o;
+        void *old = NULL;
+
+        if (!name)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+        claim = claim_json(d, key);
+        alloc = json_object_get(json_object_get(claim, "status"), "allocation");
+        if (!json_array_size(json_object_get(json_object_get(alloc, "devices"), "results")))
+            continue;
+        for (k = 0; k < ndv; k++)
+            if (!strcmp(dv[k].claim_namespace, pod->namespace_) && !strcmp(dv[k].claim_name, name))
+                break;
+        if (k < ndv)
+            continue;
+        /* the update goes to the writer thread; until it is answered the deallocated claim
+         * stands for the informer's (in flight) */
+        j = calloc(1, sizeof(*j));
+        o = malloc(sizeof(*o) + strlen(key) + 1);
+        if (!j || !o || !(j->steps = calloc(1, sizeof(*j->steps))) || !(j->key = strdup(pkey)) ||
+            !(j->pod_name = strdup(pod->name)) ||
+            !(j->pod_uid = strdup(pod->uid ? pod->uid : "")) ||
+            !(j->steps[0].ns = strdup(pod->namespace_)) || !(j->steps[0].name = strdup(name)) ||
+            !(j->steps[0].claim = deallocated(claim)) || !(o->obj = deallocated(claim))) {
+            serve_log('E', 0, "\"Out of memory deallocating a claim\" pod=%s", log_quote(pkey));
+            if (j && j->steps)
+                j->nsteps = 1;
+            job_free(j);
+            free(o);
+            return;
+        }
+        j->kind = JOB_DEALLOCATE;
+        j->nsteps = 1;
+        memcpy(o->key, key, strlen(key) + 1);
+        o->rv = rv_of(o->obj);
+        o->inflight = true;
+        if (keymap_put(&d->over, o->key, o, &old))
+            overlay_free(o);
+        else
+            overlay_free(old);
+        job_push(d, j);
+        return; /* PostFilter deallocates one claim */
+    }
+}
+
+/* PostFilter's UpdateStatus of the deallocated claim (no retry: an error is the plugin's) */
+static void deallocate(struct serve *s, struct job *j)
+{
+    struct serve_dra *d = s->dra;
+    struct step *st = &j->steps[0];
+    char *spath = claim_path(st->ns, st->name, "/status");
+    json_t *written = NULL;
+    struct err err;
+    int rc;
+
+    err_clear(&err);
+    serve_log('I', 5, "\"Deallocation of ResourceClaim\" pod=%s resourceclaim=\"%s/%s\"",
+              log_quote(j->key), st->ns, st->name);
+    rc = spath ? send_json(s, "PUT", spath, "application/json", st->claim, &written, &err)
+               : err_set(&err, -ENOMEM, "out of memory");
+    free(spath);
+    serve_lock(s);
+    if (rc) {
+        char msg[1200], key[600];
+
+        /* back to the informer's claim (still allocated); the pod waits for an event */
+        snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+        overlay_free(keymap_del(&d->over, key));
+        serve_log('E', 0, "\"Status after running PostFilter plugins for pod\" pod=%s status=%s",
+                  log_quote(j->key), log_quote(err_format(&err, msg, sizeof(msg))));
+    } else {
+        assume(d, st->ns, st->name, written);
+    }
+    d->dirty = true;
+    serve_unlock(s);
+    json_decref(written);
+}
+
 static void *writer(void *arg)
 {
     struct serve *s = arg;
@@ -1279,6 +1401,9 @@ static void *writer(void *arg)
         pthread_mutex_unlock(&d->jmu);
         if (j->kind == JOB_PREBIND) {
             prebind(s, j);
+        } else if (j->kind == JOB_DEALLOCATE) {
+            deallocate(s, j);
+            job_free(j);
         } else {
             unreserve(s, j);
             job_free(j);

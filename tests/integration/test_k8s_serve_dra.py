@@ -476,3 +476,50 @@ def test_shares_of_a_device_with_allow_multiple_allocations_as_kube_scheduler():
                       "kube-scheduler's consumed capacity of share-a (the test's premise)")
     finally:
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def make_stale(c, ns, p, scheduler):
+    """A claim allocated (by someone else: the test writes its status) to a device of a node
+    that does not exist, reserved for nobody, and a pod using it."""
+    create_claim(c, ns, "stale", exactly(p))
+    cl = c.get(claims_path(ns) + "/stale")
+    cl["status"] = {"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": p + DRIVER, "pool": p + "gone", "device": "g0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [p + "gone"]}]}]}}}
+    c.request("PUT", claims_path(ns) + "/stale/status", cl)
+    c.create("/api/v1/namespaces/%s/pods" % ns, pod("stale", scheduler, [{"name": "gpu", "resourceClaimName": "stale"}]))
+
+
+def stale_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    unmet["what"] = "placements %s" % placed
+    if not placed.get("stale"):
+        return None
+    cl = c.get(claims_path(ns) + "/stale")
+    return {"placement": unprefixed(placed, p), "claim": claim_view(cl, p),
+            "messages": sorted(set(unprefixed(e["note"], p) for e in c.events(ns, "FailedScheduling")
+                                   if e["regarding"]["name"] == "stale"))}
+
+
+def test_postfilter_deallocates_a_claim_available_nowhere_as_kube_scheduler():
+    """A pod's claim is allocated on a node that is gone and reserved for nobody: Filter finds
+    it available on no node, PostFilter deallocates it in the API (an update of its status)
+    and the next attempt allocates it afresh; the same messages, the same end as
+    kube-scheduler's."""
+    c, _ = setup()
+    for p in ("ks-d-", "gs-d-"):
+        scenario_world(c, p, {"a": [device("d0", "small")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-d-", make_stale, stale_settled)
+    _, ns, gs, sv = run_scenario("gpusched", "gs-d-", make_stale, stale_settled)
+    try:
+        util.check_eq(gs, ks, "the pod, its claim and its FailedScheduling messages, against kube-scheduler's")
+        if not any("deallocation of ResourceClaim completed" in m for m in ks["messages"]):
+            raise AssertionError("kube-scheduler did not deallocate (the test's premise): %s" % ks["messages"])
+        # the deallocation is gpusched's update of the claim's status
+        puts = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA), verb="update", resource="resourceclaims",
+                                   subresource="status")
+                if e["objectRef"].get("name") == "stale" and e["objectRef"].get("namespace") == ns]
+        util.check_eq(len(puts) >= 2, True, "gpusched's status updates of the claim (deallocation, then PreBind)")
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
