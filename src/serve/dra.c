@@ -15,12 +15,14 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/keymap.h"
+#include "base/quote.h"
 #include "kube/client.h"
 #include "kube/decode.h"
 #include "kube/rules.h"
 #include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
 #include "serve/drashare.h"
+#include "serve/events.h"
 #include "serve/log-int.h"
 #include "serve/objects-int.h"
 #include "serve/state-int.h"
@@ -56,6 +58,10 @@ struct job {
     struct serve_task *bind; /* PREBIND: submitted once the claims are written */
     struct step *steps;
     size_t nsteps;
+    /* PREBIND: every claim of the pod ("ns/name"), whose binding conditions it waits for */
+    char **claims;
+    size_t nclaims;
+    int64_t poll_ms, deadline_ms; /* waiting: the next poll, the end (mono_ms) */
     struct job *next;
 };
 
@@ -77,6 +83,9 @@ struct serve_dra {
     pthread_mutex_t jmu;
     pthread_cond_t jcv;
     struct job *head, *tail;
+    struct job *waiting; /* PreBinds waiting for binding conditions (the writer's own) */
+    time_t binding_due;  /* when a pending claim's binding times out (0: none) */
+    json_t *held;        /* what the world borrows beside the store: claims as Filter sees them */
 };
 
 static const struct {
@@ -93,6 +102,23 @@ static const struct {
     [SERVE_DRA_TAINT_RULE] = {"devicetaintrules", "/apis/resource.k8s.io/v1/devicetaintrules",
                               "DeviceTaintRule"},
 };
+
+#define BINDING_TIMEOUT_S 600 /* DynamicResourcesArgs.bindingTimeout's default */
+#define BINDING_POLL_MS 5000  /* PreBind's poll interval */
+
+enum bstate { B_READY, B_PENDING, B_FAILED, B_TIMEOUT };
+
+/* RFC 3339 text (metav1.Time) in seconds since the epoch; -1 when it does not read */
+static time_t rfc3339(const char *s)
+{
+    struct tm tm;
+    const char *end;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+        return -1;
+    return timegm(&tm);
+}
 
 static long long rv_of(json_t *obj)
 {
@@ -301,6 +327,8 @@ static void world_drop(struct serve *s)
     sched_dra_free(d->w);
     d->w = NULL;
     arena_release(&d->a);
+    json_decref(d->held);
+    d->held = NULL;
 }
 
 static int minor_of(const struct serve *s)
@@ -320,6 +348,51 @@ static void decode_error(const char *what, const char *key, struct err *err)
               log_quote(err_format(err, msg, sizeof(msg))));
 }
 
+static enum bstate binding_state(json_t *claim, time_t now, char *msg, size_t size);
+
+/* the claim as the world's Filter must see it at wall time now: an allocated claim whose
+ * devices' binding failed or timed out is unavailable on every node (kube-scheduler's Filter
+ * checks isClaimReadyForBinding and isClaimTimeout, then PostFilter may deallocate it); the
+ * world reads that from a node selector no node matches. When the binding is pending, the
+ * time it times out is kept (d->binding_due). claim itself, or a copy d->held keeps. */
+static json_t *claim_for_filter(struct serve_dra *d, json_t *claim, time_t now)
+{
+    json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation"), *copy, *r;
+    char msg[1000];
+    size_t i;
+    bool conds = false;
+
+    json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), i, r)
+    {
+        conds = conds || json_is_array(json_object_get(r, "bindingConditions"));
+    }
+    if (!conds)
+        return claim;
+    switch (binding_state(claim, now, msg, sizeof(msg))) {
+    case B_READY:
+        return claim;
+    case B_PENDING: {
+        time_t due = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
+
+        if (due >= 0 && (!d->binding_due || due + BINDING_TIMEOUT_S < d->binding_due))
+            d->binding_due = due + BINDING_TIMEOUT_S;
+        return claim;
+    }
+    case B_FAILED:
+    case B_TIMEOUT:
+        break;
+    }
+    if ((!d->held && !(d->held = json_array())) || !(copy = json_deep_copy(claim)))
+        return claim;
+    json_object_set_new(
+        json_object_get(json_object_get(copy, "status"), "allocation"), "nodeSelector",
+        json_pack("{s:[{s:[{s:s,s:s},{s:s,s:s}]}]}", "nodeSelectorTerms", "matchExpressions", "key",
+                  "kubernetes.io/hostname", "operator", "Exists", "key", "kubernetes.io/hostname",
+                  "operator", "DoesNotExist"));
+    json_array_append_new(d->held, copy);
+    return copy;
+}
+
 static int world_build(struct serve *s)
 {
     struct serve_dra *d = s->dra;
@@ -327,9 +400,11 @@ static int world_build(struct serve *s)
     struct err err;
     enum serve_dra_kind k;
     int rc = 0;
+    time_t now = time(NULL);
 
     world_drop(s);
     err_clear(&err);
+    d->binding_due = 0;
     if (!(d->w = sched_dra_new(&d->cel, &f)))
         return -ENOMEM;
     {
@@ -380,6 +455,7 @@ static int world_build(struct serve *s)
                     rc = sched_dra_add_slice(d->w, o);
                 break;
             case SERVE_DRA_CLAIM:
+                obj = claim_for_filter(d, obj, now);
                 if (!(o = arena_alloc(&d->a, sizeof(struct kube_resource_claim))))
                     rc = -ENOMEM;
                 else if (kube_resource_claim_decode(obj, &d->a, NULL, o, &err))
@@ -416,6 +492,9 @@ static int world_build(struct serve *s)
 
 void serve_dra_prepare(struct serve *s)
 {
+    /* (a claim's binding timed out since: Filter finds it unavailable from now on) */
+    if (s->dra && s->dra->binding_due && time(NULL) > s->dra->binding_due)
+        s->dra->dirty = true;
     if (s->dra && (s->dra->dirty || !s->dra->w) && world_build(s))
         serve_log('E', 0, "\"Out of memory building the DynamicResources state\"");
 }
@@ -797,6 +876,9 @@ static void job_free(struct job *j)
         json_decref(j->steps[i].alloc);
     }
     free(j->steps);
+    for (i = 0; i < j->nclaims; i++)
+        free(j->claims[i]);
+    free(j->claims);
     free(j->key);
     free(j->pod_name);
     free(j->pod_uid);
@@ -816,6 +898,8 @@ static void job_push(struct serve_dra *d, struct job *j)
     pthread_cond_signal(&d->jcv);
     pthread_mutex_unlock(&d->jmu);
 }
+
+static bool binding_conditions(struct serve_dra *d, const struct job *j);
 
 /* the name of pod claim i: the claim it names, or the one its status names for a template */
 static const char *pod_claim_name(const struct kube_pod *pod, size_t i)
@@ -849,7 +933,8 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
     if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
         ndv = 0;
     if (!(j = calloc(1, sizeof(*j))) ||
-        !(j->steps = calloc(pod->nresource_claims, sizeof(*j->steps))))
+        !(j->steps = calloc(pod->nresource_claims, sizeof(*j->steps))) ||
+        !(j->claims = calloc(pod->nresource_claims, sizeof(*j->claims))))
         goto nomem;
     j->kind = JOB_PREBIND;
     snprintf(key, sizeof(key), "%s/%s", pod->namespace_, pod->name);
@@ -870,6 +955,9 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
         if (k < j->nsteps)
             continue; /* named twice: written once */
         snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+        if (!(j->claims[j->nclaims] = strdup(key)))
+            goto nomem;
+        j->nclaims++;
         claim = claim_json(d, key);
         if (!claim || reserved_for_pod(claim, j->pod_uid))
             continue;
@@ -926,7 +1014,7 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
             overlay_free(old);
         }
     }
-    if (!j->nsteps) {
+    if (!j->nsteps && !binding_conditions(d, j)) {
         job_free(j);
         return false;
     }
@@ -1046,7 +1134,7 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
                 if (rc == -EBUSY)
                     continue;
                 if (rc) {
-                    err_prefix(err, "add finalizer to claim %s/%s: ", st->ns, st->name);
+                    err_prefix(err, "add finalizer to claim %s/%s", st->ns, st->name);
                     break;
                 }
                 json_decref(claim);
@@ -1089,8 +1177,7 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
         if (rc == -EBUSY)
             continue;
         if (rc)
-            err_prefix(err,
-                       "add %sreservation to claim %s/%s: ", st->alloc ? "allocation and " : "",
+            err_prefix(err, "add %sreservation to claim %s/%s", st->alloc ? "allocation and " : "",
                        st->ns, st->name);
         break;
     }
@@ -1178,10 +1265,12 @@ static void assume(struct serve_dra *d, const char *ns, const char *name, json_t
     overlay_free(old);
 }
 
+static void prebind_end(struct serve *s, struct job *j, int rc, struct err *e);
+static bool wait_start(struct serve *s, struct job *j);
+
 static void prebind(struct serve *s, struct job *j)
 {
     struct serve_dra *d = s->dra;
-    struct serve_task *t = j->bind;
     struct err err;
     size_t i;
     int rc = 0;
@@ -1221,6 +1310,48 @@ static void prebind(struct serve *s, struct job *j)
     }
     d->dirty = true;
     serve_unlock(s);
+    if (!rc && wait_start(s, j))
+        return; /* (waiting for the devices' binding conditions) */
+    prebind_end(s, j, rc, &err);
+}
+
+/* a failed binding cycle as kube-scheduler's failure handler reports it: the FailedScheduling
+ * event and the PodScheduled condition (reason SchedulerError) with the error's message,
+ * the condition only when its message changed */
+static void prebind_report(struct serve *s, const struct job *j, const struct serve_task *t,
+                           const char *msg)
+{
+    char ns[300], name[300];
+    struct serve_objref ref = {ns, name, j->pod_uid, t->rv};
+    const struct serve_queue_item *it;
+    struct serve_pending *pp;
+
+    serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+    serve_lock(s);
+    serve_write_event(s, t->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
+                      msg);
+    it = serve_queue_get(s->queue, j->key);
+    pp = it ? it->data : NULL;
+    if (pp && pp->uid && !strcmp(pp->uid, j->pod_uid)) {
+        if (pp->last_message && !strcmp(pp->last_message, msg)) {
+            serve_unlock(s);
+            return;
+        }
+        free(pp->last_message);
+        pp->last_message = strdup(msg);
+    }
+    serve_write_status(s, ns, name, "SchedulerError", msg, NULL);
+    serve_unlock(s);
+}
+
+/* the end of PreBind: the bind goes to the binder (rc 0), or the binding cycle fails with err
+ * (Unreserve; the pod goes back as after a failed bind) */
+static void prebind_end(struct serve *s, struct job *j, int rc, struct err *e)
+{
+    struct serve_dra *d = s->dra;
+    struct serve_task *t = j->bind;
+    struct err err = *e;
+
     j->bind = NULL;
     if (!rc) {
         void *old = NULL;
@@ -1249,12 +1380,242 @@ static void prebind(struct serve *s, struct job *j)
         t->rc = rc;
         /* (as a 500: not "no answer", the pod did not land; not a 404 or 409 of the pod) */
         err.http_status = 500;
-        err_prefix(&err, "running PreBind plugin \"DynamicResources\": ");
+        err_prefix(&err, "running PreBind plugin \"DynamicResources\"");
+        prebind_report(s, j, t, err_format(&err, msg, sizeof(msg)));
         t->err = &err;
         t->ud = s;
         serve_on_task_done(s, t); /* frees t */
     }
     job_free(j);
+}
+
+/* ---- binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) ---- */
+
+/* the claim's status.devices entry of an allocation result */
+static json_t *device_status(json_t *claim, json_t *result)
+{
+    static const char *const keys[] = {"driver", "pool", "device"};
+    size_t i, k;
+    json_t *x;
+
+    json_array_foreach(json_object_get(json_object_get(claim, "status"), "devices"), i, x)
+    {
+        for (k = 0; k < 3; k++)
+            if (!json_equal(json_object_get(x, keys[k]), json_object_get(result, keys[k])))
+                break;
+        if (k == 3)
+            return x;
+    }
+    return NULL;
+}
+
+/* the condition of that type in conditions, NULL when none */
+static json_t *condition(json_t *conditions, const char *type)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(conditions, i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+
+        if (t && !strcmp(t, type))
+            return c;
+    }
+    return NULL;
+}
+
+static bool cond_true(json_t *c)
+{
+    const char *st = json_string_value(json_object_get(c, "status"));
+
+    return st && !strcmp(st, "True");
+}
+
+/* isClaimReadyForBinding, then isClaimTimeout when it is not ready (at wall time now): the
+ * message of a failure ("device binding failed: claim=...") goes into msg */
+static enum bstate binding_state(json_t *claim, time_t now, char *msg, size_t size)
+{
+    json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation");
+    json_t *results = json_object_get(json_object_get(alloc, "devices"), "results"), *r;
+    size_t i, k;
+    bool ready = true, any = false;
+    time_t ts;
+
+    if (!json_is_object(alloc))
+        return B_PENDING;
+    json_array_foreach(results, i, r)
+    {
+        json_t *conds = json_object_get(r, "bindingConditions"), *fail, *ds, *c;
+
+        any = any || json_is_array(conds);
+        if (!ready || !json_array_size(conds))
+            continue;
+        if (!(ds = device_status(claim, r))) {
+            ready = false;
+            continue;
+        }
+        json_array_foreach(json_object_get(r, "bindingFailureConditions"), k, fail)
+        {
+            c = condition(json_object_get(ds, "conditions"), json_string_value(fail));
+            if (c && cond_true(c)) {
+                const char *why = json_string_value(json_object_get(c, "message"));
+                char q[600];
+
+                snprintf(msg, size, "device binding failed: claim=%s, reason=%s, message=%s",
+                         serve_jstr(claim, "metadata", "name")
+                             ? serve_jstr(claim, "metadata", "name")
+                             : "",
+                         json_string_value(json_object_get(c, "reason"))
+                             ? json_string_value(json_object_get(c, "reason"))
+                             : "",
+                         quote_go_to(q, sizeof(q), why ? why : "", why ? strlen(why) : 0));
+                return B_FAILED;
+            }
+        }
+        json_array_foreach(conds, k, c)
+        {
+            if (!cond_true(condition(json_object_get(ds, "conditions"), json_string_value(c))))
+                ready = false;
+        }
+    }
+    if (ready)
+        return B_READY;
+    ts = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
+    if (any && ts >= 0 && ts + BINDING_TIMEOUT_S < now)
+        return B_TIMEOUT;
+    return B_PENDING;
+}
+
+/* hasBindingConditions: a claim of the job's pod has a device with binding conditions (mu
+ * held) */
+static bool binding_conditions(struct serve_dra *d, const struct job *j)
+{
+    size_t i, k;
+    json_t *r;
+
+    for (i = 0; i < j->nclaims; i++) {
+        json_t *c = claim_json(d, j->claims[i]);
+        json_t *alloc = json_object_get(json_object_get(c, "status"), "allocation");
+
+        json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), k, r)
+        {
+            if (json_array_size(json_object_get(r, "bindingConditions")))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* isPodReadyForBinding over serve's copies of the pod's claims (mu held): 1 ready, 0 not yet,
+ * -EINVAL with err (a failure condition, a timeout, a claim gone) */
+static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
+{
+    time_t now = time(NULL);
+    size_t i;
+
+    for (i = 0; i < j->nclaims; i++) {
+        json_t *c = claim_json(d, j->claims[i]);
+        char msg[1000];
+
+        if (!c)
+            return err_set(err, -EINVAL, "could not find ResourceClaim \"%s\"", j->claims[i]);
+        switch (binding_state(c, now, msg, sizeof(msg))) {
+        case B_READY:
+            continue;
+        case B_FAILED:
+            return err_set(err, -EINVAL, "%s", msg);
+        case B_TIMEOUT:
+            return err_set(err, -ETIMEDOUT, "device binding timeout: claim=%s",
+                           serve_jstr(c, "metadata", "name") ? serve_jstr(c, "metadata", "name")
+                                                             : "");
+        case B_PENDING:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* after the claims' writes: when a device of the pod's claims has binding conditions, the
+ * BindingConditionsPending event, and the job waits (polled at once, then every 5 s, until
+ * the binding timeout). False when there is nothing to wait for. */
+static bool wait_start(struct serve *s, struct job *j)
+{
+    struct serve_dra *d = s->dra;
+    char ns[300], name[300], note[400];
+    bool wait;
+
+    serve_lock(s);
+    wait = binding_conditions(d, j);
+    if (wait) {
+        struct serve_objref ref = {ns, name, j->pod_uid, j->bind->rv};
+
+        serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+        snprintf(note, sizeof(note), "waiting for binding conditions for device on node %s",
+                 j->bind->node ? j->bind->node : "");
+        serve_write_event(s, j->bind->controller, &ref, NULL, "Normal", "BindingConditionsPending",
+                          "Scheduling", note);
+    }
+    serve_unlock(s);
+    if (!wait)
+        return false;
+    j->poll_ms = mono_ms();
+    j->deadline_ms = j->poll_ms + BINDING_TIMEOUT_S * 1000LL;
+    j->next = d->waiting;
+    d->waiting = j;
+    return true;
+}
+
+/* the earliest poll of a waiting job, -1 when none */
+static int64_t wait_due(const struct serve_dra *d)
+{
+    const struct job *j;
+    int64_t due = -1;
+
+    for (j = d->waiting; j; j = j->next)
+        if (due < 0 || j->poll_ms < due)
+            due = j->poll_ms;
+    return due;
+}
+
+/* the polls that are due: a pod ready goes to the binder, a failure or the timeout fails its
+ * PreBind */
+static void wait_poll(struct serve *s)
+{
+    struct serve_dra *d = s->dra;
+    struct job **pp = &d->waiting, *j;
+    int64_t now = mono_ms();
+
+    while ((j = *pp)) {
+        struct err err;
+        int rc;
+
+        if (j->poll_ms > now) {
+            pp = &j->next;
+            continue;
+        }
+        err_clear(&err);
+        if (now >= j->deadline_ms) {
+            rc = err_set(&err, -ETIMEDOUT, "device binding timeout: context deadline exceeded");
+        } else {
+            serve_lock(s);
+            rc = pod_ready(d, j, &err);
+            serve_unlock(s);
+        }
+        if (rc == 0) {
+            j->poll_ms += BINDING_POLL_MS;
+            if (j->poll_ms > j->deadline_ms)
+                j->poll_ms = j->deadline_ms;
+            pp = &j->next;
+            continue;
+        }
+        *pp = j->next;
+        j->next = NULL;
+        if (rc > 0)
+            serve_log('I', 5, "\"BindingConditions is met\" pod=%s node=%s", log_quote(j->key),
+                      log_quote(j->bind->node ? j->bind->node : ""));
+        prebind_end(s, j, rc > 0 ? 0 : rc, &err);
+    }
 }
 
 /* ---- PostFilter's deallocation ---- */
@@ -1385,20 +1746,32 @@ static void *writer(void *arg)
     struct serve_dra *d = s->dra;
 
     for (;;) {
-        struct job *j;
+        struct job *j = NULL;
 
         pthread_mutex_lock(&d->jmu);
-        while (!d->head && !d->stop)
-            pthread_cond_wait(&d->jcv, &d->jmu);
-        if (!d->head) {
+        while (!d->head && !d->stop) {
+            int64_t due = wait_due(d);
+
+            if (due < 0)
+                pthread_cond_wait(&d->jcv, &d->jmu);
+            else if (due <= mono_ms())
+                break;
+            else
+                mono_cond_wait_until(&d->jcv, &d->jmu, due);
+        }
+        if (!d->head && d->stop) {
             pthread_mutex_unlock(&d->jmu);
             return NULL;
         }
-        j = d->head;
-        d->head = j->next;
-        if (!d->head)
-            d->tail = NULL;
+        if ((j = d->head)) {
+            d->head = j->next;
+            if (!d->head)
+                d->tail = NULL;
+        }
         pthread_mutex_unlock(&d->jmu);
+        wait_poll(s);
+        if (!j)
+            continue;
         if (j->kind == JOB_PREBIND) {
             prebind(s, j);
         } else if (j->kind == JOB_DEALLOCATE) {
@@ -1525,6 +1898,12 @@ void serve_dra_free(struct serve *s)
         return;
     serve_dra_stop(s);
     s->bind_done = NULL;
+    while (d->waiting) {
+        struct job *j = d->waiting;
+
+        d->waiting = j->next;
+        job_free(j);
+    }
     while (d->head) {
         struct job *j = d->head;
 

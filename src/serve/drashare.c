@@ -136,9 +136,13 @@ static const char *consumed_text(json_t *cap, json_t *requested, enum serve_qfor
         return NULL;
     }
     if (values && !json_is_null(values)) { /* roundUpValidValues */
-        if (nano_of(requested, &r))
-            json_array_foreach(values, i,
-                               v) if (nano_of(v, &x) && r <= x) return json_string_value(v);
+        if (nano_of(requested, &r)) {
+            json_array_foreach(values, i, v)
+            {
+                if (nano_of(v, &x) && r <= x)
+                    return json_string_value(v);
+            }
+        }
         return json_string_value(requested);
     }
     return json_string_value(requested);

@@ -523,3 +523,84 @@ def test_postfilter_deallocates_a_claim_available_nowhere_as_kube_scheduler():
         util.check_eq(len(puts) >= 2, True, "gpusched's status updates of the claim (deallocation, then PreBind)")
     finally:
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def bc_device(name):
+    return {"name": name, "attributes": {"index": {"int": int(name[-1])}},
+            "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
+
+
+def make_bc(c, ns, p, scheduler):
+    for name, index in (("bc-ok", 0), ("bc-fail", 1)):
+        create_claim(c, ns, name, exactly(p, selector="device.attributes['%s'].index == %d" % (p + DRIVER, index)))
+        c.create("/api/v1/namespaces/%s/pods" % ns, pod(name, scheduler, [{"name": "gpu", "resourceClaimName": name}]))
+
+
+def set_condition(c, ns, cl, ctype, reason, message):
+    """The driver's part: the device's condition in the claim's status.devices (a conflict
+    only means: again at the next poll)."""
+    r = cl["status"]["allocation"]["devices"]["results"][0]
+    cl["status"]["devices"] = [{"driver": r["driver"], "pool": r["pool"], "device": r["device"],
+                                "conditions": [{"type": ctype, "status": "True", "reason": reason,
+                                                "message": message,
+                                                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    st, _ = c.request("PUT", claims_path(ns) + "/" + cl["metadata"]["name"] + "/status", cl, ok=(200, 409))
+    return st == 200
+
+
+def bc_driver():
+    """A driver for the binding conditions scenario: bc-ok's device gets "attached" once its
+    pod waits; bc-fail's gets "failed" the first time, "attached" when it waits again (the
+    claim deallocated and allocated again: its status.devices went with the allocation)."""
+    phase = {"bc-fail": 0}
+
+    def during(c, ns, p):
+        for cl in c.items(claims_path(ns)):
+            name, st = cl["metadata"]["name"], cl.get("status") or {}
+            waiting = st.get("allocation") and st.get("reservedFor") and not st.get("devices")
+            if name == "bc-ok" and waiting:
+                set_condition(c, ns, cl, "attached", "Attached", "")
+            elif name == "bc-fail":
+                if phase["bc-fail"] == 0 and waiting:
+                    if set_condition(c, ns, cl, "failed", "Broken", "no \"luck\""):
+                        phase["bc-fail"] = 1
+                elif phase["bc-fail"] == 1 and waiting:  # (deallocation cleared status.devices)
+                    set_condition(c, ns, cl, "attached", "Attached", "")
+    return during
+
+
+def bc_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    if not all(placed.get(n) for n in ("bc-ok", "bc-fail")):
+        unmet["what"] = "placements %s; bc-fail's claim %s; events %s" % (
+            placed, (c.get(claims_path(ns) + "/bc-fail") or {}).get("status"),
+            [(e["regarding"]["name"], e["reason"], e["note"]) for e in c.events(ns)])
+        return None
+    claims = {x["metadata"]["name"]: x for x in c.items(claims_path(ns))}
+    events = sorted(set((e["regarding"]["name"], e["reason"], unprefixed(e["note"], p))
+                        for e in c.events(ns) if e["reason"] in ("FailedScheduling", "BindingConditionsPending")))
+    return {"placement": unprefixed(placed, p),
+            "claims": {n: claim_view(claims[n], p) for n in ("bc-ok", "bc-fail")},
+            "events": events}
+
+
+def test_prebind_waits_for_binding_conditions_as_kube_scheduler():
+    """Devices with binding conditions: PreBind writes the claim, records
+    BindingConditionsPending and binds only once the driver set the condition; a failure
+    condition fails PreBind, the next attempt finds the claim unavailable, PostFilter
+    deallocates it, and it is allocated and waited for again. The same events and the same
+    end as kube-scheduler's."""
+    c, _ = setup()
+    for p in ("ks-b-", "gs-b-"):
+        scenario_world(c, p, {"a": [bc_device("c0"), bc_device("c1")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-b-", make_bc, bc_settled, during=bc_driver())
+    _, ns, gs, sv = run_scenario("gpusched", "gs-b-", make_bc, bc_settled, during=bc_driver())
+    try:
+        util.check_eq(gs["placement"], ks["placement"], "placements, against kube-scheduler's")
+        util.check_eq(gs["claims"], ks["claims"], "claims, against kube-scheduler's")
+        util.check_eq(gs["events"], ks["events"], "FailedScheduling and BindingConditionsPending events, "
+                      "against kube-scheduler's")
+        if not any("device binding failed" in e[2] for e in ks["events"]):
+            raise AssertionError("kube-scheduler's PreBind did not fail (the test's premise): %s" % ks["events"])
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
