@@ -1,7 +1,7 @@
 /* dra.c - Dynamic Resource Allocation in gpusched serve (see dra-int.h): the resource.k8s.io
  * informers' store, the DynamicResources world rebuilt from it, and kube-scheduler v1.37.2's
- * PreBind and Unreserve of the plugin as API writes on a writer thread of their own (they
- * read answers, which the binder does not keep). */
+ * PreBind (with its wait for binding conditions), Unreserve and PostFilter of the plugin as API
+ * writes on writer threads of their own (they read answers, which the binder does not keep). */
 #include "serve/dra-int.h"
 
 #include <errno.h>
@@ -31,6 +31,7 @@
 #define FINALIZER "resource.kubernetes.io/delete-protection"
 #define CLAIMS_PATH "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s"
 #define CONFLICT_RETRIES 5 /* retry.DefaultRetry's steps */
+#define WRITERS 4          /* claim writer threads (kube-scheduler: a goroutine per binding) */
 
 /* a claim as this scheduler last wrote it, or allocated it in a cycle whose PreBind has not
  * written it yet (in flight): it stands for the informer's copy until the informer shows a
@@ -77,13 +78,16 @@ struct serve_dra {
     struct sched_dra_cel cel;
     bool cel_ready;
     struct arena a; /* the decoded objects the world borrows */
-    /* the writer thread */
-    pthread_t thread;
-    bool started, stop;
+    /* the writer threads: jobs in order, those of a claim one at a time (busy: the claims of
+     * the jobs running) */
+    pthread_t threads[WRITERS];
+    int nthreads;
+    struct keymap busy;
+    bool stop;
     pthread_mutex_t jmu;
     pthread_cond_t jcv;
     struct job *head, *tail;
-    struct job *waiting; /* PreBinds waiting for binding conditions (the writer's own) */
+    struct job *waiting; /* PreBinds waiting for binding conditions (jmu) */
     time_t binding_due;  /* when a pending claim's binding times out (0: none) */
     json_t *held;        /* what the world borrows beside the store: claims as Filter sees them */
 };
@@ -895,7 +899,7 @@ static void job_push(struct serve_dra *d, struct job *j)
     else
         d->head = j;
     d->tail = j;
-    pthread_cond_signal(&d->jcv);
+    pthread_cond_broadcast(&d->jcv);
     pthread_mutex_unlock(&d->jmu);
 }
 
@@ -1561,12 +1565,15 @@ static bool wait_start(struct serve *s, struct job *j)
         return false;
     j->poll_ms = mono_ms();
     j->deadline_ms = j->poll_ms + BINDING_TIMEOUT_S * 1000LL;
+    pthread_mutex_lock(&d->jmu);
     j->next = d->waiting;
     d->waiting = j;
+    pthread_cond_broadcast(&d->jcv);
+    pthread_mutex_unlock(&d->jmu);
     return true;
 }
 
-/* the earliest poll of a waiting job, -1 when none */
+/* the earliest poll of a waiting job, -1 when none (jmu held) */
 static int64_t wait_due(const struct serve_dra *d)
 {
     const struct job *j;
@@ -1583,17 +1590,27 @@ static int64_t wait_due(const struct serve_dra *d)
 static void wait_poll(struct serve *s)
 {
     struct serve_dra *d = s->dra;
-    struct job **pp = &d->waiting, *j;
+    struct job **pp, *j, *due = NULL;
     int64_t now = mono_ms();
 
-    while ((j = *pp)) {
-        struct err err;
-        int rc;
-
+    /* the due ones, taken out (another writer may poll the others meanwhile) */
+    pthread_mutex_lock(&d->jmu);
+    for (pp = &d->waiting; (j = *pp);) {
         if (j->poll_ms > now) {
             pp = &j->next;
             continue;
         }
+        *pp = j->next;
+        j->next = due;
+        due = j;
+    }
+    pthread_mutex_unlock(&d->jmu);
+    while ((j = due)) {
+        struct err err;
+        int rc;
+
+        due = j->next;
+        j->next = NULL;
         err_clear(&err);
         if (now >= j->deadline_ms) {
             rc = err_set(&err, -ETIMEDOUT, "device binding timeout: context deadline exceeded");
@@ -1606,11 +1623,12 @@ static void wait_poll(struct serve *s)
             j->poll_ms += BINDING_POLL_MS;
             if (j->poll_ms > j->deadline_ms)
                 j->poll_ms = j->deadline_ms;
-            pp = &j->next;
+            pthread_mutex_lock(&d->jmu);
+            j->next = d->waiting;
+            d->waiting = j;
+            pthread_mutex_unlock(&d->jmu);
             continue;
         }
-        *pp = j->next;
-        j->next = NULL;
         if (rc > 0)
             serve_log('I', 5, "\"BindingConditions is met\" pod=%s node=%s", log_quote(j->key),
                       log_quote(j->bind->node ? j->bind->node : ""));
@@ -1740,6 +1758,91 @@ static void deallocate(struct serve *s, struct job *j)
     json_decref(written);
 }
 
+/* the claims ("ns/name") a job writes, or NULL when out of memory; *n of them */
+static char **job_keys(const struct job *j, size_t *n)
+{
+    char **k = calloc(j->nsteps + 1, sizeof(*k));
+    size_t i;
+
+    *n = 0;
+    for (i = 0; k && i < j->nsteps; i++) {
+        if (!(k[*n] = buf_fmt("%s/%s", j->steps[i].ns, j->steps[i].name))) {
+            while (*n)
+                free(k[--*n]);
+            free(k);
+            return NULL;
+        }
+        (*n)++;
+    }
+    return k;
+}
+
+static void keys_free(char **k, size_t n)
+{
+    while (n)
+        free(k[--n]);
+    free(k);
+}
+
+/* the first job in order whose claims no running job writes and no earlier job in the queue
+ * waits to write (a claim's writes stay in order), taken out with its claims marked busy;
+ * NULL when none may run now (jmu held) */
+static struct job *take_job(struct serve_dra *d, char ***keys, size_t *nkeys)
+{
+    struct job **pp, *j;
+    struct keymap skipped = KEYMAP_INIT;
+    static int one = 1; /* (a value: only "present" matters) */
+
+    *keys = NULL;
+    *nkeys = 0;
+    for (pp = &d->head; (j = *pp); pp = &j->next) {
+        size_t n, i;
+        char **k = job_keys(j, &n);
+        bool ok = k != NULL;
+
+        for (i = 0; ok && i < n; i++)
+            ok = !keymap_get(&d->busy, k[i]) && !keymap_get(&skipped, k[i]);
+        if (!ok) {
+            /* later jobs of its claims wait for it */
+            for (i = 0; k && i < n; i++)
+                if (!keymap_get(&skipped, k[i]) && !keymap_put(&skipped, k[i], &one, NULL))
+                    k[i] = NULL; /* (skipped owns it now) */
+            if (k)
+                keys_free(k, n);
+            continue;
+        }
+        for (i = 0; i < n; i++)
+            if (keymap_put(&d->busy, k[i], &one, NULL))
+                break;
+        if (i < n) { /* (out of memory: it waits) */
+            while (i)
+                keymap_del(&d->busy, k[--i]);
+            keys_free(k, n);
+            continue;
+        }
+        *pp = j->next;
+        if (d->tail == j) {
+            struct job *t = d->head;
+
+            while (t && t->next)
+                t = t->next;
+            d->tail = t;
+        }
+        j->next = NULL;
+        *keys = k;
+        *nkeys = n;
+        break;
+    }
+    {
+        size_t i;
+
+        for (i = 0; i < skipped.cap; i++)
+            free((char *)skipped.slots[i].key);
+        keymap_release(&skipped);
+    }
+    return j;
+}
+
 static void *writer(void *arg)
 {
     struct serve *s = arg;
@@ -1747,29 +1850,33 @@ static void *writer(void *arg)
 
     for (;;) {
         struct job *j = NULL;
+        char **keys = NULL;
+        size_t nkeys = 0, i;
+        bool poll = false;
 
         pthread_mutex_lock(&d->jmu);
-        while (!d->head && !d->stop) {
-            int64_t due = wait_due(d);
+        for (;;) {
+            int64_t due;
 
+            if (d->stop && !d->head) {
+                pthread_mutex_unlock(&d->jmu);
+                return NULL;
+            }
+            if ((j = take_job(d, &keys, &nkeys)))
+                break;
+            due = wait_due(d);
+            if (due >= 0 && due <= mono_ms()) {
+                poll = true;
+                break;
+            }
             if (due < 0)
                 pthread_cond_wait(&d->jcv, &d->jmu);
-            else if (due <= mono_ms())
-                break;
             else
                 mono_cond_wait_until(&d->jcv, &d->jmu, due);
         }
-        if (!d->head && d->stop) {
-            pthread_mutex_unlock(&d->jmu);
-            return NULL;
-        }
-        if ((j = d->head)) {
-            d->head = j->next;
-            if (!d->head)
-                d->tail = NULL;
-        }
         pthread_mutex_unlock(&d->jmu);
-        wait_poll(s);
+        if (poll || !j)
+            wait_poll(s);
         if (!j)
             continue;
         if (j->kind == JOB_PREBIND) {
@@ -1781,6 +1888,13 @@ static void *writer(void *arg)
             unreserve(s, j);
             job_free(j);
         }
+        /* its claims are free for the next jobs */
+        pthread_mutex_lock(&d->jmu);
+        for (i = 0; i < nkeys; i++)
+            keymap_del(&d->busy, keys[i]);
+        pthread_cond_broadcast(&d->jcv);
+        pthread_mutex_unlock(&d->jmu);
+        keys_free(keys, nkeys);
     }
 }
 
@@ -1832,12 +1946,14 @@ int serve_dra_start(struct serve *s)
     d->cel_ready = true;
     d->dirty = true;
     s->bind_done = serve_dra_bind_done;
-    if (pthread_create(&d->thread, NULL, writer, s)) {
-        fprintf(stderr, "gpusched serve: cannot start the claim writer's thread\n");
-        return -EAGAIN;
+    for (k = 0; k < WRITERS; k++) {
+        if (pthread_create(&d->threads[k], NULL, writer, s)) {
+            fprintf(stderr, "gpusched serve: cannot start the claim writers' threads\n");
+            return -EAGAIN;
+        }
+        d->nthreads++;
+        pthread_setname_np(d->threads[k], "claim-writer");
     }
-    d->started = true;
-    pthread_setname_np(d->thread, "claim-writer");
     err_clear(&err);
     memset(&io, 0, sizeof(io));
     io.log = on_log;
@@ -1876,13 +1992,13 @@ void serve_dra_stop(struct serve *s)
         return;
     for (k = 0; k < SERVE_DRA_KINDS; k++)
         kube_informer_free(d->inf[k]);
-    if (d->started) {
+    if (d->nthreads) {
         pthread_mutex_lock(&d->jmu);
         d->stop = true;
-        pthread_cond_signal(&d->jcv);
+        pthread_cond_broadcast(&d->jcv);
         pthread_mutex_unlock(&d->jmu);
-        pthread_join(d->thread, NULL);
-        d->started = false;
+        while (d->nthreads)
+            pthread_join(d->threads[--d->nthreads], NULL);
     }
     for (k = 0; k < SERVE_DRA_KINDS; k++)
         d->inf[k] = NULL;
@@ -1925,6 +2041,7 @@ void serve_dra_free(struct serve *s)
         if (d->reserved.slots[i].key)
             job_free(d->reserved.slots[i].value);
     keymap_release(&d->reserved);
+    keymap_release(&d->busy);
     pthread_mutex_destroy(&d->jmu);
     pthread_cond_destroy(&d->jcv);
     free(d);

@@ -81,3 +81,24 @@ def test_claim_conflict_is_retried_and_a_prebind_error_fails_the_attempt():
                 raise AssertionError("no log line of the failed PreBind")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_slow_claim_write_does_not_hold_another_pods_prebind():
+    """The claim writes of different pods go on in parallel (kube-scheduler binds each pod in
+    a goroutine of its own): p1's finalizer patch hangs for 20 s, p2 is bound meanwhile."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for o in dra_objects():
+            api.add(o)
+        api.delay("PATCH", r"/resourceclaims/c1$", 20)
+        api.add(claim_pod("p1", "c1"))
+        api.add(claim_pod("p2", "c2"))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("p2 bound", lambda: sv._dead() or "p2" in bound(api), timeout=60)
+            util.check_eq(bound(api), {"p2": "n1"}, "placements while c1's write hangs")
+            wait_for("p1 bound", lambda: sv._dead() or "p1" in bound(api), timeout=60)
+            util.check_eq(claim_requests(api, "c1"), [("PATCH", "c1"), ("PUT", "c1/status")],
+                          "requests for c1")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
