@@ -63,6 +63,7 @@ struct job {
     char **claims;
     size_t nclaims;
     int64_t poll_ms, deadline_ms; /* waiting: the next poll, the end (mono_ms) */
+    int64_t timeout_ms;           /* the pod's profile's binding timeout */
     struct job *next;
 };
 
@@ -88,7 +89,8 @@ struct serve_dra {
     pthread_cond_t jcv;
     struct job *head, *tail;
     struct job *waiting; /* PreBinds waiting for binding conditions (jmu) */
-    time_t binding_due;  /* when a pending claim's binding times out (0: none) */
+    int64_t binding_due; /* when a pending claim's binding times out (wall ms; 0: none) */
+    int64_t timeout_ms;  /* the binding timeout of the world's Filter (the first profile's) */
     json_t *held;        /* what the world borrows beside the store: claims as Filter sees them */
 };
 
@@ -107,8 +109,23 @@ static const struct {
                               "DeviceTaintRule"},
 };
 
-#define BINDING_TIMEOUT_S 600 /* DynamicResourcesArgs.bindingTimeout's default */
-#define BINDING_POLL_MS 5000  /* PreBind's poll interval */
+#define BINDING_TIMEOUT_MS 600000 /* DynamicResourcesArgs.bindingTimeout's default */
+
+/* the profile's binding timeout (DynamicResourcesArgs.bindingTimeout) */
+static int64_t binding_timeout_ms(const struct sched_profile *p)
+{
+    return p && p->dra_binding_timeout_ms > 0 ? p->dra_binding_timeout_ms : BINDING_TIMEOUT_MS;
+}
+
+/* the wall clock in ms (allocation timestamps are wall time) */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+#define BINDING_POLL_MS 5000 /* PreBind's poll interval */
 
 enum bstate { B_READY, B_PENDING, B_FAILED, B_TIMEOUT };
 
@@ -352,14 +369,15 @@ static void decode_error(const char *what, const char *key, struct err *err)
               log_quote(err_format(err, msg, sizeof(msg))));
 }
 
-static enum bstate binding_state(json_t *claim, time_t now, char *msg, size_t size);
+static enum bstate binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms, char *msg,
+                                 size_t size);
 
 /* the claim as the world's Filter must see it at wall time now: an allocated claim whose
  * devices' binding failed or timed out is unavailable on every node (kube-scheduler's Filter
  * checks isClaimReadyForBinding and isClaimTimeout, then PostFilter may deallocate it); the
  * world reads that from a node selector no node matches. When the binding is pending, the
  * time it times out is kept (d->binding_due). claim itself, or a copy d->held keeps. */
-static json_t *claim_for_filter(struct serve_dra *d, json_t *claim, time_t now)
+static json_t *claim_for_filter(struct serve_dra *d, json_t *claim, int64_t now_ms)
 {
     json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation"), *copy, *r;
     char msg[1000];
@@ -372,14 +390,14 @@ static json_t *claim_for_filter(struct serve_dra *d, json_t *claim, time_t now)
     }
     if (!conds)
         return claim;
-    switch (binding_state(claim, now, msg, sizeof(msg))) {
+    switch (binding_state(claim, now_ms, d->timeout_ms, msg, sizeof(msg))) {
     case B_READY:
         return claim;
     case B_PENDING: {
         time_t due = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
 
-        if (due >= 0 && (!d->binding_due || due + BINDING_TIMEOUT_S < d->binding_due))
-            d->binding_due = due + BINDING_TIMEOUT_S;
+        if (due >= 0 && (!d->binding_due || due * 1000 + d->timeout_ms < d->binding_due))
+            d->binding_due = due * 1000 + d->timeout_ms;
         return claim;
     }
     case B_FAILED:
@@ -404,11 +422,12 @@ static int world_build(struct serve *s)
     struct err err;
     enum serve_dra_kind k;
     int rc = 0;
-    time_t now = time(NULL);
+    int64_t now = wall_ms();
 
     world_drop(s);
     err_clear(&err);
     d->binding_due = 0;
+    d->timeout_ms = binding_timeout_ms(s->profile);
     if (!(d->w = sched_dra_new(&d->cel, &f)))
         return -ENOMEM;
     {
@@ -497,7 +516,7 @@ static int world_build(struct serve *s)
 void serve_dra_prepare(struct serve *s)
 {
     /* (a claim's binding timed out since: Filter finds it unavailable from now on) */
-    if (s->dra && s->dra->binding_due && time(NULL) > s->dra->binding_due)
+    if (s->dra && s->dra->binding_due && wall_ms() > s->dra->binding_due)
         s->dra->dirty = true;
     if (s->dra && (s->dra->dirty || !s->dra->w) && world_build(s))
         serve_log('E', 0, "\"Out of memory building the DynamicResources state\"");
@@ -941,6 +960,11 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
         !(j->claims = calloc(pod->nresource_claims, sizeof(*j->claims))))
         goto nomem;
     j->kind = JOB_PREBIND;
+    {
+        const struct sched_profile *prof = sched_config_find(&s->cfg, pod->scheduler_name);
+
+        j->timeout_ms = binding_timeout_ms(prof ? prof : s->profile);
+    }
     snprintf(key, sizeof(key), "%s/%s", pod->namespace_, pod->name);
     if (!(j->key = strdup(key)) || !(j->pod_name = strdup(pod->name)) ||
         !(j->pod_uid = strdup(pod->uid ? pod->uid : "")))
@@ -1438,7 +1462,8 @@ static bool cond_true(json_t *c)
 
 /* isClaimReadyForBinding, then isClaimTimeout when it is not ready (at wall time now): the
  * message of a failure ("device binding failed: claim=...") goes into msg */
-static enum bstate binding_state(json_t *claim, time_t now, char *msg, size_t size)
+static enum bstate binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms, char *msg,
+                                 size_t size)
 {
     json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation");
     json_t *results = json_object_get(json_object_get(alloc, "devices"), "results"), *r;
@@ -1486,7 +1511,7 @@ static enum bstate binding_state(json_t *claim, time_t now, char *msg, size_t si
     if (ready)
         return B_READY;
     ts = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
-    if (any && ts >= 0 && ts + BINDING_TIMEOUT_S < now)
+    if (any && ts >= 0 && ts * 1000 + timeout_ms < now_ms)
         return B_TIMEOUT;
     return B_PENDING;
 }
@@ -1515,7 +1540,7 @@ static bool binding_conditions(struct serve_dra *d, const struct job *j)
  * -EINVAL with err (a failure condition, a timeout, a claim gone) */
 static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
 {
-    time_t now = time(NULL);
+    int64_t now = wall_ms();
     size_t i;
 
     for (i = 0; i < j->nclaims; i++) {
@@ -1524,7 +1549,7 @@ static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
 
         if (!c)
             return err_set(err, -EINVAL, "could not find ResourceClaim \"%s\"", j->claims[i]);
-        switch (binding_state(c, now, msg, sizeof(msg))) {
+        switch (binding_state(c, now, j->timeout_ms, msg, sizeof(msg))) {
         case B_READY:
             continue;
         case B_FAILED:
@@ -1564,7 +1589,7 @@ static bool wait_start(struct serve *s, struct job *j)
     if (!wait)
         return false;
     j->poll_ms = mono_ms();
-    j->deadline_ms = j->poll_ms + BINDING_TIMEOUT_S * 1000LL;
+    j->deadline_ms = j->poll_ms + j->timeout_ms;
     pthread_mutex_lock(&d->jmu);
     j->next = d->waiting;
     d->waiting = j;

@@ -16,6 +16,7 @@ asking for an extended resource that a DeviceClass serves is refused with a clea
 """
 import copy
 import json
+import os
 
 import k8s_util
 import util
@@ -350,15 +351,28 @@ def exactly(p, capacity=None, selector=None):
     return {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}
 
 
-def start_scheduler(c, kc, scheduler, name):
+def start_scheduler(c, kc, scheduler, name, plugin_config=None):
+    """kube-scheduler or gpusched serve; plugin_config: the profile's pluginConfig (a
+    KubeSchedulerConfiguration file for either)."""
+    cfg = []
+    if plugin_config:
+        path = os.path.join(_tmp, "config-%s-%s.yaml" % (name, scheduler))
+        conf = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                "leaderElection": {"leaderElect": False},
+                "profiles": [{"schedulerName": scheduler, "pluginConfig": plugin_config}]}
+        if scheduler == "default-scheduler":
+            conf["clientConnection"] = {"kubeconfig": c.scheduler_kubeconfig}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        cfg = ["--config", path]
     if scheduler == "default-scheduler":
-        proc = k8s_util.kube_scheduler(c)
+        proc = k8s_util.kube_scheduler(c, *cfg)
         return proc, proc.alive
-    proc = Serve(None, ["-v", "5"], _tmp, name=name, kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
+    proc = Serve(None, ["-v", "5"] + cfg, _tmp, name=name, kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
     return proc, proc._dead
 
 
-def run_scenario(scheduler, p, make, until, during=None, timeout=120):
+def run_scenario(scheduler, p, make, until, during=None, timeout=120, plugin_config=None):
     """One scheduler's run of a scenario: make(c, ns, p, scheduler) creates its objects in a
     namespace of its own, then the scheduler runs until until(c, ns, p) gives a value (during,
     when given, is called on each poll: the test's part, e.g. a driver setting conditions).
@@ -367,7 +381,7 @@ def run_scenario(scheduler, p, make, until, during=None, timeout=120):
     ns = p + "x"
     namespace(c, ns)
     make(c, ns, p, scheduler)
-    proc, dead = start_scheduler(c, kc, scheduler, p.strip("-"))
+    proc, dead = start_scheduler(c, kc, scheduler, p.strip("-"), plugin_config)
     unmet = {}
 
     def poll():
@@ -384,10 +398,11 @@ def run_scenario(scheduler, p, make, until, during=None, timeout=120):
         if v == "died":
             raise AssertionError("%s died" % scheduler)
         return c, ns, v, proc
-    except AssertionError as e:
-        if scheduler != "default-scheduler":
-            proc.stop()
-            raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(60)))
+    except BaseException as e:
+        if scheduler != "default-scheduler":  # (stopped here on any failure: the caller only
+            proc.stop()                         # stops it after a run that settled)
+            if isinstance(e, AssertionError):
+                raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(60)))
         raise
     finally:
         if scheduler == "default-scheduler":
@@ -602,5 +617,64 @@ def test_prebind_waits_for_binding_conditions_as_kube_scheduler():
                       "against kube-scheduler's")
         if not any("device binding failed" in e[2] for e in ks["events"]):
             raise AssertionError("kube-scheduler's PreBind did not fail (the test's premise): %s" % ks["events"])
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def make_bt(c, ns, p, scheduler):
+    create_claim(c, ns, "bt", exactly(p))
+    c.create("/api/v1/namespaces/%s/pods" % ns, pod("bt", scheduler, [{"name": "gpu", "resourceClaimName": "bt"}]))
+
+
+def bt_driver():
+    """A driver that lets the first allocation's wait time out and attaches the device of the
+    next one (told apart by its allocationTimestamp)."""
+    first = {}
+
+    def during(c, ns, p):
+        cl = c.get_or_none(claims_path(ns) + "/bt")
+        st = (cl or {}).get("status") or {}
+        if not (st.get("allocation") and st.get("reservedFor") and not st.get("devices")):
+            return
+        ts = st["allocation"].get("allocationTimestamp")
+        first.setdefault("ts", ts)
+        if ts != first["ts"]:
+            set_condition(c, ns, cl, "attached", "Attached", "")
+    return during
+
+
+def bt_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    if not placed.get("bt"):
+        unmet["what"] = "placements %s; events %s" % (
+            placed, [(e["regarding"]["name"], e["reason"], e["note"]) for e in c.events(ns)])
+        return None
+    # which of the two timeouts PreBind's poll meets first (its deadline, or the claim's
+    # allocationTimestamp plus the timeout) is a race in kube-scheduler too
+    events = sorted(set((e["regarding"]["name"], e["reason"],
+                         unprefixed(e["note"], p).split("device binding timeout")[0] +
+                         ("device binding timeout..." if "device binding timeout" in e["note"] else ""))
+                        for e in c.events(ns) if e["reason"] in ("FailedScheduling", "BindingConditionsPending")))
+    return {"placement": unprefixed(placed, p), "claim": claim_view(c.get(claims_path(ns) + "/bt"), p),
+            "events": events}
+
+
+def test_binding_timeout_from_the_config_as_kube_scheduler():
+    """DynamicResourcesArgs.bindingTimeout from --config (10 s): the devices' conditions are
+    not met in time, PreBind fails with the timeout, the next attempt finds the claim timed
+    out (available on no node), PostFilter deallocates it, the second allocation's device is
+    attached and the pod bound; the same events and end as kube-scheduler's."""
+    c, _ = setup()
+    for p in ("ks-t-", "gs-t-"):
+        scenario_world(c, p, {"a": [bc_device("c0")]})
+    pc = [{"name": "DynamicResources", "args": {"bindingTimeout": "10s"}}]
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-t-", make_bt, bt_settled, during=bt_driver(),
+                               plugin_config=pc)
+    _, ns, gs, sv = run_scenario("gpusched", "gs-t-", make_bt, bt_settled, during=bt_driver(),
+                                 plugin_config=pc)
+    try:
+        util.check_eq(gs, ks, "the pod, its claim and its events, against kube-scheduler's")
+        if not any("device binding timeout" in e[2] for e in ks["events"]):
+            raise AssertionError("kube-scheduler's PreBind did not time out (the test's premise): %s" % ks["events"])
     finally:
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
