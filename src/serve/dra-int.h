@@ -1,9 +1,11 @@
 /* dra-int.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
  * their informers, the DynamicResources plugin's world rebuilt from them when they change, and
- * the plugin's PreBind and Unreserve as API writes (the claim of a pod's extended resources
- * created, a claim's status.allocation and status.reservedFor and the pod's
- * extendedResourceClaimStatus before the bind; the reservation taken back and the created
- * claim deleted when the bind fails), on a thread of its own. Design notes: docs/serve.md, "Dynamic Resource Allocation". */
+ * the plugin's PreBind, Unreserve and PostFilter as API writes (the claim of a pod's extended
+ * resources created, a claim's status.allocation and status.reservedFor and the pod's
+ * extendedResourceClaimStatus before the bind, the wait for binding conditions, the
+ * reservation taken back and the created claim deleted when the bind fails, a deallocation,
+ * a left-over extended-resource claim deleted), on writer threads of their own. Design notes:
+ * docs/serve.md, "Dynamic Resource Allocation". */
 #ifndef SERVE_DRA_INT_H
 #define SERVE_DRA_INT_H
 
@@ -27,7 +29,7 @@ enum serve_dra_kind {
     SERVE_DRA_KINDS
 };
 
-/* serve_dra_start makes s->dra and starts its informers and its writer thread (s->client is
+/* serve_dra_start makes s->dra and starts its informers and its writer threads (s->client is
  * borrowed). Returns 0 or -ENOMEM/-errno with a line on stderr. serve_dra_stop joins them
  * (s->informer_stop set first); NULL-safe. */
 int serve_dra_start(struct serve *s);
@@ -52,24 +54,28 @@ bool serve_dra_touches(struct serve *s, const struct kube_pod *pod);
 /* serve_dra_reserve is Reserve after a successful cycle on node (mu held): when the pod has
  * claims to allocate or reserve (the claim of its extended resources that the cycle made
  * included), the allocations go in flight (later cycles see their devices taken) and bind
- * (which the caller built) goes to the writer thread, which writes the claims (PreBind:
- * creates the extended-resource claim, writes allocations and reservations, then the pod's
- * status.extendedResourceClaimStatus) and then submits the bind, or fails it as a bind fails. Returns 1 when it
- * took bind; else the caller submits bind itself: 0 when the cycle changed nothing in the
- * world (no claims; extended resources a device plugin serves), -1 when the world holds what
- * nothing will write (all claims reserved already, out of memory): rebuild it. */
+ * (which the caller built) goes to the writers, which write the claims (PreBind: create the
+ * extended-resource claim, write allocations and reservations, then the pod's
+ * status.extendedResourceClaimStatus), wait for binding conditions, then submit the bind, or
+ * fail it as a bind fails. Returns 1 when it took bind; else the caller submits bind itself:
+ * 0 when the cycle changed nothing in the world (no claims; extended resources a device
+ * plugin serves), -1 when the world holds what nothing will write (out of memory): rebuild
+ * it. */
 int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
                       struct serve_task *bind);
-
-/* serve_dra_postfilter: after an attempt where the pod fit nowhere (mu held): when
- * DynamicResources' PostFilter deleted the pod's extended-resource claim left from an earlier
- * attempt, the writer thread deletes it from the API (its finalizer off, then the DELETE). */
-void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod);
 
 /* serve_dra_bind_done (s->bind_done, which writes.c calls): the bind of pod key (uid) was
  * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);
  * either way its PreBind record goes. Any thread; mu not held. */
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
+
+/* serve_dra_postfilter: the pod's cycle found no node (mu held). The world may hold a claim
+ * that PostFilter deallocated (requeued: the result says so): it is written to the API as
+ * kube-scheduler writes it (an UpdateStatus without reservedFor, allocation and devices, on
+ * a writer), and stands deallocated for later cycles meanwhile; or the pod's
+ * extended-resource claim left from an earlier attempt that PostFilter deleted: a writer
+ * deletes it (its finalizer off, then the DELETE). */
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued);
 
 /* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter
  * deallocation, a Reserve that nothing will write): rebuild it before the next cycle (mu

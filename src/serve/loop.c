@@ -286,10 +286,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         break;
     }
     case SCHED_UNSCHEDULABLE:
-        if (serve_dra_touches(s, &pod)) {
-            serve_dra_postfilter(s, &pod); /* (a stale extended-resource claim deleted) */
-            serve_dra_invalidate(s);       /* (PostFilter may have deallocated in the world) */
-        }
+        if (serve_dra_touches(s, &pod)) /* (PostFilter may have deallocated or deleted) */
+            serve_dra_postfilter(s, &pod, res.requeued);
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */
