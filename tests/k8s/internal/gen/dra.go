@@ -623,12 +623,11 @@ func draPod(g *G, p *corev1.Pod, bound bool) {
 		default:
 			pl.kind, pl.index = 't', s.intn(4)
 		}
-		if pl.kind == 'c' && slices.Contains(s.plans[p], pl) {
-			// not the same ResourceClaim twice in one pod: kube-scheduler allocates it once
-			// per entry and writes both in PreBind, which the real API server refuses for
-			// the second (a conflict: "got allocated elsewhere in the meantime") and the
-			// oracle's fake one accepts (docs/dra.md, known differences)
-			continue
+		if pl.kind == 'c' && slices.Contains(s.plans[p], pl) && p.UID == "" {
+			// the same ResourceClaim twice: PreBind's second write is refused, and when
+			// the claim was allocated before, the message names the pod's uid (a
+			// Duplicate value in status.reservedFor), which both sides must know
+			p.UID = s.uid()
 		}
 		s.plans[p] = append(s.plans[p], pl)
 	}

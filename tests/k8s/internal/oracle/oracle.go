@@ -170,6 +170,9 @@ type run struct {
 	released []string
 	claimSeq int
 	claimRV  int64
+	// claimMu makes a claim's write (its checks, the tracker's update) one step, as the
+	// API server's compare-and-swap
+	claimMu sync.Mutex
 }
 
 // retry: what a preemptor's next attempt waits for
@@ -755,6 +758,15 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 				}
 				if err := r.until(ctx, Key(p)+" to leave the queue", func() bool { return !r.inQueue(p) }); err != nil {
 					return nil, nil, err
+				}
+				// a failed PreBind leaves claims written (allocated, then Unreserve's patch):
+				// the next pod is attempted once the scheduler has seen them, as on a real
+				// cluster where the next pod comes later than a watch event
+				for _, n := range podClaimNames(h.pod) {
+					key := p.Namespace + "/" + n
+					if err := r.until(ctx, "claim "+key+" in the scheduler's cache", func() bool { return r.claimsSeen(key) }); err != nil {
+						return nil, nil, err
+					}
 				}
 				done = true
 			}
