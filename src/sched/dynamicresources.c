@@ -2292,7 +2292,8 @@ static bool claim_taken(void *ctx, const char *name)
 
 /* json_text appends s as Go's encoding/json writes a string (the value of an API server's
  * "Duplicate value"): between quotes, '"' and '\\' backslashed, \n \r \t, other control
- * characters and <, >, & as \u00XX; other bytes as they are */
+ * characters and <, >, & as \u00XX; other bytes as they are (Go also escapes U+2028,
+ * U+2029 and invalid UTF-8, which no uid the API server makes holds) */
 static void json_text(char *out, size_t size, const char *s)
 {
     size_t n = strlen(out);
