@@ -20,6 +20,7 @@ package oracle
 //   - Each bound pod's devices are read from its claims when it binds (Outcome.Claims).
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
 	"gpulabel.test/k8s/internal/objects"
@@ -271,6 +273,63 @@ func (r *run) claimsSeen(key string) bool {
 			len(have.Status.ReservedFor) == len(want.Status.ReservedFor)
 	}
 	return true
+}
+
+// allocatedSeen says whether DynamicResources' set of allocated devices is the API's: its
+// own claim event handler keeps it, which may lag behind the assume cache claimsSeen reads
+// (a device freed by a victim's deallocation still counted, or one a failed PreBind stored
+// not yet). Dedicated devices only: results without admin access and without a shareID
+// (DRAConsumableCapacity is on in v1.37).
+func (r *run) allocatedSeen() bool {
+	objs, err := r.client.Tracker().List(claimGVR, resourcev1.SchemeGroupVersion.WithKind("ResourceClaim"), "")
+	if err != nil {
+		return false
+	}
+	want := map[structured.DeviceID]bool{}
+	for _, c := range objs.(*resourcev1.ResourceClaimList).Items {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, res := range c.Status.Allocation.Devices.Results {
+			if !ptr.Deref(res.AdminAccess, false) && res.ShareID == nil {
+				want[structured.MakeDeviceID(res.Driver, res.Pool, res.Device)] = true
+			}
+		}
+	}
+	for _, f := range r.sched.Profiles {
+		m := f.SharedDRAManager()
+		if m == nil {
+			continue
+		}
+		st, err := m.ResourceClaims().GatherAllocatedState()
+		if err != nil || st.AllocatedDevices.Len() != len(want) {
+			return false
+		}
+		for id := range st.AllocatedDevices {
+			if !want[id] {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// settleClaims waits, up to the step's timeout, until the scheduler's view of the claims
+// (keys ns/name) and of the allocated devices is the API's; then it goes on regardless, as
+// settle does (a late attempt of another pod may hold an allocation in flight).
+func (r *run) settleClaims(ctx context.Context, keys []string) {
+	deadline := time.Now().Add(r.opts.Timeout)
+	for d := 50 * time.Microsecond; time.Now().Before(deadline) && ctx.Err() == nil; d = min(2*d, 2*time.Millisecond) {
+		ok := r.allocatedSeen()
+		for _, k := range keys {
+			ok = ok && r.claimsSeen(k)
+		}
+		if ok {
+			return
+		}
+		time.Sleep(d)
+	}
 }
 
 // podClaimDevices reads the devices of the pod's claims from the API, as they are when it

@@ -549,6 +549,9 @@ func (r *run) settle(ctx context.Context, f framework.Framework, pi *framework.Q
 				ok = false
 			}
 		}
+		if len(released) > 0 && !r.allocatedSeen() {
+			ok = false
+		}
 		if ok {
 			break
 		}
@@ -762,11 +765,12 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 				// a failed PreBind leaves claims written (allocated, then Unreserve's patch):
 				// the next pod is attempted once the scheduler has seen them, as on a real
 				// cluster where the next pod comes later than a watch event
-				for _, n := range podClaimNames(h.pod) {
-					key := p.Namespace + "/" + n
-					if err := r.until(ctx, "claim "+key+" in the scheduler's cache", func() bool { return r.claimsSeen(key) }); err != nil {
-						return nil, nil, err
+				if len(p.Spec.ResourceClaims) > 0 {
+					var keys []string
+					for _, n := range podClaimNames(h.pod) {
+						keys = append(keys, p.Namespace+"/"+n)
 					}
+					r.settleClaims(ctx, keys)
 				}
 				done = true
 			}
