@@ -86,6 +86,9 @@ type Outcome struct {
 	GatedBy string
 	// Claims: the devices of the pod's claims when it was bound
 	Claims []report.ClaimDevice
+	// BindNode: the node of the last attempt when it failed in the binding cycle (a PreBind
+	// error), which may have left claims allocated there
+	BindNode string
 }
 
 // Result of a run: outcomes in queue order, and the attempts in the order they happened.
@@ -679,6 +682,7 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 		var cur *report.Attempt
 		var victims []*corev1.Pod
 		retried, requeues := false, 0
+		suggested := "" // the node the current attempt's scheduling cycle chose
 		for done := false; !done; {
 			h, err := r.next(ctx, "pod "+Key(p))
 			if err != nil {
@@ -700,6 +704,10 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 			switch h.kind {
 			case "attempt":
 				out.Attempts++
+				suggested = ""
+				if h.err == nil {
+					suggested = h.node
+				}
 				cur = h.attempt
 				cur.Attempt = out.Attempts
 				attempts = append(attempts, cur)
@@ -727,6 +735,7 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 				}
 				msg := r.failedMessage(h.pod, h.status)
 				out.Message = msg
+				out.BindNode = suggested
 				status := report.StatusUnschedulable
 				if !h.status.IsRejected() {
 					status = report.StatusError
@@ -969,6 +978,22 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, erro
 
 // Simulate is the result as `gpusched simulate -o json` writes it: scheduled (without the
 // pods preempted later), unschedulable, then preempted and gated when not empty.
+// Follow is what gpusched simulate --follow reads to take the oracle's tie choices: the
+// Simulate document, and the nodes of attempts that failed in the binding cycle (their
+// PreBind may have left claims allocated on that node).
+func (res *Result) Follow() any {
+	var failed []report.Placed
+	for _, o := range res.Outcomes {
+		if !o.Scheduled && o.BindNode != "" {
+			failed = append(failed, report.Placed{Pod: Key(o.Pod), Node: o.BindNode})
+		}
+	}
+	return struct {
+		*report.Simulate
+		BindFailed []report.Placed `json:"bindFailed,omitempty"`
+	}{res.Simulate(), failed}
+}
+
 func (res *Result) Simulate() *report.Simulate {
 	s := &report.Simulate{Scheduled: []report.Placed{}, Unschedulable: []report.Unplaced{}}
 	for _, o := range res.Outcomes {
