@@ -842,6 +842,12 @@ void dra_plugin_stop(struct dra_plugin *p)
     p->stop = 1;
     if (p->sv.started)
         pthread_join(p->sv.thread, NULL);
+    if (p->checkpoint[0]) { /* the checkpoint's spare (cdi.h), ours by its PID */
+        char spare[4500];
+
+        dra_spare_path(p->checkpoint, spare, sizeof(spare));
+        unlink(spare);
+    }
     dra_devices_release(&p->devs);
     json_decref(p->claims);
     pthread_mutex_destroy(&p->mu);
