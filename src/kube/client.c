@@ -797,6 +797,7 @@ static int client_request(struct kube_client *c, const char *method, const char 
     memset(&x, 0, sizeof(x));
     resp->status = 0;
     resp->json = NULL;
+    resp->wait_s = 0;
     buf_init(&resp->body, c->max_body);
     err_clear(err);
     if (!path || path[0] != '/')
@@ -903,6 +904,13 @@ static int client_request(struct kube_client *c, const char *method, const char 
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+        {
+            curl_off_t sent = 0, first = 0;
+
+            kube_curl.easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &sent);
+            kube_curl.easy_getinfo(h, CURLINFO_STARTTRANSFER_TIME_T, &first);
+            resp->wait_s = first > sent ? (double)(first - sent) / 1e6 : 0;
+        }
         if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth) ||
             client_retry_wait(c, resp->status, x.retry_after, &retries))
             continue;

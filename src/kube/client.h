@@ -74,6 +74,8 @@ struct kube_response {
     long status;     /* HTTP status, 0 when the request never got an answer */
     struct buf body; /* raw body (capped) */
     json_t *json;    /* parsed body when it is JSON, else NULL */
+    double wait_s;   /* the last attempt's wait from the request sent to the answer's first
+                      * byte (the API server's time and the network's, no TLS setup) */
 };
 
 /* kube_response_release frees body and json. */
