@@ -577,6 +577,9 @@ void kube_client_handle_setup(struct kube_client *c, CURL *h, char *errbuf)
     kube_curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     kube_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     kube_curl.easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    /* libcurl allocates its upload buffer (64 KiB by default) for every request with a body;
+     * our bodies are small JSON documents: the smallest it takes (16 KiB) */
+    kube_curl.easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     kube_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
     kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
