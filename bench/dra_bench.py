@@ -125,7 +125,7 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     steady = int(sys.argv[4]) if len(sys.argv) > 4 else 30
     c = k8s_util.Cluster("dra-bench", run_pods=False, controller_manager=False)
-    res = {"dra_hwm": [], "dp_hwm": [], "pod_hwm": [], "labels_hwm": [], "prep": [], "agent": [], "wait": [],
+    res = {"dra_hwm": [], "dp_hwm": [], "dp_xid_hwm": [], "pod_hwm": [], "labels_hwm": [], "prep": [], "agent": [], "wait": [],
            "own": [], "rest": [], "get": [], "again": [], "taint": [], "writes": None}
     load0 = os.getloadavg()
     try:
@@ -156,14 +156,15 @@ def main():
             first = len(res["prep"]) - len(uids)
             k_ = 0
             for line in n.p.log().splitlines():  # the agent's time for each, and the GET's wait
-                m = re.search(r"DRA plugin: prepared claim .* in ([0-9.]+) ms, ([0-9.]+) ms of it "
-                              r"waiting for the API server's answer$", line)
+                m = re.search(r"DRA plugin: prepared claim .* in ([0-9.]+) ms(, ([0-9.]+) ms of it "
+                              r"waiting for the API server's answer)?$", line)
                 if m and k_ < len(uids):
-                    total, wait = float(m.group(1)) * 1000, float(m.group(2)) * 1000
-                    res["agent"].append(total)
-                    res["wait"].append(wait)
-                    res["own"].append(total - wait)
-                    res["rest"].append(res["prep"][first + k_] - wait)
+                    res["agent"].append(float(m.group(1)) * 1000)
+                    if m.group(3):  # an agent older than the wait in its log says no more
+                        wait = float(m.group(3)) * 1000
+                        res["wait"].append(wait)
+                        res["own"].append(res["agent"][-1] - wait)
+                        res["rest"].append(res["prep"][first + k_] - wait)
                     k_ += 1
             if k_ != len(uids):
                 raise AssertionError("%d prepare lines in the agent's log, want %d" % (k_, len(uids)))
@@ -205,13 +206,21 @@ def main():
             d = Node(c, "bench-dp-%d" % r)
             fk = FakeKubelet(os.path.join(d.dir, "dp"), BUILD)
             fk.start()
-            d.start("device-plugin", "--sleep-interval", "1s")
+            d.start("device-plugin", "--sleep-interval", "1s", "--health-recovery-period", "1s")
             pl = fk.wait_registration()
             pl.wait_update()
             for i in range(prepares):
                 pl.allocate(["GPU-00000000-fa4e-4e00-8000-%012x" % (i % 8)])
             time.sleep(1.5)
             res["dp_hwm"].append(hwm(d.p.p.pid))
+            # then the DRA run's 8 XIDs, each Unhealthy and healed again with its Events
+            for g in range(8):
+                with open(d.events, "a") as f:
+                    f.write("xid %d 79\n" % g)
+                pl.wait_update(lambda devs: any(x[1] == "Unhealthy" for x in devs), timeout=30)
+                pl.wait_update(lambda devs: all(x[1] == "Healthy" for x in devs), timeout=30)
+            time.sleep(1.5)
+            res["dp_xid_hwm"].append(hwm(d.p.p.pid))
             d.close()
             fk.stop()
             # device-plugin mode as deploy/gpulabel/daemonset.yaml runs it: the labels container
@@ -248,7 +257,7 @@ def main():
         c.close()
     med = lambda v: statistics.median(v) / 1024.0  # noqa: E731
     load = os.getloadavg()
-    lat = lambda v: "p50 %.0f µs, p99 %.0f µs" % (pct(v, 50), pct(v, 99))  # noqa: E731
+    lat = lambda v: "p50 %.0f µs, p99 %.0f µs" % (pct(v, 50), pct(v, 99)) if v else "-"  # noqa: E731
     res["command"] = "/usr/bin/python3 bench/dra_bench.py %s %d %d %d" % (
         os.path.relpath(BUILD, SRC), prepares, rounds, steady)
     res["load"] = [load0, load]
@@ -279,6 +288,9 @@ def main():
         "| peak RSS (VmHWM), device-plugin mode in one process (labels, plugin, Events): 8 GPUs "
         "advertised, %d Allocate calls | - | %.1f MiB (median of %d: %s) |"
         % (prepares, med(res["dp_hwm"]), rounds, ", ".join("%.1f" % (x / 1024.0) for x in res["dp_hwm"])),
+        "| the same process after the DRA run's 8 XIDs, each Unhealthy and healed with its Events "
+        "| - | %.1f MiB (median of %d: %s) |"
+        % (med(res["dp_xid_hwm"]), rounds, ", ".join("%.1f" % (x / 1024.0) for x in res["dp_xid_hwm"])),
         "| peak RSS (VmHWM), device-plugin mode as daemonset.yaml runs it: the labels container and "
         "the device-plugin container, summed; %d Allocate calls, 8 XIDs healed with their Events | - | "
         "%.1f MiB (median of %d; the labels container alone %.1f MiB) |"
