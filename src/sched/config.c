@@ -502,11 +502,66 @@ static int parse_fit_args(struct cfgp *p, json_t *args, const char *path,
     return 0;
 }
 
+/* DynamicResourcesArgs: bindingTimeout (at least 1 s, the validation's rule); filterTimeout
+ * (the allocator's time limit per node) is not modelled: refused unless 0 (off) */
+static int parse_dra_args(struct cfgp *p, json_t *args, const char *path,
+                          struct sched_profile *prof)
+{
+    static const char *const keys[] = {"apiVersion", "kind", "filterTimeout", "bindingTimeout",
+                                       NULL};
+    json_t *v;
+    char f[300];
+    int rc;
+
+    if (json_is_null(args))
+        return 0;
+    if ((rc = want(p, args, JSON_OBJECT, path)) ||
+        (rc = check_keys(p, args, path, keys, "unknown field")))
+        return rc;
+    if ((v = json_object_get(args, "kind")) &&
+        !(json_is_string(v) && !strcmp(json_string_value(v), "DynamicResourcesArgs"))) {
+        snprintf(f, sizeof(f), "%s.kind", path);
+        return fail(p, v, f, "must be DynamicResourcesArgs");
+    }
+    if ((v = json_object_get(args, "filterTimeout")) && !json_is_null(v)) {
+        struct err e = {0};
+        int64_t ns;
+
+        snprintf(f, sizeof(f), "%s.filterTimeout", path);
+        if ((rc = want(p, v, JSON_STRING, f)))
+            return rc;
+        if (go_parse_duration(json_string_value(v), &ns, &e))
+            return fail(p, v, f, "%s", e.msg);
+        if (ns < 0)
+            return fail(p, v, f, "Invalid value: %s: must be zero or positive",
+                        json_string_value(v));
+        if (ns > 0)
+            return fail(p, v, f,
+                        "not supported by gpusched (its allocator has no time limit): only 0 "
+                        "(off) is");
+    }
+    if ((v = json_object_get(args, "bindingTimeout")) && !json_is_null(v)) {
+        struct err e = {0};
+        int64_t ns;
+
+        snprintf(f, sizeof(f), "%s.bindingTimeout", path);
+        if ((rc = want(p, v, JSON_STRING, f)))
+            return rc;
+        if (go_parse_duration(json_string_value(v), &ns, &e))
+            return fail(p, v, f, "%s", e.msg);
+        if (ns < 1000000000LL)
+            return fail(p, v, f, "Invalid value: %s: must be at least 1 second",
+                        json_string_value(v));
+        prof->dra_binding_timeout_ms = ns / 1000000;
+    }
+    return 0;
+}
+
 static int parse_plugin_config(struct cfgp *p, json_t *pc, const char *path,
                                struct sched_profile *prof)
 {
     static const char *const keys[] = {"name", "args", NULL};
-    bool seen = false;
+    bool seen = false, seen_dra = false;
     json_t *e, *name;
     char f[256];
     size_t i;
@@ -523,10 +578,19 @@ static int parse_plugin_config(struct cfgp *p, json_t *pc, const char *path,
         snprintf(f, sizeof(f), "%s[%zu].name", path, i);
         if (!json_is_string(name))
             return fail(p, name ? name : e, f, "a plugin name is required");
+        if (!strcmp(json_string_value(name), "DynamicResources")) {
+            if (seen_dra)
+                return fail(p, name, f, "Duplicate value: \"DynamicResources\"");
+            seen_dra = true;
+            snprintf(f, sizeof(f), "%s[%zu].args", path, i);
+            if ((rc = parse_dra_args(p, json_object_get(e, "args"), f, prof)))
+                return rc;
+            continue;
+        }
         if (strcmp(json_string_value(name), "NodeResourcesFit"))
             return fail(p, name, f,
                         "args of plugin \"%s\" are not supported by gpusched (only "
-                        "NodeResourcesFit's)",
+                        "NodeResourcesFit's and DynamicResources')",
                         json_string_value(name));
         if (seen)
             return fail(p, name, f, "Duplicate value: \"NodeResourcesFit\"");

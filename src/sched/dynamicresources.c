@@ -2494,8 +2494,15 @@ int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
             continue;
         for (j = 0; j < list[i]->alloc.n; j++) {
             const struct wresult *r = &list[i]->alloc.r[j];
-            struct sched_dra_device_out o = {list[i]->ns, list[i]->name, r->request,
-                                             r->driver,   r->pool,       r->device};
+            struct sched_dra_device_out o = {list[i]->ns,
+                                             list[i]->name,
+                                             r->request,
+                                             r->driver,
+                                             r->pool,
+                                             r->device,
+                                             r->shared,
+                                             r->has_consumed ? r->consumed : NULL,
+                                             r->has_consumed ? r->nconsumed : 0};
             void *nv = grow(w->devout, &w->cdevout, *n + 1, sizeof(*w->devout));
 
             if (!nv)

@@ -163,6 +163,11 @@ struct sched_dra_device_out {
     const char *claim_namespace, *claim_name;
     const char *request; /* as status.allocation names it: "req" or "req/sub" */
     const char *driver, *pool, *device;
+    /* a share of a device with allowMultipleAllocations (its result has a shareID), and the
+     * capacity it consumes (consumedCapacity; none when the device declares no capacity) */
+    bool shared;
+    const struct dra_consumed *consumed;
+    size_t nconsumed;
 };
 
 /* sched_dra_pod_devices lists the devices of the pod's claims (spec order, then its

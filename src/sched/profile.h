@@ -73,6 +73,10 @@ struct sched_profile {
     struct sched_fit_resource fit_resources[SCHED_MAX_FIT_RESOURCES];
     uint32_t nshape;
     struct sched_shape_point shape[SCHED_MAX_SHAPE_POINTS];
+    /* DynamicResourcesArgs.bindingTimeout in ms (0: the default, 600 s): how long PreBind
+     * waits for devices' binding conditions (gpusched serve), and when an allocation whose
+     * conditions are not met counts as timed out */
+    int64_t dra_binding_timeout_ms;
 };
 
 /* The two built-in profiles (static storage, never freed). */

@@ -1,8 +1,9 @@
 /* dra-int.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
  * their informers, the DynamicResources plugin's world rebuilt from them when they change, and
- * the plugin's PreBind and Unreserve as API writes (a claim's status.allocation and
- * status.reservedFor before the bind, the reservation taken back when the bind fails), on a
- * thread of its own. Design notes: docs/serve.md, "Dynamic Resource Allocation". */
+ * the plugin's PreBind, Unreserve and PostFilter as API writes (a claim's status.allocation and
+ * status.reservedFor before the bind, the wait for binding conditions, the reservation taken
+ * back when the bind fails, a deallocation), on writer threads of their own. Design notes:
+ * docs/serve.md, "Dynamic Resource Allocation". */
 #ifndef SERVE_DRA_INT_H
 #define SERVE_DRA_INT_H
 
@@ -26,7 +27,7 @@ enum serve_dra_kind {
     SERVE_DRA_KINDS
 };
 
-/* serve_dra_start makes s->dra and starts its informers and its writer thread (s->client is
+/* serve_dra_start makes s->dra and starts its informers and its writer threads (s->client is
  * borrowed). Returns 0 or -ENOMEM/-errno with a line on stderr. serve_dra_stop joins them
  * (s->informer_stop set first); NULL-safe. */
 int serve_dra_start(struct serve *s);
@@ -51,9 +52,10 @@ const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod);
 
 /* serve_dra_reserve is Reserve after a successful cycle on node (mu held): when the pod has
  * claims to allocate or reserve, the allocations go in flight (later cycles see their
- * devices taken) and bind (which the caller built) goes to the writer thread, which writes the
- * claims (PreBind) and then submits the bind, or fails it as a bind fails. Returns true when it
- * took bind, false when the pod has nothing to write (the caller submits bind itself). */
+ * devices taken) and bind (which the caller built) goes to the writers, which write the
+ * claims (PreBind), wait for binding conditions, then submit the bind, or fail it as a bind
+ * fails. Returns true when it took bind, false when the pod has nothing to write or wait for
+ * (the caller submits bind itself). */
 bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
                        struct serve_task *bind);
 
@@ -61,6 +63,12 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
  * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);
  * either way its PreBind record goes. Any thread; mu not held. */
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
+
+/* serve_dra_postfilter: the pod's cycle found no node (mu held). The world may hold a claim
+ * that PostFilter deallocated (requeued: the result says so): it is written to the API as
+ * kube-scheduler writes it (an UpdateStatus without reservedFor, allocation and devices, on
+ * a writer), and stands deallocated for later cycles meanwhile. */
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued);
 
 /* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter
  * deallocation, a Reserve that nothing will write): rebuild it before the next cycle (mu

@@ -1,7 +1,7 @@
 /* dra.c - Dynamic Resource Allocation in gpusched serve (see dra-int.h): the resource.k8s.io
  * informers' store, the DynamicResources world rebuilt from it, and kube-scheduler v1.37.2's
- * PreBind and Unreserve of the plugin as API writes on a writer thread of their own (they
- * read answers, which the binder does not keep). */
+ * PreBind (with its wait for binding conditions), Unreserve and PostFilter of the plugin as API
+ * writes on writer threads of their own (they read answers, which the binder does not keep). */
 #include "serve/dra-int.h"
 
 #include <errno.h>
@@ -15,11 +15,14 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/keymap.h"
+#include "base/quote.h"
 #include "kube/client.h"
 #include "kube/decode.h"
 #include "kube/rules.h"
 #include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
+#include "serve/drashare.h"
+#include "serve/events.h"
 #include "serve/log-int.h"
 #include "serve/objects-int.h"
 #include "serve/state-int.h"
@@ -28,6 +31,7 @@
 #define FINALIZER "resource.kubernetes.io/delete-protection"
 #define CLAIMS_PATH "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s"
 #define CONFLICT_RETRIES 5 /* retry.DefaultRetry's steps */
+#define WRITERS 4          /* claim writer threads (kube-scheduler: a goroutine per binding) */
 
 /* a claim as this scheduler last wrote it, or allocated it in a cycle whose PreBind has not
  * written it yet (in flight): it stands for the informer's copy until the informer shows a
@@ -45,10 +49,9 @@ struct step {
     json_t *claim; /* the claim as the cycle saw it */
     json_t *alloc; /* the allocation to write, NULL: only the reservation */
     char *uid;     /* the claim's uid once reserved (for Unreserve), NULL before */
-    bool shared;   /* a device with allowMultipleAllocations: not written (PreBind fails) */
 };
 
-enum job_kind { JOB_PREBIND, JOB_UNRESERVE };
+enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE };
 
 struct job {
     enum job_kind kind;
@@ -56,6 +59,11 @@ struct job {
     struct serve_task *bind; /* PREBIND: submitted once the claims are written */
     struct step *steps;
     size_t nsteps;
+    /* PREBIND: every claim of the pod ("ns/name"), whose binding conditions it waits for */
+    char **claims;
+    size_t nclaims;
+    int64_t poll_ms, deadline_ms; /* waiting: the next poll, the end (mono_ms) */
+    int64_t timeout_ms;           /* the pod's profile's binding timeout */
     struct job *next;
 };
 
@@ -71,12 +79,19 @@ struct serve_dra {
     struct sched_dra_cel cel;
     bool cel_ready;
     struct arena a; /* the decoded objects the world borrows */
-    /* the writer thread */
-    pthread_t thread;
-    bool started, stop;
+    /* the writer threads: jobs in order, those of a claim one at a time (busy: the claims of
+     * the jobs running) */
+    pthread_t threads[WRITERS];
+    int nthreads;
+    struct keymap busy;
+    bool stop;
     pthread_mutex_t jmu;
     pthread_cond_t jcv;
     struct job *head, *tail;
+    struct job *waiting; /* PreBinds waiting for binding conditions (jmu) */
+    int64_t binding_due; /* when a pending claim's binding times out (wall ms; 0: none) */
+    int64_t timeout_ms;  /* the binding timeout of the world's Filter (the first profile's) */
+    json_t *held;        /* what the world borrows beside the store: claims as Filter sees them */
 };
 
 static const struct {
@@ -93,6 +108,38 @@ static const struct {
     [SERVE_DRA_TAINT_RULE] = {"devicetaintrules", "/apis/resource.k8s.io/v1/devicetaintrules",
                               "DeviceTaintRule"},
 };
+
+#define BINDING_TIMEOUT_MS 600000 /* DynamicResourcesArgs.bindingTimeout's default */
+
+/* the profile's binding timeout (DynamicResourcesArgs.bindingTimeout) */
+static int64_t binding_timeout_ms(const struct sched_profile *p)
+{
+    return p && p->dra_binding_timeout_ms > 0 ? p->dra_binding_timeout_ms : BINDING_TIMEOUT_MS;
+}
+
+/* the wall clock in ms (allocation timestamps are wall time) */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+#define BINDING_POLL_MS 5000 /* PreBind's poll interval */
+
+enum bstate { B_READY, B_PENDING, B_FAILED, B_TIMEOUT };
+
+/* RFC 3339 text (metav1.Time) in seconds since the epoch; -1 when it does not read */
+static time_t rfc3339(const char *s)
+{
+    struct tm tm;
+    const char *end;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+        return -1;
+    return timegm(&tm);
+}
 
 static long long rv_of(json_t *obj)
 {
@@ -301,6 +348,8 @@ static void world_drop(struct serve *s)
     sched_dra_free(d->w);
     d->w = NULL;
     arena_release(&d->a);
+    json_decref(d->held);
+    d->held = NULL;
 }
 
 static int minor_of(const struct serve *s)
@@ -320,6 +369,52 @@ static void decode_error(const char *what, const char *key, struct err *err)
               log_quote(err_format(err, msg, sizeof(msg))));
 }
 
+static enum bstate binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms, char *msg,
+                                 size_t size);
+
+/* the claim as the world's Filter must see it at wall time now: an allocated claim whose
+ * devices' binding failed or timed out is unavailable on every node (kube-scheduler's Filter
+ * checks isClaimReadyForBinding and isClaimTimeout, then PostFilter may deallocate it); the
+ * world reads that from a node selector no node matches. When the binding is pending, the
+ * time it times out is kept (d->binding_due). claim itself, or a copy d->held keeps. */
+static json_t *claim_for_filter(struct serve_dra *d, json_t *claim, int64_t now_ms)
+{
+    json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation"), *copy, *r;
+    char msg[1000];
+    size_t i;
+    bool conds = false;
+
+    json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), i, r)
+    {
+        conds = conds || json_is_array(json_object_get(r, "bindingConditions"));
+    }
+    if (!conds)
+        return claim;
+    switch (binding_state(claim, now_ms, d->timeout_ms, msg, sizeof(msg))) {
+    case B_READY:
+        return claim;
+    case B_PENDING: {
+        time_t due = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
+
+        if (due >= 0 && (!d->binding_due || due * 1000 + d->timeout_ms < d->binding_due))
+            d->binding_due = due * 1000 + d->timeout_ms;
+        return claim;
+    }
+    case B_FAILED:
+    case B_TIMEOUT:
+        break;
+    }
+    if ((!d->held && !(d->held = json_array())) || !(copy = json_deep_copy(claim)))
+        return claim;
+    json_object_set_new(
+        json_object_get(json_object_get(copy, "status"), "allocation"), "nodeSelector",
+        json_pack("{s:[{s:[{s:s,s:s},{s:s,s:s}]}]}", "nodeSelectorTerms", "matchExpressions", "key",
+                  "kubernetes.io/hostname", "operator", "Exists", "key", "kubernetes.io/hostname",
+                  "operator", "DoesNotExist"));
+    json_array_append_new(d->held, copy);
+    return copy;
+}
+
 static int world_build(struct serve *s)
 {
     struct serve_dra *d = s->dra;
@@ -327,9 +422,12 @@ static int world_build(struct serve *s)
     struct err err;
     enum serve_dra_kind k;
     int rc = 0;
+    int64_t now = wall_ms();
 
     world_drop(s);
     err_clear(&err);
+    d->binding_due = 0;
+    d->timeout_ms = binding_timeout_ms(s->profile);
     if (!(d->w = sched_dra_new(&d->cel, &f)))
         return -ENOMEM;
     {
@@ -380,6 +478,7 @@ static int world_build(struct serve *s)
                     rc = sched_dra_add_slice(d->w, o);
                 break;
             case SERVE_DRA_CLAIM:
+                obj = claim_for_filter(d, obj, now);
                 if (!(o = arena_alloc(&d->a, sizeof(struct kube_resource_claim))))
                     rc = -ENOMEM;
                 else if (kube_resource_claim_decode(obj, &d->a, NULL, o, &err))
@@ -416,6 +515,9 @@ static int world_build(struct serve *s)
 
 void serve_dra_prepare(struct serve *s)
 {
+    /* (a claim's binding timed out since: Filter finds it unavailable from now on) */
+    if (s->dra && s->dra->binding_due && wall_ms() > s->dra->binding_due)
+        s->dra->dirty = true;
     if (s->dra && (s->dra->dirty || !s->dra->w) && world_build(s))
         serve_log('E', 0, "\"Out of memory building the DynamicResources state\"");
 }
@@ -685,9 +787,30 @@ static json_t *configs(struct serve_dra *d, json_t *claim, const char **chosen, 
     return out;
 }
 
-/* the AllocationResult the allocator made for claim from the world's devices */
+/* a share of a device with allowMultipleAllocations (DRAConsumableCapacity): the result gets
+ * a new shareID and the capacity consumed, as the allocator gives them. 0 or -ENOMEM/-errno */
+static int share_fields(json_t *res, json_t *dev, json_t *request,
+                        const struct sched_dra_device_out *dv)
+{
+    char id[37];
+    json_t *cc;
+    int rc;
+
+    if ((rc = serve_dra_share_id(id)))
+        return rc;
+    if (json_object_set_new(res, "shareID", json_string(id)))
+        return -ENOMEM;
+    if (!dv->nconsumed)
+        return 0;
+    if (!(cc = serve_dra_consumed_capacity(dev, request, dv->consumed, dv->nconsumed)))
+        return -ENOMEM;
+    return json_object_set_new(res, "consumedCapacity", cc) ? -ENOMEM : 0;
+}
+
+/* the AllocationResult the allocator made for claim from the world's devices (NULL: out of
+ * memory) */
 static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched_dra_device_out *dv,
-                          size_t n, const char *node, bool *shared)
+                          size_t n, const char *node)
 {
     json_t *results = json_array(), *alloc, *ns,
            *reqs = json_object_get(json_object_get(json_object_get(claim, "spec"), "devices"),
@@ -711,9 +834,7 @@ static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched
         if (json_array_size(json_object_get(src, "tolerations")))
             json_object_set(res, "tolerations", json_object_get(src, "tolerations"));
         {
-            /* the device's binding conditions (DRADeviceBindingConditions is on); a device
-             * several claims may share needs a shareID and the capacity consumed, which the
-             * world does not give out: such an allocation is not written (*shared) */
+            /* the device's binding conditions (DRADeviceBindingConditions is on) */
             json_t *dev;
             static const char *const bc[] = {"bindingConditions", "bindingFailureConditions"};
             size_t k;
@@ -722,8 +843,11 @@ static json_t *allocation(struct serve_dra *d, json_t *claim, const struct sched
             for (k = 0; k < 2; k++)
                 if (json_array_size(json_object_get(dev, bc[k])))
                     json_object_set(res, bc[k], json_object_get(dev, bc[k]));
-            if (json_is_true(json_object_get(dev, "allowMultipleAllocations")))
-                *shared = true;
+            if (dv[i].shared && share_fields(res, dev, src, &dv[i])) {
+                json_decref(res);
+                json_decref(results);
+                return NULL;
+            }
         }
         json_array_append_new(results, res);
         json_array_foreach(reqs, j, r)
@@ -775,6 +899,9 @@ static void job_free(struct job *j)
         json_decref(j->steps[i].alloc);
     }
     free(j->steps);
+    for (i = 0; i < j->nclaims; i++)
+        free(j->claims[i]);
+    free(j->claims);
     free(j->key);
     free(j->pod_name);
     free(j->pod_uid);
@@ -791,9 +918,11 @@ static void job_push(struct serve_dra *d, struct job *j)
     else
         d->head = j;
     d->tail = j;
-    pthread_cond_signal(&d->jcv);
+    pthread_cond_broadcast(&d->jcv);
     pthread_mutex_unlock(&d->jmu);
 }
+
+static bool binding_conditions(struct serve_dra *d, const struct job *j);
 
 /* the name of pod claim i: the claim it names, or the one its status names for a template */
 static const char *pod_claim_name(const struct kube_pod *pod, size_t i)
@@ -827,9 +956,15 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
     if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
         ndv = 0;
     if (!(j = calloc(1, sizeof(*j))) ||
-        !(j->steps = calloc(pod->nresource_claims, sizeof(*j->steps))))
+        !(j->steps = calloc(pod->nresource_claims, sizeof(*j->steps))) ||
+        !(j->claims = calloc(pod->nresource_claims, sizeof(*j->claims))))
         goto nomem;
     j->kind = JOB_PREBIND;
+    {
+        const struct sched_profile *prof = sched_config_find(&s->cfg, pod->scheduler_name);
+
+        j->timeout_ms = binding_timeout_ms(prof ? prof : s->profile);
+    }
     snprintf(key, sizeof(key), "%s/%s", pod->namespace_, pod->name);
     if (!(j->key = strdup(key)) || !(j->pod_name = strdup(pod->name)) ||
         !(j->pod_uid = strdup(pod->uid ? pod->uid : "")))
@@ -848,6 +983,9 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
         if (k < j->nsteps)
             continue; /* named twice: written once */
         snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+        if (!(j->claims[j->nclaims] = strdup(key)))
+            goto nomem;
+        j->nclaims++;
         claim = claim_json(d, key);
         if (!claim || reserved_for_pod(claim, j->pod_uid))
             continue;
@@ -867,8 +1005,7 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
                     first = k;
                 cnt++;
             }
-        if (!(st->alloc =
-                  allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node, &st->shared)))
+        if (!(st->alloc = allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node)))
             goto nomem;
         {
             /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
@@ -905,7 +1042,7 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
             overlay_free(old);
         }
     }
-    if (!j->nsteps) {
+    if (!j->nsteps && !binding_conditions(d, j)) {
         job_free(j);
         return false;
     }
@@ -972,13 +1109,6 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
     int attempt, rc = -ENOMEM;
 
     *out = NULL;
-    if (st->shared) {
-        rc = err_set(err, -ENOTSUP,
-                     "claim %s/%s: gpusched serve does not write the shareID and consumedCapacity "
-                     "of a device with allowMultipleAllocations",
-                     st->ns, st->name);
-        goto out;
-    }
     if (!claim || !path || !spath)
         goto out;
     for (attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
@@ -1032,7 +1162,7 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
                 if (rc == -EBUSY)
                     continue;
                 if (rc) {
-                    err_prefix(err, "add finalizer to claim %s/%s: ", st->ns, st->name);
+                    err_prefix(err, "add finalizer to claim %s/%s", st->ns, st->name);
                     break;
                 }
                 json_decref(claim);
@@ -1075,8 +1205,7 @@ static int bind_claim(struct serve *s, struct job *j, struct step *st, json_t **
         if (rc == -EBUSY)
             continue;
         if (rc)
-            err_prefix(err,
-                       "add %sreservation to claim %s/%s: ", st->alloc ? "allocation and " : "",
+            err_prefix(err, "add %sreservation to claim %s/%s", st->alloc ? "allocation and " : "",
                        st->ns, st->name);
         break;
     }
@@ -1164,10 +1293,12 @@ static void assume(struct serve_dra *d, const char *ns, const char *name, json_t
     overlay_free(old);
 }
 
+static void prebind_end(struct serve *s, struct job *j, int rc, struct err *e);
+static bool wait_start(struct serve *s, struct job *j);
+
 static void prebind(struct serve *s, struct job *j)
 {
     struct serve_dra *d = s->dra;
-    struct serve_task *t = j->bind;
     struct err err;
     size_t i;
     int rc = 0;
@@ -1207,6 +1338,48 @@ static void prebind(struct serve *s, struct job *j)
     }
     d->dirty = true;
     serve_unlock(s);
+    if (!rc && wait_start(s, j))
+        return; /* (waiting for the devices' binding conditions) */
+    prebind_end(s, j, rc, &err);
+}
+
+/* a failed binding cycle as kube-scheduler's failure handler reports it: the FailedScheduling
+ * event and the PodScheduled condition (reason SchedulerError) with the error's message,
+ * the condition only when its message changed */
+static void prebind_report(struct serve *s, const struct job *j, const struct serve_task *t,
+                           const char *msg)
+{
+    char ns[300], name[300];
+    struct serve_objref ref = {ns, name, j->pod_uid, t->rv};
+    const struct serve_queue_item *it;
+    struct serve_pending *pp;
+
+    serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+    serve_lock(s);
+    serve_write_event(s, t->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
+                      msg);
+    it = serve_queue_get(s->queue, j->key);
+    pp = it ? it->data : NULL;
+    if (pp && pp->uid && !strcmp(pp->uid, j->pod_uid)) {
+        if (pp->last_message && !strcmp(pp->last_message, msg)) {
+            serve_unlock(s);
+            return;
+        }
+        free(pp->last_message);
+        pp->last_message = strdup(msg);
+    }
+    serve_write_status(s, ns, name, "SchedulerError", msg, NULL);
+    serve_unlock(s);
+}
+
+/* the end of PreBind: the bind goes to the binder (rc 0), or the binding cycle fails with err
+ * (Unreserve; the pod goes back as after a failed bind) */
+static void prebind_end(struct serve *s, struct job *j, int rc, struct err *e)
+{
+    struct serve_dra *d = s->dra;
+    struct serve_task *t = j->bind;
+    struct err err = *e;
+
     j->bind = NULL;
     if (!rc) {
         void *old = NULL;
@@ -1235,12 +1408,464 @@ static void prebind(struct serve *s, struct job *j)
         t->rc = rc;
         /* (as a 500: not "no answer", the pod did not land; not a 404 or 409 of the pod) */
         err.http_status = 500;
-        err_prefix(&err, "running PreBind plugin \"DynamicResources\": ");
+        err_prefix(&err, "running PreBind plugin \"DynamicResources\"");
+        prebind_report(s, j, t, err_format(&err, msg, sizeof(msg)));
         t->err = &err;
         t->ud = s;
         serve_on_task_done(s, t); /* frees t */
     }
     job_free(j);
+}
+
+/* ---- binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) ---- */
+
+/* the claim's status.devices entry of an allocation result */
+static json_t *device_status(json_t *claim, json_t *result)
+{
+    static const char *const keys[] = {"driver", "pool", "device"};
+    size_t i, k;
+    json_t *x;
+
+    json_array_foreach(json_object_get(json_object_get(claim, "status"), "devices"), i, x)
+    {
+        for (k = 0; k < 3; k++)
+            if (!json_equal(json_object_get(x, keys[k]), json_object_get(result, keys[k])))
+                break;
+        if (k == 3)
+            return x;
+    }
+    return NULL;
+}
+
+/* the condition of that type in conditions, NULL when none */
+static json_t *condition(json_t *conditions, const char *type)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(conditions, i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+
+        if (t && !strcmp(t, type))
+            return c;
+    }
+    return NULL;
+}
+
+static bool cond_true(json_t *c)
+{
+    const char *st = json_string_value(json_object_get(c, "status"));
+
+    return st && !strcmp(st, "True");
+}
+
+/* isClaimReadyForBinding, then isClaimTimeout when it is not ready (at wall time now): the
+ * message of a failure ("device binding failed: claim=...") goes into msg */
+static enum bstate binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms, char *msg,
+                                 size_t size)
+{
+    json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation");
+    json_t *results = json_object_get(json_object_get(alloc, "devices"), "results"), *r;
+    size_t i, k;
+    bool ready = true, any = false;
+    time_t ts;
+
+    if (!json_is_object(alloc))
+        return B_PENDING;
+    json_array_foreach(results, i, r)
+    {
+        json_t *conds = json_object_get(r, "bindingConditions"), *fail, *ds, *c;
+
+        any = any || json_is_array(conds);
+        if (!ready || !json_array_size(conds))
+            continue;
+        if (!(ds = device_status(claim, r))) {
+            ready = false;
+            continue;
+        }
+        json_array_foreach(json_object_get(r, "bindingFailureConditions"), k, fail)
+        {
+            c = condition(json_object_get(ds, "conditions"), json_string_value(fail));
+            if (c && cond_true(c)) {
+                const char *why = json_string_value(json_object_get(c, "message"));
+                char q[600];
+
+                snprintf(msg, size, "device binding failed: claim=%s, reason=%s, message=%s",
+                         serve_jstr(claim, "metadata", "name")
+                             ? serve_jstr(claim, "metadata", "name")
+                             : "",
+                         json_string_value(json_object_get(c, "reason"))
+                             ? json_string_value(json_object_get(c, "reason"))
+                             : "",
+                         quote_go_to(q, sizeof(q), why ? why : "", why ? strlen(why) : 0));
+                return B_FAILED;
+            }
+        }
+        json_array_foreach(conds, k, c)
+        {
+            if (!cond_true(condition(json_object_get(ds, "conditions"), json_string_value(c))))
+                ready = false;
+        }
+    }
+    if (ready)
+        return B_READY;
+    ts = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
+    if (any && ts >= 0 && ts * 1000 + timeout_ms < now_ms)
+        return B_TIMEOUT;
+    return B_PENDING;
+}
+
+/* hasBindingConditions: a claim of the job's pod has a device with binding conditions (mu
+ * held) */
+static bool binding_conditions(struct serve_dra *d, const struct job *j)
+{
+    size_t i, k;
+    json_t *r;
+
+    for (i = 0; i < j->nclaims; i++) {
+        json_t *c = claim_json(d, j->claims[i]);
+        json_t *alloc = json_object_get(json_object_get(c, "status"), "allocation");
+
+        json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), k, r)
+        {
+            if (json_array_size(json_object_get(r, "bindingConditions")))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* isPodReadyForBinding over serve's copies of the pod's claims (mu held): 1 ready, 0 not yet,
+ * -EINVAL with err (a failure condition, a timeout, a claim gone) */
+static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
+{
+    int64_t now = wall_ms();
+    size_t i;
+
+    for (i = 0; i < j->nclaims; i++) {
+        json_t *c = claim_json(d, j->claims[i]);
+        char msg[1000];
+
+        if (!c)
+            return err_set(err, -EINVAL, "could not find ResourceClaim \"%s\"", j->claims[i]);
+        switch (binding_state(c, now, j->timeout_ms, msg, sizeof(msg))) {
+        case B_READY:
+            continue;
+        case B_FAILED:
+            return err_set(err, -EINVAL, "%s", msg);
+        case B_TIMEOUT:
+            return err_set(err, -ETIMEDOUT, "device binding timeout: claim=%s",
+                           serve_jstr(c, "metadata", "name") ? serve_jstr(c, "metadata", "name")
+                                                             : "");
+        case B_PENDING:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* after the claims' writes: when a device of the pod's claims has binding conditions, the
+ * BindingConditionsPending event, and the job waits (polled at once, then every 5 s, until
+ * the binding timeout). False when there is nothing to wait for. */
+static bool wait_start(struct serve *s, struct job *j)
+{
+    struct serve_dra *d = s->dra;
+    char ns[300], name[300], note[400];
+    bool wait;
+
+    serve_lock(s);
+    wait = binding_conditions(d, j);
+    if (wait) {
+        struct serve_objref ref = {ns, name, j->pod_uid, j->bind->rv};
+
+        serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+        snprintf(note, sizeof(note), "waiting for binding conditions for device on node %s",
+                 j->bind->node ? j->bind->node : "");
+        serve_write_event(s, j->bind->controller, &ref, NULL, "Normal", "BindingConditionsPending",
+                          "Scheduling", note);
+    }
+    serve_unlock(s);
+    if (!wait)
+        return false;
+    j->poll_ms = mono_ms();
+    j->deadline_ms = j->poll_ms + j->timeout_ms;
+    pthread_mutex_lock(&d->jmu);
+    j->next = d->waiting;
+    d->waiting = j;
+    pthread_cond_broadcast(&d->jcv);
+    pthread_mutex_unlock(&d->jmu);
+    return true;
+}
+
+/* the earliest poll of a waiting job, -1 when none (jmu held) */
+static int64_t wait_due(const struct serve_dra *d)
+{
+    const struct job *j;
+    int64_t due = -1;
+
+    for (j = d->waiting; j; j = j->next)
+        if (due < 0 || j->poll_ms < due)
+            due = j->poll_ms;
+    return due;
+}
+
+/* the polls that are due: a pod ready goes to the binder, a failure or the timeout fails its
+ * PreBind */
+static void wait_poll(struct serve *s)
+{
+    struct serve_dra *d = s->dra;
+    struct job **pp, *j, *due = NULL;
+    int64_t now = mono_ms();
+
+    /* the due ones, taken out (another writer may poll the others meanwhile) */
+    pthread_mutex_lock(&d->jmu);
+    for (pp = &d->waiting; (j = *pp);) {
+        if (j->poll_ms > now) {
+            pp = &j->next;
+            continue;
+        }
+        *pp = j->next;
+        j->next = due;
+        due = j;
+    }
+    pthread_mutex_unlock(&d->jmu);
+    while ((j = due)) {
+        struct err err;
+        int rc;
+
+        due = j->next;
+        j->next = NULL;
+        err_clear(&err);
+        if (now >= j->deadline_ms) {
+            rc = err_set(&err, -ETIMEDOUT, "device binding timeout: context deadline exceeded");
+        } else {
+            serve_lock(s);
+            rc = pod_ready(d, j, &err);
+            serve_unlock(s);
+        }
+        if (rc == 0) {
+            j->poll_ms += BINDING_POLL_MS;
+            if (j->poll_ms > j->deadline_ms)
+                j->poll_ms = j->deadline_ms;
+            pthread_mutex_lock(&d->jmu);
+            j->next = d->waiting;
+            d->waiting = j;
+            pthread_mutex_unlock(&d->jmu);
+            continue;
+        }
+        if (rc > 0)
+            serve_log('I', 5, "\"BindingConditions is met\" pod=%s node=%s", log_quote(j->key),
+                      log_quote(j->bind->node ? j->bind->node : ""));
+        prebind_end(s, j, rc > 0 ? 0 : rc, &err);
+    }
+}
+
+/* ---- PostFilter's deallocation ---- */
+
+/* the claim with status.reservedFor, allocation and devices gone, as PostFilter updates it;
+ * NULL when out of memory */
+static json_t *deallocated(json_t *claim)
+{
+    json_t *copy = json_deep_copy(claim), *st = json_object_get(copy, "status");
+
+    if (json_is_object(st)) {
+        json_object_del(st, "reservedFor");
+        json_object_del(st, "allocation");
+        json_object_del(st, "devices");
+    }
+    return copy;
+}
+
+void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued)
+{
+    struct serve_dra *d = s->dra;
+    const struct sched_dra_device_out *dv = NULL;
+    struct sched_dra_pod_in in;
+    size_t ndv = 0, i, k;
+    char key[600], pkey[600];
+
+    if (!d)
+        return;
+    d->dirty = true; /* (the world holds the deallocation: rebuilt, it comes from the overlay) */
+    if (!requeued || !d->w || !pod->nresource_claims)
+        return;
+    memset(&in, 0, sizeof(in));
+    in.namespace_ = pod->namespace_;
+    in.name = pod->name;
+    in.uid = pod->uid;
+    in.claims = kube_pod_ext(pod)->resource_claims;
+    in.nclaims = pod->nresource_claims;
+    in.pod = pod;
+    if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
+        return;
+    snprintf(pkey, sizeof(pkey), "%s/%s", pod->namespace_, pod->name);
+    /* the claim the world deallocated: allocated as serve sees it, no devices in the world */
+    for (i = 0; i < pod->nresource_claims; i++) {
+        const char *name = pod_claim_name(pod, i);
+        json_t *claim, *alloc;
+        struct job *j;
+        struct overlay *o;
+        void *old = NULL;
+
+        if (!name)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+        claim = claim_json(d, key);
+        alloc = json_object_get(json_object_get(claim, "status"), "allocation");
+        if (!json_array_size(json_object_get(json_object_get(alloc, "devices"), "results")))
+            continue;
+        for (k = 0; k < ndv; k++)
+            if (!strcmp(dv[k].claim_namespace, pod->namespace_) && !strcmp(dv[k].claim_name, name))
+                break;
+        if (k < ndv)
+            continue;
+        /* the update goes to the writer thread; until it is answered the deallocated claim
+         * stands for the informer's (in flight) */
+        j = calloc(1, sizeof(*j));
+        o = malloc(sizeof(*o) + strlen(key) + 1);
+        if (!j || !o || !(j->steps = calloc(1, sizeof(*j->steps))) || !(j->key = strdup(pkey)) ||
+            !(j->pod_name = strdup(pod->name)) ||
+            !(j->pod_uid = strdup(pod->uid ? pod->uid : "")) ||
+            !(j->steps[0].ns = strdup(pod->namespace_)) || !(j->steps[0].name = strdup(name)) ||
+            !(j->steps[0].claim = deallocated(claim)) || !(o->obj = deallocated(claim))) {
+            serve_log('E', 0, "\"Out of memory deallocating a claim\" pod=%s", log_quote(pkey));
+            if (j && j->steps)
+                j->nsteps = 1;
+            job_free(j);
+            free(o);
+            return;
+        }
+        j->kind = JOB_DEALLOCATE;
+        j->nsteps = 1;
+        memcpy(o->key, key, strlen(key) + 1);
+        o->rv = rv_of(o->obj);
+        o->inflight = true;
+        if (keymap_put(&d->over, o->key, o, &old))
+            overlay_free(o);
+        else
+            overlay_free(old);
+        job_push(d, j);
+        return; /* PostFilter deallocates one claim */
+    }
+}
+
+/* PostFilter's UpdateStatus of the deallocated claim (no retry: an error is the plugin's) */
+static void deallocate(struct serve *s, struct job *j)
+{
+    struct serve_dra *d = s->dra;
+    struct step *st = &j->steps[0];
+    char *spath = claim_path(st->ns, st->name, "/status");
+    json_t *written = NULL;
+    struct err err;
+    int rc;
+
+    err_clear(&err);
+    serve_log('I', 5, "\"Deallocation of ResourceClaim\" pod=%s resourceclaim=\"%s/%s\"",
+              log_quote(j->key), st->ns, st->name);
+    rc = spath ? send_json(s, "PUT", spath, "application/json", st->claim, &written, &err)
+               : err_set(&err, -ENOMEM, "out of memory");
+    free(spath);
+    serve_lock(s);
+    if (rc) {
+        char msg[1200], key[600];
+
+        /* back to the informer's claim (still allocated); the pod waits for an event */
+        snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+        overlay_free(keymap_del(&d->over, key));
+        serve_log('E', 0, "\"Status after running PostFilter plugins for pod\" pod=%s status=%s",
+                  log_quote(j->key), log_quote(err_format(&err, msg, sizeof(msg))));
+    } else {
+        assume(d, st->ns, st->name, written);
+    }
+    d->dirty = true;
+    serve_unlock(s);
+    json_decref(written);
+}
+
+/* the claims ("ns/name") a job writes, or NULL when out of memory; *n of them */
+static char **job_keys(const struct job *j, size_t *n)
+{
+    char **k = calloc(j->nsteps + 1, sizeof(*k));
+    size_t i;
+
+    *n = 0;
+    for (i = 0; k && i < j->nsteps; i++) {
+        if (!(k[*n] = buf_fmt("%s/%s", j->steps[i].ns, j->steps[i].name))) {
+            while (*n)
+                free(k[--*n]);
+            free(k);
+            return NULL;
+        }
+        (*n)++;
+    }
+    return k;
+}
+
+static void keys_free(char **k, size_t n)
+{
+    while (n)
+        free(k[--n]);
+    free(k);
+}
+
+/* the first job in order whose claims no running job writes and no earlier job in the queue
+ * waits to write (a claim's writes stay in order), taken out with its claims marked busy;
+ * NULL when none may run now (jmu held) */
+static struct job *take_job(struct serve_dra *d, char ***keys, size_t *nkeys)
+{
+    struct job **pp, *j;
+    struct keymap skipped = KEYMAP_INIT;
+    static int one = 1; /* (a value: only "present" matters) */
+
+    *keys = NULL;
+    *nkeys = 0;
+    for (pp = &d->head; (j = *pp); pp = &j->next) {
+        size_t n, i;
+        char **k = job_keys(j, &n);
+        bool ok = k != NULL;
+
+        for (i = 0; ok && i < n; i++)
+            ok = !keymap_get(&d->busy, k[i]) && !keymap_get(&skipped, k[i]);
+        if (!ok) {
+            /* later jobs of its claims wait for it */
+            for (i = 0; k && i < n; i++)
+                if (!keymap_get(&skipped, k[i]) && !keymap_put(&skipped, k[i], &one, NULL))
+                    k[i] = NULL; /* (skipped owns it now) */
+            if (k)
+                keys_free(k, n);
+            continue;
+        }
+        for (i = 0; i < n; i++)
+            if (keymap_put(&d->busy, k[i], &one, NULL))
+                break;
+        if (i < n) { /* (out of memory: it waits) */
+            while (i)
+                keymap_del(&d->busy, k[--i]);
+            keys_free(k, n);
+            continue;
+        }
+        *pp = j->next;
+        if (d->tail == j) {
+            struct job *t = d->head;
+
+            while (t && t->next)
+                t = t->next;
+            d->tail = t;
+        }
+        j->next = NULL;
+        *keys = k;
+        *nkeys = n;
+        break;
+    }
+    {
+        size_t i;
+
+        for (i = 0; i < skipped.cap; i++)
+            free((char *)skipped.slots[i].key);
+        keymap_release(&skipped);
+    }
+    return j;
 }
 
 static void *writer(void *arg)
@@ -1249,26 +1874,52 @@ static void *writer(void *arg)
     struct serve_dra *d = s->dra;
 
     for (;;) {
-        struct job *j;
+        struct job *j = NULL;
+        char **keys = NULL;
+        size_t nkeys = 0, i;
+        bool poll = false;
 
         pthread_mutex_lock(&d->jmu);
-        while (!d->head && !d->stop)
-            pthread_cond_wait(&d->jcv, &d->jmu);
-        if (!d->head) {
-            pthread_mutex_unlock(&d->jmu);
-            return NULL;
+        for (;;) {
+            int64_t due;
+
+            if (d->stop && !d->head) {
+                pthread_mutex_unlock(&d->jmu);
+                return NULL;
+            }
+            if ((j = take_job(d, &keys, &nkeys)))
+                break;
+            due = wait_due(d);
+            if (due >= 0 && due <= mono_ms()) {
+                poll = true;
+                break;
+            }
+            if (due < 0)
+                pthread_cond_wait(&d->jcv, &d->jmu);
+            else
+                mono_cond_wait_until(&d->jcv, &d->jmu, due);
         }
-        j = d->head;
-        d->head = j->next;
-        if (!d->head)
-            d->tail = NULL;
         pthread_mutex_unlock(&d->jmu);
+        if (poll || !j)
+            wait_poll(s);
+        if (!j)
+            continue;
         if (j->kind == JOB_PREBIND) {
             prebind(s, j);
+        } else if (j->kind == JOB_DEALLOCATE) {
+            deallocate(s, j);
+            job_free(j);
         } else {
             unreserve(s, j);
             job_free(j);
         }
+        /* its claims are free for the next jobs */
+        pthread_mutex_lock(&d->jmu);
+        for (i = 0; i < nkeys; i++)
+            keymap_del(&d->busy, keys[i]);
+        pthread_cond_broadcast(&d->jcv);
+        pthread_mutex_unlock(&d->jmu);
+        keys_free(keys, nkeys);
     }
 }
 
@@ -1320,12 +1971,14 @@ int serve_dra_start(struct serve *s)
     d->cel_ready = true;
     d->dirty = true;
     s->bind_done = serve_dra_bind_done;
-    if (pthread_create(&d->thread, NULL, writer, s)) {
-        fprintf(stderr, "gpusched serve: cannot start the claim writer's thread\n");
-        return -EAGAIN;
+    for (k = 0; k < WRITERS; k++) {
+        if (pthread_create(&d->threads[k], NULL, writer, s)) {
+            fprintf(stderr, "gpusched serve: cannot start the claim writers' threads\n");
+            return -EAGAIN;
+        }
+        d->nthreads++;
+        pthread_setname_np(d->threads[k], "claim-writer");
     }
-    d->started = true;
-    pthread_setname_np(d->thread, "claim-writer");
     err_clear(&err);
     memset(&io, 0, sizeof(io));
     io.log = on_log;
@@ -1364,13 +2017,13 @@ void serve_dra_stop(struct serve *s)
         return;
     for (k = 0; k < SERVE_DRA_KINDS; k++)
         kube_informer_free(d->inf[k]);
-    if (d->started) {
+    if (d->nthreads) {
         pthread_mutex_lock(&d->jmu);
         d->stop = true;
-        pthread_cond_signal(&d->jcv);
+        pthread_cond_broadcast(&d->jcv);
         pthread_mutex_unlock(&d->jmu);
-        pthread_join(d->thread, NULL);
-        d->started = false;
+        while (d->nthreads)
+            pthread_join(d->threads[--d->nthreads], NULL);
     }
     for (k = 0; k < SERVE_DRA_KINDS; k++)
         d->inf[k] = NULL;
@@ -1386,6 +2039,12 @@ void serve_dra_free(struct serve *s)
         return;
     serve_dra_stop(s);
     s->bind_done = NULL;
+    while (d->waiting) {
+        struct job *j = d->waiting;
+
+        d->waiting = j->next;
+        job_free(j);
+    }
     while (d->head) {
         struct job *j = d->head;
 
@@ -1407,6 +2066,7 @@ void serve_dra_free(struct serve *s)
         if (d->reserved.slots[i].key)
             job_free(d->reserved.slots[i].value);
     keymap_release(&d->reserved);
+    keymap_release(&d->busy);
     pthread_mutex_destroy(&d->jmu);
     pthread_cond_destroy(&d->jcv);
     free(d);

@@ -293,7 +293,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     }
     case SCHED_UNSCHEDULABLE:
         if (pod.nresource_claims)
-            serve_dra_invalidate(s); /* (PostFilter may have deallocated in the world) */
+            serve_dra_postfilter(s, &pod, res.requeued); /* (PostFilter may have deallocated) */
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */

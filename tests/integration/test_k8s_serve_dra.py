@@ -16,6 +16,7 @@ asking for an extended resource that a DeviceClass serves is refused with a clea
 """
 import copy
 import json
+import os
 
 import k8s_util
 import util
@@ -313,3 +314,369 @@ def test_extended_resource_of_a_device_class_is_refused_with_an_event():
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
     finally:
         sv.kill()
+
+
+# ---- shares of a device, PostFilter's deallocation, binding conditions (each scenario on
+# nodes and devices of its own, prefix "ks-"/"gs-" plus the scenario's letter) ----
+
+UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+
+
+def scenario_world(c, p, devices, node_names=("a",), cls_extra=None):
+    """Nodes p+n, a DeviceClass p+"gpu" of driver p+DRIVER, one slice per node with
+    devices[n] (a list of device objects)."""
+    for n in node_names:
+        c.create_node(k8s_util.gpu_node(p + n, gpus=0, labels={"dra-test": p.strip("-")}))
+    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": p + "gpu"},
+              "spec": {"selectors": [{"cel": {"expression": "device.driver == '%s'" % (p + DRIVER)}}]}}])
+    for n in node_names:
+        c.create("/apis/resource.k8s.io/v1/resourceslices",
+                 {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                  "metadata": {"name": p + n + "-" + DRIVER},
+                  "spec": {"driver": p + DRIVER, "nodeName": p + n,
+                           "pool": {"name": p + n, "generation": 1, "resourceSliceCount": 1},
+                           "devices": devices[n]}})
+
+
+def create_claim(c, ns, name, spec):
+    c.request("POST", claims_path(ns), json.dumps(
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name},
+         "spec": spec}, separators=(",", ":")))
+
+
+def exactly(p, capacity=None, selector=None):
+    ex = {"deviceClassName": p + "gpu", "allocationMode": "ExactCount", "count": 1}
+    if capacity:
+        ex["capacity"] = {"requests": capacity}
+    if selector:
+        ex["selectors"] = [{"cel": {"expression": selector}}]
+    return {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}
+
+
+def start_scheduler(c, kc, scheduler, name, plugin_config=None):
+    """kube-scheduler or gpusched serve; plugin_config: the profile's pluginConfig (a
+    KubeSchedulerConfiguration file for either)."""
+    cfg = []
+    if plugin_config:
+        path = os.path.join(_tmp, "config-%s-%s.yaml" % (name, scheduler))
+        conf = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                "leaderElection": {"leaderElect": False},
+                "profiles": [{"schedulerName": scheduler, "pluginConfig": plugin_config}]}
+        if scheduler == "default-scheduler":
+            conf["clientConnection"] = {"kubeconfig": c.scheduler_kubeconfig}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        cfg = ["--config", path]
+    if scheduler == "default-scheduler":
+        proc = k8s_util.kube_scheduler(c, *cfg)
+        return proc, proc.alive
+    proc = Serve(None, ["-v", "5"] + cfg, _tmp, name=name, kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
+    return proc, proc._dead
+
+
+def run_scenario(scheduler, p, make, until, during=None, timeout=120, plugin_config=None):
+    """One scheduler's run of a scenario: make(c, ns, p, scheduler) creates its objects in a
+    namespace of its own, then the scheduler runs until until(c, ns, p) gives a value (during,
+    when given, is called on each poll: the test's part, e.g. a driver setting conditions).
+    Returns (c, ns, value, proc); gpusched is left running (the caller stops it)."""
+    c, kc = setup()
+    ns = p + "x"
+    namespace(c, ns)
+    make(c, ns, p, scheduler)
+    proc, dead = start_scheduler(c, kc, scheduler, p.strip("-"), plugin_config)
+    unmet = {}
+
+    def poll():
+        if dead():
+            return "died"
+        if during:
+            during(c, ns, p)
+        return until(c, ns, p, unmet)
+    try:
+        try:
+            v = wait_for("the %s run of %s to settle" % (scheduler, p), poll, timeout=timeout)
+        except AssertionError as e:
+            raise AssertionError("%s (waiting for %s)" % (e, unmet.get("what")))
+        if v == "died":
+            raise AssertionError("%s died" % scheduler)
+        return c, ns, v, proc
+    except BaseException as e:
+        if scheduler != "default-scheduler":  # (stopped here on any failure: the caller only
+            proc.stop()                         # stops it after a run that settled)
+            if isinstance(e, AssertionError):
+                raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(60)))
+        raise
+    finally:
+        if scheduler == "default-scheduler":
+            proc.stop()
+
+
+def unprefixed(v, p):
+    if isinstance(v, str):
+        return v.replace(p, "P-")
+    if isinstance(v, list):
+        return [unprefixed(x, p) for x in v]
+    if isinstance(v, dict):
+        return {k: unprefixed(x, p) for k, x in v.items()}
+    return v
+
+
+def claim_view(cl, p):
+    """A claim's status and finalizers as compared: the timestamp only as present, each
+    shareID only as a well-formed random UUID (kube-scheduler makes a new one per share)."""
+    import re
+    st = copy.deepcopy(cl.get("status") or {})
+    alloc = st.get("allocation")
+    if alloc is not None:
+        alloc["allocationTimestamp"] = "set" if alloc.get("allocationTimestamp") else "unset"
+        for r in (alloc.get("devices") or {}).get("results") or []:
+            if "shareID" in r:
+                r["shareID"] = "uuid" if re.match(UUID, r["shareID"]) else "bad: " + r["shareID"]
+    return unprefixed({"allocation": alloc,
+                       "reservedFor": [r["name"] for r in st.get("reservedFor") or []],
+                       "devices": st.get("devices"),
+                       "finalizers": sorted((cl.get("metadata") or {}).get("finalizers") or [])}, p)
+
+
+def share_device(name):
+    return {"name": name, "allowMultipleAllocations": True,
+            "attributes": {"index": {"int": int(name[-1])}},
+            "capacity": {"memory": {"value": "16Gi",
+                                    "requestPolicy": {"default": "1Gi",
+                                                      "validRange": {"min": "1Gi", "step": "1Gi"}}},
+                         "cores": {"value": "8"},
+                         "bw": {"value": "100", "requestPolicy": {"default": "40",
+                                                                  "validValues": ["10", "40", "100"]}}}}
+
+
+SHARES = {"share-a": {"memory": "1500Mi", "cores": "2", "bw": "20"},
+          "share-b": {"cores": "3"},
+          "share-c": {"memory": "3Gi", "cores": "3", "bw": "10"}}
+
+
+def make_shares(c, ns, p, scheduler):
+    for name, cap in sorted(SHARES.items()):
+        create_claim(c, ns, name, exactly(p, capacity=cap))
+        c.create("/api/v1/namespaces/%s/pods" % ns,
+                 pod(name, scheduler, [{"name": "gpu", "resourceClaimName": name}]))
+
+
+def shares_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    unmet["what"] = "placements %s" % placed
+    if not all(placed.get(n) for n in SHARES):
+        return None
+    claims = {x["metadata"]["name"]: x for x in c.items(claims_path(ns))}
+    return {"placement": unprefixed(placed, p),
+            "claims": {n: claim_view(claims[n], p) for n in SHARES}}
+
+
+def test_shares_of_a_device_with_allow_multiple_allocations_as_kube_scheduler():
+    """Three claims share one device with allowMultipleAllocations: each result has a new
+    shareID and the capacity it consumes (a request rounded up to the policy's step, the
+    policy's default, the capacity's value, a valid value), written as kube-scheduler writes
+    them."""
+    c, _ = setup()
+    for p in ("ks-s-", "gs-s-"):
+        scenario_world(c, p, {"a": [share_device("s0")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-s-", make_shares, shares_settled)
+    _, _, gs, sv = run_scenario("gpusched", "gs-s-", make_shares, shares_settled)
+    try:
+        util.check_eq(gs["placement"], ks["placement"], "placements, against kube-scheduler's")
+        for n in sorted(SHARES):
+            util.check_eq(gs["claims"][n], ks["claims"][n], "claim %s, against kube-scheduler's" % n)
+        util.check_eq([r.get("shareID") for n in sorted(SHARES)
+                       for r in gs["claims"][n]["allocation"]["devices"]["results"]],
+                      ["uuid"] * 3, "gpusched's shareIDs")
+        results = ks["claims"]["share-a"]["allocation"]["devices"]["results"]
+        util.check_eq(results[0].get("consumedCapacity"), {"memory": "2Gi", "cores": "2", "bw": "40"},
+                      "kube-scheduler's consumed capacity of share-a (the test's premise)")
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def make_stale(c, ns, p, scheduler):
+    """A claim allocated (by someone else: the test writes its status) to a device of a node
+    that does not exist, reserved for nobody, and a pod using it."""
+    create_claim(c, ns, "stale", exactly(p))
+    cl = c.get(claims_path(ns) + "/stale")
+    cl["status"] = {"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": p + DRIVER, "pool": p + "gone", "device": "g0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [p + "gone"]}]}]}}}
+    c.request("PUT", claims_path(ns) + "/stale/status", cl)
+    c.create("/api/v1/namespaces/%s/pods" % ns, pod("stale", scheduler, [{"name": "gpu", "resourceClaimName": "stale"}]))
+
+
+def stale_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    unmet["what"] = "placements %s" % placed
+    if not placed.get("stale"):
+        return None
+    cl = c.get(claims_path(ns) + "/stale")
+    return {"placement": unprefixed(placed, p), "claim": claim_view(cl, p),
+            "messages": sorted(set(unprefixed(e["note"], p) for e in c.events(ns, "FailedScheduling")
+                                   if e["regarding"]["name"] == "stale"))}
+
+
+def test_postfilter_deallocates_a_claim_available_nowhere_as_kube_scheduler():
+    """A pod's claim is allocated on a node that is gone and reserved for nobody: Filter finds
+    it available on no node, PostFilter deallocates it in the API (an update of its status)
+    and the next attempt allocates it afresh; the same messages, the same end as
+    kube-scheduler's."""
+    c, _ = setup()
+    for p in ("ks-d-", "gs-d-"):
+        scenario_world(c, p, {"a": [device("d0", "small")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-d-", make_stale, stale_settled)
+    _, ns, gs, sv = run_scenario("gpusched", "gs-d-", make_stale, stale_settled)
+    try:
+        util.check_eq(gs, ks, "the pod, its claim and its FailedScheduling messages, against kube-scheduler's")
+        if not any("deallocation of ResourceClaim completed" in m for m in ks["messages"]):
+            raise AssertionError("kube-scheduler did not deallocate (the test's premise): %s" % ks["messages"])
+        # the deallocation is gpusched's update of the claim's status
+        puts = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA), verb="update", resource="resourceclaims",
+                                   subresource="status")
+                if e["objectRef"].get("name") == "stale" and e["objectRef"].get("namespace") == ns]
+        util.check_eq(len(puts) >= 2, True, "gpusched's status updates of the claim (deallocation, then PreBind)")
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def bc_device(name):
+    return {"name": name, "attributes": {"index": {"int": int(name[-1])}},
+            "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
+
+
+def make_bc(c, ns, p, scheduler):
+    for name, index in (("bc-ok", 0), ("bc-fail", 1)):
+        create_claim(c, ns, name, exactly(p, selector="device.attributes['%s'].index == %d" % (p + DRIVER, index)))
+        c.create("/api/v1/namespaces/%s/pods" % ns, pod(name, scheduler, [{"name": "gpu", "resourceClaimName": name}]))
+
+
+def set_condition(c, ns, cl, ctype, reason, message):
+    """The driver's part: the device's condition in the claim's status.devices (a conflict
+    only means: again at the next poll)."""
+    r = cl["status"]["allocation"]["devices"]["results"][0]
+    cl["status"]["devices"] = [{"driver": r["driver"], "pool": r["pool"], "device": r["device"],
+                                "conditions": [{"type": ctype, "status": "True", "reason": reason,
+                                                "message": message,
+                                                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    st, _ = c.request("PUT", claims_path(ns) + "/" + cl["metadata"]["name"] + "/status", cl, ok=(200, 409))
+    return st == 200
+
+
+def bc_driver():
+    """A driver for the binding conditions scenario: bc-ok's device gets "attached" once its
+    pod waits; bc-fail's gets "failed" the first time, "attached" when it waits again (the
+    claim deallocated and allocated again: its status.devices went with the allocation)."""
+    phase = {"bc-fail": 0}
+
+    def during(c, ns, p):
+        for cl in c.items(claims_path(ns)):
+            name, st = cl["metadata"]["name"], cl.get("status") or {}
+            waiting = st.get("allocation") and st.get("reservedFor") and not st.get("devices")
+            if name == "bc-ok" and waiting:
+                set_condition(c, ns, cl, "attached", "Attached", "")
+            elif name == "bc-fail":
+                if phase["bc-fail"] == 0 and waiting:
+                    if set_condition(c, ns, cl, "failed", "Broken", "no \"luck\""):
+                        phase["bc-fail"] = 1
+                elif phase["bc-fail"] == 1 and waiting:  # (deallocation cleared status.devices)
+                    set_condition(c, ns, cl, "attached", "Attached", "")
+    return during
+
+
+def bc_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    if not all(placed.get(n) for n in ("bc-ok", "bc-fail")):
+        unmet["what"] = "placements %s; bc-fail's claim %s; events %s" % (
+            placed, (c.get(claims_path(ns) + "/bc-fail") or {}).get("status"),
+            [(e["regarding"]["name"], e["reason"], e["note"]) for e in c.events(ns)])
+        return None
+    claims = {x["metadata"]["name"]: x for x in c.items(claims_path(ns))}
+    events = sorted(set((e["regarding"]["name"], e["reason"], unprefixed(e["note"], p))
+                        for e in c.events(ns) if e["reason"] in ("FailedScheduling", "BindingConditionsPending")))
+    return {"placement": unprefixed(placed, p),
+            "claims": {n: claim_view(claims[n], p) for n in ("bc-ok", "bc-fail")},
+            "events": events}
+
+
+def test_prebind_waits_for_binding_conditions_as_kube_scheduler():
+    """Devices with binding conditions: PreBind writes the claim, records
+    BindingConditionsPending and binds only once the driver set the condition; a failure
+    condition fails PreBind, the next attempt finds the claim unavailable, PostFilter
+    deallocates it, and it is allocated and waited for again. The same events and the same
+    end as kube-scheduler's."""
+    c, _ = setup()
+    for p in ("ks-b-", "gs-b-"):
+        scenario_world(c, p, {"a": [bc_device("c0"), bc_device("c1")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-b-", make_bc, bc_settled, during=bc_driver())
+    _, ns, gs, sv = run_scenario("gpusched", "gs-b-", make_bc, bc_settled, during=bc_driver())
+    try:
+        util.check_eq(gs["placement"], ks["placement"], "placements, against kube-scheduler's")
+        util.check_eq(gs["claims"], ks["claims"], "claims, against kube-scheduler's")
+        util.check_eq(gs["events"], ks["events"], "FailedScheduling and BindingConditionsPending events, "
+                      "against kube-scheduler's")
+        if not any("device binding failed" in e[2] for e in ks["events"]):
+            raise AssertionError("kube-scheduler's PreBind did not fail (the test's premise): %s" % ks["events"])
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def make_bt(c, ns, p, scheduler):
+    create_claim(c, ns, "bt", exactly(p))
+    c.create("/api/v1/namespaces/%s/pods" % ns, pod("bt", scheduler, [{"name": "gpu", "resourceClaimName": "bt"}]))
+
+
+def bt_driver():
+    """A driver that lets the first allocation's wait time out and attaches the device of the
+    next one (told apart by its allocationTimestamp)."""
+    first = {}
+
+    def during(c, ns, p):
+        cl = c.get_or_none(claims_path(ns) + "/bt")
+        st = (cl or {}).get("status") or {}
+        if not (st.get("allocation") and st.get("reservedFor") and not st.get("devices")):
+            return
+        ts = st["allocation"].get("allocationTimestamp")
+        first.setdefault("ts", ts)
+        if ts != first["ts"]:
+            set_condition(c, ns, cl, "attached", "Attached", "")
+    return during
+
+
+def bt_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    if not placed.get("bt"):
+        unmet["what"] = "placements %s; events %s" % (
+            placed, [(e["regarding"]["name"], e["reason"], e["note"]) for e in c.events(ns)])
+        return None
+    # which of the two timeouts PreBind's poll meets first (its deadline, or the claim's
+    # allocationTimestamp plus the timeout) is a race in kube-scheduler too
+    events = sorted(set((e["regarding"]["name"], e["reason"],
+                         unprefixed(e["note"], p).split("device binding timeout")[0] +
+                         ("device binding timeout..." if "device binding timeout" in e["note"] else ""))
+                        for e in c.events(ns) if e["reason"] in ("FailedScheduling", "BindingConditionsPending")))
+    return {"placement": unprefixed(placed, p), "claim": claim_view(c.get(claims_path(ns) + "/bt"), p),
+            "events": events}
+
+
+def test_binding_timeout_from_the_config_as_kube_scheduler():
+    """DynamicResourcesArgs.bindingTimeout from --config (10 s): the devices' conditions are
+    not met in time, PreBind fails with the timeout, the next attempt finds the claim timed
+    out (available on no node), PostFilter deallocates it, the second allocation's device is
+    attached and the pod bound; the same events and end as kube-scheduler's."""
+    c, _ = setup()
+    for p in ("ks-t-", "gs-t-"):
+        scenario_world(c, p, {"a": [bc_device("c0")]})
+    pc = [{"name": "DynamicResources", "args": {"bindingTimeout": "10s"}}]
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-t-", make_bt, bt_settled, during=bt_driver(),
+                               plugin_config=pc)
+    _, ns, gs, sv = run_scenario("gpusched", "gs-t-", make_bt, bt_settled, during=bt_driver(),
+                                 plugin_config=pc)
+    try:
+        util.check_eq(gs, ks, "the pod, its claim and its events, against kube-scheduler's")
+        if not any("device binding timeout" in e[2] for e in ks["events"]):
+            raise AssertionError("kube-scheduler's PreBind did not time out (the test's premise): %s" % ks["events"])
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")

@@ -81,3 +81,64 @@ def test_claim_conflict_is_retried_and_a_prebind_error_fails_the_attempt():
                 raise AssertionError("no log line of the failed PreBind")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_slow_claim_write_does_not_hold_another_pods_prebind():
+    """The claim writes of different pods go on in parallel (kube-scheduler binds each pod in
+    a goroutine of its own): p1's finalizer patch hangs for 20 s, p2 is bound meanwhile."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for o in dra_objects():
+            api.add(o)
+        api.delay("PATCH", r"/resourceclaims/c1$", 20)
+        api.add(claim_pod("p1", "c1"))
+        api.add(claim_pod("p2", "c2"))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("p2 bound", lambda: sv._dead() or "p2" in bound(api), timeout=60)
+            util.check_eq(bound(api), {"p2": "n1"}, "placements while c1's write hangs")
+            wait_for("p1 bound", lambda: sv._dead() or "p1" in bound(api), timeout=60)
+            util.check_eq(claim_requests(api, "c1"), [("PATCH", "c1"), ("PUT", "c1/status")],
+                          "requests for c1")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_refused_deallocation_leaves_the_claim_allocated_until_the_next_attempt():
+    """PostFilter's deallocation of a claim allocated on a node that is gone: the status update
+    refused (a conflict) is logged and the claim stays allocated, as with kube-scheduler's
+    failed UpdateStatus; the claim's next update brings the pod back, the deallocation
+    succeeds and the pod gets a device of n1."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for o in dra_objects():
+            api.add(o)
+        c1 = api.get("resourceclaims", "c1")
+        c1["status"] = {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "gone", "device": "g0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["gone"]}]}]}}}
+        api.add(c1)
+        api.inject("PUT", r"/resourceclaims/c1/status$", 409, times=1,
+                   message='Operation cannot be fulfilled on resourceclaims.resource.k8s.io "c1": '
+                           'the object has been modified; please apply your changes to the latest '
+                           'version and try again')
+        api.add(claim_pod("p1", "c1"))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("the refused deallocation's log line",
+                     lambda: sv._dead() or sv.grep("Status after running PostFilter plugins for pod"), timeout=30)
+            util.check_eq(api.get("resourceclaims", "c1")["status"]["allocation"]["devices"]["results"][0]["pool"],
+                          "gone", "c1's pool after the refused deallocation")
+            util.check_eq(bound(api), {}, "placements")
+            c1 = api.get("resourceclaims", "c1")
+            c1["metadata"].setdefault("labels", {})["touched"] = "yes"
+            api.add(c1)
+            wait_for("p1 bound", lambda: sv._dead() or "p1" in bound(api), timeout=30)
+            util.check_eq(bound(api), {"p1": "n1"}, "placements")
+            res = api.get("resourceclaims", "c1")["status"]["allocation"]["devices"]["results"]
+            util.check_eq([(r["driver"], r["pool"]) for r in res], [(DRIVER, "n1")], "c1's new result")
+            util.check_eq([m for m, path in claim_requests(api, "c1")].count("PUT") >= 3, True,
+                          "c1's status updates (refused deallocation, deallocation, PreBind)")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")

@@ -200,6 +200,15 @@ static void refusals_name_line_and_field(void)
          "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: 101 is not in the range [0, 100]"},
         {HEAD "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args: {}\n",
          "line 5: profiles[0].pluginConfig[0].name: args of plugin \"PodTopologySpread\" are not supported by gpusched"},
+        {HEAD "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args:\n"
+              "      bindingTimeout: 500ms\n",
+         "line 7: profiles[0].pluginConfig[0].args.bindingTimeout: Invalid value: 500ms: must be at least 1 second"},
+        {HEAD "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args:\n"
+              "      filterTimeout: 10s\n",
+         "profiles[0].pluginConfig[0].args.filterTimeout: not supported by gpusched"},
+        {HEAD "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args:\n"
+              "      scoring: 1\n",
+         "line 7: profiles[0].pluginConfig[0].args.scoring: unknown field \"scoring\""},
         {HEAD "leaderElection:\n  resourceLock: endpoints\n",
          "line 4: leaderElection.resourceLock: only \"leases\" is supported"},
         {HEAD "leaderElection:\n  leaseDuration: 10s\n  renewDeadline: 10s\n",
@@ -219,6 +228,24 @@ static void refusals_name_line_and_field(void)
         if (!rc)
             sched_config_release(&cfg);
     }
+}
+
+/* DynamicResourcesArgs.bindingTimeout per profile (0: the default); filterTimeout 0 accepted */
+static void dynamic_resources_args(void)
+{
+    struct sched_config cfg;
+    struct err err;
+    int rc = load(HEAD "profiles:\n- schedulerName: a\n  pluginConfig:\n"
+                       "  - name: DynamicResources\n    args:\n      kind: DynamicResourcesArgs\n"
+                       "      bindingTimeout: 1m30s\n      filterTimeout: 0s\n- schedulerName: b\n",
+                  &cfg, &err);
+
+    CHECK_INT_EQ(rc, 0);
+    if (rc)
+        return;
+    CHECK_INT_EQ(sched_config_find(&cfg, "a")->dra_binding_timeout_ms, 90000);
+    CHECK_INT_EQ(sched_config_find(&cfg, "b")->dra_binding_timeout_ms, 0);
+    sched_config_release(&cfg);
 }
 
 /* sched_noderesources_score against kube-scheduler's formulas worked by hand */
@@ -277,6 +304,7 @@ static void fit_strategies(void)
 }
 
 static const struct test_case cases[] = {
+    {"DynamicResources args: bindingTimeout per profile", dynamic_resources_args},
     {"defaults without profiles", defaults_without_profiles},
     {"profiles, weights and strategies", profiles_weights_and_strategies},
     {"refusals name file, line and field", refusals_name_line_and_field},

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/httpd.h"
 #include "base/goparse.h"
+#include "serve/drashare.h"
 #include "serve/metrics.h"
 #include "serve/recorder.h"
 #include "test.h"
@@ -646,6 +647,93 @@ static void httpd_request_parser(void)
         -1);
 }
 
+/* NewMilliQuantity(m, format).String(), as apimachinery v0.37.2 writes them */
+static void drashare_quantities_canonical(void)
+{
+    static const struct {
+        int64_t milli;
+        enum serve_qformat f;
+        const char *want;
+    } cases[] = {
+        {2147483648000LL, SERVE_QF_BINARY_SI, "2Gi"},
+        {1536000, SERVE_QF_BINARY_SI, "1536"},
+        {1000000, SERVE_QF_BINARY_SI, "1k"},
+        {1500000, SERVE_QF_DECIMAL_SI, "1500"},
+        {2000000000, SERVE_QF_DECIMAL_SI, "2M"},
+        {1500, SERVE_QF_DECIMAL_SI, "1500m"},
+        {500, SERVE_QF_BINARY_SI, "500m"},
+        {10000000, SERVE_QF_DECIMAL_EXPONENT, "10e3"},
+        {5000, SERVE_QF_DECIMAL_EXPONENT, "5"},
+        {100, SERVE_QF_DECIMAL_EXPONENT, "100e-3"},
+        {1025500, SERVE_QF_BINARY_SI, "1025500m"},
+        {3072000, SERVE_QF_BINARY_SI, "3Ki"},
+        {0, SERVE_QF_BINARY_SI, "0"},
+    };
+    size_t i;
+    char buf[64];
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        CHECK_STR_EQ(serve_quantity_canonical((kube_nano)cases[i].milli * 1000000, cases[i].f, buf,
+                                              sizeof(buf)),
+                     cases[i].want);
+    CHECK_INT_EQ(serve_quantity_format("1E"), SERVE_QF_DECIMAL_SI);
+    CHECK_INT_EQ(serve_quantity_format("1e3"), SERVE_QF_DECIMAL_EXPONENT);
+    CHECK_INT_EQ(serve_quantity_format("1Ki"), SERVE_QF_BINARY_SI);
+    CHECK_INT_EQ(serve_quantity_format("1.5"), SERVE_QF_DECIMAL_SI);
+}
+
+/* GetConsumedCapacityFromRequest's sources: default, value, request, min, valid values, a
+ * step rounding in the step's format */
+static void drashare_consumed_capacity_texts(void)
+{
+    json_t *dev = json_loads(
+        "{\"capacity\":{"
+        "\"a\":{\"value\":\"16Gi\",\"requestPolicy\":{\"default\":\"1Gi\",\"validRange\":"
+        "{\"min\":\"1Gi\",\"step\":\"1Gi\"}}},"
+        "\"b\":{\"value\":\"8\"},"
+        "\"c\":{\"value\":\"100\",\"requestPolicy\":{\"validValues\":[\"10\",\"50\"]}},"
+        "\"d\":{\"value\":\"4Gi\",\"requestPolicy\":{\"validRange\":{\"min\":\"2Gi\"}}}}}",
+        0, NULL);
+    json_t *req = json_loads("{\"capacity\":{\"requests\":{\"a\":\"1500Mi\",\"c\":\"20\","
+                             "\"d\":\"1Gi\"}}}",
+                             0, NULL);
+    const kube_nano G = (kube_nano)1073741824 * KUBE_NANO_PER_UNIT;
+    struct dra_consumed c[] = {
+        {"a", 2 * G}, {"b", 8 * KUBE_NANO_PER_UNIT}, {"c", 50 * KUBE_NANO_PER_UNIT}, {"d", 2 * G}};
+    json_t *out = serve_dra_consumed_capacity(dev, req, c, 4), *none;
+    char *text = out ? json_dumps(out, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+
+    CHECK_STR_EQ(text, "{\"a\":\"2Gi\",\"b\":\"8\",\"c\":\"50\",\"d\":\"2Gi\"}");
+    free(text);
+    json_decref(out);
+    /* no request: the default, else the capacity's value */
+    none = json_object();
+    out = serve_dra_consumed_capacity(dev, none, c, 2);
+    text = out ? json_dumps(out, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+    CHECK_STR_EQ(text, "{\"a\":\"1Gi\",\"b\":\"8\"}");
+    free(text);
+    json_decref(out);
+    CHECK(serve_dra_consumed_capacity(dev, none, c, 0) == NULL);
+    json_decref(none);
+    json_decref(dev);
+    json_decref(req);
+}
+
+static void drashare_share_id_is_a_random_uuid(void)
+{
+    char a[37], b[37];
+    size_t i;
+
+    CHECK_INT_EQ(serve_dra_share_id(a), 0);
+    CHECK_INT_EQ(serve_dra_share_id(b), 0);
+    CHECK(strcmp(a, b) != 0);
+    CHECK_INT_EQ(strlen(a), 36);
+    CHECK(a[8] == '-' && a[13] == '-' && a[18] == '-' && a[23] == '-');
+    CHECK(a[14] == '4' && strchr("89ab", a[19]));
+    for (i = 0; i < 36; i++)
+        CHECK(a[i] == '-' || strchr("0123456789abcdef", a[i]));
+}
+
 static const struct test_case cases[] = {
     {"event note truncated at 1024 bytes with ' ...'", events_note_truncates_like_kube_scheduler},
     {"binding body", events_binding_body},
@@ -663,6 +751,9 @@ static const struct test_case cases[] = {
     {"idle clients do not delay probes", httpd_idle_clients_do_not_delay_probes},
     {"request parser", httpd_request_parser},
     {"request headers", httpd_request_headers},
+    {"consumed capacity quantities canonical", drashare_quantities_canonical},
+    {"consumed capacity texts as the allocator copies them", drashare_consumed_capacity_texts},
+    {"shareID is a random UUID", drashare_share_id_is_a_random_uuid},
 };
 
 TEST_SUITE(sched_serve_parts, cases)
