@@ -254,7 +254,9 @@ static int simulate_print_json(const struct simulate_run *r)
 /* ------------------------------------------------------------------ --follow */
 
 /* The followed run: pod "ns/name" -> the node it took (scheduled or, if preempted later,
- * preempted[].node), and preemptor "ns/name" -> the node its preemption nominated. */
+ * preempted[].node; or the node whose binding cycle failed, bindFailed[].node, a section the
+ * differential test adds: a failed PreBind may leave claims allocated there), and preemptor
+ * "ns/name" -> the node its preemption nominated. */
 struct simulate_follow {
     json_t *placed, *nominated;
     char key[512];
@@ -314,6 +316,7 @@ static int simulate_follow_load(struct simulate_follow *fo, const char *path)
         fprintf(stderr, "gpusched: out of memory\n");
     else if (!follow_section(doc, "scheduled", "pod", fo->placed, path) &&
              !follow_section(doc, "preempted", "pod", fo->placed, path) &&
+             !follow_section(doc, "bindFailed", "pod", fo->placed, path) &&
              !follow_section(doc, "preempted", "by", fo->nominated, path))
         rc = 0;
 out:

@@ -1026,8 +1026,7 @@ static int input_allocation(struct sched_dra *w, struct wclaim *c)
     const struct kube_dra_allocation *in = c->in ? c->in->allocation : NULL;
     size_t i, k;
 
-    /* a claim the pod names twice is allocated once per entry: the later allocation replaces
-     * the earlier, as the pending allocation kube-scheduler keeps per claim */
+    /* the devices of an allocation held before are released */
     if (c->allocated)
         account(w, &c->alloc, -1);
     free(c->alloc.r);
@@ -2291,25 +2290,92 @@ static bool claim_taken(void *ctx, const char *name)
     return claim_get(args[0], args[1], name) != NULL;
 }
 
+/* json_text appends s as Go's encoding/json writes a string (the value of an API server's
+ * "Duplicate value"): between quotes, '"' and '\\' backslashed, \n \r \t, other control
+ * characters and <, >, & as \u00XX; other bytes as they are (Go also escapes U+2028,
+ * U+2029 and invalid UTF-8, which no uid the API server makes holds) */
+static void json_text(char *out, size_t size, const char *s)
+{
+    size_t n = strlen(out);
+
+    for (; *s && n + 8 < size; s++) {
+        unsigned char ch = (unsigned char)*s;
+
+        if (ch == '"' || ch == '\\')
+            n += (size_t)snprintf(out + n, size - n, "\\%c", ch);
+        else if (ch == '\n')
+            n += (size_t)snprintf(out + n, size - n, "\\n");
+        else if (ch == '\r')
+            n += (size_t)snprintf(out + n, size - n, "\\r");
+        else if (ch == '\t')
+            n += (size_t)snprintf(out + n, size - n, "\\t");
+        else if (ch < 0x20 || ch == '<' || ch == '>' || ch == '&')
+            n += (size_t)snprintf(out + n, size - n, "\\u%04x", ch);
+        else
+            out[n++] = (char)ch;
+    }
+    out[n] = '\0';
+}
+
+/* the PreBind error of entry i, a claim an earlier entry of the pod has just written: v1.37.2
+ * writes each entry from the claim PreFilter read, so the second write carries a stale
+ * resourceVersion; the API server's conflict makes it read the claim again, which is then
+ * allocated (the entry wanted to store its own allocation: refused) or already reserved for
+ * the pod (the entry appends the pod again: the API server refuses the duplicate) */
+static void prebind_written_twice(const struct sched_dra_pod *ps, size_t i, bool allocate,
+                                  char *msg, size_t msgsize)
+{
+    const struct sched_dra_pod_in *p = ps->in;
+    const struct wclaim *c = ps->claims[i].wc;
+    char name[600] = "", uid[600] = "";
+
+    if (allocate) {
+        textf(msg, msgsize, "claim %s/%s got allocated elsewhere in the meantime", c->ns, c->name);
+        return;
+    }
+    /* the duplicate is the entry appended after the reservedFor the claim has now (the
+     * pod's own entry included) */
+    json_text(name, sizeof(name), p->name);
+    json_text(uid, sizeof(uid), p->uid ? p->uid : "");
+    textf(msg, msgsize,
+          "add reservation to claim %s/%s: ResourceClaim.resource.k8s.io \"%s\" is invalid: "
+          "status.reservedFor[%zu]: Duplicate value: "
+          "{\"resource\":\"pods\",\"name\":\"%s\",\"uid\":\"%s\"}",
+          c->ns, c->name, c->name, c->nreserved, name, uid);
+}
+
 int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                       size_t msgsize)
 {
     struct sched_dra *w = ps->w;
     const struct sched_dra_pod_in *p = ps->in;
+    const char *uid = p->uid ? p->uid : "";
     struct nodealloc *na;
     struct wclaim *special = NULL;
-    bool before[DRA_CLAIMS_MAX];
-    size_t i, idx = 0;
+    bool before[DRA_CLAIMS_MAX], held[DRA_CLAIMS_MAX];
+    size_t i, j, idx = 0, stop;
     int rc;
 
     na = node_found(ps, node, &rc);
     if (rc < 0)
         return rc;
-    for (i = 0; i < ps->nclaims; i++)
-        before[i] = ps->claims[i].wc && ps->claims[i].wc->allocated;
-    /* Reserve: the allocations made on this node, in the order the claims were allocated (a
-     * claim named twice was allocated twice) */
     for (i = 0; i < ps->nclaims; i++) {
+        before[i] = ps->claims[i].wc && ps->claims[i].wc->allocated;
+        held[i] = ps->claims[i].wc && reserved_for(ps->claims[i].wc, uid);
+    }
+    /* PreBind writes the entries in order and stops at the first that names a claim an
+     * earlier entry wrote (prebind_written_twice): what the entries before it wrote is all
+     * that stays of Reserve's allocations */
+    stop = ps->nclaims;
+    for (i = 0; i < ps->nclaims && stop == ps->nclaims; i++)
+        for (j = 0; j < i && ps->claims[i].wc && !held[i]; j++)
+            if (ps->claims[j].wc == ps->claims[i].wc) {
+                stop = i;
+                break;
+            }
+    /* Reserve: the allocations made on this node, in the order the claims were allocated (a
+     * claim named twice was allocated once per entry) */
+    for (i = 0; i < stop; i++) {
         struct pclaim *pc = &ps->claims[i];
 
         if (before[i])
@@ -2338,7 +2404,7 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
             special->uid = "";
             special->owner_is_pod = true;
             special->owner_name = p->name;
-            special->owner_uid = p->uid ? p->uid : "";
+            special->owner_uid = uid;
             special->extended = true;
             special->loaded = true;
             special->finalizer = true;
@@ -2355,37 +2421,41 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
         idx++;
     }
     /* PreBind: every claim reserved for the pod, in order */
-    for (i = 0; i < ps->nclaims; i++) {
+    for (i = 0; i < stop; i++) {
         struct pclaim *pc = &ps->claims[i];
 
         if (!pc->wc)
             continue; /* the extended resources all served by the device plugin */
-        if (reserved_for(pc->wc, p->uid ? p->uid : ""))
+        if (held[i] || reserved_for(pc->wc, uid))
             continue;
         if ((rc = reserve_claim(pc->wc, p)))
             return rc;
     }
-    if (special && (!na->ext || na->nmaps == 0)) {
+    if (stop < ps->nclaims) {
+        prebind_written_twice(ps, stop, !before[stop], msg, msgsize);
+    } else if (special && (!na->ext || na->nmaps == 0)) {
         /* v1.37.2 writes the pod's extendedResourceClaimStatus only with request mappings:
          * none (the node's device plugin serves them all, the pod also has claims) fails the
-         * PreBind; Unreserve then takes the pod off its claims (which stay allocated) and
-         * deletes the claim it made */
+         * PreBind */
         textf(msg, msgsize,
               "nil or empty request mappings, no update of pod %s/%s ExtendedResourceClaimStatus",
               p->namespace_, p->name);
-        for (i = 0; i < ps->nclaims; i++) {
-            struct pclaim *pc = &ps->claims[i];
-
-            if (!pc->wc)
-                continue;
-            if (pc->special)
-                claim_delete(w, pc->wc);
-            else
-                unreserve_claim(pc->wc, p->uid ? p->uid : "");
-        }
-        return SCHED_DRA_ERROR;
+    } else {
+        return SCHED_DRA_OK;
     }
-    return SCHED_DRA_OK;
+    /* Unreserve takes the pod off its claims (those PreBind allocated stay allocated) and
+     * deletes the claim PreBind made */
+    for (i = 0; i < ps->nclaims; i++) {
+        struct pclaim *pc = &ps->claims[i];
+
+        if (!pc->wc)
+            continue;
+        if (pc->special)
+            claim_delete(w, pc->wc);
+        else
+            unreserve_claim(pc->wc, uid);
+    }
+    return SCHED_DRA_ERROR;
 }
 
 /* ---- PostFilter ---- */

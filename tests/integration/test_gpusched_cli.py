@@ -876,8 +876,10 @@ def test_explain_agrees_with_simulate_on_every_scenario_pod():
         for pod, (status, what) in want.items():
             x = json.loads(gpusched("explain", *args, pod, "-o", "json").stdout)["result"]
             st = x["status"]
-            if st == "Error" and x.get("message", "").startswith('running "'):
-                st = "Unschedulable"  # the attempt failed with an error: simulate lists it so
+            if st == "Error" and x.get("message", "").startswith("running "):
+                # the attempt failed with a plugin's error (a Filter's, a PreBind's): simulate
+                # lists it so
+                st = "Unschedulable"
             got = ("Scheduled" if st.startswith("Scheduled") else st,
                    x.get("node") if status == "Scheduled" else x.get("message"))
             util.check_eq(got, (status, what), "%s %s" % (name, pod))

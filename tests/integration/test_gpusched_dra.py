@@ -400,3 +400,25 @@ def test_explain_names_an_invalid_pool():
         "    no complete, valid pool of devices is visible from this node"], "invalid pool")
     if "1 invalid resource pools were encountered" not in p.stdout:
         raise AssertionError(p.stdout)
+
+
+def test_claim_named_twice_message_quotes_the_uid_as_json():
+    """The Duplicate value of a pod naming an allocated claim twice is the API server's JSON of
+    the reservation (Go's encoding/json: <, > and & as \\u00XX); a pod from a file without a
+    uid has the one gpusched makes up for it, where the API server would make up another."""
+    with open(os.path.join(SCEN, "dra-claim-named-twice", "cluster.yaml")) as f:
+        doc = f.read()
+    uid = "uid: 7a1ce000-0000-4000-8000-000000000003"
+    assert uid in doc
+    for new, want in (('uid: "q\\"<&>\\tz"', '"uid":"q\\"\\u003c\\u0026\\u003e\\tz"'),
+                      ("name: x", '"uid":"gpusched-uid:default/twice-again"')):
+        text = doc.replace(uid, new).replace("{name: twice-again, namespace: default, name: x}",
+                                             "{name: twice-again, namespace: default}")
+        p = gpusched("simulate", "-f", "-", "-o", "json", input=text)
+        util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+        msgs = {u["pod"]: u["message"] for u in json.loads(p.stdout)["unschedulable"]}
+        util.check_eq(msgs["default/twice-again"],
+                      'running PreBind plugin "DynamicResources": add reservation to claim '
+                      'default/shared: ResourceClaim.resource.k8s.io "shared" is invalid: '
+                      'status.reservedFor[2]: Duplicate value: {"resource":"pods",'
+                      '"name":"twice-again",%s}' % want, "message")

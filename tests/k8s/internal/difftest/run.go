@@ -111,7 +111,7 @@ func (r *Runner) follow(dir, input string, res *oracle.Result) []Diff {
 	if err != nil {
 		return []Diff{{Class: "harness", Text: err.Error()}}
 	}
-	_ = report.WriteJSON(f, res.Simulate())
+	_ = report.WriteJSON(f, res.Follow())
 	f.Close()
 	tr := filepath.Join(dir, "gpusched.trace")
 	g, err := r.G.Simulate([]string{input}, "--follow", oj, "--trace", tr)

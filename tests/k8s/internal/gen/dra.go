@@ -33,7 +33,7 @@ import (
 
 func init() {
 	register(&Feature{Name: "dra", Default: false,
-		Doc:     "Dynamic Resource Allocation: DeviceClasses (CEL selectors, extendedResourceName), ResourceSlices (node-local, split, incomplete and outdated pools, nodeSelector/allNodes pools, per-device node selection, shared counters, consumable capacity, taints), DeviceTaintRules, shared ResourceClaims and ResourceClaimTemplates (counts, All, adminAccess, tolerations, capacity requests, firstAvailable, matchAttribute/distinctAttribute, selectors failing at run time), bound pods holding allocations, extended resources served by devices, missing claims and templates",
+		Doc:     "Dynamic Resource Allocation: DeviceClasses (CEL selectors, extendedResourceName), ResourceSlices (node-local, split, incomplete and outdated pools, nodeSelector/allNodes pools, per-device node selection, shared counters, consumable capacity, taints), DeviceTaintRules, shared ResourceClaims (a pod naming one twice) and ResourceClaimTemplates (counts, All, adminAccess, tolerations, capacity requests, firstAvailable, matchAttribute/distinctAttribute, selectors failing at run time), bound pods holding allocations, extended resources served by devices, missing claims and templates",
 		Cluster: draCluster, Node: draNode, Pod: draPod, Finish: draFinish})
 }
 
@@ -614,6 +614,8 @@ func draPod(g *G, p *corev1.Pod, bound bool) {
 	for i, n := 0, dpick(s, []int{1, 1, 1, 2}); i < n; i++ {
 		var pl podClaimPlan
 		switch {
+		case i > 0 && s.plans[p][0].kind == 'c' && s.chance(0.3):
+			pl = s.plans[p][0] // the same shared claim again
 		case s.chance(0.04):
 			pl.kind = 'T'
 		case s.chance(0.03):
@@ -623,12 +625,11 @@ func draPod(g *G, p *corev1.Pod, bound bool) {
 		default:
 			pl.kind, pl.index = 't', s.intn(4)
 		}
-		if pl.kind == 'c' && slices.Contains(s.plans[p], pl) {
-			// not the same ResourceClaim twice in one pod: kube-scheduler allocates it once
-			// per entry and writes both in PreBind, which the real API server refuses for
-			// the second (a conflict: "got allocated elsewhere in the meantime") and the
-			// oracle's fake one accepts (docs/dra.md, known differences)
-			continue
+		if pl.kind == 'c' && slices.Contains(s.plans[p], pl) && p.UID == "" {
+			// the same ResourceClaim twice: PreBind's second write is refused, and when
+			// the claim was allocated before, the message names the pod's uid (a
+			// Duplicate value in status.reservedFor), which both sides must know
+			p.UID = s.uid()
 		}
 		s.plans[p] = append(s.plans[p], pl)
 	}

@@ -20,7 +20,9 @@ package oracle
 //   - Each bound pod's devices are read from its claims when it binds (Outcome.Claims).
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -30,10 +32,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
 	"gpulabel.test/k8s/internal/objects"
@@ -269,9 +275,87 @@ func (r *run) claimsSeen(key string) bool {
 	return true
 }
 
+// allocatedSeen says whether DynamicResources' set of allocated devices is the API's: its
+// own claim event handler keeps it, which may lag behind the assume cache claimsSeen reads
+// (a device freed by a victim's deallocation still counted, or one a failed PreBind stored
+// not yet). Dedicated devices only: results without admin access and without a shareID
+// (DRAConsumableCapacity is on in v1.37).
+func (r *run) allocatedSeen() bool {
+	objs, err := r.client.Tracker().List(claimGVR, resourcev1.SchemeGroupVersion.WithKind("ResourceClaim"), "")
+	if err != nil {
+		return false
+	}
+	want := map[structured.DeviceID]bool{}
+	for _, c := range objs.(*resourcev1.ResourceClaimList).Items {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, res := range c.Status.Allocation.Devices.Results {
+			if !ptr.Deref(res.AdminAccess, false) && res.ShareID == nil {
+				want[structured.MakeDeviceID(res.Driver, res.Pool, res.Device)] = true
+			}
+		}
+	}
+	for _, f := range r.sched.Profiles {
+		m := f.SharedDRAManager()
+		if m == nil {
+			continue
+		}
+		st, err := m.ResourceClaims().GatherAllocatedState()
+		if err != nil || st.AllocatedDevices.Len() != len(want) {
+			return false
+		}
+		for id := range st.AllocatedDevices {
+			if !want[id] {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// settleClaims waits, up to the step's timeout, until the scheduler's view of the claims
+// (keys ns/name) and of the allocated devices is the API's; then it goes on regardless, as
+// settle does (a late attempt of another pod may hold an allocation in flight).
+func (r *run) settleClaims(ctx context.Context, keys []string) {
+	deadline := time.Now().Add(r.opts.Timeout)
+	for d := 50 * time.Microsecond; time.Now().Before(deadline) && ctx.Err() == nil; d = min(2*d, 2*time.Millisecond) {
+		ok := r.allocatedSeen()
+		for _, k := range keys {
+			ok = ok && r.claimsSeen(k)
+		}
+		if ok {
+			return
+		}
+		time.Sleep(d)
+	}
+}
+
 // podClaimDevices reads the devices of the pod's claims from the API, as they are when it
 // binds.
 func (r *run) podClaimDevices(p *corev1.Pod) []report.ClaimDevice {
+	var out []report.ClaimDevice
+	for _, n := range podClaimNames(p) {
+		o, err := r.client.Tracker().Get(claimGVR, p.Namespace, n)
+		if err != nil {
+			continue
+		}
+		c := o.(*resourcev1.ResourceClaim)
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, res := range c.Status.Allocation.Devices.Results {
+			out = append(out, report.ClaimDevice{Claim: p.Namespace + "/" + n, Request: res.Request,
+				Driver: res.Driver, Pool: res.Pool, Device: res.Device})
+		}
+	}
+	return out
+}
+
+// podClaimNames: the claims pod p names (spec.resourceClaims in order, then its
+// extended-resource claim), as far as its status says.
+func podClaimNames(p *corev1.Pod) []string {
 	var names []string
 	for _, pc := range p.Spec.ResourceClaims {
 		switch {
@@ -288,22 +372,7 @@ func (r *run) podClaimDevices(p *corev1.Pod) []report.ClaimDevice {
 	if s := p.Status.ExtendedResourceClaimStatus; s != nil && s.ResourceClaimName != "" {
 		names = append(names, s.ResourceClaimName)
 	}
-	var out []report.ClaimDevice
-	for _, n := range names {
-		o, err := r.client.Tracker().Get(claimGVR, p.Namespace, n)
-		if err != nil {
-			continue
-		}
-		c := o.(*resourcev1.ResourceClaim)
-		if c.Status.Allocation == nil {
-			continue
-		}
-		for _, res := range c.Status.Allocation.Devices.Results {
-			out = append(out, report.ClaimDevice{Claim: p.Namespace + "/" + n, Request: res.Request,
-				Driver: res.Driver, Pool: res.Pool, Device: res.Device})
-		}
-	}
-	return out
+	return names
 }
 
 // seenByScheduler: the pod has been popped and is being attempted.
@@ -324,20 +393,31 @@ func (r *run) nextVersion() string {
 	return strconv.FormatInt(r.claimRV, 10)
 }
 
-// claimVersionReactor gives every claim written a new metadata.resourceVersion, as the API
-// server does (the fake tracker does not, and DynamicResources' assume cache orders a
-// claim's versions by it).
+// claimVersionReactor writes claims as the API server does: every claim written gets a new
+// metadata.resourceVersion (the fake tracker gives none, and DynamicResources' assume cache
+// orders a claim's versions by it), and an update is checked first (claimUpdateCheck).
 func (r *run) claimVersionReactor(a clienttesting.Action) (bool, runtime.Object, error) {
+	// by verb: CreateAction and UpdateAction are the same interface
 	switch act := a.(type) {
 	case clienttesting.CreateAction:
-		if c, ok := act.GetObject().(*resourcev1.ResourceClaim); ok {
-			c.ResourceVersion = r.nextVersion()
+		c, ok := act.GetObject().(*resourcev1.ResourceClaim)
+		if !ok {
+			return false, nil, nil
 		}
-	case clienttesting.UpdateAction:
-		if c, ok := act.GetObject().(*resourcev1.ResourceClaim); ok {
+		if a.GetVerb() == "create" {
 			c.ResourceVersion = r.nextVersion()
+			return false, nil, nil
 		}
+		r.claimMu.Lock()
+		defer r.claimMu.Unlock()
+		if err := r.claimUpdateCheck(a.GetNamespace(), a.GetSubresource(), c); err != nil {
+			return true, nil, err
+		}
+		c.ResourceVersion = r.nextVersion()
+		return clienttesting.ObjectReaction(r.client.Tracker())(a)
 	case clienttesting.PatchAction:
+		r.claimMu.Lock()
+		defer r.claimMu.Unlock()
 		handled, obj, err := clienttesting.ObjectReaction(r.client.Tracker())(a)
 		if err != nil || !handled {
 			return handled, obj, err
@@ -354,4 +434,37 @@ func (r *run) claimVersionReactor(a clienttesting.Action) (bool, runtime.Object,
 		return true, c, nil
 	}
 	return false, nil, nil
+}
+
+// claimUpdateCheck refuses what the real API server refuses of the claim updates
+// kube-scheduler makes (the fake tracker takes any): a resourceVersion that is not the stored
+// one (a conflict: PreBind writing a claim from a stale copy, as for a pod naming one claim
+// twice), and a status whose reservedFor names one uid twice (status.reservedFor is a map
+// keyed by uid; the declarative validation's Duplicate error, each later entry named).
+func (r *run) claimUpdateCheck(ns, subresource string, c *resourcev1.ResourceClaim) error {
+	o, err := r.client.Tracker().Get(claimGVR, ns, c.Name)
+	if err != nil {
+		return nil // the tracker's NotFound
+	}
+	if old := o.(*resourcev1.ResourceClaim); c.ResourceVersion != "" && c.ResourceVersion != old.ResourceVersion {
+		return apierrors.NewConflict(claimGVR.GroupResource(), c.Name,
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	if subresource != "status" {
+		return nil
+	}
+	var errs field.ErrorList
+	path := field.NewPath("status", "reservedFor")
+	for j, ref := range c.Status.ReservedFor {
+		for _, prev := range c.Status.ReservedFor[:j] {
+			if prev.UID == ref.UID {
+				errs = append(errs, field.Duplicate(path.Index(j), ref))
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Group: resourcev1.GroupName, Kind: "ResourceClaim"}, c.Name, errs)
+	}
+	return nil
 }

@@ -86,6 +86,9 @@ type Outcome struct {
 	GatedBy string
 	// Claims: the devices of the pod's claims when it was bound
 	Claims []report.ClaimDevice
+	// BindNode: the node of the last attempt when it failed in the binding cycle (a PreBind
+	// error), which may have left claims allocated there
+	BindNode string
 }
 
 // Result of a run: outcomes in queue order, and the attempts in the order they happened.
@@ -170,6 +173,9 @@ type run struct {
 	released []string
 	claimSeq int
 	claimRV  int64
+	// claimMu makes a claim's write (its checks, the tracker's update) one step, as the
+	// API server's compare-and-swap
+	claimMu sync.Mutex
 }
 
 // retry: what a preemptor's next attempt waits for
@@ -546,6 +552,9 @@ func (r *run) settle(ctx context.Context, f framework.Framework, pi *framework.Q
 				ok = false
 			}
 		}
+		if len(released) > 0 && !r.allocatedSeen() {
+			ok = false
+		}
 		if ok {
 			break
 		}
@@ -673,6 +682,7 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 		var cur *report.Attempt
 		var victims []*corev1.Pod
 		retried, requeues := false, 0
+		suggested := "" // the node the current attempt's scheduling cycle chose
 		for done := false; !done; {
 			h, err := r.next(ctx, "pod "+Key(p))
 			if err != nil {
@@ -694,6 +704,10 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 			switch h.kind {
 			case "attempt":
 				out.Attempts++
+				suggested = ""
+				if h.err == nil {
+					suggested = h.node
+				}
 				cur = h.attempt
 				cur.Attempt = out.Attempts
 				attempts = append(attempts, cur)
@@ -721,6 +735,7 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 				}
 				msg := r.failedMessage(h.pod, h.status)
 				out.Message = msg
+				out.BindNode = suggested
 				status := report.StatusUnschedulable
 				if !h.status.IsRejected() {
 					status = report.StatusError
@@ -755,6 +770,16 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 				}
 				if err := r.until(ctx, Key(p)+" to leave the queue", func() bool { return !r.inQueue(p) }); err != nil {
 					return nil, nil, err
+				}
+				// a failed PreBind leaves claims written (allocated, then Unreserve's patch):
+				// the next pod is attempted once the scheduler has seen them, as on a real
+				// cluster where the next pod comes later than a watch event
+				if len(p.Spec.ResourceClaims) > 0 {
+					var keys []string
+					for _, n := range podClaimNames(h.pod) {
+						keys = append(keys, p.Namespace+"/"+n)
+					}
+					r.settleClaims(ctx, keys)
 				}
 				done = true
 			}
@@ -953,6 +978,22 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, erro
 
 // Simulate is the result as `gpusched simulate -o json` writes it: scheduled (without the
 // pods preempted later), unschedulable, then preempted and gated when not empty.
+// Follow is what gpusched simulate --follow reads to take the oracle's tie choices: the
+// Simulate document, and the nodes of attempts that failed in the binding cycle (their
+// PreBind may have left claims allocated on that node).
+func (res *Result) Follow() any {
+	var failed []report.Placed
+	for _, o := range res.Outcomes {
+		if !o.Scheduled && o.BindNode != "" {
+			failed = append(failed, report.Placed{Pod: Key(o.Pod), Node: o.BindNode})
+		}
+	}
+	return struct {
+		*report.Simulate
+		BindFailed []report.Placed `json:"bindFailed,omitempty"`
+	}{res.Simulate(), failed}
+}
+
 func (res *Result) Simulate() *report.Simulate {
 	s := &report.Simulate{Scheduled: []report.Placed{}, Unschedulable: []report.Unplaced{}}
 	for _, o := range res.Outcomes {
