@@ -13,11 +13,26 @@
 
 #define CDI_VERSION "0.5.0"
 
+static int write_all(int fd, const char *tmp, const char *data, size_t len, struct err *err)
+{
+    size_t off = 0;
+
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 int dra_write_atomic(const char *path, const char *data, size_t len, int mode, struct err *err)
 {
     char tmp[4200];
-    size_t off = 0;
-    int fd, rc = 0;
+    int fd, rc;
 
     if (strlen(path) + 32 > sizeof(tmp))
         return err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
@@ -25,20 +40,51 @@ int dra_write_atomic(const char *path, const char *data, size_t len, int mode, s
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0)
         return err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
+    rc = write_all(fd, tmp, data, len, err);
     if (close(fd) && !rc)
         rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
     if (!rc && rename(tmp, path))
+        rc = err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+void dra_spare_path(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s.spare.%ld", path, (long)getpid());
+}
+
+int dra_write_swap(const char *path, const char *data, size_t len, int mode, struct err *err)
+{
+    char tmp[4200];
+    int fd, rc;
+
+    if (strlen(path) + 32 > sizeof(tmp))
+        return err_set(err, -ENAMETOOLONG, "cannot write '%s': path too long", path);
+    dra_spare_path(path, tmp, sizeof(tmp));
+    /* the spare from the last write when there is one: no O_TRUNC (on ext4 a truncation to
+     * zero makes the close start the file's writeback), the length set after the write */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+    rc = write_all(fd, tmp, data, len, err);
+    if (!rc && ftruncate(fd, (off_t)len))
+        rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+    if (!rc && fchmod(fd, (mode_t)mode))
+        rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+    if (close(fd) && !rc)
+        rc = err_set(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+    if (rc) {
+        unlink(tmp);
+        return rc;
+    }
+    if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE))
+        return 0;
+    /* no file at path yet (the first write), or a file system without the exchange */
+    if (errno != ENOENT && errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        rc = err_set(err, -errno, "cannot exchange '%s' and '%s': %s", tmp, path, strerror(errno));
+    else if (rename(tmp, path))
         rc = err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
     if (rc)
         unlink(tmp);

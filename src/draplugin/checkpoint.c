@@ -78,7 +78,7 @@ int dra_checkpoint_save(const char *path, const json_t *claims, struct err *err)
     json_decref(doc);
     if (!text)
         return err_set(err, -ENOMEM, "out of memory");
-    rc = dra_write_atomic(path, text, strlen(text), 0600, err);
+    rc = dra_write_swap(path, text, strlen(text), 0600, err);
     free(text);
     return rc;
 }

@@ -20,7 +20,8 @@
  * *claims is then an empty object all the same. The caller decrefs *claims. */
 int dra_checkpoint_load(const char *path, json_t **claims, struct err *err);
 
-/* dra_checkpoint_save writes claims to path atomically (mode 0600). */
+/* dra_checkpoint_save writes claims to path atomically (mode 0600), through the spare file of
+ * dra_write_swap (cdi.h), which stays beside it until the caller removes it. */
 int dra_checkpoint_save(const char *path, const json_t *claims, struct err *err);
 
 #endif

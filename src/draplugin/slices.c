@@ -209,7 +209,8 @@ int dra_slices_sync(struct kube_client *c, const char *driver, const char *node,
     size_t want = json_array_size(desired), prefix = INDEX_LEN, i, nitems;
     struct kube_response resp;
     char sel[1024], esc[2048], path[2200], hex[32];
-    json_t *items, *item, **match = NULL;
+    json_t *items, *item, **match = NULL, **keep = NULL;
+    char **gone = NULL;
     bool *obsolete = NULL, changed = false;
     int64_t generation = 0;
     int rc;
@@ -278,13 +279,51 @@ int dra_slices_sync(struct kube_client *c, const char *driver, const char *node,
     if (changed)
         generation++;
     res->generation = generation;
-    /* deletes first: devices the node no longer has go even if the rest cannot be written */
+    /* what the writes need of the listed slices (the names to delete, the objects to update
+     * without their spec and status), so that the list is freed before the writes: it was
+     * the largest part of the agent's peak heap, alive beside a write's buffers */
+    gone = calloc(nitems + 1, sizeof(*gone));
+    keep = calloc(want + 1, sizeof(*keep));
+    if (!gone || !keep) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
     json_array_foreach(items, i, item)
     {
         const char *name =
             json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
 
-        if (!obsolete[i] || !name)
+        if (obsolete[i] && name && !(gone[i] = strdup(name))) {
+            rc = err_set(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    for (i = 0; changed && i < want; i++) {
+        json_t *copy = NULL;
+
+        if (!match[i])
+            continue;
+        /* the spec is written anew: copy the rest only */
+        copy = json_copy(match[i]);
+        if (copy) {
+            json_object_del(copy, "spec");
+            json_object_del(copy, "status");
+            keep[i] = json_deep_copy(copy);
+            json_decref(copy);
+        }
+        if (!keep[i]) {
+            rc = err_set(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    items = NULL;
+    memset(match, 0, (want + 1) * sizeof(*match));
+    kube_response_release(&resp);
+    /* deletes first: devices the node no longer has go even if the rest cannot be written */
+    for (i = 0; i < nitems; i++) {
+        const char *name = gone[i];
+
+        if (!name)
             continue;
         if (!kube_path_escape(name, esc, sizeof(esc))) {
             rc = err_set(err, -ENAMETOOLONG, "slice name too long");
@@ -311,21 +350,20 @@ int dra_slices_sync(struct kube_client *c, const char *driver, const char *node,
             rc = err_set(err, -ENOMEM, "out of memory");
             goto out;
         }
-        if (match[i]) {
+        if (keep[i]) {
             const char *name =
-                json_string_value(json_object_get(json_object_get(match[i], "metadata"), "name"));
+                json_string_value(json_object_get(json_object_get(keep[i], "metadata"), "name"));
 
-            obj = json_deep_copy(match[i]);
-            if (!obj || json_object_set_new(obj, "spec", spec)) {
-                json_decref(obj);
+            obj = keep[i];
+            if (json_object_set_new(obj, "spec", spec)) {
                 rc = err_set(err, -ENOMEM, "out of memory");
                 goto out;
             }
-            json_object_del(obj, "status");
             kube_path_escape(name, esc, sizeof(esc));
             snprintf(path, sizeof(path), API "/%s", esc);
             rc = send_json(c, "PUT", path, obj, err);
             json_decref(obj);
+            keep[i] = NULL;
             if (rc) {
                 rc = fail(err, "update", name);
                 goto out;
@@ -351,6 +389,12 @@ int dra_slices_sync(struct kube_client *c, const char *driver, const char *node,
         res->created++;
     }
 out:
+    for (i = 0; gone && i < nitems; i++)
+        free(gone[i]);
+    for (i = 0; keep && i < want; i++)
+        json_decref(keep[i]);
+    free(gone);
+    free(keep);
     free(match);
     free(obsolete);
     kube_response_release(&resp);

@@ -21,10 +21,12 @@ struct gpu_monitor {
     bool inited;
     nvmlEventSet_t events;
     unsigned count;
-    nvmlDevice_t handles[GPU_MAX_DEVICES]; /* NULL while NVML never gave one */
-    bool watched[GPU_MAX_DEVICES];         /* registered in the event set */
-    pthread_mutex_t mu;                    /* guards st */
-    struct gpu_monitor_state st[GPU_MAX_DEVICES];
+    /* count entries each, allocated once count is known (for GPU_MAX_DEVICES they were
+     * 100 KiB of an agent's heap on a node of 8) */
+    nvmlDevice_t *handles; /* NULL while NVML never gave one */
+    bool *watched;         /* registered in the event set */
+    pthread_mutex_t mu;    /* guards st */
+    struct gpu_monitor_state *st;
     pthread_t thread;
     bool started;
     volatile int stop;
@@ -244,6 +246,13 @@ int gpu_monitor_start(const struct gpu_monitor_config *cfg, struct gpu_monitor *
     }
     if (m->count > GPU_MAX_DEVICES)
         m->count = GPU_MAX_DEVICES;
+    m->handles = calloc(m->count + 1, sizeof(*m->handles));
+    m->watched = calloc(m->count + 1, sizeof(*m->watched));
+    m->st = calloc(m->count + 1, sizeof(*m->st));
+    if (!m->handles || !m->watched || !m->st) {
+        ret = err_set(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
     for (i = 0; i < m->count; i++)
         gpu_health_init(&m->st[i].h);
     if (m->nvml.event_set_create && m->nvml.device_register_events && m->nvml.event_set_wait &&
@@ -290,5 +299,8 @@ void gpu_monitor_stop(struct gpu_monitor *m)
         m->nvml.shutdown();
     gpu_nvml_close(&m->nvml);
     pthread_mutex_destroy(&m->mu);
+    free(m->handles);
+    free(m->watched);
+    free(m->st);
     free(m);
 }

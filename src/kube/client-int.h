@@ -50,6 +50,9 @@ struct kube_client {
     double ca_period;
     double bucket; /* rate-limit tokens available (may go negative: reservations) */
     double bucket_at;
+    int max_conns;          /* kube_client_opts.max_connections */
+    unsigned busy;          /* requests holding a handle, when max_conns */
+    pthread_cond_t conn_cv; /* signalled when one ends */
 };
 
 /* kube_client_watch_waits counts, for the whole process, the times a watch waited for its

@@ -127,6 +127,11 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out, 
         free(c);
         return err_set(err, -ENOMEM, "cannot create a mutex");
     }
+    if (pthread_cond_init(&c->conn_cv, NULL)) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return err_set(err, -ENOMEM, "cannot create a condition variable");
+    }
     rc = kube_config_load(o ? o->kubeconfig : NULL, o ? o->context : NULL, &c->cfg, err);
     if (!rc && c->cfg.exec)
         rc = client_exec_first(c, err);
@@ -166,6 +171,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **out, 
     c->burst = o && o->burst > 1 ? o->burst : 1;
     c->bucket = c->burst;
     c->bucket_at = mono_now();
+    c->max_conns = o && o->max_connections > 0 ? o->max_connections : 0;
     rc = client_route(c, err);
 out:
     if (rc) {
@@ -190,6 +196,7 @@ void kube_client_free(struct kube_client *c)
     free(c->user_agent);
     free(c->url_base);
     kube_curl.slist_free_all(c->connect_to);
+    pthread_cond_destroy(&c->conn_cv);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -282,23 +289,42 @@ const char *kube_path_escape(const char *s, char *buf, size_t size)
 
 /* ---- pool, rate limit, token ---------------------------------------------------------- */
 
-static CURL *client_handle_take(struct kube_client *c)
+/* client_handle_take takes a handle (with the live connection it caches) from the pool, or a
+ * new one; a request (counted) waits while max_conns requests hold one. */
+static CURL *client_handle_take(struct kube_client *c, bool counted)
 {
     CURL *h = NULL;
 
     pthread_mutex_lock(&c->lock);
+    if (counted && c->max_conns) {
+        while (c->busy >= (unsigned)c->max_conns)
+            pthread_cond_wait(&c->conn_cv, &c->lock);
+        c->busy++;
+    }
     if (c->npool)
         h = c->pool[--c->npool];
     pthread_mutex_unlock(&c->lock);
-    return h ? h : kube_curl.easy_init();
+    if (!h)
+        h = kube_curl.easy_init();
+    if (!h && counted && c->max_conns) {
+        pthread_mutex_lock(&c->lock);
+        c->busy--;
+        pthread_cond_signal(&c->conn_cv);
+        pthread_mutex_unlock(&c->lock);
+    }
+    return h;
 }
 
 /* client_handle_put returns a handle (and the live connection it caches) to the pool. */
-static void client_handle_put(struct kube_client *c, CURL *h)
+static void client_handle_put(struct kube_client *c, CURL *h, bool counted)
 {
     if (!h)
         return;
     pthread_mutex_lock(&c->lock);
+    if (counted && c->max_conns) {
+        c->busy--;
+        pthread_cond_signal(&c->conn_cv);
+    }
     if (c->npool < KUBE_CLIENT_POOL_MAX) {
         c->pool[c->npool++] = h;
         h = NULL;
@@ -424,19 +450,18 @@ bool kube_client_retry_401(struct kube_client *c, long status, bool *retried, un
     return kube_client_auth_line(c, true, gen, line) == 1;
 }
 
-/* client_retry_wait: an answer of status with a Retry-After of retry_after seconds (-1: none)
- * is to be sent again (*retries of c->max_retries used): wait as it asks and say so. As
- * client-go's checkWait: 429 and every 5xx, only with the header. */
-static bool client_retry_wait(const struct kube_client *c, long status, int retry_after,
-                              int *retries)
+/* client_retry_wait_s: an answer of status with a Retry-After of retry_after seconds (-1: none)
+ * is to be sent again (*retries of c->max_retries used): how long to wait first, or -1 for
+ * not again. As client-go's checkWait: 429 and every 5xx, only with the header. */
+static double client_retry_wait_s(const struct kube_client *c, long status, int retry_after,
+                                  int *retries)
 {
     double wait = retry_after, cap = (double)c->timeout_ms / 1000;
 
     if (*retries >= c->max_retries || retry_after < 0 || (status != 429 && status < 500))
-        return false;
+        return -1;
     ++*retries;
-    mono_sleep_until(mono_now() + (wait < cap ? wait : cap));
-    return true;
+    return wait < cap ? wait : cap;
 }
 
 /* ---- one transfer --------------------------------------------------------------------- */
@@ -577,6 +602,9 @@ void kube_client_handle_setup(struct kube_client *c, CURL *h, char *errbuf)
     kube_curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     kube_curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     kube_curl.easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    /* libcurl allocates its upload buffer (64 KiB by default) for every request with a body;
+     * our bodies are small JSON documents: the smallest it takes (16 KiB) */
+    kube_curl.easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     kube_curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CLIENT_CONNECT_TIMEOUT_MS);
     kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     kube_curl.easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
@@ -793,17 +821,19 @@ static int client_request(struct kube_client *c, const char *method, const char 
     CURLcode cc;
     int rc = 0, retries = 0;
     long timeout_ms;
+    double wait;
 
     memset(&x, 0, sizeof(x));
     resp->status = 0;
     resp->json = NULL;
+    resp->wait_s = 0;
     buf_init(&resp->body, c->max_body);
     err_clear(err);
     if (!path || path[0] != '/')
         return err_set(err, -EINVAL, "request path must start with '/'");
     if ((rc = client_budget_check(b, path, err)))
         return rc;
-    h = client_handle_take(c);
+    h = client_handle_take(c, true);
     if (!h)
         return err_set(err, -ENOMEM, "cannot create a libcurl handle");
     if (kube_client_auth_line(c, false, &gen, &auth) < 0) {
@@ -903,9 +933,29 @@ static int client_request(struct kube_client *c, const char *method, const char 
             goto out;
         }
         kube_curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
-        if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth) ||
-            client_retry_wait(c, resp->status, x.retry_after, &retries))
+        {
+            curl_off_t sent = 0, first = 0;
+
+            kube_curl.easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &sent);
+            kube_curl.easy_getinfo(h, CURLINFO_STARTTRANSFER_TIME_T, &first);
+            resp->wait_s = first > sent ? (double)(first - sent) / 1e6 : 0;
+        }
+        if (kube_client_retry_401(c, resp->status, &retried, &gen, &auth))
             continue;
+        wait = client_retry_wait_s(c, resp->status, x.retry_after, &retries);
+        if (wait >= 0) {
+            /* the connection is free for other requests while this one waits */
+            kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+            kube_curl.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+            client_handle_put(c, h, true);
+            mono_sleep_until(mono_now() + wait);
+            h = client_handle_take(c, true);
+            if (!h) {
+                rc = err_set(err, -ENOMEM, "cannot create a libcurl handle");
+                goto out;
+            }
+            continue;
+        }
         break;
     }
     if (!split || resp->status < 200 || resp->status > 299)
@@ -926,7 +976,7 @@ out:
          * handle goes back to the pool */
         kube_curl.easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
         kube_curl.easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-        client_handle_put(c, h);
+        client_handle_put(c, h, true);
     }
     return rc;
 }
@@ -1239,7 +1289,7 @@ int kube_client_watch(struct kube_client *c, const char *path, kube_watch_fn fn,
     err_clear(err);
     if (!path || path[0] != '/')
         return err_set(err, -EINVAL, "watch path must start with '/'");
-    w.h = client_handle_take(c);
+    w.h = client_handle_take(c, false);
     if (!w.h)
         return err_set(err, -ENOMEM, "cannot create a libcurl handle");
     if (kube_client_auth_line(c, false, &gen, &auth) < 0) {
@@ -1299,7 +1349,7 @@ out:
     kube_client_wipe_free(auth);
     buf_release(&w.line);
     buf_release(&w.errbody);
-    client_handle_put(c, w.h);
+    client_handle_put(c, w.h, false);
     kube_jalloc_release();
     return rc;
 }

@@ -49,6 +49,12 @@ struct kube_client_opts {
      * program's whole budget): connect and request timeouts are cut to what is left, and a
      * request past it fails with -ETIMEDOUT. 0: none */
     double deadline;
+    /* requests (not watches) in flight at once, each on a connection of its own: one more
+     * waits until one ends (a Retry-After wait gives its connection up meanwhile). 1 keeps a
+     * process with several threads on one TLS connection (gpulabel: its heap holds one
+     * connection's state, not one per thread that ever met another's request). A thread must
+     * not make a request from a list stream's callback then. 0: no limit */
+    int max_connections;
 };
 
 #define KUBE_CLIENT_MAX_BODY ((size_t)256 << 20)
@@ -74,6 +80,8 @@ struct kube_response {
     long status;     /* HTTP status, 0 when the request never got an answer */
     struct buf body; /* raw body (capped) */
     json_t *json;    /* parsed body when it is JSON, else NULL */
+    double wait_s;   /* the last attempt's wait from the request sent to the answer's first
+                      * byte (the API server's time and the network's, no TLS setup) */
 };
 
 /* kube_response_release frees body and json. */

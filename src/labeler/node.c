@@ -32,6 +32,11 @@ int labeler_client_open_until(const struct labeler_config *cfg, double deadline,
     o.kubeconfig = cfg->kubeconfig;
     o.user_agent = LABELER_USER_AGENT;
     o.timeout_ms = LABELER_REQUEST_TIMEOUT_MS;
+    /* the daemon's threads (labels and slices, the DRA plugin's GETs, the Events) share one
+     * TLS connection: a second one cost 0.1-0.2 MiB of the agent's peak RSS (the handshake
+     * in the thread that met another's request), a wait of one request's time (ms) was the
+     * price when two meet, once a cycle at most (docs/benchmarks-dra.md) */
+    o.max_connections = 1;
     return kube_client_new(&o, out, err);
 }
 

@@ -3,7 +3,7 @@
  * dynamicresources (PreEnqueue, PreFilter, Filter, Score, Reserve and PreBind, PostFilter, the
  * extended-resource claim), its DRA manager (claims and the devices they hold, the slices
  * patched by DeviceTaintRules, the extended-resource cache of DeviceClasses) and the parts of
- * the resource-claim controller it depends on. The search for devices is dra_alloc.c's.
+ * the resource-claim controller it depends on. The search for devices is dra_alloc.h's.
  *
  * The world owns copies of what changes while pods are scheduled: each claim's allocation and
  * reservations (an overlay on the borrowed input object), the claims it creates, the devices

@@ -208,7 +208,7 @@ def test_driver_name_flag():
 
 def test_prepare_writes_the_cdi_spec_and_unprepare_removes_it():
     def body(a):
-        a.start()
+        p = a.start()
         wait_devices(a, 4)
         uid = a.claim("c1", [("gpu", NODE, "gpu-0", DRIVER), ("gpu", NODE, "gpu-2-mig-1g5gb-19-1", DRIVER),
                              ("other", NODE, "x-0", "other.example.com")])
@@ -243,6 +243,21 @@ def test_prepare_writes_the_cdi_spec_and_unprepare_removes_it():
         util.check_eq((list(u), u[uid].error), ([uid], ""), "unprepare")
         util.check_eq(a.cdi_files(), [], "CDI specs after unprepare")
         util.check_eq(a.checkpoint()["claims"], {}, "checkpoint after unprepare")
+        # the checkpoint is rewritten through one spare file, exchanged with it: two files, and
+        # no new inode for any later write (a create costs ms on a busy ext4)
+        d = os.path.join(a.plugins, DRIVER)
+        inodes = lambda: sorted(os.stat(os.path.join(d, f)).st_ino  # noqa: E731
+                                for f in os.listdir(d) if f.startswith("checkpoint.json"))
+        util.check_eq(sorted(f for f in os.listdir(d) if f.startswith("checkpoint.json")),
+                      ["checkpoint.json", "checkpoint.json.spare.%d" % p.pid], "checkpoint files")
+        before = inodes()
+        for _ in range(2):
+            a.kubelet.prepare(("default", "c1", uid))
+            a.kubelet.unprepare(("default", "c1", uid))
+        util.check_eq(inodes(), before, "the checkpoint's inodes after two more prepares")
+        util.check_eq(a.checkpoint()["claims"], {}, "checkpoint after them")
+        util.check_eq(oct(os.stat(os.path.join(d, "checkpoint.json")).st_mode & 0o777), "0o600",
+                      "checkpoint mode")
         u = a.kubelet.unprepare(("default", "c1", uid))
         util.check_eq(u[uid].error, "", "unprepare again")
         # v1beta1 speaks the same messages
@@ -264,6 +279,9 @@ def test_prepared_claims_survive_an_agent_restart():
             text = f.read()
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=10)
+        util.check_eq(sorted(f for f in os.listdir(os.path.join(a.plugins, DRIVER))
+                             if f.startswith("checkpoint.json")), ["checkpoint.json"],
+                      "the checkpoint without its spare after the agent stopped")
         a.api.delete("resourceclaims", "c1", "default")  # the answer must come from the checkpoint
         p = a.start()
         a.kubelet.restart()  # the plugin's sockets are new ones

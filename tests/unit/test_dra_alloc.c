@@ -1,4 +1,4 @@
-/* test_dra_alloc.c - the structured allocator (src/sched/dra_alloc.c): named cases for what
+/* test_dra_alloc.c - the structured allocator (src/sched/dra_alloc*.c): named cases for what
  * kube-scheduler's allocator does (first fit in pool/slice/device order, backtracking for a
  * constraint and for shared counters, firstAvailable, All, taints, admin access, shares of a
  * device, invalid and incomplete pools, the CEL error messages), then small random problems
