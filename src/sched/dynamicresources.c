@@ -1568,16 +1568,15 @@ int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
             uint32_t id = d->id;
             if (s->per_device && !totals_node_matches(w, &d->sel))
                 continue;
-            m = dra_selectors_match(&w->f, &ops, class->name, NULL, NULL, class->sels,
-                                    class->nsels, d, s->driver, s->pool, msg, sizeof(msg));
+            m = dra_selectors_match(&w->f, &ops, class->name, NULL, NULL, class->sels, class->nsels,
+                                    d, s->driver, s->pool, msg, sizeof(msg));
             if (m < 0)
                 return 0;
             if (!m)
                 continue;
             n++;
-            if (id < w->nids &&
-                ((w->allocated && w->allocated[id]) || (w->shares && w->shares[id]) ||
-                 (w->consumed && w->consumed[id])))
+            if (id < w->nids && ((w->allocated && w->allocated[id]) ||
+                                 (w->shares && w->shares[id]) || (w->consumed && w->consumed[id])))
                 used++;
         }
     }
