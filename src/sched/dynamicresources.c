@@ -70,6 +70,12 @@ struct wclaim {
     struct consumer *reserved;
     size_t nreserved, creserved;
     struct arena strings; /* what its allocation names that nothing else keeps */
+    /* the extended-resource claim made in Reserve: its requests and the pod's request
+     * mappings, as PreBind writes them (in strings) */
+    struct sched_dra_ext_request *ereqs;
+    size_t nereqs;
+    struct sched_dra_ext_mapping *emaps;
+    size_t nemaps;
 };
 
 struct wpod {
@@ -1373,11 +1379,6 @@ struct pclaim {
     bool special;
 };
 
-/* one entry of the extended-resource claim's request mappings */
-struct mapping {
-    const char *container, *resource, *request;
-};
-
 /* what Filter found on one node, for Score and Reserve */
 struct nodealloc {
     struct dra_claim_result *res; /* per claim allocated here, in the order of toAllocate */
@@ -1386,7 +1387,8 @@ struct nodealloc {
     bool ext;                       /* the node has its own extended-resource claim */
     struct dra_claim_request *ereq; /* its requests */
     size_t nereq;
-    size_t nmaps; /* its request mappings */
+    size_t nmaps;                       /* its request mappings */
+    struct sched_dra_ext_mapping *maps; /* (in the pod's arena) */
 };
 
 struct podscalar {
@@ -1418,6 +1420,7 @@ struct sched_dra_pod {
     size_t nenames;
     struct dra_claim_request *ereq;
     size_t nereq, nmaps;
+    struct sched_dra_ext_mapping *maps;
     struct arena arena;
     struct dra_claim special; /* the node's version of the extended-resource claim */
 };
@@ -1703,10 +1706,18 @@ struct ereq {
     bool used;
 };
 
-/* createResourceRequestAndMappings for container i: NULL-or-request in *req, mappings counted */
+/* a request mapping while they are gathered: the request's name copied (a short-lived
+ * container's may be renamed after) */
+struct emap {
+    const char *container, *resource;
+    char request[48];
+};
+
+/* createResourceRequestAndMappings for container i: NULL-or-request in *req, its mappings
+ * appended to maps (room for nreusable + 1 more) */
 static void container_ereq(const struct kube_container *c, size_t i, const char *resource,
                            const char *cls, struct ereq *reusable, size_t nreusable,
-                           struct ereq *req, size_t *nmaps)
+                           struct ereq *req, struct emap *maps, size_t *nmaps)
 {
     bool present;
     int64_t crq = container_request(c, resource, &present), sum = 0;
@@ -1719,6 +1730,9 @@ static void container_ereq(const struct kube_container *c, size_t i, const char 
         if (!reusable[k].used)
             continue;
         sum += reusable[k].count;
+        maps[*nmaps].container = c->name;
+        maps[*nmaps].resource = resource;
+        snprintf(maps[*nmaps].request, sizeof(maps[*nmaps].request), "%s", reusable[k].name);
         (*nmaps)++;
         if (sum >= crq)
             return;
@@ -1728,6 +1742,9 @@ static void container_ereq(const struct kube_container *c, size_t i, const char 
     req->count = crq - sum;
     req->cls = cls;
     req->used = true;
+    maps[*nmaps].container = c->name;
+    maps[*nmaps].resource = resource;
+    snprintf(maps[*nmaps].request, sizeof(maps[*nmaps].request), "%s", req->name);
     (*nmaps)++;
 }
 
@@ -1737,29 +1754,37 @@ static int cmp_ereq(const void *a, const void *b)
 }
 
 /* the node's requests of the extended-resource claim: for each resource (sorted) of names[],
- * the containers' requests, the init containers' largest beyond what later containers give */
+ * the containers' requests, the init containers' largest beyond what later containers give;
+ * the request mappings per resource: the long-lived containers', then the short-lived ones'
+ * (those of several short-lived requests renamed to the largest's) */
 static int ext_requests(struct sched_dra_pod *ps, const char *const *names, size_t nnames,
                         struct nodealloc *na)
 {
     const struct kube_pod *pod = ps->in->pod;
     size_t ninit = pod ? pod->ninit_containers : 0, nall = ninit + (pod ? pod->ncontainers : 0);
     struct ereq *all = NULL, *out = NULL;
-    size_t nout = 0, r, i;
+    struct emap *lmaps = NULL, *smaps = NULL, *maps = NULL;
+    size_t nout = 0, r, i, nm = 0, cmaps = (nall + 1) * (nall + 1);
     int rc = 0;
 
     na->nmaps = 0;
+    na->maps = NULL;
     if (!pod)
         return 0;
     all = calloc(nall + 1, sizeof(*all));
     out = calloc((nall + 1) * (nnames + 1), sizeof(*out));
-    if (!all || !out) {
+    lmaps = calloc(cmaps, sizeof(*lmaps));
+    smaps = calloc(cmaps, sizeof(*smaps));
+    maps = calloc(cmaps * (nnames + 1), sizeof(*maps));
+    if (!all || !out || !lmaps || !smaps || !maps) {
         rc = -ENOMEM;
         goto done;
     }
     for (r = 0; r < nnames; r++) {
         const struct dra_class *cls = ext_class(ps->w, names[r]);
-        struct ereq *max = NULL;
-        size_t nshort = 0;
+        struct ereq max;
+        size_t nshort = 0, nl = 0, ns = 0;
+        bool have_max = false;
 
         if (!cls)
             continue;
@@ -1770,7 +1795,7 @@ static int ext_requests(struct sched_dra_pod *ps, const char *const *names, size
 
             if (i < ninit && !c->restart_always)
                 continue;
-            container_ereq(c, i, names[r], cls->name, NULL, 0, &all[i], &na->nmaps);
+            container_ereq(c, i, names[r], cls->name, NULL, 0, &all[i], lmaps, &nl);
         }
         for (i = 0; i < ninit; i++) {
             const struct kube_container *c = &pod->init_containers[i];
@@ -1778,31 +1803,58 @@ static int ext_requests(struct sched_dra_pod *ps, const char *const *names, size
 
             if (c->restart_always)
                 continue;
-            container_ereq(c, i, names[r], cls->name, &all[i], nall - i, &q, &na->nmaps);
+            container_ereq(c, i, names[r], cls->name, &all[i], nall - i, &q, smaps, &ns);
             if (q.used) {
                 nshort++;
-                if (!max || max->count < q.count) {
-                    if (!max)
-                        max = calloc(1, sizeof(*max));
-                    if (!max) {
-                        rc = -ENOMEM;
-                        goto done;
-                    }
-                    *max = q;
+                if (!have_max || max.count < q.count) {
+                    max = q;
+                    have_max = true;
                 }
             }
         }
-        (void)nshort;
-        if (max) {
-            out[nout++] = *max;
-            free(max);
+        if (have_max && nshort > 1) {
+            /* every short-lived request's mapping names the largest one (the names are
+             * distinct: one per container) */
+            for (i = 0; i < ns; i++)
+                if (!strncmp(smaps[i].request, "container-", 10) &&
+                    strcmp(smaps[i].request, max.name)) {
+                    size_t k;
+                    bool shortlived = false;
+
+                    for (k = 0; k < nall && !shortlived; k++)
+                        shortlived = all[k].used && !strcmp(all[k].name, smaps[i].request);
+                    if (!shortlived)
+                        snprintf(smaps[i].request, sizeof(smaps[i].request), "%s", max.name);
+                }
         }
+        if (have_max)
+            out[nout++] = max;
         for (i = 0; i < nall; i++)
             if (all[i].used)
                 out[nout++] = all[i];
+        memcpy(maps + nm, lmaps, nl * sizeof(*maps));
+        nm += nl;
+        memcpy(maps + nm, smaps, ns * sizeof(*maps));
+        nm += ns;
     }
     qsort(out, nout, sizeof(*out), cmp_ereq);
     na->nereq = nout;
+    na->nmaps = nm;
+    if (nm) {
+        na->maps = arena_alloc(&ps->arena, nm * sizeof(*na->maps));
+        if (!na->maps) {
+            rc = -ENOMEM;
+            goto done;
+        }
+        for (i = 0; i < nm; i++) {
+            na->maps[i].container = maps[i].container;
+            na->maps[i].resource = maps[i].resource;
+            if (!(na->maps[i].request = arena_strdup(&ps->arena, maps[i].request))) {
+                rc = -ENOMEM;
+                goto done;
+            }
+        }
+    }
     if (nout) {
         struct dra_request *subs = arena_alloc(&ps->arena, nout * sizeof(*subs));
 
@@ -1829,6 +1881,9 @@ static int ext_requests(struct sched_dra_pod *ps, const char *const *names, size
 done:
     free(all);
     free(out);
+    free(lmaps);
+    free(smaps);
+    free(maps);
     return rc;
 }
 
@@ -1881,6 +1936,7 @@ static int filter_extended(struct sched_dra_pod *ps, const struct kube_node *nod
         na->ereq = ps->ereq;
         na->nereq = ps->nereq;
         na->nmaps = ps->nmaps;
+        na->maps = ps->maps;
         return SCHED_DRA_OK;
     }
     ps->ecached = false;
@@ -1893,6 +1949,7 @@ static int filter_extended(struct sched_dra_pod *ps, const struct kube_node *nod
     ps->ereq = na->ereq;
     ps->nereq = na->nereq;
     ps->nmaps = na->nmaps;
+    ps->maps = na->maps;
     ps->ecached = true;
     return SCHED_DRA_OK;
 }
@@ -2259,6 +2316,11 @@ static int reserve_claim(struct wclaim *c, const struct sched_dra_pod_in *p)
 
     if (reserved_for(c, v.uid))
         return 0;
+    /* (copied: the pod may go before the world, as serve's pods do after their cycle) */
+    v.name = arena_strdup(&c->strings, v.name);
+    v.uid = arena_strdup(&c->strings, v.uid);
+    if (!v.name || !v.uid)
+        return -ENOMEM;
     return PUSH(c->reserved, c->nreserved, c->creserved, v);
 }
 
@@ -2288,6 +2350,39 @@ static bool claim_taken(void *ctx, const char *name)
     void **args = ctx;
 
     return claim_get(args[0], args[1], name) != NULL;
+}
+
+/* the extended-resource claim's requests and mappings as PreBind writes them, kept with it */
+static int keep_ext(struct wclaim *c, const struct nodealloc *na)
+{
+    size_t i;
+
+    c->nereqs = c->nemaps = 0;
+    if (!na->ext)
+        return 0;
+    if (na->nereq && !(c->ereqs = arena_alloc(&c->strings, na->nereq * sizeof(*c->ereqs))))
+        return -ENOMEM;
+    for (i = 0; i < na->nereq; i++) {
+        const struct dra_request *r = na->ereq[i].subs;
+
+        c->ereqs[i].name = arena_strdup(&c->strings, na->ereq[i].name);
+        c->ereqs[i].device_class = arena_strdup(&c->strings, r->class_name);
+        c->ereqs[i].count = r->count;
+        if (!c->ereqs[i].name || !c->ereqs[i].device_class)
+            return -ENOMEM;
+    }
+    c->nereqs = na->nereq;
+    if (na->nmaps && !(c->emaps = arena_alloc(&c->strings, na->nmaps * sizeof(*c->emaps))))
+        return -ENOMEM;
+    for (i = 0; i < na->nmaps; i++) {
+        c->emaps[i].container = arena_strdup(&c->strings, na->maps[i].container);
+        c->emaps[i].resource = arena_strdup(&c->strings, na->maps[i].resource);
+        c->emaps[i].request = arena_strdup(&c->strings, na->maps[i].request);
+        if (!c->emaps[i].container || !c->emaps[i].resource || !c->emaps[i].request)
+            return -ENOMEM;
+    }
+    c->nemaps = na->nmaps;
+    return 0;
 }
 
 /* json_text appends s as Go's encoding/json writes a string (the value of an API server's
@@ -2399,18 +2494,23 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
                 free(special);
                 return -ENOMEM;
             }
-            special->ns = p->namespace_;
+            /* (the pod's strings copied: the pod may go before the world, as serve's do) */
+            special->ns = arena_strdup(&special->strings, p->namespace_);
             special->name = n;
             special->uid = "";
             special->owner_is_pod = true;
-            special->owner_name = p->name;
-            special->owner_uid = uid;
+            special->owner_name = arena_strdup(&special->strings, p->name);
+            special->owner_uid = arena_strdup(&special->strings, uid);
+            if (!special->ns || !special->owner_name || !special->owner_uid)
+                return -ENOMEM;
             special->extended = true;
             special->loaded = true;
             special->finalizer = true;
             if (claim_index_put(w, special))
                 return -ENOMEM;
             if ((rc = set_allocation(w, special, &na->res[idx], node->name)))
+                return rc;
+            if ((rc = keep_ext(special, na)))
                 return rc;
             pc->wc = special;
         } else {
@@ -2525,6 +2625,43 @@ void sched_dra_release_pod(struct sched_dra *w, const char *ns, const char *name
 }
 
 /* ---- what a pod got ---- */
+
+const char *sched_dra_pod_deleted_extended(const struct sched_dra *w, const char *ns,
+                                           const char *name, const char *uid)
+{
+    size_t i;
+
+    for (i = 0; i < w->nclaims; i++) {
+        const struct wclaim *c = w->claims[i];
+
+        if (c->deleted && c->extended && c->owner_is_pod && c->in && !strcmp(c->ns, ns) &&
+            !strcmp(c->owner_name, name) && !strcmp(c->owner_uid, uid ? uid : ""))
+            return c->name;
+    }
+    return NULL;
+}
+
+int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
+                           const char *uid, struct sched_dra_ext_out *out)
+{
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < w->nclaims; i++) {
+        const struct wclaim *c = w->claims[i];
+
+        if (c->deleted || !c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
+            strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
+            continue;
+        out->claim_name = c->name;
+        out->requests = c->ereqs;
+        out->nrequests = c->nereqs;
+        out->mappings = c->emaps;
+        out->nmappings = c->nemaps;
+        return 1;
+    }
+    return 0;
+}
 
 int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
                           const struct sched_dra_device_out **out, size_t *n)

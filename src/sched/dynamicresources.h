@@ -176,6 +176,36 @@ struct sched_dra_device_out {
 int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
                           const struct sched_dra_device_out **out, size_t *n);
 
+/* The claim of a pod's extended resources that Reserve made in the world (PreBind creates it
+ * in the API: serve writes it): its requests and the pod's request mappings
+ * (status.extendedResourceClaimStatus), in the world's memory. */
+struct sched_dra_ext_request {
+    const char *name, *device_class; /* "container-N-request-M", its class */
+    int64_t count;                   /* ExactCount */
+};
+struct sched_dra_ext_mapping {
+    const char *container, *resource, *request;
+};
+struct sched_dra_ext_out {
+    const char *claim_name; /* the world's name for it (the API server names the real one) */
+    const struct sched_dra_ext_request *requests;
+    size_t nrequests;
+    const struct sched_dra_ext_mapping *mappings;
+    size_t nmappings;
+};
+
+/* sched_dra_pod_extended: 1 and *out when the world holds a claim of the pod's extended
+ * resources made in Reserve (not read from the input), 0 when none; valid until the world
+ * changes. */
+int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
+                           const char *uid, struct sched_dra_ext_out *out);
+
+/* sched_dra_pod_deleted_extended: the name of the pod's extended-resource claim read from the
+ * input that the world deleted (PostFilter's "deletion of ResourceClaim completed": a claim
+ * left from an earlier attempt), NULL when none; valid until the world changes. */
+const char *sched_dra_pod_deleted_extended(const struct sched_dra *w, const char *ns,
+                                           const char *name, const char *uid);
+
 /* ---- the devices, as `gpusched devices` lists them (valid after commit) ---- */
 
 /* sched_dra_inventory: the slices as the allocator reads them (in the order added, taints of

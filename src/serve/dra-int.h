@@ -1,8 +1,10 @@
 /* dra-int.h - Dynamic Resource Allocation in gpusched serve: the resource.k8s.io objects from
  * their informers, the DynamicResources plugin's world rebuilt from them when they change, and
- * the plugin's PreBind, Unreserve and PostFilter as API writes (a claim's status.allocation and
- * status.reservedFor before the bind, the wait for binding conditions, the reservation taken
- * back when the bind fails, a deallocation), on writer threads of their own. Design notes:
+ * the plugin's PreBind, Unreserve and PostFilter as API writes (the claim of a pod's extended
+ * resources created, a claim's status.allocation and status.reservedFor and the pod's
+ * extendedResourceClaimStatus before the bind, the wait for binding conditions, the
+ * reservation taken back and the created claim deleted when the bind fails, a deallocation,
+ * a left-over extended-resource claim deleted), on writer threads of their own. Design notes:
  * docs/serve.md, "Dynamic Resource Allocation". */
 #ifndef SERVE_DRA_INT_H
 #define SERVE_DRA_INT_H
@@ -45,19 +47,22 @@ void serve_dra_node(struct serve *s, const char *name, json_t *obj, bool changed
  * held), rebuilt only when something changed since the last one. */
 void serve_dra_prepare(struct serve *s);
 
-/* serve_dra_refuse: why serve does not schedule pod (a request of an extended resource that a
- * DeviceClass maps: kube-scheduler would create a claim for it), NULL when it does. The text
- * is static. */
-const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod);
+/* serve_dra_touches: the pod has claims, or requests an extended resource that a DeviceClass
+ * serves (its cycle may allocate and create a claim in the world) (mu held). */
+bool serve_dra_touches(struct serve *s, const struct kube_pod *pod);
 
 /* serve_dra_reserve is Reserve after a successful cycle on node (mu held): when the pod has
- * claims to allocate or reserve, the allocations go in flight (later cycles see their
- * devices taken) and bind (which the caller built) goes to the writers, which write the
- * claims (PreBind), wait for binding conditions, then submit the bind, or fail it as a bind
- * fails. Returns true when it took bind, false when the pod has nothing to write or wait for
- * (the caller submits bind itself). */
-bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
-                       struct serve_task *bind);
+ * claims to allocate or reserve (the claim of its extended resources that the cycle made
+ * included), the allocations go in flight (later cycles see their devices taken) and bind
+ * (which the caller built) goes to the writers, which write the claims (PreBind: create the
+ * extended-resource claim, write allocations and reservations, then the pod's
+ * status.extendedResourceClaimStatus), wait for binding conditions, then submit the bind, or
+ * fail it as a bind fails. Returns 1 when it took bind; else the caller submits bind itself:
+ * 0 when the cycle changed nothing in the world (no claims; extended resources a device
+ * plugin serves), -1 when the world holds what nothing will write (out of memory): rebuild
+ * it. */
+int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
+                      struct serve_task *bind);
 
 /* serve_dra_bind_done (s->bind_done, which writes.c calls): the bind of pod key (uid) was
  * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);
@@ -67,7 +72,9 @@ void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool
 /* serve_dra_postfilter: the pod's cycle found no node (mu held). The world may hold a claim
  * that PostFilter deallocated (requeued: the result says so): it is written to the API as
  * kube-scheduler writes it (an UpdateStatus without reservedFor, allocation and devices, on
- * a writer), and stands deallocated for later cycles meanwhile. */
+ * a writer), and stands deallocated for later cycles meanwhile; or the pod's
+ * extended-resource claim left from an earlier attempt that PostFilter deleted: a writer
+ * deletes it (its finalizer off, then the DELETE). */
 void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued);
 
 /* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter

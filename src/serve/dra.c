@@ -24,11 +24,13 @@
 #include "serve/drashare.h"
 #include "serve/events.h"
 #include "serve/log-int.h"
+#include "serve/metrics-int.h"
 #include "serve/objects-int.h"
 #include "serve/state-int.h"
 #include "serve/writes-int.h"
 
 #define FINALIZER "resource.kubernetes.io/delete-protection"
+#define EXT_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
 #define CLAIMS_PATH "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s"
 #define CONFLICT_RETRIES 5 /* retry.DefaultRetry's steps */
 #define WRITERS 4          /* claim writer threads (kube-scheduler: a goroutine per binding) */
@@ -46,9 +48,14 @@ struct overlay {
 /* one claim of a PreBind */
 struct step {
     char *ns, *name;
-    json_t *claim; /* the claim as the cycle saw it */
+    json_t *claim; /* the claim as the cycle saw it (create: the object to create) */
     json_t *alloc; /* the allocation to write, NULL: only the reservation */
     char *uid;     /* the claim's uid once reserved (for Unreserve), NULL before */
+    /* the claim of the pod's extended resources: created first (name is the world's until
+     * then, the API server's after), the pod's status written after its reservation */
+    bool create;
+    bool created;     /* it exists in the API: Unreserve deletes it */
+    json_t *mappings; /* status.extendedResourceClaimStatus.requestMappings */
 };
 
 enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE };
@@ -340,6 +347,27 @@ static json_t *claim_json(struct serve_dra *d, const char *key)
     return o ? o->obj : get_json(&d->objs[SERVE_DRA_CLAIM], key);
 }
 
+/* the claims' keys, sorted: the informer's and those only this scheduler knows yet (a claim
+ * it created, or allocated in a cycle before creating it); NULL when none or out of memory */
+static const char **claim_keys(struct serve_dra *d, size_t *n)
+{
+    const struct keymap *m = &d->objs[SERVE_DRA_CLAIM];
+    const char **k = m->len + d->over.len ? malloc((m->len + d->over.len) * sizeof(*k)) : NULL;
+    size_t i;
+
+    *n = 0;
+    if (!k)
+        return NULL;
+    for (i = 0; i < m->cap; i++)
+        if (m->slots[i].key)
+            k[(*n)++] = m->slots[i].key;
+    for (i = 0; i < d->over.cap; i++)
+        if (d->over.slots[i].key && !keymap_get(m, d->over.slots[i].key))
+            k[(*n)++] = d->over.slots[i].key;
+    qsort(k, *n, sizeof(*k), cmp_str);
+    return k;
+}
+
 static void world_drop(struct serve *s)
 {
     struct serve_dra *d = s->dra;
@@ -453,7 +481,7 @@ static int world_build(struct serve *s)
 
         if (k == SERVE_DRA_TEMPLATE)
             continue; /* the resource-claim controller makes their claims, not the scheduler */
-        keys = sorted_keys(&d->objs[k], &n);
+        keys = k == SERVE_DRA_CLAIM ? claim_keys(d, &n) : sorted_keys(&d->objs[k], &n);
         for (i = 0; i < n && !rc; i++) {
             json_t *obj =
                 k == SERVE_DRA_CLAIM ? claim_json(d, keys[i]) : get_json(&d->objs[k], keys[i]);
@@ -528,27 +556,24 @@ void serve_dra_invalidate(struct serve *s)
         s->dra->dirty = true;
 }
 
-const char *serve_dra_refuse(struct serve *s, const struct kube_pod *pod)
+bool serve_dra_touches(struct serve *s, const struct kube_pod *pod)
 {
     struct arena a = ARENA_INIT;
     struct kube_resources req;
-    const char *why = NULL;
+    bool yes = false;
     size_t i;
 
-    /* (no DeviceClass: nothing is mapped, explicitly or as deviceclass.resource...) */
+    if (pod->nresource_claims)
+        return true;
+    /* (no DeviceClass: no extended resource is mapped, explicitly or as deviceclass...) */
     if (!s->dra || !s->dra->w || !s->dra->objs[SERVE_DRA_CLASS].len ||
         kube_pod_requests(pod, NULL, &a, &req))
         goto out;
-    for (i = 0; i < req.nscalars; i++)
-        if (sched_dra_delegates(s->dra->w, req.scalars[i].name)) {
-            why = "gpusched serve does not create the ResourceClaim of extended resources that "
-                  "a DeviceClass serves (spec.extendedResourceName or "
-                  "deviceclass.resource.kubernetes.io/<class>): not scheduled";
-            break;
-        }
+    for (i = 0; i < req.nscalars && !yes; i++)
+        yes = req.scalars[i].value && sched_dra_delegates(s->dra->w, req.scalars[i].name);
 out:
     arena_release(&a);
-    return why;
+    return yes;
 }
 
 /* ---- Reserve: what PreBind will write ---- */
@@ -897,6 +922,7 @@ static void job_free(struct job *j)
         free(j->steps[i].uid);
         json_decref(j->steps[i].claim);
         json_decref(j->steps[i].alloc);
+        json_decref(j->steps[i].mappings);
     }
     free(j->steps);
     for (i = 0; i < j->nclaims; i++)
@@ -934,18 +960,109 @@ static const char *pod_claim_name(const struct kube_pod *pod, size_t i)
     return pc->status_claim_name && *pc->status_claim_name ? pc->status_claim_name : NULL;
 }
 
-bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
-                       struct serve_task *bind)
+/* put_inflight: claim (copied) with alloc and the finalizer stands for the claim under key
+ * until PreBind has written it (SignalClaimPendingAllocation). -ENOMEM. */
+static int put_inflight(struct serve_dra *d, const char *key, json_t *claim, json_t *alloc)
+{
+    struct overlay *o = malloc(sizeof(*o) + strlen(key) + 1);
+    json_t *copy = json_deep_copy(claim), *status, *fin;
+    void *old = NULL;
+
+    if (!o || !copy) {
+        free(o);
+        json_decref(copy);
+        return -ENOMEM;
+    }
+    memcpy(o->key, key, strlen(key) + 1);
+    status = json_object_get(copy, "status");
+    if (!json_is_object(status)) {
+        status = json_object();
+        json_object_set_new(copy, "status", status);
+    }
+    json_object_set(status, "allocation", alloc);
+    fin = json_object_get(json_object_get(copy, "metadata"), "finalizers");
+    if (!json_is_array(fin)) {
+        fin = json_array();
+        json_object_set_new(json_object_get(copy, "metadata"), "finalizers", fin);
+    }
+    if (!str_in(fin, FINALIZER))
+        json_array_append_new(fin, json_string(FINALIZER));
+    o->obj = copy;
+    o->rv = rv_of(copy);
+    o->inflight = true;
+    if (keymap_put(&d->over, o->key, o, &old)) {
+        overlay_free(o);
+        return -ENOMEM;
+    }
+    overlay_free(old);
+    return 0;
+}
+
+/* the claim of the pod's extended resources as PreBind creates it (createExtendedResourceClaimInAPI:
+ * generateName after the pod, owned by it, annotated; the requests the Filter made for the
+ * node), named as the world names it until the API server gives it its name; NULL when out
+ * of memory */
+static json_t *ext_claim(const struct kube_pod *pod, const struct sched_dra_ext_out *x)
+{
+    json_t *reqs = json_array(), *claim;
+    char *gen = buf_fmt("%s-extended-resources-", pod->name);
+    size_t i;
+
+    for (i = 0; reqs && i < x->nrequests; i++)
+        json_array_append_new(
+            reqs, json_pack("{s:s,s:{s:s,s:s,s:I}}", "name", x->requests[i].name, "exactly",
+                            "deviceClassName", x->requests[i].device_class, "allocationMode",
+                            "ExactCount", "count", (json_int_t)x->requests[i].count));
+    claim = reqs && gen
+                ? json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:[{s:s,s:s,s:s,s:s,s:b}],s:{s:s}},s:{}}",
+                            "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata",
+                            "name", x->claim_name, "generateName", gen, "namespace",
+                            pod->namespace_, "ownerReferences", "apiVersion", "v1", "kind", "Pod",
+                            "name", pod->name, "uid", pod->uid ? pod->uid : "", "controller", 1,
+                            "annotations", EXT_ANNOTATION, "true", "spec")
+                : NULL;
+    free(gen);
+    if (claim && x->nrequests)
+        json_object_set_new(json_object_get(claim, "spec"), "devices",
+                            json_pack("{s:O}", "requests", reqs));
+    json_decref(reqs);
+    return claim;
+}
+
+/* the pod's request mappings, as status.extendedResourceClaimStatus lists them */
+static json_t *ext_mappings(const struct sched_dra_ext_out *x)
+{
+    json_t *out = json_array();
+    size_t i;
+
+    for (i = 0; out && i < x->nmappings; i++)
+        if (json_array_append_new(out, json_pack("{s:s,s:s,s:s}", "containerName",
+                                                 x->mappings[i].container, "resourceName",
+                                                 x->mappings[i].resource, "requestName",
+                                                 x->mappings[i].request))) {
+            json_decref(out);
+            return NULL;
+        }
+    return out;
+}
+
+int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
+                      struct serve_task *bind)
 {
     struct serve_dra *d = s->dra;
     const struct sched_dra_device_out *dv = NULL;
     struct sched_dra_pod_in in;
+    struct sched_dra_ext_out ext;
     struct job *j;
     size_t ndv = 0, i, k;
     char key[600];
+    bool has_ext;
 
-    if (!d || !d->w || !pod->nresource_claims)
-        return false;
+    if (!d || !d->w)
+        return 0;
+    has_ext = sched_dra_pod_extended(d->w, pod->namespace_, pod->name, pod->uid, &ext) == 1;
+    if (!pod->nresource_claims && !has_ext)
+        return 0; /* (extended resources a device plugin serves: nothing to write) */
     memset(&in, 0, sizeof(in));
     in.namespace_ = pod->namespace_;
     in.name = pod->name;
@@ -956,8 +1073,8 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
     if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
         ndv = 0;
     if (!(j = calloc(1, sizeof(*j))) ||
-        !(j->steps = calloc(pod->nresource_claims, sizeof(*j->steps))) ||
-        !(j->claims = calloc(pod->nresource_claims, sizeof(*j->claims))))
+        !(j->steps = calloc(pod->nresource_claims + 1, sizeof(*j->steps))) ||
+        !(j->claims = calloc(pod->nresource_claims + 1, sizeof(*j->claims))))
         goto nomem;
     j->kind = JOB_PREBIND;
     {
@@ -969,8 +1086,10 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
     if (!(j->key = strdup(key)) || !(j->pod_name = strdup(pod->name)) ||
         !(j->pod_uid = strdup(pod->uid ? pod->uid : "")))
         goto nomem;
-    for (i = 0; i < pod->nresource_claims; i++) {
-        const char *name = pod_claim_name(pod, i);
+    /* PreBind takes the pod's claims in order, the claim of its extended resources last */
+    for (i = 0; i < pod->nresource_claims + has_ext; i++) {
+        bool special = i == pod->nresource_claims;
+        const char *name = special ? ext.claim_name : pod_claim_name(pod, i);
         struct step *st = &j->steps[j->nsteps];
         json_t *claim;
         size_t first = ndv, cnt = 0;
@@ -986,16 +1105,26 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
         if (!(j->claims[j->nclaims] = strdup(key)))
             goto nomem;
         j->nclaims++;
-        claim = claim_json(d, key);
-        if (!claim || reserved_for_pod(claim, j->pod_uid))
-            continue;
-        if (!(st->ns = strdup(pod->namespace_)) || !(st->name = strdup(name)))
+        if (special) {
+            if (!(claim = ext_claim(pod, &ext)) || !(st->mappings = ext_mappings(&ext))) {
+                json_decref(claim);
+                goto nomem;
+            }
+            st->create = true;
+            st->claim = claim;
+        } else {
+            claim = claim_json(d, key);
+            if (!claim || reserved_for_pod(claim, j->pod_uid))
+                continue;
+            if (!(st->claim = json_deep_copy(claim)))
+                goto nomem;
+        }
+        if (!(st->ns = strdup(pod->namespace_)) || !(st->name = strdup(name))) {
+            j->nsteps++; /* (freed with the job) */
             goto nomem;
-        st->claim = json_deep_copy(claim);
-        if (!st->claim)
-            goto nomem;
+        }
         j->nsteps++;
-        if (json_object_get(json_object_get(claim, "status"), "allocation"))
+        if (!special && json_object_get(json_object_get(claim, "status"), "allocation"))
             continue;
         /* allocated in this cycle: its devices, as the world holds them now */
         for (k = 0; k < ndv; k++)
@@ -1005,54 +1134,55 @@ bool serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *
                     first = k;
                 cnt++;
             }
-        if (!(st->alloc = allocation(d, claim, dv + (first < ndv ? first : 0), cnt, node)))
+        if (!(st->alloc = allocation(d, st->claim, dv + (first < ndv ? first : 0), cnt, node)))
             goto nomem;
-        {
-            /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
-            struct overlay *o = malloc(sizeof(*o) + strlen(key) + 1);
-            json_t *copy = json_deep_copy(claim), *status, *fin;
-            void *old = NULL;
-
-            if (!o || !copy) {
-                free(o);
-                json_decref(copy);
-                goto nomem;
-            }
-            memcpy(o->key, key, strlen(key) + 1);
-            status = json_object_get(copy, "status");
-            if (!json_is_object(status)) {
-                status = json_object();
-                json_object_set_new(copy, "status", status);
-            }
-            json_object_set(status, "allocation", st->alloc);
-            fin = json_object_get(json_object_get(copy, "metadata"), "finalizers");
-            if (!json_is_array(fin)) {
-                fin = json_array();
-                json_object_set_new(json_object_get(copy, "metadata"), "finalizers", fin);
-            }
-            if (!str_in(fin, FINALIZER))
-                json_array_append_new(fin, json_string(FINALIZER));
-            o->obj = copy;
-            o->rv = rv_of(copy);
-            o->inflight = true;
-            if (keymap_put(&d->over, o->key, o, &old)) {
-                overlay_free(o);
-                goto nomem;
-            }
-            overlay_free(old);
-        }
+        /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
+        if (put_inflight(d, key, st->claim, st->alloc))
+            goto nomem;
     }
     if (!j->nsteps && !binding_conditions(d, j)) {
         job_free(j);
-        return false;
+        return -1;
     }
     j->bind = bind;
     job_push(d, j);
-    return true;
+    return 1;
 nomem:
     serve_log('E', 0, "\"Out of memory preparing the claims' writes\" pod=%s", log_quote(key));
     job_free(j);
-    return false;
+    return -1;
+}
+
+/* PostFilter's deletion of the pod's extended-resource claim left from an earlier attempt:
+ * true when the world did that (the job is queued) */
+static bool postfilter_extended(struct serve *s, const struct kube_pod *pod)
+{
+    struct serve_dra *d = s->dra;
+    const char *name;
+    struct job *j;
+    char key[600];
+
+    if (!d || !d->w ||
+        !(name = sched_dra_pod_deleted_extended(d->w, pod->namespace_, pod->name, pod->uid)))
+        return false;
+    /* the claim left from an earlier attempt goes as Unreserve deletes the one PreBind made */
+    snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
+    if (!(j = calloc(1, sizeof(*j))) || !(j->steps = calloc(1, sizeof(*j->steps))) ||
+        !(j->key = buf_fmt("%s/%s", pod->namespace_, pod->name)) ||
+        !(j->pod_name = strdup(pod->name)) || !(j->pod_uid = strdup(pod->uid ? pod->uid : "")) ||
+        !(j->steps[0].ns = strdup(pod->namespace_)) || !(j->steps[0].name = strdup(name)) ||
+        !(j->steps[0].claim = json_deep_copy(claim_json(d, key)))) {
+        serve_log('E', 0, "\"Out of memory deleting a claim\" resourceclaim=%s", log_quote(key));
+        if (j && j->steps)
+            j->nsteps = 1;
+        job_free(j);
+        return true;
+    }
+    j->nsteps = 1;
+    j->kind = JOB_UNRESERVE;
+    j->steps[0].create = j->steps[0].created = true;
+    job_push(d, j);
+    return true;
 }
 
 /* ---- the writer thread: PreBind and Unreserve ---- */
@@ -1220,8 +1350,65 @@ out:
     return rc;
 }
 
+/* deleteClaim: the claim of the pod's extended resources goes (Unreserve): its finalizer off
+ * (an update, again from a fresh GET after a conflict), then the DELETE (a 404 is fine) */
+static int delete_claim(struct serve *s, struct step *st, struct err *err)
+{
+    char *path = claim_path(st->ns, st->name, NULL);
+    json_t *claim = json_incref(st->claim);
+    int attempt, rc = -ENOMEM;
+
+    if (!path)
+        goto out;
+    for (attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+        json_t *fin, *keep, *patch, *x;
+        size_t i;
+
+        if (attempt) {
+            json_decref(claim);
+            claim = NULL;
+            mono_sleep_ms(10 << (attempt - 1));
+            if ((rc = send_json(s, "GET", path, NULL, NULL, &claim, err))) {
+                err_prefix(err, "get resourceclaim %s/%s", st->ns, st->name);
+                goto out;
+            }
+        }
+        fin = json_object_get(json_object_get(claim, "metadata"), "finalizers");
+        keep = json_array();
+        json_array_foreach(fin, i,
+                           x) if (!json_string_value(x) || strcmp(json_string_value(x), FINALIZER))
+            json_array_append(keep, x);
+        /* (kube-scheduler's Update of the whole claim, as a merge patch with its
+         * resourceVersion as the precondition) */
+        patch =
+            keep ? json_pack("{s:{s:O,s:o}}", "metadata", "resourceVersion",
+                             json_object_get(json_object_get(claim, "metadata"), "resourceVersion"),
+                             "finalizers", keep)
+                 : NULL;
+        rc = patch ? send_json(s, "PATCH", path, "application/merge-patch+json", patch, NULL, err)
+                   : err_set(err, -ENOMEM, "out of memory");
+        json_decref(patch);
+        if (rc == -EBUSY)
+            continue;
+        if (rc)
+            err_prefix(err, "update resourceclaim %s/%s", st->ns, st->name);
+        break;
+    }
+    if (rc)
+        goto out;
+    serve_log('I', 5, "\"Delete\" resourceclaim=\"%s/%s\"", st->ns, st->name);
+    rc = send_json(s, "DELETE", path, NULL, NULL, NULL, err);
+    if (rc == -ENOENT)
+        rc = 0;
+out:
+    json_decref(claim);
+    free(path);
+    return rc;
+}
+
 /* Unreserve: the pod off the claims reserved for it in PreBind (a strategic merge patch that
- * needs no fresh copy) */
+ * needs no fresh copy), then the claim of its extended resources deleted when PreBind
+ * created it */
 static void unreserve(struct serve *s, struct job *j)
 {
     size_t i;
@@ -1232,7 +1419,7 @@ static void unreserve(struct serve *s, struct job *j)
         struct err err;
         int rc;
 
-        if (!st->uid)
+        if (!st->uid || st->create)
             continue;
         path = claim_path(st->ns, st->name, "/status");
         body = buf_fmt("{\"metadata\":{\"uid\":\"%s\"},\"status\":{\"reservedFor\":[{\"$patch\":"
@@ -1255,6 +1442,103 @@ static void unreserve(struct serve *s, struct job *j)
         free(path);
         free(body);
     }
+    for (i = 0; i < j->nsteps; i++) {
+        struct step *st = &j->steps[i];
+        struct err err;
+        char key[600];
+
+        if (!st->create || !st->created)
+            continue;
+        serve_log('I', 5,
+                  "\"delete extended resource backed by DRA\" resourceclaim=\"%s/%s\" pod=%s",
+                  st->ns, st->name, log_quote(j->key));
+        err_clear(&err);
+        if (delete_claim(s, st, &err)) {
+            char msg[1200];
+
+            serve_log('E', 0, "\"delete\" resourceclaim=\"%s/%s\" err=%s", st->ns, st->name,
+                      log_quote(err_format(&err, msg, sizeof(msg))));
+            continue;
+        }
+        /* gone: the world forgets it now, not when the informer says so */
+        snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+        serve_lock(s);
+        overlay_free(keymap_del(&s->dra->over, key));
+        del_json(&s->dra->objs[SERVE_DRA_CLAIM], key);
+        s->dra->dirty = true;
+        serve_unlock(s);
+        st->created = false;
+    }
+}
+
+/* createExtendedResourceClaimInAPI: POST the claim (no name: generateName names it); *out
+ * the claim created */
+static int create_claim(struct serve *s, struct step *st, json_t **out, struct err *err)
+{
+    json_t *body = json_deep_copy(st->claim);
+    char *path = buf_fmt("/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims", st->ns);
+    int rc;
+
+    *out = NULL;
+    if (!body || !path) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+    } else {
+        json_object_del(json_object_get(body, "metadata"), "name");
+        json_object_del(body, "status");
+        rc = send_json(s, "POST", path, "application/json", body, out, err);
+        serve_metrics_add(&s->metrics, &s->metrics.claim_creates[rc ? 0 : 1], 1);
+        if (!rc && !serve_jstr(*out, "metadata", "name")) {
+            json_decref(*out);
+            *out = NULL;
+            rc = err_set(err, -EPROTO, "no object in the answer");
+        }
+        if (rc) /* (klog.KObj of the claim whose name was cleared) */
+            err_prefix(err, "create claim for extended resources %s/", st->ns);
+    }
+    json_decref(body);
+    free(path);
+    return rc;
+}
+
+/* patchPodExtendedResourceClaimStatus: the pod's status.extendedResourceClaimStatus names the
+ * claim and the request mappings (a strategic merge patch, tried again on a conflict, a 500,
+ * a 503 or a refused connection: retry.DefaultBackoff's 4 steps) */
+static int patch_pod_status(struct serve *s, struct job *j, struct step *st, struct err *err)
+{
+    char path[700], ns[300], name[300];
+    json_t *patch;
+    char *body;
+    int rc = -ENOMEM, attempt, delay = 10;
+
+    serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+    if (!json_array_size(st->mappings))
+        return err_set(err, -EINVAL,
+                       "nil or empty request mappings, no update of pod %s/%s "
+                       "ExtendedResourceClaimStatus",
+                       ns, name);
+    serve_pod_path(path, sizeof(path), ns, name, "status");
+    patch = json_pack("{s:{s:{s:O,s:s}}}", "status", "extendedResourceClaimStatus",
+                      "requestMappings", st->mappings, "resourceClaimName", st->name);
+    body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    json_decref(patch);
+    if (!body)
+        return err_set(err, -ENOMEM, "out of memory");
+    for (attempt = 0; attempt < 4; attempt++) {
+        if (attempt) {
+            mono_sleep_ms(delay);
+            delay *= 5;
+        }
+        err_clear(err);
+        rc = kube_client_request(s->client, "PATCH", path, "application/strategic-merge-patch+json",
+                                 body, strlen(body), NULL, err);
+        if (!rc || !(err->http_status == 409 || err->http_status == 500 ||
+                     err->http_status == 503 || rc == -ECONNREFUSED))
+            break;
+    }
+    free(body);
+    if (rc)
+        err_prefix(err, "update pod %s/%s ExtendedResourceClaimStatus", ns, name);
+    return rc;
 }
 
 /* keep what was written as the scheduler's copy until the informer shows it (mu held) */
@@ -1308,7 +1592,62 @@ static void prebind(struct serve *s, struct job *j)
         struct step *st = &j->steps[i];
         json_t *written = NULL;
 
+        if (st->create) {
+            /* the claim of the pod's extended resources: created, its in-flight allocation
+             * then known by the name the API server gave it */
+            json_t *created = NULL;
+            char key[600];
+
+            rc = create_claim(s, st, &created, &err);
+            serve_lock(s);
+            snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+            overlay_free(keymap_del(&d->over, key));
+            if (!rc) {
+                char *real = strdup(serve_jstr(created, "metadata", "name"));
+                size_t c;
+
+                st->created = true;
+                json_decref(st->claim);
+                st->claim = created;
+                created = NULL;
+                if (real) {
+                    free(st->name);
+                    st->name = real;
+                    /* (the binding conditions are then waited for on the claim created) */
+                    for (c = 0; c < j->nclaims; c++)
+                        if (!strcmp(j->claims[c], key)) {
+                            char *nk = buf_fmt("%s/%s", st->ns, st->name);
+
+                            if (nk) {
+                                free(j->claims[c]);
+                                j->claims[c] = nk;
+                            }
+                        }
+                    snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+                    if (put_inflight(d, key, st->claim, st->alloc))
+                        serve_log('E', 0, "\"Out of memory keeping an allocation in flight\"");
+                } else {
+                    rc = err_set(&err, -ENOMEM, "out of memory");
+                }
+            }
+            d->dirty = true;
+            serve_unlock(s);
+            json_decref(created);
+            if (rc)
+                break;
+            serve_log(
+                'I', 5,
+                "\"created claim for extended resources\" pod=%s node=%s resourceclaim=\"%s/%s\"",
+                log_quote(j->key), log_quote(j->bind && j->bind->node ? j->bind->node : ""), st->ns,
+                st->name);
+        }
         rc = bind_claim(s, j, st, &written, &err);
+        if (!rc && st->create) {
+            /* the claim as written is the one Unreserve would delete */
+            json_decref(st->claim);
+            st->claim = json_incref(written);
+            rc = patch_pod_status(s, j, st, &err);
+        }
         serve_lock(s);
         if (!rc) {
             const char *uid = serve_jstr(written, "metadata", "uid");
@@ -1689,7 +2028,7 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
     if (!d)
         return;
     d->dirty = true; /* (the world holds the deallocation: rebuilt, it comes from the overlay) */
-    if (!requeued || !d->w || !pod->nresource_claims)
+    if (!requeued || !d->w || postfilter_extended(s, pod) || !pod->nresource_claims)
         return;
     memset(&in, 0, sizeof(in));
     in.namespace_ = pod->namespace_;

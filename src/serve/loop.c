@@ -202,20 +202,6 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
     }
     serve_dra_prepare(s); /* the resource.k8s.io objects as they are now */
     {
-        const char *why = serve_dra_refuse(s, &pod);
-
-        if (why) {
-            serve_log(
-                'W', 0,
-                "\"Pod requests an extended resource that a DeviceClass serves; gpusched serve does not create its ResourceClaim, not scheduling it\" pod=%s",
-                log_quote(key));
-            serve_report_failure(s, pp, "Unschedulable", why, NULL);
-            serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_UNSCHEDULABLE, mono_now() - t0);
-            serve_queue_unschedulable(s->queue, key, mono_ms());
-            goto out;
-        }
-    }
-    {
         const struct sched_profile *prof = sched_config_find(&s->cfg, pod.scheduler_name);
         rc = sched_schedule_one(s->cluster, prof ? prof : s->profile, &pod, &s->rng, &res, &err);
     }
@@ -279,12 +265,20 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=%s node=%s", log_quote(key),
                   log_quote(res.node));
-        if (pod.nresource_claims) {
-            /* DynamicResources' PreBind writes the claims first, then the bind goes */
+        if (s->dra) {
+            /* DynamicResources' PreBind writes the claims first (the claim of the pod's
+             * extended resources created), then the bind goes */
+            int took;
+
             t->ud = s;
-            if ((t->key = strdup(key)) && serve_dra_reserve(s, &pod, res.node, t))
+            if (!(t->key = strdup(key)))
+                took = -1;
+            else
+                took = serve_dra_reserve(s, &pod, res.node, t);
+            if (took > 0)
                 break;
-            serve_dra_invalidate(s); /* the world reserved what nobody writes */
+            if (took < 0 || pod.nresource_claims)
+                serve_dra_invalidate(s); /* the world reserved what nobody writes */
             free(t->key);
             t->key = NULL;
         }
@@ -292,8 +286,8 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         break;
     }
     case SCHED_UNSCHEDULABLE:
-        if (pod.nresource_claims)
-            serve_dra_postfilter(s, &pod, res.requeued); /* (PostFilter may have deallocated) */
+        if (serve_dra_touches(s, &pod)) /* (PostFilter may have deallocated or deleted) */
+            serve_dra_postfilter(s, &pod, res.requeued);
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */

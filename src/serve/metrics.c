@@ -358,6 +358,22 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
     bool any;
 
     pthread_mutex_lock(&m->mu);
+    if (m->claim_creates[0] || m->claim_creates[1]) {
+        /* (DRAExtendedResource is on: kube-scheduler registers the family) */
+        r |= head(o, "dynamic_resource_allocation_resourceclaim_creates_total", "counter",
+                  "[ALPHA] Number of ResourceClaims creation requests, categorized by creation "
+                  "status, admin access, and owning API group and kind (either Pod or "
+                  "scheduling.k8s.io/PodGroup)");
+        for (k = 0; k < 2; k++)
+            if (m->claim_creates[k]) {
+                snprintf(lb, sizeof(lb),
+                         "admin_access=\"false\",owner_api_group=\"\",owner_api_kind=\"Pod\","
+                         "status=\"%s\"",
+                         k ? "success" : "failure");
+                r |= sample(o, "dynamic_resource_allocation_resourceclaim_creates_total", lb,
+                            (double)m->claim_creates[k]);
+            }
+    }
     /* gpusched's own, where kube-scheduler has no equivalent */
     r |= render_counter(o, "gpusched_bind_conflicts_total",
                         "Bindings answered 409 Conflict (the pod is already assigned).",

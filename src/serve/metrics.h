@@ -74,6 +74,9 @@ struct serve_metrics {
     uint64_t pending[SERVE_PENDING_COUNT];
     bool entities_touched[SERVE_PENDING_COUNT]; /* queued_entities: a queue that held a pod */
     uint64_t cache_nodes, cache_pods, cache_assumed;
+    /* dynamic_resource_allocation_resourceclaim_creates_total (owner a Pod, no admin access):
+     * [0] status failure, [1] success; a child appears once counted */
+    uint64_t claim_creates[2];
     /* gpusched's own */
     uint64_t in_flight_binds, bind_conflicts, bind_not_found;
     uint64_t events_created, events_patched, event_errors;

@@ -11,8 +11,13 @@ kube-scheduler v1.37.2: the same pods, once under each, on twin nodes and device
 - placements, each claim's status.allocation (results, config, node selector; the timestamp
   only as present), its finalizers and reservedFor, and the FailedScheduling message of the
   pod left without a device.
-gpusched runs with deploy/gpusched/rbac.yaml's role and must not be refused anything; a pod
-asking for an extended resource that a DeviceClass serves is refused with a clear event.
+gpusched runs with deploy/gpusched/rbac.yaml's role and must not be refused anything.
+
+Extended resources that a DeviceClass serves (nvidia.com/gpu by extendedResourceName, an
+implicit deviceclass.resource.kubernetes.io/<class> name), pods on nodes of their own: the claim
+PreBind creates (generateName, annotation, owner, requests, allocation, reservedFor), the pod's
+status.extendedResourceClaimStatus, no claim where a device plugin serves the resource, the
+claim deleted after a refused bind, one left over deleted by PostFilter.
 """
 import copy
 import json
@@ -289,31 +294,6 @@ def test_same_placements_and_allocations_as_kube_scheduler():
     if not patches:
         raise AssertionError("no status patch of the doomed claim after its pod's bind failed")
     util.check_eq(status, 0, "gpusched's exit status on SIGTERM")
-
-
-def test_extended_resource_of_a_device_class_is_refused_with_an_event():
-    """On its own (namespace, gpusched): it passes or fails whatever the other tests do."""
-    c, kc = setup()
-    ns = "gs-ext-refused"
-    namespace(c, ns)
-    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gs-ext"},
-              "spec": {"extendedResourceName": "example.com/gpu",
-                       "selectors": [{"cel": {"expression": "device.driver == 'gs-%s'" % DRIVER}}]}}])
-    sv = Serve(None, ["-v", "5"], _tmp, name="ext-refused", kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
-    try:
-        c.create("/api/v1/namespaces/%s/pods" % ns,
-                 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ext"},
-                  "spec": {"schedulerName": "gpusched", "containers": [{
-                      "name": "c", "image": "registry.k8s.io/pause:3.10",
-                      "resources": {"limits": {"example.com/gpu": "1"}}}]}})
-        ev = wait_for("the refusal's event", lambda: sv._dead() or [
-            e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "ext"])
-        if "does not create the ResourceClaim of extended resources" not in ev[0]["note"]:
-            raise AssertionError("unexpected message: %r" % ev[0]["note"])
-        util.check_eq(c.get("/api/v1/namespaces/%s/pods/ext" % ns)["spec"].get("nodeName"), None, "ext's node")
-        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
-    finally:
-        sv.kill()
 
 
 # ---- shares of a device, PostFilter's deallocation, binding conditions (each scenario on
@@ -680,3 +660,300 @@ def test_binding_timeout_from_the_config_as_kube_scheduler():
             raise AssertionError("kube-scheduler's PreBind did not time out (the test's premise): %s" % ks["events"])
     finally:
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+# ---- extended resources that a DeviceClass serves: the claim PreBind creates ----
+
+EXT_DRIVER = "ext.example.com"
+EXT_ANN = "resource.kubernetes.io/extended-resource-claim"
+# pod -> its node (the suffix after the prefix) and devices on that node; "dp"'s kubelet has a
+# device plugin serving nvidia.com/gpu (and a device in a slice all the same)
+EXT_NODES = {"one": 1, "two": 2, "impl": 1, "init": 1, "inits": 2, "side": 2, "more": 2, "dp": 1,
+             "fails": 1, "mix": 1, "stale": 1}
+
+
+def ext_classes(c):
+    """The DeviceClasses both runs share: one serving nvidia.com/gpu (explicit name), one only
+    by its implicit name deviceclass.resource.kubernetes.io/ext-plain."""
+    if _state.get("ext-classes"):
+        return
+    sel = [{"cel": {"expression": "device.driver == '%s'" % EXT_DRIVER}}]
+    c.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ext-gpu"},
+              "spec": {"extendedResourceName": "nvidia.com/gpu", "selectors": sel,
+                       "config": [{"opaque": {"driver": EXT_DRIVER, "parameters": {"from": "class"}}}]}},
+             {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ext-plain"},
+              "spec": {"selectors": sel}}])
+    _state["ext-classes"] = True
+
+
+def ext_world(c, p):
+    """A node per pod (p+"x-"+name, labelled ext-test), each with its devices in a slice."""
+    for n, ndev in EXT_NODES.items():
+        node = p + "x-" + n
+        c.create_node(k8s_util.gpu_node(node, gpus=1 if n in ("dp", "mix") else 0,
+                                        labels={"ext-test": p.strip("-")}))
+        c.create("/apis/resource.k8s.io/v1/resourceslices",
+                 {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                  "metadata": {"name": node + "-" + EXT_DRIVER},
+                  "spec": {"driver": EXT_DRIVER, "nodeName": node,
+                           "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                           "devices": [device("%s%d" % (n[0], i), "small") for i in range(ndev)]}})
+
+
+def ext_pods(p, scheduler):
+    """The pods, each pinned to its node: "one" (cpu and nvidia.com/gpu: request index 1),
+    "two" (two containers), "impl" (the implicit name), "init" (an init container reusing the
+    container's device), "inits" (two init containers asking for 1 and 2, the container for
+    none: one request, the largest, both mapped to it), "side" (a sidecar, an init container and
+    the container: the init container reuses the container's request), "more" (an init
+    container asking for 2, the container for 1: the init container reuses it and asks for one
+    more), "dp" (served by the device plugin: no
+    claim), "fails" (a bind the
+    ValidatingAdmissionPolicy refuses, whatever the namespace: named bind-fails), "mix" (a claim
+    of its own, and nvidia.com/gpu that its node's device plugin serves)."""
+    def ctr(name, res):
+        return {"name": name, "image": "registry.k8s.io/pause:3.10", "resources": res}
+    gpu = {"limits": {"nvidia.com/gpu": "1"}}
+    specs = {"one": {"containers": [ctr("c", {"requests": {"cpu": "100m"}, "limits": {"nvidia.com/gpu": "1"}})]},
+             "two": {"containers": [ctr("a", gpu), ctr("b", gpu)]},
+             "impl": {"containers": [ctr("c", {"limits": {"deviceclass.resource.kubernetes.io/ext-plain": "1"}})]},
+             "init": {"initContainers": [ctr("setup", gpu)], "containers": [ctr("main", gpu)]},
+             "inits": {"initContainers": [ctr("small", gpu), ctr("big", {"limits": {"nvidia.com/gpu": "2"}})],
+                       "containers": [ctr("main", {"requests": {"cpu": "100m"}})]},
+             "side": {"initContainers": [dict(ctr("sidecar", gpu), restartPolicy="Always"), ctr("setup", gpu)],
+                      "containers": [ctr("main", gpu)]},
+             "more": {"initContainers": [ctr("setup", {"limits": {"nvidia.com/gpu": "2"}})],
+                      "containers": [ctr("main", gpu)]},
+             "dp": {"containers": [ctr("c", gpu)]},
+             "stale": {"containers": [ctr("c", gpu)]},
+             "mix": {"resourceClaims": [{"name": "dev", "resourceClaimName": "mix"}],
+                     "containers": [ctr("c", {"limits": {"nvidia.com/gpu": "1"}, "claims": [{"name": "dev"}]})]},
+             "fails": {"containers": [ctr("c", gpu)]}}
+    out = []
+    for n, spec in specs.items():
+        spec = dict(spec, schedulerName=scheduler, terminationGracePeriodSeconds=0,
+                    nodeSelector={"kubernetes.io/hostname": p + "x-" + n})
+        out.append({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "bind-fails" if n == "fails" else n}, "spec": spec})
+    return out
+
+
+def ext_owned(claims, pod):
+    return [cl for cl in claims
+            if any(o.get("name") == pod["metadata"]["name"] and o.get("uid") == pod["metadata"]["uid"]
+                   for o in cl["metadata"].get("ownerReferences") or [])]
+
+
+def ext_settled(c, ns, user):
+    """None until the pods that can be bound are, and the scheduler (user) has deleted a
+    claim of bind-fails (PreBind created it, Unreserve deleted it after the refused bind)."""
+    pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
+    placed = {n: x["spec"].get("nodeName") for n, x in pods.items()}
+    _state["unmet"] = "placements %s" % placed
+    if not all(placed.get(n) for n in ("one", "two", "impl", "init", "inits", "side", "more", "dp", "stale")):
+        return None
+    if placed.get("bind-fails"):
+        raise AssertionError("bound: %s" % placed)
+    _state["unmet"] = "mix's FailedScheduling event"
+    if not [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "mix"]:
+        return None
+    _state["unmet"] = "a claim of bind-fails created and deleted"
+    gone = [e for e in c.audit(user=user, verb="delete", resource="resourceclaims")
+            if e["objectRef"].get("namespace") == ns and e["responseStatus"]["code"] in (200, 202)
+            and (e["objectRef"].get("name") or "").startswith("bind-fails-extended-resources-")]
+    if not gone:
+        return None
+    return True
+
+
+def ext_outcome(c, ns, p):
+    """Per pod: its node, the claims it owns (the name as a pattern, the pod's uid as POD),
+    its status.extendedResourceClaimStatus (the claim's name as CLAIM); prefix taken out."""
+    claims = c.items(claims_path(ns))
+    out = {}
+
+    def strip(v, pod, cname):
+        if isinstance(v, str):
+            if cname and v == cname:
+                return "CLAIM"
+            return v.replace(pod["metadata"]["uid"], "POD").replace(p, "P-")
+        if isinstance(v, list):
+            return [strip(x, pod, cname) for x in v]
+        if isinstance(v, dict):
+            return {k: strip(x, pod, cname) for k, x in v.items()}
+        return v
+    for pod in sorted(c.pods(ns), key=lambda x: x["metadata"]["name"]):
+        name = pod["metadata"]["name"]
+        owned = ext_owned(claims, pod)
+        cname = owned[0]["metadata"]["name"] if len(owned) == 1 else None
+        got = []
+        for cl in owned:
+            md, st = cl["metadata"], copy.deepcopy(cl.get("status") or {})
+            if (st.get("allocation") or {}).get("allocationTimestamp"):
+                st["allocation"]["allocationTimestamp"] = "set"
+            got.append({"name": "%s-extended-resources-*" % name if md["name"].startswith(
+                            name + "-extended-resources-") and md["name"] != md.get("generateName") else md["name"],
+                        "generateName": md.get("generateName"), "annotations": md.get("annotations"),
+                        "ownerReferences": md.get("ownerReferences"), "finalizers": md.get("finalizers"),
+                        "spec": cl.get("spec"), "status": st})
+        ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+        if name == "mix":
+            ev = [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "mix"]
+            mix = next(cl for cl in claims if cl["metadata"]["name"] == "mix")
+            out[name] = {"node": pod["spec"].get("nodeName"), "message": ev[0]["note"].replace(ns, "NS"),
+                         "claims": len(owned), "status": ercs,
+                         "mix allocated": bool((mix.get("status") or {}).get("allocation")),
+                         "mix reserved": bool((mix.get("status") or {}).get("reservedFor"))}
+            continue
+        if name == "bind-fails":
+            # its claims come and go with each attempt: only that the status names one of them
+            # (the last attempt's, deleted since, or the current one's)
+            out[name] = {"node": pod["spec"].get("nodeName"),
+                         "status names a claim": bool(ercs and ercs.get("resourceClaimName", "").startswith(
+                             "bind-fails-extended-resources-")),
+                         "requestMappings": (ercs or {}).get("requestMappings")}
+            continue
+        out[name] = strip({"node": pod["spec"].get("nodeName"), "claims": got,
+                           "extendedResourceClaimStatus": ercs}, pod, cname)
+    return out
+
+
+def ext_run(scheduler_name):
+    c, kc = setup()
+    ext_classes(c)
+    ks = scheduler_name == "default-scheduler"
+    p = "ks-" if ks else "gs-"
+    ns = p + "ext"
+    namespace(c, ns)
+    ext_world(c, p)
+    c.create(claims_path(ns), {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                               "metadata": {"name": "mix"},
+                               "spec": {"devices": {"requests": [{"name": "dev", "exactly": {
+                                   "deviceClassName": "ext-plain", "allocationMode": "ExactCount",
+                                   "count": 1}}]}}})
+    for x in ext_pods(p, scheduler_name):
+        c.create("/api/v1/namespaces/%s/pods" % ns, x)
+    # a claim of pod stale's extended resources left from an earlier attempt (as after a
+    # scheduler's crash between PreBind and the bind): PostFilter deletes it, then a new one
+    uid = c.get("/api/v1/namespaces/%s/pods/stale" % ns)["metadata"]["uid"]
+    c.create(claims_path(ns), {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "stale-left-over", "annotations": {EXT_ANN: "true"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "stale", "uid": uid,
+                                          "controller": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+            "deviceClassName": "ext-gpu", "allocationMode": "ExactCount", "count": 1}}]}}})
+    if ks:
+        proc = k8s_util.kube_scheduler(c)
+        dead, user = proc.alive, "system:kube-scheduler"
+    else:
+        proc = Serve(None, ["-v", "5", "--scheduler-name", scheduler_name], _tmp, name="ext",
+                     kubeconfig=kc, wrap=k8s_util.PDEATHSIG)
+        dead, user = proc._dead, k8s_util.sa_user(NS_SA, SA)
+    try:
+        try:
+            wait_for("the %s run to settle" % scheduler_name, lambda: dead() or ext_settled(c, ns, user),
+                     timeout=120)
+        except AssertionError as e:
+            raise AssertionError("%s (waiting for %s)" % (e, _state.get("unmet")))
+        if dead():
+            raise AssertionError("%s died" % scheduler_name)
+        out = ext_outcome(c, ns, p)
+        if not ks:
+            _state["ext-creates"] = proc.metric(
+                "dynamic_resource_allocation_resourceclaim_creates_total",
+                'admin_access="false",owner_api_group="",owner_api_kind="Pod",status="success"')
+        return c, ns, out, proc
+    except AssertionError as e:
+        if ks:
+            raise
+        raise AssertionError("%s; gpusched's log: %s" % (e, proc.log_tail(60)))
+    finally:
+        proc.stop()
+
+
+def ext_both():
+    if "ext" not in _state:
+        _, _, ks, _ = ext_run("default-scheduler")
+        c, ns, gs, _ = ext_run("gpusched-ext")
+        _state["ext"] = (ks, gs, c, ns)
+    return _state["ext"]
+
+
+def test_extended_resource_claims_as_kube_scheduler_creates_them():
+    """nvidia.com/gpu served by a DeviceClass (one container with cpu too, two containers, an
+    init container reusing its container's device) and an implicit deviceclass.resource...
+    name: the same node, the same created claim (generateName, annotation, the pod as
+    controller, requests, allocation with the class's config, finalizer, reservedFor) and the
+    same status.extendedResourceClaimStatus under gpusched serve as under kube-scheduler."""
+    ks, gs, c, ns = ext_both()
+    for name in ("one", "two", "impl", "init", "inits", "side", "more"):
+        util.check_eq(gs[name], ks[name], "%s, against kube-scheduler's" % name)
+        if len(ks[name]["claims"]) != 1 or not ks[name]["extendedResourceClaimStatus"]:
+            raise AssertionError("kube-scheduler made no claim for %s: %s" % (name, ks[name]))
+    reqs = [r["name"] for r in gs["two"]["claims"][0]["spec"]["devices"]["requests"]]
+    util.check_eq(reqs, ["container-0-request-0", "container-1-request-0"], "two's request names")
+    util.check_eq(gs["one"]["claims"][0]["spec"]["devices"]["requests"][0]["name"],
+                  "container-0-request-1", "one's request name (cpu sorts first)")
+    util.check_eq([(m["containerName"], m["requestName"])
+                   for m in gs["inits"]["extendedResourceClaimStatus"]["requestMappings"]],
+                  [("small", "container-1-request-0"), ("big", "container-1-request-0")],
+                  "inits' request mappings")
+    util.check_eq([(m["containerName"], m["requestName"])
+                   for m in gs["side"]["extendedResourceClaimStatus"]["requestMappings"]],
+                  [("sidecar", "container-0-request-0"), ("main", "container-2-request-0"),
+                   ("setup", "container-2-request-0")], "side's request mappings")
+    util.check_eq([(m["containerName"], m["requestName"])
+                   for m in gs["more"]["extendedResourceClaimStatus"]["requestMappings"]],
+                  [("main", "container-1-request-0"), ("setup", "container-1-request-0"),
+                   ("setup", "container-0-request-0")], "more's request mappings")
+    # one create per pod with a claim, at least one more for bind-fails
+    if not (_state.get("ext-creates") or 0) >= 8:
+        raise AssertionError("gpusched's resourceclaim_creates_total{status=success}: %s"
+                             % _state.get("ext-creates"))
+    forbidden = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA)) if e["responseStatus"]["code"] == 403]
+    util.check_eq([(e["verb"], e["requestURI"]) for e in forbidden], [], "requests RBAC refused")
+
+
+def test_extended_resource_served_by_the_device_plugin_makes_no_claim():
+    """On a node whose kubelet offers nvidia.com/gpu (a device plugin), neither scheduler creates
+    a claim nor writes the pod's extendedResourceClaimStatus."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["dp"], ks["dp"], "dp, against kube-scheduler's")
+    util.check_eq((ks["dp"]["claims"], ks["dp"]["extendedResourceClaimStatus"]), ([], None),
+                  "kube-scheduler's dp: no claim, no status")
+
+
+def test_extended_resource_claim_deleted_after_a_refused_bind():
+    """The bind of bind-fails is refused: PreBind had created its claim and written the pod's
+    status; Unreserve deleted the claim (the status stays, naming it), under both schedulers."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["bind-fails"], ks["bind-fails"], "bind-fails, against kube-scheduler's")
+    util.check_eq(ks["bind-fails"]["status names a claim"], True, "kube-scheduler wrote bind-fails' status")
+
+
+def test_claims_and_device_plugin_extended_resources_fail_prebind():
+    """A pod with a claim of its own that also asks for nvidia.com/gpu, on a node whose device
+    plugin serves it: kube-scheduler v1.37.2's PreBind creates an extended-resource claim with
+    no requests, then fails ("nil or empty request mappings"); gpusched says the same."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["mix"]["message"], ks["mix"]["message"], "mix's FailedScheduling message, against kube-scheduler's")
+    util.check_eq((gs["mix"]["node"], gs["mix"]["claims"], gs["mix"]["status"]),
+                  (ks["mix"]["node"], ks["mix"]["claims"], ks["mix"]["status"]), "mix's node, claims, status")
+    # (kube-scheduler's PreBind wrote mix's allocation before failing and it stays; serve writes
+    # nothing in that attempt: docs/serve.md, "Differences from kube-scheduler")
+    util.check_eq(ks["mix"]["mix allocated"], True, "kube-scheduler's allocation of claim mix")
+
+
+def test_extended_resource_claim_left_over_is_deleted_and_made_again():
+    """Pod stale owns a claim of its extended resources from an earlier attempt: both schedulers
+    find it, cannot use it ("cannot schedule extended resource claim"), PostFilter deletes it,
+    and the next attempt creates a new one and binds."""
+    ks, gs, c, ns = ext_both()
+    util.check_eq(gs["stale"], ks["stale"], "stale, against kube-scheduler's")
+    util.check_eq([x["name"] for x in ks["stale"]["claims"]], ["stale-extended-resources-*"],
+                  "kube-scheduler's claims of stale")
+    gone = [e for e in c.audit(user=k8s_util.sa_user(NS_SA, SA), verb="delete", resource="resourceclaims")
+            if e["objectRef"].get("namespace") == ns and e["objectRef"].get("name") == "stale-left-over"]
+    if not gone:
+        raise AssertionError("gpusched did not delete stale-left-over")

@@ -7,7 +7,7 @@ import re
 
 import util
 from fake_apiserver import FakeApiServer
-from serve_util import Serve, node, pod, wait_for, bound
+from serve_util import Serve, node, pod, wait_for, bound, events
 
 DRIVER = "gpu.example.com"
 
@@ -140,5 +140,115 @@ def test_a_refused_deallocation_leaves_the_claim_allocated_until_the_next_attemp
             util.check_eq([(r["driver"], r["pool"]) for r in res], [(DRIVER, "n1")], "c1's new result")
             util.check_eq([m for m, path in claim_requests(api, "c1")].count("PUT") >= 3, True,
                           "c1's status updates (refused deallocation, deallocation, PreBind)")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def ext_requests(api):
+    """(method, path tail) of the writes of extended-resource claims and pod statuses."""
+    out = []
+    for r in list(api.requests):
+        m = re.search(r"/(resourceclaims(/[^/]+)*|pods/[^/]+/(status|binding))$", r["path"])
+        if m and r["method"] != "GET" and "/resourceclaims/c" not in r["path"]:
+            tail = m.group(1)
+            # a generated name: its pod's part only
+            out.append((r["method"], re.sub(r"(-extended-resources-)[a-z0-9]{5}", r"\1*", tail)))
+    return out
+
+
+def test_extended_resource_claim_writes_and_their_failures():
+    """nvidia.com/gpu served by a DeviceClass: PreBind creates the claim (a refused create fails
+    the attempt: the next one creates it), writes its finalizer and status, then the pod's
+    extendedResourceClaimStatus (a conflict is tried again), then binds; a refused bind makes
+    Unreserve take the finalizer off the claim it created and delete it, and the next attempt
+    makes a new one."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                 "spec": {"extendedResourceName": "nvidia.com/gpu",
+                          "selectors": [{"cel": {"expression": "device.driver == '%s'" % DRIVER}}]}})
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+                 "spec": {"driver": DRIVER, "nodeName": "n1",
+                          "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}, {"name": "gpu-2"}]}})
+        api.inject("POST", r"/namespaces/default/resourceclaims$", 500, times=1, message="injected")
+        api.add(pod("p1", gpus=1))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("p1 bound", lambda: sv._dead() or bound(api).get("p1"), timeout=60)
+            if not sv.grep(r"create claim for extended resources default/: .*injected"):
+                raise AssertionError("no log line of the refused create: %s" % sv.log_tail())
+            api.inject("PATCH", r"/pods/p2/status$", 409, times=1, message="conflict")
+            api.add(pod("p2", gpus=1))
+            wait_for("p2 bound", lambda: sv._dead() or bound(api).get("p2"), timeout=60)
+            api.inject("POST", r"/pods/p3/binding$", 403, times=1, message="bind refused")
+            api.add(pod("p3", gpus=1))
+            wait_for("p3 bound", lambda: sv._dead() or bound(api).get("p3"), timeout=60)
+            claims = {c["metadata"]["ownerReferences"][0]["name"]: c for c in api.list("resourceclaims", "default")}
+            util.check_eq(sorted(claims), ["p1", "p2", "p3"], "one claim per pod")
+            for name, c in claims.items():
+                p = api.get("pods", name, "default")
+                util.check_eq(p["status"]["extendedResourceClaimStatus"],
+                              {"requestMappings": [{"containerName": "main", "requestName": "container-0-request-1",
+                                                    "resourceName": "nvidia.com/gpu"}],
+                               "resourceClaimName": c["metadata"]["name"]}, "%s's status" % name)
+                util.check_eq(c["metadata"]["annotations"], {"resource.kubernetes.io/extended-resource-claim": "true"},
+                              "%s's claim's annotations" % name)
+                util.check_eq([r["name"] for r in c["status"]["reservedFor"]], [name], "%s's claim reserved for" % name)
+            util.check_eq(sorted(c["status"]["allocation"]["devices"]["results"][0]["device"] for c in claims.values()),
+                          ["gpu-0", "gpu-1", "gpu-2"], "the devices")
+            want = [("POST", "resourceclaims"),  # refused: the attempt fails, the pod backs off
+                    ("PATCH", "pods/p1/status"),  # (its PodScheduled condition: SchedulerError)
+                    ("POST", "resourceclaims"), ("PATCH", "resourceclaims/p1-extended-resources-*"),
+                    ("PUT", "resourceclaims/p1-extended-resources-*/status"), ("PATCH", "pods/p1/status"),
+                    ("POST", "pods/p1/binding"),
+                    ("POST", "resourceclaims"), ("PATCH", "resourceclaims/p2-extended-resources-*"),
+                    ("PUT", "resourceclaims/p2-extended-resources-*/status"), ("PATCH", "pods/p2/status"),
+                    ("PATCH", "pods/p2/status"), ("POST", "pods/p2/binding"),
+                    ("POST", "resourceclaims"), ("PATCH", "resourceclaims/p3-extended-resources-*"),
+                    ("PUT", "resourceclaims/p3-extended-resources-*/status"), ("PATCH", "pods/p3/status"),
+                    ("POST", "pods/p3/binding"),  # refused: Unreserve deletes the claim
+                    ("PATCH", "resourceclaims/p3-extended-resources-*"),
+                    ("DELETE", "resourceclaims/p3-extended-resources-*")]
+            got = ext_requests(api)
+            util.check_eq(got[:len(want)], want, "the writes, in order")
+            util.check_eq(got[len(want):][-5:], [
+                ("POST", "resourceclaims"), ("PATCH", "resourceclaims/p3-extended-resources-*"),
+                ("PUT", "resourceclaims/p3-extended-resources-*/status"), ("PATCH", "pods/p3/status"),
+                ("POST", "pods/p3/binding")], "p3's last attempt")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_extended_resource_claims_in_flight_take_their_devices():
+    """Three nvidia.com/gpu pods, two devices, the claims' create and status writes slowed: the
+    second pod's cycle sees the first one's device taken while its claim is being created (in
+    flight under the world's name) and written (under the API server's), the third fits
+    nowhere (kube-scheduler's message)."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                 "spec": {"extendedResourceName": "nvidia.com/gpu",
+                          "selectors": [{"cel": {"expression": "device.driver == '%s'" % DRIVER}}]}})
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+                 "spec": {"driver": DRIVER, "nodeName": "n1",
+                          "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}})
+        api.delay("POST", r"/namespaces/default/resourceclaims$", 1.0, times=1)
+        api.delay("PUT", r"/resourceclaims/[^/]+/status$", 1.0, times=2)
+        for n in ("p1", "p2", "p3"):
+            api.add(pod(n, gpus=1))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            wait_for("two pods bound", lambda: sv._dead() or len(bound(api)) == 2, timeout=60)
+            ev = wait_for("a FailedScheduling event", lambda: events(api, "FailedScheduling"))
+            util.check_eq(ev[0]["note"], "0/1 nodes are available: 1 cannot allocate all claims. "
+                          "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+                          "the third pod's message")
+            loser = ev[0]["regarding"]["name"]
+            util.check_eq(sorted(bound(api)), sorted({"p1", "p2", "p3"} - {loser}), "the pods bound")
+            devices = sorted(c["status"]["allocation"]["devices"]["results"][0]["device"]
+                             for c in api.list("resourceclaims", "default"))
+            util.check_eq(devices, ["gpu-0", "gpu-1"], "the claims' devices")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
