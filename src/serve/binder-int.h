@@ -51,6 +51,7 @@ struct serve_task {
     int64_t first_active_ms; /* when it first became active (-1: unknown) */
     int sched_attempts;      /* scheduling attempts, this one included */
     bool flushed;            /* it last left the unschedulable pods by the flush */
+    bool reported;           /* binds: the failure was reported already (PreBind's error) */
     int64_t bind_start_ms;
     void *ud; /* borrowed */
     /* Outcome, filled before the callback */

@@ -1749,6 +1749,7 @@ static void prebind_end(struct serve *s, struct job *j, int rc, struct err *e)
         err.http_status = 500;
         err_prefix(&err, "running PreBind plugin \"DynamicResources\"");
         prebind_report(s, j, t, err_format(&err, msg, sizeof(msg)));
+        t->reported = true;
         t->err = &err;
         t->ud = s;
         serve_on_task_done(s, t); /* frees t */

@@ -300,6 +300,17 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         if (res.nominated_node)
             serve_histogram_observe(&s->metrics.preemption_victims, (double)res.nvictims);
         pthread_mutex_unlock(&s->metrics.mu);
+        if (res.error) {
+            /* kube-scheduler's handleSchedulingFailure for an error status (not a FitError):
+             * reason SchedulerError, the nomination cleared (clearNominatedNode), and the pod
+             * retried after its backoff, not parked as unschedulable */
+            serve_clear_own_nomination(s, pp, &pod);
+            serve_log('E', 0, "\"Error scheduling pod; retrying\" pod=%s err=%s", log_quote(key),
+                      log_quote(res.message ? res.message : ""));
+            serve_report_failure(s, pp, "SchedulerError", res.message ? res.message : "", NULL);
+            serve_queue_backoff(s->queue, key, mono_ms());
+            break;
+        }
         if (res.nominated_node)
             serve_preempt(s, pp, &pod, &res);
         else if (res.clear_nomination)

@@ -18,6 +18,9 @@ struct queue_entry {
     enum serve_queue_state state;
     int64_t backoff_until_ms;
     int64_t unsched_since_ms;
+    /* kube-scheduler's UnschedulableCount and ConsecutiveErrorsCount: the backoff counts the
+     * errors in a row since the last rejection when there are any, else the rejections */
+    int unsched_count, errors;
     size_t idx;                        /* index in its heap */
     struct queue_entry *uprev, *unext; /* unschedulable list, oldest first */
     char key[];
@@ -386,7 +389,14 @@ static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
     queue_detach(q, e);
     e->item.attempts++;
     e->item.flushed = false;
-    e->backoff_until_ms = now_ms + serve_queue_backoff_ms(q, e->item.attempts);
+    if (to == SERVE_QUEUE_BACKOFF) {
+        e->errors++;
+    } else {
+        e->unsched_count++;
+        e->errors = 0;
+    }
+    e->backoff_until_ms =
+        now_ms + serve_queue_backoff_ms(q, e->errors ? e->errors : e->unsched_count);
     e->unsched_since_ms = now_ms;
     queue_attach(q, e, to);
 }

@@ -71,7 +71,10 @@ const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t no
 /* Outcome of an in-flight pod (also valid for a pod in any other part):
  * _done removes it (bound) and returns its data;
  * _unschedulable counts an attempt and parks it until a move event or the flush;
- * _backoff counts an attempt and puts it in the backoff heap (errors, failed binds). */
+ * _backoff counts an attempt and puts it in the backoff heap (errors, failed binds).
+ * The backoff (when a moved pod may be tried again, or a backed-off one) is kube-scheduler's:
+ * after n errors in a row serve_queue_backoff_ms(n), else after n unschedulable attempts
+ * serve_queue_backoff_ms(n). */
 void *serve_queue_done(struct serve_queue *q, const char *key);
 void serve_queue_unschedulable(struct serve_queue *q, const char *key, int64_t now_ms);
 void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms);

@@ -305,6 +305,33 @@ static bool queued_same_pod(struct serve *s, const struct serve_task *t)
     return pp && !strcmp(pp->uid, t->uid ? t->uid : "");
 }
 
+/* bind_report: a refused bind as kube-scheduler's failure handler reports it, the
+ * FailedScheduling event and the PodScheduled condition (reason SchedulerError, the condition
+ * only when its message changed) with `running Bind plugin "DefaultBinder": <error>`; nothing
+ * for a pod re-created under the name since. mu held. */
+static void bind_report(struct serve *s, const struct serve_task *t, const char *ns,
+                        const char *name)
+{
+    const struct serve_queue_item *it = serve_queue_get(s->queue, t->key);
+    struct serve_pending *pp = it ? it->data : NULL;
+    struct serve_objref ref = {ns, name, t->uid, t->rv};
+    char m[1200], msg[1300];
+
+    if (pp && strcmp(pp->uid, t->uid ? t->uid : ""))
+        return;
+    snprintf(msg, sizeof(msg), "running Bind plugin \"DefaultBinder\": %s",
+             err_format(t->err, m, sizeof(m)));
+    serve_write_event(s, t->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
+                      msg);
+    if (pp) {
+        if (pp->last_message && !strcmp(pp->last_message, msg))
+            return;
+        free(pp->last_message);
+        pp->last_message = strdup(msg);
+    }
+    serve_write_status(s, ns, name, "SchedulerError", msg, NULL);
+}
+
 void serve_on_task_done(void *ud, struct serve_task *t)
 {
     struct serve *s = ud;
@@ -365,6 +392,9 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             }
         } else {
             const struct serve_assumed *ap = keymap_get(&s->assumed, t->key);
+
+            if (!t->reported)
+                bind_report(s, t, ns, name);
 
             /* forget our assumption only: a pod re-created under this name may have its own.
              * When the bind got no answer at all (connection lost, API server restarting) it

@@ -126,14 +126,49 @@ def test_bind_conflict_and_not_found_are_not_retried_in_a_storm():
             posts = binding_posts(api)
             util.check_eq(posts.get("p-conflict"), 2, "binding POSTs for p-conflict (409, then retry)")
             util.check_eq(posts.get("p-ok"), 1, "binding POSTs for p-ok")
-            # 404: the pod is treated as deleted, not retried (until something changes it)
-            util.check_eq(posts.get("p-gone"), 1, "binding POSTs for p-gone")
+            # 404: the pod is treated as deleted, not retried until something changes it; here
+            # the double's pod is not gone, and the SchedulerError condition written for it (as
+            # kube-scheduler writes it) is such a change: tried once more, once
+            wait_for("p-gone bound", lambda: "p-gone" in bound(api))
+            posts = binding_posts(api)
+            util.check_eq(posts.get("p-gone"), 2, "binding POSTs for p-gone")
+            util.check_eq(sorted(e["note"] for e in events(api, "FailedScheduling")),
+                          ['running Bind plugin "DefaultBinder": Operation cannot be fulfilled '
+                           'on pods/binding "p-conflict": injected',
+                           'running Bind plugin "DefaultBinder": pods "p-gone" not found'],
+                          "FailedScheduling notes")
             util.check_eq(sv.metric("gpusched_bind_conflicts_total"), 1.0, "conflicts metric")
             util.check_eq(sv.metric("gpusched_bind_not_found_total"), 1.0, "not-found metric")
             # a real conflict: someone else bound the pod first; it stays where it is
             api.add(pod("p-raced", node_name="n1"))
             wait_for("p-raced seen", lambda: "p-raced" in bound(api))
             util.check_eq(binding_posts(api).get("p-raced"), None, "bindings of a bound pod")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_refused_bind_is_reported_as_a_scheduler_error_and_retried():
+    """kube-scheduler's DefaultBinder error: a FailedScheduling event and the PodScheduled
+    condition (reason SchedulerError) say `running Bind plugin "DefaultBinder": <error>`, and
+    the pod is tried again after its backoff."""
+    refused = 'Operation cannot be fulfilled on pods/binding "p-refused": injected'
+    want = 'running Bind plugin "DefaultBinder": ' + refused
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.inject("POST", r"/pods/p-refused/binding$", 409, times=1, message=refused)
+        api.add(pod("p-refused"))
+        sv = Serve(api, ["-v", "2"])
+        try:
+            wait_for("p-refused bound on its retry", lambda: "p-refused" in bound(api))
+            util.check_eq([(e["type"], e["action"], e["note"]) for e in events(api, "FailedScheduling")],
+                          [("Warning", "Scheduling", want)], "FailedScheduling events")
+            patches = [r["body"] for r in list(api.requests)
+                       if r["method"] == "PATCH" and r["path"].endswith("/pods/p-refused/status")]
+            conds = [c for b in patches for c in (b.get("status") or {}).get("conditions") or []
+                     if c.get("type") == "PodScheduled"]
+            util.check_eq([(c["status"], c["reason"], c["message"]) for c in conds],
+                          [("False", "SchedulerError", want)], "PodScheduled conditions written")
+            util.check_eq(binding_posts(api).get("p-refused"), 2, "binding POSTs (refused, retried)")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
 

@@ -62,6 +62,33 @@ static void queue_backoff_waits(void)
     serve_queue_free(q, NULL);
 }
 
+static void queue_backoff_counts_errors_apart(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL);
+    int i;
+
+    /* kube-scheduler: three rejections, then an error backs off by the one error (1 s), two
+     * errors in a row by 2 s; the next rejection counts the rejections again (4: 8 s) */
+    serve_queue_add(q, "a/p", 0, NULL, 0, NULL);
+    for (i = 0; i < 3; i++) {
+        pop_key(q, 0);
+        serve_queue_unschedulable(q, "a/p", 0);
+        serve_queue_move_all(q, 100000);
+    }
+    CHECK_STR_EQ(pop_key(q, 100000), "a/p");
+    serve_queue_backoff(q, "a/p", 100000);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 100000), 1000);
+    CHECK_STR_EQ(pop_key(q, 101000), "a/p");
+    serve_queue_backoff(q, "a/p", 101000);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 101000), 2000);
+    CHECK_STR_EQ(pop_key(q, 103000), "a/p");
+    serve_queue_unschedulable(q, "a/p", 103000);
+    serve_queue_move_all(q, 103000);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 103000), 8000);
+    CHECK_INT_EQ(serve_queue_get(q, "a/p")->attempts, 6);
+    serve_queue_free(q, NULL);
+}
+
 static void queue_unschedulable_moves_on_event(void)
 {
     struct serve_queue *q = serve_queue_new(NULL);
@@ -315,6 +342,7 @@ static const struct test_case cases[] = {
     {"orders by priority then arrival", queue_orders_by_priority_then_arrival},
     {"backoff doubles to 10 s", queue_backoff_doubles_to_cap},
     {"backoff pods wait their time", queue_backoff_waits},
+    {"backoff counts errors in a row apart from rejections", queue_backoff_counts_errors_apart},
     {"unschedulable pods move on cluster events", queue_unschedulable_moves_on_event},
     {"flush moves pods parked too long", queue_flush_moves_old_pods},
     {"unschedulable list keeps age order", queue_unschedulable_list_keeps_age_order},

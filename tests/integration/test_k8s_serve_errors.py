@@ -1,0 +1,68 @@
+"""gpusched serve's scheduler errors on the real control plane, judged by kube-scheduler v1.37.2
+(the cluster, the prefixes and the helpers of test_k8s_serve_dra): a pod whose bind the API
+server refuses (the ValidatingAdmissionPolicy on pods named bind-fails) and a pod naming one
+unallocated ResourceClaim twice (a PreBind error, docs/dra.md). Under each scheduler both must
+get the FailedScheduling event and the PodScheduled condition with reason SchedulerError (not
+Unschedulable) and the same first message, and be tried again after their backoff, not parked
+until a cluster event (docs/serve.md, "Differences from kube-scheduler", says why the claim
+twice's later messages differ)."""
+import k8s_util
+import test_k8s_serve_dra as sd
+import util
+
+PODS = ("bind-fails", "twice")
+
+
+def make(c, ns, p, scheduler):
+    sd.scenario_world(c, p, {"a": [sd.device("a0", "small"), sd.device("a1", "small")]})
+    sd.create_claim(c, ns, "shared", sd.exactly(p))
+    c.create("/api/v1/namespaces/%s/pods" % ns, sd.pod("bind-fails", scheduler, [], node=p + "a"))
+    c.create("/api/v1/namespaces/%s/pods" % ns,
+             sd.pod("twice", scheduler, [{"name": "first", "resourceClaimName": "shared"},
+                                         {"name": "second", "resourceClaimName": "shared"}]))
+
+
+def settled(c, ns, p, unmet):
+    """Per pod: its PodScheduled condition's status and reason, its FailedScheduling events'
+    notes (first one first), whether it was tried more than once; None until each pod was."""
+    pods = {x["metadata"]["name"]: x for x in c.pods(ns)}
+    evs = sorted(c.events(ns, "FailedScheduling"),
+                 key=lambda e: (e.get("eventTime") or "", e["metadata"]["creationTimestamp"]))
+    out = {}
+    for name in PODS:
+        x = pods.get(name) or {}
+        if (x.get("spec") or {}).get("nodeName"):
+            raise AssertionError("%s bound: %s" % (name, x["spec"]["nodeName"]))
+        cond = [(cd["status"], cd.get("reason")) for cd in (x.get("status") or {}).get("conditions") or []
+                if cd["type"] == "PodScheduled"]
+        mine = [e for e in evs if e["regarding"]["name"] == name]
+        retried = len(mine) >= 2 or any(e.get("series") for e in mine)
+        unmet["what"] = "%s tried twice: condition %s, events %s" % (
+            name, cond, [(e["note"], e.get("series")) for e in mine])
+        if not retried:
+            return None
+        out[name] = {"condition": cond, "types": sorted({(e["type"], e["action"]) for e in mine}),
+                     "notes": [sd.unprefixed(e["note"], p) for e in mine]}
+    binds = [e for e in c.audit(verb="create", resource="pods", subresource="binding")
+             if (e.get("objectRef") or {}).get("namespace") == ns]
+    out["bind-fails"]["binding requests"] = "%s" % (len(binds) >= 2)
+    return out
+
+
+def test_scheduler_errors_reported_and_retried_as_kube_scheduler():
+    _, _, ks, _ = sd.run_scenario("default-scheduler", "ks-e-", make, settled)
+    c, _, gs, proc = sd.run_scenario("gpusched", "gs-e-", make, settled)
+    util.check_eq(proc.stop(), 0, "gpusched's exit status on SIGTERM")
+    print("kube-scheduler: %s\ngpusched: %s" % (ks, gs))
+    for name in PODS:
+        util.check_eq(ks[name]["condition"], [("False", "SchedulerError")],
+                      "kube-scheduler's PodScheduled condition of %s" % name)
+        util.check_eq(gs[name]["condition"], ks[name]["condition"],
+                      "the PodScheduled condition of %s, against kube-scheduler's" % name)
+        util.check_eq(gs[name]["types"], ks[name]["types"], "event type and action of " + name)
+        util.check_eq(gs[name]["notes"][0], ks[name]["notes"][0],
+                      "the first FailedScheduling message of %s, against kube-scheduler's" % name)
+    util.check_eq(gs["bind-fails"]["notes"], ks["bind-fails"]["notes"],
+                  "bind-fails' FailedScheduling messages")
+    util.check_eq(gs["bind-fails"]["binding requests"], "True", "bind-fails' bind retried")
+    util.check_eq(ks["bind-fails"]["binding requests"], "True", "kube-scheduler's bind retried")
