@@ -249,8 +249,9 @@ check-k8s: all
 		--features +dra --scenarios "" --out $(BUILD)/k8s-diff-dra && \
 	for c in tests/k8s/configs/*.yaml; do \
 		echo "k8s-difftest --config $$c"; \
-		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 2 --clusters 40 \
-			--scenarios "" --config $$c --out $(BUILD)/k8s-diff-config || exit 1; \
+		$(K8S_DIR)/k8s-difftest --gpusched $(BUILD)/gpusched --seed 301 --clusters 40 \
+			--features +dra --scenarios "" --config $$c --out $(BUILD)/k8s-diff-config \
+			|| exit 1; \
 	done && \
 	$(MAKE) --no-print-directory check-cel
 # The C CEL against the real one (k8s.io/dynamic-resource-allocation/cel v0.37.2 in

@@ -547,7 +547,9 @@ scanned:
 
 bool sched_cycle_needs_rows(const struct sched_cpod *cp)
 {
-    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol || cp->dra;
+    /* dra_delegated: a device another node's pod takes may count on this one (scoring) */
+    return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol || cp->dra ||
+           cp->dra_delegated;
 }
 
 static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,

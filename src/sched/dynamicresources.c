@@ -1530,6 +1530,61 @@ bool sched_dra_delegates(const struct sched_dra *w, const char *resource)
     return is_dra_extended_name(resource) && ext_class(w, resource) != NULL;
 }
 
+/* NodeMatches on the node cb_nodesel reads: its name, all nodes, or a node selector */
+static bool totals_node_matches(const struct sched_dra *w, const struct dra_node_sel *sel)
+{
+    if (sel->node_name && *sel->node_name)
+        return !strcmp(sel->node_name, w->node->name);
+    if (sel->all_nodes)
+        return true;
+    return sel->selector && kube_node_selector_matches(sel->selector, w->node);
+}
+
+/* calculateDRAResourceTotals: every slice counts (whatever its pool's generation or
+ * completeness), its devices selected for the node as NodeMatches selects them, those its
+ * class's selectors accept counted, and among them those any claim holds (IsDeviceAllocated:
+ * exclusively, as shares, or with consumed capacity). A selector that cannot be evaluated
+ * makes both 0, as kube-scheduler's error does. */
+int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
+                              const struct kube_node *node, int64_t *total, int64_t *allocated)
+{
+    struct dra_ops ops = {cb_eval, cb_nodesel, w};
+    const struct dra_class *class;
+    int64_t n = 0, used = 0;
+    char msg[1536];
+    size_t i, j;
+    int m;
+
+    *total = *allocated = 0;
+    if (!w || !node || !is_dra_extended_name(resource) || !(class = ext_class(w, resource)))
+        return 0;
+    w->node = node;
+    for (i = 0; i < w->inv.nslices; i++) {
+        const struct dra_slice *s = &w->inv.slices[i];
+        if (!s->per_device && !totals_node_matches(w, &s->sel))
+            continue;
+        for (j = 0; j < s->ndevices; j++) {
+            const struct dra_device *d = &s->devices[j];
+            uint32_t id = d->id;
+            if (s->per_device && !totals_node_matches(w, &d->sel))
+                continue;
+            m = dra_selectors_match(&w->f, &ops, class->name, NULL, NULL, class->sels, class->nsels,
+                                    d, s->driver, s->pool, msg, sizeof(msg));
+            if (m < 0)
+                return 0;
+            if (!m)
+                continue;
+            n++;
+            if (id < w->nids && ((w->allocated && w->allocated[id]) ||
+                                 (w->shares && w->shares[id]) || (w->consumed && w->consumed[id])))
+                used++;
+        }
+    }
+    *total = n;
+    *allocated = used;
+    return 0;
+}
+
 void sched_dra_pod_free(struct sched_dra_pod *ps)
 {
     size_t i;

@@ -76,6 +76,14 @@ void sched_cluster_set_dra_commit(struct sched_cluster *c, bool on);
  * Valid after commit. */
 bool sched_dra_delegates(const struct sched_dra *w, const char *resource);
 
+/* sched_dra_extended_totals: NodeResourcesFit's figures for an extended resource a DeviceClass
+ * serves, on a node whose allocatable lacks it (calculateDRAResourceTotals): *total the devices
+ * of the node's slices the class accepts, *allocated those of them any claim holds now (the
+ * claims the world's Reserve allocated included). Both 0 when no class serves the resource, or
+ * when a selector cannot be evaluated on one of them. Returns 0. */
+int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
+                              const struct kube_node *node, int64_t *total, int64_t *allocated);
+
 /* The objects, borrowed. Claims from files come in input order; so do pods. */
 int sched_dra_add_class(struct sched_dra *w, const struct kube_device_class *c);
 int sched_dra_add_slice(struct sched_dra *w, const struct kube_resource_slice *s);

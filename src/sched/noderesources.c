@@ -210,7 +210,7 @@ int64_t sched_noderesources_score(const struct sched_profile *p, const int64_t *
 /* NodeResourcesFit's score under a --config scoringStrategy (the resource values
  * as kube-scheduler's calculateNodeAllocatableRequest takes them: non-zero requests for cpu
  * and memory, requests for the others; an extended resource the pod does not request, or the
- * node lacks, left out) */
+ * node lacks, left out, unless a DeviceClass serves it: then its devices on the node count) */
 int32_t sched_noderesources_score_node(const struct sched_cluster *c, const struct sched_profile *p,
                                        const struct sched_cpod *cp, uint32_t slot)
 {
@@ -244,6 +244,18 @@ int32_t sched_noderesources_score_node(const struct sched_cluster *c, const stru
             if (!podreq)
                 break;
             x = sched_slot_scalar(&c->slots[slot], rid);
+            if ((!x || !x->alloc) && c->dra) {
+                /* calculateDRAExtendedResourceAllocatableRequest: a DeviceClass's devices */
+                int64_t total, used;
+                sched_dra_extended_totals(c->dra, name,
+                                          sched_dra_node_at(c->dra, slot, c->slots[slot].name),
+                                          &total, &used);
+                if (total > 0) {
+                    alloc[i] = total;
+                    req[i] = sched_sat_add(used, podreq);
+                    break;
+                }
+            }
             if (x) {
                 alloc[i] = x->alloc;
                 req[i] = sched_sat_add(x->req, podreq);

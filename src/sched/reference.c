@@ -453,8 +453,17 @@ static int32_t ref_fit_custom(const struct sched_cluster *c, const struct sched_
                 if (!strcmp(str(c, cp->scalars[k].rid), name))
                     podreq = cp->scalars[k].req;
             if (podreq) {
+                int64_t total = 0, used = 0;
                 alloc[i] = slot_alloc_scalar(c, s, name);
                 req[i] = sched_sat_add(slot_req_scalar(c, s, name), podreq);
+                if (!alloc[i] && c->dra)
+                    sched_dra_extended_totals(
+                        c->dra, name, sched_dra_node_at(c->dra, (uint32_t)(s - c->slots), s->name),
+                        &total, &used);
+                if (total > 0) {
+                    alloc[i] = total;
+                    req[i] = sched_sat_add(used, podreq);
+                }
             }
         }
     }
