@@ -139,9 +139,34 @@ static bool cons_range(const struct dra_pool *p, const struct dra_device *d, siz
     return false;
 }
 
+/* add sign times device d's consumption to arr (per set and counter, a set's first counter at
+ * off[set]): through the pool's table when it has one, else by the names */
+static void consumes_add(const struct dra_pool *p, const size_t *off, const struct dra_device *d,
+                         kube_nano *arr, int sign)
+{
+    size_t m, q, si, ci, b, e;
+
+    if (cons_range(p, d, &b, &e)) {
+        for (; b < e; b++)
+            arr[p->cons->e[b].idx] += sign * p->cons->e[b].value;
+        return;
+    }
+    for (m = 0; m < d->nconsumes; m++) {
+        for (si = 0; si < p->nsets; si++)
+            if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))
+                break;
+        if (si == p->nsets)
+            continue;
+        for (q = 0; q < d->consumes[m].ncounters; q++)
+            for (ci = 0; ci < p->sets[si]->ncounters; ci++)
+                if (!strcmp(p->sets[si]->counters[ci].name, d->consumes[m].counters[q].name))
+                    arr[off[si] + ci] += sign * d->consumes[m].counters[q].value;
+    }
+}
+
 static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool *cp)
 {
-    size_t pi = (size_t)(cp - a->pools->pools), i, j, k, m, total = 0;
+    size_t pi = (size_t)(cp - a->pools->pools), i, j, k, total = 0;
     struct dra_pool *p = &a->pools->pools[pi];
     struct pool_counters *pc = &a->pc[pi];
     bool oom = false;
@@ -173,29 +198,9 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
         for (i = 0; i < n; i++)
             for (j = 0; j < sl[i]->ndevices; j++) {
                 const struct dra_device *d = &sl[i]->devices[j];
-                size_t b, e;
 
-                if (!d->nconsumes || !device_allocated(a, d->id))
-                    continue;
-                if (cons_range(p, d, &b, &e)) {
-                    for (; b < e; b++)
-                        pc->avail[p->cons->e[b].idx] -= p->cons->e[b].value;
-                    continue;
-                }
-                for (m = 0; m < d->nconsumes; m++) {
-                    size_t si, ci, q;
-
-                    for (si = 0; si < p->nsets; si++)
-                        if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))
-                            break;
-                    if (si == p->nsets)
-                        continue;
-                    for (q = 0; q < d->consumes[m].ncounters; q++)
-                        for (ci = 0; ci < p->sets[si]->ncounters; ci++)
-                            if (!strcmp(p->sets[si]->counters[ci].name,
-                                        d->consumes[m].counters[q].name))
-                                pc->avail[pc->off[si] + ci] -= d->consumes[m].counters[q].value;
-                }
+                if (d->nconsumes && device_allocated(a, d->id))
+                    consumes_add(p, pc->off, d, pc->avail, -1);
             }
     }
     pc->ready = true;
@@ -206,25 +211,8 @@ static struct pool_counters *counters_of(struct alloc *a, const struct dra_pool 
 void dra_counters_apply(struct alloc *a, const struct dra_pool *p, struct pool_counters *pc,
                         const struct dra_device *d, int sign)
 {
-    size_t m, q, si, ci, b, e;
-
     (void)a;
-    if (cons_range(p, d, &b, &e)) {
-        for (; b < e; b++)
-            pc->used[p->cons->e[b].idx] += sign * p->cons->e[b].value;
-        return;
-    }
-    for (m = 0; m < d->nconsumes; m++) {
-        for (si = 0; si < p->nsets; si++)
-            if (!strcmp(p->sets[si]->name, d->consumes[m].counter_set))
-                break;
-        if (si == p->nsets)
-            continue;
-        for (q = 0; q < d->consumes[m].ncounters; q++)
-            for (ci = 0; ci < p->sets[si]->ncounters; ci++)
-                if (!strcmp(p->sets[si]->counters[ci].name, d->consumes[m].counters[q].name))
-                    pc->used[pc->off[si] + ci] += sign * d->consumes[m].counters[q].value;
-    }
+    consumes_add(p, pc->off, d, pc->used, sign);
 }
 
 /* checkAvailableCounters: 1 ok (reserved), 0 not enough, -ENOMEM */
