@@ -1412,10 +1412,14 @@ struct sched_dra_pod {
     struct pclaim claims[DRA_CLAIMS_MAX];
     size_t nclaims, nuser;
     bool has_special;
-    bool allocator;            /* some claim is not allocated: the allocator runs in Filter */
-    uint64_t unavailable;      /* claims allocated where the node selector did not match, or
+    bool allocator;       /* some claim is not allocated: the allocator runs in Filter */
+    uint64_t unavailable; /* claims allocated where the node selector did not match, or
                                   whose devices' binding failed or timed out */
-    int64_t timeout_ms;        /* the binding timeout of the cycle's profile */
+    int64_t timeout_ms;   /* the binding timeout of the cycle's profile */
+    /* PostFilter's deallocation or deletion, done when the cycle ends: kube-scheduler writes
+     * it to the API, and the Filter of preemption's dry run, which follows in the same cycle,
+     * still reads the claims (and the devices in use) as PreFilter found them */
+    struct wclaim *post_dealloc, *post_delete;
     struct podscalar *scalars; /* the pod's requests of extended resources */
     size_t nscalars;
     /* what Filter found on the last node it passed: Score reads it right after, Reserve
@@ -1597,12 +1601,25 @@ int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
     return 0;
 }
 
+static void claim_delete(struct sched_dra *w, struct wclaim *c);
+
 void sched_dra_pod_free(struct sched_dra_pod *ps)
 {
     size_t i;
 
     if (!ps)
         return;
+    if (ps->post_dealloc) {
+        struct wclaim *c = ps->post_dealloc;
+
+        if (c->allocated)
+            account(ps->w, &c->alloc, -1);
+        c->allocated = false;
+        c->bind_in = NULL;
+        c->nreserved = 0;
+    }
+    if (ps->post_delete)
+        claim_delete(ps->w, ps->post_delete);
     for (i = 0; i < ps->whys.cap; i++)
         if (ps->whys.slots[i].key)
             free(ps->whys.slots[i].value);
@@ -2829,7 +2846,6 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
 
 int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize)
 {
-    struct sched_dra *w = ps->w;
     const char *uid = ps->in->uid ? ps->in->uid : "";
     size_t i;
 
@@ -2848,16 +2864,13 @@ int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize)
             continue;
         }
         if (c->nreserved == 0 || (c->nreserved == 1 && !strcmp(c->reserved[0].uid, uid))) {
-            account(w, &c->alloc, -1);
-            c->allocated = false;
-            c->bind_in = NULL;
-            c->nreserved = 0;
+            ps->post_dealloc = c; /* (when the cycle ends) */
             textf(msg, msgsize, "deallocation of ResourceClaim completed");
             return SCHED_DRA_UNSCHEDULABLE;
         }
     }
     if (ps->has_special && ps->claims[ps->nclaims - 1].wc) {
-        claim_delete(w, ps->claims[ps->nclaims - 1].wc);
+        ps->post_delete = ps->claims[ps->nclaims - 1].wc; /* (when the cycle ends) */
         textf(msg, msgsize, "deletion of ResourceClaim completed");
     }
     return SCHED_DRA_UNSCHEDULABLE;

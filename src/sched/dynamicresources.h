@@ -193,7 +193,9 @@ int64_t sched_dra_binding_due(const struct sched_dra *w, int64_t timeout_ms);
 
 /* sched_dra_postfilter: what the plugin's PostFilter does when no node fits: deallocates one
  * claim that is not available anywhere (or deletes the pod's stale extended-resource claim);
- * its message ("" when it did nothing) goes into msg. */
+ * its message ("" when it did nothing) goes into msg. The world changes when ps is freed
+ * (the cycle's end): preemption's dry run, in the same cycle, filters with the claims and
+ * devices as PreFilter found them, as kube-scheduler's cycle state does. */
 int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize);
 
 /* sched_dra_release_pod: the pod is gone (a preemption victim): its reservations go, a claim
