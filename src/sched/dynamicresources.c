@@ -166,9 +166,9 @@ struct sched_dra {
     size_t cdevout;
     uint64_t share_seq;
     bool why; /* explain: Filter records why the allocator found nothing (nodealloc.why) */
-    /* DynamicResourcesArgs.bindingTimeout of the next cycles' profile (ms, 0: the default),
-     * and the clock Filter reads it against (wall ms, 0: the wall clock) */
-    int64_t binding_timeout_ms, now_ms;
+    /* DynamicResourcesArgs.bindingTimeout of the next cycles' profile (ms, 0: the default);
+     * Filter reads it against the wall clock, as kube-scheduler's time.Now() */
+    int64_t binding_timeout_ms;
 };
 
 static void *grow(void *v, size_t *cap, size_t need, size_t size)
@@ -2164,11 +2164,6 @@ void sched_dra_set_binding_timeout(struct sched_dra *w, int64_t timeout_ms)
     w->binding_timeout_ms = timeout_ms;
 }
 
-void sched_dra_set_clock(struct sched_dra *w, int64_t now_ms)
-{
-    w->now_ms = now_ms;
-}
-
 /* getAllocatedDeviceStatus: the status.devices entry of result r (by driver, pool, device) */
 static const struct kube_dra_device_status *device_status(const struct kube_resource_claim *c,
                                                           const struct kube_dra_result *r)
@@ -2254,7 +2249,7 @@ enum sched_dra_binding sched_dra_binding_state(const struct kube_resource_claim 
 
 int64_t sched_dra_binding_due(const struct sched_dra *w, int64_t timeout_ms)
 {
-    int64_t now = w->now_ms ? w->now_ms : sched_dra_now_ms(), due = 0;
+    int64_t now = sched_dra_now_ms(), due = 0;
     size_t i;
     char msg[8];
 
@@ -2290,8 +2285,7 @@ static bool binding_unusable(const struct sched_dra_pod *ps, const struct wclaim
         msg = tmp;
         msgsize = sizeof(tmp);
     }
-    b = sched_dra_binding_state(c->bind_in, ps->w->now_ms ? ps->w->now_ms : sched_dra_now_ms(),
-                                ps->timeout_ms, msg, msgsize);
+    b = sched_dra_binding_state(c->bind_in, sched_dra_now_ms(), ps->timeout_ms, msg, msgsize);
     return b == SCHED_DRA_BINDING_FAILED || b == SCHED_DRA_BINDING_TIMEOUT;
 }
 

@@ -179,11 +179,9 @@ enum sched_dra_binding sched_dra_binding_state(const struct kube_resource_claim 
  * whose cycles follow (the framework sets it at each PreFilter from the pod's profile).
  * Filter finds an allocated input claim whose devices' binding failed or timed out
  * unavailable on every node ("resourceclaim not available on the node"; explain says why),
- * and PostFilter may deallocate it. sched_dra_set_clock fixes the wall time (ms) Filter
- * reads (0, the default: the clock at each Filter, as kube-scheduler's time.Now()).
- * sched_dra_now_ms is the wall clock in ms. */
+ * and PostFilter may deallocate it; "now" is the wall clock at each Filter, as
+ * kube-scheduler's time.Now(). sched_dra_now_ms is the wall clock in ms. */
 void sched_dra_set_binding_timeout(struct sched_dra *w, int64_t timeout_ms);
-void sched_dra_set_clock(struct sched_dra *w, int64_t now_ms);
 int64_t sched_dra_now_ms(void);
 
 /* sched_dra_binding_due: the earliest wall time (ms) at which an allocated input claim whose
