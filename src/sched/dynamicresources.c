@@ -1585,6 +1585,41 @@ int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
     return 0;
 }
 
+/* The devices a pod's claims ask of the class serving an extended resource (our GPUPlacement
+ * score's demand, not kube-scheduler's): per request on that class, ExactCount its count, All
+ * every device (INT64_MAX), firstAvailable its first subrequest; admin access takes nothing
+ * (such devices stay free), nor does a claim already allocated (its devices count as held). */
+int64_t sched_dra_pod_class_demand(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                                   const char *resource)
+{
+    const struct dra_class *class;
+    int64_t sum = 0;
+    size_t i, k;
+
+    if (!w || !p || !is_dra_extended_name(resource) || !(class = ext_class(w, resource)))
+        return 0;
+    for (i = 0; i < p->nclaims; i++) {
+        bool templ;
+        const char *name = claim_name_of(w, p, i, &templ);
+        const struct wclaim *c = name && *name ? claim_get(w, p->namespace_, name) : NULL;
+
+        if (!c || c->allocated)
+            continue;
+        for (k = 0; k < c->dc.nrequests; k++) {
+            const struct dra_request *r = &c->dc.requests[k].subs[0];
+            int64_t n = r->mode == DRA_MODE_ALL     ? INT64_MAX
+                        : r->mode == DRA_MODE_EXACT ? r->count
+                                                    : 0;
+
+            if (!c->dc.requests[k].nsubs || r->class != class || r->admin_access || n <= 0)
+                continue;
+            if (__builtin_add_overflow(sum, n, &sum))
+                return INT64_MAX;
+        }
+    }
+    return sum;
+}
+
 void sched_dra_pod_free(struct sched_dra_pod *ps)
 {
     size_t i;

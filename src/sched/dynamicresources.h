@@ -107,6 +107,15 @@ struct sched_dra_pod_in {
  * as the resource-claim controller makes it. */
 int sched_dra_add_pod(struct sched_dra *w, const struct sched_dra_pod_in *p);
 
+/* sched_dra_pod_class_demand: how many devices pod p's claims ask of the DeviceClass serving
+ * the extended resource (the class sched_dra_extended_totals counts by), for gpusched's own
+ * GPUPlacement score: per request whose class it is, an ExactCount request's count, an All
+ * request INT64_MAX (every device it matches), a firstAvailable request its first
+ * subrequest's; admin-access requests and claims already allocated count 0. 0 when no class
+ * serves the resource. Valid after commit. */
+int64_t sched_dra_pod_class_demand(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                                   const char *resource);
+
 /* sched_dra_pod_lookup: the pod added as ns/name (the last one of that name), NULL. */
 const struct sched_dra_pod_in *sched_dra_pod_lookup(const struct sched_dra *w, const char *ns,
                                                     const char *name);
