@@ -144,6 +144,57 @@ int64_t sched_noderesources_gpu(const struct sched_profile *p, int64_t alloc_gpu
     return alloc_gpu > 0 ? 0 : MAX_NODE_SCORE;
 }
 
+static const char *gpu_name(const struct sched_profile *p)
+{
+    return p && p->gpu_resource ? p->gpu_resource : "nvidia.com/gpu";
+}
+
+void sched_noderesources_gpu_prepare(const struct sched_cluster *c, const struct sched_profile *p,
+                                     const struct kube_pod *pod, struct sched_cpod *cp)
+{
+    const struct sched_dra_pod_in *in;
+    struct sched_dra_pod_in own;
+
+    cp->gpu_dra = false;
+    if (!p || !p->gpu_aware || !c->dra || !sched_dra_delegates(c->dra, gpu_name(p)))
+        return;
+    cp->gpu_dra = true;
+    if (!pod->nresource_claims)
+        return;
+    if (!(in = sched_dra_pod_lookup(c->dra, pod->namespace_, pod->name))) {
+        /* a pod the world does not list: its claims by name (templates' claims unknown) */
+        memset(&own, 0, sizeof(own));
+        own.namespace_ = pod->namespace_;
+        own.name = pod->name;
+        own.uid = pod->uid;
+        own.claims = kube_pod_ext(pod)->resource_claims;
+        own.nclaims = pod->nresource_claims;
+        own.pod = pod;
+        in = &own;
+    }
+    cp->gpu = sched_sat_add(cp->gpu, sched_dra_pod_class_demand(c->dra, in, gpu_name(p)));
+}
+
+void sched_noderesources_gpu_dra(const struct sched_cluster *c, const struct sched_profile *p,
+                                 uint32_t slot, int64_t *alloc, int64_t *req)
+{
+    int64_t total, used;
+
+    sched_dra_extended_totals(c->dra, gpu_name(p),
+                              sched_dra_node_at(c->dra, slot, c->slots[slot].name), &total, &used);
+    sched_noderesources_gpu_node(total, used, alloc, req);
+}
+
+void sched_noderesources_gpu_node(int64_t dra_total, int64_t dra_used, int64_t *alloc, int64_t *req)
+{
+    if (dra_total <= 0)
+        return;
+    if (*alloc <= 0)
+        *req = 0; /* requests of a resource the node lacks: DRA's, among dra_used */
+    *alloc = sched_sat_add(*alloc, dra_total);
+    *req = sched_sat_add(*req, dra_used);
+}
+
 int sched_noderesources_kind(const char *name)
 {
     if (!strcmp(name, "cpu"))
