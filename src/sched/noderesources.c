@@ -1,8 +1,8 @@
 /* noderesources.c - kube-scheduler's noderesources plugins: NodeResourcesFit (the Filter,
  * fitsRequest; the Score under its scoringStrategy) and NodeResourcesBalancedAllocation, in
  * kube-scheduler's integer (and, for BalancedAllocation, float64) arithmetic, so that totals
- * match to the point; and GPUPlacement, the "gpu" profile's score, MostAllocated on one
- * resource, beside the formula it reuses. MaxNodeScore is 100. */
+ * match to the point; and GPUPlacement, the "gpu" profile's score, MostAllocated on a node's
+ * GPUs (a device plugin's and DRA's), beside the formula it reuses. MaxNodeScore is 100. */
 #include "sched/plugins-int.h"
 
 #include <math.h>
@@ -130,8 +130,8 @@ int64_t sched_noderesources_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_
     return MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with - without) / 2;
 }
 
-/* GPUPlacement (our "gpu" profile): MostAllocated on the GPU resource for GPU pods; for other
- * pods 0 on GPU nodes and 100 elsewhere. */
+/* GPUPlacement (our "gpu" profile): MostAllocated on the node's GPUs for GPU pods; for other
+ * pods 0 on GPU nodes and 100 elsewhere. The GPUs, a device plugin's and DRA's: below. */
 int64_t sched_noderesources_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
                                 int64_t pod_gpu)
 {

@@ -103,8 +103,9 @@ uint32_t sched_noderesources_filter(const struct sched_cluster *c, uint32_t slot
                                     const int64_t *scalar_req, bool *unresolvable);
 
 /* The Scores: NodeResourcesFit LeastAllocated and NodeResourcesBalancedAllocation (cpu and
- * memory, weight 1 each), GPUPlacement of the "gpu" profile (MostAllocated on its resource for
- * a pod that requests it; else 0 on nodes that have it, 100 elsewhere). */
+ * memory, weight 1 each), GPUPlacement of the "gpu" profile (MostAllocated on the node's GPUs,
+ * alloc_gpu of them req_gpu in use, for a pod that asks for pod_gpu > 0; else 0 on nodes
+ * that have GPUs, 100 elsewhere). */
 int64_t sched_noderesources_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
                                             int64_t req_mem);
 int64_t sched_noderesources_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
