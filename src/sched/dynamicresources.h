@@ -80,7 +80,9 @@ bool sched_dra_delegates(const struct sched_dra *w, const char *resource);
  * serves, on a node whose allocatable lacks it (calculateDRAResourceTotals): *total the devices
  * of the node's slices the class accepts, *allocated those of them any claim holds now (the
  * claims the world's Reserve allocated included). Both 0 when no class serves the resource, or
- * when a selector cannot be evaluated on one of them. Returns 0. */
+ * when a selector cannot be evaluated on one of them. The devices of a node are selected once
+ * per commit (by resource and node name; their use is counted each call). Returns 0, or
+ * -ENOMEM (both 0). */
 int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
                               const struct kube_node *node, int64_t *total, int64_t *allocated);
 

@@ -310,6 +310,7 @@ static void class_demand(void)
                                         &claim_pod, &no_req,    NULL,    false};
     struct kube_device_class other;
     struct outcome o;
+    int64_t total, used;
 
     objects();
     m40_req.count = 2;
@@ -335,9 +336,17 @@ static void class_demand(void)
     CHECK_INT_EQ(sched_dra_add_pod(w, &tf_claim), 0);
     CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
     CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 1);
+    /* the node's devices of the class, selected once (kept until the next commit), their
+     * use counted each time */
+    CHECK_INT_EQ(sched_dra_extended_totals(w, "nvidia.com/gpu", &gpu_node, &total, &used), 0);
+    CHECK(total == 2 && used == 0);
     schedule(w, &tf_claim, &o);
     CHECK_STR_EQ(o.node, "gpu-1");
     CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 0);
+    CHECK_INT_EQ(sched_dra_extended_totals(w, "nvidia.com/gpu", &gpu_node, &total, &used), 0);
+    CHECK(total == 2 && used == 1);
+    CHECK_INT_EQ(sched_dra_extended_totals(w, "nvidia.com/gpu", &cpu_node, &total, &used), 0);
+    CHECK(total == 0 && used == 0);
     sched_dra_free(w);
 
     /* All; then admin access; then a class that serves no resource of that name */
