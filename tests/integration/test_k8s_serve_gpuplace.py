@@ -12,7 +12,9 @@ placements are the formula's, worked by hand:
   2/4 -> 50 over dp and dra-b 1/4 -> 25 (counting no DRA device, dp wins); "claim" (a
   template claim of one device of the class): dra-a 3/4 -> 75 over dra-b 1/4 (counting no
   claim, a pod without GPUs: dra-b, the emptier); "web" (no GPU): 0 on the three GPU nodes,
-  100 on cpu (counting no DRA device, dra-b, the larger).
+  100 on cpu (counting no DRA device, 100 on the DRA nodes too, which have more room).
+Without the DRA devices counted (gpusched before this test) serve placed pack on dp, claim on
+dra-b and web on dra-a.
 """
 import json
 
