@@ -4,8 +4,9 @@ server refuses (the ValidatingAdmissionPolicy on pods named bind-fails) and a po
 unallocated ResourceClaim twice (a PreBind error, docs/dra.md). Under each scheduler both must
 get the FailedScheduling event and the PodScheduled condition with reason SchedulerError (not
 Unschedulable) and the same first message, and be tried again after their backoff, not parked
-until a cluster event (docs/serve.md, "Differences from kube-scheduler", says why the claim
-twice's later messages differ)."""
+until a cluster event. A pod naming one unallocated claim twice, on its own: what PreBind wrote
+before it stopped (the claim allocated, its finalizer, no reservation) and the retry's
+Duplicate value message, as kube-scheduler's."""
 import k8s_util
 import test_k8s_serve_dra as sd
 import util
