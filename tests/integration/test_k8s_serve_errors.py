@@ -112,7 +112,15 @@ def test_claim_named_twice_prebind_writes_as_kube_scheduler():
     and claim shared with the same allocation, finalizer and no reservation."""
     _, _, ks, _ = sd.run_scenario("default-scheduler", "ks-t2-", make_twice, twice_settled)
     c, ns, gs, proc = sd.run_scenario("gpusched", "gs-t2-", make_twice, twice_settled)
-    util.check_eq(proc.stop(), 0, "gpusched's exit status on SIGTERM")
+    try:
+        # each attempt an error; Bind never ran (kube-scheduler times it only when it runs)
+        errors = proc.metric("scheduler_schedule_attempts_total", 'profile="gpusched",result="error"')
+        bind_errors = proc.metric("scheduler_framework_extension_point_duration_seconds_count",
+                                  'extension_point="Bind",profile="gpusched",status="Error"')
+    finally:
+        util.check_eq(proc.stop(), 0, "gpusched's exit status on SIGTERM")
+    util.check_eq((errors or 0) >= 2, True, "gpusched's error attempts: %s" % errors)
+    util.check_eq(bind_errors, None, "gpusched's failed Bind extension points")
     print("kube-scheduler: %s\ngpusched: %s" % (ks, gs))
     util.check_eq(ks["notes"][0].endswith("got allocated elsewhere in the meantime"), True,
                   "kube-scheduler's first message (the test's premise): %s" % ks["notes"])
