@@ -798,8 +798,17 @@ def ext_outcome(c, ns, p):
                         "spec": cl.get("spec"), "status": st})
         ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus")
         if name == "mix":
+            # between two attempts: each retry reserves claim mix and creates an extended-resource
+            # claim, then takes both back (kube-scheduler holds them about a second, waiting for
+            # its informer to show the claim it created)
+            def quiet():
+                cls = c.items(claims_path(ns))
+                m = next(cl for cl in cls if cl["metadata"]["name"] == "mix")
+                return (not (m.get("status") or {}).get("reservedFor") and not ext_owned(cls, pod)
+                        and (m, cls))
+            mix, cls = wait_for("mix between two attempts", quiet, timeout=30)
+            owned = ext_owned(cls, pod)
             ev = [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "mix"]
-            mix = next(cl for cl in claims if cl["metadata"]["name"] == "mix")
             out[name] = {"node": pod["spec"].get("nodeName"), "message": ev[0]["note"].replace(ns, "NS"),
                          "claims": len(owned), "status": ercs,
                          "mix allocated": bool((mix.get("status") or {}).get("allocation")),

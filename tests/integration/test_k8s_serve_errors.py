@@ -100,6 +100,9 @@ def twice_settled(c, ns, p, unmet):
         x["metadata"]["uid"], "UID"), p))
             for cd in (x.get("status") or {}).get("conditions") or [] if cd["type"] == "PodScheduled"]
     shared = c.get(sd.claims_path(ns) + "/shared")
+    unmet["what"] = "shared between two attempts (a retry reserves it, then takes it back)"
+    if (shared.get("status") or {}).get("reservedFor"):
+        return None
     return {"condition": cond, "notes": notes, "shared": sd.claim_view(shared, p)}
 
 
