@@ -1025,6 +1025,9 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, int,
 		case h := <-r.ch:
 			take(h)
 			quiet = time.Time{}
+			if time.Since(progress) > stall {
+				return nil, 0, stalled("the scheduling queue to settle")
+			}
 			continue
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
