@@ -65,7 +65,8 @@ type Options struct {
 	// one-pass guarantee).
 	AllAtOnce bool
 	// Stall (AllAtOnce): how long the run waits without a pod bound or attempted for the
-	// first time before it fails, naming the pods left; 0 is max(10 Timeout, 5 minutes)
+	// first time before it fails, naming the pods left; 0 is max(10 Timeout, 5 minutes).
+	// Also the bound on the informers' first sync (both modes).
 	Stall time.Duration
 	// Config: a KubeSchedulerConfiguration file (kube-scheduler's --config). Its profiles
 	// replace the default one, its percentageOfNodesToScore PercentageOfNodesToScore; a pending
@@ -380,7 +381,9 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 		r.wrap()
 	}
 	factory.Start(ctx.Done())
-	syncCtx, cancelSync := context.WithTimeout(ctx, r.opts.Timeout)
+	// the informers' first lists take a while on a large cluster under load (GOMAXPROCS=1 on
+	// a loaded machine: over 30 s for 10,000 objects): the stall bound, not a step's
+	syncCtx, cancelSync := context.WithTimeout(ctx, r.stallAfter())
 	defer cancelSync()
 	var unsynced []string
 	for typ, ok := range factory.WaitForCacheSync(syncCtx.Done()) {
@@ -1049,8 +1052,9 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, int,
 }
 
 // stallAfter: how long the benchmark waits without progress (a pod bound, or attempted for
-// the first time) before it gives up: kube-scheduler's longest backoff (10 s) many times
-// over, and ten steps of the one-by-one mode (5 minutes by default).
+// the first time) before it gives up, and any run for its informers to sync: kube-scheduler's
+// longest backoff (10 s) many times over, and ten steps of the one-by-one mode (5 minutes
+// by default).
 func (r *run) stallAfter() time.Duration {
 	if r.opts.Stall > 0 {
 		return r.opts.Stall
