@@ -8,7 +8,12 @@
 // bindings set spec.nodeName (and clear status.nominatedNodeName, as the binding registry
 // does), a bound pod gets status.startTime in the order pods enter the cluster, deletions
 // are immediate. A pod that stays unschedulable is deleted after its turn, so no later event
-// retries it: gpusched's simulate makes one pass over the queue.
+// retries it: gpusched's simulate makes one pass over the queue. The scheduling queue's clock
+// stands still (retries are the driver's).
+//
+// The benchmark mode (Options.AllAtOnce) creates every pending pod first and lets the
+// scheduler run on its real clock, as scheduler_perf, until its queue has nothing left to
+// try. Every wait of either mode is bounded and ends with an error naming what it waited for.
 package oracle
 
 import (
