@@ -50,8 +50,11 @@ Flags:
                              profile gets the first
       --kube-version V       the semantics to run: only 1.37 (kube-scheduler v1.37.2)
       --all-at-once          benchmark mode: create every pending pod before the scheduler
-                             starts and let it schedule them freely (as scheduler_perf);
-                             the time from start to the last outcome goes to stderr
+                             starts and let it schedule them freely (as scheduler_perf,
+                             on kube-scheduler's real clock: backoffs take their time);
+                             the time from start to the last outcome goes to stderr; no pod
+                             bound for 5 minutes ends the run with an error naming the
+                             pods left
       --parallelism N        the scheduler's parallelism (default 16)
   -v N                       kube-scheduler's log verbosity on stderr (default: no logs)
   -h, --help                 this help
@@ -167,6 +170,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if allAtOnce {
 		fmt.Fprintf(stderr, "kube-scheduler-oracle: %d pods in %.3fs: %.0f pods/s\n", len(res.Outcomes),
 			res.Elapsed.Seconds(), float64(len(res.Outcomes))/max(res.Elapsed.Seconds(), 1e-9))
+		if res.Errors > 0 {
+			fmt.Fprintf(stderr, "kube-scheduler-oracle: %d attempts ended in an error, not unschedulable (such as a PreBind that lost the race for a shared claim); kube-scheduler retried them after their backoff, which counts in the time above\n", res.Errors)
+		}
 	}
 	if trace != "" {
 		if err := writeTrace(trace, res.Attempts); err != nil {

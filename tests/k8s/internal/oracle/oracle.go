@@ -8,7 +8,12 @@
 // bindings set spec.nodeName (and clear status.nominatedNodeName, as the binding registry
 // does), a bound pod gets status.startTime in the order pods enter the cluster, deletions
 // are immediate. A pod that stays unschedulable is deleted after its turn, so no later event
-// retries it: gpusched's simulate makes one pass over the queue.
+// retries it: gpusched's simulate makes one pass over the queue. The scheduling queue's clock
+// stands still (retries are the driver's).
+//
+// The benchmark mode (Options.AllAtOnce) creates every pending pod first and lets the
+// scheduler run on its real clock, as scheduler_perf, until its queue has nothing left to
+// try. Every wait of either mode is bounded and ends with an error naming what it waited for.
 package oracle
 
 import (
@@ -64,6 +69,10 @@ type Options struct {
 	// them freely, as scheduler_perf does (benchmark mode: no per-pod waits, no trace, no
 	// one-pass guarantee).
 	AllAtOnce bool
+	// Stall (AllAtOnce): how long the run waits without a pod bound or attempted for the
+	// first time before it fails, naming the pods left; 0 is max(10 Timeout, 5 minutes).
+	// Also the bound on the informers' first sync (both modes).
+	Stall time.Duration
 	// Config: a KubeSchedulerConfiguration file (kube-scheduler's --config). Its profiles
 	// replace the default one, its percentageOfNodesToScore PercentageOfNodesToScore; a pending
 	// pod whose schedulerName names no profile is given the first profile's.
@@ -100,6 +109,9 @@ type Result struct {
 	NodeNames []string
 	// Elapsed: from the scheduler's start to the last outcome (AllAtOnce: to the last bind)
 	Elapsed time.Duration
+	// Errors (AllAtOnce): attempts that ended in an error rather than unschedulable (a
+	// PreBind losing a race for a shared claim), each retried after its backoff
+	Errors int
 }
 
 // Key names a pod NS/NAME.
@@ -153,6 +165,7 @@ type run struct {
 	sched    *scheduler.Scheduler
 	factory  informers.SharedInformerFactory
 	ch       chan happening
+	ctx      context.Context // the run's: done once Run returns
 	mu       sync.Mutex
 	events   map[types.UID]string // last FailedScheduling note per pod
 	detail   func(p *corev1.Pod) bool
@@ -172,6 +185,7 @@ type run struct {
 	// claims the victims' deletion changed (dra.go), which a retry waits for
 	released []string
 	claimSeq int
+	turn     int // oneByOne: the index of the pending pod whose turn it is
 	claimRV  int64
 	// claimMu makes a claim's write (its checks, the tracker's update) one step, as the
 	// API server's compare-and-swap
@@ -197,7 +211,7 @@ func Run(ctx context.Context, c *objects.Cluster, o Options) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &run{opts: o, ch: make(chan happening, 1<<16), events: map[types.UID]string{},
 		nodeIdx: map[string]int{}, byUID: map[types.UID]*Outcome{}, selfDel: map[types.UID]bool{},
-		attempts: map[types.UID]int{}, retryOf: map[types.UID]retry{}}
+		attempts: map[types.UID]int{}, retryOf: map[types.UID]retry{}, ctx: ctx}
 	if o.Config != "" {
 		cfg, err := LoadConfig(o.Config)
 		if err != nil {
@@ -229,9 +243,12 @@ func Run(ctx context.Context, c *objects.Cluster, o Options) (*Result, error) {
 	began := time.Now()
 	var err error
 	if o.AllAtOnce {
-		res.Outcomes, err = r.free(ctx, pending)
+		res.Outcomes, res.Errors, err = r.free(ctx, pending)
 	} else {
 		res.Outcomes, res.Attempts, err = r.oneByOne(ctx, pending)
+		if errors.Is(err, errTimeout) {
+			err = fmt.Errorf("%w (pod %d of %d in queue order; %d after it not created)", err, r.turn+1, len(pending), len(pending)-r.turn-1)
+		}
 	}
 	res.Elapsed = time.Since(began)
 	if err != nil {
@@ -335,9 +352,16 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 	pct := r.opts.PercentageOfNodesToScore
 	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &recorder{r: r} })
 	logger := klog.FromContext(ctx)
-	sopts := []scheduler.Option{
-		scheduler.WithParallelism(r.opts.Parallelism),
-		scheduler.WithClock(r.clock),
+	sopts := []scheduler.Option{scheduler.WithParallelism(r.opts.Parallelism)}
+	if !r.opts.AllAtOnce {
+		// the queue's clock (backoff expiry, the unschedulable pods' flush) stands still
+		// between the oracle's steps: one pass, each retry the driver's own (awaitRetry).
+		// The benchmark keeps kube-scheduler's real clock: a pod whose attempt ended in an
+		// error waits in the error backoff queue, which only the queue's flush empties once
+		// the backoff has expired on that clock (the SchedulerPopFromBackoffQ pop takes the
+		// unschedulable pods' backoff queue only); under a clock that never moves it stayed
+		// there for good and the run never settled.
+		sopts = append(sopts, scheduler.WithClock(r.clock))
 	}
 	if r.cfg != nil {
 		sopts = append(sopts, scheduler.WithProfiles(r.cfg.Profiles...),
@@ -362,9 +386,22 @@ func (r *run) setup(ctx context.Context, c *objects.Cluster, pending []*corev1.P
 		r.wrap()
 	}
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	if err := sched.WaitForHandlersSync(ctx); err != nil {
-		return fmt.Errorf("kube-scheduler: informers: %v", err)
+	// the informers' first lists take a while on a large cluster under load (GOMAXPROCS=1 on
+	// a loaded machine: over 30 s for 10,000 objects): the stall bound, not a step's
+	syncCtx, cancelSync := context.WithTimeout(ctx, r.stallAfter())
+	defer cancelSync()
+	var unsynced []string
+	for typ, ok := range factory.WaitForCacheSync(syncCtx.Done()) {
+		if !ok {
+			unsynced = append(unsynced, typ.String())
+		}
+	}
+	if len(unsynced) > 0 {
+		sort.Strings(unsynced)
+		return fmt.Errorf("kube-scheduler: %w waiting for the informers of %s to sync", errTimeout, strings.Join(unsynced, ", "))
+	}
+	if err := sched.WaitForHandlersSync(syncCtx); err != nil {
+		return fmt.Errorf("kube-scheduler: %w waiting for its event handlers to sync (%v)", errTimeout, err)
 	}
 	// the cache holds every node and bound pod before the first pod is queued
 	if err := r.until(ctx, "the scheduler cache to hold the cluster", func() bool {
@@ -437,7 +474,7 @@ func (r *run) bindReactor(a clienttesting.Action) (bool, runtime.Object, error) 
 	if err := r.client.Tracker().Update(gvr, p, p.Namespace, metav1.UpdateOptions{}); err != nil {
 		return true, nil, err
 	}
-	r.ch <- happening{kind: "bound", pod: p, node: b.Target.Name, claims: r.podClaimDevices(p)}
+	r.send(happening{kind: "bound", pod: p, node: b.Target.Name, claims: r.podClaimDevices(p)})
 	return true, b, nil
 }
 
@@ -462,7 +499,7 @@ func (r *run) deleteReactor(a clienttesting.Action) (bool, runtime.Object, error
 			r.mu.Lock()
 			r.released = append(r.released, released...)
 			r.mu.Unlock()
-			r.ch <- happening{kind: "deleted", pod: p}
+			r.send(happening{kind: "deleted", pod: p})
 		}
 	}
 	return false, nil, nil
@@ -491,7 +528,7 @@ func (r *run) wrap() {
 			a = &report.Attempt{Pod: Key(pi.Pod), Priority: prio(pi.Pod), NominatedNode: pi.Pod.Status.NominatedNodeName}
 		}
 		res, err := schedulePod(ctx, f, state, pi)
-		r.ch <- happening{kind: "attempt", pod: pi.Pod, attempt: a, node: res.SuggestedHost, err: err}
+		r.send(happening{kind: "attempt", pod: pi.Pod, attempt: a, node: res.SuggestedHost, err: err})
 		return res, err
 	}
 	failure := r.sched.FailureHandler
@@ -510,7 +547,7 @@ func (r *run) wrap() {
 			r.retryOf[pi.Pod.UID] = retry{victims: n, node: h.nominee}
 			r.mu.Unlock()
 		}
-		r.ch <- h
+		r.send(h)
 	}
 }
 
@@ -519,7 +556,7 @@ func (r *run) wrapFailures() {
 	failure := r.sched.FailureHandler
 	r.sched.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, st *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
 		failure(ctx, f, pi, st, ni, start)
-		r.ch <- happening{kind: "failed", pod: pi.Pod, status: st}
+		r.send(happening{kind: "failed", pod: pi.Pod, status: st})
 	}
 }
 
@@ -587,7 +624,7 @@ func (e *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 		e.r.events[p.UID] = msg
 		e.r.mu.Unlock()
 	case "Preempted":
-		e.r.ch <- happening{kind: "preempted", pod: p}
+		e.r.send(happening{kind: "preempted", pod: p})
 	}
 }
 
@@ -604,6 +641,15 @@ func (r *run) failedMessage(p *corev1.Pod, st *fwk.Status) string {
 }
 
 var errTimeout = errors.New("timed out")
+
+// send hands a happening to the driver; once the run is over (the driver gone, the channel
+// possibly full) it is dropped, so no scheduler goroutine blocks on it.
+func (r *run) send(h happening) {
+	select {
+	case r.ch <- h:
+	case <-r.ctx.Done():
+	}
+}
 
 func (r *run) next(ctx context.Context, what string) (happening, error) {
 	if r.back != nil {
@@ -663,7 +709,8 @@ func (r *run) oneByOne(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, 
 	var outs []*Outcome
 	var attempts []*report.Attempt
 	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	for _, src := range pending {
+	for turn, src := range pending {
+		r.turn = turn
 		p := r.prepare(src)
 		out := &Outcome{Pod: src}
 		outs = append(outs, out)
@@ -907,8 +954,11 @@ func keys(ps []*corev1.Pod) []string {
 }
 
 // free is the benchmark mode: every pending pod is already in the API; wait until each is
-// bound or has failed once.
-func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, error) {
+// bound or has failed once, then until the queue has nothing left to try. A pod that keeps
+// failing is retried by kube-scheduler for as long as it runs, so the waits are bounded by
+// progress: when no pod has been bound (or attempted for the first time) for stallAfter,
+// the run ends with an error naming what it waited for and the pods left.
+func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, int, error) {
 	outs := make([]*Outcome, len(pending))
 	idx := map[types.UID]int{}
 	for i, p := range pending {
@@ -923,7 +973,11 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, erro
 			left++
 		}
 	}
+	stall := r.stallAfter()
+	progress := time.Now()
 	seen := map[types.UID]bool{}
+	errored := map[types.UID]bool{} // the last attempt ended in an error, not unschedulable
+	nerr := 0
 	take := func(h happening) {
 		i, ok := idx[h.pod.UID]
 		if !ok {
@@ -932,48 +986,136 @@ func (r *run) free(ctx context.Context, pending []*corev1.Pod) ([]*Outcome, erro
 		switch h.kind {
 		case "bound":
 			outs[i].Scheduled, outs[i].Node, outs[i].Message = true, h.node, ""
+			outs[i].Attempts++
+			delete(errored, h.pod.UID)
+			progress = time.Now()
 		case "failed":
 			outs[i].Message = h.status.Message()
+			outs[i].Attempts++
+			errored[h.pod.UID] = !h.status.IsRejected()
+			if !h.status.IsRejected() {
+				nerr++
+			}
 		default:
 			return
 		}
 		if !seen[h.pod.UID] {
 			seen[h.pod.UID] = true
+			progress = time.Now()
 			left--
 		}
 	}
+	stalled := func(what string) error {
+		return fmt.Errorf("kube-scheduler: %w waiting for %s: no pod bound or attempted for the first time in %v; %s",
+			errTimeout, what, stall, r.podsLeft(outs, seen, errored))
+	}
 	for left > 0 {
-		h, err := r.next(ctx, fmt.Sprintf("%d more pods", left))
-		if err != nil {
-			return nil, err
+		t := time.NewTimer(time.Until(progress.Add(stall)))
+		select {
+		case h := <-r.ch:
+			t.Stop()
+			take(h)
+		case <-t.C:
+			return nil, 0, stalled(fmt.Sprintf("the first outcome of %d more pods", left))
+		case <-ctx.Done():
+			t.Stop()
+			return nil, 0, ctx.Err()
 		}
-		take(h)
 	}
 	// A pod that failed may be tried again when an event says it may fit now (a claim it
-	// shares, in flight for another pod, got allocated): wait until the queue has nothing to
-	// try for 50 ms, as scheduler_perf waits for every measured pod to be scheduled.
+	// shares, in flight for another pod, got allocated), or after its backoff when its
+	// attempt ended in an error (a conflict writing a shared claim): wait until the queue
+	// has nothing to try for 50 ms, as scheduler_perf waits for every measured pod to be
+	// scheduled.
 	quiet := time.Time{}
 	for {
 		select {
 		case h := <-r.ch:
 			take(h)
 			quiet = time.Time{}
+			if time.Since(progress) > stall {
+				return nil, 0, stalled("the scheduling queue to settle")
+			}
 			continue
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		case <-time.After(time.Millisecond):
 		}
 		busy := len(r.sched.SchedulingQueue.PodsInActiveQ()) > 0 || len(r.sched.SchedulingQueue.PodsInBackoffQ()) > 0 ||
 			len(r.sched.SchedulingQueue.InFlightPods()) > 0
 		switch {
+		case busy && time.Since(progress) > stall:
+			return nil, 0, stalled("the scheduling queue to settle")
 		case busy:
 			quiet = time.Time{}
 		case quiet.IsZero():
 			quiet = time.Now()
 		case time.Since(quiet) > 50*time.Millisecond:
-			return outs, nil
+			return outs, nerr, nil
 		}
 	}
+}
+
+// stallAfter: how long the benchmark waits without progress (a pod bound, or attempted for
+// the first time) before it gives up, and any run for its informers to sync: kube-scheduler's
+// longest backoff (10 s) many times over, and ten steps of the one-by-one mode (5 minutes
+// by default).
+func (r *run) stallAfter() time.Duration {
+	if r.opts.Stall > 0 {
+		return r.opts.Stall
+	}
+	return max(10*r.opts.Timeout, 5*time.Minute)
+}
+
+// podsLeft names the pods not bound, where the scheduling queue holds each and the last
+// failure of those that failed (at most 10 named).
+func (r *run) podsLeft(outs []*Outcome, seen, errored map[types.UID]bool) string {
+	where := map[types.UID]string{}
+	note := func(pods []*corev1.Pod, place string) {
+		for _, p := range pods {
+			where[p.UID] = place
+		}
+	}
+	q := r.sched.SchedulingQueue
+	note(q.UnschedulablePods(), "unschedulable pods")
+	note(q.PodsInBackoffQ(), "backoff queue")
+	note(q.PodsInActiveQ(), "active queue")
+	note(q.InFlightPods(), "in flight")
+	var names []string
+	n := 0
+	for _, o := range outs {
+		if o.Scheduled || o.Gated {
+			continue
+		}
+		n++
+		if len(names) == 10 {
+			continue
+		}
+		uid := o.Pod.UID
+		s := Key(o.Pod) + " ("
+		if place, ok := where[uid]; ok {
+			s += place
+		} else {
+			s += "not queued"
+		}
+		switch {
+		case !seen[uid]:
+			s += ", never attempted"
+		case errored[uid]:
+			s += fmt.Sprintf(", %d attempts, the last an error: %q", o.Attempts, o.Message)
+		default:
+			s += fmt.Sprintf(", %d attempts, the last unschedulable: %q", o.Attempts, o.Message)
+		}
+		names = append(names, s+")")
+	}
+	if n == 0 {
+		return "every pod is bound (the queue did not settle)"
+	}
+	more := ""
+	if n > len(names) {
+		more = fmt.Sprintf(" and %d more", n-len(names))
+	}
+	return fmt.Sprintf("%d pods left: %s%s", n, strings.Join(names, ", "), more)
 }
 
 // Simulate is the result as `gpusched simulate -o json` writes it: scheduled (without the

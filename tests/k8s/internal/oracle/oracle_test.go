@@ -2,8 +2,13 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -71,5 +76,41 @@ func TestPreemptionGatesAndTrace(t *testing.T) {
 	}
 	if total != v.Total {
 		t.Fatalf("total %d, sum of scores %d", v.Total, total)
+	}
+}
+
+// The benchmark mode runs on kube-scheduler's real clock: a pod whose attempt ends in an
+// error waits in the error backoff queue until its backoff expires (under a clock that never
+// moved it stayed there and the run never ended). A pod naming one claim twice fails every
+// attempt (tests/scenarios/dra-claim-named-twice): kube-scheduler retries it after 1 s, 2 s,
+// ... for as long as it runs, so the run ends when no pod has been bound for Stall, with an
+// error naming those pods, their attempts and last failure.
+func TestAllAtOnceRetriesErrorsAndStalls(t *testing.T) {
+	c, err := objects.Load([]string{"../../../scenarios/dra-claim-named-twice/cluster.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_, err = Run(context.Background(), c, Options{AllAtOnce: true, Stall: 8 * time.Second})
+	if !errors.Is(err, errTimeout) {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	if d := time.Since(began); d > time.Minute {
+		t.Fatalf("took %v", d)
+	}
+	msg := err.Error()
+	for _, want := range []string{"waiting for the scheduling queue to settle", "2 pods left: ",
+		"default/twice (", "default/twice-again (", `the last an error: "running PreBind plugin \"DynamicResources\"`} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("%q not in %s", want, msg)
+		}
+	}
+	// retried after 1 s, 2 s, 4 s: 4 attempts in 8 s on a clock that moves; an event of the
+	// pod's own claim writes retries it once more at most
+	for _, pod := range []string{"twice", "twice-again"} {
+		m := append(regexp.MustCompile(`default/`+pod+` \([a-z ]+, (\d+) attempts`).FindStringSubmatch(msg), "", "0")
+		if n, _ := strconv.Atoi(m[1]); n < 3 {
+			t.Fatalf("%s: no retries after the backoff: %s", pod, msg)
+		}
 	}
 }
