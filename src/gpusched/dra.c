@@ -359,10 +359,22 @@ static void warn_version(const struct manifest_input *in, int minor)
                     in->resource_slices[i].name, in->resource_slices[i].driver,
                     in->resource_slices[i].pool, what);
     }
-    for (i = 0; i < in->nresource_claims; i++)
-        if ((what = old_claim(&in->resource_claims[i].spec, minor, &exact)))
-            warn_old("ResourceClaim", in->resource_claims[i].namespace_,
-                     in->resource_claims[i].name, what, exact, minor);
+    for (i = 0; i < in->nresource_claims; i++) {
+        const struct kube_resource_claim *c = &in->resource_claims[i];
+        size_t k;
+
+        if ((what = old_claim(&c->spec, minor, &exact)))
+            warn_old("ResourceClaim", c->namespace_, c->name, what, exact, minor);
+        /* (1.35's Filter does not check the binding of allocated devices either) */
+        for (k = 0; minor < 36 && c->allocation && k < c->allocation->nresults; k++)
+            if (c->allocation->results[k].nbinding_conditions) {
+                warn_old("ResourceClaim", c->namespace_, c->name,
+                         "status.allocation.devices.results[].bindingConditions "
+                         "(DRADeviceBindingConditions)",
+                         true, minor);
+                break;
+            }
+    }
     for (i = 0; i < in->nclaim_templates; i++)
         if ((what = old_claim(&in->claim_templates[i].spec, minor, &exact)))
             warn_old("ResourceClaimTemplate", in->claim_templates[i].namespace_,

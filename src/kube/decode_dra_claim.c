@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kube/decode_dra-int.h"
+#include "kube/exec.h"
 #include "kube/labels.h"
 
 static const struct dec_type dec_t_resource_claim_spec, dec_t_device_claim, dec_t_device_request,
@@ -16,7 +17,7 @@ static const struct dec_type dec_t_resource_claim_spec, dec_t_device_claim, dec_
     dec_t_derived_attribute, dec_t_resource_claim_status, dec_t_allocation_result,
     dec_t_device_allocation_result, dec_t_request_allocation_result,
     dec_t_device_allocation_configuration, dec_t_consumer_reference,
-    dec_t_resource_claim_template_spec;
+    dec_t_resource_claim_template_spec, dec_t_allocated_device_status, dec_t_condition;
 
 static const struct dec_field dec_t_resource_claim_fields[] = {
     {"apiVersion", DEC_STR, 0, "string", NULL},
@@ -118,12 +119,31 @@ static const struct dec_type dec_t_device_claim_configuration =
 
 static const struct dec_field dec_t_resource_claim_status_fields[] = {
     {"allocation", DEC_OBJ, 0, "v1.AllocationResult", &dec_t_allocation_result},
-    {"devices", DEC_ARR, DEC_OBJ, "[]v1.AllocatedDeviceStatus", NULL},
+    {"devices", DEC_ARR, DEC_OBJ, "[]v1.AllocatedDeviceStatus", &dec_t_allocated_device_status},
     {"reservedFor", DEC_ARR, DEC_OBJ, "[]v1.ResourceClaimConsumerReference",
      &dec_t_consumer_reference},
 };
 static const struct dec_type dec_t_resource_claim_status =
     DEC_TYPE("ResourceClaimStatus", dec_t_resource_claim_status_fields);
+
+static const struct dec_field dec_t_allocated_device_status_fields[] = {
+    {"conditions", DEC_ARR, DEC_OBJ, "[]v1.Condition", &dec_t_condition},
+    {"data", DEC_ANY, 0, "runtime.RawExtension", NULL},
+    {"device", DEC_STR, 0, "string", NULL},
+    {"driver", DEC_STR, 0, "string", NULL},
+    {"networkData", DEC_OBJ, 0, "v1.NetworkDeviceData", NULL},
+    {"pool", DEC_STR, 0, "string", NULL},
+    {"shareID", DEC_STR, 0, "string", NULL},
+};
+static const struct dec_type dec_t_allocated_device_status =
+    DEC_TYPE("AllocatedDeviceStatus", dec_t_allocated_device_status_fields);
+
+static const struct dec_field dec_t_condition_fields[] = {
+    {"lastTransitionTime", DEC_STR, 0, "v1.Time", NULL}, {"message", DEC_STR, 0, "string", NULL},
+    {"observedGeneration", DEC_INT64, 0, "int64", NULL}, {"reason", DEC_STR, 0, "string", NULL},
+    {"status", DEC_STR, 0, "v1.ConditionStatus", NULL},  {"type", DEC_STR, 0, "string", NULL},
+};
+static const struct dec_type dec_t_condition = DEC_TYPE("Condition", dec_t_condition_fields);
 
 static const struct dec_field dec_t_allocation_result_fields[] = {
     {"allocationTimestamp", DEC_STR, 0, "v1.Time", NULL},
@@ -502,7 +522,15 @@ static int result_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
         (rc = dec_string(d, v, "shareID", &out->share_id, NULL)))
         return rc;
     out->admin_access = admin > 0;
-    out->nbinding_conditions = json_array_size(json_object_get(v, "bindingConditions"));
+    out->binding_conditions = dec_list(d, v, "bindingConditions", JSON_STRING, sizeof(char *),
+                                       dec_str_elem, NULL, &out->nbinding_conditions, &rc);
+    if (rc)
+        return rc;
+    out->binding_failure_conditions =
+        dec_list(d, v, "bindingFailureConditions", JSON_STRING, sizeof(char *), dec_str_elem, NULL,
+                 &out->nbinding_failure_conditions, &rc);
+    if (rc)
+        return rc;
     if ((rc = dec_object(d, v, "consumedCapacity", &m)) || !m || !json_object_size(m))
         return rc;
     if (!(out->consumed_capacity =
@@ -544,6 +572,66 @@ static int consumer_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
     return 0;
 }
 
+static int condition_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    struct kube_dra_condition *out = slot;
+    int rc;
+
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    if ((rc = dec_dra_required(d, v, "type", &out->type)) ||
+        (rc = dec_dra_required(d, v, "status", &out->status)) ||
+        (rc = dec_string(d, v, "reason", &out->reason, "")) ||
+        (rc = dec_string(d, v, "message", &out->message, "")))
+        return rc;
+    if (strcmp(out->status, "True") && strcmp(out->status, "False") &&
+        strcmp(out->status, "Unknown"))
+        return dec_dra_fail_key(d, v, "status",
+                                "Unsupported value: \"%s\": supported values: \"True\", "
+                                "\"False\", \"Unknown\"",
+                                out->status);
+    return 0;
+}
+
+/* a status.devices[] entry: its device must be one of the allocation's (ctx) results */
+static int device_status_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
+{
+    const struct kube_dra_allocation *al = ctx;
+    struct kube_dra_device_status *out = slot;
+    size_t i;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = dec_dra_required(d, v, "driver", &out->driver)) ||
+        (rc = dec_dra_driver(d, v, "driver", out->driver)) ||
+        (rc = dec_dra_required(d, v, "pool", &out->pool)) ||
+        (rc = dec_dra_pool_name(d, v, "pool", out->pool)) ||
+        (rc = dec_dra_required(d, v, "device", &out->device)) ||
+        (rc = dec_dra_label(d, v, "device", out->device)) ||
+        (rc = dec_string(d, v, "shareID", &out->share_id, NULL)))
+        return rc;
+    for (i = 0; al && i < al->nresults; i++) {
+        const struct kube_dra_result *r = &al->results[i];
+
+        if (!strcmp(r->driver, out->driver) && !strcmp(r->pool, out->pool) &&
+            !strcmp(r->device, out->device) &&
+            (r->share_id && out->share_id ? !strcmp(r->share_id, out->share_id)
+                                          : !r->share_id && !out->share_id))
+            break;
+    }
+    if (!al || i == al->nresults) {
+        char id[800];
+
+        snprintf(id, sizeof(id), "%s/%s/%s%s%s", out->driver, out->pool, out->device,
+                 out->share_id ? "/" : "", out->share_id ? out->share_id : "");
+        return dec_fail(d, v, NULL,
+                        "Invalid value: \"%s\": must be an allocated device in the claim", id);
+    }
+    out->conditions = dec_list(d, v, "conditions", JSON_OBJECT, sizeof(*out->conditions),
+                               condition_elem, NULL, &out->nconditions, &rc);
+    return rc;
+}
+
 static int claim_status(struct dec *d, const json_t *obj, const struct kube_dra_claim_spec *spec,
                         struct kube_resource_claim *out)
 {
@@ -562,9 +650,20 @@ static int claim_status(struct dec *d, const json_t *obj, const struct kube_dra_
     }
     memset(out->allocation, 0, sizeof(*out->allocation));
     o2 = dec_push(d, "allocation");
-    out->allocation->has_allocation_timestamp =
-        json_is_string(json_object_get(al, "allocationTimestamp"));
-    rc = dec_object(d, al, "devices", &dv);
+    {
+        const char *ts = NULL;
+        time_t t;
+
+        rc = dec_string(d, al, "allocationTimestamp", &ts, NULL);
+        if (!rc && ts && kube_rfc3339_parse(ts, &t))
+            rc = dec_dra_invalid(d, al, "allocationTimestamp", ts, "must be an RFC 3339 time");
+        if (!rc && ts) {
+            out->allocation->has_allocation_timestamp = true;
+            out->allocation->allocation_time = (int64_t)t;
+        }
+    }
+    if (!rc)
+        rc = dec_object(d, al, "devices", &dv);
     if (!rc && dv) {
         size_t o3 = dec_push(d, "devices");
 
@@ -615,6 +714,9 @@ reserved:
     if (!rc && out->nreserved_for && !out->allocation)
         rc = dec_dra_fail_key(d, st, "reservedFor",
                               "Forbidden: may not be specified when `allocated` is not set");
+    if (!rc)
+        out->devices = dec_list(d, st, "devices", JSON_OBJECT, sizeof(*out->devices),
+                                device_status_elem, out->allocation, &out->ndevices, &rc);
 out:
     dec_pop(d, old);
     return rc;

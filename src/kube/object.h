@@ -724,7 +724,11 @@ struct kube_dra_result {
     const char *share_id; /* NULL when not a share */
     struct kube_dra_counter *consumed_capacity;
     size_t nconsumed_capacity;
+    /* the device's binding conditions and binding failure conditions, copied at allocation */
+    const char **binding_conditions;
     size_t nbinding_conditions;
+    const char **binding_failure_conditions;
+    size_t nbinding_failure_conditions;
 };
 
 struct kube_dra_allocation {
@@ -732,6 +736,22 @@ struct kube_dra_allocation {
     size_t nresults;
     struct kube_node_selector *node_selector; /* NULL: available on every node */
     bool has_allocation_timestamp;
+    int64_t allocation_time; /* allocationTimestamp in seconds since the epoch */
+};
+
+/* a condition (metav1.Condition) of status.devices[].conditions */
+struct kube_dra_condition {
+    const char *type;
+    const char *status; /* "True", "False" or "Unknown" */
+    const char *reason, *message;
+};
+
+/* status.devices[]: what the driver reports about an allocated device */
+struct kube_dra_device_status {
+    const char *driver, *pool, *device;
+    const char *share_id; /* NULL when none */
+    struct kube_dra_condition *conditions;
+    size_t nconditions;
 };
 
 /* status.reservedFor[] */
@@ -757,6 +777,8 @@ struct kube_resource_claim {
     struct kube_dra_allocation *allocation; /* NULL when not allocated */
     struct kube_dra_consumer *reserved_for;
     size_t nreserved_for;
+    struct kube_dra_device_status *devices; /* status.devices */
+    size_t ndevices;
     const char *source_file;
     int source_line;
 };

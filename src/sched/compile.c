@@ -239,6 +239,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
         arena_release(&c->cp_arena);
     cp->arena = &c->cp_arena;
     cp->src = pod;
+    cp->dra_binding_timeout_ms = p ? p->dra_binding_timeout_ms : 0;
     cp->priority = pod->priority;
     cp->preempt_never = pod->preempt_never;
     cp->node_name = SCHED_NOID;

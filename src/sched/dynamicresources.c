@@ -16,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/arena.h"
+#include "base/buf.h"
 #include "base/keymap.h"
+#include "base/quote.h"
 #include "kube/rules.h"
 
 #define DEVICE_CLASS_PREFIX "deviceclass.resource.kubernetes.io/"
@@ -67,6 +70,9 @@ struct wclaim {
     struct dra_claim dc; /* the spec as the allocator reads it */
     bool allocated;
     struct walloc alloc;
+    /* the input claim when alloc is its status.allocation (its results' binding conditions,
+     * allocationTimestamp, status.devices), NULL when the world allocated it */
+    const struct kube_resource_claim *bind_in;
     struct consumer *reserved;
     size_t nreserved, creserved;
     struct arena strings; /* what its allocation names that nothing else keeps */
@@ -161,6 +167,9 @@ struct sched_dra {
     size_t cdevout;
     uint64_t share_seq;
     bool why; /* explain: Filter records why the allocator found nothing (nodealloc.why) */
+    /* DynamicResourcesArgs.bindingTimeout of the next cycles' profile (ms, 0: the default);
+     * Filter reads it against the wall clock, as kube-scheduler's time.Now() */
+    int64_t binding_timeout_ms;
 };
 
 /* the devices of a node that the class serving an extended resource selects, as
@@ -1056,6 +1065,7 @@ static int input_allocation(struct sched_dra *w, struct wclaim *c)
     free(c->alloc.r);
     memset(&c->alloc, 0, sizeof(c->alloc));
     c->allocated = in != NULL;
+    c->bind_in = in ? c->in : NULL;
     if (!in)
         return 0;
     if (in->nresults && !(c->alloc.r = calloc(in->nresults, sizeof(*c->alloc.r))))
@@ -1420,8 +1430,14 @@ struct sched_dra_pod {
     struct pclaim claims[DRA_CLAIMS_MAX];
     size_t nclaims, nuser;
     bool has_special;
-    bool allocator;            /* some claim is not allocated: the allocator runs in Filter */
-    uint64_t unavailable;      /* claims allocated where the node selector did not match */
+    bool allocator;       /* some claim is not allocated: the allocator runs in Filter */
+    uint64_t unavailable; /* claims allocated where the node selector did not match, or
+                                  whose devices' binding failed or timed out */
+    int64_t timeout_ms;   /* the binding timeout of the cycle's profile */
+    /* PostFilter's deallocation or deletion, done when the cycle ends: kube-scheduler writes
+     * it to the API, and the Filter of preemption's dry run, which follows in the same cycle,
+     * still reads the claims (and the devices in use) as PreFilter found them */
+    struct wclaim *post_dealloc, *post_delete;
     struct podscalar *scalars; /* the pod's requests of extended resources */
     size_t nscalars;
     /* what Filter found on the last node it passed: Score reads it right after, Reserve
@@ -1693,12 +1709,25 @@ int64_t sched_dra_pod_class_demand(struct sched_dra *w, const struct sched_dra_p
     return sum;
 }
 
+static void claim_delete(struct sched_dra *w, struct wclaim *c);
+
 void sched_dra_pod_free(struct sched_dra_pod *ps)
 {
     size_t i;
 
     if (!ps)
         return;
+    if (ps->post_dealloc) {
+        struct wclaim *c = ps->post_dealloc;
+
+        if (c->allocated)
+            account(ps->w, &c->alloc, -1);
+        c->allocated = false;
+        c->bind_in = NULL;
+        c->nreserved = 0;
+    }
+    if (ps->post_delete)
+        claim_delete(ps->w, ps->post_delete);
     for (i = 0; i < ps->whys.cap; i++)
         if (ps->whys.slots[i].key)
             free(ps->whys.slots[i].value);
@@ -1737,6 +1766,8 @@ int sched_dra_prefilter(struct sched_dra *w, const struct sched_dra_pod_in *p,
         return -ENOMEM;
     ps->w = w;
     ps->in = p;
+    ps->timeout_ms =
+        w->binding_timeout_ms > 0 ? w->binding_timeout_ms : SCHED_DRA_BINDING_TIMEOUT_MS;
     why = pod_claims(w, p, ps->claims, &ps->nuser, msg, msgsize);
     if (why) {
         sched_dra_pod_free(ps);
@@ -2226,6 +2257,191 @@ static int keep_why(struct sched_dra_pod *ps, const char *node, char *text)
 static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                        size_t msgsize);
 
+/* ---- the binding of allocated devices (DRADeviceBindingConditions) ---- */
+
+int64_t sched_dra_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void sched_dra_set_binding_timeout(struct sched_dra *w, int64_t timeout_ms)
+{
+    w->binding_timeout_ms = timeout_ms;
+}
+
+/* getAllocatedDeviceStatus: the status.devices entry of result r (by driver, pool, device) */
+static const struct kube_dra_device_status *device_status(const struct kube_resource_claim *c,
+                                                          const struct kube_dra_result *r)
+{
+    size_t i;
+
+    for (i = 0; i < c->ndevices; i++) {
+        const struct kube_dra_device_status *d = &c->devices[i];
+
+        if (!strcmp(d->device, r->device) && !strcmp(d->driver, r->driver) &&
+            !strcmp(d->pool, r->pool))
+            return d;
+    }
+    return NULL;
+}
+
+static const struct kube_dra_condition *condition(const struct kube_dra_device_status *d,
+                                                  const char *type)
+{
+    size_t i;
+
+    for (i = 0; i < d->nconditions; i++)
+        if (!strcmp(d->conditions[i].type, type))
+            return &d->conditions[i];
+    return NULL;
+}
+
+enum sched_dra_binding sched_dra_binding_state(const struct kube_resource_claim *c, int64_t now_ms,
+                                               int64_t timeout_ms, char *msg, size_t msgsize)
+{
+    const struct kube_dra_allocation *a = c->allocation;
+    size_t i, k;
+    bool ready = true;
+
+    if (msgsize)
+        msg[0] = '\0';
+    if (!a)
+        return SCHED_DRA_BINDING_PENDING;
+    /* isClaimReadyForBinding: the results in order, up to the first one not ready */
+    for (i = 0; i < a->nresults && ready; i++) {
+        const struct kube_dra_result *r = &a->results[i];
+        const struct kube_dra_device_status *d;
+
+        if (!r->nbinding_conditions)
+            continue;
+        if (!(d = device_status(c, r))) {
+            ready = false;
+            break;
+        }
+        for (k = 0; k < r->nbinding_failure_conditions; k++) {
+            const struct kube_dra_condition *f = condition(d, r->binding_failure_conditions[k]);
+
+            if (f && !strcmp(f->status, "True")) {
+                char q[600];
+
+                textf(msg, msgsize, "device binding failed: claim=%s, reason=%s, message=%s",
+                      c->name, f->reason ? f->reason : "",
+                      quote_go_to(q, sizeof(q), f->message ? f->message : "",
+                                  f->message ? strlen(f->message) : 0));
+                return SCHED_DRA_BINDING_FAILED;
+            }
+        }
+        for (k = 0; k < r->nbinding_conditions; k++) {
+            const struct kube_dra_condition *t = condition(d, r->binding_conditions[k]);
+
+            if (!t || strcmp(t->status, "True"))
+                ready = false;
+        }
+    }
+    if (ready)
+        return SCHED_DRA_BINDING_READY;
+    /* isClaimTimeout: a result with binding conditions and allocationTimestamp + timeout
+     * before now */
+    if (!a->has_allocation_timestamp)
+        return SCHED_DRA_BINDING_PENDING;
+    for (i = 0; i < a->nresults; i++)
+        if (a->results[i].nbinding_conditions && a->allocation_time * 1000 + timeout_ms < now_ms) {
+            textf(msg, msgsize, "device binding timeout: claim=%s", c->name);
+            return SCHED_DRA_BINDING_TIMEOUT;
+        }
+    return SCHED_DRA_BINDING_PENDING;
+}
+
+int64_t sched_dra_binding_due(const struct sched_dra *w, int64_t timeout_ms)
+{
+    int64_t now = sched_dra_now_ms(), due = 0;
+    size_t i;
+    char msg[8];
+
+    if (timeout_ms <= 0)
+        timeout_ms = SCHED_DRA_BINDING_TIMEOUT_MS;
+    if (!w->f.binding_and_status)
+        return 0;
+    for (i = 0; i < w->nclaims; i++) {
+        const struct wclaim *c = w->claims[i];
+        int64_t t;
+
+        if (c->deleted || !c->allocated || !c->bind_in ||
+            !c->bind_in->allocation->has_allocation_timestamp ||
+            sched_dra_binding_state(c->bind_in, now, timeout_ms, msg, sizeof(msg)) !=
+                SCHED_DRA_BINDING_PENDING)
+            continue;
+        t = c->bind_in->allocation->allocation_time * 1000 + timeout_ms;
+        if (!due || t < due)
+            due = t;
+    }
+    return due;
+}
+
+/* Filter's check of an allocated input claim's devices: true when their binding failed or
+ * timed out (the message of sched_dra_binding_state in msg) */
+static bool binding_unusable(const struct sched_dra_pod *ps, const struct wclaim *c, char *msg,
+                             size_t msgsize)
+{
+    char tmp[1024];
+    enum sched_dra_binding b;
+
+    if (!msgsize) {
+        msg = tmp;
+        msgsize = sizeof(tmp);
+    }
+    b = sched_dra_binding_state(c->bind_in, sched_dra_now_ms(), ps->timeout_ms, msg, msgsize);
+    return b == SCHED_DRA_BINDING_FAILED || b == SCHED_DRA_BINDING_TIMEOUT;
+}
+
+/* explain: why the claims in the mask unavailable are not available on node, one line each */
+static int why_unavailable(struct sched_dra_pod *ps, const struct kube_node *node,
+                           uint64_t unavailable)
+{
+    struct buf b = {0};
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < ps->nclaims && !rc; i++) {
+        const struct wclaim *c = ps->claims[i].wc;
+        char m[1024];
+
+        if (!(unavailable >> i & 1) || !c)
+            continue;
+        if (!available_on(&c->alloc, node)) {
+            rc = buf_printf(&b,
+                            "claim %s/%s: allocated, and its allocation's node selector does not "
+                            "match this node\n",
+                            c->ns, c->name);
+        } else if (binding_unusable(ps, c, m, sizeof(m))) {
+            if (!strncmp(m, "device binding timeout", 22)) {
+                char when[64];
+                time_t t = (time_t)c->bind_in->allocation->allocation_time;
+                struct tm tm;
+
+                if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+                    snprintf(when, sizeof(when), "%lld", (long long)t);
+                rc = buf_printf(&b,
+                                "claim %s/%s: its devices' binding conditions were not met within "
+                                "bindingTimeout %llds of its allocation (%s)",
+                                c->ns, c->name, (long long)(ps->timeout_ms / 1000), when);
+            } else {
+                rc = buf_printf(&b, "claim %s/%s: %s", c->ns, c->name, m);
+            }
+            if (!rc)
+                rc = buf_printf(&b, "; PostFilter deallocates it when no node fits\n");
+        }
+    }
+    if (rc || !b.data) {
+        buf_release(&b);
+        return rc;
+    }
+    return keep_why(ps, node->name, b.data); /* (takes the text) */
+}
+
 int sched_dra_filter(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                      size_t msgsize)
 {
@@ -2258,8 +2474,12 @@ static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, c
     for (i = 0; i < ps->nclaims; i++) {
         const struct wclaim *c = ps->claims[i].wc;
 
-        if (c && c->allocated && !available_on(&c->alloc, node))
+        if (!c || !c->allocated)
+            continue;
+        if (!available_on(&c->alloc, node))
             unavailable |= (uint64_t)1 << i;
+        else if (w->f.binding_and_status && c->bind_in && binding_unusable(ps, c, NULL, 0))
+            unavailable |= (uint64_t)1 << i; /* (isClaimReadyForBinding, isClaimTimeout) */
     }
     if (ps->allocator) {
         struct dra_pools *pools;
@@ -2341,6 +2561,8 @@ static int filter_node(struct sched_dra_pod *ps, const struct kube_node *node, c
     if (unavailable) {
         ps->unavailable |= unavailable;
         textf(msg, msgsize, "resourceclaim not available on the node");
+        if (w->why && (rc = why_unavailable(ps, node, unavailable)))
+            return rc;
         return SCHED_DRA_UNSCHEDULABLE;
     }
     return SCHED_DRA_OK;
@@ -2470,6 +2692,7 @@ static int set_allocation(struct sched_dra *w, struct wclaim *c, const struct dr
         c->alloc.nsels = res->nsels;
     }
     c->allocated = true;
+    c->bind_in = NULL;
     return account(w, &c->alloc, 1);
 }
 
@@ -2725,7 +2948,6 @@ int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, ch
 
 int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize)
 {
-    struct sched_dra *w = ps->w;
     const char *uid = ps->in->uid ? ps->in->uid : "";
     size_t i;
 
@@ -2744,15 +2966,13 @@ int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize)
             continue;
         }
         if (c->nreserved == 0 || (c->nreserved == 1 && !strcmp(c->reserved[0].uid, uid))) {
-            account(w, &c->alloc, -1);
-            c->allocated = false;
-            c->nreserved = 0;
+            ps->post_dealloc = c; /* (when the cycle ends) */
             textf(msg, msgsize, "deallocation of ResourceClaim completed");
             return SCHED_DRA_UNSCHEDULABLE;
         }
     }
     if (ps->has_special && ps->claims[ps->nclaims - 1].wc) {
-        claim_delete(w, ps->claims[ps->nclaims - 1].wc);
+        ps->post_delete = ps->claims[ps->nclaims - 1].wc; /* (when the cycle ends) */
         textf(msg, msgsize, "deletion of ResourceClaim completed");
     }
     return SCHED_DRA_UNSCHEDULABLE;
@@ -2782,6 +3002,7 @@ void sched_dra_release_pod(struct sched_dra *w, const char *ns, const char *name
         if (!c->nreserved && c->finalizer && c->allocated) {
             account(w, &c->alloc, -1);
             c->allocated = false;
+            c->bind_in = NULL;
             c->finalizer = false;
         }
     }

@@ -165,9 +165,46 @@ int64_t sched_dra_score(struct sched_dra_pod *ps, const struct kube_node *node);
 int sched_dra_reserve(struct sched_dra_pod *ps, const struct kube_node *node, char *msg,
                       size_t msgsize);
 
+/* ---- binding conditions (DRADeviceBindingConditions, on from v1.36) ---- */
+
+/* DynamicResourcesArgs.bindingTimeout's default */
+#define SCHED_DRA_BINDING_TIMEOUT_MS 600000
+
+enum sched_dra_binding {
+    SCHED_DRA_BINDING_READY,   /* no result waits for binding conditions */
+    SCHED_DRA_BINDING_PENDING, /* some are not met yet (or the claim is not allocated) */
+    SCHED_DRA_BINDING_FAILED,  /* a bindingFailureConditions condition is True */
+    SCHED_DRA_BINDING_TIMEOUT, /* not ready, allocationTimestamp + timeout before now */
+};
+
+/* sched_dra_binding_state is kube-scheduler v1.37.2's isClaimReadyForBinding, then, when the
+ * claim is not ready, isClaimTimeout, for claim c at wall time now_ms (ms since the epoch)
+ * with binding timeout timeout_ms: every allocated result with bindingConditions needs its
+ * device's entry in status.devices with each of them True; a bindingFailureConditions
+ * condition True fails it. msg gets "device binding failed: claim=NAME, reason=R,
+ * message="M"" or "device binding timeout: claim=NAME" ("" otherwise). Pure. */
+enum sched_dra_binding sched_dra_binding_state(const struct kube_resource_claim *c, int64_t now_ms,
+                                               int64_t timeout_ms, char *msg, size_t msgsize);
+
+/* sched_dra_set_binding_timeout: the bindingTimeout (ms; 0: the default) of the profile
+ * whose cycles follow (the framework sets it at each PreFilter from the pod's profile).
+ * Filter finds an allocated input claim whose devices' binding failed or timed out
+ * unavailable on every node ("resourceclaim not available on the node"; explain says why),
+ * and PostFilter may deallocate it; "now" is the wall clock at each Filter, as
+ * kube-scheduler's time.Now(). sched_dra_now_ms is the wall clock in ms. */
+void sched_dra_set_binding_timeout(struct sched_dra *w, int64_t timeout_ms);
+int64_t sched_dra_now_ms(void);
+
+/* sched_dra_binding_due: the earliest wall time (ms) at which an allocated input claim whose
+ * devices' binding is pending times out with timeout_ms (0: the default), 0 when none: the
+ * Filter's answer changes then (serve rebuilds its world). */
+int64_t sched_dra_binding_due(const struct sched_dra *w, int64_t timeout_ms);
+
 /* sched_dra_postfilter: what the plugin's PostFilter does when no node fits: deallocates one
  * claim that is not available anywhere (or deletes the pod's stale extended-resource claim);
- * its message ("" when it did nothing) goes into msg. */
+ * its message ("" when it did nothing) goes into msg. The world changes when ps is freed
+ * (the cycle's end): preemption's dry run, in the same cycle, filters with the claims and
+ * devices as PreFilter found them, as kube-scheduler's cycle state does. */
 int sched_dra_postfilter(struct sched_dra_pod *ps, char *msg, size_t msgsize);
 
 /* sched_dra_release_pod: the pod is gone (a preemption victim): its reservations go, a claim

@@ -131,6 +131,7 @@ int sched_dra_cycle_prefilter(struct sched_cluster *c, struct sched_cpod *cp)
     if (!(in = pod_in(c, cp)))
         return -ENOMEM;
     msg[0] = '\0';
+    sched_dra_set_binding_timeout(c->dra, cp->dra_binding_timeout_ms);
     rc = sched_dra_prefilter(c->dra, in, &cp->dra, msg, sizeof(msg));
     switch (rc) {
     case SCHED_DRA_OK:

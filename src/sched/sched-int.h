@@ -496,6 +496,7 @@ struct sched_cpod {
      * plugin reads it, its scalars NodeResourcesFit leaves to it (bit j: scalars[j], when the
      * node's allocatable lacks it), and the first Filter or Score error of the attempt */
     struct sched_dra_pod *dra;
+    int64_t dra_binding_timeout_ms;  /* the profile's DynamicResourcesArgs.bindingTimeout */
     struct sched_dra_pod_in dra_own; /* for a pod the world does not list */
     uint32_t dra_delegated;
     char *dra_error;

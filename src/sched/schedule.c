@@ -378,9 +378,11 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             out->clear_nomination = false;
         } else if (pr.message || (dra_post[0] && pr.chosen < 0)) {
             /* the PostFilter plugins' reasons, joined: DynamicResources' first (a success
-             * of DefaultPreemption, or its error, drops them) */
-            char *m = buf_fmt("%s %s%s%s", out->message, dra_post,
-                              dra_post[0] && pr.message ? ", " : "", pr.message ? pr.message : "");
+             * of DefaultPreemption, or its error, drops them: the claim is deallocated all
+             * the same) */
+            const char *post = pr.chosen >= 0 ? "" : dra_post;
+            char *m = buf_fmt("%s %s%s%s", out->message, post, post[0] && pr.message ? ", " : "",
+                              pr.message ? pr.message : "");
             if (!m)
                 goto out;
             free(out->message);

@@ -101,8 +101,6 @@ struct serve_dra {
     struct job *head, *tail;
     struct job *waiting; /* PreBinds waiting for binding conditions (jmu) */
     int64_t binding_due; /* when a pending claim's binding times out (wall ms; 0: none) */
-    int64_t timeout_ms;  /* the binding timeout of the world's Filter (the first profile's) */
-    json_t *held;        /* what the world borrows beside the store: claims as Filter sees them */
 };
 
 static const struct {
@@ -120,12 +118,11 @@ static const struct {
                               "DeviceTaintRule"},
 };
 
-#define BINDING_TIMEOUT_MS 600000 /* DynamicResourcesArgs.bindingTimeout's default */
-
 /* the profile's binding timeout (DynamicResourcesArgs.bindingTimeout) */
 static int64_t binding_timeout_ms(const struct sched_profile *p)
 {
-    return p && p->dra_binding_timeout_ms > 0 ? p->dra_binding_timeout_ms : BINDING_TIMEOUT_MS;
+    return p && p->dra_binding_timeout_ms > 0 ? p->dra_binding_timeout_ms
+                                              : SCHED_DRA_BINDING_TIMEOUT_MS;
 }
 
 /* the wall clock in ms (allocation timestamps are wall time) */
@@ -137,20 +134,6 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 #define BINDING_POLL_MS 5000 /* PreBind's poll interval */
-
-enum bstate { B_READY, B_PENDING, B_FAILED, B_TIMEOUT };
-
-/* RFC 3339 text (metav1.Time) in seconds since the epoch; -1 when it does not read */
-static time_t rfc3339(const char *s)
-{
-    struct tm tm;
-    const char *end;
-
-    memset(&tm, 0, sizeof(tm));
-    if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
-        return -1;
-    return timegm(&tm);
-}
 
 static long long rv_of(json_t *obj)
 {
@@ -380,8 +363,6 @@ static void world_drop(struct serve *s)
     sched_dra_free(d->w);
     d->w = NULL;
     arena_release(&d->a);
-    json_decref(d->held);
-    d->held = NULL;
 }
 
 static int minor_of(const struct serve *s)
@@ -401,50 +382,20 @@ static void decode_error(const char *what, const char *key, struct err *err)
               log_quote(err_format(err, msg, sizeof(msg))));
 }
 
-static enum bstate binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms, char *msg,
-                                 size_t size);
-
-/* the claim as the world's Filter must see it at wall time now: an allocated claim whose
- * devices' binding failed or timed out is unavailable on every node (kube-scheduler's Filter
- * checks isClaimReadyForBinding and isClaimTimeout, then PostFilter may deallocate it); the
- * world reads that from a node selector no node matches. When the binding is pending, the
- * time it times out is kept (d->binding_due). claim itself, or a copy d->held keeps. */
-static json_t *claim_for_filter(struct serve_dra *d, json_t *claim, int64_t now_ms)
+/* when the binding of a claim pending now times out under some profile's bindingTimeout
+ * (wall ms, 0: none): Filter finds it unavailable from then on, so the world is rebuilt */
+static int64_t binding_due(const struct serve *s, const struct sched_dra *w)
 {
-    json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation"), *copy, *r;
-    char msg[1000];
-    size_t i;
-    bool conds = false;
+    int64_t due = 0, t;
+    size_t i, n = s->cfg.nprofiles ? s->cfg.nprofiles : 1;
 
-    json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), i, r)
-    {
-        conds = conds || json_is_array(json_object_get(r, "bindingConditions"));
+    for (i = 0; i < n; i++) {
+        t = sched_dra_binding_due(
+            w, binding_timeout_ms(s->cfg.nprofiles ? &s->cfg.profiles[i] : s->profile));
+        if (t && (!due || t < due))
+            due = t;
     }
-    if (!conds)
-        return claim;
-    switch (binding_state(claim, now_ms, d->timeout_ms, msg, sizeof(msg))) {
-    case B_READY:
-        return claim;
-    case B_PENDING: {
-        time_t due = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
-
-        if (due >= 0 && (!d->binding_due || due * 1000 + d->timeout_ms < d->binding_due))
-            d->binding_due = due * 1000 + d->timeout_ms;
-        return claim;
-    }
-    case B_FAILED:
-    case B_TIMEOUT:
-        break;
-    }
-    if ((!d->held && !(d->held = json_array())) || !(copy = json_deep_copy(claim)))
-        return claim;
-    json_object_set_new(
-        json_object_get(json_object_get(copy, "status"), "allocation"), "nodeSelector",
-        json_pack("{s:[{s:[{s:s,s:s},{s:s,s:s}]}]}", "nodeSelectorTerms", "matchExpressions", "key",
-                  "kubernetes.io/hostname", "operator", "Exists", "key", "kubernetes.io/hostname",
-                  "operator", "DoesNotExist"));
-    json_array_append_new(d->held, copy);
-    return copy;
+    return due;
 }
 
 static int world_build(struct serve *s)
@@ -454,12 +405,10 @@ static int world_build(struct serve *s)
     struct err err;
     enum serve_dra_kind k;
     int rc = 0;
-    int64_t now = wall_ms();
 
     world_drop(s);
     err_clear(&err);
     d->binding_due = 0;
-    d->timeout_ms = binding_timeout_ms(s->profile);
     if (!(d->w = sched_dra_new(&d->cel, &f)))
         return -ENOMEM;
     {
@@ -510,7 +459,6 @@ static int world_build(struct serve *s)
                     rc = sched_dra_add_slice(d->w, o);
                 break;
             case SERVE_DRA_CLAIM:
-                obj = claim_for_filter(d, obj, now);
                 if (!(o = arena_alloc(&d->a, sizeof(struct kube_resource_claim))))
                     rc = -ENOMEM;
                 else if (kube_resource_claim_decode(obj, &d->a, NULL, o, &err))
@@ -541,6 +489,7 @@ static int world_build(struct serve *s)
     }
     sched_cluster_set_dra(s->cluster, d->w);
     sched_cluster_set_dra_commit(s->cluster, true);
+    d->binding_due = binding_due(s, d->w);
     d->dirty = false;
     return 0;
 }
@@ -1796,101 +1745,25 @@ static void prebind_end(struct serve *s, struct job *j, int rc, struct err *e)
 
 /* ---- binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) ---- */
 
-/* the claim's status.devices entry of an allocation result */
-static json_t *device_status(json_t *claim, json_t *result)
+/* isClaimReadyForBinding, then isClaimTimeout when it is not ready (at wall time now), over
+ * serve's copy of a claim: sched_dra_binding_state (the one Filter reads), the message of a
+ * failure ("device binding failed: claim=...") in msg. A claim that does not decode (the API
+ * server accepted it) is pending. */
+static enum sched_dra_binding binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms,
+                                            char *msg, size_t size)
 {
-    static const char *const keys[] = {"driver", "pool", "device"};
-    size_t i, k;
-    json_t *x;
+    struct kube_resource_claim c;
+    struct arena a = {0};
+    struct err err;
+    enum sched_dra_binding b = SCHED_DRA_BINDING_PENDING;
 
-    json_array_foreach(json_object_get(json_object_get(claim, "status"), "devices"), i, x)
-    {
-        for (k = 0; k < 3; k++)
-            if (!json_equal(json_object_get(x, keys[k]), json_object_get(result, keys[k])))
-                break;
-        if (k == 3)
-            return x;
-    }
-    return NULL;
-}
-
-/* the condition of that type in conditions, NULL when none */
-static json_t *condition(json_t *conditions, const char *type)
-{
-    size_t i;
-    json_t *c;
-
-    json_array_foreach(conditions, i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-
-        if (t && !strcmp(t, type))
-            return c;
-    }
-    return NULL;
-}
-
-static bool cond_true(json_t *c)
-{
-    const char *st = json_string_value(json_object_get(c, "status"));
-
-    return st && !strcmp(st, "True");
-}
-
-/* isClaimReadyForBinding, then isClaimTimeout when it is not ready (at wall time now): the
- * message of a failure ("device binding failed: claim=...") goes into msg */
-static enum bstate binding_state(json_t *claim, int64_t now_ms, int64_t timeout_ms, char *msg,
-                                 size_t size)
-{
-    json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation");
-    json_t *results = json_object_get(json_object_get(alloc, "devices"), "results"), *r;
-    size_t i, k;
-    bool ready = true, any = false;
-    time_t ts;
-
-    if (!json_is_object(alloc))
-        return B_PENDING;
-    json_array_foreach(results, i, r)
-    {
-        json_t *conds = json_object_get(r, "bindingConditions"), *fail, *ds, *c;
-
-        any = any || json_is_array(conds);
-        if (!ready || !json_array_size(conds))
-            continue;
-        if (!(ds = device_status(claim, r))) {
-            ready = false;
-            continue;
-        }
-        json_array_foreach(json_object_get(r, "bindingFailureConditions"), k, fail)
-        {
-            c = condition(json_object_get(ds, "conditions"), json_string_value(fail));
-            if (c && cond_true(c)) {
-                const char *why = json_string_value(json_object_get(c, "message"));
-                char q[600];
-
-                snprintf(msg, size, "device binding failed: claim=%s, reason=%s, message=%s",
-                         serve_jstr(claim, "metadata", "name")
-                             ? serve_jstr(claim, "metadata", "name")
-                             : "",
-                         json_string_value(json_object_get(c, "reason"))
-                             ? json_string_value(json_object_get(c, "reason"))
-                             : "",
-                         quote_go_to(q, sizeof(q), why ? why : "", why ? strlen(why) : 0));
-                return B_FAILED;
-            }
-        }
-        json_array_foreach(conds, k, c)
-        {
-            if (!cond_true(condition(json_object_get(ds, "conditions"), json_string_value(c))))
-                ready = false;
-        }
-    }
-    if (ready)
-        return B_READY;
-    ts = rfc3339(json_string_value(json_object_get(alloc, "allocationTimestamp")));
-    if (any && ts >= 0 && ts * 1000 + timeout_ms < now_ms)
-        return B_TIMEOUT;
-    return B_PENDING;
+    err_clear(&err);
+    if (size)
+        msg[0] = '\0';
+    if (!kube_resource_claim_decode(claim, &a, NULL, &c, &err))
+        b = sched_dra_binding_state(&c, now_ms, timeout_ms, msg, size);
+    arena_release(&a);
+    return b;
 }
 
 /* hasBindingConditions: a claim of the job's pod has a device with binding conditions (mu
@@ -1927,15 +1800,15 @@ static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
         if (!c)
             return err_set(err, -EINVAL, "could not find ResourceClaim \"%s\"", j->claims[i]);
         switch (binding_state(c, now, j->timeout_ms, msg, sizeof(msg))) {
-        case B_READY:
+        case SCHED_DRA_BINDING_READY:
             continue;
-        case B_FAILED:
+        case SCHED_DRA_BINDING_FAILED:
             return err_set(err, -EINVAL, "%s", msg);
-        case B_TIMEOUT:
+        case SCHED_DRA_BINDING_TIMEOUT:
             return err_set(err, -ETIMEDOUT, "device binding timeout: claim=%s",
                            serve_jstr(c, "metadata", "name") ? serve_jstr(c, "metadata", "name")
                                                              : "");
-        case B_PENDING:
+        case SCHED_DRA_BINDING_PENDING:
             return 0;
         }
     }

@@ -424,6 +424,70 @@ def test_claim_named_twice_message_quotes_the_uid_as_json():
                       '"name":"twice-again",%s}' % want, "message")
 
 
+BINDING = os.path.join(SCEN, "dra-binding-failed-or-timeout", "cluster.yaml")
+
+
+def test_explain_says_why_a_claim_is_unavailable():
+    """A claim whose devices' binding failed or timed out: explain names the condition's reason
+    and message, or the timeout; the claim allocated on another node says so."""
+    p = gpusched("explain", "-f", BINDING, "first")
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    if ("  gpu-a:\n    claim default/failed: device binding failed: claim=failed, reason=FabricDown, "
+            "message=\"link \\\"nvlink-3\\\" is down\"; PostFilter deallocates it when no node fits\n") not in p.stdout:
+        raise AssertionError("first: %s" % p.stdout)
+    p = gpusched("explain", "-f", BINDING, "second", "-o", "json")
+    by = {n["node"]: n for n in json.loads(p.stdout)["nodes"]}
+    util.check_eq(by["gpu-a"]["reasons"], ["resourceclaim not available on the node"], "gpu-a reasons")
+    util.check_eq(by["gpu-a"]["devices"], [
+        "claim default/timed-out: its devices' binding conditions were not met within bindingTimeout "
+        "600s of its allocation (2020-01-01T00:00:00Z); PostFilter deallocates it when no node fits"],
+        "gpu-a devices")
+
+
+def test_binding_timeout_per_profile():
+    """DynamicResourcesArgs.bindingTimeout is each profile's: a claim allocated 5 minutes ago
+    whose binding conditions are not met has timed out under a profile's 60 s (deallocated,
+    allocated afresh: gpu-0) and not under the default 600 s (kept: gpu-1)."""
+    import datetime
+    import tempfile
+    ts = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    doc = open(BINDING).read().replace('"2020-01-01T00:00:00Z"', '"%s"' % ts)
+    cfg = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: quick
+  pluginConfig:
+  - name: DynamicResources
+    args: {bindingTimeout: 60s}
+"""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "scheduler.conf")
+        with open(path, "w") as f:
+            f.write(cfg)
+        for sched, want in (("default-scheduler", "gpu-2"), ("quick", "gpu-1")):
+            text = doc.replace("kind: Pod\nmetadata: {name: second, namespace: default}\nspec:\n",
+                               "kind: Pod\nmetadata: {name: second, namespace: default}\nspec:\n"
+                               "  schedulerName: %s\n" % sched)
+            p = gpusched("simulate", "-f", "-", "--config", path, "-o", "json", input=text)
+            util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+            got = {s["pod"]: s["claims"][0]["device"] for s in json.loads(p.stdout)["scheduled"]}
+            util.check_eq(got.get("default/second"), want, "second's device under %s" % sched)
+
+
+def test_kube_version_135_does_not_check_binding():
+    """Before 1.36 DRADeviceBindingConditions is off: the API server drops the results'
+    bindingConditions and Filter checks nothing (a warning says so); the claims keep their
+    devices."""
+    p = gpusched("simulate", "-f", BINDING, "--kube-version", "1.35", "-o", "json")
+    util.check_eq(p.returncode, 0, "exit")
+    util.check_eq(len(warnings(p)), 3, "warnings: %r" % p.stderr)
+    if "status.allocation.devices.results[].bindingConditions (DRADeviceBindingConditions)" not in p.stderr:
+        raise AssertionError(p.stderr)
+    got = [s["claims"][0]["device"] for s in json.loads(p.stdout)["scheduled"]]
+    util.check_eq(got, ["gpu-1", "gpu-2", "gpu-3"], "devices under 1.35")
+
+
 def test_gpu_profile_warns_when_no_class_serves_nvidia_gpu():
     """GPUPlacement counts DRA GPUs through the DeviceClass serving nvidia.com/gpu: with GPUs
     in slices and no such class (or a release that maps no extended resource), --profile gpu

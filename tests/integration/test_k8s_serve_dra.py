@@ -333,15 +333,16 @@ def exactly(p, capacity=None, selector=None):
     return {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}
 
 
-def start_scheduler(c, kc, scheduler, name, plugin_config=None):
+def start_scheduler(c, kc, scheduler, name, plugin_config=None, more_profiles=None):
     """kube-scheduler or gpusched serve; plugin_config: the profile's pluginConfig (a
-    KubeSchedulerConfiguration file for either)."""
+    KubeSchedulerConfiguration file for either); more_profiles: profiles after it."""
     cfg = []
-    if plugin_config:
+    if plugin_config or more_profiles:
         path = os.path.join(_tmp, "config-%s-%s.yaml" % (name, scheduler))
         conf = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                 "leaderElection": {"leaderElect": False},
-                "profiles": [{"schedulerName": scheduler, "pluginConfig": plugin_config}]}
+                "profiles": [{"schedulerName": scheduler, "pluginConfig": plugin_config or []}] +
+                (more_profiles or [])}
         if scheduler == "default-scheduler":
             conf["clientConnection"] = {"kubeconfig": c.scheduler_kubeconfig}
         with open(path, "w") as f:
@@ -354,7 +355,8 @@ def start_scheduler(c, kc, scheduler, name, plugin_config=None):
     return proc, proc._dead
 
 
-def run_scenario(scheduler, p, make, until, during=None, timeout=120, plugin_config=None):
+def run_scenario(scheduler, p, make, until, during=None, timeout=120, plugin_config=None,
+                 more_profiles=None):
     """One scheduler's run of a scenario: make(c, ns, p, scheduler) creates its objects in a
     namespace of its own, then the scheduler runs until until(c, ns, p) gives a value (during,
     when given, is called on each poll: the test's part, e.g. a driver setting conditions).
@@ -363,7 +365,7 @@ def run_scenario(scheduler, p, make, until, during=None, timeout=120, plugin_con
     ns = p + "x"
     namespace(c, ns)
     make(c, ns, p, scheduler)
-    proc, dead = start_scheduler(c, kc, scheduler, p.strip("-"), plugin_config)
+    proc, dead = start_scheduler(c, kc, scheduler, p.strip("-"), plugin_config, more_profiles)
     unmet = {}
 
     def poll():
@@ -658,6 +660,77 @@ def test_binding_timeout_from_the_config_as_kube_scheduler():
         util.check_eq(gs, ks, "the pod, its claim and its events, against kube-scheduler's")
         if not any("device binding timeout" in e[2] for e in ks["events"]):
             raise AssertionError("kube-scheduler's PreBind did not time out (the test's premise): %s" % ks["events"])
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def make_pt(c, ns, p, scheduler):
+    """Claims pt-quick and pt-slow allocated 5 minutes ago (by someone else: the test writes
+    their status) on the node's d0 and d1, which had binding conditions then, none met; a pod
+    each: pt-quick under the profile p+"quick" (bindingTimeout 60s), pt-slow under the first
+    (the default 600s)."""
+    import datetime
+    ts = (datetime.datetime.now(datetime.timezone.utc) -
+          datetime.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for name, dev, sched in (("pt-quick", "d0", p + "quick"), ("pt-slow", "d1", scheduler)):
+        create_claim(c, ns, name, exactly(p))
+        cl = c.get(claims_path(ns) + "/" + name)
+        cl["status"] = {"allocation": {
+            "allocationTimestamp": ts,
+            "devices": {"results": [{"request": "gpu", "driver": p + DRIVER, "pool": p + "a", "device": dev,
+                                     "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [p + "a"]}]}]}}}
+        c.request("PUT", claims_path(ns) + "/" + name + "/status", cl)
+        c.create("/api/v1/namespaces/%s/pods" % ns, pod(name, sched, [{"name": "gpu", "resourceClaimName": name}]))
+
+
+def pt_driver():
+    """The driver attaches pt-slow's device once its pod waits; pt-quick's never."""
+    def during(c, ns, p):
+        cl = c.get_or_none(claims_path(ns) + "/pt-slow")
+        st = (cl or {}).get("status") or {}
+        if st.get("allocation") and st.get("reservedFor") and not st.get("devices"):
+            set_condition(c, ns, cl, "attached", "Attached", "")
+    return during
+
+
+def pt_settled(c, ns, p, unmet):
+    placed = {x["metadata"]["name"]: x["spec"].get("nodeName") for x in c.pods(ns)}
+    events = sorted(set((e["regarding"]["name"], e["reason"], unprefixed(e["note"], p))
+                        for e in c.events(ns) if e["reason"] in ("FailedScheduling", "BindingConditionsPending")))
+    if not all(placed.get(n) for n in ("pt-quick", "pt-slow")):
+        unmet["what"] = "placements %s; events %s" % (placed, events)
+        return None
+    claims = {x["metadata"]["name"]: x for x in c.items(claims_path(ns))}
+    return {"placement": unprefixed(placed, p),
+            "claims": {n: claim_view(claims[n], p) for n in ("pt-quick", "pt-slow")},
+            "events": events}
+
+
+def test_binding_timeout_per_profile_as_kube_scheduler():
+    """Each profile's DynamicResourcesArgs.bindingTimeout: a claim allocated 5 minutes ago with
+    its binding conditions unmet has timed out under a profile's 60s (Filter finds it available
+    on no node, PostFilter deallocates it, it is allocated afresh), not under the first
+    profile's default 600s (the pod waits in PreBind until the driver attaches the device);
+    the same events and end as kube-scheduler's with the same two profiles."""
+    c, _ = setup()
+    for p in ("ks-pt-", "gs-pt-"):
+        scenario_world(c, p, {"a": [device("d0", "small"), device("d1", "small")]})
+
+    def quick(p):
+        return [{"schedulerName": p + "quick",
+                 "pluginConfig": [{"name": "DynamicResources", "args": {"bindingTimeout": "60s"}}]}]
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-pt-", make_pt, pt_settled, during=pt_driver(),
+                               more_profiles=quick("ks-pt-"))
+    _, ns, gs, sv = run_scenario("gpusched", "gs-pt-", make_pt, pt_settled, during=pt_driver(),
+                                 more_profiles=quick("gs-pt-"))
+    try:
+        util.check_eq(gs, ks, "the pods, their claims and events, against kube-scheduler's")
+        quick_events = [e for e in ks["events"] if e[0] == "pt-quick"]
+        if not any("deallocation of ResourceClaim completed" in e[2] for e in quick_events) or \
+                not any(e[0] == "pt-slow" and e[1] == "BindingConditionsPending" for e in ks["events"]):
+            raise AssertionError("kube-scheduler's answer is not the test's premise: %s" % ks["events"])
     finally:
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
 

@@ -1,7 +1,8 @@
 /* test_dynamicresources.c - the DynamicResources plugin over a world of DRA objects
  * (src/sched/dynamicresources.c): the seed's walkthrough on DRA as the oracle runs it
  * (tests/k8s/internal/oracle/testdata/dra.yaml: the same claim names, devices and messages),
- * PreEnqueue's reasons, a victim's claims released, the generated names of the contract.
+ * PreEnqueue's reasons, a victim's claims released, the generated names of the contract, the
+ * binding state of allocated devices (isClaimReadyForBinding, isClaimTimeout).
  * Each case runs twice: with a stand-in CEL that knows the two expressions used, and with the
  * CEL library (src/cel through sched/dra_cel.c). */
 #include <errno.h>
@@ -9,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "kube/decode.h"
 #include "sched/dra_cel.h"
 #include "sched/dynamicresources.h"
 #include "test.h"
@@ -525,6 +530,109 @@ static void device_matches_cel(void)
     with_cel(device_matches);
 }
 
+/* a claim "c" allocated at ts with the results and status.devices given as JSON text, decoded
+ * as a file's; the binding state at now_ms with a 600 s timeout (message in msg). -1 when it
+ * does not decode (the error in msg). */
+static int binding_of(const char *ts, const char *results, const char *devices, int64_t now_ms,
+                      char *msg, size_t size)
+{
+    char text[4096];
+    json_t *doc;
+    struct arena a = {0};
+    struct kube_resource_claim c;
+    struct err err;
+    int rc;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+             "\"metadata\":{\"name\":\"c\",\"namespace\":\"default\"},"
+             "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+             "{\"deviceClassName\":\"gpu\"}}]}},"
+             "\"status\":{\"allocation\":{%s%s%s\"devices\":{\"results\":%s}},"
+             "\"devices\":%s}}",
+             ts ? "\"allocationTimestamp\":\"" : "", ts ? ts : "", ts ? "\"," : "", results,
+             devices);
+    doc = json_loads(text, 0, NULL);
+    CHECK(doc != NULL);
+    err_clear(&err);
+    if (kube_resource_claim_decode(doc, &a, NULL, &c, &err)) {
+        snprintf(msg, size, "%s", err.msg);
+        rc = -1;
+    } else {
+        rc = (int)sched_dra_binding_state(&c, now_ms, SCHED_DRA_BINDING_TIMEOUT_MS, msg, size);
+    }
+    json_decref(doc);
+    arena_release(&a);
+    return rc;
+}
+
+#define RESULT(dev, conds)                                                                         \
+    "{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"p\",\"device\":\"" dev          \
+    "\"" conds "}"
+#define BC ",\"bindingConditions\":[\"attached\"],\"bindingFailureConditions\":[\"failed\"]"
+#define COND(type, st)                                                                             \
+    "{\"type\":\"" type "\",\"status\":\"" st "\",\"reason\":\"Why\",\"lastTransitionTime\":"      \
+    "\"2026-01-01T00:00:00Z\"}"
+#define STATUS(dev, type, st)                                                                      \
+    "{\"driver\":\"gpu.nvidia.com\",\"pool\":\"p\",\"device\":\"" dev                              \
+    "\",\"conditions\":[{\"type\":\"" type "\",\"status\":\"" st                                   \
+    "\",\"reason\":\"Why\",\"message\":\"said \\\"no\\\"\",\"lastTransitionTime\":"                \
+    "\"2026-01-01T00:00:00Z\"}]}"
+
+static void binding_state(void)
+{
+    /* 2026-01-01T00:00:00Z, and 601 s later */
+    const int64_t t0 = 1767225600000LL, late = t0 + 601000;
+    const char *ts = "2026-01-01T00:00:00Z";
+    char msg[1024];
+
+    /* no binding conditions: ready, however old */
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", "") "]", "[]", late, msg, sizeof(msg)),
+                 SCHED_DRA_BINDING_READY);
+    /* conditions without a status entry: pending until allocationTimestamp + 600 s */
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", BC) "]", "[]", t0 + 600000, msg, sizeof(msg)),
+                 SCHED_DRA_BINDING_PENDING);
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", BC) "]", "[]", late, msg, sizeof(msg)),
+                 SCHED_DRA_BINDING_TIMEOUT);
+    CHECK_STR_EQ(msg, "device binding timeout: claim=c");
+    /* without allocationTimestamp it never times out */
+    CHECK_INT_EQ(binding_of(NULL, "[" RESULT("d0", BC) "]", "[]", late, msg, sizeof(msg)),
+                 SCHED_DRA_BINDING_PENDING);
+    /* a failure condition True: failed, the message quoted as Go's %q */
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", BC) "]", "[" STATUS("d0", "failed", "True") "]",
+                            t0, msg, sizeof(msg)),
+                 SCHED_DRA_BINDING_FAILED);
+    CHECK_STR_EQ(msg, "device binding failed: claim=c, reason=Why, message=\"said \\\"no\\\"\"");
+    /* a failure condition False and the condition True: ready, however old */
+    CHECK_INT_EQ(
+        binding_of(ts, "[" RESULT("d0", BC) "]",
+                   "[{\"driver\":\"gpu.nvidia.com\",\"pool\":\"p\",\"device\":\"d0\","
+                   "\"conditions\":[" COND("failed", "False") "," COND("attached", "True") "]}]",
+                   late, msg, sizeof(msg)),
+        SCHED_DRA_BINDING_READY);
+    /* the first result not ready stops the check: a later result's failure is not seen */
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", BC) "," RESULT("d1", BC) "]",
+                            "[" STATUS("d1", "failed", "True") "]", t0, msg, sizeof(msg)),
+                 SCHED_DRA_BINDING_PENDING);
+    CHECK_INT_EQ(
+        binding_of(ts, "[" RESULT("d0", BC) "," RESULT("d1", BC) "]",
+                   "[" STATUS("d0", "attached", "True") "," STATUS("d1", "failed", "True") "]", t0,
+                   msg, sizeof(msg)),
+        SCHED_DRA_BINDING_FAILED);
+    /* what the API server refuses */
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", BC) "]", "[" STATUS("d9", "failed", "True") "]",
+                            t0, msg, sizeof(msg)),
+                 -1);
+    CHECK(strstr(msg, "Invalid value: \"gpu.nvidia.com/p/d9\": must be an allocated device in "
+                      "the claim") != NULL);
+    CHECK_INT_EQ(binding_of(ts, "[" RESULT("d0", BC) "]", "[" STATUS("d0", "failed", "Maybe") "]",
+                            t0, msg, sizeof(msg)),
+                 -1);
+    CHECK(strstr(msg, "Unsupported value: \"Maybe\"") != NULL);
+    CHECK_INT_EQ(binding_of("yesterday", "[" RESULT("d0", BC) "]", "[]", t0, msg, sizeof(msg)), -1);
+    CHECK(strstr(msg, "Invalid value: \"yesterday\": must be an RFC 3339 time") != NULL);
+}
+
 static const struct test_case dynamicresources_cases[] = {
     {"the seed's walkthrough on DRA (stand-in CEL)", seed_walkthrough_stand_in},
     {"the seed's walkthrough on DRA (CEL library)", seed_walkthrough_cel},
@@ -532,6 +640,7 @@ static const struct test_case dynamicresources_cases[] = {
     {"PreFilter and Filter errors (CEL library)", errors_cel},
     {"generated names", generated_names},
     {"devices matched as a request's (gpusched devices)", device_matches_cel},
+    {"binding state of allocated devices", binding_state},
     {"a pod's devices of the class serving nvidia.com/gpu (GPUPlacement)", class_demand_stand_in},
 };
 TEST_SUITE(dynamicresources, dynamicresources_cases)

@@ -10,18 +10,21 @@ package gen
 // adminAccess in a namespace that allows it, tolerations, capacity requests, firstAvailable
 // subrequests), constraints (matchAttribute, distinctAttribute) and CEL selectors, some of
 // which fail at run time on some devices; bound pods holding allocated claims (whole devices,
-// partitions, shares of a device with the capacity they consume, admin access); pods asking for
+// partitions, shares of a device with the capacity they consume, admin access), some on
+// devices with binding conditions whose binding failed, timed out or is done); pods asking for
 // nvidia.com/gpu (the resources feature) or deviceclass.resource.kubernetes.io/<class> served
 // from devices through the extended-resource mapping, on nodes that may also advertise
 // nvidia.com/gpu from a device plugin; pods naming a claim or template that does not exist.
 //
 // Its own random source (seeded from the case), so switching it on leaves every other
-// feature's draws as they were.
+// feature's draws as they were; the binding state of allocations has one more (bindRand), so
+// adding it left the rest of this feature's draws as they were.
 
 import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -64,6 +67,7 @@ type draState struct {
 	order                                                                                            []string                                     // creation order of templates and claims (ns/name, kind prefixed)
 	bound                                                                                            map[string]*corev1.Pod                       // shared claim ns/name -> the bound pod it is reserved for
 	uids, shares                                                                                     int
+	bindRand                                                                                         *rand.Rand // bindingState's draws
 	// what draFinish does to each pending pod's containers (the Pod hooks of the features
 	// registered after this one write the containers)
 	implicit  map[*corev1.Pod]corev1.ResourceName
@@ -766,10 +770,11 @@ func draFinish(g *G) {
 			continue
 		}
 		p := s.bound[key[2:]]
+		c := s.claims[key[2:]]
 		if p == nil {
+			s.leftover(g, c)
 			continue
 		}
-		c := s.claims[key[2:]]
 		// the devices it may hold: free ones, a share of a device for several allocations
 		// (a ShareID, the capacity it consumes), sometimes a partition (its counters then
 		// count as consumed, even past the counter set when two such claims took two)
@@ -815,6 +820,9 @@ func draFinish(g *G) {
 			alloc.Devices.Results = append(alloc.Devices.Results, res)
 		}
 		c.Status.Allocation = alloc
+		if s.binding(g).Float64() < 0.3 {
+			s.bindingState(c, s.binding(g).Intn(3))
+		}
 		c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: p.Name, UID: p.UID}}
 		if s.chance(0.7) {
 			c.Finalizers = []string{resourcev1.Finalizer}
@@ -827,5 +835,96 @@ func draFinish(g *G) {
 		case "c:":
 			g.Case.Others = append(g.Case.Others, s.claims[key[2:]])
 		}
+	}
+}
+
+// binding is the random source of allocations' binding states and leftover claims (its
+// own, so adding them left the other draws of this feature as they were)
+func (s *draState) binding(g *G) *rand.Rand {
+	if s.bindRand == nil {
+		s.bindRand = rand.New(rand.NewSource(g.Case.Seed*7919 + 104729))
+	}
+	return s.bindRand
+}
+
+// leftover sometimes allocates a shared claim no bound pod holds: a claim left allocated on a
+// node's free device (no reservedFor), mostly with a binding that failed or timed out, so
+// that Filter finds it available on no node and PostFilter deallocates it.
+func (s *draState) leftover(g *G, c *resourcev1.ResourceClaim) {
+	r := s.binding(g)
+	if len(g.Case.Nodes) == 0 || r.Float64() >= 0.25 {
+		return
+	}
+	node := g.Case.Nodes[r.Intn(len(g.Case.Nodes))].Name
+	r0 := c.Spec.Devices.Requests[0]
+	if r0.Exactly != nil && ptr.Deref(r0.Exactly.AdminAccess, false) {
+		return
+	}
+	var d *draDevice
+	for _, x := range s.devices {
+		if x.node == node && !x.taken && !x.counters && !x.shared {
+			d = x
+			break
+		}
+	}
+	if d == nil {
+		return
+	}
+	d.taken = true
+	request := r0.Name
+	if len(r0.FirstAvailable) > 0 {
+		request += "/" + r0.FirstAvailable[0].Name
+	}
+	c.Status.Allocation = &resourcev1.AllocationResult{
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}},
+		Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{
+			{Request: request, Driver: d.driver, Pool: d.pool, Device: d.name}}},
+	}
+	s.bindingState(c, []int{0, 0, 1, 1, 2}[r.Intn(5)])
+}
+
+// bindingState makes an allocation one of devices with binding conditions
+// (DRADeviceBindingConditions) whose binding failed (state 0: a bindingFailureConditions
+// condition True in status.devices; allocationTimestamp in the past or far ahead), timed out
+// (1: allocationTimestamp years ago, long before now minus bindingTimeout; conditions not met)
+// or is done (2: every condition True). Never pending: kube-scheduler's PreBind would wait
+// for it up to bindingTimeout. Filter finds a failed or timed-out claim available on no node.
+func (s *draState) bindingState(c *resourcev1.ResourceClaim, state int) {
+	r := s.bindRand
+	past := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	future := metav1.NewTime(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC))
+	alloc := c.Status.Allocation
+	alloc.AllocationTimestamp = &past
+	if state == 0 && r.Intn(2) == 0 {
+		alloc.AllocationTimestamp = &future
+	}
+	cond := func(t string, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: past}
+	}
+	for i := range alloc.Devices.Results {
+		res := &alloc.Devices.Results[i]
+		if i > 0 && r.Intn(2) == 0 {
+			continue // a device without binding conditions beside it
+		}
+		res.BindingConditions = []string{"example.com/attached"}
+		res.BindingFailureConditions = []string{"example.com/attach-failed"}
+		st := resourcev1.AllocatedDeviceStatus{Driver: res.Driver, Pool: res.Pool, Device: res.Device}
+		if res.ShareID != nil {
+			st.ShareID = ptr.To(string(*res.ShareID))
+		}
+		switch state {
+		case 0:
+			st.Conditions = []metav1.Condition{cond("example.com/attach-failed", metav1.ConditionTrue, "FabricDown",
+				[]string{"", "link down", `port "p1" is "down"`}[r.Intn(3)])}
+		case 1:
+			if r.Intn(2) == 0 {
+				continue // no status entry at all
+			}
+			st.Conditions = []metav1.Condition{cond("example.com/attached", metav1.ConditionFalse, "Attaching", "")}
+		default:
+			st.Conditions = []metav1.Condition{cond("example.com/attached", metav1.ConditionTrue, "Attached", "")}
+		}
+		c.Status.Devices = append(c.Status.Devices, st)
 	}
 }
