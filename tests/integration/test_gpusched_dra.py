@@ -512,10 +512,11 @@ def test_gpu_profile_warns_when_no_class_serves_nvidia_gpu():
     util.check_eq([w for w in warnings(p) if "GPUPlacement" in w], [], "1.37 maps it")
 
 
-# Devices with binding conditions (DRADeviceBindingConditions): gpu-0 and gpu-2 have them,
-# gpu-1 and gpu-3 none. Claim "attach" is allocated in the run (gpu-0: nothing reports its
-# conditions yet); claim "pending" is allocated on gpu-2 with one of its two conditions True;
-# claim "ready" has all of its conditions True; claim "plain" gets gpu-1.
+# Devices with binding conditions (DRADeviceBindingConditions): all but gpu-1. Claim "attach"
+# is allocated in the run (gpu-0: nothing reports its conditions yet); claim "pending" is
+# allocated on gpu-2 with one of its two conditions True, claim "nostatus" on gpu-4 with no
+# status.devices entry; claim "ready" on gpu-3 with its condition True; claim "plain" gets
+# gpu-1.
 PENDING = """apiVersion: v1
 kind: Node
 metadata: {name: gpu-a, labels: {kubernetes.io/hostname: gpu-a}}
@@ -552,6 +553,10 @@ spec:
     attributes: {kind: {string: ready}}
     bindingConditions: [example.com/attached]
     bindingFailureConditions: [example.com/attach-failed]
+  - name: gpu-4
+    attributes: {kind: {string: nostatus}}
+    bindingConditions: [example.com/attached]
+    bindingFailureConditions: [example.com/attach-failed]
 """
 for _kind in ("attach", "plain"):
     PENDING += """---
@@ -570,7 +575,8 @@ spec:
 for _kind, _dev, _conds, _status in (("pending", "gpu-2", "[example.com/attached, example.com/ready]",
                                       (("example.com/attached", "True"), ("example.com/ready", "False"))),
                                      ("ready", "gpu-3", "[example.com/attached]",
-                                      (("example.com/attached", "True"),))):
+                                      (("example.com/attached", "True"),)),
+                                     ("nostatus", "gpu-4", "[example.com/attached]", ())):
     PENDING += """---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -592,16 +598,18 @@ status:
       nodeSelectorTerms:
       - matchFields:
         - {key: metadata.name, operator: In, values: [gpu-a]}
-  devices:
+""" % (_kind, _dev, _conds)
+    if _status:
+        PENDING += """  devices:
   - driver: gpu.nvidia.com
     pool: gpu-a
     device: %s
     conditions:
-""" % (_kind, _dev, _conds, _dev)
+""" % _dev
     for _t, _s in _status:
         PENDING += ("    - {type: %s, status: \"%s\", reason: R, message: \"\", "
                     "lastTransitionTime: \"2026-01-01T00:00:00Z\"}\n" % (_t, _s))
-for _kind in ("attach", "plain", "pending", "ready"):
+for _kind in ("attach", "plain", "pending", "ready", "nostatus"):
     PENDING += """---
 apiVersion: v1
 kind: Pod
@@ -622,12 +630,14 @@ def binding_warning(pod, devices, cmd, timeout="600s"):
 
 def test_binding_conditions_pending_warn():
     """A pod placed on devices whose binding conditions are not met (allocated in the run, or
-    an input claim's with one still False) gets a warning on stderr, and in -o json's
+    an input claim's with one still False or not reported) gets a warning on stderr, and in -o json's
     "warnings": kube-scheduler's PreBind would wait for them before the bind. Conditions all
     True, or a device without any: none. The placements stay as they were."""
     want = [binding_warning("attach", "gpu.nvidia.com/gpu-a/gpu-0: example.com/attached, "
                             "example.com/ready", "simulate"),
-            binding_warning("pending", "gpu.nvidia.com/gpu-a/gpu-2: example.com/ready", "simulate")]
+            binding_warning("pending", "gpu.nvidia.com/gpu-a/gpu-2: example.com/ready", "simulate"),
+            binding_warning("nostatus", "gpu.nvidia.com/gpu-a/gpu-4: example.com/attached",
+                            "simulate")]
     p = gpusched("simulate", "-f", "-", "-o", "json", input=PENDING)
     util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
     util.check_eq(warnings(p), ["gpusched: warning: " + w for w in want], "stderr")
@@ -635,7 +645,7 @@ def test_binding_conditions_pending_warn():
     util.check_eq(doc.get("warnings"), want, "-o json warnings")
     util.check_eq({s["pod"]: s["claims"][0]["device"] for s in doc["scheduled"]},
                   {"default/attach": "gpu-0", "default/plain": "gpu-1", "default/pending": "gpu-2",
-                   "default/ready": "gpu-3"}, "placements")
+                   "default/ready": "gpu-3", "default/nostatus": "gpu-4"}, "placements")
     # the table: the warnings on stderr only
     p = gpusched("simulate", "-f", "-", input=PENDING)
     util.check_eq(warnings(p), ["gpusched: warning: " + w for w in want], "table's stderr")
