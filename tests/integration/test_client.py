@@ -512,6 +512,67 @@ def test_rate_limit_not_exceeded():
                                  % (k, t - start, earliest))
 
 
+def run_held(a, n, *args):
+    """kube-request with args while the double holds every GET of nodes: once n requests are
+    held (20 s at the most) and half a second more, p.held is how many are, then the holds
+    end. The finished process."""
+    import time
+    a.hold("GET", "^/api/v1/nodes$")
+    p = subprocess.Popen([TOOL] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=clean_env())
+    try:
+        if not a.wait_held(n):
+            raise AssertionError("%d requests held: want %d" % (a.held(), n))
+        time.sleep(0.5)  # others, if the client lets them go, come meanwhile
+        held = a.held()
+    finally:
+        a.release()
+    p.out, p.err = p.communicate(timeout=60)
+    p.held = held
+    return p
+
+
+def test_max_connections_one_request_at_a_time():
+    # kube_client_opts.max_connections = 1 (gpulabel's): four threads' requests wait for each
+    # other and all complete, on one connection. The double holds the answers: without the
+    # limit the four are at the server at once (which shows the test could see it).
+    a = api()
+    kc = kubeconfig(a)
+    p = run_held(a, 4, "--kubeconfig", kc, "--threads", "4", "--repeat", "4", "GET",
+                 "/api/v1/nodes")
+    eq((p.returncode, p.out.count("STATUS 200"), p.held), (0, 4, 4), "without a limit: " + p.err)
+    a.reset(tokens=[TOKEN])
+    p = run_held(a, 1, "--kubeconfig", kc, "--max-connections", "1", "--threads", "4",
+                 "--repeat", "12", "GET", "/api/v1/nodes")
+    eq((p.returncode, p.out.count("STATUS 200"), p.held), (0, 12, 1), "one at a time: " + p.err)
+    eq(a.max_in_flight, 1, "requests at the server at once")
+    eq(len({r["peer"] for r in a.requests}), 1, "connections")
+    eq(len(a.requests), 12, "requests")
+
+
+def test_max_connections_retry_after_wait_gives_the_connection_up():
+    # A 429 with Retry-After: the request that got it waits without holding the one
+    # connection (client.h), so the other thread's request is answered meanwhile, on the same
+    # connection; then the first is sent again and answered.
+    a = api()
+    wait = 5
+    a.inject("GET", "^/api/v1/nodes$", 429, times=1, retry_after=wait)
+    p = tool("--kubeconfig", kubeconfig(a), "--max-connections", "1", "--max-retries", "1",
+             "--threads", "2", "--repeat", "2", "GET", "/api/v1/nodes")
+    eq((p.returncode, p.stdout.count("STATUS 200")), (0, 2), "answers (%s)" % p.stderr)
+    t = [r["time"] for r in a.requests]
+    eq(len(t), 3, "requests: the 429, the other thread's, the retry")
+    eq(len({r["peer"] for r in a.requests}), 1, "connections")
+    eq(a.max_in_flight, 1, "requests at the server at once")
+    # held through the wait, the connection would let the other request go only after the
+    # retry, wait seconds after the 429 (the other thread is waiting for it from the start)
+    if not t[1] - t[0] < wait:
+        raise AssertionError("the other request came %.2f s after the 429 (Retry-After: %d): "
+                             "the wait held the connection" % (t[1] - t[0], wait))
+    if not t[2] - t[0] >= wait - 0.05:
+        raise AssertionError("retried %.2f s after a Retry-After: %d" % (t[2] - t[0], wait))
+
+
 # ---- watch ----------------------------------------------------------------------------------
 
 def start_watch(a, path, *extra, env=None):
