@@ -313,13 +313,8 @@ static int capacity_print_table(const struct capacity_spec *specs, size_t n, siz
                 snprintf(num, sizeof(num), "%zu", s->nodes[k].copies);
                 rc = out_table_add_row(&t, cells);
             }
-            if (rc) {
-                out_table_release(&t);
-                fprintf(stderr, "gpusched: out of memory\n");
+            if (out_table_finish(&t, rc))
                 return 1;
-            }
-            out_table_print(&t, stdout);
-            out_table_release(&t);
         }
         if (s->stopped_by_max)
             printf("Stopped at --max %zu; more may fit.\n", max);

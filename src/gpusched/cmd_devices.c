@@ -322,14 +322,7 @@ static int devices_print_table(const struct devices_row *rows, size_t n, bool wi
         buf_release(&caps);
         buf_release(&taints);
     }
-    if (rc) {
-        out_table_release(&t);
-        fprintf(stderr, "gpusched: out of memory\n");
-        return 1;
-    }
-    out_table_print(&t, stdout);
-    out_table_release(&t);
-    return 0;
+    return out_table_finish(&t, rc);
 }
 
 /* -o json: {"devices":[{"node","driver","pool","device"}],"errors":[{"device","message"}]} */

@@ -364,14 +364,7 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
         buf_release(&taints);
         buf_release(&labels);
     }
-    if (rc) {
-        out_table_release(&t);
-        fprintf(stderr, "gpusched: out of memory\n");
-        return 1;
-    }
-    out_table_print(&t, stdout);
-    out_table_release(&t);
-    return 0;
+    return out_table_finish(&t, rc);
 }
 
 /* -o json: a v1 List of the nodes as far as gpusched reads them (labels, taints,
