@@ -179,42 +179,46 @@ def in_cluster_env(a, d):
                      GPULABEL_SA_DIR=d)
 
 
-def test_in_cluster_token_rotation_reread_after_401():
-    a = api()
-    a.set_tokens("sa-token-1")
-    d = sa_dir(a, "sa-token-1")
-    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin", "GET", "/api/v1/nodes"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=in_cluster_env(a, d))
-    try:
-        first = p.stdout.readline()
-        eq(first.strip(), "STATUS 200", "first request with the mounted token")
-        # the kubelet rotates the projected token; the old one stops working at once
-        with open(os.path.join(d, "token.tmp"), "w") as f:
-            f.write("sa-token-2\n")
-        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
-        a.set_tokens("sa-token-2")
-        out, err = p.communicate("go\n", timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    eq(out.strip(), "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
-    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
-
-
 def run_twice(env, between, *extra):
-    """kube-request sending GET /api/v1/nodes twice, calling between() in the middle."""
+    """kube-request sending GET /api/v1/nodes twice, calling between() in the middle: the
+    first answer's line, then the rest of the output and the standard error."""
     p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin"] + list(extra) + ["GET", "/api/v1/nodes"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
     try:
         first = p.stdout.readline()
         between()
-        out, _ = p.communicate("go\n", timeout=30)
+        out, err = p.communicate("go\n", timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
-    return first.strip(), out.strip()
+    return first.strip(), out.strip(), err
+
+
+def token_rotated_after_401(prefix, *extra):
+    """The in-cluster token file rotated between two requests of kube-request (extra: its
+    flags): the first answered with the mounted token, the second after a 401 and a re-read,
+    the token never printed."""
+    a = api()
+    a.set_tokens(prefix + "-1")
+    d = sa_dir(a, prefix + "-1")
+
+    def rotate():
+        # the kubelet rotates the projected token; the old one stops working at once
+        with open(os.path.join(d, "token.tmp"), "w") as f:
+            f.write(prefix + "-2\n")
+        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
+        a.set_tokens(prefix + "-2")
+    first, second, err = run_twice(in_cluster_env(a, d), rotate, *extra)
+    eq(first, "STATUS 200", "first request with the mounted token")
+    eq(second, "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
+    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
+    if prefix in second + err:
+        raise AssertionError("token printed")
+
+
+def test_in_cluster_token_rotation_reread_after_401():
+    token_rotated_after_401("sa-token")
 
 
 def test_token_file_reread_periodically():
@@ -229,7 +233,7 @@ def test_token_file_reread_periodically():
         a.set_tokens("p-1", "p-2")
         time.sleep(0.4)  # longer than the refresh period below
         a.set_tokens("p-2")
-    first, second = run_twice(in_cluster_env(a, d), rotate, "--token-refresh-ms", "200")
+    first, second, _ = run_twice(in_cluster_env(a, d), rotate, "--token-refresh-ms", "200")
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
     eq([r["authenticated"] for r in a.requests], [True, True], "the new token was read before any 401")
 
@@ -245,7 +249,7 @@ def test_ca_file_reread_periodically():
         def rotate():
             shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
             time.sleep(0.4)
-        first, second = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200")
+        first, second, _ = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200")
     finally:
         other.close()
     eq(parse_error(first)["code"], -129, "first request: TLS fails with the old CA")
@@ -795,26 +799,7 @@ def test_async_tls_verification():
 
 
 def test_async_token_rotation_reread_after_401():
-    a = api()
-    a.set_tokens("as-token-1")
-    d = sa_dir(a, "as-token-1")
-    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin", "--async", "1", "GET", "/api/v1/nodes"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=in_cluster_env(a, d))
-    try:
-        eq(p.stdout.readline().strip(), "STATUS 200", "first request with the mounted token")
-        with open(os.path.join(d, "token.tmp"), "w") as f:
-            f.write("as-token-2\n")
-        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
-        a.set_tokens("as-token-2")
-        out, err = p.communicate("go\n", timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    eq(out.strip(), "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
-    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
-    if "as-token" in out + err:
-        raise AssertionError("token printed")
+    token_rotated_after_401("as-token", "--async", "1")
 
 
 def test_async_ca_file_reread_on_a_kept_handle():
@@ -828,7 +813,7 @@ def test_async_ca_file_reread_on_a_kept_handle():
         def rotate():
             shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
             time.sleep(0.4)
-        first, second = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200", "--async", "1")
+        first, second, _ = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200", "--async", "1")
     finally:
         other.close()
     eq(parse_error(first)["code"], -129, "first request: TLS fails with the old CA")
@@ -1316,7 +1301,7 @@ def test_exec_plugin_token_and_rerun_after_401():
     def rotate():
         write(os.path.join(d, "token"), "e-2")
         a.set_tokens("e-2")
-    first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
+    first, second, _ = run_twice(clean_env(KUBECONFIG=kc), rotate)
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
     eq([r["authenticated"] for r in a.requests], [True, False, True], "401, plugin re-run, retry")
     eq(runs(d), 2, "plugin runs")
@@ -1346,7 +1331,7 @@ def test_exec_plugin_rerun_when_expired():
         while datetime.datetime.now(datetime.timezone.utc) <= issued:
             time.sleep(0.0005)
         a.set_tokens("x-2")
-    first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
+    first, second, _ = run_twice(clean_env(KUBECONFIG=kc), rotate)
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
     eq([r["authenticated"] for r in a.requests], [True, True], "re-run before the request, no 401")
     eq(runs(d), 2, "plugin runs")
