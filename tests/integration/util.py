@@ -1,7 +1,9 @@
 """Shared helpers for integration tests: where the binaries are, running them."""
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 
 SRC = os.environ.get("GPULABEL_SRCDIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("GPULABEL_BUILD") or os.path.join(SRC, "build")
@@ -47,6 +49,30 @@ def log_message(line, tag="gpulabel", sev=None):
     if not m or m.group(9) != tag or (sev and m.group(1) != sev):
         raise AssertionError("not a %s%s log line: %r" % (tag, " " + sev if sev else "", line))
     return m.group(10)
+
+
+class TempDir:
+    """A directory for one test's files, removed on leaving the with block:
+
+        with util.TempDir("gpusched-cli-") as t:
+            path = t.write("nodes.yaml", TEXT)"""
+
+    def __init__(self, prefix="gpulabel-test-"):
+        self.prefix = prefix
+
+    def __enter__(self):
+        self.path = tempfile.mkdtemp(prefix=self.prefix)
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def write(self, name, text):
+        """Writes text (UTF-8) to the file name in the directory; its path."""
+        path = os.path.join(self.path, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
 
 
 def check_eq(got, want, what=""):
