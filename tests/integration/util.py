@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 SRC = os.environ.get("GPULABEL_SRCDIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("GPULABEL_BUILD") or os.path.join(SRC, "build")
@@ -49,6 +50,19 @@ def log_message(line, tag="gpulabel", sev=None):
     if not m or m.group(9) != tag or (sev and m.group(1) != sev):
         raise AssertionError("not a %s%s log line: %r" % (tag, " " + sev if sev else "", line))
     return m.group(10)
+
+
+def wait_for(what, fn, timeout=60, interval=0.05):
+    """Polls fn until it returns something true; returns it, or raises naming `what` once
+    timeout seconds (an upper bound: nothing asserts how long it took) have passed."""
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError("timed out after %ds waiting for %s" % (timeout, what))
+        time.sleep(interval)
 
 
 class TempDir:
