@@ -26,6 +26,8 @@ if not SKIP:
 SYSFS = os.path.join(util.SRC, "tests", "fixtures", "sysfs")
 # four GPUs: NVLink pairs (0,1) and (2,3); 0-1 on NUMA 0 in the fixture, 2-3 too (0x0a, 0x0b)
 FOUR = "".join("device %s nvlink=%s\n" % (A100, peer) for peer in ("1+1", "0+0", "3+3", "2+2"))
+# four GPUs, the third answering GPU_IS_LOST from the start
+GPU_2_LOST = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
 
 
 class Node(pu.Node):
@@ -313,23 +315,23 @@ def wait_events(api, pred=lambda evs: evs, timeout=WAIT):
     raise AssertionError("events: %r" % evs)
 
 
+def check_gpu_2_lost(n, said):
+    """GPU 2 of four lost from the start: advertised Unhealthy as lost-gpu-2 beside the three
+    others, and one Warning Event on the Node whose message ends with said."""
+    util.check_eq([(d[0], d[1]) for d in n.kubelet.wait_registration().wait_update()],
+                  [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
+                   (uuid(3), "Healthy")], "ListAndWatch")
+    util.check_eq([(e["type"], e["reason"], e["message"]) for e in wait_events(n.api)],
+                  [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is lost"
+                    + said)], "events")
+
+
 def test_lost_gpu_at_start_never_hides_the_others():
     # issue 24 item 1: the third GPU of four answers GPU_IS_LOST from the start
-    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
-
     def body(n):
         kc = n.start_api("gpu-1")
         p = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--schema", "ack,gfd")
-        pl = n.kubelet.wait_registration()
-        devs = pl.wait_update()
-        util.check_eq([(d[0], d[1]) for d in devs],
-                      [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
-                       (uuid(3), "Healthy")], "ListAndWatch")
-        evs = wait_events(n.api)
-        util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
-                      [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
-                        "lost; the device plugin reports it Unhealthy to the kubelet")],
-                      "events")
+        check_gpu_2_lost(n, "; the device plugin reports it Unhealthy to the kubelet")
         deadline = time.monotonic() + WAIT
         labels = {}
         while time.monotonic() < deadline:
@@ -345,7 +347,7 @@ def test_lost_gpu_at_start_never_hides_the_others():
                      "other GPUs are labelled and advertised"):
             if want not in err:
                 raise AssertionError("no %r in the log: %r" % (want, err[-1500:]))
-    run(body, gpus=gpus)
+    run(body, gpus=GPU_2_LOST)
 
 
 def health(devs):
@@ -411,8 +413,6 @@ def test_lost_gpu_heals_when_it_answers_again():
 
 
 def test_gpu_lost_at_start_heals_under_its_uuid():
-    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
-
     def body(n):
         p = n.start("--health-recovery-period", "1s")
         pl = n.kubelet.wait_registration()
@@ -422,7 +422,7 @@ def test_gpu_lost_at_start_heals_under_its_uuid():
         util.check_eq(health(devs), list("HHHH"), "health")
         if "GPU 2 (lost-gpu-2 until now) answers again as %s" % uuid(2) not in n.stderr(p):
             raise AssertionError("no log line: %r" % n.stderr(p)[-800:])
-    run(body, gpus=gpus)
+    run(body, gpus=GPU_2_LOST)
 
 
 def test_no_flapping_a_relapse_waits_twice_as_long():
@@ -523,23 +523,13 @@ def test_split_pod_a_gpu_lost_at_start():
     # the device as the plugin advertises it (lost-gpu-2), without the one-process words (this
     # process does not know which device plugin tells the kubelet: NVIDIA's with the Helm value
     # devicePlugin.enabled=false)
-    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
-
     def body(n):
         kc = n.start_api("gpu-1")
         n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
                 "--mode", "device-plugin")
         n.start("--mode", "device-plugin")
-        pl = n.kubelet.wait_registration()
-        util.check_eq([(d[0], d[1]) for d in pl.wait_update()],
-                      [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
-                       (uuid(3), "Healthy")], "ListAndWatch")
-        evs = wait_events(n.api)
-        util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
-                      [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
-                        "lost")],
-                      "events")
-    run(body, gpus=gpus)
+        check_gpu_2_lost(n, "")
+    run(body, gpus=GPU_2_LOST)
 
 
 def test_device_plugin_off():
