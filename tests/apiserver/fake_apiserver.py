@@ -591,8 +591,9 @@ class FakeApiServer:
         self._held = 0          # requests waiting in a hold now
         self._release_gen = 0   # bumped by release(): held requests go on
         self._hold_cv = threading.Condition(self._lock)
-        self.in_flight = 0      # requests being answered now (a watch until it ends)
+        self.in_flight = 0      # requests (not watches) being answered now, come since reset()
         self.max_in_flight = 0  # the most at once since the start or reset()
+        self._flight_gen = 0    # bumped by reset(): requests from before it no longer count
         self.review_tokens = {}    # TokenReview: token -> user ({"username", "groups", ...})
         self.review_allowed = set()  # SubjectAccessReview: (username, verb, path) allowed
         self._forbidden = set()
@@ -734,7 +735,8 @@ class FakeApiServer:
             self.review_tokens = {}
             self.review_allowed = set()
             self.requests = []
-            self.max_in_flight = self.in_flight
+            self.in_flight = self.max_in_flight = 0
+            self._flight_gen += 1
             self._release_locked()
             self.tokens = set(tokens) if tokens is not None else None
             self.watch_cache = True
@@ -1091,14 +1093,19 @@ class FakeApiServer:
         return None
 
     def _dispatch(self, h, method):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(h.path).query)
+        counted = query.get("watch", [""])[0] not in ("1", "true")
         with self._lock:
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            gen = self._flight_gen
+            if counted:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             self._serve(h, method)
         finally:
             with self._lock:
-                self.in_flight -= 1
+                if counted and gen == self._flight_gen:
+                    self.in_flight -= 1
 
     def _serve(self, h, method):
         t = time.monotonic()
