@@ -2826,6 +2826,29 @@ int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char
     return 0;
 }
 
+int sched_dra_pod_unreserved_extended(const struct sched_dra *w, const char *ns, const char *name,
+                                      const char *uid, struct sched_dra_ext_out *out)
+{
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = w->nclaims; i-- > 0;) {
+        const struct wclaim *c = w->claims[i];
+
+        /* (made in Reserve: no input; a PostFilter's deletion is of a claim read from it) */
+        if (!c->deleted || !c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
+            strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
+            continue;
+        out->claim_name = c->name;
+        out->requests = c->ereqs;
+        out->nrequests = c->nereqs;
+        out->mappings = c->emaps;
+        out->nmappings = c->nemaps;
+        return 1;
+    }
+    return 0;
+}
+
 int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
                           const struct sched_dra_device_out **out, size_t *n)
 {

@@ -219,6 +219,13 @@ struct sched_dra_ext_out {
 int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
                            const char *uid, struct sched_dra_ext_out *out);
 
+/* sched_dra_pod_unreserved_extended: 1 and *out when a PreBind that failed (SCHED_DRA_ERROR of
+ * sched_dra_reserve) had created the claim of the pod's extended resources, which its
+ * Unreserve deleted again (the world keeps it as deleted: the latest one), 0 when none; valid
+ * until the world changes. */
+int sched_dra_pod_unreserved_extended(const struct sched_dra *w, const char *ns, const char *name,
+                                      const char *uid, struct sched_dra_ext_out *out);
+
 /* sched_dra_pod_deleted_extended: the name of the pod's extended-resource claim read from the
  * input that the world deleted (PostFilter's "deletion of ResourceClaim completed": a claim
  * left from an earlier attempt), NULL when none; valid until the world changes. */
