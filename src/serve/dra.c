@@ -1684,7 +1684,7 @@ static void prebind(struct serve *s, struct job *j)
 
 /* a failed binding cycle as kube-scheduler's failure handler reports it: the FailedScheduling
  * event and the PodScheduled condition (reason SchedulerError) with the error's message,
- * the condition only when its message changed */
+ * the condition only when its reason or message changed */
 static void prebind_report(struct serve *s, const struct job *j, const struct serve_task *t,
                            const char *msg)
 {
@@ -1699,13 +1699,10 @@ static void prebind_report(struct serve *s, const struct job *j, const struct se
                       msg);
     it = serve_queue_get(s->queue, j->key);
     pp = it ? it->data : NULL;
-    if (pp && pp->uid && !strcmp(pp->uid, j->pod_uid)) {
-        if (pp->last_message && !strcmp(pp->last_message, msg)) {
-            serve_unlock(s);
-            return;
-        }
-        free(pp->last_message);
-        pp->last_message = strdup(msg);
+    if (pp && pp->uid && !strcmp(pp->uid, j->pod_uid) &&
+        !serve_pending_condition_changed(pp, "SchedulerError", msg)) {
+        serve_unlock(s);
+        return;
     }
     serve_write_status(s, ns, name, "SchedulerError", msg, NULL);
     serve_unlock(s);

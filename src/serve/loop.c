@@ -23,8 +23,8 @@ static bool str_eq(const char *a, const char *b)
 }
 
 /* serve_report_failure writes the FailedScheduling event every time and the PodScheduled
- * condition when its message or the nomination changed (kube-scheduler skips unchanged
- * status updates too). */
+ * condition when its reason, its message or the nomination changed (kube-scheduler's
+ * updatePod skips unchanged status updates too). */
 static void serve_report_failure(struct serve *s, struct serve_pending *pp, const char *reason,
                                  const char *message, const char *nominated)
 {
@@ -34,10 +34,9 @@ static void serve_report_failure(struct serve *s, struct serve_pending *pp, cons
         serve_write_event(s, serve_controller(s, pp->scheduler_name), &pod, NULL, "Warning",
                           "FailedScheduling", "Scheduling", message);
     }
-    if (!str_eq(pp->last_message, message) ||
+    /* (both: the nomination is written with the condition) */
+    if (serve_pending_condition_changed(pp, reason, message) |
         (nominated && !str_eq(pp->last_nominated, nominated))) {
-        free(pp->last_message);
-        pp->last_message = strdup(message);
         if (nominated) {
             free(pp->last_nominated);
             pp->last_nominated = strdup(nominated);

@@ -17,6 +17,7 @@ struct serve_pending {
     char *resource_version; /* metadata.resourceVersion of this version ("" when unset) */
     char *scheduler_name;   /* spec.schedulerName (default-scheduler when unset) */
     char *last_message;     /* last FailedScheduling text written to the status, NULL if none */
+    char *last_reason;      /* the reason written with it (Unschedulable, SchedulerError, ...) */
     char *last_nominated;
     char *watch_nominated; /* status.nominatedNodeName of this watch event, NULL when unset */
     /* the pod has required pod affinity terms or DoNotSchedule topology spread constraints:
@@ -29,6 +30,13 @@ struct serve_pending {
 
 /* serve_pending_waits_for_pods: pp->waits_for_pods (a serve_queue_move_if predicate). */
 bool serve_pending_waits_for_pods(const void *pp);
+
+/* serve_pending_condition_changed: whether a PodScheduled=False condition with reason and
+ * message differs from the one last written for the pod (kube-scheduler's
+ * podutil.UpdatePodCondition compares status, reason and message: a new reason with the same
+ * message is a change); when it does, it is recorded as the last one written. */
+bool serve_pending_condition_changed(struct serve_pending *pp, const char *reason,
+                                     const char *message);
 
 /* serve_pending_new keeps what scheduling needs from a pod: its JSON without apiVersion, kind,
  * managedFields, resourceVersion and status (except status.nominatedNodeName and the claims

@@ -40,9 +40,31 @@ void serve_pending_free(void *p)
     free(pp->resource_version);
     free(pp->scheduler_name);
     free(pp->last_message);
+    free(pp->last_reason);
     free(pp->last_nominated);
     free(pp->watch_nominated);
     free(pp);
+}
+
+bool serve_pending_condition_changed(struct serve_pending *pp, const char *reason,
+                                     const char *message)
+{
+    char *r, *m;
+
+    if (pp->last_message && pp->last_reason && !strcmp(pp->last_message, message) &&
+        !strcmp(pp->last_reason, reason))
+        return false;
+    r = strdup(reason);
+    m = strdup(message);
+    free(pp->last_reason);
+    free(pp->last_message);
+    pp->last_reason = m && r ? r : NULL; /* (out of memory: the next one is written again) */
+    pp->last_message = m && r ? m : NULL;
+    if (!m || !r) {
+        free(r);
+        free(m);
+    }
+    return true;
 }
 
 bool serve_pending_waits_for_pods(const void *pp)

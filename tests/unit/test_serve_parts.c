@@ -17,6 +17,7 @@
 #include "base/goparse.h"
 #include "serve/drashare.h"
 #include "serve/metrics.h"
+#include "serve/objects-int.h"
 #include "serve/recorder.h"
 #include "test.h"
 
@@ -734,6 +735,21 @@ static void drashare_share_id_is_a_random_uuid(void)
         CHECK(a[i] == '-' || strchr("0123456789abcdef", a[i]));
 }
 
+static void pending_condition_changes_with_reason_or_message(void)
+{
+    struct serve_pending *pp = calloc(1, sizeof(*pp));
+
+    /* kube-scheduler's podutil.UpdatePodCondition: status, reason and message compared */
+    CHECK(serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
+    CHECK(!serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
+    CHECK(serve_pending_condition_changed(pp, "SchedulerError", "0/1 nodes are available"));
+    CHECK_STR_EQ(pp->last_reason, "SchedulerError");
+    CHECK(!serve_pending_condition_changed(pp, "SchedulerError", "0/1 nodes are available"));
+    CHECK(serve_pending_condition_changed(pp, "SchedulerError", "other"));
+    CHECK_STR_EQ(pp->last_message, "other");
+    serve_pending_free(pp);
+}
+
 static const struct test_case cases[] = {
     {"event note truncated at 1024 bytes with ' ...'", events_note_truncates_like_kube_scheduler},
     {"binding body", events_binding_body},
@@ -754,6 +770,8 @@ static const struct test_case cases[] = {
     {"consumed capacity quantities canonical", drashare_quantities_canonical},
     {"consumed capacity texts as the allocator copies them", drashare_consumed_capacity_texts},
     {"shareID is a random UUID", drashare_share_id_is_a_random_uuid},
+    {"a PodScheduled condition changes with its reason or its message",
+     pending_condition_changes_with_reason_or_message},
 };
 
 TEST_SUITE(sched_serve_parts, cases)
