@@ -66,3 +66,44 @@ def test_scheduler_errors_reported_and_retried_as_kube_scheduler():
                   "bind-fails' FailedScheduling messages")
     util.check_eq(gs["bind-fails"]["binding requests"], "True", "bind-fails' bind retried")
     util.check_eq(ks["bind-fails"]["binding requests"], "True", "kube-scheduler's bind retried")
+
+
+def make_bind_fails(c, ns, p, scheduler):
+    sd.scenario_world(c, p, {"a": [sd.device("a0", "small")]})
+    c.create("/api/v1/namespaces/%s/pods" % ns, sd.pod("bind-fails", scheduler, [], node=p + "a"))
+
+
+def binding_times(c, ns, p, unmet, n=4):
+    """The times (seconds of the wall clock) the API server received bind-fails' binding
+    requests, once there are n of them; None until then."""
+    import datetime
+    seen = {}
+    for e in c.audit(verb="create", resource="pods", subresource="binding"):
+        ref = e.get("objectRef") or {}
+        if ref.get("namespace") == ns and ref.get("name") == "bind-fails":
+            seen.setdefault(e["auditID"], e["requestReceivedTimestamp"])
+    times = sorted(datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+                   for t in seen.values())
+    unmet["what"] = "%d binding requests of %d: %s" % (len(times), n, times)
+    return times if len(times) >= n else None
+
+
+def test_error_backoff_ends_at_a_whole_second_as_kube_scheduler():
+    """kube-scheduler v1.37's backoff queue rounds a pod's backoff expiry (the failure's time
+    plus 1 s, 2 s, 4 s after 1, 2, 3 errors in a row) down to its whole second and holds the
+    pod until that second is over (backoff_queue.go, ordering windows): each retry of a
+    refused bind comes no earlier than the whole second after the previous request's time
+    plus the backoff. (A lower bound only: load can delay a retry, never advance it.)"""
+    for scheduler, p in (("default-scheduler", "ks-w-"), ("gpusched", "gs-w-")):
+        _, _, times, proc = sd.run_scenario(scheduler, p, make_bind_fails, binding_times)
+        if scheduler == "gpusched":
+            util.check_eq(proc.stop(), 0, "gpusched's exit status on SIGTERM")
+        print("%s: binding requests at %s" % (scheduler, times))
+        for i in range(1, 4):
+            backoff = 2 ** (i - 1)
+            earliest = int(times[i - 1] + backoff) + 1
+            # (5 ms: the scheduler's failure time is a little after the request's)
+            if times[i] < earliest - 0.005:
+                raise AssertionError(
+                    "%s: retry %d at %.3f, before %d (the request before at %.3f, backoff %d s)"
+                    % (scheduler, i, times[i], earliest, times[i - 1], backoff))
