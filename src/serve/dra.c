@@ -70,6 +70,7 @@ struct job {
     char **claims;
     size_t nclaims;
     int64_t poll_ms, deadline_ms; /* waiting: the next poll, the end (mono_ms) */
+    double wait_start;            /* waiting: since when (mono_now) */
     int64_t timeout_ms;           /* the pod's profile's binding timeout */
     struct job *next;
 };
@@ -1884,8 +1885,8 @@ static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
         json_t *c = claim_json(d, j->claims[i]);
         char msg[1000];
 
-        if (!c)
-            return err_set(err, -EINVAL, "could not find ResourceClaim \"%s\"", j->claims[i]);
+        if (!c) /* (-ENOENT: the metrics' status "error", not "failure") */
+            return err_set(err, -ENOENT, "could not find ResourceClaim \"%s\"", j->claims[i]);
         switch (binding_state(c, now, j->timeout_ms, msg, sizeof(msg))) {
         case B_READY:
             continue;
@@ -1925,6 +1926,7 @@ static bool wait_start(struct serve *s, struct job *j)
     serve_unlock(s);
     if (!wait)
         return false;
+    j->wait_start = mono_now();
     j->poll_ms = mono_ms();
     j->deadline_ms = j->poll_ms + j->timeout_ms;
     pthread_mutex_lock(&d->jmu);
@@ -1945,6 +1947,40 @@ static int64_t wait_due(const struct serve_dra *d)
         if (due < 0 || j->poll_ms < due)
             due = j->poll_ms;
     return due;
+}
+
+/* the end of a wait with pod_ready's rc (or -ETIMEDOUT at the deadline): for each result of
+ * each allocated claim of the pod, kube-scheduler's PreBind observes the wait in
+ * scheduler_dra_bindingconditions_wait_duration_seconds and counts a result with binding
+ * conditions in scheduler_dra_bindingconditions_allocations_total, by profile, driver and
+ * status (success, failure: a failure condition, timeout, error: e.g. a claim gone) */
+static void wait_metrics(struct serve *s, const struct job *j, int rc)
+{
+    struct serve_dra *d = s->dra;
+    struct serve_profile_metrics *pm = serve_metrics_profile(&s->metrics, j->bind->controller);
+    enum serve_bc_status st = rc > 0             ? SERVE_BC_SUCCESS
+                              : rc == -ETIMEDOUT ? SERVE_BC_TIMEOUT
+                              : rc == -EINVAL    ? SERVE_BC_FAILURE
+                                                 : SERVE_BC_ERROR;
+    double took = mono_now() - j->wait_start;
+    size_t i, k;
+    json_t *r;
+
+    serve_lock(s);
+    for (i = 0; i < j->nclaims; i++) {
+        json_t *c = claim_json(d, j->claims[i]);
+        json_t *alloc = json_object_get(json_object_get(c, "status"), "allocation");
+
+        json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), k, r)
+        {
+            const char *driver = json_string_value(json_object_get(r, "driver"));
+
+            serve_metrics_binding_conditions(
+                &s->metrics, pm, driver ? driver : "", st,
+                json_array_size(json_object_get(r, "bindingConditions")) > 0, took);
+        }
+    }
+    serve_unlock(s);
 }
 
 /* the polls that are due: a pod ready goes to the binder, a failure or the timeout fails its
@@ -1994,6 +2030,7 @@ static void wait_poll(struct serve *s)
         if (rc > 0)
             serve_log('I', 5, "\"BindingConditions is met\" pod=%s node=%s", log_quote(j->key),
                       log_quote(j->bind->node ? j->bind->node : ""));
+        wait_metrics(s, j, rc);
         prebind_end(s, j, rc > 0 ? 0 : rc, &err);
     }
 }

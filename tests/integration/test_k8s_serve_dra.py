@@ -662,6 +662,77 @@ def test_binding_timeout_from_the_config_as_kube_scheduler():
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
 
 
+def bc_metrics(fams, p):
+    """The binding-conditions families of a /metrics text: HELP, TYPE and, per (driver without
+    the prefix, status), the allocations counted and the waits observed (the profile label
+    apart: each scheduler's own name; the buckets apart: times)."""
+    import test_k8s_metrics as km
+    fams = km.parse_metrics(fams)
+    out = {}
+    for fam in ("scheduler_dra_bindingconditions_allocations_total",
+                "scheduler_dra_bindingconditions_wait_duration_seconds"):
+        f = fams.get(fam) or {"samples": []}
+        out[fam] = {"help": f.get("help"), "type": f.get("type"),
+                    "labels": sorted({tuple(sorted(k for k in lab if k != "le"))
+                                      for _, lab, _ in f["samples"]})}
+        for name, lab, v in f["samples"]:
+            if name in (fam, fam + "_count"):
+                out[fam][(unprefixed(lab.get("driver"), p), lab.get("status"))] = v
+    return out
+
+
+def test_binding_conditions_metrics_as_kube_schedulers():
+    """The binding conditions scenario (bc-ok attached at once, bc-fail failed once, then
+    deallocated, allocated again and attached): scheduler_dra_bindingconditions_allocations_total
+    and the count of scheduler_dra_bindingconditions_wait_duration_seconds, by driver and
+    status, and both families' HELP and TYPE, the same on gpusched's /metrics as on
+    kube-scheduler's."""
+    import ssl
+    import urllib.error
+    import urllib.request
+    import test_k8s_metrics as km
+    c, _ = setup()
+    for p in ("ks-m-", "gs-m-"):
+        scenario_world(c, p, {"a": [bc_device("c0"), bc_device("c1")]})
+    port, certs = km.free_port(), os.path.join(_tmp, "ks-m-certs")
+    os.makedirs(certs, exist_ok=True)
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+
+    def ks_metrics():
+        try:
+            with urllib.request.urlopen("https://127.0.0.1:%d/metrics" % port, timeout=10,
+                                        context=ctx) as r:
+                return r.read().decode()
+        except (urllib.error.URLError, ConnectionError):
+            return None
+
+    def ks_settled(c, ns, p, unmet):  # (scraped before run_scenario stops kube-scheduler)
+        v = bc_settled(c, ns, p, unmet)
+        return v and dict(v, metrics=ks_metrics())
+
+    plain = k8s_util.kube_scheduler
+    k8s_util.kube_scheduler = lambda c, *extra: plain(
+        c, *extra, "--secure-port=%d" % port, "--bind-address=127.0.0.1", "--cert-dir=" + certs,
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
+    try:
+        _, _, ks, _ = run_scenario("default-scheduler", "ks-m-", make_bc, ks_settled, during=bc_driver())
+    finally:
+        k8s_util.kube_scheduler = plain
+    _, ns, gs, sv = run_scenario("gpusched", "gs-m-", make_bc, bc_settled, during=bc_driver())
+    try:
+        if not ks["metrics"]:
+            raise AssertionError("kube-scheduler's /metrics could not be read")
+        km_ks, km_gs = bc_metrics(ks["metrics"], "ks-m-"), bc_metrics(sv.get("/metrics")[1], "gs-m-")
+        print("kube-scheduler: %s\ngpusched: %s" % (km_ks, km_gs))
+        util.check_eq(km_gs, km_ks, "the binding-conditions metrics, against kube-scheduler's")
+        want = ("P-" + DRIVER, "failure")
+        if km_ks["scheduler_dra_bindingconditions_allocations_total"].get(want) != 1:
+            raise AssertionError("kube-scheduler counted no failure (the test's premise): %s" % km_ks)
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
 # ---- extended resources that a DeviceClass serves: the claim PreBind creates ----
 
 EXT_DRIVER = "ext.example.com"
