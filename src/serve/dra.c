@@ -45,6 +45,16 @@ struct overlay {
     char key[];
 };
 
+/* The report of an attempt whose PostFilter deallocated a claim, written once the update is
+ * answered (kube-scheduler's PostFilter writes before its failure handler reports). */
+struct dealloc_report {
+    char *message;          /* the attempt's message, PostFilter's reasons included */
+    size_t fit_len;         /* the FitError's part of it (before PostFilter's reasons) */
+    char *rv;               /* the pod's resourceVersion when it was tried */
+    const char *controller; /* the profile's schedulerName (lives as long as the process) */
+    bool clear_nomination;  /* DefaultPreemption's dry run found no candidate */
+};
+
 /* one claim of a PreBind */
 struct step {
     char *ns, *name;
@@ -69,9 +79,10 @@ struct job {
     /* PREBIND: every claim of the pod ("ns/name"), whose binding conditions it waits for */
     char **claims;
     size_t nclaims;
-    int64_t poll_ms, deadline_ms; /* waiting: the next poll, the end (mono_ms) */
-    double wait_start;            /* waiting: since when (mono_now) */
-    int64_t timeout_ms;           /* the pod's profile's binding timeout */
+    int64_t poll_ms, deadline_ms;  /* waiting: the next poll, the end (mono_ms) */
+    double wait_start;             /* waiting: since when (mono_now) */
+    struct dealloc_report *report; /* DEALLOCATE: the attempt's report, written after it */
+    int64_t timeout_ms;            /* the pod's profile's binding timeout */
     struct job *next;
 };
 
@@ -933,6 +944,11 @@ static void job_free(struct job *j)
     free(j->pod_name);
     free(j->pod_uid);
     serve_task_free(j->bind);
+    if (j->report) {
+        free(j->report->message);
+        free(j->report->rv);
+        free(j->report);
+    }
     free(j);
 }
 
@@ -2051,19 +2067,43 @@ static json_t *deallocated(json_t *claim)
     return copy;
 }
 
-void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued)
+/* the report a deallocation carries (NULL when out of memory: the caller reports at once) */
+static struct dealloc_report *dealloc_report_new(const struct sched_result *res,
+                                                 const char *controller, const char *rv)
+{
+    static const char post[] = " deallocation of ResourceClaim completed";
+    struct dealloc_report *r = calloc(1, sizeof(*r));
+    const char *at;
+
+    if (!r || !res->message || !(at = strstr(res->message, post)) ||
+        !(r->message = strdup(res->message)) || !(r->rv = strdup(rv ? rv : ""))) {
+        if (r) {
+            free(r->message);
+            free(r);
+        }
+        return NULL;
+    }
+    r->fit_len = (size_t)(at - res->message);
+    r->controller = controller;
+    r->clear_nomination = res->clear_nomination;
+    return r;
+}
+
+bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
+                          const struct sched_result *res, const char *controller, const char *rv)
 {
     struct serve_dra *d = s->dra;
     const struct sched_dra_device_out *dv = NULL;
     struct sched_dra_pod_in in;
     size_t ndv = 0, i, k;
     char key[600], pkey[600];
+    bool took;
 
     if (!d)
-        return;
+        return false;
     d->dirty = true; /* (the world holds the deallocation: rebuilt, it comes from the overlay) */
-    if (!requeued || !d->w || postfilter_extended(s, pod) || !pod->nresource_claims)
-        return;
+    if (!res->requeued || !d->w || postfilter_extended(s, pod) || !pod->nresource_claims)
+        return false;
     memset(&in, 0, sizeof(in));
     in.namespace_ = pod->namespace_;
     in.name = pod->name;
@@ -2072,7 +2112,7 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
     in.nclaims = pod->nresource_claims;
     in.pod = pod;
     if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
-        return;
+        return false;
     snprintf(pkey, sizeof(pkey), "%s/%s", pod->namespace_, pod->name);
     /* the claim the world deallocated: allocated as serve sees it, no devices in the world */
     for (i = 0; i < pod->nresource_claims; i++) {
@@ -2108,10 +2148,12 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
                 j->nsteps = 1;
             job_free(j);
             free(o);
-            return;
+            return false;
         }
         j->kind = JOB_DEALLOCATE;
         j->nsteps = 1;
+        j->report =
+            res->nominated_node || res->error ? NULL : dealloc_report_new(res, controller, rv);
         memcpy(o->key, key, strlen(key) + 1);
         o->rv = rv_of(o->obj);
         o->inflight = true;
@@ -2119,9 +2161,57 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
             overlay_free(o);
         else
             overlay_free(old);
+        took = j->report != NULL; /* (read before a writer may take and free the job) */
         job_push(d, j);
-        return; /* PostFilter deallocates one claim */
+        return took; /* PostFilter deallocates one claim */
     }
+    return false;
+}
+
+/* the attempt's report once the deallocation is answered (mu held), as kube-scheduler's
+ * failure handler writes it after PostFilter: the FailedScheduling event and the
+ * PodScheduled condition (reason Unschedulable). Written, the message is the attempt's (and
+ * DefaultPreemption, which ran after, counts its attempt and clears a nomination it found no
+ * candidate for); refused, the PostFilter phase ended with the update's error: the FitError's
+ * message followed by the error's text, no preemption. Nothing for a pod re-created under
+ * the name since. */
+static void dealloc_report(struct serve *s, const struct job *j, int rc, const struct err *e)
+{
+    const struct dealloc_report *r = j->report;
+    const struct serve_queue_item *it = serve_queue_get(s->queue, j->key);
+    struct serve_pending *pp = it ? it->data : NULL;
+    char ns[300], name[300], em[1200], *msg;
+    struct serve_objref ref = {ns, name, j->pod_uid, r->rv};
+
+    if (pp && strcmp(pp->uid ? pp->uid : "", j->pod_uid))
+        return;
+    serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+    if (rc) {
+        msg = buf_fmt("%.*s %s", (int)r->fit_len, r->message, err_format(e, em, sizeof(em)));
+    } else {
+        msg = strdup(r->message);
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.preemption_attempts++; /* (the cluster has nodes: one was filtered) */
+        pthread_mutex_unlock(&s->metrics.mu);
+        if (r->clear_nomination && (!sched_cluster_unnominate(s->cluster, ns, name) ||
+                                    (pp && (pp->last_nominated || pp->watch_nominated)))) {
+            serve_write_clear_nomination(s, ns, name);
+            if (pp) {
+                free(pp->last_nominated);
+                pp->last_nominated = NULL;
+            }
+        }
+    }
+    if (!msg) {
+        serve_log('E', 0, "\"Out of memory reporting a scheduling failure\" pod=%s",
+                  log_quote(j->key));
+        return;
+    }
+    serve_write_event(s, r->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
+                      msg);
+    if (!pp || serve_pending_condition_changed(pp, "Unschedulable", msg))
+        serve_write_status(s, ns, name, "Unschedulable", msg, NULL);
+    free(msg);
 }
 
 /* PostFilter's UpdateStatus of the deallocated claim (no retry: an error is the plugin's) */
@@ -2153,6 +2243,8 @@ static void deallocate(struct serve *s, struct job *j)
         assume(d, st->ns, st->name, written);
     }
     d->dirty = true;
+    if (j->report)
+        dealloc_report(s, j, rc, &err);
     serve_unlock(s);
     json_decref(written);
 }

@@ -284,9 +284,13 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_write_submit(s, t, key);
         break;
     }
-    case SCHED_UNSCHEDULABLE:
-        if (serve_dra_touches(s, &pod)) /* (PostFilter may have deallocated or deleted) */
-            serve_dra_postfilter(s, &pod, res.requeued);
+    case SCHED_UNSCHEDULABLE: {
+        /* PostFilter deallocated a claim: the attempt is reported once its update is
+         * answered (the preemption attempt counted then, if it ran) */
+        bool deferred = serve_dra_touches(s, &pod) && /* (it may have deallocated or deleted) */
+                        serve_dra_postfilter(s, &pod, &res, serve_controller(s, pp->scheduler_name),
+                                             pp->resource_version);
+
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */
@@ -294,7 +298,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                               res.error ? SERVE_RESULT_ERROR : SERVE_RESULT_UNSCHEDULABLE,
                               mono_now() - t0);
         pthread_mutex_lock(&s->metrics.mu);
-        if (!res.error && sched_cluster_node_count(s->cluster) > 0)
+        if (!res.error && !deferred && sched_cluster_node_count(s->cluster) > 0)
             s->metrics.preemption_attempts++;
         if (res.nominated_node)
             serve_histogram_observe(&s->metrics.preemption_victims, (double)res.nvictims);
@@ -310,6 +314,14 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
             serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
+        if (deferred) {
+            serve_log('I', 2,
+                      "\"Unable to schedule pod; no fit; waiting for the deallocation\" pod=%s "
+                      "err=%s",
+                      log_quote(key), log_quote(res.message ? res.message : ""));
+            serve_queue_unschedulable(s->queue, key, mono_ms());
+            break;
+        }
         if (res.nominated_node)
             serve_preempt(s, pp, &pod, &res);
         else if (res.clear_nomination)
@@ -320,6 +332,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                              res.nominated_node);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
+    }
     case SCHED_NOT_MODELLED: /* (pods with unmodelled fields are refused above) */
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);
