@@ -522,6 +522,79 @@ def test_postfilter_deallocates_a_claim_available_nowhere_as_kube_scheduler():
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
 
 
+def refuse_deallocating_kept(c):
+    """A ValidatingAdmissionPolicy refusing any status update that takes the allocation off a
+    claim named kept (PostFilter's deallocation), in effect once a dry run is refused."""
+    c.apply([{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "no-dealloc-kept"},
+              "spec": {"failurePolicy": "Fail",
+                       "matchConstraints": {"resourceRules": [{
+                           "apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"],
+                           "operations": ["UPDATE"], "resources": ["resourceclaims/status"]}]},
+                       "validations": [{"expression": "object.metadata.name != 'kept' || "
+                                                      "has(object.status.allocation)",
+                                        "message": "deallocation of kept is refused"}]}},
+             {"apiVersion": "admissionregistration.k8s.io/v1",
+              "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "no-dealloc-kept"},
+              "spec": {"policyName": "no-dealloc-kept", "validationActions": ["Deny"]}}])
+    namespace(c, "vap-kept")
+    if not c.get_or_none(claims_path("vap-kept") + "/kept"):
+        create_claim(c, "vap-kept", "kept", exactly("probe-"))
+    cl = c.get(claims_path("vap-kept") + "/kept")
+
+    def refused():
+        st, out = c.request("PUT", claims_path("vap-kept") + "/kept/status?dryRun=All", cl,
+                            ok=(200, 403, 409, 422))
+        return st in (403, 422) and "no-dealloc-kept" in json.dumps(out)
+    wait_for("the ValidatingAdmissionPolicy on kept in effect", refused)
+
+
+def make_kept(c, ns, p, scheduler):
+    """make_stale's claim and pod, named kept: the deallocation is refused."""
+    create_claim(c, ns, "kept", exactly(p))
+    cl = c.get(claims_path(ns) + "/kept")
+    cl["status"] = {"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": p + DRIVER, "pool": p + "gone", "device": "g0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [p + "gone"]}]}]}}}
+    c.request("PUT", claims_path(ns) + "/kept/status", cl)
+    c.create("/api/v1/namespaces/%s/pods" % ns, pod("kept", scheduler, [{"name": "gpu", "resourceClaimName": "kept"}]))
+
+
+def kept_settled(c, ns, p, unmet):
+    x = c.get("/api/v1/namespaces/%s/pods/kept" % ns)
+    evs = sorted(c.events(ns, "FailedScheduling"),
+                 key=lambda e: (e.get("eventTime") or "", e["metadata"]["creationTimestamp"]))
+    cond = [(cd["status"], cd.get("reason"), unprefixed(cd.get("message"), p))
+            for cd in (x.get("status") or {}).get("conditions") or [] if cd["type"] == "PodScheduled"]
+    unmet["what"] = "events %s, condition %s" % ([e["note"] for e in evs], cond)
+    if not evs or not cond:
+        return None
+    return {"node": x["spec"].get("nodeName"), "first message": unprefixed(evs[0]["note"], p),
+            "condition": cond, "nominated": (x.get("status") or {}).get("nominatedNodeName"),
+            "allocated": bool(((c.get(claims_path(ns) + "/kept").get("status") or {}).get("allocation")))}
+
+
+def test_refused_deallocation_reported_as_kube_scheduler():
+    """PostFilter's deallocation refused by the API server (a ValidatingAdmissionPolicy): the
+    PostFilter phase ends with the update's error, so the FailedScheduling event and the
+    PodScheduled condition carry the FitError followed by the error's text (not
+    "deallocation of ResourceClaim completed"), reason Unschedulable; the claim stays
+    allocated. The same under gpusched as under kube-scheduler."""
+    c, _ = setup()
+    refuse_deallocating_kept(c)
+    for p in ("ks-k-", "gs-k-"):
+        scenario_world(c, p, {"a": [device("k0", "small")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-k-", make_kept, kept_settled)
+    _, ns, gs, sv = run_scenario("gpusched", "gs-k-", make_kept, kept_settled)
+    try:
+        util.check_eq(gs, ks, "the pod's first FailedScheduling message and condition, against kube-scheduler's")
+        if "deallocation of kept is refused" not in ks["first message"]:
+            raise AssertionError("kube-scheduler's deallocation was not refused (the test's premise): %s" % ks)
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
 def bc_device(name):
     return {"name": name, "attributes": {"index": {"int": int(name[-1])}},
             "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
