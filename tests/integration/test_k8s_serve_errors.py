@@ -6,9 +6,13 @@ get the FailedScheduling event and the PodScheduled condition with reason Schedu
 Unschedulable) and the same first message, and be tried again after their backoff, not parked
 until a cluster event (docs/serve.md, "Differences from kube-scheduler", says why the claim
 twice's later messages differ)."""
+import datetime
+import time
+
 import k8s_util
 import test_k8s_serve_dra as sd
 import util
+from k8s_util import wait_for
 
 PODS = ("bind-fails", "twice")
 
@@ -107,3 +111,60 @@ def test_error_backoff_ends_at_a_whole_second_as_kube_scheduler():
                 raise AssertionError(
                     "%s: retry %d at %.3f, before %d (the request before at %.3f, backoff %d s)"
                     % (scheduler, i, times[i], earliest, times[i - 1], backoff))
+
+
+def test_unchanged_condition_not_written_again_after_a_restart_as_kube_scheduler():
+    """kube-scheduler's failure handler patches the PodScheduled condition only when it differs
+    from the informer's pod (podutil.UpdatePodCondition: status, reason, message): a scheduler
+    started again finds the condition its predecessor wrote and writes nothing for the same
+    message, and a gated pod's condition (the API server's SchedulingGated) is never written.
+    The audit log counts the pods' status patches under each scheduler."""
+    c, kc = sd.setup()
+    for scheduler, p in (("default-scheduler", "ks-r-"), ("gpusched", "gs-r-")):
+        ns = p + "x"
+        sd.namespace(c, ns)
+        c.create("/api/v1/namespaces/%s/pods" % ns, sd.pod("nofit", scheduler, [], node=p + "nowhere"))
+        gated = sd.pod("gated", scheduler, [])
+        gated["spec"]["schedulingGates"] = [{"name": "example.com/gate"}]
+        c.create("/api/v1/namespaces/%s/pods" % ns, gated)
+
+        def attempts():
+            return sum((e.get("series") or {}).get("count", 1) for e in c.events(ns, "FailedScheduling")
+                       if e["regarding"]["name"] == "nofit")
+
+        def condition():
+            x = c.get("/api/v1/namespaces/%s/pods/nofit" % ns)
+            return [(cd["status"], cd.get("reason")) for cd in (x.get("status") or {}).get("conditions") or []
+                    if cd["type"] == "PodScheduled"]
+
+        def patches(since=0.0):
+            out = {}
+            for e in c.audit(verb="patch", resource="pods", subresource="status"):
+                ref = e.get("objectRef") or {}
+                t = datetime.datetime.fromisoformat(
+                    e["requestReceivedTimestamp"].replace("Z", "+00:00")).timestamp()
+                if ref.get("namespace") == ns and t >= since:
+                    out.setdefault(ref.get("name"), set()).add(e["auditID"])
+            return out
+
+        restarted = None
+        for run in (1, 2):
+            seen = attempts()
+            if run == 2:
+                restarted = time.time()  # (the first process is gone: its requests came before)
+            proc, dead = sd.start_scheduler(c, kc, scheduler, p.strip("-") + str(run))
+            try:
+                wait_for("%s's attempt of nofit (run %d)" % (scheduler, run),
+                         lambda: dead() or (attempts() > seen and condition() == [("False", "Unschedulable")]))
+                if dead():
+                    raise AssertionError("%s died" % scheduler)
+            finally:
+                st = proc.stop()
+                if scheduler == "gpusched":
+                    util.check_eq(st, 0, "gpusched's exit status on SIGTERM")
+        every, after = patches(), patches(restarted)
+        print("%s: status patches %s" % (scheduler, {k: len(v) for k, v in every.items()}))
+        util.check_eq(len(every.get("nofit", ())) >= 1, True, "%s's first run wrote nofit's condition" % scheduler)
+        util.check_eq(len(after.get("nofit", ())), 0,
+                      "%s's status patches of nofit after a restart (the same condition)" % scheduler)
+        util.check_eq(len(every.get("gated", ())), 0, "%s's status patches of gated" % scheduler)

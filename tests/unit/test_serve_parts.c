@@ -806,17 +806,30 @@ static void drashare_share_id_is_a_random_uuid(void)
 
 static void pending_condition_changes_with_reason_or_message(void)
 {
-    struct serve_pending *pp = calloc(1, sizeof(*pp));
+    json_t *obj =
+        json_loads("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"p\",\"uid\":\"u\"},"
+                   "\"spec\":{\"containers\":[]},\"status\":{\"conditions\":["
+                   "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"X\",\"message\":\"m\"},"
+                   "{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+                   "\"message\":\"0/1 nodes are available\"}]}}",
+                   0, NULL);
+    struct serve_pending *pp = serve_pending_new(obj);
 
-    /* kube-scheduler's podutil.UpdatePodCondition: status, reason and message compared */
-    CHECK(serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
+    /* kube-scheduler's podutil.UpdatePodCondition against the informer's pod: status,
+     * reason and message compared */
+    CHECK(pp != NULL);
     CHECK(!serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
     CHECK(serve_pending_condition_changed(pp, "SchedulerError", "0/1 nodes are available"));
-    CHECK_STR_EQ(pp->last_reason, "SchedulerError");
-    CHECK(!serve_pending_condition_changed(pp, "SchedulerError", "0/1 nodes are available"));
-    CHECK(serve_pending_condition_changed(pp, "SchedulerError", "other"));
-    CHECK_STR_EQ(pp->last_message, "other");
+    CHECK(serve_pending_condition_changed(pp, "Unschedulable", "other"));
     serve_pending_free(pp);
+    /* PodScheduled True (or none): any False condition is a change */
+    json_object_set_new(
+        json_array_get(json_object_get(json_object_get(obj, "status"), "conditions"), 1), "status",
+        json_string("True"));
+    pp = serve_pending_new(obj);
+    CHECK(pp && serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
+    serve_pending_free(pp);
+    json_decref(obj);
 }
 
 static const struct test_case cases[] = {
