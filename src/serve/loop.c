@@ -34,8 +34,7 @@ static void serve_report_failure(struct serve *s, struct serve_pending *pp, cons
         serve_write_event(s, serve_controller(s, pp->scheduler_name), &pod, NULL, "Warning",
                           "FailedScheduling", "Scheduling", message);
     }
-    /* (both: the nomination is written with the condition) */
-    if (serve_pending_condition_changed(pp, reason, message) |
+    if (serve_pending_condition_changed(pp, reason, message) ||
         (nominated && !str_eq(pp->last_nominated, nominated))) {
         if (nominated) {
             free(pp->last_nominated);
