@@ -45,7 +45,8 @@ struct overlay {
     char key[];
 };
 
-/* The report of an attempt whose PostFilter deallocated a claim, written once the update is
+/* The report of an attempt whose PostFilter deallocated a claim (or deleted the pod's
+ * extended-resource claim left from an earlier attempt), written once the writes are
  * answered (kube-scheduler's PostFilter writes before its failure handler reports). */
 struct dealloc_report {
     char *message;          /* the attempt's message, PostFilter's reasons included */
@@ -68,7 +69,7 @@ struct step {
     json_t *mappings; /* status.extendedResourceClaimStatus.requestMappings */
 };
 
-enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE };
+enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE, JOB_DELETE_LEFTOVER };
 
 struct job {
     enum job_kind kind;
@@ -81,7 +82,7 @@ struct job {
     size_t nclaims;
     int64_t poll_ms, deadline_ms;  /* waiting: the next poll, the end (mono_ms) */
     double wait_start;             /* waiting: since when (mono_now) */
-    struct dealloc_report *report; /* DEALLOCATE: the attempt's report, written after it */
+    struct dealloc_report *report; /* DEALLOCATE, DELETE_LEFTOVER: the attempt's report */
     int64_t timeout_ms;            /* the pod's profile's binding timeout */
     struct job *next;
 };
@@ -1170,9 +1171,14 @@ nomem:
     return -1;
 }
 
+static struct dealloc_report *dealloc_report_new(const struct sched_result *res, const char *post,
+                                                 const char *controller, const char *rv);
+
 /* PostFilter's deletion of the pod's extended-resource claim left from an earlier attempt:
- * true when the world did that (the job is queued) */
-static bool postfilter_extended(struct serve *s, const struct kube_pod *pod)
+ * true when the world did that (the job is queued, with the attempt's report when *took) */
+static bool postfilter_extended(struct serve *s, const struct kube_pod *pod,
+                                const struct sched_result *res, const char *controller,
+                                const char *rv, bool *took)
 {
     struct serve_dra *d = s->dra;
     const char *name;
@@ -1196,8 +1202,13 @@ static bool postfilter_extended(struct serve *s, const struct kube_pod *pod)
         return true;
     }
     j->nsteps = 1;
-    j->kind = JOB_UNRESERVE;
+    j->kind = JOB_DELETE_LEFTOVER;
     j->steps[0].create = j->steps[0].created = true;
+    j->report =
+        res->nominated_node || res->error
+            ? NULL
+            : dealloc_report_new(res, " deletion of ResourceClaim completed", controller, rv);
+    *took = j->report != NULL; /* (read before a writer may take and free the job) */
     job_push(d, j);
     return true;
 }
@@ -1423,6 +1434,18 @@ out:
     return rc;
 }
 
+/* a claim deleted: the world forgets it now, not when the informer says so (mu held) */
+static void forget_deleted(struct serve *s, struct step *st)
+{
+    char key[600];
+
+    snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+    overlay_free(keymap_del(&s->dra->over, key));
+    del_json(&s->dra->objs[SERVE_DRA_CLAIM], key);
+    s->dra->dirty = true;
+    st->created = false;
+}
+
 /* Unreserve: the pod off the claims reserved for it in PreBind (a strategic merge patch that
  * needs no fresh copy), then the claim of its extended resources deleted when PreBind
  * created it */
@@ -1462,7 +1485,6 @@ static void unreserve(struct serve *s, struct job *j)
     for (i = 0; i < j->nsteps; i++) {
         struct step *st = &j->steps[i];
         struct err err;
-        char key[600];
 
         if (!st->create || !st->created)
             continue;
@@ -1477,14 +1499,9 @@ static void unreserve(struct serve *s, struct job *j)
                       log_quote(err_format(&err, msg, sizeof(msg))));
             continue;
         }
-        /* gone: the world forgets it now, not when the informer says so */
-        snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
         serve_lock(s);
-        overlay_free(keymap_del(&s->dra->over, key));
-        del_json(&s->dra->objs[SERVE_DRA_CLAIM], key);
-        s->dra->dirty = true;
+        forget_deleted(s, st);
         serve_unlock(s);
-        st->created = false;
     }
 }
 
@@ -2067,11 +2084,11 @@ static json_t *deallocated(json_t *claim)
     return copy;
 }
 
-/* the report a deallocation carries (NULL when out of memory: the caller reports at once) */
-static struct dealloc_report *dealloc_report_new(const struct sched_result *res,
+/* the report a PostFilter write carries, post the text PostFilter's reasons start with in the
+ * message (NULL when out of memory: the caller reports at once) */
+static struct dealloc_report *dealloc_report_new(const struct sched_result *res, const char *post,
                                                  const char *controller, const char *rv)
 {
-    static const char post[] = " deallocation of ResourceClaim completed";
     struct dealloc_report *r = calloc(1, sizeof(*r));
     const char *at;
 
@@ -2097,12 +2114,16 @@ bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
     struct sched_dra_pod_in in;
     size_t ndv = 0, i, k;
     char key[600], pkey[600];
-    bool took;
+    bool took = false;
 
     if (!d)
         return false;
     d->dirty = true; /* (the world holds the deallocation: rebuilt, it comes from the overlay) */
-    if (!res->requeued || !d->w || postfilter_extended(s, pod) || !pod->nresource_claims)
+    if (!res->requeued || !d->w)
+        return false;
+    if (postfilter_extended(s, pod, res, controller, rv, &took))
+        return took;
+    if (!pod->nresource_claims)
         return false;
     memset(&in, 0, sizeof(in));
     in.namespace_ = pod->namespace_;
@@ -2152,8 +2173,10 @@ bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
         }
         j->kind = JOB_DEALLOCATE;
         j->nsteps = 1;
-        j->report =
-            res->nominated_node || res->error ? NULL : dealloc_report_new(res, controller, rv);
+        j->report = res->nominated_node || res->error
+                        ? NULL
+                        : dealloc_report_new(res, " deallocation of ResourceClaim completed",
+                                             controller, rv);
         memcpy(o->key, key, strlen(key) + 1);
         o->rv = rv_of(o->obj);
         o->inflight = true;
@@ -2247,6 +2270,30 @@ static void deallocate(struct serve *s, struct job *j)
         dealloc_report(s, j, rc, &err);
     serve_unlock(s);
     json_decref(written);
+}
+
+/* PostFilter's deletion of the extended-resource claim left from an earlier attempt (as
+ * Unreserve deletes one: the finalizer off, then the DELETE), then the attempt's report */
+static void delete_leftover(struct serve *s, struct job *j)
+{
+    struct step *st = &j->steps[0];
+    struct err err;
+    char msg[1200];
+    int rc;
+
+    serve_log('I', 5, "\"Delete\" resourceclaim=\"%s/%s\" pod=%s", st->ns, st->name,
+              log_quote(j->key));
+    err_clear(&err);
+    rc = delete_claim(s, st, &err);
+    if (rc)
+        serve_log('E', 0, "\"Status after running PostFilter plugins for pod\" pod=%s status=%s",
+                  log_quote(j->key), log_quote(err_format(&err, msg, sizeof(msg))));
+    serve_lock(s);
+    if (!rc)
+        forget_deleted(s, st);
+    if (j->report)
+        dealloc_report(s, j, rc, &err);
+    serve_unlock(s);
 }
 
 /* the claims ("ns/name") a job writes, or NULL when out of memory; *n of them */
@@ -2374,6 +2421,9 @@ static void *writer(void *arg)
             prebind(s, j);
         } else if (j->kind == JOB_DEALLOCATE) {
             deallocate(s, j);
+            job_free(j);
+        } else if (j->kind == JOB_DELETE_LEFTOVER) {
+            delete_leftover(s, j);
             job_free(j);
         } else {
             unreserve(s, j);
