@@ -361,7 +361,8 @@ out:
 
 void serve_loop(struct serve *s)
 {
-    int64_t last_flush = mono_ms(), last_tick = last_flush - 1000;
+    /* kube-scheduler's flush of the unschedulable pods runs at start, then every 30 s */
+    int64_t last_tick = mono_ms() - 1000, last_flush = -1;
 
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
@@ -377,7 +378,7 @@ void serve_loop(struct serve *s)
             serve_wait(s, 200);
             continue;
         }
-        if (t - last_flush >= 1000) {
+        if (last_flush < 0 || t - last_flush >= SERVE_QUEUE_FLUSH_PERIOD_MS) {
             serve_queue_flush(s->queue, t);
             last_flush = t;
         }

@@ -508,29 +508,22 @@ size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(c
 
 size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
 {
-    int64_t limit = now_ms - q->o.max_unschedulable_ms;
+    /* (kube-scheduler: parked for longer than the duration, strictly) */
+    int64_t limit = now_ms - q->o.max_unschedulable_ms - 1;
 
     return limit < 0 ? 0 : queue_move(q, now_ms, limit);
 }
 
 int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms)
 {
-    int64_t best = -1, t;
+    int64_t t;
 
     if (q->active.n || q->backoff.n) /* (a moved pod is popped when none is active) */
         return 0;
-    if (q->errbackoff.n) {
-        t = q->errbackoff.v[0]->backoff_until_ms - now_ms;
-        best = t < 0 ? 0 : t;
-    }
-    if (q->uhead) {
-        t = q->uhead->unsched_since_ms + q->o.max_unschedulable_ms - now_ms;
-        if (t < 0)
-            t = 0;
-        if (best < 0 || t < best)
-            best = t;
-    }
-    return best;
+    if (!q->errbackoff.n)
+        return -1;
+    t = q->errbackoff.v[0]->backoff_until_ms - now_ms;
+    return t < 0 ? 0 : t;
 }
 
 size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)

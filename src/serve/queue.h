@@ -105,12 +105,14 @@ size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms);
  * moves only the pods it could help). Returns how many moved. */
 size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(const void *data));
 
-/* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms.
- * Returns how many moved. */
+/* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms
+ * (kube-scheduler's flushUnschedulableEntitiesLeftover; the caller runs it as kube-scheduler
+ * does, at start and then every SERVE_QUEUE_FLUSH_PERIOD_MS). Returns how many moved. */
+#define SERVE_QUEUE_FLUSH_PERIOD_MS 30000
 size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms);
 
-/* serve_queue_next_ms returns milliseconds until the next backoff or flush deadline
- * (0 when a pod can be popped now, -1 when nothing is waiting). */
+/* serve_queue_next_ms returns milliseconds until the next backoff ends (0 when a pod can be
+ * popped now, -1 when no pod waits for a time; the flush is the caller's). */
 int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms);
 
 /* serve_queue_count returns how many pods are in one part. */
