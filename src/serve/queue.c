@@ -44,7 +44,7 @@ struct serve_queue {
      * podBackoffQ; errbackoff: failed with an error, its podErrorBackoffQ */
     struct queue_heap active, backoff, errbackoff;
     /* Unschedulable pods in the order they were parked (unsched_since_ms never decreases),
-     * so the periodic flush and the next deadline only look at the head. */
+     * so the periodic flush only looks at the head. */
     struct queue_entry *uhead, *utail;
     size_t nunsched;
     size_t ninflight;
