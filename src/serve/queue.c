@@ -1,8 +1,9 @@
 /* queue.c - active heap, backoff heaps and unschedulable set of pending pods (see queue.h).
  *
  * Every entry sits in the key map; heap members also record their heap index so that a
- * delete or update is O(log n). Arrival order breaks priority ties through a sequence
- * number, so pods of equal priority are tried first come, first served. As kube-scheduler
+ * delete or update is O(log n). Pods of equal priority are tried in the order they were
+ * added or last came back from an attempt (kube-scheduler's PrioritySort and its
+ * QueuedPodInfo.Timestamp), a sequence number breaking ties. As kube-scheduler
  * v1.37's backoff queue (backoff_queue.go, SchedulerPopFromBackoffQ on by default), a backoff
  * ends at the start of the whole-second window after the one its expiry falls in, pods moved
  * while backing off wait in one heap (popped at once when no pod is active) and pods that
@@ -23,6 +24,9 @@ struct queue_entry {
     int64_t backoff_until_ms; /* the backoff is over from then on (0: no backoff) */
     bool error_heap;          /* in (or bound for) the error backoff heap */
     int64_t unsched_since_ms;
+    /* kube-scheduler's QueuedPodInfo.Timestamp, which PrioritySort orders equal priorities
+     * by: when the pod was added, then when it last came back after an attempt */
+    int64_t stamp_ms;
     /* kube-scheduler's UnschedulableCount and ConsecutiveErrorsCount: the backoff counts the
      * errors in a row since the last rejection when there are any, else the rejections */
     int unsched_count, errors;
@@ -57,8 +61,8 @@ static bool active_less(const struct queue_entry *a, const struct queue_entry *b
 {
     if (a->item.priority != b->item.priority)
         return a->item.priority > b->item.priority;
-    if (a->item.added_ms != b->item.added_ms)
-        return a->item.added_ms < b->item.added_ms;
+    if (a->stamp_ms != b->stamp_ms)
+        return a->stamp_ms < b->stamp_ms;
     return a->seq < b->seq;
 }
 
@@ -325,7 +329,7 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
     memcpy(e->key, key, klen + 1);
     e->item.key = e->key;
     e->item.priority = priority;
-    e->item.added_ms = now_ms;
+    e->item.added_ms = e->stamp_ms = now_ms;
     e->item.first_active_ms = -1;
     e->item.data = data;
     e->seq = q->seq++;
@@ -432,6 +436,7 @@ static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
     e->error_heap = to == SERVE_QUEUE_BACKOFF;
     /* getBackoffTime aligns the expiry down to its window, and isEntityBackingoff holds the
      * pod while the current window is not past it: the backoff ends at the next window */
+    e->stamp_ms = now_ms;
     e->backoff_until_ms =
         queue_window_start(
             q, now_ms + serve_queue_backoff_ms(q, e->errors ? e->errors : e->unsched_count)) +

@@ -1,7 +1,7 @@
 /* queue.h - the scheduling queue of gpusched serve: pending pods waiting for a placement.
  *
- * Three parts, as in kube-scheduler: the active heap (priority high first, then arrival
- * order), the backoff heaps (pods waiting 1 s doubling to 10 s, rounded up to a whole
+ * Three parts, as in kube-scheduler: the active heap (priority high first, then the time the
+ * pod was added or last came back from an attempt: PrioritySort's Timestamp), the backoff heaps (pods waiting 1 s doubling to 10 s, rounded up to a whole
  * second: those that failed with an error, and those moved while backing off, which are
  * popped at once when no pod is active) and the unschedulable set (pods that did not fit,
  * waiting for a cluster event or the periodic flush). A pod is in exactly one part, or "in flight" between serve_queue_pop() and the

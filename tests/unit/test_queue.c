@@ -174,6 +174,24 @@ static void queue_backoff_heap_orders_a_window_by_priority(void)
     serve_queue_free(q, NULL);
 }
 
+static void queue_equal_priorities_by_last_return(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL);
+
+    /* kube-scheduler's PrioritySort: equal priorities by QueuedPodInfo.Timestamp, the time
+     * the pod was added or last came back from an attempt, not the first add */
+    serve_queue_add(q, "a/early", 0, NULL, 0, NULL);
+    serve_queue_add(q, "a/late", 0, NULL, 10, NULL);
+    CHECK_STR_EQ(pop_key(q, 20), "a/early");
+    CHECK_STR_EQ(pop_key(q, 20), "a/late");
+    serve_queue_unschedulable(q, "a/late", 30);
+    serve_queue_unschedulable(q, "a/early", 40);
+    CHECK_INT_EQ(serve_queue_move_all(q, 100000), 2);
+    CHECK_STR_EQ(pop_key(q, 100000), "a/late");
+    CHECK_STR_EQ(pop_key(q, 100000), "a/early");
+    serve_queue_free(q, NULL);
+}
+
 static void queue_flush_moves_old_pods(void)
 {
     struct serve_queue_opts o = {0, 0, 60000, NULL, 0};
@@ -406,6 +424,7 @@ static const struct test_case cases[] = {
     {"backoff pods wait their time", queue_backoff_waits},
     {"backoff counts errors in a row apart from rejections", queue_backoff_counts_errors_apart},
     {"unschedulable pods move on cluster events", queue_unschedulable_moves_on_event},
+    {"equal priorities by when they last came back", queue_equal_priorities_by_last_return},
     {"backoff windows are whole seconds of the wall clock",
      queue_backoff_windows_follow_the_wall_clock},
     {"the backoff heap orders one window by priority",
