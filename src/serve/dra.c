@@ -54,6 +54,7 @@ struct dealloc_report {
     char *rv;               /* the pod's resourceVersion when it was tried */
     const char *controller; /* the profile's schedulerName (lives as long as the process) */
     bool clear_nomination;  /* DefaultPreemption's dry run found no candidate */
+    unsigned pops;          /* the pod's serve_queue_item.pops in that attempt */
 };
 
 /* one claim of a PreBind */
@@ -1171,7 +1172,8 @@ nomem:
     return -1;
 }
 
-static struct dealloc_report *dealloc_report_new(const struct sched_result *res, const char *post,
+static struct dealloc_report *dealloc_report_new(struct serve *s, const struct kube_pod *pod,
+                                                 const struct sched_result *res, const char *post,
                                                  const char *controller, const char *rv);
 
 /* PostFilter's deletion of the pod's extended-resource claim left from an earlier attempt:
@@ -1204,10 +1206,10 @@ static bool postfilter_extended(struct serve *s, const struct kube_pod *pod,
     j->nsteps = 1;
     j->kind = JOB_DELETE_LEFTOVER;
     j->steps[0].create = j->steps[0].created = true;
-    j->report =
-        res->nominated_node || res->error
-            ? NULL
-            : dealloc_report_new(res, " deletion of ResourceClaim completed", controller, rv);
+    j->report = res->nominated_node || res->error
+                    ? NULL
+                    : dealloc_report_new(s, pod, res, " deletion of ResourceClaim completed",
+                                         controller, rv);
     *took = j->report != NULL; /* (read before a writer may take and free the job) */
     job_push(d, j);
     return true;
@@ -2086,11 +2088,14 @@ static json_t *deallocated(json_t *claim)
 
 /* the report a PostFilter write carries, post the text PostFilter's reasons start with in the
  * message (NULL when out of memory: the caller reports at once) */
-static struct dealloc_report *dealloc_report_new(const struct sched_result *res, const char *post,
+static struct dealloc_report *dealloc_report_new(struct serve *s, const struct kube_pod *pod,
+                                                 const struct sched_result *res, const char *post,
                                                  const char *controller, const char *rv)
 {
     struct dealloc_report *r = calloc(1, sizeof(*r));
+    const struct serve_queue_item *it;
     const char *at;
+    char key[600];
 
     if (!r || !res->message || !(at = strstr(res->message, post)) ||
         !(r->message = strdup(res->message)) || !(r->rv = strdup(rv ? rv : ""))) {
@@ -2103,6 +2108,9 @@ static struct dealloc_report *dealloc_report_new(const struct sched_result *res,
     r->fit_len = (size_t)(at - res->message);
     r->controller = controller;
     r->clear_nomination = res->clear_nomination;
+    snprintf(key, sizeof(key), "%s/%s", pod->namespace_, pod->name);
+    it = serve_queue_get(s->queue, key);
+    r->pops = it ? it->pops : 0;
     return r;
 }
 
@@ -2173,10 +2181,11 @@ bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
         }
         j->kind = JOB_DEALLOCATE;
         j->nsteps = 1;
-        j->report = res->nominated_node || res->error
-                        ? NULL
-                        : dealloc_report_new(res, " deallocation of ResourceClaim completed",
-                                             controller, rv);
+        j->report =
+            res->nominated_node || res->error
+                ? NULL
+                : dealloc_report_new(s, pod, res, " deallocation of ResourceClaim completed",
+                                     controller, rv);
         memcpy(o->key, key, strlen(key) + 1);
         o->rv = rv_of(o->obj);
         o->inflight = true;
@@ -2205,9 +2214,15 @@ static void dealloc_report(struct serve *s, const struct job *j, int rc, const s
     struct serve_pending *pp = it ? it->data : NULL;
     char ns[300], name[300], em[1200], *msg;
     struct serve_objref ref = {ns, name, j->pod_uid, r->rv};
+    bool superseded;
 
     if (pp && strcmp(pp->uid ? pp->uid : "", j->pod_uid))
         return;
+    /* a later attempt of the pod began meanwhile (its own report follows this one): the event
+     * is written, the condition left to it, so the pod's last condition is the last
+     * attempt's whatever order the binder's writes land in (kube-scheduler, writing in
+     * its scheduling goroutine, starts no attempt before this one's report is written) */
+    superseded = it && it->pops != r->pops;
     serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
     if (rc) {
         msg = buf_fmt("%.*s %s", (int)r->fit_len, r->message, err_format(e, em, sizeof(em)));
@@ -2232,7 +2247,7 @@ static void dealloc_report(struct serve *s, const struct job *j, int rc, const s
     }
     serve_write_event(s, r->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
                       msg);
-    if (!pp || serve_pending_condition_changed(pp, "Unschedulable", msg))
+    if (!superseded && (!pp || serve_pending_condition_changed(pp, "Unschedulable", msg)))
         serve_write_status(s, ns, name, "Unschedulable", msg, NULL);
     free(msg);
 }

@@ -394,6 +394,7 @@ const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t no
     else
         return NULL;
     queue_detach(q, e);
+    e->item.pops++;
     return &e->item;
 }
 

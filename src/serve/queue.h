@@ -43,6 +43,7 @@ struct serve_queue_item {
     int64_t first_active_ms; /* when it first entered the active heap (kube-scheduler's
                                 InitialAttemptTimestamp); -1 while it never did (gated) */
     int attempts;            /* scheduling attempts so far */
+    unsigned pops;           /* times popped (an attempt that began: in flight or done) */
     bool flushed; /* it last left the unschedulable pods by the periodic flush, not an event
                      (kube-scheduler's WasFlushedFromUnschedulable) */
     void *data;
