@@ -230,6 +230,8 @@ int gpusched_cmd_load_objects(const struct flag_list *files, const char *namespa
  * follow (dra_features_for): the --kube-version of the command, when it takes one
  * (gpusched_cmd_parse_kube_version), else the default */
 static int cmd_kube_minor = 37;
+/* a profile of the command scores with GPUPlacement (gpusched_dra_warn_gpu_placement) */
+static bool cmd_gpu_placement;
 
 /* cluster_fill adds the nodes, PodDisruptionBudgets, claims, volumes and storage classes of in, then its bound, non-terminal
  * pods, to c; prints the
@@ -276,7 +278,11 @@ static int cluster_fill(const struct manifest_input *in, struct sched_cluster *c
         return 1;
     }
     /* DynamicResources' world, when the input has resource.k8s.io objects or claims */
-    return gpusched_dra_attach(in, c, cmd_kube_minor);
+    if (gpusched_dra_attach(in, c, cmd_kube_minor))
+        return 1;
+    if (cmd_gpu_placement)
+        gpusched_dra_warn_gpu_placement(in, c);
+    return 0;
 }
 
 int gpusched_cmd_cluster_build(const struct manifest_input *in, struct sched_cluster **out)
@@ -343,6 +349,7 @@ int gpusched_cmd_parse_seed(const char *cmd, const char *s, uint64_t *seed)
 int gpusched_cmd_parse_profile(const char *cmd, const char *s, const struct sched_profile **p)
 {
     *p = sched_profile_find(s ? s : "default");
+    cmd_gpu_placement = *p && (*p)->gpu_aware;
     if (!*p)
         return gpusched_cmd_usage_error(cmd,
                                         "invalid argument \"%s\" for \"--profile\" flag: "
@@ -536,6 +543,8 @@ int gpusched_cmd_sim_check(const char *cmd, struct gpusched_cmd_sim_flags *f, en
             fprintf(stderr, "gpusched: %s\n", err_format(&err, msg, sizeof(msg)));
             return 2;
         }
+        for (i = 0; i < cmd_config.nprofiles; i++)
+            cmd_gpu_placement = cmd_gpu_placement || cmd_config.profiles[i].gpu_aware;
         /* --percentage-of-nodes-to-score, when given, wins over the file's */
         for (i = 0; f->percentage && i < cmd_config.nprofiles; i++)
             cmd_config.profiles[i].percentage_of_nodes_to_score =

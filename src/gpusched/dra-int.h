@@ -24,6 +24,12 @@ void gpusched_dra_live_input(void);
  * Prints the error and returns 1 on failure. */
 int gpusched_dra_attach(const struct manifest_input *in, struct sched_cluster *c, int minor);
 
+/* gpusched_dra_warn_gpu_placement: for a command scoring with GPUPlacement, a warning (once a
+ * process) when in's ResourceSlices publish GPUs (gpu_product's rule) and no DeviceClass of
+ * c's world serves nvidia.com/gpu: GPUPlacement counts the device plugin's GPUs only. */
+void gpusched_dra_warn_gpu_placement(const struct manifest_input *in,
+                                     const struct sched_cluster *c);
+
 /* gpusched_dra_claims is the "claims" array of pod's entry in simulate -o json: one object per
  * device of its claims ({"claim","request","driver","pool","device"}), NULL when it has none
  * (or out of memory). */

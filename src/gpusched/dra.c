@@ -560,6 +560,28 @@ int gpusched_dra_node_gpus(const struct manifest_input *in, const struct sched_c
     return out->count;
 }
 
+void gpusched_dra_warn_gpu_placement(const struct manifest_input *in, const struct sched_cluster *c)
+{
+    static bool said;
+    struct sched_dra *w = sched_cluster_dra(c);
+    size_t i, j;
+
+    if (said || (w && sched_dra_delegates(w, "nvidia.com/gpu")))
+        return;
+    for (i = 0; i < in->nresource_slices; i++)
+        for (j = 0; j < in->resource_slices[i].ndevices; j++)
+            if (gpu_product(&in->resource_slices[i].devices[j])) {
+                fprintf(stderr,
+                        "gpusched: warning: ResourceSlice %s publishes GPUs, but no DeviceClass "
+                        "serves nvidia.com/gpu (extendedResourceName): GPUPlacement counts the "
+                        "device plugin's nvidia.com/gpu only (docs/scheduling.md, \"GPU-aware "
+                        "profile\")\n",
+                        in->resource_slices[i].name);
+                said = true;
+                return;
+            }
+}
+
 int gpusched_dra_add_copy(struct sched_cluster *c, const struct kube_pod *copy)
 {
     struct gpusched_dra *g = sched_cluster_dra_owner(c);

@@ -327,6 +327,7 @@ int sched_pod_compile(struct sched_cluster *c, const struct sched_profile *p,
     for (i = 0; i < u.nscalars; i++)
         if (u.scalars[i].rid == rid_gpu)
             cp->gpu = u.scalars[i].req;
+    sched_noderesources_gpu_prepare(c, p, pod, cp);
     np = sched_pod_count_host_ports(pod);
     if (np && !(cp->ports = arena_alloc(cp->arena, np * sizeof(*cp->ports))))
         goto out;

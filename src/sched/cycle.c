@@ -123,6 +123,8 @@ static __attribute__((noinline)) void dyn_fill(const struct sched_cluster *c,
             ga = x ? x->alloc : 0;
             gr = x ? x->req : 0;
         }
+        if (cp->gpu_dra)
+            sched_noderesources_gpu_dra(c, p, slot, &ga, &gr);
         d->gpu = (int32_t)sched_noderesources_gpu(p, ga, gr, cp->gpu);
     }
 }
@@ -547,9 +549,10 @@ scanned:
 
 bool sched_cycle_needs_rows(const struct sched_cpod *cp)
 {
-    /* dra_delegated: a device another node's pod takes may count on this one (scoring) */
+    /* dra_delegated, gpu_dra: a device another node's pod takes may count on this one
+     * (NodeResourcesFit's, GPUPlacement's scores) */
     return sched_ipa_filter_on(cp) || sched_ipa_score_on(cp) || cp->nimages || cp->vol || cp->dra ||
-           cp->dra_delegated;
+           cp->dra_delegated || cp->gpu_dra;
 }
 
 static int64_t row_total(const struct sched_profile *p, const struct sched_cycle *cy,

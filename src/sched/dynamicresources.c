@@ -136,7 +136,8 @@ struct sched_dra {
     struct dra_inventory inv;
     void **views;
     size_t nviews, cviews;
-    struct keymap pools; /* node name -> struct dra_pools */
+    struct keymap pools;  /* node name -> struct dra_pools */
+    struct keymap totals; /* "resource/node" -> struct totals_ent (sched_dra_extended_totals) */
     /* allocation state, by device id */
     size_t nids;
     size_t memo_bytes; /* of the selectors' memo rows */
@@ -160,6 +161,15 @@ struct sched_dra {
     size_t cdevout;
     uint64_t share_seq;
     bool why; /* explain: Filter records why the allocator found nothing (nodealloc.why) */
+};
+
+/* the devices of a node that the class serving an extended resource selects, as
+ * sched_dra_extended_totals finds them once per commit: their ids, or error (a selector that
+ * cannot be evaluated on one of them) */
+struct totals_ent {
+    uint32_t *ids;
+    size_t n, cap;
+    bool error;
 };
 
 static void *grow(void *v, size_t *cap, size_t need, size_t size)
@@ -247,6 +257,14 @@ static void derived_free(struct sched_dra *w)
             free(w->pools.slots[i].value);
         }
     keymap_release(&w->pools);
+    for (i = 0; i < w->totals.cap; i++)
+        if (w->totals.slots[i].key) {
+            struct totals_ent *e = w->totals.slots[i].value;
+
+            free(e->ids);
+            free(e);
+        }
+    keymap_release(&w->totals);
     for (i = 0; i < w->nslots; i++)
         w->slots[i].pools = NULL;
     keymap_release(&w->class_index);
@@ -1545,44 +1563,134 @@ static bool totals_node_matches(const struct sched_dra *w, const struct dra_node
  * class's selectors accept counted, and among them those any claim holds (IsDeviceAllocated:
  * exclusively, as shares, or with consumed capacity). A selector that cannot be evaluated
  * makes both 0, as kube-scheduler's error does. */
-int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
-                              const struct kube_node *node, int64_t *total, int64_t *allocated)
+/* "resource/node" into out, which has room for it */
+static char *totals_key(char *out, const char *resource, const char *node)
+{
+    size_t a = strlen(resource), b = strlen(node);
+
+    memcpy(out, resource, a);
+    out[a] = '/';
+    memcpy(out + a + 1, node, b + 1);
+    return out;
+}
+
+/* (the devices one node's slices offer the class do not change until the next commit: they
+ * are selected once; which of them are held is counted each time) */
+static const struct totals_ent *totals_devices(struct sched_dra *w, const char *resource,
+                                               const struct dra_class *class,
+                                               const struct kube_node *node)
 {
     struct dra_ops ops = {cb_eval, cb_nodesel, w};
-    const struct dra_class *class;
-    int64_t n = 0, used = 0;
+    size_t n = strlen(resource) + strlen(node->name) + 2, i, j;
+    struct totals_ent *e;
+    char key[600], *k = n <= sizeof(key) ? key : malloc(n);
     char msg[1536];
-    size_t i, j;
-    int m;
 
-    *total = *allocated = 0;
-    if (!w || !node || !is_dra_extended_name(resource) || !(class = ext_class(w, resource)))
-        return 0;
+    if (!k)
+        return NULL;
+    e = keymap_get(&w->totals, totals_key(k, resource, node->name));
+    if (k != key)
+        free(k);
+    if (e)
+        return e;
+    if (!(e = calloc(1, sizeof(*e))) || !(k = arena_alloc(&w->arena, n)) ||
+        keymap_put(&w->totals, totals_key(k, resource, node->name), e, NULL)) {
+        free(e);
+        return NULL;
+    }
     w->node = node;
-    for (i = 0; i < w->inv.nslices; i++) {
+    for (i = 0; i < w->inv.nslices && !e->error; i++) {
         const struct dra_slice *s = &w->inv.slices[i];
         if (!s->per_device && !totals_node_matches(w, &s->sel))
             continue;
         for (j = 0; j < s->ndevices; j++) {
             const struct dra_device *d = &s->devices[j];
-            uint32_t id = d->id;
+            int m;
+
             if (s->per_device && !totals_node_matches(w, &d->sel))
                 continue;
             m = dra_selectors_match(&w->f, &ops, class->name, NULL, NULL, class->sels, class->nsels,
                                     d, s->driver, s->pool, msg, sizeof(msg));
-            if (m < 0)
-                return 0;
-            if (!m)
-                continue;
-            n++;
-            if (id < w->nids && ((w->allocated && w->allocated[id]) ||
-                                 (w->shares && w->shares[id]) || (w->consumed && w->consumed[id])))
-                used++;
+            if (m < 0) {
+                e->error = true;
+                break;
+            }
+            if (m && PUSH(e->ids, e->n, e->cap, d->id)) {
+                keymap_del(&w->totals, k);
+                free(e->ids);
+                free(e);
+                return NULL;
+            }
         }
     }
-    *total = n;
+    return e;
+}
+
+/* calculateDRAResourceTotals: every slice counts (whatever its pool's generation or
+ * completeness), its devices selected for the node as NodeMatches selects them, those its
+ * class's selectors accept counted, and among them those any claim holds (IsDeviceAllocated:
+ * exclusively, as shares, or with consumed capacity). A selector that cannot be evaluated
+ * makes both 0, as kube-scheduler's error does. */
+int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
+                              const struct kube_node *node, int64_t *total, int64_t *allocated)
+{
+    const struct dra_class *class;
+    const struct totals_ent *e;
+    int64_t used = 0;
+    size_t i;
+
+    *total = *allocated = 0;
+    if (!w || !node || !is_dra_extended_name(resource) || !(class = ext_class(w, resource)))
+        return 0;
+    if (!(e = totals_devices(w, resource, class, node)))
+        return -ENOMEM;
+    if (e->error)
+        return 0;
+    for (i = 0; i < e->n; i++) {
+        uint32_t id = e->ids[i];
+
+        if (id < w->nids && ((w->allocated && w->allocated[id]) || (w->shares && w->shares[id]) ||
+                             (w->consumed && w->consumed[id])))
+            used++;
+    }
+    *total = (int64_t)e->n;
     *allocated = used;
     return 0;
+}
+
+/* The devices a pod's claims ask of the class serving an extended resource (our GPUPlacement
+ * score's demand, not kube-scheduler's): per request on that class, ExactCount its count, All
+ * every device (INT64_MAX), firstAvailable its first subrequest; admin access takes nothing
+ * (such devices stay free), nor does a claim already allocated (its devices count as held). */
+int64_t sched_dra_pod_class_demand(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                                   const char *resource)
+{
+    const struct dra_class *class;
+    int64_t sum = 0;
+    size_t i, k;
+
+    if (!w || !p || !is_dra_extended_name(resource) || !(class = ext_class(w, resource)))
+        return 0;
+    for (i = 0; i < p->nclaims; i++) {
+        bool templ;
+        const char *name = claim_name_of(w, p, i, &templ);
+        const struct wclaim *c = name && *name ? claim_get(w, p->namespace_, name) : NULL;
+
+        if (!c || c->allocated)
+            continue;
+        for (k = 0; k < c->dc.nrequests; k++) {
+            const struct dra_request *r = &c->dc.requests[k].subs[0];
+            int64_t n = r->mode == DRA_MODE_ALL     ? INT64_MAX
+                        : r->mode == DRA_MODE_EXACT ? r->count
+                                                    : 0;
+
+            if (!c->dc.requests[k].nsubs || r->class != class || r->admin_access || n <= 0)
+                continue;
+            if (__builtin_add_overflow(sum, n, &sum))
+                return INT64_MAX;
+        }
+    }
+    return sum;
 }
 
 void sched_dra_pod_free(struct sched_dra_pod *ps)
@@ -2706,6 +2814,29 @@ int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char
         const struct wclaim *c = w->claims[i];
 
         if (c->deleted || !c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
+            strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
+            continue;
+        out->claim_name = c->name;
+        out->requests = c->ereqs;
+        out->nrequests = c->nereqs;
+        out->mappings = c->emaps;
+        out->nmappings = c->nemaps;
+        return 1;
+    }
+    return 0;
+}
+
+int sched_dra_pod_unreserved_extended(const struct sched_dra *w, const char *ns, const char *name,
+                                      const char *uid, struct sched_dra_ext_out *out)
+{
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = w->nclaims; i-- > 0;) {
+        const struct wclaim *c = w->claims[i];
+
+        /* (made in Reserve: no input; a PostFilter's deletion is of a claim read from it) */
+        if (!c->deleted || !c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
             strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
             continue;
         out->claim_name = c->name;

@@ -80,7 +80,9 @@ bool sched_dra_delegates(const struct sched_dra *w, const char *resource);
  * serves, on a node whose allocatable lacks it (calculateDRAResourceTotals): *total the devices
  * of the node's slices the class accepts, *allocated those of them any claim holds now (the
  * claims the world's Reserve allocated included). Both 0 when no class serves the resource, or
- * when a selector cannot be evaluated on one of them. Returns 0. */
+ * when a selector cannot be evaluated on one of them. The devices of a node are selected once
+ * per commit (by resource and node name; their use is counted each call). Returns 0, or
+ * -ENOMEM (both 0). */
 int sched_dra_extended_totals(struct sched_dra *w, const char *resource,
                               const struct kube_node *node, int64_t *total, int64_t *allocated);
 
@@ -106,6 +108,15 @@ struct sched_dra_pod_in {
  * At commit, the pods naming a ResourceClaimTemplate without a status entry get their claim
  * as the resource-claim controller makes it. */
 int sched_dra_add_pod(struct sched_dra *w, const struct sched_dra_pod_in *p);
+
+/* sched_dra_pod_class_demand: how many devices pod p's claims ask of the DeviceClass serving
+ * the extended resource (the class sched_dra_extended_totals counts by), for gpusched's own
+ * GPUPlacement score: per request whose class it is, an ExactCount request's count, an All
+ * request INT64_MAX (every device it matches), a firstAvailable request its first
+ * subrequest's; admin-access requests and claims already allocated count 0. 0 when no class
+ * serves the resource. Valid after commit. */
+int64_t sched_dra_pod_class_demand(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                                   const char *resource);
 
 /* sched_dra_pod_lookup: the pod added as ns/name (the last one of that name), NULL. */
 const struct sched_dra_pod_in *sched_dra_pod_lookup(const struct sched_dra *w, const char *ns,
@@ -207,6 +218,13 @@ struct sched_dra_ext_out {
  * changes. */
 int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
                            const char *uid, struct sched_dra_ext_out *out);
+
+/* sched_dra_pod_unreserved_extended: 1 and *out when a PreBind that failed (SCHED_DRA_ERROR of
+ * sched_dra_reserve) had created the claim of the pod's extended resources, which its
+ * Unreserve deleted again (the world keeps it as deleted: the latest one), 0 when none; valid
+ * until the world changes. */
+int sched_dra_pod_unreserved_extended(const struct sched_dra *w, const char *ns, const char *name,
+                                      const char *uid, struct sched_dra_ext_out *out);
 
 /* sched_dra_pod_deleted_extended: the name of the pod's extended-resource claim read from the
  * input that the world deleted (PostFilter's "deletion of ResourceClaim completed": a claim

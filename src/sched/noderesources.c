@@ -1,8 +1,8 @@
 /* noderesources.c - kube-scheduler's noderesources plugins: NodeResourcesFit (the Filter,
  * fitsRequest; the Score under its scoringStrategy) and NodeResourcesBalancedAllocation, in
  * kube-scheduler's integer (and, for BalancedAllocation, float64) arithmetic, so that totals
- * match to the point; and GPUPlacement, the "gpu" profile's score, MostAllocated on one
- * resource, beside the formula it reuses. MaxNodeScore is 100. */
+ * match to the point; and GPUPlacement, the "gpu" profile's score, MostAllocated on a node's
+ * GPUs (a device plugin's and DRA's), beside the formula it reuses. MaxNodeScore is 100. */
 #include "sched/plugins-int.h"
 
 #include <math.h>
@@ -130,8 +130,8 @@ int64_t sched_noderesources_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_
     return MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with - without) / 2;
 }
 
-/* GPUPlacement (our "gpu" profile): MostAllocated on the GPU resource for GPU pods; for other
- * pods 0 on GPU nodes and 100 elsewhere. */
+/* GPUPlacement (our "gpu" profile): MostAllocated on the node's GPUs for GPU pods; for other
+ * pods 0 on GPU nodes and 100 elsewhere. The GPUs, a device plugin's and DRA's: below. */
 int64_t sched_noderesources_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
                                 int64_t pod_gpu)
 {
@@ -142,6 +142,57 @@ int64_t sched_noderesources_gpu(const struct sched_profile *p, int64_t alloc_gpu
         return most_requested(__builtin_add_overflow(req_gpu, pod_gpu, &sum) ? INT64_MAX : sum,
                               alloc_gpu);
     return alloc_gpu > 0 ? 0 : MAX_NODE_SCORE;
+}
+
+static const char *gpu_name(const struct sched_profile *p)
+{
+    return p && p->gpu_resource ? p->gpu_resource : "nvidia.com/gpu";
+}
+
+void sched_noderesources_gpu_prepare(const struct sched_cluster *c, const struct sched_profile *p,
+                                     const struct kube_pod *pod, struct sched_cpod *cp)
+{
+    const struct sched_dra_pod_in *in;
+    struct sched_dra_pod_in own;
+
+    cp->gpu_dra = false;
+    if (!p || !p->gpu_aware || !c->dra || !sched_dra_delegates(c->dra, gpu_name(p)))
+        return;
+    cp->gpu_dra = true;
+    if (!pod->nresource_claims)
+        return;
+    if (!(in = sched_dra_pod_lookup(c->dra, pod->namespace_, pod->name))) {
+        /* a pod the world does not list: its claims by name (templates' claims unknown) */
+        memset(&own, 0, sizeof(own));
+        own.namespace_ = pod->namespace_;
+        own.name = pod->name;
+        own.uid = pod->uid;
+        own.claims = kube_pod_ext(pod)->resource_claims;
+        own.nclaims = pod->nresource_claims;
+        own.pod = pod;
+        in = &own;
+    }
+    cp->gpu = sched_sat_add(cp->gpu, sched_dra_pod_class_demand(c->dra, in, gpu_name(p)));
+}
+
+void sched_noderesources_gpu_dra(const struct sched_cluster *c, const struct sched_profile *p,
+                                 uint32_t slot, int64_t *alloc, int64_t *req)
+{
+    int64_t total, used;
+
+    sched_dra_extended_totals(c->dra, gpu_name(p),
+                              sched_dra_node_at(c->dra, slot, c->slots[slot].name), &total, &used);
+    sched_noderesources_gpu_node(total, used, alloc, req);
+}
+
+void sched_noderesources_gpu_node(int64_t dra_total, int64_t dra_used, int64_t *alloc, int64_t *req)
+{
+    if (dra_total <= 0)
+        return;
+    if (*alloc <= 0)
+        *req = 0; /* requests of a resource the node lacks: DRA's, among dra_used */
+    *alloc = sched_sat_add(*alloc, dra_total);
+    *req = sched_sat_add(*req, dra_used);
 }
 
 int sched_noderesources_kind(const char *name)

@@ -103,14 +103,30 @@ uint32_t sched_noderesources_filter(const struct sched_cluster *c, uint32_t slot
                                     const int64_t *scalar_req, bool *unresolvable);
 
 /* The Scores: NodeResourcesFit LeastAllocated and NodeResourcesBalancedAllocation (cpu and
- * memory, weight 1 each), GPUPlacement of the "gpu" profile (MostAllocated on its resource for
- * a pod that requests it; else 0 on nodes that have it, 100 elsewhere). */
+ * memory, weight 1 each), GPUPlacement of the "gpu" profile (MostAllocated on the node's GPUs,
+ * alloc_gpu of them req_gpu in use, for a pod that asks for pod_gpu > 0; else 0 on nodes
+ * that have GPUs, 100 elsewhere). */
 int64_t sched_noderesources_least_allocated(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
                                             int64_t req_mem);
 int64_t sched_noderesources_balanced(int64_t alloc_cpu, int64_t node_cpu, int64_t pod_cpu,
                                      int64_t alloc_mem, int64_t node_mem, int64_t pod_mem);
 int64_t sched_noderesources_gpu(const struct sched_profile *p, int64_t alloc_gpu, int64_t req_gpu,
                                 int64_t pod_gpu);
+/* GPUPlacement with DRA (docs/scheduling.md, "GPU-aware profile"): _prepare sets cp->gpu_dra
+ * when p has GPUPlacement and a DeviceClass of c's world serves its resource (extendedResourceName),
+ * and adds to cp->gpu the devices the pod's claims ask of that class; _dra adds to a node's
+ * *alloc and *req (the device plugin's allocatable and requested) the devices of the node's
+ * slices the class selects and those of them any claim holds (a node without the device
+ * plugin's resource: its requests of it are DRA's, counted as held devices, so *req is
+ * replaced). */
+void sched_noderesources_gpu_prepare(const struct sched_cluster *c, const struct sched_profile *p,
+                                     const struct kube_pod *pod, struct sched_cpod *cp);
+void sched_noderesources_gpu_dra(const struct sched_cluster *c, const struct sched_profile *p,
+                                 uint32_t slot, int64_t *alloc, int64_t *req);
+/* sched_noderesources_gpu_node is _dra's arithmetic on the world's figures (dra_total devices,
+ * dra_used of them held) */
+void sched_noderesources_gpu_node(int64_t dra_total, int64_t dra_used, int64_t *alloc,
+                                  int64_t *req);
 
 /* sched_noderesources_score is NodeResourcesFit's score under p's scoringStrategy, given for
  * each of p->fit_resources the node's allocatable (0: the resource is left out, as

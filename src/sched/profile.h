@@ -20,9 +20,11 @@ enum sched_taint_wording {
  * Scores of the "default" profile: TaintToleration x3, NodeAffinity x2, NodeResourcesFit
  * (LeastAllocated, cpu:1 memory:1) x1, NodeResourcesBalancedAllocation (cpu, memory) x1.
  * The "gpu" profile adds the GPUPlacement score (weight gpu_weight): for a pod requesting
- * gpu_resource, MostAllocated on that resource (bin-packing onto the fewest GPU nodes); for a
- * pod requesting none, 0 on nodes whose allocatable has gpu_resource > 0 and 100 elsewhere
- * (a penalty, never a filter). See docs/scheduling.md, "GPU-aware profile". */
+ * GPUs, MostAllocated on the node's GPUs (bin-packing onto the fewest GPU nodes); for a pod
+ * requesting none, 0 on nodes with GPUs and 100 elsewhere (a penalty, never a filter). GPUs:
+ * allocatable gpu_resource (a device plugin's) and the DRA devices the DeviceClass serving
+ * gpu_resource selects; a pod's, its request of gpu_resource and its claims' devices of that
+ * class. See docs/scheduling.md, "GPU-aware profile". */
 /* NodeResourcesFit's scoringStrategy.type */
 enum sched_fit_strategy {
     SCHED_FIT_LEAST_ALLOCATED = 0,

@@ -602,6 +602,8 @@ void sched_ref_node(struct sched_cluster *c, const struct sched_profile *p,
                                                              h->alloc_mem, mem, cp->mem);
     gpu_alloc = slot_alloc_scalar(c, s, gpu_name);
     gpu_req = slot_req_scalar(c, s, gpu_name);
+    if (cp->gpu_dra)
+        sched_noderesources_gpu_dra(c, p, slot, &gpu_alloc, &gpu_req);
     o->gpu_raw =
         p && p->gpu_aware ? (int32_t)sched_noderesources_gpu(p, gpu_alloc, gpu_req, cp->gpu) : 0;
 }

@@ -462,8 +462,11 @@ struct sched_cpod {
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
     struct sched_scalar scalars[SCHED_MAX_POD_SCALARS]; /* req only, nonzero */
     uint32_t nscalars;
-    int64_t gpu;      /* request of the profile's GPU resource */
+    int64_t gpu;      /* request of the profile's GPU resource, plus (gpu_dra) the devices
+                         its claims ask of the DeviceClass serving it */
     uint32_t gpu_rid; /* the profile's GPU resource (interned), SCHED_NOID if no node has it */
+    bool gpu_dra;     /* GPUPlacement on and a DeviceClass serves its resource: nodes' devices
+                         of that class count as GPUs (sched_noderesources_gpu_dra) */
     struct sched_port *ports;
     uint32_t nports;
     uint32_t portmask;

@@ -31,6 +31,7 @@ void sched_result_release(struct sched_result *r)
     }
     free(r->victims);
     free(r->node);
+    free(r->prebind_node);
     free(r->message);
     free(r->nominated_node);
     memset(r, 0, sizeof(*r));
@@ -305,6 +306,8 @@ int sched_run(struct sched_cluster *c, const struct sched_profile *p, const stru
             out->outcome = SCHED_UNSCHEDULABLE;
             out->error = true;
             out->message = pberr;
+            if (!(out->prebind_node = strdup(node)))
+                goto out;
         } else {
             out->outcome = SCHED_SCHEDULED;
             if (!(out->node = strdup(node)))

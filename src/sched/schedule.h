@@ -64,6 +64,10 @@ struct sched_result {
      * (sched_simulate tries it again at once, as after a preemption) */
     bool requeued;
     char *node;
+    /* with error: DynamicResources' PreBind failed on this node (the chosen one); the world
+     * holds what PreBind wrote before it stopped and what Unreserve then took back (serve
+     * writes the same); NULL for any other outcome */
+    char *prebind_node;
     char *message;
     char *nominated_node;
     struct sched_victim *victims;

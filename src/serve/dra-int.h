@@ -60,9 +60,15 @@ bool serve_dra_touches(struct serve *s, const struct kube_pod *pod);
  * fail it as a bind fails. Returns 1 when it took bind; else the caller submits bind itself:
  * 0 when the cycle changed nothing in the world (no claims; extended resources a device
  * plugin serves), -1 when the world holds what nothing will write (out of memory): rebuild
- * it. */
+ * it.
+ * fail: the cycle's PreBind failed on node with this error (sched_result.prebind_node; NULL:
+ * it did not): the writers write what kube-scheduler's PreBind wrote before it stopped — the
+ * pod's claims up to the entry naming a claim an earlier entry wrote, the claim of its
+ * extended resources the failed PreBind created (sched_dra_pod_unreserved_extended) —, then
+ * fail bind with the error (unless a write failed first) as a PreBind error fails it; 0 when
+ * there is nothing to write. */
 int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
-                      struct serve_task *bind);
+                      struct serve_task *bind, const char *fail);
 
 /* serve_dra_bind_done (s->bind_done, which writes.c calls): the bind of pod key (uid) was
  * answered: on failure the claims reserved for it in PreBind are unreserved (Unreserve);

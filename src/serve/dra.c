@@ -85,6 +85,10 @@ struct job {
     double wait_start;             /* waiting: since when (mono_now) */
     struct dealloc_report *report; /* DEALLOCATE, DELETE_LEFTOVER: the attempt's report */
     int64_t timeout_ms;            /* the pod's profile's binding timeout */
+    /* PREBIND: the error kube-scheduler's PreBind stopped with after these steps (the cycle
+     * found it: serve_dra_reserve's fail, its "running PreBind plugin" prefix cut); NULL:
+     * none */
+    char *fail;
     struct job *next;
 };
 
@@ -943,6 +947,7 @@ static void job_free(struct job *j)
         free(j->claims[i]);
     free(j->claims);
     free(j->key);
+    free(j->fail);
     free(j->pod_name);
     free(j->pod_uid);
     serve_task_free(j->bind);
@@ -1066,8 +1071,9 @@ static json_t *ext_mappings(const struct sched_dra_ext_out *x)
 }
 
 int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *node,
-                      struct serve_task *bind)
+                      struct serve_task *bind, const char *fail)
 {
+    static const char prefix[] = "running PreBind plugin \"DynamicResources\": ";
     struct serve_dra *d = s->dra;
     const struct sched_dra_device_out *dv = NULL;
     struct sched_dra_pod_in in;
@@ -1075,11 +1081,13 @@ int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *n
     struct job *j;
     size_t ndv = 0, i, k;
     char key[600];
-    bool has_ext;
+    bool has_ext, stopped = false;
 
     if (!d || !d->w)
         return 0;
-    has_ext = sched_dra_pod_extended(d->w, pod->namespace_, pod->name, pod->uid, &ext) == 1;
+    /* (after a failed PreBind the world holds the claim it created as deleted) */
+    has_ext = (fail ? sched_dra_pod_unreserved_extended : sched_dra_pod_extended)(
+                  d->w, pod->namespace_, pod->name, pod->uid, &ext) == 1;
     if (!pod->nresource_claims && !has_ext)
         return 0; /* (extended resources a device plugin serves: nothing to write) */
     memset(&in, 0, sizeof(in));
@@ -1105,8 +1113,11 @@ int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *n
     if (!(j->key = strdup(key)) || !(j->pod_name = strdup(pod->name)) ||
         !(j->pod_uid = strdup(pod->uid ? pod->uid : "")))
         goto nomem;
+    if (fail &&
+        !(j->fail = strdup(strncmp(fail, prefix, strlen(prefix)) ? fail : fail + strlen(prefix))))
+        goto nomem;
     /* PreBind takes the pod's claims in order, the claim of its extended resources last */
-    for (i = 0; i < pod->nresource_claims + has_ext; i++) {
+    for (i = 0; i < pod->nresource_claims + has_ext && !stopped; i++) {
         bool special = i == pod->nresource_claims;
         const char *name = special ? ext.claim_name : pod_claim_name(pod, i);
         struct step *st = &j->steps[j->nsteps];
@@ -1118,8 +1129,12 @@ int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *n
         for (k = 0; k < j->nsteps; k++)
             if (!strcmp(j->steps[k].name, name))
                 break;
-        if (k < j->nsteps)
-            continue; /* named twice: written once */
+        if (k < j->nsteps) {
+            /* named twice: PreBind wrote it for the earlier entry, and its write for this
+             * one from the claim as the cycle read it failed (sched_dra_reserve's stop) */
+            stopped = fail != NULL;
+            continue;
+        }
         snprintf(key, sizeof(key), "%s/%s", pod->namespace_, name);
         if (!(j->claims[j->nclaims] = strdup(key)))
             goto nomem;
@@ -1145,7 +1160,8 @@ int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *n
         j->nsteps++;
         if (!special && json_object_get(json_object_get(claim, "status"), "allocation"))
             continue;
-        /* allocated in this cycle: its devices, as the world holds them now */
+        /* allocated in this cycle: its devices, as the world holds them now (listed once per
+         * entry naming the claim: the first entry's) */
         for (k = 0; k < ndv; k++)
             if (!strcmp(dv[k].claim_namespace, pod->namespace_) &&
                 !strcmp(dv[k].claim_name, name)) {
@@ -1153,15 +1169,24 @@ int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *n
                     first = k;
                 cnt++;
             }
+        if (!special) {
+            size_t entries = 0;
+
+            for (k = 0; k < pod->nresource_claims; k++)
+                entries += pod_claim_name(pod, k) && !strcmp(pod_claim_name(pod, k), name);
+            if (entries > 1)
+                cnt /= entries;
+        }
         if (!(st->alloc = allocation(d, st->claim, dv + (first < ndv ? first : 0), cnt, node)))
             goto nomem;
-        /* in flight: later cycles see it allocated (SignalClaimPendingAllocation) */
-        if (put_inflight(d, key, st->claim, st->alloc))
+        /* in flight: later cycles see it allocated (SignalClaimPendingAllocation); (the claim
+         * a failed PreBind created is deleted in the world already) */
+        if (!(special && fail) && put_inflight(d, key, st->claim, st->alloc))
             goto nomem;
     }
-    if (!j->nsteps && !binding_conditions(d, j)) {
+    if (!j->nsteps && (fail || !binding_conditions(d, j))) {
         job_free(j);
-        return -1;
+        return fail ? 0 : -1;
     }
     j->bind = bind;
     job_push(d, j);
@@ -1448,6 +1473,8 @@ static void forget_deleted(struct serve *s, struct step *st)
     st->created = false;
 }
 
+static void assume(struct serve_dra *d, const char *ns, const char *name, json_t *obj);
+
 /* Unreserve: the pod off the claims reserved for it in PreBind (a strategic merge patch that
  * needs no fresh copy), then the claim of its extended resources deleted when PreBind
  * created it */
@@ -1457,21 +1484,29 @@ static void unreserve(struct serve *s, struct job *j)
 
     for (i = 0; i < j->nsteps; i++) {
         struct step *st = &j->steps[i];
-        char *path, *body;
+        char *path;
+        json_t *body, *answer = NULL;
         struct err err;
         int rc;
 
         if (!st->uid || st->create)
             continue;
         path = claim_path(st->ns, st->name, "/status");
-        body = buf_fmt("{\"metadata\":{\"uid\":\"%s\"},\"status\":{\"reservedFor\":[{\"$patch\":"
-                       "\"delete\",\"uid\":\"%s\"}]}}",
-                       st->uid, j->pod_uid);
+        body = json_pack("{s:{s:s},s:{s:[{s:s,s:s}]}}", "metadata", "uid", st->uid, "status",
+                         "reservedFor", "$patch", "delete", "uid", j->pod_uid);
         err_clear(&err);
-        rc = path && body ? kube_client_request(s->client, "PATCH", path,
-                                                "application/strategic-merge-patch+json", body,
-                                                strlen(body), NULL, &err)
+        rc = path && body ? send_json(s, "PATCH", path, "application/strategic-merge-patch+json",
+                                      body, &answer, &err)
                           : -ENOMEM;
+        if (!rc && answer) {
+            /* the claim without the pod is the scheduler's copy until the informer shows it
+             * (a retry within that time must not find the pod still reserved) */
+            serve_lock(s);
+            assume(s->dra, st->ns, st->name, answer);
+            s->dra->dirty = true;
+            serve_unlock(s);
+        }
+        json_decref(answer);
         if (rc) {
             char msg[1200];
 
@@ -1482,7 +1517,7 @@ static void unreserve(struct serve *s, struct job *j)
                       log_quote(j->key));
         }
         free(path);
-        free(body);
+        json_decref(body);
     }
     for (i = 0; i < j->nsteps; i++) {
         struct step *st = &j->steps[i];
@@ -1713,6 +1748,8 @@ static void prebind(struct serve *s, struct job *j)
     }
     d->dirty = true;
     serve_unlock(s);
+    if (!rc && j->fail) /* (the error the cycle found PreBind stopping with) */
+        rc = err_set(&err, -EINVAL, "%s", j->fail);
     if (!rc && wait_start(s, j))
         return; /* (waiting for the devices' binding conditions) */
     prebind_end(s, j, rc, &err);

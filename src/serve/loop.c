@@ -123,6 +123,64 @@ static void serve_clear_own_nomination(struct serve *s, struct serve_pending *pp
     }
 }
 
+/* bind_task: the bind of the pod to node as the binder sends it, with what its answer's
+ * metrics and report need; NULL when out of memory */
+static struct serve_task *bind_task(struct serve *s, const struct serve_queue_item *it,
+                                    const struct serve_pending *pp, const char *node, double t0)
+{
+    struct serve_task *t;
+    char path[700], *body;
+
+    body = serve_binding_json(pp->namespace_, pp->name, pp->uid, node);
+    serve_pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
+    t = body ? serve_task_new(SERVE_TASK_BIND, "POST", path, "application/json", body) : NULL;
+    free(body);
+    if (!t || !(t->node = strdup(node)) || !(t->uid = strdup(pp->uid)) ||
+        !(t->rv = strdup(pp->resource_version))) {
+        serve_task_free(t);
+        return NULL;
+    }
+    /* the attempt is counted when the bind is answered: kube-scheduler's attempt
+     * duration includes the binding, and a failed bind is an "error" attempt */
+    t->cycle_start = t0;
+    t->first_active_ms = it->first_active_ms;
+    t->sched_attempts = it->attempts + 1;
+    t->flushed = it->flushed;
+    t->controller = serve_controller(s, pp->scheduler_name);
+    return t;
+}
+
+/* serve_prebind_failed: the cycle chose a node and DynamicResources' PreBind failed there
+ * (res->message): kube-scheduler's PreBind wrote the claims before it stopped (a claim the pod
+ * names twice: the first entry's; its own claims before the claim of its extended resources
+ * it created), then the binding cycle fails (Unreserve, SchedulerError, backoff). The claim
+ * writers write them, then fail the bind that never goes. false when there is nothing to
+ * write (the caller reports the error at once). */
+static bool serve_prebind_failed(struct serve *s, const struct serve_queue_item *it,
+                                 struct serve_pending *pp, const struct kube_pod *pod,
+                                 const struct sched_result *res, const char *key, double t0)
+{
+    struct serve_task *t = bind_task(s, it, pp, res->prebind_node, t0);
+    int took = -1;
+
+    serve_dra_invalidate(s); /* (the world holds Unreserve's undoing: rebuilt from the writes) */
+    if (t && (t->key = strdup(key))) {
+        t->ud = s;
+        took = serve_dra_reserve(s, pod, res->prebind_node, t, res->message);
+    }
+    if (took > 0) {
+        /* (the writers' end of it takes mu, held here, to count it done) */
+        serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
+        /* (handleSchedulingFailure clears the nomination when the failure is reported) */
+        serve_clear_own_nomination(s, pp, pod);
+        serve_log('I', 3, "\"Writing what PreBind wrote before its error\" pod=%s node=%s",
+                  log_quote(key), log_quote(res->prebind_node));
+        return true;
+    }
+    serve_task_free(t);
+    return false;
+}
+
 static void serve_schedule_one(struct serve *s, const struct serve_queue_item *it)
 {
     struct serve_pending *pp = it->data;
@@ -216,7 +274,6 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         struct serve_task *t;
         struct serve_assumed *ap;
         void *old_ap = NULL;
-        char path[700], *body;
 
         rc = sched_cluster_assume_pod(s->cluster, &pod, res.node, &err);
         if (rc == -EEXIST) {
@@ -240,26 +297,13 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                 free(ap);
             free(old_ap);
         }
-        body = serve_binding_json(pp->namespace_, pp->name, pp->uid, res.node);
-        serve_pod_path(path, sizeof(path), pp->namespace_, pp->name, "binding");
-        t = body ? serve_task_new(SERVE_TASK_BIND, "POST", path, "application/json", body) : NULL;
-        free(body);
-        if (!t || !(t->node = strdup(res.node)) || !(t->uid = strdup(pp->uid)) ||
-            !(t->rv = strdup(pp->resource_version))) {
-            serve_task_free(t);
+        if (!(t = bind_task(s, it, pp, res.node, t0))) {
             sched_cluster_forget_pod(s->cluster, pp->namespace_, pp->name);
             serve_unassume(s, key);
             serve_metrics_attempt(&s->metrics, pm, SERVE_RESULT_ERROR, mono_now() - t0);
             serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
-        /* the attempt is counted when the bind is answered: kube-scheduler's attempt
-         * duration includes the binding, and a failed bind is an "error" attempt */
-        t->cycle_start = t0;
-        t->first_active_ms = it->first_active_ms;
-        t->sched_attempts = it->attempts + 1;
-        t->flushed = it->flushed;
-        t->controller = serve_controller(s, pp->scheduler_name);
         serve_metrics_add(&s->metrics, &s->metrics.in_flight_binds, 1);
         serve_log('I', 3, "\"Attempting to bind pod to node\" pod=%s node=%s", log_quote(key),
                   log_quote(res.node));
@@ -272,7 +316,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
             if (!(t->key = strdup(key)))
                 took = -1;
             else
-                took = serve_dra_reserve(s, &pod, res.node, t);
+                took = serve_dra_reserve(s, &pod, res.node, t, NULL);
             if (took > 0)
                 break;
             if (took < 0 || pod.nresource_claims)
@@ -284,11 +328,16 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         break;
     }
     case SCHED_UNSCHEDULABLE: {
+        bool deferred;
+
+        if (res.error && res.prebind_node && s->dra &&
+            serve_prebind_failed(s, it, pp, &pod, &res, key, t0))
+            break;
         /* PostFilter deallocated a claim: the attempt is reported once its update is
          * answered (the preemption attempt counted then, if it ran) */
-        bool deferred = serve_dra_touches(s, &pod) && /* (it may have deallocated or deleted) */
-                        serve_dra_postfilter(s, &pod, &res, serve_controller(s, pp->scheduler_name),
-                                             pp->resource_version);
+        deferred = serve_dra_touches(s, &pod) && /* (it may have deallocated or deleted) */
+                   serve_dra_postfilter(s, &pod, &res, serve_controller(s, pp->scheduler_name),
+                                        pp->resource_version);
 
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless

@@ -350,7 +350,8 @@ void serve_on_task_done(void *ud, struct serve_task *t)
             struct serve_profile_metrics *pm = serve_metrics_profile(&s->metrics, t->controller);
             double cycle = mono_now() - t->cycle_start;
 
-            serve_metrics_bind(&s->metrics, pm, !t->rc, took);
+            if (!t->reported) /* (a PreBind error: Bind never ran, nor did it time it) */
+                serve_metrics_bind(&s->metrics, pm, !t->rc, took);
             if (!t->rc)
                 serve_metrics_bound(&s->metrics, pm, cycle, t->sched_attempts,
                                     t->first_active_ms >= 0

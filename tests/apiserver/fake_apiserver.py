@@ -78,7 +78,8 @@ UNSUPPORTED_MEDIA_MSG = (
     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, "
     "application/strategic-merge-patch+json")
 
-# strategic-merge-patch list merge keys (patchStrategy:"merge" in core/v1 types.go)
+# strategic-merge-patch list merge keys (patchStrategy:"merge" in core/v1 and resource/v1
+# types.go)
 SMP_MERGE_KEYS = {
     "status.conditions": "type",
     "status.addresses": "type",
@@ -89,6 +90,7 @@ SMP_MERGE_KEYS = {
     "spec.containers.env": "name",
     "metadata.ownerReferences": "uid",
     "metadata.finalizers": None,  # merge of a primitive list: union
+    "status.reservedFor": "uid",  # resource.k8s.io ResourceClaimStatus
 }
 
 DEFAULT_REASONS = {

@@ -422,3 +422,27 @@ def test_claim_named_twice_message_quotes_the_uid_as_json():
                       'default/shared: ResourceClaim.resource.k8s.io "shared" is invalid: '
                       'status.reservedFor[2]: Duplicate value: {"resource":"pods",'
                       '"name":"twice-again",%s}' % want, "message")
+
+
+def test_gpu_profile_warns_when_no_class_serves_nvidia_gpu():
+    """GPUPlacement counts DRA GPUs through the DeviceClass serving nvidia.com/gpu: with GPUs
+    in slices and no such class (or a release that maps no extended resource), --profile gpu
+    warns once, for every command that scores with it; the default profile does not."""
+    claim = [a for f in sorted(os.listdir(os.path.join(SCEN, "dra-claim"))) if f.endswith(".yaml")
+             for a in ("-f", os.path.join(SCEN, "dra-claim", f))]
+    want = ["gpusched: warning: ResourceSlice gpu-a-gpu publishes GPUs, but no DeviceClass serves "
+            "nvidia.com/gpu (extendedResourceName): GPUPlacement counts the device plugin's "
+            "nvidia.com/gpu only (docs/scheduling.md, \"GPU-aware profile\")"]
+    p = gpusched("simulate", *claim, "--profile", "gpu", "-o", "json")
+    util.check_eq((p.returncode, warnings(p)), (0, want), "simulate --profile gpu")
+    p = gpusched("explain", *claim, "--profile", "gpu", "train")
+    util.check_eq(warnings(p), want, "explain --profile gpu (once)")
+    p = gpusched("simulate", *claim, "-o", "json")
+    util.check_eq(warnings(p), [], "simulate, default profile")
+    binpack = os.path.join(SCEN, "gpu-profile-dra-binpack", "cluster.yaml")
+    p = gpusched("simulate", "-f", binpack, "--profile", "gpu", "-o", "json")
+    util.check_eq(warnings(p), [], "a class serves nvidia.com/gpu")
+    p = gpusched("simulate", "-f", VERSIONED, "--profile", "gpu", "--kube-version", "1.35", "-o", "json")
+    util.check_eq(warnings(p)[-1:], [want[0].replace("gpu-a-gpu", "gpu-1-gpu")], "1.35 maps none")
+    p = gpusched("simulate", "-f", VERSIONED, "--profile", "gpu", "-o", "json")
+    util.check_eq([w for w in warnings(p) if "GPUPlacement" in w], [], "1.37 maps it")

@@ -942,12 +942,23 @@ def ext_outcome(c, ns, p):
                         "spec": cl.get("spec"), "status": st})
         ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus")
         if name == "mix":
+            # between two attempts: each retry reserves claim mix and creates an extended-resource
+            # claim, then takes both back (kube-scheduler holds them about a second, waiting for
+            # its informer to show the claim it created)
+            def quiet():
+                cls = c.items(claims_path(ns))
+                m = next(cl for cl in cls if cl["metadata"]["name"] == "mix")
+                return (not (m.get("status") or {}).get("reservedFor") and not ext_owned(cls, pod)
+                        and (m, cls))
+            mix, cls = wait_for("mix between two attempts", quiet, timeout=30)
+            owned = ext_owned(cls, pod)
             ev = [e for e in c.events(ns, "FailedScheduling") if e["regarding"]["name"] == "mix"]
-            mix = next(cl for cl in claims if cl["metadata"]["name"] == "mix")
             out[name] = {"node": pod["spec"].get("nodeName"), "message": ev[0]["note"].replace(ns, "NS"),
                          "claims": len(owned), "status": ercs,
                          "mix allocated": bool((mix.get("status") or {}).get("allocation")),
-                         "mix reserved": bool((mix.get("status") or {}).get("reservedFor"))}
+                         "mix reserved": bool((mix.get("status") or {}).get("reservedFor")),
+                         "mix claim": claim_view(mix, p),
+                         "messages": sorted({e["note"].replace(ns, "NS") for e in ev})}
             continue
         if name == "bind-fails":
             # its claims come and go with each attempt: only that the status names one of them
@@ -1084,8 +1095,8 @@ def test_claims_and_device_plugin_extended_resources_fail_prebind():
     util.check_eq(gs["mix"]["message"], ks["mix"]["message"], "mix's FailedScheduling message, against kube-scheduler's")
     util.check_eq((gs["mix"]["node"], gs["mix"]["claims"], gs["mix"]["status"]),
                   (ks["mix"]["node"], ks["mix"]["claims"], ks["mix"]["status"]), "mix's node, claims, status")
-    # (kube-scheduler's PreBind wrote mix's allocation before failing and it stays; serve writes
-    # nothing in that attempt: docs/serve.md, "Differences from kube-scheduler")
+    # (kube-scheduler's PreBind wrote mix's allocation before failing and it stays: so does
+    # serve's, test_claims_written_before_the_prebind_error_as_kube_scheduler)
     util.check_eq(ks["mix"]["mix allocated"], True, "kube-scheduler's allocation of claim mix")
 
 
@@ -1101,3 +1112,34 @@ def test_extended_resource_claim_left_over_is_deleted_and_made_again():
             if e["objectRef"].get("namespace") == ns and e["objectRef"].get("name") == "stale-left-over"]
     if not gone:
         raise AssertionError("gpusched did not delete stale-left-over")
+
+
+def test_claims_written_before_the_prebind_error_as_kube_scheduler():
+    """Pod mix (claim mix of its own, nvidia.com/gpu that its node's device plugin serves):
+    kube-scheduler v1.37.2's PreBind writes claim mix (finalizer, allocation, reservation),
+    creates the claim of the pod's extended resources (no requests) and writes it, then fails
+    on the empty request mappings; Unreserve takes the pod off claim mix (which stays
+    allocated) and deletes the claim it created. gpusched serve must leave claim mix as
+    kube-scheduler does, and create and delete the extended-resource claim too (each attempt,
+    never refused)."""
+    ks, gs, c, ns = ext_both()
+    print("kube-scheduler: %s\ngpusched: %s" % (ks["mix"], gs["mix"]))
+    util.check_eq(ks["mix"]["mix claim"]["allocation"] is not None, True,
+                  "kube-scheduler's allocation of claim mix (the test's premise)")
+    util.check_eq(gs["mix"]["mix claim"], ks["mix"]["mix claim"], "claim mix, against kube-scheduler's")
+    util.check_eq(gs["mix"]["messages"], ks["mix"]["messages"], "mix's messages (retries included)")
+    util.check_eq((gs["mix"]["claims"], gs["mix"]["status"]), (0, None),
+                  "mix's extended-resource claim gone, its status not written")
+    for who, where in ((k8s_util.sa_user(NS_SA, SA), ns), ("system:kube-scheduler", "ks-ext")):
+        mine = [e for e in c.audit(user=who, resource="resourceclaims")
+                if (e.get("objectRef") or {}).get("namespace") == where]
+        # (a create names no claim yet: the deletion of one of mix's says it was made)
+        gone = [e for e in mine if e["verb"] == "delete" and e["responseStatus"]["code"] in (200, 202)
+                and (e["objectRef"].get("name") or "").startswith("mix-extended-resources-")]
+        if not gone:
+            raise AssertionError("%s deleted no extended-resource claim of mix" % who)
+    refused = [(e["verb"], e["requestURI"], e["responseStatus"]["code"])
+               for e in c.audit(user=k8s_util.sa_user(NS_SA, SA), resource="resourceclaims")
+               if (e.get("objectRef") or {}).get("namespace") == ns and e["responseStatus"]["code"] >= 300
+               and e["verb"] != "get"]
+    util.check_eq(refused, [], "serve's refused claim writes")

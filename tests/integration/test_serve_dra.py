@@ -368,3 +368,53 @@ def test_extended_resource_claims_in_flight_take_their_devices():
             util.check_eq(devices, ["gpu-0", "gpu-1"], "the claims' devices")
         finally:
             util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_claim_named_twice_writes_its_first_entry_and_a_failed_write_fails_first():
+    """Pod p1 names c1 twice: PreBind stops at the second entry (the cycle says so), so serve
+    writes the first entry only, then fails the attempt with the cycle's message; a write that
+    fails before (c1's status update refused once) fails the attempt with its own message and
+    leaves the claim as that write did (the finalizer on, not allocated). Attempt by attempt:
+    the refused write; the first entry's allocation written ("got allocated elsewhere in the
+    meantime"), its reservation taken back; then the reservation only, taken back (the API
+    server's Duplicate value). Each attempt's reservation goes (the double merges reservedFor
+    by uid, as the API server)."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for o in dra_objects():
+            api.add(o)
+        api.inject("PUT", r"/resourceclaims/c1/status$", 500, times=1, message="injected")
+        p1 = claim_pod("p1", "c1")
+        p1["spec"]["resourceClaims"].append({"name": "again", "resourceClaimName": "c1"})
+        api.add(p1)
+        sv = Serve(api, ["-v", "5"])
+        try:
+            def notes():
+                out = []
+                for e in sorted(events(api, "FailedScheduling"), key=lambda e: (e.get("eventTime") or "", e["metadata"]["name"])):
+                    if e["note"] not in out:
+                        out.append(e["note"])
+                return out
+            wait_for("three messages of p1", lambda: sv._dead() or len(notes()) >= 3, timeout=60)
+            n = notes()
+            want = ['running PreBind plugin "DynamicResources": add allocation and reservation to claim default/c1',
+                    'running PreBind plugin "DynamicResources": claim default/c1 got allocated elsewhere in the meantime',
+                    'running PreBind plugin "DynamicResources": add reservation to claim default/c1: '
+                    'ResourceClaim.resource.k8s.io "c1" is invalid: status.reservedFor[1]: Duplicate value']
+            for i, w in enumerate(want):
+                if not n[i].startswith(w):
+                    raise AssertionError("message %d: %r, want %r... (all: %s)" % (i, n[i], w, n))
+            reqs = claim_requests(api, "c1")
+            util.check_eq(reqs[:6], [("PATCH", "c1"), ("PUT", "c1/status"),       # refused
+                                     ("PUT", "c1/status"), ("PATCH", "c1/status"),  # allocated
+                                     ("PUT", "c1/status"), ("PATCH", "c1/status")],  # reserved
+                          "requests for c1")
+            st = api.get("resourceclaims", "c1")
+            util.check_eq([r["device"] for r in st["status"]["allocation"]["devices"]["results"]],
+                          ["gpu-0"], "c1's devices (the first entry's)")
+            util.check_eq(st["status"].get("reservedFor") or [], [], "c1 reserved for")
+            util.check_eq(st["metadata"].get("finalizers"), ["resource.kubernetes.io/delete-protection"],
+                          "c1's finalizers")
+            util.check_eq(bound(api), {}, "placements")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")

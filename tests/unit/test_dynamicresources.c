@@ -299,6 +299,98 @@ static void prefilter_and_filter_errors(void)
     sched_dra_free(w);
 }
 
+/* GPUPlacement's demand (sched_dra_pod_class_demand): a template claim's ExactCount request
+ * on the class serving nvidia.com/gpu counts until the claim is allocated; All is every
+ * device; admin access, another class, a resource no class serves count nothing */
+static void class_demand(void)
+{
+    struct dra_features f = dra_features_default();
+    struct sched_dra *w = sched_dra_new(&cel, &f);
+    struct sched_dra_pod_in tf_claim = {"default",  "tf-claim", "uid-1", &gpu_claim, 1,
+                                        &claim_pod, &no_req,    NULL,    false};
+    struct kube_device_class other;
+    struct outcome o;
+    int64_t total, used;
+
+    objects();
+    m40_req.count = 2;
+    CHECK_INT_EQ(sched_dra_add_class(w, &gpu_class), 0);
+    CHECK_INT_EQ(sched_dra_add_slice(w, &slice), 0);
+    CHECK_INT_EQ(sched_dra_add_template(w, &tmpl), 0);
+    CHECK_INT_EQ(sched_dra_add_pod(w, &tf_claim), 0);
+    CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 2);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "example.com/fpga"), 0);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "cpu"), 0);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim,
+                                            "deviceclass.resource.kubernetes.io/gpu.nvidia.com"),
+                 2);
+    m40_req.count = 1;
+    sched_dra_free(w);
+
+    /* allocated: its devices are the node's held ones, the pod asks nothing more */
+    w = sched_dra_new(&cel, &f);
+    CHECK_INT_EQ(sched_dra_add_class(w, &gpu_class), 0);
+    CHECK_INT_EQ(sched_dra_add_slice(w, &slice), 0);
+    CHECK_INT_EQ(sched_dra_add_template(w, &tmpl), 0);
+    CHECK_INT_EQ(sched_dra_add_pod(w, &tf_claim), 0);
+    CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 1);
+    /* the node's devices of the class, selected once (kept until the next commit), their
+     * use counted each time */
+    CHECK_INT_EQ(sched_dra_extended_totals(w, "nvidia.com/gpu", &gpu_node, &total, &used), 0);
+    CHECK(total == 2 && used == 0);
+    schedule(w, &tf_claim, &o);
+    CHECK_STR_EQ(o.node, "gpu-1");
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 0);
+    CHECK_INT_EQ(sched_dra_extended_totals(w, "nvidia.com/gpu", &gpu_node, &total, &used), 0);
+    CHECK(total == 2 && used == 1);
+    CHECK_INT_EQ(sched_dra_extended_totals(w, "nvidia.com/gpu", &cpu_node, &total, &used), 0);
+    CHECK(total == 0 && used == 0);
+    sched_dra_free(w);
+
+    /* All; then admin access; then a class that serves no resource of that name */
+    w = sched_dra_new(&cel, &f);
+    objects();
+    m40_req.allocation_mode = "All";
+    m40_req.count = 0;
+    CHECK_INT_EQ(sched_dra_add_class(w, &gpu_class), 0);
+    CHECK_INT_EQ(sched_dra_add_slice(w, &slice), 0);
+    CHECK_INT_EQ(sched_dra_add_template(w, &tmpl), 0);
+    CHECK_INT_EQ(sched_dra_add_pod(w, &tf_claim), 0);
+    CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
+    CHECK(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu") == INT64_MAX);
+    sched_dra_free(w);
+
+    w = sched_dra_new(&cel, &f);
+    objects();
+    m40_req.admin_access = 1;
+    CHECK_INT_EQ(sched_dra_add_class(w, &gpu_class), 0);
+    CHECK_INT_EQ(sched_dra_add_slice(w, &slice), 0);
+    CHECK_INT_EQ(sched_dra_add_template(w, &tmpl), 0);
+    CHECK_INT_EQ(sched_dra_add_pod(w, &tf_claim), 0);
+    CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 0);
+    sched_dra_free(w);
+
+    w = sched_dra_new(&cel, &f);
+    objects();
+    other = gpu_class;
+    other.name = "any-gpu";
+    other.extended_resource_name = NULL;
+    m40_req.device_class_name = "any-gpu";
+    CHECK_INT_EQ(sched_dra_add_class(w, &gpu_class), 0);
+    CHECK_INT_EQ(sched_dra_add_class(w, &other), 0);
+    CHECK_INT_EQ(sched_dra_add_slice(w, &slice), 0);
+    CHECK_INT_EQ(sched_dra_add_template(w, &tmpl), 0);
+    CHECK_INT_EQ(sched_dra_add_pod(w, &tf_claim), 0);
+    CHECK_INT_EQ(sched_dra_commit(w, NULL), 0);
+    CHECK_INT_EQ(sched_dra_pod_class_demand(w, &tf_claim, "nvidia.com/gpu"), 0);
+    CHECK_INT_EQ(
+        sched_dra_pod_class_demand(w, &tf_claim, "deviceclass.resource.kubernetes.io/any-gpu"), 1);
+    sched_dra_free(w);
+}
+
 /* what `gpusched devices` asks the world: a device matched by a class and selectors as a
  * request's would be, the allocator's error for one that cannot be evaluated, a class's
  * compile error, the inventory with the DeviceTaintRule's taint */
@@ -423,6 +515,11 @@ static void errors_cel(void)
     with_cel(prefilter_and_filter_errors);
 }
 
+static void class_demand_stand_in(void)
+{
+    with_stand_in(class_demand);
+}
+
 static void device_matches_cel(void)
 {
     with_cel(device_matches);
@@ -435,5 +532,6 @@ static const struct test_case dynamicresources_cases[] = {
     {"PreFilter and Filter errors (CEL library)", errors_cel},
     {"generated names", generated_names},
     {"devices matched as a request's (gpusched devices)", device_matches_cel},
+    {"a pod's devices of the class serving nvidia.com/gpu (GPUPlacement)", class_demand_stand_in},
 };
 TEST_SUITE(dynamicresources, dynamicresources_cases)

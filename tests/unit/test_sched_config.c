@@ -303,11 +303,47 @@ static void fit_strategies(void)
     CHECK_INT_EQ(sched_noderesources_score(&p, alloc, req), 0);
 }
 
+/* GPUPlacement's formula (sched_noderesources_gpu) on a node's GPUs of both kinds
+ * (sched_noderesources_gpu_node): the same fill, the same score */
+static void gpu_placement_dra(void)
+{
+    const struct sched_profile *p = &sched_profile_gpu;
+    int64_t a, r;
+
+    /* a device-plugin node, 4 GPUs, 1 requested; a DRA node, 4 devices, 1 held: 3/4 after */
+    CHECK_INT_EQ(sched_noderesources_gpu(p, 4, 1, 2), 75);
+    a = 0;
+    r = 1; /* (the DRA-served pod's request of nvidia.com/gpu: its device is among the held) */
+    sched_noderesources_gpu_node(4, 1, &a, &r);
+    CHECK(a == 4 && r == 1);
+    CHECK_INT_EQ(sched_noderesources_gpu(p, a, r, 2), 75);
+    /* a pod without GPUs: 0 on either kind of GPU node, 100 on a node with neither */
+    CHECK_INT_EQ(sched_noderesources_gpu(p, a, r, 0), 0);
+    a = r = 0;
+    sched_noderesources_gpu_node(0, 0, &a, &r);
+    CHECK(a == 0 && r == 0);
+    CHECK_INT_EQ(sched_noderesources_gpu(p, a, r, 0), 100);
+    /* both kinds on one node: their sum (2 + 1 of 4 + 4 in use, a pod of 1: 4/8) */
+    a = 4;
+    r = 2;
+    sched_noderesources_gpu_node(4, 1, &a, &r);
+    CHECK(a == 8 && r == 3);
+    CHECK_INT_EQ(sched_noderesources_gpu(p, a, r, 1), 50);
+    /* a claim of every device (All): full wherever it fits */
+    CHECK_INT_EQ(sched_noderesources_gpu(p, a, r, INT64_MAX), 100);
+    /* saturation */
+    a = INT64_MAX;
+    r = INT64_MAX;
+    sched_noderesources_gpu_node(INT64_MAX, INT64_MAX, &a, &r);
+    CHECK(a == INT64_MAX && r == INT64_MAX);
+}
+
 static const struct test_case cases[] = {
     {"DynamicResources args: bindingTimeout per profile", dynamic_resources_args},
     {"defaults without profiles", defaults_without_profiles},
     {"profiles, weights and strategies", profiles_weights_and_strategies},
     {"refusals name file, line and field", refusals_name_line_and_field},
     {"NodeResourcesFit strategies", fit_strategies},
+    {"GPUPlacement on device-plugin and DRA GPUs", gpu_placement_dra},
 };
 TEST_SUITE(sched_config, cases)
