@@ -389,7 +389,7 @@ const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t no
     queue_promote_heap(q, &q->errbackoff, now_ms);
     if (q->active.n)
         e = q->active.v[0];
-    else if (q->backoff.n)
+    else if (q->o.pop_backoff && q->backoff.n)
         e = q->backoff.v[0]; /* kube-scheduler's PopFromBackoffQ: nothing else to do */
     else
         return NULL;
@@ -522,14 +522,17 @@ size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
 
 int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms)
 {
-    int64_t t;
+    int64_t best = -1;
 
-    if (q->active.n || q->backoff.n) /* (a moved pod is popped when none is active) */
+    if (q->active.n || (q->o.pop_backoff && q->backoff.n)) /* (popped when none is active) */
         return 0;
-    if (!q->errbackoff.n)
+    if (q->errbackoff.n)
+        best = q->errbackoff.v[0]->backoff_until_ms - now_ms;
+    if (q->backoff.n && (best < 0 || q->backoff.v[0]->backoff_until_ms - now_ms < best))
+        best = q->backoff.v[0]->backoff_until_ms - now_ms;
+    if (best < 0 && !q->errbackoff.n && !q->backoff.n)
         return -1;
-    t = q->errbackoff.v[0]->backoff_until_ms - now_ms;
-    return t < 0 ? 0 : t;
+    return best < 0 ? 0 : best;
 }
 
 size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)

@@ -7,6 +7,14 @@
 #include "serve/queue.h"
 #include "test.h"
 
+/* a queue with kube-scheduler's PopFromBackoffQ on */
+static struct serve_queue *queue_pop_backoff(void)
+{
+    struct serve_queue_opts o = {0, 0, 0, NULL, 0, true};
+
+    return serve_queue_new(&o);
+}
+
 static const char *pop_key(struct serve_queue *q, int64_t now)
 {
     const struct serve_queue_item *it = serve_queue_pop(q, now);
@@ -16,7 +24,7 @@ static const char *pop_key(struct serve_queue *q, int64_t now)
 
 static void queue_orders_by_priority_then_arrival(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
 
     CHECK_INT_EQ(serve_queue_add(q, "ns/low", 0, NULL, 1, NULL), 0);
     CHECK_INT_EQ(serve_queue_add(q, "ns/high-late", 100, NULL, 3, NULL), 0);
@@ -34,7 +42,7 @@ static void queue_orders_by_priority_then_arrival(void)
 
 static void queue_backoff_doubles_to_cap(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
 
     CHECK_INT_EQ(serve_queue_backoff_ms(q, 1), 1000);
     CHECK_INT_EQ(serve_queue_backoff_ms(q, 2), 2000);
@@ -46,7 +54,7 @@ static void queue_backoff_doubles_to_cap(void)
 
 static void queue_backoff_waits(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
 
     /* kube-scheduler's windows: the expiry (100 + 1000) is aligned down to 1000, and the pod
      * backs off while the window is not past it, so until 2000 */
@@ -69,7 +77,7 @@ static void queue_backoff_waits(void)
 
 static void queue_backoff_counts_errors_apart(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
     int i;
 
     /* kube-scheduler: three rejections, then an error backs off by the one error (1 s), two
@@ -100,7 +108,7 @@ static void queue_backoff_counts_errors_apart(void)
 
 static void queue_unschedulable_moves_on_event(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
 
     serve_queue_add(q, "a/x", 0, NULL, 0, NULL);
     serve_queue_add(q, "a/y", 0, NULL, 0, NULL);
@@ -134,7 +142,7 @@ static void queue_unschedulable_moves_on_event(void)
 static void queue_backoff_windows_follow_the_wall_clock(void)
 {
     /* the wall clock is 400 ms ahead: windows start at 600, 1600, 2600, ... of now_ms */
-    struct serve_queue_opts o = {0, 0, 0, NULL, 400};
+    struct serve_queue_opts o = {0, 0, 0, NULL, 400, true};
     struct serve_queue *q = serve_queue_new(&o);
 
     serve_queue_add(q, "a/err", 0, NULL, 0, NULL);
@@ -159,7 +167,7 @@ static void queue_backoff_windows_follow_the_wall_clock(void)
 
 static void queue_backoff_heap_orders_a_window_by_priority(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
 
     serve_queue_add(q, "a/first", 0, NULL, 0, NULL);
     serve_queue_add(q, "a/second", 7, NULL, 0, NULL);
@@ -176,7 +184,7 @@ static void queue_backoff_heap_orders_a_window_by_priority(void)
 
 static void queue_equal_priorities_by_last_return(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
 
     /* kube-scheduler's PrioritySort: equal priorities by QueuedPodInfo.Timestamp, the time
      * the pod was added or last came back from an attempt, not the first add */
@@ -192,9 +200,23 @@ static void queue_equal_priorities_by_last_return(void)
     serve_queue_free(q, NULL);
 }
 
+static void queue_moved_pods_wait_without_pop_backoff(void)
+{
+    struct serve_queue *q = serve_queue_new(NULL); /* (PopFromBackoffQ off: serve's default) */
+
+    serve_queue_add(q, "a/x", 0, NULL, 0, NULL);
+    pop_key(q, 0);
+    serve_queue_unschedulable(q, "a/x", 100); /* until 2000 */
+    CHECK_INT_EQ(serve_queue_move_all(q, 500), 1);
+    CHECK_INT_EQ(serve_queue_next_ms(q, 500), 1500);
+    CHECK_STR_EQ(pop_key(q, 1999), "(none)");
+    CHECK_STR_EQ(pop_key(q, 2000), "a/x");
+    serve_queue_free(q, NULL);
+}
+
 static void queue_flush_moves_old_pods(void)
 {
-    struct serve_queue_opts o = {0, 0, 60000, NULL, 0};
+    struct serve_queue_opts o = {0, 0, 60000, NULL, 0, true};
     struct serve_queue *q = serve_queue_new(&o);
 
     serve_queue_add(q, "a/old", 0, NULL, 0, NULL);
@@ -214,7 +236,7 @@ static void queue_flush_moves_old_pods(void)
 
 static void queue_unschedulable_list_keeps_age_order(void)
 {
-    struct serve_queue_opts o = {0, 0, 1000, NULL, 0};
+    struct serve_queue_opts o = {0, 0, 1000, NULL, 0, true};
     struct serve_queue *q = serve_queue_new(&o);
     const char *keys[] = {"a/0", "a/1", "a/2", "a/3"};
     int i;
@@ -247,7 +269,7 @@ static bool is_marked(const void *data)
 
 static void queue_move_if_moves_only_the_chosen(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
     int yes = 1, no = 0;
 
     serve_queue_add(q, "a/x", 0, &no, 0, NULL);
@@ -272,7 +294,7 @@ static void queue_move_if_moves_only_the_chosen(void)
 
 static void queue_update_and_delete(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
     int a = 1, b = 2;
     void *old = NULL;
 
@@ -301,7 +323,7 @@ static void queue_update_and_delete(void)
 
 static void queue_many_pods_keep_order(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
     char key[32];
     int i, prev_prio = 1 << 30, ok = 1, n = 0;
     const struct serve_queue_item *it;
@@ -335,7 +357,7 @@ static bool same_when_equal(const void *a, const void *b)
 static void queue_status_only_update_keeps_pod_parked(void)
 {
     static int v1 = 1, v1again = 1, v2 = 2;
-    struct serve_queue_opts o = {0, 0, 0, same_when_equal, 0};
+    struct serve_queue_opts o = {0, 0, 0, same_when_equal, 0, true};
     struct serve_queue *q = serve_queue_new(&o);
     void *old;
 
@@ -356,7 +378,7 @@ static void queue_status_only_update_keeps_pod_parked(void)
 
 static void queue_gated_pods_wait_for_an_update(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
     const struct serve_queue_item *it;
 
     serve_queue_add(q, "a/g", 0, NULL, 100, NULL);
@@ -380,7 +402,7 @@ static void queue_gated_pods_wait_for_an_update(void)
 
 static void queue_flush_marks_flushed_pods(void)
 {
-    struct serve_queue *q = serve_queue_new(NULL);
+    struct serve_queue *q = queue_pop_backoff();
     const struct serve_queue_item *it;
 
     serve_queue_add(q, "a/p", 0, NULL, 0, NULL);
@@ -425,6 +447,8 @@ static const struct test_case cases[] = {
     {"backoff counts errors in a row apart from rejections", queue_backoff_counts_errors_apart},
     {"unschedulable pods move on cluster events", queue_unschedulable_moves_on_event},
     {"equal priorities by when they last came back", queue_equal_priorities_by_last_return},
+    {"without PopFromBackoffQ a moved pod waits out its backoff",
+     queue_moved_pods_wait_without_pop_backoff},
     {"backoff windows are whole seconds of the wall clock",
      queue_backoff_windows_follow_the_wall_clock},
     {"the backoff heap orders one window by priority",
