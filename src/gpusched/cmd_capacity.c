@@ -19,7 +19,6 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/goparse.h"
-#include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/live-int.h"
 #include "gpusched/kubectl-int.h"
@@ -314,13 +313,8 @@ static int capacity_print_table(const struct capacity_spec *specs, size_t n, siz
                 snprintf(num, sizeof(num), "%zu", s->nodes[k].copies);
                 rc = out_table_add_row(&t, cells);
             }
-            if (rc) {
-                out_table_release(&t);
-                fprintf(stderr, "gpusched: out of memory\n");
+            if (out_table_finish(&t, rc))
                 return 1;
-            }
-            out_table_print(&t, stdout);
-            out_table_release(&t);
         }
         if (s->stopped_by_max)
             printf("Stopped at --max %zu; more may fit.\n", max);
@@ -422,7 +416,7 @@ int gpusched_cmd_capacity(int argc, char **argv)
     struct flag_list files = {0}, pos = {0};
     const char *output = NULL, *namespace_ = NULL, *maxs = NULL, *profs = NULL, *seeds = NULL;
     const char *sched_name = NULL, *pcts = NULL;
-    struct gpusched_live live;
+    struct gpusched_live live = {0};
     const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "pod specs (and, offline, the nodes and bound pods); file,\n"
@@ -443,7 +437,7 @@ int gpusched_cmd_capacity(int argc, char **argv)
         {"percentage-of-nodes-to-score", 0, FLAG_STRING, &pcts, NULL, NULL, "N",
          "node sampling, as for simulate (default 100: every node)"},
         GPUSCHED_CMD_STRICT_FLAG,
-        FLAG_GROUP_OF(live.flags),
+        FLAG_GROUP_OF(gpusched_live_flags(&live)),
         FLAG_GROUP_OF(out_table_flags),
         FLAG_END,
     };
@@ -463,16 +457,9 @@ int gpusched_cmd_capacity(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live);
-    rc = gpusched_cmd_flags_parse("capacity", flags, argc, argv, &pos, &help);
-    if (rc)
-        goto out;
-    if (help) {
-        gpusched_cmd_help("capacity", capacity_usage, flags);
-        goto out;
-    }
-    if ((rc = gpusched_kubectl_output(&output, 0)))
+    rc = gpusched_kubectl_begin("capacity", capacity_usage, flags, &output, GPUSCHED_KUBECTL_ARGS,
+                                argc, argv, &pos, &help);
+    if (rc || help)
         goto out;
     if (pos.n) {
         rc = gpusched_cmd_usage_error("capacity", "unexpected argument \"%s\" (pod specs go in -f)",

@@ -16,7 +16,6 @@
 #include "base/buf.h"
 #include "base/keymap.h"
 #include "cel/cel.h"
-#include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
@@ -323,14 +322,7 @@ static int devices_print_table(const struct devices_row *rows, size_t n, bool wi
         buf_release(&caps);
         buf_release(&taints);
     }
-    if (rc) {
-        out_table_release(&t);
-        fprintf(stderr, "gpusched: out of memory\n");
-        return 1;
-    }
-    out_table_print(&t, stdout);
-    out_table_release(&t);
-    return 0;
+    return out_table_finish(&t, rc);
 }
 
 /* -o json: {"devices":[{"node","driver","pool","device"}],"errors":[{"device","message"}]} */
@@ -439,7 +431,7 @@ int gpusched_cmd_devices(int argc, char **argv)
     struct devices_sels sel = {0};
     const char *output = NULL, *class_name = NULL;
     bool help, loaded = false;
-    struct gpusched_live live;
+    struct gpusched_live live = {0};
     const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
@@ -452,7 +444,7 @@ int gpusched_cmd_devices(int argc, char **argv)
         {"output", 'o', FLAG_STRING, &output, NULL, NULL, "FORMAT",
          "table (default), wide, json or yaml"},
         GPUSCHED_CMD_STRICT_FLAG,
-        FLAG_GROUP_OF(live.flags),
+        FLAG_GROUP_OF(gpusched_live_flags(&live)),
         FLAG_GROUP_OF(out_table_flags),
         FLAG_END,
     };
@@ -470,20 +462,9 @@ int gpusched_cmd_devices(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live);
-    rc = gpusched_cmd_flags_parse("devices", flags, argc, argv, &pos, &help);
-    if (rc)
-        goto out;
-    if (help) {
-        gpusched_cmd_help("devices", devices_usage, flags);
-        goto out;
-    }
-    if (pos.n) {
-        rc = gpusched_cmd_usage_error("devices", "unexpected argument \"%s\"", pos.v[0]);
-        goto out;
-    }
-    if ((rc = gpusched_kubectl_output(&output, GPUSCHED_KUBECTL_NAME)))
+    rc = gpusched_kubectl_begin("devices", devices_usage, flags, &output, GPUSCHED_KUBECTL_NAME,
+                                argc, argv, &pos, &help);
+    if (rc || help)
         goto out;
     if (out_format_parse(output, 1u << OUT_TABLE | 1u << OUT_WIDE | 1u << OUT_JSON, &fmt, &err)) {
         rc = gpusched_cmd_usage_error("devices", "%s", err.msg);

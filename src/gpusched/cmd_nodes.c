@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/kubectl-int.h"
 #include "gpusched/dra-int.h"
@@ -365,14 +364,7 @@ static int nodes_print_table(const struct nodes_row *rows, size_t n, bool wide, 
         buf_release(&taints);
         buf_release(&labels);
     }
-    if (rc) {
-        out_table_release(&t);
-        fprintf(stderr, "gpusched: out of memory\n");
-        return 1;
-    }
-    out_table_print(&t, stdout);
-    out_table_release(&t);
-    return 0;
+    return out_table_finish(&t, rc);
 }
 
 /* -o json: a v1 List of the nodes as far as gpusched reads them (labels, taints,
@@ -534,7 +526,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
     struct flag_list files = {0}, pos = {0}, label_cols = {0};
     const char *output = NULL, *selector = NULL, *namespace_ = NULL;
     bool show_labels = false, help, loaded = false;
-    struct gpusched_live live;
+    struct gpusched_live live = {0};
     const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
@@ -550,7 +542,7 @@ int gpusched_cmd_nodes(int argc, char **argv)
          "accepted as kubectl accepts it with a kind that has no\n"
          "namespace (the files' objects that name none go there)"},
         GPUSCHED_CMD_STRICT_FLAG,
-        FLAG_GROUP_OF(live.flags),
+        FLAG_GROUP_OF(gpusched_live_flags(&live)),
         FLAG_GROUP_OF(out_table_flags),
         FLAG_END,
     };
@@ -565,16 +557,10 @@ int gpusched_cmd_nodes(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live);
-    rc = gpusched_cmd_flags_parse("nodes", flags, argc, argv, &pos, &help);
-    if (rc)
-        goto out;
-    if (help) {
-        gpusched_cmd_help("nodes", nodes_usage, flags);
-        goto out;
-    }
-    if ((rc = gpusched_kubectl_output(&output, GPUSCHED_KUBECTL_NAME)))
+    rc = gpusched_kubectl_begin("nodes", nodes_usage, flags, &output,
+                                GPUSCHED_KUBECTL_NAME | GPUSCHED_KUBECTL_ARGS, argc, argv, &pos,
+                                &help);
+    if (rc || help)
         goto out;
     /* NAME or node/NAME arguments, as `kubectl get nodes NAME...` takes them */
     for (i = 0; i < pos.n; i++) {

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/kubectl-int.h"
 #include "gpusched/output-int.h"
@@ -224,19 +223,9 @@ int gpusched_cmd_render(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    rc = gpusched_cmd_flags_parse("render", table, argc, argv, &pos, &help);
-    if (rc)
+    rc = gpusched_kubectl_begin("render", render_usage, table, &output, 0, argc, argv, &pos, &help);
+    if (rc || help)
         goto out;
-    if (help) {
-        gpusched_cmd_help("render", render_usage, table);
-        goto out;
-    }
-    if ((rc = gpusched_kubectl_output(&output, 0)))
-        goto out;
-    if (pos.n) {
-        rc = gpusched_cmd_usage_error("render", "unexpected argument \"%s\"", pos.v[0]);
-        goto out;
-    }
     if (!files.n) {
         rc = gpusched_cmd_usage_error("render", "must specify -f FILE");
         goto out;

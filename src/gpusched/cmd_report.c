@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "base/outfile.h"
-#include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
+#include "gpusched/kubectl-int.h"
 #include "gpusched/live-int.h"
 #include "gpusched/dra-int.h"
 #include "kube/labels.h"
@@ -273,7 +273,7 @@ int gpusched_cmd_report(int argc, char **argv)
 {
     struct flag_list files = {0}, pos = {0};
     const char *out_path = NULL, *namespace_ = NULL, *profs = NULL;
-    struct gpusched_live live;
+    struct gpusched_live live = {0};
     const struct flag flags[] = {
         {"filename", 'f', FLAG_LIST, &files, NULL, NULL, "FILE",
          "manifest file, directory or - (stdin); repeatable, or a,b"},
@@ -284,7 +284,7 @@ int gpusched_cmd_report(int argc, char **argv)
         {"profile", 0, FLAG_STRING, &profs, NULL, NULL, "NAME",
          "default (kube-scheduler's plugins) or gpu (GPU bin-packing)"},
         GPUSCHED_CMD_STRICT_FLAG,
-        FLAG_GROUP_OF(live.flags),
+        FLAG_GROUP_OF(gpusched_live_flags(&live)),
         FLAG_END,
     };
     const struct sched_profile *prof;
@@ -303,19 +303,9 @@ int gpusched_cmd_report(int argc, char **argv)
     int rc;
 
     err_clear(&err);
-    memset(&live, 0, sizeof(live));
-    gpusched_live_flags(&live);
-    rc = gpusched_cmd_flags_parse("report", flags, argc, argv, &pos, &help);
-    if (rc)
+    rc = gpusched_kubectl_begin("report", report_usage, flags, NULL, 0, argc, argv, &pos, &help);
+    if (rc || help)
         goto out;
-    if (help) {
-        gpusched_cmd_help("report", report_usage, flags);
-        goto out;
-    }
-    if (pos.n) {
-        rc = gpusched_cmd_usage_error("report", "unexpected argument \"%s\"", pos.v[0]);
-        goto out;
-    }
     if (out_path && !*out_path) {
         rc = gpusched_cmd_usage_error("report", "invalid argument \"\" for \"--out\" flag: "
                                                 "empty path");

@@ -4,6 +4,10 @@
 #ifndef GPUSCHED_KUBECTL_INT_H
 #define GPUSCHED_KUBECTL_INT_H
 
+#include <stdbool.h>
+
+#include "base/flag.h"
+
 /* gpusched_kubectl_main runs dispatch(argc, argv) (argv[1] the command), then prints what a
  * command asked gpusched_kubectl_output to convert. The program name in usage hints is
  * "kubectl gpusched" when argv[0] is kubectl-gpusched. Also serves `completion bash|zsh` and
@@ -17,5 +21,17 @@ int gpusched_kubectl_main(int argc, char **argv, int (*dispatch)(int argc, char 
  * 0, or 1 (with a message) when the capture cannot start. */
 #define GPUSCHED_KUBECTL_NAME 1u
 int gpusched_kubectl_output(const char **output, unsigned native);
+
+/* gpusched_kubectl_begin is a command's opening in cobra's and kubectl's words: argv parsed
+ * against flags, the command's one table (gpusched_cmd_flags_parse: the positional arguments
+ * in *pos), --help printed with usage before the flags' lines (*help set), -o (output; NULL
+ * when the command has none) handed to gpusched_kubectl_output with the GPUSCHED_KUBECTL_NAME
+ * bit of opts, and a positional argument refused unless opts has GPUSCHED_KUBECTL_ARGS (the
+ * command checks its own). Returns the exit status when the command must end now (2 usage
+ * error, 1 failure; the message printed), else 0: the command goes on unless *help. */
+#define GPUSCHED_KUBECTL_ARGS 2u
+int gpusched_kubectl_begin(const char *cmd, const char *usage, const struct flag *flags,
+                           const char **output, unsigned opts, int argc, char **argv,
+                           struct flag_list *pos, bool *help);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
 #include "gpusched/output.h"
 
@@ -368,6 +369,25 @@ int gpusched_kubectl_output(const char **output, unsigned native)
         return 1;
     }
     kubectl_conv = conv;
+    return 0;
+}
+
+int gpusched_kubectl_begin(const char *cmd, const char *usage, const struct flag *flags,
+                           const char **output, unsigned opts, int argc, char **argv,
+                           struct flag_list *pos, bool *help)
+{
+    int rc = gpusched_cmd_flags_parse(cmd, flags, argc, argv, pos, help);
+
+    if (rc)
+        return rc;
+    if (*help) {
+        gpusched_cmd_help(cmd, usage, flags);
+        return 0;
+    }
+    if (output && (rc = gpusched_kubectl_output(output, opts & GPUSCHED_KUBECTL_NAME)))
+        return rc;
+    if (!(opts & GPUSCHED_KUBECTL_ARGS) && pos->n)
+        return gpusched_cmd_usage_error(cmd, "unexpected argument \"%s\"", pos->v[0]);
     return 0;
 }
 

@@ -149,6 +149,17 @@ void out_table_print(const struct out_table *t, FILE *f)
         out_table_print_row(t->cells + r * t->ncols, t->ncols, width, f);
 }
 
+int out_table_finish(struct out_table *t, int rc)
+{
+    if (!rc)
+        out_table_print(t, stdout);
+    out_table_release(t);
+    if (!rc)
+        return 0;
+    fprintf(stderr, "gpusched: out of memory\n");
+    return 1;
+}
+
 void out_table_release(struct out_table *t)
 {
     size_t i;

@@ -58,6 +58,11 @@ void out_table_print(const struct out_table *t, FILE *f);
 /* out_table_release frees every copy; the table is empty afterwards. NULL is fine. */
 void out_table_release(struct out_table *t);
 
+/* out_table_finish ends a command's table built with rc (0, or out_table_init's or
+ * out_table_add_row's failure): printed on stdout when rc is 0, released either way. The
+ * exit status: 0, or 1 after "gpusched: out of memory" on stderr. */
+int out_table_finish(struct out_table *t, int rc);
+
 /* out_text_width is the number of UTF-8 characters in s (what a terminal column counts). */
 size_t out_text_width(const char *s);
 

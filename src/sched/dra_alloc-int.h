@@ -134,6 +134,14 @@ static inline struct capvec *acap_find(const struct alloc *a, uint32_t id)
 
 /* ---- dra_alloc_search.c ---- */
 
+/* dra_alloc_begin sets a up for one call (dra_allocate, dra_why): its inputs, msg emptied, the
+ * scratch sized for the pools' device ids (counted once per gathered pools) and reset; 0 or
+ * -ENOMEM. The call's tables are the caller's to take from the scratch (dra_scratch_table) */
+int dra_alloc_begin(struct alloc *a, const struct dra_features *f, const char *node_name,
+                    struct dra_pools *pools, const struct dra_state *state,
+                    const struct dra_claim *claims, size_t nclaims, const struct dra_ops *ops,
+                    struct dra_scratch *scratch, struct dra_claim_result *out, char *msg,
+                    size_t msgsize);
 /* dra_scratch_prepare sizes s for device ids below nids; 0 or -ENOMEM */
 int dra_scratch_prepare(struct dra_scratch *s, size_t nids);
 /* dra_scratch_reset forgets what the previous call marked and memoized */

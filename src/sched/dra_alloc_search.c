@@ -733,35 +733,28 @@ static void node_selector_of(struct dra_claim_result *res)
     }
 }
 
-int dra_allocate(const struct dra_features *f, const char *node_name, struct dra_pools *pools,
-                 const struct dra_state *state, const struct dra_claim *claims, size_t nclaims,
-                 const struct dra_ops *ops, struct dra_scratch *scratch,
-                 struct dra_claim_result *out, char *msg, size_t msgsize)
+int dra_alloc_begin(struct alloc *a, const struct dra_features *f, const char *node_name,
+                    struct dra_pools *pools, const struct dra_state *state,
+                    const struct dra_claim *claims, size_t nclaims, const struct dra_ops *ops,
+                    struct dra_scratch *scratch, struct dra_claim_result *out, char *msg,
+                    size_t msgsize)
 {
-    struct alloc a;
-    size_t c, r, k, total = 0, nids = 0, pi;
-    size_t *rdoff_flat;
-    struct cstate *cs_flat;
-    int rc, status = DRA_NOT_ALLOCATED;
+    size_t pi, k, nids = 0;
 
-    memset(&a, 0, sizeof(a));
-    a.f = f;
-    a.pools = pools;
-    a.state = state;
-    a.claims = claims;
-    a.nclaims = nclaims;
-    a.ops = ops;
-    a.node_name = node_name;
-    a.s = scratch;
-    a.out = out;
-    a.msg = msg;
-    a.msgsize = msgsize;
+    memset(a, 0, sizeof(*a));
+    a->f = f;
+    a->pools = pools;
+    a->state = state;
+    a->claims = claims;
+    a->nclaims = nclaims;
+    a->ops = ops;
+    a->node_name = node_name;
+    a->s = scratch;
+    a->out = out;
+    a->msg = msg;
+    a->msgsize = msgsize;
     if (msg && msgsize)
         msg[0] = '\0';
-    if (nclaims > DRA_CLAIMS_MAX) {
-        msgf(msg, msgsize, "cannot allocate more than %d claims at once", DRA_CLAIMS_MAX);
-        return DRA_FAILED;
-    }
     if (!pools->ids_known) {
         for (pi = 0; pi < pools->n; pi++)
             for (k = 0; k < pools->pools[pi].ntargeting; k++) {
@@ -775,10 +768,30 @@ int dra_allocate(const struct dra_features *f, const char *node_name, struct dra
         pools->ids_end = nids;
         pools->ids_known = true;
     }
-    nids = pools->ids_end;
-    if (dra_scratch_prepare(scratch, nids))
+    if (dra_scratch_prepare(scratch, pools->ids_end))
         return -ENOMEM;
     dra_scratch_reset(scratch);
+    return 0;
+}
+
+int dra_allocate(const struct dra_features *f, const char *node_name, struct dra_pools *pools,
+                 const struct dra_state *state, const struct dra_claim *claims, size_t nclaims,
+                 const struct dra_ops *ops, struct dra_scratch *scratch,
+                 struct dra_claim_result *out, char *msg, size_t msgsize)
+{
+    struct alloc a;
+    size_t c, r, k, total = 0, pi;
+    size_t *rdoff_flat;
+    struct cstate *cs_flat;
+    int rc, status = DRA_NOT_ALLOCATED;
+
+    if (nclaims > DRA_CLAIMS_MAX) {
+        msgf(msg, msgsize, "cannot allocate more than %d claims at once", DRA_CLAIMS_MAX);
+        return DRA_FAILED;
+    }
+    if (dra_alloc_begin(&a, f, node_name, pools, state, claims, nclaims, ops, scratch, out, msg,
+                        msgsize))
+        return -ENOMEM;
     for (c = 0; c < nclaims; c++) {
         out[c].n = 0;
         out[c].node_local = false;

@@ -90,31 +90,15 @@ int dra_why(const struct dra_features *f, const char *node_name, struct dra_pool
 {
     struct alloc a;
     char msg[1024];
-    size_t c, r, k, pi, si, di, nids = 0;
+    size_t c, r, k, pi, si, di;
     int rc = 0;
 
-    memset(&a, 0, sizeof(a));
-    a.f = f;
-    a.pools = pools;
-    a.state = state;
-    a.claims = claims;
-    a.nclaims = nclaims;
-    a.ops = ops;
-    a.node_name = node_name;
-    a.s = scratch;
-    a.msg = msg;
-    a.msgsize = sizeof(msg);
-    for (pi = 0; pi < pools->n; pi++)
-        for (si = 0; si < pools->pools[pi].ntargeting; si++)
-            for (di = 0; di < pools->pools[pi].targeting[si]->ndevices; di++)
-                if (pools->pools[pi].targeting[si]->devices[di].id + 1 > nids)
-                    nids = pools->pools[pi].targeting[si]->devices[di].id + 1;
     /* the pools' counters in the scratch's table, as dra_allocate keeps them (alloc_release
      * frees what they hold, not the table) */
-    if (dra_scratch_prepare(scratch, nids) ||
+    if (dra_alloc_begin(&a, f, node_name, pools, state, claims, nclaims, ops, scratch, NULL, msg,
+                        sizeof(msg)) ||
         !(a.pc = dra_scratch_table(&scratch->pc, &scratch->cpc, pools->n + 1, sizeof(*a.pc))))
         return -ENOMEM;
-    dra_scratch_reset(scratch);
     for (pi = 0; pi < pools->n; pi++) {
         struct dra_why w;
 

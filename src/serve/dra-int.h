@@ -76,12 +76,21 @@ int serve_dra_reserve(struct serve *s, const struct kube_pod *pod, const char *n
 void serve_dra_bind_done(struct serve *s, const char *key, const char *uid, bool ok);
 
 /* serve_dra_postfilter: the pod's cycle found no node (mu held). The world may hold a claim
- * that PostFilter deallocated (requeued: the result says so): it is written to the API as
- * kube-scheduler writes it (an UpdateStatus without reservedFor, allocation and devices, on
- * a writer), and stands deallocated for later cycles meanwhile; or the pod's
+ * that PostFilter deallocated (res->requeued: the result says so): it is written to the API
+ * as kube-scheduler writes it (an UpdateStatus without reservedFor, allocation and devices,
+ * on a writer), and stands deallocated for later cycles meanwhile; or the pod's
  * extended-resource claim left from an earlier attempt that PostFilter deleted: a writer
- * deletes it (its finalizer off, then the DELETE). */
-void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued);
+ * deletes it (its finalizer off, then the DELETE). True when it took the attempt's report
+ * with the deallocation: the writer writes the FailedScheduling event and the PodScheduled
+ * condition (reason Unschedulable, from res->message; controller is the profile's
+ * schedulerName, rv the pod's resourceVersion) once the update is answered, and on success
+ * counts DefaultPreemption's attempt and clears the nomination when res->clear_nomination;
+ * a refused update reports the FitError followed by its error instead (kube-scheduler's
+ * PostFilter phase ends with the error: no preemption). The caller then does none of that
+ * itself. */
+struct sched_result;
+bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
+                          const struct sched_result *res, const char *controller, const char *rv);
 
 /* serve_dra_invalidate: the world holds what the API does not (a cycle's PostFilter
  * deallocation, a Reserve that nothing will write): rebuild it before the next cycle (mu

@@ -45,6 +45,18 @@ struct overlay {
     char key[];
 };
 
+/* The report of an attempt whose PostFilter deallocated a claim (or deleted the pod's
+ * extended-resource claim left from an earlier attempt), written once the writes are
+ * answered (kube-scheduler's PostFilter writes before its failure handler reports). */
+struct dealloc_report {
+    char *message;          /* the attempt's message, PostFilter's reasons included */
+    size_t fit_len;         /* the FitError's part of it (before PostFilter's reasons) */
+    char *rv;               /* the pod's resourceVersion when it was tried */
+    const char *controller; /* the profile's schedulerName (lives as long as the process) */
+    bool clear_nomination;  /* DefaultPreemption's dry run found no candidate */
+    unsigned pops;          /* the pod's serve_queue_item.pops in that attempt */
+};
+
 /* one claim of a PreBind */
 struct step {
     char *ns, *name;
@@ -58,7 +70,7 @@ struct step {
     json_t *mappings; /* status.extendedResourceClaimStatus.requestMappings */
 };
 
-enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE };
+enum job_kind { JOB_PREBIND, JOB_UNRESERVE, JOB_DEALLOCATE, JOB_DELETE_LEFTOVER };
 
 struct job {
     enum job_kind kind;
@@ -69,8 +81,10 @@ struct job {
     /* PREBIND: every claim of the pod ("ns/name"), whose binding conditions it waits for */
     char **claims;
     size_t nclaims;
-    int64_t poll_ms, deadline_ms; /* waiting: the next poll, the end (mono_ms) */
-    int64_t timeout_ms;           /* the pod's profile's binding timeout */
+    int64_t poll_ms, deadline_ms;  /* waiting: the next poll, the end (mono_ms) */
+    double wait_start;             /* waiting: since when (mono_now) */
+    struct dealloc_report *report; /* DEALLOCATE, DELETE_LEFTOVER: the attempt's report */
+    int64_t timeout_ms;            /* the pod's profile's binding timeout */
     /* PREBIND: the error kube-scheduler's PreBind stopped with after these steps (the cycle
      * found it: serve_dra_reserve's fail, its "running PreBind plugin" prefix cut); NULL:
      * none */
@@ -886,6 +900,11 @@ static void job_free(struct job *j)
     free(j->pod_name);
     free(j->pod_uid);
     serve_task_free(j->bind);
+    if (j->report) {
+        free(j->report->message);
+        free(j->report->rv);
+        free(j->report);
+    }
     free(j);
 }
 
@@ -1127,9 +1146,15 @@ nomem:
     return -1;
 }
 
+static struct dealloc_report *dealloc_report_new(struct serve *s, const struct kube_pod *pod,
+                                                 const struct sched_result *res, const char *post,
+                                                 const char *controller, const char *rv);
+
 /* PostFilter's deletion of the pod's extended-resource claim left from an earlier attempt:
- * true when the world did that (the job is queued) */
-static bool postfilter_extended(struct serve *s, const struct kube_pod *pod)
+ * true when the world did that (the job is queued, with the attempt's report when *took) */
+static bool postfilter_extended(struct serve *s, const struct kube_pod *pod,
+                                const struct sched_result *res, const char *controller,
+                                const char *rv, bool *took)
 {
     struct serve_dra *d = s->dra;
     const char *name;
@@ -1153,8 +1178,13 @@ static bool postfilter_extended(struct serve *s, const struct kube_pod *pod)
         return true;
     }
     j->nsteps = 1;
-    j->kind = JOB_UNRESERVE;
+    j->kind = JOB_DELETE_LEFTOVER;
     j->steps[0].create = j->steps[0].created = true;
+    j->report = res->nominated_node || res->error
+                    ? NULL
+                    : dealloc_report_new(s, pod, res, " deletion of ResourceClaim completed",
+                                         controller, rv);
+    *took = j->report != NULL; /* (read before a writer may take and free the job) */
     job_push(d, j);
     return true;
 }
@@ -1380,6 +1410,18 @@ out:
     return rc;
 }
 
+/* a claim deleted: the world forgets it now, not when the informer says so (mu held) */
+static void forget_deleted(struct serve *s, struct step *st)
+{
+    char key[600];
+
+    snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+    overlay_free(keymap_del(&s->dra->over, key));
+    del_json(&s->dra->objs[SERVE_DRA_CLAIM], key);
+    s->dra->dirty = true;
+    st->created = false;
+}
+
 static void assume(struct serve_dra *d, const char *ns, const char *name, json_t *obj);
 
 /* Unreserve: the pod off the claims reserved for it in PreBind (a strategic merge patch that
@@ -1429,7 +1471,6 @@ static void unreserve(struct serve *s, struct job *j)
     for (i = 0; i < j->nsteps; i++) {
         struct step *st = &j->steps[i];
         struct err err;
-        char key[600];
 
         if (!st->create || !st->created)
             continue;
@@ -1444,14 +1485,9 @@ static void unreserve(struct serve *s, struct job *j)
                       log_quote(err_format(&err, msg, sizeof(msg))));
             continue;
         }
-        /* gone: the world forgets it now, not when the informer says so */
-        snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
         serve_lock(s);
-        overlay_free(keymap_del(&s->dra->over, key));
-        del_json(&s->dra->objs[SERVE_DRA_CLAIM], key);
-        s->dra->dirty = true;
+        forget_deleted(s, st);
         serve_unlock(s);
-        st->created = false;
     }
 }
 
@@ -1670,7 +1706,7 @@ static void prebind(struct serve *s, struct job *j)
 
 /* a failed binding cycle as kube-scheduler's failure handler reports it: the FailedScheduling
  * event and the PodScheduled condition (reason SchedulerError) with the error's message,
- * the condition only when its message changed */
+ * the condition only when its reason or message changed */
 static void prebind_report(struct serve *s, const struct job *j, const struct serve_task *t,
                            const char *msg)
 {
@@ -1685,13 +1721,10 @@ static void prebind_report(struct serve *s, const struct job *j, const struct se
                       msg);
     it = serve_queue_get(s->queue, j->key);
     pp = it ? it->data : NULL;
-    if (pp && pp->uid && !strcmp(pp->uid, j->pod_uid)) {
-        if (pp->last_message && !strcmp(pp->last_message, msg)) {
-            serve_unlock(s);
-            return;
-        }
-        free(pp->last_message);
-        pp->last_message = strdup(msg);
+    if (pp && pp->uid && !strcmp(pp->uid, j->pod_uid) &&
+        !serve_pending_condition_changed(pp, "SchedulerError", msg)) {
+        serve_unlock(s);
+        return;
     }
     serve_write_status(s, ns, name, "SchedulerError", msg, NULL);
     serve_unlock(s);
@@ -1797,8 +1830,8 @@ static int pod_ready(struct serve_dra *d, const struct job *j, struct err *err)
         json_t *c = claim_json(d, j->claims[i]);
         char msg[1000];
 
-        if (!c)
-            return err_set(err, -EINVAL, "could not find ResourceClaim \"%s\"", j->claims[i]);
+        if (!c) /* (-ENOENT: the metrics' status "error", not "failure") */
+            return err_set(err, -ENOENT, "could not find ResourceClaim \"%s\"", j->claims[i]);
         switch (binding_state(c, now, j->timeout_ms, msg, sizeof(msg))) {
         case SCHED_DRA_BINDING_READY:
             continue;
@@ -1838,6 +1871,7 @@ static bool wait_start(struct serve *s, struct job *j)
     serve_unlock(s);
     if (!wait)
         return false;
+    j->wait_start = mono_now();
     j->poll_ms = mono_ms();
     j->deadline_ms = j->poll_ms + j->timeout_ms;
     pthread_mutex_lock(&d->jmu);
@@ -1858,6 +1892,40 @@ static int64_t wait_due(const struct serve_dra *d)
         if (due < 0 || j->poll_ms < due)
             due = j->poll_ms;
     return due;
+}
+
+/* the end of a wait with pod_ready's rc (or -ETIMEDOUT at the deadline): for each result of
+ * each allocated claim of the pod, kube-scheduler's PreBind observes the wait in
+ * scheduler_dra_bindingconditions_wait_duration_seconds and counts a result with binding
+ * conditions in scheduler_dra_bindingconditions_allocations_total, by profile, driver and
+ * status (success, failure: a failure condition, timeout, error: e.g. a claim gone) */
+static void wait_metrics(struct serve *s, const struct job *j, int rc)
+{
+    struct serve_dra *d = s->dra;
+    struct serve_profile_metrics *pm = serve_metrics_profile(&s->metrics, j->bind->controller);
+    enum serve_bc_status st = rc > 0             ? SERVE_BC_SUCCESS
+                              : rc == -ETIMEDOUT ? SERVE_BC_TIMEOUT
+                              : rc == -EINVAL    ? SERVE_BC_FAILURE
+                                                 : SERVE_BC_ERROR;
+    double took = mono_now() - j->wait_start;
+    size_t i, k;
+    json_t *r;
+
+    serve_lock(s);
+    for (i = 0; i < j->nclaims; i++) {
+        json_t *c = claim_json(d, j->claims[i]);
+        json_t *alloc = json_object_get(json_object_get(c, "status"), "allocation");
+
+        json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), k, r)
+        {
+            const char *driver = json_string_value(json_object_get(r, "driver"));
+
+            serve_metrics_binding_conditions(
+                &s->metrics, pm, driver ? driver : "", st,
+                json_array_size(json_object_get(r, "bindingConditions")) > 0, took);
+        }
+    }
+    serve_unlock(s);
 }
 
 /* the polls that are due: a pod ready goes to the binder, a failure or the timeout fails its
@@ -1907,6 +1975,7 @@ static void wait_poll(struct serve *s)
         if (rc > 0)
             serve_log('I', 5, "\"BindingConditions is met\" pod=%s node=%s", log_quote(j->key),
                       log_quote(j->bind->node ? j->bind->node : ""));
+        wait_metrics(s, j, rc);
         prebind_end(s, j, rc > 0 ? 0 : rc, &err);
     }
 }
@@ -1927,19 +1996,53 @@ static json_t *deallocated(json_t *claim)
     return copy;
 }
 
-void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requeued)
+/* the report a PostFilter write carries, post the text PostFilter's reasons start with in the
+ * message (NULL when out of memory: the caller reports at once) */
+static struct dealloc_report *dealloc_report_new(struct serve *s, const struct kube_pod *pod,
+                                                 const struct sched_result *res, const char *post,
+                                                 const char *controller, const char *rv)
+{
+    struct dealloc_report *r = calloc(1, sizeof(*r));
+    const struct serve_queue_item *it;
+    const char *at;
+    char key[600];
+
+    if (!r || !res->message || !(at = strstr(res->message, post)) ||
+        !(r->message = strdup(res->message)) || !(r->rv = strdup(rv ? rv : ""))) {
+        if (r) {
+            free(r->message);
+            free(r);
+        }
+        return NULL;
+    }
+    r->fit_len = (size_t)(at - res->message);
+    r->controller = controller;
+    r->clear_nomination = res->clear_nomination;
+    snprintf(key, sizeof(key), "%s/%s", pod->namespace_, pod->name);
+    it = serve_queue_get(s->queue, key);
+    r->pops = it ? it->pops : 0;
+    return r;
+}
+
+bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
+                          const struct sched_result *res, const char *controller, const char *rv)
 {
     struct serve_dra *d = s->dra;
     const struct sched_dra_device_out *dv = NULL;
     struct sched_dra_pod_in in;
     size_t ndv = 0, i, k;
     char key[600], pkey[600];
+    bool took = false;
 
     if (!d)
-        return;
+        return false;
     d->dirty = true; /* (the world holds the deallocation: rebuilt, it comes from the overlay) */
-    if (!requeued || !d->w || postfilter_extended(s, pod) || !pod->nresource_claims)
-        return;
+    if (!res->requeued || !d->w)
+        return false;
+    if (postfilter_extended(s, pod, res, controller, rv, &took))
+        return took;
+    if (!pod->nresource_claims)
+        return false;
     memset(&in, 0, sizeof(in));
     in.namespace_ = pod->namespace_;
     in.name = pod->name;
@@ -1948,7 +2051,7 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
     in.nclaims = pod->nresource_claims;
     in.pod = pod;
     if (sched_dra_pod_devices(d->w, &in, &dv, &ndv))
-        return;
+        return false;
     snprintf(pkey, sizeof(pkey), "%s/%s", pod->namespace_, pod->name);
     /* the claim the world deallocated: allocated as serve sees it, no devices in the world */
     for (i = 0; i < pod->nresource_claims; i++) {
@@ -1984,10 +2087,15 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
                 j->nsteps = 1;
             job_free(j);
             free(o);
-            return;
+            return false;
         }
         j->kind = JOB_DEALLOCATE;
         j->nsteps = 1;
+        j->report =
+            res->nominated_node || res->error
+                ? NULL
+                : dealloc_report_new(s, pod, res, " deallocation of ResourceClaim completed",
+                                     controller, rv);
         memcpy(o->key, key, strlen(key) + 1);
         o->rv = rv_of(o->obj);
         o->inflight = true;
@@ -1995,9 +2103,63 @@ void serve_dra_postfilter(struct serve *s, const struct kube_pod *pod, bool requ
             overlay_free(o);
         else
             overlay_free(old);
+        took = j->report != NULL; /* (read before a writer may take and free the job) */
         job_push(d, j);
-        return; /* PostFilter deallocates one claim */
+        return took; /* PostFilter deallocates one claim */
     }
+    return false;
+}
+
+/* the attempt's report once the deallocation is answered (mu held), as kube-scheduler's
+ * failure handler writes it after PostFilter: the FailedScheduling event and the
+ * PodScheduled condition (reason Unschedulable). Written, the message is the attempt's (and
+ * DefaultPreemption, which ran after, counts its attempt and clears a nomination it found no
+ * candidate for); refused, the PostFilter phase ended with the update's error: the FitError's
+ * message followed by the error's text, no preemption. Nothing for a pod re-created under
+ * the name since. */
+static void dealloc_report(struct serve *s, const struct job *j, int rc, const struct err *e)
+{
+    const struct dealloc_report *r = j->report;
+    const struct serve_queue_item *it = serve_queue_get(s->queue, j->key);
+    struct serve_pending *pp = it ? it->data : NULL;
+    char ns[300], name[300], em[1200], *msg;
+    struct serve_objref ref = {ns, name, j->pod_uid, r->rv};
+    bool superseded;
+
+    if (pp && strcmp(pp->uid ? pp->uid : "", j->pod_uid))
+        return;
+    /* a later attempt of the pod began meanwhile (its own report follows this one): the event
+     * is written, the condition left to it, so the pod's last condition is the last
+     * attempt's whatever order the binder's writes land in (kube-scheduler, writing in
+     * its scheduling goroutine, starts no attempt before this one's report is written) */
+    superseded = it && it->pops != r->pops;
+    serve_split_key(j->key, ns, sizeof(ns), name, sizeof(name));
+    if (rc) {
+        msg = buf_fmt("%.*s %s", (int)r->fit_len, r->message, err_format(e, em, sizeof(em)));
+    } else {
+        msg = strdup(r->message);
+        pthread_mutex_lock(&s->metrics.mu);
+        s->metrics.preemption_attempts++; /* (the cluster has nodes: one was filtered) */
+        pthread_mutex_unlock(&s->metrics.mu);
+        if (r->clear_nomination && (!sched_cluster_unnominate(s->cluster, ns, name) ||
+                                    (pp && (pp->last_nominated || pp->watch_nominated)))) {
+            serve_write_clear_nomination(s, ns, name);
+            if (pp) {
+                free(pp->last_nominated);
+                pp->last_nominated = NULL;
+            }
+        }
+    }
+    if (!msg) {
+        serve_log('E', 0, "\"Out of memory reporting a scheduling failure\" pod=%s",
+                  log_quote(j->key));
+        return;
+    }
+    serve_write_event(s, r->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
+                      msg);
+    if (!superseded && (!pp || serve_pending_condition_changed(pp, "Unschedulable", msg)))
+        serve_write_status(s, ns, name, "Unschedulable", msg, NULL);
+    free(msg);
 }
 
 /* PostFilter's UpdateStatus of the deallocated claim (no retry: an error is the plugin's) */
@@ -2029,8 +2191,34 @@ static void deallocate(struct serve *s, struct job *j)
         assume(d, st->ns, st->name, written);
     }
     d->dirty = true;
+    if (j->report)
+        dealloc_report(s, j, rc, &err);
     serve_unlock(s);
     json_decref(written);
+}
+
+/* PostFilter's deletion of the extended-resource claim left from an earlier attempt (as
+ * Unreserve deletes one: the finalizer off, then the DELETE), then the attempt's report */
+static void delete_leftover(struct serve *s, struct job *j)
+{
+    struct step *st = &j->steps[0];
+    struct err err;
+    char msg[1200];
+    int rc;
+
+    serve_log('I', 5, "\"Delete\" resourceclaim=\"%s/%s\" pod=%s", st->ns, st->name,
+              log_quote(j->key));
+    err_clear(&err);
+    rc = delete_claim(s, st, &err);
+    if (rc)
+        serve_log('E', 0, "\"Status after running PostFilter plugins for pod\" pod=%s status=%s",
+                  log_quote(j->key), log_quote(err_format(&err, msg, sizeof(msg))));
+    serve_lock(s);
+    if (!rc)
+        forget_deleted(s, st);
+    if (j->report)
+        dealloc_report(s, j, rc, &err);
+    serve_unlock(s);
 }
 
 /* the claims ("ns/name") a job writes, or NULL when out of memory; *n of them */
@@ -2158,6 +2346,9 @@ static void *writer(void *arg)
             prebind(s, j);
         } else if (j->kind == JOB_DEALLOCATE) {
             deallocate(s, j);
+            job_free(j);
+        } else if (j->kind == JOB_DELETE_LEFTOVER) {
+            delete_leftover(s, j);
             job_free(j);
         } else {
             unreserve(s, j);

@@ -23,8 +23,8 @@ static bool str_eq(const char *a, const char *b)
 }
 
 /* serve_report_failure writes the FailedScheduling event every time and the PodScheduled
- * condition when its message or the nomination changed (kube-scheduler skips unchanged
- * status updates too). */
+ * condition when its reason, its message or the nomination changed (kube-scheduler's
+ * updatePod skips unchanged status updates too). */
 static void serve_report_failure(struct serve *s, struct serve_pending *pp, const char *reason,
                                  const char *message, const char *nominated)
 {
@@ -34,10 +34,8 @@ static void serve_report_failure(struct serve *s, struct serve_pending *pp, cons
         serve_write_event(s, serve_controller(s, pp->scheduler_name), &pod, NULL, "Warning",
                           "FailedScheduling", "Scheduling", message);
     }
-    if (!str_eq(pp->last_message, message) ||
+    if (serve_pending_condition_changed(pp, reason, message) ||
         (nominated && !str_eq(pp->last_nominated, nominated))) {
-        free(pp->last_message);
-        pp->last_message = strdup(message);
         if (nominated) {
             free(pp->last_nominated);
             pp->last_nominated = strdup(nominated);
@@ -329,12 +327,18 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
         serve_write_submit(s, t, key);
         break;
     }
-    case SCHED_UNSCHEDULABLE:
+    case SCHED_UNSCHEDULABLE: {
+        bool deferred;
+
         if (res.error && res.prebind_node && s->dra &&
             serve_prebind_failed(s, it, pp, &pod, &res, key, t0))
             break;
-        if (serve_dra_touches(s, &pod)) /* (PostFilter may have deallocated or deleted) */
-            serve_dra_postfilter(s, &pod, res.requeued);
+        /* PostFilter deallocated a claim: the attempt is reported once its update is
+         * answered (the preemption attempt counted then, if it ran) */
+        deferred = serve_dra_touches(s, &pod) && /* (it may have deallocated or deleted) */
+                   serve_dra_postfilter(s, &pod, &res, serve_controller(s, pp->scheduler_name),
+                                        pp->resource_version);
+
         /* a plugin error is kube-scheduler's SchedulerError: result "error", no PostFilter;
          * otherwise DefaultPreemption's PostFilter ran (counted whatever it found), unless
          * the cluster had no node at all (ErrNoNodesAvailable skips it) */
@@ -342,7 +346,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                               res.error ? SERVE_RESULT_ERROR : SERVE_RESULT_UNSCHEDULABLE,
                               mono_now() - t0);
         pthread_mutex_lock(&s->metrics.mu);
-        if (!res.error && sched_cluster_node_count(s->cluster) > 0)
+        if (!res.error && !deferred && sched_cluster_node_count(s->cluster) > 0)
             s->metrics.preemption_attempts++;
         if (res.nominated_node)
             serve_histogram_observe(&s->metrics.preemption_victims, (double)res.nvictims);
@@ -358,6 +362,14 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
             serve_queue_backoff(s->queue, key, mono_ms());
             break;
         }
+        if (deferred) {
+            serve_log('I', 2,
+                      "\"Unable to schedule pod; no fit; waiting for the deallocation\" pod=%s "
+                      "err=%s",
+                      log_quote(key), log_quote(res.message ? res.message : ""));
+            serve_queue_unschedulable(s->queue, key, mono_ms());
+            break;
+        }
         if (res.nominated_node)
             serve_preempt(s, pp, &pod, &res);
         else if (res.clear_nomination)
@@ -368,6 +380,7 @@ static void serve_schedule_one(struct serve *s, const struct serve_queue_item *i
                              res.nominated_node);
         serve_queue_unschedulable(s->queue, key, mono_ms());
         break;
+    }
     case SCHED_NOT_MODELLED: /* (pods with unmodelled fields are refused above) */
         serve_report_failure(s, pp, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates", NULL);
@@ -397,7 +410,8 @@ out:
 
 void serve_loop(struct serve *s)
 {
-    int64_t last_flush = mono_ms(), last_tick = last_flush - 1000;
+    /* kube-scheduler's flush of the unschedulable pods runs at start, then every 30 s */
+    int64_t last_tick = mono_ms() - 1000, last_flush = -1;
 
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
@@ -413,7 +427,7 @@ void serve_loop(struct serve *s)
             serve_wait(s, 200);
             continue;
         }
-        if (t - last_flush >= 1000) {
+        if (last_flush < 0 || t - last_flush >= SERVE_QUEUE_FLUSH_PERIOD_MS) {
             serve_queue_flush(s->queue, t);
             last_flush = t;
         }

@@ -24,6 +24,7 @@ static const struct serve_hist_spec spec_sli = {0.01, 2, 20};         /* pod SLI
 static const struct serve_hist_spec spec_pod_attempts = {1, 2, 5};    /* attempts per pod */
 static const struct serve_hist_spec spec_victims = {1, 2, 7};         /* preemption victims */
 static const struct serve_hist_spec spec_ext_point = {0.0001, 2, 12}; /* extension points */
+static const struct serve_hist_spec spec_bc_wait = {0.1, 2, 14};      /* binding conditions */
 
 static const char *const result_names[SERVE_RESULT_COUNT] = {"scheduled", "unschedulable", "error"};
 /* the results in label-value order, as the encoder sorts them */
@@ -31,6 +32,8 @@ static const int result_order[SERVE_RESULT_COUNT] = {SERVE_RESULT_ERROR, SERVE_R
                                                      SERVE_RESULT_UNSCHEDULABLE};
 static const char *const pending_names[SERVE_PENDING_COUNT] = {"active", "backoff", "unschedulable",
                                                                "gated"};
+static const char *const bc_status_names[SERVE_BC_COUNT] = {"error", "failure", "success",
+                                                            "timeout"};
 
 /* bounds fills the upper bounds of spec as ExponentialBuckets computes them. */
 static void bounds(const struct serve_hist_spec *spec, double *out)
@@ -83,8 +86,15 @@ int serve_metrics_init(struct serve_metrics *m, const char *const *names, size_t
 
 void serve_metrics_release(struct serve_metrics *m)
 {
+    size_t i;
+
     if (!m->profiles)
         return;
+    for (i = 0; i < m->nbc; i++)
+        free(m->bc[i].driver);
+    free(m->bc);
+    m->bc = NULL;
+    m->nbc = 0;
     free(m->profiles);
     m->profiles = NULL;
     pthread_mutex_destroy(&m->mu);
@@ -168,6 +178,58 @@ void serve_metrics_observe(struct serve_metrics *m, struct serve_histogram *h, d
     pthread_mutex_unlock(&m->mu);
 }
 
+/* bc_cmp orders label sets as the text encoder does: by the values in label-name order */
+static int bc_cmp(const char *driver, const char *profile, enum serve_bc_status st,
+                  const struct serve_bc_child *c)
+{
+    int r = strcmp(driver, c->driver);
+
+    if (!r)
+        r = strcmp(profile, c->profile);
+    return r ? r : (int)st - (int)c->status;
+}
+
+void serve_metrics_binding_conditions(struct serve_metrics *m, struct serve_profile_metrics *p,
+                                      const char *driver, enum serve_bc_status status,
+                                      bool with_conditions, double seconds)
+{
+    struct serve_bc_child *c = NULL;
+    size_t i;
+    int r = 1;
+
+    pthread_mutex_lock(&m->mu);
+    for (i = 0; i < m->nbc && (r = bc_cmp(driver, p->name, status, &m->bc[i])) > 0; i++)
+        ;
+    if (i < m->nbc && !r) {
+        c = &m->bc[i];
+    } else if (m->nbc < SERVE_BC_CHILDREN) {
+        char *dup = strdup(driver);
+
+        if (!m->bc)
+            m->bc = calloc(SERVE_BC_CHILDREN, sizeof(*m->bc));
+        if (dup && m->bc) {
+            memmove(&m->bc[i + 1], &m->bc[i], (m->nbc - i) * sizeof(*m->bc));
+            m->nbc++;
+            c = &m->bc[i];
+            memset(c, 0, sizeof(*c));
+            c->profile = p->name;
+            c->driver = dup;
+            c->status = status;
+            hist_init(&c->wait, &spec_bc_wait);
+        } else {
+            free(dup);
+        }
+    }
+    if (c) {
+        serve_histogram_observe(&c->wait, seconds);
+        if (with_conditions) {
+            c->counted = true;
+            c->allocations++;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
 void serve_metrics_add(struct serve_metrics *m, uint64_t *counter, uint64_t delta)
 {
     pthread_mutex_lock(&m->mu);
@@ -236,7 +298,7 @@ static int hist(struct buf *o, const char *name, const char *labels,
                 const struct serve_histogram *h)
 {
     double b[SERVE_HIST_MAX];
-    char nm[160], lb[512], num[40];
+    char nm[160], lb[800], num[40];
     uint64_t cum = 0;
     int i, r = 0;
 
@@ -429,6 +491,41 @@ int serve_metrics_render(struct serve_metrics *m, struct buf *o)
     r |= sample(o, "scheduler_cache_size", "type=\"assumed_pods\"", (double)m->cache_assumed);
     r |= sample(o, "scheduler_cache_size", "type=\"nodes\"", (double)m->cache_nodes);
     r |= sample(o, "scheduler_cache_size", "type=\"pods\"", (double)m->cache_pods);
+
+    for (any = false, i = 0; i < m->nbc; i++)
+        any |= m->bc[i].counted;
+    if (any) {
+        r |= head(o, "scheduler_dra_bindingconditions_allocations_total", "counter",
+                  "[ALPHA] Number of allocations using devices with BindingConditions, counted "
+                  "per driver per scheduling attempt");
+        for (i = 0; i < m->nbc; i++) {
+            char dv[300], bl[700];
+
+            if (!m->bc[i].counted)
+                continue;
+            snprintf(bl, sizeof(bl), "driver=\"%s\",profile=\"%s\",status=\"%s\"",
+                     label_value(m->bc[i].driver, dv, sizeof(dv)),
+                     label_value(m->bc[i].profile, pv, sizeof(pv)),
+                     bc_status_names[m->bc[i].status]);
+            r |= sample(o, "scheduler_dra_bindingconditions_allocations_total", bl,
+                        (double)m->bc[i].allocations);
+        }
+    }
+    if (m->nbc) {
+        r |= head(o, "scheduler_dra_bindingconditions_wait_duration_seconds", "histogram",
+                  "[ALPHA] Time in seconds spent waiting for BindingConditions to be satisfied "
+                  "during PreBind.");
+        for (i = 0; i < m->nbc; i++) {
+            char dv[300], bl[700];
+
+            snprintf(bl, sizeof(bl), "driver=\"%s\",profile=\"%s\",status=\"%s\"",
+                     label_value(m->bc[i].driver, dv, sizeof(dv)),
+                     label_value(m->bc[i].profile, pv, sizeof(pv)),
+                     bc_status_names[m->bc[i].status]);
+            r |= hist(o, "scheduler_dra_bindingconditions_wait_duration_seconds", bl,
+                      &m->bc[i].wait);
+        }
+    }
 
     for (any = false, i = 0; i < m->nprofiles; i++)
         any |= m->profiles[i].bind_touched[0] || m->profiles[i].bind_touched[1];

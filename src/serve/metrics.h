@@ -50,6 +50,27 @@ enum serve_pending_queue {
 
 #define SERVE_SLI_LABELS 15 /* attempts "1" .. "14", "15+" */
 
+/* scheduler_dra_bindingconditions_*'s status label (in label-value order) */
+enum serve_bc_status {
+    SERVE_BC_ERROR = 0, /* "error": anything else, e.g. a claim gone */
+    SERVE_BC_FAILURE,   /* "failure": a bindingFailureConditions condition True */
+    SERVE_BC_SUCCESS,   /* "success" */
+    SERVE_BC_TIMEOUT,   /* "timeout": the binding timeout */
+    SERVE_BC_COUNT,
+};
+
+#define SERVE_BC_CHILDREN 256 /* label sets kept at most (drivers x profiles x statuses) */
+
+/* One label set (profile, driver, status) of the binding-conditions families. */
+struct serve_bc_child {
+    const char *profile; /* borrowed: a profile's name */
+    char *driver;
+    enum serve_bc_status status;
+    bool counted;                /* the allocations counter has this child */
+    uint64_t allocations;        /* scheduler_dra_bindingconditions_allocations_total */
+    struct serve_histogram wait; /* scheduler_dra_bindingconditions_wait_duration_seconds */
+};
+
 /* What is counted per profile (kube-scheduler's profile label: the pod's schedulerName). */
 struct serve_profile_metrics {
     const char *name; /* borrowed */
@@ -77,6 +98,9 @@ struct serve_metrics {
     /* dynamic_resource_allocation_resourceclaim_creates_total (owner a Pod, no admin access):
      * [0] status failure, [1] success; a child appears once counted */
     uint64_t claim_creates[2];
+    /* the binding-conditions families' children, sorted by driver, profile, status */
+    struct serve_bc_child *bc;
+    size_t nbc;
     /* gpusched's own */
     uint64_t in_flight_binds, bind_conflicts, bind_not_found;
     uint64_t events_created, events_patched, event_errors;
@@ -116,6 +140,17 @@ void serve_metrics_bound(struct serve_metrics *m, struct serve_profile_metrics *
 void serve_metrics_bind(struct serve_metrics *m, struct serve_profile_metrics *p, bool ok,
                         double seconds);
 void serve_metrics_observe(struct serve_metrics *m, struct serve_histogram *h, double v);
+
+/* serve_metrics_binding_conditions: one allocation result (a device of driver) of a pod of
+ * profile p whose PreBind waited seconds for binding conditions, ending with status:
+ * scheduler_dra_bindingconditions_wait_duration_seconds observes seconds, and
+ * scheduler_dra_bindingconditions_allocations_total counts 1 when the result has binding
+ * conditions (kube-scheduler's DynamicResources PreBind, after its wait, does both for each
+ * result of each allocated claim of the pod). Beyond SERVE_BC_CHILDREN label sets a new
+ * one is not recorded. */
+void serve_metrics_binding_conditions(struct serve_metrics *m, struct serve_profile_metrics *p,
+                                      const char *driver, enum serve_bc_status status,
+                                      bool with_conditions, double seconds);
 
 /* serve_metrics_set_pending sets the pods in one part of the queue; the caller holds m->mu. */
 void serve_metrics_set_pending(struct serve_metrics *m, enum serve_pending_queue q, uint64_t n);

@@ -16,7 +16,9 @@ struct serve_pending {
     char *namespace_, *name, *uid;
     char *resource_version; /* metadata.resourceVersion of this version ("" when unset) */
     char *scheduler_name;   /* spec.schedulerName (default-scheduler when unset) */
-    char *last_message;     /* last FailedScheduling text written to the status, NULL if none */
+    /* the PodScheduled condition of this version of the pod when its status is False: its
+     * message and reason ("" when unset); NULL when it has none */
+    char *last_message, *last_reason;
     char *last_nominated;
     char *watch_nominated; /* status.nominatedNodeName of this watch event, NULL when unset */
     /* the pod has required pod affinity terms or DoNotSchedule topology spread constraints:
@@ -29,6 +31,14 @@ struct serve_pending {
 
 /* serve_pending_waits_for_pods: pp->waits_for_pods (a serve_queue_move_if predicate). */
 bool serve_pending_waits_for_pods(const void *pp);
+
+/* serve_pending_condition_changed: whether a PodScheduled=False condition with reason and
+ * message differs from the pod's as the watch last showed it (kube-scheduler's failure handler
+ * compares with the informer's pod, podutil.UpdatePodCondition: status, reason and message;
+ * a new reason with the same message is a change, and a condition the API server or an
+ * earlier scheduler wrote counts as well as one of ours). */
+bool serve_pending_condition_changed(const struct serve_pending *pp, const char *reason,
+                                     const char *message);
 
 /* serve_pending_new keeps what scheduling needs from a pod: its JSON without apiVersion, kind,
  * managedFields, resourceVersion and status (except status.nominatedNodeName and the claims

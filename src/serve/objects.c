@@ -40,9 +40,17 @@ void serve_pending_free(void *p)
     free(pp->resource_version);
     free(pp->scheduler_name);
     free(pp->last_message);
+    free(pp->last_reason);
     free(pp->last_nominated);
     free(pp->watch_nominated);
     free(pp);
+}
+
+bool serve_pending_condition_changed(const struct serve_pending *pp, const char *reason,
+                                     const char *message)
+{
+    return !pp->last_message || !pp->last_reason || strcmp(pp->last_message, message) ||
+           strcmp(pp->last_reason, reason);
 }
 
 bool serve_pending_waits_for_pods(const void *pp)
@@ -87,6 +95,27 @@ struct serve_pending *serve_pending_new(json_t *obj)
 
     if (!pp || !copy || !md)
         goto fail;
+    {
+        /* the PodScheduled condition as this version shows it (what kube-scheduler's failure
+         * handler compares with: the informer's pod) */
+        json_t *c;
+        size_t i;
+
+        json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c)
+        {
+            const char *type = serve_jstr(c, "type", NULL), *st = serve_jstr(c, "status", NULL);
+            const char *reason = serve_jstr(c, "reason", NULL),
+                       *msg = serve_jstr(c, "message", NULL);
+
+            if (!type || strcmp(type, "PodScheduled"))
+                continue;
+            if (st && !strcmp(st, "False") &&
+                (!(pp->last_reason = strdup(reason ? reason : "")) ||
+                 !(pp->last_message = strdup(msg ? msg : ""))))
+                goto fail;
+            break;
+        }
+    }
     json_object_del(md, "managedFields");
     json_object_del(md, "resourceVersion"); /* kept apart: pp->resource_version */
     json_object_set_new(copy, "metadata", md);

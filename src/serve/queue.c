@@ -1,8 +1,13 @@
-/* queue.c - active heap, backoff heap and unschedulable set of pending pods (see queue.h).
+/* queue.c - active heap, backoff heaps and unschedulable set of pending pods (see queue.h).
  *
  * Every entry sits in the key map; heap members also record their heap index so that a
- * delete or update is O(log n). Arrival order breaks priority ties through a sequence
- * number, so pods of equal priority are tried first come, first served. */
+ * delete or update is O(log n). Pods of equal priority are tried in the order they were
+ * added or last came back from an attempt (kube-scheduler's PrioritySort and its
+ * QueuedPodInfo.Timestamp), a sequence number breaking ties. As kube-scheduler
+ * v1.37's backoff queue (backoff_queue.go, SchedulerPopFromBackoffQ on by default), a backoff
+ * ends at the start of the whole-second window after the one its expiry falls in, pods moved
+ * while backing off wait in one heap (popped at once when no pod is active) and pods that
+ * failed with an error in another (never popped early). */
 #include "serve/queue.h"
 
 #include <errno.h>
@@ -16,8 +21,12 @@ struct queue_entry {
     struct serve_queue_item item; /* item.key points at key below */
     uint64_t seq;
     enum serve_queue_state state;
-    int64_t backoff_until_ms;
+    int64_t backoff_until_ms; /* the backoff is over from then on (0: no backoff) */
+    bool error_heap;          /* in (or bound for) the error backoff heap */
     int64_t unsched_since_ms;
+    /* kube-scheduler's QueuedPodInfo.Timestamp, which PrioritySort orders equal priorities
+     * by: when the pod was added, then when it last came back after an attempt */
+    int64_t stamp_ms;
     /* kube-scheduler's UnschedulableCount and ConsecutiveErrorsCount: the backoff counts the
      * errors in a row since the last rejection when there are any, else the rejections */
     int unsched_count, errors;
@@ -35,9 +44,11 @@ struct queue_heap {
 struct serve_queue {
     struct serve_queue_opts o;
     struct keymap map;
-    struct queue_heap active, backoff;
+    /* backoff: moved by an event (or an update) while backing off, kube-scheduler's
+     * podBackoffQ; errbackoff: failed with an error, its podErrorBackoffQ */
+    struct queue_heap active, backoff, errbackoff;
     /* Unschedulable pods in the order they were parked (unsched_since_ms never decreases),
-     * so the periodic flush and the next deadline only look at the head. */
+     * so the periodic flush only looks at the head. */
     struct queue_entry *uhead, *utail;
     size_t nunsched;
     size_t ninflight;
@@ -50,12 +61,20 @@ static bool active_less(const struct queue_entry *a, const struct queue_entry *b
 {
     if (a->item.priority != b->item.priority)
         return a->item.priority > b->item.priority;
-    if (a->item.added_ms != b->item.added_ms)
-        return a->item.added_ms < b->item.added_ms;
+    if (a->stamp_ms != b->stamp_ms)
+        return a->stamp_ms < b->stamp_ms;
     return a->seq < b->seq;
 }
 
+/* kube-scheduler's lessBackoffCompletedWithPriority: by window, then as the active heap */
 static bool backoff_less(const struct queue_entry *a, const struct queue_entry *b)
+{
+    if (a->backoff_until_ms != b->backoff_until_ms)
+        return a->backoff_until_ms < b->backoff_until_ms;
+    return active_less(a, b);
+}
+
+static bool errbackoff_less(const struct queue_entry *a, const struct queue_entry *b)
 {
     if (a->backoff_until_ms != b->backoff_until_ms)
         return a->backoff_until_ms < b->backoff_until_ms;
@@ -136,7 +155,7 @@ static void queue_detach(struct serve_queue *q, struct queue_entry *e)
         heap_remove(&q->active, e->idx);
         break;
     case SERVE_QUEUE_BACKOFF:
-        heap_remove(&q->backoff, e->idx);
+        heap_remove(e->error_heap ? &q->errbackoff : &q->backoff, e->idx);
         break;
     case SERVE_QUEUE_UNSCHEDULABLE:
         q->nunsched--;
@@ -174,7 +193,7 @@ static void queue_attach(struct serve_queue *q, struct queue_entry *e, enum serv
         (void)heap_push(&q->active, e);
         break;
     case SERVE_QUEUE_BACKOFF:
-        (void)heap_push(&q->backoff, e);
+        (void)heap_push(e->error_heap ? &q->errbackoff : &q->backoff, e);
         break;
     case SERVE_QUEUE_UNSCHEDULABLE:
         e->uprev = q->utail;
@@ -198,10 +217,10 @@ static void queue_attach(struct serve_queue *q, struct queue_entry *e, enum serv
 static int queue_reserve(struct serve_queue *q)
 {
     size_t need = q->map.len + 1;
-    struct queue_heap *hs[2] = {&q->active, &q->backoff};
+    struct queue_heap *hs[3] = {&q->active, &q->backoff, &q->errbackoff};
     int i;
 
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 3; i++) {
         struct queue_heap *h = hs[i];
 
         if (h->cap < need) {
@@ -236,6 +255,7 @@ struct serve_queue *serve_queue_new(const struct serve_queue_opts *o)
         q->o.max_unschedulable_ms = 300000;
     q->active.less = active_less;
     q->backoff.less = backoff_less;
+    q->errbackoff.less = errbackoff_less;
     return q;
 }
 
@@ -257,6 +277,7 @@ void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data))
     keymap_release(&q->map);
     free(q->active.v);
     free(q->backoff.v);
+    free(q->errbackoff.v);
     free(q);
 }
 
@@ -289,11 +310,14 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
         was = e->state;
         queue_detach(q, e);
         e->item.priority = priority;
-        /* An updated pod may fit now: an unschedulable one goes back to be tried (and a
-         * gated one may have lost its gates). */
+        /* An updated pod may fit now: an unschedulable one goes back to be tried after its
+         * backoff, as after a move (kube-scheduler's Update: the plugins' hints say Queue,
+         * queueAfterBackoff), a gated one (it may have lost its gates) at once; one backing
+         * off stays in its heap unless its backoff is over. */
+        if (was == SERVE_QUEUE_UNSCHEDULABLE)
+            e->error_heap = false;
         queue_attach(q, e,
-                     was == SERVE_QUEUE_UNSCHEDULABLE || was == SERVE_QUEUE_GATED ||
-                             e->backoff_until_ms <= now_ms
+                     was == SERVE_QUEUE_GATED || e->backoff_until_ms <= now_ms
                          ? SERVE_QUEUE_ACTIVE
                          : SERVE_QUEUE_BACKOFF);
         return 0;
@@ -305,7 +329,7 @@ int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, vo
     memcpy(e->key, key, klen + 1);
     e->item.key = e->key;
     e->item.priority = priority;
-    e->item.added_ms = now_ms;
+    e->item.added_ms = e->stamp_ms = now_ms;
     e->item.first_active_ms = -1;
     e->item.data = data;
     e->seq = q->seq++;
@@ -346,11 +370,10 @@ const struct serve_queue_item *serve_queue_get(const struct serve_queue *q, cons
     return e ? &e->item : NULL;
 }
 
-static void queue_promote_backoff(struct serve_queue *q, int64_t now_ms)
+static void queue_promote_heap(struct serve_queue *q, struct queue_heap *h, int64_t now_ms)
 {
-    q->now_ms = now_ms;
-    while (q->backoff.n && q->backoff.v[0]->backoff_until_ms <= now_ms) {
-        struct queue_entry *e = q->backoff.v[0];
+    while (h->n && h->v[0]->backoff_until_ms <= now_ms) {
+        struct queue_entry *e = h->v[0];
 
         queue_detach(q, e);
         queue_attach(q, e, SERVE_QUEUE_ACTIVE);
@@ -361,11 +384,17 @@ const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t no
 {
     struct queue_entry *e;
 
-    queue_promote_backoff(q, now_ms);
-    if (!q->active.n)
+    q->now_ms = now_ms;
+    queue_promote_heap(q, &q->backoff, now_ms);
+    queue_promote_heap(q, &q->errbackoff, now_ms);
+    if (q->active.n)
+        e = q->active.v[0];
+    else if (q->o.pop_backoff && q->backoff.n)
+        e = q->backoff.v[0]; /* kube-scheduler's PopFromBackoffQ: nothing else to do */
+    else
         return NULL;
-    e = q->active.v[0];
     queue_detach(q, e);
+    e->item.pops++;
     return &e->item;
 }
 
@@ -377,6 +406,16 @@ int64_t serve_queue_backoff_ms(const struct serve_queue *q, int attempts)
     for (i = 1; i < attempts && b < q->o.max_backoff_ms; i++)
         b *= 2;
     return b < q->o.max_backoff_ms ? b : q->o.max_backoff_ms;
+}
+
+/* queue_window_start: the start of the whole-second window holding t (kube-scheduler's
+ * alignToWindow, time.Truncate to backoffQOrderingWindowDuration: whole seconds of the wall
+ * clock, which is o.wall_offset_ms ahead of the clock t is read from) */
+static int64_t queue_window_start(const struct serve_queue *q, int64_t t)
+{
+    int64_t r = (t + q->o.wall_offset_ms) % 1000;
+
+    return t - (r < 0 ? r + 1000 : r);
 }
 
 static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
@@ -395,8 +434,14 @@ static void queue_fail(struct serve_queue *q, const char *key, int64_t now_ms,
         e->unsched_count++;
         e->errors = 0;
     }
+    e->error_heap = to == SERVE_QUEUE_BACKOFF;
+    /* getBackoffTime aligns the expiry down to its window, and isEntityBackingoff holds the
+     * pod while the current window is not past it: the backoff ends at the next window */
+    e->stamp_ms = now_ms;
     e->backoff_until_ms =
-        now_ms + serve_queue_backoff_ms(q, e->errors ? e->errors : e->unsched_count);
+        queue_window_start(
+            q, now_ms + serve_queue_backoff_ms(q, e->errors ? e->errors : e->unsched_count)) +
+        1000;
     e->unsched_since_ms = now_ms;
     queue_attach(q, e, to);
 }
@@ -436,6 +481,7 @@ static size_t queue_move(struct serve_queue *q, int64_t now_ms, int64_t older_th
             break;
         queue_detach(q, e);
         e->item.flushed = older_than_ms >= 0;
+        e->error_heap = false;
         queue_attach(q, e,
                      e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
         moved++;
@@ -458,6 +504,7 @@ size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(c
         if (!pred(e->item.data))
             continue;
         queue_detach(q, e);
+        e->error_heap = false;
         queue_attach(q, e,
                      e->backoff_until_ms <= now_ms ? SERVE_QUEUE_ACTIVE : SERVE_QUEUE_BACKOFF);
         moved++;
@@ -467,29 +514,25 @@ size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(c
 
 size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms)
 {
-    int64_t limit = now_ms - q->o.max_unschedulable_ms;
+    /* (kube-scheduler: parked for longer than the duration, strictly) */
+    int64_t limit = now_ms - q->o.max_unschedulable_ms - 1;
 
     return limit < 0 ? 0 : queue_move(q, now_ms, limit);
 }
 
 int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms)
 {
-    int64_t best = -1, t;
+    int64_t best = -1;
 
-    if (q->active.n)
+    if (q->active.n || (q->o.pop_backoff && q->backoff.n)) /* (popped when none is active) */
         return 0;
-    if (q->backoff.n) {
-        t = q->backoff.v[0]->backoff_until_ms - now_ms;
-        best = t < 0 ? 0 : t;
-    }
-    if (q->uhead) {
-        t = q->uhead->unsched_since_ms + q->o.max_unschedulable_ms - now_ms;
-        if (t < 0)
-            t = 0;
-        if (best < 0 || t < best)
-            best = t;
-    }
-    return best;
+    if (q->errbackoff.n)
+        best = q->errbackoff.v[0]->backoff_until_ms - now_ms;
+    if (q->backoff.n && (best < 0 || q->backoff.v[0]->backoff_until_ms - now_ms < best))
+        best = q->backoff.v[0]->backoff_until_ms - now_ms;
+    if (best < 0 && !q->errbackoff.n && !q->backoff.n)
+        return -1;
+    return best < 0 ? 0 : best;
 }
 
 size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)
@@ -498,7 +541,7 @@ size_t serve_queue_count(const struct serve_queue *q, enum serve_queue_state s)
     case SERVE_QUEUE_ACTIVE:
         return q->active.n;
     case SERVE_QUEUE_BACKOFF:
-        return q->backoff.n;
+        return q->backoff.n + q->errbackoff.n;
     case SERVE_QUEUE_UNSCHEDULABLE:
         return q->nunsched;
     case SERVE_QUEUE_IN_FLIGHT:

@@ -1,9 +1,10 @@
 /* queue.h - the scheduling queue of gpusched serve: pending pods waiting for a placement.
  *
- * Three parts, as in kube-scheduler: the active heap (priority high first, then arrival
- * order), the backoff heap (pods that failed, waiting 1 s doubling to 10 s) and the
- * unschedulable set (pods that did not fit, waiting for a cluster event or the periodic
- * flush). A pod is in exactly one part, or "in flight" between serve_queue_pop() and the
+ * Three parts, as in kube-scheduler: the active heap (priority high first, then the time the
+ * pod was added or last came back from an attempt: PrioritySort's Timestamp), the backoff heaps (pods waiting 1 s doubling to 10 s, rounded up to a whole
+ * second: those that failed with an error, and those moved while backing off, which are
+ * popped at once when no pod is active) and the unschedulable set (pods that did not fit,
+ * waiting for a cluster event or the periodic flush). A pod is in exactly one part, or "in flight" between serve_queue_pop() and the
  * call that reports the outcome. Not thread-safe: the scheduling loop owns it. */
 #ifndef SERVE_QUEUE_H
 #define SERVE_QUEUE_H
@@ -29,6 +30,14 @@ struct serve_queue_opts {
     /* same(old, new): an update from old data to new changes nothing scheduling looks at, so
      * an unschedulable pod stays where it is (NULL: every update moves it) */
     bool (*same)(const void *old_data, const void *new_data);
+    /* the wall clock minus the clock the now_ms arguments are read from: backoff windows
+     * are whole seconds of the wall clock, as kube-scheduler's (0: of that clock itself) */
+    int64_t wall_offset_ms;
+    /* kube-scheduler's PopFromBackoffQ: with no pod active, pop the first pod moved while
+     * backing off at once (off: it waits out its backoff). gpusched serve leaves it off for
+     * now: with it, a pod whose left-over extended-resource claim PostFilter deleted was
+     * tried again and again before the world saw the claim gone (docs/serve.md, Queue). */
+    bool pop_backoff;
 };
 
 /* One queued pod as seen by the caller. data is the caller's (the queue never frees it). */
@@ -39,6 +48,7 @@ struct serve_queue_item {
     int64_t first_active_ms; /* when it first entered the active heap (kube-scheduler's
                                 InitialAttemptTimestamp); -1 while it never did (gated) */
     int attempts;            /* scheduling attempts so far */
+    unsigned pops;           /* times popped (an attempt that began: in flight or done) */
     bool flushed; /* it last left the unschedulable pods by the periodic flush, not an event
                      (kube-scheduler's WasFlushedFromUnschedulable) */
     void *data;
@@ -51,8 +61,9 @@ void serve_queue_free(struct serve_queue *q, void (*free_data)(void *data));
 
 /* serve_queue_add adds a new pending pod to the active heap, or updates the priority and data
  * of a known one (returning the old data through *old_data, else NULL there). An updated pod
- * waiting as unschedulable or gated is moved back (its spec may now fit), unless the
- * options' same() says the update changed nothing that matters; one in flight stays in flight.
+ * waiting as unschedulable is moved back as by serve_queue_move_all (its spec may now fit),
+ * unless the options' same() says the update changed nothing that matters; a gated one goes
+ * to the active heap; one in flight stays in flight.
  * Returns 0, or -ENOMEM. */
 int serve_queue_add(struct serve_queue *q, const char *key, int32_t priority, void *data,
                     int64_t now_ms, void **old_data);
@@ -65,7 +76,10 @@ const struct serve_queue_item *serve_queue_get(const struct serve_queue *q, cons
 
 /* serve_queue_pop first moves backoff pods whose time has come to the active heap, then
  * takes the head of the active heap, marks it in flight and returns it (borrowed until the
- * pod is reported with _done/_unschedulable/_backoff/_delete). NULL when none is active. */
+ * pod is reported with _done/_unschedulable/_backoff/_delete). When none is active it takes
+ * the head of the pods moved while backing off instead (kube-scheduler's PopFromBackoffQ:
+ * earliest window first, then as the active heap), never one backing off after an error.
+ * NULL when there is none of either. */
 const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t now_ms);
 
 /* Outcome of an in-flight pod (also valid for a pod in any other part):
@@ -74,7 +88,9 @@ const struct serve_queue_item *serve_queue_pop(struct serve_queue *q, int64_t no
  * _backoff counts an attempt and puts it in the backoff heap (errors, failed binds).
  * The backoff (when a moved pod may be tried again, or a backed-off one) is kube-scheduler's:
  * after n errors in a row serve_queue_backoff_ms(n), else after n unschedulable attempts
- * serve_queue_backoff_ms(n). */
+ * serve_queue_backoff_ms(n), from now_ms; it ends at the start of the whole second after the
+ * one that time falls in (kube-scheduler's ordering windows: 1.1 to 2 s after a failure for
+ * 1 s). */
 void *serve_queue_done(struct serve_queue *q, const char *key);
 void serve_queue_unschedulable(struct serve_queue *q, const char *key, int64_t now_ms);
 void serve_queue_backoff(struct serve_queue *q, const char *key, int64_t now_ms);
@@ -95,12 +111,14 @@ size_t serve_queue_move_all(struct serve_queue *q, int64_t now_ms);
  * moves only the pods it could help). Returns how many moved. */
 size_t serve_queue_move_if(struct serve_queue *q, int64_t now_ms, bool (*pred)(const void *data));
 
-/* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms.
- * Returns how many moved. */
+/* serve_queue_flush moves unschedulable pods parked for longer than max_unschedulable_ms
+ * (kube-scheduler's flushUnschedulableEntitiesLeftover; the caller runs it as kube-scheduler
+ * does, at start and then every SERVE_QUEUE_FLUSH_PERIOD_MS). Returns how many moved. */
+#define SERVE_QUEUE_FLUSH_PERIOD_MS 30000
 size_t serve_queue_flush(struct serve_queue *q, int64_t now_ms);
 
-/* serve_queue_next_ms returns milliseconds until the next backoff or flush deadline
- * (0 when a pod is active now, -1 when nothing is waiting). */
+/* serve_queue_next_ms returns milliseconds until the next backoff ends (0 when a pod can be
+ * popped now, -1 when no pod waits for a time; the flush is the caller's). */
 int64_t serve_queue_next_ms(const struct serve_queue *q, int64_t now_ms);
 
 /* serve_queue_count returns how many pods are in one part. */

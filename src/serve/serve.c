@@ -516,6 +516,12 @@ int serve_main(int argc, char **argv)
     qo.initial_backoff_ms = o.initial_backoff_ms;
     qo.max_backoff_ms = o.max_backoff_ms;
     qo.same = serve_pending_same; /* our own status writes do not move a pod back */
+    {
+        struct timespec wall;
+
+        clock_gettime(CLOCK_REALTIME, &wall);
+        qo.wall_offset_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000 - mono_ms();
+    }
     s->queue = serve_queue_new(&qo);
     if (!s->cluster || !s->queue) {
         fprintf(stderr, "gpusched serve: out of memory\n");

@@ -240,10 +240,9 @@ void serve_on_pod(void *ud, enum kube_informer_op op, const char *key, json_t *o
         } else if (old) {
             struct serve_pending *op_ = old;
 
-            /* keep what was reported, so an unchanged message is not written again */
-            pp->last_message = op_->last_message;
+            /* keep the nomination written (the condition is this version's own) */
             pp->last_nominated = op_->last_nominated;
-            op_->last_message = op_->last_nominated = NULL;
+            op_->last_nominated = NULL;
             serve_pending_free(op_);
         }
     }

@@ -307,7 +307,7 @@ static bool queued_same_pod(struct serve *s, const struct serve_task *t)
 
 /* bind_report: a refused bind as kube-scheduler's failure handler reports it, the
  * FailedScheduling event and the PodScheduled condition (reason SchedulerError, the condition
- * only when its message changed) with `running Bind plugin "DefaultBinder": <error>`; nothing
+ * only when its reason or message changed) with `running Bind plugin "DefaultBinder": <error>`; nothing
  * for a pod re-created under the name since. mu held. */
 static void bind_report(struct serve *s, const struct serve_task *t, const char *ns,
                         const char *name)
@@ -323,12 +323,8 @@ static void bind_report(struct serve *s, const struct serve_task *t, const char 
              err_format(t->err, m, sizeof(m)));
     serve_write_event(s, t->controller, &ref, NULL, "Warning", "FailedScheduling", "Scheduling",
                       msg);
-    if (pp) {
-        if (pp->last_message && !strcmp(pp->last_message, msg))
-            return;
-        free(pp->last_message);
-        pp->last_message = strdup(msg);
-    }
+    if (pp && !serve_pending_condition_changed(pp, "SchedulerError", msg))
+        return;
     serve_write_status(s, ns, name, "SchedulerError", msg, NULL);
 }
 

@@ -589,6 +589,13 @@ class FakeApiServer:
         self._delays = []
         self._trickles = []
         self._endless = []
+        self._holds = []
+        self._held = 0          # requests waiting in a hold now
+        self._release_gen = 0   # bumped by release(): held requests go on
+        self._hold_cv = threading.Condition(self._lock)
+        self.in_flight = 0      # requests (not watches) being answered now, come since reset()
+        self.max_in_flight = 0  # the most at once since the start or reset()
+        self._flight_gen = 0    # bumped by reset(): requests from before it no longer count
         self.review_tokens = {}    # TokenReview: token -> user ({"username", "groups", ...})
         self.review_allowed = set()  # SubjectAccessReview: (username, verb, path) allowed
         self._forbidden = set()
@@ -626,6 +633,7 @@ class FakeApiServer:
         with self._cond:
             self._run_gen += 1
             self._cond.notify_all()
+            self._release_locked()
         self._httpd.shutdown()
         self._httpd.server_close()
         with self._lock:
@@ -729,6 +737,9 @@ class FakeApiServer:
             self.review_tokens = {}
             self.review_allowed = set()
             self.requests = []
+            self.in_flight = self.max_in_flight = 0
+            self._flight_gen += 1
+            self._release_locked()
             self.tokens = set(tokens) if tokens is not None else None
             self.watch_cache = True
             self.compact()
@@ -773,6 +784,47 @@ class FakeApiServer:
             self._endless.append({"method": "GET", "re": re.compile(path_regex),
                                   "item_bytes": item_bytes, "times": times, "page": 0})
 
+    def hold(self, method, path_regex, times=None):
+        """The next `times` matching requests (None: all, until release()) wait before they are
+        served, until release(): what a test needs to see requests in flight at once."""
+        with self._lock:
+            self._holds.append({"method": method, "re": re.compile(path_regex), "times": times})
+
+    def held(self):
+        """How many requests wait in a hold now."""
+        with self._lock:
+            return self._held
+
+    def wait_held(self, n, timeout=20.0):
+        """Until n requests wait in a hold at once; False when timeout passes first."""
+        end = time.monotonic() + timeout
+        with self._lock:
+            while self._held < n:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._hold_cv.wait(left)
+            return True
+
+    def release(self):
+        """The held requests are served, and the holds end."""
+        with self._lock:
+            self._release_locked()
+
+    def _release_locked(self):
+        self._holds = []
+        self._release_gen += 1
+        self._hold_cv.notify_all()
+
+    def _wait_release(self):
+        with self._lock:
+            gen = self._release_gen
+            self._held += 1
+            self._hold_cv.notify_all()
+            while self._release_gen == gen:
+                self._hold_cv.wait()
+            self._held -= 1
+
     def set_reviews(self, tokens=None, allowed=()):
         """TokenReview (POST /apis/authentication.k8s.io/v1/tokenreviews) and
         SubjectAccessReview (.../authorization.k8s.io/v1/subjectaccessreviews) as the API server
@@ -790,6 +842,7 @@ class FakeApiServer:
             self._delays = []
             self._trickles = []
             self._endless = []
+            self._release_locked()
 
     def forbid(self, verb, resource):
         """RBAC denial: verb (get/list/watch/create/update/patch/delete) on resource ("nodes",
@@ -1042,6 +1095,21 @@ class FakeApiServer:
         return None
 
     def _dispatch(self, h, method):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(h.path).query)
+        counted = query.get("watch", [""])[0] not in ("1", "true")
+        with self._lock:
+            gen = self._flight_gen
+            if counted:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            self._serve(h, method)
+        finally:
+            with self._lock:
+                if counted and gen == self._flight_gen:
+                    self.in_flight -= 1
+
+    def _serve(self, h, method):
         t = time.monotonic()
         parsed = urllib.parse.urlsplit(h.path)
         path = parsed.path
@@ -1070,11 +1138,14 @@ class FakeApiServer:
         with self._lock:
             if self.log_requests:
                 self.requests.append(entry)
+            hold = self._match_rule(self._holds, method, path)
             delay = self._match_rule(self._delays, method, path)
             fault = self._match_rule(self._faults, method, path, query)
             trickle = self._match_rule(self._trickles, method, path)
             endless = (self._match_rule(self._endless, method, path)
                        if "watch" not in query else None)
+        if hold:
+            self._wait_release()
         if delay:
             time.sleep(delay["seconds"])
         try:

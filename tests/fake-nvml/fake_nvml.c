@@ -178,6 +178,21 @@ static int fake_code(const char *name)
     return -1;
 }
 
+/* a GPU named by an events line: its index or UUID; -1 when none is */
+static int fake_device_ref(const char *s)
+{
+    char *end;
+    long i = strtol(s, &end, 10);
+    unsigned k;
+
+    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
+        return (int)i;
+    for (k = 0; k < fake.ndevices; k++)
+        if (!strcmp(fake.devices[k].uuid, s))
+            return (int)k;
+    return -1;
+}
+
 static void fake_device_defaults(struct nvmlDevice_st *d, unsigned idx)
 {
     memset(d, 0, sizeof(*d));
@@ -351,37 +366,17 @@ static int fake_parse_device(char *s, const char *path, int lineno)
         }
     }
     for (i = 0; i < repeat; i++) {
-        struct nvmlDevice_st *t;
-        unsigned idx = fake.ndevices;
+        struct nvmlDevice_st *t, at; /* at: the defaults at this index */
 
         if (fake.ndevices >= FAKE_MAX_DEVICES)
             goto bad;
+        fake_device_defaults(&at, fake.ndevices);
         t = &fake.devices[fake.ndevices++];
-        fake_device_defaults(t, idx);
-        memcpy(t->name, d.name, sizeof(t->name));
-        t->memory = d.memory;
-        t->has_memory = d.has_memory;
-        t->memory_error = d.memory_error;
-        if (custom_uuid)
-            memcpy(t->uuid, d.uuid, sizeof(t->uuid));
-        if (custom_pci)
-            memcpy(t->pci, d.pci, sizeof(t->pci));
-        t->cc_major = d.cc_major;
-        t->cc_minor = d.cc_minor;
-        t->has_cc = d.has_cc;
-        t->mig = d.mig;
-        t->minor = d.minor;
-        t->brand = d.brand;
-        t->arch = d.arch;
-        t->lost = d.lost;
-        t->handle_error = d.handle_error;
-        t->numa = d.numa;
-        t->pcie_switch = d.pcie_switch;
-        memcpy(t->nvlink, d.nvlink, sizeof(t->nvlink));
-        t->nnvlink = d.nnvlink;
-        t->no_events = d.no_events;
-        memcpy(t->mig_profiles, d.mig_profiles, sizeof(t->mig_profiles));
-        t->nmig = d.nmig;
+        *t = d;
+        if (!custom_uuid)
+            memcpy(t->uuid, at.uuid, sizeof(t->uuid));
+        if (!custom_pci)
+            memcpy(t->pci, at.pci, sizeof(t->pci));
     }
     return 0;
 bad:
@@ -529,6 +524,14 @@ static nvmlReturn_t fake_check(nvmlDevice_t d)
     return NVML_SUCCESS;
 }
 
+/* fake_check, then an answer's pointer that must not be NULL */
+static nvmlReturn_t fake_query(nvmlDevice_t d, const void *out)
+{
+    nvmlReturn_t rc = fake_check(d);
+
+    return rc ? rc : out ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
 static nvmlReturn_t fake_string(const char *s, char *out, unsigned int length)
 {
     if (!out)
@@ -645,12 +648,10 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
-    nvmlReturn_t rc = fake_check(device);
+    nvmlReturn_t rc = fake_query(device, memory);
 
     if (rc)
         return rc;
-    if (!memory)
-        return NVML_ERROR_INVALID_ARGUMENT;
     if (device->memory_error)
         return device->memory_error;
     if (!device->has_memory)
@@ -665,13 +666,11 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
-    nvmlReturn_t rc = fake_check(device);
+    nvmlReturn_t rc = fake_query(device, pci);
     unsigned dom = 0, bus = 0, dev = 0;
 
     if (rc)
         return rc;
-    if (!pci)
-        return NVML_ERROR_INVALID_ARGUMENT;
     memset(pci, 0, sizeof(*pci));
     sscanf(device->pci, "%x:%x:%x", &dom, &bus, &dev);
     pci->domain = dom;
@@ -831,12 +830,10 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types);
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, types);
 
     if (rc)
         return rc;
-    if (!types)
-        return NVML_ERROR_INVALID_ARGUMENT;
     *types = d->no_events ? 0 : 0x1ull | 0x2ull | 0x4ull | 0x8ull;
     return NVML_SUCCESS;
 }
@@ -845,30 +842,14 @@ EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long 
                                              nvmlEventSet_t set);
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, set);
 
     if (rc)
         return rc;
-    if (!set)
-        return NVML_ERROR_INVALID_ARGUMENT;
     if (d->no_events)
         return NVML_ERROR_NOT_SUPPORTED;
     set->mask[d - fake.devices] |= types;
     return NVML_SUCCESS;
-}
-
-static int fake_device_ref(const char *s)
-{
-    char *end;
-    long i = strtol(s, &end, 10);
-    unsigned k;
-
-    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
-        return (int)i;
-    for (k = 0; k < fake.ndevices; k++)
-        if (!strcmp(fake.devices[k].uuid, s))
-            return (int)k;
-    return -1;
 }
 
 /* Reads the next complete line added to the control file; 1 with it in line, 0 none. */
@@ -962,12 +943,10 @@ static int fake_is_mig(nvmlDevice_t d)
 EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count);
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, count);
 
     if (rc)
         return rc;
-    if (!count)
-        return NVML_ERROR_INVALID_ARGUMENT;
     if (fake_is_mig(d) || d->mig < 0)
         return NVML_ERROR_NOT_SUPPORTED;
     *count = 7;
@@ -999,12 +978,10 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int in
 EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a);
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, a);
 
     if (rc)
         return rc;
-    if (!a)
-        return NVML_ERROR_INVALID_ARGUMENT;
     if (!fake_is_mig(d))
         return NVML_ERROR_NOT_SUPPORTED;
     memset(a, 0, sizeof(*a));
@@ -1024,20 +1001,6 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *
 
 #include <pthread.h>
 #include <sys/stat.h>
-
-static int fake_state_ref(const char *s)
-{
-    char *end;
-    long i = strtol(s, &end, 10);
-    unsigned k;
-
-    if (*s && !*end && i >= 0 && (unsigned long)i < fake.ndevices)
-        return (int)i;
-    for (k = 0; k < fake.ndevices; k++)
-        if (!strcmp(fake.devices[k].uuid, s))
-            return (int)k;
-    return -1;
-}
 
 /* Applies the state lines added to the control file since the last call (every NVML query
  * calls this; one stat when nothing was added). */
@@ -1062,7 +1025,7 @@ static void fake_apply_state(void)
             fake_state_offset += (long)strlen(line);
             extra[0] = '\0';
             n = sscanf(line, "%15s %127s %llu %15s", what, dev, &xid, extra);
-            if (n < 2 || (k = fake_state_ref(dev)) < 0)
+            if (n < 2 || (k = fake_device_ref(dev)) < 0)
                 continue;
             if (!strcmp(what, "lost"))
                 fake.devices[k].lost = 1;
@@ -1124,12 +1087,10 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor);
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, minor);
 
     if (rc)
         return rc;
-    if (!minor)
-        return NVML_ERROR_INVALID_ARGUMENT;
     *minor = d->minor >= 0 ? (unsigned)d->minor : (unsigned)(d - fake.devices);
     return NVML_SUCCESS;
 }
@@ -1137,12 +1098,10 @@ nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
 EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand);
 nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, brand);
 
     if (rc)
         return rc;
-    if (!brand)
-        return NVML_ERROR_INVALID_ARGUMENT;
     *brand = d->brand >= 0 ? d->brand : 2;
     return NVML_SUCCESS;
 }
@@ -1150,13 +1109,11 @@ nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand)
 EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned int *arch);
 nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned int *arch)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, arch);
     int cc;
 
     if (rc)
         return rc;
-    if (!arch)
-        return NVML_ERROR_INVALID_ARGUMENT;
     if (d->arch >= 0) {
         *arch = (unsigned)d->arch;
         return NVML_SUCCESS;
@@ -1187,12 +1144,10 @@ typedef struct {
 EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id);
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id)
 {
-    nvmlReturn_t rc = fake_check(d);
+    nvmlReturn_t rc = fake_query(d, id);
 
     if (rc)
         return rc;
-    if (!id)
-        return NVML_ERROR_INVALID_ARGUMENT;
     if (!fake_is_mig(d))
         return NVML_ERROR_NOT_SUPPORTED;
     *id = (unsigned)d->gi_id;

@@ -43,16 +43,7 @@ class ApiError(Exception):
         super().__init__("HTTP %d: %s" % (status, msg))
 
 
-def wait_for(what, fn, timeout=WAIT, interval=0.05):
-    """Polls fn until it returns something true; returns it, or raises naming `what`."""
-    end = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise AssertionError("timed out after %ds waiting for %s" % (timeout, what))
-        time.sleep(interval)
+wait_for = util.wait_for  # (what, fn, timeout=WAIT): polls fn until it returns something true
 
 
 class Cluster:

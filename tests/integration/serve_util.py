@@ -55,16 +55,7 @@ def pod(name, ns="default", scheduler="gpusched", cpu="100m", memory=None, gpus=
             "spec": spec, "status": {"phase": "Pending"}}
 
 
-def wait_for(what, fn, timeout=WAIT, interval=0.05):
-    """Polls fn until it returns something true; returns it, or raises naming `what`."""
-    end = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(interval)
+wait_for = util.wait_for  # (what, fn, timeout=WAIT): polls fn until it returns something true
 
 
 def bound(api, ns="default"):

@@ -8,7 +8,7 @@ import ssl
 import threading
 import time
 
-import util  # noqa: F401  (puts tests/apiserver on sys.path)
+import util  # (also puts tests/apiserver on sys.path)
 from fake_apiserver import FakeApiServer, strategic_merge_patch, merge_patch, json_patch, ApiError
 
 TOKEN = "test-token"
@@ -469,6 +469,35 @@ def test_inject_faults():
         pass
     else:
         raise AssertionError("dropped connection answered")
+
+
+def test_hold_and_requests_in_flight():
+    # held requests wait together until release(), which ends the hold; in_flight and
+    # max_in_flight count them (not watches, nor requests from before reset())
+    a = fresh()
+    a.add(node("gpu-1"))
+    a.hold("GET", r"^/api/v1/nodes/gpu-1$")
+    got = []
+
+    def one():
+        got.append(Conn(a).req("GET", "/api/v1/nodes/gpu-1")[0])
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        eq(a.wait_held(3), True, "three held at once")
+        eq((a.held(), a.in_flight, got), (3, 3, []), "held, in flight, answered")
+        eq(Conn(a).req("GET", "/api/v1/nodes")[0], 200, "another path is not held")
+    finally:
+        a.release()
+    for t in threads:
+        t.join(10)
+    # (a handler counts itself out just after its answer went: the client may be quicker)
+    util.wait_for("no request in flight", lambda: a.in_flight == 0, timeout=20)
+    eq((got, a.held(), a.max_in_flight), ([200] * 3, 0, 4),
+       "after release (the most at once: the three and the other path)")
+    eq(Conn(a).req("GET", "/api/v1/nodes/gpu-1")[0], 200, "the hold ended")
+    eq(a.wait_held(1, timeout=0.1), False, "nothing held")
 
 
 def test_restart_keeps_state_and_port():

@@ -3,9 +3,7 @@ refused as Kubernetes' YAML decoder refuses it, anchors cost what they hold, and
 render` holds a few times its input, not a tree of every object."""
 import os
 import resource
-import shutil
 import subprocess
-import tempfile
 
 import util
 
@@ -23,19 +21,8 @@ def run_limited(args, cpu_seconds, stdout=subprocess.DEVNULL):
     return p.returncode, err, ru.ru_maxrss * 1024
 
 
-class TempDir:
-    def __enter__(self):
-        self.path = tempfile.mkdtemp(prefix="gpulabel-bounds-")
-        return self
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-    def write(self, name, text):
-        path = os.path.join(self.path, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
+def TempDir():
+    return util.TempDir("gpulabel-bounds-")
 
 
 def bomb(levels=9):

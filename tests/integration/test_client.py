@@ -179,42 +179,46 @@ def in_cluster_env(a, d):
                      GPULABEL_SA_DIR=d)
 
 
-def test_in_cluster_token_rotation_reread_after_401():
-    a = api()
-    a.set_tokens("sa-token-1")
-    d = sa_dir(a, "sa-token-1")
-    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin", "GET", "/api/v1/nodes"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=in_cluster_env(a, d))
-    try:
-        first = p.stdout.readline()
-        eq(first.strip(), "STATUS 200", "first request with the mounted token")
-        # the kubelet rotates the projected token; the old one stops working at once
-        with open(os.path.join(d, "token.tmp"), "w") as f:
-            f.write("sa-token-2\n")
-        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
-        a.set_tokens("sa-token-2")
-        out, err = p.communicate("go\n", timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    eq(out.strip(), "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
-    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
-
-
 def run_twice(env, between, *extra):
-    """kube-request sending GET /api/v1/nodes twice, calling between() in the middle."""
+    """kube-request sending GET /api/v1/nodes twice, calling between() in the middle: the
+    first answer's line, then the rest of the output and the standard error."""
     p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin"] + list(extra) + ["GET", "/api/v1/nodes"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
     try:
         first = p.stdout.readline()
         between()
-        out, _ = p.communicate("go\n", timeout=30)
+        out, err = p.communicate("go\n", timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
-    return first.strip(), out.strip()
+    return first.strip(), out.strip(), err
+
+
+def token_rotated_after_401(prefix, *extra):
+    """The in-cluster token file rotated between two requests of kube-request (extra: its
+    flags): the first answered with the mounted token, the second after a 401 and a re-read,
+    the token never printed."""
+    a = api()
+    a.set_tokens(prefix + "-1")
+    d = sa_dir(a, prefix + "-1")
+
+    def rotate():
+        # the kubelet rotates the projected token; the old one stops working at once
+        with open(os.path.join(d, "token.tmp"), "w") as f:
+            f.write(prefix + "-2\n")
+        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
+        a.set_tokens(prefix + "-2")
+    first, second, err = run_twice(in_cluster_env(a, d), rotate, *extra)
+    eq(first, "STATUS 200", "first request with the mounted token")
+    eq(second, "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
+    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
+    if prefix in second + err:
+        raise AssertionError("token printed")
+
+
+def test_in_cluster_token_rotation_reread_after_401():
+    token_rotated_after_401("sa-token")
 
 
 def test_token_file_reread_periodically():
@@ -229,7 +233,7 @@ def test_token_file_reread_periodically():
         a.set_tokens("p-1", "p-2")
         time.sleep(0.4)  # longer than the refresh period below
         a.set_tokens("p-2")
-    first, second = run_twice(in_cluster_env(a, d), rotate, "--token-refresh-ms", "200")
+    first, second, _ = run_twice(in_cluster_env(a, d), rotate, "--token-refresh-ms", "200")
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
     eq([r["authenticated"] for r in a.requests], [True, True], "the new token was read before any 401")
 
@@ -245,7 +249,7 @@ def test_ca_file_reread_periodically():
         def rotate():
             shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
             time.sleep(0.4)
-        first, second = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200")
+        first, second, _ = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200")
     finally:
         other.close()
     eq(parse_error(first)["code"], -129, "first request: TLS fails with the old CA")
@@ -512,6 +516,67 @@ def test_rate_limit_not_exceeded():
                                  % (k, t - start, earliest))
 
 
+def run_held(a, n, *args):
+    """kube-request with args while the double holds every GET of nodes: once n requests are
+    held (20 s at the most) and half a second more, p.held is how many are, then the holds
+    end. The finished process."""
+    import time
+    a.hold("GET", "^/api/v1/nodes$")
+    p = subprocess.Popen([TOOL] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=clean_env())
+    try:
+        if not a.wait_held(n):
+            raise AssertionError("%d requests held: want %d" % (a.held(), n))
+        time.sleep(0.5)  # others, if the client lets them go, come meanwhile
+        held = a.held()
+    finally:
+        a.release()
+    p.out, p.err = p.communicate(timeout=60)
+    p.held = held
+    return p
+
+
+def test_max_connections_one_request_at_a_time():
+    # kube_client_opts.max_connections = 1 (gpulabel's): four threads' requests wait for each
+    # other and all complete, on one connection. The double holds the answers: without the
+    # limit the four are at the server at once (which shows the test could see it).
+    a = api()
+    kc = kubeconfig(a)
+    p = run_held(a, 4, "--kubeconfig", kc, "--threads", "4", "--repeat", "4", "GET",
+                 "/api/v1/nodes")
+    eq((p.returncode, p.out.count("STATUS 200"), p.held), (0, 4, 4), "without a limit: " + p.err)
+    a.reset(tokens=[TOKEN])
+    p = run_held(a, 1, "--kubeconfig", kc, "--max-connections", "1", "--threads", "4",
+                 "--repeat", "12", "GET", "/api/v1/nodes")
+    eq((p.returncode, p.out.count("STATUS 200"), p.held), (0, 12, 1), "one at a time: " + p.err)
+    eq(a.max_in_flight, 1, "requests at the server at once")
+    eq(len({r["peer"] for r in a.requests}), 1, "connections")
+    eq(len(a.requests), 12, "requests")
+
+
+def test_max_connections_retry_after_wait_gives_the_connection_up():
+    # A 429 with Retry-After: the request that got it waits without holding the one
+    # connection (client.h), so the other thread's request is answered meanwhile, on the same
+    # connection; then the first is sent again and answered.
+    a = api()
+    wait = 5
+    a.inject("GET", "^/api/v1/nodes$", 429, times=1, retry_after=wait)
+    p = tool("--kubeconfig", kubeconfig(a), "--max-connections", "1", "--max-retries", "1",
+             "--threads", "2", "--repeat", "2", "GET", "/api/v1/nodes")
+    eq((p.returncode, p.stdout.count("STATUS 200")), (0, 2), "answers (%s)" % p.stderr)
+    t = [r["time"] for r in a.requests]
+    eq(len(t), 3, "requests: the 429, the other thread's, the retry")
+    eq(len({r["peer"] for r in a.requests}), 1, "connections")
+    eq(a.max_in_flight, 1, "requests at the server at once")
+    # held through the wait, the connection would let the other request go only after the
+    # retry, wait seconds after the 429 (the other thread is waiting for it from the start)
+    if not t[1] - t[0] < wait:
+        raise AssertionError("the other request came %.2f s after the 429 (Retry-After: %d): "
+                             "the wait held the connection" % (t[1] - t[0], wait))
+    if not t[2] - t[0] >= wait - 0.05:
+        raise AssertionError("retried %.2f s after a Retry-After: %d" % (t[2] - t[0], wait))
+
+
 # ---- watch ----------------------------------------------------------------------------------
 
 def start_watch(a, path, *extra, env=None):
@@ -734,26 +799,7 @@ def test_async_tls_verification():
 
 
 def test_async_token_rotation_reread_after_401():
-    a = api()
-    a.set_tokens("as-token-1")
-    d = sa_dir(a, "as-token-1")
-    p = subprocess.Popen([TOOL, "--repeat", "2", "--wait-stdin", "--async", "1", "GET", "/api/v1/nodes"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=in_cluster_env(a, d))
-    try:
-        eq(p.stdout.readline().strip(), "STATUS 200", "first request with the mounted token")
-        with open(os.path.join(d, "token.tmp"), "w") as f:
-            f.write("as-token-2\n")
-        os.rename(os.path.join(d, "token.tmp"), os.path.join(d, "token"))
-        a.set_tokens("as-token-2")
-        out, err = p.communicate("go\n", timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    eq(out.strip(), "STATUS 200", "second request succeeds after re-reading the token (%s)" % err)
-    eq([r["authenticated"] for r in a.requests], [True, False, True], "401 then one retry")
-    if "as-token" in out + err:
-        raise AssertionError("token printed")
+    token_rotated_after_401("as-token", "--async", "1")
 
 
 def test_async_ca_file_reread_on_a_kept_handle():
@@ -767,7 +813,7 @@ def test_async_ca_file_reread_on_a_kept_handle():
         def rotate():
             shutil.copy(a.ca_file, os.path.join(d, "ca.crt"))
             time.sleep(0.4)
-        first, second = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200", "--async", "1")
+        first, second, _ = run_twice(in_cluster_env(a, d), rotate, "--ca-refresh-ms", "200", "--async", "1")
     finally:
         other.close()
     eq(parse_error(first)["code"], -129, "first request: TLS fails with the old CA")
@@ -1255,7 +1301,7 @@ def test_exec_plugin_token_and_rerun_after_401():
     def rotate():
         write(os.path.join(d, "token"), "e-2")
         a.set_tokens("e-2")
-    first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
+    first, second, _ = run_twice(clean_env(KUBECONFIG=kc), rotate)
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
     eq([r["authenticated"] for r in a.requests], [True, False, True], "401, plugin re-run, retry")
     eq(runs(d), 2, "plugin runs")
@@ -1285,7 +1331,7 @@ def test_exec_plugin_rerun_when_expired():
         while datetime.datetime.now(datetime.timezone.utc) <= issued:
             time.sleep(0.0005)
         a.set_tokens("x-2")
-    first, second = run_twice(clean_env(KUBECONFIG=kc), rotate)
+    first, second, _ = run_twice(clean_env(KUBECONFIG=kc), rotate)
     eq((first, second), ("STATUS 200", "STATUS 200"), "both requests")
     eq([r["authenticated"] for r in a.requests], [True, True], "re-run before the request, no 401")
     eq(runs(d), 2, "plugin runs")

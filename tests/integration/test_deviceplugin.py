@@ -10,102 +10,49 @@ injected through the fake NVML's event file, and the Warning Event on the Node. 
 for a condition with a generous deadline; nothing asserts how fast something happened.
 """
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
 import threading
 import time
 
+import plugin_util as pu
 import util
+from plugin_util import A100, WAIT, uuid
 
-SKIP = None
-try:
-    import grpc  # noqa: F401
-    import google.protobuf  # noqa: F401
-except ImportError as e:
-    SKIP = ("needs Debian's python3-grpcio and python3-protobuf under /usr/bin/python3 "
-            "(scripts/install-deps): %s" % e)
-if not SKIP and not os.path.exists(os.path.join(util.BUILD, "gen", "python", "api_pb2.py")):
-    SKIP = "build/gen/python/api_pb2.py is not built (needs protoc: scripts/install-deps)"
+SKIP = pu.grpc_skip("api_pb2")
 if not SKIP:
-    import sys
-    sys.path.insert(0, os.path.join(util.SRC, "tests", "kubelet"))
+    import grpc
     from fake_kubelet import FakeKubelet
 
 SYSFS = os.path.join(util.SRC, "tests", "fixtures", "sysfs")
 # four GPUs: NVLink pairs (0,1) and (2,3); 0-1 on NUMA 0 in the fixture, 2-3 too (0x0a, 0x0b)
-A100 = 'name="NVIDIA A100-SXM4-40GB" memory=42949672960 cc=8.0'
 FOUR = "".join("device %s nvlink=%s\n" % (A100, peer) for peer in ("1+1", "0+0", "3+3", "2+2"))
-WAIT = 20.0
+# four GPUs, the third answering GPU_IS_LOST from the start
+GPU_2_LOST = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
 
 
-def uuid(i):
-    return "GPU-00000000-fa4e-4e00-8000-%012x" % i
-
-
-class Node:
-    """A temp dir with the plugin directory, the NVML config and its event file."""
+class Node(pu.Node):
+    """The fake NVML's node with the kubelet's device-plugin directory and the fake kubelet."""
 
     def __init__(self, gpus=FOUR, kubelet=True):
-        self.dir = tempfile.mkdtemp(prefix="gpulabel-dp-")
+        super().__init__("gpulabel-dp-", gpus)
         self.dp_dir = os.path.join(self.dir, "device-plugins")
         os.makedirs(self.dp_dir)
-        self.nvml = os.path.join(self.dir, "nvml.conf")
-        with open(self.nvml, "w") as f:
-            f.write("driver=550.107.02\ncuda=12040\n" + gpus)
-        self.events = os.path.join(self.dir, "events")
-        open(self.events, "w").close()
         self.kubelet = FakeKubelet(self.dp_dir, util.BUILD)
         if kubelet:
             self.kubelet.start()
-        self.procs = []
 
     def start(self, *extra, env=None):
         argv = [util.binary("gpulabel"), "--nvml-lib", util.fake_nvml(), "--sysfs-root", SYSFS,
                 "--device-plugin-dir", self.dp_dir, "--sleep-interval", "1s"]
         if "--kubeconfig" not in extra:
             argv.append("--no-sync")
-        e = dict(os.environ, FAKE_NVML_CONFIG=self.nvml, FAKE_NVML_EVENTS=self.events)
-        for k in list(e):
-            if k.startswith("GPULABEL_") or k in ("NODE_NAME", "KUBECONFIG"):
-                del e[k]
+        e = pu.agent_env(FAKE_NVML_CONFIG=self.nvml, FAKE_NVML_EVENTS=self.events)
         e.update(env or {})
-        err = open(os.path.join(self.dir, "stderr-%d.log" % len(self.procs)), "w+")
-        p = subprocess.Popen(argv + list(extra), env=e, stdout=subprocess.DEVNULL, stderr=err)
-        p.errfile = err
-        self.procs.append(p)
-        return p
-
-    def stderr(self, p):
-        p.errfile.flush()
-        with open(p.errfile.name) as f:
-            return f.read()
-
-    def inject(self, line):
-        with open(self.events, "a") as f:
-            f.write(line + "\n")
-
-    def close(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            p.errfile.close()
-        self.kubelet.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.spawn(argv + list(extra), e)
 
 
 def run(fn, **kw):
-    n = Node(**kw)
-    try:
-        fn(n)
-    finally:
-        n.close()
+    pu.run(Node(**kw), fn)
 
 
 def healthy_ids(devs):
@@ -368,45 +315,39 @@ def wait_events(api, pred=lambda evs: evs, timeout=WAIT):
     raise AssertionError("events: %r" % evs)
 
 
+def check_gpu_2_lost(n, said):
+    """GPU 2 of four lost from the start: advertised Unhealthy as lost-gpu-2 beside the three
+    others, and one Warning Event on the Node whose message ends with said."""
+    util.check_eq([(d[0], d[1]) for d in n.kubelet.wait_registration().wait_update()],
+                  [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
+                   (uuid(3), "Healthy")], "ListAndWatch")
+    util.check_eq([(e["type"], e["reason"], e["message"]) for e in wait_events(n.api)],
+                  [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is lost"
+                    + said)], "events")
+
+
 def test_lost_gpu_at_start_never_hides_the_others():
     # issue 24 item 1: the third GPU of four answers GPU_IS_LOST from the start
-    from fake_apiserver import FakeApiServer
-    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
-
     def body(n):
-        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
-        try:
-            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
-            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
-            p = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--schema", "ack,gfd")
-            pl = n.kubelet.wait_registration()
-            devs = pl.wait_update()
-            util.check_eq([(d[0], d[1]) for d in devs],
-                          [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
-                           (uuid(3), "Healthy")], "ListAndWatch")
-            evs = wait_events(api)
-            util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
-                          [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
-                            "lost; the device plugin reports it Unhealthy to the kubelet")],
-                          "events")
-            deadline = time.monotonic() + WAIT
-            labels = {}
-            while time.monotonic() < deadline:
-                labels = (api.get("nodes", "gpu-1") or {}).get("metadata", {}).get("labels") or {}
-                if labels.get("aliyun.accelerator/nvidia_count"):
-                    break
-                time.sleep(0.1)
-            util.check_eq((labels.get("aliyun.accelerator/nvidia_count"),
-                           labels.get("nvidia.com/gpu.count")), ("3", "3"), "labels")
-            err = n.stderr(p)
-            for want in ("device plugin: GPU 2 (lost-gpu-2) is unhealthy: GPU is lost",
-                         "GPU 2 cannot be read: GPU 2: nvmlDeviceGetName: GPU is lost; the "
-                         "other GPUs are labelled and advertised"):
-                if want not in err:
-                    raise AssertionError("no %r in the log: %r" % (want, err[-1500:]))
-        finally:
-            api.close()
-    run(body, gpus=gpus)
+        kc = n.start_api("gpu-1")
+        p = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--schema", "ack,gfd")
+        check_gpu_2_lost(n, "; the device plugin reports it Unhealthy to the kubelet")
+        deadline = time.monotonic() + WAIT
+        labels = {}
+        while time.monotonic() < deadline:
+            labels = (n.api.get("nodes", "gpu-1") or {}).get("metadata", {}).get("labels") or {}
+            if labels.get("aliyun.accelerator/nvidia_count"):
+                break
+            time.sleep(0.1)
+        util.check_eq((labels.get("aliyun.accelerator/nvidia_count"),
+                       labels.get("nvidia.com/gpu.count")), ("3", "3"), "labels")
+        err = n.stderr(p)
+        for want in ("device plugin: GPU 2 (lost-gpu-2) is unhealthy: GPU is lost",
+                     "GPU 2 cannot be read: GPU 2: nvmlDeviceGetName: GPU is lost; the "
+                     "other GPUs are labelled and advertised"):
+            if want not in err:
+                raise AssertionError("no %r in the log: %r" % (want, err[-1500:]))
+    run(body, gpus=GPU_2_LOST)
 
 
 def health(devs):
@@ -416,35 +357,28 @@ def health(devs):
 def test_health_recovers_after_the_quiet_period():
     # issue 24 item 5: XID 79 makes GPU 2 Unhealthy; with no new critical event for the
     # recovery period and NVML answering, it is Healthy again, with a Normal Event
-    from fake_apiserver import FakeApiServer
-
     def body(n):
-        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
-        try:
-            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
-            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
-            p = n.start("--kubeconfig", kc, "--node-name", "gpu-1",
-                        "--health-recovery-period", "2s")
-            pl = n.kubelet.wait_registration()
-            pl.wait_update(lambda d: health(d) == list("HHHH"))
-            n.inject("xid 2 79")
-            t_bad = time.monotonic()
-            pl.wait_update(lambda d: health(d) == list("HHUH"))
-            k = len(pl.updates)
-            pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
-            if time.monotonic() - t_bad < 2.0:
-                raise AssertionError("healthy again before the 2 s quiet period")
-            evs = wait_events(api, lambda e: len(e) == 2)
-            util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
-                          [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
-            msg = [e["message"] for e in evs if e["reason"] == "GPUHealthy"][0]
-            if not msg.startswith("GPU 2 (%s) is healthy again: no critical event for " % uuid(2)) \
-                    or "after XID 79, and NVML answers" not in msg:
-                raise AssertionError("message %r" % msg)
-            if "device plugin: GPU 2 (%s) is healthy again" % uuid(2) not in n.stderr(p):
-                raise AssertionError("no log line: %r" % n.stderr(p)[-800:])
-        finally:
-            api.close()
+        kc = n.start_api("gpu-1")
+        p = n.start("--kubeconfig", kc, "--node-name", "gpu-1",
+                    "--health-recovery-period", "2s")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: health(d) == list("HHHH"))
+        n.inject("xid 2 79")
+        t_bad = time.monotonic()
+        pl.wait_update(lambda d: health(d) == list("HHUH"))
+        k = len(pl.updates)
+        pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+        if time.monotonic() - t_bad < 2.0:
+            raise AssertionError("healthy again before the 2 s quiet period")
+        evs = wait_events(n.api, lambda e: len(e) == 2)
+        util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
+                      [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
+        msg = [e["message"] for e in evs if e["reason"] == "GPUHealthy"][0]
+        if not msg.startswith("GPU 2 (%s) is healthy again: no critical event for " % uuid(2)) \
+                or "after XID 79, and NVML answers" not in msg:
+            raise AssertionError("message %r" % msg)
+        if "device plugin: GPU 2 (%s) is healthy again" % uuid(2) not in n.stderr(p):
+            raise AssertionError("no log line: %r" % n.stderr(p)[-800:])
     run(body)
 
 
@@ -455,13 +389,8 @@ def test_health_waits_for_the_gpu_reset_the_driver_asks_for():
         pl.wait_update(lambda d: health(d) == list("HHHH"))
         n.inject("xid 1 79 reset")  # NVML's recovery action: GPU reset
         pl.wait_update(lambda d: health(d) == list("HUHH"))
-        deadline = time.monotonic() + WAIT
-        want = "GPU 1 (%s) stays unhealthy: the driver asks for a GPU reset (NVML recovery " \
-               "action 1)" % uuid(1)
-        while want not in n.stderr(p):
-            if time.monotonic() > deadline:
-                raise AssertionError("no %r: %r" % (want, n.stderr(p)[-800:]))
-            time.sleep(0.1)
+        n.wait_log(p, "GPU 1 (%s) stays unhealthy: the driver asks for a GPU reset (NVML "
+                      "recovery action 1)" % uuid(1))
         util.check_eq(health(pl.updates[-1]), list("HUHH"), "still unhealthy after the period")
         util.check_eq(n.stderr(p).count("stays unhealthy"), 1, "said once")
         n.inject("clear 1")  # the GPU was reset
@@ -484,8 +413,6 @@ def test_lost_gpu_heals_when_it_answers_again():
 
 
 def test_gpu_lost_at_start_heals_under_its_uuid():
-    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
-
     def body(n):
         p = n.start("--health-recovery-period", "1s")
         pl = n.kubelet.wait_registration()
@@ -495,7 +422,7 @@ def test_gpu_lost_at_start_heals_under_its_uuid():
         util.check_eq(health(devs), list("HHHH"), "health")
         if "GPU 2 (lost-gpu-2 until now) answers again as %s" % uuid(2) not in n.stderr(p):
             raise AssertionError("no log line: %r" % n.stderr(p)[-800:])
-    run(body, gpus=gpus)
+    run(body, gpus=GPU_2_LOST)
 
 
 def test_no_flapping_a_relapse_waits_twice_as_long():
@@ -533,40 +460,33 @@ def test_recovery_switched_off():
 
 
 def test_warning_event_on_the_node():
-    from fake_apiserver import FakeApiServer
-
     def body(n):
-        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
-        try:
-            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
-            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
-            n.start("--kubeconfig", kc, "--node-name", "gpu-1")
-            pl = n.kubelet.wait_registration()
-            pl.wait_update()
-            n.inject("xid 3 48")
-            deadline = time.monotonic() + WAIT
-            posts = []
-            while time.monotonic() < deadline and not posts:
-                posts = [r for r in list(api.requests)
-                         if r["method"] == "POST" and r["path"] == "/api/v1/namespaces/default/events"]
-                time.sleep(0.1)
-            if not posts:
-                raise AssertionError("no Event was posted")
-            evs = []
-            while time.monotonic() < deadline and not evs:
-                evs = api.list("events", "default")
-                time.sleep(0.1)
-            util.check_eq(len(evs), 1, "events stored")
-            ev = evs[0]
-            util.check_eq(ev["type"], "Warning", "type")
-            util.check_eq(ev["reason"], "GPUUnhealthy", "reason")
-            util.check_eq(ev["involvedObject"]["kind"], "Node", "kind")
-            util.check_eq(ev["involvedObject"]["name"], "gpu-1", "name")
-            util.check_eq(ev["source"]["component"], "gpulabel", "source")
-            util.check_eq(ev["message"], "GPU 3 (%s) is unhealthy: XID 48; the device plugin "
-                          "reports it Unhealthy to the kubelet" % uuid(3), "message")
-        finally:
-            api.close()
+        kc = n.start_api("gpu-1")
+        n.start("--kubeconfig", kc, "--node-name", "gpu-1")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update()
+        n.inject("xid 3 48")
+        deadline = time.monotonic() + WAIT
+        posts = []
+        while time.monotonic() < deadline and not posts:
+            posts = [r for r in list(n.api.requests)
+                     if r["method"] == "POST" and r["path"] == "/api/v1/namespaces/default/events"]
+            time.sleep(0.1)
+        if not posts:
+            raise AssertionError("no Event was posted")
+        evs = []
+        while time.monotonic() < deadline and not evs:
+            evs = n.api.list("events", "default")
+            time.sleep(0.1)
+        util.check_eq(len(evs), 1, "events stored")
+        ev = evs[0]
+        util.check_eq(ev["type"], "Warning", "type")
+        util.check_eq(ev["reason"], "GPUUnhealthy", "reason")
+        util.check_eq(ev["involvedObject"]["kind"], "Node", "kind")
+        util.check_eq(ev["involvedObject"]["name"], "gpu-1", "name")
+        util.check_eq(ev["source"]["component"], "gpulabel", "source")
+        util.check_eq(ev["message"], "GPU 3 (%s) is unhealthy: XID 48; the device plugin "
+                      "reports it Unhealthy to the kubelet" % uuid(3), "message")
     run(body)
 
 
@@ -574,38 +494,27 @@ def test_split_pod_the_labeller_posts_the_plugins_events():
     # deploy/gpulabel/daemonset.yaml's two containers: the device plugin has no token
     # (--no-sync), the labeller (--device-plugin=false, the token) watches the same GPUs with
     # the same rules and posts the Warning and Normal Events; exactly one of each
-    from fake_apiserver import FakeApiServer
-
     def body(n):
-        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
-        try:
-            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
-            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
-            lab = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
-                          "--mode", "device-plugin", "--health-recovery-period", "2s", "-v", "1")
-            n.start("--mode", "device-plugin", "--health-recovery-period", "2s")
-            pl = n.kubelet.wait_registration()
-            pl.wait_update(lambda d: health(d) == list("HHHH"))
-            deadline = time.monotonic() + WAIT
-            while "watching GPU health for the Node's Events" not in n.stderr(lab):
-                if time.monotonic() > deadline:
-                    raise AssertionError("the labeller does not watch: %r" % n.stderr(lab)[-800:])
-                time.sleep(0.1)
-            n.inject("xid 2 79")
-            pl.wait_update(lambda d: health(d) == list("HHUH"))
-            evs = wait_events(api, lambda e: len(e) == 1)
-            util.check_eq((evs[0]["type"], evs[0]["reason"], evs[0]["message"]),
-                          ("Warning", "GPUUnhealthy", "GPU 2 (%s) is unhealthy: XID 79" % uuid(2)),
-                          "the Warning")
-            k = len(pl.updates)
-            pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
-            evs = wait_events(api, lambda e: len(e) == 2)
-            util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
-                          [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
-            time.sleep(1.0)
-            util.check_eq(len(api.list("events", "default")), 2, "no other Event")
-        finally:
-            api.close()
+        kc = n.start_api("gpu-1")
+        lab = n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
+                      "--mode", "device-plugin", "--health-recovery-period", "2s", "-v", "1")
+        n.start("--mode", "device-plugin", "--health-recovery-period", "2s")
+        pl = n.kubelet.wait_registration()
+        pl.wait_update(lambda d: health(d) == list("HHHH"))
+        n.wait_log(lab, "watching GPU health for the Node's Events")
+        n.inject("xid 2 79")
+        pl.wait_update(lambda d: health(d) == list("HHUH"))
+        evs = wait_events(n.api, lambda e: len(e) == 1)
+        util.check_eq((evs[0]["type"], evs[0]["reason"], evs[0]["message"]),
+                      ("Warning", "GPUUnhealthy", "GPU 2 (%s) is unhealthy: XID 79" % uuid(2)),
+                      "the Warning")
+        k = len(pl.updates)
+        pl.wait_update(lambda d: health(d) == list("HHHH"), timeout=WAIT, after=k)
+        evs = wait_events(n.api, lambda e: len(e) == 2)
+        util.check_eq(sorted((e["type"], e["reason"]) for e in evs),
+                      [("Normal", "GPUHealthy"), ("Warning", "GPUUnhealthy")], "events")
+        time.sleep(1.0)
+        util.check_eq(len(n.api.list("events", "default")), 2, "no other Event")
     run(body)
 
 
@@ -614,29 +523,13 @@ def test_split_pod_a_gpu_lost_at_start():
     # the device as the plugin advertises it (lost-gpu-2), without the one-process words (this
     # process does not know which device plugin tells the kubelet: NVIDIA's with the Helm value
     # devicePlugin.enabled=false)
-    from fake_apiserver import FakeApiServer
-    gpus = "".join("device %s%s\n" % (A100, " lost=1" if i == 2 else "") for i in range(4))
-
     def body(n):
-        api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
-        try:
-            kc = api.write_kubeconfig(os.path.join(n.dir, "kubeconfig"), token="t0ken")
-            api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}})
-            n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
-                    "--mode", "device-plugin")
-            n.start("--mode", "device-plugin")
-            pl = n.kubelet.wait_registration()
-            util.check_eq([(d[0], d[1]) for d in pl.wait_update()],
-                          [(uuid(0), "Healthy"), (uuid(1), "Healthy"), ("lost-gpu-2", "Unhealthy"),
-                           (uuid(3), "Healthy")], "ListAndWatch")
-            evs = wait_events(api)
-            util.check_eq([(e["type"], e["reason"], e["message"]) for e in evs],
-                          [("Warning", "GPUUnhealthy", "GPU 2 (lost-gpu-2) is unhealthy: GPU is "
-                            "lost")],
-                          "events")
-        finally:
-            api.close()
-    run(body, gpus=gpus)
+        kc = n.start_api("gpu-1")
+        n.start("--kubeconfig", kc, "--node-name", "gpu-1", "--device-plugin=false",
+                "--mode", "device-plugin")
+        n.start("--mode", "device-plugin")
+        check_gpu_2_lost(n, "")
+    run(body, gpus=GPU_2_LOST)
 
 
 def test_device_plugin_off():
@@ -709,10 +602,7 @@ def test_registration_refused_is_logged_and_retried():
     def body(n):
         n.kubelet.reject = "resource nvidia.com/gpu is already taken"
         p = n.start()
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline and "cannot register" not in n.stderr(p):
-            time.sleep(0.1)
-        err = n.stderr(p)
+        err = n.wait_log(p, "cannot register")
         if ("device plugin: cannot register nvidia.com/gpu with the kubelet: "
                 "/v1beta1.Registration/Register on '%s/kubelet.sock': gRPC status 2: resource "
                 "nvidia.com/gpu is already taken; retrying every 5s" % n.dp_dir) not in err:

@@ -13,44 +13,27 @@ import json
 import os
 import shutil
 import signal
-import stat
-import subprocess
-import sys
-import tempfile
 import time
 
+import plugin_util as pu
 import util
+from plugin_util import A100, WAIT, uuid
 
-SKIP = None
-try:
-    import grpc  # noqa: F401
-    import google.protobuf  # noqa: F401
-except ImportError as e:
-    SKIP = ("needs Debian's python3-grpcio and python3-protobuf under /usr/bin/python3 "
-            "(scripts/install-deps): %s" % e)
-if not SKIP and not os.path.exists(os.path.join(util.BUILD, "gen", "python", "dra_pb2.py")):
-    SKIP = "build/gen/python/dra_pb2.py is not built (needs protoc: scripts/install-deps)"
+SKIP = pu.grpc_skip("dra_pb2")
 if not SKIP:
-    sys.path.insert(0, os.path.join(util.SRC, "tests", "kubelet"))
+    import grpc
     from fake_dra_kubelet import FakeDraKubelet, V1BETA1  # noqa: E402
-    from fake_apiserver import FakeApiServer  # noqa: E402
 
 DRIVER = "gpu.nvidia.com"
 NODE = "gpu-1"
-A100 = 'name="NVIDIA A100-SXM4-40GB" memory=42949672960 cc=8.0'
 GPUS = "device %s repeat=2\ndevice %s mig=enabled mig_devices=1g.5gb+1g.5gb\n" % (A100, A100)
-WAIT = 20.0
 
 
-def uuid(i):
-    return "GPU-00000000-fa4e-4e00-8000-%012x" % i
-
-
-class Agent:
+class Agent(pu.Node):
     """A node's directories, the API double with its Node, the fake kubelet, and gpulabel."""
 
     def __init__(self, gpus=GPUS, kubelet=True):
-        self.dir = tempfile.mkdtemp(prefix="gpulabel-dra-")
+        super().__init__("gpulabel-dra-", gpus)
         self.reg = os.path.join(self.dir, "plugins_registry")
         self.plugins = os.path.join(self.dir, "plugins")
         self.cdi = os.path.join(self.dir, "cdi")
@@ -59,19 +42,10 @@ class Agent:
             os.makedirs(d)
         for n in ("nvidia0", "nvidiactl"):  # device nodes the CDI spec names when present
             open(os.path.join(self.devroot, n), "w").close()
-        self.nvml = os.path.join(self.dir, "nvml.conf")
-        with open(self.nvml, "w") as f:
-            f.write("driver=550.107.02\ncuda=12040\n" + gpus)
-        self.events = os.path.join(self.dir, "events")
-        open(self.events, "w").close()
-        self.api = FakeApiServer(tls=True, tokens=["t0ken"]).start()
-        self.kubeconfig = self.api.write_kubeconfig(os.path.join(self.dir, "kubeconfig"),
-                                                    token="t0ken")
-        self.api.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}})
+        self.kubeconfig = self.start_api(NODE)
         self.kubelet = FakeDraKubelet(self.reg, util.BUILD)
         if kubelet:
             self.kubelet.start()
-        self.procs = []
 
     def start(self, *extra, by_env=False):
         """The agent in DRA mode; by_env: the mode and directories from the environment
@@ -80,27 +54,14 @@ class Agent:
                 "cdi-root": self.cdi}
         argv = [util.binary("gpulabel"), "--nvml-lib", util.fake_nvml(), "--kubeconfig",
                 self.kubeconfig, "--node-name", NODE, "--sleep-interval", "1s"]
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("GPULABEL_") and k not in ("NODE_NAME", "KUBECONFIG")}
-        env.update(FAKE_NVML_CONFIG=self.nvml, FAKE_NVML_EVENTS=self.events,
-                   GPULABEL_DEV_ROOT=self.devroot)
+        env = pu.agent_env(FAKE_NVML_CONFIG=self.nvml, FAKE_NVML_EVENTS=self.events,
+                           GPULABEL_DEV_ROOT=self.devroot)
         for k, v in dirs.items():
             if by_env:
                 env["GPULABEL_" + k.upper().replace("-", "_")] = v
             else:
                 argv += ["--" + k, v]
-        argv += list(extra)
-        err = open(os.path.join(self.dir, "stderr-%d.log" % len(self.procs)), "w+")
-        p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
-                             preexec_fn=lambda: os.umask(0))
-        p.errfile = err
-        self.procs.append(p)
-        return p
-
-    def stderr(self, p):
-        p.errfile.flush()
-        with open(p.errfile.name) as f:
-            return f.read()
+        return self.spawn(argv + list(extra), env, preexec_fn=lambda: os.umask(0))
 
     def claim(self, name, results, ns="default"):
         """A ResourceClaim with allocation results [(request, pool, device, driver)]; its UID."""
@@ -123,27 +84,9 @@ class Agent:
         with open(os.path.join(self.plugins, DRIVER, "checkpoint.json")) as f:
             return json.load(f)
 
-    def close(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            p.errfile.close()
-        self.kubelet.stop()
-        self.api.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
 
 def run(fn, **kw):
-    a = Agent(**kw)
-    try:
-        fn(a)
-    finally:
-        a.close()
+    pu.run(Agent(**kw), fn)
 
 
 def wait_devices(a, n):
@@ -168,11 +111,7 @@ def test_registers_through_the_plugin_registry():
         for path in (r.path, r.info.endpoint):
             util.check_eq(oct(os.stat(path).st_mode & 0o777), "0o600",
                           "mode of %s under umask 000" % path)
-        deadline = time.monotonic() + WAIT
-        while "DRA plugin: registered gpu.nvidia.com with the kubelet" not in a.stderr(p):
-            if time.monotonic() > deadline:
-                raise AssertionError("no registration log line: %r" % a.stderr(p)[-800:])
-            time.sleep(0.05)
+        a.wait_log(p, "DRA plugin: registered gpu.nvidia.com with the kubelet")
     run(body)
 
 

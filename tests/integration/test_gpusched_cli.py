@@ -3,7 +3,6 @@ examples/seed/ and small inputs written here: outputs, exit codes, error lines."
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
@@ -41,19 +40,8 @@ def one_error_line(p, what):
     return lines[0]
 
 
-class TempDir:
-    def __enter__(self):
-        self.path = tempfile.mkdtemp(prefix="gpusched-cli-")
-        return self
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-    def write(self, name, text):
-        p = os.path.join(self.path, name)
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(text)
-        return p
+def TempDir():
+    return util.TempDir("gpusched-cli-")
 
 
 def seed_with_replicas(tmp, n):

@@ -3,8 +3,6 @@ oracle reads and writes (docs/testing.md, "What the oracle needs from gpusched")
 small inputs written here and on examples/seed/."""
 import json
 import os
-import shutil
-import tempfile
 
 import util
 
@@ -29,19 +27,8 @@ def files(paths):
     return out
 
 
-class TempDir:
-    def __enter__(self):
-        self.path = tempfile.mkdtemp(prefix="gpusched-render-")
-        return self
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-    def write(self, name, text):
-        p = os.path.join(self.path, name)
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(text)
-        return p
+def TempDir():
+    return util.TempDir("gpusched-render-")
 
 
 NODES = """

@@ -18,17 +18,12 @@ import tempfile
 import threading
 import time
 
+import plugin_util as pu
 import util
 
-SKIP = None
-try:
-    import grpc
-except ImportError as e:
-    SKIP = "needs Debian's python3-grpcio under /usr/bin/python3 (scripts/install-deps): %s" % e
-if not SKIP and not os.path.exists(os.path.join(util.BUILD, "gen", "python", "api_pb2.py")):
-    SKIP = "build/gen/python/api_pb2.py is not built (needs protoc: scripts/install-deps)"
+SKIP = pu.grpc_skip("api_pb2")
 if not SKIP:
-    sys.path.insert(0, os.path.join(util.SRC, "tests", "kubelet"))
+    import grpc
     sys.path.insert(0, os.path.join(util.BUILD, "gen", "python"))
     import api_pb2  # noqa: E402
     import h2attack as h2  # noqa: E402

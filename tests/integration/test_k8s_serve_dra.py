@@ -524,6 +524,79 @@ def test_postfilter_deallocates_a_claim_available_nowhere_as_kube_scheduler():
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
 
 
+def refuse_deallocating_kept(c):
+    """A ValidatingAdmissionPolicy refusing any status update that takes the allocation off a
+    claim named kept (PostFilter's deallocation), in effect once a dry run is refused."""
+    c.apply([{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "no-dealloc-kept"},
+              "spec": {"failurePolicy": "Fail",
+                       "matchConstraints": {"resourceRules": [{
+                           "apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"],
+                           "operations": ["UPDATE"], "resources": ["resourceclaims/status"]}]},
+                       "validations": [{"expression": "object.metadata.name != 'kept' || "
+                                                      "has(object.status.allocation)",
+                                        "message": "deallocation of kept is refused"}]}},
+             {"apiVersion": "admissionregistration.k8s.io/v1",
+              "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "no-dealloc-kept"},
+              "spec": {"policyName": "no-dealloc-kept", "validationActions": ["Deny"]}}])
+    namespace(c, "vap-kept")
+    if not c.get_or_none(claims_path("vap-kept") + "/kept"):
+        create_claim(c, "vap-kept", "kept", exactly("probe-"))
+    cl = c.get(claims_path("vap-kept") + "/kept")
+
+    def refused():
+        st, out = c.request("PUT", claims_path("vap-kept") + "/kept/status?dryRun=All", cl,
+                            ok=(200, 403, 409, 422))
+        return st in (403, 422) and "no-dealloc-kept" in json.dumps(out)
+    wait_for("the ValidatingAdmissionPolicy on kept in effect", refused)
+
+
+def make_kept(c, ns, p, scheduler):
+    """make_stale's claim and pod, named kept: the deallocation is refused."""
+    create_claim(c, ns, "kept", exactly(p))
+    cl = c.get(claims_path(ns) + "/kept")
+    cl["status"] = {"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": p + DRIVER, "pool": p + "gone", "device": "g0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [p + "gone"]}]}]}}}
+    c.request("PUT", claims_path(ns) + "/kept/status", cl)
+    c.create("/api/v1/namespaces/%s/pods" % ns, pod("kept", scheduler, [{"name": "gpu", "resourceClaimName": "kept"}]))
+
+
+def kept_settled(c, ns, p, unmet):
+    x = c.get("/api/v1/namespaces/%s/pods/kept" % ns)
+    evs = sorted(c.events(ns, "FailedScheduling"),
+                 key=lambda e: (e.get("eventTime") or "", e["metadata"]["creationTimestamp"]))
+    cond = [(cd["status"], cd.get("reason"), unprefixed(cd.get("message"), p))
+            for cd in (x.get("status") or {}).get("conditions") or [] if cd["type"] == "PodScheduled"]
+    unmet["what"] = "events %s, condition %s" % ([e["note"] for e in evs], cond)
+    if not evs or not cond:
+        return None
+    return {"node": x["spec"].get("nodeName"), "first message": unprefixed(evs[0]["note"], p),
+            "condition": cond, "nominated": (x.get("status") or {}).get("nominatedNodeName"),
+            "allocated": bool(((c.get(claims_path(ns) + "/kept").get("status") or {}).get("allocation")))}
+
+
+def test_refused_deallocation_reported_as_kube_scheduler():
+    """PostFilter's deallocation refused by the API server (a ValidatingAdmissionPolicy): the
+    PostFilter phase ends with the update's error, so the FailedScheduling event and the
+    PodScheduled condition carry the FitError followed by the error's text (not
+    "deallocation of ResourceClaim completed"), reason Unschedulable; the claim stays
+    allocated. The same under gpusched as under kube-scheduler."""
+    c, _ = setup()
+    refuse_deallocating_kept(c)
+    for p in ("ks-k-", "gs-k-"):
+        scenario_world(c, p, {"a": [device("k0", "small")]})
+    _, _, ks, _ = run_scenario("default-scheduler", "ks-k-", make_kept, kept_settled)
+    _, ns, gs, sv = run_scenario("gpusched", "gs-k-", make_kept, kept_settled)
+    try:
+        util.check_eq(gs, ks, "the pod's first FailedScheduling message and condition, against kube-scheduler's")
+        if "deallocation of kept is refused" not in ks["first message"]:
+            raise AssertionError("kube-scheduler's deallocation was not refused (the test's premise): %s" % ks)
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
 def bc_device(name):
     return {"name": name, "attributes": {"index": {"int": int(name[-1])}},
             "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
@@ -731,6 +804,77 @@ def test_binding_timeout_per_profile_as_kube_scheduler():
         if not any("deallocation of ResourceClaim completed" in e[2] for e in quick_events) or \
                 not any(e[0] == "pt-slow" and e[1] == "BindingConditionsPending" for e in ks["events"]):
             raise AssertionError("kube-scheduler's answer is not the test's premise: %s" % ks["events"])
+    finally:
+        util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
+
+
+def bc_metrics(fams, p):
+    """The binding-conditions families of a /metrics text: HELP, TYPE and, per (driver without
+    the prefix, status), the allocations counted and the waits observed (the profile label
+    apart: each scheduler's own name; the buckets apart: times)."""
+    import test_k8s_metrics as km
+    fams = km.parse_metrics(fams)
+    out = {}
+    for fam in ("scheduler_dra_bindingconditions_allocations_total",
+                "scheduler_dra_bindingconditions_wait_duration_seconds"):
+        f = fams.get(fam) or {"samples": []}
+        out[fam] = {"help": f.get("help"), "type": f.get("type"),
+                    "labels": sorted({tuple(sorted(k for k in lab if k != "le"))
+                                      for _, lab, _ in f["samples"]})}
+        for name, lab, v in f["samples"]:
+            if name in (fam, fam + "_count"):
+                out[fam][(unprefixed(lab.get("driver"), p), lab.get("status"))] = v
+    return out
+
+
+def test_binding_conditions_metrics_as_kube_schedulers():
+    """The binding conditions scenario (bc-ok attached at once, bc-fail failed once, then
+    deallocated, allocated again and attached): scheduler_dra_bindingconditions_allocations_total
+    and the count of scheduler_dra_bindingconditions_wait_duration_seconds, by driver and
+    status, and both families' HELP and TYPE, the same on gpusched's /metrics as on
+    kube-scheduler's."""
+    import ssl
+    import urllib.error
+    import urllib.request
+    import test_k8s_metrics as km
+    c, _ = setup()
+    for p in ("ks-m-", "gs-m-"):
+        scenario_world(c, p, {"a": [bc_device("c0"), bc_device("c1")]})
+    port, certs = km.free_port(), os.path.join(_tmp, "ks-m-certs")
+    os.makedirs(certs, exist_ok=True)
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+
+    def ks_metrics():
+        try:
+            with urllib.request.urlopen("https://127.0.0.1:%d/metrics" % port, timeout=10,
+                                        context=ctx) as r:
+                return r.read().decode()
+        except (urllib.error.URLError, ConnectionError):
+            return None
+
+    def ks_settled(c, ns, p, unmet):  # (scraped before run_scenario stops kube-scheduler)
+        v = bc_settled(c, ns, p, unmet)
+        return v and dict(v, metrics=ks_metrics())
+
+    plain = k8s_util.kube_scheduler
+    k8s_util.kube_scheduler = lambda c, *extra: plain(
+        c, *extra, "--secure-port=%d" % port, "--bind-address=127.0.0.1", "--cert-dir=" + certs,
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
+    try:
+        _, _, ks, _ = run_scenario("default-scheduler", "ks-m-", make_bc, ks_settled, during=bc_driver())
+    finally:
+        k8s_util.kube_scheduler = plain
+    _, ns, gs, sv = run_scenario("gpusched", "gs-m-", make_bc, bc_settled, during=bc_driver())
+    try:
+        if not ks["metrics"]:
+            raise AssertionError("kube-scheduler's /metrics could not be read")
+        km_ks, km_gs = bc_metrics(ks["metrics"], "ks-m-"), bc_metrics(sv.get("/metrics")[1], "gs-m-")
+        print("kube-scheduler: %s\ngpusched: %s" % (km_ks, km_gs))
+        util.check_eq(km_gs, km_ks, "the binding-conditions metrics, against kube-scheduler's")
+        want = ("P-" + DRIVER, "failure")
+        if km_ks["scheduler_dra_bindingconditions_allocations_total"].get(want) != 1:
+            raise AssertionError("kube-scheduler counted no failure (the test's premise): %s" % km_ks)
     finally:
         util.check_eq(sv.stop(), 0, "exit status on SIGTERM")
 

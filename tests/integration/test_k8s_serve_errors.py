@@ -4,12 +4,18 @@ server refuses (the ValidatingAdmissionPolicy on pods named bind-fails) and a po
 unallocated ResourceClaim twice (a PreBind error, docs/dra.md). Under each scheduler both must
 get the FailedScheduling event and the PodScheduled condition with reason SchedulerError (not
 Unschedulable) and the same first message, and be tried again after their backoff, not parked
-until a cluster event. A pod naming one unallocated claim twice, on its own: what PreBind wrote
-before it stopped (the claim allocated, its finalizer, no reservation) and the retry's
-Duplicate value message, as kube-scheduler's."""
+until a cluster event (docs/serve.md, "Differences from kube-scheduler"). A pod naming one
+unallocated claim twice, on its own: what PreBind wrote before it stopped (the claim allocated,
+its finalizer, no reservation) and the retry's Duplicate value message, as kube-scheduler's.
+Also: the error backoff's whole-second windows, and no condition written again after a
+restart."""
+import datetime
+import time
+
 import k8s_util
 import test_k8s_serve_dra as sd
 import util
+from k8s_util import wait_for
 
 PODS = ("bind-fails", "twice")
 
@@ -67,6 +73,104 @@ def test_scheduler_errors_reported_and_retried_as_kube_scheduler():
                   "bind-fails' FailedScheduling messages")
     util.check_eq(gs["bind-fails"]["binding requests"], "True", "bind-fails' bind retried")
     util.check_eq(ks["bind-fails"]["binding requests"], "True", "kube-scheduler's bind retried")
+
+
+def make_bind_fails(c, ns, p, scheduler):
+    sd.scenario_world(c, p, {"a": [sd.device("a0", "small")]})
+    c.create("/api/v1/namespaces/%s/pods" % ns, sd.pod("bind-fails", scheduler, [], node=p + "a"))
+
+
+def binding_times(c, ns, p, unmet, n=4):
+    """The times (seconds of the wall clock) the API server received bind-fails' binding
+    requests, once there are n of them; None until then."""
+    import datetime
+    seen = {}
+    for e in c.audit(verb="create", resource="pods", subresource="binding"):
+        ref = e.get("objectRef") or {}
+        if ref.get("namespace") == ns and ref.get("name") == "bind-fails":
+            seen.setdefault(e["auditID"], e["requestReceivedTimestamp"])
+    times = sorted(datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+                   for t in seen.values())
+    unmet["what"] = "%d binding requests of %d: %s" % (len(times), n, times)
+    return times if len(times) >= n else None
+
+
+def test_error_backoff_ends_at_a_whole_second_as_kube_scheduler():
+    """kube-scheduler v1.37's backoff queue rounds a pod's backoff expiry (the failure's time
+    plus 1 s, 2 s, 4 s after 1, 2, 3 errors in a row) down to its whole second and holds the
+    pod until that second is over (backoff_queue.go, ordering windows): each retry of a
+    refused bind comes no earlier than the whole second after the previous request's time
+    plus the backoff. (A lower bound only: load can delay a retry, never advance it.)"""
+    for scheduler, p in (("default-scheduler", "ks-w-"), ("gpusched", "gs-w-")):
+        _, _, times, proc = sd.run_scenario(scheduler, p, make_bind_fails, binding_times)
+        if scheduler == "gpusched":
+            util.check_eq(proc.stop(), 0, "gpusched's exit status on SIGTERM")
+        print("%s: binding requests at %s" % (scheduler, times))
+        for i in range(1, 4):
+            backoff = 2 ** (i - 1)
+            earliest = int(times[i - 1] + backoff) + 1
+            # (5 ms: the scheduler's failure time is a little after the request's)
+            if times[i] < earliest - 0.005:
+                raise AssertionError(
+                    "%s: retry %d at %.3f, before %d (the request before at %.3f, backoff %d s)"
+                    % (scheduler, i, times[i], earliest, times[i - 1], backoff))
+
+
+def test_unchanged_condition_not_written_again_after_a_restart_as_kube_scheduler():
+    """kube-scheduler's failure handler patches the PodScheduled condition only when it differs
+    from the informer's pod (podutil.UpdatePodCondition: status, reason, message): a scheduler
+    started again finds the condition its predecessor wrote and writes nothing for the same
+    message, and a gated pod's condition (the API server's SchedulingGated) is never written.
+    The audit log counts the pods' status patches under each scheduler."""
+    c, kc = sd.setup()
+    for scheduler, p in (("default-scheduler", "ks-r-"), ("gpusched", "gs-r-")):
+        ns = p + "x"
+        sd.namespace(c, ns)
+        c.create("/api/v1/namespaces/%s/pods" % ns, sd.pod("nofit", scheduler, [], node=p + "nowhere"))
+        gated = sd.pod("gated", scheduler, [])
+        gated["spec"]["schedulingGates"] = [{"name": "example.com/gate"}]
+        c.create("/api/v1/namespaces/%s/pods" % ns, gated)
+
+        def attempts():
+            return sum((e.get("series") or {}).get("count", 1) for e in c.events(ns, "FailedScheduling")
+                       if e["regarding"]["name"] == "nofit")
+
+        def condition():
+            x = c.get("/api/v1/namespaces/%s/pods/nofit" % ns)
+            return [(cd["status"], cd.get("reason")) for cd in (x.get("status") or {}).get("conditions") or []
+                    if cd["type"] == "PodScheduled"]
+
+        def patches(since=0.0):
+            out = {}
+            for e in c.audit(verb="patch", resource="pods", subresource="status"):
+                ref = e.get("objectRef") or {}
+                t = datetime.datetime.fromisoformat(
+                    e["requestReceivedTimestamp"].replace("Z", "+00:00")).timestamp()
+                if ref.get("namespace") == ns and t >= since:
+                    out.setdefault(ref.get("name"), set()).add(e["auditID"])
+            return out
+
+        restarted = None
+        for run in (1, 2):
+            seen = attempts()
+            if run == 2:
+                restarted = time.time()  # (the first process is gone: its requests came before)
+            proc, dead = sd.start_scheduler(c, kc, scheduler, p.strip("-") + str(run))
+            try:
+                wait_for("%s's attempt of nofit (run %d)" % (scheduler, run),
+                         lambda: dead() or (attempts() > seen and condition() == [("False", "Unschedulable")]))
+                if dead():
+                    raise AssertionError("%s died" % scheduler)
+            finally:
+                st = proc.stop()
+                if scheduler == "gpusched":
+                    util.check_eq(st, 0, "gpusched's exit status on SIGTERM")
+        every, after = patches(), patches(restarted)
+        print("%s: status patches %s" % (scheduler, {k: len(v) for k, v in every.items()}))
+        util.check_eq(len(every.get("nofit", ())) >= 1, True, "%s's first run wrote nofit's condition" % scheduler)
+        util.check_eq(len(after.get("nofit", ())), 0,
+                      "%s's status patches of nofit after a restart (the same condition)" % scheduler)
+        util.check_eq(len(every.get("gated", ())), 0, "%s's status patches of gated" % scheduler)
 
 
 # ---- a pod naming one unallocated claim twice: what PreBind wrote before it stopped ----

@@ -144,6 +144,114 @@ def test_a_refused_deallocation_leaves_the_claim_allocated_until_the_next_attemp
             util.check_eq(sv.stop(), 0, "exit status")
 
 
+CONFLICT = ('Operation cannot be fulfilled on resourceclaims.resource.k8s.io "c1": the object '
+            'has been modified; please apply your changes to the latest version and try again')
+
+
+def test_a_refused_deallocation_is_reported_with_its_error():
+    """kube-scheduler's PostFilter writes the deallocation before its failure handler reports
+    the attempt: a refused update ends the PostFilter phase with the error, whose text follows
+    the FitError in the FailedScheduling event and the PodScheduled condition (reason
+    Unschedulable, no preemption); a written one says "deallocation of ResourceClaim
+    completed". serve reports the attempt once the update is answered, after it."""
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        for o in dra_objects():
+            api.add(o)
+        c1 = api.get("resourceclaims", "c1")
+        c1["status"] = {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "gone", "device": "g0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["gone"]}]}]}}}
+        api.add(c1)
+        api.inject("PUT", r"/resourceclaims/c1/status$", 409, times=1, message=CONFLICT)
+        api.add(claim_pod("p1", "c1"))
+        sv = Serve(api, ["-v", "5"])
+        try:
+            notes = lambda: [e["note"] for e in events(api, "FailedScheduling")]
+            wait_for("the refused deallocation's FailedScheduling",
+                     lambda: sv._dead() or notes(), timeout=30)
+            first = notes()[0]
+            fit = "0/1 nodes are available: 1 resourceclaim not available on the node."
+            util.check_eq(first, fit + " " + CONFLICT, "the first attempt's FailedScheduling")
+            c1 = api.get("resourceclaims", "c1")
+            c1["metadata"].setdefault("labels", {})["touched"] = "yes"
+            api.add(c1)
+            wait_for("p1 bound", lambda: sv._dead() or "p1" in bound(api), timeout=30)
+            util.check_eq(notes()[1:], [fit + " deallocation of ResourceClaim completed, preemption: "
+                                        "0/1 nodes are available: 1 Preemption is not helpful for "
+                                        "scheduling."],
+                          "the second attempt's FailedScheduling")
+            conds = [(r["body"]["status"]["conditions"][0]["reason"],
+                      r["body"]["status"]["conditions"][0]["message"]) for r in list(api.requests)
+                     if r["method"] == "PATCH" and r["path"].endswith("/pods/p1/status")
+                     and isinstance(r["body"], dict) and (r["body"].get("status") or {}).get("conditions")]
+            util.check_eq(conds, [("Unschedulable", n) for n in notes()],
+                          "p1's PodScheduled conditions, one per message")
+            # each report after its update's answer
+            times = [r["time"] for r in list(api.requests) if r["method"] == "PUT"
+                     and r["path"].endswith("/resourceclaims/c1/status")]
+            reps = [r["time"] for r in list(api.requests) if r["method"] == "PATCH"
+                    and r["path"].endswith("/pods/p1/status")]
+            util.check_eq(len(times) >= 2 and len(reps) >= 2 and times[0] <= reps[0] and times[1] <= reps[1],
+                          True, "the status patches after the claim's updates (%s, %s)" % (times, reps))
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
+def test_a_refused_deletion_of_a_left_over_extended_claim_is_reported_with_its_error():
+    """A claim of the pod's extended resources left from an earlier attempt: PostFilter deletes
+    it (the finalizer off, then the DELETE); a refused DELETE ends the PostFilter phase with the
+    error, whose text follows the FitError in the FailedScheduling event and the condition
+    (kube-scheduler's deleteClaim error); deleted, the message says "deletion of ResourceClaim
+    completed", and the next attempt makes a new claim and binds."""
+    refused = 'resourceclaims.resource.k8s.io "p1-left-over" is forbidden: not now'
+    with FakeApiServer() as api:
+        api.add(node("n1"))
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                 "spec": {"extendedResourceName": "nvidia.com/gpu",
+                          "selectors": [{"cel": {"expression": "device.driver == '%s'" % DRIVER}}]}})
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+                 "spec": {"driver": DRIVER, "nodeName": "n1",
+                          "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}]}})
+        api.add(pod("p1", gpus=1))
+        uid = api.get("pods", "p1", "default")["metadata"]["uid"]
+        api.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"name": "p1-left-over", "namespace": "default",
+                              "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                              "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p1",
+                                                   "uid": uid, "controller": True}]},
+                 "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+                     "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}})
+        api.inject("DELETE", r"/resourceclaims/p1-left-over$", 403, times=1, message=refused)
+        sv = Serve(api, ["-v", "5"])
+        try:
+            notes = lambda: [e["note"] for e in events(api, "FailedScheduling")]
+            wait_for("the refused deletion's FailedScheduling", lambda: sv._dead() or notes(), timeout=30)
+            fit = "0/1 nodes are available: 1 cannot schedule extended resource claim."
+            util.check_eq(notes()[0], fit + " " + refused, "the first attempt's FailedScheduling")
+            # (the finalizer's update, made before the refused DELETE, brings the pod back; its
+            # FailedScheduling joins the first one's series: the same pod version)
+            wait_for("p1 bound", lambda: sv._dead() or "p1" in bound(api), timeout=30)
+            conds = [r["body"]["status"]["conditions"][0]["message"] for r in list(api.requests)
+                     if r["method"] == "PATCH" and r["path"].endswith("/pods/p1/status")
+                     and isinstance(r["body"], dict) and (r["body"].get("status") or {}).get("conditions")]
+            # in order; an attempt's condition is left out when the pod's next attempt began
+            # before its write was answered (the last condition written is the last attempt's)
+            deleted = (fit + " deletion of ResourceClaim completed, preemption: 0/1 nodes are "
+                       "available: 1 Preemption is not helpful for scheduling.")
+            util.check_eq(conds, [m for m in (fit + " " + refused, deleted) if m in conds],
+                          "p1's PodScheduled condition messages, in order")
+            util.check_eq(sum((e.get("series") or {}).get("count", 1)
+                              for e in events(api, "FailedScheduling")) >= 2, True,
+                          "both attempts' FailedScheduling (a series, or one event each)")
+            util.check_eq([c["metadata"]["name"] for c in api.list("resourceclaims", "default")
+                           if c["metadata"]["name"] == "p1-left-over"], [], "the left-over claim deleted")
+        finally:
+            util.check_eq(sv.stop(), 0, "exit status")
+
+
 def ext_requests(api):
     """(method, path tail) of the writes of extended-resource claims and pod statuses."""
     out = []

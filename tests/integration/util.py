@@ -1,7 +1,10 @@
 """Shared helpers for integration tests: where the binaries are, running them."""
 import os
 import re
+import shutil
 import subprocess
+import tempfile
+import time
 
 SRC = os.environ.get("GPULABEL_SRCDIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("GPULABEL_BUILD") or os.path.join(SRC, "build")
@@ -47,6 +50,43 @@ def log_message(line, tag="gpulabel", sev=None):
     if not m or m.group(9) != tag or (sev and m.group(1) != sev):
         raise AssertionError("not a %s%s log line: %r" % (tag, " " + sev if sev else "", line))
     return m.group(10)
+
+
+def wait_for(what, fn, timeout=60, interval=0.05):
+    """Polls fn until it returns something true; returns it, or raises naming `what` once
+    timeout seconds (an upper bound: nothing asserts how long it took) have passed."""
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError("timed out after %ds waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+class TempDir:
+    """A directory for one test's files, removed on leaving the with block:
+
+        with util.TempDir("gpusched-cli-") as t:
+            path = t.write("nodes.yaml", TEXT)"""
+
+    def __init__(self, prefix="gpulabel-test-"):
+        self.prefix = prefix
+
+    def __enter__(self):
+        self.path = tempfile.mkdtemp(prefix=self.prefix)
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def write(self, name, text):
+        """Writes text (UTF-8) to the file name in the directory; its path."""
+        path = os.path.join(self.path, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
 
 
 def check_eq(got, want, what=""):

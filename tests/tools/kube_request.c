@@ -41,6 +41,7 @@ static void usage(FILE *f)
             "                    [--timeout-ms MS] [--max-body BYTES] [--content-type T]\n"
             "                    [--repeat N]\n"
             "                    [--token-refresh-ms MS] [--ca-refresh-ms MS]\n"
+            "                    [--max-connections N] [--max-retries N]\n"
             "                    [--threads T] [--wait-stdin] [--discard] METHOD PATH [BODY]\n"
             "       kube-request [opts] [--repeat N] [--wait-stdin] [--conns C] --async INFLIGHT\n"
             "                    METHOD PATH [BODY] [--and METHOD PATH [BODY]]...\n"
@@ -54,7 +55,8 @@ static void usage(FILE *f)
             "connections, pipelining the requests past them); with --wait-stdin\n"
             "every request waits for the answers before it. A watch stops on SIGTERM,\n"
             "SIGINT or after --max-events events and then prints STOPPED; --count-waits then\n"
-            "prints WAITS n, the times it waited for events to gather.\n");
+            "prints WAITS n, the times it waited for events to gather. --max-connections and\n"
+            "--max-retries set kube_client_opts' max_connections and max_retries.\n");
 }
 
 static void print_err(const struct err *e)
@@ -286,6 +288,10 @@ int main(int argc, char **argv)
                 o.token_refresh_ms = atol(v);
             else if (!strcmp(a, "--ca-refresh-ms"))
                 o.ca_refresh_ms = atol(v);
+            else if (!strcmp(a, "--max-connections"))
+                o.max_connections = atoi(v);
+            else if (!strcmp(a, "--max-retries"))
+                o.max_retries = atoi(v);
             else if (!strcmp(a, "--content-type"))
                 ctype = v;
             else if (!strcmp(a, "--repeat"))

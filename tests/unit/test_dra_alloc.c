@@ -94,6 +94,18 @@ static void dev_init(struct tdev *t, const char *name, uint32_t id, int a, const
     t->d.nattrs = 2;
 }
 
+/* ts's slice: named name, of driver "d", in pool (of count slices, generation 1), for node
+ * n1; no devices yet (slice_finish) */
+static void slice_init(struct tslice *ts, const char *name, const char *pool, int64_t count)
+{
+    ts->s = (struct dra_slice){.name = name,
+                               .driver = "d",
+                               .pool = pool,
+                               .generation = 1,
+                               .count = count,
+                               .sel = {.node_name = "n1"}};
+}
+
 static void slice_finish(struct tslice *ts, size_t n)
 {
     size_t i;
@@ -183,28 +195,13 @@ static void first_fit_order(void)
 
     memset(sl, 0, sizeof(sl));
     /* pool "b" (sorted after "a"), pool "a" in two slices named out of order */
-    sl[0].s = (struct dra_slice){.name = "z",
-                                 .driver = "d",
-                                 .pool = "b",
-                                 .generation = 1,
-                                 .count = 1,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[0], "z", "b", 1);
     dev_init(&sl[0].devs[0], "b0", 0, 0, "x");
     slice_finish(&sl[0], 1);
-    sl[1].s = (struct dra_slice){.name = "a-2",
-                                 .driver = "d",
-                                 .pool = "a",
-                                 .generation = 1,
-                                 .count = 2,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[1], "a-2", "a", 2);
     dev_init(&sl[1].devs[0], "a2", 1, 0, "x");
     slice_finish(&sl[1], 1);
-    sl[2].s = (struct dra_slice){.name = "a-1",
-                                 .driver = "d",
-                                 .pool = "a",
-                                 .generation = 1,
-                                 .count = 2,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[2], "a-1", "a", 2);
     dev_init(&sl[2].devs[0], "a1", 2, 0, "x");
     slice_finish(&sl[2], 1);
     flat[0] = sl[0].s;
@@ -237,12 +234,7 @@ static void match_attribute_backtracks(void)
     char buf[256];
 
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.node_name = "n1"}};
+    slice_init(&sl, "s", "p", 1);
     dev_init(&sl.devs[0], "g0", 0, 0, "x");
     dev_init(&sl.devs[1], "g1", 1, 0, "y");
     dev_init(&sl.devs[2], "g2", 2, 0, "z");
@@ -270,12 +262,8 @@ static void first_available(void)
     char buf[256];
 
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.all_nodes = true}};
+    slice_init(&sl, "s", "p", 1);
+    sl.s.sel = (struct dra_node_sel){.all_nodes = true};
     dev_init(&sl.devs[0], "g0", 0, 0, "x");
     dev_init(&sl.devs[1], "g1", 1, 0, "x");
     slice_finish(&sl, 2);
@@ -303,12 +291,7 @@ static void all_mode(void)
     r.sels = &a1;
     r.nsels = 1;
     memset(sl, 0, sizeof(sl));
-    sl[0].s = (struct dra_slice){.name = "s",
-                                 .driver = "d",
-                                 .pool = "p",
-                                 .generation = 1,
-                                 .count = 1,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[0], "s", "p", 1);
     dev_init(&sl[0].devs[0], "g0", 0, 1, "x");
     dev_init(&sl[0].devs[1], "g1", 1, 0, "x");
     dev_init(&sl[0].devs[2], "g2", 2, 1, "x");
@@ -327,12 +310,7 @@ static void all_mode(void)
         st.allocated = NULL;
     }
     /* a pool of two slices with one missing */
-    sl[1].s = (struct dra_slice){.name = "q",
-                                 .driver = "d",
-                                 .pool = "q",
-                                 .generation = 1,
-                                 .count = 2,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[1], "q", "q", 2);
     dev_init(&sl[1].devs[0], "h0", 3, 1, "x");
     slice_finish(&sl[1], 1);
     flat[1] = sl[1].s;
@@ -355,12 +333,7 @@ static void taints(void)
     char buf[256];
 
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.node_name = "n1"}};
+    slice_init(&sl, "s", "p", 1);
     dev_init(&sl.devs[0], "g0", 0, 0, "x");
     sl.devs[0].taint = (struct dra_taint){"broken", "", "NoSchedule"};
     sl.devs[0].d.taints = &sl.devs[0].taint;
@@ -394,22 +367,12 @@ static void counters_backtracking(void)
     int i;
 
     memset(sl, 0, sizeof(sl));
-    sl[0].s = (struct dra_slice){.name = "counters",
-                                 .driver = "d",
-                                 .pool = "p",
-                                 .generation = 1,
-                                 .count = 2,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[0], "counters", "p", 2);
     sl[0].setc[0] = (struct dra_counter){"mem", (kube_nano)70 * KUBE_NANO_PER_UNIT};
     sl[0].set = (struct dra_counter_set){"mem-set", sl[0].setc, 1};
     sl[0].s.counter_sets = &sl[0].set;
     sl[0].s.ncounter_sets = 1;
-    sl[1].s = (struct dra_slice){.name = "devices",
-                                 .driver = "d",
-                                 .pool = "p",
-                                 .generation = 1,
-                                 .count = 2,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[1], "devices", "p", 2);
     for (i = 0; i < 8; i++) {
         struct tdev *t = &sl[1].devs[i];
 
@@ -447,12 +410,7 @@ static void consumable_capacity(void)
     r.caps = &want;
     r.ncaps = 1;
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.node_name = "n1"}};
+    slice_init(&sl, "s", "p", 1);
     dev_init(&sl.devs[0], "shared", 0, 0, "x");
     sl.devs[0].d.has_allow_multiple = sl.devs[0].d.allow_multiple = true;
     sl.devs[0].cap = (struct dra_capacity){"bw", (kube_nano)10 * KUBE_NANO_PER_UNIT, NULL};
@@ -481,12 +439,7 @@ static void admin_access(void)
     struct run out;
 
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.node_name = "n1"}};
+    slice_init(&sl, "s", "p", 1);
     dev_init(&sl.devs[0], "g0", 0, 0, "x");
     slice_finish(&sl, 1);
     allocate(&sl.s, 1, 1, &st, &claim, 1, &out);
@@ -509,12 +462,7 @@ static void invalid_pool(void)
     struct run out;
 
     memset(sl, 0, sizeof(sl));
-    sl[0].s = (struct dra_slice){.name = "s1",
-                                 .driver = "d",
-                                 .pool = "p",
-                                 .generation = 1,
-                                 .count = 2,
-                                 .sel = {.node_name = "n1"}};
+    slice_init(&sl[0], "s1", "p", 2);
     dev_init(&sl[0].devs[0], "g0", 0, 0, "x");
     slice_finish(&sl[0], 1);
     sl[1] = sl[0];
@@ -542,12 +490,7 @@ static void cel_errors(void)
     struct run out;
 
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.node_name = "n1"}};
+    slice_init(&sl, "s", "p", 1);
     dev_init(&sl.devs[0], "g0", 0, 0, "x");
     sl.devs[0].d.nattrs = 0; /* no attribute a */
     slice_finish(&sl, 1);
@@ -592,12 +535,7 @@ static void older_releases(void)
           !f36.device_taint_rules && !f36.fractional_capacity_range &&
           !f36.cel_error_names_device && f36.distinct_by_request);
     memset(&sl, 0, sizeof(sl));
-    sl.s = (struct dra_slice){.name = "s",
-                              .driver = "d",
-                              .pool = "p",
-                              .generation = 1,
-                              .count = 1,
-                              .sel = {.node_name = "n1"}};
+    slice_init(&sl, "s", "p", 1);
     dev_init(&sl.devs[0], "g0", 0, 0, "x");
     dev_init(&sl.devs[1], "g1", 1, 0, "y");
     dev_init(&sl.devs[2], "g2", 2, 0, "x");

@@ -17,6 +17,7 @@
 #include "base/goparse.h"
 #include "serve/drashare.h"
 #include "serve/metrics.h"
+#include "serve/objects-int.h"
 #include "serve/recorder.h"
 #include "test.h"
 
@@ -267,6 +268,75 @@ static void metrics_render_has_families(void)
     CHECK(metric_line(out.data, "# TYPE process_resident_memory_bytes gauge"));
     CHECK(metric_line(out.data, "# TYPE process_start_time_seconds gauge"));
     CHECK(serve_histogram_quantile(&m.algorithm_duration, 0.25) <= 0.002);
+    buf_release(&out);
+    serve_metrics_release(&m);
+}
+
+static void metrics_binding_conditions_families(void)
+{
+    const char *names[] = {"gpusched", "other"};
+    struct serve_metrics m;
+    struct buf out = BUF_INIT(0);
+
+    CHECK_INT_EQ(serve_metrics_init(&m, names, 2), 0);
+    CHECK_INT_EQ(serve_metrics_render(&m, &out), 0);
+    /* a Vec without children is not shown */
+    CHECK(!strstr(out.data, "bindingconditions"));
+    buf_reset(&out);
+    /* one pod: a result with binding conditions and one without, of two drivers */
+    serve_metrics_binding_conditions(&m, &m.profiles[0], "z.example.com", SERVE_BC_SUCCESS, true,
+                                     0.15);
+    serve_metrics_binding_conditions(&m, &m.profiles[0], "a.example.com", SERVE_BC_SUCCESS, false,
+                                     0.15);
+    serve_metrics_binding_conditions(&m, &m.profiles[1], "z.example.com", SERVE_BC_TIMEOUT, true,
+                                     600);
+    serve_metrics_binding_conditions(&m, &m.profiles[0], "z.example.com", SERVE_BC_FAILURE, true,
+                                     5);
+    serve_metrics_binding_conditions(&m, &m.profiles[0], "z.example.com", SERVE_BC_SUCCESS, true,
+                                     0.05);
+    CHECK_INT_EQ(serve_metrics_render(&m, &out), 0);
+    CHECK(metric_line(out.data, "# HELP scheduler_dra_bindingconditions_allocations_total [ALPHA] "
+                                "Number of allocations using devices with BindingConditions, "
+                                "counted per driver per scheduling attempt"));
+    CHECK(
+        metric_line(out.data, "# TYPE scheduler_dra_bindingconditions_allocations_total counter"));
+    CHECK(metric_line(out.data, "scheduler_dra_bindingconditions_allocations_total{driver=\"z."
+                                "example.com\",profile=\"gpusched\",status=\"success\"} 2"));
+    CHECK(metric_line(out.data, "scheduler_dra_bindingconditions_allocations_total{driver=\"z."
+                                "example.com\",profile=\"other\",status=\"timeout\"} 1"));
+    /* a result without binding conditions is timed, not counted */
+    CHECK(!strstr(out.data, "allocations_total{driver=\"a.example.com\""));
+    CHECK(metric_line(out.data, "# HELP scheduler_dra_bindingconditions_wait_duration_seconds "
+                                "[ALPHA] Time in seconds spent waiting for BindingConditions to "
+                                "be satisfied during PreBind."));
+    CHECK(metric_line(out.data, "scheduler_dra_bindingconditions_wait_duration_seconds_bucket{"
+                                "driver=\"a.example.com\",profile=\"gpusched\",status=\"success\","
+                                "le=\"0.2\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_dra_bindingconditions_wait_duration_seconds_bucket{"
+                                "driver=\"z.example.com\",profile=\"gpusched\",status=\"success\","
+                                "le=\"0.1\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_dra_bindingconditions_wait_duration_seconds_bucket{"
+                                "driver=\"z.example.com\",profile=\"other\",status=\"timeout\","
+                                "le=\"819.2\"} 1"));
+    CHECK(metric_line(out.data, "scheduler_dra_bindingconditions_wait_duration_seconds_count{"
+                                "driver=\"z.example.com\",profile=\"gpusched\",status=\"success\"} "
+                                "2"));
+    /* children in label-value order: driver, then profile, then status */
+    {
+        const char *a = strstr(out.data, "_count{driver=\"a.example.com\"");
+        const char *f = strstr(out.data, "_count{driver=\"z.example.com\",profile=\"gpusched\","
+                                         "status=\"failure\"");
+        const char *sc = strstr(out.data, "_count{driver=\"z.example.com\",profile=\"gpusched\","
+                                          "status=\"success\"");
+        const char *t = strstr(out.data, "_count{driver=\"z.example.com\",profile=\"other\"");
+
+        CHECK(a && f && sc && t && a < f && f < sc && sc < t);
+    }
+    /* the families sit in name order */
+    CHECK(strstr(out.data, "# HELP scheduler_cache_size") <
+          strstr(out.data, "# HELP scheduler_dra_bindingconditions_allocations_total"));
+    CHECK(strstr(out.data, "# HELP scheduler_dra_bindingconditions_wait_duration_seconds") <
+          strstr(out.data, "# HELP scheduler_pending_pods"));
     buf_release(&out);
     serve_metrics_release(&m);
 }
@@ -734,6 +804,34 @@ static void drashare_share_id_is_a_random_uuid(void)
         CHECK(a[i] == '-' || strchr("0123456789abcdef", a[i]));
 }
 
+static void pending_condition_changes_with_reason_or_message(void)
+{
+    json_t *obj =
+        json_loads("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"p\",\"uid\":\"u\"},"
+                   "\"spec\":{\"containers\":[]},\"status\":{\"conditions\":["
+                   "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"X\",\"message\":\"m\"},"
+                   "{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+                   "\"message\":\"0/1 nodes are available\"}]}}",
+                   0, NULL);
+    struct serve_pending *pp = serve_pending_new(obj);
+
+    /* kube-scheduler's podutil.UpdatePodCondition against the informer's pod: status,
+     * reason and message compared */
+    CHECK(pp != NULL);
+    CHECK(!serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
+    CHECK(serve_pending_condition_changed(pp, "SchedulerError", "0/1 nodes are available"));
+    CHECK(serve_pending_condition_changed(pp, "Unschedulable", "other"));
+    serve_pending_free(pp);
+    /* PodScheduled True (or none): any False condition is a change */
+    json_object_set_new(
+        json_array_get(json_object_get(json_object_get(obj, "status"), "conditions"), 1), "status",
+        json_string("True"));
+    pp = serve_pending_new(obj);
+    CHECK(pp && serve_pending_condition_changed(pp, "Unschedulable", "0/1 nodes are available"));
+    serve_pending_free(pp);
+    json_decref(obj);
+}
+
 static const struct test_case cases[] = {
     {"event note truncated at 1024 bytes with ' ...'", events_note_truncates_like_kube_scheduler},
     {"binding body", events_binding_body},
@@ -743,6 +841,7 @@ static const struct test_case cases[] = {
     {"lease body", events_lease_body},
     {"metrics text exposition", metrics_render_has_families},
     {"metric numbers as Go writes them", metrics_numbers_as_go_writes_them},
+    {"binding-conditions metrics", metrics_binding_conditions_families},
     {"recorder aggregates repeated events into a series", recorder_aggregates_into_a_series},
     {"recorder creates an expired series again", recorder_recreates_an_expired_event},
     {"recorder retries a write 12 times", recorder_retries_twelve_times},
@@ -754,6 +853,8 @@ static const struct test_case cases[] = {
     {"consumed capacity quantities canonical", drashare_quantities_canonical},
     {"consumed capacity texts as the allocator copies them", drashare_consumed_capacity_texts},
     {"shareID is a random UUID", drashare_share_id_is_a_random_uuid},
+    {"a PodScheduled condition changes with its reason or its message",
+     pending_condition_changes_with_reason_or_message},
 };
 
 TEST_SUITE(sched_serve_parts, cases)
