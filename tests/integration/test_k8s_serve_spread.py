@@ -67,19 +67,19 @@ def pod_spec(scheduler, pool):
 
 def create_owner(c, ns, kind, scheduler, pool, replicas=6):
     """The object that selects the six pods of one kind in ns (labelled app=KIND, on the nodes
-    of pool): a ReplicaSet or StatefulSet (whose pods the controller makes), a
-    ReplicationController or a Service (whose pods create_pods makes), or nothing ("none").
-    Returns the owner reference the pods carry, or None."""
+    of pool): a ReplicaSet or StatefulSet (created with no replicas: scale_up gives it its six
+    once the scheduler has it), a ReplicationController or a Service (whose pods create_pods
+    makes), or nothing ("none"). Returns the owner reference the pods carry, or None."""
     labels = {"app": kind}
     tmpl = {"metadata": {"labels": labels}, "spec": pod_spec(scheduler, pool)}
     if kind == "replicaset":
         c.create("/apis/apps/v1/namespaces/%s/replicasets" % ns, {
             "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": kind},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": tmpl}})
+            "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": tmpl}})
     elif kind == "statefulset":
         c.create("/apis/apps/v1/namespaces/%s/statefulsets" % ns, {
             "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": kind},
-            "spec": {"replicas": replicas, "serviceName": kind, "podManagementPolicy": "Parallel",
+            "spec": {"replicas": 0, "serviceName": kind, "podManagementPolicy": "Parallel",
                      "selector": {"matchLabels": labels}, "template": tmpl}})
     elif kind == "replicationcontroller":
         # the harness runs no replicationcontroller controller: its pods are made here as it
@@ -94,6 +94,14 @@ def create_owner(c, ns, kind, scheduler, pool, replicas=6):
             "apiVersion": "v1", "kind": "Service", "metadata": {"name": kind},
             "spec": {"selector": labels, "ports": [{"port": 80}]}})
     return None
+
+
+def scale_up(c, ns, kind, replicas=6):
+    """Gives the ReplicaSet or StatefulSet of kind its replicas: kube-controller-manager makes
+    the pods."""
+    if kind in ("replicaset", "statefulset"):
+        c.patch("/apis/apps/v1/namespaces/%s/%ss/%s" % (ns, kind, kind),
+                {"spec": {"replicas": replicas}}, kind="merge")
 
 
 def create_pods(c, ns, kind, scheduler, pool, owner, replicas=6):
@@ -123,10 +131,13 @@ def per_role(c, ns, kind, roles):
 def place_all(c, ns, scheduler, dead, seen=None):
     """Every workload on its own pool, scheduled by `scheduler`; returns {kind: per_role}.
     The owners come first and the pods after: a pod scheduled before its scheduler has the
-    object that selects it is not spread (kube-scheduler's default constraints read the
-    informers' objects). seen(kind, ns), when given, waits until the scheduler has the owner
-    of kind: gpusched serve says so in its log; kube-scheduler gives no sign, and its pods
-    come as late as the owners of all five kinds take to create."""
+    object that selects it is not spread (kube-scheduler's default constraints read its
+    informers' objects when the pod is scheduled, and nothing waits for them; each kind is a
+    watch of its own, so a pod can arrive before the controller that made it). Hence the
+    ReplicaSet and the StatefulSet start with no replicas and are scaled up last.
+    seen(kind, ns), when given, waits until the scheduler has the owner of kind: gpusched
+    serve says so in its log; kube-scheduler gives no sign, and its pods come as late as the
+    owners of all five kinds and the pods of three take to create."""
     namespace(c, ns)
     roles = {}
     for kind in WORKLOADS:
@@ -134,10 +145,12 @@ def place_all(c, ns, scheduler, dead, seen=None):
         roles[kind] = pool_nodes(c, pool)
     owners = {kind: create_owner(c, ns, kind, scheduler, "%s-%s" % (ns, kind)) for kind in WORKLOADS}
     if seen:
-        for kind in ("replicationcontroller", "service"):
+        for kind in ("replicaset", "statefulset", "replicationcontroller", "service"):
             seen(kind, ns)
     for kind in WORKLOADS:
         create_pods(c, ns, kind, scheduler, "%s-%s" % (ns, kind), owners[kind])
+    for kind in WORKLOADS:
+        scale_up(c, ns, kind)
     for kind in WORKLOADS:
         wait_for("six %s pods bound by %s" % (kind, scheduler),
                  lambda: dead() or sum(per_role(c, ns, kind, roles[kind]).values()) == 6, timeout=120)
@@ -168,7 +181,8 @@ def place_both():
     sv = serve(["-v", "4"], "spread")
 
     def seen(kind, ns):
-        what = {"replicationcontroller": "ReplicationController", "service": "Service"}[kind]
+        what = {"replicaset": "ReplicaSet", "statefulset": "StatefulSet",
+                "replicationcontroller": "ReplicationController", "service": "Service"}[kind]
         wait_for("gpusched serve's %s %s/%s" % (what, ns, kind), lambda: sv._dead() or sv.grep(
             r'"%s added" object="?%s/%s' % (what, ns, kind)))
     try:
