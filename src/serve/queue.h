@@ -33,10 +33,9 @@ struct serve_queue_opts {
     /* the wall clock minus the clock the now_ms arguments are read from: backoff windows
      * are whole seconds of the wall clock, as kube-scheduler's (0: of that clock itself) */
     int64_t wall_offset_ms;
-    /* kube-scheduler's PopFromBackoffQ: with no pod active, pop the first pod moved while
-     * backing off at once (off: it waits out its backoff). gpusched serve leaves it off for
-     * now: with it, a pod whose left-over extended-resource claim PostFilter deleted was
-     * tried again and again before the world saw the claim gone (docs/serve.md, Queue). */
+    /* kube-scheduler's PopFromBackoffQ (on in gpusched serve, as in kube-scheduler since
+     * 1.33): with no pod active, pop the first pod moved while backing off at once (off: it
+     * waits out its backoff) */
     bool pop_backoff;
 };
 
