@@ -1024,6 +1024,7 @@ static int put_inflight(struct serve_dra *d, const char *key, json_t *claim, jso
     o->obj = copy;
     o->rv = rv_of(copy);
     o->inflight = true;
+    o->gone = false;
     if (keymap_put(&d->over, o->key, o, &old)) {
         overlay_free(o);
         return -ENOMEM;
@@ -1652,6 +1653,7 @@ static void assume(struct serve_dra *d, const char *ns, const char *name, json_t
     o->obj = json_deep_copy(obj);
     o->rv = rv_of(obj);
     o->inflight = false;
+    o->gone = false;
     if (!o->obj || keymap_put(&d->over, o->key, o, &old)) {
         overlay_free(o);
         overlay_free(keymap_del(&d->over, key));
@@ -2162,6 +2164,7 @@ bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
         memcpy(o->key, key, strlen(key) + 1);
         o->rv = rv_of(o->obj);
         o->inflight = true;
+        o->gone = false;
         if (keymap_put(&d->over, o->key, o, &old))
             overlay_free(o);
         else
