@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "gpusched/cmd_common.h"
 #include "gpusched/cmd_common-int.h"
+#include "gpusched/dra-int.h"
 #include "gpusched/kubectl-int.h"
 #include "gpusched/output.h"
 #include "kube/labels.h"
@@ -564,10 +565,11 @@ out:
     return 0;
 }
 
-/* explain_json_doc returns the -o json document of one pod, or NULL when out of memory. */
+/* explain_json_doc returns the -o json document of one pod, or NULL when out of memory;
+ * bwarn: the warning of the binding conditions PreBind would wait for (NULL: none). */
 static json_t *explain_json_doc(const struct explain_ctx *ctx, const struct kube_pod *pod,
                                 size_t ahead, const struct sched_explanation *x,
-                                const struct sched_result *res)
+                                const struct sched_result *res, const char *bwarn)
 {
     const struct sched_profile *profile = ctx->profile;
     json_t *doc = json_object(), *nodes = json_array(), *result = json_object();
@@ -646,14 +648,17 @@ static json_t *explain_json_doc(const struct explain_ctx *ctx, const struct kube
         fail |= json_object_set_new(doc, "percentageOfNodesToScore",
                                     json_integer(profile->percentage_of_nodes_to_score));
     fail |= json_object_set_new(doc, "podsAhead", json_integer((json_int_t)ahead));
-    if (kube_pod_ext(pod)->nunmodelled) {
-        /* the pod's fields gpusched does not model, as printed on stderr */
+    if (kube_pod_ext(pod)->nunmodelled || bwarn) {
+        /* the pod's fields gpusched does not model, then the binding conditions PreBind would
+         * wait for, as printed on stderr */
         json_t *ws = json_array();
         char line[1024];
         size_t k;
         for (k = 0; ws && k < kube_pod_ext(pod)->nunmodelled; k++)
             fail |= json_array_append_new(
                 ws, json_string(gpusched_cmd_pod_warning(pod, k, line, sizeof(line))));
+        if (ws && bwarn)
+            fail |= json_array_append_new(ws, json_string(bwarn));
         fail |= !ws || json_object_set_new(doc, "warnings", ws);
     }
     fail |= json_object_set_new(doc, "nodes", nodes);
@@ -741,6 +746,7 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
     struct err err;
     size_t i, mypos = 0, ahead = 0, nresults = 0;
     bool explained = false;
+    char *bwarn = NULL; /* the binding conditions PreBind would wait for */
     const struct sched_profile *base = ctx->profile;
     int rc = 1;
 
@@ -771,6 +777,13 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
                       ctx->f->live.verbose))
         goto out;
     nresults = ahead + 1;
+    /* kube-scheduler would wait in PreBind for its devices' binding conditions: said */
+    if (ctx->results[ahead].outcome == SCHED_SCHEDULED &&
+        gpusched_dra_binding_warning(full, pod, "explain", ctx->profile->dra_binding_timeout_ms,
+                                     &bwarn)) {
+        rc = -ENOMEM;
+        goto out;
+    }
     if (ctx->profile->percentage_of_nodes_to_score >= 100 && !ctx->results[ahead].nvictims &&
         !pod->nclaims &&            /* (the volume bindings it made are not taken back) */
         !sched_cluster_dra(full) && /* (nor the devices its claims got) */
@@ -809,8 +822,10 @@ static int explain_one(struct explain_ctx *ctx, const struct kube_pod *pod, json
     snprintf(sum->node, sizeof(sum->node), "%s",
              ctx->results[ahead].node ? ctx->results[ahead].node : "");
     gpusched_cmd_warn_unmodelled(&pod, 1);
+    if (bwarn)
+        fprintf(stderr, "gpusched: warning: %s\n", bwarn);
     if (ctx->fmt == OUT_JSON) {
-        json_t *doc = explain_json_doc(ctx, pod, ahead, &x, &ctx->results[ahead]);
+        json_t *doc = explain_json_doc(ctx, pod, ahead, &x, &ctx->results[ahead], bwarn);
         rc = !doc || json_array_append_new(docs, doc) ? -ENOMEM : 0;
     } else {
         rc = explain_print_table(ctx, pod, ahead, &x, &ctx->results[ahead]);
@@ -822,6 +837,7 @@ out:
         sched_explanation_release(&x);
     sched_cluster_free(before);
     sched_cluster_free(full);
+    free(bwarn);
     ctx->profile = base;
     return rc;
 }

@@ -76,9 +76,11 @@ static void simulate_progress_cb(void *arg, size_t done, size_t total)
 struct simulate_run {
     const struct kube_pod **pods; /* pending pods, input order */
     size_t npods;
-    struct sched_result *results;        /* indexed like pods */
-    size_t *order;                       /* indexes of pods in attempt order */
-    size_t nwarnings;                    /* unmodelled fields of the pending pods */
+    struct sched_result *results; /* indexed like pods */
+    size_t *order;                /* indexes of pods in attempt order */
+    size_t nwarnings;             /* unmodelled fields of the pending pods */
+    char **bwarnings; /* then the placed pods whose binding conditions PreBind would wait for */
+    size_t nbwarnings;
     const struct sched_cluster *cluster; /* after the run: the devices its pods' claims got */
 };
 
@@ -203,6 +205,38 @@ static bool simulate_has(const struct simulate_run *r, enum simulate_section s)
     return false;
 }
 
+/* simulate_warn_binding: a warning for each pod placed (attempt order) whose devices' binding
+ * conditions kube-scheduler's PreBind would wait for, on stderr and kept for -o json. 0 or
+ * -ENOMEM. */
+static int simulate_warn_binding(struct simulate_run *r, const struct sched_profile *profile)
+{
+    size_t k;
+
+    if (!r->cluster || !sched_cluster_dra(r->cluster))
+        return 0;
+    for (k = 0; k < r->npods; k++) {
+        size_t i = r->order[k];
+        const struct sched_result *res = &r->results[i];
+        char *line;
+
+        if (res->outcome != SCHED_SCHEDULED || res->preempted)
+            continue;
+        if (gpusched_dra_binding_warning(
+                r->cluster, r->pods[i], "simulate",
+                gpusched_cmd_profile_for(profile, r->pods[i])->dra_binding_timeout_ms, &line))
+            return -ENOMEM;
+        if (!line)
+            continue;
+        if (!r->bwarnings && !(r->bwarnings = calloc(r->npods, sizeof(*r->bwarnings)))) {
+            free(line);
+            return -ENOMEM;
+        }
+        fprintf(stderr, "gpusched: warning: %s\n", line);
+        r->bwarnings[r->nbwarnings++] = line;
+    }
+    return 0;
+}
+
 static int simulate_print_json(const struct simulate_run *r)
 {
     FILE *f = stdout;
@@ -230,8 +264,9 @@ static int simulate_print_json(const struct simulate_run *r)
         simulate_json_section(f, r, SEC_NOT_MODELLED);
         putc(']', f);
     }
-    if (r->nwarnings) {
-        /* the pod fields gpusched does not model, as printed on stderr */
+    if (r->nwarnings || r->nbwarnings) {
+        /* the pod fields gpusched does not model, then the binding conditions PreBind would
+         * wait for, as printed on stderr */
         char line[1024];
         size_t k, j, n = 0;
         fputs(",\"warnings\":[", f);
@@ -241,6 +276,11 @@ static int simulate_print_json(const struct simulate_run *r)
                     putc(',', f);
                 out_json_string(f, gpusched_cmd_pod_warning(r->pods[k], j, line, sizeof(line)));
             }
+        for (k = 0; k < r->nbwarnings; k++) {
+            if (n++)
+                putc(',', f);
+            out_json_string(f, r->bwarnings[k]);
+        }
         putc(']', f);
     }
     fputs("}\n", f);
@@ -670,6 +710,10 @@ int gpusched_cmd_simulate(int argc, char **argv)
         rc = -ENOMEM;
         goto out;
     }
+    if (simulate_warn_binding(&run, profile)) {
+        rc = -ENOMEM;
+        goto out;
+    }
     if (trace.f && outfile_commit(&trace, &err)) {
         fprintf(stderr, "gpusched: --trace: %s\n", err.msg);
         rc = 1;
@@ -685,6 +729,9 @@ out:
         for (i = 0; i < run.npods; i++)
             sched_result_release(&run.results[i]);
     free(run.results);
+    for (i = 0; i < run.nbwarnings; i++)
+        free(run.bwarnings[i]);
+    free(run.bwarnings);
     free(run.order);
     free(run.pods);
     sched_cluster_free(cluster);

@@ -35,6 +35,15 @@ void gpusched_dra_warn_gpu_placement(const struct manifest_input *in,
  * (or out of memory). */
 json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod *pod);
 
+/* gpusched_dra_binding_warning: when kube-scheduler's PreBind would wait for binding
+ * conditions of the devices of pod (placed in c's world by a command that does not wait: cmd
+ * is "simulate" or "explain"; sched_dra_pod_binding_waits at the wall clock, with the pod's
+ * profile's bindingTimeout timeout_ms, 0 the default), *line is the warning, without the
+ * "gpusched: warning: " prefix, malloc'd (the caller frees); else *line is NULL. 0 or
+ * -ENOMEM. */
+int gpusched_dra_binding_warning(const struct sched_cluster *c, const struct kube_pod *pod,
+                                 const char *cmd, int64_t timeout_ms, char **line);
+
 /* gpusched_dra_add_copy: capacity's copy of a pod (name changing per copy, the rest the
  * spec's) joins c's DRA world when it names claim templates, so that the resource-claim
  * controller's claim is made for it (the world is committed again). 0, 1 with the error

@@ -5,11 +5,13 @@
 #include "gpusched/dra-int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/buf.h"
 #include "kube/rules.h"
 #include "sched/dra_cel.h"
 
@@ -498,6 +500,58 @@ json_t *gpusched_dra_claims(const struct sched_cluster *c, const struct kube_pod
         }
     }
     return arr;
+}
+
+/* at most this many devices named in a binding-conditions warning ("and N more") */
+#define BINDING_WARN_DEVICES 8
+
+int gpusched_dra_binding_warning(const struct sched_cluster *c, const struct kube_pod *pod,
+                                 const char *cmd, int64_t timeout_ms, char **line)
+{
+    struct sched_dra *w = sched_cluster_dra(c);
+    const struct sched_dra_pod_in *in;
+    struct sched_dra_binding_wait *v = NULL;
+    const char **conds = NULL;
+    struct buf b = BUF_INIT(0);
+    size_t n = 0, i, k;
+    int rc;
+
+    *line = NULL;
+    if (!w || !(in = sched_dra_pod_lookup(w, pod->namespace_, pod->name)))
+        return 0;
+    if (timeout_ms <= 0)
+        timeout_ms = SCHED_DRA_BINDING_TIMEOUT_MS;
+    rc = sched_dra_pod_binding_waits(w, in, sched_dra_now_ms(), timeout_ms, &v, &n, &conds);
+    if (rc || !n)
+        goto out;
+    rc = buf_printf(&b, "pod %s/%s: binding conditions of its devices are not met yet (",
+                    pod->namespace_, pod->name);
+    for (i = 0; i < n && i < BINDING_WARN_DEVICES && !rc; i++) {
+        rc = buf_printf(&b, "%s%s/%s/%s:", i ? "; " : "", v[i].driver, v[i].pool, v[i].device);
+        for (k = 0; k < v[i].nconditions && !rc; k++)
+            rc = buf_printf(&b, "%s%s", k ? ", " : " ", v[i].conditions[k]);
+    }
+    if (!rc && n > BINDING_WARN_DEVICES)
+        rc = buf_printf(&b, "; and %zu more", n - BINDING_WARN_DEVICES);
+    if (!rc && timeout_ms % 1000)
+        rc = buf_printf(&b,
+                        "): kube-scheduler binds the pod only once the driver sets them True "
+                        "(PreBind waits up to bindingTimeout %.3fs, then fails the attempt); "
+                        "%s assumes they are met",
+                        (double)timeout_ms / 1000, cmd);
+    else if (!rc)
+        rc = buf_printf(&b,
+                        "): kube-scheduler binds the pod only once the driver sets them True "
+                        "(PreBind waits up to bindingTimeout %" PRId64 "s, then fails the "
+                        "attempt); %s assumes they are met",
+                        timeout_ms / 1000, cmd);
+    if (!rc && !(*line = buf_take(&b)))
+        rc = -ENOMEM;
+out:
+    buf_release(&b);
+    free(v);
+    free(conds);
+    return rc ? -ENOMEM : 0;
 }
 
 /* the device's productName (bare or qualified), NULL when it has none or is a MIG device */

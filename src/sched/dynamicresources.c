@@ -3070,14 +3070,13 @@ int sched_dra_pod_unreserved_extended(const struct sched_dra *w, const char *ns,
     return 0;
 }
 
-int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
-                          const struct sched_dra_device_out **out, size_t *n)
+/* claims_held: the world's claims of the pod (spec order, then its extended-resource claim)
+ * into list (DRA_CLAIMS_MAX); returns how many */
+static size_t claims_held(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                          struct wclaim **list)
 {
-    struct wclaim *list[DRA_CLAIMS_MAX];
-    size_t nl = 0, i, j;
+    size_t nl = 0, i;
 
-    *out = NULL;
-    *n = 0;
     for (i = 0; i < p->nclaims && nl < DRA_CLAIMS_MAX - 1; i++) {
         bool tmpl;
         const char *name = claim_name_of(w, p, i, &tmpl);
@@ -3103,6 +3102,17 @@ int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
             }
         }
     }
+    return nl;
+}
+
+int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                          const struct sched_dra_device_out **out, size_t *n)
+{
+    struct wclaim *list[DRA_CLAIMS_MAX];
+    size_t nl = claims_held(w, p, list), i, j;
+
+    *out = NULL;
+    *n = 0;
     for (i = 0; i < nl; i++) {
         if (!list[i]->allocated)
             continue;
@@ -3127,4 +3137,129 @@ int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
     }
     *out = w->devout;
     return 0;
+}
+
+/* the input device (driver, pool, name) as the pool's newest generation publishes it, NULL */
+static const struct kube_dra_device *input_device(const struct sched_dra *w, const char *driver,
+                                                  const char *pool, const char *name)
+{
+    const struct kube_dra_device *found = NULL;
+    int64_t gen = 0;
+    size_t i, j;
+
+    for (i = 0; i < w->nslices; i++) {
+        const struct kube_resource_slice *s = w->slices[i];
+
+        if (strcmp(s->driver, driver) || strcmp(s->pool, pool) || (found && s->generation <= gen))
+            continue;
+        for (j = 0; j < s->ndevices; j++)
+            if (!strcmp(s->devices[j].name, name)) {
+                found = &s->devices[j];
+                gen = s->generation;
+                break;
+            }
+    }
+    return found;
+}
+
+/* add_wait appends one device to the growing array *v (its conditions pointed at) */
+static int add_wait(struct sched_dra_binding_wait **v, size_t *n, size_t *cap,
+                    const struct wclaim *c, const char *driver, const char *pool,
+                    const char *device, const char *const *conds, size_t nconds)
+{
+    struct sched_dra_binding_wait b = {c->ns, c->name, driver, pool, device, conds, nconds};
+
+    return PUSH(*v, *n, *cap, b);
+}
+
+int sched_dra_pod_binding_waits(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                                int64_t now_ms, int64_t timeout_ms,
+                                struct sched_dra_binding_wait **out, size_t *n, const char ***conds)
+{
+    struct wclaim *list[DRA_CLAIMS_MAX];
+    struct sched_dra_binding_wait *v = NULL;
+    const char **names = NULL; /* the unmet conditions of input claims, in order */
+    size_t nl, i, j, k, nv = 0, cv = 0, nn = 0, cn = 0;
+    char msg[8];
+
+    *out = NULL;
+    *n = 0;
+    *conds = NULL;
+    /* PreBind returns before its wait with either gate off */
+    if (!w->f.binding_and_status)
+        return 0;
+    if (timeout_ms <= 0)
+        timeout_ms = SCHED_DRA_BINDING_TIMEOUT_MS;
+    nl = claims_held(w, p, list);
+    /* first the unmet conditions' names, so that the array holding them no longer moves */
+    for (i = 0; i < nl; i++) {
+        const struct wclaim *c = list[i];
+        const struct kube_dra_allocation *a;
+
+        if (c->deleted || !c->allocated || !c->bind_in ||
+            sched_dra_binding_state(c->bind_in, now_ms, timeout_ms, msg, sizeof(msg)) ==
+                SCHED_DRA_BINDING_READY)
+            continue;
+        a = c->bind_in->allocation;
+        for (j = 0; j < a->nresults; j++) {
+            const struct kube_dra_result *r = &a->results[j];
+            const struct kube_dra_device_status *d = device_status(c->bind_in, r);
+
+            for (k = 0; k < r->nbinding_conditions; k++) {
+                const struct kube_dra_condition *t =
+                    d ? condition(d, r->binding_conditions[k]) : NULL;
+
+                if ((!t || strcmp(t->status, "True")) &&
+                    PUSH(names, nn, cn, r->binding_conditions[k]))
+                    goto nomem;
+            }
+        }
+    }
+    nn = 0;
+    for (i = 0; i < nl; i++) {
+        const struct wclaim *c = list[i];
+
+        if (c->deleted || !c->allocated)
+            continue;
+        if (!c->bind_in) {
+            /* allocated here: every device's conditions, copied into the result at
+             * allocation; no status.devices entry reports them yet */
+            for (j = 0; j < c->alloc.n; j++) {
+                const struct wresult *r = &c->alloc.r[j];
+                const struct kube_dra_device *d = input_device(w, r->driver, r->pool, r->device);
+
+                if (d && d->nbinding_conditions &&
+                    add_wait(&v, &nv, &cv, c, r->driver, r->pool, r->device, d->binding_conditions,
+                             d->nbinding_conditions))
+                    goto nomem;
+            }
+            continue;
+        }
+        if (sched_dra_binding_state(c->bind_in, now_ms, timeout_ms, msg, sizeof(msg)) ==
+            SCHED_DRA_BINDING_READY)
+            continue;
+        for (j = 0; j < c->bind_in->allocation->nresults; j++) {
+            const struct kube_dra_result *r = &c->bind_in->allocation->results[j];
+            const struct kube_dra_device_status *d = device_status(c->bind_in, r);
+            size_t first = nn;
+
+            for (k = 0; k < r->nbinding_conditions; k++) {
+                const struct kube_dra_condition *t =
+                    d ? condition(d, r->binding_conditions[k]) : NULL;
+
+                nn += !t || strcmp(t->status, "True");
+            }
+            if (nn > first &&
+                add_wait(&v, &nv, &cv, c, r->driver, r->pool, r->device, names + first, nn - first))
+                goto nomem;
+        }
+    }
+    *out = v;
+    *n = nv;
+    *conds = names;
+    return 0;
+nomem:
+    free(v);
+    free(names);
+    return -ENOMEM;
 }

@@ -232,6 +232,29 @@ struct sched_dra_device_out {
 int sched_dra_pod_devices(struct sched_dra *w, const struct sched_dra_pod_in *p,
                           const struct sched_dra_device_out **out, size_t *n);
 
+/* One device of a pod's claims whose binding conditions kube-scheduler's PreBind waits for. */
+struct sched_dra_binding_wait {
+    const char *claim_namespace, *claim_name;
+    const char *driver, *pool, *device;
+    const char *const *conditions; /* its bindingConditions not True yet */
+    size_t nconditions;
+};
+
+/* sched_dra_pod_binding_waits lists the devices of the pod's claims (those
+ * sched_dra_pod_devices lists) that kube-scheduler v1.37.2's PreBind would wait for before the
+ * bind (hasBindingConditions, then isPodReadyForBinding polled until bindingTimeout), with
+ * DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on (none otherwise): every
+ * device with bindingConditions of a claim the world allocated (nothing reports them yet),
+ * and, of an input claim allocated whose binding is not ready at wall time now_ms with
+ * timeout_ms (0: the default; sched_dra_binding_state), the devices whose conditions are not
+ * all True, with those conditions. *out (NULL when *n is 0) and *conds (what out's conditions
+ * of input claims point into) are malloc'd: the caller frees both with free(); the strings are
+ * the world's, valid until it changes. 0 or -ENOMEM. */
+int sched_dra_pod_binding_waits(struct sched_dra *w, const struct sched_dra_pod_in *p,
+                                int64_t now_ms, int64_t timeout_ms,
+                                struct sched_dra_binding_wait **out, size_t *n,
+                                const char ***conds);
+
 /* The claim of a pod's extended resources that Reserve made in the world (PreBind creates it
  * in the API: serve writes it): its requests and the pod's request mappings
  * (status.extendedResourceClaimStatus), in the world's memory. */

@@ -510,3 +510,183 @@ def test_gpu_profile_warns_when_no_class_serves_nvidia_gpu():
     util.check_eq(warnings(p)[-1:], [want[0].replace("gpu-a-gpu", "gpu-1-gpu")], "1.35 maps none")
     p = gpusched("simulate", "-f", VERSIONED, "--profile", "gpu", "-o", "json")
     util.check_eq([w for w in warnings(p) if "GPUPlacement" in w], [], "1.37 maps it")
+
+
+# Devices with binding conditions (DRADeviceBindingConditions): all but gpu-1. Claim "attach"
+# is allocated in the run (gpu-0: nothing reports its conditions yet); claim "pending" is
+# allocated on gpu-2 with one of its two conditions True, claim "nostatus" on gpu-4 with no
+# status.devices entry; claim "ready" on gpu-3 with its condition True; claim "plain" gets
+# gpu-1.
+PENDING = """apiVersion: v1
+kind: Node
+metadata: {name: gpu-a, labels: {kubernetes.io/hostname: gpu-a}}
+status:
+  allocatable: {cpu: "8", memory: 16Gi, pods: "110"}
+  capacity: {cpu: "8", memory: 16Gi, pods: "110"}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.nvidia.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-a-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: gpu-a
+  pool: {name: gpu-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes: {kind: {string: attach}}
+    bindingConditions: [example.com/attached, example.com/ready]
+    bindingFailureConditions: [example.com/attach-failed]
+  - name: gpu-1
+    attributes: {kind: {string: plain}}
+  - name: gpu-2
+    attributes: {kind: {string: pending}}
+    bindingConditions: [example.com/attached, example.com/ready]
+    bindingFailureConditions: [example.com/attach-failed]
+  - name: gpu-3
+    attributes: {kind: {string: ready}}
+    bindingConditions: [example.com/attached]
+    bindingFailureConditions: [example.com/attach-failed]
+  - name: gpu-4
+    attributes: {kind: {string: nostatus}}
+    bindingConditions: [example.com/attached]
+    bindingFailureConditions: [example.com/attach-failed]
+"""
+for _kind in ("attach", "plain"):
+    PENDING += """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: %s, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        selectors:
+        - cel: {expression: 'device.attributes["gpu.nvidia.com"].kind == "%s"'}
+""" % (_kind, _kind)
+for _kind, _dev, _conds, _status in (("pending", "gpu-2", "[example.com/attached, example.com/ready]",
+                                      (("example.com/attached", "True"), ("example.com/ready", "False"))),
+                                     ("ready", "gpu-3", "[example.com/attached]",
+                                      (("example.com/attached", "True"),)),
+                                     ("nostatus", "gpu-4", "[example.com/attached]", ())):
+    PENDING += """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: %s, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+status:
+  allocation:
+    allocationTimestamp: "2099-01-01T00:00:00Z"
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: gpu-a, device: %s, bindingConditions: %s,
+         bindingFailureConditions: [example.com/attach-failed]}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields:
+        - {key: metadata.name, operator: In, values: [gpu-a]}
+""" % (_kind, _dev, _conds)
+    if _status:
+        PENDING += """  devices:
+  - driver: gpu.nvidia.com
+    pool: gpu-a
+    device: %s
+    conditions:
+""" % _dev
+    for _t, _s in _status:
+        PENDING += ("    - {type: %s, status: \"%s\", reason: R, message: \"\", "
+                    "lastTransitionTime: \"2026-01-01T00:00:00Z\"}\n" % (_t, _s))
+for _kind in ("attach", "plain", "pending", "ready", "nostatus"):
+    PENDING += """---
+apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: default}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimName: %s}]
+  containers:
+  - {name: c, image: pytorch, resources: {claims: [{name: gpu}]}}
+""" % (_kind, _kind)
+
+
+def binding_warning(pod, devices, cmd, timeout="600s"):
+    return ("pod default/%s: binding conditions of its devices are not met yet (%s): "
+            "kube-scheduler binds the pod only once the driver sets them True (PreBind waits "
+            "up to bindingTimeout %s, then fails the attempt); %s assumes they are met"
+            % (pod, devices, timeout, cmd))
+
+
+def test_binding_conditions_pending_warn():
+    """A pod placed on devices whose binding conditions are not met (allocated in the run, or
+    an input claim's with one still False or not reported) gets a warning on stderr, and in -o json's
+    "warnings": kube-scheduler's PreBind would wait for them before the bind. Conditions all
+    True, or a device without any: none. The placements stay as they were."""
+    want = [binding_warning("attach", "gpu.nvidia.com/gpu-a/gpu-0: example.com/attached, "
+                            "example.com/ready", "simulate"),
+            binding_warning("pending", "gpu.nvidia.com/gpu-a/gpu-2: example.com/ready", "simulate"),
+            binding_warning("nostatus", "gpu.nvidia.com/gpu-a/gpu-4: example.com/attached",
+                            "simulate")]
+    p = gpusched("simulate", "-f", "-", "-o", "json", input=PENDING)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    util.check_eq(warnings(p), ["gpusched: warning: " + w for w in want], "stderr")
+    doc = json.loads(p.stdout)
+    util.check_eq(doc.get("warnings"), want, "-o json warnings")
+    util.check_eq({s["pod"]: s["claims"][0]["device"] for s in doc["scheduled"]},
+                  {"default/attach": "gpu-0", "default/plain": "gpu-1", "default/pending": "gpu-2",
+                   "default/ready": "gpu-3", "default/nostatus": "gpu-4"}, "placements")
+    # the table: the warnings on stderr only
+    p = gpusched("simulate", "-f", "-", input=PENDING)
+    util.check_eq(warnings(p), ["gpusched: warning: " + w for w in want], "table's stderr")
+    if "warning" in p.stdout:
+        raise AssertionError("stdout: %s" % p.stdout)
+    # explain: the pod explained only
+    p = gpusched("explain", "-f", "-", "attach", "-o", "json", input=PENDING)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    w = want[0].replace("simulate assumes", "explain assumes")
+    util.check_eq(warnings(p), ["gpusched: warning: " + w], "explain attach")
+    util.check_eq(json.loads(p.stdout)["warnings"], [w], "explain -o json warnings")
+    for pod in ("plain", "ready"):
+        p = gpusched("explain", "-f", "-", pod, input=PENDING)
+        util.check_eq((p.returncode, warnings(p)), (0, []), "explain %s" % pod)
+
+
+def test_binding_conditions_warning_follows_the_profile_and_release():
+    """The warning names the pod's profile's bindingTimeout; before 1.36 (the gates off)
+    PreBind waits for nothing: no warning; nor when no device has binding conditions."""
+    import tempfile
+    cfg = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: DynamicResources
+    args: {bindingTimeout: 90s}
+"""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "scheduler.conf")
+        with open(path, "w") as f:
+            f.write(cfg)
+        p = gpusched("simulate", "-f", "-", "--config", path, "-o", "json", input=PENDING)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    util.check_eq(json.loads(p.stdout)["warnings"][1],
+                  binding_warning("pending", "gpu.nvidia.com/gpu-a/gpu-2: example.com/ready",
+                                  "simulate", "90s"), "bindingTimeout 90s")
+    p = gpusched("simulate", "-f", "-", "--kube-version", "1.35", "-o", "json", input=PENDING)
+    util.check_eq(p.returncode, 0, "exit: %s" % p.stderr)
+    if [w for w in warnings(p) if "binding conditions of its devices" in w]:
+        raise AssertionError("1.35: %s" % p.stderr)
+    p = gpusched("simulate", "-f", BINDING, "-o", "json")
+    util.check_eq((p.returncode, warnings(p)), (0, []), "no device with binding conditions")
+    util.check_eq("warnings" in json.loads(p.stdout), False, "no warnings key")
