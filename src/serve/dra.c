@@ -1242,9 +1242,6 @@ static bool postfilter_extended(struct serve *s, const struct kube_pod *pod,
     j->nsteps = 1;
     j->kind = JOB_DELETE_LEFTOVER;
     j->steps[0].create = j->steps[0].created = true;
-    /* gone from the world now (kube-scheduler's PostFilter deletes it before the pod's next
-     * attempt: that attempt makes a new one, it does not find this one and delete it again) */
-    bury(d, key, true);
     j->report = res->nominated_node || res->error
                     ? NULL
                     : dealloc_report_new(s, pod, res, " deletion of ResourceClaim completed",

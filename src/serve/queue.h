@@ -33,9 +33,9 @@ struct serve_queue_opts {
     /* the wall clock minus the clock the now_ms arguments are read from: backoff windows
      * are whole seconds of the wall clock, as kube-scheduler's (0: of that clock itself) */
     int64_t wall_offset_ms;
-    /* kube-scheduler's PopFromBackoffQ (on in gpusched serve, as in kube-scheduler since
-     * 1.33): with no pod active, pop the first pod moved while backing off at once (off: it
-     * waits out its backoff) */
+    /* kube-scheduler's PopFromBackoffQ: with no pod active, pop the first pod moved while
+     * backing off at once (off: it waits out its backoff). gpusched serve leaves it off for
+     * now: PostFilter's claim deletion is asynchronous (docs/serve.md, Differences). */
     bool pop_backoff;
 };
 

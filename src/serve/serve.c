@@ -516,7 +516,6 @@ int serve_main(int argc, char **argv)
     qo.initial_backoff_ms = o.initial_backoff_ms;
     qo.max_backoff_ms = o.max_backoff_ms;
     qo.same = serve_pending_same; /* our own status writes do not move a pod back */
-    qo.pop_backoff = true;
     {
         struct timespec wall;
 
