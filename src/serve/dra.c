@@ -37,11 +37,16 @@
 
 /* a claim as this scheduler last wrote it, or allocated it in a cycle whose PreBind has not
  * written it yet (in flight): it stands for the informer's copy until the informer shows a
- * version as new (kube-scheduler's assume cache and in-flight allocations) */
+ * version as new (kube-scheduler's assume cache and in-flight allocations). gone: a claim
+ * this scheduler deleted (in flight: its deletion not answered yet), out of the world until
+ * the informer shows the deletion or another claim (uid) under the name, obj the claim as
+ * it was: kube-scheduler's PostFilter and Unreserve delete before the pod's next attempt,
+ * which must not find the claim again (a late informer event must not bring it back) */
 struct overlay {
     json_t *obj;
     long long rv;
     bool inflight;
+    bool gone;
     char key[];
 };
 
@@ -247,10 +252,18 @@ static void on_obj(struct serve *s, enum serve_dra_kind k, enum kube_informer_op
     case KUBE_INFORMER_UPDATE:
         if (k == SERVE_DRA_CLAIM) {
             struct overlay *o = keymap_get(&d->over, key);
+            const char *uid = serve_jstr(obj, "metadata", "uid");
 
-            /* the informer caught up with what this scheduler wrote */
-            if (o && !o->inflight && rv_of(obj) >= o->rv)
+            /* the informer caught up with what this scheduler wrote; a claim it deleted stays
+             * gone until the informer's deletion, unless another claim took the name */
+            if (o && o->gone) {
+                const char *was = serve_jstr(o->obj, "metadata", "uid");
+
+                if (!uid || !was || strcmp(uid, was))
+                    overlay_free(keymap_del(&d->over, key));
+            } else if (o && !o->inflight && rv_of(obj) >= o->rv) {
                 overlay_free(keymap_del(&d->over, key));
+            }
         }
         put_json(&d->objs[k], key, copy); /* (NULL: out of memory, the key is dropped) */
         break;
@@ -345,7 +358,54 @@ static json_t *claim_json(struct serve_dra *d, const char *key)
 {
     struct overlay *o = keymap_get(&d->over, key);
 
-    return o ? o->obj : get_json(&d->objs[SERVE_DRA_CLAIM], key);
+    if (o)
+        return o->gone ? NULL : o->obj;
+    return get_json(&d->objs[SERVE_DRA_CLAIM], key);
+}
+
+/* the claim under key deleted by this scheduler (in flight: the deletion not answered yet):
+ * out of the world until the informer shows it gone (mu held). Nothing when the informer
+ * has shown that already (neither its copy nor this scheduler's is left). */
+static void bury(struct serve_dra *d, const char *key, bool inflight)
+{
+    struct overlay *o = keymap_get(&d->over, key);
+    json_t *claim;
+    void *old = NULL;
+
+    d->dirty = true;
+    if (o && o->gone) { /* (deleted: the deletion is answered now) */
+        o->inflight = o->inflight && inflight;
+        return;
+    }
+    if (!(claim = json_incref(claim_json(d, key)))) {
+        overlay_free(keymap_del(&d->over, key));
+        return;
+    }
+    if (!(o = malloc(sizeof(*o) + strlen(key) + 1))) {
+        /* (out of memory: at least what this scheduler wrote goes) */
+        overlay_free(keymap_del(&d->over, key));
+        json_decref(claim);
+        return;
+    }
+    memcpy(o->key, key, strlen(key) + 1);
+    o->obj = claim;
+    o->rv = rv_of(claim);
+    o->inflight = inflight;
+    o->gone = true;
+    if (keymap_put(&d->over, o->key, o, &old)) {
+        overlay_free(o);
+        overlay_free(keymap_del(&d->over, key));
+        return;
+    }
+    overlay_free(old);
+}
+
+/* a claim is buried under key (the informer still shows it) */
+static struct overlay *buried(struct serve_dra *d, const char *key)
+{
+    struct overlay *o = keymap_get(&d->over, key);
+
+    return o && o->gone ? o : NULL;
 }
 
 /* the claims' keys, sorted: the informer's and those only this scheduler knows yet (a claim
@@ -360,10 +420,11 @@ static const char **claim_keys(struct serve_dra *d, size_t *n)
     if (!k)
         return NULL;
     for (i = 0; i < m->cap; i++)
-        if (m->slots[i].key)
+        if (m->slots[i].key && !buried(d, m->slots[i].key))
             k[(*n)++] = m->slots[i].key;
     for (i = 0; i < d->over.cap; i++)
-        if (d->over.slots[i].key && !keymap_get(m, d->over.slots[i].key))
+        if (d->over.slots[i].key && !keymap_get(m, d->over.slots[i].key) &&
+            !((struct overlay *)d->over.slots[i].value)->gone)
             k[(*n)++] = d->over.slots[i].key;
     qsort(k, *n, sizeof(*k), cmp_str);
     return k;
@@ -963,6 +1024,7 @@ static int put_inflight(struct serve_dra *d, const char *key, json_t *claim, jso
     o->obj = copy;
     o->rv = rv_of(copy);
     o->inflight = true;
+    o->gone = false;
     if (keymap_put(&d->over, o->key, o, &old)) {
         overlay_free(o);
         return -ENOMEM;
@@ -1410,15 +1472,14 @@ out:
     return rc;
 }
 
-/* a claim deleted: the world forgets it now, not when the informer says so (mu held) */
+/* a claim deleted: the world forgets it now, not when the informer says so, and an event
+ * of the informer's from before the deletion does not bring it back (mu held) */
 static void forget_deleted(struct serve *s, struct step *st)
 {
     char key[600];
 
     snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
-    overlay_free(keymap_del(&s->dra->over, key));
-    del_json(&s->dra->objs[SERVE_DRA_CLAIM], key);
-    s->dra->dirty = true;
+    bury(s->dra, key, false);
     st->created = false;
 }
 
@@ -1589,6 +1650,7 @@ static void assume(struct serve_dra *d, const char *ns, const char *name, json_t
     o->obj = json_deep_copy(obj);
     o->rv = rv_of(obj);
     o->inflight = false;
+    o->gone = false;
     if (!o->obj || keymap_put(&d->over, o->key, o, &old)) {
         overlay_free(o);
         overlay_free(keymap_del(&d->over, key));
@@ -2099,6 +2161,7 @@ bool serve_dra_postfilter(struct serve *s, const struct kube_pod *pod,
         memcpy(o->key, key, strlen(key) + 1);
         o->rv = rv_of(o->obj);
         o->inflight = true;
+        o->gone = false;
         if (keymap_put(&d->over, o->key, o, &old))
             overlay_free(o);
         else
@@ -2214,8 +2277,17 @@ static void delete_leftover(struct serve *s, struct job *j)
         serve_log('E', 0, "\"Status after running PostFilter plugins for pod\" pod=%s status=%s",
                   log_quote(j->key), log_quote(err_format(&err, msg, sizeof(msg))));
     serve_lock(s);
-    if (!rc)
+    if (!rc) {
         forget_deleted(s, st);
+    } else {
+        /* refused: back to the informer's claim (the pod's next attempt finds it again) */
+        char key[600];
+
+        snprintf(key, sizeof(key), "%s/%s", st->ns, st->name);
+        if (buried(s->dra, key))
+            overlay_free(keymap_del(&s->dra->over, key));
+        s->dra->dirty = true;
+    }
     if (j->report)
         dealloc_report(s, j, rc, &err);
     serve_unlock(s);

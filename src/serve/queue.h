@@ -35,8 +35,7 @@ struct serve_queue_opts {
     int64_t wall_offset_ms;
     /* kube-scheduler's PopFromBackoffQ: with no pod active, pop the first pod moved while
      * backing off at once (off: it waits out its backoff). gpusched serve leaves it off for
-     * now: with it, a pod whose left-over extended-resource claim PostFilter deleted was
-     * tried again and again before the world saw the claim gone (docs/serve.md, Queue). */
+     * now: PostFilter's claim deletion is asynchronous (docs/serve.md, Differences). */
     bool pop_backoff;
 };
 
