@@ -3025,6 +3025,22 @@ const char *sched_dra_pod_deleted_extended(const struct sched_dra *w, const char
     return NULL;
 }
 
+/* pod_extended_claim: whether c is an extended-resource claim the pod (ns, name, uid) made in
+ * Reserve (not from the input); if so, its name, requests and mappings into out */
+static bool pod_extended_claim(const struct wclaim *c, const char *ns, const char *name,
+                               const char *uid, struct sched_dra_ext_out *out)
+{
+    if (!c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
+        strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
+        return false;
+    out->claim_name = c->name;
+    out->requests = c->ereqs;
+    out->nrequests = c->nereqs;
+    out->mappings = c->emaps;
+    out->nmappings = c->nemaps;
+    return true;
+}
+
 int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char *name,
                            const char *uid, struct sched_dra_ext_out *out)
 {
@@ -3034,15 +3050,8 @@ int sched_dra_pod_extended(const struct sched_dra *w, const char *ns, const char
     for (i = 0; i < w->nclaims; i++) {
         const struct wclaim *c = w->claims[i];
 
-        if (c->deleted || !c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
-            strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
-            continue;
-        out->claim_name = c->name;
-        out->requests = c->ereqs;
-        out->nrequests = c->nereqs;
-        out->mappings = c->emaps;
-        out->nmappings = c->nemaps;
-        return 1;
+        if (!c->deleted && pod_extended_claim(c, ns, name, uid, out))
+            return 1;
     }
     return 0;
 }
@@ -3057,15 +3066,8 @@ int sched_dra_pod_unreserved_extended(const struct sched_dra *w, const char *ns,
         const struct wclaim *c = w->claims[i];
 
         /* (made in Reserve: no input; a PostFilter's deletion is of a claim read from it) */
-        if (!c->deleted || !c->extended || !c->owner_is_pod || c->in || strcmp(c->ns, ns) ||
-            strcmp(c->owner_name, name) || strcmp(c->owner_uid, uid ? uid : ""))
-            continue;
-        out->claim_name = c->name;
-        out->requests = c->ereqs;
-        out->nrequests = c->nereqs;
-        out->mappings = c->emaps;
-        out->nmappings = c->nemaps;
-        return 1;
+        if (c->deleted && pod_extended_claim(c, ns, name, uid, out))
+            return 1;
     }
     return 0;
 }
