@@ -59,6 +59,10 @@ int dec_dra_quantity_required(struct dec *d, const json_t *parent, const char *k
 /* an optional bool obj[key] as -1 unset, 0, 1 */
 int dec_dra_tristate(struct dec *d, const json_t *obj, const char *key, int8_t *out);
 
+/* bindingConditions and bindingFailureConditions of v (a device, or an allocation's result) */
+int dec_dra_binding_conditions(struct dec *d, const json_t *v, const char ***conds, size_t *nconds,
+                               const char ***fails, size_t *nfails);
+
 /* validateQualifiedName of the attribute or capacity name `name` (value v of map) */
 int dec_dra_qualified(struct dec *d, const json_t *map, const char *name, const json_t *v);
 

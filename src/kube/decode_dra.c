@@ -221,6 +221,22 @@ int dec_dra_tristate(struct dec *d, const json_t *obj, const char *key, int8_t *
     return 0;
 }
 
+/* bindingConditions and bindingFailureConditions of v (a device, or an allocation's result):
+ * string lists in the decoder's arena */
+int dec_dra_binding_conditions(struct dec *d, const json_t *v, const char ***conds, size_t *nconds,
+                               const char ***fails, size_t *nfails)
+{
+    int rc = 0;
+
+    *conds = dec_list(d, v, "bindingConditions", JSON_STRING, sizeof(char *), dec_str_elem, NULL,
+                      nconds, &rc);
+    if (rc)
+        return rc;
+    *fails = dec_list(d, v, "bindingFailureConditions", JSON_STRING, sizeof(char *), dec_str_elem,
+                      NULL, nfails, &rc);
+    return rc;
+}
+
 /* validateQualifiedName of an attribute or capacity name: "id" or "domain/id" */
 int dec_dra_qualified(struct dec *d, const json_t *map, const char *name, const json_t *v)
 {

@@ -522,14 +522,9 @@ static int result_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
         (rc = dec_string(d, v, "shareID", &out->share_id, NULL)))
         return rc;
     out->admin_access = admin > 0;
-    out->binding_conditions = dec_list(d, v, "bindingConditions", JSON_STRING, sizeof(char *),
-                                       dec_str_elem, NULL, &out->nbinding_conditions, &rc);
-    if (rc)
-        return rc;
-    out->binding_failure_conditions =
-        dec_list(d, v, "bindingFailureConditions", JSON_STRING, sizeof(char *), dec_str_elem, NULL,
-                 &out->nbinding_failure_conditions, &rc);
-    if (rc)
+    if ((rc = dec_dra_binding_conditions(d, v, &out->binding_conditions, &out->nbinding_conditions,
+                                         &out->binding_failure_conditions,
+                                         &out->nbinding_failure_conditions)))
         return rc;
     if ((rc = dec_object(d, v, "consumedCapacity", &m)) || !m || !json_object_size(m))
         return rc;

@@ -402,14 +402,9 @@ static int device_elem(struct dec *d, const json_t *v, void *slot, void *ctx)
             return rc;
         out->binds_to_node = b > 0;
     }
-    out->binding_conditions = dec_list(d, v, "bindingConditions", JSON_STRING, sizeof(char *),
-                                       dec_str_elem, NULL, &out->nbinding_conditions, &rc);
-    if (rc)
-        return rc;
-    out->binding_failure_conditions =
-        dec_list(d, v, "bindingFailureConditions", JSON_STRING, sizeof(char *), dec_str_elem, NULL,
-                 &out->nbinding_failure_conditions, &rc);
-    if (rc)
+    if ((rc = dec_dra_binding_conditions(d, v, &out->binding_conditions, &out->nbinding_conditions,
+                                         &out->binding_failure_conditions,
+                                         &out->nbinding_failure_conditions)))
         return rc;
     out->nnode_allocatable = json_object_size(json_object_get(v, "nodeAllocatableResources"));
     /* perDeviceNodeSelection */
